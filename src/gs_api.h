@@ -1,0 +1,484 @@
+#ifndef GSHARD_H
+#define GSHARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GS_VERSION_MAJOR 0
+#define GS_VERSION_MINOR 1
+#define GS_VERSION_PATCH 0
+#define GS_VERSION_STRING "0.1.0"
+
+#ifndef GS_API
+#  ifdef GSHARD_STATIC
+#    define GS_API static
+#  else
+#    define GS_API extern
+#  endif
+#endif
+
+/* Highest tensor rank. Override before including gshard.h (in every TU) if you need more. */
+#ifndef GS_MAX_RANK
+#  define GS_MAX_RANK 8
+#endif
+
+/* ---------------------------------------------------------------------------------------------------------
+   Results and errors
+   ------------------------------------------------------------------------------------------------------- */
+/* Every function that does real work returns a gs_result. Values are only ever appended. */
+typedef enum gs_result {
+    GS_OK = 0,
+    GS_ERR_INVALID_ARG = -1,   /* a bad argument: dims, attributes, ids, text */
+    GS_ERR_OUT_OF_MEMORY = -2, /* an allocation failed */
+    GS_ERR_SHAPE = -3,         /* operand shapes do not fit the op */
+    GS_ERR_SHARDING = -4,      /* an invalid or inconsistent sharding */
+    GS_ERR_UNSUPPORTED = -5,   /* valid input that this version does not implement */
+    GS_ERR_THREAD = -6,        /* a thread or synchronisation failure */
+    GS_ERR_PARSE = -7,         /* malformed text (the message says line:column) */
+    GS_ERR_IO = -8             /* a file could not be read or written */
+} gs_result;
+
+GS_API const char *gs_result_str(gs_result r);
+GS_API const char *gs_version(void);
+
+/* ---------------------------------------------------------------------------------------------------------
+   Context
+   ------------------------------------------------------------------------------------------------------- */
+typedef struct gs_ctx gs_ctx;       /* owns every IR object (arena); one thread at a time */
+typedef struct gs_graph gs_graph;   /* a computation: parameters, instructions in topological order, a root */
+typedef struct gs_value gs_value;   /* one instruction and the SSA value it defines */
+
+typedef enum gs_log_level { GS_LOG_DEFAULT = 0, GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG } gs_log_level;
+
+typedef struct gs_allocator {
+    void *(*alloc)(size_t size, void *user);   /* NULL: the GSHARD_MALLOC default */
+    void (*free)(void *ptr, void *user);       /* NULL: the GSHARD_FREE default */
+    void *user;
+} gs_allocator;
+
+typedef struct gs_logger {
+    void (*fn)(gs_log_level level, gs_result code, const char *msg, void *user); /* NULL: silence */
+    void *user;
+} gs_logger;
+
+typedef struct gs_ctx_desc {
+    gs_allocator allocator;
+    gs_logger logger;
+} gs_ctx_desc;
+
+/* desc may be NULL (all defaults). On success *out is a new context. */
+GS_API gs_result gs_ctx_create(const gs_ctx_desc *desc, gs_ctx **out);
+GS_API void gs_ctx_destroy(gs_ctx *ctx);
+/* The sticky error: the first failure's code and message ("gs_dot: lhs dim 1 (128) != rhs dim 0 (64)").
+   Builders return NULL after an error, and a builder given a NULL operand returns NULL silently. */
+GS_API gs_result gs_ctx_error(const gs_ctx *ctx);
+GS_API const char *gs_ctx_error_msg(const gs_ctx *ctx);
+GS_API void gs_ctx_clear_error(gs_ctx *ctx);
+
+/* ---------------------------------------------------------------------------------------------------------
+   Shapes and dtypes
+   ------------------------------------------------------------------------------------------------------- */
+typedef enum gs_dtype {
+    GS_DTYPE_INVALID = 0,
+    GS_F32,    /* 4 bytes */
+    GS_BF16,   /* 2 bytes of storage (the high half of an f32); arithmetic in f32, rounded to nearest even */
+    GS_S32,    /* 4 bytes, two's complement */
+    GS_U32,    /* 4 bytes (partition-id's type) */
+    GS_PRED,   /* 1 byte, 0 or 1 */
+    GS_TUPLE,  /* not an array: a flat tuple of arrays (see gs_value_tuple_*) */
+    GS_DTYPE_COUNT
+} gs_dtype;
+
+typedef struct gs_shape {
+    gs_dtype dtype;
+    int rank;
+    int64_t dims[GS_MAX_RANK];
+} gs_shape;
+
+GS_API gs_shape gs_shape_make(gs_dtype dtype, int rank, const int64_t *dims);
+GS_API gs_shape gs_shape_scalar(gs_dtype dtype);
+GS_API int64_t gs_shape_numel(const gs_shape *s);
+GS_API size_t gs_shape_bytes(const gs_shape *s);   /* numel * storage size */
+GS_API bool gs_shape_equal(const gs_shape *a, const gs_shape *b);
+GS_API size_t gs_dtype_size(gs_dtype t);            /* storage bytes per element; 0 for invalid/tuple */
+GS_API const char *gs_dtype_name(gs_dtype t);       /* "f32", "bf16", "s32", "u32", "pred" */
+/* bf16 storage <-> f32 (round to nearest even; NaN stays NaN) */
+GS_API uint16_t gs_f32_to_bf16(float f);
+GS_API float gs_bf16_to_f32(uint16_t b);
+
+/* ---------------------------------------------------------------------------------------------------------
+   Ops. One X-macro list: X(ENUM_SUFFIX, "hlo-name", arity) with arity -1 for variadic.
+   The names are XLA HLO opcodes, except the documented extensions argmax/argmin, cumsum/cumprod/cummax/cummin;
+   the sharding annotation and the manual-region boundaries print as XLA's custom-calls
+   ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape").
+   ------------------------------------------------------------------------------------------------------- */
+#define GS_OP_LIST(X) \
+    X(PARAMETER, "parameter", 0) \
+    X(CONSTANT, "constant", 0) \
+    X(IOTA, "iota", 0) \
+    X(PARTITION_ID, "partition-id", 0) \
+    X(BROADCAST, "broadcast", 1) \
+    X(RESHAPE, "reshape", 1) \
+    X(TRANSPOSE, "transpose", 1) \
+    X(SLICE, "slice", 1) \
+    X(DYNAMIC_SLICE, "dynamic-slice", -1) \
+    X(DYNAMIC_UPDATE_SLICE, "dynamic-update-slice", -1) \
+    X(PAD, "pad", 2) \
+    X(CONCATENATE, "concatenate", -1) \
+    X(REVERSE, "reverse", 1) \
+    X(CONVERT, "convert", 1) \
+    X(COPY, "copy", 1) \
+    X(NEGATE, "negate", 1) \
+    X(ABS, "abs", 1) \
+    X(EXP, "exponential", 1) \
+    X(LOG, "log", 1) \
+    X(TANH, "tanh", 1) \
+    X(LOGISTIC, "logistic", 1) \
+    X(SQRT, "sqrt", 1) \
+    X(RSQRT, "rsqrt", 1) \
+    X(FLOOR, "floor", 1) \
+    X(CEIL, "ceil", 1) \
+    X(SIGN, "sign", 1) \
+    X(NOT, "not", 1) \
+    X(ADD, "add", 2) \
+    X(SUBTRACT, "subtract", 2) \
+    X(MULTIPLY, "multiply", 2) \
+    X(DIVIDE, "divide", 2) \
+    X(REMAINDER, "remainder", 2) \
+    X(MAXIMUM, "maximum", 2) \
+    X(MINIMUM, "minimum", 2) \
+    X(POWER, "power", 2) \
+    X(AND, "and", 2) \
+    X(OR, "or", 2) \
+    X(XOR, "xor", 2) \
+    X(COMPARE, "compare", 2) \
+    X(SELECT, "select", 3) \
+    X(CLAMP, "clamp", 3) \
+    X(REDUCE, "reduce", 2) \
+    X(ARGMAX, "argmax", 1) \
+    X(ARGMIN, "argmin", 1) \
+    X(DOT, "dot", 2) \
+    X(CONVOLUTION, "convolution", 2) \
+    X(REDUCE_WINDOW, "reduce-window", 2) \
+    X(GATHER, "gather", 2) \
+    X(SCATTER, "scatter", 3) \
+    X(SORT, "sort", -1) \
+    X(TOPK, "topk", 1) \
+    X(CUMSUM, "cumsum", 1) \
+    X(CUMPROD, "cumprod", 1) \
+    X(CUMMAX, "cummax", 1) \
+    X(CUMMIN, "cummin", 1) \
+    X(RNG, "rng", 2) \
+    X(ALL_REDUCE, "all-reduce", 1) \
+    X(ALL_GATHER, "all-gather", 1) \
+    X(REDUCE_SCATTER, "reduce-scatter", 1) \
+    X(ALL_TO_ALL, "all-to-all", 1) \
+    X(COLLECTIVE_PERMUTE, "collective-permute", 1) \
+    X(ANNOTATE, "custom-call", 1) \
+    X(TO_MANUAL, "custom-call", 1) \
+    X(TO_FULL, "custom-call", 1) \
+    X(TUPLE, "tuple", -1) \
+    X(GET_TUPLE_ELEMENT, "get-tuple-element", 1) \
+    X(WHILE, "while", 1)
+
+typedef enum gs_op {
+    GS_OP_INVALID = 0,
+#define GS__X_ENUM(e, s, n) GS_OP_##e,
+    GS_OP_LIST(GS__X_ENUM)
+#undef GS__X_ENUM
+    GS_OP_COUNT
+} gs_op;
+
+GS_API const char *gs_op_name(gs_op op);   /* HLO opcode text */
+GS_API int gs_op_arity(gs_op op);          /* -1: variadic */
+
+/* Reduction kinds (reduce, reduce-window, all-reduce, reduce-scatter, scatter combiners, cumulative ops).
+   REPLACE is only valid as a scatter combiner (the update overwrites). */
+typedef enum gs_reduce_kind {
+    GS_REDUCE_INVALID = 0,
+    GS_REDUCE_SUM, GS_REDUCE_PROD, GS_REDUCE_MAX, GS_REDUCE_MIN, GS_REDUCE_AND, GS_REDUCE_OR,
+    GS_REDUCE_REPLACE,
+    GS_REDUCE_COUNT
+} gs_reduce_kind;
+GS_API const char *gs_reduce_kind_name(gs_reduce_kind k);   /* "sum", "prod", "max", ... */
+
+typedef enum gs_cmp {
+    GS_CMP_INVALID = 0, GS_CMP_EQ, GS_CMP_NE, GS_CMP_LT, GS_CMP_LE, GS_CMP_GT, GS_CMP_GE, GS_CMP_COUNT
+} gs_cmp;
+
+/* dot_general dimension numbers (XLA DotDimensionNumbers). Output dims: batch dims (in the order given),
+   then lhs free dims, then rhs free dims, each in increasing order. */
+typedef struct gs_dot_dims {
+    int n_batch;
+    int64_t lhs_batch[GS_MAX_RANK], rhs_batch[GS_MAX_RANK];
+    int n_contract;
+    int64_t lhs_contract[GS_MAX_RANK], rhs_contract[GS_MAX_RANK];
+} gs_dot_dims;
+
+/* One dim of a window (convolution, reduce-window). A zeroed struct is not valid: size, stride and both
+   dilations are >= 1 (gs_window_default gives size 1, stride 1, no padding, dilations 1). */
+typedef struct gs_window_dim {
+    int64_t size, stride, pad_lo, pad_hi, base_dilation, window_dilation;
+} gs_window_dim;
+GS_API gs_window_dim gs_window_default(void);
+
+/* XLA ConvolutionDimensionNumbers, n_spatial spatial dims (the same count for input, kernel, output). */
+typedef struct gs_conv_dims {
+    int n_spatial;
+    int64_t input_batch, input_feature, input_spatial[GS_MAX_RANK];
+    int64_t kernel_input_feature, kernel_output_feature, kernel_spatial[GS_MAX_RANK];
+    int64_t output_batch, output_feature, output_spatial[GS_MAX_RANK];
+} gs_conv_dims;
+/* Parse/print XLA dim_labels such as "b01f_01io->b01f" (0..9 are spatial dims in order). */
+GS_API gs_result gs_conv_dims_from_labels(const char *labels, gs_conv_dims *out);
+/* Writes the labels into buf (NUL terminated); returns the length, or -1 if cap is too small or dims invalid. */
+GS_API int gs_conv_dims_to_labels(const gs_conv_dims *d, char *buf, size_t cap);
+
+typedef struct gs_conv_config {
+    gs_conv_dims dims;
+    gs_window_dim window[GS_MAX_RANK];   /* one per spatial dim, in the order of dims.*_spatial */
+    int64_t feature_group_count;         /* 0 means 1 */
+    int64_t batch_group_count;           /* 0 means 1 */
+} gs_conv_config;
+
+/* XLA GatherDimensionNumbers; slice_sizes has operand-rank entries. */
+typedef struct gs_gather_dims {
+    int n_offset_dims;            int64_t offset_dims[GS_MAX_RANK];
+    int n_collapsed_slice_dims;   int64_t collapsed_slice_dims[GS_MAX_RANK];
+    int n_start_index_map;        int64_t start_index_map[GS_MAX_RANK];
+    int n_operand_batching_dims;  int64_t operand_batching_dims[GS_MAX_RANK];
+    int64_t start_indices_batching_dims[GS_MAX_RANK]; /* n_operand_batching_dims entries */
+    int64_t index_vector_dim;
+    int64_t slice_sizes[GS_MAX_RANK];
+} gs_gather_dims;
+
+/* XLA ScatterDimensionNumbers. */
+typedef struct gs_scatter_dims {
+    int n_update_window_dims;          int64_t update_window_dims[GS_MAX_RANK];
+    int n_inserted_window_dims;        int64_t inserted_window_dims[GS_MAX_RANK];
+    int n_scatter_dims_to_operand_dims; int64_t scatter_dims_to_operand_dims[GS_MAX_RANK];
+    int n_input_batching_dims;         int64_t input_batching_dims[GS_MAX_RANK];
+    int64_t scatter_indices_batching_dims[GS_MAX_RANK]; /* n_input_batching_dims entries */
+    int64_t index_vector_dim;
+} gs_scatter_dims;
+
+/* Replica groups (XLA's replica_groups / device groups; ids are partition ids).
+   - n_groups == 0: "{}", every partition in one group.
+   - ids != NULL: explicit list, n_groups rows of group_size ids.
+   - ids == NULL and iota_rank > 0: the iota form [n_groups,group_size]<=[iota_dims]T(iota_perm):
+     arange(prod(iota_dims)).reshape(iota_dims).transpose(iota_perm).reshape(n_groups, group_size).
+   All groups have the same size. */
+typedef struct gs_replica_groups {
+    int64_t n_groups, group_size;
+    const int64_t *ids;
+    int iota_rank;
+    int64_t iota_dims[GS_MAX_RANK];
+    int iota_perm[GS_MAX_RANK];
+} gs_replica_groups;
+
+/* Options common to collectives. channel_id 0 = none. */
+typedef struct gs_collective_desc {
+    gs_replica_groups groups;
+    int64_t channel_id;
+    bool use_global_device_ids;
+} gs_collective_desc;
+
+/* ---------------------------------------------------------------------------------------------------------
+   Graphs and builders. Every builder checks its arguments; on failure it records the sticky error (naming
+   the builder and the problem) and returns NULL. A NULL operand makes a builder return NULL quietly.
+   ------------------------------------------------------------------------------------------------------- */
+GS_API gs_graph *gs_graph_new(gs_ctx *ctx, const char *name);
+GS_API gs_ctx *gs_graph_ctx(const gs_graph *g);
+GS_API const char *gs_graph_name(const gs_graph *g);
+/* The root: one value (which may be a tuple). gs_graph_set_outputs with n > 1 builds a tuple root. */
+GS_API gs_result gs_graph_set_root(gs_graph *g, gs_value *root);
+GS_API gs_result gs_graph_set_outputs(gs_graph *g, int n, gs_value *const *outs);
+GS_API gs_value *gs_graph_root(const gs_graph *g);
+GS_API int gs_graph_num_params(const gs_graph *g);
+GS_API gs_value *gs_graph_param(const gs_graph *g, int i);
+GS_API int gs_graph_num_values(const gs_graph *g);          /* instructions, in topological order */
+GS_API gs_value *gs_graph_value(const gs_graph *g, int i);
+/* Outputs of the graph as seen by gs_eval: the root's tuple elements, or the root itself. */
+GS_API int gs_graph_num_outputs(const gs_graph *g);
+GS_API gs_shape gs_graph_output_shape(const gs_graph *g, int i);
+GS_API gs_value *gs_graph_find(const gs_graph *g, const char *name);
+/* The number of partitions the program is written for (HloModule num_partitions=; default 1). Replica
+   groups written "{}" mean all of them. */
+GS_API gs_result gs_graph_set_num_partitions(gs_graph *g, int64_t n);
+GS_API int64_t gs_graph_num_partitions(const gs_graph *g);
+/* Checks every instruction again (shapes, attributes, operand order, root). */
+GS_API gs_result gs_graph_verify(gs_graph *g);
+
+/* Value accessors */
+GS_API gs_op gs_value_op(const gs_value *v);
+GS_API const char *gs_value_name(const gs_value *v);
+GS_API gs_result gs_value_set_name(gs_value *v, const char *name);   /* must stay unique in its graph */
+GS_API gs_shape gs_value_shape(const gs_value *v);   /* dtype GS_TUPLE for tuples */
+GS_API int gs_value_num_operands(const gs_value *v);
+GS_API gs_value *gs_value_operand(const gs_value *v, int i);
+GS_API int gs_value_tuple_size(const gs_value *v);    /* 0 for arrays */
+GS_API gs_shape gs_value_tuple_shape(const gs_value *v, int i);
+GS_API int gs_value_id(const gs_value *v);            /* position in its graph */
+/* The sharding attribute text exactly as written (without "sharding="), or NULL. */
+GS_API const char *gs_value_sharding_text(const gs_value *v);
+GS_API gs_result gs_value_set_sharding_text(gs_value *v, const char *text);
+
+/* Leaves: parameters are numbered in the order they are created unless index >= 0 is given. */
+GS_API gs_value *gs_parameter(gs_graph *g, int64_t index, gs_shape shape, const char *name);
+/* A parameter holding a flat tuple of n arrays (while-loop state). */
+GS_API gs_value *gs_parameter_tuple(gs_graph *g, int64_t index, int n, const gs_shape *shapes, const char *name);
+/* Dense constant: data holds numel elements in storage format (bf16 as uint16, pred as uint8). Copied. */
+GS_API gs_value *gs_constant(gs_graph *g, gs_shape shape, const void *data);
+/* Splat constant of any shape: value converted to dtype (pred: != 0). */
+GS_API gs_value *gs_constant_splat(gs_graph *g, gs_shape shape, double value);
+GS_API gs_value *gs_scalar(gs_graph *g, gs_dtype dtype, double value);
+GS_API gs_value *gs_iota(gs_graph *g, gs_shape shape, int64_t iota_dim);
+GS_API gs_value *gs_partition_id(gs_graph *g);   /* u32[] */
+
+/* Data movement */
+GS_API gs_value *gs_broadcast(gs_graph *g, gs_value *x, gs_shape shape, const int64_t *dims /* x.rank entries */);
+GS_API gs_value *gs_broadcast_in_dim(gs_graph *g, gs_value *x, int rank, const int64_t *out_dims,
+                                     const int64_t *dims);
+GS_API gs_value *gs_reshape(gs_graph *g, gs_value *x, int rank, const int64_t *dims);
+GS_API gs_value *gs_transpose(gs_graph *g, gs_value *x, const int64_t *perm);
+GS_API gs_value *gs_slice(gs_graph *g, gs_value *x, const int64_t *start, const int64_t *limit,
+                          const int64_t *stride /* NULL = all 1 */);
+/* start indices: x.rank scalar integer values. Starts are clamped to [0, dim - size] (XLA). */
+GS_API gs_value *gs_dynamic_slice(gs_graph *g, gs_value *x, gs_value *const *start, const int64_t *sizes);
+GS_API gs_value *gs_dynamic_update_slice(gs_graph *g, gs_value *x, gs_value *update, gs_value *const *start);
+/* lo/hi may be negative (cropping); interior >= 0. */
+GS_API gs_value *gs_pad(gs_graph *g, gs_value *x, gs_value *pad_value, const int64_t *lo, const int64_t *hi,
+                        const int64_t *interior /* NULL = 0 */);
+GS_API gs_value *gs_concatenate(gs_graph *g, int n, gs_value *const *xs, int64_t dim);
+GS_API gs_value *gs_reverse(gs_graph *g, gs_value *x, int n_dims, const int64_t *dims);
+GS_API gs_value *gs_convert(gs_graph *g, gs_value *x, gs_dtype to);
+GS_API gs_value *gs_copy(gs_graph *g, gs_value *x);
+
+/* Elementwise. Binary ops need equal shapes (broadcast explicitly, as in HLO). */
+GS_API gs_value *gs_unary(gs_graph *g, gs_op op, gs_value *x);
+GS_API gs_value *gs_binary(gs_graph *g, gs_op op, gs_value *a, gs_value *b);
+GS_API gs_value *gs_neg(gs_graph *g, gs_value *x);
+GS_API gs_value *gs_exp(gs_graph *g, gs_value *x);
+GS_API gs_value *gs_add(gs_graph *g, gs_value *a, gs_value *b);
+GS_API gs_value *gs_sub(gs_graph *g, gs_value *a, gs_value *b);
+GS_API gs_value *gs_mul(gs_graph *g, gs_value *a, gs_value *b);
+GS_API gs_value *gs_div(gs_graph *g, gs_value *a, gs_value *b);
+GS_API gs_value *gs_max(gs_graph *g, gs_value *a, gs_value *b);
+GS_API gs_value *gs_min(gs_graph *g, gs_value *a, gs_value *b);
+GS_API gs_value *gs_compare(gs_graph *g, gs_value *a, gs_value *b, gs_cmp dir);
+GS_API gs_value *gs_select(gs_graph *g, gs_value *pred, gs_value *on_true, gs_value *on_false);
+GS_API gs_value *gs_clamp(gs_graph *g, gs_value *lo, gs_value *x, gs_value *hi);
+
+/* Reductions. init is a scalar of x's dtype. */
+GS_API gs_value *gs_reduce(gs_graph *g, gs_value *x, gs_value *init, gs_reduce_kind kind, int n_dims,
+                           const int64_t *dims);
+/* Index (s32) of the max/min along dim; ties take the lowest index; NaN counts as larger than everything
+   for argmax and smaller than everything for argmin (so the first NaN wins in both, like NumPy). */
+GS_API gs_value *gs_argmax(gs_graph *g, gs_value *x, int64_t dim);
+GS_API gs_value *gs_argmin(gs_graph *g, gs_value *x, int64_t dim);
+
+/* Contractions */
+GS_API gs_value *gs_dot(gs_graph *g, gs_value *lhs, gs_value *rhs, const gs_dot_dims *dims);
+/* einsum "GSM,ME->GSE": letters name dims; letters in both inputs and the output are batch dims, letters in
+   both inputs only are contracted, others are free. Lowered to dot (+ transpose when the output order
+   differs from dot's). Each letter appears at most once per operand. */
+GS_API gs_value *gs_einsum(gs_graph *g, const char *spec, gs_value *lhs, gs_value *rhs);
+GS_API gs_value *gs_convolution(gs_graph *g, gs_value *input, gs_value *kernel, const gs_conv_config *cfg);
+/* window: x.rank entries. */
+GS_API gs_value *gs_reduce_window(gs_graph *g, gs_value *x, gs_value *init, gs_reduce_kind kind,
+                                  const gs_window_dim *window);
+
+/* Gather/scatter with XLA semantics (start indices clamped so the slice stays inside the operand; scatter
+   updates whose window would leave the operand are skipped). */
+GS_API gs_value *gs_gather(gs_graph *g, gs_value *operand, gs_value *indices, const gs_gather_dims *dims);
+GS_API gs_value *gs_scatter(gs_graph *g, gs_value *operand, gs_value *indices, gs_value *updates,
+                            const gs_scatter_dims *dims, gs_reduce_kind combiner /* SUM..OR or REPLACE */);
+
+/* Sort n operands of one shape along dim, ordered by the first operand (ascending or descending; stable:
+   ties keep their order; NaN sorts after every number in ascending order, before them in descending).
+   Returns a tuple when n > 1, else an array. */
+GS_API gs_value *gs_sort(gs_graph *g, int n, gs_value *const *xs, int64_t dim, bool descending);
+/* sort (x, iota) along dim: tuple (values, s32 indices) */
+GS_API gs_value *gs_sort_with_indices(gs_graph *g, gs_value *x, int64_t dim, bool descending);
+/* top-k along the last dim: tuple (values[..., k], s32 indices[..., k]); largest first (or smallest first when
+   largest is false); ties take the lower index first. */
+GS_API gs_value *gs_topk(gs_graph *g, gs_value *x, int64_t k, bool largest);
+
+/* Inclusive (or, with reverse, suffix) scans along dim: kind SUM, PROD, MAX or MIN. */
+GS_API gs_value *gs_cumulative(gs_graph *g, gs_value *x, gs_reduce_kind kind, int64_t dim, bool reverse);
+
+/* Uniform random numbers in [lo, hi) (f32/bf16; s32/u32: integers in [lo, hi)). Element i of the result,
+   counted row-major over the logical shape, is a pure function of (seed, i): a partitioned program
+   reproduces the unpartitioned bits. lo and hi are scalars of the result dtype. */
+GS_API gs_value *gs_rng_uniform(gs_graph *g, gs_value *lo, gs_value *hi, gs_shape shape, uint64_t seed);
+
+/* Collectives (XLA semantics; on one partition they are identities of the right shape). */
+GS_API gs_value *gs_all_reduce(gs_graph *g, gs_value *x, gs_reduce_kind kind, const gs_collective_desc *cd);
+GS_API gs_value *gs_all_gather(gs_graph *g, gs_value *x, int64_t dim, const gs_collective_desc *cd);
+GS_API gs_value *gs_reduce_scatter(gs_graph *g, gs_value *x, gs_reduce_kind kind, int64_t dim,
+                                   const gs_collective_desc *cd);
+/* Splits x along split_dim into group_size pieces, sends piece j to the j-th member of the group, and
+   concatenates what arrives along concat_dim, in group order. */
+GS_API gs_value *gs_all_to_all(gs_graph *g, gs_value *x, int64_t split_dim, int64_t concat_dim,
+                               const gs_collective_desc *cd);
+/* pairs: n_pairs (source, target) entries, flat; a partition that is nobody's target receives zeros. */
+GS_API gs_value *gs_collective_permute(gs_graph *g, gs_value *x, int64_t n_pairs, const int64_t *pairs,
+                                       int64_t channel_id);
+
+/* Sharding annotation (an identity carrying a sharding for propagation) and manual-region boundaries. */
+GS_API gs_value *gs_annotate(gs_graph *g, gs_value *x, const char *sharding_text);
+/* full-shape x -> per-device shard shape (rank and dtype kept); to_full is the inverse. */
+GS_API gs_value *gs_to_manual(gs_graph *g, gs_value *x, gs_shape shard_shape, const char *sharding_text);
+GS_API gs_value *gs_to_full(gs_graph *g, gs_value *x, gs_shape full_shape, const char *sharding_text);
+
+GS_API gs_value *gs_tuple(gs_graph *g, int n, gs_value *const *xs);
+GS_API gs_value *gs_get_tuple_element(gs_graph *g, gs_value *t, int64_t index);
+/* XLA while: cond(state) -> pred[], body(state) -> state; state is the shape of init (array or flat tuple).
+   cond and body each have exactly one parameter of that shape. */
+GS_API gs_value *gs_while(gs_graph *g, gs_graph *cond, gs_graph *body, gs_value *init);
+
+/* ---------------------------------------------------------------------------------------------------------
+   HLO text
+   ------------------------------------------------------------------------------------------------------- */
+/* Parses a module; returns its ENTRY computation (other computations become graphs of ctx too).
+   On error returns the code, and gs_ctx_error_msg says "line L, column C: expected ...". */
+GS_API gs_result gs_hlo_parse(gs_ctx *ctx, const char *text, size_t len, gs_graph **entry);
+/* Prints the module rooted at entry (sub-computations and reducers first) in canonical form. The string
+   lives in the ctx arena. Printing what was parsed gives the same text. */
+GS_API const char *gs_hlo_print(gs_graph *entry);
+GS_API const char *gs_hlo_module_name(const gs_graph *entry);
+GS_API int64_t gs_hlo_num_partitions(const gs_graph *entry);   /* from the HloModule header; 1 if absent */
+
+/* ---------------------------------------------------------------------------------------------------------
+   Reference interpreter (one device: partition-id is 0, collectives act on one partition).
+   inputs[i] points at parameter i's data (storage format, row-major); outputs[i] at gs_graph_output_shape(g,i)
+   bytes owned by the caller.
+   ------------------------------------------------------------------------------------------------------- */
+GS_API gs_result gs_eval(gs_graph *g, const void *const *inputs, void *const *outputs);
+
+/* ---------------------------------------------------------------------------------------------------------
+   Tensor files and inputs
+   ------------------------------------------------------------------------------------------------------- */
+/* Reads a NumPy .npy file (format 1.x/2.x/3.x, C order, little-endian '<f4', '<i4', '<u4', '|b1' / '|u1').
+   The file's dtype must match `want` (bf16 is read from '<f4' and rounded); `want` = GS_DTYPE_INVALID takes
+   the file's dtype. *data (storage format) is allocated with the context's allocator; free it with
+   gs_free_data. Errors (GS_ERR_IO, GS_ERR_PARSE, GS_ERR_SHAPE) are also recorded in the context. */
+GS_API gs_result gs_npy_read(gs_ctx *ctx, const char *path, gs_dtype want, gs_shape *shape, void **data);
+/* Writes data (storage format) as .npy format 1.0; bf16 is written as '<f4', pred as '|b1'. */
+GS_API gs_result gs_npy_write(gs_ctx *ctx, const char *path, gs_shape shape, const void *data);
+GS_API void gs_free_data(gs_ctx *ctx, void *data);
+/* The documented deterministic input generator (used by `gshard eval/run --seed N` for inputs not given):
+   element i of parameter p is derived from splitmix64(seed, p, i): f32/bf16 uniform in [-1, 1) (24-bit
+   resolution), s32/u32 uniform in [0, 8), pred 0/1. data is storage format, gs_shape_bytes(shape) bytes. */
+GS_API void gs_fill_random(gs_shape shape, uint64_t seed, int64_t param_index, void *data);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GSHARD_H */

@@ -1,0 +1,232 @@
+/* gs_internal.h - configuration defaults, system includes, stb_ds, and the private IR types. */
+#ifndef GS_INTERNAL_H
+#define GS_INTERNAL_H
+
+#include "gs_api.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <float.h>
+#include <limits.h>
+
+/* ---- configuration defaults ---- */
+#ifndef GSHARD_ASSERT
+#  include <assert.h>
+#  define GSHARD_ASSERT(c) assert(c)
+#endif
+#if defined(GSHARD_MALLOC) && defined(GSHARD_REALLOC) && defined(GSHARD_FREE)
+   /* all three given */
+#elif !defined(GSHARD_MALLOC) && !defined(GSHARD_REALLOC) && !defined(GSHARD_FREE)
+#  define GSHARD_MALLOC(sz) malloc(sz)
+#  define GSHARD_REALLOC(p, sz) realloc(p, sz)
+#  define GSHARD_FREE(p) free(p)
+#else
+#  error "gshard.h: define all of GSHARD_MALLOC, GSHARD_REALLOC and GSHARD_FREE, or none of them"
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define GS__FN static __attribute__((unused))
+#else
+#  define GS__FN static
+#endif
+
+#define GS__ZERO(x) memset(&(x), 0, sizeof(x))
+#define GS__MIN(a, b) ((a) < (b) ? (a) : (b))
+#define GS__MAX(a, b) ((a) > (b) ? (a) : (b))
+#define GS__COUNTOF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* ---- stb_ds (see the top of this file for how it is found) ---- */
+/* gcc in strict ISO modes turns typeof off, and stb_ds's hash maps use it. */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__cplusplus) && defined(__STRICT_ANSI__) && \
+    !defined(typeof) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 202311L)
+#  define typeof __typeof__
+#  define GS__OWN_TYPEOF
+#endif
+#if defined(GSHARD_STB_DS_PATH)
+#  define GS__STBDS_HDR GSHARD_STB_DS_PATH
+#elif defined(__has_include)
+#  if __has_include("stb_ds.h")
+#    define GS__STBDS_HDR "stb_ds.h"
+#  elif __has_include(<stb_ds.h>)
+#    define GS__STBDS_HDR <stb_ds.h>
+#  elif __has_include(<stb/stb_ds.h>)
+#    define GS__STBDS_HDR <stb/stb_ds.h>
+#  else
+#    error "gshard.h needs stb_ds.h: apt-get install libstb-dev, copy stb_ds.h beside gshard.h, or -DGSHARD_STB_DS_PATH='\"path/stb_ds.h\"'"
+#  endif
+#else
+#  define GS__STBDS_HDR "stb_ds.h"
+#endif
+#if defined(INCLUDE_STB_DS_H) && defined(STB_DS_IMPLEMENTATION)
+   /* stb_ds.h was already included with its implementation in this TU: include nothing */
+#else
+#  if !defined(GSHARD_NO_STB_DS_IMPLEMENTATION) && !defined(STB_DS_IMPLEMENTATION)
+#    define STB_DS_IMPLEMENTATION
+#    define GS__OWN_STBDS_IMPL
+#  endif
+#  include GS__STBDS_HDR
+#  ifdef GS__OWN_STBDS_IMPL
+#    undef STB_DS_IMPLEMENTATION
+#  endif
+#endif
+
+/* ---- the arena ---- */
+typedef struct gs__chunk {
+    struct gs__chunk *next;
+    size_t size, used;
+    /* data follows, 16-byte aligned */
+} gs__chunk;
+
+#define GS__CHUNK_MIN ((size_t)64 * 1024)
+#define GS__ERRMSG_CAP 1024
+
+typedef struct gs__name_entry { char *key; gs_value *value; } gs__name_entry;
+
+struct gs_ctx {
+    gs_allocator allocator;
+    gs_logger logger;
+    gs__chunk *chunks;
+    gs_result err;
+    char errmsg[GS__ERRMSG_CAP];
+    gs_graph **graphs;        /* stb_ds array: every graph of the ctx, in creation order */
+    int64_t next_auto_name;   /* counter for generated names ("add.7") */
+};
+
+struct gs_graph {
+    gs_ctx *ctx;
+    const char *name;
+    int id;
+    gs_value **values;        /* stb_ds array, topological order */
+    gs_value **params;        /* stb_ds array indexed by parameter number (NULL holes until filled) */
+    gs__name_entry *names;    /* stb_ds string map name -> value (unique within the graph) */
+    gs_value *root;
+    /* module header (meaningful on an entry graph) */
+    const char *module_name;
+    int64_t num_partitions;
+};
+
+struct gs_value {
+    gs_op op;
+    int id;                   /* index in graph->values */
+    const char *name;
+    gs_graph *graph;
+    gs_shape shape;           /* dtype GS_TUPLE for tuples */
+    int n_tuple;
+    gs_shape *tuple;          /* n_tuple element shapes */
+    int n_operands;
+    gs_value **operands;
+    const char *sharding;     /* "{...}" as written, or NULL */
+
+    /* ---- attributes; which ones are meaningful depends on op ---- */
+    int64_t index;            /* PARAMETER number, GET_TUPLE_ELEMENT index */
+    int64_t dim;              /* IOTA, CONCATENATE, ALL_GATHER, REDUCE_SCATTER, ARGMAX/ARGMIN, CUM*, SORT dim;
+                                 TOPK: k */
+    int n_dims;
+    int64_t *dims;            /* BROADCAST (operand dim -> output dim), TRANSPOSE (perm), REDUCE, REVERSE */
+    int64_t *start, *limit, *stride;  /* SLICE */
+    int64_t *sizes;           /* DYNAMIC_SLICE sizes */
+    int64_t *lo, *hi, *interior;      /* PAD */
+    gs_reduce_kind reduce;    /* REDUCE, REDUCE_WINDOW, ALL_REDUCE, REDUCE_SCATTER, SCATTER, CUM* (implied) */
+    gs_cmp cmp;               /* COMPARE */
+    bool flag;                /* SORT descending, TOPK largest, CUM* reverse */
+    void *data;               /* CONSTANT: storage-format bytes (1 element when splat) */
+    bool splat;
+    uint64_t seed;            /* RNG */
+    int64_t split_dim, concat_dim;    /* ALL_TO_ALL */
+    gs_dot_dims *dot;
+    gs_conv_config *conv;
+    gs_window_dim *window;    /* REDUCE_WINDOW: rank entries */
+    gs_gather_dims *gather;
+    gs_scatter_dims *scatter;
+    gs_collective_desc coll;  /* collectives; coll.groups.ids lives in the arena */
+    int64_t n_pairs;
+    int64_t *pairs;           /* COLLECTIVE_PERMUTE, 2 * n_pairs */
+    gs_graph *cond, *body;    /* WHILE */
+};
+
+/* ---- base (gs_base.c) ---- */
+GS__FN gs_result gs__err(gs_ctx *ctx, gs_result code, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+GS__FN void gs__log(gs_ctx *ctx, gs_log_level level, gs_result code, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+GS__FN void *gs__arena_alloc(gs_ctx *ctx, size_t size);            /* zeroed; NULL + error on OOM */
+GS__FN void *gs__arena_dup(gs_ctx *ctx, const void *p, size_t size);
+GS__FN char *gs__arena_strdup(gs_ctx *ctx, const char *s);
+GS__FN char *gs__arena_printf(gs_ctx *ctx, const char *fmt, ...);
+GS__FN void *gs__malloc(gs_ctx *ctx, size_t size);                 /* heap via the allocator hook; NULL + error */
+GS__FN void gs__free(gs_ctx *ctx, void *p);
+
+/* growable text buffer on the heap (allocator hook); used by printers */
+typedef struct gs__sb {
+    gs_ctx *ctx;
+    char *buf;
+    size_t len, cap;
+    bool oom;
+} gs__sb;
+GS__FN void gs__sb_init(gs__sb *sb, gs_ctx *ctx);
+GS__FN void gs__sb_put(gs__sb *sb, const char *s, size_t n);
+GS__FN void gs__sb_puts(gs__sb *sb, const char *s);
+GS__FN void gs__sb_printf(gs__sb *sb, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+GS__FN void gs__sb_free(gs__sb *sb);
+
+/* ---- shared IR helpers (gs_ir.c) ---- */
+GS__FN gs_value *gs__value_new(gs_graph *g, gs_op op, int n_operands, gs_value *const *operands);
+GS__FN int64_t gs__numel(const gs_shape *s);
+/* row-major strides in elements */
+GS__FN void gs__strides(const gs_shape *s, int64_t *strides);
+/* Expands replica groups for num_partitions partitions into n_groups*group_size ids (arena).
+   Returns GS_OK, or an error describing the problem (ids out of range or repeated). */
+GS__FN gs_result gs__groups_expand(gs_ctx *ctx, const gs_replica_groups *rg, int64_t num_partitions,
+                                   int64_t *n_groups, int64_t *group_size, const int64_t **ids);
+
+/* ---- interpreter (gs_interp.c); the runtime reuses it with its own collective hook ----
+   Buffers in compute format: f32 and bf16 as float (bf16 values already rounded to bf16), s32 as int32_t,
+   u32 as uint32_t, pred as uint8_t. */
+typedef struct gs__buf {
+    gs_shape shape;           /* compute dtype is implied by shape.dtype */
+    void *data;
+} gs__buf;
+typedef struct gs__exec gs__exec;
+struct gs__exec {
+    gs_ctx *ctx;
+    int64_t partition_id, num_partitions;
+    /* Collectives. NULL: single-partition semantics (groups must only contain partition 0).
+       Otherwise called for every collective instruction with its operand; it fills out (already allocated,
+       shape v->shape). */
+    gs_result (*collective)(gs__exec *ex, const gs_value *v, const gs__buf *in, gs__buf *out);
+    void *user;
+};
+GS__FN size_t gs__compute_size(gs_dtype t);   /* bytes per element in compute format */
+/* Evaluates g: params[i] are parameter i's buffers (compute format, not modified); results receives
+   gs_graph_num_outputs(g) buffers allocated with gs__malloc that the caller frees with gs__free. */
+GS__FN gs_result gs__eval_graph(gs__exec *ex, gs_graph *g, const gs__buf *params, gs__buf *results);
+
+/* Windowed kernels (gs_interp_window.c), called by the evaluator with `out` already allocated (v->shape).
+   in/kernel/init are compute-format buffers of v's operands. */
+GS__FN gs_result gs__k_convolution(gs_ctx *ctx, const gs_value *v, const gs__buf *in, const gs__buf *kernel,
+                                   gs__buf *out);
+GS__FN gs_result gs__k_reduce_window(gs_ctx *ctx, const gs_value *v, const gs__buf *in, const gs__buf *init,
+                                     gs__buf *out);
+/* Batched matmul used by dot and convolution: C[b] (+)= A[b] x B[b] on compute-format f32 data. */
+GS__FN gs_result gs__k_matmul(gs_ctx *ctx, int64_t batch, int64_t M, int64_t N, int64_t K, const float *A,
+                              const float *B, float *C, int accumulate);
+
+/* ---- gemm kernel (gs_gemm.c) ---- */
+GS__FN size_t gs__sgemm_work_floats(int64_t M, int64_t N, int64_t K);
+GS__FN void gs__sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                      float *C, int64_t ldc, int accumulate, float *work);
+
+#endif /* GS_INTERNAL_H */

@@ -1,0 +1,42 @@
+/* test.h - the in-house test harness: CHECK macros, a runner, and small helpers shared by the suites. */
+#ifndef GS_TEST_H
+#define GS_TEST_H
+
+#include "../gshard.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+extern int gst_checks_failed_in_test;
+void gst_fail(const char *file, int line, const char *what);
+void gst_failf(const char *file, int line, const char *fmt, ...);
+void gst_run(const char *name, void (*fn)(void));
+
+#define CHECK(c) do { if (!(c)) gst_fail(__FILE__, __LINE__, #c); } while (0)
+#define CHECK_MSG(c, ...) do { if (!(c)) gst_failf(__FILE__, __LINE__, __VA_ARGS__); } while (0)
+#define CHECK_EQ_INT(a, b) do { long long gst_a = (long long)(a), gst_b = (long long)(b); \
+    if (gst_a != gst_b) gst_failf(__FILE__, __LINE__, "%s == %lld, expected %s == %lld", #a, gst_a, #b, gst_b); } while (0)
+#define CHECK_NEAR(a, b, tol) do { double gst_a = (double)(a), gst_b = (double)(b); \
+    if (!(fabs(gst_a - gst_b) <= (tol))) gst_failf(__FILE__, __LINE__, "%s == %.9g, expected %.9g (tol %g)", #a, gst_a, gst_b, (double)(tol)); } while (0)
+#define CHECK_OK(expr) do { gs_result gst_r = (expr); \
+    if (gst_r != GS_OK) gst_failf(__FILE__, __LINE__, "%s returned %s", #expr, gs_result_str(gst_r)); } while (0)
+#define RUN(fn) gst_run(#fn, fn)
+
+/* a fresh context that aborts the test process only on harness misuse */
+gs_ctx *gst_ctx(void);
+/* deterministic random numbers for tests */
+uint64_t gst_rand(uint64_t *state);
+float gst_randf(uint64_t *state);           /* [-1, 1) */
+int64_t gst_randint(uint64_t *state, int64_t lo, int64_t hi); /* [lo, hi] */
+
+/* suites (one per test file) */
+void suite_base(void);
+void suite_ir(void);
+void suite_text(void);
+void suite_interp(void);
+void suite_window(void);
+void suite_errors(void);
+void suite_cli(void);
+
+#endif
