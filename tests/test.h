@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <float.h>
 
 extern int gst_checks_failed_in_test;
 void gst_fail(const char *file, int line, const char *what);

@@ -1,0 +1,170 @@
+/* Standalone randomised correctness test for gs__sgemm (src/gs_gemm.c).
+ *
+ *   cc -std=c99 -O2 -Wall -Wextra -I. tests/standalone/test_gemm.c -o build/test_gemm -lm
+ *   cc -std=c99 -O1 -g -fsanitize=address,undefined -I. tests/standalone/test_gemm.c -o build/test_gemm_asan -lm
+ *
+ * Compares against a naive double-accumulated triple loop over many shapes (0/1 sizes, non-multiples of
+ * the register tile, sizes crossing the cache-block boundaries), padded leading dimensions, accumulate=0/1
+ * (C pre-filled with NaN for accumulate=0: the result must not contain NaN). The work buffer is allocated
+ * with exactly gs__sgemm_work_floats() floats at a deliberately misaligned address so that ASan/valgrind
+ * catch overruns. Prints "N passed, N failed"; exit status 1 on any failure.
+ * Later this is folded into the main suite (use -DTEST_USE_GSHARD_H to go through gshard.h). */
+#include <math.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef TEST_USE_GSHARD_H
+#define GSHARD_IMPLEMENTATION
+#include "gshard.h"
+#else
+#ifndef GS__FN
+#if defined(__GNUC__)
+#define GS__FN static __attribute__((unused))
+#else
+#define GS__FN static
+#endif
+#endif
+#include "../../src/gs_gemm.c"
+#endif
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint32_t rng_u32(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 32);
+}
+static float rng_f(void) { return (float)((double)rng_u32() / 4294967296.0 * 2.0 - 1.0); }
+static int64_t rng_range(int64_t lo, int64_t hi) { return lo + (int64_t)(rng_u32() % (uint32_t)(hi - lo + 1)); }
+
+static int n_pass = 0, n_fail = 0;
+
+static int run_case(int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc, int accumulate)
+{
+    /* allocate at least one element so pointers are valid even for empty matrices */
+    size_t na = (size_t)(M > 0 ? (M - 1) * lda + K : 0) + 1;
+    size_t nb = (size_t)(K > 0 ? (K - 1) * ldb + N : 0) + 1;
+    size_t nc = (size_t)(M > 0 ? (M - 1) * ldc + N : 0) + 1;
+    size_t nw = gs__sgemm_work_floats(M, N, K);
+    float *A = (float *)malloc(na * sizeof(float));
+    float *B = (float *)malloc(nb * sizeof(float));
+    float *C = (float *)malloc(nc * sizeof(float));
+    float *C0 = (float *)malloc(nc * sizeof(float));
+    /* work: exact size, offset by 1 float from malloc's alignment -> misaligned */
+    float *wraw = (float *)malloc((nw + 1) * sizeof(float));
+    float *work = nw ? wraw + 1 : NULL;
+    double maxerr = 0.0;
+    int bad = 0;
+    size_t t;
+    int64_t i, j, k;
+    const float nanv = (float)NAN;
+
+    if (!A || !B || !C || !C0 || !wraw) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    for (t = 0; t < na; t++) A[t] = rng_f();
+    for (t = 0; t < nb; t++) B[t] = rng_f();
+    for (t = 0; t < nc; t++) C[t] = accumulate ? rng_f() : nanv;
+    /* padding (between rows, beyond N) gets a sentinel to detect stray writes */
+    for (i = 0; i < M; i++)
+        for (j = N; j < ldc && (size_t)(i * ldc + j) < nc; j++) C[i * ldc + j] = 12345.0f;
+    memcpy(C0, C, nc * sizeof(float));
+
+    gs__sgemm(M, N, K, A, lda, B, ldb, C, ldc, accumulate, work);
+
+    for (i = 0; i < M; i++) {
+        for (j = 0; j < ldc && (size_t)(i * ldc + j) < nc; j++) {
+            float got = C[i * ldc + j];
+            if (j >= N) {
+                if (memcmp(&got, &C0[i * ldc + j], sizeof got) != 0) bad = 1; /* wrote outside the tile */
+                continue;
+            }
+            {
+                double ref = accumulate ? (double)C0[i * ldc + j] : 0.0, mag = fabs(ref), err;
+                for (k = 0; k < K; k++) {
+                    ref += (double)A[i * lda + k] * (double)B[k * ldb + j];
+                    mag += fabs((double)A[i * lda + k] * (double)B[k * ldb + j]);
+                }
+                if (got != got) {
+                    bad = 1;
+                    continue;
+                }
+                err = fabs((double)got - ref) / (mag + 1e-30);
+                if (err > maxerr) maxerr = err;
+            }
+        }
+    }
+    /* allclose-style: |got-ref| <= tol * sum|a*b| ; f32 accumulation of K terms */
+    if (maxerr > 1e-5 * (1.0 + sqrt((double)K))) bad = 1;
+    if (M == 0 && nc > 0 && memcmp(C, C0, nc * sizeof(float)) != 0) bad = 1;
+
+    if (bad) {
+        n_fail++;
+        printf("FAIL M=%lld N=%lld K=%lld lda=%lld ldb=%lld ldc=%lld acc=%d maxrelerr=%.3g\n", (long long)M,
+               (long long)N, (long long)K, (long long)lda, (long long)ldb, (long long)ldc, accumulate, maxerr);
+    } else {
+        n_pass++;
+    }
+    free(A);
+    free(B);
+    free(C);
+    free(C0);
+    free(wraw);
+    return !bad;
+}
+
+static void run_shape(int64_t M, int64_t N, int64_t K)
+{
+    int acc;
+    for (acc = 0; acc <= 1; acc++) {
+        run_case(M, N, K, K, N, N, acc);                                               /* tight */
+        run_case(M, N, K, K + rng_range(1, 9), N + rng_range(1, 9), N + rng_range(1, 9), acc); /* padded */
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static const int64_t small[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 31, 32, 33};
+    const int ns = (int)(sizeof small / sizeof small[0]);
+    int a, b, c, r, nrand = argc > 1 ? atoi(argv[1]) : 150;
+
+    /* exhaustive small grid (covers 0/1 sizes, small-M / small-N paths and all tile edges) */
+    for (a = 0; a < ns; a++)
+        for (b = 0; b < ns; b++)
+            for (c = 0; c < ns; c += 3) run_shape(small[a], small[b], small[c]);
+
+    /* shapes straddling block boundaries (KC 256/512/1024, MC 96, NC 1024/2048, MR 4/6/8, NR 8/16/32) */
+    run_shape(97, 33, 257);
+    run_shape(95, 65, 385);
+    run_shape(193, 47, 769);
+    run_shape(100, 3100, 20);
+    run_shape(7, 2049, 5);
+    run_shape(3, 100, 300);
+    run_shape(1, 5000, 37);
+    run_shape(300, 1, 1000);
+    run_shape(129, 4, 600);
+    run_shape(127, 129, 131);
+    run_shape(64, 64, 64);
+    run_shape(256, 256, 256);
+    run_shape(17, 1030, 1030);  /* crosses KC = 1024 and NC = 1024 */
+    run_shape(20, 9, 2100);     /* several K blocks, packed path */
+    run_shape(16, 100, 1500);   /* small-M path, long K */
+    run_shape(600, 5, 1100);    /* small-N path with K chunking */
+    run_shape(40, 2200, 11);    /* crosses NC = 2048 */
+
+    /* random shapes */
+    for (r = 0; r < nrand; r++) {
+        int64_t M = rng_range(0, 150), N = rng_range(0, 150), K = rng_range(0, 420);
+        if (r % 5 == 0) M = rng_range(0, 4);
+        if (r % 7 == 0) N = rng_range(0, 6);
+        run_shape(M, N, K);
+    }
+
+    printf("%d passed, %d failed\n", n_pass, n_fail);
+    return n_fail ? 1 : 0;
+}

@@ -1,0 +1,446 @@
+/* test_errors.c - the bad-input catalogue: every case must return the documented error code with a message
+   naming the problem, never crash, never leak (the suite runs under ASan and valgrind). */
+#include "test.h"
+
+typedef struct bad_case {
+    const char *name;
+    gs_result code;
+    const char *msg;                    /* substring the message must contain */
+    gs_value *(*build)(gs_graph *g);    /* returns what the failing builder returned (must be NULL) */
+} bad_case;
+
+static gs_value *P(gs_graph *g, const char *name, gs_dtype t, int r, int64_t a, int64_t b, int64_t c) {
+    int64_t d[3];
+    d[0] = a; d[1] = b; d[2] = c;
+    return gs_parameter(g, -1, gs_shape_make(t, r, d), name);
+}
+
+static gs_value *b_add_mismatch(gs_graph *g) { return gs_add(g, P(g, "a", GS_F32, 1, 4, 0, 0), P(g, "b", GS_F32, 1, 5, 0, 0)); }
+static gs_value *b_add_dtype(gs_graph *g) { return gs_add(g, P(g, "a", GS_F32, 1, 4, 0, 0), P(g, "b", GS_S32, 1, 4, 0, 0)); }
+static gs_value *b_exp_int(gs_graph *g) { return gs_exp(g, P(g, "a", GS_S32, 1, 4, 0, 0)); }
+static gs_value *b_and_float(gs_graph *g) { return gs_binary(g, GS_OP_AND, P(g, "a", GS_F32, 0, 0, 0, 0), P(g, "b", GS_F32, 0, 0, 0, 0)); }
+static gs_value *b_binary_bad_op(gs_graph *g) { return gs_binary(g, GS_OP_TANH, P(g, "a", GS_F32, 0, 0, 0, 0), P(g, "b", GS_F32, 0, 0, 0, 0)); }
+static gs_value *b_neg_dim(gs_graph *g) { return P(g, "a", GS_F32, 2, 3, -1, 0); }
+static gs_value *b_bad_rank(gs_graph *g) { int64_t d[1] = {1}; return gs_parameter(g, -1, gs_shape_make(GS_F32, GS_MAX_RANK + 1, d), "a"); }
+static gs_value *b_bad_dtype(gs_graph *g) { return P(g, "a", (gs_dtype)42, 1, 3, 0, 0); }
+static gs_value *b_dup_param(gs_graph *g) {
+    gs_parameter(g, 0, gs_shape_scalar(GS_F32), "a");
+    return gs_parameter(g, 0, gs_shape_scalar(GS_F32), "b");
+}
+static gs_value *b_dup_name(gs_graph *g) { P(g, "a", GS_F32, 0, 0, 0, 0); return P(g, "a", GS_F32, 0, 0, 0, 0); }
+static gs_value *b_bad_name(gs_graph *g) { return P(g, "9lives", GS_F32, 0, 0, 0, 0); }
+static gs_value *b_reshape_count(gs_graph *g) { int64_t d[2] = {3, 3}; return gs_reshape(g, P(g, "a", GS_F32, 1, 8, 0, 0), 2, d); }
+static gs_value *b_transpose_perm(gs_graph *g) { int64_t p[2] = {0, 0}; return gs_transpose(g, P(g, "a", GS_F32, 2, 2, 3, 0), p); }
+static gs_value *b_transpose_range(gs_graph *g) { int64_t p[2] = {0, 2}; return gs_transpose(g, P(g, "a", GS_F32, 2, 2, 3, 0), p); }
+static gs_value *b_broadcast_size(gs_graph *g) {
+    int64_t out[2] = {4, 5}, dims[1] = {0};
+    return gs_broadcast_in_dim(g, P(g, "a", GS_F32, 1, 5, 0, 0), 2, out, dims);
+}
+static gs_value *b_broadcast_order(gs_graph *g) {
+    int64_t out[3] = {2, 3, 4}, dims[2] = {2, 0};
+    return gs_broadcast_in_dim(g, P(g, "a", GS_F32, 2, 4, 2, 0), 3, out, dims);
+}
+static gs_value *b_slice_oob(gs_graph *g) { int64_t s[1] = {2}, l[1] = {9}; return gs_slice(g, P(g, "a", GS_F32, 1, 8, 0, 0), s, l, NULL); }
+static gs_value *b_slice_stride0(gs_graph *g) { int64_t s[1] = {0}, l[1] = {4}, st[1] = {0}; return gs_slice(g, P(g, "a", GS_F32, 1, 8, 0, 0), s, l, st); }
+static gs_value *b_slice_backwards(gs_graph *g) { int64_t s[1] = {5}, l[1] = {4}; return gs_slice(g, P(g, "a", GS_F32, 1, 8, 0, 0), s, l, NULL); }
+static gs_value *b_dslice_count(gs_graph *g) {
+    gs_value *i = gs_scalar(g, GS_S32, 0);
+    gs_value *st[2];
+    int64_t sz[2] = {1, 1};
+    st[0] = i; st[1] = i;
+    return gs_dynamic_slice(g, P(g, "a", GS_F32, 1, 8, 0, 0), st, sz) ? gs_dynamic_slice(g, P(g, "b", GS_F32, 2, 4, 4, 0), st, sz) : NULL;
+}
+static gs_value *b_dslice_size(gs_graph *g) {
+    gs_value *st[1];
+    int64_t sz[1] = {9};
+    st[0] = gs_scalar(g, GS_S32, 0);
+    return gs_dynamic_slice(g, P(g, "a", GS_F32, 1, 8, 0, 0), st, sz);
+}
+static gs_value *b_dslice_float_index(gs_graph *g) {
+    gs_value *st[1];
+    int64_t sz[1] = {2};
+    st[0] = gs_scalar(g, GS_F32, 0);
+    return gs_dynamic_slice(g, P(g, "a", GS_F32, 1, 8, 0, 0), st, sz);
+}
+static gs_value *b_dus_big_update(gs_graph *g) {
+    gs_value *st[1];
+    st[0] = gs_scalar(g, GS_S32, 0);
+    return gs_dynamic_update_slice(g, P(g, "a", GS_F32, 1, 4, 0, 0), P(g, "u", GS_F32, 1, 5, 0, 0), st);
+}
+static gs_value *b_pad_negative_result(gs_graph *g) {
+    int64_t lo[1] = {-3}, hi[1] = {-2};
+    return gs_pad(g, P(g, "a", GS_F32, 1, 4, 0, 0), gs_scalar(g, GS_F32, 0), lo, hi, NULL);
+}
+static gs_value *b_pad_neg_interior(gs_graph *g) {
+    int64_t lo[1] = {0}, hi[1] = {0}, in[1] = {-1};
+    return gs_pad(g, P(g, "a", GS_F32, 1, 4, 0, 0), gs_scalar(g, GS_F32, 0), lo, hi, in);
+}
+static gs_value *b_pad_value_dtype(gs_graph *g) {
+    int64_t lo[1] = {0}, hi[1] = {0};
+    return gs_pad(g, P(g, "a", GS_F32, 1, 4, 0, 0), gs_scalar(g, GS_S32, 0), lo, hi, NULL);
+}
+static gs_value *b_concat_mismatch(gs_graph *g) {
+    gs_value *xs[2];
+    xs[0] = P(g, "a", GS_F32, 2, 2, 3, 0);
+    xs[1] = P(g, "b", GS_F32, 2, 2, 4, 0);
+    return gs_concatenate(g, 2, xs, 0);
+}
+static gs_value *b_concat_dim(gs_graph *g) {
+    gs_value *xs[1];
+    xs[0] = P(g, "a", GS_F32, 2, 2, 3, 0);
+    return gs_concatenate(g, 1, xs, 2);
+}
+static gs_value *b_reverse_dup(gs_graph *g) { int64_t d[2] = {0, 0}; return gs_reverse(g, P(g, "a", GS_F32, 1, 4, 0, 0), 2, d); }
+static gs_value *b_select_pred(gs_graph *g) {
+    gs_value *a = P(g, "a", GS_F32, 1, 4, 0, 0);
+    return gs_select(g, a, a, a);
+}
+static gs_value *b_select_shape(gs_graph *g) {
+    gs_value *a = P(g, "a", GS_F32, 1, 4, 0, 0);
+    return gs_select(g, P(g, "p", GS_PRED, 1, 3, 0, 0), a, a);
+}
+static gs_value *b_reduce_dim(gs_graph *g) { int64_t d[1] = {2}; return gs_reduce(g, P(g, "a", GS_F32, 2, 4, 4, 0), gs_scalar(g, GS_F32, 0), GS_REDUCE_SUM, 1, d); }
+static gs_value *b_reduce_init(gs_graph *g) { int64_t d[1] = {0}; return gs_reduce(g, P(g, "a", GS_F32, 2, 4, 4, 0), P(g, "i", GS_F32, 1, 1, 0, 0), GS_REDUCE_SUM, 1, d); }
+static gs_value *b_reduce_and_float(gs_graph *g) { int64_t d[1] = {0}; return gs_reduce(g, P(g, "a", GS_F32, 1, 4, 0, 0), gs_scalar(g, GS_F32, 0), GS_REDUCE_AND, 1, d); }
+static gs_value *b_reduce_replace(gs_graph *g) { int64_t d[1] = {0}; return gs_reduce(g, P(g, "a", GS_F32, 1, 4, 0, 0), gs_scalar(g, GS_F32, 0), GS_REDUCE_REPLACE, 1, d); }
+static gs_value *b_dot_contract(gs_graph *g) {
+    gs_dot_dims d;
+    memset(&d, 0, sizeof d);
+    d.n_contract = 1; d.lhs_contract[0] = 1; d.rhs_contract[0] = 0;
+    return gs_dot(g, P(g, "a", GS_F32, 2, 4, 128, 0), P(g, "b", GS_F32, 2, 64, 4, 0), &d);
+}
+static gs_value *b_dot_dup(gs_graph *g) {
+    gs_dot_dims d;
+    memset(&d, 0, sizeof d);
+    d.n_batch = 1; d.lhs_batch[0] = 0; d.rhs_batch[0] = 0;
+    d.n_contract = 1; d.lhs_contract[0] = 0; d.rhs_contract[0] = 1;
+    return gs_dot(g, P(g, "a", GS_F32, 2, 4, 4, 0), P(g, "b", GS_F32, 2, 4, 4, 0), &d);
+}
+static gs_value *b_dot_pred(gs_graph *g) {
+    gs_dot_dims d;
+    memset(&d, 0, sizeof d);
+    return gs_dot(g, P(g, "a", GS_PRED, 1, 4, 0, 0), P(g, "b", GS_PRED, 1, 4, 0, 0), &d);
+}
+static gs_value *b_einsum_noarrow(gs_graph *g) { return gs_einsum(g, "ab,bc", P(g, "a", GS_F32, 2, 2, 3, 0), P(g, "b", GS_F32, 2, 3, 4, 0)); }
+static gs_value *b_einsum_rank(gs_graph *g) { return gs_einsum(g, "abc,bc->ac", P(g, "a", GS_F32, 2, 2, 3, 0), P(g, "b", GS_F32, 2, 3, 4, 0)); }
+static gs_value *b_einsum_char(gs_graph *g) { return gs_einsum(g, "a1,1c->ac", P(g, "a", GS_F32, 2, 2, 3, 0), P(g, "b", GS_F32, 2, 3, 4, 0)); }
+static gs_value *b_einsum_repeat(gs_graph *g) { return gs_einsum(g, "aa,ac->ac", P(g, "a", GS_F32, 2, 3, 3, 0), P(g, "b", GS_F32, 2, 3, 4, 0)); }
+static gs_value *b_einsum_unknown_out(gs_graph *g) { return gs_einsum(g, "ab,bc->az", P(g, "a", GS_F32, 2, 2, 3, 0), P(g, "b", GS_F32, 2, 3, 4, 0)); }
+static gs_value *b_einsum_dangling(gs_graph *g) { return gs_einsum(g, "ab,bc->c", P(g, "a", GS_F32, 2, 2, 3, 0), P(g, "b", GS_F32, 2, 3, 4, 0)); }
+static gs_value *b_einsum_size(gs_graph *g) { return gs_einsum(g, "ab,bc->ac", P(g, "a", GS_F32, 2, 2, 3, 0), P(g, "b", GS_F32, 2, 5, 4, 0)); }
+static gs_value *b_einsum_two_commas(gs_graph *g) { return gs_einsum(g, "a,b,c->abc", P(g, "a", GS_F32, 1, 2, 0, 0), P(g, "b", GS_F32, 1, 3, 0, 0)); }
+static gs_value *b_conv_groups(gs_graph *g) {
+    gs_conv_config c;
+    memset(&c, 0, sizeof c);
+    gs_conv_dims_from_labels("b0f_0io->b0f", &c.dims);
+    c.window[0] = gs_window_default();
+    c.window[0].size = 3;
+    c.feature_group_count = 2;
+    return gs_convolution(g, P(g, "x", GS_F32, 3, 1, 8, 5), P(g, "k", GS_F32, 3, 3, 5, 4), &c);
+}
+static gs_value *b_conv_window(gs_graph *g) {
+    gs_conv_config c;
+    memset(&c, 0, sizeof c);
+    gs_conv_dims_from_labels("b0f_0io->b0f", &c.dims);
+    c.window[0] = gs_window_default();
+    c.window[0].size = 2; /* kernel says 3 */
+    return gs_convolution(g, P(g, "x", GS_F32, 3, 1, 8, 4), P(g, "k", GS_F32, 3, 3, 4, 4), &c);
+}
+static gs_value *b_conv_stride0(gs_graph *g) {
+    gs_conv_config c;
+    memset(&c, 0, sizeof c);
+    gs_conv_dims_from_labels("b0f_0io->b0f", &c.dims);
+    c.window[0] = gs_window_default();
+    c.window[0].size = 3;
+    c.window[0].stride = 0;
+    return gs_convolution(g, P(g, "x", GS_F32, 3, 1, 8, 4), P(g, "k", GS_F32, 3, 3, 4, 4), &c);
+}
+static gs_value *b_reduce_window_rank(gs_graph *g) {
+    gs_window_dim w[1];
+    w[0] = gs_window_default();
+    w[0].window_dilation = 0;
+    return gs_reduce_window(g, P(g, "x", GS_F32, 1, 8, 0, 0), gs_scalar(g, GS_F32, 0), GS_REDUCE_MAX, w);
+}
+static gs_value *b_gather_index_map(gs_graph *g) {
+    gs_gather_dims d;
+    memset(&d, 0, sizeof d);
+    d.n_offset_dims = 1; d.offset_dims[0] = 1;
+    d.n_collapsed_slice_dims = 1; d.collapsed_slice_dims[0] = 0;
+    d.n_start_index_map = 2; d.start_index_map[0] = 0; d.start_index_map[1] = 1;
+    d.index_vector_dim = 1;
+    d.slice_sizes[0] = 1; d.slice_sizes[1] = 4;
+    return gs_gather(g, P(g, "t", GS_F32, 2, 10, 4, 0), P(g, "i", GS_S32, 2, 3, 1, 0), &d);
+}
+static gs_value *b_gather_slice_size(gs_graph *g) {
+    gs_gather_dims d;
+    memset(&d, 0, sizeof d);
+    d.n_offset_dims = 1; d.offset_dims[0] = 1;
+    d.n_collapsed_slice_dims = 1; d.collapsed_slice_dims[0] = 0;
+    d.n_start_index_map = 1; d.start_index_map[0] = 0;
+    d.index_vector_dim = 1;
+    d.slice_sizes[0] = 1; d.slice_sizes[1] = 5;
+    return gs_gather(g, P(g, "t", GS_F32, 2, 10, 4, 0), P(g, "i", GS_S32, 2, 3, 1, 0), &d);
+}
+static gs_value *b_scatter_rank(gs_graph *g) {
+    gs_scatter_dims d;
+    memset(&d, 0, sizeof d);
+    d.n_update_window_dims = 1; d.update_window_dims[0] = 1;
+    d.n_inserted_window_dims = 1; d.inserted_window_dims[0] = 0;
+    d.n_scatter_dims_to_operand_dims = 1; d.scatter_dims_to_operand_dims[0] = 0;
+    d.index_vector_dim = 1;
+    return gs_scatter(g, P(g, "t", GS_F32, 2, 10, 4, 0), P(g, "i", GS_S32, 2, 3, 1, 0), P(g, "u", GS_F32, 3, 3, 4, 1), &d, GS_REDUCE_SUM);
+}
+static gs_value *b_sort_dims(gs_graph *g) {
+    gs_value *xs[2];
+    xs[0] = P(g, "a", GS_F32, 1, 4, 0, 0);
+    xs[1] = P(g, "b", GS_S32, 1, 5, 0, 0);
+    return gs_sort(g, 2, xs, 0, false);
+}
+static gs_value *b_topk_k(gs_graph *g) { return gs_topk(g, P(g, "a", GS_F32, 1, 4, 0, 0), 5, true); }
+static gs_value *b_cumulative_kind(gs_graph *g) { return gs_cumulative(g, P(g, "a", GS_F32, 1, 4, 0, 0), GS_REDUCE_AND, 0, false); }
+static gs_value *b_rng_pred(gs_graph *g) {
+    return gs_rng_uniform(g, gs_scalar(g, GS_PRED, 0), gs_scalar(g, GS_PRED, 1), gs_shape_scalar(GS_PRED), 1);
+}
+static gs_value *b_groups_dup(gs_graph *g) {
+    int64_t ids[4] = {0, 1, 1, 2};
+    gs_collective_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.groups.n_groups = 2; cd.groups.group_size = 2; cd.groups.ids = ids;
+    return gs_all_reduce(g, P(g, "a", GS_F32, 1, 4, 0, 0), GS_REDUCE_SUM, &cd);
+}
+static gs_value *b_groups_negative(gs_graph *g) {
+    int64_t ids[2] = {0, -1};
+    gs_collective_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.groups.n_groups = 1; cd.groups.group_size = 2; cd.groups.ids = ids;
+    return gs_all_gather(g, P(g, "a", GS_F32, 1, 4, 0, 0), 0, &cd);
+}
+static gs_value *b_groups_iota_mismatch(gs_graph *g) {
+    gs_collective_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.groups.n_groups = 2; cd.groups.group_size = 4; cd.groups.iota_rank = 1; cd.groups.iota_dims[0] = 6;
+    return gs_all_reduce(g, P(g, "a", GS_F32, 1, 4, 0, 0), GS_REDUCE_SUM, &cd);
+}
+static gs_value *b_reduce_scatter_divide(gs_graph *g) {
+    int64_t ids[3] = {0, 1, 2};
+    gs_collective_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.groups.n_groups = 1; cd.groups.group_size = 3; cd.groups.ids = ids;
+    return gs_reduce_scatter(g, P(g, "a", GS_F32, 1, 4, 0, 0), GS_REDUCE_SUM, 0, &cd);
+}
+static gs_value *b_all_to_all_dim(gs_graph *g) {
+    gs_collective_desc cd;
+    memset(&cd, 0, sizeof cd);
+    return gs_all_to_all(g, P(g, "a", GS_F32, 1, 4, 0, 0), 0, 1, &cd);
+}
+static gs_value *b_permute_dup_target(gs_graph *g) {
+    int64_t pairs[4] = {0, 1, 2, 1};
+    return gs_collective_permute(g, P(g, "a", GS_F32, 1, 4, 0, 0), 2, pairs, 0);
+}
+static gs_value *b_gte_range(gs_graph *g) {
+    gs_value *xs[1];
+    xs[0] = P(g, "a", GS_F32, 1, 4, 0, 0);
+    return gs_get_tuple_element(g, gs_tuple(g, 1, xs), 1);
+}
+static gs_value *b_gte_array(gs_graph *g) { return gs_get_tuple_element(g, P(g, "a", GS_F32, 1, 4, 0, 0), 0); }
+static gs_value *b_tuple_operand(gs_graph *g) {
+    gs_value *xs[1];
+    xs[0] = P(g, "a", GS_F32, 1, 4, 0, 0);
+    return gs_neg(g, gs_tuple(g, 1, xs));
+}
+static gs_value *b_while_cond_type(gs_graph *g) {
+    gs_ctx *ctx = gs_graph_ctx(g);
+    gs_graph *cond = gs_graph_new(ctx, "cond"), *body = gs_graph_new(ctx, "body");
+    gs_value *p = gs_parameter(cond, 0, gs_shape_scalar(GS_S32), "s");
+    gs_graph_set_root(cond, p); /* s32, not pred */
+    gs_graph_set_root(body, gs_parameter(body, 0, gs_shape_scalar(GS_S32), "s"));
+    return gs_while(g, cond, body, gs_scalar(g, GS_S32, 0));
+}
+static gs_value *b_while_body_shape(gs_graph *g) {
+    gs_ctx *ctx = gs_graph_ctx(g);
+    gs_graph *cond = gs_graph_new(ctx, "cond"), *body = gs_graph_new(ctx, "body");
+    gs_value *p = gs_parameter(cond, 0, gs_shape_scalar(GS_S32), "s");
+    gs_graph_set_root(cond, gs_compare(cond, p, p, GS_CMP_LT));
+    gs_parameter(body, 0, gs_shape_scalar(GS_S32), "s");
+    gs_graph_set_root(body, gs_scalar(body, GS_F32, 1));
+    return gs_while(g, cond, body, gs_scalar(g, GS_S32, 0));
+}
+static gs_value *b_cross_graph(gs_graph *g) {
+    gs_graph *other = gs_graph_new(gs_graph_ctx(g), "other");
+    return gs_add(g, P(g, "a", GS_F32, 0, 0, 0, 0), gs_scalar(other, GS_F32, 1));
+}
+static gs_value *b_annotate_unbalanced(gs_graph *g) { return gs_annotate(g, P(g, "a", GS_F32, 1, 4, 0, 0), "{devices=[2]0,1"); }
+static gs_value *b_to_manual_larger(gs_graph *g) {
+    int64_t d[1] = {8};
+    return gs_to_manual(g, P(g, "a", GS_F32, 1, 4, 0, 0), gs_shape_make(GS_F32, 1, d), "{manual}");
+}
+static gs_value *b_iota_dim(gs_graph *g) { int64_t d[1] = {4}; return gs_iota(g, gs_shape_make(GS_S32, 1, d), 1); }
+static gs_value *b_clamp_bound(gs_graph *g) {
+    return gs_clamp(g, P(g, "lo", GS_F32, 1, 3, 0, 0), P(g, "x", GS_F32, 1, 4, 0, 0), gs_scalar(g, GS_F32, 1));
+}
+static gs_value *b_constant_null(gs_graph *g) { int64_t d[1] = {4}; return gs_constant(g, gs_shape_make(GS_F32, 1, d), NULL); }
+static gs_value *b_argmax_dim(gs_graph *g) { return gs_argmax(g, P(g, "a", GS_F32, 1, 4, 0, 0), 1); }
+static gs_value *b_compare_dir(gs_graph *g) { gs_value *a = P(g, "a", GS_F32, 0, 0, 0, 0); return gs_compare(g, a, a, (gs_cmp)77); }
+
+static const bad_case builder_cases[] = {
+    {"add of different shapes", GS_ERR_SHAPE, "operand shapes differ", b_add_mismatch},
+    {"add of different dtypes", GS_ERR_SHAPE, "f32[4] vs s32[4]", b_add_dtype},
+    {"exp of an integer", GS_ERR_SHAPE, "floating-point", b_exp_int},
+    {"and of floats", GS_ERR_SHAPE, "pred or integer", b_and_float},
+    {"gs_binary with a unary op", GS_ERR_INVALID_ARG, "not a binary", b_binary_bad_op},
+    {"negative dim", GS_ERR_SHAPE, "negative", b_neg_dim},
+    {"rank above GS_MAX_RANK", GS_ERR_INVALID_ARG, "rank", b_bad_rank},
+    {"unknown dtype", GS_ERR_INVALID_ARG, "invalid dtype", b_bad_dtype},
+    {"parameter number used twice", GS_ERR_INVALID_ARG, "already has parameter 0", b_dup_param},
+    {"duplicate value name", GS_ERR_INVALID_ARG, "already has a value named 'a'", b_dup_name},
+    {"invalid value name", GS_ERR_INVALID_ARG, "not a valid name", b_bad_name},
+    {"reshape changes element count", GS_ERR_SHAPE, "element counts differ", b_reshape_count},
+    {"transpose repeats a dim", GS_ERR_INVALID_ARG, "repeats dim 0", b_transpose_perm},
+    {"transpose dim out of range", GS_ERR_INVALID_ARG, "out of range", b_transpose_range},
+    {"broadcast size mismatch", GS_ERR_SHAPE, "operand dim 0 (5) != output dim 0 (4)", b_broadcast_size},
+    {"broadcast dims not increasing", GS_ERR_INVALID_ARG, "increasing", b_broadcast_order},
+    {"slice past the end", GS_ERR_INVALID_ARG, "not within [0, 8]", b_slice_oob},
+    {"slice stride 0", GS_ERR_INVALID_ARG, "stride 0", b_slice_stride0},
+    {"slice start after limit", GS_ERR_INVALID_ARG, "[5:4]", b_slice_backwards},
+    {"dynamic-slice index count", GS_ERR_INVALID_ARG, "start indices", b_dslice_count},
+    {"dynamic-slice size too big", GS_ERR_INVALID_ARG, "slice size 9", b_dslice_size},
+    {"dynamic-slice float index", GS_ERR_SHAPE, "s32 or u32", b_dslice_float_index},
+    {"dynamic-update-slice update too big", GS_ERR_SHAPE, "exceeds operand dim", b_dus_big_update},
+    {"pad makes a dim negative", GS_ERR_SHAPE, "negative", b_pad_negative_result},
+    {"pad with negative interior", GS_ERR_INVALID_ARG, "interior padding -1", b_pad_neg_interior},
+    {"pad value of another dtype", GS_ERR_SHAPE, "f32 scalar", b_pad_value_dtype},
+    {"concatenate mismatched dims", GS_ERR_SHAPE, "dim 1 (4)", b_concat_mismatch},
+    {"concatenate dim out of range", GS_ERR_INVALID_ARG, "dimension 2", b_concat_dim},
+    {"reverse repeats a dim", GS_ERR_INVALID_ARG, "repeats", b_reverse_dup},
+    {"select with a float predicate", GS_ERR_SHAPE, "must be pred", b_select_pred},
+    {"select predicate shape", GS_ERR_SHAPE, "must be a scalar or match", b_select_shape},
+    {"reduce dim out of range", GS_ERR_INVALID_ARG, "out of range", b_reduce_dim},
+    {"reduce init not a scalar", GS_ERR_SHAPE, "scalar", b_reduce_init},
+    {"reduce and over floats", GS_ERR_INVALID_ARG, "reduction and is not valid for f32", b_reduce_and_float},
+    {"reduce with replace", GS_ERR_INVALID_ARG, "replace", b_reduce_replace},
+    {"dot contracting sizes differ", GS_ERR_SHAPE, "lhs contracting dim 1 (128) != rhs contracting dim 0 (64)", b_dot_contract},
+    {"dot uses a dim twice", GS_ERR_INVALID_ARG, "repeats dim 0", b_dot_dup},
+    {"dot of pred", GS_ERR_SHAPE, "numeric", b_dot_pred},
+    {"einsum without ->", GS_ERR_INVALID_ARG, "form", b_einsum_noarrow},
+    {"einsum rank mismatch", GS_ERR_SHAPE, "rank 2 but the spec names 3", b_einsum_rank},
+    {"einsum non-letter", GS_ERR_INVALID_ARG, "not a letter", b_einsum_char},
+    {"einsum repeated letter", GS_ERR_INVALID_ARG, "repeats in the lhs", b_einsum_repeat},
+    {"einsum unknown output letter", GS_ERR_INVALID_ARG, "'z' is in neither input", b_einsum_unknown_out},
+    {"einsum letter only in one input", GS_ERR_INVALID_ARG, "appears only in the lhs", b_einsum_dangling},
+    {"einsum contracted sizes differ", GS_ERR_SHAPE, "contracting", b_einsum_size},
+    {"einsum three operands", GS_ERR_INVALID_ARG, "form", b_einsum_two_commas},
+    {"convolution feature groups", GS_ERR_SHAPE, "feature_group_count", b_conv_groups},
+    {"convolution window size vs kernel", GS_ERR_SHAPE, "window size 2", b_conv_window},
+    {"convolution stride 0", GS_ERR_INVALID_ARG, "stride", b_conv_stride0},
+    {"reduce-window dilation 0", GS_ERR_INVALID_ARG, "dilation", b_reduce_window_rank},
+    {"gather start_index_map length", GS_ERR_INVALID_ARG, "start_index_map has 2 entries", b_gather_index_map},
+    {"gather slice larger than operand", GS_ERR_SHAPE, "slice_sizes[1] = 5", b_gather_slice_size},
+    {"scatter updates rank", GS_ERR_SHAPE, "updates rank", b_scatter_rank},
+    {"sort operands of different dims", GS_ERR_SHAPE, "other dims", b_sort_dims},
+    {"top-k with k too large", GS_ERR_INVALID_ARG, "k = 5", b_topk_k},
+    {"cumulative and", GS_ERR_INVALID_ARG, "not sum, prod, max or min", b_cumulative_kind},
+    {"random pred", GS_ERR_SHAPE, "pred", b_rng_pred},
+    {"replica groups repeat a partition", GS_ERR_INVALID_ARG, "partition 1 appears twice", b_groups_dup},
+    {"replica group negative id", GS_ERR_INVALID_ARG, "negative", b_groups_negative},
+    {"iota replica groups do not match", GS_ERR_INVALID_ARG, "do not match", b_groups_iota_mismatch},
+    {"reduce-scatter not divisible", GS_ERR_SHAPE, "not divisible by the group size 3", b_reduce_scatter_divide},
+    {"all-to-all concat dim out of range", GS_ERR_INVALID_ARG, "out of range", b_all_to_all_dim},
+    {"collective-permute target twice", GS_ERR_INVALID_ARG, "target 1 appears in two pairs", b_permute_dup_target},
+    {"get-tuple-element index", GS_ERR_INVALID_ARG, "index 1 is out of range", b_gte_range},
+    {"get-tuple-element of an array", GS_ERR_SHAPE, "not a tuple", b_gte_array},
+    {"elementwise op on a tuple", GS_ERR_SHAPE, "is a tuple", b_tuple_operand},
+    {"while condition not pred", GS_ERR_SHAPE, "must return pred[]", b_while_cond_type},
+    {"while body changes the state", GS_ERR_SHAPE, "different shape", b_while_body_shape},
+    {"operand from another graph", GS_ERR_INVALID_ARG, "belongs to graph other", b_cross_graph},
+    {"unbalanced sharding text", GS_ERR_SHARDING, "unbalanced", b_annotate_unbalanced},
+    {"to-manual shard larger than full", GS_ERR_SHAPE, "larger than the full dim", b_to_manual_larger},
+    {"iota dim out of range", GS_ERR_INVALID_ARG, "iota_dimension 1", b_iota_dim},
+    {"clamp bound shape", GS_ERR_SHAPE, "bound f32[3]", b_clamp_bound},
+    {"constant without data", GS_ERR_INVALID_ARG, "data is NULL", b_constant_null},
+    {"argmax dim out of range", GS_ERR_INVALID_ARG, "dim 1 is out of range", b_argmax_dim},
+    {"compare with a bad direction", GS_ERR_INVALID_ARG, "direction", b_compare_dir},
+};
+
+static void test_builder_catalogue(void) {
+    int i;
+    for (i = 0; i < (int)(sizeof builder_cases / sizeof builder_cases[0]); i++) {
+        const bad_case *c = &builder_cases[i];
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *g = gs_graph_new(ctx, "g");
+        gs_value *v = c->build(g);
+        CHECK_MSG(v == NULL, "%s: builder did not fail", c->name);
+        CHECK_MSG(gs_ctx_error(ctx) == c->code, "%s: code %s, expected %s (%s)", c->name, gs_result_str(gs_ctx_error(ctx)),
+                  gs_result_str(c->code), gs_ctx_error_msg(ctx));
+        CHECK_MSG(strstr(gs_ctx_error_msg(ctx), c->msg) != NULL, "%s: message '%s' lacks '%s'", c->name, gs_ctx_error_msg(ctx), c->msg);
+        gs_ctx_destroy(ctx);
+    }
+    CHECK(sizeof builder_cases / sizeof builder_cases[0] >= 40);
+}
+
+/* malformed HLO text: code and the line:column the message must name */
+typedef struct bad_text { const char *name; const char *text; const char *msg; } bad_text;
+static const bad_text text_cases[] = {
+    {"empty input", "", "ENTRY"},
+    {"no entry", "HloModule m\n\nc {\n  ROOT p = f32[] parameter(0)\n}\n", "ENTRY"},
+    {"unknown opcode", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] frobnicate(p)\n}\n", "line 4"},
+    {"unknown operand", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] negate(q)\n}\n", "line 4"},
+    {"bad dtype", "HloModule m\nENTRY e {\n  ROOT p = f99[4] parameter(0)\n}\n", "line 3"},
+    {"shape disagrees with the op", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT r = f32[5] negate(p)\n}\n", "line 4"},
+    {"unterminated computation", "HloModule m\nENTRY e {\n  ROOT p = f32[4] parameter(0)\n", "line"},
+    {"builder error surfaces with position", "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  b = f32[5] parameter(1)\n  ROOT r = f32[4] add(a, b)\n}\n", "line 5"},
+    {"bad replica groups", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(p), replica_groups={{0,0}}, to_apply=sum\n}\n", "line 4"},
+    {"duplicate names", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  p = f32[4] parameter(1)\n  ROOT r = f32[4] add(p, p)\n}\n", "line 4"},
+};
+
+static void test_text_catalogue(void) {
+    int i;
+    for (i = 0; i < (int)(sizeof text_cases / sizeof text_cases[0]); i++) {
+        const bad_text *c = &text_cases[i];
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *entry = NULL;
+        gs_result r = gs_hlo_parse(ctx, c->text, strlen(c->text), &entry);
+        CHECK_MSG(r != GS_OK, "%s: parse did not fail", c->name);
+        CHECK_MSG(gs_ctx_error(ctx) == r, "%s: context error differs from the returned code", c->name);
+        CHECK_MSG(strstr(gs_ctx_error_msg(ctx), c->msg) != NULL, "%s: message '%s' lacks '%s'", c->name, gs_ctx_error_msg(ctx), c->msg);
+        gs_ctx_destroy(ctx);
+    }
+}
+
+static void test_eval_bad_calls(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gs_graph_new(ctx, "g"), *noroot = gs_graph_new(ctx, "noroot");
+    int64_t d[1] = {4};
+    gs_value *a = gs_parameter(g, -1, gs_shape_make(GS_F32, 1, d), "a");
+    float in[4] = {1, 2, 3, 4}, out[4];
+    const void *ins[1];
+    void *outs[1];
+    ins[0] = in;
+    outs[0] = out;
+    gs_graph_set_root(g, gs_neg(g, a));
+    CHECK(gs_eval(g, NULL, outs) != GS_OK);
+    gs_ctx_clear_error(ctx);
+    CHECK(gs_eval(g, ins, NULL) != GS_OK);
+    gs_ctx_clear_error(ctx);
+    CHECK(gs_eval(NULL, ins, outs) != GS_OK);
+    CHECK(gs_eval(noroot, ins, outs) != GS_OK);
+    gs_ctx_clear_error(ctx);
+    CHECK_OK(gs_eval(g, ins, outs));
+    CHECK(out[3] == -4.0f);
+    gs_ctx_destroy(ctx);
+}
+
+static void test_ctx_null_safety(void) {
+    CHECK(gs_ctx_create(NULL, NULL) == GS_ERR_INVALID_ARG);
+    CHECK(gs_graph_new(NULL, "x") == NULL);
+    CHECK(gs_ctx_error(NULL) == GS_ERR_INVALID_ARG);
+    CHECK(gs_value_op(NULL) == GS_OP_INVALID);
+    CHECK(gs_graph_verify(NULL) == GS_ERR_INVALID_ARG);
+    gs_ctx_destroy(NULL);
+}
+
+void suite_errors(void) {
+    RUN(test_builder_catalogue);
+    RUN(test_text_catalogue);
+    RUN(test_eval_bad_calls);
+    RUN(test_ctx_null_safety);
+}
