@@ -456,8 +456,10 @@ GS_API int64_t gs_hlo_num_partitions(const gs_graph *entry);   /* from the HloMo
 
 /* ---------------------------------------------------------------------------------------------------------
    Reference interpreter (one device: partition-id is 0, collectives act on one partition).
-   inputs[i] points at parameter i's data (storage format, row-major); outputs[i] at gs_graph_output_shape(g,i)
-   bytes owned by the caller.
+   inputs[k] points at the data of parameter buffer k (storage format, row-major): parameters in number order,
+   a tuple-shaped parameter taking one buffer per element (flattened). outputs[i] points at
+   gs_shape_bytes(gs_graph_output_shape(g, i)) bytes owned by the caller. The graph is verified first (once,
+   until it changes); a pending context error is returned as is.
    ------------------------------------------------------------------------------------------------------- */
 GS_API gs_result gs_eval(gs_graph *g, const void *const *inputs, void *const *outputs);
 

@@ -103,6 +103,8 @@ struct gs_graph {
     gs_value **params;        /* stb_ds array indexed by parameter number (NULL holes until filled) */
     gs__name_entry *names;    /* stb_ds string map name -> value (unique within the graph) */
     gs_value *root;
+    int verified_n;           /* gs__verify_once: value count and root when last verified */
+    gs_value *verified_root;
     /* module header (meaningful on an entry graph) */
     const char *module_name;
     int64_t num_partitions;
@@ -185,9 +187,12 @@ GS__FN void gs__sb_free(gs__sb *sb);
 /* ---- shared IR helpers (gs_ir.c) ---- */
 GS__FN gs_value *gs__value_new(gs_graph *g, gs_op op, int n_operands, gs_value *const *operands);
 GS__FN int64_t gs__numel(const gs_shape *s);
+/* gs_graph_verify unless the graph is unchanged since it last passed */
+GS__FN gs_result gs__verify_once(gs_graph *g);
 /* row-major strides in elements */
 GS__FN void gs__strides(const gs_shape *s, int64_t *strides);
-/* Expands replica groups for num_partitions partitions into n_groups*group_size ids (arena).
+/* Expands replica groups for num_partitions partitions into n_groups*group_size ids (heap: the caller frees
+   *ids with gs__free).
    Returns GS_OK, or an error describing the problem (ids out of range or repeated). */
 GS__FN gs_result gs__groups_expand(gs_ctx *ctx, const gs_replica_groups *rg, int64_t num_partitions,
                                    int64_t *n_groups, int64_t *group_size, const int64_t **ids);

@@ -455,7 +455,7 @@ GS__FN gs_result gs__groups_expand(gs_ctx *ctx, const gs_replica_groups *rg, int
     char *seen;
     if (num_partitions < 1) return gs__err(ctx, GS_ERR_INVALID_ARG, "replica groups: %lld partitions", (long long)num_partitions);
     if (rg->n_groups == 0) {
-        out = (int64_t *)gs__arena_alloc(ctx, sizeof(int64_t) * (size_t)num_partitions);
+        out = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)num_partitions);
         if (!out) return GS_ERR_OUT_OF_MEMORY;
         for (i = 0; i < num_partitions; i++) out[i] = i;
         *n_groups = 1;
@@ -464,7 +464,7 @@ GS__FN gs_result gs__groups_expand(gs_ctx *ctx, const gs_replica_groups *rg, int
         return GS_OK;
     }
     n = rg->n_groups * rg->group_size;
-    out = (int64_t *)gs__arena_alloc(ctx, sizeof(int64_t) * (size_t)(n ? n : 1));
+    out = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)(n ? n : 1));
     if (!out) return GS_ERR_OUT_OF_MEMORY;
     if (rg->ids) {
         memcpy(out, rg->ids, sizeof(int64_t) * (size_t)n);
@@ -489,16 +489,21 @@ GS__FN gs_result gs__groups_expand(gs_ctx *ctx, const gs_replica_groups *rg, int
         }
     }
     seen = (char *)gs__malloc(ctx, (size_t)num_partitions);
-    if (!seen) return GS_ERR_OUT_OF_MEMORY;
+    if (!seen) {
+        gs__free(ctx, out);
+        return GS_ERR_OUT_OF_MEMORY;
+    }
     memset(seen, 0, (size_t)num_partitions);
     for (i = 0; i < n; i++) {
         if (out[i] < 0 || out[i] >= num_partitions) {
             gs__free(ctx, seen);
+            gs__free(ctx, out);
             return gs__err(ctx, GS_ERR_INVALID_ARG, "replica groups: partition %lld is out of range for %lld partitions",
                            (long long)out[i], (long long)num_partitions);
         }
         if (seen[out[i]]++) {
             gs__free(ctx, seen);
+            gs__free(ctx, out);
             return gs__err(ctx, GS_ERR_INVALID_ARG, "replica groups: partition %lld appears twice", (long long)out[i]);
         }
     }
@@ -2052,4 +2057,16 @@ GS_API gs_result gs_graph_verify(gs_graph *g) {
         }
     }
     return GS_OK;
+}
+
+GS__FN gs_result gs__verify_once(gs_graph *g) {
+    gs_result r;
+    if (g->ctx->err) return g->ctx->err;
+    if (g->verified_root && g->verified_root == g->root && g->verified_n == (int)stbds_arrlen(g->values)) return GS_OK;
+    r = gs_graph_verify(g);
+    if (r == GS_OK) {
+        g->verified_root = g->root;
+        g->verified_n = (int)stbds_arrlen(g->values);
+    }
+    return r;
 }

@@ -43,12 +43,12 @@ static gs_value *b_broadcast_order(gs_graph *g) {
 static gs_value *b_slice_oob(gs_graph *g) { int64_t s[1] = {2}, l[1] = {9}; return gs_slice(g, P(g, "a", GS_F32, 1, 8, 0, 0), s, l, NULL); }
 static gs_value *b_slice_stride0(gs_graph *g) { int64_t s[1] = {0}, l[1] = {4}, st[1] = {0}; return gs_slice(g, P(g, "a", GS_F32, 1, 8, 0, 0), s, l, st); }
 static gs_value *b_slice_backwards(gs_graph *g) { int64_t s[1] = {5}, l[1] = {4}; return gs_slice(g, P(g, "a", GS_F32, 1, 8, 0, 0), s, l, NULL); }
-static gs_value *b_dslice_count(gs_graph *g) {
-    gs_value *i = gs_scalar(g, GS_S32, 0);
+static gs_value *b_dslice_mixed_index(gs_graph *g) {
     gs_value *st[2];
     int64_t sz[2] = {1, 1};
-    st[0] = i; st[1] = i;
-    return gs_dynamic_slice(g, P(g, "a", GS_F32, 1, 8, 0, 0), st, sz) ? gs_dynamic_slice(g, P(g, "b", GS_F32, 2, 4, 4, 0), st, sz) : NULL;
+    st[0] = gs_scalar(g, GS_S32, 0);
+    st[1] = gs_scalar(g, GS_U32, 0);
+    return gs_dynamic_slice(g, P(g, "a", GS_F32, 2, 4, 4, 0), st, sz);
 }
 static gs_value *b_dslice_size(gs_graph *g) {
     gs_value *st[1];
@@ -302,7 +302,7 @@ static const bad_case builder_cases[] = {
     {"slice past the end", GS_ERR_INVALID_ARG, "not within [0, 8]", b_slice_oob},
     {"slice stride 0", GS_ERR_INVALID_ARG, "stride 0", b_slice_stride0},
     {"slice start after limit", GS_ERR_INVALID_ARG, "[5:4]", b_slice_backwards},
-    {"dynamic-slice index count", GS_ERR_INVALID_ARG, "start indices", b_dslice_count},
+    {"dynamic-slice mixes s32 and u32 indices", GS_ERR_SHAPE, "mix s32 and u32", b_dslice_mixed_index},
     {"dynamic-slice size too big", GS_ERR_INVALID_ARG, "slice size 9", b_dslice_size},
     {"dynamic-slice float index", GS_ERR_SHAPE, "s32 or u32", b_dslice_float_index},
     {"dynamic-update-slice update too big", GS_ERR_SHAPE, "exceeds operand dim", b_dus_big_update},

@@ -1,0 +1,2180 @@
+/* gs_interp.c - the reference interpreter: one device, global arrays, XLA semantics.
+ *
+ * Compute format (gs__buf): f32 and bf16 are float (a bf16 value is a float already rounded to bf16), s32 is
+ * int32_t, u32 uint32_t, pred uint8_t holding 0 or 1. gs_eval converts the caller's storage format (bf16 as
+ * uint16) to compute format and back. Every op that makes a new bf16 value rounds it to nearest even at once;
+ * reductions, scans and scatter combiners round after every combining step (the reducer is a bf16
+ * computation), while dot accumulates in f32 and rounds the final sums.
+ *
+ * Values and buffers. An array value owns one buffer; a tuple value (tuple, while, sort of several operands,
+ * topk, a tuple-shaped parameter) is n_tuple buffers, one per element (tuples are flat). Buffers are never
+ * written after they are made, so values that only pass data through (parameter, get-tuple-element, tuple,
+ * reshape, copy, annotations, single-partition collectives, a while loop that runs zero times) share their
+ * operand's buffer; a buffer is freed right after the last instruction that reads it. Instructions the root
+ * does not depend on are not evaluated.
+ *
+ * gs__eval_graph's params are flattened: parameter 0's buffers come first (one for an array parameter,
+ * n_tuple consecutive ones for a tuple-shaped parameter), then parameter 1's, and so on. Its results are the
+ * root's buffers (n_tuple of them for a tuple root, else one); each is freshly allocated with gs__malloc.
+ * gs_eval uses the same flattening for its inputs: a tuple-shaped entry parameter takes n_tuple consecutive
+ * input pointers.
+ *
+ * Semantics worth spelling out (XLA's, where XLA defines them):
+ * - Integer division by zero gives -1 (s32) or all ones (u32); remainder by zero gives the dividend;
+ *   INT_MIN / -1 = INT_MIN and INT_MIN % -1 = 0; integer arithmetic wraps. Float remainder is C's fmod.
+ * - maximum/minimum propagate NaN (the first NaN operand); max(+0, -0) = +0 and min(+0, -0) = -0 in either
+ *   operand order, so reductions give the same bits in any order.
+ * - Integer power: exponentiation by squaring; a negative exponent gives 0 except for bases 1 and -1.
+ * - convert float -> integer: NaN -> 0, truncation toward zero, saturating at the type's range (negative
+ *   values give 0 for u32); anything -> pred is x != 0; s32 <-> u32 wraps.
+ * - reduce combines result = init (op) x0 (op) x1 ... over the reduced elements in increasing row-major order.
+ * - sort is stable; NaN sorts after every number in ascending order and before them in descending order;
+ *   -0 and +0 compare equal. topk takes the first k of that order (NaN counts as the largest value).
+ * - scatter applies updates in increasing row-major order of the scatter index space; an update whose whole
+ *   window does not fit in the operand is skipped.
+ * - rng: element i (row-major over the result shape) uses bits = gs__rng_bits(seed, i) (formula at the
+ *   function). Floats: u = (bits >> 40) / 2^24 in [0, 1), r = lo + (hi - lo) * u computed in double and
+ *   rounded to the result type; a result that rounds up to hi becomes the largest representable value below
+ *   hi. Integers: lo + bits % (hi - lo). When hi <= lo (or a bound is NaN) every element is lo.
+ * - One partition, no collective hook: collectives whose groups all have size 1 are identities (a group of
+ *   more than one partition needs the hook). collective-permute copies the operand when the pair
+ *   (partition, partition) is present, gives zeros when no pair targets this partition, and needs the hook
+ *   otherwise.
+ * - Manual-region boundaries show device 0's view on the reference device: to_manual takes the block at
+ *   offset 0 of each dim (the shard shape is the result shape); to_full places the operand at offset 0 of a
+ *   zero array of the full shape.
+ */
+#include "gs_internal.h"
+
+/* ---------------------------------------------------------------------------------------------------------
+   Utilities: shapes, strided copies, scalar semantics
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN int64_t gs__ip_numel(const gs_shape *s) {
+    int64_t n = 1;
+    int i;
+    for (i = 0; i < s->rank; i++) n *= s->dims[i];
+    return n;
+}
+
+GS__FN void gs__ip_strides(const gs_shape *s, int64_t *st) {
+    int64_t acc = 1;
+    int i;
+    for (i = s->rank - 1; i >= 0; i--) {
+        st[i] = acc;
+        acc *= s->dims[i];
+    }
+}
+
+GS__FN bool gs__ip_same_shape(const gs_shape *a, const gs_shape *b) {
+    int i;
+    if (a->dtype != b->dtype || a->rank != b->rank) return false;
+    for (i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
+GS__FN bool gs__ip_is_float(gs_dtype t) { return t == GS_F32 || t == GS_BF16; }
+
+GS__FN float gs__ip_rbf(float x) { return gs_bf16_to_f32(gs_f32_to_bf16(x)); }
+
+GS__FN void gs__ip_round_bf16_array(float *p, int64_t n) {
+    int64_t i;
+    for (i = 0; i < n; i++) p[i] = gs__ip_rbf(p[i]);
+}
+
+/* dst[doff + sum idx*dstr] = src[soff + sum idx*sstr] for every idx < dims (offsets and strides in elements;
+   es is the element size, 4 or 1). */
+GS__FN void gs__ip_xcopy(size_t es, int rank, const int64_t *dims, void *dst, int64_t doff, const int64_t *dstr,
+                      const void *src, int64_t soff, const int64_t *sstr) {
+    int64_t idx[GS_MAX_RANK];
+    int64_t n_in, dsi, ssi;
+    int d;
+    for (d = 0; d < rank; d++)
+        if (dims[d] <= 0) return;
+    if (rank == 0) {
+        memcpy((char *)dst + doff * (int64_t)es, (const char *)src + soff * (int64_t)es, es);
+        return;
+    }
+    n_in = dims[rank - 1];
+    dsi = dstr[rank - 1];
+    ssi = sstr[rank - 1];
+    memset(idx, 0, sizeof idx);
+    for (;;) {
+        int64_t i, dp = doff, sp = soff;
+        if (dsi == 1 && ssi == 1) {
+            memcpy((char *)dst + dp * (int64_t)es, (const char *)src + sp * (int64_t)es, (size_t)n_in * es);
+        } else if (es == 4) {
+            uint32_t *D = (uint32_t *)dst;
+            const uint32_t *S = (const uint32_t *)src;
+            for (i = 0; i < n_in; i++, dp += dsi, sp += ssi) D[dp] = S[sp];
+        } else {
+            uint8_t *D = (uint8_t *)dst;
+            const uint8_t *S = (const uint8_t *)src;
+            for (i = 0; i < n_in; i++, dp += dsi, sp += ssi) D[dp] = S[sp];
+        }
+        for (d = rank - 2; d >= 0; d--) {
+            idx[d]++;
+            doff += dstr[d];
+            soff += sstr[d];
+            if (idx[d] < dims[d]) break;
+            doff -= dstr[d] * dims[d];
+            soff -= sstr[d] * dims[d];
+            idx[d] = 0;
+        }
+        if (d < 0) return;
+    }
+}
+
+/* An odometer over `dims` that tracks a position with arbitrary strides. */
+typedef struct gs__ip_odo {
+    int rank;
+    int64_t dims[GS_MAX_RANK], idx[GS_MAX_RANK], st[GS_MAX_RANK];
+    int64_t pos;
+} gs__ip_odo;
+
+GS__FN void gs__ip_odo_init(gs__ip_odo *o, int rank, const int64_t *dims, const int64_t *st) {
+    int d;
+    memset(o, 0, sizeof *o);
+    o->rank = rank;
+    for (d = 0; d < rank; d++) {
+        o->dims[d] = dims[d];
+        o->st[d] = st ? st[d] : 0;
+    }
+}
+
+/* Advances to the next index in row-major order; returns false after the last one. */
+GS__FN bool gs__ip_odo_next(gs__ip_odo *o) {
+    int d;
+    for (d = o->rank - 1; d >= 0; d--) {
+        o->idx[d]++;
+        o->pos += o->st[d];
+        if (o->idx[d] < o->dims[d]) return true;
+        o->pos -= o->st[d] * o->dims[d];
+        o->idx[d] = 0;
+    }
+    return false;
+}
+
+GS__FN void gs__ip_fill(void *data, size_t es, int64_t n, const void *val) {
+    int64_t i;
+    if (es == 4) {
+        uint32_t v, *p = (uint32_t *)data;
+        memcpy(&v, val, 4);
+        for (i = 0; i < n; i++) p[i] = v;
+    } else {
+        memset(data, *(const uint8_t *)val, (size_t)n);
+    }
+}
+
+/* Reads element i of an integer (s32/u32) buffer as int64. */
+GS__FN int64_t gs__ip_get_index(const gs__buf *b, int64_t i) {
+    if (b->shape.dtype == GS_U32) return (int64_t)((const uint32_t *)b->data)[i];
+    if (b->shape.dtype == GS_S32) return (int64_t)((const int32_t *)b->data)[i];
+    return 0;
+}
+
+GS__FN int64_t gs__ip_clamp64(int64_t x, int64_t lo, int64_t hi) {
+    if (hi < lo) hi = lo;
+    return x < lo ? lo : (x > hi ? hi : x);
+}
+
+GS__FN bool gs__ip_isnan(float x) { return x != x; }
+
+GS__FN float gs__ip_fmax(float a, float b) {
+    if (gs__ip_isnan(a)) return a;
+    if (gs__ip_isnan(b)) return b;
+    if (a == b) return signbit(a) ? b : a;
+    return a > b ? a : b;
+}
+
+GS__FN float gs__ip_fmin(float a, float b) {
+    if (gs__ip_isnan(a)) return a;
+    if (gs__ip_isnan(b)) return b;
+    if (a == b) return signbit(a) ? a : b;
+    return a < b ? a : b;
+}
+
+GS__FN int32_t gs__ip_s32(uint32_t u) { return (int32_t)u; }   /* two's complement wrap */
+
+GS__FN uint32_t gs__ip_upow(uint32_t base, uint32_t e) {
+    uint32_t r = 1;
+    while (e) {
+        if (e & 1u) r *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return r;
+}
+
+GS__FN int32_t gs__ip_spow(int32_t base, int32_t e) {
+    if (e < 0) {
+        if (base == 1) return 1;
+        if (base == -1) return (e & 1) ? -1 : 1;
+        return 0;
+    }
+    return gs__ip_s32(gs__ip_upow((uint32_t)base, (uint32_t)e));
+}
+
+GS__FN int32_t gs__ip_f2s(float x) {
+    if (gs__ip_isnan(x)) return 0;
+    if (x >= 2147483648.0f) return INT32_MAX;
+    if (x <= -2147483648.0f) return INT32_MIN;
+    return (int32_t)x;
+}
+
+GS__FN uint32_t gs__ip_f2u(float x) {
+    if (gs__ip_isnan(x) || x <= 0.0f) return 0;
+    if (x >= 4294967296.0f) return UINT32_MAX;
+    return (uint32_t)x;
+}
+
+/* Scalar combiners for reductions, scans and scatter. */
+GS__FN float gs__ip_comb_f(gs_reduce_kind k, float a, float b, bool bf) {
+    float r;
+    switch (k) {
+    case GS_REDUCE_SUM: r = a + b; break;
+    case GS_REDUCE_PROD: r = a * b; break;
+    case GS_REDUCE_MAX: return gs__ip_fmax(a, b);
+    case GS_REDUCE_MIN: return gs__ip_fmin(a, b);
+    case GS_REDUCE_REPLACE: return b;
+    default: return a;
+    }
+    return bf ? gs__ip_rbf(r) : r;
+}
+
+GS__FN int32_t gs__ip_comb_s(gs_reduce_kind k, int32_t a, int32_t b) {
+    switch (k) {
+    case GS_REDUCE_SUM: return gs__ip_s32((uint32_t)a + (uint32_t)b);
+    case GS_REDUCE_PROD: return gs__ip_s32((uint32_t)a * (uint32_t)b);
+    case GS_REDUCE_MAX: return a > b ? a : b;
+    case GS_REDUCE_MIN: return a < b ? a : b;
+    case GS_REDUCE_AND: return a & b;
+    case GS_REDUCE_OR: return a | b;
+    case GS_REDUCE_REPLACE: return b;
+    default: return a;
+    }
+}
+
+GS__FN uint32_t gs__ip_comb_u(gs_reduce_kind k, uint32_t a, uint32_t b) {
+    switch (k) {
+    case GS_REDUCE_SUM: return a + b;
+    case GS_REDUCE_PROD: return a * b;
+    case GS_REDUCE_MAX: return a > b ? a : b;
+    case GS_REDUCE_MIN: return a < b ? a : b;
+    case GS_REDUCE_AND: return a & b;
+    case GS_REDUCE_OR: return a | b;
+    case GS_REDUCE_REPLACE: return b;
+    default: return a;
+    }
+}
+
+/* pred: sum/or/max are logical or, prod/and/min logical and */
+GS__FN uint8_t gs__ip_comb_p(gs_reduce_kind k, uint8_t a, uint8_t b) {
+    switch (k) {
+    case GS_REDUCE_SUM: case GS_REDUCE_OR: case GS_REDUCE_MAX: return (uint8_t)(a | b);
+    case GS_REDUCE_PROD: case GS_REDUCE_AND: case GS_REDUCE_MIN: return (uint8_t)(a & b);
+    case GS_REDUCE_REPLACE: return b;
+    default: return a;
+    }
+}
+
+/* Rejects a reduction kind that does not apply to the dtype (and/or on floats, replace outside scatter). */
+GS__FN gs_result gs__ip_check_kind(gs_ctx *ctx, const gs_value *v, gs_dtype t, gs_reduce_kind k, bool allow_replace) {
+    bool ok = k >= GS_REDUCE_SUM && k <= GS_REDUCE_OR;
+    if (k == GS_REDUCE_REPLACE) ok = allow_replace;
+    if (ok && gs__ip_is_float(t) && (k == GS_REDUCE_AND || k == GS_REDUCE_OR)) ok = false;
+    if (ok && t != GS_F32 && t != GS_BF16 && t != GS_S32 && t != GS_U32 && t != GS_PRED) ok = false;
+    if (!ok)
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: reduction '%s' is not supported on %s", gs_op_name(v->op),
+                       v->name, gs_reduce_kind_name(k), gs_dtype_name(t));
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   Evaluation state: slots (one per array value or tuple element) and the buffers they share
+   ------------------------------------------------------------------------------------------------------- */
+enum { GS__IP_BLK_NONE = 0, GS__IP_BLK_OWNED, GS__IP_BLK_EXTERNAL, GS__IP_BLK_GONE, GS__IP_BLK_TAKEN };
+
+typedef struct gs__ip_slot {
+    gs__buf buf;
+    int64_t blk;              /* the slot that made the buffer (its owner), -1 when unset */
+} gs__ip_slot;
+
+typedef struct gs__ip_st {
+    gs__exec *ex;
+    gs_ctx *ctx;
+    gs_graph *g;
+    int n_values;
+    int64_t *first;           /* value id -> its first slot */
+    int *last_use;            /* value id -> position of its last reader (INT_MAX for the root) */
+    uint8_t *live;            /* value id -> the root depends on it */
+    int64_t n_slots;
+    gs__ip_slot *slots;
+    int *refs;                /* per owner slot: number of slots that share its buffer */
+    uint8_t *bstate;          /* per owner slot: GS__IP_BLK_* */
+    const gs__buf *params;
+    int64_t *param_first;     /* parameter number -> its first buffer in params */
+    int n_params;
+} gs__ip_st;
+
+GS__FN int gs__ip_nslots(const gs_value *v) { return v->shape.dtype == GS_TUPLE ? v->n_tuple : 1; }
+
+GS__FN const gs_shape *gs__ip_slot_shape(const gs_value *v, int j) {
+    return v->shape.dtype == GS_TUPLE ? &v->tuple[j] : &v->shape;
+}
+
+/* The buffer of array operand k of v. */
+GS__FN gs__buf *gs__ip_opbuf(gs__ip_st *st, const gs_value *v, int k) {
+    return &st->slots[st->first[v->operands[k]->id]].buf;
+}
+
+/* Allocates a fresh buffer for slot j of v. */
+GS__FN gs__buf *gs__ip_new_out(gs__ip_st *st, const gs_value *v, int j) {
+    int64_t s = st->first[v->id] + j;
+    const gs_shape *shape = gs__ip_slot_shape(v, j);
+    int64_t n = gs__ip_numel(shape);
+    size_t es = gs__compute_size(shape->dtype);
+    void *p;
+    if (n < 0 || es == 0 || (uint64_t)n > (uint64_t)(SIZE_MAX / 8)) {
+        gs__err(st->ctx, GS_ERR_SHAPE, "%s %s: cannot allocate a result of this shape", gs_op_name(v->op), v->name);
+        return NULL;
+    }
+    p = gs__malloc(st->ctx, (size_t)n * es);
+    if (!p) return NULL;
+    st->slots[s].buf.shape = *shape;
+    st->slots[s].buf.data = p;
+    st->slots[s].blk = s;
+    st->refs[s] = 1;
+    st->bstate[s] = GS__IP_BLK_OWNED;
+    return &st->slots[s].buf;
+}
+
+/* Slot j of v shares the buffer of slot `src` (shape taken from v). */
+GS__FN void gs__ip_alias(gs__ip_st *st, const gs_value *v, int j, int64_t src) {
+    int64_t s = st->first[v->id] + j;
+    st->slots[s].buf.shape = *gs__ip_slot_shape(v, j);
+    st->slots[s].buf.data = st->slots[src].buf.data;
+    st->slots[s].blk = st->slots[src].blk;
+    st->refs[st->slots[s].blk]++;
+}
+
+/* Slot j of v takes ownership of `data` (allocated with gs__malloc). */
+GS__FN void gs__ip_adopt(gs__ip_st *st, const gs_value *v, int j, void *data) {
+    int64_t s = st->first[v->id] + j;
+    st->slots[s].buf.shape = *gs__ip_slot_shape(v, j);
+    st->slots[s].buf.data = data;
+    st->slots[s].blk = s;
+    st->refs[s] = 1;
+    st->bstate[s] = GS__IP_BLK_OWNED;
+}
+
+GS__FN void gs__ip_release(gs__ip_st *st, const gs_value *v) {
+    int j, n = gs__ip_nslots(v);
+    for (j = 0; j < n; j++) {
+        gs__ip_slot *sl = &st->slots[st->first[v->id] + j];
+        int64_t b = sl->blk;
+        if (b < 0) continue;
+        sl->blk = -1;
+        if (--st->refs[b] == 0 && st->bstate[b] == GS__IP_BLK_OWNED) {
+            gs__free(st->ctx, st->slots[b].buf.data);
+            st->bstate[b] = GS__IP_BLK_GONE;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   Leaves
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN gs_result gs__ip_constant(gs_ctx *ctx, const gs_value *v, gs__buf *out) {
+    int64_t i, n = gs__ip_numel(&out->shape);
+    size_t ss = gs_dtype_size(out->shape.dtype);
+    if (!v->data) return gs__err(ctx, GS_ERR_INVALID_ARG, "constant %s: no data", v->name);
+    for (i = 0; i < n; i++) {
+        const char *src = (const char *)v->data + (v->splat ? 0 : (size_t)i * ss);
+        switch (out->shape.dtype) {
+        case GS_F32: case GS_S32: case GS_U32: memcpy((char *)out->data + i * 4, src, 4); break;
+        case GS_BF16: {
+            uint16_t b;
+            memcpy(&b, src, 2);
+            ((float *)out->data)[i] = gs_bf16_to_f32(b);
+            break;
+        }
+        case GS_PRED: ((uint8_t *)out->data)[i] = (uint8_t)(*(const uint8_t *)src != 0); break;
+        default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "constant %s: bad dtype", v->name);
+        }
+    }
+    return GS_OK;
+}
+
+GS__FN gs_result gs__ip_iota(gs_ctx *ctx, const gs_value *v, gs__buf *out) {
+    gs__ip_odo o;
+    int64_t i, n = gs__ip_numel(&out->shape);
+    int64_t dim = v->dim;
+    if (out->shape.rank == 0 || dim < 0 || dim >= out->shape.rank)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "iota %s: iota dimension %lld out of range", v->name, (long long)dim);
+    if (n == 0) return GS_OK;
+    gs__ip_odo_init(&o, out->shape.rank, out->shape.dims, NULL);
+    for (i = 0; i < n; i++, gs__ip_odo_next(&o)) {
+        int64_t k = o.idx[dim];
+        switch (out->shape.dtype) {
+        case GS_F32: ((float *)out->data)[i] = (float)k; break;
+        case GS_BF16: ((float *)out->data)[i] = gs__ip_rbf((float)k); break;
+        case GS_S32: ((int32_t *)out->data)[i] = (int32_t)k; break;
+        case GS_U32: ((uint32_t *)out->data)[i] = (uint32_t)k; break;
+        case GS_PRED: ((uint8_t *)out->data)[i] = (uint8_t)(k != 0); break;
+        default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "iota %s: bad dtype", v->name);
+        }
+    }
+    return GS_OK;
+}
+
+/* splitmix64's finaliser applied to seed * 0x9E3779B97F4A7C15 + i + 1 (all arithmetic mod 2^64). */
+GS__FN uint64_t gs__rng_bits(uint64_t seed, uint64_t i) {
+    uint64_t z = seed * 0x9E3779B97F4A7C15ull + i + 1u;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* the largest bf16 value below h (h a bf16 value, not NaN, not -inf) */
+GS__FN float gs__ip_bf16_below(float h) {
+    uint16_t b = gs_f32_to_bf16(h);
+    if (h > 0.0f) b = (uint16_t)(b - 1u);
+    else if (h < 0.0f) b = (uint16_t)(b + 1u);
+    else b = 0x8001u;
+    return gs_bf16_to_f32(b);
+}
+
+GS__FN gs_result gs__ip_rng(gs_ctx *ctx, const gs_value *v, const gs__buf *lo, const gs__buf *hi, gs__buf *out) {
+    int64_t i, n = gs__ip_numel(&out->shape);
+    gs_dtype t = out->shape.dtype;
+    if (lo->shape.dtype != t || hi->shape.dtype != t || gs__ip_numel(&lo->shape) != 1 ||
+        gs__ip_numel(&hi->shape) != 1)
+        return gs__err(ctx, GS_ERR_SHAPE, "rng %s: lo and hi must be scalars of the result dtype", v->name);
+    if (gs__ip_is_float(t)) {
+        float l = ((const float *)lo->data)[0], h = ((const float *)hi->data)[0];
+        float *y = (float *)out->data;
+        bool bf = t == GS_BF16;
+        if (!(h > l)) {
+            for (i = 0; i < n; i++) y[i] = l;
+            return GS_OK;
+        }
+        for (i = 0; i < n; i++) {
+            uint64_t bits = gs__rng_bits(v->seed, (uint64_t)i);
+            double u = (double)(bits >> 40) * (1.0 / 16777216.0);
+            double r = (double)l + ((double)h - (double)l) * u;
+            float f = (float)r;
+            if (bf) f = gs__ip_rbf(f);
+            if (f >= h) f = bf ? gs__ip_bf16_below(h) : nextafterf(h, -INFINITY);
+            if (f < l) f = l;
+            y[i] = f;
+        }
+    } else if (t == GS_S32 || t == GS_U32) {
+        int64_t l = gs__ip_get_index(lo, 0), h = gs__ip_get_index(hi, 0);
+        for (i = 0; i < n; i++) {
+            int64_t r = l;
+            if (h > l) r = l + (int64_t)(gs__rng_bits(v->seed, (uint64_t)i) % (uint64_t)(h - l));
+            if (t == GS_S32) ((int32_t *)out->data)[i] = (int32_t)r;
+            else ((uint32_t *)out->data)[i] = (uint32_t)r;
+        }
+    } else {
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "rng %s: dtype %s is not supported", v->name, gs_dtype_name(t));
+    }
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   Data movement
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN gs_result gs__ip_broadcast(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
+    int64_t ist[GS_MAX_RANK], ost[GS_MAX_RANK], sst[GS_MAX_RANK];
+    int i, r = out->shape.rank;
+    if (v->n_dims != x->shape.rank)
+        return gs__err(ctx, GS_ERR_SHAPE, "broadcast %s: %d dims for an operand of rank %d", v->name, v->n_dims,
+                       x->shape.rank);
+    gs__ip_strides(&x->shape, ist);
+    gs__ip_strides(&out->shape, ost);
+    for (i = 0; i < r; i++) sst[i] = 0;
+    for (i = 0; i < x->shape.rank; i++) {
+        int64_t od = v->dims[i];
+        if (od < 0 || od >= r || (x->shape.dims[i] != out->shape.dims[od] && x->shape.dims[i] != 1))
+            return gs__err(ctx, GS_ERR_SHAPE, "broadcast %s: operand dim %d does not fit output dim %lld", v->name,
+                           i, (long long)od);
+        sst[od] = x->shape.dims[i] == 1 ? 0 : ist[i];
+    }
+    gs__ip_xcopy(gs__compute_size(out->shape.dtype), r, out->shape.dims, out->data, 0, ost, x->data, 0, sst);
+    return GS_OK;
+}
+
+GS__FN gs_result gs__ip_transpose(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
+    int64_t ist[GS_MAX_RANK], ost[GS_MAX_RANK], sst[GS_MAX_RANK];
+    int i, r = out->shape.rank;
+    if (v->n_dims != r || x->shape.rank != r)
+        return gs__err(ctx, GS_ERR_SHAPE, "transpose %s: permutation rank does not match", v->name);
+    gs__ip_strides(&x->shape, ist);
+    gs__ip_strides(&out->shape, ost);
+    for (i = 0; i < r; i++) {
+        int64_t p = v->dims[i];
+        if (p < 0 || p >= r || x->shape.dims[p] != out->shape.dims[i])
+            return gs__err(ctx, GS_ERR_SHAPE, "transpose %s: bad permutation", v->name);
+        sst[i] = ist[p];
+    }
+    gs__ip_xcopy(gs__compute_size(out->shape.dtype), r, out->shape.dims, out->data, 0, ost, x->data, 0, sst);
+    return GS_OK;
+}
+
+GS__FN gs_result gs__ip_slice(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
+    int64_t ist[GS_MAX_RANK], ost[GS_MAX_RANK], sst[GS_MAX_RANK], off = 0;
+    int i, r = out->shape.rank;
+    gs__ip_strides(&x->shape, ist);
+    gs__ip_strides(&out->shape, ost);
+    for (i = 0; i < r; i++) {
+        int64_t s = v->start[i], str = v->stride ? v->stride[i] : 1;
+        if (str < 1 || s < 0 || (out->shape.dims[i] > 0 && s + (out->shape.dims[i] - 1) * str >= x->shape.dims[i]))
+            return gs__err(ctx, GS_ERR_SHAPE, "slice %s: dim %d out of range", v->name, i);
+        off += s * ist[i];
+        sst[i] = str * ist[i];
+    }
+    gs__ip_xcopy(gs__compute_size(out->shape.dtype), r, out->shape.dims, out->data, 0, ost, x->data, off, sst);
+    return GS_OK;
+}
+
+/* Reads the clamped start index of dim d: operand `first_start + d`, clamped to [0, xdim - size]. */
+GS__FN int64_t gs__ip_start_index(gs__ip_st *st, const gs_value *v, int first_start, int d, int64_t xdim,
+                                  int64_t size) {
+    const gs__buf *b = gs__ip_opbuf(st, v, first_start + d);
+    return gs__ip_clamp64(gs__ip_get_index(b, 0), 0, xdim - size);
+}
+
+GS__FN gs_result gs__ip_check_starts(gs__ip_st *st, const gs_value *v, int first_start, int rank) {
+    int d;
+    if (v->n_operands != first_start + rank)
+        return gs__err(st->ctx, GS_ERR_SHAPE, "%s %s: expected %d start indices", gs_op_name(v->op), v->name, rank);
+    for (d = 0; d < rank; d++) {
+        const gs__buf *b = gs__ip_opbuf(st, v, first_start + d);
+        if ((b->shape.dtype != GS_S32 && b->shape.dtype != GS_U32) || gs__ip_numel(&b->shape) != 1)
+            return gs__err(st->ctx, GS_ERR_SHAPE, "%s %s: start index %d must be an integer scalar",
+                           gs_op_name(v->op), v->name, d);
+    }
+    return GS_OK;
+}
+
+GS__FN gs_result gs__ip_dynamic_slice(gs__ip_st *st, const gs_value *v, gs__buf *out) {
+    const gs__buf *x = gs__ip_opbuf(st, v, 0);
+    int64_t ist[GS_MAX_RANK], ost[GS_MAX_RANK], off = 0;
+    int d, r = x->shape.rank;
+    gs_result res = gs__ip_check_starts(st, v, 1, r);
+    if (res) return res;
+    if (out->shape.rank != r) return gs__err(st->ctx, GS_ERR_SHAPE, "dynamic-slice %s: rank mismatch", v->name);
+    gs__ip_strides(&x->shape, ist);
+    gs__ip_strides(&out->shape, ost);
+    for (d = 0; d < r; d++) {
+        if (out->shape.dims[d] > x->shape.dims[d])
+            return gs__err(st->ctx, GS_ERR_SHAPE, "dynamic-slice %s: slice larger than the operand", v->name);
+        off += gs__ip_start_index(st, v, 1, d, x->shape.dims[d], out->shape.dims[d]) * ist[d];
+    }
+    gs__ip_xcopy(gs__compute_size(out->shape.dtype), r, out->shape.dims, out->data, 0, ost, x->data, off, ist);
+    return GS_OK;
+}
+
+GS__FN gs_result gs__ip_dynamic_update_slice(gs__ip_st *st, const gs_value *v, gs__buf *out) {
+    const gs__buf *x = gs__ip_opbuf(st, v, 0), *u = gs__ip_opbuf(st, v, 1);
+    int64_t xst[GS_MAX_RANK], ust[GS_MAX_RANK], off = 0;
+    int d, r = x->shape.rank;
+    size_t es = gs__compute_size(out->shape.dtype);
+    gs_result res = gs__ip_check_starts(st, v, 2, r);
+    if (res) return res;
+    if (u->shape.rank != r || u->shape.dtype != x->shape.dtype || !gs__ip_same_shape(&x->shape, &out->shape))
+        return gs__err(st->ctx, GS_ERR_SHAPE, "dynamic-update-slice %s: shape mismatch", v->name);
+    gs__ip_strides(&x->shape, xst);
+    gs__ip_strides(&u->shape, ust);
+    for (d = 0; d < r; d++) {
+        if (u->shape.dims[d] > x->shape.dims[d])
+            return gs__err(st->ctx, GS_ERR_SHAPE, "dynamic-update-slice %s: update larger than the operand",
+                           v->name);
+        off += gs__ip_start_index(st, v, 2, d, x->shape.dims[d], u->shape.dims[d]) * xst[d];
+    }
+    memcpy(out->data, x->data, (size_t)gs__ip_numel(&x->shape) * es);
+    gs__ip_xcopy(es, r, u->shape.dims, out->data, off, xst, u->data, 0, ust);
+    return GS_OK;
+}
+
+GS__FN gs_result gs__ip_pad(gs_ctx *ctx, const gs_value *v, const gs__buf *x, const gs__buf *pv, gs__buf *out) {
+    int64_t ist[GS_MAX_RANK], ost[GS_MAX_RANK], cnt[GS_MAX_RANK], dstr[GS_MAX_RANK];
+    int64_t soff = 0, doff = 0;
+    int d, r = x->shape.rank;
+    size_t es = gs__compute_size(out->shape.dtype);
+    if (out->shape.rank != r || pv->shape.dtype != x->shape.dtype || gs__ip_numel(&pv->shape) != 1)
+        return gs__err(ctx, GS_ERR_SHAPE, "pad %s: bad operands", v->name);
+    gs__ip_fill(out->data, es, gs__ip_numel(&out->shape), pv->data);
+    gs__ip_strides(&x->shape, ist);
+    gs__ip_strides(&out->shape, ost);
+    for (d = 0; d < r; d++) {
+        int64_t lo = v->lo[d], in = v->interior ? v->interior[d] : 0, s, n = x->shape.dims[d];
+        int64_t od = out->shape.dims[d], i0, i1;
+        if (in < 0) return gs__err(ctx, GS_ERR_SHAPE, "pad %s: negative interior padding", v->name);
+        s = in + 1;
+        if (od != lo + v->hi[d] + n + (n > 0 ? (n - 1) * in : 0))
+            return gs__err(ctx, GS_ERR_SHAPE, "pad %s: output dim %d does not match the padding", v->name, d);
+        /* input elements i with 0 <= lo + i*s < od */
+        i0 = lo >= 0 ? 0 : (-lo + s - 1) / s;
+        i1 = od - 1 - lo < 0 ? -1 : (od - 1 - lo) / s;
+        if (i1 > n - 1) i1 = n - 1;
+        cnt[d] = i1 - i0 + 1;
+        if (cnt[d] <= 0) return GS_OK;   /* nothing of x survives */
+        soff += i0 * ist[d];
+        doff += (lo + i0 * s) * ost[d];
+        dstr[d] = s * ost[d];
+    }
+    gs__ip_xcopy(es, r, cnt, out->data, doff, dstr, x->data, soff, ist);
+    return GS_OK;
+}
+
+GS__FN gs_result gs__ip_concatenate(gs__ip_st *st, const gs_value *v, gs__buf *out) {
+    int64_t ost[GS_MAX_RANK], ist[GS_MAX_RANK], at = 0;
+    int k, r = out->shape.rank;
+    size_t es = gs__compute_size(out->shape.dtype);
+    if (v->dim < 0 || v->dim >= r) return gs__err(st->ctx, GS_ERR_SHAPE, "concatenate %s: bad dim", v->name);
+    gs__ip_strides(&out->shape, ost);
+    for (k = 0; k < v->n_operands; k++) {
+        const gs__buf *x = gs__ip_opbuf(st, v, k);
+        int d;
+        if (x->shape.rank != r || x->shape.dtype != out->shape.dtype)
+            return gs__err(st->ctx, GS_ERR_SHAPE, "concatenate %s: operand %d does not fit", v->name, k);
+        for (d = 0; d < r; d++)
+            if (d != v->dim && x->shape.dims[d] != out->shape.dims[d])
+                return gs__err(st->ctx, GS_ERR_SHAPE, "concatenate %s: operand %d does not fit", v->name, k);
+        if (at + x->shape.dims[v->dim] > out->shape.dims[v->dim])
+            return gs__err(st->ctx, GS_ERR_SHAPE, "concatenate %s: operands are too large", v->name);
+        gs__ip_strides(&x->shape, ist);
+        gs__ip_xcopy(es, r, x->shape.dims, out->data, at * ost[v->dim], ost, x->data, 0, ist);
+        at += x->shape.dims[v->dim];
+    }
+    if (at != out->shape.dims[v->dim]) return gs__err(st->ctx, GS_ERR_SHAPE, "concatenate %s: size mismatch", v->name);
+    return GS_OK;
+}
+
+GS__FN gs_result gs__ip_reverse(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
+    int64_t ist[GS_MAX_RANK], sst[GS_MAX_RANK], off = 0;
+    int i, r = x->shape.rank;
+    gs__ip_strides(&x->shape, ist);
+    for (i = 0; i < r; i++) sst[i] = ist[i];
+    for (i = 0; i < v->n_dims; i++) {
+        int64_t d = v->dims[i];
+        if (d < 0 || d >= r) return gs__err(ctx, GS_ERR_SHAPE, "reverse %s: dim out of range", v->name);
+        if (sst[d] < 0) continue;   /* listed twice */
+        if (x->shape.dims[d] > 0) off += (x->shape.dims[d] - 1) * ist[d];
+        sst[d] = -ist[d];
+    }
+    gs__ip_xcopy(gs__compute_size(out->shape.dtype), r, x->shape.dims, out->data, 0, ist, x->data, off, sst);
+    return GS_OK;
+}
+
+/* to_manual (the block at offset 0) and to_full (the operand at offset 0 of zeros) */
+GS__FN void gs__ip_corner_copy(const gs__buf *x, gs__buf *out) {
+    int64_t ist[GS_MAX_RANK], ost[GS_MAX_RANK], cnt[GS_MAX_RANK];
+    int d, r = out->shape.rank;
+    size_t es = gs__compute_size(out->shape.dtype);
+    memset(out->data, 0, (size_t)gs__ip_numel(&out->shape) * es);
+    gs__ip_strides(&x->shape, ist);
+    gs__ip_strides(&out->shape, ost);
+    for (d = 0; d < r; d++) cnt[d] = GS__MIN(x->shape.dims[d], out->shape.dims[d]);
+    gs__ip_xcopy(es, r, cnt, out->data, 0, ost, x->data, 0, ist);
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   Elementwise
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN float gs__ip_unary_f(gs_op op, float x) {
+    switch (op) {
+    case GS_OP_NEGATE: return -x;
+    case GS_OP_ABS: return fabsf(x);
+    case GS_OP_EXP: return expf(x);
+    case GS_OP_LOG: return logf(x);
+    case GS_OP_TANH: return tanhf(x);
+    case GS_OP_LOGISTIC: return 1.0f / (1.0f + expf(-x));
+    case GS_OP_SQRT: return sqrtf(x);
+    case GS_OP_RSQRT: return 1.0f / sqrtf(x);
+    case GS_OP_FLOOR: return floorf(x);
+    case GS_OP_CEIL: return ceilf(x);
+    case GS_OP_SIGN:
+        if (gs__ip_isnan(x) || x == 0.0f) return x;
+        return x > 0.0f ? 1.0f : -1.0f;
+    default: return x;
+    }
+}
+
+GS__FN gs_result gs__ip_unary(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
+    int64_t i, n = gs__ip_numel(&out->shape);
+    gs_dtype t = x->shape.dtype;
+    gs_op op = v->op;
+    if (t != out->shape.dtype || gs__ip_numel(&x->shape) != n)
+        return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand and result shapes differ", gs_op_name(op), v->name);
+    if (gs__ip_is_float(t)) {
+        const float *a = (const float *)x->data;
+        float *y = (float *)out->data;
+        if (op == GS_OP_NOT) goto unsupported;
+        for (i = 0; i < n; i++) y[i] = gs__ip_unary_f(op, a[i]);
+        if (t == GS_BF16) gs__ip_round_bf16_array(y, n);
+    } else if (t == GS_S32) {
+        const int32_t *a = (const int32_t *)x->data;
+        int32_t *y = (int32_t *)out->data;
+        for (i = 0; i < n; i++) {
+            int32_t e = a[i];
+            switch (op) {
+            case GS_OP_NEGATE: y[i] = gs__ip_s32(0u - (uint32_t)e); break;
+            case GS_OP_ABS: y[i] = e < 0 ? gs__ip_s32(0u - (uint32_t)e) : e; break;
+            case GS_OP_SIGN: y[i] = (e > 0) - (e < 0); break;
+            case GS_OP_NOT: y[i] = ~e; break;
+            default: goto unsupported;
+            }
+        }
+    } else if (t == GS_U32) {
+        const uint32_t *a = (const uint32_t *)x->data;
+        uint32_t *y = (uint32_t *)out->data;
+        for (i = 0; i < n; i++) {
+            uint32_t e = a[i];
+            switch (op) {
+            case GS_OP_NEGATE: y[i] = 0u - e; break;
+            case GS_OP_ABS: y[i] = e; break;
+            case GS_OP_SIGN: y[i] = e != 0; break;
+            case GS_OP_NOT: y[i] = ~e; break;
+            default: goto unsupported;
+            }
+        }
+    } else if (t == GS_PRED) {
+        const uint8_t *a = (const uint8_t *)x->data;
+        uint8_t *y = (uint8_t *)out->data;
+        if (op != GS_OP_NOT) goto unsupported;
+        for (i = 0; i < n; i++) y[i] = (uint8_t)!a[i];
+    } else {
+        goto unsupported;
+    }
+    return GS_OK;
+unsupported:
+    return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: not supported on %s", gs_op_name(op), v->name, gs_dtype_name(t));
+}
+
+GS__FN float gs__ip_binary_f(gs_op op, float a, float b) {
+    switch (op) {
+    case GS_OP_ADD: return a + b;
+    case GS_OP_SUBTRACT: return a - b;
+    case GS_OP_MULTIPLY: return a * b;
+    case GS_OP_DIVIDE: return a / b;
+    case GS_OP_REMAINDER: return fmodf(a, b);
+    case GS_OP_MAXIMUM: return gs__ip_fmax(a, b);
+    case GS_OP_MINIMUM: return gs__ip_fmin(a, b);
+    case GS_OP_POWER: return powf(a, b);
+    default: return 0.0f;
+    }
+}
+
+GS__FN int32_t gs__ip_binary_s(gs_op op, int32_t a, int32_t b) {
+    uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
+    switch (op) {
+    case GS_OP_ADD: return gs__ip_s32(ua + ub);
+    case GS_OP_SUBTRACT: return gs__ip_s32(ua - ub);
+    case GS_OP_MULTIPLY: return gs__ip_s32(ua * ub);
+    case GS_OP_DIVIDE:
+        if (b == 0) return -1;
+        if (a == INT32_MIN && b == -1) return INT32_MIN;
+        return a / b;
+    case GS_OP_REMAINDER:
+        if (b == 0) return a;
+        if (a == INT32_MIN && b == -1) return 0;
+        return a % b;
+    case GS_OP_MAXIMUM: return a > b ? a : b;
+    case GS_OP_MINIMUM: return a < b ? a : b;
+    case GS_OP_POWER: return gs__ip_spow(a, b);
+    case GS_OP_AND: return a & b;
+    case GS_OP_OR: return a | b;
+    case GS_OP_XOR: return a ^ b;
+    default: return 0;
+    }
+}
+
+GS__FN uint32_t gs__ip_binary_u(gs_op op, uint32_t a, uint32_t b) {
+    switch (op) {
+    case GS_OP_ADD: return a + b;
+    case GS_OP_SUBTRACT: return a - b;
+    case GS_OP_MULTIPLY: return a * b;
+    case GS_OP_DIVIDE: return b == 0 ? UINT32_MAX : a / b;
+    case GS_OP_REMAINDER: return b == 0 ? a : a % b;
+    case GS_OP_MAXIMUM: return a > b ? a : b;
+    case GS_OP_MINIMUM: return a < b ? a : b;
+    case GS_OP_POWER: return gs__ip_upow(a, b);
+    case GS_OP_AND: return a & b;
+    case GS_OP_OR: return a | b;
+    case GS_OP_XOR: return a ^ b;
+    default: return 0;
+    }
+}
+
+GS__FN gs_result gs__ip_binary(gs_ctx *ctx, const gs_value *v, const gs__buf *x, const gs__buf *z, gs__buf *out) {
+    int64_t i, n = gs__ip_numel(&out->shape);
+    gs_dtype t = x->shape.dtype;
+    gs_op op = v->op;
+    bool logical = op == GS_OP_AND || op == GS_OP_OR || op == GS_OP_XOR;
+    if (t != z->shape.dtype || t != out->shape.dtype || gs__ip_numel(&x->shape) != n || gs__ip_numel(&z->shape) != n)
+        return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand and result shapes differ", gs_op_name(op), v->name);
+    if (gs__ip_is_float(t)) {
+        const float *a = (const float *)x->data, *b = (const float *)z->data;
+        float *y = (float *)out->data;
+        if (logical) goto unsupported;
+        for (i = 0; i < n; i++) y[i] = gs__ip_binary_f(op, a[i], b[i]);
+        if (t == GS_BF16) gs__ip_round_bf16_array(y, n);
+    } else if (t == GS_S32) {
+        const int32_t *a = (const int32_t *)x->data, *b = (const int32_t *)z->data;
+        int32_t *y = (int32_t *)out->data;
+        for (i = 0; i < n; i++) y[i] = gs__ip_binary_s(op, a[i], b[i]);
+    } else if (t == GS_U32) {
+        const uint32_t *a = (const uint32_t *)x->data, *b = (const uint32_t *)z->data;
+        uint32_t *y = (uint32_t *)out->data;
+        for (i = 0; i < n; i++) y[i] = gs__ip_binary_u(op, a[i], b[i]);
+    } else if (t == GS_PRED) {
+        const uint8_t *a = (const uint8_t *)x->data, *b = (const uint8_t *)z->data;
+        uint8_t *y = (uint8_t *)out->data;
+        if (!logical && op != GS_OP_MAXIMUM && op != GS_OP_MINIMUM) goto unsupported;
+        for (i = 0; i < n; i++) {
+            switch (op) {
+            case GS_OP_AND: case GS_OP_MINIMUM: y[i] = (uint8_t)(a[i] & b[i]); break;
+            case GS_OP_OR: case GS_OP_MAXIMUM: y[i] = (uint8_t)(a[i] | b[i]); break;
+            default: y[i] = (uint8_t)(a[i] ^ b[i]); break;
+            }
+        }
+    } else {
+        goto unsupported;
+    }
+    return GS_OK;
+unsupported:
+    return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: not supported on %s", gs_op_name(op), v->name, gs_dtype_name(t));
+}
+
+GS__FN uint8_t gs__ip_cmp_result(gs_cmp c, int lt, int eq, int unordered) {
+    if (unordered) return (uint8_t)(c == GS_CMP_NE);
+    switch (c) {
+    case GS_CMP_EQ: return (uint8_t)eq;
+    case GS_CMP_NE: return (uint8_t)!eq;
+    case GS_CMP_LT: return (uint8_t)lt;
+    case GS_CMP_LE: return (uint8_t)(lt || eq);
+    case GS_CMP_GT: return (uint8_t)(!lt && !eq);
+    case GS_CMP_GE: return (uint8_t)!lt;
+    default: return 0;
+    }
+}
+
+GS__FN gs_result gs__ip_compare(gs_ctx *ctx, const gs_value *v, const gs__buf *x, const gs__buf *z, gs__buf *out) {
+    int64_t i, n = gs__ip_numel(&out->shape);
+    gs_dtype t = x->shape.dtype;
+    uint8_t *y = (uint8_t *)out->data;
+    gs_cmp c = v->cmp;
+    if (c <= GS_CMP_INVALID || c >= GS_CMP_COUNT)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "compare %s: bad direction", v->name);
+    if (t != z->shape.dtype || out->shape.dtype != GS_PRED || gs__ip_numel(&x->shape) != n ||
+        gs__ip_numel(&z->shape) != n)
+        return gs__err(ctx, GS_ERR_SHAPE, "compare %s: operand and result shapes differ", v->name);
+    for (i = 0; i < n; i++) {
+        switch (t) {
+        case GS_F32: case GS_BF16: {
+            float a = ((const float *)x->data)[i], b = ((const float *)z->data)[i];
+            y[i] = gs__ip_cmp_result(c, a < b, a == b, gs__ip_isnan(a) || gs__ip_isnan(b));
+            break;
+        }
+        case GS_S32: {
+            int32_t a = ((const int32_t *)x->data)[i], b = ((const int32_t *)z->data)[i];
+            y[i] = gs__ip_cmp_result(c, a < b, a == b, 0);
+            break;
+        }
+        case GS_U32: {
+            uint32_t a = ((const uint32_t *)x->data)[i], b = ((const uint32_t *)z->data)[i];
+            y[i] = gs__ip_cmp_result(c, a < b, a == b, 0);
+            break;
+        }
+        case GS_PRED: {
+            uint8_t a = ((const uint8_t *)x->data)[i], b = ((const uint8_t *)z->data)[i];
+            y[i] = gs__ip_cmp_result(c, a < b, a == b, 0);
+            break;
+        }
+        default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "compare %s: bad dtype", v->name);
+        }
+    }
+    return GS_OK;
+}
+
+GS__FN gs_result gs__ip_select(gs_ctx *ctx, const gs_value *v, const gs__buf *p, const gs__buf *a, const gs__buf *b,
+                              gs__buf *out) {
+    int64_t i, n = gs__ip_numel(&out->shape), np = gs__ip_numel(&p->shape);
+    const uint8_t *pp = (const uint8_t *)p->data;
+    if (p->shape.dtype != GS_PRED || (np != n && np != 1) || !gs__ip_same_shape(&a->shape, &out->shape) ||
+        !gs__ip_same_shape(&b->shape, &out->shape))
+        return gs__err(ctx, GS_ERR_SHAPE, "select %s: operand shapes do not fit", v->name);
+    if (gs__compute_size(out->shape.dtype) == 4) {
+        const uint32_t *A = (const uint32_t *)a->data, *B = (const uint32_t *)b->data;
+        uint32_t *Y = (uint32_t *)out->data;
+        for (i = 0; i < n; i++) Y[i] = pp[np == 1 ? 0 : i] ? A[i] : B[i];
+    } else {
+        const uint8_t *A = (const uint8_t *)a->data, *B = (const uint8_t *)b->data;
+        uint8_t *Y = (uint8_t *)out->data;
+        for (i = 0; i < n; i++) Y[i] = pp[np == 1 ? 0 : i] ? A[i] : B[i];
+    }
+    return GS_OK;
+}
+
+/* clamp(lo, x, hi) = min(max(x, lo), hi); lo and hi are scalars or x's shape */
+GS__FN gs_result gs__ip_clamp(gs_ctx *ctx, const gs_value *v, const gs__buf *lo, const gs__buf *x, const gs__buf *hi,
+                             gs__buf *out) {
+    int64_t i, n = gs__ip_numel(&out->shape), nl = gs__ip_numel(&lo->shape), nh = gs__ip_numel(&hi->shape);
+    gs_dtype t = x->shape.dtype;
+    if (lo->shape.dtype != t || hi->shape.dtype != t || !gs__ip_same_shape(&x->shape, &out->shape) ||
+        (nl != 1 && nl != n) || (nh != 1 && nh != n))
+        return gs__err(ctx, GS_ERR_SHAPE, "clamp %s: operand shapes do not fit", v->name);
+    for (i = 0; i < n; i++) {
+        int64_t il = nl == 1 ? 0 : i, ih = nh == 1 ? 0 : i;
+        switch (t) {
+        case GS_F32: case GS_BF16: {
+            float e = gs__ip_fmax(((const float *)x->data)[i], ((const float *)lo->data)[il]);
+            ((float *)out->data)[i] = gs__ip_fmin(e, ((const float *)hi->data)[ih]);
+            break;
+        }
+        case GS_S32: {
+            int32_t e = ((const int32_t *)x->data)[i], l = ((const int32_t *)lo->data)[il];
+            int32_t h = ((const int32_t *)hi->data)[ih];
+            e = e > l ? e : l;
+            ((int32_t *)out->data)[i] = e < h ? e : h;
+            break;
+        }
+        case GS_U32: {
+            uint32_t e = ((const uint32_t *)x->data)[i], l = ((const uint32_t *)lo->data)[il];
+            uint32_t h = ((const uint32_t *)hi->data)[ih];
+            e = e > l ? e : l;
+            ((uint32_t *)out->data)[i] = e < h ? e : h;
+            break;
+        }
+        case GS_PRED: {
+            uint8_t e = ((const uint8_t *)x->data)[i];
+            e = (uint8_t)((e | ((const uint8_t *)lo->data)[il]) & ((const uint8_t *)hi->data)[ih]);
+            ((uint8_t *)out->data)[i] = e;
+            break;
+        }
+        default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "clamp %s: bad dtype", v->name);
+        }
+    }
+    return GS_OK;
+}
+
+GS__FN gs_result gs__ip_convert(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
+    int64_t i, n = gs__ip_numel(&out->shape);
+    gs_dtype from = x->shape.dtype, to = out->shape.dtype;
+    if (gs__ip_numel(&x->shape) != n) return gs__err(ctx, GS_ERR_SHAPE, "convert %s: shape mismatch", v->name);
+    for (i = 0; i < n; i++) {
+        double d = 0.0;     /* integer and pred sources, exactly */
+        float f = 0.0f;
+        bool is_f = gs__ip_is_float(from);
+        switch (from) {
+        case GS_F32: case GS_BF16: f = ((const float *)x->data)[i]; break;
+        case GS_S32: d = (double)((const int32_t *)x->data)[i]; break;
+        case GS_U32: d = (double)((const uint32_t *)x->data)[i]; break;
+        case GS_PRED: d = (double)((const uint8_t *)x->data)[i]; break;
+        default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "convert %s: bad source dtype", v->name);
+        }
+        switch (to) {
+        case GS_F32: ((float *)out->data)[i] = is_f ? f : (float)d; break;
+        case GS_BF16: ((float *)out->data)[i] = gs__ip_rbf(is_f ? f : (float)d); break;
+        case GS_S32:
+            if (is_f) ((int32_t *)out->data)[i] = gs__ip_f2s(f);
+            else if (from == GS_U32) ((int32_t *)out->data)[i] = gs__ip_s32(((const uint32_t *)x->data)[i]);
+            else ((int32_t *)out->data)[i] = (int32_t)d;
+            break;
+        case GS_U32:
+            if (is_f) ((uint32_t *)out->data)[i] = gs__ip_f2u(f);
+            else if (from == GS_S32) ((uint32_t *)out->data)[i] = (uint32_t)((const int32_t *)x->data)[i];
+            else ((uint32_t *)out->data)[i] = (uint32_t)d;
+            break;
+        case GS_PRED: ((uint8_t *)out->data)[i] = (uint8_t)(is_f ? f != 0.0f : d != 0.0); break;
+        default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "convert %s: bad result dtype", v->name);
+        }
+    }
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   Reductions and scans
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN gs_result gs__ip_reduce(gs_ctx *ctx, const gs_value *v, const gs__buf *x, const gs__buf *init, gs__buf *out) {
+    int64_t ost[GS_MAX_RANK], sst[GS_MAX_RANK];
+    bool red[GS_MAX_RANK];
+    gs__ip_odo o;
+    int d, k, r = x->shape.rank;
+    int64_t i, n = gs__ip_numel(&x->shape), no = gs__ip_numel(&out->shape);
+    gs_dtype t = x->shape.dtype;
+    gs_reduce_kind kind = v->reduce;
+    gs_result res = gs__ip_check_kind(ctx, v, t, kind, false);
+    if (res) return res;
+    if (init->shape.dtype != t || gs__ip_numel(&init->shape) != 1 || out->shape.dtype != t)
+        return gs__err(ctx, GS_ERR_SHAPE, "reduce %s: init must be a scalar of the operand dtype", v->name);
+    for (d = 0; d < r; d++) red[d] = false;
+    for (k = 0; k < v->n_dims; k++) {
+        if (v->dims[k] < 0 || v->dims[k] >= r) return gs__err(ctx, GS_ERR_SHAPE, "reduce %s: bad dim", v->name);
+        red[v->dims[k]] = true;
+    }
+    gs__ip_strides(&out->shape, ost);
+    for (d = 0, k = 0; d < r; d++) {
+        if (red[d]) {
+            sst[d] = 0;
+        } else {
+            if (k >= out->shape.rank || out->shape.dims[k] != x->shape.dims[d])
+                return gs__err(ctx, GS_ERR_SHAPE, "reduce %s: result shape does not match", v->name);
+            sst[d] = ost[k++];
+        }
+    }
+    if (k != out->shape.rank) return gs__err(ctx, GS_ERR_SHAPE, "reduce %s: result shape does not match", v->name);
+    gs__ip_fill(out->data, gs__compute_size(t), no, init->data);
+    if (n == 0) return GS_OK;
+    /* row-major traversal of x visits each output's reduced elements in increasing linear order */
+    gs__ip_odo_init(&o, r, x->shape.dims, sst);
+    switch (t) {
+    case GS_F32: case GS_BF16: {
+        const float *a = (const float *)x->data;
+        float *y = (float *)out->data;
+        bool bf = t == GS_BF16;
+        for (i = 0; i < n; i++, gs__ip_odo_next(&o)) y[o.pos] = gs__ip_comb_f(kind, y[o.pos], a[i], bf);
+        break;
+    }
+    case GS_S32: {
+        const int32_t *a = (const int32_t *)x->data;
+        int32_t *y = (int32_t *)out->data;
+        for (i = 0; i < n; i++, gs__ip_odo_next(&o)) y[o.pos] = gs__ip_comb_s(kind, y[o.pos], a[i]);
+        break;
+    }
+    case GS_U32: {
+        const uint32_t *a = (const uint32_t *)x->data;
+        uint32_t *y = (uint32_t *)out->data;
+        for (i = 0; i < n; i++, gs__ip_odo_next(&o)) y[o.pos] = gs__ip_comb_u(kind, y[o.pos], a[i]);
+        break;
+    }
+    default: {
+        const uint8_t *a = (const uint8_t *)x->data;
+        uint8_t *y = (uint8_t *)out->data;
+        for (i = 0; i < n; i++, gs__ip_odo_next(&o)) y[o.pos] = gs__ip_comb_p(kind, y[o.pos], a[i]);
+        break;
+    }
+    }
+    return GS_OK;
+}
+
+/* Splits a shape at dim into (outer, n, inner). */
+GS__FN void gs__ip_split_at(const gs_shape *s, int64_t dim, int64_t *outer, int64_t *n, int64_t *inner) {
+    int d;
+    *outer = 1;
+    *inner = 1;
+    for (d = 0; d < dim; d++) *outer *= s->dims[d];
+    for (d = (int)dim + 1; d < s->rank; d++) *inner *= s->dims[d];
+    *n = s->dims[dim];
+}
+
+/* a sorts strictly before b by value (ties are false). desc: larger first. NaN is the largest value. */
+GS__FN bool gs__ip_before_f(float a, float b, bool desc) {
+    bool na = gs__ip_isnan(a), nb = gs__ip_isnan(b);
+    if (na || nb) return desc ? (na && !nb) : (!na && nb);
+    return desc ? a > b : a < b;
+}
+
+GS__FN gs_result gs__ip_argminmax(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
+    int64_t outer, n, inner, o, i, k;
+    gs_dtype t = x->shape.dtype;
+    bool is_max = v->op == GS_OP_ARGMAX;
+    int32_t *y = (int32_t *)out->data;
+    if (v->dim < 0 || v->dim >= x->shape.rank || out->shape.dtype != GS_S32)
+        return gs__err(ctx, GS_ERR_SHAPE, "%s %s: bad dim or result type", gs_op_name(v->op), v->name);
+    gs__ip_split_at(&x->shape, v->dim, &outer, &n, &inner);
+    if (gs__ip_numel(&out->shape) != outer * inner)
+        return gs__err(ctx, GS_ERR_SHAPE, "%s %s: result shape does not match", gs_op_name(v->op), v->name);
+    for (o = 0; o < outer; o++) {
+        for (i = 0; i < inner; i++) {
+            int64_t base = o * n * inner + i, best = 0;
+            for (k = 1; k < n; k++) {
+                int64_t p = base + k * inner, q = base + best * inner;
+                bool better;
+                switch (t) {
+                case GS_F32: case GS_BF16: {
+                    float a = ((const float *)x->data)[p], b = ((const float *)x->data)[q];
+                    /* NaN wins (the first one); otherwise strictly better */
+                    if (gs__ip_isnan(b)) better = false;
+                    else if (gs__ip_isnan(a)) better = true;
+                    else better = is_max ? a > b : a < b;
+                    break;
+                }
+                case GS_S32: {
+                    int32_t a = ((const int32_t *)x->data)[p], b = ((const int32_t *)x->data)[q];
+                    better = is_max ? a > b : a < b;
+                    break;
+                }
+                case GS_U32: {
+                    uint32_t a = ((const uint32_t *)x->data)[p], b = ((const uint32_t *)x->data)[q];
+                    better = is_max ? a > b : a < b;
+                    break;
+                }
+                case GS_PRED: {
+                    uint8_t a = ((const uint8_t *)x->data)[p], b = ((const uint8_t *)x->data)[q];
+                    better = is_max ? a > b : a < b;
+                    break;
+                }
+                default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: bad dtype", gs_op_name(v->op), v->name);
+                }
+                if (better) best = k;
+            }
+            y[o * inner + i] = (int32_t)best;
+        }
+    }
+    return GS_OK;
+}
+
+GS__FN gs_result gs__ip_cumulative(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
+    int64_t outer, n, inner, o, i, k;
+    gs_dtype t = x->shape.dtype;
+    gs_reduce_kind kind;
+    bool rev = v->flag, bf = t == GS_BF16;
+    gs_result res;
+    switch (v->op) {
+    case GS_OP_CUMSUM: kind = GS_REDUCE_SUM; break;
+    case GS_OP_CUMPROD: kind = GS_REDUCE_PROD; break;
+    case GS_OP_CUMMAX: kind = GS_REDUCE_MAX; break;
+    default: kind = GS_REDUCE_MIN; break;
+    }
+    res = gs__ip_check_kind(ctx, v, t, kind, false);
+    if (res) return res;
+    if (v->dim < 0 || v->dim >= x->shape.rank || !gs__ip_same_shape(&x->shape, &out->shape))
+        return gs__err(ctx, GS_ERR_SHAPE, "%s %s: bad dim or result shape", gs_op_name(v->op), v->name);
+    gs__ip_split_at(&x->shape, v->dim, &outer, &n, &inner);
+    for (o = 0; o < outer; o++) {
+        for (i = 0; i < inner; i++) {
+            int64_t base = o * n * inner + i;
+            for (k = 0; k < n; k++) {
+                int64_t kk = rev ? n - 1 - k : k;
+                int64_t p = base + kk * inner, q = base + (rev ? kk + 1 : kk - 1) * inner;
+                switch (t) {
+                case GS_F32: case GS_BF16: {
+                    float *y = (float *)out->data;
+                    const float *a = (const float *)x->data;
+                    y[p] = k == 0 ? a[p] : gs__ip_comb_f(kind, y[q], a[p], bf);
+                    break;
+                }
+                case GS_S32: {
+                    int32_t *y = (int32_t *)out->data;
+                    const int32_t *a = (const int32_t *)x->data;
+                    y[p] = k == 0 ? a[p] : gs__ip_comb_s(kind, y[q], a[p]);
+                    break;
+                }
+                case GS_U32: {
+                    uint32_t *y = (uint32_t *)out->data;
+                    const uint32_t *a = (const uint32_t *)x->data;
+                    y[p] = k == 0 ? a[p] : gs__ip_comb_u(kind, y[q], a[p]);
+                    break;
+                }
+                default: {
+                    uint8_t *y = (uint8_t *)out->data;
+                    const uint8_t *a = (const uint8_t *)x->data;
+                    y[p] = k == 0 ? a[p] : gs__ip_comb_p(kind, y[q], a[p]);
+                    break;
+                }
+                }
+            }
+        }
+    }
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   Sort and top-k: a stable merge sort of positions along one line
+   ------------------------------------------------------------------------------------------------------- */
+typedef struct gs__ip_sortkey {
+    const gs__buf *key;
+    int64_t base, stride;
+    bool desc;
+} gs__ip_sortkey;
+
+GS__FN bool gs__ip_key_before(const gs__ip_sortkey *s, int64_t a, int64_t b) {
+    int64_t pa = s->base + a * s->stride, pb = s->base + b * s->stride;
+    switch (s->key->shape.dtype) {
+    case GS_F32: case GS_BF16:
+        return gs__ip_before_f(((const float *)s->key->data)[pa], ((const float *)s->key->data)[pb], s->desc);
+    case GS_S32: {
+        int32_t x = ((const int32_t *)s->key->data)[pa], y = ((const int32_t *)s->key->data)[pb];
+        return s->desc ? x > y : x < y;
+    }
+    case GS_U32: {
+        uint32_t x = ((const uint32_t *)s->key->data)[pa], y = ((const uint32_t *)s->key->data)[pb];
+        return s->desc ? x > y : x < y;
+    }
+    default: {
+        uint8_t x = ((const uint8_t *)s->key->data)[pa], y = ((const uint8_t *)s->key->data)[pb];
+        return s->desc ? x > y : x < y;
+    }
+    }
+}
+
+/* Sorts perm[0..n) (stable) with tmp[0..n) as scratch. */
+GS__FN void gs__ip_merge_sort(const gs__ip_sortkey *s, int64_t *perm, int64_t *tmp, int64_t n) {
+    int64_t width, i;
+    int64_t *src = perm, *dst = tmp;
+    for (width = 1; width < n; width *= 2) {
+        for (i = 0; i < n; i += 2 * width) {
+            int64_t lo = i, mid = GS__MIN(i + width, n), hi = GS__MIN(i + 2 * width, n);
+            int64_t a = lo, b = mid, k = lo;
+            while (a < mid && b < hi) {
+                if (gs__ip_key_before(s, src[b], src[a])) dst[k++] = src[b++];
+                else dst[k++] = src[a++];
+            }
+            while (a < mid) dst[k++] = src[a++];
+            while (b < hi) dst[k++] = src[b++];
+        }
+        {
+            int64_t *sw = src;
+            src = dst;
+            dst = sw;
+        }
+    }
+    if (src != perm) memcpy(perm, src, (size_t)n * sizeof(int64_t));
+}
+
+/* Sorts lines of xs[0..nx) along dim keyed by xs[0]; writes the first `keep` of each line to outs (shape with
+   dims[dim] = keep); idx_out (s32, optional) receives the original positions. */
+GS__FN gs_result gs__ip_sort_lines(gs_ctx *ctx, const gs_value *v, int nx, const gs__buf *const *xs, int64_t dim,
+                                bool desc, int64_t keep, gs__buf *const *outs, gs__buf *idx_out) {
+    int64_t outer, n, inner, o, i, k;
+    int64_t *perm, *tmp;
+    int j;
+    gs__ip_sortkey sk;
+    gs__ip_split_at(&xs[0]->shape, dim, &outer, &n, &inner);
+    if (keep > n) return gs__err(ctx, GS_ERR_SHAPE, "%s %s: k is larger than the dim", gs_op_name(v->op), v->name);
+    perm = (int64_t *)gs__malloc(ctx, (size_t)(2 * n + 1) * sizeof(int64_t));
+    if (!perm) return GS_ERR_OUT_OF_MEMORY;
+    tmp = perm + n;
+    sk.key = xs[0];
+    sk.stride = inner;
+    sk.desc = desc;
+    for (o = 0; o < outer; o++) {
+        for (i = 0; i < inner; i++) {
+            sk.base = o * n * inner + i;
+            for (k = 0; k < n; k++) perm[k] = k;
+            gs__ip_merge_sort(&sk, perm, tmp, n);
+            for (j = 0; j < nx; j++) {
+                size_t es = gs__compute_size(xs[j]->shape.dtype);
+                for (k = 0; k < keep; k++)
+                    memcpy((char *)outs[j]->data + ((o * keep + k) * inner + i) * (int64_t)es,
+                           (const char *)xs[j]->data + (sk.base + perm[k] * inner) * (int64_t)es, es);
+            }
+            if (idx_out)
+                for (k = 0; k < keep; k++) ((int32_t *)idx_out->data)[(o * keep + k) * inner + i] = (int32_t)perm[k];
+        }
+    }
+    gs__free(ctx, perm);
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   Dot (dot_general): operands transposed to [batch, M, K] x [batch, K, N], then the batched gemm
+   ------------------------------------------------------------------------------------------------------- */
+/* Copies x with its dims permuted by perm into a fresh contiguous buffer, or returns x->data itself when perm
+   is the identity (*owned tells which). */
+GS__FN void *gs__ip_permuted(gs_ctx *ctx, const gs__buf *x, const int *perm, bool *owned) {
+    int64_t ist[GS_MAX_RANK], sst[GS_MAX_RANK], dims[GS_MAX_RANK], dst[GS_MAX_RANK];
+    gs_shape ps;
+    int d, r = x->shape.rank;
+    bool ident = true;
+    size_t es = gs__compute_size(x->shape.dtype);
+    void *p;
+    *owned = false;
+    for (d = 0; d < r; d++)
+        if (perm[d] != d) ident = false;
+    if (ident) return x->data;
+    gs__ip_strides(&x->shape, ist);
+    ps = x->shape;
+    for (d = 0; d < r; d++) {
+        dims[d] = x->shape.dims[perm[d]];
+        sst[d] = ist[perm[d]];
+        ps.dims[d] = dims[d];
+    }
+    gs__ip_strides(&ps, dst);
+    p = gs__malloc(ctx, (size_t)gs__ip_numel(&ps) * es);
+    if (!p) return NULL;
+    gs__ip_xcopy(es, r, dims, p, 0, dst, x->data, 0, sst);
+    *owned = true;
+    return p;
+}
+
+GS__FN gs_result gs__ip_dot(gs_ctx *ctx, const gs_value *v, const gs__buf *a, const gs__buf *b, gs__buf *out) {
+    const gs_dot_dims *dd = v->dot;
+    int pa[GS_MAX_RANK], pb[GS_MAX_RANK];
+    bool ua[GS_MAX_RANK], ub[GS_MAX_RANK], oa = false, ob = false;
+    int i, ka = 0, kb = 0, ra = a->shape.rank, rb = b->shape.rank;
+    int64_t B = 1, M = 1, N = 1, K = 1;
+    gs_dtype t = a->shape.dtype;
+    void *A = NULL, *Bm = NULL;
+    gs_result res = GS_OK;
+    if (!dd || dd->n_batch < 0 || dd->n_contract < 0 || dd->n_batch + dd->n_contract > GS__MIN(ra, rb))
+        return gs__err(ctx, GS_ERR_SHAPE, "dot %s: bad dimension numbers", v->name);
+    for (i = 0; i < GS_MAX_RANK; i++) ua[i] = ub[i] = false;
+#define GS__DOT_TAKE(used, p, k, r, dimv)                                                    \
+    do {                                                                                       \
+        int64_t dv_ = (dimv);                                                                  \
+        if (dv_ < 0 || dv_ >= (r) || used[dv_])                                                \
+            return gs__err(ctx, GS_ERR_SHAPE, "dot %s: bad dimension numbers", v->name);       \
+        used[dv_] = true;                                                                      \
+        p[k++] = (int)dv_;                                                                     \
+    } while (0)
+    for (i = 0; i < dd->n_batch; i++) {
+        GS__DOT_TAKE(ua, pa, ka, ra, dd->lhs_batch[i]);
+        GS__DOT_TAKE(ub, pb, kb, rb, dd->rhs_batch[i]);
+        if (a->shape.dims[dd->lhs_batch[i]] != b->shape.dims[dd->rhs_batch[i]])
+            return gs__err(ctx, GS_ERR_SHAPE, "dot %s: batch dims differ", v->name);
+        B *= a->shape.dims[dd->lhs_batch[i]];
+    }
+    for (i = 0; i < dd->n_contract; i++) {
+        if (dd->lhs_contract[i] < 0 || dd->lhs_contract[i] >= ra || dd->rhs_contract[i] < 0 ||
+            dd->rhs_contract[i] >= rb || a->shape.dims[dd->lhs_contract[i]] != b->shape.dims[dd->rhs_contract[i]])
+            return gs__err(ctx, GS_ERR_SHAPE, "dot %s: contracting dims differ", v->name);
+        K *= a->shape.dims[dd->lhs_contract[i]];
+    }
+    /* lhs: batch, free (increasing), contract */
+    for (i = 0; i < ra; i++) {
+        bool c = false;
+        int j;
+        for (j = 0; j < dd->n_contract; j++)
+            if (dd->lhs_contract[j] == i) c = true;
+        if (!ua[i] && !c) {
+            M *= a->shape.dims[i];
+            GS__DOT_TAKE(ua, pa, ka, ra, i);
+        }
+    }
+    for (i = 0; i < dd->n_contract; i++) GS__DOT_TAKE(ua, pa, ka, ra, dd->lhs_contract[i]);
+    /* rhs: batch, contract, free (increasing) */
+    for (i = 0; i < dd->n_contract; i++) GS__DOT_TAKE(ub, pb, kb, rb, dd->rhs_contract[i]);
+    for (i = 0; i < rb; i++) {
+        if (!ub[i]) {
+            N *= b->shape.dims[i];
+            GS__DOT_TAKE(ub, pb, kb, rb, i);
+        }
+    }
+#undef GS__DOT_TAKE
+    if (b->shape.dtype != t || B * M * N != gs__ip_numel(&out->shape) ||
+        (gs__ip_is_float(t) != gs__ip_is_float(out->shape.dtype)))
+        return gs__err(ctx, GS_ERR_SHAPE, "dot %s: operand and result shapes do not fit", v->name);
+    if (t == GS_PRED || (!gs__ip_is_float(t) && out->shape.dtype != t))
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "dot %s: not supported on %s", v->name, gs_dtype_name(t));
+    if (B * M * N == 0) return GS_OK;
+    A = gs__ip_permuted(ctx, a, pa, &oa);
+    if (!A) return GS_ERR_OUT_OF_MEMORY;
+    Bm = gs__ip_permuted(ctx, b, pb, &ob);
+    if (!Bm) {
+        res = GS_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    if (gs__ip_is_float(t)) {
+        float *C = (float *)out->data;
+        if (K == 0) memset(C, 0, (size_t)(B * M * N) * sizeof(float));
+        else res = gs__k_matmul(ctx, B, M, N, K, (const float *)A, (const float *)Bm, C, 0);
+        if (res == GS_OK && out->shape.dtype == GS_BF16) gs__ip_round_bf16_array(C, B * M * N);
+    } else {
+        /* exact, wrapping integer products */
+        const uint32_t *IA = (const uint32_t *)A, *IB = (const uint32_t *)Bm;
+        uint32_t *C = (uint32_t *)out->data;
+        int64_t bb, m, k, n;
+        memset(C, 0, (size_t)(B * M * N) * sizeof(uint32_t));
+        for (bb = 0; bb < B; bb++)
+            for (m = 0; m < M; m++) {
+                uint32_t *crow = C + (bb * M + m) * N;
+                for (k = 0; k < K; k++) {
+                    uint32_t av = IA[(bb * M + m) * K + k];
+                    const uint32_t *brow = IB + (bb * K + k) * N;
+                    for (n = 0; n < N; n++) crow[n] += av * brow[n];
+                }
+            }
+    }
+done:
+    if (oa) gs__free(ctx, A);
+    if (ob) gs__free(ctx, Bm);
+    return res;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   Gather and scatter (XLA dimension numbers, with batching dims)
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN bool gs__ip_in_list(int64_t x, int n, const int64_t *list) {
+    int i;
+    for (i = 0; i < n; i++)
+        if (list[i] == x) return true;
+    return false;
+}
+
+GS__FN gs_result gs__ip_gather(gs_ctx *ctx, const gs_value *v, const gs__buf *op, const gs__buf *ix, gs__buf *out) {
+    const gs_gather_dims *gd = v->gather;
+    int64_t ost[GS_MAX_RANK], ist[GS_MAX_RANK], yst[GS_MAX_RANK];
+    int64_t cdims[GS_MAX_RANK], csrc[GS_MAX_RANK], cdst[GS_MAX_RANK], bdims[GS_MAX_RANK];
+    int batch_out[GS_MAX_RANK], batch_ix[GS_MAX_RANK], off_op[GS_MAX_RANK];
+    int orank = op->shape.rank, irank = ix->shape.rank, yrank = out->shape.rank;
+    int nb = 0, nbi = 0, noff = 0, d, k;
+    int64_t ivd, nvec;
+    size_t es = gs__compute_size(out->shape.dtype);
+    gs__ip_odo it;
+    if (!gd) return gs__err(ctx, GS_ERR_SHAPE, "gather %s: no dimension numbers", v->name);
+    ivd = gd->index_vector_dim;
+    if ((ix->shape.dtype != GS_S32 && ix->shape.dtype != GS_U32) || ivd < 0 || ivd > irank ||
+        out->shape.dtype != op->shape.dtype)
+        return gs__err(ctx, GS_ERR_SHAPE, "gather %s: bad indices", v->name);
+    nvec = ivd < irank ? ix->shape.dims[ivd] : 1;
+    if (gd->n_start_index_map != nvec || gd->n_operand_batching_dims < 0 || gd->n_offset_dims < 0)
+        return gs__err(ctx, GS_ERR_SHAPE, "gather %s: start_index_map does not match the index vector", v->name);
+    for (d = 0; d < yrank; d++)
+        if (!gs__ip_in_list(d, gd->n_offset_dims, gd->offset_dims)) batch_out[nb++] = d;
+    for (d = 0; d < irank; d++)
+        if (d != ivd) batch_ix[nbi++] = d;
+    for (d = 0; d < orank; d++)
+        if (!gs__ip_in_list(d, gd->n_collapsed_slice_dims, gd->collapsed_slice_dims) &&
+            !gs__ip_in_list(d, gd->n_operand_batching_dims, gd->operand_batching_dims))
+            off_op[noff++] = d;
+    if (nb != nbi || noff != gd->n_offset_dims)
+        return gs__err(ctx, GS_ERR_SHAPE, "gather %s: dimension numbers do not fit the shapes", v->name);
+    for (k = 0; k < nvec; k++)
+        if (gd->start_index_map[k] < 0 || gd->start_index_map[k] >= orank)
+            return gs__err(ctx, GS_ERR_SHAPE, "gather %s: start_index_map out of range", v->name);
+    for (d = 0; d < orank; d++)
+        if (gd->slice_sizes[d] < 0 || gd->slice_sizes[d] > op->shape.dims[d])
+            return gs__err(ctx, GS_ERR_SHAPE, "gather %s: slice size out of range", v->name);
+    gs__ip_strides(&op->shape, ost);
+    gs__ip_strides(&ix->shape, ist);
+    gs__ip_strides(&out->shape, yst);
+    for (k = 0; k < noff; k++) {
+        int64_t od = gd->offset_dims[k];
+        if (od < 0 || od >= yrank || out->shape.dims[od] != gd->slice_sizes[off_op[k]])
+            return gs__err(ctx, GS_ERR_SHAPE, "gather %s: offset dims do not fit the slice sizes", v->name);
+        cdims[k] = gd->slice_sizes[off_op[k]];
+        csrc[k] = ost[off_op[k]];
+        cdst[k] = yst[od];
+    }
+    for (k = 0; k < nb; k++) {
+        if (out->shape.dims[batch_out[k]] != ix->shape.dims[batch_ix[k]])
+            return gs__err(ctx, GS_ERR_SHAPE, "gather %s: batch dims do not fit the indices", v->name);
+        bdims[k] = ix->shape.dims[batch_ix[k]];
+    }
+    for (k = 0; k < gd->n_operand_batching_dims; k++) {
+        int64_t od = gd->operand_batching_dims[k], sd = gd->start_indices_batching_dims[k];
+        if (od < 0 || od >= orank || sd < 0 || sd >= irank || sd == ivd || ix->shape.dims[sd] != op->shape.dims[od])
+            return gs__err(ctx, GS_ERR_SHAPE, "gather %s: batching dims do not fit", v->name);
+    }
+    for (k = 0; k < nb; k++)
+        if (bdims[k] == 0) return GS_OK;
+    gs__ip_odo_init(&it, nb, bdims, NULL);
+    do {
+        int64_t sin[GS_MAX_RANK], ibase = 0, soff = 0, doff = 0;
+        for (d = 0; d < orank; d++) sin[d] = 0;
+        for (k = 0; k < nb; k++) {
+            ibase += it.idx[k] * ist[batch_ix[k]];
+            doff += it.idx[k] * yst[batch_out[k]];
+        }
+        for (k = 0; k < nvec; k++) {
+            int64_t dd = gd->start_index_map[k];
+            int64_t val = gs__ip_get_index(ix, ibase + (ivd < irank ? k * ist[ivd] : 0));
+            sin[dd] = gs__ip_clamp64(val, 0, op->shape.dims[dd] - gd->slice_sizes[dd]);
+        }
+        for (k = 0; k < gd->n_operand_batching_dims; k++) {
+            int64_t sd = gd->start_indices_batching_dims[k];
+            int j;
+            for (j = 0; j < nb; j++)
+                if (batch_ix[j] == sd) sin[gd->operand_batching_dims[k]] = it.idx[j];
+        }
+        for (d = 0; d < orank; d++) soff += sin[d] * ost[d];
+        gs__ip_xcopy(es, noff, cdims, out->data, doff, cdst, op->data, soff, csrc);
+    } while (gs__ip_odo_next(&it));
+    return GS_OK;
+}
+
+GS__FN void gs__ip_combine_at(gs_dtype t, gs_reduce_kind k, void *dst, int64_t di, const void *src, int64_t si) {
+    switch (t) {
+    case GS_F32: case GS_BF16: {
+        float *D = (float *)dst;
+        D[di] = gs__ip_comb_f(k, D[di], ((const float *)src)[si], t == GS_BF16);
+        break;
+    }
+    case GS_S32: {
+        int32_t *D = (int32_t *)dst;
+        D[di] = gs__ip_comb_s(k, D[di], ((const int32_t *)src)[si]);
+        break;
+    }
+    case GS_U32: {
+        uint32_t *D = (uint32_t *)dst;
+        D[di] = gs__ip_comb_u(k, D[di], ((const uint32_t *)src)[si]);
+        break;
+    }
+    default: {
+        uint8_t *D = (uint8_t *)dst;
+        D[di] = gs__ip_comb_p(k, D[di], ((const uint8_t *)src)[si]);
+        break;
+    }
+    }
+}
+
+GS__FN gs_result gs__ip_scatter(gs_ctx *ctx, const gs_value *v, const gs__buf *op, const gs__buf *ix,
+                               const gs__buf *up, gs__buf *out) {
+    const gs_scatter_dims *sd = v->scatter;
+    int64_t ost[GS_MAX_RANK], ist[GS_MAX_RANK], ust[GS_MAX_RANK];
+    int64_t wsz[GS_MAX_RANK], gdims[GS_MAX_RANK], wdims[GS_MAX_RANK], wost[GS_MAX_RANK], wust[GS_MAX_RANK];
+    int upd_sc[GS_MAX_RANK], sc_ix[GS_MAX_RANK], win_op[GS_MAX_RANK];
+    int orank = op->shape.rank, irank = ix->shape.rank, urank = up->shape.rank;
+    int nsc = 0, nsi = 0, nwin = 0, d, k;
+    int64_t ivd, nvec;
+    gs_dtype t = op->shape.dtype;
+    gs_reduce_kind kind = v->reduce;
+    size_t es = gs__compute_size(t);
+    gs__ip_odo it;
+    gs_result res;
+    if (!sd) return gs__err(ctx, GS_ERR_SHAPE, "scatter %s: no dimension numbers", v->name);
+    res = gs__ip_check_kind(ctx, v, t, kind, true);
+    if (res) return res;
+    ivd = sd->index_vector_dim;
+    if ((ix->shape.dtype != GS_S32 && ix->shape.dtype != GS_U32) || ivd < 0 || ivd > irank ||
+        up->shape.dtype != t || !gs__ip_same_shape(&op->shape, &out->shape))
+        return gs__err(ctx, GS_ERR_SHAPE, "scatter %s: operand shapes do not fit", v->name);
+    nvec = ivd < irank ? ix->shape.dims[ivd] : 1;
+    if (sd->n_scatter_dims_to_operand_dims != nvec)
+        return gs__err(ctx, GS_ERR_SHAPE, "scatter %s: scatter_dims_to_operand_dims does not match", v->name);
+    for (k = 0; k < nvec; k++)
+        if (sd->scatter_dims_to_operand_dims[k] < 0 || sd->scatter_dims_to_operand_dims[k] >= orank)
+            return gs__err(ctx, GS_ERR_SHAPE, "scatter %s: scatter_dims_to_operand_dims out of range", v->name);
+    for (d = 0; d < urank; d++)
+        if (!gs__ip_in_list(d, sd->n_update_window_dims, sd->update_window_dims)) upd_sc[nsc++] = d;
+    for (d = 0; d < irank; d++)
+        if (d != ivd) sc_ix[nsi++] = d;
+    for (d = 0; d < orank; d++) {
+        wsz[d] = 1;
+        if (!gs__ip_in_list(d, sd->n_inserted_window_dims, sd->inserted_window_dims) &&
+            !gs__ip_in_list(d, sd->n_input_batching_dims, sd->input_batching_dims))
+            win_op[nwin++] = d;
+    }
+    if (nsc != nsi || nwin != sd->n_update_window_dims)
+        return gs__err(ctx, GS_ERR_SHAPE, "scatter %s: dimension numbers do not fit the shapes", v->name);
+    gs__ip_strides(&op->shape, ost);
+    gs__ip_strides(&ix->shape, ist);
+    gs__ip_strides(&up->shape, ust);
+    for (k = 0; k < nwin; k++) {
+        int64_t ud = sd->update_window_dims[k];
+        if (ud < 0 || ud >= urank) return gs__err(ctx, GS_ERR_SHAPE, "scatter %s: bad update_window_dims", v->name);
+        wsz[win_op[k]] = up->shape.dims[ud];
+        wdims[k] = up->shape.dims[ud];
+        wost[k] = ost[win_op[k]];
+        wust[k] = ust[ud];
+    }
+    for (k = 0; k < nsc; k++) {
+        if (up->shape.dims[upd_sc[k]] != ix->shape.dims[sc_ix[k]])
+            return gs__err(ctx, GS_ERR_SHAPE, "scatter %s: update scatter dims do not fit the indices", v->name);
+        gdims[k] = up->shape.dims[upd_sc[k]];
+    }
+    for (k = 0; k < sd->n_input_batching_dims; k++) {
+        int64_t od = sd->input_batching_dims[k], xd = sd->scatter_indices_batching_dims[k];
+        if (od < 0 || od >= orank || xd < 0 || xd >= irank || xd == ivd || ix->shape.dims[xd] != op->shape.dims[od])
+            return gs__err(ctx, GS_ERR_SHAPE, "scatter %s: batching dims do not fit", v->name);
+    }
+    memcpy(out->data, op->data, (size_t)gs__ip_numel(&op->shape) * es);
+    for (k = 0; k < nsc; k++)
+        if (gdims[k] == 0) return GS_OK;
+    for (k = 0; k < nwin; k++)
+        if (wdims[k] == 0) return GS_OK;
+    gs__ip_odo_init(&it, nsc, gdims, NULL);
+    do {
+        int64_t sin[GS_MAX_RANK], ibase = 0, ubase = 0, obase = 0;
+        bool fits = true;
+        gs__ip_odo w;
+        for (d = 0; d < orank; d++) sin[d] = 0;
+        for (k = 0; k < nsc; k++) {
+            ibase += it.idx[k] * ist[sc_ix[k]];
+            ubase += it.idx[k] * ust[upd_sc[k]];
+        }
+        for (k = 0; k < nvec; k++)
+            sin[sd->scatter_dims_to_operand_dims[k]] = gs__ip_get_index(ix, ibase + (ivd < irank ? k * ist[ivd] : 0));
+        for (k = 0; k < sd->n_input_batching_dims; k++) {
+            int j;
+            for (j = 0; j < nsc; j++)
+                if (sc_ix[j] == sd->scatter_indices_batching_dims[k]) sin[sd->input_batching_dims[k]] = it.idx[j];
+        }
+        for (d = 0; d < orank; d++) {
+            if (sin[d] < 0 || sin[d] + wsz[d] > op->shape.dims[d]) fits = false;
+            obase += sin[d] * ost[d];
+        }
+        if (!fits) continue;   /* the whole window is skipped */
+        if (kind == GS_REDUCE_REPLACE) {
+            gs__ip_xcopy(es, nwin, wdims, out->data, obase, wost, up->data, ubase, wust);
+            continue;
+        }
+        /* walk the window with the odometer tracking the operand position; the update position follows */
+        gs__ip_odo_init(&w, nwin, wdims, wost);
+        do {
+            int64_t upos = ubase;
+            for (k = 0; k < nwin; k++) upos += w.idx[k] * wust[k];
+            gs__ip_combine_at(t, kind, out->data, obase + w.pos, up->data, upos);
+        } while (gs__ip_odo_next(&w));
+    } while (gs__ip_odo_next(&it));
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   Collectives
+   ------------------------------------------------------------------------------------------------------- */
+/* Single-partition semantics (no hook): 1 = identity, 0 = zeros; or an error. */
+GS__FN gs_result gs__ip_collective_local(gs__ip_st *st, const gs_value *v, int *identity) {
+    gs__exec *ex = st->ex;
+    *identity = 1;
+    if (v->op == GS_OP_COLLECTIVE_PERMUTE) {
+        int64_t i;
+        bool self = false, other = false;
+        for (i = 0; i < v->n_pairs; i++) {
+            int64_t s = v->pairs[2 * i], t = v->pairs[2 * i + 1];
+            if (s < 0 || s >= ex->num_partitions || t < 0 || t >= ex->num_partitions)
+                return gs__err(st->ctx, GS_ERR_INVALID_ARG,
+                               "collective-permute %s: pair (%lld,%lld) is outside %lld partitions", v->name,
+                               (long long)s, (long long)t, (long long)ex->num_partitions);
+            if (t == ex->partition_id) {
+                if (s == t) self = true;
+                else other = true;
+            }
+        }
+        if (other)
+            return gs__err(st->ctx, GS_ERR_UNSUPPORTED,
+                           "collective-permute %s: receives from another partition, which needs a runtime", v->name);
+        *identity = self ? 1 : 0;
+        return GS_OK;
+    } else {
+        int64_t ng = 0, gsz = 0;
+        const int64_t *ids = NULL;
+        gs_result r = gs__groups_expand(st->ctx, &v->coll.groups, ex->num_partitions, &ng, &gsz, &ids);
+        if (r) return r;
+        gs__free(st->ctx, (void *)ids);
+        if (gsz != 1)
+            return gs__err(st->ctx, GS_ERR_UNSUPPORTED,
+                           "%s %s: groups of %lld partitions need a runtime (the interpreter runs one partition)",
+                           gs_op_name(v->op), v->name, (long long)gsz);
+        return GS_OK;
+    }
+}
+
+GS__FN gs_result gs__ip_eval_collective(gs__ip_st *st, const gs_value *v) {
+    const gs__buf *x = gs__ip_opbuf(st, v, 0);
+    gs__buf *out;
+    int identity;
+    gs_result r;
+    if (st->ex->collective) {
+        out = gs__ip_new_out(st, v, 0);
+        if (!out) return GS_ERR_OUT_OF_MEMORY;
+        r = st->ex->collective(st->ex, v, x, out);
+        if (r && st->ctx->err == GS_OK)
+            gs__err(st->ctx, r, "%s %s: the collective failed", gs_op_name(v->op), v->name);
+        return r;
+    }
+    r = gs__ip_collective_local(st, v, &identity);
+    if (r) return r;
+    if (identity) {
+        if (!gs__ip_same_shape(&x->shape, &v->shape))
+            return gs__err(st->ctx, GS_ERR_SHAPE, "%s %s: result shape differs from the operand's on one partition",
+                           gs_op_name(v->op), v->name);
+        gs__ip_alias(st, v, 0, st->first[v->operands[0]->id]);
+        return GS_OK;
+    }
+    out = gs__ip_new_out(st, v, 0);
+    if (!out) return GS_ERR_OUT_OF_MEMORY;
+    memset(out->data, 0, (size_t)gs__ip_numel(&out->shape) * gs__compute_size(out->shape.dtype));
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   While
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN void gs__ip_free_bufs(gs_ctx *ctx, gs__buf *b, int n) {
+    int i;
+    for (i = 0; i < n; i++) {
+        gs__free(ctx, b[i].data);
+        b[i].data = NULL;
+    }
+}
+
+GS__FN gs_result gs__ip_eval_while(gs__ip_st *st, const gs_value *v) {
+    gs_ctx *ctx = st->ctx;
+    const gs_value *init = v->operands[0];
+    int j, n = gs__ip_nslots(v);
+    gs__buf *cur, *next, pred;
+    bool owned = false;
+    gs_result r = GS_OK;
+    if (!v->cond || !v->body || gs__ip_nslots(init) != n)
+        return gs__err(ctx, GS_ERR_SHAPE, "while %s: missing condition or body", v->name);
+    if (stbds_arrlen(v->cond->params) != 1 || stbds_arrlen(v->body->params) != 1)
+        return gs__err(ctx, GS_ERR_SHAPE, "while %s: condition and body take exactly one parameter", v->name);
+    cur = (gs__buf *)gs__malloc(ctx, (size_t)(2 * n + 1) * sizeof(gs__buf));
+    if (!cur) return GS_ERR_OUT_OF_MEMORY;
+    next = cur + n;
+    for (j = 0; j < n; j++) cur[j] = st->slots[st->first[init->id] + j].buf;
+    for (;;) {
+        uint8_t go;
+        pred.data = NULL;
+        r = gs__eval_graph(st->ex, v->cond, cur, &pred);
+        if (r) break;
+        go = (pred.shape.dtype == GS_PRED && gs__ip_numel(&pred.shape) == 1) ? ((uint8_t *)pred.data)[0] : 2;
+        gs__free(ctx, pred.data);
+        if (go == 2) {
+            r = gs__err(ctx, GS_ERR_SHAPE, "while %s: the condition must return pred[]", v->name);
+            break;
+        }
+        if (!go) break;
+        for (j = 0; j < n; j++) next[j].data = NULL;
+        r = gs__eval_graph(st->ex, v->body, cur, next);
+        if (r) break;
+        for (j = 0; j < n; j++) {
+            if (!gs__ip_same_shape(&next[j].shape, gs__ip_slot_shape(v, j))) {
+                r = gs__err(ctx, GS_ERR_SHAPE, "while %s: the body changes the state shape", v->name);
+                break;
+            }
+        }
+        if (owned) gs__ip_free_bufs(ctx, cur, n);
+        for (j = 0; j < n; j++) cur[j] = next[j];
+        owned = true;
+        if (r) break;
+    }
+    if (r) {
+        if (owned) gs__ip_free_bufs(ctx, cur, n);
+    } else {
+        for (j = 0; j < n; j++) {
+            if (owned) gs__ip_adopt(st, v, j, cur[j].data);
+            else gs__ip_alias(st, v, j, st->first[init->id] + j);
+        }
+    }
+    gs__free(ctx, cur);
+    return r;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   One instruction
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
+    gs_ctx *ctx = st->ctx;
+    gs__buf *out = NULL;
+    int j, k;
+    for (k = 0; k < v->n_operands; k++) {
+        const gs_value *o = v->operands[k];
+        if (!o) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s %s: missing operand %d", gs_op_name(v->op), v->name, k);
+        if (o->shape.dtype == GS_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE)
+            return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand %d is a tuple", gs_op_name(v->op), v->name, k);
+    }
+    /* pass-through ops */
+    switch (v->op) {
+    case GS_OP_PARAMETER: {
+        int64_t p = v->index, base;
+        if (p < 0 || p >= st->n_params)
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "parameter %s: number %lld has no input", v->name, (long long)p);
+        base = st->param_first[p];
+        for (j = 0; j < gs__ip_nslots(v); j++) {
+            int64_t s = st->first[v->id] + j;
+            const gs__buf *pb = &st->params[base + j];
+            if (!gs__ip_same_shape(&pb->shape, gs__ip_slot_shape(v, j)) ||
+                (!pb->data && gs__ip_numel(&pb->shape) > 0))
+                return gs__err(ctx, GS_ERR_SHAPE, "parameter %s: the input buffer does not have the parameter's shape",
+                               v->name);
+            st->slots[s].buf = *pb;
+            st->slots[s].blk = s;
+            st->refs[s] = 1;
+            st->bstate[s] = GS__IP_BLK_EXTERNAL;
+        }
+        return GS_OK;
+    }
+    case GS_OP_TUPLE:
+        if (v->shape.dtype != GS_TUPLE || v->n_tuple != v->n_operands)
+            return gs__err(ctx, GS_ERR_SHAPE, "tuple %s: element count mismatch", v->name);
+        for (k = 0; k < v->n_operands; k++) gs__ip_alias(st, v, k, st->first[v->operands[k]->id]);
+        return GS_OK;
+    case GS_OP_GET_TUPLE_ELEMENT: {
+        const gs_value *t = v->operands[0];
+        if (t->shape.dtype != GS_TUPLE || v->index < 0 || v->index >= t->n_tuple)
+            return gs__err(ctx, GS_ERR_SHAPE, "get-tuple-element %s: index %lld out of range", v->name,
+                           (long long)v->index);
+        gs__ip_alias(st, v, 0, st->first[t->id] + v->index);
+        return GS_OK;
+    }
+    case GS_OP_RESHAPE: case GS_OP_COPY: case GS_OP_ANNOTATE: {
+        const gs__buf *x = gs__ip_opbuf(st, v, 0);
+        if (x->shape.dtype != v->shape.dtype || gs__ip_numel(&x->shape) != gs__ip_numel(&v->shape))
+            return gs__err(ctx, GS_ERR_SHAPE, "%s %s: element count or dtype differs", gs_op_name(v->op), v->name);
+        gs__ip_alias(st, v, 0, st->first[v->operands[0]->id]);
+        return GS_OK;
+    }
+    case GS_OP_CONVERT:
+        if (gs__ip_opbuf(st, v, 0)->shape.dtype == v->shape.dtype) {
+            gs__ip_alias(st, v, 0, st->first[v->operands[0]->id]);
+            return GS_OK;
+        }
+        break;
+    case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
+    case GS_OP_COLLECTIVE_PERMUTE:
+        return gs__ip_eval_collective(st, v);
+    case GS_OP_WHILE:
+        return gs__ip_eval_while(st, v);
+    case GS_OP_SORT: case GS_OP_TOPK: {
+        /* tuple-valued kernels */
+        gs__buf *outs[64];
+        const gs__buf *xs[64];
+        int n_out = gs__ip_nslots(v);
+        int nx = v->op == GS_OP_SORT ? v->n_operands : 1;
+        if (nx > 64)
+            return gs__err(ctx, GS_ERR_UNSUPPORTED, "sort %s: more than 64 operands are not supported", v->name);
+        if (nx < 1 || (v->op == GS_OP_SORT && n_out != nx) || (v->op == GS_OP_TOPK && n_out != 2))
+            return gs__err(ctx, GS_ERR_SHAPE, "%s %s: bad result arity", gs_op_name(v->op), v->name);
+        for (k = 0; k < nx; k++) {
+            xs[k] = gs__ip_opbuf(st, v, k);
+            if (gs__ip_numel(&xs[k]->shape) != gs__ip_numel(&xs[0]->shape) || xs[k]->shape.rank != xs[0]->shape.rank)
+                return gs__err(ctx, GS_ERR_SHAPE, "sort %s: operands differ in shape", v->name);
+        }
+        for (j = 0; j < n_out; j++) {
+            outs[j] = gs__ip_new_out(st, v, j);
+            if (!outs[j]) return GS_ERR_OUT_OF_MEMORY;
+        }
+        if (v->op == GS_OP_SORT) {
+            if (v->dim < 0 || v->dim >= xs[0]->shape.rank)
+                return gs__err(ctx, GS_ERR_SHAPE, "sort %s: bad dim", v->name);
+            for (j = 0; j < nx; j++)
+                if (!gs__ip_same_shape(&outs[j]->shape, &xs[j]->shape))
+                    return gs__err(ctx, GS_ERR_SHAPE, "sort %s: result shape differs", v->name);
+            return gs__ip_sort_lines(ctx, v, nx, xs, v->dim, v->flag, xs[0]->shape.rank ? xs[0]->shape.dims[v->dim] : 0,
+                                  outs, NULL);
+        } else {
+            int r = xs[0]->shape.rank;
+            if (r < 1 || outs[0]->shape.rank != r || outs[1]->shape.dtype != GS_S32 ||
+                outs[0]->shape.dtype != xs[0]->shape.dtype || outs[0]->shape.dims[r - 1] != v->dim ||
+                gs__ip_numel(&outs[1]->shape) != gs__ip_numel(&outs[0]->shape) || v->dim < 0)
+                return gs__err(ctx, GS_ERR_SHAPE, "topk %s: result shapes do not fit", v->name);
+            return gs__ip_sort_lines(ctx, v, 1, xs, r - 1, v->flag, v->dim, outs, outs[1]);
+        }
+    }
+    default:
+        break;
+    }
+
+    if (v->shape.dtype == GS_TUPLE)
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: tuple result not supported", gs_op_name(v->op), v->name);
+    out = gs__ip_new_out(st, v, 0);
+    if (!out) return GS_ERR_OUT_OF_MEMORY;
+#define GS__IN(k) gs__ip_opbuf(st, v, k)
+    switch (v->op) {
+    case GS_OP_CONSTANT: return gs__ip_constant(ctx, v, out);
+    case GS_OP_IOTA: return gs__ip_iota(ctx, v, out);
+    case GS_OP_PARTITION_ID:
+        if (out->shape.dtype != GS_U32 || out->shape.rank != 0)
+            return gs__err(ctx, GS_ERR_SHAPE, "partition-id %s: must be u32[]", v->name);
+        ((uint32_t *)out->data)[0] = (uint32_t)st->ex->partition_id;
+        return GS_OK;
+    case GS_OP_BROADCAST: return gs__ip_broadcast(ctx, v, GS__IN(0), out);
+    case GS_OP_TRANSPOSE: return gs__ip_transpose(ctx, v, GS__IN(0), out);
+    case GS_OP_SLICE: return gs__ip_slice(ctx, v, GS__IN(0), out);
+    case GS_OP_DYNAMIC_SLICE: return gs__ip_dynamic_slice(st, v, out);
+    case GS_OP_DYNAMIC_UPDATE_SLICE: return gs__ip_dynamic_update_slice(st, v, out);
+    case GS_OP_PAD: return gs__ip_pad(ctx, v, GS__IN(0), GS__IN(1), out);
+    case GS_OP_CONCATENATE: return gs__ip_concatenate(st, v, out);
+    case GS_OP_REVERSE: return gs__ip_reverse(ctx, v, GS__IN(0), out);
+    case GS_OP_CONVERT: return gs__ip_convert(ctx, v, GS__IN(0), out);
+    case GS_OP_NEGATE: case GS_OP_ABS: case GS_OP_EXP: case GS_OP_LOG: case GS_OP_TANH: case GS_OP_LOGISTIC:
+    case GS_OP_SQRT: case GS_OP_RSQRT: case GS_OP_FLOOR: case GS_OP_CEIL: case GS_OP_SIGN: case GS_OP_NOT:
+        return gs__ip_unary(ctx, v, GS__IN(0), out);
+    case GS_OP_ADD: case GS_OP_SUBTRACT: case GS_OP_MULTIPLY: case GS_OP_DIVIDE: case GS_OP_REMAINDER:
+    case GS_OP_MAXIMUM: case GS_OP_MINIMUM: case GS_OP_POWER: case GS_OP_AND: case GS_OP_OR: case GS_OP_XOR:
+        return gs__ip_binary(ctx, v, GS__IN(0), GS__IN(1), out);
+    case GS_OP_COMPARE: return gs__ip_compare(ctx, v, GS__IN(0), GS__IN(1), out);
+    case GS_OP_SELECT: return gs__ip_select(ctx, v, GS__IN(0), GS__IN(1), GS__IN(2), out);
+    case GS_OP_CLAMP: return gs__ip_clamp(ctx, v, GS__IN(0), GS__IN(1), GS__IN(2), out);
+    case GS_OP_REDUCE: return gs__ip_reduce(ctx, v, GS__IN(0), GS__IN(1), out);
+    case GS_OP_ARGMAX: case GS_OP_ARGMIN: return gs__ip_argminmax(ctx, v, GS__IN(0), out);
+    case GS_OP_DOT: return gs__ip_dot(ctx, v, GS__IN(0), GS__IN(1), out);
+    case GS_OP_CONVOLUTION:
+        if (!v->conv) return gs__err(ctx, GS_ERR_SHAPE, "convolution %s: no configuration", v->name);
+        return gs__k_convolution(ctx, v, GS__IN(0), GS__IN(1), out);
+    case GS_OP_REDUCE_WINDOW:
+        if (!v->window) return gs__err(ctx, GS_ERR_SHAPE, "reduce-window %s: no window", v->name);
+        return gs__k_reduce_window(ctx, v, GS__IN(0), GS__IN(1), out);
+    case GS_OP_GATHER: return gs__ip_gather(ctx, v, GS__IN(0), GS__IN(1), out);
+    case GS_OP_SCATTER: return gs__ip_scatter(ctx, v, GS__IN(0), GS__IN(1), GS__IN(2), out);
+    case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX: case GS_OP_CUMMIN:
+        return gs__ip_cumulative(ctx, v, GS__IN(0), out);
+    case GS_OP_RNG: return gs__ip_rng(ctx, v, GS__IN(0), GS__IN(1), out);
+    case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: {
+        const gs__buf *x = GS__IN(0);
+        if (x->shape.dtype != out->shape.dtype || x->shape.rank != out->shape.rank)
+            return gs__err(ctx, GS_ERR_SHAPE, "%s %s: rank or dtype differs", gs_op_name(v->op), v->name);
+        gs__ip_corner_copy(x, out);
+        return GS_OK;
+    }
+    default:
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: the interpreter does not support this op",
+                       gs_op_name(v->op), v->name);
+    }
+#undef GS__IN
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   Graphs
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN void gs__ip_st_free(gs__ip_st *st) {
+    int64_t s;
+    gs_ctx *ctx = st->ctx;
+    if (st->bstate)
+        for (s = 0; s < st->n_slots; s++)
+            if (st->bstate[s] == GS__IP_BLK_OWNED) gs__free(ctx, st->slots[s].buf.data);
+    gs__free(ctx, st->first);
+    gs__free(ctx, st->last_use);
+    gs__free(ctx, st->live);
+    gs__free(ctx, st->slots);
+    gs__free(ctx, st->refs);
+    gs__free(ctx, st->bstate);
+    gs__free(ctx, st->param_first);
+}
+
+GS__FN gs_result gs__eval_graph(gs__exec *ex, gs_graph *g, const gs__buf *params, gs__buf *results) {
+    gs__ip_st st;
+    gs_ctx *ctx;
+    gs_value *root;
+    int i, k, n, n_out;
+    int64_t s, total = 0;
+    uint8_t *took;
+    gs_result r = GS_OK;
+    if (!ex || !ex->ctx) return GS_ERR_INVALID_ARG;
+    ctx = ex->ctx;
+    if (!g) return gs__err(ctx, GS_ERR_INVALID_ARG, "eval: no graph");
+    root = g->root;
+    if (!root || root->graph != g) return gs__err(ctx, GS_ERR_INVALID_ARG, "eval %s: the graph has no root", g->name);
+    memset(&st, 0, sizeof st);
+    st.ex = ex;
+    st.ctx = ctx;
+    st.g = g;
+    st.params = params;
+    n = (int)stbds_arrlen(g->values);
+    st.n_values = n;
+    st.n_params = (int)stbds_arrlen(g->params);
+    st.first = (int64_t *)gs__malloc(ctx, (size_t)(n + 1) * sizeof(int64_t));
+    st.last_use = (int *)gs__malloc(ctx, (size_t)(n + 1) * sizeof(int));
+    st.live = (uint8_t *)gs__malloc(ctx, (size_t)(n + 1));
+    st.param_first = (int64_t *)gs__malloc(ctx, (size_t)(st.n_params + 1) * sizeof(int64_t));
+    if (!st.first || !st.last_use || !st.live || !st.param_first) {
+        r = GS_ERR_OUT_OF_MEMORY;
+        goto fail;
+    }
+    for (i = 0; i < st.n_params; i++) {
+        const gs_value *p = g->params[i];
+        if (!p) {
+            r = gs__err(ctx, GS_ERR_INVALID_ARG, "eval %s: parameter %d is missing", g->name, i);
+            goto fail;
+        }
+        st.param_first[i] = total;
+        total += gs__ip_nslots(p);
+    }
+    if (total > 0 && !params) {
+        r = gs__err(ctx, GS_ERR_INVALID_ARG, "eval %s: no parameter buffers", g->name);
+        goto fail;
+    }
+    total = 0;
+    for (i = 0; i < n; i++) {
+        gs_value *v = g->values[i];
+        if (v->id != i || v->graph != g) {
+            r = gs__err(ctx, GS_ERR_INVALID_ARG, "eval %s: instruction %d is out of place", g->name, i);
+            goto fail;
+        }
+        st.first[i] = total;
+        total += gs__ip_nslots(v);
+        st.live[i] = 0;
+        st.last_use[i] = -1;
+    }
+    st.first[n] = total;
+    st.n_slots = total;
+    st.slots = (gs__ip_slot *)gs__malloc(ctx, (size_t)(total + 1) * sizeof(gs__ip_slot));
+    st.refs = (int *)gs__malloc(ctx, (size_t)(total + 1) * sizeof(int));
+    st.bstate = (uint8_t *)gs__malloc(ctx, (size_t)(total + 1));
+    if (!st.slots || !st.refs || !st.bstate) {
+        r = GS_ERR_OUT_OF_MEMORY;
+        goto fail;
+    }
+    for (s = 0; s < total; s++) {
+        memset(&st.slots[s], 0, sizeof st.slots[s]);
+        st.slots[s].blk = -1;
+        st.refs[s] = 0;
+        st.bstate[s] = GS__IP_BLK_NONE;
+    }
+    /* liveness: what the root depends on, and where each value is read for the last time */
+    st.live[root->id] = 1;
+    for (i = n - 1; i >= 0; i--) {
+        gs_value *v = g->values[i];
+        if (!st.live[i]) continue;
+        for (k = 0; k < v->n_operands; k++) {
+            const gs_value *o = v->operands[k];
+            if (!o || o->graph != g || o->id >= i) {
+                r = gs__err(ctx, GS_ERR_INVALID_ARG, "eval %s: %s reads a value that is not before it", g->name,
+                            v->name);
+                goto fail;
+            }
+            st.live[o->id] = 1;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        gs_value *v = g->values[i];
+        if (!st.live[i]) continue;
+        for (k = 0; k < v->n_operands; k++) st.last_use[v->operands[k]->id] = i;
+    }
+    st.last_use[root->id] = INT_MAX;
+
+    for (i = 0; i < n; i++) {
+        gs_value *v = g->values[i];
+        if (!st.live[i]) continue;
+        r = gs__ip_eval_value(&st, v);
+        if (r) {
+            if (ctx->err == GS_OK) gs__err(ctx, r, "%s %s: evaluation failed", gs_op_name(v->op), v->name);
+            goto fail;
+        }
+        for (k = 0; k < v->n_operands; k++) {
+            const gs_value *o = v->operands[k];
+            if (st.last_use[o->id] == i) {
+                gs__ip_release(&st, o);
+                st.last_use[o->id] = -2;   /* released (an operand may appear twice) */
+            }
+        }
+    }
+
+    /* results: hand over the root's buffers; a buffer that is not ours (a parameter) or that an earlier result
+       already took is copied. Copies are made first so that a failure leaves nothing half handed over. */
+    n_out = gs__ip_nslots(root);
+    took = (uint8_t *)gs__malloc(ctx, (size_t)n_out + 1);
+    if (!took) {
+        r = GS_ERR_OUT_OF_MEMORY;
+        goto fail;
+    }
+    for (k = 0; k < n_out; k++) {
+        gs__ip_slot *sl = &st.slots[st.first[root->id] + k];
+        int64_t b = sl->blk;
+        results[k].shape = sl->buf.shape;
+        results[k].data = NULL;
+        took[k] = 0;
+        if (b >= 0 && st.bstate[b] == GS__IP_BLK_OWNED) {
+            st.bstate[b] = GS__IP_BLK_TAKEN;
+            took[k] = 1;
+        }
+    }
+    for (k = 0; k < n_out && r == GS_OK; k++) {
+        gs__ip_slot *sl = &st.slots[st.first[root->id] + k];
+        size_t bytes = (size_t)gs__ip_numel(&sl->buf.shape) * gs__compute_size(sl->buf.shape.dtype);
+        if (took[k]) continue;
+        results[k].data = gs__malloc(ctx, bytes);
+        if (!results[k].data) r = GS_ERR_OUT_OF_MEMORY;
+        else if (bytes) memcpy(results[k].data, sl->buf.data, bytes);
+    }
+    for (k = 0; k < n_out; k++) {
+        gs__ip_slot *sl = &st.slots[st.first[root->id] + k];
+        if (r) {
+            if (!took[k]) gs__free(ctx, results[k].data);
+            else st.bstate[sl->blk] = GS__IP_BLK_OWNED;   /* freed by gs__ip_st_free */
+            results[k].data = NULL;
+        } else if (took[k]) {
+            results[k].data = sl->buf.data;
+            st.bstate[sl->blk] = GS__IP_BLK_GONE;
+        }
+    }
+    gs__free(ctx, took);
+fail:
+    gs__ip_st_free(&st);
+    return r;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   The public entry point: storage format in and out
+   ------------------------------------------------------------------------------------------------------- */
+GS_API gs_result gs_eval(gs_graph *g, const void *const *inputs, void *const *outputs) {
+    gs_ctx *ctx;
+    gs__exec ex;
+    gs__buf *in = NULL, *res = NULL;
+    uint8_t *owned = NULL;
+    int i, j, np, n_out, n_in = 0, k;
+    gs_value *root;
+    gs_result r;
+    if (!g) return GS_ERR_INVALID_ARG;
+    ctx = g->ctx;
+    root = g->root;
+    if (!root) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_eval %s: the graph has no root", g->name);
+    r = gs__verify_once(g);
+    if (r) return r;
+    np = (int)stbds_arrlen(g->params);
+    for (i = 0; i < np; i++) {
+        if (!g->params[i]) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_eval %s: parameter %d is missing", g->name, i);
+        n_in += gs__ip_nslots(g->params[i]);
+    }
+    n_out = gs__ip_nslots(root);
+    if (n_in > 0 && !inputs)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_eval %s: inputs is NULL but the graph has %d parameter buffers",
+                       g->name, n_in);
+    if (n_out > 0 && !outputs)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_eval %s: outputs is NULL but the graph has %d outputs", g->name,
+                       n_out);
+    for (i = 0, k = 0; i < np; i++) {
+        const gs_value *p = g->params[i];
+        for (j = 0; j < gs__ip_nslots(p); j++, k++)
+            if (!inputs[k] && gs__ip_numel(gs__ip_slot_shape(p, j)) > 0)
+                return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_eval %s: input %d (parameter %s) is NULL", g->name, k,
+                               p->name);
+    }
+    for (k = 0; k < n_out; k++)
+        if (!outputs[k] && gs__ip_numel(gs__ip_slot_shape(root, k)) > 0)
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_eval %s: output %d is NULL", g->name, k);
+
+    in = (gs__buf *)gs__malloc(ctx, (size_t)(n_in + 1) * sizeof(gs__buf));
+    owned = (uint8_t *)gs__malloc(ctx, (size_t)(n_in + 1));
+    res = (gs__buf *)gs__malloc(ctx, (size_t)(n_out + 1) * sizeof(gs__buf));
+    if (!in || !owned || !res) {
+        r = GS_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    for (k = 0; k < n_in; k++) owned[k] = 0;
+    /* storage -> compute: f32/s32/u32 are used in place; bf16 widens to float; pred is normalised to 0/1 */
+    for (i = 0, k = 0; i < np; i++) {
+        const gs_value *p = g->params[i];
+        for (j = 0; j < gs__ip_nslots(p); j++, k++) {
+            const gs_shape *sh = gs__ip_slot_shape(p, j);
+            int64_t e, n = gs__ip_numel(sh);
+            in[k].shape = *sh;
+            in[k].data = (void *)(uintptr_t)inputs[k];
+            if (sh->dtype == GS_BF16 || sh->dtype == GS_PRED) {
+                void *d = gs__malloc(ctx, (size_t)n * gs__compute_size(sh->dtype));
+                if (!d) {
+                    r = GS_ERR_OUT_OF_MEMORY;
+                    goto done;
+                }
+                if (sh->dtype == GS_BF16)
+                    for (e = 0; e < n; e++) ((float *)d)[e] = gs_bf16_to_f32(((const uint16_t *)inputs[k])[e]);
+                else
+                    for (e = 0; e < n; e++) ((uint8_t *)d)[e] = (uint8_t)(((const uint8_t *)inputs[k])[e] != 0);
+                in[k].data = d;
+                owned[k] = 1;
+            }
+        }
+    }
+    memset(&ex, 0, sizeof ex);
+    ex.ctx = ctx;
+    ex.partition_id = 0;
+    ex.num_partitions = 1;
+    r = gs__eval_graph(&ex, g, in, res);
+    if (r) goto done;
+    /* compute -> storage */
+    for (k = 0; k < n_out; k++) {
+        int64_t e, n = gs__ip_numel(&res[k].shape);
+        if (res[k].shape.dtype == GS_BF16) {
+            for (e = 0; e < n; e++) ((uint16_t *)outputs[k])[e] = gs_f32_to_bf16(((const float *)res[k].data)[e]);
+        } else if (n > 0) {
+            memcpy(outputs[k], res[k].data, (size_t)n * gs_dtype_size(res[k].shape.dtype));
+        }
+        gs__free(ctx, res[k].data);
+    }
+done:
+    if (in && owned)
+        for (k = 0; k < n_in; k++)
+            if (owned[k]) gs__free(ctx, in[k].data);
+    gs__free(ctx, in);
+    gs__free(ctx, owned);
+    gs__free(ctx, res);
+    return r;
+}
