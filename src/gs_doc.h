@@ -11,6 +11,7 @@
 
    Example (an MLP layer, evaluated by the reference interpreter):
 
+       #include <stdio.h>
        #define GSHARD_IMPLEMENTATION
        #include "gshard.h"
        int main(void) {
@@ -24,7 +25,9 @@
            if (gs_ctx_error(ctx)) { puts(gs_ctx_error_msg(ctx)); return 1; }
            float xs[32] = {1}, ws[16] = {1}, out[8];
            const void *in[2] = {xs, ws}; void *res[1] = {out};
-           gs_eval(g, in, res); puts(gs_hlo_print(g)); gs_ctx_destroy(ctx); return 0;
+           if (gs_eval(g, in, res) != GS_OK) { puts(gs_ctx_error_msg(ctx)); return 1; }
+           printf("%s\nout[0] = %g\n", gs_hlo_print(g), out[0]);
+           gs_ctx_destroy(ctx); return 0;
        }
 
    Build: cc -std=c99 -O2 demo.c -lpthread -lm   (stb_ds.h must be findable, see below)

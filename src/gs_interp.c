@@ -24,7 +24,8 @@
  *   INT_MIN / -1 = INT_MIN and INT_MIN % -1 = 0; integer arithmetic wraps. Float remainder is C's fmod.
  * - maximum/minimum propagate NaN (the first NaN operand); max(+0, -0) = +0 and min(+0, -0) = -0 in either
  *   operand order, so reductions give the same bits in any order.
- * - Integer power: exponentiation by squaring; a negative exponent gives 0 except for bases 1 and -1.
+ * - Integer power: exponentiation by squaring (wrapping); a negative exponent gives 1 for base 1 and 0 for
+ *   any other base, -1 included (XLA's evaluator and emitters).
  * - convert float -> integer: NaN -> 0, truncation toward zero, saturating at the type's range (negative
  *   values give 0 for u32); anything -> pred is x != 0; s32 <-> u32 wraps.
  * - reduce combines result = init (op) x0 (op) x1 ... over the reduced elements in increasing row-major order.
@@ -206,12 +207,9 @@ GS__FN uint32_t gs__ip_upow(uint32_t base, uint32_t e) {
     return r;
 }
 
+/* XLA: a negative exponent gives 1 for base 1 and 0 for every other base (-1 included) */
 GS__FN int32_t gs__ip_spow(int32_t base, int32_t e) {
-    if (e < 0) {
-        if (base == 1) return 1;
-        if (base == -1) return (e & 1) ? -1 : 1;
-        return 0;
-    }
+    if (e < 0) return base == 1 ? 1 : 0;
     return gs__ip_s32(gs__ip_upow((uint32_t)base, (uint32_t)e));
 }
 
@@ -2125,11 +2123,11 @@ GS_API gs_result gs_eval(gs_graph *g, const void *const *inputs, void *const *ou
     in = (gs__buf *)gs__malloc(ctx, (size_t)(n_in + 1) * sizeof(gs__buf));
     owned = (uint8_t *)gs__malloc(ctx, (size_t)(n_in + 1));
     res = (gs__buf *)gs__malloc(ctx, (size_t)(n_out + 1) * sizeof(gs__buf));
+    if (owned) memset(owned, 0, (size_t)(n_in + 1)); /* the cleanup below reads it */
     if (!in || !owned || !res) {
         r = GS_ERR_OUT_OF_MEMORY;
         goto done;
     }
-    for (k = 0; k < n_in; k++) owned[k] = 0;
     /* storage -> compute: f32/s32/u32 are used in place; bf16 widens to float; pred is normalised to 0/1 */
     for (i = 0, k = 0; i < np; i++) {
         const gs_value *p = g->params[i];

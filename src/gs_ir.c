@@ -278,6 +278,7 @@ GS_API gs_result gs_value_set_name(gs_value *v, const char *name) {
         (void)stbds_shdel(g->names, old);
     }
     v->name = key;
+    v->auto_name = false;
     stbds_shput(g->names, key, v);
     return GS_OK;
 }
@@ -319,6 +320,7 @@ GS__FN gs_value *gs__value_new(gs_graph *g, gs_op op, int n_operands, gs_value *
     }
     v->name = gs__arena_printf(ctx, "%s.%lld", gs__op_word(op), (long long)ctx->next_auto_name);
     if (!v->name) return NULL;
+    v->auto_name = true;
     return v;
 }
 
@@ -558,12 +560,13 @@ GS__FN gs_result gs__infer_gather(gs_ctx *ctx, gs_value *v) {
                      (long long)op->dims[i]);
     }
     for (i = 0; i < d->n_collapsed_slice_dims; i++)
-        if (d->slice_sizes[d->collapsed_slice_dims[i]] > 1)
-            GS__FAIL(GS_ERR_SHAPE, "%s %s: collapsed dim %lld has slice size %lld (must be <= 1)", GS__WHO,
+        if (d->slice_sizes[d->collapsed_slice_dims[i]] != 1)
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: collapsed dim %lld has slice size %lld (must be 1)", GS__WHO,
                      (long long)d->collapsed_slice_dims[i], (long long)d->slice_sizes[d->collapsed_slice_dims[i]]);
     for (i = 0; i < d->n_operand_batching_dims; i++)
-        if (d->slice_sizes[d->operand_batching_dims[i]] > 1)
-            GS__FAIL(GS_ERR_SHAPE, "%s %s: batching dim %lld has slice size > 1", GS__WHO, (long long)d->operand_batching_dims[i]);
+        if (d->slice_sizes[d->operand_batching_dims[i]] != 1)
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: batching dim %lld has slice size %lld (must be 1)", GS__WHO,
+                     (long long)d->operand_batching_dims[i], (long long)d->slice_sizes[d->operand_batching_dims[i]]);
     for (i = 0; i < op->rank; i++) {
         bool skip = false;
         for (j = 0; j < d->n_collapsed_slice_dims; j++) skip = skip || d->collapsed_slice_dims[j] == i;
@@ -1194,6 +1197,12 @@ GS__FN gs_value *gs__finish(gs_value *v) {
         }
         g->params[v->index] = v;
     }
+    /* a generated name may collide with one the user chose: take the next free number */
+    while (v->auto_name && gs_graph_find(g, v->name)) {
+        ctx->next_auto_name++;
+        v->name = gs__arena_printf(ctx, "%s.%lld", gs__op_word(v->op), (long long)ctx->next_auto_name);
+        if (!v->name) return NULL;
+    }
     if (gs_graph_find(g, v->name)) {
         gs__err(ctx, GS_ERR_INVALID_ARG, "graph %s already has a value named '%s'", g->name, v->name);
         return NULL;
@@ -1228,6 +1237,7 @@ GS__FN gs_value *gs__param_common(gs_graph *g, int64_t index, const char *name) 
         }
         v->name = gs__arena_strdup(g->ctx, name);
         if (!v->name) return NULL;
+        v->auto_name = false;
     }
     return v;
 }

@@ -67,6 +67,7 @@ int main(int argc, char **argv) {
     suite_window();
     suite_errors();
     suite_cli();
+    suite_semantics();
     printf("%d passed, %d failed\n", gst_passed, gst_failed);
     return gst_failed ? 1 : 0;
 }

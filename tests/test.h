@@ -39,5 +39,6 @@ void suite_interp(void);
 void suite_window(void);
 void suite_errors(void);
 void suite_cli(void);
+void suite_semantics(void);
 
 #endif

@@ -333,7 +333,24 @@ static void test_verify_catches_corruption(void) {
     gs_ctx_destroy(ctx);
 }
 
+static void test_generated_names_avoid_user_names(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gs_graph_new(ctx, "g");
+    gs_value *a = gs_parameter(g, -1, gs_shape_scalar(GS_F32), "a");
+    gs_value *b = gs_neg(g, a), *c;
+    char next[32];
+    /* name b after the name the next builder would generate */
+    snprintf(next, sizeof next, "negate.%d", atoi(strchr(gs_value_name(b), '.') + 1) + 1);
+    CHECK_OK(gs_value_set_name(b, next));
+    c = gs_neg(g, b);
+    CHECK(c != NULL);
+    CHECK(c && strcmp(gs_value_name(c), next) != 0);
+    CHECK_OK(gs_ctx_error(ctx));
+    gs_ctx_destroy(ctx);
+}
+
 void suite_ir(void) {
+    RUN(test_generated_names_avoid_user_names);
     RUN(test_shape_basics);
     RUN(test_bf16_rounding);
     RUN(test_elementwise_shapes);

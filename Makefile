@@ -1,0 +1,127 @@
+# gshard.h build.
+#   make demo        run the MLP example: the CLI on examples/mlp.hlo, then examples/mlp.c
+#   make test        compile tests + the test suite (the last line is "N passed, N failed")
+#   make sanitize    the test suite (and the CLI it drives) under ASan + UBSan
+#   make valgrind    the test suite (and the CLI it drives) under valgrind
+#   make examples    build and run every examples/*.c, one cc command each
+#   make bench       benchmarks (-O3 -march=native); they never gate CI
+# Variables: CC, CXX, CFLAGS (default -O2 -g), WERROR (default -Werror; `make WERROR=` to relax).
+CC      ?= cc
+CXX     ?= c++
+CFLAGS  ?= -O2 -g
+WERROR  ?= -Werror
+WARN    := -std=c99 -Wall -Wextra -Wpedantic -Wshadow $(WERROR)
+LDLIBS  := -lpthread -lm
+BUILD   := build
+SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+SRC_FILES  := $(wildcard src/*.c src/*.h src/*.txt)
+# tests/standalone/*.c have their own main (see `make test-gemm`)
+TEST_SRCS  := $(wildcard tests/*.c)
+TEST_OBJS  := $(patsubst tests/%.c,$(BUILD)/obj/%.o,$(TEST_SRCS))
+EXAMPLES   := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+
+# bench_dot compares against OpenBLAS when its header and library are installed (libopenblas-dev)
+CBLAS_H    := $(firstword $(wildcard /usr/include/*/cblas.h /usr/include/cblas.h))
+OPENBLAS   := $(firstword $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so /usr/lib64/libopenblas.so))
+CBLAS_FLAGS := $(if $(and $(CBLAS_H),$(OPENBLAS)),-DHAVE_CBLAS -lopenblas)
+
+.PHONY: all test demo sanitize valgrind bench examples compile-tests test-gemm clean amalgamate \
+        check-amalgamation stbds
+
+all: $(BUILD)/gshard $(BUILD)/gshard_tests
+
+# ---- stb_ds.h must be findable (the Debian package, a copy next to gshard.h, or the compiler's path) ----
+STBDS_HINT := gshard.h needs stb_ds.h. Install it with:  sudo apt-get install libstb-dev \
+              (or copy stb_ds.h from https://github.com/nothings/stb next to gshard.h)
+stbds:
+	@if [ -f /usr/include/stb/stb_ds.h ] || [ -f /usr/include/stb_ds.h ] || [ -f stb_ds.h ] || \
+	    printf '#include <stb_ds.h>\n' | $(CC) -E -x c - >/dev/null 2>&1; then exit 0; fi; \
+	SUDO=none; \
+	if command -v apt-get >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; \
+	  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"; fi; \
+	fi; \
+	if [ "$$SUDO" != none ]; then \
+	  echo "stb_ds.h not found: running $${SUDO:+$$SUDO }apt-get install -y libstb-dev"; \
+	  $$SUDO apt-get install -y libstb-dev || { $$SUDO apt-get update && $$SUDO apt-get install -y libstb-dev; }; \
+	  if [ -f /usr/include/stb/stb_ds.h ]; then exit 0; fi; \
+	fi; \
+	echo "$(STBDS_HINT)" >&2; exit 1
+
+# ---- the header ----
+gshard.h: $(SRC_FILES) tools/amalgamate.py
+	python3 tools/amalgamate.py
+
+amalgamate: gshard.h
+
+check-amalgamation:
+	python3 tools/amalgamate.py --check
+
+# ---- the CLI and the test suite ----
+$(BUILD)/gshard: gshard.h tools/gshard.c | stbds
+	@mkdir -p $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) -o $@ tools/gshard.c $(LDLIBS)
+
+$(BUILD)/obj/%.o: tests/%.c gshard.h tests/test.h | stbds
+	@mkdir -p $(BUILD)/obj
+	$(CC) $(WARN) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/gshard_tests: $(TEST_OBJS)
+	$(CC) $(CFLAGS) -o $@ $(TEST_OBJS) $(LDLIBS)
+
+compile-tests: gshard.h | stbds
+	@bash tests/compile_tests.sh
+
+# The compile tests run first so that the runner's "N passed, N failed" stays the last line.
+test: $(BUILD)/gshard_tests $(BUILD)/gshard compile-tests
+	./$(BUILD)/gshard_tests
+
+# ---- sanitizers and valgrind (the suite runs the CLI it was built with: GST_GSHARD, GST_CLI_WRAPPER) ----
+$(BUILD)/asan/gshard_tests: gshard.h $(TEST_SRCS) tests/test.h | stbds
+	@mkdir -p $(BUILD)/asan
+	$(CC) $(WARN) $(SANFLAGS) -o $@ $(TEST_SRCS) $(LDLIBS)
+
+$(BUILD)/asan/gshard: gshard.h tools/gshard.c | stbds
+	@mkdir -p $(BUILD)/asan
+	$(CC) $(WARN) $(SANFLAGS) -o $@ tools/gshard.c $(LDLIBS)
+
+sanitize: $(BUILD)/asan/gshard_tests $(BUILD)/asan/gshard
+	GST_GSHARD=$(BUILD)/asan/gshard UBSAN_OPTIONS=print_stacktrace=1 ./$(BUILD)/asan/gshard_tests
+
+VALGRIND := valgrind -q --leak-check=full --show-leak-kinds=definite,indirect,possible \
+            --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=3
+valgrind: $(BUILD)/gshard_tests $(BUILD)/gshard
+	@command -v valgrind >/dev/null 2>&1 || { echo "make valgrind needs valgrind: sudo apt-get install valgrind" >&2; exit 1; }
+	GST_CLI_WRAPPER="$(VALGRIND)" $(VALGRIND) ./$(BUILD)/gshard_tests
+
+# the standalone GEMM check (randomised shapes against a naive loop)
+test-gemm: gshard.h | stbds
+	@mkdir -p $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) -DTEST_USE_GSHARD_H -I. -o $(BUILD)/test_gemm tests/standalone/test_gemm.c $(LDLIBS)
+	./$(BUILD)/test_gemm
+
+# ---- examples, demo, benchmarks ----
+$(BUILD)/examples/%: examples/%.c gshard.h | stbds
+	@mkdir -p $(BUILD)/examples
+	$(CC) -std=c99 -O2 -Wall -Wextra $(WERROR) -o $@ $< -lpthread -lm
+
+examples: $(EXAMPLES)
+	@for e in $(EXAMPLES); do \
+	  if ./$$e >/dev/null; then echo "$$e: ok"; else echo "$$e: FAILED" >&2; exit 1; fi; done
+
+demo: $(BUILD)/gshard | stbds
+	./$(BUILD)/gshard eval examples/mlp.hlo --seed 1
+	$(CC) -std=c99 -O2 examples/mlp.c -o $(BUILD)/mlp -lpthread -lm
+	./$(BUILD)/mlp
+
+$(BUILD)/bench/%: bench/%.c gshard.h | stbds
+	@mkdir -p $(BUILD)/bench
+	$(CC) -std=c99 -O3 -march=native -I. -o $@ $< $(if $(filter bench_dot,$*),$(CBLAS_FLAGS)) $(LDLIBS)
+
+bench: $(BENCHES)
+	@for b in $(BENCHES); do echo "== $$b"; ./$$b || exit 1; done
+
+clean:
+	rm -rf $(BUILD)

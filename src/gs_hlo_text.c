@@ -1,0 +1,2461 @@
+/* gs_hlo_text.c - HLO text: the canonical printer and the parser of a documented subset of XLA's HLO text
+   syntax (docs/hlo_text.md). The printer reads gs_value fields; the parser builds graphs only through the
+   public builders, so a parsed instruction is checked exactly like a built one. */
+#include "gs_internal.h"
+
+/* =========================================================================================================
+   Shared helpers
+   ========================================================================================================= */
+
+/* "f32[4,8]" into buf (truncated to cap) */
+GS__FN void gs__hlo_shape_str(const gs_shape *s, char *buf, size_t cap) {
+    size_t n;
+    int i;
+    if (cap == 0) return;
+    snprintf(buf, cap, "%s[", gs_dtype_name(s->dtype));
+    for (i = 0; i < s->rank; i++) {
+        n = strlen(buf);
+        snprintf(buf + n, cap - n, i ? ",%lld" : "%lld", (long long)s->dims[i]);
+    }
+    n = strlen(buf);
+    snprintf(buf + n, cap - n, "]");
+}
+
+/* a value's shape, tuples as "(f32[4], s32[4])" */
+GS__FN void gs__hlo_vshape_str(const gs_value *v, char *buf, size_t cap) {
+    char one[128];
+    size_t n;
+    int i;
+    if (v->shape.dtype != GS_TUPLE) {
+        gs__hlo_shape_str(&v->shape, buf, cap);
+        return;
+    }
+    if (cap == 0) return;
+    snprintf(buf, cap, "(");
+    for (i = 0; i < v->n_tuple; i++) {
+        gs__hlo_shape_str(&v->tuple[i], one, sizeof one);
+        n = strlen(buf);
+        snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", one);
+    }
+    n = strlen(buf);
+    snprintf(buf + n, cap - n, ")");
+}
+
+GS__FN bool gs__hlo_float_is_nan(float f) { return f != f; }
+
+/* Shortest "%.Ng" (N <= 9) that reads back to the same bits; bf16 compares after rounding to bf16. */
+GS__FN void gs__hlo_fmt_float(char *buf, size_t cap, float f, bool bf16) {
+    int p;
+    if (gs__hlo_float_is_nan(f)) {
+        snprintf(buf, cap, "nan");
+        return;
+    }
+    if (f > FLT_MAX) {
+        snprintf(buf, cap, "inf");
+        return;
+    }
+    if (f < -FLT_MAX) {
+        snprintf(buf, cap, "-inf");
+        return;
+    }
+    if (f > -16777216.0f && f < 16777216.0f && f == (float)(int32_t)f) {
+        snprintf(buf, cap, "%.0f", (double)f);   /* small integers as integers: 300, not 3e+02 */
+        return;
+    }
+    for (p = 1; p <= 9; p++) {
+        float back;
+        snprintf(buf, cap, "%.*g", p, (double)f);
+        back = (float)strtod(buf, NULL);
+        if (bf16) {
+            if (gs_f32_to_bf16(back) == gs_f32_to_bf16(f)) return;
+        } else if (memcmp(&back, &f, sizeof f) == 0) {
+            return;
+        }
+    }
+    snprintf(buf, cap, "%.9g", (double)f);
+}
+
+static const char *const gs__hlo_cmp_names[] = {"", "EQ", "NE", "LT", "LE", "GT", "GE"};
+
+/* the binary op a reducer's ROOT applies for each kind (REPLACE has none) */
+GS__FN gs_op gs__hlo_reduce_op(gs_reduce_kind k) {
+    switch (k) {
+    case GS_REDUCE_SUM: return GS_OP_ADD;
+    case GS_REDUCE_PROD: return GS_OP_MULTIPLY;
+    case GS_REDUCE_MAX: return GS_OP_MAXIMUM;
+    case GS_REDUCE_MIN: return GS_OP_MINIMUM;
+    case GS_REDUCE_AND: return GS_OP_AND;
+    case GS_REDUCE_OR: return GS_OP_OR;
+    default: return GS_OP_INVALID;
+    }
+}
+
+GS__FN bool gs__hlo_uses_reducer(gs_op op) {
+    return op == GS_OP_REDUCE || op == GS_OP_REDUCE_WINDOW || op == GS_OP_ALL_REDUCE ||
+           op == GS_OP_REDUCE_SCATTER || op == GS_OP_SCATTER;
+}
+
+/* =========================================================================================================
+   Printer
+   ========================================================================================================= */
+
+typedef struct gs__pr_comp { const gs_graph *g; const char *name; } gs__pr_comp;
+typedef struct gs__pr_red { gs_reduce_kind kind; gs_dtype dtype; const char *name; } gs__pr_red;
+typedef struct gs__pr_cmp { const gs_value *sort; const char *name; } gs__pr_cmp;   /* one sort using it */
+
+typedef struct gs__printer {
+    gs_ctx *ctx;
+    gs__sb sb;
+    gs__pr_comp *comps;   /* stb_ds: sub-computations in print order, the entry last */
+    gs__pr_red *reds;     /* stb_ds: reducers in order of first use */
+    gs__pr_cmp *cmps;     /* stb_ds: sort comparators in order of first use */
+    bool oom;
+} gs__printer;
+
+GS__FN bool gs__pr_name_used(const gs__printer *pr, const char *name) {
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(pr->comps); i++)
+        if (pr->comps[i].name && strcmp(pr->comps[i].name, name) == 0) return true;
+    for (i = 0; i < (int)stbds_arrlen(pr->reds); i++)
+        if (pr->reds[i].name && strcmp(pr->reds[i].name, name) == 0) return true;
+    for (i = 0; i < (int)stbds_arrlen(pr->cmps); i++)
+        if (pr->cmps[i].name && strcmp(pr->cmps[i].name, name) == 0) return true;
+    return false;
+}
+
+/* base, or base.1, base.2, ... whichever is not yet a computation name (arena string) */
+GS__FN const char *gs__pr_unique(gs__printer *pr, const char *base) {
+    const char *name = base;
+    int k = 0;
+    while (name && gs__pr_name_used(pr, name)) name = gs__arena_printf(pr->ctx, "%s.%d", base, ++k);
+    if (!name) pr->oom = true;
+    return name;
+}
+
+/* while conditions and bodies, depth first, so every computation is printed before its users */
+GS__FN void gs__pr_collect(gs__printer *pr, const gs_graph *g) {
+    gs__pr_comp c;
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(pr->comps); i++)
+        if (pr->comps[i].g == g) return;
+    c.g = g;
+    c.name = NULL;   /* named later */
+    stbds_arrput(pr->comps, c);
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        const gs_value *v = g->values[i];
+        if (v->op != GS_OP_WHILE) continue;
+        if (v->cond) gs__pr_collect(pr, v->cond);
+        if (v->body) gs__pr_collect(pr, v->body);
+    }
+    /* move g behind everything it called */
+    for (i = 0; i < (int)stbds_arrlen(pr->comps); i++) {
+        if (pr->comps[i].g == g) {
+            stbds_arrdel(pr->comps, i);
+            break;
+        }
+    }
+    stbds_arrput(pr->comps, c);
+}
+
+GS__FN const char *gs__pr_comp_name(const gs__printer *pr, const gs_graph *g) {
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(pr->comps); i++)
+        if (pr->comps[i].g == g) return pr->comps[i].name;
+    return "?";
+}
+
+GS__FN gs_dtype gs__pr_operand_dtype(const gs_value *v, int i) {
+    if (i < v->n_operands && v->operands[i]) return v->operands[i]->shape.dtype;
+    return v->shape.dtype;
+}
+
+GS__FN const char *gs__pr_reducer(gs__printer *pr, gs_reduce_kind kind, gs_dtype dt) {
+    int i;
+    gs__pr_red r;
+    for (i = 0; i < (int)stbds_arrlen(pr->reds); i++)
+        if (pr->reds[i].kind == kind && pr->reds[i].dtype == dt) return pr->reds[i].name;
+    r.kind = kind;
+    r.dtype = dt;
+    r.name = NULL;
+    {
+        const char *base = gs__arena_printf(pr->ctx, "%s.%s", gs_reduce_kind_name(kind), gs_dtype_name(dt));
+        if (!base) {
+            pr->oom = true;
+            return "?";
+        }
+        r.name = gs__pr_unique(pr, base);
+    }
+    if (!r.name) return "?";
+    stbds_arrput(pr->reds, r);
+    return r.name;
+}
+
+GS__FN bool gs__pr_same_comparator(const gs_value *a, const gs_value *b) {
+    int i;
+    if (a->flag != b->flag || a->n_operands != b->n_operands) return false;
+    for (i = 0; i < a->n_operands; i++)
+        if (gs__pr_operand_dtype(a, i) != gs__pr_operand_dtype(b, i)) return false;
+    return true;
+}
+
+GS__FN const char *gs__pr_comparator(gs__printer *pr, const gs_value *sort) {
+    int i;
+    gs__pr_cmp c;
+    gs__sb nb;
+    for (i = 0; i < (int)stbds_arrlen(pr->cmps); i++)
+        if (gs__pr_same_comparator(pr->cmps[i].sort, sort)) return pr->cmps[i].name;
+    gs__sb_init(&nb, pr->ctx);
+    gs__sb_puts(&nb, sort->flag ? "compare.gt" : "compare.lt");
+    for (i = 0; i < sort->n_operands; i++) gs__sb_printf(&nb, ".%s", gs_dtype_name(gs__pr_operand_dtype(sort, i)));
+    c.sort = sort;
+    c.name = NULL;
+    if (!nb.oom && nb.buf) {
+        const char *base = gs__arena_strdup(pr->ctx, nb.buf);
+        if (base) c.name = gs__pr_unique(pr, base);
+    }
+    gs__sb_free(&nb);
+    if (!c.name) {
+        pr->oom = true;
+        return "?";
+    }
+    stbds_arrput(pr->cmps, c);
+    return c.name;
+}
+
+GS__FN void gs__pr_ints(gs__sb *sb, const int64_t *a, int n) {
+    int i;
+    gs__sb_put(sb, "{", 1);
+    for (i = 0; i < n; i++) gs__sb_printf(sb, i ? ",%lld" : "%lld", (long long)a[i]);
+    gs__sb_put(sb, "}", 1);
+}
+
+GS__FN void gs__pr_shape(gs__sb *sb, const gs_shape *s) {
+    char buf[16 + GS_MAX_RANK * 21];
+    gs__hlo_shape_str(s, buf, sizeof buf);
+    gs__sb_puts(sb, buf);
+}
+
+GS__FN void gs__pr_value_shape(gs__sb *sb, const gs_value *v) {
+    int i;
+    if (v->shape.dtype != GS_TUPLE) {
+        gs__pr_shape(sb, &v->shape);
+        return;
+    }
+    gs__sb_put(sb, "(", 1);
+    for (i = 0; i < v->n_tuple; i++) {
+        if (i) gs__sb_puts(sb, ", ");
+        gs__pr_shape(sb, &v->tuple[i]);
+    }
+    gs__sb_put(sb, ")", 1);
+}
+
+/* element i of storage-format data */
+GS__FN void gs__pr_elem(gs__sb *sb, gs_dtype dt, const void *data, int64_t i) {
+    char buf[48];
+    const unsigned char *p = (const unsigned char *)data;
+    switch (dt) {
+    case GS_F32: {
+        float f;
+        memcpy(&f, p + 4 * i, 4);
+        gs__hlo_fmt_float(buf, sizeof buf, f, false);
+        gs__sb_puts(sb, buf);
+        break;
+    }
+    case GS_BF16: {
+        uint16_t b;
+        memcpy(&b, p + 2 * i, 2);
+        gs__hlo_fmt_float(buf, sizeof buf, gs_bf16_to_f32(b), true);
+        gs__sb_puts(sb, buf);
+        break;
+    }
+    case GS_S32: {
+        int32_t x;
+        memcpy(&x, p + 4 * i, 4);
+        gs__sb_printf(sb, "%ld", (long)x);
+        break;
+    }
+    case GS_U32: {
+        uint32_t x;
+        memcpy(&x, p + 4 * i, 4);
+        gs__sb_printf(sb, "%lu", (unsigned long)x);
+        break;
+    }
+    case GS_PRED: gs__sb_puts(sb, p[i] ? "true" : "false"); break;
+    default: gs__sb_puts(sb, "0"); break;
+    }
+}
+
+/* nested braces of a dense literal, dims d.. starting at element *pos */
+GS__FN void gs__pr_dense(gs__sb *sb, const gs_shape *s, const void *data, int d, int64_t *pos) {
+    int64_t i;
+    gs__sb_put(sb, "{", 1);
+    for (i = 0; i < s->dims[d]; i++) {
+        if (i) gs__sb_puts(sb, ", ");
+        if (d == s->rank - 1) gs__pr_elem(sb, s->dtype, data, (*pos)++);
+        else gs__pr_dense(sb, s, data, d + 1, pos);
+    }
+    gs__sb_put(sb, "}", 1);
+}
+
+GS__FN void gs__pr_window(gs__sb *sb, const gs_window_dim *w, int n) {
+    int i;
+    bool stride = false, pad = false, lhs = false, rhs = false;
+    for (i = 0; i < n; i++) {
+        if (w[i].stride != 1) stride = true;
+        if (w[i].pad_lo != 0 || w[i].pad_hi != 0) pad = true;
+        if (w[i].base_dilation != 1) lhs = true;
+        if (w[i].window_dilation != 1) rhs = true;
+    }
+    gs__sb_puts(sb, "{");
+    if (n > 0) {
+        gs__sb_puts(sb, "size=");
+        for (i = 0; i < n; i++) gs__sb_printf(sb, i ? "x%lld" : "%lld", (long long)w[i].size);
+    }
+    if (stride) {
+        gs__sb_puts(sb, " stride=");
+        for (i = 0; i < n; i++) gs__sb_printf(sb, i ? "x%lld" : "%lld", (long long)w[i].stride);
+    }
+    if (pad) {
+        gs__sb_puts(sb, " pad=");
+        for (i = 0; i < n; i++)
+            gs__sb_printf(sb, i ? "x%lld_%lld" : "%lld_%lld", (long long)w[i].pad_lo, (long long)w[i].pad_hi);
+    }
+    if (lhs) {
+        gs__sb_puts(sb, " lhs_dilate=");
+        for (i = 0; i < n; i++) gs__sb_printf(sb, i ? "x%lld" : "%lld", (long long)w[i].base_dilation);
+    }
+    if (rhs) {
+        gs__sb_puts(sb, " rhs_dilate=");
+        for (i = 0; i < n; i++) gs__sb_printf(sb, i ? "x%lld" : "%lld", (long long)w[i].window_dilation);
+    }
+    gs__sb_puts(sb, "}");
+}
+
+GS__FN void gs__pr_groups(gs__sb *sb, const gs_replica_groups *rg) {
+    int64_t i, j;
+    int k;
+    bool ident = true;
+    if (rg->n_groups <= 0) {
+        gs__sb_puts(sb, "{}");
+        return;
+    }
+    if (rg->ids || rg->iota_rank <= 0) {
+        gs__sb_puts(sb, "{");
+        for (i = 0; i < rg->n_groups; i++) {
+            gs__sb_puts(sb, i ? ",{" : "{");
+            for (j = 0; j < rg->group_size; j++)
+                gs__sb_printf(sb, j ? ",%lld" : "%lld",
+                              (long long)(rg->ids ? rg->ids[i * rg->group_size + j] : i * rg->group_size + j));
+            gs__sb_puts(sb, "}");
+        }
+        gs__sb_puts(sb, "}");
+        return;
+    }
+    gs__sb_printf(sb, "[%lld,%lld]<=[", (long long)rg->n_groups, (long long)rg->group_size);
+    for (k = 0; k < rg->iota_rank; k++) {
+        gs__sb_printf(sb, k ? ",%lld" : "%lld", (long long)rg->iota_dims[k]);
+        if (rg->iota_perm[k] != k) ident = false;
+    }
+    gs__sb_puts(sb, "]");
+    if (!ident) {
+        gs__sb_puts(sb, "T(");
+        for (k = 0; k < rg->iota_rank; k++) gs__sb_printf(sb, k ? ",%d" : "%d", rg->iota_perm[k]);
+        gs__sb_puts(sb, ")");
+    }
+}
+
+GS__FN void gs__pr_coll(gs__sb *sb, const gs_value *v, bool groups) {
+    if (v->coll.channel_id != 0) gs__sb_printf(sb, ", channel_id=%lld", (long long)v->coll.channel_id);
+    if (groups) {
+        gs__sb_puts(sb, ", replica_groups=");
+        gs__pr_groups(sb, &v->coll.groups);
+    }
+}
+
+GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
+    gs__sb *sb = &pr->sb;
+    int i, rank = v->n_operands > 0 && v->operands[0] ? v->operands[0]->shape.rank : v->shape.rank;
+    switch (v->op) {
+    case GS_OP_IOTA: gs__sb_printf(sb, ", iota_dimension=%lld", (long long)v->dim); break;
+    case GS_OP_BROADCAST:
+    case GS_OP_TRANSPOSE:
+    case GS_OP_REVERSE:
+        gs__sb_puts(sb, ", dimensions=");
+        gs__pr_ints(sb, v->dims, v->n_dims);
+        break;
+    case GS_OP_SLICE:
+        gs__sb_puts(sb, ", slice={");
+        for (i = 0; i < rank; i++) {
+            gs__sb_printf(sb, "%s[%lld:%lld", i ? ", " : "", (long long)v->start[i], (long long)v->limit[i]);
+            if (v->stride && v->stride[i] != 1) gs__sb_printf(sb, ":%lld", (long long)v->stride[i]);
+            gs__sb_puts(sb, "]");
+        }
+        gs__sb_puts(sb, "}");
+        break;
+    case GS_OP_DYNAMIC_SLICE:
+        gs__sb_puts(sb, ", dynamic_slice_sizes=");
+        gs__pr_ints(sb, v->sizes, v->shape.rank);
+        break;
+    case GS_OP_PAD: {
+        bool interior = false;
+        for (i = 0; i < rank; i++)
+            if (v->interior && v->interior[i] != 0) interior = true;
+        gs__sb_puts(sb, ", padding=");
+        if (rank == 0) gs__sb_puts(sb, "{}");
+        for (i = 0; i < rank; i++) {
+            gs__sb_printf(sb, i ? "x%lld_%lld" : "%lld_%lld", (long long)v->lo[i], (long long)v->hi[i]);
+            if (interior) gs__sb_printf(sb, "_%lld", (long long)v->interior[i]);
+        }
+        break;
+    }
+    case GS_OP_CONCATENATE:
+    case GS_OP_ARGMAX:
+    case GS_OP_ARGMIN:
+        gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->dim);
+        break;
+    case GS_OP_COMPARE:
+        gs__sb_printf(sb, ", direction=%s",
+                      v->cmp > GS_CMP_INVALID && v->cmp < GS_CMP_COUNT ? gs__hlo_cmp_names[v->cmp] : "?");
+        break;
+    case GS_OP_REDUCE:
+        gs__sb_puts(sb, ", dimensions=");
+        gs__pr_ints(sb, v->dims, v->n_dims);
+        gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+        break;
+    case GS_OP_DOT: {
+        const gs_dot_dims *d = v->dot;
+        if (!d) break;
+        if (d->n_batch > 0) {
+            gs__sb_puts(sb, ", lhs_batch_dims=");
+            gs__pr_ints(sb, d->lhs_batch, d->n_batch);
+        }
+        gs__sb_puts(sb, ", lhs_contracting_dims=");
+        gs__pr_ints(sb, d->lhs_contract, d->n_contract);
+        if (d->n_batch > 0) {
+            gs__sb_puts(sb, ", rhs_batch_dims=");
+            gs__pr_ints(sb, d->rhs_batch, d->n_batch);
+        }
+        gs__sb_puts(sb, ", rhs_contracting_dims=");
+        gs__pr_ints(sb, d->rhs_contract, d->n_contract);
+        break;
+    }
+    case GS_OP_CONVOLUTION: {
+        const gs_conv_config *c = v->conv;
+        char labels[3 * (GS_MAX_RANK + 2) + 8];
+        if (!c) break;
+        if (c->dims.n_spatial > 0) {
+            gs__sb_puts(sb, ", window=");
+            gs__pr_window(sb, c->window, c->dims.n_spatial);
+        }
+        if (gs_conv_dims_to_labels(&c->dims, labels, sizeof labels) < 0) strcpy(labels, "?");
+        gs__sb_printf(sb, ", dim_labels=%s", labels);
+        if (c->feature_group_count > 1)
+            gs__sb_printf(sb, ", feature_group_count=%lld", (long long)c->feature_group_count);
+        if (c->batch_group_count > 1) gs__sb_printf(sb, ", batch_group_count=%lld", (long long)c->batch_group_count);
+        break;
+    }
+    case GS_OP_REDUCE_WINDOW:
+        gs__sb_puts(sb, ", window=");
+        if (v->window) gs__pr_window(sb, v->window, rank);
+        else gs__sb_puts(sb, "{}");
+        gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+        break;
+    case GS_OP_GATHER: {
+        const gs_gather_dims *d = v->gather;
+        if (!d) break;
+        gs__sb_puts(sb, ", offset_dims=");
+        gs__pr_ints(sb, d->offset_dims, d->n_offset_dims);
+        gs__sb_puts(sb, ", collapsed_slice_dims=");
+        gs__pr_ints(sb, d->collapsed_slice_dims, d->n_collapsed_slice_dims);
+        gs__sb_puts(sb, ", start_index_map=");
+        gs__pr_ints(sb, d->start_index_map, d->n_start_index_map);
+        if (d->n_operand_batching_dims > 0) {
+            gs__sb_puts(sb, ", operand_batching_dims=");
+            gs__pr_ints(sb, d->operand_batching_dims, d->n_operand_batching_dims);
+            gs__sb_puts(sb, ", start_indices_batching_dims=");
+            gs__pr_ints(sb, d->start_indices_batching_dims, d->n_operand_batching_dims);
+        }
+        gs__sb_printf(sb, ", index_vector_dim=%lld, slice_sizes=", (long long)d->index_vector_dim);
+        gs__pr_ints(sb, d->slice_sizes, rank);
+        break;
+    }
+    case GS_OP_SCATTER: {
+        const gs_scatter_dims *d = v->scatter;
+        if (!d) break;
+        gs__sb_puts(sb, ", update_window_dims=");
+        gs__pr_ints(sb, d->update_window_dims, d->n_update_window_dims);
+        gs__sb_puts(sb, ", inserted_window_dims=");
+        gs__pr_ints(sb, d->inserted_window_dims, d->n_inserted_window_dims);
+        gs__sb_puts(sb, ", scatter_dims_to_operand_dims=");
+        gs__pr_ints(sb, d->scatter_dims_to_operand_dims, d->n_scatter_dims_to_operand_dims);
+        if (d->n_input_batching_dims > 0) {
+            gs__sb_puts(sb, ", input_batching_dims=");
+            gs__pr_ints(sb, d->input_batching_dims, d->n_input_batching_dims);
+            gs__sb_puts(sb, ", scatter_indices_batching_dims=");
+            gs__pr_ints(sb, d->scatter_indices_batching_dims, d->n_input_batching_dims);
+        }
+        gs__sb_printf(sb, ", index_vector_dim=%lld", (long long)d->index_vector_dim);
+        gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+        break;
+    }
+    case GS_OP_SORT:
+        gs__sb_printf(sb, ", dimensions={%lld}, is_stable=true, to_apply=%s", (long long)v->dim,
+                      gs__pr_comparator(pr, v));
+        break;
+    case GS_OP_TOPK: gs__sb_printf(sb, ", k=%lld, largest=%s", (long long)v->dim, v->flag ? "true" : "false"); break;
+    case GS_OP_CUMSUM:
+    case GS_OP_CUMPROD:
+    case GS_OP_CUMMAX:
+    case GS_OP_CUMMIN:
+        gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->dim);
+        if (v->flag) gs__sb_puts(sb, ", reverse=true");
+        break;
+    case GS_OP_RNG:
+        gs__sb_printf(sb, ", distribution=rng_uniform, seed=%llu", (unsigned long long)v->seed);
+        break;
+    case GS_OP_ALL_REDUCE:
+        gs__pr_coll(sb, v, true);
+        if (v->coll.use_global_device_ids) gs__sb_puts(sb, ", use_global_device_ids=true");
+        gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+        break;
+    case GS_OP_ALL_GATHER:
+    case GS_OP_REDUCE_SCATTER:
+        gs__pr_coll(sb, v, true);
+        gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->dim);
+        if (v->coll.use_global_device_ids) gs__sb_puts(sb, ", use_global_device_ids=true");
+        if (v->op == GS_OP_REDUCE_SCATTER)
+            gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+        break;
+    case GS_OP_ALL_TO_ALL:
+        gs__pr_coll(sb, v, true);
+        if (v->split_dim == v->concat_dim) gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->split_dim);
+        else
+            gs__sb_printf(sb, ", split_dimension=%lld, concat_dimension=%lld", (long long)v->split_dim,
+                          (long long)v->concat_dim);
+        if (v->coll.use_global_device_ids) gs__sb_puts(sb, ", use_global_device_ids=true");
+        break;
+    case GS_OP_COLLECTIVE_PERMUTE: {
+        int64_t k;
+        gs__pr_coll(sb, v, false);
+        gs__sb_puts(sb, ", source_target_pairs={");
+        for (k = 0; k < v->n_pairs; k++)
+            gs__sb_printf(sb, "%s{%lld,%lld}", k ? "," : "", (long long)v->pairs[2 * k], (long long)v->pairs[2 * k + 1]);
+        gs__sb_puts(sb, "}");
+        break;
+    }
+    case GS_OP_ANNOTATE: gs__sb_puts(sb, ", custom_call_target=\"Sharding\""); break;
+    case GS_OP_TO_MANUAL: gs__sb_puts(sb, ", custom_call_target=\"SPMDFullToShardShape\""); break;
+    case GS_OP_TO_FULL: gs__sb_puts(sb, ", custom_call_target=\"SPMDShardToFullShape\""); break;
+    case GS_OP_GET_TUPLE_ELEMENT: gs__sb_printf(sb, ", index=%lld", (long long)v->index); break;
+    case GS_OP_WHILE:
+        gs__sb_printf(sb, ", condition=%s, body=%s", gs__pr_comp_name(pr, v->cond), gs__pr_comp_name(pr, v->body));
+        break;
+    default: break;
+    }
+}
+
+GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
+    gs__sb *sb = &pr->sb;
+    int i;
+    gs__sb_puts(sb, root ? "  ROOT " : "  ");
+    gs__sb_puts(sb, v->name ? v->name : "_");
+    gs__sb_puts(sb, " = ");
+    gs__pr_value_shape(sb, v);
+    gs__sb_put(sb, " ", 1);
+    gs__sb_puts(sb, gs_op_name(v->op));
+    gs__sb_put(sb, "(", 1);
+    if (v->op == GS_OP_PARAMETER) {
+        gs__sb_printf(sb, "%lld", (long long)v->index);
+    } else if (v->op == GS_OP_CONSTANT) {
+        if (v->data && (v->shape.rank == 0 || v->splat)) {
+            gs__pr_elem(sb, v->shape.dtype, v->data, 0);
+        } else if (v->data) {
+            int64_t pos = 0;
+            gs__pr_dense(sb, &v->shape, v->data, 0, &pos);
+        }
+    } else {
+        for (i = 0; i < v->n_operands; i++) {
+            if (i) gs__sb_puts(sb, ", ");
+            gs__sb_puts(sb, v->operands[i] && v->operands[i]->name ? v->operands[i]->name : "_");
+        }
+    }
+    gs__sb_put(sb, ")", 1);
+    gs__pr_attrs(pr, v);
+    if (v->sharding) {
+        gs__sb_puts(sb, ", sharding=");
+        gs__sb_puts(sb, v->sharding);
+    }
+    gs__sb_put(sb, "\n", 1);
+}
+
+/* Registers every reducer and comparator the printed graphs use (first-use order), without output. */
+GS__FN void gs__pr_scan_called(gs__printer *pr) {
+    int c, i;
+    for (c = 0; c < (int)stbds_arrlen(pr->comps); c++) {
+        const gs_graph *g = pr->comps[c].g;
+        for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+            const gs_value *v = g->values[i];
+            if (gs__hlo_uses_reducer(v->op)) gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0));
+            else if (v->op == GS_OP_SORT) gs__pr_comparator(pr, v);
+        }
+    }
+}
+
+GS__FN void gs__pr_reducer_body(gs__printer *pr, const gs__pr_red *r) {
+    gs__sb *sb = &pr->sb;
+    const char *dt = gs_dtype_name(r->dtype);
+    gs__sb_printf(sb, "%s {\n  x = %s[] parameter(0)\n", r->name, dt);
+    if (r->kind == GS_REDUCE_REPLACE) {
+        gs__sb_printf(sb, "  ROOT y = %s[] parameter(1)\n}\n", dt);
+    } else {
+        gs__sb_printf(sb, "  y = %s[] parameter(1)\n  ROOT r = %s[] %s(x, y)\n}\n", dt, dt,
+                      gs_op_name(gs__hlo_reduce_op(r->kind)));
+    }
+}
+
+GS__FN void gs__pr_comparator_body(gs__printer *pr, const gs__pr_cmp *c) {
+    gs__sb *sb = &pr->sb;
+    int i;
+    gs__sb_printf(sb, "%s {\n", c->name);
+    for (i = 0; i < 2 * c->sort->n_operands; i++)
+        gs__sb_printf(sb, "  p%d = %s[] parameter(%d)\n", i, gs_dtype_name(gs__pr_operand_dtype(c->sort, i / 2)), i);
+    gs__sb_printf(sb, "  ROOT r = pred[] compare(p0, p1), direction=%s\n}\n", c->sort->flag ? "GT" : "LT");
+}
+
+GS__FN void gs__pr_graph(gs__printer *pr, const gs__pr_comp *c, bool entry) {
+    gs__sb *sb = &pr->sb;
+    const gs_graph *g = c->g;
+    int i;
+    gs__sb_printf(sb, "%s%s {\n", entry ? "ENTRY " : "", c->name);
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) gs__pr_value(pr, g->values[i], g->values[i] == g->root);
+    gs__sb_puts(sb, "}\n");
+}
+
+GS_API const char *gs_hlo_module_name(const gs_graph *entry) {
+    if (!entry) return NULL;
+    if (entry->module_name) return entry->module_name;
+    return entry->name ? entry->name : "module";
+}
+
+GS_API int64_t gs_hlo_num_partitions(const gs_graph *entry) {
+    if (!entry || entry->num_partitions <= 0) return 1;
+    return entry->num_partitions;
+}
+
+GS_API const char *gs_hlo_print(gs_graph *entry) {
+    gs__printer pr;
+    const char *out = NULL;
+    int i, n;
+    if (!entry) return NULL;
+    memset(&pr, 0, sizeof pr);
+    pr.ctx = entry->ctx;
+    gs__sb_init(&pr.sb, pr.ctx);
+    gs__pr_collect(&pr, entry);
+    n = (int)stbds_arrlen(pr.comps);
+    /* names: the entry keeps its own, then the sub-computations in print order, then reducers and
+       comparators (all made unique so the text reads back into the same structure) */
+    pr.comps[n - 1].name = gs__pr_unique(&pr, entry->name ? entry->name : "main");
+    for (i = 0; i < n - 1; i++) {
+        const gs_graph *g = pr.comps[i].g;
+        const char *base = g->name ? g->name : gs__arena_printf(pr.ctx, "computation.%d", g->id);
+        pr.comps[i].name = base ? gs__pr_unique(&pr, base) : NULL;
+        if (!pr.comps[i].name) pr.oom = true;
+    }
+    gs__pr_scan_called(&pr);
+    gs__sb_printf(&pr.sb, "HloModule %s", gs_hlo_module_name(entry));
+    if (gs_hlo_num_partitions(entry) != 1)
+        gs__sb_printf(&pr.sb, ", num_partitions=%lld", (long long)gs_hlo_num_partitions(entry));
+    gs__sb_puts(&pr.sb, "\n");
+    for (i = 0; i < (int)stbds_arrlen(pr.reds); i++) {
+        gs__sb_puts(&pr.sb, "\n");
+        gs__pr_reducer_body(&pr, &pr.reds[i]);
+    }
+    for (i = 0; i < (int)stbds_arrlen(pr.cmps); i++) {
+        gs__sb_puts(&pr.sb, "\n");
+        gs__pr_comparator_body(&pr, &pr.cmps[i]);
+    }
+    for (i = 0; i < n; i++) {
+        gs__sb_puts(&pr.sb, "\n");
+        gs__pr_graph(&pr, &pr.comps[i], i == n - 1);
+    }
+    if (!pr.sb.oom && !pr.oom && pr.sb.buf) out = gs__arena_strdup(pr.ctx, pr.sb.buf);
+    else gs__err(pr.ctx, GS_ERR_OUT_OF_MEMORY, "gs_hlo_print: out of memory");
+    gs__sb_free(&pr.sb);
+    stbds_arrfree(pr.comps);
+    stbds_arrfree(pr.reds);
+    stbds_arrfree(pr.cmps);
+    return out;
+}
+
+/* =========================================================================================================
+   Parser. Two passes: the text is first read into a syntax tree (computations, instructions, operands,
+   attributes as spans of the text), then graphs are built from it: instructions in dependency order
+   (any textual order is accepted), while conditions and bodies on first use, reducer and comparator
+   computations recognised by shape and never built.
+   ========================================================================================================= */
+
+/* a cursor over the text (or over one attribute value: end is then the value's end) */
+typedef struct gs__cur {
+    const char *p, *end;
+    int line, col;
+} gs__cur;
+
+/* a declared shape: an array, or a flat tuple whose element shapes are P->elems[first .. first + n) */
+typedef struct gs__pshape {
+    bool tuple;
+    gs_shape s;
+    int first, n;
+    gs__cur at;
+} gs__pshape;
+
+typedef struct gs__pattr {
+    const char *name;   /* arena */
+    gs__cur at;         /* where the name starts */
+    gs__cur val;        /* the value: [val.p, val.end) */
+} gs__pattr;
+
+typedef struct gs__poperand {
+    const char *name;   /* arena, without '%' */
+    gs__cur at;
+    bool typed;
+    gs__pshape type;
+    int inst;           /* resolved instruction index, -1 before */
+} gs__poperand;
+
+typedef struct gs__pinst {
+    const char *name;
+    gs__cur at;         /* the name */
+    bool root;
+    gs__pshape type;
+    const char *opcode;
+    gs__cur op_at;
+    gs_op op;
+    gs__cur args;       /* parameter/constant: the text between the parentheses */
+    int first_op, n_ops, first_attr, n_attrs;
+    gs_value *value;
+    int state;          /* 0 unvisited, 1 in progress, 2 built */
+} gs__pinst;
+
+typedef struct gs__pmap { char *key; int value; } gs__pmap;
+
+typedef struct gs__pcomp {
+    const char *name;
+    gs__cur at;
+    bool entry;
+    int first_inst, n_inst, root;
+    gs__pmap *names;    /* stb_ds string map: instruction name -> index in P->insts */
+    gs_graph *graph;
+    int state;          /* 0 not built, 1 building, 2 built */
+    int red_state;      /* 0 not analysed, 1 reducer, 2 not a reducer */
+    gs_reduce_kind red_kind;
+    gs_dtype red_dtype;
+} gs__pcomp;
+
+typedef struct gs__parser {
+    gs_ctx *ctx;
+    const char *tend;   /* end of the whole text */
+    gs__cur c;
+    gs__pcomp *comps;
+    gs__pinst *insts;
+    gs__poperand *ops;
+    gs__pattr *attrs;
+    gs_shape *elems;
+    gs__pmap *comp_names;
+    int *stack;
+    gs_value **vals;
+    int64_t *ids;
+    const char *module_name;
+    int64_t num_partitions;
+    int depth;
+} gs__parser;
+
+#define GS__HLO_MAX_NESTING 200   /* bracket nesting inside one value */
+#define GS__HLO_MAX_CALL_DEPTH 64 /* while loops nested in while bodies */
+
+/* ---- characters and the cursor ---- */
+GS__FN bool gs__hlo_alpha(int ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'); }
+GS__FN bool gs__hlo_digit(int ch) { return ch >= '0' && ch <= '9'; }
+GS__FN bool gs__hlo_space(int ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v'; }
+GS__FN bool gs__hlo_name_start(int ch) { return gs__hlo_alpha(ch) || ch == '_'; }
+GS__FN bool gs__hlo_name_char(int ch) { return gs__hlo_alpha(ch) || gs__hlo_digit(ch) || ch == '_' || ch == '.' || ch == '-'; }
+
+GS__FN int gs__cur_peek(const gs__cur *c) { return c->p < c->end ? (unsigned char)*c->p : -1; }
+GS__FN int gs__cur_peek_at(const gs__cur *c, size_t k) {
+    return (size_t)(c->end - c->p) > k ? (unsigned char)c->p[k] : -1;
+}
+GS__FN void gs__cur_adv(gs__cur *c) {
+    if (c->p >= c->end) return;
+    if (*c->p == '\n') {
+        c->line++;
+        c->col = 1;
+    } else {
+        c->col++;
+    }
+    c->p++;
+}
+GS__FN bool gs__cur_eof(const gs__cur *c) { return c->p >= c->end; }
+
+/* ---- errors ---- */
+GS__FN void gs__hlo_describe(const gs__parser *P, const gs__cur *c, char *buf, size_t cap) {
+    const char *p = c->p;
+    int ch;
+    if (p >= c->end) {
+        snprintf(buf, cap, "%s", c->end >= P->tend ? "end of input" : "end of value");
+        return;
+    }
+    ch = (unsigned char)*p;
+    if (gs__hlo_name_char(ch) || ch == '%' || ch == '+') {
+        size_t n = 0;
+        while (p + n < c->end && n < 40 &&
+               (gs__hlo_name_char((unsigned char)p[n]) || p[n] == '%' || p[n] == '+'))
+            n++;
+        snprintf(buf, cap, "'%.*s%s'", (int)n, p,
+                 (p + n < c->end && gs__hlo_name_char((unsigned char)p[n])) ? "..." : "");
+    } else if (ch == '"') {
+        snprintf(buf, cap, "a string");
+    } else if (ch > 0x20 && ch < 0x7f) {
+        snprintf(buf, cap, "'%c'", ch);
+    } else {
+        snprintf(buf, cap, "byte 0x%02x", ch);
+    }
+}
+
+GS__FN bool gs__perr(gs__parser *P, const gs__cur *at, gs_result code, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+GS__FN bool gs__perr(gs__parser *P, const gs__cur *at, gs_result code, const char *fmt, ...) {
+    char msg[GS__ERRMSG_CAP];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    gs__err(P->ctx, code, "line %d, column %d: %s", at->line, at->col, msg);
+    return false;
+}
+
+/* "expected WHAT, found <token at c>" */
+GS__FN bool gs__pexpect(gs__parser *P, const gs__cur *c, const char *what) {
+    char found[64];
+    gs__hlo_describe(P, c, found, sizeof found);
+    return gs__perr(P, c, GS_ERR_PARSE, "expected %s, found %s", what, found);
+}
+
+/* ---- lexing ---- */
+GS__FN bool gs__skip_ws(gs__parser *P, gs__cur *c) {
+    for (;;) {
+        int ch = gs__cur_peek(c);
+        if (ch >= 0 && gs__hlo_space(ch)) {
+            gs__cur_adv(c);
+        } else if (ch == '/' && gs__cur_peek_at(c, 1) == '*') {
+            gs__cur start = *c;
+            gs__cur_adv(c);
+            gs__cur_adv(c);
+            while (!gs__cur_eof(c) && !(gs__cur_peek(c) == '*' && gs__cur_peek_at(c, 1) == '/')) gs__cur_adv(c);
+            if (gs__cur_eof(c)) return gs__perr(P, &start, GS_ERR_PARSE, "unterminated comment");
+            gs__cur_adv(c);
+            gs__cur_adv(c);
+        } else if (ch == '/' && gs__cur_peek_at(c, 1) == '/') {
+            while (!gs__cur_eof(c) && gs__cur_peek(c) != '\n') gs__cur_adv(c);
+        } else {
+            return true;
+        }
+    }
+}
+
+/* skips whitespace, then consumes ch if it is next */
+GS__FN bool gs__accept(gs__parser *P, gs__cur *c, int ch, bool *ok) {
+    if (!gs__skip_ws(P, c)) {
+        *ok = false;
+        return false;
+    }
+    if (gs__cur_peek(c) == ch) {
+        gs__cur_adv(c);
+        return true;
+    }
+    return false;
+}
+
+GS__FN bool gs__expect_ch(gs__parser *P, gs__cur *c, int ch) {
+    char what[8];
+    if (!gs__skip_ws(P, c)) return false;
+    if (gs__cur_peek(c) == ch) {
+        gs__cur_adv(c);
+        return true;
+    }
+    snprintf(what, sizeof what, "'%c'", ch);
+    return gs__pexpect(P, c, what);
+}
+
+/* a copy of [p, p+n) in the arena */
+GS__FN const char *gs__pstr(gs__parser *P, const char *p, size_t n) {
+    char *s = (char *)gs__arena_alloc(P->ctx, n + 1);
+    if (!s) return NULL;
+    memcpy(s, p, n);
+    s[n] = 0;
+    return s;
+}
+
+/* a name: optional '%', then [A-Za-z_][A-Za-z0-9_.-]* (arena copy without the '%') */
+GS__FN bool gs__read_name(gs__parser *P, gs__cur *c, const char *what, const char **out, gs__cur *at) {
+    const char *start;
+    if (!gs__skip_ws(P, c)) return false;
+    if (at) *at = *c;
+    if (gs__cur_peek(c) == '%' && gs__hlo_name_start(gs__cur_peek_at(c, 1))) gs__cur_adv(c);
+    if (!gs__hlo_name_start(gs__cur_peek(c))) return gs__pexpect(P, at ? at : c, what);
+    start = c->p;
+    while (gs__hlo_name_char(gs__cur_peek(c))) gs__cur_adv(c);
+    *out = gs__pstr(P, start, (size_t)(c->p - start));
+    return *out != NULL;
+}
+
+/* true if the word at c (after whitespace) is exactly w; the cursor is not moved */
+GS__FN bool gs__peek_word(gs__cur c, const char *w) {
+    size_t n = strlen(w);
+    while (!gs__cur_eof(&c) && gs__hlo_space(gs__cur_peek(&c))) gs__cur_adv(&c);
+    if ((size_t)(c.end - c.p) < n || memcmp(c.p, w, n) != 0) return false;
+    return !gs__hlo_name_char(gs__cur_peek_at(&c, n));
+}
+
+GS__FN bool gs__read_int(gs__parser *P, gs__cur *c, int64_t *out, const char *what) {
+    bool neg = false;
+    uint64_t v = 0;
+    gs__cur at;
+    if (!gs__skip_ws(P, c)) return false;
+    at = *c;
+    if (gs__cur_peek(c) == '-' || gs__cur_peek(c) == '+') {
+        neg = gs__cur_peek(c) == '-';
+        gs__cur_adv(c);
+    }
+    if (!gs__hlo_digit(gs__cur_peek(c))) return gs__pexpect(P, &at, what);
+    while (gs__hlo_digit(gs__cur_peek(c))) {
+        uint64_t d = (uint64_t)(gs__cur_peek(c) - '0');
+        if (v > ((uint64_t)INT64_MAX - d) / 10) return gs__perr(P, &at, GS_ERR_PARSE, "integer out of range");
+        v = v * 10 + d;
+        gs__cur_adv(c);
+    }
+    if (gs__hlo_name_char(gs__cur_peek(c))) return gs__pexpect(P, &at, what);
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    return true;
+}
+
+/* skips a bracketed group starting at '(' '[' or '{' (strings and comments inside are skipped whole) */
+GS__FN bool gs__skip_string(gs__parser *P, gs__cur *c) {
+    gs__cur at = *c;
+    gs__cur_adv(c);
+    while (!gs__cur_eof(c) && gs__cur_peek(c) != '"') {
+        if (gs__cur_peek(c) == '\\') gs__cur_adv(c);
+        gs__cur_adv(c);
+    }
+    if (gs__cur_eof(c)) return gs__perr(P, &at, GS_ERR_PARSE, "unterminated string");
+    gs__cur_adv(c);
+    return true;
+}
+
+GS__FN bool gs__skip_balanced(gs__parser *P, gs__cur *c) {
+    char want[GS__HLO_MAX_NESTING];
+    gs__cur opens[GS__HLO_MAX_NESTING];
+    int depth = 0;
+    for (;;) {
+        int ch = gs__cur_peek(c);
+        if (ch < 0) {
+            char what[40];
+            snprintf(what, sizeof what, "'%c' to close the '%c' at line %d", want[depth - 1],
+                     want[depth - 1] == '}' ? '{' : want[depth - 1] == ')' ? '(' : '[', opens[depth - 1].line);
+            return gs__pexpect(P, c, what);
+        }
+        if (ch == '(' || ch == '[' || ch == '{') {
+            if (depth == GS__HLO_MAX_NESTING) return gs__perr(P, c, GS_ERR_PARSE, "brackets nested too deeply");
+            want[depth] = (char)(ch == '(' ? ')' : ch == '[' ? ']' : '}');
+            opens[depth++] = *c;
+            gs__cur_adv(c);
+        } else if (ch == ')' || ch == ']' || ch == '}') {
+            if (depth == 0 || ch != want[depth - 1]) {
+                char what[8];
+                if (depth == 0) return gs__pexpect(P, c, "an opening bracket");
+                snprintf(what, sizeof what, "'%c'", want[depth - 1]);
+                return gs__pexpect(P, c, what);
+            }
+            gs__cur_adv(c);
+            if (--depth == 0) return true;
+        } else if (ch == '"') {
+            if (!gs__skip_string(P, c)) return false;
+        } else if (ch == '/' && (gs__cur_peek_at(c, 1) == '*' || gs__cur_peek_at(c, 1) == '/')) {
+            if (!gs__skip_ws(P, c)) return false;
+        } else {
+            gs__cur_adv(c);
+        }
+    }
+}
+
+/* ---- shapes ---- */
+GS__FN bool gs__parse_array_shape(gs__parser *P, gs__cur *c, gs_shape *s) {
+    static const char *const names[] = {"f32", "bf16", "s32", "u32", "pred"};
+    static const gs_dtype types[] = {GS_F32, GS_BF16, GS_S32, GS_U32, GS_PRED};
+    const char *what = "a dtype (f32, bf16, s32, u32 or pred)";
+    gs__cur at;
+    const char *start;
+    size_t n;
+    int i;
+    bool ok = true;
+    if (!gs__skip_ws(P, c)) return false;
+    at = *c;
+    memset(s, 0, sizeof *s);
+    start = c->p;
+    while (gs__hlo_alpha(gs__cur_peek(c)) || gs__hlo_digit(gs__cur_peek(c))) gs__cur_adv(c);
+    n = (size_t)(c->p - start);
+    for (i = 0; i < GS__COUNTOF(names); i++)
+        if (strlen(names[i]) == n && memcmp(names[i], start, n) == 0) s->dtype = types[i];
+    if (s->dtype == GS_DTYPE_INVALID || gs__cur_peek(c) != '[') {
+        *c = at;
+        return gs__pexpect(P, &at, what);
+    }
+    gs__cur_adv(c);
+    if (gs__accept(P, c, ']', &ok)) {
+        /* scalar */
+    } else {
+        if (!ok) return false;
+        for (;;) {
+            int64_t d;
+            gs__cur dat;
+            if (!gs__skip_ws(P, c)) return false;
+            dat = *c;
+            if (gs__cur_peek(c) == '<' || gs__cur_peek(c) == '?')
+                return gs__perr(P, &dat, GS_ERR_UNSUPPORTED, "dynamic dimensions are not supported");
+            if (!gs__read_int(P, c, &d, "a dimension size")) return false;
+            if (d < 0) return gs__pexpect(P, &dat, "a dimension size >= 0");
+            if (s->rank == GS_MAX_RANK)
+                return gs__perr(P, &dat, GS_ERR_PARSE, "rank above GS_MAX_RANK (%d)", GS_MAX_RANK);
+            s->dims[s->rank++] = d;
+            if (gs__accept(P, c, ']', &ok)) break;
+            if (!ok) return false;
+            if (!gs__expect_ch(P, c, ',')) return false;
+        }
+    }
+    /* a layout ({1,0} or {1,0:T(8,128)}) follows the ']' directly; it does not matter here */
+    if (gs__cur_peek(c) == '{') return gs__skip_balanced(P, c);
+    return true;
+}
+
+GS__FN bool gs__parse_shape(gs__parser *P, gs__cur *c, gs__pshape *out) {
+    bool ok = true;
+    memset(out, 0, sizeof *out);
+    if (!gs__skip_ws(P, c)) return false;
+    out->at = *c;
+    if (gs__cur_peek(c) != '(') return gs__parse_array_shape(P, c, &out->s);
+    gs__cur_adv(c);
+    out->tuple = true;
+    out->s.dtype = GS_TUPLE;
+    out->first = (int)stbds_arrlen(P->elems);
+    if (gs__accept(P, c, ')', &ok)) return true;
+    if (!ok) return false;
+    for (;;) {
+        gs_shape e;
+        if (!gs__skip_ws(P, c)) return false;
+        if (gs__cur_peek(c) == '(') return gs__perr(P, c, GS_ERR_UNSUPPORTED, "nested tuple shapes are not supported");
+        if (!gs__parse_array_shape(P, c, &e)) return false;
+        stbds_arrput(P->elems, e);
+        out->n++;
+        if (gs__accept(P, c, ')', &ok)) return true;
+        if (!ok) return false;
+        if (!gs__skip_ws(P, c)) return false;
+        if (gs__cur_peek(c) != ',') return gs__pexpect(P, c, "',' or ')'");
+        gs__cur_adv(c);
+    }
+}
+
+/* ---- the syntax tree ---- */
+
+/* an attribute value: a bracketed group, a string, or a bare word (brackets inside a word are skipped
+   whole, so "[2,4]<=[4,2]T(1,0)" is one value) */
+GS__FN bool gs__parse_attr_value(gs__parser *P, gs__cur *c, gs__cur *val) {
+    int ch;
+    if (!gs__skip_ws(P, c)) return false;
+    *val = *c;
+    ch = gs__cur_peek(c);
+    if (ch == '{') {
+        if (!gs__skip_balanced(P, c)) return false;
+    } else if (ch == '"') {
+        if (!gs__skip_string(P, c)) return false;
+    } else {
+        for (;;) {
+            ch = gs__cur_peek(c);
+            if (ch < 0 || ch == ',' || ch == '}' || ch == ')' || ch == ']' || gs__hlo_space(ch)) break;
+            if (ch == '(' || ch == '[' || ch == '{') {
+                if (!gs__skip_balanced(P, c)) return false;
+            } else if (ch == '"') {
+                if (!gs__skip_string(P, c)) return false;
+            } else {
+                gs__cur_adv(c);
+            }
+        }
+        if (c->p == val->p) return gs__pexpect(P, c, "an attribute value");
+    }
+    val->end = c->p;
+    return true;
+}
+
+/* ", name=value" repeated; pushes to P->attrs */
+GS__FN bool gs__parse_attrs(gs__parser *P, gs__cur *c, int *first, int *count) {
+    bool ok = true;
+    *first = (int)stbds_arrlen(P->attrs);
+    *count = 0;
+    while (gs__accept(P, c, ',', &ok)) {
+        gs__pattr a;
+        const char *start;
+        int k;
+        if (!gs__skip_ws(P, c)) return false;
+        a.at = *c;
+        if (!gs__hlo_name_start(gs__cur_peek(c))) return gs__pexpect(P, c, "an attribute name");
+        start = c->p;
+        while (gs__hlo_name_char(gs__cur_peek(c))) gs__cur_adv(c);
+        a.name = gs__pstr(P, start, (size_t)(c->p - start));
+        if (!a.name) return false;
+        for (k = *first; k < *first + *count; k++)
+            if (strcmp(P->attrs[k].name, a.name) == 0)
+                return gs__perr(P, &a.at, GS_ERR_PARSE, "duplicate attribute '%s'", a.name);
+        if (!gs__expect_ch(P, c, '=')) return false;
+        if (!gs__parse_attr_value(P, c, &a.val)) return false;
+        stbds_arrput(P->attrs, a);
+        (*count)++;
+    }
+    return ok;
+}
+
+GS__FN gs_op gs__hlo_opcode(const char *name) {
+    int op;
+    for (op = 1; op < GS_OP_COUNT; op++)
+        if (strcmp(gs_op_name((gs_op)op), name) == 0) return (gs_op)op;
+    return GS_OP_INVALID;
+}
+
+GS__FN bool gs__parse_operand(gs__parser *P, gs__cur *c, gs__poperand *o) {
+    memset(o, 0, sizeof *o);
+    o->inst = -1;
+    if (!gs__skip_ws(P, c)) return false;
+    if (gs__cur_peek(c) == '(') {
+        o->typed = true;
+        if (!gs__parse_shape(P, c, &o->type)) return false;
+    } else if (gs__hlo_alpha(gs__cur_peek(c))) {
+        /* "f32[4]{0} %a": a word followed directly by '[' is a dtype */
+        gs__cur look = *c;
+        while (gs__hlo_alpha(gs__cur_peek(&look)) || gs__hlo_digit(gs__cur_peek(&look))) gs__cur_adv(&look);
+        if (gs__cur_peek(&look) == '[') {
+            o->typed = true;
+            if (!gs__parse_shape(P, c, &o->type)) return false;
+        }
+    }
+    return gs__read_name(P, c, "an operand name", &o->name, &o->at);
+}
+
+GS__FN bool gs__parse_instruction(gs__parser *P, gs__cur *c, gs__pcomp *comp) {
+    gs__pinst in;
+    bool ok = true;
+    memset(&in, 0, sizeof in);
+    if (!gs__read_name(P, c, "an instruction name", &in.name, &in.at)) return false;
+    if (strcmp(in.name, "ROOT") == 0) {
+        gs__cur look = *c;
+        if (!gs__skip_ws(P, &look)) return false;
+        if (gs__cur_peek(&look) != '=') {
+            gs__cur kw = in.at;
+            if (comp->root >= 0) return gs__perr(P, &kw, GS_ERR_PARSE, "a second ROOT in computation '%s'", comp->name);
+            in.root = true;
+            if (!gs__read_name(P, c, "an instruction name", &in.name, &in.at)) return false;
+        }
+    }
+    if (stbds_shgeti(comp->names, (char *)in.name) >= 0)
+        return gs__perr(P, &in.at, GS_ERR_PARSE, "duplicate instruction name '%s'", in.name);
+    if (!gs__expect_ch(P, c, '=')) return false;
+    if (!gs__parse_shape(P, c, &in.type)) return false;
+    if (!gs__skip_ws(P, c)) return false;
+    in.op_at = *c;
+    {
+        const char *start = c->p;
+        if (!gs__hlo_name_start(gs__cur_peek(c))) return gs__pexpect(P, c, "an opcode");
+        while (gs__hlo_name_char(gs__cur_peek(c))) gs__cur_adv(c);
+        in.opcode = gs__pstr(P, start, (size_t)(c->p - start));
+        if (!in.opcode) return false;
+    }
+    in.op = gs__hlo_opcode(in.opcode);
+    if (in.op == GS_OP_INVALID) return gs__perr(P, &in.op_at, GS_ERR_PARSE, "unknown opcode '%s'", in.opcode);
+    if (!gs__skip_ws(P, c)) return false;
+    if (gs__cur_peek(c) != '(') return gs__pexpect(P, c, "'('");
+    in.first_op = (int)stbds_arrlen(P->ops);
+    if (in.op == GS_OP_PARAMETER || in.op == GS_OP_CONSTANT) {
+        gs__cur open = *c;
+        if (!gs__skip_balanced(P, c)) return false;
+        in.args = open;
+        gs__cur_adv(&in.args);
+        in.args.end = c->p - 1;
+    } else {
+        gs__cur_adv(c);
+        if (!gs__accept(P, c, ')', &ok)) {
+            if (!ok) return false;
+            for (;;) {
+                gs__poperand o;
+                if (!gs__parse_operand(P, c, &o)) return false;
+                stbds_arrput(P->ops, o);
+                in.n_ops++;
+                if (gs__accept(P, c, ')', &ok)) break;
+                if (!ok) return false;
+                if (gs__cur_peek(c) != ',') return gs__pexpect(P, c, "',' or ')'");
+                gs__cur_adv(c);
+            }
+        }
+    }
+    if (!gs__parse_attrs(P, c, &in.first_attr, &in.n_attrs)) return false;
+    if (in.root) comp->root = (int)stbds_arrlen(P->insts);
+    stbds_shput(comp->names, (char *)in.name, (int)stbds_arrlen(P->insts));
+    stbds_arrput(P->insts, in);
+    comp->n_inst++;
+    return true;
+}
+
+GS__FN bool gs__parse_computation(gs__parser *P, gs__cur *c) {
+    gs__pcomp comp;
+    bool ok = true;
+    memset(&comp, 0, sizeof comp);
+    comp.root = -1;
+    if (!gs__read_name(P, c, "a computation name", &comp.name, &comp.at)) return false;
+    if (strcmp(comp.name, "ENTRY") == 0) {
+        gs__cur look = *c;
+        if (!gs__skip_ws(P, &look)) return false;
+        if (gs__cur_peek(&look) == '%' || gs__hlo_name_start(gs__cur_peek(&look))) {
+            comp.entry = true;
+            if (!gs__read_name(P, c, "a computation name", &comp.name, &comp.at)) return false;
+        }
+    }
+    if (stbds_shgeti(P->comp_names, (char *)comp.name) >= 0)
+        return gs__perr(P, &comp.at, GS_ERR_PARSE, "duplicate computation name '%s'", comp.name);
+    /* an optional signature "(x: f32[4], y: f32[4]) -> f32[4]": the parameters say the same */
+    if (!gs__skip_ws(P, c)) return false;
+    if (gs__cur_peek(c) == '(') {
+        if (!gs__skip_balanced(P, c)) return false;
+        if (!gs__skip_ws(P, c)) return false;
+        if (gs__cur_peek(c) == '-' && gs__cur_peek_at(c, 1) == '>') {
+            gs__pshape ret;
+            gs__cur_adv(c);
+            gs__cur_adv(c);
+            if (!gs__parse_shape(P, c, &ret)) return false;
+        }
+    }
+    if (!gs__expect_ch(P, c, '{')) return false;
+    comp.first_inst = (int)stbds_arrlen(P->insts);
+    for (;;) {
+        if (gs__accept(P, c, '}', &ok)) break;
+        if (!ok || !gs__parse_instruction(P, c, &comp)) {
+            stbds_shfree(comp.names);
+            return false;
+        }
+    }
+    if (comp.n_inst == 0) {
+        stbds_shfree(comp.names);
+        return gs__perr(P, &comp.at, GS_ERR_PARSE, "computation '%s' has no instructions", comp.name);
+    }
+    if (comp.root < 0) comp.root = comp.first_inst + comp.n_inst - 1;   /* XLA: the last one */
+    stbds_shput(P->comp_names, (char *)comp.name, (int)stbds_arrlen(P->comps));
+    stbds_arrput(P->comps, comp);
+    return true;
+}
+
+GS__FN bool gs__attr_int(gs__parser *P, const gs__pattr *a, int64_t *out);
+
+GS__FN bool gs__parse_module(gs__parser *P) {
+    gs__cur *c = &P->c;
+    int i, entry = -1;
+    if (!gs__skip_ws(P, c)) return false;
+    if (gs__peek_word(*c, "HloModule")) {
+        int first, n;
+        for (i = 0; i < 9; i++) gs__cur_adv(c);
+        if (!gs__read_name(P, c, "a module name", &P->module_name, NULL)) return false;
+        if (!gs__parse_attrs(P, c, &first, &n)) return false;
+        for (i = first; i < first + n; i++) {
+            if (strcmp(P->attrs[i].name, "num_partitions") == 0) {
+                if (!gs__attr_int(P, &P->attrs[i], &P->num_partitions)) return false;
+                if (P->num_partitions < 1) return gs__pexpect(P, &P->attrs[i].val, "num_partitions >= 1");
+            }
+        }
+        stbds_arrsetlen(P->attrs, first);
+    }
+    for (;;) {
+        if (!gs__skip_ws(P, c)) return false;
+        if (gs__cur_eof(c)) break;
+        if (!gs__parse_computation(P, c)) return false;
+    }
+    for (i = 0; i < (int)stbds_arrlen(P->comps); i++) {
+        if (!P->comps[i].entry) continue;
+        if (entry >= 0)
+            return gs__perr(P, &P->comps[i].at, GS_ERR_PARSE, "a second ENTRY computation '%s'", P->comps[i].name);
+        entry = i;
+    }
+    if (entry < 0) return gs__pexpect(P, c, "an ENTRY computation");
+    return true;
+}
+
+/* ---- attribute values ---- */
+GS__FN gs__pattr *gs__attr(gs__parser *P, const gs__pinst *in, const char *name) {
+    int k;
+    for (k = in->first_attr; k < in->first_attr + in->n_attrs; k++)
+        if (strcmp(P->attrs[k].name, name) == 0) return &P->attrs[k];
+    return NULL;
+}
+
+GS__FN gs__pattr *gs__need_attr(gs__parser *P, const gs__pinst *in, const char *name) {
+    gs__pattr *a = gs__attr(P, in, name);
+    if (!a) gs__perr(P, &in->op_at, GS_ERR_PARSE, "%s '%s' needs the attribute %s=", in->opcode, in->name, name);
+    return a;
+}
+
+/* nothing but whitespace may remain in the value */
+GS__FN bool gs__val_end(gs__parser *P, gs__cur *c) {
+    if (!gs__skip_ws(P, c)) return false;
+    if (!gs__cur_eof(c)) return gs__pexpect(P, c, "the end of the value");
+    return true;
+}
+
+GS__FN bool gs__attr_int(gs__parser *P, const gs__pattr *a, int64_t *out) {
+    gs__cur v = a->val;
+    return gs__read_int(P, &v, out, "an integer") && gs__val_end(P, &v);
+}
+
+GS__FN bool gs__attr_bool(gs__parser *P, const gs__pattr *a, bool *out) {
+    if (gs__peek_word(a->val, "true")) *out = true;
+    else if (gs__peek_word(a->val, "false")) *out = false;
+    else return gs__pexpect(P, &a->val, "true or false");
+    {
+        gs__cur v = a->val;
+        while (gs__hlo_alpha(gs__cur_peek(&v))) gs__cur_adv(&v);
+        return gs__val_end(P, &v);
+    }
+}
+
+/* a bare word or a string, into buf without quotes */
+GS__FN bool gs__attr_word(gs__parser *P, const gs__pattr *a, char *buf, size_t cap) {
+    const char *p = a->val.p;
+    size_t n = (size_t)(a->val.end - a->val.p);
+    if (n >= 2 && p[0] == '"' && p[n - 1] == '"') {
+        p++;
+        n -= 2;
+    }
+    if (n >= cap) return gs__perr(P, &a->val, GS_ERR_PARSE, "value of %s is too long", a->name);
+    memcpy(buf, p, n);
+    buf[n] = 0;
+    return true;
+}
+
+/* "{1,0}" or "{}" */
+GS__FN bool gs__read_int_list(gs__parser *P, gs__cur *c, int64_t *out, int cap, int *n) {
+    bool ok = true;
+    *n = 0;
+    if (!gs__expect_ch(P, c, '{')) return false;
+    if (gs__accept(P, c, '}', &ok)) return true;
+    if (!ok) return false;
+    for (;;) {
+        int64_t x;
+        gs__cur at;
+        if (!gs__skip_ws(P, c)) return false;
+        at = *c;
+        if (!gs__read_int(P, c, &x, "an integer")) return false;
+        if (*n == cap) return gs__perr(P, &at, GS_ERR_PARSE, "more than %d entries", cap);
+        out[(*n)++] = x;
+        if (gs__accept(P, c, '}', &ok)) return true;
+        if (!ok) return false;
+        if (gs__cur_peek(c) != ',') return gs__pexpect(P, c, "',' or '}'");
+        gs__cur_adv(c);
+    }
+}
+
+GS__FN bool gs__attr_ints(gs__parser *P, const gs__pattr *a, int64_t *out, int cap, int *n) {
+    gs__cur v = a->val;
+    return gs__read_int_list(P, &v, out, cap, n) && gs__val_end(P, &v);
+}
+
+/* an optional list attribute: absent means empty */
+GS__FN bool gs__opt_ints(gs__parser *P, const gs__pinst *in, const char *name, int64_t *out, int *n) {
+    gs__pattr *a = gs__attr(P, in, name);
+    *n = 0;
+    return !a || gs__attr_ints(P, a, out, GS_MAX_RANK, n);
+}
+
+/* dimensions={d}: exactly one entry */
+GS__FN bool gs__attr_one_dim(gs__parser *P, const gs__pinst *in, const char *name, int64_t *d) {
+    int64_t dims[GS_MAX_RANK];
+    int n;
+    gs__pattr *a = gs__need_attr(P, in, name);
+    if (!a || !gs__attr_ints(P, a, dims, GS_MAX_RANK, &n)) return false;
+    if (n != 1) return gs__perr(P, &a->val, GS_ERR_PARSE, "expected one dimension in %s=, found %d", name, n);
+    *d = dims[0];
+    return true;
+}
+
+/* an integer with no check of what follows (for "3x3", "0_1") */
+GS__FN bool gs__read_int_raw(gs__parser *P, gs__cur *c, int64_t *out, const char *what) {
+    bool neg = false;
+    uint64_t v = 0;
+    gs__cur at = *c;
+    if (gs__cur_peek(c) == '-') {
+        neg = true;
+        gs__cur_adv(c);
+    }
+    if (!gs__hlo_digit(gs__cur_peek(c))) return gs__pexpect(P, &at, what);
+    while (gs__hlo_digit(gs__cur_peek(c))) {
+        uint64_t d = (uint64_t)(gs__cur_peek(c) - '0');
+        if (v > ((uint64_t)INT64_MAX - d) / 10) return gs__perr(P, &at, GS_ERR_PARSE, "integer out of range");
+        v = v * 10 + d;
+        gs__cur_adv(c);
+    }
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    return true;
+}
+
+/* n integers separated by 'x' ("3x3"); each entry may be followed by '_'-joined extra integers
+   (per = 1, 2 or 3 numbers per entry: "3", "0_1", "0_1_2"); per_min..per_max numbers per entry */
+GS__FN bool gs__read_xlist(gs__parser *P, gs__cur *c, int n, int per_min, int per_max, int64_t (*out)[3],
+                           const char *field) {
+    int i, j;
+    gs__cur at = *c;
+    for (i = 0;; i++) {
+        if (i == n) {
+            return gs__perr(P, &at, GS_ERR_PARSE, "%s has more than %d entr%s (one per dimension)", field, n,
+                            n == 1 ? "y" : "ies");
+        }
+        out[i][1] = out[i][2] = 0;
+        for (j = 0;; j++) {
+            if (!gs__read_int_raw(P, c, &out[i][j], "an integer")) return false;
+            if (gs__cur_peek(c) != '_') break;
+            if (j + 1 == per_max) return gs__pexpect(P, c, "'x' or the end of the value");
+            gs__cur_adv(c);
+        }
+        if (j + 1 < per_min) return gs__pexpect(P, c, "'_'");
+        if (gs__cur_peek(c) != 'x') break;
+        gs__cur_adv(c);
+    }
+    if (i + 1 != n)
+        return gs__perr(P, &at, GS_ERR_PARSE, "%s has %d entr%s, expected %d (one per dimension)", field, i + 1,
+                        i == 0 ? "y" : "ies", n);
+    return true;
+}
+
+/* window={size=3x3 stride=2x2 pad=1_1x0_0 lhs_dilate=2x1 rhs_dilate=1x2}, n dims */
+GS__FN bool gs__attr_window(gs__parser *P, const gs__pattr *a, gs_window_dim *w, int n) {
+    gs__cur v = a->val;
+    int64_t vals[GS_MAX_RANK][3];
+    bool seen_size = false, ok = true;
+    int i;
+    for (i = 0; i < n; i++) w[i] = gs_window_default();
+    if (!gs__expect_ch(P, &v, '{')) return false;
+    for (;;) {
+        gs__cur at;
+        const char *start;
+        size_t len;
+        if (gs__accept(P, &v, '}', &ok)) break;
+        if (!ok) return false;
+        at = v;
+        start = v.p;
+        while (gs__hlo_alpha(gs__cur_peek(&v)) || gs__cur_peek(&v) == '_') gs__cur_adv(&v);
+        len = (size_t)(v.p - start);
+        if (len == 0) return gs__pexpect(P, &at, "a window field (size, stride, pad, lhs_dilate, rhs_dilate)");
+        if (gs__cur_peek(&v) != '=') return gs__pexpect(P, &v, "'='");
+        gs__cur_adv(&v);
+#define GS__WF(s) (len == sizeof(s) - 1 && memcmp(start, s, len) == 0)
+        if (n == 0) return gs__perr(P, &at, GS_ERR_PARSE, "this window has no dimensions");
+        if (GS__WF("pad")) {
+            if (!gs__read_xlist(P, &v, n, 2, 2, vals, "pad")) return false;
+            for (i = 0; i < n; i++) {
+                w[i].pad_lo = vals[i][0];
+                w[i].pad_hi = vals[i][1];
+            }
+        } else if (GS__WF("size") || GS__WF("stride") || GS__WF("lhs_dilate") || GS__WF("rhs_dilate") ||
+                   GS__WF("rhs_reversal")) {
+            if (!gs__read_xlist(P, &v, n, 1, 1, vals, GS__WF("size") ? "size" : "window field")) return false;
+            for (i = 0; i < n; i++) {
+                if (GS__WF("size")) w[i].size = vals[i][0];
+                else if (GS__WF("stride")) w[i].stride = vals[i][0];
+                else if (GS__WF("lhs_dilate")) w[i].base_dilation = vals[i][0];
+                else if (GS__WF("rhs_dilate")) w[i].window_dilation = vals[i][0];
+                else if (vals[i][0] != 0)
+                    return gs__perr(P, &at, GS_ERR_UNSUPPORTED, "window rhs_reversal is not supported");
+            }
+            if (GS__WF("size")) seen_size = true;
+        } else {
+            return gs__pexpect(P, &at, "a window field (size, stride, pad, lhs_dilate, rhs_dilate)");
+        }
+#undef GS__WF
+        if (gs__cur_peek(&v) >= 0 && !gs__hlo_space(gs__cur_peek(&v)) && gs__cur_peek(&v) != '}')
+            return gs__pexpect(P, &v, "a space or '}'");
+    }
+    if (n > 0 && !seen_size) return gs__perr(P, &a->val, GS_ERR_PARSE, "the window needs size=");
+    return gs__val_end(P, &v);
+}
+
+/* replica_groups: "{}", "{{0,1},{2,3}}", "[2,4]<=[8]", "[2,4]<=[4,2]T(1,0)"; list ids go to P->ids */
+GS__FN bool gs__attr_groups(gs__parser *P, const gs__pattr *a, gs_replica_groups *rg) {
+    gs__cur v = a->val;
+    bool ok = true;
+    int k;
+    memset(rg, 0, sizeof *rg);
+    stbds_arrsetlen(P->ids, 0);
+    if (!gs__skip_ws(P, &v)) return false;
+    if (gs__cur_peek(&v) == '[') {
+        int64_t prod = 1, dims2[2];
+        int n2 = 0;
+        bool seen[GS_MAX_RANK];
+        gs__cur_adv(&v);
+        for (;;) {
+            if (n2 == 2) return gs__pexpect(P, &v, "']' (the iota form is [groups,size]<=[dims])");
+            if (!gs__read_int(P, &v, &dims2[n2++], "an integer")) return false;
+            if (gs__accept(P, &v, ']', &ok)) break;
+            if (!ok || !gs__expect_ch(P, &v, ',')) return false;
+        }
+        if (n2 != 2) return gs__pexpect(P, &v, "',' (the iota form is [groups,size]<=[dims])");
+        if (!gs__skip_ws(P, &v)) return false;
+        if (gs__cur_peek(&v) != '<' || gs__cur_peek_at(&v, 1) != '=') return gs__pexpect(P, &v, "'<='");
+        gs__cur_adv(&v);
+        gs__cur_adv(&v);
+        if (!gs__expect_ch(P, &v, '[')) return false;
+        for (;;) {
+            int64_t d;
+            gs__cur at;
+            if (!gs__skip_ws(P, &v)) return false;
+            at = v;
+            if (!gs__read_int(P, &v, &d, "an integer")) return false;
+            if (d < 1) return gs__pexpect(P, &at, "a dimension >= 1");
+            if (rg->iota_rank == GS_MAX_RANK) return gs__perr(P, &at, GS_ERR_PARSE, "more than %d iota dimensions", GS_MAX_RANK);
+            rg->iota_dims[rg->iota_rank++] = d;
+            if (prod > INT64_MAX / d) return gs__perr(P, &at, GS_ERR_PARSE, "iota size out of range");
+            prod *= d;
+            if (gs__accept(P, &v, ']', &ok)) break;
+            if (!ok || !gs__expect_ch(P, &v, ',')) return false;
+        }
+        for (k = 0; k < rg->iota_rank; k++) rg->iota_perm[k] = k;
+        if (!gs__skip_ws(P, &v)) return false;
+        if (gs__cur_peek(&v) == 'T') {
+            int64_t perm[GS_MAX_RANK];
+            int np;
+            gs__cur at;
+            gs__cur_adv(&v);
+            if (!gs__expect_ch(P, &v, '(')) return false;
+            at = v;
+            np = 0;
+            memset(seen, 0, sizeof seen);
+            for (;;) {
+                if (np == rg->iota_rank) return gs__pexpect(P, &v, "')'");
+                if (!gs__read_int(P, &v, &perm[np], "an integer")) return false;
+                if (perm[np] < 0 || perm[np] >= rg->iota_rank || seen[perm[np]])
+                    return gs__perr(P, &at, GS_ERR_PARSE, "T(...) must be a permutation of 0..%d", rg->iota_rank - 1);
+                seen[perm[np]] = true;
+                rg->iota_perm[np] = (int)perm[np];
+                np++;
+                if (gs__accept(P, &v, ')', &ok)) break;
+                if (!ok || !gs__expect_ch(P, &v, ',')) return false;
+            }
+            if (np != rg->iota_rank)
+                return gs__perr(P, &at, GS_ERR_PARSE, "T(...) must be a permutation of 0..%d", rg->iota_rank - 1);
+        }
+        if (dims2[0] < 1 || dims2[1] < 1 || dims2[0] > INT64_MAX / dims2[1] || dims2[0] * dims2[1] != prod)
+            return gs__perr(P, &a->val, GS_ERR_PARSE,
+                            "replica groups [%lld,%lld] do not have the %lld ids of the iota", (long long)dims2[0],
+                            (long long)dims2[1], (long long)prod);
+        rg->n_groups = dims2[0];
+        rg->group_size = dims2[1];
+        return gs__val_end(P, &v);
+    }
+    if (!gs__expect_ch(P, &v, '{')) return false;
+    if (gs__accept(P, &v, '}', &ok)) return gs__val_end(P, &v);
+    if (!ok) return false;
+    for (;;) {
+        int64_t row[1];
+        int64_t count = 0;
+        gs__cur at;
+        if (!gs__skip_ws(P, &v)) return false;
+        at = v;
+        if (!gs__expect_ch(P, &v, '{')) return false;
+        if (!gs__accept(P, &v, '}', &ok)) {
+            if (!ok) return false;
+            for (;;) {
+                if (!gs__read_int(P, &v, &row[0], "a partition id")) return false;
+                stbds_arrput(P->ids, row[0]);
+                count++;
+                if (gs__accept(P, &v, '}', &ok)) break;
+                if (!ok || !gs__expect_ch(P, &v, ',')) return false;
+            }
+        }
+        if (count == 0) return gs__perr(P, &at, GS_ERR_PARSE, "an empty replica group");
+        if (rg->n_groups == 0) rg->group_size = count;
+        else if (count != rg->group_size)
+            return gs__perr(P, &at, GS_ERR_PARSE, "replica group of %lld ids; the first group has %lld (all must be equal)",
+                            (long long)count, (long long)rg->group_size);
+        rg->n_groups++;
+        if (gs__accept(P, &v, '}', &ok)) break;
+        if (!ok || !gs__expect_ch(P, &v, ',')) return false;
+    }
+    rg->ids = P->ids;
+    return gs__val_end(P, &v);
+}
+
+GS__FN bool gs__coll_desc(gs__parser *P, const gs__pinst *in, gs_collective_desc *cd) {
+    gs__pattr *a;
+    memset(cd, 0, sizeof *cd);
+    if ((a = gs__attr(P, in, "replica_groups")) != NULL && !gs__attr_groups(P, a, &cd->groups)) return false;
+    if ((a = gs__attr(P, in, "channel_id")) != NULL && !gs__attr_int(P, a, &cd->channel_id)) return false;
+    if ((a = gs__attr(P, in, "use_global_device_ids")) != NULL && !gs__attr_bool(P, a, &cd->use_global_device_ids))
+        return false;
+    return true;
+}
+
+/* ---- constants ---- */
+
+/* one literal element into data[i] (storage format) and *value (exactly representable in the dtype) */
+GS__FN bool gs__parse_elem(gs__parser *P, gs__cur *c, gs_dtype dt, void *data, int64_t i, double *value) {
+    char buf[72];
+    const char *start;
+    size_t n;
+    gs__cur at;
+    char *endp;
+    if (!gs__skip_ws(P, c)) return false;
+    at = *c;
+    if (gs__cur_peek(c) == '.' && gs__cur_peek_at(c, 1) == '.')
+        return gs__perr(P, &at, GS_ERR_PARSE,
+                        "the constant's literal was elided ({...}); print the HLO with its large constants");
+    start = c->p;
+    while (gs__hlo_alpha(gs__cur_peek(c)) || gs__hlo_digit(gs__cur_peek(c)) || gs__cur_peek(c) == '.' ||
+           gs__cur_peek(c) == '-' || gs__cur_peek(c) == '+')
+        gs__cur_adv(c);
+    n = (size_t)(c->p - start);
+    if (n == 0 || n >= sizeof buf) return gs__pexpect(P, &at, "a number");
+    memcpy(buf, start, n);
+    buf[n] = 0;
+    switch (dt) {
+    case GS_F32:
+    case GS_BF16: {
+        double d;
+        float f;
+        if (strcmp(buf, "nan") == 0 || strcmp(buf, "-nan") == 0 || strcmp(buf, "+nan") == 0) d = (double)NAN;
+        else if (strcmp(buf, "inf") == 0 || strcmp(buf, "+inf") == 0) d = (double)INFINITY;
+        else if (strcmp(buf, "-inf") == 0) d = -(double)INFINITY;
+        else if (strcmp(buf, "true") == 0 || strcmp(buf, "false") == 0) return gs__pexpect(P, &at, "a number");
+        else {
+            d = strtod(buf, &endp);
+            if (*endp != 0 || endp == buf) return gs__pexpect(P, &at, "a number");
+        }
+        f = (float)d;
+        if (dt == GS_F32) {
+            if (data) memcpy((char *)data + 4 * i, &f, 4);
+            *value = (double)f;
+        } else {
+            uint16_t b = gs_f32_to_bf16(f);
+            if (data) memcpy((char *)data + 2 * i, &b, 2);
+            *value = (double)gs_bf16_to_f32(b);
+        }
+        return true;
+    }
+    case GS_S32:
+    case GS_U32: {
+        long long x = strtoll(buf, &endp, 10);
+        if (*endp != 0 || endp == buf) return gs__pexpect(P, &at, "an integer");
+        if (dt == GS_S32) {
+            int32_t y;
+            if (x < INT32_MIN || x > INT32_MAX) return gs__perr(P, &at, GS_ERR_PARSE, "%s is out of range for s32", buf);
+            y = (int32_t)x;
+            if (data) memcpy((char *)data + 4 * i, &y, 4);
+        } else {
+            uint32_t y;
+            if (x < 0 || x > (long long)UINT32_MAX)
+                return gs__perr(P, &at, GS_ERR_PARSE, "%s is out of range for u32", buf);
+            y = (uint32_t)x;
+            if (data) memcpy((char *)data + 4 * i, &y, 4);
+        }
+        *value = (double)x;
+        return true;
+    }
+    case GS_PRED: {
+        uint8_t b;
+        if (strcmp(buf, "true") == 0 || strcmp(buf, "1") == 0) b = 1;
+        else if (strcmp(buf, "false") == 0 || strcmp(buf, "0") == 0) b = 0;
+        else return gs__pexpect(P, &at, "true or false");
+        if (data) ((uint8_t *)data)[i] = b;
+        *value = b;
+        return true;
+    }
+    default: return gs__pexpect(P, &at, "an array shape");
+    }
+}
+
+GS__FN bool gs__parse_dense(gs__parser *P, gs__cur *c, const gs_shape *s, int d, void *data, int64_t *pos) {
+    int64_t i;
+    bool ok = true;
+    double unused;
+    if (!gs__skip_ws(P, c)) return false;
+    if (gs__cur_peek(c) == '.' && gs__cur_peek_at(c, 1) == '.')
+        return gs__perr(P, c, GS_ERR_PARSE, "the constant's literal was elided ({...}); print the HLO with its large constants");
+    if (!gs__expect_ch(P, c, '{')) return false;
+    for (i = 0;; i++) {
+        gs__cur at;
+        if (!gs__skip_ws(P, c)) return false;
+        at = *c;
+        if (gs__accept(P, c, '}', &ok)) {
+            if (i != s->dims[d])
+                return gs__perr(P, &at, GS_ERR_PARSE, "constant dimension %d has %lld elements, expected %lld", d,
+                                (long long)i, (long long)s->dims[d]);
+            return true;
+        }
+        if (!ok) return false;
+        if (i > 0 && !gs__expect_ch(P, c, ',')) return false;
+        if (!gs__skip_ws(P, c)) return false;
+        at = *c;
+        if (i == s->dims[d])
+            return gs__perr(P, &at, GS_ERR_PARSE, "constant dimension %d has more than %lld elements", d,
+                            (long long)s->dims[d]);
+        if (d == s->rank - 1) {
+            if (!gs__parse_elem(P, c, s->dtype, data, (*pos)++, &unused)) return false;
+        } else if (!gs__parse_dense(P, c, s, d + 1, data, pos)) {
+            return false;
+        }
+    }
+}
+
+GS__FN bool gs__build_constant(gs__parser *P, gs_graph *g, const gs__pinst *in, gs_value **out) {
+    gs__cur c = in->args;
+    const gs_shape *s = &in->type.s;
+    int64_t numel = gs_shape_numel(s), pos = 0;
+    double value;
+    void *data;
+    if (!gs__skip_ws(P, &c)) return false;
+    if (gs__cur_peek(&c) != '{') {
+        /* a scalar literal: the constant itself, or (extension) a splat of a non-scalar shape */
+        unsigned char one[8];
+        if (!gs__parse_elem(P, &c, s->dtype, one, 0, &value) || !gs__val_end(P, &c)) return false;
+        *out = s->rank == 0 ? gs_constant(g, *s, one) : gs_constant_splat(g, *s, value);
+        return true;
+    }
+    if (s->rank == 0) return gs__pexpect(P, &c, "a scalar literal");
+    {
+        gs__cur dots = c;
+        while (!gs__cur_eof(&dots) && !(gs__cur_peek(&dots) == '.' && gs__cur_peek_at(&dots, 1) == '.')) gs__cur_adv(&dots);
+        if (!gs__cur_eof(&dots))
+            return gs__perr(P, &dots, GS_ERR_PARSE,
+                            "the constant's literal was elided ({...}); print the HLO with its large constants");
+    }
+    if (numel > (int64_t)(c.end - c.p)) return gs__perr(P, &c, GS_ERR_PARSE, "the literal has fewer than %lld elements", (long long)numel);
+    data = gs__malloc(P->ctx, (size_t)numel * gs_dtype_size(s->dtype));
+    if (!data) return false;
+    if (!gs__parse_dense(P, &c, s, 0, data, &pos) || !gs__val_end(P, &c)) {
+        gs__free(P->ctx, data);
+        return false;
+    }
+    *out = gs_constant(g, *s, data);
+    gs__free(P->ctx, data);
+    return true;
+}
+
+/* ---- called computations ---- */
+GS__FN int gs__called(gs__parser *P, const gs__pattr *a) {
+    const char *name;
+    gs__cur v = a->val, at;
+    ptrdiff_t j;
+    if (!gs__read_name(P, &v, "a computation name", &name, &at) || !gs__val_end(P, &v)) return -1;
+    j = stbds_shgeti(P->comp_names, (char *)name);
+    if (j < 0) {
+        gs__perr(P, &at, GS_ERR_PARSE, "unknown computation '%s'", name);
+        return -1;
+    }
+    return P->comp_names[j].value;
+}
+
+/* parameter(N): N without reporting errors (reducers are recognised by shape) */
+GS__FN bool gs__quiet_param(const gs__pinst *in, int64_t *num) {
+    gs__cur c = in->args;
+    int64_t v = 0;
+    bool any = false;
+    if (in->op != GS_OP_PARAMETER) return false;
+    while (!gs__cur_eof(&c) && gs__hlo_space(gs__cur_peek(&c))) gs__cur_adv(&c);
+    while (gs__hlo_digit(gs__cur_peek(&c)) && v < 1000000) {
+        v = v * 10 + (gs__cur_peek(&c) - '0');
+        any = true;
+        gs__cur_adv(&c);
+    }
+    while (!gs__cur_eof(&c) && gs__hlo_space(gs__cur_peek(&c))) gs__cur_adv(&c);
+    *num = v;
+    return any && gs__cur_eof(&c);
+}
+
+GS__FN bool gs__is_scalar_type(const gs__pshape *t) { return !t->tuple && t->s.rank == 0; }
+
+/* the instruction an operand of `in` names inside comp, or -1 */
+GS__FN int gs__quiet_operand(const gs__parser *P, gs__pcomp *comp, const gs__pinst *in, int k) {
+    ptrdiff_t j;
+    if (k >= in->n_ops) return -1;
+    j = stbds_shgeti(comp->names, (char *)P->ops[in->first_op + k].name);
+    return j < 0 ? -1 : comp->names[j].value;
+}
+
+GS__FN void gs__analyse_reducer(gs__parser *P, gs__pcomp *comp) {
+    int i, params[2] = {-1, -1};
+    const gs__pinst *root = &P->insts[comp->root];
+    gs_reduce_kind kind = GS_REDUCE_INVALID;
+    comp->red_state = 2;
+    for (i = comp->first_inst; i < comp->first_inst + comp->n_inst; i++) {
+        const gs__pinst *in = &P->insts[i];
+        int64_t num;
+        if (in->op != GS_OP_PARAMETER) {
+            if (i != comp->root) return;
+            continue;
+        }
+        if (!gs__quiet_param(in, &num) || num > 1 || params[num] >= 0 || !gs__is_scalar_type(&in->type)) return;
+        params[num] = i;
+    }
+    if (params[0] < 0 || params[1] < 0) return;
+    if (P->insts[params[0]].type.s.dtype != P->insts[params[1]].type.s.dtype) return;
+    if (comp->root == params[1]) {
+        kind = GS_REDUCE_REPLACE;
+    } else {
+        int a = gs__quiet_operand(P, comp, root, 0), b = gs__quiet_operand(P, comp, root, 1);
+        int k;
+        for (k = GS_REDUCE_SUM; k <= GS_REDUCE_OR; k++)
+            if (gs__hlo_reduce_op((gs_reduce_kind)k) == root->op) kind = (gs_reduce_kind)k;
+        if (kind == GS_REDUCE_INVALID || root->n_ops != 2 || !gs__is_scalar_type(&root->type)) return;
+        if (root->type.s.dtype != P->insts[params[0]].type.s.dtype) return;
+        if (!((a == params[0] && b == params[1]) || (a == params[1] && b == params[0]))) return;
+    }
+    comp->red_state = 1;
+    comp->red_kind = kind;
+    comp->red_dtype = P->insts[params[0]].type.s.dtype;
+}
+
+/* to_apply= of a reduction over elements of dtype dt */
+GS__FN bool gs__reducer(gs__parser *P, const gs__pinst *in, gs_dtype dt, gs_reduce_kind *kind) {
+    gs__pattr *a = gs__need_attr(P, in, "to_apply");
+    gs__pcomp *comp;
+    int ci;
+    if (!a || (ci = gs__called(P, a)) < 0) return false;
+    comp = &P->comps[ci];
+    if (comp->red_state == 0) gs__analyse_reducer(P, comp);
+    if (comp->red_state != 1)
+        return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED,
+                        "unsupported reducer computation '%s' (expected two scalar parameters and ROOT "
+                        "add/multiply/maximum/minimum/and/or of them, or ROOT parameter(1))",
+                        comp->name);
+    if (comp->red_dtype != dt)
+        return gs__perr(P, &a->val, GS_ERR_PARSE, "reducer '%s' works on %s, but %s '%s' reduces %s", comp->name,
+                        gs_dtype_name(comp->red_dtype), in->opcode, in->name, gs_dtype_name(dt));
+    if (comp->red_kind == GS_REDUCE_REPLACE && in->op != GS_OP_SCATTER)
+        return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "reducer '%s' (ROOT parameter(1)) is only valid for scatter",
+                        comp->name);
+    *kind = comp->red_kind;
+    return true;
+}
+
+/* sort's to_apply: 2n scalar parameters and ROOT compare(parameter(0), parameter(1)), direction LT or GT */
+GS__FN bool gs__comparator(gs__parser *P, const gs__pinst *in, int n, gs_value *const *xs, bool *descending) {
+    gs__pattr *a = gs__need_attr(P, in, "to_apply"), *dir;
+    gs__pcomp *comp;
+    const gs__pinst *root;
+    int ci, i, lhs, rhs;
+    int64_t nl, nr;
+    bool ok = true;
+    if (!a || (ci = gs__called(P, a)) < 0) return false;
+    comp = &P->comps[ci];
+    root = &P->insts[comp->root];
+    if (comp->n_inst != 2 * n + 1 || root->op != GS_OP_COMPARE || root->n_ops != 2) ok = false;
+    for (i = comp->first_inst; ok && i < comp->first_inst + comp->n_inst; i++) {
+        const gs__pinst *p = &P->insts[i];
+        int64_t num;
+        if (i == comp->root) continue;
+        if (!gs__quiet_param(p, &num) || num >= 2 * n || !gs__is_scalar_type(&p->type) ||
+            p->type.s.dtype != xs[num / 2]->shape.dtype)
+            ok = false;
+    }
+    lhs = ok ? gs__quiet_operand(P, comp, root, 0) : -1;
+    rhs = ok ? gs__quiet_operand(P, comp, root, 1) : -1;
+    dir = ok ? gs__attr(P, root, "direction") : NULL;
+    if (lhs < 0 || rhs < 0 || !dir || !gs__quiet_param(&P->insts[lhs], &nl) || !gs__quiet_param(&P->insts[rhs], &nr) ||
+        !((nl == 0 && nr == 1) || (nl == 1 && nr == 0)) || !(gs__peek_word(dir->val, "LT") || gs__peek_word(dir->val, "GT")))
+        return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED,
+                        "unsupported comparator '%s' (expected %d scalar parameters and ROOT compare(parameter(0), "
+                        "parameter(1)), direction=LT or GT)",
+                        comp->name, 2 * n);
+    *descending = gs__peek_word(dir->val, "GT") != (nl == 1);
+    return true;
+}
+
+GS__FN bool gs__build_comp(gs__parser *P, int ci);
+
+GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *attr, gs_graph **out) {
+    gs__pattr *a = gs__need_attr(P, in, attr);
+    int ci;
+    bool ok;
+    if (!a || (ci = gs__called(P, a)) < 0) return false;
+    if (P->comps[ci].state == 1)
+        return gs__perr(P, &a->val, GS_ERR_PARSE, "computation '%s' calls itself", P->comps[ci].name);
+    if (P->comps[ci].entry)
+        return gs__perr(P, &a->val, GS_ERR_PARSE, "the ENTRY computation '%s' cannot be called", P->comps[ci].name);
+    if (P->depth >= GS__HLO_MAX_CALL_DEPTH)
+        return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "while loops nested more than %d deep", GS__HLO_MAX_CALL_DEPTH);
+    P->depth++;
+    ok = gs__build_comp(P, ci);
+    P->depth--;
+    *out = P->comps[ci].graph;
+    return ok;
+}
+
+/* ---- instructions ---- */
+
+/* A builder returned NULL: its message, prefixed with the instruction's position. The builder named the
+   value "<op>.<counter>" (the counter is not advanced on failure); that word becomes the text's name. */
+GS__FN bool gs__builder_failed(gs__parser *P, const gs__cur *at, const char *name) {
+    char msg[GS__ERRMSG_CAP], num[24];
+    gs_result code = gs_ctx_error(P->ctx);
+    const char *src = code != GS_OK ? gs_ctx_error_msg(P->ctx) : "the builder failed", *hit = NULL, *p;
+    size_t nlen;
+    snprintf(num, sizeof num, ".%lld", (long long)P->ctx->next_auto_name);
+    nlen = strlen(num);
+    for (p = strstr(src, num); name && p && !hit; p = strstr(p + 1, num))
+        if (p > src && gs__hlo_alpha((unsigned char)p[-1]) && !gs__hlo_digit((unsigned char)p[nlen])) hit = p;
+    if (hit) {
+        const char *w = hit;
+        while (w > src && (gs__hlo_alpha((unsigned char)w[-1]) || w[-1] == '-')) w--;
+        snprintf(msg, sizeof msg, "%.*s%s%s", (int)(w - src), src, name, hit + nlen);
+    } else {
+        snprintf(msg, sizeof msg, "%s", src);
+    }
+    gs_ctx_clear_error(P->ctx);
+    return gs__perr(P, at, code == GS_ERR_OUT_OF_MEMORY ? code : GS_ERR_PARSE, "%s", msg);
+}
+
+GS__FN void gs__pshape_str(const gs__parser *P, const gs__pshape *t, char *buf, size_t cap) {
+    char one[128];
+    size_t n;
+    int i;
+    if (!t->tuple) {
+        gs__hlo_shape_str(&t->s, buf, cap);
+        return;
+    }
+    snprintf(buf, cap, "(");
+    for (i = 0; i < t->n; i++) {
+        gs__hlo_shape_str(&P->elems[t->first + i], one, sizeof one);
+        n = strlen(buf);
+        snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", one);
+    }
+    n = strlen(buf);
+    snprintf(buf + n, cap - n, ")");
+}
+
+GS__FN bool gs__pshape_matches(const gs__parser *P, const gs__pshape *t, const gs_value *v) {
+    int i;
+    if (!t->tuple) return v->shape.dtype != GS_TUPLE && gs_shape_equal(&t->s, &v->shape);
+    if (v->shape.dtype != GS_TUPLE || v->n_tuple != t->n) return false;
+    for (i = 0; i < t->n; i++)
+        if (!gs_shape_equal(&P->elems[t->first + i], &v->tuple[i])) return false;
+    return true;
+}
+
+GS__FN bool gs__shape_mismatch(gs__parser *P, const gs__cur *at, const char *what, const char *name,
+                               const gs__pshape *t, const gs_value *v) {
+    char want[256], got[256];
+    gs__pshape_str(P, t, want, sizeof want);
+    gs__hlo_vshape_str(v, got, sizeof got);
+    return gs__perr(P, at, GS_ERR_PARSE, "%s '%s' is declared %s but is %s", what, name, want, got);
+}
+
+GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
+    gs_graph *g = comp->graph;
+    gs_value *v = NULL, *x = NULL, **xs;
+    const gs_shape *ds = &in->type.s;
+    gs__pattr *a;
+    int n = in->n_ops, k, cnt;
+    int64_t dims[GS_MAX_RANK], d = 0;
+    gs_op op = in->op;
+    gs_reduce_kind kind = GS_REDUCE_INVALID;
+
+    stbds_arrsetlen(P->vals, n);
+    xs = P->vals;
+    for (k = 0; k < n; k++) {
+        const gs__poperand *o = &P->ops[in->first_op + k];
+        xs[k] = P->insts[o->inst].value;
+        if (o->typed && !gs__pshape_matches(P, &o->type, xs[k]))
+            return gs__shape_mismatch(P, &o->type.at, "operand", o->name, &o->type, xs[k]);
+    }
+    if (n > 0) x = xs[0];
+    {
+        int arity = gs_op_arity(op), least = 0;
+        if (op == GS_OP_DYNAMIC_SLICE || op == GS_OP_CONCATENATE || op == GS_OP_SORT) least = 1;
+        if (op == GS_OP_DYNAMIC_UPDATE_SLICE) least = 2;
+        if ((arity >= 0 && n != arity) || n < least)
+            return gs__perr(P, &in->op_at, GS_ERR_PARSE, "%s takes %s%d operand%s, found %d", in->opcode,
+                            arity < 0 ? "at least " : "", arity < 0 ? least : arity,
+                            (arity < 0 ? least : arity) == 1 ? "" : "s", n);
+    }
+    if (in->type.tuple && (op == GS_OP_CONSTANT || op == GS_OP_IOTA || op == GS_OP_BROADCAST ||
+                           op == GS_OP_RESHAPE || op == GS_OP_CONVERT || op == GS_OP_RNG ||
+                           op == GS_OP_ANNOTATE))
+        return gs__perr(P, &in->type.at, GS_ERR_PARSE, "%s '%s' needs an array shape, not a tuple", in->opcode,
+                        in->name);
+
+    switch (op) {
+    case GS_OP_PARAMETER: {
+        gs__cur c = in->args;
+        int64_t num;
+        if (!gs__read_int(P, &c, &num, "a parameter number") || !gs__val_end(P, &c)) return false;
+        if (num < 0) return gs__pexpect(P, &in->args, "a parameter number >= 0");
+        if (in->type.tuple) v = gs_parameter_tuple(g, num, in->type.n, P->elems + in->type.first, in->name);
+        else v = gs_parameter(g, num, *ds, in->name);
+        break;
+    }
+    case GS_OP_CONSTANT:
+        if (!gs__build_constant(P, g, in, &v)) return false;
+        break;
+    case GS_OP_IOTA:
+        if (!(a = gs__need_attr(P, in, "iota_dimension")) || !gs__attr_int(P, a, &d)) return false;
+        v = gs_iota(g, *ds, d);
+        break;
+    case GS_OP_PARTITION_ID: v = gs_partition_id(g); break;
+    case GS_OP_BROADCAST:
+    case GS_OP_TRANSPOSE:
+        if (!(a = gs__need_attr(P, in, "dimensions")) || !gs__attr_ints(P, a, dims, GS_MAX_RANK, &cnt)) return false;
+        if (cnt != x->shape.rank)
+            return gs__perr(P, &a->val, GS_ERR_PARSE, "expected %d dimensions (the operand's rank), found %d",
+                            x->shape.rank, cnt);
+        v = op == GS_OP_BROADCAST ? gs_broadcast(g, x, *ds, dims) : gs_transpose(g, x, dims);
+        break;
+    case GS_OP_RESHAPE: v = gs_reshape(g, x, ds->rank, ds->dims); break;
+    case GS_OP_SLICE: {
+        int64_t lo[GS_MAX_RANK], hi[GS_MAX_RANK], st[GS_MAX_RANK];
+        gs__cur c;
+        bool ok = true;
+        if (!(a = gs__need_attr(P, in, "slice"))) return false;
+        c = a->val;
+        cnt = 0;
+        if (!gs__expect_ch(P, &c, '{')) return false;
+        if (!gs__accept(P, &c, '}', &ok)) {
+            if (!ok) return false;
+            for (;;) {
+                gs__cur at;
+                if (!gs__skip_ws(P, &c)) return false;
+                at = c;
+                if (cnt == x->shape.rank)
+                    return gs__perr(P, &at, GS_ERR_PARSE, "more slice ranges than the operand's rank (%d)", x->shape.rank);
+                st[cnt] = 1;
+                if (!gs__expect_ch(P, &c, '[') || !gs__read_int(P, &c, &lo[cnt], "an integer") ||
+                    !gs__expect_ch(P, &c, ':') || !gs__read_int(P, &c, &hi[cnt], "an integer"))
+                    return false;
+                if (gs__accept(P, &c, ':', &ok) && !gs__read_int(P, &c, &st[cnt], "an integer")) return false;
+                if (!ok || !gs__expect_ch(P, &c, ']')) return false;
+                cnt++;
+                if (gs__accept(P, &c, '}', &ok)) break;
+                if (!ok || !gs__expect_ch(P, &c, ',')) return false;
+            }
+        }
+        if (!gs__val_end(P, &c)) return false;
+        if (cnt != x->shape.rank)
+            return gs__perr(P, &a->val, GS_ERR_PARSE, "expected %d slice ranges (the operand's rank), found %d",
+                            x->shape.rank, cnt);
+        v = gs_slice(g, x, lo, hi, st);
+        break;
+    }
+    case GS_OP_DYNAMIC_SLICE:
+        if (!(a = gs__need_attr(P, in, "dynamic_slice_sizes")) || !gs__attr_ints(P, a, dims, GS_MAX_RANK, &cnt))
+            return false;
+        if (n - 1 != x->shape.rank || cnt != x->shape.rank)
+            return gs__perr(P, &in->op_at, GS_ERR_PARSE,
+                            "dynamic-slice of a rank-%d operand needs %d start indices and %d sizes, found %d and %d",
+                            x->shape.rank, x->shape.rank, x->shape.rank, n - 1, cnt);
+        v = gs_dynamic_slice(g, x, xs + 1, dims);
+        break;
+    case GS_OP_DYNAMIC_UPDATE_SLICE:
+        if (n - 2 != x->shape.rank)
+            return gs__perr(P, &in->op_at, GS_ERR_PARSE,
+                            "dynamic-update-slice of a rank-%d operand needs %d start indices, found %d",
+                            x->shape.rank, x->shape.rank, n - 2);
+        v = gs_dynamic_update_slice(g, x, xs[1], xs + 2);
+        break;
+    case GS_OP_PAD: {
+        int64_t lo[GS_MAX_RANK], hi[GS_MAX_RANK], inner[GS_MAX_RANK], vals[GS_MAX_RANK][3];
+        gs__cur c;
+        int r = x->shape.rank, i;
+        if (!(a = gs__need_attr(P, in, "padding"))) return false;
+        c = a->val;
+        if (r == 0) {
+            if (!gs__expect_ch(P, &c, '{') || !gs__expect_ch(P, &c, '}') || !gs__val_end(P, &c)) return false;
+        } else if (!gs__read_xlist(P, &c, r, 2, 3, vals, "padding") || !gs__val_end(P, &c)) {
+            return false;
+        }
+        for (i = 0; i < r; i++) {
+            lo[i] = vals[i][0];
+            hi[i] = vals[i][1];
+            inner[i] = vals[i][2];
+        }
+        v = gs_pad(g, x, xs[1], lo, hi, inner);
+        break;
+    }
+    case GS_OP_CONCATENATE:
+        if (!gs__attr_one_dim(P, in, "dimensions", &d)) return false;
+        v = gs_concatenate(g, n, xs, d);
+        break;
+    case GS_OP_REVERSE:
+        if (!(a = gs__need_attr(P, in, "dimensions")) || !gs__attr_ints(P, a, dims, GS_MAX_RANK, &cnt)) return false;
+        v = gs_reverse(g, x, cnt, dims);
+        break;
+    case GS_OP_CONVERT: v = gs_convert(g, x, ds->dtype); break;
+    case GS_OP_COPY: v = gs_copy(g, x); break;
+    case GS_OP_NEGATE: case GS_OP_ABS: case GS_OP_EXP: case GS_OP_LOG: case GS_OP_TANH: case GS_OP_LOGISTIC:
+    case GS_OP_SQRT: case GS_OP_RSQRT: case GS_OP_FLOOR: case GS_OP_CEIL: case GS_OP_SIGN: case GS_OP_NOT:
+        v = gs_unary(g, op, x);
+        break;
+    case GS_OP_ADD: case GS_OP_SUBTRACT: case GS_OP_MULTIPLY: case GS_OP_DIVIDE: case GS_OP_REMAINDER:
+    case GS_OP_MAXIMUM: case GS_OP_MINIMUM: case GS_OP_POWER: case GS_OP_AND: case GS_OP_OR: case GS_OP_XOR:
+        v = gs_binary(g, op, xs[0], xs[1]);
+        break;
+    case GS_OP_COMPARE: {
+        int c2;
+        gs_cmp cmp = GS_CMP_INVALID;
+        if (!(a = gs__need_attr(P, in, "direction"))) return false;
+        for (c2 = GS_CMP_EQ; c2 < GS_CMP_COUNT; c2++)
+            if (gs__peek_word(a->val, gs__hlo_cmp_names[c2]) && a->val.end - a->val.p == 2) cmp = (gs_cmp)c2;
+        if (cmp == GS_CMP_INVALID) return gs__pexpect(P, &a->val, "a direction (EQ, NE, LT, LE, GT or GE)");
+        v = gs_compare(g, xs[0], xs[1], cmp);
+        break;
+    }
+    case GS_OP_SELECT: v = gs_select(g, xs[0], xs[1], xs[2]); break;
+    case GS_OP_CLAMP: v = gs_clamp(g, xs[0], xs[1], xs[2]); break;
+    case GS_OP_REDUCE:
+        if (!(a = gs__need_attr(P, in, "dimensions")) || !gs__attr_ints(P, a, dims, GS_MAX_RANK, &cnt)) return false;
+        if (!gs__reducer(P, in, x->shape.dtype, &kind)) return false;
+        v = gs_reduce(g, x, xs[1], kind, cnt, dims);
+        break;
+    case GS_OP_ARGMAX:
+    case GS_OP_ARGMIN:
+        if (!gs__attr_one_dim(P, in, "dimensions", &d)) return false;
+        v = op == GS_OP_ARGMAX ? gs_argmax(g, x, d) : gs_argmin(g, x, d);
+        break;
+    case GS_OP_DOT: {
+        gs_dot_dims dd;
+        int nb2, nc2;
+        memset(&dd, 0, sizeof dd);
+        if (!gs__opt_ints(P, in, "lhs_batch_dims", dd.lhs_batch, &dd.n_batch) ||
+            !gs__opt_ints(P, in, "rhs_batch_dims", dd.rhs_batch, &nb2) ||
+            !gs__opt_ints(P, in, "lhs_contracting_dims", dd.lhs_contract, &dd.n_contract) ||
+            !gs__opt_ints(P, in, "rhs_contracting_dims", dd.rhs_contract, &nc2))
+            return false;
+        if (dd.n_batch != nb2 || dd.n_contract != nc2)
+            return gs__perr(P, &in->op_at, GS_ERR_PARSE,
+                            "dot needs as many lhs as rhs batch dims (%d, %d) and contracting dims (%d, %d)",
+                            dd.n_batch, nb2, dd.n_contract, nc2);
+        v = gs_dot(g, xs[0], xs[1], &dd);
+        break;
+    }
+    case GS_OP_CONVOLUTION: {
+        gs_conv_config cfg;
+        char labels[128];
+        memset(&cfg, 0, sizeof cfg);
+        if (!(a = gs__need_attr(P, in, "dim_labels")) || !gs__attr_word(P, a, labels, sizeof labels)) return false;
+        if (gs_conv_dims_from_labels(labels, &cfg.dims) != GS_OK)
+            return gs__perr(P, &a->val, GS_ERR_PARSE, "expected dim_labels like b01f_01io->b01f, found '%s'", labels);
+        if ((a = gs__attr(P, in, "window")) != NULL) {
+            if (!gs__attr_window(P, a, cfg.window, cfg.dims.n_spatial)) return false;
+        } else if (cfg.dims.n_spatial > 0) {
+            return gs__need_attr(P, in, "window") != NULL;
+        }
+        cfg.feature_group_count = cfg.batch_group_count = 1;
+        if ((a = gs__attr(P, in, "feature_group_count")) != NULL && !gs__attr_int(P, a, &cfg.feature_group_count))
+            return false;
+        if ((a = gs__attr(P, in, "batch_group_count")) != NULL && !gs__attr_int(P, a, &cfg.batch_group_count))
+            return false;
+        v = gs_convolution(g, xs[0], xs[1], &cfg);
+        break;
+    }
+    case GS_OP_REDUCE_WINDOW: {
+        gs_window_dim w[GS_MAX_RANK];
+        if (!(a = gs__need_attr(P, in, "window")) || !gs__attr_window(P, a, w, x->shape.rank)) return false;
+        if (!gs__reducer(P, in, x->shape.dtype, &kind)) return false;
+        v = gs_reduce_window(g, x, xs[1], kind, w);
+        break;
+    }
+    case GS_OP_GATHER: {
+        gs_gather_dims gd;
+        int nb2;
+        memset(&gd, 0, sizeof gd);
+        if (!gs__opt_ints(P, in, "offset_dims", gd.offset_dims, &gd.n_offset_dims) ||
+            !gs__opt_ints(P, in, "collapsed_slice_dims", gd.collapsed_slice_dims, &gd.n_collapsed_slice_dims) ||
+            !gs__opt_ints(P, in, "start_index_map", gd.start_index_map, &gd.n_start_index_map) ||
+            !gs__opt_ints(P, in, "operand_batching_dims", gd.operand_batching_dims, &gd.n_operand_batching_dims) ||
+            !gs__opt_ints(P, in, "start_indices_batching_dims", gd.start_indices_batching_dims, &nb2))
+            return false;
+        if (nb2 != gd.n_operand_batching_dims)
+            return gs__perr(P, &in->op_at, GS_ERR_PARSE,
+                            "gather needs as many operand_batching_dims as start_indices_batching_dims (%d, %d)",
+                            gd.n_operand_batching_dims, nb2);
+        if (!(a = gs__need_attr(P, in, "index_vector_dim")) || !gs__attr_int(P, a, &gd.index_vector_dim)) return false;
+        if (!(a = gs__need_attr(P, in, "slice_sizes")) || !gs__attr_ints(P, a, gd.slice_sizes, GS_MAX_RANK, &cnt))
+            return false;
+        if (cnt != x->shape.rank)
+            return gs__perr(P, &a->val, GS_ERR_PARSE, "expected %d slice sizes (the operand's rank), found %d",
+                            x->shape.rank, cnt);
+        v = gs_gather(g, xs[0], xs[1], &gd);
+        break;
+    }
+    case GS_OP_SCATTER: {
+        gs_scatter_dims sd;
+        int nb2;
+        memset(&sd, 0, sizeof sd);
+        if (!gs__opt_ints(P, in, "update_window_dims", sd.update_window_dims, &sd.n_update_window_dims) ||
+            !gs__opt_ints(P, in, "inserted_window_dims", sd.inserted_window_dims, &sd.n_inserted_window_dims) ||
+            !gs__opt_ints(P, in, "scatter_dims_to_operand_dims", sd.scatter_dims_to_operand_dims,
+                          &sd.n_scatter_dims_to_operand_dims) ||
+            !gs__opt_ints(P, in, "input_batching_dims", sd.input_batching_dims, &sd.n_input_batching_dims) ||
+            !gs__opt_ints(P, in, "scatter_indices_batching_dims", sd.scatter_indices_batching_dims, &nb2))
+            return false;
+        if (nb2 != sd.n_input_batching_dims)
+            return gs__perr(P, &in->op_at, GS_ERR_PARSE,
+                            "scatter needs as many input_batching_dims as scatter_indices_batching_dims (%d, %d)",
+                            sd.n_input_batching_dims, nb2);
+        if (!(a = gs__need_attr(P, in, "index_vector_dim")) || !gs__attr_int(P, a, &sd.index_vector_dim)) return false;
+        if (!gs__reducer(P, in, x->shape.dtype, &kind)) return false;
+        v = gs_scatter(g, xs[0], xs[1], xs[2], &sd, kind);
+        break;
+    }
+    case GS_OP_SORT: {
+        bool desc = false;
+        if (!gs__attr_one_dim(P, in, "dimensions", &d) || !gs__comparator(P, in, n, xs, &desc)) return false;
+        v = gs_sort(g, n, xs, d, desc);
+        break;
+    }
+    case GS_OP_TOPK: {
+        bool largest = true;
+        if (!(a = gs__need_attr(P, in, "k")) || !gs__attr_int(P, a, &d)) return false;
+        if ((a = gs__attr(P, in, "largest")) != NULL && !gs__attr_bool(P, a, &largest)) return false;
+        v = gs_topk(g, x, d, largest);
+        break;
+    }
+    case GS_OP_CUMSUM:
+    case GS_OP_CUMPROD:
+    case GS_OP_CUMMAX:
+    case GS_OP_CUMMIN: {
+        bool rev = false;
+        if (!gs__attr_one_dim(P, in, "dimensions", &d)) return false;
+        if ((a = gs__attr(P, in, "reverse")) != NULL && !gs__attr_bool(P, a, &rev)) return false;
+        kind = op == GS_OP_CUMSUM ? GS_REDUCE_SUM : op == GS_OP_CUMPROD ? GS_REDUCE_PROD
+             : op == GS_OP_CUMMAX ? GS_REDUCE_MAX : GS_REDUCE_MIN;
+        v = gs_cumulative(g, x, kind, d, rev);
+        break;
+    }
+    case GS_OP_RNG: {
+        int64_t seed = 0;
+        if (!(a = gs__need_attr(P, in, "distribution"))) return false;
+        if (!gs__peek_word(a->val, "rng_uniform") || a->val.end - a->val.p != 11) {
+            if (gs__peek_word(a->val, "rng_normal"))
+                return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "rng distribution rng_normal is not supported");
+            return gs__pexpect(P, &a->val, "rng_uniform");
+        }
+        if ((a = gs__attr(P, in, "seed")) != NULL) {
+            if (!gs__attr_int(P, a, &seed)) return false;
+            if (seed < 0) return gs__pexpect(P, &a->val, "a seed >= 0");
+        }
+        v = gs_rng_uniform(g, xs[0], xs[1], *ds, (uint64_t)seed);
+        break;
+    }
+    case GS_OP_ALL_REDUCE:
+    case GS_OP_ALL_GATHER:
+    case GS_OP_REDUCE_SCATTER:
+    case GS_OP_ALL_TO_ALL: {
+        gs_collective_desc cd;
+        if (!gs__coll_desc(P, in, &cd)) return false;
+        if (op == GS_OP_ALL_REDUCE || op == GS_OP_REDUCE_SCATTER) {
+            if (!gs__reducer(P, in, x->shape.dtype, &kind)) return false;
+        }
+        if (op == GS_OP_ALL_REDUCE) {
+            v = gs_all_reduce(g, x, kind, &cd);
+        } else if (op == GS_OP_ALL_TO_ALL) {
+            int64_t split, concat;
+            gs__pattr *sa = gs__attr(P, in, "split_dimension"), *ca = gs__attr(P, in, "concat_dimension");
+            if (sa || ca) {
+                if (!sa) return gs__need_attr(P, in, "split_dimension") != NULL;
+                if (!ca) return gs__need_attr(P, in, "concat_dimension") != NULL;
+                if (!gs__attr_int(P, sa, &split) || !gs__attr_int(P, ca, &concat)) return false;
+            } else {
+                if (!gs__attr(P, in, "dimensions"))
+                    return gs__perr(P, &in->op_at, GS_ERR_UNSUPPORTED,
+                                    "all-to-all without dimensions= (the tuple form) is not supported");
+                if (!gs__attr_one_dim(P, in, "dimensions", &split)) return false;
+                concat = split;
+            }
+            v = gs_all_to_all(g, x, split, concat, &cd);
+        } else {
+            if (!gs__attr_one_dim(P, in, "dimensions", &d)) return false;
+            v = op == GS_OP_ALL_GATHER ? gs_all_gather(g, x, d, &cd) : gs_reduce_scatter(g, x, kind, d, &cd);
+        }
+        break;
+    }
+    case GS_OP_COLLECTIVE_PERMUTE: {
+        int64_t channel = 0;
+        gs__cur c;
+        bool ok = true;
+        if ((a = gs__attr(P, in, "channel_id")) != NULL && !gs__attr_int(P, a, &channel)) return false;
+        if (!(a = gs__need_attr(P, in, "source_target_pairs"))) return false;
+        stbds_arrsetlen(P->ids, 0);
+        c = a->val;
+        if (!gs__expect_ch(P, &c, '{')) return false;
+        if (!gs__accept(P, &c, '}', &ok)) {
+            if (!ok) return false;
+            for (;;) {
+                int64_t st[2];
+                if (!gs__expect_ch(P, &c, '{') || !gs__read_int(P, &c, &st[0], "a partition id") ||
+                    !gs__expect_ch(P, &c, ',') || !gs__read_int(P, &c, &st[1], "a partition id") ||
+                    !gs__expect_ch(P, &c, '}'))
+                    return false;
+                stbds_arrput(P->ids, st[0]);
+                stbds_arrput(P->ids, st[1]);
+                if (gs__accept(P, &c, '}', &ok)) break;
+                if (!ok || !gs__expect_ch(P, &c, ',')) return false;
+            }
+        }
+        if (!gs__val_end(P, &c)) return false;
+        v = gs_collective_permute(g, x, (int64_t)stbds_arrlen(P->ids) / 2, P->ids, channel);
+        break;
+    }
+    case GS_OP_ANNOTATE:
+    case GS_OP_TO_MANUAL:
+    case GS_OP_TO_FULL: {
+        char target[64];
+        const char *sh = NULL;
+        gs__pattr *sa = gs__attr(P, in, "sharding");
+        if (!(a = gs__need_attr(P, in, "custom_call_target")) || !gs__attr_word(P, a, target, sizeof target))
+            return false;
+        if (sa && !(sh = gs__pstr(P, sa->val.p, (size_t)(sa->val.end - sa->val.p)))) return false;
+        if (strcmp(target, "Sharding") == 0) {
+            if (!sa) return gs__need_attr(P, in, "sharding") != NULL;
+            v = gs_annotate(g, x, sh);
+        } else if (strcmp(target, "SPMDFullToShardShape") == 0 || strcmp(target, "SPMDShardToFullShape") == 0) {
+            if (in->type.tuple)
+                return gs__perr(P, &in->type.at, GS_ERR_PARSE, "%s '%s' needs an array shape, not a tuple",
+                                in->opcode, in->name);
+            v = target[4] == 'F' ? gs_to_manual(g, x, *ds, sh) : gs_to_full(g, x, *ds, sh);
+        } else {
+            return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "custom-call target \"%s\" is not supported", target);
+        }
+        break;
+    }
+    case GS_OP_TUPLE: v = gs_tuple(g, n, xs); break;
+    case GS_OP_GET_TUPLE_ELEMENT:
+        if (!(a = gs__need_attr(P, in, "index")) || !gs__attr_int(P, a, &d)) return false;
+        v = gs_get_tuple_element(g, x, d);
+        break;
+    case GS_OP_WHILE: {
+        gs_graph *cond = NULL, *body = NULL;
+        if (!gs__called_graph(P, in, "condition", &cond) || !gs__called_graph(P, in, "body", &body)) return false;
+        /* building them may have grown P->vals: re-read the operand */
+        x = P->insts[P->ops[in->first_op].inst].value;
+        v = gs_while(g, cond, body, x);
+        break;
+    }
+    default: return gs__perr(P, &in->op_at, GS_ERR_UNSUPPORTED, "opcode '%s' is not supported", in->opcode);
+    }
+    if (!v) return gs__builder_failed(P, &in->at, in->name);
+    if (!gs__pshape_matches(P, &in->type, v)) return gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
+    if (op != GS_OP_PARAMETER && gs_value_set_name(v, in->name) != GS_OK) return gs__builder_failed(P, &in->at, NULL);
+    if (op != GS_OP_ANNOTATE && op != GS_OP_TO_MANUAL && op != GS_OP_TO_FULL && (a = gs__attr(P, in, "sharding")) != NULL) {
+        const char *sh = gs__pstr(P, a->val.p, (size_t)(a->val.end - a->val.p));
+        if (!sh) return false;
+        if (gs_value_set_sharding_text(v, sh) != GS_OK) return gs__builder_failed(P, &a->at, NULL);
+    }
+    in->value = v;
+    return true;
+}
+
+GS__FN bool gs__build_comp(gs__parser *P, int ci) {
+    gs__pcomp *comp = &P->comps[ci];
+    int i, k, base;
+    if (comp->state == 2) return true;
+    comp->state = 1;
+    comp->graph = gs_graph_new(P->ctx, comp->name);
+    if (!comp->graph) return gs__builder_failed(P, &comp->at, NULL);
+    for (i = comp->first_inst; i < comp->first_inst + comp->n_inst; i++) {
+        const gs__pinst *in = &P->insts[i];
+        for (k = 0; k < in->n_ops; k++) {
+            gs__poperand *o = &P->ops[in->first_op + k];
+            ptrdiff_t j = stbds_shgeti(comp->names, (char *)o->name);
+            if (j < 0) return gs__perr(P, &o->at, GS_ERR_PARSE, "unknown operand '%s'", o->name);
+            o->inst = comp->names[j].value;
+        }
+    }
+    /* depth-first over operands with an explicit stack (any textual order; a cycle is an error) */
+    base = (int)stbds_arrlen(P->stack);
+    for (i = comp->first_inst; i < comp->first_inst + comp->n_inst; i++) {
+        if (P->insts[i].state != 0) continue;
+        stbds_arrput(P->stack, i);
+        while ((int)stbds_arrlen(P->stack) > base) {
+            int t = P->stack[stbds_arrlen(P->stack) - 1];
+            gs__pinst *in = &P->insts[t];
+            if (in->state == 2) {
+                (void)stbds_arrpop(P->stack);
+            } else if (in->state == 0) {
+                in->state = 1;
+                for (k = in->n_ops - 1; k >= 0; k--) {
+                    const gs__poperand *o = &P->ops[in->first_op + k];
+                    int dep = o->inst;
+                    if (P->insts[dep].state == 1)
+                        return gs__perr(P, &o->at, GS_ERR_PARSE, "'%s' depends on itself (a cycle through '%s')",
+                                        o->name, in->name);
+                    if (P->insts[dep].state == 0) stbds_arrput(P->stack, dep);
+                }
+            } else {
+                if (!gs__build_inst(P, comp, in)) return false;
+                in->state = 2;
+                (void)stbds_arrpop(P->stack);
+            }
+        }
+    }
+    if (gs_graph_set_root(comp->graph, P->insts[comp->root].value) != GS_OK)
+        return gs__builder_failed(P, &P->insts[comp->root].at, NULL);
+    comp->state = 2;
+    return true;
+}
+
+GS__FN void gs__parser_free(gs__parser *P) {
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(P->comps); i++) stbds_shfree(P->comps[i].names);
+    stbds_arrfree(P->comps);
+    stbds_arrfree(P->insts);
+    stbds_arrfree(P->ops);
+    stbds_arrfree(P->attrs);
+    stbds_arrfree(P->elems);
+    stbds_shfree(P->comp_names);
+    stbds_arrfree(P->stack);
+    stbds_arrfree(P->vals);
+    stbds_arrfree(P->ids);
+}
+
+GS_API gs_result gs_hlo_parse(gs_ctx *ctx, const char *text, size_t len, gs_graph **entry) {
+    gs__parser P;
+    bool ok;
+    int i;
+    if (!ctx) return GS_ERR_INVALID_ARG;
+    if (entry) *entry = NULL;
+    if (ctx->err != GS_OK) return ctx->err;
+    if (!entry || (!text && len > 0))
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_hlo_parse: %s is NULL", entry ? "text" : "entry");
+    memset(&P, 0, sizeof P);
+    P.ctx = ctx;
+    P.c.p = text ? text : "";
+    P.c.end = P.c.p + len;
+    P.tend = P.c.end;
+    P.c.line = P.c.col = 1;
+    P.num_partitions = 1;
+    ok = gs__parse_module(&P);
+    for (i = 0; ok && i < (int)stbds_arrlen(P.comps); i++) {
+        if (!P.comps[i].entry) continue;
+        ok = gs__build_comp(&P, i);
+        if (ok) {
+            gs_graph *g = P.comps[i].graph;
+            g->module_name = P.module_name ? P.module_name : g->name;
+            ok = gs_graph_set_num_partitions(g, P.num_partitions) == GS_OK;
+            *entry = g;
+        }
+    }
+    gs__parser_free(&P);
+    if (!ok) {
+        if (ctx->err == GS_OK) gs__err(ctx, GS_ERR_PARSE, "gs_hlo_parse: failed");
+        return ctx->err;
+    }
+    return GS_OK;
+}

@@ -1,0 +1,487 @@
+/* gs_npy.c - NumPy .npy tensor files and the deterministic input generator.
+
+   The .npy layout (NumPy's format.py, "NEP 1"):
+     bytes 0..5   "\x93NUMPY"
+     byte  6, 7   major, minor version (1.x: 2-byte header length; 2.x and 3.x: 4-byte; 3.x is UTF-8)
+     then         header length (little-endian), then the header: a Python dict literal
+                  {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } padded with spaces, ending '\n'
+     then         the array data, row-major (C order) when fortran_order is False.
+   Supported element types: '<f4' (f32, and bf16 after rounding), '<i4' (s32), '<u4' (u32), '|b1' and '|u1'
+   (pred; any nonzero byte reads as 1). */
+#include "gs_internal.h"
+
+#include <errno.h>
+
+#define GS__NPY_MAX_HEADER ((uint32_t)1 << 20)
+
+GS__FN bool gs__host_little_endian(void) {
+    uint32_t one = 1;
+    unsigned char b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
+/* Reverses the bytes of n 4-byte elements in place (only used on big-endian hosts). */
+GS__FN void gs__swap4(unsigned char *p, size_t n) {
+    size_t i;
+    unsigned char t;
+    for (i = 0; i < n; i++, p += 4) {
+        t = p[0]; p[0] = p[3]; p[3] = t;
+        t = p[1]; p[1] = p[2]; p[2] = t;
+    }
+}
+
+/* ---- header parsing: a Python dict literal with the keys descr, fortran_order and shape ---- */
+typedef struct gs__npy_hdr {
+    const char *p, *end;
+    char descr[16];
+    int fortran;              /* -1 not seen, else 0/1 */
+    int rank;                 /* -1 not seen */
+    int64_t dims[GS_MAX_RANK];
+    const char *problem;      /* first problem found, static text */
+    int too_many_dims;
+} gs__npy_hdr;
+
+GS__FN void gs__npy_ws(gs__npy_hdr *h) {
+    while (h->p < h->end && (*h->p == ' ' || *h->p == '\t' || *h->p == '\n' || *h->p == '\r')) h->p++;
+}
+
+GS__FN bool gs__npy_eat(gs__npy_hdr *h, char c) {
+    gs__npy_ws(h);
+    if (h->p < h->end && *h->p == c) {
+        h->p++;
+        return true;
+    }
+    return false;
+}
+
+/* A quoted string ('...' or "...", no escapes: the keys and descrs never need them) into buf. */
+GS__FN bool gs__npy_string(gs__npy_hdr *h, char *buf, size_t cap) {
+    char q;
+    size_t n = 0;
+    gs__npy_ws(h);
+    if (h->p >= h->end || (*h->p != '\'' && *h->p != '"')) return false;
+    q = *h->p++;
+    while (h->p < h->end && *h->p != q) {
+        if (*h->p == '\\' || n + 1 >= cap) return false;
+        buf[n++] = *h->p++;
+    }
+    if (h->p >= h->end) return false;
+    h->p++;
+    buf[n] = 0;
+    return true;
+}
+
+GS__FN bool gs__npy_word(gs__npy_hdr *h, const char *w) {
+    size_t n = strlen(w);
+    gs__npy_ws(h);
+    if ((size_t)(h->end - h->p) >= n && memcmp(h->p, w, n) == 0) {
+        h->p += n;
+        return true;
+    }
+    return false;
+}
+
+/* "(2, 3)", "(5,)", "()"; NumPy may also write "(5L,)" on old Python 2 files. */
+GS__FN bool gs__npy_shape(gs__npy_hdr *h) {
+    int rank = 0;
+    if (!gs__npy_eat(h, '(')) return false;
+    for (;;) {
+        int64_t d = 0;
+        int digits = 0;
+        if (gs__npy_eat(h, ')')) break;
+        gs__npy_ws(h);
+        while (h->p < h->end && *h->p >= '0' && *h->p <= '9') {
+            int dig = *h->p - '0';
+            if (d > (INT64_MAX - dig) / 10) return false;
+            d = d * 10 + dig;
+            h->p++;
+            digits++;
+        }
+        if (!digits) return false;
+        if (h->p < h->end && *h->p == 'L') h->p++;
+        if (rank >= GS_MAX_RANK) h->too_many_dims = 1;
+        else h->dims[rank] = d;
+        rank++;
+        if (gs__npy_eat(h, ',')) continue;
+        if (gs__npy_eat(h, ')')) break;
+        return false;
+    }
+    /* a one-element tuple needs its comma in Python, but accept "(5)" too */
+    h->rank = rank;
+    return true;
+}
+
+GS__FN bool gs__npy_parse_header(gs__npy_hdr *h) {
+    char key[32];
+    h->fortran = -1;
+    h->rank = -1;
+    h->descr[0] = 0;
+    if (!gs__npy_eat(h, '{')) {
+        h->problem = "the header is not a dict";
+        return false;
+    }
+    for (;;) {
+        if (gs__npy_eat(h, '}')) break;
+        if (!gs__npy_string(h, key, sizeof key)) {
+            h->problem = "expected a quoted key in the header dict";
+            return false;
+        }
+        if (!gs__npy_eat(h, ':')) {
+            h->problem = "expected ':' after a key in the header dict";
+            return false;
+        }
+        if (strcmp(key, "descr") == 0) {
+            if (!gs__npy_string(h, h->descr, sizeof h->descr)) {
+                h->problem = "'descr' is not a simple type string such as '<f4' (structured dtypes are not supported)";
+                return false;
+            }
+        } else if (strcmp(key, "fortran_order") == 0) {
+            if (gs__npy_word(h, "True")) h->fortran = 1;
+            else if (gs__npy_word(h, "False")) h->fortran = 0;
+            else {
+                h->problem = "'fortran_order' is not True or False";
+                return false;
+            }
+        } else if (strcmp(key, "shape") == 0) {
+            if (!gs__npy_shape(h)) {
+                h->problem = "'shape' is not a tuple of non-negative integers";
+                return false;
+            }
+        } else {
+            h->problem = "the header dict has a key other than 'descr', 'fortran_order' and 'shape'";
+            return false;
+        }
+        if (gs__npy_eat(h, ',')) continue;
+        if (gs__npy_eat(h, '}')) break;
+        h->problem = "expected ',' or '}' in the header dict";
+        return false;
+    }
+    if (h->descr[0] == 0 || h->fortran < 0 || h->rank < 0) {
+        h->problem = "the header dict lacks one of 'descr', 'fortran_order' and 'shape'";
+        return false;
+    }
+    return true;
+}
+
+/* descr -> dtype (GS_DTYPE_INVALID if unsupported). */
+GS__FN gs_dtype gs__npy_descr_dtype(const char *d, int *big_endian) {
+    char order = d[0];
+    const char *t = d + 1;
+    *big_endian = 0;
+    if (order != '<' && order != '>' && order != '|' && order != '=') return GS_DTYPE_INVALID;
+    if (strcmp(t, "b1") == 0 || strcmp(t, "u1") == 0) return GS_PRED; /* byte order is irrelevant */
+    if (order == '>') {
+        *big_endian = 1;
+        return GS_DTYPE_INVALID;
+    }
+    if (order != '<') return GS_DTYPE_INVALID;
+    if (strcmp(t, "f4") == 0) return GS_F32;
+    if (strcmp(t, "i4") == 0) return GS_S32;
+    if (strcmp(t, "u4") == 0) return GS_U32;
+    return GS_DTYPE_INVALID;
+}
+
+GS__FN const char *gs__npy_descr_of(gs_dtype t) {
+    switch (t) {
+    case GS_F32: case GS_BF16: return "<f4";
+    case GS_S32: return "<i4";
+    case GS_U32: return "<u4";
+    case GS_PRED: return "|b1";
+    default: return NULL;
+    }
+}
+
+/* Reads the file up to the start of the data; on success the stream is positioned at the data. */
+GS__FN gs_result gs__npy_read_header(gs_ctx *ctx, FILE *f, const char *path, gs__npy_hdr *h, char **hbuf) {
+    unsigned char pre[12];
+    uint32_t hlen;
+    size_t prefix, got;
+    char *buf;
+    *hbuf = NULL;
+    got = fread(pre, 1, 8, f);
+    if (got != 8 && ferror(f)) return gs__err(ctx, GS_ERR_IO, "%s: read error: %s", path, strerror(errno));
+    if (got != 8 || memcmp(pre, "\x93NUMPY", 6) != 0)
+        return gs__err(ctx, GS_ERR_PARSE, "%s: not a .npy file (it does not start with \\x93NUMPY)", path);
+    if (pre[6] < 1 || pre[6] > 3)
+        return gs__err(ctx, GS_ERR_PARSE, "%s: unsupported .npy format version %d.%d (1.x, 2.x and 3.x are read)",
+                       path, pre[6], pre[7]);
+    prefix = pre[6] == 1 ? 2 : 4;
+    if (fread(pre + 8, 1, prefix, f) != prefix)
+        return gs__err(ctx, GS_ERR_PARSE, "%s: truncated .npy file (the header length is missing)", path);
+    hlen = (uint32_t)pre[8] | ((uint32_t)pre[9] << 8);
+    if (prefix == 4) hlen |= ((uint32_t)pre[10] << 16) | ((uint32_t)pre[11] << 24);
+    if (hlen > GS__NPY_MAX_HEADER)
+        return gs__err(ctx, GS_ERR_PARSE, "%s: .npy header length %lu is implausibly large", path, (unsigned long)hlen);
+    buf = (char *)gs__malloc(ctx, (size_t)hlen + 1);
+    if (!buf) return GS_ERR_OUT_OF_MEMORY;
+    if (fread(buf, 1, hlen, f) != hlen) {
+        gs__free(ctx, buf);
+        return gs__err(ctx, GS_ERR_PARSE, "%s: truncated .npy file (the header is shorter than its length %lu)",
+                       path, (unsigned long)hlen);
+    }
+    buf[hlen] = 0;
+    memset(h, 0, sizeof *h);
+    h->p = buf;
+    h->end = buf + hlen;
+    *hbuf = buf;
+    if (!gs__npy_parse_header(h)) return gs__err(ctx, GS_ERR_PARSE, "%s: bad .npy header: %s", path, h->problem);
+    gs__npy_ws(h);
+    if (h->p != h->end) return gs__err(ctx, GS_ERR_PARSE, "%s: bad .npy header: text after the dict", path);
+    return GS_OK;
+}
+
+GS_API gs_result gs_npy_read(gs_ctx *ctx, const char *path, gs_dtype want, gs_shape *shape, void **data) {
+    FILE *f;
+    gs__npy_hdr h;
+    char *hbuf = NULL;
+    unsigned char *buf = NULL;
+    gs_dtype file_dt, dt;
+    gs_shape s;
+    size_t fsize, numel = 1, nbytes, got, i;
+    int big = 0, d;
+    gs_result r;
+
+    if (data) *data = NULL;
+    if (!ctx) return GS_ERR_INVALID_ARG;
+    if (!path || !shape || !data) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_read: NULL argument");
+    if (want == GS_TUPLE || (int)want < 0 || want >= GS_DTYPE_COUNT)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_read %s: invalid dtype %d", path, (int)want);
+    f = fopen(path, "rb");
+    if (!f) return gs__err(ctx, GS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+
+    r = gs__npy_read_header(ctx, f, path, &h, &hbuf);
+    if (r != GS_OK) goto done;
+    file_dt = gs__npy_descr_dtype(h.descr, &big);
+    if (big) {
+        r = gs__err(ctx, GS_ERR_PARSE, "%s: big-endian data ('%s') is not supported; save it little-endian "
+                    "(arr.astype('<%s'))", path, h.descr, h.descr + 1);
+        goto done;
+    }
+    if (file_dt == GS_DTYPE_INVALID) {
+        r = gs__err(ctx, GS_ERR_PARSE, "%s: dtype '%s' is not supported (use '<f4', '<i4', '<u4', '|b1' or '|u1'; "
+                    "in NumPy: arr.astype(numpy.float32))",
+                    path, h.descr);
+        goto done;
+    }
+    if (h.fortran) {
+        r = gs__err(ctx, GS_ERR_PARSE, "%s: Fortran-order arrays are not supported; save a C-order array "
+                    "(numpy.ascontiguousarray)", path);
+        goto done;
+    }
+    if (h.too_many_dims) {
+        r = gs__err(ctx, GS_ERR_SHAPE, "%s: the array has %d dims, more than GS_MAX_RANK (%d)", path, h.rank,
+                    GS_MAX_RANK);
+        goto done;
+    }
+    dt = file_dt;
+    if (want != GS_DTYPE_INVALID && want != file_dt) {
+        if (!(want == GS_BF16 && file_dt == GS_F32)) {
+            r = gs__err(ctx, GS_ERR_SHAPE, "%s: the file holds '%s' data but %s was expected (%s)", path, h.descr,
+                        gs_dtype_name(want), gs__npy_descr_of(want));
+            goto done;
+        }
+        dt = GS_BF16;
+    }
+    fsize = gs_dtype_size(file_dt);
+    for (d = 0; d < h.rank; d++) {
+        size_t dim = (size_t)h.dims[d];
+        if ((uint64_t)h.dims[d] > (uint64_t)SIZE_MAX || (dim && numel > SIZE_MAX / fsize / dim)) {
+            r = gs__err(ctx, GS_ERR_SHAPE, "%s: the array is too large for this machine", path);
+            goto done;
+        }
+        numel *= dim;
+    }
+    nbytes = numel * fsize;
+    buf = (unsigned char *)gs__malloc(ctx, nbytes);
+    if (!buf) {
+        r = GS_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    got = nbytes ? fread(buf, 1, nbytes, f) : 0;
+    if (got != nbytes) {
+        if (ferror(f)) r = gs__err(ctx, GS_ERR_IO, "%s: read error: %s", path, strerror(errno));
+        else r = gs__err(ctx, GS_ERR_PARSE, "%s: truncated .npy file: the shape needs %lu data bytes, found %lu",
+                         path, (unsigned long)nbytes, (unsigned long)got);
+        goto done;
+    }
+    if (fgetc(f) != EOF) {
+        r = gs__err(ctx, GS_ERR_PARSE, "%s: the file is longer than its header's shape says (%lu data bytes)", path,
+                    (unsigned long)nbytes);
+        goto done;
+    }
+    if (fsize == 4 && !gs__host_little_endian()) gs__swap4(buf, numel);
+    if (dt == GS_BF16) {
+        /* f32 -> bf16 in place: element i moves from byte 4i to byte 2i, never over an unread element */
+        for (i = 0; i < numel; i++) {
+            float x;
+            uint16_t b;
+            memcpy(&x, buf + 4 * i, 4);
+            b = gs_f32_to_bf16(x);
+            memcpy(buf + 2 * i, &b, 2);
+        }
+    } else if (dt == GS_PRED) {
+        for (i = 0; i < numel; i++) buf[i] = (unsigned char)(buf[i] != 0);
+    }
+    s = gs_shape_make(dt, h.rank, h.dims);
+    *shape = s;
+    *data = buf;
+    buf = NULL;
+    r = GS_OK;
+done:
+    gs__free(ctx, buf);
+    gs__free(ctx, hbuf);
+    fclose(f);
+    return r;
+}
+
+GS_API gs_result gs_npy_write(gs_ctx *ctx, const char *path, gs_shape shape, const void *data) {
+    char hdr[512];
+    int len = 0, d, total;
+    const char *descr;
+    FILE *f;
+    size_t numel = 1, esize, i;
+    const unsigned char *src = (const unsigned char *)data;
+    bool ok = true, swap;
+
+    if (!ctx) return GS_ERR_INVALID_ARG;
+    if (!path) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_write: NULL path");
+    descr = gs__npy_descr_of(shape.dtype);
+    if (!descr) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_write %s: cannot write dtype %s", path,
+                               gs_dtype_name(shape.dtype));
+    if (shape.rank < 0 || shape.rank > GS_MAX_RANK)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_write %s: invalid rank %d", path, shape.rank);
+    for (d = 0; d < shape.rank; d++) {
+        if (shape.dims[d] < 0)
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_write %s: negative dim %lld", path,
+                           (long long)shape.dims[d]);
+        if (numel && (uint64_t)shape.dims[d] > (uint64_t)(SIZE_MAX / 4 / numel))
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_write %s: the array is too large", path);
+        numel *= (size_t)shape.dims[d];
+    }
+    if (!data && numel)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_write %s: NULL data for %lu elements", path,
+                       (unsigned long)numel);
+
+    /* header: the dict NumPy writes, then spaces and '\n' so that data starts at a multiple of 64 bytes */
+    len = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+    for (d = 0; d < shape.rank; d++)
+        len += snprintf(hdr + len, sizeof hdr - (size_t)len, "%s%lld", d ? ", " : "", (long long)shape.dims[d]);
+    len += snprintf(hdr + len, sizeof hdr - (size_t)len, "%s), }", shape.rank == 1 ? "," : "");
+    total = 10 + len + 1;
+    total = (total + 63) / 64 * 64;
+    while (10 + len + 1 < total) hdr[len++] = ' ';
+    hdr[len++] = '\n';
+
+    f = fopen(path, "wb");
+    if (!f) return gs__err(ctx, GS_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    {
+        unsigned char pre[10];
+        memcpy(pre, "\x93NUMPY", 6);
+        pre[6] = 1;
+        pre[7] = 0;
+        pre[8] = (unsigned char)(len & 0xff);
+        pre[9] = (unsigned char)((len >> 8) & 0xff);
+        ok = fwrite(pre, 1, 10, f) == 10 && fwrite(hdr, 1, (size_t)len, f) == (size_t)len;
+    }
+    esize = gs_dtype_size(shape.dtype);
+    swap = !gs__host_little_endian();
+    if (shape.dtype == GS_F32 || shape.dtype == GS_S32 || shape.dtype == GS_U32) {
+        if (!swap) {
+            if (ok && numel) ok = fwrite(src, 4, numel, f) == numel;
+        } else {
+            for (i = 0; ok && i < numel; i++) {
+                unsigned char b[4];
+                memcpy(b, src + 4 * i, 4);
+                gs__swap4(b, 1);
+                ok = fwrite(b, 1, 4, f) == 4;
+            }
+        }
+    } else {
+        /* bf16 widens to f32, pred is normalised to 0/1; converted through a small staging buffer */
+        unsigned char tmp[1024];
+        size_t per = shape.dtype == GS_BF16 ? sizeof tmp / 4 : sizeof tmp;
+        for (i = 0; ok && i < numel; i += per) {
+            size_t n = GS__MIN(per, numel - i), k;
+            if (shape.dtype == GS_BF16) {
+                for (k = 0; k < n; k++) {
+                    uint16_t b;
+                    float x;
+                    memcpy(&b, src + esize * (i + k), 2);
+                    x = gs_bf16_to_f32(b);
+                    memcpy(tmp + 4 * k, &x, 4);
+                }
+                if (swap) gs__swap4(tmp, n);
+                ok = fwrite(tmp, 4, n, f) == n;
+            } else {
+                for (k = 0; k < n; k++) tmp[k] = (unsigned char)(src[i + k] != 0);
+                ok = fwrite(tmp, 1, n, f) == n;
+            }
+        }
+    }
+    if (fclose(f) != 0) ok = false;
+    if (!ok) {
+        remove(path);
+        return gs__err(ctx, GS_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    }
+    return GS_OK;
+}
+
+GS_API void gs_free_data(gs_ctx *ctx, void *data) {
+    /* without the context the allocator is unknown; gs_npy_read never hands out data without one */
+    if (!ctx || !data) return;
+    gs__free(ctx, data);
+}
+
+/* ---- the input generator ----
+   mix(z) is splitmix64's output function and G = 0x9E3779B97F4A7C15 its increment:
+       mix(z):  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9;  z = (z ^ (z >> 27)) * 0x94D049BB133111EB;  z ^ (z >> 31)
+   For parameter p and element i (row-major over the logical shape), all arithmetic mod 2^64:
+       key = mix(seed + G * (p + 1))        (the (p+1)-th output of splitmix64 started at state seed)
+       r   = mix(key + G * (i + 1))         (the (i+1)-th output of splitmix64 started at state key)
+   and the element is
+       f32        (r >> 40) / 2^23 - 1      (uniform in [-1, 1), step 2^-23: 24 random bits, exact in f32)
+       bf16       the f32 value above rounded to bf16 (nearest even)
+       s32, u32   r >> 61                   (uniform in [0, 8))
+       pred       r >> 63                   (0 or 1) */
+#define GS__SPLITMIX_G 0x9E3779B97F4A7C15ull
+
+GS__FN uint64_t gs__splitmix_mix(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+GS_API void gs_fill_random(gs_shape shape, uint64_t seed, int64_t param_index, void *data) {
+    uint64_t key = gs__splitmix_mix(seed + GS__SPLITMIX_G * ((uint64_t)param_index + 1));
+    int64_t n, i;
+    unsigned char *out = (unsigned char *)data;
+    if (!data || shape.dtype == GS_TUPLE || shape.dtype == GS_DTYPE_INVALID || shape.rank < 0 ||
+        shape.rank > GS_MAX_RANK)
+        return;
+    n = gs_shape_numel(&shape);
+    for (i = 0; i < n; i++) {
+        uint64_t r = gs__splitmix_mix(key + GS__SPLITMIX_G * ((uint64_t)i + 1));
+        float x = (float)((double)(r >> 40) / 8388608.0 - 1.0);
+        switch (shape.dtype) {
+        case GS_F32: memcpy(out + 4 * i, &x, 4); break;
+        case GS_BF16: {
+            uint16_t b = gs_f32_to_bf16(x);
+            memcpy(out + 2 * i, &b, 2);
+            break;
+        }
+        case GS_S32: {
+            int32_t v = (int32_t)(r >> 61);
+            memcpy(out + 4 * i, &v, 4);
+            break;
+        }
+        case GS_U32: {
+            uint32_t v = (uint32_t)(r >> 61);
+            memcpy(out + 4 * i, &v, 4);
+            break;
+        }
+        case GS_PRED: out[i] = (unsigned char)(r >> 63); break;
+        default: return;
+        }
+    }
+}

@@ -1,0 +1,588 @@
+/* test_cli.c - .npy files, the input generator, and the command-line driver (build/gshard run on temp files).
+   The driver is found as $GST_GSHARD (default ./build/gshard) and run under $GST_CLI_WRAPPER if set
+   (`make valgrind` runs it under valgrind, `make sanitize` uses the sanitizer build). */
+#if !defined(_POSIX_C_SOURCE)
+#  define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#endif
+#include "test.h"
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char tmpdir[256];
+static char cli_out[1 << 16], cli_err[1 << 14];
+
+static void path_in_tmp(char *buf, size_t cap, const char *name) { snprintf(buf, cap, "%s/%s", tmpdir, name); }
+
+static void write_text(const char *name, const char *text) {
+    char p[512];
+    FILE *f;
+    path_in_tmp(p, sizeof p, name);
+    f = fopen(p, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    fwrite(text, 1, strlen(text), f);
+    fclose(f);
+}
+
+static void write_bytes(const char *name, const void *data, size_t n) {
+    char p[512];
+    FILE *f;
+    path_in_tmp(p, sizeof p, name);
+    f = fopen(p, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    if (n) fwrite(data, 1, n, f);
+    fclose(f);
+}
+
+/* reads a whole file into buf (NUL terminated, truncated to cap - 1); returns the byte count */
+static size_t read_into(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    size_t n = 0;
+    buf[0] = 0;
+    if (!f) return 0;
+    n = fread(buf, 1, cap - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return n;
+}
+
+static const char *gshard_bin(void) {
+    const char *b = getenv("GST_GSHARD");
+    return b && *b ? b : "./build/gshard";
+}
+
+/* Runs the driver with args (a shell fragment; paths come from tmpdir). Returns its exit status; its
+   stdout and stderr end up in cli_out and cli_err. */
+static int cli(const char *fmt, ...) {
+    char args[2048], cmd[4096], p[512];
+    const char *wrap = getenv("GST_CLI_WRAPPER");
+    va_list ap;
+    int st;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "%s %s %s >%s/stdout.txt 2>%s/stderr.txt", wrap ? wrap : "", gshard_bin(), args,
+             tmpdir, tmpdir);
+    st = system(cmd);
+    path_in_tmp(p, sizeof p, "stdout.txt");
+    read_into(p, cli_out, sizeof cli_out);
+    path_in_tmp(p, sizeof p, "stderr.txt");
+    read_into(p, cli_err, sizeof cli_err);
+    if (st == -1 || !WIFEXITED(st)) return -1;
+    return WEXITSTATUS(st);
+}
+
+static bool have_cli(void) {
+    if (access(gshard_bin(), X_OK) != 0) {
+        CHECK_MSG(0, "%s not found: build it first (make test builds it)", gshard_bin());
+        return false;
+    }
+    return true;
+}
+
+/* ---- the independent input generator: splitmix64 as the harness implements it (gst_rand) ---- */
+static uint64_t ref_random_bits(uint64_t seed, int64_t p, int64_t i) {
+    uint64_t s = seed, key = 0, r = 0;
+    int64_t k;
+    for (k = 0; k <= p; k++) key = gst_rand(&s); /* the (p+1)-th output from state seed */
+    s = key;
+    for (k = 0; k <= i; k++) r = gst_rand(&s);   /* the (i+1)-th output from state key */
+    return r;
+}
+
+static void test_fill_random_formula(void) {
+    int64_t dims[2] = {3, 5};
+    float f[15];
+    uint16_t h[15];
+    int32_t s[15];
+    uint32_t u[15];
+    uint8_t b[15];
+    int i, ones = 0;
+    gs_fill_random(gs_shape_make(GS_F32, 2, dims), 42, 3, f);
+    gs_fill_random(gs_shape_make(GS_BF16, 2, dims), 42, 3, h);
+    gs_fill_random(gs_shape_make(GS_S32, 2, dims), 7, 0, s);
+    gs_fill_random(gs_shape_make(GS_U32, 2, dims), 7, 0, u);
+    gs_fill_random(gs_shape_make(GS_PRED, 2, dims), 9, 1, b);
+    for (i = 0; i < 15; i++) {
+        uint64_t r = ref_random_bits(42, 3, i);
+        double want = (double)(r >> 40) / 8388608.0 - 1.0;
+        CHECK_NEAR(f[i], want, 0.0);
+        CHECK(f[i] >= -1.0f && f[i] < 1.0f);
+        CHECK_EQ_INT(h[i], gs_f32_to_bf16((float)want));
+        CHECK_EQ_INT(s[i], (int64_t)(ref_random_bits(7, 0, i) >> 61));
+        CHECK_EQ_INT(u[i], (int64_t)(ref_random_bits(7, 0, i) >> 61));
+        CHECK_EQ_INT(b[i], (int64_t)(ref_random_bits(9, 1, i) >> 63));
+        ones += b[i];
+    }
+    CHECK(ones > 0 && ones < 15);
+    /* parameters and seeds give different streams; the same arguments give the same bits */
+    {
+        float f2[15], f3[15];
+        gs_fill_random(gs_shape_make(GS_F32, 2, dims), 42, 4, f2);
+        gs_fill_random(gs_shape_make(GS_F32, 2, dims), 42, 3, f3);
+        CHECK(memcmp(f, f2, sizeof f) != 0);
+        CHECK(memcmp(f, f3, sizeof f) == 0);
+    }
+}
+
+/* ---- .npy ---- */
+static void test_npy_round_trip(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_dtype types[5] = {GS_F32, GS_BF16, GS_S32, GS_U32, GS_PRED};
+    int64_t shapes[4][3] = {{3, 5, 0}, {7, 0, 0}, {0, 0, 0}, {0, 4, 0}};
+    int ranks[4] = {2, 1, 0, 2};
+    int t, si;
+    char p[512];
+    uint64_t rs = 11;
+    for (t = 0; t < 5; t++) {
+        for (si = 0; si < 4; si++) {
+            gs_shape s = gs_shape_make(types[t], ranks[si], shapes[si]), got;
+            size_t nb = gs_shape_bytes(&s);
+            unsigned char *d = (unsigned char *)malloc(nb + 1);
+            void *back = NULL;
+            size_t k;
+            for (k = 0; k < nb; k++) d[k] = (unsigned char)gst_rand(&rs);
+            if (types[t] == GS_PRED)
+                for (k = 0; k < nb; k++) d[k] &= 1;
+            if (types[t] == GS_BF16) /* keep bf16 bit patterns finite so the comparison is meaningful */
+                for (k = 1; k < nb; k += 2) d[k] &= 0x3f;
+            snprintf(p, sizeof p, "%s/rt_%d_%d.npy", tmpdir, t, si);
+            CHECK_OK(gs_npy_write(ctx, p, s, d));
+            CHECK_OK(gs_npy_read(ctx, p, types[t], &got, &back));
+            CHECK(gs_shape_equal(&got, &s));
+            CHECK(back != NULL && (nb == 0 || memcmp(back, d, nb) == 0));
+            gs_free_data(ctx, back);
+            back = NULL;
+            /* without a wanted dtype the file's type comes back: bf16 was stored as f32 */
+            CHECK_OK(gs_npy_read(ctx, p, GS_DTYPE_INVALID, &got, &back));
+            CHECK_EQ_INT(got.dtype, types[t] == GS_BF16 ? GS_F32 : types[t]);
+            CHECK_EQ_INT(got.rank, ranks[si]);
+            if (types[t] == GS_BF16 && back) {
+                for (k = 0; k < nb / 2; k++) {
+                    uint16_t hb;
+                    float fv;
+                    memcpy(&hb, d + 2 * k, 2);
+                    memcpy(&fv, (char *)back + 4 * k, 4);
+                    CHECK_NEAR(fv, gs_bf16_to_f32(hb), 0.0);
+                }
+            }
+            gs_free_data(ctx, back);
+            free(d);
+        }
+    }
+    CHECK_EQ_INT(gs_ctx_error(ctx), GS_OK);
+    gs_ctx_destroy(ctx);
+}
+
+static void test_npy_header_layout(void) {
+    gs_ctx *ctx = gst_ctx();
+    int64_t dims[3] = {2, 3, 4};
+    float v[24];
+    char p[512], buf[4096];
+    size_t n;
+    unsigned hl;
+    int i;
+    for (i = 0; i < 24; i++) v[i] = (float)i * 0.5f;
+    path_in_tmp(p, sizeof p, "layout.npy");
+    CHECK_OK(gs_npy_write(ctx, p, gs_shape_make(GS_F32, 3, dims), v));
+    n = read_into(p, buf, sizeof buf);
+    CHECK(n > 10 && memcmp(buf, "\x93NUMPY\x01\x00", 8) == 0);
+    hl = (unsigned)(unsigned char)buf[8] | ((unsigned)(unsigned char)buf[9] << 8);
+    CHECK_EQ_INT((10 + hl) % 64, 0);
+    CHECK_EQ_INT(n, 10 + hl + sizeof v);
+    CHECK(buf[10 + hl - 1] == '\n');
+    buf[10 + hl] = 0;
+    CHECK(strstr(buf + 10, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 4), }") == buf + 10);
+    {
+        float back[24];
+        memcpy(back, buf + 10 + hl, sizeof back); /* the data is raw little-endian f32 (x86, ARM) */
+        CHECK(memcmp(back, v, sizeof v) == 0);
+    }
+    /* a 1-d shape prints Python's one-element tuple */
+    path_in_tmp(p, sizeof p, "layout1.npy");
+    CHECK_OK(gs_npy_write(ctx, p, gs_shape_make(GS_S32, 1, dims + 2), v));
+    read_into(p, buf, sizeof buf);
+    CHECK(strstr(buf + 10, "'descr': '<i4'") != NULL && strstr(buf + 10, "'shape': (4,)") != NULL);
+    path_in_tmp(p, sizeof p, "layout0.npy");
+    CHECK_OK(gs_npy_write(ctx, p, gs_shape_scalar(GS_PRED), "\1"));
+    read_into(p, buf, sizeof buf);
+    CHECK(strstr(buf + 10, "'descr': '|b1'") != NULL && strstr(buf + 10, "'shape': ()") != NULL);
+    gs_ctx_destroy(ctx);
+}
+
+/* builds a .npy file by hand: version, header text (padded to 16 bytes + '\n' as given), then data */
+static void make_npy(const char *name, int major, const char *header, const void *data, size_t n) {
+    unsigned char buf[1024];
+    size_t hl = strlen(header), pre = major == 1 ? 10 : 12;
+    memcpy(buf, "\x93NUMPY", 6);
+    buf[6] = (unsigned char)major;
+    buf[7] = 0;
+    buf[8] = (unsigned char)(hl & 0xff);
+    buf[9] = (unsigned char)(hl >> 8);
+    if (major != 1) {
+        buf[10] = 0;
+        buf[11] = 0;
+    }
+    memcpy(buf + pre, header, hl);
+    if (n) memcpy(buf + pre + hl, data, n);
+    write_bytes(name, buf, pre + hl + n);
+}
+
+static void test_npy_foreign_files(void) {
+    gs_ctx *ctx = gst_ctx();
+    char p[512];
+    gs_shape s;
+    void *d = NULL;
+    float f[4] = {1.5f, -2.0f, 0.25f, 8.0f};
+    int32_t iv[3] = {-1, 7, 123456};
+    unsigned char u1[5] = {0, 1, 2, 0, 255};
+    /* version 2.0, keys in another order, extra spaces, no trailing comma */
+    make_npy("v2.npy", 2, "{ 'shape' : (2,2) , 'fortran_order':False,'descr':'<f4' }\n", f, sizeof f);
+    path_in_tmp(p, sizeof p, "v2.npy");
+    CHECK_OK(gs_npy_read(ctx, p, GS_F32, &s, &d));
+    CHECK_EQ_INT(s.rank, 2);
+    CHECK_EQ_INT(s.dims[0], 2);
+    CHECK_EQ_INT(s.dims[1], 2);
+    CHECK(d && memcmp(d, f, sizeof f) == 0);
+    gs_free_data(ctx, d);
+    d = NULL;
+    /* version 3.0 with double quotes */
+    make_npy("v3.npy", 3, "{\"descr\": \"<i4\", \"fortran_order\": False, \"shape\": (3,)}    \n", iv, sizeof iv);
+    path_in_tmp(p, sizeof p, "v3.npy");
+    CHECK_OK(gs_npy_read(ctx, p, GS_DTYPE_INVALID, &s, &d));
+    CHECK_EQ_INT(s.dtype, GS_S32);
+    CHECK(d && memcmp(d, iv, sizeof iv) == 0);
+    gs_free_data(ctx, d);
+    d = NULL;
+    /* '|u1' reads as pred, nonzero -> 1 */
+    make_npy("u1.npy", 1, "{'descr': '|u1', 'fortran_order': False, 'shape': (5,), }\n", u1, sizeof u1);
+    path_in_tmp(p, sizeof p, "u1.npy");
+    CHECK_OK(gs_npy_read(ctx, p, GS_PRED, &s, &d));
+    CHECK(d && memcmp(d, "\0\1\1\0\1", 5) == 0);
+    gs_free_data(ctx, d);
+    d = NULL;
+    /* f4 read as bf16 rounds to nearest even: 1 + 2^-8 is a tie between 1 and 1 + 2^-7 -> 1 */
+    {
+        float t[2] = {1.00390625f, -3.0f};
+        uint16_t want0 = 0x3f80, want1 = 0xc040;
+        make_npy("bf.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n", t, sizeof t);
+        path_in_tmp(p, sizeof p, "bf.npy");
+        CHECK_OK(gs_npy_read(ctx, p, GS_BF16, &s, &d));
+        CHECK_EQ_INT(s.dtype, GS_BF16);
+        if (d) {
+            uint16_t h[2];
+            memcpy(h, d, 4);
+            CHECK_EQ_INT(h[0], want0);
+            CHECK_EQ_INT(h[1], want1);
+        }
+        gs_free_data(ctx, d);
+        d = NULL;
+    }
+    CHECK_EQ_INT(gs_ctx_error(ctx), GS_OK);
+    gs_ctx_destroy(ctx);
+}
+
+/* each malformed file must fail with the given code and a message naming the file */
+static void expect_npy_error(const char *name, gs_dtype want, gs_result code, const char *what) {
+    gs_ctx *ctx = gst_ctx();
+    char p[512];
+    gs_shape s;
+    void *d = (void *)&s;
+    gs_result r;
+    path_in_tmp(p, sizeof p, name);
+    r = gs_npy_read(ctx, p, want, &s, &d);
+    CHECK_MSG(r == code, "%s: got %s, expected %s (%s)", name, gs_result_str(r), gs_result_str(code),
+              gs_ctx_error_msg(ctx));
+    CHECK(d == NULL);
+    CHECK_EQ_INT(gs_ctx_error(ctx), code);
+    CHECK_MSG(strstr(gs_ctx_error_msg(ctx), name) != NULL, "%s: message lacks the path: %s", name,
+              gs_ctx_error_msg(ctx));
+    CHECK_MSG(strstr(gs_ctx_error_msg(ctx), what) != NULL, "%s: message lacks '%s': %s", name, what,
+              gs_ctx_error_msg(ctx));
+    gs_ctx_destroy(ctx);
+}
+
+static void test_npy_malformed(void) {
+    float f[4] = {1, 2, 3, 4};
+    const char *ok_hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }\n";
+    write_bytes("empty.npy", "", 0);
+    write_bytes("magic.npy", "\x93NUMPX\x01\x00\x10\x00{}", 12);
+    write_bytes("short_len.npy", "\x93NUMPY\x02\x00\x10", 9);
+    write_bytes("short_hdr.npy", "\x93NUMPY\x01\x00\x40\x00{'descr'", 17);
+    make_npy("version.npy", 4, ok_hdr, f, sizeof f);
+    make_npy("trunc.npy", 1, ok_hdr, f, sizeof f - 1);
+    make_npy("long.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }\n", f, sizeof f);
+    make_npy("fortran.npy", 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }\n", f, sizeof f);
+    make_npy("big.npy", 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2), }\n", f, sizeof f);
+    make_npy("f8.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }\n", f, sizeof f);
+    make_npy("nokey.npy", 1, "{'descr': '<f4', 'shape': (4,), }\n", f, sizeof f);
+    make_npy("extrakey.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), 'x': 1}\n", f, sizeof f);
+    make_npy("negdim.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, -2), }\n", f, sizeof f);
+    make_npy("notdict.npy", 1, "['descr', '<f4']\n", f, sizeof f);
+    make_npy("garbage.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), } x\n", f, sizeof f);
+    make_npy("rank9.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1), }\n", f, 4);
+    make_npy("struct.npy", 1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (4,), }\n", f, sizeof f);
+    make_npy("huge.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }\n", f,
+             sizeof f);
+    expect_npy_error("missing.npy", GS_F32, GS_ERR_IO, "cannot open");
+    {
+        char dir[512];
+        path_in_tmp(dir, sizeof dir, "adir.npy");
+        CHECK(mkdir(dir, 0700) == 0);
+        expect_npy_error("adir.npy", GS_F32, GS_ERR_IO, "read error");
+    }
+    expect_npy_error("empty.npy", GS_F32, GS_ERR_PARSE, "not a .npy file");
+    expect_npy_error("magic.npy", GS_F32, GS_ERR_PARSE, "not a .npy file");
+    expect_npy_error("short_len.npy", GS_F32, GS_ERR_PARSE, "truncated");
+    expect_npy_error("short_hdr.npy", GS_F32, GS_ERR_PARSE, "truncated");
+    expect_npy_error("version.npy", GS_F32, GS_ERR_PARSE, "version 4.0");
+    expect_npy_error("trunc.npy", GS_F32, GS_ERR_PARSE, "truncated");
+    expect_npy_error("long.npy", GS_F32, GS_ERR_PARSE, "longer");
+    expect_npy_error("fortran.npy", GS_F32, GS_ERR_PARSE, "Fortran");
+    expect_npy_error("big.npy", GS_F32, GS_ERR_PARSE, "big-endian");
+    expect_npy_error("f8.npy", GS_F32, GS_ERR_PARSE, "'<f8' is not supported");
+    expect_npy_error("nokey.npy", GS_F32, GS_ERR_PARSE, "lacks");
+    expect_npy_error("extrakey.npy", GS_F32, GS_ERR_PARSE, "key");
+    expect_npy_error("negdim.npy", GS_F32, GS_ERR_PARSE, "shape");
+    expect_npy_error("notdict.npy", GS_F32, GS_ERR_PARSE, "not a dict");
+    expect_npy_error("garbage.npy", GS_F32, GS_ERR_PARSE, "after the dict");
+    expect_npy_error("rank9.npy", GS_F32, GS_ERR_SHAPE, "GS_MAX_RANK");
+    expect_npy_error("struct.npy", GS_F32, GS_ERR_PARSE, "descr");
+    expect_npy_error("huge.npy", GS_F32, GS_ERR_SHAPE, "too large");
+    make_npy("f4.npy", 1, ok_hdr, f, sizeof f);
+    expect_npy_error("f4.npy", GS_S32, GS_ERR_SHAPE, "s32");
+    expect_npy_error("f4.npy", GS_PRED, GS_ERR_SHAPE, "pred");
+}
+
+static void test_npy_write_errors(void) {
+    gs_ctx *ctx = gst_ctx();
+    int64_t dims[2] = {2, -1};
+    char p[512];
+    float f[2] = {0, 0};
+    snprintf(p, sizeof p, "%s/no/such/dir/x.npy", tmpdir);
+    CHECK_EQ_INT(gs_npy_write(ctx, p, gs_shape_scalar(GS_F32), f), GS_ERR_IO);
+    CHECK(strstr(gs_ctx_error_msg(ctx), p) != NULL);
+    gs_ctx_clear_error(ctx);
+    path_in_tmp(p, sizeof p, "w.npy");
+    CHECK_EQ_INT(gs_npy_write(ctx, p, gs_shape_make(GS_F32, 2, dims), f), GS_ERR_INVALID_ARG);
+    gs_ctx_clear_error(ctx);
+    CHECK_EQ_INT(gs_npy_write(ctx, p, gs_shape_scalar(GS_TUPLE), f), GS_ERR_INVALID_ARG);
+    gs_ctx_clear_error(ctx);
+    CHECK_EQ_INT(gs_npy_write(ctx, p, gs_shape_scalar(GS_F32), NULL), GS_ERR_INVALID_ARG);
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- the driver ---- */
+static const char *small_module =
+    "HloModule small\n"
+    "\n"
+    "ENTRY main {\n"
+    "  x = f32[2,3] parameter(0)\n"
+    "  w = f32[3,2] parameter(1)\n"
+    "  b = s32[4] parameter(2)\n"
+    "  d = f32[2,2] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  bb = s32[4] add(b, b)\n"
+    "  ROOT t = (f32[2,2], s32[4]) tuple(d, bb)\n"
+    "}\n";
+
+static void test_cli_print_round_trip(void) {
+    char p1[512], p2[512];
+    static char first[sizeof cli_out], second[sizeof cli_out];
+    if (!have_cli()) return;
+    write_text("small.hlo", small_module);
+    CHECK_EQ_INT(cli("print %s/small.hlo", tmpdir), 0);
+    CHECK_MSG(cli_err[0] == 0, "stderr: %s", cli_err);
+    CHECK(strstr(cli_out, "ENTRY") != NULL && strstr(cli_out, "dot(") != NULL);
+    path_in_tmp(p1, sizeof p1, "printed1.hlo");
+    write_text("printed1.hlo", cli_out);
+    snprintf(first, sizeof first, "%s", cli_out);
+    CHECK_EQ_INT(cli("print %s", p1), 0);
+    snprintf(second, sizeof second, "%s", cli_out);
+    CHECK_MSG(strcmp(first, second) == 0, "print is not a fixed point:\n%s\n---\n%s", first, second);
+    /* '-' reads standard input */
+    path_in_tmp(p2, sizeof p2, "small.hlo");
+    CHECK_EQ_INT(cli("print - < %s", p2), 0);
+    CHECK(strcmp(cli_out, first) == 0);
+    /* the example module */
+    CHECK_EQ_INT(cli("print examples/mlp.hlo"), 0);
+    CHECK_MSG(strstr(cli_out, "reduce(") != NULL, "%s%s", cli_out, cli_err);
+}
+
+static void test_cli_eval_files(void) {
+    gs_ctx *ctx;
+    int64_t xd[2] = {2, 3}, wd[2] = {3, 2}, bd[1] = {4};
+    float x[6] = {1, 2, 3, -1, 0.5f, 4}, w[6] = {0.5f, -1, 2, 0.25f, -3, 1};
+    char p[512];
+    gs_shape s;
+    void *d = NULL;
+    int i, j, k;
+    if (!have_cli()) return;
+    ctx = gst_ctx();
+    write_text("small.hlo", small_module);
+    path_in_tmp(p, sizeof p, "x.npy");
+    CHECK_OK(gs_npy_write(ctx, p, gs_shape_make(GS_F32, 2, xd), x));
+    path_in_tmp(p, sizeof p, "w.npy");
+    CHECK_OK(gs_npy_write(ctx, p, gs_shape_make(GS_F32, 2, wd), w));
+    /* x by name, w by number, b from the generator with seed 5 */
+    CHECK_EQ_INT(cli("eval %s/small.hlo --input x=%s/x.npy --input=1=%s/w.npy --seed 5 --output-dir %s/out", tmpdir,
+                     tmpdir, tmpdir, tmpdir), 0);
+    CHECK_MSG(cli_err[0] == 0, "stderr: %s", cli_err);
+    path_in_tmp(p, sizeof p, "out/out0.npy");
+    CHECK_OK(gs_npy_read(ctx, p, GS_F32, &s, &d));
+    CHECK_EQ_INT(s.rank, 2);
+    CHECK_EQ_INT(s.dims[0], 2);
+    CHECK_EQ_INT(s.dims[1], 2);
+    for (i = 0; d && i < 2; i++)
+        for (j = 0; j < 2; j++) {
+            double acc = 0;
+            for (k = 0; k < 3; k++) acc += (double)x[i * 3 + k] * w[k * 2 + j];
+            CHECK_NEAR(((float *)d)[i * 2 + j], acc, 1e-5);
+        }
+    gs_free_data(ctx, d);
+    d = NULL;
+    path_in_tmp(p, sizeof p, "out/out1.npy");
+    CHECK_OK(gs_npy_read(ctx, p, GS_S32, &s, &d));
+    CHECK_EQ_INT(s.rank, 1);
+    CHECK_EQ_INT(s.dims[0], bd[0]);
+    for (i = 0; d && i < 4; i++) CHECK_EQ_INT(((int32_t *)d)[i], 2 * (int64_t)(ref_random_bits(5, 2, i) >> 61));
+    gs_free_data(ctx, d);
+    d = NULL;
+
+    /* without --output-dir: a summary of each output */
+    CHECK_EQ_INT(cli("eval %s/small.hlo --input x=%s/x.npy --input w=%s/w.npy", tmpdir, tmpdir, tmpdir), 0);
+    CHECK_MSG(strstr(cli_out, "out0: f32[2,2]") != NULL && strstr(cli_out, "out1: s32[4]") != NULL &&
+                  strstr(cli_out, "min") != NULL && strstr(cli_out, "mean") != NULL,
+              "summary: %s", cli_out);
+    /* every input from the generator: seed 0 and seed 1 differ, the same seed repeats */
+    CHECK_EQ_INT(cli("eval %s/small.hlo --seed=1", tmpdir), 0);
+    {
+        static char a[sizeof cli_out];
+        snprintf(a, sizeof a, "%s", cli_out);
+        CHECK_EQ_INT(cli("eval %s/small.hlo --seed 1", tmpdir), 0);
+        CHECK(strcmp(a, cli_out) == 0);
+        CHECK_EQ_INT(cli("eval %s/small.hlo", tmpdir), 0);
+        CHECK(strcmp(a, cli_out) != 0);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+static void test_cli_eval_example(void) {
+    if (!have_cli()) return;
+    CHECK_EQ_INT(cli("eval examples/mlp.hlo --seed 1 --output-dir %s/mlp", tmpdir), 0);
+    CHECK_MSG(cli_err[0] == 0, "stderr: %s", cli_err);
+    {
+        gs_ctx *ctx = gst_ctx();
+        char p[512];
+        gs_shape s;
+        void *d = NULL;
+        int i, j;
+        path_in_tmp(p, sizeof p, "mlp/out0.npy");
+        CHECK_OK(gs_npy_read(ctx, p, GS_F32, &s, &d));
+        CHECK_EQ_INT(s.rank, 2);
+        CHECK_EQ_INT(s.dims[0], 8);
+        CHECK_EQ_INT(s.dims[1], 4);
+        for (i = 0; d && i < 8; i++) { /* softmax rows sum to 1 */
+            double sum = 0;
+            for (j = 0; j < 4; j++) sum += ((float *)d)[i * 4 + j];
+            CHECK_NEAR(sum, 1.0, 1e-5);
+        }
+        gs_free_data(ctx, d);
+        gs_ctx_destroy(ctx);
+    }
+}
+
+static void test_cli_errors(void) {
+    if (!have_cli()) return;
+    /* usage */
+    CHECK_EQ_INT(cli(""), 2);
+    CHECK(strstr(cli_err, "usage") != NULL);
+    CHECK_EQ_INT(cli("--help"), 0);
+    CHECK(strstr(cli_out, "usage: gshard") != NULL && strstr(cli_out, "--output-dir") != NULL);
+    CHECK_EQ_INT(cli("--version"), 0);
+    CHECK(strstr(cli_out, GS_VERSION_STRING) != NULL);
+    CHECK_EQ_INT(cli("frobnicate x.hlo"), 2);
+    CHECK(strstr(cli_err, "unknown command 'frobnicate'") != NULL);
+    CHECK_EQ_INT(cli("--frobnicate"), 2);
+    CHECK_EQ_INT(cli("propagate examples/mlp.hlo --devices 4"), 2);
+    CHECK(strstr(cli_err, "gshard: 'propagate' is not available in this version") != NULL);
+    CHECK_EQ_INT(cli("partition examples/mlp.hlo"), 2);
+    CHECK_EQ_INT(cli("run examples/mlp.hlo"), 2);
+    CHECK_EQ_INT(cli("cost examples/mlp.hlo"), 2);
+    CHECK(strstr(cli_err, "'cost' is not available") != NULL);
+    CHECK_EQ_INT(cli("print"), 2);
+    CHECK(strstr(cli_err, "FILE is missing") != NULL);
+    CHECK_EQ_INT(cli("print a.hlo b.hlo"), 2);
+    CHECK_EQ_INT(cli("print examples/mlp.hlo --seed 1"), 2); /* io options belong to eval */
+    CHECK_EQ_INT(cli("eval examples/mlp.hlo --bogus"), 2);
+    CHECK(strstr(cli_err, "unknown option '--bogus'") != NULL);
+    CHECK_EQ_INT(cli("eval examples/mlp.hlo --seed"), 2);
+    CHECK_EQ_INT(cli("eval examples/mlp.hlo --seed -3"), 2);
+    CHECK_EQ_INT(cli("eval examples/mlp.hlo --seed 99999999999999999999999"), 2);
+    CHECK_EQ_INT(cli("eval examples/mlp.hlo --input x"), 2);
+    /* files */
+    CHECK_EQ_INT(cli("print %s/does_not_exist.hlo", tmpdir), 2);
+    CHECK(strstr(cli_err, "does_not_exist.hlo: cannot open") != NULL);
+    write_text("bad.hlo", "HloModule bad\n\nENTRY main {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] frob(x)\n}\n");
+    CHECK_EQ_INT(cli("print %s/bad.hlo", tmpdir), 2);
+    CHECK_MSG(strstr(cli_err, "bad.hlo: line 5") != NULL, "stderr: %s", cli_err);
+    CHECK(cli_out[0] == 0);
+    CHECK_EQ_INT(cli("eval %s/bad.hlo", tmpdir), 2);
+    write_text("shape.hlo",
+               "HloModule bad\n\nENTRY main {\n  x = f32[2] parameter(0)\n  ROOT y = f32[3] negate(x)\n}\n");
+    CHECK_EQ_INT(cli("print %s/shape.hlo", tmpdir), 2);
+    CHECK_MSG(strstr(cli_err, "shape.hlo: ") != NULL, "stderr: %s", cli_err);
+    write_bytes("empty.hlo", "", 0);
+    CHECK_EQ_INT(cli("print %s/empty.hlo", tmpdir), 2);
+    CHECK_EQ_INT(cli("print - < /dev/null"), 2);
+    CHECK(strstr(cli_err, "<stdin>") != NULL);
+    /* inputs that do not fit */
+    write_text("small.hlo", small_module);
+    {
+        gs_ctx *ctx = gst_ctx();
+        char p[512];
+        int64_t d3[1] = {3};
+        float v[3] = {1, 2, 3};
+        path_in_tmp(p, sizeof p, "v3.npy");
+        CHECK_OK(gs_npy_write(ctx, p, gs_shape_make(GS_F32, 1, d3), v));
+        gs_ctx_destroy(ctx);
+    }
+    CHECK_EQ_INT(cli("eval %s/small.hlo --input x=%s/v3.npy", tmpdir, tmpdir), 2);
+    CHECK_MSG(strstr(cli_err, "f32[3]") != NULL && strstr(cli_err, "f32[2,3]") != NULL, "stderr: %s", cli_err);
+    CHECK_EQ_INT(cli("eval %s/small.hlo --input b=%s/v3.npy", tmpdir, tmpdir), 2); /* f4 for an s32 parameter */
+    CHECK_EQ_INT(cli("eval %s/small.hlo --input nosuch=%s/v3.npy", tmpdir, tmpdir), 2);
+    CHECK(strstr(cli_err, "nosuch") != NULL);
+    CHECK_EQ_INT(cli("eval %s/small.hlo --input 7=%s/v3.npy", tmpdir, tmpdir), 2);
+    CHECK_EQ_INT(cli("eval %s/small.hlo --input x=%s/missing.npy", tmpdir, tmpdir), 2);
+    CHECK(strstr(cli_err, "missing.npy: cannot open") != NULL);
+    CHECK_EQ_INT(cli("eval %s/small.hlo --input x=%s/v3.npy --input 0=%s/v3.npy", tmpdir, tmpdir, tmpdir), 2);
+    write_text("notdir", "a file");
+    CHECK_EQ_INT(cli("eval %s/small.hlo --output-dir %s/notdir", tmpdir, tmpdir), 2);
+}
+
+void suite_cli(void) {
+    char cmd[512];
+    snprintf(tmpdir, sizeof tmpdir, "%s/gshard_test_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(tmpdir)) {
+        fprintf(stderr, "suite_cli: cannot create a temporary directory\n");
+        snprintf(tmpdir, sizeof tmpdir, ".");
+    }
+    RUN(test_fill_random_formula);
+    RUN(test_npy_round_trip);
+    RUN(test_npy_header_layout);
+    RUN(test_npy_foreign_files);
+    RUN(test_npy_malformed);
+    RUN(test_npy_write_errors);
+    RUN(test_cli_print_round_trip);
+    RUN(test_cli_eval_files);
+    RUN(test_cli_eval_example);
+    RUN(test_cli_errors);
+    if (strcmp(tmpdir, ".") != 0) {
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        if (system(cmd) != 0) fprintf(stderr, "suite_cli: could not remove %s\n", tmpdir);
+    }
+}

@@ -1,0 +1,504 @@
+/* gshard.c - the command-line driver: every stage of gshard.h reachable from the shell.
+
+     gshard print FILE                  parse, verify and print canonical HLO text
+     gshard eval FILE [io options]      run the ENTRY computation with the reference interpreter
+
+   Build: cc -std=c99 -O2 tools/gshard.c -o build/gshard -lpthread -lm   (from the repository root)
+   Exit status: 0 ok, 1 check mismatch (reserved for `run --check`), 2 usage, parse, validation or i/o error. */
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#  define _POSIX_C_SOURCE 200809L   /* mkdir */
+#endif
+#define GSHARD_IMPLEMENTATION
+#include "../gshard.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#ifdef _WIN32
+#  include <direct.h>
+#  define GSHARD_MKDIR(p) _mkdir(p)
+#else
+#  include <sys/stat.h>
+#  define GSHARD_MKDIR(p) mkdir(p, 0777)
+#endif
+
+#define EXIT_OK 0
+#define EXIT_MISMATCH 1 /* reserved: `gshard run --check` finds a difference */
+#define EXIT_ERROR 2
+
+static const char usage_text[] =
+    "usage: gshard <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  print FILE               parse and verify an HLO module, print it in canonical form\n"
+    "  eval FILE [io options]   run the ENTRY computation with the reference interpreter (one device)\n"
+    "  propagate, partition, run, cost\n"
+    "                           planned; not available in this version\n"
+    "\n"
+    "io options (eval):\n"
+    "  --input NAME_OR_INDEX=PATH.npy\n"
+    "                           value of a parameter, by name or number (repeatable)\n"
+    "  --seed N                 parameters without --input are filled by the deterministic generator\n"
+    "                           gs_fill_random(shape, N, parameter number) (default N = 0)\n"
+    "  --output-dir DIR         write the outputs as DIR/out0.npy, DIR/out1.npy, ... (DIR is created);\n"
+    "                           without it a summary of each output is printed\n"
+    "\n"
+    "FILE '-' reads standard input. Tensor files are NumPy .npy (f4, i4, u4, b1; bf16 travels as f4).\n"
+    "  --help                   this text\n"
+    "  --version                the version of gshard.h\n"
+    "\n"
+    "exit status: 0 ok, 1 check mismatch, 2 bad usage, parse, validation or i/o error (message on stderr)\n";
+
+static int usage_error(const char *fmt, const char *arg) {
+    fputs("gshard: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\n(try 'gshard --help')\n", stderr);
+    return EXIT_ERROR;
+}
+
+/* ---- reading the module text ---- */
+static char *read_all(FILE *f, size_t *len) {
+    size_t cap = 1 << 16, n = 0, got;
+    char *buf = (char *)malloc(cap), *nb;
+    if (!buf) return NULL;
+    for (;;) {
+        if (cap - n < 4096) {
+            if (cap > ((size_t)-1) / 2) {
+                free(buf);
+                return NULL;
+            }
+            nb = (char *)realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                return NULL;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0) break;
+    }
+    if (ferror(f)) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+static const char *shown_name(const char *path) { return strcmp(path, "-") == 0 ? "<stdin>" : path; }
+
+/* Parses and verifies FILE into ctx. Prints the error and returns false on failure. */
+static bool load_module(gs_ctx *ctx, const char *path, gs_graph **entry) {
+    const char *shown = shown_name(path);
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    char *text;
+    size_t len = 0;
+    gs_result r;
+    if (!f) {
+        fprintf(stderr, "%s: cannot open: %s\n", shown, strerror(errno));
+        return false;
+    }
+    text = read_all(f, &len);
+    if (f != stdin) fclose(f);
+    if (!text) {
+        fprintf(stderr, "%s: cannot read the file\n", shown);
+        return false;
+    }
+    r = gs_hlo_parse(ctx, text, len, entry);
+    free(text);
+    if (r == GS_OK) r = gs_graph_verify(*entry);
+    if (r != GS_OK) {
+        const char *msg = gs_ctx_error_msg(ctx);
+        fprintf(stderr, "%s: %s\n", shown, msg && *msg ? msg : gs_result_str(r));
+        return false;
+    }
+    return true;
+}
+
+/* ---- formatting ---- */
+static void format_shape(const gs_shape *s, char *buf, size_t cap) {
+    size_t n = 0;
+    int d;
+    n += (size_t)snprintf(buf, cap, "%s[", gs_dtype_name(s->dtype));
+    for (d = 0; d < s->rank && n < cap; d++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? "," : "", (long long)s->dims[d]);
+    if (n < cap) snprintf(buf + n, cap - n, "]");
+}
+
+/* element i of storage-format data as a double */
+static double element(const gs_shape *s, const void *data, int64_t i) {
+    const unsigned char *p = (const unsigned char *)data;
+    switch (s->dtype) {
+    case GS_F32: { float x; memcpy(&x, p + 4 * i, 4); return x; }
+    case GS_BF16: { uint16_t b; memcpy(&b, p + 2 * i, 2); return gs_bf16_to_f32(b); }
+    case GS_S32: { int32_t x; memcpy(&x, p + 4 * i, 4); return x; }
+    case GS_U32: { uint32_t x; memcpy(&x, p + 4 * i, 4); return x; }
+    case GS_PRED: return p[i] ? 1.0 : 0.0;
+    default: return 0.0;
+    }
+}
+
+#define SUMMARY_VALUES 8
+
+static void print_summary(int k, const gs_shape *s, const void *data) {
+    char sh[256];
+    int64_t n = gs_shape_numel(s), i, nan = 0;
+    double mn = HUGE_VAL, mx = -HUGE_VAL, sum = 0.0;
+    format_shape(s, sh, sizeof sh);
+    printf("out%d: %s\n", k, sh);
+    if (n == 0) {
+        printf("  (no elements)\n");
+        return;
+    }
+    printf("  [");
+    for (i = 0; i < n && i < SUMMARY_VALUES; i++) printf("%s%.6g", i ? ", " : "", element(s, data, i));
+    printf("%s]\n", n > SUMMARY_VALUES ? ", ..." : "");
+    for (i = 0; i < n; i++) {
+        double x = element(s, data, i);
+        if (x != x) {
+            nan++;
+            continue;
+        }
+        if (x < mn) mn = x;
+        if (x > mx) mx = x;
+        sum += x;
+    }
+    if (nan == n) {
+        printf("  all %lld values are NaN\n", (long long)n);
+        return;
+    }
+    printf("  min %.6g  max %.6g  mean %.6g", mn, mx, sum / (double)(n - nan));
+    if (nan) printf("  (%lld NaN not counted)", (long long)nan);
+    printf("\n");
+}
+
+/* ---- commands ---- */
+typedef struct input_spec {
+    const char *key;  /* parameter name or number */
+    const char *path;
+} input_spec;
+
+typedef struct options {
+    const char *file;
+    input_spec *inputs;
+    int n_inputs;
+    unsigned long long seed;
+    const char *output_dir;
+} options;
+
+static bool is_digits(const char *s) {
+    if (!*s) return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9') return false;
+    return true;
+}
+
+static bool parse_seed(const char *s, unsigned long long *out) {
+    char *end = NULL;
+    if (!is_digits(s)) return false;
+    errno = 0;
+    *out = strtoull(s, &end, 10);
+    return errno == 0 && end && *end == 0;
+}
+
+/* Option value: "--opt=value" or "--opt value". Returns NULL (after a message) if missing. */
+static const char *option_value(int argc, char **argv, int *i, const char *name) {
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (a[n] == '=') return a + n + 1;
+    if (*i + 1 >= argc) {
+        usage_error("option %s needs a value", name);
+        return NULL;
+    }
+    *i += 1;
+    return argv[*i];
+}
+
+static bool option_is(const char *arg, const char *name) {
+    size_t n = strlen(name);
+    return strncmp(arg, name, n) == 0 && (arg[n] == 0 || arg[n] == '=');
+}
+
+/* Parses argv[2..] of print/eval. Returns -1 to go on, or an exit code. */
+static int parse_options(const char *cmd, bool io, int argc, char **argv, options *o) {
+    int i;
+    bool no_more_options = false;
+    for (i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (!no_more_options && a[0] == '-' && a[1] != 0) {
+            const char *v;
+            if (strcmp(a, "--") == 0) {
+                no_more_options = true;
+            } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+                fputs(usage_text, stdout);
+                return EXIT_OK;
+            } else if (io && option_is(a, "--input")) {
+                const char *eq;
+                if (!(v = option_value(argc, argv, &i, "--input"))) return EXIT_ERROR;
+                eq = strchr(v, '=');
+                if (!eq || eq == v || eq[1] == 0)
+                    return usage_error("--input wants NAME_OR_INDEX=PATH.npy, not '%s'", v);
+                o->inputs[o->n_inputs].key = v;
+                o->inputs[o->n_inputs].path = eq + 1;
+                o->n_inputs++;
+            } else if (io && option_is(a, "--seed")) {
+                if (!(v = option_value(argc, argv, &i, "--seed"))) return EXIT_ERROR;
+                if (!parse_seed(v, &o->seed))
+                    return usage_error("--seed wants a non-negative integer below 2^64, not '%s'", v);
+            } else if (io && option_is(a, "--output-dir")) {
+                if (!(v = option_value(argc, argv, &i, "--output-dir"))) return EXIT_ERROR;
+                if (!*v) return usage_error("%s: empty output directory", "--output-dir");
+                o->output_dir = v;
+            } else {
+                fprintf(stderr, "gshard %s: unknown option '%s'\n(try 'gshard --help')\n", cmd, a);
+                return EXIT_ERROR;
+            }
+            continue;
+        }
+        if (o->file) {
+            fprintf(stderr, "gshard %s: one FILE only ('%s' and '%s' given)\n(try 'gshard --help')\n", cmd, o->file, a);
+            return EXIT_ERROR;
+        }
+        o->file = a;
+    }
+    if (!o->file) {
+        fprintf(stderr, "gshard %s: FILE is missing (use '-' for standard input)\n(try 'gshard --help')\n", cmd);
+        return EXIT_ERROR;
+    }
+    return -1;
+}
+
+static int cmd_print(gs_ctx *ctx, const options *o) {
+    gs_graph *entry = NULL;
+    const char *text;
+    size_t n;
+    if (!load_module(ctx, o->file, &entry)) return EXIT_ERROR;
+    text = gs_hlo_print(entry);
+    if (!text) {
+        fprintf(stderr, "%s: cannot print: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+        return EXIT_ERROR;
+    }
+    n = strlen(text);
+    fputs(text, stdout);
+    if (n == 0 || text[n - 1] != '\n') fputc('\n', stdout);
+    return EXIT_OK;
+}
+
+/* Finds the parameter an --input key names: a parameter name first, then a parameter number. */
+static int find_param(gs_graph *g, const char *key, size_t keylen) {
+    int np = gs_graph_num_params(g), i;
+    char num[32];
+    for (i = 0; i < np; i++) {
+        const char *name = gs_value_name(gs_graph_param(g, i));
+        if (name && strlen(name) == keylen && strncmp(name, key, keylen) == 0) return i;
+    }
+    if (keylen < sizeof num) {
+        memcpy(num, key, keylen);
+        num[keylen] = 0;
+        if (is_digits(num)) {
+            unsigned long long idx = strtoull(num, NULL, 10);
+            if (idx < (unsigned long long)np) return (int)idx;
+        }
+    }
+    return -1;
+}
+
+static void list_params(gs_graph *g) {
+    int np = gs_graph_num_params(g), i;
+    char sh[256];
+    fprintf(stderr, "parameters of the entry computation:\n");
+    for (i = 0; i < np; i++) {
+        gs_value *p = gs_graph_param(g, i);
+        gs_shape s = gs_value_shape(p);
+        format_shape(&s, sh, sizeof sh);
+        fprintf(stderr, "  %d  %s  %s\n", i, gs_value_name(p), sh);
+    }
+}
+
+static int cmd_eval(gs_ctx *ctx, const options *o) {
+    gs_graph *entry = NULL;
+    int np = 0, no = 0, i, rc = EXIT_ERROR;
+    void **inputs = NULL, **outputs = NULL;
+    bool *from_npy = NULL;
+    char path[4096];
+    gs_result r;
+
+    if (!load_module(ctx, o->file, &entry)) return EXIT_ERROR;
+    np = gs_graph_num_params(entry);
+    no = gs_graph_num_outputs(entry);
+    inputs = (void **)calloc((size_t)np + 1, sizeof(void *));
+    from_npy = (bool *)calloc((size_t)np + 1, sizeof(bool));
+    outputs = (void **)calloc((size_t)no + 1, sizeof(void *));
+    if (!inputs || !from_npy || !outputs) {
+        fprintf(stderr, "gshard: out of memory\n");
+        goto done;
+    }
+    for (i = 0; i < np; i++) {
+        if (!gs_graph_param(entry, i)) {
+            fprintf(stderr, "%s: the entry computation has no parameter %d\n", shown_name(o->file), i);
+            goto done;
+        }
+    }
+    /* inputs given as files */
+    for (i = 0; i < o->n_inputs; i++) {
+        const input_spec *in = &o->inputs[i];
+        size_t keylen = (size_t)(strchr(in->key, '=') - in->key);
+        int p = find_param(entry, in->key, keylen);
+        gs_shape want, got;
+        void *data = NULL;
+        char a[256], b[256];
+        if (p < 0) {
+            fprintf(stderr, "gshard: --input %.*s: no parameter has that name or number\n", (int)keylen, in->key);
+            list_params(entry);
+            goto done;
+        }
+        if (inputs[p]) {
+            fprintf(stderr, "gshard: --input %.*s: parameter %d is given twice\n", (int)keylen, in->key, p);
+            goto done;
+        }
+        want = gs_value_shape(gs_graph_param(entry, p));
+        if (want.dtype == GS_TUPLE) {
+            fprintf(stderr, "gshard: parameter %d is a tuple; eval takes array parameters only\n", p);
+            goto done;
+        }
+        r = gs_npy_read(ctx, in->path, want.dtype, &got, &data);
+        if (r != GS_OK) {
+            fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
+            goto done;
+        }
+        inputs[p] = data;
+        from_npy[p] = true;
+        if (!gs_shape_equal(&got, &want)) {
+            format_shape(&got, a, sizeof a);
+            format_shape(&want, b, sizeof b);
+            fprintf(stderr, "gshard: %s holds %s but parameter %d (%s) is %s\n", in->path, a, p,
+                    gs_value_name(gs_graph_param(entry, p)), b);
+            goto done;
+        }
+    }
+    /* the rest from the generator */
+    for (i = 0; i < np; i++) {
+        gs_shape s;
+        if (inputs[i]) continue;
+        s = gs_value_shape(gs_graph_param(entry, i));
+        if (s.dtype == GS_TUPLE) {
+            fprintf(stderr, "gshard: parameter %d is a tuple; eval takes array parameters only\n", i);
+            goto done;
+        }
+        inputs[i] = malloc(gs_shape_bytes(&s) ? gs_shape_bytes(&s) : 1);
+        if (!inputs[i]) {
+            fprintf(stderr, "gshard: out of memory for parameter %d\n", i);
+            goto done;
+        }
+        gs_fill_random(s, (uint64_t)o->seed, i, inputs[i]);
+    }
+    for (i = 0; i < no; i++) {
+        gs_shape s = gs_graph_output_shape(entry, i);
+        outputs[i] = malloc(gs_shape_bytes(&s) ? gs_shape_bytes(&s) : 1);
+        if (!outputs[i]) {
+            fprintf(stderr, "gshard: out of memory for output %d\n", i);
+            goto done;
+        }
+    }
+    r = gs_eval(entry, (const void *const *)inputs, (void *const *)outputs);
+    if (r != GS_OK) {
+        fprintf(stderr, "%s: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+        goto done;
+    }
+    if (o->output_dir) {
+        if (GSHARD_MKDIR(o->output_dir) != 0 && errno != EEXIST) {
+            fprintf(stderr, "gshard: cannot create directory %s: %s\n", o->output_dir, strerror(errno));
+            goto done;
+        }
+        for (i = 0; i < no; i++) {
+            int n = snprintf(path, sizeof path, "%s/out%d.npy", o->output_dir, i);
+            if (n < 0 || (size_t)n >= sizeof path) {
+                fprintf(stderr, "gshard: output path too long\n");
+                goto done;
+            }
+            if (gs_npy_write(ctx, path, gs_graph_output_shape(entry, i), outputs[i]) != GS_OK) {
+                fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
+                goto done;
+            }
+        }
+    } else {
+        for (i = 0; i < no; i++) {
+            gs_shape s = gs_graph_output_shape(entry, i);
+            print_summary(i, &s, outputs[i]);
+        }
+    }
+    rc = EXIT_OK;
+done:
+    for (i = 0; inputs && i < np; i++) {
+        if (from_npy[i]) gs_free_data(ctx, inputs[i]);
+        else free(inputs[i]);
+    }
+    for (i = 0; outputs && i < no; i++) free(outputs[i]);
+    free(inputs);
+    free(from_npy);
+    free(outputs);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    const char *cmd;
+    options o;
+    gs_ctx *ctx = NULL;
+    int rc;
+    static const char *const later[] = {"propagate", "partition", "run", "cost"};
+    size_t k;
+
+    if (argc < 2) {
+        fputs(usage_text, stderr);
+        return EXIT_ERROR;
+    }
+    cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage_text, stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("gshard %s\n", gs_version());
+        return EXIT_OK;
+    }
+    for (k = 0; k < sizeof later / sizeof later[0]; k++) {
+        if (strcmp(cmd, later[k]) == 0) {
+            fprintf(stderr, "gshard: '%s' is not available in this version\n", cmd);
+            return EXIT_ERROR;
+        }
+    }
+    if (strcmp(cmd, "print") != 0 && strcmp(cmd, "eval") != 0) {
+        if (cmd[0] == '-') return usage_error("unknown option '%s'", cmd);
+        return usage_error("unknown command '%s'", cmd);
+    }
+
+    memset(&o, 0, sizeof o);
+    o.inputs = (input_spec *)calloc((size_t)argc, sizeof(input_spec));
+    if (!o.inputs) {
+        fprintf(stderr, "gshard: out of memory\n");
+        return EXIT_ERROR;
+    }
+    rc = parse_options(cmd, strcmp(cmd, "eval") == 0, argc, argv, &o);
+    if (rc >= 0) {
+        free(o.inputs);
+        return rc;
+    }
+    if (gs_ctx_create(NULL, &ctx) != GS_OK) {
+        fprintf(stderr, "gshard: cannot create a context\n");
+        free(o.inputs);
+        return EXIT_ERROR;
+    }
+    rc = strcmp(cmd, "print") == 0 ? cmd_print(ctx, &o) : cmd_eval(ctx, &o);
+    gs_ctx_destroy(ctx);
+    free(o.inputs);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "gshard: error writing standard output\n");
+        return EXIT_ERROR;
+    }
+    return rc;
+}
