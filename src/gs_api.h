@@ -15,7 +15,9 @@ extern "C" {
 #define GS_VERSION_STRING "0.1.0"
 
 #ifndef GS_API
-#  ifdef GSHARD_STATIC
+#  if defined(GSHARD_STATIC) && (defined(__GNUC__) || defined(__clang__))
+#    define GS_API static __attribute__((unused))
+#  elif defined(GSHARD_STATIC)
 #    define GS_API static
 #  else
 #    define GS_API extern
@@ -473,7 +475,7 @@ GS_API gs_result gs_eval(gs_graph *g, const void *const *inputs, void *const *ou
 GS_API gs_result gs_npy_read(gs_ctx *ctx, const char *path, gs_dtype want, gs_shape *shape, void **data);
 /* Writes data (storage format) as .npy format 1.0; bf16 is written as '<f4', pred as '|b1'. */
 GS_API gs_result gs_npy_write(gs_ctx *ctx, const char *path, gs_shape shape, const void *data);
-GS_API void gs_free_data(gs_ctx *ctx, void *data);
+GS_API void gs_free_data(gs_ctx *ctx, void *data);   /* ctx: the context that allocated data */
 /* The documented deterministic input generator (used by `gshard eval/run --seed N` for inputs not given):
    element i of parameter p is derived from splitmix64(seed, p, i): f32/bf16 uniform in [-1, 1) (24-bit
    resolution), s32/u32 uniform in [0, 8), pred 0/1. data is storage format, gs_shape_bytes(shape) bytes. */

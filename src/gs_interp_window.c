@@ -445,41 +445,60 @@ done:
 }
 
 /* ---------------------------------------------------------------------------------------------------------
-   Reduce-window
+   Reduce-window. The result starts as init everywhere; then for each window position, in increasing order,
+   every output element whose window position lands on an input element (not padding, not a base-dilation
+   hole) is combined with it. Each output thus sees init (op) x_w0 (op) x_w1 ... in window order, and the
+   innermost loop runs along the last output dim with a fixed combiner.
    ------------------------------------------------------------------------------------------------------- */
 
-GS__FN float gs__rw_f32(gs_reduce_kind k, float a, float b) {
-    switch (k) {
-    case GS_REDUCE_SUM: return a + b;
-    case GS_REDUCE_PROD: return a * b;
-    case GS_REDUCE_MAX: return (a > b || a != a) ? a : b;   /* NaN propagates */
-    case GS_REDUCE_MIN: return (a < b || a != a) ? a : b;
-    default: return a;
+/* y[o] = COMBINE(a = y[o], b = x[ix[o] * xs]) for o < n with ix[o] >= 0 */
+#define GS__RW_ROW(T, COMBINE)                                  \
+    do {                                                        \
+        const T *x_ = (const T *)xrow;                          \
+        T *y_ = (T *)yrow;                                      \
+        for (o = 0; o < n; o++) {                               \
+            const int64_t ix_ = ix[o];                          \
+            if (ix_ >= 0) {                                     \
+                const T a = y_[o], b = x_[ix_ * xs];            \
+                y_[o] = (COMBINE);                              \
+            }                                                   \
+        }                                                       \
+    } while (0)
+
+/* One output row (n elements along the last dim) against one window position. */
+GS__FN void gs__rw_row(gs_dtype dt, gs_reduce_kind k, const void *xrow, int64_t xs, const int64_t *ix, void *yrow,
+                       int64_t n) {
+    int64_t o;
+    if (dt == GS_F32 || dt == GS_BF16) {
+        switch (k) {
+        case GS_REDUCE_SUM: GS__RW_ROW(float, a + b); break;
+        case GS_REDUCE_PROD: GS__RW_ROW(float, a * b); break;
+        case GS_REDUCE_MAX: GS__RW_ROW(float, (a > b || a != a) ? a : b); break; /* NaN propagates */
+        default: GS__RW_ROW(float, (a < b || a != a) ? a : b); break;
+        }
+    } else if (dt == GS_S32 || dt == GS_U32) {
+        /* s32 is handled as uint32_t: sums and products wrap modulo 2^32 without signed overflow */
+        switch (k) {
+        case GS_REDUCE_SUM: GS__RW_ROW(uint32_t, a + b); break;
+        case GS_REDUCE_PROD: GS__RW_ROW(uint32_t, a * b); break;
+        case GS_REDUCE_AND: GS__RW_ROW(uint32_t, a & b); break;
+        case GS_REDUCE_OR: GS__RW_ROW(uint32_t, a | b); break;
+        case GS_REDUCE_MAX:
+            if (dt == GS_S32) GS__RW_ROW(uint32_t, (int32_t)a > (int32_t)b ? a : b);
+            else GS__RW_ROW(uint32_t, a > b ? a : b);
+            break;
+        default:
+            if (dt == GS_S32) GS__RW_ROW(uint32_t, (int32_t)a < (int32_t)b ? a : b);
+            else GS__RW_ROW(uint32_t, a < b ? a : b);
+            break;
+        }
+    } else { /* pred: sum/max/or are "or", prod/min/and are "and" */
+        if (k == GS_REDUCE_SUM || k == GS_REDUCE_MAX || k == GS_REDUCE_OR) GS__RW_ROW(uint8_t, (uint8_t)(a | b));
+        else GS__RW_ROW(uint8_t, (uint8_t)(a & b));
     }
 }
 
-GS__FN uint32_t gs__rw_u32(gs_reduce_kind k, uint32_t a, uint32_t b, bool is_signed) {
-    switch (k) {
-    case GS_REDUCE_SUM: return a + b;
-    case GS_REDUCE_PROD: return a * b;
-    case GS_REDUCE_MAX:
-        if (is_signed) return (int32_t)a > (int32_t)b ? a : b;
-        return a > b ? a : b;
-    case GS_REDUCE_MIN:
-        if (is_signed) return (int32_t)a < (int32_t)b ? a : b;
-        return a < b ? a : b;
-    case GS_REDUCE_AND: return a & b;
-    case GS_REDUCE_OR: return a | b;
-    default: return a;
-    }
-}
-
-GS__FN uint8_t gs__rw_pred(gs_reduce_kind k, uint8_t a, uint8_t b) {
-    switch (k) {
-    case GS_REDUCE_SUM: case GS_REDUCE_MAX: case GS_REDUCE_OR: return (uint8_t)(a | b);
-    default: return (uint8_t)(a & b);   /* PROD, MIN, AND */
-    }
-}
+#undef GS__RW_ROW
 
 GS__FN gs_result gs__k_reduce_window(gs_ctx *ctx, const gs_value *v, const gs__buf *in, const gs__buf *init,
                                      gs__buf *out) {
@@ -487,8 +506,9 @@ GS__FN gs_result gs__k_reduce_window(gs_ctx *ctx, const gs_value *v, const gs__b
     const gs_reduce_kind kind = v->reduce;
     const gs_dtype dt = in->shape.dtype;
     const int rank = in->shape.rank;
+    const size_t esz = gs__compute_size(dt);
     int64_t istr[GS_MAX_RANK], oidx[GS_MAX_RANK], widx[GS_MAX_RANK], *tab[GS_MAX_RANK];
-    int64_t *mem, *offs, ntab = 0, wtotal = 1, n_out, e, nv, j;
+    int64_t *mem, ntab = 0, wtotal = 1, n_out, n_rows, n_last, e, j, r;
     int i;
     if (!v->window) return gs__err(ctx, GS_ERR_INVALID_ARG, "reduce-window %s: no window", name);
     if (out->shape.rank != rank || out->shape.dtype != dt || init->shape.dtype != dt)
@@ -512,64 +532,48 @@ GS__FN gs_result gs__k_reduce_window(gs_ctx *ctx, const gs_value *v, const gs__b
     }
     n_out = gs__numel(&out->shape);
     if (n_out == 0) return GS_OK;
-    mem = (int64_t *)gs__malloc(ctx, (size_t)(ntab + wtotal) * sizeof(int64_t));
+    /* result = init everywhere */
+    for (e = 0; e < n_out; e++) memcpy((char *)out->data + (size_t)e * esz, init->data, esz);
+    if (rank == 0) {
+        int64_t zero = 0;
+        gs__rw_row(dt, kind, in->data, 0, &zero, out->data, 1);
+        return GS_OK;
+    }
+    mem = (int64_t *)gs__malloc(ctx, (size_t)ntab * sizeof(int64_t));
     if (!mem) return GS_ERR_OUT_OF_MEMORY;
-    offs = mem + ntab;
     for (i = 0, j = 0; i < rank; i++) {
         tab[i] = mem + j;
         gs__window_table(&v->window[i], in->shape.dims[i], out->shape.dims[i], tab[i]);
         j += v->window[i].size * out->shape.dims[i];
     }
     gs__strides(&in->shape, istr);
-    for (i = 0; i < rank; i++) oidx[i] = 0;
-    for (e = 0; e < n_out; e++) {
-        /* the input offsets of every valid window position, in increasing window order */
-        nv = 0;
-        for (i = 0; i < rank; i++) widx[i] = 0;
-        for (j = 0; j < wtotal; j++) {
+    n_last = out->shape.dims[rank - 1];
+    n_rows = n_out / n_last;
+    for (i = 0; i < rank; i++) widx[i] = 0;
+    for (j = 0; j < wtotal; j++) {
+        const int64_t *ix = tab[rank - 1] + widx[rank - 1] * n_last;
+        for (i = 0; i < rank - 1; i++) oidx[i] = 0;
+        for (r = 0; r < n_rows; r++) {
             int64_t off = 0;
-            for (i = 0; i < rank; i++) {
+            for (i = 0; i < rank - 1; i++) {
                 const int64_t idx = tab[i][widx[i] * out->shape.dims[i] + oidx[i]];
                 if (idx < 0) break;
                 off += idx * istr[i];
             }
-            if (i == rank) offs[nv++] = off;
-            for (i = rank - 1; i >= 0; i--) {
-                if (++widx[i] < v->window[i].size) break;
-                widx[i] = 0;
+            if (i == rank - 1)
+                gs__rw_row(dt, kind, (const char *)in->data + (size_t)off * esz, istr[rank - 1], ix,
+                           (char *)out->data + (size_t)(r * n_last) * esz, n_last);
+            for (i = rank - 2; i >= 0; i--) {
+                if (++oidx[i] < out->shape.dims[i]) break;
+                oidx[i] = 0;
             }
         }
-        switch (dt) {
-        case GS_F32:
-        case GS_BF16: {
-            const float *x = (const float *)in->data;
-            float acc = *(const float *)init->data;
-            for (j = 0; j < nv; j++) acc = gs__rw_f32(kind, acc, x[offs[j]]);
-            if (dt == GS_BF16) acc = gs_bf16_to_f32(gs_f32_to_bf16(acc));
-            ((float *)out->data)[e] = acc;
-            break;
-        }
-        case GS_S32:
-        case GS_U32: {
-            const uint32_t *x = (const uint32_t *)in->data;
-            uint32_t acc = *(const uint32_t *)init->data;
-            for (j = 0; j < nv; j++) acc = gs__rw_u32(kind, acc, x[offs[j]], dt == GS_S32);
-            ((uint32_t *)out->data)[e] = acc;
-            break;
-        }
-        default: {
-            const uint8_t *x = (const uint8_t *)in->data;
-            uint8_t acc = *(const uint8_t *)init->data;
-            for (j = 0; j < nv; j++) acc = gs__rw_pred(kind, acc, x[offs[j]]);
-            ((uint8_t *)out->data)[e] = acc;
-            break;
-        }
-        }
         for (i = rank - 1; i >= 0; i--) {
-            if (++oidx[i] < out->shape.dims[i]) break;
-            oidx[i] = 0;
+            if (++widx[i] < v->window[i].size) break;
+            widx[i] = 0;
         }
     }
+    if (dt == GS_BF16) gs__round_bf16((float *)out->data, n_out);
     gs__free(ctx, mem);
     return GS_OK;
 }

@@ -396,9 +396,9 @@ GS__FN int64_t gs__window_out(const gs_window_dim *w, int64_t in) {
 GS__FN gs_result gs__check_window(gs_ctx *ctx, const gs_value *v, const gs_window_dim *w, int n) {
     int i;
     for (i = 0; i < n; i++) {
-        if (w[i].size < 0 || w[i].stride < 1 || w[i].base_dilation < 1 || w[i].window_dilation < 1)
+        if (w[i].size < 1 || w[i].stride < 1 || w[i].base_dilation < 1 || w[i].window_dilation < 1)
             GS__FAIL(GS_ERR_INVALID_ARG,
-                     "%s %s: window dim %d needs size >= 0 and stride, base and window dilation >= 1 (got size=%lld stride=%lld lhs_dilate=%lld rhs_dilate=%lld)",
+                     "%s %s: window dim %d needs size, stride, base and window dilation >= 1 (got size=%lld stride=%lld lhs_dilate=%lld rhs_dilate=%lld)",
                      GS__WHO, i, (long long)w[i].size, (long long)w[i].stride, (long long)w[i].base_dilation,
                      (long long)w[i].window_dilation);
         if (w[i].pad_lo < -((int64_t)1 << 40) || w[i].pad_hi < -((int64_t)1 << 40) || w[i].pad_lo > ((int64_t)1 << 40) ||

@@ -814,6 +814,72 @@ static void test_sem_collective_permute_single_device(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* clamp(lo, x, hi) = min(max(x, lo), hi): lo > hi gives hi everywhere; a NaN anywhere gives NaN */
+static void test_sem_clamp_edges(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gs_graph_new(ctx, "g");
+    float x[3] = {-1, 4, 10}, y1[3], y2[3], y3[3], w1[3] = {3, 3, 3};
+    gs_value *px = cf(g, T1(GS_F32, 3), x), *outs[3];
+    void *out[3];
+    outs[0] = gs_clamp(g, gs_scalar(g, GS_F32, 5), px, gs_scalar(g, GS_F32, 3));
+    outs[1] = gs_clamp(g, gs_scalar(g, GS_F32, NAN), px, gs_scalar(g, GS_F32, 3));
+    outs[2] = gs_clamp(g, gs_scalar(g, GS_F32, 0), px, gs_scalar(g, GS_F32, NAN));
+    out[0] = y1; out[1] = y2; out[2] = y3;
+    CHECK_OK(eval_outputs(g, 3, outs, out));
+    CHECK_FLOATS(y1, w1, 3);
+    CHECK(isnan(y2[0]) && isnan(y2[1]) && isnan(y2[2]));
+    CHECK(isnan(y3[0]) && isnan(y3[1]) && isnan(y3[2]));
+    gs_ctx_destroy(ctx);
+}
+
+/* s32 <-> u32 converts keep the bits (static_cast); not/and/or/xor are bitwise on integers, logical on pred */
+static void test_sem_int_convert_and_bitwise(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gs_graph_new(ctx, "g");
+    int32_t s[3] = {-1, INT32_MIN, 5}, su[3], nt[3], an[3], orr[3], xo[3];
+    uint32_t u[3] = {0xFFFFFFFFu, 0x80000000u, 5u}, us[3], uw[3] = {0xFFFFFFFFu, 0x80000000u, 5u};
+    int32_t sw[3] = {-1, INT32_MIN, 5}, ntw[3] = {0, INT32_MAX, -6}, m[3] = {6, -1, 3};
+    int32_t anw[3] = {6, INT32_MIN, 1}, orw[3] = {-1, -1, 7}, xow[3] = {-7, INT32_MAX, 6};
+    uint8_t p[2] = {0, 1}, q[2] = {1, 1}, pn[2], px[2];
+    gs_value *ps = ci(g, T1(GS_S32, 3), s), *pm = ci(g, T1(GS_S32, 3), m), *pp, *pq, *outs[8];
+    void *out[8];
+    pp = gs_constant(g, T1(GS_PRED, 2), p);
+    pq = gs_constant(g, T1(GS_PRED, 2), q);
+    outs[0] = gs_convert(g, ps, GS_U32);
+    outs[1] = gs_convert(g, cu(g, T1(GS_U32, 3), u), GS_S32);
+    outs[2] = gs_unary(g, GS_OP_NOT, ps);
+    outs[3] = gs_binary(g, GS_OP_AND, ps, pm);
+    outs[4] = gs_binary(g, GS_OP_OR, ps, pm);
+    outs[5] = gs_binary(g, GS_OP_XOR, ps, pm);
+    outs[6] = gs_unary(g, GS_OP_NOT, pp);
+    outs[7] = gs_binary(g, GS_OP_XOR, pp, pq);
+    out[0] = us; out[1] = su; out[2] = nt; out[3] = an; out[4] = orr; out[5] = xo; out[6] = pn; out[7] = px;
+    CHECK_OK(eval_outputs(g, 8, outs, out));
+    CHECK_INTS(us, uw, 3);
+    CHECK_INTS(su, sw, 3);
+    CHECK_INTS(nt, ntw, 3);
+    CHECK_INTS(an, anw, 3);
+    CHECK_INTS(orr, orw, 3);
+    CHECK_INTS(xo, xow, 3);
+    CHECK(pn[0] == 1 && pn[1] == 0);
+    CHECK(px[0] == 1 && px[1] == 0);
+    gs_ctx_destroy(ctx);
+}
+
+/* XLA rejects a window dim of size 0 (ShapeInference: "non-positive dimension"); gs_api.h says size >= 1 */
+static void test_sem_window_size_zero_rejected(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gs_graph_new(ctx, "g");
+    gs_window_dim w[1];
+    gs_value *v;
+    w[0] = gs_window_default();
+    w[0].size = 0;
+    v = gs_reduce_window(g, gs_parameter(g, 0, T1(GS_F32, 4), "x"), gs_scalar(g, GS_F32, 0), GS_REDUCE_SUM, w);
+    CHECK(v == NULL);
+    CHECK_EQ_INT(gs_ctx_error(ctx), GS_ERR_INVALID_ARG);
+    gs_ctx_destroy(ctx);
+}
+
 void suite_semantics(void) {
     RUN(test_sem_power_int_negative_exponent);
     RUN(test_sem_power_wraps_and_float_case0);
@@ -844,4 +910,7 @@ void suite_semantics(void) {
     RUN(test_sem_doc_while);
     RUN(test_sem_collective_shapes);
     RUN(test_sem_collective_permute_single_device);
+    RUN(test_sem_clamp_edges);
+    RUN(test_sem_int_convert_and_bitwise);
+    RUN(test_sem_window_size_zero_rejected);
 }
