@@ -278,6 +278,14 @@ typedef enum gs_cmp {
     GS_CMP_INVALID = 0, GS_CMP_EQ, GS_CMP_NE, GS_CMP_LT, GS_CMP_LE, GS_CMP_GT, GS_CMP_GE, GS_CMP_COUNT
 } gs_cmp;
 
+/* XLA's comparison types. DEFAULT is FLOAT for f32/bf16, SIGNED for s32, UNSIGNED for u32 and pred.
+   TOTALORDER (floats only) orders -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN, comparing bit patterns;
+   SIGNED/UNSIGNED (integers only) reinterpret the 32 bits. */
+typedef enum gs_cmp_type {
+    GS_CMP_TYPE_DEFAULT = 0, GS_CMP_TYPE_FLOAT, GS_CMP_TYPE_TOTALORDER, GS_CMP_TYPE_SIGNED, GS_CMP_TYPE_UNSIGNED,
+    GS_CMP_TYPE_COUNT
+} gs_cmp_type;
+
 /* dot_general dimension numbers (XLA DotDimensionNumbers). Output dims: batch dims (in the order given),
    then lhs free dims, then rhs free dims, each in increasing order. */
 typedef struct gs_dot_dims {
@@ -438,6 +446,7 @@ GS_API gs_value *gs_div(gs_graph *g, gs_value *a, gs_value *b);
 GS_API gs_value *gs_max(gs_graph *g, gs_value *a, gs_value *b);
 GS_API gs_value *gs_min(gs_graph *g, gs_value *a, gs_value *b);
 GS_API gs_value *gs_compare(gs_graph *g, gs_value *a, gs_value *b, gs_cmp dir);
+GS_API gs_value *gs_compare_typed(gs_graph *g, gs_value *a, gs_value *b, gs_cmp dir, gs_cmp_type type);
 GS_API gs_value *gs_select(gs_graph *g, gs_value *pred, gs_value *on_true, gs_value *on_false);
 GS_API gs_value *gs_clamp(gs_graph *g, gs_value *lo, gs_value *x, gs_value *hi);
 
@@ -697,6 +706,7 @@ struct gs_value {
     int64_t *lo, *hi, *interior;      /* PAD */
     gs_reduce_kind reduce;    /* REDUCE, REDUCE_WINDOW, ALL_REDUCE, REDUCE_SCATTER, SCATTER, CUM* (implied) */
     gs_cmp cmp;               /* COMPARE */
+    gs_cmp_type cmp_type;     /* COMPARE; stored resolved (never DEFAULT) */
     bool flag;                /* SORT descending, TOPK largest, CUM* reverse */
     void *data;               /* CONSTANT: storage-format bytes (1 element when splat) */
     bool splat;
@@ -2652,7 +2662,16 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
             GS__FAIL(GS_ERR_SHAPE, "%s %s: arithmetic on pred", GS__WHO);
         *s = *x;
         if (v->op == GS_OP_COMPARE) {
+            gs_cmp_type def = gs__is_float(x->dtype) ? GS_CMP_TYPE_FLOAT : x->dtype == GS_S32 ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_UNSIGNED;
             if (v->cmp <= GS_CMP_INVALID || v->cmp >= GS_CMP_COUNT) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid direction", GS__WHO);
+            if (v->cmp_type == GS_CMP_TYPE_DEFAULT) v->cmp_type = def;
+            if (v->cmp_type < GS_CMP_TYPE_FLOAT || v->cmp_type >= GS_CMP_TYPE_COUNT)
+                GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid comparison type %d", GS__WHO, (int)v->cmp_type);
+            if (gs__is_float(x->dtype) != (v->cmp_type == GS_CMP_TYPE_FLOAT || v->cmp_type == GS_CMP_TYPE_TOTALORDER) ||
+                (x->dtype == GS_PRED && v->cmp_type != GS_CMP_TYPE_UNSIGNED))
+                GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: comparison type %s does not fit %s", GS__WHO,
+                         v->cmp_type == GS_CMP_TYPE_FLOAT ? "FLOAT" : v->cmp_type == GS_CMP_TYPE_TOTALORDER ? "TOTALORDER"
+                         : v->cmp_type == GS_CMP_TYPE_SIGNED ? "SIGNED" : "UNSIGNED", gs_dtype_name(x->dtype));
             s->dtype = GS_PRED;
         }
         return GS_OK;
@@ -3253,7 +3272,7 @@ GS_API gs_value *gs_div(gs_graph *g, gs_value *a, gs_value *b) { return gs_binar
 GS_API gs_value *gs_max(gs_graph *g, gs_value *a, gs_value *b) { return gs_binary(g, GS_OP_MAXIMUM, a, b); }
 GS_API gs_value *gs_min(gs_graph *g, gs_value *a, gs_value *b) { return gs_binary(g, GS_OP_MINIMUM, a, b); }
 
-GS_API gs_value *gs_compare(gs_graph *g, gs_value *a, gs_value *b, gs_cmp dir) {
+GS_API gs_value *gs_compare_typed(gs_graph *g, gs_value *a, gs_value *b, gs_cmp dir, gs_cmp_type type) {
     gs_value *ops[2];
     gs_value *v;
     ops[0] = a;
@@ -3261,7 +3280,12 @@ GS_API gs_value *gs_compare(gs_graph *g, gs_value *a, gs_value *b, gs_cmp dir) {
     v = gs__value_new(g, GS_OP_COMPARE, 2, ops);
     if (!v) return NULL;
     v->cmp = dir;
+    v->cmp_type = type;
     return gs__finish(v);
+}
+
+GS_API gs_value *gs_compare(gs_graph *g, gs_value *a, gs_value *b, gs_cmp dir) {
+    return gs_compare_typed(g, a, b, dir, GS_CMP_TYPE_DEFAULT);
 }
 
 GS_API gs_value *gs_select(gs_graph *g, gs_value *pred, gs_value *on_true, gs_value *on_false) {
@@ -3912,6 +3936,7 @@ GS__FN void gs__hlo_fmt_float(char *buf, size_t cap, float f, bool bf16) {
 }
 
 static const char *const gs__hlo_cmp_names[] = {"", "EQ", "NE", "LT", "LE", "GT", "GE"};
+static const char *const gs__hlo_cmp_type_names[] = {"", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"};
 
 /* the binary op a reducer's ROOT applies for each kind (REPLACE has none) */
 GS__FN gs_op gs__hlo_reduce_op(gs_reduce_kind k) {
@@ -4249,10 +4274,15 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
     case GS_OP_ARGMIN:
         gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->dim);
         break;
-    case GS_OP_COMPARE:
+    case GS_OP_COMPARE: {
+        gs_dtype t = v->operands[0]->shape.dtype;
+        gs_cmp_type def = (t == GS_F32 || t == GS_BF16) ? GS_CMP_TYPE_FLOAT : t == GS_S32 ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_UNSIGNED;
         gs__sb_printf(sb, ", direction=%s",
                       v->cmp > GS_CMP_INVALID && v->cmp < GS_CMP_COUNT ? gs__hlo_cmp_names[v->cmp] : "?");
+        if (v->cmp_type != def && v->cmp_type > GS_CMP_TYPE_DEFAULT && v->cmp_type < GS_CMP_TYPE_COUNT)
+            gs__sb_printf(sb, ", type=%s", gs__hlo_cmp_type_names[v->cmp_type]);
         break;
+    }
     case GS_OP_REDUCE:
         gs__sb_puts(sb, ", dimensions=");
         gs__pr_ints(sb, v->dims, v->n_dims);
@@ -5945,11 +5975,20 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
     case GS_OP_COMPARE: {
         int c2;
         gs_cmp cmp = GS_CMP_INVALID;
+        gs_cmp_type ctype = GS_CMP_TYPE_DEFAULT;
         if (!(a = gs__need_attr(P, in, "direction"))) return false;
         for (c2 = GS_CMP_EQ; c2 < GS_CMP_COUNT; c2++)
             if (gs__peek_word(a->val, gs__hlo_cmp_names[c2]) && a->val.end - a->val.p == 2) cmp = (gs_cmp)c2;
         if (cmp == GS_CMP_INVALID) return gs__pexpect(P, &a->val, "a direction (EQ, NE, LT, LE, GT or GE)");
-        v = gs_compare(g, xs[0], xs[1], cmp);
+        if ((a = gs__attr(P, in, "type")) != NULL) {
+            for (c2 = GS_CMP_TYPE_FLOAT; c2 < GS_CMP_TYPE_COUNT; c2++)
+                if (gs__peek_word(a->val, gs__hlo_cmp_type_names[c2]) &&
+                    a->val.end - a->val.p == (ptrdiff_t)strlen(gs__hlo_cmp_type_names[c2]))
+                    ctype = (gs_cmp_type)c2;
+            if (ctype == GS_CMP_TYPE_DEFAULT)
+                return gs__pexpect(P, &a->val, "a comparison type (FLOAT, TOTALORDER, SIGNED or UNSIGNED)");
+        }
+        v = gs_compare_typed(g, xs[0], xs[1], cmp, ctype);
         break;
     }
     case GS_OP_SELECT: v = gs_select(g, xs[0], xs[1], xs[2]); break;
@@ -6310,7 +6349,9 @@ GS_API gs_result gs_hlo_parse(gs_ctx *ctx, const char *text, size_t len, gs_grap
    those taps are gathered into A [rows, taps * Cin_q] (dilation holes and padding give 0), then
      Y[rows, q-th Cout slice] += A x W[taps, Cin_q, q-th Cout slice]
    with the cache-blocked sgemm. Feature group q reads input features [q*Cin/G, (q+1)*Cin/G); batch group q
-   reads input batch [q*N/B, (q+1)*N/B); both write output features [q*Cout/Q, (q+1)*Cout/Q). */
+   reads input batch [q*N/B, (q+1)*N/B); both write output features [q*Cout/Q, (q+1)*Cout/Q).
+   Feature-grouped convolutions with at most 4 input and 4 output features per group (depthwise and the like)
+   skip the gemm and run a direct loop across all groups at once. s32/u32 use an exact integer loop. */
 /* #include "gs_internal.h" (already inlined) */
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -7759,17 +7800,26 @@ GS__FN gs_result gs__ip_compare(gs_ctx *ctx, const gs_value *v, const gs__buf *x
         switch (t) {
         case GS_F32: case GS_BF16: {
             float a = ((const float *)x->data)[i], b = ((const float *)z->data)[i];
-            y[i] = gs__ip_cmp_result(c, a < b, a == b, gs__ip_isnan(a) || gs__ip_isnan(b));
+            if (v->cmp_type == GS_CMP_TYPE_TOTALORDER) {
+                /* order the bit patterns: flip all bits of negatives, the sign bit of positives */
+                uint32_t ua, ub;
+                memcpy(&ua, &a, 4);
+                memcpy(&ub, &b, 4);
+                ua = (ua & 0x80000000u) ? ~ua : (ua | 0x80000000u);
+                ub = (ub & 0x80000000u) ? ~ub : (ub | 0x80000000u);
+                y[i] = gs__ip_cmp_result(c, ua < ub, ua == ub, 0);
+            } else {
+                y[i] = gs__ip_cmp_result(c, a < b, a == b, gs__ip_isnan(a) || gs__ip_isnan(b));
+            }
             break;
         }
-        case GS_S32: {
-            int32_t a = ((const int32_t *)x->data)[i], b = ((const int32_t *)z->data)[i];
-            y[i] = gs__ip_cmp_result(c, a < b, a == b, 0);
-            break;
-        }
-        case GS_U32: {
-            uint32_t a = ((const uint32_t *)x->data)[i], b = ((const uint32_t *)z->data)[i];
-            y[i] = gs__ip_cmp_result(c, a < b, a == b, 0);
+        case GS_S32: case GS_U32: {
+            uint32_t ua = ((const uint32_t *)x->data)[i], ub = ((const uint32_t *)z->data)[i];
+            if (v->cmp_type == GS_CMP_TYPE_SIGNED) { /* compare as two's complement */
+                ua ^= 0x80000000u;
+                ub ^= 0x80000000u;
+            }
+            y[i] = gs__ip_cmp_result(c, ua < ub, ua == ub, 0);
             break;
         }
         case GS_PRED: {

@@ -213,6 +213,14 @@ typedef enum gs_cmp {
     GS_CMP_INVALID = 0, GS_CMP_EQ, GS_CMP_NE, GS_CMP_LT, GS_CMP_LE, GS_CMP_GT, GS_CMP_GE, GS_CMP_COUNT
 } gs_cmp;
 
+/* XLA's comparison types. DEFAULT is FLOAT for f32/bf16, SIGNED for s32, UNSIGNED for u32 and pred.
+   TOTALORDER (floats only) orders -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN, comparing bit patterns;
+   SIGNED/UNSIGNED (integers only) reinterpret the 32 bits. */
+typedef enum gs_cmp_type {
+    GS_CMP_TYPE_DEFAULT = 0, GS_CMP_TYPE_FLOAT, GS_CMP_TYPE_TOTALORDER, GS_CMP_TYPE_SIGNED, GS_CMP_TYPE_UNSIGNED,
+    GS_CMP_TYPE_COUNT
+} gs_cmp_type;
+
 /* dot_general dimension numbers (XLA DotDimensionNumbers). Output dims: batch dims (in the order given),
    then lhs free dims, then rhs free dims, each in increasing order. */
 typedef struct gs_dot_dims {
@@ -373,6 +381,7 @@ GS_API gs_value *gs_div(gs_graph *g, gs_value *a, gs_value *b);
 GS_API gs_value *gs_max(gs_graph *g, gs_value *a, gs_value *b);
 GS_API gs_value *gs_min(gs_graph *g, gs_value *a, gs_value *b);
 GS_API gs_value *gs_compare(gs_graph *g, gs_value *a, gs_value *b, gs_cmp dir);
+GS_API gs_value *gs_compare_typed(gs_graph *g, gs_value *a, gs_value *b, gs_cmp dir, gs_cmp_type type);
 GS_API gs_value *gs_select(gs_graph *g, gs_value *pred, gs_value *on_true, gs_value *on_false);
 GS_API gs_value *gs_clamp(gs_graph *g, gs_value *lo, gs_value *x, gs_value *hi);
 

@@ -76,6 +76,7 @@ GS__FN void gs__hlo_fmt_float(char *buf, size_t cap, float f, bool bf16) {
 }
 
 static const char *const gs__hlo_cmp_names[] = {"", "EQ", "NE", "LT", "LE", "GT", "GE"};
+static const char *const gs__hlo_cmp_type_names[] = {"", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"};
 
 /* the binary op a reducer's ROOT applies for each kind (REPLACE has none) */
 GS__FN gs_op gs__hlo_reduce_op(gs_reduce_kind k) {
@@ -413,10 +414,15 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
     case GS_OP_ARGMIN:
         gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->dim);
         break;
-    case GS_OP_COMPARE:
+    case GS_OP_COMPARE: {
+        gs_dtype t = v->operands[0]->shape.dtype;
+        gs_cmp_type def = (t == GS_F32 || t == GS_BF16) ? GS_CMP_TYPE_FLOAT : t == GS_S32 ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_UNSIGNED;
         gs__sb_printf(sb, ", direction=%s",
                       v->cmp > GS_CMP_INVALID && v->cmp < GS_CMP_COUNT ? gs__hlo_cmp_names[v->cmp] : "?");
+        if (v->cmp_type != def && v->cmp_type > GS_CMP_TYPE_DEFAULT && v->cmp_type < GS_CMP_TYPE_COUNT)
+            gs__sb_printf(sb, ", type=%s", gs__hlo_cmp_type_names[v->cmp_type]);
         break;
+    }
     case GS_OP_REDUCE:
         gs__sb_puts(sb, ", dimensions=");
         gs__pr_ints(sb, v->dims, v->n_dims);
@@ -2109,11 +2115,20 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
     case GS_OP_COMPARE: {
         int c2;
         gs_cmp cmp = GS_CMP_INVALID;
+        gs_cmp_type ctype = GS_CMP_TYPE_DEFAULT;
         if (!(a = gs__need_attr(P, in, "direction"))) return false;
         for (c2 = GS_CMP_EQ; c2 < GS_CMP_COUNT; c2++)
             if (gs__peek_word(a->val, gs__hlo_cmp_names[c2]) && a->val.end - a->val.p == 2) cmp = (gs_cmp)c2;
         if (cmp == GS_CMP_INVALID) return gs__pexpect(P, &a->val, "a direction (EQ, NE, LT, LE, GT or GE)");
-        v = gs_compare(g, xs[0], xs[1], cmp);
+        if ((a = gs__attr(P, in, "type")) != NULL) {
+            for (c2 = GS_CMP_TYPE_FLOAT; c2 < GS_CMP_TYPE_COUNT; c2++)
+                if (gs__peek_word(a->val, gs__hlo_cmp_type_names[c2]) &&
+                    a->val.end - a->val.p == (ptrdiff_t)strlen(gs__hlo_cmp_type_names[c2]))
+                    ctype = (gs_cmp_type)c2;
+            if (ctype == GS_CMP_TYPE_DEFAULT)
+                return gs__pexpect(P, &a->val, "a comparison type (FLOAT, TOTALORDER, SIGNED or UNSIGNED)");
+        }
+        v = gs_compare_typed(g, xs[0], xs[1], cmp, ctype);
         break;
     }
     case GS_OP_SELECT: v = gs_select(g, xs[0], xs[1], xs[2]); break;

@@ -134,6 +134,7 @@ struct gs_value {
     int64_t *lo, *hi, *interior;      /* PAD */
     gs_reduce_kind reduce;    /* REDUCE, REDUCE_WINDOW, ALL_REDUCE, REDUCE_SCATTER, SCATTER, CUM* (implied) */
     gs_cmp cmp;               /* COMPARE */
+    gs_cmp_type cmp_type;     /* COMPARE; stored resolved (never DEFAULT) */
     bool flag;                /* SORT descending, TOPK largest, CUM* reverse */
     void *data;               /* CONSTANT: storage-format bytes (1 element when splat) */
     bool splat;

@@ -875,17 +875,26 @@ GS__FN gs_result gs__ip_compare(gs_ctx *ctx, const gs_value *v, const gs__buf *x
         switch (t) {
         case GS_F32: case GS_BF16: {
             float a = ((const float *)x->data)[i], b = ((const float *)z->data)[i];
-            y[i] = gs__ip_cmp_result(c, a < b, a == b, gs__ip_isnan(a) || gs__ip_isnan(b));
+            if (v->cmp_type == GS_CMP_TYPE_TOTALORDER) {
+                /* order the bit patterns: flip all bits of negatives, the sign bit of positives */
+                uint32_t ua, ub;
+                memcpy(&ua, &a, 4);
+                memcpy(&ub, &b, 4);
+                ua = (ua & 0x80000000u) ? ~ua : (ua | 0x80000000u);
+                ub = (ub & 0x80000000u) ? ~ub : (ub | 0x80000000u);
+                y[i] = gs__ip_cmp_result(c, ua < ub, ua == ub, 0);
+            } else {
+                y[i] = gs__ip_cmp_result(c, a < b, a == b, gs__ip_isnan(a) || gs__ip_isnan(b));
+            }
             break;
         }
-        case GS_S32: {
-            int32_t a = ((const int32_t *)x->data)[i], b = ((const int32_t *)z->data)[i];
-            y[i] = gs__ip_cmp_result(c, a < b, a == b, 0);
-            break;
-        }
-        case GS_U32: {
-            uint32_t a = ((const uint32_t *)x->data)[i], b = ((const uint32_t *)z->data)[i];
-            y[i] = gs__ip_cmp_result(c, a < b, a == b, 0);
+        case GS_S32: case GS_U32: {
+            uint32_t ua = ((const uint32_t *)x->data)[i], ub = ((const uint32_t *)z->data)[i];
+            if (v->cmp_type == GS_CMP_TYPE_SIGNED) { /* compare as two's complement */
+                ua ^= 0x80000000u;
+                ub ^= 0x80000000u;
+            }
+            y[i] = gs__ip_cmp_result(c, ua < ub, ua == ub, 0);
             break;
         }
         case GS_PRED: {

@@ -9,7 +9,9 @@
    those taps are gathered into A [rows, taps * Cin_q] (dilation holes and padding give 0), then
      Y[rows, q-th Cout slice] += A x W[taps, Cin_q, q-th Cout slice]
    with the cache-blocked sgemm. Feature group q reads input features [q*Cin/G, (q+1)*Cin/G); batch group q
-   reads input batch [q*N/B, (q+1)*N/B); both write output features [q*Cout/Q, (q+1)*Cout/Q). */
+   reads input batch [q*N/B, (q+1)*N/B); both write output features [q*Cout/Q, (q+1)*Cout/Q).
+   Feature-grouped convolutions with at most 4 input and 4 output features per group (depthwise and the like)
+   skip the gemm and run a direct loop across all groups at once. s32/u32 use an exact integer loop. */
 #include "gs_internal.h"
 
 /* ---------------------------------------------------------------------------------------------------------

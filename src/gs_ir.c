@@ -902,7 +902,16 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
             GS__FAIL(GS_ERR_SHAPE, "%s %s: arithmetic on pred", GS__WHO);
         *s = *x;
         if (v->op == GS_OP_COMPARE) {
+            gs_cmp_type def = gs__is_float(x->dtype) ? GS_CMP_TYPE_FLOAT : x->dtype == GS_S32 ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_UNSIGNED;
             if (v->cmp <= GS_CMP_INVALID || v->cmp >= GS_CMP_COUNT) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid direction", GS__WHO);
+            if (v->cmp_type == GS_CMP_TYPE_DEFAULT) v->cmp_type = def;
+            if (v->cmp_type < GS_CMP_TYPE_FLOAT || v->cmp_type >= GS_CMP_TYPE_COUNT)
+                GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid comparison type %d", GS__WHO, (int)v->cmp_type);
+            if (gs__is_float(x->dtype) != (v->cmp_type == GS_CMP_TYPE_FLOAT || v->cmp_type == GS_CMP_TYPE_TOTALORDER) ||
+                (x->dtype == GS_PRED && v->cmp_type != GS_CMP_TYPE_UNSIGNED))
+                GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: comparison type %s does not fit %s", GS__WHO,
+                         v->cmp_type == GS_CMP_TYPE_FLOAT ? "FLOAT" : v->cmp_type == GS_CMP_TYPE_TOTALORDER ? "TOTALORDER"
+                         : v->cmp_type == GS_CMP_TYPE_SIGNED ? "SIGNED" : "UNSIGNED", gs_dtype_name(x->dtype));
             s->dtype = GS_PRED;
         }
         return GS_OK;
@@ -1503,7 +1512,7 @@ GS_API gs_value *gs_div(gs_graph *g, gs_value *a, gs_value *b) { return gs_binar
 GS_API gs_value *gs_max(gs_graph *g, gs_value *a, gs_value *b) { return gs_binary(g, GS_OP_MAXIMUM, a, b); }
 GS_API gs_value *gs_min(gs_graph *g, gs_value *a, gs_value *b) { return gs_binary(g, GS_OP_MINIMUM, a, b); }
 
-GS_API gs_value *gs_compare(gs_graph *g, gs_value *a, gs_value *b, gs_cmp dir) {
+GS_API gs_value *gs_compare_typed(gs_graph *g, gs_value *a, gs_value *b, gs_cmp dir, gs_cmp_type type) {
     gs_value *ops[2];
     gs_value *v;
     ops[0] = a;
@@ -1511,7 +1520,12 @@ GS_API gs_value *gs_compare(gs_graph *g, gs_value *a, gs_value *b, gs_cmp dir) {
     v = gs__value_new(g, GS_OP_COMPARE, 2, ops);
     if (!v) return NULL;
     v->cmp = dir;
+    v->cmp_type = type;
     return gs__finish(v);
+}
+
+GS_API gs_value *gs_compare(gs_graph *g, gs_value *a, gs_value *b, gs_cmp dir) {
+    return gs_compare_typed(g, a, b, dir, GS_CMP_TYPE_DEFAULT);
 }
 
 GS_API gs_value *gs_select(gs_graph *g, gs_value *pred, gs_value *on_true, gs_value *on_false) {

@@ -880,7 +880,10 @@ static void test_sem_window_size_zero_rejected(void) {
     gs_ctx_destroy(ctx);
 }
 
+static void test_sem_compare_types(void);
+
 void suite_semantics(void) {
+    RUN(test_sem_compare_types);
     RUN(test_sem_power_int_negative_exponent);
     RUN(test_sem_power_wraps_and_float_case0);
     RUN(test_sem_int_divide_remainder_edges);
@@ -914,3 +917,53 @@ void suite_semantics(void) {
     RUN(test_sem_int_convert_and_bitwise);
     RUN(test_sem_window_size_zero_rejected);
 }
+
+/* compare types (XLA: type=TOTALORDER for floats, SIGNED/UNSIGNED for integers), through HLO text */
+static void test_sem_compare_types(void) {
+    const char *text =
+        "HloModule m\n"
+        "ENTRY e {\n"
+        "  a = f32[4] parameter(0)\n"
+        "  b = f32[4] parameter(1)\n"
+        "  i = s32[2] parameter(2)\n"
+        "  j = s32[2] parameter(3)\n"
+        "  t = pred[4] compare(a, b), direction=LT, type=TOTALORDER\n"
+        "  f = pred[4] compare(a, b), direction=LT\n"
+        "  u = pred[2] compare(i, j), direction=LT, type=UNSIGNED\n"
+        "  s = pred[2] compare(i, j), direction=LT\n"
+        "  ROOT r = (pred[4], pred[4], pred[2], pred[2]) tuple(t, f, u, s)\n"
+        "}\n";
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = NULL;
+    float a[4], b[4];
+    int32_t i[2] = {-1, 1}, j[2] = {1, 2};
+    uint8_t t[4], f[4], u[2], s[2];
+    const void *ins[4];
+    void *outs[4];
+    const char *printed;
+    a[0] = -0.0f; b[0] = 0.0f;        /* total order: -0 < +0; IEEE: equal */
+    a[1] = 1.0f;  b[1] = NAN;         /* total order: 1 < +NaN; IEEE: unordered */
+    a[2] = -NAN;  b[2] = -INFINITY;   /* total order: -NaN < -inf */
+    a[3] = 2.0f;  b[3] = 3.0f;
+    ins[0] = a; ins[1] = b; ins[2] = i; ins[3] = j;
+    outs[0] = t; outs[1] = f; outs[2] = u; outs[3] = s;
+    CHECK_OK(gs_hlo_parse(ctx, text, strlen(text), &g));
+    CHECK_OK(gs_eval(g, ins, outs));
+    CHECK(t[0] == 1 && t[1] == 1 && t[2] == 1 && t[3] == 1);
+    CHECK(f[0] == 0 && f[1] == 0 && f[2] == 0 && f[3] == 1);
+    CHECK(u[0] == 0 && u[1] == 1);   /* 0xffffffff < 1 is false unsigned */
+    CHECK(s[0] == 1 && s[1] == 1);
+    printed = gs_hlo_print(g);
+    CHECK(printed && strstr(printed, "direction=LT, type=TOTALORDER") != NULL);
+    CHECK(printed && strstr(printed, "direction=LT, type=UNSIGNED") != NULL);
+    /* the default type is not printed */
+    CHECK(printed && strstr(printed, "compare(a, b), direction=LT\n") != NULL);
+    gs_ctx_destroy(ctx);
+    /* a type that does not fit the dtype is an error */
+    ctx = gst_ctx();
+    g = gs_graph_new(ctx, "g");
+    CHECK(gs_compare_typed(g, gs_scalar(g, GS_F32, 1), gs_scalar(g, GS_F32, 2), GS_CMP_LT, GS_CMP_TYPE_SIGNED) == NULL);
+    CHECK(strstr(gs_ctx_error_msg(ctx), "comparison type SIGNED does not fit f32") != NULL);
+    gs_ctx_destroy(ctx);
+}
+

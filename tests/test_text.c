@@ -630,7 +630,7 @@ static void test_text_xla_dump(void) {
         CHECK(text && strstr(text, "HloModule jit_f, num_partitions=2\n\nsum.f32 {\n") == text);
         CHECK(text && strstr(text, "\nENTRY main.12 {\n  Arg_0.1 = f32[8,16] parameter(0), sharding={devices=[2,1]<=[2]}\n") != NULL);
         CHECK(text && strstr(text, "  reduce.9 = f32[8] reduce(dot.3, constant.8), dimensions={1}, to_apply=sum.f32\n") != NULL);
-        CHECK(text && strstr(text, "  compare.10 = pred[8] compare(reduce.9, reduce.9), direction=GE\n") != NULL);
+        CHECK(text && strstr(text, "  compare.10 = pred[8] compare(reduce.9, reduce.9), direction=GE, type=TOTALORDER\n") != NULL);
     }
     gs_ctx_destroy(ctx);
 }

@@ -1028,11 +1028,15 @@ static void test_window_out_of_memory(void) {
             gs_graph *g;
             gs_value *root = NULL;
             int64_t xd[4] = {2, 6, 7, 5}, kd[4] = {4, 6, 3, 2}, ad[3] = {2, 20, 30}, bd[3] = {2, 30, 10};
-            static float x[420], k[144], a[1200], b[600], y[2000];
+            float x[420], k[144], a[1200], b[600], y[2000];
             const void *ins[2];
             void *outs[1];
             gs_result r;
             memset(&desc, 0, sizeof desc);
+            memset(x, 0, sizeof x);
+            memset(k, 0, sizeof k);
+            memset(a, 0, sizeof a);
+            memset(b, 0, sizeof b);
             st.countdown = -1;
             st.failed = 0;
             desc.allocator.alloc = tw_alloc;
