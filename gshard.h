@@ -2144,12 +2144,13 @@ GS__FN bool gs__reduce_kind_ok(gs_reduce_kind k, gs_dtype t, bool allow_replace)
     }
 }
 
+/* Output size of one window dim: floor((dilated_in + lo + hi - dilated_window) / stride) + 1, or 0 when the
+   window does not fit (or the window is invalid). */
 GS__FN int64_t gs__window_out(const gs_window_dim *w, int64_t in) {
     int64_t din = in > 0 ? (in - 1) * w->base_dilation + 1 : 0;
     int64_t dwin = (w->size - 1) * w->window_dilation + 1;
     int64_t span = din + w->pad_lo + w->pad_hi - dwin;
-    if (w->size == 0) return 0;
-    if (span < 0) return 0;
+    if (w->size <= 0 || w->stride <= 0 || span < 0) return 0;
     return span / w->stride + 1;
 }
 
@@ -6378,16 +6379,6 @@ GS__FN gs_result gs__k_matmul(gs_ctx *ctx, int64_t batch, int64_t M, int64_t N, 
    Shared helpers
    ------------------------------------------------------------------------------------------------------- */
 
-/* Output size of one window dim: floor((dilated_in + lo + hi - dilated_window) / stride) + 1, or 0 when the
-   window does not fit (or is empty). */
-GS__FN int64_t gs__window_out_size(int64_t in, const gs_window_dim *w) {
-    int64_t din = in > 0 ? (in - 1) * w->base_dilation + 1 : 0;
-    int64_t dwin = (w->size - 1) * w->window_dilation + 1;
-    int64_t padded = din + w->pad_lo + w->pad_hi;
-    if (w->size <= 0 || w->stride <= 0 || padded < dwin) return 0;
-    return (padded - dwin) / w->stride + 1;
-}
-
 GS__FN bool gs__window_dim_ok(const gs_window_dim *w) {
     return w->size >= 0 && w->stride >= 1 && w->base_dilation >= 1 && w->window_dilation >= 1;
 }
@@ -6543,9 +6534,9 @@ GS__FN gs_result gs__conv_check(gs_ctx *ctx, const gs_value *v, const gs__buf *i
         if (!gs__window_dim_ok(w) || w->size != p->K[i])
             return gs__err(ctx, GS_ERR_INVALID_ARG, "convolution %s: window dim %d does not match the kernel",
                            name, i);
-        if (gs__window_out_size(p->S[i], w) != p->O[i])
+        if (gs__window_out(w, p->S[i]) != p->O[i])
             return gs__err(ctx, GS_ERR_SHAPE, "convolution %s: output spatial dim %d is %lld, expected %lld",
-                           name, i, (long long)p->O[i], (long long)gs__window_out_size(p->S[i], w));
+                           name, i, (long long)p->O[i], (long long)gs__window_out(w, p->S[i]));
         p->S_total *= p->S[i];
         p->T *= p->K[i];
         p->O_total *= p->O[i];
@@ -6866,9 +6857,9 @@ GS__FN gs_result gs__k_reduce_window(gs_ctx *ctx, const gs_value *v, const gs__b
         const gs_window_dim *w = &v->window[i];
         if (!gs__window_dim_ok(w))
             return gs__err(ctx, GS_ERR_INVALID_ARG, "reduce-window %s: invalid window dim %d", name, i);
-        if (gs__window_out_size(in->shape.dims[i], w) != out->shape.dims[i])
+        if (gs__window_out(w, in->shape.dims[i]) != out->shape.dims[i])
             return gs__err(ctx, GS_ERR_SHAPE, "reduce-window %s: output dim %d is %lld, expected %lld", name, i,
-                           (long long)out->shape.dims[i], (long long)gs__window_out_size(in->shape.dims[i], w));
+                           (long long)out->shape.dims[i], (long long)gs__window_out(w, in->shape.dims[i]));
         ntab += w->size * out->shape.dims[i];
         wtotal *= w->size;
     }
@@ -6975,21 +6966,6 @@ GS__FN gs_result gs__k_reduce_window(gs_ctx *ctx, const gs_value *v, const gs__b
 /* ---------------------------------------------------------------------------------------------------------
    Utilities: shapes, strided copies, scalar semantics
    ------------------------------------------------------------------------------------------------------- */
-GS__FN int64_t gs__ip_numel(const gs_shape *s) {
-    int64_t n = 1;
-    int i;
-    for (i = 0; i < s->rank; i++) n *= s->dims[i];
-    return n;
-}
-
-GS__FN void gs__ip_strides(const gs_shape *s, int64_t *st) {
-    int64_t acc = 1;
-    int i;
-    for (i = s->rank - 1; i >= 0; i--) {
-        st[i] = acc;
-        acc *= s->dims[i];
-    }
-}
 
 GS__FN bool gs__ip_same_shape(const gs_shape *a, const gs_shape *b) {
     int i;
@@ -6999,7 +6975,6 @@ GS__FN bool gs__ip_same_shape(const gs_shape *a, const gs_shape *b) {
     return true;
 }
 
-GS__FN bool gs__ip_is_float(gs_dtype t) { return t == GS_F32 || t == GS_BF16; }
 
 GS__FN float gs__ip_rbf(float x) { return gs_bf16_to_f32(gs_f32_to_bf16(x)); }
 
@@ -7205,7 +7180,7 @@ GS__FN uint8_t gs__ip_comb_p(gs_reduce_kind k, uint8_t a, uint8_t b) {
 GS__FN gs_result gs__ip_check_kind(gs_ctx *ctx, const gs_value *v, gs_dtype t, gs_reduce_kind k, bool allow_replace) {
     bool ok = k >= GS_REDUCE_SUM && k <= GS_REDUCE_OR;
     if (k == GS_REDUCE_REPLACE) ok = allow_replace;
-    if (ok && gs__ip_is_float(t) && (k == GS_REDUCE_AND || k == GS_REDUCE_OR)) ok = false;
+    if (ok && gs__is_float(t) && (k == GS_REDUCE_AND || k == GS_REDUCE_OR)) ok = false;
     if (ok && t != GS_F32 && t != GS_BF16 && t != GS_S32 && t != GS_U32 && t != GS_PRED) ok = false;
     if (!ok)
         return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: reduction '%s' is not supported on %s", gs_op_name(v->op),
@@ -7255,7 +7230,7 @@ GS__FN gs__buf *gs__ip_opbuf(gs__ip_st *st, const gs_value *v, int k) {
 GS__FN gs__buf *gs__ip_new_out(gs__ip_st *st, const gs_value *v, int j) {
     int64_t s = st->first[v->id] + j;
     const gs_shape *shape = gs__ip_slot_shape(v, j);
-    int64_t n = gs__ip_numel(shape);
+    int64_t n = gs__numel(shape);
     size_t es = gs__compute_size(shape->dtype);
     void *p;
     if (n < 0 || es == 0 || (uint64_t)n > (uint64_t)(SIZE_MAX / 8)) {
@@ -7309,7 +7284,7 @@ GS__FN void gs__ip_release(gs__ip_st *st, const gs_value *v) {
    Leaves
    ------------------------------------------------------------------------------------------------------- */
 GS__FN gs_result gs__ip_constant(gs_ctx *ctx, const gs_value *v, gs__buf *out) {
-    int64_t i, n = gs__ip_numel(&out->shape);
+    int64_t i, n = gs__numel(&out->shape);
     size_t ss = gs_dtype_size(out->shape.dtype);
     if (!v->data) return gs__err(ctx, GS_ERR_INVALID_ARG, "constant %s: no data", v->name);
     for (i = 0; i < n; i++) {
@@ -7331,7 +7306,7 @@ GS__FN gs_result gs__ip_constant(gs_ctx *ctx, const gs_value *v, gs__buf *out) {
 
 GS__FN gs_result gs__ip_iota(gs_ctx *ctx, const gs_value *v, gs__buf *out) {
     gs__ip_odo o;
-    int64_t i, n = gs__ip_numel(&out->shape);
+    int64_t i, n = gs__numel(&out->shape);
     int64_t dim = v->dim;
     if (out->shape.rank == 0 || dim < 0 || dim >= out->shape.rank)
         return gs__err(ctx, GS_ERR_INVALID_ARG, "iota %s: iota dimension %lld out of range", v->name, (long long)dim);
@@ -7369,12 +7344,12 @@ GS__FN float gs__ip_bf16_below(float h) {
 }
 
 GS__FN gs_result gs__ip_rng(gs_ctx *ctx, const gs_value *v, const gs__buf *lo, const gs__buf *hi, gs__buf *out) {
-    int64_t i, n = gs__ip_numel(&out->shape);
+    int64_t i, n = gs__numel(&out->shape);
     gs_dtype t = out->shape.dtype;
-    if (lo->shape.dtype != t || hi->shape.dtype != t || gs__ip_numel(&lo->shape) != 1 ||
-        gs__ip_numel(&hi->shape) != 1)
+    if (lo->shape.dtype != t || hi->shape.dtype != t || gs__numel(&lo->shape) != 1 ||
+        gs__numel(&hi->shape) != 1)
         return gs__err(ctx, GS_ERR_SHAPE, "rng %s: lo and hi must be scalars of the result dtype", v->name);
-    if (gs__ip_is_float(t)) {
+    if (gs__is_float(t)) {
         float l = ((const float *)lo->data)[0], h = ((const float *)hi->data)[0];
         float *y = (float *)out->data;
         bool bf = t == GS_BF16;
@@ -7415,8 +7390,8 @@ GS__FN gs_result gs__ip_broadcast(gs_ctx *ctx, const gs_value *v, const gs__buf 
     if (v->n_dims != x->shape.rank)
         return gs__err(ctx, GS_ERR_SHAPE, "broadcast %s: %d dims for an operand of rank %d", v->name, v->n_dims,
                        x->shape.rank);
-    gs__ip_strides(&x->shape, ist);
-    gs__ip_strides(&out->shape, ost);
+    gs__strides(&x->shape, ist);
+    gs__strides(&out->shape, ost);
     for (i = 0; i < r; i++) sst[i] = 0;
     for (i = 0; i < x->shape.rank; i++) {
         int64_t od = v->dims[i];
@@ -7434,8 +7409,8 @@ GS__FN gs_result gs__ip_transpose(gs_ctx *ctx, const gs_value *v, const gs__buf 
     int i, r = out->shape.rank;
     if (v->n_dims != r || x->shape.rank != r)
         return gs__err(ctx, GS_ERR_SHAPE, "transpose %s: permutation rank does not match", v->name);
-    gs__ip_strides(&x->shape, ist);
-    gs__ip_strides(&out->shape, ost);
+    gs__strides(&x->shape, ist);
+    gs__strides(&out->shape, ost);
     for (i = 0; i < r; i++) {
         int64_t p = v->dims[i];
         if (p < 0 || p >= r || x->shape.dims[p] != out->shape.dims[i])
@@ -7449,8 +7424,8 @@ GS__FN gs_result gs__ip_transpose(gs_ctx *ctx, const gs_value *v, const gs__buf 
 GS__FN gs_result gs__ip_slice(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
     int64_t ist[GS_MAX_RANK], ost[GS_MAX_RANK], sst[GS_MAX_RANK], off = 0;
     int i, r = out->shape.rank;
-    gs__ip_strides(&x->shape, ist);
-    gs__ip_strides(&out->shape, ost);
+    gs__strides(&x->shape, ist);
+    gs__strides(&out->shape, ost);
     for (i = 0; i < r; i++) {
         int64_t s = v->start[i], str = v->stride ? v->stride[i] : 1;
         if (str < 1 || s < 0 || (out->shape.dims[i] > 0 && s + (out->shape.dims[i] - 1) * str >= x->shape.dims[i]))
@@ -7475,7 +7450,7 @@ GS__FN gs_result gs__ip_check_starts(gs__ip_st *st, const gs_value *v, int first
         return gs__err(st->ctx, GS_ERR_SHAPE, "%s %s: expected %d start indices", gs_op_name(v->op), v->name, rank);
     for (d = 0; d < rank; d++) {
         const gs__buf *b = gs__ip_opbuf(st, v, first_start + d);
-        if ((b->shape.dtype != GS_S32 && b->shape.dtype != GS_U32) || gs__ip_numel(&b->shape) != 1)
+        if ((b->shape.dtype != GS_S32 && b->shape.dtype != GS_U32) || gs__numel(&b->shape) != 1)
             return gs__err(st->ctx, GS_ERR_SHAPE, "%s %s: start index %d must be an integer scalar",
                            gs_op_name(v->op), v->name, d);
     }
@@ -7489,8 +7464,8 @@ GS__FN gs_result gs__ip_dynamic_slice(gs__ip_st *st, const gs_value *v, gs__buf 
     gs_result res = gs__ip_check_starts(st, v, 1, r);
     if (res) return res;
     if (out->shape.rank != r) return gs__err(st->ctx, GS_ERR_SHAPE, "dynamic-slice %s: rank mismatch", v->name);
-    gs__ip_strides(&x->shape, ist);
-    gs__ip_strides(&out->shape, ost);
+    gs__strides(&x->shape, ist);
+    gs__strides(&out->shape, ost);
     for (d = 0; d < r; d++) {
         if (out->shape.dims[d] > x->shape.dims[d])
             return gs__err(st->ctx, GS_ERR_SHAPE, "dynamic-slice %s: slice larger than the operand", v->name);
@@ -7509,15 +7484,15 @@ GS__FN gs_result gs__ip_dynamic_update_slice(gs__ip_st *st, const gs_value *v, g
     if (res) return res;
     if (u->shape.rank != r || u->shape.dtype != x->shape.dtype || !gs__ip_same_shape(&x->shape, &out->shape))
         return gs__err(st->ctx, GS_ERR_SHAPE, "dynamic-update-slice %s: shape mismatch", v->name);
-    gs__ip_strides(&x->shape, xst);
-    gs__ip_strides(&u->shape, ust);
+    gs__strides(&x->shape, xst);
+    gs__strides(&u->shape, ust);
     for (d = 0; d < r; d++) {
         if (u->shape.dims[d] > x->shape.dims[d])
             return gs__err(st->ctx, GS_ERR_SHAPE, "dynamic-update-slice %s: update larger than the operand",
                            v->name);
         off += gs__ip_start_index(st, v, 2, d, x->shape.dims[d], u->shape.dims[d]) * xst[d];
     }
-    memcpy(out->data, x->data, (size_t)gs__ip_numel(&x->shape) * es);
+    memcpy(out->data, x->data, (size_t)gs__numel(&x->shape) * es);
     gs__ip_xcopy(es, r, u->shape.dims, out->data, off, xst, u->data, 0, ust);
     return GS_OK;
 }
@@ -7527,11 +7502,11 @@ GS__FN gs_result gs__ip_pad(gs_ctx *ctx, const gs_value *v, const gs__buf *x, co
     int64_t soff = 0, doff = 0;
     int d, r = x->shape.rank;
     size_t es = gs__compute_size(out->shape.dtype);
-    if (out->shape.rank != r || pv->shape.dtype != x->shape.dtype || gs__ip_numel(&pv->shape) != 1)
+    if (out->shape.rank != r || pv->shape.dtype != x->shape.dtype || gs__numel(&pv->shape) != 1)
         return gs__err(ctx, GS_ERR_SHAPE, "pad %s: bad operands", v->name);
-    gs__ip_fill(out->data, es, gs__ip_numel(&out->shape), pv->data);
-    gs__ip_strides(&x->shape, ist);
-    gs__ip_strides(&out->shape, ost);
+    gs__ip_fill(out->data, es, gs__numel(&out->shape), pv->data);
+    gs__strides(&x->shape, ist);
+    gs__strides(&out->shape, ost);
     for (d = 0; d < r; d++) {
         int64_t lo = v->lo[d], in = v->interior ? v->interior[d] : 0, s, n = x->shape.dims[d];
         int64_t od = out->shape.dims[d], i0, i1;
@@ -7558,7 +7533,7 @@ GS__FN gs_result gs__ip_concatenate(gs__ip_st *st, const gs_value *v, gs__buf *o
     int k, r = out->shape.rank;
     size_t es = gs__compute_size(out->shape.dtype);
     if (v->dim < 0 || v->dim >= r) return gs__err(st->ctx, GS_ERR_SHAPE, "concatenate %s: bad dim", v->name);
-    gs__ip_strides(&out->shape, ost);
+    gs__strides(&out->shape, ost);
     for (k = 0; k < v->n_operands; k++) {
         const gs__buf *x = gs__ip_opbuf(st, v, k);
         int d;
@@ -7569,7 +7544,7 @@ GS__FN gs_result gs__ip_concatenate(gs__ip_st *st, const gs_value *v, gs__buf *o
                 return gs__err(st->ctx, GS_ERR_SHAPE, "concatenate %s: operand %d does not fit", v->name, k);
         if (at + x->shape.dims[v->dim] > out->shape.dims[v->dim])
             return gs__err(st->ctx, GS_ERR_SHAPE, "concatenate %s: operands are too large", v->name);
-        gs__ip_strides(&x->shape, ist);
+        gs__strides(&x->shape, ist);
         gs__ip_xcopy(es, r, x->shape.dims, out->data, at * ost[v->dim], ost, x->data, 0, ist);
         at += x->shape.dims[v->dim];
     }
@@ -7580,7 +7555,7 @@ GS__FN gs_result gs__ip_concatenate(gs__ip_st *st, const gs_value *v, gs__buf *o
 GS__FN gs_result gs__ip_reverse(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
     int64_t ist[GS_MAX_RANK], sst[GS_MAX_RANK], off = 0;
     int i, r = x->shape.rank;
-    gs__ip_strides(&x->shape, ist);
+    gs__strides(&x->shape, ist);
     for (i = 0; i < r; i++) sst[i] = ist[i];
     for (i = 0; i < v->n_dims; i++) {
         int64_t d = v->dims[i];
@@ -7598,9 +7573,9 @@ GS__FN void gs__ip_corner_copy(const gs__buf *x, gs__buf *out) {
     int64_t ist[GS_MAX_RANK], ost[GS_MAX_RANK], cnt[GS_MAX_RANK];
     int d, r = out->shape.rank;
     size_t es = gs__compute_size(out->shape.dtype);
-    memset(out->data, 0, (size_t)gs__ip_numel(&out->shape) * es);
-    gs__ip_strides(&x->shape, ist);
-    gs__ip_strides(&out->shape, ost);
+    memset(out->data, 0, (size_t)gs__numel(&out->shape) * es);
+    gs__strides(&x->shape, ist);
+    gs__strides(&out->shape, ost);
     for (d = 0; d < r; d++) cnt[d] = GS__MIN(x->shape.dims[d], out->shape.dims[d]);
     gs__ip_xcopy(es, r, cnt, out->data, 0, ost, x->data, 0, ist);
 }
@@ -7628,12 +7603,12 @@ GS__FN float gs__ip_unary_f(gs_op op, float x) {
 }
 
 GS__FN gs_result gs__ip_unary(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
-    int64_t i, n = gs__ip_numel(&out->shape);
+    int64_t i, n = gs__numel(&out->shape);
     gs_dtype t = x->shape.dtype;
     gs_op op = v->op;
-    if (t != out->shape.dtype || gs__ip_numel(&x->shape) != n)
+    if (t != out->shape.dtype || gs__numel(&x->shape) != n)
         return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand and result shapes differ", gs_op_name(op), v->name);
-    if (gs__ip_is_float(t)) {
+    if (gs__is_float(t)) {
         const float *a = (const float *)x->data;
         float *y = (float *)out->data;
         if (op == GS_OP_NOT) goto unsupported;
@@ -7734,13 +7709,13 @@ GS__FN uint32_t gs__ip_binary_u(gs_op op, uint32_t a, uint32_t b) {
 }
 
 GS__FN gs_result gs__ip_binary(gs_ctx *ctx, const gs_value *v, const gs__buf *x, const gs__buf *z, gs__buf *out) {
-    int64_t i, n = gs__ip_numel(&out->shape);
+    int64_t i, n = gs__numel(&out->shape);
     gs_dtype t = x->shape.dtype;
     gs_op op = v->op;
     bool logical = op == GS_OP_AND || op == GS_OP_OR || op == GS_OP_XOR;
-    if (t != z->shape.dtype || t != out->shape.dtype || gs__ip_numel(&x->shape) != n || gs__ip_numel(&z->shape) != n)
+    if (t != z->shape.dtype || t != out->shape.dtype || gs__numel(&x->shape) != n || gs__numel(&z->shape) != n)
         return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand and result shapes differ", gs_op_name(op), v->name);
-    if (gs__ip_is_float(t)) {
+    if (gs__is_float(t)) {
         const float *a = (const float *)x->data, *b = (const float *)z->data;
         float *y = (float *)out->data;
         if (logical) goto unsupported;
@@ -7787,14 +7762,14 @@ GS__FN uint8_t gs__ip_cmp_result(gs_cmp c, int lt, int eq, int unordered) {
 }
 
 GS__FN gs_result gs__ip_compare(gs_ctx *ctx, const gs_value *v, const gs__buf *x, const gs__buf *z, gs__buf *out) {
-    int64_t i, n = gs__ip_numel(&out->shape);
+    int64_t i, n = gs__numel(&out->shape);
     gs_dtype t = x->shape.dtype;
     uint8_t *y = (uint8_t *)out->data;
     gs_cmp c = v->cmp;
     if (c <= GS_CMP_INVALID || c >= GS_CMP_COUNT)
         return gs__err(ctx, GS_ERR_INVALID_ARG, "compare %s: bad direction", v->name);
-    if (t != z->shape.dtype || out->shape.dtype != GS_PRED || gs__ip_numel(&x->shape) != n ||
-        gs__ip_numel(&z->shape) != n)
+    if (t != z->shape.dtype || out->shape.dtype != GS_PRED || gs__numel(&x->shape) != n ||
+        gs__numel(&z->shape) != n)
         return gs__err(ctx, GS_ERR_SHAPE, "compare %s: operand and result shapes differ", v->name);
     for (i = 0; i < n; i++) {
         switch (t) {
@@ -7835,7 +7810,7 @@ GS__FN gs_result gs__ip_compare(gs_ctx *ctx, const gs_value *v, const gs__buf *x
 
 GS__FN gs_result gs__ip_select(gs_ctx *ctx, const gs_value *v, const gs__buf *p, const gs__buf *a, const gs__buf *b,
                               gs__buf *out) {
-    int64_t i, n = gs__ip_numel(&out->shape), np = gs__ip_numel(&p->shape);
+    int64_t i, n = gs__numel(&out->shape), np = gs__numel(&p->shape);
     const uint8_t *pp = (const uint8_t *)p->data;
     if (p->shape.dtype != GS_PRED || (np != n && np != 1) || !gs__ip_same_shape(&a->shape, &out->shape) ||
         !gs__ip_same_shape(&b->shape, &out->shape))
@@ -7855,7 +7830,7 @@ GS__FN gs_result gs__ip_select(gs_ctx *ctx, const gs_value *v, const gs__buf *p,
 /* clamp(lo, x, hi) = min(max(x, lo), hi); lo and hi are scalars or x's shape */
 GS__FN gs_result gs__ip_clamp(gs_ctx *ctx, const gs_value *v, const gs__buf *lo, const gs__buf *x, const gs__buf *hi,
                              gs__buf *out) {
-    int64_t i, n = gs__ip_numel(&out->shape), nl = gs__ip_numel(&lo->shape), nh = gs__ip_numel(&hi->shape);
+    int64_t i, n = gs__numel(&out->shape), nl = gs__numel(&lo->shape), nh = gs__numel(&hi->shape);
     gs_dtype t = x->shape.dtype;
     if (lo->shape.dtype != t || hi->shape.dtype != t || !gs__ip_same_shape(&x->shape, &out->shape) ||
         (nl != 1 && nl != n) || (nh != 1 && nh != n))
@@ -7895,13 +7870,13 @@ GS__FN gs_result gs__ip_clamp(gs_ctx *ctx, const gs_value *v, const gs__buf *lo,
 }
 
 GS__FN gs_result gs__ip_convert(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
-    int64_t i, n = gs__ip_numel(&out->shape);
+    int64_t i, n = gs__numel(&out->shape);
     gs_dtype from = x->shape.dtype, to = out->shape.dtype;
-    if (gs__ip_numel(&x->shape) != n) return gs__err(ctx, GS_ERR_SHAPE, "convert %s: shape mismatch", v->name);
+    if (gs__numel(&x->shape) != n) return gs__err(ctx, GS_ERR_SHAPE, "convert %s: shape mismatch", v->name);
     for (i = 0; i < n; i++) {
         double d = 0.0;     /* integer and pred sources, exactly */
         float f = 0.0f;
-        bool is_f = gs__ip_is_float(from);
+        bool is_f = gs__is_float(from);
         switch (from) {
         case GS_F32: case GS_BF16: f = ((const float *)x->data)[i]; break;
         case GS_S32: d = (double)((const int32_t *)x->data)[i]; break;
@@ -7937,19 +7912,19 @@ GS__FN gs_result gs__ip_reduce(gs_ctx *ctx, const gs_value *v, const gs__buf *x,
     bool red[GS_MAX_RANK];
     gs__ip_odo o;
     int d, k, r = x->shape.rank;
-    int64_t i, n = gs__ip_numel(&x->shape), no = gs__ip_numel(&out->shape);
+    int64_t i, n = gs__numel(&x->shape), no = gs__numel(&out->shape);
     gs_dtype t = x->shape.dtype;
     gs_reduce_kind kind = v->reduce;
     gs_result res = gs__ip_check_kind(ctx, v, t, kind, false);
     if (res) return res;
-    if (init->shape.dtype != t || gs__ip_numel(&init->shape) != 1 || out->shape.dtype != t)
+    if (init->shape.dtype != t || gs__numel(&init->shape) != 1 || out->shape.dtype != t)
         return gs__err(ctx, GS_ERR_SHAPE, "reduce %s: init must be a scalar of the operand dtype", v->name);
     for (d = 0; d < r; d++) red[d] = false;
     for (k = 0; k < v->n_dims; k++) {
         if (v->dims[k] < 0 || v->dims[k] >= r) return gs__err(ctx, GS_ERR_SHAPE, "reduce %s: bad dim", v->name);
         red[v->dims[k]] = true;
     }
-    gs__ip_strides(&out->shape, ost);
+    gs__strides(&out->shape, ost);
     for (d = 0, k = 0; d < r; d++) {
         if (red[d]) {
             sst[d] = 0;
@@ -8019,7 +7994,7 @@ GS__FN gs_result gs__ip_argminmax(gs_ctx *ctx, const gs_value *v, const gs__buf 
     if (v->dim < 0 || v->dim >= x->shape.rank || out->shape.dtype != GS_S32)
         return gs__err(ctx, GS_ERR_SHAPE, "%s %s: bad dim or result type", gs_op_name(v->op), v->name);
     gs__ip_split_at(&x->shape, v->dim, &outer, &n, &inner);
-    if (gs__ip_numel(&out->shape) != outer * inner)
+    if (gs__numel(&out->shape) != outer * inner)
         return gs__err(ctx, GS_ERR_SHAPE, "%s %s: result shape does not match", gs_op_name(v->op), v->name);
     for (o = 0; o < outer; o++) {
         for (i = 0; i < inner; i++) {
@@ -8220,15 +8195,15 @@ GS__FN void *gs__ip_permuted(gs_ctx *ctx, const gs__buf *x, const int *perm, boo
     for (d = 0; d < r; d++)
         if (perm[d] != d) ident = false;
     if (ident) return x->data;
-    gs__ip_strides(&x->shape, ist);
+    gs__strides(&x->shape, ist);
     ps = x->shape;
     for (d = 0; d < r; d++) {
         dims[d] = x->shape.dims[perm[d]];
         sst[d] = ist[perm[d]];
         ps.dims[d] = dims[d];
     }
-    gs__ip_strides(&ps, dst);
-    p = gs__malloc(ctx, (size_t)gs__ip_numel(&ps) * es);
+    gs__strides(&ps, dst);
+    p = gs__malloc(ctx, (size_t)gs__numel(&ps) * es);
     if (!p) return NULL;
     gs__ip_xcopy(es, r, dims, p, 0, dst, x->data, 0, sst);
     *owned = true;
@@ -8289,10 +8264,10 @@ GS__FN gs_result gs__ip_dot(gs_ctx *ctx, const gs_value *v, const gs__buf *a, co
         }
     }
 #undef GS__DOT_TAKE
-    if (b->shape.dtype != t || B * M * N != gs__ip_numel(&out->shape) ||
-        (gs__ip_is_float(t) != gs__ip_is_float(out->shape.dtype)))
+    if (b->shape.dtype != t || B * M * N != gs__numel(&out->shape) ||
+        (gs__is_float(t) != gs__is_float(out->shape.dtype)))
         return gs__err(ctx, GS_ERR_SHAPE, "dot %s: operand and result shapes do not fit", v->name);
-    if (t == GS_PRED || (!gs__ip_is_float(t) && out->shape.dtype != t))
+    if (t == GS_PRED || (!gs__is_float(t) && out->shape.dtype != t))
         return gs__err(ctx, GS_ERR_UNSUPPORTED, "dot %s: not supported on %s", v->name, gs_dtype_name(t));
     if (B * M * N == 0) return GS_OK;
     A = gs__ip_permuted(ctx, a, pa, &oa);
@@ -8302,7 +8277,7 @@ GS__FN gs_result gs__ip_dot(gs_ctx *ctx, const gs_value *v, const gs__buf *a, co
         res = GS_ERR_OUT_OF_MEMORY;
         goto done;
     }
-    if (gs__ip_is_float(t)) {
+    if (gs__is_float(t)) {
         float *C = (float *)out->data;
         if (K == 0) memset(C, 0, (size_t)(B * M * N) * sizeof(float));
         else res = gs__k_matmul(ctx, B, M, N, K, (const float *)A, (const float *)Bm, C, 0);
@@ -8373,9 +8348,9 @@ GS__FN gs_result gs__ip_gather(gs_ctx *ctx, const gs_value *v, const gs__buf *op
     for (d = 0; d < orank; d++)
         if (gd->slice_sizes[d] < 0 || gd->slice_sizes[d] > op->shape.dims[d])
             return gs__err(ctx, GS_ERR_SHAPE, "gather %s: slice size out of range", v->name);
-    gs__ip_strides(&op->shape, ost);
-    gs__ip_strides(&ix->shape, ist);
-    gs__ip_strides(&out->shape, yst);
+    gs__strides(&op->shape, ost);
+    gs__strides(&ix->shape, ist);
+    gs__strides(&out->shape, yst);
     for (k = 0; k < noff; k++) {
         int64_t od = gd->offset_dims[k];
         if (od < 0 || od >= yrank || out->shape.dims[od] != gd->slice_sizes[off_op[k]])
@@ -8485,9 +8460,9 @@ GS__FN gs_result gs__ip_scatter(gs_ctx *ctx, const gs_value *v, const gs__buf *o
     }
     if (nsc != nsi || nwin != sd->n_update_window_dims)
         return gs__err(ctx, GS_ERR_SHAPE, "scatter %s: dimension numbers do not fit the shapes", v->name);
-    gs__ip_strides(&op->shape, ost);
-    gs__ip_strides(&ix->shape, ist);
-    gs__ip_strides(&up->shape, ust);
+    gs__strides(&op->shape, ost);
+    gs__strides(&ix->shape, ist);
+    gs__strides(&up->shape, ust);
     for (k = 0; k < nwin; k++) {
         int64_t ud = sd->update_window_dims[k];
         if (ud < 0 || ud >= urank) return gs__err(ctx, GS_ERR_SHAPE, "scatter %s: bad update_window_dims", v->name);
@@ -8506,7 +8481,7 @@ GS__FN gs_result gs__ip_scatter(gs_ctx *ctx, const gs_value *v, const gs__buf *o
         if (od < 0 || od >= orank || xd < 0 || xd >= irank || xd == ivd || ix->shape.dims[xd] != op->shape.dims[od])
             return gs__err(ctx, GS_ERR_SHAPE, "scatter %s: batching dims do not fit", v->name);
     }
-    memcpy(out->data, op->data, (size_t)gs__ip_numel(&op->shape) * es);
+    memcpy(out->data, op->data, (size_t)gs__numel(&op->shape) * es);
     for (k = 0; k < nsc; k++)
         if (gdims[k] == 0) return GS_OK;
     for (k = 0; k < nwin; k++)
@@ -8612,7 +8587,7 @@ GS__FN gs_result gs__ip_eval_collective(gs__ip_st *st, const gs_value *v) {
     }
     out = gs__ip_new_out(st, v, 0);
     if (!out) return GS_ERR_OUT_OF_MEMORY;
-    memset(out->data, 0, (size_t)gs__ip_numel(&out->shape) * gs__compute_size(out->shape.dtype));
+    memset(out->data, 0, (size_t)gs__numel(&out->shape) * gs__compute_size(out->shape.dtype));
     return GS_OK;
 }
 
@@ -8647,7 +8622,7 @@ GS__FN gs_result gs__ip_eval_while(gs__ip_st *st, const gs_value *v) {
         pred.data = NULL;
         r = gs__eval_graph(st->ex, v->cond, cur, &pred);
         if (r) break;
-        go = (pred.shape.dtype == GS_PRED && gs__ip_numel(&pred.shape) == 1) ? ((uint8_t *)pred.data)[0] : 2;
+        go = (pred.shape.dtype == GS_PRED && gs__numel(&pred.shape) == 1) ? ((uint8_t *)pred.data)[0] : 2;
         gs__free(ctx, pred.data);
         if (go == 2) {
             r = gs__err(ctx, GS_ERR_SHAPE, "while %s: the condition must return pred[]", v->name);
@@ -8704,7 +8679,7 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
             int64_t s = st->first[v->id] + j;
             const gs__buf *pb = &st->params[base + j];
             if (!gs__ip_same_shape(&pb->shape, gs__ip_slot_shape(v, j)) ||
-                (!pb->data && gs__ip_numel(&pb->shape) > 0))
+                (!pb->data && gs__numel(&pb->shape) > 0))
                 return gs__err(ctx, GS_ERR_SHAPE, "parameter %s: the input buffer does not have the parameter's shape",
                                v->name);
             st->slots[s].buf = *pb;
@@ -8729,7 +8704,7 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
     }
     case GS_OP_RESHAPE: case GS_OP_COPY: case GS_OP_ANNOTATE: {
         const gs__buf *x = gs__ip_opbuf(st, v, 0);
-        if (x->shape.dtype != v->shape.dtype || gs__ip_numel(&x->shape) != gs__ip_numel(&v->shape))
+        if (x->shape.dtype != v->shape.dtype || gs__numel(&x->shape) != gs__numel(&v->shape))
             return gs__err(ctx, GS_ERR_SHAPE, "%s %s: element count or dtype differs", gs_op_name(v->op), v->name);
         gs__ip_alias(st, v, 0, st->first[v->operands[0]->id]);
         return GS_OK;
@@ -8757,7 +8732,7 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
             return gs__err(ctx, GS_ERR_SHAPE, "%s %s: bad result arity", gs_op_name(v->op), v->name);
         for (k = 0; k < nx; k++) {
             xs[k] = gs__ip_opbuf(st, v, k);
-            if (gs__ip_numel(&xs[k]->shape) != gs__ip_numel(&xs[0]->shape) || xs[k]->shape.rank != xs[0]->shape.rank)
+            if (gs__numel(&xs[k]->shape) != gs__numel(&xs[0]->shape) || xs[k]->shape.rank != xs[0]->shape.rank)
                 return gs__err(ctx, GS_ERR_SHAPE, "sort %s: operands differ in shape", v->name);
         }
         for (j = 0; j < n_out; j++) {
@@ -8776,7 +8751,7 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
             int r = xs[0]->shape.rank;
             if (r < 1 || outs[0]->shape.rank != r || outs[1]->shape.dtype != GS_S32 ||
                 outs[0]->shape.dtype != xs[0]->shape.dtype || outs[0]->shape.dims[r - 1] != v->dim ||
-                gs__ip_numel(&outs[1]->shape) != gs__ip_numel(&outs[0]->shape) || v->dim < 0)
+                gs__numel(&outs[1]->shape) != gs__numel(&outs[0]->shape) || v->dim < 0)
                 return gs__err(ctx, GS_ERR_SHAPE, "topk %s: result shapes do not fit", v->name);
             return gs__ip_sort_lines(ctx, v, 1, xs, r - 1, v->flag, v->dim, outs, outs[1]);
         }
@@ -8991,7 +8966,7 @@ GS__FN gs_result gs__eval_graph(gs__exec *ex, gs_graph *g, const gs__buf *params
     }
     for (k = 0; k < n_out && r == GS_OK; k++) {
         gs__ip_slot *sl = &st.slots[st.first[root->id] + k];
-        size_t bytes = (size_t)gs__ip_numel(&sl->buf.shape) * gs__compute_size(sl->buf.shape.dtype);
+        size_t bytes = (size_t)gs__numel(&sl->buf.shape) * gs__compute_size(sl->buf.shape.dtype);
         if (took[k]) continue;
         results[k].data = gs__malloc(ctx, bytes);
         if (!results[k].data) r = GS_ERR_OUT_OF_MEMORY;
@@ -9046,12 +9021,12 @@ GS_API gs_result gs_eval(gs_graph *g, const void *const *inputs, void *const *ou
     for (i = 0, k = 0; i < np; i++) {
         const gs_value *p = g->params[i];
         for (j = 0; j < gs__ip_nslots(p); j++, k++)
-            if (!inputs[k] && gs__ip_numel(gs__ip_slot_shape(p, j)) > 0)
+            if (!inputs[k] && gs__numel(gs__ip_slot_shape(p, j)) > 0)
                 return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_eval %s: input %d (parameter %s) is NULL", g->name, k,
                                p->name);
     }
     for (k = 0; k < n_out; k++)
-        if (!outputs[k] && gs__ip_numel(gs__ip_slot_shape(root, k)) > 0)
+        if (!outputs[k] && gs__numel(gs__ip_slot_shape(root, k)) > 0)
             return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_eval %s: output %d is NULL", g->name, k);
 
     in = (gs__buf *)gs__malloc(ctx, (size_t)(n_in + 1) * sizeof(gs__buf));
@@ -9067,7 +9042,7 @@ GS_API gs_result gs_eval(gs_graph *g, const void *const *inputs, void *const *ou
         const gs_value *p = g->params[i];
         for (j = 0; j < gs__ip_nslots(p); j++, k++) {
             const gs_shape *sh = gs__ip_slot_shape(p, j);
-            int64_t e, n = gs__ip_numel(sh);
+            int64_t e, n = gs__numel(sh);
             in[k].shape = *sh;
             in[k].data = (void *)(uintptr_t)inputs[k];
             if (sh->dtype == GS_BF16 || sh->dtype == GS_PRED) {
@@ -9093,7 +9068,7 @@ GS_API gs_result gs_eval(gs_graph *g, const void *const *inputs, void *const *ou
     if (r) goto done;
     /* compute -> storage */
     for (k = 0; k < n_out; k++) {
-        int64_t e, n = gs__ip_numel(&res[k].shape);
+        int64_t e, n = gs__numel(&res[k].shape);
         if (res[k].shape.dtype == GS_BF16) {
             for (e = 0; e < n; e++) ((uint16_t *)outputs[k])[e] = gs_f32_to_bf16(((const float *)res[k].data)[e]);
         } else if (n > 0) {

@@ -38,16 +38,6 @@ GS__FN gs_result gs__k_matmul(gs_ctx *ctx, int64_t batch, int64_t M, int64_t N, 
    Shared helpers
    ------------------------------------------------------------------------------------------------------- */
 
-/* Output size of one window dim: floor((dilated_in + lo + hi - dilated_window) / stride) + 1, or 0 when the
-   window does not fit (or is empty). */
-GS__FN int64_t gs__window_out_size(int64_t in, const gs_window_dim *w) {
-    int64_t din = in > 0 ? (in - 1) * w->base_dilation + 1 : 0;
-    int64_t dwin = (w->size - 1) * w->window_dilation + 1;
-    int64_t padded = din + w->pad_lo + w->pad_hi;
-    if (w->size <= 0 || w->stride <= 0 || padded < dwin) return 0;
-    return (padded - dwin) / w->stride + 1;
-}
-
 GS__FN bool gs__window_dim_ok(const gs_window_dim *w) {
     return w->size >= 0 && w->stride >= 1 && w->base_dilation >= 1 && w->window_dilation >= 1;
 }
@@ -203,9 +193,9 @@ GS__FN gs_result gs__conv_check(gs_ctx *ctx, const gs_value *v, const gs__buf *i
         if (!gs__window_dim_ok(w) || w->size != p->K[i])
             return gs__err(ctx, GS_ERR_INVALID_ARG, "convolution %s: window dim %d does not match the kernel",
                            name, i);
-        if (gs__window_out_size(p->S[i], w) != p->O[i])
+        if (gs__window_out(w, p->S[i]) != p->O[i])
             return gs__err(ctx, GS_ERR_SHAPE, "convolution %s: output spatial dim %d is %lld, expected %lld",
-                           name, i, (long long)p->O[i], (long long)gs__window_out_size(p->S[i], w));
+                           name, i, (long long)p->O[i], (long long)gs__window_out(w, p->S[i]));
         p->S_total *= p->S[i];
         p->T *= p->K[i];
         p->O_total *= p->O[i];
@@ -526,9 +516,9 @@ GS__FN gs_result gs__k_reduce_window(gs_ctx *ctx, const gs_value *v, const gs__b
         const gs_window_dim *w = &v->window[i];
         if (!gs__window_dim_ok(w))
             return gs__err(ctx, GS_ERR_INVALID_ARG, "reduce-window %s: invalid window dim %d", name, i);
-        if (gs__window_out_size(in->shape.dims[i], w) != out->shape.dims[i])
+        if (gs__window_out(w, in->shape.dims[i]) != out->shape.dims[i])
             return gs__err(ctx, GS_ERR_SHAPE, "reduce-window %s: output dim %d is %lld, expected %lld", name, i,
-                           (long long)out->shape.dims[i], (long long)gs__window_out_size(in->shape.dims[i], w));
+                           (long long)out->shape.dims[i], (long long)gs__window_out(w, in->shape.dims[i]));
         ntab += w->size * out->shape.dims[i];
         wtotal *= w->size;
     }

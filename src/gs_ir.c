@@ -384,12 +384,13 @@ GS__FN bool gs__reduce_kind_ok(gs_reduce_kind k, gs_dtype t, bool allow_replace)
     }
 }
 
+/* Output size of one window dim: floor((dilated_in + lo + hi - dilated_window) / stride) + 1, or 0 when the
+   window does not fit (or the window is invalid). */
 GS__FN int64_t gs__window_out(const gs_window_dim *w, int64_t in) {
     int64_t din = in > 0 ? (in - 1) * w->base_dilation + 1 : 0;
     int64_t dwin = (w->size - 1) * w->window_dilation + 1;
     int64_t span = din + w->pad_lo + w->pad_hi - dwin;
-    if (w->size == 0) return 0;
-    if (span < 0) return 0;
+    if (w->size <= 0 || w->stride <= 0 || span < 0) return 0;
     return span / w->stride + 1;
 }
 
