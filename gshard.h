@@ -799,6 +799,8 @@ GS__FN gs_result gs__k_convolution(gs_ctx *ctx, const gs_value *v, const gs__buf
                                    gs__buf *out);
 GS__FN gs_result gs__k_reduce_window(gs_ctx *ctx, const gs_value *v, const gs__buf *in, const gs__buf *init,
                                      gs__buf *out);
+/* Rounds n floats to the nearest bf16 value (ties to even), in place. */
+GS__FN void gs__round_bf16(float *x, int64_t n);
 /* Batched matmul used by dot and convolution: C[b] (+)= A[b] x B[b] on compute-format f32 data. */
 GS__FN gs_result gs__k_matmul(gs_ctx *ctx, int64_t batch, int64_t M, int64_t N, int64_t K, const float *A,
                               const float *B, float *C, int accumulate);
@@ -6978,10 +6980,6 @@ GS__FN bool gs__ip_same_shape(const gs_shape *a, const gs_shape *b) {
 
 GS__FN float gs__ip_rbf(float x) { return gs_bf16_to_f32(gs_f32_to_bf16(x)); }
 
-GS__FN void gs__ip_round_bf16_array(float *p, int64_t n) {
-    int64_t i;
-    for (i = 0; i < n; i++) p[i] = gs__ip_rbf(p[i]);
-}
 
 /* dst[doff + sum idx*dstr] = src[soff + sum idx*sstr] for every idx < dims (offsets and strides in elements;
    es is the element size, 4 or 1). */
@@ -7613,7 +7611,7 @@ GS__FN gs_result gs__ip_unary(gs_ctx *ctx, const gs_value *v, const gs__buf *x, 
         float *y = (float *)out->data;
         if (op == GS_OP_NOT) goto unsupported;
         for (i = 0; i < n; i++) y[i] = gs__ip_unary_f(op, a[i]);
-        if (t == GS_BF16) gs__ip_round_bf16_array(y, n);
+        if (t == GS_BF16) gs__round_bf16(y, n);
     } else if (t == GS_S32) {
         const int32_t *a = (const int32_t *)x->data;
         int32_t *y = (int32_t *)out->data;
@@ -7720,7 +7718,7 @@ GS__FN gs_result gs__ip_binary(gs_ctx *ctx, const gs_value *v, const gs__buf *x,
         float *y = (float *)out->data;
         if (logical) goto unsupported;
         for (i = 0; i < n; i++) y[i] = gs__ip_binary_f(op, a[i], b[i]);
-        if (t == GS_BF16) gs__ip_round_bf16_array(y, n);
+        if (t == GS_BF16) gs__round_bf16(y, n);
     } else if (t == GS_S32) {
         const int32_t *a = (const int32_t *)x->data, *b = (const int32_t *)z->data;
         int32_t *y = (int32_t *)out->data;
@@ -8281,7 +8279,7 @@ GS__FN gs_result gs__ip_dot(gs_ctx *ctx, const gs_value *v, const gs__buf *a, co
         float *C = (float *)out->data;
         if (K == 0) memset(C, 0, (size_t)(B * M * N) * sizeof(float));
         else res = gs__k_matmul(ctx, B, M, N, K, (const float *)A, (const float *)Bm, C, 0);
-        if (res == GS_OK && out->shape.dtype == GS_BF16) gs__ip_round_bf16_array(C, B * M * N);
+        if (res == GS_OK && out->shape.dtype == GS_BF16) gs__round_bf16(C, B * M * N);
     } else {
         /* exact, wrapping integer products */
         const uint32_t *IA = (const uint32_t *)A, *IB = (const uint32_t *)Bm;

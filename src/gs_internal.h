@@ -227,6 +227,8 @@ GS__FN gs_result gs__k_convolution(gs_ctx *ctx, const gs_value *v, const gs__buf
                                    gs__buf *out);
 GS__FN gs_result gs__k_reduce_window(gs_ctx *ctx, const gs_value *v, const gs__buf *in, const gs__buf *init,
                                      gs__buf *out);
+/* Rounds n floats to the nearest bf16 value (ties to even), in place. */
+GS__FN void gs__round_bf16(float *x, int64_t n);
 /* Batched matmul used by dot and convolution: C[b] (+)= A[b] x B[b] on compute-format f32 data. */
 GS__FN gs_result gs__k_matmul(gs_ctx *ctx, int64_t batch, int64_t M, int64_t N, int64_t K, const float *A,
                               const float *B, float *C, int accumulate);

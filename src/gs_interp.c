@@ -62,10 +62,6 @@ GS__FN bool gs__ip_same_shape(const gs_shape *a, const gs_shape *b) {
 
 GS__FN float gs__ip_rbf(float x) { return gs_bf16_to_f32(gs_f32_to_bf16(x)); }
 
-GS__FN void gs__ip_round_bf16_array(float *p, int64_t n) {
-    int64_t i;
-    for (i = 0; i < n; i++) p[i] = gs__ip_rbf(p[i]);
-}
 
 /* dst[doff + sum idx*dstr] = src[soff + sum idx*sstr] for every idx < dims (offsets and strides in elements;
    es is the element size, 4 or 1). */
@@ -697,7 +693,7 @@ GS__FN gs_result gs__ip_unary(gs_ctx *ctx, const gs_value *v, const gs__buf *x, 
         float *y = (float *)out->data;
         if (op == GS_OP_NOT) goto unsupported;
         for (i = 0; i < n; i++) y[i] = gs__ip_unary_f(op, a[i]);
-        if (t == GS_BF16) gs__ip_round_bf16_array(y, n);
+        if (t == GS_BF16) gs__round_bf16(y, n);
     } else if (t == GS_S32) {
         const int32_t *a = (const int32_t *)x->data;
         int32_t *y = (int32_t *)out->data;
@@ -804,7 +800,7 @@ GS__FN gs_result gs__ip_binary(gs_ctx *ctx, const gs_value *v, const gs__buf *x,
         float *y = (float *)out->data;
         if (logical) goto unsupported;
         for (i = 0; i < n; i++) y[i] = gs__ip_binary_f(op, a[i], b[i]);
-        if (t == GS_BF16) gs__ip_round_bf16_array(y, n);
+        if (t == GS_BF16) gs__round_bf16(y, n);
     } else if (t == GS_S32) {
         const int32_t *a = (const int32_t *)x->data, *b = (const int32_t *)z->data;
         int32_t *y = (int32_t *)out->data;
@@ -1365,7 +1361,7 @@ GS__FN gs_result gs__ip_dot(gs_ctx *ctx, const gs_value *v, const gs__buf *a, co
         float *C = (float *)out->data;
         if (K == 0) memset(C, 0, (size_t)(B * M * N) * sizeof(float));
         else res = gs__k_matmul(ctx, B, M, N, K, (const float *)A, (const float *)Bm, C, 0);
-        if (res == GS_OK && out->shape.dtype == GS_BF16) gs__ip_round_bf16_array(C, B * M * N);
+        if (res == GS_OK && out->shape.dtype == GS_BF16) gs__round_bf16(C, B * M * N);
     } else {
         /* exact, wrapping integer products */
         const uint32_t *IA = (const uint32_t *)A, *IB = (const uint32_t *)Bm;
