@@ -665,6 +665,8 @@ struct gs_ctx {
     char errmsg[GS__ERRMSG_CAP];
     gs_graph **graphs;        /* stb_ds array: every graph of the ctx, in creation order */
     int64_t next_auto_name;   /* counter for generated names ("add.7") */
+    const char *next_name;    /* if set, the next value made takes this name (the HLO parser's names), so
+                                 builder errors name the instruction as the user wrote it */
 };
 
 struct gs_graph {
@@ -2080,9 +2082,15 @@ GS__FN gs_value *gs__value_new(gs_graph *g, gs_op op, int n_operands, gs_value *
         v->operands = (gs_value **)gs__arena_dup(ctx, operands, sizeof(gs_value *) * (size_t)n_operands);
         if (!v->operands) return NULL;
     }
-    v->name = gs__arena_printf(ctx, "%s.%lld", gs__op_word(op), (long long)ctx->next_auto_name);
+    if (ctx->next_name) {
+        v->name = gs__arena_strdup(ctx, ctx->next_name);
+        ctx->next_name = NULL;
+        v->auto_name = false;
+    } else {
+        v->name = gs__arena_printf(ctx, "%s.%lld", gs__op_word(op), (long long)ctx->next_auto_name);
+        v->auto_name = true;
+    }
     if (!v->name) return NULL;
-    v->auto_name = true;
     return v;
 }
 
@@ -5770,24 +5778,12 @@ GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *att
 
 /* ---- instructions ---- */
 
-/* A builder returned NULL: its message, prefixed with the instruction's position. The builder named the
-   value "<op>.<counter>" (the counter is not advanced on failure); that word becomes the text's name. */
-GS__FN bool gs__builder_failed(gs__parser *P, const gs__cur *at, const char *name) {
-    char msg[GS__ERRMSG_CAP], num[24];
+/* A builder returned NULL: its message (which names the instruction as written, see gs_ctx.next_name),
+   prefixed with the position. */
+GS__FN bool gs__builder_failed(gs__parser *P, const gs__cur *at) {
+    char msg[GS__ERRMSG_CAP];
     gs_result code = gs_ctx_error(P->ctx);
-    const char *src = code != GS_OK ? gs_ctx_error_msg(P->ctx) : "the builder failed", *hit = NULL, *p;
-    size_t nlen;
-    snprintf(num, sizeof num, ".%lld", (long long)P->ctx->next_auto_name);
-    nlen = strlen(num);
-    for (p = strstr(src, num); name && p && !hit; p = strstr(p + 1, num))
-        if (p > src && gs__hlo_alpha((unsigned char)p[-1]) && !gs__hlo_digit((unsigned char)p[nlen])) hit = p;
-    if (hit) {
-        const char *w = hit;
-        while (w > src && (gs__hlo_alpha((unsigned char)w[-1]) || w[-1] == '-')) w--;
-        snprintf(msg, sizeof msg, "%.*s%s%s", (int)(w - src), src, name, hit + nlen);
-    } else {
-        snprintf(msg, sizeof msg, "%s", src);
-    }
+    snprintf(msg, sizeof msg, "%s", code != GS_OK ? gs_ctx_error_msg(P->ctx) : "the builder failed");
     gs_ctx_clear_error(P->ctx);
     return gs__perr(P, at, code == GS_ERR_OUT_OF_MEMORY ? code : GS_ERR_PARSE, "%s", msg);
 }
@@ -5861,6 +5857,7 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         return gs__perr(P, &in->type.at, GS_ERR_PARSE, "%s '%s' needs an array shape, not a tuple", in->opcode,
                         in->name);
 
+    P->ctx->next_name = in->name; /* the builder below names its value (and its errors) as the text does */
     switch (op) {
     case GS_OP_PARAMETER: {
         gs__cur c = in->args;
@@ -6223,18 +6220,22 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         if (!gs__called_graph(P, in, "condition", &cond) || !gs__called_graph(P, in, "body", &body)) return false;
         /* building them may have grown P->vals: re-read the operand */
         x = P->insts[P->ops[in->first_op].inst].value;
+        P->ctx->next_name = in->name; /* building cond and body used it up */
         v = gs_while(g, cond, body, x);
         break;
     }
-    default: return gs__perr(P, &in->op_at, GS_ERR_UNSUPPORTED, "opcode '%s' is not supported", in->opcode);
+    default:
+        P->ctx->next_name = NULL;
+        return gs__perr(P, &in->op_at, GS_ERR_UNSUPPORTED, "opcode '%s' is not supported", in->opcode);
     }
-    if (!v) return gs__builder_failed(P, &in->at, in->name);
+    P->ctx->next_name = NULL; /* unused when the builder failed before making a value */
+    if (!v) return gs__builder_failed(P, &in->at);
     if (!gs__pshape_matches(P, &in->type, v)) return gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
-    if (op != GS_OP_PARAMETER && gs_value_set_name(v, in->name) != GS_OK) return gs__builder_failed(P, &in->at, NULL);
+    if (op != GS_OP_PARAMETER && gs_value_set_name(v, in->name) != GS_OK) return gs__builder_failed(P, &in->at);
     if (op != GS_OP_ANNOTATE && op != GS_OP_TO_MANUAL && op != GS_OP_TO_FULL && (a = gs__attr(P, in, "sharding")) != NULL) {
         const char *sh = gs__pstr(P, a->val.p, (size_t)(a->val.end - a->val.p));
         if (!sh) return false;
-        if (gs_value_set_sharding_text(v, sh) != GS_OK) return gs__builder_failed(P, &a->at, NULL);
+        if (gs_value_set_sharding_text(v, sh) != GS_OK) return gs__builder_failed(P, &a->at);
     }
     in->value = v;
     return true;
@@ -6246,7 +6247,7 @@ GS__FN bool gs__build_comp(gs__parser *P, int ci) {
     if (comp->state == 2) return true;
     comp->state = 1;
     comp->graph = gs_graph_new(P->ctx, comp->name);
-    if (!comp->graph) return gs__builder_failed(P, &comp->at, NULL);
+    if (!comp->graph) return gs__builder_failed(P, &comp->at);
     for (i = comp->first_inst; i < comp->first_inst + comp->n_inst; i++) {
         const gs__pinst *in = &P->insts[i];
         for (k = 0; k < in->n_ops; k++) {
@@ -6284,7 +6285,7 @@ GS__FN bool gs__build_comp(gs__parser *P, int ci) {
         }
     }
     if (gs_graph_set_root(comp->graph, P->insts[comp->root].value) != GS_OK)
-        return gs__builder_failed(P, &P->insts[comp->root].at, NULL);
+        return gs__builder_failed(P, &P->insts[comp->root].at);
     comp->state = 2;
     return true;
 }
@@ -6969,15 +6970,6 @@ GS__FN gs_result gs__k_reduce_window(gs_ctx *ctx, const gs_value *v, const gs__b
    Utilities: shapes, strided copies, scalar semantics
    ------------------------------------------------------------------------------------------------------- */
 
-GS__FN bool gs__ip_same_shape(const gs_shape *a, const gs_shape *b) {
-    int i;
-    if (a->dtype != b->dtype || a->rank != b->rank) return false;
-    for (i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i]) return false;
-    return true;
-}
-
-
 GS__FN float gs__ip_rbf(float x) { return gs_bf16_to_f32(gs_f32_to_bf16(x)); }
 
 
@@ -7480,7 +7472,7 @@ GS__FN gs_result gs__ip_dynamic_update_slice(gs__ip_st *st, const gs_value *v, g
     size_t es = gs__compute_size(out->shape.dtype);
     gs_result res = gs__ip_check_starts(st, v, 2, r);
     if (res) return res;
-    if (u->shape.rank != r || u->shape.dtype != x->shape.dtype || !gs__ip_same_shape(&x->shape, &out->shape))
+    if (u->shape.rank != r || u->shape.dtype != x->shape.dtype || !gs_shape_equal(&x->shape, &out->shape))
         return gs__err(st->ctx, GS_ERR_SHAPE, "dynamic-update-slice %s: shape mismatch", v->name);
     gs__strides(&x->shape, xst);
     gs__strides(&u->shape, ust);
@@ -7810,8 +7802,8 @@ GS__FN gs_result gs__ip_select(gs_ctx *ctx, const gs_value *v, const gs__buf *p,
                               gs__buf *out) {
     int64_t i, n = gs__numel(&out->shape), np = gs__numel(&p->shape);
     const uint8_t *pp = (const uint8_t *)p->data;
-    if (p->shape.dtype != GS_PRED || (np != n && np != 1) || !gs__ip_same_shape(&a->shape, &out->shape) ||
-        !gs__ip_same_shape(&b->shape, &out->shape))
+    if (p->shape.dtype != GS_PRED || (np != n && np != 1) || !gs_shape_equal(&a->shape, &out->shape) ||
+        !gs_shape_equal(&b->shape, &out->shape))
         return gs__err(ctx, GS_ERR_SHAPE, "select %s: operand shapes do not fit", v->name);
     if (gs__compute_size(out->shape.dtype) == 4) {
         const uint32_t *A = (const uint32_t *)a->data, *B = (const uint32_t *)b->data;
@@ -7830,7 +7822,7 @@ GS__FN gs_result gs__ip_clamp(gs_ctx *ctx, const gs_value *v, const gs__buf *lo,
                              gs__buf *out) {
     int64_t i, n = gs__numel(&out->shape), nl = gs__numel(&lo->shape), nh = gs__numel(&hi->shape);
     gs_dtype t = x->shape.dtype;
-    if (lo->shape.dtype != t || hi->shape.dtype != t || !gs__ip_same_shape(&x->shape, &out->shape) ||
+    if (lo->shape.dtype != t || hi->shape.dtype != t || !gs_shape_equal(&x->shape, &out->shape) ||
         (nl != 1 && nl != n) || (nh != 1 && nh != n))
         return gs__err(ctx, GS_ERR_SHAPE, "clamp %s: operand shapes do not fit", v->name);
     for (i = 0; i < n; i++) {
@@ -8048,7 +8040,7 @@ GS__FN gs_result gs__ip_cumulative(gs_ctx *ctx, const gs_value *v, const gs__buf
     }
     res = gs__ip_check_kind(ctx, v, t, kind, false);
     if (res) return res;
-    if (v->dim < 0 || v->dim >= x->shape.rank || !gs__ip_same_shape(&x->shape, &out->shape))
+    if (v->dim < 0 || v->dim >= x->shape.rank || !gs_shape_equal(&x->shape, &out->shape))
         return gs__err(ctx, GS_ERR_SHAPE, "%s %s: bad dim or result shape", gs_op_name(v->op), v->name);
     gs__ip_split_at(&x->shape, v->dim, &outer, &n, &inner);
     for (o = 0; o < outer; o++) {
@@ -8438,7 +8430,7 @@ GS__FN gs_result gs__ip_scatter(gs_ctx *ctx, const gs_value *v, const gs__buf *o
     if (res) return res;
     ivd = sd->index_vector_dim;
     if ((ix->shape.dtype != GS_S32 && ix->shape.dtype != GS_U32) || ivd < 0 || ivd > irank ||
-        up->shape.dtype != t || !gs__ip_same_shape(&op->shape, &out->shape))
+        up->shape.dtype != t || !gs_shape_equal(&op->shape, &out->shape))
         return gs__err(ctx, GS_ERR_SHAPE, "scatter %s: operand shapes do not fit", v->name);
     nvec = ivd < irank ? ix->shape.dims[ivd] : 1;
     if (sd->n_scatter_dims_to_operand_dims != nvec)
@@ -8577,7 +8569,7 @@ GS__FN gs_result gs__ip_eval_collective(gs__ip_st *st, const gs_value *v) {
     r = gs__ip_collective_local(st, v, &identity);
     if (r) return r;
     if (identity) {
-        if (!gs__ip_same_shape(&x->shape, &v->shape))
+        if (!gs_shape_equal(&x->shape, &v->shape))
             return gs__err(st->ctx, GS_ERR_SHAPE, "%s %s: result shape differs from the operand's on one partition",
                            gs_op_name(v->op), v->name);
         gs__ip_alias(st, v, 0, st->first[v->operands[0]->id]);
@@ -8631,7 +8623,7 @@ GS__FN gs_result gs__ip_eval_while(gs__ip_st *st, const gs_value *v) {
         r = gs__eval_graph(st->ex, v->body, cur, next);
         if (r) break;
         for (j = 0; j < n; j++) {
-            if (!gs__ip_same_shape(&next[j].shape, gs__ip_slot_shape(v, j))) {
+            if (!gs_shape_equal(&next[j].shape, gs__ip_slot_shape(v, j))) {
                 r = gs__err(ctx, GS_ERR_SHAPE, "while %s: the body changes the state shape", v->name);
                 break;
             }
@@ -8676,7 +8668,7 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
         for (j = 0; j < gs__ip_nslots(v); j++) {
             int64_t s = st->first[v->id] + j;
             const gs__buf *pb = &st->params[base + j];
-            if (!gs__ip_same_shape(&pb->shape, gs__ip_slot_shape(v, j)) ||
+            if (!gs_shape_equal(&pb->shape, gs__ip_slot_shape(v, j)) ||
                 (!pb->data && gs__numel(&pb->shape) > 0))
                 return gs__err(ctx, GS_ERR_SHAPE, "parameter %s: the input buffer does not have the parameter's shape",
                                v->name);
@@ -8741,7 +8733,7 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
             if (v->dim < 0 || v->dim >= xs[0]->shape.rank)
                 return gs__err(ctx, GS_ERR_SHAPE, "sort %s: bad dim", v->name);
             for (j = 0; j < nx; j++)
-                if (!gs__ip_same_shape(&outs[j]->shape, &xs[j]->shape))
+                if (!gs_shape_equal(&outs[j]->shape, &xs[j]->shape))
                     return gs__err(ctx, GS_ERR_SHAPE, "sort %s: result shape differs", v->name);
             return gs__ip_sort_lines(ctx, v, nx, xs, v->dim, v->flag, xs[0]->shape.rank ? xs[0]->shape.dims[v->dim] : 0,
                                   outs, NULL);

@@ -1907,24 +1907,12 @@ GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *att
 
 /* ---- instructions ---- */
 
-/* A builder returned NULL: its message, prefixed with the instruction's position. The builder named the
-   value "<op>.<counter>" (the counter is not advanced on failure); that word becomes the text's name. */
-GS__FN bool gs__builder_failed(gs__parser *P, const gs__cur *at, const char *name) {
-    char msg[GS__ERRMSG_CAP], num[24];
+/* A builder returned NULL: its message (which names the instruction as written, see gs_ctx.next_name),
+   prefixed with the position. */
+GS__FN bool gs__builder_failed(gs__parser *P, const gs__cur *at) {
+    char msg[GS__ERRMSG_CAP];
     gs_result code = gs_ctx_error(P->ctx);
-    const char *src = code != GS_OK ? gs_ctx_error_msg(P->ctx) : "the builder failed", *hit = NULL, *p;
-    size_t nlen;
-    snprintf(num, sizeof num, ".%lld", (long long)P->ctx->next_auto_name);
-    nlen = strlen(num);
-    for (p = strstr(src, num); name && p && !hit; p = strstr(p + 1, num))
-        if (p > src && gs__hlo_alpha((unsigned char)p[-1]) && !gs__hlo_digit((unsigned char)p[nlen])) hit = p;
-    if (hit) {
-        const char *w = hit;
-        while (w > src && (gs__hlo_alpha((unsigned char)w[-1]) || w[-1] == '-')) w--;
-        snprintf(msg, sizeof msg, "%.*s%s%s", (int)(w - src), src, name, hit + nlen);
-    } else {
-        snprintf(msg, sizeof msg, "%s", src);
-    }
+    snprintf(msg, sizeof msg, "%s", code != GS_OK ? gs_ctx_error_msg(P->ctx) : "the builder failed");
     gs_ctx_clear_error(P->ctx);
     return gs__perr(P, at, code == GS_ERR_OUT_OF_MEMORY ? code : GS_ERR_PARSE, "%s", msg);
 }
@@ -1998,6 +1986,7 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         return gs__perr(P, &in->type.at, GS_ERR_PARSE, "%s '%s' needs an array shape, not a tuple", in->opcode,
                         in->name);
 
+    P->ctx->next_name = in->name; /* the builder below names its value (and its errors) as the text does */
     switch (op) {
     case GS_OP_PARAMETER: {
         gs__cur c = in->args;
@@ -2360,18 +2349,22 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         if (!gs__called_graph(P, in, "condition", &cond) || !gs__called_graph(P, in, "body", &body)) return false;
         /* building them may have grown P->vals: re-read the operand */
         x = P->insts[P->ops[in->first_op].inst].value;
+        P->ctx->next_name = in->name; /* building cond and body used it up */
         v = gs_while(g, cond, body, x);
         break;
     }
-    default: return gs__perr(P, &in->op_at, GS_ERR_UNSUPPORTED, "opcode '%s' is not supported", in->opcode);
+    default:
+        P->ctx->next_name = NULL;
+        return gs__perr(P, &in->op_at, GS_ERR_UNSUPPORTED, "opcode '%s' is not supported", in->opcode);
     }
-    if (!v) return gs__builder_failed(P, &in->at, in->name);
+    P->ctx->next_name = NULL; /* unused when the builder failed before making a value */
+    if (!v) return gs__builder_failed(P, &in->at);
     if (!gs__pshape_matches(P, &in->type, v)) return gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
-    if (op != GS_OP_PARAMETER && gs_value_set_name(v, in->name) != GS_OK) return gs__builder_failed(P, &in->at, NULL);
+    if (op != GS_OP_PARAMETER && gs_value_set_name(v, in->name) != GS_OK) return gs__builder_failed(P, &in->at);
     if (op != GS_OP_ANNOTATE && op != GS_OP_TO_MANUAL && op != GS_OP_TO_FULL && (a = gs__attr(P, in, "sharding")) != NULL) {
         const char *sh = gs__pstr(P, a->val.p, (size_t)(a->val.end - a->val.p));
         if (!sh) return false;
-        if (gs_value_set_sharding_text(v, sh) != GS_OK) return gs__builder_failed(P, &a->at, NULL);
+        if (gs_value_set_sharding_text(v, sh) != GS_OK) return gs__builder_failed(P, &a->at);
     }
     in->value = v;
     return true;
@@ -2383,7 +2376,7 @@ GS__FN bool gs__build_comp(gs__parser *P, int ci) {
     if (comp->state == 2) return true;
     comp->state = 1;
     comp->graph = gs_graph_new(P->ctx, comp->name);
-    if (!comp->graph) return gs__builder_failed(P, &comp->at, NULL);
+    if (!comp->graph) return gs__builder_failed(P, &comp->at);
     for (i = comp->first_inst; i < comp->first_inst + comp->n_inst; i++) {
         const gs__pinst *in = &P->insts[i];
         for (k = 0; k < in->n_ops; k++) {
@@ -2421,7 +2414,7 @@ GS__FN bool gs__build_comp(gs__parser *P, int ci) {
         }
     }
     if (gs_graph_set_root(comp->graph, P->insts[comp->root].value) != GS_OK)
-        return gs__builder_failed(P, &P->insts[comp->root].at, NULL);
+        return gs__builder_failed(P, &P->insts[comp->root].at);
     comp->state = 2;
     return true;
 }

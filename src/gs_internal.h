@@ -93,6 +93,8 @@ struct gs_ctx {
     char errmsg[GS__ERRMSG_CAP];
     gs_graph **graphs;        /* stb_ds array: every graph of the ctx, in creation order */
     int64_t next_auto_name;   /* counter for generated names ("add.7") */
+    const char *next_name;    /* if set, the next value made takes this name (the HLO parser's names), so
+                                 builder errors name the instruction as the user wrote it */
 };
 
 struct gs_graph {

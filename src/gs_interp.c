@@ -51,15 +51,6 @@
    Utilities: shapes, strided copies, scalar semantics
    ------------------------------------------------------------------------------------------------------- */
 
-GS__FN bool gs__ip_same_shape(const gs_shape *a, const gs_shape *b) {
-    int i;
-    if (a->dtype != b->dtype || a->rank != b->rank) return false;
-    for (i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i]) return false;
-    return true;
-}
-
-
 GS__FN float gs__ip_rbf(float x) { return gs_bf16_to_f32(gs_f32_to_bf16(x)); }
 
 
@@ -562,7 +553,7 @@ GS__FN gs_result gs__ip_dynamic_update_slice(gs__ip_st *st, const gs_value *v, g
     size_t es = gs__compute_size(out->shape.dtype);
     gs_result res = gs__ip_check_starts(st, v, 2, r);
     if (res) return res;
-    if (u->shape.rank != r || u->shape.dtype != x->shape.dtype || !gs__ip_same_shape(&x->shape, &out->shape))
+    if (u->shape.rank != r || u->shape.dtype != x->shape.dtype || !gs_shape_equal(&x->shape, &out->shape))
         return gs__err(st->ctx, GS_ERR_SHAPE, "dynamic-update-slice %s: shape mismatch", v->name);
     gs__strides(&x->shape, xst);
     gs__strides(&u->shape, ust);
@@ -892,8 +883,8 @@ GS__FN gs_result gs__ip_select(gs_ctx *ctx, const gs_value *v, const gs__buf *p,
                               gs__buf *out) {
     int64_t i, n = gs__numel(&out->shape), np = gs__numel(&p->shape);
     const uint8_t *pp = (const uint8_t *)p->data;
-    if (p->shape.dtype != GS_PRED || (np != n && np != 1) || !gs__ip_same_shape(&a->shape, &out->shape) ||
-        !gs__ip_same_shape(&b->shape, &out->shape))
+    if (p->shape.dtype != GS_PRED || (np != n && np != 1) || !gs_shape_equal(&a->shape, &out->shape) ||
+        !gs_shape_equal(&b->shape, &out->shape))
         return gs__err(ctx, GS_ERR_SHAPE, "select %s: operand shapes do not fit", v->name);
     if (gs__compute_size(out->shape.dtype) == 4) {
         const uint32_t *A = (const uint32_t *)a->data, *B = (const uint32_t *)b->data;
@@ -912,7 +903,7 @@ GS__FN gs_result gs__ip_clamp(gs_ctx *ctx, const gs_value *v, const gs__buf *lo,
                              gs__buf *out) {
     int64_t i, n = gs__numel(&out->shape), nl = gs__numel(&lo->shape), nh = gs__numel(&hi->shape);
     gs_dtype t = x->shape.dtype;
-    if (lo->shape.dtype != t || hi->shape.dtype != t || !gs__ip_same_shape(&x->shape, &out->shape) ||
+    if (lo->shape.dtype != t || hi->shape.dtype != t || !gs_shape_equal(&x->shape, &out->shape) ||
         (nl != 1 && nl != n) || (nh != 1 && nh != n))
         return gs__err(ctx, GS_ERR_SHAPE, "clamp %s: operand shapes do not fit", v->name);
     for (i = 0; i < n; i++) {
@@ -1130,7 +1121,7 @@ GS__FN gs_result gs__ip_cumulative(gs_ctx *ctx, const gs_value *v, const gs__buf
     }
     res = gs__ip_check_kind(ctx, v, t, kind, false);
     if (res) return res;
-    if (v->dim < 0 || v->dim >= x->shape.rank || !gs__ip_same_shape(&x->shape, &out->shape))
+    if (v->dim < 0 || v->dim >= x->shape.rank || !gs_shape_equal(&x->shape, &out->shape))
         return gs__err(ctx, GS_ERR_SHAPE, "%s %s: bad dim or result shape", gs_op_name(v->op), v->name);
     gs__ip_split_at(&x->shape, v->dim, &outer, &n, &inner);
     for (o = 0; o < outer; o++) {
@@ -1520,7 +1511,7 @@ GS__FN gs_result gs__ip_scatter(gs_ctx *ctx, const gs_value *v, const gs__buf *o
     if (res) return res;
     ivd = sd->index_vector_dim;
     if ((ix->shape.dtype != GS_S32 && ix->shape.dtype != GS_U32) || ivd < 0 || ivd > irank ||
-        up->shape.dtype != t || !gs__ip_same_shape(&op->shape, &out->shape))
+        up->shape.dtype != t || !gs_shape_equal(&op->shape, &out->shape))
         return gs__err(ctx, GS_ERR_SHAPE, "scatter %s: operand shapes do not fit", v->name);
     nvec = ivd < irank ? ix->shape.dims[ivd] : 1;
     if (sd->n_scatter_dims_to_operand_dims != nvec)
@@ -1659,7 +1650,7 @@ GS__FN gs_result gs__ip_eval_collective(gs__ip_st *st, const gs_value *v) {
     r = gs__ip_collective_local(st, v, &identity);
     if (r) return r;
     if (identity) {
-        if (!gs__ip_same_shape(&x->shape, &v->shape))
+        if (!gs_shape_equal(&x->shape, &v->shape))
             return gs__err(st->ctx, GS_ERR_SHAPE, "%s %s: result shape differs from the operand's on one partition",
                            gs_op_name(v->op), v->name);
         gs__ip_alias(st, v, 0, st->first[v->operands[0]->id]);
@@ -1713,7 +1704,7 @@ GS__FN gs_result gs__ip_eval_while(gs__ip_st *st, const gs_value *v) {
         r = gs__eval_graph(st->ex, v->body, cur, next);
         if (r) break;
         for (j = 0; j < n; j++) {
-            if (!gs__ip_same_shape(&next[j].shape, gs__ip_slot_shape(v, j))) {
+            if (!gs_shape_equal(&next[j].shape, gs__ip_slot_shape(v, j))) {
                 r = gs__err(ctx, GS_ERR_SHAPE, "while %s: the body changes the state shape", v->name);
                 break;
             }
@@ -1758,7 +1749,7 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
         for (j = 0; j < gs__ip_nslots(v); j++) {
             int64_t s = st->first[v->id] + j;
             const gs__buf *pb = &st->params[base + j];
-            if (!gs__ip_same_shape(&pb->shape, gs__ip_slot_shape(v, j)) ||
+            if (!gs_shape_equal(&pb->shape, gs__ip_slot_shape(v, j)) ||
                 (!pb->data && gs__numel(&pb->shape) > 0))
                 return gs__err(ctx, GS_ERR_SHAPE, "parameter %s: the input buffer does not have the parameter's shape",
                                v->name);
@@ -1823,7 +1814,7 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
             if (v->dim < 0 || v->dim >= xs[0]->shape.rank)
                 return gs__err(ctx, GS_ERR_SHAPE, "sort %s: bad dim", v->name);
             for (j = 0; j < nx; j++)
-                if (!gs__ip_same_shape(&outs[j]->shape, &xs[j]->shape))
+                if (!gs_shape_equal(&outs[j]->shape, &xs[j]->shape))
                     return gs__err(ctx, GS_ERR_SHAPE, "sort %s: result shape differs", v->name);
             return gs__ip_sort_lines(ctx, v, nx, xs, v->dim, v->flag, xs[0]->shape.rank ? xs[0]->shape.dims[v->dim] : 0,
                                   outs, NULL);

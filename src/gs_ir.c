@@ -318,9 +318,15 @@ GS__FN gs_value *gs__value_new(gs_graph *g, gs_op op, int n_operands, gs_value *
         v->operands = (gs_value **)gs__arena_dup(ctx, operands, sizeof(gs_value *) * (size_t)n_operands);
         if (!v->operands) return NULL;
     }
-    v->name = gs__arena_printf(ctx, "%s.%lld", gs__op_word(op), (long long)ctx->next_auto_name);
+    if (ctx->next_name) {
+        v->name = gs__arena_strdup(ctx, ctx->next_name);
+        ctx->next_name = NULL;
+        v->auto_name = false;
+    } else {
+        v->name = gs__arena_printf(ctx, "%s.%lld", gs__op_word(op), (long long)ctx->next_auto_name);
+        v->auto_name = true;
+    }
     if (!v->name) return NULL;
-    v->auto_name = true;
     return v;
 }
 

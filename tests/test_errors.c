@@ -387,7 +387,7 @@ static const bad_text text_cases[] = {
     {"bad dtype", "HloModule m\nENTRY e {\n  ROOT p = f99[4] parameter(0)\n}\n", "line 3"},
     {"shape disagrees with the op", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT r = f32[5] negate(p)\n}\n", "line 4"},
     {"unterminated computation", "HloModule m\nENTRY e {\n  ROOT p = f32[4] parameter(0)\n", "line"},
-    {"builder error surfaces with position", "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  b = f32[5] parameter(1)\n  ROOT r = f32[4] add(a, b)\n}\n", "line 5"},
+    {"builder error surfaces with position", "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  b = f32[5] parameter(1)\n  ROOT r = f32[4] add(a, b)\n}\n", "line 5, column 8: add r: operand shapes differ"},
     {"bad replica groups", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(p), replica_groups={{0,0}}, to_apply=sum\n}\n", "line 4"},
     {"duplicate names", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  p = f32[4] parameter(1)\n  ROOT r = f32[4] add(p, p)\n}\n", "line 4"},
 };
