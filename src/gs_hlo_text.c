@@ -111,6 +111,8 @@ typedef struct gs__printer {
     gs__pr_red *reds;     /* stb_ds: reducers in order of first use */
     gs__pr_cmp *cmps;     /* stb_ds: sort comparators in order of first use */
     bool oom;
+    const char *(*comment)(const gs_value *v, void *user);   /* optional trailing "// ..." per instruction */
+    void *comment_user;
 } gs__printer;
 
 GS__FN bool gs__pr_name_used(const gs__printer *pr, const char *name) {
@@ -591,6 +593,13 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
         gs__sb_puts(sb, ", sharding=");
         gs__sb_puts(sb, v->sharding);
     }
+    if (pr->comment) {
+        const char *c = pr->comment(v, pr->comment_user);
+        if (c && *c) {
+            gs__sb_puts(sb, "  // ");
+            gs__sb_puts(sb, c);
+        }
+    }
     gs__sb_put(sb, "\n", 1);
 }
 
@@ -648,13 +657,18 @@ GS_API int64_t gs_hlo_num_partitions(const gs_graph *entry) {
     return entry->num_partitions;
 }
 
-GS_API const char *gs_hlo_print(gs_graph *entry) {
+GS_API const char *gs_hlo_print(gs_graph *entry) { return gs__hlo_print_commented(entry, NULL, NULL); }
+
+GS__FN const char *gs__hlo_print_commented(gs_graph *entry, const char *(*comment)(const gs_value *v, void *user),
+                                           void *user) {
     gs__printer pr;
     const char *out = NULL;
     int i, n;
     if (!entry) return NULL;
     memset(&pr, 0, sizeof pr);
     pr.ctx = entry->ctx;
+    pr.comment = comment;
+    pr.comment_user = user;
     gs__sb_init(&pr.sb, pr.ctx);
     gs__pr_collect(&pr, entry);
     n = (int)stbds_arrlen(pr.comps);

@@ -201,6 +201,12 @@ GS__FN void gs__strides(const gs_shape *s, int64_t *strides);
 GS__FN gs_result gs__groups_expand(gs_ctx *ctx, const gs_replica_groups *rg, int64_t num_partitions,
                                    int64_t *n_groups, int64_t *group_size, const int64_t **ids);
 
+/* ---- HLO text (gs_hlo_text.c) ----
+   gs_hlo_print with an optional `comment` callback: a non-empty string it returns for an instruction is
+   printed after it as "  // text" (one line, no newline inside), so the output still parses. */
+GS__FN const char *gs__hlo_print_commented(gs_graph *entry, const char *(*comment)(const gs_value *v, void *user),
+                                           void *user);
+
 /* ---- interpreter (gs_interp.c); the runtime reuses it with its own collective hook ----
    Buffers in compute format: f32 and bf16 as float (bf16 values already rounded to bf16), s32 as int32_t,
    u32 as uint32_t, pred as uint8_t. */
