@@ -2,6 +2,8 @@
 
      gshard print FILE                  parse, verify and print canonical HLO text
      gshard eval FILE [io options]      run the ENTRY computation with the reference interpreter
+     gshard cost FILE --chip NAME --mesh AxB[xC] [--json]
+                                        per-instruction TPU cost of an SPMD program, and totals
 
    Build: cc -std=c99 -O2 tools/gshard.c -o build/gshard -lpthread -lm   (from the repository root)
    Exit status: 0 ok, 1 check mismatch (reserved for `run --check`), 2 usage, parse, validation or i/o error. */
@@ -34,7 +36,10 @@ static const char usage_text[] =
     "commands:\n"
     "  print FILE               parse and verify an HLO module, print it in canonical form\n"
     "  eval FILE [io options]   run the ENTRY computation with the reference interpreter (one device)\n"
-    "  propagate, partition, run, cost\n"
+    "  cost FILE --chip NAME --mesh AxB[xC] [cost options]\n"
+    "                           per-instruction cost (FLOPs, HBM bytes, ICI bytes, time, bound) of an SPMD\n"
+    "                           program on a TPU slice, printed as comments beside its HLO text, and totals\n"
+    "  propagate, partition, run\n"
     "                           planned; not available in this version\n"
     "\n"
     "io options (eval):\n"
@@ -44,6 +49,21 @@ static const char usage_text[] =
     "                           gs_fill_random(shape, N, parameter number) (default N = 0)\n"
     "  --output-dir DIR         write the outputs as DIR/out0.npy, DIR/out1.npy, ... (DIR is created);\n"
     "                           without it a summary of each output is printed\n"
+    "\n"
+    "cost options:\n"
+    "  --chip NAME              v3, v4p, v5e, v5p, v6e or h100 (any case, 'tpu' prefix allowed)\n"
+    "  --mesh AxB[xC]           the logical device mesh; its size must equal the program's num_partitions\n"
+    "                           (--mesh 1 is one chip). Partition id d is device d, row-major over the mesh\n"
+    "  --torus AxB[xC]          the physical slice the mesh is laid onto (default: the mesh's shape)\n"
+    "  --device-order LIST      comma-separated: device d sits on physical chip LIST[d] (chips row-major over\n"
+    "                           the torus); default 0,1,2,... A permutation of 0..D-1\n"
+    "  --wrap auto|all|none     wraparound links: the chip's rule (default), every axis, or none\n"
+    "  --json                   print JSON instead of the annotated HLO text:\n"
+    "                           {\"instructions\": [{\"name\", \"opcode\", \"flops\", \"hbm_bytes\", \"ici_bytes\",\n"
+    "                           \"seconds\", \"bound\", ...}, ...], \"totals\": {\"seconds_serial\",\n"
+    "                           \"seconds_overlapped\", \"peak_hbm_bytes\", ...}, ...}; bound is one of\n"
+    "                           compute, hbm, ici, latency, none; per device, seconds in seconds, bytes in\n"
+    "                           bytes (docs/cost.md has the full schema)\n"
     "\n"
     "FILE '-' reads standard input. Tensor files are NumPy .npy (f4, i4, u4, b1; bf16 travels as f4).\n"
     "  --help                   this text\n"
@@ -445,12 +465,174 @@ done:
     return rc;
 }
 
+/* ---- cost ---- */
+typedef struct cost_options {
+    const char *file, *chip, *mesh, *torus, *order;
+    gs_wrap_mode wrap;
+    bool json;
+} cost_options;
+
+/* Parses argv[2..] of cost. Returns -1 to go on, or an exit code. */
+static int parse_cost_options(int argc, char **argv, cost_options *o) {
+    int i;
+    bool no_more_options = false;
+    for (i = 2; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!no_more_options && a[0] == '-' && a[1] != 0) {
+            if (strcmp(a, "--") == 0) {
+                no_more_options = true;
+            } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+                fputs(usage_text, stdout);
+                return EXIT_OK;
+            } else if (strcmp(a, "--json") == 0) {
+                o->json = true;
+            } else if (option_is(a, "--chip")) {
+                if (!(v = option_value(argc, argv, &i, "--chip"))) return EXIT_ERROR;
+                o->chip = v;
+            } else if (option_is(a, "--mesh")) {
+                if (!(v = option_value(argc, argv, &i, "--mesh"))) return EXIT_ERROR;
+                o->mesh = v;
+            } else if (option_is(a, "--torus")) {
+                if (!(v = option_value(argc, argv, &i, "--torus"))) return EXIT_ERROR;
+                o->torus = v;
+            } else if (option_is(a, "--device-order")) {
+                if (!(v = option_value(argc, argv, &i, "--device-order"))) return EXIT_ERROR;
+                o->order = v;
+            } else if (option_is(a, "--wrap")) {
+                if (!(v = option_value(argc, argv, &i, "--wrap"))) return EXIT_ERROR;
+                if (strcmp(v, "auto") == 0) o->wrap = GS_WRAP_AUTO;
+                else if (strcmp(v, "all") == 0) o->wrap = GS_WRAP_ALL;
+                else if (strcmp(v, "none") == 0) o->wrap = GS_WRAP_NONE;
+                else return usage_error("--wrap wants auto, all or none, not '%s'", v);
+            } else {
+                fprintf(stderr, "gshard cost: unknown option '%s'\n(try 'gshard --help')\n", a);
+                return EXIT_ERROR;
+            }
+            continue;
+        }
+        if (o->file) {
+            fprintf(stderr, "gshard cost: one FILE only ('%s' and '%s' given)\n(try 'gshard --help')\n", o->file, a);
+            return EXIT_ERROR;
+        }
+        o->file = a;
+    }
+    if (!o->file) return usage_error("cost: FILE is missing (use '-' for standard input)%s", "");
+    if (!o->chip) return usage_error("cost: --chip NAME is required (v3, v4p, v5e, v5p, v6e, h100)%s", "");
+    if (!o->mesh) return usage_error("cost: --mesh AxB[xC] is required (--mesh 1 for a single chip)%s", "");
+    return -1;
+}
+
+/* "0,2,1,3" -> n entries (heap); false after a message */
+static bool parse_device_order(const char *text, int64_t n, int64_t **out) {
+    const char *p = text;
+    int64_t k = 0, *v = (int64_t *)malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+    *out = NULL;
+    if (!v) {
+        fprintf(stderr, "gshard: out of memory\n");
+        return false;
+    }
+    for (;;) {
+        long long x = 0;
+        if (*p < '0' || *p > '9') {
+            fprintf(stderr, "gshard cost: --device-order '%s': expected a chip number at '%s'\n", text, *p ? p : "the end");
+            free(v);
+            return false;
+        }
+        while (*p >= '0' && *p <= '9') {
+            x = x * 10 + (*p - '0');
+            if (x > (1LL << 40)) break;
+            p++;
+        }
+        if (k == n) {
+            fprintf(stderr, "gshard cost: --device-order has more than the mesh's %lld devices\n", (long long)n);
+            free(v);
+            return false;
+        }
+        v[k++] = (int64_t)x;
+        if (*p == 0) break;
+        if (*p != ',') {
+            fprintf(stderr, "gshard cost: --device-order '%s': expected ',' at '%s'\n", text, p);
+            free(v);
+            return false;
+        }
+        p++;
+    }
+    if (k != n) {
+        fprintf(stderr, "gshard cost: --device-order has %lld entries but the mesh has %lld devices\n", (long long)k,
+                (long long)n);
+        free(v);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+static int cmd_cost(int argc, char **argv) {
+    cost_options o;
+    gs_ctx *ctx = NULL;
+    gs_graph *entry = NULL;
+    gs_topology_desc td;
+    gs_topology *topo = NULL;
+    gs_cost_report *rep = NULL;
+    int64_t *order = NULL, n = 1;
+    const char *text;
+    int rc, i;
+
+    memset(&o, 0, sizeof o);
+    rc = parse_cost_options(argc, argv, &o);
+    if (rc >= 0) return rc;
+    if (gs_ctx_create(NULL, &ctx) != GS_OK) {
+        fprintf(stderr, "gshard: cannot create a context\n");
+        return EXIT_ERROR;
+    }
+    rc = EXIT_ERROR;
+    memset(&td, 0, sizeof td);
+    if (gs_chip_lookup(ctx, o.chip, &td.chip) != GS_OK ||
+        gs_cost_parse_dims(ctx, o.mesh, &td.mesh_rank, td.mesh) != GS_OK ||
+        (o.torus && gs_cost_parse_dims(ctx, o.torus, &td.torus_rank, td.torus) != GS_OK)) {
+        fprintf(stderr, "gshard cost: %s\n", gs_ctx_error_msg(ctx));
+        goto done;
+    }
+    for (i = 0; i < td.mesh_rank; i++) n *= td.mesh[i];
+    if (o.order) {
+        if (!parse_device_order(o.order, n, &order)) goto done;
+        td.device_order = order;
+    }
+    td.wrap = o.wrap;
+    if (gs_topology_create(ctx, &td, &topo) != GS_OK) {
+        fprintf(stderr, "gshard cost: %s\n", gs_ctx_error_msg(ctx));
+        goto done;
+    }
+    if (!load_module(ctx, o.file, &entry)) goto done;
+    if (gs_cost_program(entry, topo, &rep) != GS_OK) {
+        fprintf(stderr, "%s: %s\n", shown_name(o.file), gs_ctx_error_msg(ctx));
+        goto done;
+    }
+    text = o.json ? gs_cost_report_json(rep) : gs_cost_report_text(rep);
+    if (!text) {
+        fprintf(stderr, "gshard cost: %s\n", gs_ctx_error_msg(ctx));
+        goto done;
+    }
+    fputs(text, stdout);
+    for (i = 0; i < gs_cost_report_num_warnings(rep); i++)
+        fprintf(stderr, "gshard cost: warning: %s\n", gs_cost_report_warning(rep, i));
+    rc = EXIT_OK;
+done:
+    free(order);
+    gs_ctx_destroy(ctx);
+    if (rc == EXIT_OK && (fflush(stdout) != 0 || ferror(stdout))) {
+        fprintf(stderr, "gshard: error writing standard output\n");
+        rc = EXIT_ERROR;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv) {
     const char *cmd;
     options o;
     gs_ctx *ctx = NULL;
     int rc;
-    static const char *const later[] = {"propagate", "partition", "run", "cost"};
+    static const char *const later[] = {"propagate", "partition", "run"};
     size_t k;
 
     if (argc < 2) {
@@ -472,6 +654,7 @@ int main(int argc, char **argv) {
             return EXIT_ERROR;
         }
     }
+    if (strcmp(cmd, "cost") == 0) return cmd_cost(argc, argv);
     if (strcmp(cmd, "print") != 0 && strcmp(cmd, "eval") != 0) {
         if (cmd[0] == '-') return usage_error("unknown option '%s'", cmd);
         return usage_error("unknown command '%s'", cmd);
