@@ -774,30 +774,46 @@ GS_API gs_result gs_topology_coords(const gs_topology *t, int64_t device, int64_
     return GS_OK;
 }
 
+GS__FN int gs__cm_cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* The box a group spans (see gs_topology_group_shape). */
 GS__FN gs_result gs__cm_group_shape(gs_ctx *ctx, const char *who, const gs_topology *t, int64_t n, const int64_t *ids,
-                                 gs_topology_group *out) {
-    int64_t maxdim = 1, i, cnt[GS_COST_MAX_AXES], prod = 1, co[GS_COST_MAX_AXES];
+                                    gs_topology_group *out) {
+    int64_t maxdim = 1, i, cnt[GS_COST_MAX_AXES], prod = 1, co[GS_COST_MAX_AXES], *sorted;
     char *used;
     char txt[160];
     int a;
     memset(out, 0, sizeof *out);
     if (n < 1 || !ids) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: an empty replica group", who);
     for (a = 0; a < t->rank; a++) maxdim = GS__MAX(maxdim, t->dims[a]);
-    used = (char *)gs__malloc(ctx, (size_t)(t->rank * maxdim + t->n));
+    used = (char *)gs__malloc(ctx, (size_t)(t->rank * maxdim));
     if (!used) return GS_ERR_OUT_OF_MEMORY;
-    memset(used, 0, (size_t)(t->rank * maxdim + t->n));
-    gs__cm_ids_text(txt, sizeof txt, n, ids);
+    memset(used, 0, (size_t)(t->rank * maxdim));
+    sorted = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)n);
+    if (!sorted) {
+        gs__free(ctx, used);
+        return GS_ERR_OUT_OF_MEMORY;
+    }
+    memcpy(sorted, ids, sizeof(int64_t) * (size_t)n);
+    qsort(sorted, (size_t)n, sizeof(int64_t), gs__cm_cmp_i64);
     for (i = 0; i < n; i++) {
-        if (ids[i] < 0 || ids[i] >= t->n || used[t->rank * maxdim + ids[i]]) {
+        if (sorted[i] < 0 || sorted[i] >= t->n || (i > 0 && sorted[i] == sorted[i - 1])) {
+            int64_t bad = sorted[i];
+            gs__free(ctx, sorted);
             gs__free(ctx, used);
-            if (ids[i] < 0 || ids[i] >= t->n)
+            gs__cm_ids_text(txt, sizeof txt, n, ids);
+            if (bad < 0 || bad >= t->n)
                 return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: replica group %s names device %lld, but the mesh has %lld", who,
-                               txt, (long long)ids[i], (long long)t->n);
+                               txt, (long long)bad, (long long)t->n);
             return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: replica group %s names device %lld twice", who, txt,
-                           (long long)ids[i]);
+                           (long long)bad);
         }
-        used[t->rank * maxdim + ids[i]] = 1;
+    }
+    gs__free(ctx, sorted);
+    for (i = 0; i < n; i++) {
         gs__cm_chip_coords(t, t->chip_of[ids[i]], co);
         for (a = 0; a < t->rank; a++) used[a * maxdim + co[a]] = 1;
     }
@@ -809,6 +825,7 @@ GS__FN gs_result gs__cm_group_shape(gs_ctx *ctx, const char *who, const gs_topol
     }
     if (prod != n) {
         gs__free(ctx, used);
+        gs__cm_ids_text(txt, sizeof txt, n, ids);
         return gs__err(ctx, GS_ERR_INVALID_ARG,
                        "%s: replica group %s is not a box of the physical torus (its devices do not fill the product of the "
                        "coordinates they use; reorder the devices so each group lies along whole mesh axes)",
@@ -832,6 +849,7 @@ GS__FN gs_result gs__cm_group_shape(gs_ctx *ctx, const char *who, const gs_topol
             /* a contiguous run: one start on a wrapping axis (it may cross the seam), else lo..hi full */
             if (t->wrap[a] ? starts != 1 : hi - lo + 1 != cnt[a]) {
                 gs__free(ctx, used);
+                gs__cm_ids_text(txt, sizeof txt, n, ids);
                 return gs__err(ctx, GS_ERR_INVALID_ARG,
                                "%s: replica group %s is not contiguous along physical axis %d (it uses %lld of its %lld "
                                "chips with gaps; reorder the devices so each group lies along whole mesh axes)",

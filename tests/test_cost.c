@@ -508,6 +508,7 @@ static void test_cost_wrap_rules(void) {
 static void test_cost_topology_groups(void) {
     gs_ctx *ctx = gst_ctx();
     gs_topology_group g;
+    gs_cost_comm cm;
     gs_topology_desc d;
     gs_topology *t;
     int64_t mesh[2] = {2, 4}, co[2];
@@ -521,6 +522,21 @@ static void test_cost_topology_groups(void) {
     CHECK(g.n_axes == 2 && g.axes[0].size == 2 && g.axes[1].size == 2 && g.axes[1].ring == GS_RING_OPEN_LINE);
     CHECK_ERR(gs_topology_group_shape(ctx, t, 2, gap, &g), GS_ERR_INVALID_ARG, "not contiguous along physical axis 1");
     CHECK_ERR(gs_topology_group_shape(ctx, t, 2, diag, &g), GS_ERR_INVALID_ARG, "not a box");
+    {
+        int64_t twice[4] = {0, 1, 5, 0}, out_of_range[2] = {0, 9};
+        CHECK_ERR(gs_topology_group_shape(ctx, t, 4, twice, &g), GS_ERR_INVALID_ARG, "replica group {0,1,5,0} names device 0 twice");
+        CHECK_ERR(gs_topology_group_shape(ctx, t, 2, out_of_range, &g), GS_ERR_INVALID_ARG, "names device 9, but the mesh has 8");
+        CHECK_ERR(gs_topology_group_shape(ctx, t, 0, row, &g), GS_ERR_INVALID_ARG, "empty replica group");
+        CHECK_ERR(gs_topology_permute(ctx, t, 1.0, 1, out_of_range, NULL), GS_ERR_INVALID_ARG, "NULL argument");
+        CHECK_ERR(gs_topology_collective(ctx, t, GS_COLLECTIVE_PERMUTE, 1.0, 1, 2, row, &cm), GS_ERR_INVALID_ARG,
+                  "use gs_topology_permute");
+        CHECK_ERR(gs_topology_collective(ctx, t, GS_COLLECTIVE_ALL_GATHER, 1.0, 1, 2, out_of_range, &cm),
+                  GS_ERR_INVALID_ARG, "names device 9");
+        {
+            gs_cost_comm pc;
+            CHECK_ERR(gs_topology_permute(ctx, t, 1.0, 1, out_of_range, &pc), GS_ERR_INVALID_ARG, "pair 0 names device 9");
+        }
+    }
     /* a device order can make a strided logical group contiguous: devices 0,2 on chips 0,1 */
     memset(&d, 0, sizeof d);
     {
