@@ -1208,6 +1208,60 @@ static void test_cost_collectives_in_programs(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* running out of memory anywhere in a report: an error or a result, never a crash or a leak */
+typedef struct oom_budget { long left, live; } oom_budget;
+static void *oom_alloc(size_t n, void *user) {
+    oom_budget *b = (oom_budget *)user;
+    void *p;
+    if (b->left == 0) return NULL;
+    if (b->left > 0) b->left--;
+    p = malloc(n);
+    if (p) b->live++;
+    return p;
+}
+static void oom_free(void *p, void *user) {
+    oom_budget *b = (oom_budget *)user;
+    if (p) b->live--;
+    free(p);
+}
+
+static void test_cost_out_of_memory(void) {
+    long k;
+    int ok_runs = 0;
+    for (k = 0; k < 200 && ok_runs < 2; k++) {
+        oom_budget b = {-1, 0};
+        gs_ctx_desc desc;
+        gs_ctx *ctx = NULL;
+        gs_graph *g = NULL;
+        gs_topology *t = NULL;
+        gs_cost_report *rep = NULL;
+        gs_topology_desc d;
+        gs_result r;
+        memset(&desc, 0, sizeof desc);
+        desc.allocator.alloc = oom_alloc;
+        desc.allocator.free = oom_free;
+        desc.allocator.user = &b;
+        CHECK_OK(gs_ctx_create(&desc, &ctx));
+        if (!ctx) return;
+        CHECK_OK(gs_hlo_parse(ctx, loop_text, strlen(loop_text), &g));
+        memset(&d, 0, sizeof d);
+        d.chip = chip("v5e");
+        d.mesh_rank = 1;
+        d.mesh[0] = 1;
+        b.left = k; /* from here on, allocation k fails */
+        r = gs_topology_create(ctx, &d, &t);
+        if (r == GS_OK) r = gs_cost_program(g, t, &rep);
+        if (r == GS_OK) r = gs_cost_report_text(rep) ? GS_OK : GS_ERR_OUT_OF_MEMORY;
+        if (r == GS_OK) r = gs_cost_report_json(rep) ? GS_OK : GS_ERR_OUT_OF_MEMORY;
+        CHECK_MSG(r == GS_OK || r == GS_ERR_OUT_OF_MEMORY, "budget %ld: %s", k, gs_result_str(r));
+        if (r == GS_OK) ok_runs++;
+        else CHECK(gs_ctx_error(ctx) == GS_ERR_OUT_OF_MEMORY);
+        gs_ctx_destroy(ctx);
+        CHECK_MSG(b.live == 0, "budget %ld: %ld allocations not freed", k, b.live);
+    }
+    CHECK(ok_runs == 2);
+}
+
 /* ---- bad input ---- */
 static void test_cost_bad_input(void) {
     gs_ctx *ctx = gst_ctx();
@@ -1493,6 +1547,7 @@ void suite_cost(void) {
     RUN(test_cost_counting_rules);
     RUN(test_cost_memory);
     RUN(test_cost_collectives_in_programs);
+    RUN(test_cost_out_of_memory);
     RUN(test_cost_bad_input);
     RUN(test_cost_cli);
 }
