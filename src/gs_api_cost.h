@@ -284,6 +284,7 @@ typedef struct gs_cost_row {
     int parent;              /* -1 for the entry computation; else the row of the while that runs it */
     int role;                /* 0 entry, 1 loop body, 2 loop condition */
     double flops, hbm_bytes, ici_bytes;
+    double hbm_read, hbm_written;   /* hbm_bytes = hbm_read + hbm_written */
     double t_math, t_hbm, t_ici;
     double seconds;          /* per execution (a while row: all its iterations) */
     gs_bound bound;

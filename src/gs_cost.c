@@ -1040,7 +1040,7 @@ struct gs_cost_report {
 
 /* sums over a computation's rows (a while row counts its loop's) */
 typedef struct gs__cm_csum {
-    double flops, hbm, ici, t_math, t_hbm, t_ici, seconds, seconds_comm, seconds_other;
+    double flops, hbm, hbm_read, ici, t_math, t_hbm, t_ici, seconds, seconds_comm, seconds_other;
     double by_bound[5];   /* seconds per gs_bound */
 } gs__cm_csum;
 
@@ -1086,36 +1086,39 @@ GS__FN double gs__cm_ceil_log2(double x) {
 
 GS__FN const char *gs__cm_vname(const gs_value *v) { return v && v->name ? v->name : "_"; }
 
-/* FLOPs and HBM bytes of a non-collective, non-while instruction */
-GS__FN void gs__cm_op_work(const gs_value *v, double *flops, double *hbm) {
+/* FLOPs and HBM bytes read and written by a non-collective, non-while instruction */
+GS__FN void gs__cm_op_work(const gs_value *v, double *flops, double *rd, double *wr) {
     double out = gs__cm_vbytes(v), in = 0.0, n = gs__cm_vnumel(v);
     int i;
     for (i = 0; i < v->n_operands; i++) in += gs__cm_vbytes(v->operands[i]);
     *flops = 0.0;
-    *hbm = in + out;
+    *rd = in;
+    *wr = out;
     switch (v->op) {
     case GS_OP_PARAMETER: case GS_OP_CONSTANT: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT: case GS_OP_RESHAPE:
     case GS_OP_PARTITION_ID: case GS_OP_ANNOTATE: case GS_OP_TO_MANUAL: case GS_OP_TO_FULL:
-        *hbm = 0.0;
+        *rd = *wr = 0.0;
         break;
     case GS_OP_IOTA:
-        *hbm = out;
+        *rd = 0.0;
         break;
     case GS_OP_SLICE:
-        *hbm = 2.0 * out;
+        *rd = out;
         break;
-    case GS_OP_DYNAMIC_SLICE:
-        *hbm = 2.0 * out + (in - gs__cm_vbytes(v->operands[0]));
+    case GS_OP_DYNAMIC_SLICE:        /* the slice and the start indices */
+        *rd = out + (in - gs__cm_vbytes(v->operands[0]));
         break;
-    case GS_OP_DYNAMIC_UPDATE_SLICE: /* in place: read the update, write it (operands: x, update, starts...) */
-        *hbm = 2.0 * gs__cm_vbytes(v->operands[1]) + (in - gs__cm_vbytes(v->operands[0]) - gs__cm_vbytes(v->operands[1]));
+    case GS_OP_DYNAMIC_UPDATE_SLICE: /* in place: read the update and the starts, write the update */
+        *rd = in - gs__cm_vbytes(v->operands[0]);
+        *wr = gs__cm_vbytes(v->operands[1]);
         break;
     case GS_OP_GATHER:               /* the gathered rows and the indices */
-        *hbm = 2.0 * out + gs__cm_vbytes(v->operands[1]);
+        *rd = out + gs__cm_vbytes(v->operands[1]);
         break;
     case GS_OP_SCATTER:              /* in place: indices, updates, and the touched region read and written */
         *flops = gs__cm_vnumel(v->operands[2]);
-        *hbm = gs__cm_vbytes(v->operands[1]) + 3.0 * gs__cm_vbytes(v->operands[2]);
+        *rd = gs__cm_vbytes(v->operands[1]) + 2.0 * gs__cm_vbytes(v->operands[2]);
+        *wr = gs__cm_vbytes(v->operands[2]);
         break;
     case GS_OP_BROADCAST: case GS_OP_TRANSPOSE: case GS_OP_PAD: case GS_OP_CONCATENATE: case GS_OP_REVERSE:
     case GS_OP_COPY:
@@ -1176,6 +1179,8 @@ GS__FN gs_result gs__cm_row_collective(gs__cm_coster *K, const gs_value *v, gs_c
     double in = gs__cm_vbytes(v->operands[0]), out = gs__cm_vbytes(v), V = 0.0;
     gs_collective_kind kind = GS_COLLECTIVE_INVALID;
     snprintf(who, sizeof who, "gs_cost_program: %s '%s'", gs_op_name(v->op), gs__cm_vname(v));
+    row->hbm_read = in;
+    row->hbm_written = out;
     row->hbm_bytes = in + out;
     if (v->op == GS_OP_COLLECTIVE_PERMUTE) {
         r = gs__cm_topo_permute(K->ctx, who, K->topo, in, v->n_pairs, v->pairs, &c);
@@ -1321,6 +1326,7 @@ GS__FN void gs__cm_csum_add(gs__cm_csum *s, const gs__cm_csum *x, double k) {
     int b;
     s->flops += k * x->flops;
     s->hbm += k * x->hbm;
+    s->hbm_read += k * x->hbm_read;
     s->ici += k * x->ici;
     s->t_math += k * x->t_math;
     s->t_hbm += k * x->t_hbm;
@@ -1425,6 +1431,8 @@ GS__FN gs_result gs__cm_graph(gs__cm_coster *K, gs_graph *g, int parent, int rol
             rp->trips_known = known;
             rp->flops = one.flops;
             rp->hbm_bytes = one.hbm;
+            rp->hbm_read = one.hbm_read;
+            rp->hbm_written = one.hbm - one.hbm_read;
             rp->ici_bytes = one.ici;
             rp->t_math = one.t_math;
             rp->t_hbm = one.t_hbm;
@@ -1446,13 +1454,15 @@ GS__FN gs_result gs__cm_graph(gs__cm_coster *K, gs_graph *g, int parent, int rol
                 r = gs__cm_row_collective(K, v, rp);
                 if (r != GS_OK) break;
             } else {
-                gs__cm_op_work(v, &rp->flops, &rp->hbm_bytes);
+                gs__cm_op_work(v, &rp->flops, &rp->hbm_read, &rp->hbm_written);
+                rp->hbm_bytes = rp->hbm_read + rp->hbm_written;
             }
             rp->t_math = rp->flops / chip->flops_bf16;
             rp->t_hbm = rp->hbm_bytes / chip->hbm_bw;
             gs__cm_row_bound(rp);
             one.flops = rp->flops;
             one.hbm = rp->hbm_bytes;
+            one.hbm_read = rp->hbm_read;
             one.ici = rp->ici_bytes;
             one.t_math = rp->t_math;
             one.t_hbm = rp->t_hbm;
@@ -1762,6 +1772,10 @@ GS__FN void gs__cm_json_row(gs__sb *sb, const gs_cost_report *rep, int i, int de
     gs__cm_json_num(sb, row->flops);
     gs__sb_puts(sb, ", \"hbm_bytes\": ");
     gs__cm_json_num(sb, row->hbm_bytes);
+    gs__sb_puts(sb, ", \"hbm_read_bytes\": ");
+    gs__cm_json_num(sb, row->hbm_read);
+    gs__sb_puts(sb, ", \"hbm_written_bytes\": ");
+    gs__cm_json_num(sb, row->hbm_written);
     gs__sb_puts(sb, ", \"ici_bytes\": ");
     gs__cm_json_num(sb, row->ici_bytes);
     gs__sb_puts(sb, ", \"seconds\": ");

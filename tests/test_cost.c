@@ -910,6 +910,8 @@ static void test_cost_program_report(void) {
         CHECK_EQ_INT(jlen(ins), 7);
         CHECK(strcmp(jstr(jat(ins, 3), "name"), "partial") == 0 && strcmp(jstr(jat(ins, 3), "opcode"), "dot") == 0);
         CHECK_REL(jnum(jat(ins, 3), "seconds"), dot_t, 1e-9);
+        CHECK_NEAR(jnum(jat(ins, 3), "hbm_read_bytes"), 2.0 * (512.0 * 2048 + 2048.0 * 8192), 0.0);
+        CHECK_NEAR(jnum(jat(ins, 3), "hbm_written_bytes"), V, 0.0);
         CHECK(strcmp(jstr(jat(ins, 4), "bound"), "ici") == 0);
         CHECK_REL(jnum(jat(ins, 4), "seconds"), ar_t, 1e-9);
         CHECK_REL(jnum(jget(root, "totals"), "seconds_serial"), dot_t + ar_t + bb_t + add_t, 1e-9);
@@ -1095,6 +1097,8 @@ static void test_cost_counting_rules(void) {
     r = gs_cost_report_row(rep, 2); /* conv: 2 * outputs * 3x3 window * 3 input features */
     CHECK_NEAR(r->flops, 2.0 * out * 9 * 3, 0.0);
     CHECK_NEAR(r->hbm_bytes, 4.0 * (2 * 8 * 8 * 3 + 3 * 3 * 3 * 4 + out), 0.0);
+    CHECK_NEAR(r->hbm_read, 4.0 * (2 * 8 * 8 * 3 + 3 * 3 * 3 * 4), 0.0);
+    CHECK_NEAR(r->hbm_written, 4.0 * out, 0.0);
     r = gs_cost_report_row(rep, 3); /* constant: none */
     CHECK(r->bound == GS_BOUND_NONE && r->hbm_bytes == 0.0);
     r = gs_cost_report_row(rep, 4); /* reduce: one per input element */
@@ -1108,8 +1112,68 @@ static void test_cost_counting_rules(void) {
     CHECK(r->bound == GS_BOUND_NONE && r->seconds == 0.0);
     r = gs_cost_report_row(rep, 8); /* slice: reads and writes the slice only */
     CHECK_NEAR(r->hbm_bytes, 2.0 * 2 * 128 * 4, 0.0);
+    CHECK(r->hbm_read == r->hbm_written);
     r = gs_cost_report_row(rep, 9); /* tuple */
     CHECK(r->bound == GS_BOUND_NONE);
+    gs_ctx_destroy(ctx);
+}
+
+/* the in-place and index-reading ops, sort and topk */
+static void test_cost_counting_rules_2(void) {
+    static const char text[] =
+        "HloModule rules2\n"
+        "add.f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+        "ENTRY main {\n"
+        "  x = f32[64,32] parameter(0)\n"
+        "  u = f32[8,32] parameter(1)\n"
+        "  i = s32[] parameter(2)\n"
+        "  idx = s32[16,1] parameter(3)\n"
+        "  z = s32[] constant(0)\n"
+        "  ds = f32[8,32] dynamic-slice(x, i, z), dynamic_slice_sizes={8,32}\n"
+        "  dus = f32[64,32] dynamic-update-slice(x, u, i, z)\n"
+        "  g = f32[16,32] gather(x, idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+        "index_vector_dim=1, slice_sizes={1,32}\n"
+        "  sc = f32[64,32] scatter(x, idx, g), update_window_dims={1}, inserted_window_dims={0}, "
+        "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add.f32\n"
+        "  io = s32[64,32] iota(), iota_dimension=0\n"
+        "  tk = (f32[64,4], s32[64,4]) topk(x), k=4\n"
+        "  tv = f32[64,4] get-tuple-element(tk), index=0\n"
+        "  ROOT t = (f32[8,32], f32[64,32], f32[64,32], s32[64,32], f32[64,4]) tuple(ds, dus, sc, io, tv)\n"
+        "}\n";
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = parse(ctx, text);
+    int64_t one[1] = {1};
+    gs_topology *t = topo(ctx, "v5e", 1, one, GS_WRAP_AUTO);
+    gs_cost_report *rep = NULL;
+    const gs_cost_row *r;
+    const double U = 8 * 32 * 4, G = 16 * 32 * 4, IDX = 16 * 4;
+    if (!g || !t) {
+        gs_ctx_destroy(ctx);
+        return;
+    }
+    CHECK_OK(gs_cost_program(g, t, &rep));
+    if (!rep) {
+        gs_ctx_destroy(ctx);
+        return;
+    }
+    r = gs_cost_report_row(rep, 5); /* dynamic-slice: the slice and two s32 starts read, the slice written */
+    CHECK_NEAR(r->hbm_read, U + 8, 0.0);
+    CHECK_NEAR(r->hbm_written, U, 0.0);
+    r = gs_cost_report_row(rep, 6); /* dynamic-update-slice, in place */
+    CHECK_NEAR(r->hbm_read, U + 8, 0.0);
+    CHECK_NEAR(r->hbm_written, U, 0.0);
+    r = gs_cost_report_row(rep, 7); /* gather: the rows and the indices */
+    CHECK_NEAR(r->hbm_read, G + IDX, 0.0);
+    CHECK_NEAR(r->hbm_written, G, 0.0);
+    r = gs_cost_report_row(rep, 8); /* scatter, in place: indices, updates, the region read and written */
+    CHECK_NEAR(r->hbm_read, IDX + 2 * G, 0.0);
+    CHECK_NEAR(r->hbm_written, G, 0.0);
+    CHECK_NEAR(r->flops, 16 * 32, 0.0);
+    r = gs_cost_report_row(rep, 9); /* iota: written only */
+    CHECK(r->hbm_read == 0.0 && r->hbm_written == 64 * 32 * 4);
+    r = gs_cost_report_row(rep, 10); /* topk: input elements * ceil(log2 4) */
+    CHECK_NEAR(r->flops, 64 * 32 * 2, 0.0);
+    CHECK_NEAR(r->hbm_written, 64 * 4 * 4 * 2, 0.0);
     gs_ctx_destroy(ctx);
 }
 
@@ -1545,6 +1609,7 @@ void suite_cost(void) {
     RUN(test_cost_program_loops);
     RUN(test_cost_trip_counts);
     RUN(test_cost_counting_rules);
+    RUN(test_cost_counting_rules_2);
     RUN(test_cost_memory);
     RUN(test_cost_collectives_in_programs);
     RUN(test_cost_out_of_memory);
