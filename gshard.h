@@ -11084,15 +11084,14 @@ GS__FN void gs__cm_op_work(const gs_value *v, double *flops, double *rd, double 
     }
 }
 
-/* the sticky error of a failed call, prefixed with the instruction */
+/* the sticky error of a failed call, its message prefixed with the instruction (the logger already saw the
+   message once, so it is rewritten in place rather than reported again) */
 GS__FN gs_result gs__cm_fail(gs_ctx *ctx, gs_result code, const gs_value *v) {
     char msg[GS__ERRMSG_CAP];
     if (ctx->err == GS_OK) return gs__err(ctx, code, "gs_cost_program: %s '%s' failed", gs_op_name(v->op), gs__cm_vname(v));
     snprintf(msg, sizeof msg, "%s", ctx->errmsg);
-    if (strstr(msg, "gs_cost_program") == msg) return ctx->err;
-    code = ctx->err;
-    ctx->err = GS_OK;
-    return gs__err(ctx, code, "gs_cost_program: %s '%s': %s", gs_op_name(v->op), gs__cm_vname(v), msg);
+    snprintf(ctx->errmsg, sizeof ctx->errmsg, "gs_cost_program: %s '%.64s': %.900s", gs_op_name(v->op), gs__cm_vname(v), msg);
+    return ctx->err;
 }
 
 GS__FN gs_result gs__cm_row_collective(gs__cm_coster *K, const gs_value *v, gs_cost_row *row) {
@@ -11596,7 +11595,7 @@ GS__FN const char *gs__cm_row_comment(gs_cost_report *rep, const gs_cost_row *ro
         }
     }
     if (row->role == 1) gs__sb_puts(&sb, " (per iteration)");
-    else if (row->role == 2) gs__sb_puts(&sb, " (per test)");
+    else if (row->role == 2) gs__sb_puts(&sb, " (per loop test)");
     s = sb.oom || !sb.buf ? NULL : gs__arena_strdup(rep->ctx, sb.buf);
     gs__sb_free(&sb);
     return s;
