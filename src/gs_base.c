@@ -225,6 +225,15 @@ GS__FN void gs__sb_printf(gs__sb *sb, const char *fmt, ...) {
     sb->len += (size_t)n;
 }
 
+/* Moves the text into ctx's arena and frees the buffer; NULL (with the error set) when anything ran out of memory. */
+GS__FN char *gs__sb_finish(gs__sb *sb, const char *who) {
+    char *out = NULL;
+    if (sb->oom) gs__err(sb->ctx, GS_ERR_OUT_OF_MEMORY, "out of memory in %s", who);
+    else out = gs__arena_strdup(sb->ctx, sb->buf ? sb->buf : "");
+    gs__sb_free(sb);
+    return out;
+}
+
 GS__FN void gs__sb_free(gs__sb *sb) {
     gs__free(sb->ctx, sb->buf);
     sb->buf = NULL;

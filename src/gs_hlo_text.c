@@ -589,7 +589,14 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
     gs__pr_attrs(pr, v);
     if (v->sharding) {
         gs__sb_puts(sb, ", sharding=");
-        gs__sb_puts(sb, v->sharding);
+        gs__sh_print(sb, v->sharding);
+    }
+    if (v->op == GS_OP_ANNOTATE && v->open_dims) {
+        int d, k = 0;
+        gs__sb_puts(sb, ", backend_config=\"unspecified_dims=[");
+        for (d = 0; d < 32; d++)
+            if (v->open_dims & (1u << d)) gs__sb_printf(sb, "%s%d", k++ ? "," : "", d);
+        gs__sb_puts(sb, "]\"");
     }
     gs__sb_put(sb, "\n", 1);
 }
@@ -1347,6 +1354,31 @@ GS__FN bool gs__attr_word(gs__parser *P, const gs__pattr *a, char *buf, size_t c
     if (n >= cap) return gs__perr(P, &a->val, GS_ERR_PARSE, "value of %s is too long", a->name);
     memcpy(buf, p, n);
     buf[n] = 0;
+    return true;
+}
+
+/* backend_config="unspecified_dims=[0,2]" on a Sharding custom-call: the dims propagation may refine */
+GS__FN bool gs__unspecified_dims(gs__parser *P, const gs__pattr *a, gs_value *v) {
+    char buf[256];
+    const char *p;
+    uint32_t open = 0;
+    if (!gs__attr_word(P, a, buf, sizeof buf)) return false;
+    p = strstr(buf, "unspecified_dims=[");
+    if (!p) return true; /* another backend config: nothing for us */
+    p += strlen("unspecified_dims=[");
+    while (*p && *p != ']') {
+        long d;
+        char *end;
+        while (*p == ' ' || *p == ',') p++;
+        if (*p == ']') break;
+        d = strtol(p, &end, 10);
+        if (end == p || d < 0 || d >= v->shape.rank || d >= 32)
+            return gs__perr(P, &a->val, GS_ERR_PARSE, "unspecified_dims: bad dim for rank %d", v->shape.rank);
+        open |= 1u << d;
+        p = end;
+    }
+    if (*p != ']') return gs__perr(P, &a->val, GS_ERR_PARSE, "unspecified_dims: expected ']'");
+    v->open_dims = open;
     return true;
 }
 
@@ -2327,8 +2359,10 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
             return false;
         if (sa && !(sh = gs__pstr(P, sa->val.p, (size_t)(sa->val.end - sa->val.p)))) return false;
         if (strcmp(target, "Sharding") == 0) {
+            gs__pattr *bc = gs__attr(P, in, "backend_config");
             if (!sa) return gs__need_attr(P, in, "sharding") != NULL;
             v = gs_annotate(g, x, sh);
+            if (v && bc && !gs__unspecified_dims(P, bc, v)) return false;
         } else if (strcmp(target, "SPMDFullToShardShape") == 0 || strcmp(target, "SPMDShardToFullShape") == 0) {
             if (in->type.tuple)
                 return gs__perr(P, &in->type.at, GS_ERR_PARSE, "%s '%s' needs an array shape, not a tuple",

@@ -40,5 +40,6 @@ void suite_window(void);
 void suite_errors(void);
 void suite_cli(void);
 void suite_semantics(void);
+void suite_sharding(void);
 
 #endif
