@@ -172,3 +172,23 @@ typedef struct gs_origin {
     const char *rule;         /* the op rule, e.g. "dot", "elementwise", "broadcast" */
     const gs_value *source;   /* the user annotation the chain started at, if any */
 } gs_origin;
+
+/* ---------------------------------------------------------------------------------------------------------
+   Propagation: gives every instruction of g (and of its while bodies) a sharding, XLA-style: iterative forward
+   and backward passes to a fixpoint at four aggressiveness levels. User shardings stay as they are (except
+   their open dims); whatever is left undecided becomes replicated.
+   ------------------------------------------------------------------------------------------------------- */
+typedef struct gs_propagate_desc {
+    int64_t num_devices;          /* 0: the graph's num_partitions; user shardings must fit it */
+} gs_propagate_desc;
+
+GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc);
+GS_API gs_origin gs_value_sharding_origin(const gs_value *v);
+/* The module as HLO text with a sharding on every instruction; with explain, a comment per instruction
+   saying where its sharding came from, and the conflicts found. String in the ctx arena. */
+GS_API const char *gs_propagate_explain(gs_graph *g, bool explain);
+/* Conflicts found by the last gs_propagate: two user annotations that give one tensor different shardings (an
+   annotation of an annotated value, two annotations of one value, two members of one loop state). Each message
+   names both. */
+GS_API int gs_propagate_num_conflicts(const gs_graph *g);
+GS_API const char *gs_propagate_conflict(const gs_graph *g, int i);

@@ -101,6 +101,7 @@ GS_API void gs_ctx_destroy(gs_ctx *ctx) {
         stbds_arrfree(g->values);
         stbds_arrfree(g->params);
         stbds_shfree(g->names);
+        stbds_arrfree(g->conflicts);
     }
     stbds_arrfree(ctx->graphs);
     for (c = ctx->chunks; c; c = n) {

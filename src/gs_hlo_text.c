@@ -111,6 +111,8 @@ typedef struct gs__printer {
     gs__pr_red *reds;     /* stb_ds: reducers in order of first use */
     gs__pr_cmp *cmps;     /* stb_ds: sort comparators in order of first use */
     bool oom;
+    gs__pr_comment_fn comment;   /* optional: writes comment lines above each instruction */
+    void *comment_user;
 } gs__printer;
 
 GS__FN bool gs__pr_name_used(const gs__printer *pr, const char *name) {
@@ -640,7 +642,10 @@ GS__FN void gs__pr_graph(gs__printer *pr, const gs__pr_comp *c, bool entry) {
     const gs_graph *g = c->g;
     int i;
     gs__sb_printf(sb, "%s%s {\n", entry ? "ENTRY " : "", c->name);
-    for (i = 0; i < (int)stbds_arrlen(g->values); i++) gs__pr_value(pr, g->values[i], g->values[i] == g->root);
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        if (pr->comment) pr->comment(sb, g->values[i], pr->comment_user);
+        gs__pr_value(pr, g->values[i], g->values[i] == g->root);
+    }
     gs__sb_puts(sb, "}\n");
 }
 
@@ -655,13 +660,17 @@ GS_API int64_t gs_hlo_num_partitions(const gs_graph *entry) {
     return entry->num_partitions;
 }
 
-GS_API const char *gs_hlo_print(gs_graph *entry) {
+GS_API const char *gs_hlo_print(gs_graph *entry) { return gs__hlo_print_ex(entry, NULL, NULL); }
+
+GS__FN const char *gs__hlo_print_ex(gs_graph *entry, gs__pr_comment_fn comment, void *user) {
     gs__printer pr;
     const char *out = NULL;
     int i, n;
     if (!entry) return NULL;
     memset(&pr, 0, sizeof pr);
     pr.ctx = entry->ctx;
+    pr.comment = comment;
+    pr.comment_user = user;
     gs__sb_init(&pr.sb, pr.ctx);
     gs__pr_collect(&pr, entry);
     n = (int)stbds_arrlen(pr.comps);

@@ -110,6 +110,7 @@ struct gs_graph {
     /* module header (meaningful on an entry graph) */
     const char *module_name;
     int64_t num_partitions;
+    char **conflicts;         /* stb_ds: messages from the last gs_propagate (arena strings) */
 };
 
 /* ---- shardings (gs_sharding.c) ----
@@ -241,6 +242,9 @@ GS__FN gs_result gs__groups_expand(gs_ctx *ctx, const gs_replica_groups *rg, int
                                    int64_t *n_groups, int64_t *group_size, const int64_t **ids);
 
 GS__FN void gs__sh_print(gs__sb *sb, const gs_sharding *s);
+/* HLO printing with a hook that writes comment lines above each instruction. */
+typedef void (*gs__pr_comment_fn)(gs__sb *sb, const gs_value *v, void *user);
+GS__FN const char *gs__hlo_print_ex(gs_graph *entry, gs__pr_comment_fn comment, void *user);
 GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *shape, const char *sharding);
 
 /* ---- interpreter (gs_interp.c); the runtime reuses it with its own collective hook ----

@@ -1427,3 +1427,524 @@ GS_API const char *gs_sharding_visualize(gs_ctx *ctx, const gs_sharding *s, gs_s
     }
     return gs__sb_finish(&sb, "gs_sharding_visualize");
 }
+
+/* =========================================================================================================
+   Sharding algebra (used by propagation and the partitioner). All functions take tiled, replicated or
+   manual array shardings; replicated and manual pass through unchanged where that is the right answer.
+   ========================================================================================================= */
+#define GS__DEST_REP (-1)
+#define GS__DEST_MANUAL (-2)
+#define GS__MAX_FAC 24
+
+/* factors: a refinement of ta->dims (each tile dim split into consecutive factors, major to minor), each with a
+   destination: a data dim of the result, GS__DEST_MANUAL or GS__DEST_REP. Builds the sharding whose data dim j is
+   the product of the factors sent to j (in order), followed by the manual and the replicated groups. */
+typedef struct gs__fac {
+    int n;
+    int64_t size[GS__MAX_FAC];
+    int dest[GS__MAX_FAC];
+} gs__fac;
+
+GS__FN bool gs__fac_add(gs__fac *f, int64_t size, int dest) {
+    if (size == 1) return true;
+    if (f->n >= GS__MAX_FAC) return false;
+    f->size[f->n] = size;
+    f->dest[f->n] = dest;
+    f->n++;
+    return true;
+}
+
+GS__FN const gs_sharding *gs__sh_from_factors(gs_ctx *ctx, const gs__ta *ta, const gs__fac *f, int out_rank) {
+    gs__ta src = *ta, t;
+    int perm[GS__MAX_FAC], np = 0, i, j, n_sub = 0;
+    int64_t man = 1, rep = 1;
+    gs_subgroup sub[2];
+    if (f->n > GS_MAX_IOTA_RANK) return NULL;
+    /* the refinement is a reshape of the tile array: free in both forms */
+    src.n = f->n;
+    for (i = 0; i < f->n; i++) src.dims[i] = f->size[i];
+    for (j = 0; j < out_rank; j++)
+        for (i = 0; i < f->n; i++)
+            if (f->dest[i] == j) perm[np++] = i;
+    for (i = 0; i < f->n; i++)
+        if (f->dest[i] == GS__DEST_MANUAL) { perm[np++] = i; man *= f->size[i]; }
+    for (i = 0; i < f->n; i++)
+        if (f->dest[i] == GS__DEST_REP) { perm[np++] = i; rep *= f->size[i]; }
+    GSHARD_ASSERT(np == f->n);
+    if (f->n == 0) {
+        t = src;
+    } else if (gs__ta_transpose(ctx, &src, perm, &t) != GS_OK) {
+        return NULL;
+    }
+    t.n = out_rank;
+    for (j = 0; j < out_rank; j++) {
+        t.dims[j] = 1;
+        for (i = 0; i < f->n; i++)
+            if (f->dest[i] == j) t.dims[j] *= f->size[i];
+    }
+    if (man > 1) { t.dims[t.n++] = man; sub[n_sub++] = GS_SUBGROUP_MANUAL; }
+    if (rep > 1) { t.dims[t.n++] = rep; sub[n_sub++] = GS_SUBGROUP_REPLICATED; }
+    if (t.total == 1 || gs__prod(out_rank, t.dims) == 1) {
+        if (man > 1 && rep == 1) return gs_sharding_manual(ctx);
+        if (man == 1) return gs_sharding_replicated(ctx);
+    }
+    return gs__sh_from_ta(ctx, out_rank, n_sub, sub, &t);
+}
+
+/* Moves data dim d's tiles to dest_of_dim[d] (a dim of a rank-out_rank result, or GS__DEST_REP to replicate
+   them); result dims nobody targets get one tile. Covers transpose, partial replication, dropping and
+   inserting dims, and mapping dot/broadcast/reduce dims. */
+GS__FN const gs_sharding *gs__sh_map(gs_ctx *ctx, const gs_sharding *s, int out_rank, const int *dest_of_dim) {
+    gs__fac f;
+    int d;
+    if (!s || s->kind != GS_SHARDING_TILED) return s;
+    f.n = 0;
+    for (d = 0; d < s->rank; d++)
+        if (!gs__fac_add(&f, s->ta.dims[d], dest_of_dim[d])) return NULL;
+    for (d = 0; d < s->n_sub; d++)
+        if (!gs__fac_add(&f, s->ta.dims[s->rank + d], s->sub[d] == GS_SUBGROUP_MANUAL ? GS__DEST_MANUAL : GS__DEST_REP))
+            return NULL;
+    /* size-1 factors were skipped: src dims must still match the refinement, so rebuild with them dropped */
+    {
+        gs__ta t = s->ta;
+        int k = 0;
+        for (d = 0; d < s->ta.n; d++)
+            if (s->ta.dims[d] != 1) t.dims[k++] = s->ta.dims[d];
+        t.n = k;
+        return gs__sh_from_factors(ctx, &t, &f, out_rank);
+    }
+}
+
+/* XLA PartiallyReplicateTiledShardingOnDims: the dims in mask stop being split; their devices join the
+   replication groups. */
+GS__FN const gs_sharding *gs__sh_replicate_dims(gs_ctx *ctx, const gs_sharding *s, uint32_t mask) {
+    int dest[GS_MAX_RANK], d;
+    if (!s || s->kind != GS_SHARDING_TILED) return s;
+    for (d = 0; d < s->rank; d++) dest[d] = (mask >> d) & 1u ? GS__DEST_REP : d;
+    return gs__sh_map(ctx, s, s->rank, dest);
+}
+
+/* Reverses the tile order along the dims in mask (XLA ReverseSharding). Materialises the device list. */
+GS__FN const gs_sharding *gs__sh_reverse(gs_ctx *ctx, const gs_sharding *s, uint32_t mask) {
+    gs__ta t;
+    int64_t L, idx[GS_MAX_IOTA_RANK], *list;
+    int d;
+    bool any = false;
+    if (!s || s->kind != GS_SHARDING_TILED) return s;
+    for (d = 0; d < s->rank; d++)
+        if (((mask >> d) & 1u) && s->ta.dims[d] > 1) any = true;
+    if (!any) return s;
+    t = s->ta;
+    list = (int64_t *)gs__arena_alloc(ctx, sizeof(int64_t) * (size_t)t.total);
+    if (!list) return NULL;
+    for (L = 0; L < t.total; L++) {
+        gs__unravel(t.n, t.dims, L, idx);
+        for (d = 0; d < s->rank; d++)
+            if ((mask >> d) & 1u) idx[d] = t.dims[d] - 1 - idx[d];
+        list[L] = gs__ta_at(&s->ta, gs__ravel(t.n, t.dims, idx));
+    }
+    t.list = list;
+    t.sorted = NULL;
+    if (gs__ta_index(ctx, &t, "reverse") != GS_OK) return NULL;
+    return gs__sh_from_ta(ctx, s->rank, s->n_sub, s->sub, &t);
+}
+
+/* XLA's reshape rule (ReshapeSharding), written as a factor walk. Source and target dims are grouped into
+   the smallest runs with equal products. Inside a run, going major to minor, a source dim's tiles go to the
+   target dims it covers: a target dim equal to the remaining source extent takes all of them; a smaller
+   target dim takes as many as divide both; a larger one (a merge) takes them when it is a multiple of the
+   remaining extent, and then the minor source dims it absorbs must not be split. Otherwise gcd(target size,
+   tiles) go to the target dim and the rest of the run is replicated. Manual and replication groups stay. */
+GS__FN int64_t gs__gcd(int64_t a, int64_t b) {
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+GS__FN const gs_sharding *gs__sh_reshape(gs_ctx *ctx, const gs_sharding *s, const gs_shape *src, const gs_shape *dst) {
+    gs__fac f;
+    gs__ta t;
+    int i = 0, j = 0, d, k;
+    if (!s || s->kind != GS_SHARDING_TILED) return s;
+    if (s->rank != src->rank) return NULL;
+    f.n = 0;
+    /* walk runs of equal product */
+    while (i < src->rank || j < dst->rank) {
+        int i0 = i, j0 = j, i1, j1;
+        int64_t ps = 1, pt = 1;
+        /* size-1 dims on their own */
+        if (i < src->rank && src->dims[i] == 1) {
+            if (!gs__fac_add(&f, s->ta.dims[i], GS__DEST_REP)) return NULL;
+            i++;
+            continue;
+        }
+        if (j < dst->rank && dst->dims[j] == 1) { j++; continue; }
+        if (i >= src->rank || j >= dst->rank) {
+            /* only size-1 dims can remain on one side: anything else is a malformed reshape */
+            if (i < src->rank || j < dst->rank) return NULL;
+            break;
+        }
+        ps = src->dims[i++];
+        pt = dst->dims[j++];
+        while (ps != pt) {
+            if (ps < pt) {
+                if (i >= src->rank) return NULL;
+                ps *= src->dims[i++];
+            } else {
+                if (j >= dst->rank) return NULL;
+                pt *= dst->dims[j++];
+            }
+        }
+        i1 = i;
+        j1 = j;
+        /* the run src[i0..i1) -> dst[j0..j1) */
+        {
+            int si = i0, tj = j0;
+            int64_t E = src->dims[i0], p = s->ta.dims[i0], T = dst->dims[j0];
+            bool stopped = false;
+            while (si < i1) {
+                if (stopped || tj >= j1) {
+                    if (!gs__fac_add(&f, p, GS__DEST_REP)) return NULL;
+                    if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
+                    continue;
+                }
+                if (T == 1) {
+                    if (++tj < j1) T = dst->dims[tj];
+                    continue;
+                }
+                if (p == 1 && E == T) {
+                    if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
+                    if (++tj < j1) T = dst->dims[tj];
+                    continue;
+                }
+                if (E == T) {
+                    if (!gs__fac_add(&f, p, tj)) return NULL;
+                    if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
+                    if (++tj < j1) T = dst->dims[tj];
+                } else if (E % p != 0) {
+                    /* an uneven split does not line up with any other dim layout */
+                    stopped = true;
+                    continue;
+                } else if (T < E) {
+                    /* source dim split into several target dims */
+                    if (E % T != 0) {
+                        stopped = true;
+                        continue;
+                    }
+                    if (T % p == 0) {
+                        if (!gs__fac_add(&f, p, tj)) return NULL;
+                        p = 1;
+                    } else if (p % T == 0) {
+                        if (!gs__fac_add(&f, T, tj)) return NULL;
+                        p /= T;
+                    } else {
+                        int64_t g = gs__gcd(T, p);
+                        if (!gs__fac_add(&f, g, tj) || !gs__fac_add(&f, p / g, GS__DEST_REP)) return NULL;
+                        stopped = true;
+                        if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
+                        continue;
+                    }
+                    E /= T;
+                    if (++tj < j1) T = dst->dims[tj];
+                } else {
+                    /* target dim merges this source dim with minor ones */
+                    if (T % E == 0) {
+                        if (!gs__fac_add(&f, p, tj)) return NULL;
+                        T /= E;
+                        if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
+                        /* the absorbed minor source dims: their tiles cannot stay */
+                        while (si < i1 && T > 1 && T % E == 0) {
+                            if (!gs__fac_add(&f, p, GS__DEST_REP)) return NULL;
+                            T /= E;
+                            if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
+                        }
+                        if (T > 1) stopped = true;
+                        else if (++tj < j1) T = dst->dims[tj];
+                    } else {
+                        int64_t g = gs__gcd(T, p);
+                        if (!gs__fac_add(&f, g, tj) || !gs__fac_add(&f, p / g, GS__DEST_REP)) return NULL;
+                        stopped = true;
+                        if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
+                    }
+                }
+            }
+        }
+    }
+    for (d = 0; d < s->n_sub; d++)
+        if (!gs__fac_add(&f, s->ta.dims[s->rank + d], s->sub[d] == GS_SUBGROUP_MANUAL ? GS__DEST_MANUAL : GS__DEST_REP))
+            return NULL;
+    /* the factors refine the tile array with its size-1 dims dropped */
+    t = s->ta;
+    for (d = 0, k = 0; d < s->ta.n; d++)
+        if (s->ta.dims[d] != 1) t.dims[k++] = s->ta.dims[d];
+    t.n = k;
+    return gs__sh_from_factors(ctx, &t, &f, dst->rank);
+}
+
+/* Number of tiles counting the manual group (XLA NumTiles excludes replication only). */
+GS__FN int64_t gs__sh_tiles(const gs_sharding *s) {
+    if (!s || s->kind != GS_SHARDING_TILED) return 1;
+    return s->ta.total / gs_sharding_replication(s);
+}
+
+/* XLA IsShardingMoreSpecific for array shardings. */
+GS__FN bool gs__sh_more_specific(const gs_sharding *a, const gs_sharding *b) {
+    if (!a) return false;
+    if (!b || b->kind == GS_SHARDING_UNKNOWN) return a->kind != GS_SHARDING_UNKNOWN;
+    if (a->kind == GS_SHARDING_MANUAL) return b->kind == GS_SHARDING_MAXIMAL;
+    if (b->kind == GS_SHARDING_MANUAL) return false;
+    if (b->kind == GS_SHARDING_TILED) return a->kind == GS_SHARDING_TILED && gs__sh_tiles(a) > gs__sh_tiles(b);
+    if (b->kind == GS_SHARDING_REPLICATED) return a->kind == GS_SHARDING_TILED;
+    if (b->kind == GS_SHARDING_MAXIMAL) return a->kind == GS_SHARDING_TILED;
+    return false;
+}
+
+/* Fast merge for iota tile assignments (XLA's "method 1"): express both over one factorisation of the
+   device ids and take each dim's factors from whichever sharding splits it. Returns NULL (no error) when the
+   shardings do not decompose this way; the caller then tries the general method. */
+typedef struct gs__dfac {
+    int n;
+    int64_t size[GS__MAX_FAC];   /* device-space factors, major to minor */
+    int dim[GS__MAX_FAC];        /* tile dim each factor belongs to */
+    int rank_in_dim[GS__MAX_FAC];/* position inside that tile dim's factor list (major first) */
+} gs__dfac;
+
+/* Device-space factors of an iota tile array; false when the tile dims and the iota's transposed shape have
+   no common refinement. */
+GS__FN bool gs__ta_device_factors(const gs__ta *t, gs__dfac *out) {
+    int64_t fsz[GS__MAX_FAC];
+    int fa[GS__MAX_FAC], ft[GS__MAX_FAC], nf = 0, i = 0, j = 0, o, f, cnt[GS_MAX_IOTA_RANK];
+    int64_t ra, rt;
+    if (t->list) return false;
+    ra = t->n ? t->dims[0] : 1;
+    rt = t->idims[t->iperm[0]];
+    while (i < t->n && j < t->ir) {
+        if (ra == 1) { if (++i < t->n) ra = t->dims[i]; continue; }
+        if (rt == 1) { if (++j < t->ir) rt = t->idims[t->iperm[j]]; continue; }
+        if (nf >= GS__MAX_FAC) return false;
+        if (ra % rt == 0) { fsz[nf] = rt; fa[nf] = i; ft[nf] = j; nf++; ra /= rt; rt = 1; }
+        else if (rt % ra == 0) { fsz[nf] = ra; fa[nf] = i; ft[nf] = j; nf++; rt /= ra; ra = 1; }
+        else return false;
+    }
+    /* position of each factor inside its tile dim: factors are produced in tile (transposed) order */
+    memset(cnt, 0, sizeof cnt);
+    out->n = 0;
+    {
+        int rid[GS__MAX_FAC];
+        for (f = 0; f < nf; f++) rid[f] = cnt[fa[f]]++;
+        for (o = 0; o < t->ir; o++)
+            for (f = 0; f < nf; f++)
+                if (t->iperm[ft[f]] == o) {
+                    out->size[out->n] = fsz[f];
+                    out->dim[out->n] = fa[f];
+                    out->rank_in_dim[out->n] = rid[f];
+                    out->n++;
+                }
+    }
+    return true;
+}
+
+/* Splits device factors so that a and b share one factorisation; false if impossible. */
+GS__FN bool gs__dfac_common(gs__dfac *a, gs__dfac *b) {
+    gs__dfac ra, rb;
+    int i = 0, j = 0, f, k;
+    int64_t x, y;
+    int sub_a[GS__MAX_FAC], sub_b[GS__MAX_FAC]; /* for renumbering rank_in_dim */
+    ra.n = rb.n = 0;
+    if (a->n == 0 || b->n == 0) return a->n == b->n;
+    x = a->size[0];
+    y = b->size[0];
+    while (i < a->n && j < b->n) {
+        int64_t g;
+        if (ra.n >= GS__MAX_FAC) return false;
+        if (x % y == 0) g = y;
+        else if (y % x == 0) g = x;
+        else return false;
+        ra.size[ra.n] = g; ra.dim[ra.n] = a->dim[i]; ra.rank_in_dim[ra.n] = a->rank_in_dim[i]; sub_a[ra.n] = i; ra.n++;
+        rb.size[rb.n] = g; rb.dim[rb.n] = b->dim[j]; rb.rank_in_dim[rb.n] = b->rank_in_dim[j]; sub_b[rb.n] = j; rb.n++;
+        x /= g;
+        y /= g;
+        if (x == 1 && ++i < a->n) x = a->size[i];
+        if (y == 1 && ++j < b->n) y = b->size[j];
+    }
+    /* rank_in_dim: order inside a tile dim = (original rank, then split order, major first) */
+    for (f = 0; f < ra.n; f++) {
+        int r = 0;
+        for (k = 0; k < ra.n; k++)
+            if (ra.dim[k] == ra.dim[f] && (a->rank_in_dim[sub_a[k]] < a->rank_in_dim[sub_a[f]] ||
+                                          (sub_a[k] == sub_a[f] && k < f)))
+                r++;
+        ra.rank_in_dim[f] = r;
+    }
+    for (f = 0; f < rb.n; f++) {
+        int r = 0;
+        for (k = 0; k < rb.n; k++)
+            if (rb.dim[k] == rb.dim[f] && (b->rank_in_dim[sub_b[k]] < b->rank_in_dim[sub_b[f]] ||
+                                          (sub_b[k] == sub_b[f] && k < f)))
+                r++;
+        rb.rank_in_dim[f] = r;
+    }
+    *a = ra;
+    *b = rb;
+    return true;
+}
+
+GS__FN const gs_sharding *gs__sh_merge_iota(gs_ctx *ctx, const gs_sharding *a, const gs_sharding *b, bool *tried) {
+    gs__dfac fa, fb;
+    gs__ta t;
+    int rank = a->rank, d, f, q, perm[GS_MAX_IOTA_RANK], np = 0, n_sub = 0;
+    int man_a = a->n_sub && a->sub[0] == GS_SUBGROUP_MANUAL ? rank : -1;
+    int man_b = b->n_sub && b->sub[0] == GS_SUBGROUP_MANUAL ? rank : -1;
+    int64_t man = 1, rep = 1;
+    gs_subgroup sub[2];
+    int owner[GS__MAX_FAC];   /* result dim of each factor: 0..rank-1, rank = manual, -1 = replicated */
+    *tried = false;
+    if (!gs__ta_device_factors(&a->ta, &fa) || !gs__ta_device_factors(&b->ta, &fb) || !gs__dfac_common(&fa, &fb))
+        return NULL;
+    if (fa.n > GS_MAX_IOTA_RANK) return NULL;
+    *tried = true;
+    for (f = 0; f < fa.n; f++) {
+        int da = fa.dim[f], db = fb.dim[f];
+        bool a_data = da < rank, b_data = db < rank;
+        bool a_man = da == man_a, b_man = db == man_b;
+        if (a_man != b_man) return NULL;
+        if (a_man) { owner[f] = rank; continue; }
+        if (a_data && b_data && da != db) return NULL;
+        if (a_data && b_data) {
+            /* both split this dim: the same factor at the same place */
+            if (a->ta.dims[da] != b->ta.dims[db] || fa.rank_in_dim[f] != fb.rank_in_dim[f]) return NULL;
+            owner[f] = da;
+        } else if (a_data) {
+            if (b->ta.dims[da] != 1) return NULL;
+            owner[f] = da;
+        } else if (b_data) {
+            if (a->ta.dims[db] != 1) return NULL;
+            owner[f] = db;
+        } else {
+            owner[f] = -1;
+        }
+    }
+    /* result: iota over the common factors, transposed to dims (in each dim's factor order), manual, rep */
+    GS__ZERO(t);
+    t.total = a->ta.total;
+    t.ir = fa.n;
+    for (f = 0; f < fa.n; f++) t.idims[f] = fa.size[f];
+    for (d = 0; d < rank; d++) {
+        const gs__dfac *src = a->ta.dims[d] > 1 ? &fa : &fb;
+        t.dims[d] = GS__MAX(a->ta.dims[d], b->ta.dims[d]);
+        for (q = 0; q < GS__MAX_FAC; q++) {
+            bool found = false;
+            for (f = 0; f < fa.n; f++)
+                if (owner[f] == d && src->rank_in_dim[f] == q) {
+                    perm[np++] = f;
+                    found = true;
+                }
+            if (!found) break;
+        }
+    }
+    for (q = 0; q < GS__MAX_FAC; q++) {
+        bool found = false;
+        for (f = 0; f < fa.n; f++)
+            if (owner[f] == rank && fa.rank_in_dim[f] == q) { perm[np++] = f; man *= fa.size[f]; found = true; }
+        if (!found) break;
+    }
+    for (f = 0; f < fa.n; f++)
+        if (owner[f] == -1) { perm[np++] = f; rep *= fa.size[f]; }
+    if (np != fa.n) return NULL;
+    for (f = 0; f < fa.n; f++) t.iperm[f] = perm[f];
+    t.n = rank;
+    if (man > 1) { t.dims[t.n++] = man; sub[n_sub++] = GS_SUBGROUP_MANUAL; }
+    if (rep > 1) { t.dims[t.n++] = rep; sub[n_sub++] = GS_SUBGROUP_REPLICATED; }
+    if (gs__prod(t.n, t.dims) != t.total) return NULL;
+    gs__iota_canon(&t);
+    return gs__sh_from_ta(ctx, rank, n_sub, sub, &t);
+}
+
+/* XLA MergeShardingIfCompatible: a sharding that refines both a and b (each dim split as in whichever of them
+   splits it; where both do, identically), or NULL (no error) when there is none. */
+GS__FN const gs_sharding *gs__sh_merge(gs_ctx *ctx, const gs_sharding *a, const gs_sharding *b) {
+    int d, rank;
+    int64_t total, tiles = 1, group, dv, *list = NULL, *fill = NULL, ia[GS_MAX_IOTA_RANK], ib[GS_MAX_IOTA_RANK];
+    int64_t mdims[GS_MAX_TILE_RANK], man_a, man_b;
+    const gs_sharding *r = NULL;
+    bool tried;
+    if (!a || !b) return NULL;
+    if (a->kind != GS_SHARDING_TILED || b->kind != GS_SHARDING_TILED) {
+        if (a->kind == GS_SHARDING_REPLICATED && b->kind == GS_SHARDING_REPLICATED) return a;
+        if (a->kind == GS_SHARDING_REPLICATED && b->kind == GS_SHARDING_TILED) return b;
+        if (b->kind == GS_SHARDING_REPLICATED && a->kind == GS_SHARDING_TILED) return a;
+        return gs_sharding_equal(a, b) ? a : NULL;
+    }
+    rank = a->rank;
+    man_a = gs_sharding_manual_group(a);
+    man_b = gs_sharding_manual_group(b);
+    if (b->rank != rank || a->ta.total != b->ta.total || man_a != man_b) return NULL;
+    for (d = 0; d < rank; d++) {
+        if (a->ta.dims[d] > 1 && b->ta.dims[d] > 1 && a->ta.dims[d] != b->ta.dims[d]) return NULL;
+        mdims[d] = GS__MAX(a->ta.dims[d], b->ta.dims[d]);
+        tiles *= mdims[d];
+    }
+    total = a->ta.total;
+    if (total % (tiles * man_a) != 0) return NULL;
+    if (gs_sharding_equal(a, b)) return a;
+    r = gs__sh_merge_iota(ctx, a, b, &tried);
+    if (r || tried) return r;
+    /* general method: each slot of the merged array takes the devices in both shardings' groups for it */
+    group = total / (tiles * man_a);
+    mdims[rank] = man_a;
+    mdims[rank + 1] = group;
+    list = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)total);
+    fill = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)(tiles * man_a));
+    if (!list || !fill) goto done;
+    memset(fill, 0, sizeof(int64_t) * (size_t)(tiles * man_a));
+    for (dv = 0; dv < total; dv++) {
+        int64_t slot, devid = gs__ta_at(&a->ta, dv), midx[GS_MAX_TILE_RANK];
+        gs__unravel(a->ta.n, a->ta.dims, dv, ia);
+        if (!gs_sharding_device_index(b, devid, ib)) goto done;
+        for (d = 0; d < rank; d++) {
+            if (a->ta.dims[d] > 1 && b->ta.dims[d] > 1 && ia[d] != ib[d]) goto done;
+            midx[d] = a->ta.dims[d] > 1 ? ia[d] : ib[d];
+        }
+        midx[rank] = man_a > 1 ? ia[rank] : 0;
+        if (man_a > 1 && ia[rank] != ib[rank]) goto done;
+        slot = gs__ravel(rank + 1, mdims, midx);
+        if (fill[slot] >= group) goto done;
+        list[slot * group + fill[slot]++] = devid;
+    }
+    {
+        gs_subgroup sub[2];
+        int n_sub = 0, n = rank;
+        int64_t dims2[GS_MAX_TILE_RANK];
+        for (d = 0; d < rank; d++) dims2[d] = mdims[d];
+        if (man_a > 1) { dims2[n++] = man_a; sub[n_sub++] = GS_SUBGROUP_MANUAL; }
+        dims2[n++] = group;
+        sub[n_sub++] = GS_SUBGROUP_REPLICATED;
+        r = gs_sharding_tiled(ctx, n, dims2, list, n_sub, sub);
+    }
+done:
+    gs__free(ctx, list);
+    gs__free(ctx, fill);
+    return r;
+}
+
+/* XLA IsSubTilingOrEqualSharding: every device's tile under `sub` lies inside its tile under `s`. */
+GS__FN bool gs__sh_subtiling_or_equal(const gs_shape *shape, const gs_sharding *sub, const gs_sharding *s) {
+    int64_t dv, n, o1[GS_MAX_RANK], l1[GS_MAX_RANK], o2[GS_MAX_RANK], l2[GS_MAX_RANK];
+    int d;
+    if (!sub || !s) return false;
+    if (s->kind == GS_SHARDING_REPLICATED) return sub->kind == GS_SHARDING_TILED || sub->kind == GS_SHARDING_REPLICATED;
+    if (s->kind != GS_SHARDING_TILED || sub->kind != GS_SHARDING_TILED) return gs_sharding_equal(sub, s);
+    if (sub->rank != s->rank || sub->ta.total != s->ta.total) return false;
+    n = sub->ta.total;
+    for (dv = 0; dv < n; dv++) {
+        int64_t id = gs__ta_at(&sub->ta, dv);
+        if (!gs_sharding_device_region(sub, *shape, id, o1, l1) || !gs_sharding_device_region(s, *shape, id, o2, l2))
+            return false;
+        for (d = 0; d < shape->rank; d++)
+            if (l1[d] > o1[d] && (o1[d] < o2[d] || l1[d] > l2[d])) return false;
+    }
+    return true;
+}
