@@ -12329,8 +12329,11 @@ GS__FN const gs_sharding *gs__bwd(gs__prop *P, const gs_value *u, int i) {
     }
     case GS_OP_DOT: case GS_OP_CONVOLUTION: {
         const gs_sharding *c = gs__dotlike_to_operand(P, u, s, i), *o, *m;
-        if (u->op != GS_OP_DOT || P->level == 0 || !gs__is_tiled(c)) return c;
+        if (u->op != GS_OP_DOT || P->level == 0) return c;
         o = gs__dot_from_other(P, u, i);
+        /* an unsplit output says nothing; the other operand's batch/contracting split is then a guess, made
+           last (level 3) so that anything the operand's own producers imply comes first */
+        if (!gs__is_tiled(c)) return gs__is_tiled(o) && P->level == 3 ? o : c;
         m = gs__is_tiled(o) ? gs__sh_merge(P->ctx, c, o) : NULL;
         return m ? m : c;
     }
