@@ -284,6 +284,35 @@ static void test_data_movement_rules(void) {
     CHECK(has("c", "{devices=[4,1]<=[4]}") && gs_value_sharding_origin(gs_graph_find(pg, "c")).level == 1);
 }
 
+/* backward through slice, pad, cumsum, reduce-window, dynamic-slice, concatenate and sort */
+static void test_backward_pass_through(void) {
+    CHECK(prop(HDR "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\n\n"
+                   "ENTRY e {\n"
+                   "  a = f32[8,6] parameter(0)\n  b = f32[8,6] parameter(1)\n  c = f32[8,6] parameter(2)\n"
+                   "  d = f32[8,6] parameter(3)\n  e1 = f32[8,6] parameter(4)\n  f = f32[4,6] parameter(5)\n"
+                   "  h = f32[8,6] parameter(6)\n"
+                   "  z = f32[] constant(0)\n  i = s32[] constant(0)\n"
+                   "  sl = f32[4,6] slice(a), slice={[0:4], [0:6]}\n"
+                   "  pd = f32[10,6] pad(b, z), padding=1_1x0_0\n"
+                   "  cs = f32[8,6] cumsum(c), dimensions={1}\n"
+                   "  rw = f32[8,6] reduce-window(d, z), window={size=3x1 pad=1_1x0_0}, to_apply=add.f32\n"
+                   "  ds = f32[8,3] dynamic-slice(e1, i, i), dynamic_slice_sizes={8,3}\n"
+                   "  cc = f32[12,6] concatenate(f, h), dimensions={0}\n"
+                   "  st = f32[8,6] sort(h), dimensions={0}, to_apply=lt\n"
+                   "  s1 = f32[4,6] custom-call(sl), custom_call_target=\"Sharding\", sharding={devices=[1,4]<=[4]}\n"
+                   "  s2 = f32[10,6] custom-call(pd), custom_call_target=\"Sharding\", sharding={devices=[4,1]<=[4]}\n"
+                   "  s3 = f32[8,6] custom-call(cs), custom_call_target=\"Sharding\", sharding={devices=[2,2]<=[4]}\n"
+                   "  s4 = f32[8,6] custom-call(rw), custom_call_target=\"Sharding\", sharding={devices=[4,1]3,2,1,0}\n"
+                   "  s5 = f32[8,3] custom-call(ds), custom_call_target=\"Sharding\", sharding={devices=[2,2]<=[4]}\n"
+                   "  s6 = f32[12,6] custom-call(cc), custom_call_target=\"Sharding\", sharding={devices=[1,4]<=[4]}\n"
+                   "  ROOT o = (f32[4,6], f32[10,6], f32[8,6], f32[8,6], f32[8,3], f32[12,6], f32[8,6]) tuple(s1, s2, s3, s4, s5, s6, st)\n}\n"));
+    CHECK(has("a", "{devices=[1,4]<=[4]}") && has("b", "{devices=[4,1]<=[4]}") && has("c", "{devices=[2,2]<=[4]}"));
+    CHECK(has("d", "{devices=[4,1]3,2,1,0}") && has("e1", "{devices=[2,1,2]<=[4] last_tile_dim_replicate}"));
+    CHECK(has("f", "{devices=[1,4]<=[4]}"));
+    /* h: the concatenate gives [1,4] (level 1); the sort's split on its sorted dim would not be kept */
+    CHECK(has("h", "{devices=[1,4]<=[4]}") && has("st", "{devices=[1,4]<=[4]}"));
+}
+
 static void test_gather_scatter_sort_rules(void) {
     /* embedding lookup: the output's batch dim follows the indices, its feature dim the table */
     CHECK(prop(HDR "ENTRY e {\n"
@@ -535,6 +564,7 @@ void suite_propagate(void) {
     RUN(test_dot_rules);
     RUN(test_convolution_rules);
     RUN(test_data_movement_rules);
+    RUN(test_backward_pass_through);
     RUN(test_gather_scatter_sort_rules);
     RUN(test_topk_and_tuples);
     RUN(test_while_loop);
