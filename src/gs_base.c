@@ -104,6 +104,7 @@ GS_API void gs_ctx_destroy(gs_ctx *ctx) {
         stbds_arrfree(g->conflicts);
     }
     stbds_arrfree(ctx->graphs);
+    stbds_hmfree(ctx->sh_intern);
     for (c = ctx->chunks; c; c = n) {
         n = c->next;
         gs__raw_free(&ctx->allocator, c);

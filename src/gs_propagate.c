@@ -242,20 +242,29 @@ GS__FN bool gs__offer(gs__prop *P, gs_value *v, int elem, const gs_sharding *can
 /* ---- lookahead (XLA LookaheadUserSharding): follow a chain of single users to the first sharded one and map
    its sharding back to v through the pass-through ops on the way. ---- */
 GS__FN int gs__num_users(const gs_value *v, gs_value **only) {
-    /* users are found by scanning the graph; callers only use this on small chains */
-    const gs_graph *g = v->graph;
-    int i, k, n = 0;
-    for (i = v->id + 1; i < (int)stbds_arrlen(g->values); i++) {
-        gs_value *u = g->values[i];
-        for (k = 0; k < u->n_operands; k++)
-            if (u->operands[k] == v) {
-                n++;
-                *only = u;
-                break;
-            }
-        if (n > 1) break;
+    *only = v->first_user;
+    return v->n_users;
+}
+
+/* user counts (0, 1 or "2 or more") and first users, for the lookahead; the graph does not change while
+   propagation runs */
+GS__FN void gs__count_users(gs_graph *g) {
+    int i, k, j;
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        g->values[i]->n_users = 0;
+        g->values[i]->first_user = NULL;
     }
-    return n;
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        gs_value *u = g->values[i];
+        for (k = 0; k < u->n_operands; k++) {
+            gs_value *x = u->operands[k];
+            for (j = 0; j < k; j++)
+                if (u->operands[j] == x) break;
+            if (j < k) continue; /* the same operand twice counts once */
+            if (x->n_users == 0) x->first_user = u;
+            if (x->n_users < 2) x->n_users++;
+        }
+    }
 }
 
 GS__FN const gs_sharding *gs__bwd(gs__prop *P, const gs_value *u, int i);
@@ -306,8 +315,8 @@ GS__FN const gs_sharding *gs__fwd_dotlike(gs__prop *P, gs_value *v) {
     /* both operands imply a tiled output: lookahead, then batch dims first, then the larger operand */
     {
         const gs_sharding *look = gs__lookahead(P, v);
-        bool s0 = look && gs__sh_subtiling_or_equal(&v->shape, c0, look);
-        bool s1 = look && gs__sh_subtiling_or_equal(&v->shape, c1, look);
+        bool s0 = look && gs__sh_subtiling_or_equal(P->ctx, &v->shape, c0, look);
+        bool s1 = look && gs__sh_subtiling_or_equal(P->ctx, &v->shape, c1, look);
         if (s0 != s1) {
             win = s0 ? c0 : c1;
             oth = s0 ? c1 : c0;
@@ -724,7 +733,7 @@ GS__FN void gs__add_conflict(gs__prop *P, const gs_value *a, const gs_value *b, 
 
 /* Two user annotations on one tensor (an annotation of an annotated value, or two loop-state members). */
 GS__FN void gs__find_conflicts(gs__prop *P) {
-    int gi, i, k;
+    int gi, i;
     for (gi = 0; gi < (int)stbds_arrlen(P->graphs); gi++) {
         gs_graph *g = P->graphs[gi];
         for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
@@ -734,15 +743,21 @@ GS__FN void gs__find_conflicts(gs__prop *P) {
             if (!gs_sharding_equal(v->sharding, x->sharding))
                 gs__add_conflict(P, x, v, "the annotation is an identity of the same tensor");
         }
-        for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
-            gs_value *v = g->values[i];
-            if (v->op != GS_OP_ANNOTATE || !v->sharding_user) continue;
-            for (k = i + 1; k < (int)stbds_arrlen(g->values); k++) {
-                gs_value *u = g->values[k];
-                if (u->op == GS_OP_ANNOTATE && u->sharding_user && u->operands[0] == v->operands[0] &&
-                    !gs_sharding_equal(u->sharding, v->sharding))
-                    gs__add_conflict(P, v, u, "both annotate the same value");
+        /* two annotations of one value: each against the first annotation of that value */
+        {
+            int n = (int)stbds_arrlen(g->values);
+            gs_value **first = (gs_value **)gs__malloc(P->ctx, sizeof(gs_value *) * (size_t)(n ? n : 1));
+            if (!first) return;
+            memset(first, 0, sizeof(gs_value *) * (size_t)(n ? n : 1));
+            for (i = 0; i < n; i++) {
+                gs_value *v = g->values[i], *x;
+                if (v->op != GS_OP_ANNOTATE || !v->sharding_user) continue;
+                x = v->operands[0];
+                if (!first[x->id]) first[x->id] = v;
+                else if (!gs_sharding_equal(first[x->id]->sharding, v->sharding))
+                    gs__add_conflict(P, first[x->id], v, "both annotate the same value");
             }
+            gs__free(P->ctx, first);
         }
     }
     for (i = 0; i < (int)stbds_arrlen(P->whiles); i++) {
@@ -773,6 +788,7 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
     P.ctx = g->ctx;
     P.entry = g;
     gs__collect_graphs(&P, g);
+    for (gi = 0; gi < (int)stbds_arrlen(P.graphs); gi++) gs__count_users(P.graphs[gi]);
     stbds_arrfree(g->conflicts);
     g->conflicts = NULL;
     /* user shardings must fit the device count; everything else starts undecided */

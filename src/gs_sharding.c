@@ -219,41 +219,74 @@ GS__FN gs_result gs__ta_transpose(gs_ctx *ctx, const gs__ta *t, const int *perm,
    Sharding construction and normalisation
    ========================================================================================================= */
 
-GS__FN gs_sharding *gs__sh_new(gs_ctx *ctx, gs_sharding_kind kind) {
-    gs_sharding *s = (gs_sharding *)gs__arena_alloc(ctx, sizeof(gs_sharding));
-    if (!s) return NULL;
-    s->kind = kind;
-    s->device = -1;
-    return s;
+/* The interned copy of a non-tuple sharding (built in a local struct by the caller). */
+GS__FN const gs_sharding *gs__sh_intern(gs_ctx *ctx, const gs_sharding *s) {
+    gs__shkey k;
+    int i, n = 0;
+    ptrdiff_t at;
+    gs_sharding *c;
+    memset(&k, 0, sizeof k);
+    k.v[n++] = s->kind;
+    k.v[n++] = s->device;
+    k.v[n++] = s->group_kind;
+    k.v[n++] = s->group_id;
+    if (s->kind == GS_SHARDING_TILED) {
+        k.v[n++] = s->rank;
+        k.v[n++] = s->n_sub;
+        for (i = 0; i < s->n_sub; i++) k.v[n++] = s->sub[i];
+        k.v[n++] = s->ta.n;
+        for (i = 0; i < s->ta.n; i++) k.v[n++] = s->ta.dims[i];
+        k.v[n++] = (int64_t)(intptr_t)s->ta.list;
+        if (!s->ta.list) {
+            k.v[n++] = s->ta.ir;
+            for (i = 0; i < s->ta.ir; i++) {
+                k.v[n++] = s->ta.idims[i];
+                k.v[n++] = s->ta.iperm[i];
+            }
+        }
+    }
+    GSHARD_ASSERT(n <= (int)(sizeof k.v / sizeof k.v[0]));
+    at = stbds_hmgeti(ctx->sh_intern, k);
+    if (at >= 0) return ctx->sh_intern[at].value;
+    c = (gs_sharding *)gs__arena_dup(ctx, s, sizeof *s);
+    if (!c) return NULL;
+    stbds_hmput(ctx->sh_intern, k, c);
+    return c;
 }
 
-GS_API const gs_sharding *gs_sharding_replicated(gs_ctx *ctx) { return ctx ? gs__sh_new(ctx, GS_SHARDING_REPLICATED) : NULL; }
-GS_API const gs_sharding *gs_sharding_manual(gs_ctx *ctx) { return ctx ? gs__sh_new(ctx, GS_SHARDING_MANUAL) : NULL; }
-GS_API const gs_sharding *gs_sharding_unknown(gs_ctx *ctx) { return ctx ? gs__sh_new(ctx, GS_SHARDING_UNKNOWN) : NULL; }
+GS__FN const gs_sharding *gs__sh_simple(gs_ctx *ctx, gs_sharding_kind kind, int64_t device) {
+    gs_sharding s;
+    if (!ctx) return NULL;
+    GS__ZERO(s);
+    s.kind = kind;
+    s.device = device;
+    return gs__sh_intern(ctx, &s);
+}
+
+GS_API const gs_sharding *gs_sharding_replicated(gs_ctx *ctx) { return gs__sh_simple(ctx, GS_SHARDING_REPLICATED, -1); }
+GS_API const gs_sharding *gs_sharding_manual(gs_ctx *ctx) { return gs__sh_simple(ctx, GS_SHARDING_MANUAL, -1); }
+GS_API const gs_sharding *gs_sharding_unknown(gs_ctx *ctx) { return gs__sh_simple(ctx, GS_SHARDING_UNKNOWN, -1); }
 GS_API const gs_sharding *gs_sharding_maximal(gs_ctx *ctx, int64_t device) {
-    gs_sharding *s;
     if (!ctx) return NULL;
     if (device < 0) {
         gs__err(ctx, GS_ERR_SHARDING, "gs_sharding_maximal: device %lld is negative", (long long)device);
         return NULL;
     }
-    s = gs__sh_new(ctx, GS_SHARDING_MAXIMAL);
-    if (s) s->device = device;
-    return s;
+    return gs__sh_simple(ctx, GS_SHARDING_MAXIMAL, device);
 }
 
 /* Makes a tiled sharding from a tile array whose last n_sub dims are subgroups of the given types, with XLA's
    normalisation (see gs_sharding_tiled). The tile array must already be valid (ids distinct, indexed). */
 GS__FN const gs_sharding *gs__sh_from_ta(gs_ctx *ctx, int rank, int n_sub, const gs_subgroup *sub, const gs__ta *ta_in) {
     gs__ta ta = *ta_in, tb;
-    gs_sharding *s;
-    int i, k, perm[GS_MAX_IOTA_RANK], n_man = 0, n_rep = 0;
+    gs_sharding s;
+    int i, k, perm[GS_MAX_IOTA_RANK];
     int64_t man = 1, rep = 1;
     bool needs_transpose = false;
     GSHARD_ASSERT(rank + n_sub == ta.n);
     for (i = 0; i < n_sub; i++) {
-        if (sub[i] == GS_SUBGROUP_MANUAL) { man *= ta.dims[rank + i]; if (ta.dims[rank + i] > 1) n_man++; }
-        else { rep *= ta.dims[rank + i]; if (ta.dims[rank + i] > 1) n_rep++; }
+        if (sub[i] == GS_SUBGROUP_MANUAL) man *= ta.dims[rank + i];
+        else rep *= ta.dims[rank + i];
     }
     /* order: data dims, manual dims, replicated dims (stable); size-1 subgroup dims go anywhere */
     for (i = 0; i < rank; i++) perm[i] = i;
@@ -272,20 +305,17 @@ GS__FN const gs_sharding *gs__sh_from_ta(gs_ctx *ctx, int rank, int n_sub, const
     ta.n = rank;
     if (man > 1) ta.dims[ta.n++] = man;
     if (rep > 1) ta.dims[ta.n++] = rep;
-    (void)n_man;
-    (void)n_rep;
-    s = gs__sh_new(ctx, GS_SHARDING_TILED);
-    if (!s) return NULL;
     if (gs__prod(rank, ta.dims) == 1) {
-        /* nothing split: replicated, manual, or (a single device) replicated too */
-        if (man > 1 && rep == 1) s->kind = GS_SHARDING_MANUAL;
-        else if (man == 1) s->kind = GS_SHARDING_REPLICATED;
+        /* nothing split: replicated or manual (both subgroup kinds stay tiled) */
+        if (man > 1 && rep == 1) return gs_sharding_manual(ctx);
+        if (man == 1) return gs_sharding_replicated(ctx);
     }
-    if (s->kind != GS_SHARDING_TILED) return s;
-    s->rank = rank;
-    s->n_sub = 0;
-    if (man > 1) s->sub[s->n_sub++] = GS_SUBGROUP_MANUAL;
-    if (rep > 1) s->sub[s->n_sub++] = GS_SUBGROUP_REPLICATED;
+    GS__ZERO(s);
+    s.kind = GS_SHARDING_TILED;
+    s.device = -1;
+    s.rank = rank;
+    if (man > 1) s.sub[s.n_sub++] = GS_SUBGROUP_MANUAL;
+    if (rep > 1) s.sub[s.n_sub++] = GS_SUBGROUP_REPLICATED;
     /* partial replication with a list: sort ids inside every replication group (XLA PartialTile) */
     if (rep > 1 && ta.list) {
         int64_t g, *list = (int64_t *)gs__arena_dup(ctx, ta.list, sizeof(int64_t) * (size_t)ta.total);
@@ -305,8 +335,20 @@ GS__FN const gs_sharding *gs__sh_from_ta(gs_ctx *ctx, int rank, int n_sub, const
             if (gs__ta_index(ctx, &ta, "sharding") != GS_OK) return NULL;
         }
     }
-    s->ta = ta;
-    return s;
+    /* a clean copy of the tile array (only the meaningful entries set), so equal shardings intern together */
+    s.ta.n = ta.n;
+    s.ta.total = ta.total;
+    for (i = 0; i < ta.n; i++) s.ta.dims[i] = ta.dims[i];
+    s.ta.list = ta.list;
+    s.ta.sorted = ta.sorted;
+    if (!ta.list) {
+        s.ta.ir = ta.ir;
+        for (i = 0; i < ta.ir; i++) {
+            s.ta.idims[i] = ta.idims[i];
+            s.ta.iperm[i] = ta.iperm[i];
+        }
+    }
+    return gs__sh_intern(ctx, &s);
 }
 
 GS__FN bool gs__check_tile_dims(gs_ctx *ctx, const char *who, int n_dims, const int64_t *dims, int n_sub,
@@ -406,8 +448,10 @@ GS_API const gs_sharding *gs_sharding_tuple(gs_ctx *ctx, int n, const gs_shardin
             return NULL;
         }
     }
-    s = gs__sh_new(ctx, GS_SHARDING_TUPLE);
+    s = (gs_sharding *)gs__arena_alloc(ctx, sizeof(gs_sharding));
     if (!s) return NULL;
+    s->kind = GS_SHARDING_TUPLE;
+    s->device = -1;
     s->n_elems = n;
     if (n) {
         s->elems = (const gs_sharding **)gs__arena_dup(ctx, elems, sizeof(gs_sharding *) * (size_t)n);
@@ -587,7 +631,8 @@ GS__FN bool gs__ta_same_iota(const gs__ta *a, const gs__ta *b) {
 
 GS_API bool gs_sharding_equal(const gs_sharding *a, const gs_sharding *b) {
     int i;
-    if (!a || !b) return a == b;
+    if (a == b) return true;
+    if (!a || !b) return false;
     if (a->kind != b->kind || a->group_kind != b->group_kind || a->group_id != b->group_id) return false;
     switch (a->kind) {
     case GS_SHARDING_MAXIMAL: return a->device == b->device;
@@ -918,7 +963,15 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
         P->failed = true;
         return NULL;
     }
-    if (!gs__shp_trailer(P, (gs_sharding *)s)) return NULL;
+    {
+        /* shard_as / shard_like make a different sharding: change a copy */
+        gs_sharding t = *s;
+        if (!gs__shp_trailer(P, &t)) return NULL;
+        if (t.group_kind && !(s = gs__sh_intern(P->ctx, &t))) {
+            P->failed = true;
+            return NULL;
+        }
+    }
     if (!gs__shp_ch(P, '}')) {
         gs__shp_fail(P, "expected '}'");
         return NULL;
@@ -1931,13 +1984,23 @@ done:
 }
 
 /* XLA IsSubTilingOrEqualSharding: every device's tile under `sub` lies inside its tile under `s`. */
-GS__FN bool gs__sh_subtiling_or_equal(const gs_shape *shape, const gs_sharding *sub, const gs_sharding *s) {
+GS__FN bool gs__sh_subtiling_or_equal(gs_ctx *ctx, const gs_shape *shape, const gs_sharding *sub, const gs_sharding *s) {
     int64_t dv, n, o1[GS_MAX_RANK], l1[GS_MAX_RANK], o2[GS_MAX_RANK], l2[GS_MAX_RANK];
     int d;
+    bool same_or_unsplit = true;
     if (!sub || !s) return false;
     if (s->kind == GS_SHARDING_REPLICATED) return sub->kind == GS_SHARDING_TILED || sub->kind == GS_SHARDING_REPLICATED;
     if (s->kind != GS_SHARDING_TILED || sub->kind != GS_SHARDING_TILED) return gs_sharding_equal(sub, s);
     if (sub->rank != s->rank || sub->ta.total != s->ta.total) return false;
+    if (gs_sharding_equal(sub, s)) return true;
+    /* when every dim s splits is split the same way in sub, sub refines s exactly when merging them gives sub
+       (O(rank) for iota device lists) */
+    for (d = 0; d < s->rank; d++)
+        if (s->ta.dims[d] != 1 && s->ta.dims[d] != sub->ta.dims[d]) same_or_unsplit = false;
+    if (same_or_unsplit) {
+        const gs_sharding *m = gs__sh_merge(ctx, sub, s);
+        return m && gs_sharding_equal(m, sub);
+    }
     n = sub->ta.total;
     for (dv = 0; dv < n; dv++) {
         int64_t id = gs__ta_at(&sub->ta, dv);
