@@ -530,6 +530,204 @@ GS_API const char *gs_hlo_print(gs_graph *entry);
 GS_API const char *gs_hlo_module_name(const gs_graph *entry);
 GS_API int64_t gs_hlo_num_partitions(const gs_graph *entry);   /* from the HloModule header; 1 if absent */
 
+/* ==== begin src/gs_api_sharding.h ==== */
+/* ---------------------------------------------------------------------------------------------------------
+   Shardings (XLA HloSharding semantics). A sharding says how a logical tensor is laid out over devices:
+   - replicated: every device holds the whole tensor;
+   - maximal: one device holds the whole tensor;
+   - tiled: a tile assignment (an N-d array of device ids) with one dim per data dim, giving the number of
+     shards of that dim, plus up to two trailing "subgroup" dims: REPLICATED (the devices along it hold the
+     same tile: partial replication, XLA's last_tile_dim_replicate) and MANUAL (the devices along it run a
+     manually partitioned region, XLA's last_tile_dims={manual});
+   - manual: the whole tensor is manually partitioned (inside a to_manual/to_full region);
+   - unknown: a placeholder that propagation replaces;
+   - tuple: one sharding per element of a tuple-shaped value.
+   A tile assignment is either an explicit device list or XLA's compact iota form
+   [dims]<=[reshape]T(perm) = arange(N).reshape(reshape).transpose(perm).reshape(dims), which is never
+   expanded into a list unless asked.
+   Shard sizes follow XLA: a dim of size S split k ways has shards of ceil(S/k); tile i covers
+   [min(i*ceil(S/k), S), min((i+1)*ceil(S/k), S)), so padding sits on the right and trailing tiles may be
+   partly or wholly empty.
+   Shardings are immutable and live in a context's arena; functions that make one take the context and
+   return NULL (with the context's sticky error set) on bad input.
+   ------------------------------------------------------------------------------------------------------- */
+typedef struct gs_sharding gs_sharding;
+
+typedef enum gs_sharding_kind {
+    GS_SHARDING_UNKNOWN = 0,   /* "{unknown}" or no sharding at all */
+    GS_SHARDING_REPLICATED,
+    GS_SHARDING_MAXIMAL,
+    GS_SHARDING_TILED,
+    GS_SHARDING_MANUAL,
+    GS_SHARDING_TUPLE
+} gs_sharding_kind;
+
+typedef enum gs_subgroup {
+    GS_SUBGROUP_INVALID = 0,
+    GS_SUBGROUP_MANUAL,       /* printed "manual"; always ordered before REPLICATED */
+    GS_SUBGROUP_REPLICATED    /* printed "replicated" (alone: last_tile_dim_replicate) */
+} gs_subgroup;
+
+/* Tile-assignment dims: the data rank plus at most two subgroup dims. */
+#define GS_MAX_TILE_RANK (GS_MAX_RANK + 2)
+/* The iota form's reshape may have more dims than the tile assignment. */
+#define GS_MAX_IOTA_RANK 16
+
+GS_API const gs_sharding *gs_sharding_replicated(gs_ctx *ctx);
+GS_API const gs_sharding *gs_sharding_manual(gs_ctx *ctx);
+GS_API const gs_sharding *gs_sharding_unknown(gs_ctx *ctx);
+GS_API const gs_sharding *gs_sharding_maximal(gs_ctx *ctx, int64_t device);
+/* Tiled with an explicit device list (row-major over dims; n_dims = data rank + n_sub) or, when devices is
+   NULL, devices 0..N-1 in order. sub: the types of the trailing n_sub dims (NULL when n_sub is 0). The result
+   is normalised as XLA does (subgroup dims of size 1 dropped, equal types merged, MANUAL before REPLICATED,
+   replication groups sorted; all-ones data dims with one subgroup type collapse to replicated or manual). */
+GS_API const gs_sharding *gs_sharding_tiled(gs_ctx *ctx, int n_dims, const int64_t *dims, const int64_t *devices,
+                                            int n_sub, const gs_subgroup *sub);
+/* Tiled with the iota tile assignment [dims]<=[reshape]T(perm); perm NULL is the identity. */
+GS_API const gs_sharding *gs_sharding_iota(gs_ctx *ctx, int n_dims, const int64_t *dims, int n_reshape,
+                                           const int64_t *reshape, const int *perm, int n_sub,
+                                           const gs_subgroup *sub);
+GS_API const gs_sharding *gs_sharding_tuple(gs_ctx *ctx, int n, const gs_sharding *const *elems);
+
+/* XLA's HloSharding text: {replicated}, {manual}, {unknown}, {maximal device=N}, {devices=[..]ids} or
+   {devices=[..]<=[..]T(..)} with last_tile_dim_replicate or last_tile_dims={manual, replicated}, tuples
+   {{..}, {..}}; "shard_as N"/"shard_like N" and metadata={...} are accepted and ignored. Errors name the
+   column. */
+GS_API const gs_sharding *gs_sharding_parse(gs_ctx *ctx, const char *text);
+/* Canonical text (the string lives in ctx's arena). Iota assignments print in iota form, lists as lists. */
+GS_API const char *gs_sharding_to_text(gs_ctx *ctx, const gs_sharding *s);
+/* Equality as XLA defines it: the same kind, tile dims, subgroup types and device at every tile. An iota and
+   an explicit assignment naming the same devices are equal. */
+GS_API bool gs_sharding_equal(const gs_sharding *a, const gs_sharding *b);
+
+/* Queries */
+GS_API gs_sharding_kind gs_sharding_get_kind(const gs_sharding *s);
+GS_API bool gs_sharding_is_replicated(const gs_sharding *s);  /* also true for tiled with one tile per dim */
+/* Tiled: the data rank (tile dims excluding subgroup dims). 0 for the other kinds. */
+GS_API int gs_sharding_rank(const gs_sharding *s);
+/* Tiled: shards along data dim d (1 for dims that are not split, and for non-tiled kinds). */
+GS_API int64_t gs_sharding_tiles(const gs_sharding *s, int d);
+/* Tiled: the product of the data tile dims (XLA NumTiles), without replication or manual groups. */
+GS_API int64_t gs_sharding_num_tiles(const gs_sharding *s);
+/* Tiled: size of the replication (or manual) subgroup, 1 when there is none. */
+GS_API int64_t gs_sharding_replication(const gs_sharding *s);
+GS_API int64_t gs_sharding_manual_group(const gs_sharding *s);
+/* The number of devices the tile assignment names (tiled), 1 for maximal, 0 for the rest. */
+GS_API int64_t gs_sharding_num_devices(const gs_sharding *s);
+GS_API int64_t gs_sharding_maximal_device(const gs_sharding *s);   /* -1 unless maximal */
+GS_API int gs_sharding_tuple_size(const gs_sharding *s);          /* 0 unless a tuple */
+GS_API const gs_sharding *gs_sharding_tuple_elem(const gs_sharding *s, int i);
+/* The full tile-assignment shape: n_dims = rank + number of subgroup dims; sub receives their types. */
+GS_API int gs_sharding_tile_shape(const gs_sharding *s, int64_t *dims, gs_subgroup *sub);
+/* The device at a tile-assignment position (index: one entry per tile dim, subgroup dims included). */
+GS_API int64_t gs_sharding_device_at(const gs_sharding *s, const int64_t *index);
+/* The tile-assignment position of a device; false when the device does not appear. */
+GS_API bool gs_sharding_device_index(const gs_sharding *s, int64_t device, int64_t *index);
+/* Writes every device id in row-major tile order (gs_sharding_num_devices entries). */
+GS_API void gs_sharding_devices(const gs_sharding *s, int64_t *out);
+
+/* Tile math for a data shape (rank must match a tiled sharding). */
+/* The per-device shard shape: each split dim becomes ceil(S/k); replicated and maximal keep the full shape. */
+GS_API gs_result gs_sharding_shard_shape(gs_ctx *ctx, const gs_sharding *s, gs_shape full, gs_shape *shard);
+/* The part of the logical tensor device `device` holds: [offset[d], limit[d]) per dim (valid extent =
+   limit - offset, possibly 0 for all-padding shards). Replicated/manual: the whole tensor. Maximal: the whole
+   tensor on its device, empty (limit = offset = 0) elsewhere; returns false when the device holds nothing,
+   including a device missing from the tile assignment. */
+GS_API bool gs_sharding_device_region(const gs_sharding *s, gs_shape full, int64_t device, int64_t *offset,
+                                      int64_t *limit);
+/* Text rendering of which device holds which part of a tensor: for rank 1 and 2, a grid of tiles with
+   device ids (replication groups listed together, each tile's valid extent); for higher ranks, per-dim
+   ranges and a device table. String in ctx's arena. */
+GS_API const char *gs_sharding_visualize(gs_ctx *ctx, const gs_sharding *s, gs_shape full);
+/* Checks that s fits shape (tiled rank = shape rank) and uses devices in [0, num_devices) (num_devices 0:
+   no bound). Tuple shardings need a tuple value: use gs_value_set_sharding. */
+GS_API gs_result gs_sharding_validate(gs_ctx *ctx, const gs_sharding *s, gs_shape shape, int64_t num_devices);
+
+/* ---------------------------------------------------------------------------------------------------------
+   Device meshes (GSPMD's mesh_split, JAX's Mesh + PartitionSpec). A mesh is an N-d array of device ids with
+   named axes; devices NULL means 0..N-1 in row-major order.
+   ------------------------------------------------------------------------------------------------------- */
+typedef struct gs_mesh gs_mesh;
+GS_API const gs_mesh *gs_mesh_new(gs_ctx *ctx, int n_axes, const char *const *names, const int64_t *sizes,
+                                  const int64_t *devices);
+GS_API int gs_mesh_num_axes(const gs_mesh *m);
+GS_API int64_t gs_mesh_axis_size(const gs_mesh *m, int axis);
+GS_API const char *gs_mesh_axis_name(const gs_mesh *m, int axis);
+GS_API int64_t gs_mesh_num_devices(const gs_mesh *m);
+/* A sharding from a PartitionSpec string with one entry per tensor dim, separated by commas: an axis name,
+   several axes in parentheses "(x, y)" (major to minor), "_" or "None" for a dim that is not split, or "?" for
+   a dim left open for propagation to decide. Mesh axes no dim uses become partial replication.
+   `open_dims` (may be NULL) receives a bit per dim marked "?". Example: "data, _, model" on a rank-3 tensor. */
+GS_API const gs_sharding *gs_mesh_sharding(gs_ctx *ctx, const gs_mesh *m, int rank, const char *spec,
+                                           uint32_t *open_dims);
+/* GSPMD's mesh_split: dims_mapping[d] is the mesh axis that splits tensor dim d, or -1. */
+GS_API const gs_sharding *gs_mesh_sharding_dims(gs_ctx *ctx, const gs_mesh *m, int rank, const int *dims_mapping);
+
+/* ---------------------------------------------------------------------------------------------------------
+   Annotations. Each returns an annotation instruction (an identity, printed as XLA's custom-call "Sharding")
+   that carries the sharding; shapes never change. Propagation never overwrites an annotation, except the dims
+   it leaves open.
+   ------------------------------------------------------------------------------------------------------- */
+GS_API gs_value *gs_annotate_sharding(gs_graph *g, gs_value *x, const gs_sharding *s);
+/* As above, with dims left open for propagation (bit d = tensor dim d; XLA's unspecified_dims). */
+GS_API gs_value *gs_annotate_open(gs_graph *g, gs_value *x, const gs_sharding *s, uint32_t open_dims);
+/* The paper's API: replicate(x); split(x, dim, n) = dim split n ways over devices 0..n-1;
+   shard(x, device_assignment) = the tile assignment given as an array with rank(x) dims. */
+GS_API gs_value *gs_replicate(gs_graph *g, gs_value *x);
+GS_API gs_value *gs_split(gs_graph *g, gs_value *x, int64_t dim, int64_t n);
+GS_API gs_value *gs_shard(gs_graph *g, gs_value *x, const int64_t *tiles, const int64_t *devices);
+/* Partial replication: tiles per data dim, then `replicas` devices holding each tile (devices NULL: iota). */
+GS_API gs_value *gs_shard_partial(gs_graph *g, gs_value *x, const int64_t *tiles, int64_t replicas,
+                                  const int64_t *devices);
+/* mesh_split with a PartitionSpec string (see gs_mesh_sharding; "?" dims stay open). */
+GS_API gs_value *gs_mesh_split(gs_graph *g, gs_value *x, const gs_mesh *m, const char *spec);
+
+/* The sharding attached to a value (parsed from HLO text, set by an annotation or by propagation), or NULL. */
+GS_API const gs_sharding *gs_value_sharding(const gs_value *v);
+/* Attaches a sharding to any value as a fixed user annotation (NULL removes it). Checked against the shape. */
+GS_API gs_result gs_value_set_sharding(gs_value *v, const gs_sharding *s);
+/* Dims of a value's user sharding that propagation may still refine (bit per dim). */
+GS_API uint32_t gs_value_open_dims(const gs_value *v);
+
+/* Where a sharding came from. */
+typedef enum gs_origin_kind {
+    GS_ORIGIN_NONE = 0,       /* no sharding yet */
+    GS_ORIGIN_USER,           /* an annotation or a sharding= attribute */
+    GS_ORIGIN_FORWARD,        /* inferred from operands */
+    GS_ORIGIN_BACKWARD,       /* inferred from a user */
+    GS_ORIGIN_DEFAULT         /* nothing decided: replicated */
+} gs_origin_kind;
+
+typedef struct gs_origin {
+    gs_origin_kind kind;
+    int level;                /* aggressiveness level 0..3 (forward/backward) */
+    const gs_value *from;     /* the operand or user it came from (forward/backward) */
+    const char *rule;         /* the op rule, e.g. "dot", "elementwise", "broadcast" */
+    const gs_value *source;   /* the user annotation the chain started at, if any */
+} gs_origin;
+
+/* ---------------------------------------------------------------------------------------------------------
+   Propagation: gives every instruction of g (and of its while bodies) a sharding, XLA-style: iterative forward
+   and backward passes to a fixpoint at four aggressiveness levels. User shardings stay as they are (except
+   their open dims); whatever is left undecided becomes replicated.
+   ------------------------------------------------------------------------------------------------------- */
+typedef struct gs_propagate_desc {
+    int64_t num_devices;          /* 0: the graph's num_partitions; user shardings must fit it */
+} gs_propagate_desc;
+
+GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc);
+GS_API gs_origin gs_value_sharding_origin(const gs_value *v);
+/* The module as HLO text with a sharding on every instruction; with explain, a comment per instruction
+   saying where its sharding came from, and the conflicts found. String in the ctx arena. */
+GS_API const char *gs_propagate_explain(gs_graph *g, bool explain);
+/* Conflicts found by the last gs_propagate: two user annotations that give one tensor different shardings (an
+   annotation of an annotated value, two annotations of one value, two members of one loop state). Each message
+   names both. */
+GS_API int gs_propagate_num_conflicts(const gs_graph *g);
+GS_API const char *gs_propagate_conflict(const gs_graph *g, int i);
+
+/* ==== end src/gs_api_sharding.h ==== */
+
 /* ---------------------------------------------------------------------------------------------------------
    Reference interpreter (one device: partition-id is 0, collectives act on one partition).
    inputs[k] points at the data of parameter buffer k (storage format, row-major): parameters in number order,
@@ -878,7 +1076,7 @@ GS_API const gs_cost_row *gs_cost_report_row(const gs_cost_report *r, int i);   
 GS_API gs_cost_totals gs_cost_report_totals(const gs_cost_report *r);
 GS_API int gs_cost_report_num_warnings(const gs_cost_report *r);
 GS_API const char *gs_cost_report_warning(const gs_cost_report *r, int i);
-/* The program as HLO text with a `// ...` cost comment after every instruction and the totals at the end
+/* The program as HLO text with a `// ...` cost line above every instruction and the totals at the end
    (still valid HLO text). NULL on out-of-memory. */
 GS_API const char *gs_cost_report_text(gs_cost_report *r);
 /* The report as JSON (schema in docs/cost.md): {"instructions": [...], "totals": {...}, ...}. */
@@ -998,6 +1196,7 @@ struct gs_ctx {
     int64_t next_auto_name;   /* counter for generated names ("add.7") */
     const char *next_name;    /* if set, the next value made takes this name (the HLO parser's names), so
                                  builder errors name the instruction as the user wrote it */
+    struct gs__sh_entry *sh_intern;   /* stb_ds hash map: interned shardings (gs_sharding.c) */
 };
 
 struct gs_graph {
@@ -1013,6 +1212,47 @@ struct gs_graph {
     /* module header (meaningful on an entry graph) */
     const char *module_name;
     int64_t num_partitions;
+    char **conflicts;         /* stb_ds: messages from the last gs_propagate (arena strings) */
+};
+
+/* ---- shardings (gs_sharding.c) ----
+   A tile assignment: an N-d array of device ids, an explicit row-major list or the iota form
+   arange(total).reshape(idims).transpose(iperm).reshape(dims). */
+typedef struct gs__ta {
+    int n;
+    int64_t dims[GS_MAX_IOTA_RANK];
+    int64_t total;
+    const int64_t *list;      /* explicit ids, or NULL for the iota form */
+    const int64_t *sorted;    /* list only: (id, position) pairs sorted by id */
+    int ir;
+    int64_t idims[GS_MAX_IOTA_RANK];
+    int iperm[GS_MAX_IOTA_RANK];
+} gs__ta;
+
+struct gs_sharding {
+    gs_sharding_kind kind;
+    int64_t device;           /* MAXIMAL */
+    int rank;                 /* TILED: data dims; ta.n = rank + n_sub */
+    int n_sub;
+    gs_subgroup sub[2];       /* MANUAL before REPLICATED, each at most once */
+    gs__ta ta;
+    int n_elems;              /* TUPLE */
+    const gs_sharding **elems;
+    int group_kind;           /* 0, or XLA's shard_group: 1 "shard_as N", 2 "shard_like N" */
+    int64_t group_id;
+};
+
+/* Shardings are interned per context (equal non-tuple shardings share one object): propagation computes the
+   same candidates over and over, and this keeps its memory proportional to the distinct shardings. */
+typedef struct gs__shkey { int64_t v[64]; } gs__shkey;
+typedef struct gs__sh_entry { gs__shkey key; const gs_sharding *value; } gs__sh_entry;
+
+struct gs_mesh {
+    int n_axes;
+    const char *names[GS_MAX_IOTA_RANK];
+    int64_t sizes[GS_MAX_IOTA_RANK];
+    int64_t total;
+    gs__ta ta;                /* the device array */
 };
 
 struct gs_value {
@@ -1025,7 +1265,12 @@ struct gs_value {
     gs_shape *tuple;          /* n_tuple element shapes */
     int n_operands;
     gs_value **operands;
-    const char *sharding;     /* "{...}" as written, or NULL */
+    const gs_sharding *sharding;  /* NULL: none (yet) */
+    bool sharding_user;       /* a user annotation: propagation keeps it (except open_dims) */
+    uint32_t open_dims;       /* dims of a user sharding that propagation may refine */
+    gs_origin origin;         /* where the sharding came from */
+    int n_users;              /* propagation's user count (capped at 2) and the first user */
+    gs_value *first_user;
     bool auto_name;           /* name generated by the builder ("add.7"), not given by the user */
 
     /* ---- attributes; which ones are meaningful depends on op ---- */
@@ -1090,6 +1335,7 @@ GS__FN void gs__sb_printf(gs__sb *sb, const char *fmt, ...)
 #endif
     ;
 GS__FN void gs__sb_free(gs__sb *sb);
+GS__FN char *gs__sb_finish(gs__sb *sb, const char *who);
 
 /* ---- shared IR helpers (gs_ir.c) ---- */
 GS__FN gs_value *gs__value_new(gs_graph *g, gs_op op, int n_operands, gs_value *const *operands);
@@ -1104,11 +1350,11 @@ GS__FN void gs__strides(const gs_shape *s, int64_t *strides);
 GS__FN gs_result gs__groups_expand(gs_ctx *ctx, const gs_replica_groups *rg, int64_t num_partitions,
                                    int64_t *n_groups, int64_t *group_size, const int64_t **ids);
 
-/* ---- HLO text (gs_hlo_text.c) ----
-   gs_hlo_print with an optional `comment` callback: a non-empty string it returns for an instruction is
-   printed after it as "  // text" (one line, no newline inside), so the output still parses. */
-GS__FN const char *gs__hlo_print_commented(gs_graph *entry, const char *(*comment)(const gs_value *v, void *user),
-                                           void *user);
+GS__FN void gs__sh_print(gs__sb *sb, const gs_sharding *s);
+/* HLO printing with a hook that writes comment lines above each instruction. */
+typedef void (*gs__pr_comment_fn)(gs__sb *sb, const gs_value *v, void *user);
+GS__FN const char *gs__hlo_print_ex(gs_graph *entry, gs__pr_comment_fn comment, void *user);
+GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *shape, const char *sharding);
 
 /* ---- interpreter (gs_interp.c); the runtime reuses it with its own collective hook ----
    Buffers in compute format: f32 and bf16 as float (bf16 values already rounded to bf16), s32 as int32_t,
@@ -1253,8 +1499,10 @@ GS_API void gs_ctx_destroy(gs_ctx *ctx) {
         stbds_arrfree(g->values);
         stbds_arrfree(g->params);
         stbds_shfree(g->names);
+        stbds_arrfree(g->conflicts);
     }
     stbds_arrfree(ctx->graphs);
+    stbds_hmfree(ctx->sh_intern);
     for (c = ctx->chunks; c; c = n) {
         n = c->next;
         gs__raw_free(&ctx->allocator, c);
@@ -1375,6 +1623,15 @@ GS__FN void gs__sb_printf(gs__sb *sb, const char *fmt, ...) {
     vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
     sb->len += (size_t)n;
+}
+
+/* Moves the text into ctx's arena and frees the buffer; NULL (with the error set) when anything ran out of memory. */
+GS__FN char *gs__sb_finish(gs__sb *sb, const char *who) {
+    char *out = NULL;
+    if (sb->oom) gs__err(sb->ctx, GS_ERR_OUT_OF_MEMORY, "out of memory in %s", who);
+    else out = gs__arena_strdup(sb->ctx, sb->buf ? sb->buf : "");
+    gs__sb_free(sb);
+    return out;
 }
 
 GS__FN void gs__sb_free(gs__sb *sb) {
@@ -2325,29 +2582,6 @@ GS_API gs_shape gs_value_tuple_shape(const gs_value *v, int i) {
     return s;
 }
 GS_API int gs_value_id(const gs_value *v) { return v ? v->id : -1; }
-GS_API const char *gs_value_sharding_text(const gs_value *v) { return v ? v->sharding : NULL; }
-
-GS_API gs_result gs_value_set_sharding_text(gs_value *v, const char *text) {
-    const char *p;
-    int depth = 0;
-    if (!v) return GS_ERR_INVALID_ARG;
-    if (!text) {
-        v->sharding = NULL;
-        return GS_OK;
-    }
-    /* must be one balanced {...} group */
-    if (text[0] != '{')
-        return gs__err(v->graph->ctx, GS_ERR_SHARDING, "%s: sharding text must start with '{': %s", v->name, text);
-    for (p = text; *p; p++) {
-        if (*p == '{') depth++;
-        else if (*p == '}' && --depth == 0 && p[1] != 0)
-            return gs__err(v->graph->ctx, GS_ERR_SHARDING, "%s: unbalanced sharding text: %s", v->name, text);
-        if (depth < 0) break;
-    }
-    if (depth != 0) return gs__err(v->graph->ctx, GS_ERR_SHARDING, "%s: unbalanced sharding text: %s", v->name, text);
-    v->sharding = gs__arena_strdup(v->graph->ctx, text);
-    return v->sharding ? GS_OK : GS_ERR_OUT_OF_MEMORY;
-}
 
 GS__FN bool gs__valid_name(const char *s) {
     const char *p;
@@ -4035,8 +4269,9 @@ GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *
     gs_value *v = gs__value_new(g, op, 1, &x);
     if (!v) return NULL;
     if (shape) v->shape = *shape;
-    if (sharding && gs_value_set_sharding_text(v, sharding) != GS_OK) return NULL;
-    return gs__finish(v);
+    v = gs__finish(v);
+    if (v && sharding && gs_value_set_sharding_text(v, sharding) != GS_OK) return NULL;
+    return v;
 }
 
 GS_API gs_value *gs_annotate(gs_graph *g, gs_value *x, const char *sharding_text) {
@@ -4319,7 +4554,7 @@ typedef struct gs__printer {
     gs__pr_red *reds;     /* stb_ds: reducers in order of first use */
     gs__pr_cmp *cmps;     /* stb_ds: sort comparators in order of first use */
     bool oom;
-    const char *(*comment)(const gs_value *v, void *user);   /* optional trailing "// ..." per instruction */
+    gs__pr_comment_fn comment;   /* optional: writes comment lines above each instruction */
     void *comment_user;
 } gs__printer;
 
@@ -4799,14 +5034,14 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
     gs__pr_attrs(pr, v);
     if (v->sharding) {
         gs__sb_puts(sb, ", sharding=");
-        gs__sb_puts(sb, v->sharding);
+        gs__sh_print(sb, v->sharding);
     }
-    if (pr->comment) {
-        const char *c = pr->comment(v, pr->comment_user);
-        if (c && *c) {
-            gs__sb_puts(sb, "  // ");
-            gs__sb_puts(sb, c);
-        }
+    if (v->op == GS_OP_ANNOTATE && v->open_dims) {
+        int d, k = 0;
+        gs__sb_puts(sb, ", backend_config=\"unspecified_dims=[");
+        for (d = 0; d < 32; d++)
+            if (v->open_dims & (1u << d)) gs__sb_printf(sb, "%s%d", k++ ? "," : "", d);
+        gs__sb_puts(sb, "]\"");
     }
     gs__sb_put(sb, "\n", 1);
 }
@@ -4850,7 +5085,10 @@ GS__FN void gs__pr_graph(gs__printer *pr, const gs__pr_comp *c, bool entry) {
     const gs_graph *g = c->g;
     int i;
     gs__sb_printf(sb, "%s%s {\n", entry ? "ENTRY " : "", c->name);
-    for (i = 0; i < (int)stbds_arrlen(g->values); i++) gs__pr_value(pr, g->values[i], g->values[i] == g->root);
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        if (pr->comment) pr->comment(sb, g->values[i], pr->comment_user);
+        gs__pr_value(pr, g->values[i], g->values[i] == g->root);
+    }
     gs__sb_puts(sb, "}\n");
 }
 
@@ -4865,10 +5103,9 @@ GS_API int64_t gs_hlo_num_partitions(const gs_graph *entry) {
     return entry->num_partitions;
 }
 
-GS_API const char *gs_hlo_print(gs_graph *entry) { return gs__hlo_print_commented(entry, NULL, NULL); }
+GS_API const char *gs_hlo_print(gs_graph *entry) { return gs__hlo_print_ex(entry, NULL, NULL); }
 
-GS__FN const char *gs__hlo_print_commented(gs_graph *entry, const char *(*comment)(const gs_value *v, void *user),
-                                           void *user) {
+GS__FN const char *gs__hlo_print_ex(gs_graph *entry, gs__pr_comment_fn comment, void *user) {
     gs__printer pr;
     const char *out = NULL;
     int i, n;
@@ -5569,6 +5806,31 @@ GS__FN bool gs__attr_word(gs__parser *P, const gs__pattr *a, char *buf, size_t c
     if (n >= cap) return gs__perr(P, &a->val, GS_ERR_PARSE, "value of %s is too long", a->name);
     memcpy(buf, p, n);
     buf[n] = 0;
+    return true;
+}
+
+/* backend_config="unspecified_dims=[0,2]" on a Sharding custom-call: the dims propagation may refine */
+GS__FN bool gs__unspecified_dims(gs__parser *P, const gs__pattr *a, gs_value *v) {
+    char buf[256];
+    const char *p;
+    uint32_t open = 0;
+    if (!gs__attr_word(P, a, buf, sizeof buf)) return false;
+    p = strstr(buf, "unspecified_dims=[");
+    if (!p) return true; /* another backend config: nothing for us */
+    p += strlen("unspecified_dims=[");
+    while (*p && *p != ']') {
+        long d;
+        char *end;
+        while (*p == ' ' || *p == ',') p++;
+        if (*p == ']') break;
+        d = strtol(p, &end, 10);
+        if (end == p || d < 0 || d >= v->shape.rank || d >= 32)
+            return gs__perr(P, &a->val, GS_ERR_PARSE, "unspecified_dims: bad dim for rank %d", v->shape.rank);
+        open |= 1u << d;
+        p = end;
+    }
+    if (*p != ']') return gs__perr(P, &a->val, GS_ERR_PARSE, "unspecified_dims: expected ']'");
+    v->open_dims = open;
     return true;
 }
 
@@ -6549,8 +6811,10 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
             return false;
         if (sa && !(sh = gs__pstr(P, sa->val.p, (size_t)(sa->val.end - sa->val.p)))) return false;
         if (strcmp(target, "Sharding") == 0) {
+            gs__pattr *bc = gs__attr(P, in, "backend_config");
             if (!sa) return gs__need_attr(P, in, "sharding") != NULL;
             v = gs_annotate(g, x, sh);
+            if (v && bc && !gs__unspecified_dims(P, bc, v)) return false;
         } else if (strcmp(target, "SPMDFullToShardShape") == 0 || strcmp(target, "SPMDShardToFullShape") == 0) {
             if (in->type.tuple)
                 return gs__perr(P, &in->type.at, GS_ERR_PARSE, "%s '%s' needs an array shape, not a tuple",
@@ -9920,6 +10184,2981 @@ GS_API void gs_fill_random(gs_shape shape, uint64_t seed, int64_t param_index, v
 
 /* ==== end src/gs_npy.c ==== */
 
+/* ==== begin src/gs_sharding.c ==== */
+/* gs_sharding.c - shardings (XLA HloSharding), tile assignments in list and iota form, tile math, text,
+   meshes and PartitionSpecs, annotations, visualisation. */
+/* #include "gs_internal.h" (already inlined) */
+
+/* =========================================================================================================
+   Tile assignments. A gs__ta is an N-d array of device ids, either an explicit row-major list or the iota
+   form arange(total).reshape(idims).transpose(iperm).reshape(dims). The iota form answers "which device is
+   at this position" and "where is this device" in O(rank) without materialising anything.
+   ========================================================================================================= */
+
+GS__FN int64_t gs__prod(int n, const int64_t *d) {
+    int64_t p = 1;
+    int i;
+    for (i = 0; i < n; i++) p *= d[i];
+    return p;
+}
+
+/* Canonical iota: size-1 dims dropped, runs of dims that stay adjacent under the permutation merged. */
+GS__FN void gs__iota_canon(gs__ta *t) {
+    int i, j, k;
+    bool changed = true;
+    /* drop size-1 dims */
+    for (i = 0; i < t->ir;) {
+        if (t->idims[i] != 1) {
+            i++;
+            continue;
+        }
+        for (j = 0, k = 0; j < t->ir; j++) {
+            if (t->iperm[j] == i) continue;
+            t->iperm[k++] = t->iperm[j] > i ? t->iperm[j] - 1 : t->iperm[j];
+        }
+        for (j = i; j + 1 < t->ir; j++) t->idims[j] = t->idims[j + 1];
+        t->ir--;
+    }
+    while (changed) {
+        changed = false;
+        for (j = 0; j + 1 < t->ir; j++) {
+            int a = t->iperm[j];
+            if (t->iperm[j + 1] != a + 1) continue;
+            /* merge original dims a and a+1 */
+            t->idims[a] *= t->idims[a + 1];
+            for (k = a + 1; k + 1 < t->ir; k++) t->idims[k] = t->idims[k + 1];
+            for (k = j + 1; k + 1 < t->ir; k++) t->iperm[k] = t->iperm[k + 1];
+            t->ir--;
+            for (k = 0; k < t->ir; k++)
+                if (t->iperm[k] > a) t->iperm[k]--;
+            changed = true;
+            break;
+        }
+    }
+    if (t->ir == 0) {
+        t->ir = 1;
+        t->idims[0] = 1;
+        t->iperm[0] = 0;
+    }
+}
+
+GS__FN void gs__ta_iota(gs__ta *t, int n, const int64_t *dims) {
+    int i;
+    GS__ZERO(*t);
+    t->n = n;
+    for (i = 0; i < n; i++) t->dims[i] = dims[i];
+    t->total = gs__prod(n, dims);
+    t->ir = 1;
+    t->idims[0] = t->total;
+    t->iperm[0] = 0;
+}
+
+/* device at row-major position L */
+GS__FN int64_t gs__ta_at(const gs__ta *t, int64_t L) {
+    int64_t m[GS_MAX_IOTA_RANK], dev = 0;
+    int j;
+    if (t->list) return t->list[L];
+    for (j = t->ir - 1; j >= 0; j--) {
+        int64_t sz = t->idims[t->iperm[j]];
+        m[t->iperm[j]] = L % sz;
+        L /= sz;
+    }
+    for (j = 0; j < t->ir; j++) dev = dev * t->idims[j] + m[j];
+    return dev;
+}
+
+/* row-major position of device d, or -1 */
+GS__FN int64_t gs__ta_pos(const gs__ta *t, int64_t d) {
+    int64_t m[GS_MAX_IOTA_RANK], L = 0;
+    int j;
+    if (d < 0) return -1;
+    if (t->list) {
+        int64_t lo = 0, hi = t->total - 1;
+        while (lo <= hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (t->sorted[2 * mid] == d) return t->sorted[2 * mid + 1];
+            if (t->sorted[2 * mid] < d) lo = mid + 1;
+            else hi = mid - 1;
+        }
+        return -1;
+    }
+    if (d >= t->total) return -1;
+    for (j = t->ir - 1; j >= 0; j--) {
+        m[j] = d % t->idims[j];
+        d /= t->idims[j];
+    }
+    for (j = 0; j < t->ir; j++) L = L * t->idims[t->iperm[j]] + m[t->iperm[j]];
+    return L;
+}
+
+GS__FN void gs__unravel(int n, const int64_t *dims, int64_t L, int64_t *idx) {
+    int i;
+    for (i = n - 1; i >= 0; i--) {
+        idx[i] = L % dims[i];
+        L /= dims[i];
+    }
+}
+GS__FN int64_t gs__ravel(int n, const int64_t *dims, const int64_t *idx) {
+    int64_t L = 0;
+    int i;
+    for (i = 0; i < n; i++) L = L * dims[i] + idx[i];
+    return L;
+}
+
+GS__FN int gs__cmp_pair(const void *a, const void *b) {
+    int64_t x = ((const int64_t *)a)[0], y = ((const int64_t *)b)[0];
+    return x < y ? -1 : x > y;
+}
+
+/* Builds the device -> position index of a list; fails on negative or repeated ids. */
+GS__FN gs_result gs__ta_index(gs_ctx *ctx, gs__ta *t, const char *who) {
+    int64_t i, *pairs;
+    if (!t->list) return GS_OK;
+    pairs = (int64_t *)gs__arena_alloc(ctx, sizeof(int64_t) * 2 * (size_t)t->total);
+    if (!pairs) return GS_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < t->total; i++) {
+        if (t->list[i] < 0)
+            return gs__err(ctx, GS_ERR_SHARDING, "%s: device id %lld is negative", who, (long long)t->list[i]);
+        pairs[2 * i] = t->list[i];
+        pairs[2 * i + 1] = i;
+    }
+    qsort(pairs, (size_t)t->total, 2 * sizeof(int64_t), gs__cmp_pair);
+    for (i = 1; i < t->total; i++)
+        if (pairs[2 * i] == pairs[2 * i - 2])
+            return gs__err(ctx, GS_ERR_SHARDING, "%s: device %lld appears twice in the tile assignment", who,
+                           (long long)pairs[2 * i]);
+    t->sorted = pairs;
+    return GS_OK;
+}
+
+GS__FN int64_t *gs__ta_materialize(gs_ctx *ctx, const gs__ta *t) {
+    int64_t L, *out = (int64_t *)gs__arena_alloc(ctx, sizeof(int64_t) * (size_t)t->total);
+    if (!out) return NULL;
+    for (L = 0; L < t->total; L++) out[L] = gs__ta_at(t, L);
+    return out;
+}
+
+/* Transposes the tile array: new dim k is old dim perm[k]. Stays in iota form whenever the dims and the
+   iota's transposed shape have a common refinement; otherwise the list is materialised. */
+GS__FN gs_result gs__ta_transpose(gs_ctx *ctx, const gs__ta *t, const int *perm, gs__ta *out) {
+    gs__ta r;
+    int k;
+    GS__ZERO(r);
+    r.n = t->n;
+    r.total = t->total;
+    for (k = 0; k < t->n; k++) r.dims[k] = t->dims[perm[k]];
+    if (!t->list) {
+        /* factors: walk dims (A) and the transposed iota shape (T) together */
+        int64_t fsz[2 * GS_MAX_IOTA_RANK];
+        int fa[2 * GS_MAX_IOTA_RANK], ft[2 * GS_MAX_IOTA_RANK], nf = 0, i = 0, j = 0;
+        int64_t ra = t->n ? t->dims[0] : 1, rt = t->idims[t->iperm[0]];
+        bool ok = true;
+        while (ok && i < t->n && j < t->ir) {
+            if (ra == 1) { if (++i < t->n) ra = t->dims[i]; continue; }
+            if (rt == 1) { if (++j < t->ir) rt = t->idims[t->iperm[j]]; continue; }
+            if (nf >= 2 * GS_MAX_IOTA_RANK) { ok = false; break; }
+            if (ra % rt == 0) {
+                fsz[nf] = rt; fa[nf] = i; ft[nf] = j; nf++;
+                ra /= rt; rt = 1;
+            } else if (rt % ra == 0) {
+                fsz[nf] = ra; fa[nf] = i; ft[nf] = j; nf++;
+                rt /= ra; ra = 1;
+            } else {
+                ok = false;
+            }
+        }
+        if (ok && nf <= GS_MAX_IOTA_RANK) {
+            /* new iota dims: factors grouped by original iota dim (in order), each group in T order */
+            int pos2[2 * GS_MAX_IOTA_RANK], np = 0, o, f, q;
+            for (o = 0; o < t->ir; o++)
+                for (f = 0; f < nf; f++)
+                    if (t->iperm[ft[f]] == o) {
+                        pos2[f] = np;
+                        r.idims[np++] = fsz[f];
+                    }
+            r.ir = np;
+            q = 0;
+            for (k = 0; k < t->n; k++)
+                for (f = 0; f < nf; f++)
+                    if (fa[f] == perm[k]) r.iperm[q++] = pos2[f];
+            gs__iota_canon(&r);
+            *out = r;
+            return GS_OK;
+        }
+    }
+    {
+        int64_t L, idx[GS_MAX_IOTA_RANK], src[GS_MAX_IOTA_RANK], *list;
+        list = (int64_t *)gs__arena_alloc(ctx, sizeof(int64_t) * (size_t)t->total);
+        if (!list) return GS_ERR_OUT_OF_MEMORY;
+        for (L = 0; L < t->total; L++) {
+            gs__unravel(r.n, r.dims, L, idx);
+            for (k = 0; k < r.n; k++) src[perm[k]] = idx[k];
+            list[L] = gs__ta_at(t, gs__ravel(t->n, t->dims, src));
+        }
+        r.list = list;
+        if (gs__ta_index(ctx, &r, "transpose") != GS_OK) return ctx->err;
+        *out = r;
+        return GS_OK;
+    }
+}
+
+/* =========================================================================================================
+   Sharding construction and normalisation
+   ========================================================================================================= */
+
+/* The interned copy of a non-tuple sharding (built in a local struct by the caller). */
+GS__FN const gs_sharding *gs__sh_intern(gs_ctx *ctx, const gs_sharding *s) {
+    gs__shkey k;
+    int i, n = 0;
+    ptrdiff_t at;
+    gs_sharding *c;
+    memset(&k, 0, sizeof k);
+    k.v[n++] = s->kind;
+    k.v[n++] = s->device;
+    k.v[n++] = s->group_kind;
+    k.v[n++] = s->group_id;
+    if (s->kind == GS_SHARDING_TILED) {
+        k.v[n++] = s->rank;
+        k.v[n++] = s->n_sub;
+        for (i = 0; i < s->n_sub; i++) k.v[n++] = s->sub[i];
+        k.v[n++] = s->ta.n;
+        for (i = 0; i < s->ta.n; i++) k.v[n++] = s->ta.dims[i];
+        k.v[n++] = (int64_t)(intptr_t)s->ta.list;
+        if (!s->ta.list) {
+            k.v[n++] = s->ta.ir;
+            for (i = 0; i < s->ta.ir; i++) {
+                k.v[n++] = s->ta.idims[i];
+                k.v[n++] = s->ta.iperm[i];
+            }
+        }
+    }
+    GSHARD_ASSERT(n <= (int)(sizeof k.v / sizeof k.v[0]));
+    at = stbds_hmgeti(ctx->sh_intern, k);
+    if (at >= 0) return ctx->sh_intern[at].value;
+    c = (gs_sharding *)gs__arena_dup(ctx, s, sizeof *s);
+    if (!c) return NULL;
+    stbds_hmput(ctx->sh_intern, k, c);
+    return c;
+}
+
+GS__FN const gs_sharding *gs__sh_simple(gs_ctx *ctx, gs_sharding_kind kind, int64_t device) {
+    gs_sharding s;
+    if (!ctx) return NULL;
+    GS__ZERO(s);
+    s.kind = kind;
+    s.device = device;
+    return gs__sh_intern(ctx, &s);
+}
+
+GS_API const gs_sharding *gs_sharding_replicated(gs_ctx *ctx) { return gs__sh_simple(ctx, GS_SHARDING_REPLICATED, -1); }
+GS_API const gs_sharding *gs_sharding_manual(gs_ctx *ctx) { return gs__sh_simple(ctx, GS_SHARDING_MANUAL, -1); }
+GS_API const gs_sharding *gs_sharding_unknown(gs_ctx *ctx) { return gs__sh_simple(ctx, GS_SHARDING_UNKNOWN, -1); }
+GS_API const gs_sharding *gs_sharding_maximal(gs_ctx *ctx, int64_t device) {
+    if (!ctx) return NULL;
+    if (device < 0) {
+        gs__err(ctx, GS_ERR_SHARDING, "gs_sharding_maximal: device %lld is negative", (long long)device);
+        return NULL;
+    }
+    return gs__sh_simple(ctx, GS_SHARDING_MAXIMAL, device);
+}
+
+/* Makes a tiled sharding from a tile array whose last n_sub dims are subgroups of the given types, with XLA's
+   normalisation (see gs_sharding_tiled). The tile array must already be valid (ids distinct, indexed). */
+GS__FN const gs_sharding *gs__sh_from_ta(gs_ctx *ctx, int rank, int n_sub, const gs_subgroup *sub, const gs__ta *ta_in) {
+    gs__ta ta = *ta_in, tb;
+    gs_sharding s;
+    int i, k, perm[GS_MAX_IOTA_RANK];
+    int64_t man = 1, rep = 1;
+    bool needs_transpose = false;
+    GSHARD_ASSERT(rank + n_sub == ta.n);
+    for (i = 0; i < n_sub; i++) {
+        if (sub[i] == GS_SUBGROUP_MANUAL) man *= ta.dims[rank + i];
+        else rep *= ta.dims[rank + i];
+    }
+    /* order: data dims, manual dims, replicated dims (stable); size-1 subgroup dims go anywhere */
+    for (i = 0; i < rank; i++) perm[i] = i;
+    k = rank;
+    for (i = 0; i < n_sub; i++)
+        if (sub[i] == GS_SUBGROUP_MANUAL) perm[k++] = rank + i;
+    for (i = 0; i < n_sub; i++)
+        if (sub[i] != GS_SUBGROUP_MANUAL) perm[k++] = rank + i;
+    for (i = 0; i < ta.n; i++)
+        if (perm[i] != i && ta.dims[perm[i]] > 1) needs_transpose = true;
+    if (needs_transpose) {
+        if (gs__ta_transpose(ctx, &ta, perm, &tb) != GS_OK) return NULL;
+        ta = tb;
+    }
+    /* reshape: data dims, then [man] if > 1, then [rep] if > 1 */
+    ta.n = rank;
+    if (man > 1) ta.dims[ta.n++] = man;
+    if (rep > 1) ta.dims[ta.n++] = rep;
+    if (gs__prod(rank, ta.dims) == 1) {
+        /* nothing split: replicated or manual (both subgroup kinds stay tiled) */
+        if (man > 1 && rep == 1) return gs_sharding_manual(ctx);
+        if (man == 1) return gs_sharding_replicated(ctx);
+    }
+    GS__ZERO(s);
+    s.kind = GS_SHARDING_TILED;
+    s.device = -1;
+    s.rank = rank;
+    if (man > 1) s.sub[s.n_sub++] = GS_SUBGROUP_MANUAL;
+    if (rep > 1) s.sub[s.n_sub++] = GS_SUBGROUP_REPLICATED;
+    /* partial replication with a list: sort ids inside every replication group (XLA PartialTile) */
+    if (rep > 1 && ta.list) {
+        int64_t g, *list = (int64_t *)gs__arena_dup(ctx, ta.list, sizeof(int64_t) * (size_t)ta.total);
+        bool sorted = true;
+        if (!list) return NULL;
+        for (g = 0; g < ta.total; g += rep) {
+            int64_t a, b;
+            for (a = g + 1; a < g + rep; a++) {
+                int64_t x = list[a];
+                for (b = a; b > g && list[b - 1] > x; b--) { list[b] = list[b - 1]; sorted = false; }
+                list[b] = x;
+            }
+        }
+        if (!sorted) {
+            ta.list = list;
+            ta.sorted = NULL;
+            if (gs__ta_index(ctx, &ta, "sharding") != GS_OK) return NULL;
+        }
+    }
+    /* a clean copy of the tile array (only the meaningful entries set), so equal shardings intern together */
+    s.ta.n = ta.n;
+    s.ta.total = ta.total;
+    for (i = 0; i < ta.n; i++) s.ta.dims[i] = ta.dims[i];
+    s.ta.list = ta.list;
+    s.ta.sorted = ta.sorted;
+    if (!ta.list) {
+        s.ta.ir = ta.ir;
+        for (i = 0; i < ta.ir; i++) {
+            s.ta.idims[i] = ta.idims[i];
+            s.ta.iperm[i] = ta.iperm[i];
+        }
+    }
+    return gs__sh_intern(ctx, &s);
+}
+
+GS__FN bool gs__check_tile_dims(gs_ctx *ctx, const char *who, int n_dims, const int64_t *dims, int n_sub,
+                                const gs_subgroup *sub) {
+    int i;
+    if (n_dims < 1 || n_dims > GS_MAX_TILE_RANK) {
+        gs__err(ctx, GS_ERR_SHARDING, "%s: %d tile dims (1..%d allowed)", who, n_dims, GS_MAX_TILE_RANK);
+        return false;
+    }
+    if (n_sub < 0 || n_sub > n_dims || (n_sub > 0 && !sub)) {
+        gs__err(ctx, GS_ERR_SHARDING, "%s: bad subgroup count %d", who, n_sub);
+        return false;
+    }
+    if (!dims) {
+        gs__err(ctx, GS_ERR_SHARDING, "%s: tile dims are NULL", who);
+        return false;
+    }
+    for (i = 0; i < n_dims; i++)
+        if (dims[i] < 1 || dims[i] > ((int64_t)1 << 31)) {
+            gs__err(ctx, GS_ERR_SHARDING, "%s: tile dim %d is %lld (must be >= 1)", who, i, (long long)dims[i]);
+            return false;
+        }
+    if (gs__prod(n_dims, dims) > ((int64_t)1 << 31)) {
+        gs__err(ctx, GS_ERR_SHARDING, "%s: more than 2^31 tiles", who);
+        return false;
+    }
+    for (i = 0; i < n_sub; i++)
+        if (sub[i] != GS_SUBGROUP_MANUAL && sub[i] != GS_SUBGROUP_REPLICATED) {
+            gs__err(ctx, GS_ERR_SHARDING, "%s: subgroup %d has an invalid type", who, i);
+            return false;
+        }
+    return true;
+}
+
+GS_API const gs_sharding *gs_sharding_tiled(gs_ctx *ctx, int n_dims, const int64_t *dims, const int64_t *devices,
+                                            int n_sub, const gs_subgroup *sub) {
+    gs__ta ta;
+    if (!ctx || ctx->err) return NULL;
+    if (!gs__check_tile_dims(ctx, "gs_sharding_tiled", n_dims, dims, n_sub, sub)) return NULL;
+    gs__ta_iota(&ta, n_dims, dims);
+    if (devices) {
+        ta.list = (const int64_t *)gs__arena_dup(ctx, devices, sizeof(int64_t) * (size_t)ta.total);
+        if (!ta.list || gs__ta_index(ctx, &ta, "gs_sharding_tiled") != GS_OK) return NULL;
+    }
+    return gs__sh_from_ta(ctx, n_dims - n_sub, n_sub, sub, &ta);
+}
+
+GS_API const gs_sharding *gs_sharding_iota(gs_ctx *ctx, int n_dims, const int64_t *dims, int n_reshape,
+                                           const int64_t *reshape, const int *perm, int n_sub,
+                                           const gs_subgroup *sub) {
+    gs__ta ta;
+    int i;
+    bool seen[GS_MAX_IOTA_RANK];
+    if (!ctx || ctx->err) return NULL;
+    if (!gs__check_tile_dims(ctx, "gs_sharding_iota", n_dims, dims, n_sub, sub)) return NULL;
+    gs__ta_iota(&ta, n_dims, dims);
+    if (n_reshape < 1 || n_reshape > GS_MAX_IOTA_RANK || !reshape) {
+        gs__err(ctx, GS_ERR_SHARDING, "gs_sharding_iota: %d reshape dims (1..%d allowed)", n_reshape, GS_MAX_IOTA_RANK);
+        return NULL;
+    }
+    memset(seen, 0, sizeof seen);
+    for (i = 0; i < n_reshape; i++) {
+        if (reshape[i] < 1) {
+            gs__err(ctx, GS_ERR_SHARDING, "gs_sharding_iota: reshape dim %d is %lld", i, (long long)reshape[i]);
+            return NULL;
+        }
+        ta.idims[i] = reshape[i];
+        ta.iperm[i] = perm ? perm[i] : i;
+        if (ta.iperm[i] < 0 || ta.iperm[i] >= n_reshape || seen[ta.iperm[i]]) {
+            gs__err(ctx, GS_ERR_SHARDING, "gs_sharding_iota: T(...) is not a permutation of %d dims", n_reshape);
+            return NULL;
+        }
+        seen[ta.iperm[i]] = true;
+    }
+    ta.ir = n_reshape;
+    if (gs__prod(n_reshape, reshape) != ta.total) {
+        gs__err(ctx, GS_ERR_SHARDING, "gs_sharding_iota: reshape dims hold %lld devices, tile dims %lld",
+                (long long)gs__prod(n_reshape, reshape), (long long)ta.total);
+        return NULL;
+    }
+    gs__iota_canon(&ta);
+    return gs__sh_from_ta(ctx, n_dims - n_sub, n_sub, sub, &ta);
+}
+
+GS_API const gs_sharding *gs_sharding_tuple(gs_ctx *ctx, int n, const gs_sharding *const *elems) {
+    gs_sharding *s;
+    int i;
+    if (!ctx || ctx->err) return NULL;
+    if (n < 0 || (n > 0 && !elems)) {
+        gs__err(ctx, GS_ERR_SHARDING, "gs_sharding_tuple: bad element list");
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        if (!elems[i]) return NULL;
+        if (elems[i]->kind == GS_SHARDING_TUPLE) {
+            gs__err(ctx, GS_ERR_SHARDING, "gs_sharding_tuple: element %d is itself a tuple (tuples are flat)", i);
+            return NULL;
+        }
+    }
+    s = (gs_sharding *)gs__arena_alloc(ctx, sizeof(gs_sharding));
+    if (!s) return NULL;
+    s->kind = GS_SHARDING_TUPLE;
+    s->device = -1;
+    s->n_elems = n;
+    if (n) {
+        s->elems = (const gs_sharding **)gs__arena_dup(ctx, elems, sizeof(gs_sharding *) * (size_t)n);
+        if (!s->elems) return NULL;
+    }
+    return s;
+}
+
+/* =========================================================================================================
+   Queries and tile math
+   ========================================================================================================= */
+GS_API gs_sharding_kind gs_sharding_get_kind(const gs_sharding *s) { return s ? s->kind : GS_SHARDING_UNKNOWN; }
+GS_API bool gs_sharding_is_replicated(const gs_sharding *s) {
+    if (!s) return false;
+    if (s->kind == GS_SHARDING_REPLICATED) return true;
+    if (s->kind == GS_SHARDING_TUPLE) {
+        int i;
+        for (i = 0; i < s->n_elems; i++)
+            if (!gs_sharding_is_replicated(s->elems[i])) return false;
+        return true;
+    }
+    return false;
+}
+GS_API int gs_sharding_rank(const gs_sharding *s) { return s && s->kind == GS_SHARDING_TILED ? s->rank : 0; }
+GS_API int64_t gs_sharding_tiles(const gs_sharding *s, int d) {
+    if (!s || s->kind != GS_SHARDING_TILED || d < 0 || d >= s->rank) return 1;
+    return s->ta.dims[d];
+}
+GS_API int64_t gs_sharding_num_tiles(const gs_sharding *s) {
+    return s && s->kind == GS_SHARDING_TILED ? gs__prod(s->rank, s->ta.dims) : 1;
+}
+GS__FN int64_t gs__sh_sub_size(const gs_sharding *s, gs_subgroup type) {
+    int i;
+    if (!s || s->kind != GS_SHARDING_TILED) return 1;
+    for (i = 0; i < s->n_sub; i++)
+        if (s->sub[i] == type) return s->ta.dims[s->rank + i];
+    return 1;
+}
+GS_API int64_t gs_sharding_replication(const gs_sharding *s) { return gs__sh_sub_size(s, GS_SUBGROUP_REPLICATED); }
+GS_API int64_t gs_sharding_manual_group(const gs_sharding *s) { return gs__sh_sub_size(s, GS_SUBGROUP_MANUAL); }
+GS_API int64_t gs_sharding_num_devices(const gs_sharding *s) {
+    if (!s) return 0;
+    if (s->kind == GS_SHARDING_TILED) return s->ta.total;
+    return s->kind == GS_SHARDING_MAXIMAL ? 1 : 0;
+}
+GS_API int64_t gs_sharding_maximal_device(const gs_sharding *s) {
+    return s && s->kind == GS_SHARDING_MAXIMAL ? s->device : -1;
+}
+GS_API int gs_sharding_tuple_size(const gs_sharding *s) { return s && s->kind == GS_SHARDING_TUPLE ? s->n_elems : 0; }
+GS_API const gs_sharding *gs_sharding_tuple_elem(const gs_sharding *s, int i) {
+    if (!s || s->kind != GS_SHARDING_TUPLE || i < 0 || i >= s->n_elems) return NULL;
+    return s->elems[i];
+}
+GS_API int gs_sharding_tile_shape(const gs_sharding *s, int64_t *dims, gs_subgroup *sub) {
+    int i;
+    if (!s || s->kind != GS_SHARDING_TILED) return 0;
+    for (i = 0; i < s->ta.n; i++) {
+        if (dims) dims[i] = s->ta.dims[i];
+        if (sub && i >= s->rank) sub[i - s->rank] = s->sub[i - s->rank];
+    }
+    return s->ta.n;
+}
+GS_API int64_t gs_sharding_device_at(const gs_sharding *s, const int64_t *index) {
+    int i;
+    if (!s) return -1;
+    if (s->kind == GS_SHARDING_MAXIMAL) return s->device;
+    if (s->kind != GS_SHARDING_TILED || !index) return -1;
+    for (i = 0; i < s->ta.n; i++)
+        if (index[i] < 0 || index[i] >= s->ta.dims[i]) return -1;
+    return gs__ta_at(&s->ta, gs__ravel(s->ta.n, s->ta.dims, index));
+}
+GS_API bool gs_sharding_device_index(const gs_sharding *s, int64_t device, int64_t *index) {
+    int64_t L;
+    if (!s || s->kind != GS_SHARDING_TILED) return false;
+    L = gs__ta_pos(&s->ta, device);
+    if (L < 0) return false;
+    if (index) gs__unravel(s->ta.n, s->ta.dims, L, index);
+    return true;
+}
+GS_API void gs_sharding_devices(const gs_sharding *s, int64_t *out) {
+    int64_t L;
+    if (!s || !out) return;
+    if (s->kind == GS_SHARDING_MAXIMAL) out[0] = s->device;
+    if (s->kind != GS_SHARDING_TILED) return;
+    for (L = 0; L < s->ta.total; L++) out[L] = gs__ta_at(&s->ta, L);
+}
+
+/* XLA tile math: shard size ceil(S/k), tile i covers [min(i*c, S), min((i+1)*c, S)). */
+GS__FN int64_t gs__shard_size(int64_t S, int64_t k) { return k <= 1 ? S : (S + k - 1) / k; }
+GS__FN void gs__tile_range(int64_t S, int64_t k, int64_t i, int64_t *off, int64_t *lim) {
+    int64_t c = gs__shard_size(S, k);
+    *off = GS__MIN(i * c, S);
+    *lim = GS__MIN((i + 1) * c, S);
+}
+
+GS_API gs_result gs_sharding_validate(gs_ctx *ctx, const gs_sharding *s, gs_shape shape, int64_t num_devices) {
+    if (!ctx) return GS_ERR_INVALID_ARG;
+    if (!s) return gs__err(ctx, GS_ERR_SHARDING, "sharding is NULL");
+    switch (s->kind) {
+    case GS_SHARDING_TUPLE:
+        return gs__err(ctx, GS_ERR_SHARDING, "a tuple sharding needs a tuple value");
+    case GS_SHARDING_MAXIMAL:
+        if (num_devices > 0 && s->device >= num_devices)
+            return gs__err(ctx, GS_ERR_SHARDING, "maximal device %lld is out of range (%lld devices)",
+                           (long long)s->device, (long long)num_devices);
+        return GS_OK;
+    case GS_SHARDING_TILED: {
+        int64_t L;
+        if (shape.dtype == GS_TUPLE) return gs__err(ctx, GS_ERR_SHARDING, "a tiled sharding on a tuple value");
+        if (s->rank != shape.rank)
+            return gs__err(ctx, GS_ERR_SHARDING, "sharding has %d data dims but the tensor has rank %d", s->rank,
+                           shape.rank);
+        if (num_devices > 0) {
+            if (s->ta.total > num_devices)
+                return gs__err(ctx, GS_ERR_SHARDING, "sharding needs %lld devices but only %lld exist",
+                               (long long)s->ta.total, (long long)num_devices);
+            if (s->ta.list) {
+                for (L = 0; L < s->ta.total; L++)
+                    if (s->ta.list[L] >= num_devices)
+                        return gs__err(ctx, GS_ERR_SHARDING, "device %lld is out of range (%lld devices)",
+                                       (long long)s->ta.list[L], (long long)num_devices);
+            }
+        }
+        return GS_OK;
+    }
+    default: return GS_OK;
+    }
+}
+
+GS_API gs_result gs_sharding_shard_shape(gs_ctx *ctx, const gs_sharding *s, gs_shape full, gs_shape *shard) {
+    int d;
+    gs_result r;
+    if (!ctx || !shard) return GS_ERR_INVALID_ARG;
+    if ((r = gs_sharding_validate(ctx, s, full, 0)) != GS_OK) return r;
+    *shard = full;
+    if (s->kind == GS_SHARDING_TILED)
+        for (d = 0; d < full.rank; d++) shard->dims[d] = gs__shard_size(full.dims[d], s->ta.dims[d]);
+    return GS_OK;
+}
+
+GS_API bool gs_sharding_device_region(const gs_sharding *s, gs_shape full, int64_t device, int64_t *offset,
+                                      int64_t *limit) {
+    int d;
+    int64_t idx[GS_MAX_TILE_RANK];
+    if (!s || !offset || !limit || full.rank < 0 || full.rank > GS_MAX_RANK) return false;
+    for (d = 0; d < full.rank; d++) {
+        offset[d] = 0;
+        limit[d] = full.dims[d];
+    }
+    switch (s->kind) {
+    case GS_SHARDING_MAXIMAL:
+        if (device == s->device) return true;
+        for (d = 0; d < full.rank; d++) limit[d] = 0;
+        return false;
+    case GS_SHARDING_TILED:
+        if (s->rank != full.rank || !gs_sharding_device_index(s, device, idx)) {
+            for (d = 0; d < full.rank; d++) limit[d] = 0;
+            return false;
+        }
+        for (d = 0; d < full.rank; d++) gs__tile_range(full.dims[d], s->ta.dims[d], idx[d], &offset[d], &limit[d]);
+        return true;
+    case GS_SHARDING_TUPLE: return false;
+    default: return true;
+    }
+}
+
+/* =========================================================================================================
+   Equality
+   ========================================================================================================= */
+GS__FN bool gs__ta_same_iota(const gs__ta *a, const gs__ta *b) {
+    int i;
+    if (a->list || b->list || a->ir != b->ir) return false;
+    for (i = 0; i < a->ir; i++)
+        if (a->idims[i] != b->idims[i] || a->iperm[i] != b->iperm[i]) return false;
+    return true;
+}
+
+GS_API bool gs_sharding_equal(const gs_sharding *a, const gs_sharding *b) {
+    int i;
+    if (a == b) return true;
+    if (!a || !b) return false;
+    if (a->kind != b->kind || a->group_kind != b->group_kind || a->group_id != b->group_id) return false;
+    switch (a->kind) {
+    case GS_SHARDING_MAXIMAL: return a->device == b->device;
+    case GS_SHARDING_TUPLE:
+        if (a->n_elems != b->n_elems) return false;
+        for (i = 0; i < a->n_elems; i++)
+            if (!gs_sharding_equal(a->elems[i], b->elems[i])) return false;
+        return true;
+    case GS_SHARDING_TILED: {
+        int64_t L, rep, g;
+        if (a->rank != b->rank || a->n_sub != b->n_sub || a->ta.n != b->ta.n) return false;
+        for (i = 0; i < a->n_sub; i++)
+            if (a->sub[i] != b->sub[i]) return false;
+        for (i = 0; i < a->ta.n; i++)
+            if (a->ta.dims[i] != b->ta.dims[i]) return false;
+        if (gs__ta_same_iota(&a->ta, &b->ta)) return true;
+        rep = gs_sharding_replication(a);
+        if (rep == 1) {
+            for (L = 0; L < a->ta.total; L++)
+                if (gs__ta_at(&a->ta, L) != gs__ta_at(&b->ta, L)) return false;
+            return true;
+        }
+        /* partial replication: each replication group must hold the same set of devices */
+        for (g = 0; g < a->ta.total; g += rep) {
+            int64_t x, y;
+            for (x = g; x < g + rep; x++) {
+                int64_t d = gs__ta_at(&a->ta, x), pb = gs__ta_pos(&b->ta, d);
+                (void)y;
+                if (pb < 0 || pb / rep != g / rep) return false;
+            }
+        }
+        return true;
+    }
+    default: return true;
+    }
+}
+
+/* =========================================================================================================
+   Text
+   ========================================================================================================= */
+GS__FN void gs__sh_print(gs__sb *sb, const gs_sharding *s) {
+    int i;
+    if (!s) {
+        gs__sb_puts(sb, "{unknown}");
+        return;
+    }
+    switch (s->kind) {
+    case GS_SHARDING_UNKNOWN: gs__sb_puts(sb, "{unknown"); break;
+    case GS_SHARDING_REPLICATED: gs__sb_puts(sb, "{replicated"); break;
+    case GS_SHARDING_MANUAL: gs__sb_puts(sb, "{manual"); break;
+    case GS_SHARDING_MAXIMAL: gs__sb_printf(sb, "{maximal device=%lld", (long long)s->device); break;
+    case GS_SHARDING_TUPLE:
+        gs__sb_puts(sb, "{");
+        for (i = 0; i < s->n_elems; i++) {
+            if (i) gs__sb_puts(sb, ", ");
+            if (i && i % 5 == 0) gs__sb_printf(sb, "/*index=%d*/", i);
+            gs__sh_print(sb, s->elems[i]);
+        }
+        gs__sb_puts(sb, "}");
+        return;
+    case GS_SHARDING_TILED: {
+        const gs__ta *t = &s->ta;
+        int64_t L;
+        gs__sb_puts(sb, "{devices=[");
+        for (i = 0; i < t->n; i++) gs__sb_printf(sb, "%s%lld", i ? "," : "", (long long)t->dims[i]);
+        gs__sb_puts(sb, "]");
+        if (t->list) {
+            for (L = 0; L < t->total; L++) gs__sb_printf(sb, "%s%lld", L ? "," : "", (long long)t->list[L]);
+        } else {
+            bool ident = true;
+            gs__sb_puts(sb, "<=[");
+            for (i = 0; i < t->ir; i++) {
+                gs__sb_printf(sb, "%s%lld", i ? "," : "", (long long)t->idims[i]);
+                if (t->iperm[i] != i) ident = false;
+            }
+            gs__sb_puts(sb, "]");
+            if (!ident) {
+                gs__sb_puts(sb, "T(");
+                for (i = 0; i < t->ir; i++) gs__sb_printf(sb, "%s%d", i ? "," : "", t->iperm[i]);
+                gs__sb_puts(sb, ")");
+            }
+        }
+        if (s->n_sub == 1 && s->sub[0] == GS_SUBGROUP_REPLICATED) {
+            gs__sb_puts(sb, " last_tile_dim_replicate");
+        } else if (s->n_sub > 0) {
+            gs__sb_puts(sb, " last_tile_dims={");
+            for (i = 0; i < s->n_sub; i++)
+                gs__sb_printf(sb, "%s%s", i ? ", " : "", s->sub[i] == GS_SUBGROUP_MANUAL ? "manual" : "replicated");
+            gs__sb_puts(sb, "}");
+        }
+        break;
+    }
+    }
+    if (s->group_kind) gs__sb_printf(sb, " %s %lld", s->group_kind == 1 ? "shard_as" : "shard_like", (long long)s->group_id);
+    gs__sb_puts(sb, "}");
+}
+
+GS_API const char *gs_sharding_to_text(gs_ctx *ctx, const gs_sharding *s) {
+    gs__sb sb;
+    if (!ctx) return NULL;
+    gs__sb_init(&sb, ctx);
+    gs__sh_print(&sb, s);
+    return gs__sb_finish(&sb, "gs_sharding_to_text");
+}
+
+/* ---- parser ---- */
+typedef struct gs__shp {
+    gs_ctx *ctx;
+    const char *text, *p;
+    bool failed;
+} gs__shp;
+
+GS__FN void gs__shp_ws(gs__shp *P) {
+    while (*P->p == ' ' || *P->p == '\t' || *P->p == '\n' || *P->p == '\r') P->p++;
+}
+GS__FN bool gs__shp_fail(gs__shp *P, const char *what) {
+    if (!P->failed)
+        gs__err(P->ctx, GS_ERR_SHARDING, "sharding \"%s\", column %d: %s", P->text, (int)(P->p - P->text) + 1, what);
+    P->failed = true;
+    return false;
+}
+GS__FN bool gs__shp_ch(gs__shp *P, char c) {
+    gs__shp_ws(P);
+    if (*P->p != c) return false;
+    P->p++;
+    return true;
+}
+GS__FN bool gs__shp_word(gs__shp *P, const char *w) {
+    size_t n = strlen(w);
+    gs__shp_ws(P);
+    if (strncmp(P->p, w, n) != 0) return false;
+    if (P->p[n] == '_' || (P->p[n] >= 'a' && P->p[n] <= 'z') || (P->p[n] >= '0' && P->p[n] <= '9')) return false;
+    P->p += n;
+    return true;
+}
+GS__FN bool gs__shp_int(gs__shp *P, int64_t *out) {
+    int64_t v = 0;
+    bool neg = false;
+    gs__shp_ws(P);
+    if (*P->p == '-') { neg = true; P->p++; }
+    if (*P->p < '0' || *P->p > '9') return gs__shp_fail(P, "expected an integer");
+    while (*P->p >= '0' && *P->p <= '9') {
+        if (v > (INT64_MAX - 9) / 10) return gs__shp_fail(P, "integer too large");
+        v = v * 10 + (*P->p++ - '0');
+    }
+    *out = neg ? -v : v;
+    return true;
+}
+/* [a,b,c] into out (at most cap) */
+GS__FN bool gs__shp_list(gs__shp *P, int64_t *out, int cap, int *n) {
+    *n = 0;
+    if (!gs__shp_ch(P, '[')) return gs__shp_fail(P, "expected '['");
+    if (gs__shp_ch(P, ']')) return true;
+    for (;;) {
+        if (*n >= cap) return gs__shp_fail(P, "too many dims");
+        if (!gs__shp_int(P, &out[(*n)++])) return false;
+        if (gs__shp_ch(P, ']')) return true;
+        if (!gs__shp_ch(P, ',')) return gs__shp_fail(P, "expected ',' or ']'");
+    }
+}
+/* skips a balanced {...} (metadata) */
+GS__FN bool gs__shp_skip_braces(gs__shp *P) {
+    int depth = 0;
+    gs__shp_ws(P);
+    if (*P->p != '{') return gs__shp_fail(P, "expected '{'");
+    do {
+        if (*P->p == 0) return gs__shp_fail(P, "unbalanced braces");
+        if (*P->p == '"') {
+            P->p++;
+            while (*P->p && *P->p != '"') P->p += (*P->p == '\\' && P->p[1]) ? 2 : 1;
+            if (!*P->p) return gs__shp_fail(P, "unterminated string");
+        }
+        if (*P->p == '{') depth++;
+        if (*P->p == '}') depth--;
+        P->p++;
+    } while (depth > 0);
+    return true;
+}
+
+GS__FN const gs_sharding *gs__shp_one(gs__shp *P);
+
+GS__FN bool gs__shp_trailer(gs__shp *P, gs_sharding *s) {
+    for (;;) {
+        int kind = gs__shp_word(P, "shard_as") ? 1 : gs__shp_word(P, "shard_like") ? 2 : 0;
+        if (kind) {
+            if (!gs__shp_int(P, &s->group_id)) return false;
+            if (s->group_id < 0) return gs__shp_fail(P, "shard group id is negative");
+            s->group_kind = kind;
+        } else if (gs__shp_word(P, "metadata")) {
+            if (!gs__shp_ch(P, '=')) return gs__shp_fail(P, "expected '=' after metadata");
+            if (!gs__shp_skip_braces(P)) return false;
+        } else {
+            return true;
+        }
+    }
+}
+
+GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
+    const gs_sharding *s = NULL;
+    if (!gs__shp_ch(P, '{')) {
+        gs__shp_fail(P, "expected '{'");
+        return NULL;
+    }
+    gs__shp_ws(P);
+    if (*P->p == '{' || *P->p == '}') {
+        /* tuple */
+        const gs_sharding **elems = NULL;
+        if (!gs__shp_ch(P, '}')) {
+            for (;;) {
+                const gs_sharding *e;
+                gs__shp_ws(P);
+                if (P->p[0] == '/' && P->p[1] == '*') {
+                    const char *end = strstr(P->p + 2, "*/");
+                    if (!end) { gs__shp_fail(P, "unterminated comment"); break; }
+                    P->p = end + 2;
+                    continue;
+                }
+                e = gs__shp_one(P);
+                if (!e) break;
+                stbds_arrput(elems, e);
+                if (gs__shp_ch(P, '}')) break;
+                if (!gs__shp_ch(P, ',')) { gs__shp_fail(P, "expected ',' or '}' in a tuple sharding"); break; }
+            }
+        }
+        if (!P->failed) s = gs_sharding_tuple(P->ctx, (int)stbds_arrlen(elems), elems);
+        stbds_arrfree(elems);
+        if (!s) P->failed = true;
+        return s;
+    }
+    if (gs__shp_word(P, "replicated")) s = gs_sharding_replicated(P->ctx);
+    else if (gs__shp_word(P, "manual")) s = gs_sharding_manual(P->ctx);
+    else if (gs__shp_word(P, "unknown")) s = gs_sharding_unknown(P->ctx);
+    else if (gs__shp_word(P, "maximal")) {
+        int64_t d;
+        if (!gs__shp_word(P, "device") || !gs__shp_ch(P, '=')) { gs__shp_fail(P, "expected 'device='"); return NULL; }
+        if (!gs__shp_int(P, &d)) return NULL;
+        if (d < 0) { gs__shp_fail(P, "device id is negative"); return NULL; }
+        s = gs_sharding_maximal(P->ctx, d);
+    } else if (gs__shp_word(P, "devices")) {
+        int64_t dims[GS_MAX_TILE_RANK], idims[GS_MAX_IOTA_RANK], pv[GS_MAX_IOTA_RANK], total, *ids = NULL;
+        int nd, ni = 0, np = 0, n_sub = 0, i, perm[GS_MAX_IOTA_RANK];
+        gs_subgroup sub[GS_MAX_TILE_RANK];
+        bool iota = false;
+        const char *at;
+        if (!gs__shp_ch(P, '=')) { gs__shp_fail(P, "expected '=' after devices"); return NULL; }
+        at = P->p;
+        if (!gs__shp_list(P, dims, GS_MAX_TILE_RANK, &nd)) return NULL;
+        if (nd == 0) { gs__shp_fail(P, "empty tile dims"); return NULL; }
+        for (i = 0, total = 1; i < nd; i++) {
+            if (dims[i] < 1 || dims[i] > ((int64_t)1 << 31) || total * dims[i] > ((int64_t)1 << 31)) {
+                P->p = at;
+                gs__shp_fail(P, "tile dims must be >= 1 and hold at most 2^31 devices");
+                return NULL;
+            }
+            total *= dims[i];
+        }
+        gs__shp_ws(P);
+        if (P->p[0] == '<' && P->p[1] == '=') {
+            P->p += 2;
+            iota = true;
+            if (!gs__shp_list(P, idims, GS_MAX_IOTA_RANK, &ni)) return NULL;
+            if (ni == 0) { gs__shp_fail(P, "empty iota reshape dims"); return NULL; }
+            if (gs__shp_ch(P, 'T')) {
+                if (!gs__shp_ch(P, '(')) { gs__shp_fail(P, "expected '(' after T"); return NULL; }
+                for (;;) {
+                    if (np >= GS_MAX_IOTA_RANK) { gs__shp_fail(P, "too many T dims"); return NULL; }
+                    if (!gs__shp_int(P, &pv[np])) return NULL;
+                    perm[np] = (int)pv[np];
+                    np++;
+                    if (gs__shp_ch(P, ')')) break;
+                    if (!gs__shp_ch(P, ',')) { gs__shp_fail(P, "expected ',' or ')'"); return NULL; }
+                }
+                if (np != ni) { gs__shp_fail(P, "T(...) must have one entry per reshape dim"); return NULL; }
+            } else {
+                for (i = 0; i < ni; i++) perm[i] = i;
+            }
+        } else {
+            int64_t k;
+            ids = (int64_t *)gs__malloc(P->ctx, sizeof(int64_t) * (size_t)total);
+            if (!ids) { P->failed = true; return NULL; }
+            for (k = 0; k < total; k++) {
+                if (k && !gs__shp_ch(P, ',')) {
+                    gs__shp_fail(P, "fewer device ids than the tile dims hold");
+                    gs__free(P->ctx, ids);
+                    return NULL;
+                }
+                if (!gs__shp_int(P, &ids[k])) { gs__free(P->ctx, ids); return NULL; }
+            }
+            gs__shp_ws(P);
+            if (*P->p == ',') {
+                gs__shp_fail(P, "more device ids than the tile dims hold");
+                gs__free(P->ctx, ids);
+                return NULL;
+            }
+        }
+        if (total == 1) {
+            gs__free(P->ctx, ids);
+            gs__shp_fail(P, "a tiled sharding needs more than one device (use {maximal device=N})");
+            return NULL;
+        }
+        if (gs__shp_word(P, "last_tile_dim_replicate")) {
+            n_sub = 1;
+            sub[0] = GS_SUBGROUP_REPLICATED;
+        } else if (gs__shp_word(P, "last_tile_dims")) {
+            if (!gs__shp_ch(P, '=') || !gs__shp_ch(P, '{')) {
+                gs__free(P->ctx, ids);
+                gs__shp_fail(P, "expected '={' after last_tile_dims");
+                return NULL;
+            }
+            for (;;) {
+                if (n_sub >= nd) { gs__free(P->ctx, ids); gs__shp_fail(P, "more subgroup types than tile dims"); return NULL; }
+                if (gs__shp_word(P, "manual")) sub[n_sub++] = GS_SUBGROUP_MANUAL;
+                else if (gs__shp_word(P, "replicated")) sub[n_sub++] = GS_SUBGROUP_REPLICATED;
+                else { gs__free(P->ctx, ids); gs__shp_fail(P, "expected 'manual' or 'replicated'"); return NULL; }
+                if (gs__shp_ch(P, '}')) break;
+                if (!gs__shp_ch(P, ',')) { gs__free(P->ctx, ids); gs__shp_fail(P, "expected ',' or '}'"); return NULL; }
+            }
+        }
+        if (n_sub > nd) { gs__free(P->ctx, ids); gs__shp_fail(P, "more subgroup dims than tile dims"); return NULL; }
+        s = iota ? gs_sharding_iota(P->ctx, nd, dims, ni, idims, perm, n_sub, sub)
+                 : gs_sharding_tiled(P->ctx, nd, dims, ids, n_sub, sub);
+        gs__free(P->ctx, ids);
+    } else {
+        gs__shp_fail(P, "expected replicated, manual, unknown, maximal or devices=");
+        return NULL;
+    }
+    if (!s) {
+        P->failed = true;
+        return NULL;
+    }
+    {
+        /* shard_as / shard_like make a different sharding: change a copy */
+        gs_sharding t = *s;
+        if (!gs__shp_trailer(P, &t)) return NULL;
+        if (t.group_kind && !(s = gs__sh_intern(P->ctx, &t))) {
+            P->failed = true;
+            return NULL;
+        }
+    }
+    if (!gs__shp_ch(P, '}')) {
+        gs__shp_fail(P, "expected '}'");
+        return NULL;
+    }
+    return s;
+}
+
+GS_API const gs_sharding *gs_sharding_parse(gs_ctx *ctx, const char *text) {
+    gs__shp P;
+    const gs_sharding *s;
+    if (!ctx || ctx->err) return NULL;
+    if (!text) {
+        gs__err(ctx, GS_ERR_SHARDING, "gs_sharding_parse: text is NULL");
+        return NULL;
+    }
+    P.ctx = ctx;
+    P.text = text;
+    P.p = text;
+    P.failed = false;
+    s = gs__shp_one(&P);
+    if (!s) {
+        if (!ctx->err) gs__err(ctx, GS_ERR_SHARDING, "sharding \"%s\": invalid", text);
+        return NULL;
+    }
+    gs__shp_ws(&P);
+    if (*P.p) {
+        gs__shp_fail(&P, "unexpected text after the sharding");
+        return NULL;
+    }
+    return s;
+}
+
+/* =========================================================================================================
+   Meshes and PartitionSpecs
+   ========================================================================================================= */
+GS_API const gs_mesh *gs_mesh_new(gs_ctx *ctx, int n_axes, const char *const *names, const int64_t *sizes,
+                                  const int64_t *devices) {
+    gs_mesh *m;
+    int i, j;
+    if (!ctx || ctx->err) return NULL;
+    if (n_axes < 1 || n_axes > GS_MAX_IOTA_RANK || !sizes) {
+        gs__err(ctx, GS_ERR_SHARDING, "gs_mesh_new: %d axes (1..%d allowed)", n_axes, GS_MAX_IOTA_RANK);
+        return NULL;
+    }
+    m = (gs_mesh *)gs__arena_alloc(ctx, sizeof(gs_mesh));
+    if (!m) return NULL;
+    m->n_axes = n_axes;
+    m->total = 1;
+    for (i = 0; i < n_axes; i++) {
+        const char *nm = names ? names[i] : NULL;
+        if (sizes[i] < 1 || m->total * sizes[i] > ((int64_t)1 << 31)) {
+            gs__err(ctx, GS_ERR_SHARDING, "gs_mesh_new: axis %d has size %lld", i, (long long)sizes[i]);
+            return NULL;
+        }
+        m->sizes[i] = sizes[i];
+        m->total *= sizes[i];
+        if (nm) {
+            const char *c;
+            if (!*nm) { gs__err(ctx, GS_ERR_SHARDING, "gs_mesh_new: axis %d has an empty name", i); return NULL; }
+            for (c = nm; *c; c++)
+                if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_')) {
+                    gs__err(ctx, GS_ERR_SHARDING, "gs_mesh_new: axis name \"%s\" (letters, digits and '_' only)", nm);
+                    return NULL;
+                }
+            if (strcmp(nm, "None") == 0 || strcmp(nm, "_") == 0) {
+                gs__err(ctx, GS_ERR_SHARDING, "gs_mesh_new: \"%s\" is reserved, not an axis name", nm);
+                return NULL;
+            }
+            for (j = 0; j < i; j++)
+                if (strcmp(m->names[j], nm) == 0) {
+                    gs__err(ctx, GS_ERR_SHARDING, "gs_mesh_new: axis name \"%s\" is used twice", nm);
+                    return NULL;
+                }
+            m->names[i] = gs__arena_strdup(ctx, nm);
+        } else {
+            m->names[i] = gs__arena_printf(ctx, "a%d", i);
+        }
+        if (!m->names[i]) return NULL;
+    }
+    gs__ta_iota(&m->ta, n_axes, m->sizes);
+    if (devices) {
+        m->ta.list = (const int64_t *)gs__arena_dup(ctx, devices, sizeof(int64_t) * (size_t)m->total);
+        if (!m->ta.list || gs__ta_index(ctx, &m->ta, "gs_mesh_new") != GS_OK) return NULL;
+    }
+    return m;
+}
+GS_API int gs_mesh_num_axes(const gs_mesh *m) { return m ? m->n_axes : 0; }
+GS_API int64_t gs_mesh_axis_size(const gs_mesh *m, int axis) {
+    return m && axis >= 0 && axis < m->n_axes ? m->sizes[axis] : 0;
+}
+GS_API const char *gs_mesh_axis_name(const gs_mesh *m, int axis) {
+    return m && axis >= 0 && axis < m->n_axes ? m->names[axis] : NULL;
+}
+GS_API int64_t gs_mesh_num_devices(const gs_mesh *m) { return m ? m->total : 0; }
+
+/* axes[d][0..n_axes_of[d]) are the mesh axes of tensor dim d (major to minor). */
+GS__FN const gs_sharding *gs__mesh_build(gs_ctx *ctx, const gs_mesh *m, int rank, const int *n_of,
+                                         int (*axes)[GS_MAX_IOTA_RANK], const char *who) {
+    int perm[GS_MAX_IOTA_RANK], np = 0, d, k, a;
+    bool used[GS_MAX_IOTA_RANK];
+    gs__ta t;
+    gs_subgroup rep = GS_SUBGROUP_REPLICATED;
+    int64_t rest = 1;
+    memset(used, 0, sizeof used);
+    for (d = 0; d < rank; d++)
+        for (k = 0; k < n_of[d]; k++) {
+            a = axes[d][k];
+            if (used[a]) {
+                gs__err(ctx, GS_ERR_SHARDING, "%s: mesh axis \"%s\" is used twice", who, m->names[a]);
+                return NULL;
+            }
+            used[a] = true;
+            perm[np++] = a;
+        }
+    for (a = 0; a < m->n_axes; a++)
+        if (!used[a]) {
+            perm[np++] = a;
+            rest *= m->sizes[a];
+        }
+    if (gs__ta_transpose(ctx, &m->ta, perm, &t) != GS_OK) return NULL;
+    /* reshape: one tile dim per tensor dim (product of its axes), then the unused axes as one group */
+    for (d = 0, a = 0; d < rank; d++) {
+        int64_t p = 1;
+        for (k = 0; k < n_of[d]; k++) p *= m->sizes[axes[d][k]];
+        t.dims[d] = p;
+    }
+    t.dims[rank] = rest;
+    t.n = rank + 1;
+    return gs__sh_from_ta(ctx, rank, 1, &rep, &t);
+}
+
+GS_API const gs_sharding *gs_mesh_sharding_dims(gs_ctx *ctx, const gs_mesh *m, int rank, const int *dims_mapping) {
+    int n_of[GS_MAX_RANK], axes[GS_MAX_RANK][GS_MAX_IOTA_RANK], d;
+    if (!ctx || ctx->err) return NULL;
+    if (!m || rank < 0 || rank > GS_MAX_RANK || (rank > 0 && !dims_mapping)) {
+        gs__err(ctx, GS_ERR_SHARDING, "gs_mesh_sharding_dims: bad arguments (mesh %s, rank %d)", m ? "ok" : "NULL", rank);
+        return NULL;
+    }
+    for (d = 0; d < rank; d++) {
+        n_of[d] = 0;
+        if (dims_mapping[d] < -1 || dims_mapping[d] >= m->n_axes) {
+            gs__err(ctx, GS_ERR_SHARDING, "gs_mesh_sharding_dims: dim %d maps to mesh axis %d (the mesh has %d)", d,
+                    dims_mapping[d], m->n_axes);
+            return NULL;
+        }
+        if (dims_mapping[d] >= 0) axes[d][n_of[d]++] = dims_mapping[d];
+    }
+    return gs__mesh_build(ctx, m, rank, n_of, axes, "gs_mesh_sharding_dims");
+}
+
+GS__FN int gs__mesh_axis(const gs_mesh *m, const char *name, size_t n) {
+    int a;
+    for (a = 0; a < m->n_axes; a++)
+        if (strlen(m->names[a]) == n && strncmp(m->names[a], name, n) == 0) return a;
+    return -1;
+}
+
+GS_API const gs_sharding *gs_mesh_sharding(gs_ctx *ctx, const gs_mesh *m, int rank, const char *spec,
+                                           uint32_t *open_dims) {
+    int n_of[GS_MAX_RANK], axes[GS_MAX_RANK][GS_MAX_IOTA_RANK], d = 0;
+    uint32_t open = 0;
+    const char *p = spec;
+    if (!ctx || ctx->err) return NULL;
+    if (!m || !spec || rank < 0 || rank > GS_MAX_RANK) {
+        gs__err(ctx, GS_ERR_SHARDING, "gs_mesh_sharding: bad arguments");
+        return NULL;
+    }
+#define GS__SPEC_FAIL(...) do { gs__err(ctx, GS_ERR_SHARDING, __VA_ARGS__); return NULL; } while (0)
+    for (;;) {
+        bool paren = false;
+        while (*p == ' ') p++;
+        if (*p == 0 && d == 0 && rank == 0) break;
+        if (d >= rank) GS__SPEC_FAIL("gs_mesh_sharding: spec \"%s\" has more entries than the tensor's rank %d", spec, rank);
+        n_of[d] = 0;
+        if (*p == '(') { paren = true; p++; }
+        for (;;) {
+            const char *w;
+            size_t n;
+            while (*p == ' ') p++;
+            w = p;
+            while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_') p++;
+            n = (size_t)(p - w);
+            if (n == 0 && *p == '?' && !paren) {
+                p++;
+                open |= 1u << d;
+            } else if (n == 0) {
+                GS__SPEC_FAIL("gs_mesh_sharding: spec \"%s\", column %d: expected an axis name, '_', 'None' or '?'",
+                              spec, (int)(p - spec) + 1);
+            } else if ((n == 1 && w[0] == '_') || (n == 4 && strncmp(w, "None", 4) == 0)) {
+                if (paren) GS__SPEC_FAIL("gs_mesh_sharding: spec \"%s\": '%.*s' inside parentheses", spec, (int)n, w);
+            } else {
+                int a = gs__mesh_axis(m, w, n);
+                if (a < 0) GS__SPEC_FAIL("gs_mesh_sharding: spec \"%s\": the mesh has no axis \"%.*s\"", spec, (int)n, w);
+                axes[d][n_of[d]++] = a;
+            }
+            while (*p == ' ') p++;
+            if (!paren) break;
+            if (*p == ',') { p++; continue; }
+            if (*p == ')') { p++; break; }
+            GS__SPEC_FAIL("gs_mesh_sharding: spec \"%s\", column %d: expected ',' or ')'", spec, (int)(p - spec) + 1);
+        }
+        d++;
+        while (*p == ' ') p++;
+        if (*p == 0) break;
+        if (*p != ',') GS__SPEC_FAIL("gs_mesh_sharding: spec \"%s\", column %d: expected ','", spec, (int)(p - spec) + 1);
+        p++;
+    }
+    if (d != rank) GS__SPEC_FAIL("gs_mesh_sharding: spec \"%s\" has %d entries but the tensor has rank %d", spec, d, rank);
+#undef GS__SPEC_FAIL
+    if (open_dims) *open_dims = open;
+    return gs__mesh_build(ctx, m, rank, n_of, axes, "gs_mesh_sharding");
+}
+
+/* =========================================================================================================
+   Values and annotations
+   ========================================================================================================= */
+GS_API const gs_sharding *gs_value_sharding(const gs_value *v) { return v ? v->sharding : NULL; }
+GS_API uint32_t gs_value_open_dims(const gs_value *v) { return v ? v->open_dims : 0; }
+
+/* Checks s against v's shape (tuples element by element) and the graph's partition count. */
+GS__FN gs_result gs__check_value_sharding(gs_value *v, const gs_sharding *s) {
+    gs_ctx *ctx = v->graph->ctx;
+    int64_t nd = v->graph->num_partitions > 1 ? v->graph->num_partitions : 0;
+    if (s->kind == GS_SHARDING_TUPLE) {
+        int i;
+        if (v->shape.dtype != GS_TUPLE)
+            return gs__err(ctx, GS_ERR_SHARDING, "%s: a tuple sharding on an array value", v->name);
+        if (s->n_elems != v->n_tuple)
+            return gs__err(ctx, GS_ERR_SHARDING, "%s: tuple sharding has %d elements, the value %d", v->name,
+                           s->n_elems, v->n_tuple);
+        for (i = 0; i < s->n_elems; i++) {
+            if (s->elems[i]->kind == GS_SHARDING_TILED && gs_sharding_validate(ctx, s->elems[i], v->tuple[i], nd) != GS_OK) {
+                char msg[GS__ERRMSG_CAP];
+                snprintf(msg, sizeof msg, "%s", ctx->errmsg);
+                ctx->err = GS_OK;
+                return gs__err(ctx, GS_ERR_SHARDING, "%s: tuple element %d: %s", v->name, i, msg);
+            }
+        }
+        return GS_OK;
+    }
+    if (v->shape.dtype == GS_TUPLE && s->kind == GS_SHARDING_TILED)
+        return gs__err(ctx, GS_ERR_SHARDING, "%s: a tiled sharding on a tuple value (give one per element)", v->name);
+    if (gs_sharding_validate(ctx, s, v->shape, nd) != GS_OK) {
+        char msg[GS__ERRMSG_CAP];
+        snprintf(msg, sizeof msg, "%s", ctx->errmsg);
+        ctx->err = GS_OK;
+        return gs__err(ctx, GS_ERR_SHARDING, "%s: %s", v->name, msg);
+    }
+    return GS_OK;
+}
+
+GS_API gs_result gs_value_set_sharding(gs_value *v, const gs_sharding *s) {
+    gs_result r;
+    if (!v) return GS_ERR_INVALID_ARG;
+    if (v->graph->ctx->err) return v->graph->ctx->err;
+    if (s && (r = gs__check_value_sharding(v, s)) != GS_OK) return r;
+    v->sharding = s;
+    v->sharding_user = s != NULL;
+    v->open_dims = 0;
+    GS__ZERO(v->origin);
+    if (s) {
+        v->origin.kind = GS_ORIGIN_USER;
+        v->origin.source = v;
+    }
+    return GS_OK;
+}
+
+GS_API const char *gs_value_sharding_text(const gs_value *v) {
+    if (!v || !v->sharding) return NULL;
+    return gs_sharding_to_text(v->graph->ctx, v->sharding);
+}
+
+GS_API gs_result gs_value_set_sharding_text(gs_value *v, const char *text) {
+    const gs_sharding *s;
+    if (!v) return GS_ERR_INVALID_ARG;
+    if (!text) return gs_value_set_sharding(v, NULL);
+    s = gs_sharding_parse(v->graph->ctx, text);
+    if (!s) {
+        gs_ctx *ctx = v->graph->ctx;
+        char msg[GS__ERRMSG_CAP];
+        snprintf(msg, sizeof msg, "%s", ctx->errmsg);
+        ctx->err = GS_OK;
+        return gs__err(ctx, GS_ERR_SHARDING, "%s: %s", v->name, msg);
+    }
+    return gs_value_set_sharding(v, s);
+}
+
+/* annotation builders (the "Sharding" custom-call) */
+GS__FN gs_value *gs__annotation(gs_graph *g, gs_value *x, const gs_sharding *s, uint32_t open) {
+    gs_value *v;
+    if (!g || !x || g->ctx->err) return NULL;
+    if (!s) {
+        if (!g->ctx->err) gs__err(g->ctx, GS_ERR_SHARDING, "annotation of %s: sharding is NULL", x->name);
+        return NULL;
+    }
+    if (open && (x->shape.dtype == GS_TUPLE || (x->shape.rank < 32 && (open >> x->shape.rank) != 0))) {
+        gs__err(g->ctx, GS_ERR_SHARDING, "annotation of %s: open dims 0x%x outside rank %d", x->name, (unsigned)open,
+                x->shape.rank);
+        return NULL;
+    }
+    v = gs__custom(g, GS_OP_ANNOTATE, x, NULL, NULL);
+    if (!v) return NULL;
+    if (gs_value_set_sharding(v, s) != GS_OK) return NULL;
+    v->open_dims = open;
+    return v;
+}
+
+GS_API gs_value *gs_annotate_sharding(gs_graph *g, gs_value *x, const gs_sharding *s) { return gs__annotation(g, x, s, 0); }
+GS_API gs_value *gs_annotate_open(gs_graph *g, gs_value *x, const gs_sharding *s, uint32_t open_dims) {
+    return gs__annotation(g, x, s, open_dims);
+}
+GS_API gs_value *gs_replicate(gs_graph *g, gs_value *x) {
+    if (!g || !x || g->ctx->err) return NULL;
+    return gs__annotation(g, x, gs_sharding_replicated(g->ctx), 0);
+}
+GS_API gs_value *gs_split(gs_graph *g, gs_value *x, int64_t dim, int64_t n) {
+    int64_t dims[GS_MAX_RANK];
+    int d;
+    if (!g || !x || g->ctx->err) return NULL;
+    if (x->shape.dtype == GS_TUPLE || dim < 0 || dim >= x->shape.rank) {
+        gs__err(g->ctx, GS_ERR_SHARDING, "gs_split(%s): dim %lld is out of range for rank %d", x->name, (long long)dim,
+                x->shape.dtype == GS_TUPLE ? 0 : x->shape.rank);
+        return NULL;
+    }
+    if (n < 1) {
+        gs__err(g->ctx, GS_ERR_SHARDING, "gs_split(%s): %lld parts", x->name, (long long)n);
+        return NULL;
+    }
+    if (n == 1) return gs_replicate(g, x);
+    for (d = 0; d < x->shape.rank; d++) dims[d] = d == dim ? n : 1;
+    return gs__annotation(g, x, gs_sharding_tiled(g->ctx, x->shape.rank, dims, NULL, 0, NULL), 0);
+}
+GS_API gs_value *gs_shard(gs_graph *g, gs_value *x, const int64_t *tiles, const int64_t *devices) {
+    if (!g || !x || g->ctx->err) return NULL;
+    if (x->shape.dtype == GS_TUPLE || x->shape.rank == 0) {
+        gs__err(g->ctx, GS_ERR_SHARDING, "gs_shard(%s): needs an array of rank >= 1", x->name);
+        return NULL;
+    }
+    if (tiles && gs__prod(x->shape.rank, tiles) == 1) return gs_replicate(g, x);
+    return gs__annotation(g, x, gs_sharding_tiled(g->ctx, x->shape.rank, tiles, devices, 0, NULL), 0);
+}
+GS_API gs_value *gs_shard_partial(gs_graph *g, gs_value *x, const int64_t *tiles, int64_t replicas,
+                                  const int64_t *devices) {
+    int64_t dims[GS_MAX_TILE_RANK];
+    gs_subgroup rep = GS_SUBGROUP_REPLICATED;
+    int d;
+    if (!g || !x || g->ctx->err) return NULL;
+    if (x->shape.dtype == GS_TUPLE || !tiles) {
+        gs__err(g->ctx, GS_ERR_SHARDING, "gs_shard_partial(%s): needs an array and tile counts", x->name);
+        return NULL;
+    }
+    for (d = 0; d < x->shape.rank; d++) dims[d] = tiles[d];
+    dims[x->shape.rank] = replicas;
+    return gs__annotation(g, x, gs_sharding_tiled(g->ctx, x->shape.rank + 1, dims, devices, 1, &rep), 0);
+}
+GS_API gs_value *gs_mesh_split(gs_graph *g, gs_value *x, const gs_mesh *m, const char *spec) {
+    uint32_t open = 0;
+    const gs_sharding *s;
+    if (!g || !x || g->ctx->err) return NULL;
+    if (x->shape.dtype == GS_TUPLE) {
+        gs__err(g->ctx, GS_ERR_SHARDING, "gs_mesh_split(%s): needs an array", x->name);
+        return NULL;
+    }
+    s = gs_mesh_sharding(g->ctx, m, x->shape.rank, spec, &open);
+    return s ? gs__annotation(g, x, s, open) : NULL;
+}
+
+/* =========================================================================================================
+   Visualisation
+   ========================================================================================================= */
+/* the devices holding data tile `tile` (row-major over data dims), as "0" or "0,4" (replication) */
+GS__FN void gs__vis_devices(gs__sb *sb, const gs_sharding *s, int64_t tile) {
+    int64_t per = s->ta.total / gs__prod(s->rank, s->ta.dims), k;
+    for (k = 0; k < per; k++) gs__sb_printf(sb, "%s%lld", k ? "," : "", (long long)gs__ta_at(&s->ta, tile * per + k));
+}
+
+GS_API const char *gs_sharding_visualize(gs_ctx *ctx, const gs_sharding *s, gs_shape full) {
+    gs__sb sb;
+    int d;
+    if (!ctx || ctx->err) return NULL;
+    if (!s) {
+        gs__err(ctx, GS_ERR_SHARDING, "gs_sharding_visualize: sharding is NULL");
+        return NULL;
+    }
+    if (gs_sharding_validate(ctx, s, full, 0) != GS_OK) return NULL;
+    gs__sb_init(&sb, ctx);
+    gs__sb_printf(&sb, "%s[", gs_dtype_name(full.dtype));
+    for (d = 0; d < full.rank; d++) gs__sb_printf(&sb, "%s%lld", d ? "," : "", (long long)full.dims[d]);
+    gs__sb_puts(&sb, "] ");
+    gs__sh_print(&sb, s);
+    gs__sb_puts(&sb, "\n");
+    if (s->kind != GS_SHARDING_TILED) {
+        switch (s->kind) {
+        case GS_SHARDING_REPLICATED: gs__sb_puts(&sb, "every device holds the whole tensor\n"); break;
+        case GS_SHARDING_MANUAL: gs__sb_puts(&sb, "manually partitioned: each device holds its own piece\n"); break;
+        case GS_SHARDING_MAXIMAL:
+            gs__sb_printf(&sb, "device %lld holds the whole tensor; no other device holds any of it\n", (long long)s->device);
+            break;
+        default: gs__sb_puts(&sb, "no sharding decided yet\n"); break;
+        }
+    } else {
+        int64_t rep = gs_sharding_replication(s), man = gs_sharding_manual_group(s);
+        gs_shape shard;
+        shard = full;
+        for (d = 0; d < full.rank; d++) {
+            int64_t k = s->ta.dims[d], c = gs__shard_size(full.dims[d], k), i, off, lim;
+            shard.dims[d] = c;
+            if (k == 1) {
+                gs__sb_printf(&sb, "dim %d: %lld, not split\n", d, (long long)full.dims[d]);
+                continue;
+            }
+            gs__sb_printf(&sb, "dim %d: %lld split %lld ways, shards of %lld:", d, (long long)full.dims[d], (long long)k,
+                          (long long)c);
+            for (i = 0; i < k; i++) {
+                gs__tile_range(full.dims[d], k, i, &off, &lim);
+                gs__sb_printf(&sb, " [%lld,%lld)", (long long)off, (long long)lim);
+                if (lim - off < c) gs__sb_printf(&sb, "(%lld valid)", (long long)(lim - off));
+            }
+            gs__sb_puts(&sb, "\n");
+        }
+        if (rep > 1) gs__sb_printf(&sb, "each tile is held by %lld devices (partial replication)\n", (long long)rep);
+        if (man > 1) gs__sb_printf(&sb, "manual subgroups of %lld devices\n", (long long)man);
+        if (full.rank <= 2 && full.rank >= 1) {
+            int64_t rows = full.rank == 2 ? s->ta.dims[0] : 1, cols = s->ta.dims[full.rank - 1], r, c, w = 4;
+            char cell[128];
+            /* column width: the longest cell text */
+            for (r = 0; r < rows; r++)
+                for (c = 0; c < cols; c++) {
+                    gs__sb tmp;
+                    gs__sb_init(&tmp, ctx);
+                    gs__vis_devices(&tmp, s, r * cols + c);
+                    if (tmp.len + 4 > (size_t)w) w = (int64_t)tmp.len + 4;
+                    gs__sb_free(&tmp);
+                }
+            for (c = 0; c < cols; c++) {
+                int64_t off, lim;
+                gs__tile_range(full.dims[full.rank - 1], cols, c, &off, &lim);
+                snprintf(cell, sizeof cell, "%lld:%lld", (long long)off, (long long)lim);
+                if ((int64_t)strlen(cell) + 2 > w) w = (int64_t)strlen(cell) + 2;
+            }
+            if (w > 60) w = 60;
+            for (r = 0; r <= rows; r++) {
+                gs__sb_puts(&sb, full.rank == 2 ? "           +" : "+");
+                for (c = 0; c < cols; c++) {
+                    int64_t k;
+                    for (k = 0; k < w; k++) gs__sb_puts(&sb, "-");
+                    gs__sb_puts(&sb, "+");
+                }
+                gs__sb_puts(&sb, "\n");
+                if (r == rows) break;
+                {
+                    int64_t off, lim;
+                    if (full.rank == 2) {
+                        gs__tile_range(full.dims[0], rows, r, &off, &lim);
+                        snprintf(cell, sizeof cell, "%lld:%lld", (long long)off, (long long)lim);
+                        gs__sb_printf(&sb, "%10s |", cell);
+                    } else {
+                        gs__sb_puts(&sb, "|");
+                    }
+                }
+                for (c = 0; c < cols; c++) {
+                    gs__sb tmp;
+                    gs__sb_init(&tmp, ctx);
+                    gs__sb_puts(&tmp, "d ");
+                    gs__vis_devices(&tmp, s, r * cols + c);
+                    gs__sb_printf(&sb, " %-*.*s|", (int)w - 1, (int)w - 1, tmp.buf ? tmp.buf : "");
+                    gs__sb_free(&tmp);
+                }
+                gs__sb_puts(&sb, "\n");
+            }
+            gs__sb_puts(&sb, full.rank == 2 ? "            " : " ");
+            for (c = 0; c < cols; c++) {
+                int64_t off, lim;
+                gs__tile_range(full.dims[full.rank - 1], cols, c, &off, &lim);
+                snprintf(cell, sizeof cell, "%lld:%lld", (long long)off, (long long)lim);
+                gs__sb_printf(&sb, "%-*s", (int)w + 1, cell);
+            }
+            gs__sb_puts(&sb, "\n");
+        } else {
+            /* higher ranks: one line per data tile */
+            int64_t ntiles = gs__prod(s->rank, s->ta.dims), t, idx[GS_MAX_RANK];
+            gs__sb_puts(&sb, "tile -> region, devices\n");
+            for (t = 0; t < ntiles && t < 4096; t++) {
+                int64_t off, lim;
+                gs__unravel(s->rank, s->ta.dims, t, idx);
+                gs__sb_puts(&sb, "  [");
+                for (d = 0; d < s->rank; d++) {
+                    gs__tile_range(full.dims[d], s->ta.dims[d], idx[d], &off, &lim);
+                    gs__sb_printf(&sb, "%s%lld:%lld", d ? ", " : "", (long long)off, (long long)lim);
+                }
+                gs__sb_puts(&sb, "]  devices ");
+                gs__vis_devices(&sb, s, t);
+                gs__sb_puts(&sb, "\n");
+            }
+            if (ntiles > 4096) gs__sb_printf(&sb, "  ... %lld more tiles\n", (long long)(ntiles - 4096));
+        }
+        {
+            char sh[256];
+            int n = 0;
+            n += snprintf(sh + n, sizeof sh - (size_t)n, "per-device shard: %s[", gs_dtype_name(full.dtype));
+            for (d = 0; d < full.rank && n < (int)sizeof sh - 24; d++)
+                n += snprintf(sh + n, sizeof sh - (size_t)n, "%s%lld", d ? "," : "", (long long)shard.dims[d]);
+            snprintf(sh + n, sizeof sh - (size_t)n, "]");
+            gs__sb_printf(&sb, "%s\n", sh);
+        }
+    }
+    return gs__sb_finish(&sb, "gs_sharding_visualize");
+}
+
+/* =========================================================================================================
+   Sharding algebra (used by propagation and the partitioner). All functions take tiled, replicated or
+   manual array shardings; replicated and manual pass through unchanged where that is the right answer.
+   ========================================================================================================= */
+#define GS__DEST_REP (-1)
+#define GS__DEST_MANUAL (-2)
+#define GS__MAX_FAC 24
+
+/* factors: a refinement of ta->dims (each tile dim split into consecutive factors, major to minor), each with a
+   destination: a data dim of the result, GS__DEST_MANUAL or GS__DEST_REP. Builds the sharding whose data dim j is
+   the product of the factors sent to j (in order), followed by the manual and the replicated groups. */
+typedef struct gs__fac {
+    int n;
+    int64_t size[GS__MAX_FAC];
+    int dest[GS__MAX_FAC];
+} gs__fac;
+
+GS__FN bool gs__fac_add(gs__fac *f, int64_t size, int dest) {
+    if (size == 1) return true;
+    if (f->n >= GS__MAX_FAC) return false;
+    f->size[f->n] = size;
+    f->dest[f->n] = dest;
+    f->n++;
+    return true;
+}
+
+GS__FN const gs_sharding *gs__sh_from_factors(gs_ctx *ctx, const gs__ta *ta, const gs__fac *f, int out_rank) {
+    gs__ta src = *ta, t;
+    int perm[GS__MAX_FAC], np = 0, i, j, n_sub = 0;
+    int64_t man = 1, rep = 1;
+    gs_subgroup sub[2];
+    if (f->n > GS_MAX_IOTA_RANK) return NULL;
+    /* the refinement is a reshape of the tile array: free in both forms */
+    src.n = f->n;
+    for (i = 0; i < f->n; i++) src.dims[i] = f->size[i];
+    for (j = 0; j < out_rank; j++)
+        for (i = 0; i < f->n; i++)
+            if (f->dest[i] == j) perm[np++] = i;
+    for (i = 0; i < f->n; i++)
+        if (f->dest[i] == GS__DEST_MANUAL) { perm[np++] = i; man *= f->size[i]; }
+    for (i = 0; i < f->n; i++)
+        if (f->dest[i] == GS__DEST_REP) { perm[np++] = i; rep *= f->size[i]; }
+    GSHARD_ASSERT(np == f->n);
+    if (f->n == 0) {
+        t = src;
+    } else if (gs__ta_transpose(ctx, &src, perm, &t) != GS_OK) {
+        return NULL;
+    }
+    t.n = out_rank;
+    for (j = 0; j < out_rank; j++) {
+        t.dims[j] = 1;
+        for (i = 0; i < f->n; i++)
+            if (f->dest[i] == j) t.dims[j] *= f->size[i];
+    }
+    if (man > 1) { t.dims[t.n++] = man; sub[n_sub++] = GS_SUBGROUP_MANUAL; }
+    if (rep > 1) { t.dims[t.n++] = rep; sub[n_sub++] = GS_SUBGROUP_REPLICATED; }
+    if (t.total == 1 || gs__prod(out_rank, t.dims) == 1) {
+        if (man > 1 && rep == 1) return gs_sharding_manual(ctx);
+        if (man == 1) return gs_sharding_replicated(ctx);
+    }
+    return gs__sh_from_ta(ctx, out_rank, n_sub, sub, &t);
+}
+
+/* Moves data dim d's tiles to dest_of_dim[d] (a dim of a rank-out_rank result, or GS__DEST_REP to replicate
+   them); result dims nobody targets get one tile. Covers transpose, partial replication, dropping and
+   inserting dims, and mapping dot/broadcast/reduce dims. */
+GS__FN const gs_sharding *gs__sh_map(gs_ctx *ctx, const gs_sharding *s, int out_rank, const int *dest_of_dim) {
+    gs__fac f;
+    int d;
+    if (!s || s->kind != GS_SHARDING_TILED) return s;
+    f.n = 0;
+    for (d = 0; d < s->rank; d++)
+        if (!gs__fac_add(&f, s->ta.dims[d], dest_of_dim[d])) return NULL;
+    for (d = 0; d < s->n_sub; d++)
+        if (!gs__fac_add(&f, s->ta.dims[s->rank + d], s->sub[d] == GS_SUBGROUP_MANUAL ? GS__DEST_MANUAL : GS__DEST_REP))
+            return NULL;
+    /* size-1 factors were skipped: src dims must still match the refinement, so rebuild with them dropped */
+    {
+        gs__ta t = s->ta;
+        int k = 0;
+        for (d = 0; d < s->ta.n; d++)
+            if (s->ta.dims[d] != 1) t.dims[k++] = s->ta.dims[d];
+        t.n = k;
+        return gs__sh_from_factors(ctx, &t, &f, out_rank);
+    }
+}
+
+/* XLA PartiallyReplicateTiledShardingOnDims: the dims in mask stop being split; their devices join the
+   replication groups. */
+GS__FN const gs_sharding *gs__sh_replicate_dims(gs_ctx *ctx, const gs_sharding *s, uint32_t mask) {
+    int dest[GS_MAX_RANK], d;
+    if (!s || s->kind != GS_SHARDING_TILED) return s;
+    for (d = 0; d < s->rank; d++) dest[d] = (mask >> d) & 1u ? GS__DEST_REP : d;
+    return gs__sh_map(ctx, s, s->rank, dest);
+}
+
+/* Reverses the tile order along the dims in mask (XLA ReverseSharding). Materialises the device list. */
+GS__FN const gs_sharding *gs__sh_reverse(gs_ctx *ctx, const gs_sharding *s, uint32_t mask) {
+    gs__ta t;
+    int64_t L, idx[GS_MAX_IOTA_RANK], *list;
+    int d;
+    bool any = false;
+    if (!s || s->kind != GS_SHARDING_TILED) return s;
+    for (d = 0; d < s->rank; d++)
+        if (((mask >> d) & 1u) && s->ta.dims[d] > 1) any = true;
+    if (!any) return s;
+    t = s->ta;
+    list = (int64_t *)gs__arena_alloc(ctx, sizeof(int64_t) * (size_t)t.total);
+    if (!list) return NULL;
+    for (L = 0; L < t.total; L++) {
+        gs__unravel(t.n, t.dims, L, idx);
+        for (d = 0; d < s->rank; d++)
+            if ((mask >> d) & 1u) idx[d] = t.dims[d] - 1 - idx[d];
+        list[L] = gs__ta_at(&s->ta, gs__ravel(t.n, t.dims, idx));
+    }
+    t.list = list;
+    t.sorted = NULL;
+    if (gs__ta_index(ctx, &t, "reverse") != GS_OK) return NULL;
+    return gs__sh_from_ta(ctx, s->rank, s->n_sub, s->sub, &t);
+}
+
+/* XLA's reshape rule (ReshapeSharding), written as a factor walk. Source and target dims are grouped into
+   the smallest runs with equal products. Inside a run, going major to minor, a source dim's tiles go to the
+   target dims it covers: a target dim equal to the remaining source extent takes all of them; a smaller
+   target dim takes as many as divide both; a larger one (a merge) takes them when it is a multiple of the
+   remaining extent, and then the minor source dims it absorbs must not be split. Otherwise gcd(target size,
+   tiles) go to the target dim and the rest of the run is replicated. Manual and replication groups stay. */
+GS__FN int64_t gs__gcd(int64_t a, int64_t b) {
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+GS__FN const gs_sharding *gs__sh_reshape(gs_ctx *ctx, const gs_sharding *s, const gs_shape *src, const gs_shape *dst) {
+    gs__fac f;
+    gs__ta t;
+    int i = 0, j = 0, d, k;
+    if (!s || s->kind != GS_SHARDING_TILED) return s;
+    if (s->rank != src->rank) return NULL;
+    f.n = 0;
+    /* walk runs of equal product */
+    while (i < src->rank || j < dst->rank) {
+        int i0 = i, j0 = j, i1, j1;
+        int64_t ps = 1, pt = 1;
+        /* size-1 dims on their own */
+        if (i < src->rank && src->dims[i] == 1) {
+            if (!gs__fac_add(&f, s->ta.dims[i], GS__DEST_REP)) return NULL;
+            i++;
+            continue;
+        }
+        if (j < dst->rank && dst->dims[j] == 1) { j++; continue; }
+        if (i >= src->rank || j >= dst->rank) {
+            /* only size-1 dims can remain on one side: anything else is a malformed reshape */
+            if (i < src->rank || j < dst->rank) return NULL;
+            break;
+        }
+        ps = src->dims[i++];
+        pt = dst->dims[j++];
+        while (ps != pt) {
+            if (ps < pt) {
+                if (i >= src->rank) return NULL;
+                ps *= src->dims[i++];
+            } else {
+                if (j >= dst->rank) return NULL;
+                pt *= dst->dims[j++];
+            }
+        }
+        i1 = i;
+        j1 = j;
+        /* the run src[i0..i1) -> dst[j0..j1) */
+        {
+            int si = i0, tj = j0;
+            int64_t E = src->dims[i0], p = s->ta.dims[i0], T = dst->dims[j0];
+            bool stopped = false;
+            while (si < i1) {
+                if (stopped || tj >= j1) {
+                    if (!gs__fac_add(&f, p, GS__DEST_REP)) return NULL;
+                    if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
+                    continue;
+                }
+                if (T == 1) {
+                    if (++tj < j1) T = dst->dims[tj];
+                    continue;
+                }
+                if (p == 1 && E == T) {
+                    if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
+                    if (++tj < j1) T = dst->dims[tj];
+                    continue;
+                }
+                if (E == T) {
+                    if (!gs__fac_add(&f, p, tj)) return NULL;
+                    if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
+                    if (++tj < j1) T = dst->dims[tj];
+                } else if (E % p != 0) {
+                    /* an uneven split does not line up with any other dim layout */
+                    stopped = true;
+                    continue;
+                } else if (T < E) {
+                    /* source dim split into several target dims */
+                    if (E % T != 0) {
+                        stopped = true;
+                        continue;
+                    }
+                    if (T % p == 0) {
+                        if (!gs__fac_add(&f, p, tj)) return NULL;
+                        p = 1;
+                    } else if (p % T == 0) {
+                        if (!gs__fac_add(&f, T, tj)) return NULL;
+                        p /= T;
+                    } else {
+                        int64_t g = gs__gcd(T, p);
+                        if (!gs__fac_add(&f, g, tj) || !gs__fac_add(&f, p / g, GS__DEST_REP)) return NULL;
+                        stopped = true;
+                        if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
+                        continue;
+                    }
+                    E /= T;
+                    if (++tj < j1) T = dst->dims[tj];
+                } else {
+                    /* target dim merges this source dim with minor ones */
+                    if (T % E == 0) {
+                        if (!gs__fac_add(&f, p, tj)) return NULL;
+                        T /= E;
+                        if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
+                        /* the absorbed minor source dims: their tiles cannot stay */
+                        while (si < i1 && T > 1 && T % E == 0) {
+                            if (!gs__fac_add(&f, p, GS__DEST_REP)) return NULL;
+                            T /= E;
+                            if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
+                        }
+                        if (T > 1) stopped = true;
+                        else if (++tj < j1) T = dst->dims[tj];
+                    } else {
+                        int64_t g = gs__gcd(T, p);
+                        if (!gs__fac_add(&f, g, tj) || !gs__fac_add(&f, p / g, GS__DEST_REP)) return NULL;
+                        stopped = true;
+                        if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
+                    }
+                }
+            }
+        }
+    }
+    for (d = 0; d < s->n_sub; d++)
+        if (!gs__fac_add(&f, s->ta.dims[s->rank + d], s->sub[d] == GS_SUBGROUP_MANUAL ? GS__DEST_MANUAL : GS__DEST_REP))
+            return NULL;
+    /* the factors refine the tile array with its size-1 dims dropped */
+    t = s->ta;
+    for (d = 0, k = 0; d < s->ta.n; d++)
+        if (s->ta.dims[d] != 1) t.dims[k++] = s->ta.dims[d];
+    t.n = k;
+    return gs__sh_from_factors(ctx, &t, &f, dst->rank);
+}
+
+/* Number of tiles counting the manual group (XLA NumTiles excludes replication only). */
+GS__FN int64_t gs__sh_tiles(const gs_sharding *s) {
+    if (!s || s->kind != GS_SHARDING_TILED) return 1;
+    return s->ta.total / gs_sharding_replication(s);
+}
+
+/* XLA IsShardingMoreSpecific for array shardings. */
+GS__FN bool gs__sh_more_specific(const gs_sharding *a, const gs_sharding *b) {
+    if (!a) return false;
+    if (!b || b->kind == GS_SHARDING_UNKNOWN) return a->kind != GS_SHARDING_UNKNOWN;
+    if (a->kind == GS_SHARDING_MANUAL) return b->kind == GS_SHARDING_MAXIMAL;
+    if (b->kind == GS_SHARDING_MANUAL) return false;
+    if (b->kind == GS_SHARDING_TILED) return a->kind == GS_SHARDING_TILED && gs__sh_tiles(a) > gs__sh_tiles(b);
+    if (b->kind == GS_SHARDING_REPLICATED) return a->kind == GS_SHARDING_TILED;
+    if (b->kind == GS_SHARDING_MAXIMAL) return a->kind == GS_SHARDING_TILED;
+    return false;
+}
+
+/* Fast merge for iota tile assignments (XLA's "method 1"): express both over one factorisation of the
+   device ids and take each dim's factors from whichever sharding splits it. Returns NULL (no error) when the
+   shardings do not decompose this way; the caller then tries the general method. */
+typedef struct gs__dfac {
+    int n;
+    int64_t size[GS__MAX_FAC];   /* device-space factors, major to minor */
+    int dim[GS__MAX_FAC];        /* tile dim each factor belongs to */
+    int rank_in_dim[GS__MAX_FAC];/* position inside that tile dim's factor list (major first) */
+} gs__dfac;
+
+/* Device-space factors of an iota tile array; false when the tile dims and the iota's transposed shape have
+   no common refinement. */
+GS__FN bool gs__ta_device_factors(const gs__ta *t, gs__dfac *out) {
+    int64_t fsz[GS__MAX_FAC];
+    int fa[GS__MAX_FAC], ft[GS__MAX_FAC], nf = 0, i = 0, j = 0, o, f, cnt[GS_MAX_IOTA_RANK];
+    int64_t ra, rt;
+    if (t->list) return false;
+    ra = t->n ? t->dims[0] : 1;
+    rt = t->idims[t->iperm[0]];
+    while (i < t->n && j < t->ir) {
+        if (ra == 1) { if (++i < t->n) ra = t->dims[i]; continue; }
+        if (rt == 1) { if (++j < t->ir) rt = t->idims[t->iperm[j]]; continue; }
+        if (nf >= GS__MAX_FAC) return false;
+        if (ra % rt == 0) { fsz[nf] = rt; fa[nf] = i; ft[nf] = j; nf++; ra /= rt; rt = 1; }
+        else if (rt % ra == 0) { fsz[nf] = ra; fa[nf] = i; ft[nf] = j; nf++; rt /= ra; ra = 1; }
+        else return false;
+    }
+    /* position of each factor inside its tile dim: factors are produced in tile (transposed) order */
+    memset(cnt, 0, sizeof cnt);
+    out->n = 0;
+    {
+        int rid[GS__MAX_FAC];
+        for (f = 0; f < nf; f++) rid[f] = cnt[fa[f]]++;
+        for (o = 0; o < t->ir; o++)
+            for (f = 0; f < nf; f++)
+                if (t->iperm[ft[f]] == o) {
+                    out->size[out->n] = fsz[f];
+                    out->dim[out->n] = fa[f];
+                    out->rank_in_dim[out->n] = rid[f];
+                    out->n++;
+                }
+    }
+    return true;
+}
+
+/* Splits device factors so that a and b share one factorisation; false if impossible. */
+GS__FN bool gs__dfac_common(gs__dfac *a, gs__dfac *b) {
+    gs__dfac ra, rb;
+    int i = 0, j = 0, f, k;
+    int64_t x, y;
+    int sub_a[GS__MAX_FAC], sub_b[GS__MAX_FAC]; /* for renumbering rank_in_dim */
+    ra.n = rb.n = 0;
+    if (a->n == 0 || b->n == 0) return a->n == b->n;
+    x = a->size[0];
+    y = b->size[0];
+    while (i < a->n && j < b->n) {
+        int64_t g;
+        if (ra.n >= GS__MAX_FAC) return false;
+        if (x % y == 0) g = y;
+        else if (y % x == 0) g = x;
+        else return false;
+        ra.size[ra.n] = g; ra.dim[ra.n] = a->dim[i]; ra.rank_in_dim[ra.n] = a->rank_in_dim[i]; sub_a[ra.n] = i; ra.n++;
+        rb.size[rb.n] = g; rb.dim[rb.n] = b->dim[j]; rb.rank_in_dim[rb.n] = b->rank_in_dim[j]; sub_b[rb.n] = j; rb.n++;
+        x /= g;
+        y /= g;
+        if (x == 1 && ++i < a->n) x = a->size[i];
+        if (y == 1 && ++j < b->n) y = b->size[j];
+    }
+    /* rank_in_dim: order inside a tile dim = (original rank, then split order, major first) */
+    for (f = 0; f < ra.n; f++) {
+        int r = 0;
+        for (k = 0; k < ra.n; k++)
+            if (ra.dim[k] == ra.dim[f] && (a->rank_in_dim[sub_a[k]] < a->rank_in_dim[sub_a[f]] ||
+                                          (sub_a[k] == sub_a[f] && k < f)))
+                r++;
+        ra.rank_in_dim[f] = r;
+    }
+    for (f = 0; f < rb.n; f++) {
+        int r = 0;
+        for (k = 0; k < rb.n; k++)
+            if (rb.dim[k] == rb.dim[f] && (b->rank_in_dim[sub_b[k]] < b->rank_in_dim[sub_b[f]] ||
+                                          (sub_b[k] == sub_b[f] && k < f)))
+                r++;
+        rb.rank_in_dim[f] = r;
+    }
+    *a = ra;
+    *b = rb;
+    return true;
+}
+
+GS__FN const gs_sharding *gs__sh_merge_iota(gs_ctx *ctx, const gs_sharding *a, const gs_sharding *b, bool *tried) {
+    gs__dfac fa, fb;
+    gs__ta t;
+    int rank = a->rank, d, f, q, perm[GS_MAX_IOTA_RANK], np = 0, n_sub = 0;
+    int man_a = a->n_sub && a->sub[0] == GS_SUBGROUP_MANUAL ? rank : -1;
+    int man_b = b->n_sub && b->sub[0] == GS_SUBGROUP_MANUAL ? rank : -1;
+    int64_t man = 1, rep = 1;
+    gs_subgroup sub[2];
+    int owner[GS__MAX_FAC];   /* result dim of each factor: 0..rank-1, rank = manual, -1 = replicated */
+    *tried = false;
+    if (!gs__ta_device_factors(&a->ta, &fa) || !gs__ta_device_factors(&b->ta, &fb) || !gs__dfac_common(&fa, &fb))
+        return NULL;
+    if (fa.n > GS_MAX_IOTA_RANK) return NULL;
+    *tried = true;
+    for (f = 0; f < fa.n; f++) {
+        int da = fa.dim[f], db = fb.dim[f];
+        bool a_data = da < rank, b_data = db < rank;
+        bool a_man = da == man_a, b_man = db == man_b;
+        if (a_man != b_man) return NULL;
+        if (a_man) { owner[f] = rank; continue; }
+        if (a_data && b_data && da != db) return NULL;
+        if (a_data && b_data) {
+            /* both split this dim: the same factor at the same place */
+            if (a->ta.dims[da] != b->ta.dims[db] || fa.rank_in_dim[f] != fb.rank_in_dim[f]) return NULL;
+            owner[f] = da;
+        } else if (a_data) {
+            if (b->ta.dims[da] != 1) return NULL;
+            owner[f] = da;
+        } else if (b_data) {
+            if (a->ta.dims[db] != 1) return NULL;
+            owner[f] = db;
+        } else {
+            owner[f] = -1;
+        }
+    }
+    /* result: iota over the common factors, transposed to dims (in each dim's factor order), manual, rep */
+    GS__ZERO(t);
+    t.total = a->ta.total;
+    t.ir = fa.n;
+    for (f = 0; f < fa.n; f++) t.idims[f] = fa.size[f];
+    for (d = 0; d < rank; d++) {
+        const gs__dfac *src = a->ta.dims[d] > 1 ? &fa : &fb;
+        t.dims[d] = GS__MAX(a->ta.dims[d], b->ta.dims[d]);
+        for (q = 0; q < GS__MAX_FAC; q++) {
+            bool found = false;
+            for (f = 0; f < fa.n; f++)
+                if (owner[f] == d && src->rank_in_dim[f] == q) {
+                    perm[np++] = f;
+                    found = true;
+                }
+            if (!found) break;
+        }
+    }
+    for (q = 0; q < GS__MAX_FAC; q++) {
+        bool found = false;
+        for (f = 0; f < fa.n; f++)
+            if (owner[f] == rank && fa.rank_in_dim[f] == q) { perm[np++] = f; man *= fa.size[f]; found = true; }
+        if (!found) break;
+    }
+    for (f = 0; f < fa.n; f++)
+        if (owner[f] == -1) { perm[np++] = f; rep *= fa.size[f]; }
+    if (np != fa.n) return NULL;
+    for (f = 0; f < fa.n; f++) t.iperm[f] = perm[f];
+    t.n = rank;
+    if (man > 1) { t.dims[t.n++] = man; sub[n_sub++] = GS_SUBGROUP_MANUAL; }
+    if (rep > 1) { t.dims[t.n++] = rep; sub[n_sub++] = GS_SUBGROUP_REPLICATED; }
+    if (gs__prod(t.n, t.dims) != t.total) return NULL;
+    gs__iota_canon(&t);
+    return gs__sh_from_ta(ctx, rank, n_sub, sub, &t);
+}
+
+/* XLA MergeShardingIfCompatible: a sharding that refines both a and b (each dim split as in whichever of them
+   splits it; where both do, identically), or NULL (no error) when there is none. */
+GS__FN const gs_sharding *gs__sh_merge(gs_ctx *ctx, const gs_sharding *a, const gs_sharding *b) {
+    int d, rank;
+    int64_t total, tiles = 1, group, dv, *list = NULL, *fill = NULL, ia[GS_MAX_IOTA_RANK], ib[GS_MAX_IOTA_RANK];
+    int64_t mdims[GS_MAX_TILE_RANK], man_a, man_b;
+    const gs_sharding *r = NULL;
+    bool tried;
+    if (!a || !b) return NULL;
+    if (a->kind != GS_SHARDING_TILED || b->kind != GS_SHARDING_TILED) {
+        if (a->kind == GS_SHARDING_REPLICATED && b->kind == GS_SHARDING_REPLICATED) return a;
+        if (a->kind == GS_SHARDING_REPLICATED && b->kind == GS_SHARDING_TILED) return b;
+        if (b->kind == GS_SHARDING_REPLICATED && a->kind == GS_SHARDING_TILED) return a;
+        return gs_sharding_equal(a, b) ? a : NULL;
+    }
+    rank = a->rank;
+    man_a = gs_sharding_manual_group(a);
+    man_b = gs_sharding_manual_group(b);
+    if (b->rank != rank || a->ta.total != b->ta.total || man_a != man_b) return NULL;
+    for (d = 0; d < rank; d++) {
+        if (a->ta.dims[d] > 1 && b->ta.dims[d] > 1 && a->ta.dims[d] != b->ta.dims[d]) return NULL;
+        mdims[d] = GS__MAX(a->ta.dims[d], b->ta.dims[d]);
+        tiles *= mdims[d];
+    }
+    total = a->ta.total;
+    if (total % (tiles * man_a) != 0) return NULL;
+    if (gs_sharding_equal(a, b)) return a;
+    r = gs__sh_merge_iota(ctx, a, b, &tried);
+    if (r || tried) return r;
+    /* general method: each slot of the merged array takes the devices in both shardings' groups for it */
+    group = total / (tiles * man_a);
+    mdims[rank] = man_a;
+    mdims[rank + 1] = group;
+    list = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)total);
+    fill = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)(tiles * man_a));
+    if (!list || !fill) goto done;
+    memset(fill, 0, sizeof(int64_t) * (size_t)(tiles * man_a));
+    for (dv = 0; dv < total; dv++) {
+        int64_t slot, devid = gs__ta_at(&a->ta, dv), midx[GS_MAX_TILE_RANK];
+        gs__unravel(a->ta.n, a->ta.dims, dv, ia);
+        if (!gs_sharding_device_index(b, devid, ib)) goto done;
+        for (d = 0; d < rank; d++) {
+            if (a->ta.dims[d] > 1 && b->ta.dims[d] > 1 && ia[d] != ib[d]) goto done;
+            midx[d] = a->ta.dims[d] > 1 ? ia[d] : ib[d];
+        }
+        midx[rank] = man_a > 1 ? ia[rank] : 0;
+        if (man_a > 1 && ia[rank] != ib[rank]) goto done;
+        slot = gs__ravel(rank + 1, mdims, midx);
+        if (fill[slot] >= group) goto done;
+        list[slot * group + fill[slot]++] = devid;
+    }
+    {
+        gs_subgroup sub[2];
+        int n_sub = 0, n = rank;
+        int64_t dims2[GS_MAX_TILE_RANK];
+        for (d = 0; d < rank; d++) dims2[d] = mdims[d];
+        if (man_a > 1) { dims2[n++] = man_a; sub[n_sub++] = GS_SUBGROUP_MANUAL; }
+        dims2[n++] = group;
+        sub[n_sub++] = GS_SUBGROUP_REPLICATED;
+        r = gs_sharding_tiled(ctx, n, dims2, list, n_sub, sub);
+    }
+done:
+    gs__free(ctx, list);
+    gs__free(ctx, fill);
+    return r;
+}
+
+/* XLA IsSubTilingOrEqualSharding: every device's tile under `sub` lies inside its tile under `s`. */
+GS__FN bool gs__sh_subtiling_or_equal(gs_ctx *ctx, const gs_shape *shape, const gs_sharding *sub, const gs_sharding *s) {
+    int64_t dv, n, o1[GS_MAX_RANK], l1[GS_MAX_RANK], o2[GS_MAX_RANK], l2[GS_MAX_RANK];
+    int d;
+    bool same_or_unsplit = true;
+    if (!sub || !s) return false;
+    if (s->kind == GS_SHARDING_REPLICATED) return sub->kind == GS_SHARDING_TILED || sub->kind == GS_SHARDING_REPLICATED;
+    if (s->kind != GS_SHARDING_TILED || sub->kind != GS_SHARDING_TILED) return gs_sharding_equal(sub, s);
+    if (sub->rank != s->rank || sub->ta.total != s->ta.total) return false;
+    if (gs_sharding_equal(sub, s)) return true;
+    /* when every dim s splits is split the same way in sub, sub refines s exactly when merging them gives sub
+       (O(rank) for iota device lists) */
+    for (d = 0; d < s->rank; d++)
+        if (s->ta.dims[d] != 1 && s->ta.dims[d] != sub->ta.dims[d]) same_or_unsplit = false;
+    if (same_or_unsplit) {
+        const gs_sharding *m = gs__sh_merge(ctx, sub, s);
+        return m && gs_sharding_equal(m, sub);
+    }
+    n = sub->ta.total;
+    for (dv = 0; dv < n; dv++) {
+        int64_t id = gs__ta_at(&sub->ta, dv);
+        if (!gs_sharding_device_region(sub, *shape, id, o1, l1) || !gs_sharding_device_region(s, *shape, id, o2, l2))
+            return false;
+        for (d = 0; d < shape->rank; d++)
+            if (l1[d] > o1[d] && (o1[d] < o2[d] || l1[d] > l2[d])) return false;
+    }
+    return true;
+}
+
+/* ==== end src/gs_sharding.c ==== */
+
+/* ==== begin src/gs_propagate.c ==== */
+/* gs_propagate.c - sharding propagation (XLA ShardingPropagation with is_spmd semantics): forward and backward
+   sweeps to a fixpoint at four aggressiveness levels, per-op rules, provenance, conflicts, explanation. */
+/* #include "gs_internal.h" (already inlined) */
+
+typedef struct gs__prop {
+    gs_ctx *ctx;
+    gs_graph *entry;
+    gs_graph **graphs;     /* stb_ds: the entry and every while condition/body reachable from it */
+    gs_value **whiles;     /* stb_ds: while instructions */
+    int level;
+    bool changed;
+    int64_t iterations;
+} gs__prop;
+
+/* ---- small helpers ---- */
+GS__FN bool gs__is_array(const gs_value *v) { return v->shape.dtype != GS_TUPLE; }
+GS__FN bool gs__is_tiled(const gs_sharding *s) { return s && s->kind == GS_SHARDING_TILED; }
+GS__FN bool gs__is_manual(const gs_sharding *s) { return s && s->kind == GS_SHARDING_MANUAL; }
+/* sharding usable as a source for array rules (not unknown, not maximal, not a tuple) */
+GS__FN const gs_sharding *gs__arr_sh(const gs_value *v) {
+    const gs_sharding *s = v->sharding;
+    if (!s || s->kind == GS_SHARDING_UNKNOWN || s->kind == GS_SHARDING_MAXIMAL || s->kind == GS_SHARDING_TUPLE) return NULL;
+    return s;
+}
+
+GS__FN bool gs__elementwise(gs_op op) {
+    switch (op) {
+    case GS_OP_CONVERT: case GS_OP_COPY: case GS_OP_NEGATE: case GS_OP_ABS: case GS_OP_EXP: case GS_OP_LOG:
+    case GS_OP_TANH: case GS_OP_LOGISTIC: case GS_OP_SQRT: case GS_OP_RSQRT: case GS_OP_FLOOR: case GS_OP_CEIL:
+    case GS_OP_SIGN: case GS_OP_NOT: case GS_OP_ADD: case GS_OP_SUBTRACT: case GS_OP_MULTIPLY: case GS_OP_DIVIDE:
+    case GS_OP_REMAINDER: case GS_OP_MAXIMUM: case GS_OP_MINIMUM: case GS_OP_POWER: case GS_OP_AND: case GS_OP_OR:
+    case GS_OP_XOR: case GS_OP_COMPARE: case GS_OP_SELECT: case GS_OP_CLAMP:
+        return true;
+    default: return false;
+    }
+}
+
+/* XLA's aggressiveness levels: 0 pass-through ops, 1 everything but broadcast, 2 broadcast backward,
+   3 broadcast forward. */
+GS__FN bool gs__fwd_allowed(gs_op op, int level) {
+    if (op == GS_OP_BROADCAST) return level >= 3;
+    if (gs__elementwise(op)) return true;
+    switch (op) {
+    case GS_OP_RESHAPE: case GS_OP_TRANSPOSE: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT: case GS_OP_WHILE:
+    case GS_OP_CONCATENATE: case GS_OP_DYNAMIC_SLICE: case GS_OP_DYNAMIC_UPDATE_SLICE: case GS_OP_ANNOTATE:
+        return true;
+    default: return level >= 1;
+    }
+}
+/* may v's own sharding change at this level (XLA checks the instruction being inferred, in both directions) */
+GS__FN bool gs__receive_allowed(gs_op op, int level, gs_origin_kind dir) {
+    if (op == GS_OP_BROADCAST) return level >= (dir == GS_ORIGIN_BACKWARD ? 2 : 3);
+    return gs__fwd_allowed(op, level);
+}
+static const char gs__rule_while[] = "while";
+
+GS__FN bool gs__bwd_allowed(gs_op op, int level) {
+    if (op == GS_OP_BROADCAST) return level >= 2;
+    if (gs__elementwise(op)) return true;
+    switch (op) {
+    case GS_OP_RESHAPE: case GS_OP_TRANSPOSE: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT: case GS_OP_WHILE:
+    case GS_OP_ANNOTATE:
+        return true;
+    default: return level >= 1;
+    }
+}
+
+GS__FN uint32_t gs__mask_of(int n, const int64_t *dims) {
+    uint32_t m = 0;
+    int i;
+    for (i = 0; i < n; i++) m |= 1u << dims[i];
+    return m;
+}
+
+/* dims of x that differ in size from y (same rank) */
+GS__FN uint32_t gs__size_diff_mask(const gs_shape *x, const gs_shape *y) {
+    uint32_t m = 0;
+    int d;
+    for (d = 0; d < x->rank; d++)
+        if (x->dims[d] != y->dims[d]) m |= 1u << d;
+    return m;
+}
+
+/* ---- dot and convolution dim maps ---- */
+/* For operand `side` (0 lhs, 1 rhs) of a dot: out_pos[d] = output dim of operand dim d, or -1 (contracted). */
+GS__FN void gs__dot_map(const gs_value *v, int side, int *out_pos) {
+    const gs_dot_dims *dd = v->dot;
+    const gs_shape *ls = &v->operands[0]->shape, *rs = &v->operands[1]->shape, *s = side ? rs : ls;
+    const int64_t *batch = side ? dd->rhs_batch : dd->lhs_batch, *con = side ? dd->rhs_contract : dd->lhs_contract;
+    int d, k, pos = dd->n_batch;
+    uint32_t bm = gs__mask_of(dd->n_batch, batch), cm = gs__mask_of(dd->n_contract, con);
+    if (side) pos += ls->rank - dd->n_batch - dd->n_contract;
+    for (d = 0; d < s->rank; d++) {
+        out_pos[d] = -1;
+        if ((bm >> d) & 1u) {
+            for (k = 0; k < dd->n_batch; k++)
+                if (batch[k] == d) out_pos[d] = k;
+        } else if (!((cm >> d) & 1u)) {
+            out_pos[d] = pos++;
+        }
+    }
+}
+
+/* Convolution as a dot: input batch/spatial and kernel output feature map to the output; features and kernel
+   spatial dims are contracted. Spatial dims pass through only with a small kernel (XLA IsConvolutionKernelSmall). */
+GS__FN void gs__conv_map(const gs_value *v, int side, int *out_pos) {
+    const gs_conv_dims *cd = &v->conv->dims;
+    int d, k;
+    const gs_shape *in = &v->operands[0]->shape, *ker = &v->operands[1]->shape;
+    bool small = true;
+    for (k = 0; k < cd->n_spatial; k++)
+        if (ker->dims[cd->kernel_spatial[k]] >= in->dims[cd->input_spatial[k]]) small = false;
+    for (d = 0; d < (side ? ker->rank : in->rank); d++) out_pos[d] = -1;
+    if (side == 0) {
+        out_pos[cd->input_batch] = (int)cd->output_batch;
+        if (small && v->conv->batch_group_count <= 1)
+            for (k = 0; k < cd->n_spatial; k++) out_pos[cd->input_spatial[k]] = (int)cd->output_spatial[k];
+    } else if (v->conv->batch_group_count <= 1 && v->conv->feature_group_count <= 1) {
+        out_pos[cd->kernel_output_feature] = (int)cd->output_feature;
+    }
+}
+
+/* operand dim -> output dim map for the dot-like ops */
+GS__FN void gs__dotlike_map(const gs_value *v, int side, int *out_pos) {
+    if (v->op == GS_OP_DOT) gs__dot_map(v, side, out_pos);
+    else gs__conv_map(v, side, out_pos);
+}
+
+/* candidate output sharding implied by one operand of a dot/convolution */
+GS__FN const gs_sharding *gs__dotlike_from_operand(gs__prop *P, const gs_value *v, int side) {
+    const gs_sharding *s = gs__arr_sh(v->operands[side]);
+    int pos[GS_MAX_RANK], d;
+    if (!s) return NULL;
+    gs__dotlike_map(v, side, pos);
+    for (d = 0; d < v->operands[side]->shape.rank; d++)
+        if (pos[d] < 0) pos[d] = GS__DEST_REP;
+    return gs__sh_map(P->ctx, s, v->shape.rank, pos);
+}
+
+/* operand sharding implied by the dot/convolution output sharding (the other operand's free dims replicated) */
+GS__FN const gs_sharding *gs__dotlike_to_operand(gs__prop *P, const gs_value *v, const gs_sharding *out, int side) {
+    int pos[GS_MAX_RANK], dest[GS_MAX_RANK], d;
+    const gs_value *x = v->operands[side];
+    if (!gs__is_tiled(out)) return out;
+    gs__dotlike_map(v, side, pos);
+    for (d = 0; d < v->shape.rank; d++) dest[d] = GS__DEST_REP;
+    for (d = 0; d < x->shape.rank; d++)
+        if (pos[d] >= 0) dest[pos[d]] = d;
+    return gs__sh_map(P->ctx, out, x->shape.rank, dest);
+}
+
+/* For a dot: the sharding of operand `side` implied by the other operand's batch and contracting dims. */
+GS__FN const gs_sharding *gs__dot_from_other(gs__prop *P, const gs_value *v, int side) {
+    const gs_dot_dims *dd = v->dot;
+    const gs_value *o = v->operands[1 - side];
+    const gs_sharding *s = gs__arr_sh(o);
+    int dest[GS_MAX_RANK], d, k;
+    const int64_t *ob = side ? dd->lhs_batch : dd->rhs_batch, *oc = side ? dd->lhs_contract : dd->rhs_contract;
+    const int64_t *mb = side ? dd->rhs_batch : dd->lhs_batch, *mc = side ? dd->rhs_contract : dd->lhs_contract;
+    if (!gs__is_tiled(s)) return NULL;
+    for (d = 0; d < o->shape.rank; d++) dest[d] = GS__DEST_REP;
+    for (k = 0; k < dd->n_batch; k++) dest[ob[k]] = (int)mb[k];
+    for (k = 0; k < dd->n_contract; k++) dest[oc[k]] = (int)mc[k];
+    return gs__sh_map(P->ctx, s, v->operands[side]->shape.rank, dest);
+}
+
+/* ---- improving a value's sharding (XLA ReturnImprovedShardingImpl) ---- */
+GS__FN const gs_sharding *gs__improved(gs__prop *P, const gs_sharding *cur, const gs_sharding *cand, bool may_combine,
+                                       bool *merged) {
+    const gs_sharding *m;
+    *merged = false;
+    if (!cand || cand->kind == GS_SHARDING_UNKNOWN || cand->kind == GS_SHARDING_MAXIMAL || cand->kind == GS_SHARDING_TUPLE)
+        return NULL;
+    if (!cur || cur->kind == GS_SHARDING_UNKNOWN) return cand;
+    if (cur->kind == GS_SHARDING_MANUAL || cur->kind == GS_SHARDING_MAXIMAL) return NULL;
+    if (cand->kind == GS_SHARDING_MANUAL) return cur->kind == GS_SHARDING_REPLICATED ? cand : NULL;
+    if (gs_sharding_equal(cur, cand)) return NULL;
+    if (may_combine && gs__is_tiled(cur) && gs__is_tiled(cand)) {
+        m = gs__sh_merge(P->ctx, cur, cand);
+        if (m && gs__sh_tiles(m) > GS__MAX(gs__sh_tiles(cur), gs__sh_tiles(cand))) {
+            *merged = true;
+            return m;
+        }
+    }
+    return gs__sh_more_specific(cand, cur) ? cand : NULL;
+}
+
+/* Applies a candidate to an array value or one element of a tuple value; returns true if it changed. */
+GS__FN bool gs__offer(gs__prop *P, gs_value *v, int elem, const gs_sharding *cand, gs_origin_kind dir,
+                      const gs_value *from, const char *rule) {
+    const gs_sharding *cur = v->sharding, *nw;
+    bool merged = false;
+    if (!cand) return false;
+    if (rule != gs__rule_while && !gs__receive_allowed(v->op, P->level, dir)) return false;
+    if (elem >= 0) {
+        /* tuple element */
+        const gs_sharding **elems;
+        int i, n = v->n_tuple;
+        if (cur && cur->kind != GS_SHARDING_TUPLE) return false;
+        if (v->sharding_user) return false;
+        nw = gs__improved(P, cur ? cur->elems[elem] : NULL, cand, P->level > 0, &merged);
+        if (!nw) return false;
+        elems = (const gs_sharding **)gs__arena_alloc(P->ctx, sizeof(gs_sharding *) * (size_t)(n ? n : 1));
+        if (!elems) return false;
+        for (i = 0; i < n; i++) elems[i] = cur ? cur->elems[i] : gs_sharding_unknown(P->ctx);
+        elems[elem] = nw;
+        nw = gs_sharding_tuple(P->ctx, n, elems);
+        if (!nw) return false;
+    } else if (v->sharding_user) {
+        /* fixed, except the dims the user left open: merge the candidate's tiling on those dims only */
+        uint32_t keep;
+        const gs_sharding *c2, *m;
+        if (!v->open_dims || P->level == 0 || !gs__is_tiled(cand)) return false;
+        keep = v->open_dims;
+        c2 = gs__sh_replicate_dims(P->ctx, cand, ~keep & ((1u << v->shape.rank) - 1u));
+        if (!gs__is_tiled(c2)) return false;
+        if (!gs__is_tiled(cur)) {
+            m = cur && cur->kind == GS_SHARDING_REPLICATED ? c2 : NULL;
+        } else {
+            m = gs__sh_merge(P->ctx, cur, c2);
+            if (m && gs__sh_tiles(m) <= gs__sh_tiles(cur)) m = NULL;
+        }
+        if (!m) return false;
+        v->sharding = m;
+        v->origin.rule = gs__arena_printf(P->ctx, "open dims refined by %s from %s", rule, from ? from->name : "?");
+        P->changed = true;
+        return true;
+    } else {
+        nw = gs__improved(P, cur, cand, P->level > 0, &merged);
+        if (!nw) return false;
+    }
+    v->sharding = nw;
+    v->origin.kind = dir;
+    v->origin.level = P->level;
+    v->origin.from = from;
+    v->origin.rule = merged ? gs__arena_printf(P->ctx, "%s, merged", rule) : rule;
+    v->origin.source = from ? from->origin.source : NULL;
+    P->changed = true;
+    return true;
+}
+
+/* ---- lookahead (XLA LookaheadUserSharding): follow a chain of single users to the first sharded one and map
+   its sharding back to v through the pass-through ops on the way. ---- */
+GS__FN int gs__num_users(const gs_value *v, gs_value **only) {
+    *only = v->first_user;
+    return v->n_users;
+}
+
+/* user counts (0, 1 or "2 or more") and first users, for the lookahead; the graph does not change while
+   propagation runs */
+GS__FN void gs__count_users(gs_graph *g) {
+    int i, k, j;
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        g->values[i]->n_users = 0;
+        g->values[i]->first_user = NULL;
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        gs_value *u = g->values[i];
+        for (k = 0; k < u->n_operands; k++) {
+            gs_value *x = u->operands[k];
+            for (j = 0; j < k; j++)
+                if (u->operands[j] == x) break;
+            if (j < k) continue; /* the same operand twice counts once */
+            if (x->n_users == 0) x->first_user = u;
+            if (x->n_users < 2) x->n_users++;
+        }
+    }
+}
+
+GS__FN const gs_sharding *gs__bwd(gs__prop *P, const gs_value *u, int i);
+
+GS__FN const gs_sharding *gs__lookahead(gs__prop *P, const gs_value *v) {
+    const gs_value *chain[8];
+    int n = 0, k;
+    const gs_value *cur = v;
+    const gs_sharding *s = NULL;
+    while (n < 8) {
+        gs_value *u = NULL;
+        if (gs__num_users(cur, &u) != 1) return NULL;
+        if (gs__arr_sh(u) && gs__is_tiled(u->sharding)) {
+            chain[n++] = u;
+            s = u->sharding;
+            break;
+        }
+        if (!(gs__elementwise(u->op) || u->op == GS_OP_TRANSPOSE || u->op == GS_OP_RESHAPE)) return NULL;
+        chain[n++] = u;
+        cur = u;
+    }
+    if (!s) return NULL;
+    /* map back: the sharded user's operand view, then through each earlier op's backward rule */
+    for (k = n - 1; k >= 0; k--) {
+        const gs_value *u = chain[k], *prev = k ? chain[k - 1] : v;
+        int op;
+        for (op = 0; op < u->n_operands; op++)
+            if (u->operands[op] == prev) break;
+        if (k < n - 1) {
+            /* u's sharding is the one computed so far */
+            gs_value tmp = *u;
+            tmp.sharding = s;
+            s = gs__bwd(P, &tmp, op);
+        } else {
+            s = gs__bwd(P, u, op);
+        }
+        if (!s) return NULL;
+    }
+    return s;
+}
+
+/* ---- forward rules: the sharding of v implied by its operands (array shardings; tuple-producing ops are
+   handled by the caller per element) ---- */
+GS__FN const gs_sharding *gs__fwd_dotlike(gs__prop *P, gs_value *v) {
+    const gs_sharding *c0 = gs__dotlike_from_operand(P, v, 0), *c1 = gs__dotlike_from_operand(P, v, 1), *win, *oth, *m;
+    if (!c0 || !gs__is_tiled(c0)) return c1 ? c1 : c0;
+    if (!c1 || !gs__is_tiled(c1)) return c0;
+    /* both operands imply a tiled output: lookahead, then batch dims first, then the larger operand */
+    {
+        const gs_sharding *look = gs__lookahead(P, v);
+        bool s0 = look && gs__sh_subtiling_or_equal(P->ctx, &v->shape, c0, look);
+        bool s1 = look && gs__sh_subtiling_or_equal(P->ctx, &v->shape, c1, look);
+        if (s0 != s1) {
+            win = s0 ? c0 : c1;
+            oth = s0 ? c1 : c0;
+        } else {
+            bool b0 = false, b1 = false;
+            int k;
+            if (v->op == GS_OP_DOT)
+                for (k = 0; k < v->dot->n_batch; k++) {
+                    if (gs_sharding_tiles(c0, k) > 1) b0 = true;
+                    if (gs_sharding_tiles(c1, k) > 1) b1 = true;
+                }
+            if (b0 != b1) {
+                win = b0 ? c0 : c1;
+                oth = b0 ? c1 : c0;
+            } else {
+                bool lhs_larger = gs_shape_bytes(&v->operands[0]->shape) >= gs_shape_bytes(&v->operands[1]->shape);
+                win = lhs_larger ? c0 : c1;
+                oth = lhs_larger ? c1 : c0;
+            }
+        }
+    }
+    m = gs__sh_merge(P->ctx, win, oth);
+    return m ? m : win;
+}
+
+/* the most specific (then merged, at level > 0) sharding among operands of the same shape as v */
+GS__FN const gs_sharding *gs__fwd_elementwise(gs__prop *P, gs_value *v, int first, int n) {
+    const gs_sharding *best = NULL;
+    int i;
+    for (i = first; i < first + n && i < v->n_operands; i++) {
+        const gs_sharding *s = gs__arr_sh(v->operands[i]);
+        if (!s || v->operands[i]->shape.rank != v->shape.rank) continue;
+        if (!best || gs__sh_more_specific(s, best)) best = s;
+    }
+    if (best && P->level > 0 && gs__is_tiled(best)) {
+        for (i = first; i < first + n && i < v->n_operands; i++) {
+            const gs_sharding *s = gs__arr_sh(v->operands[i]), *m;
+            if (!gs__is_tiled(s) || s == best || v->operands[i]->shape.rank != v->shape.rank) continue;
+            m = gs__sh_merge(P->ctx, best, s);
+            if (m) best = m;
+        }
+    }
+    return best;
+}
+
+/* sort/top-k: tiles on the sorted dim move to another dim that can take them, else are replicated
+   (XLA GetFirstTargetDimToMoveShardingTiles) */
+GS__FN const gs_sharding *gs__move_off_dim(gs__prop *P, const gs_sharding *s, const gs_shape *shape, int dim) {
+    int d, dest[GS_MAX_RANK];
+    int64_t t;
+    if (!gs__is_tiled(s) || (t = gs_sharding_tiles(s, dim)) == 1) return s;
+    for (d = 0; d < shape->rank; d++) {
+        if (d == dim || gs_sharding_tiles(s, d) != 1 || shape->dims[d] < t || shape->dims[d] % t != 0) continue;
+        {
+            int k;
+            for (k = 0; k < shape->rank; k++) dest[k] = k;
+            dest[dim] = d;
+            dest[d] = dim;
+            return gs__sh_map(P->ctx, s, shape->rank, dest);
+        }
+    }
+    return gs__sh_replicate_dims(P->ctx, s, 1u << dim);
+}
+
+GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
+    const gs_sharding *s0 = v->n_operands ? gs__arr_sh(v->operands[0]) : NULL;
+    int d, k, dest[GS_MAX_RANK];
+    if (gs__elementwise(v->op)) {
+        if (v->op == GS_OP_SELECT) return gs__fwd_elementwise(P, v, 0, 3);
+        if (v->op == GS_OP_CLAMP) return gs__fwd_elementwise(P, v, 0, 3);
+        return gs__fwd_elementwise(P, v, 0, v->n_operands);
+    }
+    switch (v->op) {
+    case GS_OP_BROADCAST:
+        if (!s0) return NULL;
+        for (d = 0; d < v->operands[0]->shape.rank; d++) dest[d] = (int)v->dims[d];
+        return gs__sh_map(P->ctx, s0, v->shape.rank, dest);
+    case GS_OP_RESHAPE: return s0 ? gs__sh_reshape(P->ctx, s0, &v->operands[0]->shape, &v->shape) : NULL;
+    case GS_OP_TRANSPOSE:
+        if (!s0) return NULL;
+        for (d = 0; d < v->shape.rank; d++) dest[v->dims[d]] = d;
+        return gs__sh_map(P->ctx, s0, v->shape.rank, dest);
+    case GS_OP_SLICE: case GS_OP_PAD: case GS_OP_COPY: case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX:
+    case GS_OP_CUMMIN:
+        return s0;
+    case GS_OP_REDUCE_WINDOW:
+        for (d = 0; d < v->shape.rank; d++)
+            if (v->window[d].base_dilation != 1 || v->window[d].window_dilation != 1) return NULL;
+        return s0;
+    case GS_OP_REVERSE: return s0 ? gs__sh_reverse(P->ctx, s0, gs__mask_of(v->n_dims, v->dims)) : NULL;
+    case GS_OP_CONCATENATE: {
+        const gs_sharding *best = gs__fwd_elementwise(P, v, 0, v->n_operands);
+        if (P->level == 0 && best) {
+            /* pass through only when every sharded operand leaves the concatenated dim alone */
+            for (k = 0; k < v->n_operands; k++) {
+                const gs_sharding *s = gs__arr_sh(v->operands[k]);
+                if (gs__is_tiled(s) && gs_sharding_tiles(s, (int)v->dim) > 1) return NULL;
+            }
+        }
+        return best;
+    }
+    case GS_OP_DYNAMIC_SLICE:
+        return s0 ? gs__sh_replicate_dims(P->ctx, s0, gs__size_diff_mask(&v->operands[0]->shape, &v->shape)) : NULL;
+    case GS_OP_DYNAMIC_UPDATE_SLICE: {
+        const gs_sharding *su = gs__arr_sh(v->operands[1]), *m;
+        if (gs__is_tiled(su) && P->level > 0) {
+            su = gs__sh_replicate_dims(P->ctx, su, gs__size_diff_mask(&v->operands[1]->shape, &v->shape));
+            if (!s0) return su;
+            m = gs__is_tiled(s0) && gs__is_tiled(su) ? gs__sh_merge(P->ctx, s0, su) : NULL;
+            return m ? m : s0;
+        }
+        return s0;
+    }
+    case GS_OP_REDUCE: case GS_OP_ARGMAX: case GS_OP_ARGMIN: {
+        uint32_t red = v->op == GS_OP_REDUCE ? gs__mask_of(v->n_dims, v->dims) : 1u << v->dim;
+        if (!s0) return NULL;
+        for (d = 0, k = 0; d < v->operands[0]->shape.rank; d++) dest[d] = (red >> d) & 1u ? GS__DEST_REP : k++;
+        return gs__sh_map(P->ctx, s0, v->shape.rank, dest);
+    }
+    case GS_OP_DOT: case GS_OP_CONVOLUTION: return gs__fwd_dotlike(P, v);
+    case GS_OP_GATHER: {
+        const gs_gather_dims *gd = v->gather;
+        const gs_sharding *si = gs__arr_sh(v->operands[1]), *from_idx = NULL, *from_op = NULL, *m;
+        const gs_shape *os = &v->operands[0]->shape, *is = &v->operands[1]->shape;
+        int batch_pos[GS_MAX_RANK], nb = 0;
+        uint32_t off = gs__mask_of(gd->n_offset_dims, gd->offset_dims);
+        for (d = 0; d < v->shape.rank; d++)
+            if (!((off >> d) & 1u)) batch_pos[nb++] = d;
+        if (si) {
+            for (d = 0, k = 0; d < is->rank; d++)
+                dest[d] = d == gd->index_vector_dim ? GS__DEST_REP : (k < nb ? batch_pos[k++] : GS__DEST_REP);
+            from_idx = gs__sh_map(P->ctx, si, v->shape.rank, dest);
+        }
+        if (s0) {
+            /* operand dims sliced whole pass through to the offset dims */
+            uint32_t col = gs__mask_of(gd->n_collapsed_slice_dims, gd->collapsed_slice_dims) |
+                           gs__mask_of(gd->n_operand_batching_dims, gd->operand_batching_dims);
+            for (d = 0, k = 0; d < os->rank; d++) {
+                if ((col >> d) & 1u) { dest[d] = GS__DEST_REP; continue; }
+                dest[d] = gd->slice_sizes[d] == os->dims[d] ? (int)gd->offset_dims[k] : GS__DEST_REP;
+                k++;
+            }
+            from_op = gs__sh_map(P->ctx, s0, v->shape.rank, dest);
+        }
+        if (!gs__is_tiled(from_idx)) return from_op ? from_op : from_idx;
+        if (!gs__is_tiled(from_op)) return from_idx;
+        m = gs__sh_merge(P->ctx, from_idx, from_op);
+        return m ? m : from_idx;
+    }
+    case GS_OP_SCATTER: return s0;
+    case GS_OP_SORT: {
+        const gs_sharding *best = gs__fwd_elementwise(P, v, 0, v->n_operands);
+        if (!best) return NULL;
+        return gs__move_off_dim(P, best, &v->operands[0]->shape, (int)v->dim);
+    }
+    case GS_OP_TOPK:
+        return s0 ? gs__sh_replicate_dims(P->ctx, s0, 1u << (v->operands[0]->shape.rank - 1)) : NULL;
+    case GS_OP_WHILE: return v->operands[0]->sharding;
+    default: return NULL;
+    }
+}
+
+/* ---- backward rules: the sharding of operand i implied by user u's sharding ---- */
+GS__FN const gs_sharding *gs__bwd(gs__prop *P, const gs_value *u, int i) {
+    const gs_sharding *s = u->sharding;
+    const gs_value *x = u->operands[i];
+    int d, k, dest[GS_MAX_RANK];
+    if (!s || s->kind == GS_SHARDING_UNKNOWN || s->kind == GS_SHARDING_MAXIMAL) return NULL;
+    if (u->op == GS_OP_GET_TUPLE_ELEMENT || u->op == GS_OP_TUPLE || u->op == GS_OP_WHILE) return NULL; /* by the caller */
+    if (s->kind == GS_SHARDING_TUPLE) {
+        /* sort/top-k: element i (sort) or the values (top-k) */
+        if (u->op == GS_OP_SORT) s = i < s->n_elems ? s->elems[i] : NULL;
+        else if (u->op == GS_OP_TOPK) s = s->n_elems ? s->elems[0] : NULL;
+        else return NULL;
+        if (!s || s->kind == GS_SHARDING_UNKNOWN || s->kind == GS_SHARDING_MAXIMAL) return NULL;
+        if (u->op == GS_OP_TOPK) return gs__sh_replicate_dims(P->ctx, s, 1u << (x->shape.rank - 1));
+        return s;
+    }
+    if (!gs__is_array(x)) return NULL;
+    if (gs__elementwise(u->op) || u->op == GS_OP_ANNOTATE) {
+        if (x->shape.rank != u->shape.rank) return NULL; /* scalar operands of select/clamp */
+        for (d = 0; d < x->shape.rank; d++)
+            if (x->shape.dims[d] != u->shape.dims[d]) return NULL;
+        return s;
+    }
+    switch (u->op) {
+    case GS_OP_BROADCAST:
+        if (!gs__is_tiled(s)) return s;
+        for (d = 0; d < u->shape.rank; d++) dest[d] = GS__DEST_REP;
+        for (d = 0; d < x->shape.rank; d++) dest[u->dims[d]] = d;
+        return gs__sh_map(P->ctx, s, x->shape.rank, dest);
+    case GS_OP_RESHAPE: return gs__sh_reshape(P->ctx, s, &u->shape, &x->shape);
+    case GS_OP_TRANSPOSE:
+        for (d = 0; d < u->shape.rank; d++) dest[d] = (int)u->dims[d];
+        return gs__sh_map(P->ctx, s, x->shape.rank, dest);
+    case GS_OP_SLICE: case GS_OP_PAD: case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX: case GS_OP_CUMMIN:
+    case GS_OP_REDUCE_WINDOW: case GS_OP_SCATTER:
+        if (i != 0) {
+            if (u->op != GS_OP_SCATTER) return NULL;
+            break;
+        }
+        return s;
+    case GS_OP_REVERSE: return gs__sh_reverse(P->ctx, s, gs__mask_of(u->n_dims, u->dims));
+    case GS_OP_CONCATENATE: return s;
+    case GS_OP_DYNAMIC_SLICE:
+        if (i != 0) return NULL;
+        return gs__sh_replicate_dims(P->ctx, s, gs__size_diff_mask(&x->shape, &u->shape));
+    case GS_OP_DYNAMIC_UPDATE_SLICE:
+        if (i == 0) return s;
+        if (i == 1) return gs__sh_replicate_dims(P->ctx, s, gs__size_diff_mask(&x->shape, &u->shape));
+        return NULL;
+    case GS_OP_REDUCE: case GS_OP_ARGMAX: case GS_OP_ARGMIN: {
+        uint32_t red = u->op == GS_OP_REDUCE ? gs__mask_of(u->n_dims, u->dims) : 1u << u->dim;
+        if (i != 0) return NULL;
+        for (d = 0, k = 0; d < x->shape.rank; d++)
+            if (!((red >> d) & 1u)) dest[k++] = d;
+        return gs__sh_map(P->ctx, s, x->shape.rank, dest);
+    }
+    case GS_OP_DOT: case GS_OP_CONVOLUTION: {
+        const gs_sharding *c = gs__dotlike_to_operand(P, u, s, i), *o, *m;
+        if (u->op != GS_OP_DOT || P->level == 0) return c;
+        o = gs__dot_from_other(P, u, i);
+        /* an unsplit output says nothing; the other operand's batch/contracting split is then a guess, made
+           last (level 3) so that anything the operand's own producers imply comes first */
+        if (!gs__is_tiled(c)) return gs__is_tiled(o) && P->level == 3 ? o : c;
+        m = gs__is_tiled(o) ? gs__sh_merge(P->ctx, c, o) : NULL;
+        return m ? m : c;
+    }
+    case GS_OP_GATHER: {
+        const gs_gather_dims *gd = u->gather;
+        uint32_t off = gs__mask_of(gd->n_offset_dims, gd->offset_dims);
+        if (!gs__is_tiled(s)) return s;
+        if (i == 1) {
+            int nb = 0, batch_pos[GS_MAX_RANK];
+            for (d = 0; d < u->shape.rank; d++) {
+                if (!((off >> d) & 1u)) batch_pos[nb++] = d;
+                dest[d] = GS__DEST_REP;
+            }
+            for (d = 0, k = 0; d < x->shape.rank; d++)
+                if (d != gd->index_vector_dim && k < nb) dest[batch_pos[k++]] = d;
+            return gs__sh_map(P->ctx, s, x->shape.rank, dest);
+        } else {
+            uint32_t col = gs__mask_of(gd->n_collapsed_slice_dims, gd->collapsed_slice_dims) |
+                           gs__mask_of(gd->n_operand_batching_dims, gd->operand_batching_dims);
+            for (d = 0; d < u->shape.rank; d++) dest[d] = GS__DEST_REP;
+            for (d = 0, k = 0; d < x->shape.rank; d++) {
+                if ((col >> d) & 1u) continue;
+                if (gd->slice_sizes[d] == x->shape.dims[d]) dest[gd->offset_dims[k]] = d;
+                k++;
+            }
+            return gs__sh_map(P->ctx, s, x->shape.rank, dest);
+        }
+    }
+    case GS_OP_SORT: return s;
+    case GS_OP_TOPK: return gs__sh_replicate_dims(P->ctx, s, 1u << (x->shape.rank - 1));
+    default: return NULL;
+    }
+    /* scatter updates (i == 2) and indices (i == 1) from the output sharding */
+    if (u->op == GS_OP_SCATTER && gs__is_tiled(s)) {
+        const gs_scatter_dims *sd = u->scatter;
+        const gs_shape *os = &u->shape, *us = &u->operands[2]->shape;
+        uint32_t ins = gs__mask_of(sd->n_inserted_window_dims, sd->inserted_window_dims) |
+                       gs__mask_of(sd->n_input_batching_dims, sd->input_batching_dims);
+        if (i == 2) {
+            /* operand dims that are window dims covered whole pass to the update window dims */
+            for (d = 0; d < os->rank; d++) dest[d] = GS__DEST_REP;
+            for (d = 0, k = 0; d < os->rank; d++) {
+                if ((ins >> d) & 1u) continue;
+                if (k < sd->n_update_window_dims && us->dims[sd->update_window_dims[k]] == os->dims[d])
+                    dest[d] = (int)sd->update_window_dims[k];
+                k++;
+            }
+            return gs__sh_map(P->ctx, s, us->rank, dest);
+        }
+    }
+    return NULL;
+}
+
+/* ---- the driver ---- */
+GS__FN void gs__collect_graphs(gs__prop *P, gs_graph *g) {
+    int i, k;
+    for (k = 0; k < (int)stbds_arrlen(P->graphs); k++)
+        if (P->graphs[k] == g) return;
+    stbds_arrput(P->graphs, g);
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        gs_value *v = g->values[i];
+        if (v->op != GS_OP_WHILE) continue;
+        stbds_arrput(P->whiles, v);
+        gs__collect_graphs(P, v->cond);
+        gs__collect_graphs(P, v->body);
+    }
+}
+
+/* forward for tuple-producing ops, element by element; manual operands make users manual */
+GS__FN void gs__fwd_value(gs__prop *P, gs_value *v) {
+    int k;
+    const char *rule = gs_op_name(v->op);
+    if (v->op == GS_OP_ANNOTATE) rule = "sharding";
+    if (v->n_operands == 0 || v->op == GS_OP_TO_FULL || v->op == GS_OP_TO_MANUAL) return;
+    for (k = 0; k < v->n_operands; k++)
+        if (gs__is_manual(v->operands[k]->sharding)) {
+            if (gs__is_array(v)) gs__offer(P, v, -1, v->operands[k]->sharding, GS_ORIGIN_FORWARD, v->operands[k], "manual region");
+            else
+                for (k = 0; k < v->n_tuple; k++)
+                    gs__offer(P, v, k, gs_sharding_manual(P->ctx), GS_ORIGIN_FORWARD, v->operands[0], "manual region");
+            return;
+        }
+    if (!gs__fwd_allowed(v->op, P->level)) return;
+    if (v->op == GS_OP_TUPLE) {
+        for (k = 0; k < v->n_operands; k++) gs__offer(P, v, k, gs__arr_sh(v->operands[k]), GS_ORIGIN_FORWARD, v->operands[k], rule);
+        return;
+    }
+    if (v->op == GS_OP_GET_TUPLE_ELEMENT) {
+        const gs_sharding *t = v->operands[0]->sharding;
+        if (t && t->kind == GS_SHARDING_TUPLE && v->index < t->n_elems)
+            gs__offer(P, v, -1, t->elems[v->index], GS_ORIGIN_FORWARD, v->operands[0], rule);
+        return;
+    }
+    if (v->op == GS_OP_WHILE) {
+        const gs_sharding *t = v->operands[0]->sharding;
+        if (!t) return;
+        if (t->kind == GS_SHARDING_TUPLE) {
+            for (k = 0; k < t->n_elems && k < v->n_tuple; k++) gs__offer(P, v, k, t->elems[k], GS_ORIGIN_FORWARD, v->operands[0], rule);
+        } else {
+            gs__offer(P, v, -1, t, GS_ORIGIN_FORWARD, v->operands[0], rule);
+        }
+        return;
+    }
+    if (!gs__is_array(v)) {
+        /* sort with several operands and top-k: the same sharding for every element */
+        const gs_sharding *s = gs__fwd(P, v);
+        for (k = 0; k < v->n_tuple; k++) gs__offer(P, v, k, s, GS_ORIGIN_FORWARD, v->operands[0], rule);
+        return;
+    }
+    {
+        const gs_sharding *s = gs__fwd(P, v);
+        const gs_value *from = v->operands[0];
+        if (!s) return;
+        /* credit the operand the sharding came from (the first whose sharding is the candidate) */
+        for (k = 0; k < v->n_operands; k++)
+            if (v->operands[k]->sharding == s) { from = v->operands[k]; break; }
+        if (k == v->n_operands)
+            for (k = 0; k < v->n_operands; k++)
+                if (gs__is_tiled(v->operands[k]->sharding)) { from = v->operands[k]; break; }
+        gs__offer(P, v, -1, s, GS_ORIGIN_FORWARD, from, rule);
+    }
+}
+
+/* backward: u's sharding into each operand */
+GS__FN void gs__bwd_value(gs__prop *P, gs_value *u) {
+    int i, k;
+    const gs_sharding *s = u->sharding;
+    const char *rule = u->op == GS_OP_ANNOTATE ? "sharding" : gs_op_name(u->op);
+    if (!s || s->kind == GS_SHARDING_UNKNOWN) return;
+    if (gs__is_manual(s) && u->op != GS_OP_TO_MANUAL) {
+        for (i = 0; i < u->n_operands; i++)
+            if (gs__is_array(u->operands[i])) gs__offer(P, u->operands[i], -1, s, GS_ORIGIN_BACKWARD, u, "manual region");
+        return;
+    }
+    if (u->op == GS_OP_TO_MANUAL || u->op == GS_OP_TO_FULL) return;
+    if (!gs__bwd_allowed(u->op, P->level)) return;
+    if (u->op == GS_OP_GET_TUPLE_ELEMENT) {
+        gs_value *t = u->operands[0];
+        if (gs__arr_sh(u)) gs__offer(P, t, (int)u->index, s, GS_ORIGIN_BACKWARD, u, rule);
+        return;
+    }
+    if (u->op == GS_OP_TUPLE || u->op == GS_OP_WHILE) {
+        if (s->kind != GS_SHARDING_TUPLE) {
+            if (u->op == GS_OP_WHILE) gs__offer(P, u->operands[0], -1, s, GS_ORIGIN_BACKWARD, u, rule);
+            return;
+        }
+        for (k = 0; k < s->n_elems; k++) {
+            if (u->op == GS_OP_TUPLE) gs__offer(P, u->operands[k], -1, s->elems[k], GS_ORIGIN_BACKWARD, u, rule);
+            else gs__offer(P, u->operands[0], k, s->elems[k], GS_ORIGIN_BACKWARD, u, rule);
+        }
+        return;
+    }
+    for (i = 0; i < u->n_operands; i++) {
+        gs_value *x = u->operands[i];
+        if (!gs__is_array(x)) continue;
+        gs__offer(P, x, -1, gs__bwd(P, u, i), GS_ORIGIN_BACKWARD, u, rule);
+    }
+}
+
+/* a while loop's output, its body's parameter and root and its condition's parameter hold one state */
+GS__FN void gs__sync_while(gs__prop *P, gs_value *w) {
+    gs_value *m[4];
+    int a, b, k;
+    m[0] = w;
+    m[1] = w->body->params[0];
+    m[2] = w->body->root;
+    m[3] = w->cond->params[0];
+    for (a = 0; a < 4; a++)
+        for (b = 0; b < 4; b++) {
+            const gs_sharding *s = m[b]->sharding;
+            if (a == b || !s || m[a]->shape.dtype != m[b]->shape.dtype) continue;
+            /* (the loop state members are one tensor: no level restriction) */
+            if (s->kind == GS_SHARDING_TUPLE) {
+                if (!gs__is_array(m[a]))
+                    for (k = 0; k < s->n_elems && k < m[a]->n_tuple; k++)
+                        gs__offer(P, m[a], k, s->elems[k], a == 0 ? GS_ORIGIN_FORWARD : GS_ORIGIN_BACKWARD, m[b], gs__rule_while);
+            } else if (gs__is_array(m[a])) {
+                gs__offer(P, m[a], -1, s, a == 0 ? GS_ORIGIN_FORWARD : GS_ORIGIN_BACKWARD, m[b], gs__rule_while);
+            }
+        }
+}
+
+GS__FN void gs__add_conflict(gs__prop *P, const gs_value *a, const gs_value *b, const char *why) {
+    char *msg = gs__arena_printf(P->ctx, "%s: annotated %s at %s, but %s annotates %s (%s); the partitioner will reshard",
+                                 a->name, gs_sharding_to_text(P->ctx, a->sharding), a->name, b->name,
+                                 gs_sharding_to_text(P->ctx, b->sharding), why);
+    if (msg) stbds_arrput(P->entry->conflicts, msg);
+}
+
+/* Two user annotations on one tensor (an annotation of an annotated value, or two loop-state members). */
+GS__FN void gs__find_conflicts(gs__prop *P) {
+    int gi, i;
+    for (gi = 0; gi < (int)stbds_arrlen(P->graphs); gi++) {
+        gs_graph *g = P->graphs[gi];
+        for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+            gs_value *v = g->values[i];
+            gs_value *x = v->n_operands ? v->operands[0] : NULL;
+            if (v->op != GS_OP_ANNOTATE || !x || !x->sharding_user || !v->sharding_user) continue;
+            if (!gs_sharding_equal(v->sharding, x->sharding))
+                gs__add_conflict(P, x, v, "the annotation is an identity of the same tensor");
+        }
+        /* two annotations of one value: each against the first annotation of that value */
+        {
+            int n = (int)stbds_arrlen(g->values);
+            gs_value **first = (gs_value **)gs__malloc(P->ctx, sizeof(gs_value *) * (size_t)(n ? n : 1));
+            if (!first) return;
+            memset(first, 0, sizeof(gs_value *) * (size_t)(n ? n : 1));
+            for (i = 0; i < n; i++) {
+                gs_value *v = g->values[i], *x;
+                if (v->op != GS_OP_ANNOTATE || !v->sharding_user) continue;
+                x = v->operands[0];
+                if (!first[x->id]) first[x->id] = v;
+                else if (!gs_sharding_equal(first[x->id]->sharding, v->sharding))
+                    gs__add_conflict(P, first[x->id], v, "both annotate the same value");
+            }
+            gs__free(P->ctx, first);
+        }
+    }
+    for (i = 0; i < (int)stbds_arrlen(P->whiles); i++) {
+        gs_value *w = P->whiles[i], *m[3];
+        int a, b;
+        m[0] = w->operands[0];
+        m[1] = w->body->root;
+        m[2] = w;
+        for (a = 0; a < 3; a++)
+            for (b = a + 1; b < 3; b++)
+                if (m[a]->sharding_user && m[b]->sharding_user && !gs_sharding_equal(m[a]->sharding, m[b]->sharding))
+                    gs__add_conflict(P, m[a], m[b], "both are the state of one loop");
+    }
+}
+
+GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
+    gs__prop P;
+    gs_result r;
+    int gi, i;
+    int64_t nd;
+    if (!g) return GS_ERR_INVALID_ARG;
+    if (g->ctx->err) return g->ctx->err;
+    if ((r = gs__verify_once(g)) != GS_OK) return r;
+    nd = desc && desc->num_devices > 0 ? desc->num_devices : g->num_partitions;
+    if (desc && desc->num_devices < 0)
+        return gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_propagate: num_devices %lld is negative", (long long)desc->num_devices);
+    memset(&P, 0, sizeof P);
+    P.ctx = g->ctx;
+    P.entry = g;
+    gs__collect_graphs(&P, g);
+    for (gi = 0; gi < (int)stbds_arrlen(P.graphs); gi++) gs__count_users(P.graphs[gi]);
+    stbds_arrfree(g->conflicts);
+    g->conflicts = NULL;
+    /* user shardings must fit the device count; everything else starts undecided */
+    for (gi = 0; gi < (int)stbds_arrlen(P.graphs); gi++) {
+        gs_graph *h = P.graphs[gi];
+        for (i = 0; i < (int)stbds_arrlen(h->values); i++) {
+            gs_value *v = h->values[i];
+            if (v->sharding_user) {
+                const gs_sharding *s = v->sharding;
+                int k, n = s->kind == GS_SHARDING_TUPLE ? s->n_elems : 1;
+                for (k = 0; k < n; k++) {
+                    const gs_sharding *e = s->kind == GS_SHARDING_TUPLE ? s->elems[k] : s;
+                    if (nd > 0 && e->kind == GS_SHARDING_TILED && e->ta.total != nd && e->ta.total > 0 &&
+                        gs_sharding_validate(P.ctx, e, s->kind == GS_SHARDING_TUPLE ? v->tuple[k] : v->shape, nd) != GS_OK) {
+                        char msg[GS__ERRMSG_CAP];
+                        snprintf(msg, sizeof msg, "%s", P.ctx->errmsg);
+                        P.ctx->err = GS_OK;
+                        r = gs__err(P.ctx, GS_ERR_SHARDING, "gs_propagate: %s: %s", v->name, msg);
+                        goto out;
+                    }
+                    if (nd > 0 && e->kind == GS_SHARDING_MAXIMAL && e->device >= nd) {
+                        r = gs__err(P.ctx, GS_ERR_SHARDING, "gs_propagate: %s: maximal device %lld but only %lld devices",
+                                    v->name, (long long)e->device, (long long)nd);
+                        goto out;
+                    }
+                }
+                v->origin.kind = GS_ORIGIN_USER;
+                v->origin.source = v;
+                v->origin.rule = NULL;
+                v->origin.from = NULL;
+            } else {
+                v->sharding = NULL;
+                GS__ZERO(v->origin);
+            }
+        }
+    }
+    for (P.level = 0; P.level <= 3; P.level++) {
+        do {
+            P.changed = false;
+            P.iterations++;
+            for (gi = 0; gi < (int)stbds_arrlen(P.graphs); gi++) {
+                gs_graph *h = P.graphs[gi];
+                for (i = 0; i < (int)stbds_arrlen(h->values); i++) gs__fwd_value(&P, h->values[i]);
+                for (i = (int)stbds_arrlen(h->values) - 1; i >= 0; i--) gs__bwd_value(&P, h->values[i]);
+            }
+            for (i = 0; i < (int)stbds_arrlen(P.whiles); i++) gs__sync_while(&P, P.whiles[i]);
+            if (P.ctx->err) {
+                r = P.ctx->err;
+                goto out;
+            }
+            /* shardings only ever get more specific, so this ends; the bound is a guard against a bug */
+            if (P.iterations > 10000) {
+                r = gs__err(P.ctx, GS_ERR_UNSUPPORTED, "gs_propagate: no fixpoint after %lld sweeps", (long long)P.iterations);
+                goto out;
+            }
+        } while (P.changed);
+    }
+    /* whatever is undecided is replicated */
+    for (gi = 0; gi < (int)stbds_arrlen(P.graphs); gi++) {
+        gs_graph *h = P.graphs[gi];
+        for (i = 0; i < (int)stbds_arrlen(h->values); i++) {
+            gs_value *v = h->values[i];
+            const gs_sharding *s = v->sharding;
+            if (gs__is_array(v)) {
+                if (!s || s->kind == GS_SHARDING_UNKNOWN) {
+                    v->sharding = gs_sharding_replicated(P.ctx);
+                    GS__ZERO(v->origin);
+                    v->origin.kind = GS_ORIGIN_DEFAULT;
+                }
+            } else {
+                const gs_sharding **elems = (const gs_sharding **)gs__arena_alloc(P.ctx, sizeof(gs_sharding *) * (size_t)(v->n_tuple + 1));
+                int k;
+                bool fix = !s;
+                if (!elems) { r = P.ctx->err; goto out; }
+                for (k = 0; k < v->n_tuple; k++) {
+                    elems[k] = s && s->kind == GS_SHARDING_TUPLE ? s->elems[k] : NULL;
+                    if (!elems[k] || elems[k]->kind == GS_SHARDING_UNKNOWN) {
+                        elems[k] = gs_sharding_replicated(P.ctx);
+                        fix = true;
+                    }
+                }
+                if (fix) {
+                    v->sharding = gs_sharding_tuple(P.ctx, v->n_tuple, elems);
+                    if (!s) {
+                        GS__ZERO(v->origin);
+                        v->origin.kind = GS_ORIGIN_DEFAULT;
+                    }
+                }
+            }
+        }
+    }
+    gs__find_conflicts(&P);
+    r = P.ctx->err;
+out:
+    stbds_arrfree(P.graphs);
+    stbds_arrfree(P.whiles);
+    return r;
+}
+
+GS_API gs_origin gs_value_sharding_origin(const gs_value *v) {
+    gs_origin o;
+    if (v) return v->origin;
+    GS__ZERO(o);
+    return o;
+}
+GS_API int gs_propagate_num_conflicts(const gs_graph *g) { return g ? (int)stbds_arrlen(g->conflicts) : 0; }
+GS_API const char *gs_propagate_conflict(const gs_graph *g, int i) {
+    return g && i >= 0 && i < (int)stbds_arrlen(g->conflicts) ? g->conflicts[i] : NULL;
+}
+
+/* ---- explanation ---- */
+GS__FN void gs__explain_comment(gs__sb *sb, const gs_value *v, void *user) {
+    const gs_origin *o = &v->origin;
+    gs__prop *P = (gs__prop *)user;
+    switch (o->kind) {
+    case GS_ORIGIN_USER: gs__sb_puts(sb, "  /* annotated by the user"); break;
+    case GS_ORIGIN_FORWARD:
+    case GS_ORIGIN_BACKWARD:
+        gs__sb_printf(sb, "  /* %s from %s %s (rule %s, level %d)", o->kind == GS_ORIGIN_FORWARD ? "forward" : "backward",
+                      o->kind == GS_ORIGIN_FORWARD ? "operand" : "user", o->from ? o->from->name : "?",
+                      o->rule ? o->rule : "?", o->level);
+        if (o->source) gs__sb_printf(sb, "; from the annotation on %s", o->source->name);
+        break;
+    case GS_ORIGIN_DEFAULT: gs__sb_puts(sb, "  /* no rule applied: replicated"); break;
+    default: gs__sb_puts(sb, "  /* no sharding"); break;
+    }
+    if (v->open_dims) gs__sb_printf(sb, "; open dims 0x%x", (unsigned)v->open_dims);
+    if (v->op != GS_OP_ANNOTATE && o->rule && strstr(o->rule, "open dims")) gs__sb_printf(sb, "; %s", o->rule);
+    /* where the sharding changes: what the operands imply differs from what the instruction has */
+    if (P && v->sharding && gs__is_array(v) && v->op != GS_OP_TO_FULL && v->op != GS_OP_TO_MANUAL) {
+        const gs_sharding *imp = gs__fwd(P, (gs_value *)v);
+        if (gs__is_tiled(imp) || gs__is_tiled(v->sharding)) {
+            if (imp && imp->kind != GS_SHARDING_MANUAL && !gs_sharding_equal(imp, v->sharding) &&
+                !(imp->kind == GS_SHARDING_REPLICATED && v->origin.kind != GS_ORIGIN_USER)) {
+                gs__sb_puts(sb, "; RESHARD: the operands imply ");
+                gs__sh_print(sb, imp);
+            }
+        }
+    }
+    gs__sb_puts(sb, " */\n");
+}
+
+GS_API const char *gs_propagate_explain(gs_graph *g, bool explain) {
+    const char *text;
+    gs__sb sb;
+    int i;
+    if (!g || g->ctx->err) return NULL;
+    {
+        gs__prop P;
+        memset(&P, 0, sizeof P);
+        P.ctx = g->ctx;
+        P.entry = g;
+        P.level = 3;
+        text = gs__hlo_print_ex(g, explain ? gs__explain_comment : NULL, &P);
+    }
+    if (!text || !explain || !stbds_arrlen(g->conflicts)) return text;
+    gs__sb_init(&sb, g->ctx);
+    gs__sb_puts(&sb, text);
+    gs__sb_puts(&sb, "\n/* conflicts:\n");
+    for (i = 0; i < (int)stbds_arrlen(g->conflicts); i++) gs__sb_printf(&sb, "   %s\n", g->conflicts[i]);
+    gs__sb_puts(&sb, "*/\n");
+    return gs__sb_finish(&sb, "gs_propagate_explain");
+}
+
+/* ==== end src/gs_propagate.c ==== */
+
 /* ==== begin src/gs_cost.c ==== */
 /* gs_cost.c - the TPU cost model: the chip table, roofline and ICI collective formulas, tori with a logical
    device mesh laid onto them, and the per-instruction cost report of an SPMD program (HLO text and JSON).
@@ -11444,10 +14683,11 @@ GS_API gs_result gs_cost_program(gs_graph *entry, const gs_topology *topo, gs_co
     if ((r = gs__verify_once(entry)) != GS_OK) return r;
     if (gs__cm_graph_has(entry, gs__cm_pred_sharded, 0) && !gs__cm_graph_has(entry, gs__cm_pred_collective, 0)) {
         const gs_value *v = gs__cm_first_sharded(entry, 0);
+        const char *st = gs_value_sharding_text(v);
         return gs__err(ctx, GS_ERR_UNSUPPORTED,
                        "gs_cost_program: '%s' carries sharding=%s but the program has no collectives: it is annotated, not "
                        "partitioned. Partition it first; the cost model reads SPMD programs (per-device shapes, explicit "
-                       "collectives)", gs__cm_vname(v), v->sharding);
+                       "collectives)", gs__cm_vname(v), st ? st : "{...}");
     }
     if (gs_graph_num_partitions(entry) != topo->n) {
         char m[64];
@@ -11565,47 +14805,43 @@ GS__FN void gs__cm_group_text(gs__sb *sb, const gs_cost_row *row) {
     gs__sb_puts(sb, ")");
 }
 
-GS__FN const char *gs__cm_row_comment(gs_cost_report *rep, const gs_cost_row *row) {
-    gs__sb sb;
+/* one line "  // 87.2 us, compute-bound, 17.2 GFLOP, HBM 44 MB" written above the instruction */
+GS__FN void gs__cm_row_comment(gs__sb *sb, const gs_cost_row *row) {
     char a[48], b[48], c[48];
-    const char *s;
-    gs__sb_init(&sb, rep->ctx);
+    gs__sb_puts(sb, "  // ");
     if (row->value->op == GS_OP_WHILE) {
-        if (row->trips_known) gs__sb_printf(&sb, "%lld iterations", (long long)row->trips);
-        else gs__sb_puts(&sb, "iteration count unknown: counted once");
-        gs__sb_puts(&sb, "; ");
+        if (row->trips_known) gs__sb_printf(sb, "%lld iterations", (long long)row->trips);
+        else gs__sb_puts(sb, "iteration count unknown: counted once");
+        gs__sb_puts(sb, "; ");
     }
     if (row->bound == GS_BOUND_NONE && row->seconds == 0.0) {
-        gs__sb_puts(&sb, "none");
+        gs__sb_puts(sb, "none");
     } else {
         gs__cm_fmt_time(a, sizeof a, row->seconds);
-        gs__sb_printf(&sb, "%s, %s-bound", a, gs_bound_name(row->bound));
+        gs__sb_printf(sb, "%s, %s-bound", a, gs_bound_name(row->bound));
         if (row->flops > 0.0) {
             gs__cm_fmt_si(b, sizeof b, row->flops, "FLOP");
-            gs__sb_printf(&sb, ", %s", b);
+            gs__sb_printf(sb, ", %s", b);
         }
         if (row->hbm_bytes > 0.0) {
             gs__cm_fmt_si(b, sizeof b, row->hbm_bytes, "B");
-            gs__sb_printf(&sb, ", HBM %s", b);
+            gs__sb_printf(sb, ", HBM %s", b);
         }
         if (row->ici_bytes > 0.0 || gs__cm_is_collective(row->value->op)) {
             gs__cm_fmt_si(c, sizeof c, row->ici_bytes, "B");
-            gs__sb_printf(&sb, ", ICI %s", c);
-            gs__cm_group_text(&sb, row);
+            gs__sb_printf(sb, ", ICI %s", c);
+            gs__cm_group_text(sb, row);
         }
     }
-    if (row->role == 1) gs__sb_puts(&sb, " (per iteration)");
-    else if (row->role == 2) gs__sb_puts(&sb, " (per loop test)");
-    s = sb.oom || !sb.buf ? NULL : gs__arena_strdup(rep->ctx, sb.buf);
-    gs__sb_free(&sb);
-    return s;
+    if (row->role == 1) gs__sb_puts(sb, " (per iteration)");
+    else if (row->role == 2) gs__sb_puts(sb, " (per loop test)");
+    gs__sb_puts(sb, "\n");
 }
 
-GS__FN const char *gs__cm_text_comment(const gs_value *v, void *user) {
+GS__FN void gs__cm_text_comment(gs__sb *sb, const gs_value *v, void *user) {
     gs__cm_textctx *T = (gs__cm_textctx *)user;
     gs__cm_pv *e = stbds_hmgetp_null(T->map, v);
-    if (!e) return NULL;
-    return gs__cm_row_comment(T->rep, &T->rep->rows[e->value]);
+    if (e) gs__cm_row_comment(sb, &T->rep->rows[e->value]);
 }
 
 GS__FN void gs__cm_topo_text(gs__sb *sb, const gs_topology *t) {
@@ -11636,7 +14872,7 @@ GS_API const char *gs_cost_report_text(gs_cost_report *rep) {
         const gs_value *key = rep->rows[i].value;
         stbds_hmput(T.map, key, i);
     }
-    body = gs__hlo_print_commented(rep->entry, gs__cm_text_comment, &T);
+    body = gs__hlo_print_ex(rep->entry, gs__cm_text_comment, &T);
     stbds_hmfree(T.map);
     if (!body) return NULL;
     gs__sb_init(&sb, rep->ctx);

@@ -465,6 +465,8 @@ GS_API const char *gs_hlo_print(gs_graph *entry);
 GS_API const char *gs_hlo_module_name(const gs_graph *entry);
 GS_API int64_t gs_hlo_num_partitions(const gs_graph *entry);   /* from the HloModule header; 1 if absent */
 
+#include "gs_api_sharding.h"
+
 /* ---------------------------------------------------------------------------------------------------------
    Reference interpreter (one device: partition-id is 0, collectives act on one partition).
    inputs[k] points at the data of parameter buffer k (storage format, row-major): parameters in number order,

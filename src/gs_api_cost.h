@@ -320,7 +320,7 @@ GS_API const gs_cost_row *gs_cost_report_row(const gs_cost_report *r, int i);   
 GS_API gs_cost_totals gs_cost_report_totals(const gs_cost_report *r);
 GS_API int gs_cost_report_num_warnings(const gs_cost_report *r);
 GS_API const char *gs_cost_report_warning(const gs_cost_report *r, int i);
-/* The program as HLO text with a `// ...` cost comment after every instruction and the totals at the end
+/* The program as HLO text with a `// ...` cost line above every instruction and the totals at the end
    (still valid HLO text). NULL on out-of-memory. */
 GS_API const char *gs_cost_report_text(gs_cost_report *r);
 /* The report as JSON (schema in docs/cost.md): {"instructions": [...], "totals": {...}, ...}. */

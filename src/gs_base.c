@@ -101,8 +101,10 @@ GS_API void gs_ctx_destroy(gs_ctx *ctx) {
         stbds_arrfree(g->values);
         stbds_arrfree(g->params);
         stbds_shfree(g->names);
+        stbds_arrfree(g->conflicts);
     }
     stbds_arrfree(ctx->graphs);
+    stbds_hmfree(ctx->sh_intern);
     for (c = ctx->chunks; c; c = n) {
         n = c->next;
         gs__raw_free(&ctx->allocator, c);
@@ -223,6 +225,15 @@ GS__FN void gs__sb_printf(gs__sb *sb, const char *fmt, ...) {
     vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
     sb->len += (size_t)n;
+}
+
+/* Moves the text into ctx's arena and frees the buffer; NULL (with the error set) when anything ran out of memory. */
+GS__FN char *gs__sb_finish(gs__sb *sb, const char *who) {
+    char *out = NULL;
+    if (sb->oom) gs__err(sb->ctx, GS_ERR_OUT_OF_MEMORY, "out of memory in %s", who);
+    else out = gs__arena_strdup(sb->ctx, sb->buf ? sb->buf : "");
+    gs__sb_free(sb);
+    return out;
 }
 
 GS__FN void gs__sb_free(gs__sb *sb) {

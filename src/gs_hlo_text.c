@@ -111,7 +111,7 @@ typedef struct gs__printer {
     gs__pr_red *reds;     /* stb_ds: reducers in order of first use */
     gs__pr_cmp *cmps;     /* stb_ds: sort comparators in order of first use */
     bool oom;
-    const char *(*comment)(const gs_value *v, void *user);   /* optional trailing "// ..." per instruction */
+    gs__pr_comment_fn comment;   /* optional: writes comment lines above each instruction */
     void *comment_user;
 } gs__printer;
 
@@ -591,14 +591,14 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
     gs__pr_attrs(pr, v);
     if (v->sharding) {
         gs__sb_puts(sb, ", sharding=");
-        gs__sb_puts(sb, v->sharding);
+        gs__sh_print(sb, v->sharding);
     }
-    if (pr->comment) {
-        const char *c = pr->comment(v, pr->comment_user);
-        if (c && *c) {
-            gs__sb_puts(sb, "  // ");
-            gs__sb_puts(sb, c);
-        }
+    if (v->op == GS_OP_ANNOTATE && v->open_dims) {
+        int d, k = 0;
+        gs__sb_puts(sb, ", backend_config=\"unspecified_dims=[");
+        for (d = 0; d < 32; d++)
+            if (v->open_dims & (1u << d)) gs__sb_printf(sb, "%s%d", k++ ? "," : "", d);
+        gs__sb_puts(sb, "]\"");
     }
     gs__sb_put(sb, "\n", 1);
 }
@@ -642,7 +642,10 @@ GS__FN void gs__pr_graph(gs__printer *pr, const gs__pr_comp *c, bool entry) {
     const gs_graph *g = c->g;
     int i;
     gs__sb_printf(sb, "%s%s {\n", entry ? "ENTRY " : "", c->name);
-    for (i = 0; i < (int)stbds_arrlen(g->values); i++) gs__pr_value(pr, g->values[i], g->values[i] == g->root);
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        if (pr->comment) pr->comment(sb, g->values[i], pr->comment_user);
+        gs__pr_value(pr, g->values[i], g->values[i] == g->root);
+    }
     gs__sb_puts(sb, "}\n");
 }
 
@@ -657,10 +660,9 @@ GS_API int64_t gs_hlo_num_partitions(const gs_graph *entry) {
     return entry->num_partitions;
 }
 
-GS_API const char *gs_hlo_print(gs_graph *entry) { return gs__hlo_print_commented(entry, NULL, NULL); }
+GS_API const char *gs_hlo_print(gs_graph *entry) { return gs__hlo_print_ex(entry, NULL, NULL); }
 
-GS__FN const char *gs__hlo_print_commented(gs_graph *entry, const char *(*comment)(const gs_value *v, void *user),
-                                           void *user) {
+GS__FN const char *gs__hlo_print_ex(gs_graph *entry, gs__pr_comment_fn comment, void *user) {
     gs__printer pr;
     const char *out = NULL;
     int i, n;
@@ -1361,6 +1363,31 @@ GS__FN bool gs__attr_word(gs__parser *P, const gs__pattr *a, char *buf, size_t c
     if (n >= cap) return gs__perr(P, &a->val, GS_ERR_PARSE, "value of %s is too long", a->name);
     memcpy(buf, p, n);
     buf[n] = 0;
+    return true;
+}
+
+/* backend_config="unspecified_dims=[0,2]" on a Sharding custom-call: the dims propagation may refine */
+GS__FN bool gs__unspecified_dims(gs__parser *P, const gs__pattr *a, gs_value *v) {
+    char buf[256];
+    const char *p;
+    uint32_t open = 0;
+    if (!gs__attr_word(P, a, buf, sizeof buf)) return false;
+    p = strstr(buf, "unspecified_dims=[");
+    if (!p) return true; /* another backend config: nothing for us */
+    p += strlen("unspecified_dims=[");
+    while (*p && *p != ']') {
+        long d;
+        char *end;
+        while (*p == ' ' || *p == ',') p++;
+        if (*p == ']') break;
+        d = strtol(p, &end, 10);
+        if (end == p || d < 0 || d >= v->shape.rank || d >= 32)
+            return gs__perr(P, &a->val, GS_ERR_PARSE, "unspecified_dims: bad dim for rank %d", v->shape.rank);
+        open |= 1u << d;
+        p = end;
+    }
+    if (*p != ']') return gs__perr(P, &a->val, GS_ERR_PARSE, "unspecified_dims: expected ']'");
+    v->open_dims = open;
     return true;
 }
 
@@ -2341,8 +2368,10 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
             return false;
         if (sa && !(sh = gs__pstr(P, sa->val.p, (size_t)(sa->val.end - sa->val.p)))) return false;
         if (strcmp(target, "Sharding") == 0) {
+            gs__pattr *bc = gs__attr(P, in, "backend_config");
             if (!sa) return gs__need_attr(P, in, "sharding") != NULL;
             v = gs_annotate(g, x, sh);
+            if (v && bc && !gs__unspecified_dims(P, bc, v)) return false;
         } else if (strcmp(target, "SPMDFullToShardShape") == 0 || strcmp(target, "SPMDShardToFullShape") == 0) {
             if (in->type.tuple)
                 return gs__perr(P, &in->type.at, GS_ERR_PARSE, "%s '%s' needs an array shape, not a tuple",

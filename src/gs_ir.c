@@ -224,29 +224,6 @@ GS_API gs_shape gs_value_tuple_shape(const gs_value *v, int i) {
     return s;
 }
 GS_API int gs_value_id(const gs_value *v) { return v ? v->id : -1; }
-GS_API const char *gs_value_sharding_text(const gs_value *v) { return v ? v->sharding : NULL; }
-
-GS_API gs_result gs_value_set_sharding_text(gs_value *v, const char *text) {
-    const char *p;
-    int depth = 0;
-    if (!v) return GS_ERR_INVALID_ARG;
-    if (!text) {
-        v->sharding = NULL;
-        return GS_OK;
-    }
-    /* must be one balanced {...} group */
-    if (text[0] != '{')
-        return gs__err(v->graph->ctx, GS_ERR_SHARDING, "%s: sharding text must start with '{': %s", v->name, text);
-    for (p = text; *p; p++) {
-        if (*p == '{') depth++;
-        else if (*p == '}' && --depth == 0 && p[1] != 0)
-            return gs__err(v->graph->ctx, GS_ERR_SHARDING, "%s: unbalanced sharding text: %s", v->name, text);
-        if (depth < 0) break;
-    }
-    if (depth != 0) return gs__err(v->graph->ctx, GS_ERR_SHARDING, "%s: unbalanced sharding text: %s", v->name, text);
-    v->sharding = gs__arena_strdup(v->graph->ctx, text);
-    return v->sharding ? GS_OK : GS_ERR_OUT_OF_MEMORY;
-}
 
 GS__FN bool gs__valid_name(const char *s) {
     const char *p;
@@ -1934,8 +1911,9 @@ GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *
     gs_value *v = gs__value_new(g, op, 1, &x);
     if (!v) return NULL;
     if (shape) v->shape = *shape;
-    if (sharding && gs_value_set_sharding_text(v, sharding) != GS_OK) return NULL;
-    return gs__finish(v);
+    v = gs__finish(v);
+    if (v && sharding && gs_value_set_sharding_text(v, sharding) != GS_OK) return NULL;
+    return v;
 }
 
 GS_API gs_value *gs_annotate(gs_graph *g, gs_value *x, const char *sharding_text) {

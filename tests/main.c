@@ -68,6 +68,8 @@ int main(int argc, char **argv) {
     suite_errors();
     suite_cli();
     suite_semantics();
+    suite_sharding();
+    suite_propagate();
     suite_cost();
     printf("%d passed, %d failed\n", gst_passed, gst_failed);
     return gst_failed ? 1 : 0;

@@ -40,6 +40,8 @@ void suite_window(void);
 void suite_errors(void);
 void suite_cli(void);
 void suite_semantics(void);
+void suite_sharding(void);
+void suite_propagate(void);
 void suite_cost(void);
 
 #endif

@@ -508,8 +508,6 @@ static void test_cli_errors(void) {
     CHECK_EQ_INT(cli("frobnicate x.hlo"), 2);
     CHECK(strstr(cli_err, "unknown command 'frobnicate'") != NULL);
     CHECK_EQ_INT(cli("--frobnicate"), 2);
-    CHECK_EQ_INT(cli("propagate examples/mlp.hlo --devices 4"), 2);
-    CHECK(strstr(cli_err, "gshard: 'propagate' is not available in this version") != NULL);
     CHECK_EQ_INT(cli("partition examples/mlp.hlo"), 2);
     CHECK_EQ_INT(cli("run examples/mlp.hlo"), 2);
     CHECK_EQ_INT(cli("cost examples/mlp.hlo"), 2);
@@ -564,6 +562,32 @@ static void test_cli_errors(void) {
     CHECK_EQ_INT(cli("eval %s/small.hlo --output-dir %s/notdir", tmpdir, tmpdir), 2);
 }
 
+/* gshard propagate: the MoE layer from its three annotations, --explain, --show, and bad usage */
+static void test_cli_propagate(void) {
+    if (!have_cli()) return;
+    CHECK_EQ_INT(cli("propagate examples/moe_layer.hlo --devices 4 --explain --show disp_dot"), 0);
+    CHECK(strstr(cli_out, "logits = f32[4,8,4] dot(x, wg), lhs_contracting_dims={2}, rhs_contracting_dims={0}, "
+                          "sharding={devices=[4,1,1]<=[4]}") != NULL);
+    CHECK(strstr(cli_out, "h = f32[4,4,4,32] maximum(h_dot, zero_hb), sharding={devices=[4,1,1,1]<=[4]}") != NULL);
+    CHECK(strstr(cli_out, "expert_outputs = f32[4,4,4,16] transpose(eo_dot), dimensions={1,0,2,3}, "
+                          "sharding={devices=[1,4,1,1]<=[4]}") != NULL);
+    CHECK(strstr(cli_out, "RESHARD: the operands imply {devices=[1,4,1,1]<=[4]} */\n  disp_t = ") != NULL);
+    CHECK(strstr(cli_out, "/* forward from operand x (rule dot, level 1); from the annotation on x */\n  logits") != NULL);
+    CHECK(strstr(cli_out, "disp_dot: f32[4,4,4,16] {devices=[4,1,1,1]<=[4]}") != NULL);
+    /* without --explain: no comments, and the text parses back to the same module */
+    CHECK_EQ_INT(cli("propagate examples/moe_layer.hlo --devices 4"), 0);
+    CHECK(strstr(cli_out, "/*") == NULL && strstr(cli_out, "sharding={devices=[4,1,1,1]<=[4]}") != NULL);
+    /* bad usage */
+    CHECK_EQ_INT(cli("propagate examples/moe_layer.hlo"), 2);
+    CHECK(strstr(cli_err, "--devices D is required") != NULL);
+    CHECK_EQ_INT(cli("propagate examples/moe_layer.hlo --devices 0"), 2);
+    CHECK_EQ_INT(cli("propagate examples/moe_layer.hlo --devices 8"), 2);
+    CHECK(strstr(cli_err, "num_partitions=4 but --devices is 8") != NULL);
+    CHECK_EQ_INT(cli("propagate examples/mlp.hlo --devices 4 --show nosuch"), 2);
+    CHECK(strstr(cli_err, "no instruction named 'nosuch'") != NULL);
+    CHECK_EQ_INT(cli("propagate examples/moe_layer.hlo --devices 4 --seed 3"), 2);
+}
+
 void suite_cli(void) {
     char cmd[512];
     snprintf(tmpdir, sizeof tmpdir, "%s/gshard_test_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -581,6 +605,7 @@ void suite_cli(void) {
     RUN(test_cli_eval_files);
     RUN(test_cli_eval_example);
     RUN(test_cli_errors);
+    RUN(test_cli_propagate);
     if (strcmp(tmpdir, ".") != 0) {
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
         if (system(cmd) != 0) fprintf(stderr, "suite_cli: could not remove %s\n", tmpdir);

@@ -352,7 +352,7 @@ static const bad_case builder_cases[] = {
     {"while condition not pred", GS_ERR_SHAPE, "must return pred[]", b_while_cond_type},
     {"while body changes the state", GS_ERR_SHAPE, "different shape", b_while_body_shape},
     {"operand from another graph", GS_ERR_INVALID_ARG, "belongs to graph other", b_cross_graph},
-    {"unbalanced sharding text", GS_ERR_SHARDING, "unbalanced", b_annotate_unbalanced},
+    {"unbalanced sharding text", GS_ERR_SHARDING, "column 16: expected '}'", b_annotate_unbalanced},
     {"to-manual shard larger than full", GS_ERR_SHAPE, "larger than the full dim", b_to_manual_larger},
     {"iota dim out of range", GS_ERR_INVALID_ARG, "iota_dimension 1", b_iota_dim},
     {"clamp bound shape", GS_ERR_SHAPE, "bound f32[3]", b_clamp_bound},

@@ -36,11 +36,17 @@ static const char usage_text[] =
     "commands:\n"
     "  print FILE               parse and verify an HLO module, print it in canonical form\n"
     "  eval FILE [io options]   run the ENTRY computation with the reference interpreter (one device)\n"
+    "  propagate FILE --devices D [--explain] [--show NAME]\n"
+    "                           give every instruction a sharding (XLA's propagation) and print the module\n"
+    "                           with sharding={...} everywhere; --explain adds a comment per instruction\n"
+    "                           saying where its sharding came from (annotation, rule, direction, level),\n"
+    "                           marks where the sharding changes (RESHARD) and lists conflicts;\n"
+    "                           --show NAME draws which device holds which tile of that value (repeatable)\n"
     "  cost FILE --chip NAME --mesh AxB[xC] [cost options]\n"
     "                           per-instruction cost (FLOPs, HBM bytes, ICI bytes, time, bound) of an SPMD\n"
-    "                           program on a TPU slice, printed as comments beside its HLO text, and totals\n"
-    "  propagate, partition, run\n"
-    "                           planned; not available in this version\n"
+    "                           program on a TPU slice, as a comment above each instruction of its HLO\n"
+    "                           text, and totals\n"
+    "  partition, run           planned; not available in this version\n"
     "\n"
     "io options (eval):\n"
     "  --input NAME_OR_INDEX=PATH.npy\n"
@@ -209,6 +215,10 @@ typedef struct options {
     int n_inputs;
     unsigned long long seed;
     const char *output_dir;
+    long long devices;        /* --devices (propagate); 0 = not given */
+    bool explain;             /* --explain */
+    const char **show;        /* --show NAME (repeatable): print the layout of that instruction */
+    int n_show;
 } options;
 
 static bool is_digits(const char *s) {
@@ -244,8 +254,9 @@ static bool option_is(const char *arg, const char *name) {
     return strncmp(arg, name, n) == 0 && (arg[n] == 0 || arg[n] == '=');
 }
 
-/* Parses argv[2..] of print/eval. Returns -1 to go on, or an exit code. */
+/* Parses argv[2..] of print/eval/propagate. Returns -1 to go on, or an exit code. */
 static int parse_options(const char *cmd, bool io, int argc, char **argv, options *o) {
+    bool prop = strcmp(cmd, "propagate") == 0;
     int i;
     bool no_more_options = false;
     for (i = 2; i < argc; i++) {
@@ -274,6 +285,17 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                 if (!(v = option_value(argc, argv, &i, "--output-dir"))) return EXIT_ERROR;
                 if (!*v) return usage_error("%s: empty output directory", "--output-dir");
                 o->output_dir = v;
+            } else if (prop && option_is(a, "--devices")) {
+                unsigned long long d;
+                if (!(v = option_value(argc, argv, &i, "--devices"))) return EXIT_ERROR;
+                if (!parse_seed(v, &d) || d < 1 || d > (1ull << 31))
+                    return usage_error("--devices wants a device count from 1 to 2^31, not '%s'", v);
+                o->devices = (long long)d;
+            } else if (prop && strcmp(a, "--explain") == 0) {
+                o->explain = true;
+            } else if (prop && option_is(a, "--show")) {
+                if (!(v = option_value(argc, argv, &i, "--show"))) return EXIT_ERROR;
+                o->show[o->n_show++] = v;
             } else {
                 fprintf(stderr, "gshard %s: unknown option '%s'\n(try 'gshard --help')\n", cmd, a);
                 return EXIT_ERROR;
@@ -290,6 +312,7 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
         fprintf(stderr, "gshard %s: FILE is missing (use '-' for standard input)\n(try 'gshard --help')\n", cmd);
         return EXIT_ERROR;
     }
+    if (prop && o->devices == 0) return usage_error("%s: --devices D is required", cmd);
     return -1;
 }
 
@@ -306,6 +329,54 @@ static int cmd_print(gs_ctx *ctx, const options *o) {
     n = strlen(text);
     fputs(text, stdout);
     if (n == 0 || text[n - 1] != '\n') fputc('\n', stdout);
+    return EXIT_OK;
+}
+
+/* propagate: shardings for every instruction, printed as HLO text (with --explain, where each came from) */
+static int cmd_propagate(gs_ctx *ctx, const options *o) {
+    gs_graph *entry = NULL;
+    gs_propagate_desc desc;
+    const char *text;
+    int i;
+    if (!load_module(ctx, o->file, &entry)) return EXIT_ERROR;
+    if (gs_hlo_num_partitions(entry) != 1 && gs_hlo_num_partitions(entry) != o->devices) {
+        fprintf(stderr, "%s: the module says num_partitions=%lld but --devices is %lld\n", shown_name(o->file),
+                (long long)gs_hlo_num_partitions(entry), o->devices);
+        return EXIT_ERROR;
+    }
+    memset(&desc, 0, sizeof desc);
+    desc.num_devices = o->devices;
+    if (gs_graph_set_num_partitions(entry, o->devices) != GS_OK || gs_propagate(entry, &desc) != GS_OK ||
+        !(text = gs_propagate_explain(entry, o->explain))) {
+        fprintf(stderr, "%s: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+        return EXIT_ERROR;
+    }
+    fputs(text, stdout);
+    for (i = 0; i < o->n_show; i++) {
+        gs_value *v = gs_graph_find(entry, o->show[i]);
+        const char *vis;
+        if (!v) {
+            fprintf(stderr, "%s: --show: no instruction named '%s' in the entry computation\n", shown_name(o->file), o->show[i]);
+            return EXIT_ERROR;
+        }
+        if (gs_value_tuple_size(v) > 0) {
+            int k;
+            for (k = 0; k < gs_value_tuple_size(v); k++) {
+                vis = gs_sharding_visualize(ctx, gs_sharding_tuple_elem(gs_value_sharding(v), k), gs_value_tuple_shape(v, k));
+                if (!vis) break;
+                printf("\n%s, element %d: %s", o->show[i], k, vis);
+            }
+            if (k < gs_value_tuple_size(v)) vis = NULL;
+            else continue;
+        } else {
+            vis = gs_sharding_visualize(ctx, gs_value_sharding(v), gs_value_shape(v));
+            if (vis) printf("\n%s: %s", o->show[i], vis);
+        }
+        if (!vis) {
+            fprintf(stderr, "%s: --show %s: %s\n", shown_name(o->file), o->show[i], gs_ctx_error_msg(ctx));
+            return EXIT_ERROR;
+        }
+    }
     return EXIT_OK;
 }
 
@@ -632,7 +703,7 @@ int main(int argc, char **argv) {
     options o;
     gs_ctx *ctx = NULL;
     int rc;
-    static const char *const later[] = {"propagate", "partition", "run"};
+    static const char *const later[] = {"partition", "run"};
     size_t k;
 
     if (argc < 2) {
@@ -655,30 +726,38 @@ int main(int argc, char **argv) {
         }
     }
     if (strcmp(cmd, "cost") == 0) return cmd_cost(argc, argv);
-    if (strcmp(cmd, "print") != 0 && strcmp(cmd, "eval") != 0) {
+    if (strcmp(cmd, "print") != 0 && strcmp(cmd, "eval") != 0 && strcmp(cmd, "propagate") != 0) {
         if (cmd[0] == '-') return usage_error("unknown option '%s'", cmd);
         return usage_error("unknown command '%s'", cmd);
     }
 
     memset(&o, 0, sizeof o);
     o.inputs = (input_spec *)calloc((size_t)argc, sizeof(input_spec));
-    if (!o.inputs) {
+    o.show = (const char **)calloc((size_t)argc, sizeof(const char *));
+    if (!o.inputs || !o.show) {
         fprintf(stderr, "gshard: out of memory\n");
+        free(o.inputs);
+        free((void *)o.show);
         return EXIT_ERROR;
     }
     rc = parse_options(cmd, strcmp(cmd, "eval") == 0, argc, argv, &o);
     if (rc >= 0) {
         free(o.inputs);
+        free((void *)o.show);
         return rc;
     }
     if (gs_ctx_create(NULL, &ctx) != GS_OK) {
         fprintf(stderr, "gshard: cannot create a context\n");
         free(o.inputs);
+        free((void *)o.show);
         return EXIT_ERROR;
     }
-    rc = strcmp(cmd, "print") == 0 ? cmd_print(ctx, &o) : cmd_eval(ctx, &o);
+    if (strcmp(cmd, "print") == 0) rc = cmd_print(ctx, &o);
+    else if (strcmp(cmd, "propagate") == 0) rc = cmd_propagate(ctx, &o);
+    else rc = cmd_eval(ctx, &o);
     gs_ctx_destroy(ctx);
     free(o.inputs);
+    free((void *)o.show);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "gshard: error writing standard output\n");
         return EXIT_ERROR;

@@ -1,0 +1,954 @@
+/* gs_propagate.c - sharding propagation (XLA ShardingPropagation with is_spmd semantics): forward and backward
+   sweeps to a fixpoint at four aggressiveness levels, per-op rules, provenance, conflicts, explanation. */
+#include "gs_internal.h"
+
+typedef struct gs__prop {
+    gs_ctx *ctx;
+    gs_graph *entry;
+    gs_graph **graphs;     /* stb_ds: the entry and every while condition/body reachable from it */
+    gs_value **whiles;     /* stb_ds: while instructions */
+    int level;
+    bool changed;
+    int64_t iterations;
+} gs__prop;
+
+/* ---- small helpers ---- */
+GS__FN bool gs__is_array(const gs_value *v) { return v->shape.dtype != GS_TUPLE; }
+GS__FN bool gs__is_tiled(const gs_sharding *s) { return s && s->kind == GS_SHARDING_TILED; }
+GS__FN bool gs__is_manual(const gs_sharding *s) { return s && s->kind == GS_SHARDING_MANUAL; }
+/* sharding usable as a source for array rules (not unknown, not maximal, not a tuple) */
+GS__FN const gs_sharding *gs__arr_sh(const gs_value *v) {
+    const gs_sharding *s = v->sharding;
+    if (!s || s->kind == GS_SHARDING_UNKNOWN || s->kind == GS_SHARDING_MAXIMAL || s->kind == GS_SHARDING_TUPLE) return NULL;
+    return s;
+}
+
+GS__FN bool gs__elementwise(gs_op op) {
+    switch (op) {
+    case GS_OP_CONVERT: case GS_OP_COPY: case GS_OP_NEGATE: case GS_OP_ABS: case GS_OP_EXP: case GS_OP_LOG:
+    case GS_OP_TANH: case GS_OP_LOGISTIC: case GS_OP_SQRT: case GS_OP_RSQRT: case GS_OP_FLOOR: case GS_OP_CEIL:
+    case GS_OP_SIGN: case GS_OP_NOT: case GS_OP_ADD: case GS_OP_SUBTRACT: case GS_OP_MULTIPLY: case GS_OP_DIVIDE:
+    case GS_OP_REMAINDER: case GS_OP_MAXIMUM: case GS_OP_MINIMUM: case GS_OP_POWER: case GS_OP_AND: case GS_OP_OR:
+    case GS_OP_XOR: case GS_OP_COMPARE: case GS_OP_SELECT: case GS_OP_CLAMP:
+        return true;
+    default: return false;
+    }
+}
+
+/* XLA's aggressiveness levels: 0 pass-through ops, 1 everything but broadcast, 2 broadcast backward,
+   3 broadcast forward. */
+GS__FN bool gs__fwd_allowed(gs_op op, int level) {
+    if (op == GS_OP_BROADCAST) return level >= 3;
+    if (gs__elementwise(op)) return true;
+    switch (op) {
+    case GS_OP_RESHAPE: case GS_OP_TRANSPOSE: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT: case GS_OP_WHILE:
+    case GS_OP_CONCATENATE: case GS_OP_DYNAMIC_SLICE: case GS_OP_DYNAMIC_UPDATE_SLICE: case GS_OP_ANNOTATE:
+        return true;
+    default: return level >= 1;
+    }
+}
+/* may v's own sharding change at this level (XLA checks the instruction being inferred, in both directions) */
+GS__FN bool gs__receive_allowed(gs_op op, int level, gs_origin_kind dir) {
+    if (op == GS_OP_BROADCAST) return level >= (dir == GS_ORIGIN_BACKWARD ? 2 : 3);
+    return gs__fwd_allowed(op, level);
+}
+static const char gs__rule_while[] = "while";
+
+GS__FN bool gs__bwd_allowed(gs_op op, int level) {
+    if (op == GS_OP_BROADCAST) return level >= 2;
+    if (gs__elementwise(op)) return true;
+    switch (op) {
+    case GS_OP_RESHAPE: case GS_OP_TRANSPOSE: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT: case GS_OP_WHILE:
+    case GS_OP_ANNOTATE:
+        return true;
+    default: return level >= 1;
+    }
+}
+
+GS__FN uint32_t gs__mask_of(int n, const int64_t *dims) {
+    uint32_t m = 0;
+    int i;
+    for (i = 0; i < n; i++) m |= 1u << dims[i];
+    return m;
+}
+
+/* dims of x that differ in size from y (same rank) */
+GS__FN uint32_t gs__size_diff_mask(const gs_shape *x, const gs_shape *y) {
+    uint32_t m = 0;
+    int d;
+    for (d = 0; d < x->rank; d++)
+        if (x->dims[d] != y->dims[d]) m |= 1u << d;
+    return m;
+}
+
+/* ---- dot and convolution dim maps ---- */
+/* For operand `side` (0 lhs, 1 rhs) of a dot: out_pos[d] = output dim of operand dim d, or -1 (contracted). */
+GS__FN void gs__dot_map(const gs_value *v, int side, int *out_pos) {
+    const gs_dot_dims *dd = v->dot;
+    const gs_shape *ls = &v->operands[0]->shape, *rs = &v->operands[1]->shape, *s = side ? rs : ls;
+    const int64_t *batch = side ? dd->rhs_batch : dd->lhs_batch, *con = side ? dd->rhs_contract : dd->lhs_contract;
+    int d, k, pos = dd->n_batch;
+    uint32_t bm = gs__mask_of(dd->n_batch, batch), cm = gs__mask_of(dd->n_contract, con);
+    if (side) pos += ls->rank - dd->n_batch - dd->n_contract;
+    for (d = 0; d < s->rank; d++) {
+        out_pos[d] = -1;
+        if ((bm >> d) & 1u) {
+            for (k = 0; k < dd->n_batch; k++)
+                if (batch[k] == d) out_pos[d] = k;
+        } else if (!((cm >> d) & 1u)) {
+            out_pos[d] = pos++;
+        }
+    }
+}
+
+/* Convolution as a dot: input batch/spatial and kernel output feature map to the output; features and kernel
+   spatial dims are contracted. Spatial dims pass through only with a small kernel (XLA IsConvolutionKernelSmall). */
+GS__FN void gs__conv_map(const gs_value *v, int side, int *out_pos) {
+    const gs_conv_dims *cd = &v->conv->dims;
+    int d, k;
+    const gs_shape *in = &v->operands[0]->shape, *ker = &v->operands[1]->shape;
+    bool small = true;
+    for (k = 0; k < cd->n_spatial; k++)
+        if (ker->dims[cd->kernel_spatial[k]] >= in->dims[cd->input_spatial[k]]) small = false;
+    for (d = 0; d < (side ? ker->rank : in->rank); d++) out_pos[d] = -1;
+    if (side == 0) {
+        out_pos[cd->input_batch] = (int)cd->output_batch;
+        if (small && v->conv->batch_group_count <= 1)
+            for (k = 0; k < cd->n_spatial; k++) out_pos[cd->input_spatial[k]] = (int)cd->output_spatial[k];
+    } else if (v->conv->batch_group_count <= 1 && v->conv->feature_group_count <= 1) {
+        out_pos[cd->kernel_output_feature] = (int)cd->output_feature;
+    }
+}
+
+/* operand dim -> output dim map for the dot-like ops */
+GS__FN void gs__dotlike_map(const gs_value *v, int side, int *out_pos) {
+    if (v->op == GS_OP_DOT) gs__dot_map(v, side, out_pos);
+    else gs__conv_map(v, side, out_pos);
+}
+
+/* candidate output sharding implied by one operand of a dot/convolution */
+GS__FN const gs_sharding *gs__dotlike_from_operand(gs__prop *P, const gs_value *v, int side) {
+    const gs_sharding *s = gs__arr_sh(v->operands[side]);
+    int pos[GS_MAX_RANK], d;
+    if (!s) return NULL;
+    gs__dotlike_map(v, side, pos);
+    for (d = 0; d < v->operands[side]->shape.rank; d++)
+        if (pos[d] < 0) pos[d] = GS__DEST_REP;
+    return gs__sh_map(P->ctx, s, v->shape.rank, pos);
+}
+
+/* operand sharding implied by the dot/convolution output sharding (the other operand's free dims replicated) */
+GS__FN const gs_sharding *gs__dotlike_to_operand(gs__prop *P, const gs_value *v, const gs_sharding *out, int side) {
+    int pos[GS_MAX_RANK], dest[GS_MAX_RANK], d;
+    const gs_value *x = v->operands[side];
+    if (!gs__is_tiled(out)) return out;
+    gs__dotlike_map(v, side, pos);
+    for (d = 0; d < v->shape.rank; d++) dest[d] = GS__DEST_REP;
+    for (d = 0; d < x->shape.rank; d++)
+        if (pos[d] >= 0) dest[pos[d]] = d;
+    return gs__sh_map(P->ctx, out, x->shape.rank, dest);
+}
+
+/* For a dot: the sharding of operand `side` implied by the other operand's batch and contracting dims. */
+GS__FN const gs_sharding *gs__dot_from_other(gs__prop *P, const gs_value *v, int side) {
+    const gs_dot_dims *dd = v->dot;
+    const gs_value *o = v->operands[1 - side];
+    const gs_sharding *s = gs__arr_sh(o);
+    int dest[GS_MAX_RANK], d, k;
+    const int64_t *ob = side ? dd->lhs_batch : dd->rhs_batch, *oc = side ? dd->lhs_contract : dd->rhs_contract;
+    const int64_t *mb = side ? dd->rhs_batch : dd->lhs_batch, *mc = side ? dd->rhs_contract : dd->lhs_contract;
+    if (!gs__is_tiled(s)) return NULL;
+    for (d = 0; d < o->shape.rank; d++) dest[d] = GS__DEST_REP;
+    for (k = 0; k < dd->n_batch; k++) dest[ob[k]] = (int)mb[k];
+    for (k = 0; k < dd->n_contract; k++) dest[oc[k]] = (int)mc[k];
+    return gs__sh_map(P->ctx, s, v->operands[side]->shape.rank, dest);
+}
+
+/* ---- improving a value's sharding (XLA ReturnImprovedShardingImpl) ---- */
+GS__FN const gs_sharding *gs__improved(gs__prop *P, const gs_sharding *cur, const gs_sharding *cand, bool may_combine,
+                                       bool *merged) {
+    const gs_sharding *m;
+    *merged = false;
+    if (!cand || cand->kind == GS_SHARDING_UNKNOWN || cand->kind == GS_SHARDING_MAXIMAL || cand->kind == GS_SHARDING_TUPLE)
+        return NULL;
+    if (!cur || cur->kind == GS_SHARDING_UNKNOWN) return cand;
+    if (cur->kind == GS_SHARDING_MANUAL || cur->kind == GS_SHARDING_MAXIMAL) return NULL;
+    if (cand->kind == GS_SHARDING_MANUAL) return cur->kind == GS_SHARDING_REPLICATED ? cand : NULL;
+    if (gs_sharding_equal(cur, cand)) return NULL;
+    if (may_combine && gs__is_tiled(cur) && gs__is_tiled(cand)) {
+        m = gs__sh_merge(P->ctx, cur, cand);
+        if (m && gs__sh_tiles(m) > GS__MAX(gs__sh_tiles(cur), gs__sh_tiles(cand))) {
+            *merged = true;
+            return m;
+        }
+    }
+    return gs__sh_more_specific(cand, cur) ? cand : NULL;
+}
+
+/* Applies a candidate to an array value or one element of a tuple value; returns true if it changed. */
+GS__FN bool gs__offer(gs__prop *P, gs_value *v, int elem, const gs_sharding *cand, gs_origin_kind dir,
+                      const gs_value *from, const char *rule) {
+    const gs_sharding *cur = v->sharding, *nw;
+    bool merged = false;
+    if (!cand) return false;
+    if (rule != gs__rule_while && !gs__receive_allowed(v->op, P->level, dir)) return false;
+    if (elem >= 0) {
+        /* tuple element */
+        const gs_sharding **elems;
+        int i, n = v->n_tuple;
+        if (cur && cur->kind != GS_SHARDING_TUPLE) return false;
+        if (v->sharding_user) return false;
+        nw = gs__improved(P, cur ? cur->elems[elem] : NULL, cand, P->level > 0, &merged);
+        if (!nw) return false;
+        elems = (const gs_sharding **)gs__arena_alloc(P->ctx, sizeof(gs_sharding *) * (size_t)(n ? n : 1));
+        if (!elems) return false;
+        for (i = 0; i < n; i++) elems[i] = cur ? cur->elems[i] : gs_sharding_unknown(P->ctx);
+        elems[elem] = nw;
+        nw = gs_sharding_tuple(P->ctx, n, elems);
+        if (!nw) return false;
+    } else if (v->sharding_user) {
+        /* fixed, except the dims the user left open: merge the candidate's tiling on those dims only */
+        uint32_t keep;
+        const gs_sharding *c2, *m;
+        if (!v->open_dims || P->level == 0 || !gs__is_tiled(cand)) return false;
+        keep = v->open_dims;
+        c2 = gs__sh_replicate_dims(P->ctx, cand, ~keep & ((1u << v->shape.rank) - 1u));
+        if (!gs__is_tiled(c2)) return false;
+        if (!gs__is_tiled(cur)) {
+            m = cur && cur->kind == GS_SHARDING_REPLICATED ? c2 : NULL;
+        } else {
+            m = gs__sh_merge(P->ctx, cur, c2);
+            if (m && gs__sh_tiles(m) <= gs__sh_tiles(cur)) m = NULL;
+        }
+        if (!m) return false;
+        v->sharding = m;
+        v->origin.rule = gs__arena_printf(P->ctx, "open dims refined by %s from %s", rule, from ? from->name : "?");
+        P->changed = true;
+        return true;
+    } else {
+        nw = gs__improved(P, cur, cand, P->level > 0, &merged);
+        if (!nw) return false;
+    }
+    v->sharding = nw;
+    v->origin.kind = dir;
+    v->origin.level = P->level;
+    v->origin.from = from;
+    v->origin.rule = merged ? gs__arena_printf(P->ctx, "%s, merged", rule) : rule;
+    v->origin.source = from ? from->origin.source : NULL;
+    P->changed = true;
+    return true;
+}
+
+/* ---- lookahead (XLA LookaheadUserSharding): follow a chain of single users to the first sharded one and map
+   its sharding back to v through the pass-through ops on the way. ---- */
+GS__FN int gs__num_users(const gs_value *v, gs_value **only) {
+    *only = v->first_user;
+    return v->n_users;
+}
+
+/* user counts (0, 1 or "2 or more") and first users, for the lookahead; the graph does not change while
+   propagation runs */
+GS__FN void gs__count_users(gs_graph *g) {
+    int i, k, j;
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        g->values[i]->n_users = 0;
+        g->values[i]->first_user = NULL;
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        gs_value *u = g->values[i];
+        for (k = 0; k < u->n_operands; k++) {
+            gs_value *x = u->operands[k];
+            for (j = 0; j < k; j++)
+                if (u->operands[j] == x) break;
+            if (j < k) continue; /* the same operand twice counts once */
+            if (x->n_users == 0) x->first_user = u;
+            if (x->n_users < 2) x->n_users++;
+        }
+    }
+}
+
+GS__FN const gs_sharding *gs__bwd(gs__prop *P, const gs_value *u, int i);
+
+GS__FN const gs_sharding *gs__lookahead(gs__prop *P, const gs_value *v) {
+    const gs_value *chain[8];
+    int n = 0, k;
+    const gs_value *cur = v;
+    const gs_sharding *s = NULL;
+    while (n < 8) {
+        gs_value *u = NULL;
+        if (gs__num_users(cur, &u) != 1) return NULL;
+        if (gs__arr_sh(u) && gs__is_tiled(u->sharding)) {
+            chain[n++] = u;
+            s = u->sharding;
+            break;
+        }
+        if (!(gs__elementwise(u->op) || u->op == GS_OP_TRANSPOSE || u->op == GS_OP_RESHAPE)) return NULL;
+        chain[n++] = u;
+        cur = u;
+    }
+    if (!s) return NULL;
+    /* map back: the sharded user's operand view, then through each earlier op's backward rule */
+    for (k = n - 1; k >= 0; k--) {
+        const gs_value *u = chain[k], *prev = k ? chain[k - 1] : v;
+        int op;
+        for (op = 0; op < u->n_operands; op++)
+            if (u->operands[op] == prev) break;
+        if (k < n - 1) {
+            /* u's sharding is the one computed so far */
+            gs_value tmp = *u;
+            tmp.sharding = s;
+            s = gs__bwd(P, &tmp, op);
+        } else {
+            s = gs__bwd(P, u, op);
+        }
+        if (!s) return NULL;
+    }
+    return s;
+}
+
+/* ---- forward rules: the sharding of v implied by its operands (array shardings; tuple-producing ops are
+   handled by the caller per element) ---- */
+GS__FN const gs_sharding *gs__fwd_dotlike(gs__prop *P, gs_value *v) {
+    const gs_sharding *c0 = gs__dotlike_from_operand(P, v, 0), *c1 = gs__dotlike_from_operand(P, v, 1), *win, *oth, *m;
+    if (!c0 || !gs__is_tiled(c0)) return c1 ? c1 : c0;
+    if (!c1 || !gs__is_tiled(c1)) return c0;
+    /* both operands imply a tiled output: lookahead, then batch dims first, then the larger operand */
+    {
+        const gs_sharding *look = gs__lookahead(P, v);
+        bool s0 = look && gs__sh_subtiling_or_equal(P->ctx, &v->shape, c0, look);
+        bool s1 = look && gs__sh_subtiling_or_equal(P->ctx, &v->shape, c1, look);
+        if (s0 != s1) {
+            win = s0 ? c0 : c1;
+            oth = s0 ? c1 : c0;
+        } else {
+            bool b0 = false, b1 = false;
+            int k;
+            if (v->op == GS_OP_DOT)
+                for (k = 0; k < v->dot->n_batch; k++) {
+                    if (gs_sharding_tiles(c0, k) > 1) b0 = true;
+                    if (gs_sharding_tiles(c1, k) > 1) b1 = true;
+                }
+            if (b0 != b1) {
+                win = b0 ? c0 : c1;
+                oth = b0 ? c1 : c0;
+            } else {
+                bool lhs_larger = gs_shape_bytes(&v->operands[0]->shape) >= gs_shape_bytes(&v->operands[1]->shape);
+                win = lhs_larger ? c0 : c1;
+                oth = lhs_larger ? c1 : c0;
+            }
+        }
+    }
+    m = gs__sh_merge(P->ctx, win, oth);
+    return m ? m : win;
+}
+
+/* the most specific (then merged, at level > 0) sharding among operands of the same shape as v */
+GS__FN const gs_sharding *gs__fwd_elementwise(gs__prop *P, gs_value *v, int first, int n) {
+    const gs_sharding *best = NULL;
+    int i;
+    for (i = first; i < first + n && i < v->n_operands; i++) {
+        const gs_sharding *s = gs__arr_sh(v->operands[i]);
+        if (!s || v->operands[i]->shape.rank != v->shape.rank) continue;
+        if (!best || gs__sh_more_specific(s, best)) best = s;
+    }
+    if (best && P->level > 0 && gs__is_tiled(best)) {
+        for (i = first; i < first + n && i < v->n_operands; i++) {
+            const gs_sharding *s = gs__arr_sh(v->operands[i]), *m;
+            if (!gs__is_tiled(s) || s == best || v->operands[i]->shape.rank != v->shape.rank) continue;
+            m = gs__sh_merge(P->ctx, best, s);
+            if (m) best = m;
+        }
+    }
+    return best;
+}
+
+/* sort/top-k: tiles on the sorted dim move to another dim that can take them, else are replicated
+   (XLA GetFirstTargetDimToMoveShardingTiles) */
+GS__FN const gs_sharding *gs__move_off_dim(gs__prop *P, const gs_sharding *s, const gs_shape *shape, int dim) {
+    int d, dest[GS_MAX_RANK];
+    int64_t t;
+    if (!gs__is_tiled(s) || (t = gs_sharding_tiles(s, dim)) == 1) return s;
+    for (d = 0; d < shape->rank; d++) {
+        if (d == dim || gs_sharding_tiles(s, d) != 1 || shape->dims[d] < t || shape->dims[d] % t != 0) continue;
+        {
+            int k;
+            for (k = 0; k < shape->rank; k++) dest[k] = k;
+            dest[dim] = d;
+            dest[d] = dim;
+            return gs__sh_map(P->ctx, s, shape->rank, dest);
+        }
+    }
+    return gs__sh_replicate_dims(P->ctx, s, 1u << dim);
+}
+
+GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
+    const gs_sharding *s0 = v->n_operands ? gs__arr_sh(v->operands[0]) : NULL;
+    int d, k, dest[GS_MAX_RANK];
+    if (gs__elementwise(v->op)) {
+        if (v->op == GS_OP_SELECT) return gs__fwd_elementwise(P, v, 0, 3);
+        if (v->op == GS_OP_CLAMP) return gs__fwd_elementwise(P, v, 0, 3);
+        return gs__fwd_elementwise(P, v, 0, v->n_operands);
+    }
+    switch (v->op) {
+    case GS_OP_BROADCAST:
+        if (!s0) return NULL;
+        for (d = 0; d < v->operands[0]->shape.rank; d++) dest[d] = (int)v->dims[d];
+        return gs__sh_map(P->ctx, s0, v->shape.rank, dest);
+    case GS_OP_RESHAPE: return s0 ? gs__sh_reshape(P->ctx, s0, &v->operands[0]->shape, &v->shape) : NULL;
+    case GS_OP_TRANSPOSE:
+        if (!s0) return NULL;
+        for (d = 0; d < v->shape.rank; d++) dest[v->dims[d]] = d;
+        return gs__sh_map(P->ctx, s0, v->shape.rank, dest);
+    case GS_OP_SLICE: case GS_OP_PAD: case GS_OP_COPY: case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX:
+    case GS_OP_CUMMIN:
+        return s0;
+    case GS_OP_REDUCE_WINDOW:
+        for (d = 0; d < v->shape.rank; d++)
+            if (v->window[d].base_dilation != 1 || v->window[d].window_dilation != 1) return NULL;
+        return s0;
+    case GS_OP_REVERSE: return s0 ? gs__sh_reverse(P->ctx, s0, gs__mask_of(v->n_dims, v->dims)) : NULL;
+    case GS_OP_CONCATENATE: {
+        const gs_sharding *best = gs__fwd_elementwise(P, v, 0, v->n_operands);
+        if (P->level == 0 && best) {
+            /* pass through only when every sharded operand leaves the concatenated dim alone */
+            for (k = 0; k < v->n_operands; k++) {
+                const gs_sharding *s = gs__arr_sh(v->operands[k]);
+                if (gs__is_tiled(s) && gs_sharding_tiles(s, (int)v->dim) > 1) return NULL;
+            }
+        }
+        return best;
+    }
+    case GS_OP_DYNAMIC_SLICE:
+        return s0 ? gs__sh_replicate_dims(P->ctx, s0, gs__size_diff_mask(&v->operands[0]->shape, &v->shape)) : NULL;
+    case GS_OP_DYNAMIC_UPDATE_SLICE: {
+        const gs_sharding *su = gs__arr_sh(v->operands[1]), *m;
+        if (gs__is_tiled(su) && P->level > 0) {
+            su = gs__sh_replicate_dims(P->ctx, su, gs__size_diff_mask(&v->operands[1]->shape, &v->shape));
+            if (!s0) return su;
+            m = gs__is_tiled(s0) && gs__is_tiled(su) ? gs__sh_merge(P->ctx, s0, su) : NULL;
+            return m ? m : s0;
+        }
+        return s0;
+    }
+    case GS_OP_REDUCE: case GS_OP_ARGMAX: case GS_OP_ARGMIN: {
+        uint32_t red = v->op == GS_OP_REDUCE ? gs__mask_of(v->n_dims, v->dims) : 1u << v->dim;
+        if (!s0) return NULL;
+        for (d = 0, k = 0; d < v->operands[0]->shape.rank; d++) dest[d] = (red >> d) & 1u ? GS__DEST_REP : k++;
+        return gs__sh_map(P->ctx, s0, v->shape.rank, dest);
+    }
+    case GS_OP_DOT: case GS_OP_CONVOLUTION: return gs__fwd_dotlike(P, v);
+    case GS_OP_GATHER: {
+        const gs_gather_dims *gd = v->gather;
+        const gs_sharding *si = gs__arr_sh(v->operands[1]), *from_idx = NULL, *from_op = NULL, *m;
+        const gs_shape *os = &v->operands[0]->shape, *is = &v->operands[1]->shape;
+        int batch_pos[GS_MAX_RANK], nb = 0;
+        uint32_t off = gs__mask_of(gd->n_offset_dims, gd->offset_dims);
+        for (d = 0; d < v->shape.rank; d++)
+            if (!((off >> d) & 1u)) batch_pos[nb++] = d;
+        if (si) {
+            for (d = 0, k = 0; d < is->rank; d++)
+                dest[d] = d == gd->index_vector_dim ? GS__DEST_REP : (k < nb ? batch_pos[k++] : GS__DEST_REP);
+            from_idx = gs__sh_map(P->ctx, si, v->shape.rank, dest);
+        }
+        if (s0) {
+            /* operand dims sliced whole pass through to the offset dims */
+            uint32_t col = gs__mask_of(gd->n_collapsed_slice_dims, gd->collapsed_slice_dims) |
+                           gs__mask_of(gd->n_operand_batching_dims, gd->operand_batching_dims);
+            for (d = 0, k = 0; d < os->rank; d++) {
+                if ((col >> d) & 1u) { dest[d] = GS__DEST_REP; continue; }
+                dest[d] = gd->slice_sizes[d] == os->dims[d] ? (int)gd->offset_dims[k] : GS__DEST_REP;
+                k++;
+            }
+            from_op = gs__sh_map(P->ctx, s0, v->shape.rank, dest);
+        }
+        if (!gs__is_tiled(from_idx)) return from_op ? from_op : from_idx;
+        if (!gs__is_tiled(from_op)) return from_idx;
+        m = gs__sh_merge(P->ctx, from_idx, from_op);
+        return m ? m : from_idx;
+    }
+    case GS_OP_SCATTER: return s0;
+    case GS_OP_SORT: {
+        const gs_sharding *best = gs__fwd_elementwise(P, v, 0, v->n_operands);
+        if (!best) return NULL;
+        return gs__move_off_dim(P, best, &v->operands[0]->shape, (int)v->dim);
+    }
+    case GS_OP_TOPK:
+        return s0 ? gs__sh_replicate_dims(P->ctx, s0, 1u << (v->operands[0]->shape.rank - 1)) : NULL;
+    case GS_OP_WHILE: return v->operands[0]->sharding;
+    default: return NULL;
+    }
+}
+
+/* ---- backward rules: the sharding of operand i implied by user u's sharding ---- */
+GS__FN const gs_sharding *gs__bwd(gs__prop *P, const gs_value *u, int i) {
+    const gs_sharding *s = u->sharding;
+    const gs_value *x = u->operands[i];
+    int d, k, dest[GS_MAX_RANK];
+    if (!s || s->kind == GS_SHARDING_UNKNOWN || s->kind == GS_SHARDING_MAXIMAL) return NULL;
+    if (u->op == GS_OP_GET_TUPLE_ELEMENT || u->op == GS_OP_TUPLE || u->op == GS_OP_WHILE) return NULL; /* by the caller */
+    if (s->kind == GS_SHARDING_TUPLE) {
+        /* sort/top-k: element i (sort) or the values (top-k) */
+        if (u->op == GS_OP_SORT) s = i < s->n_elems ? s->elems[i] : NULL;
+        else if (u->op == GS_OP_TOPK) s = s->n_elems ? s->elems[0] : NULL;
+        else return NULL;
+        if (!s || s->kind == GS_SHARDING_UNKNOWN || s->kind == GS_SHARDING_MAXIMAL) return NULL;
+        if (u->op == GS_OP_TOPK) return gs__sh_replicate_dims(P->ctx, s, 1u << (x->shape.rank - 1));
+        return s;
+    }
+    if (!gs__is_array(x)) return NULL;
+    if (gs__elementwise(u->op) || u->op == GS_OP_ANNOTATE) {
+        if (x->shape.rank != u->shape.rank) return NULL; /* scalar operands of select/clamp */
+        for (d = 0; d < x->shape.rank; d++)
+            if (x->shape.dims[d] != u->shape.dims[d]) return NULL;
+        return s;
+    }
+    switch (u->op) {
+    case GS_OP_BROADCAST:
+        if (!gs__is_tiled(s)) return s;
+        for (d = 0; d < u->shape.rank; d++) dest[d] = GS__DEST_REP;
+        for (d = 0; d < x->shape.rank; d++) dest[u->dims[d]] = d;
+        return gs__sh_map(P->ctx, s, x->shape.rank, dest);
+    case GS_OP_RESHAPE: return gs__sh_reshape(P->ctx, s, &u->shape, &x->shape);
+    case GS_OP_TRANSPOSE:
+        for (d = 0; d < u->shape.rank; d++) dest[d] = (int)u->dims[d];
+        return gs__sh_map(P->ctx, s, x->shape.rank, dest);
+    case GS_OP_SLICE: case GS_OP_PAD: case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX: case GS_OP_CUMMIN:
+    case GS_OP_REDUCE_WINDOW: case GS_OP_SCATTER:
+        if (i != 0) {
+            if (u->op != GS_OP_SCATTER) return NULL;
+            break;
+        }
+        return s;
+    case GS_OP_REVERSE: return gs__sh_reverse(P->ctx, s, gs__mask_of(u->n_dims, u->dims));
+    case GS_OP_CONCATENATE: return s;
+    case GS_OP_DYNAMIC_SLICE:
+        if (i != 0) return NULL;
+        return gs__sh_replicate_dims(P->ctx, s, gs__size_diff_mask(&x->shape, &u->shape));
+    case GS_OP_DYNAMIC_UPDATE_SLICE:
+        if (i == 0) return s;
+        if (i == 1) return gs__sh_replicate_dims(P->ctx, s, gs__size_diff_mask(&x->shape, &u->shape));
+        return NULL;
+    case GS_OP_REDUCE: case GS_OP_ARGMAX: case GS_OP_ARGMIN: {
+        uint32_t red = u->op == GS_OP_REDUCE ? gs__mask_of(u->n_dims, u->dims) : 1u << u->dim;
+        if (i != 0) return NULL;
+        for (d = 0, k = 0; d < x->shape.rank; d++)
+            if (!((red >> d) & 1u)) dest[k++] = d;
+        return gs__sh_map(P->ctx, s, x->shape.rank, dest);
+    }
+    case GS_OP_DOT: case GS_OP_CONVOLUTION: {
+        const gs_sharding *c = gs__dotlike_to_operand(P, u, s, i), *o, *m;
+        if (u->op != GS_OP_DOT || P->level == 0) return c;
+        o = gs__dot_from_other(P, u, i);
+        /* an unsplit output says nothing; the other operand's batch/contracting split is then a guess, made
+           last (level 3) so that anything the operand's own producers imply comes first */
+        if (!gs__is_tiled(c)) return gs__is_tiled(o) && P->level == 3 ? o : c;
+        m = gs__is_tiled(o) ? gs__sh_merge(P->ctx, c, o) : NULL;
+        return m ? m : c;
+    }
+    case GS_OP_GATHER: {
+        const gs_gather_dims *gd = u->gather;
+        uint32_t off = gs__mask_of(gd->n_offset_dims, gd->offset_dims);
+        if (!gs__is_tiled(s)) return s;
+        if (i == 1) {
+            int nb = 0, batch_pos[GS_MAX_RANK];
+            for (d = 0; d < u->shape.rank; d++) {
+                if (!((off >> d) & 1u)) batch_pos[nb++] = d;
+                dest[d] = GS__DEST_REP;
+            }
+            for (d = 0, k = 0; d < x->shape.rank; d++)
+                if (d != gd->index_vector_dim && k < nb) dest[batch_pos[k++]] = d;
+            return gs__sh_map(P->ctx, s, x->shape.rank, dest);
+        } else {
+            uint32_t col = gs__mask_of(gd->n_collapsed_slice_dims, gd->collapsed_slice_dims) |
+                           gs__mask_of(gd->n_operand_batching_dims, gd->operand_batching_dims);
+            for (d = 0; d < u->shape.rank; d++) dest[d] = GS__DEST_REP;
+            for (d = 0, k = 0; d < x->shape.rank; d++) {
+                if ((col >> d) & 1u) continue;
+                if (gd->slice_sizes[d] == x->shape.dims[d]) dest[gd->offset_dims[k]] = d;
+                k++;
+            }
+            return gs__sh_map(P->ctx, s, x->shape.rank, dest);
+        }
+    }
+    case GS_OP_SORT: return s;
+    case GS_OP_TOPK: return gs__sh_replicate_dims(P->ctx, s, 1u << (x->shape.rank - 1));
+    default: return NULL;
+    }
+    /* scatter updates (i == 2) and indices (i == 1) from the output sharding */
+    if (u->op == GS_OP_SCATTER && gs__is_tiled(s)) {
+        const gs_scatter_dims *sd = u->scatter;
+        const gs_shape *os = &u->shape, *us = &u->operands[2]->shape;
+        uint32_t ins = gs__mask_of(sd->n_inserted_window_dims, sd->inserted_window_dims) |
+                       gs__mask_of(sd->n_input_batching_dims, sd->input_batching_dims);
+        if (i == 2) {
+            /* operand dims that are window dims covered whole pass to the update window dims */
+            for (d = 0; d < os->rank; d++) dest[d] = GS__DEST_REP;
+            for (d = 0, k = 0; d < os->rank; d++) {
+                if ((ins >> d) & 1u) continue;
+                if (k < sd->n_update_window_dims && us->dims[sd->update_window_dims[k]] == os->dims[d])
+                    dest[d] = (int)sd->update_window_dims[k];
+                k++;
+            }
+            return gs__sh_map(P->ctx, s, us->rank, dest);
+        }
+    }
+    return NULL;
+}
+
+/* ---- the driver ---- */
+GS__FN void gs__collect_graphs(gs__prop *P, gs_graph *g) {
+    int i, k;
+    for (k = 0; k < (int)stbds_arrlen(P->graphs); k++)
+        if (P->graphs[k] == g) return;
+    stbds_arrput(P->graphs, g);
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        gs_value *v = g->values[i];
+        if (v->op != GS_OP_WHILE) continue;
+        stbds_arrput(P->whiles, v);
+        gs__collect_graphs(P, v->cond);
+        gs__collect_graphs(P, v->body);
+    }
+}
+
+/* forward for tuple-producing ops, element by element; manual operands make users manual */
+GS__FN void gs__fwd_value(gs__prop *P, gs_value *v) {
+    int k;
+    const char *rule = gs_op_name(v->op);
+    if (v->op == GS_OP_ANNOTATE) rule = "sharding";
+    if (v->n_operands == 0 || v->op == GS_OP_TO_FULL || v->op == GS_OP_TO_MANUAL) return;
+    for (k = 0; k < v->n_operands; k++)
+        if (gs__is_manual(v->operands[k]->sharding)) {
+            if (gs__is_array(v)) gs__offer(P, v, -1, v->operands[k]->sharding, GS_ORIGIN_FORWARD, v->operands[k], "manual region");
+            else
+                for (k = 0; k < v->n_tuple; k++)
+                    gs__offer(P, v, k, gs_sharding_manual(P->ctx), GS_ORIGIN_FORWARD, v->operands[0], "manual region");
+            return;
+        }
+    if (!gs__fwd_allowed(v->op, P->level)) return;
+    if (v->op == GS_OP_TUPLE) {
+        for (k = 0; k < v->n_operands; k++) gs__offer(P, v, k, gs__arr_sh(v->operands[k]), GS_ORIGIN_FORWARD, v->operands[k], rule);
+        return;
+    }
+    if (v->op == GS_OP_GET_TUPLE_ELEMENT) {
+        const gs_sharding *t = v->operands[0]->sharding;
+        if (t && t->kind == GS_SHARDING_TUPLE && v->index < t->n_elems)
+            gs__offer(P, v, -1, t->elems[v->index], GS_ORIGIN_FORWARD, v->operands[0], rule);
+        return;
+    }
+    if (v->op == GS_OP_WHILE) {
+        const gs_sharding *t = v->operands[0]->sharding;
+        if (!t) return;
+        if (t->kind == GS_SHARDING_TUPLE) {
+            for (k = 0; k < t->n_elems && k < v->n_tuple; k++) gs__offer(P, v, k, t->elems[k], GS_ORIGIN_FORWARD, v->operands[0], rule);
+        } else {
+            gs__offer(P, v, -1, t, GS_ORIGIN_FORWARD, v->operands[0], rule);
+        }
+        return;
+    }
+    if (!gs__is_array(v)) {
+        /* sort with several operands and top-k: the same sharding for every element */
+        const gs_sharding *s = gs__fwd(P, v);
+        for (k = 0; k < v->n_tuple; k++) gs__offer(P, v, k, s, GS_ORIGIN_FORWARD, v->operands[0], rule);
+        return;
+    }
+    {
+        const gs_sharding *s = gs__fwd(P, v);
+        const gs_value *from = v->operands[0];
+        if (!s) return;
+        /* credit the operand the sharding came from (the first whose sharding is the candidate) */
+        for (k = 0; k < v->n_operands; k++)
+            if (v->operands[k]->sharding == s) { from = v->operands[k]; break; }
+        if (k == v->n_operands)
+            for (k = 0; k < v->n_operands; k++)
+                if (gs__is_tiled(v->operands[k]->sharding)) { from = v->operands[k]; break; }
+        gs__offer(P, v, -1, s, GS_ORIGIN_FORWARD, from, rule);
+    }
+}
+
+/* backward: u's sharding into each operand */
+GS__FN void gs__bwd_value(gs__prop *P, gs_value *u) {
+    int i, k;
+    const gs_sharding *s = u->sharding;
+    const char *rule = u->op == GS_OP_ANNOTATE ? "sharding" : gs_op_name(u->op);
+    if (!s || s->kind == GS_SHARDING_UNKNOWN) return;
+    if (gs__is_manual(s) && u->op != GS_OP_TO_MANUAL) {
+        for (i = 0; i < u->n_operands; i++)
+            if (gs__is_array(u->operands[i])) gs__offer(P, u->operands[i], -1, s, GS_ORIGIN_BACKWARD, u, "manual region");
+        return;
+    }
+    if (u->op == GS_OP_TO_MANUAL || u->op == GS_OP_TO_FULL) return;
+    if (!gs__bwd_allowed(u->op, P->level)) return;
+    if (u->op == GS_OP_GET_TUPLE_ELEMENT) {
+        gs_value *t = u->operands[0];
+        if (gs__arr_sh(u)) gs__offer(P, t, (int)u->index, s, GS_ORIGIN_BACKWARD, u, rule);
+        return;
+    }
+    if (u->op == GS_OP_TUPLE || u->op == GS_OP_WHILE) {
+        if (s->kind != GS_SHARDING_TUPLE) {
+            if (u->op == GS_OP_WHILE) gs__offer(P, u->operands[0], -1, s, GS_ORIGIN_BACKWARD, u, rule);
+            return;
+        }
+        for (k = 0; k < s->n_elems; k++) {
+            if (u->op == GS_OP_TUPLE) gs__offer(P, u->operands[k], -1, s->elems[k], GS_ORIGIN_BACKWARD, u, rule);
+            else gs__offer(P, u->operands[0], k, s->elems[k], GS_ORIGIN_BACKWARD, u, rule);
+        }
+        return;
+    }
+    for (i = 0; i < u->n_operands; i++) {
+        gs_value *x = u->operands[i];
+        if (!gs__is_array(x)) continue;
+        gs__offer(P, x, -1, gs__bwd(P, u, i), GS_ORIGIN_BACKWARD, u, rule);
+    }
+}
+
+/* a while loop's output, its body's parameter and root and its condition's parameter hold one state */
+GS__FN void gs__sync_while(gs__prop *P, gs_value *w) {
+    gs_value *m[4];
+    int a, b, k;
+    m[0] = w;
+    m[1] = w->body->params[0];
+    m[2] = w->body->root;
+    m[3] = w->cond->params[0];
+    for (a = 0; a < 4; a++)
+        for (b = 0; b < 4; b++) {
+            const gs_sharding *s = m[b]->sharding;
+            if (a == b || !s || m[a]->shape.dtype != m[b]->shape.dtype) continue;
+            /* (the loop state members are one tensor: no level restriction) */
+            if (s->kind == GS_SHARDING_TUPLE) {
+                if (!gs__is_array(m[a]))
+                    for (k = 0; k < s->n_elems && k < m[a]->n_tuple; k++)
+                        gs__offer(P, m[a], k, s->elems[k], a == 0 ? GS_ORIGIN_FORWARD : GS_ORIGIN_BACKWARD, m[b], gs__rule_while);
+            } else if (gs__is_array(m[a])) {
+                gs__offer(P, m[a], -1, s, a == 0 ? GS_ORIGIN_FORWARD : GS_ORIGIN_BACKWARD, m[b], gs__rule_while);
+            }
+        }
+}
+
+GS__FN void gs__add_conflict(gs__prop *P, const gs_value *a, const gs_value *b, const char *why) {
+    char *msg = gs__arena_printf(P->ctx, "%s: annotated %s at %s, but %s annotates %s (%s); the partitioner will reshard",
+                                 a->name, gs_sharding_to_text(P->ctx, a->sharding), a->name, b->name,
+                                 gs_sharding_to_text(P->ctx, b->sharding), why);
+    if (msg) stbds_arrput(P->entry->conflicts, msg);
+}
+
+/* Two user annotations on one tensor (an annotation of an annotated value, or two loop-state members). */
+GS__FN void gs__find_conflicts(gs__prop *P) {
+    int gi, i;
+    for (gi = 0; gi < (int)stbds_arrlen(P->graphs); gi++) {
+        gs_graph *g = P->graphs[gi];
+        for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+            gs_value *v = g->values[i];
+            gs_value *x = v->n_operands ? v->operands[0] : NULL;
+            if (v->op != GS_OP_ANNOTATE || !x || !x->sharding_user || !v->sharding_user) continue;
+            if (!gs_sharding_equal(v->sharding, x->sharding))
+                gs__add_conflict(P, x, v, "the annotation is an identity of the same tensor");
+        }
+        /* two annotations of one value: each against the first annotation of that value */
+        {
+            int n = (int)stbds_arrlen(g->values);
+            gs_value **first = (gs_value **)gs__malloc(P->ctx, sizeof(gs_value *) * (size_t)(n ? n : 1));
+            if (!first) return;
+            memset(first, 0, sizeof(gs_value *) * (size_t)(n ? n : 1));
+            for (i = 0; i < n; i++) {
+                gs_value *v = g->values[i], *x;
+                if (v->op != GS_OP_ANNOTATE || !v->sharding_user) continue;
+                x = v->operands[0];
+                if (!first[x->id]) first[x->id] = v;
+                else if (!gs_sharding_equal(first[x->id]->sharding, v->sharding))
+                    gs__add_conflict(P, first[x->id], v, "both annotate the same value");
+            }
+            gs__free(P->ctx, first);
+        }
+    }
+    for (i = 0; i < (int)stbds_arrlen(P->whiles); i++) {
+        gs_value *w = P->whiles[i], *m[3];
+        int a, b;
+        m[0] = w->operands[0];
+        m[1] = w->body->root;
+        m[2] = w;
+        for (a = 0; a < 3; a++)
+            for (b = a + 1; b < 3; b++)
+                if (m[a]->sharding_user && m[b]->sharding_user && !gs_sharding_equal(m[a]->sharding, m[b]->sharding))
+                    gs__add_conflict(P, m[a], m[b], "both are the state of one loop");
+    }
+}
+
+GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
+    gs__prop P;
+    gs_result r;
+    int gi, i;
+    int64_t nd;
+    if (!g) return GS_ERR_INVALID_ARG;
+    if (g->ctx->err) return g->ctx->err;
+    if ((r = gs__verify_once(g)) != GS_OK) return r;
+    nd = desc && desc->num_devices > 0 ? desc->num_devices : g->num_partitions;
+    if (desc && desc->num_devices < 0)
+        return gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_propagate: num_devices %lld is negative", (long long)desc->num_devices);
+    memset(&P, 0, sizeof P);
+    P.ctx = g->ctx;
+    P.entry = g;
+    gs__collect_graphs(&P, g);
+    for (gi = 0; gi < (int)stbds_arrlen(P.graphs); gi++) gs__count_users(P.graphs[gi]);
+    stbds_arrfree(g->conflicts);
+    g->conflicts = NULL;
+    /* user shardings must fit the device count; everything else starts undecided */
+    for (gi = 0; gi < (int)stbds_arrlen(P.graphs); gi++) {
+        gs_graph *h = P.graphs[gi];
+        for (i = 0; i < (int)stbds_arrlen(h->values); i++) {
+            gs_value *v = h->values[i];
+            if (v->sharding_user) {
+                const gs_sharding *s = v->sharding;
+                int k, n = s->kind == GS_SHARDING_TUPLE ? s->n_elems : 1;
+                for (k = 0; k < n; k++) {
+                    const gs_sharding *e = s->kind == GS_SHARDING_TUPLE ? s->elems[k] : s;
+                    if (nd > 0 && e->kind == GS_SHARDING_TILED && e->ta.total != nd && e->ta.total > 0 &&
+                        gs_sharding_validate(P.ctx, e, s->kind == GS_SHARDING_TUPLE ? v->tuple[k] : v->shape, nd) != GS_OK) {
+                        char msg[GS__ERRMSG_CAP];
+                        snprintf(msg, sizeof msg, "%s", P.ctx->errmsg);
+                        P.ctx->err = GS_OK;
+                        r = gs__err(P.ctx, GS_ERR_SHARDING, "gs_propagate: %s: %s", v->name, msg);
+                        goto out;
+                    }
+                    if (nd > 0 && e->kind == GS_SHARDING_MAXIMAL && e->device >= nd) {
+                        r = gs__err(P.ctx, GS_ERR_SHARDING, "gs_propagate: %s: maximal device %lld but only %lld devices",
+                                    v->name, (long long)e->device, (long long)nd);
+                        goto out;
+                    }
+                }
+                v->origin.kind = GS_ORIGIN_USER;
+                v->origin.source = v;
+                v->origin.rule = NULL;
+                v->origin.from = NULL;
+            } else {
+                v->sharding = NULL;
+                GS__ZERO(v->origin);
+            }
+        }
+    }
+    for (P.level = 0; P.level <= 3; P.level++) {
+        do {
+            P.changed = false;
+            P.iterations++;
+            for (gi = 0; gi < (int)stbds_arrlen(P.graphs); gi++) {
+                gs_graph *h = P.graphs[gi];
+                for (i = 0; i < (int)stbds_arrlen(h->values); i++) gs__fwd_value(&P, h->values[i]);
+                for (i = (int)stbds_arrlen(h->values) - 1; i >= 0; i--) gs__bwd_value(&P, h->values[i]);
+            }
+            for (i = 0; i < (int)stbds_arrlen(P.whiles); i++) gs__sync_while(&P, P.whiles[i]);
+            if (P.ctx->err) {
+                r = P.ctx->err;
+                goto out;
+            }
+            /* shardings only ever get more specific, so this ends; the bound is a guard against a bug */
+            if (P.iterations > 10000) {
+                r = gs__err(P.ctx, GS_ERR_UNSUPPORTED, "gs_propagate: no fixpoint after %lld sweeps", (long long)P.iterations);
+                goto out;
+            }
+        } while (P.changed);
+    }
+    /* whatever is undecided is replicated */
+    for (gi = 0; gi < (int)stbds_arrlen(P.graphs); gi++) {
+        gs_graph *h = P.graphs[gi];
+        for (i = 0; i < (int)stbds_arrlen(h->values); i++) {
+            gs_value *v = h->values[i];
+            const gs_sharding *s = v->sharding;
+            if (gs__is_array(v)) {
+                if (!s || s->kind == GS_SHARDING_UNKNOWN) {
+                    v->sharding = gs_sharding_replicated(P.ctx);
+                    GS__ZERO(v->origin);
+                    v->origin.kind = GS_ORIGIN_DEFAULT;
+                }
+            } else {
+                const gs_sharding **elems = (const gs_sharding **)gs__arena_alloc(P.ctx, sizeof(gs_sharding *) * (size_t)(v->n_tuple + 1));
+                int k;
+                bool fix = !s;
+                if (!elems) { r = P.ctx->err; goto out; }
+                for (k = 0; k < v->n_tuple; k++) {
+                    elems[k] = s && s->kind == GS_SHARDING_TUPLE ? s->elems[k] : NULL;
+                    if (!elems[k] || elems[k]->kind == GS_SHARDING_UNKNOWN) {
+                        elems[k] = gs_sharding_replicated(P.ctx);
+                        fix = true;
+                    }
+                }
+                if (fix) {
+                    v->sharding = gs_sharding_tuple(P.ctx, v->n_tuple, elems);
+                    if (!s) {
+                        GS__ZERO(v->origin);
+                        v->origin.kind = GS_ORIGIN_DEFAULT;
+                    }
+                }
+            }
+        }
+    }
+    gs__find_conflicts(&P);
+    r = P.ctx->err;
+out:
+    stbds_arrfree(P.graphs);
+    stbds_arrfree(P.whiles);
+    return r;
+}
+
+GS_API gs_origin gs_value_sharding_origin(const gs_value *v) {
+    gs_origin o;
+    if (v) return v->origin;
+    GS__ZERO(o);
+    return o;
+}
+GS_API int gs_propagate_num_conflicts(const gs_graph *g) { return g ? (int)stbds_arrlen(g->conflicts) : 0; }
+GS_API const char *gs_propagate_conflict(const gs_graph *g, int i) {
+    return g && i >= 0 && i < (int)stbds_arrlen(g->conflicts) ? g->conflicts[i] : NULL;
+}
+
+/* ---- explanation ---- */
+GS__FN void gs__explain_comment(gs__sb *sb, const gs_value *v, void *user) {
+    const gs_origin *o = &v->origin;
+    gs__prop *P = (gs__prop *)user;
+    switch (o->kind) {
+    case GS_ORIGIN_USER: gs__sb_puts(sb, "  /* annotated by the user"); break;
+    case GS_ORIGIN_FORWARD:
+    case GS_ORIGIN_BACKWARD:
+        gs__sb_printf(sb, "  /* %s from %s %s (rule %s, level %d)", o->kind == GS_ORIGIN_FORWARD ? "forward" : "backward",
+                      o->kind == GS_ORIGIN_FORWARD ? "operand" : "user", o->from ? o->from->name : "?",
+                      o->rule ? o->rule : "?", o->level);
+        if (o->source) gs__sb_printf(sb, "; from the annotation on %s", o->source->name);
+        break;
+    case GS_ORIGIN_DEFAULT: gs__sb_puts(sb, "  /* no rule applied: replicated"); break;
+    default: gs__sb_puts(sb, "  /* no sharding"); break;
+    }
+    if (v->open_dims) gs__sb_printf(sb, "; open dims 0x%x", (unsigned)v->open_dims);
+    if (v->op != GS_OP_ANNOTATE && o->rule && strstr(o->rule, "open dims")) gs__sb_printf(sb, "; %s", o->rule);
+    /* where the sharding changes: what the operands imply differs from what the instruction has */
+    if (P && v->sharding && gs__is_array(v) && v->op != GS_OP_TO_FULL && v->op != GS_OP_TO_MANUAL) {
+        const gs_sharding *imp = gs__fwd(P, (gs_value *)v);
+        if (gs__is_tiled(imp) || gs__is_tiled(v->sharding)) {
+            if (imp && imp->kind != GS_SHARDING_MANUAL && !gs_sharding_equal(imp, v->sharding) &&
+                !(imp->kind == GS_SHARDING_REPLICATED && v->origin.kind != GS_ORIGIN_USER)) {
+                gs__sb_puts(sb, "; RESHARD: the operands imply ");
+                gs__sh_print(sb, imp);
+            }
+        }
+    }
+    gs__sb_puts(sb, " */\n");
+}
+
+GS_API const char *gs_propagate_explain(gs_graph *g, bool explain) {
+    const char *text;
+    gs__sb sb;
+    int i;
+    if (!g || g->ctx->err) return NULL;
+    {
+        gs__prop P;
+        memset(&P, 0, sizeof P);
+        P.ctx = g->ctx;
+        P.entry = g;
+        P.level = 3;
+        text = gs__hlo_print_ex(g, explain ? gs__explain_comment : NULL, &P);
+    }
+    if (!text || !explain || !stbds_arrlen(g->conflicts)) return text;
+    gs__sb_init(&sb, g->ctx);
+    gs__sb_puts(&sb, text);
+    gs__sb_puts(&sb, "\n/* conflicts:\n");
+    for (i = 0; i < (int)stbds_arrlen(g->conflicts); i++) gs__sb_printf(&sb, "   %s\n", g->conflicts[i]);
+    gs__sb_puts(&sb, "*/\n");
+    return gs__sb_finish(&sb, "gs_propagate_explain");
+}
