@@ -1196,7 +1196,7 @@ struct gs_ctx {
     int64_t next_auto_name;   /* counter for generated names ("add.7") */
     const char *next_name;    /* if set, the next value made takes this name (the HLO parser's names), so
                                  builder errors name the instruction as the user wrote it */
-    struct gs__sh_entry *sh_intern;   /* stb_ds hash map: interned shardings (gs_sharding.c) */
+    struct gs__sh_entry *sh_intern;   /* stb_ds string map: interned shardings (gs_sharding.c) */
 };
 
 struct gs_graph {
@@ -1244,8 +1244,7 @@ struct gs_sharding {
 
 /* Shardings are interned per context (equal non-tuple shardings share one object): propagation computes the
    same candidates over and over, and this keeps its memory proportional to the distinct shardings. */
-typedef struct gs__shkey { int64_t v[64]; } gs__shkey;
-typedef struct gs__sh_entry { gs__shkey key; const gs_sharding *value; } gs__sh_entry;
+typedef struct gs__sh_entry { char *key; const gs_sharding *value; } gs__sh_entry;   /* key: canonical text */
 
 struct gs_mesh {
     int n_axes;
@@ -1305,6 +1304,11 @@ struct gs_value {
 GS__FN gs_result gs__err(gs_ctx *ctx, gs_result code, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
     __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+GS__FN gs_result gs__err_prefix(gs_ctx *ctx, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
 #endif
     ;
 GS__FN void gs__log(gs_ctx *ctx, gs_log_level level, gs_result code, const char *fmt, ...)
@@ -1461,6 +1465,23 @@ GS__FN gs_result gs__err(gs_ctx *ctx, gs_result code, const char *fmt, ...) {
     return code;
 }
 
+/* Puts a prefix (e.g. the instruction's name) in front of the pending error message; the code stays. */
+GS__FN gs_result gs__err_prefix(gs_ctx *ctx, const char *fmt, ...) {
+    char pre[256];
+    size_t np, nm;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    np = strlen(pre);
+    nm = strlen(ctx->errmsg);
+    if (np + nm >= GS__ERRMSG_CAP) nm = GS__ERRMSG_CAP - 1 - np;
+    memmove(ctx->errmsg + np, ctx->errmsg, nm);
+    memcpy(ctx->errmsg, pre, np);
+    ctx->errmsg[np + nm] = 0;
+    return ctx->err;
+}
+
 GS_API gs_result gs_ctx_error(const gs_ctx *ctx) { return ctx ? ctx->err : GS_ERR_INVALID_ARG; }
 GS_API const char *gs_ctx_error_msg(const gs_ctx *ctx) {
     if (!ctx) return "no context";
@@ -1502,7 +1523,7 @@ GS_API void gs_ctx_destroy(gs_ctx *ctx) {
         stbds_arrfree(g->conflicts);
     }
     stbds_arrfree(ctx->graphs);
-    stbds_hmfree(ctx->sh_intern);
+    stbds_shfree(ctx->sh_intern);
     for (c = ctx->chunks; c; c = n) {
         n = c->next;
         gs__raw_free(&ctx->allocator, c);
@@ -10406,38 +10427,30 @@ GS__FN gs_result gs__ta_transpose(gs_ctx *ctx, const gs__ta *t, const int *perm,
    Sharding construction and normalisation
    ========================================================================================================= */
 
-/* The interned copy of a non-tuple sharding (built in a local struct by the caller). */
+/* The interned copy of a non-tuple sharding (built in a local struct by the caller), keyed by its canonical
+   text. The text of an explicit list names its devices, so equal lists share one object too. */
 GS__FN const gs_sharding *gs__sh_intern(gs_ctx *ctx, const gs_sharding *s) {
-    gs__shkey k;
-    int i, n = 0;
+    gs__sb sb;
     ptrdiff_t at;
-    gs_sharding *c;
-    memset(&k, 0, sizeof k);
-    k.v[n++] = s->kind;
-    k.v[n++] = s->device;
-    k.v[n++] = s->group_kind;
-    k.v[n++] = s->group_id;
-    if (s->kind == GS_SHARDING_TILED) {
-        k.v[n++] = s->rank;
-        k.v[n++] = s->n_sub;
-        for (i = 0; i < s->n_sub; i++) k.v[n++] = s->sub[i];
-        k.v[n++] = s->ta.n;
-        for (i = 0; i < s->ta.n; i++) k.v[n++] = s->ta.dims[i];
-        k.v[n++] = (int64_t)(intptr_t)s->ta.list;
-        if (!s->ta.list) {
-            k.v[n++] = s->ta.ir;
-            for (i = 0; i < s->ta.ir; i++) {
-                k.v[n++] = s->ta.idims[i];
-                k.v[n++] = s->ta.iperm[i];
-            }
-        }
+    gs_sharding *c = NULL;
+    char *key;
+    gs__sb_init(&sb, ctx);
+    gs__sh_print(&sb, s);
+    if (sb.oom || !sb.buf) {
+        gs__sb_free(&sb);
+        gs__err(ctx, GS_ERR_OUT_OF_MEMORY, "out of memory making a sharding");
+        return NULL;
     }
-    GSHARD_ASSERT(n <= (int)(sizeof k.v / sizeof k.v[0]));
-    at = stbds_hmgeti(ctx->sh_intern, k);
-    if (at >= 0) return ctx->sh_intern[at].value;
-    c = (gs_sharding *)gs__arena_dup(ctx, s, sizeof *s);
+    at = stbds_shgeti(ctx->sh_intern, sb.buf);
+    if (at >= 0) {
+        gs__sb_free(&sb);
+        return ctx->sh_intern[at].value;
+    }
+    key = gs__arena_strdup(ctx, sb.buf);
+    gs__sb_free(&sb);
+    if (key) c = (gs_sharding *)gs__arena_dup(ctx, s, sizeof *s);
     if (!c) return NULL;
-    stbds_hmput(ctx->sh_intern, k, c);
+    stbds_shput(ctx->sh_intern, key, c);
     return c;
 }
 
@@ -11390,23 +11403,14 @@ GS__FN gs_result gs__check_value_sharding(gs_value *v, const gs_sharding *s) {
             return gs__err(ctx, GS_ERR_SHARDING, "%s: tuple sharding has %d elements, the value %d", v->name,
                            s->n_elems, v->n_tuple);
         for (i = 0; i < s->n_elems; i++) {
-            if (s->elems[i]->kind == GS_SHARDING_TILED && gs_sharding_validate(ctx, s->elems[i], v->tuple[i], nd) != GS_OK) {
-                char msg[GS__ERRMSG_CAP];
-                snprintf(msg, sizeof msg, "%s", ctx->errmsg);
-                ctx->err = GS_OK;
-                return gs__err(ctx, GS_ERR_SHARDING, "%s: tuple element %d: %s", v->name, i, msg);
-            }
+            if (s->elems[i]->kind == GS_SHARDING_TILED && gs_sharding_validate(ctx, s->elems[i], v->tuple[i], nd) != GS_OK)
+                return gs__err_prefix(ctx, "%s: tuple element %d: ", v->name, i);
         }
         return GS_OK;
     }
     if (v->shape.dtype == GS_TUPLE && s->kind == GS_SHARDING_TILED)
         return gs__err(ctx, GS_ERR_SHARDING, "%s: a tiled sharding on a tuple value (give one per element)", v->name);
-    if (gs_sharding_validate(ctx, s, v->shape, nd) != GS_OK) {
-        char msg[GS__ERRMSG_CAP];
-        snprintf(msg, sizeof msg, "%s", ctx->errmsg);
-        ctx->err = GS_OK;
-        return gs__err(ctx, GS_ERR_SHARDING, "%s: %s", v->name, msg);
-    }
+    if (gs_sharding_validate(ctx, s, v->shape, nd) != GS_OK) return gs__err_prefix(ctx, "%s: ", v->name);
     return GS_OK;
 }
 
@@ -11436,13 +11440,7 @@ GS_API gs_result gs_value_set_sharding_text(gs_value *v, const char *text) {
     if (!v) return GS_ERR_INVALID_ARG;
     if (!text) return gs_value_set_sharding(v, NULL);
     s = gs_sharding_parse(v->graph->ctx, text);
-    if (!s) {
-        gs_ctx *ctx = v->graph->ctx;
-        char msg[GS__ERRMSG_CAP];
-        snprintf(msg, sizeof msg, "%s", ctx->errmsg);
-        ctx->err = GS_OK;
-        return gs__err(ctx, GS_ERR_SHARDING, "%s: %s", v->name, msg);
-    }
+    if (!s) return gs__err_prefix(v->graph->ctx, "%s: ", v->name);
     return gs_value_set_sharding(v, s);
 }
 
@@ -13007,10 +13005,7 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
                     const gs_sharding *e = s->kind == GS_SHARDING_TUPLE ? s->elems[k] : s;
                     if (nd > 0 && e->kind == GS_SHARDING_TILED && e->ta.total != nd && e->ta.total > 0 &&
                         gs_sharding_validate(P.ctx, e, s->kind == GS_SHARDING_TUPLE ? v->tuple[k] : v->shape, nd) != GS_OK) {
-                        char msg[GS__ERRMSG_CAP];
-                        snprintf(msg, sizeof msg, "%s", P.ctx->errmsg);
-                        P.ctx->err = GS_OK;
-                        r = gs__err(P.ctx, GS_ERR_SHARDING, "gs_propagate: %s: %s", v->name, msg);
+                        r = gs__err_prefix(P.ctx, "gs_propagate: %s: ", v->name);
                         goto out;
                     }
                     if (nd > 0 && e->kind == GS_SHARDING_MAXIMAL && e->device >= nd) {

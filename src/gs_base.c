@@ -63,6 +63,23 @@ GS__FN gs_result gs__err(gs_ctx *ctx, gs_result code, const char *fmt, ...) {
     return code;
 }
 
+/* Puts a prefix (e.g. the instruction's name) in front of the pending error message; the code stays. */
+GS__FN gs_result gs__err_prefix(gs_ctx *ctx, const char *fmt, ...) {
+    char pre[256];
+    size_t np, nm;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    np = strlen(pre);
+    nm = strlen(ctx->errmsg);
+    if (np + nm >= GS__ERRMSG_CAP) nm = GS__ERRMSG_CAP - 1 - np;
+    memmove(ctx->errmsg + np, ctx->errmsg, nm);
+    memcpy(ctx->errmsg, pre, np);
+    ctx->errmsg[np + nm] = 0;
+    return ctx->err;
+}
+
 GS_API gs_result gs_ctx_error(const gs_ctx *ctx) { return ctx ? ctx->err : GS_ERR_INVALID_ARG; }
 GS_API const char *gs_ctx_error_msg(const gs_ctx *ctx) {
     if (!ctx) return "no context";
@@ -104,7 +121,7 @@ GS_API void gs_ctx_destroy(gs_ctx *ctx) {
         stbds_arrfree(g->conflicts);
     }
     stbds_arrfree(ctx->graphs);
-    stbds_hmfree(ctx->sh_intern);
+    stbds_shfree(ctx->sh_intern);
     for (c = ctx->chunks; c; c = n) {
         n = c->next;
         gs__raw_free(&ctx->allocator, c);

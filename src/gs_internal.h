@@ -95,7 +95,7 @@ struct gs_ctx {
     int64_t next_auto_name;   /* counter for generated names ("add.7") */
     const char *next_name;    /* if set, the next value made takes this name (the HLO parser's names), so
                                  builder errors name the instruction as the user wrote it */
-    struct gs__sh_entry *sh_intern;   /* stb_ds hash map: interned shardings (gs_sharding.c) */
+    struct gs__sh_entry *sh_intern;   /* stb_ds string map: interned shardings (gs_sharding.c) */
 };
 
 struct gs_graph {
@@ -143,8 +143,7 @@ struct gs_sharding {
 
 /* Shardings are interned per context (equal non-tuple shardings share one object): propagation computes the
    same candidates over and over, and this keeps its memory proportional to the distinct shardings. */
-typedef struct gs__shkey { int64_t v[64]; } gs__shkey;
-typedef struct gs__sh_entry { gs__shkey key; const gs_sharding *value; } gs__sh_entry;
+typedef struct gs__sh_entry { char *key; const gs_sharding *value; } gs__sh_entry;   /* key: canonical text */
 
 struct gs_mesh {
     int n_axes;
@@ -204,6 +203,11 @@ struct gs_value {
 GS__FN gs_result gs__err(gs_ctx *ctx, gs_result code, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
     __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+GS__FN gs_result gs__err_prefix(gs_ctx *ctx, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
 #endif
     ;
 GS__FN void gs__log(gs_ctx *ctx, gs_log_level level, gs_result code, const char *fmt, ...)

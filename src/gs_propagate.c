@@ -803,10 +803,7 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
                     const gs_sharding *e = s->kind == GS_SHARDING_TUPLE ? s->elems[k] : s;
                     if (nd > 0 && e->kind == GS_SHARDING_TILED && e->ta.total != nd && e->ta.total > 0 &&
                         gs_sharding_validate(P.ctx, e, s->kind == GS_SHARDING_TUPLE ? v->tuple[k] : v->shape, nd) != GS_OK) {
-                        char msg[GS__ERRMSG_CAP];
-                        snprintf(msg, sizeof msg, "%s", P.ctx->errmsg);
-                        P.ctx->err = GS_OK;
-                        r = gs__err(P.ctx, GS_ERR_SHARDING, "gs_propagate: %s: %s", v->name, msg);
+                        r = gs__err_prefix(P.ctx, "gs_propagate: %s: ", v->name);
                         goto out;
                     }
                     if (nd > 0 && e->kind == GS_SHARDING_MAXIMAL && e->device >= nd) {

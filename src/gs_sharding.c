@@ -219,38 +219,30 @@ GS__FN gs_result gs__ta_transpose(gs_ctx *ctx, const gs__ta *t, const int *perm,
    Sharding construction and normalisation
    ========================================================================================================= */
 
-/* The interned copy of a non-tuple sharding (built in a local struct by the caller). */
+/* The interned copy of a non-tuple sharding (built in a local struct by the caller), keyed by its canonical
+   text. The text of an explicit list names its devices, so equal lists share one object too. */
 GS__FN const gs_sharding *gs__sh_intern(gs_ctx *ctx, const gs_sharding *s) {
-    gs__shkey k;
-    int i, n = 0;
+    gs__sb sb;
     ptrdiff_t at;
-    gs_sharding *c;
-    memset(&k, 0, sizeof k);
-    k.v[n++] = s->kind;
-    k.v[n++] = s->device;
-    k.v[n++] = s->group_kind;
-    k.v[n++] = s->group_id;
-    if (s->kind == GS_SHARDING_TILED) {
-        k.v[n++] = s->rank;
-        k.v[n++] = s->n_sub;
-        for (i = 0; i < s->n_sub; i++) k.v[n++] = s->sub[i];
-        k.v[n++] = s->ta.n;
-        for (i = 0; i < s->ta.n; i++) k.v[n++] = s->ta.dims[i];
-        k.v[n++] = (int64_t)(intptr_t)s->ta.list;
-        if (!s->ta.list) {
-            k.v[n++] = s->ta.ir;
-            for (i = 0; i < s->ta.ir; i++) {
-                k.v[n++] = s->ta.idims[i];
-                k.v[n++] = s->ta.iperm[i];
-            }
-        }
+    gs_sharding *c = NULL;
+    char *key;
+    gs__sb_init(&sb, ctx);
+    gs__sh_print(&sb, s);
+    if (sb.oom || !sb.buf) {
+        gs__sb_free(&sb);
+        gs__err(ctx, GS_ERR_OUT_OF_MEMORY, "out of memory making a sharding");
+        return NULL;
     }
-    GSHARD_ASSERT(n <= (int)(sizeof k.v / sizeof k.v[0]));
-    at = stbds_hmgeti(ctx->sh_intern, k);
-    if (at >= 0) return ctx->sh_intern[at].value;
-    c = (gs_sharding *)gs__arena_dup(ctx, s, sizeof *s);
+    at = stbds_shgeti(ctx->sh_intern, sb.buf);
+    if (at >= 0) {
+        gs__sb_free(&sb);
+        return ctx->sh_intern[at].value;
+    }
+    key = gs__arena_strdup(ctx, sb.buf);
+    gs__sb_free(&sb);
+    if (key) c = (gs_sharding *)gs__arena_dup(ctx, s, sizeof *s);
     if (!c) return NULL;
-    stbds_hmput(ctx->sh_intern, k, c);
+    stbds_shput(ctx->sh_intern, key, c);
     return c;
 }
 
@@ -1203,23 +1195,14 @@ GS__FN gs_result gs__check_value_sharding(gs_value *v, const gs_sharding *s) {
             return gs__err(ctx, GS_ERR_SHARDING, "%s: tuple sharding has %d elements, the value %d", v->name,
                            s->n_elems, v->n_tuple);
         for (i = 0; i < s->n_elems; i++) {
-            if (s->elems[i]->kind == GS_SHARDING_TILED && gs_sharding_validate(ctx, s->elems[i], v->tuple[i], nd) != GS_OK) {
-                char msg[GS__ERRMSG_CAP];
-                snprintf(msg, sizeof msg, "%s", ctx->errmsg);
-                ctx->err = GS_OK;
-                return gs__err(ctx, GS_ERR_SHARDING, "%s: tuple element %d: %s", v->name, i, msg);
-            }
+            if (s->elems[i]->kind == GS_SHARDING_TILED && gs_sharding_validate(ctx, s->elems[i], v->tuple[i], nd) != GS_OK)
+                return gs__err_prefix(ctx, "%s: tuple element %d: ", v->name, i);
         }
         return GS_OK;
     }
     if (v->shape.dtype == GS_TUPLE && s->kind == GS_SHARDING_TILED)
         return gs__err(ctx, GS_ERR_SHARDING, "%s: a tiled sharding on a tuple value (give one per element)", v->name);
-    if (gs_sharding_validate(ctx, s, v->shape, nd) != GS_OK) {
-        char msg[GS__ERRMSG_CAP];
-        snprintf(msg, sizeof msg, "%s", ctx->errmsg);
-        ctx->err = GS_OK;
-        return gs__err(ctx, GS_ERR_SHARDING, "%s: %s", v->name, msg);
-    }
+    if (gs_sharding_validate(ctx, s, v->shape, nd) != GS_OK) return gs__err_prefix(ctx, "%s: ", v->name);
     return GS_OK;
 }
 
@@ -1249,13 +1232,7 @@ GS_API gs_result gs_value_set_sharding_text(gs_value *v, const char *text) {
     if (!v) return GS_ERR_INVALID_ARG;
     if (!text) return gs_value_set_sharding(v, NULL);
     s = gs_sharding_parse(v->graph->ctx, text);
-    if (!s) {
-        gs_ctx *ctx = v->graph->ctx;
-        char msg[GS__ERRMSG_CAP];
-        snprintf(msg, sizeof msg, "%s", ctx->errmsg);
-        ctx->err = GS_OK;
-        return gs__err(ctx, GS_ERR_SHARDING, "%s: %s", v->name, msg);
-    }
+    if (!s) return gs__err_prefix(v->graph->ctx, "%s: ", v->name);
     return gs_value_set_sharding(v, s);
 }
 
