@@ -14318,14 +14318,10 @@ GS__FN void gs__cm_op_work(const gs_value *v, double *flops, double *rd, double 
     }
 }
 
-/* the sticky error of a failed call, its message prefixed with the instruction (the logger already saw the
-   message once, so it is rewritten in place rather than reported again) */
+/* the sticky error of a failed call, its message prefixed with the instruction */
 GS__FN gs_result gs__cm_fail(gs_ctx *ctx, gs_result code, const gs_value *v) {
-    char msg[GS__ERRMSG_CAP];
     if (ctx->err == GS_OK) return gs__err(ctx, code, "gs_cost_program: %s '%s' failed", gs_op_name(v->op), gs__cm_vname(v));
-    snprintf(msg, sizeof msg, "%s", ctx->errmsg);
-    snprintf(ctx->errmsg, sizeof ctx->errmsg, "gs_cost_program: %s '%.64s': %.900s", gs_op_name(v->op), gs__cm_vname(v), msg);
-    return ctx->err;
+    return gs__err_prefix(ctx, "gs_cost_program: %s '%.64s': ", gs_op_name(v->op), gs__cm_vname(v));
 }
 
 GS__FN gs_result gs__cm_row_collective(gs__cm_coster *K, const gs_value *v, gs_cost_row *row) {
@@ -14783,12 +14779,32 @@ GS__FN void gs__cm_fmt_time(char *buf, size_t cap, double s) {
     else snprintf(buf, cap, "%.3g s", s);
 }
 
-typedef struct gs__cm_pv { const gs_value *key; int value; } gs__cm_pv;
+/* value -> its first row, per graph (no hash map: stb_ds's byte hash shifts into the sign bit) */
+typedef struct gs__cm_rowmap { const gs_graph *g; int *row_of; } gs__cm_rowmap;
 
 typedef struct gs__cm_textctx {
     gs_cost_report *rep;
-    gs__cm_pv *map;       /* value -> its first row */
+    gs__cm_rowmap *maps;  /* stb_ds array, one per graph with rows */
+    bool oom;
 } gs__cm_textctx;
+
+GS__FN int *gs__cm_rows_of(gs__cm_textctx *T, const gs_graph *g, bool make) {
+    int i, n;
+    gs__cm_rowmap m;
+    for (i = 0; i < (int)stbds_arrlen(T->maps); i++)
+        if (T->maps[i].g == g) return T->maps[i].row_of;
+    if (!make) return NULL;
+    n = (int)stbds_arrlen(g->values);
+    m.g = g;
+    m.row_of = (int *)gs__malloc(T->rep->ctx, sizeof(int) * (size_t)(n + 1));
+    if (!m.row_of) {
+        T->oom = true;
+        return NULL;
+    }
+    for (i = 0; i < n; i++) m.row_of[i] = -1;
+    stbds_arrput(T->maps, m);
+    return m.row_of;
+}
 
 GS__FN void gs__cm_group_text(gs__sb *sb, const gs_cost_row *row) {
     int a;
@@ -14835,8 +14851,8 @@ GS__FN void gs__cm_row_comment(gs__sb *sb, const gs_cost_row *row) {
 
 GS__FN void gs__cm_text_comment(gs__sb *sb, const gs_value *v, void *user) {
     gs__cm_textctx *T = (gs__cm_textctx *)user;
-    gs__cm_pv *e = stbds_hmgetp_null(T->map, v);
-    if (e) gs__cm_row_comment(sb, &T->rep->rows[e->value]);
+    int *row_of = gs__cm_rows_of(T, v->graph, false);
+    if (row_of && row_of[v->id] >= 0) gs__cm_row_comment(sb, &T->rep->rows[row_of[v->id]]);
 }
 
 GS__FN void gs__cm_topo_text(gs__sb *sb, const gs_topology *t) {
@@ -14862,13 +14878,16 @@ GS_API const char *gs_cost_report_text(gs_cost_report *rep) {
     if (!rep) return NULL;
     if (rep->text) return rep->text;
     T.rep = rep;
-    T.map = NULL;
-    for (i = rep->n_rows - 1; i >= 0; i--) { /* backwards: the first row of a value wins */
-        const gs_value *key = rep->rows[i].value;
-        stbds_hmput(T.map, key, i);
+    T.maps = NULL;
+    T.oom = false;
+    for (i = 0; i < rep->n_rows && !T.oom; i++) {
+        const gs_value *v = rep->rows[i].value;
+        int *row_of = gs__cm_rows_of(&T, v->graph, true);
+        if (row_of && row_of[v->id] < 0) row_of[v->id] = i; /* a body shared by two loops: the first */
     }
-    body = gs__hlo_print_ex(rep->entry, gs__cm_text_comment, &T);
-    stbds_hmfree(T.map);
+    body = T.oom ? NULL : gs__hlo_print_ex(rep->entry, gs__cm_text_comment, &T);
+    for (i = 0; i < (int)stbds_arrlen(T.maps); i++) gs__free(rep->ctx, T.maps[i].row_of);
+    stbds_arrfree(T.maps);
     if (!body) return NULL;
     gs__sb_init(&sb, rep->ctx);
     gs__cm_topo_text(&sb, rep->topo);
