@@ -1333,27 +1333,37 @@ GS__FN void gs__cm_csum_add(gs__cm_csum *s, const gs__cm_csum *x, double k) {
 }
 
 /* Peak bytes of live buffers over g's instructions. extra[i] is added at instruction i (a loop's own peak).
-   Parameters count (live from the start) only when with_params. */
+   Parameters count (live from the start) only when with_params. Aliasing ops (tuple, get-tuple-element,
+   bitcast reshape, sharding custom-calls, while) make no buffer and keep their operands alive as long as
+   themselves; dynamic-update-slice and scatter update operand 0 in place when nothing reads it later and it
+   is not a parameter (XLA's in-place rule without donation), else they make a new buffer. */
 GS__FN gs_result gs__cm_graph_peak(gs_ctx *ctx, const gs_graph *g, const double *extra, bool with_params, double *peak) {
     int n = (int)stbds_arrlen(g->values), i, j;
     int *last;
+    char *inplace;
     double *delta, live = 0.0;
     *peak = 0.0;
     last = (int *)gs__malloc(ctx, sizeof(int) * (size_t)(n + 1));
     delta = (double *)gs__malloc(ctx, sizeof(double) * (size_t)(n + 3));
-    if (!last || !delta) {
+    inplace = (char *)gs__malloc(ctx, (size_t)(n + 1));
+    if (!last || !delta || !inplace) {
         gs__free(ctx, last);
         gs__free(ctx, delta);
+        gs__free(ctx, inplace);
         return GS_ERR_OUT_OF_MEMORY;
     }
     for (i = 0; i < n; i++) last[i] = g->values[i] == g->root ? n : i;
     for (i = 0; i < n + 3; i++) delta[i] = 0.0;
+    memset(inplace, 0, (size_t)(n + 1));
     /* users come after their operands: walking backwards, last[u] is final when u is reached */
     for (i = n - 1; i >= 0; i--) {
-        const gs_value *u = g->values[i];
-        int end = gs__cm_is_alias(u->op) ? last[i] : i;
+        const gs_value *u = g->values[i], *o0 = u->n_operands ? u->operands[0] : NULL;
+        if ((u->op == GS_OP_DYNAMIC_UPDATE_SLICE || u->op == GS_OP_SCATTER) && o0 && o0->graph == g &&
+            o0->op != GS_OP_PARAMETER && last[o0->id] <= i)
+            inplace[i] = 1;
         for (j = 0; j < u->n_operands; j++) {
             const gs_value *o = u->operands[j];
+            int end = gs__cm_is_alias(u->op) || (inplace[i] && j == 0) ? last[i] : i;
             if (o && o->graph == g && last[o->id] < end) last[o->id] = end;
         }
     }
@@ -1361,7 +1371,7 @@ GS__FN gs_result gs__cm_graph_peak(gs_ctx *ctx, const gs_graph *g, const double 
     for (i = 0; i < n; i++) {
         const gs_value *v = g->values[i];
         int from;
-        if (gs__cm_is_alias(v->op)) continue;
+        if (gs__cm_is_alias(v->op) || inplace[i]) continue;
         if (v->op == GS_OP_PARAMETER && !with_params) continue;
         from = v->op == GS_OP_PARAMETER ? 0 : i + 1;
         delta[from] += gs__cm_vbytes(v);
@@ -1375,6 +1385,7 @@ GS__FN gs_result gs__cm_graph_peak(gs_ctx *ctx, const gs_graph *g, const double 
     }
     gs__free(ctx, last);
     gs__free(ctx, delta);
+    gs__free(ctx, inplace);
     return GS_OK;
 }
 

@@ -1212,6 +1212,37 @@ static void test_cost_memory(void) {
         CHECK_NEAR(gs_cost_report_totals(rep).peak_hbm_bytes, 3 * M, 0.0);
         CHECK(gs_cost_report_totals(rep).fits_in_hbm);
     }
+    /* dynamic-update-slice in place when nothing reads its operand later, else a copy */
+    {
+        static const char dus[] =
+            "HloModule dus\n"
+            "ENTRY main {\n"
+            "  u = f32[10,1000] parameter(0)\n"
+            "  z = s32[] constant(0)\n"
+            "  b = f32[1000,1000] iota(), iota_dimension=0\n"
+            "  c = f32[1000,1000] dynamic-update-slice(b, u, z, z)\n"
+            "  ROOT d = f32[10,1000] slice(c), slice={[0:10], [0:1000]}\n"
+            "}\n";
+        static const char dus_kept[] = /* b is read after the update: c must be a copy */
+            "HloModule dus2\n"
+            "ENTRY main {\n"
+            "  u = f32[10,1000] parameter(0)\n"
+            "  z = s32[] constant(0)\n"
+            "  b = f32[1000,1000] iota(), iota_dimension=0\n"
+            "  c = f32[1000,1000] dynamic-update-slice(b, u, z, z)\n"
+            "  e1 = f32[10,1000] slice(c), slice={[0:10], [0:1000]}\n"
+            "  e2 = f32[10,1000] slice(b), slice={[0:10], [0:1000]}\n"
+            "  ROOT d = f32[10,1000] add(e1, e2)\n"
+            "}\n";
+        gs_graph *g1 = parse(ctx, dus), *g2 = parse(ctx, dus_kept);
+        const double U = 40e3;
+        rep = NULL;
+        if (g1) CHECK_OK(gs_cost_program(g1, t, &rep));
+        if (rep) CHECK_NEAR(gs_cost_report_totals(rep).peak_hbm_bytes, M + U + 4, 0.0); /* u, z, b = c */
+        rep = NULL;
+        if (g2) CHECK_OK(gs_cost_program(g2, t, &rep));
+        if (rep) CHECK_NEAR(gs_cost_report_totals(rep).peak_hbm_bytes, 2 * M + U + 4, 0.0); /* u, z, b, c */
+    }
     small.hbm_capacity = 1e6;
     CHECK_OK(gs_topology_create(ctx, &d, &t));
     rep = NULL;
