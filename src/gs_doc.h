@@ -59,5 +59,6 @@
    Threads: a gs_ctx is used by one thread at a time; different contexts may be used in parallel.
 
    Version history:
-       0.1.0  IR, HLO text, reference interpreter, command-line driver
+       0.1.0  IR, HLO text, reference interpreter, command-line driver; shardings (XLA syntax, iota device
+              lists), meshes and annotations, sharding propagation with explanations; TPU cost model
 */
