@@ -492,6 +492,8 @@ GS_API void gs_free_data(gs_ctx *ctx, void *data);   /* ctx: the context that al
    resolution), s32/u32 uniform in [0, 8), pred 0/1. data is storage format, gs_shape_bytes(shape) bytes. */
 GS_API void gs_fill_random(gs_shape shape, uint64_t seed, int64_t param_index, void *data);
 
+#include "gs_api_runtime.h"
+
 #ifdef __cplusplus
 }
 #endif
