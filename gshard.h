@@ -2660,16 +2660,17 @@ GS__FN gs_result gs__groups_expand(gs_ctx *ctx, const gs_replica_groups *rg, int
     }
     memset(seen, 0, (size_t)num_partitions);
     for (i = 0; i < n; i++) {
-        if (out[i] < 0 || out[i] >= num_partitions) {
+        int64_t id = out[i];
+        if (id < 0 || id >= num_partitions) {
             gs__free(ctx, seen);
             gs__free(ctx, out);
             return gs__err(ctx, GS_ERR_INVALID_ARG, "replica groups: partition %lld is out of range for %lld partitions",
-                           (long long)out[i], (long long)num_partitions);
+                           (long long)id, (long long)num_partitions);
         }
-        if (seen[out[i]]++) {
+        if (seen[id]++) {
             gs__free(ctx, seen);
             gs__free(ctx, out);
-            return gs__err(ctx, GS_ERR_INVALID_ARG, "replica groups: partition %lld appears twice", (long long)out[i]);
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "replica groups: partition %lld appears twice", (long long)id);
         }
     }
     gs__free(ctx, seen);
@@ -9264,6 +9265,7 @@ GS__FN gs_result gs__ip_st_init(gs__ip_st *st, gs__exec *ex, gs_graph *g, const 
     st->refs = (int *)gs__malloc(ctx, (size_t)(total + 1) * sizeof(int));
     st->bstate = (uint8_t *)gs__malloc(ctx, (size_t)(total + 1));
     if (!st->slots || !st->refs || !st->bstate) {
+        if (st->bstate) memset(st->bstate, GS__IP_BLK_NONE, (size_t)(total + 1));   /* gs__ip_st_free reads it */
         r = GS_ERR_OUT_OF_MEMORY;
         goto fail;
     }
@@ -12848,9 +12850,9 @@ GS__FN gs_result gs__rt_dev_begin(gs_runtime *rt, gs__dev *dev) {
     dev->params = (gs__buf *)gs__malloc(&dev->ctx, sizeof(gs__buf) * (size_t)(rt->n_in + 1));
     dev->owned = (uint8_t *)gs__malloc(&dev->ctx, (size_t)rt->n_in + 1);
     dev->results = (gs__buf *)gs__malloc(&dev->ctx, sizeof(gs__buf) * (size_t)(rt->n_out + 1));
+    if (dev->owned) memset(dev->owned, 0, (size_t)rt->n_in + 1);
+    if (dev->results) memset(dev->results, 0, sizeof(gs__buf) * (size_t)(rt->n_out + 1));
     if (!dev->params || !dev->owned || !dev->results) return GS_ERR_OUT_OF_MEMORY;
-    memset(dev->owned, 0, (size_t)rt->n_in + 1);
-    memset(dev->results, 0, sizeof(gs__buf) * (size_t)(rt->n_out + 1));
     for (k = 0; k < rt->n_in; k++) {
         const gs_shape *s = &rt->in_shapes[k];
         dev->param_bytes += (int64_t)gs_shape_bytes(s);

@@ -1917,6 +1917,7 @@ GS__FN gs_result gs__ip_st_init(gs__ip_st *st, gs__exec *ex, gs_graph *g, const 
     st->refs = (int *)gs__malloc(ctx, (size_t)(total + 1) * sizeof(int));
     st->bstate = (uint8_t *)gs__malloc(ctx, (size_t)(total + 1));
     if (!st->slots || !st->refs || !st->bstate) {
+        if (st->bstate) memset(st->bstate, GS__IP_BLK_NONE, (size_t)(total + 1));   /* gs__ip_st_free reads it */
         r = GS_ERR_OUT_OF_MEMORY;
         goto fail;
     }

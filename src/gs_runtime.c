@@ -843,9 +843,9 @@ GS__FN gs_result gs__rt_dev_begin(gs_runtime *rt, gs__dev *dev) {
     dev->params = (gs__buf *)gs__malloc(&dev->ctx, sizeof(gs__buf) * (size_t)(rt->n_in + 1));
     dev->owned = (uint8_t *)gs__malloc(&dev->ctx, (size_t)rt->n_in + 1);
     dev->results = (gs__buf *)gs__malloc(&dev->ctx, sizeof(gs__buf) * (size_t)(rt->n_out + 1));
+    if (dev->owned) memset(dev->owned, 0, (size_t)rt->n_in + 1);
+    if (dev->results) memset(dev->results, 0, sizeof(gs__buf) * (size_t)(rt->n_out + 1));
     if (!dev->params || !dev->owned || !dev->results) return GS_ERR_OUT_OF_MEMORY;
-    memset(dev->owned, 0, (size_t)rt->n_in + 1);
-    memset(dev->results, 0, sizeof(gs__buf) * (size_t)(rt->n_out + 1));
     for (k = 0; k < rt->n_in; k++) {
         const gs_shape *s = &rt->in_shapes[k];
         dev->param_bytes += (int64_t)gs_shape_bytes(s);

@@ -69,6 +69,7 @@ int main(int argc, char **argv) {
     suite_cli();
     suite_semantics();
     suite_sharding();
+    suite_runtime();
     printf("%d passed, %d failed\n", gst_passed, gst_failed);
     return gst_failed ? 1 : 0;
 }

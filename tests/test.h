@@ -41,5 +41,6 @@ void suite_errors(void);
 void suite_cli(void);
 void suite_semantics(void);
 void suite_sharding(void);
+void suite_runtime(void);
 
 #endif
