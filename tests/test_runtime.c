@@ -2,7 +2,13 @@
    loops, hand-written SPMD programs against the reference interpreter on the unpartitioned computation,
    threaded against lockstep on randomised programs, mismatches and failures (errors, never hangs), poisoned
    padding, accounting, and the bad-input catalogue. */
+#if !defined(_POSIX_C_SOURCE)
+#  define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#endif
 #include "test.h"
+#include <stdarg.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define GST_ATOMIC_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_SEQ_CST)
@@ -1671,6 +1677,126 @@ static void test_runtime_formats(void) {
     }
 }
 
+/* ---------------------------------------------------------------------------------------------------------
+   The command line: gshard run --spmd (the driver is $GST_GSHARD, default ./build/gshard, run under
+   $GST_CLI_WRAPPER when set)
+   ------------------------------------------------------------------------------------------------------- */
+static char rt_tmp[256], rt_out[1 << 16], rt_err[1 << 14];
+
+static void rt_slurp(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    size_t n = 0;
+    buf[0] = 0;
+    if (!f) return;
+    n = fread(buf, 1, cap - 1, f);
+    buf[n] = 0;
+    fclose(f);
+}
+
+static int rt_cli(const char *fmt, ...) {
+    char args[2048], cmd[4096], p[512];
+    const char *bin = getenv("GST_GSHARD"), *wrap = getenv("GST_CLI_WRAPPER");
+    va_list ap;
+    int st;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "%s %s %s >%s/stdout.txt 2>%s/stderr.txt", wrap ? wrap : "",
+             bin && *bin ? bin : "./build/gshard", args, rt_tmp, rt_tmp);
+    st = system(cmd);
+    snprintf(p, sizeof p, "%s/stdout.txt", rt_tmp);
+    rt_slurp(p, rt_out, sizeof rt_out);
+    snprintf(p, sizeof p, "%s/stderr.txt", rt_tmp);
+    rt_slurp(p, rt_err, sizeof rt_err);
+    if (st == -1 || !WIFEXITED(st)) return -1;
+    return WEXITSTATUS(st);
+}
+
+static void test_runtime_cli(void) {
+    const char *bin = getenv("GST_GSHARD");
+    char p[512], eval_line[256], *line;
+    FILE *f;
+    if (access(bin && *bin ? bin : "./build/gshard", X_OK) != 0) {
+        printf("  (skipped: the gshard driver is not built)\n");
+        return;
+    }
+    snprintf(rt_tmp, sizeof rt_tmp, "/tmp/gshard_rt_XXXXXX");
+    if (!mkdtemp(rt_tmp)) {
+        CHECK(!"mkdtemp");
+        return;
+    }
+    /* the reference: a plain dot on the same generated inputs */
+    snprintf(p, sizeof p, "%s/dot.hlo", rt_tmp);
+    f = fopen(p, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("HloModule mm\nENTRY main {\n  x = f32[8,10] parameter(0)\n  w = f32[10,6] parameter(1)\n"
+          "  ROOT y = f32[8,6] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n", f);
+    fclose(f);
+    CHECK_EQ_INT(rt_cli("eval %s --seed 1 --output-dir %s/ref", p, rt_tmp), 0);
+    CHECK_EQ_INT(rt_cli("eval %s --seed 1", p), 0);
+    line = strchr(rt_out, '\n');
+    snprintf(eval_line, sizeof eval_line, "%.*s", line ? (int)(strchr(line + 1, '\n') - line) : 0, line ? line : "");
+    /* every device prints the same product (summaries agree to 6 digits) */
+    CHECK_EQ_INT(rt_cli("run --spmd examples/spmd_matmul.hlo --devices 4 --seed 1"), 0);
+    CHECK(strstr(rt_out, "dev0_out0: f32[8,6]") != NULL && strstr(rt_out, "dev3_out0: f32[8,6]") != NULL);
+    CHECK_MSG(eval_line[0] && strstr(rt_out, eval_line) != NULL, "eval printed %s", eval_line);
+    CHECK_EQ_INT(rt_cli("run --spmd examples/spmd_matmul.hlo --devices 4 --seed 1 --lockstep --stats"), 0);
+    CHECK(strstr(rt_out, "stats: 4 devices (lockstep)") != NULL);
+    CHECK(strstr(rt_out, "all-reduce y: groups of 4, ran 1 times per device") != NULL);
+    /* files: dev<d>_out<k>.npy, each equal to eval's within float rounding of a different summation order */
+    CHECK_EQ_INT(rt_cli("run --spmd examples/spmd_matmul.hlo --devices 4 --seed 1 --output-dir %s/run", rt_tmp), 0);
+    {
+        gs_ctx *ctx = gst_ctx();
+        gs_shape s;
+        void *ref = NULL, *dev = NULL;
+        int d, i;
+        snprintf(p, sizeof p, "%s/ref/out0.npy", rt_tmp);
+        CHECK_OK(gs_npy_read(ctx, p, GS_F32, &s, &ref));
+        for (d = 0; d < 4 && ref; d++) {
+            snprintf(p, sizeof p, "%s/run/dev%d_out0.npy", rt_tmp, d);
+            CHECK_OK(gs_npy_read(ctx, p, GS_F32, &s, &dev));
+            if (!dev) break;
+            CHECK_EQ_INT(gs_shape_numel(&s), 48);
+            for (i = 0; i < 48; i++) CHECK_NEAR(((float *)dev)[i], ((float *)ref)[i], 1e-5);
+            gs_free_data(ctx, dev);
+            dev = NULL;
+        }
+        gs_free_data(ctx, ref);
+        gs_ctx_destroy(ctx);
+    }
+    /* --input by name, the same array on every device */
+    CHECK_EQ_INT(rt_cli("run --spmd examples/spmd_matmul.hlo --devices 4 --input x=%s/ref/out0.npy", rt_tmp), 2);
+    CHECK(strstr(rt_err, "holds f32[8,6] but parameter 0 (x) is f32[8,10]") != NULL);
+    /* errors: exit 2 with a message */
+    CHECK_EQ_INT(rt_cli("run --spmd examples/spmd_matmul.hlo"), 2);
+    CHECK(strstr(rt_err, "--devices D is missing") != NULL);
+    CHECK_EQ_INT(rt_cli("run --spmd examples/spmd_matmul.hlo --devices 0"), 2);
+    CHECK_EQ_INT(rt_cli("run --spmd examples/spmd_matmul.hlo --devices 5000"), 2);
+    CHECK_EQ_INT(rt_cli("run --spmd examples/spmd_matmul.hlo --devices x"), 2);
+    CHECK_EQ_INT(rt_cli("run --spmd examples/spmd_matmul.hlo --devices 2"), 2);
+    CHECK(strstr(rt_err, "written for 4 partitions but the runtime has 2 devices") != NULL);
+    CHECK_EQ_INT(rt_cli("run examples/spmd_matmul.hlo --devices 4"), 2);
+    CHECK(strstr(rt_err, "'run' without --spmd") != NULL);
+    CHECK_EQ_INT(rt_cli("eval examples/spmd_matmul.hlo --devices 4"), 2);   /* --devices belongs to run */
+    snprintf(p, sizeof p, "%s/div.hlo", rt_tmp);
+    f = fopen(p, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(divergent_loop_text, f);
+    fclose(f);
+    CHECK_EQ_INT(rt_cli("run --spmd %s --devices 3", p), 2);
+    CHECK_MSG(strstr(rt_err, "collective mismatch") != NULL, "stderr: %s", rt_err);
+    CHECK_EQ_INT(rt_cli("run --spmd %s --devices 1 --lockstep", p), 0);
+    CHECK_EQ_INT(rt_cli("--help"), 0);
+    CHECK(strstr(rt_out, "run --spmd FILE --devices D") != NULL);
+    {
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", rt_tmp);
+        CHECK(system(cmd) == 0);
+    }
+}
+
 void suite_runtime(void) {
     RUN(test_runtime_collectives_vs_model);
     RUN(test_runtime_collectives_cases);
@@ -1689,4 +1815,5 @@ void suite_runtime(void) {
     RUN(test_runtime_many_devices);
     RUN(test_runtime_bad_inputs);
     RUN(test_runtime_formats);
+    RUN(test_runtime_cli);
 }
