@@ -21,7 +21,8 @@ SRC_FILES  := $(wildcard src/*.c src/*.h src/*.txt)
 TEST_SRCS  := $(wildcard tests/*.c)
 TEST_OBJS  := $(patsubst tests/%.c,$(BUILD)/obj/%.o,$(TEST_SRCS))
 EXAMPLES   := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
-BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+# bench/mpi_baseline.c needs mpicc: bench/run_mpi_baseline.sh builds and runs it
+BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out bench/mpi_baseline.c,$(wildcard bench/*.c)))
 
 # bench_dot compares against OpenBLAS when its header and library are installed (libopenblas-dev)
 CBLAS_H    := $(firstword $(wildcard /usr/include/*/cblas.h /usr/include/cblas.h))

@@ -11887,21 +11887,27 @@ GS__FN void gs__pool_run(gs__pool *p, void (*fn)(void *arg, int worker), void *a
    The barrier. n participants call gs__barrier_wait; the last to arrive opens the round. A waiter spins
    (only when there are no more participants than processors: spinning on an oversubscribed machine steals
    the time the late participants need), then yields its processor for a while, then sleeps on a condition
-   variable. A raised abort flag or a passed deadline ends every wait. Measured on 2 cores: a spinning round
+   variable (at once when the recent waits were long). A raised abort flag or a timeout ends every wait.
+   Measured on 2 cores: a spinning round
    costs well under a microsecond with 2 participants but milliseconds with 4, a yielding round a few
    microseconds, a sleeping one tens of microseconds - hence the three phases.
    After an abort or a timeout the barrier's counts are meaningless: it is set up again before the next use.
    ------------------------------------------------------------------------------------------------------- */
 enum { GS__BARRIER_OK = 0, GS__BARRIER_ABORT = 1, GS__BARRIER_TIMEOUT = 2 };
 
+/* count (written by every arrival) and gen (read by every spinning waiter) live on different cache lines, so
+   an arrival does not disturb the waiters' spinning. */
 typedef struct gs__barrier {
-    int n;
     int count;                /* arrivals in the current round */
+    char pad0[64 - sizeof(int)];
     int gen;                  /* round number */
     int sleepers;             /* waiters in (or entering) the sleeping phase */
+    char pad1[64 - 2 * sizeof(int)];
+    int n;
     int *abort;               /* shared flag: nonzero ends every wait */
-    int spin_iters;           /* phase 1 length (0: no spinning) */
+    int64_t spin_us;          /* phase 1 length (0: no spinning) */
     int64_t yield_us;         /* phase 2 length */
+    int64_t last_wait_us;     /* the latest wait that went past spinning (relaxed: only a hint) */
 #if !defined(GSHARD_NO_THREADS)
     gs__mutex m;
     gs__cond c;
@@ -11913,7 +11919,9 @@ GS__FN bool gs__barrier_init(gs__barrier *b, int n, int *abort_flag) {
     memset(b, 0, sizeof *b);
     b->n = n;
     b->abort = abort_flag;
-    b->spin_iters = n <= cpus ? 20000 : 0;
+    /* spin only while every participant can have a processor, and only briefly: on a machine that also runs
+       other work a partner may be descheduled, and a long spin then only delays it */
+    b->spin_us = n <= cpus ? 5 : 0;
     /* yielding helps while the runnable threads are few; with hundreds it only delays the late ones */
     b->yield_us = n <= 4 * cpus ? 200 : (n <= 16 * cpus ? 50 : 0);
 #if !defined(GSHARD_NO_THREADS)
@@ -11946,10 +11954,14 @@ GS__FN void gs__barrier_abort(gs__barrier *b) {
 }
 
 #if !defined(GSHARD_NO_THREADS)
-/* deadline_us: gs__now_us() time after which the wait gives up, or < 0 for none. */
-GS__FN int gs__barrier_wait(gs__barrier *b, int64_t deadline_us) {
-    int gen = GS__LOAD(&b->gen), i;
-    int64_t t0, now;
+/* Waits for the round to open. timeout_us: how long to wait before giving up (GS__BARRIER_TIMEOUT), < 0 for
+   ever. *waited_us receives the time spent waiting (0 when the round opened while spinning). The clock is not
+   read while a balanced round ends within the first spins. */
+GS__FN int gs__barrier_wait(gs__barrier *b, int64_t timeout_us, int64_t *waited_us) {
+    int gen = GS__LOAD(&b->gen), i, r;
+    int64_t t0 = 0, now, deadline, yield_us;
+    bool long_waits;
+    *waited_us = 0;
     if (GS__ADD(&b->count, 1) == b->n) {
         GS__STORE_RELAXED(&b->count, 0);
         GS__STORE_SC(&b->gen, gen + 1);
@@ -11960,45 +11972,62 @@ GS__FN int gs__barrier_wait(gs__barrier *b, int64_t deadline_us) {
         }
         return GS__LOAD(b->abort) ? GS__BARRIER_ABORT : GS__BARRIER_OK;
     }
-    for (i = 0; i < b->spin_iters; i++) {
+    /* the last rounds took long (large shares of work between rounds): sleep at once, leaving the processors
+       to the participants that still work */
+    long_waits = GS__LOAD_RELAXED(&b->last_wait_us) > 4 * (b->yield_us + b->spin_us);
+    for (i = 1; b->spin_us && !long_waits; i++) {
         if (GS__LOAD(&b->gen) != gen) return GS__BARRIER_OK;
-        if ((i & 255) == 0 && GS__LOAD(b->abort)) return GS__BARRIER_ABORT;
+        if ((i & 255) == 0) {
+            if (GS__LOAD(b->abort)) return GS__BARRIER_ABORT;
+            if (t0 == 0) t0 = gs__now_us();
+            else if (gs__now_us() - t0 >= b->spin_us) break;
+        }
         gs__cpu_relax();
     }
-    t0 = gs__now_us();
-    for (i = 0;; i++) {
-        if (GS__LOAD(&b->gen) != gen) return GS__BARRIER_OK;
+    now = gs__now_us();
+    if (t0 == 0) t0 = now;
+    deadline = timeout_us >= 0 ? t0 + timeout_us : -1;
+    yield_us = long_waits ? 0 : b->yield_us;
+    for (i = 0; yield_us > 0; i++) {
+        if (GS__LOAD(&b->gen) != gen) {
+            r = GS__BARRIER_OK;
+            goto out;
+        }
         if (GS__LOAD(b->abort)) return GS__BARRIER_ABORT;
         if ((i & 15) == 15) {
             now = gs__now_us();
-            if (now - t0 >= b->yield_us) break;
-            if (deadline_us >= 0 && now >= deadline_us) return GS__BARRIER_TIMEOUT;
+            if (now - t0 >= yield_us) break;
+            if (deadline >= 0 && now >= deadline) return GS__BARRIER_TIMEOUT;
         }
-        if (b->yield_us == 0) break;
         gs__yield();
     }
     gs__mutex_lock(&b->m);
     GS__ADD_SC(&b->sleepers, 1);
     for (;;) {
         if (GS__LOAD_SC(&b->gen) != gen) {
-            i = GS__BARRIER_OK;
+            r = GS__BARRIER_OK;
             break;
         }
         if (GS__LOAD_SC(b->abort)) {
-            i = GS__BARRIER_ABORT;
+            r = GS__BARRIER_ABORT;
             break;
         }
         now = gs__now_us();
-        if (deadline_us >= 0 && now >= deadline_us) {
-            i = GS__BARRIER_TIMEOUT;
+        if (deadline >= 0 && now >= deadline) {
+            r = GS__BARRIER_TIMEOUT;
             break;
         }
         /* sleep in slices of at most 100 ms: the wall clock may jump */
-        gs__cond_wait_until(&b->c, &b->m, deadline_us >= 0 && deadline_us - now < 100000 ? deadline_us : now + 100000);
+        gs__cond_wait_until(&b->c, &b->m, deadline >= 0 && deadline - now < 100000 ? deadline : now + 100000);
     }
     GS__ADD_SC(&b->sleepers, -1);
     gs__mutex_unlock(&b->m);
-    return i;
+out:
+    if (r == GS__BARRIER_OK) {
+        *waited_us = gs__now_us() - t0;
+        GS__STORE_RELAXED(&b->last_wait_us, *waited_us);
+    }
+    return r;
 }
 #endif /* !GSHARD_NO_THREADS */
 
@@ -12044,6 +12073,15 @@ GS__FN int gs__barrier_wait(gs__barrier *b, int64_t deadline_us) {
 #define GS__RT_BLOCK 4096       /* elements per reduction block (stays in L1/L2 while members are added) */
 #define GS__RT_STACK ((size_t)1 << 20)   /* worker thread stack */
 #define GS__RT_WATCHDOG_MS 60000
+/* Results written by a collective in all (over every device) from this size on are written with streaming
+   (non-temporal) stores where the CPU has them: they would not fit in the caches anyway, and ordinary
+   stores would first read every destination line. */
+#define GS__RT_STREAM_BYTES ((int64_t)16 << 20)
+
+#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#  include <emmintrin.h>
+#  define GS__RT_HAVE_STREAM 1
+#endif
 
 /* ---------------------------------------------------------------------------------------------------------
    Formats and poison
@@ -12403,6 +12441,37 @@ GS__FN void gs__rt_fold(gs_dtype t, gs_reduce_kind k, void *d, const void *a, co
     }
 }
 
+/* n bytes from src to dst, with streaming stores when `stream` (and the CPU has them); the caller ends its
+   share with gs__rt_stream_fence before the results are published. */
+GS__FN void gs__rt_put(void *dst, const void *src, size_t n, bool stream) {
+#if defined(GS__RT_HAVE_STREAM)
+    if (stream && n >= 256) {
+        size_t head = (16 - ((uintptr_t)dst & 15)) & 15, k, i;
+        char *d = (char *)dst;
+        const char *s = (const char *)src;
+        if (head) memcpy(d, s, head);
+        d += head;
+        s += head;
+        n -= head;
+        k = n / 16;
+        for (i = 0; i < k; i++) _mm_stream_si128((__m128i *)(void *)(d + 16 * i), _mm_loadu_si128((const __m128i *)(const void *)(s + 16 * i)));
+        if (n > 16 * k) memcpy(d + 16 * k, s + 16 * k, n - 16 * k);
+        return;
+    }
+#else
+    (void)stream;
+#endif
+    memcpy(dst, src, n);
+}
+
+GS__FN void gs__rt_stream_fence(bool stream) {
+#if defined(GS__RT_HAVE_STREAM)
+    if (stream) _mm_sfence();
+#else
+    (void)stream;
+#endif
+}
+
 /* dst[0, n) = reduction over the members of elements [off, off + n) of their inputs. */
 GS__FN void gs__rt_reduce_run(const gs__cplan *p, const int64_t *mem, const void *const *in, int64_t off, void *dst,
                               int64_t n) {
@@ -12428,20 +12497,26 @@ GS__FN int64_t gs__rt_inner(const gs_shape *s, int from) {
 GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, void *const *out) {
     size_t es = gs__compute_size(p->dtype);
     int64_t G = p->G, j, o;
+    bool stream = (int64_t)gs_shape_bytes(&p->out) * p->D >= GS__RT_STREAM_BYTES;
+    uint32_t acc[GS__RT_BLOCK];   /* one block of a reduction, kept in L1 while the members are added */
     switch (p->op) {
     case GS_OP_ALL_REDUCE: {
+        /* member r reduces the slice [lo, hi) of every input and writes it into every member's result */
         const int64_t *mem = p->ids + p->group_of[t] * G;
         int64_t r = p->rank_of[t], n = gs__numel(&p->in);
         int64_t lo = n / G * r + GS__MIN(r, n % G), hi = lo + n / G + (r < n % G ? 1 : 0), a;
         for (a = lo; a < hi; a += GS__RT_BLOCK) {
             int64_t m = GS__MIN((int64_t)GS__RT_BLOCK, hi - a);
-            char *dst = (char *)out[mem[0]] + a * (int64_t)es;
-            gs__rt_reduce_run(p, mem, in, a, dst, m);
-            for (j = 1; j < G; j++) memcpy((char *)out[mem[j]] + a * (int64_t)es, dst, (size_t)m * es);
+            /* without streaming the first member's result is the accumulator (one copy less) */
+            char *first = (char *)out[mem[0]] + a * (int64_t)es, *sum = stream ? (char *)acc : first;
+            gs__rt_reduce_run(p, mem, in, a, sum, m);
+            for (j = stream ? 0 : 1; j < G; j++) gs__rt_put((char *)out[mem[j]] + a * (int64_t)es, sum, (size_t)m * es, stream);
         }
+        gs__rt_stream_fence(stream);
         break;
     }
     case GS_OP_REDUCE_SCATTER: {
+        /* member r's result is block r of the reduction */
         const int64_t *mem = p->ids + p->group_of[t] * G;
         int64_t r = p->rank_of[t];
         int64_t outer = gs__numel(&p->in) / GS__MAX(gs__rt_inner(&p->in, (int)p->dim), 1);
@@ -12450,8 +12525,11 @@ GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, 
         for (o = 0; o < outer; o++)
             for (a = 0; a < c; a += GS__RT_BLOCK) {
                 int64_t m = GS__MIN((int64_t)GS__RT_BLOCK, c - a);
-                gs__rt_reduce_run(p, mem, in, (o * G + r) * c + a, (char *)out[t] + (o * c + a) * (int64_t)es, m);
+                char *dst = (char *)out[t] + (o * c + a) * (int64_t)es;
+                gs__rt_reduce_run(p, mem, in, (o * G + r) * c + a, stream ? (void *)acc : (void *)dst, m);
+                if (stream) gs__rt_put(dst, acc, (size_t)m * es, true);
             }
+        gs__rt_stream_fence(stream);
         break;
     }
     case GS_OP_ALL_GATHER: {
@@ -12747,10 +12825,10 @@ GS__FN void gs__rt_count(gs__dev *dev, const gs__cplan *p, int index) {
 #if !defined(GSHARD_NO_THREADS)
 /* Waits at the barrier; on an abort or a timeout returns false (after recording a timeout). */
 GS__FN bool gs__rt_barrier(gs_runtime *rt, gs__dev *dev) {
-    int64_t t0 = rt->watchdog_us >= 0 ? gs__now_us() : 0;
-    int r = gs__barrier_wait(&rt->bar, rt->watchdog_us >= 0 ? t0 + rt->watchdog_us : -1);
+    int64_t waited = 0;
+    int r = gs__barrier_wait(&rt->bar, rt->watchdog_us, &waited);
     if (r == GS__BARRIER_OK) return true;
-    if (r == GS__BARRIER_TIMEOUT) gs__rt_fail(rt, GS__FAIL_TIMEOUT, dev->id, (gs__now_us() - t0) / 1000);
+    if (r == GS__BARRIER_TIMEOUT) gs__rt_fail(rt, GS__FAIL_TIMEOUT, dev->id, rt->watchdog_us / 1000);
     return false;
 }
 
@@ -12910,11 +12988,13 @@ GS__FN void gs__rt_job(void *arg, int worker) {
     gs_result r;
     int status = GS__EV_RAN;
     if (rt->direct) {
+        /* one barrier per repetition: the buffers stay the same and every output element has one writer, so
+           "everyone finished repetition i" is also "the inputs of repetition i + 1 are ready"; the pool's join
+           ends the last one */
         int64_t i;
         for (i = 0; i < rt->repeat; i++) {
-            if (!gs__rt_barrier(rt, dev)) return;
+            if (i > 0 && !gs__rt_barrier(rt, dev)) return;
             gs__coll_part(rt->direct, dev->id, rt->ins, rt->outs);
-            if (!gs__rt_barrier(rt, dev)) return;
         }
         return;
     }

@@ -37,6 +37,15 @@
 #define GS__RT_BLOCK 4096       /* elements per reduction block (stays in L1/L2 while members are added) */
 #define GS__RT_STACK ((size_t)1 << 20)   /* worker thread stack */
 #define GS__RT_WATCHDOG_MS 60000
+/* Results written by a collective in all (over every device) from this size on are written with streaming
+   (non-temporal) stores where the CPU has them: they would not fit in the caches anyway, and ordinary
+   stores would first read every destination line. */
+#define GS__RT_STREAM_BYTES ((int64_t)16 << 20)
+
+#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#  include <emmintrin.h>
+#  define GS__RT_HAVE_STREAM 1
+#endif
 
 /* ---------------------------------------------------------------------------------------------------------
    Formats and poison
@@ -396,6 +405,37 @@ GS__FN void gs__rt_fold(gs_dtype t, gs_reduce_kind k, void *d, const void *a, co
     }
 }
 
+/* n bytes from src to dst, with streaming stores when `stream` (and the CPU has them); the caller ends its
+   share with gs__rt_stream_fence before the results are published. */
+GS__FN void gs__rt_put(void *dst, const void *src, size_t n, bool stream) {
+#if defined(GS__RT_HAVE_STREAM)
+    if (stream && n >= 256) {
+        size_t head = (16 - ((uintptr_t)dst & 15)) & 15, k, i;
+        char *d = (char *)dst;
+        const char *s = (const char *)src;
+        if (head) memcpy(d, s, head);
+        d += head;
+        s += head;
+        n -= head;
+        k = n / 16;
+        for (i = 0; i < k; i++) _mm_stream_si128((__m128i *)(void *)(d + 16 * i), _mm_loadu_si128((const __m128i *)(const void *)(s + 16 * i)));
+        if (n > 16 * k) memcpy(d + 16 * k, s + 16 * k, n - 16 * k);
+        return;
+    }
+#else
+    (void)stream;
+#endif
+    memcpy(dst, src, n);
+}
+
+GS__FN void gs__rt_stream_fence(bool stream) {
+#if defined(GS__RT_HAVE_STREAM)
+    if (stream) _mm_sfence();
+#else
+    (void)stream;
+#endif
+}
+
 /* dst[0, n) = reduction over the members of elements [off, off + n) of their inputs. */
 GS__FN void gs__rt_reduce_run(const gs__cplan *p, const int64_t *mem, const void *const *in, int64_t off, void *dst,
                               int64_t n) {
@@ -421,20 +461,26 @@ GS__FN int64_t gs__rt_inner(const gs_shape *s, int from) {
 GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, void *const *out) {
     size_t es = gs__compute_size(p->dtype);
     int64_t G = p->G, j, o;
+    bool stream = (int64_t)gs_shape_bytes(&p->out) * p->D >= GS__RT_STREAM_BYTES;
+    uint32_t acc[GS__RT_BLOCK];   /* one block of a reduction, kept in L1 while the members are added */
     switch (p->op) {
     case GS_OP_ALL_REDUCE: {
+        /* member r reduces the slice [lo, hi) of every input and writes it into every member's result */
         const int64_t *mem = p->ids + p->group_of[t] * G;
         int64_t r = p->rank_of[t], n = gs__numel(&p->in);
         int64_t lo = n / G * r + GS__MIN(r, n % G), hi = lo + n / G + (r < n % G ? 1 : 0), a;
         for (a = lo; a < hi; a += GS__RT_BLOCK) {
             int64_t m = GS__MIN((int64_t)GS__RT_BLOCK, hi - a);
-            char *dst = (char *)out[mem[0]] + a * (int64_t)es;
-            gs__rt_reduce_run(p, mem, in, a, dst, m);
-            for (j = 1; j < G; j++) memcpy((char *)out[mem[j]] + a * (int64_t)es, dst, (size_t)m * es);
+            /* without streaming the first member's result is the accumulator (one copy less) */
+            char *first = (char *)out[mem[0]] + a * (int64_t)es, *sum = stream ? (char *)acc : first;
+            gs__rt_reduce_run(p, mem, in, a, sum, m);
+            for (j = stream ? 0 : 1; j < G; j++) gs__rt_put((char *)out[mem[j]] + a * (int64_t)es, sum, (size_t)m * es, stream);
         }
+        gs__rt_stream_fence(stream);
         break;
     }
     case GS_OP_REDUCE_SCATTER: {
+        /* member r's result is block r of the reduction */
         const int64_t *mem = p->ids + p->group_of[t] * G;
         int64_t r = p->rank_of[t];
         int64_t outer = gs__numel(&p->in) / GS__MAX(gs__rt_inner(&p->in, (int)p->dim), 1);
@@ -443,8 +489,11 @@ GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, 
         for (o = 0; o < outer; o++)
             for (a = 0; a < c; a += GS__RT_BLOCK) {
                 int64_t m = GS__MIN((int64_t)GS__RT_BLOCK, c - a);
-                gs__rt_reduce_run(p, mem, in, (o * G + r) * c + a, (char *)out[t] + (o * c + a) * (int64_t)es, m);
+                char *dst = (char *)out[t] + (o * c + a) * (int64_t)es;
+                gs__rt_reduce_run(p, mem, in, (o * G + r) * c + a, stream ? (void *)acc : (void *)dst, m);
+                if (stream) gs__rt_put(dst, acc, (size_t)m * es, true);
             }
+        gs__rt_stream_fence(stream);
         break;
     }
     case GS_OP_ALL_GATHER: {
@@ -740,10 +789,10 @@ GS__FN void gs__rt_count(gs__dev *dev, const gs__cplan *p, int index) {
 #if !defined(GSHARD_NO_THREADS)
 /* Waits at the barrier; on an abort or a timeout returns false (after recording a timeout). */
 GS__FN bool gs__rt_barrier(gs_runtime *rt, gs__dev *dev) {
-    int64_t t0 = rt->watchdog_us >= 0 ? gs__now_us() : 0;
-    int r = gs__barrier_wait(&rt->bar, rt->watchdog_us >= 0 ? t0 + rt->watchdog_us : -1);
+    int64_t waited = 0;
+    int r = gs__barrier_wait(&rt->bar, rt->watchdog_us, &waited);
     if (r == GS__BARRIER_OK) return true;
-    if (r == GS__BARRIER_TIMEOUT) gs__rt_fail(rt, GS__FAIL_TIMEOUT, dev->id, (gs__now_us() - t0) / 1000);
+    if (r == GS__BARRIER_TIMEOUT) gs__rt_fail(rt, GS__FAIL_TIMEOUT, dev->id, rt->watchdog_us / 1000);
     return false;
 }
 
@@ -903,11 +952,13 @@ GS__FN void gs__rt_job(void *arg, int worker) {
     gs_result r;
     int status = GS__EV_RAN;
     if (rt->direct) {
+        /* one barrier per repetition: the buffers stay the same and every output element has one writer, so
+           "everyone finished repetition i" is also "the inputs of repetition i + 1 are ready"; the pool's join
+           ends the last one */
         int64_t i;
         for (i = 0; i < rt->repeat; i++) {
-            if (!gs__rt_barrier(rt, dev)) return;
+            if (i > 0 && !gs__rt_barrier(rt, dev)) return;
             gs__coll_part(rt->direct, dev->id, rt->ins, rt->outs);
-            if (!gs__rt_barrier(rt, dev)) return;
         }
         return;
     }

@@ -239,21 +239,27 @@ GS__FN void gs__pool_run(gs__pool *p, void (*fn)(void *arg, int worker), void *a
    The barrier. n participants call gs__barrier_wait; the last to arrive opens the round. A waiter spins
    (only when there are no more participants than processors: spinning on an oversubscribed machine steals
    the time the late participants need), then yields its processor for a while, then sleeps on a condition
-   variable. A raised abort flag or a passed deadline ends every wait. Measured on 2 cores: a spinning round
+   variable (at once when the recent waits were long). A raised abort flag or a timeout ends every wait.
+   Measured on 2 cores: a spinning round
    costs well under a microsecond with 2 participants but milliseconds with 4, a yielding round a few
    microseconds, a sleeping one tens of microseconds - hence the three phases.
    After an abort or a timeout the barrier's counts are meaningless: it is set up again before the next use.
    ------------------------------------------------------------------------------------------------------- */
 enum { GS__BARRIER_OK = 0, GS__BARRIER_ABORT = 1, GS__BARRIER_TIMEOUT = 2 };
 
+/* count (written by every arrival) and gen (read by every spinning waiter) live on different cache lines, so
+   an arrival does not disturb the waiters' spinning. */
 typedef struct gs__barrier {
-    int n;
     int count;                /* arrivals in the current round */
+    char pad0[64 - sizeof(int)];
     int gen;                  /* round number */
     int sleepers;             /* waiters in (or entering) the sleeping phase */
+    char pad1[64 - 2 * sizeof(int)];
+    int n;
     int *abort;               /* shared flag: nonzero ends every wait */
-    int spin_iters;           /* phase 1 length (0: no spinning) */
+    int64_t spin_us;          /* phase 1 length (0: no spinning) */
     int64_t yield_us;         /* phase 2 length */
+    int64_t last_wait_us;     /* the latest wait that went past spinning (relaxed: only a hint) */
 #if !defined(GSHARD_NO_THREADS)
     gs__mutex m;
     gs__cond c;
@@ -265,7 +271,9 @@ GS__FN bool gs__barrier_init(gs__barrier *b, int n, int *abort_flag) {
     memset(b, 0, sizeof *b);
     b->n = n;
     b->abort = abort_flag;
-    b->spin_iters = n <= cpus ? 20000 : 0;
+    /* spin only while every participant can have a processor, and only briefly: on a machine that also runs
+       other work a partner may be descheduled, and a long spin then only delays it */
+    b->spin_us = n <= cpus ? 5 : 0;
     /* yielding helps while the runnable threads are few; with hundreds it only delays the late ones */
     b->yield_us = n <= 4 * cpus ? 200 : (n <= 16 * cpus ? 50 : 0);
 #if !defined(GSHARD_NO_THREADS)
@@ -298,10 +306,14 @@ GS__FN void gs__barrier_abort(gs__barrier *b) {
 }
 
 #if !defined(GSHARD_NO_THREADS)
-/* deadline_us: gs__now_us() time after which the wait gives up, or < 0 for none. */
-GS__FN int gs__barrier_wait(gs__barrier *b, int64_t deadline_us) {
-    int gen = GS__LOAD(&b->gen), i;
-    int64_t t0, now;
+/* Waits for the round to open. timeout_us: how long to wait before giving up (GS__BARRIER_TIMEOUT), < 0 for
+   ever. *waited_us receives the time spent waiting (0 when the round opened while spinning). The clock is not
+   read while a balanced round ends within the first spins. */
+GS__FN int gs__barrier_wait(gs__barrier *b, int64_t timeout_us, int64_t *waited_us) {
+    int gen = GS__LOAD(&b->gen), i, r;
+    int64_t t0 = 0, now, deadline, yield_us;
+    bool long_waits;
+    *waited_us = 0;
     if (GS__ADD(&b->count, 1) == b->n) {
         GS__STORE_RELAXED(&b->count, 0);
         GS__STORE_SC(&b->gen, gen + 1);
@@ -312,44 +324,61 @@ GS__FN int gs__barrier_wait(gs__barrier *b, int64_t deadline_us) {
         }
         return GS__LOAD(b->abort) ? GS__BARRIER_ABORT : GS__BARRIER_OK;
     }
-    for (i = 0; i < b->spin_iters; i++) {
+    /* the last rounds took long (large shares of work between rounds): sleep at once, leaving the processors
+       to the participants that still work */
+    long_waits = GS__LOAD_RELAXED(&b->last_wait_us) > 4 * (b->yield_us + b->spin_us);
+    for (i = 1; b->spin_us && !long_waits; i++) {
         if (GS__LOAD(&b->gen) != gen) return GS__BARRIER_OK;
-        if ((i & 255) == 0 && GS__LOAD(b->abort)) return GS__BARRIER_ABORT;
+        if ((i & 255) == 0) {
+            if (GS__LOAD(b->abort)) return GS__BARRIER_ABORT;
+            if (t0 == 0) t0 = gs__now_us();
+            else if (gs__now_us() - t0 >= b->spin_us) break;
+        }
         gs__cpu_relax();
     }
-    t0 = gs__now_us();
-    for (i = 0;; i++) {
-        if (GS__LOAD(&b->gen) != gen) return GS__BARRIER_OK;
+    now = gs__now_us();
+    if (t0 == 0) t0 = now;
+    deadline = timeout_us >= 0 ? t0 + timeout_us : -1;
+    yield_us = long_waits ? 0 : b->yield_us;
+    for (i = 0; yield_us > 0; i++) {
+        if (GS__LOAD(&b->gen) != gen) {
+            r = GS__BARRIER_OK;
+            goto out;
+        }
         if (GS__LOAD(b->abort)) return GS__BARRIER_ABORT;
         if ((i & 15) == 15) {
             now = gs__now_us();
-            if (now - t0 >= b->yield_us) break;
-            if (deadline_us >= 0 && now >= deadline_us) return GS__BARRIER_TIMEOUT;
+            if (now - t0 >= yield_us) break;
+            if (deadline >= 0 && now >= deadline) return GS__BARRIER_TIMEOUT;
         }
-        if (b->yield_us == 0) break;
         gs__yield();
     }
     gs__mutex_lock(&b->m);
     GS__ADD_SC(&b->sleepers, 1);
     for (;;) {
         if (GS__LOAD_SC(&b->gen) != gen) {
-            i = GS__BARRIER_OK;
+            r = GS__BARRIER_OK;
             break;
         }
         if (GS__LOAD_SC(b->abort)) {
-            i = GS__BARRIER_ABORT;
+            r = GS__BARRIER_ABORT;
             break;
         }
         now = gs__now_us();
-        if (deadline_us >= 0 && now >= deadline_us) {
-            i = GS__BARRIER_TIMEOUT;
+        if (deadline >= 0 && now >= deadline) {
+            r = GS__BARRIER_TIMEOUT;
             break;
         }
         /* sleep in slices of at most 100 ms: the wall clock may jump */
-        gs__cond_wait_until(&b->c, &b->m, deadline_us >= 0 && deadline_us - now < 100000 ? deadline_us : now + 100000);
+        gs__cond_wait_until(&b->c, &b->m, deadline >= 0 && deadline - now < 100000 ? deadline : now + 100000);
     }
     GS__ADD_SC(&b->sleepers, -1);
     gs__mutex_unlock(&b->m);
-    return i;
+out:
+    if (r == GS__BARRIER_OK) {
+        *waited_us = gs__now_us() - t0;
+        GS__STORE_RELAXED(&b->last_wait_us, *waited_us);
+    }
+    return r;
 }
 #endif /* !GSHARD_NO_THREADS */
