@@ -13201,9 +13201,15 @@ GS__FN gs_result gs__rt_report(gs_runtime *rt) {
     case GS__FAIL_DEVICE:
         for (d = 0; d < D; d++) {
             gs__dev *dev = &rt->devs[d];
-            if (dev->state == GS__DEV_FAILED)
-                return gs__err(rt->ctx, dev->ctx.err ? dev->ctx.err : GS_ERR_INVALID_ARG, "device %lld: %s", (long long)d,
-                               dev->ctx.err ? dev->ctx.errmsg : "failed");
+            if (dev->state == GS__DEV_FAILED) {
+                /* the device's own message may not name the instruction (out of memory does not) */
+                const gs_value *w = dev->where;
+                const char *msg = dev->ctx.err ? dev->ctx.errmsg : "failed";
+                if (w && !strstr(msg, w->name))
+                    return gs__err(rt->ctx, dev->ctx.err ? dev->ctx.err : GS_ERR_INVALID_ARG, "device %lld, at %s %s: %s",
+                                   (long long)d, gs_op_name(w->op), w->name, msg);
+                return gs__err(rt->ctx, dev->ctx.err ? dev->ctx.err : GS_ERR_INVALID_ARG, "device %lld: %s", (long long)d, msg);
+            }
         }
         return gs__err(rt->ctx, GS_ERR_THREAD, "gs_runtime_run: a device failed");
     case GS__FAIL_MISMATCH:

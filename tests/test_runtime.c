@@ -1049,7 +1049,7 @@ static const char *uniform_loop_text =
 
 /* A device failing mid-run (out of memory at some allocation) aborts the run on every device cleanly. */
 static void test_runtime_device_failure(void) {
-    int m, at, failures = 0;
+    int m, at, failures = 0, named = 0;
     for (m = 0; m < 2; m++) {
         for (at = 1; at < 400; at++) {
             gs_ctx_desc cd;
@@ -1080,6 +1080,7 @@ static void test_runtime_device_failure(void) {
                 failures++;
                 CHECK_MSG(strncmp(gs_ctx_error_msg(ctx), "device ", 7) == 0 || strstr(gs_ctx_error_msg(ctx), "out of memory"),
                           "message: %s", gs_ctx_error_msg(ctx));
+                if (strncmp(gs_ctx_error_msg(ctx), "device ", 7) == 0 && strstr(gs_ctx_error_msg(ctx), ", at ")) named++;
             } else {
                 /* the run needed fewer allocations */
                 CHECK_MSG(r == GS_OK, "at %d: %s", at, gs_ctx_error_msg(ctx));
@@ -1091,6 +1092,7 @@ static void test_runtime_device_failure(void) {
         }
     }
     CHECK(failures > 4);
+    CHECK(named > 0);   /* "device 2, at add i2: out of memory allocating ..." */
 }
 
 /* ---------------------------------------------------------------------------------------------------------
