@@ -1047,8 +1047,9 @@ GS__FN void gs__rt_lockstep(gs_runtime *rt) {
             }
             waiting_since = -1;
         } else if (waiting_since >= 0 && (round & 63) == 0 && gs__now_us() - waiting_since > rt->watchdog_us) {
+            /* the report names a waiting device; the late ones are found by their arrival counts */
             for (d = 0; d < D; d++)
-                if (rt->devs[d].state == GS__DEV_RUNNING) break;
+                if (rt->devs[d].state != GS__DEV_RUNNING) break;
             gs__rt_fail(rt, GS__FAIL_TIMEOUT, d < D ? d : 0, (gs__now_us() - waiting_since) / 1000);
             goto end;
         }

@@ -1004,8 +1004,8 @@ static void test_runtime_watchdog(void) {
         "  y = f32[4] add(x, wb)\n"
         "  ROOT ar = f32[4] all-reduce(y), replica_groups={}, to_apply=sum\n"
         "}\n";
-    expect_error(text, 2, GS_RUNTIME_THREADED, 200, GS_ERR_THREAD, "watchdog", "device 0 never arrived");
-    expect_error(text, 2, GS_RUNTIME_LOCKSTEP, 200, GS_ERR_THREAD, "watchdog", "device 0 never arrived");
+    expect_error(text, 2, GS_RUNTIME_THREADED, 200, GS_ERR_THREAD, "watchdog: device 1 waited", "device 0 never arrived");
+    expect_error(text, 2, GS_RUNTIME_LOCKSTEP, 200, GS_ERR_THREAD, "watchdog: device 1 waited", "device 0 never arrived");
 }
 
 /* An allocator that fails the n-th allocation from the moment it is armed (counted over all threads). */
