@@ -3,6 +3,7 @@
 #   make test        compile tests + the test suite (the last line is "N passed, N failed")
 #   make sanitize    the test suite (and the CLI it drives) under ASan + UBSan
 #   make valgrind    the test suite (and the CLI it drives) under valgrind
+#   make tsan        ThreadSanitizer over the runtime tests (every test whose name contains "runtime")
 #   make examples    build and run every examples/*.c, one cc command each
 #   make bench       benchmarks (-O3 -march=native); they never gate CI
 # Variables: CC, CXX, CFLAGS (default -O2 -g), WERROR (default -Werror; `make WERROR=` to relax).
@@ -20,14 +21,15 @@ SRC_FILES  := $(wildcard src/*.c src/*.h src/*.txt)
 TEST_SRCS  := $(wildcard tests/*.c)
 TEST_OBJS  := $(patsubst tests/%.c,$(BUILD)/obj/%.o,$(TEST_SRCS))
 EXAMPLES   := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
-BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+# bench/mpi_baseline.c needs mpicc: bench/run_mpi_baseline.sh builds and runs it
+BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out bench/mpi_baseline.c,$(wildcard bench/*.c)))
 
 # bench_dot compares against OpenBLAS when its header and library are installed (libopenblas-dev)
 CBLAS_H    := $(firstword $(wildcard /usr/include/*/cblas.h /usr/include/cblas.h))
 OPENBLAS   := $(firstword $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so /usr/lib64/libopenblas.so))
 CBLAS_FLAGS := $(if $(and $(CBLAS_H),$(OPENBLAS)),-DHAVE_CBLAS -lopenblas)
 
-.PHONY: all test demo sanitize valgrind bench examples compile-tests test-gemm clean amalgamate \
+.PHONY: all test demo sanitize valgrind tsan bench examples compile-tests test-gemm clean amalgamate \
         check-amalgamation stbds
 
 all: $(BUILD)/gshard $(BUILD)/gshard_tests
@@ -90,11 +92,20 @@ $(BUILD)/asan/gshard: gshard.h tools/gshard.c | stbds
 sanitize: $(BUILD)/asan/gshard_tests $(BUILD)/asan/gshard
 	GST_GSHARD=$(BUILD)/asan/gshard UBSAN_OPTIONS=print_stacktrace=1 ./$(BUILD)/asan/gshard_tests
 
-VALGRIND := valgrind -q --leak-check=full --show-leak-kinds=definite,indirect,possible \
+VALGRIND := valgrind -q --max-threads=1100 --leak-check=full --show-leak-kinds=definite,indirect,possible \
             --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=3
 valgrind: $(BUILD)/gshard_tests $(BUILD)/gshard
 	@command -v valgrind >/dev/null 2>&1 || { echo "make valgrind needs valgrind: sudo apt-get install valgrind" >&2; exit 1; }
 	GST_CLI_WRAPPER="$(VALGRIND)" $(VALGRIND) ./$(BUILD)/gshard_tests
+
+# ---- ThreadSanitizer: the runtime's threads, barriers and collectives ----
+TSANFLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+$(BUILD)/tsan/gshard_tests: gshard.h $(TEST_SRCS) tests/test.h | stbds
+	@mkdir -p $(BUILD)/tsan
+	$(CC) $(WARN) $(TSANFLAGS) -o $@ $(TEST_SRCS) $(LDLIBS)
+
+tsan: $(BUILD)/tsan/gshard_tests
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./$(BUILD)/tsan/gshard_tests runtime
 
 # the standalone GEMM check (randomised shapes against a naive loop)
 test-gemm: gshard.h | stbds

@@ -42,7 +42,8 @@
        GSHARD_NO_STB_DS_IMPLEMENTATION  do not emit stb_ds's implementation (you compile it elsewhere, or
                                         link Debian's -lstb)
        GSHARD_STB_DS_PATH               "path/to/stb_ds.h", when it is in none of the usual places
-       GSHARD_NO_THREADS                (runtime) run all devices in lockstep in the calling thread
+       GSHARD_NO_THREADS                the SPMD runtime runs every device in lockstep in the calling thread
+                                        (no pthreads, no -lpthread)
        GS_MAX_RANK                      highest tensor rank (default 8); same value in every TU
 
    stb_ds: the implementation uses Sean Barrett's stb_ds.h (public domain / MIT). It is looked for as
@@ -56,7 +57,9 @@
    gs_ctx_destroy. Tensor data is the caller's: inputs are read, outputs are written to caller buffers.
    Errors: builders record the first failure in the context (gs_ctx_error / gs_ctx_error_msg) and return
    NULL; functions that do real work return a gs_result. Nothing aborts or exits on bad input.
-   Threads: a gs_ctx is used by one thread at a time; different contexts may be used in parallel.
+   Threads: a gs_ctx is used by one thread at a time; different contexts may be used in parallel. A gs_runtime
+   (the SPMD runtime) runs one program at a time on its own worker threads, calling the context's allocator
+   from all of them (the allocator must then be thread-safe; the default is).
 
    Version history:
        0.1.0  IR, HLO text, reference interpreter, command-line driver; shardings (XLA syntax, iota device

@@ -2420,6 +2420,7 @@ GS__FN bool gs__build_comp(gs__parser *P, int ci) {
     comp->state = 1;
     comp->graph = gs_graph_new(P->ctx, comp->name);
     if (!comp->graph) return gs__builder_failed(P, &comp->at);
+    comp->graph->num_partitions = P->num_partitions;   /* "{}" replica groups mean all of them, in every graph */
     for (i = comp->first_inst; i < comp->first_inst + comp->n_inst; i++) {
         const gs__pinst *in = &P->insts[i];
         for (k = 0; k < in->n_ops; k++) {

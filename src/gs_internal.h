@@ -272,14 +272,38 @@ struct gs__exec {
     int64_t partition_id, num_partitions;
     /* Collectives. NULL: single-partition semantics (groups must only contain partition 0).
        Otherwise called for every collective instruction with its operand; it fills out (already allocated,
-       shape v->shape). */
+       shape v->shape) and returns GS_OK, or returns GS__PENDING to have a stepped evaluation (gs__ev_step)
+       pause there until out has been filled. */
     gs_result (*collective)(gs__exec *ex, const gs_value *v, const gs__buf *in, gs__buf *out);
     void *user;
+    /* Accounting, updated by the evaluator: storage bytes (gs_shape_bytes, bf16 = 2) of the value buffers it
+       allocated and has not freed yet, and their high-water mark. Parameter buffers are the caller's and are
+       not counted; results handed to the caller stay counted; kernel scratch space is not counted. */
+    int64_t live_bytes, peak_bytes;
 };
+/* A collective hook's answer: "the result will be filled in before the evaluation resumes". */
+#define GS__PENDING ((gs_result)1)
 GS__FN size_t gs__compute_size(gs_dtype t);   /* bytes per element in compute format */
 /* Evaluates g: params[i] are parameter i's buffers (compute format, not modified); results receives
    gs_graph_num_outputs(g) buffers allocated with gs__malloc that the caller frees with gs__free. */
 GS__FN gs_result gs__eval_graph(gs__exec *ex, gs_graph *g, const gs__buf *params, gs__buf *results);
+
+/* The same evaluation, one step at a time (gs__eval_graph is a loop over gs__ev_step). A step runs one
+   instruction of the innermost graph being evaluated, or one transition of a while loop. The state of a
+   paused or unfinished evaluation lives in the gs__ev, so many evaluations (one per device) can advance in
+   turn in one thread. */
+typedef struct gs__ev gs__ev;
+enum { GS__EV_RAN = 0, GS__EV_DONE = 1, GS__EV_PAUSED = 2 };
+GS__FN gs_result gs__ev_new(gs__exec *ex, gs_graph *g, const gs__buf *params, gs__buf *results, gs__ev **out);
+/* *status: GS__EV_RAN (more to do), GS__EV_DONE (results filled) or GS__EV_PAUSED (the collective hook
+   answered GS__PENDING: fill its out buffer, then step again to go on). An error ends the evaluation. */
+GS__FN gs_result gs__ev_step(gs__ev *ev, int *status);
+/* Where the evaluation is: the while loops it is inside, outermost first (up to cap of them; returns how
+   many there are), each with the number of body iterations completed so far. */
+GS__FN int gs__ev_loops(const gs__ev *ev, const gs_value **whiles, int64_t *iters, int cap);
+/* The instruction the evaluation is at (the paused collective when paused), or NULL when done. */
+GS__FN const gs_value *gs__ev_current(const gs__ev *ev);
+GS__FN void gs__ev_free(gs__ev *ev);   /* frees everything the evaluation still holds */
 
 /* Windowed kernels (gs_interp_window.c), called by the evaluator with `out` already allocated (v->shape).
    in/kernel/init are compute-format buffers of v's operands. */

@@ -297,6 +297,13 @@ GS__FN gs__buf *gs__ip_opbuf(gs__ip_st *st, const gs_value *v, int k) {
     return &st->slots[st->first[v->operands[k]->id]].buf;
 }
 
+/* Accounting of value buffers (gs__exec.live_bytes / peak_bytes), in storage bytes. */
+GS__FN void gs__ip_count(gs__exec *ex, const gs_shape *s, int sign) {
+    int64_t b = (int64_t)gs_shape_bytes(s);
+    ex->live_bytes += sign > 0 ? b : -b;
+    if (ex->live_bytes > ex->peak_bytes) ex->peak_bytes = ex->live_bytes;
+}
+
 /* Allocates a fresh buffer for slot j of v. */
 GS__FN gs__buf *gs__ip_new_out(gs__ip_st *st, const gs_value *v, int j) {
     int64_t s = st->first[v->id] + j;
@@ -315,6 +322,7 @@ GS__FN gs__buf *gs__ip_new_out(gs__ip_st *st, const gs_value *v, int j) {
     st->slots[s].blk = s;
     st->refs[s] = 1;
     st->bstate[s] = GS__IP_BLK_OWNED;
+    gs__ip_count(st->ex, shape, 1);
     return &st->slots[s].buf;
 }
 
@@ -345,6 +353,7 @@ GS__FN void gs__ip_release(gs__ip_st *st, const gs_value *v) {
         if (b < 0) continue;
         sl->blk = -1;
         if (--st->refs[b] == 0 && st->bstate[b] == GS__IP_BLK_OWNED) {
+            gs__ip_count(st->ex, &st->slots[b].buf.shape, -1);
             gs__free(st->ctx, st->slots[b].buf.data);
             st->bstate[b] = GS__IP_BLK_GONE;
         }
@@ -1643,6 +1652,7 @@ GS__FN gs_result gs__ip_eval_collective(gs__ip_st *st, const gs_value *v) {
         out = gs__ip_new_out(st, v, 0);
         if (!out) return GS_ERR_OUT_OF_MEMORY;
         r = st->ex->collective(st->ex, v, x, out);
+        if (r == GS__PENDING) return r;   /* the stepper pauses here */
         if (r && st->ctx->err == GS_OK)
             gs__err(st->ctx, r, "%s %s: the collective failed", gs_op_name(v->op), v->name);
         return r;
@@ -1660,70 +1670,6 @@ GS__FN gs_result gs__ip_eval_collective(gs__ip_st *st, const gs_value *v) {
     if (!out) return GS_ERR_OUT_OF_MEMORY;
     memset(out->data, 0, (size_t)gs__numel(&out->shape) * gs__compute_size(out->shape.dtype));
     return GS_OK;
-}
-
-/* ---------------------------------------------------------------------------------------------------------
-   While
-   ------------------------------------------------------------------------------------------------------- */
-GS__FN void gs__ip_free_bufs(gs_ctx *ctx, gs__buf *b, int n) {
-    int i;
-    for (i = 0; i < n; i++) {
-        gs__free(ctx, b[i].data);
-        b[i].data = NULL;
-    }
-}
-
-GS__FN gs_result gs__ip_eval_while(gs__ip_st *st, const gs_value *v) {
-    gs_ctx *ctx = st->ctx;
-    const gs_value *init = v->operands[0];
-    int j, n = gs__ip_nslots(v);
-    gs__buf *cur, *next, pred;
-    bool owned = false;
-    gs_result r = GS_OK;
-    if (!v->cond || !v->body || gs__ip_nslots(init) != n)
-        return gs__err(ctx, GS_ERR_SHAPE, "while %s: missing condition or body", v->name);
-    if (stbds_arrlen(v->cond->params) != 1 || stbds_arrlen(v->body->params) != 1)
-        return gs__err(ctx, GS_ERR_SHAPE, "while %s: condition and body take exactly one parameter", v->name);
-    cur = (gs__buf *)gs__malloc(ctx, (size_t)(2 * n + 1) * sizeof(gs__buf));
-    if (!cur) return GS_ERR_OUT_OF_MEMORY;
-    next = cur + n;
-    for (j = 0; j < n; j++) cur[j] = st->slots[st->first[init->id] + j].buf;
-    for (;;) {
-        uint8_t go;
-        pred.data = NULL;
-        r = gs__eval_graph(st->ex, v->cond, cur, &pred);
-        if (r) break;
-        go = (pred.shape.dtype == GS_PRED && gs__numel(&pred.shape) == 1) ? ((uint8_t *)pred.data)[0] : 2;
-        gs__free(ctx, pred.data);
-        if (go == 2) {
-            r = gs__err(ctx, GS_ERR_SHAPE, "while %s: the condition must return pred[]", v->name);
-            break;
-        }
-        if (!go) break;
-        for (j = 0; j < n; j++) next[j].data = NULL;
-        r = gs__eval_graph(st->ex, v->body, cur, next);
-        if (r) break;
-        for (j = 0; j < n; j++) {
-            if (!gs_shape_equal(&next[j].shape, gs__ip_slot_shape(v, j))) {
-                r = gs__err(ctx, GS_ERR_SHAPE, "while %s: the body changes the state shape", v->name);
-                break;
-            }
-        }
-        if (owned) gs__ip_free_bufs(ctx, cur, n);
-        for (j = 0; j < n; j++) cur[j] = next[j];
-        owned = true;
-        if (r) break;
-    }
-    if (r) {
-        if (owned) gs__ip_free_bufs(ctx, cur, n);
-    } else {
-        for (j = 0; j < n; j++) {
-            if (owned) gs__ip_adopt(st, v, j, cur[j].data);
-            else gs__ip_alias(st, v, j, st->first[init->id] + j);
-        }
-    }
-    gs__free(ctx, cur);
-    return r;
 }
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -1789,8 +1735,8 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
     case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE:
         return gs__ip_eval_collective(st, v);
-    case GS_OP_WHILE:
-        return gs__ip_eval_while(st, v);
+    case GS_OP_WHILE:   /* the stepper runs loops (gs__ev_loop_start) */
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: evaluated outside the stepper", v->name);
     case GS_OP_SORT: case GS_OP_TOPK: {
         /* tuple-valued kernels */
         gs__buf *outs[64];
@@ -1891,14 +1837,18 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
 }
 
 /* ---------------------------------------------------------------------------------------------------------
-   Graphs
+   Graphs: the state of one graph's evaluation (slots, liveness), and how its results are handed over
    ------------------------------------------------------------------------------------------------------- */
 GS__FN void gs__ip_st_free(gs__ip_st *st) {
     int64_t s;
     gs_ctx *ctx = st->ctx;
+    if (!ctx) return;
     if (st->bstate)
         for (s = 0; s < st->n_slots; s++)
-            if (st->bstate[s] == GS__IP_BLK_OWNED) gs__free(ctx, st->slots[s].buf.data);
+            if (st->bstate[s] == GS__IP_BLK_OWNED) {
+                gs__ip_count(st->ex, &st->slots[s].buf.shape, -1);
+                gs__free(ctx, st->slots[s].buf.data);
+            }
     gs__free(ctx, st->first);
     gs__free(ctx, st->last_use);
     gs__free(ctx, st->live);
@@ -1906,44 +1856,43 @@ GS__FN void gs__ip_st_free(gs__ip_st *st) {
     gs__free(ctx, st->refs);
     gs__free(ctx, st->bstate);
     gs__free(ctx, st->param_first);
+    memset(st, 0, sizeof *st);
 }
 
-GS__FN gs_result gs__eval_graph(gs__exec *ex, gs_graph *g, const gs__buf *params, gs__buf *results) {
-    gs__ip_st st;
-    gs_ctx *ctx;
+/* Sets up the evaluation of g: slots, what the root depends on, where each value is read for the last time.
+   On failure st holds nothing (it is freed). */
+GS__FN gs_result gs__ip_st_init(gs__ip_st *st, gs__exec *ex, gs_graph *g, const gs__buf *params) {
+    gs_ctx *ctx = ex->ctx;
     gs_value *root;
-    int i, k, n, n_out;
+    int i, k, n;
     int64_t s, total = 0;
-    uint8_t *took;
     gs_result r = GS_OK;
-    if (!ex || !ex->ctx) return GS_ERR_INVALID_ARG;
-    ctx = ex->ctx;
+    memset(st, 0, sizeof *st);
     if (!g) return gs__err(ctx, GS_ERR_INVALID_ARG, "eval: no graph");
     root = g->root;
     if (!root || root->graph != g) return gs__err(ctx, GS_ERR_INVALID_ARG, "eval %s: the graph has no root", g->name);
-    memset(&st, 0, sizeof st);
-    st.ex = ex;
-    st.ctx = ctx;
-    st.g = g;
-    st.params = params;
+    st->ex = ex;
+    st->ctx = ctx;
+    st->g = g;
+    st->params = params;
     n = (int)stbds_arrlen(g->values);
-    st.n_values = n;
-    st.n_params = (int)stbds_arrlen(g->params);
-    st.first = (int64_t *)gs__malloc(ctx, (size_t)(n + 1) * sizeof(int64_t));
-    st.last_use = (int *)gs__malloc(ctx, (size_t)(n + 1) * sizeof(int));
-    st.live = (uint8_t *)gs__malloc(ctx, (size_t)(n + 1));
-    st.param_first = (int64_t *)gs__malloc(ctx, (size_t)(st.n_params + 1) * sizeof(int64_t));
-    if (!st.first || !st.last_use || !st.live || !st.param_first) {
+    st->n_values = n;
+    st->n_params = (int)stbds_arrlen(g->params);
+    st->first = (int64_t *)gs__malloc(ctx, (size_t)(n + 1) * sizeof(int64_t));
+    st->last_use = (int *)gs__malloc(ctx, (size_t)(n + 1) * sizeof(int));
+    st->live = (uint8_t *)gs__malloc(ctx, (size_t)(n + 1));
+    st->param_first = (int64_t *)gs__malloc(ctx, (size_t)(st->n_params + 1) * sizeof(int64_t));
+    if (!st->first || !st->last_use || !st->live || !st->param_first) {
         r = GS_ERR_OUT_OF_MEMORY;
         goto fail;
     }
-    for (i = 0; i < st.n_params; i++) {
+    for (i = 0; i < st->n_params; i++) {
         const gs_value *p = g->params[i];
         if (!p) {
             r = gs__err(ctx, GS_ERR_INVALID_ARG, "eval %s: parameter %d is missing", g->name, i);
             goto fail;
         }
-        st.param_first[i] = total;
+        st->param_first[i] = total;
         total += gs__ip_nslots(p);
     }
     if (total > 0 && !params) {
@@ -1957,31 +1906,31 @@ GS__FN gs_result gs__eval_graph(gs__exec *ex, gs_graph *g, const gs__buf *params
             r = gs__err(ctx, GS_ERR_INVALID_ARG, "eval %s: instruction %d is out of place", g->name, i);
             goto fail;
         }
-        st.first[i] = total;
+        st->first[i] = total;
         total += gs__ip_nslots(v);
-        st.live[i] = 0;
-        st.last_use[i] = -1;
+        st->live[i] = 0;
+        st->last_use[i] = -1;
     }
-    st.first[n] = total;
-    st.n_slots = total;
-    st.slots = (gs__ip_slot *)gs__malloc(ctx, (size_t)(total + 1) * sizeof(gs__ip_slot));
-    st.refs = (int *)gs__malloc(ctx, (size_t)(total + 1) * sizeof(int));
-    st.bstate = (uint8_t *)gs__malloc(ctx, (size_t)(total + 1));
-    if (!st.slots || !st.refs || !st.bstate) {
+    st->first[n] = total;
+    st->n_slots = total;
+    st->slots = (gs__ip_slot *)gs__malloc(ctx, (size_t)(total + 1) * sizeof(gs__ip_slot));
+    st->refs = (int *)gs__malloc(ctx, (size_t)(total + 1) * sizeof(int));
+    st->bstate = (uint8_t *)gs__malloc(ctx, (size_t)(total + 1));
+    if (!st->slots || !st->refs || !st->bstate) {
+        if (st->bstate) memset(st->bstate, GS__IP_BLK_NONE, (size_t)(total + 1));   /* gs__ip_st_free reads it */
         r = GS_ERR_OUT_OF_MEMORY;
         goto fail;
     }
     for (s = 0; s < total; s++) {
-        memset(&st.slots[s], 0, sizeof st.slots[s]);
-        st.slots[s].blk = -1;
-        st.refs[s] = 0;
-        st.bstate[s] = GS__IP_BLK_NONE;
+        memset(&st->slots[s], 0, sizeof st->slots[s]);
+        st->slots[s].blk = -1;
+        st->refs[s] = 0;
+        st->bstate[s] = GS__IP_BLK_NONE;
     }
-    /* liveness: what the root depends on, and where each value is read for the last time */
-    st.live[root->id] = 1;
+    st->live[root->id] = 1;
     for (i = n - 1; i >= 0; i--) {
         gs_value *v = g->values[i];
-        if (!st.live[i]) continue;
+        if (!st->live[i]) continue;
         for (k = 0; k < v->n_operands; k++) {
             const gs_value *o = v->operands[k];
             if (!o || o->graph != g || o->id >= i) {
@@ -1989,74 +1938,339 @@ GS__FN gs_result gs__eval_graph(gs__exec *ex, gs_graph *g, const gs__buf *params
                             v->name);
                 goto fail;
             }
-            st.live[o->id] = 1;
+            st->live[o->id] = 1;
         }
     }
     for (i = 0; i < n; i++) {
         gs_value *v = g->values[i];
-        if (!st.live[i]) continue;
-        for (k = 0; k < v->n_operands; k++) st.last_use[v->operands[k]->id] = i;
+        if (!st->live[i]) continue;
+        for (k = 0; k < v->n_operands; k++) st->last_use[v->operands[k]->id] = i;
     }
-    st.last_use[root->id] = INT_MAX;
+    st->last_use[root->id] = INT_MAX;
+    return GS_OK;
+fail:
+    gs__ip_st_free(st);
+    return r;
+}
 
-    for (i = 0; i < n; i++) {
-        gs_value *v = g->values[i];
-        if (!st.live[i]) continue;
-        r = gs__ip_eval_value(&st, v);
-        if (r) {
-            if (ctx->err == GS_OK) gs__err(ctx, r, "%s %s: evaluation failed", gs_op_name(v->op), v->name);
-            goto fail;
-        }
-        for (k = 0; k < v->n_operands; k++) {
-            const gs_value *o = v->operands[k];
-            if (st.last_use[o->id] == i) {
-                gs__ip_release(&st, o);
-                st.last_use[o->id] = -2;   /* released (an operand may appear twice) */
-            }
+/* Releases the operands of instruction i whose last reader it is. */
+GS__FN void gs__ip_after(gs__ip_st *st, int i) {
+    const gs_value *v = st->g->values[i];
+    int k;
+    for (k = 0; k < v->n_operands; k++) {
+        const gs_value *o = v->operands[k];
+        if (st->last_use[o->id] == i) {
+            gs__ip_release(st, o);
+            st->last_use[o->id] = -2;   /* released (an operand may appear twice) */
         }
     }
+}
 
-    /* results: hand over the root's buffers; a buffer that is not ours (a parameter) or that an earlier result
-       already took is copied. Copies are made first so that a failure leaves nothing half handed over. */
-    n_out = gs__ip_nslots(root);
-    took = (uint8_t *)gs__malloc(ctx, (size_t)n_out + 1);
-    if (!took) {
-        r = GS_ERR_OUT_OF_MEMORY;
-        goto fail;
-    }
+/* Hands the root's buffers over to results: a buffer that is not ours (a parameter) or that an earlier result
+   already took is copied. Copies are made first so that a failure leaves nothing half handed over. */
+GS__FN gs_result gs__ip_finish(gs__ip_st *st, gs__buf *results) {
+    gs_ctx *ctx = st->ctx;
+    const gs_value *root = st->g->root;
+    int k, n_out = gs__ip_nslots(root);
+    uint8_t *took = (uint8_t *)gs__malloc(ctx, (size_t)n_out + 1);
+    gs_result r = GS_OK;
+    if (!took) return GS_ERR_OUT_OF_MEMORY;
     for (k = 0; k < n_out; k++) {
-        gs__ip_slot *sl = &st.slots[st.first[root->id] + k];
+        gs__ip_slot *sl = &st->slots[st->first[root->id] + k];
         int64_t b = sl->blk;
         results[k].shape = sl->buf.shape;
         results[k].data = NULL;
         took[k] = 0;
-        if (b >= 0 && st.bstate[b] == GS__IP_BLK_OWNED) {
-            st.bstate[b] = GS__IP_BLK_TAKEN;
+        if (b >= 0 && st->bstate[b] == GS__IP_BLK_OWNED) {
+            st->bstate[b] = GS__IP_BLK_TAKEN;
             took[k] = 1;
         }
     }
     for (k = 0; k < n_out && r == GS_OK; k++) {
-        gs__ip_slot *sl = &st.slots[st.first[root->id] + k];
+        gs__ip_slot *sl = &st->slots[st->first[root->id] + k];
         size_t bytes = (size_t)gs__numel(&sl->buf.shape) * gs__compute_size(sl->buf.shape.dtype);
         if (took[k]) continue;
         results[k].data = gs__malloc(ctx, bytes);
-        if (!results[k].data) r = GS_ERR_OUT_OF_MEMORY;
-        else if (bytes) memcpy(results[k].data, sl->buf.data, bytes);
+        if (!results[k].data) {
+            r = GS_ERR_OUT_OF_MEMORY;
+        } else {
+            gs__ip_count(st->ex, &sl->buf.shape, 1);
+            if (bytes) memcpy(results[k].data, sl->buf.data, bytes);
+        }
     }
     for (k = 0; k < n_out; k++) {
-        gs__ip_slot *sl = &st.slots[st.first[root->id] + k];
+        gs__ip_slot *sl = &st->slots[st->first[root->id] + k];
         if (r) {
-            if (!took[k]) gs__free(ctx, results[k].data);
-            else st.bstate[sl->blk] = GS__IP_BLK_OWNED;   /* freed by gs__ip_st_free */
+            if (!took[k] && results[k].data) {
+                gs__ip_count(st->ex, &sl->buf.shape, -1);
+                gs__free(ctx, results[k].data);
+            } else if (took[k]) {
+                st->bstate[sl->blk] = GS__IP_BLK_OWNED;   /* freed by gs__ip_st_free */
+            }
             results[k].data = NULL;
         } else if (took[k]) {
             results[k].data = sl->buf.data;
-            st.bstate[sl->blk] = GS__IP_BLK_GONE;
+            st->bstate[sl->blk] = GS__IP_BLK_GONE;
         }
     }
     gs__free(ctx, took);
-fail:
-    gs__ip_st_free(&st);
+    return r;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   The stepper. A stack of frames, one per graph being evaluated: the entry graph at the bottom, then the
+   condition or body of the while loop its current instruction runs, and so on. A frame whose current
+   instruction is a while holds the loop state: the current state buffers, the next state (the body's
+   results) and the condition's predicate.
+   ------------------------------------------------------------------------------------------------------- */
+#define GS__EV_MAX_DEPTH 129  /* frames: the entry graph and up to 128 nested loops (HLO text allows 64) */
+
+enum { GS__EV_LOOP_NONE = 0, GS__EV_LOOP_COND, GS__EV_LOOP_BODY };
+
+typedef struct gs__ev_frame {
+    gs__ip_st st;
+    int pc;                   /* the current instruction */
+    bool paused;              /* pc is a collective waiting for its result */
+    gs__buf *results;         /* where this graph's results go */
+    int loop;                 /* GS__EV_LOOP_*: pc is a while loop whose condition or body runs above */
+    int n_state;              /* loop state buffers */
+    gs__buf *state;           /* 2 * n_state + 1: current state, next state, predicate */
+    bool owned;               /* the current state buffers belong to the loop (else: the init operand's) */
+    int64_t iter;             /* completed body iterations */
+} gs__ev_frame;
+
+struct gs__ev {
+    gs__exec *ex;
+    gs__ev_frame *frames;     /* cap entries, depth used; the array grows (frames hold no pointers into it) */
+    int depth, cap;
+};
+
+GS__FN void gs__ev_free_state(gs__exec *ex, gs__ev_frame *f) {
+    int j;
+    if (!f->state) return;
+    if (f->owned)
+        for (j = 0; j < f->n_state; j++) {
+            if (f->state[j].data) gs__ip_count(ex, &f->state[j].shape, -1);
+            gs__free(ex->ctx, f->state[j].data);
+        }
+    gs__free(ex->ctx, f->state);
+    f->state = NULL;
+    f->loop = GS__EV_LOOP_NONE;
+    f->owned = false;
+}
+
+GS__FN void gs__ev_free(gs__ev *ev) {
+    gs_ctx *ctx;
+    if (!ev) return;
+    ctx = ev->ex->ctx;
+    while (ev->depth > 0) {
+        gs__ev_frame *f = &ev->frames[--ev->depth];
+        gs__ip_st_free(&f->st);
+        gs__ev_free_state(ev->ex, f);
+    }
+    gs__free(ctx, ev->frames);
+    gs__free(ctx, ev);
+}
+
+/* Pushes a frame evaluating g on params, its results going to results. */
+GS__FN gs_result gs__ev_push(gs__ev *ev, gs_graph *g, const gs__buf *params, gs__buf *results) {
+    gs__ev_frame *f;
+    gs_result r;
+    if (ev->depth >= GS__EV_MAX_DEPTH)
+        return gs__err(ev->ex->ctx, GS_ERR_UNSUPPORTED, "eval %s: while loops nested more than %d deep",
+                       g ? g->name : "?", GS__EV_MAX_DEPTH - 1);
+    if (ev->depth == ev->cap) {
+        int cap = ev->cap ? 2 * ev->cap : 4;
+        gs__ev_frame *nf = (gs__ev_frame *)gs__malloc(ev->ex->ctx, sizeof(gs__ev_frame) * (size_t)cap);
+        if (!nf) return GS_ERR_OUT_OF_MEMORY;
+        if (ev->depth) memcpy(nf, ev->frames, sizeof(gs__ev_frame) * (size_t)ev->depth);
+        gs__free(ev->ex->ctx, ev->frames);
+        ev->frames = nf;
+        ev->cap = cap;
+    }
+    f = &ev->frames[ev->depth];
+    memset(f, 0, sizeof *f);
+    r = gs__ip_st_init(&f->st, ev->ex, g, params);
+    if (r) return r;
+    f->results = results;
+    ev->depth++;
+    return GS_OK;
+}
+
+GS__FN gs_result gs__ev_new(gs__exec *ex, gs_graph *g, const gs__buf *params, gs__buf *results, gs__ev **out) {
+    gs__ev *ev;
+    gs_result r;
+    *out = NULL;
+    if (!ex || !ex->ctx) return GS_ERR_INVALID_ARG;
+    ev = (gs__ev *)gs__malloc(ex->ctx, sizeof *ev);
+    if (!ev) return GS_ERR_OUT_OF_MEMORY;
+    memset(ev, 0, sizeof *ev);
+    ev->ex = ex;
+    r = gs__ev_push(ev, g, params, results);
+    if (r) {
+        gs__ev_free(ev);
+        return r;
+    }
+    *out = ev;
+    return GS_OK;
+}
+
+/* The instruction at f's pc is complete: release what it was the last reader of, move on. */
+GS__FN gs_result gs__ev_next(gs__ev_frame *f) {
+    gs__ip_after(&f->st, f->pc);
+    f->pc++;
+    return GS_OK;
+}
+
+/* Starts the while loop v at the top frame: the state is init's buffers; the condition runs first. */
+GS__FN gs_result gs__ev_loop_start(gs__ev *ev, gs__ev_frame *f, const gs_value *v) {
+    gs_ctx *ctx = ev->ex->ctx;
+    const gs_value *init = v->operands[0];
+    int j, n = gs__ip_nslots(v);
+    if (!v->cond || !v->body || gs__ip_nslots(init) != n)
+        return gs__err(ctx, GS_ERR_SHAPE, "while %s: missing condition or body", v->name);
+    if (stbds_arrlen(v->cond->params) != 1 || stbds_arrlen(v->body->params) != 1)
+        return gs__err(ctx, GS_ERR_SHAPE, "while %s: condition and body take exactly one parameter", v->name);
+    f->state = (gs__buf *)gs__malloc(ctx, (size_t)(2 * n + 1) * sizeof(gs__buf));
+    if (!f->state) return GS_ERR_OUT_OF_MEMORY;
+    memset(f->state, 0, (size_t)(2 * n + 1) * sizeof(gs__buf));
+    f->n_state = n;
+    for (j = 0; j < n; j++) f->state[j] = f->st.slots[f->st.first[init->id] + j].buf;
+    f->owned = false;
+    f->iter = 0;
+    f->loop = GS__EV_LOOP_COND;
+    return gs__ev_push(ev, v->cond, f->state, f->state + 2 * n);
+}
+
+/* The condition or body of the loop at frame fi has finished: decide what runs next. */
+GS__FN gs_result gs__ev_loop_next(gs__ev *ev, int fi) {
+    gs__ev_frame *f = &ev->frames[fi];
+    gs__exec *ex = ev->ex;
+    gs_ctx *ctx = ex->ctx;
+    const gs_value *v = f->st.g->values[f->pc];
+    int j, n = f->n_state;
+    gs__buf *cur = f->state, *next = f->state + n, *pred = f->state + 2 * n;
+    if (f->loop == GS__EV_LOOP_COND) {
+        uint8_t go = (pred->shape.dtype == GS_PRED && gs__numel(&pred->shape) == 1) ? ((uint8_t *)pred->data)[0] : 2;
+        gs__ip_count(ex, &pred->shape, -1);
+        gs__free(ctx, pred->data);
+        pred->data = NULL;
+        if (go == 2) return gs__err(ctx, GS_ERR_SHAPE, "while %s: the condition must return pred[]", v->name);
+        if (go) {
+            for (j = 0; j < n; j++) next[j].data = NULL;
+            f->loop = GS__EV_LOOP_BODY;
+            return gs__ev_push(ev, v->body, cur, next);
+        }
+        /* the loop is over: its value is the current state */
+        for (j = 0; j < n; j++) {
+            if (f->owned) gs__ip_adopt(&f->st, v, j, cur[j].data);
+            else gs__ip_alias(&f->st, v, j, f->st.first[v->operands[0]->id] + j);
+        }
+        f->owned = false;   /* the buffers belong to the while's slots now */
+        gs__ev_free_state(ex, f);
+        return gs__ev_next(f);
+    }
+    for (j = 0; j < n; j++) {
+        if (!gs_shape_equal(&next[j].shape, gs__ip_slot_shape(v, j))) {
+            for (j = 0; j < n; j++) {
+                gs__ip_count(ex, &next[j].shape, -1);
+                gs__free(ctx, next[j].data);
+                next[j].data = NULL;
+            }
+            return gs__err(ctx, GS_ERR_SHAPE, "while %s: the body changes the state shape", v->name);
+        }
+    }
+    if (f->owned)
+        for (j = 0; j < n; j++) {
+            gs__ip_count(ex, &cur[j].shape, -1);
+            gs__free(ctx, cur[j].data);
+        }
+    for (j = 0; j < n; j++) {
+        cur[j] = next[j];
+        next[j].data = NULL;
+    }
+    f->owned = true;
+    f->iter++;
+    f->loop = GS__EV_LOOP_COND;
+    return gs__ev_push(ev, v->cond, cur, pred);
+}
+
+GS__FN gs_result gs__ev_step(gs__ev *ev, int *status) {
+    gs__ev_frame *f;
+    gs__ip_st *st;
+    gs_value *v;
+    gs_ctx *ctx = ev->ex->ctx;
+    gs_result r;
+    *status = GS__EV_RAN;
+    if (ev->depth == 0) {
+        *status = GS__EV_DONE;
+        return GS_OK;
+    }
+    f = &ev->frames[ev->depth - 1];
+    st = &f->st;
+    if (f->paused) {   /* the collective's result has been filled in */
+        f->paused = false;
+        return gs__ev_next(f);
+    }
+    while (f->pc < st->n_values && !st->live[f->pc]) f->pc++;   /* the root does not need it */
+    if (f->pc == st->n_values) {
+        r = gs__ip_finish(st, f->results);
+        gs__ip_st_free(st);
+        ev->depth--;
+        if (r) return r;
+        if (ev->depth == 0) {
+            *status = GS__EV_DONE;
+            return GS_OK;
+        }
+        return gs__ev_loop_next(ev, ev->depth - 1);
+    }
+    v = st->g->values[f->pc];
+    if (v->op == GS_OP_WHILE) {
+        if (v->n_operands != 1 || !v->operands[0])
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: needs one operand", v->name);
+        r = gs__ev_loop_start(ev, f, v);
+    } else {
+        r = gs__ip_eval_value(st, v);
+        if (r == GS__PENDING) {
+            f->paused = true;
+            *status = GS__EV_PAUSED;
+            return GS_OK;
+        }
+        if (!r) return gs__ev_next(f);
+    }
+    if (r && ctx->err == GS_OK) gs__err(ctx, r, "%s %s: evaluation failed", gs_op_name(v->op), v->name);
+    return r;
+}
+
+GS__FN int gs__ev_loops(const gs__ev *ev, const gs_value **whiles, int64_t *iters, int cap) {
+    int i, n = 0;
+    for (i = 0; i < ev->depth; i++) {
+        const gs__ev_frame *f = &ev->frames[i];
+        if (f->loop == GS__EV_LOOP_NONE) continue;
+        if (n < cap) {
+            whiles[n] = f->st.g->values[f->pc];
+            iters[n] = f->iter;
+        }
+        n++;
+    }
+    return n;
+}
+
+GS__FN const gs_value *gs__ev_current(const gs__ev *ev) {
+    const gs__ev_frame *f;
+    if (!ev || ev->depth == 0) return NULL;
+    f = &ev->frames[ev->depth - 1];
+    return f->pc < f->st.n_values ? f->st.g->values[f->pc] : NULL;
+}
+
+GS__FN gs_result gs__eval_graph(gs__exec *ex, gs_graph *g, const gs__buf *params, gs__buf *results) {
+    gs__ev *ev = NULL;
+    int status = GS__EV_RAN;
+    gs_result r = gs__ev_new(ex, g, params, results, &ev);
+    while (r == GS_OK && status == GS__EV_RAN) r = gs__ev_step(ev, &status);
+    if (r == GS_OK && status == GS__EV_PAUSED)
+        r = gs__err(ex->ctx, GS_ERR_INVALID_ARG, "eval: a collective hook answered 'pending' to a whole-graph evaluation");
+    gs__ev_free(ev);
     return r;
 }
 

@@ -481,16 +481,17 @@ GS__FN gs_result gs__groups_expand(gs_ctx *ctx, const gs_replica_groups *rg, int
     }
     memset(seen, 0, (size_t)num_partitions);
     for (i = 0; i < n; i++) {
-        if (out[i] < 0 || out[i] >= num_partitions) {
+        int64_t id = out[i];
+        if (id < 0 || id >= num_partitions) {
             gs__free(ctx, seen);
             gs__free(ctx, out);
             return gs__err(ctx, GS_ERR_INVALID_ARG, "replica groups: partition %lld is out of range for %lld partitions",
-                           (long long)out[i], (long long)num_partitions);
+                           (long long)id, (long long)num_partitions);
         }
-        if (seen[out[i]]++) {
+        if (seen[id]++) {
             gs__free(ctx, seen);
             gs__free(ctx, out);
-            return gs__err(ctx, GS_ERR_INVALID_ARG, "replica groups: partition %lld appears twice", (long long)out[i]);
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "replica groups: partition %lld appears twice", (long long)id);
         }
     }
     gs__free(ctx, seen);

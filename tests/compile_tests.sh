@@ -79,6 +79,15 @@ add stbds-user-later "stb_ds: user's impl after gshard's in one TU: redefinition
 add stbds-user-later-opt-out "stb_ds: the same TU with GSHARD_NO_STB_DS_IMPLEMENTATION" pass \
     "mkdir -p $o && $SC -DGSHARD_NO_STB_DS_IMPLEMENTATION $T/stbds_user_later.c -o $o/later $LIBS && $o/later"
 
+# GSHARD_NO_THREADS: no pthread dependency (linked with -lm only); the runtime runs in lockstep
+o="$OUT/nothreads"
+add nothreads-c "GSHARD_NO_THREADS (gcc -std=c99, no -lpthread): lockstep runtime" pass \
+    "mkdir -p $o && $SC $T/nothreads.c -o $o/c -lm && $o/c"
+if command -v g++ >/dev/null 2>&1; then
+    add nothreads-cxx "GSHARD_NO_THREADS (g++ -std=c++11, no -lpthread): lockstep runtime" pass \
+        "mkdir -p $o && g++ -std=c++11 $WARN -O0 -x c++ $T/nothreads.c -o $o/cxx -lm && $o/cxx"
+fi
+
 # the example in gshard.h's top comment must compile as written and print tanh(1)
 o="$OUT/doc"
 add doc-example "the example in gshard.h's top comment builds with -Werror and prints tanh(1)" pass \

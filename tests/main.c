@@ -71,6 +71,7 @@ int main(int argc, char **argv) {
     suite_sharding();
     suite_propagate();
     suite_cost();
+    suite_runtime();
     printf("%d passed, %d failed\n", gst_passed, gst_failed);
     return gst_failed ? 1 : 0;
 }

@@ -43,5 +43,6 @@ void suite_semantics(void);
 void suite_sharding(void);
 void suite_propagate(void);
 void suite_cost(void);
+void suite_runtime(void);
 
 #endif

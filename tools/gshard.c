@@ -4,6 +4,8 @@
      gshard eval FILE [io options]      run the ENTRY computation with the reference interpreter
      gshard cost FILE --chip NAME --mesh AxB[xC] [--json]
                                         per-instruction TPU cost of an SPMD program, and totals
+     gshard run --spmd FILE --devices D [io options]
+                                        run an SPMD program on D emulated devices (the runtime)
 
    Build: cc -std=c99 -O2 tools/gshard.c -o build/gshard -lpthread -lm   (from the repository root)
    Exit status: 0 ok, 1 check mismatch (reserved for `run --check`), 2 usage, parse, validation or i/o error. */
@@ -46,15 +48,22 @@ static const char usage_text[] =
     "                           per-instruction cost (FLOPs, HBM bytes, ICI bytes, time, bound) of an SPMD\n"
     "                           program on a TPU slice, as a comment above each instruction of its HLO\n"
     "                           text, and totals\n"
-    "  partition, run           planned; not available in this version\n"
+    "  run --spmd FILE --devices D [io options] [--lockstep] [--stats]\n"
+    "                           FILE is already an SPMD program: run it on D emulated devices (1..4096),\n"
+    "                           one thread each (--lockstep: all in one thread, one instruction at a time);\n"
+    "                           every device gets the same inputs, and each device's outputs are written\n"
+    "                           (--stats: per-device peak memory and per-collective traffic)\n"
+    "  partition, run (without --spmd)\n"
+    "                           planned; not available in this version\n"
     "\n"
-    "io options (eval):\n"
+    "io options (eval, run):\n"
     "  --input NAME_OR_INDEX=PATH.npy\n"
     "                           value of a parameter, by name or number (repeatable)\n"
     "  --seed N                 parameters without --input are filled by the deterministic generator\n"
     "                           gs_fill_random(shape, N, parameter number) (default N = 0)\n"
     "  --output-dir DIR         write the outputs as DIR/out0.npy, DIR/out1.npy, ... (DIR is created);\n"
-    "                           without it a summary of each output is printed\n"
+    "                           run --spmd writes DIR/dev<d>_out<k>.npy; without it a summary of each\n"
+    "                           output is printed\n"
     "\n"
     "cost options:\n"
     "  --chip NAME              v3, v4p, v5e, v5p, v6e or h100 (any case, 'tpu' prefix allowed)\n"
@@ -171,12 +180,12 @@ static double element(const gs_shape *s, const void *data, int64_t i) {
 
 #define SUMMARY_VALUES 8
 
-static void print_summary(int k, const gs_shape *s, const void *data) {
+static void print_summary(const char *label, const gs_shape *s, const void *data) {
     char sh[256];
     int64_t n = gs_shape_numel(s), i, nan = 0;
     double mn = HUGE_VAL, mx = -HUGE_VAL, sum = 0.0;
     format_shape(s, sh, sizeof sh);
-    printf("out%d: %s\n", k, sh);
+    printf("%s: %s\n", label, sh);
     if (n == 0) {
         printf("  (no elements)\n");
         return;
@@ -215,10 +224,11 @@ typedef struct options {
     int n_inputs;
     unsigned long long seed;
     const char *output_dir;
-    long long devices;        /* --devices (propagate); 0 = not given */
+    long long devices;        /* --devices (propagate, run); 0 = not given */
     bool explain;             /* --explain */
     const char **show;        /* --show NAME (repeatable): print the layout of that instruction */
     int n_show;
+    bool spmd, lockstep, stats;   /* run */
 } options;
 
 static bool is_digits(const char *s) {
@@ -254,9 +264,10 @@ static bool option_is(const char *arg, const char *name) {
     return strncmp(arg, name, n) == 0 && (arg[n] == 0 || arg[n] == '=');
 }
 
-/* Parses argv[2..] of print/eval/propagate. Returns -1 to go on, or an exit code. */
+/* Parses argv[2..] of print/eval/propagate/run. Returns -1 to go on, or an exit code. */
 static int parse_options(const char *cmd, bool io, int argc, char **argv, options *o) {
     bool prop = strcmp(cmd, "propagate") == 0;
+    bool run = strcmp(cmd, "run") == 0;
     int i;
     bool no_more_options = false;
     for (i = 2; i < argc; i++) {
@@ -285,17 +296,27 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                 if (!(v = option_value(argc, argv, &i, "--output-dir"))) return EXIT_ERROR;
                 if (!*v) return usage_error("%s: empty output directory", "--output-dir");
                 o->output_dir = v;
-            } else if (prop && option_is(a, "--devices")) {
+            } else if ((prop || run) && option_is(a, "--devices")) {
                 unsigned long long d;
+                unsigned long long most = run ? GS_RUNTIME_MAX_DEVICES : (1ull << 31);
                 if (!(v = option_value(argc, argv, &i, "--devices"))) return EXIT_ERROR;
-                if (!parse_seed(v, &d) || d < 1 || d > (1ull << 31))
-                    return usage_error("--devices wants a device count from 1 to 2^31, not '%s'", v);
+                if (!parse_seed(v, &d) || d < 1 || d > most) {
+                    fprintf(stderr, "gshard %s: --devices wants a device count from 1 to %llu, not '%s'\n"
+                            "(try 'gshard --help')\n", cmd, most, v);
+                    return EXIT_ERROR;
+                }
                 o->devices = (long long)d;
             } else if (prop && strcmp(a, "--explain") == 0) {
                 o->explain = true;
             } else if (prop && option_is(a, "--show")) {
                 if (!(v = option_value(argc, argv, &i, "--show"))) return EXIT_ERROR;
                 o->show[o->n_show++] = v;
+            } else if (run && strcmp(a, "--spmd") == 0) {
+                o->spmd = true;
+            } else if (run && strcmp(a, "--lockstep") == 0) {
+                o->lockstep = true;
+            } else if (run && strcmp(a, "--stats") == 0) {
+                o->stats = true;
             } else {
                 fprintf(stderr, "gshard %s: unknown option '%s'\n(try 'gshard --help')\n", cmd, a);
                 return EXIT_ERROR;
@@ -411,6 +432,74 @@ static void list_params(gs_graph *g) {
     }
 }
 
+/* Fills inputs[i] for every parameter of entry: from --input files (from_npy[i] set; free with gs_free_data),
+   the others from the generator (malloc). Prints the problem and returns false on failure; what was filled
+   stays for the caller to free. */
+static bool load_inputs(gs_ctx *ctx, const options *o, gs_graph *entry, void **inputs, bool *from_npy) {
+    int np = gs_graph_num_params(entry), i;
+    gs_result r;
+    for (i = 0; i < np; i++) {
+        if (!gs_graph_param(entry, i)) {
+            fprintf(stderr, "%s: the entry computation has no parameter %d\n", shown_name(o->file), i);
+            return false;
+        }
+    }
+    /* inputs given as files */
+    for (i = 0; i < o->n_inputs; i++) {
+        const input_spec *in = &o->inputs[i];
+        size_t keylen = (size_t)(strchr(in->key, '=') - in->key);
+        int p = find_param(entry, in->key, keylen);
+        gs_shape want, got;
+        void *data = NULL;
+        char a[256], b[256];
+        if (p < 0) {
+            fprintf(stderr, "gshard: --input %.*s: no parameter has that name or number\n", (int)keylen, in->key);
+            list_params(entry);
+            return false;
+        }
+        if (inputs[p]) {
+            fprintf(stderr, "gshard: --input %.*s: parameter %d is given twice\n", (int)keylen, in->key, p);
+            return false;
+        }
+        want = gs_value_shape(gs_graph_param(entry, p));
+        if (want.dtype == GS_TUPLE) {
+            fprintf(stderr, "gshard: parameter %d is a tuple; eval takes array parameters only\n", p);
+            return false;
+        }
+        r = gs_npy_read(ctx, in->path, want.dtype, &got, &data);
+        if (r != GS_OK) {
+            fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
+            return false;
+        }
+        inputs[p] = data;
+        from_npy[p] = true;
+        if (!gs_shape_equal(&got, &want)) {
+            format_shape(&got, a, sizeof a);
+            format_shape(&want, b, sizeof b);
+            fprintf(stderr, "gshard: %s holds %s but parameter %d (%s) is %s\n", in->path, a, p,
+                    gs_value_name(gs_graph_param(entry, p)), b);
+            return false;
+        }
+    }
+    /* the rest from the generator */
+    for (i = 0; i < np; i++) {
+        gs_shape s;
+        if (inputs[i]) continue;
+        s = gs_value_shape(gs_graph_param(entry, i));
+        if (s.dtype == GS_TUPLE) {
+            fprintf(stderr, "gshard: parameter %d is a tuple; eval takes array parameters only\n", i);
+            return false;
+        }
+        inputs[i] = malloc(gs_shape_bytes(&s) ? gs_shape_bytes(&s) : 1);
+        if (!inputs[i]) {
+            fprintf(stderr, "gshard: out of memory for parameter %d\n", i);
+            return false;
+        }
+        gs_fill_random(s, (uint64_t)o->seed, i, inputs[i]);
+    }
+    return true;
+}
+
 static int cmd_eval(gs_ctx *ctx, const options *o) {
     gs_graph *entry = NULL;
     int np = 0, no = 0, i, rc = EXIT_ERROR;
@@ -429,65 +518,7 @@ static int cmd_eval(gs_ctx *ctx, const options *o) {
         fprintf(stderr, "gshard: out of memory\n");
         goto done;
     }
-    for (i = 0; i < np; i++) {
-        if (!gs_graph_param(entry, i)) {
-            fprintf(stderr, "%s: the entry computation has no parameter %d\n", shown_name(o->file), i);
-            goto done;
-        }
-    }
-    /* inputs given as files */
-    for (i = 0; i < o->n_inputs; i++) {
-        const input_spec *in = &o->inputs[i];
-        size_t keylen = (size_t)(strchr(in->key, '=') - in->key);
-        int p = find_param(entry, in->key, keylen);
-        gs_shape want, got;
-        void *data = NULL;
-        char a[256], b[256];
-        if (p < 0) {
-            fprintf(stderr, "gshard: --input %.*s: no parameter has that name or number\n", (int)keylen, in->key);
-            list_params(entry);
-            goto done;
-        }
-        if (inputs[p]) {
-            fprintf(stderr, "gshard: --input %.*s: parameter %d is given twice\n", (int)keylen, in->key, p);
-            goto done;
-        }
-        want = gs_value_shape(gs_graph_param(entry, p));
-        if (want.dtype == GS_TUPLE) {
-            fprintf(stderr, "gshard: parameter %d is a tuple; eval takes array parameters only\n", p);
-            goto done;
-        }
-        r = gs_npy_read(ctx, in->path, want.dtype, &got, &data);
-        if (r != GS_OK) {
-            fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
-            goto done;
-        }
-        inputs[p] = data;
-        from_npy[p] = true;
-        if (!gs_shape_equal(&got, &want)) {
-            format_shape(&got, a, sizeof a);
-            format_shape(&want, b, sizeof b);
-            fprintf(stderr, "gshard: %s holds %s but parameter %d (%s) is %s\n", in->path, a, p,
-                    gs_value_name(gs_graph_param(entry, p)), b);
-            goto done;
-        }
-    }
-    /* the rest from the generator */
-    for (i = 0; i < np; i++) {
-        gs_shape s;
-        if (inputs[i]) continue;
-        s = gs_value_shape(gs_graph_param(entry, i));
-        if (s.dtype == GS_TUPLE) {
-            fprintf(stderr, "gshard: parameter %d is a tuple; eval takes array parameters only\n", i);
-            goto done;
-        }
-        inputs[i] = malloc(gs_shape_bytes(&s) ? gs_shape_bytes(&s) : 1);
-        if (!inputs[i]) {
-            fprintf(stderr, "gshard: out of memory for parameter %d\n", i);
-            goto done;
-        }
-        gs_fill_random(s, (uint64_t)o->seed, i, inputs[i]);
-    }
+    if (!load_inputs(ctx, o, entry, inputs, from_npy)) goto done;
     for (i = 0; i < no; i++) {
         gs_shape s = gs_graph_output_shape(entry, i);
         outputs[i] = malloc(gs_shape_bytes(&s) ? gs_shape_bytes(&s) : 1);
@@ -520,7 +551,9 @@ static int cmd_eval(gs_ctx *ctx, const options *o) {
     } else {
         for (i = 0; i < no; i++) {
             gs_shape s = gs_graph_output_shape(entry, i);
-            print_summary(i, &s, outputs[i]);
+            char label[32];
+            snprintf(label, sizeof label, "out%d", i);
+            print_summary(label, &s, outputs[i]);
         }
     }
     rc = EXIT_OK;
@@ -698,12 +731,120 @@ done:
     return rc;
 }
 
+/* run --spmd: FILE is an SPMD program; every device gets the same inputs, each writes its own outputs. */
+static int cmd_run_spmd(gs_ctx *ctx, const options *o) {
+    gs_graph *entry = NULL;
+    gs_runtime *rt = NULL;
+    gs_runtime_desc desc;
+    int np = 0, no = 0, i, rc = EXIT_ERROR;
+    long long d, D = o->devices;
+    void **inputs = NULL, **outputs = NULL;
+    bool *from_npy = NULL;
+    const void **dev_in = NULL;
+    char path[4096];
+
+    if (D < 1) {
+        fprintf(stderr, "gshard run: --devices D is missing\n(try 'gshard --help')\n");
+        return EXIT_ERROR;
+    }
+    if (!load_module(ctx, o->file, &entry)) return EXIT_ERROR;
+    np = gs_graph_num_params(entry);
+    no = gs_graph_num_outputs(entry);
+    inputs = (void **)calloc((size_t)np + 1, sizeof(void *));
+    from_npy = (bool *)calloc((size_t)np + 1, sizeof(bool));
+    dev_in = (const void **)calloc((size_t)D * (size_t)np + 1, sizeof(void *));
+    outputs = (void **)calloc((size_t)D * (size_t)no + 1, sizeof(void *));
+    if (!inputs || !from_npy || !dev_in || !outputs) {
+        fprintf(stderr, "gshard: out of memory\n");
+        goto done;
+    }
+    if (!load_inputs(ctx, o, entry, inputs, from_npy)) goto done;
+    for (d = 0; d < D; d++) {
+        for (i = 0; i < np; i++) dev_in[d * np + i] = inputs[i];   /* the same inputs on every device */
+        for (i = 0; i < no; i++) {
+            gs_shape s = gs_graph_output_shape(entry, i);
+            outputs[d * no + i] = malloc(gs_shape_bytes(&s) ? gs_shape_bytes(&s) : 1);
+            if (!outputs[d * no + i]) {
+                fprintf(stderr, "gshard: out of memory for the outputs of device %lld\n", d);
+                goto done;
+            }
+        }
+    }
+    memset(&desc, 0, sizeof desc);
+    desc.num_devices = D;
+    desc.mode = o->lockstep ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_MODE_DEFAULT;
+    if (gs_runtime_create(ctx, &desc, &rt) != GS_OK) {
+        fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
+        goto done;
+    }
+    if (gs_runtime_run(rt, entry, dev_in, outputs) != GS_OK) {
+        fprintf(stderr, "%s: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+        goto done;
+    }
+    if (o->output_dir) {
+        if (GSHARD_MKDIR(o->output_dir) != 0 && errno != EEXIST) {
+            fprintf(stderr, "gshard: cannot create directory %s: %s\n", o->output_dir, strerror(errno));
+            goto done;
+        }
+        for (d = 0; d < D; d++)
+            for (i = 0; i < no; i++) {
+                int n = snprintf(path, sizeof path, "%s/dev%lld_out%d.npy", o->output_dir, d, i);
+                if (n < 0 || (size_t)n >= sizeof path) {
+                    fprintf(stderr, "gshard: output path too long\n");
+                    goto done;
+                }
+                if (gs_npy_write(ctx, path, gs_graph_output_shape(entry, i), outputs[d * no + i]) != GS_OK) {
+                    fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
+                    goto done;
+                }
+            }
+    } else {
+        for (d = 0; d < D; d++)
+            for (i = 0; i < no; i++) {
+                gs_shape s = gs_graph_output_shape(entry, i);
+                char label[64];
+                snprintf(label, sizeof label, "dev%lld_out%d", d, i);
+                print_summary(label, &s, outputs[d * no + i]);
+            }
+    }
+    if (o->stats) {
+        gs_runtime_stats st;
+        if (gs_runtime_get_stats(rt, &st) == GS_OK) {
+            printf("stats: %lld devices (%s), %.6f s\n", (long long)st.num_devices,
+                   gs_runtime_get_mode(rt) == GS_RUNTIME_LOCKSTEP ? "lockstep" : "threaded", st.seconds);
+            for (d = 0; d < D; d++)
+                printf("  device %lld: peak %lld bytes (parameters %lld)\n", d, (long long)st.peak_bytes[d],
+                       (long long)st.param_bytes[d]);
+            for (i = 0; i < st.n_collectives; i++) {
+                const gs_runtime_collective_stats *c = &st.collectives[i];
+                printf("  %s %s: groups of %lld, ran %lld times per device, %lld bytes sent and %lld received in all "
+                       "(at most %lld sent by one device)\n",
+                       gs_op_name(c->op), gs_value_name(c->instruction), (long long)c->group_size, (long long)c->count,
+                       (long long)c->bytes_sent, (long long)c->bytes_received, (long long)c->max_device_sent);
+            }
+        }
+    }
+    rc = EXIT_OK;
+done:
+    gs_runtime_destroy(rt);
+    for (i = 0; inputs && i < np; i++) {
+        if (from_npy[i]) gs_free_data(ctx, inputs[i]);
+        else free(inputs[i]);
+    }
+    for (d = 0; outputs && d < D * no; d++) free(outputs[d]);
+    free(inputs);
+    free(from_npy);
+    free((void *)dev_in);
+    free(outputs);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     const char *cmd;
     options o;
     gs_ctx *ctx = NULL;
     int rc;
-    static const char *const later[] = {"partition", "run"};
+    static const char *const later[] = {"partition"};
     size_t k;
 
     if (argc < 2) {
@@ -726,7 +867,7 @@ int main(int argc, char **argv) {
         }
     }
     if (strcmp(cmd, "cost") == 0) return cmd_cost(argc, argv);
-    if (strcmp(cmd, "print") != 0 && strcmp(cmd, "eval") != 0 && strcmp(cmd, "propagate") != 0) {
+    if (strcmp(cmd, "print") != 0 && strcmp(cmd, "eval") != 0 && strcmp(cmd, "propagate") != 0 && strcmp(cmd, "run") != 0) {
         if (cmd[0] == '-') return usage_error("unknown option '%s'", cmd);
         return usage_error("unknown command '%s'", cmd);
     }
@@ -740,7 +881,11 @@ int main(int argc, char **argv) {
         free((void *)o.show);
         return EXIT_ERROR;
     }
-    rc = parse_options(cmd, strcmp(cmd, "eval") == 0, argc, argv, &o);
+    rc = parse_options(cmd, strcmp(cmd, "eval") == 0 || strcmp(cmd, "run") == 0, argc, argv, &o);
+    if (rc < 0 && strcmp(cmd, "run") == 0 && !o.spmd) {
+        fprintf(stderr, "gshard: 'run' without --spmd (partition, then run) is not available in this version\n");
+        rc = EXIT_ERROR;
+    }
     if (rc >= 0) {
         free(o.inputs);
         free((void *)o.show);
@@ -754,7 +899,8 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "print") == 0) rc = cmd_print(ctx, &o);
     else if (strcmp(cmd, "propagate") == 0) rc = cmd_propagate(ctx, &o);
-    else rc = cmd_eval(ctx, &o);
+    else if (strcmp(cmd, "eval") == 0) rc = cmd_eval(ctx, &o);
+    else rc = cmd_run_spmd(ctx, &o);
     gs_ctx_destroy(ctx);
     free(o.inputs);
     free((void *)o.show);

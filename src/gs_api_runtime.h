@@ -1,0 +1,158 @@
+/* ---------------------------------------------------------------------------------------------------------
+   SPMD runtime: one program, D emulated devices in one process.
+
+   A runtime holds D devices (1 to GS_RUNTIME_MAX_DEVICES). gs_runtime_run evaluates an SPMD program (an
+   already partitioned graph: the same program on every device, device-dependent only through partition-id
+   and the collectives) on every device with the reference interpreter's kernels, each device with its own
+   partition-id, and performs the collectives between them with XLA's semantics.
+
+   Modes:
+   - THREADED: a persistent pool of D worker threads, one per device, created by gs_runtime_create. Devices
+     meet at every collective (a rendezvous: a barrier, a check that everyone reached the same collective,
+     the data exchange, a second barrier).
+   - LOCKSTEP: every device in the calling thread, one instruction per device in turn; at a collective a
+     device pauses until all devices have reached it. No threads at all (the only mode when gshard.h is
+     built with GSHARD_NO_THREADS). The same collective code runs in both modes, so they give the same bits;
+     lockstep is the test oracle for the threaded mode.
+
+   Collectives (XLA semantics; replica groups as listed or in iota form, "{}" = all devices, which must be
+   covered exactly once):
+   - all-reduce: every group member gets x_g0 (op) x_g1 (op) ... in group order (a left fold), so results are
+     bit-identical run to run and in both modes. sum, prod, max, min on every dtype; and, or on s32/u32/pred
+     (pred: sum/max act as or, prod/min as and). bf16 values are combined in f32 and rounded to bf16 after
+     every step, the rule of the interpreter's reduce (the reducer is a bf16 computation).
+   - all-gather along a dim, group order; reduce-scatter: member r gets block r of the all-reduce, same
+     order and rounding; all-to-all: split along split_dim, block j to member j, received blocks concatenated
+     along concat_dim in group order; collective-permute: (source, target) pairs, a device that no pair
+     targets gets zeros (sources and targets must each be unique).
+
+   Safety: a rendezvous checks that every participant is at the same collective instruction in the same
+   iteration of every enclosing while loop (so devices that run a loop a different number of times are
+   caught), with the same operand shape. A mismatch, a device that finishes while others wait at a
+   collective, or a failure on any device (bad input, out of memory) ends the run on every device and
+   gs_runtime_run returns an error naming the instruction(s) and device(s):
+   GS_ERR_INVALID_ARG for a mismatch, the failing device's own code for a failure, GS_ERR_THREAD when the
+   watchdog gave up waiting. A device stuck in an endless loop is stopped by the watchdog (watchdog_ms bounds
+   every wait at a rendezvous).
+
+   Data: per-device buffers (gs_runtime_run) are in storage format (bf16 as uint16, pred as uint8), one buffer
+   per parameter buffer (a tuple-shaped parameter takes one per element, as in gs_eval), device-major:
+   inputs[d * n_in + k]. With global arrays (gs_runtime_run_global), each input is scattered into padded
+   shards by its sharding (ceil(S/k) tiles, padding on the right), and each output is gathered back without
+   the padding (from the lowest-numbered device holding each tile; with check_replicas, every copy of a tile
+   is compared bit for bit and a difference is an error, GS_ERR_SHARDING).
+
+   Poisoned padding (on unless no_poison): the padding of scattered shards, and the whole buffer of a device
+   that holds no part of an array, is filled with NaN (f32, bf16), INT32_MIN (s32), 0xDEADBEEF (u32) or 1
+   (pred), so that a missing mask shows up in the results instead of passing by luck. With no_poison the
+   padding is zero.
+
+   Program and device count: a graph whose num_partitions is 1 (the default) runs on any D, partition
+   count D; a graph written for num_partitions = P > 1 must run with D = P (else GS_ERR_INVALID_ARG).
+
+   Accounting (gs_runtime_get_stats): per device, the peak bytes of live value buffers as a device would
+   store them (bf16 = 2 bytes): parameter buffers count for the whole run, every other buffer from its
+   creation to its last use (results until the end), kernel scratch space is not counted. Per collective
+   instruction, how often it ran and the bytes each device sent and received in a direct exchange (the data
+   it gives to / needs from the other members, never counting itself): all-reduce and all-gather (G-1)*n,
+   reduce-scatter and all-to-all (G-1)*n/G, collective-permute n when the peer is another device, for an
+   operand of n bytes and groups of G.
+
+   Threads and ownership: one run at a time per runtime (like a gs_ctx, one thread at a time); the context's
+   allocator is called from every worker thread, so it must be thread-safe (the default is). The graph must
+   belong to the runtime's context and stays unchanged during a run.
+   ------------------------------------------------------------------------------------------------------- */
+typedef struct gs_runtime gs_runtime;
+
+#define GS_RUNTIME_MAX_DEVICES 4096
+
+typedef enum gs_runtime_mode {
+    GS_RUNTIME_MODE_DEFAULT = 0,   /* THREADED, or LOCKSTEP when built with GSHARD_NO_THREADS */
+    GS_RUNTIME_THREADED,
+    GS_RUNTIME_LOCKSTEP
+} gs_runtime_mode;
+
+typedef struct gs_runtime_desc {
+    int64_t num_devices;      /* D: 1 .. GS_RUNTIME_MAX_DEVICES */
+    gs_runtime_mode mode;
+    int64_t watchdog_ms;      /* bound on any wait at a rendezvous: 0 = 60000 ms, < 0 = none */
+    bool no_poison;           /* scattered padding is zero instead of poison */
+    bool check_replicas;      /* gathering compares every copy of a replicated tile */
+} gs_runtime_desc;
+
+/* desc must give num_devices. In THREADED mode the D worker threads start here. */
+GS_API gs_result gs_runtime_create(gs_ctx *ctx, const gs_runtime_desc *desc, gs_runtime **out);
+GS_API void gs_runtime_destroy(gs_runtime *rt);   /* stops the threads; NULL is fine */
+GS_API int64_t gs_runtime_num_devices(const gs_runtime *rt);
+GS_API gs_runtime_mode gs_runtime_get_mode(const gs_runtime *rt);   /* THREADED or LOCKSTEP */
+
+/* Runs g on every device. inputs: D * n_in pointers (n_in = flattened parameter buffers of g, as gs_eval
+   counts them), device-major; the same pointer may be given to several devices. outputs: D * n_out
+   caller-owned buffers of gs_shape_bytes(gs_graph_output_shape(g, k)) bytes. */
+GS_API gs_result gs_runtime_run(gs_runtime *rt, gs_graph *g, const void *const *inputs, void *const *outputs);
+
+/* Runs g on global arrays: input k has global shape in_shapes[k] and sharding in_shardings[k] (NULL array
+   or NULL entry = replicated); its shard shape must be g's parameter buffer k. inputs[k] is the whole
+   array (storage format). Outputs likewise: outputs[k] receives the gathered global array. */
+GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_shape *in_shapes,
+                                       const gs_sharding *const *in_shardings, const void *const *inputs,
+                                       const gs_shape *out_shapes, const gs_sharding *const *out_shardings,
+                                       void *const *outputs);
+
+/* The two halves of run_global. scatter: shards[d] (D buffers of the shard shape, storage format) receive
+   device d's part of the global array, padding poisoned unless no_poison. gather: the inverse (padding
+   dropped; check_replicas compares copies). */
+GS_API gs_result gs_runtime_scatter(gs_runtime *rt, const gs_sharding *s, gs_shape global, const void *data,
+                                    void *const *shards);
+GS_API gs_result gs_runtime_gather(gs_runtime *rt, const gs_sharding *s, gs_shape global,
+                                   const void *const *shards, void *data);
+
+/* ---- the collective engine on its own (the runtime uses the same code for every collective) ---- */
+typedef struct gs_collective_spec {
+    gs_op op;                 /* GS_OP_ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, COLLECTIVE_PERMUTE */
+    gs_shape shape;           /* every device's operand */
+    gs_reduce_kind reduce;    /* all-reduce, reduce-scatter */
+    int64_t dim;              /* all-gather, reduce-scatter */
+    int64_t split_dim, concat_dim;   /* all-to-all */
+    gs_replica_groups groups; /* zero: one group of all devices */
+    int64_t n_pairs;          /* collective-permute: n_pairs (source, target) pairs, flat */
+    const int64_t *pairs;
+} gs_collective_spec;
+
+/* The result shape of spec on this runtime's devices (checks spec). */
+GS_API gs_result gs_runtime_collective_shape(gs_runtime *rt, const gs_collective_spec *spec, gs_shape *out);
+/* Runs the collective `repeat` times (>= 1) on in[d] -> out[d] (storage format, D buffers each; in and out
+   must not overlap). Lockstep runs every device's part in the calling thread; threaded mode hands the parts
+   to the worker threads once and they meet at two barriers per repetition (a benchmark's inner loop). */
+GS_API gs_result gs_runtime_collective(gs_runtime *rt, const gs_collective_spec *spec, const void *const *in,
+                                       void *const *out, int64_t repeat);
+
+/* ---- accounting of the last run ---- */
+typedef struct gs_runtime_collective_stats {
+    const gs_value *instruction;   /* the collective */
+    gs_op op;
+    int64_t group_size;       /* members per replica group (collective-permute: 1) */
+    int64_t count;            /* executions per device */
+    int64_t operand_bytes;    /* per device and execution, storage bytes */
+    int64_t result_bytes;
+    int64_t bytes_sent;       /* summed over devices and executions (see above for the definition) */
+    int64_t bytes_received;
+    int64_t max_device_sent;  /* the busiest device's total over the run */
+    int64_t max_device_received;
+} gs_runtime_collective_stats;
+
+typedef struct gs_runtime_stats {
+    int64_t num_devices;
+    const int64_t *peak_bytes;    /* per device: parameters + the high-water mark of live value buffers */
+    const int64_t *param_bytes;   /* per device: the parameter buffers */
+    int64_t max_peak_bytes;       /* over devices */
+    int n_collectives;            /* collective instructions of the program (executed or not) */
+    const gs_runtime_collective_stats *collectives;   /* in program order, loop bodies after their loop */
+    int64_t collective_count;     /* executions per device, all instructions */
+    int64_t bytes_sent;           /* all collectives, all devices */
+    double seconds;               /* wall time of the run */
+} gs_runtime_stats;
+
+/* The numbers of the last successful gs_runtime_run / run_global; the arrays belong to the runtime and stay
+   valid until its next run or its destruction. GS_ERR_INVALID_ARG before any successful run. */
+GS_API gs_result gs_runtime_get_stats(const gs_runtime *rt, gs_runtime_stats *out);

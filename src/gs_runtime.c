@@ -1,0 +1,1721 @@
+/* gs_runtime.c - the SPMD runtime: D emulated devices running one program, the collective engine, scatter and
+ * gather of global arrays, poisoned padding, accounting. The public contract is in gs_api_runtime.h.
+ *
+ * Structure.
+ * - A collective plan (gs__cplan) is everything static about one collective on D devices: shapes, expanded
+ *   replica groups, each device's group and rank, collective-permute's source of each device. Plans are made
+ *   and checked before a run starts (one per collective instruction reachable from the entry graph), so bad
+ *   groups or shapes are reported before any thread moves.
+ * - The engine (gs__coll_part) computes one device's share of a collective, given every device's operand and
+ *   result buffer: its own result for all-gather, reduce-scatter, all-to-all and collective-permute, and the
+ *   slice [r*n/G, (r+1)*n/G) of every member's result for all-reduce (member r reduces its slice of all the
+ *   inputs, in group order, and writes it into every member's result: each input is read once and each
+ *   output written once in total). Both modes and the direct gs_runtime_collective call run exactly this code,
+ *   so they give the same bits.
+ * - Each device evaluates the program with a gs__ev (the interpreter's stepper) and its own gs__exec
+ *   (partition-id, a private context for its errors, accounting counters). The interpreter calls the
+ *   runtime's collective hook at every collective:
+ *   threaded: the hook publishes the device's post (what it is at) and buffers, meets the others at barrier
+ *   A, checks the posts of every device whose buffers it will touch (plus its neighbour d+1, so any mismatch
+ *   anywhere is seen by someone), computes its share, and meets them again at barrier B (after which inputs
+ *   may be freed and outputs read). A device that finishes the program meets the others once more with a
+ *   "done" post, so a device that ends while others wait at a collective is a mismatch, not a hang.
+ *   lockstep: the hook publishes the post and answers GS__PENDING; the driver steps devices in turn and, when
+ *   none can move, checks all posts and runs every device's share in turn.
+ * - A failure is recorded once (the first cause wins: a device's own error, a mismatch, a watchdog timeout),
+ *   raises the shared abort flag (which ends every barrier wait and every device's step loop), and is turned
+ *   into one message after all devices have stopped.
+ */
+
+#if defined(__cplusplus) || !defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L
+#  define GS__RT_RESTRICT __restrict
+#else
+#  define GS__RT_RESTRICT restrict
+#endif
+
+#define GS__RT_SIG 8            /* enclosing while loops compared at a rendezvous (deeper ones: count only) */
+#define GS__RT_BLOCK 4096       /* elements per reduction block (stays in L1/L2 while members are added) */
+#define GS__RT_STACK ((size_t)1 << 20)   /* worker thread stack */
+#define GS__RT_WATCHDOG_MS 60000
+/* Results written by a collective in all (over every device) from this size on are written with streaming
+   (non-temporal) stores where the CPU has them: they would not fit in the caches anyway, and ordinary
+   stores would first read every destination line. */
+#define GS__RT_STREAM_BYTES ((int64_t)16 << 20)
+
+#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#  include <emmintrin.h>
+#  define GS__RT_HAVE_STREAM 1
+#endif
+
+/* ---------------------------------------------------------------------------------------------------------
+   Formats and poison
+   ------------------------------------------------------------------------------------------------------- */
+enum { GS__FMT_STORAGE = 0, GS__FMT_COMPUTE = 1 };
+
+GS__FN size_t gs__rt_esize(gs_dtype t, int fmt) {
+    return fmt == GS__FMT_COMPUTE ? gs__compute_size(t) : gs_dtype_size(t);
+}
+
+/* n elements from src to dst, converting between formats (bf16: uint16 <-> float; pred: normalised to 0/1
+   on the way to compute format). */
+GS__FN void gs__rt_convert(gs_dtype t, void *dst, int dfmt, const void *src, int sfmt, int64_t n) {
+    int64_t i;
+    if (t == GS_BF16 && dfmt != sfmt) {
+        if (dfmt == GS__FMT_COMPUTE)
+            for (i = 0; i < n; i++) ((float *)dst)[i] = gs_bf16_to_f32(((const uint16_t *)src)[i]);
+        else
+            for (i = 0; i < n; i++) ((uint16_t *)dst)[i] = gs_f32_to_bf16(((const float *)src)[i]);
+    } else if (t == GS_PRED && dfmt == GS__FMT_COMPUTE && sfmt == GS__FMT_STORAGE) {
+        for (i = 0; i < n; i++) ((uint8_t *)dst)[i] = (uint8_t)(((const uint8_t *)src)[i] != 0);
+    } else if (n > 0) {
+        memcpy(dst, src, (size_t)n * gs__rt_esize(t, dfmt));
+    }
+}
+
+/* Fills n elements with the poison of t (NaN, INT32_MIN, 0xDEADBEEF, 1), or zeros when poison is false. */
+GS__FN void gs__rt_poison(gs_dtype t, void *dst, int fmt, int64_t n, bool poison) {
+    int64_t i;
+    if (n <= 0) return;
+    if (!poison) {
+        memset(dst, 0, (size_t)n * gs__rt_esize(t, fmt));
+        return;
+    }
+    switch (t) {
+    case GS_F32: case GS_BF16:
+        if (t == GS_BF16 && fmt == GS__FMT_STORAGE) {
+            for (i = 0; i < n; i++) ((uint16_t *)dst)[i] = 0x7FC0u;
+        } else {
+            uint32_t nan = 0x7FC00000u;
+            for (i = 0; i < n; i++) memcpy((char *)dst + 4 * i, &nan, 4);
+        }
+        break;
+    case GS_S32: for (i = 0; i < n; i++) ((int32_t *)dst)[i] = INT32_MIN; break;
+    case GS_U32: for (i = 0; i < n; i++) ((uint32_t *)dst)[i] = 0xDEADBEEFu; break;
+    case GS_PRED: memset(dst, 1, (size_t)n); break;
+    default: memset(dst, 0, (size_t)n * gs__rt_esize(t, fmt)); break;
+    }
+}
+
+/* Copies the box count[] from src (shape sdims, at soff[]) to dst (shape ddims, at doff[]), converting
+   formats. Rank 0 is one element. */
+GS__FN void gs__rt_copy_box(gs_dtype t, int rank, const int64_t *count, void *dst, int dfmt, const int64_t *ddims,
+                            const int64_t *doff, const void *src, int sfmt, const int64_t *sdims,
+                            const int64_t *soff) {
+    int64_t idx[GS_MAX_RANK], dst_st[GS_MAX_RANK], src_st[GS_MAX_RANK];
+    size_t des = gs__rt_esize(t, dfmt), ses = gs__rt_esize(t, sfmt);
+    int d;
+    int64_t row;
+    if (rank == 0) {
+        gs__rt_convert(t, dst, dfmt, src, sfmt, 1);
+        return;
+    }
+    for (d = 0; d < rank; d++)
+        if (count[d] <= 0) return;
+    dst_st[rank - 1] = src_st[rank - 1] = 1;
+    for (d = rank - 2; d >= 0; d--) {
+        dst_st[d] = dst_st[d + 1] * ddims[d + 1];
+        src_st[d] = src_st[d + 1] * sdims[d + 1];
+    }
+    row = count[rank - 1];
+    memset(idx, 0, sizeof idx);
+    for (;;) {
+        int64_t dp = 0, sp = 0;
+        for (d = 0; d < rank; d++) {
+            dp += (doff[d] + idx[d]) * dst_st[d];
+            sp += (soff[d] + idx[d]) * src_st[d];
+        }
+        gs__rt_convert(t, (char *)dst + dp * (int64_t)des, dfmt, (const char *)src + sp * (int64_t)ses, sfmt, row);
+        for (d = rank - 2; d >= 0; d--) {
+            if (++idx[d] < count[d]) break;
+            idx[d] = 0;
+        }
+        if (d < 0) return;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   Collective plans
+   ------------------------------------------------------------------------------------------------------- */
+typedef struct gs__cplan {
+    const gs_value *v;        /* the instruction, or NULL (a direct gs_runtime_collective) */
+    gs_op op;
+    gs_reduce_kind kind;
+    gs_dtype dtype;
+    gs_shape in, out;         /* every device's operand and result */
+    int64_t dim, split_dim, concat_dim;
+    int64_t D, n_groups, G;
+    int64_t *ids;             /* n_groups * G device ids, group-major (heap) */
+    int64_t *group_of;        /* D: the group of each device */
+    int64_t *rank_of;         /* D: its position in the group */
+    int64_t *src_of;          /* collective-permute, D: the device it receives from, or -1 */
+    int64_t *dst_of;          /* collective-permute, D: the device it sends to, or -1 */
+} gs__cplan;
+
+GS__FN void gs__cplan_free(gs_ctx *ctx, gs__cplan *p) {
+    gs__free(ctx, p->ids);
+    gs__free(ctx, p->group_of);
+    gs__free(ctx, p->rank_of);
+    gs__free(ctx, p->src_of);
+    gs__free(ctx, p->dst_of);
+    memset(p, 0, sizeof *p);
+}
+
+/* A private context: the runtime's allocator, no logger, its own sticky error. */
+GS__FN void gs__rt_scratch_ctx(const gs_ctx *parent, gs_ctx *c) {
+    memset(c, 0, sizeof *c);
+    c->allocator = parent->allocator;
+}
+
+/* Builds and checks the plan of collective `spec` on D devices. v (may be NULL) names it in messages and
+   gives the declared result shape to check. Errors go to ctx. */
+GS__FN gs_result gs__cplan_init(gs_ctx *ctx, int64_t D, const gs_collective_spec *spec, const gs_value *v,
+                                gs__cplan *p) {
+    char who[256];
+    gs_ctx tmp;
+    const gs_shape *x = &spec->shape;
+    int64_t i, g, n;
+    const int64_t *ids = NULL;
+    gs_result r;
+    memset(p, 0, sizeof *p);
+    if (v) snprintf(who, sizeof who, "%s %s", gs_op_name(spec->op), v->name);
+    else snprintf(who, sizeof who, "gs_runtime_collective (%s)", gs_op_name(spec->op));
+    if (spec->op != GS_OP_ALL_REDUCE && spec->op != GS_OP_ALL_GATHER && spec->op != GS_OP_REDUCE_SCATTER &&
+        spec->op != GS_OP_ALL_TO_ALL && spec->op != GS_OP_COLLECTIVE_PERMUTE)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_collective: op %d is not a collective", (int)spec->op);
+    if (x->rank < 0 || x->rank > GS_MAX_RANK || gs_dtype_size(x->dtype) == 0 || x->dtype == GS_TUPLE)
+        return gs__err(ctx, GS_ERR_SHAPE, "%s: the operand is not an array", who);
+    for (i = 0; i < x->rank; i++)
+        if (x->dims[i] < 0) return gs__err(ctx, GS_ERR_SHAPE, "%s: negative operand dim %lld", who, (long long)i);
+    p->v = v;
+    p->op = spec->op;
+    p->kind = spec->reduce;
+    p->dtype = x->dtype;
+    p->in = *x;
+    p->out = *x;
+    p->D = D;
+    p->dim = spec->dim;
+    p->split_dim = spec->split_dim;
+    p->concat_dim = spec->concat_dim;
+    if (spec->op == GS_OP_COLLECTIVE_PERMUTE) {
+        p->n_groups = D;
+        p->G = 1;
+        p->src_of = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)D);
+        p->dst_of = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)D);
+        if (!p->src_of || !p->dst_of) {
+            gs__cplan_free(ctx, p);
+            return GS_ERR_OUT_OF_MEMORY;
+        }
+        for (i = 0; i < D; i++) p->src_of[i] = p->dst_of[i] = -1;
+        if (spec->n_pairs < 0 || (spec->n_pairs > 0 && !spec->pairs)) {
+            gs__cplan_free(ctx, p);
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: bad source-target pair list", who);
+        }
+        for (i = 0; i < spec->n_pairs; i++) {
+            int64_t s = spec->pairs[2 * i], t = spec->pairs[2 * i + 1];
+            if (s < 0 || s >= D || t < 0 || t >= D) {
+                gs__cplan_free(ctx, p);
+                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: pair {%lld,%lld} names a device outside 0..%lld", who,
+                               (long long)s, (long long)t, (long long)(D - 1));
+            }
+            if (p->src_of[t] >= 0) {
+                gs__cplan_free(ctx, p);
+                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: device %lld is the target of two pairs", who, (long long)t);
+            }
+            if (p->dst_of[s] >= 0) {
+                gs__cplan_free(ctx, p);
+                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: device %lld is the source of two pairs", who, (long long)s);
+            }
+            p->src_of[t] = s;
+            p->dst_of[s] = t;
+        }
+    } else {
+        gs__rt_scratch_ctx(ctx, &tmp);
+        r = gs__groups_expand(&tmp, &spec->groups, D, &p->n_groups, &p->G, &ids);
+        if (r) {
+            gs__cplan_free(ctx, p);
+            return gs__err(ctx, r, "%s: %s (the runtime has %lld devices)", who, gs_ctx_error_msg(&tmp), (long long)D);
+        }
+        p->ids = (int64_t *)ids;
+        if (p->n_groups * p->G != D) {
+            n = p->n_groups * p->G;
+            gs__cplan_free(ctx, p);
+            return gs__err(ctx, GS_ERR_INVALID_ARG,
+                           "%s: the replica groups cover %lld of the %lld devices (each device must be in exactly one group)",
+                           who, (long long)n, (long long)D);
+        }
+        p->group_of = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)D);
+        p->rank_of = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)D);
+        if (!p->group_of || !p->rank_of) {
+            gs__cplan_free(ctx, p);
+            return GS_ERR_OUT_OF_MEMORY;
+        }
+        for (g = 0; g < p->n_groups; g++)
+            for (i = 0; i < p->G; i++) {
+                p->group_of[p->ids[g * p->G + i]] = g;
+                p->rank_of[p->ids[g * p->G + i]] = i;
+            }
+        if (spec->op == GS_OP_ALL_REDUCE || spec->op == GS_OP_REDUCE_SCATTER) {
+            bool ok = spec->reduce >= GS_REDUCE_SUM && spec->reduce <= GS_REDUCE_OR;
+            if (ok && (spec->reduce == GS_REDUCE_AND || spec->reduce == GS_REDUCE_OR) &&
+                (x->dtype == GS_F32 || x->dtype == GS_BF16))
+                ok = false;
+            if (!ok) {
+                gs__cplan_free(ctx, p);
+                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: reduction '%s' is not defined on %s", who,
+                               gs_reduce_kind_name(spec->reduce), gs_dtype_name(x->dtype));
+            }
+        }
+        if (spec->op == GS_OP_ALL_GATHER || spec->op == GS_OP_REDUCE_SCATTER) {
+            if (x->rank == 0 || spec->dim < 0 || spec->dim >= x->rank) {
+                gs__cplan_free(ctx, p);
+                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: dimension %lld is out of range for rank %d", who,
+                               (long long)spec->dim, x->rank);
+            }
+            if (spec->op == GS_OP_ALL_GATHER) {
+                p->out.dims[spec->dim] *= p->G;
+            } else {
+                if (x->dims[spec->dim] % p->G != 0) {
+                    gs__cplan_free(ctx, p);
+                    return gs__err(ctx, GS_ERR_SHAPE, "%s: dim %lld (%lld) does not divide into groups of %lld", who,
+                                   (long long)spec->dim, (long long)x->dims[spec->dim], (long long)p->G);
+                }
+                p->out.dims[spec->dim] /= p->G;
+            }
+        }
+        if (spec->op == GS_OP_ALL_TO_ALL) {
+            if (x->rank == 0 || spec->split_dim < 0 || spec->split_dim >= x->rank || spec->concat_dim < 0 ||
+                spec->concat_dim >= x->rank) {
+                gs__cplan_free(ctx, p);
+                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: split/concat dims %lld/%lld are out of range for rank %d",
+                               who, (long long)spec->split_dim, (long long)spec->concat_dim, x->rank);
+            }
+            if (x->dims[spec->split_dim] % p->G != 0) {
+                gs__cplan_free(ctx, p);
+                return gs__err(ctx, GS_ERR_SHAPE, "%s: split dim %lld (%lld) does not divide into groups of %lld", who,
+                               (long long)spec->split_dim, (long long)x->dims[spec->split_dim], (long long)p->G);
+            }
+            p->out.dims[spec->split_dim] /= p->G;
+            p->out.dims[spec->concat_dim] *= p->G;
+        }
+    }
+    if (v && !gs_shape_equal(&p->out, &v->shape)) {
+        char a[128], b[128];
+        int k;
+        size_t la = 0, lb = 0;
+        la += (size_t)snprintf(a, sizeof a, "%s[", gs_dtype_name(p->out.dtype));
+        lb += (size_t)snprintf(b, sizeof b, "%s[", gs_dtype_name(v->shape.dtype));
+        for (k = 0; k < p->out.rank && la < sizeof a; k++)
+            la += (size_t)snprintf(a + la, sizeof a - la, "%s%lld", k ? "," : "", (long long)p->out.dims[k]);
+        for (k = 0; k < v->shape.rank && lb < sizeof b; k++)
+            lb += (size_t)snprintf(b + lb, sizeof b - lb, "%s%lld", k ? "," : "", (long long)v->shape.dims[k]);
+        gs__cplan_free(ctx, p);
+        return gs__err(ctx, GS_ERR_SHAPE, "%s: on %lld devices the result is %s] but the instruction says %s]", who,
+                       (long long)D, a, b);
+    }
+    return GS_OK;
+}
+
+/* The spec of a collective instruction. */
+GS__FN gs_collective_spec gs__cplan_spec_of(const gs_value *v) {
+    gs_collective_spec s;
+    memset(&s, 0, sizeof s);
+    s.op = v->op;
+    s.shape = v->operands[0]->shape;
+    s.reduce = v->reduce;
+    s.dim = v->dim;
+    s.split_dim = v->split_dim;
+    s.concat_dim = v->concat_dim;
+    s.groups = v->coll.groups;
+    s.n_pairs = v->n_pairs;
+    s.pairs = v->pairs;
+    return s;
+}
+
+/* Direct-exchange bytes device d sends and receives in one execution (see gs_api_runtime.h). */
+GS__FN void gs__cplan_bytes(const gs__cplan *p, int64_t d, int64_t *sent, int64_t *recv) {
+    int64_t n = (int64_t)gs_shape_bytes(&p->in), G = p->G;
+    switch (p->op) {
+    case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: *sent = *recv = (G - 1) * n; break;
+    case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL: *sent = *recv = (G - 1) * (n / G); break;
+    case GS_OP_COLLECTIVE_PERMUTE:
+        *sent = p->dst_of[d] >= 0 && p->dst_of[d] != d ? n : 0;
+        *recv = p->src_of[d] >= 0 && p->src_of[d] != d ? n : 0;
+        break;
+    default: *sent = *recv = 0; break;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   The engine: one device's share of a collective. in[d] / out[d] are every device's operand and result
+   (compute format). Reductions are left folds in group order: x_g0 (op) x_g1 (op) ... (bf16: rounded after
+   every step, as the interpreter's reducers do).
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN void gs__rt_add3_f32(float *GS__RT_RESTRICT d, const float *GS__RT_RESTRICT a, const float *GS__RT_RESTRICT b,
+                            int64_t n) {
+    int64_t i;
+    for (i = 0; i < n; i++) d[i] = a[i] + b[i];
+}
+GS__FN void gs__rt_add2_f32(float *GS__RT_RESTRICT d, const float *GS__RT_RESTRICT b, int64_t n) {
+    int64_t i;
+    for (i = 0; i < n; i++) d[i] += b[i];
+}
+GS__FN void gs__rt_add3_u32(uint32_t *GS__RT_RESTRICT d, const uint32_t *GS__RT_RESTRICT a,
+                            const uint32_t *GS__RT_RESTRICT b, int64_t n) {
+    int64_t i;
+    for (i = 0; i < n; i++) d[i] = a[i] + b[i];
+}
+GS__FN void gs__rt_add2_u32(uint32_t *GS__RT_RESTRICT d, const uint32_t *GS__RT_RESTRICT b, int64_t n) {
+    int64_t i;
+    for (i = 0; i < n; i++) d[i] += b[i];
+}
+
+/* d[i] = a[i] (k) b[i]; d may be a (not b). */
+GS__FN void gs__rt_fold(gs_dtype t, gs_reduce_kind k, void *d, const void *a, const void *b, int64_t n) {
+    int64_t i;
+    switch (t) {
+    case GS_F32: case GS_BF16: {
+        float *D = (float *)d;
+        const float *A = (const float *)a, *B = (const float *)b;
+        if (k == GS_REDUCE_SUM && t == GS_F32) {
+            if (d == a) gs__rt_add2_f32(D, B, n);
+            else gs__rt_add3_f32(D, A, B, n);
+        } else {
+            bool bf = t == GS_BF16;
+            for (i = 0; i < n; i++) D[i] = gs__ip_comb_f(k, A[i], B[i], bf);
+        }
+        break;
+    }
+    case GS_S32: case GS_U32:
+        /* two's complement: s32 sums wrap exactly like u32 sums */
+        if (k == GS_REDUCE_SUM) {
+            if (d == a) gs__rt_add2_u32((uint32_t *)d, (const uint32_t *)b, n);
+            else gs__rt_add3_u32((uint32_t *)d, (const uint32_t *)a, (const uint32_t *)b, n);
+        } else if (t == GS_S32) {
+            for (i = 0; i < n; i++)
+                ((int32_t *)d)[i] = gs__ip_comb_s(k, ((const int32_t *)a)[i], ((const int32_t *)b)[i]);
+        } else {
+            for (i = 0; i < n; i++)
+                ((uint32_t *)d)[i] = gs__ip_comb_u(k, ((const uint32_t *)a)[i], ((const uint32_t *)b)[i]);
+        }
+        break;
+    case GS_PRED:
+        for (i = 0; i < n; i++) ((uint8_t *)d)[i] = gs__ip_comb_p(k, ((const uint8_t *)a)[i], ((const uint8_t *)b)[i]);
+        break;
+    default: break;
+    }
+}
+
+/* n bytes from src to dst, with streaming stores when `stream` (and the CPU has them); the caller ends its
+   share with gs__rt_stream_fence before the results are published. */
+GS__FN void gs__rt_put(void *dst, const void *src, size_t n, bool stream) {
+#if defined(GS__RT_HAVE_STREAM)
+    if (stream && n >= 256) {
+        size_t head = (16 - ((uintptr_t)dst & 15)) & 15, k, i;
+        char *d = (char *)dst;
+        const char *s = (const char *)src;
+        if (head) memcpy(d, s, head);
+        d += head;
+        s += head;
+        n -= head;
+        k = n / 16;
+        for (i = 0; i < k; i++) _mm_stream_si128((__m128i *)(void *)(d + 16 * i), _mm_loadu_si128((const __m128i *)(const void *)(s + 16 * i)));
+        if (n > 16 * k) memcpy(d + 16 * k, s + 16 * k, n - 16 * k);
+        return;
+    }
+#else
+    (void)stream;
+#endif
+    memcpy(dst, src, n);
+}
+
+GS__FN void gs__rt_stream_fence(bool stream) {
+#if defined(GS__RT_HAVE_STREAM)
+    if (stream) _mm_sfence();
+#else
+    (void)stream;
+#endif
+}
+
+/* dst[0, n) = reduction over the members of elements [off, off + n) of their inputs. */
+GS__FN void gs__rt_reduce_run(const gs__cplan *p, const int64_t *mem, const void *const *in, int64_t off, void *dst,
+                              int64_t n) {
+    size_t es = gs__compute_size(p->dtype);
+    int64_t j;
+    const char *x0 = (const char *)in[mem[0]] + off * (int64_t)es;
+    if (p->G == 1) {
+        memcpy(dst, x0, (size_t)n * es);
+        return;
+    }
+    gs__rt_fold(p->dtype, p->kind, dst, x0, (const char *)in[mem[1]] + off * (int64_t)es, n);
+    for (j = 2; j < p->G; j++) gs__rt_fold(p->dtype, p->kind, dst, dst, (const char *)in[mem[j]] + off * (int64_t)es, n);
+}
+
+/* elements of dims [from, rank) */
+GS__FN int64_t gs__rt_inner(const gs_shape *s, int from) {
+    int64_t n = 1;
+    int d;
+    for (d = from; d < s->rank; d++) n *= s->dims[d];
+    return n;
+}
+
+GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, void *const *out) {
+    size_t es = gs__compute_size(p->dtype);
+    int64_t G = p->G, j, o;
+    bool stream = (int64_t)gs_shape_bytes(&p->out) * p->D >= GS__RT_STREAM_BYTES;
+    uint32_t acc[GS__RT_BLOCK];   /* one block of a reduction, kept in L1 while the members are added */
+    switch (p->op) {
+    case GS_OP_ALL_REDUCE: {
+        /* member r reduces the slice [lo, hi) of every input and writes it into every member's result */
+        const int64_t *mem = p->ids + p->group_of[t] * G;
+        int64_t r = p->rank_of[t], n = gs__numel(&p->in);
+        int64_t lo = n / G * r + GS__MIN(r, n % G), hi = lo + n / G + (r < n % G ? 1 : 0), a;
+        for (a = lo; a < hi; a += GS__RT_BLOCK) {
+            int64_t m = GS__MIN((int64_t)GS__RT_BLOCK, hi - a);
+            /* without streaming the first member's result is the accumulator (one copy less) */
+            char *first = (char *)out[mem[0]] + a * (int64_t)es, *sum = stream ? (char *)acc : first;
+            gs__rt_reduce_run(p, mem, in, a, sum, m);
+            for (j = stream ? 0 : 1; j < G; j++) gs__rt_put((char *)out[mem[j]] + a * (int64_t)es, sum, (size_t)m * es, stream);
+        }
+        gs__rt_stream_fence(stream);
+        break;
+    }
+    case GS_OP_REDUCE_SCATTER: {
+        /* member r's result is block r of the reduction */
+        const int64_t *mem = p->ids + p->group_of[t] * G;
+        int64_t r = p->rank_of[t];
+        int64_t outer = gs__numel(&p->in) / GS__MAX(gs__rt_inner(&p->in, (int)p->dim), 1);
+        int64_t c = gs__rt_inner(&p->out, (int)p->dim), a;
+        if (gs__numel(&p->in) == 0) break;
+        for (o = 0; o < outer; o++)
+            for (a = 0; a < c; a += GS__RT_BLOCK) {
+                int64_t m = GS__MIN((int64_t)GS__RT_BLOCK, c - a);
+                char *dst = (char *)out[t] + (o * c + a) * (int64_t)es;
+                gs__rt_reduce_run(p, mem, in, (o * G + r) * c + a, stream ? (void *)acc : (void *)dst, m);
+                if (stream) gs__rt_put(dst, acc, (size_t)m * es, true);
+            }
+        gs__rt_stream_fence(stream);
+        break;
+    }
+    case GS_OP_ALL_GATHER: {
+        const int64_t *mem = p->ids + p->group_of[t] * G;
+        int64_t c = gs__rt_inner(&p->in, (int)p->dim), outer;
+        if (c == 0) break;
+        outer = gs__numel(&p->in) / c;
+        for (o = 0; o < outer; o++)
+            for (j = 0; j < G; j++)
+                memcpy((char *)out[t] + (o * G + j) * c * (int64_t)es, (const char *)in[mem[j]] + o * c * (int64_t)es,
+                       (size_t)c * es);
+        break;
+    }
+    case GS_OP_ALL_TO_ALL: {
+        const int64_t *mem = p->ids + p->group_of[t] * G;
+        int64_t r = p->rank_of[t], ist[GS_MAX_RANK], ost[GS_MAX_RANK], piece[GS_MAX_RANK];
+        int d, rank = p->in.rank;
+        gs__strides(&p->in, ist);
+        gs__strides(&p->out, ost);
+        for (d = 0; d < rank; d++) piece[d] = p->in.dims[d];
+        piece[p->split_dim] /= G;
+        for (j = 0; j < G; j++)
+            gs__ip_xcopy(es, rank, piece, out[t], j * piece[p->concat_dim] * ost[p->concat_dim], ost, in[mem[j]],
+                         r * piece[p->split_dim] * ist[p->split_dim], ist);
+        break;
+    }
+    case GS_OP_COLLECTIVE_PERMUTE: {
+        size_t bytes = (size_t)gs__numel(&p->in) * es;
+        if (p->src_of[t] >= 0) {
+            if (bytes) memcpy(out[t], in[p->src_of[t]], bytes);
+        } else if (bytes) {
+            memset(out[t], 0, bytes);
+        }
+        break;
+    }
+    default: break;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   Devices and the runtime
+   ------------------------------------------------------------------------------------------------------- */
+enum { GS__POST_NONE = 0, GS__POST_COLL, GS__POST_DONE };
+
+/* What a device announces at a rendezvous: the collective (and the loop iterations it is in), or "done". */
+typedef struct gs__post {
+    int kind;
+    const gs_value *v;
+    gs_shape in_shape;
+    int n_loops;
+    const gs_value *loops[GS__RT_SIG];
+    int64_t iters[GS__RT_SIG];
+} gs__post;
+
+enum { GS__DEV_RUNNING = 0, GS__DEV_PAUSED, GS__DEV_DONE, GS__DEV_FAILED, GS__DEV_STOPPED };
+enum { GS__FAIL_NONE = 0, GS__FAIL_DEVICE, GS__FAIL_MISMATCH, GS__FAIL_TIMEOUT };
+
+typedef struct gs__dev {
+    gs_runtime *rt;
+    int64_t id;
+    gs_ctx ctx;               /* private: this device's errors; allocations use the runtime's allocator */
+    gs__exec ex;
+    gs__ev *ev;
+    gs__buf *params;          /* n_in compute-format parameter buffers */
+    uint8_t *owned;           /* params[k].data was allocated for this run */
+    gs__buf *results;         /* n_out compute-format results */
+    bool have_results;        /* the evaluation finished: results[] are this device's to free */
+    int state;
+    bool stopped;             /* the hook gave up because the run is ending (not this device's own error) */
+    const gs_value *where;    /* the instruction it was at when it stopped */
+    gs__post post;
+    int64_t arrivals;         /* rendezvous reached (atomic) */
+    int64_t *cstat;           /* 3 per plan: executions, bytes sent, bytes received */
+    int64_t param_bytes, peak;
+} gs__dev;
+
+struct gs_runtime {
+    gs_ctx *ctx;
+    int64_t D;
+    gs_runtime_mode mode;
+    int64_t watchdog_us;      /* < 0: none */
+    bool no_poison, check_replicas;
+    gs__dev *devs;
+#if !defined(GSHARD_NO_THREADS)
+    gs__pool pool;
+    bool pool_up;
+#endif
+    /* the current run */
+    gs__barrier bar;
+    int abort;                /* atomic: the run is ending */
+    int failure;              /* atomic: GS__FAIL_*, the first cause */
+    int64_t fail_dev;         /* the device that failed or saw the problem (written by the CAS winner) */
+    int64_t fail_wait_ms;
+    const void **ins;         /* D: operands at the current rendezvous */
+    void **outs;              /* D: results */
+    gs__cplan *plans;         /* the program's collectives, in program order */
+    int n_plans;
+    gs_graph *g;
+    int n_in, n_out;
+    gs_shape *in_shapes, *out_shapes;   /* parameter buffers and outputs of g */
+    const void *const *st_inputs;       /* D * n_in storage-format inputs, or NULL */
+    const gs__buf *c_inputs;            /* D * n_in compute-format inputs, or NULL */
+    void *const *st_outputs;            /* D * n_out storage-format outputs, or NULL (results kept) */
+    /* a direct collective */
+    const gs__cplan *direct;
+    int64_t repeat;
+    /* accounting of the last successful run */
+    bool have_stats;
+    int64_t *peak, *pbytes;
+    gs_runtime_collective_stats *cstats;
+    int n_cstats;
+    int64_t coll_count, bytes_sent;
+    double seconds;
+};
+
+GS_API int64_t gs_runtime_num_devices(const gs_runtime *rt) { return rt ? rt->D : 0; }
+GS_API gs_runtime_mode gs_runtime_get_mode(const gs_runtime *rt) { return rt ? rt->mode : GS_RUNTIME_MODE_DEFAULT; }
+
+GS__FN void gs__rt_free_plans(gs_runtime *rt) {
+    int i;
+    for (i = 0; i < rt->n_plans; i++) gs__cplan_free(rt->ctx, &rt->plans[i]);
+    gs__free(rt->ctx, rt->plans);
+    rt->plans = NULL;
+    rt->n_plans = 0;
+}
+
+GS_API void gs_runtime_destroy(gs_runtime *rt) {
+    gs_ctx *ctx;
+    if (!rt) return;
+    ctx = rt->ctx;
+#if !defined(GSHARD_NO_THREADS)
+    if (rt->pool_up) gs__pool_stop(&rt->pool);
+#endif
+    gs__rt_free_plans(rt);
+    gs__free(ctx, rt->devs);
+    gs__free(ctx, (void *)rt->ins);
+    gs__free(ctx, rt->outs);
+    gs__free(ctx, rt->peak);
+    gs__free(ctx, rt->pbytes);
+    gs__free(ctx, rt->cstats);
+    gs__free(ctx, rt->in_shapes);
+    gs__free(ctx, rt->out_shapes);
+    gs__free(ctx, rt);
+}
+
+GS_API gs_result gs_runtime_create(gs_ctx *ctx, const gs_runtime_desc *desc, gs_runtime **out) {
+    gs_runtime *rt;
+    int64_t D, d;
+    if (!out) return ctx ? gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_create: out is NULL") : GS_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!ctx) return GS_ERR_INVALID_ARG;
+    if (!desc) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_create: desc is NULL (it gives num_devices)");
+    D = desc->num_devices;
+    if (D < 1 || D > GS_RUNTIME_MAX_DEVICES)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_create: %lld devices (the runtime takes 1 to %d)",
+                       (long long)D, GS_RUNTIME_MAX_DEVICES);
+    if (desc->mode < GS_RUNTIME_MODE_DEFAULT || desc->mode > GS_RUNTIME_LOCKSTEP)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_create: unknown mode %d", (int)desc->mode);
+#if defined(GSHARD_NO_THREADS)
+    if (desc->mode == GS_RUNTIME_THREADED)
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "gs_runtime_create: threaded mode, but gshard.h was built with GSHARD_NO_THREADS");
+#endif
+    rt = (gs_runtime *)gs__malloc(ctx, sizeof *rt);
+    if (!rt) return GS_ERR_OUT_OF_MEMORY;
+    memset(rt, 0, sizeof *rt);
+    rt->ctx = ctx;
+    rt->D = D;
+#if defined(GSHARD_NO_THREADS)
+    rt->mode = GS_RUNTIME_LOCKSTEP;
+#else
+    rt->mode = desc->mode == GS_RUNTIME_LOCKSTEP ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_THREADED;
+#endif
+    rt->watchdog_us = desc->watchdog_ms == 0 ? (int64_t)GS__RT_WATCHDOG_MS * 1000
+                      : desc->watchdog_ms < 0 ? -1 : desc->watchdog_ms * 1000;
+    rt->no_poison = desc->no_poison;
+    rt->check_replicas = desc->check_replicas;
+    rt->devs = (gs__dev *)gs__malloc(ctx, sizeof(gs__dev) * (size_t)D);
+    rt->ins = (const void **)gs__malloc(ctx, sizeof(void *) * (size_t)D);
+    rt->outs = (void **)gs__malloc(ctx, sizeof(void *) * (size_t)D);
+    rt->peak = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)D);
+    rt->pbytes = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)D);
+    if (!rt->devs || !rt->ins || !rt->outs || !rt->peak || !rt->pbytes) {
+        gs_runtime_destroy(rt);
+        return GS_ERR_OUT_OF_MEMORY;
+    }
+    memset(rt->devs, 0, sizeof(gs__dev) * (size_t)D);
+    for (d = 0; d < D; d++) {
+        rt->devs[d].rt = rt;
+        rt->devs[d].id = d;
+    }
+#if !defined(GSHARD_NO_THREADS)
+    if (rt->mode == GS_RUNTIME_THREADED) {
+        gs_result r = gs__pool_start(ctx, &rt->pool, (int)D, GS__RT_STACK);
+        if (r) {
+            gs_runtime_destroy(rt);
+            return r;
+        }
+        rt->pool_up = true;
+    }
+#endif
+    *out = rt;
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   Rendezvous
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN bool gs__post_match(const gs__post *a, const gs__post *b) {
+    int i;
+    if (a->kind != b->kind) return false;
+    if (a->kind != GS__POST_COLL) return true;
+    if (a->v != b->v || a->n_loops != b->n_loops || !gs_shape_equal(&a->in_shape, &b->in_shape)) return false;
+    for (i = 0; i < a->n_loops && i < GS__RT_SIG; i++)
+        if (a->loops[i] != b->loops[i] || a->iters[i] != b->iters[i]) return false;
+    return true;
+}
+
+/* "all-reduce ar.1 (iteration 2 of while w)" or "the end of the program" */
+GS__FN void gs__post_describe(const gs__post *p, char *buf, size_t cap) {
+    size_t n;
+    int i;
+    if (p->kind == GS__POST_DONE) {
+        snprintf(buf, cap, "the end of the program");
+        return;
+    }
+    if (p->kind != GS__POST_COLL || !p->v) {
+        snprintf(buf, cap, "no rendezvous");
+        return;
+    }
+    n = (size_t)snprintf(buf, cap, "%s %s", gs_op_name(p->v->op), p->v->name);
+    for (i = 0; i < p->n_loops && i < GS__RT_SIG && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s iteration %lld of while %s", i ? "," : " (in", (long long)p->iters[i],
+                              p->loops[i]->name);
+    if (p->n_loops > 0 && n < cap) snprintf(buf + n, cap - n, ")");
+}
+
+/* Records the first cause of failure and raises the abort flag. */
+GS__FN void gs__rt_fail(gs_runtime *rt, int cause, int64_t dev, int64_t waited_ms) {
+    int none = GS__FAIL_NONE;
+    if (GS__CAS(&rt->failure, &none, cause)) {
+        rt->fail_dev = dev;
+        rt->fail_wait_ms = waited_ms;
+    }
+    gs__barrier_abort(&rt->bar);
+}
+
+GS__FN void gs__rt_post(gs__dev *dev, int kind, const gs_value *v, const gs__buf *in) {
+    gs__post *p = &dev->post;
+    p->kind = kind;
+    p->v = v;
+    p->n_loops = 0;
+    if (kind == GS__POST_COLL) {
+        p->in_shape = in->shape;
+        p->n_loops = gs__ev_loops(dev->ev, p->loops, p->iters, GS__RT_SIG);
+    }
+}
+
+/* Checks dev's post against the devices whose buffers it will touch, and its neighbour. */
+GS__FN bool gs__rt_check(gs_runtime *rt, gs__dev *dev, const gs__cplan *p) {
+    int64_t d = dev->id, j;
+    const gs__post *me = &dev->post;
+    if (!gs__post_match(me, &rt->devs[(d + 1) % rt->D].post)) return false;
+    if (!p) return true;
+    if (p->op == GS_OP_COLLECTIVE_PERMUTE) {
+        if (p->src_of[d] >= 0 && !gs__post_match(me, &rt->devs[p->src_of[d]].post)) return false;
+        if (p->dst_of[d] >= 0 && !gs__post_match(me, &rt->devs[p->dst_of[d]].post)) return false;
+        return true;
+    }
+    for (j = 0; j < p->G; j++)
+        if (!gs__post_match(me, &rt->devs[p->ids[p->group_of[d] * p->G + j]].post)) return false;
+    return true;
+}
+
+/* The plan of collective instruction v (plans are few; a linear scan costs less than the rendezvous). */
+GS__FN const gs__cplan *gs__rt_plan_of(const gs_runtime *rt, const gs_value *v, int *index) {
+    int i;
+    for (i = 0; i < rt->n_plans; i++)
+        if (rt->plans[i].v == v) {
+            *index = i;
+            return &rt->plans[i];
+        }
+    return NULL;
+}
+
+GS__FN void gs__rt_count(gs__dev *dev, const gs__cplan *p, int index) {
+    int64_t s, r;
+    gs__cplan_bytes(p, dev->id, &s, &r);
+    dev->cstat[3 * index] += 1;
+    dev->cstat[3 * index + 1] += s;
+    dev->cstat[3 * index + 2] += r;
+}
+
+#if !defined(GSHARD_NO_THREADS)
+/* Waits at the barrier; on an abort or a timeout returns false (after recording a timeout). */
+GS__FN bool gs__rt_barrier(gs_runtime *rt, gs__dev *dev) {
+    int64_t waited = 0;
+    int r = gs__barrier_wait(&rt->bar, rt->watchdog_us, &waited);
+    if (r == GS__BARRIER_OK) return true;
+    if (r == GS__BARRIER_TIMEOUT) gs__rt_fail(rt, GS__FAIL_TIMEOUT, dev->id, rt->watchdog_us / 1000);
+    return false;
+}
+
+/* A threaded device at a rendezvous: barrier A, checks, its share of the collective (p may be NULL: the
+   final "done" rendezvous), barrier B. */
+GS__FN bool gs__rt_meet(gs_runtime *rt, gs__dev *dev, const gs__cplan *p) {
+    GS__ADD(&dev->arrivals, 1);
+    if (!gs__rt_barrier(rt, dev)) return false;
+    if (!gs__rt_check(rt, dev, p)) {
+        gs__rt_fail(rt, GS__FAIL_MISMATCH, dev->id, 0);
+        return false;
+    }
+    if (p) gs__coll_part(p, dev->id, rt->ins, rt->outs);
+    return gs__rt_barrier(rt, dev);
+}
+
+GS__FN gs_result gs__rt_hook_threaded(gs__exec *ex, const gs_value *v, const gs__buf *in, gs__buf *out) {
+    gs__dev *dev = (gs__dev *)ex->user;
+    gs_runtime *rt = dev->rt;
+    int index = 0;
+    const gs__cplan *p = gs__rt_plan_of(rt, v, &index);
+    if (!p) return gs__err(ex->ctx, GS_ERR_INVALID_ARG, "%s %s: no plan for this collective", gs_op_name(v->op), v->name);
+    gs__rt_post(dev, GS__POST_COLL, v, in);
+    rt->ins[dev->id] = in->data;
+    rt->outs[dev->id] = out->data;
+    if (!gs__rt_meet(rt, dev, p)) {
+        dev->stopped = true;
+        return gs__err(ex->ctx, GS_ERR_THREAD, "%s %s: the run was stopped", gs_op_name(v->op), v->name);
+    }
+    gs__rt_count(dev, p, index);
+    return GS_OK;
+}
+#endif
+
+GS__FN gs_result gs__rt_hook_lockstep(gs__exec *ex, const gs_value *v, const gs__buf *in, gs__buf *out) {
+    gs__dev *dev = (gs__dev *)ex->user;
+    gs_runtime *rt = dev->rt;
+    gs__rt_post(dev, GS__POST_COLL, v, in);
+    rt->ins[dev->id] = in->data;
+    rt->outs[dev->id] = out->data;
+    return GS__PENDING;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   One device's run
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN void gs__rt_dev_release(gs__dev *dev) {
+    gs_runtime *rt = dev->rt;
+    int k;
+    gs__ev_free(dev->ev);
+    dev->ev = NULL;
+    if (dev->params && dev->owned)
+        for (k = 0; k < rt->n_in; k++)
+            if (dev->owned[k]) gs__free(rt->ctx, dev->params[k].data);
+    gs__free(rt->ctx, dev->params);
+    gs__free(rt->ctx, dev->owned);
+    dev->params = NULL;
+    dev->owned = NULL;
+}
+
+/* Frees the results (after they were copied out, or when the run failed). */
+GS__FN void gs__rt_dev_free_results(gs__dev *dev) {
+    gs_runtime *rt = dev->rt;
+    int k;
+    if (!dev->results) return;
+    if (dev->have_results)
+        for (k = 0; k < rt->n_out; k++) gs__free(rt->ctx, dev->results[k].data);
+    dev->have_results = false;
+    gs__free(rt->ctx, dev->results);
+    dev->results = NULL;
+}
+
+/* Sets up device d: its context, exec, parameters (compute format) and evaluator. */
+GS__FN gs_result gs__rt_dev_begin(gs_runtime *rt, gs__dev *dev) {
+    int64_t d = dev->id;
+    int k;
+    gs_result r;
+    gs__rt_scratch_ctx(rt->ctx, &dev->ctx);
+    memset(&dev->ex, 0, sizeof dev->ex);
+    memset(&dev->post, 0, sizeof dev->post);
+    dev->ex.ctx = &dev->ctx;
+    dev->ex.partition_id = d;
+    dev->ex.num_partitions = rt->D;
+    dev->ex.user = dev;
+#if !defined(GSHARD_NO_THREADS)
+    dev->ex.collective = rt->mode == GS_RUNTIME_THREADED ? gs__rt_hook_threaded : gs__rt_hook_lockstep;
+#else
+    dev->ex.collective = gs__rt_hook_lockstep;
+#endif
+    dev->state = GS__DEV_RUNNING;
+    dev->stopped = false;
+    dev->have_results = false;
+    dev->where = NULL;
+    dev->ev = NULL;
+    dev->param_bytes = 0;
+    dev->peak = 0;
+    dev->params = (gs__buf *)gs__malloc(&dev->ctx, sizeof(gs__buf) * (size_t)(rt->n_in + 1));
+    dev->owned = (uint8_t *)gs__malloc(&dev->ctx, (size_t)rt->n_in + 1);
+    dev->results = (gs__buf *)gs__malloc(&dev->ctx, sizeof(gs__buf) * (size_t)(rt->n_out + 1));
+    if (dev->owned) memset(dev->owned, 0, (size_t)rt->n_in + 1);
+    if (dev->results) memset(dev->results, 0, sizeof(gs__buf) * (size_t)(rt->n_out + 1));
+    if (!dev->params || !dev->owned || !dev->results) return GS_ERR_OUT_OF_MEMORY;
+    for (k = 0; k < rt->n_in; k++) {
+        const gs_shape *s = &rt->in_shapes[k];
+        dev->param_bytes += (int64_t)gs_shape_bytes(s);
+        if (rt->c_inputs) {
+            dev->params[k] = rt->c_inputs[d * rt->n_in + k];
+            continue;
+        }
+        dev->params[k].shape = *s;
+        dev->params[k].data = (void *)(uintptr_t)rt->st_inputs[d * rt->n_in + k];
+        if (s->dtype == GS_BF16 || s->dtype == GS_PRED) {
+            int64_t n = gs__numel(s);
+            void *c = gs__malloc(&dev->ctx, (size_t)n * gs__compute_size(s->dtype) + 1);
+            if (!c) return GS_ERR_OUT_OF_MEMORY;
+            gs__rt_convert(s->dtype, c, GS__FMT_COMPUTE, rt->st_inputs[d * rt->n_in + k], GS__FMT_STORAGE, n);
+            dev->params[k].data = c;
+            dev->owned[k] = 1;
+        }
+    }
+    r = gs__ev_new(&dev->ex, rt->g, dev->params, dev->results, &dev->ev);
+    return r;
+}
+
+/* Writes the results to the caller's storage-format outputs, if the run has them. */
+GS__FN void gs__rt_dev_outputs(gs_runtime *rt, gs__dev *dev) {
+    int k;
+    if (!rt->st_outputs) return;
+    for (k = 0; k < rt->n_out; k++)
+        gs__rt_convert(rt->out_shapes[k].dtype, rt->st_outputs[dev->id * rt->n_out + k], GS__FMT_STORAGE,
+                       dev->results[k].data, GS__FMT_COMPUTE, gs__numel(&rt->out_shapes[k]));
+}
+
+/* The end of a device's run: where it stopped, its peak, its parameters and evaluator freed. */
+GS__FN void gs__rt_dev_end(gs_runtime *rt, gs__dev *dev) {
+    dev->where = gs__ev_current(dev->ev);
+    dev->peak = dev->param_bytes + dev->ex.peak_bytes;
+    if (dev->state == GS__DEV_DONE) gs__rt_dev_outputs(rt, dev);
+    gs__rt_dev_release(dev);
+}
+
+GS__FN void gs__rt_dev_failed(gs_runtime *rt, gs__dev *dev, gs_result r) {
+    if (dev->stopped) {
+        dev->state = GS__DEV_STOPPED;
+        return;
+    }
+    if (dev->ctx.err == GS_OK) gs__err(&dev->ctx, r, "%s", gs_result_str(r));
+    dev->state = GS__DEV_FAILED;
+    gs__rt_fail(rt, GS__FAIL_DEVICE, dev->id, 0);
+}
+
+#if !defined(GSHARD_NO_THREADS)
+/* A worker's job: device `worker` runs the program (or its share of a direct collective). */
+GS__FN void gs__rt_job(void *arg, int worker) {
+    gs_runtime *rt = (gs_runtime *)arg;
+    gs__dev *dev = &rt->devs[worker];
+    gs_result r;
+    int status = GS__EV_RAN;
+    if (rt->direct) {
+        /* one barrier per repetition: the buffers stay the same and every output element has one writer, so
+           "everyone finished repetition i" is also "the inputs of repetition i + 1 are ready"; the pool's join
+           ends the last one */
+        int64_t i;
+        for (i = 0; i < rt->repeat; i++) {
+            if (i > 0 && !gs__rt_barrier(rt, dev)) return;
+            gs__coll_part(rt->direct, dev->id, rt->ins, rt->outs);
+        }
+        return;
+    }
+    r = gs__rt_dev_begin(rt, dev);
+    while (r == GS_OK && status == GS__EV_RAN) {
+        if (GS__LOAD(&rt->abort)) {
+            dev->state = GS__DEV_STOPPED;
+            break;
+        }
+        r = gs__ev_step(dev->ev, &status);
+    }
+    if (r) {
+        gs__rt_dev_failed(rt, dev, r);
+    } else if (status == GS__EV_DONE) {
+        dev->have_results = true;
+        /* meet the others once more: everyone must have finished */
+        gs__rt_post(dev, GS__POST_DONE, NULL, NULL);
+        dev->state = gs__rt_meet(rt, dev, NULL) ? GS__DEV_DONE : GS__DEV_STOPPED;
+    } else if (status == GS__EV_PAUSED) {
+        gs__rt_dev_failed(rt, dev, gs__err(&dev->ctx, GS_ERR_INVALID_ARG, "paused outside lockstep mode"));
+    }
+    gs__rt_dev_end(rt, dev);
+}
+#endif
+
+/* The lockstep driver: one instruction per device in turn; when no device can move, either all are done,
+   or all wait at the same collective (run every share, then go on), or it is a mismatch. */
+GS__FN void gs__rt_lockstep(gs_runtime *rt) {
+    int64_t D = rt->D, d, waiting_since = -1;
+    int64_t round = 0;
+    for (d = 0; d < D; d++) {
+        gs__dev *dev = &rt->devs[d];
+        gs_result r = gs__rt_dev_begin(rt, dev);
+        if (r) {
+            gs__rt_dev_failed(rt, dev, r);
+            goto end;
+        }
+    }
+    for (;; round++) {
+        bool moved = false;
+        for (d = 0; d < D; d++) {
+            gs__dev *dev = &rt->devs[d];
+            int status;
+            gs_result r;
+            if (dev->state != GS__DEV_RUNNING) continue;
+            r = gs__ev_step(dev->ev, &status);
+            if (r) {
+                gs__rt_dev_failed(rt, dev, r);
+                goto end;
+            }
+            if (status == GS__EV_PAUSED) {
+                dev->state = GS__DEV_PAUSED;
+                GS__ADD(&dev->arrivals, 1);
+                if (waiting_since < 0 && rt->watchdog_us >= 0) waiting_since = gs__now_us();
+            } else if (status == GS__EV_DONE) {
+                dev->state = GS__DEV_DONE;
+                dev->have_results = true;
+                gs__rt_post(dev, GS__POST_DONE, NULL, NULL);
+                GS__ADD(&dev->arrivals, 1);
+                if (waiting_since < 0 && rt->watchdog_us >= 0) waiting_since = gs__now_us();
+            } else {
+                moved = true;
+            }
+        }
+        if (!moved) {
+            const gs__post *p0 = &rt->devs[0].post;
+            const gs__cplan *p;
+            int index = 0;
+            for (d = 0; d + 1 < D; d++)
+                if (!gs__post_match(&rt->devs[d].post, &rt->devs[d + 1].post)) {
+                    gs__rt_fail(rt, GS__FAIL_MISMATCH, d, 0);
+                    goto end;
+                }
+            if (p0->kind == GS__POST_DONE) break;   /* everyone finished */
+            p = gs__rt_plan_of(rt, p0->v, &index);
+            if (!p) {
+                gs__rt_dev_failed(rt, &rt->devs[0],
+                                  gs__err(&rt->devs[0].ctx, GS_ERR_INVALID_ARG, "%s: no plan for this collective",
+                                          p0->v->name));
+                goto end;
+            }
+            for (d = 0; d < D; d++) gs__coll_part(p, d, rt->ins, rt->outs);
+            for (d = 0; d < D; d++) {
+                gs__rt_count(&rt->devs[d], p, index);
+                rt->devs[d].state = GS__DEV_RUNNING;   /* the next step completes the instruction */
+            }
+            waiting_since = -1;
+        } else if (waiting_since >= 0 && (round & 63) == 0 && gs__now_us() - waiting_since > rt->watchdog_us) {
+            /* the report names a waiting device; the late ones are found by their arrival counts */
+            for (d = 0; d < D; d++)
+                if (rt->devs[d].state != GS__DEV_RUNNING) break;
+            gs__rt_fail(rt, GS__FAIL_TIMEOUT, d < D ? d : 0, (gs__now_us() - waiting_since) / 1000);
+            goto end;
+        }
+    }
+end:
+    for (d = 0; d < D; d++) {
+        gs__dev *dev = &rt->devs[d];
+        if (rt->failure && dev->state != GS__DEV_FAILED) dev->state = GS__DEV_STOPPED;
+        gs__rt_dev_end(rt, dev);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   A run
+   ------------------------------------------------------------------------------------------------------- */
+/* Plans for every collective instruction of g and of the loops it contains (each graph once). */
+GS__FN gs_result gs__rt_collect(gs_runtime *rt, gs_graph *g, gs_graph ***seen, int *n_seen, int *cap_seen,
+                                int *cap_plans, int depth) {
+    int i, k;
+    if (depth > GS__EV_MAX_DEPTH) return gs__err(rt->ctx, GS_ERR_UNSUPPORTED, "gs_runtime_run: loops nested too deep");
+    for (k = 0; k < *n_seen; k++)
+        if ((*seen)[k] == g) return GS_OK;
+    if (*n_seen == *cap_seen) {
+        int cap = *cap_seen ? 2 * *cap_seen : 8;
+        gs_graph **ns = (gs_graph **)gs__malloc(rt->ctx, sizeof(gs_graph *) * (size_t)cap);
+        if (!ns) return GS_ERR_OUT_OF_MEMORY;
+        if (*n_seen) memcpy(ns, *seen, sizeof(gs_graph *) * (size_t)*n_seen);
+        gs__free(rt->ctx, *seen);
+        *seen = ns;
+        *cap_seen = cap;
+    }
+    (*seen)[(*n_seen)++] = g;
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        gs_value *v = g->values[i];
+        gs_result r;
+        if (v->op == GS_OP_WHILE) {
+            if (!v->cond || !v->body) return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "while %s: missing condition or body", v->name);
+            r = gs__rt_collect(rt, v->cond, seen, n_seen, cap_seen, cap_plans, depth + 1);
+            if (!r) r = gs__rt_collect(rt, v->body, seen, n_seen, cap_seen, cap_plans, depth + 1);
+            if (r) return r;
+            continue;
+        }
+        if (v->op != GS_OP_ALL_REDUCE && v->op != GS_OP_ALL_GATHER && v->op != GS_OP_REDUCE_SCATTER &&
+            v->op != GS_OP_ALL_TO_ALL && v->op != GS_OP_COLLECTIVE_PERMUTE)
+            continue;
+        if (v->n_operands != 1 || !v->operands[0])
+            return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "%s %s: needs one operand", gs_op_name(v->op), v->name);
+        if (rt->n_plans == *cap_plans) {
+            int cap = *cap_plans ? 2 * *cap_plans : 8;
+            gs__cplan *np = (gs__cplan *)gs__malloc(rt->ctx, sizeof(gs__cplan) * (size_t)cap);
+            if (!np) return GS_ERR_OUT_OF_MEMORY;
+            if (rt->n_plans) memcpy(np, rt->plans, sizeof(gs__cplan) * (size_t)rt->n_plans);
+            gs__free(rt->ctx, rt->plans);
+            rt->plans = np;
+            *cap_plans = cap;
+        }
+        {
+            gs_collective_spec spec = gs__cplan_spec_of(v);
+            r = gs__cplan_init(rt->ctx, rt->D, &spec, v, &rt->plans[rt->n_plans]);
+            if (r) return r;
+            rt->n_plans++;
+        }
+    }
+    return GS_OK;
+}
+
+/* Checks g for a run and fills the run's shapes and plans. */
+GS__FN gs_result gs__rt_prepare(gs_runtime *rt, gs_graph *g) {
+    gs_ctx *ctx = rt->ctx;
+    int np, i, j, k;
+    gs_graph **seen = NULL;
+    int n_seen = 0, cap_seen = 0, cap_plans = 0;
+    gs_result r;
+    if (g->ctx != ctx) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_run: graph %s belongs to another context", g->name);
+    r = gs__verify_once(g);
+    if (r) return r;
+    if (g->num_partitions != 1 && g->num_partitions != rt->D)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_run: %s is written for %lld partitions but the runtime has %lld devices",
+                       g->name, (long long)g->num_partitions, (long long)rt->D);
+    gs__rt_free_plans(rt);
+    gs__free(ctx, rt->in_shapes);
+    gs__free(ctx, rt->out_shapes);
+    rt->in_shapes = rt->out_shapes = NULL;
+    np = (int)stbds_arrlen(g->params);
+    rt->n_in = 0;
+    for (i = 0; i < np; i++) rt->n_in += g->params[i]->shape.dtype == GS_TUPLE ? g->params[i]->n_tuple : 1;
+    rt->n_out = gs_graph_num_outputs(g);
+    rt->in_shapes = (gs_shape *)gs__malloc(ctx, sizeof(gs_shape) * (size_t)(rt->n_in + 1));
+    rt->out_shapes = (gs_shape *)gs__malloc(ctx, sizeof(gs_shape) * (size_t)(rt->n_out + 1));
+    if (!rt->in_shapes || !rt->out_shapes) return GS_ERR_OUT_OF_MEMORY;
+    for (i = 0, k = 0; i < np; i++) {
+        const gs_value *p = g->params[i];
+        if (p->shape.dtype == GS_TUPLE)
+            for (j = 0; j < p->n_tuple; j++) rt->in_shapes[k++] = p->tuple[j];
+        else
+            rt->in_shapes[k++] = p->shape;
+    }
+    for (k = 0; k < rt->n_out; k++) rt->out_shapes[k] = gs_graph_output_shape(g, k);
+    r = gs__rt_collect(rt, g, &seen, &n_seen, &cap_seen, &cap_plans, 0);
+    gs__free(ctx, seen);
+    if (r) gs__rt_free_plans(rt);
+    rt->g = g;
+    return r;
+}
+
+/* One message for the first cause of failure, in rt's context. */
+GS__FN gs_result gs__rt_report(gs_runtime *rt) {
+    int64_t d, D = rt->D;
+    char a[512], b[512];
+    switch (rt->failure) {
+    case GS__FAIL_DEVICE:
+        for (d = 0; d < D; d++) {
+            gs__dev *dev = &rt->devs[d];
+            if (dev->state == GS__DEV_FAILED) {
+                /* the device's own message may not name the instruction (out of memory does not) */
+                const gs_value *w = dev->where;
+                const char *msg = dev->ctx.err ? dev->ctx.errmsg : "failed";
+                if (w && !strstr(msg, w->name))
+                    return gs__err(rt->ctx, dev->ctx.err ? dev->ctx.err : GS_ERR_INVALID_ARG, "device %lld, at %s %s: %s",
+                                   (long long)d, gs_op_name(w->op), w->name, msg);
+                return gs__err(rt->ctx, dev->ctx.err ? dev->ctx.err : GS_ERR_INVALID_ARG, "device %lld: %s", (long long)d, msg);
+            }
+        }
+        return gs__err(rt->ctx, GS_ERR_THREAD, "gs_runtime_run: a device failed");
+    case GS__FAIL_MISMATCH:
+        for (d = 0; d + 1 < D; d++) {
+            if (!gs__post_match(&rt->devs[d].post, &rt->devs[d + 1].post)) {
+                gs__post_describe(&rt->devs[d].post, a, sizeof a);
+                gs__post_describe(&rt->devs[d + 1].post, b, sizeof b);
+                return gs__err(rt->ctx, GS_ERR_INVALID_ARG,
+                               "collective mismatch: device %lld is at %s but device %lld is at %s", (long long)d, a,
+                               (long long)(d + 1), b);
+            }
+        }
+        return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "collective mismatch between devices");
+    case GS__FAIL_TIMEOUT: {
+        int64_t most = 0, late = -1;
+        for (d = 0; d < D; d++)
+            if (rt->devs[d].arrivals > most) most = rt->devs[d].arrivals;
+        for (d = 0; d < D && late < 0; d++)
+            if (rt->devs[d].arrivals < most) late = d;
+        if (late >= 0) {
+            const gs_value *w = rt->devs[late].where;
+            gs__post_describe(&rt->devs[rt->fail_dev].post, a, sizeof a);
+            return gs__err(rt->ctx, GS_ERR_THREAD,
+                           "watchdog: device %lld waited %lld ms at %s; device %lld never arrived (it was at %s %s)",
+                           (long long)rt->fail_dev, (long long)rt->fail_wait_ms, a, (long long)late,
+                           w ? gs_op_name(w->op) : "the end", w ? w->name : "of the program");
+        }
+        return gs__err(rt->ctx, GS_ERR_THREAD, "watchdog: device %lld waited %lld ms at a rendezvous", (long long)rt->fail_dev,
+                       (long long)rt->fail_wait_ms);
+    }
+    default: return GS_OK;
+    }
+}
+
+/* Totals for gs_runtime_get_stats. */
+GS__FN gs_result gs__rt_stats(gs_runtime *rt, int64_t *cstat_all, double seconds) {
+    int i;
+    int64_t d;
+    gs__free(rt->ctx, rt->cstats);
+    rt->cstats = NULL;
+    rt->n_cstats = 0;
+    rt->have_stats = false;
+    if (rt->n_plans) {
+        rt->cstats = (gs_runtime_collective_stats *)gs__malloc(rt->ctx, sizeof(gs_runtime_collective_stats) * (size_t)rt->n_plans);
+        if (!rt->cstats) return GS_ERR_OUT_OF_MEMORY;
+        memset(rt->cstats, 0, sizeof(gs_runtime_collective_stats) * (size_t)rt->n_plans);
+    }
+    rt->coll_count = rt->bytes_sent = 0;
+    for (i = 0; i < rt->n_plans; i++) {
+        gs_runtime_collective_stats *c = &rt->cstats[i];
+        const gs__cplan *p = &rt->plans[i];
+        c->instruction = p->v;
+        c->op = p->op;
+        c->group_size = p->G;
+        c->operand_bytes = (int64_t)gs_shape_bytes(&p->in);
+        c->result_bytes = (int64_t)gs_shape_bytes(&p->out);
+        c->count = cstat_all[3 * i];
+        for (d = 0; d < rt->D; d++) {
+            const int64_t *cs = cstat_all + 3 * ((size_t)d * (size_t)rt->n_plans + (size_t)i);
+            c->bytes_sent += cs[1];
+            c->bytes_received += cs[2];
+            if (cs[1] > c->max_device_sent) c->max_device_sent = cs[1];
+            if (cs[2] > c->max_device_received) c->max_device_received = cs[2];
+        }
+        rt->coll_count += c->count;
+        rt->bytes_sent += c->bytes_sent;
+    }
+    rt->n_cstats = rt->n_plans;
+    for (d = 0; d < rt->D; d++) {
+        rt->peak[d] = rt->devs[d].peak;
+        rt->pbytes[d] = rt->devs[d].param_bytes;
+    }
+    rt->seconds = seconds;
+    rt->have_stats = true;
+    return GS_OK;
+}
+
+/* Frees every device's results. */
+GS__FN void gs__rt_free_results(gs_runtime *rt) {
+    int64_t d;
+    for (d = 0; d < rt->D; d++) gs__rt_dev_free_results(&rt->devs[d]);
+}
+
+/* Runs the prepared program (gs__rt_prepare) with storage-format inputs st_in or compute-format inputs c_in.
+   With st_out the results are written there and freed; without, they stay in each device's results for the
+   caller (free them with gs__rt_free_results). */
+GS__FN gs_result gs__rt_go(gs_runtime *rt, const void *const *st_in, const gs__buf *c_in, void *const *st_out) {
+    gs_ctx *ctx = rt->ctx;
+    int64_t d, t0 = gs__now_us();
+    int64_t *cstat_all;
+    size_t per = (size_t)3 * (size_t)rt->n_plans;
+    gs_result r = GS_OK;
+    cstat_all = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (per * (size_t)rt->D + 1));
+    if (!cstat_all) return GS_ERR_OUT_OF_MEMORY;
+    memset(cstat_all, 0, sizeof(int64_t) * (per * (size_t)rt->D + 1));
+    if (!gs__barrier_init(&rt->bar, (int)rt->D, &rt->abort)) {
+        gs__free(ctx, cstat_all);
+        return gs__err(ctx, GS_ERR_THREAD, "gs_runtime_run: cannot create a barrier");
+    }
+    rt->abort = 0;
+    rt->failure = GS__FAIL_NONE;
+    rt->fail_dev = 0;
+    rt->fail_wait_ms = 0;
+    rt->direct = NULL;
+    rt->st_inputs = st_in;
+    rt->c_inputs = c_in;
+    rt->st_outputs = st_out;
+    for (d = 0; d < rt->D; d++) {
+        rt->devs[d].cstat = cstat_all + per * (size_t)d;
+        rt->devs[d].arrivals = 0;
+        rt->devs[d].state = GS__DEV_RUNNING;
+        rt->devs[d].have_results = false;
+        rt->devs[d].results = NULL;
+        memset(&rt->devs[d].post, 0, sizeof rt->devs[d].post);
+    }
+#if !defined(GSHARD_NO_THREADS)
+    if (rt->mode == GS_RUNTIME_THREADED) gs__pool_run(&rt->pool, gs__rt_job, rt);
+    else gs__rt_lockstep(rt);
+#else
+    gs__rt_lockstep(rt);
+#endif
+    gs__barrier_destroy(&rt->bar);
+    if (rt->failure != GS__FAIL_NONE) {
+        r = gs__rt_report(rt);
+        gs__rt_free_results(rt);
+    } else {
+        r = gs__rt_stats(rt, cstat_all, (double)(gs__now_us() - t0) * 1e-6);
+        if (r) gs__rt_free_results(rt);
+        else if (st_out) gs__rt_free_results(rt);
+    }
+    for (d = 0; d < rt->D; d++) rt->devs[d].cstat = NULL;
+    gs__free(ctx, cstat_all);
+    gs__rt_free_plans(rt);
+    return r;
+}
+
+GS_API gs_result gs_runtime_run(gs_runtime *rt, gs_graph *g, const void *const *inputs, void *const *outputs) {
+    gs_ctx *ctx;
+    gs_result r;
+    int64_t d;
+    int k;
+    if (!rt) return GS_ERR_INVALID_ARG;
+    ctx = rt->ctx;
+    rt->have_stats = false;
+    if (!g) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_run: graph is NULL");
+    r = gs__rt_prepare(rt, g);
+    if (r) return r;
+    if (rt->n_in > 0 && !inputs) {
+        gs__rt_free_plans(rt);
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_run: inputs is NULL but %s has %d parameter buffers", g->name, rt->n_in);
+    }
+    if (rt->n_out > 0 && !outputs) {
+        gs__rt_free_plans(rt);
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_run: outputs is NULL but %s has %d outputs", g->name, rt->n_out);
+    }
+    for (d = 0; d < rt->D; d++) {
+        for (k = 0; k < rt->n_in; k++)
+            if (!inputs[d * rt->n_in + k] && gs__numel(&rt->in_shapes[k]) > 0) {
+                gs__rt_free_plans(rt);
+                return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_run: input %d of device %lld is NULL", k, (long long)d);
+            }
+        for (k = 0; k < rt->n_out; k++)
+            if (!outputs[d * rt->n_out + k] && gs__numel(&rt->out_shapes[k]) > 0) {
+                gs__rt_free_plans(rt);
+                return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_run: output %d of device %lld is NULL", k, (long long)d);
+            }
+    }
+    return gs__rt_go(rt, inputs, NULL, outputs);
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   Global arrays: scatter into padded shards, gather back
+   ------------------------------------------------------------------------------------------------------- */
+/* Checks that s (NULL: replicated) can lay out an array of shape global on this runtime; *shard receives
+   the per-device shard shape. */
+GS__FN gs_result gs__rt_layout(gs_runtime *rt, const gs_sharding *s, gs_shape global, gs_shape *shard, const char *who) {
+    gs_ctx *ctx = rt->ctx;
+    gs_sharding_kind k;
+    int d;
+    if (global.rank < 0 || global.rank > GS_MAX_RANK || gs_dtype_size(global.dtype) == 0)
+        return gs__err(ctx, GS_ERR_SHAPE, "%s: the global shape is not an array shape", who);
+    for (d = 0; d < global.rank; d++)
+        if (global.dims[d] < 0) return gs__err(ctx, GS_ERR_SHAPE, "%s: negative dim %d in the global shape", who, d);
+    *shard = global;
+    if (!s) return GS_OK;
+    k = gs_sharding_get_kind(s);
+    if (k == GS_SHARDING_TUPLE || k == GS_SHARDING_UNKNOWN || k == GS_SHARDING_MANUAL)
+        return gs__err(ctx, GS_ERR_SHARDING, "%s: a %s sharding cannot lay out an array", who,
+                       k == GS_SHARDING_TUPLE ? "tuple" : k == GS_SHARDING_UNKNOWN ? "unknown" : "manual");
+    if (gs_sharding_validate(ctx, s, global, rt->D) != GS_OK) return ctx->err;
+    return gs_sharding_shard_shape(ctx, s, global, shard);
+}
+
+/* Device d's shard of the global array src (format sfmt) into dst (format dfmt, shape shard). */
+GS__FN void gs__rt_shard_one(gs_runtime *rt, const gs_sharding *s, gs_shape global, gs_shape shard, const void *src,
+                             int sfmt, void *dst, int dfmt, int64_t d) {
+    int64_t off[GS_MAX_RANK], lim[GS_MAX_RANK], cnt[GS_MAX_RANK], zero[GS_MAX_RANK];
+    bool has = true, full = true;
+    int i;
+    for (i = 0; i < global.rank; i++) {
+        off[i] = 0;
+        lim[i] = global.dims[i];
+        zero[i] = 0;
+    }
+    if (s) has = gs_sharding_device_region(s, global, d, off, lim);
+    for (i = 0; i < global.rank; i++) {
+        cnt[i] = has ? lim[i] - off[i] : 0;
+        if (cnt[i] != shard.dims[i]) full = false;
+    }
+    if (!has || !full) gs__rt_poison(shard.dtype, dst, dfmt, gs__numel(&shard), !rt->no_poison);
+    if (has) gs__rt_copy_box(global.dtype, global.rank, cnt, dst, dfmt, shard.dims, zero, src, sfmt, global.dims, off);
+}
+
+/* Index of the first difference between two boxes of cnt at offset 0 of arrays of shape dims, or -1. */
+GS__FN int64_t gs__rt_box_diff(gs_dtype t, int fmt, int rank, const int64_t *cnt, const int64_t *dims, const void *a,
+                               const void *b) {
+    int64_t idx[GS_MAX_RANK], st[GS_MAX_RANK], row, seen = 0, i;
+    size_t es = gs__rt_esize(t, fmt);
+    int d;
+    if (rank == 0) return memcmp(a, b, es) ? 0 : -1;
+    for (d = 0; d < rank; d++)
+        if (cnt[d] <= 0) return -1;
+    st[rank - 1] = 1;
+    for (d = rank - 2; d >= 0; d--) st[d] = st[d + 1] * dims[d + 1];
+    row = cnt[rank - 1];
+    memset(idx, 0, sizeof idx);
+    for (;;) {
+        int64_t p = 0;
+        for (d = 0; d < rank; d++) p += idx[d] * st[d];
+        if (memcmp((const char *)a + p * (int64_t)es, (const char *)b + p * (int64_t)es, (size_t)row * es) != 0) {
+            for (i = 0; i < row; i++)
+                if (memcmp((const char *)a + (p + i) * (int64_t)es, (const char *)b + (p + i) * (int64_t)es, es) != 0)
+                    return seen + i;
+        }
+        seen += row;
+        for (d = rank - 2; d >= 0; d--) {
+            if (++idx[d] < cnt[d]) break;
+            idx[d] = 0;
+        }
+        if (d < 0) return -1;
+    }
+}
+
+/* Gathers the global array dst (storage format) from every device's shard srcs[d] (format sfmt). */
+GS__FN gs_result gs__rt_gather_one(gs_runtime *rt, const gs_sharding *s, gs_shape global, gs_shape shard,
+                                   const void *const *srcs, int sfmt, void *dst, const char *who) {
+    gs_ctx *ctx = rt->ctx;
+    int64_t tdims[GS_MAX_TILE_RANK], idx[GS_MAX_TILE_RANK], off[GS_MAX_RANK], lim[GS_MAX_RANK], cnt[GS_MAX_RANK];
+    int64_t n_tiles = 1, d, *owner;
+    int rank = global.rank, i;
+    bool tiled = s && gs_sharding_get_kind(s) == GS_SHARDING_TILED;
+    if (tiled) {
+        gs_sharding_tile_shape(s, tdims, NULL);
+        n_tiles = gs_sharding_num_tiles(s);
+    }
+    owner = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)n_tiles);
+    if (!owner) return GS_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < n_tiles; i++) owner[i] = -1;
+    for (d = 0; d < rt->D; d++) {
+        int64_t tile = 0;
+        bool empty = false;
+        for (i = 0; i < rank; i++) {
+            off[i] = 0;
+            lim[i] = global.dims[i];
+        }
+        if (s && !gs_sharding_device_region(s, global, d, off, lim)) continue;
+        for (i = 0; i < rank; i++) {
+            cnt[i] = lim[i] - off[i];
+            if (cnt[i] <= 0) empty = true;
+        }
+        if (empty) continue;
+        if (tiled) {
+            gs_sharding_device_index(s, d, idx);
+            for (i = 0; i < rank; i++) tile = tile * tdims[i] + idx[i];
+        }
+        if (owner[tile] < 0) {
+            int64_t zero[GS_MAX_RANK];
+            owner[tile] = d;
+            for (i = 0; i < rank; i++) zero[i] = 0;
+            if (!srcs[d]) {
+                gs__free(ctx, owner);
+                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: the shard of device %lld is NULL", who, (long long)d);
+            }
+            gs__rt_copy_box(global.dtype, rank, cnt, dst, GS__FMT_STORAGE, global.dims, off, srcs[d], sfmt, shard.dims, zero);
+        } else if (rt->check_replicas) {
+            int64_t at;
+            if (!srcs[d]) {
+                gs__free(ctx, owner);
+                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: the shard of device %lld is NULL", who, (long long)d);
+            }
+            at = gs__rt_box_diff(global.dtype, sfmt, rank, cnt, shard.dims, srcs[owner[tile]], srcs[d]);
+            if (at >= 0) {
+                int64_t o = owner[tile];
+                gs__free(ctx, owner);
+                return gs__err(ctx, GS_ERR_SHARDING,
+                               "%s: devices %lld and %lld hold different copies of the same tile (element %lld of the tile "
+                               "differs)", who, (long long)o, (long long)d, (long long)at);
+            }
+        }
+    }
+    gs__free(ctx, owner);
+    return GS_OK;
+}
+
+GS_API gs_result gs_runtime_scatter(gs_runtime *rt, const gs_sharding *s, gs_shape global, const void *data,
+                                    void *const *shards) {
+    gs_shape shard;
+    int64_t d;
+    gs_result r;
+    if (!rt) return GS_ERR_INVALID_ARG;
+    r = gs__rt_layout(rt, s, global, &shard, "gs_runtime_scatter");
+    if (r) return r;
+    if (!shards) return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "gs_runtime_scatter: shards is NULL");
+    if (!data && gs__numel(&global) > 0) return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "gs_runtime_scatter: data is NULL");
+    for (d = 0; d < rt->D; d++)
+        if (!shards[d] && gs__numel(&shard) > 0)
+            return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "gs_runtime_scatter: shard %lld is NULL", (long long)d);
+    for (d = 0; d < rt->D; d++)
+        gs__rt_shard_one(rt, s, global, shard, data, GS__FMT_STORAGE, shards[d], GS__FMT_STORAGE, d);
+    return GS_OK;
+}
+
+GS_API gs_result gs_runtime_gather(gs_runtime *rt, const gs_sharding *s, gs_shape global, const void *const *shards,
+                                   void *data) {
+    gs_shape shard;
+    gs_result r;
+    if (!rt) return GS_ERR_INVALID_ARG;
+    r = gs__rt_layout(rt, s, global, &shard, "gs_runtime_gather");
+    if (r) return r;
+    if (!shards) return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "gs_runtime_gather: shards is NULL");
+    if (!data && gs__numel(&global) > 0) return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "gs_runtime_gather: data is NULL");
+    return gs__rt_gather_one(rt, s, global, shard, shards, GS__FMT_STORAGE, data, "gs_runtime_gather");
+}
+
+GS__FN void gs__rt_shape_text(const gs_shape *s, char *buf, size_t cap) {
+    size_t n = (size_t)snprintf(buf, cap, "%s[", gs_dtype_name(s->dtype));
+    int d;
+    for (d = 0; d < s->rank && n < cap; d++) n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? "," : "", (long long)s->dims[d]);
+    if (n < cap) snprintf(buf + n, cap - n, "]");
+}
+
+GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_shape *in_shapes,
+                                       const gs_sharding *const *in_shardings, const void *const *inputs,
+                                       const gs_shape *out_shapes, const gs_sharding *const *out_shardings,
+                                       void *const *outputs) {
+    gs_ctx *ctx;
+    gs__buf *c_in = NULL;
+    uint8_t *shared = NULL;
+    gs_shape shard;
+    char who[64], a[128], b[128];
+    int64_t d, D;
+    int k, n_in = 0;
+    gs_result r;
+    if (!rt) return GS_ERR_INVALID_ARG;
+    ctx = rt->ctx;
+    D = rt->D;
+    rt->have_stats = false;
+    if (!g) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_run_global: graph is NULL");
+    r = gs__rt_prepare(rt, g);
+    if (r) return r;
+    n_in = rt->n_in;
+    if ((n_in > 0 && (!in_shapes || !inputs)) || (rt->n_out > 0 && (!out_shapes || !outputs))) {
+        gs__rt_free_plans(rt);
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_run_global: %s needs %d input and %d output arrays (shapes and data)",
+                       g->name, n_in, rt->n_out);
+    }
+    for (k = 0; k < n_in + rt->n_out; k++) {
+        bool in = k < n_in;
+        int i = in ? k : k - n_in;
+        const gs_sharding *s = in ? (in_shardings ? in_shardings[i] : NULL) : (out_shardings ? out_shardings[i] : NULL);
+        gs_shape gl = in ? in_shapes[i] : out_shapes[i];
+        const gs_shape *want = in ? &rt->in_shapes[i] : &rt->out_shapes[i];
+        snprintf(who, sizeof who, "gs_runtime_run_global: %s %d", in ? "input" : "output", i);
+        r = gs__rt_layout(rt, s, gl, &shard, who);
+        if (!r && !gs_shape_equal(&shard, want)) {
+            char c[128];
+            gs__rt_shape_text(&gl, a, sizeof a);
+            gs__rt_shape_text(&shard, b, sizeof b);
+            gs__rt_shape_text(want, c, sizeof c);
+            r = gs__err(ctx, GS_ERR_SHAPE, "%s: %s is split into %s shards, but the program's %s %d is %s", who, a, b,
+                        in ? "parameter buffer" : "output", i, c);
+        }
+        if (!r && (in ? !inputs[i] : !outputs[i]) && gs__numel(&gl) > 0)
+            r = gs__err(ctx, GS_ERR_INVALID_ARG, "%s: the data pointer is NULL", who);
+        if (r) {
+            gs__rt_free_plans(rt);
+            return r;
+        }
+    }
+    /* scatter (a replicated input is converted once and shared: parameters are never written) */
+    c_in = (gs__buf *)gs__malloc(ctx, sizeof(gs__buf) * ((size_t)D * (size_t)n_in + 1));
+    shared = (uint8_t *)gs__malloc(ctx, (size_t)n_in + 1);
+    if (!c_in || !shared) {
+        r = GS_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    memset(c_in, 0, sizeof(gs__buf) * ((size_t)D * (size_t)n_in + 1));
+    for (k = 0; k < n_in; k++) {
+        const gs_sharding *s = in_shardings ? in_shardings[k] : NULL;
+        size_t bytes = (size_t)gs__numel(&rt->in_shapes[k]) * gs__compute_size(rt->in_shapes[k].dtype) + 1;
+        shared[k] = !s || gs_sharding_get_kind(s) == GS_SHARDING_REPLICATED;
+        for (d = 0; d < D; d++) {
+            gs__buf *cb = &c_in[d * n_in + k];
+            cb->shape = rt->in_shapes[k];
+            if (shared[k] && d > 0) {
+                cb->data = c_in[k].data;
+                continue;
+            }
+            cb->data = gs__malloc(ctx, bytes);
+            if (!cb->data) {
+                r = GS_ERR_OUT_OF_MEMORY;
+                goto done;
+            }
+            gs__rt_shard_one(rt, s, in_shapes[k], rt->in_shapes[k], inputs[k], GS__FMT_STORAGE, cb->data, GS__FMT_COMPUTE, d);
+        }
+    }
+    r = gs__rt_go(rt, NULL, c_in, NULL);
+    if (r == GS_OK) {
+        const void **srcs = (const void **)gs__malloc(ctx, sizeof(void *) * (size_t)D);
+        if (!srcs) r = GS_ERR_OUT_OF_MEMORY;
+        for (k = 0; r == GS_OK && k < rt->n_out; k++) {
+            const gs_sharding *s = out_shardings ? out_shardings[k] : NULL;
+            for (d = 0; d < D; d++) srcs[d] = rt->devs[d].results[k].data;
+            snprintf(who, sizeof who, "gs_runtime_run_global: output %d", k);
+            r = gs__rt_gather_one(rt, s, out_shapes[k], rt->out_shapes[k], srcs, GS__FMT_COMPUTE, outputs[k], who);
+        }
+        gs__free(ctx, (void *)srcs);
+        gs__rt_free_results(rt);
+        if (r) rt->have_stats = false;
+    }
+done:
+    if (c_in)
+        for (k = 0; k < n_in; k++)
+            for (d = 0; d < D; d++)
+                if (!(shared && shared[k] && d > 0)) gs__free(ctx, c_in[d * n_in + k].data);
+    gs__free(ctx, c_in);
+    gs__free(ctx, shared);
+    if (r && rt->plans) gs__rt_free_plans(rt);
+    return r;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   The engine on its own
+   ------------------------------------------------------------------------------------------------------- */
+GS_API gs_result gs_runtime_collective_shape(gs_runtime *rt, const gs_collective_spec *spec, gs_shape *out) {
+    gs__cplan p;
+    gs_result r;
+    if (!rt) return GS_ERR_INVALID_ARG;
+    if (!spec || !out) return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "gs_runtime_collective_shape: NULL argument");
+    r = gs__cplan_init(rt->ctx, rt->D, spec, NULL, &p);
+    if (r) return r;
+    *out = p.out;
+    gs__cplan_free(rt->ctx, &p);
+    return GS_OK;
+}
+
+GS_API gs_result gs_runtime_collective(gs_runtime *rt, const gs_collective_spec *spec, const void *const *in,
+                                       void *const *out, int64_t repeat) {
+    gs_ctx *ctx;
+    gs__cplan p;
+    int64_t d, i, D, n_in, n_out;
+    bool convert;
+    gs_result r = GS_OK;
+    if (!rt) return GS_ERR_INVALID_ARG;
+    ctx = rt->ctx;
+    D = rt->D;
+    if (!spec || !in || !out) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_collective: NULL argument");
+    if (repeat < 1) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_collective: repeat %lld < 1", (long long)repeat);
+    r = gs__cplan_init(ctx, D, spec, NULL, &p);
+    if (r) return r;
+    n_in = gs__numel(&p.in);
+    n_out = gs__numel(&p.out);
+    for (d = 0; d < D; d++)
+        if ((!in[d] && n_in > 0) || (!out[d] && n_out > 0)) {
+            gs__cplan_free(ctx, &p);
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_collective: the buffer of device %lld is NULL", (long long)d);
+        }
+    convert = p.dtype == GS_BF16 || p.dtype == GS_PRED;
+    for (d = 0; d < D; d++) {
+        rt->ins[d] = in[d];
+        rt->outs[d] = out[d];
+    }
+    if (convert) {   /* the engine works in compute format */
+        for (d = 0; d < D; d++) rt->ins[d] = rt->outs[d] = NULL;
+        for (d = 0; d < D && r == GS_OK; d++) {
+            void *ci = gs__malloc(ctx, (size_t)n_in * gs__compute_size(p.dtype) + 1);
+            void *co = gs__malloc(ctx, (size_t)n_out * gs__compute_size(p.dtype) + 1);
+            rt->ins[d] = ci;
+            rt->outs[d] = co;
+            if (!ci || !co) r = GS_ERR_OUT_OF_MEMORY;
+            else gs__rt_convert(p.dtype, ci, GS__FMT_COMPUTE, in[d], GS__FMT_STORAGE, n_in);
+        }
+    }
+    if (r == GS_OK) {
+#if !defined(GSHARD_NO_THREADS)
+        if (rt->mode == GS_RUNTIME_THREADED) {
+            if (!gs__barrier_init(&rt->bar, (int)D, &rt->abort)) {
+                r = gs__err(ctx, GS_ERR_THREAD, "gs_runtime_collective: cannot create a barrier");
+            } else {
+                rt->abort = 0;
+                rt->failure = GS__FAIL_NONE;
+                rt->direct = &p;
+                rt->repeat = repeat;
+                for (d = 0; d < D; d++) rt->devs[d].arrivals = 0;
+                gs__pool_run(&rt->pool, gs__rt_job, rt);
+                rt->direct = NULL;
+                gs__barrier_destroy(&rt->bar);
+                if (rt->failure) r = gs__rt_report(rt);
+            }
+        } else
+#endif
+        {
+            for (i = 0; i < repeat; i++)
+                for (d = 0; d < D; d++) gs__coll_part(&p, d, rt->ins, rt->outs);
+        }
+    }
+    if (convert) {
+        for (d = 0; d < D; d++) {
+            if (r == GS_OK) gs__rt_convert(p.dtype, out[d], GS__FMT_STORAGE, rt->outs[d], GS__FMT_COMPUTE, n_out);
+            gs__free(ctx, (void *)rt->ins[d]);
+            gs__free(ctx, rt->outs[d]);
+        }
+    }
+    gs__cplan_free(ctx, &p);
+    return r;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   Accounting
+   ------------------------------------------------------------------------------------------------------- */
+GS_API gs_result gs_runtime_get_stats(const gs_runtime *rt, gs_runtime_stats *out) {
+    int64_t d;
+    if (!rt || !out) return GS_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!rt->have_stats) return GS_ERR_INVALID_ARG;
+    out->num_devices = rt->D;
+    out->peak_bytes = rt->peak;
+    out->param_bytes = rt->pbytes;
+    for (d = 0; d < rt->D; d++)
+        if (rt->peak[d] > out->max_peak_bytes) out->max_peak_bytes = rt->peak[d];
+    out->n_collectives = rt->n_cstats;
+    out->collectives = rt->cstats;
+    out->collective_count = rt->coll_count;
+    out->bytes_sent = rt->bytes_sent;
+    out->seconds = rt->seconds;
+    return GS_OK;
+}

@@ -1,0 +1,384 @@
+/* gs_thread.c - the portable layer under the SPMD runtime: atomics, a clock, threads, a mutex and condition
+ * variable, a persistent pool of worker threads, and the barrier the emulated devices meet at.
+ *
+ * POSIX threads only (Linux, macOS, BSDs, MinGW with winpthreads). Build with GSHARD_NO_THREADS where there
+ * are none: then only the clock and the plain (non-atomic) versions of the atomics remain, and the runtime
+ * runs every device in lockstep in the calling thread.
+ *
+ * Only functions that strict C99 (`-std=c99`, no _POSIX_C_SOURCE) declares are used: the implementation may
+ * be compiled in such a TU, and by the time it is reached <stdint.h> has fixed glibc's feature set. So the
+ * clock is gettimeofday (microseconds, wall time) and timed waits use pthread_cond_timedwait on the same
+ * clock; sched_yield, sysconf(_SC_NPROCESSORS_ONLN) and pthread_attr_setstacksize are available there too.
+ *
+ * Atomics are GCC/Clang's __atomic builtins (C and C++ alike, understood by ThreadSanitizer).
+ */
+#if !defined(GSHARD_NO_THREADS)
+#  if defined(_WIN32) && !defined(__MINGW32__)
+#    error "gshard.h: the runtime's threads need POSIX threads; define GSHARD_NO_THREADS (lockstep mode) here"
+#  endif
+#  if !defined(__GNUC__) && !defined(__clang__)
+#    error "gshard.h: the runtime's threads need GCC/Clang __atomic builtins; define GSHARD_NO_THREADS here"
+#  endif
+#  include <pthread.h>
+#  include <sched.h>
+#  include <unistd.h>
+#endif
+#if defined(_WIN32)
+#  include <time.h>
+#else
+#  include <sys/time.h>
+#endif
+
+/* ---------------------------------------------------------------------------------------------------------
+   Atomics on int and int64_t: acquire loads, release stores, acq_rel read-modify-write, and a sequentially
+   consistent pair for the sleep/wake handshake. Without threads they are plain accesses.
+   ------------------------------------------------------------------------------------------------------- */
+#if !defined(GSHARD_NO_THREADS)
+#  define GS__LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#  define GS__LOAD_RELAXED(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#  define GS__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#  define GS__STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#  define GS__ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
+#  define GS__LOAD_SC(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
+#  define GS__STORE_SC(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
+#  define GS__ADD_SC(p, v) __atomic_add_fetch((p), (v), __ATOMIC_SEQ_CST)
+#  define GS__CAS(p, expect, v) \
+       __atomic_compare_exchange_n((p), (expect), (v), false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
+#else
+#  define GS__LOAD(p) (*(p))
+#  define GS__LOAD_RELAXED(p) (*(p))
+#  define GS__STORE(p, v) (*(p) = (v))
+#  define GS__STORE_RELAXED(p, v) (*(p) = (v))
+#  define GS__ADD(p, v) (*(p) += (v))
+#  define GS__LOAD_SC(p) (*(p))
+#  define GS__STORE_SC(p, v) (*(p) = (v))
+#  define GS__ADD_SC(p, v) (*(p) += (v))
+#  define GS__CAS(p, expect, v) (*(p) == *(expect) ? (*(p) = (v), true) : (*(expect) = *(p), false))
+#endif
+
+/* A spin-wait hint: the pause instruction on x86, yield on Arm, nothing elsewhere. */
+GS__FN void gs__cpu_relax(void) {
+#if !defined(GSHARD_NO_THREADS) && (defined(__x86_64__) || defined(__i386__))
+    __asm__ __volatile__("pause");
+#elif !defined(GSHARD_NO_THREADS) && (defined(__aarch64__) || defined(__arm__))
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Microseconds of wall time (gettimeofday: strict C99 has no monotonic clock; see the top of this file). */
+GS__FN int64_t gs__now_us(void) {
+#if defined(_WIN32)
+    return (int64_t)((double)clock() * 1e6 / (double)CLOCKS_PER_SEC);
+#else
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (int64_t)tv.tv_sec * 1000000 + (int64_t)tv.tv_usec;
+#endif
+}
+
+/* Online processors (1 when unknown or without threads). */
+GS__FN int gs__cpu_count(void) {
+#if !defined(GSHARD_NO_THREADS) && defined(_SC_NPROCESSORS_ONLN)
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (n > 65536 ? 65536 : (int)n) : 1;
+#else
+    return 1;
+#endif
+}
+
+#if !defined(GSHARD_NO_THREADS)
+/* ---------------------------------------------------------------------------------------------------------
+   Threads, mutex, condition variable
+   ------------------------------------------------------------------------------------------------------- */
+typedef struct gs__mutex { pthread_mutex_t m; } gs__mutex;
+typedef struct gs__cond { pthread_cond_t c; } gs__cond;
+
+GS__FN bool gs__mutex_init(gs__mutex *m) { return pthread_mutex_init(&m->m, NULL) == 0; }
+GS__FN void gs__mutex_destroy(gs__mutex *m) { pthread_mutex_destroy(&m->m); }
+GS__FN void gs__mutex_lock(gs__mutex *m) { pthread_mutex_lock(&m->m); }
+GS__FN void gs__mutex_unlock(gs__mutex *m) { pthread_mutex_unlock(&m->m); }
+GS__FN bool gs__cond_init(gs__cond *c) { return pthread_cond_init(&c->c, NULL) == 0; }
+GS__FN void gs__cond_destroy(gs__cond *c) { pthread_cond_destroy(&c->c); }
+GS__FN void gs__cond_wait(gs__cond *c, gs__mutex *m) { pthread_cond_wait(&c->c, &m->m); }
+GS__FN void gs__cond_broadcast(gs__cond *c) { pthread_cond_broadcast(&c->c); }
+GS__FN void gs__cond_signal(gs__cond *c) { pthread_cond_signal(&c->c); }
+/* Waits until woken or until the wall-clock time until_us (gs__now_us scale); spurious returns happen. */
+GS__FN void gs__cond_wait_until(gs__cond *c, gs__mutex *m, int64_t until_us) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)(until_us / 1000000);
+    ts.tv_nsec = (long)(until_us % 1000000) * 1000;
+    pthread_cond_timedwait(&c->c, &m->m, &ts);
+}
+GS__FN void gs__yield(void) { sched_yield(); }
+
+/* ---------------------------------------------------------------------------------------------------------
+   The worker pool: n threads that sleep until gs__pool_run hands them a job, run fn(arg, worker) each, and
+   report back. One job at a time; the caller blocks until every worker has finished it.
+   ------------------------------------------------------------------------------------------------------- */
+typedef struct gs__pool gs__pool;
+typedef struct gs__pool_worker {
+    gs__pool *pool;
+    int index;
+    pthread_t thread;
+} gs__pool_worker;
+
+struct gs__pool {
+    gs_ctx *ctx;
+    int n, started;
+    gs__pool_worker *workers;
+    gs__mutex m;
+    gs__cond work, done;
+    int64_t job;              /* job number, incremented by gs__pool_run (under m) */
+    int pending;              /* workers still on the current job (under m) */
+    bool quit;                /* under m */
+    void (*fn)(void *arg, int worker);
+    void *arg;
+};
+
+GS__FN void *gs__pool_main(void *p) {
+    gs__pool_worker *w = (gs__pool_worker *)p;
+    gs__pool *pool = w->pool;
+    int64_t seen = 0;
+    for (;;) {
+        void (*fn)(void *, int);
+        void *arg;
+        gs__mutex_lock(&pool->m);
+        while (pool->job == seen && !pool->quit) gs__cond_wait(&pool->work, &pool->m);
+        if (pool->quit) {
+            gs__mutex_unlock(&pool->m);
+            return NULL;
+        }
+        seen = pool->job;
+        fn = pool->fn;
+        arg = pool->arg;
+        gs__mutex_unlock(&pool->m);
+        fn(arg, w->index);
+        gs__mutex_lock(&pool->m);
+        if (--pool->pending == 0) gs__cond_signal(&pool->done);
+        gs__mutex_unlock(&pool->m);
+    }
+}
+
+GS__FN void gs__pool_stop(gs__pool *p) {
+    int i;
+    if (!p->workers) return;
+    gs__mutex_lock(&p->m);
+    p->quit = true;
+    gs__cond_broadcast(&p->work);
+    gs__mutex_unlock(&p->m);
+    for (i = 0; i < p->started; i++) pthread_join(p->workers[i].thread, NULL);
+    gs__cond_destroy(&p->work);
+    gs__cond_destroy(&p->done);
+    gs__mutex_destroy(&p->m);
+    gs__free(p->ctx, p->workers);
+    p->workers = NULL;
+    p->started = 0;
+}
+
+/* Starts n workers with stack_size bytes of stack each (0: the system default). */
+GS__FN gs_result gs__pool_start(gs_ctx *ctx, gs__pool *p, int n, size_t stack_size) {
+    pthread_attr_t attr;
+    int i, rc = 0;
+    memset(p, 0, sizeof *p);
+    p->ctx = ctx;
+    p->n = n;
+    p->workers = (gs__pool_worker *)gs__malloc(ctx, sizeof(gs__pool_worker) * (size_t)n);
+    if (!p->workers) return GS_ERR_OUT_OF_MEMORY;
+    if (!gs__mutex_init(&p->m)) {
+        gs__free(ctx, p->workers);
+        p->workers = NULL;
+        return gs__err(ctx, GS_ERR_THREAD, "gs_runtime_create: cannot create a mutex");
+    }
+    if (!gs__cond_init(&p->work)) {
+        gs__mutex_destroy(&p->m);
+        gs__free(ctx, p->workers);
+        p->workers = NULL;
+        return gs__err(ctx, GS_ERR_THREAD, "gs_runtime_create: cannot create a condition variable");
+    }
+    if (!gs__cond_init(&p->done)) {
+        gs__cond_destroy(&p->work);
+        gs__mutex_destroy(&p->m);
+        gs__free(ctx, p->workers);
+        p->workers = NULL;
+        return gs__err(ctx, GS_ERR_THREAD, "gs_runtime_create: cannot create a condition variable");
+    }
+    if (pthread_attr_init(&attr) != 0) {
+        gs__pool_stop(p);
+        return gs__err(ctx, GS_ERR_THREAD, "gs_runtime_create: pthread_attr_init failed");
+    }
+    if (stack_size) pthread_attr_setstacksize(&attr, stack_size);   /* a refused size keeps the default */
+    for (i = 0; i < n; i++) {
+        p->workers[i].pool = p;
+        p->workers[i].index = i;
+        rc = pthread_create(&p->workers[i].thread, &attr, gs__pool_main, &p->workers[i]);
+        if (rc != 0) break;
+        p->started++;
+    }
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        gs__pool_stop(p);
+        return gs__err(ctx, GS_ERR_THREAD, "gs_runtime_create: cannot start thread %d of %d (error %d)", i, n, rc);
+    }
+    return GS_OK;
+}
+
+/* Runs fn(arg, i) on every worker i and returns when all have returned. */
+GS__FN void gs__pool_run(gs__pool *p, void (*fn)(void *arg, int worker), void *arg) {
+    gs__mutex_lock(&p->m);
+    p->fn = fn;
+    p->arg = arg;
+    p->pending = p->n;
+    p->job++;
+    gs__cond_broadcast(&p->work);
+    while (p->pending > 0) gs__cond_wait(&p->done, &p->m);
+    gs__mutex_unlock(&p->m);
+}
+#endif /* !GSHARD_NO_THREADS */
+
+/* ---------------------------------------------------------------------------------------------------------
+   The barrier. n participants call gs__barrier_wait; the last to arrive opens the round. A waiter spins
+   (only when there are no more participants than processors: spinning on an oversubscribed machine steals
+   the time the late participants need), then yields its processor for a while, then sleeps on a condition
+   variable (at once when the recent waits were long). A raised abort flag or a timeout ends every wait.
+   Measured on 2 cores: a spinning round
+   costs well under a microsecond with 2 participants but milliseconds with 4, a yielding round a few
+   microseconds, a sleeping one tens of microseconds - hence the three phases.
+   After an abort or a timeout the barrier's counts are meaningless: it is set up again before the next use.
+   ------------------------------------------------------------------------------------------------------- */
+enum { GS__BARRIER_OK = 0, GS__BARRIER_ABORT = 1, GS__BARRIER_TIMEOUT = 2 };
+
+/* count (written by every arrival) and gen (read by every spinning waiter) live on different cache lines, so
+   an arrival does not disturb the waiters' spinning. */
+typedef struct gs__barrier {
+    int count;                /* arrivals in the current round */
+    char pad0[64 - sizeof(int)];
+    int gen;                  /* round number */
+    int sleepers;             /* waiters in (or entering) the sleeping phase */
+    char pad1[64 - 2 * sizeof(int)];
+    int n;
+    int *abort;               /* shared flag: nonzero ends every wait */
+    int64_t spin_us;          /* phase 1 length (0: no spinning) */
+    int64_t yield_us;         /* phase 2 length */
+    int64_t last_wait_us;     /* the latest wait that went past spinning (relaxed: only a hint) */
+#if !defined(GSHARD_NO_THREADS)
+    gs__mutex m;
+    gs__cond c;
+#endif
+} gs__barrier;
+
+GS__FN bool gs__barrier_init(gs__barrier *b, int n, int *abort_flag) {
+    int cpus = gs__cpu_count();
+    memset(b, 0, sizeof *b);
+    b->n = n;
+    b->abort = abort_flag;
+    /* spin only while every participant can have a processor, and only briefly: on a machine that also runs
+       other work a partner may be descheduled, and a long spin then only delays it */
+    b->spin_us = n <= cpus ? 5 : 0;
+    /* yielding helps while the runnable threads are few; with hundreds it only delays the late ones */
+    b->yield_us = n <= 4 * cpus ? 200 : (n <= 16 * cpus ? 50 : 0);
+#if !defined(GSHARD_NO_THREADS)
+    if (!gs__mutex_init(&b->m)) return false;
+    if (!gs__cond_init(&b->c)) {
+        gs__mutex_destroy(&b->m);
+        return false;
+    }
+#endif
+    return true;
+}
+
+GS__FN void gs__barrier_destroy(gs__barrier *b) {
+#if !defined(GSHARD_NO_THREADS)
+    gs__cond_destroy(&b->c);
+    gs__mutex_destroy(&b->m);
+#else
+    (void)b;
+#endif
+}
+
+/* Raises the abort flag and wakes every sleeper. */
+GS__FN void gs__barrier_abort(gs__barrier *b) {
+    GS__STORE_SC(b->abort, 1);
+#if !defined(GSHARD_NO_THREADS)
+    gs__mutex_lock(&b->m);
+    gs__cond_broadcast(&b->c);
+    gs__mutex_unlock(&b->m);
+#endif
+}
+
+#if !defined(GSHARD_NO_THREADS)
+/* Waits for the round to open. timeout_us: how long to wait before giving up (GS__BARRIER_TIMEOUT), < 0 for
+   ever. *waited_us receives the time spent waiting (0 when the round opened while spinning). The clock is not
+   read while a balanced round ends within the first spins. */
+GS__FN int gs__barrier_wait(gs__barrier *b, int64_t timeout_us, int64_t *waited_us) {
+    int gen = GS__LOAD(&b->gen), i, r;
+    int64_t t0 = 0, now, deadline, yield_us;
+    bool long_waits;
+    *waited_us = 0;
+    if (GS__ADD(&b->count, 1) == b->n) {
+        GS__STORE_RELAXED(&b->count, 0);
+        GS__STORE_SC(&b->gen, gen + 1);
+        if (GS__LOAD_SC(&b->sleepers) > 0) {
+            gs__mutex_lock(&b->m);
+            gs__cond_broadcast(&b->c);
+            gs__mutex_unlock(&b->m);
+        }
+        return GS__LOAD(b->abort) ? GS__BARRIER_ABORT : GS__BARRIER_OK;
+    }
+    /* the last rounds took long (large shares of work between rounds): sleep at once, leaving the processors
+       to the participants that still work */
+    long_waits = GS__LOAD_RELAXED(&b->last_wait_us) > 4 * (b->yield_us + b->spin_us);
+    for (i = 1; b->spin_us && !long_waits; i++) {
+        if (GS__LOAD(&b->gen) != gen) return GS__BARRIER_OK;
+        if ((i & 255) == 0) {
+            if (GS__LOAD(b->abort)) return GS__BARRIER_ABORT;
+            if (t0 == 0) t0 = gs__now_us();
+            else if (gs__now_us() - t0 >= b->spin_us) break;
+        }
+        gs__cpu_relax();
+    }
+    now = gs__now_us();
+    if (t0 == 0) t0 = now;
+    deadline = timeout_us >= 0 ? t0 + timeout_us : -1;
+    yield_us = long_waits ? 0 : b->yield_us;
+    for (i = 0; yield_us > 0; i++) {
+        if (GS__LOAD(&b->gen) != gen) {
+            r = GS__BARRIER_OK;
+            goto out;
+        }
+        if (GS__LOAD(b->abort)) return GS__BARRIER_ABORT;
+        if ((i & 15) == 15) {
+            now = gs__now_us();
+            if (now - t0 >= yield_us) break;
+            if (deadline >= 0 && now >= deadline) return GS__BARRIER_TIMEOUT;
+        }
+        gs__yield();
+    }
+    gs__mutex_lock(&b->m);
+    GS__ADD_SC(&b->sleepers, 1);
+    for (;;) {
+        if (GS__LOAD_SC(&b->gen) != gen) {
+            r = GS__BARRIER_OK;
+            break;
+        }
+        if (GS__LOAD_SC(b->abort)) {
+            r = GS__BARRIER_ABORT;
+            break;
+        }
+        now = gs__now_us();
+        if (deadline >= 0 && now >= deadline) {
+            r = GS__BARRIER_TIMEOUT;
+            break;
+        }
+        /* sleep in slices of at most 100 ms: the wall clock may jump */
+        gs__cond_wait_until(&b->c, &b->m, deadline >= 0 && deadline - now < 100000 ? deadline : now + 100000);
+    }
+    GS__ADD_SC(&b->sleepers, -1);
+    gs__mutex_unlock(&b->m);
+out:
+    if (r == GS__BARRIER_OK) {
+        *waited_us = gs__now_us() - t0;
+        GS__STORE_RELAXED(&b->last_wait_us, *waited_us);
+    }
+    return r;
+}
+#endif /* !GSHARD_NO_THREADS */
