@@ -7759,6 +7759,12 @@ GS__FN gs_result gs__k_reduce_window(gs_ctx *ctx, const gs_value *v, const gs__b
  * operand's buffer; a buffer is freed right after the last instruction that reads it. Instructions the root
  * does not depend on are not evaluated.
  *
+ * Evaluation is a stepper (gs__ev_step): a stack of frames, one per graph being evaluated (the entry graph,
+ * then the condition or body of each while loop being run), and one step runs one instruction of the
+ * innermost frame or one loop transition. gs__eval_graph (and so gs_eval) loops over it; the SPMD runtime
+ * advances one stepper per device, in turn in lockstep mode. A collective hook that answers GS__PENDING
+ * pauses the stepper at the collective until its result has been filled in.
+ *
  * gs__eval_graph's params are flattened: parameter 0's buffers come first (one for an array parameter,
  * n_tuple consecutive ones for a tuple-shaped parameter), then parameter 1's, and so on. Its results are the
  * root's buffers (n_tuple of them for a tuple root, else one); each is freshly allocated with gs__malloc.
@@ -14415,7 +14421,8 @@ GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, 
     uint32_t acc[GS__RT_BLOCK];   /* one block of a reduction, kept in L1 while the members are added */
     switch (p->op) {
     case GS_OP_ALL_REDUCE: {
-        /* member r reduces the slice [lo, hi) of every input and writes it into every member's result */
+        /* in (n) on every member -> out (n) on every member. Member r reduces the slice [lo, hi) of every input
+           and writes it into every member's result. */
         const int64_t *mem = p->ids + p->group_of[t] * G;
         int64_t r = p->rank_of[t], n = gs__numel(&p->in);
         int64_t lo = n / G * r + GS__MIN(r, n % G), hi = lo + n / G + (r < n % G ? 1 : 0), a;
@@ -14430,7 +14437,8 @@ GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, 
         break;
     }
     case GS_OP_REDUCE_SCATTER: {
-        /* member r's result is block r of the reduction */
+        /* in (outer, G*c) -> out (outer, c), c = (in.dims[dim] / G) * the dims after dim: member r's result is
+           block r of the reduction */
         const int64_t *mem = p->ids + p->group_of[t] * G;
         int64_t r = p->rank_of[t];
         int64_t outer = gs__numel(&p->in) / GS__MAX(gs__rt_inner(&p->in, (int)p->dim), 1);
@@ -14447,6 +14455,7 @@ GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, 
         break;
     }
     case GS_OP_ALL_GATHER: {
+        /* in (outer, c) -> out (outer, G*c): block j of every row comes from member j */
         const int64_t *mem = p->ids + p->group_of[t] * G;
         int64_t c = gs__rt_inner(&p->in, (int)p->dim), outer;
         if (c == 0) break;
@@ -14458,6 +14467,8 @@ GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, 
         break;
     }
     case GS_OP_ALL_TO_ALL: {
+        /* in (..., G*s @split, ..., c @concat, ...) -> out (..., s @split, ..., G*c @concat, ...): piece r of
+           member j's operand (along split) lands at position j (along concat) */
         const int64_t *mem = p->ids + p->group_of[t] * G;
         int64_t r = p->rank_of[t], ist[GS_MAX_RANK], ost[GS_MAX_RANK], piece[GS_MAX_RANK];
         int d, rank = p->in.rank;
@@ -14471,6 +14482,7 @@ GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, 
         break;
     }
     case GS_OP_COLLECTIVE_PERMUTE: {
+        /* in (shape) -> out (shape): the source's operand, or zeros */
         size_t bytes = (size_t)gs__numel(&p->in) * es;
         if (p->src_of[t] >= 0) {
             if (bytes) memcpy(out[t], in[p->src_of[t]], bytes);

@@ -13,6 +13,12 @@
  * operand's buffer; a buffer is freed right after the last instruction that reads it. Instructions the root
  * does not depend on are not evaluated.
  *
+ * Evaluation is a stepper (gs__ev_step): a stack of frames, one per graph being evaluated (the entry graph,
+ * then the condition or body of each while loop being run), and one step runs one instruction of the
+ * innermost frame or one loop transition. gs__eval_graph (and so gs_eval) loops over it; the SPMD runtime
+ * advances one stepper per device, in turn in lockstep mode. A collective hook that answers GS__PENDING
+ * pauses the stepper at the collective until its result has been filled in.
+ *
  * gs__eval_graph's params are flattened: parameter 0's buffers come first (one for an array parameter,
  * n_tuple consecutive ones for a tuple-shaped parameter), then parameter 1's, and so on. Its results are the
  * root's buffers (n_tuple of them for a tuple root, else one); each is freshly allocated with gs__malloc.

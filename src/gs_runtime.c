@@ -465,7 +465,8 @@ GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, 
     uint32_t acc[GS__RT_BLOCK];   /* one block of a reduction, kept in L1 while the members are added */
     switch (p->op) {
     case GS_OP_ALL_REDUCE: {
-        /* member r reduces the slice [lo, hi) of every input and writes it into every member's result */
+        /* in (n) on every member -> out (n) on every member. Member r reduces the slice [lo, hi) of every input
+           and writes it into every member's result. */
         const int64_t *mem = p->ids + p->group_of[t] * G;
         int64_t r = p->rank_of[t], n = gs__numel(&p->in);
         int64_t lo = n / G * r + GS__MIN(r, n % G), hi = lo + n / G + (r < n % G ? 1 : 0), a;
@@ -480,7 +481,8 @@ GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, 
         break;
     }
     case GS_OP_REDUCE_SCATTER: {
-        /* member r's result is block r of the reduction */
+        /* in (outer, G*c) -> out (outer, c), c = (in.dims[dim] / G) * the dims after dim: member r's result is
+           block r of the reduction */
         const int64_t *mem = p->ids + p->group_of[t] * G;
         int64_t r = p->rank_of[t];
         int64_t outer = gs__numel(&p->in) / GS__MAX(gs__rt_inner(&p->in, (int)p->dim), 1);
@@ -497,6 +499,7 @@ GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, 
         break;
     }
     case GS_OP_ALL_GATHER: {
+        /* in (outer, c) -> out (outer, G*c): block j of every row comes from member j */
         const int64_t *mem = p->ids + p->group_of[t] * G;
         int64_t c = gs__rt_inner(&p->in, (int)p->dim), outer;
         if (c == 0) break;
@@ -508,6 +511,8 @@ GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, 
         break;
     }
     case GS_OP_ALL_TO_ALL: {
+        /* in (..., G*s @split, ..., c @concat, ...) -> out (..., s @split, ..., G*c @concat, ...): piece r of
+           member j's operand (along split) lands at position j (along concat) */
         const int64_t *mem = p->ids + p->group_of[t] * G;
         int64_t r = p->rank_of[t], ist[GS_MAX_RANK], ost[GS_MAX_RANK], piece[GS_MAX_RANK];
         int d, rank = p->in.rank;
@@ -521,6 +526,7 @@ GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, 
         break;
     }
     case GS_OP_COLLECTIVE_PERMUTE: {
+        /* in (shape) -> out (shape): the source's operand, or zeros */
         size_t bytes = (size_t)gs__numel(&p->in) * es;
         if (p->src_of[t] >= 0) {
             if (bytes) memcpy(out[t], in[p->src_of[t]], bytes);
