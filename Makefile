@@ -92,7 +92,9 @@ $(BUILD)/asan/gshard: gshard.h tools/gshard.c | stbds
 sanitize: $(BUILD)/asan/gshard_tests $(BUILD)/asan/gshard
 	GST_GSHARD=$(BUILD)/asan/gshard UBSAN_OPTIONS=print_stacktrace=1 ./$(BUILD)/asan/gshard_tests
 
-VALGRIND := valgrind -q --max-threads=1100 --leak-check=full --show-leak-kinds=definite,indirect,possible \
+# --max-threads: the runtime tests start 512 device threads; --fair-sched: valgrind's default lock lets a busy
+# thread starve a waiting one for seconds (the runtime's watchdog test would notice)
+VALGRIND := valgrind -q --max-threads=1100 --fair-sched=yes --leak-check=full --show-leak-kinds=definite,indirect,possible \
             --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=3
 valgrind: $(BUILD)/gshard_tests $(BUILD)/gshard
 	@command -v valgrind >/dev/null 2>&1 || { echo "make valgrind needs valgrind: sudo apt-get install valgrind" >&2; exit 1; }
