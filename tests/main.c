@@ -1,6 +1,10 @@
 /* main.c - runs every suite; the last line is "N passed, N failed". Usage: gshard_tests [name-filter] */
+#if !defined(_POSIX_C_SOURCE)
+#  define _POSIX_C_SOURCE 200809L
+#endif
 #include "test.h"
 #include <stdarg.h>
+#include <sys/wait.h>
 
 int gst_checks_failed_in_test;
 static int gst_passed, gst_failed;
@@ -56,6 +60,43 @@ uint64_t gst_rand(uint64_t *s) {
 float gst_randf(uint64_t *s) { return (float)((double)(gst_rand(s) >> 40) / (double)(1ull << 24) * 2.0 - 1.0); }
 int64_t gst_randint(uint64_t *s, int64_t lo, int64_t hi) {
     return lo + (int64_t)(gst_rand(s) % (uint64_t)(hi - lo + 1));
+}
+
+size_t gst_read_file(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    size_t n = 0;
+    buf[0] = 0;
+    if (!f) return 0;
+    n = fread(buf, 1, cap - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return n;
+}
+
+const char *gst_gshard_bin(void) {
+    const char *b = getenv("GST_GSHARD");
+    return b && *b ? b : "./build/gshard";
+}
+
+char gst_cli_out[1 << 17], gst_cli_err[1 << 14];
+
+int gst_cli(const char *dir, const char *fmt, ...) {
+    char args[2048], cmd[4096], p[512];
+    const char *wrap = getenv("GST_CLI_WRAPPER");
+    va_list ap;
+    int st;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "%s %s %s >%s/stdout.txt 2>%s/stderr.txt", wrap ? wrap : "", gst_gshard_bin(), args,
+             dir, dir);
+    st = system(cmd);
+    snprintf(p, sizeof p, "%s/stdout.txt", dir);
+    gst_read_file(p, gst_cli_out, sizeof gst_cli_out);
+    snprintf(p, sizeof p, "%s/stderr.txt", dir);
+    gst_read_file(p, gst_cli_err, sizeof gst_cli_err);
+    if (st == -1 || !WIFEXITED(st)) return -1;
+    return WEXITSTATUS(st);
 }
 
 int main(int argc, char **argv) {

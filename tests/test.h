@@ -31,6 +31,20 @@ uint64_t gst_rand(uint64_t *state);
 float gst_randf(uint64_t *state);           /* [-1, 1) */
 int64_t gst_randint(uint64_t *state, int64_t lo, int64_t hi); /* [lo, hi] */
 
+/* the command-line driver: $GST_GSHARD (default ./build/gshard), run under $GST_CLI_WRAPPER when set
+   (`make valgrind` runs it under valgrind, `make sanitize` uses the sanitizer build) */
+const char *gst_gshard_bin(void);
+/* Runs the driver with printf-style args; its stdout and stderr go through files in dir into gst_cli_out and
+   gst_cli_err. Returns the exit status, or -1 if it did not exit normally. */
+int gst_cli(const char *dir, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+extern char gst_cli_out[1 << 17], gst_cli_err[1 << 14];
+/* reads a whole file into buf (NUL terminated, truncated to cap - 1); returns the byte count */
+size_t gst_read_file(const char *path, char *buf, size_t cap);
+
 /* suites (one per test file) */
 void suite_base(void);
 void suite_ir(void);

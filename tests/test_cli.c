@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 static char tmpdir[256];
-static char cli_out[1 << 16], cli_err[1 << 14];
 
 static void path_in_tmp(char *buf, size_t cap, const char *name) { snprintf(buf, cap, "%s/%s", tmpdir, name); }
 
@@ -39,47 +38,9 @@ static void write_bytes(const char *name, const void *data, size_t n) {
     fclose(f);
 }
 
-/* reads a whole file into buf (NUL terminated, truncated to cap - 1); returns the byte count */
-static size_t read_into(const char *path, char *buf, size_t cap) {
-    FILE *f = fopen(path, "rb");
-    size_t n = 0;
-    buf[0] = 0;
-    if (!f) return 0;
-    n = fread(buf, 1, cap - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return n;
-}
-
-static const char *gshard_bin(void) {
-    const char *b = getenv("GST_GSHARD");
-    return b && *b ? b : "./build/gshard";
-}
-
-/* Runs the driver with args (a shell fragment; paths come from tmpdir). Returns its exit status; its
-   stdout and stderr end up in cli_out and cli_err. */
-static int cli(const char *fmt, ...) {
-    char args[2048], cmd[4096], p[512];
-    const char *wrap = getenv("GST_CLI_WRAPPER");
-    va_list ap;
-    int st;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "%s %s %s >%s/stdout.txt 2>%s/stderr.txt", wrap ? wrap : "", gshard_bin(), args,
-             tmpdir, tmpdir);
-    st = system(cmd);
-    path_in_tmp(p, sizeof p, "stdout.txt");
-    read_into(p, cli_out, sizeof cli_out);
-    path_in_tmp(p, sizeof p, "stderr.txt");
-    read_into(p, cli_err, sizeof cli_err);
-    if (st == -1 || !WIFEXITED(st)) return -1;
-    return WEXITSTATUS(st);
-}
-
 static bool have_cli(void) {
-    if (access(gshard_bin(), X_OK) != 0) {
-        CHECK_MSG(0, "%s not found: build it first (make test builds it)", gshard_bin());
+    if (access(gst_gshard_bin(), X_OK) != 0) {
+        CHECK_MSG(0, "%s not found: build it first (make test builds it)", gst_gshard_bin());
         return false;
     }
     return true;
@@ -190,7 +151,7 @@ static void test_npy_header_layout(void) {
     for (i = 0; i < 24; i++) v[i] = (float)i * 0.5f;
     path_in_tmp(p, sizeof p, "layout.npy");
     CHECK_OK(gs_npy_write(ctx, p, gs_shape_make(GS_F32, 3, dims), v));
-    n = read_into(p, buf, sizeof buf);
+    n = gst_read_file(p, buf, sizeof buf);
     CHECK(n > 10 && memcmp(buf, "\x93NUMPY\x01\x00", 8) == 0);
     hl = (unsigned)(unsigned char)buf[8] | ((unsigned)(unsigned char)buf[9] << 8);
     CHECK_EQ_INT((10 + hl) % 64, 0);
@@ -206,11 +167,11 @@ static void test_npy_header_layout(void) {
     /* a 1-d shape prints Python's one-element tuple */
     path_in_tmp(p, sizeof p, "layout1.npy");
     CHECK_OK(gs_npy_write(ctx, p, gs_shape_make(GS_S32, 1, dims + 2), v));
-    read_into(p, buf, sizeof buf);
+    gst_read_file(p, buf, sizeof buf);
     CHECK(strstr(buf + 10, "'descr': '<i4'") != NULL && strstr(buf + 10, "'shape': (4,)") != NULL);
     path_in_tmp(p, sizeof p, "layout0.npy");
     CHECK_OK(gs_npy_write(ctx, p, gs_shape_scalar(GS_PRED), "\1"));
-    read_into(p, buf, sizeof buf);
+    gst_read_file(p, buf, sizeof buf);
     CHECK(strstr(buf + 10, "'descr': '|b1'") != NULL && strstr(buf + 10, "'shape': ()") != NULL);
     gs_ctx_destroy(ctx);
 }
@@ -392,25 +353,25 @@ static const char *small_module =
 
 static void test_cli_print_round_trip(void) {
     char p1[512], p2[512];
-    static char first[sizeof cli_out], second[sizeof cli_out];
+    static char first[sizeof gst_cli_out], second[sizeof gst_cli_out];
     if (!have_cli()) return;
     write_text("small.hlo", small_module);
-    CHECK_EQ_INT(cli("print %s/small.hlo", tmpdir), 0);
-    CHECK_MSG(cli_err[0] == 0, "stderr: %s", cli_err);
-    CHECK(strstr(cli_out, "ENTRY") != NULL && strstr(cli_out, "dot(") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "print %s/small.hlo", tmpdir), 0);
+    CHECK_MSG(gst_cli_err[0] == 0, "stderr: %s", gst_cli_err);
+    CHECK(strstr(gst_cli_out, "ENTRY") != NULL && strstr(gst_cli_out, "dot(") != NULL);
     path_in_tmp(p1, sizeof p1, "printed1.hlo");
-    write_text("printed1.hlo", cli_out);
-    snprintf(first, sizeof first, "%s", cli_out);
-    CHECK_EQ_INT(cli("print %s", p1), 0);
-    snprintf(second, sizeof second, "%s", cli_out);
+    write_text("printed1.hlo", gst_cli_out);
+    snprintf(first, sizeof first, "%s", gst_cli_out);
+    CHECK_EQ_INT(gst_cli(tmpdir, "print %s", p1), 0);
+    snprintf(second, sizeof second, "%s", gst_cli_out);
     CHECK_MSG(strcmp(first, second) == 0, "print is not a fixed point:\n%s\n---\n%s", first, second);
     /* '-' reads standard input */
     path_in_tmp(p2, sizeof p2, "small.hlo");
-    CHECK_EQ_INT(cli("print - < %s", p2), 0);
-    CHECK(strcmp(cli_out, first) == 0);
+    CHECK_EQ_INT(gst_cli(tmpdir, "print - < %s", p2), 0);
+    CHECK(strcmp(gst_cli_out, first) == 0);
     /* the example module */
-    CHECK_EQ_INT(cli("print examples/mlp.hlo"), 0);
-    CHECK_MSG(strstr(cli_out, "reduce(") != NULL, "%s%s", cli_out, cli_err);
+    CHECK_EQ_INT(gst_cli(tmpdir, "print examples/mlp.hlo"), 0);
+    CHECK_MSG(strstr(gst_cli_out, "reduce(") != NULL, "%s%s", gst_cli_out, gst_cli_err);
 }
 
 static void test_cli_eval_files(void) {
@@ -429,9 +390,9 @@ static void test_cli_eval_files(void) {
     path_in_tmp(p, sizeof p, "w.npy");
     CHECK_OK(gs_npy_write(ctx, p, gs_shape_make(GS_F32, 2, wd), w));
     /* x by name, w by number, b from the generator with seed 5 */
-    CHECK_EQ_INT(cli("eval %s/small.hlo --input x=%s/x.npy --input=1=%s/w.npy --seed 5 --output-dir %s/out", tmpdir,
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval %s/small.hlo --input x=%s/x.npy --input=1=%s/w.npy --seed 5 --output-dir %s/out", tmpdir,
                      tmpdir, tmpdir, tmpdir), 0);
-    CHECK_MSG(cli_err[0] == 0, "stderr: %s", cli_err);
+    CHECK_MSG(gst_cli_err[0] == 0, "stderr: %s", gst_cli_err);
     path_in_tmp(p, sizeof p, "out/out0.npy");
     CHECK_OK(gs_npy_read(ctx, p, GS_F32, &s, &d));
     CHECK_EQ_INT(s.rank, 2);
@@ -454,27 +415,27 @@ static void test_cli_eval_files(void) {
     d = NULL;
 
     /* without --output-dir: a summary of each output */
-    CHECK_EQ_INT(cli("eval %s/small.hlo --input x=%s/x.npy --input w=%s/w.npy", tmpdir, tmpdir, tmpdir), 0);
-    CHECK_MSG(strstr(cli_out, "out0: f32[2,2]") != NULL && strstr(cli_out, "out1: s32[4]") != NULL &&
-                  strstr(cli_out, "min") != NULL && strstr(cli_out, "mean") != NULL,
-              "summary: %s", cli_out);
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval %s/small.hlo --input x=%s/x.npy --input w=%s/w.npy", tmpdir, tmpdir, tmpdir), 0);
+    CHECK_MSG(strstr(gst_cli_out, "out0: f32[2,2]") != NULL && strstr(gst_cli_out, "out1: s32[4]") != NULL &&
+                  strstr(gst_cli_out, "min") != NULL && strstr(gst_cli_out, "mean") != NULL,
+              "summary: %s", gst_cli_out);
     /* every input from the generator: seed 0 and seed 1 differ, the same seed repeats */
-    CHECK_EQ_INT(cli("eval %s/small.hlo --seed=1", tmpdir), 0);
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval %s/small.hlo --seed=1", tmpdir), 0);
     {
-        static char a[sizeof cli_out];
-        snprintf(a, sizeof a, "%s", cli_out);
-        CHECK_EQ_INT(cli("eval %s/small.hlo --seed 1", tmpdir), 0);
-        CHECK(strcmp(a, cli_out) == 0);
-        CHECK_EQ_INT(cli("eval %s/small.hlo", tmpdir), 0);
-        CHECK(strcmp(a, cli_out) != 0);
+        static char a[sizeof gst_cli_out];
+        snprintf(a, sizeof a, "%s", gst_cli_out);
+        CHECK_EQ_INT(gst_cli(tmpdir, "eval %s/small.hlo --seed 1", tmpdir), 0);
+        CHECK(strcmp(a, gst_cli_out) == 0);
+        CHECK_EQ_INT(gst_cli(tmpdir, "eval %s/small.hlo", tmpdir), 0);
+        CHECK(strcmp(a, gst_cli_out) != 0);
     }
     gs_ctx_destroy(ctx);
 }
 
 static void test_cli_eval_example(void) {
     if (!have_cli()) return;
-    CHECK_EQ_INT(cli("eval examples/mlp.hlo --seed 1 --output-dir %s/mlp", tmpdir), 0);
-    CHECK_MSG(cli_err[0] == 0, "stderr: %s", cli_err);
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval examples/mlp.hlo --seed 1 --output-dir %s/mlp", tmpdir), 0);
+    CHECK_MSG(gst_cli_err[0] == 0, "stderr: %s", gst_cli_err);
     {
         gs_ctx *ctx = gst_ctx();
         char p[512];
@@ -499,45 +460,45 @@ static void test_cli_eval_example(void) {
 static void test_cli_errors(void) {
     if (!have_cli()) return;
     /* usage */
-    CHECK_EQ_INT(cli(""), 2);
-    CHECK(strstr(cli_err, "usage") != NULL);
-    CHECK_EQ_INT(cli("--help"), 0);
-    CHECK(strstr(cli_out, "usage: gshard") != NULL && strstr(cli_out, "--output-dir") != NULL);
-    CHECK_EQ_INT(cli("--version"), 0);
-    CHECK(strstr(cli_out, GS_VERSION_STRING) != NULL);
-    CHECK_EQ_INT(cli("frobnicate x.hlo"), 2);
-    CHECK(strstr(cli_err, "unknown command 'frobnicate'") != NULL);
-    CHECK_EQ_INT(cli("--frobnicate"), 2);
-    CHECK_EQ_INT(cli("partition examples/mlp.hlo"), 2);
-    CHECK_EQ_INT(cli("run examples/mlp.hlo"), 2);
-    CHECK_EQ_INT(cli("cost examples/mlp.hlo"), 2);
-    CHECK(strstr(cli_err, "--chip NAME is required") != NULL); /* the cost command: tests/test_cost.c */
-    CHECK_EQ_INT(cli("print"), 2);
-    CHECK(strstr(cli_err, "FILE is missing") != NULL);
-    CHECK_EQ_INT(cli("print a.hlo b.hlo"), 2);
-    CHECK_EQ_INT(cli("print examples/mlp.hlo --seed 1"), 2); /* io options belong to eval */
-    CHECK_EQ_INT(cli("eval examples/mlp.hlo --bogus"), 2);
-    CHECK(strstr(cli_err, "unknown option '--bogus'") != NULL);
-    CHECK_EQ_INT(cli("eval examples/mlp.hlo --seed"), 2);
-    CHECK_EQ_INT(cli("eval examples/mlp.hlo --seed -3"), 2);
-    CHECK_EQ_INT(cli("eval examples/mlp.hlo --seed 99999999999999999999999"), 2);
-    CHECK_EQ_INT(cli("eval examples/mlp.hlo --input x"), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "%s", ""), 2);
+    CHECK(strstr(gst_cli_err, "usage") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "--help"), 0);
+    CHECK(strstr(gst_cli_out, "usage: gshard") != NULL && strstr(gst_cli_out, "--output-dir") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "--version"), 0);
+    CHECK(strstr(gst_cli_out, GS_VERSION_STRING) != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "frobnicate x.hlo"), 2);
+    CHECK(strstr(gst_cli_err, "unknown command 'frobnicate'") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "--frobnicate"), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/mlp.hlo"), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "run examples/mlp.hlo"), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "cost examples/mlp.hlo"), 2);
+    CHECK(strstr(gst_cli_err, "--chip NAME is required") != NULL); /* the cost command: tests/test_cost.c */
+    CHECK_EQ_INT(gst_cli(tmpdir, "print"), 2);
+    CHECK(strstr(gst_cli_err, "FILE is missing") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "print a.hlo b.hlo"), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "print examples/mlp.hlo --seed 1"), 2); /* io options belong to eval */
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval examples/mlp.hlo --bogus"), 2);
+    CHECK(strstr(gst_cli_err, "unknown option '--bogus'") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval examples/mlp.hlo --seed"), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval examples/mlp.hlo --seed -3"), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval examples/mlp.hlo --seed 99999999999999999999999"), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval examples/mlp.hlo --input x"), 2);
     /* files */
-    CHECK_EQ_INT(cli("print %s/does_not_exist.hlo", tmpdir), 2);
-    CHECK(strstr(cli_err, "does_not_exist.hlo: cannot open") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "print %s/does_not_exist.hlo", tmpdir), 2);
+    CHECK(strstr(gst_cli_err, "does_not_exist.hlo: cannot open") != NULL);
     write_text("bad.hlo", "HloModule bad\n\nENTRY main {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] frob(x)\n}\n");
-    CHECK_EQ_INT(cli("print %s/bad.hlo", tmpdir), 2);
-    CHECK_MSG(strstr(cli_err, "bad.hlo: line 5") != NULL, "stderr: %s", cli_err);
-    CHECK(cli_out[0] == 0);
-    CHECK_EQ_INT(cli("eval %s/bad.hlo", tmpdir), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "print %s/bad.hlo", tmpdir), 2);
+    CHECK_MSG(strstr(gst_cli_err, "bad.hlo: line 5") != NULL, "stderr: %s", gst_cli_err);
+    CHECK(gst_cli_out[0] == 0);
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval %s/bad.hlo", tmpdir), 2);
     write_text("shape.hlo",
                "HloModule bad\n\nENTRY main {\n  x = f32[2] parameter(0)\n  ROOT y = f32[3] negate(x)\n}\n");
-    CHECK_EQ_INT(cli("print %s/shape.hlo", tmpdir), 2);
-    CHECK_MSG(strstr(cli_err, "shape.hlo: ") != NULL, "stderr: %s", cli_err);
+    CHECK_EQ_INT(gst_cli(tmpdir, "print %s/shape.hlo", tmpdir), 2);
+    CHECK_MSG(strstr(gst_cli_err, "shape.hlo: ") != NULL, "stderr: %s", gst_cli_err);
     write_bytes("empty.hlo", "", 0);
-    CHECK_EQ_INT(cli("print %s/empty.hlo", tmpdir), 2);
-    CHECK_EQ_INT(cli("print - < /dev/null"), 2);
-    CHECK(strstr(cli_err, "<stdin>") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "print %s/empty.hlo", tmpdir), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "print - < /dev/null"), 2);
+    CHECK(strstr(gst_cli_err, "<stdin>") != NULL);
     /* inputs that do not fit */
     write_text("small.hlo", small_module);
     {
@@ -549,43 +510,43 @@ static void test_cli_errors(void) {
         CHECK_OK(gs_npy_write(ctx, p, gs_shape_make(GS_F32, 1, d3), v));
         gs_ctx_destroy(ctx);
     }
-    CHECK_EQ_INT(cli("eval %s/small.hlo --input x=%s/v3.npy", tmpdir, tmpdir), 2);
-    CHECK_MSG(strstr(cli_err, "f32[3]") != NULL && strstr(cli_err, "f32[2,3]") != NULL, "stderr: %s", cli_err);
-    CHECK_EQ_INT(cli("eval %s/small.hlo --input b=%s/v3.npy", tmpdir, tmpdir), 2); /* f4 for an s32 parameter */
-    CHECK_EQ_INT(cli("eval %s/small.hlo --input nosuch=%s/v3.npy", tmpdir, tmpdir), 2);
-    CHECK(strstr(cli_err, "nosuch") != NULL);
-    CHECK_EQ_INT(cli("eval %s/small.hlo --input 7=%s/v3.npy", tmpdir, tmpdir), 2);
-    CHECK_EQ_INT(cli("eval %s/small.hlo --input x=%s/missing.npy", tmpdir, tmpdir), 2);
-    CHECK(strstr(cli_err, "missing.npy: cannot open") != NULL);
-    CHECK_EQ_INT(cli("eval %s/small.hlo --input x=%s/v3.npy --input 0=%s/v3.npy", tmpdir, tmpdir, tmpdir), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval %s/small.hlo --input x=%s/v3.npy", tmpdir, tmpdir), 2);
+    CHECK_MSG(strstr(gst_cli_err, "f32[3]") != NULL && strstr(gst_cli_err, "f32[2,3]") != NULL, "stderr: %s", gst_cli_err);
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval %s/small.hlo --input b=%s/v3.npy", tmpdir, tmpdir), 2); /* f4 for an s32 parameter */
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval %s/small.hlo --input nosuch=%s/v3.npy", tmpdir, tmpdir), 2);
+    CHECK(strstr(gst_cli_err, "nosuch") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval %s/small.hlo --input 7=%s/v3.npy", tmpdir, tmpdir), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval %s/small.hlo --input x=%s/missing.npy", tmpdir, tmpdir), 2);
+    CHECK(strstr(gst_cli_err, "missing.npy: cannot open") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval %s/small.hlo --input x=%s/v3.npy --input 0=%s/v3.npy", tmpdir, tmpdir, tmpdir), 2);
     write_text("notdir", "a file");
-    CHECK_EQ_INT(cli("eval %s/small.hlo --output-dir %s/notdir", tmpdir, tmpdir), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval %s/small.hlo --output-dir %s/notdir", tmpdir, tmpdir), 2);
 }
 
 /* gshard propagate: the MoE layer from its three annotations, --explain, --show, and bad usage */
 static void test_cli_propagate(void) {
     if (!have_cli()) return;
-    CHECK_EQ_INT(cli("propagate examples/moe_layer.hlo --devices 4 --explain --show disp_dot"), 0);
-    CHECK(strstr(cli_out, "logits = f32[4,8,4] dot(x, wg), lhs_contracting_dims={2}, rhs_contracting_dims={0}, "
+    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 4 --explain --show disp_dot"), 0);
+    CHECK(strstr(gst_cli_out, "logits = f32[4,8,4] dot(x, wg), lhs_contracting_dims={2}, rhs_contracting_dims={0}, "
                           "sharding={devices=[4,1,1]<=[4]}") != NULL);
-    CHECK(strstr(cli_out, "h = f32[4,4,4,32] maximum(h_dot, zero_hb), sharding={devices=[4,1,1,1]<=[4]}") != NULL);
-    CHECK(strstr(cli_out, "expert_outputs = f32[4,4,4,16] transpose(eo_dot), dimensions={1,0,2,3}, "
+    CHECK(strstr(gst_cli_out, "h = f32[4,4,4,32] maximum(h_dot, zero_hb), sharding={devices=[4,1,1,1]<=[4]}") != NULL);
+    CHECK(strstr(gst_cli_out, "expert_outputs = f32[4,4,4,16] transpose(eo_dot), dimensions={1,0,2,3}, "
                           "sharding={devices=[1,4,1,1]<=[4]}") != NULL);
-    CHECK(strstr(cli_out, "RESHARD: the operands imply {devices=[1,4,1,1]<=[4]} */\n  disp_t = ") != NULL);
-    CHECK(strstr(cli_out, "/* forward from operand x (rule dot, level 1); from the annotation on x */\n  logits") != NULL);
-    CHECK(strstr(cli_out, "disp_dot: f32[4,4,4,16] {devices=[4,1,1,1]<=[4]}") != NULL);
+    CHECK(strstr(gst_cli_out, "RESHARD: the operands imply {devices=[1,4,1,1]<=[4]} */\n  disp_t = ") != NULL);
+    CHECK(strstr(gst_cli_out, "/* forward from operand x (rule dot, level 1); from the annotation on x */\n  logits") != NULL);
+    CHECK(strstr(gst_cli_out, "disp_dot: f32[4,4,4,16] {devices=[4,1,1,1]<=[4]}") != NULL);
     /* without --explain: no comments, and the text parses back to the same module */
-    CHECK_EQ_INT(cli("propagate examples/moe_layer.hlo --devices 4"), 0);
-    CHECK(strstr(cli_out, "/*") == NULL && strstr(cli_out, "sharding={devices=[4,1,1,1]<=[4]}") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 4"), 0);
+    CHECK(strstr(gst_cli_out, "/*") == NULL && strstr(gst_cli_out, "sharding={devices=[4,1,1,1]<=[4]}") != NULL);
     /* bad usage */
-    CHECK_EQ_INT(cli("propagate examples/moe_layer.hlo"), 2);
-    CHECK(strstr(cli_err, "--devices D is required") != NULL);
-    CHECK_EQ_INT(cli("propagate examples/moe_layer.hlo --devices 0"), 2);
-    CHECK_EQ_INT(cli("propagate examples/moe_layer.hlo --devices 8"), 2);
-    CHECK(strstr(cli_err, "num_partitions=4 but --devices is 8") != NULL);
-    CHECK_EQ_INT(cli("propagate examples/mlp.hlo --devices 4 --show nosuch"), 2);
-    CHECK(strstr(cli_err, "no instruction named 'nosuch'") != NULL);
-    CHECK_EQ_INT(cli("propagate examples/moe_layer.hlo --devices 4 --seed 3"), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo"), 2);
+    CHECK(strstr(gst_cli_err, "--devices D is required") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 0"), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 8"), 2);
+    CHECK(strstr(gst_cli_err, "num_partitions=4 but --devices is 8") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/mlp.hlo --devices 4 --show nosuch"), 2);
+    CHECK(strstr(gst_cli_err, "no instruction named 'nosuch'") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 4 --seed 3"), 2);
 }
 
 void suite_cli(void) {

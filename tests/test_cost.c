@@ -1506,42 +1506,6 @@ static void test_cost_bad_input(void) {
 
 /* ---- the command-line driver ---- */
 static char cost_tmp[256];
-static char cost_out[1 << 17], cost_err[1 << 14];
-
-static const char *cost_bin(void) {
-    const char *b = getenv("GST_GSHARD");
-    return b && *b ? b : "./build/gshard";
-}
-
-static void cost_slurp(const char *name, char *buf, size_t cap) {
-    char p[512];
-    FILE *f;
-    size_t n = 0;
-    snprintf(p, sizeof p, "%s/%s", cost_tmp, name);
-    buf[0] = 0;
-    f = fopen(p, "rb");
-    if (!f) return;
-    n = fread(buf, 1, cap - 1, f);
-    buf[n] = 0;
-    fclose(f);
-}
-
-static int cost_cli(const char *fmt, ...) {
-    char args[2048], cmd[4096];
-    const char *wrap = getenv("GST_CLI_WRAPPER");
-    va_list ap;
-    int st;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "%s %s %s >%s/out.txt 2>%s/err.txt", wrap ? wrap : "", cost_bin(), args, cost_tmp, cost_tmp);
-    st = system(cmd);
-    cost_slurp("out.txt", cost_out, sizeof cost_out);
-    cost_slurp("err.txt", cost_err, sizeof cost_err);
-    if (st == -1 || !WIFEXITED(st)) return -1;
-    return WEXITSTATUS(st);
-}
-
 static void cost_write(const char *name, const char *text) {
     char p[512];
     FILE *f;
@@ -1555,8 +1519,8 @@ static void cost_write(const char *name, const char *text) {
 
 static void test_cost_cli(void) {
     int rc, root;
-    if (access(cost_bin(), X_OK) != 0) {
-        CHECK_MSG(0, "%s not found: build it first (make test builds it)", cost_bin());
+    if (access(gst_gshard_bin(), X_OK) != 0) {
+        CHECK_MSG(0, "%s not found: build it first (make test builds it)", gst_gshard_bin());
         return;
     }
     snprintf(cost_tmp, sizeof cost_tmp, "/tmp/gst_cost_XXXXXX");
@@ -1567,53 +1531,53 @@ static void test_cost_cli(void) {
     cost_write("smm.hlo", spmd_text);
     cost_write("ann.hlo", "HloModule a, num_partitions=2\nENTRY m {\n  x = f32[4] parameter(0), sharding={devices=[2]0,1}\n"
                           "  ROOT y = f32[4] negate(x)\n}\n");
-    rc = cost_cli("cost %s/smm.hlo --chip v5e --mesh 2x4", cost_tmp);
-    CHECK_MSG(rc == 0, "rc %d: %s", rc, cost_err);
-    CHECK(strstr(cost_out, "// cost model: chip v5e, 8 devices, mesh 2x4") != NULL);
-    CHECK(strstr(cost_out, "all-reduce(partial)") && strstr(cost_out, "280 us, ici-bound"));
-    CHECK(strstr(cost_out, "// time: 408 us with nothing overlapped") != NULL);
-    rc = cost_cli("cost %s/smm.hlo --chip 'TPU v5e' --mesh=2x4 --json", cost_tmp);
-    CHECK_MSG(rc == 0, "rc %d: %s", rc, cost_err);
-    root = jdoc(cost_out);
-    CHECK_MSG(root >= 0, "--json output is not JSON:\n%s", cost_out);
+    rc = gst_cli(cost_tmp, "cost %s/smm.hlo --chip v5e --mesh 2x4", cost_tmp);
+    CHECK_MSG(rc == 0, "rc %d: %s", rc, gst_cli_err);
+    CHECK(strstr(gst_cli_out, "// cost model: chip v5e, 8 devices, mesh 2x4") != NULL);
+    CHECK(strstr(gst_cli_out, "all-reduce(partial)") && strstr(gst_cli_out, "280 us, ici-bound"));
+    CHECK(strstr(gst_cli_out, "// time: 408 us with nothing overlapped") != NULL);
+    rc = gst_cli(cost_tmp, "cost %s/smm.hlo --chip 'TPU v5e' --mesh=2x4 --json", cost_tmp);
+    CHECK_MSG(rc == 0, "rc %d: %s", rc, gst_cli_err);
+    root = jdoc(gst_cli_out);
+    CHECK_MSG(root >= 0, "--json output is not JSON:\n%s", gst_cli_out);
     if (root >= 0) {
         int ins = check_report_schema(root);
         CHECK_EQ_INT(jlen(ins), 7);
         CHECK_REL(jnum(jat(ins, 4), "seconds"), 2.0 * 3.0 * (512.0 * 8192 * 2 / 4) / 4.5e10, 1e-9);
     }
     /* a device order that breaks the groups; wraparound forced on; another torus */
-    rc = cost_cli("cost %s/smm.hlo --chip v5e --mesh 8 --device-order 0,2,4,6,1,3,5,7", cost_tmp);
+    rc = gst_cli(cost_tmp, "cost %s/smm.hlo --chip v5e --mesh 8 --device-order 0,2,4,6,1,3,5,7", cost_tmp);
     CHECK_EQ_INT(rc, 2);
-    CHECK(strstr(cost_err, "not contiguous") != NULL);
-    rc = cost_cli("cost %s/smm.hlo --chip v5e --mesh 2x4 --wrap all --json", cost_tmp);
+    CHECK(strstr(gst_cli_err, "not contiguous") != NULL);
+    rc = gst_cli(cost_tmp, "cost %s/smm.hlo --chip v5e --mesh 2x4 --wrap all --json", cost_tmp);
     CHECK_EQ_INT(rc, 0);
-    CHECK(strstr(cost_out, "\"wrap\": [true, true]") != NULL);
-    rc = cost_cli("cost %s/smm.hlo --chip v5p --mesh 8 --torus 2x4", cost_tmp);
+    CHECK(strstr(gst_cli_out, "\"wrap\": [true, true]") != NULL);
+    rc = gst_cli(cost_tmp, "cost %s/smm.hlo --chip v5p --mesh 8 --torus 2x4", cost_tmp);
     CHECK_EQ_INT(rc, 0);
     /* usage and validation errors: exit 2 with a message */
-    CHECK_EQ_INT(cost_cli("cost %s/smm.hlo --mesh 2x4", cost_tmp), 2);
-    CHECK(strstr(cost_err, "--chip NAME is required") != NULL);
-    CHECK_EQ_INT(cost_cli("cost %s/smm.hlo --chip v5e", cost_tmp), 2);
-    CHECK(strstr(cost_err, "--mesh AxB[xC] is required") != NULL);
-    CHECK_EQ_INT(cost_cli("cost --chip v5e --mesh 2x4"), 2);
-    CHECK_EQ_INT(cost_cli("cost %s/smm.hlo --chip v9 --mesh 2x4", cost_tmp), 2);
-    CHECK(strstr(cost_err, "unknown chip 'v9'") != NULL);
-    CHECK_EQ_INT(cost_cli("cost %s/smm.hlo --chip v5e --mesh 8x4", cost_tmp), 2);
-    CHECK(strstr(cost_err, "8 partitions") && strstr(cost_err, "32 devices"));
-    CHECK_EQ_INT(cost_cli("cost %s/smm.hlo --chip v5e --mesh 8x", cost_tmp), 2);
-    CHECK(strstr(cost_err, "mesh '8x'") != NULL);
-    CHECK_EQ_INT(cost_cli("cost %s/smm.hlo --chip v5e --mesh 2x4 --device-order 0,1,2", cost_tmp), 2);
-    CHECK(strstr(cost_err, "3 entries") != NULL);
-    CHECK_EQ_INT(cost_cli("cost %s/smm.hlo --chip v5e --mesh 2x4 --device-order 0,1,2,3,4,5,6,6", cost_tmp), 2);
-    CHECK(strstr(cost_err, "not a permutation") != NULL);
-    CHECK_EQ_INT(cost_cli("cost %s/smm.hlo --chip v5e --mesh 2x4 --device-order 0,1,x", cost_tmp), 2);
-    CHECK_EQ_INT(cost_cli("cost %s/smm.hlo --chip v5e --mesh 2x4 --wrap sometimes", cost_tmp), 2);
-    CHECK_EQ_INT(cost_cli("cost %s/smm.hlo --chip v5e --mesh 2x4 --bogus", cost_tmp), 2);
-    CHECK_EQ_INT(cost_cli("cost %s/ann.hlo --chip v5e --mesh 2", cost_tmp), 2);
-    CHECK(strstr(cost_err, "partition") != NULL);
-    CHECK_EQ_INT(cost_cli("cost %s/missing.hlo --chip v5e --mesh 2x4", cost_tmp), 2);
-    CHECK_EQ_INT(cost_cli("cost --help"), 0);
-    CHECK(strstr(cost_out, "--device-order") && strstr(cost_out, "seconds_overlapped"));
+    CHECK_EQ_INT(gst_cli(cost_tmp, "cost %s/smm.hlo --mesh 2x4", cost_tmp), 2);
+    CHECK(strstr(gst_cli_err, "--chip NAME is required") != NULL);
+    CHECK_EQ_INT(gst_cli(cost_tmp, "cost %s/smm.hlo --chip v5e", cost_tmp), 2);
+    CHECK(strstr(gst_cli_err, "--mesh AxB[xC] is required") != NULL);
+    CHECK_EQ_INT(gst_cli(cost_tmp, "cost --chip v5e --mesh 2x4"), 2);
+    CHECK_EQ_INT(gst_cli(cost_tmp, "cost %s/smm.hlo --chip v9 --mesh 2x4", cost_tmp), 2);
+    CHECK(strstr(gst_cli_err, "unknown chip 'v9'") != NULL);
+    CHECK_EQ_INT(gst_cli(cost_tmp, "cost %s/smm.hlo --chip v5e --mesh 8x4", cost_tmp), 2);
+    CHECK(strstr(gst_cli_err, "8 partitions") && strstr(gst_cli_err, "32 devices"));
+    CHECK_EQ_INT(gst_cli(cost_tmp, "cost %s/smm.hlo --chip v5e --mesh 8x", cost_tmp), 2);
+    CHECK(strstr(gst_cli_err, "mesh '8x'") != NULL);
+    CHECK_EQ_INT(gst_cli(cost_tmp, "cost %s/smm.hlo --chip v5e --mesh 2x4 --device-order 0,1,2", cost_tmp), 2);
+    CHECK(strstr(gst_cli_err, "3 entries") != NULL);
+    CHECK_EQ_INT(gst_cli(cost_tmp, "cost %s/smm.hlo --chip v5e --mesh 2x4 --device-order 0,1,2,3,4,5,6,6", cost_tmp), 2);
+    CHECK(strstr(gst_cli_err, "not a permutation") != NULL);
+    CHECK_EQ_INT(gst_cli(cost_tmp, "cost %s/smm.hlo --chip v5e --mesh 2x4 --device-order 0,1,x", cost_tmp), 2);
+    CHECK_EQ_INT(gst_cli(cost_tmp, "cost %s/smm.hlo --chip v5e --mesh 2x4 --wrap sometimes", cost_tmp), 2);
+    CHECK_EQ_INT(gst_cli(cost_tmp, "cost %s/smm.hlo --chip v5e --mesh 2x4 --bogus", cost_tmp), 2);
+    CHECK_EQ_INT(gst_cli(cost_tmp, "cost %s/ann.hlo --chip v5e --mesh 2", cost_tmp), 2);
+    CHECK(strstr(gst_cli_err, "partition") != NULL);
+    CHECK_EQ_INT(gst_cli(cost_tmp, "cost %s/missing.hlo --chip v5e --mesh 2x4", cost_tmp), 2);
+    CHECK_EQ_INT(gst_cli(cost_tmp, "cost --help"), 0);
+    CHECK(strstr(gst_cli_out, "--device-order") && strstr(gst_cli_out, "seconds_overlapped"));
     {
         char cmd[600];
         snprintf(cmd, sizeof cmd, "rm -rf %s", cost_tmp);

@@ -1683,43 +1683,13 @@ static void test_runtime_formats(void) {
    The command line: gshard run --spmd (the driver is $GST_GSHARD, default ./build/gshard, run under
    $GST_CLI_WRAPPER when set)
    ------------------------------------------------------------------------------------------------------- */
-static char rt_tmp[256], rt_out[1 << 16], rt_err[1 << 14];
-
-static void rt_slurp(const char *path, char *buf, size_t cap) {
-    FILE *f = fopen(path, "rb");
-    size_t n = 0;
-    buf[0] = 0;
-    if (!f) return;
-    n = fread(buf, 1, cap - 1, f);
-    buf[n] = 0;
-    fclose(f);
-}
-
-static int rt_cli(const char *fmt, ...) {
-    char args[2048], cmd[4096], p[512];
-    const char *bin = getenv("GST_GSHARD"), *wrap = getenv("GST_CLI_WRAPPER");
-    va_list ap;
-    int st;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "%s %s %s >%s/stdout.txt 2>%s/stderr.txt", wrap ? wrap : "",
-             bin && *bin ? bin : "./build/gshard", args, rt_tmp, rt_tmp);
-    st = system(cmd);
-    snprintf(p, sizeof p, "%s/stdout.txt", rt_tmp);
-    rt_slurp(p, rt_out, sizeof rt_out);
-    snprintf(p, sizeof p, "%s/stderr.txt", rt_tmp);
-    rt_slurp(p, rt_err, sizeof rt_err);
-    if (st == -1 || !WIFEXITED(st)) return -1;
-    return WEXITSTATUS(st);
-}
+static char rt_tmp[256];
 
 static void test_runtime_cli(void) {
-    const char *bin = getenv("GST_GSHARD");
     char p[512], eval_line[256], *line;
     FILE *f;
-    if (access(bin && *bin ? bin : "./build/gshard", X_OK) != 0) {
-        printf("  (skipped: the gshard driver is not built)\n");
+    if (access(gst_gshard_bin(), X_OK) != 0) {
+        CHECK_MSG(0, "%s not found: build it first (make test builds it)", gst_gshard_bin());
         return;
     }
     snprintf(rt_tmp, sizeof rt_tmp, "/tmp/gshard_rt_XXXXXX");
@@ -1735,19 +1705,19 @@ static void test_runtime_cli(void) {
     fputs("HloModule mm\nENTRY main {\n  x = f32[8,10] parameter(0)\n  w = f32[10,6] parameter(1)\n"
           "  ROOT y = f32[8,6] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n", f);
     fclose(f);
-    CHECK_EQ_INT(rt_cli("eval %s --seed 1 --output-dir %s/ref", p, rt_tmp), 0);
-    CHECK_EQ_INT(rt_cli("eval %s --seed 1", p), 0);
-    line = strchr(rt_out, '\n');
+    CHECK_EQ_INT(gst_cli(rt_tmp, "eval %s --seed 1 --output-dir %s/ref", p, rt_tmp), 0);
+    CHECK_EQ_INT(gst_cli(rt_tmp, "eval %s --seed 1", p), 0);
+    line = strchr(gst_cli_out, '\n');
     snprintf(eval_line, sizeof eval_line, "%.*s", line ? (int)(strchr(line + 1, '\n') - line) : 0, line ? line : "");
     /* every device prints the same product (summaries agree to 6 digits) */
-    CHECK_EQ_INT(rt_cli("run --spmd examples/spmd_matmul.hlo --devices 4 --seed 1"), 0);
-    CHECK(strstr(rt_out, "dev0_out0: f32[8,6]") != NULL && strstr(rt_out, "dev3_out0: f32[8,6]") != NULL);
-    CHECK_MSG(eval_line[0] && strstr(rt_out, eval_line) != NULL, "eval printed %s", eval_line);
-    CHECK_EQ_INT(rt_cli("run --spmd examples/spmd_matmul.hlo --devices 4 --seed 1 --lockstep --stats"), 0);
-    CHECK(strstr(rt_out, "stats: 4 devices (lockstep)") != NULL);
-    CHECK(strstr(rt_out, "all-reduce y: groups of 4, ran 1 times per device") != NULL);
+    CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo --devices 4 --seed 1"), 0);
+    CHECK(strstr(gst_cli_out, "dev0_out0: f32[8,6]") != NULL && strstr(gst_cli_out, "dev3_out0: f32[8,6]") != NULL);
+    CHECK_MSG(eval_line[0] && strstr(gst_cli_out, eval_line) != NULL, "eval printed %s", eval_line);
+    CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo --devices 4 --seed 1 --lockstep --stats"), 0);
+    CHECK(strstr(gst_cli_out, "stats: 4 devices (lockstep)") != NULL);
+    CHECK(strstr(gst_cli_out, "all-reduce y: groups of 4, ran 1 times per device") != NULL);
     /* files: dev<d>_out<k>.npy, each equal to eval's within float rounding of a different summation order */
-    CHECK_EQ_INT(rt_cli("run --spmd examples/spmd_matmul.hlo --devices 4 --seed 1 --output-dir %s/run", rt_tmp), 0);
+    CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo --devices 4 --seed 1 --output-dir %s/run", rt_tmp), 0);
     {
         gs_ctx *ctx = gst_ctx();
         gs_shape s;
@@ -1768,30 +1738,30 @@ static void test_runtime_cli(void) {
         gs_ctx_destroy(ctx);
     }
     /* --input by name, the same array on every device */
-    CHECK_EQ_INT(rt_cli("run --spmd examples/spmd_matmul.hlo --devices 4 --input x=%s/ref/out0.npy", rt_tmp), 2);
-    CHECK(strstr(rt_err, "holds f32[8,6] but parameter 0 (x) is f32[8,10]") != NULL);
+    CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo --devices 4 --input x=%s/ref/out0.npy", rt_tmp), 2);
+    CHECK(strstr(gst_cli_err, "holds f32[8,6] but parameter 0 (x) is f32[8,10]") != NULL);
     /* errors: exit 2 with a message */
-    CHECK_EQ_INT(rt_cli("run --spmd examples/spmd_matmul.hlo"), 2);
-    CHECK(strstr(rt_err, "--devices D is missing") != NULL);
-    CHECK_EQ_INT(rt_cli("run --spmd examples/spmd_matmul.hlo --devices 0"), 2);
-    CHECK_EQ_INT(rt_cli("run --spmd examples/spmd_matmul.hlo --devices 5000"), 2);
-    CHECK_EQ_INT(rt_cli("run --spmd examples/spmd_matmul.hlo --devices x"), 2);
-    CHECK_EQ_INT(rt_cli("run --spmd examples/spmd_matmul.hlo --devices 2"), 2);
-    CHECK(strstr(rt_err, "written for 4 partitions but the runtime has 2 devices") != NULL);
-    CHECK_EQ_INT(rt_cli("run examples/spmd_matmul.hlo --devices 4"), 2);
-    CHECK(strstr(rt_err, "'run' without --spmd") != NULL);
-    CHECK_EQ_INT(rt_cli("eval examples/spmd_matmul.hlo --devices 4"), 2);   /* --devices belongs to run */
+    CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo"), 2);
+    CHECK(strstr(gst_cli_err, "--devices D is missing") != NULL);
+    CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo --devices 0"), 2);
+    CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo --devices 5000"), 2);
+    CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo --devices x"), 2);
+    CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo --devices 2"), 2);
+    CHECK(strstr(gst_cli_err, "written for 4 partitions but the runtime has 2 devices") != NULL);
+    CHECK_EQ_INT(gst_cli(rt_tmp, "run examples/spmd_matmul.hlo --devices 4"), 2);
+    CHECK(strstr(gst_cli_err, "'run' without --spmd") != NULL);
+    CHECK_EQ_INT(gst_cli(rt_tmp, "eval examples/spmd_matmul.hlo --devices 4"), 2);   /* --devices belongs to run */
     snprintf(p, sizeof p, "%s/div.hlo", rt_tmp);
     f = fopen(p, "wb");
     CHECK(f != NULL);
     if (!f) return;
     fputs(divergent_loop_text, f);
     fclose(f);
-    CHECK_EQ_INT(rt_cli("run --spmd %s --devices 3", p), 2);
-    CHECK_MSG(strstr(rt_err, "collective mismatch") != NULL, "stderr: %s", rt_err);
-    CHECK_EQ_INT(rt_cli("run --spmd %s --devices 1 --lockstep", p), 0);
-    CHECK_EQ_INT(rt_cli("--help"), 0);
-    CHECK(strstr(rt_out, "run --spmd FILE --devices D") != NULL);
+    CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd %s --devices 3", p), 2);
+    CHECK_MSG(strstr(gst_cli_err, "collective mismatch") != NULL, "stderr: %s", gst_cli_err);
+    CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd %s --devices 1 --lockstep", p), 0);
+    CHECK_EQ_INT(gst_cli(rt_tmp, "--help"), 0);
+    CHECK(strstr(gst_cli_out, "run --spmd FILE --devices D") != NULL);
     {
         char cmd[600];
         snprintf(cmd, sizeof cmd, "rm -rf %s", rt_tmp);
