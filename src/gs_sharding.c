@@ -151,6 +151,23 @@ GS__FN int64_t *gs__ta_materialize(gs_ctx *ctx, const gs__ta *t) {
     return out;
 }
 
+/* The common refinement of an iota tile array's dims and its transposed iota shape: factor f has size fsz[f],
+   lies in tile dim fa[f] and in transposed iota dim ft[f], in row-major order. Returns the factor count, or -1
+   when there is none (some dim boundary does not divide) or more than cap factors. */
+GS__FN int gs__ta_refine(const gs__ta *t, int64_t *fsz, int *fa, int *ft, int cap) {
+    int nf = 0, i = 0, j = 0;
+    int64_t ra = t->n ? t->dims[0] : 1, rt = t->idims[t->iperm[0]];
+    while (i < t->n && j < t->ir) {
+        if (ra == 1) { if (++i < t->n) ra = t->dims[i]; continue; }
+        if (rt == 1) { if (++j < t->ir) rt = t->idims[t->iperm[j]]; continue; }
+        if (nf >= cap) return -1;
+        if (ra % rt == 0) { fsz[nf] = rt; fa[nf] = i; ft[nf] = j; nf++; ra /= rt; rt = 1; }
+        else if (rt % ra == 0) { fsz[nf] = ra; fa[nf] = i; ft[nf] = j; nf++; rt /= ra; ra = 1; }
+        else return -1;
+    }
+    return nf;
+}
+
 /* Transposes the tile array: new dim k is old dim perm[k]. Stays in iota form whenever the dims and the
    iota's transposed shape have a common refinement; otherwise the list is materialised. */
 GS__FN gs_result gs__ta_transpose(gs_ctx *ctx, const gs__ta *t, const int *perm, gs__ta *out) {
@@ -162,27 +179,12 @@ GS__FN gs_result gs__ta_transpose(gs_ctx *ctx, const gs__ta *t, const int *perm,
     for (k = 0; k < t->n; k++) r.dims[k] = t->dims[perm[k]];
     if (!t->list) {
         /* factors: walk dims (A) and the transposed iota shape (T) together */
-        int64_t fsz[2 * GS_MAX_IOTA_RANK];
-        int fa[2 * GS_MAX_IOTA_RANK], ft[2 * GS_MAX_IOTA_RANK], nf = 0, i = 0, j = 0;
-        int64_t ra = t->n ? t->dims[0] : 1, rt = t->idims[t->iperm[0]];
-        bool ok = true;
-        while (ok && i < t->n && j < t->ir) {
-            if (ra == 1) { if (++i < t->n) ra = t->dims[i]; continue; }
-            if (rt == 1) { if (++j < t->ir) rt = t->idims[t->iperm[j]]; continue; }
-            if (nf >= 2 * GS_MAX_IOTA_RANK) { ok = false; break; }
-            if (ra % rt == 0) {
-                fsz[nf] = rt; fa[nf] = i; ft[nf] = j; nf++;
-                ra /= rt; rt = 1;
-            } else if (rt % ra == 0) {
-                fsz[nf] = ra; fa[nf] = i; ft[nf] = j; nf++;
-                rt /= ra; ra = 1;
-            } else {
-                ok = false;
-            }
-        }
-        if (ok && nf <= GS_MAX_IOTA_RANK) {
+        int64_t fsz[GS_MAX_IOTA_RANK];
+        int fa[GS_MAX_IOTA_RANK], ft[GS_MAX_IOTA_RANK];
+        int nf = gs__ta_refine(t, fsz, fa, ft, GS_MAX_IOTA_RANK);
+        if (nf >= 0) {
             /* new iota dims: factors grouped by original iota dim (in order), each group in T order */
-            int pos2[2 * GS_MAX_IOTA_RANK], np = 0, o, f, q;
+            int pos2[GS_MAX_IOTA_RANK], np = 0, o, f, q;
             for (o = 0; o < t->ir; o++)
                 for (f = 0; f < nf; f++)
                     if (t->iperm[ft[f]] == o) {
@@ -1746,19 +1748,8 @@ typedef struct gs__dfac {
    no common refinement. */
 GS__FN bool gs__ta_device_factors(const gs__ta *t, gs__dfac *out) {
     int64_t fsz[GS__MAX_FAC];
-    int fa[GS__MAX_FAC], ft[GS__MAX_FAC], nf = 0, i = 0, j = 0, o, f, cnt[GS_MAX_IOTA_RANK];
-    int64_t ra, rt;
-    if (t->list) return false;
-    ra = t->n ? t->dims[0] : 1;
-    rt = t->idims[t->iperm[0]];
-    while (i < t->n && j < t->ir) {
-        if (ra == 1) { if (++i < t->n) ra = t->dims[i]; continue; }
-        if (rt == 1) { if (++j < t->ir) rt = t->idims[t->iperm[j]]; continue; }
-        if (nf >= GS__MAX_FAC) return false;
-        if (ra % rt == 0) { fsz[nf] = rt; fa[nf] = i; ft[nf] = j; nf++; ra /= rt; rt = 1; }
-        else if (rt % ra == 0) { fsz[nf] = ra; fa[nf] = i; ft[nf] = j; nf++; rt /= ra; ra = 1; }
-        else return false;
-    }
+    int fa[GS__MAX_FAC], ft[GS__MAX_FAC], nf, o, f, cnt[GS_MAX_IOTA_RANK];
+    if (t->list || (nf = gs__ta_refine(t, fsz, fa, ft, GS__MAX_FAC)) < 0) return false;
     /* position of each factor inside its tile dim: factors are produced in tile (transposed) order */
     memset(cnt, 0, sizeof cnt);
     out->n = 0;
@@ -1777,10 +1768,24 @@ GS__FN bool gs__ta_device_factors(const gs__ta *t, gs__dfac *out) {
     return true;
 }
 
+/* After a split, each piece's position inside its tile dim: by the original factor's position (orig via
+   from[]), then by split order, major first. */
+GS__FN void gs__dfac_rerank(gs__dfac *r, const gs__dfac *orig, const int *from) {
+    int f, k;
+    for (f = 0; f < r->n; f++) {
+        int pos = 0;
+        for (k = 0; k < r->n; k++)
+            if (r->dim[k] == r->dim[f] && (orig->rank_in_dim[from[k]] < orig->rank_in_dim[from[f]] ||
+                                          (from[k] == from[f] && k < f)))
+                pos++;
+        r->rank_in_dim[f] = pos;
+    }
+}
+
 /* Splits device factors so that a and b share one factorisation; false if impossible. */
 GS__FN bool gs__dfac_common(gs__dfac *a, gs__dfac *b) {
     gs__dfac ra, rb;
-    int i = 0, j = 0, f, k;
+    int i = 0, j = 0;
     int64_t x, y;
     int sub_a[GS__MAX_FAC], sub_b[GS__MAX_FAC]; /* for renumbering rank_in_dim */
     ra.n = rb.n = 0;
@@ -1800,23 +1805,8 @@ GS__FN bool gs__dfac_common(gs__dfac *a, gs__dfac *b) {
         if (x == 1 && ++i < a->n) x = a->size[i];
         if (y == 1 && ++j < b->n) y = b->size[j];
     }
-    /* rank_in_dim: order inside a tile dim = (original rank, then split order, major first) */
-    for (f = 0; f < ra.n; f++) {
-        int r = 0;
-        for (k = 0; k < ra.n; k++)
-            if (ra.dim[k] == ra.dim[f] && (a->rank_in_dim[sub_a[k]] < a->rank_in_dim[sub_a[f]] ||
-                                          (sub_a[k] == sub_a[f] && k < f)))
-                r++;
-        ra.rank_in_dim[f] = r;
-    }
-    for (f = 0; f < rb.n; f++) {
-        int r = 0;
-        for (k = 0; k < rb.n; k++)
-            if (rb.dim[k] == rb.dim[f] && (b->rank_in_dim[sub_b[k]] < b->rank_in_dim[sub_b[f]] ||
-                                          (sub_b[k] == sub_b[f] && k < f)))
-                r++;
-        rb.rank_in_dim[f] = r;
-    }
+    gs__dfac_rerank(&ra, a, sub_a);
+    gs__dfac_rerank(&rb, b, sub_b);
     *a = ra;
     *b = rb;
     return true;
