@@ -267,7 +267,7 @@ GS__FN void gs__count_users(gs_graph *g) {
     }
 }
 
-GS__FN const gs_sharding *gs__bwd(gs__prop *P, const gs_value *u, int i);
+GS__FN const gs_sharding *gs__bwd_sh(gs__prop *P, const gs_value *u, const gs_sharding *s, int i);
 
 GS__FN const gs_sharding *gs__lookahead(gs__prop *P, const gs_value *v) {
     const gs_value *chain[8];
@@ -293,15 +293,7 @@ GS__FN const gs_sharding *gs__lookahead(gs__prop *P, const gs_value *v) {
         int op;
         for (op = 0; op < u->n_operands; op++)
             if (u->operands[op] == prev) break;
-        if (k < n - 1) {
-            /* u's sharding is the one computed so far */
-            gs_value tmp = *u;
-            tmp.sharding = s;
-            s = gs__bwd(P, &tmp, op);
-        } else {
-            s = gs__bwd(P, u, op);
-        }
-        if (!s) return NULL;
+        if (!(s = gs__bwd_sh(P, u, s, op))) return NULL;
     }
     return s;
 }
@@ -479,9 +471,8 @@ GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
     }
 }
 
-/* ---- backward rules: the sharding of operand i implied by user u's sharding ---- */
-GS__FN const gs_sharding *gs__bwd(gs__prop *P, const gs_value *u, int i) {
-    const gs_sharding *s = u->sharding;
+/* ---- backward rules: the sharding of operand i implied by user u having sharding s ---- */
+GS__FN const gs_sharding *gs__bwd_sh(gs__prop *P, const gs_value *u, const gs_sharding *s, int i) {
     const gs_value *x = u->operands[i];
     int d, k, dest[GS_MAX_RANK];
     if (!s || s->kind == GS_SHARDING_UNKNOWN || s->kind == GS_SHARDING_MAXIMAL) return NULL;
@@ -697,7 +688,7 @@ GS__FN void gs__bwd_value(gs__prop *P, gs_value *u) {
     for (i = 0; i < u->n_operands; i++) {
         gs_value *x = u->operands[i];
         if (!gs__is_array(x)) continue;
-        gs__offer(P, x, -1, gs__bwd(P, u, i), GS_ORIGIN_BACKWARD, u, rule);
+        gs__offer(P, x, -1, gs__bwd_sh(P, u, s, i), GS_ORIGIN_BACKWARD, u, rule);
     }
 }
 
@@ -801,7 +792,7 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
                 int k, n = s->kind == GS_SHARDING_TUPLE ? s->n_elems : 1;
                 for (k = 0; k < n; k++) {
                     const gs_sharding *e = s->kind == GS_SHARDING_TUPLE ? s->elems[k] : s;
-                    if (nd > 0 && e->kind == GS_SHARDING_TILED && e->ta.total != nd && e->ta.total > 0 &&
+                    if (nd > 0 && e->kind == GS_SHARDING_TILED &&
                         gs_sharding_validate(P.ctx, e, s->kind == GS_SHARDING_TUPLE ? v->tuple[k] : v->shape, nd) != GS_OK) {
                         r = gs__err_prefix(P.ctx, "gs_propagate: %s: ", v->name);
                         goto out;
