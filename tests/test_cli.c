@@ -535,6 +535,10 @@ static void test_cli_propagate(void) {
     CHECK(strstr(gst_cli_out, "RESHARD: the operands imply {devices=[1,4,1,1]<=[4]} */\n  disp_t = ") != NULL);
     CHECK(strstr(gst_cli_out, "/* forward from operand x (rule dot, level 1); from the annotation on x */\n  logits") != NULL);
     CHECK(strstr(gst_cli_out, "disp_dot: f32[4,4,4,16] {devices=[4,1,1,1]<=[4]}") != NULL);
+    /* a tuple value: one drawing per element */
+    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 4 --show top"), 0);
+    CHECK(strstr(gst_cli_out, "top, element 0: f32[4,8,2] {devices=[4,1,1]<=[4]}") != NULL);
+    CHECK(strstr(gst_cli_out, "top, element 1: s32[4,8,2] {devices=[4,1,1]<=[4]}") != NULL);
     /* without --explain: no comments, and the text parses back to the same module */
     CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 4"), 0);
     CHECK(strstr(gst_cli_out, "/*") == NULL && strstr(gst_cli_out, "sharding={devices=[4,1,1,1]<=[4]}") != NULL);

@@ -358,7 +358,7 @@ static int cmd_propagate(gs_ctx *ctx, const options *o) {
     gs_graph *entry = NULL;
     gs_propagate_desc desc;
     const char *text;
-    int i;
+    int i, k;
     if (!load_module(ctx, o->file, &entry)) return EXIT_ERROR;
     if (gs_hlo_num_partitions(entry) != 1 && gs_hlo_num_partitions(entry) != o->devices) {
         fprintf(stderr, "%s: the module says num_partitions=%lld but --devices is %lld\n", shown_name(o->file),
@@ -375,23 +375,19 @@ static int cmd_propagate(gs_ctx *ctx, const options *o) {
     fputs(text, stdout);
     for (i = 0; i < o->n_show; i++) {
         gs_value *v = gs_graph_find(entry, o->show[i]);
-        const char *vis;
+        const char *vis = NULL;
         if (!v) {
             fprintf(stderr, "%s: --show: no instruction named '%s' in the entry computation\n", shown_name(o->file), o->show[i]);
             return EXIT_ERROR;
         }
-        if (gs_value_tuple_size(v) > 0) {
-            int k;
-            for (k = 0; k < gs_value_tuple_size(v); k++) {
-                vis = gs_sharding_visualize(ctx, gs_sharding_tuple_elem(gs_value_sharding(v), k), gs_value_tuple_shape(v, k));
-                if (!vis) break;
-                printf("\n%s, element %d: %s", o->show[i], k, vis);
-            }
-            if (k < gs_value_tuple_size(v)) vis = NULL;
-            else continue;
-        } else {
-            vis = gs_sharding_visualize(ctx, gs_value_sharding(v), gs_value_shape(v));
-            if (vis) printf("\n%s: %s", o->show[i], vis);
+        /* a tuple value shows each element */
+        for (k = 0; k < (gs_value_tuple_size(v) > 0 ? gs_value_tuple_size(v) : 1); k++) {
+            bool tuple = gs_value_tuple_size(v) > 0;
+            const gs_sharding *s = tuple ? gs_sharding_tuple_elem(gs_value_sharding(v), k) : gs_value_sharding(v);
+            vis = gs_sharding_visualize(ctx, s, tuple ? gs_value_tuple_shape(v, k) : gs_value_shape(v));
+            if (!vis) break;
+            if (tuple) printf("\n%s, element %d: %s", o->show[i], k, vis);
+            else printf("\n%s: %s", o->show[i], vis);
         }
         if (!vis) {
             fprintf(stderr, "%s: --show %s: %s\n", shown_name(o->file), o->show[i], gs_ctx_error_msg(ctx));
