@@ -1248,6 +1248,91 @@ typedef struct gs_runtime_stats {
 GS_API gs_result gs_runtime_get_stats(const gs_runtime *rt, gs_runtime_stats *out);
 
 /* ==== end src/gs_api_runtime.h ==== */
+/* ==== begin src/gs_api_partition.h ==== */
+/* ---------------------------------------------------------------------------------------------------------
+   The SPMD partitioner: one program for every device.
+
+   gs_partition propagates shardings through g (gs_propagate; user shardings stay), then writes a new graph,
+   the SPMD program, that every device runs with its own partition-id. Every array value of g becomes its
+   per-device shard: a dim of size S split k ways has shards of ceil(S/k) elements (the last shards padded on
+   the right; padding holds garbage that is never allowed to reach a result: reductions, contractions and
+   scans mask it with their identity). Where an operand's sharding is not the one an instruction needs, a
+   reshard is inserted, chosen in XLA's order of preference:
+     nothing; collective-permute (same tiling, other device order); all-to-all (tiles moved from one dim to
+     another); dynamic-slice out of a partially replicated or replicated value (no communication);
+     all-gather within the replication groups; and, only as the last resort, full replication then slicing,
+     which is reported as a warning (instruction, bytes, and the annotation that would avoid it).
+   Device-dependent values come only from partition-id (offset tables indexed by it), so the program has the
+   same number of instructions for D = 2 and D = 2048.
+
+   The SPMD program's parameters are the shards of g's parameters: parameter k of the result carries the
+   sharding of g's parameter k (gs_value_sharding), so gs_runtime_run_global can scatter global inputs into it;
+   its outputs likewise carry the shardings of g's outputs (gs_partition_output_sharding). The result has
+   num_partitions = D and belongs to g's context; g keeps the shardings propagation gave it.
+   ------------------------------------------------------------------------------------------------------- */
+typedef struct gs_partition_desc {
+    int64_t num_devices;              /* D >= 1; 0: g's num_partitions */
+    /* XLA's test mode: replicate by dynamic-update-slice into zeros + all-reduce(sum) instead of all-gather */
+    bool all_gather_as_all_reduce;
+    /* A dot whose operands are both split on non-contracting dims (or on contracting dims with a split
+       output) becomes a windowed einsum loop (local dots while the operand travels round a ring of
+       collective-permutes) when the moving operand has at least this many bytes per device:
+       0 = 256 MiB (XLA's default), < 0 = never. */
+    int64_t windowed_einsum_bytes;
+    bool no_bidirectional;            /* windowed einsum: one ring even when the ring size is a multiple of 4 */
+} gs_partition_desc;
+
+/* On success *out is the SPMD program. Errors (bad shardings, unsupported sharded constructs) leave g as
+   propagation left it and name the instruction. */
+GS_API gs_result gs_partition(gs_graph *g, const gs_partition_desc *desc, gs_graph **out);
+
+/* Reshards that had to replicate a whole tensor (DESIGN: no silent full rematerialization): one message per
+   case, naming the instruction, the bytes per device and the annotation that would avoid it. Also logged at
+   GS_LOG_WARN. */
+GS_API int gs_partition_num_warnings(const gs_graph *spmd);
+GS_API const char *gs_partition_warning(const gs_graph *spmd, int i);
+
+/* The strategy chosen for an instruction of the source graph, e.g.
+   "dot: K split 4-way on both operands -> local dot + all-reduce over 4 devices"; NULL if none recorded. */
+GS_API const char *gs_partition_explain(const gs_graph *spmd, const gs_value *orig);
+/* The SPMD program as HLO text with, above each group of instructions, a comment naming the source
+   instruction and the strategy (string in the ctx arena). */
+GS_API const char *gs_partition_print(gs_graph *spmd, bool explain);
+
+/* The source graph, and where a source value lives in the SPMD program: its per-device value and the
+   sharding describing which part of the global array each device holds (NULL for values inside loop bodies
+   and values nothing needed). */
+GS_API gs_graph *gs_partition_source(const gs_graph *spmd);
+GS_API gs_value *gs_partition_lookup(const gs_graph *spmd, const gs_value *orig, const gs_sharding **sharding);
+/* The sharding of output i of the SPMD program (how to gather it into the global output). */
+GS_API const gs_sharding *gs_partition_output_sharding(const gs_graph *spmd, int i);
+
+/* Runs the source graph on the reference interpreter and the SPMD program on rt (D devices), with the same
+   global inputs (storage format, one buffer per flattened parameter of the source graph, as gs_eval), and
+   compares every output. Floating-point values match when |got - want| <= atol + rtol * |want| (NaN matches
+   NaN); integers and pred exactly. With locate, a mismatch is traced back to the first instruction (in
+   program order) whose values differ, and the device holding the first differing element. */
+typedef struct gs_check_desc {
+    double rtol, atol;                /* both 0: 1e-5 and 1e-5 */
+    bool locate;
+} gs_check_desc;
+
+typedef struct gs_check_report {
+    bool ok;
+    int64_t n_compared;               /* elements compared */
+    double max_abs_err;
+    const gs_value *first_bad;        /* source instruction (or output's instruction) that differs, or NULL */
+    int output;                       /* the output that differs first, or -1 */
+    int64_t index;                    /* flat index of the first differing element in the global array */
+    int64_t device;                   /* a device holding that element */
+    double got, want;
+    const char *message;              /* one line (ctx arena), "" when ok */
+} gs_check_report;
+
+GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_check_desc *desc,
+                                    const void *const *inputs, gs_check_report *report);
+
+/* ==== end src/gs_api_partition.h ==== */
 
 #ifdef __cplusplus
 }
@@ -1378,6 +1463,7 @@ struct gs_graph {
     const char *module_name;
     int64_t num_partitions;
     char **conflicts;         /* stb_ds: messages from the last gs_propagate (arena strings) */
+    struct gs__spmd_info *spmd;   /* set on a graph made by gs_partition (gs_spmd.c) */
 };
 
 /* ---- shardings (gs_sharding.c) ----
@@ -1464,6 +1550,20 @@ struct gs_value {
     int64_t *pairs;           /* COLLECTIVE_PERMUTE, 2 * n_pairs */
     gs_graph *cond, *body;    /* WHILE */
 };
+
+/* ---- what gs_partition records on the SPMD program (gs_spmd.c); arena memory ---- */
+typedef struct gs__spmd_info {
+    gs_graph *src;            /* the source graph */
+    int n_src;                /* its value count when it was partitioned */
+    gs_value **map;           /* n_src: the per-device value of each source value of the entry graph, or NULL */
+    const gs_sharding **sh;   /* n_src: the sharding of that per-device value */
+    const char **explain;     /* n_src: the strategy chosen, or NULL */
+    int n_warn;
+    const char **warn;
+    int n_out;
+    const gs_sharding **out_sh;
+    int64_t num_devices;
+} gs__spmd_info;
 
 /* ---- base (gs_base.c) ---- */
 GS__FN gs_result gs__err(gs_ctx *ctx, gs_result code, const char *fmt, ...)
@@ -13545,6 +13645,51 @@ GS_API const char *gs_propagate_explain(gs_graph *g, bool explain) {
 }
 
 /* ==== end src/gs_propagate.c ==== */
+
+/* ==== begin src/gs_spmd.c ==== */
+/* gs_spmd.c - the SPMD partitioner: reshard planner, per-op rules, dot strategies (gs_api_partition.h). */
+/* #include "gs_internal.h" (already inlined) */
+
+/* ---------------------------------------------------------------------------------------------------------
+   What gs_partition records on the SPMD program
+   ------------------------------------------------------------------------------------------------------- */
+GS_API int gs_partition_num_warnings(const gs_graph *spmd) { return spmd && spmd->spmd ? spmd->spmd->n_warn : 0; }
+GS_API const char *gs_partition_warning(const gs_graph *spmd, int i) {
+    if (!spmd || !spmd->spmd || i < 0 || i >= spmd->spmd->n_warn) return NULL;
+    return spmd->spmd->warn[i];
+}
+GS_API gs_graph *gs_partition_source(const gs_graph *spmd) { return spmd && spmd->spmd ? spmd->spmd->src : NULL; }
+GS_API const char *gs_partition_explain(const gs_graph *spmd, const gs_value *orig) {
+    const gs__spmd_info *I = spmd ? spmd->spmd : NULL;
+    if (!I || !orig || orig->graph != I->src || orig->id >= I->n_src) return NULL;
+    return I->explain[orig->id];
+}
+GS_API gs_value *gs_partition_lookup(const gs_graph *spmd, const gs_value *orig, const gs_sharding **sharding) {
+    const gs__spmd_info *I = spmd ? spmd->spmd : NULL;
+    if (sharding) *sharding = NULL;
+    if (!I || !orig || orig->graph != I->src || orig->id >= I->n_src || !I->map[orig->id]) return NULL;
+    if (sharding) *sharding = I->sh[orig->id];
+    return I->map[orig->id];
+}
+GS_API const gs_sharding *gs_partition_output_sharding(const gs_graph *spmd, int i) {
+    const gs__spmd_info *I = spmd ? spmd->spmd : NULL;
+    if (!I || i < 0 || i >= I->n_out) return NULL;
+    return I->out_sh[i];
+}
+
+GS_API gs_result gs_partition(gs_graph *g, const gs_partition_desc *desc, gs_graph **out) {
+    (void)desc;
+    if (out) *out = NULL;
+    if (!g) return GS_ERR_INVALID_ARG;
+    return gs__err(g->ctx, GS_ERR_UNSUPPORTED, "gs_partition: not written yet");
+}
+
+GS_API const char *gs_partition_print(gs_graph *spmd, bool explain) {
+    (void)explain;
+    return gs_hlo_print(spmd);
+}
+
+/* ==== end src/gs_spmd.c ==== */
 
 /* ==== begin src/gs_thread.c ==== */
 /* gs_thread.c - the portable layer under the SPMD runtime: atomics, a clock, threads, a mutex and condition

@@ -112,6 +112,7 @@ struct gs_graph {
     const char *module_name;
     int64_t num_partitions;
     char **conflicts;         /* stb_ds: messages from the last gs_propagate (arena strings) */
+    struct gs__spmd_info *spmd;   /* set on a graph made by gs_partition (gs_spmd.c) */
 };
 
 /* ---- shardings (gs_sharding.c) ----
@@ -198,6 +199,20 @@ struct gs_value {
     int64_t *pairs;           /* COLLECTIVE_PERMUTE, 2 * n_pairs */
     gs_graph *cond, *body;    /* WHILE */
 };
+
+/* ---- what gs_partition records on the SPMD program (gs_spmd.c); arena memory ---- */
+typedef struct gs__spmd_info {
+    gs_graph *src;            /* the source graph */
+    int n_src;                /* its value count when it was partitioned */
+    gs_value **map;           /* n_src: the per-device value of each source value of the entry graph, or NULL */
+    const gs_sharding **sh;   /* n_src: the sharding of that per-device value */
+    const char **explain;     /* n_src: the strategy chosen, or NULL */
+    int n_warn;
+    const char **warn;
+    int n_out;
+    const gs_sharding **out_sh;
+    int64_t num_devices;
+} gs__spmd_info;
 
 /* ---- base (gs_base.c) ---- */
 GS__FN gs_result gs__err(gs_ctx *ctx, gs_result code, const char *fmt, ...)
