@@ -383,7 +383,7 @@ GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_che
         return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: %s was partitioned for %lld devices but the runtime has %lld",
                        spmd->name, (long long)c.I->num_devices, (long long)c.D);
 
-    /* the global inputs: the source parameters' buffers, laid out as the SPMD parameters say */
+    /* the global inputs: the source parameters' buffers, laid out as the partitioner says */
     np = gs_graph_num_params(c.src);
     if (np != gs_graph_num_params(spmd))
         return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: the source has %d parameters but %s has %d", np,
@@ -415,15 +415,15 @@ GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_che
     }
     for (k = 0, i = 0; k < np; k++) {
         const gs_value *p = c.src->params[k];
-        const gs_sharding *s = gs_value_sharding(spmd->params[k]);
         if (p->shape.dtype == GS_TUPLE) {
             for (j = 0; j < p->n_tuple; j++, i++) {
                 c.in_shapes[i] = p->tuple[j];
-                c.in_sh[i] = gs_sharding_tuple_elem(s, j);
+                c.in_sh[i] = gs_partition_param_sharding(spmd, i);
             }
         } else {
             c.in_shapes[i] = p->shape;
-            c.in_sh[i++] = s;
+            c.in_sh[i] = gs_partition_param_sharding(spmd, i);
+            i++;
         }
     }
     for (k = 0; k < c.n_out; k++) {

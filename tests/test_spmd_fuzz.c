@@ -482,6 +482,12 @@ static int fz_pred(fz *z, gs_shape s) {
             return fz_push(z, gs_compare(z->g, z->vals[i].v, z->vals[j].v, dir), info);
         }
     }
+    if (s.rank == 0) {
+        int a = fz_push(z, gs_scalar(z->g, GS_S32, (double)fz_int(&z->rng, 0, 3)), info);
+        int b = a < 0 ? -1 : fz_push(z, gs_scalar(z->g, GS_S32, (double)fz_int(&z->rng, 0, 3)), info);
+        if (b < 0) return -1;
+        return fz_push(z, gs_compare(z->g, z->vals[a].v, z->vals[b].v, dir), info);
+    }
     {
         gs_shape is = s;
         int it, c;
@@ -927,6 +933,7 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int ma
     z.rng = seed;
     z.ops = ops;
     z.D = only_D > 0 ? only_D : fz_int(&z.rng, 1, 16);
+    out->D = z.D;
     in_rng = fz_next(&z.rng);
     z.g = gs_graph_new(ctx, "fuzz");
     gs_graph_set_num_partitions(z.g, z.D);

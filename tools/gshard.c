@@ -870,7 +870,7 @@ static int cmd_run(gs_ctx *ctx, const options *o) {
     if (!load_inputs(ctx, o, entry, inputs, from_npy)) goto done;
     for (i = 0; i < np; i++) {
         in_shapes[i] = gs_value_shape(gs_graph_param(entry, i));
-        in_sh[i] = gs_value_sharding(gs_graph_param(spmd, i));
+        in_sh[i] = gs_partition_param_sharding(spmd, i);   /* load_inputs took array parameters only */
     }
     for (i = 0; i < no; i++) {
         out_shapes[i] = gs_graph_output_shape(entry, i);
