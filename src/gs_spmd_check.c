@@ -1,15 +1,16 @@
 /* gs_spmd_check.c - the partitioned-vs-reference check (gs_partition_check in gs_api_partition.h).
 
    The source graph runs on the reference interpreter and the SPMD program on the runtime, with the same global
-   inputs; every output is compared element by element. When an output differs and the caller asked to locate
-   the cause, both run again with an observer on the evaluator (gs__exec.observe): the reference run keeps the
-   value of every source instruction of the entry graph that the partitioner mapped to a per-device value, and
-   the SPMD run keeps, on every device, the values those map to. Walking the source instructions in program
-   order, each device's shard is compared with the matching region of the reference value (every copy of a
-   replicated tile is compared, not only the one a gather would pick); the first instruction with a difference,
-   its first differing element (row-major in the global array) and the lowest device holding that wrong value
-   are reported. Tuple-shaped values, values inside loop bodies, values without a mapping (or whose mapped
-   value the SPMD program never computes) and manual shardings are skipped. */
+   inputs. An observer on the evaluator (gs__exec.observe) keeps every device's copy of the program's outputs,
+   and each device's part of each output is compared with the matching region of the reference output: every
+   copy of a replicated tile counts, not only the one a gather would return, so devices that disagree cannot
+   hide. When an output differs and the caller asked to locate the cause, both run again with observers: the
+   reference run keeps the value of every source instruction of the entry graph that the partitioner mapped to a
+   per-device value, and the SPMD run keeps, on every device, the values those map to. Walking the source
+   instructions in program order, the first one with a difference, its first differing element (row-major in
+   the global array) and the lowest device holding a wrong value there are reported. Tuple-shaped values,
+   values inside loop bodies, values without a mapping (or whose mapped value the SPMD program never computes)
+   and manual shardings are skipped. */
 #include "gs_internal.h"
 
 /* element i of an array as a double: storage format (bf16 as uint16) or compute format (bf16 as float) */
@@ -71,6 +72,8 @@ typedef struct gs__chk {
     int n_in, n_out;
     gs_shape *in_shapes, *out_shapes;
     const gs_sharding **in_sh, **out_sh;
+    void **outs;              /* D * n_out: every device's outputs (compute format), device-major */
+    const void **shards;      /* D: scratch */
     /* locating: recorded values, compute format (NULL: not recorded) */
     int n_src, n_spmd;
     uint8_t *ref_want;        /* n_src: record this source value */
@@ -79,34 +82,36 @@ typedef struct gs__chk {
     void **got;               /* D * n_spmd, device-major */
 } gs__chk;
 
+GS__FN void *gs__chk_copy(gs_ctx *ctx, const gs__buf *buf) {
+    size_t bytes = (size_t)gs__numel(&buf->shape) * gs__compute_size(buf->shape.dtype);
+    void *p = gs__malloc(ctx, bytes + 1);
+    if (p && bytes) memcpy(p, buf->data, bytes);
+    return p;
+}
+
 /* The observer of the reference run: keeps the source values that have a mapping. */
 GS__FN gs_result gs__chk_observe_ref(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf) {
     gs__chk *c = (gs__chk *)ex->observe_user;
-    size_t bytes;
-    void *p;
-    if (j != 0 || v->graph != c->src || v->id >= c->n_src || !c->ref_want[v->id] || c->ref[v->id]) return GS_OK;
-    bytes = (size_t)gs__numel(&buf->shape) * gs__compute_size(buf->shape.dtype);
-    p = gs__malloc(ex->ctx, bytes + 1);
-    if (!p) return GS_ERR_OUT_OF_MEMORY;
-    if (bytes) memcpy(p, buf->data, bytes);
-    c->ref[v->id] = p;
-    return GS_OK;
+    if (j != 0 || v->graph != c->src || v->id >= c->n_src || !c->ref_want || !c->ref_want[v->id] || c->ref[v->id])
+        return GS_OK;
+    c->ref[v->id] = gs__chk_copy(ex->ctx, buf);
+    return c->ref[v->id] ? GS_OK : GS_ERR_OUT_OF_MEMORY;
 }
 
-/* The observer of every device of the SPMD run: keeps the values some source value maps to. Each device writes
-   only its own row of c->got, so threaded runs need no lock. */
+/* The observer of every device of the SPMD run: keeps the outputs (the root's buffers) and, when locating, the
+   values some source value maps to. Each device writes only its own rows, so threaded runs need no lock. */
 GS__FN gs_result gs__chk_observe_spmd(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf) {
     gs__chk *c = (gs__chk *)ex->observe_user;
     int64_t d = ex->partition_id;
-    size_t bytes;
     void **slot;
-    if (j != 0 || v->graph != c->spmd || v->id >= c->n_spmd || !c->spmd_want[v->id] || d < 0 || d >= c->D) return GS_OK;
+    if (v->graph != c->spmd || d < 0 || d >= c->D) return GS_OK;
+    if (v == c->spmd->root && j < c->n_out) {
+        slot = &c->outs[(size_t)d * (size_t)c->n_out + (size_t)j];
+        if (!*slot && !(*slot = gs__chk_copy(ex->ctx, buf))) return GS_ERR_OUT_OF_MEMORY;
+    }
+    if (j != 0 || !c->spmd_want || v->id >= c->n_spmd || !c->spmd_want[v->id]) return GS_OK;
     slot = &c->got[(size_t)d * (size_t)c->n_spmd + (size_t)v->id];
-    if (*slot) return GS_OK;
-    bytes = (size_t)gs__numel(&buf->shape) * gs__compute_size(buf->shape.dtype);
-    *slot = gs__malloc(ex->ctx, bytes + 1);
-    if (!*slot) return GS_ERR_OUT_OF_MEMORY;
-    if (bytes) memcpy(*slot, buf->data, bytes);
+    if (!*slot && !(*slot = gs__chk_copy(ex->ctx, buf))) return GS_ERR_OUT_OF_MEMORY;
     return GS_OK;
 }
 
@@ -143,20 +148,31 @@ GS__FN bool gs__chk_comparable(gs__chk *c, const gs_value *v, const gs_value **p
     return true;
 }
 
-/* Compares source value v (reference ref, compute format) with every device's shard of it. Returns true when
-   something differs, with the first differing element (row-major, global) and the lowest device holding a
-   wrong value there. */
-GS__FN bool gs__chk_compare_value(gs__chk *c, const gs_value *v, const gs_value *p, const gs_sharding *s,
-                                  int64_t *index, int64_t *device, double *got, double *want) {
-    const gs_shape *gsh = &v->shape;
+/* The comparison of a global array with every device's copy of its parts. */
+typedef struct gs__chk_diff {
+    bool found;
+    int64_t index, device;    /* the first differing element (row-major), the lowest device with a wrong copy */
+    double got, want;
+    int64_t n_bad;            /* elements with at least one wrong copy (counting mode) */
+    double max_err;
+} gs__chk_diff;
+
+/* Compares want (global, shape gsh; storage format if want_storage, else compute) with c->shards[d] (device d's
+   shard, compute format, shape sshape; NULL: not observed, skipped) laid out by sharding s (NULL: replicated).
+   With bad (a numel-byte scratch map, zeroed) every element is visited and differing ones are counted;
+   without, the walk stops as soon as nothing earlier can differ. */
+GS__FN void gs__chk_diff_shards(const gs__chk *c, const gs_shape *gsh, const void *want, bool want_storage,
+                                const gs_shape *sshape, const gs_sharding *s, uint8_t *bad, gs__chk_diff *out) {
     int64_t gst[GS_MAX_RANK], lst[GS_MAX_RANK], off[GS_MAX_RANK], lim[GS_MAX_RANK], idx[GS_MAX_RANK], d;
     int rank = gsh->rank, k;
-    bool found = false;
+    memset(out, 0, sizeof *out);
+    out->device = -1;
     gs__strides(gsh, gst);
-    gs__strides(&p->shape, lst);
+    gs__strides(sshape, lst);
     for (d = 0; d < c->D; d++) {
-        const void *shard = c->got[(size_t)d * (size_t)c->n_spmd + (size_t)p->id];
+        const void *shard = c->shards[d];
         bool empty = false;
+        if (!shard) continue;
         if (s) {
             if (!gs_sharding_device_region(s, *gsh, d, off, lim)) continue;
         } else {
@@ -169,7 +185,7 @@ GS__FN bool gs__chk_compare_value(gs__chk *c, const gs_value *v, const gs_value 
             if (lim[k] <= off[k]) empty = true;
             idx[k] = off[k];
         }
-        if (empty || !shard) continue;
+        if (empty) continue;
         for (;;) {
             int64_t gi = 0, li = 0;
             double a, b, err;
@@ -178,17 +194,24 @@ GS__FN bool gs__chk_compare_value(gs__chk *c, const gs_value *v, const gs_value 
                 li += (idx[k] - off[k]) * lst[k];
             }
             /* a box is walked in increasing global order: nothing later here can come first */
-            if (found && gi >= *index) break;
-            a = gs__chk_get(v->shape.dtype, false, shard, li);
-            b = gs__chk_get(v->shape.dtype, false, c->ref[v->id], gi);
-            if (!gs__chk_close(v->shape.dtype, a, b, c->rtol, c->atol, &err)) {
-                found = true;
-                *index = gi;
-                *device = d;
-                *got = a;
-                *want = b;
-                break;
+            if (!bad && out->found && gi >= out->index) break;
+            a = gs__chk_get(gsh->dtype, false, shard, li);
+            b = gs__chk_get(gsh->dtype, want_storage, want, gi);
+            if (!gs__chk_close(gsh->dtype, a, b, c->rtol, c->atol, &err)) {
+                if (bad && !bad[gi]) {
+                    bad[gi] = 1;
+                    out->n_bad++;
+                }
+                if (!out->found || gi < out->index) {
+                    out->found = true;
+                    out->index = gi;
+                    out->device = d;
+                    out->got = a;
+                    out->want = b;
+                }
+                if (!bad) break;
             }
+            if (err > out->max_err) out->max_err = err;
             for (k = rank - 1; k >= 0; k--) {
                 if (++idx[k] < lim[k]) break;
                 idx[k] = off[k];
@@ -196,7 +219,6 @@ GS__FN bool gs__chk_compare_value(gs__chk *c, const gs_value *v, const gs_value 
             if (k < 0) break;
         }
     }
-    return found;
 }
 
 GS__FN void gs__chk_free_records(gs__chk *c) {
@@ -211,6 +233,15 @@ GS__FN void gs__chk_free_records(gs__chk *c) {
     gs__free(c->ctx, c->got);
     c->ref_want = c->spmd_want = NULL;
     c->ref = c->got = NULL;
+}
+
+GS__FN void gs__chk_free_outs(gs__chk *c) {
+    int64_t i;
+    if (!c->outs) return;
+    for (i = 0; i < c->D * c->n_out; i++) {
+        gs__free(c->ctx, c->outs[i]);
+        c->outs[i] = NULL;
+    }
 }
 
 /* The reference run with the observer: the source graph in compute format on storage-format inputs. */
@@ -269,14 +300,25 @@ GS__FN gs_result gs__chk_run_ref_observed(gs__chk *c, const void *const *inputs)
     return r;
 }
 
-/* Both runs again with observers, then the first source instruction whose shards differ. *found is false when
-   no recorded value differs (the difference appears only where nothing was recorded). */
-GS__FN gs_result gs__chk_locate(gs__chk *c, const void *const *inputs, void *const *scratch_out, bool *found,
-                                const gs_value **bad, int64_t *index, int64_t *device, double *got, double *want) {
+/* The SPMD program on the runtime with the observer; gathered outputs go to scratch_out. */
+GS__FN gs_result gs__chk_run_spmd(gs__chk *c, const void *const *inputs, void *const *scratch_out) {
+    gs_result r;
+    gs__chk_free_outs(c);
+    gs__runtime_observe(c->rt, gs__chk_observe_spmd, c);
+    r = gs_runtime_run_global(c->rt, c->spmd, c->in_shapes, c->in_sh, inputs, c->out_shapes, c->out_sh, scratch_out);
+    gs__runtime_observe(c->rt, NULL, NULL);
+    return r;
+}
+
+/* Both runs again with observers, then the first source instruction whose shards differ. d->found is false
+   when no recorded value differs (the difference appears only where nothing was recorded). */
+GS__FN gs_result gs__chk_locate(gs__chk *c, const void *const *inputs, void *const *scratch_out, const gs_value **bad,
+                                gs__chk_diff *diff) {
     gs_ctx *ctx = c->ctx;
     gs_result r;
     int i;
-    *found = false;
+    int64_t dv;
+    memset(diff, 0, sizeof *diff);
     c->n_src = c->I->n_src < gs_graph_num_values(c->src) ? c->I->n_src : gs_graph_num_values(c->src);
     c->n_spmd = gs_graph_num_values(c->spmd);
     c->ref_want = (uint8_t *)gs__malloc(ctx, (size_t)c->n_src + 1);
@@ -299,19 +341,14 @@ GS__FN gs_result gs__chk_locate(gs__chk *c, const void *const *inputs, void *con
         c->spmd_want[p->id] = 1;
     }
     r = gs__chk_run_ref_observed(c, inputs);
-    if (r == GS_OK) {
-        gs__runtime_observe(c->rt, gs__chk_observe_spmd, c);
-        r = gs_runtime_run_global(c->rt, c->spmd, c->in_shapes, c->in_sh, inputs, c->out_shapes, c->out_sh, scratch_out);
-        gs__runtime_observe(c->rt, NULL, NULL);
-    }
-    for (i = 0; r == GS_OK && i < c->n_src && !*found; i++) {
+    if (r == GS_OK) r = gs__chk_run_spmd(c, inputs, scratch_out);
+    for (i = 0; r == GS_OK && i < c->n_src && !diff->found; i++) {
         const gs_value *v = c->src->values[i], *p;
         const gs_sharding *s;
         if (!c->ref_want[i] || !c->ref[i] || !gs__chk_comparable(c, v, &p, &s)) continue;
-        if (gs__chk_compare_value(c, v, p, s, index, device, got, want)) {
-            *found = true;
-            *bad = v;
-        }
+        for (dv = 0; dv < c->D; dv++) c->shards[dv] = c->got[(size_t)dv * (size_t)c->n_spmd + (size_t)p->id];
+        gs__chk_diff_shards(c, &v->shape, c->ref[i], false, &p->shape, s, NULL, diff);
+        if (diff->found) *bad = v;
     }
     gs__chk_free_records(c);
     return r;
@@ -324,35 +361,17 @@ GS__FN const gs_value *gs__chk_output_value(const gs_graph *g, int i) {
     return root;
 }
 
-/* The lowest device whose region of sharding s (NULL: replicated) over shape holds flat element i. */
-GS__FN int64_t gs__chk_holder(const gs_sharding *s, const gs_shape *shape, int64_t D, int64_t i) {
-    int64_t idx[GS_MAX_RANK], off[GS_MAX_RANK], lim[GS_MAX_RANK], d;
-    int k;
-    if (!s) return 0;
-    for (k = shape->rank - 1; k >= 0; k--) {
-        idx[k] = shape->dims[k] > 0 ? i % shape->dims[k] : 0;
-        i = shape->dims[k] > 0 ? i / shape->dims[k] : 0;
-    }
-    for (d = 0; d < D; d++) {
-        bool in = gs_sharding_device_region(s, *shape, d, off, lim);
-        for (k = 0; in && k < shape->rank; k++)
-            if (idx[k] < off[k] || idx[k] >= lim[k]) in = false;
-        if (in) return d;
-    }
-    return -1;
-}
-
 GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_check_desc *desc,
                                     const void *const *inputs, gs_check_report *report) {
     gs__chk c;
     gs_ctx *ctx;
-    void **want = NULL, **got = NULL;
+    void **want = NULL, **scratch = NULL;
+    uint8_t *bad = NULL;
     int np, k, j, i;
-    int64_t e, n_bad = 0;
+    int64_t n_bad = 0, d, most = 0;
     gs_result r = GS_OK;
     int bad_out = -1;
-    int64_t bad_index = 0;
-    double bad_got = 0, bad_want = 0;
+    gs__chk_diff first;
     char ibuf[256], gbuf[64], wbuf[64];
 
     if (report) {
@@ -368,6 +387,7 @@ GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_che
     if (!rt) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: the runtime is NULL");
     if (!report) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: report is NULL");
     memset(&c, 0, sizeof c);
+    memset(&first, 0, sizeof first);
     c.ctx = ctx;
     c.spmd = spmd;
     c.I = spmd->spmd;
@@ -405,114 +425,114 @@ GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_che
     c.in_sh = (const gs_sharding **)gs__malloc(ctx, sizeof(gs_sharding *) * (size_t)(c.n_in + 1));
     c.out_shapes = (gs_shape *)gs__malloc(ctx, sizeof(gs_shape) * (size_t)(c.n_out + 1));
     c.out_sh = (const gs_sharding **)gs__malloc(ctx, sizeof(gs_sharding *) * (size_t)(c.n_out + 1));
+    c.outs = (void **)gs__malloc(ctx, sizeof(void *) * ((size_t)c.D * (size_t)c.n_out + 1));
+    c.shards = (const void **)gs__malloc(ctx, sizeof(void *) * (size_t)c.D);
     want = (void **)gs__malloc(ctx, sizeof(void *) * (size_t)(c.n_out + 1));
-    got = (void **)gs__malloc(ctx, sizeof(void *) * (size_t)(c.n_out + 1));
+    scratch = (void **)gs__malloc(ctx, sizeof(void *) * (size_t)(c.n_out + 1));
     if (want) memset(want, 0, sizeof(void *) * (size_t)(c.n_out + 1));
-    if (got) memset(got, 0, sizeof(void *) * (size_t)(c.n_out + 1));
-    if (!c.in_shapes || !c.in_sh || !c.out_shapes || !c.out_sh || !want || !got) {
+    if (scratch) memset(scratch, 0, sizeof(void *) * (size_t)(c.n_out + 1));
+    if (c.outs) memset(c.outs, 0, sizeof(void *) * ((size_t)c.D * (size_t)c.n_out + 1));
+    if (!c.in_shapes || !c.in_sh || !c.out_shapes || !c.out_sh || !c.outs || !c.shards || !want || !scratch) {
         r = GS_ERR_OUT_OF_MEMORY;
         goto done;
     }
     for (k = 0, i = 0; k < np; k++) {
         const gs_value *p = c.src->params[k];
-        if (p->shape.dtype == GS_TUPLE) {
-            for (j = 0; j < p->n_tuple; j++, i++) {
-                c.in_shapes[i] = p->tuple[j];
-                c.in_sh[i] = gs_partition_param_sharding(spmd, i);
-            }
-        } else {
-            c.in_shapes[i] = p->shape;
+        for (j = 0; j < (p->shape.dtype == GS_TUPLE ? p->n_tuple : 1); j++, i++) {
+            c.in_shapes[i] = p->shape.dtype == GS_TUPLE ? p->tuple[j] : p->shape;
             c.in_sh[i] = gs_partition_param_sharding(spmd, i);
-            i++;
         }
     }
     for (k = 0; k < c.n_out; k++) {
         c.out_shapes[k] = gs_graph_output_shape(c.src, k);
         c.out_sh[k] = gs_partition_output_sharding(spmd, k);
+        if (gs__numel(&c.out_shapes[k]) > most) most = gs__numel(&c.out_shapes[k]);
         want[k] = gs__malloc(ctx, gs_shape_bytes(&c.out_shapes[k]) + 1);
-        got[k] = gs__malloc(ctx, gs_shape_bytes(&c.out_shapes[k]) + 1);
-        if (!want[k] || !got[k]) {
+        scratch[k] = gs__malloc(ctx, gs_shape_bytes(&c.out_shapes[k]) + 1);
+        if (!want[k] || !scratch[k]) {
             r = GS_ERR_OUT_OF_MEMORY;
             goto done;
         }
     }
+    bad = (uint8_t *)gs__malloc(ctx, (size_t)most + 1);
+    if (!bad) {
+        r = GS_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
 
     /* the two runs */
     r = gs_eval(c.src, inputs, want);
-    if (r == GS_OK) r = gs_runtime_run_global(rt, spmd, c.in_shapes, c.in_sh, inputs, c.out_shapes, c.out_sh, got);
+    if (r == GS_OK) r = gs__chk_run_spmd(&c, inputs, scratch);
     if (r) goto done;
 
-    /* compare the outputs */
+    /* every device's copy of every output against the reference */
     for (k = 0; k < c.n_out; k++) {
-        gs_dtype t = c.out_shapes[k].dtype;
-        int64_t n = gs__numel(&c.out_shapes[k]);
-        for (e = 0; e < n; e++) {
-            double a = gs__chk_get(t, true, got[k], e), b = gs__chk_get(t, true, want[k], e), err;
-            bool ok = gs__chk_close(t, a, b, c.rtol, c.atol, &err);
-            if (err > report->max_abs_err) report->max_abs_err = err;
-            if (ok) continue;
-            n_bad++;
-            if (bad_out < 0) {
-                bad_out = k;
-                bad_index = e;
-                bad_got = a;
-                bad_want = b;
-            }
+        gs_shape sshape = gs_graph_output_shape(spmd, k);
+        gs__chk_diff o;
+        memset(bad, 0, (size_t)gs__numel(&c.out_shapes[k]) + 1);
+        for (d = 0; d < c.D; d++) c.shards[d] = c.outs[(size_t)d * (size_t)c.n_out + (size_t)k];
+        gs__chk_diff_shards(&c, &c.out_shapes[k], want[k], true, &sshape, c.out_sh[k], bad, &o);
+        if (o.max_err > report->max_abs_err) report->max_abs_err = o.max_err;
+        n_bad += o.n_bad;
+        report->n_compared += gs__numel(&c.out_shapes[k]);
+        if (o.found && bad_out < 0) {
+            bad_out = k;
+            first = o;
         }
-        report->n_compared += n;
     }
     report->ok = bad_out < 0;
     if (report->ok) goto done;
 
     /* a mismatch: name the output, then (if asked) the first instruction that differs */
     {
-        const gs_value *ov = gs__chk_output_value(c.src, bad_out);
+        const gs_value *ov = gs__chk_output_value(c.src, bad_out), *fb = NULL;
         const gs_shape *os = &c.out_shapes[bad_out];
-        bool found = false;
-        const gs_value *fb = NULL;
-        int64_t fi = 0, fd = -1;
-        double fg = 0, fw = 0;
+        gs__chk_diff loc;
         char head[1024];
+        memset(&loc, 0, sizeof loc);
         report->output = bad_out;
         report->first_bad = ov;
-        report->index = bad_index;
-        report->device = gs__chk_holder(c.out_sh[bad_out], os, c.D, bad_index);
-        report->got = bad_got;
-        report->want = bad_want;
-        gs__chk_index_text(os, bad_index, ibuf, sizeof ibuf);
-        gs__chk_num_text(os->dtype, bad_got, gbuf, sizeof gbuf);
-        gs__chk_num_text(os->dtype, bad_want, wbuf, sizeof wbuf);
+        report->index = first.index;
+        report->device = first.device;
+        report->got = first.got;
+        report->want = first.want;
+        gs__chk_index_text(os, first.index, ibuf, sizeof ibuf);
+        gs__chk_num_text(os->dtype, first.got, gbuf, sizeof gbuf);
+        gs__chk_num_text(os->dtype, first.want, wbuf, sizeof wbuf);
         snprintf(head, sizeof head, "output %d (%s) element %s on device %lld: got %s, want %s (%lld of %lld output elements differ, max |got - want| %.3g, tolerance %g + %g * |want|)",
-                 bad_out, ov ? ov->name : "?", ibuf, (long long)report->device, gbuf, wbuf, (long long)n_bad,
+                 bad_out, ov ? ov->name : "?", ibuf, (long long)first.device, gbuf, wbuf, (long long)n_bad,
                  (long long)report->n_compared, report->max_abs_err, c.atol, c.rtol);
         if (desc && desc->locate) {
-            r = gs__chk_locate(&c, inputs, got, &found, &fb, &fi, &fd, &fg, &fw);
+            r = gs__chk_locate(&c, inputs, scratch, &fb, &loc);
             if (r) goto done;
         }
-        if (found) {
+        if (loc.found && fb) {
             report->first_bad = fb;
-            report->index = fi;
-            report->device = fd;
-            report->got = fg;
-            report->want = fw;
-            gs__chk_index_text(&fb->shape, fi, ibuf, sizeof ibuf);
-            gs__chk_num_text(fb->shape.dtype, fg, gbuf, sizeof gbuf);
-            gs__chk_num_text(fb->shape.dtype, fw, wbuf, sizeof wbuf);
-            report->message = gs__arena_printf(ctx, "mismatch: first at %s %s, element %s on device %lld: got %s, want %s; %s",
-                                               gs_op_name(fb->op), fb->name, ibuf, (long long)fd, gbuf, wbuf, head);
+            report->index = loc.index;
+            report->device = loc.device;
+            report->got = loc.got;
+            report->want = loc.want;
+            gs__chk_index_text(&fb->shape, loc.index, ibuf, sizeof ibuf);
+            gs__chk_num_text(fb->shape.dtype, loc.got, gbuf, sizeof gbuf);
+            gs__chk_num_text(fb->shape.dtype, loc.want, wbuf, sizeof wbuf);
+            report->message = gs__arena_printf(ctx, "first difference at %s %s, element %s on device %lld: got %s, want %s; %s",
+                                               gs_op_name(fb->op), fb->name, ibuf, (long long)loc.device, gbuf, wbuf, head);
         } else {
-            report->message = gs__arena_printf(ctx, "mismatch: %s%s", head,
-                                               desc && desc->locate ? "; no earlier instruction differs" : "");
+            report->message = gs__arena_printf(ctx, "%s%s", head, desc && desc->locate ? "; no earlier instruction differs" : "");
         }
         if (!report->message) r = GS_ERR_OUT_OF_MEMORY;
     }
 done:
+    gs__chk_free_outs(&c);
     for (k = 0; k < c.n_out; k++) {
         if (want) gs__free(ctx, want[k]);
-        if (got) gs__free(ctx, got[k]);
+        if (scratch) gs__free(ctx, scratch[k]);
     }
     gs__free(ctx, want);
-    gs__free(ctx, got);
+    gs__free(ctx, scratch);
+    gs__free(ctx, bad);
+    gs__free(ctx, c.outs);
+    gs__free(ctx, (void *)c.shards);
     gs__free(ctx, c.in_shapes);
     gs__free(ctx, (void *)c.in_sh);
     gs__free(ctx, c.out_shapes);

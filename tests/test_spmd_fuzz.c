@@ -2,7 +2,7 @@
    emulated devices, compared with the reference interpreter (gs_partition_check).
 
    Each program comes from one seed (splitmix64, below): 1 to 3 parameters of small shapes whose sizes often do
-   not divide the device count, then 2 to 9 random steps drawn from elementwise ops (unary, binary, compare,
+   not divide the device count, then 2 to 12 random steps drawn from elementwise ops (unary, binary, compare,
    select, convert, clamp), broadcast, reduce (sum, max, min), transpose, reshape (split, merge, unit dims),
    dot and einsum (batch, contracting and free dims), dynamic-slice (constant and computed starts), sort (with
    and without indices) and cumsum/cummax. A few values get a sharding annotation (tiled, partially replicated,
@@ -70,7 +70,7 @@ static const struct { const char *name; int bit, weight; } fz_kinds[] = {
 #define FZ_MAX_PARAMS 8
 #define FZ_NUMEL_CAP 384
 #define FZ_MAX_RANK 4
-#define FZ_MAX_ANNOT 3
+#define FZ_MAX_ANNOT 4
 #define FZ_TAME 4.0           /* operands of products and sums are brought below this magnitude first */
 
 /* What the generator knows about a value (see the top of the file). */
@@ -276,7 +276,7 @@ static const gs_sharding *fz_sharding(fz *z, gs_shape sh) {
 /* Maybe annotates value i with a random sharding (the annotated value replaces it in the pool). */
 static void fz_maybe_annotate(fz *z, int i) {
     gs_value *a;
-    if (i < 0 || z->n_annot >= FZ_MAX_ANNOT || fz_shape(z, i).dtype == GS_TUPLE || !fz_one_in(&z->rng, 3)) return;
+    if (i < 0 || z->n_annot >= FZ_MAX_ANNOT || fz_shape(z, i).dtype == GS_TUPLE || !fz_one_in(&z->rng, 2)) return;
     a = gs_annotate_sharding(z->g, z->vals[i].v, fz_sharding(z, fz_shape(z, i)));
     if (a) {
         z->vals[i].v = a;
@@ -290,7 +290,7 @@ static int fz_param(fz *z, gs_shape s) {
     gs_value *p;
     if (z->n_params >= FZ_MAX_PARAMS) return -1;
     p = gs_parameter(z->g, -1, s, NULL);
-    if (p && z->n_annot < FZ_MAX_ANNOT && fz_one_in(&z->rng, 3)) {
+    if (p && z->n_annot < FZ_MAX_ANNOT && fz_one_in(&z->rng, 2)) {
         gs_value_set_sharding(p, fz_sharding(z, s));
         z->n_annot++;
     }
@@ -312,8 +312,8 @@ static gs_shape fz_random_shape(fz *z, gs_dtype t, int min_rank) {
     int64_t dims[GS_MAX_RANK], numel = 1;
     int r = (int)fz_int(&z->rng, min_rank, 3), d;
     for (d = 0; d < r; d++) {
-        dims[d] = fz_int(&z->rng, 1, 7);
-        if (numel * dims[d] > 128) dims[d] = 1;
+        dims[d] = fz_one_in(&z->rng, 4) ? fz_int(&z->rng, 8, 12) : fz_int(&z->rng, 1, 7);
+        if (numel * dims[d] > 192) dims[d] = 1;
         numel *= dims[d];
     }
     return gs_shape_make(t, r, dims);
@@ -908,6 +908,7 @@ static int fz_step_cumulative(fz *z) {
 typedef struct fz_program {
     gs_graph *g;
     int64_t D;
+    gs_partition_desc pd;     /* the partitioner's options, also drawn from the seed */
     double atol;
     int n_in;
     void *inputs[FZ_MAX_PARAMS];
@@ -934,12 +935,16 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int ma
     z.ops = ops;
     z.D = only_D > 0 ? only_D : fz_int(&z.rng, 1, 16);
     out->D = z.D;
+    out->pd.num_devices = z.D;
+    out->pd.windowed_einsum_bytes = fz_one_in(&z.rng, 2) ? 1 : 0;   /* 1: every eligible dot becomes a loop */
+    out->pd.all_gather_as_all_reduce = fz_one_in(&z.rng, 4);
+    out->pd.no_bidirectional = fz_one_in(&z.rng, 4);
     in_rng = fz_next(&z.rng);
     z.g = gs_graph_new(ctx, "fuzz");
     gs_graph_set_num_partitions(z.g, z.D);
     for (k = (int)fz_int(&z.rng, 1, 2); k > 0; k--)
         if (fz_param(&z, fz_random_shape(&z, fz_one_in(&z.rng, 4) ? GS_S32 : GS_F32, fz_one_in(&z.rng, 6) ? 0 : 1)) < 0) break;
-    n_steps = (int)fz_int(&z.rng, 2, 9);
+    n_steps = (int)fz_int(&z.rng, 2, 12);
     for (z.steps = 0; z.steps < n_steps && (max_steps < 0 || z.steps < max_steps) && !gs_ctx_error(ctx); z.steps++) {
         int r = -2, total = 0, w;
         for (k = 0; k < FZ_N_KINDS; k++)
@@ -996,7 +1001,6 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int ma
         if (z.vals[k].err > out->atol) out->atol = z.vals[k].err;
     /* inputs: floats are multiples of 1/8 in [-2, 2], s32 in [-8, 8] */
     out->g = z.g;
-    out->D = z.D;
     out->n_in = gs_graph_num_params(z.g);
     for (k = 0; k < out->n_in; k++) {
         gs_shape s = gs_value_shape(gs_graph_param(z.g, k));
@@ -1051,7 +1055,6 @@ static const char *const fz_outcome_name[] = {"ok", "generator error", "partitio
 static int fz_run_one(fz_runner *R, uint64_t seed, int ops, int64_t only_D, int max_steps, bool verbose,
                       fz_program *P, const char **msg, gs_graph **spmd_out) {
     gs_graph *spmd = NULL;
-    gs_partition_desc pd;
     gs_check_desc cd;
     gs_check_report rep;
     gs_runtime *rt;
@@ -1067,10 +1070,11 @@ static int fz_run_one(fz_runner *R, uint64_t seed, int ops, int64_t only_D, int 
     gs_ctx_clear_error(R->ctx);
     *spmd_out = NULL;
     if (!fz_build(R->ctx, seed, ops, only_D, max_steps, P, msg)) return FZ_GEN;
-    if (verbose) printf("---- seed %llu: %lld devices, atol %g\n%s", (unsigned long long)seed, (long long)P->D, P->atol, P->text);
-    memset(&pd, 0, sizeof pd);
-    pd.num_devices = P->D;
-    r = gs_partition(P->g, &pd, &spmd);
+    if (verbose)
+        printf("---- seed %llu: %lld devices, windowed_einsum_bytes %lld%s%s, atol %g\n%s", (unsigned long long)seed,
+               (long long)P->D, (long long)P->pd.windowed_einsum_bytes, P->pd.all_gather_as_all_reduce ? ", all_gather_as_all_reduce" : "",
+               P->pd.no_bidirectional ? ", no_bidirectional" : "", P->atol, P->text);
+    r = gs_partition(P->g, &P->pd, &spmd);
     if (r != GS_OK) {
         *msg = gs_ctx_error_msg(R->ctx);
         return FZ_PARTITION;
@@ -1144,8 +1148,10 @@ static void test_spmd_fuzz(void) {
             if (shown < show) {
                 int k, n_steps = 0;
                 shown++;
-                fprintf(stderr, "  FUZZ seed %llu (%lld devices): %s: %s\n", (unsigned long long)seed, (long long)P.D,
-                        fz_outcome_name[o], msg);
+                fprintf(stderr, "  FUZZ seed %llu (%lld devices, windowed_einsum_bytes %lld%s%s): %s: %s\n",
+                        (unsigned long long)seed, (long long)P.D, (long long)P.pd.windowed_einsum_bytes,
+                        P.pd.all_gather_as_all_reduce ? ", all_gather_as_all_reduce" : "",
+                        P.pd.no_bidirectional ? ", no_bidirectional" : "", fz_outcome_name[o], msg);
                 if (P.text) fprintf(stderr, "%s", P.text);
                 /* the shortest prefix of the program that still fails (its last value as the only output) */
                 for (k = 1; k < 10 && o != FZ_GEN; k++) {
