@@ -26,7 +26,7 @@
    mismatch is a real difference.
 
    Environment:
-     GST_FUZZ_COUNT=N     programs to run (default 500; `make fuzz` runs 100000)
+     GST_FUZZ_COUNT=N     programs to run (default 2000; `make fuzz` runs 100000)
      GST_FUZZ_SEED=S      the first seed (default 1); program i uses seed S + i
      GST_FUZZ_VERBOSE=1   print every program, its SPMD program and the result
      GST_FUZZ_OPS=list    restrict the generator to some step kinds (comma-separated: elementwise, broadcast,
@@ -1126,7 +1126,7 @@ static double fz_now(void) {
 }
 
 static void test_spmd_fuzz(void) {
-    long long count = fz_env_int("GST_FUZZ_COUNT", 500), i;
+    long long count = fz_env_int("GST_FUZZ_COUNT", 2000), i;
     uint64_t seed0 = getenv("GST_FUZZ_SEED") ? strtoull(getenv("GST_FUZZ_SEED"), NULL, 10) : 1;
     bool verbose = fz_env_int("GST_FUZZ_VERBOSE", 0) != 0;
     int show = (int)fz_env_int("GST_FUZZ_SHOW", 5), ops = fz_env_ops(), shown = 0;
