@@ -389,6 +389,12 @@ static const bad_text text_cases[] = {
     {"unterminated computation", "HloModule m\nENTRY e {\n  ROOT p = f32[4] parameter(0)\n", "line"},
     {"builder error surfaces with position", "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  b = f32[5] parameter(1)\n  ROOT r = f32[4] add(a, b)\n}\n", "line 5, column 8: add r: operand shapes differ"},
     {"bad replica groups", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(p), replica_groups={{0,0}}, to_apply=sum\n}\n", "line 4"},
+    {"rng: seed above 2^64-1", "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n"
+     "  ROOT r = f32[4] rng(a, a), distribution=rng_uniform, seed=18446744073709551616\n}\n",
+     "integer out of range"},
+    {"rng: negative seed", "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n"
+     "  ROOT r = f32[4] rng(a, a), distribution=rng_uniform, seed=-1\n}\n",
+     "expected a seed (0 to 2^64-1)"},
     {"duplicate names", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  p = f32[4] parameter(1)\n  ROOT r = f32[4] add(p, p)\n}\n", "line 4"},
 };
 
