@@ -59,5 +59,6 @@ void suite_propagate(void);
 void suite_cost(void);
 void suite_runtime(void);
 void suite_spmd(void);
+void suite_rng(void);
 
 #endif
