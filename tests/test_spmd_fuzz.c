@@ -5,24 +5,26 @@
    not divide the device count, then 2 to 12 random steps drawn from elementwise ops (unary, binary, compare,
    select, convert, clamp), broadcast, reduce (sum, max, min), transpose, reshape (split, merge, unit dims),
    dot and einsum (batch, contracting and free dims), dynamic-slice (constant and computed starts), sort (with
-   and without indices) and cumsum/cummax. A few values get a sharding annotation (tiled, partially replicated,
-   iota device orders with reshape and transpose, permuted explicit lists, 1-D and 2-D meshes) on a random
-   device count D from 1 to 16; parameters may carry a sharding attribute. The program is partitioned with
-   gs_partition and checked with gs_partition_check (poisoned padding, locate on), one lockstep runtime per
-   device count.
+   and without indices) and cumsum/cummax, and also slice, pad, concatenate, reverse, reduce-window,
+   argmax/argmin, top-k, rng and 1-D convolution. A few values get a sharding annotation (tiled, partially
+   replicated, iota device orders with reshape and transpose, permuted explicit lists, 1-D and 2-D meshes; one
+   program in eight has one on every value) on a random device count D from 1 to 16; parameters may carry a
+   sharding attribute; the partitioner's options are drawn too. The program is partitioned with gs_partition,
+   the SPMD program's text must parse back to the same text, and the program is checked with
+   gs_partition_check (poisoned padding, locate on), one lockstep runtime per device count.
 
    Tolerances are derived per program, not guessed. The float inputs are multiples of 1/8 in [-2, 2] and every
    value carries what the generator knows about it: whether both sides must compute the same bits
    ("reproducible": elementwise ops and data movement on reproducible operands, max/min reductions and scans,
-   sorts), whether it is still an exact dyadic number (a multiple of 2^-f below 2^e with f + e within the
+   sorts, argmax, rng), whether it is still an exact dyadic number (a multiple of 2^-f below 2^e with f + e within the
    dtype's precision, so that sums and dot products of such values are exact in any order), a bound on its
-   magnitude, and a bound on |partitioned - reference|. Only sums (reduce-sum, dot, cumsum) over inexact
-   values are reordered by partitioning; each adds the classical worst-case bound of a reordered sum,
+   magnitude, and a bound on |partitioned - reference|. Only sums (reduce-sum, dot, cumsum, reduce-window sum,
+   convolution) over inexact values are reordered by partitioning; each adds the classical worst-case bound of a reordered sum,
    2 * gamma(n) * sum |terms| with gamma(n) = n u / (1 - n u) (u = 2^-24 for f32, 2^-8 for bf16 reductions),
    and elementwise ops propagate it with their Lipschitz constants plus one rounding. The program's atol is the
    largest bound over its values (1e-30 when all values are reproducible, so those programs are compared bit
    for bit) and rtol is 1e-12. Ops whose result jumps with a tiny change of the operand (floor, ceil, sign,
-   compare, float -> int convert, the indices of a sort) are only applied to reproducible values, so every
+   compare, float -> int convert, sort and top-k indices, argmax, dynamic-slice starts) are only applied to reproducible values, so every
    mismatch is a real difference.
 
    Environment:
@@ -30,7 +32,9 @@
      GST_FUZZ_SEED=S      the first seed (default 1); program i uses seed S + i
      GST_FUZZ_VERBOSE=1   print every program, its SPMD program and the result
      GST_FUZZ_OPS=list    restrict the generator to some step kinds (comma-separated: elementwise, broadcast,
-                          reduce, transpose, reshape, dot, dynamic-slice, sort, cumulative; default all)
+                          reduce, transpose, reshape, dot, dynamic-slice, sort, cumulative, slice, pad,
+                          concatenate, reverse, reduce-window, argmax, topk, rng, convolution; default all;
+                          "-name" entries remove kinds from the full mix)
      GST_FUZZ_DEVICES=D   use only D devices
      GST_FUZZ_SHOW=K      print at most K failures in full (default 5)
    To reproduce a failure: GST_FUZZ_SEED=<seed> GST_FUZZ_COUNT=1 GST_FUZZ_VERBOSE=1 build/gshard_tests spmd_fuzz
@@ -54,12 +58,16 @@ static bool fz_one_in(uint64_t *s, int n) { return fz_next(s) % (uint64_t)n == 0
 /* ---- step kinds ---- */
 enum {
     FZ_ELEM = 1 << 0, FZ_BCAST = 1 << 1, FZ_REDUCE = 1 << 2, FZ_TRANSPOSE = 1 << 3, FZ_RESHAPE = 1 << 4,
-    FZ_DOT = 1 << 5, FZ_DSLICE = 1 << 6, FZ_SORT = 1 << 7, FZ_CUM = 1 << 8, FZ_ALL = (1 << 9) - 1
+    FZ_DOT = 1 << 5, FZ_DSLICE = 1 << 6, FZ_SORT = 1 << 7, FZ_CUM = 1 << 8,
+    FZ_SLICE = 1 << 9, FZ_PAD = 1 << 10, FZ_CONCAT = 1 << 11, FZ_REVERSE = 1 << 12, FZ_RWINDOW = 1 << 13,
+    FZ_ARG = 1 << 14, FZ_TOPK = 1 << 15, FZ_RNG = 1 << 16, FZ_CONV = 1 << 17, FZ_ALL = (1 << 18) - 1
 };
 static const struct { const char *name; int bit, weight; } fz_kinds[] = {
     {"elementwise", FZ_ELEM, 8}, {"broadcast", FZ_BCAST, 2}, {"reduce", FZ_REDUCE, 3}, {"transpose", FZ_TRANSPOSE, 2},
     {"reshape", FZ_RESHAPE, 2}, {"dot", FZ_DOT, 3}, {"dynamic-slice", FZ_DSLICE, 2}, {"sort", FZ_SORT, 2},
-    {"cumulative", FZ_CUM, 2},
+    {"cumulative", FZ_CUM, 2}, {"slice", FZ_SLICE, 1}, {"pad", FZ_PAD, 1}, {"concatenate", FZ_CONCAT, 1},
+    {"reverse", FZ_REVERSE, 1}, {"reduce-window", FZ_RWINDOW, 1}, {"argmax", FZ_ARG, 1}, {"topk", FZ_TOPK, 1},
+    {"rng", FZ_RNG, 1}, {"convolution", FZ_CONV, 1},
 };
 
 #define FZ_N_KINDS ((int)(sizeof fz_kinds / sizeof fz_kinds[0]))
@@ -93,6 +101,7 @@ typedef struct fz {
     fz_val vals[FZ_MAX_VALS];
     int n;
     int n_params, n_annot, steps;
+    int max_annot, annot_odds; /* at most max_annot annotations, each value 1 in annot_odds */
 } fz;
 
 static gs_shape fz_shape(const fz *z, int i) { return gs_value_shape(z->vals[i].v); }
@@ -276,7 +285,7 @@ static const gs_sharding *fz_sharding(fz *z, gs_shape sh) {
 /* Maybe annotates value i with a random sharding (the annotated value replaces it in the pool). */
 static void fz_maybe_annotate(fz *z, int i) {
     gs_value *a;
-    if (i < 0 || z->n_annot >= FZ_MAX_ANNOT || fz_shape(z, i).dtype == GS_TUPLE || !fz_one_in(&z->rng, 2)) return;
+    if (i < 0 || z->n_annot >= z->max_annot || fz_shape(z, i).dtype == GS_TUPLE || !fz_one_in(&z->rng, z->annot_odds)) return;
     a = gs_annotate_sharding(z->g, z->vals[i].v, fz_sharding(z, fz_shape(z, i)));
     if (a) {
         z->vals[i].v = a;
@@ -290,7 +299,7 @@ static int fz_param(fz *z, gs_shape s) {
     gs_value *p;
     if (z->n_params >= FZ_MAX_PARAMS) return -1;
     p = gs_parameter(z->g, -1, s, NULL);
-    if (p && z->n_annot < FZ_MAX_ANNOT && fz_one_in(&z->rng, 2)) {
+    if (p && z->n_annot < z->max_annot && fz_one_in(&z->rng, z->annot_odds)) {
         gs_value_set_sharding(p, fz_sharding(z, s));
         z->n_annot++;
     }
@@ -904,6 +913,212 @@ static int fz_step_cumulative(fz *z) {
     }
 }
 
+/* ---- data movement and windowed ops ---- */
+static int fz_step_slice(fz *z) {
+    int i = fz_pick(z, FZ_P_RANK1), d;
+    int64_t st[GS_MAX_RANK], lim[GS_MAX_RANK], str[GS_MAX_RANK];
+    gs_shape s;
+    if (i < 0) return -2;
+    s = fz_shape(z, i);
+    for (d = 0; d < s.rank; d++) {
+        st[d] = fz_int(&z->rng, 0, s.dims[d] - 1);
+        lim[d] = fz_int(&z->rng, st[d] + 1, s.dims[d]);
+        str[d] = fz_int(&z->rng, 1, 3);
+    }
+    return fz_push(z, gs_slice(z->g, z->vals[i].v, st, lim, str), z->vals[i]);
+}
+
+static int fz_step_pad(fz *z) {
+    int i = fz_pick(z, FZ_P_RANK1 | FZ_P_NUM), c, d;
+    int64_t lo[GS_MAX_RANK], hi[GS_MAX_RANK], in[GS_MAX_RANK], numel = 1;
+    gs_shape s;
+    fz_val x, pv, r;
+    if (i < 0) return -2;
+    s = fz_shape(z, i);
+    for (d = 0; d < s.rank; d++) {
+        /* negative padding crops; interior padding spreads the elements */
+        lo[d] = fz_int(&z->rng, -(s.dims[d] - 1) / 2, 3);
+        hi[d] = fz_int(&z->rng, -(s.dims[d] - 1) / 2, 3);
+        in[d] = fz_one_in(&z->rng, 3) ? fz_int(&z->rng, 1, 2) : 0;
+        {
+            int64_t n = s.dims[d] + (s.dims[d] - 1) * in[d] + lo[d] + hi[d];
+            if (n < 1) hi[d] += 1 - n, n = 1;
+            numel *= n;
+        }
+    }
+    if (numel > FZ_NUMEL_CAP) return -2;
+    s.rank = 0;
+    c = fz_const(z, s);
+    if (c < 0) return -1;
+    x = z->vals[i];
+    pv = z->vals[c];
+    r = x;
+    r.dy = x.dy && pv.dy;
+    r.f = FZ_MAXI(x.f, pv.f);
+    r.e = FZ_MAXI(x.e, pv.e);
+    r.mag = FZ_MAXD(x.mag, pv.mag);
+    return fz_push(z, gs_pad(z->g, x.v, pv.v, lo, hi, in), r);
+}
+
+static int fz_step_concatenate(fz *z) {
+    int i = fz_pick(z, FZ_P_RANK1 | FZ_P_NUM), j, d;
+    gs_shape s, t;
+    gs_value *xs[2];
+    fz_val a, b, r;
+    if (i < 0) return -2;
+    s = fz_shape(z, i);
+    d = (int)fz_int(&z->rng, 0, s.rank - 1);
+    t = s;
+    t.dims[d] = fz_int(&z->rng, 1, 6);
+    if (gs_shape_numel(&s) + gs_shape_numel(&t) > FZ_NUMEL_CAP) return -2;
+    j = fz_same_shape(z, t, i);
+    if (j < 0) return -1;
+    a = z->vals[i];
+    b = z->vals[j];
+    xs[0] = a.v;
+    xs[1] = b.v;
+    if (fz_one_in(&z->rng, 2)) {
+        xs[0] = b.v;
+        xs[1] = a.v;
+    }
+    r = fz_elem(s.dtype, a.repro && b.repro, a.dy && b.dy, FZ_MAXI(a.f, b.f), FZ_MAXI(a.e, b.e), FZ_MAXD(a.mag, b.mag),
+                FZ_MAXD(a.err, b.err));
+    r.err = FZ_MAXD(a.err, b.err);   /* nothing is rounded */
+    return fz_push(z, gs_concatenate(z->g, 2, xs, d), r);
+}
+
+static int fz_step_reverse(fz *z) {
+    int i = fz_pick(z, FZ_P_RANK1), d, n = 0;
+    int64_t dims[GS_MAX_RANK];
+    gs_shape s;
+    if (i < 0) return -2;
+    s = fz_shape(z, i);
+    for (d = 0; d < s.rank; d++)
+        if (fz_one_in(&z->rng, 2)) dims[n++] = d;
+    if (n == 0) dims[n++] = fz_int(&z->rng, 0, s.rank - 1);
+    return fz_push(z, gs_reverse(z->g, z->vals[i].v, n, dims), z->vals[i]);
+}
+
+static int fz_step_reduce_window(fz *z) {
+    int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32 | FZ_P_RANK1), d;
+    bool sum = fz_one_in(&z->rng, 2);
+    gs_window_dim w[GS_MAX_RANK];
+    int64_t n = 1;
+    gs_shape s;
+    gs_dtype t;
+    fz_val x;
+    double init;
+    if (i < 0) return -2;
+    if (sum) i = fz_tame(z, i, FZ_TAME);
+    if (i < 0) return -1;
+    s = fz_shape(z, i);
+    t = s.dtype;
+    for (d = 0; d < s.rank; d++) {
+        w[d] = gs_window_default();
+        if (fz_one_in(&z->rng, 2)) continue;
+        w[d].size = fz_int(&z->rng, 1, 3);
+        w[d].stride = fz_int(&z->rng, 1, 2);
+        w[d].pad_lo = fz_int(&z->rng, 0, w[d].size - 1);
+        w[d].pad_hi = fz_int(&z->rng, 0, w[d].size - 1);
+        if (fz_one_in(&z->rng, 6)) w[d].window_dilation = 2;
+        if (fz_one_in(&z->rng, 6)) w[d].base_dilation = 2;
+        /* the window must fit the padded, dilated base */
+        if ((s.dims[d] - 1) * w[d].base_dilation + 1 + w[d].pad_lo + w[d].pad_hi < (w[d].size - 1) * w[d].window_dilation + 1)
+            w[d] = gs_window_default();
+        n *= w[d].size;
+    }
+    x = z->vals[i];
+    if (sum) init = 0;
+    else init = t == GS_S32 ? -2147483648.0 : -HUGE_VAL;
+    {
+        gs_value *r = gs_reduce_window(z->g, x.v, gs_scalar(z->g, t, init), sum ? GS_REDUCE_SUM : GS_REDUCE_MAX, w);
+        if (!sum) return fz_push(z, r, x);
+        if (t == GS_S32) return fz_push(z, r, fz_elem(t, true, false, 0, 0, FZ_MIND(x.mag * (double)n, 2147483648.0), 0));
+        return fz_push(z, r, fz_sum(t, n, &x));
+    }
+}
+
+/* argmax/argmin: an index jumps with a tiny change of the values, so only of reproducible values */
+static int fz_step_argmax(fz *z) {
+    int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32 | FZ_P_RANK1 | FZ_P_REPRO);
+    fz_val r;
+    int64_t dim;
+    if (i < 0) return -2;
+    dim = fz_int(&z->rng, 0, fz_shape(z, i).rank - 1);
+    memset(&r, 0, sizeof r);
+    r.repro = true;
+    r.mag = (double)fz_shape(z, i).dims[dim];
+    return fz_push(z, fz_one_in(&z->rng, 2) ? gs_argmax(z->g, z->vals[i].v, dim) : gs_argmin(z->g, z->vals[i].v, dim), r);
+}
+
+/* top-k along the last dim: the values (continuous), and the indices when the values are reproducible */
+static int fz_step_topk(fz *z) {
+    int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32 | FZ_P_RANK1), a;
+    gs_shape s;
+    gs_value *t;
+    fz_val idx;
+    if (i < 0) return -2;
+    s = fz_shape(z, i);
+    t = gs_topk(z->g, z->vals[i].v, fz_int(&z->rng, 1, s.dims[s.rank - 1]), fz_one_in(&z->rng, 3) ? false : true);
+    a = fz_push(z, gs_get_tuple_element(z->g, t, 0), z->vals[i]);
+    if (a < 0 || !z->vals[i].repro || fz_one_in(&z->rng, 2)) return a;
+    memset(&idx, 0, sizeof idx);
+    idx.repro = true;
+    idx.mag = (double)s.dims[s.rank - 1];
+    return fz_push(z, gs_get_tuple_element(z->g, t, 1), idx);
+}
+
+/* uniform random numbers: element i is a function of (seed, i) only, so reproducible on any layout */
+static int fz_step_rng(fz *z) {
+    gs_dtype t = fz_one_in(&z->rng, 3) ? GS_S32 : GS_F32;
+    gs_shape s = fz_random_shape(z, t, 1);
+    fz_val r;
+    double lo = t == GS_S32 ? (double)fz_int(&z->rng, -8, 0) : -2, hi = t == GS_S32 ? (double)fz_int(&z->rng, 1, 8) : 2;
+    memset(&r, 0, sizeof r);
+    r.repro = true;
+    r.mag = 8;
+    return fz_push(z, gs_rng_uniform(z->g, gs_scalar(z->g, t, lo), gs_scalar(z->g, t, hi), s, fz_next(&z->rng)), r);
+}
+
+/* a 1-D convolution b0f_0io->b0f: input [B, W, C], kernel [K, C, O] */
+static int fz_step_convolution(fz *z) {
+    int i = fz_pick(z, FZ_P_F32), k;
+    gs_shape s, ks;
+    gs_conv_config cfg;
+    int64_t kd[3], K = 1;
+    fz_val a, b, term;
+    if (i < 0 || fz_shape(z, i).rank != 3) return -2;
+    i = fz_tame(z, i, FZ_TAME);
+    if (i < 0) return -1;
+    s = fz_shape(z, i);
+    memset(&cfg, 0, sizeof cfg);
+    if (gs_conv_dims_from_labels("b0f_0io->b0f", &cfg.dims) != GS_OK) return -2;
+    cfg.window[0] = gs_window_default();
+    cfg.window[0].size = fz_int(&z->rng, 1, 3);
+    cfg.window[0].stride = fz_int(&z->rng, 1, 2);
+    cfg.window[0].pad_lo = fz_int(&z->rng, 0, 1);
+    cfg.window[0].pad_hi = fz_int(&z->rng, 0, 1);
+    if (s.dims[1] + cfg.window[0].pad_lo + cfg.window[0].pad_hi < cfg.window[0].size) return -2;
+    kd[0] = cfg.window[0].size;
+    kd[1] = s.dims[2];
+    kd[2] = fz_int(&z->rng, 1, 4);
+    ks = gs_shape_make(GS_F32, 3, kd);
+    k = fz_same_shape(z, ks, -1);
+    k = fz_tame(z, k, FZ_TAME);
+    if (k < 0) return -1;
+    a = z->vals[i];
+    b = z->vals[k];
+    K = kd[0] * kd[1];
+    memset(&term, 0, sizeof term);
+    term.repro = a.repro && b.repro;
+    term.dy = a.dy && b.dy;
+    term.f = a.f + b.f;
+    term.e = a.e + b.e;
+    term.mag = a.mag * b.mag;
+    term.err = a.mag * b.err + b.mag * a.err + a.err * b.err + (term.repro ? 0 : fz_ulp(GS_F32, term.mag));
+    return fz_push(z, gs_convolution(z->g, a.v, b.v, &cfg), fz_sum(GS_F32, K, &term));
+}
+
 /* ---- one program ---- */
 typedef struct fz_program {
     gs_graph *g;
@@ -940,6 +1155,9 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int ma
     out->pd.all_gather_as_all_reduce = fz_one_in(&z.rng, 4);
     out->pd.no_bidirectional = fz_one_in(&z.rng, 4);
     in_rng = fz_next(&z.rng);
+    /* most programs have a few annotations; one in eight has one on every value (many reshards) */
+    z.max_annot = fz_one_in(&z.rng, 8) ? FZ_MAX_VALS : FZ_MAX_ANNOT;
+    z.annot_odds = z.max_annot > FZ_MAX_ANNOT ? 1 : 2;
     z.g = gs_graph_new(ctx, "fuzz");
     gs_graph_set_num_partitions(z.g, z.D);
     for (k = (int)fz_int(&z.rng, 1, 2); k > 0; k--)
@@ -968,7 +1186,16 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int ma
             case FZ_DOT: r = fz_step_dot(&z); break;
             case FZ_DSLICE: r = fz_step_dynamic_slice(&z); break;
             case FZ_SORT: r = fz_step_sort(&z); break;
-            default: r = fz_step_cumulative(&z); break;
+            case FZ_CUM: r = fz_step_cumulative(&z); break;
+            case FZ_SLICE: r = fz_step_slice(&z); break;
+            case FZ_PAD: r = fz_step_pad(&z); break;
+            case FZ_CONCAT: r = fz_step_concatenate(&z); break;
+            case FZ_REVERSE: r = fz_step_reverse(&z); break;
+            case FZ_RWINDOW: r = fz_step_reduce_window(&z); break;
+            case FZ_ARG: r = fz_step_argmax(&z); break;
+            case FZ_TOPK: r = fz_step_topk(&z); break;
+            case FZ_RNG: r = fz_step_rng(&z); break;
+            default: r = fz_step_convolution(&z); break;
             }
         }
         if (r == -1) break;
@@ -1048,8 +1275,9 @@ static gs_runtime *fz_runtime(fz_runner *R, int64_t D) {
     return R->rt[D];
 }
 
-enum { FZ_OK = 0, FZ_GEN, FZ_PARTITION, FZ_RUN, FZ_MISMATCH };
-static const char *const fz_outcome_name[] = {"ok", "generator error", "partition error", "run error", "mismatch"};
+enum { FZ_OK = 0, FZ_GEN, FZ_PARTITION, FZ_TEXT, FZ_RUN, FZ_MISMATCH, FZ_N_OUTCOMES };
+static const char *const fz_outcome_name[] = {"ok", "generator error", "partition error", "SPMD text error", "run error",
+                                              "mismatch"};
 
 /* Builds, partitions and checks one program; *msg describes a failure (in R's context or static). */
 static int fz_run_one(fz_runner *R, uint64_t seed, int ops, int64_t only_D, int max_steps, bool verbose,
@@ -1081,6 +1309,19 @@ static int fz_run_one(fz_runner *R, uint64_t seed, int ops, int64_t only_D, int 
     }
     *spmd_out = spmd;
     if (verbose) printf("---- SPMD program\n%s", gs_partition_print(spmd, true));
+    {
+        /* the SPMD program verifies, and its text (what `gshard partition` prints) parses back to the same text */
+        const char *t1 = gs_graph_verify(spmd) == GS_OK ? gs_hlo_print(spmd) : NULL, *t2 = NULL;
+        gs_graph *back = NULL;
+        if (!t1 || gs_hlo_parse(R->ctx, t1, strlen(t1), &back) != GS_OK || !(t2 = gs_hlo_print(back))) {
+            *msg = gs_ctx_error_msg(R->ctx);
+            return FZ_TEXT;
+        }
+        if (strcmp(t1, t2) != 0) {
+            *msg = "the SPMD program's text does not print back the same after parsing";
+            return FZ_TEXT;
+        }
+    }
     rt = fz_runtime(R, P->D);
     if (!rt) {
         *msg = gs_ctx_error_msg(R->ctx);
@@ -1108,15 +1349,24 @@ static long long fz_env_int(const char *name, long long dflt) {
     return s && *s ? strtoll(s, NULL, 10) : dflt;
 }
 
+/* GST_FUZZ_OPS: comma-separated kind names (a leading '-' removes a kind from the full mix) */
 static int fz_env_ops(void) {
-    const char *s = getenv("GST_FUZZ_OPS");
-    int ops = 0, k;
+    const char *s = getenv("GST_FUZZ_OPS"), *p;
+    int ops = 0, minus = FZ_ALL, k;
     if (!s || !*s || strcmp(s, "all") == 0) return FZ_ALL;
-    for (k = 0; k < FZ_N_KINDS; k++) {
-        const char *p = strstr(s, fz_kinds[k].name);
-        if (p) ops |= fz_kinds[k].bit;
+    for (p = s; *p;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        bool neg = *p == '-';
+        for (k = 0; k < FZ_N_KINDS; k++)
+            if (strlen(fz_kinds[k].name) == n - neg && strncmp(fz_kinds[k].name, p + neg, n - neg) == 0) {
+                if (neg) minus &= ~fz_kinds[k].bit;
+                else ops |= fz_kinds[k].bit;
+            }
+        p += n + (e ? 1 : 0);
     }
-    return ops ? ops : FZ_ALL;
+    if (!ops) ops = FZ_ALL;
+    return ops & minus;
 }
 
 static double fz_now(void) {
@@ -1131,7 +1381,7 @@ static void test_spmd_fuzz(void) {
     bool verbose = fz_env_int("GST_FUZZ_VERBOSE", 0) != 0;
     int show = (int)fz_env_int("GST_FUZZ_SHOW", 5), ops = fz_env_ops(), shown = 0;
     int64_t only_D = fz_env_int("GST_FUZZ_DEVICES", 0);
-    long long counts[5] = {0, 0, 0, 0, 0};
+    long long counts[FZ_N_OUTCOMES] = {0};
     double t0 = fz_now();
     fz_runner R;
     memset(&R, 0, sizeof R);
@@ -1176,10 +1426,10 @@ static void test_spmd_fuzz(void) {
         fz_program_free(&P);
     }
     fz_runner_reset(&R);
-    printf("spmd fuzz: %lld programs from seed %llu in %.1f s: %lld ok, %lld partition errors, %lld run errors, %lld "
-               "mismatches, %lld generator errors\n",
-               count, (unsigned long long)seed0, fz_now() - t0, counts[FZ_OK], counts[FZ_PARTITION], counts[FZ_RUN],
-               counts[FZ_MISMATCH], counts[FZ_GEN]);
+    printf("spmd fuzz: %lld programs from seed %llu in %.1f s: %lld ok, %lld partition errors, %lld SPMD text errors, "
+           "%lld run errors, %lld mismatches, %lld generator errors\n",
+           count, (unsigned long long)seed0, fz_now() - t0, counts[FZ_OK], counts[FZ_PARTITION], counts[FZ_TEXT],
+           counts[FZ_RUN], counts[FZ_MISMATCH], counts[FZ_GEN]);
 }
 
 void suite_spmd_fuzz(void) { RUN(test_spmd_fuzz); }
