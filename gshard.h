@@ -1286,10 +1286,10 @@ typedef struct gs_partition_desc {
     bool all_gather_as_all_reduce;
     /* A dot whose operands are both split on non-contracting dims (or on contracting dims with a split
        output) becomes a windowed einsum loop (local dots while the operand travels round a ring of
-       collective-permutes) when the moving operand has at least this many bytes per device:
+       collective-permutes; one ring, all-gather style) when the moving operand has at least this many bytes
+       per device:
        0 = 256 MiB (XLA's default), < 0 = never. */
     int64_t windowed_einsum_bytes;
-    bool no_bidirectional;            /* windowed einsum: one ring even when the ring size is a multiple of 4 */
 } gs_partition_desc;
 
 /* On success *out is the SPMD program. Errors (bad shardings, unsupported sharded constructs) leave g as
