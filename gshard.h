@@ -1284,12 +1284,10 @@ typedef struct gs_partition_desc {
     int64_t num_devices;              /* D >= 1; 0: g's num_partitions */
     /* XLA's test mode: replicate by dynamic-update-slice into zeros + all-reduce(sum) instead of all-gather */
     bool all_gather_as_all_reduce;
-    /* A dot whose operands are both split on non-contracting dims (or on contracting dims with a split
-       output) becomes a windowed einsum loop (local dots while the operand travels round a ring of
-       collective-permutes) when the moving operand has at least this many bytes per device:
-       0 = 256 MiB (XLA's default), < 0 = never. */
+    /* A dot that would all-gather an operand split D ways on one dim becomes a windowed einsum loop (D local
+       dots while the operand's blocks travel round a ring of collective-permutes) when that operand has at
+       least this many bytes per device: 0 = 256 MiB (XLA's default), < 0 = never. */
     int64_t windowed_einsum_bytes;
-    bool no_bidirectional;            /* windowed einsum: one ring even when the ring size is a multiple of 4 */
 } gs_partition_desc;
 
 /* On success *out is the SPMD program. Errors (bad shardings, unsupported sharded constructs) leave g as

@@ -1272,7 +1272,6 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int ma
     out->pd.num_devices = z.D;
     out->pd.windowed_einsum_bytes = fz_one_in(&z.rng, 2) ? 1 : 0;   /* 1: every eligible dot becomes a loop */
     out->pd.all_gather_as_all_reduce = fz_one_in(&z.rng, 4);
-    out->pd.no_bidirectional = fz_one_in(&z.rng, 4);
     in_rng = fz_next(&z.rng);
     /* most programs have a few annotations; one in eight has one on every value (many reshards) */
     z.max_annot = fz_one_in(&z.rng, 8) ? FZ_MAX_VALS : FZ_MAX_ANNOT;
@@ -1434,9 +1433,9 @@ static int fz_run_one(fz_runner *R, uint64_t seed, int ops, int64_t only_D, int 
     *spmd_out = NULL;
     if (!fz_build(R->ctx, seed, ops, only_D, max_steps, P, msg)) return FZ_GEN;
     if (verbose)
-        printf("---- seed %llu: %lld devices, windowed_einsum_bytes %lld%s%s, atol %g\n%s", (unsigned long long)seed,
+        printf("---- seed %llu: %lld devices, windowed_einsum_bytes %lld%s, atol %g\n%s", (unsigned long long)seed,
                (long long)P->D, (long long)P->pd.windowed_einsum_bytes, P->pd.all_gather_as_all_reduce ? ", all_gather_as_all_reduce" : "",
-               P->pd.no_bidirectional ? ", no_bidirectional" : "", P->atol, P->text);
+               P->atol, P->text);
     r = gs_partition(P->g, &P->pd, &spmd);
     if (r != GS_OK) {
         *msg = gs_ctx_error_msg(R->ctx);
@@ -1533,10 +1532,9 @@ static void test_spmd_fuzz(void) {
             if (shown < show) {
                 int k, n_steps = 0;
                 shown++;
-                fprintf(stderr, "  FUZZ seed %llu (%lld devices, windowed_einsum_bytes %lld%s%s): %s: %s\n",
+                fprintf(stderr, "  FUZZ seed %llu (%lld devices, windowed_einsum_bytes %lld%s): %s: %s\n",
                         (unsigned long long)seed, (long long)P.D, (long long)P.pd.windowed_einsum_bytes,
-                        P.pd.all_gather_as_all_reduce ? ", all_gather_as_all_reduce" : "",
-                        P.pd.no_bidirectional ? ", no_bidirectional" : "", fz_outcome_name[o], msg);
+                        P.pd.all_gather_as_all_reduce ? ", all_gather_as_all_reduce" : "", fz_outcome_name[o], msg);
                 if (P.text) fprintf(stderr, "%s", P.text);
                 /* the shortest prefix of the program that still fails (its last value as the only output) */
                 for (k = 1; k < 10 && o != FZ_GEN; k++) {
