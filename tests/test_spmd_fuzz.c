@@ -11,7 +11,8 @@
    and 2-D meshes, some with open dims; one program in eight has one on every value) on a random device count D from 1 to 16; parameters may carry a
    sharding attribute; the partitioner's options are drawn too. The program is partitioned with gs_partition,
    the SPMD program's text must parse back to the same text, and the program is checked with
-   gs_partition_check (poisoned padding, locate on), one lockstep runtime per device count.
+   gs_partition_check (poisoned padding, locate on) on a lockstep runtime (one per device count, reused), or a
+   threaded one for one program in 16.
 
    Tolerances are derived per program, not guessed. The float inputs are multiples of 1/8 in [-2, 2] and every
    value carries what the generator knows about it: whether both sides must compute the same bits
@@ -35,7 +36,7 @@
                           reduce, transpose, reshape, dot, dynamic-slice, sort, cumulative, slice, pad,
                           concatenate, reverse, reduce-window, argmax, topk, rng, convolution, while; default all;
                           "-name" entries remove kinds from the full mix)
-     GST_FUZZ_DEVICES=D   use only D devices
+     GST_FUZZ_DEVICES=D   use only D devices (1 to 64)
      GST_FUZZ_SHOW=K      print at most K failures in full (default 5)
    To reproduce a failure: GST_FUZZ_SEED=<seed> GST_FUZZ_COUNT=1 GST_FUZZ_VERBOSE=1 build/gshard_tests spmd_fuzz
    (the failure report also shows the shortest prefix of the program that still fails). */
@@ -76,6 +77,7 @@ static const struct { const char *name; int bit, weight; } fz_kinds[] = {
 #define FZ_MAXD(a, b) ((a) > (b) ? (a) : (b))
 #define FZ_MIND(a, b) ((a) < (b) ? (a) : (b))
 #define FZ_MAX_VALS 128
+#define FZ_MAX_D 64           /* GST_FUZZ_DEVICES may ask for up to this many; the default draws 1 to 16 */
 #define FZ_MAX_PARAMS 8
 #define FZ_NUMEL_CAP 384
 #define FZ_MAX_RANK 4
@@ -211,7 +213,7 @@ static void fz_shuffle(uint64_t *s, int64_t *a, int64_t n) {
 
 /* A random sharding of a value of shape sh over all D devices. */
 static const gs_sharding *fz_sharding(fz *z, gs_shape sh) {
-    int64_t tiles[GS_MAX_RANK + 1], rep = 1, rest = z->D, p, dims[GS_MAX_RANK + 2], devs[64];
+    int64_t tiles[GS_MAX_RANK + 1], rep = 1, rest = z->D, p, dims[GS_MAX_RANK + 2], devs[FZ_MAX_D];
     int d, n_dims, kind;
     gs_subgroup sub = GS_SUBGROUP_REPLICATED;
     if (z->D > 1 && fz_one_in(&z->rng, 24)) return gs_sharding_maximal(z->ctx, fz_int(&z->rng, 0, z->D - 1));
@@ -220,7 +222,7 @@ static const gs_sharding *fz_sharding(fz *z, gs_shape sh) {
     if (kind == 3) {
         /* a mesh of one or two axes; each tensor dim takes one unused axis or none; leftover axes replicate */
         const char *names[2] = {"x", "y"};
-        int64_t sizes[2], mdevs[64];
+        int64_t sizes[2], mdevs[FZ_MAX_D];
         int map[GS_MAX_RANK], n_axes = 1, used[2] = {0, 0};
         const gs_mesh *m;
         sizes[0] = z->D;
@@ -1243,6 +1245,7 @@ typedef struct fz_program {
     gs_graph *g;
     int64_t D;
     gs_partition_desc pd;     /* the partitioner's options, also drawn from the seed */
+    bool threaded;            /* run on a threaded runtime (one program in 16), else lockstep */
     double atol;
     int n_in;
     void *inputs[FZ_MAX_PARAMS];
@@ -1272,6 +1275,7 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int ma
     out->pd.num_devices = z.D;
     out->pd.windowed_einsum_bytes = fz_one_in(&z.rng, 2) ? 1 : 0;   /* 1: every eligible dot becomes a loop */
     out->pd.all_gather_as_all_reduce = fz_one_in(&z.rng, 4);
+    out->threaded = fz_one_in(&z.rng, 16);
     in_rng = fz_next(&z.rng);
     /* most programs have a few annotations; one in eight has one on every value (many reshards) */
     z.max_annot = fz_one_in(&z.rng, 8) ? FZ_MAX_VALS : FZ_MAX_ANNOT;
@@ -1387,26 +1391,30 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int ma
 /* ---- the runner ---- */
 typedef struct fz_runner {
     gs_ctx *ctx;
-    gs_runtime *rt[17];
+    gs_runtime *rt[FZ_MAX_D + 1], *thr[FZ_MAX_D + 1];   /* lockstep and threaded, per device count */
     int used;                 /* programs built in ctx (a fresh context every so often bounds the arena) */
 } fz_runner;
 
 static void fz_runner_reset(fz_runner *R) {
     int d;
-    for (d = 0; d < 17; d++) gs_runtime_destroy(R->rt[d]);
+    for (d = 0; d <= FZ_MAX_D; d++) {
+        gs_runtime_destroy(R->rt[d]);
+        gs_runtime_destroy(R->thr[d]);
+    }
     gs_ctx_destroy(R->ctx);
     memset(R, 0, sizeof *R);
 }
 
-static gs_runtime *fz_runtime(fz_runner *R, int64_t D) {
-    if (!R->rt[D]) {
+static gs_runtime *fz_runtime(fz_runner *R, int64_t D, bool threaded) {
+    gs_runtime **rt = threaded ? &R->thr[D] : &R->rt[D];
+    if (!*rt) {
         gs_runtime_desc rd;
         memset(&rd, 0, sizeof rd);
         rd.num_devices = D;
-        rd.mode = GS_RUNTIME_LOCKSTEP;
-        if (gs_runtime_create(R->ctx, &rd, &R->rt[D]) != GS_OK) return NULL;
+        rd.mode = threaded ? GS_RUNTIME_THREADED : GS_RUNTIME_LOCKSTEP;
+        if (gs_runtime_create(R->ctx, &rd, rt) != GS_OK) return NULL;
     }
-    return R->rt[D];
+    return *rt;
 }
 
 enum { FZ_OK = 0, FZ_GEN, FZ_PARTITION, FZ_TEXT, FZ_RUN, FZ_MISMATCH, FZ_N_OUTCOMES };
@@ -1433,9 +1441,9 @@ static int fz_run_one(fz_runner *R, uint64_t seed, int ops, int64_t only_D, int 
     *spmd_out = NULL;
     if (!fz_build(R->ctx, seed, ops, only_D, max_steps, P, msg)) return FZ_GEN;
     if (verbose)
-        printf("---- seed %llu: %lld devices, windowed_einsum_bytes %lld%s, atol %g\n%s", (unsigned long long)seed,
-               (long long)P->D, (long long)P->pd.windowed_einsum_bytes, P->pd.all_gather_as_all_reduce ? ", all_gather_as_all_reduce" : "",
-               P->atol, P->text);
+        printf("---- seed %llu: %lld devices%s, windowed_einsum_bytes %lld%s, atol %g\n%s", (unsigned long long)seed,
+               (long long)P->D, P->threaded ? " (threaded)" : "", (long long)P->pd.windowed_einsum_bytes,
+               P->pd.all_gather_as_all_reduce ? ", all_gather_as_all_reduce" : "", P->atol, P->text);
     r = gs_partition(P->g, &P->pd, &spmd);
     if (r != GS_OK) {
         *msg = gs_ctx_error_msg(R->ctx);
@@ -1456,7 +1464,7 @@ static int fz_run_one(fz_runner *R, uint64_t seed, int ops, int64_t only_D, int 
             return FZ_TEXT;
         }
     }
-    rt = fz_runtime(R, P->D);
+    rt = fz_runtime(R, P->D, P->threaded);
     if (!rt) {
         *msg = gs_ctx_error_msg(R->ctx);
         return FZ_RUN;
@@ -1519,7 +1527,7 @@ static void test_spmd_fuzz(void) {
     double t0 = fz_now();
     fz_runner R;
     memset(&R, 0, sizeof R);
-    if (only_D < 0 || only_D > 16) only_D = 0;
+    if (only_D < 0 || only_D > FZ_MAX_D) only_D = 0;
     for (i = 0; i < count; i++) {
         uint64_t seed = seed0 + (uint64_t)i;
         fz_program P;
@@ -1532,8 +1540,8 @@ static void test_spmd_fuzz(void) {
             if (shown < show) {
                 int k, n_steps = 0;
                 shown++;
-                fprintf(stderr, "  FUZZ seed %llu (%lld devices, windowed_einsum_bytes %lld%s): %s: %s\n",
-                        (unsigned long long)seed, (long long)P.D, (long long)P.pd.windowed_einsum_bytes,
+                fprintf(stderr, "  FUZZ seed %llu (%lld devices%s, windowed_einsum_bytes %lld%s): %s: %s\n",
+                        (unsigned long long)seed, (long long)P.D, P.threaded ? " threaded" : "", (long long)P.pd.windowed_einsum_bytes,
                         P.pd.all_gather_as_all_reduce ? ", all_gather_as_all_reduce" : "", fz_outcome_name[o], msg);
                 if (P.text) fprintf(stderr, "%s", P.text);
                 /* the shortest prefix of the program that still fails (its last value as the only output) */
