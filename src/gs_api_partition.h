@@ -77,7 +77,8 @@ typedef struct gs_check_desc {
 typedef struct gs_check_report {
     bool ok;
     int64_t n_compared;               /* elements of the global outputs compared */
-    double max_abs_err;               /* over every compared copy (infinity where one side is NaN) */
+    double max_abs_err;               /* max |got - want| over every compared copy, integers included
+                                         (infinity where only one side is NaN) */
     /* On a mismatch: the instruction located (with locate, when one is found), else the instruction making
        the output that differs; index, device, got and want describe that instruction's first differing
        element. NULL when ok. */

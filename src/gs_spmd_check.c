@@ -26,11 +26,14 @@ GS__FN double gs__chk_get(gs_dtype t, bool storage, const void *data, int64_t i)
 }
 
 /* got matches want: floats within atol + rtol * |want| (NaN matches NaN, an infinity only itself); the rest
-   exactly. *err receives |got - want| for floats that both are numbers (0 otherwise, infinity when only one is
-   a NaN or an infinity). */
+   exactly. *err receives |got - want| (0 for matching NaNs or infinities, infinity when only one side is a NaN
+   or an infinity). */
 GS__FN bool gs__chk_close(gs_dtype t, double got, double want, double rtol, double atol, double *err) {
     *err = 0.0;
-    if (t != GS_F32 && t != GS_BF16) return got == want;
+    if (t != GS_F32 && t != GS_BF16) {
+        *err = fabs(got - want);
+        return got == want;
+    }
     if (got != got || want != want) {
         if (got != got && want != want) return true;
         *err = HUGE_VAL;

@@ -77,6 +77,7 @@ static const struct { const char *name; int bit, weight; } fz_kinds[] = {
 #define FZ_MAXD(a, b) ((a) > (b) ? (a) : (b))
 #define FZ_MIND(a, b) ((a) < (b) ? (a) : (b))
 #define FZ_MAX_VALS 128
+#define FZ_MAX_STEPS 12
 #define FZ_MAX_D 64           /* GST_FUZZ_DEVICES may ask for up to this many; the default draws 1 to 16 */
 #define FZ_MAX_PARAMS 8
 #define FZ_NUMEL_CAP 384
@@ -1284,7 +1285,7 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int ma
     gs_graph_set_num_partitions(z.g, z.D);
     for (k = (int)fz_int(&z.rng, 1, 2); k > 0; k--)
         if (fz_param(&z, fz_random_shape(&z, fz_one_in(&z.rng, 4) ? GS_S32 : GS_F32, fz_one_in(&z.rng, 6) ? 0 : 1)) < 0) break;
-    n_steps = (int)fz_int(&z.rng, 2, 12);
+    n_steps = (int)fz_int(&z.rng, 2, FZ_MAX_STEPS);
     for (z.steps = 0; z.steps < n_steps && (max_steps < 0 || z.steps < max_steps) && !gs_ctx_error(ctx); z.steps++) {
         int r = -2, total = 0, w;
         for (k = 0; k < FZ_N_KINDS; k++)
@@ -1423,7 +1424,7 @@ static const char *const fz_outcome_name[] = {"ok", "generator error", "partitio
 
 /* Builds, partitions and checks one program; *msg describes a failure (in R's context or static). */
 static int fz_run_one(fz_runner *R, uint64_t seed, int ops, int64_t only_D, int max_steps, bool verbose,
-                      fz_program *P, const char **msg, gs_graph **spmd_out) {
+                      fz_program *P, const char **msg) {
     gs_graph *spmd = NULL;
     gs_check_desc cd;
     gs_check_report rep;
@@ -1438,7 +1439,6 @@ static int fz_run_one(fz_runner *R, uint64_t seed, int ops, int64_t only_D, int 
     }
     R->used++;
     gs_ctx_clear_error(R->ctx);
-    *spmd_out = NULL;
     if (!fz_build(R->ctx, seed, ops, only_D, max_steps, P, msg)) return FZ_GEN;
     if (verbose)
         printf("---- seed %llu: %lld devices%s, windowed_einsum_bytes %lld%s, atol %g\n%s", (unsigned long long)seed,
@@ -1449,7 +1449,6 @@ static int fz_run_one(fz_runner *R, uint64_t seed, int ops, int64_t only_D, int 
         *msg = gs_ctx_error_msg(R->ctx);
         return FZ_PARTITION;
     }
-    *spmd_out = spmd;
     if (verbose) printf("---- SPMD program\n%s", gs_partition_print(spmd, true));
     {
         /* the SPMD program verifies, and its text (what `gshard partition` prints) parses back to the same text */
@@ -1532,33 +1531,28 @@ static void test_spmd_fuzz(void) {
         uint64_t seed = seed0 + (uint64_t)i;
         fz_program P;
         const char *msg = "";
-        gs_graph *spmd = NULL;
-        int o = fz_run_one(&R, seed, ops, only_D, -1, verbose, &P, &msg, &spmd);
+        int o = fz_run_one(&R, seed, ops, only_D, -1, verbose, &P, &msg);
         counts[o]++;
         if (o != FZ_OK) {
             gst_checks_failed_in_test++;
             if (shown < show) {
-                int k, n_steps = 0;
+                int k;
                 shown++;
                 fprintf(stderr, "  FUZZ seed %llu (%lld devices%s, windowed_einsum_bytes %lld%s): %s: %s\n",
                         (unsigned long long)seed, (long long)P.D, P.threaded ? " threaded" : "", (long long)P.pd.windowed_einsum_bytes,
                         P.pd.all_gather_as_all_reduce ? ", all_gather_as_all_reduce" : "", fz_outcome_name[o], msg);
                 if (P.text) fprintf(stderr, "%s", P.text);
                 /* the shortest prefix of the program that still fails (its last value as the only output) */
-                for (k = 1; k < 10 && o != FZ_GEN; k++) {
+                for (k = 1; k <= FZ_MAX_STEPS && o != FZ_GEN; k++) {
                     fz_program Q;
                     const char *m2 = "";
-                    gs_graph *s2 = NULL;
-                    int o2 = fz_run_one(&R, seed, ops, only_D, k, false, &Q, &m2, &s2);
-                    if (o2 != FZ_OK && o2 != FZ_GEN) {
+                    int o2 = fz_run_one(&R, seed, ops, only_D, k, false, &Q, &m2);
+                    bool fails = o2 != FZ_OK && o2 != FZ_GEN;
+                    if (fails)
                         fprintf(stderr, "  shortest failing prefix (%d steps): %s: %s\n%s", k, fz_outcome_name[o2], m2, Q.text ? Q.text : "");
-                        fz_program_free(&Q);
-                        break;
-                    }
-                    n_steps = k;
                     fz_program_free(&Q);
+                    if (fails) break;
                 }
-                (void)n_steps;
             } else {
                 fprintf(stderr, "  FUZZ seed %llu (%lld devices): %s: %.200s\n", (unsigned long long)seed, (long long)P.D,
                         fz_outcome_name[o], msg);
