@@ -6,7 +6,7 @@
    select, convert, clamp), broadcast, reduce (sum, max, min), transpose, reshape (split, merge, unit dims),
    dot and einsum (batch, contracting and free dims), dynamic-slice (constant and computed starts), sort (with
    and without indices) and cumsum/cummax, and also slice, pad, concatenate, reverse, reduce-window,
-   argmax/argmin, top-k, rng, 1-D convolution and while loops. A few values get a sharding annotation (tiled,
+   argmax/argmin, top-k, rng, 1-D convolution, while loops, gather and scatter. A few values get a sharding annotation (tiled,
    partially replicated, maximal, iota device orders with reshape and transpose, permuted explicit lists, 1-D
    and 2-D meshes, some with open dims; one program in eight has one on every value) on a random device count D from 1 to 16; parameters may carry a
    sharding attribute; the partitioner's options are drawn too. The program is partitioned with gs_partition,
@@ -34,7 +34,8 @@
      GST_FUZZ_VERBOSE=1   print every program, its SPMD program and the result
      GST_FUZZ_OPS=list    restrict the generator to some step kinds (comma-separated: elementwise, broadcast,
                           reduce, transpose, reshape, dot, dynamic-slice, sort, cumulative, slice, pad,
-                          concatenate, reverse, reduce-window, argmax, topk, rng, convolution, while; default all;
+                          concatenate, reverse, reduce-window, argmax, topk, rng, convolution, while, gather
+                          (gather and scatter); default all;
                           "-name" entries remove kinds from the full mix)
      GST_FUZZ_DEVICES=D   use only D devices (1 to 64)
      GST_FUZZ_SHOW=K      print at most K failures in full (default 5)
@@ -62,14 +63,14 @@ enum {
     FZ_DOT = 1 << 5, FZ_DSLICE = 1 << 6, FZ_SORT = 1 << 7, FZ_CUM = 1 << 8,
     FZ_SLICE = 1 << 9, FZ_PAD = 1 << 10, FZ_CONCAT = 1 << 11, FZ_REVERSE = 1 << 12, FZ_RWINDOW = 1 << 13,
     FZ_ARG = 1 << 14, FZ_TOPK = 1 << 15, FZ_RNG = 1 << 16, FZ_CONV = 1 << 17, FZ_WHILE = 1 << 18,
-    FZ_ALL = (1 << 19) - 1
+    FZ_GATHER = 1 << 19, FZ_ALL = (1 << 20) - 1
 };
 static const struct { const char *name; int bit, weight; } fz_kinds[] = {
     {"elementwise", FZ_ELEM, 8}, {"broadcast", FZ_BCAST, 2}, {"reduce", FZ_REDUCE, 3}, {"transpose", FZ_TRANSPOSE, 2},
     {"reshape", FZ_RESHAPE, 2}, {"dot", FZ_DOT, 3}, {"dynamic-slice", FZ_DSLICE, 2}, {"sort", FZ_SORT, 2},
     {"cumulative", FZ_CUM, 2}, {"slice", FZ_SLICE, 1}, {"pad", FZ_PAD, 1}, {"concatenate", FZ_CONCAT, 1},
     {"reverse", FZ_REVERSE, 1}, {"reduce-window", FZ_RWINDOW, 1}, {"argmax", FZ_ARG, 1}, {"topk", FZ_TOPK, 1},
-    {"rng", FZ_RNG, 1}, {"convolution", FZ_CONV, 1}, {"while", FZ_WHILE, 2},
+    {"rng", FZ_RNG, 1}, {"convolution", FZ_CONV, 1}, {"while", FZ_WHILE, 2}, {"gather", FZ_GATHER, 1},
 };
 
 #define FZ_N_KINDS ((int)(sizeof fz_kinds / sizeof fz_kinds[0]))
@@ -1241,6 +1242,84 @@ static int fz_step_while(fz *z) {
     return fz_push(z, gs_get_tuple_element(z->g, w, 1), info);
 }
 
+/* ---- gather and scatter along dim 0 (rows picked or updated by s32 indices, out of range ones clamped or
+   skipped as XLA does) ---- */
+static int fz_step_gather(fz *z) {
+    int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32 | FZ_P_RANK1), ix, d;
+    gs_shape s, is;
+    int64_t m = fz_int(&z->rng, 1, 6), idims[2];
+    gs_value *idx;
+    fz_val x, r;
+    if (i < 0) return -2;
+    s = fz_shape(z, i);
+    if (gs_shape_numel(&s) / s.dims[0] * m > FZ_NUMEL_CAP) return -2;
+    idims[0] = m;
+    idims[1] = 1;
+    is = gs_shape_make(GS_S32, 2, idims);
+    {
+        /* indices: a parameter (s32 inputs are in [-8, 8]) or a constant table */
+        int32_t tab[6];
+        fz_val ii;
+        memset(&ii, 0, sizeof ii);
+        ii.repro = true;
+        ii.mag = 8;
+        for (d = 0; d < m; d++) tab[d] = (int32_t)fz_int(&z->rng, -1, s.dims[0]);
+        ix = z->n_params < FZ_MAX_PARAMS && fz_one_in(&z->rng, 2) ? fz_param(z, is) : fz_push(z, gs_constant(z->g, is, tab), ii);
+    }
+    if (ix < 0) return -1;
+    idx = z->vals[ix].v;
+    x = z->vals[i];
+    if (fz_one_in(&z->rng, 2)) {
+        gs_gather_dims gd;
+        memset(&gd, 0, sizeof gd);
+        for (d = 1; d < s.rank; d++) gd.offset_dims[gd.n_offset_dims++] = d;
+        gd.n_collapsed_slice_dims = 1;
+        gd.collapsed_slice_dims[0] = 0;
+        gd.n_start_index_map = 1;
+        gd.start_index_map[0] = 0;
+        gd.index_vector_dim = 1;
+        gd.slice_sizes[0] = 1;
+        for (d = 1; d < s.rank; d++) gd.slice_sizes[d] = s.dims[d];
+        return fz_push(z, gs_gather(z->g, x.v, idx, &gd), x);
+    }
+    {
+        /* scatter updates [m, rest of x] into x: replace (later updates win), add or max */
+        gs_scatter_dims sd;
+        gs_shape us = s;
+        int u, k = (int)fz_int(&z->rng, 0, 2);
+        gs_reduce_kind comb = k == 0 ? GS_REDUCE_REPLACE : k == 1 ? GS_REDUCE_SUM : GS_REDUCE_MAX;
+        us.dims[0] = m;
+        if (comb == GS_REDUCE_SUM) {
+            i = fz_tame(z, i, FZ_TAME);
+            if (i < 0) return -1;
+            x = z->vals[i];
+        }
+        u = fz_same_shape(z, us, -1);
+        if (comb == GS_REDUCE_SUM) u = fz_tame(z, u, FZ_TAME);
+        if (u < 0) return -1;
+        memset(&sd, 0, sizeof sd);
+        for (d = 1; d < s.rank; d++) sd.update_window_dims[sd.n_update_window_dims++] = d;
+        sd.n_inserted_window_dims = 1;
+        sd.inserted_window_dims[0] = 0;
+        sd.n_scatter_dims_to_operand_dims = 1;
+        sd.scatter_dims_to_operand_dims[0] = 0;
+        sd.index_vector_dim = 1;
+        {
+            fz_val a = x, b = z->vals[u];
+            r = fz_elem(s.dtype, a.repro && b.repro, a.dy && b.dy, FZ_MAXI(a.f, b.f), FZ_MAXI(a.e, b.e), FZ_MAXD(a.mag, b.mag),
+                        FZ_MAXD(a.err, b.err));
+            r.err = FZ_MAXD(a.err, b.err);
+            if (comb == GS_REDUCE_SUM) {
+                /* each element adds at most m updates to its value, in a fixed order on both sides */
+                fz_val t = r;
+                if (s.dtype == GS_S32) r = fz_elem(GS_S32, true, false, 0, 0, FZ_MIND((double)(m + 1) * t.mag, 2147483648.0), 0);
+                else r = fz_sum(s.dtype, m + 1, &t);
+            }
+        }
+        return fz_push(z, gs_scatter(z->g, x.v, idx, z->vals[u].v, &sd, comb), r);
+    }
+}
+
 /* ---- one program ---- */
 typedef struct fz_program {
     gs_graph *g;
@@ -1319,7 +1398,8 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int ma
             case FZ_TOPK: r = fz_step_topk(&z); break;
             case FZ_RNG: r = fz_step_rng(&z); break;
             case FZ_CONV: r = fz_step_convolution(&z); break;
-            default: r = fz_step_while(&z); break;
+            case FZ_WHILE: r = fz_step_while(&z); break;
+            default: r = fz_step_gather(&z); break;
             }
         }
         if (r == -1) break;
