@@ -58,5 +58,6 @@ void suite_sharding(void);
 void suite_propagate(void);
 void suite_cost(void);
 void suite_runtime(void);
+void suite_moe(void);
 
 #endif

@@ -526,31 +526,31 @@ static void test_cli_errors(void) {
 /* gshard propagate: the MoE layer from its three annotations, --explain, --show, and bad usage */
 static void test_cli_propagate(void) {
     if (!have_cli()) return;
-    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 4 --explain --show disp_dot"), 0);
-    CHECK(strstr(gst_cli_out, "logits = f32[4,8,4] dot(x, wg), lhs_contracting_dims={2}, rhs_contracting_dims={0}, "
-                          "sharding={devices=[4,1,1]<=[4]}") != NULL);
-    CHECK(strstr(gst_cli_out, "h = f32[4,4,4,32] maximum(h_dot, zero_hb), sharding={devices=[4,1,1,1]<=[4]}") != NULL);
-    CHECK(strstr(gst_cli_out, "expert_outputs = f32[4,4,4,16] transpose(eo_dot), dimensions={1,0,2,3}, "
-                          "sharding={devices=[1,4,1,1]<=[4]}") != NULL);
-    CHECK(strstr(gst_cli_out, "RESHARD: the operands imply {devices=[1,4,1,1]<=[4]} */\n  disp_t = ") != NULL);
-    CHECK(strstr(gst_cli_out, "/* forward from operand x (rule dot, level 1); from the annotation on x */\n  logits") != NULL);
-    CHECK(strstr(gst_cli_out, "disp_dot: f32[4,4,4,16] {devices=[4,1,1,1]<=[4]}") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 8 --explain --show dispatched_dot"), 0);
+    CHECK(strstr(gst_cli_out, "logits = f32[8,32,16] dot(inputs_split, wg_replicated), lhs_contracting_dims={2}, "
+                          "rhs_contracting_dims={0}, sharding={devices=[8,1,1]<=[8]}") != NULL);
+    CHECK(strstr(gst_cli_out, "h = f32[16,8,4,32] maximum(h_linear, broadcast.102), sharding={devices=[8,1,1,1]<=[8]}") != NULL);
+    CHECK(strstr(gst_cli_out, "expert_outputs = f32[8,16,4,16] transpose(expert_outputs_dot), dimensions={1,0,2,3}, "
+                          "sharding={devices=[1,8,1,1]<=[8]}") != NULL);
+    CHECK(strstr(gst_cli_out, "RESHARD: the operands imply {devices=[1,8,1,1]<=[8]} */\n  dispatched = ") != NULL);
+    CHECK(strstr(gst_cli_out, "/* forward from operand inputs_split (rule dot, level 1); from the annotation on inputs_split */\n  logits") != NULL);
+    CHECK(strstr(gst_cli_out, "dispatched_dot: f32[8,16,4,16] {devices=[8,1,1,1]<=[8]}") != NULL);
     /* a tuple value: one drawing per element */
-    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 4 --show top"), 0);
-    CHECK(strstr(gst_cli_out, "top, element 0: f32[4,8,2] {devices=[4,1,1]<=[4]}") != NULL);
-    CHECK(strstr(gst_cli_out, "top, element 1: s32[4,8,2] {devices=[4,1,1]<=[4]}") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 8 --show layer_outputs"), 0);
+    CHECK(strstr(gst_cli_out, "layer_outputs, element 0: f32[8,32,16] {devices=[8,1,1]<=[8]}") != NULL);
+    CHECK(strstr(gst_cli_out, "layer_outputs, element 1: f32[] {replicated}") != NULL);
     /* without --explain: no comments, and the text parses back to the same module */
-    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 4"), 0);
-    CHECK(strstr(gst_cli_out, "/*") == NULL && strstr(gst_cli_out, "sharding={devices=[4,1,1,1]<=[4]}") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 8"), 0);
+    CHECK(strstr(gst_cli_out, "/*") == NULL && strstr(gst_cli_out, "sharding={devices=[8,1,1,1]<=[8]}") != NULL);
     /* bad usage */
     CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo"), 2);
     CHECK(strstr(gst_cli_err, "--devices D is required") != NULL);
     CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 0"), 2);
-    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 8"), 2);
-    CHECK(strstr(gst_cli_err, "num_partitions=4 but --devices is 8") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 4"), 2);
+    CHECK(strstr(gst_cli_err, "num_partitions=8 but --devices is 4") != NULL);
     CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/mlp.hlo --devices 4 --show nosuch"), 2);
     CHECK(strstr(gst_cli_err, "no instruction named 'nosuch'") != NULL);
-    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 4 --seed 3"), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 8 --seed 3"), 2);
 }
 
 void suite_cli(void) {
