@@ -1265,9 +1265,10 @@ GS_API gs_result gs_runtime_get_stats(const gs_runtime *rt, gs_runtime_stats *ou
    Device-dependent values come only from partition-id (offset tables indexed by it), so the program has the
    same number of instructions for D = 2 and D = 2048.
 
-   The SPMD program's parameters are the shards of g's parameters: parameter k of the result carries the
-   sharding of g's parameter k (gs_value_sharding), so gs_runtime_run_global can scatter global inputs into it;
-   its outputs likewise carry the shardings of g's outputs (gs_partition_output_sharding). The result has
+   The SPMD program's parameters are the shards of g's parameters: parameter k of the result holds the shard of
+   g's parameter k under gs_partition_param_sharding(spmd, k), so gs_runtime_run_global can scatter global
+   inputs into it; its outputs likewise are shards under gs_partition_output_sharding(spmd, i). The SPMD
+   program's own values carry no sharding attributes (it is a per-device program). The result has
    num_partitions = D and belongs to g's context; g keeps the shardings propagation gave it.
    ------------------------------------------------------------------------------------------------------- */
 typedef struct gs_partition_desc {
@@ -1296,7 +1297,7 @@ GS_API const char *gs_partition_warning(const gs_graph *spmd, int i);
    "dot: K split 4-way on both operands -> local dot + all-reduce over 4 devices"; NULL if none recorded. */
 GS_API const char *gs_partition_explain(const gs_graph *spmd, const gs_value *orig);
 /* The SPMD program as HLO text with, above each group of instructions, a comment naming the source
-   instruction and the strategy (string in the ctx arena). */
+   instruction, its sharding and the strategy, above the instruction that holds its value (ctx arena). */
 GS_API const char *gs_partition_print(gs_graph *spmd, bool explain);
 
 /* The source graph, and where a source value lives in the SPMD program: its per-device value and the
@@ -1304,8 +1305,10 @@ GS_API const char *gs_partition_print(gs_graph *spmd, bool explain);
    and values nothing needed). */
 GS_API gs_graph *gs_partition_source(const gs_graph *spmd);
 GS_API gs_value *gs_partition_lookup(const gs_graph *spmd, const gs_value *orig, const gs_sharding **sharding);
-/* The sharding of output i of the SPMD program (how to gather it into the global output). */
+/* The sharding of output i of the SPMD program (how to gather it into the global output), and of parameter
+   buffer k (a tuple-shaped parameter counts one per element, as gs_eval counts inputs). */
 GS_API const gs_sharding *gs_partition_output_sharding(const gs_graph *spmd, int i);
+GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int k);
 
 /* Runs the source graph on the reference interpreter and the SPMD program on rt (D devices), with the same
    global inputs (storage format, one buffer per flattened parameter of the source graph, as gs_eval), and
@@ -1562,6 +1565,8 @@ typedef struct gs__spmd_info {
     const char **warn;
     int n_out;
     const gs_sharding **out_sh;
+    int n_in;
+    const gs_sharding **in_sh;    /* per flattened parameter buffer */
     int64_t num_devices;
 } gs__spmd_info;
 
@@ -13676,20 +13681,1846 @@ GS_API const gs_sharding *gs_partition_output_sharding(const gs_graph *spmd, int
     if (!I || i < 0 || i >= I->n_out) return NULL;
     return I->out_sh[i];
 }
+GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int k) {
+    const gs__spmd_info *I = spmd ? spmd->spmd : NULL;
+    if (!I || k < 0 || k >= I->n_in) return NULL;
+    return I->in_sh[k];
+}
+
+
+/* =========================================================================================================
+   The partitioner's state
+   ========================================================================================================= */
+typedef struct gs__sp_alt { const gs_sharding *sh; gs_value *v; } gs__sp_alt;
+
+/* a source value's per-device form: the value in its own sharding, and the reshards already made of it */
+typedef struct gs__sp_val {
+    gs_value *v;
+    const gs_sharding *sh;
+    gs__sp_alt *alts;           /* stb_ds */
+} gs__sp_val;
+
+typedef struct gs__sp_tab { const void *k1, *k2; int64_t a, b, c; gs_value *v; } gs__sp_tab;
+
+typedef struct gs__sp_g {       /* one graph being written */
+    gs_graph *g;
+    gs_graph *src;
+    gs__sp_val *vals;           /* by source value id (heap) */
+    gs_value *pid;              /* s32 partition id */
+    gs__sp_tab *tabs;           /* stb_ds: offset tables already built */
+} gs__sp_g;
+
+typedef struct gs__sp {
+    gs_ctx *ctx;
+    gs_partition_desc desc;
+    int64_t D;
+    int64_t we_bytes;           /* windowed einsum threshold (bytes per device), -1 = never */
+    gs__sp_g *G;                /* the graph being written */
+    const gs_value *at;         /* the source instruction being partitioned */
+    char **warn;                /* stb_ds of arena strings */
+    gs__sb ex;                  /* the current instruction's explanation */
+    const char **explain;       /* the entry graph's explanations, by source value id */
+} gs__sp;
+
+GS__FN void gs__sp_note(gs__sp *sp, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+GS__FN void gs__sp_note(gs__sp *sp, const char *fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (sp->ex.len) gs__sb_puts(&sp->ex, "; ");
+    gs__sb_puts(&sp->ex, buf);
+}
+
+GS__FN const gs_sharding *gs__sp_rep(gs__sp *sp) { return gs_sharding_replicated(sp->ctx); }
+
+/* shardings the partitioner treats as "every device holds the whole value" */
+GS__FN bool gs__sp_is_rep(const gs_sharding *s) {
+    return !s || s->kind == GS_SHARDING_REPLICATED || s->kind == GS_SHARDING_MAXIMAL ||
+           (s->kind == GS_SHARDING_TILED && gs__sh_tiles(s) == 1 && gs_sharding_manual_group(s) == 1);
+}
+
+GS__FN int64_t gs__sp_k(const gs_sharding *s, int d) {
+    return s && s->kind == GS_SHARDING_TILED && d < s->rank ? s->ta.dims[d] : 1;
+}
+
+GS__FN gs_shape gs__sp_local(const gs_sharding *s, gs_shape full) {
+    int d;
+    if (s && s->kind == GS_SHARDING_TILED)
+        for (d = 0; d < full.rank && d < s->rank; d++) full.dims[d] = gs__shard_size(full.dims[d], s->ta.dims[d]);
+    return full;
+}
+
+/* ---- small builders in the graph being written ---- */
+GS__FN gs_value *gs__sp_s32(gs__sp *sp, int64_t x) { return gs_scalar(sp->G->g, GS_S32, (double)x); }
+
+GS__FN gs_value *gs__sp_pid(gs__sp *sp) {
+    if (!sp->G->pid) sp->G->pid = gs_convert(sp->G->g, gs_partition_id(sp->G->g), GS_S32);
+    return sp->G->pid;
+}
+
+/* vals[partition-id] as an s32 scalar: a constant table indexed by partition-id (the instruction count does not
+   depend on D). Tables are cached per graph under (k1, k2, a, b, c). */
+GS__FN gs_value *gs__sp_tab_find(gs__sp *sp, const void *k1, const void *k2, int64_t a, int64_t b, int64_t c) {
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(sp->G->tabs); i++) {
+        gs__sp_tab *t = &sp->G->tabs[i];
+        if (t->k1 == k1 && t->k2 == k2 && t->a == a && t->b == b && t->c == c) return t->v;
+    }
+    return NULL;
+}
+
+GS__FN gs_value *gs__sp_tab_make(gs__sp *sp, const void *k1, const void *k2, int64_t a, int64_t b, int64_t c,
+                                 const int32_t *vals) {
+    gs_graph *g = sp->G->g;
+    int64_t D = sp->D, one = 1, i;
+    gs_value *t, *ds, *pid = gs__sp_pid(sp), *v;
+    gs__sp_tab e;
+    bool same = true;
+    for (i = 1; i < D; i++)
+        if (vals[i] != vals[0]) same = false;
+    if (same) {
+        v = gs__sp_s32(sp, vals[0]);
+    } else {
+        t = gs_constant(g, gs_shape_make(GS_S32, 1, &D), vals);
+        ds = gs_dynamic_slice(g, t, &pid, &one);
+        v = gs_reshape(g, ds, 0, NULL);
+    }
+    if (!v) return NULL;
+    if (k1) {
+        e.k1 = k1; e.k2 = k2; e.a = a; e.b = b; e.c = c; e.v = v;
+        stbds_arrput(sp->G->tabs, e);
+    }
+    return v;
+}
+
+/* The global offset of the device's tile along dim d of sharding s, for shards of c elements. */
+GS__FN gs_value *gs__sp_offset(gs__sp *sp, const gs_sharding *s, int d, int64_t c) {
+    gs_value *v;
+    int32_t *vals;
+    int64_t p, idx[GS_MAX_TILE_RANK];
+    if (gs__sp_k(s, d) == 1) return gs__sp_s32(sp, 0);
+    if ((v = gs__sp_tab_find(sp, s, NULL, d, c, 1))) return v;
+    vals = (int32_t *)gs__malloc(sp->ctx, sizeof(int32_t) * (size_t)sp->D);
+    if (!vals) return NULL;
+    for (p = 0; p < sp->D; p++) {
+        if (!gs_sharding_device_index(s, p, idx)) idx[d] = 0;
+        vals[p] = (int32_t)(idx[d] * c);
+    }
+    v = gs__sp_tab_make(sp, s, NULL, d, c, 1, vals);
+    gs__free(sp->ctx, vals);
+    return v;
+}
+
+/* The device's tile coordinate along dim d of s, as an s32 scalar. */
+GS__FN gs_value *gs__sp_coord(gs__sp *sp, const gs_sharding *s, int d) { return gs__sp_offset(sp, s, d, 1); }
+
+GS__FN gs_value *gs__sp_zero(gs__sp *sp, gs_dtype t) { return gs_scalar(sp->G->g, t, 0); }
+
+GS__FN gs_value *gs__sp_splat(gs__sp *sp, gs_dtype t, double x, gs_shape shape) {
+    shape.dtype = t;
+    return gs_constant_splat(sp->G->g, shape, x);
+}
+
+/* pads dim d of x on the right up to n (garbage: zero) */
+GS__FN gs_value *gs__sp_pad_dim(gs__sp *sp, gs_value *x, int d, int64_t n) {
+    int64_t lo[GS_MAX_RANK] = {0}, hi[GS_MAX_RANK] = {0};
+    if (!x || x->shape.dims[d] >= n) return x;
+    hi[d] = n - x->shape.dims[d];
+    return gs_pad(sp->G->g, x, gs__sp_zero(sp, x->shape.dtype), lo, hi, NULL);
+}
+
+/* slices x to shape n (a prefix of every dim) */
+GS__FN gs_value *gs__sp_prefix(gs__sp *sp, gs_value *x, const gs_shape *n) {
+    int64_t st[GS_MAX_RANK] = {0};
+    int d;
+    bool same = true;
+    if (!x) return NULL;
+    for (d = 0; d < x->shape.rank; d++)
+        if (x->shape.dims[d] != n->dims[d]) same = false;
+    if (same) return x;
+    return gs_slice(sp->G->g, x, st, n->dims, NULL);
+}
+
+/* select(in bounds, x, fill) over the dims in mask whose split leaves padding: a local element at index i of dim d
+   is real when offset(d) + i < S[d]. x is in sharding s of full shape `full`. */
+GS__FN gs_value *gs__sp_mask(gs__sp *sp, gs_value *x, const gs_sharding *s, const gs_shape *full, uint32_t mask,
+                             double fill) {
+    gs_graph *g = sp->G->g;
+    gs_value *ok = NULL;
+    gs_shape ps;
+    int d;
+    if (!x) return NULL;
+    ps = x->shape;
+    ps.dtype = GS_S32;
+    for (d = 0; d < full->rank; d++) {
+        int64_t k = gs__sp_k(s, d), c = x->shape.dims[d];
+        gs_value *io, *off, *lim, *m;
+        if (!((mask >> d) & 1u) || k == 1 || c * k == full->dims[d]) continue;
+        if (c * k < full->dims[d]) continue; /* not a shard of this dim */
+        io = gs_iota(g, ps, d);
+        off = gs_broadcast(g, gs__sp_offset(sp, s, d, c), ps, NULL);
+        lim = gs_constant_splat(g, ps, (double)full->dims[d]);
+        m = gs_compare(g, gs_add(g, io, off), lim, GS_CMP_LT);
+        ok = ok ? gs_binary(g, GS_OP_AND, ok, m) : m;
+    }
+    if (!ok) return x;
+    return gs_select(g, ok, x, gs__sp_splat(sp, x->shape.dtype, fill, x->shape));
+}
+
+/* the identity of a reduction on dtype t */
+GS__FN double gs__sp_identity(gs_reduce_kind k, gs_dtype t) {
+    switch (k) {
+    case GS_REDUCE_SUM: case GS_REDUCE_OR: return 0;
+    case GS_REDUCE_PROD: case GS_REDUCE_AND: return 1;
+    case GS_REDUCE_MAX:
+        return t == GS_S32 ? (double)INT32_MIN : t == GS_U32 || t == GS_PRED ? 0 : -INFINITY;
+    case GS_REDUCE_MIN:
+        return t == GS_S32 ? (double)INT32_MAX : t == GS_U32 ? 4294967295.0 : t == GS_PRED ? 1 : INFINITY;
+    default: return 0;
+    }
+}
+
+/* =========================================================================================================
+   Tile arrays in a normal form: [k_0 .. k_{r-1}, R] (R the replication, possibly 1)
+   ========================================================================================================= */
+GS__FN bool gs__sp_view(gs__sp *sp, const gs_sharding *s, int rank, gs__ta *out) {
+    int d;
+    GS__ZERO(*out);
+    if (gs__sp_is_rep(s) && !(s && s->kind == GS_SHARDING_TILED)) {
+        out->n = rank + 1;
+        for (d = 0; d < rank; d++) out->dims[d] = 1;
+        out->dims[rank] = sp->D;
+        out->total = sp->D;
+        out->ir = 1;
+        out->idims[0] = sp->D;
+        out->iperm[0] = 0;
+        return true;
+    }
+    if (!s || s->kind != GS_SHARDING_TILED || s->rank != rank || gs_sharding_manual_group(s) > 1) return false;
+    *out = s->ta;
+    out->n = rank + 1;
+    out->dims[rank] = gs_sharding_replication(s);
+    return true;
+}
+
+GS__FN const gs_sharding *gs__sp_from_view(gs__sp *sp, int rank, const gs__ta *t) {
+    gs__ta u = *t;
+    gs_subgroup sub = GS_SUBGROUP_REPLICATED;
+    if (u.dims[rank] == 1) {
+        u.n = rank;
+        if (rank == 0) return gs__sp_rep(sp);
+        return gs__sh_from_ta(sp->ctx, rank, 0, NULL, &u);
+    }
+    return gs__sh_from_ta(sp->ctx, rank, 1, &sub, &u);
+}
+
+/* Refines axis `ax` of t into (dims[ax]/m, m); returns the new axis count (the m factor is axis ax+1). */
+GS__FN void gs__sp_split_axis(gs__ta *t, int ax, int64_t m) {
+    int i;
+    for (i = t->n; i > ax + 1; i--) t->dims[i] = t->dims[i - 1];
+    t->dims[ax] /= m;
+    t->dims[ax + 1] = m;
+    t->n++;
+}
+
+/* Moves axis `from` of t to position `to` (in the result's numbering), by a transpose of the tile array. */
+GS__FN bool gs__sp_move_axis(gs__sp *sp, gs__ta *t, int from, int to) {
+    int perm[GS_MAX_IOTA_RANK], i, k = 0;
+    gs__ta r;
+    if (from == to) return true;
+    for (i = 0; i < t->n; i++) {
+        if (k == to) perm[k++] = from;
+        if (i != from) perm[k++] = i;
+    }
+    if (k == to) perm[k++] = from;
+    if (gs__ta_transpose(sp->ctx, t, perm, &r) != GS_OK) return false;
+    *t = r;
+    return true;
+}
+
+/* Replica groups: the devices that differ only along axis ax of t (ordered by their coordinate on it). */
+GS__FN bool gs__sp_groups(gs__sp *sp, const gs__ta *t, int ax, gs_replica_groups *rg) {
+    gs__ta u = *t;
+    int i;
+    GS__ZERO(*rg);
+    if (!gs__sp_move_axis(sp, &u, ax, u.n - 1)) return false;
+    rg->group_size = t->dims[ax];
+    rg->n_groups = t->total / rg->group_size;
+    if (u.list) {
+        rg->ids = u.list;
+    } else {
+        rg->iota_rank = u.ir;
+        for (i = 0; i < u.ir; i++) {
+            rg->iota_dims[i] = u.idims[i];
+            rg->iota_perm[i] = u.iperm[i];
+        }
+    }
+    return true;
+}
+
+/* =========================================================================================================
+   Collectives
+   ========================================================================================================= */
+GS__FN gs_value *gs__sp_all_reduce(gs__sp *sp, gs_value *x, gs_reduce_kind k, const gs_replica_groups *rg) {
+    gs_collective_desc cd;
+    GS__ZERO(cd);
+    cd.groups = *rg;
+    if (rg->group_size == 1) return x;
+    return gs_all_reduce(sp->G->g, x, k, &cd);
+}
+
+/* all-gather along dim d over the groups of axis ax of t (the caller's view), member j's block at j * local */
+GS__FN gs_value *gs__sp_all_gather(gs__sp *sp, gs_value *x, int d, const gs__ta *t, int ax) {
+    gs_collective_desc cd;
+    GS__ZERO(cd);
+    if (!x || !gs__sp_groups(sp, t, ax, &cd.groups)) return NULL;
+    if (!sp->desc.all_gather_as_all_reduce) return gs_all_gather(sp->G->g, x, d, &cd);
+    {
+        /* XLA's test mode: my block into zeros at my slot, then a sum over the group */
+        gs_graph *g = sp->G->g;
+        int64_t m = t->dims[ax], p, idx[GS_MAX_IOTA_RANK];
+        gs_shape big = x->shape;
+        gs_value *z, *st[GS_MAX_RANK], *slot, *xs = x;
+        int32_t *vals;
+        int i;
+        big.dims[d] *= m;
+        vals = (int32_t *)gs__malloc(sp->ctx, sizeof(int32_t) * (size_t)sp->D);
+        if (!vals) return NULL;
+        for (p = 0; p < sp->D; p++) {
+            int64_t L = gs__ta_pos(t, p);
+            gs__unravel(t->n, t->dims, L < 0 ? 0 : L, idx);
+            vals[p] = (int32_t)(idx[ax] * x->shape.dims[d]);
+        }
+        slot = gs__sp_tab_make(sp, NULL, NULL, 0, 0, 0, vals);
+        gs__free(sp->ctx, vals);
+        if (x->shape.dtype == GS_PRED) xs = gs_convert(g, x, GS_S32);
+        z = gs__sp_splat(sp, xs->shape.dtype, 0, big);
+        for (i = 0; i < x->shape.rank; i++) st[i] = i == d ? slot : gs__sp_s32(sp, 0);
+        z = gs_dynamic_update_slice(g, z, xs, st);
+        z = gs_all_reduce(g, z, GS_REDUCE_SUM, &cd);
+        return x->shape.dtype == GS_PRED ? gs_convert(g, z, GS_PRED) : z;
+    }
+}
+
+/* =========================================================================================================
+   The reshard planner
+   ========================================================================================================= */
+/* vals[p] = coord_b(d) * cb - coord_a(d) * ca: where device p's tile of b starts inside its tile of a */
+GS__FN gs_value *gs__sp_rel_offset(gs__sp *sp, const gs_sharding *b, int64_t cb, const gs_sharding *a, int64_t ca,
+                                   int d) {
+    gs_value *v;
+    int32_t *vals;
+    int64_t p, ib[GS_MAX_TILE_RANK], ia[GS_MAX_TILE_RANK];
+    if (gs__sp_k(a, d) == 1) return gs__sp_offset(sp, b, d, cb);
+    if ((v = gs__sp_tab_find(sp, b, a, d, cb, ca))) return v;
+    vals = (int32_t *)gs__malloc(sp->ctx, sizeof(int32_t) * (size_t)sp->D);
+    if (!vals) return NULL;
+    for (p = 0; p < sp->D; p++) {
+        if (!gs_sharding_device_index(b, p, ib)) ib[d] = 0;
+        if (!gs_sharding_device_index(a, p, ia)) ia[d] = 0;
+        vals[p] = (int32_t)(ib[d] * cb - ia[d] * ca);
+    }
+    v = gs__sp_tab_make(sp, b, a, d, cb, ca, vals);
+    gs__free(sp->ctx, vals);
+    return v;
+}
+
+GS__FN void gs__sp_warn_remat(gs__sp *sp, const gs_sharding *s, const gs_sharding *t, const gs_shape *full,
+                              const char *why) {
+    const char *name = sp->at ? sp->at->name : "?";
+    char *msg = gs__arena_printf(sp->ctx,
+                                 "involuntary full rematerialization at %s: resharding %s -> %s (%s) replicates %llu "
+                                 "bytes on every device; giving %s the sharding %s (an annotation) would avoid it",
+                                 name, gs_sharding_to_text(sp->ctx, s), gs_sharding_to_text(sp->ctx, t), why,
+                                 (unsigned long long)gs_shape_bytes(full), name, gs_sharding_to_text(sp->ctx, s));
+    if (!msg) return;
+    stbds_arrput(sp->warn, msg);
+    gs__log(sp->ctx, GS_LOG_WARN, GS_OK, "%s", msg);
+    gs__sp_note(sp, "full rematerialization (%s)", why);
+}
+
+/* all-gather the minor factor m of dim d: cur -> cur with dim d split k/m ways (m into the replication) */
+GS__FN gs_value *gs__sp_gather_step(gs__sp *sp, gs_value *x, const gs_sharding **cur, int d, int64_t m,
+                                    const gs_shape *full) {
+    int rank = full->rank;
+    gs__ta A;
+    int64_t k;
+    if (!x || !gs__sp_view(sp, *cur, rank, &A)) return NULL;
+    k = A.dims[d];
+    gs__sp_split_axis(&A, d, m);
+    x = gs__sp_all_gather(sp, x, d, &A, d + 1);
+    if (!x || !gs__sp_move_axis(sp, &A, d + 1, A.n - 1)) return NULL;
+    A.dims[A.n - 2] *= A.dims[A.n - 1];
+    A.n--;
+    *cur = gs__sp_from_view(sp, rank, &A);
+    {
+        gs_shape want = x->shape;
+        want.dims[d] = gs__shard_size(full->dims[d], k / m);
+        x = gs__sp_prefix(sp, x, &want);
+    }
+    return *cur ? x : NULL;
+}
+
+GS__FN bool gs__sp_aligned(int64_t S, int64_t kc, int64_t kf) {
+    /* tiles of the coarse split (kc) are made of kf/kc consecutive fine tiles */
+    return kc == 1 || gs__shard_size(S, kc) == (kf / kc) * gs__shard_size(S, kf);
+}
+
+GS__FN gs_value *gs__sp_reshard_raw(gs__sp *sp, gs_value *x, const gs_sharding *s, const gs_sharding *t,
+                                    gs_shape full) {
+    gs_graph *g = sp->G->g;
+    int rank = full.rank, d, e;
+    gs__ta A, B;
+    const gs_sharding *cur = s;
+    bool s_rep, t_rep;
+    if (!x) return NULL;
+    if (!s) s = gs__sp_rep(sp);
+    if (!t) t = gs__sp_rep(sp);
+    if (s == t || gs_sharding_equal(s, t)) return x;
+    s_rep = gs__sp_is_rep(s);
+    t_rep = gs__sp_is_rep(t);
+    if (s_rep && t_rep) return x;
+    if (s->kind == GS_SHARDING_MANUAL || t->kind == GS_SHARDING_MANUAL || gs_sharding_manual_group(s) > 1 ||
+        gs_sharding_manual_group(t) > 1) {
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: cannot reshard a manual value (%s -> %s); leave manual regions through "
+                "SPMDShardToFullShape", sp->at ? sp->at->name : "?", gs_sharding_to_text(sp->ctx, s),
+                gs_sharding_to_text(sp->ctx, t));
+        return NULL;
+    }
+    if (!gs__sp_view(sp, s, rank, &A) || !gs__sp_view(sp, t, rank, &B)) {
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: cannot reshard %s -> %s", sp->at ? sp->at->name : "?",
+                gs_sharding_to_text(sp->ctx, s), gs_sharding_to_text(sp->ctx, t));
+        return NULL;
+    }
+    /* 1. all-to-all: move a factor m of the tiles of a dim that has too many to a dim that has too few */
+    for (;;) {
+        int fs = -1, ft = -1;
+        int64_t m = 1;
+        if (!gs__sp_view(sp, cur, rank, &A)) return NULL;
+        for (d = 0; d < rank && fs < 0; d++) {
+            int64_t ks = A.dims[d], kt = B.dims[d];
+            if (ks <= kt || ks % kt) continue;
+            for (e = 0; e < rank; e++) {
+                int64_t ks2 = A.dims[e], kt2 = B.dims[e], mm;
+                if (e == d || ks2 >= kt2 || kt2 % ks2) continue;
+                mm = gs__gcd(ks / kt, kt2 / ks2);
+                if (mm < 2 || !gs__sp_aligned(full.dims[d], ks / mm, ks)) continue;
+                if (ks2 > 1 && !gs__sp_aligned(full.dims[e], ks2, ks2 * mm)) continue;
+                fs = d;
+                ft = e;
+                m = mm;
+                break;
+            }
+        }
+        if (fs < 0) break;
+        {
+            gs_collective_desc cd;
+            int64_t ks = A.dims[fs], ks2 = A.dims[ft], ct_new = gs__shard_size(full.dims[ft], ks2 * m);
+            int tref, to;
+            gs_shape want;
+            GS__ZERO(cd);
+            if (ks2 == 1) x = gs__sp_pad_dim(sp, x, ft, m * ct_new);
+            gs__sp_split_axis(&A, fs, m);
+            if (!gs__sp_groups(sp, &A, fs + 1, &cd.groups)) return NULL;
+            x = gs_all_to_all(g, x, ft, fs, &cd);
+            if (!x) return NULL;
+            want = x->shape;
+            want.dims[fs] = gs__shard_size(full.dims[fs], ks / m);
+            x = gs__sp_prefix(sp, x, &want);
+            tref = ft < fs + 1 ? ft : ft + 1;
+            to = tref < fs + 1 ? tref + 1 : tref;
+            if (!gs__sp_move_axis(sp, &A, fs + 1, to)) return NULL;
+            {
+                int tpos = to - 1, i;
+                A.dims[tpos] *= A.dims[tpos + 1];
+                for (i = tpos + 1; i < A.n - 1; i++) A.dims[i] = A.dims[i + 1];
+                A.n--;
+            }
+            cur = gs__sp_from_view(sp, rank, &A);
+            if (!cur) return NULL;
+        }
+    }
+    /* 2. all-gather what is split more than the target wants (inside replication groups) */
+    for (d = 0; d < rank; d++) {
+        int64_t ks, kt;
+        if (!gs__sp_view(sp, cur, rank, &A)) return NULL;
+        ks = A.dims[d];
+        kt = B.dims[d];
+        if (ks == 1) continue;
+        if (ks > kt) {
+            int64_t m = (ks % kt == 0 && gs__sp_aligned(full.dims[d], kt, ks)) ? ks / kt : ks;
+            x = gs__sp_gather_step(sp, x, &cur, d, m, &full);
+        } else if (ks < kt && (kt % ks || !gs__sp_aligned(full.dims[d], ks, kt))) {
+            x = gs__sp_gather_step(sp, x, &cur, d, ks, &full);   /* misaligned: gather, then slice below */
+        }
+        if (!x) return NULL;
+    }
+    if (gs__sp_is_rep(cur) && !s_rep && !t_rep)
+        gs__sp_warn_remat(sp, s, t, &full, "no all-to-all, slice or partial gather reaches the target");
+    /* 3. dynamic-slice the finer tiles out of the replicated data (no communication) */
+    if (!gs__sp_view(sp, cur, rank, &A)) return NULL;
+    {
+        bool any = false;
+        gs__ta C = A;
+        const gs_sharding *nxt;
+        for (d = 0; d < rank; d++) {
+            int64_t f = B.dims[d] / C.dims[d];
+            if (f <= 1) continue;
+            any = true;
+            gs__sp_split_axis(&C, C.n - 1, C.dims[C.n - 1] / f);   /* R -> (f, R/f) */
+            if (!gs__sp_move_axis(sp, &C, C.n - 2, d + 1)) return NULL;
+            {
+                int i;
+                C.dims[d] *= C.dims[d + 1];
+                for (i = d + 1; i < C.n - 1; i++) C.dims[i] = C.dims[i + 1];
+                C.n--;
+            }
+        }
+        if (any) {
+            gs_value *st[GS_MAX_RANK];
+            gs_shape loc;
+            nxt = gs__sp_from_view(sp, rank, &C);
+            if (!nxt) return NULL;
+            loc = gs__sp_local(nxt, full);
+            for (d = 0; d < rank; d++) {
+                int64_t f = C.dims[d] / A.dims[d];
+                if (f > 1) {
+                    if (A.dims[d] == 1) x = gs__sp_pad_dim(sp, x, d, f * loc.dims[d]);
+                    st[d] = gs__sp_rel_offset(sp, nxt, loc.dims[d], cur, x ? x->shape.dims[d] : 0, d);
+                } else {
+                    st[d] = gs__sp_s32(sp, 0);
+                }
+            }
+            x = gs_dynamic_slice(g, x, st, loc.dims);
+            cur = nxt;
+        }
+    }
+    /* 4. collective-permute when the tiles are right but sit on the wrong devices */
+    if (x && !gs_sharding_equal(cur, t)) {
+        int64_t L, *pairs;
+        if (!gs__sp_view(sp, cur, rank, &A)) return NULL;
+        for (d = 0; d <= rank; d++)
+            if (A.dims[d] != B.dims[d]) {
+                gs__err(sp->ctx, GS_ERR_SHARDING, "%s: internal error: reshard %s -> %s ended at %s",
+                        sp->at ? sp->at->name : "?", gs_sharding_to_text(sp->ctx, s),
+                        gs_sharding_to_text(sp->ctx, t), gs_sharding_to_text(sp->ctx, cur));
+                return NULL;
+            }
+        pairs = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * 2 * (size_t)sp->D);
+        if (!pairs) return NULL;
+        for (L = 0; L < sp->D; L++) {
+            pairs[2 * L] = gs__ta_at(&A, L);
+            pairs[2 * L + 1] = gs__ta_at(&B, L);
+        }
+        x = gs_collective_permute(g, x, sp->D, pairs, 0);
+    }
+    return x;
+}
+
+/* =========================================================================================================
+   Per-value access during partitioning
+   ========================================================================================================= */
+/* The per-device form of source value u in sharding want (reshards are made once and cached). */
+GS__FN gs_value *gs__sp_get(gs__sp *sp, const gs_value *u, const gs_sharding *want) {
+    gs__sp_val *e = &sp->G->vals[u->id];
+    gs_value *x;
+    gs__sp_alt a;
+    int i;
+    if (!e->v) return NULL;
+    if (!want) want = gs__sp_rep(sp);
+    if (u->shape.dtype == GS_TUPLE) {
+        /* element by element */
+        gs_value *el[64];
+        int n = u->n_tuple;
+        if (e->sh == want || gs_sharding_equal(e->sh, want)) return e->v;
+        if (n > 64) { gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: tuples of more than 64 elements", u->name); return NULL; }
+        for (i = 0; i < n; i++) {
+            const gs_sharding *si = e->sh && e->sh->kind == GS_SHARDING_TUPLE ? e->sh->elems[i] : e->sh;
+            const gs_sharding *wi = want->kind == GS_SHARDING_TUPLE ? want->elems[i] : want;
+            el[i] = gs__sp_reshard_raw(sp, gs_get_tuple_element(sp->G->g, e->v, i), si, wi, u->tuple[i]);
+        }
+        return gs_tuple(sp->G->g, n, el);
+    }
+    if (e->sh == want || gs_sharding_equal(e->sh, want)) return e->v;
+    for (i = 0; i < (int)stbds_arrlen(e->alts); i++)
+        if (e->alts[i].sh == want) return e->alts[i].v;
+    x = gs__sp_reshard_raw(sp, e->v, e->sh, want, u->shape);
+    if (!x) return NULL;
+    a.sh = want;
+    a.v = x;
+    stbds_arrput(e->alts, a);
+    return x;
+}
+
+/* the sharding a source value has (replicated when none) */
+GS__FN const gs_sharding *gs__sp_norm(gs__sp *sp, const gs_sharding *s) {
+    if (!s || s->kind == GS_SHARDING_UNKNOWN || s->kind == GS_SHARDING_MAXIMAL) return gs__sp_rep(sp);
+    if (s->kind == GS_SHARDING_TUPLE) {
+        const gs_sharding *el[64];
+        int i;
+        bool same = true;
+        if (s->n_elems > 64) return s;
+        for (i = 0; i < s->n_elems; i++) {
+            el[i] = gs__sp_norm(sp, s->elems[i]);
+            if (el[i] != s->elems[i]) same = false;
+        }
+        return same ? s : gs_sharding_tuple(sp->ctx, s->n_elems, el);
+    }
+    return s;
+}
+GS__FN const gs_sharding *gs__sp_sh(gs__sp *sp, const gs_value *u) { return gs__sp_norm(sp, u->sharding); }
+/* element i of a tuple sharding (or the sharding itself) */
+GS__FN const gs_sharding *gs__sp_elem(const gs_sharding *s, int i) {
+    return s && s->kind == GS_SHARDING_TUPLE ? (i < s->n_elems ? s->elems[i] : NULL) : s;
+}
+
+GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+
+/* ==== end src/gs_spmd.c ==== */
+
+/* ==== begin src/gs_spmd_ops.c ==== */
+/* gs_spmd_ops.c - the partitioner's per-op rules (part of gs_spmd.c's translation unit). */
+/* #include "gs_internal.h" (already inlined) */
+
+/* v's op over new operands with a local result shape; every attribute copied (builders re-check it all) */
+GS__FN gs_value *gs__sp_clone(gs__sp *sp, const gs_value *v, gs_value *const *ops, const gs_shape *shape) {
+    gs_value *n = gs__value_new(sp->G->g, v->op, v->n_operands, ops);
+    size_t at = offsetof(gs_value, index);
+    if (!n) return NULL;
+    memcpy((char *)n + at, (const char *)v + at, sizeof(gs_value) - at);
+    if (shape) n->shape = *shape;
+    return gs__finish(n);
+}
+
+GS__FN uint32_t gs__sp_split_mask(const gs_sharding *s, int rank) {
+    uint32_t m = 0;
+    int d;
+    for (d = 0; d < rank; d++)
+        if (gs__sp_k(s, d) > 1) m |= 1u << d;
+    return m;
+}
+
+/* t with the tiles of dim d moved to another dim (unsplit in t; the largest, preferring sizes they divide),
+   or with d replicated when there is none; so an op along d can run locally */
+GS__FN const gs_sharding *gs__sp_move_tiles_off(gs__sp *sp, const gs_sharding *t, const gs_shape *shape, int d) {
+    gs__ta A;
+    int e, best = -1;
+    int64_t k = gs__sp_k(t, d);
+    if (k == 1) return t;
+    if (!gs__sp_view(sp, t, shape->rank, &A)) return NULL;
+    for (e = 0; e < shape->rank; e++) {
+        if (e == d || A.dims[e] != 1 || shape->dims[e] < k) continue;
+        if (best < 0 || (shape->dims[e] % k == 0 && shape->dims[best] % k != 0) ||
+            ((shape->dims[e] % k == 0) == (shape->dims[best] % k == 0) && shape->dims[e] > shape->dims[best]))
+            best = e;
+    }
+    if (best < 0) return gs__sh_replicate_dims(sp->ctx, t, 1u << d);
+    {
+        int perm[GS_MAX_IOTA_RANK], i;
+        gs__ta B;
+        for (i = 0; i < A.n; i++) perm[i] = i;
+        perm[d] = best;
+        perm[best] = d;
+        if (gs__ta_transpose(sp->ctx, &A, perm, &B) != GS_OK) return NULL;
+        return gs__sp_from_view(sp, shape->rank, &B);
+    }
+}
+
+/* Groups of devices that differ only along the axes in `axes` of view I (merged, major to minor). */
+GS__FN bool gs__sp_groups_multi(gs__sp *sp, const gs__ta *I, uint32_t axes, gs_replica_groups *rg) {
+    gs__ta u = *I;
+    int a, n = I->n, moved = 0, i;
+    for (a = 0; a < n; a++)
+        if ((axes >> a) & 1u) {
+            /* axis a sits at a - moved once earlier group axes went to the end */
+            if (!gs__sp_move_axis(sp, &u, a - moved, u.n - 1)) return false;
+            moved++;
+        }
+    for (i = 0; i < moved - 1; i++) {
+        u.dims[u.n - 2] *= u.dims[u.n - 1];
+        u.n--;
+    }
+    if (moved == 0) {
+        GS__ZERO(*rg);
+        rg->n_groups = I->total;
+        rg->group_size = 1;
+        return true;
+    }
+    return gs__sp_groups(sp, &u, u.n - 1, rg);
+}
+
+/* Finishes a local partial result x (output dims of an iteration space): I is the iteration sharding (rank ri),
+   dest[a] the output dim of iteration dim a or GS__DEST_REP for a reduced dim whose partial results must be
+   combined with `kind`. Chooses reduce-scatter when t wants an output dim split over exactly the reducing
+   devices, else all-reduce. Returns x in *out_sh. */
+GS__FN gs_value *gs__sp_combine(gs__sp *sp, gs_value *x, const gs_sharding *I, int ri, const int *dest,
+                                gs_reduce_kind kind, const gs_shape *full_out, const gs_sharding *t,
+                                const gs_sharding **out_sh) {
+    gs__ta A;
+    uint32_t red = 0;
+    int a, j;
+    int64_t G = 1;
+    const gs_sharding *P = gs__sh_map(sp->ctx, I, full_out->rank, dest);
+    if (!x || !P || !gs__sp_view(sp, I, ri, &A)) return NULL;
+    for (a = 0; a < ri; a++)
+        if (dest[a] == GS__DEST_REP && A.dims[a] > 1) {
+            red |= 1u << a;
+            G *= A.dims[a];
+        }
+    *out_sh = P;
+    if (!red) return x;
+    /* reduce-scatter: the reduced axes become the minor factor of an output dim j, and that is what t wants */
+    for (j = 0; j < full_out->rank && t && !gs__sp_is_rep(t); j++) {
+        int aj = -1, i, moved = 0;
+        gs__ta u;
+        const gs_sharding *Q;
+        int qdest[GS_MAX_IOTA_RANK];
+        int64_t kj;
+        for (a = 0; a < ri; a++)
+            if (dest[a] == j) aj = a;
+        kj = aj >= 0 ? A.dims[aj] : 1;
+        if (aj < 0 || gs__sp_k(t, j) != kj * G || !gs__sp_aligned(full_out->dims[j], kj, kj * G)) continue;
+        /* move the reduced axes (in order) to just after aj, then merge them into it */
+        {
+            int order[GS_MAX_IOTA_RANK], perm[GS_MAX_IOTA_RANK], k = 0;
+            gs__ta r;
+            for (a = 0; a < A.n; a++) {
+                if ((red >> a) & 1u) continue;
+                order[k++] = a;
+                if (a == aj)
+                    for (i = 0; i < ri; i++)
+                        if ((red >> i) & 1u) order[k++] = i;
+            }
+            for (i = 0; i < A.n; i++) perm[i] = order[i];
+            if (gs__ta_transpose(sp->ctx, &A, perm, &r) != GS_OK) return NULL;
+            u = r;
+            /* merge axes aj' .. aj'+moved into one */
+            for (i = 0; i < A.n; i++)
+                if (perm[i] == aj) break;
+            for (a = 0; a < ri; a++)
+                if ((red >> a) & 1u) moved++;
+            {
+                int p0 = i, q;
+                for (q = 1; q <= moved; q++) u.dims[p0] *= u.dims[p0 + q];
+                for (q = p0 + 1; q + moved < u.n; q++) u.dims[q] = u.dims[q + moved];
+                u.n -= moved;
+            }
+            /* u is a view over the iteration dims minus the reduced ones (+ R) */
+            k = 0;
+            for (a = 0; a < ri; a++)
+                if (!((red >> a) & 1u)) qdest[k++] = dest[a];
+            Q = gs__sp_from_view(sp, k, &u);
+            if (!Q) return NULL;
+            Q = gs__sh_map(sp->ctx, Q, full_out->rank, qdest);
+            if (!Q) return NULL;
+        }
+        if (!gs_sharding_equal(Q, t)) {
+            /* same tiling on other devices is still worth it: a permute after */
+            gs__ta Qv, Tv;
+            int d;
+            bool same_dims = gs__sp_view(sp, Q, full_out->rank, &Qv) && gs__sp_view(sp, t, full_out->rank, &Tv);
+            for (d = 0; same_dims && d <= full_out->rank; d++)
+                if (Qv.dims[d] != Tv.dims[d]) same_dims = false;
+            if (!same_dims) continue;
+        }
+        {
+            gs_collective_desc cd;
+            int64_t cnew = gs__shard_size(full_out->dims[j], kj * G);
+            GS__ZERO(cd);
+            if (!gs__sp_groups_multi(sp, &A, red, &cd.groups)) return NULL;
+            if (kj == 1) x = gs__sp_pad_dim(sp, x, j, G * cnew);
+            x = gs_reduce_scatter(sp->G->g, x, kind, j, &cd);
+            gs__sp_note(sp, "reduce-scatter over %lld devices into dim %d", (long long)G, j);
+            *out_sh = Q;
+            return x;
+        }
+    }
+    {
+        gs_replica_groups rg;
+        if (!gs__sp_groups_multi(sp, &A, red, &rg)) return NULL;
+        gs__sp_note(sp, "all-reduce over %lld devices", (long long)G);
+        return gs__sp_all_reduce(sp, x, kind, &rg);
+    }
+}
+
+/* ---- the replicate path: operands replicated, the op at full size, the result sliced by the caller ---- */
+GS__FN gs_value *gs__sp_replicated(gs__sp *sp, const gs_value *v, const char *why, const gs_sharding **osh) {
+    gs_value *ops[GS_MAX_RANK + 8], **heap = NULL, **o = ops;
+    gs_value *r;
+    int i;
+    bool split = false;
+    if (v->n_operands > (int)GS__COUNTOF(ops)) {
+        heap = (gs_value **)gs__malloc(sp->ctx, sizeof(gs_value *) * (size_t)v->n_operands);
+        if (!heap) return NULL;
+        o = heap;
+    }
+    for (i = 0; i < v->n_operands; i++) {
+        const gs_sharding *s = sp->G->vals[v->operands[i]->id].sh;
+        if (s && !gs__sp_is_rep(s)) split = true;
+        o[i] = gs__sp_get(sp, v->operands[i], gs__sp_rep(sp));
+    }
+    if (split) {
+        char *msg = gs__arena_printf(sp->ctx,
+                                     "full rematerialization at %s: %s replicates its operands (%s); %llu bytes of "
+                                     "result computed on every device; keeping %s's operands unsplit along those "
+                                     "dims would avoid it", v->name, gs_op_name(v->op), why,
+                                     (unsigned long long)(v->shape.dtype == GS_TUPLE ? 0 : gs_shape_bytes(&v->shape)),
+                                     v->name);
+        if (msg) {
+            stbds_arrput(sp->warn, msg);
+            gs__log(sp->ctx, GS_LOG_WARN, GS_OK, "%s", msg);
+        }
+    }
+    gs__sp_note(sp, "replicated: %s", why);
+    r = gs__sp_clone(sp, v, o, v->shape.dtype == GS_TUPLE ? NULL : &v->shape);
+    gs__free(sp->ctx, heap);
+    *osh = v->shape.dtype == GS_TUPLE ? gs__sp_rep(sp) : gs__sp_rep(sp);
+    return r;
+}
+
+/* the mask of dims whose extent an op changes or reads across (they must not be split for a local op) */
+GS__FN const gs_sharding *gs__sp_unsplit(gs__sp *sp, const gs_sharding *t, uint32_t mask) {
+    return gs__sh_replicate_dims(sp->ctx, t, mask);
+}
+
+/* shapes that differ between a value and an operand along which dims */
+GS__FN uint32_t gs__sp_diff_dims(const gs_shape *a, const gs_shape *b) {
+    uint32_t m = 0;
+    int d;
+    for (d = 0; d < a->rank; d++)
+        if (a->dims[d] != b->dims[d]) m |= 1u << d;
+    return m;
+}
+
+/* reshape groups: the smallest runs of source and target dims with equal products */
+GS__FN bool gs__sp_reshape_local_ok(const gs_shape *in, const gs_sharding *si, const gs_shape *out,
+                                    const gs_sharding *so) {
+    int i = 0, j = 0;
+    while (i < in->rank || j < out->rank) {
+        int i0 = i, j0 = j, d;
+        int64_t pi = 1, po = 1;
+        if (i < in->rank) pi = in->dims[i++];
+        if (j < out->rank) po = out->dims[j++];
+        while (pi != po) {
+            if (pi < po) {
+                if (i >= in->rank) return false;
+                pi *= in->dims[i++];
+            } else {
+                if (j >= out->rank) return false;
+                po *= out->dims[j++];
+            }
+        }
+        /* size-1 dims may trail into a group: fine */
+        if (i - i0 == 1 && j - j0 == 1) {
+            if (gs__sp_k(si, i0) != gs__sp_k(so, j0)) return false;
+            continue;
+        }
+        for (d = i0; d < i; d++)
+            if (gs__sp_k(si, d) > 1 && in->dims[d] % gs__sp_k(si, d)) return false;
+        for (d = j0; d < j; d++)
+            if (gs__sp_k(so, d) > 1 && out->dims[d] % gs__sp_k(so, d)) return false;
+    }
+    return true;
+}
+
+/* dims of a reshape's operand that are not a 1:1 dim (changed by the reshape) */
+GS__FN uint32_t gs__sp_reshape_changed(const gs_shape *in, const gs_shape *out, uint32_t *out_changed) {
+    int i = 0, j = 0, d;
+    uint32_t m = 0, mo = 0;
+    while (i < in->rank || j < out->rank) {
+        int i0 = i, j0 = j;
+        int64_t pi = 1, po = 1;
+        if (i < in->rank) pi = in->dims[i++];
+        if (j < out->rank) po = out->dims[j++];
+        while (pi != po && (i < in->rank || j < out->rank)) {
+            if (pi < po && i < in->rank) pi *= in->dims[i++];
+            else if (j < out->rank) po *= out->dims[j++];
+            else pi *= in->dims[i++];
+        }
+        if (!(i - i0 == 1 && j - j0 == 1)) {
+            for (d = i0; d < i; d++) m |= 1u << d;
+            for (d = j0; d < j; d++) mo |= 1u << d;
+        }
+    }
+    if (out_changed) *out_changed = mo;
+    return m;
+}
+
+/* the local cumulative op along a split dim: local scan plus an exclusive prefix of the other shards' totals */
+GS__FN gs_value *gs__sp_cumulative(gs__sp *sp, const gs_value *v, const gs_sharding *t) {
+    gs_graph *g = sp->G->g;
+    int d = (int)v->dim, rank = v->shape.rank;
+    gs_reduce_kind kind = v->op == GS_OP_CUMSUM ? GS_REDUCE_SUM : v->op == GS_OP_CUMPROD ? GS_REDUCE_PROD
+                        : v->op == GS_OP_CUMMAX ? GS_REDUCE_MAX : GS_REDUCE_MIN;
+    double id = gs__sp_identity(kind, v->shape.dtype);
+    gs_value *x = gs__sp_get(sp, v->operands[0], t), *loc, *tot, *all, *io, *me, *mask, *pre, *b;
+    int64_t k = gs__sp_k(t, d), st[GS_MAX_RANK] = {0}, lim[GS_MAX_RANK];
+    gs_shape ls, ps;
+    gs__ta A;
+    int64_t bd[GS_MAX_RANK];
+    int i, n;
+    gs_op comb = kind == GS_REDUCE_SUM ? GS_OP_ADD : kind == GS_REDUCE_PROD ? GS_OP_MULTIPLY
+               : kind == GS_REDUCE_MAX ? GS_OP_MAXIMUM : GS_OP_MINIMUM;
+    if (!x) return NULL;
+    x = gs__sp_mask(sp, x, t, &v->shape, 1u << d, id);
+    {
+        gs_value *ops1[1];
+        ops1[0] = x;
+        loc = gs__sp_clone(sp, v, ops1, &x->shape);
+    }
+    if (k == 1 || !loc) return loc;
+    ls = loc->shape;
+    for (i = 0; i < rank; i++) lim[i] = ls.dims[i];
+    if (v->flag) { st[d] = 0; lim[d] = 1; }
+    else { st[d] = ls.dims[d] - 1; lim[d] = ls.dims[d]; }
+    tot = gs_slice(g, loc, st, lim, NULL);
+    if (!gs__sp_view(sp, t, rank, &A)) return NULL;
+    all = gs__sp_all_gather(sp, tot, d, &A, d);           /* [.., k, ..]: every shard's total, in tile order */
+    if (!all) return NULL;
+    ps = all->shape;
+    ps.dtype = GS_S32;
+    io = gs_iota(g, ps, d);
+    me = gs_broadcast(g, gs__sp_coord(sp, t, d), ps, NULL);
+    mask = gs_compare(g, io, me, v->flag ? GS_CMP_GT : GS_CMP_LT);
+    all = gs_select(g, mask, all, gs__sp_splat(sp, all->shape.dtype, id, all->shape));
+    {
+        int64_t rd = d;
+        pre = gs_reduce(g, all, gs_scalar(g, all->shape.dtype, id), kind, 1, &rd);
+    }
+    n = 0;
+    for (i = 0; i < rank; i++)
+        if (i != d) bd[n++] = i;
+    b = gs_broadcast(g, pre, ls, bd);
+    gs__sp_note(sp, "local scan + exclusive prefix of %lld shard totals (all-gather)", (long long)k);
+    return gs_binary(g, comb, loc, b);
+}
+
+GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+GS__FN gs_graph *gs__sp_graph(gs__sp *sp, gs_graph *src, const gs_sharding *param_sh, const gs_sharding *root_sh);
+
+GS__FN bool gs__sp_elementwise(gs_op op) {
+    return (op >= GS_OP_CONVERT && op <= GS_OP_CLAMP);
+}
+
+/* Partitions v: returns its per-device value and, in *osh, the sharding it is in (the caller reshards it to t,
+   the sharding propagation gave v). */
+GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    gs_graph *g = sp->G->g;
+    const gs_shape *S = &v->shape;
+    gs_value *ops[GS_MAX_RANK + 4];
+    int rank = S->rank, i;
+    *osh = t;
+    if (t && t->kind == GS_SHARDING_MANUAL) {
+        /* inside a manual region every op is already per device */
+        if (v->n_operands > (int)GS__COUNTOF(ops)) {
+            gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: too many operands in a manual region", v->name);
+            return NULL;
+        }
+        for (i = 0; i < v->n_operands; i++) ops[i] = gs__sp_get(sp, v->operands[i], sp->G->vals[v->operands[i]->id].sh);
+        gs__sp_note(sp, "manual: as written");
+        return gs__sp_clone(sp, v, ops, S->dtype == GS_TUPLE ? NULL : S);
+    }
+    if (gs__sp_elementwise(v->op)) {
+        gs_shape ls = gs__sp_local(t, *S);
+        for (i = 0; i < v->n_operands; i++)
+            ops[i] = gs__sp_get(sp, v->operands[i], v->operands[i]->shape.rank == 0 ? gs__sp_rep(sp) : t);
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    switch (v->op) {
+    case GS_OP_CONSTANT:
+        if (v->splat) {
+            gs_shape ls = gs__sp_local(t, *S);
+            return gs__sp_clone(sp, v, NULL, &ls);
+        }
+        *osh = gs__sp_rep(sp);
+        gs__sp_note(sp, "constant, then each device's slice");
+        return gs__sp_clone(sp, v, NULL, S);
+    case GS_OP_IOTA: {
+        gs_shape ls = gs__sp_local(t, *S), is = ls;
+        int d = (int)v->dim;
+        gs_value *x;
+        if (gs__sp_k(t, d) == 1) return gs_iota(g, ls, d);
+        is.dtype = GS_S32;
+        x = gs_add(g, gs_iota(g, is, d), gs_broadcast(g, gs__sp_offset(sp, t, d, ls.dims[d]), is, NULL));
+        gs__sp_note(sp, "local iota + the shard's offset");
+        return S->dtype == GS_S32 ? x : gs_convert(g, x, S->dtype);
+    }
+    case GS_OP_PARTITION_ID:
+        *osh = gs__sp_rep(sp);
+        gs__sp_note(sp, "partition-id of the unpartitioned program: 0");
+        return gs_scalar(g, GS_U32, 0);
+    case GS_OP_BROADCAST: {
+        int dest[GS_MAX_RANK];
+        gs_shape ls = gs__sp_local(t, *S);
+        const gs_sharding *os;
+        for (i = 0; i < rank; i++) dest[i] = GS__DEST_REP;
+        for (i = 0; i < v->n_dims; i++) dest[v->dims[i]] = i;
+        os = gs__sh_map(sp->ctx, t, v->operands[0]->shape.rank, dest);
+        ops[0] = gs__sp_get(sp, v->operands[0], os);
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_TRANSPOSE: {
+        int dest[GS_MAX_RANK];
+        gs_shape ls = gs__sp_local(t, *S);
+        for (i = 0; i < rank; i++) dest[i] = (int)v->dims[i];
+        ops[0] = gs__sp_get(sp, v->operands[0], gs__sh_map(sp->ctx, t, rank, dest));
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_RESHAPE: {
+        const gs_shape *X = &v->operands[0]->shape;
+        const gs_sharding *is = gs__sh_reshape(sp->ctx, t, S, X), *back;
+        uint32_t ch_in, ch_out;
+        gs_shape ls;
+        if (is && !gs__sp_is_rep(is) && (back = gs__sh_reshape(sp->ctx, is, X, S)) && gs_sharding_equal(back, t) &&
+            gs__sp_reshape_local_ok(X, is, S, t)) {
+            ls = gs__sp_local(t, *S);
+            ops[0] = gs__sp_get(sp, v->operands[0], is);
+            return gs__sp_clone(sp, v, ops, &ls);
+        }
+        if (gs__sp_is_rep(t)) {
+            ops[0] = gs__sp_get(sp, v->operands[0], t);
+            return gs__sp_clone(sp, v, ops, S);
+        }
+        /* keep the dims the reshape leaves alone split as the operand has them; gather the others */
+        ch_in = gs__sp_reshape_changed(X, S, &ch_out);
+        is = gs__sp_unsplit(sp, sp->G->vals[v->operands[0]->id].sh, ch_in);
+        back = is ? gs__sh_reshape(sp->ctx, is, X, S) : NULL;
+        if (!back || gs__sp_split_mask(back, rank) & ch_out || !gs__sp_reshape_local_ok(X, is, S, back)) {
+            is = gs__sp_rep(sp);
+            back = is;
+        }
+        gs__sp_note(sp, "reshape with the changed dims gathered");
+        ls = gs__sp_local(back, *S);
+        ops[0] = gs__sp_get(sp, v->operands[0], is);
+        *osh = back;
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_SLICE: case GS_OP_PAD: case GS_OP_CONCATENATE: case GS_OP_DYNAMIC_SLICE:
+    case GS_OP_DYNAMIC_UPDATE_SLICE: {
+        /* dims whose extent the op changes must be whole on every device (halo exchange comes later) */
+        uint32_t m = 0;
+        const gs_sharding *os;
+        gs_shape ls;
+        int n_arr = v->op == GS_OP_CONCATENATE ? v->n_operands : v->op == GS_OP_DYNAMIC_UPDATE_SLICE ? 2 : 1;
+        gs_value *x;
+        if (v->op == GS_OP_CONCATENATE) m = 1u << v->dim;
+        else if (v->op == GS_OP_DYNAMIC_UPDATE_SLICE) m = gs__sp_diff_dims(S, &v->operands[1]->shape);
+        else m = gs__sp_diff_dims(S, &v->operands[0]->shape);
+        if (v->op == GS_OP_SLICE)
+            for (i = 0; i < rank; i++)
+                if (v->start[i] != 0 || v->stride[i] != 1) m |= 1u << i;
+        if (v->op == GS_OP_PAD)
+            for (i = 0; i < rank; i++)
+                if (v->lo[i] || v->hi[i] || v->interior[i]) m |= 1u << i;
+        os = gs__sp_unsplit(sp, t, m);
+        if (!os) return NULL;
+        if (gs__sp_split_mask(t, rank) & m) gs__sp_note(sp, "%s along split dims: those dims gathered first", gs_op_name(v->op));
+        ls = gs__sp_local(os, *S);
+        if (v->n_operands > (int)GS__COUNTOF(ops)) {
+            *osh = gs__sp_rep(sp);
+            return gs__sp_replicated(sp, v, "many operands", osh);
+        }
+        for (i = 0; i < v->n_operands; i++)
+            ops[i] = gs__sp_get(sp, v->operands[i], i < n_arr ? os : gs__sp_rep(sp));
+        *osh = os;
+        if (v->op == GS_OP_SLICE) {
+            int64_t st[GS_MAX_RANK], li[GS_MAX_RANK];
+            for (i = 0; i < rank; i++) {
+                bool whole = !((m >> i) & 1u);
+                st[i] = whole ? 0 : v->start[i];
+                li[i] = whole ? ls.dims[i] : v->limit[i];
+            }
+            return gs_slice(g, ops[0], st, li, v->stride);
+        }
+        if (v->op == GS_OP_DYNAMIC_SLICE || v->op == GS_OP_DYNAMIC_UPDATE_SLICE) {
+            /* starts of whole dims clamp to 0 in the unpartitioned program too */
+            int first = v->op == GS_OP_DYNAMIC_SLICE ? 1 : 2;
+            for (i = 0; i < rank; i++)
+                if (!((m >> i) & 1u)) ops[first + i] = gs__sp_s32(sp, 0);
+            if (v->op == GS_OP_DYNAMIC_SLICE) return gs_dynamic_slice(g, ops[0], ops + 1, ls.dims);
+            return gs_dynamic_update_slice(g, ops[0], ops[1], ops + 2);
+        }
+        x = gs__sp_clone(sp, v, ops, &ls);
+        return x;
+    }
+    case GS_OP_REVERSE: {
+        uint32_t m = 0, uneven = 0;
+        const gs_sharding *os;
+        gs_shape ls;
+        for (i = 0; i < v->n_dims; i++) m |= 1u << v->dims[i];
+        for (i = 0; i < rank; i++)
+            if (((m >> i) & 1u) && gs__sp_k(t, i) > 1 && S->dims[i] % gs__sp_k(t, i)) uneven |= 1u << i;
+        os = gs__sp_unsplit(sp, t, uneven);
+        ls = gs__sp_local(os, *S);
+        ops[0] = gs__sp_get(sp, v->operands[0], gs__sh_reverse(sp->ctx, os, m));
+        *osh = os;
+        if (uneven) gs__sp_note(sp, "reverse of unevenly split dims: those dims gathered first");
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_REDUCE: case GS_OP_ARGMAX: case GS_OP_ARGMIN: {
+        const gs_value *X = v->operands[0];
+        int rx = X->shape.rank, dest[GS_MAX_RANK], back[GS_MAX_RANK], j = 0;
+        uint32_t red = 0;
+        const gs_sharding *xs = sp->G->vals[X->id].sh, *is;
+        gs_value *x, *r;
+        gs_shape ls;
+        if (v->op == GS_OP_REDUCE)
+            for (i = 0; i < v->n_dims; i++) red |= 1u << v->dims[i];
+        else
+            red = 1u << v->dim;
+        for (i = 0; i < rx; i++) dest[i] = (red >> i) & 1u ? GS__DEST_REP : j++;
+        for (i = 0; i < rank; i++) back[i] = GS__DEST_REP;
+        j = 0;
+        for (i = 0; i < rx; i++)
+            if (!((red >> i) & 1u)) back[j++] = i;
+        /* the operand split along reduced dims: reduce locally, then combine the devices' partial results */
+        if (v->op == GS_OP_REDUCE && (gs__sp_split_mask(xs, rx) & red)) {
+            is = xs;
+        } else {
+            is = gs__sh_map(sp->ctx, t, rx, back);   /* the output's split, reduced dims whole */
+        }
+        if (!is) return NULL;
+        x = gs__sp_get(sp, X, is);
+        if (v->op != GS_OP_REDUCE) {
+            ls = gs__sp_local(gs__sh_map(sp->ctx, is, rank, dest), *S);
+            ops[0] = x;
+            *osh = gs__sh_map(sp->ctx, is, rank, dest);
+            return gs__sp_clone(sp, v, ops, &ls);
+        }
+        x = gs__sp_mask(sp, x, is, &X->shape, red, gs__sp_identity(v->reduce, X->shape.dtype));
+        ops[0] = x;
+        ops[1] = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
+        ls = gs__sp_local(gs__sh_map(sp->ctx, is, rank, dest), *S);
+        r = gs__sp_clone(sp, v, ops, &ls);
+        gs__sp_note(sp, "local reduce");
+        return gs__sp_combine(sp, r, is, rx, dest, v->reduce, S, t, osh);
+    }
+    case GS_OP_SORT: case GS_OP_TOPK: {
+        int d = v->op == GS_OP_SORT ? (int)v->dim : v->operands[0]->shape.rank - 1;
+        const gs_shape *X = &v->operands[0]->shape;
+        const gs_sharding *te = gs__sp_elem(t, 0), *os;
+        gs_shape ls;
+        if (v->n_operands > (int)GS__COUNTOF(ops)) return gs__sp_replicated(sp, v, "many operands", osh);
+        os = gs__sp_move_tiles_off(sp, te, X, d);
+        if (!os) return NULL;
+        if (os != te) gs__sp_note(sp, "tiles moved off the %s dim", gs_op_name(v->op));
+        for (i = 0; i < v->n_operands; i++) ops[i] = gs__sp_get(sp, v->operands[i], os);
+        ls = gs__sp_local(os, *X);
+        if (S->dtype == GS_TUPLE) {
+            const gs_sharding *el[64];
+            int n = v->n_tuple;
+            if (n > 64) return NULL;
+            for (i = 0; i < n; i++) el[i] = os;
+            *osh = gs_sharding_tuple(sp->ctx, n, el);
+            return gs__sp_clone(sp, v, ops, NULL);
+        }
+        *osh = os;
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX: case GS_OP_CUMMIN:
+        return gs__sp_cumulative(sp, v, t);
+    case GS_OP_DOT:
+        return gs__sp_dot(sp, v, t, osh);
+    case GS_OP_CONVOLUTION: {
+        const gs_conv_config *c = v->conv;
+        const gs_conv_dims *cd = &c->dims;
+        int in_dest[GS_MAX_RANK], k_dest[GS_MAX_RANK];
+        uint32_t spatial = 0;
+        const gs_sharding *os, *is, *ks;
+        gs_shape ls;
+        bool groups = (c->feature_group_count > 1 || c->batch_group_count > 1);
+        for (i = 0; i < cd->n_spatial; i++) spatial |= 1u << cd->output_spatial[i];
+        if (groups) spatial |= 1u << cd->output_feature;
+        if (gs__sp_split_mask(t, rank) & spatial) gs__sp_note(sp, "convolution: spatial dims gathered (windowed)");
+        os = gs__sp_unsplit(sp, t, spatial | (c->batch_group_count > 1 ? 1u << cd->output_batch : 0));
+        for (i = 0; i < rank; i++) in_dest[i] = k_dest[i] = GS__DEST_REP;
+        in_dest[cd->output_batch] = (int)cd->input_batch;
+        k_dest[cd->output_feature] = (int)cd->kernel_output_feature;
+        is = gs__sh_map(sp->ctx, os, rank, in_dest);
+        ks = gs__sh_map(sp->ctx, os, rank, k_dest);
+        ops[0] = gs__sp_get(sp, v->operands[0], is);
+        ops[1] = gs__sp_get(sp, v->operands[1], ks);
+        ls = gs__sp_local(os, *S);
+        *osh = os;
+        gs__sp_note(sp, "convolution: batch and output features split as the output");
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_REDUCE_WINDOW: {
+        uint32_t m = 0;
+        const gs_sharding *os;
+        gs_shape ls;
+        for (i = 0; i < rank; i++) {
+            const gs_window_dim *w = &v->window[i];
+            if (w->size != 1 || w->stride != 1 || w->pad_lo || w->pad_hi || w->base_dilation != 1 ||
+                w->window_dilation != 1)
+                m |= 1u << i;
+        }
+        os = gs__sp_unsplit(sp, t, m);
+        if (gs__sp_split_mask(t, rank) & m) gs__sp_note(sp, "reduce-window: windowed dims gathered");
+        ops[0] = gs__sp_get(sp, v->operands[0], os);
+        ops[1] = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
+        ls = gs__sp_local(os, *S);
+        *osh = os;
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_RNG: {
+        *osh = gs__sp_rep(sp);
+        ops[0] = gs__sp_get(sp, v->operands[0], gs__sp_rep(sp));
+        ops[1] = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
+        gs__sp_note(sp, "rng at full size, then each device's slice");
+        return gs__sp_clone(sp, v, ops, S);
+    }
+    case GS_OP_ANNOTATE: case GS_OP_COPY:
+        return gs__sp_get(sp, v->operands[0], t);
+    case GS_OP_TO_MANUAL: {
+        const gs_sharding *xs = sp->G->vals[v->operands[0]->id].sh;
+        gs_shape want = gs__sp_local(xs, v->operands[0]->shape);
+        gs_value *x = gs__sp_get(sp, v->operands[0], xs);
+        if (!x) return NULL;
+        if (!gs_shape_equal(&want, S)) {
+            gs__err(sp->ctx, GS_ERR_SHAPE, "%s: the manual shard shape must be the operand's shard shape under %s",
+                    v->name, gs_sharding_to_text(sp->ctx, xs));
+            return NULL;
+        }
+        *osh = t;
+        gs__sp_note(sp, "enter the manual region (padding zeroed)");
+        return gs__sp_mask(sp, x, xs, &v->operands[0]->shape, ~0u, 0);
+    }
+    case GS_OP_TO_FULL: {
+        gs_value *x = gs__sp_get(sp, v->operands[0], sp->G->vals[v->operands[0]->id].sh);
+        gs_shape want = gs__sp_local(t, *S);
+        if (!x) return NULL;
+        if (!gs_shape_equal(&want, &x->shape)) {
+            gs__err(sp->ctx, GS_ERR_SHAPE, "%s: the manual value's shape is not the shard shape of %s", v->name,
+                    gs_sharding_to_text(sp->ctx, t));
+            return NULL;
+        }
+        gs__sp_note(sp, "leave the manual region");
+        return x;
+    }
+    case GS_OP_TUPLE: {
+        gs_value **el;
+        gs_value *r;
+        el = (gs_value **)gs__malloc(sp->ctx, sizeof(gs_value *) * (size_t)(v->n_operands ? v->n_operands : 1));
+        if (!el) return NULL;
+        for (i = 0; i < v->n_operands; i++) el[i] = gs__sp_get(sp, v->operands[i], gs__sp_elem(t, i));
+        r = gs_tuple(g, v->n_operands, el);
+        gs__free(sp->ctx, el);
+        return r;
+    }
+    case GS_OP_GET_TUPLE_ELEMENT: {
+        const gs_sharding *ts = sp->G->vals[v->operands[0]->id].sh;
+        *osh = gs__sp_elem(ts, (int)v->index);
+        return gs_get_tuple_element(g, sp->G->vals[v->operands[0]->id].v, v->index);
+    }
+    case GS_OP_WHILE: {
+        gs_graph *body, *cond;
+        gs_value *init = gs__sp_get(sp, v->operands[0], t);
+        gs__sp_g *saved = sp->G;
+        const gs_value *at = sp->at;
+        if (!init) return NULL;
+        cond = gs__sp_graph(sp, v->cond, t, gs__sp_rep(sp));
+        sp->G = saved;
+        sp->at = at;
+        if (!cond) return NULL;
+        body = gs__sp_graph(sp, v->body, t, t);
+        sp->G = saved;
+        sp->at = at;
+        if (!body) return NULL;
+        gs__sp_note(sp, "loop: body and condition partitioned with the loop state's sharding");
+        return gs_while(g, cond, body, init);
+    }
+    case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
+    case GS_OP_COLLECTIVE_PERMUTE:
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region (collectives belong to SPMD programs)",
+                v->name, gs_op_name(v->op));
+        return NULL;
+    case GS_OP_GATHER: case GS_OP_SCATTER:
+        return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    default:
+        return gs__sp_replicated(sp, v, "no partitioned rule", osh);
+    }
+}
+
+/* ==== end src/gs_spmd_ops.c ==== */
+
+/* ==== begin src/gs_spmd_dot.c ==== */
+/* gs_spmd_dot.c - dot strategies, the windowed einsum loop, and the partitioner's driver. */
+/* #include "gs_internal.h" (already inlined) */
+
+/* ---- a rough cost of a reshard (bytes a device sends), by the planner's steps on tile counts ---- */
+GS__FN double gs__sp_est(gs__sp *sp, const gs_sharding *s, const gs_sharding *t, const gs_shape *full) {
+    gs__ta A, B;
+    int rank = full->rank, d, e;
+    int64_t k[GS_MAX_RANK + 1];
+    double cost = 0, loc;
+    gs_shape ls;
+    if (!s || !t || s == t || gs_sharding_equal(s, t)) return 0;
+    if (gs__sp_is_rep(s) && gs__sp_is_rep(t)) return 0;
+    if (!gs__sp_view(sp, s, rank, &A) || !gs__sp_view(sp, t, rank, &B)) return 1e30;
+    for (d = 0; d <= rank; d++) k[d] = A.dims[d];
+    ls = gs__sp_local(s, *full);
+    loc = (double)gs_shape_bytes(&ls);
+    for (;;) {
+        int fs = -1, ft = -1;
+        int64_t m = 1;
+        for (d = 0; d < rank && fs < 0; d++) {
+            if (k[d] <= B.dims[d] || k[d] % B.dims[d]) continue;
+            for (e = 0; e < rank; e++) {
+                int64_t mm;
+                if (e == d || k[e] >= B.dims[e] || B.dims[e] % k[e]) continue;
+                mm = gs__gcd(k[d] / B.dims[d], B.dims[e] / k[e]);
+                if (mm < 2 || !gs__sp_aligned(full->dims[d], k[d] / mm, k[d])) continue;
+                if (k[e] > 1 && !gs__sp_aligned(full->dims[e], k[e], k[e] * mm)) continue;
+                fs = d; ft = e; m = mm;
+                break;
+            }
+        }
+        if (fs < 0) break;
+        cost += loc * (double)(m - 1) / (double)m;
+        k[fs] /= m;
+        k[ft] *= m;
+    }
+    for (d = 0; d < rank; d++) {
+        int64_t m = 0;
+        if (k[d] == 1) continue;
+        if (k[d] > B.dims[d]) m = (k[d] % B.dims[d] == 0 && gs__sp_aligned(full->dims[d], B.dims[d], k[d])) ? k[d] / B.dims[d] : k[d];
+        else if (k[d] < B.dims[d] && (B.dims[d] % k[d] || !gs__sp_aligned(full->dims[d], k[d], B.dims[d]))) m = k[d];
+        if (m > 1) {
+            cost += loc * (double)(m - 1);
+            loc *= (double)m;
+            k[d] /= m;
+        }
+    }
+    for (d = 0; d < rank; d++)
+        if (k[d] < B.dims[d]) loc /= (double)(B.dims[d] / k[d]);
+    if (cost == 0) cost = loc;   /* a permute */
+    return cost;
+}
+
+/* ---- dot: choose an iteration-space sharding ---- */
+typedef struct gs__sp_dotdims {
+    int nb, nlf, nrf, nc, ri, nout;
+    int lhs_of[GS_MAX_RANK * 2], rhs_of[GS_MAX_RANK * 2];   /* iteration dim -> operand dim or -1 */
+    int it_of_lhs[GS_MAX_RANK], it_of_rhs[GS_MAX_RANK];     /* operand dim -> iteration dim */
+    int64_t size[GS_MAX_RANK * 2];
+} gs__sp_dotdims;
+
+GS__FN bool gs__sp_dot_dims(const gs_value *v, gs__sp_dotdims *D) {
+    const gs_dot_dims *dd = v->dot;
+    const gs_shape *L = &v->operands[0]->shape, *R = &v->operands[1]->shape;
+    int i, a = 0;
+    uint32_t lu = 0, ru = 0;
+    memset(D, 0, sizeof *D);
+    for (i = 0; i < GS_MAX_RANK * 2; i++) D->lhs_of[i] = D->rhs_of[i] = -1;
+    D->nb = dd->n_batch;
+    D->nc = dd->n_contract;
+    for (i = 0; i < dd->n_batch; i++) {
+        lu |= 1u << dd->lhs_batch[i];
+        ru |= 1u << dd->rhs_batch[i];
+    }
+    for (i = 0; i < dd->n_contract; i++) {
+        lu |= 1u << dd->lhs_contract[i];
+        ru |= 1u << dd->rhs_contract[i];
+    }
+    for (i = 0; i < dd->n_batch; i++, a++) {
+        D->lhs_of[a] = (int)dd->lhs_batch[i];
+        D->rhs_of[a] = (int)dd->rhs_batch[i];
+        D->size[a] = L->dims[dd->lhs_batch[i]];
+    }
+    for (i = 0; i < L->rank; i++)
+        if (!((lu >> i) & 1u)) { D->lhs_of[a] = i; D->size[a] = L->dims[i]; a++; D->nlf++; }
+    for (i = 0; i < R->rank; i++)
+        if (!((ru >> i) & 1u)) { D->rhs_of[a] = i; D->size[a] = R->dims[i]; a++; D->nrf++; }
+    D->nout = a;
+    for (i = 0; i < dd->n_contract; i++, a++) {
+        D->lhs_of[a] = (int)dd->lhs_contract[i];
+        D->rhs_of[a] = (int)dd->rhs_contract[i];
+        D->size[a] = L->dims[dd->lhs_contract[i]];
+    }
+    D->ri = a;
+    if (a > GS_MAX_RANK * 2 || a > GS_MAX_IOTA_RANK - 1) return false;
+    for (i = 0; i < a; i++) {
+        if (D->lhs_of[i] >= 0) D->it_of_lhs[D->lhs_of[i]] = i;
+        if (D->rhs_of[i] >= 0) D->it_of_rhs[D->rhs_of[i]] = i;
+    }
+    return true;
+}
+
+/* projections of an iteration sharding */
+GS__FN const gs_sharding *gs__sp_proj(gs__sp *sp, const gs_sharding *I, const gs__sp_dotdims *D, int which,
+                                      int out_rank) {
+    int dest[GS_MAX_RANK * 2], a;
+    memset(dest, 0, sizeof dest);
+    for (a = 0; a < D->ri; a++) {
+        int o = which == 0 ? D->lhs_of[a] : which == 1 ? D->rhs_of[a] : (a < D->nout ? a : -1);
+        dest[a] = o >= 0 ? o : GS__DEST_REP;
+    }
+    return gs__sh_map(sp->ctx, I, out_rank, dest);
+}
+
+GS__FN const gs_sharding *gs__sp_lift(gs__sp *sp, const gs_sharding *s, const int *it_of, int rank, int ri) {
+    int dest[GS_MAX_RANK], d;
+    if (gs__sp_is_rep(s)) return gs__sp_rep(sp);
+    for (d = 0; d < rank; d++) dest[d] = it_of[d];
+    return gs__sh_map(sp->ctx, s, ri, dest);
+}
+
+GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
+                                     int wop, int wdim, const gs_sharding *t, const gs_sharding **osh);
+
+GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_value *Lv = v->operands[0], *Rv = v->operands[1];
+    const gs_sharding *Ls = sp->G->vals[Lv->id].sh, *Rs = sp->G->vals[Rv->id].sh;
+    const gs_sharding *cand[8], *best = NULL;
+    const char *cname[8], *bname = "";
+    double bcost = 1e300;
+    gs__sp_dotdims D;
+    int n = 0, i, a, dest[GS_MAX_RANK * 2];
+    gs_shape ishape;
+    if (!gs__sp_dot_dims(v, &D)) return gs__sp_replicated(sp, v, "dot of too many dims", osh);
+    ishape = gs_shape_make(v->shape.dtype, D.ri, D.size);
+    {
+        const gs_sharding *IT, *IL, *IR;
+        int dt[GS_MAX_RANK];
+        for (a = 0; a < D.nout; a++) dt[a] = a;
+        IT = gs__sp_is_rep(t) ? gs__sp_rep(sp) : gs__sh_map(sp->ctx, t, D.ri, dt);
+        IL = gs__sp_lift(sp, Ls, D.it_of_lhs, Lv->shape.rank, D.ri);
+        IR = gs__sp_lift(sp, Rs, D.it_of_rhs, Rv->shape.rank, D.ri);
+        cand[n] = IT; cname[n++] = "split like the output";
+        cand[n] = IL; cname[n++] = "split like lhs";
+        cand[n] = IR; cname[n++] = "split like rhs";
+        cand[n] = IL && IR ? gs__sh_merge(sp->ctx, IL, IR) : NULL; cname[n++] = "split like both operands";
+        cand[n] = IT && IL ? gs__sh_merge(sp->ctx, IT, IL) : NULL; cname[n++] = "split like the output and lhs";
+        cand[n] = IT && IR ? gs__sh_merge(sp->ctx, IT, IR) : NULL; cname[n++] = "split like the output and rhs";
+    }
+    for (a = 0; a < D.ri; a++) dest[a] = a < D.nout ? a : GS__DEST_REP;
+    for (i = 0; i < n; i++) {
+        const gs_sharding *I = cand[i], *pl, *pr, *po;
+        double c, flops = 2;
+        gs_shape li;
+        int j;
+        if (!I) continue;
+        for (j = 0; j < i; j++)
+            if (cand[j] == I) break;
+        if (j < i) continue;
+        pl = gs__sp_proj(sp, I, &D, 0, Lv->shape.rank);
+        pr = gs__sp_proj(sp, I, &D, 1, Rv->shape.rank);
+        po = gs__sp_proj(sp, I, &D, 2, v->shape.rank);
+        if (!pl || !pr || !po) continue;
+        c = gs__sp_est(sp, Ls, pl, &Lv->shape) + gs__sp_est(sp, Rs, pr, &Rv->shape) + gs__sp_est(sp, po, t, &v->shape);
+        {
+            gs__ta A;
+            int64_t G = 1;
+            if (gs__sp_view(sp, I, D.ri, &A))
+                for (a = D.nout; a < D.ri; a++) G *= A.dims[a];
+            if (G > 1) {
+                gs_shape lo = gs__sp_local(po, v->shape);
+                c += 2.0 * (double)gs_shape_bytes(&lo) * (double)(G - 1) / (double)G;
+            }
+        }
+        li = gs__sp_local(I, ishape);
+        for (a = 0; a < D.ri; a++) flops *= (double)li.dims[a];
+        c += flops / 1000.0;
+        if (c < bcost) { bcost = c; best = I; bname = cname[i]; }
+    }
+    if (!best) return gs__sp_replicated(sp, v, "no dot strategy", osh);
+    {
+        /* describe the strategy */
+        gs__ta A;
+        char buf[256];
+        int len = 0;
+        if (gs__sp_view(sp, best, D.ri, &A)) {
+            for (a = 0; a < D.ri && len < 200; a++) {
+                const char *cls = a < D.nb ? "batch" : a < D.nb + D.nlf ? "lhs-free" : a < D.nout ? "rhs-free" : "contracting";
+                if (A.dims[a] > 1)
+                    len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%s dim split %lld-way", len ? ", " : "",
+                                    cls, (long long)A.dims[a]);
+            }
+        }
+        if (!len) snprintf(buf, sizeof buf, "nothing split");
+        gs__sp_note(sp, "dot %s: %s", bname, buf);
+    }
+    /* the windowed einsum: an operand that would be all-gathered in full is instead passed round a ring */
+    if (sp->we_bytes >= 0) {
+        int w;
+        for (w = 0; w < 2; w++) {
+            const gs_value *O = w == 0 ? Lv : Rv;
+            const gs_sharding *os = w == 0 ? Ls : Rs, *want = gs__sp_proj(sp, best, &D, w, O->shape.rank);
+            gs_shape lo = gs__sp_local(os, O->shape);
+            int d, split = -1, nsplit = 0;
+            for (d = 0; d < O->shape.rank; d++)
+                if (gs__sp_k(os, d) > 1) { split = d; nsplit++; }
+            if (nsplit != 1 || !gs__sp_is_rep(want) || (int64_t)gs_shape_bytes(&lo) < sp->we_bytes ||
+                gs__sp_split_mask(os, O->shape.rank) != (1u << split) || gs_sharding_replication(os) > 1 ||
+                gs__sp_k(os, split) != sp->D)
+                continue;
+            return gs__sp_windowed_dot(sp, v, &D, best, w, split, t, osh);
+        }
+    }
+    {
+        gs_value *ops[2];
+        const gs_sharding *pl = gs__sp_proj(sp, best, &D, 0, Lv->shape.rank);
+        const gs_sharding *pr = gs__sp_proj(sp, best, &D, 1, Rv->shape.rank);
+        uint32_t cl = 0, cr = 0;
+        gs_value *x;
+        for (a = D.nout; a < D.ri; a++) {
+            cl |= 1u << D.lhs_of[a];
+            cr |= 1u << D.rhs_of[a];
+        }
+        ops[0] = gs__sp_mask(sp, gs__sp_get(sp, Lv, pl), pl, &Lv->shape, cl, 0);
+        ops[1] = gs__sp_mask(sp, gs__sp_get(sp, Rv, pr), pr, &Rv->shape, cr, 0);
+        x = gs__sp_clone(sp, v, ops, NULL);
+        return gs__sp_combine(sp, x, best, D.ri, dest, GS_REDUCE_SUM, &v->shape, t, osh);
+    }
+}
+
+/* AG-style windowed einsum: operand wop is split D ways along its dim wdim (iteration dim aw) and would be
+   all-gathered; instead a loop of D local dots passes each device's block round a ring (collective-permute to
+   the previous tile), device p working on block (coord(p) + i) mod D in iteration i. */
+GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
+                                     int wop, int wdim, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_value *W = v->operands[wop], *O = v->operands[1 - wop];
+    const gs_sharding *ws = sp->G->vals[W->id].sh;
+    const gs_sharding *po = gs__sp_proj(sp, I, D, 2, v->shape.rank);
+    const gs_sharding *oproj = gs__sp_proj(sp, I, D, 1 - wop, O->shape.rank);
+    int aw = wop == 0 ? D->it_of_lhs[wdim] : D->it_of_rhs[wdim];
+    int odim = wop == 0 ? D->rhs_of[aw] : D->lhs_of[aw];    /* the other operand's dim for aw, or -1 */
+    int64_t Dn = sp->D, cw = gs__shard_size(W->shape.dims[wdim], Dn), p, idx[GS_MAX_TILE_RANK];
+    gs_graph *g = sp->G->g, *cond, *body;
+    gs_value *win, *oth, *acc, *st[4], *init, *res;
+    gs_shape accs, lo;
+    int64_t *pairs;
+    bool contract = aw >= D->nout;
+    (void)t;
+    oth = gs__sp_get(sp, O, oproj);
+    win = gs__sp_get(sp, W, ws);
+    if (!oth || !win) return NULL;
+    if (odim >= 0) oth = gs__sp_pad_dim(sp, oth, odim, Dn * cw);
+    lo = gs__sp_local(po, v->shape);
+    accs = lo;
+    if (!contract) accs.dims[aw] = Dn * cw;
+    acc = gs__sp_splat(sp, v->shape.dtype, 0, accs);
+    st[0] = oth; st[1] = win; st[2] = acc; st[3] = gs__sp_s32(sp, 0);
+    pairs = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * 2 * (size_t)Dn);
+    if (!pairs) return NULL;
+    for (p = 0; p < Dn; p++) {
+        int64_t c;
+        if (!gs_sharding_device_index(ws, p, idx)) return NULL;
+        c = idx[wdim];
+        idx[wdim] = (c + Dn - 1) % Dn;
+        pairs[2 * p] = p;
+        pairs[2 * p + 1] = gs_sharding_device_at(ws, idx);
+    }
+    {
+        gs_shape ts[4];
+        int k;
+        for (k = 0; k < 4; k++) ts[k] = st[k]->shape;
+        /* state: (other operand, the block held now, the result, iteration i); cond: i < D */
+        cond = gs_graph_new(sp->ctx, "windowed_einsum_cond");
+        body = gs_graph_new(sp->ctx, "windowed_einsum_body");
+        if (!cond || !body) return NULL;
+        {
+            gs_value *pc = gs_parameter_tuple(cond, 0, 4, ts, "state");
+            gs_value *it = gs_get_tuple_element(cond, pc, 3);
+            if (gs_graph_set_root(cond, gs_compare(cond, it, gs_scalar(cond, GS_S32, (double)Dn), GS_CMP_LT)))
+                return NULL;
+        }
+        {
+            gs__sp_g sub, *saved = sp->G;
+            gs_value *pb, *o2, *w2, *a2, *it, *c, *part, *ops[2], *outs[4];
+            memset(&sub, 0, sizeof sub);
+            sub.g = body;
+            sp->G = &sub;
+            pb = gs_parameter_tuple(body, 0, 4, ts, "state");
+            o2 = gs_get_tuple_element(body, pb, 0);
+            w2 = gs_get_tuple_element(body, pb, 1);
+            a2 = gs_get_tuple_element(body, pb, 2);
+            it = gs_get_tuple_element(body, pb, 3);
+            /* block index held now: (coord + i) mod D */
+            c = gs_binary(body, GS_OP_REMAINDER, gs_add(body, gs__sp_coord(sp, ws, wdim), it), gs_scalar(body, GS_S32, (double)Dn));
+            {
+                /* mask the block's padding (its global rows c*cw + l >= S) when it is contracted */
+                gs_value *wm = w2;
+                if (contract && cw * Dn != W->shape.dims[wdim]) {
+                    gs_shape ps = w2->shape;
+                    gs_value *pos, *ok;
+                    ps.dtype = GS_S32;
+                    pos = gs_add(body, gs_iota(body, ps, wdim),
+                                 gs_broadcast(body, gs_mul(body, c, gs_scalar(body, GS_S32, (double)cw)), ps, NULL));
+                    ok = gs_compare(body, pos, gs_constant_splat(body, ps, (double)W->shape.dims[wdim]), GS_CMP_LT);
+                    wm = gs_select(body, ok, w2, gs_constant_splat(body, w2->shape, 0));
+                }
+                ops[wop] = wm;
+            }
+            if (odim >= 0) {
+                gs_value *sts[GS_MAX_RANK];
+                int64_t sz[GS_MAX_RANK];
+                int d;
+                for (d = 0; d < O->shape.rank; d++) {
+                    sz[d] = o2->shape.dims[d];
+                    sts[d] = gs_scalar(body, GS_S32, 0);
+                }
+                sz[odim] = cw;
+                sts[odim] = gs_mul(body, c, gs_scalar(body, GS_S32, (double)cw));
+                ops[1 - wop] = gs_dynamic_slice(body, o2, sts, sz);
+            } else {
+                ops[1 - wop] = o2;
+            }
+            part = gs__sp_clone(sp, v, ops, NULL);
+            if (contract) {
+                outs[2] = gs_add(body, a2, part);
+            } else {
+                gs_value *sts[GS_MAX_RANK];
+                int d;
+                for (d = 0; d < v->shape.rank; d++) sts[d] = gs_scalar(body, GS_S32, 0);
+                sts[aw] = gs_mul(body, c, gs_scalar(body, GS_S32, (double)cw));
+                outs[2] = gs_dynamic_update_slice(body, a2, part, sts);
+            }
+            outs[0] = o2;
+            outs[1] = gs_collective_permute(body, w2, Dn, pairs, 0);
+            outs[3] = gs_add(body, it, gs_scalar(body, GS_S32, 1));
+            if (!outs[0] || !outs[1] || !outs[2] || !outs[3] || gs_graph_set_root(body, gs_tuple(body, 4, outs))) {
+                sp->G = saved;
+                stbds_arrfree(sub.tabs);
+                return NULL;
+            }
+            sp->G = saved;
+            stbds_arrfree(sub.tabs);
+        }
+    }
+    init = gs_tuple(g, 4, st);
+    res = gs_get_tuple_element(g, gs_while(g, cond, body, init), 2);
+    gs__sp_note(sp, "windowed einsum: %lld local dots, %s's blocks passed round a ring of collective-permutes",
+                (long long)Dn, wop == 0 ? "lhs" : "rhs");
+    *osh = po;
+    return gs__sp_prefix(sp, res, &lo);
+}
+
+/* =========================================================================================================
+   The driver
+   ========================================================================================================= */
+GS__FN void gs__sp_g_free(gs__sp *sp, gs__sp_g *G) {
+    int i;
+    if (G->vals) {
+        for (i = 0; i < (int)stbds_arrlen(G->src->values); i++) stbds_arrfree(G->vals[i].alts);
+        gs__free(sp->ctx, G->vals);
+    }
+    stbds_arrfree(G->tabs);
+}
+
+/* a parameter's per-device shape */
+GS__FN gs_value *gs__sp_param(gs__sp *sp, const gs_value *p, const gs_sharding *s) {
+    if (p->shape.dtype == GS_TUPLE) {
+        gs_shape ts[64];
+        int i;
+        if (p->n_tuple > 64) { gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: tuples of more than 64 elements", p->name); return NULL; }
+        for (i = 0; i < p->n_tuple; i++) ts[i] = gs__sp_local(gs__sp_elem(s, i), p->tuple[i]);
+        return gs_parameter_tuple(sp->G->g, p->index, p->n_tuple, ts, p->name);
+    }
+    return gs_parameter(sp->G->g, p->index, gs__sp_local(s, p->shape), p->name);
+}
+
+/* Writes the per-device form of src (its parameter 0 sharded by param_sh and its root resharded to root_sh
+   when they are given, else the shardings propagation gave them). The entry's state stays in sp->G. */
+GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sharding *param_sh,
+                            const gs_sharding *root_sh) {
+    int i, n = (int)stbds_arrlen(src->values);
+    gs_value *root;
+    const char **explain = sp->explain;
+    sp->explain = NULL;   /* sub-graphs partitioned on the way keep no explanations */
+    sp->G = G;
+    G->src = src;
+    G->g = gs_graph_new(sp->ctx, src->name);
+    G->vals = (gs__sp_val *)gs__malloc(sp->ctx, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
+    if (!G->g || !G->vals) return NULL;
+    memset(G->vals, 0, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
+    for (i = 0; i < n; i++) {
+        const gs_value *v = src->values[i];
+        const gs_sharding *t = gs__sp_sh(sp, v), *osh = t;
+        gs_value *x;
+        sp->at = v;
+        sp->ex.len = 0;
+        if (v->op == GS_OP_PARAMETER) {
+            if (param_sh) t = param_sh;
+            x = gs__sp_param(sp, v, t);
+            osh = t;
+        } else {
+            x = gs__sp_op(sp, v, t, &osh);
+            if (x && v->shape.dtype != GS_TUPLE) x = gs__sp_reshard_raw(sp, x, osh, t, v->shape);
+            else if (x && osh != t && !gs_sharding_equal(osh, t)) {
+                G->vals[i].v = x;
+                G->vals[i].sh = osh;
+                x = gs__sp_get(sp, v, t);
+                stbds_arrfree(G->vals[i].alts);
+                G->vals[i].alts = NULL;
+            }
+            osh = t;
+        }
+        if (!x || sp->ctx->err) {
+            if (!sp->ctx->err) gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "could not partition");
+            gs__err_prefix(sp->ctx, "gs_partition: %s (%s): ", v->name, gs_op_name(v->op));
+            return NULL;
+        }
+        if (x->graph == G->g && x->auto_name && !gs_graph_find(G->g, v->name) && x->op != GS_OP_PARAMETER)
+            gs_value_set_name(x, v->name);
+        G->vals[i].v = x;
+        G->vals[i].sh = osh;
+        if (explain && sp->ex.len) explain[i] = gs__arena_strdup(sp->ctx, sp->ex.buf);
+        sp->G = G;
+    }
+    root = src->root ? gs__sp_get(sp, src->root, root_sh ? root_sh : G->vals[src->root->id].sh) : NULL;
+    if (!root || gs_graph_set_root(G->g, root) != GS_OK) {
+        if (!sp->ctx->err) gs__err(sp->ctx, GS_ERR_INVALID_ARG, "gs_partition: graph %s has no root", src->name);
+        return NULL;
+    }
+    return G->g;
+}
+
+GS__FN gs_graph *gs__sp_graph(gs__sp *sp, gs_graph *src, const gs_sharding *param_sh, const gs_sharding *root_sh) {
+    gs__sp_g G;
+    gs_graph *r;
+    memset(&G, 0, sizeof G);
+    r = gs__sp_run(sp, &G, src, param_sh, root_sh);
+    gs__sp_g_free(sp, &G);
+    return r;
+}
+
+/* the flattened parameter buffers' shardings, in gs_eval's order */
+GS__FN bool gs__sp_in_shardings(gs__sp *sp, gs_graph *g, gs__spmd_info *I) {
+    int k, n = 0, j = 0, i;
+    for (k = 0; k < gs_graph_num_params(g); k++) {
+        const gs_value *p = g->params[k];
+        n += p && p->shape.dtype == GS_TUPLE ? p->n_tuple : 1;
+    }
+    I->n_in = n;
+    I->in_sh = (const gs_sharding **)gs__arena_alloc(sp->ctx, sizeof(gs_sharding *) * (size_t)(n ? n : 1));
+    if (!I->in_sh) return false;
+    for (k = 0; k < gs_graph_num_params(g); k++) {
+        const gs_value *p = g->params[k];
+        const gs_sharding *s = gs__sp_sh(sp, p);
+        if (!p) continue;
+        if (p->shape.dtype == GS_TUPLE)
+            for (i = 0; i < p->n_tuple; i++) I->in_sh[j++] = gs__sp_elem(s, i);
+        else
+            I->in_sh[j++] = s;
+    }
+    return true;
+}
 
 GS_API gs_result gs_partition(gs_graph *g, const gs_partition_desc *desc, gs_graph **out) {
-    (void)desc;
+    gs_ctx *ctx;
+    gs__sp sp;
+    gs__sp_g G;
+    gs_graph *r = NULL;
+    gs__spmd_info *I;
+    gs_propagate_desc pd;
+    gs_result res;
+    int i, n;
     if (out) *out = NULL;
     if (!g) return GS_ERR_INVALID_ARG;
-    return gs__err(g->ctx, GS_ERR_UNSUPPORTED, "gs_partition: not written yet");
+    ctx = g->ctx;
+    if (ctx->err) return ctx->err;
+    if (!out) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition: out is NULL");
+    if (g->spmd) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition: %s is already an SPMD program", g->name);
+    memset(&sp, 0, sizeof sp);
+    if (desc) sp.desc = *desc;
+    sp.D = sp.desc.num_devices ? sp.desc.num_devices : g->num_partitions;
+    if (sp.D < 1 || sp.D > ((int64_t)1 << 20))
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition: num_devices %lld is out of range (1 .. 2^20)",
+                       (long long)sp.D);
+    sp.we_bytes = sp.desc.windowed_einsum_bytes == 0 ? (int64_t)256 << 20 : sp.desc.windowed_einsum_bytes < 0 ? -1
+                : sp.desc.windowed_einsum_bytes;
+    sp.ctx = ctx;
+    if ((res = gs__verify_once(g)) != GS_OK) return res;
+    pd.num_devices = sp.D;
+    if ((res = gs_propagate(g, &pd)) != GS_OK) return res;
+    n = (int)stbds_arrlen(g->values);
+    gs__sb_init(&sp.ex, ctx);
+    memset(&G, 0, sizeof G);
+    I = (gs__spmd_info *)gs__arena_alloc(ctx, sizeof *I);
+    if (I) {
+        I->src = g;
+        I->n_src = n;
+        I->num_devices = sp.D;
+        I->map = (gs_value **)gs__arena_alloc(ctx, sizeof(gs_value *) * (size_t)(n ? n : 1));
+        I->sh = (const gs_sharding **)gs__arena_alloc(ctx, sizeof(gs_sharding *) * (size_t)(n ? n : 1));
+        I->explain = (const char **)gs__arena_alloc(ctx, sizeof(char *) * (size_t)(n ? n : 1));
+    }
+    if (I && I->map && I->sh && I->explain && gs__sp_in_shardings(&sp, g, I)) {
+        sp.explain = I->explain;
+        r = gs__sp_run(&sp, &G, g, NULL, NULL);
+    }
+    if (r) {
+        const gs_sharding *rs = G.vals[g->root->id].sh;
+        r->num_partitions = sp.D;
+        r->module_name = g->module_name;
+        for (i = 0; i < n; i++) {
+            I->map[i] = G.vals[i].v && G.vals[i].v->graph == r ? G.vals[i].v : NULL;
+            I->sh[i] = G.vals[i].sh;
+        }
+        I->n_out = gs_graph_num_outputs(g);
+        I->out_sh = (const gs_sharding **)gs__arena_alloc(ctx, sizeof(gs_sharding *) * (size_t)(I->n_out ? I->n_out : 1));
+        if (I->out_sh)
+            for (i = 0; i < I->n_out; i++) I->out_sh[i] = g->root->shape.dtype == GS_TUPLE ? gs__sp_elem(rs, i) : rs;
+        I->n_warn = (int)stbds_arrlen(sp.warn);
+        I->warn = (const char **)gs__arena_alloc(ctx, sizeof(char *) * (size_t)(I->n_warn ? I->n_warn : 1));
+        if (I->warn)
+            for (i = 0; i < I->n_warn; i++) I->warn[i] = sp.warn[i];
+        if (!I->out_sh || !I->warn) r = NULL;
+        else r->spmd = I;
+    }
+    gs__sp_g_free(&sp, &G);
+    stbds_arrfree(sp.warn);
+    gs__sb_free(&sp.ex);
+    if (!r) return ctx->err ? ctx->err : gs__err(ctx, GS_ERR_OUT_OF_MEMORY, "gs_partition: out of memory");
+    *out = r;
+    return GS_OK;
+}
+
+/* ---- printing with explanations ---- */
+typedef struct gs__sp_pr { const gs_graph *spmd; const int *rev; } gs__sp_pr;
+
+GS__FN void gs__sp_comment(gs__sb *sb, const gs_value *v, void *user) {
+    const gs__sp_pr *P = (const gs__sp_pr *)user;
+    const gs__spmd_info *I = P->spmd->spmd;
+    int s;
+    if (v->graph != P->spmd || v->id < 0 || v->id >= (int)stbds_arrlen(P->spmd->values)) return;
+    s = P->rev[v->id];
+    if (s < 0) return;
+    gs__sb_printf(sb, "// %s = %s, sharding %s%s%s\n", I->src->values[s]->name, gs_op_name(I->src->values[s]->op),
+                  gs_sharding_to_text(P->spmd->ctx, I->sh[s]), I->explain[s] ? ": " : "",
+                  I->explain[s] ? I->explain[s] : "");
 }
 
 GS_API const char *gs_partition_print(gs_graph *spmd, bool explain) {
-    (void)explain;
-    return gs_hlo_print(spmd);
+    gs__sp_pr P;
+    int *rev, i, n;
+    const char *r;
+    if (!spmd) return NULL;
+    if (!explain || !spmd->spmd) return gs_hlo_print(spmd);
+    n = (int)stbds_arrlen(spmd->values);
+    rev = (int *)gs__malloc(spmd->ctx, sizeof(int) * (size_t)(n ? n : 1));
+    if (!rev) return NULL;
+    for (i = 0; i < n; i++) rev[i] = -1;
+    for (i = 0; i < spmd->spmd->n_src; i++) {
+        const gs_value *m = spmd->spmd->map[i];
+        if (m && m->graph == spmd && rev[m->id] < 0) rev[m->id] = i;
+    }
+    P.spmd = spmd;
+    P.rev = rev;
+    r = gs__hlo_print_ex(spmd, gs__sp_comment, &P);
+    gs__free(spmd->ctx, rev);
+    return r;
 }
 
-/* ==== end src/gs_spmd.c ==== */
+/* ==== end src/gs_spmd_dot.c ==== */
 
 /* ==== begin src/gs_thread.c ==== */
 /* gs_thread.c - the portable layer under the SPMD runtime: atomics, a clock, threads, a mutex and condition

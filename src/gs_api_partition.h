@@ -14,9 +14,10 @@
    Device-dependent values come only from partition-id (offset tables indexed by it), so the program has the
    same number of instructions for D = 2 and D = 2048.
 
-   The SPMD program's parameters are the shards of g's parameters: parameter k of the result carries the
-   sharding of g's parameter k (gs_value_sharding), so gs_runtime_run_global can scatter global inputs into it;
-   its outputs likewise carry the shardings of g's outputs (gs_partition_output_sharding). The result has
+   The SPMD program's parameters are the shards of g's parameters: parameter k of the result holds the shard of
+   g's parameter k under gs_partition_param_sharding(spmd, k), so gs_runtime_run_global can scatter global
+   inputs into it; its outputs likewise are shards under gs_partition_output_sharding(spmd, i). The SPMD
+   program's own values carry no sharding attributes (it is a per-device program). The result has
    num_partitions = D and belongs to g's context; g keeps the shardings propagation gave it.
    ------------------------------------------------------------------------------------------------------- */
 typedef struct gs_partition_desc {
@@ -45,7 +46,7 @@ GS_API const char *gs_partition_warning(const gs_graph *spmd, int i);
    "dot: K split 4-way on both operands -> local dot + all-reduce over 4 devices"; NULL if none recorded. */
 GS_API const char *gs_partition_explain(const gs_graph *spmd, const gs_value *orig);
 /* The SPMD program as HLO text with, above each group of instructions, a comment naming the source
-   instruction and the strategy (string in the ctx arena). */
+   instruction, its sharding and the strategy, above the instruction that holds its value (ctx arena). */
 GS_API const char *gs_partition_print(gs_graph *spmd, bool explain);
 
 /* The source graph, and where a source value lives in the SPMD program: its per-device value and the
@@ -53,8 +54,10 @@ GS_API const char *gs_partition_print(gs_graph *spmd, bool explain);
    and values nothing needed). */
 GS_API gs_graph *gs_partition_source(const gs_graph *spmd);
 GS_API gs_value *gs_partition_lookup(const gs_graph *spmd, const gs_value *orig, const gs_sharding **sharding);
-/* The sharding of output i of the SPMD program (how to gather it into the global output). */
+/* The sharding of output i of the SPMD program (how to gather it into the global output), and of parameter
+   buffer k (a tuple-shaped parameter counts one per element, as gs_eval counts inputs). */
 GS_API const gs_sharding *gs_partition_output_sharding(const gs_graph *spmd, int i);
+GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int k);
 
 /* Runs the source graph on the reference interpreter and the SPMD program on rt (D devices), with the same
    global inputs (storage format, one buffer per flattened parameter of the source graph, as gs_eval), and

@@ -211,6 +211,8 @@ typedef struct gs__spmd_info {
     const char **warn;
     int n_out;
     const gs_sharding **out_sh;
+    int n_in;
+    const gs_sharding **in_sh;    /* per flattened parameter buffer */
     int64_t num_devices;
 } gs__spmd_info;
 

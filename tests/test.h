@@ -58,6 +58,7 @@ void suite_sharding(void);
 void suite_propagate(void);
 void suite_cost(void);
 void suite_runtime(void);
+void suite_spmd(void);
 void suite_moe(void);
 
 #endif

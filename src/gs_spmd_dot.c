@@ -1,0 +1,568 @@
+/* gs_spmd_dot.c - dot strategies, the windowed einsum loop, and the partitioner's driver. */
+#include "gs_internal.h"
+
+/* ---- a rough cost of a reshard (bytes a device sends), by the planner's steps on tile counts ---- */
+GS__FN double gs__sp_est(gs__sp *sp, const gs_sharding *s, const gs_sharding *t, const gs_shape *full) {
+    gs__ta A, B;
+    int rank = full->rank, d, e;
+    int64_t k[GS_MAX_RANK + 1];
+    double cost = 0, loc;
+    gs_shape ls;
+    if (!s || !t || s == t || gs_sharding_equal(s, t)) return 0;
+    if (gs__sp_is_rep(s) && gs__sp_is_rep(t)) return 0;
+    if (!gs__sp_view(sp, s, rank, &A) || !gs__sp_view(sp, t, rank, &B)) return 1e30;
+    for (d = 0; d <= rank; d++) k[d] = A.dims[d];
+    ls = gs__sp_local(s, *full);
+    loc = (double)gs_shape_bytes(&ls);
+    for (;;) {
+        int fs = -1, ft = -1;
+        int64_t m = 1;
+        for (d = 0; d < rank && fs < 0; d++) {
+            if (k[d] <= B.dims[d] || k[d] % B.dims[d]) continue;
+            for (e = 0; e < rank; e++) {
+                int64_t mm;
+                if (e == d || k[e] >= B.dims[e] || B.dims[e] % k[e]) continue;
+                mm = gs__gcd(k[d] / B.dims[d], B.dims[e] / k[e]);
+                if (mm < 2 || !gs__sp_aligned(full->dims[d], k[d] / mm, k[d])) continue;
+                if (k[e] > 1 && !gs__sp_aligned(full->dims[e], k[e], k[e] * mm)) continue;
+                fs = d; ft = e; m = mm;
+                break;
+            }
+        }
+        if (fs < 0) break;
+        cost += loc * (double)(m - 1) / (double)m;
+        k[fs] /= m;
+        k[ft] *= m;
+    }
+    for (d = 0; d < rank; d++) {
+        int64_t m = 0;
+        if (k[d] == 1) continue;
+        if (k[d] > B.dims[d]) m = (k[d] % B.dims[d] == 0 && gs__sp_aligned(full->dims[d], B.dims[d], k[d])) ? k[d] / B.dims[d] : k[d];
+        else if (k[d] < B.dims[d] && (B.dims[d] % k[d] || !gs__sp_aligned(full->dims[d], k[d], B.dims[d]))) m = k[d];
+        if (m > 1) {
+            cost += loc * (double)(m - 1);
+            loc *= (double)m;
+            k[d] /= m;
+        }
+    }
+    for (d = 0; d < rank; d++)
+        if (k[d] < B.dims[d]) loc /= (double)(B.dims[d] / k[d]);
+    if (cost == 0) cost = loc;   /* a permute */
+    return cost;
+}
+
+/* ---- dot: choose an iteration-space sharding ---- */
+typedef struct gs__sp_dotdims {
+    int nb, nlf, nrf, nc, ri, nout;
+    int lhs_of[GS_MAX_RANK * 2], rhs_of[GS_MAX_RANK * 2];   /* iteration dim -> operand dim or -1 */
+    int it_of_lhs[GS_MAX_RANK], it_of_rhs[GS_MAX_RANK];     /* operand dim -> iteration dim */
+    int64_t size[GS_MAX_RANK * 2];
+} gs__sp_dotdims;
+
+GS__FN bool gs__sp_dot_dims(const gs_value *v, gs__sp_dotdims *D) {
+    const gs_dot_dims *dd = v->dot;
+    const gs_shape *L = &v->operands[0]->shape, *R = &v->operands[1]->shape;
+    int i, a = 0;
+    uint32_t lu = 0, ru = 0;
+    memset(D, 0, sizeof *D);
+    for (i = 0; i < GS_MAX_RANK * 2; i++) D->lhs_of[i] = D->rhs_of[i] = -1;
+    D->nb = dd->n_batch;
+    D->nc = dd->n_contract;
+    for (i = 0; i < dd->n_batch; i++) {
+        lu |= 1u << dd->lhs_batch[i];
+        ru |= 1u << dd->rhs_batch[i];
+    }
+    for (i = 0; i < dd->n_contract; i++) {
+        lu |= 1u << dd->lhs_contract[i];
+        ru |= 1u << dd->rhs_contract[i];
+    }
+    for (i = 0; i < dd->n_batch; i++, a++) {
+        D->lhs_of[a] = (int)dd->lhs_batch[i];
+        D->rhs_of[a] = (int)dd->rhs_batch[i];
+        D->size[a] = L->dims[dd->lhs_batch[i]];
+    }
+    for (i = 0; i < L->rank; i++)
+        if (!((lu >> i) & 1u)) { D->lhs_of[a] = i; D->size[a] = L->dims[i]; a++; D->nlf++; }
+    for (i = 0; i < R->rank; i++)
+        if (!((ru >> i) & 1u)) { D->rhs_of[a] = i; D->size[a] = R->dims[i]; a++; D->nrf++; }
+    D->nout = a;
+    for (i = 0; i < dd->n_contract; i++, a++) {
+        D->lhs_of[a] = (int)dd->lhs_contract[i];
+        D->rhs_of[a] = (int)dd->rhs_contract[i];
+        D->size[a] = L->dims[dd->lhs_contract[i]];
+    }
+    D->ri = a;
+    if (a > GS_MAX_RANK * 2 || a > GS_MAX_IOTA_RANK - 1) return false;
+    for (i = 0; i < a; i++) {
+        if (D->lhs_of[i] >= 0) D->it_of_lhs[D->lhs_of[i]] = i;
+        if (D->rhs_of[i] >= 0) D->it_of_rhs[D->rhs_of[i]] = i;
+    }
+    return true;
+}
+
+/* projections of an iteration sharding */
+GS__FN const gs_sharding *gs__sp_proj(gs__sp *sp, const gs_sharding *I, const gs__sp_dotdims *D, int which,
+                                      int out_rank) {
+    int dest[GS_MAX_RANK * 2], a;
+    memset(dest, 0, sizeof dest);
+    for (a = 0; a < D->ri; a++) {
+        int o = which == 0 ? D->lhs_of[a] : which == 1 ? D->rhs_of[a] : (a < D->nout ? a : -1);
+        dest[a] = o >= 0 ? o : GS__DEST_REP;
+    }
+    return gs__sh_map(sp->ctx, I, out_rank, dest);
+}
+
+GS__FN const gs_sharding *gs__sp_lift(gs__sp *sp, const gs_sharding *s, const int *it_of, int rank, int ri) {
+    int dest[GS_MAX_RANK], d;
+    if (gs__sp_is_rep(s)) return gs__sp_rep(sp);
+    for (d = 0; d < rank; d++) dest[d] = it_of[d];
+    return gs__sh_map(sp->ctx, s, ri, dest);
+}
+
+GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
+                                     int wop, int wdim, const gs_sharding *t, const gs_sharding **osh);
+
+GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_value *Lv = v->operands[0], *Rv = v->operands[1];
+    const gs_sharding *Ls = sp->G->vals[Lv->id].sh, *Rs = sp->G->vals[Rv->id].sh;
+    const gs_sharding *cand[8], *best = NULL;
+    const char *cname[8], *bname = "";
+    double bcost = 1e300;
+    gs__sp_dotdims D;
+    int n = 0, i, a, dest[GS_MAX_RANK * 2];
+    gs_shape ishape;
+    if (!gs__sp_dot_dims(v, &D)) return gs__sp_replicated(sp, v, "dot of too many dims", osh);
+    ishape = gs_shape_make(v->shape.dtype, D.ri, D.size);
+    {
+        const gs_sharding *IT, *IL, *IR;
+        int dt[GS_MAX_RANK];
+        for (a = 0; a < D.nout; a++) dt[a] = a;
+        IT = gs__sp_is_rep(t) ? gs__sp_rep(sp) : gs__sh_map(sp->ctx, t, D.ri, dt);
+        IL = gs__sp_lift(sp, Ls, D.it_of_lhs, Lv->shape.rank, D.ri);
+        IR = gs__sp_lift(sp, Rs, D.it_of_rhs, Rv->shape.rank, D.ri);
+        cand[n] = IT; cname[n++] = "split like the output";
+        cand[n] = IL; cname[n++] = "split like lhs";
+        cand[n] = IR; cname[n++] = "split like rhs";
+        cand[n] = IL && IR ? gs__sh_merge(sp->ctx, IL, IR) : NULL; cname[n++] = "split like both operands";
+        cand[n] = IT && IL ? gs__sh_merge(sp->ctx, IT, IL) : NULL; cname[n++] = "split like the output and lhs";
+        cand[n] = IT && IR ? gs__sh_merge(sp->ctx, IT, IR) : NULL; cname[n++] = "split like the output and rhs";
+    }
+    for (a = 0; a < D.ri; a++) dest[a] = a < D.nout ? a : GS__DEST_REP;
+    for (i = 0; i < n; i++) {
+        const gs_sharding *I = cand[i], *pl, *pr, *po;
+        double c, flops = 2;
+        gs_shape li;
+        int j;
+        if (!I) continue;
+        for (j = 0; j < i; j++)
+            if (cand[j] == I) break;
+        if (j < i) continue;
+        pl = gs__sp_proj(sp, I, &D, 0, Lv->shape.rank);
+        pr = gs__sp_proj(sp, I, &D, 1, Rv->shape.rank);
+        po = gs__sp_proj(sp, I, &D, 2, v->shape.rank);
+        if (!pl || !pr || !po) continue;
+        c = gs__sp_est(sp, Ls, pl, &Lv->shape) + gs__sp_est(sp, Rs, pr, &Rv->shape) + gs__sp_est(sp, po, t, &v->shape);
+        {
+            gs__ta A;
+            int64_t G = 1;
+            if (gs__sp_view(sp, I, D.ri, &A))
+                for (a = D.nout; a < D.ri; a++) G *= A.dims[a];
+            if (G > 1) {
+                gs_shape lo = gs__sp_local(po, v->shape);
+                c += 2.0 * (double)gs_shape_bytes(&lo) * (double)(G - 1) / (double)G;
+            }
+        }
+        li = gs__sp_local(I, ishape);
+        for (a = 0; a < D.ri; a++) flops *= (double)li.dims[a];
+        c += flops / 1000.0;
+        if (c < bcost) { bcost = c; best = I; bname = cname[i]; }
+    }
+    if (!best) return gs__sp_replicated(sp, v, "no dot strategy", osh);
+    {
+        /* describe the strategy */
+        gs__ta A;
+        char buf[256];
+        int len = 0;
+        if (gs__sp_view(sp, best, D.ri, &A)) {
+            for (a = 0; a < D.ri && len < 200; a++) {
+                const char *cls = a < D.nb ? "batch" : a < D.nb + D.nlf ? "lhs-free" : a < D.nout ? "rhs-free" : "contracting";
+                if (A.dims[a] > 1)
+                    len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%s dim split %lld-way", len ? ", " : "",
+                                    cls, (long long)A.dims[a]);
+            }
+        }
+        if (!len) snprintf(buf, sizeof buf, "nothing split");
+        gs__sp_note(sp, "dot %s: %s", bname, buf);
+    }
+    /* the windowed einsum: an operand that would be all-gathered in full is instead passed round a ring */
+    if (sp->we_bytes >= 0) {
+        int w;
+        for (w = 0; w < 2; w++) {
+            const gs_value *O = w == 0 ? Lv : Rv;
+            const gs_sharding *os = w == 0 ? Ls : Rs, *want = gs__sp_proj(sp, best, &D, w, O->shape.rank);
+            gs_shape lo = gs__sp_local(os, O->shape);
+            int d, split = -1, nsplit = 0;
+            for (d = 0; d < O->shape.rank; d++)
+                if (gs__sp_k(os, d) > 1) { split = d; nsplit++; }
+            if (nsplit != 1 || !gs__sp_is_rep(want) || (int64_t)gs_shape_bytes(&lo) < sp->we_bytes ||
+                gs__sp_split_mask(os, O->shape.rank) != (1u << split) || gs_sharding_replication(os) > 1 ||
+                gs__sp_k(os, split) != sp->D)
+                continue;
+            return gs__sp_windowed_dot(sp, v, &D, best, w, split, t, osh);
+        }
+    }
+    {
+        gs_value *ops[2];
+        const gs_sharding *pl = gs__sp_proj(sp, best, &D, 0, Lv->shape.rank);
+        const gs_sharding *pr = gs__sp_proj(sp, best, &D, 1, Rv->shape.rank);
+        uint32_t cl = 0, cr = 0;
+        gs_value *x;
+        for (a = D.nout; a < D.ri; a++) {
+            cl |= 1u << D.lhs_of[a];
+            cr |= 1u << D.rhs_of[a];
+        }
+        ops[0] = gs__sp_mask(sp, gs__sp_get(sp, Lv, pl), pl, &Lv->shape, cl, 0);
+        ops[1] = gs__sp_mask(sp, gs__sp_get(sp, Rv, pr), pr, &Rv->shape, cr, 0);
+        x = gs__sp_clone(sp, v, ops, NULL);
+        return gs__sp_combine(sp, x, best, D.ri, dest, GS_REDUCE_SUM, &v->shape, t, osh);
+    }
+}
+
+/* AG-style windowed einsum: operand wop is split D ways along its dim wdim (iteration dim aw) and would be
+   all-gathered; instead a loop of D local dots passes each device's block round a ring (collective-permute to
+   the previous tile), device p working on block (coord(p) + i) mod D in iteration i. */
+GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
+                                     int wop, int wdim, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_value *W = v->operands[wop], *O = v->operands[1 - wop];
+    const gs_sharding *ws = sp->G->vals[W->id].sh;
+    const gs_sharding *po = gs__sp_proj(sp, I, D, 2, v->shape.rank);
+    const gs_sharding *oproj = gs__sp_proj(sp, I, D, 1 - wop, O->shape.rank);
+    int aw = wop == 0 ? D->it_of_lhs[wdim] : D->it_of_rhs[wdim];
+    int odim = wop == 0 ? D->rhs_of[aw] : D->lhs_of[aw];    /* the other operand's dim for aw, or -1 */
+    int64_t Dn = sp->D, cw = gs__shard_size(W->shape.dims[wdim], Dn), p, idx[GS_MAX_TILE_RANK];
+    gs_graph *g = sp->G->g, *cond, *body;
+    gs_value *win, *oth, *acc, *st[4], *init, *res;
+    gs_shape accs, lo;
+    int64_t *pairs;
+    bool contract = aw >= D->nout;
+    (void)t;
+    oth = gs__sp_get(sp, O, oproj);
+    win = gs__sp_get(sp, W, ws);
+    if (!oth || !win) return NULL;
+    if (odim >= 0) oth = gs__sp_pad_dim(sp, oth, odim, Dn * cw);
+    lo = gs__sp_local(po, v->shape);
+    accs = lo;
+    if (!contract) accs.dims[aw] = Dn * cw;
+    acc = gs__sp_splat(sp, v->shape.dtype, 0, accs);
+    st[0] = oth; st[1] = win; st[2] = acc; st[3] = gs__sp_s32(sp, 0);
+    pairs = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * 2 * (size_t)Dn);
+    if (!pairs) return NULL;
+    for (p = 0; p < Dn; p++) {
+        int64_t c;
+        if (!gs_sharding_device_index(ws, p, idx)) return NULL;
+        c = idx[wdim];
+        idx[wdim] = (c + Dn - 1) % Dn;
+        pairs[2 * p] = p;
+        pairs[2 * p + 1] = gs_sharding_device_at(ws, idx);
+    }
+    {
+        gs_shape ts[4];
+        int k;
+        for (k = 0; k < 4; k++) ts[k] = st[k]->shape;
+        /* state: (other operand, the block held now, the result, iteration i); cond: i < D */
+        cond = gs_graph_new(sp->ctx, "windowed_einsum_cond");
+        body = gs_graph_new(sp->ctx, "windowed_einsum_body");
+        if (!cond || !body) return NULL;
+        {
+            gs_value *pc = gs_parameter_tuple(cond, 0, 4, ts, "state");
+            gs_value *it = gs_get_tuple_element(cond, pc, 3);
+            if (gs_graph_set_root(cond, gs_compare(cond, it, gs_scalar(cond, GS_S32, (double)Dn), GS_CMP_LT)))
+                return NULL;
+        }
+        {
+            gs__sp_g sub, *saved = sp->G;
+            gs_value *pb, *o2, *w2, *a2, *it, *c, *part, *ops[2], *outs[4];
+            memset(&sub, 0, sizeof sub);
+            sub.g = body;
+            sp->G = &sub;
+            pb = gs_parameter_tuple(body, 0, 4, ts, "state");
+            o2 = gs_get_tuple_element(body, pb, 0);
+            w2 = gs_get_tuple_element(body, pb, 1);
+            a2 = gs_get_tuple_element(body, pb, 2);
+            it = gs_get_tuple_element(body, pb, 3);
+            /* block index held now: (coord + i) mod D */
+            c = gs_binary(body, GS_OP_REMAINDER, gs_add(body, gs__sp_coord(sp, ws, wdim), it), gs_scalar(body, GS_S32, (double)Dn));
+            {
+                /* mask the block's padding (its global rows c*cw + l >= S) when it is contracted */
+                gs_value *wm = w2;
+                if (contract && cw * Dn != W->shape.dims[wdim]) {
+                    gs_shape ps = w2->shape;
+                    gs_value *pos, *ok;
+                    ps.dtype = GS_S32;
+                    pos = gs_add(body, gs_iota(body, ps, wdim),
+                                 gs_broadcast(body, gs_mul(body, c, gs_scalar(body, GS_S32, (double)cw)), ps, NULL));
+                    ok = gs_compare(body, pos, gs_constant_splat(body, ps, (double)W->shape.dims[wdim]), GS_CMP_LT);
+                    wm = gs_select(body, ok, w2, gs_constant_splat(body, w2->shape, 0));
+                }
+                ops[wop] = wm;
+            }
+            if (odim >= 0) {
+                gs_value *sts[GS_MAX_RANK];
+                int64_t sz[GS_MAX_RANK];
+                int d;
+                for (d = 0; d < O->shape.rank; d++) {
+                    sz[d] = o2->shape.dims[d];
+                    sts[d] = gs_scalar(body, GS_S32, 0);
+                }
+                sz[odim] = cw;
+                sts[odim] = gs_mul(body, c, gs_scalar(body, GS_S32, (double)cw));
+                ops[1 - wop] = gs_dynamic_slice(body, o2, sts, sz);
+            } else {
+                ops[1 - wop] = o2;
+            }
+            part = gs__sp_clone(sp, v, ops, NULL);
+            if (contract) {
+                outs[2] = gs_add(body, a2, part);
+            } else {
+                gs_value *sts[GS_MAX_RANK];
+                int d;
+                for (d = 0; d < v->shape.rank; d++) sts[d] = gs_scalar(body, GS_S32, 0);
+                sts[aw] = gs_mul(body, c, gs_scalar(body, GS_S32, (double)cw));
+                outs[2] = gs_dynamic_update_slice(body, a2, part, sts);
+            }
+            outs[0] = o2;
+            outs[1] = gs_collective_permute(body, w2, Dn, pairs, 0);
+            outs[3] = gs_add(body, it, gs_scalar(body, GS_S32, 1));
+            if (!outs[0] || !outs[1] || !outs[2] || !outs[3] || gs_graph_set_root(body, gs_tuple(body, 4, outs))) {
+                sp->G = saved;
+                stbds_arrfree(sub.tabs);
+                return NULL;
+            }
+            sp->G = saved;
+            stbds_arrfree(sub.tabs);
+        }
+    }
+    init = gs_tuple(g, 4, st);
+    res = gs_get_tuple_element(g, gs_while(g, cond, body, init), 2);
+    gs__sp_note(sp, "windowed einsum: %lld local dots, %s's blocks passed round a ring of collective-permutes",
+                (long long)Dn, wop == 0 ? "lhs" : "rhs");
+    *osh = po;
+    return gs__sp_prefix(sp, res, &lo);
+}
+
+/* =========================================================================================================
+   The driver
+   ========================================================================================================= */
+GS__FN void gs__sp_g_free(gs__sp *sp, gs__sp_g *G) {
+    int i;
+    if (G->vals) {
+        for (i = 0; i < (int)stbds_arrlen(G->src->values); i++) stbds_arrfree(G->vals[i].alts);
+        gs__free(sp->ctx, G->vals);
+    }
+    stbds_arrfree(G->tabs);
+}
+
+/* a parameter's per-device shape */
+GS__FN gs_value *gs__sp_param(gs__sp *sp, const gs_value *p, const gs_sharding *s) {
+    if (p->shape.dtype == GS_TUPLE) {
+        gs_shape ts[64];
+        int i;
+        if (p->n_tuple > 64) { gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: tuples of more than 64 elements", p->name); return NULL; }
+        for (i = 0; i < p->n_tuple; i++) ts[i] = gs__sp_local(gs__sp_elem(s, i), p->tuple[i]);
+        return gs_parameter_tuple(sp->G->g, p->index, p->n_tuple, ts, p->name);
+    }
+    return gs_parameter(sp->G->g, p->index, gs__sp_local(s, p->shape), p->name);
+}
+
+/* Writes the per-device form of src (its parameter 0 sharded by param_sh and its root resharded to root_sh
+   when they are given, else the shardings propagation gave them). The entry's state stays in sp->G. */
+GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sharding *param_sh,
+                            const gs_sharding *root_sh) {
+    int i, n = (int)stbds_arrlen(src->values);
+    gs_value *root;
+    const char **explain = sp->explain;
+    sp->explain = NULL;   /* sub-graphs partitioned on the way keep no explanations */
+    sp->G = G;
+    G->src = src;
+    G->g = gs_graph_new(sp->ctx, src->name);
+    G->vals = (gs__sp_val *)gs__malloc(sp->ctx, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
+    if (!G->g || !G->vals) return NULL;
+    memset(G->vals, 0, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
+    for (i = 0; i < n; i++) {
+        const gs_value *v = src->values[i];
+        const gs_sharding *t = gs__sp_sh(sp, v), *osh = t;
+        gs_value *x;
+        sp->at = v;
+        sp->ex.len = 0;
+        if (v->op == GS_OP_PARAMETER) {
+            if (param_sh) t = param_sh;
+            x = gs__sp_param(sp, v, t);
+            osh = t;
+        } else {
+            x = gs__sp_op(sp, v, t, &osh);
+            if (x && v->shape.dtype != GS_TUPLE) x = gs__sp_reshard_raw(sp, x, osh, t, v->shape);
+            else if (x && osh != t && !gs_sharding_equal(osh, t)) {
+                G->vals[i].v = x;
+                G->vals[i].sh = osh;
+                x = gs__sp_get(sp, v, t);
+                stbds_arrfree(G->vals[i].alts);
+                G->vals[i].alts = NULL;
+            }
+            osh = t;
+        }
+        if (!x || sp->ctx->err) {
+            if (!sp->ctx->err) gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "could not partition");
+            gs__err_prefix(sp->ctx, "gs_partition: %s (%s): ", v->name, gs_op_name(v->op));
+            return NULL;
+        }
+        if (x->graph == G->g && x->auto_name && !gs_graph_find(G->g, v->name) && x->op != GS_OP_PARAMETER)
+            gs_value_set_name(x, v->name);
+        G->vals[i].v = x;
+        G->vals[i].sh = osh;
+        if (explain && sp->ex.len) explain[i] = gs__arena_strdup(sp->ctx, sp->ex.buf);
+        sp->G = G;
+    }
+    root = src->root ? gs__sp_get(sp, src->root, root_sh ? root_sh : G->vals[src->root->id].sh) : NULL;
+    if (!root || gs_graph_set_root(G->g, root) != GS_OK) {
+        if (!sp->ctx->err) gs__err(sp->ctx, GS_ERR_INVALID_ARG, "gs_partition: graph %s has no root", src->name);
+        return NULL;
+    }
+    return G->g;
+}
+
+GS__FN gs_graph *gs__sp_graph(gs__sp *sp, gs_graph *src, const gs_sharding *param_sh, const gs_sharding *root_sh) {
+    gs__sp_g G;
+    gs_graph *r;
+    memset(&G, 0, sizeof G);
+    r = gs__sp_run(sp, &G, src, param_sh, root_sh);
+    gs__sp_g_free(sp, &G);
+    return r;
+}
+
+/* the flattened parameter buffers' shardings, in gs_eval's order */
+GS__FN bool gs__sp_in_shardings(gs__sp *sp, gs_graph *g, gs__spmd_info *I) {
+    int k, n = 0, j = 0, i;
+    for (k = 0; k < gs_graph_num_params(g); k++) {
+        const gs_value *p = g->params[k];
+        n += p && p->shape.dtype == GS_TUPLE ? p->n_tuple : 1;
+    }
+    I->n_in = n;
+    I->in_sh = (const gs_sharding **)gs__arena_alloc(sp->ctx, sizeof(gs_sharding *) * (size_t)(n ? n : 1));
+    if (!I->in_sh) return false;
+    for (k = 0; k < gs_graph_num_params(g); k++) {
+        const gs_value *p = g->params[k];
+        const gs_sharding *s = gs__sp_sh(sp, p);
+        if (!p) continue;
+        if (p->shape.dtype == GS_TUPLE)
+            for (i = 0; i < p->n_tuple; i++) I->in_sh[j++] = gs__sp_elem(s, i);
+        else
+            I->in_sh[j++] = s;
+    }
+    return true;
+}
+
+GS_API gs_result gs_partition(gs_graph *g, const gs_partition_desc *desc, gs_graph **out) {
+    gs_ctx *ctx;
+    gs__sp sp;
+    gs__sp_g G;
+    gs_graph *r = NULL;
+    gs__spmd_info *I;
+    gs_propagate_desc pd;
+    gs_result res;
+    int i, n;
+    if (out) *out = NULL;
+    if (!g) return GS_ERR_INVALID_ARG;
+    ctx = g->ctx;
+    if (ctx->err) return ctx->err;
+    if (!out) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition: out is NULL");
+    if (g->spmd) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition: %s is already an SPMD program", g->name);
+    memset(&sp, 0, sizeof sp);
+    if (desc) sp.desc = *desc;
+    sp.D = sp.desc.num_devices ? sp.desc.num_devices : g->num_partitions;
+    if (sp.D < 1 || sp.D > ((int64_t)1 << 20))
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition: num_devices %lld is out of range (1 .. 2^20)",
+                       (long long)sp.D);
+    sp.we_bytes = sp.desc.windowed_einsum_bytes == 0 ? (int64_t)256 << 20 : sp.desc.windowed_einsum_bytes < 0 ? -1
+                : sp.desc.windowed_einsum_bytes;
+    sp.ctx = ctx;
+    if ((res = gs__verify_once(g)) != GS_OK) return res;
+    pd.num_devices = sp.D;
+    if ((res = gs_propagate(g, &pd)) != GS_OK) return res;
+    n = (int)stbds_arrlen(g->values);
+    gs__sb_init(&sp.ex, ctx);
+    memset(&G, 0, sizeof G);
+    I = (gs__spmd_info *)gs__arena_alloc(ctx, sizeof *I);
+    if (I) {
+        I->src = g;
+        I->n_src = n;
+        I->num_devices = sp.D;
+        I->map = (gs_value **)gs__arena_alloc(ctx, sizeof(gs_value *) * (size_t)(n ? n : 1));
+        I->sh = (const gs_sharding **)gs__arena_alloc(ctx, sizeof(gs_sharding *) * (size_t)(n ? n : 1));
+        I->explain = (const char **)gs__arena_alloc(ctx, sizeof(char *) * (size_t)(n ? n : 1));
+    }
+    if (I && I->map && I->sh && I->explain && gs__sp_in_shardings(&sp, g, I)) {
+        sp.explain = I->explain;
+        r = gs__sp_run(&sp, &G, g, NULL, NULL);
+    }
+    if (r) {
+        const gs_sharding *rs = G.vals[g->root->id].sh;
+        r->num_partitions = sp.D;
+        r->module_name = g->module_name;
+        for (i = 0; i < n; i++) {
+            I->map[i] = G.vals[i].v && G.vals[i].v->graph == r ? G.vals[i].v : NULL;
+            I->sh[i] = G.vals[i].sh;
+        }
+        I->n_out = gs_graph_num_outputs(g);
+        I->out_sh = (const gs_sharding **)gs__arena_alloc(ctx, sizeof(gs_sharding *) * (size_t)(I->n_out ? I->n_out : 1));
+        if (I->out_sh)
+            for (i = 0; i < I->n_out; i++) I->out_sh[i] = g->root->shape.dtype == GS_TUPLE ? gs__sp_elem(rs, i) : rs;
+        I->n_warn = (int)stbds_arrlen(sp.warn);
+        I->warn = (const char **)gs__arena_alloc(ctx, sizeof(char *) * (size_t)(I->n_warn ? I->n_warn : 1));
+        if (I->warn)
+            for (i = 0; i < I->n_warn; i++) I->warn[i] = sp.warn[i];
+        if (!I->out_sh || !I->warn) r = NULL;
+        else r->spmd = I;
+    }
+    gs__sp_g_free(&sp, &G);
+    stbds_arrfree(sp.warn);
+    gs__sb_free(&sp.ex);
+    if (!r) return ctx->err ? ctx->err : gs__err(ctx, GS_ERR_OUT_OF_MEMORY, "gs_partition: out of memory");
+    *out = r;
+    return GS_OK;
+}
+
+/* ---- printing with explanations ---- */
+typedef struct gs__sp_pr { const gs_graph *spmd; const int *rev; } gs__sp_pr;
+
+GS__FN void gs__sp_comment(gs__sb *sb, const gs_value *v, void *user) {
+    const gs__sp_pr *P = (const gs__sp_pr *)user;
+    const gs__spmd_info *I = P->spmd->spmd;
+    int s;
+    if (v->graph != P->spmd || v->id < 0 || v->id >= (int)stbds_arrlen(P->spmd->values)) return;
+    s = P->rev[v->id];
+    if (s < 0) return;
+    gs__sb_printf(sb, "// %s = %s, sharding %s%s%s\n", I->src->values[s]->name, gs_op_name(I->src->values[s]->op),
+                  gs_sharding_to_text(P->spmd->ctx, I->sh[s]), I->explain[s] ? ": " : "",
+                  I->explain[s] ? I->explain[s] : "");
+}
+
+GS_API const char *gs_partition_print(gs_graph *spmd, bool explain) {
+    gs__sp_pr P;
+    int *rev, i, n;
+    const char *r;
+    if (!spmd) return NULL;
+    if (!explain || !spmd->spmd) return gs_hlo_print(spmd);
+    n = (int)stbds_arrlen(spmd->values);
+    rev = (int *)gs__malloc(spmd->ctx, sizeof(int) * (size_t)(n ? n : 1));
+    if (!rev) return NULL;
+    for (i = 0; i < n; i++) rev[i] = -1;
+    for (i = 0; i < spmd->spmd->n_src; i++) {
+        const gs_value *m = spmd->spmd->map[i];
+        if (m && m->graph == spmd && rev[m->id] < 0) rev[m->id] = i;
+    }
+    P.spmd = spmd;
+    P.rev = rev;
+    r = gs__hlo_print_ex(spmd, gs__sp_comment, &P);
+    gs__free(spmd->ctx, rev);
+    return r;
+}

@@ -1,0 +1,662 @@
+/* gs_spmd_ops.c - the partitioner's per-op rules (part of gs_spmd.c's translation unit). */
+#include "gs_internal.h"
+
+/* v's op over new operands with a local result shape; every attribute copied (builders re-check it all) */
+GS__FN gs_value *gs__sp_clone(gs__sp *sp, const gs_value *v, gs_value *const *ops, const gs_shape *shape) {
+    gs_value *n = gs__value_new(sp->G->g, v->op, v->n_operands, ops);
+    size_t at = offsetof(gs_value, index);
+    if (!n) return NULL;
+    memcpy((char *)n + at, (const char *)v + at, sizeof(gs_value) - at);
+    if (shape) n->shape = *shape;
+    return gs__finish(n);
+}
+
+GS__FN uint32_t gs__sp_split_mask(const gs_sharding *s, int rank) {
+    uint32_t m = 0;
+    int d;
+    for (d = 0; d < rank; d++)
+        if (gs__sp_k(s, d) > 1) m |= 1u << d;
+    return m;
+}
+
+/* t with the tiles of dim d moved to another dim (unsplit in t; the largest, preferring sizes they divide),
+   or with d replicated when there is none; so an op along d can run locally */
+GS__FN const gs_sharding *gs__sp_move_tiles_off(gs__sp *sp, const gs_sharding *t, const gs_shape *shape, int d) {
+    gs__ta A;
+    int e, best = -1;
+    int64_t k = gs__sp_k(t, d);
+    if (k == 1) return t;
+    if (!gs__sp_view(sp, t, shape->rank, &A)) return NULL;
+    for (e = 0; e < shape->rank; e++) {
+        if (e == d || A.dims[e] != 1 || shape->dims[e] < k) continue;
+        if (best < 0 || (shape->dims[e] % k == 0 && shape->dims[best] % k != 0) ||
+            ((shape->dims[e] % k == 0) == (shape->dims[best] % k == 0) && shape->dims[e] > shape->dims[best]))
+            best = e;
+    }
+    if (best < 0) return gs__sh_replicate_dims(sp->ctx, t, 1u << d);
+    {
+        int perm[GS_MAX_IOTA_RANK], i;
+        gs__ta B;
+        for (i = 0; i < A.n; i++) perm[i] = i;
+        perm[d] = best;
+        perm[best] = d;
+        if (gs__ta_transpose(sp->ctx, &A, perm, &B) != GS_OK) return NULL;
+        return gs__sp_from_view(sp, shape->rank, &B);
+    }
+}
+
+/* Groups of devices that differ only along the axes in `axes` of view I (merged, major to minor). */
+GS__FN bool gs__sp_groups_multi(gs__sp *sp, const gs__ta *I, uint32_t axes, gs_replica_groups *rg) {
+    gs__ta u = *I;
+    int a, n = I->n, moved = 0, i;
+    for (a = 0; a < n; a++)
+        if ((axes >> a) & 1u) {
+            /* axis a sits at a - moved once earlier group axes went to the end */
+            if (!gs__sp_move_axis(sp, &u, a - moved, u.n - 1)) return false;
+            moved++;
+        }
+    for (i = 0; i < moved - 1; i++) {
+        u.dims[u.n - 2] *= u.dims[u.n - 1];
+        u.n--;
+    }
+    if (moved == 0) {
+        GS__ZERO(*rg);
+        rg->n_groups = I->total;
+        rg->group_size = 1;
+        return true;
+    }
+    return gs__sp_groups(sp, &u, u.n - 1, rg);
+}
+
+/* Finishes a local partial result x (output dims of an iteration space): I is the iteration sharding (rank ri),
+   dest[a] the output dim of iteration dim a or GS__DEST_REP for a reduced dim whose partial results must be
+   combined with `kind`. Chooses reduce-scatter when t wants an output dim split over exactly the reducing
+   devices, else all-reduce. Returns x in *out_sh. */
+GS__FN gs_value *gs__sp_combine(gs__sp *sp, gs_value *x, const gs_sharding *I, int ri, const int *dest,
+                                gs_reduce_kind kind, const gs_shape *full_out, const gs_sharding *t,
+                                const gs_sharding **out_sh) {
+    gs__ta A;
+    uint32_t red = 0;
+    int a, j;
+    int64_t G = 1;
+    const gs_sharding *P = gs__sh_map(sp->ctx, I, full_out->rank, dest);
+    if (!x || !P || !gs__sp_view(sp, I, ri, &A)) return NULL;
+    for (a = 0; a < ri; a++)
+        if (dest[a] == GS__DEST_REP && A.dims[a] > 1) {
+            red |= 1u << a;
+            G *= A.dims[a];
+        }
+    *out_sh = P;
+    if (!red) return x;
+    /* reduce-scatter: the reduced axes become the minor factor of an output dim j, and that is what t wants */
+    for (j = 0; j < full_out->rank && t && !gs__sp_is_rep(t); j++) {
+        int aj = -1, i, moved = 0;
+        gs__ta u;
+        const gs_sharding *Q;
+        int qdest[GS_MAX_IOTA_RANK];
+        int64_t kj;
+        for (a = 0; a < ri; a++)
+            if (dest[a] == j) aj = a;
+        kj = aj >= 0 ? A.dims[aj] : 1;
+        if (aj < 0 || gs__sp_k(t, j) != kj * G || !gs__sp_aligned(full_out->dims[j], kj, kj * G)) continue;
+        /* move the reduced axes (in order) to just after aj, then merge them into it */
+        {
+            int order[GS_MAX_IOTA_RANK], perm[GS_MAX_IOTA_RANK], k = 0;
+            gs__ta r;
+            for (a = 0; a < A.n; a++) {
+                if ((red >> a) & 1u) continue;
+                order[k++] = a;
+                if (a == aj)
+                    for (i = 0; i < ri; i++)
+                        if ((red >> i) & 1u) order[k++] = i;
+            }
+            for (i = 0; i < A.n; i++) perm[i] = order[i];
+            if (gs__ta_transpose(sp->ctx, &A, perm, &r) != GS_OK) return NULL;
+            u = r;
+            /* merge axes aj' .. aj'+moved into one */
+            for (i = 0; i < A.n; i++)
+                if (perm[i] == aj) break;
+            for (a = 0; a < ri; a++)
+                if ((red >> a) & 1u) moved++;
+            {
+                int p0 = i, q;
+                for (q = 1; q <= moved; q++) u.dims[p0] *= u.dims[p0 + q];
+                for (q = p0 + 1; q + moved < u.n; q++) u.dims[q] = u.dims[q + moved];
+                u.n -= moved;
+            }
+            /* u is a view over the iteration dims minus the reduced ones (+ R) */
+            k = 0;
+            for (a = 0; a < ri; a++)
+                if (!((red >> a) & 1u)) qdest[k++] = dest[a];
+            Q = gs__sp_from_view(sp, k, &u);
+            if (!Q) return NULL;
+            Q = gs__sh_map(sp->ctx, Q, full_out->rank, qdest);
+            if (!Q) return NULL;
+        }
+        if (!gs_sharding_equal(Q, t)) {
+            /* same tiling on other devices is still worth it: a permute after */
+            gs__ta Qv, Tv;
+            int d;
+            bool same_dims = gs__sp_view(sp, Q, full_out->rank, &Qv) && gs__sp_view(sp, t, full_out->rank, &Tv);
+            for (d = 0; same_dims && d <= full_out->rank; d++)
+                if (Qv.dims[d] != Tv.dims[d]) same_dims = false;
+            if (!same_dims) continue;
+        }
+        {
+            gs_collective_desc cd;
+            int64_t cnew = gs__shard_size(full_out->dims[j], kj * G);
+            GS__ZERO(cd);
+            if (!gs__sp_groups_multi(sp, &A, red, &cd.groups)) return NULL;
+            if (kj == 1) x = gs__sp_pad_dim(sp, x, j, G * cnew);
+            x = gs_reduce_scatter(sp->G->g, x, kind, j, &cd);
+            gs__sp_note(sp, "reduce-scatter over %lld devices into dim %d", (long long)G, j);
+            *out_sh = Q;
+            return x;
+        }
+    }
+    {
+        gs_replica_groups rg;
+        if (!gs__sp_groups_multi(sp, &A, red, &rg)) return NULL;
+        gs__sp_note(sp, "all-reduce over %lld devices", (long long)G);
+        return gs__sp_all_reduce(sp, x, kind, &rg);
+    }
+}
+
+/* ---- the replicate path: operands replicated, the op at full size, the result sliced by the caller ---- */
+GS__FN gs_value *gs__sp_replicated(gs__sp *sp, const gs_value *v, const char *why, const gs_sharding **osh) {
+    gs_value *ops[GS_MAX_RANK + 8], **heap = NULL, **o = ops;
+    gs_value *r;
+    int i;
+    bool split = false;
+    if (v->n_operands > (int)GS__COUNTOF(ops)) {
+        heap = (gs_value **)gs__malloc(sp->ctx, sizeof(gs_value *) * (size_t)v->n_operands);
+        if (!heap) return NULL;
+        o = heap;
+    }
+    for (i = 0; i < v->n_operands; i++) {
+        const gs_sharding *s = sp->G->vals[v->operands[i]->id].sh;
+        if (s && !gs__sp_is_rep(s)) split = true;
+        o[i] = gs__sp_get(sp, v->operands[i], gs__sp_rep(sp));
+    }
+    if (split) {
+        char *msg = gs__arena_printf(sp->ctx,
+                                     "full rematerialization at %s: %s replicates its operands (%s); %llu bytes of "
+                                     "result computed on every device; keeping %s's operands unsplit along those "
+                                     "dims would avoid it", v->name, gs_op_name(v->op), why,
+                                     (unsigned long long)(v->shape.dtype == GS_TUPLE ? 0 : gs_shape_bytes(&v->shape)),
+                                     v->name);
+        if (msg) {
+            stbds_arrput(sp->warn, msg);
+            gs__log(sp->ctx, GS_LOG_WARN, GS_OK, "%s", msg);
+        }
+    }
+    gs__sp_note(sp, "replicated: %s", why);
+    r = gs__sp_clone(sp, v, o, v->shape.dtype == GS_TUPLE ? NULL : &v->shape);
+    gs__free(sp->ctx, heap);
+    *osh = v->shape.dtype == GS_TUPLE ? gs__sp_rep(sp) : gs__sp_rep(sp);
+    return r;
+}
+
+/* the mask of dims whose extent an op changes or reads across (they must not be split for a local op) */
+GS__FN const gs_sharding *gs__sp_unsplit(gs__sp *sp, const gs_sharding *t, uint32_t mask) {
+    return gs__sh_replicate_dims(sp->ctx, t, mask);
+}
+
+/* shapes that differ between a value and an operand along which dims */
+GS__FN uint32_t gs__sp_diff_dims(const gs_shape *a, const gs_shape *b) {
+    uint32_t m = 0;
+    int d;
+    for (d = 0; d < a->rank; d++)
+        if (a->dims[d] != b->dims[d]) m |= 1u << d;
+    return m;
+}
+
+/* reshape groups: the smallest runs of source and target dims with equal products */
+GS__FN bool gs__sp_reshape_local_ok(const gs_shape *in, const gs_sharding *si, const gs_shape *out,
+                                    const gs_sharding *so) {
+    int i = 0, j = 0;
+    while (i < in->rank || j < out->rank) {
+        int i0 = i, j0 = j, d;
+        int64_t pi = 1, po = 1;
+        if (i < in->rank) pi = in->dims[i++];
+        if (j < out->rank) po = out->dims[j++];
+        while (pi != po) {
+            if (pi < po) {
+                if (i >= in->rank) return false;
+                pi *= in->dims[i++];
+            } else {
+                if (j >= out->rank) return false;
+                po *= out->dims[j++];
+            }
+        }
+        /* size-1 dims may trail into a group: fine */
+        if (i - i0 == 1 && j - j0 == 1) {
+            if (gs__sp_k(si, i0) != gs__sp_k(so, j0)) return false;
+            continue;
+        }
+        for (d = i0; d < i; d++)
+            if (gs__sp_k(si, d) > 1 && in->dims[d] % gs__sp_k(si, d)) return false;
+        for (d = j0; d < j; d++)
+            if (gs__sp_k(so, d) > 1 && out->dims[d] % gs__sp_k(so, d)) return false;
+    }
+    return true;
+}
+
+/* dims of a reshape's operand that are not a 1:1 dim (changed by the reshape) */
+GS__FN uint32_t gs__sp_reshape_changed(const gs_shape *in, const gs_shape *out, uint32_t *out_changed) {
+    int i = 0, j = 0, d;
+    uint32_t m = 0, mo = 0;
+    while (i < in->rank || j < out->rank) {
+        int i0 = i, j0 = j;
+        int64_t pi = 1, po = 1;
+        if (i < in->rank) pi = in->dims[i++];
+        if (j < out->rank) po = out->dims[j++];
+        while (pi != po && (i < in->rank || j < out->rank)) {
+            if (pi < po && i < in->rank) pi *= in->dims[i++];
+            else if (j < out->rank) po *= out->dims[j++];
+            else pi *= in->dims[i++];
+        }
+        if (!(i - i0 == 1 && j - j0 == 1)) {
+            for (d = i0; d < i; d++) m |= 1u << d;
+            for (d = j0; d < j; d++) mo |= 1u << d;
+        }
+    }
+    if (out_changed) *out_changed = mo;
+    return m;
+}
+
+/* the local cumulative op along a split dim: local scan plus an exclusive prefix of the other shards' totals */
+GS__FN gs_value *gs__sp_cumulative(gs__sp *sp, const gs_value *v, const gs_sharding *t) {
+    gs_graph *g = sp->G->g;
+    int d = (int)v->dim, rank = v->shape.rank;
+    gs_reduce_kind kind = v->op == GS_OP_CUMSUM ? GS_REDUCE_SUM : v->op == GS_OP_CUMPROD ? GS_REDUCE_PROD
+                        : v->op == GS_OP_CUMMAX ? GS_REDUCE_MAX : GS_REDUCE_MIN;
+    double id = gs__sp_identity(kind, v->shape.dtype);
+    gs_value *x = gs__sp_get(sp, v->operands[0], t), *loc, *tot, *all, *io, *me, *mask, *pre, *b;
+    int64_t k = gs__sp_k(t, d), st[GS_MAX_RANK] = {0}, lim[GS_MAX_RANK];
+    gs_shape ls, ps;
+    gs__ta A;
+    int64_t bd[GS_MAX_RANK];
+    int i, n;
+    gs_op comb = kind == GS_REDUCE_SUM ? GS_OP_ADD : kind == GS_REDUCE_PROD ? GS_OP_MULTIPLY
+               : kind == GS_REDUCE_MAX ? GS_OP_MAXIMUM : GS_OP_MINIMUM;
+    if (!x) return NULL;
+    x = gs__sp_mask(sp, x, t, &v->shape, 1u << d, id);
+    {
+        gs_value *ops1[1];
+        ops1[0] = x;
+        loc = gs__sp_clone(sp, v, ops1, &x->shape);
+    }
+    if (k == 1 || !loc) return loc;
+    ls = loc->shape;
+    for (i = 0; i < rank; i++) lim[i] = ls.dims[i];
+    if (v->flag) { st[d] = 0; lim[d] = 1; }
+    else { st[d] = ls.dims[d] - 1; lim[d] = ls.dims[d]; }
+    tot = gs_slice(g, loc, st, lim, NULL);
+    if (!gs__sp_view(sp, t, rank, &A)) return NULL;
+    all = gs__sp_all_gather(sp, tot, d, &A, d);           /* [.., k, ..]: every shard's total, in tile order */
+    if (!all) return NULL;
+    ps = all->shape;
+    ps.dtype = GS_S32;
+    io = gs_iota(g, ps, d);
+    me = gs_broadcast(g, gs__sp_coord(sp, t, d), ps, NULL);
+    mask = gs_compare(g, io, me, v->flag ? GS_CMP_GT : GS_CMP_LT);
+    all = gs_select(g, mask, all, gs__sp_splat(sp, all->shape.dtype, id, all->shape));
+    {
+        int64_t rd = d;
+        pre = gs_reduce(g, all, gs_scalar(g, all->shape.dtype, id), kind, 1, &rd);
+    }
+    n = 0;
+    for (i = 0; i < rank; i++)
+        if (i != d) bd[n++] = i;
+    b = gs_broadcast(g, pre, ls, bd);
+    gs__sp_note(sp, "local scan + exclusive prefix of %lld shard totals (all-gather)", (long long)k);
+    return gs_binary(g, comb, loc, b);
+}
+
+GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+GS__FN gs_graph *gs__sp_graph(gs__sp *sp, gs_graph *src, const gs_sharding *param_sh, const gs_sharding *root_sh);
+
+GS__FN bool gs__sp_elementwise(gs_op op) {
+    return (op >= GS_OP_CONVERT && op <= GS_OP_CLAMP);
+}
+
+/* Partitions v: returns its per-device value and, in *osh, the sharding it is in (the caller reshards it to t,
+   the sharding propagation gave v). */
+GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    gs_graph *g = sp->G->g;
+    const gs_shape *S = &v->shape;
+    gs_value *ops[GS_MAX_RANK + 4];
+    int rank = S->rank, i;
+    *osh = t;
+    if (t && t->kind == GS_SHARDING_MANUAL) {
+        /* inside a manual region every op is already per device */
+        if (v->n_operands > (int)GS__COUNTOF(ops)) {
+            gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: too many operands in a manual region", v->name);
+            return NULL;
+        }
+        for (i = 0; i < v->n_operands; i++) ops[i] = gs__sp_get(sp, v->operands[i], sp->G->vals[v->operands[i]->id].sh);
+        gs__sp_note(sp, "manual: as written");
+        return gs__sp_clone(sp, v, ops, S->dtype == GS_TUPLE ? NULL : S);
+    }
+    if (gs__sp_elementwise(v->op)) {
+        gs_shape ls = gs__sp_local(t, *S);
+        for (i = 0; i < v->n_operands; i++)
+            ops[i] = gs__sp_get(sp, v->operands[i], v->operands[i]->shape.rank == 0 ? gs__sp_rep(sp) : t);
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    switch (v->op) {
+    case GS_OP_CONSTANT:
+        if (v->splat) {
+            gs_shape ls = gs__sp_local(t, *S);
+            return gs__sp_clone(sp, v, NULL, &ls);
+        }
+        *osh = gs__sp_rep(sp);
+        gs__sp_note(sp, "constant, then each device's slice");
+        return gs__sp_clone(sp, v, NULL, S);
+    case GS_OP_IOTA: {
+        gs_shape ls = gs__sp_local(t, *S), is = ls;
+        int d = (int)v->dim;
+        gs_value *x;
+        if (gs__sp_k(t, d) == 1) return gs_iota(g, ls, d);
+        is.dtype = GS_S32;
+        x = gs_add(g, gs_iota(g, is, d), gs_broadcast(g, gs__sp_offset(sp, t, d, ls.dims[d]), is, NULL));
+        gs__sp_note(sp, "local iota + the shard's offset");
+        return S->dtype == GS_S32 ? x : gs_convert(g, x, S->dtype);
+    }
+    case GS_OP_PARTITION_ID:
+        *osh = gs__sp_rep(sp);
+        gs__sp_note(sp, "partition-id of the unpartitioned program: 0");
+        return gs_scalar(g, GS_U32, 0);
+    case GS_OP_BROADCAST: {
+        int dest[GS_MAX_RANK];
+        gs_shape ls = gs__sp_local(t, *S);
+        const gs_sharding *os;
+        for (i = 0; i < rank; i++) dest[i] = GS__DEST_REP;
+        for (i = 0; i < v->n_dims; i++) dest[v->dims[i]] = i;
+        os = gs__sh_map(sp->ctx, t, v->operands[0]->shape.rank, dest);
+        ops[0] = gs__sp_get(sp, v->operands[0], os);
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_TRANSPOSE: {
+        int dest[GS_MAX_RANK];
+        gs_shape ls = gs__sp_local(t, *S);
+        for (i = 0; i < rank; i++) dest[i] = (int)v->dims[i];
+        ops[0] = gs__sp_get(sp, v->operands[0], gs__sh_map(sp->ctx, t, rank, dest));
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_RESHAPE: {
+        const gs_shape *X = &v->operands[0]->shape;
+        const gs_sharding *is = gs__sh_reshape(sp->ctx, t, S, X), *back;
+        uint32_t ch_in, ch_out;
+        gs_shape ls;
+        if (is && !gs__sp_is_rep(is) && (back = gs__sh_reshape(sp->ctx, is, X, S)) && gs_sharding_equal(back, t) &&
+            gs__sp_reshape_local_ok(X, is, S, t)) {
+            ls = gs__sp_local(t, *S);
+            ops[0] = gs__sp_get(sp, v->operands[0], is);
+            return gs__sp_clone(sp, v, ops, &ls);
+        }
+        if (gs__sp_is_rep(t)) {
+            ops[0] = gs__sp_get(sp, v->operands[0], t);
+            return gs__sp_clone(sp, v, ops, S);
+        }
+        /* keep the dims the reshape leaves alone split as the operand has them; gather the others */
+        ch_in = gs__sp_reshape_changed(X, S, &ch_out);
+        is = gs__sp_unsplit(sp, sp->G->vals[v->operands[0]->id].sh, ch_in);
+        back = is ? gs__sh_reshape(sp->ctx, is, X, S) : NULL;
+        if (!back || gs__sp_split_mask(back, rank) & ch_out || !gs__sp_reshape_local_ok(X, is, S, back)) {
+            is = gs__sp_rep(sp);
+            back = is;
+        }
+        gs__sp_note(sp, "reshape with the changed dims gathered");
+        ls = gs__sp_local(back, *S);
+        ops[0] = gs__sp_get(sp, v->operands[0], is);
+        *osh = back;
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_SLICE: case GS_OP_PAD: case GS_OP_CONCATENATE: case GS_OP_DYNAMIC_SLICE:
+    case GS_OP_DYNAMIC_UPDATE_SLICE: {
+        /* dims whose extent the op changes must be whole on every device (halo exchange comes later) */
+        uint32_t m = 0;
+        const gs_sharding *os;
+        gs_shape ls;
+        int n_arr = v->op == GS_OP_CONCATENATE ? v->n_operands : v->op == GS_OP_DYNAMIC_UPDATE_SLICE ? 2 : 1;
+        gs_value *x;
+        if (v->op == GS_OP_CONCATENATE) m = 1u << v->dim;
+        else if (v->op == GS_OP_DYNAMIC_UPDATE_SLICE) m = gs__sp_diff_dims(S, &v->operands[1]->shape);
+        else m = gs__sp_diff_dims(S, &v->operands[0]->shape);
+        if (v->op == GS_OP_SLICE)
+            for (i = 0; i < rank; i++)
+                if (v->start[i] != 0 || v->stride[i] != 1) m |= 1u << i;
+        if (v->op == GS_OP_PAD)
+            for (i = 0; i < rank; i++)
+                if (v->lo[i] || v->hi[i] || v->interior[i]) m |= 1u << i;
+        os = gs__sp_unsplit(sp, t, m);
+        if (!os) return NULL;
+        if (gs__sp_split_mask(t, rank) & m) gs__sp_note(sp, "%s along split dims: those dims gathered first", gs_op_name(v->op));
+        ls = gs__sp_local(os, *S);
+        if (v->n_operands > (int)GS__COUNTOF(ops)) {
+            *osh = gs__sp_rep(sp);
+            return gs__sp_replicated(sp, v, "many operands", osh);
+        }
+        for (i = 0; i < v->n_operands; i++)
+            ops[i] = gs__sp_get(sp, v->operands[i], i < n_arr ? os : gs__sp_rep(sp));
+        *osh = os;
+        if (v->op == GS_OP_SLICE) {
+            int64_t st[GS_MAX_RANK], li[GS_MAX_RANK];
+            for (i = 0; i < rank; i++) {
+                bool whole = !((m >> i) & 1u);
+                st[i] = whole ? 0 : v->start[i];
+                li[i] = whole ? ls.dims[i] : v->limit[i];
+            }
+            return gs_slice(g, ops[0], st, li, v->stride);
+        }
+        if (v->op == GS_OP_DYNAMIC_SLICE || v->op == GS_OP_DYNAMIC_UPDATE_SLICE) {
+            /* starts of whole dims clamp to 0 in the unpartitioned program too */
+            int first = v->op == GS_OP_DYNAMIC_SLICE ? 1 : 2;
+            for (i = 0; i < rank; i++)
+                if (!((m >> i) & 1u)) ops[first + i] = gs__sp_s32(sp, 0);
+            if (v->op == GS_OP_DYNAMIC_SLICE) return gs_dynamic_slice(g, ops[0], ops + 1, ls.dims);
+            return gs_dynamic_update_slice(g, ops[0], ops[1], ops + 2);
+        }
+        x = gs__sp_clone(sp, v, ops, &ls);
+        return x;
+    }
+    case GS_OP_REVERSE: {
+        uint32_t m = 0, uneven = 0;
+        const gs_sharding *os;
+        gs_shape ls;
+        for (i = 0; i < v->n_dims; i++) m |= 1u << v->dims[i];
+        for (i = 0; i < rank; i++)
+            if (((m >> i) & 1u) && gs__sp_k(t, i) > 1 && S->dims[i] % gs__sp_k(t, i)) uneven |= 1u << i;
+        os = gs__sp_unsplit(sp, t, uneven);
+        ls = gs__sp_local(os, *S);
+        ops[0] = gs__sp_get(sp, v->operands[0], gs__sh_reverse(sp->ctx, os, m));
+        *osh = os;
+        if (uneven) gs__sp_note(sp, "reverse of unevenly split dims: those dims gathered first");
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_REDUCE: case GS_OP_ARGMAX: case GS_OP_ARGMIN: {
+        const gs_value *X = v->operands[0];
+        int rx = X->shape.rank, dest[GS_MAX_RANK], back[GS_MAX_RANK], j = 0;
+        uint32_t red = 0;
+        const gs_sharding *xs = sp->G->vals[X->id].sh, *is;
+        gs_value *x, *r;
+        gs_shape ls;
+        if (v->op == GS_OP_REDUCE)
+            for (i = 0; i < v->n_dims; i++) red |= 1u << v->dims[i];
+        else
+            red = 1u << v->dim;
+        for (i = 0; i < rx; i++) dest[i] = (red >> i) & 1u ? GS__DEST_REP : j++;
+        for (i = 0; i < rank; i++) back[i] = GS__DEST_REP;
+        j = 0;
+        for (i = 0; i < rx; i++)
+            if (!((red >> i) & 1u)) back[j++] = i;
+        /* the operand split along reduced dims: reduce locally, then combine the devices' partial results */
+        if (v->op == GS_OP_REDUCE && (gs__sp_split_mask(xs, rx) & red)) {
+            is = xs;
+        } else {
+            is = gs__sh_map(sp->ctx, t, rx, back);   /* the output's split, reduced dims whole */
+        }
+        if (!is) return NULL;
+        x = gs__sp_get(sp, X, is);
+        if (v->op != GS_OP_REDUCE) {
+            ls = gs__sp_local(gs__sh_map(sp->ctx, is, rank, dest), *S);
+            ops[0] = x;
+            *osh = gs__sh_map(sp->ctx, is, rank, dest);
+            return gs__sp_clone(sp, v, ops, &ls);
+        }
+        x = gs__sp_mask(sp, x, is, &X->shape, red, gs__sp_identity(v->reduce, X->shape.dtype));
+        ops[0] = x;
+        ops[1] = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
+        ls = gs__sp_local(gs__sh_map(sp->ctx, is, rank, dest), *S);
+        r = gs__sp_clone(sp, v, ops, &ls);
+        gs__sp_note(sp, "local reduce");
+        return gs__sp_combine(sp, r, is, rx, dest, v->reduce, S, t, osh);
+    }
+    case GS_OP_SORT: case GS_OP_TOPK: {
+        int d = v->op == GS_OP_SORT ? (int)v->dim : v->operands[0]->shape.rank - 1;
+        const gs_shape *X = &v->operands[0]->shape;
+        const gs_sharding *te = gs__sp_elem(t, 0), *os;
+        gs_shape ls;
+        if (v->n_operands > (int)GS__COUNTOF(ops)) return gs__sp_replicated(sp, v, "many operands", osh);
+        os = gs__sp_move_tiles_off(sp, te, X, d);
+        if (!os) return NULL;
+        if (os != te) gs__sp_note(sp, "tiles moved off the %s dim", gs_op_name(v->op));
+        for (i = 0; i < v->n_operands; i++) ops[i] = gs__sp_get(sp, v->operands[i], os);
+        ls = gs__sp_local(os, *X);
+        if (S->dtype == GS_TUPLE) {
+            const gs_sharding *el[64];
+            int n = v->n_tuple;
+            if (n > 64) return NULL;
+            for (i = 0; i < n; i++) el[i] = os;
+            *osh = gs_sharding_tuple(sp->ctx, n, el);
+            return gs__sp_clone(sp, v, ops, NULL);
+        }
+        *osh = os;
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX: case GS_OP_CUMMIN:
+        return gs__sp_cumulative(sp, v, t);
+    case GS_OP_DOT:
+        return gs__sp_dot(sp, v, t, osh);
+    case GS_OP_CONVOLUTION: {
+        const gs_conv_config *c = v->conv;
+        const gs_conv_dims *cd = &c->dims;
+        int in_dest[GS_MAX_RANK], k_dest[GS_MAX_RANK];
+        uint32_t spatial = 0;
+        const gs_sharding *os, *is, *ks;
+        gs_shape ls;
+        bool groups = (c->feature_group_count > 1 || c->batch_group_count > 1);
+        for (i = 0; i < cd->n_spatial; i++) spatial |= 1u << cd->output_spatial[i];
+        if (groups) spatial |= 1u << cd->output_feature;
+        if (gs__sp_split_mask(t, rank) & spatial) gs__sp_note(sp, "convolution: spatial dims gathered (windowed)");
+        os = gs__sp_unsplit(sp, t, spatial | (c->batch_group_count > 1 ? 1u << cd->output_batch : 0));
+        for (i = 0; i < rank; i++) in_dest[i] = k_dest[i] = GS__DEST_REP;
+        in_dest[cd->output_batch] = (int)cd->input_batch;
+        k_dest[cd->output_feature] = (int)cd->kernel_output_feature;
+        is = gs__sh_map(sp->ctx, os, rank, in_dest);
+        ks = gs__sh_map(sp->ctx, os, rank, k_dest);
+        ops[0] = gs__sp_get(sp, v->operands[0], is);
+        ops[1] = gs__sp_get(sp, v->operands[1], ks);
+        ls = gs__sp_local(os, *S);
+        *osh = os;
+        gs__sp_note(sp, "convolution: batch and output features split as the output");
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_REDUCE_WINDOW: {
+        uint32_t m = 0;
+        const gs_sharding *os;
+        gs_shape ls;
+        for (i = 0; i < rank; i++) {
+            const gs_window_dim *w = &v->window[i];
+            if (w->size != 1 || w->stride != 1 || w->pad_lo || w->pad_hi || w->base_dilation != 1 ||
+                w->window_dilation != 1)
+                m |= 1u << i;
+        }
+        os = gs__sp_unsplit(sp, t, m);
+        if (gs__sp_split_mask(t, rank) & m) gs__sp_note(sp, "reduce-window: windowed dims gathered");
+        ops[0] = gs__sp_get(sp, v->operands[0], os);
+        ops[1] = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
+        ls = gs__sp_local(os, *S);
+        *osh = os;
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_RNG: {
+        *osh = gs__sp_rep(sp);
+        ops[0] = gs__sp_get(sp, v->operands[0], gs__sp_rep(sp));
+        ops[1] = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
+        gs__sp_note(sp, "rng at full size, then each device's slice");
+        return gs__sp_clone(sp, v, ops, S);
+    }
+    case GS_OP_ANNOTATE: case GS_OP_COPY:
+        return gs__sp_get(sp, v->operands[0], t);
+    case GS_OP_TO_MANUAL: {
+        const gs_sharding *xs = sp->G->vals[v->operands[0]->id].sh;
+        gs_shape want = gs__sp_local(xs, v->operands[0]->shape);
+        gs_value *x = gs__sp_get(sp, v->operands[0], xs);
+        if (!x) return NULL;
+        if (!gs_shape_equal(&want, S)) {
+            gs__err(sp->ctx, GS_ERR_SHAPE, "%s: the manual shard shape must be the operand's shard shape under %s",
+                    v->name, gs_sharding_to_text(sp->ctx, xs));
+            return NULL;
+        }
+        *osh = t;
+        gs__sp_note(sp, "enter the manual region (padding zeroed)");
+        return gs__sp_mask(sp, x, xs, &v->operands[0]->shape, ~0u, 0);
+    }
+    case GS_OP_TO_FULL: {
+        gs_value *x = gs__sp_get(sp, v->operands[0], sp->G->vals[v->operands[0]->id].sh);
+        gs_shape want = gs__sp_local(t, *S);
+        if (!x) return NULL;
+        if (!gs_shape_equal(&want, &x->shape)) {
+            gs__err(sp->ctx, GS_ERR_SHAPE, "%s: the manual value's shape is not the shard shape of %s", v->name,
+                    gs_sharding_to_text(sp->ctx, t));
+            return NULL;
+        }
+        gs__sp_note(sp, "leave the manual region");
+        return x;
+    }
+    case GS_OP_TUPLE: {
+        gs_value **el;
+        gs_value *r;
+        el = (gs_value **)gs__malloc(sp->ctx, sizeof(gs_value *) * (size_t)(v->n_operands ? v->n_operands : 1));
+        if (!el) return NULL;
+        for (i = 0; i < v->n_operands; i++) el[i] = gs__sp_get(sp, v->operands[i], gs__sp_elem(t, i));
+        r = gs_tuple(g, v->n_operands, el);
+        gs__free(sp->ctx, el);
+        return r;
+    }
+    case GS_OP_GET_TUPLE_ELEMENT: {
+        const gs_sharding *ts = sp->G->vals[v->operands[0]->id].sh;
+        *osh = gs__sp_elem(ts, (int)v->index);
+        return gs_get_tuple_element(g, sp->G->vals[v->operands[0]->id].v, v->index);
+    }
+    case GS_OP_WHILE: {
+        gs_graph *body, *cond;
+        gs_value *init = gs__sp_get(sp, v->operands[0], t);
+        gs__sp_g *saved = sp->G;
+        const gs_value *at = sp->at;
+        if (!init) return NULL;
+        cond = gs__sp_graph(sp, v->cond, t, gs__sp_rep(sp));
+        sp->G = saved;
+        sp->at = at;
+        if (!cond) return NULL;
+        body = gs__sp_graph(sp, v->body, t, t);
+        sp->G = saved;
+        sp->at = at;
+        if (!body) return NULL;
+        gs__sp_note(sp, "loop: body and condition partitioned with the loop state's sharding");
+        return gs_while(g, cond, body, init);
+    }
+    case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
+    case GS_OP_COLLECTIVE_PERMUTE:
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region (collectives belong to SPMD programs)",
+                v->name, gs_op_name(v->op));
+        return NULL;
+    case GS_OP_GATHER: case GS_OP_SCATTER:
+        return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    default:
+        return gs__sp_replicated(sp, v, "no partitioned rule", osh);
+    }
+}
