@@ -91,6 +91,35 @@ static int count_entry(const gs_graph *g, gs_op op) {
     return n;
 }
 
+/* The name of an SPMD instruction (entry computation) with the full shape of a source value that propagation
+   split, or NULL: with consistent shardings no full-size copy of a split tensor may appear. Instructions that
+   are where a source value lives (gs_partition_lookup) have that value's shard shape and are skipped, so
+   that a replicated source value whose shape happens to equal a split one is not taken for a copy. */
+static const char *full_size_value(gs_graph *src, gs_graph *spmd) {
+    int i, j, n = gs_graph_num_values(spmd);
+    char *mapped = (char *)calloc((size_t)n + 1, 1);
+    const char *found = NULL;
+    if (!mapped) return "(out of memory)";
+    for (j = 0; j < gs_graph_num_values(src); j++) {
+        gs_value *p = gs_partition_lookup(spmd, gs_graph_value(src, j), NULL);
+        if (p && gs_value_id(p) >= 0 && gs_value_id(p) < n && gs_graph_value(spmd, gs_value_id(p)) == p) mapped[gs_value_id(p)] = 1;
+    }
+    for (i = 0; i < n && !found; i++) {
+        gs_value *p = gs_graph_value(spmd, i);
+        gs_shape ps = gs_value_shape(p);
+        if (mapped[i] || ps.dtype == GS_TUPLE || ps.rank == 0) continue;
+        for (j = 0; j < gs_graph_num_values(src) && !found; j++) {
+            gs_value *v = gs_graph_value(src, j);
+            gs_shape vs = gs_value_shape(v);
+            const gs_sharding *sh = gs_value_sharding(v);
+            if (vs.dtype == GS_TUPLE || !sh || gs_sharding_get_kind(sh) != GS_SHARDING_TILED || gs_sharding_num_tiles(sh) < 2) continue;
+            if (vs.rank == ps.rank && memcmp(vs.dims, ps.dims, sizeof(int64_t) * (size_t)vs.rank) == 0) found = gs_value_name(p);
+        }
+    }
+    free(mapped);
+    return found;
+}
+
 static gs_graph *moe_partition(gs_graph *src, int64_t D) {
     gs_partition_desc pd;
     gs_graph *spmd = NULL;
@@ -107,7 +136,7 @@ static gs_graph *moe_partition(gs_graph *src, int64_t D) {
    global inputs; every output must match: |got - want| <= 1e-5 + 1e-4 |want|, no NaN. */
 static void moe_run_compare(gs_graph *src, gs_graph *spmd, int64_t D, uint64_t seed, const char *what) {
     gs_ctx *ctx = gs_graph_ctx(src);
-    int n_in = gs_graph_num_params(src), n_out = gs_graph_num_outputs(src), k;
+    int n_in = gs_graph_num_params(src), n_out = gs_graph_num_outputs(src), k, bad_params = 0, first_bad_param = -1;
     void **in = moe_inputs(src, seed, 4.0);
     void *want[8], *got[8];
     gs_shape in_shapes[64], out_shapes[8];
@@ -120,8 +149,18 @@ static void moe_run_compare(gs_graph *src, gs_graph *spmd, int64_t D, uint64_t s
     CHECK_EQ_INT(gs_graph_num_outputs(spmd), n_out);
     for (k = 0; k < n_in; k++) {
         in_shapes[k] = gs_value_shape(gs_graph_param(src, k));
-        in_sh[k] = gs_value_sharding(gs_graph_param(spmd, k));
+        /* where the source parameter lives; the SPMD parameter must carry the same sharding */
+        const gs_sharding *carried = gs_value_sharding(gs_graph_param(spmd, k));
+        in_sh[k] = NULL;
+        gs_partition_lookup(spmd, gs_graph_param(src, k), &in_sh[k]);
+        if (!in_sh[k] || !carried || !gs_sharding_equal(in_sh[k], carried)) {
+            if (bad_params == 0) first_bad_param = k;
+            bad_params++;
+        }
+        if (!in_sh[k]) in_sh[k] = carried;
     }
+    CHECK_MSG(bad_params == 0, "%s: %d SPMD parameters (the first: %d) carry no sharding, or not the one gs_partition_lookup "
+                               "gives for the source parameter", what, bad_params, first_bad_param);
     for (k = 0; k < n_out; k++) {
         out_shapes[k] = gs_graph_output_shape(src, k);
         out_sh[k] = gs_partition_output_sharding(spmd, k);
@@ -433,12 +472,15 @@ static void moe_partition_case(int64_t D, int64_t G, int64_t S, int64_t E, int64
     spmd = moe_partition(g, D);
     if (spmd) {
         op_counts oc = count_ops(gs_hlo_print(spmd));
+        const char *full;
         int w;
         CHECK_MSG(oc.all_to_all == 2, "%s: %d all-to-all, expected 2 (dispatch and combine)", what, oc.all_to_all);
         CHECK_MSG(oc.all_gather == 0, "%s: %d all-gather", what, oc.all_gather);
         CHECK(count_entry(spmd, GS_OP_ALL_TO_ALL) <= oc.all_to_all && count_entry(spmd, GS_OP_ALL_GATHER) <= oc.all_gather);
         CHECK_EQ_INT(gs_graph_num_partitions(spmd), D);
         for (w = 0; w < gs_partition_num_warnings(spmd); w++) CHECK_MSG(0, "%s: warning: %s", what, gs_partition_warning(spmd, w));
+        full = full_size_value(g, spmd);
+        CHECK_MSG(full == NULL, "%s: SPMD instruction %s has the full shape of a split tensor", what, full ? full : "");
         if (run) moe_run_compare(g, spmd, D, 21, what);
     }
     gs_ctx_destroy(ctx);
@@ -482,6 +524,8 @@ static void test_moe_partition_scaling(void) {
                 CHECK_MSG(oc.all_to_all == 2 && oc.all_gather == 0, "D=%lld E=%lld: %d all-to-all, %d all-gather", (long long)Ds[i],
                           (long long)c.E, oc.all_to_all, oc.all_gather);
                 CHECK_EQ_INT(gs_partition_num_warnings(spmd), 0);
+                CHECK_MSG(full_size_value(g, spmd) == NULL, "D=%lld: %s has the full shape of a split tensor", (long long)Ds[i],
+                          full_size_value(g, spmd));
             }
             gs_ctx_destroy(ctx);
             if (i > 0)
@@ -514,6 +558,7 @@ static void test_moe_stack(void) {
         CHECK_EQ_INT(oc.all_to_all, 2);
         CHECK_EQ_INT(oc.all_gather, 0);
         CHECK_EQ_INT(gs_partition_num_warnings(spmd), 0);
+        CHECK_MSG(full_size_value(g, spmd) == NULL, "stack: %s has the full shape of a split tensor", full_size_value(g, spmd));
         moe_run_compare(g, spmd, sc.D, 4, "stack");
     }
     gs_ctx_destroy(ctx);
