@@ -14998,9 +14998,14 @@ GS__FN double gs__sp_est(gs__sp *sp, const gs_sharding *s, const gs_sharding *t,
             k[d] /= m;
         }
     }
-    for (d = 0; d < rank; d++)
-        if (k[d] < B.dims[d]) loc /= (double)(B.dims[d] / k[d]);
-    if (cost == 0) cost = loc;   /* a permute */
+    {
+        bool moved = false;
+        for (d = 0; d < rank; d++)
+            if (k[d] != A.dims[d]) moved = true;
+        for (d = 0; d < rank; d++)
+            if (k[d] < B.dims[d]) { moved = true; loc /= (double)(B.dims[d] / k[d]); }
+        if (!moved && cost == 0) cost = loc;   /* only a permute */
+    }
     return cost;
 }
 
@@ -15121,8 +15126,11 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
             if (gs__sp_view(sp, I, D.ri, &A))
                 for (a = D.nout; a < D.ri; a++) G *= A.dims[a];
             if (G > 1) {
+                /* all-reduce, or reduce-scatter when the output wants the reduced devices' split */
                 gs_shape lo = gs__sp_local(po, v->shape);
-                c += 2.0 * (double)gs_shape_bytes(&lo) * (double)(G - 1) / (double)G;
+                bool rs = gs__sh_tiles(t) >= gs__sh_tiles(po) * G;
+                c += (rs ? 1.0 : 2.0) * (double)gs_shape_bytes(&lo) * (double)(G - 1) / (double)G;
+                if (rs) c -= gs__sp_est(sp, po, t, &v->shape);
             }
         }
         li = gs__sp_local(I, ishape);

@@ -157,8 +157,143 @@ static void test_spmd_reshard_transitions(void) {
     }
 }
 
+/* ---- dot strategies ---- */
+typedef struct { const char *spec, *ls, *rs, *os; int64_t l[3], r[3]; int lr, rr; int64_t D; int ar, rs_, ag, a2a; } dot_case;
+
+static void test_spmd_dot_strategies(void) {
+    static const dot_case cases[] = {
+        /* batch-parallel: no communication */
+        {"bmk,bkn->bmn", "{devices=[4,1,1]<=[4]}", "{devices=[4,1,1]<=[4]}", "{devices=[4,1,1]<=[4]}", {8, 5, 6}, {8, 6, 7}, 3, 3, 4, 0, 0, 0, 0},
+        /* contracting split on both: local dot + all-reduce */
+        {"mk,kn->mn", "{devices=[1,4]<=[4]}", "{devices=[4,1]<=[4]}", "{replicated}", {5, 8, 0}, {8, 6, 0}, 2, 2, 4, 1, 0, 0, 0},
+        /* ... with the output split: reduce-scatter */
+        {"mk,kn->mn", "{devices=[1,4]<=[4]}", "{devices=[4,1]<=[4]}", "{devices=[4,1]<=[4]}", {8, 8, 0}, {8, 6, 0}, 2, 2, 4, 0, 1, 0, 0},
+        /* uneven contracting dim (masked with zeros) */
+        {"mk,kn->mn", "{devices=[1,4]<=[4]}", "{devices=[4,1]<=[4]}", "{replicated}", {5, 7, 0}, {7, 3, 0}, 2, 2, 4, 1, 0, 0, 0},
+        /* lhs non-contracting split like the output, rhs replicated */
+        {"mk,kn->mn", "{devices=[4,1]<=[4]}", "{replicated}", "{devices=[4,1]<=[4]}", {9, 5, 0}, {5, 6, 0}, 2, 2, 4, 0, 0, 0, 0},
+        /* rhs resharded to match by all-to-all (GShard's dispatch einsum: G split -> E split) */
+        {"gsec,gsm->egcm", "{devices=[4,1,1,1]<=[4]}", "{devices=[4,1,1]<=[4]}", "{devices=[4,1,1,1]<=[4]}", {8, 3, 4}, {8, 3, 5}, 0, 0, 4, 0, 0, 0, 1},
+    };
+    int i;
+    for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        const dot_case *c = &cases[i];
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *g = gs_graph_new(ctx, "d"), *spmd;
+        gs_value *l, *r, *y;
+        if (c->lr == 0) {
+            /* the dispatch einsum of the MoE layer: [G,S,E,C] x [G,S,M] -> [E,G,C,M] */
+            int64_t ld[4] = {8, 3, 4, 2}, rd[3] = {8, 3, 5};
+            l = gs_parameter(g, -1, gs_shape_make(GS_F32, 4, ld), "l");
+            r = gs_parameter(g, -1, gs_shape_make(GS_F32, 3, rd), "r");
+        } else {
+            l = gs_parameter(g, -1, gs_shape_make(GS_F32, c->lr, c->l), "l");
+            r = gs_parameter(g, -1, gs_shape_make(GS_F32, c->rr, c->r), "r");
+        }
+        CHECK_OK(gs_value_set_sharding_text(l, c->ls));
+        CHECK_OK(gs_value_set_sharding_text(r, c->rs));
+        y = gs_annotate(g, gs_einsum(g, c->spec, l, r), c->os);
+        CHECK_OK(gs_graph_set_root(g, gs_neg(g, y)));
+        spmd = spmd_check(g, c->D, 1e-5);
+        if (spmd) {
+            CHECK_MSG(count_op(spmd, GS_OP_ALL_REDUCE) == c->ar && count_op(spmd, GS_OP_REDUCE_SCATTER) == c->rs_ &&
+                      count_op(spmd, GS_OP_ALL_GATHER) == c->ag && count_op(spmd, GS_OP_ALL_TO_ALL) == c->a2a,
+                      "case %d %s: ar %d rs %d ag %d a2a %d\n%s", i, c->spec, count_op(spmd, GS_OP_ALL_REDUCE),
+                      count_op(spmd, GS_OP_REDUCE_SCATTER), count_op(spmd, GS_OP_ALL_GATHER),
+                      count_op(spmd, GS_OP_ALL_TO_ALL), gs_partition_print(spmd, true));
+            CHECK_EQ_INT(gs_partition_num_warnings(spmd), 0);
+        }
+        gs_ctx_destroy(ctx);
+    }
+}
+
+/* both operands split on non-contracting dims: all-gather the smaller, or the windowed einsum loop */
+static void test_spmd_dot_windowed(void) {
+    int w;
+    for (w = 0; w < 2; w++) {
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *g = gs_graph_new(ctx, "d"), *spmd;
+        int64_t ld[2] = {8, 6}, rd[2] = {6, 10};
+        gs_value *l = gs_parameter(g, -1, gs_shape_make(GS_F32, 2, ld), "l");
+        gs_value *r = gs_parameter(g, -1, gs_shape_make(GS_F32, 2, rd), "r");
+        gs_partition_desc pd;
+        memset(&pd, 0, sizeof pd);
+        pd.windowed_einsum_bytes = w ? 1 : -1;
+        CHECK_OK(gs_value_set_sharding_text(l, "{devices=[4,1]<=[4]}"));
+        CHECK_OK(gs_value_set_sharding_text(r, "{devices=[1,4]<=[4]}"));
+        CHECK_OK(gs_graph_set_root(g, gs_annotate(g, gs_einsum(g, "mk,kn->mn", l, r), "{devices=[4,1]<=[4]}")));
+        spmd = spmd_check_opt(g, 4, 1e-5, &pd);
+        if (spmd) {
+            if (w) {
+                CHECK_EQ_INT(count_op(spmd, GS_OP_WHILE), 1);
+                CHECK_EQ_INT(count_op(spmd, GS_OP_ALL_GATHER), 0);
+            } else {
+                CHECK_EQ_INT(count_op(spmd, GS_OP_ALL_GATHER), 1);
+            }
+        }
+        gs_ctx_destroy(ctx);
+    }
+}
+
+/* ---- reductions, scans, sorts, data movement ---- */
+static void test_spmd_reduce_scan_sort(void) {
+    static const char *const progs[] = {
+        /* max over a split, uneven dim: the padding (poisoned) must be masked with -inf */
+        "HloModule m\nmx { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] maximum(a, b) }\n"
+        "ENTRY e { x = f32[7,5] parameter(0), sharding={devices=[4,1]<=[4]}\n i = f32[] constant(-inf)\n"
+        " ROOT r = f32[5] reduce(x, i), dimensions={0}, to_apply=mx }\n",
+        /* sum over a split dim into a split output: reduce-scatter */
+        "HloModule m\nad { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] add(a, b) }\n"
+        "ENTRY e { x = f32[8,8] parameter(0), sharding={devices=[4,1]<=[4]}\n i = f32[] constant(0)\n"
+        " r = f32[8] reduce(x, i), dimensions={0}, to_apply=ad\n ROOT s = f32[8] custom-call(r), custom_call_target=\"Sharding\", sharding={devices=[4]<=[4]} }\n",
+        /* cumulative sum and max along a split, uneven dim (and reversed) */
+        "HloModule m\nENTRY e { x = f32[3,10] parameter(0), sharding={devices=[1,4]<=[4]}\n"
+        " a = f32[3,10] cumsum(x), dimensions={1}\n b = f32[3,10] cummax(x), dimensions={1}, reverse=true\n ROOT t = (f32[3,10], f32[3,10]) tuple(a, b) }\n",
+        /* sort along the split dim: tiles moved to the other dim by all-to-all */
+        "HloModule m\nlt { a = f32[] parameter(0)\n b = f32[] parameter(1)\n c = s32[] parameter(2)\n d = s32[] parameter(3)\n"
+        " ROOT r = pred[] compare(a, b), direction=LT }\n"
+        "ENTRY e { x = f32[6,9] parameter(0), sharding={devices=[1,3]<=[3]}\n io = s32[6,9] iota(), iota_dimension=1\n"
+        " s = (f32[6,9], s32[6,9]) sort(x, io), dimensions={1}, is_stable=true, to_apply=lt\n"
+        " v = f32[6,9] get-tuple-element(s), index=0\n w = s32[6,9] get-tuple-element(s), index=1\n"
+        " v2 = f32[6,9] custom-call(v), custom_call_target=\"Sharding\", sharding={devices=[1,3]<=[3]}\n"
+        " w2 = s32[6,9] custom-call(w), custom_call_target=\"Sharding\", sharding={devices=[1,3]<=[3]}\n"
+        " ROOT t = (f32[6,9], s32[6,9]) tuple(v2, w2) }\n",
+        /* iota, broadcast, transpose, reshape, slice, pad, concatenate, dynamic-slice on split values */
+        "HloModule m\nENTRY e { x = f32[6,4] parameter(0), sharding={devices=[2,1]<=[2]}\n"
+        " io = f32[6,4] iota(), iota_dimension=0\n a = f32[6,4] add(x, io)\n t = f32[4,6] transpose(a), dimensions={1,0}\n"
+        " r = f32[4,2,3] reshape(t)\n b = f32[5,4,2,3] broadcast(r), dimensions={1,2,3}\n"
+        " s = f32[5,4,2,2] slice(b), slice={[0:5], [0:4], [0:2], [1:3]}\n z = f32[] constant(0)\n"
+        " p = f32[5,4,2,4] pad(s, z), padding=0_0x0_0x0_0x1_1\n c = f32[5,4,2,7] concatenate(p, b), dimensions={3}\n"
+        " k = s32[] constant(1)\n ROOT d = f32[5,4,2,3] dynamic-slice(c, k, k, k, k), dynamic_slice_sizes={5,4,2,3} }\n",
+    };
+    static const int64_t devs[] = {4, 4, 4, 3, 2};
+    int i;
+    for (i = 0; i < (int)(sizeof progs / sizeof progs[0]); i++) {
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *g = NULL, *spmd;
+        if (gs_hlo_parse(ctx, progs[i], strlen(progs[i]), &g) != GS_OK) {
+            gst_failf(__FILE__, __LINE__, "program %d: %s", i, gs_ctx_error_msg(ctx));
+            gs_ctx_destroy(ctx);
+            continue;
+        }
+        spmd = spmd_check(g, devs[i], 1e-5);
+        if (spmd && i == 1) {
+            CHECK_EQ_INT(count_op(spmd, GS_OP_REDUCE_SCATTER), 1);
+            CHECK_EQ_INT(count_op(spmd, GS_OP_ALL_REDUCE), 0);
+        }
+        if (spmd && i == 3) {
+            CHECK(count_op(spmd, GS_OP_ALL_TO_ALL) >= 3);   /* the keys there, both results back */
+            CHECK_EQ_INT(count_op(spmd, GS_OP_ALL_GATHER), 0);
+        }
+        gs_ctx_destroy(ctx);
+    }
+}
+
 void suite_spmd(void) {
     (void)count_all;
     (void)count_collectives;
     RUN(test_spmd_reshard_transitions);
+    RUN(test_spmd_dot_strategies);
+    RUN(test_spmd_dot_windowed);
+    RUN(test_spmd_reduce_scan_sort);
 }
