@@ -73,7 +73,7 @@ $(BUILD)/obj/%.o: tests/%.c gshard.h tests/test.h | stbds
 	$(CC) $(WARN) $(CFLAGS) -c -o $@ $<
 
 # the MoE tests build the layer with the examples' model builder
-$(BUILD)/obj/test_moe.o: examples/moe_model.h
+$(BUILD)/obj/test_moe.o $(BUILD)/asan/gshard_tests $(BUILD)/tsan/gshard_tests: examples/moe_model.h
 
 $(BUILD)/gshard_tests: $(TEST_OBJS)
 	$(CC) $(CFLAGS) -o $@ $(TEST_OBJS) $(LDLIBS)
