@@ -244,7 +244,7 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(CUMPROD, "cumprod", 1) \
     X(CUMMAX, "cummax", 1) \
     X(CUMMIN, "cummin", 1) \
-    X(RNG, "rng", 2) \
+    X(RNG, "rng", -1) \
     X(ALL_REDUCE, "all-reduce", 1) \
     X(ALL_GATHER, "all-gather", 1) \
     X(REDUCE_SCATTER, "reduce-scatter", 1) \
@@ -496,6 +496,15 @@ GS_API gs_value *gs_cumulative(gs_graph *g, gs_value *x, gs_reduce_kind kind, in
    counted row-major over the logical shape, is a pure function of (seed, i): a partitioned program
    reproduces the unpartitioned bits. lo and hi are scalars of the result dtype. */
 GS_API gs_value *gs_rng_uniform(gs_graph *g, gs_value *lo, gs_value *hi, gs_shape shape, uint64_t seed);
+/* The shard form, for partitioned programs: one device's block of gs_rng_uniform(lo, hi, full_shape, seed).
+   The result has shard_shape (same dtype and rank as full_shape, no dim larger than full_shape's). offsets
+   are full_shape.rank s32 scalars (run-time values, typically read from a table indexed by partition-id):
+   the global index of the block's first element in each dim. Element l of the result (multi-index l) has
+   the bits of element offsets + l of the full array. An element whose global index lies outside full_shape
+   (the padding of an uneven shard, or a negative offset) holds lo. The operands are lo, hi, then the
+   offsets; with full_shape.rank == 0 this is gs_rng_uniform on a scalar. */
+GS_API gs_value *gs_rng_uniform_shard(gs_graph *g, gs_value *lo, gs_value *hi, gs_shape shard_shape,
+                                      gs_shape full_shape, gs_value *const *offsets, uint64_t seed);
 
 /* Collectives (XLA semantics; on one partition they are identities of the right shape). */
 GS_API gs_value *gs_all_reduce(gs_graph *g, gs_value *x, gs_reduce_kind kind, const gs_collective_desc *cd);
@@ -1542,6 +1551,8 @@ struct gs_value {
     void *data;               /* CONSTANT: storage-format bytes (1 element when splat) */
     bool splat;
     uint64_t seed;            /* RNG */
+    const gs_shape *rng_full; /* RNG shard form: the full shape (operands lo, hi, one s32 offset per dim);
+                                 NULL for the plain form */
     int64_t split_dim, concat_dim;    /* ALL_TO_ALL */
     gs_dot_dims *dot;
     gs_conv_config *conv;
@@ -3725,11 +3736,36 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         if (x->dtype == GS_PRED) GS__FAIL(GS_ERR_SHAPE, "%s %s: not defined for pred", GS__WHO);
         *s = *x;
         return GS_OK;
-    case GS_OP_RNG:
+    case GS_OP_RNG: {
+        const gs_shape *f = v->rng_full;   /* the shard form: s is the shard, f the full array */
+        if (f) {
+            char who[160];
+            snprintf(who, sizeof who, "%s %s: full_shape", GS__WHO);
+            if (gs__check_shape(ctx, who, f)) return ctx->err;
+        }
+        if (!f && v->n_operands != 2) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: takes 2 operands (lo, hi), got %d", GS__WHO, v->n_operands);
+        if (f && v->n_operands != 2 + f->rank)
+            GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: needs lo, hi and %d offsets (the rank of full_shape %s), got %d operands", GS__WHO,
+                     f->rank, gs__shape_str(f, b1, sizeof b1), v->n_operands);
         if (gs__check_shape(ctx, v->name, s)) return ctx->err;
         if (s->dtype == GS_PRED) GS__FAIL(GS_ERR_SHAPE, "%s %s: random pred is not supported (compare a uniform instead)", GS__WHO);
         if (gs__need_scalar(ctx, v, 0, s->dtype) || gs__need_scalar(ctx, v, 1, s->dtype)) return ctx->err;
+        if (!f) return GS_OK;
+        if (f->dtype != s->dtype || f->rank != s->rank)
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: shard shape %s and full_shape %s differ in %s", GS__WHO, gs__shape_str(s, b1, sizeof b1),
+                     gs__shape_str(f, b2, sizeof b2), f->dtype != s->dtype ? "dtype" : "rank");
+        for (i = 0; i < s->rank; i++)
+            if (s->dims[i] > f->dims[i])
+                GS__FAIL(GS_ERR_SHAPE, "%s %s: shard dim %d (%lld) is larger than the full dim (%lld)", GS__WHO, i, (long long)s->dims[i],
+                         (long long)f->dims[i]);
+        for (i = 2; i < v->n_operands; i++) {
+            const gs_shape *o = &v->operands[i]->shape;
+            if (o->rank != 0 || o->dtype != GS_S32)
+                GS__FAIL(GS_ERR_SHAPE, "%s %s: offset operand %d (%s) must be an s32 scalar, not %s", GS__WHO, i, v->operands[i]->name,
+                         gs__shape_str(o, b1, sizeof b1));
+        }
         return GS_OK;
+    }
     case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL: {
         int64_t gsz;
         if (gs__check_groups(ctx, v, &v->coll.groups)) return ctx->err;
@@ -4513,6 +4549,35 @@ GS_API gs_value *gs_rng_uniform(gs_graph *g, gs_value *lo, gs_value *hi, gs_shap
     return gs__finish(v);
 }
 
+GS_API gs_value *gs_rng_uniform_shard(gs_graph *g, gs_value *lo, gs_value *hi, gs_shape shard_shape,
+                                      gs_shape full_shape, gs_value *const *offsets, uint64_t seed) {
+    gs_value *ops[GS_MAX_RANK + 2];
+    gs_value *v;
+    gs_shape *full;
+    int i;
+    if (!g || g->ctx->err) return NULL;
+    if (full_shape.rank < 0 || full_shape.rank > GS_MAX_RANK) {
+        gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_rng_uniform_shard: full_shape rank %d is outside [0, %d] (GS_MAX_RANK)",
+                full_shape.rank, GS_MAX_RANK);
+        return NULL;
+    }
+    if (full_shape.rank > 0 && !offsets) {
+        gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_rng_uniform_shard: offsets is NULL (full_shape has rank %d)", full_shape.rank);
+        return NULL;
+    }
+    ops[0] = lo;
+    ops[1] = hi;
+    for (i = 0; i < full_shape.rank; i++) ops[i + 2] = offsets[i];
+    v = gs__value_new(g, GS_OP_RNG, full_shape.rank + 2, ops);
+    if (!v) return NULL;
+    full = (gs_shape *)gs__arena_dup(g->ctx, &full_shape, sizeof full_shape);
+    if (!full) return NULL;
+    v->shape = shard_shape;
+    v->rng_full = full;
+    v->seed = seed;
+    return gs__finish(v);
+}
+
 GS__FN gs_value *gs__collective(gs_graph *g, gs_op op, gs_value *x, const gs_collective_desc *cd) {
     gs_value *v = gs__value_new(g, op, 1, &x);
     if (!v) return NULL;
@@ -5279,6 +5344,10 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
         break;
     case GS_OP_RNG:
         gs__sb_printf(sb, ", distribution=rng_uniform, seed=%llu", (unsigned long long)v->seed);
+        if (v->rng_full) {
+            gs__sb_puts(sb, ", full_shape=");
+            gs__pr_shape(sb, v->rng_full);
+        }
         break;
     case GS_OP_ALL_REDUCE:
         gs__pr_coll(sb, v, true);
@@ -6100,6 +6169,26 @@ GS__FN bool gs__attr_int(gs__parser *P, const gs__pattr *a, int64_t *out) {
     return gs__read_int(P, &v, out, "an integer") && gs__val_end(P, &v);
 }
 
+/* an unsigned 64-bit integer value (decimal digits only) */
+GS__FN bool gs__attr_u64(gs__parser *P, const gs__pattr *a, uint64_t *out, const char *what) {
+    gs__cur c = a->val;
+    uint64_t v = 0;
+    gs__cur at;
+    if (!gs__skip_ws(P, &c)) return false;
+    at = c;
+    if (!gs__hlo_digit(gs__cur_peek(&c))) return gs__pexpect(P, &at, what);
+    while (gs__hlo_digit(gs__cur_peek(&c))) {
+        uint64_t d = (uint64_t)(gs__cur_peek(&c) - '0');
+        if (v > (UINT64_MAX - d) / 10) return gs__perr(P, &at, GS_ERR_PARSE, "integer out of range (above 2^64-1)");
+        v = v * 10 + d;
+        gs__cur_adv(&c);
+    }
+    if (gs__hlo_name_char(gs__cur_peek(&c))) return gs__pexpect(P, &at, what);
+    if (!gs__val_end(P, &c)) return false;
+    *out = v;
+    return true;
+}
+
 GS__FN bool gs__attr_bool(gs__parser *P, const gs__pattr *a, bool *out) {
     if (gs__peek_word(a->val, "true")) *out = true;
     else if (gs__peek_word(a->val, "false")) *out = false;
@@ -6774,7 +6863,7 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
     {
         int arity = gs_op_arity(op), least = 0;
         if (op == GS_OP_DYNAMIC_SLICE || op == GS_OP_CONCATENATE || op == GS_OP_SORT) least = 1;
-        if (op == GS_OP_DYNAMIC_UPDATE_SLICE) least = 2;
+        if (op == GS_OP_DYNAMIC_UPDATE_SLICE || op == GS_OP_RNG) least = 2;
         if ((arity >= 0 && n != arity) || n < least)
             return gs__perr(P, &in->op_at, GS_ERR_PARSE, "%s takes %s%d operand%s, found %d", in->opcode,
                             arity < 0 ? "at least " : "", arity < 0 ? least : arity,
@@ -7044,18 +7133,30 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         break;
     }
     case GS_OP_RNG: {
-        int64_t seed = 0;
+        uint64_t seed = 0;
+        gs__pattr *fa = gs__attr(P, in, "full_shape");
         if (!(a = gs__need_attr(P, in, "distribution"))) return false;
         if (!gs__peek_word(a->val, "rng_uniform") || a->val.end - a->val.p != 11) {
             if (gs__peek_word(a->val, "rng_normal"))
                 return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "rng distribution rng_normal is not supported");
             return gs__pexpect(P, &a->val, "rng_uniform");
         }
-        if ((a = gs__attr(P, in, "seed")) != NULL) {
-            if (!gs__attr_int(P, a, &seed)) return false;
-            if (seed < 0) return gs__pexpect(P, &a->val, "a seed >= 0");
+        if ((a = gs__attr(P, in, "seed")) != NULL && !gs__attr_u64(P, a, &seed, "a seed (0 to 2^64-1)")) return false;
+        if (fa) {
+            /* the shard form: lo, hi, one offset per dim of the full shape */
+            gs_shape full;
+            gs__cur c = fa->val;
+            if (!gs__parse_array_shape(P, &c, &full) || !gs__val_end(P, &c)) return false;
+            if (n != 2 + full.rank)
+                return gs__perr(P, &in->op_at, GS_ERR_PARSE, "rng '%s' with full_shape of rank %d takes %d operands (lo, hi and %d offsets), found %d",
+                                in->name, full.rank, 2 + full.rank, full.rank, n);
+            v = gs_rng_uniform_shard(g, xs[0], xs[1], *ds, full, xs + 2, seed);
+        } else {
+            if (n != 2)
+                return gs__perr(P, &in->op_at, GS_ERR_PARSE, "rng '%s' takes 2 operands (lo, hi) without full_shape=, found %d",
+                                in->name, n);
+            v = gs_rng_uniform(g, xs[0], xs[1], *ds, seed);
         }
-        v = gs_rng_uniform(g, xs[0], xs[1], *ds, (uint64_t)seed);
         break;
     }
     case GS_OP_ALL_REDUCE:
@@ -7894,6 +7995,8 @@ GS__FN gs_result gs__k_reduce_window(gs_ctx *ctx, const gs_value *v, const gs__b
  *   function). Floats: u = (bits >> 40) / 2^24 in [0, 1), r = lo + (hi - lo) * u computed in double and
  *   rounded to the result type; a result that rounds up to hi becomes the largest representable value below
  *   hi. Integers: lo + bits % (hi - lo). When hi <= lo (or a bound is NaN) every element is lo.
+ *   The shard form takes i as the row-major index, in full_shape, of offsets + (the element's multi-index),
+ *   so a block computes exactly its part of the full array; elements outside the full array hold lo.
  * - One partition, no collective hook: collectives whose groups all have size 1 are identities (a group of
  *   more than one partition needs the hook). collective-permute copies the operand when the pair
  *   (partition, partition) is present, gives zeros when no pair targets this partition, and needs the hook
@@ -8280,40 +8383,70 @@ GS__FN float gs__ip_bf16_below(float h) {
     return gs_bf16_to_f32(b);
 }
 
-GS__FN gs_result gs__ip_rng(gs_ctx *ctx, const gs_value *v, const gs__buf *lo, const gs__buf *hi, gs__buf *out) {
-    int64_t i, n = gs__numel(&out->shape);
+/* rng, plain and shard form. offs: the rank offsets of the shard form (NULL for the plain form, whose full
+   array is the result itself). Element l of out is element offs + l of the full array, whose row-major
+   index g picks the bits gs__rng_bits(seed, g); an element outside the full array holds lo. */
+GS__FN gs_result gs__ip_rng(gs_ctx *ctx, const gs_value *v, const gs__buf *lo, const gs__buf *hi, const int64_t *offs,
+                            gs__buf *out) {
+    const gs_shape *full = v->rng_full && offs ? v->rng_full : &out->shape;
+    int64_t i, n = gs__numel(&out->shape), base = 0, fst[GS_MAX_RANK], vlo[GS_MAX_RANK], vhi[GS_MAX_RANK];
     gs_dtype t = out->shape.dtype;
+    int d, r = out->shape.rank;
+    bool any = true;
+    gs__ip_odo o;
+    float fl = 0.0f, fh = 0.0f;
+    int64_t il = 0, ih = 0;
     if (lo->shape.dtype != t || hi->shape.dtype != t || gs__numel(&lo->shape) != 1 ||
         gs__numel(&hi->shape) != 1)
         return gs__err(ctx, GS_ERR_SHAPE, "rng %s: lo and hi must be scalars of the result dtype", v->name);
-    if (gs__is_float(t)) {
-        float l = ((const float *)lo->data)[0], h = ((const float *)hi->data)[0];
-        float *y = (float *)out->data;
-        bool bf = t == GS_BF16;
-        if (!(h > l)) {
-            for (i = 0; i < n; i++) y[i] = l;
-            return GS_OK;
-        }
-        for (i = 0; i < n; i++) {
-            uint64_t bits = gs__rng_bits(v->seed, (uint64_t)i);
-            double u = (double)(bits >> 40) * (1.0 / 16777216.0);
-            double r = (double)l + ((double)h - (double)l) * u;
-            float f = (float)r;
-            if (bf) f = gs__ip_rbf(f);
-            if (f >= h) f = bf ? gs__ip_bf16_below(h) : nextafterf(h, -INFINITY);
-            if (f < l) f = l;
-            y[i] = f;
-        }
-    } else if (t == GS_S32 || t == GS_U32) {
-        int64_t l = gs__ip_get_index(lo, 0), h = gs__ip_get_index(hi, 0);
-        for (i = 0; i < n; i++) {
-            int64_t r = l;
-            if (h > l) r = l + (int64_t)(gs__rng_bits(v->seed, (uint64_t)i) % (uint64_t)(h - l));
-            if (t == GS_S32) ((int32_t *)out->data)[i] = (int32_t)r;
-            else ((uint32_t *)out->data)[i] = (uint32_t)r;
-        }
-    } else {
+    if (full->rank != r || full->dtype != t)
+        return gs__err(ctx, GS_ERR_SHAPE, "rng %s: the full shape differs from the result in rank or dtype", v->name);
+    if (!gs__is_float(t) && t != GS_S32 && t != GS_U32)
         return gs__err(ctx, GS_ERR_UNSUPPORTED, "rng %s: dtype %s is not supported", v->name, gs_dtype_name(t));
+    if (n == 0) return GS_OK;
+    /* local index range [vlo, vhi) of the elements inside the full array, per dim; offsets are s32, so
+       nothing below overflows: base is only formed when every dim has an element inside, and then
+       |offs[d]| <= full dim */
+    gs__strides(full, fst);
+    for (d = 0; d < r; d++) {
+        int64_t off = offs ? offs[d] : 0;
+        vlo[d] = off < 0 ? -off : 0;
+        vhi[d] = full->dims[d] - off < out->shape.dims[d] ? full->dims[d] - off : out->shape.dims[d];
+        if (vlo[d] >= vhi[d]) any = false;
+    }
+    if (any)
+        for (d = 0; d < r; d++) base += (offs ? offs[d] : 0) * fst[d];
+    if (gs__is_float(t)) {
+        fl = ((const float *)lo->data)[0];
+        fh = ((const float *)hi->data)[0];
+    } else {
+        il = gs__ip_get_index(lo, 0);
+        ih = gs__ip_get_index(hi, 0);
+    }
+    gs__ip_odo_init(&o, r, out->shape.dims, fst);
+    for (i = 0; i < n; i++, gs__ip_odo_next(&o)) {
+        bool in = any;
+        uint64_t bits = 0;
+        for (d = 0; d < r && in; d++) in = o.idx[d] >= vlo[d] && o.idx[d] < vhi[d];
+        if (in) bits = gs__rng_bits(v->seed, (uint64_t)(base + o.pos));
+        if (gs__is_float(t)) {
+            float f = fl;
+            if (in && fh > fl) {
+                bool bf = t == GS_BF16;
+                double u = (double)(bits >> 40) * (1.0 / 16777216.0);
+                double x = (double)fl + ((double)fh - (double)fl) * u;
+                f = (float)x;
+                if (bf) f = gs__ip_rbf(f);
+                if (f >= fh) f = bf ? gs__ip_bf16_below(fh) : nextafterf(fh, -INFINITY);
+                if (f < fl) f = fl;
+            }
+            ((float *)out->data)[i] = f;
+        } else {
+            int64_t x = il;
+            if (in && ih > il) x = il + (int64_t)(bits % (uint64_t)(ih - il));
+            if (t == GS_S32) ((int32_t *)out->data)[i] = (int32_t)x;
+            else ((uint32_t *)out->data)[i] = (uint32_t)x;
+        }
     }
     return GS_OK;
 }
@@ -9678,7 +9811,20 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
     case GS_OP_SCATTER: return gs__ip_scatter(ctx, v, GS__IN(0), GS__IN(1), GS__IN(2), out);
     case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX: case GS_OP_CUMMIN:
         return gs__ip_cumulative(ctx, v, GS__IN(0), out);
-    case GS_OP_RNG: return gs__ip_rng(ctx, v, GS__IN(0), GS__IN(1), out);
+    case GS_OP_RNG: {
+        int64_t offs[GS_MAX_RANK];
+        if (v->rng_full) {
+            if (v->n_operands != 2 + out->shape.rank)
+                return gs__err(ctx, GS_ERR_SHAPE, "rng %s: needs one offset per result dim", v->name);
+            for (k = 0; k < out->shape.rank; k++) {
+                const gs__buf *b = GS__IN(2 + k);
+                if (gs__numel(&b->shape) != 1 || !gs__is_int(b->shape.dtype))
+                    return gs__err(ctx, GS_ERR_SHAPE, "rng %s: offset %d is not an integer scalar", v->name, k);
+                offs[k] = gs__ip_get_index(b, 0);
+            }
+        }
+        return gs__ip_rng(ctx, v, GS__IN(0), GS__IN(1), v->rng_full ? offs : NULL, out);
+    }
     case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: {
         const gs__buf *x = GS__IN(0);
         if (x->shape.dtype != out->shape.dtype || x->shape.rank != out->shape.rank)
@@ -14870,13 +15016,17 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
         return gs__sp_clone(sp, v, ops, &ls);
     }
     case GS_OP_RNG: {
-        *osh = gs__sp_rep(sp);
+        /* each device draws exactly its block of the unpartitioned numbers */
+        gs_value *off[GS_MAX_RANK];
+        gs_shape ls = gs__sp_local(t, *S);
+        if (v->n_operands != 2) return gs__sp_replicated(sp, v, "rng shard form in the source", osh);
         ops[0] = gs__sp_get(sp, v->operands[0], gs__sp_rep(sp));
         ops[1] = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
-        gs__sp_note(sp, "rng at full size, then each device's slice");
-        return gs__sp_clone(sp, v, ops, S);
+        for (i = 0; i < rank; i++) off[i] = gs__sp_offset(sp, t, i, ls.dims[i]);
+        gs__sp_note(sp, "rng: each device draws its own block");
+        return gs_rng_uniform_shard(g, ops[0], ops[1], ls, *S, off, v->seed);
     }
-    case GS_OP_ANNOTATE: case GS_OP_COPY:
+    case GS_OP_ANNOTATE:
         return gs__sp_get(sp, v->operands[0], t);
     case GS_OP_TO_MANUAL: {
         const gs_sharding *xs = sp->G->vals[v->operands[0]->id].sh;

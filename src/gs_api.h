@@ -175,7 +175,7 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(CUMPROD, "cumprod", 1) \
     X(CUMMAX, "cummax", 1) \
     X(CUMMIN, "cummin", 1) \
-    X(RNG, "rng", 2) \
+    X(RNG, "rng", -1) \
     X(ALL_REDUCE, "all-reduce", 1) \
     X(ALL_GATHER, "all-gather", 1) \
     X(REDUCE_SCATTER, "reduce-scatter", 1) \
@@ -427,6 +427,15 @@ GS_API gs_value *gs_cumulative(gs_graph *g, gs_value *x, gs_reduce_kind kind, in
    counted row-major over the logical shape, is a pure function of (seed, i): a partitioned program
    reproduces the unpartitioned bits. lo and hi are scalars of the result dtype. */
 GS_API gs_value *gs_rng_uniform(gs_graph *g, gs_value *lo, gs_value *hi, gs_shape shape, uint64_t seed);
+/* The shard form, for partitioned programs: one device's block of gs_rng_uniform(lo, hi, full_shape, seed).
+   The result has shard_shape (same dtype and rank as full_shape, no dim larger than full_shape's). offsets
+   are full_shape.rank s32 scalars (run-time values, typically read from a table indexed by partition-id):
+   the global index of the block's first element in each dim. Element l of the result (multi-index l) has
+   the bits of element offsets + l of the full array. An element whose global index lies outside full_shape
+   (the padding of an uneven shard, or a negative offset) holds lo. The operands are lo, hi, then the
+   offsets; with full_shape.rank == 0 this is gs_rng_uniform on a scalar. */
+GS_API gs_value *gs_rng_uniform_shard(gs_graph *g, gs_value *lo, gs_value *hi, gs_shape shard_shape,
+                                      gs_shape full_shape, gs_value *const *offsets, uint64_t seed);
 
 /* Collectives (XLA semantics; on one partition they are identities of the right shape). */
 GS_API gs_value *gs_all_reduce(gs_graph *g, gs_value *x, gs_reduce_kind kind, const gs_collective_desc *cd);

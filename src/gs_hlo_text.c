@@ -520,6 +520,10 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
         break;
     case GS_OP_RNG:
         gs__sb_printf(sb, ", distribution=rng_uniform, seed=%llu", (unsigned long long)v->seed);
+        if (v->rng_full) {
+            gs__sb_puts(sb, ", full_shape=");
+            gs__pr_shape(sb, v->rng_full);
+        }
         break;
     case GS_OP_ALL_REDUCE:
         gs__pr_coll(sb, v, true);
@@ -1341,6 +1345,26 @@ GS__FN bool gs__attr_int(gs__parser *P, const gs__pattr *a, int64_t *out) {
     return gs__read_int(P, &v, out, "an integer") && gs__val_end(P, &v);
 }
 
+/* an unsigned 64-bit integer value (decimal digits only) */
+GS__FN bool gs__attr_u64(gs__parser *P, const gs__pattr *a, uint64_t *out, const char *what) {
+    gs__cur c = a->val;
+    uint64_t v = 0;
+    gs__cur at;
+    if (!gs__skip_ws(P, &c)) return false;
+    at = c;
+    if (!gs__hlo_digit(gs__cur_peek(&c))) return gs__pexpect(P, &at, what);
+    while (gs__hlo_digit(gs__cur_peek(&c))) {
+        uint64_t d = (uint64_t)(gs__cur_peek(&c) - '0');
+        if (v > (UINT64_MAX - d) / 10) return gs__perr(P, &at, GS_ERR_PARSE, "integer out of range (above 2^64-1)");
+        v = v * 10 + d;
+        gs__cur_adv(&c);
+    }
+    if (gs__hlo_name_char(gs__cur_peek(&c))) return gs__pexpect(P, &at, what);
+    if (!gs__val_end(P, &c)) return false;
+    *out = v;
+    return true;
+}
+
 GS__FN bool gs__attr_bool(gs__parser *P, const gs__pattr *a, bool *out) {
     if (gs__peek_word(a->val, "true")) *out = true;
     else if (gs__peek_word(a->val, "false")) *out = false;
@@ -2015,7 +2039,7 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
     {
         int arity = gs_op_arity(op), least = 0;
         if (op == GS_OP_DYNAMIC_SLICE || op == GS_OP_CONCATENATE || op == GS_OP_SORT) least = 1;
-        if (op == GS_OP_DYNAMIC_UPDATE_SLICE) least = 2;
+        if (op == GS_OP_DYNAMIC_UPDATE_SLICE || op == GS_OP_RNG) least = 2;
         if ((arity >= 0 && n != arity) || n < least)
             return gs__perr(P, &in->op_at, GS_ERR_PARSE, "%s takes %s%d operand%s, found %d", in->opcode,
                             arity < 0 ? "at least " : "", arity < 0 ? least : arity,
@@ -2285,18 +2309,30 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         break;
     }
     case GS_OP_RNG: {
-        int64_t seed = 0;
+        uint64_t seed = 0;
+        gs__pattr *fa = gs__attr(P, in, "full_shape");
         if (!(a = gs__need_attr(P, in, "distribution"))) return false;
         if (!gs__peek_word(a->val, "rng_uniform") || a->val.end - a->val.p != 11) {
             if (gs__peek_word(a->val, "rng_normal"))
                 return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "rng distribution rng_normal is not supported");
             return gs__pexpect(P, &a->val, "rng_uniform");
         }
-        if ((a = gs__attr(P, in, "seed")) != NULL) {
-            if (!gs__attr_int(P, a, &seed)) return false;
-            if (seed < 0) return gs__pexpect(P, &a->val, "a seed >= 0");
+        if ((a = gs__attr(P, in, "seed")) != NULL && !gs__attr_u64(P, a, &seed, "a seed (0 to 2^64-1)")) return false;
+        if (fa) {
+            /* the shard form: lo, hi, one offset per dim of the full shape */
+            gs_shape full;
+            gs__cur c = fa->val;
+            if (!gs__parse_array_shape(P, &c, &full) || !gs__val_end(P, &c)) return false;
+            if (n != 2 + full.rank)
+                return gs__perr(P, &in->op_at, GS_ERR_PARSE, "rng '%s' with full_shape of rank %d takes %d operands (lo, hi and %d offsets), found %d",
+                                in->name, full.rank, 2 + full.rank, full.rank, n);
+            v = gs_rng_uniform_shard(g, xs[0], xs[1], *ds, full, xs + 2, seed);
+        } else {
+            if (n != 2)
+                return gs__perr(P, &in->op_at, GS_ERR_PARSE, "rng '%s' takes 2 operands (lo, hi) without full_shape=, found %d",
+                                in->name, n);
+            v = gs_rng_uniform(g, xs[0], xs[1], *ds, seed);
         }
-        v = gs_rng_uniform(g, xs[0], xs[1], *ds, (uint64_t)seed);
         break;
     }
     case GS_OP_ALL_REDUCE:

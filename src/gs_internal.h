@@ -188,6 +188,8 @@ struct gs_value {
     void *data;               /* CONSTANT: storage-format bytes (1 element when splat) */
     bool splat;
     uint64_t seed;            /* RNG */
+    const gs_shape *rng_full; /* RNG shard form: the full shape (operands lo, hi, one s32 offset per dim);
+                                 NULL for the plain form */
     int64_t split_dim, concat_dim;    /* ALL_TO_ALL */
     gs_dot_dims *dot;
     gs_conv_config *conv;

@@ -43,6 +43,8 @@
  *   function). Floats: u = (bits >> 40) / 2^24 in [0, 1), r = lo + (hi - lo) * u computed in double and
  *   rounded to the result type; a result that rounds up to hi becomes the largest representable value below
  *   hi. Integers: lo + bits % (hi - lo). When hi <= lo (or a bound is NaN) every element is lo.
+ *   The shard form takes i as the row-major index, in full_shape, of offsets + (the element's multi-index),
+ *   so a block computes exactly its part of the full array; elements outside the full array hold lo.
  * - One partition, no collective hook: collectives whose groups all have size 1 are identities (a group of
  *   more than one partition needs the hook). collective-permute copies the operand when the pair
  *   (partition, partition) is present, gives zeros when no pair targets this partition, and needs the hook
@@ -429,40 +431,70 @@ GS__FN float gs__ip_bf16_below(float h) {
     return gs_bf16_to_f32(b);
 }
 
-GS__FN gs_result gs__ip_rng(gs_ctx *ctx, const gs_value *v, const gs__buf *lo, const gs__buf *hi, gs__buf *out) {
-    int64_t i, n = gs__numel(&out->shape);
+/* rng, plain and shard form. offs: the rank offsets of the shard form (NULL for the plain form, whose full
+   array is the result itself). Element l of out is element offs + l of the full array, whose row-major
+   index g picks the bits gs__rng_bits(seed, g); an element outside the full array holds lo. */
+GS__FN gs_result gs__ip_rng(gs_ctx *ctx, const gs_value *v, const gs__buf *lo, const gs__buf *hi, const int64_t *offs,
+                            gs__buf *out) {
+    const gs_shape *full = v->rng_full && offs ? v->rng_full : &out->shape;
+    int64_t i, n = gs__numel(&out->shape), base = 0, fst[GS_MAX_RANK], vlo[GS_MAX_RANK], vhi[GS_MAX_RANK];
     gs_dtype t = out->shape.dtype;
+    int d, r = out->shape.rank;
+    bool any = true;
+    gs__ip_odo o;
+    float fl = 0.0f, fh = 0.0f;
+    int64_t il = 0, ih = 0;
     if (lo->shape.dtype != t || hi->shape.dtype != t || gs__numel(&lo->shape) != 1 ||
         gs__numel(&hi->shape) != 1)
         return gs__err(ctx, GS_ERR_SHAPE, "rng %s: lo and hi must be scalars of the result dtype", v->name);
-    if (gs__is_float(t)) {
-        float l = ((const float *)lo->data)[0], h = ((const float *)hi->data)[0];
-        float *y = (float *)out->data;
-        bool bf = t == GS_BF16;
-        if (!(h > l)) {
-            for (i = 0; i < n; i++) y[i] = l;
-            return GS_OK;
-        }
-        for (i = 0; i < n; i++) {
-            uint64_t bits = gs__rng_bits(v->seed, (uint64_t)i);
-            double u = (double)(bits >> 40) * (1.0 / 16777216.0);
-            double r = (double)l + ((double)h - (double)l) * u;
-            float f = (float)r;
-            if (bf) f = gs__ip_rbf(f);
-            if (f >= h) f = bf ? gs__ip_bf16_below(h) : nextafterf(h, -INFINITY);
-            if (f < l) f = l;
-            y[i] = f;
-        }
-    } else if (t == GS_S32 || t == GS_U32) {
-        int64_t l = gs__ip_get_index(lo, 0), h = gs__ip_get_index(hi, 0);
-        for (i = 0; i < n; i++) {
-            int64_t r = l;
-            if (h > l) r = l + (int64_t)(gs__rng_bits(v->seed, (uint64_t)i) % (uint64_t)(h - l));
-            if (t == GS_S32) ((int32_t *)out->data)[i] = (int32_t)r;
-            else ((uint32_t *)out->data)[i] = (uint32_t)r;
-        }
-    } else {
+    if (full->rank != r || full->dtype != t)
+        return gs__err(ctx, GS_ERR_SHAPE, "rng %s: the full shape differs from the result in rank or dtype", v->name);
+    if (!gs__is_float(t) && t != GS_S32 && t != GS_U32)
         return gs__err(ctx, GS_ERR_UNSUPPORTED, "rng %s: dtype %s is not supported", v->name, gs_dtype_name(t));
+    if (n == 0) return GS_OK;
+    /* local index range [vlo, vhi) of the elements inside the full array, per dim; offsets are s32, so
+       nothing below overflows: base is only formed when every dim has an element inside, and then
+       |offs[d]| <= full dim */
+    gs__strides(full, fst);
+    for (d = 0; d < r; d++) {
+        int64_t off = offs ? offs[d] : 0;
+        vlo[d] = off < 0 ? -off : 0;
+        vhi[d] = full->dims[d] - off < out->shape.dims[d] ? full->dims[d] - off : out->shape.dims[d];
+        if (vlo[d] >= vhi[d]) any = false;
+    }
+    if (any)
+        for (d = 0; d < r; d++) base += (offs ? offs[d] : 0) * fst[d];
+    if (gs__is_float(t)) {
+        fl = ((const float *)lo->data)[0];
+        fh = ((const float *)hi->data)[0];
+    } else {
+        il = gs__ip_get_index(lo, 0);
+        ih = gs__ip_get_index(hi, 0);
+    }
+    gs__ip_odo_init(&o, r, out->shape.dims, fst);
+    for (i = 0; i < n; i++, gs__ip_odo_next(&o)) {
+        bool in = any;
+        uint64_t bits = 0;
+        for (d = 0; d < r && in; d++) in = o.idx[d] >= vlo[d] && o.idx[d] < vhi[d];
+        if (in) bits = gs__rng_bits(v->seed, (uint64_t)(base + o.pos));
+        if (gs__is_float(t)) {
+            float f = fl;
+            if (in && fh > fl) {
+                bool bf = t == GS_BF16;
+                double u = (double)(bits >> 40) * (1.0 / 16777216.0);
+                double x = (double)fl + ((double)fh - (double)fl) * u;
+                f = (float)x;
+                if (bf) f = gs__ip_rbf(f);
+                if (f >= fh) f = bf ? gs__ip_bf16_below(fh) : nextafterf(fh, -INFINITY);
+                if (f < fl) f = fl;
+            }
+            ((float *)out->data)[i] = f;
+        } else {
+            int64_t x = il;
+            if (in && ih > il) x = il + (int64_t)(bits % (uint64_t)(ih - il));
+            if (t == GS_S32) ((int32_t *)out->data)[i] = (int32_t)x;
+            else ((uint32_t *)out->data)[i] = (uint32_t)x;
+        }
     }
     return GS_OK;
 }
@@ -1827,7 +1859,20 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
     case GS_OP_SCATTER: return gs__ip_scatter(ctx, v, GS__IN(0), GS__IN(1), GS__IN(2), out);
     case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX: case GS_OP_CUMMIN:
         return gs__ip_cumulative(ctx, v, GS__IN(0), out);
-    case GS_OP_RNG: return gs__ip_rng(ctx, v, GS__IN(0), GS__IN(1), out);
+    case GS_OP_RNG: {
+        int64_t offs[GS_MAX_RANK];
+        if (v->rng_full) {
+            if (v->n_operands != 2 + out->shape.rank)
+                return gs__err(ctx, GS_ERR_SHAPE, "rng %s: needs one offset per result dim", v->name);
+            for (k = 0; k < out->shape.rank; k++) {
+                const gs__buf *b = GS__IN(2 + k);
+                if (gs__numel(&b->shape) != 1 || !gs__is_int(b->shape.dtype))
+                    return gs__err(ctx, GS_ERR_SHAPE, "rng %s: offset %d is not an integer scalar", v->name, k);
+                offs[k] = gs__ip_get_index(b, 0);
+            }
+        }
+        return gs__ip_rng(ctx, v, GS__IN(0), GS__IN(1), v->rng_full ? offs : NULL, out);
+    }
     case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: {
         const gs__buf *x = GS__IN(0);
         if (x->shape.dtype != out->shape.dtype || x->shape.rank != out->shape.rank)

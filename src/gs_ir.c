@@ -1052,11 +1052,36 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         if (x->dtype == GS_PRED) GS__FAIL(GS_ERR_SHAPE, "%s %s: not defined for pred", GS__WHO);
         *s = *x;
         return GS_OK;
-    case GS_OP_RNG:
+    case GS_OP_RNG: {
+        const gs_shape *f = v->rng_full;   /* the shard form: s is the shard, f the full array */
+        if (f) {
+            char who[160];
+            snprintf(who, sizeof who, "%s %s: full_shape", GS__WHO);
+            if (gs__check_shape(ctx, who, f)) return ctx->err;
+        }
+        if (!f && v->n_operands != 2) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: takes 2 operands (lo, hi), got %d", GS__WHO, v->n_operands);
+        if (f && v->n_operands != 2 + f->rank)
+            GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: needs lo, hi and %d offsets (the rank of full_shape %s), got %d operands", GS__WHO,
+                     f->rank, gs__shape_str(f, b1, sizeof b1), v->n_operands);
         if (gs__check_shape(ctx, v->name, s)) return ctx->err;
         if (s->dtype == GS_PRED) GS__FAIL(GS_ERR_SHAPE, "%s %s: random pred is not supported (compare a uniform instead)", GS__WHO);
         if (gs__need_scalar(ctx, v, 0, s->dtype) || gs__need_scalar(ctx, v, 1, s->dtype)) return ctx->err;
+        if (!f) return GS_OK;
+        if (f->dtype != s->dtype || f->rank != s->rank)
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: shard shape %s and full_shape %s differ in %s", GS__WHO, gs__shape_str(s, b1, sizeof b1),
+                     gs__shape_str(f, b2, sizeof b2), f->dtype != s->dtype ? "dtype" : "rank");
+        for (i = 0; i < s->rank; i++)
+            if (s->dims[i] > f->dims[i])
+                GS__FAIL(GS_ERR_SHAPE, "%s %s: shard dim %d (%lld) is larger than the full dim (%lld)", GS__WHO, i, (long long)s->dims[i],
+                         (long long)f->dims[i]);
+        for (i = 2; i < v->n_operands; i++) {
+            const gs_shape *o = &v->operands[i]->shape;
+            if (o->rank != 0 || o->dtype != GS_S32)
+                GS__FAIL(GS_ERR_SHAPE, "%s %s: offset operand %d (%s) must be an s32 scalar, not %s", GS__WHO, i, v->operands[i]->name,
+                         gs__shape_str(o, b1, sizeof b1));
+        }
         return GS_OK;
+    }
     case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL: {
         int64_t gsz;
         if (gs__check_groups(ctx, v, &v->coll.groups)) return ctx->err;
@@ -1836,6 +1861,35 @@ GS_API gs_value *gs_rng_uniform(gs_graph *g, gs_value *lo, gs_value *hi, gs_shap
     v = gs__value_new(g, GS_OP_RNG, 2, ops);
     if (!v) return NULL;
     v->shape = shape;
+    v->seed = seed;
+    return gs__finish(v);
+}
+
+GS_API gs_value *gs_rng_uniform_shard(gs_graph *g, gs_value *lo, gs_value *hi, gs_shape shard_shape,
+                                      gs_shape full_shape, gs_value *const *offsets, uint64_t seed) {
+    gs_value *ops[GS_MAX_RANK + 2];
+    gs_value *v;
+    gs_shape *full;
+    int i;
+    if (!g || g->ctx->err) return NULL;
+    if (full_shape.rank < 0 || full_shape.rank > GS_MAX_RANK) {
+        gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_rng_uniform_shard: full_shape rank %d is outside [0, %d] (GS_MAX_RANK)",
+                full_shape.rank, GS_MAX_RANK);
+        return NULL;
+    }
+    if (full_shape.rank > 0 && !offsets) {
+        gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_rng_uniform_shard: offsets is NULL (full_shape has rank %d)", full_shape.rank);
+        return NULL;
+    }
+    ops[0] = lo;
+    ops[1] = hi;
+    for (i = 0; i < full_shape.rank; i++) ops[i + 2] = offsets[i];
+    v = gs__value_new(g, GS_OP_RNG, full_shape.rank + 2, ops);
+    if (!v) return NULL;
+    full = (gs_shape *)gs__arena_dup(g->ctx, &full_shape, sizeof full_shape);
+    if (!full) return NULL;
+    v->shape = shard_shape;
+    v->rng_full = full;
     v->seed = seed;
     return gs__finish(v);
 }

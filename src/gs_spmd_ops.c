@@ -583,13 +583,17 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
         return gs__sp_clone(sp, v, ops, &ls);
     }
     case GS_OP_RNG: {
-        *osh = gs__sp_rep(sp);
+        /* each device draws exactly its block of the unpartitioned numbers */
+        gs_value *off[GS_MAX_RANK];
+        gs_shape ls = gs__sp_local(t, *S);
+        if (v->n_operands != 2) return gs__sp_replicated(sp, v, "rng shard form in the source", osh);
         ops[0] = gs__sp_get(sp, v->operands[0], gs__sp_rep(sp));
         ops[1] = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
-        gs__sp_note(sp, "rng at full size, then each device's slice");
-        return gs__sp_clone(sp, v, ops, S);
+        for (i = 0; i < rank; i++) off[i] = gs__sp_offset(sp, t, i, ls.dims[i]);
+        gs__sp_note(sp, "rng: each device draws its own block");
+        return gs_rng_uniform_shard(g, ops[0], ops[1], ls, *S, off, v->seed);
     }
-    case GS_OP_ANNOTATE: case GS_OP_COPY:
+    case GS_OP_ANNOTATE:
         return gs__sp_get(sp, v->operands[0], t);
     case GS_OP_TO_MANUAL: {
         const gs_sharding *xs = sp->G->vals[v->operands[0]->id].sh;

@@ -114,6 +114,7 @@ int main(int argc, char **argv) {
     suite_cost();
     suite_runtime();
     suite_spmd();
+    suite_rng();
     suite_moe();
     printf("%d passed, %d failed\n", gst_passed, gst_failed);
     return gst_failed ? 1 : 0;

@@ -201,6 +201,63 @@ static gs_value *b_cumulative_kind(gs_graph *g) { return gs_cumulative(g, P(g, "
 static gs_value *b_rng_pred(gs_graph *g) {
     return gs_rng_uniform(g, gs_scalar(g, GS_PRED, 0), gs_scalar(g, GS_PRED, 1), gs_shape_scalar(GS_PRED), 1);
 }
+/* the shard form of rng: full f32[8,6] unless the case changes it */
+static gs_value *rng_shard(gs_graph *g, gs_dtype shard_t, int shard_r, int64_t s0, int64_t s1, gs_dtype full_t, int full_r,
+                           gs_value *o0, gs_value *o1) {
+    int64_t sd[2], fd[2] = {8, 6};
+    gs_value *offs[2];
+    sd[0] = s0; sd[1] = s1;
+    offs[0] = o0; offs[1] = o1;
+    return gs_rng_uniform_shard(g, gs_scalar(g, shard_t, 0), gs_scalar(g, shard_t, 1), gs_shape_make(shard_t, shard_r, sd),
+                                gs_shape_make(full_t, full_r, fd), offs, 1);
+}
+static gs_value *b_rng_shard_u32_offset(gs_graph *g) {
+    return rng_shard(g, GS_F32, 2, 4, 3, GS_F32, 2, gs_scalar(g, GS_S32, 0), gs_scalar(g, GS_U32, 0));
+}
+static gs_value *b_rng_shard_float_offset(gs_graph *g) {
+    return rng_shard(g, GS_F32, 2, 4, 3, GS_F32, 2, gs_scalar(g, GS_F32, 0), gs_scalar(g, GS_S32, 0));
+}
+static gs_value *b_rng_shard_vector_offset(gs_graph *g) {
+    return rng_shard(g, GS_F32, 2, 4, 3, GS_F32, 2, gs_scalar(g, GS_S32, 0), P(g, "o", GS_S32, 1, 1, 0, 0));
+}
+static gs_value *b_rng_shard_rank(gs_graph *g) {
+    return rng_shard(g, GS_F32, 1, 4, 0, GS_F32, 2, gs_scalar(g, GS_S32, 0), gs_scalar(g, GS_S32, 0));
+}
+static gs_value *b_rng_shard_dtype(gs_graph *g) {
+    return rng_shard(g, GS_F32, 2, 4, 3, GS_BF16, 2, gs_scalar(g, GS_S32, 0), gs_scalar(g, GS_S32, 0));
+}
+static gs_value *b_rng_shard_larger(gs_graph *g) {
+    return rng_shard(g, GS_F32, 2, 4, 7, GS_F32, 2, gs_scalar(g, GS_S32, 0), gs_scalar(g, GS_S32, 0));
+}
+static gs_value *b_rng_shard_pred(gs_graph *g) {
+    return rng_shard(g, GS_PRED, 2, 4, 3, GS_PRED, 2, gs_scalar(g, GS_S32, 0), gs_scalar(g, GS_S32, 0));
+}
+static gs_value *b_rng_shard_no_offsets(gs_graph *g) {
+    int64_t d[1] = {4};
+    return gs_rng_uniform_shard(g, gs_scalar(g, GS_F32, 0), gs_scalar(g, GS_F32, 1), gs_shape_make(GS_F32, 1, d),
+                                gs_shape_make(GS_F32, 1, d), NULL, 1);
+}
+static gs_value *b_rng_shard_full_rank(gs_graph *g) {
+    int64_t d[1] = {4};
+    gs_value *o[1];
+    o[0] = gs_scalar(g, GS_S32, 0);
+    return gs_rng_uniform_shard(g, gs_scalar(g, GS_F32, 0), gs_scalar(g, GS_F32, 1), gs_shape_make(GS_F32, 1, d),
+                                gs_shape_make(GS_F32, GS_MAX_RANK + 1, d), o, 1);
+}
+static gs_value *b_rng_shard_full_negative(gs_graph *g) {
+    int64_t d[1] = {4}, f[1] = {-4};
+    gs_value *o[1];
+    o[0] = gs_scalar(g, GS_S32, 0);
+    return gs_rng_uniform_shard(g, gs_scalar(g, GS_F32, 0), gs_scalar(g, GS_F32, 1), gs_shape_make(GS_F32, 1, d),
+                                gs_shape_make(GS_F32, 1, f), o, 1);
+}
+static gs_value *b_rng_shard_lo_dtype(gs_graph *g) {
+    int64_t d[1] = {4}, f[1] = {8};
+    gs_value *o[1];
+    o[0] = gs_scalar(g, GS_S32, 0);
+    return gs_rng_uniform_shard(g, gs_scalar(g, GS_S32, 0), gs_scalar(g, GS_F32, 1), gs_shape_make(GS_F32, 1, d),
+                                gs_shape_make(GS_F32, 1, f), o, 1);
+}
 static gs_value *b_groups_dup(gs_graph *g) {
     int64_t ids[4] = {0, 1, 1, 2};
     gs_collective_desc cd;
@@ -340,6 +397,17 @@ static const bad_case builder_cases[] = {
     {"top-k with k too large", GS_ERR_INVALID_ARG, "k = 5", b_topk_k},
     {"cumulative and", GS_ERR_INVALID_ARG, "not sum, prod, max or min", b_cumulative_kind},
     {"random pred", GS_ERR_SHAPE, "pred", b_rng_pred},
+    {"rng shard: u32 offset", GS_ERR_SHAPE, "must be an s32 scalar, not u32[]", b_rng_shard_u32_offset},
+    {"rng shard: f32 offset", GS_ERR_SHAPE, "must be an s32 scalar, not f32[]", b_rng_shard_float_offset},
+    {"rng shard: offset not a scalar", GS_ERR_SHAPE, "offset operand 3 (o) must be an s32 scalar, not s32[1]", b_rng_shard_vector_offset},
+    {"rng shard: rank differs from full", GS_ERR_SHAPE, "shard shape f32[4] and full_shape f32[8,6] differ in rank", b_rng_shard_rank},
+    {"rng shard: dtype differs from full", GS_ERR_SHAPE, "differ in dtype", b_rng_shard_dtype},
+    {"rng shard: larger than full", GS_ERR_SHAPE, "shard dim 1 (7) is larger than the full dim (6)", b_rng_shard_larger},
+    {"rng shard: pred", GS_ERR_SHAPE, "random pred", b_rng_shard_pred},
+    {"rng shard: offsets NULL", GS_ERR_INVALID_ARG, "gs_rng_uniform_shard: offsets is NULL", b_rng_shard_no_offsets},
+    {"rng shard: full rank too high", GS_ERR_INVALID_ARG, "full_shape rank -1 is outside", b_rng_shard_full_rank},
+    {"rng shard: negative full dim", GS_ERR_SHAPE, "full_shape: dim 0 is negative (-4)", b_rng_shard_full_negative},
+    {"rng shard: lo of another dtype", GS_ERR_SHAPE, "operand 0 (constant.", b_rng_shard_lo_dtype},
     {"replica groups repeat a partition", GS_ERR_INVALID_ARG, "partition 1 appears twice", b_groups_dup},
     {"replica group negative id", GS_ERR_INVALID_ARG, "negative", b_groups_negative},
     {"iota replica groups do not match", GS_ERR_INVALID_ARG, "do not match", b_groups_iota_mismatch},
@@ -389,6 +457,29 @@ static const bad_text text_cases[] = {
     {"unterminated computation", "HloModule m\nENTRY e {\n  ROOT p = f32[4] parameter(0)\n", "line"},
     {"builder error surfaces with position", "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  b = f32[5] parameter(1)\n  ROOT r = f32[4] add(a, b)\n}\n", "line 5, column 8: add r: operand shapes differ"},
     {"bad replica groups", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(p), replica_groups={{0,0}}, to_apply=sum\n}\n", "line 4"},
+    {"rng shard: too few offsets", "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  o = s32[] parameter(1)\n"
+     "  ROOT r = f32[4,3] rng(a, a, o), distribution=rng_uniform, seed=1, full_shape=f32[8,6]\n}\n",
+     "line 5, column 21: rng 'r' with full_shape of rank 2 takes 4 operands (lo, hi and 2 offsets), found 3"},
+    {"rng: offsets without full_shape", "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  o = s32[] parameter(1)\n"
+     "  ROOT r = f32[4] rng(a, a, o), distribution=rng_uniform, seed=1\n}\n",
+     "line 5, column 19: rng 'r' takes 2 operands (lo, hi) without full_shape=, found 3"},
+    {"rng: one operand", "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT r = f32[4] rng(a), distribution=rng_uniform\n}\n",
+     "rng takes at least 2 operands, found 1"},
+    {"rng shard: u32 offset", "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  o = u32[] parameter(1)\n"
+     "  ROOT r = f32[4] rng(a, a, o), distribution=rng_uniform, full_shape=f32[8]\n}\n",
+     "line 5, column 8: rng r: offset operand 2 (o) must be an s32 scalar, not u32[]"},
+    {"rng shard: bad full_shape", "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  o = s32[] parameter(1)\n"
+     "  ROOT r = f32[4] rng(a, a, o), distribution=rng_uniform, full_shape=f32[8]x\n}\n",
+     "line 5, column 76: expected the end of the value, found 'x'"},
+    {"rng shard: shard larger than full", "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  o = s32[] parameter(1)\n"
+     "  ROOT r = f32[9] rng(a, a, o), distribution=rng_uniform, full_shape=f32[8]\n}\n",
+     "shard dim 0 (9) is larger than the full dim (8)"},
+    {"rng: seed above 2^64-1", "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n"
+     "  ROOT r = f32[4] rng(a, a), distribution=rng_uniform, seed=18446744073709551616\n}\n",
+     "integer out of range"},
+    {"rng: negative seed", "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n"
+     "  ROOT r = f32[4] rng(a, a), distribution=rng_uniform, seed=-1\n}\n",
+     "expected a seed (0 to 2^64-1)"},
     {"duplicate names", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  p = f32[4] parameter(1)\n  ROOT r = f32[4] add(p, p)\n}\n", "line 4"},
 };
 

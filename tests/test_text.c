@@ -297,6 +297,7 @@ static void test_text_canonical_compute(void) {
         "  cmx = f32[4,6] cummax(x), dimensions={1}\n"
         "  cmn = s32[4,6] cummin(ii), dimensions={1}, reverse=true\n"
         "  rn = f32[3,5] rng(z, one), distribution=rng_uniform, seed=7\n"
+        "  rn2 = f32[2] rng(z, one), distribution=rng_uniform, seed=18446744073709551615\n"
         "  ni = s32[4,6] parameter(12)\n"
         "  zi = s32[] constant(0)\n"
         "  r7 = s32[6] reduce(ni, zi), dimensions={0}, to_apply=sum.s32\n"
