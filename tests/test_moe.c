@@ -149,17 +149,16 @@ static void moe_run_compare(gs_graph *src, gs_graph *spmd, int64_t D, uint64_t s
     CHECK_EQ_INT(gs_graph_num_outputs(spmd), n_out);
     for (k = 0; k < n_in; k++) {
         in_shapes[k] = gs_value_shape(gs_graph_param(src, k));
-        /* where the source parameter lives; the SPMD parameter must carry the same sharding */
-        const gs_sharding *carried = gs_value_sharding(gs_graph_param(spmd, k));
-        in_sh[k] = NULL;
-        gs_partition_lookup(spmd, gs_graph_param(src, k), &in_sh[k]);
-        if (!in_sh[k] || !carried || !gs_sharding_equal(in_sh[k], carried)) {
+        /* the shard each device's parameter k holds; gs_partition_lookup must say the same */
+        const gs_sharding *where = NULL;
+        in_sh[k] = gs_partition_param_sharding(spmd, k);
+        gs_partition_lookup(spmd, gs_graph_param(src, k), &where);
+        if (!in_sh[k] || !where || !gs_sharding_equal(in_sh[k], where)) {
             if (bad_params == 0) first_bad_param = k;
             bad_params++;
         }
-        if (!in_sh[k]) in_sh[k] = carried;
     }
-    CHECK_MSG(bad_params == 0, "%s: %d SPMD parameters (the first: %d) carry no sharding, or not the one gs_partition_lookup "
+    CHECK_MSG(bad_params == 0, "%s: %d SPMD parameters (the first: %d) have no sharding, or not the one gs_partition_lookup "
                                "gives for the source parameter", what, bad_params, first_bad_param);
     for (k = 0; k < n_out; k++) {
         out_shapes[k] = gs_graph_output_shape(src, k);
