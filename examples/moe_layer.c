@@ -8,6 +8,13 @@
 #include "moe_model.h"
 #include <stdlib.h>
 
+static void print_shape(gs_shape s, const char *after) {
+    int d;
+    printf("%s[", gs_dtype_name(s.dtype));
+    for (d = 0; d < s.rank; d++) printf("%s%lld", d ? "," : "", (long long)s.dims[d]);
+    printf("]%s", after);
+}
+
 int main(int argc, char **argv) {
     const gs_op kinds[5] = {GS_OP_ALL_TO_ALL, GS_OP_ALL_REDUCE, GS_OP_ALL_GATHER, GS_OP_REDUCE_SCATTER, GS_OP_COLLECTIVE_PERMUTE};
     moe_config cfg = moe_example_config();
@@ -49,17 +56,16 @@ int main(int argc, char **argv) {
         gs_runtime_get_stats(rt, &st) != GS_OK)
         goto fail;
 
-    printf("collectives (bytes sent by all devices in one run):\n");
-    for (k = 0; k < 5; k++) {
-        int64_t n = 0, runs = 0, bytes = 0;
-        for (i = 0; i < st.n_collectives; i++)
-            if (st.collectives[i].op == kinds[k]) {
-                n++;
-                runs += st.collectives[i].count;
-                bytes += st.collectives[i].bytes_sent;
-            }
-        if (n) printf("  %-18s %lld instruction(s), run %lld time(s), %lld bytes\n", gs_op_name(kinds[k]), (long long)n, (long long)runs, (long long)bytes);
-    }
+    printf("collectives, by kind (bytes: sent by all devices together in one run):\n");
+    for (k = 0; k < 5; k++)
+        for (i = 0; i < st.n_collectives; i++) {
+            const gs_runtime_collective_stats *c = &st.collectives[i];
+            if (c->op != kinds[k]) continue;
+            printf("  %-18s %-14s ", gs_op_name(c->op), gs_value_name(c->instruction));
+            print_shape(gs_value_shape(gs_value_operand(c->instruction, 0)), " -> ");
+            print_shape(gs_value_shape(c->instruction), "");
+            printf(", %lld time(s), %lld bytes\n", (long long)c->count, (long long)c->bytes_sent);
+        }
     printf("peak bytes per device:");
     for (i = 0; i < st.num_devices; i++) printf(" %lld", (long long)st.peak_bytes[i]);
     printf("\nwarnings: %d\n", gs_partition_num_warnings(spmd));
