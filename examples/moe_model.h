@@ -97,7 +97,6 @@ MOE_FN gs_value *moe_name(gs_value *v, const char *prefix, const char *name) {
     return gs_value_set_name(v, buf) == GS_OK ? v : NULL;
 }
 
-/* a parameter named prefix + name */
 /* names an einsum's result; when gs_einsum added a transpose after the dot, the dot becomes name + "_dot" */
 MOE_FN gs_value *moe_name_einsum(gs_value *v, const char *prefix, const char *name) {
     char buf[128];
@@ -108,6 +107,7 @@ MOE_FN gs_value *moe_name_einsum(gs_value *v, const char *prefix, const char *na
     return moe_name(v, prefix, name);
 }
 
+/* a parameter named prefix + name */
 MOE_FN gs_value *moe_param(gs_graph *g, gs_shape s, const char *prefix, const char *name) {
     char buf[128];
     snprintf(buf, sizeof buf, "%s%s", prefix ? prefix : "", name);
@@ -123,7 +123,7 @@ MOE_FN gs_shape moe_shape(gs_dtype t, int rank, int64_t a, int64_t b, int64_t c,
     return gs_shape_make(t, rank, dims);
 }
 
-/* x broadcast to `to`; x's dims go to the dims listed in `dims` (x's rank entries) */
+/* x broadcast to `to`: x's dims go to dims d0, d1, d2 of `to` (the first rank(x) of them are used) */
 MOE_FN gs_value *moe_bcast(gs_graph *g, gs_value *x, gs_shape to, int64_t d0, int64_t d1, int64_t d2) {
     int64_t dims[3];
     dims[0] = d0;
@@ -158,17 +158,27 @@ MOE_FN gs_value *moe_softmax(gs_graph *g, gs_value *x) {
    wi f32[E,M,H] and wo f32[E,H,M] (names prefixed with `prefix`), fills *v (may be NULL) and returns the
    outputs f32[G,S,M]; NULL when a builder failed (gs_ctx_error says why). cfg must pass moe_config_error. */
 MOE_FN gs_value *moe_ffn(gs_graph *g, const moe_config *cfg, gs_value *inputs, const char *prefix, moe_values *v) {
-    const int64_t G = cfg->G, S = cfg->S, M = cfg->M, E = cfg->E, H = cfg->H, C = cfg->C;
-    const gs_shape gse = moe_shape(GS_F32, 3, G, S, E, 0), gse_i = moe_shape(GS_S32, 3, G, S, E, 0);
-    const gs_shape gs_ = moe_shape(GS_F32, 2, G, S, 0, 0), ge = moe_shape(GS_F32, 2, G, E, 0, 0);
-    const gs_shape gsc_i = moe_shape(GS_S32, 3, G, S, C, 0), gsec = moe_shape(GS_F32, 4, G, S, E, C);
     const int64_t ge_dims[2] = {0, 1};
+    int64_t G, S, M, E, H, C;
+    gs_shape gse, gse_i, gs_, ge, gsc_i, gsec;
     moe_values mv;
     gs_value *x, *wg, *wi, *wo, *t, *u, *gates, *eiota, *mask1, *mask2, *mask1_f, *mask2_f, *mask1_i, *mask2_i;
     gs_value *g1, *g2, *den, *count1, *density, *aux, *pos, *loc1, *loc2, *w2, *ciota, *slot, *combine;
     if (!v) v = &mv;
     memset(v, 0, sizeof *v);
-    if (!g || !cfg || moe_config_error(cfg)) return NULL;
+    if (!g || moe_config_error(cfg)) return NULL;
+    G = cfg->G;
+    S = cfg->S;
+    M = cfg->M;
+    E = cfg->E;
+    H = cfg->H;
+    C = cfg->C;
+    gse = moe_shape(GS_F32, 3, G, S, E, 0);
+    gse_i = moe_shape(GS_S32, 3, G, S, E, 0);
+    gs_ = moe_shape(GS_F32, 2, G, S, 0, 0);
+    ge = moe_shape(GS_F32, 2, G, E, 0, 0);
+    gsc_i = moe_shape(GS_S32, 3, G, S, C, 0);
+    gsec = moe_shape(GS_F32, 4, G, S, E, C);
     /* Every builder call below is its own statement so that the instruction order (and the printed HLO)
        does not depend on the order in which a compiler evaluates arguments. */
     v->inputs = x = inputs;
@@ -279,9 +289,10 @@ MOE_FN gs_value *moe_ffn(gs_graph *g, const moe_config *cfg, gs_value *inputs, c
 MOE_FN gs_result moe_build_layer(gs_graph *g, const moe_config *cfg, moe_values *v) {
     moe_values mv;
     gs_value *inputs, *outs[2];
+    gs_result r;
     if (!g || moe_config_error(cfg)) return GS_ERR_INVALID_ARG;
     if (!v) v = &mv;
-    if (cfg->D > 0 && gs_graph_set_num_partitions(g, cfg->D) != GS_OK) return gs_ctx_error(gs_graph_ctx(g));
+    if (cfg->D > 0 && (r = gs_graph_set_num_partitions(g, cfg->D)) != GS_OK) return r;
     inputs = gs_parameter(g, -1, moe_shape(GS_F32, 3, cfg->G, cfg->S, cfg->M, 0), "inputs");
     outs[0] = moe_ffn(g, cfg, inputs, "", v);
     outs[1] = v->aux_loss;
@@ -345,8 +356,9 @@ MOE_FN gs_result moe_build_stack(gs_graph *g, const moe_stack_config *c) {
     gs_value *x, *aux = NULL, *outs[2];
     moe_config mc;
     int64_t l;
+    gs_result r;
     if (!g || moe_stack_config_error(c)) return GS_ERR_INVALID_ARG;
-    if (gs_graph_set_num_partitions(g, c->D) != GS_OK) return gs_ctx_error(ctx);
+    if ((r = gs_graph_set_num_partitions(g, c->D)) != GS_OK) return r;
     memset(&mc, 0, sizeof mc);
     mc.G = G;
     mc.S = c->S;

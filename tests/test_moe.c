@@ -417,6 +417,7 @@ static void test_moe_config_errors(void) {
     c.D = -1;
     CHECK(moe_config_error(&c) != NULL);
     CHECK(moe_config_error(NULL) != NULL);
+    CHECK(moe_ffn(g, NULL, NULL, "", NULL) == NULL && moe_build_layer(g, NULL, NULL) == GS_ERR_INVALID_ARG);
     memset(&sc, 0, sizeof sc);
     CHECK(moe_stack_config_error(&sc) != NULL);
     sc.D = 1;
