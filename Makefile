@@ -6,6 +6,8 @@
 #   make sanitize    the test suite (and the CLI it drives) under ASan + UBSan
 #   make valgrind    the test suite (and the CLI it drives) under valgrind
 #   make tsan        ThreadSanitizer over the runtime tests (every test whose name contains "runtime")
+#   make fuzz        the differential fuzzer's long run: 100000 random partitioned programs checked against the
+#                    reference interpreter (GST_FUZZ_COUNT=N, GST_FUZZ_SEED=S; see tests/test_spmd_fuzz.c)
 #   make examples    build and run every examples/*.c, one cc command each
 #   make bench       benchmarks (-O3 -march=native); they never gate CI
 # Variables: CC, CXX, CFLAGS (default -O2 -g), WERROR (default -Werror; `make WERROR=` to relax).
@@ -31,7 +33,7 @@ CBLAS_H    := $(firstword $(wildcard /usr/include/*/cblas.h /usr/include/cblas.h
 OPENBLAS   := $(firstword $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so /usr/lib64/libopenblas.so))
 CBLAS_FLAGS := $(if $(and $(CBLAS_H),$(OPENBLAS)),-DHAVE_CBLAS -lopenblas)
 
-.PHONY: all test demo demo-mlp sanitize valgrind tsan bench examples compile-tests test-gemm clean amalgamate \
+.PHONY: all test demo demo-mlp sanitize valgrind tsan fuzz bench examples compile-tests test-gemm clean amalgamate \
         check-amalgamation stbds
 
 all: $(BUILD)/gshard $(BUILD)/gshard_tests
@@ -113,6 +115,10 @@ $(BUILD)/tsan/gshard_tests: gshard.h $(TEST_SRCS) tests/test.h | stbds
 
 tsan: $(BUILD)/tsan/gshard_tests
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./$(BUILD)/tsan/gshard_tests runtime
+
+# ---- the differential fuzzer, long run (make test runs 2000 programs of it) ----
+fuzz: $(BUILD)/gshard_tests
+	GST_FUZZ_COUNT=$${GST_FUZZ_COUNT:-100000} ./$(BUILD)/gshard_tests spmd_fuzz
 
 # the standalone GEMM check (randomised shapes against a naive loop)
 test-gemm: gshard.h | stbds

@@ -1284,12 +1284,10 @@ typedef struct gs_partition_desc {
     int64_t num_devices;              /* D >= 1; 0: g's num_partitions */
     /* XLA's test mode: replicate by dynamic-update-slice into zeros + all-reduce(sum) instead of all-gather */
     bool all_gather_as_all_reduce;
-    /* A dot whose operands are both split on non-contracting dims (or on contracting dims with a split
-       output) becomes a windowed einsum loop (local dots while the operand travels round a ring of
-       collective-permutes) when the moving operand has at least this many bytes per device:
-       0 = 256 MiB (XLA's default), < 0 = never. */
+    /* A dot that would all-gather an operand split D ways on one dim becomes a windowed einsum loop (D local
+       dots while the operand's blocks travel round a ring of collective-permutes) when that operand has at
+       least this many bytes per device: 0 = 256 MiB (XLA's default), < 0 = never. */
     int64_t windowed_einsum_bytes;
-    bool no_bidirectional;            /* windowed einsum: one ring even when the ring size is a multiple of 4 */
 } gs_partition_desc;
 
 /* On success *out is the SPMD program. Errors (bad shardings, unsupported sharded constructs) leave g as
@@ -1321,9 +1319,16 @@ GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int 
 
 /* Runs the source graph on the reference interpreter and the SPMD program on rt (D devices), with the same
    global inputs (storage format, one buffer per flattened parameter of the source graph, as gs_eval), and
-   compares every output. Floating-point values match when |got - want| <= atol + rtol * |want| (NaN matches
-   NaN); integers and pred exactly. With locate, a mismatch is traced back to the first instruction (in
-   program order) whose values differ, and the device holding the first differing element. */
+   compares every output: each device's part of it (every copy of a replicated tile, not only the one a gather
+   returns) against the matching region of the reference output. Floating-point values match when
+   |got - want| <= atol + rtol * |want| (NaN matches NaN, an infinity only itself); integers and pred exactly.
+   With locate, a mismatch is traced back to the first instruction of the source's entry graph (in program
+   order) whose per-device values, compared the same way through gs_partition_lookup, differ, and the lowest
+   device holding a wrong value at its first differing element (both runs happen again, with an observer on
+   the evaluator; tuple-shaped values, values inside loop bodies and values without a mapping are skipped).
+   A run that fails (for instance a collective mismatch between devices) returns its error, with the message
+   also in report->message. The runtime may be threaded or lockstep; poisoned padding is the runtime's
+   (gs_runtime_desc.no_poison). */
 typedef struct gs_check_desc {
     double rtol, atol;                /* both 0: 1e-5 and 1e-5 */
     bool locate;
@@ -1331,14 +1336,18 @@ typedef struct gs_check_desc {
 
 typedef struct gs_check_report {
     bool ok;
-    int64_t n_compared;               /* elements compared */
-    double max_abs_err;
-    const gs_value *first_bad;        /* source instruction (or output's instruction) that differs, or NULL */
+    int64_t n_compared;               /* elements of the global outputs compared */
+    double max_abs_err;               /* over every compared copy (infinity where one side is NaN) */
+    /* On a mismatch: the instruction located (with locate, when one is found), else the instruction making
+       the output that differs; index, device, got and want describe that instruction's first differing
+       element. NULL when ok. */
+    const gs_value *first_bad;
     int output;                       /* the output that differs first, or -1 */
-    int64_t index;                    /* flat index of the first differing element in the global array */
-    int64_t device;                   /* a device holding that element */
+    int64_t index;                    /* flat index of that element in first_bad's global array */
+    int64_t device;                   /* the lowest device holding a wrong copy of it */
     double got, want;
-    const char *message;              /* one line (ctx arena), "" when ok */
+    const char *message;              /* one line (ctx arena) naming instruction, device, element, got and
+                                         want; "" when ok */
 } gs_check_report;
 
 GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_check_desc *desc,
@@ -1662,7 +1671,16 @@ struct gs__exec {
        allocated and has not freed yet, and their high-water mark. Parameter buffers are the caller's and are
        not counted; results handed to the caller stay counted; kernel scratch space is not counted. */
     int64_t live_bytes, peak_bytes;
+    /* Optional observer (the partitioned-vs-reference check): called when an instruction of the evaluated graph
+       itself (not of a loop body) is complete, once per buffer of its value (j: tuple element, 0 for an array);
+       the buffer is only valid during the call. An error it returns ends the evaluation. */
+    gs_result (*observe)(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf);
+    void *observe_user;
 };
+/* Installs fn as the observer of every device's evaluation in the runs of rt that follow (NULL removes it). In
+   threaded mode it is called from the device threads, each with its own ex (ex->partition_id is the device). */
+GS__FN void gs__runtime_observe(gs_runtime *rt, gs_result (*fn)(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf),
+                                void *user);
 /* A collective hook's answer: "the result will be filled in before the evaluation resumes". */
 #define GS__PENDING ((gs_result)1)
 GS__FN size_t gs__compute_size(gs_dtype t);   /* bytes per element in compute format */
@@ -10118,8 +10136,17 @@ GS__FN gs_result gs__ev_new(gs__exec *ex, gs_graph *g, const gs__buf *params, gs
     return GS_OK;
 }
 
-/* The instruction at f's pc is complete: release what it was the last reader of, move on. */
-GS__FN gs_result gs__ev_next(gs__ev_frame *f) {
+/* The instruction at f's pc is complete: show it to the observer (entry frame only), release what it was the
+   last reader of, move on. */
+GS__FN gs_result gs__ev_next(gs__ev *ev, gs__ev_frame *f) {
+    if (ev->ex->observe && f == ev->frames) {
+        const gs_value *v = f->st.g->values[f->pc];
+        int j;
+        for (j = 0; j < gs__ip_nslots(v); j++) {
+            gs_result r = ev->ex->observe(ev->ex, v, j, &f->st.slots[f->st.first[v->id] + j].buf);
+            if (r) return r;
+        }
+    }
     gs__ip_after(&f->st, f->pc);
     f->pc++;
     return GS_OK;
@@ -10171,7 +10198,7 @@ GS__FN gs_result gs__ev_loop_next(gs__ev *ev, int fi) {
         }
         f->owned = false;   /* the buffers belong to the while's slots now */
         gs__ev_free_state(ex, f);
-        return gs__ev_next(f);
+        return gs__ev_next(ev, f);
     }
     for (j = 0; j < n; j++) {
         if (!gs_shape_equal(&next[j].shape, gs__ip_slot_shape(v, j))) {
@@ -10213,7 +10240,7 @@ GS__FN gs_result gs__ev_step(gs__ev *ev, int *status) {
     st = &f->st;
     if (f->paused) {   /* the collective's result has been filled in */
         f->paused = false;
-        return gs__ev_next(f);
+        return gs__ev_next(ev, f);
     }
     while (f->pc < st->n_values && !st->live[f->pc]) f->pc++;   /* the root does not need it */
     if (f->pc == st->n_values) {
@@ -10239,7 +10266,7 @@ GS__FN gs_result gs__ev_step(gs__ev *ev, int *status) {
             *status = GS__EV_PAUSED;
             return GS_OK;
         }
-        if (!r) return gs__ev_next(f);
+        if (!r) return gs__ev_next(ev, f);
     }
     if (r && ctx->err == GS_OK) gs__err(ctx, r, "%s %s: evaluation failed", gs_op_name(v->op), v->name);
     return r;
@@ -16677,6 +16704,9 @@ struct gs_runtime {
     /* a direct collective */
     const gs__cplan *direct;
     int64_t repeat;
+    /* an observer installed on every device's evaluation (gs__runtime_observe), or NULL */
+    gs_result (*observe)(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf);
+    void *observe_user;
     /* accounting of the last successful run */
     bool have_stats;
     int64_t *peak, *pbytes;
@@ -16687,6 +16717,12 @@ struct gs_runtime {
 };
 
 GS_API int64_t gs_runtime_num_devices(const gs_runtime *rt) { return rt ? rt->D : 0; }
+
+GS__FN void gs__runtime_observe(gs_runtime *rt, gs_result (*fn)(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf),
+                                void *user) {
+    rt->observe = fn;
+    rt->observe_user = fn ? user : NULL;
+}
 GS_API gs_runtime_mode gs_runtime_get_mode(const gs_runtime *rt) { return rt ? rt->mode : GS_RUNTIME_MODE_DEFAULT; }
 
 GS__FN void gs__rt_free_plans(gs_runtime *rt) {
@@ -16954,6 +16990,8 @@ GS__FN gs_result gs__rt_dev_begin(gs_runtime *rt, gs__dev *dev) {
     dev->ex.partition_id = d;
     dev->ex.num_partitions = rt->D;
     dev->ex.user = dev;
+    dev->ex.observe = rt->observe;
+    dev->ex.observe_user = rt->observe_user;
 #if !defined(GSHARD_NO_THREADS)
     dev->ex.collective = rt->mode == GS_RUNTIME_THREADED ? gs__rt_hook_threaded : gs__rt_hook_lockstep;
 #else
@@ -17798,6 +17836,556 @@ GS_API gs_result gs_runtime_get_stats(const gs_runtime *rt, gs_runtime_stats *ou
 }
 
 /* ==== end src/gs_runtime.c ==== */
+
+/* ==== begin src/gs_spmd_check.c ==== */
+/* gs_spmd_check.c - the partitioned-vs-reference check (gs_partition_check in gs_api_partition.h).
+
+   The source graph runs on the reference interpreter and the SPMD program on the runtime, with the same global
+   inputs. An observer on the evaluator (gs__exec.observe) keeps every device's copy of the program's outputs,
+   and each device's part of each output is compared with the matching region of the reference output: every
+   copy of a replicated tile counts, not only the one a gather would return, so devices that disagree cannot
+   hide. When an output differs and the caller asked to locate the cause, both run again with observers: the
+   reference run keeps the value of every source instruction of the entry graph that the partitioner mapped to a
+   per-device value, and the SPMD run keeps, on every device, the values those map to. Walking the source
+   instructions in program order, the first one with a difference, its first differing element (row-major in
+   the global array) and the lowest device holding a wrong value there are reported. Tuple-shaped values,
+   values inside loop bodies, values without a mapping (or whose mapped value the SPMD program never computes)
+   and manual shardings are skipped. */
+/* #include "gs_internal.h" (already inlined) */
+
+/* element i of an array as a double: storage format (bf16 as uint16) or compute format (bf16 as float) */
+GS__FN double gs__chk_get(gs_dtype t, bool storage, const void *data, int64_t i) {
+    switch (t) {
+    case GS_F32: return ((const float *)data)[i];
+    case GS_BF16: return storage ? gs_bf16_to_f32(((const uint16_t *)data)[i]) : ((const float *)data)[i];
+    case GS_S32: return ((const int32_t *)data)[i];
+    case GS_U32: return ((const uint32_t *)data)[i];
+    case GS_PRED: return ((const uint8_t *)data)[i] ? 1.0 : 0.0;
+    default: return 0.0;
+    }
+}
+
+/* got matches want: floats within atol + rtol * |want| (NaN matches NaN, an infinity only itself); the rest
+   exactly. *err receives |got - want| for floats that both are numbers (0 otherwise, infinity when only one is
+   a NaN or an infinity). */
+GS__FN bool gs__chk_close(gs_dtype t, double got, double want, double rtol, double atol, double *err) {
+    *err = 0.0;
+    if (t != GS_F32 && t != GS_BF16) return got == want;
+    if (got != got || want != want) {
+        if (got != got && want != want) return true;
+        *err = HUGE_VAL;
+        return false;
+    }
+    if (got == want) return true;
+    *err = fabs(got - want);
+    if (*err != *err) *err = HUGE_VAL;   /* inf - inf of opposite signs */
+    return *err <= atol + rtol * fabs(want);
+}
+
+/* "[1,0,3]": the multi-index of flat element i of shape s */
+GS__FN void gs__chk_index_text(const gs_shape *s, int64_t i, char *buf, size_t cap) {
+    int64_t idx[GS_MAX_RANK];
+    size_t n = 0;
+    int d;
+    for (d = s->rank - 1; d >= 0; d--) {
+        idx[d] = s->dims[d] > 0 ? i % s->dims[d] : 0;
+        i = s->dims[d] > 0 ? i / s->dims[d] : 0;
+    }
+    n += (size_t)snprintf(buf, cap, "[");
+    for (d = 0; d < s->rank && n < cap; d++) n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? "," : "", (long long)idx[d]);
+    if (n < cap) snprintf(buf + n, cap - n, "]");
+}
+
+GS__FN void gs__chk_num_text(gs_dtype t, double x, char *buf, size_t cap) {
+    if (t == GS_F32 || t == GS_BF16) snprintf(buf, cap, "%.9g", x);
+    else snprintf(buf, cap, "%.0f", x);
+}
+
+/* ---- the state of one check ---- */
+typedef struct gs__chk {
+    gs_ctx *ctx;
+    gs_graph *spmd, *src;
+    const gs__spmd_info *I;
+    gs_runtime *rt;
+    int64_t D;
+    double rtol, atol;
+    int n_in, n_out;
+    gs_shape *in_shapes, *out_shapes;
+    const gs_sharding **in_sh, **out_sh;
+    void **outs;              /* D * n_out: every device's outputs (compute format), device-major */
+    const void **shards;      /* D: scratch */
+    /* locating: recorded values, compute format (NULL: not recorded) */
+    int n_src, n_spmd;
+    uint8_t *ref_want;        /* n_src: record this source value */
+    void **ref;               /* n_src */
+    uint8_t *spmd_want;       /* n_spmd: record this SPMD value on every device */
+    void **got;               /* D * n_spmd, device-major */
+} gs__chk;
+
+GS__FN void *gs__chk_copy(gs_ctx *ctx, const gs__buf *buf) {
+    size_t bytes = (size_t)gs__numel(&buf->shape) * gs__compute_size(buf->shape.dtype);
+    void *p = gs__malloc(ctx, bytes + 1);
+    if (p && bytes) memcpy(p, buf->data, bytes);
+    return p;
+}
+
+/* The observer of the reference run: keeps the source values that have a mapping. */
+GS__FN gs_result gs__chk_observe_ref(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf) {
+    gs__chk *c = (gs__chk *)ex->observe_user;
+    if (j != 0 || v->graph != c->src || v->id >= c->n_src || !c->ref_want || !c->ref_want[v->id] || c->ref[v->id])
+        return GS_OK;
+    c->ref[v->id] = gs__chk_copy(ex->ctx, buf);
+    return c->ref[v->id] ? GS_OK : GS_ERR_OUT_OF_MEMORY;
+}
+
+/* The observer of every device of the SPMD run: keeps the outputs (the root's buffers) and, when locating, the
+   values some source value maps to. Each device writes only its own rows, so threaded runs need no lock. */
+GS__FN gs_result gs__chk_observe_spmd(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf) {
+    gs__chk *c = (gs__chk *)ex->observe_user;
+    int64_t d = ex->partition_id;
+    void **slot;
+    if (v->graph != c->spmd || d < 0 || d >= c->D) return GS_OK;
+    if (v == c->spmd->root && j < c->n_out) {
+        slot = &c->outs[(size_t)d * (size_t)c->n_out + (size_t)j];
+        if (!*slot && !(*slot = gs__chk_copy(ex->ctx, buf))) return GS_ERR_OUT_OF_MEMORY;
+    }
+    if (j != 0 || !c->spmd_want || v->id >= c->n_spmd || !c->spmd_want[v->id]) return GS_OK;
+    slot = &c->got[(size_t)d * (size_t)c->n_spmd + (size_t)v->id];
+    if (!*slot && !(*slot = gs__chk_copy(ex->ctx, buf))) return GS_ERR_OUT_OF_MEMORY;
+    return GS_OK;
+}
+
+/* A sharding whose regions tell what each device holds (NULL is replicated). */
+GS__FN bool gs__chk_plain_sharding(const gs_sharding *s) {
+    gs_sharding_kind k;
+    if (!s) return true;
+    k = gs_sharding_get_kind(s);
+    if (k == GS_SHARDING_REPLICATED || k == GS_SHARDING_MAXIMAL) return true;
+    return k == GS_SHARDING_TILED && gs_sharding_manual_group(s) == 1;
+}
+
+/* The source value v, the per-device value p it maps to (with sharding s), is worth comparing. */
+GS__FN bool gs__chk_comparable(gs__chk *c, const gs_value *v, const gs_value **p_out, const gs_sharding **s_out) {
+    const gs_sharding *s = NULL;
+    const gs_value *p;
+    gs_shape shard;
+    gs_ctx scratch;
+    gs_result r;
+    if (v->shape.dtype == GS_TUPLE || v->id >= c->I->n_src) return false;
+    p = gs_partition_lookup(c->spmd, v, &s);
+    if (!p || p->graph != c->spmd || p->shape.dtype == GS_TUPLE || p->id >= c->n_spmd) return false;
+    if (!gs__chk_plain_sharding(s)) return false;
+    if (s) {
+        memset(&scratch, 0, sizeof scratch);   /* a failure here only means "not comparable" */
+        scratch.allocator = c->ctx->allocator;
+        r = gs_sharding_shard_shape(&scratch, s, v->shape, &shard);
+        if (r || !gs_shape_equal(&shard, &p->shape)) return false;
+    } else if (!gs_shape_equal(&v->shape, &p->shape)) {
+        return false;
+    }
+    *p_out = p;
+    *s_out = s;
+    return true;
+}
+
+/* The comparison of a global array with every device's copy of its parts. */
+typedef struct gs__chk_diff {
+    bool found;
+    int64_t index, device;    /* the first differing element (row-major), the lowest device with a wrong copy */
+    double got, want;
+    int64_t n_bad;            /* elements with at least one wrong copy (counting mode) */
+    double max_err;
+} gs__chk_diff;
+
+/* Compares want (global, shape gsh; storage format if want_storage, else compute) with c->shards[d] (device d's
+   shard, compute format, shape sshape; NULL: not observed, skipped) laid out by sharding s (NULL: replicated).
+   With bad (a numel-byte scratch map, zeroed) every element is visited and differing ones are counted;
+   without, the walk stops as soon as nothing earlier can differ. */
+GS__FN void gs__chk_diff_shards(const gs__chk *c, const gs_shape *gsh, const void *want, bool want_storage,
+                                const gs_shape *sshape, const gs_sharding *s, uint8_t *bad, gs__chk_diff *out) {
+    int64_t gst[GS_MAX_RANK], lst[GS_MAX_RANK], off[GS_MAX_RANK], lim[GS_MAX_RANK], idx[GS_MAX_RANK], d;
+    int rank = gsh->rank, k;
+    memset(out, 0, sizeof *out);
+    out->device = -1;
+    gs__strides(gsh, gst);
+    gs__strides(sshape, lst);
+    for (d = 0; d < c->D; d++) {
+        const void *shard = c->shards[d];
+        bool empty = false;
+        if (!shard) continue;
+        if (s) {
+            if (!gs_sharding_device_region(s, *gsh, d, off, lim)) continue;
+        } else {
+            for (k = 0; k < rank; k++) {
+                off[k] = 0;
+                lim[k] = gsh->dims[k];
+            }
+        }
+        for (k = 0; k < rank; k++) {
+            if (lim[k] <= off[k]) empty = true;
+            idx[k] = off[k];
+        }
+        if (empty) continue;
+        for (;;) {
+            int64_t gi = 0, li = 0;
+            double a, b, err;
+            for (k = 0; k < rank; k++) {
+                gi += idx[k] * gst[k];
+                li += (idx[k] - off[k]) * lst[k];
+            }
+            /* a box is walked in increasing global order: nothing later here can come first */
+            if (!bad && out->found && gi >= out->index) break;
+            a = gs__chk_get(gsh->dtype, false, shard, li);
+            b = gs__chk_get(gsh->dtype, want_storage, want, gi);
+            if (!gs__chk_close(gsh->dtype, a, b, c->rtol, c->atol, &err)) {
+                if (bad && !bad[gi]) {
+                    bad[gi] = 1;
+                    out->n_bad++;
+                }
+                if (!out->found || gi < out->index) {
+                    out->found = true;
+                    out->index = gi;
+                    out->device = d;
+                    out->got = a;
+                    out->want = b;
+                }
+                if (!bad) break;
+            }
+            if (err > out->max_err) out->max_err = err;
+            for (k = rank - 1; k >= 0; k--) {
+                if (++idx[k] < lim[k]) break;
+                idx[k] = off[k];
+            }
+            if (k < 0) break;
+        }
+    }
+}
+
+GS__FN void gs__chk_free_records(gs__chk *c) {
+    int64_t i;
+    if (c->ref)
+        for (i = 0; i < c->n_src; i++) gs__free(c->ctx, c->ref[i]);
+    if (c->got)
+        for (i = 0; i < c->D * c->n_spmd; i++) gs__free(c->ctx, c->got[i]);
+    gs__free(c->ctx, c->ref_want);
+    gs__free(c->ctx, c->ref);
+    gs__free(c->ctx, c->spmd_want);
+    gs__free(c->ctx, c->got);
+    c->ref_want = c->spmd_want = NULL;
+    c->ref = c->got = NULL;
+}
+
+GS__FN void gs__chk_free_outs(gs__chk *c) {
+    int64_t i;
+    if (!c->outs) return;
+    for (i = 0; i < c->D * c->n_out; i++) {
+        gs__free(c->ctx, c->outs[i]);
+        c->outs[i] = NULL;
+    }
+}
+
+/* The reference run with the observer: the source graph in compute format on storage-format inputs. */
+GS__FN gs_result gs__chk_run_ref_observed(gs__chk *c, const void *const *inputs) {
+    gs_ctx *ctx = c->ctx;
+    gs__exec ex;
+    gs__buf *in, *res;
+    uint8_t *owned;
+    int k, n_res = gs_graph_num_outputs(c->src);
+    gs_result r = GS_OK;
+    in = (gs__buf *)gs__malloc(ctx, sizeof(gs__buf) * (size_t)(c->n_in + 1));
+    owned = (uint8_t *)gs__malloc(ctx, (size_t)c->n_in + 1);
+    res = (gs__buf *)gs__malloc(ctx, sizeof(gs__buf) * (size_t)(n_res + 1));
+    if (!in || !owned || !res) {
+        gs__free(ctx, in);
+        gs__free(ctx, owned);
+        gs__free(ctx, res);
+        return GS_ERR_OUT_OF_MEMORY;
+    }
+    memset(owned, 0, (size_t)c->n_in + 1);
+    memset(res, 0, sizeof(gs__buf) * (size_t)(n_res + 1));
+    for (k = 0; k < c->n_in && r == GS_OK; k++) {
+        const gs_shape *s = &c->in_shapes[k];
+        int64_t e, n = gs__numel(s);
+        in[k].shape = *s;
+        in[k].data = (void *)(uintptr_t)inputs[k];
+        if (s->dtype == GS_BF16 || s->dtype == GS_PRED) {
+            void *p = gs__malloc(ctx, (size_t)n * gs__compute_size(s->dtype) + 1);
+            if (!p) {
+                r = GS_ERR_OUT_OF_MEMORY;
+                break;
+            }
+            if (s->dtype == GS_BF16)
+                for (e = 0; e < n; e++) ((float *)p)[e] = gs_bf16_to_f32(((const uint16_t *)inputs[k])[e]);
+            else
+                for (e = 0; e < n; e++) ((uint8_t *)p)[e] = (uint8_t)(((const uint8_t *)inputs[k])[e] != 0);
+            in[k].data = p;
+            owned[k] = 1;
+        }
+    }
+    if (r == GS_OK) {
+        memset(&ex, 0, sizeof ex);
+        ex.ctx = ctx;
+        ex.num_partitions = 1;
+        ex.observe = gs__chk_observe_ref;
+        ex.observe_user = c;
+        r = gs__eval_graph(&ex, c->src, in, res);
+        if (r == GS_OK)
+            for (k = 0; k < n_res; k++) gs__free(ctx, res[k].data);
+    }
+    for (k = 0; k < c->n_in; k++)
+        if (owned[k]) gs__free(ctx, in[k].data);
+    gs__free(ctx, in);
+    gs__free(ctx, owned);
+    gs__free(ctx, res);
+    return r;
+}
+
+/* The SPMD program on the runtime with the observer; gathered outputs go to scratch_out. */
+GS__FN gs_result gs__chk_run_spmd(gs__chk *c, const void *const *inputs, void *const *scratch_out) {
+    gs_result r;
+    gs__chk_free_outs(c);
+    gs__runtime_observe(c->rt, gs__chk_observe_spmd, c);
+    r = gs_runtime_run_global(c->rt, c->spmd, c->in_shapes, c->in_sh, inputs, c->out_shapes, c->out_sh, scratch_out);
+    gs__runtime_observe(c->rt, NULL, NULL);
+    return r;
+}
+
+/* Both runs again with observers, then the first source instruction whose shards differ. d->found is false
+   when no recorded value differs (the difference appears only where nothing was recorded). */
+GS__FN gs_result gs__chk_locate(gs__chk *c, const void *const *inputs, void *const *scratch_out, const gs_value **bad,
+                                gs__chk_diff *diff) {
+    gs_ctx *ctx = c->ctx;
+    gs_result r;
+    int i;
+    int64_t dv;
+    memset(diff, 0, sizeof *diff);
+    c->n_src = c->I->n_src < gs_graph_num_values(c->src) ? c->I->n_src : gs_graph_num_values(c->src);
+    c->n_spmd = gs_graph_num_values(c->spmd);
+    c->ref_want = (uint8_t *)gs__malloc(ctx, (size_t)c->n_src + 1);
+    c->ref = (void **)gs__malloc(ctx, sizeof(void *) * ((size_t)c->n_src + 1));
+    c->spmd_want = (uint8_t *)gs__malloc(ctx, (size_t)c->n_spmd + 1);
+    c->got = (void **)gs__malloc(ctx, sizeof(void *) * ((size_t)c->D * (size_t)c->n_spmd + 1));
+    if (!c->ref_want || !c->ref || !c->spmd_want || !c->got) {
+        gs__chk_free_records(c);
+        return GS_ERR_OUT_OF_MEMORY;
+    }
+    memset(c->ref_want, 0, (size_t)c->n_src + 1);
+    memset(c->ref, 0, sizeof(void *) * ((size_t)c->n_src + 1));
+    memset(c->spmd_want, 0, (size_t)c->n_spmd + 1);
+    memset(c->got, 0, sizeof(void *) * ((size_t)c->D * (size_t)c->n_spmd + 1));
+    for (i = 0; i < c->n_src; i++) {
+        const gs_value *v = c->src->values[i], *p;
+        const gs_sharding *s;
+        if (!gs__chk_comparable(c, v, &p, &s)) continue;
+        c->ref_want[i] = 1;
+        c->spmd_want[p->id] = 1;
+    }
+    r = gs__chk_run_ref_observed(c, inputs);
+    if (r == GS_OK) r = gs__chk_run_spmd(c, inputs, scratch_out);
+    for (i = 0; r == GS_OK && i < c->n_src && !diff->found; i++) {
+        const gs_value *v = c->src->values[i], *p;
+        const gs_sharding *s;
+        if (!c->ref_want[i] || !c->ref[i] || !gs__chk_comparable(c, v, &p, &s)) continue;
+        for (dv = 0; dv < c->D; dv++) c->shards[dv] = c->got[(size_t)dv * (size_t)c->n_spmd + (size_t)p->id];
+        gs__chk_diff_shards(c, &v->shape, c->ref[i], false, &p->shape, s, NULL, diff);
+        if (diff->found) *bad = v;
+    }
+    gs__chk_free_records(c);
+    return r;
+}
+
+/* The instruction that makes output i of g. */
+GS__FN const gs_value *gs__chk_output_value(const gs_graph *g, int i) {
+    const gs_value *root = g->root;
+    if (root && root->op == GS_OP_TUPLE && i < root->n_operands) return root->operands[i];
+    return root;
+}
+
+GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_check_desc *desc,
+                                    const void *const *inputs, gs_check_report *report) {
+    gs__chk c;
+    gs_ctx *ctx;
+    void **want = NULL, **scratch = NULL;
+    uint8_t *bad = NULL;
+    int np, k, j, i;
+    int64_t n_bad = 0, d, most = 0;
+    gs_result r = GS_OK;
+    int bad_out = -1;
+    gs__chk_diff first;
+    char ibuf[256], gbuf[64], wbuf[64];
+
+    if (report) {
+        memset(report, 0, sizeof *report);
+        report->output = -1;
+        report->device = -1;
+        report->message = "";
+    }
+    if (!spmd) return GS_ERR_INVALID_ARG;
+    ctx = spmd->ctx;
+    if (!spmd->spmd || !spmd->spmd->src)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: %s is not a program made by gs_partition", spmd->name);
+    if (!rt) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: the runtime is NULL");
+    if (!report) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: report is NULL");
+    memset(&c, 0, sizeof c);
+    memset(&first, 0, sizeof first);
+    c.ctx = ctx;
+    c.spmd = spmd;
+    c.I = spmd->spmd;
+    c.src = c.I->src;
+    c.rt = rt;
+    c.D = gs_runtime_num_devices(rt);
+    c.rtol = desc ? desc->rtol : 0.0;
+    c.atol = desc ? desc->atol : 0.0;
+    if (c.rtol == 0.0 && c.atol == 0.0) c.rtol = c.atol = 1e-5;
+    if (!(c.rtol >= 0.0) || !(c.atol >= 0.0))
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: tolerances must be >= 0 (rtol %g, atol %g)", c.rtol, c.atol);
+    if (c.I->num_devices != c.D)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: %s was partitioned for %lld devices but the runtime has %lld",
+                       spmd->name, (long long)c.I->num_devices, (long long)c.D);
+
+    /* the global inputs: the source parameters' buffers, laid out as the partitioner says */
+    np = gs_graph_num_params(c.src);
+    if (np != gs_graph_num_params(spmd))
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: the source has %d parameters but %s has %d", np,
+                       spmd->name, gs_graph_num_params(spmd));
+    for (k = 0; k < np; k++) {
+        const gs_value *p = c.src->params[k];
+        if (!p || !spmd->params[k])
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: parameter %d is missing", k);
+        c.n_in += p->shape.dtype == GS_TUPLE ? p->n_tuple : 1;
+    }
+    c.n_out = gs_graph_num_outputs(c.src);
+    if (c.n_out != gs_graph_num_outputs(spmd))
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: the source has %d outputs but %s has %d", c.n_out,
+                       spmd->name, gs_graph_num_outputs(spmd));
+    if (c.n_in > 0 && !inputs)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: inputs is NULL but %s has %d parameter buffers",
+                       c.src->name, c.n_in);
+    c.in_shapes = (gs_shape *)gs__malloc(ctx, sizeof(gs_shape) * (size_t)(c.n_in + 1));
+    c.in_sh = (const gs_sharding **)gs__malloc(ctx, sizeof(gs_sharding *) * (size_t)(c.n_in + 1));
+    c.out_shapes = (gs_shape *)gs__malloc(ctx, sizeof(gs_shape) * (size_t)(c.n_out + 1));
+    c.out_sh = (const gs_sharding **)gs__malloc(ctx, sizeof(gs_sharding *) * (size_t)(c.n_out + 1));
+    c.outs = (void **)gs__malloc(ctx, sizeof(void *) * ((size_t)c.D * (size_t)c.n_out + 1));
+    c.shards = (const void **)gs__malloc(ctx, sizeof(void *) * (size_t)c.D);
+    want = (void **)gs__malloc(ctx, sizeof(void *) * (size_t)(c.n_out + 1));
+    scratch = (void **)gs__malloc(ctx, sizeof(void *) * (size_t)(c.n_out + 1));
+    if (want) memset(want, 0, sizeof(void *) * (size_t)(c.n_out + 1));
+    if (scratch) memset(scratch, 0, sizeof(void *) * (size_t)(c.n_out + 1));
+    if (c.outs) memset(c.outs, 0, sizeof(void *) * ((size_t)c.D * (size_t)c.n_out + 1));
+    if (!c.in_shapes || !c.in_sh || !c.out_shapes || !c.out_sh || !c.outs || !c.shards || !want || !scratch) {
+        r = GS_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    for (k = 0, i = 0; k < np; k++) {
+        const gs_value *p = c.src->params[k];
+        for (j = 0; j < (p->shape.dtype == GS_TUPLE ? p->n_tuple : 1); j++, i++) {
+            c.in_shapes[i] = p->shape.dtype == GS_TUPLE ? p->tuple[j] : p->shape;
+            c.in_sh[i] = gs_partition_param_sharding(spmd, i);
+        }
+    }
+    for (k = 0; k < c.n_out; k++) {
+        c.out_shapes[k] = gs_graph_output_shape(c.src, k);
+        c.out_sh[k] = gs_partition_output_sharding(spmd, k);
+        if (gs__numel(&c.out_shapes[k]) > most) most = gs__numel(&c.out_shapes[k]);
+        want[k] = gs__malloc(ctx, gs_shape_bytes(&c.out_shapes[k]) + 1);
+        scratch[k] = gs__malloc(ctx, gs_shape_bytes(&c.out_shapes[k]) + 1);
+        if (!want[k] || !scratch[k]) {
+            r = GS_ERR_OUT_OF_MEMORY;
+            goto done;
+        }
+    }
+    bad = (uint8_t *)gs__malloc(ctx, (size_t)most + 1);
+    if (!bad) {
+        r = GS_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+
+    /* the two runs */
+    r = gs_eval(c.src, inputs, want);
+    if (r == GS_OK) r = gs__chk_run_spmd(&c, inputs, scratch);
+    if (r) goto done;
+
+    /* every device's copy of every output against the reference */
+    for (k = 0; k < c.n_out; k++) {
+        gs_shape sshape = gs_graph_output_shape(spmd, k);
+        gs__chk_diff o;
+        memset(bad, 0, (size_t)gs__numel(&c.out_shapes[k]) + 1);
+        for (d = 0; d < c.D; d++) c.shards[d] = c.outs[(size_t)d * (size_t)c.n_out + (size_t)k];
+        gs__chk_diff_shards(&c, &c.out_shapes[k], want[k], true, &sshape, c.out_sh[k], bad, &o);
+        if (o.max_err > report->max_abs_err) report->max_abs_err = o.max_err;
+        n_bad += o.n_bad;
+        report->n_compared += gs__numel(&c.out_shapes[k]);
+        if (o.found && bad_out < 0) {
+            bad_out = k;
+            first = o;
+        }
+    }
+    report->ok = bad_out < 0;
+    if (report->ok) goto done;
+
+    /* a mismatch: name the output, then (if asked) the first instruction that differs */
+    {
+        const gs_value *ov = gs__chk_output_value(c.src, bad_out), *fb = NULL;
+        const gs_shape *os = &c.out_shapes[bad_out];
+        gs__chk_diff loc;
+        char head[1024];
+        memset(&loc, 0, sizeof loc);
+        report->output = bad_out;
+        report->first_bad = ov;
+        report->index = first.index;
+        report->device = first.device;
+        report->got = first.got;
+        report->want = first.want;
+        gs__chk_index_text(os, first.index, ibuf, sizeof ibuf);
+        gs__chk_num_text(os->dtype, first.got, gbuf, sizeof gbuf);
+        gs__chk_num_text(os->dtype, first.want, wbuf, sizeof wbuf);
+        snprintf(head, sizeof head, "output %d (%s) element %s on device %lld: got %s, want %s (%lld of %lld output elements differ, max |got - want| %.3g, tolerance %g + %g * |want|)",
+                 bad_out, ov ? ov->name : "?", ibuf, (long long)first.device, gbuf, wbuf, (long long)n_bad,
+                 (long long)report->n_compared, report->max_abs_err, c.atol, c.rtol);
+        if (desc && desc->locate) {
+            r = gs__chk_locate(&c, inputs, scratch, &fb, &loc);
+            if (r) goto done;
+        }
+        if (loc.found && fb) {
+            report->first_bad = fb;
+            report->index = loc.index;
+            report->device = loc.device;
+            report->got = loc.got;
+            report->want = loc.want;
+            gs__chk_index_text(&fb->shape, loc.index, ibuf, sizeof ibuf);
+            gs__chk_num_text(fb->shape.dtype, loc.got, gbuf, sizeof gbuf);
+            gs__chk_num_text(fb->shape.dtype, loc.want, wbuf, sizeof wbuf);
+            report->message = gs__arena_printf(ctx, "first difference at %s %s, element %s on device %lld: got %s, want %s; %s",
+                                               gs_op_name(fb->op), fb->name, ibuf, (long long)loc.device, gbuf, wbuf, head);
+        } else {
+            report->message = gs__arena_printf(ctx, "%s%s", head, desc && desc->locate ? "; no earlier instruction differs" : "");
+        }
+        if (!report->message) r = GS_ERR_OUT_OF_MEMORY;
+    }
+done:
+    gs__chk_free_outs(&c);
+    for (k = 0; k < c.n_out; k++) {
+        if (want) gs__free(ctx, want[k]);
+        if (scratch) gs__free(ctx, scratch[k]);
+    }
+    gs__free(ctx, want);
+    gs__free(ctx, scratch);
+    gs__free(ctx, bad);
+    gs__free(ctx, c.outs);
+    gs__free(ctx, (void *)c.shards);
+    gs__free(ctx, c.in_shapes);
+    gs__free(ctx, (void *)c.in_sh);
+    gs__free(ctx, c.out_shapes);
+    gs__free(ctx, (void *)c.out_sh);
+    if (r) {
+        const char *m = ctx->err ? gs__arena_strdup(ctx, ctx->errmsg) : NULL;
+        report->ok = false;
+        report->message = m ? m : gs_result_str(r);
+    }
+    return r;
+}
+
+/* ==== end src/gs_spmd_check.c ==== */
 
 /* ==== begin src/gs_cost.c ==== */
 /* gs_cost.c - the TPU cost model: the chip table, roofline and ICI collective formulas, tori with a logical

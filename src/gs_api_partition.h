@@ -24,12 +24,10 @@ typedef struct gs_partition_desc {
     int64_t num_devices;              /* D >= 1; 0: g's num_partitions */
     /* XLA's test mode: replicate by dynamic-update-slice into zeros + all-reduce(sum) instead of all-gather */
     bool all_gather_as_all_reduce;
-    /* A dot whose operands are both split on non-contracting dims (or on contracting dims with a split
-       output) becomes a windowed einsum loop (local dots while the operand travels round a ring of
-       collective-permutes) when the moving operand has at least this many bytes per device:
-       0 = 256 MiB (XLA's default), < 0 = never. */
+    /* A dot that would all-gather an operand split D ways on one dim becomes a windowed einsum loop (D local
+       dots while the operand's blocks travel round a ring of collective-permutes) when that operand has at
+       least this many bytes per device: 0 = 256 MiB (XLA's default), < 0 = never. */
     int64_t windowed_einsum_bytes;
-    bool no_bidirectional;            /* windowed einsum: one ring even when the ring size is a multiple of 4 */
 } gs_partition_desc;
 
 /* On success *out is the SPMD program. Errors (bad shardings, unsupported sharded constructs) leave g as
@@ -61,9 +59,16 @@ GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int 
 
 /* Runs the source graph on the reference interpreter and the SPMD program on rt (D devices), with the same
    global inputs (storage format, one buffer per flattened parameter of the source graph, as gs_eval), and
-   compares every output. Floating-point values match when |got - want| <= atol + rtol * |want| (NaN matches
-   NaN); integers and pred exactly. With locate, a mismatch is traced back to the first instruction (in
-   program order) whose values differ, and the device holding the first differing element. */
+   compares every output: each device's part of it (every copy of a replicated tile, not only the one a gather
+   returns) against the matching region of the reference output. Floating-point values match when
+   |got - want| <= atol + rtol * |want| (NaN matches NaN, an infinity only itself); integers and pred exactly.
+   With locate, a mismatch is traced back to the first instruction of the source's entry graph (in program
+   order) whose per-device values, compared the same way through gs_partition_lookup, differ, and the lowest
+   device holding a wrong value at its first differing element (both runs happen again, with an observer on
+   the evaluator; tuple-shaped values, values inside loop bodies and values without a mapping are skipped).
+   A run that fails (for instance a collective mismatch between devices) returns its error, with the message
+   also in report->message. The runtime may be threaded or lockstep; poisoned padding is the runtime's
+   (gs_runtime_desc.no_poison). */
 typedef struct gs_check_desc {
     double rtol, atol;                /* both 0: 1e-5 and 1e-5 */
     bool locate;
@@ -71,14 +76,18 @@ typedef struct gs_check_desc {
 
 typedef struct gs_check_report {
     bool ok;
-    int64_t n_compared;               /* elements compared */
-    double max_abs_err;
-    const gs_value *first_bad;        /* source instruction (or output's instruction) that differs, or NULL */
+    int64_t n_compared;               /* elements of the global outputs compared */
+    double max_abs_err;               /* over every compared copy (infinity where one side is NaN) */
+    /* On a mismatch: the instruction located (with locate, when one is found), else the instruction making
+       the output that differs; index, device, got and want describe that instruction's first differing
+       element. NULL when ok. */
+    const gs_value *first_bad;
     int output;                       /* the output that differs first, or -1 */
-    int64_t index;                    /* flat index of the first differing element in the global array */
-    int64_t device;                   /* a device holding that element */
+    int64_t index;                    /* flat index of that element in first_bad's global array */
+    int64_t device;                   /* the lowest device holding a wrong copy of it */
     double got, want;
-    const char *message;              /* one line (ctx arena), "" when ok */
+    const char *message;              /* one line (ctx arena) naming instruction, device, element, got and
+                                         want; "" when ok */
 } gs_check_report;
 
 GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_check_desc *desc,

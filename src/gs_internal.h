@@ -299,7 +299,16 @@ struct gs__exec {
        allocated and has not freed yet, and their high-water mark. Parameter buffers are the caller's and are
        not counted; results handed to the caller stay counted; kernel scratch space is not counted. */
     int64_t live_bytes, peak_bytes;
+    /* Optional observer (the partitioned-vs-reference check): called when an instruction of the evaluated graph
+       itself (not of a loop body) is complete, once per buffer of its value (j: tuple element, 0 for an array);
+       the buffer is only valid during the call. An error it returns ends the evaluation. */
+    gs_result (*observe)(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf);
+    void *observe_user;
 };
+/* Installs fn as the observer of every device's evaluation in the runs of rt that follow (NULL removes it). In
+   threaded mode it is called from the device threads, each with its own ex (ex->partition_id is the device). */
+GS__FN void gs__runtime_observe(gs_runtime *rt, gs_result (*fn)(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf),
+                                void *user);
 /* A collective hook's answer: "the result will be filled in before the evaluation resumes". */
 #define GS__PENDING ((gs_result)1)
 GS__FN size_t gs__compute_size(gs_dtype t);   /* bytes per element in compute format */

@@ -2166,8 +2166,17 @@ GS__FN gs_result gs__ev_new(gs__exec *ex, gs_graph *g, const gs__buf *params, gs
     return GS_OK;
 }
 
-/* The instruction at f's pc is complete: release what it was the last reader of, move on. */
-GS__FN gs_result gs__ev_next(gs__ev_frame *f) {
+/* The instruction at f's pc is complete: show it to the observer (entry frame only), release what it was the
+   last reader of, move on. */
+GS__FN gs_result gs__ev_next(gs__ev *ev, gs__ev_frame *f) {
+    if (ev->ex->observe && f == ev->frames) {
+        const gs_value *v = f->st.g->values[f->pc];
+        int j;
+        for (j = 0; j < gs__ip_nslots(v); j++) {
+            gs_result r = ev->ex->observe(ev->ex, v, j, &f->st.slots[f->st.first[v->id] + j].buf);
+            if (r) return r;
+        }
+    }
     gs__ip_after(&f->st, f->pc);
     f->pc++;
     return GS_OK;
@@ -2219,7 +2228,7 @@ GS__FN gs_result gs__ev_loop_next(gs__ev *ev, int fi) {
         }
         f->owned = false;   /* the buffers belong to the while's slots now */
         gs__ev_free_state(ex, f);
-        return gs__ev_next(f);
+        return gs__ev_next(ev, f);
     }
     for (j = 0; j < n; j++) {
         if (!gs_shape_equal(&next[j].shape, gs__ip_slot_shape(v, j))) {
@@ -2261,7 +2270,7 @@ GS__FN gs_result gs__ev_step(gs__ev *ev, int *status) {
     st = &f->st;
     if (f->paused) {   /* the collective's result has been filled in */
         f->paused = false;
-        return gs__ev_next(f);
+        return gs__ev_next(ev, f);
     }
     while (f->pc < st->n_values && !st->live[f->pc]) f->pc++;   /* the root does not need it */
     if (f->pc == st->n_values) {
@@ -2287,7 +2296,7 @@ GS__FN gs_result gs__ev_step(gs__ev *ev, int *status) {
             *status = GS__EV_PAUSED;
             return GS_OK;
         }
-        if (!r) return gs__ev_next(f);
+        if (!r) return gs__ev_next(ev, f);
     }
     if (r && ctx->err == GS_OK) gs__err(ctx, r, "%s %s: evaluation failed", gs_op_name(v->op), v->name);
     return r;

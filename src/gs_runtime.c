@@ -606,6 +606,9 @@ struct gs_runtime {
     /* a direct collective */
     const gs__cplan *direct;
     int64_t repeat;
+    /* an observer installed on every device's evaluation (gs__runtime_observe), or NULL */
+    gs_result (*observe)(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf);
+    void *observe_user;
     /* accounting of the last successful run */
     bool have_stats;
     int64_t *peak, *pbytes;
@@ -616,6 +619,12 @@ struct gs_runtime {
 };
 
 GS_API int64_t gs_runtime_num_devices(const gs_runtime *rt) { return rt ? rt->D : 0; }
+
+GS__FN void gs__runtime_observe(gs_runtime *rt, gs_result (*fn)(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf),
+                                void *user) {
+    rt->observe = fn;
+    rt->observe_user = fn ? user : NULL;
+}
 GS_API gs_runtime_mode gs_runtime_get_mode(const gs_runtime *rt) { return rt ? rt->mode : GS_RUNTIME_MODE_DEFAULT; }
 
 GS__FN void gs__rt_free_plans(gs_runtime *rt) {
@@ -883,6 +892,8 @@ GS__FN gs_result gs__rt_dev_begin(gs_runtime *rt, gs__dev *dev) {
     dev->ex.partition_id = d;
     dev->ex.num_partitions = rt->D;
     dev->ex.user = dev;
+    dev->ex.observe = rt->observe;
+    dev->ex.observe_user = rt->observe_user;
 #if !defined(GSHARD_NO_THREADS)
     dev->ex.collective = rt->mode == GS_RUNTIME_THREADED ? gs__rt_hook_threaded : gs__rt_hook_lockstep;
 #else

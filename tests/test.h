@@ -60,6 +60,8 @@ void suite_cost(void);
 void suite_runtime(void);
 void suite_spmd(void);
 void suite_rng(void);
+void suite_spmd_check(void);
+void suite_spmd_fuzz(void);
 void suite_moe(void);
 
 #endif

@@ -469,7 +469,7 @@ static void test_cli_errors(void) {
     CHECK_EQ_INT(gst_cli(tmpdir, "frobnicate x.hlo"), 2);
     CHECK(strstr(gst_cli_err, "unknown command 'frobnicate'") != NULL);
     CHECK_EQ_INT(gst_cli(tmpdir, "--frobnicate"), 2);
-    CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/mlp.hlo"), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/mlp.hlo"), 2);   /* --devices is required */
     CHECK_EQ_INT(gst_cli(tmpdir, "run examples/mlp.hlo"), 2);
     CHECK_EQ_INT(gst_cli(tmpdir, "cost examples/mlp.hlo"), 2);
     CHECK(strstr(gst_cli_err, "--chip NAME is required") != NULL); /* the cost command: tests/test_cost.c */
@@ -553,6 +553,143 @@ static void test_cli_propagate(void) {
     CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 8 --seed 3"), 2);
 }
 
+/* ---- partition and run ---- */
+/* x split over two devices and summed: with x = [1e8, 1, -1e8, 1] the reference adds left to right and gets
+   1 (1e8 + 1 rounds back to 1e8), each device sums its half (1e8 and -1e8) and the all-reduce gives 0 */
+static const char *sum_module =
+    "HloModule sum\n"
+    "\n"
+    "add {\n"
+    "  a = f32[] parameter(0)\n"
+    "  b = f32[] parameter(1)\n"
+    "  ROOT c = f32[] add(a, b)\n"
+    "}\n"
+    "\n"
+    "ENTRY main {\n"
+    "  x = f32[4] parameter(0), sharding={devices=[2]<=[2]}\n"
+    "  zero = f32[] constant(0)\n"
+    "  s = f32[] reduce(x, zero), dimensions={0}, to_apply=add\n"
+    "  two = f32[] constant(2)\n"
+    "  ROOT y = f32[] multiply(s, two)\n"
+    "}\n";
+
+/* a reshard that can only go through the whole array: 6 elements in tiles of 2 -> tiles of 3 */
+static const char *remat_module =
+    "HloModule remat\n"
+    "\n"
+    "ENTRY main {\n"
+    "  x = f32[6] parameter(0), sharding={devices=[4]<=[4]}\n"
+    "  n = f32[6] negate(x)\n"
+    "  ROOT y = f32[6] custom-call(n), custom_call_target=\"Sharding\", sharding={devices=[2,2]<=[4] last_tile_dim_replicate}\n"
+    "}\n";
+
+static void test_cli_partition(void) {
+    char p[512];
+    if (!have_cli()) return;
+    write_text("sum.hlo", sum_module);
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition %s/sum.hlo --devices 2", tmpdir), 0);
+    CHECK_MSG(gst_cli_err[0] == 0, "stderr: %s", gst_cli_err);
+    CHECK_MSG(strstr(gst_cli_out, "num_partitions=2") && strstr(gst_cli_out, "x = f32[2] parameter(0)") &&
+                  strstr(gst_cli_out, "all-reduce(") && !strstr(gst_cli_out, "//"),
+              "%s", gst_cli_out);
+    /* the SPMD program is HLO text that parses back */
+    write_text("sum_spmd.hlo", gst_cli_out);
+    CHECK_EQ_INT(gst_cli(tmpdir, "print %s/sum_spmd.hlo", tmpdir), 0);
+    CHECK_MSG(strstr(gst_cli_out, "all-reduce(") != NULL, "%s%s", gst_cli_out, gst_cli_err);
+    /* --explain: the source instruction and strategy above its instructions */
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition %s/sum.hlo --devices 2 --explain", tmpdir), 0);
+    CHECK_MSG(strstr(gst_cli_out, "// s = reduce") != NULL && strstr(gst_cli_out, "all-reduce over 2 devices") != NULL, "%s", gst_cli_out);
+    write_text("sum_explained.hlo", gst_cli_out);
+    CHECK_EQ_INT(gst_cli(tmpdir, "print %s/sum_explained.hlo", tmpdir), 0);
+    /* a full rematerialization is a warning on stderr, not an error */
+    write_text("remat.hlo", remat_module);
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition %s/remat.hlo --devices 4", tmpdir), 0);
+    CHECK_MSG(strstr(gst_cli_err, "remat.hlo: warning: involuntary full rematerialization at y") != NULL, "stderr: %s", gst_cli_err);
+    CHECK(strstr(gst_cli_out, "all-gather(") != NULL);
+    /* errors */
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition %s/sum.hlo", tmpdir), 2);
+    CHECK(strstr(gst_cli_err, "--devices D is required") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/moe_layer.hlo --devices 8"), 2);
+    CHECK(strstr(gst_cli_err, "num_partitions=4 but --devices is 8") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/spmd_matmul.hlo --devices 4"), 2);   /* already an SPMD program */
+    CHECK(strstr(gst_cli_err, "spmd_matmul.hlo: ") != NULL && strstr(gst_cli_err, "all-reduce") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition %s/sum.hlo --devices 2 --seed 1", tmpdir), 2);   /* io options belong to run */
+    path_in_tmp(p, sizeof p, "missing.hlo");
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition %s --devices 2", p), 2);
+}
+
+static void test_cli_run_check(void) {
+    gs_ctx *ctx;
+    int64_t d4[1] = {4};
+    float x[4] = {1e8f, 1, -1e8f, 1};
+    char p[512];
+    gs_shape s;
+    void *d = NULL;
+    if (!have_cli()) return;
+    ctx = gst_ctx();
+    write_text("sum.hlo", sum_module);
+    path_in_tmp(p, sizeof p, "big.npy");
+    CHECK_OK(gs_npy_write(ctx, p, gs_shape_make(GS_F32, 1, d4), x));
+    /* run writes the gathered outputs, as eval does: 0 partitioned, 2 on one device */
+    CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --input x=%s/big.npy --output-dir %s/run", tmpdir, tmpdir, tmpdir), 0);
+    CHECK_MSG(gst_cli_err[0] == 0 && gst_cli_out[0] == 0, "%s%s", gst_cli_out, gst_cli_err);
+    path_in_tmp(p, sizeof p, "run/out0.npy");
+    CHECK_OK(gs_npy_read(ctx, p, GS_F32, &s, &d));
+    CHECK_EQ_INT(s.rank, 0);
+    if (d) CHECK_NEAR(((float *)d)[0], 0.0, 0.0);
+    gs_free_data(ctx, d);
+    d = NULL;
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval %s/sum.hlo --input x=%s/big.npy --output-dir %s/ev", tmpdir, tmpdir, tmpdir), 0);
+    path_in_tmp(p, sizeof p, "ev/out0.npy");
+    CHECK_OK(gs_npy_read(ctx, p, GS_F32, &s, &d));
+    if (d) CHECK_NEAR(((float *)d)[0], 2.0, 0.0);
+    gs_free_data(ctx, d);
+    d = NULL;
+    /* --check: exit 1, the first instruction that differs, its device and both values */
+    CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --input x=%s/big.npy --check", tmpdir, tmpdir), 1);
+    CHECK_MSG(strstr(gst_cli_err, "sum.hlo: check: first difference at reduce s, element [] on device 0: got 0, want 1") != NULL &&
+                  strstr(gst_cli_err, "output 0 (y) element [] on device 0: got 0, want 2") != NULL,
+              "stderr: %s", gst_cli_err);
+    CHECK(strstr(gst_cli_out, "out0: f32[]") != NULL);   /* the outputs are still written */
+    /* a tolerance that covers it: |0 - 2| <= 3 */
+    CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --input x=%s/big.npy --check --atol 3 --lockstep", tmpdir, tmpdir), 0);
+    CHECK_MSG(strstr(gst_cli_out, "check: ok, 1 elements match the reference") != NULL, "%s%s", gst_cli_out, gst_cli_err);
+    /* generated inputs add up without trouble; --stats; an uneven split over 4 devices */
+    CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --seed 4 --check --stats", tmpdir), 0);
+    CHECK_MSG(strstr(gst_cli_out, "check: ok") != NULL && strstr(gst_cli_out, "stats: 2 devices (threaded)") != NULL &&
+                  strstr(gst_cli_out, "all-reduce") != NULL,
+              "%s%s", gst_cli_out, gst_cli_err);
+    write_text("remat.hlo", remat_module);
+    CHECK_EQ_INT(gst_cli(tmpdir, "run %s/remat.hlo --devices 4 --seed 2 --check --lockstep --output-dir %s/remat", tmpdir, tmpdir), 0);
+    CHECK_MSG(strstr(gst_cli_out, "check: ok, 6 elements") != NULL && strstr(gst_cli_err, "warning: involuntary") != NULL,
+              "%s%s", gst_cli_out, gst_cli_err);
+    {
+        /* the gathered output is -x, x from the generator */
+        float xs[6];
+        int i;
+        int64_t d6[1] = {6};
+        gs_fill_random(gs_shape_make(GS_F32, 1, d6), 2, 0, xs);
+        path_in_tmp(p, sizeof p, "remat/out0.npy");
+        CHECK_OK(gs_npy_read(ctx, p, GS_F32, &s, &d));
+        CHECK_EQ_INT(s.dims[0], 6);
+        for (i = 0; d && i < 6; i++) CHECK_NEAR(((float *)d)[i], -xs[i], 0.0);
+        gs_free_data(ctx, d);
+        d = NULL;
+    }
+    /* bad usage */
+    CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo", tmpdir), 2);
+    CHECK(strstr(gst_cli_err, "--devices D is missing") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "run --spmd %s/sum.hlo --devices 2 --check", tmpdir), 2);
+    CHECK(strstr(gst_cli_err, "give the unpartitioned FILE without --spmd") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --atol 1", tmpdir), 2);
+    CHECK(strstr(gst_cli_err, "only apply with --check") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --check --rtol x", tmpdir), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --check --atol -1", tmpdir), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 3", tmpdir), 2);   /* 4 elements split 2 ways on 3 devices */
+    CHECK_MSG(strstr(gst_cli_err, "sum.hlo: ") != NULL, "stderr: %s", gst_cli_err);
+    gs_ctx_destroy(ctx);
+}
+
 void suite_cli(void) {
     char cmd[512];
     snprintf(tmpdir, sizeof tmpdir, "%s/gshard_test_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -571,6 +708,8 @@ void suite_cli(void) {
     RUN(test_cli_eval_example);
     RUN(test_cli_errors);
     RUN(test_cli_propagate);
+    RUN(test_cli_partition);
+    RUN(test_cli_run_check);
     if (strcmp(tmpdir, ".") != 0) {
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
         if (system(cmd) != 0) fprintf(stderr, "suite_cli: could not remove %s\n", tmpdir);

@@ -4,11 +4,16 @@
      gshard eval FILE [io options]      run the ENTRY computation with the reference interpreter
      gshard cost FILE --chip NAME --mesh AxB[xC] [--json]
                                         per-instruction TPU cost of an SPMD program, and totals
+     gshard partition FILE --devices D [--explain]
+                                        the SPMD program every device runs, and the partitioner's warnings
+     gshard run FILE --devices D [io options] [--check]
+                                        partition, run on D emulated devices, gather the outputs; --check
+                                        compares them with the reference interpreter
      gshard run --spmd FILE --devices D [io options]
                                         run an SPMD program on D emulated devices (the runtime)
 
    Build: cc -std=c99 -O2 tools/gshard.c -o build/gshard -lpthread -lm   (from the repository root)
-   Exit status: 0 ok, 1 check mismatch (reserved for `run --check`), 2 usage, parse, validation or i/o error. */
+   Exit status: 0 ok, 1 check mismatch (`run --check`), 2 usage, parse, validation or i/o error. */
 #if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
 #  define _POSIX_C_SOURCE 200809L   /* mkdir */
 #endif
@@ -29,7 +34,7 @@
 #endif
 
 #define EXIT_OK 0
-#define EXIT_MISMATCH 1 /* reserved: `gshard run --check` finds a difference */
+#define EXIT_MISMATCH 1 /* `gshard run --check` finds a difference */
 #define EXIT_ERROR 2
 
 static const char usage_text[] =
@@ -48,14 +53,28 @@ static const char usage_text[] =
     "                           per-instruction cost (FLOPs, HBM bytes, ICI bytes, time, bound) of an SPMD\n"
     "                           program on a TPU slice, as a comment above each instruction of its HLO\n"
     "                           text, and totals\n"
-    "  run --spmd FILE --devices D [io options] [--lockstep] [--stats]\n"
-    "                           FILE is already an SPMD program: run it on D emulated devices (1..4096),\n"
-    "                           one thread each (--lockstep: all in one thread, one instruction at a time);\n"
-    "                           every device gets the same inputs, and each device's outputs are written\n"
+    "  partition FILE --devices D [--explain]\n"
+    "                           propagate shardings and partition: print the SPMD program (HLO text with\n"
+    "                           partition-id, dynamic-slices and collectives) that each of the D devices\n"
+    "                           runs; --explain adds a comment above each group of instructions naming the\n"
+    "                           source instruction and the strategy chosen. Reshards that had to replicate\n"
+    "                           a whole tensor are reported on stderr as 'warning: ...'\n"
+    "  run FILE --devices D [io options] [--check [--rtol X] [--atol Y]] [--lockstep] [--stats]\n"
+    "                           propagate, partition and run the SPMD program on D emulated devices\n"
+    "                           (1..4096), one thread each (--lockstep: all in one thread, one instruction\n"
+    "                           at a time); inputs are scattered by their shardings and the outputs gathered\n"
+    "                           into global arrays, written as eval writes them. --check also runs FILE on\n"
+    "                           the reference interpreter and compares every output element\n"
+    "                           (|got - want| <= atol + rtol * |want|, default 1e-5 and 1e-5; integers and\n"
+    "                           pred exactly); on a mismatch it names the first instruction that differs,\n"
+    "                           the device, the element, and both values, and exits with status 1.\n"
     "                           (--stats: per-device peak memory and per-collective traffic)\n"
-    "  partition, run (without --spmd)\n"
-    "                           planned; not available in this version\n"
-    "\n"
+    "  run --spmd FILE --devices D [io options] [--lockstep] [--stats]\n"
+    "                           FILE is already an SPMD program: run it on D emulated devices,\n"
+    "                           every device gets the same inputs, and each device's outputs are written\n"
+    "\n";
+/* (two strings: C99 compilers need only support string literals of 4095 characters) */
+static const char usage_text2[] =
     "io options (eval, run):\n"
     "  --input NAME_OR_INDEX=PATH.npy\n"
     "                           value of a parameter, by name or number (repeatable)\n"
@@ -85,6 +104,11 @@ static const char usage_text[] =
     "  --version                the version of gshard.h\n"
     "\n"
     "exit status: 0 ok, 1 check mismatch, 2 bad usage, parse, validation or i/o error (message on stderr)\n";
+
+static void print_usage(FILE *f) {
+    fputs(usage_text, f);
+    fputs(usage_text2, f);
+}
 
 static int usage_error(const char *fmt, const char *arg) {
     fputs("gshard: ", stderr);
@@ -229,6 +253,8 @@ typedef struct options {
     const char **show;        /* --show NAME (repeatable): print the layout of that instruction */
     int n_show;
     bool spmd, lockstep, stats;   /* run */
+    bool check;               /* run --check */
+    double rtol, atol;        /* run --check tolerances (0: the defaults) */
 } options;
 
 static bool is_digits(const char *s) {
@@ -267,6 +293,7 @@ static bool option_is(const char *arg, const char *name) {
 /* Parses argv[2..] of print/eval/propagate/run. Returns -1 to go on, or an exit code. */
 static int parse_options(const char *cmd, bool io, int argc, char **argv, options *o) {
     bool prop = strcmp(cmd, "propagate") == 0;
+    bool part = strcmp(cmd, "partition") == 0;
     bool run = strcmp(cmd, "run") == 0;
     int i;
     bool no_more_options = false;
@@ -277,7 +304,7 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
             if (strcmp(a, "--") == 0) {
                 no_more_options = true;
             } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-                fputs(usage_text, stdout);
+                print_usage(stdout);
                 return EXIT_OK;
             } else if (io && option_is(a, "--input")) {
                 const char *eq;
@@ -296,7 +323,7 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                 if (!(v = option_value(argc, argv, &i, "--output-dir"))) return EXIT_ERROR;
                 if (!*v) return usage_error("%s: empty output directory", "--output-dir");
                 o->output_dir = v;
-            } else if ((prop || run) && option_is(a, "--devices")) {
+            } else if ((prop || part || run) && option_is(a, "--devices")) {
                 unsigned long long d;
                 unsigned long long most = run ? GS_RUNTIME_MAX_DEVICES : (1ull << 31);
                 if (!(v = option_value(argc, argv, &i, "--devices"))) return EXIT_ERROR;
@@ -306,7 +333,7 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                     return EXIT_ERROR;
                 }
                 o->devices = (long long)d;
-            } else if (prop && strcmp(a, "--explain") == 0) {
+            } else if ((prop || part) && strcmp(a, "--explain") == 0) {
                 o->explain = true;
             } else if (prop && option_is(a, "--show")) {
                 if (!(v = option_value(argc, argv, &i, "--show"))) return EXIT_ERROR;
@@ -317,6 +344,21 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                 o->lockstep = true;
             } else if (run && strcmp(a, "--stats") == 0) {
                 o->stats = true;
+            } else if (run && strcmp(a, "--check") == 0) {
+                o->check = true;
+            } else if (run && (option_is(a, "--rtol") || option_is(a, "--atol"))) {
+                bool rel = option_is(a, "--rtol");
+                char *end = NULL;
+                double x;
+                if (!(v = option_value(argc, argv, &i, rel ? "--rtol" : "--atol"))) return EXIT_ERROR;
+                x = strtod(v, &end);
+                if (!*v || !end || *end || !(x >= 0.0) || x > 1e300) {
+                    fprintf(stderr, "gshard run: %s wants a number >= 0, not '%s'\n(try 'gshard --help')\n",
+                            rel ? "--rtol" : "--atol", v);
+                    return EXIT_ERROR;
+                }
+                if (rel) o->rtol = x;
+                else o->atol = x;
             } else {
                 fprintf(stderr, "gshard %s: unknown option '%s'\n(try 'gshard --help')\n", cmd, a);
                 return EXIT_ERROR;
@@ -333,7 +375,10 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
         fprintf(stderr, "gshard %s: FILE is missing (use '-' for standard input)\n(try 'gshard --help')\n", cmd);
         return EXIT_ERROR;
     }
-    if (prop && o->devices == 0) return usage_error("%s: --devices D is required", cmd);
+    if ((prop || part) && o->devices == 0) return usage_error("%s: --devices D is required", cmd);
+    if (run && o->spmd && o->check) return usage_error("run --spmd: %s compares a partitioned program with its source; "
+                                                       "give the unpartitioned FILE without --spmd", "--check");
+    if (run && !o->check && (o->rtol > 0 || o->atol > 0)) return usage_error("run: %s only apply with --check", "--rtol/--atol");
     return -1;
 }
 
@@ -496,12 +541,42 @@ static bool load_inputs(gs_ctx *ctx, const options *o, gs_graph *entry, void **i
     return true;
 }
 
+/* The global outputs of entry: DIR/out<k>.npy with --output-dir, else a summary of each on stdout. */
+static bool write_outputs(gs_ctx *ctx, const options *o, gs_graph *entry, void *const *outputs) {
+    int no = gs_graph_num_outputs(entry), i;
+    char path[4096];
+    if (o->output_dir) {
+        if (GSHARD_MKDIR(o->output_dir) != 0 && errno != EEXIST) {
+            fprintf(stderr, "gshard: cannot create directory %s: %s\n", o->output_dir, strerror(errno));
+            return false;
+        }
+        for (i = 0; i < no; i++) {
+            int n = snprintf(path, sizeof path, "%s/out%d.npy", o->output_dir, i);
+            if (n < 0 || (size_t)n >= sizeof path) {
+                fprintf(stderr, "gshard: output path too long\n");
+                return false;
+            }
+            if (gs_npy_write(ctx, path, gs_graph_output_shape(entry, i), outputs[i]) != GS_OK) {
+                fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
+                return false;
+            }
+        }
+    } else {
+        for (i = 0; i < no; i++) {
+            gs_shape s = gs_graph_output_shape(entry, i);
+            char label[32];
+            snprintf(label, sizeof label, "out%d", i);
+            print_summary(label, &s, outputs[i]);
+        }
+    }
+    return true;
+}
+
 static int cmd_eval(gs_ctx *ctx, const options *o) {
     gs_graph *entry = NULL;
     int np = 0, no = 0, i, rc = EXIT_ERROR;
     void **inputs = NULL, **outputs = NULL;
     bool *from_npy = NULL;
-    char path[4096];
     gs_result r;
 
     if (!load_module(ctx, o->file, &entry)) return EXIT_ERROR;
@@ -528,30 +603,7 @@ static int cmd_eval(gs_ctx *ctx, const options *o) {
         fprintf(stderr, "%s: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
         goto done;
     }
-    if (o->output_dir) {
-        if (GSHARD_MKDIR(o->output_dir) != 0 && errno != EEXIST) {
-            fprintf(stderr, "gshard: cannot create directory %s: %s\n", o->output_dir, strerror(errno));
-            goto done;
-        }
-        for (i = 0; i < no; i++) {
-            int n = snprintf(path, sizeof path, "%s/out%d.npy", o->output_dir, i);
-            if (n < 0 || (size_t)n >= sizeof path) {
-                fprintf(stderr, "gshard: output path too long\n");
-                goto done;
-            }
-            if (gs_npy_write(ctx, path, gs_graph_output_shape(entry, i), outputs[i]) != GS_OK) {
-                fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
-                goto done;
-            }
-        }
-    } else {
-        for (i = 0; i < no; i++) {
-            gs_shape s = gs_graph_output_shape(entry, i);
-            char label[32];
-            snprintf(label, sizeof label, "out%d", i);
-            print_summary(label, &s, outputs[i]);
-        }
-    }
+    if (!write_outputs(ctx, o, entry, outputs)) goto done;
     rc = EXIT_OK;
 done:
     for (i = 0; inputs && i < np; i++) {
@@ -582,7 +634,7 @@ static int parse_cost_options(int argc, char **argv, cost_options *o) {
             if (strcmp(a, "--") == 0) {
                 no_more_options = true;
             } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-                fputs(usage_text, stdout);
+                print_usage(stdout);
                 return EXIT_OK;
             } else if (strcmp(a, "--json") == 0) {
                 o->json = true;
@@ -727,6 +779,160 @@ done:
     return rc;
 }
 
+/* --stats: the runtime's accounting of its last run */
+static void print_stats(const gs_runtime *rt) {
+    gs_runtime_stats st;
+    long long d;
+    int i;
+    if (gs_runtime_get_stats(rt, &st) != GS_OK) return;
+    printf("stats: %lld devices (%s), %.6f s\n", (long long)st.num_devices,
+           gs_runtime_get_mode(rt) == GS_RUNTIME_LOCKSTEP ? "lockstep" : "threaded", st.seconds);
+    for (d = 0; d < st.num_devices; d++)
+        printf("  device %lld: peak %lld bytes (parameters %lld)\n", d, (long long)st.peak_bytes[d],
+               (long long)st.param_bytes[d]);
+    for (i = 0; i < st.n_collectives; i++) {
+        const gs_runtime_collective_stats *c = &st.collectives[i];
+        printf("  %s %s: groups of %lld, ran %lld times per device, %lld bytes sent and %lld received in all "
+               "(at most %lld sent by one device)\n",
+               gs_op_name(c->op), gs_value_name(c->instruction), (long long)c->group_size, (long long)c->count,
+               (long long)c->bytes_sent, (long long)c->bytes_received, (long long)c->max_device_sent);
+    }
+}
+
+/* Loads FILE and partitions it for o->devices devices (shardings propagated first); the partitioner's
+   warnings go to stderr. Prints the problem and returns false on failure. */
+static bool partition_module(gs_ctx *ctx, const options *o, gs_graph **entry, gs_graph **spmd) {
+    gs_partition_desc desc;
+    int i;
+    if (!load_module(ctx, o->file, entry)) return false;
+    if (gs_hlo_num_partitions(*entry) != 1 && gs_hlo_num_partitions(*entry) != o->devices) {
+        fprintf(stderr, "%s: the module says num_partitions=%lld but --devices is %lld\n", shown_name(o->file),
+                (long long)gs_hlo_num_partitions(*entry), o->devices);
+        return false;
+    }
+    memset(&desc, 0, sizeof desc);
+    desc.num_devices = o->devices;
+    if (gs_graph_set_num_partitions(*entry, o->devices) != GS_OK || gs_partition(*entry, &desc, spmd) != GS_OK) {
+        fprintf(stderr, "%s: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+        return false;
+    }
+    for (i = 0; i < gs_partition_num_warnings(*spmd); i++)
+        fprintf(stderr, "%s: warning: %s\n", shown_name(o->file), gs_partition_warning(*spmd, i));
+    return true;
+}
+
+/* partition: the SPMD program as HLO text */
+static int cmd_partition(gs_ctx *ctx, const options *o) {
+    gs_graph *entry = NULL, *spmd = NULL;
+    const char *text;
+    size_t n;
+    if (!partition_module(ctx, o, &entry, &spmd)) return EXIT_ERROR;
+    text = gs_partition_print(spmd, o->explain);
+    if (!text) {
+        fprintf(stderr, "%s: cannot print: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+        return EXIT_ERROR;
+    }
+    n = strlen(text);
+    fputs(text, stdout);
+    if (n == 0 || text[n - 1] != '\n') fputc('\n', stdout);
+    return EXIT_OK;
+}
+
+/* run (without --spmd): partition, run on D devices with global inputs and outputs, optionally check */
+static int cmd_run(gs_ctx *ctx, const options *o) {
+    gs_graph *entry = NULL, *spmd = NULL;
+    gs_runtime *rt = NULL;
+    gs_runtime_desc desc;
+    int np = 0, no = 0, i, rc = EXIT_ERROR;
+    void **inputs = NULL, **outputs = NULL;
+    bool *from_npy = NULL;
+    gs_shape *in_shapes = NULL, *out_shapes = NULL;
+    const gs_sharding **in_sh = NULL, **out_sh = NULL;
+
+    if (o->devices < 1) {
+        fprintf(stderr, "gshard run: --devices D is missing\n(try 'gshard --help')\n");
+        return EXIT_ERROR;
+    }
+    if (!partition_module(ctx, o, &entry, &spmd)) return EXIT_ERROR;
+    np = gs_graph_num_params(entry);
+    no = gs_graph_num_outputs(entry);
+    inputs = (void **)calloc((size_t)np + 1, sizeof(void *));
+    from_npy = (bool *)calloc((size_t)np + 1, sizeof(bool));
+    outputs = (void **)calloc((size_t)no + 1, sizeof(void *));
+    in_shapes = (gs_shape *)calloc((size_t)np + 1, sizeof(gs_shape));
+    out_shapes = (gs_shape *)calloc((size_t)no + 1, sizeof(gs_shape));
+    in_sh = (const gs_sharding **)calloc((size_t)np + 1, sizeof(gs_sharding *));
+    out_sh = (const gs_sharding **)calloc((size_t)no + 1, sizeof(gs_sharding *));
+    if (!inputs || !from_npy || !outputs || !in_shapes || !out_shapes || !in_sh || !out_sh) {
+        fprintf(stderr, "gshard: out of memory\n");
+        goto done;
+    }
+    if (!load_inputs(ctx, o, entry, inputs, from_npy)) goto done;
+    for (i = 0; i < np; i++) {
+        in_shapes[i] = gs_value_shape(gs_graph_param(entry, i));
+        in_sh[i] = gs_partition_param_sharding(spmd, i);   /* load_inputs took array parameters only */
+    }
+    for (i = 0; i < no; i++) {
+        out_shapes[i] = gs_graph_output_shape(entry, i);
+        out_sh[i] = gs_partition_output_sharding(spmd, i);
+        outputs[i] = malloc(gs_shape_bytes(&out_shapes[i]) ? gs_shape_bytes(&out_shapes[i]) : 1);
+        if (!outputs[i]) {
+            fprintf(stderr, "gshard: out of memory for output %d\n", i);
+            goto done;
+        }
+    }
+    memset(&desc, 0, sizeof desc);
+    desc.num_devices = o->devices;
+    desc.mode = o->lockstep ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_MODE_DEFAULT;
+    if (gs_runtime_create(ctx, &desc, &rt) != GS_OK) {
+        fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
+        goto done;
+    }
+    if (gs_runtime_run_global(rt, spmd, in_shapes, in_sh, (const void *const *)inputs, out_shapes, out_sh,
+                              (void *const *)outputs) != GS_OK) {
+        fprintf(stderr, "%s: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+        goto done;
+    }
+    if (!write_outputs(ctx, o, entry, outputs)) goto done;
+    if (o->stats) print_stats(rt);
+    rc = EXIT_OK;
+    if (o->check) {
+        gs_check_desc cd;
+        gs_check_report rep;
+        memset(&cd, 0, sizeof cd);
+        cd.rtol = o->rtol;
+        cd.atol = o->atol;
+        if (cd.rtol == 0 && cd.atol > 0) cd.rtol = 1e-5;   /* one given: the other keeps its default */
+        if (cd.atol == 0 && cd.rtol > 0) cd.atol = 1e-5;
+        cd.locate = true;
+        if (gs_partition_check(spmd, rt, &cd, (const void *const *)inputs, &rep) != GS_OK) {
+            fprintf(stderr, "%s: check: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+            rc = EXIT_ERROR;
+        } else if (!rep.ok) {
+            fprintf(stderr, "%s: check: %s\n", shown_name(o->file), rep.message);
+            rc = EXIT_MISMATCH;
+        } else {
+            printf("check: ok, %lld elements match the reference (max |got - want| %.3g)\n", (long long)rep.n_compared,
+                   rep.max_abs_err);
+        }
+    }
+done:
+    gs_runtime_destroy(rt);
+    for (i = 0; inputs && i < np; i++) {
+        if (from_npy[i]) gs_free_data(ctx, inputs[i]);
+        else free(inputs[i]);
+    }
+    for (i = 0; outputs && i < no; i++) free(outputs[i]);
+    free(inputs);
+    free(from_npy);
+    free(outputs);
+    free(in_shapes);
+    free(out_shapes);
+    free((void *)in_sh);
+    free((void *)out_sh);
+    return rc;
+}
+
 /* run --spmd: FILE is an SPMD program; every device gets the same inputs, each writes its own outputs. */
 static int cmd_run_spmd(gs_ctx *ctx, const options *o) {
     gs_graph *entry = NULL;
@@ -803,23 +1009,7 @@ static int cmd_run_spmd(gs_ctx *ctx, const options *o) {
                 print_summary(label, &s, outputs[d * no + i]);
             }
     }
-    if (o->stats) {
-        gs_runtime_stats st;
-        if (gs_runtime_get_stats(rt, &st) == GS_OK) {
-            printf("stats: %lld devices (%s), %.6f s\n", (long long)st.num_devices,
-                   gs_runtime_get_mode(rt) == GS_RUNTIME_LOCKSTEP ? "lockstep" : "threaded", st.seconds);
-            for (d = 0; d < D; d++)
-                printf("  device %lld: peak %lld bytes (parameters %lld)\n", d, (long long)st.peak_bytes[d],
-                       (long long)st.param_bytes[d]);
-            for (i = 0; i < st.n_collectives; i++) {
-                const gs_runtime_collective_stats *c = &st.collectives[i];
-                printf("  %s %s: groups of %lld, ran %lld times per device, %lld bytes sent and %lld received in all "
-                       "(at most %lld sent by one device)\n",
-                       gs_op_name(c->op), gs_value_name(c->instruction), (long long)c->group_size, (long long)c->count,
-                       (long long)c->bytes_sent, (long long)c->bytes_received, (long long)c->max_device_sent);
-            }
-        }
-    }
+    if (o->stats) print_stats(rt);
     rc = EXIT_OK;
 done:
     gs_runtime_destroy(rt);
@@ -840,30 +1030,23 @@ int main(int argc, char **argv) {
     options o;
     gs_ctx *ctx = NULL;
     int rc;
-    static const char *const later[] = {"partition"};
-    size_t k;
 
     if (argc < 2) {
-        fputs(usage_text, stderr);
+        print_usage(stderr);
         return EXIT_ERROR;
     }
     cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-        fputs(usage_text, stdout);
+        print_usage(stdout);
         return EXIT_OK;
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
         printf("gshard %s\n", gs_version());
         return EXIT_OK;
     }
-    for (k = 0; k < sizeof later / sizeof later[0]; k++) {
-        if (strcmp(cmd, later[k]) == 0) {
-            fprintf(stderr, "gshard: '%s' is not available in this version\n", cmd);
-            return EXIT_ERROR;
-        }
-    }
     if (strcmp(cmd, "cost") == 0) return cmd_cost(argc, argv);
-    if (strcmp(cmd, "print") != 0 && strcmp(cmd, "eval") != 0 && strcmp(cmd, "propagate") != 0 && strcmp(cmd, "run") != 0) {
+    if (strcmp(cmd, "print") != 0 && strcmp(cmd, "eval") != 0 && strcmp(cmd, "propagate") != 0 &&
+        strcmp(cmd, "partition") != 0 && strcmp(cmd, "run") != 0) {
         if (cmd[0] == '-') return usage_error("unknown option '%s'", cmd);
         return usage_error("unknown command '%s'", cmd);
     }
@@ -878,10 +1061,6 @@ int main(int argc, char **argv) {
         return EXIT_ERROR;
     }
     rc = parse_options(cmd, strcmp(cmd, "eval") == 0 || strcmp(cmd, "run") == 0, argc, argv, &o);
-    if (rc < 0 && strcmp(cmd, "run") == 0 && !o.spmd) {
-        fprintf(stderr, "gshard: 'run' without --spmd (partition, then run) is not available in this version\n");
-        rc = EXIT_ERROR;
-    }
     if (rc >= 0) {
         free(o.inputs);
         free((void *)o.show);
@@ -896,7 +1075,9 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "print") == 0) rc = cmd_print(ctx, &o);
     else if (strcmp(cmd, "propagate") == 0) rc = cmd_propagate(ctx, &o);
     else if (strcmp(cmd, "eval") == 0) rc = cmd_eval(ctx, &o);
-    else rc = cmd_run_spmd(ctx, &o);
+    else if (strcmp(cmd, "partition") == 0) rc = cmd_partition(ctx, &o);
+    else if (o.spmd) rc = cmd_run_spmd(ctx, &o);
+    else rc = cmd_run(ctx, &o);
     gs_ctx_destroy(ctx);
     free(o.inputs);
     free((void *)o.show);

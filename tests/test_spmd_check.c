@@ -1,0 +1,193 @@
+/* test_spmd_check.c - gs_partition_check: agreement, a mismatch traced to its first instruction and device,
+   tolerances, tuple outputs, threaded runtimes, and bad arguments.
+
+   The mismatch is real, not staged: a sum over a dim split across two devices adds in another order than the
+   reference. With x = [1e8, 1, -1e8, 1] the reference adds left to right, ((1e8 + 1) - 1e8) + 1 = 1 in f32
+   (1e8 + 1 rounds back to 1e8), while each device sums its half first: 1e8 + 1 = 1e8 and -1e8 + 1 = -1e8,
+   and the all-reduce gives 0. */
+#include "test.h"
+
+/* x f32[4] split 2 ways -> s = reduce-sum(x) -> out = s * 2 (and optionally x itself as a second output) */
+static gs_graph *sum_program(gs_ctx *ctx, bool two_outputs, gs_value **reduce_out, gs_value **mul_out) {
+    int64_t d4[1] = {4}, zero = 0;
+    gs_graph *g = gs_graph_new(ctx, "sum");
+    gs_value *x = gs_parameter(g, 0, gs_shape_make(GS_F32, 1, d4), "x");
+    gs_value *xs = gs_split(g, x, 0, 2);
+    gs_value *s = gs_reduce(g, xs, gs_scalar(g, GS_F32, 0), GS_REDUCE_SUM, 1, &zero);
+    gs_value *m = gs_mul(g, s, gs_scalar(g, GS_F32, 2));
+    gs_value *outs[2];
+    outs[0] = m;
+    outs[1] = xs;
+    if (two_outputs) gs_graph_set_outputs(g, 2, outs);
+    else gs_graph_set_root(g, m);
+    gs_graph_set_num_partitions(g, 2);
+    *reduce_out = s;
+    *mul_out = m;
+    return g;
+}
+
+static gs_runtime *make_rt(gs_ctx *ctx, int64_t D, gs_runtime_mode mode) {
+    gs_runtime_desc rd;
+    gs_runtime *rt = NULL;
+    memset(&rd, 0, sizeof rd);
+    rd.num_devices = D;
+    rd.mode = mode;
+    CHECK_OK(gs_runtime_create(ctx, &rd, &rt));
+    return rt;
+}
+
+static gs_graph *partition(gs_graph *g, int64_t D) {
+    gs_partition_desc pd;
+    gs_graph *spmd = NULL;
+    memset(&pd, 0, sizeof pd);
+    pd.num_devices = D;
+    CHECK_OK(gs_partition(g, &pd, &spmd));
+    return spmd;
+}
+
+static void check_located(gs_runtime_mode mode) {
+    gs_ctx *ctx = gst_ctx();
+    gs_value *s, *m;
+    gs_graph *g = sum_program(ctx, false, &s, &m), *spmd = partition(g, 2);
+    gs_runtime *rt = make_rt(ctx, 2, mode);
+    float x[4] = {1e8f, 1, -1e8f, 1};
+    const void *in[1];
+    gs_check_desc cd;
+    gs_check_report rep;
+    in[0] = x;
+    memset(&cd, 0, sizeof cd);
+    cd.locate = true;
+    CHECK_OK(gs_partition_check(spmd, rt, &cd, in, &rep));
+    CHECK(!rep.ok);
+    CHECK_EQ_INT(rep.n_compared, 1);
+    CHECK_EQ_INT(rep.output, 0);
+    CHECK(rep.first_bad == s);        /* the sum, not the output computed from it */
+    CHECK_EQ_INT(rep.index, 0);
+    CHECK_EQ_INT(rep.device, 0);
+    CHECK_NEAR(rep.got, 0.0, 0.0);
+    CHECK_NEAR(rep.want, 1.0, 0.0);
+    CHECK_NEAR(rep.max_abs_err, 2.0, 0.0);   /* the output: 0 instead of 2 */
+    CHECK_MSG(strstr(rep.message, gs_value_name(s)) && strstr(rep.message, "device 0") && strstr(rep.message, "got 0, want 1") &&
+                  strstr(rep.message, "element []") && strstr(rep.message, gs_value_name(m)),
+              "message: %s", rep.message);
+    gs_runtime_destroy(rt);
+    gs_ctx_destroy(ctx);
+}
+
+static void test_check_mismatch_located(void) { check_located(GS_RUNTIME_LOCKSTEP); }
+/* the observers run on the device threads (make tsan runs this one) */
+static void test_check_runtime_threaded(void) { check_located(GS_RUNTIME_THREADED); }
+
+static void test_check_mismatch_unlocated_and_tolerance(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_value *s, *m;
+    gs_graph *g = sum_program(ctx, true, &s, &m), *spmd = partition(g, 2);
+    gs_runtime *rt = make_rt(ctx, 2, GS_RUNTIME_LOCKSTEP);
+    float x[4] = {1e8f, 1, -1e8f, 1};
+    const void *in[1];
+    gs_check_desc cd;
+    gs_check_report rep;
+    in[0] = x;
+    /* without locate: the output's own instruction and values */
+    memset(&cd, 0, sizeof cd);
+    CHECK_OK(gs_partition_check(spmd, rt, &cd, in, &rep));
+    CHECK(!rep.ok);
+    CHECK_EQ_INT(rep.n_compared, 5);   /* s * 2 and the 4 elements of x */
+    CHECK_EQ_INT(rep.output, 0);
+    CHECK(rep.first_bad == m);
+    CHECK_NEAR(rep.got, 0.0, 0.0);
+    CHECK_NEAR(rep.want, 2.0, 0.0);
+    CHECK_MSG(strstr(rep.message, "output 0") && strstr(rep.message, "got 0, want 2") && strstr(rep.message, "1 of 5"),
+              "message: %s", rep.message);
+    /* a tolerance that covers the difference: |0 - 2| <= 1 + 0.5 * 2 */
+    cd.atol = 1;
+    cd.rtol = 0.5;
+    CHECK_OK(gs_partition_check(spmd, rt, &cd, in, &rep));
+    CHECK(rep.ok);
+    CHECK(rep.message && rep.message[0] == 0);
+    CHECK_NEAR(rep.max_abs_err, 2.0, 0.0);
+    cd.rtol = 0.49;
+    CHECK_OK(gs_partition_check(spmd, rt, &cd, in, &rep));
+    CHECK(!rep.ok);
+    gs_runtime_destroy(rt);
+    gs_ctx_destroy(ctx);
+}
+
+/* Values that add up exactly in any order: the partitioned program agrees bit for bit, on an uneven split
+   (6 rows over 4 devices: 2, 2, 2, 0) with a tiled output. */
+static void test_check_agrees(void) {
+    gs_ctx *ctx = gst_ctx();
+    int64_t d[2] = {6, 5}, one = 1, tiles[2] = {4, 1}, i;
+    gs_graph *g = gs_graph_new(ctx, "rows"), *spmd;
+    gs_value *x = gs_parameter(g, 0, gs_shape_make(GS_F32, 2, d), "x");
+    gs_value *xs = gs_shard(g, x, tiles, NULL);
+    gs_value *r = gs_reduce(g, gs_unary(g, GS_OP_ABS, xs), gs_scalar(g, GS_F32, 0), GS_REDUCE_SUM, 1, &one);
+    gs_runtime *rt = make_rt(ctx, 4, GS_RUNTIME_LOCKSTEP);
+    float xv[30];
+    const void *in[1];
+    gs_check_desc cd;
+    gs_check_report rep;
+    gs_graph_set_root(g, r);
+    gs_graph_set_num_partitions(g, 4);
+    spmd = partition(g, 4);
+    for (i = 0; i < 30; i++) xv[i] = (float)(i % 7) * 0.25f - 0.75f;
+    in[0] = xv;
+    memset(&cd, 0, sizeof cd);
+    cd.atol = 1e-30;
+    cd.rtol = 1e-30;
+    cd.locate = true;
+    CHECK_OK(gs_partition_check(spmd, rt, &cd, in, &rep));
+    CHECK_MSG(rep.ok, "%s", rep.message);
+    CHECK_EQ_INT(rep.n_compared, 6);
+    CHECK_NEAR(rep.max_abs_err, 0.0, 0.0);
+    CHECK_EQ_INT(rep.output, -1);
+    CHECK(rep.first_bad == NULL);
+    gs_runtime_destroy(rt);
+    gs_ctx_destroy(ctx);
+}
+
+static void test_check_errors(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_value *s, *m;
+    gs_graph *g = sum_program(ctx, false, &s, &m), *spmd = partition(g, 2);
+    gs_runtime *rt2 = make_rt(ctx, 2, GS_RUNTIME_LOCKSTEP), *rt3 = make_rt(ctx, 3, GS_RUNTIME_LOCKSTEP);
+    float x[4] = {1, 2, 3, 4};
+    const void *in[1];
+    gs_check_desc cd;
+    gs_check_report rep;
+    in[0] = x;
+    memset(&cd, 0, sizeof cd);
+    CHECK(gs_partition_check(g, rt2, &cd, in, &rep) == GS_ERR_INVALID_ARG);   /* not an SPMD program */
+    CHECK(strstr(gs_ctx_error_msg(ctx), "not a program made by gs_partition") != NULL);
+    CHECK(!rep.ok && rep.message && rep.message[0] == 0);
+    gs_ctx_clear_error(ctx);
+    CHECK(gs_partition_check(spmd, rt3, &cd, in, &rep) == GS_ERR_INVALID_ARG);
+    CHECK(strstr(gs_ctx_error_msg(ctx), "partitioned for 2 devices but the runtime has 3") != NULL);
+    gs_ctx_clear_error(ctx);
+    CHECK(gs_partition_check(spmd, NULL, &cd, in, &rep) == GS_ERR_INVALID_ARG);
+    gs_ctx_clear_error(ctx);
+    CHECK(gs_partition_check(spmd, rt2, &cd, in, NULL) == GS_ERR_INVALID_ARG);
+    gs_ctx_clear_error(ctx);
+    CHECK(gs_partition_check(spmd, rt2, &cd, NULL, &rep) == GS_ERR_INVALID_ARG);
+    CHECK(strstr(gs_ctx_error_msg(ctx), "inputs is NULL") != NULL);
+    gs_ctx_clear_error(ctx);
+    cd.rtol = -1;
+    CHECK(gs_partition_check(spmd, rt2, &cd, in, &rep) == GS_ERR_INVALID_ARG);
+    CHECK(strstr(gs_ctx_error_msg(ctx), "tolerances must be >= 0") != NULL);
+    gs_ctx_clear_error(ctx);
+    CHECK(gs_partition_check(NULL, rt2, &cd, in, &rep) == GS_ERR_INVALID_ARG);
+    /* defaults (desc NULL) on inputs that add up exactly */
+    CHECK_OK(gs_partition_check(spmd, rt2, NULL, in, &rep));
+    CHECK(rep.ok);
+    gs_runtime_destroy(rt2);
+    gs_runtime_destroy(rt3);
+    gs_ctx_destroy(ctx);
+}
+
+void suite_spmd_check(void) {
+    RUN(test_check_agrees);
+    RUN(test_check_mismatch_located);
+    RUN(test_check_runtime_threaded);
+    RUN(test_check_mismatch_unlocated_and_tolerance);
+    RUN(test_check_errors);
+}
