@@ -601,6 +601,15 @@ static void test_cli_partition(void) {
     CHECK_MSG(strstr(gst_cli_out, "// s = reduce") != NULL && strstr(gst_cli_out, "all-reduce over 2 devices") != NULL, "%s", gst_cli_out);
     write_text("sum_explained.hlo", gst_cli_out);
     CHECK_EQ_INT(gst_cli(tmpdir, "print %s/sum_explained.hlo", tmpdir), 0);
+    /* the MoE layer: one all-to-all into the experts and one back, nothing replicated; and it runs correctly */
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/moe_layer.hlo --devices 8"), 0);
+    {
+        const char *a2a = strstr(gst_cli_out, "all-to-all(");
+        CHECK(a2a && strstr(a2a + 1, "all-to-all(") && !strstr(strstr(a2a + 1, "all-to-all(") + 1, "all-to-all("));
+        CHECK(!strstr(gst_cli_out, "all-gather(") && gst_cli_err[0] == 0);
+    }
+    CHECK_EQ_INT(gst_cli(tmpdir, "run examples/moe_layer.hlo --devices 8 --seed 5 --check"), 0);
+    CHECK_MSG(strstr(gst_cli_out, "check: ok") != NULL, "%s%s", gst_cli_out, gst_cli_err);
     /* a full rematerialization is a warning on stderr, not an error */
     write_text("remat.hlo", remat_module);
     CHECK_EQ_INT(gst_cli(tmpdir, "partition %s/remat.hlo --devices 4", tmpdir), 0);
@@ -609,8 +618,8 @@ static void test_cli_partition(void) {
     /* errors */
     CHECK_EQ_INT(gst_cli(tmpdir, "partition %s/sum.hlo", tmpdir), 2);
     CHECK(strstr(gst_cli_err, "--devices D is required") != NULL);
-    CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/moe_layer.hlo --devices 8"), 2);
-    CHECK(strstr(gst_cli_err, "num_partitions=4 but --devices is 8") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/moe_layer.hlo --devices 4"), 2);
+    CHECK(strstr(gst_cli_err, "num_partitions=8 but --devices is 4") != NULL);
     CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/spmd_matmul.hlo --devices 4"), 2);   /* already an SPMD program */
     CHECK(strstr(gst_cli_err, "spmd_matmul.hlo: ") != NULL && strstr(gst_cli_err, "all-reduce") != NULL);
     CHECK_EQ_INT(gst_cli(tmpdir, "partition %s/sum.hlo --devices 2 --seed 1", tmpdir), 2);   /* io options belong to run */
