@@ -6,12 +6,13 @@
    select, convert, clamp), broadcast, reduce (sum, max, min), transpose, reshape (split, merge, unit dims),
    dot and einsum (batch, contracting and free dims), dynamic-slice (constant and computed starts), sort (with
    and without indices) and cumsum/cummax, and also slice, pad, concatenate, reverse, reduce-window,
-   argmax/argmin, top-k, rng and 1-D convolution. A few values get a sharding annotation (tiled, partially
-   replicated, iota device orders with reshape and transpose, permuted explicit lists, 1-D and 2-D meshes; one
-   program in eight has one on every value) on a random device count D from 1 to 16; parameters may carry a
+   argmax/argmin, top-k, rng, 1-D convolution and while loops. A few values get a sharding annotation (tiled,
+   partially replicated, maximal, iota device orders with reshape and transpose, permuted explicit lists, 1-D
+   and 2-D meshes, some with open dims; one program in eight has one on every value) on a random device count D from 1 to 16; parameters may carry a
    sharding attribute; the partitioner's options are drawn too. The program is partitioned with gs_partition,
    the SPMD program's text must parse back to the same text, and the program is checked with
-   gs_partition_check (poisoned padding, locate on), one lockstep runtime per device count.
+   gs_partition_check (poisoned padding, locate on) on a lockstep runtime (one per device count, reused), or a
+   threaded one for one program in 16.
 
    Tolerances are derived per program, not guessed. The float inputs are multiples of 1/8 in [-2, 2] and every
    value carries what the generator knows about it: whether both sides must compute the same bits
@@ -33,9 +34,9 @@
      GST_FUZZ_VERBOSE=1   print every program, its SPMD program and the result
      GST_FUZZ_OPS=list    restrict the generator to some step kinds (comma-separated: elementwise, broadcast,
                           reduce, transpose, reshape, dot, dynamic-slice, sort, cumulative, slice, pad,
-                          concatenate, reverse, reduce-window, argmax, topk, rng, convolution; default all;
+                          concatenate, reverse, reduce-window, argmax, topk, rng, convolution, while; default all;
                           "-name" entries remove kinds from the full mix)
-     GST_FUZZ_DEVICES=D   use only D devices
+     GST_FUZZ_DEVICES=D   use only D devices (1 to 64)
      GST_FUZZ_SHOW=K      print at most K failures in full (default 5)
    To reproduce a failure: GST_FUZZ_SEED=<seed> GST_FUZZ_COUNT=1 GST_FUZZ_VERBOSE=1 build/gshard_tests spmd_fuzz
    (the failure report also shows the shortest prefix of the program that still fails). */
@@ -60,14 +61,15 @@ enum {
     FZ_ELEM = 1 << 0, FZ_BCAST = 1 << 1, FZ_REDUCE = 1 << 2, FZ_TRANSPOSE = 1 << 3, FZ_RESHAPE = 1 << 4,
     FZ_DOT = 1 << 5, FZ_DSLICE = 1 << 6, FZ_SORT = 1 << 7, FZ_CUM = 1 << 8,
     FZ_SLICE = 1 << 9, FZ_PAD = 1 << 10, FZ_CONCAT = 1 << 11, FZ_REVERSE = 1 << 12, FZ_RWINDOW = 1 << 13,
-    FZ_ARG = 1 << 14, FZ_TOPK = 1 << 15, FZ_RNG = 1 << 16, FZ_CONV = 1 << 17, FZ_ALL = (1 << 18) - 1
+    FZ_ARG = 1 << 14, FZ_TOPK = 1 << 15, FZ_RNG = 1 << 16, FZ_CONV = 1 << 17, FZ_WHILE = 1 << 18,
+    FZ_ALL = (1 << 19) - 1
 };
 static const struct { const char *name; int bit, weight; } fz_kinds[] = {
     {"elementwise", FZ_ELEM, 8}, {"broadcast", FZ_BCAST, 2}, {"reduce", FZ_REDUCE, 3}, {"transpose", FZ_TRANSPOSE, 2},
     {"reshape", FZ_RESHAPE, 2}, {"dot", FZ_DOT, 3}, {"dynamic-slice", FZ_DSLICE, 2}, {"sort", FZ_SORT, 2},
     {"cumulative", FZ_CUM, 2}, {"slice", FZ_SLICE, 1}, {"pad", FZ_PAD, 1}, {"concatenate", FZ_CONCAT, 1},
     {"reverse", FZ_REVERSE, 1}, {"reduce-window", FZ_RWINDOW, 1}, {"argmax", FZ_ARG, 1}, {"topk", FZ_TOPK, 1},
-    {"rng", FZ_RNG, 1}, {"convolution", FZ_CONV, 1},
+    {"rng", FZ_RNG, 1}, {"convolution", FZ_CONV, 1}, {"while", FZ_WHILE, 2},
 };
 
 #define FZ_N_KINDS ((int)(sizeof fz_kinds / sizeof fz_kinds[0]))
@@ -75,6 +77,7 @@ static const struct { const char *name; int bit, weight; } fz_kinds[] = {
 #define FZ_MAXD(a, b) ((a) > (b) ? (a) : (b))
 #define FZ_MIND(a, b) ((a) < (b) ? (a) : (b))
 #define FZ_MAX_VALS 128
+#define FZ_MAX_D 64           /* GST_FUZZ_DEVICES may ask for up to this many; the default draws 1 to 16 */
 #define FZ_MAX_PARAMS 8
 #define FZ_NUMEL_CAP 384
 #define FZ_MAX_RANK 4
@@ -210,15 +213,16 @@ static void fz_shuffle(uint64_t *s, int64_t *a, int64_t n) {
 
 /* A random sharding of a value of shape sh over all D devices. */
 static const gs_sharding *fz_sharding(fz *z, gs_shape sh) {
-    int64_t tiles[GS_MAX_RANK + 1], rep = 1, rest = z->D, p, dims[GS_MAX_RANK + 2], devs[64];
+    int64_t tiles[GS_MAX_RANK + 1], rep = 1, rest = z->D, p, dims[GS_MAX_RANK + 2], devs[FZ_MAX_D];
     int d, n_dims, kind;
     gs_subgroup sub = GS_SUBGROUP_REPLICATED;
+    if (z->D > 1 && fz_one_in(&z->rng, 24)) return gs_sharding_maximal(z->ctx, fz_int(&z->rng, 0, z->D - 1));
     if (sh.rank == 0 || z->D == 1 || fz_one_in(&z->rng, 10)) return gs_sharding_replicated(z->ctx);
     kind = (int)fz_int(&z->rng, 0, 3);
     if (kind == 3) {
         /* a mesh of one or two axes; each tensor dim takes one unused axis or none; leftover axes replicate */
         const char *names[2] = {"x", "y"};
-        int64_t sizes[2], mdevs[64];
+        int64_t sizes[2], mdevs[FZ_MAX_D];
         int map[GS_MAX_RANK], n_axes = 1, used[2] = {0, 0};
         const gs_mesh *m;
         sizes[0] = z->D;
@@ -286,7 +290,12 @@ static const gs_sharding *fz_sharding(fz *z, gs_shape sh) {
 static void fz_maybe_annotate(fz *z, int i) {
     gs_value *a;
     if (i < 0 || z->n_annot >= z->max_annot || fz_shape(z, i).dtype == GS_TUPLE || !fz_one_in(&z->rng, z->annot_odds)) return;
-    a = gs_annotate_sharding(z->g, z->vals[i].v, fz_sharding(z, fz_shape(z, i)));
+    /* some annotations leave dims open for propagation to refine (XLA's unspecified_dims) */
+    if (fz_one_in(&z->rng, 6) && fz_shape(z, i).rank > 0)
+        a = gs_annotate_open(z->g, z->vals[i].v, fz_sharding(z, fz_shape(z, i)),
+                             (uint32_t)fz_int(&z->rng, 1, (1 << fz_shape(z, i).rank) - 1));
+    else
+        a = gs_annotate_sharding(z->g, z->vals[i].v, fz_sharding(z, fz_shape(z, i)));
     if (a) {
         z->vals[i].v = a;
         z->n_annot++;
@@ -1119,11 +1128,124 @@ static int fz_step_convolution(fz *z) {
     return fz_push(z, gs_convolution(z->g, a.v, b.v, &cfg), fz_sum(GS_F32, K, &term));
 }
 
+/* ---- while loops ----
+   state (i, x): the body updates x with 1 to 3 shape-preserving micro-steps (a few of them move data between
+   shards or need a reduction across them, and the body may annotate x), and i += 1; the condition is i < n. */
+enum { FZ_W_TANH, FZ_W_HALF, FZ_W_MAXC, FZ_W_REVERSE, FZ_W_ROTATE, FZ_W_SORT, FZ_W_CUMMAX, FZ_W_ADDMAX, FZ_W_CUMSUM,
+       FZ_W_ANNOTATE, FZ_W_COUNT };
+
+/* What one micro-step does to what is known about x. */
+static fz_val fz_w_info(int m, gs_shape s, int64_t n_dim, fz_val x) {
+    gs_dtype t = s.dtype;
+    switch (m) {
+    case FZ_W_TANH: return fz_elem(t, x.repro, false, 0, 0, 1, x.err);
+    case FZ_W_HALF: return fz_elem(t, x.repro, x.dy, x.f + 1, x.e, x.mag / 2, x.err / 2);
+    case FZ_W_MAXC: return fz_elem(t, x.repro, x.dy, FZ_MAXI(x.f, 3), FZ_MAXI(x.e, 1), FZ_MAXD(x.mag, 1), x.err);
+    case FZ_W_ADDMAX: {
+        fz_val r = fz_elem(t, x.repro, x.dy, x.f, x.e + 1, 2 * x.mag, 2 * x.err);
+        if (t == GS_S32) r.mag = FZ_MIND(r.mag, 2147483648.0);
+        return r;
+    }
+    case FZ_W_CUMSUM:
+        if (t == GS_S32) return fz_elem(t, true, false, 0, 0, FZ_MIND(x.mag * (double)n_dim, 2147483648.0), 0);
+        return fz_sum(t, n_dim, &x);
+    default: return x;   /* data movement, sort, cummax, annotation */
+    }
+}
+
+static int fz_step_while(fz *z) {
+    int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32 | FZ_P_RANK1), k, n_micro, iters, it;
+    int micro[3];
+    int64_t dims_of[3];
+    const gs_sharding *ann[3];
+    gs_shape s, st[2];
+    gs_graph *body, *cond;
+    gs_value *p, *ci, *x, *init, *w, *outs[2], *el[2];
+    fz_val info;
+    char name[48];
+    if (i < 0) return -2;
+    if (fz_dtype(z, i) != GS_S32) i = fz_tame(z, i, FZ_TAME);
+    if (i < 0) return -1;
+    s = fz_shape(z, i);
+    n_micro = (int)fz_int(&z->rng, 1, 3);
+    iters = (int)fz_int(&z->rng, 0, 3);
+    for (k = 0; k < n_micro; k++) {
+        int m = (int)fz_int(&z->rng, 0, FZ_W_COUNT - 1);
+        if (s.dtype == GS_S32 && (m == FZ_W_TANH || m == FZ_W_HALF)) m = FZ_W_REVERSE;
+        micro[k] = m;
+        dims_of[k] = fz_int(&z->rng, 0, s.rank - 1);
+        ann[k] = m == FZ_W_ANNOTATE ? fz_sharding(z, s) : NULL;
+    }
+    st[0] = gs_shape_scalar(GS_S32);
+    st[1] = s;
+    snprintf(name, sizeof name, "body.%d", z->steps);
+    body = gs_graph_new(z->ctx, name);
+    snprintf(name, sizeof name, "cond.%d", z->steps);
+    cond = gs_graph_new(z->ctx, name);
+    /* the body */
+    p = gs_parameter_tuple(body, 0, 2, st, "state");
+    ci = gs_get_tuple_element(body, p, 0);
+    x = gs_get_tuple_element(body, p, 1);
+    for (k = 0; k < n_micro; k++) {
+        int64_t d = dims_of[k], n = s.dims[d];
+        gs_dtype t = s.dtype;
+        switch (micro[k]) {
+        case FZ_W_TANH: x = gs_unary(body, GS_OP_TANH, x); break;
+        case FZ_W_HALF: x = gs_mul(body, x, gs_constant_splat(body, s, 0.5)); break;
+        case FZ_W_MAXC: x = gs_max(body, x, gs_constant_splat(body, s, t == GS_S32 ? 1.0 : 0.125)); break;
+        case FZ_W_REVERSE: x = gs_reverse(body, x, 1, &d); break;
+        case FZ_W_ROTATE:
+            if (n >= 2) {
+                int64_t a0[GS_MAX_RANK], a1[GS_MAX_RANK], b0[GS_MAX_RANK], b1[GS_MAX_RANK], q;
+                gs_value *parts[2];
+                for (q = 0; q < s.rank; q++) {
+                    a0[q] = b0[q] = 0;
+                    a1[q] = b1[q] = s.dims[q];
+                }
+                a0[d] = 1;
+                b1[d] = 1;
+                parts[0] = gs_slice(body, x, a0, a1, NULL);
+                parts[1] = gs_slice(body, x, b0, b1, NULL);
+                x = gs_concatenate(body, 2, parts, d);
+            }
+            break;
+        case FZ_W_SORT: x = gs_sort(body, 1, &x, d, false); break;
+        case FZ_W_CUMMAX: x = gs_cumulative(body, x, GS_REDUCE_MAX, d, false); break;
+        case FZ_W_ADDMAX: {
+            int64_t keep[GS_MAX_RANK], q, r = 0;
+            gs_value *m = gs_reduce(body, x, gs_scalar(body, t, t == GS_S32 ? -2147483648.0 : -HUGE_VAL), GS_REDUCE_MAX, 1, &d);
+            for (q = 0; q < s.rank; q++)
+                if (q != d) keep[r++] = q;
+            x = gs_add(body, x, gs_broadcast(body, m, s, keep));
+            break;
+        }
+        case FZ_W_CUMSUM: x = gs_cumulative(body, x, GS_REDUCE_SUM, d, false); break;
+        default: x = gs_annotate_sharding(body, x, ann[k]); break;
+        }
+    }
+    outs[0] = gs_add(body, ci, gs_scalar(body, GS_S32, 1));
+    outs[1] = x;
+    gs_graph_set_root(body, gs_tuple(body, 2, outs));
+    /* the condition */
+    p = gs_parameter_tuple(cond, 0, 2, st, "state");
+    gs_graph_set_root(cond, gs_compare(cond, gs_get_tuple_element(cond, p, 0), gs_scalar(cond, GS_S32, iters), GS_CMP_LT));
+    /* the loop in the program */
+    el[0] = gs_scalar(z->g, GS_S32, 0);
+    el[1] = z->vals[i].v;
+    init = gs_tuple(z->g, 2, el);
+    w = gs_while(z->g, cond, body, init);
+    info = z->vals[i];
+    for (it = 0; it < iters; it++)
+        for (k = 0; k < n_micro; k++) info = fz_w_info(micro[k], s, s.dims[dims_of[k]], info);
+    return fz_push(z, gs_get_tuple_element(z->g, w, 1), info);
+}
+
 /* ---- one program ---- */
 typedef struct fz_program {
     gs_graph *g;
     int64_t D;
     gs_partition_desc pd;     /* the partitioner's options, also drawn from the seed */
+    bool threaded;            /* run on a threaded runtime (one program in 16), else lockstep */
     double atol;
     int n_in;
     void *inputs[FZ_MAX_PARAMS];
@@ -1141,7 +1263,7 @@ static void fz_program_free(fz_program *p) {
 static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int max_steps, fz_program *out, const char **why) {
     fz z;
     int k, n_steps, n_out = 1, tries;
-    gs_value *outs[3];
+    gs_value *outs[5];
     uint64_t in_rng;
     memset(&z, 0, sizeof z);
     memset(out, 0, sizeof *out);
@@ -1153,6 +1275,7 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int ma
     out->pd.num_devices = z.D;
     out->pd.windowed_einsum_bytes = fz_one_in(&z.rng, 2) ? 1 : 0;   /* 1: every eligible dot becomes a loop */
     out->pd.all_gather_as_all_reduce = fz_one_in(&z.rng, 4);
+    out->threaded = fz_one_in(&z.rng, 16);
     in_rng = fz_next(&z.rng);
     /* most programs have a few annotations; one in eight has one on every value (many reshards) */
     z.max_annot = fz_one_in(&z.rng, 8) ? FZ_MAX_VALS : FZ_MAX_ANNOT;
@@ -1194,7 +1317,8 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int ma
             case FZ_ARG: r = fz_step_argmax(&z); break;
             case FZ_TOPK: r = fz_step_topk(&z); break;
             case FZ_RNG: r = fz_step_rng(&z); break;
-            default: r = fz_step_convolution(&z); break;
+            case FZ_CONV: r = fz_step_convolution(&z); break;
+            default: r = fz_step_while(&z); break;
             }
         }
         if (r == -1) break;
@@ -1204,15 +1328,30 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int ma
         *why = gs_ctx_error(ctx) ? gs_ctx_error_msg(ctx) : "no values";
         return false;
     }
-    /* outputs: the last value, and up to two others */
+    /* outputs: the last value, then (newest first) up to three other computed values nothing reads, so that
+       every step is live; and sometimes one more value at random */
     outs[0] = z.vals[z.n - 1].v;
-    if (max_steps < 0)
-        for (k = (int)fz_int(&z.rng, 0, 2); k > 0; k--) {
-            int i = (int)fz_int(&z.rng, 0, z.n - 1), j;
+    if (max_steps < 0) {
+        int i, j, q;
+        for (i = z.n - 2; i >= 0 && n_out < 4; i--) {
+            gs_value *v = z.vals[i].v;
+            gs_op op = gs_value_op(v);
+            bool read = false;
+            if (op == GS_OP_PARAMETER || op == GS_OP_CONSTANT || op == GS_OP_IOTA || gs_value_shape(v).dtype == GS_TUPLE) continue;
+            for (j = 0; j < gs_graph_num_values(z.g) && !read; j++) {
+                gs_value *u = gs_graph_value(z.g, j);
+                for (q = 0; q < gs_value_num_operands(u); q++) read = read || gs_value_operand(u, q) == v;
+            }
+            for (j = 0; j < n_out; j++) read = read || outs[j] == v;
+            if (!read) outs[n_out++] = v;
+        }
+        if (n_out < 5 && fz_one_in(&z.rng, 3)) {
             bool dup = false;
+            i = (int)fz_int(&z.rng, 0, z.n - 1);
             for (j = 0; j < n_out; j++) dup = dup || outs[j] == z.vals[i].v;
             if (!dup && fz_shape(&z, i).dtype != GS_TUPLE) outs[n_out++] = z.vals[i].v;
         }
+    }
     if (n_out == 1 ? gs_graph_set_root(z.g, outs[0]) != GS_OK : gs_graph_set_outputs(z.g, n_out, outs) != GS_OK) {
         *why = gs_ctx_error_msg(ctx);
         return false;
@@ -1252,26 +1391,30 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int ma
 /* ---- the runner ---- */
 typedef struct fz_runner {
     gs_ctx *ctx;
-    gs_runtime *rt[17];
+    gs_runtime *rt[FZ_MAX_D + 1], *thr[FZ_MAX_D + 1];   /* lockstep and threaded, per device count */
     int used;                 /* programs built in ctx (a fresh context every so often bounds the arena) */
 } fz_runner;
 
 static void fz_runner_reset(fz_runner *R) {
     int d;
-    for (d = 0; d < 17; d++) gs_runtime_destroy(R->rt[d]);
+    for (d = 0; d <= FZ_MAX_D; d++) {
+        gs_runtime_destroy(R->rt[d]);
+        gs_runtime_destroy(R->thr[d]);
+    }
     gs_ctx_destroy(R->ctx);
     memset(R, 0, sizeof *R);
 }
 
-static gs_runtime *fz_runtime(fz_runner *R, int64_t D) {
-    if (!R->rt[D]) {
+static gs_runtime *fz_runtime(fz_runner *R, int64_t D, bool threaded) {
+    gs_runtime **rt = threaded ? &R->thr[D] : &R->rt[D];
+    if (!*rt) {
         gs_runtime_desc rd;
         memset(&rd, 0, sizeof rd);
         rd.num_devices = D;
-        rd.mode = GS_RUNTIME_LOCKSTEP;
-        if (gs_runtime_create(R->ctx, &rd, &R->rt[D]) != GS_OK) return NULL;
+        rd.mode = threaded ? GS_RUNTIME_THREADED : GS_RUNTIME_LOCKSTEP;
+        if (gs_runtime_create(R->ctx, &rd, rt) != GS_OK) return NULL;
     }
-    return R->rt[D];
+    return *rt;
 }
 
 enum { FZ_OK = 0, FZ_GEN, FZ_PARTITION, FZ_TEXT, FZ_RUN, FZ_MISMATCH, FZ_N_OUTCOMES };
@@ -1298,9 +1441,9 @@ static int fz_run_one(fz_runner *R, uint64_t seed, int ops, int64_t only_D, int 
     *spmd_out = NULL;
     if (!fz_build(R->ctx, seed, ops, only_D, max_steps, P, msg)) return FZ_GEN;
     if (verbose)
-        printf("---- seed %llu: %lld devices, windowed_einsum_bytes %lld%s, atol %g\n%s", (unsigned long long)seed,
-               (long long)P->D, (long long)P->pd.windowed_einsum_bytes, P->pd.all_gather_as_all_reduce ? ", all_gather_as_all_reduce" : "",
-               P->atol, P->text);
+        printf("---- seed %llu: %lld devices%s, windowed_einsum_bytes %lld%s, atol %g\n%s", (unsigned long long)seed,
+               (long long)P->D, P->threaded ? " (threaded)" : "", (long long)P->pd.windowed_einsum_bytes,
+               P->pd.all_gather_as_all_reduce ? ", all_gather_as_all_reduce" : "", P->atol, P->text);
     r = gs_partition(P->g, &P->pd, &spmd);
     if (r != GS_OK) {
         *msg = gs_ctx_error_msg(R->ctx);
@@ -1321,7 +1464,7 @@ static int fz_run_one(fz_runner *R, uint64_t seed, int ops, int64_t only_D, int 
             return FZ_TEXT;
         }
     }
-    rt = fz_runtime(R, P->D);
+    rt = fz_runtime(R, P->D, P->threaded);
     if (!rt) {
         *msg = gs_ctx_error_msg(R->ctx);
         return FZ_RUN;
@@ -1384,7 +1527,7 @@ static void test_spmd_fuzz(void) {
     double t0 = fz_now();
     fz_runner R;
     memset(&R, 0, sizeof R);
-    if (only_D < 0 || only_D > 16) only_D = 0;
+    if (only_D < 0 || only_D > FZ_MAX_D) only_D = 0;
     for (i = 0; i < count; i++) {
         uint64_t seed = seed0 + (uint64_t)i;
         fz_program P;
@@ -1397,8 +1540,8 @@ static void test_spmd_fuzz(void) {
             if (shown < show) {
                 int k, n_steps = 0;
                 shown++;
-                fprintf(stderr, "  FUZZ seed %llu (%lld devices, windowed_einsum_bytes %lld%s): %s: %s\n",
-                        (unsigned long long)seed, (long long)P.D, (long long)P.pd.windowed_einsum_bytes,
+                fprintf(stderr, "  FUZZ seed %llu (%lld devices%s, windowed_einsum_bytes %lld%s): %s: %s\n",
+                        (unsigned long long)seed, (long long)P.D, P.threaded ? " threaded" : "", (long long)P.pd.windowed_einsum_bytes,
                         P.pd.all_gather_as_all_reduce ? ", all_gather_as_all_reduce" : "", fz_outcome_name[o], msg);
                 if (P.text) fprintf(stderr, "%s", P.text);
                 /* the shortest prefix of the program that still fails (its last value as the only output) */
