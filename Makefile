@@ -1,5 +1,7 @@
 # gshard.h build.
-#   make demo        run the MLP example: the CLI on examples/mlp.hlo, then examples/mlp.c
+#   make demo        the GShard MoE layer (examples/moe_layer.c): partitioned for 8 emulated devices, run with
+#                    poisoned padding and checked against the reference interpreter
+#   make demo-mlp    the MLP example: the CLI on examples/mlp.hlo, then examples/mlp.c
 #   make test        compile tests + the test suite (the last line is "N passed, N failed")
 #   make sanitize    the test suite (and the CLI it drives) under ASan + UBSan
 #   make valgrind    the test suite (and the CLI it drives) under valgrind
@@ -31,7 +33,7 @@ CBLAS_H    := $(firstword $(wildcard /usr/include/*/cblas.h /usr/include/cblas.h
 OPENBLAS   := $(firstword $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so /usr/lib64/libopenblas.so))
 CBLAS_FLAGS := $(if $(and $(CBLAS_H),$(OPENBLAS)),-DHAVE_CBLAS -lopenblas)
 
-.PHONY: all test demo sanitize valgrind tsan fuzz bench examples compile-tests test-gemm clean amalgamate \
+.PHONY: all test demo demo-mlp sanitize valgrind tsan fuzz bench examples compile-tests test-gemm clean amalgamate \
         check-amalgamation stbds
 
 all: $(BUILD)/gshard $(BUILD)/gshard_tests
@@ -71,6 +73,9 @@ $(BUILD)/gshard: gshard.h tools/gshard.c | stbds
 $(BUILD)/obj/%.o: tests/%.c gshard.h tests/test.h | stbds
 	@mkdir -p $(BUILD)/obj
 	$(CC) $(WARN) $(CFLAGS) -c -o $@ $<
+
+# the MoE tests build the layer with the examples' model builder
+$(BUILD)/obj/test_moe.o $(BUILD)/asan/gshard_tests $(BUILD)/tsan/gshard_tests: examples/moe_model.h
 
 $(BUILD)/gshard_tests: $(TEST_OBJS)
 	$(CC) $(CFLAGS) -o $@ $(TEST_OBJS) $(LDLIBS)
@@ -126,11 +131,18 @@ $(BUILD)/examples/%: examples/%.c gshard.h | stbds
 	@mkdir -p $(BUILD)/examples
 	$(CC) -std=c99 -O2 -Wall -Wextra $(WERROR) -o $@ $< -lpthread -lm
 
+$(BUILD)/examples/moe_layer: examples/moe_model.h
+
 examples: $(EXAMPLES)
 	@for e in $(EXAMPLES); do \
 	  if ./$$e >/dev/null; then echo "$$e: ok"; else echo "$$e: FAILED" >&2; exit 1; fi; done
 
-demo: $(BUILD)/gshard | stbds
+demo: gshard.h | stbds
+	@mkdir -p $(BUILD)
+	$(CC) -std=c99 -O2 examples/moe_layer.c -o $(BUILD)/moe_layer -lpthread -lm
+	./$(BUILD)/moe_layer
+
+demo-mlp: $(BUILD)/gshard | stbds
 	./$(BUILD)/gshard eval examples/mlp.hlo --seed 1
 	$(CC) -std=c99 -O2 examples/mlp.c -o $(BUILD)/mlp -lpthread -lm
 	./$(BUILD)/mlp
@@ -138,6 +150,8 @@ demo: $(BUILD)/gshard | stbds
 $(BUILD)/bench/%: bench/%.c gshard.h | stbds
 	@mkdir -p $(BUILD)/bench
 	$(CC) -std=c99 -O3 -march=native -I. -o $@ $< $(if $(filter bench_dot,$*),$(CBLAS_FLAGS)) $(LDLIBS)
+
+$(BUILD)/bench/bench_partition: examples/moe_model.h
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; ./$$b || exit 1; done

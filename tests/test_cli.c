@@ -526,31 +526,31 @@ static void test_cli_errors(void) {
 /* gshard propagate: the MoE layer from its three annotations, --explain, --show, and bad usage */
 static void test_cli_propagate(void) {
     if (!have_cli()) return;
-    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 4 --explain --show disp_dot"), 0);
-    CHECK(strstr(gst_cli_out, "logits = f32[4,8,4] dot(x, wg), lhs_contracting_dims={2}, rhs_contracting_dims={0}, "
-                          "sharding={devices=[4,1,1]<=[4]}") != NULL);
-    CHECK(strstr(gst_cli_out, "h = f32[4,4,4,32] maximum(h_dot, zero_hb), sharding={devices=[4,1,1,1]<=[4]}") != NULL);
-    CHECK(strstr(gst_cli_out, "expert_outputs = f32[4,4,4,16] transpose(eo_dot), dimensions={1,0,2,3}, "
-                          "sharding={devices=[1,4,1,1]<=[4]}") != NULL);
-    CHECK(strstr(gst_cli_out, "RESHARD: the operands imply {devices=[1,4,1,1]<=[4]} */\n  disp_t = ") != NULL);
-    CHECK(strstr(gst_cli_out, "/* forward from operand x (rule dot, level 1); from the annotation on x */\n  logits") != NULL);
-    CHECK(strstr(gst_cli_out, "disp_dot: f32[4,4,4,16] {devices=[4,1,1,1]<=[4]}") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 8 --explain --show dispatched_dot"), 0);
+    CHECK(strstr(gst_cli_out, "logits = f32[8,32,16] dot(inputs_split, wg_replicated), lhs_contracting_dims={2}, "
+                          "rhs_contracting_dims={0}, sharding={devices=[8,1,1]<=[8]}") != NULL);
+    CHECK(strstr(gst_cli_out, "h = f32[16,8,4,32] maximum(h_linear, broadcast.102), sharding={devices=[8,1,1,1]<=[8]}") != NULL);
+    CHECK(strstr(gst_cli_out, "expert_outputs = f32[8,16,4,16] transpose(expert_outputs_dot), dimensions={1,0,2,3}, "
+                          "sharding={devices=[1,8,1,1]<=[8]}") != NULL);
+    CHECK(strstr(gst_cli_out, "RESHARD: the operands imply {devices=[1,8,1,1]<=[8]} */\n  dispatched = ") != NULL);
+    CHECK(strstr(gst_cli_out, "/* forward from operand inputs_split (rule dot, level 1); from the annotation on inputs_split */\n  logits") != NULL);
+    CHECK(strstr(gst_cli_out, "dispatched_dot: f32[8,16,4,16] {devices=[8,1,1,1]<=[8]}") != NULL);
     /* a tuple value: one drawing per element */
-    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 4 --show top"), 0);
-    CHECK(strstr(gst_cli_out, "top, element 0: f32[4,8,2] {devices=[4,1,1]<=[4]}") != NULL);
-    CHECK(strstr(gst_cli_out, "top, element 1: s32[4,8,2] {devices=[4,1,1]<=[4]}") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 8 --show layer_outputs"), 0);
+    CHECK(strstr(gst_cli_out, "layer_outputs, element 0: f32[8,32,16] {devices=[8,1,1]<=[8]}") != NULL);
+    CHECK(strstr(gst_cli_out, "layer_outputs, element 1: f32[] {replicated}") != NULL);
     /* without --explain: no comments, and the text parses back to the same module */
-    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 4"), 0);
-    CHECK(strstr(gst_cli_out, "/*") == NULL && strstr(gst_cli_out, "sharding={devices=[4,1,1,1]<=[4]}") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 8"), 0);
+    CHECK(strstr(gst_cli_out, "/*") == NULL && strstr(gst_cli_out, "sharding={devices=[8,1,1,1]<=[8]}") != NULL);
     /* bad usage */
     CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo"), 2);
     CHECK(strstr(gst_cli_err, "--devices D is required") != NULL);
     CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 0"), 2);
-    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 8"), 2);
-    CHECK(strstr(gst_cli_err, "num_partitions=4 but --devices is 8") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 4"), 2);
+    CHECK(strstr(gst_cli_err, "num_partitions=8 but --devices is 4") != NULL);
     CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/mlp.hlo --devices 4 --show nosuch"), 2);
     CHECK(strstr(gst_cli_err, "no instruction named 'nosuch'") != NULL);
-    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 4 --seed 3"), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "propagate examples/moe_layer.hlo --devices 8 --seed 3"), 2);
 }
 
 /* ---- partition and run ---- */
@@ -601,6 +601,15 @@ static void test_cli_partition(void) {
     CHECK_MSG(strstr(gst_cli_out, "// s = reduce") != NULL && strstr(gst_cli_out, "all-reduce over 2 devices") != NULL, "%s", gst_cli_out);
     write_text("sum_explained.hlo", gst_cli_out);
     CHECK_EQ_INT(gst_cli(tmpdir, "print %s/sum_explained.hlo", tmpdir), 0);
+    /* the MoE layer: one all-to-all into the experts and one back, nothing replicated; and it runs correctly */
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/moe_layer.hlo --devices 8"), 0);
+    {
+        const char *a2a = strstr(gst_cli_out, "all-to-all(");
+        CHECK(a2a && strstr(a2a + 1, "all-to-all(") && !strstr(strstr(a2a + 1, "all-to-all(") + 1, "all-to-all("));
+        CHECK(!strstr(gst_cli_out, "all-gather(") && gst_cli_err[0] == 0);
+    }
+    CHECK_EQ_INT(gst_cli(tmpdir, "run examples/moe_layer.hlo --devices 8 --seed 5 --check"), 0);
+    CHECK_MSG(strstr(gst_cli_out, "check: ok") != NULL, "%s%s", gst_cli_out, gst_cli_err);
     /* a full rematerialization is a warning on stderr, not an error */
     write_text("remat.hlo", remat_module);
     CHECK_EQ_INT(gst_cli(tmpdir, "partition %s/remat.hlo --devices 4", tmpdir), 0);
@@ -609,8 +618,8 @@ static void test_cli_partition(void) {
     /* errors */
     CHECK_EQ_INT(gst_cli(tmpdir, "partition %s/sum.hlo", tmpdir), 2);
     CHECK(strstr(gst_cli_err, "--devices D is required") != NULL);
-    CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/moe_layer.hlo --devices 8"), 2);
-    CHECK(strstr(gst_cli_err, "num_partitions=4 but --devices is 8") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/moe_layer.hlo --devices 4"), 2);
+    CHECK(strstr(gst_cli_err, "num_partitions=8 but --devices is 4") != NULL);
     CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/spmd_matmul.hlo --devices 4"), 2);   /* already an SPMD program */
     CHECK(strstr(gst_cli_err, "spmd_matmul.hlo: ") != NULL && strstr(gst_cli_err, "all-reduce") != NULL);
     CHECK_EQ_INT(gst_cli(tmpdir, "partition %s/sum.hlo --devices 2 --seed 1", tmpdir), 2);   /* io options belong to run */

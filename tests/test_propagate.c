@@ -517,11 +517,12 @@ static void test_fixpoint_idempotent(void) {
         gs_ctx_destroy(c2);
     }
     /* the paper's MoE shardings: G for the gating and dispatch einsums, E for h and expert_outputs */
-    CHECK(has("logits", "{devices=[4,1,1]<=[4]}") && has("disp_dot", "{devices=[4,1,1,1]<=[4]}"));
-    CHECK(has("h", "{devices=[4,1,1,1]<=[4]}") && has("expert_outputs", "{devices=[1,4,1,1]<=[4]}"));
-    CHECK(has("wi", "{devices=[4,1,1]<=[4]}") && has("wo", "{devices=[4,1,1]<=[4]}"));
-    CHECK(has("outputs", "{devices=[4,1,1]<=[4]}"));
-    CHECK(strstr(first, "RESHARD: the operands imply {devices=[1,4,1,1]<=[4]} */\n  disp_t") != NULL);
+    CHECK(has("logits", "{devices=[8,1,1]<=[8]}") && has("dispatched_dot", "{devices=[8,1,1,1]<=[8]}"));
+    CHECK(has("h", "{devices=[8,1,1,1]<=[8]}") && has("expert_outputs", "{devices=[1,8,1,1]<=[8]}"));
+    CHECK(has("wi", "{devices=[8,1,1]<=[8]}") && has("wo", "{devices=[8,1,1]<=[8]}"));
+    CHECK(has("outputs", "{devices=[8,1,1]<=[8]}") && has("rnd", "{devices=[8,1]<=[8]}"));
+    CHECK(has("combine_weights", "{devices=[8,1,1,1]<=[8]}") && has("aux_loss", "{replicated}"));
+    CHECK(strstr(first, "RESHARD: the operands imply {devices=[1,8,1,1]<=[8]} */\n  dispatched = ") != NULL);
 }
 
 /* Bad input: shardings that do not fit the device count. */

@@ -12,22 +12,6 @@ static int count_op(const gs_graph *g, gs_op op) {
     return n;
 }
 
-static int count_all(gs_ctx *ctx, gs_graph *spmd, gs_op op) {
-    /* loop bodies are graphs of the context made by the partitioner: count those created after spmd too */
-    (void)ctx;
-    int n = count_op(spmd, op), i;
-    for (i = 0; i < gs_graph_num_values(spmd); i++) {
-        gs_value *v = gs_graph_value(spmd, i);
-        (void)v;
-    }
-    return n;
-}
-
-static int count_collectives(gs_graph *g) {
-    return count_op(g, GS_OP_ALL_REDUCE) + count_op(g, GS_OP_ALL_GATHER) + count_op(g, GS_OP_REDUCE_SCATTER) +
-           count_op(g, GS_OP_ALL_TO_ALL) + count_op(g, GS_OP_COLLECTIVE_PERMUTE);
-}
-
 /* Partitions g for D devices, runs it with poisoned padding and compares every output with gs_eval on the same
    random inputs (floats within tol relative, others exactly). Returns the SPMD program or NULL on failure. */
 static gs_graph *spmd_check_opt(gs_graph *g, int64_t D, double tol, const gs_partition_desc *opt) {
@@ -302,8 +286,6 @@ static void test_spmd_reduce_scan_sort(void) {
 }
 
 void suite_spmd(void) {
-    (void)count_all;
-    (void)count_collectives;
     RUN(test_spmd_reshard_transitions);
     RUN(test_spmd_dot_strategies);
     RUN(test_spmd_dot_windowed);
