@@ -14118,6 +14118,14 @@ GS__FN bool gs__sp_move_axis(gs__sp *sp, gs__ta *t, int from, int to) {
     return true;
 }
 
+/* Merges axes pos .. pos+n-1 of t into axis pos (a reshape of the tile array: free in both forms). */
+GS__FN void gs__sp_merge_axes(gs__ta *t, int pos, int n) {
+    int i;
+    for (i = 1; i < n; i++) t->dims[pos] *= t->dims[pos + i];
+    for (i = pos + 1; i + n - 1 < t->n; i++) t->dims[i] = t->dims[i + n - 1];
+    t->n -= n - 1;
+}
+
 /* Replica groups: the devices that differ only along axis ax of t (ordered by their coordinate on it). */
 GS__FN bool gs__sp_groups(gs__sp *sp, const gs__ta *t, int ax, gs_replica_groups *rg) {
     gs__ta u = *t;
@@ -14230,8 +14238,7 @@ GS__FN gs_value *gs__sp_gather_step(gs__sp *sp, gs_value *x, const gs_sharding *
     gs__sp_split_axis(&A, d, m);
     x = gs__sp_all_gather(sp, x, d, &A, d + 1);
     if (!x || !gs__sp_move_axis(sp, &A, d + 1, A.n - 1)) return NULL;
-    A.dims[A.n - 2] *= A.dims[A.n - 1];
-    A.n--;
+    gs__sp_merge_axes(&A, A.n - 2, 2);
     *cur = gs__sp_from_view(sp, rank, &A);
     {
         gs_shape want = x->shape;
@@ -14310,12 +14317,7 @@ GS__FN gs_value *gs__sp_reshard_raw(gs__sp *sp, gs_value *x, const gs_sharding *
             tref = ft < fs + 1 ? ft : ft + 1;
             to = tref < fs + 1 ? tref + 1 : tref;
             if (!gs__sp_move_axis(sp, &A, fs + 1, to)) return NULL;
-            {
-                int tpos = to - 1, i;
-                A.dims[tpos] *= A.dims[tpos + 1];
-                for (i = tpos + 1; i < A.n - 1; i++) A.dims[i] = A.dims[i + 1];
-                A.n--;
-            }
+            gs__sp_merge_axes(&A, to - 1, 2);
             cur = gs__sp_from_view(sp, rank, &A);
             if (!cur) return NULL;
         }
@@ -14349,12 +14351,7 @@ GS__FN gs_value *gs__sp_reshard_raw(gs__sp *sp, gs_value *x, const gs_sharding *
             any = true;
             gs__sp_split_axis(&C, C.n - 1, C.dims[C.n - 1] / f);   /* R -> (f, R/f) */
             if (!gs__sp_move_axis(sp, &C, C.n - 2, d + 1)) return NULL;
-            {
-                int i;
-                C.dims[d] *= C.dims[d + 1];
-                for (i = d + 1; i < C.n - 1; i++) C.dims[i] = C.dims[i + 1];
-                C.n--;
-            }
+            gs__sp_merge_axes(&C, d, 2);
         }
         if (any) {
             gs_value *st[GS_MAX_RANK];
@@ -14400,7 +14397,29 @@ GS__FN gs_value *gs__sp_reshard_raw(gs__sp *sp, gs_value *x, const gs_sharding *
 /* =========================================================================================================
    Per-value access during partitioning
    ========================================================================================================= */
-/* The per-device form of source value u in sharding want (reshards are made once and cached). */
+/* element i of a tuple sharding (or the sharding itself) */
+GS__FN const gs_sharding *gs__sp_elem(const gs_sharding *s, int i) {
+    return s && s->kind == GS_SHARDING_TUPLE ? (i < s->n_elems ? s->elems[i] : NULL) : s;
+}
+
+/* x (a per-device value of source value u, in sharding from) in sharding want; tuples element by element */
+GS__FN gs_value *gs__sp_reshard_val(gs__sp *sp, gs_value *x, const gs_sharding *from, const gs_sharding *want,
+                                    const gs_value *u) {
+    gs_value *el[64];
+    int i, n = u->n_tuple;
+    if (u->shape.dtype != GS_TUPLE) return gs__sp_reshard_raw(sp, x, from, want, u->shape);
+    if (!x || from == want || gs_sharding_equal(from, want)) return x;
+    if (n > 64) {
+        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: tuples of more than 64 elements", u->name);
+        return NULL;
+    }
+    for (i = 0; i < n; i++)
+        el[i] = gs__sp_reshard_raw(sp, gs_get_tuple_element(sp->G->g, x, i), gs__sp_elem(from, i),
+                                   gs__sp_elem(want, i), u->tuple[i]);
+    return gs_tuple(sp->G->g, n, el);
+}
+
+/* The per-device form of source value u in sharding want (array reshards are made once and cached). */
 GS__FN gs_value *gs__sp_get(gs__sp *sp, const gs_value *u, const gs_sharding *want) {
     gs__sp_val *e = &sp->G->vals[u->id];
     gs_value *x;
@@ -14408,20 +14427,8 @@ GS__FN gs_value *gs__sp_get(gs__sp *sp, const gs_value *u, const gs_sharding *wa
     int i;
     if (!e->v) return NULL;
     if (!want) want = gs__sp_rep(sp);
-    if (u->shape.dtype == GS_TUPLE) {
-        /* element by element */
-        gs_value *el[64];
-        int n = u->n_tuple;
-        if (e->sh == want || gs_sharding_equal(e->sh, want)) return e->v;
-        if (n > 64) { gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: tuples of more than 64 elements", u->name); return NULL; }
-        for (i = 0; i < n; i++) {
-            const gs_sharding *si = e->sh && e->sh->kind == GS_SHARDING_TUPLE ? e->sh->elems[i] : e->sh;
-            const gs_sharding *wi = want->kind == GS_SHARDING_TUPLE ? want->elems[i] : want;
-            el[i] = gs__sp_reshard_raw(sp, gs_get_tuple_element(sp->G->g, e->v, i), si, wi, u->tuple[i]);
-        }
-        return gs_tuple(sp->G->g, n, el);
-    }
     if (e->sh == want || gs_sharding_equal(e->sh, want)) return e->v;
+    if (u->shape.dtype == GS_TUPLE) return gs__sp_reshard_val(sp, e->v, e->sh, want, u);
     for (i = 0; i < (int)stbds_arrlen(e->alts); i++)
         if (e->alts[i].sh == want) return e->alts[i].v;
     x = gs__sp_reshard_raw(sp, e->v, e->sh, want, u->shape);
@@ -14449,10 +14456,6 @@ GS__FN const gs_sharding *gs__sp_norm(gs__sp *sp, const gs_sharding *s) {
     return s;
 }
 GS__FN const gs_sharding *gs__sp_sh(gs__sp *sp, const gs_value *u) { return gs__sp_norm(sp, u->sharding); }
-/* element i of a tuple sharding (or the sharding itself) */
-GS__FN const gs_sharding *gs__sp_elem(const gs_sharding *s, int i) {
-    return s && s->kind == GS_SHARDING_TUPLE ? (i < s->n_elems ? s->elems[i] : NULL) : s;
-}
 
 GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 
@@ -14509,17 +14512,14 @@ GS__FN const gs_sharding *gs__sp_move_tiles_off(gs__sp *sp, const gs_sharding *t
 /* Groups of devices that differ only along the axes in `axes` of view I (merged, major to minor). */
 GS__FN bool gs__sp_groups_multi(gs__sp *sp, const gs__ta *I, uint32_t axes, gs_replica_groups *rg) {
     gs__ta u = *I;
-    int a, n = I->n, moved = 0, i;
+    int a, n = I->n, moved = 0;
     for (a = 0; a < n; a++)
         if ((axes >> a) & 1u) {
             /* axis a sits at a - moved once earlier group axes went to the end */
             if (!gs__sp_move_axis(sp, &u, a - moved, u.n - 1)) return false;
             moved++;
         }
-    for (i = 0; i < moved - 1; i++) {
-        u.dims[u.n - 2] *= u.dims[u.n - 1];
-        u.n--;
-    }
+    if (moved > 1) gs__sp_merge_axes(&u, u.n - moved, moved);
     if (moved == 0) {
         GS__ZERO(*rg);
         rg->n_groups = I->total;
@@ -14579,12 +14579,7 @@ GS__FN gs_value *gs__sp_combine(gs__sp *sp, gs_value *x, const gs_sharding *I, i
                 if (perm[i] == aj) break;
             for (a = 0; a < ri; a++)
                 if ((red >> a) & 1u) moved++;
-            {
-                int p0 = i, q;
-                for (q = 1; q <= moved; q++) u.dims[p0] *= u.dims[p0 + q];
-                for (q = p0 + 1; q + moved < u.n; q++) u.dims[q] = u.dims[q + moved];
-                u.n -= moved;
-            }
+            gs__sp_merge_axes(&u, i, moved + 1);
             /* u is a view over the iteration dims minus the reduced ones (+ R) */
             k = 0;
             for (a = 0; a < ri; a++)
@@ -14654,7 +14649,7 @@ GS__FN gs_value *gs__sp_replicated(gs__sp *sp, const gs_value *v, const char *wh
     gs__sp_note(sp, "replicated: %s", why);
     r = gs__sp_clone(sp, v, o, v->shape.dtype == GS_TUPLE ? NULL : &v->shape);
     gs__free(sp->ctx, heap);
-    *osh = v->shape.dtype == GS_TUPLE ? gs__sp_rep(sp) : gs__sp_rep(sp);
+    *osh = gs__sp_rep(sp);
     return r;
 }
 
@@ -15228,7 +15223,7 @@ GS__FN bool gs__sp_dot_dims(const gs_value *v, gs__sp_dotdims *D) {
         D->size[a] = L->dims[dd->lhs_contract[i]];
     }
     D->ri = a;
-    if (a > GS_MAX_RANK * 2 || a > GS_MAX_IOTA_RANK - 1) return false;
+    if (a > GS_MAX_RANK) return false;   /* iteration shardings are shardings of a rank-a array */
     for (i = 0; i < a; i++) {
         if (D->lhs_of[i] >= 0) D->it_of_lhs[D->lhs_of[i]] = i;
         if (D->rhs_of[i] >= 0) D->it_of_rhs[D->rhs_of[i]] = i;
@@ -15248,6 +15243,7 @@ GS__FN const gs_sharding *gs__sp_proj(gs__sp *sp, const gs_sharding *I, const gs
     return gs__sh_map(sp->ctx, I, out_rank, dest);
 }
 
+/* an operand's sharding as an iteration sharding (the dims it does not have unsplit) */
 GS__FN const gs_sharding *gs__sp_lift(gs__sp *sp, const gs_sharding *s, const int *it_of, int rank, int ri) {
     int dest[GS_MAX_RANK], d;
     if (gs__sp_is_rep(s)) return gs__sp_rep(sp);
@@ -15256,7 +15252,7 @@ GS__FN const gs_sharding *gs__sp_lift(gs__sp *sp, const gs_sharding *s, const in
 }
 
 GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
-                                     int wop, int wdim, const gs_sharding *t, const gs_sharding **osh);
+                                     int wop, int wdim, const gs_sharding **osh);
 
 GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const gs_value *Lv = v->operands[0], *Rv = v->operands[1];
@@ -15266,14 +15262,12 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
     double bcost = 1e300;
     gs__sp_dotdims D;
     int n = 0, i, a, dest[GS_MAX_RANK * 2];
-    gs_shape ishape;
     if (!gs__sp_dot_dims(v, &D)) return gs__sp_replicated(sp, v, "dot of too many dims", osh);
-    ishape = gs_shape_make(v->shape.dtype, D.ri, D.size);
     {
         const gs_sharding *IT, *IL, *IR;
         int dt[GS_MAX_RANK];
         for (a = 0; a < D.nout; a++) dt[a] = a;
-        IT = gs__sp_is_rep(t) ? gs__sp_rep(sp) : gs__sh_map(sp->ctx, t, D.ri, dt);
+        IT = gs__sp_lift(sp, t, dt, D.nout, D.ri);
         IL = gs__sp_lift(sp, Ls, D.it_of_lhs, Lv->shape.rank, D.ri);
         IR = gs__sp_lift(sp, Rs, D.it_of_rhs, Rv->shape.rank, D.ri);
         cand[n] = IT; cname[n++] = "split like the output";
@@ -15287,7 +15281,6 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
     for (i = 0; i < n; i++) {
         const gs_sharding *I = cand[i], *pl, *pr, *po;
         double c, flops = 2;
-        gs_shape li;
         int j;
         if (!I) continue;
         for (j = 0; j < i; j++)
@@ -15301,8 +15294,9 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
         {
             gs__ta A;
             int64_t G = 1;
-            if (gs__sp_view(sp, I, D.ri, &A))
-                for (a = D.nout; a < D.ri; a++) G *= A.dims[a];
+            if (!gs__sp_view(sp, I, D.ri, &A)) continue;
+            for (a = D.nout; a < D.ri; a++) G *= A.dims[a];
+            for (a = 0; a < D.ri; a++) flops *= (double)gs__shard_size(D.size[a], A.dims[a]);
             if (G > 1) {
                 /* all-reduce, or reduce-scatter when the output wants the reduced devices' split */
                 gs_shape lo = gs__sp_local(po, v->shape);
@@ -15311,8 +15305,6 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
                 if (rs) c -= gs__sp_est(sp, po, t, &v->shape);
             }
         }
-        li = gs__sp_local(I, ishape);
-        for (a = 0; a < D.ri; a++) flops *= (double)li.dims[a];
         c += flops / 1000.0;
         if (c < bcost) { bcost = c; best = I; bname = cname[i]; }
     }
@@ -15347,7 +15339,7 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
                 gs__sp_split_mask(os, O->shape.rank) != (1u << split) || gs_sharding_replication(os) > 1 ||
                 gs__sp_k(os, split) != sp->D)
                 continue;
-            return gs__sp_windowed_dot(sp, v, &D, best, w, split, t, osh);
+            return gs__sp_windowed_dot(sp, v, &D, best, w, split, osh);
         }
     }
     {
@@ -15371,7 +15363,7 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
    all-gathered; instead a loop of D local dots passes each device's block round a ring (collective-permute to
    the previous tile), device p working on block (coord(p) + i) mod D in iteration i. */
 GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
-                                     int wop, int wdim, const gs_sharding *t, const gs_sharding **osh) {
+                                     int wop, int wdim, const gs_sharding **osh) {
     const gs_value *W = v->operands[wop], *O = v->operands[1 - wop];
     const gs_sharding *ws = sp->G->vals[W->id].sh;
     const gs_sharding *po = gs__sp_proj(sp, I, D, 2, v->shape.rank);
@@ -15384,7 +15376,6 @@ GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp
     gs_shape accs, lo;
     int64_t *pairs;
     bool contract = aw >= D->nout;
-    (void)t;
     oth = gs__sp_get(sp, O, oproj);
     win = gs__sp_get(sp, W, ws);
     if (!oth || !win) return NULL;
@@ -15539,14 +15530,7 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
             osh = t;
         } else {
             x = gs__sp_op(sp, v, t, &osh);
-            if (x && v->shape.dtype != GS_TUPLE) x = gs__sp_reshard_raw(sp, x, osh, t, v->shape);
-            else if (x && osh != t && !gs_sharding_equal(osh, t)) {
-                G->vals[i].v = x;
-                G->vals[i].sh = osh;
-                x = gs__sp_get(sp, v, t);
-                stbds_arrfree(G->vals[i].alts);
-                G->vals[i].alts = NULL;
-            }
+            x = gs__sp_reshard_val(sp, x, osh, t, v);
             osh = t;
         }
         if (!x || sp->ctx->err) {

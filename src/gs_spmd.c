@@ -290,6 +290,14 @@ GS__FN bool gs__sp_move_axis(gs__sp *sp, gs__ta *t, int from, int to) {
     return true;
 }
 
+/* Merges axes pos .. pos+n-1 of t into axis pos (a reshape of the tile array: free in both forms). */
+GS__FN void gs__sp_merge_axes(gs__ta *t, int pos, int n) {
+    int i;
+    for (i = 1; i < n; i++) t->dims[pos] *= t->dims[pos + i];
+    for (i = pos + 1; i + n - 1 < t->n; i++) t->dims[i] = t->dims[i + n - 1];
+    t->n -= n - 1;
+}
+
 /* Replica groups: the devices that differ only along axis ax of t (ordered by their coordinate on it). */
 GS__FN bool gs__sp_groups(gs__sp *sp, const gs__ta *t, int ax, gs_replica_groups *rg) {
     gs__ta u = *t;
@@ -402,8 +410,7 @@ GS__FN gs_value *gs__sp_gather_step(gs__sp *sp, gs_value *x, const gs_sharding *
     gs__sp_split_axis(&A, d, m);
     x = gs__sp_all_gather(sp, x, d, &A, d + 1);
     if (!x || !gs__sp_move_axis(sp, &A, d + 1, A.n - 1)) return NULL;
-    A.dims[A.n - 2] *= A.dims[A.n - 1];
-    A.n--;
+    gs__sp_merge_axes(&A, A.n - 2, 2);
     *cur = gs__sp_from_view(sp, rank, &A);
     {
         gs_shape want = x->shape;
@@ -482,12 +489,7 @@ GS__FN gs_value *gs__sp_reshard_raw(gs__sp *sp, gs_value *x, const gs_sharding *
             tref = ft < fs + 1 ? ft : ft + 1;
             to = tref < fs + 1 ? tref + 1 : tref;
             if (!gs__sp_move_axis(sp, &A, fs + 1, to)) return NULL;
-            {
-                int tpos = to - 1, i;
-                A.dims[tpos] *= A.dims[tpos + 1];
-                for (i = tpos + 1; i < A.n - 1; i++) A.dims[i] = A.dims[i + 1];
-                A.n--;
-            }
+            gs__sp_merge_axes(&A, to - 1, 2);
             cur = gs__sp_from_view(sp, rank, &A);
             if (!cur) return NULL;
         }
@@ -521,12 +523,7 @@ GS__FN gs_value *gs__sp_reshard_raw(gs__sp *sp, gs_value *x, const gs_sharding *
             any = true;
             gs__sp_split_axis(&C, C.n - 1, C.dims[C.n - 1] / f);   /* R -> (f, R/f) */
             if (!gs__sp_move_axis(sp, &C, C.n - 2, d + 1)) return NULL;
-            {
-                int i;
-                C.dims[d] *= C.dims[d + 1];
-                for (i = d + 1; i < C.n - 1; i++) C.dims[i] = C.dims[i + 1];
-                C.n--;
-            }
+            gs__sp_merge_axes(&C, d, 2);
         }
         if (any) {
             gs_value *st[GS_MAX_RANK];
@@ -572,7 +569,29 @@ GS__FN gs_value *gs__sp_reshard_raw(gs__sp *sp, gs_value *x, const gs_sharding *
 /* =========================================================================================================
    Per-value access during partitioning
    ========================================================================================================= */
-/* The per-device form of source value u in sharding want (reshards are made once and cached). */
+/* element i of a tuple sharding (or the sharding itself) */
+GS__FN const gs_sharding *gs__sp_elem(const gs_sharding *s, int i) {
+    return s && s->kind == GS_SHARDING_TUPLE ? (i < s->n_elems ? s->elems[i] : NULL) : s;
+}
+
+/* x (a per-device value of source value u, in sharding from) in sharding want; tuples element by element */
+GS__FN gs_value *gs__sp_reshard_val(gs__sp *sp, gs_value *x, const gs_sharding *from, const gs_sharding *want,
+                                    const gs_value *u) {
+    gs_value *el[64];
+    int i, n = u->n_tuple;
+    if (u->shape.dtype != GS_TUPLE) return gs__sp_reshard_raw(sp, x, from, want, u->shape);
+    if (!x || from == want || gs_sharding_equal(from, want)) return x;
+    if (n > 64) {
+        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: tuples of more than 64 elements", u->name);
+        return NULL;
+    }
+    for (i = 0; i < n; i++)
+        el[i] = gs__sp_reshard_raw(sp, gs_get_tuple_element(sp->G->g, x, i), gs__sp_elem(from, i),
+                                   gs__sp_elem(want, i), u->tuple[i]);
+    return gs_tuple(sp->G->g, n, el);
+}
+
+/* The per-device form of source value u in sharding want (array reshards are made once and cached). */
 GS__FN gs_value *gs__sp_get(gs__sp *sp, const gs_value *u, const gs_sharding *want) {
     gs__sp_val *e = &sp->G->vals[u->id];
     gs_value *x;
@@ -580,20 +599,8 @@ GS__FN gs_value *gs__sp_get(gs__sp *sp, const gs_value *u, const gs_sharding *wa
     int i;
     if (!e->v) return NULL;
     if (!want) want = gs__sp_rep(sp);
-    if (u->shape.dtype == GS_TUPLE) {
-        /* element by element */
-        gs_value *el[64];
-        int n = u->n_tuple;
-        if (e->sh == want || gs_sharding_equal(e->sh, want)) return e->v;
-        if (n > 64) { gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: tuples of more than 64 elements", u->name); return NULL; }
-        for (i = 0; i < n; i++) {
-            const gs_sharding *si = e->sh && e->sh->kind == GS_SHARDING_TUPLE ? e->sh->elems[i] : e->sh;
-            const gs_sharding *wi = want->kind == GS_SHARDING_TUPLE ? want->elems[i] : want;
-            el[i] = gs__sp_reshard_raw(sp, gs_get_tuple_element(sp->G->g, e->v, i), si, wi, u->tuple[i]);
-        }
-        return gs_tuple(sp->G->g, n, el);
-    }
     if (e->sh == want || gs_sharding_equal(e->sh, want)) return e->v;
+    if (u->shape.dtype == GS_TUPLE) return gs__sp_reshard_val(sp, e->v, e->sh, want, u);
     for (i = 0; i < (int)stbds_arrlen(e->alts); i++)
         if (e->alts[i].sh == want) return e->alts[i].v;
     x = gs__sp_reshard_raw(sp, e->v, e->sh, want, u->shape);
@@ -621,9 +628,5 @@ GS__FN const gs_sharding *gs__sp_norm(gs__sp *sp, const gs_sharding *s) {
     return s;
 }
 GS__FN const gs_sharding *gs__sp_sh(gs__sp *sp, const gs_value *u) { return gs__sp_norm(sp, u->sharding); }
-/* element i of a tuple sharding (or the sharding itself) */
-GS__FN const gs_sharding *gs__sp_elem(const gs_sharding *s, int i) {
-    return s && s->kind == GS_SHARDING_TUPLE ? (i < s->n_elems ? s->elems[i] : NULL) : s;
-}
 
 GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);

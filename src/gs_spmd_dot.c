@@ -97,7 +97,7 @@ GS__FN bool gs__sp_dot_dims(const gs_value *v, gs__sp_dotdims *D) {
         D->size[a] = L->dims[dd->lhs_contract[i]];
     }
     D->ri = a;
-    if (a > GS_MAX_RANK * 2 || a > GS_MAX_IOTA_RANK - 1) return false;
+    if (a > GS_MAX_RANK) return false;   /* iteration shardings are shardings of a rank-a array */
     for (i = 0; i < a; i++) {
         if (D->lhs_of[i] >= 0) D->it_of_lhs[D->lhs_of[i]] = i;
         if (D->rhs_of[i] >= 0) D->it_of_rhs[D->rhs_of[i]] = i;
@@ -117,6 +117,7 @@ GS__FN const gs_sharding *gs__sp_proj(gs__sp *sp, const gs_sharding *I, const gs
     return gs__sh_map(sp->ctx, I, out_rank, dest);
 }
 
+/* an operand's sharding as an iteration sharding (the dims it does not have unsplit) */
 GS__FN const gs_sharding *gs__sp_lift(gs__sp *sp, const gs_sharding *s, const int *it_of, int rank, int ri) {
     int dest[GS_MAX_RANK], d;
     if (gs__sp_is_rep(s)) return gs__sp_rep(sp);
@@ -125,7 +126,7 @@ GS__FN const gs_sharding *gs__sp_lift(gs__sp *sp, const gs_sharding *s, const in
 }
 
 GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
-                                     int wop, int wdim, const gs_sharding *t, const gs_sharding **osh);
+                                     int wop, int wdim, const gs_sharding **osh);
 
 GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const gs_value *Lv = v->operands[0], *Rv = v->operands[1];
@@ -135,14 +136,12 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
     double bcost = 1e300;
     gs__sp_dotdims D;
     int n = 0, i, a, dest[GS_MAX_RANK * 2];
-    gs_shape ishape;
     if (!gs__sp_dot_dims(v, &D)) return gs__sp_replicated(sp, v, "dot of too many dims", osh);
-    ishape = gs_shape_make(v->shape.dtype, D.ri, D.size);
     {
         const gs_sharding *IT, *IL, *IR;
         int dt[GS_MAX_RANK];
         for (a = 0; a < D.nout; a++) dt[a] = a;
-        IT = gs__sp_is_rep(t) ? gs__sp_rep(sp) : gs__sh_map(sp->ctx, t, D.ri, dt);
+        IT = gs__sp_lift(sp, t, dt, D.nout, D.ri);
         IL = gs__sp_lift(sp, Ls, D.it_of_lhs, Lv->shape.rank, D.ri);
         IR = gs__sp_lift(sp, Rs, D.it_of_rhs, Rv->shape.rank, D.ri);
         cand[n] = IT; cname[n++] = "split like the output";
@@ -156,7 +155,6 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
     for (i = 0; i < n; i++) {
         const gs_sharding *I = cand[i], *pl, *pr, *po;
         double c, flops = 2;
-        gs_shape li;
         int j;
         if (!I) continue;
         for (j = 0; j < i; j++)
@@ -170,8 +168,9 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
         {
             gs__ta A;
             int64_t G = 1;
-            if (gs__sp_view(sp, I, D.ri, &A))
-                for (a = D.nout; a < D.ri; a++) G *= A.dims[a];
+            if (!gs__sp_view(sp, I, D.ri, &A)) continue;
+            for (a = D.nout; a < D.ri; a++) G *= A.dims[a];
+            for (a = 0; a < D.ri; a++) flops *= (double)gs__shard_size(D.size[a], A.dims[a]);
             if (G > 1) {
                 /* all-reduce, or reduce-scatter when the output wants the reduced devices' split */
                 gs_shape lo = gs__sp_local(po, v->shape);
@@ -180,8 +179,6 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
                 if (rs) c -= gs__sp_est(sp, po, t, &v->shape);
             }
         }
-        li = gs__sp_local(I, ishape);
-        for (a = 0; a < D.ri; a++) flops *= (double)li.dims[a];
         c += flops / 1000.0;
         if (c < bcost) { bcost = c; best = I; bname = cname[i]; }
     }
@@ -216,7 +213,7 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
                 gs__sp_split_mask(os, O->shape.rank) != (1u << split) || gs_sharding_replication(os) > 1 ||
                 gs__sp_k(os, split) != sp->D)
                 continue;
-            return gs__sp_windowed_dot(sp, v, &D, best, w, split, t, osh);
+            return gs__sp_windowed_dot(sp, v, &D, best, w, split, osh);
         }
     }
     {
@@ -240,7 +237,7 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
    all-gathered; instead a loop of D local dots passes each device's block round a ring (collective-permute to
    the previous tile), device p working on block (coord(p) + i) mod D in iteration i. */
 GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
-                                     int wop, int wdim, const gs_sharding *t, const gs_sharding **osh) {
+                                     int wop, int wdim, const gs_sharding **osh) {
     const gs_value *W = v->operands[wop], *O = v->operands[1 - wop];
     const gs_sharding *ws = sp->G->vals[W->id].sh;
     const gs_sharding *po = gs__sp_proj(sp, I, D, 2, v->shape.rank);
@@ -253,7 +250,6 @@ GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp
     gs_shape accs, lo;
     int64_t *pairs;
     bool contract = aw >= D->nout;
-    (void)t;
     oth = gs__sp_get(sp, O, oproj);
     win = gs__sp_get(sp, W, ws);
     if (!oth || !win) return NULL;
@@ -408,14 +404,7 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
             osh = t;
         } else {
             x = gs__sp_op(sp, v, t, &osh);
-            if (x && v->shape.dtype != GS_TUPLE) x = gs__sp_reshard_raw(sp, x, osh, t, v->shape);
-            else if (x && osh != t && !gs_sharding_equal(osh, t)) {
-                G->vals[i].v = x;
-                G->vals[i].sh = osh;
-                x = gs__sp_get(sp, v, t);
-                stbds_arrfree(G->vals[i].alts);
-                G->vals[i].alts = NULL;
-            }
+            x = gs__sp_reshard_val(sp, x, osh, t, v);
             osh = t;
         }
         if (!x || sp->ctx->err) {

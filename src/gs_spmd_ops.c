@@ -48,17 +48,14 @@ GS__FN const gs_sharding *gs__sp_move_tiles_off(gs__sp *sp, const gs_sharding *t
 /* Groups of devices that differ only along the axes in `axes` of view I (merged, major to minor). */
 GS__FN bool gs__sp_groups_multi(gs__sp *sp, const gs__ta *I, uint32_t axes, gs_replica_groups *rg) {
     gs__ta u = *I;
-    int a, n = I->n, moved = 0, i;
+    int a, n = I->n, moved = 0;
     for (a = 0; a < n; a++)
         if ((axes >> a) & 1u) {
             /* axis a sits at a - moved once earlier group axes went to the end */
             if (!gs__sp_move_axis(sp, &u, a - moved, u.n - 1)) return false;
             moved++;
         }
-    for (i = 0; i < moved - 1; i++) {
-        u.dims[u.n - 2] *= u.dims[u.n - 1];
-        u.n--;
-    }
+    if (moved > 1) gs__sp_merge_axes(&u, u.n - moved, moved);
     if (moved == 0) {
         GS__ZERO(*rg);
         rg->n_groups = I->total;
@@ -118,12 +115,7 @@ GS__FN gs_value *gs__sp_combine(gs__sp *sp, gs_value *x, const gs_sharding *I, i
                 if (perm[i] == aj) break;
             for (a = 0; a < ri; a++)
                 if ((red >> a) & 1u) moved++;
-            {
-                int p0 = i, q;
-                for (q = 1; q <= moved; q++) u.dims[p0] *= u.dims[p0 + q];
-                for (q = p0 + 1; q + moved < u.n; q++) u.dims[q] = u.dims[q + moved];
-                u.n -= moved;
-            }
+            gs__sp_merge_axes(&u, i, moved + 1);
             /* u is a view over the iteration dims minus the reduced ones (+ R) */
             k = 0;
             for (a = 0; a < ri; a++)
@@ -193,7 +185,7 @@ GS__FN gs_value *gs__sp_replicated(gs__sp *sp, const gs_value *v, const char *wh
     gs__sp_note(sp, "replicated: %s", why);
     r = gs__sp_clone(sp, v, o, v->shape.dtype == GS_TUPLE ? NULL : &v->shape);
     gs__free(sp->ctx, heap);
-    *osh = v->shape.dtype == GS_TUPLE ? gs__sp_rep(sp) : gs__sp_rep(sp);
+    *osh = gs__sp_rep(sp);
     return r;
 }
 
