@@ -285,9 +285,70 @@ static void test_spmd_reduce_scan_sort(void) {
     }
 }
 
+/* a reshard whose tiles do not nest (7 split 2 ways -> 3 ways) goes through full replication: still correct,
+   and reported with the instruction, the change and the bytes */
+static void test_spmd_full_remat_warning(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gs_graph_new(ctx, "w"), *spmd;
+    int64_t n = 7;
+    gs_value *x = gs_parameter(g, -1, gs_shape_make(GS_F32, 1, &n), "x");
+    CHECK_OK(gs_value_set_sharding_text(x, "{devices=[2,3]<=[6] last_tile_dim_replicate}"));
+    CHECK_OK(gs_graph_set_root(g, gs_neg(g, gs_annotate(g, gs_neg(g, x), "{devices=[3,2]<=[6] last_tile_dim_replicate}"))));
+    spmd = spmd_check(g, 6, 0);
+    if (spmd) {
+        const char *w = gs_partition_warning(spmd, 0);
+        CHECK_EQ_INT(gs_partition_num_warnings(spmd), 1);
+        CHECK(w && strstr(w, "full rematerialization") && strstr(w, "28 bytes") &&
+              strstr(w, "{devices=[3,2]<=[6] last_tile_dim_replicate}"));
+        CHECK(gs_partition_warning(spmd, 1) == NULL);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* XLA's test mode: no all-gather, dynamic-update-slice into zeros + all-reduce instead, same results */
+static void test_spmd_all_gather_as_all_reduce(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gs_graph_new(ctx, "a"), *spmd;
+    gs_value *x = gs_parameter(g, -1, shp(2, 7, 5, 0), "x");
+    gs_partition_desc pd;
+    memset(&pd, 0, sizeof pd);
+    pd.all_gather_as_all_reduce = true;
+    CHECK_OK(gs_value_set_sharding_text(x, "{devices=[2,2]<=[4]}"));
+    CHECK_OK(gs_graph_set_root(g, gs_neg(g, gs_annotate(g, gs_neg(g, x), "{replicated}"))));
+    spmd = spmd_check_opt(g, 4, 0, &pd);
+    if (spmd) {
+        CHECK_EQ_INT(count_op(spmd, GS_OP_ALL_GATHER), 0);
+        CHECK_EQ_INT(count_op(spmd, GS_OP_ALL_REDUCE), 2);
+        CHECK_EQ_INT(count_op(spmd, GS_OP_DYNAMIC_UPDATE_SLICE), 2);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* the strategy of each instruction is recorded and printed */
+static void test_spmd_explain(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gs_graph_new(ctx, "e"), *spmd;
+    gs_value *l = gs_parameter(g, -1, shp(2, 4, 8, 0), "l"), *r = gs_parameter(g, -1, shp(2, 8, 6, 0), "r"), *y;
+    CHECK_OK(gs_value_set_sharding_text(l, "{devices=[1,4]<=[4]}"));
+    CHECK_OK(gs_value_set_sharding_text(r, "{devices=[4,1]<=[4]}"));
+    y = gs_einsum(g, "mk,kn->mn", l, r);
+    CHECK_OK(gs_graph_set_root(g, gs_annotate(g, y, "{replicated}")));
+    spmd = spmd_check(g, 4, 1e-5);
+    if (spmd) {
+        const char *e = gs_partition_explain(spmd, y), *txt = gs_partition_print(spmd, true);
+        CHECK_MSG(e && strstr(e, "contracting dim split 4-way") && strstr(e, "all-reduce over 4 devices"), "%s", e ? e : "(null)");
+        CHECK(txt && strstr(txt, "// ") && strstr(txt, "all-reduce over 4 devices"));
+        CHECK(gs_partition_explain(spmd, NULL) == NULL);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 void suite_spmd(void) {
     RUN(test_spmd_reshard_transitions);
     RUN(test_spmd_dot_strategies);
     RUN(test_spmd_dot_windowed);
     RUN(test_spmd_reduce_scan_sort);
+    RUN(test_spmd_full_remat_warning);
+    RUN(test_spmd_all_gather_as_all_reduce);
+    RUN(test_spmd_explain);
 }
