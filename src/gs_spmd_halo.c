@@ -1,6 +1,7 @@
 /* gs_spmd_halo.c - windowed ops along split dims: one engine that gives every device the region of an operand
    its share of the output needs (halo exchange), and the rules built on it: reduce-window, convolution, slice,
-   pad, concatenate, reverse and reshape realignment.
+   pad, concatenate, reverse and reshape realignment. (A convolution with nothing split spatially goes to the dot
+   strategies.)
 
    The engine works one dim at a time. Device c (its tile coordinate along the dim) needs the operand elements
    [a[c], a[c] + n): n is the same on every device, a[c] is any per-device table. The real part of each region is
@@ -765,6 +766,19 @@ GS__FN gs_value *gs__sp_conv(gs__sp *sp, const gs_value *v, const gs_sharding *t
     gs_conv_config lc = *c;
     gs_value *x, *kern, *y;
     bool tried;
+    {
+        /* nothing split spatially: the dot strategies (contracting input features included) */
+        uint32_t sl = 0, sk = 0, so = 0;
+        for (i = 0; i < cd->n_spatial; i++) {
+            sl |= 1u << cd->input_spatial[i];
+            sk |= 1u << cd->kernel_spatial[i];
+            so |= 1u << cd->output_spatial[i];
+        }
+        if (c->feature_group_count <= 1 && c->batch_group_count <= 1 && !(gs__sp_split_mask(t, rank) & so) &&
+            !(gs__sp_split_mask(sp->G->vals[X->id].sh, rank) & sl) &&
+            !(gs__sp_split_mask(sp->G->vals[K->id].sh, rank) & sk))
+            return gs__sp_dot(sp, v, t, osh);
+    }
     y = gs__sp_conv_taps(sp, v, t, osh, &tried);
     if (y || tried) return y;
     if (c->feature_group_count > 1) keep_whole |= 1u << cd->output_feature;

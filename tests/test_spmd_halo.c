@@ -245,6 +245,16 @@ static void test_halo_convolution(void) {
         CHECK_MSG(strstr(h.explain, "partial sums added"), "%s", h.explain);
     }
     gs_ctx_destroy(h.ctx);
+    /* nothing split spatially: the dot strategies; input features split -> partial sums all-reduced */
+    if (halo(&h, "  x = f32[2,9,8] parameter(0), sharding={devices=[1,1,4]<=[4]}\n"
+                 "  k = f32[3,8,6] parameter(1), sharding={devices=[1,4,1]<=[4]}\n"
+                 "  ROOT r = f32[2,9,6] convolution(x, k), window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f, "
+                 "sharding={replicated}\n", 4, 1e-5)) {
+        CHECK_MSG(h.ar == 1 && h.ag == 0 && h.cp == 0 && h.warnings == 0, "%s", h.text);
+        CHECK_MSG(strstr(h.explain, "convolution as a dot") && strstr(h.explain, "contracting dim split 4-way"), "%s",
+                  h.explain);
+    }
+    gs_ctx_destroy(h.ctx);
     /* batch and output features split too (a 2x2 mesh: batch x spatial) */
     if (halo(&h, "  x = f32[4,17,3] parameter(0), sharding={devices=[2,2,1]<=[4]}\n  k = f32[3,3,4] parameter(1)\n"
                  "  ROOT r = f32[4,9,4] convolution(x, k), window={size=3 stride=2 pad=1_1}, "
