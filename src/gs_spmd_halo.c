@@ -177,18 +177,17 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
         HL = gs__sp_max(HL, c * s - lo[c]);
         HR = gs__sp_max(HR, hi[c] - (c + 1) * s);
     }
-    /* the largest piece each distance delta carries (the compact exchange) */
-    for (j = -(k - 1); j <= k - 1; j++) {
-        int64_t best = 0;
-        for (c = 0; c < k; c++) {
-            int64_t src = c + j, o;
-            if (!used[c] || lo[c] >= hi[c] || src < 0 || src >= k) continue;
-            o = gs__sp_min(hi[c], gs__sp_min((src + 1) * s, S)) - gs__sp_max(lo[c], src * s);
-            best = gs__sp_max(best, o);
+    /* the largest piece each distance j = holder - receiver carries (the compact exchange), m[j + k - 1] */
+    for (c = 0; c < k; c++) {
+        int64_t src;
+        if (!used[c] || lo[c] >= hi[c]) continue;
+        for (src = lo[c] / s; src <= (hi[c] - 1) / s; src++) {
+            int64_t o = gs__sp_min(hi[c], (src + 1) * s) - gs__sp_max(lo[c], src * s);
+            m[src - c + k - 1] = gs__sp_max(m[src - c + k - 1], o);
         }
-        m[j + k - 1] = best;
-        if (j) compact += best;
     }
+    for (j = -(k - 1); j <= k - 1; j++)
+        if (j) compact += m[j + k - 1];
     standard = HL + HR;
     /* 0: pieces of the neighbours' shards concatenated around mine; 1: only what each device needs, placed one
        distance at a time; 2: the whole dim (the halos would carry most of it) */
@@ -205,7 +204,7 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
     }
     if (mode == 0 || mode == 2) {
         /* a buffer holding global [base[c], base[c] + len), then the region cut out of it */
-        gs_value *cat, *parts[2 * 64 + 1], *off;
+        gs_value *cat, **parts, *off;
         int64_t len, extL = 0, extR = 0, np = 0, nl = gs__sp_cdiv(HL, s), nr = gs__sp_cdiv(HR, s), off0;
         bool same = true;
         if (mode == 2) {
@@ -214,11 +213,8 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
             for (c = 0; c < k; c++) tab[c] = 0;
         } else {
             bool *need = (bool *)gs__arena_alloc(sp->ctx, sizeof(bool) * (size_t)k);
-            if (!need) return NULL;
-            if (nl + nr > 128) {
-                gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: halo of more than 128 shards", sp->at ? sp->at->name : "?");
-                return NULL;
-            }
+            parts = (gs_value **)gs__arena_alloc(sp->ctx, sizeof(gs_value *) * (size_t)(nl + nr + 1));
+            if (!need || !parts) return NULL;
             for (j = nl; j >= 1; j--) {
                 int64_t sz = gs__sp_min(s, HL - (j - 1) * s);
                 for (c = 0; c < k; c++) need[c] = used[c] && lo[c] < hi[c] && lo[c] < (c - j + 1) * s;
