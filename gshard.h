@@ -14653,6 +14653,22 @@ GS__FN gs_value *gs__sp_replicated(gs__sp *sp, const gs_value *v, const char *wh
     return r;
 }
 
+/* whether init (a source value) is the constant identity of reduction k, so it may enter a result any number of
+   times */
+GS__FN bool gs__sp_init_is_identity(const gs_value *init, gs_reduce_kind k) {
+    double x;
+    if (init->op != GS_OP_CONSTANT || !init->data || init->shape.rank != 0) return false;
+    switch (init->shape.dtype) {
+    case GS_F32: { float f; memcpy(&f, init->data, sizeof f); x = f; break; }
+    case GS_BF16: { uint16_t h; memcpy(&h, init->data, sizeof h); x = gs_bf16_to_f32(h); break; }
+    case GS_S32: { int32_t i; memcpy(&i, init->data, sizeof i); x = i; break; }
+    case GS_U32: { uint32_t u; memcpy(&u, init->data, sizeof u); x = u; break; }
+    case GS_PRED: x = *(const uint8_t *)init->data; break;
+    default: return false;
+    }
+    return x == gs__sp_identity(k, init->shape.dtype);
+}
+
 /* the mask of dims whose extent an op changes or reads across (they must not be split for a local op) */
 GS__FN const gs_sharding *gs__sp_unsplit(gs__sp *sp, const gs_sharding *t, uint32_t mask) {
     return gs__sh_replicate_dims(sp->ctx, t, mask);
@@ -14924,6 +14940,7 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
         uint32_t red = 0;
         const gs_sharding *xs = sp->G->vals[X->id].sh, *is;
         gs_value *x, *r;
+        bool cross;
         gs_shape ls;
         if (v->op == GS_OP_REDUCE)
             for (i = 0; i < v->n_dims; i++) red |= 1u << v->dims[i];
@@ -14935,11 +14952,8 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
         for (i = 0; i < rx; i++)
             if (!((red >> i) & 1u)) back[j++] = i;
         /* the operand split along reduced dims: reduce locally, then combine the devices' partial results */
-        if (v->op == GS_OP_REDUCE && (gs__sp_split_mask(xs, rx) & red)) {
-            is = xs;
-        } else {
-            is = gs__sh_map(sp->ctx, t, rx, back);   /* the output's split, reduced dims whole */
-        }
+        cross = v->op == GS_OP_REDUCE && (gs__sp_split_mask(xs, rx) & red);
+        is = cross ? xs : gs__sh_map(sp->ctx, t, rx, back);   /* else the output's split, reduced dims whole */
         if (!is) return NULL;
         x = gs__sp_get(sp, X, is);
         if (v->op != GS_OP_REDUCE) {
@@ -14952,6 +14966,14 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
         ops[0] = x;
         ops[1] = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
         ls = gs__sp_local(gs__sh_map(sp->ctx, is, rank, dest), *S);
+        if (cross && !gs__sp_init_is_identity(v->operands[1], v->reduce)) {
+            /* partial results are combined across devices: the init value must enter once, after them */
+            gs_value *init = ops[1];
+            ops[1] = gs_scalar(g, X->shape.dtype, gs__sp_identity(v->reduce, X->shape.dtype));
+            r = gs__sp_combine(sp, gs__sp_clone(sp, v, ops, &ls), is, rx, dest, v->reduce, S, t, osh);
+            gs__sp_note(sp, "local reduce from the identity, the init value applied after combining");
+            return r ? gs_binary(g, gs__hlo_reduce_op(v->reduce), r, gs_broadcast(g, init, r->shape, NULL)) : NULL;
+        }
         r = gs__sp_clone(sp, v, ops, &ls);
         gs__sp_note(sp, "local reduce");
         return gs__sp_combine(sp, r, is, rx, dest, v->reduce, S, t, osh);
@@ -15624,7 +15646,12 @@ GS__FN gs_value *gs__sp_windowed(gs__sp *sp, const gs_value *v, const gs_shardin
         }
     }
     if (v->op != GS_OP_SLICE) pv = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
-    x = gs__sp_win_input(sp, X, t, win, O, pv, &res, &failed, osh);
+    /* reduce-window: what lies outside the input adds nothing (the identity); the init enters each window once,
+       in the local op */
+    x = gs__sp_win_input(sp, X, t, win, O,
+                         v->op == GS_OP_REDUCE_WINDOW
+                             ? gs_scalar(g, X->shape.dtype, gs__sp_identity(v->reduce, X->shape.dtype)) : pv,
+                         &res, &failed, osh);
     if (!x) return NULL;
     if (v->op == GS_OP_REDUCE_WINDOW) {
         y = gs_reduce_window(g, x, pv, v->reduce, res.w);

@@ -554,7 +554,12 @@ GS__FN gs_value *gs__sp_windowed(gs__sp *sp, const gs_value *v, const gs_shardin
         }
     }
     if (v->op != GS_OP_SLICE) pv = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
-    x = gs__sp_win_input(sp, X, t, win, O, pv, &res, &failed, osh);
+    /* reduce-window: what lies outside the input adds nothing (the identity); the init enters each window once,
+       in the local op */
+    x = gs__sp_win_input(sp, X, t, win, O,
+                         v->op == GS_OP_REDUCE_WINDOW
+                             ? gs_scalar(g, X->shape.dtype, gs__sp_identity(v->reduce, X->shape.dtype)) : pv,
+                         &res, &failed, osh);
     if (!x) return NULL;
     if (v->op == GS_OP_REDUCE_WINDOW) {
         y = gs_reduce_window(g, x, pv, v->reduce, res.w);
