@@ -57,12 +57,60 @@ GS__FN double gs__sp_est(gs__sp *sp, const gs_sharding *s, const gs_sharding *t,
 }
 
 /* ---- dot: choose an iteration-space sharding ---- */
+/* The iteration space: batch, lhs-free, rhs-free dims (the result's, in order nb, nlf, nrf), then contracting
+   dims. A convolution without split spatial dims uses it too: input batch and spatial dims are lhs-free, output
+   features rhs-free, input features and kernel spatial dims (no lhs dim) contracting. */
 typedef struct gs__sp_dotdims {
     int nb, nlf, nrf, nc, ri, nout;
     int lhs_of[GS_MAX_RANK * 2], rhs_of[GS_MAX_RANK * 2];   /* iteration dim -> operand dim or -1 */
+    int out_of[GS_MAX_RANK * 2];                            /* iteration dim -> result dim or -1 */
     int it_of_lhs[GS_MAX_RANK], it_of_rhs[GS_MAX_RANK];     /* operand dim -> iteration dim */
+    int it_of_out[GS_MAX_RANK];                             /* result dim -> iteration dim */
     int64_t size[GS_MAX_RANK * 2];
 } gs__sp_dotdims;
+
+/* the inverse maps */
+GS__FN void gs__sp_dot_index(gs__sp_dotdims *D) {
+    int i;
+    for (i = 0; i < D->ri; i++) {
+        if (D->lhs_of[i] >= 0) D->it_of_lhs[D->lhs_of[i]] = i;
+        if (D->rhs_of[i] >= 0) D->it_of_rhs[D->rhs_of[i]] = i;
+        if (D->out_of[i] >= 0) D->it_of_out[D->out_of[i]] = i;
+    }
+}
+
+GS__FN bool gs__sp_conv_dims(const gs_value *v, gs__sp_dotdims *D) {
+    const gs_conv_dims *cd = &v->conv->dims;
+    int i, a = 0;
+    memset(D, 0, sizeof *D);
+    if (2 + 2 * cd->n_spatial + 1 > GS_MAX_RANK) return false;
+    for (i = 0; i < GS_MAX_RANK * 2; i++) D->lhs_of[i] = D->rhs_of[i] = D->out_of[i] = -1;
+    D->lhs_of[a] = (int)cd->input_batch;
+    D->out_of[a] = (int)cd->output_batch;
+    D->size[a++] = v->shape.dims[cd->output_batch];
+    for (i = 0; i < cd->n_spatial; i++) {
+        D->lhs_of[a] = (int)cd->input_spatial[i];
+        D->out_of[a] = (int)cd->output_spatial[i];
+        D->size[a++] = v->shape.dims[cd->output_spatial[i]];
+    }
+    D->nlf = a;
+    D->rhs_of[a] = (int)cd->kernel_output_feature;
+    D->out_of[a] = (int)cd->output_feature;
+    D->size[a++] = v->shape.dims[cd->output_feature];
+    D->nrf = 1;
+    D->nout = a;
+    D->lhs_of[a] = (int)cd->input_feature;
+    D->rhs_of[a] = (int)cd->kernel_input_feature;
+    D->size[a++] = v->operands[1]->shape.dims[cd->kernel_input_feature];
+    for (i = 0; i < cd->n_spatial; i++) {
+        D->rhs_of[a] = (int)cd->kernel_spatial[i];
+        D->size[a++] = v->operands[1]->shape.dims[cd->kernel_spatial[i]];
+    }
+    D->nc = a - D->nout;
+    D->ri = a;
+    gs__sp_dot_index(D);
+    return true;
+}
 
 GS__FN bool gs__sp_dot_dims(const gs_value *v, gs__sp_dotdims *D) {
     const gs_dot_dims *dd = v->dot;
@@ -70,7 +118,7 @@ GS__FN bool gs__sp_dot_dims(const gs_value *v, gs__sp_dotdims *D) {
     int i, a = 0;
     uint32_t lu = 0, ru = 0;
     memset(D, 0, sizeof *D);
-    for (i = 0; i < GS_MAX_RANK * 2; i++) D->lhs_of[i] = D->rhs_of[i] = -1;
+    for (i = 0; i < GS_MAX_RANK * 2; i++) D->lhs_of[i] = D->rhs_of[i] = D->out_of[i] = -1;
     D->nb = dd->n_batch;
     D->nc = dd->n_contract;
     for (i = 0; i < dd->n_batch; i++) {
@@ -98,10 +146,8 @@ GS__FN bool gs__sp_dot_dims(const gs_value *v, gs__sp_dotdims *D) {
     }
     D->ri = a;
     if (a > GS_MAX_RANK) return false;   /* iteration shardings are shardings of a rank-a array */
-    for (i = 0; i < a; i++) {
-        if (D->lhs_of[i] >= 0) D->it_of_lhs[D->lhs_of[i]] = i;
-        if (D->rhs_of[i] >= 0) D->it_of_rhs[D->rhs_of[i]] = i;
-    }
+    for (i = 0; i < D->nout; i++) D->out_of[i] = i;
+    gs__sp_dot_index(D);
     return true;
 }
 
@@ -111,7 +157,7 @@ GS__FN const gs_sharding *gs__sp_proj(gs__sp *sp, const gs_sharding *I, const gs
     int dest[GS_MAX_RANK * 2], a;
     memset(dest, 0, sizeof dest);
     for (a = 0; a < D->ri; a++) {
-        int o = which == 0 ? D->lhs_of[a] : which == 1 ? D->rhs_of[a] : (a < D->nout ? a : -1);
+        int o = which == 0 ? D->lhs_of[a] : which == 1 ? D->rhs_of[a] : D->out_of[a];
         dest[a] = o >= 0 ? o : GS__DEST_REP;
     }
     return gs__sh_map(sp->ctx, I, out_rank, dest);
@@ -136,12 +182,11 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
     double bcost = 1e300;
     gs__sp_dotdims D;
     int n = 0, i, a, dest[GS_MAX_RANK * 2];
-    if (!gs__sp_dot_dims(v, &D)) return gs__sp_replicated(sp, v, "dot of too many dims", osh);
+    if (!(v->op == GS_OP_DOT ? gs__sp_dot_dims(v, &D) : gs__sp_conv_dims(v, &D)))
+        return gs__sp_replicated(sp, v, "dot of too many dims", osh);
     {
         const gs_sharding *IT, *IL, *IR;
-        int dt[GS_MAX_RANK];
-        for (a = 0; a < D.nout; a++) dt[a] = a;
-        IT = gs__sp_lift(sp, t, dt, D.nout, D.ri);
+        IT = gs__sp_lift(sp, t, D.it_of_out, D.nout, D.ri);
         IL = gs__sp_lift(sp, Ls, D.it_of_lhs, Lv->shape.rank, D.ri);
         IR = gs__sp_lift(sp, Rs, D.it_of_rhs, Rv->shape.rank, D.ri);
         cand[n] = IT; cname[n++] = "split like the output";
@@ -151,7 +196,7 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
         cand[n] = IT && IL ? gs__sh_merge(sp->ctx, IT, IL) : NULL; cname[n++] = "split like the output and lhs";
         cand[n] = IT && IR ? gs__sh_merge(sp->ctx, IT, IR) : NULL; cname[n++] = "split like the output and rhs";
     }
-    for (a = 0; a < D.ri; a++) dest[a] = a < D.nout ? a : GS__DEST_REP;
+    for (a = 0; a < D.ri; a++) dest[a] = D.out_of[a] >= 0 ? D.out_of[a] : GS__DEST_REP;
     for (i = 0; i < n; i++) {
         const gs_sharding *I = cand[i], *pl, *pr, *po;
         double c, flops = 2;
@@ -197,10 +242,10 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
             }
         }
         if (!len) snprintf(buf, sizeof buf, "nothing split");
-        gs__sp_note(sp, "dot %s: %s", bname, buf);
+        gs__sp_note(sp, "%s %s: %s", v->op == GS_OP_DOT ? "dot" : "convolution as a dot", bname, buf);
     }
     /* the windowed einsum: an operand that would be all-gathered in full is instead passed round a ring */
-    if (sp->we_bytes >= 0) {
+    if (sp->we_bytes >= 0 && v->op == GS_OP_DOT) {
         int w;
         for (w = 0; w < 2; w++) {
             const gs_value *O = w == 0 ? Lv : Rv;
@@ -223,8 +268,8 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
         uint32_t cl = 0, cr = 0;
         gs_value *x;
         for (a = D.nout; a < D.ri; a++) {
-            cl |= 1u << D.lhs_of[a];
-            cr |= 1u << D.rhs_of[a];
+            if (D.lhs_of[a] >= 0) cl |= 1u << D.lhs_of[a];
+            if (D.rhs_of[a] >= 0) cr |= 1u << D.rhs_of[a];
         }
         ops[0] = gs__sp_mask(sp, gs__sp_get(sp, Lv, pl), pl, &Lv->shape, cl, 0);
         ops[1] = gs__sp_mask(sp, gs__sp_get(sp, Rv, pr), pr, &Rv->shape, cr, 0);

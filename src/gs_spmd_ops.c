@@ -307,6 +307,12 @@ GS__FN gs_value *gs__sp_cumulative(gs__sp *sp, const gs_value *v, const gs_shard
 }
 
 GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+GS__FN gs_value *gs__sp_windowed(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+GS__FN gs_value *gs__sp_concat(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+GS__FN gs_value *gs__sp_reverse(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+GS__FN gs_value *gs__sp_conv(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh,
+                                     bool *fits);
 GS__FN gs_graph *gs__sp_graph(gs__sp *sp, gs_graph *src, const gs_sharding *param_sh, const gs_sharding *root_sh);
 
 GS__FN bool gs__sp_elementwise(gs_op op) {
@@ -392,6 +398,11 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
             ops[0] = gs__sp_get(sp, v->operands[0], t);
             return gs__sp_clone(sp, v, ops, S);
         }
+        {
+            bool fits;
+            gs_value *r = gs__sp_reshape_halo(sp, v, t, osh, &fits);
+            if (r || fits) return r;
+        }
         /* keep the dims the reshape leaves alone split as the operand has them; gather the others */
         ch_in = gs__sp_reshape_changed(X, S, &ch_out);
         is = gs__sp_unsplit(sp, sp->G->vals[v->operands[0]->id].sh, ch_in);
@@ -406,23 +417,22 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
         *osh = back;
         return gs__sp_clone(sp, v, ops, &ls);
     }
-    case GS_OP_SLICE: case GS_OP_PAD: case GS_OP_CONCATENATE: case GS_OP_DYNAMIC_SLICE:
-    case GS_OP_DYNAMIC_UPDATE_SLICE: {
-        /* dims whose extent the op changes must be whole on every device (halo exchange comes later) */
+    case GS_OP_SLICE: case GS_OP_PAD: case GS_OP_REDUCE_WINDOW:
+        return gs__sp_windowed(sp, v, t, osh);
+    case GS_OP_REVERSE:
+        return gs__sp_reverse(sp, v, t, osh);
+    case GS_OP_CONVOLUTION:
+        return gs__sp_conv(sp, v, t, osh);
+    case GS_OP_CONCATENATE: case GS_OP_DYNAMIC_SLICE: case GS_OP_DYNAMIC_UPDATE_SLICE: {
+        /* concatenate along an unsplit dim, dynamic slices: the dims the op changes are whole on every device */
         uint32_t m = 0;
         const gs_sharding *os;
         gs_shape ls;
         int n_arr = v->op == GS_OP_CONCATENATE ? v->n_operands : v->op == GS_OP_DYNAMIC_UPDATE_SLICE ? 2 : 1;
-        gs_value *x;
+        if (v->op == GS_OP_CONCATENATE && gs__sp_k(t, (int)v->dim) > 1) return gs__sp_concat(sp, v, t, osh);
         if (v->op == GS_OP_CONCATENATE) m = 1u << v->dim;
         else if (v->op == GS_OP_DYNAMIC_UPDATE_SLICE) m = gs__sp_diff_dims(S, &v->operands[1]->shape);
         else m = gs__sp_diff_dims(S, &v->operands[0]->shape);
-        if (v->op == GS_OP_SLICE)
-            for (i = 0; i < rank; i++)
-                if (v->start[i] != 0 || v->stride[i] != 1) m |= 1u << i;
-        if (v->op == GS_OP_PAD)
-            for (i = 0; i < rank; i++)
-                if (v->lo[i] || v->hi[i] || v->interior[i]) m |= 1u << i;
         os = gs__sp_unsplit(sp, t, m);
         if (!os) return NULL;
         if (gs__sp_split_mask(t, rank) & m) gs__sp_note(sp, "%s along split dims: those dims gathered first", gs_op_name(v->op));
@@ -434,15 +444,6 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
         for (i = 0; i < v->n_operands; i++)
             ops[i] = gs__sp_get(sp, v->operands[i], i < n_arr ? os : gs__sp_rep(sp));
         *osh = os;
-        if (v->op == GS_OP_SLICE) {
-            int64_t st[GS_MAX_RANK], li[GS_MAX_RANK];
-            for (i = 0; i < rank; i++) {
-                bool whole = !((m >> i) & 1u);
-                st[i] = whole ? 0 : v->start[i];
-                li[i] = whole ? ls.dims[i] : v->limit[i];
-            }
-            return gs_slice(g, ops[0], st, li, v->stride);
-        }
         if (v->op == GS_OP_DYNAMIC_SLICE || v->op == GS_OP_DYNAMIC_UPDATE_SLICE) {
             /* starts of whole dims clamp to 0 in the unpartitioned program too */
             int first = v->op == GS_OP_DYNAMIC_SLICE ? 1 : 2;
@@ -451,21 +452,6 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
             if (v->op == GS_OP_DYNAMIC_SLICE) return gs_dynamic_slice(g, ops[0], ops + 1, ls.dims);
             return gs_dynamic_update_slice(g, ops[0], ops[1], ops + 2);
         }
-        x = gs__sp_clone(sp, v, ops, &ls);
-        return x;
-    }
-    case GS_OP_REVERSE: {
-        uint32_t m = 0, uneven = 0;
-        const gs_sharding *os;
-        gs_shape ls;
-        for (i = 0; i < v->n_dims; i++) m |= 1u << v->dims[i];
-        for (i = 0; i < rank; i++)
-            if (((m >> i) & 1u) && gs__sp_k(t, i) > 1 && S->dims[i] % gs__sp_k(t, i)) uneven |= 1u << i;
-        os = gs__sp_unsplit(sp, t, uneven);
-        ls = gs__sp_local(os, *S);
-        ops[0] = gs__sp_get(sp, v->operands[0], gs__sh_reverse(sp->ctx, os, m));
-        *osh = os;
-        if (uneven) gs__sp_note(sp, "reverse of unevenly split dims: those dims gathered first");
         return gs__sp_clone(sp, v, ops, &ls);
     }
     case GS_OP_REDUCE: case GS_OP_ARGMAX: case GS_OP_ARGMIN: {
@@ -532,48 +518,6 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
         return gs__sp_cumulative(sp, v, t);
     case GS_OP_DOT:
         return gs__sp_dot(sp, v, t, osh);
-    case GS_OP_CONVOLUTION: {
-        const gs_conv_config *c = v->conv;
-        const gs_conv_dims *cd = &c->dims;
-        int in_dest[GS_MAX_RANK], k_dest[GS_MAX_RANK];
-        uint32_t spatial = 0;
-        const gs_sharding *os, *is, *ks;
-        gs_shape ls;
-        bool groups = (c->feature_group_count > 1 || c->batch_group_count > 1);
-        for (i = 0; i < cd->n_spatial; i++) spatial |= 1u << cd->output_spatial[i];
-        if (groups) spatial |= 1u << cd->output_feature;
-        if (gs__sp_split_mask(t, rank) & spatial) gs__sp_note(sp, "convolution: spatial dims gathered (windowed)");
-        os = gs__sp_unsplit(sp, t, spatial | (c->batch_group_count > 1 ? 1u << cd->output_batch : 0));
-        for (i = 0; i < rank; i++) in_dest[i] = k_dest[i] = GS__DEST_REP;
-        in_dest[cd->output_batch] = (int)cd->input_batch;
-        k_dest[cd->output_feature] = (int)cd->kernel_output_feature;
-        is = gs__sh_map(sp->ctx, os, rank, in_dest);
-        ks = gs__sh_map(sp->ctx, os, rank, k_dest);
-        ops[0] = gs__sp_get(sp, v->operands[0], is);
-        ops[1] = gs__sp_get(sp, v->operands[1], ks);
-        ls = gs__sp_local(os, *S);
-        *osh = os;
-        gs__sp_note(sp, "convolution: batch and output features split as the output");
-        return gs__sp_clone(sp, v, ops, &ls);
-    }
-    case GS_OP_REDUCE_WINDOW: {
-        uint32_t m = 0;
-        const gs_sharding *os;
-        gs_shape ls;
-        for (i = 0; i < rank; i++) {
-            const gs_window_dim *w = &v->window[i];
-            if (w->size != 1 || w->stride != 1 || w->pad_lo || w->pad_hi || w->base_dilation != 1 ||
-                w->window_dilation != 1)
-                m |= 1u << i;
-        }
-        os = gs__sp_unsplit(sp, t, m);
-        if (gs__sp_split_mask(t, rank) & m) gs__sp_note(sp, "reduce-window: windowed dims gathered");
-        ops[0] = gs__sp_get(sp, v->operands[0], os);
-        ops[1] = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
-        ls = gs__sp_local(os, *S);
-        *osh = os;
-        return gs__sp_clone(sp, v, ops, &ls);
-    }
     case GS_OP_RNG: {
         /* each device draws exactly its block of the unpartitioned numbers */
         gs_value *off[GS_MAX_RANK];

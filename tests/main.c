@@ -114,6 +114,7 @@ int main(int argc, char **argv) {
     suite_cost();
     suite_runtime();
     suite_spmd();
+    suite_spmd_halo();
     suite_rng();
     suite_spmd_check();
     suite_spmd_fuzz();
