@@ -15221,6 +15221,7 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
     int64_t k = gs__sp_k(xs, d), s, c, j, HL = 0, HR = 0, standard, compact = 0, mode;
     int64_t *lo, *hi, *m, *tab, minA = INT64_MAX, maxE = INT64_MIN, n_perm = 0;
     bool any = false;
+    gs_value *idx = NULL;   /* the global index of every region element (s32), built when needed */
     gs__ta A;
     char hl[256], hr[256];
     if (!x) return NULL;
@@ -15333,8 +15334,8 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
         bool *need = (bool *)gs__arena_alloc(sp->ctx, sizeof(bool) * (size_t)k);
         if (!u || !need) return NULL;
         for (j = -(k - 1); j <= k - 1; j++) {
-            int64_t mj = m[j + k - 1];
-            gs_value *piece, *R, *idx;
+            int64_t mj = m[j + k - 1], u0 = -1;
+            gs_value *piece, *R;
             bool same = true;
             if (!mj) continue;
             for (c = 0; c < k; c++) u[c] = 0;
@@ -15349,13 +15350,13 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
                 if (p0 >= p1) continue;
                 need[c] = true;
                 u[src] = gs__sp_min(p0 - src * s, s - mj);
+                if (u0 < 0) u0 = u[src];
+                else if (u[src] != u0) same = false;
                 place[c] = n + a[c] - (src * s + u[src]);
                 plo[c] = p0;
                 phi[c] = p1;
             }
-            for (c = 1; c < k; c++)
-                if (u[c] != u[0]) same = false;
-            piece = same ? gs__sp_cut(sp, x, d, u[0], mj) : gs__sp_dcut(sp, x, d, gs__sp_ctab(sp, xs, d, u), mj);
+            piece = same ? gs__sp_cut(sp, x, d, u0, mj) : gs__sp_dcut(sp, x, d, gs__sp_ctab(sp, xs, d, u), mj);
             if (j) {
                 piece = gs__sp_shift(sp, piece, &A, d, j, need);
                 n_perm++;
@@ -15366,8 +15367,10 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
                 acc = R;
                 continue;
             }
-            for (c = 0; c < k; c++) tab[c] = used[c] ? a[c] : 0;
-            idx = gs__sp_gidx(sp, R, d, gs__sp_ctab(sp, xs, d, tab));
+            if (!idx) {
+                for (c = 0; c < k; c++) tab[c] = used[c] ? a[c] : 0;
+                idx = gs__sp_gidx(sp, R, d, gs__sp_ctab(sp, xs, d, tab));
+            }
             acc = gs_select(g, gs__sp_in_range(sp, idx, gs__sp_ctab(sp, xs, d, plo), gs__sp_ctab(sp, xs, d, phi)), R,
                             acc);
         }
@@ -15376,9 +15379,10 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
     if (!x) return NULL;
     /* what lies outside the real dim is the op's padding */
     if (pad && (minA < 0 || maxE > S)) {
-        gs_value *idx;
-        for (c = 0; c < k; c++) tab[c] = used[c] ? a[c] : 0;
-        idx = gs__sp_gidx(sp, x, d, gs__sp_ctab(sp, xs, d, tab));
+        if (!idx) {
+            for (c = 0; c < k; c++) tab[c] = used[c] ? a[c] : 0;
+            idx = gs__sp_gidx(sp, x, d, gs__sp_ctab(sp, xs, d, tab));
+        }
         x = gs_select(g, gs__sp_in_range(sp, idx, gs__sp_s32(sp, 0), gs__sp_s32(sp, S)), x,
                       gs_broadcast(g, pad, x->shape, NULL));
     }
