@@ -8,6 +8,9 @@
 #   make tsan        ThreadSanitizer over the runtime tests (every test whose name contains "runtime")
 #   make fuzz        the differential fuzzer's long run: 100000 random partitioned programs checked against the
 #                    reference interpreter (GST_FUZZ_COUNT=N, GST_FUZZ_SEED=S; see tests/test_spmd_fuzz.c)
+#   make fuzz-window the windowed-op fuzzer's long run: 20000 cases of reduce-window, convolution, slice, pad,
+#                    concatenate, reverse and reshape along split dims (GST_WFUZZ_COUNT=N, GST_WFUZZ_SEED=S,
+#                    GST_WFUZZ_KINDS=list; see tests/test_spmd_window.c)
 #   make examples    build and run every examples/*.c, one cc command each
 #   make bench       benchmarks (-O3 -march=native); they never gate CI
 # Variables: CC, CXX, CFLAGS (default -O2 -g), WERROR (default -Werror; `make WERROR=` to relax).
@@ -33,7 +36,7 @@ CBLAS_H    := $(firstword $(wildcard /usr/include/*/cblas.h /usr/include/cblas.h
 OPENBLAS   := $(firstword $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so /usr/lib64/libopenblas.so))
 CBLAS_FLAGS := $(if $(and $(CBLAS_H),$(OPENBLAS)),-DHAVE_CBLAS -lopenblas)
 
-.PHONY: all test demo demo-mlp sanitize valgrind tsan fuzz bench examples compile-tests test-gemm clean amalgamate \
+.PHONY: all test demo demo-mlp sanitize valgrind tsan fuzz fuzz-window bench examples compile-tests test-gemm clean amalgamate \
         check-amalgamation stbds
 
 all: $(BUILD)/gshard $(BUILD)/gshard_tests
@@ -119,6 +122,10 @@ tsan: $(BUILD)/tsan/gshard_tests
 # ---- the differential fuzzer, long run (make test runs 2000 programs of it) ----
 fuzz: $(BUILD)/gshard_tests
 	GST_FUZZ_COUNT=$${GST_FUZZ_COUNT:-100000} ./$(BUILD)/gshard_tests spmd_fuzz
+
+# ---- the windowed-op fuzzer, long run (make test runs 400 cases of it) ----
+fuzz-window: $(BUILD)/gshard_tests
+	GST_WFUZZ_COUNT=$${GST_WFUZZ_COUNT:-20000} ./$(BUILD)/gshard_tests spmd_window_fuzz
 
 # the standalone GEMM check (randomised shapes against a naive loop)
 test-gemm: gshard.h | stbds

@@ -118,6 +118,7 @@ int main(int argc, char **argv) {
     suite_rng();
     suite_spmd_check();
     suite_spmd_fuzz();
+    suite_spmd_window();
     suite_moe();
     printf("%d passed, %d failed\n", gst_passed, gst_failed);
     return gst_failed ? 1 : 0;

@@ -63,6 +63,7 @@ void suite_spmd_halo(void);
 void suite_rng(void);
 void suite_spmd_check(void);
 void suite_spmd_fuzz(void);
+void suite_spmd_window(void);
 void suite_moe(void);
 
 #endif
