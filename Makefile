@@ -8,7 +8,7 @@
 #   make tsan        ThreadSanitizer over the runtime tests (every test whose name contains "runtime")
 #   make fuzz        the differential fuzzer's long run: 100000 random partitioned programs checked against the
 #                    reference interpreter (GST_FUZZ_COUNT=N, GST_FUZZ_SEED=S; see tests/test_spmd_fuzz.c)
-#   make fuzz-window the windowed-op fuzzer's long run: 20000 cases of reduce-window, convolution, slice, pad,
+#   make fuzz-window the windowed-op fuzzer's long run: 100000 cases of reduce-window, convolution, slice, pad,
 #                    concatenate, reverse and reshape along split dims (GST_WFUZZ_COUNT=N, GST_WFUZZ_SEED=S,
 #                    GST_WFUZZ_KINDS=list; see tests/test_spmd_window.c)
 #   make examples    build and run every examples/*.c, one cc command each
@@ -123,9 +123,9 @@ tsan: $(BUILD)/tsan/gshard_tests
 fuzz: $(BUILD)/gshard_tests
 	GST_FUZZ_COUNT=$${GST_FUZZ_COUNT:-100000} ./$(BUILD)/gshard_tests spmd_fuzz
 
-# ---- the windowed-op fuzzer, long run (make test runs 400 cases of it) ----
+# ---- the windowed-op fuzzer, long run (make test runs 3000 cases of it) ----
 fuzz-window: $(BUILD)/gshard_tests
-	GST_WFUZZ_COUNT=$${GST_WFUZZ_COUNT:-20000} ./$(BUILD)/gshard_tests spmd_window_fuzz
+	GST_WFUZZ_COUNT=$${GST_WFUZZ_COUNT:-100000} ./$(BUILD)/gshard_tests spmd_window_fuzz
 
 # the standalone GEMM check (randomised shapes against a naive loop)
 test-gemm: gshard.h | stbds

@@ -43,7 +43,7 @@
    whether windowed ops move halos or gather.
 
    Environment:
-     GST_WFUZZ_COUNT=N     cases to run (default 400; `make fuzz-window` runs 20000)
+     GST_WFUZZ_COUNT=N     cases to run (default 3000; `make fuzz-window` runs 100000)
      GST_WFUZZ_SEED=S      the first seed (default 1); case i uses seed S + i
      GST_WFUZZ_VERBOSE=1   print every program, its SPMD program, its partition warnings and the result
      GST_WFUZZ_KINDS=list  only these case kinds (comma-separated names as above; "-name" removes a kind)
@@ -1171,7 +1171,7 @@ static void wz_print_repro(uint64_t seed) {
 }
 
 static void test_spmd_window_fuzz(void) {
-    long long count = wz_env_int("GST_WFUZZ_COUNT", 400), i;
+    long long count = wz_env_int("GST_WFUZZ_COUNT", 3000), i;
     uint64_t seed0 = getenv("GST_WFUZZ_SEED") ? strtoull(getenv("GST_WFUZZ_SEED"), NULL, 10) : 1;
     bool verbose = wz_env_int("GST_WFUZZ_VERBOSE", 0) != 0;
     int show = (int)wz_env_int("GST_WFUZZ_SHOW", 5), shown = 0, k;
