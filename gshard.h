@@ -15426,28 +15426,45 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
    device; when it cannot be (base dilation), devices take a little more data on the left, compute a few more
    windows, and keep theirs with a dynamic-slice (GShard's base-dilation cases 2 and 3). */
 typedef struct gs__wp {
-    int64_t S, k, W, T, L, B, R, cnt;   /* in */
-    const int64_t *G;
-    const bool *used;
-    int64_t *a, *r;                     /* out: k entries each (arena) */
+    int64_t S, k, W, T, L, B, R, cnt;
+    int64_t *G;
+    bool *used;
+    int64_t *a, *r;                     /* k entries each (arena) */
     int64_t n, lc, hc, rmax;
 } gs__wp;
 
-GS__FN bool gs__sp_wplan(gs__sp *sp, gs__wp *p) {
+/* Plans a dim of extent S split k ways: device c keeps cnt windows of `size` taps (w's stride, low padding and
+   dilations) whose first starts at c * step; devices with c * ustep >= ulim have no window of their own. */
+GS__FN bool gs__sp_wplan(gs__sp *sp, gs__wp *p, int64_t S, int64_t k, const gs_window_dim *w, int64_t size,
+                         int64_t cnt, int64_t step, int64_t ustep, int64_t ulim) {
     const int64_t lim = (int64_t)1 << 30;
-    int64_t k = p->k, c, Wd = (p->W - 1) * p->R + 1, *elo, *ehi, *cand, att, best_n = -1, best_r = 0, best_lc = 0;
-    elo = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)(5 * k));
-    if (!elo) return false;
+    int64_t c, Wd, *elo, *ehi, *cand, att, best_n = -1, best_r = 0, best_lc = 0;
+    GS__ZERO(*p);
+    p->S = S;
+    p->k = k;
+    p->W = size;
+    p->T = w->stride;
+    p->L = w->pad_lo;
+    p->B = w->base_dilation;
+    p->R = w->window_dilation;
+    p->cnt = cnt;
+    Wd = (p->W - 1) * p->R + 1;
+    elo = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)(6 * k));
+    p->used = (bool *)gs__arena_alloc(sp->ctx, sizeof(bool) * (size_t)k);
+    if (!elo || !p->used) return false;
     ehi = elo + k;
     cand = ehi + k;
     p->a = cand + k;
     p->r = p->a + k;
-    if (p->S <= 0 || p->S > lim || p->cnt <= 0 || Wd > lim || p->T > lim || p->B > lim) return false;
+    p->G = p->r + k;
+    if (S <= 0 || S > lim || cnt <= 0 || Wd > lim || p->T > lim || p->B > lim || k * step > lim) return false;
     for (c = 0; c < k; c++) {
+        p->G[c] = c * step;
+        p->used[c] = c * ustep < ulim;
         if (!p->used[c]) continue;
         elo[c] = gs__sp_cdiv(p->G[c] - p->L, p->B);
         ehi[c] = gs__sp_fdiv(p->G[c] + (p->cnt - 1) * p->T + Wd - 1 - p->L, p->B);
-        if (p->G[c] > lim || p->G[c] < -lim || elo[c] < -lim || ehi[c] > lim) return false;
+        if (elo[c] < -lim || ehi[c] > lim) return false;
     }
     /* attempt -1: every device starts at its first needed element (optimal when it aligns); then one attempt per
        residue of the local low padding modulo the stride */
@@ -15523,8 +15540,7 @@ GS__FN gs_value *gs__sp_win_input(gs__sp *sp, const gs_value *X, const gs_shardi
     *failed = 0;
     for (d = 0; d < rank; d++) {
         const gs_window_dim *w = &win[d];
-        int64_t k = gs__sp_k(want, d), o, c, *G;
-        bool *used;
+        int64_t k = gs__sp_k(want, d), o;
         res->w[d] = *w;
         res->r[d] = NULL;
         res->keep[d] = -1;
@@ -15534,25 +15550,8 @@ GS__FN gs_value *gs__sp_win_input(gs__sp *sp, const gs_value *X, const gs_shardi
             continue;
         }
         o = gs__shard_size(O[d], k);
-        G = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)k);
-        used = (bool *)gs__arena_alloc(sp->ctx, sizeof(bool) * (size_t)k);
-        if (!G || !used) return NULL;
-        for (c = 0; c < k; c++) {
-            G[c] = c * o * w->stride;
-            used[c] = c * o < O[d];
-        }
-        GS__ZERO(P[d]);
-        P[d].S = X->shape.dims[d];
-        P[d].k = k;
-        P[d].W = w->size;
-        P[d].T = w->stride;
-        P[d].L = w->pad_lo;
-        P[d].B = w->base_dilation;
-        P[d].R = w->window_dilation;
-        P[d].cnt = o;
-        P[d].G = G;
-        P[d].used = used;
-        if (O[d] > 0 && gs__sp_wplan(sp, &P[d])) planned |= 1u << d;
+        if (O[d] > 0 && gs__sp_wplan(sp, &P[d], X->shape.dims[d], k, w, w->size, o, o * w->stride, o, O[d]))
+            planned |= 1u << d;
         else *failed |= 1u << d;
     }
     if (*failed) gs__sp_note(sp, "windowed dims gathered (no halo plan): mask 0x%x", (unsigned)*failed);
@@ -15785,28 +15784,13 @@ GS__FN gs_value *gs__sp_conv_taps(gs__sp *sp, const gs_value *v, const gs_shardi
         for (i = 0; i < cd->n_spatial; i++) {
             int dl = (int)cd->input_spatial[i];
             const gs_window_dim *w = &c->window[i];
-            int64_t k = gs__sp_k(ls, dl), W = K->shape.dims[cd->kernel_spatial[i]], ws = gs__shard_size(W, k), q;
-            int64_t *G = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)k);
-            bool *used = (bool *)gs__arena_alloc(sp->ctx, sizeof(bool) * (size_t)k);
+            int64_t k = gs__sp_k(ls, dl), W = K->shape.dims[cd->kernel_spatial[i]], ws = gs__shard_size(W, k);
             sdim[i] = -1;
             if (!((lmask >> dl) & 1u)) continue;
-            if (!G || !used) return NULL;
-            for (q = 0; q < k; q++) {
-                G[q] = q * ws * w->window_dilation;
-                used[q] = true;   /* devices without real taps still add a (zero) partial sum: no garbage */
-            }
-            GS__ZERO(P[i]);
-            P[i].S = X->shape.dims[dl];
-            P[i].k = k;
-            P[i].W = ws;
-            P[i].T = w->stride;
-            P[i].L = w->pad_lo;
-            P[i].B = w->base_dilation;
-            P[i].R = w->window_dilation;
-            P[i].cnt = v->shape.dims[cd->output_spatial[i]];
-            P[i].G = G;
-            P[i].used = used;
-            if (P[i].cnt <= 0 || !gs__sp_wplan(sp, &P[i])) return NULL;
+            /* every device adds a partial sum, those without real taps a zero one (no garbage) */
+            if (!gs__sp_wplan(sp, &P[i], X->shape.dims[dl], k, w, ws, v->shape.dims[cd->output_spatial[i]],
+                              ws * w->window_dilation, 0, 1))
+                return NULL;
             sdim[i] = dl;
         }
         *tried = true;
