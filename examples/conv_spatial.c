@@ -81,6 +81,8 @@ int main(void) {
         const gs_runtime_collective_stats *c = &st.collectives[i];
         printf("  %-18s %-22s %lld bytes\n", gs_op_name(c->op), gs_value_name(c->instruction), (long long)c->bytes_sent);
     }
+    printf("peak bytes of live buffers on the busiest device: %lld (the image alone is %lld)\n",
+           (long long)st.max_peak_bytes, (long long)(4LL * H * W * 3));
     printf("warnings: %d\n", gs_partition_num_warnings(spmd));
     printf("check against the reference interpreter: %s (%lld elements, max abs error %.3g)%s%s\n",
            rep.ok ? "ok" : "MISMATCH", (long long)rep.n_compared, rep.max_abs_err, rep.ok ? "" : ": ", rep.message);

@@ -199,20 +199,18 @@ GS__FN gs_value *gs__sp_mask(gs__sp *sp, gs_value *x, const gs_sharding *s, cons
                              double fill) {
     gs_graph *g = sp->G->g;
     gs_value *ok = NULL;
-    gs_shape ps;
     int d;
     if (!x) return NULL;
-    ps = x->shape;
-    ps.dtype = GS_S32;
     for (d = 0; d < full->rank; d++) {
-        int64_t k = gs__sp_k(s, d), c = x->shape.dims[d];
-        gs_value *io, *off, *lim, *m;
+        int64_t k = gs__sp_k(s, d), c = x->shape.dims[d], dd = d;
+        gs_shape s1 = gs_shape_make(GS_S32, 1, &c);
+        gs_value *m;
         if (!((mask >> d) & 1u) || k == 1 || c * k == full->dims[d]) continue;
         if (c * k < full->dims[d]) continue; /* not a shard of this dim */
-        io = gs_iota(g, ps, d);
-        off = gs_broadcast(g, gs__sp_offset(sp, s, d, c), ps, NULL);
-        lim = gs_constant_splat(g, ps, (double)full->dims[d]);
-        m = gs_compare(g, gs_add(g, io, off), lim, GS_CMP_LT);
+        /* on the dim alone (4 bytes per position, not per element), then broadcast */
+        m = gs_add(g, gs_iota(g, s1, 0), gs_broadcast(g, gs__sp_offset(sp, s, d, c), s1, NULL));
+        m = gs_compare(g, m, gs_constant_splat(g, s1, (double)full->dims[d]), GS_CMP_LT);
+        m = gs_broadcast_in_dim(g, m, x->shape.rank, x->shape.dims, &dd);
         ok = ok ? gs_binary(g, GS_OP_AND, ok, m) : m;
     }
     if (!ok) return x;

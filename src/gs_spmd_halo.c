@@ -84,19 +84,24 @@ GS__FN gs_value *gs__sp_zpad(gs__sp *sp, gs_value *x, int d, int64_t lo, int64_t
     return gs_pad(sp->G->g, x, gs__sp_zero(sp, x->shape.dtype), l, h, NULL);
 }
 
-/* iota along dim d of x's shape plus a per-device offset: each element's global index along d (s32) */
+/* the global index of each position along dim d of x (s32[x.dims[d]]): iota plus a per-device offset. Masks
+   are computed on this one dim and broadcast (a full-rank iota would cost four bytes per element). */
 GS__FN gs_value *gs__sp_gidx(gs__sp *sp, const gs_value *x, int d, gs_value *off) {
-    gs_shape ps = x->shape;
-    ps.dtype = GS_S32;
-    return gs_add(sp->G->g, gs_iota(sp->G->g, ps, d), gs_broadcast(sp->G->g, off, ps, NULL));
+    gs_shape s1 = gs_shape_make(GS_S32, 1, &x->shape.dims[d]);
+    return gs_add(sp->G->g, gs_iota(sp->G->g, s1, 0), gs_broadcast(sp->G->g, off, s1, NULL));
 }
 
-/* lo <= idx < hi as a pred array (lo, hi per-device s32 scalars) */
-GS__FN gs_value *gs__sp_in_range(gs__sp *sp, gs_value *idx, gs_value *lo, gs_value *hi) {
+/* select(lo <= idx < hi, a, b) with idx from gs__sp_gidx for dim d of a (lo, hi: per-device s32 scalars; hi NULL:
+   no upper bound) */
+GS__FN gs_value *gs__sp_select_range(gs__sp *sp, gs_value *idx, gs_value *lo, gs_value *hi, int d, gs_value *a,
+                                     gs_value *b) {
     gs_graph *g = sp->G->g;
-    gs_value *a = gs_compare(g, idx, gs_broadcast(g, lo, idx->shape, NULL), GS_CMP_GE);
-    gs_value *b = gs_compare(g, idx, gs_broadcast(g, hi, idx->shape, NULL), GS_CMP_LT);
-    return gs_binary(g, GS_OP_AND, a, b);
+    gs_value *m;
+    int64_t dd = d;
+    if (!idx || !a || !b) return NULL;
+    m = gs_compare(g, idx, gs_broadcast(g, lo, idx->shape, NULL), GS_CMP_GE);
+    if (hi) m = gs_binary(g, GS_OP_AND, m, gs_compare(g, idx, gs_broadcast(g, hi, idx->shape, NULL), GS_CMP_LT));
+    return gs_select(g, gs_broadcast_in_dim(g, m, a->shape.rank, a->shape.dims, &dd), a, b);
 }
 
 /* The collective-permute that brings every receiving device the piece held by the device `delta` tiles further
@@ -301,8 +306,7 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
                 for (c = 0; c < k; c++) tab[c] = used[c] ? a[c] : 0;
                 idx = gs__sp_gidx(sp, R, d, gs__sp_ctab(sp, xs, d, tab));
             }
-            acc = gs_select(g, gs__sp_in_range(sp, idx, gs__sp_ctab(sp, xs, d, plo), gs__sp_ctab(sp, xs, d, phi)), R,
-                            acc);
+            acc = gs__sp_select_range(sp, idx, gs__sp_ctab(sp, xs, d, plo), gs__sp_ctab(sp, xs, d, phi), d, R, acc);
         }
         x = acc ? acc : gs__sp_cut(sp, gs__sp_zpad(sp, x, d, 0, gs__sp_max(0, n - s)), d, 0, n);
     }
@@ -313,8 +317,7 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
             for (c = 0; c < k; c++) tab[c] = used[c] ? a[c] : 0;
             idx = gs__sp_gidx(sp, x, d, gs__sp_ctab(sp, xs, d, tab));
         }
-        x = gs_select(g, gs__sp_in_range(sp, idx, gs__sp_s32(sp, 0), gs__sp_s32(sp, S)), x,
-                      gs_broadcast(g, pad, x->shape, NULL));
+        x = gs__sp_select_range(sp, idx, gs__sp_s32(sp, 0), gs__sp_s32(sp, S), d, x, gs_broadcast(g, pad, x->shape, NULL));
     }
     gs__sp_note(sp, "dim %d (%lld shards of %lld): halo left %s, right %s%s%s; %s", d, (long long)k, (long long)s,
                 hl, hr, what && *what ? "; " : "", what ? what : "",
@@ -591,7 +594,6 @@ GS__FN gs_value *gs__sp_windowed(gs__sp *sp, const gs_value *v, const gs_shardin
    operand placed at its offset is a window of one element with edge padding), then the parts are selected by
    global position */
 GS__FN gs_value *gs__sp_concat(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
-    gs_graph *g = sp->G->g;
     int d = (int)v->dim, p;
     int64_t k = gs__sp_k(t, d), O = v->shape.dims[d], o = gs__shard_size(O, k), off = 0, c;
     int64_t *a = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)k);
@@ -616,7 +618,7 @@ GS__FN gs_value *gs__sp_concat(gs__sp *sp, const gs_value *v, const gs_sharding 
             acc = r;
         } else {
             if (!idx) idx = gs__sp_gidx(sp, r, d, gs__sp_offset(sp, t, d, o));
-            acc = gs_select(g, gs_compare(g, idx, gs_constant_splat(g, idx->shape, (double)off), GS_CMP_GE), r, acc);
+            acc = gs__sp_select_range(sp, idx, gs__sp_s32(sp, off), NULL, d, r, acc);
         }
         off += Sp;
     }
