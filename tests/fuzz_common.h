@@ -73,6 +73,34 @@ FC_FN int fc_e_of(double m) {
     return k;
 }
 
+/* the dims of s with dim `at` split into (a, s.dims[at] / a); returns their count */
+FC_FN int fc_split_dim(gs_shape s, int at, int64_t a, int64_t *out) {
+    int d, k = 0;
+    for (d = 0; d < s.rank; d++) {
+        if (d == at) {
+            out[k++] = a;
+            out[k++] = s.dims[d] / a;
+        } else {
+            out[k++] = s.dims[d];
+        }
+    }
+    return k;
+}
+
+/* the dims of s with dims `at` and at + 1 merged; returns their count */
+FC_FN int fc_merge_dims(gs_shape s, int at, int64_t *out) {
+    int d, k = 0;
+    for (d = 0; d < s.rank; d++) {
+        if (d == at) {
+            out[k++] = s.dims[d] * s.dims[d + 1];
+            d++;
+        } else {
+            out[k++] = s.dims[d];
+        }
+    }
+    return k;
+}
+
 /* Appends v with what is known about it to vals (n of cap used); returns its index, or -1 (when v is NULL the
    context's error says why). Integers are reproducible; a dyadic number beyond the precision is not exact. */
 FC_FN int fc_push(fc_val *vals, int *n, int cap, gs_value *v, fc_val info) {
@@ -213,8 +241,8 @@ typedef struct fc_program {
     int64_t D;
     gs_partition_desc pd;     /* the partitioner's options */
     bool threaded;            /* run on a threaded runtime, else lockstep */
-    int n_steps;              /* steps built: a prefix of k < n_steps steps is a smaller program */
-    int n_out;
+    int n_steps;              /* steps built (a prefix keeps the first k) */
+    int n_out;                /* outputs (a prefix has one: its last value) */
     double atol;
     int n_in;
     void *inputs[FC_MAX_INPUTS];
@@ -292,6 +320,9 @@ typedef struct fc_fuzzer {
     bool text_roundtrip;      /* the SPMD program's text must parse back and print the same */
     bool show_warnings;       /* verbose output lists the partition warnings */
     fc_build_fn build;
+    const char *title;        /* the summary line: "<title>: N <unit> from seed S ..." */
+    const char *unit;
+    const char *spmd_errors;  /* what the summary calls FC_SPMD outcomes */
 } fc_fuzzer;
 
 enum { FC_OK = 0, FC_GEN, FC_PARTITION, FC_SPMD, FC_RUN, FC_MISMATCH, FC_N_OUTCOMES };
@@ -374,7 +405,8 @@ FC_FN int fc_run_one(const fc_fuzzer *F, fc_runner *R, uint64_t seed, unsigned k
     if (verbose) {
         printf("---- SPMD program\n%s", gs_partition_print(spmd, true));
         if (F->show_warnings)
-            for (w = 0; w < gs_partition_num_warnings(spmd); w++) printf("---- warning: %s\n", gs_partition_warning(spmd, w));
+            for (w = 0; w < gs_partition_num_warnings(spmd); w++)
+                printf("---- warning: %s\n", gs_partition_warning(spmd, w));
     }
     if (gs_graph_verify(spmd) != GS_OK) {
         *msg = gs_ctx_error_msg(R->ctx);
@@ -459,11 +491,12 @@ FC_FN void fc_print_repro(const fc_fuzzer *F, uint64_t seed) {
     fprintf(stderr, " ./build/gshard_tests %s\n", F->test);
 }
 
-/* Runs GST_<tag>_COUNT programs from seed GST_<tag>_SEED (default 1) and counts them in T. Every failure fails
-   the test and prints its seed, its description, the report and the command that reproduces it; the first
-   GST_<tag>_SHOW (default 5) also print the source program and the shortest failing prefix (1 to n_steps steps,
-   the last value the only output). GST_<tag>_VERBOSE=1 prints every program; GST_<tag>_DEVICES=D uses D devices
-   only. */
+/* Runs GST_<tag>_COUNT programs from seed GST_<tag>_SEED (default 1), counts them in T and prints the summary
+   line (a fuzzer may print more of T after it). Every failure fails the test and prints its seed, its
+   description, the report and the command that reproduces it; the first GST_<tag>_SHOW (default 5) also print
+   the source program and the shortest failing prefix: the first k steps with the last value as the only output,
+   for k = 1 to n_steps (the whole program only when that drops outputs). GST_<tag>_VERBOSE=1 prints every
+   program; GST_<tag>_DEVICES=D uses D devices only. */
 FC_FN void fc_run(const fc_fuzzer *F, fc_totals *T) {
     const char *seed_s = fc_var(F, "SEED");
     uint64_t seed0 = seed_s ? strtoull(seed_s, NULL, 10) : 1;
@@ -493,8 +526,6 @@ FC_FN void fc_run(const fc_fuzzer *F, fc_totals *T) {
                 fprintf(stderr, "  %s seed %llu (%s): %s: %s\n", F->tag, (unsigned long long)seed, P.desc,
                         fc_outcome_name(F, o), msg);
                 if (P.text) fprintf(stderr, "%s", P.text);
-                /* the shortest failing prefix, its last value the only output (the whole program too when that
-                   drops outputs) */
                 for (k = 1; k <= P.n_steps && o != FC_GEN && (k < P.n_steps || P.n_out > 1); k++) {
                     fc_program Q;
                     const char *m2 = "";
@@ -516,6 +547,11 @@ FC_FN void fc_run(const fc_fuzzer *F, fc_totals *T) {
     }
     fc_runner_reset(&R);
     T->seconds = fc_now() - t0;
+    printf("%s: %lld %s from seed %llu in %.1f s: %lld ok, %lld partition errors, %lld %s, %lld run errors, "
+           "%lld mismatches, %lld generator errors\n",
+           F->title, count, F->unit, (unsigned long long)seed0, T->seconds, T->outcomes[FC_OK],
+           T->outcomes[FC_PARTITION], T->outcomes[FC_SPMD], F->spmd_errors, T->outcomes[FC_RUN],
+           T->outcomes[FC_MISMATCH], T->outcomes[FC_GEN]);
 }
 
 #endif

@@ -583,14 +583,7 @@ static int fz_step_reshape(fz *z) {
             for (a = 2; a < s.dims[dd]; a++)
                 if (s.dims[dd] % a == 0) break;
             if (a < s.dims[dd]) {
-                for (d = 0; d < s.rank; d++) {
-                    if (d == dd) {
-                        dims[r++] = a;
-                        dims[r++] = s.dims[d] / a;
-                    } else {
-                        dims[r++] = s.dims[d];
-                    }
-                }
+                r = fc_split_dim(s, dd, a, dims);
                 return fz_push(z, gs_reshape(z->g, z->vals[i].v, r, dims), z->vals[i]);
             }
         }
@@ -598,15 +591,7 @@ static int fz_step_reshape(fz *z) {
     }
     if (mode <= 1 && s.rank >= 2) {
         /* merge two adjacent dims */
-        int at = (int)fc_int(&z->rng, 0, s.rank - 2);
-        for (d = 0; d < s.rank; d++) {
-            if (d == at) {
-                dims[r++] = s.dims[d] * s.dims[d + 1];
-                d++;
-            } else {
-                dims[r++] = s.dims[d];
-            }
-        }
+        r = fc_merge_dims(s, (int)fc_int(&z->rng, 0, s.rank - 2), dims);
         return fz_push(z, gs_reshape(z->g, z->vals[i].v, r, dims), z->vals[i]);
     }
     if (mode == 2 && s.rank < FZ_MAX_RANK) {
@@ -1279,15 +1264,13 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, unsigned ops, int64_t only_D, i
     return fc_finish(z.g, n_out, outs, z.vals, z.n, in_rng, out, why);
 }
 
-static const fc_fuzzer fz_fuzzer = {"FUZZ", "spmd_fuzz", "OPS", fz_kinds, FZ_N_KINDS, 2000, FZ_MAX_D, true, false, fz_build};
+/* the SPMD program's text must parse back the same; the summary line only */
+static const fc_fuzzer fz_fuzzer = {"FUZZ", "spmd_fuzz", "OPS", fz_kinds, FZ_N_KINDS, 2000, FZ_MAX_D, true, false,
+                                    fz_build, "spmd fuzz", "programs", "SPMD text errors"};
 
 static void test_spmd_fuzz(void) {
     fc_totals T;
     fc_run(&fz_fuzzer, &T);
-    printf("spmd fuzz: %lld programs from seed %llu in %.1f s: %lld ok, %lld partition errors, %lld SPMD text errors, "
-           "%lld run errors, %lld mismatches, %lld generator errors\n",
-           T.count, (unsigned long long)T.seed0, T.seconds, T.outcomes[FC_OK], T.outcomes[FC_PARTITION],
-           T.outcomes[FC_SPMD], T.outcomes[FC_RUN], T.outcomes[FC_MISMATCH], T.outcomes[FC_GEN]);
 }
 
 void suite_spmd_fuzz(void) { RUN(test_spmd_fuzz); }

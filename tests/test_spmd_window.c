@@ -686,53 +686,21 @@ static int wz_step_reshape(wz *z, int in, int mode) {
             }
             in = wz_param(z, gs_shape_make(wz_dtype(z), k, dims));
             if (in < 0) return -1;
-            s = wz_shape(z, in);
-            if (!merge) {
-                /* split a*b into (a, b) */
-                for (d = 0, k = 0; d < s.rank; d++) {
-                    if (d == pos) {
-                        od[k++] = a;
-                        od[k++] = b;
-                    } else {
-                        od[k++] = s.dims[d];
-                    }
-                }
-                orank = k;
-            }
+            if (!merge) orank = fc_split_dim(wz_shape(z, in), pos, a, od);   /* a*b into (a, b) */
         } else {
             s = wz_shape(z, in);
             if (s.rank < 1) return -2;
             merge = s.rank >= 2 && (s.rank >= 4 || fc_one_in(&z->rng, 2));
             pos = (int)fc_int(&z->rng, 0, s.rank - (merge ? 2 : 1));
             if (!merge) {
-                int64_t n = s.dims[pos], divs[32], nd = 0, a, k;
+                int64_t n = s.dims[pos], divs[32], nd = 0, a;
                 for (a = 2; a < n && nd < 32; a++)
                     if (n % a == 0) divs[nd++] = a;
                 a = nd > 0 ? divs[fc_int(&z->rng, 0, nd - 1)] : (fc_one_in(&z->rng, 2) ? 1 : n);
-                for (d = 0, k = 0; d < s.rank; d++) {
-                    if (d == pos) {
-                        od[k++] = a;
-                        od[k++] = n / a;
-                    } else {
-                        od[k++] = s.dims[d];
-                    }
-                }
-                orank = (int)k;
+                orank = fc_split_dim(s, pos, a, od);
             }
         }
-        s = wz_shape(z, in);
-        if (merge) {
-            int k;
-            for (d = 0, k = 0; d < s.rank; d++) {
-                if (d == pos) {
-                    od[k++] = s.dims[d] * s.dims[d + 1];
-                    d++;
-                } else {
-                    od[k++] = s.dims[d];
-                }
-            }
-            orank = k;
-        }
+        if (merge) orank = fc_merge_dims(wz_shape(z, in), pos, od);
     }
     /* the operand split along the dim(s) the reshape changes (the major one mostly), the result along its own */
     if (merge) {
@@ -821,19 +789,18 @@ static bool wz_build(gs_ctx *ctx, uint64_t seed, unsigned kinds, int64_t only_D,
     return fc_finish(z.g, n_out, outs, z.vals, z.n, in_rng, out, why);
 }
 
+/* the SPMD program must verify; verbose output lists partition warnings; the summary adds the cases per kind and
+   the collectives */
 static const fc_fuzzer wz_fuzzer = {"WFUZZ", "spmd_window_fuzz", "KINDS", wz_kinds, WZ_N_KINDS, 3000, WZ_MAX_D,
-                                    false, true, wz_build};
+                                    false, true, wz_build, "spmd window fuzz", "cases", "verify errors"};
 
 static void test_spmd_window_fuzz(void) {
     fc_totals T;
     int k;
     fc_run(&wz_fuzzer, &T);
-    printf("spmd window fuzz: %lld cases from seed %llu in %.1f s: %lld ok, %lld partition errors, %lld verify errors, "
-           "%lld run errors, %lld mismatches, %lld generator errors\n",
-           T.count, (unsigned long long)T.seed0, T.seconds, T.outcomes[FC_OK], T.outcomes[FC_PARTITION],
-           T.outcomes[FC_SPMD], T.outcomes[FC_RUN], T.outcomes[FC_MISMATCH], T.outcomes[FC_GEN]);
     printf("  cases:");
-    for (k = 0; k < WZ_N_KINDS; k++) printf(" %s %lld%s", wz_kinds[k].name, T.per_kind[k], k + 1 < WZ_N_KINDS ? "," : "\n");
+    for (k = 0; k < WZ_N_KINDS; k++)
+        printf(" %s %lld%s", wz_kinds[k].name, T.per_kind[k], k + 1 < WZ_N_KINDS ? "," : "\n");
     printf("  SPMD programs hold %lld collective-permutes, %lld all-gathers, %lld all-to-alls, %lld all-reduces/"
            "reduce-scatters; %lld programs with partition warnings (%lld warnings)\n",
            T.coll[FC_C_PERMUTE], T.coll[FC_C_GATHER], T.coll[FC_C_A2A], T.coll[FC_C_REDUCE], T.warned, T.warnings);
