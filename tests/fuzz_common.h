@@ -303,9 +303,9 @@ FC_FN bool fc_finish(gs_graph *g, int n_out, gs_value **outs, const fc_val *vals
 }
 
 /* ---- a fuzzer ---- */
-/* Builds the program of seed in ctx from the kinds of mask on only_D devices (0: drawn); max_steps >= 0 keeps
-   only the first steps (and the last value as the only output). Returns false with *why when the generator
-   itself failed. */
+/* Builds the program of seed in ctx from the kinds enabled in the mask `kinds`, on only_D devices (0: drawn);
+   max_steps >= 0 keeps only the first steps (and the last value as the only output). Returns false with *why
+   when the generator itself failed. */
 typedef bool (*fc_build_fn)(gs_ctx *ctx, uint64_t seed, unsigned kinds, int64_t only_D, int max_steps,
                             fc_program *out, const char **why);
 
