@@ -79,6 +79,9 @@ $(BUILD)/obj/%.o: tests/%.c gshard.h tests/test.h | stbds
 
 # the MoE tests build the layer with the examples' model builder
 $(BUILD)/obj/test_moe.o $(BUILD)/asan/gshard_tests $(BUILD)/tsan/gshard_tests: examples/moe_model.h
+# the two differential fuzzers share their generator helpers and runner
+$(BUILD)/obj/test_spmd_fuzz.o $(BUILD)/obj/test_spmd_window.o $(BUILD)/asan/gshard_tests $(BUILD)/tsan/gshard_tests: \
+    tests/fuzz_common.h
 
 $(BUILD)/gshard_tests: $(TEST_OBJS)
 	$(CC) $(CFLAGS) -o $@ $(TEST_OBJS) $(LDLIBS)

@@ -1,7 +1,7 @@
 /* test_spmd_fuzz.c - the differential fuzzer: random programs, random shardings, partitioned and run on D
    emulated devices, compared with the reference interpreter (gs_partition_check).
 
-   Each program comes from one seed (splitmix64, below): 1 to 3 parameters of small shapes whose sizes often do
+   Each program comes from one seed (splitmix64): 1 to 3 parameters of small shapes whose sizes often do
    not divide the device count, then 2 to 12 random steps drawn from elementwise ops (unary, binary, compare,
    select, convert, clamp), broadcast, reduce (sum, max, min), transpose, reshape (split, merge, unit dims),
    dot and einsum (batch, contracting and free dims), dynamic-slice (constant and computed starts), sort (with
@@ -39,71 +39,39 @@
                           "-name" entries remove kinds from the full mix)
      GST_FUZZ_DEVICES=D   use only D devices (1 to 64)
      GST_FUZZ_SHOW=K      print at most K failures in full (default 5)
-   To reproduce a failure: GST_FUZZ_SEED=<seed> GST_FUZZ_COUNT=1 GST_FUZZ_VERBOSE=1 build/gshard_tests spmd_fuzz
-   (the failure report also shows the shortest prefix of the program that still fails). */
-#if !defined(_POSIX_C_SOURCE)
-#  define _POSIX_C_SOURCE 200809L   /* clock_gettime */
-#endif
-#include "test.h"
-#include <time.h>
-
-/* ---- splitmix64 ---- */
-static uint64_t fz_next(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static int64_t fz_int(uint64_t *s, int64_t lo, int64_t hi) { return lo + (int64_t)(fz_next(s) % (uint64_t)(hi - lo + 1)); }
-static bool fz_one_in(uint64_t *s, int n) { return fz_next(s) % (uint64_t)n == 0; }
+   Every failure prints the command that reproduces it (GST_FUZZ_SEED=<seed> GST_FUZZ_COUNT=1 GST_FUZZ_VERBOSE=1
+   build/gshard_tests spmd_fuzz); the first K also show the shortest prefix of the program that still fails.
+   The random generator, the value bookkeeping, the program's finishing and the runner are shared with the
+   windowed-op fuzzer (fuzz_common.h); the steps and shardings below are this fuzzer's own. */
+#include "fuzz_common.h"
 
 /* ---- step kinds ---- */
 enum {
-    FZ_ELEM = 1 << 0, FZ_BCAST = 1 << 1, FZ_REDUCE = 1 << 2, FZ_TRANSPOSE = 1 << 3, FZ_RESHAPE = 1 << 4,
-    FZ_DOT = 1 << 5, FZ_DSLICE = 1 << 6, FZ_SORT = 1 << 7, FZ_CUM = 1 << 8,
-    FZ_SLICE = 1 << 9, FZ_PAD = 1 << 10, FZ_CONCAT = 1 << 11, FZ_REVERSE = 1 << 12, FZ_RWINDOW = 1 << 13,
-    FZ_ARG = 1 << 14, FZ_TOPK = 1 << 15, FZ_RNG = 1 << 16, FZ_CONV = 1 << 17, FZ_WHILE = 1 << 18,
-    FZ_GATHER = 1 << 19, FZ_ALL = (1 << 20) - 1
+    FZ_ELEM, FZ_BCAST, FZ_REDUCE, FZ_TRANSPOSE, FZ_RESHAPE, FZ_DOT, FZ_DSLICE, FZ_SORT, FZ_CUM, FZ_SLICE, FZ_PAD,
+    FZ_CONCAT, FZ_REVERSE, FZ_RWINDOW, FZ_ARG, FZ_TOPK, FZ_RNG, FZ_CONV, FZ_WHILE, FZ_GATHER, FZ_N_KINDS
 };
-static const struct { const char *name; int bit, weight; } fz_kinds[] = {
-    {"elementwise", FZ_ELEM, 8}, {"broadcast", FZ_BCAST, 2}, {"reduce", FZ_REDUCE, 3}, {"transpose", FZ_TRANSPOSE, 2},
-    {"reshape", FZ_RESHAPE, 2}, {"dot", FZ_DOT, 3}, {"dynamic-slice", FZ_DSLICE, 2}, {"sort", FZ_SORT, 2},
-    {"cumulative", FZ_CUM, 2}, {"slice", FZ_SLICE, 1}, {"pad", FZ_PAD, 1}, {"concatenate", FZ_CONCAT, 1},
-    {"reverse", FZ_REVERSE, 1}, {"reduce-window", FZ_RWINDOW, 1}, {"argmax", FZ_ARG, 1}, {"topk", FZ_TOPK, 1},
-    {"rng", FZ_RNG, 1}, {"convolution", FZ_CONV, 1}, {"while", FZ_WHILE, 2}, {"gather", FZ_GATHER, 1},
+static const fc_kind fz_kinds[FZ_N_KINDS] = {
+    {"elementwise", 8}, {"broadcast", 2}, {"reduce", 3}, {"transpose", 2}, {"reshape", 2}, {"dot", 3},
+    {"dynamic-slice", 2}, {"sort", 2}, {"cumulative", 2}, {"slice", 1}, {"pad", 1}, {"concatenate", 1},
+    {"reverse", 1}, {"reduce-window", 1}, {"argmax", 1}, {"topk", 1}, {"rng", 1}, {"convolution", 1},
+    {"while", 2}, {"gather", 1},
 };
 
-#define FZ_N_KINDS ((int)(sizeof fz_kinds / sizeof fz_kinds[0]))
-#define FZ_MAXI(a, b) ((a) > (b) ? (a) : (b))
-#define FZ_MAXD(a, b) ((a) > (b) ? (a) : (b))
-#define FZ_MIND(a, b) ((a) < (b) ? (a) : (b))
 #define FZ_MAX_VALS 128
 #define FZ_MAX_STEPS 12
-#define FZ_MAX_D 64           /* GST_FUZZ_DEVICES may ask for up to this many; the default draws 1 to 16 */
+#define FZ_MAX_D FC_MAX_D     /* GST_FUZZ_DEVICES may ask for up to this many; the default draws 1 to 16 */
 #define FZ_MAX_PARAMS 8
 #define FZ_NUMEL_CAP 384
 #define FZ_MAX_RANK 4
 #define FZ_MAX_ANNOT 4
 #define FZ_TAME 4.0           /* operands of products and sums are brought below this magnitude first */
 
-/* What the generator knows about a value (see the top of the file). */
-typedef struct fz_val {
-    gs_value *v;
-    bool repro;               /* both sides compute the same bits */
-    bool dy;                  /* exact dyadic: a multiple of 2^-f with |x| <= 2^e (implies repro) */
-    int f, e;
-    double mag;               /* |x| <= mag */
-    double err;               /* |partitioned - reference| <= err */
-} fz_val;
-
 typedef struct fz {
     gs_ctx *ctx;
     gs_graph *g;
     uint64_t rng;
     int64_t D;
-    int ops;                  /* enabled step kinds */
-    int max_steps;            /* stop after this many steps (shrinking), < 0: all */
-    fz_val vals[FZ_MAX_VALS];
+    fc_val vals[FZ_MAX_VALS];
     int n;
     int n_params, n_annot, steps;
     int max_annot, annot_odds; /* at most max_annot annotations, each value 1 in annot_odds */
@@ -111,64 +79,20 @@ typedef struct fz {
 
 static gs_shape fz_shape(const fz *z, int i) { return gs_value_shape(z->vals[i].v); }
 static gs_dtype fz_dtype(const fz *z, int i) { return gs_value_shape(z->vals[i].v).dtype; }
-static bool fz_isfloat(gs_dtype t) { return t == GS_F32 || t == GS_BF16; }
-static int fz_prec(gs_dtype t) { return t == GS_BF16 ? 8 : 24; }
-/* the largest difference one rounding can add to a value of magnitude m */
-static double fz_ulp(gs_dtype t, double m) { return m * (t == GS_BF16 ? 1.0 / 128 : 1.0 / 8388608); }
-static int fz_log2ceil(int64_t n) {
-    int k = 0;
-    while (k < 62 && ((int64_t)1 << k) < n) k++;
-    return k;
-}
-/* the smallest e >= 0 with 2^e >= m */
-static int fz_e_of(double m) {
-    int k = 0;
-    while (k < 200 && ldexp(1.0, k) < m) k++;
-    return k;
-}
 
 /* Appends v with what is known about it; returns its index, or -1 (the context's error says why). */
-static int fz_push(fz *z, gs_value *v, fz_val info) {
-    if (!v || z->n >= FZ_MAX_VALS) return -1;
-    info.v = v;
-    if (!fz_isfloat(gs_value_shape(v).dtype)) {
-        info.err = 0;
-        info.repro = true;
-    }
-    if (info.dy && fz_isfloat(gs_value_shape(v).dtype) && info.f + info.e > fz_prec(gs_value_shape(v).dtype)) info.dy = false;
-    if (info.dy) info.repro = true;
-    if (info.repro) info.err = 0;
-    z->vals[z->n] = info;
-    return z->n++;
-}
+static int fz_push(fz *z, gs_value *v, fc_val info) { return fc_push(z->vals, &z->n, FZ_MAX_VALS, v, info); }
 
 /* An elementwise result from operand knowledge: one more rounding where the operands may differ. */
-static fz_val fz_elem(gs_dtype t, bool repro, bool dy, int f, int e, double mag, double err) {
-    fz_val r;
+static fc_val fz_elem(gs_dtype t, bool repro, bool dy, int f, int e, double mag, double err) {
+    fc_val r;
     memset(&r, 0, sizeof r);
     r.repro = repro;
     r.dy = dy && repro;
     r.f = f;
     r.e = e;
     r.mag = mag;
-    r.err = repro ? 0 : err + fz_ulp(t, mag);
-    return r;
-}
-
-/* A sum of n terms in an order partitioning may change (reduce-sum, dot, cumsum). */
-static fz_val fz_sum(gs_dtype t, int64_t n, const fz_val *term) {
-    fz_val r;
-    int e = term->e + fz_log2ceil(n);
-    double u = t == GS_BF16 ? 1.0 / 256 : 1.0 / 16777216, gamma = (double)n * u / (1 - (double)n * u);
-    memset(&r, 0, sizeof r);
-    r.mag = (double)n * term->mag;
-    if (term->dy && term->f + e <= fz_prec(t)) {
-        r.dy = r.repro = true;
-        r.f = term->f;
-        r.e = e;
-        return r;
-    }
-    r.err = (double)n * term->err + 2 * gamma * (double)n * term->mag + fz_ulp(t, r.mag);
+    r.err = repro ? 0 : err + fc_ulp(t, mag);
     return r;
 }
 
@@ -180,7 +104,7 @@ static bool fz_ok(const fz *z, int i, int flags) {
     if (s.dtype == GS_TUPLE) return false;
     if ((flags & FZ_P_NUM) && s.dtype == GS_PRED) return false;
     if ((flags & (FZ_P_FLOAT | FZ_P_S32 | FZ_P_F32))) {
-        bool any = ((flags & FZ_P_FLOAT) && fz_isfloat(s.dtype)) || ((flags & FZ_P_S32) && s.dtype == GS_S32) ||
+        bool any = ((flags & FZ_P_FLOAT) && fc_isfloat(s.dtype)) || ((flags & FZ_P_S32) && s.dtype == GS_S32) ||
                    ((flags & FZ_P_F32) && s.dtype == GS_F32);
         if (!any) return false;
     }
@@ -194,8 +118,8 @@ static bool fz_ok(const fz *z, int i, int flags) {
 static int fz_pick(fz *z, int flags) {
     int t, i;
     for (t = 0; t < 24; t++) {
-        int lo = fz_one_in(&z->rng, 2) ? (z->n > 3 ? z->n - 3 : 0) : 0;
-        i = (int)fz_int(&z->rng, lo, z->n - 1);
+        int lo = fc_one_in(&z->rng, 2) ? (z->n > 3 ? z->n - 3 : 0) : 0;
+        i = (int)fc_int(&z->rng, lo, z->n - 1);
         if (fz_ok(z, i, flags)) return i;
     }
     for (i = z->n - 1; i >= 0; i--)
@@ -204,23 +128,14 @@ static int fz_pick(fz *z, int flags) {
 }
 
 /* ---- shardings ---- */
-static void fz_shuffle(uint64_t *s, int64_t *a, int64_t n) {
-    int64_t i;
-    for (i = n - 1; i > 0; i--) {
-        int64_t j = fz_int(s, 0, i), t = a[i];
-        a[i] = a[j];
-        a[j] = t;
-    }
-}
-
 /* A random sharding of a value of shape sh over all D devices. */
 static const gs_sharding *fz_sharding(fz *z, gs_shape sh) {
     int64_t tiles[GS_MAX_RANK + 1], rep = 1, rest = z->D, p, dims[GS_MAX_RANK + 2], devs[FZ_MAX_D];
     int d, n_dims, kind;
     gs_subgroup sub = GS_SUBGROUP_REPLICATED;
-    if (z->D > 1 && fz_one_in(&z->rng, 24)) return gs_sharding_maximal(z->ctx, fz_int(&z->rng, 0, z->D - 1));
-    if (sh.rank == 0 || z->D == 1 || fz_one_in(&z->rng, 10)) return gs_sharding_replicated(z->ctx);
-    kind = (int)fz_int(&z->rng, 0, 3);
+    if (z->D > 1 && fc_one_in(&z->rng, 24)) return gs_sharding_maximal(z->ctx, fc_int(&z->rng, 0, z->D - 1));
+    if (sh.rank == 0 || z->D == 1 || fc_one_in(&z->rng, 10)) return gs_sharding_replicated(z->ctx);
+    kind = (int)fc_int(&z->rng, 0, 3);
     if (kind == 3) {
         /* a mesh of one or two axes; each tensor dim takes one unused axis or none; leftover axes replicate */
         const char *names[2] = {"x", "y"};
@@ -228,10 +143,10 @@ static const gs_sharding *fz_sharding(fz *z, gs_shape sh) {
         int map[GS_MAX_RANK], n_axes = 1, used[2] = {0, 0};
         const gs_mesh *m;
         sizes[0] = z->D;
-        if (z->D >= 4 && fz_one_in(&z->rng, 2)) {
+        if (z->D >= 4 && fc_one_in(&z->rng, 2)) {
             int64_t a;
             for (a = 2; a < z->D; a++)
-                if (z->D % a == 0 && fz_one_in(&z->rng, 2)) break;
+                if (z->D % a == 0 && fc_one_in(&z->rng, 2)) break;
             if (a < z->D) {
                 n_axes = 2;
                 sizes[0] = a;
@@ -239,10 +154,10 @@ static const gs_sharding *fz_sharding(fz *z, gs_shape sh) {
             }
         }
         for (d = 0; d < z->D; d++) mdevs[d] = d;
-        if (fz_one_in(&z->rng, 2)) fz_shuffle(&z->rng, mdevs, z->D);
+        if (fc_one_in(&z->rng, 2)) fc_shuffle(&z->rng, mdevs, z->D);
         m = gs_mesh_new(z->ctx, n_axes, names, sizes, mdevs);
         for (d = 0; d < sh.rank; d++) {
-            int a = (int)fz_int(&z->rng, -1, n_axes - 1);
+            int a = (int)fc_int(&z->rng, -1, n_axes - 1);
             if (a >= 0 && used[a]) a = -1;
             if (a >= 0) used[a] = 1;
             map[d] = a;
@@ -253,7 +168,7 @@ static const gs_sharding *fz_sharding(fz *z, gs_shape sh) {
     for (d = 0; d < sh.rank; d++) tiles[d] = 1;
     for (p = 2; rest > 1; p++)
         while (rest % p == 0) {
-            int to = (int)fz_int(&z->rng, 0, sh.rank);
+            int to = (int)fc_int(&z->rng, 0, sh.rank);
             rest /= p;
             if (to == sh.rank) rep *= p;
             else tiles[to] *= p;
@@ -264,7 +179,7 @@ static const gs_sharding *fz_sharding(fz *z, gs_shape sh) {
     if (kind == 0) return gs_sharding_tiled(z->ctx, n_dims, dims, NULL, rep > 1, &sub);
     if (kind == 1) {
         for (d = 0; d < z->D; d++) devs[d] = d;
-        fz_shuffle(&z->rng, devs, z->D);
+        fc_shuffle(&z->rng, devs, z->D);
         return gs_sharding_tiled(z->ctx, n_dims, dims, devs, rep > 1, &sub);
     }
     {
@@ -275,14 +190,14 @@ static const gs_sharding *fz_sharding(fz *z, gs_shape sh) {
         while (left > 1 && nr < 3) {
             int64_t a;
             for (a = 2; a <= left; a++)
-                if (left % a == 0 && (a == left || fz_one_in(&z->rng, 2))) break;
+                if (left % a == 0 && (a == left || fc_one_in(&z->rng, 2))) break;
             r[nr++] = a;
             left /= a;
         }
         if (left > 1) r[nr - 1] *= left;
         if (nr == 0) r[nr++] = 1;
         for (i = 0; i < nr; i++) pa[i] = i;
-        fz_shuffle(&z->rng, pa, nr);
+        fc_shuffle(&z->rng, pa, nr);
         for (i = 0; i < nr; i++) perm[i] = (int)pa[i];
         return gs_sharding_iota(z->ctx, n_dims, dims, nr, r, perm, rep > 1, &sub);
     }
@@ -291,11 +206,11 @@ static const gs_sharding *fz_sharding(fz *z, gs_shape sh) {
 /* Maybe annotates value i with a random sharding (the annotated value replaces it in the pool). */
 static void fz_maybe_annotate(fz *z, int i) {
     gs_value *a;
-    if (i < 0 || z->n_annot >= z->max_annot || fz_shape(z, i).dtype == GS_TUPLE || !fz_one_in(&z->rng, z->annot_odds)) return;
+    if (i < 0 || z->n_annot >= z->max_annot || fz_shape(z, i).dtype == GS_TUPLE || !fc_one_in(&z->rng, z->annot_odds)) return;
     /* some annotations leave dims open for propagation to refine (XLA's unspecified_dims) */
-    if (fz_one_in(&z->rng, 6) && fz_shape(z, i).rank > 0)
+    if (fc_one_in(&z->rng, 6) && fz_shape(z, i).rank > 0)
         a = gs_annotate_open(z->g, z->vals[i].v, fz_sharding(z, fz_shape(z, i)),
-                             (uint32_t)fz_int(&z->rng, 1, (1 << fz_shape(z, i).rank) - 1));
+                             (uint32_t)fc_int(&z->rng, 1, (1 << fz_shape(z, i).rank) - 1));
     else
         a = gs_annotate_sharding(z->g, z->vals[i].v, fz_sharding(z, fz_shape(z, i)));
     if (a) {
@@ -306,33 +221,22 @@ static void fz_maybe_annotate(fz *z, int i) {
 
 /* ---- leaves ---- */
 static int fz_param(fz *z, gs_shape s) {
-    fz_val info;
     gs_value *p;
     if (z->n_params >= FZ_MAX_PARAMS) return -1;
     p = gs_parameter(z->g, -1, s, NULL);
-    if (p && z->n_annot < z->max_annot && fz_one_in(&z->rng, z->annot_odds)) {
+    if (p && z->n_annot < z->max_annot && fc_one_in(&z->rng, z->annot_odds)) {
         gs_value_set_sharding(p, fz_sharding(z, s));
         z->n_annot++;
     }
     z->n_params++;
-    memset(&info, 0, sizeof info);
-    info.repro = info.dy = true;
-    if (s.dtype == GS_S32) {
-        info.mag = 8;
-        info.e = 3;
-    } else {
-        info.mag = 2;   /* multiples of 1/8 in [-2, 2] */
-        info.f = 3;
-        info.e = 1;
-    }
-    return fz_push(z, p, info);
+    return fz_push(z, p, fc_input_info(s.dtype));
 }
 
 static gs_shape fz_random_shape(fz *z, gs_dtype t, int min_rank) {
     int64_t dims[GS_MAX_RANK], numel = 1;
-    int r = (int)fz_int(&z->rng, min_rank, 3), d;
+    int r = (int)fc_int(&z->rng, min_rank, 3), d;
     for (d = 0; d < r; d++) {
-        dims[d] = fz_one_in(&z->rng, 4) ? fz_int(&z->rng, 8, 12) : fz_int(&z->rng, 1, 7);
+        dims[d] = fc_one_in(&z->rng, 4) ? fc_int(&z->rng, 8, 12) : fc_int(&z->rng, 1, 7);
         if (numel * dims[d] > 192) dims[d] = 1;
         numel *= dims[d];
     }
@@ -341,33 +245,22 @@ static gs_shape fz_random_shape(fz *z, gs_dtype t, int min_rank) {
 
 /* A dyadic constant k/8 with |k/8| <= 2, broadcast to shape s. */
 static int fz_const(fz *z, gs_shape s) {
-    fz_val info;
-    double c = (double)fz_int(&z->rng, -16, 16) / 8;
-    memset(&info, 0, sizeof info);
-    info.repro = info.dy = true;
-    info.f = 3;
-    info.e = 1;
-    info.mag = fabs(c);
-    if (s.dtype == GS_S32) {
-        c = (double)fz_int(&z->rng, -8, 8);
-        info.f = 0;
-        info.e = 3;
-        info.mag = fabs(c);
-    }
-    return fz_push(z, gs_constant_splat(z->g, s, c), info);
+    double c = (double)fc_int(&z->rng, -16, 16) / 8;
+    if (s.dtype == GS_S32) c = (double)fc_int(&z->rng, -8, 8);
+    return fz_push(z, gs_constant_splat(z->g, s, c), fc_const_info(s.dtype, c));
 }
 
 /* Another operand of exactly shape s: an existing value, a new parameter, or a constant. */
 static int fz_same_shape(fz *z, gs_shape s, int not_this) {
-    int i, start = (int)fz_int(&z->rng, 0, z->n - 1), k;
-    if (!fz_one_in(&z->rng, 4))
+    int i, start = (int)fc_int(&z->rng, 0, z->n - 1), k;
+    if (!fc_one_in(&z->rng, 4))
         for (k = 0; k < z->n; k++) {
             gs_shape t;
             i = (start + k) % z->n;
             t = fz_shape(z, i);
             if (i != not_this && gs_shape_equal(&t, &s)) return i;
         }
-    if (z->n_params < FZ_MAX_PARAMS && !fz_one_in(&z->rng, 3) && (s.dtype == GS_F32 || s.dtype == GS_S32)) return fz_param(z, s);
+    if (z->n_params < FZ_MAX_PARAMS && !fc_one_in(&z->rng, 3) && (s.dtype == GS_F32 || s.dtype == GS_S32)) return fz_param(z, s);
     if (s.dtype == GS_BF16) {
         gs_shape f = s;
         f.dtype = GS_F32;
@@ -381,15 +274,15 @@ static int fz_same_shape(fz *z, gs_shape s, int not_this) {
 /* Value i, brought below magnitude lim by a clamp (keeps exactness) or a tanh. */
 static int fz_tame(fz *z, int i, double lim) {
     gs_dtype t;
-    fz_val in;
+    fc_val in;
     if (i < 0 || z->vals[i].mag <= lim) return i;
     t = fz_dtype(z, i);
     in = z->vals[i];
-    if (t == GS_S32 || fz_one_in(&z->rng, 2)) {
+    if (t == GS_S32 || fc_one_in(&z->rng, 2)) {
         gs_value *lo = gs_scalar(z->g, t, -lim), *hi = gs_scalar(z->g, t, lim);
-        fz_val r = in;   /* clamp is 1-Lipschitz and rounds nothing */
+        fc_val r = in;   /* clamp is 1-Lipschitz and rounds nothing */
         r.mag = lim;
-        r.e = FZ_MAXI(fz_e_of(lim), in.e < fz_e_of(lim) ? in.e : fz_e_of(lim));
+        r.e = FC_MAXI(fc_e_of(lim), in.e < fc_e_of(lim) ? in.e : fc_e_of(lim));
         return fz_push(z, gs_clamp(z->g, lo, in.v, hi), r);
     }
     return fz_push(z, gs_unary(z->g, GS_OP_TANH, in.v), fz_elem(t, in.repro, false, 0, 0, 1, in.err));
@@ -400,15 +293,15 @@ static int fz_step_unary(fz *z) {
     static const gs_op fops[] = {GS_OP_NEGATE, GS_OP_ABS, GS_OP_TANH, GS_OP_LOGISTIC, GS_OP_EXP, GS_OP_FLOOR, GS_OP_CEIL, GS_OP_SIGN};
     int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32);
     gs_op op;
-    fz_val x;
+    fc_val x;
     gs_dtype t;
     if (i < 0) return -2;
     t = fz_dtype(z, i);
     if (t == GS_S32) {
-        op = fz_one_in(&z->rng, 2) ? GS_OP_NEGATE : GS_OP_ABS;
+        op = fc_one_in(&z->rng, 2) ? GS_OP_NEGATE : GS_OP_ABS;
         return fz_push(z, gs_unary(z->g, op, z->vals[i].v), fz_elem(t, true, false, 0, 0, z->vals[i].mag, 0));
     }
-    op = fops[fz_int(&z->rng, 0, (int64_t)(sizeof fops / sizeof fops[0]) - 1)];
+    op = fops[fc_int(&z->rng, 0, (int64_t)(sizeof fops / sizeof fops[0]) - 1)];
     if ((op == GS_OP_FLOOR || op == GS_OP_CEIL || op == GS_OP_SIGN) && !z->vals[i].repro) op = GS_OP_TANH;
     if (op == GS_OP_EXP) i = fz_tame(z, i, FZ_TAME);
     if (i < 0) return -1;
@@ -417,7 +310,7 @@ static int fz_step_unary(fz *z) {
     case GS_OP_NEGATE: case GS_OP_ABS:
         return fz_push(z, gs_unary(z->g, op, x.v), fz_elem(t, x.repro, x.dy, x.f, x.e, x.mag, x.err));
     case GS_OP_FLOOR: case GS_OP_CEIL:   /* integers: exact while they fit the mantissa */
-        return fz_push(z, gs_unary(z->g, op, x.v), fz_elem(t, true, true, 0, fz_e_of(x.mag + 1), x.mag + 1, 0));
+        return fz_push(z, gs_unary(z->g, op, x.v), fz_elem(t, true, true, 0, fc_e_of(x.mag + 1), x.mag + 1, 0));
     case GS_OP_SIGN:
         return fz_push(z, gs_unary(z->g, op, x.v), fz_elem(t, true, true, 0, 0, 1, 0));
     case GS_OP_TANH:
@@ -426,16 +319,16 @@ static int fz_step_unary(fz *z) {
         return fz_push(z, gs_unary(z->g, op, x.v), fz_elem(t, x.repro, false, 0, 0, 1, x.err / 4));
     default: {   /* exp */
         double m = exp(x.mag);
-        return fz_push(z, gs_unary(z->g, op, x.v), fz_elem(t, x.repro, false, 0, 0, m, m * x.err + fz_ulp(t, m)));
+        return fz_push(z, gs_unary(z->g, op, x.v), fz_elem(t, x.repro, false, 0, 0, m, m * x.err + fc_ulp(t, m)));
     }
     }
 }
 
 static int fz_step_binary(fz *z) {
-    int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32), j, k = (int)fz_int(&z->rng, 0, 5);
+    int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32), j, k = (int)fc_int(&z->rng, 0, 5);
     gs_dtype t;
     gs_op op;
-    fz_val a, b;
+    fc_val a, b;
     if (i < 0) return -2;
     t = fz_dtype(z, i);
     if (t == GS_S32 && k == 5) k = 0;
@@ -464,34 +357,34 @@ static int fz_step_binary(fz *z) {
     }
     b = z->vals[j];
     if (t == GS_S32) {
-        double m = op == GS_OP_MULTIPLY ? a.mag * b.mag : op == GS_OP_ADD || op == GS_OP_SUBTRACT ? a.mag + b.mag : FZ_MAXD(a.mag, b.mag);
-        return fz_push(z, gs_binary(z->g, op, a.v, b.v), fz_elem(t, true, false, 0, 0, FZ_MIND(m, 2147483648.0), 0));
+        double m = op == GS_OP_MULTIPLY ? a.mag * b.mag : op == GS_OP_ADD || op == GS_OP_SUBTRACT ? a.mag + b.mag : FC_MAXD(a.mag, b.mag);
+        return fz_push(z, gs_binary(z->g, op, a.v, b.v), fz_elem(t, true, false, 0, 0, FC_MIND(m, 2147483648.0), 0));
     }
     switch (op) {
     case GS_OP_ADD: case GS_OP_SUBTRACT:
         return fz_push(z, gs_binary(z->g, op, a.v, b.v),
-                       fz_elem(t, a.repro && b.repro, a.dy && b.dy, FZ_MAXI(a.f, b.f), FZ_MAXI(a.e, b.e) + 1, a.mag + b.mag, a.err + b.err));
+                       fz_elem(t, a.repro && b.repro, a.dy && b.dy, FC_MAXI(a.f, b.f), FC_MAXI(a.e, b.e) + 1, a.mag + b.mag, a.err + b.err));
     case GS_OP_MULTIPLY:
         return fz_push(z, gs_binary(z->g, op, a.v, b.v),
                        fz_elem(t, a.repro && b.repro, a.dy && b.dy, a.f + b.f, a.e + b.e, a.mag * b.mag,
                                a.mag * b.err + b.mag * a.err + a.err * b.err));
     default:
         return fz_push(z, gs_binary(z->g, op, a.v, b.v),
-                       fz_elem(t, a.repro && b.repro, a.dy && b.dy, FZ_MAXI(a.f, b.f), FZ_MAXI(a.e, b.e), FZ_MAXD(a.mag, b.mag),
-                               FZ_MAXD(a.err, b.err)));
+                       fz_elem(t, a.repro && b.repro, a.dy && b.dy, FC_MAXI(a.f, b.f), FC_MAXI(a.e, b.e), FC_MAXD(a.mag, b.mag),
+                               FC_MAXD(a.err, b.err)));
     }
 }
 
 /* A reproducible pred of shape s: compare two reproducible values, or an iota with a constant. */
 static int fz_pred(fz *z, gs_shape s) {
-    gs_cmp dir = (gs_cmp)fz_int(&z->rng, GS_CMP_EQ, GS_CMP_GE);
+    gs_cmp dir = (gs_cmp)fc_int(&z->rng, GS_CMP_EQ, GS_CMP_GE);
     int i, j;
-    fz_val info;
+    fc_val info;
     memset(&info, 0, sizeof info);
     info.repro = true;
     for (i = z->n - 1; i >= 0; i--) {
         gs_shape t = fz_shape(z, i);
-        if (t.dtype != GS_PRED && t.dtype != GS_TUPLE && t.rank == s.rank && z->vals[i].repro && fz_one_in(&z->rng, 2)) {
+        if (t.dtype != GS_PRED && t.dtype != GS_TUPLE && t.rank == s.rank && z->vals[i].repro && fc_one_in(&z->rng, 2)) {
             int d;
             bool same = true;
             for (d = 0; d < s.rank; d++) same = same && t.dims[d] == s.dims[d];
@@ -503,22 +396,22 @@ static int fz_pred(fz *z, gs_shape s) {
         }
     }
     if (s.rank == 0) {
-        int a = fz_push(z, gs_scalar(z->g, GS_S32, (double)fz_int(&z->rng, 0, 3)), info);
-        int b = a < 0 ? -1 : fz_push(z, gs_scalar(z->g, GS_S32, (double)fz_int(&z->rng, 0, 3)), info);
+        int a = fz_push(z, gs_scalar(z->g, GS_S32, (double)fc_int(&z->rng, 0, 3)), info);
+        int b = a < 0 ? -1 : fz_push(z, gs_scalar(z->g, GS_S32, (double)fc_int(&z->rng, 0, 3)), info);
         if (b < 0) return -1;
         return fz_push(z, gs_compare(z->g, z->vals[a].v, z->vals[b].v, dir), info);
     }
     {
         gs_shape is = s;
         int it, c;
-        fz_val ii;
+        fc_val ii;
         memset(&ii, 0, sizeof ii);
         ii.repro = true;
         ii.mag = 8;
         is.dtype = GS_S32;
-        it = fz_push(z, gs_iota(z->g, is, s.rank ? fz_int(&z->rng, 0, s.rank - 1) : 0), ii);
+        it = fz_push(z, gs_iota(z->g, is, s.rank ? fc_int(&z->rng, 0, s.rank - 1) : 0), ii);
         if (it < 0) return -1;
-        c = fz_push(z, gs_constant_splat(z->g, is, (double)fz_int(&z->rng, 0, 4)), ii);
+        c = fz_push(z, gs_constant_splat(z->g, is, (double)fc_int(&z->rng, 0, 4)), ii);
         if (c < 0) return -1;
         return fz_push(z, gs_compare(z->g, z->vals[it].v, z->vals[c].v, dir), info);
     }
@@ -527,7 +420,7 @@ static int fz_pred(fz *z, gs_shape s) {
 static int fz_step_select(fz *z) {
     int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32), j, p;
     gs_shape s;
-    fz_val a, b;
+    fc_val a, b;
     if (i < 0) return -2;
     s = fz_shape(z, i);
     p = fz_pred(z, s);
@@ -537,20 +430,20 @@ static int fz_step_select(fz *z) {
     a = z->vals[i];
     b = z->vals[j];
     return fz_push(z, gs_select(z->g, z->vals[p].v, a.v, b.v),
-                   fz_elem(s.dtype, a.repro && b.repro, a.dy && b.dy, FZ_MAXI(a.f, b.f), FZ_MAXI(a.e, b.e),
-                           FZ_MAXD(a.mag, b.mag), FZ_MAXD(a.err, b.err)));
+                   fz_elem(s.dtype, a.repro && b.repro, a.dy && b.dy, FC_MAXI(a.f, b.f), FC_MAXI(a.e, b.e),
+                           FC_MAXD(a.mag, b.mag), FC_MAXD(a.err, b.err)));
 }
 
 static int fz_step_convert(fz *z) {
     int i = fz_pick(z, 0);
-    fz_val x, r;
+    fc_val x, r;
     gs_dtype t, to;
     if (i < 0) return -2;
     x = z->vals[i];
     t = fz_dtype(z, i);
     memset(&r, 0, sizeof r);
     if (t == GS_PRED) {
-        to = fz_one_in(&z->rng, 2) ? GS_F32 : GS_S32;
+        to = fc_one_in(&z->rng, 2) ? GS_F32 : GS_S32;
         r.repro = r.dy = true;
         r.mag = 1;
     } else if (t == GS_S32) {
@@ -558,11 +451,11 @@ static int fz_step_convert(fz *z) {
         r.repro = true;
         r.mag = x.mag;
         r.dy = x.mag < 16777216.0;
-        r.e = fz_e_of(x.mag);
+        r.e = fc_e_of(x.mag);
     } else if (t == GS_BF16) {
         to = GS_F32;
         r = x;
-    } else if (x.repro && fz_one_in(&z->rng, 2)) {
+    } else if (x.repro && fc_one_in(&z->rng, 2)) {
         to = GS_S32;
         r.repro = true;
         r.mag = x.mag;
@@ -577,19 +470,19 @@ static int fz_step_clamp(fz *z) {
     int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32);
     gs_dtype t;
     double c;
-    fz_val x, r;
+    fc_val x, r;
     if (i < 0) return -2;
     t = fz_dtype(z, i);
     x = z->vals[i];
-    c = (double)fz_int(&z->rng, 1, 16) / (t == GS_S32 ? 1 : 8);
+    c = (double)fc_int(&z->rng, 1, 16) / (t == GS_S32 ? 1 : 8);
     r = x;   /* |clamp(-c, x, c)| <= min(|x|, c); 1-Lipschitz, no rounding; the bounds are multiples of 1/8 */
-    r.mag = FZ_MIND(c, x.mag);
-    r.f = FZ_MAXI(x.f, t == GS_S32 ? 0 : 3);
+    r.mag = FC_MIND(c, x.mag);
+    r.f = FC_MAXI(x.f, t == GS_S32 ? 0 : 3);
     return fz_push(z, gs_clamp(z->g, gs_scalar(z->g, t, -c), x.v, gs_scalar(z->g, t, c)), r);
 }
 
 static int fz_step_elementwise(fz *z) {
-    switch (fz_int(&z->rng, 0, 5)) {
+    switch (fc_int(&z->rng, 0, 5)) {
     case 0: return fz_step_unary(z);
     case 1: case 2: return fz_step_binary(z);
     case 3: return fz_step_select(z);
@@ -605,13 +498,13 @@ static int fz_step_broadcast(fz *z) {
     if (i < 0) return -2;
     s = fz_shape(z, i);
     if (s.rank >= FZ_MAX_RANK) return -2;
-    add = (int)fz_int(&z->rng, 1, FZ_MAX_RANK - s.rank < 2 ? FZ_MAX_RANK - s.rank : 2);
+    add = (int)fc_int(&z->rng, 1, FZ_MAX_RANK - s.rank < 2 ? FZ_MAX_RANK - s.rank : 2);
     r = s.rank + add;
     /* choose which output dims the operand's dims go to (increasing) */
     {
         int64_t pos[GS_MAX_RANK];
         for (d = 0; d < r; d++) pos[d] = d;
-        fz_shuffle(&z->rng, pos, r);
+        fc_shuffle(&z->rng, pos, r);
         for (d = 0; d < s.rank; d++) dims[d] = pos[d];
         for (d = 1; d < s.rank; d++)
             for (k = d; k > 0 && dims[k] < dims[k - 1]; k--) {
@@ -627,7 +520,7 @@ static int fz_step_broadcast(fz *z) {
     for (d = 0; d < s.rank; d++) o.dims[dims[d]] = s.dims[d];
     for (d = 0; d < r; d++)
         if (o.dims[d] == 0) {
-            o.dims[d] = fz_int(&z->rng, 1, 6);
+            o.dims[d] = fc_int(&z->rng, 1, 6);
             if (numel * o.dims[d] > FZ_NUMEL_CAP) o.dims[d] = 1;
             numel *= o.dims[d];
         }
@@ -635,21 +528,21 @@ static int fz_step_broadcast(fz *z) {
 }
 
 static int fz_step_reduce(fz *z) {
-    int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32 | FZ_P_RANK1), k = (int)fz_int(&z->rng, 0, 2), d, nd = 0;
+    int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32 | FZ_P_RANK1), k = (int)fc_int(&z->rng, 0, 2), d, nd = 0;
     gs_reduce_kind kind = k == 0 ? GS_REDUCE_SUM : k == 1 ? GS_REDUCE_MAX : GS_REDUCE_MIN;
     int64_t dims[GS_MAX_RANK], n = 1;
     gs_shape s;
     gs_dtype t;
     double init;
-    fz_val x;
+    fc_val x;
     if (i < 0) return -2;
     if (kind == GS_REDUCE_SUM) i = fz_tame(z, i, FZ_TAME);
     if (i < 0) return -1;
     s = fz_shape(z, i);
     t = s.dtype;
     for (d = 0; d < s.rank; d++)
-        if (fz_one_in(&z->rng, 2)) dims[nd++] = d;
-    if (nd == 0) dims[nd++] = fz_int(&z->rng, 0, s.rank - 1);
+        if (fc_one_in(&z->rng, 2)) dims[nd++] = d;
+    if (nd == 0) dims[nd++] = fc_int(&z->rng, 0, s.rank - 1);
     for (d = 0; d < nd; d++) n *= s.dims[dims[d]];
     x = z->vals[i];
     if (kind == GS_REDUCE_SUM) init = 0;
@@ -658,8 +551,8 @@ static int fz_step_reduce(fz *z) {
     {
         gs_value *r = gs_reduce(z->g, x.v, gs_scalar(z->g, t, init), kind, nd, dims);
         if (kind != GS_REDUCE_SUM) return fz_push(z, r, x);
-        if (t == GS_S32) return fz_push(z, r, fz_elem(t, true, false, 0, 0, FZ_MIND(x.mag * (double)n, 2147483648.0), 0));
-        return fz_push(z, r, fz_sum(t, n, &x));
+        if (t == GS_S32) return fz_push(z, r, fz_elem(t, true, false, 0, 0, FC_MIND(x.mag * (double)n, 2147483648.0), 0));
+        return fz_push(z, r, fc_sum(t, n, x));
     }
 }
 
@@ -670,7 +563,7 @@ static int fz_step_transpose(fz *z) {
     if (i < 0) return -2;
     s = fz_shape(z, i);
     for (d = 0; d < s.rank; d++) perm[d] = d;
-    fz_shuffle(&z->rng, perm, s.rank);
+    fc_shuffle(&z->rng, perm, s.rank);
     return fz_push(z, gs_transpose(z->g, z->vals[i].v, perm), z->vals[i]);
 }
 
@@ -680,24 +573,17 @@ static int fz_step_reshape(fz *z) {
     int64_t dims[GS_MAX_RANK];
     if (i < 0) return -2;
     s = fz_shape(z, i);
-    mode = (int)fz_int(&z->rng, 0, 3);
+    mode = (int)fc_int(&z->rng, 0, 3);
     if (mode == 0 && s.rank >= 1 && s.rank < FZ_MAX_RANK) {
         /* split a dim of composite size */
-        int at = (int)fz_int(&z->rng, 0, s.rank - 1);
+        int at = (int)fc_int(&z->rng, 0, s.rank - 1);
         int64_t a;
         for (k = 0; k < s.rank; k++) {
             int dd = (at + k) % s.rank;
             for (a = 2; a < s.dims[dd]; a++)
                 if (s.dims[dd] % a == 0) break;
             if (a < s.dims[dd]) {
-                for (d = 0; d < s.rank; d++) {
-                    if (d == dd) {
-                        dims[r++] = a;
-                        dims[r++] = s.dims[d] / a;
-                    } else {
-                        dims[r++] = s.dims[d];
-                    }
-                }
+                r = fc_split_dim(s, dd, a, dims);
                 return fz_push(z, gs_reshape(z->g, z->vals[i].v, r, dims), z->vals[i]);
             }
         }
@@ -705,20 +591,12 @@ static int fz_step_reshape(fz *z) {
     }
     if (mode <= 1 && s.rank >= 2) {
         /* merge two adjacent dims */
-        int at = (int)fz_int(&z->rng, 0, s.rank - 2);
-        for (d = 0; d < s.rank; d++) {
-            if (d == at) {
-                dims[r++] = s.dims[d] * s.dims[d + 1];
-                d++;
-            } else {
-                dims[r++] = s.dims[d];
-            }
-        }
+        r = fc_merge_dims(s, (int)fc_int(&z->rng, 0, s.rank - 2), dims);
         return fz_push(z, gs_reshape(z->g, z->vals[i].v, r, dims), z->vals[i]);
     }
     if (mode == 2 && s.rank < FZ_MAX_RANK) {
         /* insert a unit dim */
-        int at = (int)fz_int(&z->rng, 0, s.rank);
+        int at = (int)fc_int(&z->rng, 0, s.rank);
         for (d = 0; d <= s.rank; d++) {
             if (d == at) dims[r++] = 1;
             if (d < s.rank) dims[r++] = s.dims[d];
@@ -742,14 +620,14 @@ static int fz_step_dot(fz *z) {
     int64_t rdims[GS_MAX_RANK], rpos[GS_MAX_RANK], K = 1, numel = 1;
     gs_shape s, rs;
     gs_dot_dims dd;
-    fz_val a, b, term;
+    fc_val a, b, term;
     if (i < 0) return -2;
     i = fz_tame(z, i, FZ_TAME);
     if (i < 0) return -1;
     s = fz_shape(z, i);
     memset(&dd, 0, sizeof dd);
     for (d = 0; d < s.rank; d++) {
-        int64_t x = fz_int(&z->rng, 0, 9);
+        int64_t x = fc_int(&z->rng, 0, 9);
         role[d] = x < 2 ? 0 : x < 6 ? 1 : 2;
         if (role[d] == 0) nb++;
         else if (role[d] == 1) {
@@ -761,12 +639,12 @@ static int fz_step_dot(fz *z) {
         }
         if (role[d] == 0) numel *= s.dims[d];
     }
-    nrf = (int)fz_int(&z->rng, 0, 2);
+    nrf = (int)fc_int(&z->rng, 0, 2);
     if (nb + nc + nrf > FZ_MAX_RANK) nrf = FZ_MAX_RANK - nb - nc;
     if (nrf < 0 || nb + nlf + nrf > FZ_MAX_RANK + 1) return -2;
     /* the rhs: batch and contracting dims in a random order, then free dims */
     for (d = 0; d < nb + nc + nrf; d++) rpos[d] = d;
-    fz_shuffle(&z->rng, rpos, nb + nc + nrf);
+    fc_shuffle(&z->rng, rpos, nb + nc + nrf);
     {
         int bi = 0, ci = 0;
         for (d = 0; d < s.rank; d++) {
@@ -781,7 +659,7 @@ static int fz_step_dot(fz *z) {
             }
         }
         for (d = 0; d < nrf; d++) {
-            int64_t x = fz_int(&z->rng, 1, 6);
+            int64_t x = fc_int(&z->rng, 1, 6);
             if (numel * x > FZ_NUMEL_CAP) x = 1;
             numel *= x;
             rdims[rpos[rr++]] = x;
@@ -795,15 +673,9 @@ static int fz_step_dot(fz *z) {
     if (j < 0) return -1;
     a = z->vals[i];
     b = z->vals[j];
-    memset(&term, 0, sizeof term);
-    term.repro = a.repro && b.repro;
-    term.dy = a.dy && b.dy;
-    term.f = a.f + b.f;
-    term.e = a.e + b.e;
-    term.mag = a.mag * b.mag;
-    term.err = a.mag * b.err + b.mag * a.err + a.err * b.err + (term.repro ? 0 : fz_ulp(GS_F32, term.mag));
+    term = fc_prod(GS_F32, a, b);
     no = nb + nlf + nrf;
-    if (fz_one_in(&z->rng, 2) || no < 2) return fz_push(z, gs_dot(z->g, a.v, b.v, &dd), fz_sum(GS_F32, K, &term));
+    if (fc_one_in(&z->rng, 2) || no < 2) return fz_push(z, gs_dot(z->g, a.v, b.v, &dd), fc_sum(GS_F32, K, term));
     {
         /* the same contraction as an einsum with the output dims in a random order */
         char spec[64], lhs[GS_MAX_RANK + 1], rhs[GS_MAX_RANK + 1], out[2 * GS_MAX_RANK + 1];
@@ -827,26 +699,26 @@ static int fz_step_dot(fz *z) {
             if (free) out[n_out++] = rhs[d];
         }
         for (d = 0; d < n_out; d++) order[d] = d;
-        fz_shuffle(&z->rng, order, n_out);
+        fc_shuffle(&z->rng, order, n_out);
         {
             char o2[2 * GS_MAX_RANK + 1];
             for (d = 0; d < n_out; d++) o2[d] = out[order[d]];
             o2[n_out] = 0;
             snprintf(spec, sizeof spec, "%s,%s->%s", lhs, rhs, o2);
         }
-        return fz_push(z, gs_einsum(z->g, spec, a.v, b.v), fz_sum(GS_F32, K, &term));
+        return fz_push(z, gs_einsum(z->g, spec, a.v, b.v), fc_sum(GS_F32, K, term));
     }
 }
 
 /* An s32 scalar start index for a dim of size n sliced to size k: a constant (sometimes out of range, which
    dynamic-slice clamps) or computed from the program's values. */
 static int fz_start(fz *z, int64_t n, int64_t k) {
-    fz_val info;
-    int c = (int)fz_int(&z->rng, 0, 3);
+    fc_val info;
+    int c = (int)fc_int(&z->rng, 0, 3);
     memset(&info, 0, sizeof info);
     info.repro = true;
     info.mag = 64;
-    if (c == 0) return fz_push(z, gs_scalar(z->g, GS_S32, (double)fz_int(&z->rng, -1, n - k + 1)), info);
+    if (c == 0) return fz_push(z, gs_scalar(z->g, GS_S32, (double)fc_int(&z->rng, -1, n - k + 1)), info);
     if (c == 1 && z->n_params < FZ_MAX_PARAMS) return fz_param(z, gs_shape_scalar(GS_S32));
     {
         /* reduce an existing s32 (or reproducible float, converted) value to a scalar */
@@ -854,7 +726,7 @@ static int fz_start(fz *z, int64_t n, int64_t k) {
         int64_t dims[GS_MAX_RANK];
         gs_shape s;
         gs_value *v;
-        if (i < 0) return fz_push(z, gs_scalar(z->g, GS_S32, (double)fz_int(&z->rng, 0, n - k)), info);
+        if (i < 0) return fz_push(z, gs_scalar(z->g, GS_S32, (double)fc_int(&z->rng, 0, n - k)), info);
         s = fz_shape(z, i);
         v = z->vals[i].v;
         if (s.dtype != GS_S32) {
@@ -876,7 +748,7 @@ static int fz_step_dynamic_slice(fz *z) {
     s = fz_shape(z, i);
     for (d = 0; d < s.rank; d++) {
         int st;
-        sizes[d] = fz_int(&z->rng, 1, s.dims[d]);
+        sizes[d] = fc_int(&z->rng, 1, s.dims[d]);
         st = fz_start(z, s.dims[d], sizes[d]);
         if (st < 0) return -1;
         starts[d] = z->vals[st].v;
@@ -887,40 +759,40 @@ static int fz_step_dynamic_slice(fz *z) {
 static int fz_step_sort(fz *z) {
     int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32 | FZ_P_RANK1);
     int64_t dim;
-    bool desc = fz_one_in(&z->rng, 2);
-    fz_val idx;
+    bool desc = fc_one_in(&z->rng, 2);
+    fc_val idx;
     gs_value *t;
     int a;
     if (i < 0) return -2;
-    dim = fz_int(&z->rng, 0, fz_shape(z, i).rank - 1);
-    if (!z->vals[i].repro || fz_one_in(&z->rng, 3)) return fz_push(z, gs_sort(z->g, 1, &z->vals[i].v, dim, desc), z->vals[i]);
+    dim = fc_int(&z->rng, 0, fz_shape(z, i).rank - 1);
+    if (!z->vals[i].repro || fc_one_in(&z->rng, 3)) return fz_push(z, gs_sort(z->g, 1, &z->vals[i].v, dim, desc), z->vals[i]);
     t = gs_sort_with_indices(z->g, z->vals[i].v, dim, desc);
     a = fz_push(z, gs_get_tuple_element(z->g, t, 0), z->vals[i]);
     if (a < 0) return -1;
     memset(&idx, 0, sizeof idx);
     idx.repro = true;
     idx.mag = 8;
-    if (fz_one_in(&z->rng, 2)) return a;
+    if (fc_one_in(&z->rng, 2)) return a;
     return fz_push(z, gs_get_tuple_element(z->g, t, 1), idx);
 }
 
 static int fz_step_cumulative(fz *z) {
     int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32 | FZ_P_RANK1);
-    bool sum = fz_one_in(&z->rng, 2), rev = fz_one_in(&z->rng, 3);
+    bool sum = fc_one_in(&z->rng, 2), rev = fc_one_in(&z->rng, 3);
     int64_t dim;
     gs_shape s;
-    fz_val x;
+    fc_val x;
     if (i < 0) return -2;
     if (sum) i = fz_tame(z, i, FZ_TAME);
     if (i < 0) return -1;
     s = fz_shape(z, i);
-    dim = fz_int(&z->rng, 0, s.rank - 1);
+    dim = fc_int(&z->rng, 0, s.rank - 1);
     x = z->vals[i];
     {
         gs_value *r = gs_cumulative(z->g, x.v, sum ? GS_REDUCE_SUM : GS_REDUCE_MAX, dim, rev);
         if (!sum) return fz_push(z, r, x);
         if (s.dtype == GS_S32) return fz_push(z, r, fz_elem(GS_S32, true, false, 0, 0, 2147483648.0, 0));
-        return fz_push(z, r, fz_sum(s.dtype, s.dims[dim], &x));
+        return fz_push(z, r, fc_sum(s.dtype, s.dims[dim], x));
     }
 }
 
@@ -932,9 +804,9 @@ static int fz_step_slice(fz *z) {
     if (i < 0) return -2;
     s = fz_shape(z, i);
     for (d = 0; d < s.rank; d++) {
-        st[d] = fz_int(&z->rng, 0, s.dims[d] - 1);
-        lim[d] = fz_int(&z->rng, st[d] + 1, s.dims[d]);
-        str[d] = fz_int(&z->rng, 1, 3);
+        st[d] = fc_int(&z->rng, 0, s.dims[d] - 1);
+        lim[d] = fc_int(&z->rng, st[d] + 1, s.dims[d]);
+        str[d] = fc_int(&z->rng, 1, 3);
     }
     return fz_push(z, gs_slice(z->g, z->vals[i].v, st, lim, str), z->vals[i]);
 }
@@ -943,14 +815,14 @@ static int fz_step_pad(fz *z) {
     int i = fz_pick(z, FZ_P_RANK1 | FZ_P_NUM), c, d;
     int64_t lo[GS_MAX_RANK], hi[GS_MAX_RANK], in[GS_MAX_RANK], numel = 1;
     gs_shape s;
-    fz_val x, pv, r;
+    fc_val x;
     if (i < 0) return -2;
     s = fz_shape(z, i);
     for (d = 0; d < s.rank; d++) {
         /* negative padding crops; interior padding spreads the elements */
-        lo[d] = fz_int(&z->rng, -(s.dims[d] - 1) / 2, 3);
-        hi[d] = fz_int(&z->rng, -(s.dims[d] - 1) / 2, 3);
-        in[d] = fz_one_in(&z->rng, 3) ? fz_int(&z->rng, 1, 2) : 0;
+        lo[d] = fc_int(&z->rng, -(s.dims[d] - 1) / 2, 3);
+        hi[d] = fc_int(&z->rng, -(s.dims[d] - 1) / 2, 3);
+        in[d] = fc_one_in(&z->rng, 3) ? fc_int(&z->rng, 1, 2) : 0;
         {
             int64_t n = s.dims[d] + (s.dims[d] - 1) * in[d] + lo[d] + hi[d];
             if (n < 1) hi[d] += 1 - n, n = 1;
@@ -962,25 +834,19 @@ static int fz_step_pad(fz *z) {
     c = fz_const(z, s);
     if (c < 0) return -1;
     x = z->vals[i];
-    pv = z->vals[c];
-    r = x;
-    r.dy = x.dy && pv.dy;
-    r.f = FZ_MAXI(x.f, pv.f);
-    r.e = FZ_MAXI(x.e, pv.e);
-    r.mag = FZ_MAXD(x.mag, pv.mag);
-    return fz_push(z, gs_pad(z->g, x.v, pv.v, lo, hi, in), r);
+    return fz_push(z, gs_pad(z->g, x.v, z->vals[c].v, lo, hi, in), fc_either(x, z->vals[c]));
 }
 
 static int fz_step_concatenate(fz *z) {
     int i = fz_pick(z, FZ_P_RANK1 | FZ_P_NUM), j, d;
     gs_shape s, t;
     gs_value *xs[2];
-    fz_val a, b, r;
+    fc_val a, b;
     if (i < 0) return -2;
     s = fz_shape(z, i);
-    d = (int)fz_int(&z->rng, 0, s.rank - 1);
+    d = (int)fc_int(&z->rng, 0, s.rank - 1);
     t = s;
-    t.dims[d] = fz_int(&z->rng, 1, 6);
+    t.dims[d] = fc_int(&z->rng, 1, 6);
     if (gs_shape_numel(&s) + gs_shape_numel(&t) > FZ_NUMEL_CAP) return -2;
     j = fz_same_shape(z, t, i);
     if (j < 0) return -1;
@@ -988,14 +854,11 @@ static int fz_step_concatenate(fz *z) {
     b = z->vals[j];
     xs[0] = a.v;
     xs[1] = b.v;
-    if (fz_one_in(&z->rng, 2)) {
+    if (fc_one_in(&z->rng, 2)) {
         xs[0] = b.v;
         xs[1] = a.v;
     }
-    r = fz_elem(s.dtype, a.repro && b.repro, a.dy && b.dy, FZ_MAXI(a.f, b.f), FZ_MAXI(a.e, b.e), FZ_MAXD(a.mag, b.mag),
-                FZ_MAXD(a.err, b.err));
-    r.err = FZ_MAXD(a.err, b.err);   /* nothing is rounded */
-    return fz_push(z, gs_concatenate(z->g, 2, xs, d), r);
+    return fz_push(z, gs_concatenate(z->g, 2, xs, d), fc_either(a, b));
 }
 
 static int fz_step_reverse(fz *z) {
@@ -1005,19 +868,19 @@ static int fz_step_reverse(fz *z) {
     if (i < 0) return -2;
     s = fz_shape(z, i);
     for (d = 0; d < s.rank; d++)
-        if (fz_one_in(&z->rng, 2)) dims[n++] = d;
-    if (n == 0) dims[n++] = fz_int(&z->rng, 0, s.rank - 1);
+        if (fc_one_in(&z->rng, 2)) dims[n++] = d;
+    if (n == 0) dims[n++] = fc_int(&z->rng, 0, s.rank - 1);
     return fz_push(z, gs_reverse(z->g, z->vals[i].v, n, dims), z->vals[i]);
 }
 
 static int fz_step_reduce_window(fz *z) {
     int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32 | FZ_P_RANK1), d;
-    bool sum = fz_one_in(&z->rng, 2);
+    bool sum = fc_one_in(&z->rng, 2);
     gs_window_dim w[GS_MAX_RANK];
     int64_t n = 1;
     gs_shape s;
     gs_dtype t;
-    fz_val x;
+    fc_val x;
     double init;
     if (i < 0) return -2;
     if (sum) i = fz_tame(z, i, FZ_TAME);
@@ -1026,13 +889,13 @@ static int fz_step_reduce_window(fz *z) {
     t = s.dtype;
     for (d = 0; d < s.rank; d++) {
         w[d] = gs_window_default();
-        if (fz_one_in(&z->rng, 2)) continue;
-        w[d].size = fz_int(&z->rng, 1, 3);
-        w[d].stride = fz_int(&z->rng, 1, 2);
-        w[d].pad_lo = fz_int(&z->rng, 0, w[d].size - 1);
-        w[d].pad_hi = fz_int(&z->rng, 0, w[d].size - 1);
-        if (fz_one_in(&z->rng, 6)) w[d].window_dilation = 2;
-        if (fz_one_in(&z->rng, 6)) w[d].base_dilation = 2;
+        if (fc_one_in(&z->rng, 2)) continue;
+        w[d].size = fc_int(&z->rng, 1, 3);
+        w[d].stride = fc_int(&z->rng, 1, 2);
+        w[d].pad_lo = fc_int(&z->rng, 0, w[d].size - 1);
+        w[d].pad_hi = fc_int(&z->rng, 0, w[d].size - 1);
+        if (fc_one_in(&z->rng, 6)) w[d].window_dilation = 2;
+        if (fc_one_in(&z->rng, 6)) w[d].base_dilation = 2;
         /* the window must fit the padded, dilated base */
         if ((s.dims[d] - 1) * w[d].base_dilation + 1 + w[d].pad_lo + w[d].pad_hi < (w[d].size - 1) * w[d].window_dilation + 1)
             w[d] = gs_window_default();
@@ -1044,22 +907,22 @@ static int fz_step_reduce_window(fz *z) {
     {
         gs_value *r = gs_reduce_window(z->g, x.v, gs_scalar(z->g, t, init), sum ? GS_REDUCE_SUM : GS_REDUCE_MAX, w);
         if (!sum) return fz_push(z, r, x);
-        if (t == GS_S32) return fz_push(z, r, fz_elem(t, true, false, 0, 0, FZ_MIND(x.mag * (double)n, 2147483648.0), 0));
-        return fz_push(z, r, fz_sum(t, n, &x));
+        if (t == GS_S32) return fz_push(z, r, fz_elem(t, true, false, 0, 0, FC_MIND(x.mag * (double)n, 2147483648.0), 0));
+        return fz_push(z, r, fc_sum(t, n, x));
     }
 }
 
 /* argmax/argmin: an index jumps with a tiny change of the values, so only of reproducible values */
 static int fz_step_argmax(fz *z) {
     int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32 | FZ_P_RANK1 | FZ_P_REPRO);
-    fz_val r;
+    fc_val r;
     int64_t dim;
     if (i < 0) return -2;
-    dim = fz_int(&z->rng, 0, fz_shape(z, i).rank - 1);
+    dim = fc_int(&z->rng, 0, fz_shape(z, i).rank - 1);
     memset(&r, 0, sizeof r);
     r.repro = true;
     r.mag = (double)fz_shape(z, i).dims[dim];
-    return fz_push(z, fz_one_in(&z->rng, 2) ? gs_argmax(z->g, z->vals[i].v, dim) : gs_argmin(z->g, z->vals[i].v, dim), r);
+    return fz_push(z, fc_one_in(&z->rng, 2) ? gs_argmax(z->g, z->vals[i].v, dim) : gs_argmin(z->g, z->vals[i].v, dim), r);
 }
 
 /* top-k along the last dim: the values (continuous), and the indices when the values are reproducible */
@@ -1067,12 +930,12 @@ static int fz_step_topk(fz *z) {
     int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32 | FZ_P_RANK1), a;
     gs_shape s;
     gs_value *t;
-    fz_val idx;
+    fc_val idx;
     if (i < 0) return -2;
     s = fz_shape(z, i);
-    t = gs_topk(z->g, z->vals[i].v, fz_int(&z->rng, 1, s.dims[s.rank - 1]), fz_one_in(&z->rng, 3) ? false : true);
+    t = gs_topk(z->g, z->vals[i].v, fc_int(&z->rng, 1, s.dims[s.rank - 1]), fc_one_in(&z->rng, 3) ? false : true);
     a = fz_push(z, gs_get_tuple_element(z->g, t, 0), z->vals[i]);
-    if (a < 0 || !z->vals[i].repro || fz_one_in(&z->rng, 2)) return a;
+    if (a < 0 || !z->vals[i].repro || fc_one_in(&z->rng, 2)) return a;
     memset(&idx, 0, sizeof idx);
     idx.repro = true;
     idx.mag = (double)s.dims[s.rank - 1];
@@ -1081,14 +944,14 @@ static int fz_step_topk(fz *z) {
 
 /* uniform random numbers: element i is a function of (seed, i) only, so reproducible on any layout */
 static int fz_step_rng(fz *z) {
-    gs_dtype t = fz_one_in(&z->rng, 3) ? GS_S32 : GS_F32;
+    gs_dtype t = fc_one_in(&z->rng, 3) ? GS_S32 : GS_F32;
     gs_shape s = fz_random_shape(z, t, 1);
-    fz_val r;
-    double lo = t == GS_S32 ? (double)fz_int(&z->rng, -8, 0) : -2, hi = t == GS_S32 ? (double)fz_int(&z->rng, 1, 8) : 2;
+    fc_val r;
+    double lo = t == GS_S32 ? (double)fc_int(&z->rng, -8, 0) : -2, hi = t == GS_S32 ? (double)fc_int(&z->rng, 1, 8) : 2;
     memset(&r, 0, sizeof r);
     r.repro = true;
     r.mag = 8;
-    return fz_push(z, gs_rng_uniform(z->g, gs_scalar(z->g, t, lo), gs_scalar(z->g, t, hi), s, fz_next(&z->rng)), r);
+    return fz_push(z, gs_rng_uniform(z->g, gs_scalar(z->g, t, lo), gs_scalar(z->g, t, hi), s, fc_next(&z->rng)), r);
 }
 
 /* a 1-D convolution b0f_0io->b0f: input [B, W, C], kernel [K, C, O] */
@@ -1097,7 +960,7 @@ static int fz_step_convolution(fz *z) {
     gs_shape s, ks;
     gs_conv_config cfg;
     int64_t kd[3], K = 1;
-    fz_val a, b, term;
+    fc_val a, b, term;
     if (i < 0 || fz_shape(z, i).rank != 3) return -2;
     i = fz_tame(z, i, FZ_TAME);
     if (i < 0) return -1;
@@ -1105,14 +968,14 @@ static int fz_step_convolution(fz *z) {
     memset(&cfg, 0, sizeof cfg);
     if (gs_conv_dims_from_labels("b0f_0io->b0f", &cfg.dims) != GS_OK) return -2;
     cfg.window[0] = gs_window_default();
-    cfg.window[0].size = fz_int(&z->rng, 1, 3);
-    cfg.window[0].stride = fz_int(&z->rng, 1, 2);
-    cfg.window[0].pad_lo = fz_int(&z->rng, 0, 1);
-    cfg.window[0].pad_hi = fz_int(&z->rng, 0, 1);
+    cfg.window[0].size = fc_int(&z->rng, 1, 3);
+    cfg.window[0].stride = fc_int(&z->rng, 1, 2);
+    cfg.window[0].pad_lo = fc_int(&z->rng, 0, 1);
+    cfg.window[0].pad_hi = fc_int(&z->rng, 0, 1);
     if (s.dims[1] + cfg.window[0].pad_lo + cfg.window[0].pad_hi < cfg.window[0].size) return -2;
     kd[0] = cfg.window[0].size;
     kd[1] = s.dims[2];
-    kd[2] = fz_int(&z->rng, 1, 4);
+    kd[2] = fc_int(&z->rng, 1, 4);
     ks = gs_shape_make(GS_F32, 3, kd);
     k = fz_same_shape(z, ks, -1);
     k = fz_tame(z, k, FZ_TAME);
@@ -1120,14 +983,8 @@ static int fz_step_convolution(fz *z) {
     a = z->vals[i];
     b = z->vals[k];
     K = kd[0] * kd[1];
-    memset(&term, 0, sizeof term);
-    term.repro = a.repro && b.repro;
-    term.dy = a.dy && b.dy;
-    term.f = a.f + b.f;
-    term.e = a.e + b.e;
-    term.mag = a.mag * b.mag;
-    term.err = a.mag * b.err + b.mag * a.err + a.err * b.err + (term.repro ? 0 : fz_ulp(GS_F32, term.mag));
-    return fz_push(z, gs_convolution(z->g, a.v, b.v, &cfg), fz_sum(GS_F32, K, &term));
+    term = fc_prod(GS_F32, a, b);
+    return fz_push(z, gs_convolution(z->g, a.v, b.v, &cfg), fc_sum(GS_F32, K, term));
 }
 
 /* ---- while loops ----
@@ -1137,20 +994,20 @@ enum { FZ_W_TANH, FZ_W_HALF, FZ_W_MAXC, FZ_W_REVERSE, FZ_W_ROTATE, FZ_W_SORT, FZ
        FZ_W_ANNOTATE, FZ_W_COUNT };
 
 /* What one micro-step does to what is known about x. */
-static fz_val fz_w_info(int m, gs_shape s, int64_t n_dim, fz_val x) {
+static fc_val fz_w_info(int m, gs_shape s, int64_t n_dim, fc_val x) {
     gs_dtype t = s.dtype;
     switch (m) {
     case FZ_W_TANH: return fz_elem(t, x.repro, false, 0, 0, 1, x.err);
     case FZ_W_HALF: return fz_elem(t, x.repro, x.dy, x.f + 1, x.e, x.mag / 2, x.err / 2);
-    case FZ_W_MAXC: return fz_elem(t, x.repro, x.dy, FZ_MAXI(x.f, 3), FZ_MAXI(x.e, 1), FZ_MAXD(x.mag, 1), x.err);
+    case FZ_W_MAXC: return fz_elem(t, x.repro, x.dy, FC_MAXI(x.f, 3), FC_MAXI(x.e, 1), FC_MAXD(x.mag, 1), x.err);
     case FZ_W_ADDMAX: {
-        fz_val r = fz_elem(t, x.repro, x.dy, x.f, x.e + 1, 2 * x.mag, 2 * x.err);
-        if (t == GS_S32) r.mag = FZ_MIND(r.mag, 2147483648.0);
+        fc_val r = fz_elem(t, x.repro, x.dy, x.f, x.e + 1, 2 * x.mag, 2 * x.err);
+        if (t == GS_S32) r.mag = FC_MIND(r.mag, 2147483648.0);
         return r;
     }
     case FZ_W_CUMSUM:
-        if (t == GS_S32) return fz_elem(t, true, false, 0, 0, FZ_MIND(x.mag * (double)n_dim, 2147483648.0), 0);
-        return fz_sum(t, n_dim, &x);
+        if (t == GS_S32) return fz_elem(t, true, false, 0, 0, FC_MIND(x.mag * (double)n_dim, 2147483648.0), 0);
+        return fc_sum(t, n_dim, x);
     default: return x;   /* data movement, sort, cummax, annotation */
     }
 }
@@ -1163,19 +1020,19 @@ static int fz_step_while(fz *z) {
     gs_shape s, st[2];
     gs_graph *body, *cond;
     gs_value *p, *ci, *x, *init, *w, *outs[2], *el[2];
-    fz_val info;
+    fc_val info;
     char name[48];
     if (i < 0) return -2;
     if (fz_dtype(z, i) != GS_S32) i = fz_tame(z, i, FZ_TAME);
     if (i < 0) return -1;
     s = fz_shape(z, i);
-    n_micro = (int)fz_int(&z->rng, 1, 3);
-    iters = (int)fz_int(&z->rng, 0, 3);
+    n_micro = (int)fc_int(&z->rng, 1, 3);
+    iters = (int)fc_int(&z->rng, 0, 3);
     for (k = 0; k < n_micro; k++) {
-        int m = (int)fz_int(&z->rng, 0, FZ_W_COUNT - 1);
+        int m = (int)fc_int(&z->rng, 0, FZ_W_COUNT - 1);
         if (s.dtype == GS_S32 && (m == FZ_W_TANH || m == FZ_W_HALF)) m = FZ_W_REVERSE;
         micro[k] = m;
-        dims_of[k] = fz_int(&z->rng, 0, s.rank - 1);
+        dims_of[k] = fc_int(&z->rng, 0, s.rank - 1);
         ann[k] = m == FZ_W_ANNOTATE ? fz_sharding(z, s) : NULL;
     }
     st[0] = gs_shape_scalar(GS_S32);
@@ -1247,9 +1104,9 @@ static int fz_step_while(fz *z) {
 static int fz_step_gather(fz *z) {
     int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32 | FZ_P_RANK1), ix, d;
     gs_shape s, is;
-    int64_t m = fz_int(&z->rng, 1, 6), idims[2];
+    int64_t m = fc_int(&z->rng, 1, 6), idims[2];
     gs_value *idx;
-    fz_val x, r;
+    fc_val x, r;
     if (i < 0) return -2;
     s = fz_shape(z, i);
     if (gs_shape_numel(&s) / s.dims[0] * m > FZ_NUMEL_CAP) return -2;
@@ -1259,17 +1116,17 @@ static int fz_step_gather(fz *z) {
     {
         /* indices: a parameter (s32 inputs are in [-8, 8]) or a constant table */
         int32_t tab[6];
-        fz_val ii;
+        fc_val ii;
         memset(&ii, 0, sizeof ii);
         ii.repro = true;
         ii.mag = 8;
-        for (d = 0; d < m; d++) tab[d] = (int32_t)fz_int(&z->rng, -1, s.dims[0]);
-        ix = z->n_params < FZ_MAX_PARAMS && fz_one_in(&z->rng, 2) ? fz_param(z, is) : fz_push(z, gs_constant(z->g, is, tab), ii);
+        for (d = 0; d < m; d++) tab[d] = (int32_t)fc_int(&z->rng, -1, s.dims[0]);
+        ix = z->n_params < FZ_MAX_PARAMS && fc_one_in(&z->rng, 2) ? fz_param(z, is) : fz_push(z, gs_constant(z->g, is, tab), ii);
     }
     if (ix < 0) return -1;
     idx = z->vals[ix].v;
     x = z->vals[i];
-    if (fz_one_in(&z->rng, 2)) {
+    if (fc_one_in(&z->rng, 2)) {
         gs_gather_dims gd;
         memset(&gd, 0, sizeof gd);
         for (d = 1; d < s.rank; d++) gd.offset_dims[gd.n_offset_dims++] = d;
@@ -1286,7 +1143,7 @@ static int fz_step_gather(fz *z) {
         /* scatter updates [m, rest of x] into x: replace (later updates win), add or max */
         gs_scatter_dims sd;
         gs_shape us = s;
-        int u, k = (int)fz_int(&z->rng, 0, 2);
+        int u, k = (int)fc_int(&z->rng, 0, 2);
         gs_reduce_kind comb = k == 0 ? GS_REDUCE_REPLACE : k == 1 ? GS_REDUCE_SUM : GS_REDUCE_MAX;
         us.dims[0] = m;
         if (comb == GS_REDUCE_SUM) {
@@ -1304,43 +1161,22 @@ static int fz_step_gather(fz *z) {
         sd.n_scatter_dims_to_operand_dims = 1;
         sd.scatter_dims_to_operand_dims[0] = 0;
         sd.index_vector_dim = 1;
-        {
-            fz_val a = x, b = z->vals[u];
-            r = fz_elem(s.dtype, a.repro && b.repro, a.dy && b.dy, FZ_MAXI(a.f, b.f), FZ_MAXI(a.e, b.e), FZ_MAXD(a.mag, b.mag),
-                        FZ_MAXD(a.err, b.err));
-            r.err = FZ_MAXD(a.err, b.err);
-            if (comb == GS_REDUCE_SUM) {
-                /* each element adds at most m updates to its value, in a fixed order on both sides */
-                fz_val t = r;
-                if (s.dtype == GS_S32) r = fz_elem(GS_S32, true, false, 0, 0, FZ_MIND((double)(m + 1) * t.mag, 2147483648.0), 0);
-                else r = fz_sum(s.dtype, m + 1, &t);
-            }
+        r = fc_either(x, z->vals[u]);
+        if (comb == GS_REDUCE_SUM) {
+            /* each element adds at most m updates to its value, in a fixed order on both sides */
+            fc_val t = r;
+            if (s.dtype == GS_S32) r = fz_elem(GS_S32, true, false, 0, 0, FC_MIND((double)(m + 1) * t.mag, 2147483648.0), 0);
+            else r = fc_sum(s.dtype, m + 1, t);
         }
         return fz_push(z, gs_scatter(z->g, x.v, idx, z->vals[u].v, &sd, comb), r);
     }
 }
 
 /* ---- one program ---- */
-typedef struct fz_program {
-    gs_graph *g;
-    int64_t D;
-    gs_partition_desc pd;     /* the partitioner's options, also drawn from the seed */
-    bool threaded;            /* run on a threaded runtime (one program in 16), else lockstep */
-    double atol;
-    int n_in;
-    void *inputs[FZ_MAX_PARAMS];
-    const char *text;         /* the annotated source, before partitioning */
-} fz_program;
-
-static void fz_program_free(fz_program *p) {
-    int k;
-    for (k = 0; k < p->n_in; k++) free(p->inputs[k]);
-    memset(p, 0, sizeof *p);
-}
-
-/* Builds the program of seed in ctx. max_steps >= 0 keeps only the first steps (and only the last value as the
-   output). Returns false (with *why) if the generator itself failed. */
-static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int max_steps, fz_program *out, const char **why) {
+/* Builds the program of seed in ctx (see fc_build_fn): the partitioner's options are drawn too, and one program
+   in 16 runs on a threaded runtime. */
+static bool fz_build(gs_ctx *ctx, uint64_t seed, unsigned ops, int64_t only_D, int max_steps, fc_program *out,
+                     const char **why) {
     fz z;
     int k, n_steps, n_out = 1, tries;
     gs_value *outs[5];
@@ -1349,37 +1185,28 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int ma
     memset(out, 0, sizeof *out);
     z.ctx = ctx;
     z.rng = seed;
-    z.ops = ops;
-    z.D = only_D > 0 ? only_D : fz_int(&z.rng, 1, 16);
+    z.D = only_D > 0 ? only_D : fc_int(&z.rng, 1, 16);
     out->D = z.D;
     out->pd.num_devices = z.D;
-    out->pd.windowed_einsum_bytes = fz_one_in(&z.rng, 2) ? 1 : 0;   /* 1: every eligible dot becomes a loop */
-    out->pd.all_gather_as_all_reduce = fz_one_in(&z.rng, 4);
-    out->threaded = fz_one_in(&z.rng, 16);
-    in_rng = fz_next(&z.rng);
+    out->pd.windowed_einsum_bytes = fc_one_in(&z.rng, 2) ? 1 : 0;   /* 1: every eligible dot becomes a loop */
+    out->pd.all_gather_as_all_reduce = fc_one_in(&z.rng, 4);
+    out->threaded = fc_one_in(&z.rng, 16);
+    snprintf(out->desc, sizeof out->desc, "%lld devices%s, windowed_einsum_bytes %lld%s", (long long)z.D,
+             out->threaded ? " (threaded)" : "", (long long)out->pd.windowed_einsum_bytes,
+             out->pd.all_gather_as_all_reduce ? ", all_gather_as_all_reduce" : "");
+    in_rng = fc_next(&z.rng);
     /* most programs have a few annotations; one in eight has one on every value (many reshards) */
-    z.max_annot = fz_one_in(&z.rng, 8) ? FZ_MAX_VALS : FZ_MAX_ANNOT;
+    z.max_annot = fc_one_in(&z.rng, 8) ? FZ_MAX_VALS : FZ_MAX_ANNOT;
     z.annot_odds = z.max_annot > FZ_MAX_ANNOT ? 1 : 2;
     z.g = gs_graph_new(ctx, "fuzz");
     gs_graph_set_num_partitions(z.g, z.D);
-    for (k = (int)fz_int(&z.rng, 1, 2); k > 0; k--)
-        if (fz_param(&z, fz_random_shape(&z, fz_one_in(&z.rng, 4) ? GS_S32 : GS_F32, fz_one_in(&z.rng, 6) ? 0 : 1)) < 0) break;
-    n_steps = (int)fz_int(&z.rng, 2, FZ_MAX_STEPS);
+    for (k = (int)fc_int(&z.rng, 1, 2); k > 0; k--)
+        if (fz_param(&z, fz_random_shape(&z, fc_one_in(&z.rng, 4) ? GS_S32 : GS_F32, fc_one_in(&z.rng, 6) ? 0 : 1)) < 0) break;
+    n_steps = (int)fc_int(&z.rng, 2, FZ_MAX_STEPS);
     for (z.steps = 0; z.steps < n_steps && (max_steps < 0 || z.steps < max_steps) && !gs_ctx_error(ctx); z.steps++) {
-        int r = -2, total = 0, w;
-        for (k = 0; k < FZ_N_KINDS; k++)
-            if (ops & fz_kinds[k].bit) total += fz_kinds[k].weight;
+        int r = -2;
         for (tries = 0; tries < 8 && r == -2; tries++) {
-            int pick = (int)fz_int(&z.rng, 0, total - 1), kind = 0;
-            for (k = 0, w = 0; k < FZ_N_KINDS; k++) {
-                if (!(ops & fz_kinds[k].bit)) continue;
-                w += fz_kinds[k].weight;
-                if (pick < w) {
-                    kind = fz_kinds[k].bit;
-                    break;
-                }
-            }
-            switch (kind) {
+            switch (fc_draw_kind(&z.rng, fz_kinds, FZ_N_KINDS, ops)) {
             case FZ_ELEM: r = fz_step_elementwise(&z); break;
             case FZ_BCAST: r = fz_step_broadcast(&z); break;
             case FZ_REDUCE: r = fz_step_reduce(&z); break;
@@ -1405,6 +1232,7 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int ma
         if (r == -1) break;
         if (r >= 0) fz_maybe_annotate(&z, r);
     }
+    out->n_steps = z.steps;
     if (gs_ctx_error(ctx) || z.n == 0) {
         *why = gs_ctx_error(ctx) ? gs_ctx_error_msg(ctx) : "no values";
         return false;
@@ -1426,225 +1254,23 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, int ops, int64_t only_D, int ma
             for (j = 0; j < n_out; j++) read = read || outs[j] == v;
             if (!read) outs[n_out++] = v;
         }
-        if (n_out < 5 && fz_one_in(&z.rng, 3)) {
+        if (n_out < 5 && fc_one_in(&z.rng, 3)) {
             bool dup = false;
-            i = (int)fz_int(&z.rng, 0, z.n - 1);
+            i = (int)fc_int(&z.rng, 0, z.n - 1);
             for (j = 0; j < n_out; j++) dup = dup || outs[j] == z.vals[i].v;
             if (!dup && fz_shape(&z, i).dtype != GS_TUPLE) outs[n_out++] = z.vals[i].v;
         }
     }
-    if (n_out == 1 ? gs_graph_set_root(z.g, outs[0]) != GS_OK : gs_graph_set_outputs(z.g, n_out, outs) != GS_OK) {
-        *why = gs_ctx_error_msg(ctx);
-        return false;
-    }
-    if (gs_graph_verify(z.g) != GS_OK) {
-        *why = gs_ctx_error_msg(ctx);
-        return false;
-    }
-    /* the tolerance: the largest bound of any value (see the top of the file) */
-    out->atol = 1e-30;
-    for (k = 0; k < z.n; k++)
-        if (z.vals[k].err > out->atol) out->atol = z.vals[k].err;
-    /* inputs: floats are multiples of 1/8 in [-2, 2], s32 in [-8, 8] */
-    out->g = z.g;
-    out->n_in = gs_graph_num_params(z.g);
-    for (k = 0; k < out->n_in; k++) {
-        gs_shape s = gs_value_shape(gs_graph_param(z.g, k));
-        int64_t e, n = gs_shape_numel(&s);
-        out->inputs[k] = malloc(gs_shape_bytes(&s) + 1);
-        if (!out->inputs[k]) {
-            *why = "out of memory";
-            return false;
-        }
-        for (e = 0; e < n; e++) {
-            if (s.dtype == GS_S32) ((int32_t *)out->inputs[k])[e] = (int32_t)fz_int(&in_rng, -8, 8);
-            else ((float *)out->inputs[k])[e] = (float)fz_int(&in_rng, -16, 16) / 8;
-        }
-    }
-    out->text = gs_hlo_print(z.g);
-    if (!out->text) {
-        *why = gs_ctx_error_msg(ctx);
-        return false;
-    }
-    return true;
+    return fc_finish(z.g, n_out, outs, z.vals, z.n, in_rng, out, why);
 }
 
-/* ---- the runner ---- */
-typedef struct fz_runner {
-    gs_ctx *ctx;
-    gs_runtime *rt[FZ_MAX_D + 1], *thr[FZ_MAX_D + 1];   /* lockstep and threaded, per device count */
-    int used;                 /* programs built in ctx (a fresh context every so often bounds the arena) */
-} fz_runner;
-
-static void fz_runner_reset(fz_runner *R) {
-    int d;
-    for (d = 0; d <= FZ_MAX_D; d++) {
-        gs_runtime_destroy(R->rt[d]);
-        gs_runtime_destroy(R->thr[d]);
-    }
-    gs_ctx_destroy(R->ctx);
-    memset(R, 0, sizeof *R);
-}
-
-static gs_runtime *fz_runtime(fz_runner *R, int64_t D, bool threaded) {
-    gs_runtime **rt = threaded ? &R->thr[D] : &R->rt[D];
-    if (!*rt) {
-        gs_runtime_desc rd;
-        memset(&rd, 0, sizeof rd);
-        rd.num_devices = D;
-        rd.mode = threaded ? GS_RUNTIME_THREADED : GS_RUNTIME_LOCKSTEP;
-        if (gs_runtime_create(R->ctx, &rd, rt) != GS_OK) return NULL;
-    }
-    return *rt;
-}
-
-enum { FZ_OK = 0, FZ_GEN, FZ_PARTITION, FZ_TEXT, FZ_RUN, FZ_MISMATCH, FZ_N_OUTCOMES };
-static const char *const fz_outcome_name[] = {"ok", "generator error", "partition error", "SPMD text error", "run error",
-                                              "mismatch"};
-
-/* Builds, partitions and checks one program; *msg describes a failure (in R's context or static). */
-static int fz_run_one(fz_runner *R, uint64_t seed, int ops, int64_t only_D, int max_steps, bool verbose,
-                      fz_program *P, const char **msg) {
-    gs_graph *spmd = NULL;
-    gs_check_desc cd;
-    gs_check_report rep;
-    gs_runtime *rt;
-    gs_result r;
-    if (!R->ctx || R->used >= 32) {
-        fz_runner_reset(R);
-        if (gs_ctx_create(NULL, &R->ctx) != GS_OK) {
-            *msg = "cannot create a context";
-            return FZ_GEN;
-        }
-    }
-    R->used++;
-    gs_ctx_clear_error(R->ctx);
-    if (!fz_build(R->ctx, seed, ops, only_D, max_steps, P, msg)) return FZ_GEN;
-    if (verbose)
-        printf("---- seed %llu: %lld devices%s, windowed_einsum_bytes %lld%s, atol %g\n%s", (unsigned long long)seed,
-               (long long)P->D, P->threaded ? " (threaded)" : "", (long long)P->pd.windowed_einsum_bytes,
-               P->pd.all_gather_as_all_reduce ? ", all_gather_as_all_reduce" : "", P->atol, P->text);
-    r = gs_partition(P->g, &P->pd, &spmd);
-    if (r != GS_OK) {
-        *msg = gs_ctx_error_msg(R->ctx);
-        return FZ_PARTITION;
-    }
-    if (verbose) printf("---- SPMD program\n%s", gs_partition_print(spmd, true));
-    {
-        /* the SPMD program verifies, and its text (what `gshard partition` prints) parses back to the same text */
-        const char *t1 = gs_graph_verify(spmd) == GS_OK ? gs_hlo_print(spmd) : NULL, *t2 = NULL;
-        gs_graph *back = NULL;
-        if (!t1 || gs_hlo_parse(R->ctx, t1, strlen(t1), &back) != GS_OK || !(t2 = gs_hlo_print(back))) {
-            *msg = gs_ctx_error_msg(R->ctx);
-            return FZ_TEXT;
-        }
-        if (strcmp(t1, t2) != 0) {
-            *msg = "the SPMD program's text does not print back the same after parsing";
-            return FZ_TEXT;
-        }
-    }
-    rt = fz_runtime(R, P->D, P->threaded);
-    if (!rt) {
-        *msg = gs_ctx_error_msg(R->ctx);
-        return FZ_RUN;
-    }
-    memset(&cd, 0, sizeof cd);
-    cd.atol = P->atol;
-    cd.rtol = 1e-12;
-    cd.locate = true;
-    r = gs_partition_check(spmd, rt, &cd, (const void *const *)P->inputs, &rep);
-    if (r != GS_OK) {
-        *msg = gs_ctx_error_msg(R->ctx);
-        return FZ_RUN;
-    }
-    if (verbose) printf("---- %s: %lld elements, max |got - want| %g\n", rep.ok ? "ok" : "MISMATCH", (long long)rep.n_compared, rep.max_abs_err);
-    if (!rep.ok) {
-        *msg = rep.message;
-        return FZ_MISMATCH;
-    }
-    return FZ_OK;
-}
-
-static long long fz_env_int(const char *name, long long dflt) {
-    const char *s = getenv(name);
-    return s && *s ? strtoll(s, NULL, 10) : dflt;
-}
-
-/* GST_FUZZ_OPS: comma-separated kind names (a leading '-' removes a kind from the full mix) */
-static int fz_env_ops(void) {
-    const char *s = getenv("GST_FUZZ_OPS"), *p;
-    int ops = 0, minus = FZ_ALL, k;
-    if (!s || !*s || strcmp(s, "all") == 0) return FZ_ALL;
-    for (p = s; *p;) {
-        const char *e = strchr(p, ',');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        bool neg = *p == '-';
-        for (k = 0; k < FZ_N_KINDS; k++)
-            if (strlen(fz_kinds[k].name) == n - neg && strncmp(fz_kinds[k].name, p + neg, n - neg) == 0) {
-                if (neg) minus &= ~fz_kinds[k].bit;
-                else ops |= fz_kinds[k].bit;
-            }
-        p += n + (e ? 1 : 0);
-    }
-    if (!ops) ops = FZ_ALL;
-    return ops & minus;
-}
-
-static double fz_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+/* the SPMD program's text must parse back the same; the summary line only */
+static const fc_fuzzer fz_fuzzer = {"FUZZ", "spmd_fuzz", "OPS", fz_kinds, FZ_N_KINDS, 2000, FZ_MAX_D, true, false,
+                                    fz_build, "spmd fuzz", "programs", "SPMD text errors"};
 
 static void test_spmd_fuzz(void) {
-    long long count = fz_env_int("GST_FUZZ_COUNT", 2000), i;
-    uint64_t seed0 = getenv("GST_FUZZ_SEED") ? strtoull(getenv("GST_FUZZ_SEED"), NULL, 10) : 1;
-    bool verbose = fz_env_int("GST_FUZZ_VERBOSE", 0) != 0;
-    int show = (int)fz_env_int("GST_FUZZ_SHOW", 5), ops = fz_env_ops(), shown = 0;
-    int64_t only_D = fz_env_int("GST_FUZZ_DEVICES", 0);
-    long long counts[FZ_N_OUTCOMES] = {0};
-    double t0 = fz_now();
-    fz_runner R;
-    memset(&R, 0, sizeof R);
-    if (only_D < 0 || only_D > FZ_MAX_D) only_D = 0;
-    for (i = 0; i < count; i++) {
-        uint64_t seed = seed0 + (uint64_t)i;
-        fz_program P;
-        const char *msg = "";
-        int o = fz_run_one(&R, seed, ops, only_D, -1, verbose, &P, &msg);
-        counts[o]++;
-        if (o != FZ_OK) {
-            gst_checks_failed_in_test++;
-            if (shown < show) {
-                int k;
-                shown++;
-                fprintf(stderr, "  FUZZ seed %llu (%lld devices%s, windowed_einsum_bytes %lld%s): %s: %s\n",
-                        (unsigned long long)seed, (long long)P.D, P.threaded ? " threaded" : "", (long long)P.pd.windowed_einsum_bytes,
-                        P.pd.all_gather_as_all_reduce ? ", all_gather_as_all_reduce" : "", fz_outcome_name[o], msg);
-                if (P.text) fprintf(stderr, "%s", P.text);
-                /* the shortest prefix of the program that still fails (its last value as the only output) */
-                for (k = 1; k <= FZ_MAX_STEPS && o != FZ_GEN; k++) {
-                    fz_program Q;
-                    const char *m2 = "";
-                    int o2 = fz_run_one(&R, seed, ops, only_D, k, false, &Q, &m2);
-                    bool fails = o2 != FZ_OK && o2 != FZ_GEN;
-                    if (fails)
-                        fprintf(stderr, "  shortest failing prefix (%d steps): %s: %s\n%s", k, fz_outcome_name[o2], m2, Q.text ? Q.text : "");
-                    fz_program_free(&Q);
-                    if (fails) break;
-                }
-            } else {
-                fprintf(stderr, "  FUZZ seed %llu (%lld devices): %s: %.200s\n", (unsigned long long)seed, (long long)P.D,
-                        fz_outcome_name[o], msg);
-            }
-        }
-        fz_program_free(&P);
-    }
-    fz_runner_reset(&R);
-    printf("spmd fuzz: %lld programs from seed %llu in %.1f s: %lld ok, %lld partition errors, %lld SPMD text errors, "
-           "%lld run errors, %lld mismatches, %lld generator errors\n",
-           count, (unsigned long long)seed0, fz_now() - t0, counts[FZ_OK], counts[FZ_PARTITION], counts[FZ_TEXT],
-           counts[FZ_RUN], counts[FZ_MISMATCH], counts[FZ_GEN]);
+    fc_totals T;
+    fc_run(&fz_fuzzer, &T);
 }
 
 void suite_spmd_fuzz(void) { RUN(test_spmd_fuzz); }

@@ -50,26 +50,13 @@
      GST_WFUZZ_DEVICES=D   only D devices (1 to 8)
      GST_WFUZZ_SHOW=K      print at most K failures in full (default 5)
    Every failure prints its seed and the command that reproduces it; a failing chain also shows its shortest
-   failing prefix. */
-#if !defined(_POSIX_C_SOURCE)
-#  define _POSIX_C_SOURCE 200809L   /* clock_gettime */
-#endif
-#include "test.h"
-#include <time.h>
-
-/* ---- splitmix64 ---- */
-static uint64_t wz_next(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static int64_t wz_int(uint64_t *s, int64_t lo, int64_t hi) { return lo + (int64_t)(wz_next(s) % (uint64_t)(hi - lo + 1)); }
-static bool wz_one_in(uint64_t *s, int n) { return wz_next(s) % (uint64_t)n == 0; }
+   failing prefix. The random generator, the value bookkeeping, the case's finishing and the runner are shared
+   with the general fuzzer (fuzz_common.h); the steps, meshes and shardings below are this fuzzer's own. */
+#include "fuzz_common.h"
 
 /* ---- case kinds ---- */
 enum { WZ_RW, WZ_CONV, WZ_SLICE, WZ_PAD, WZ_CONCAT, WZ_REVERSE, WZ_RESHAPE, WZ_CHAIN, WZ_N_KINDS };
-static const struct { const char *name; int weight; } wz_kinds[WZ_N_KINDS] = {
+static const fc_kind wz_kinds[WZ_N_KINDS] = {
     {"reduce-window", 4}, {"convolution", 4}, {"slice", 2}, {"pad", 2},
     {"concatenate", 2},   {"reverse", 1},     {"reshape", 2}, {"chain", 3},
 };
@@ -79,18 +66,6 @@ static const struct { const char *name; int weight; } wz_kinds[WZ_N_KINDS] = {
 #define WZ_MAX_PARAMS 12
 #define WZ_MAX_STEPS 3
 #define WZ_NUMEL_CAP 2048     /* elements of any array of a case */
-#define WZ_MAXI(a, b) ((a) > (b) ? (a) : (b))
-#define WZ_MAXD(a, b) ((a) > (b) ? (a) : (b))
-
-/* What the generator knows about a value (see the top of the file). */
-typedef struct wz_val {
-    gs_value *v;
-    bool exact;               /* an exact dyadic number: a multiple of 2^-f with |x| <= 2^e */
-    int f, e;
-    double mag;               /* |x| <= mag */
-    double err;               /* |partitioned - reference| <= err */
-    bool annotated;           /* carries a user sharding (attribute or annotation instruction) */
-} wz_val;
 
 /* A mesh of one or two axes over the D devices: dev is row-major over the axes. */
 typedef struct wz_mesh {
@@ -108,7 +83,8 @@ typedef struct wz {
     uint64_t rng;
     int64_t D;
     wz_mesh mesh;
-    wz_val vals[WZ_MAX_VALS];
+    fc_val vals[WZ_MAX_VALS];
+    bool annotated[WZ_MAX_VALS];   /* value i carries a user sharding (attribute or annotation instruction) */
     int n;
     int n_params;
     int steps;
@@ -122,121 +98,29 @@ typedef struct wz {
 
 static gs_shape wz_shape(const wz *z, int i) { return gs_value_shape(z->vals[i].v); }
 
-/* ---- what is known about values ---- */
-static int wz_log2ceil(int64_t n) {
-    int k = 0;
-    while (k < 62 && ((int64_t)1 << k) < n) k++;
-    return k;
-}
-static int wz_e_of(double m) {
-    int k = 0;
-    while (k < 200 && ldexp(1.0, k) < m) k++;
-    return k;
-}
-
-static wz_val wz_input_info(gs_dtype t) {
-    wz_val r;
-    memset(&r, 0, sizeof r);
-    r.exact = true;
-    if (t == GS_S32) {
-        r.mag = 8;
-        r.e = 3;
-    } else {
-        r.mag = 2;   /* multiples of 1/8 in [-2, 2] */
-        r.f = 3;
-        r.e = 1;
-    }
-    return r;
-}
-
-/* an element of either a or b (data movement with a second source: pad value, init, another operand) */
-static wz_val wz_either(wz_val a, wz_val b) {
-    wz_val r = a;
-    r.exact = a.exact && b.exact;
-    r.f = WZ_MAXI(a.f, b.f);
-    r.e = WZ_MAXI(a.e, b.e);
-    r.mag = WZ_MAXD(a.mag, b.mag);
-    r.err = WZ_MAXD(a.err, b.err);
-    return r;
-}
-
-/* a sum of n terms like `term`, in an order partitioning may change */
-static wz_val wz_sum(gs_dtype t, int64_t n, wz_val term) {
-    wz_val r;
-    double u = 1.0 / 16777216, gamma = (double)n * u / (1 - (double)n * u);
-    memset(&r, 0, sizeof r);
-    r.mag = (double)n * term.mag;
-    r.e = WZ_MAXI(term.e + wz_log2ceil(n), wz_e_of(r.mag));
-    r.f = term.f;
-    if (t == GS_S32 || (term.exact && r.f + r.e <= 24)) {
-        r.exact = true;
-        return r;
-    }
-    r.err = (double)n * term.err + 2 * gamma * (double)n * term.mag + r.mag / 8388608;
-    return r;
-}
-
-/* the product of an element of a and one of b */
-static wz_val wz_prod(wz_val a, wz_val b) {
-    wz_val r;
-    memset(&r, 0, sizeof r);
-    r.exact = a.exact && b.exact;
-    r.f = a.f + b.f;
-    r.e = a.e + b.e;
-    r.mag = a.mag * b.mag;
-    r.err = a.mag * b.err + b.mag * a.err + a.err * b.err + (r.exact ? 0 : r.mag / 8388608);
-    return r;
-}
-
 /* Appends v with what is known about it; returns its index, or -1 (the context's error says why). */
-static int wz_push(wz *z, gs_value *v, wz_val info) {
-    gs_dtype t;
-    if (!v || z->n >= WZ_MAX_VALS) return -1;
-    t = gs_value_shape(v).dtype;
-    info.v = v;
-    info.annotated = false;
-    if (t == GS_S32) {
-        info.exact = true;
-        info.err = 0;
-    }
-    if (info.exact && t == GS_F32 && info.f + info.e > 24) {
-        info.exact = false;
-        if (info.err == 0) info.err = info.mag / 8388608;
-    }
-    if (info.exact) info.err = 0;
-    z->vals[z->n] = info;
-    return z->n++;
-}
+static int wz_push(wz *z, gs_value *v, fc_val info) { return fc_push(z->vals, &z->n, WZ_MAX_VALS, v, info); }
 
 /* ---- meshes and shardings ---- */
-static void wz_shuffle(uint64_t *s, int64_t *a, int64_t n) {
-    int64_t i;
-    for (i = n - 1; i > 0; i--) {
-        int64_t j = wz_int(s, 0, i), t = a[i];
-        a[i] = a[j];
-        a[j] = t;
-    }
-}
-
 static void wz_mesh_draw(wz *z, wz_mesh *m) {
     int64_t i;
     memset(m, 0, sizeof *m);
     m->n_axes = 1;
     m->size[0] = z->D;
     m->size[1] = 1;
-    if (z->D >= 4 && wz_one_in(&z->rng, 2)) {
+    if (z->D >= 4 && fc_one_in(&z->rng, 2)) {
         int64_t divs[WZ_MAX_D], nd = 0, a;
         for (a = 2; a < z->D; a++)
             if (z->D % a == 0) divs[nd++] = a;
         if (nd > 0) {
-            a = divs[wz_int(&z->rng, 0, nd - 1)];
+            a = divs[fc_int(&z->rng, 0, nd - 1)];
             m->n_axes = 2;
             m->size[0] = a;
             m->size[1] = z->D / a;
         }
     }
     for (i = 0; i < z->D; i++) m->dev[i] = i;
-    if (wz_one_in(&z->rng, 2)) wz_shuffle(&z->rng, m->dev, z->D);
+    if (fc_one_in(&z->rng, 2)) fc_shuffle(&z->rng, m->dev, z->D);
 }
 
 /* The sharding that splits tensor dim map[a] along mesh axis a (-1: the axis replicates). Axes that land on one
@@ -271,7 +155,7 @@ static int wz_pick_bit(wz *z, unsigned dims) {
     int n = 0, d, k;
     for (d = 0; d < 32; d++)
         if (dims & (1u << d)) n++;
-    k = (int)wz_int(&z->rng, 0, n - 1);
+    k = (int)fc_int(&z->rng, 0, n - 1);
     for (d = 0; d < 32; d++)
         if ((dims & (1u << d)) && k-- == 0) return d;
     return 0;
@@ -283,21 +167,21 @@ static void wz_map_draw(wz *z, const wz_mesh *m, int rank, unsigned prefer, int 
     prefer &= (1u << rank) - 1;
     for (a = 0; a < 2; a++) map[a] = -1;
     for (a = 0; a < m->n_axes; a++) {
-        int r = (int)wz_int(&z->rng, 0, 9);
+        int r = (int)fc_int(&z->rng, 0, 9);
         unsigned p = prefer;
         /* the second axis often splits another preferred dim (two windowed dims split: corner halos) */
-        if (a == 1 && map[0] >= 0 && (p & ~(1u << map[0])) && wz_one_in(&z->rng, 2)) p &= ~(1u << map[0]);
+        if (a == 1 && map[0] >= 0 && (p & ~(1u << map[0])) && fc_one_in(&z->rng, 2)) p &= ~(1u << map[0]);
         if (r < (a == 0 ? 8 : 6) && p) map[a] = wz_pick_bit(z, p);
-        else if (r < 9) map[a] = (int)wz_int(&z->rng, 0, rank - 1);
+        else if (r < 9) map[a] = (int)fc_int(&z->rng, 0, rank - 1);
         else map[a] = -1;
     }
 }
 
 /* The mesh a sharding uses: the case's, or (one in five) the same shape with the devices in another order. */
 static const wz_mesh *wz_mesh_for(wz *z, wz_mesh *tmp) {
-    if (z->D < 2 || !wz_one_in(&z->rng, 5)) return &z->mesh;
+    if (z->D < 2 || !fc_one_in(&z->rng, 5)) return &z->mesh;
     *tmp = z->mesh;
-    wz_shuffle(&z->rng, tmp->dev, z->D);
+    fc_shuffle(&z->rng, tmp->dev, z->D);
     return tmp;
 }
 
@@ -310,14 +194,14 @@ static void wz_annotate_map(wz *z, int i, const wz_mesh *m, const int *map, bool
     z->last_map[1] = map[1];
     z->last_mesh = *m;
     z->have_last = true;
-    if (attr_ok && !z->vals[i].annotated && wz_one_in(&z->rng, 2)) {
+    if (attr_ok && !z->annotated[i] && fc_one_in(&z->rng, 2)) {
         gs_value_set_sharding(z->vals[i].v, s);
     } else {
         gs_value *a = gs_annotate_sharding(z->g, z->vals[i].v, s);
         if (!a) return;
         z->vals[i].v = a;
     }
-    z->vals[i].annotated = true;
+    z->annotated[i] = true;
 }
 
 /* The operand side of a step: value i gets a sharding preferring `prefer` dims when the mode asks for it (an
@@ -328,7 +212,7 @@ static void wz_annotate_operand(wz *z, int i, unsigned prefer, int mode) {
     int map[2];
     z->have_last = false;
     if (mode == WZ_ANN_RESULT) return;
-    if (z->vals[i].annotated && !wz_one_in(&z->rng, 3)) return;
+    if (z->annotated[i] && !fc_one_in(&z->rng, 3)) return;
     m = wz_mesh_for(z, &tmp);
     wz_map_draw(z, m, wz_shape(z, i).rank, prefer, map);
     wz_annotate_map(z, i, m, map, true);
@@ -341,7 +225,7 @@ static void wz_annotate_result(wz *z, int i, unsigned prefer, int mode, bool sam
     const wz_mesh *m;
     int map[2];
     if (mode == WZ_ANN_OPERAND || i < 0) return;
-    if (same_dims && z->have_last && wz_one_in(&z->rng, 2)) {
+    if (same_dims && z->have_last && fc_one_in(&z->rng, 2)) {
         wz_mesh keep = z->last_mesh;
         int km[2];
         km[0] = z->last_map[0];
@@ -361,26 +245,15 @@ static int wz_param(wz *z, gs_shape s) {
     p = gs_parameter(z->g, -1, s, NULL);
     if (!p) return -1;
     z->n_params++;
-    return wz_push(z, p, wz_input_info(s.dtype));
+    return wz_push(z, p, fc_input_info(s.dtype));
 }
 
 /* A scalar of dtype t: a dyadic constant, or (one in three) a parameter. */
 static int wz_scalar(wz *z, gs_dtype t) {
-    wz_val info;
     double c;
-    if (z->n_params < WZ_MAX_PARAMS && wz_one_in(&z->rng, 3)) return wz_param(z, gs_shape_scalar(t));
-    memset(&info, 0, sizeof info);
-    info.exact = true;
-    if (t == GS_S32) {
-        c = (double)wz_int(&z->rng, -8, 8);
-        info.e = 3;
-    } else {
-        c = (double)wz_int(&z->rng, -16, 16) / 8;
-        info.f = 3;
-        info.e = 1;
-    }
-    info.mag = fabs(c);
-    return wz_push(z, gs_scalar(z->g, t, c), info);
+    if (z->n_params < WZ_MAX_PARAMS && fc_one_in(&z->rng, 3)) return wz_param(z, gs_shape_scalar(t));
+    c = t == GS_S32 ? (double)fc_int(&z->rng, -8, 8) : (double)fc_int(&z->rng, -16, 16) / 8;
+    return wz_push(z, gs_scalar(z->g, t, c), fc_const_info(t, c));
 }
 
 static int64_t wz_numel(int rank, const int64_t *dims) {
@@ -395,7 +268,7 @@ static int64_t wz_numel(int rank, const int64_t *dims) {
 static gs_shape wz_random_shape(wz *z, gs_dtype t, int rank, unsigned big, int64_t hi_big) {
     int64_t dims[GS_MAX_RANK];
     int d;
-    for (d = 0; d < rank; d++) dims[d] = (big & (1u << d)) ? wz_int(&z->rng, 1, hi_big) : wz_int(&z->rng, 1, 4);
+    for (d = 0; d < rank; d++) dims[d] = (big & (1u << d)) ? fc_int(&z->rng, 1, hi_big) : fc_int(&z->rng, 1, 4);
     for (d = 0; d < rank && wz_numel(rank, dims) > WZ_NUMEL_CAP / 4; d++)
         if (!(big & (1u << d))) dims[d] = 1;
     for (d = 0; d < rank && wz_numel(rank, dims) > WZ_NUMEL_CAP / 4; d++) dims[d] = (dims[d] + 1) / 2;
@@ -404,12 +277,12 @@ static gs_shape wz_random_shape(wz *z, gs_dtype t, int rank, unsigned big, int64
 
 /* one or two distinct dims of a rank-r tensor, as a bit set */
 static unsigned wz_some_dims(wz *z, int r, int max_n) {
-    unsigned m = 1u << wz_int(&z->rng, 0, r - 1);
-    if (r > 1 && max_n > 1 && wz_one_in(&z->rng, 3)) m |= 1u << wz_int(&z->rng, 0, r - 1);
+    unsigned m = 1u << fc_int(&z->rng, 0, r - 1);
+    if (r > 1 && max_n > 1 && fc_one_in(&z->rng, 3)) m |= 1u << fc_int(&z->rng, 0, r - 1);
     return m;
 }
 
-static gs_dtype wz_dtype(wz *z) { return wz_one_in(&z->rng, 3) ? GS_S32 : GS_F32; }
+static gs_dtype wz_dtype(wz *z) { return fc_one_in(&z->rng, 3) ? GS_S32 : GS_F32; }
 
 /* ---- steps: each takes value `in` (or, with in < 0, makes its own parameters) and returns the index of its
    result, -1 on a builder error, -2 when it does not apply to that operand ---- */
@@ -422,20 +295,20 @@ static gs_window_dim wz_window(wz *z, int64_t n, int64_t max_size) {
     int t;
     for (t = 0; t < 40; t++) {
         int64_t din, dwin;
-        int style = (int)wz_int(&z->rng, 0, 3);
+        int style = (int)fc_int(&z->rng, 0, 3);
         w = gs_window_default();
-        w.size = wz_int(&z->rng, style == 0 ? 2 : 1, max_size);
+        w.size = fc_int(&z->rng, style == 0 ? 2 : 1, max_size);
         if (style == 1) {
             w.size |= 1;
             if (w.size > max_size) w.size = max_size;
             w.pad_lo = w.pad_hi = (w.size - 1) / 2;
-            w.stride = wz_one_in(&z->rng, 3) ? wz_int(&z->rng, 2, 3) : 1;
+            w.stride = fc_one_in(&z->rng, 3) ? fc_int(&z->rng, 2, 3) : 1;
         } else if (style >= 2) {
-            w.stride = wz_one_in(&z->rng, 2) ? 1 : wz_int(&z->rng, 2, 3);
-            w.pad_lo = wz_one_in(&z->rng, 3) ? 0 : wz_int(&z->rng, -2, 4);
-            w.pad_hi = wz_one_in(&z->rng, 3) ? 0 : wz_int(&z->rng, -2, 4);
-            w.base_dilation = wz_one_in(&z->rng, 3) ? wz_int(&z->rng, 2, 3) : 1;
-            w.window_dilation = wz_one_in(&z->rng, 3) ? wz_int(&z->rng, 2, 3) : 1;
+            w.stride = fc_one_in(&z->rng, 2) ? 1 : fc_int(&z->rng, 2, 3);
+            w.pad_lo = fc_one_in(&z->rng, 3) ? 0 : fc_int(&z->rng, -2, 4);
+            w.pad_hi = fc_one_in(&z->rng, 3) ? 0 : fc_int(&z->rng, -2, 4);
+            w.base_dilation = fc_one_in(&z->rng, 3) ? fc_int(&z->rng, 2, 3) : 1;
+            w.window_dilation = fc_one_in(&z->rng, 3) ? fc_int(&z->rng, 2, 3) : 1;
         }
         din = (n - 1) * w.base_dilation + 1;
         dwin = (w.size - 1) * w.window_dilation + 1;
@@ -443,7 +316,7 @@ static gs_window_dim wz_window(wz *z, int64_t n, int64_t max_size) {
     }
     w = gs_window_default();
     w.size = 1;
-    w.stride = wz_int(&z->rng, 1, 3);
+    w.stride = fc_int(&z->rng, 1, 3);
     return w;
 }
 
@@ -460,9 +333,9 @@ static int wz_step_reduce_window(wz *z, int in, int mode) {
     gs_shape s;
     gs_dtype t;
     gs_reduce_kind kind;
-    wz_val x;
+    fc_val x;
     if (in < 0) {
-        int rank = (int)wz_int(&z->rng, 1, 4);
+        int rank = (int)fc_int(&z->rng, 1, 4);
         wd = wz_some_dims(z, rank, 2);
         in = wz_param(z, wz_random_shape(z, wz_dtype(z), rank, wd, 24));
         if (in < 0) return -1;
@@ -479,24 +352,24 @@ static int wz_step_reduce_window(wz *z, int in, int mode) {
         n *= w[d].size;
     }
     if (wz_numel(s.rank, odims) > WZ_NUMEL_CAP) return -2;
-    kind_pick = (int)wz_int(&z->rng, 0, 2);
+    kind_pick = (int)fc_int(&z->rng, 0, 2);
     kind = kind_pick == 0 ? GS_REDUCE_SUM : kind_pick == 1 ? GS_REDUCE_MAX : GS_REDUCE_MIN;
     /* the init: the identity, or (one in four) another constant or a parameter */
-    if (wz_one_in(&z->rng, 4)) {
+    if (fc_one_in(&z->rng, 4)) {
         init = wz_scalar(z, t);
     } else {
-        wz_val info;
+        fc_val info;
         double c = kind == GS_REDUCE_SUM ? 0 : kind == GS_REDUCE_MAX ? (t == GS_S32 ? -2147483648.0 : -HUGE_VAL)
                                                                         : (t == GS_S32 ? 2147483647.0 : HUGE_VAL);
         memset(&info, 0, sizeof info);
-        info.exact = true;
+        info.dy = true;
         init = wz_push(z, gs_scalar(z->g, t, c), info);
     }
     if (init < 0) return -1;
     wz_annotate_operand(z, in, wd, mode);
     x = z->vals[in];
     r = wz_push(z, gs_reduce_window(z->g, x.v, z->vals[init].v, kind, w),
-                kind == GS_REDUCE_SUM ? wz_sum(t, n + 1, wz_either(x, z->vals[init])) : wz_either(x, z->vals[init]));
+                kind == GS_REDUCE_SUM ? fc_sum(t, n + 1, fc_either(x, z->vals[init])) : fc_either(x, z->vals[init]));
     if (r >= 0 && kind != GS_REDUCE_SUM && z->vals[init].mag == HUGE_VAL) z->vals[r].mag = x.mag;
     wz_annotate_result(z, r, wd, mode, true);
     return r;
@@ -508,19 +381,19 @@ enum { WZ_R_B, WZ_R_F, WZ_R_S0, WZ_R_S1, WZ_R_NONE };
 
 static int wz_step_convolution(wz *z, int mode) {
     gs_conv_config cfg;
-    int ns = wz_one_in(&z->rng, 3) ? 2 : 1, r = ns + 2, i, a, x_i, k_i, res, flavour;
-    bool bpf = wz_one_in(&z->rng, 4);
+    int ns = fc_one_in(&z->rng, 3) ? 2 : 1, r = ns + 2, i, a, x_i, k_i, res, flavour;
+    bool bpf = fc_one_in(&z->rng, 4);
     int64_t perm[3][GS_MAX_RANK], B, cg, C, O, fgc = 1, bgc = 1, W[2], K = 1;
     int64_t xd[GS_MAX_RANK], kd[GS_MAX_RANK], od[GS_MAX_RANK];
     int role[2], map_x[2], map_k[2], map_o[2];
     wz_mesh tmp;
     const wz_mesh *mx, *mo;
-    wz_val term;
+    fc_val term;
     memset(&cfg, 0, sizeof cfg);
     /* dim orders: a random permutation each for input, kernel and output */
     for (i = 0; i < 3; i++) {
         for (a = 0; a < r; a++) perm[i][a] = a;
-        if (!wz_one_in(&z->rng, 4)) wz_shuffle(&z->rng, perm[i], r);
+        if (!fc_one_in(&z->rng, 4)) fc_shuffle(&z->rng, perm[i], r);
     }
     cfg.dims.n_spatial = ns;
     cfg.dims.input_batch = perm[0][0];
@@ -535,29 +408,29 @@ static int wz_step_convolution(wz *z, int mode) {
         cfg.dims.output_spatial[i] = perm[2][2 + i];
     }
     /* groups: feature_group_count 1-3 or batch_group_count 1-2 */
-    if (!bpf && wz_one_in(&z->rng, 3)) fgc = wz_int(&z->rng, 2, 3);
-    else if (!bpf && wz_one_in(&z->rng, 4)) bgc = 2;
+    if (!bpf && fc_one_in(&z->rng, 3)) fgc = fc_int(&z->rng, 2, 3);
+    else if (!bpf && fc_one_in(&z->rng, 4)) bgc = 2;
     cfg.feature_group_count = fgc;
     cfg.batch_group_count = bgc;
-    B = bgc * wz_int(&z->rng, 1, 3);
-    cg = wz_int(&z->rng, 1, fgc > 1 ? 2 : 4);
+    B = bgc * fc_int(&z->rng, 1, 3);
+    cg = fc_int(&z->rng, 1, fgc > 1 ? 2 : 4);
     C = fgc * cg;
-    O = fgc * bgc * wz_int(&z->rng, 1, fgc * bgc > 1 ? 2 : 4);
+    O = fgc * bgc * fc_int(&z->rng, 1, fgc * bgc > 1 ? 2 : 4);
     for (i = 0; i < ns; i++) {
         gs_window_dim *w = &cfg.window[i];
         if (bpf) {
             /* backprop-filter shape: a long kernel over a long input, a short result */
-            int64_t o = wz_int(&z->rng, 1, 4), span;
-            W[i] = ns == 1 ? wz_int(&z->rng, 8, 24) : wz_int(&z->rng, 6, 12);
+            int64_t o = fc_int(&z->rng, 1, 4), span;
+            W[i] = ns == 1 ? fc_int(&z->rng, 8, 24) : fc_int(&z->rng, 6, 12);
             *w = gs_window_default();
-            w->pad_lo = wz_int(&z->rng, 0, 2);
-            w->pad_hi = wz_int(&z->rng, 0, 2);
-            w->window_dilation = wz_one_in(&z->rng, 3) ? 2 : 1;
+            w->pad_lo = fc_int(&z->rng, 0, 2);
+            w->pad_hi = fc_int(&z->rng, 0, 2);
+            w->window_dilation = fc_one_in(&z->rng, 3) ? 2 : 1;
             span = W[i] + w->pad_lo + w->pad_hi - o;
             if (span % w->window_dilation) w->window_dilation = 1;
             w->size = span / w->window_dilation + 1;
         } else {
-            W[i] = ns == 1 ? wz_int(&z->rng, 1, 24) : wz_int(&z->rng, 1, 12);
+            W[i] = ns == 1 ? fc_int(&z->rng, 1, 24) : fc_int(&z->rng, 1, 12);
             *w = wz_window(z, W[i], 7);
         }
         K *= w->size;
@@ -581,14 +454,14 @@ static int wz_step_convolution(wz *z, int mode) {
     if (x_i < 0 || k_i < 0) return -1;
     /* the mesh axes' roles: result split spatially (with batch / feature on a second axis), lhs and kernel split
        spatially (backprop filter), or batch / feature first */
-    flavour = bpf ? 1 : (int)wz_int(&z->rng, 0, 2) == 2 ? 2 : 0;
+    flavour = bpf ? 1 : (int)fc_int(&z->rng, 0, 2) == 2 ? 2 : 0;
     for (a = 0; a < 2; a++) {
-        int spatial = WZ_R_S0 + (int)wz_int(&z->rng, 0, ns - 1), other = wz_one_in(&z->rng, 2) ? WZ_R_B : WZ_R_F;
+        int spatial = WZ_R_S0 + (int)fc_int(&z->rng, 0, ns - 1), other = fc_one_in(&z->rng, 2) ? WZ_R_B : WZ_R_F;
         if (a == 0) role[a] = flavour == 2 ? other : spatial;
         else {
-            int pick = (int)wz_int(&z->rng, 0, 3);
+            int pick = (int)fc_int(&z->rng, 0, 3);
             /* with two spatial dims the second axis mostly splits the other one */
-            if (ns == 2 && role[0] >= WZ_R_S0 && !wz_one_in(&z->rng, 4)) spatial = WZ_R_S0 + WZ_R_S1 - role[0];
+            if (ns == 2 && role[0] >= WZ_R_S0 && !fc_one_in(&z->rng, 4)) spatial = WZ_R_S0 + WZ_R_S1 - role[0];
             role[a] = flavour == 2 ? spatial : pick < 2 ? other : pick == 2 ? spatial : WZ_R_NONE;
         }
     }
@@ -597,22 +470,22 @@ static int wz_step_convolution(wz *z, int mode) {
         map_x[a] = ro == WZ_R_B ? (int)cfg.dims.input_batch
                    : ro >= WZ_R_S0 && ro <= WZ_R_S1 ? (int)cfg.dims.input_spatial[ro - WZ_R_S0] : -1;
         /* the input feature (contracted) now and then */
-        if (ro == WZ_R_F && wz_one_in(&z->rng, 4)) map_x[a] = (int)cfg.dims.input_feature;
+        if (ro == WZ_R_F && fc_one_in(&z->rng, 4)) map_x[a] = (int)cfg.dims.input_feature;
         map_k[a] = ro == WZ_R_F ? (int)cfg.dims.kernel_output_feature
-                   : ro >= WZ_R_S0 && ro <= WZ_R_S1 && (bpf || wz_one_in(&z->rng, 6)) ? (int)cfg.dims.kernel_spatial[ro - WZ_R_S0]
+                   : ro >= WZ_R_S0 && ro <= WZ_R_S1 && (bpf || fc_one_in(&z->rng, 6)) ? (int)cfg.dims.kernel_spatial[ro - WZ_R_S0]
                                                                                   : -1;
         map_o[a] = ro == WZ_R_B ? (int)cfg.dims.output_batch
                    : ro == WZ_R_F ? (int)cfg.dims.output_feature
                    : ro >= WZ_R_S0 && ro <= WZ_R_S1 ? (int)cfg.dims.output_spatial[ro - WZ_R_S0] : -1;
     }
-    if (bpf && wz_one_in(&z->rng, 2)) map_o[0] = -1;   /* the small result often not split at all */
+    if (bpf && fc_one_in(&z->rng, 2)) map_o[0] = -1;   /* the small result often not split at all */
     if (mode != WZ_ANN_RESULT) {
         mx = wz_mesh_for(z, &tmp);
         wz_annotate_map(z, x_i, mx, map_x, true);
-        if (bpf || wz_one_in(&z->rng, 2)) wz_annotate_map(z, k_i, wz_mesh_for(z, &tmp), map_k, true);
+        if (bpf || fc_one_in(&z->rng, 2)) wz_annotate_map(z, k_i, wz_mesh_for(z, &tmp), map_k, true);
     }
-    term = wz_prod(z->vals[x_i], z->vals[k_i]);
-    res = wz_push(z, gs_convolution(z->g, z->vals[x_i].v, z->vals[k_i].v, &cfg), wz_sum(GS_F32, K * cg, term));
+    term = fc_prod(GS_F32, z->vals[x_i], z->vals[k_i]);
+    res = wz_push(z, gs_convolution(z->g, z->vals[x_i].v, z->vals[k_i].v, &cfg), fc_sum(GS_F32, K * cg, term));
     if (res >= 0 && mode != WZ_ANN_OPERAND) {
         mo = wz_mesh_for(z, &tmp);
         wz_annotate_map(z, res, mo, map_o, true);
@@ -626,7 +499,7 @@ static int wz_step_slice(wz *z, int in, int mode) {
     int d, r;
     gs_shape s;
     if (in < 0) {
-        int rank = (int)wz_int(&z->rng, 1, 3);
+        int rank = (int)fc_int(&z->rng, 1, 3);
         sd = wz_some_dims(z, rank, 2);
         in = wz_param(z, wz_random_shape(z, wz_dtype(z), rank, sd, 24));
         if (in < 0) return -1;
@@ -641,10 +514,10 @@ static int wz_step_slice(wz *z, int in, int mode) {
         lim[d] = n;
         str[d] = 1;
         if (!(sd & (1u << d))) continue;
-        str[d] = wz_int(&z->rng, 1, 3);
+        str[d] = fc_int(&z->rng, 1, 3);
         /* a third of the slices start in the last third: their data lives devices away from the result's */
-        st[d] = wz_one_in(&z->rng, 3) ? wz_int(&z->rng, n * 2 / 3, n - 1) : wz_int(&z->rng, 0, n - 1);
-        lim[d] = wz_int(&z->rng, st[d] + 1, n);
+        st[d] = fc_one_in(&z->rng, 3) ? fc_int(&z->rng, n * 2 / 3, n - 1) : fc_int(&z->rng, 0, n - 1);
+        lim[d] = fc_int(&z->rng, st[d] + 1, n);
     }
     wz_annotate_operand(z, in, sd, mode);
     r = wz_push(z, gs_slice(z->g, z->vals[in].v, st, lim, str), z->vals[in]);
@@ -658,7 +531,7 @@ static int wz_step_pad(wz *z, int in, int mode) {
     int d, r, pv;
     gs_shape s;
     if (in < 0) {
-        int rank = (int)wz_int(&z->rng, 1, 3);
+        int rank = (int)fc_int(&z->rng, 1, 3);
         pd = wz_some_dims(z, rank, 2);
         in = wz_param(z, wz_random_shape(z, wz_dtype(z), rank, pd, 24));
         if (in < 0) return -1;
@@ -670,15 +543,15 @@ static int wz_step_pad(wz *z, int in, int mode) {
     for (d = 0; d < s.rank; d++) {
         int64_t n = s.dims[d];
         lo[d] = hi[d] = it[d] = 0;
-        if ((pd & (1u << d)) && wz_one_in(&z->rng, 5)) {
+        if ((pd & (1u << d)) && fc_one_in(&z->rng, 5)) {
             /* the size kept, the data moved: a shift, or interior padding cropped away again */
-            it[d] = wz_one_in(&z->rng, 3) ? 1 : 0;
-            lo[d] = wz_int(&z->rng, -2, 4);
+            it[d] = fc_one_in(&z->rng, 3) ? 1 : 0;
+            lo[d] = fc_int(&z->rng, -2, 4);
             hi[d] = -lo[d] - (n - 1) * it[d];
         } else if (pd & (1u << d)) {
-            lo[d] = wz_int(&z->rng, -2, 4);
-            hi[d] = wz_int(&z->rng, -2, 4);
-            it[d] = wz_one_in(&z->rng, 2) ? 0 : wz_int(&z->rng, 1, 2);
+            lo[d] = fc_int(&z->rng, -2, 4);
+            hi[d] = fc_int(&z->rng, -2, 4);
+            it[d] = fc_one_in(&z->rng, 2) ? 0 : fc_int(&z->rng, 1, 2);
         }
         od[d] = n + (n - 1) * it[d] + lo[d] + hi[d];
         if (od[d] < 1) {
@@ -690,32 +563,32 @@ static int wz_step_pad(wz *z, int in, int mode) {
     pv = wz_scalar(z, s.dtype);
     if (pv < 0) return -1;
     wz_annotate_operand(z, in, pd, mode);
-    r = wz_push(z, gs_pad(z->g, z->vals[in].v, z->vals[pv].v, lo, hi, it), wz_either(z->vals[in], z->vals[pv]));
+    r = wz_push(z, gs_pad(z->g, z->vals[in].v, z->vals[pv].v, lo, hi, it), fc_either(z->vals[in], z->vals[pv]));
     wz_annotate_result(z, r, pd, mode, true);
     return r;
 }
 
 static int wz_step_concatenate(wz *z, int in, int mode) {
     gs_value *xs[3];
-    int idx[3], n_ops = (int)wz_int(&z->rng, 2, 3), k, r, d, rank, first_new = 0;
+    int idx[3], n_ops = (int)fc_int(&z->rng, 2, 3), k, r, d, rank, first_new = 0;
     int64_t total = 0;
     gs_shape s;
-    wz_val info;
+    fc_val info;
     if (in < 0) {
-        rank = (int)wz_int(&z->rng, 1, 3);
-        d = (int)wz_int(&z->rng, 0, rank - 1);
+        rank = (int)fc_int(&z->rng, 1, 3);
+        d = (int)fc_int(&z->rng, 0, rank - 1);
         s = wz_random_shape(z, wz_dtype(z), rank, 0, 4);
     } else {
         s = wz_shape(z, in);
         if (s.rank < 1) return -2;
-        d = (int)wz_int(&z->rng, 0, s.rank - 1);
+        d = (int)fc_int(&z->rng, 0, s.rank - 1);
         idx[0] = in;
         first_new = 1;
         total = s.dims[d];
     }
     for (k = first_new; k < n_ops; k++) {
         gs_shape u = s;
-        u.dims[d] = wz_int(&z->rng, 1, 20);
+        u.dims[d] = fc_int(&z->rng, 1, 20);
         total += u.dims[d];
         idx[k] = wz_param(z, u);
         if (idx[k] < 0) return -1;
@@ -724,24 +597,24 @@ static int wz_step_concatenate(wz *z, int in, int mode) {
     if (gs_shape_numel(&s) > WZ_NUMEL_CAP) return -2;
     /* the operands in a random order, each with its own sharding (or the first one's) */
     for (k = n_ops - 1; k > 0; k--) {
-        int j = (int)wz_int(&z->rng, 0, k), tmp = idx[k];
+        int j = (int)fc_int(&z->rng, 0, k), tmp = idx[k];
         idx[k] = idx[j];
         idx[j] = tmp;
     }
     for (k = 0; k < n_ops; k++) {
-        if (k > 0 && z->have_last && mode != WZ_ANN_RESULT && wz_one_in(&z->rng, 2) && !z->vals[idx[k]].annotated) {
+        if (k > 0 && z->have_last && mode != WZ_ANN_RESULT && fc_one_in(&z->rng, 2) && !z->annotated[idx[k]]) {
             wz_mesh keep = z->last_mesh;
             int km[2];
             km[0] = z->last_map[0];
             km[1] = z->last_map[1];
             wz_annotate_map(z, idx[k], &keep, km, true);
-        } else if (mode != WZ_ANN_RESULT && (k == 0 || wz_one_in(&z->rng, 4) == false)) {
+        } else if (mode != WZ_ANN_RESULT && (k == 0 || fc_one_in(&z->rng, 4) == false)) {
             wz_annotate_operand(z, idx[k], 1u << d, mode);
         }
         xs[k] = z->vals[idx[k]].v;
     }
     info = z->vals[idx[0]];
-    for (k = 1; k < n_ops; k++) info = wz_either(info, z->vals[idx[k]]);
+    for (k = 1; k < n_ops; k++) info = fc_either(info, z->vals[idx[k]]);
     r = wz_push(z, gs_concatenate(z->g, n_ops, xs, d), info);
     wz_annotate_result(z, r, 1u << d, mode, true);
     return r;
@@ -752,7 +625,7 @@ static int wz_step_reverse(wz *z, int in, int mode) {
     unsigned rd;
     int d, n = 0, r;
     if (in < 0) {
-        int rank = (int)wz_int(&z->rng, 1, 3);
+        int rank = (int)fc_int(&z->rng, 1, 3);
         rd = wz_some_dims(z, rank, 2);
         in = wz_param(z, wz_random_shape(z, wz_dtype(z), rank, rd, 24));
         if (in < 0) return -1;
@@ -795,10 +668,10 @@ static int wz_step_reshape(wz *z, int in, int mode) {
     } else {
         if (in < 0) {
             /* [pre.., a, b, post..] merged, or [pre.., a*b, post..] split */
-            int64_t dims[GS_MAX_RANK], a = wz_int(&z->rng, 1, 8), b = wz_int(&z->rng, 1, 6);
-            int rank = (int)wz_int(&z->rng, 1, 3), k;
-            merge = wz_one_in(&z->rng, 2);
-            pos = (int)wz_int(&z->rng, 0, rank - 1);
+            int64_t dims[GS_MAX_RANK], a = fc_int(&z->rng, 1, 8), b = fc_int(&z->rng, 1, 6);
+            int rank = (int)fc_int(&z->rng, 1, 3), k;
+            merge = fc_one_in(&z->rng, 2);
+            pos = (int)fc_int(&z->rng, 0, rank - 1);
             for (d = 0, k = 0; d < rank; d++) {
                 if (d == pos) {
                     if (merge) {
@@ -808,66 +681,34 @@ static int wz_step_reshape(wz *z, int in, int mode) {
                         dims[k++] = a * b;
                     }
                 } else {
-                    dims[k++] = wz_int(&z->rng, 1, 3);
+                    dims[k++] = fc_int(&z->rng, 1, 3);
                 }
             }
             in = wz_param(z, gs_shape_make(wz_dtype(z), k, dims));
             if (in < 0) return -1;
-            s = wz_shape(z, in);
-            if (!merge) {
-                /* split a*b into (a, b) */
-                for (d = 0, k = 0; d < s.rank; d++) {
-                    if (d == pos) {
-                        od[k++] = a;
-                        od[k++] = b;
-                    } else {
-                        od[k++] = s.dims[d];
-                    }
-                }
-                orank = k;
-            }
+            if (!merge) orank = fc_split_dim(wz_shape(z, in), pos, a, od);   /* a*b into (a, b) */
         } else {
             s = wz_shape(z, in);
             if (s.rank < 1) return -2;
-            merge = s.rank >= 2 && (s.rank >= 4 || wz_one_in(&z->rng, 2));
-            pos = (int)wz_int(&z->rng, 0, s.rank - (merge ? 2 : 1));
+            merge = s.rank >= 2 && (s.rank >= 4 || fc_one_in(&z->rng, 2));
+            pos = (int)fc_int(&z->rng, 0, s.rank - (merge ? 2 : 1));
             if (!merge) {
-                int64_t n = s.dims[pos], divs[32], nd = 0, a, k;
+                int64_t n = s.dims[pos], divs[32], nd = 0, a;
                 for (a = 2; a < n && nd < 32; a++)
                     if (n % a == 0) divs[nd++] = a;
-                a = nd > 0 ? divs[wz_int(&z->rng, 0, nd - 1)] : (wz_one_in(&z->rng, 2) ? 1 : n);
-                for (d = 0, k = 0; d < s.rank; d++) {
-                    if (d == pos) {
-                        od[k++] = a;
-                        od[k++] = n / a;
-                    } else {
-                        od[k++] = s.dims[d];
-                    }
-                }
-                orank = (int)k;
+                a = nd > 0 ? divs[fc_int(&z->rng, 0, nd - 1)] : (fc_one_in(&z->rng, 2) ? 1 : n);
+                orank = fc_split_dim(s, pos, a, od);
             }
         }
-        s = wz_shape(z, in);
-        if (merge) {
-            int k;
-            for (d = 0, k = 0; d < s.rank; d++) {
-                if (d == pos) {
-                    od[k++] = s.dims[d] * s.dims[d + 1];
-                    d++;
-                } else {
-                    od[k++] = s.dims[d];
-                }
-            }
-            orank = k;
-        }
+        if (merge) orank = fc_merge_dims(wz_shape(z, in), pos, od);
     }
     /* the operand split along the dim(s) the reshape changes (the major one mostly), the result along its own */
     if (merge) {
-        pin = wz_one_in(&z->rng, 4) ? 3u << pos : 1u << pos;
+        pin = fc_one_in(&z->rng, 4) ? 3u << pos : 1u << pos;
         pout = 1u << pos;
     } else {
         pin = 1u << pos;
-        pout = wz_one_in(&z->rng, 4) ? 3u << pos : 1u << pos;
+        pout = fc_one_in(&z->rng, 4) ? 3u << pos : 1u << pos;
     }
     wz_annotate_operand(z, in, pin, mode);
     r = wz_push(z, gs_reshape(z->g, z->vals[in].v, orank, od), z->vals[in]);
@@ -888,46 +729,14 @@ static int wz_step(wz *z, int kind, int in, int mode) {
 }
 
 static int wz_draw_mode(wz *z) {
-    int m = (int)wz_int(&z->rng, 0, 4);
+    int m = (int)fc_int(&z->rng, 0, 4);
     return m <= 2 ? WZ_ANN_BOTH : m == 3 ? WZ_ANN_OPERAND : WZ_ANN_RESULT;
 }
 
-/* a kind by weight among the bits of `kinds` */
-static int wz_draw_kind(wz *z, unsigned kinds) {
-    int k, total = 0, pick, w = 0;
-    for (k = 0; k < WZ_N_KINDS; k++)
-        if (kinds & (1u << k)) total += wz_kinds[k].weight;
-    pick = (int)wz_int(&z->rng, 0, total - 1);
-    for (k = 0; k < WZ_N_KINDS; k++) {
-        if (!(kinds & (1u << k))) continue;
-        w += wz_kinds[k].weight;
-        if (pick < w) return k;
-    }
-    return 0;
-}
-
 /* ---- one case ---- */
-typedef struct wz_case {
-    gs_graph *g;
-    int kind;
-    int64_t D;
-    bool threaded;
-    int n_steps;              /* steps built */
-    double atol;
-    int n_in;
-    void *inputs[WZ_MAX_PARAMS];
-    const char *text;         /* the annotated source, before partitioning */
-} wz_case;
-
-static void wz_case_free(wz_case *c) {
-    int k;
-    for (k = 0; k < c->n_in; k++) free(c->inputs[k]);
-    memset(c, 0, sizeof *c);
-}
-
-/* Builds the case of seed in ctx (max_steps >= 0: only the first steps of a chain). Returns false (with *why)
-   when the generator itself failed. */
-static bool wz_build(gs_ctx *ctx, uint64_t seed, unsigned kinds, int64_t only_D, int max_steps, wz_case *out, const char **why) {
+/* Builds the case of seed in ctx (see fc_build_fn; the steps of a chain are its steps). */
+static bool wz_build(gs_ctx *ctx, uint64_t seed, unsigned kinds, int64_t only_D, int max_steps, fc_program *out,
+                     const char **why) {
     wz z;
     int k, n_steps = 1, cur = -1, n_out = 0, tries;
     int step_res[WZ_MAX_STEPS];
@@ -937,19 +746,22 @@ static bool wz_build(gs_ctx *ctx, uint64_t seed, unsigned kinds, int64_t only_D,
     memset(out, 0, sizeof *out);
     z.ctx = ctx;
     z.rng = seed;
-    out->kind = wz_draw_kind(&z, kinds);
-    z.D = only_D > 0 ? only_D : wz_int(&z.rng, 1, WZ_MAX_D);
-    if (out->kind == WZ_RESHAPE && only_D <= 0 && wz_one_in(&z.rng, 3)) {
-        z.canon = (int)wz_int(&z.rng, 1, 4);
+    out->kind = fc_draw_kind(&z.rng, wz_kinds, WZ_N_KINDS, kinds);
+    z.D = only_D > 0 ? only_D : fc_int(&z.rng, 1, WZ_MAX_D);
+    if (out->kind == WZ_RESHAPE && only_D <= 0 && fc_one_in(&z.rng, 3)) {
+        z.canon = (int)fc_int(&z.rng, 1, 4);
         z.D = wz_canon[z.canon - 1].D;
     }
     out->D = z.D;
-    out->threaded = wz_one_in(&z.rng, 16);
-    in_rng = wz_next(&z.rng);
+    out->pd.num_devices = z.D;
+    out->threaded = fc_one_in(&z.rng, 16);
+    snprintf(out->desc, sizeof out->desc, "%s, %lld devices%s", wz_kinds[out->kind].name, (long long)z.D,
+             out->threaded ? " (threaded)" : "");
+    in_rng = fc_next(&z.rng);
     wz_mesh_draw(&z, &z.mesh);
     z.g = gs_graph_new(ctx, "window");
     gs_graph_set_num_partitions(z.g, z.D);
-    if (out->kind == WZ_CHAIN) n_steps = (int)wz_int(&z.rng, 2, WZ_MAX_STEPS);
+    if (out->kind == WZ_CHAIN) n_steps = (int)fc_int(&z.rng, 2, WZ_MAX_STEPS);
     for (z.steps = 0; z.steps < n_steps && (max_steps < 0 || z.steps < max_steps) && !gs_ctx_error(ctx); z.steps++) {
         int r = -2;
         for (tries = 0; tries < 16 && r == -2; tries++) {
@@ -957,7 +769,7 @@ static bool wz_build(gs_ctx *ctx, uint64_t seed, unsigned kinds, int64_t only_D,
             if (kind == WZ_CHAIN) {
                 /* the first step may be a convolution; later ones take the previous result */
                 unsigned later = (1u << WZ_N_KINDS) - 1 - (1u << WZ_CHAIN) - (z.steps > 0 ? 1u << WZ_CONV : 0);
-                kind = wz_draw_kind(&z, later);
+                kind = fc_draw_kind(&z.rng, wz_kinds, WZ_N_KINDS, later);
             }
             r = wz_step(&z, kind, cur, wz_draw_mode(&z));
         }
@@ -972,260 +784,26 @@ static bool wz_build(gs_ctx *ctx, uint64_t seed, unsigned kinds, int64_t only_D,
     }
     /* outputs: the last result, and (one chain in three) the earlier results too */
     outs[n_out++] = z.vals[cur].v;
-    if (z.steps > 1 && max_steps < 0 && wz_one_in(&z.rng, 3))
+    if (z.steps > 1 && max_steps < 0 && fc_one_in(&z.rng, 3))
         for (k = 0; k < z.steps - 1; k++) outs[n_out++] = z.vals[step_res[k]].v;
-    if (n_out == 1 ? gs_graph_set_root(z.g, outs[0]) != GS_OK : gs_graph_set_outputs(z.g, n_out, outs) != GS_OK) {
-        *why = gs_ctx_error_msg(ctx);
-        return false;
-    }
-    if (gs_graph_verify(z.g) != GS_OK) {
-        *why = gs_ctx_error_msg(ctx);
-        return false;
-    }
-    out->atol = 1e-30;
-    for (k = 0; k < z.n; k++)
-        if (z.vals[k].err > out->atol) out->atol = z.vals[k].err;
-    out->g = z.g;
-    out->n_in = gs_graph_num_params(z.g);
-    for (k = 0; k < out->n_in; k++) {
-        gs_shape s = gs_value_shape(gs_graph_param(z.g, k));
-        int64_t e, n = gs_shape_numel(&s);
-        out->inputs[k] = malloc(gs_shape_bytes(&s) + 1);
-        if (!out->inputs[k]) {
-            *why = "out of memory";
-            return false;
-        }
-        for (e = 0; e < n; e++) {
-            if (s.dtype == GS_S32) ((int32_t *)out->inputs[k])[e] = (int32_t)wz_int(&in_rng, -8, 8);
-            else ((float *)out->inputs[k])[e] = (float)wz_int(&in_rng, -16, 16) / 8;
-        }
-    }
-    out->text = gs_hlo_print(z.g);
-    if (!out->text) {
-        *why = gs_ctx_error_msg(ctx);
-        return false;
-    }
-    return true;
+    return fc_finish(z.g, n_out, outs, z.vals, z.n, in_rng, out, why);
 }
 
-/* ---- the runner ---- */
-enum { WZ_C_PERMUTE, WZ_C_GATHER, WZ_C_A2A, WZ_C_REDUCE, WZ_N_COLL };
-
-typedef struct wz_runner {
-    gs_ctx *ctx;
-    gs_runtime *rt[WZ_MAX_D + 1], *thr[WZ_MAX_D + 1];   /* lockstep and threaded, per device count */
-    int used;                 /* cases built in ctx (a fresh context every so often bounds the arena) */
-    long long coll[WZ_N_COLL];
-    long long warned, warnings;
-} wz_runner;
-
-static void wz_runner_reset(wz_runner *R) {
-    int d;
-    for (d = 0; d <= WZ_MAX_D; d++) {
-        gs_runtime_destroy(R->rt[d]);
-        gs_runtime_destroy(R->thr[d]);
-        R->rt[d] = R->thr[d] = NULL;
-    }
-    gs_ctx_destroy(R->ctx);
-    R->ctx = NULL;
-    R->used = 0;
-}
-
-static gs_runtime *wz_runtime(wz_runner *R, int64_t D, bool threaded) {
-    gs_runtime **rt = threaded ? &R->thr[D] : &R->rt[D];
-    if (!*rt) {
-        gs_runtime_desc rd;
-        memset(&rd, 0, sizeof rd);
-        rd.num_devices = D;
-        rd.mode = threaded ? GS_RUNTIME_THREADED : GS_RUNTIME_LOCKSTEP;
-        if (gs_runtime_create(R->ctx, &rd, rt) != GS_OK) return NULL;
-    }
-    return *rt;
-}
-
-enum { WZ_OK = 0, WZ_GEN, WZ_PARTITION, WZ_VERIFY, WZ_RUN, WZ_MISMATCH, WZ_N_OUTCOMES };
-static const char *const wz_outcome_name[] = {"ok", "generator error", "partition error", "SPMD verify error", "run error",
-                                              "mismatch"};
-
-/* Builds, partitions and checks one case; *msg describes a failure (in R's context or static). With stats, the
-   SPMD program's collectives and warnings are added to R's counts. */
-static int wz_run_one(wz_runner *R, uint64_t seed, unsigned kinds, int64_t only_D, int max_steps, bool verbose,
-                      bool stats, wz_case *C, const char **msg) {
-    gs_graph *spmd = NULL;
-    gs_partition_desc pd;
-    gs_check_desc cd;
-    gs_check_report rep;
-    gs_runtime *rt;
-    gs_result r;
-    memset(C, 0, sizeof *C);
-    if (!R->ctx || R->used >= 32) {
-        wz_runner_reset(R);
-        if (gs_ctx_create(NULL, &R->ctx) != GS_OK) {
-            *msg = "cannot create a context";
-            return WZ_GEN;
-        }
-    }
-    R->used++;
-    gs_ctx_clear_error(R->ctx);
-    if (!wz_build(R->ctx, seed, kinds, only_D, max_steps, C, msg)) return WZ_GEN;
-    if (verbose)
-        printf("---- seed %llu: %s, %lld devices%s, atol %g\n%s", (unsigned long long)seed, wz_kinds[C->kind].name,
-               (long long)C->D, C->threaded ? " (threaded)" : "", C->atol, C->text);
-    memset(&pd, 0, sizeof pd);
-    pd.num_devices = C->D;
-    r = gs_partition(C->g, &pd, &spmd);
-    if (r != GS_OK) {
-        *msg = gs_ctx_error_msg(R->ctx);
-        return WZ_PARTITION;
-    }
-    if (verbose) {
-        int w;
-        printf("---- SPMD program\n%s", gs_partition_print(spmd, true));
-        for (w = 0; w < gs_partition_num_warnings(spmd); w++) printf("---- warning: %s\n", gs_partition_warning(spmd, w));
-    }
-    if (gs_graph_verify(spmd) != GS_OK) {
-        *msg = gs_ctx_error_msg(R->ctx);
-        return WZ_VERIFY;
-    }
-    if (stats && gs_partition_num_warnings(spmd) > 0) {
-        R->warned++;
-        R->warnings += gs_partition_num_warnings(spmd);
-    }
-    rt = wz_runtime(R, C->D, C->threaded);
-    if (!rt) {
-        *msg = gs_ctx_error_msg(R->ctx);
-        return WZ_RUN;
-    }
-    memset(&cd, 0, sizeof cd);
-    cd.atol = C->atol;
-    cd.rtol = 1e-12;
-    cd.locate = true;
-    r = gs_partition_check(spmd, rt, &cd, (const void *const *)C->inputs, &rep);
-    if (r != GS_OK) {
-        *msg = gs_ctx_error_msg(R->ctx);
-        return WZ_RUN;
-    }
-    if (stats) {
-        /* the runtime lists every collective instruction of the program it ran (loop bodies included) */
-        gs_runtime_stats st;
-        int i;
-        if (gs_runtime_get_stats(rt, &st) == GS_OK)
-            for (i = 0; i < st.n_collectives; i++) {
-                gs_op op = st.collectives[i].op;
-                if (op == GS_OP_COLLECTIVE_PERMUTE) R->coll[WZ_C_PERMUTE]++;
-                else if (op == GS_OP_ALL_GATHER) R->coll[WZ_C_GATHER]++;
-                else if (op == GS_OP_ALL_TO_ALL) R->coll[WZ_C_A2A]++;
-                else if (op == GS_OP_ALL_REDUCE || op == GS_OP_REDUCE_SCATTER) R->coll[WZ_C_REDUCE]++;
-            }
-    }
-    if (verbose)
-        printf("---- %s: %lld elements, max |got - want| %g, %d partition warnings\n", rep.ok ? "ok" : "MISMATCH",
-               (long long)rep.n_compared, rep.max_abs_err, gs_partition_num_warnings(spmd));
-    if (!rep.ok) {
-        *msg = rep.message;
-        return WZ_MISMATCH;
-    }
-    return WZ_OK;
-}
-
-static long long wz_env_int(const char *name, long long dflt) {
-    const char *s = getenv(name);
-    return s && *s ? strtoll(s, NULL, 10) : dflt;
-}
-
-/* GST_WFUZZ_KINDS: comma-separated kind names (a leading '-' removes a kind from the full mix) */
-static unsigned wz_env_kinds(void) {
-    const char *s = getenv("GST_WFUZZ_KINDS"), *p;
-    unsigned all = (1u << WZ_N_KINDS) - 1, kinds = 0, minus = all;
-    int k;
-    if (!s || !*s || strcmp(s, "all") == 0) return all;
-    for (p = s; *p;) {
-        const char *e = strchr(p, ',');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        size_t neg = *p == '-' ? 1 : 0;
-        for (k = 0; k < WZ_N_KINDS; k++)
-            if (strlen(wz_kinds[k].name) == n - neg && strncmp(wz_kinds[k].name, p + neg, n - neg) == 0) {
-                if (neg) minus &= ~(1u << k);
-                else kinds |= 1u << k;
-            }
-        p += n + (e ? 1 : 0);
-    }
-    if (!kinds) kinds = all;
-    kinds &= minus;
-    return kinds ? kinds : all;
-}
-
-static double wz_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* the command that runs one seed again */
-static void wz_print_repro(uint64_t seed) {
-    const char *kinds = getenv("GST_WFUZZ_KINDS"), *devs = getenv("GST_WFUZZ_DEVICES");
-    fprintf(stderr, "  reproduce: GST_WFUZZ_SEED=%llu GST_WFUZZ_COUNT=1 GST_WFUZZ_VERBOSE=1", (unsigned long long)seed);
-    if (kinds && *kinds) fprintf(stderr, " GST_WFUZZ_KINDS=%s", kinds);
-    if (devs && *devs) fprintf(stderr, " GST_WFUZZ_DEVICES=%s", devs);
-    fprintf(stderr, " ./build/gshard_tests spmd_window_fuzz\n");
-}
+/* the SPMD program must verify; verbose output lists partition warnings; the summary adds the cases per kind and
+   the collectives */
+static const fc_fuzzer wz_fuzzer = {"WFUZZ", "spmd_window_fuzz", "KINDS", wz_kinds, WZ_N_KINDS, 3000, WZ_MAX_D,
+                                    false, true, wz_build, "spmd window fuzz", "cases", "verify errors"};
 
 static void test_spmd_window_fuzz(void) {
-    long long count = wz_env_int("GST_WFUZZ_COUNT", 3000), i;
-    uint64_t seed0 = getenv("GST_WFUZZ_SEED") ? strtoull(getenv("GST_WFUZZ_SEED"), NULL, 10) : 1;
-    bool verbose = wz_env_int("GST_WFUZZ_VERBOSE", 0) != 0;
-    int show = (int)wz_env_int("GST_WFUZZ_SHOW", 5), shown = 0, k;
-    unsigned kinds = wz_env_kinds();
-    int64_t only_D = wz_env_int("GST_WFUZZ_DEVICES", 0);
-    long long outcomes[WZ_N_OUTCOMES] = {0}, per_kind[WZ_N_KINDS] = {0};
-    double t0 = wz_now();
-    wz_runner R;
-    memset(&R, 0, sizeof R);
-    if (only_D < 0 || only_D > WZ_MAX_D) only_D = 0;
-    for (i = 0; i < count; i++) {
-        uint64_t seed = seed0 + (uint64_t)i;
-        wz_case C;
-        const char *msg = "";
-        int o = wz_run_one(&R, seed, kinds, only_D, -1, verbose, true, &C, &msg);
-        outcomes[o]++;
-        per_kind[C.kind]++;
-        if (o != WZ_OK) {
-            gst_checks_failed_in_test++;
-            if (shown < show) {
-                shown++;
-                fprintf(stderr, "  WFUZZ seed %llu (%s, %lld devices%s): %s: %s\n", (unsigned long long)seed,
-                        wz_kinds[C.kind].name, (long long)C.D, C.threaded ? ", threaded" : "", wz_outcome_name[o], msg);
-                if (C.text) fprintf(stderr, "%s", C.text);
-                /* the shortest failing prefix of a chain (its last result as the only output) */
-                for (k = 1; k < C.n_steps && o != WZ_GEN; k++) {
-                    wz_case Q;
-                    const char *m2 = "";
-                    int o2 = wz_run_one(&R, seed, kinds, only_D, k, false, false, &Q, &m2);
-                    bool fails = o2 != WZ_OK && o2 != WZ_GEN;
-                    if (fails)
-                        fprintf(stderr, "  shortest failing prefix (%d of %d steps): %s: %s\n%s", k, C.n_steps,
-                                wz_outcome_name[o2], m2, Q.text ? Q.text : "");
-                    wz_case_free(&Q);
-                    if (fails) break;
-                }
-            } else {
-                fprintf(stderr, "  WFUZZ seed %llu (%s, %lld devices): %s: %.200s\n", (unsigned long long)seed,
-                        wz_kinds[C.kind].name, (long long)C.D, wz_outcome_name[o], msg);
-            }
-            wz_print_repro(seed);
-        }
-        wz_case_free(&C);
-    }
-    wz_runner_reset(&R);
-    printf("spmd window fuzz: %lld cases from seed %llu in %.1f s: %lld ok, %lld partition errors, %lld verify errors, "
-           "%lld run errors, %lld mismatches, %lld generator errors\n",
-           count, (unsigned long long)seed0, wz_now() - t0, outcomes[WZ_OK], outcomes[WZ_PARTITION],
-           outcomes[WZ_VERIFY], outcomes[WZ_RUN], outcomes[WZ_MISMATCH], outcomes[WZ_GEN]);
+    fc_totals T;
+    int k;
+    fc_run(&wz_fuzzer, &T);
     printf("  cases:");
-    for (k = 0; k < WZ_N_KINDS; k++) printf(" %s %lld%s", wz_kinds[k].name, per_kind[k], k + 1 < WZ_N_KINDS ? "," : "\n");
+    for (k = 0; k < WZ_N_KINDS; k++)
+        printf(" %s %lld%s", wz_kinds[k].name, T.per_kind[k], k + 1 < WZ_N_KINDS ? "," : "\n");
     printf("  SPMD programs hold %lld collective-permutes, %lld all-gathers, %lld all-to-alls, %lld all-reduces/"
            "reduce-scatters; %lld programs with partition warnings (%lld warnings)\n",
-           R.coll[WZ_C_PERMUTE], R.coll[WZ_C_GATHER], R.coll[WZ_C_A2A], R.coll[WZ_C_REDUCE], R.warned, R.warnings);
+           T.coll[FC_C_PERMUTE], T.coll[FC_C_GATHER], T.coll[FC_C_A2A], T.coll[FC_C_REDUCE], T.warned, T.warnings);
 }
 
 /* ---------------------------------------------------------------------------------------------------------
