@@ -15555,7 +15555,10 @@ GS__FN gs_value *gs__sp_win_input(gs__sp *sp, const gs_value *X, const gs_shardi
             planned |= 1u << d;
         else *failed |= 1u << d;
     }
-    if (*failed) gs__sp_note(sp, "windowed dims gathered (no halo plan): mask 0x%x", (unsigned)*failed);
+    if (*failed)
+        gs__sp_warnf(sp, "no halo plan at %s for dims 0x%x of %s (an empty output, or base dilation with a stride above "
+                     "64 that does not line up): those dims are gathered", sp->at ? sp->at->name : "?",
+                     (unsigned)*failed, gs_sharding_to_text(sp->ctx, want));
     *os = *failed ? gs__sp_unsplit(sp, want, *failed) : want;
     x = gs__sp_get(sp, X, *os);
     for (d = 0; d < rank && x; d++) {

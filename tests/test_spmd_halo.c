@@ -292,6 +292,14 @@ static void test_halo_gather_fallback(void) {
         CHECK(strstr(gs_partition_warning(h.spmd, 0), "all-gathered") != NULL);
     }
     gs_ctx_destroy(h.ctx);
+    /* base dilation with a stride the plan does not search (above 64) and windows that do not line up */
+    if (halo(&h, "  x = f32[400] parameter(0), sharding={devices=[3]<=[3]}\n  z = f32[] constant(0)\n"
+                 "  ROOT r = f32[8] reduce-window(x, z), window={size=3 stride=101 lhs_dilate=2}, to_apply=add, "
+                 "sharding={devices=[3]<=[3]}\n", 3, 1e-5)) {
+        CHECK_MSG(h.ag >= 1 && h.warnings == 1, "ag %d warnings %d\n%s", h.ag, h.warnings, h.text);
+        CHECK(strstr(gs_partition_warning(h.spmd, 0), "no halo plan") != NULL);
+    }
+    gs_ctx_destroy(h.ctx);
 }
 
 /* the cost model prices the halo collective-permutes: each sender injects its piece */
