@@ -113,7 +113,8 @@ GS__FN void gs__yield(void) { sched_yield(); }
 
 /* ---------------------------------------------------------------------------------------------------------
    The worker pool: n threads that sleep until gs__pool_run hands them a job, run fn(arg, worker) each, and
-   report back. One job at a time; the caller blocks until every worker has finished it.
+   report back. One job at a time; the caller blocks until every worker has finished it. gs__pool_run_n hands
+   the job to the first k workers only (the others go back to sleep).
    ------------------------------------------------------------------------------------------------------- */
 typedef struct gs__pool gs__pool;
 typedef struct gs__pool_worker {
@@ -130,6 +131,7 @@ struct gs__pool {
     gs__cond work, done;
     int64_t job;              /* job number, incremented by gs__pool_run (under m) */
     int pending;              /* workers still on the current job (under m) */
+    int active;               /* workers 0 .. active-1 take the current job (under m) */
     bool quit;                /* under m */
     void (*fn)(void *arg, int worker);
     void *arg;
@@ -149,6 +151,10 @@ GS__FN void *gs__pool_main(void *p) {
             return NULL;
         }
         seen = pool->job;
+        if (w->index >= pool->active) {
+            gs__mutex_unlock(&pool->m);
+            continue;
+        }
         fn = pool->fn;
         arg = pool->arg;
         gs__mutex_unlock(&pool->m);
@@ -222,17 +228,21 @@ GS__FN gs_result gs__pool_start(gs_ctx *ctx, gs__pool *p, int n, size_t stack_si
     return GS_OK;
 }
 
-/* Runs fn(arg, i) on every worker i and returns when all have returned. */
-GS__FN void gs__pool_run(gs__pool *p, void (*fn)(void *arg, int worker), void *arg) {
+/* Runs fn(arg, i) on workers i = 0 .. k-1 (1 <= k <= n) and returns when they have returned. */
+GS__FN void gs__pool_run_n(gs__pool *p, void (*fn)(void *arg, int worker), void *arg, int k) {
     gs__mutex_lock(&p->m);
     p->fn = fn;
     p->arg = arg;
-    p->pending = p->n;
+    p->active = k;
+    p->pending = k;
     p->job++;
     gs__cond_broadcast(&p->work);
     while (p->pending > 0) gs__cond_wait(&p->done, &p->m);
     gs__mutex_unlock(&p->m);
 }
+
+/* Runs fn(arg, i) on every worker i and returns when all have returned. */
+GS__FN void gs__pool_run(gs__pool *p, void (*fn)(void *arg, int worker), void *arg) { gs__pool_run_n(p, fn, arg, p->n); }
 #endif /* !GSHARD_NO_THREADS */
 
 /* ---------------------------------------------------------------------------------------------------------
