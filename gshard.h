@@ -15951,6 +15951,7 @@ GS__FN void gs__pool_run(gs__pool *p, void (*fn)(void *arg, int worker), void *a
    After an abort or a timeout the barrier's counts are meaningless: it is set up again before the next use.
    ------------------------------------------------------------------------------------------------------- */
 enum { GS__BARRIER_OK = 0, GS__BARRIER_ABORT = 1, GS__BARRIER_TIMEOUT = 2 };
+#define GS__BARRIER_SKIP 16   /* waits without spinning after the first missed spin */
 
 /* count (written by every arrival) and gen (read by every spinning waiter) live on different cache lines, so
    an arrival does not disturb the waiters' spinning. */
@@ -15965,6 +15966,8 @@ typedef struct gs__barrier {
     int64_t spin_us;          /* phase 1 length (0: no spinning) */
     int64_t yield_us;         /* phase 2 length */
     int64_t last_wait_us;     /* the latest wait that went past spinning (relaxed: only a hint) */
+    int spin_skip;            /* waits left that do not spin, after a spin that missed (relaxed: a hint) */
+    int spin_penalty;         /* the next miss's spin_skip: doubles while spins keep missing (relaxed) */
 #if !defined(GSHARD_NO_THREADS)
     gs__mutex m;
     gs__cond c;
@@ -15981,6 +15984,7 @@ GS__FN bool gs__barrier_init(gs__barrier *b, int n, int *abort_flag) {
     b->spin_us = n <= cpus ? 5 : 0;
     /* yielding helps while the runnable threads are few; with hundreds it only delays the late ones */
     b->yield_us = n <= 4 * cpus ? 200 : (n <= 16 * cpus ? 50 : 0);
+    b->spin_penalty = GS__BARRIER_SKIP;
 #if !defined(GSHARD_NO_THREADS)
     if (!gs__mutex_init(&b->m)) return false;
     if (!gs__cond_init(&b->c)) {
@@ -16011,11 +16015,18 @@ GS__FN void gs__barrier_abort(gs__barrier *b) {
 }
 
 #if !defined(GSHARD_NO_THREADS)
+/* A spin missed its round: no spinning for the next spin_penalty waits, and twice as long after the next miss. */
+GS__FN void gs__barrier_missed(gs__barrier *b) {
+    int pen = GS__LOAD_RELAXED(&b->spin_penalty);
+    GS__STORE_RELAXED(&b->spin_skip, pen);
+    GS__STORE_RELAXED(&b->spin_penalty, pen < 256 ? 2 * pen : pen);
+}
+
 /* Waits for the round to open. timeout_us: how long to wait before giving up (GS__BARRIER_TIMEOUT), < 0 for
    ever. *waited_us receives the time spent waiting (0 when the round opened while spinning). The clock is not
    read while a balanced round ends within the first spins. */
 GS__FN int gs__barrier_wait(gs__barrier *b, int64_t timeout_us, int64_t *waited_us) {
-    int gen = GS__LOAD(&b->gen), i, r;
+    int gen = GS__LOAD(&b->gen), i, r, skip;
     int64_t t0 = 0, now, deadline, yield_us;
     bool long_waits;
     *waited_us = 0;
@@ -16032,14 +16043,29 @@ GS__FN int gs__barrier_wait(gs__barrier *b, int64_t timeout_us, int64_t *waited_
     /* the last rounds took long (large shares of work between rounds): sleep at once, leaving the processors
        to the participants that still work */
     long_waits = GS__LOAD_RELAXED(&b->last_wait_us) > 4 * (b->yield_us + b->spin_us);
-    for (i = 1; b->spin_us && !long_waits; i++) {
-        if (GS__LOAD(&b->gen) != gen) return GS__BARRIER_OK;
-        if ((i & 255) == 0) {
-            if (GS__LOAD(b->abort)) return GS__BARRIER_ABORT;
-            if (t0 == 0) t0 = gs__now_us();
-            else if (gs__now_us() - t0 >= b->spin_us) break;
+    skip = GS__LOAD_RELAXED(&b->spin_skip);
+    if (skip > 0) GS__STORE_RELAXED(&b->spin_skip, skip - 1);
+    if (b->spin_us && !long_waits && skip == 0) {
+        /* Spinning only pays while every participant holds a processor. When other work takes processors
+           (or a hypervisor deschedules a virtual CPU that spins on pause), a partner may be off its processor
+           for many microseconds and spinning makes it worse. A spin that ran out, or a round that opened only
+           long after the spin began, turns spinning off for the next spin_penalty waits; the penalty doubles
+           while the spins after it keep missing and is reset by one that does not. */
+        t0 = gs__now_us();
+        for (i = 1;; i++) {
+            if (GS__LOAD(&b->gen) != gen) {
+                if (i > 64 && gs__now_us() - t0 > 3 * b->spin_us) gs__barrier_missed(b);
+                else if (GS__LOAD_RELAXED(&b->spin_penalty) != GS__BARRIER_SKIP)
+                    GS__STORE_RELAXED(&b->spin_penalty, GS__BARRIER_SKIP);
+                return GS__BARRIER_OK;
+            }
+            if ((i & 255) == 0) {
+                if (GS__LOAD(b->abort)) return GS__BARRIER_ABORT;
+                if (gs__now_us() - t0 >= b->spin_us) break;
+            }
+            gs__cpu_relax();
         }
-        gs__cpu_relax();
+        gs__barrier_missed(b);
     }
     now = gs__now_us();
     if (t0 == 0) t0 = now;
