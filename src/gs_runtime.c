@@ -6,12 +6,15 @@
  *   replica groups, each device's group and rank, collective-permute's source of each device. Plans are made
  *   and checked before a run starts (one per collective instruction reachable from the entry graph), so bad
  *   groups or shapes are reported before any thread moves.
- * - The engine (gs__coll_part) computes one device's share of a collective, given every device's operand and
- *   result buffer: its own result for all-gather, reduce-scatter, all-to-all and collective-permute, and the
- *   slice [r*n/G, (r+1)*n/G) of every member's result for all-reduce (member r reduces its slice of all the
- *   inputs, in group order, and writes it into every member's result: each input is read once and each
- *   output written once in total). Both modes and the direct gs_runtime_collective call run exactly this code,
- *   so they give the same bits.
+ * - The engine (gs__coll_piece) computes a piece of one device's share of a collective, given every device's
+ *   operand and result buffer: its own result for all-gather, reduce-scatter, all-to-all and
+ *   collective-permute, and the slice r of G (cut at 64-byte lines) of every member's result for all-reduce
+ *   (member r reduces its slice of all the inputs, in group order, and writes it into every member's result:
+ *   each input is read once and each output written once in total). Every result element has one writer and
+ *   its value is the same left fold however the shares are cut, so both modes, any cut into pieces, and the
+ *   direct gs_runtime_collective call (which runs the D shares on min(D, processors) workers) give the same
+ *   bits. Sums of f32/s32/u32 run as one pass over 64-byte lines of all members at once; large results
+ *   (16 MiB or more written in all) use streaming stores.
  * - Each device evaluates the program with a gs__ev (the interpreter's stepper) and its own gs__exec
  *   (partition-id, a private context for its errors, accounting counters). The interpreter calls the
  *   runtime's collective hook at every collective:
@@ -346,9 +349,9 @@ GS__FN void gs__cplan_bytes(const gs__cplan *p, int64_t d, int64_t *sent, int64_
 }
 
 /* ---------------------------------------------------------------------------------------------------------
-   The engine: one device's share of a collective. in[d] / out[d] are every device's operand and result
-   (compute format). Reductions are left folds in group order: x_g0 (op) x_g1 (op) ... (bf16: rounded after
-   every step, as the interpreter's reducers do).
+   The engine: a piece of one device's share of a collective. in[d] / out[d] are every device's operand and
+   result (compute format). Reductions are left folds in group order: x_g0 (op) x_g1 (op) ... (bf16: rounded
+   after every step, as the interpreter's reducers do).
    ------------------------------------------------------------------------------------------------------- */
 GS__FN void gs__rt_add3_f32(float *GS__RT_RESTRICT d, const float *GS__RT_RESTRICT a, const float *GS__RT_RESTRICT b,
                             int64_t n) {
@@ -546,7 +549,10 @@ GS__FN void gs__rt_reduce_to(const gs__cplan *p, const int64_t *mem, const void 
     int64_t a, j;
     uint32_t acc[GS__RT_BLOCK];   /* one block, kept in L1 while the members are added */
 #if defined(GS__RT_HAVE_STREAM)
-    if (p->kind == GS_REDUCE_SUM && p->G > 1 && (p->dtype == GS_F32 || p->dtype == GS_S32 || p->dtype == GS_U32)) {
+    /* from memory, one pass over all members; from the caches (no streaming), the block loop below is faster
+       (its folds are plain vectorised loops) */
+    if (stream && p->kind == GS_REDUCE_SUM && p->G > 1 &&
+        (p->dtype == GS_F32 || p->dtype == GS_S32 || p->dtype == GS_U32)) {
         gs__rt_sum_lines(p, mem, in, off, out, dst, n_dst, doff, n, stream);
         return;
     }
