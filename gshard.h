@@ -16160,6 +16160,7 @@ out:
 #define GS__RT_SIG 8            /* enclosing while loops compared at a rendezvous (deeper ones: count only) */
 #define GS__RT_BLOCK 4096       /* elements per reduction block (stays in L1/L2 while members are added) */
 #define GS__RT_STACK ((size_t)1 << 20)   /* worker thread stack */
+#define GS__RT_CHUNK ((size_t)64 << 10)   /* large all-gather: operand bytes copied to every member before the next */
 #define GS__RT_WATCHDOG_MS 60000
 /* Results written by a collective in all (over every device) from this size on are written with streaming
    (non-temporal) stores where the CPU has them: they would not fit in the caches anyway, and ordinary
@@ -16772,19 +16773,34 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
     case GS_OP_ALL_GATHER: {
         /* in (outer, c) -> out (outer, G*c): block j of every row comes from member j */
         const int64_t *mem = p->ids + p->group_of[t] * G;
-        int64_t c = gs__rt_inner(&p->in, (int)p->dim), o, a, rem;
+        int64_t r = p->rank_of[t], c = gs__rt_inner(&p->in, (int)p->dim), o, a, rem;
         if (c == 0) break;
-        gs__rt_split(gs__numel(&p->out), k, S, 16, &lo, &hi);
-        for (q = lo; q < hi; q += run) {
-            o = q / (G * c);
-            rem = q % (G * c);
-            j = rem / c;
-            a = rem % c;
-            run = GS__MIN(c - a, hi - q);
-            gs__rt_put((char *)out[t] + q * (int64_t)es, (const char *)in[mem[j]] + (o * c + a) * (int64_t)es,
-                       (size_t)run * es, stream);
+        if (!stream) {   /* from the caches: device t fills its own result, one long copy per block */
+            gs__rt_split(gs__numel(&p->out), k, S, 16, &lo, &hi);
+            for (q = lo; q < hi; q += run) {
+                o = q / (G * c);
+                rem = q % (G * c);
+                j = rem / c;
+                a = rem % c;
+                run = GS__MIN(c - a, hi - q);
+                memcpy((char *)out[t] + q * (int64_t)es, (const char *)in[mem[j]] + (o * c + a) * (int64_t)es,
+                       (size_t)run * es);
+            }
+            break;
         }
-        gs__rt_stream_fence(stream);
+        /* from memory: member r writes its operand into block r of every member's result, GS__RT_CHUNK bytes
+           at a time so that the G copies after the first read it from the cache: each operand is read from
+           memory once instead of G times */
+        gs__rt_split(gs__numel(&p->in), k, S, 16, &lo, &hi);
+        for (q = lo; q < hi; q += run) {
+            o = q / c;
+            a = q % c;
+            run = GS__MIN(GS__MIN(c - a, hi - q), (int64_t)(GS__RT_CHUNK / es));
+            for (j = 0; j < G; j++)
+                gs__rt_put((char *)out[mem[j]] + ((o * G + r) * c + a) * (int64_t)es, (const char *)in[t] + q * (int64_t)es,
+                           (size_t)run * es, true);
+        }
+        gs__rt_stream_fence(true);
         break;
     }
     case GS_OP_ALL_TO_ALL: {
