@@ -15953,7 +15953,8 @@ GS__FN void gs__pool_run(gs__pool *p, void (*fn)(void *arg, int worker), void *a
    After an abort or a timeout the barrier's counts are meaningless: it is set up again before the next use.
    ------------------------------------------------------------------------------------------------------- */
 enum { GS__BARRIER_OK = 0, GS__BARRIER_ABORT = 1, GS__BARRIER_TIMEOUT = 2 };
-#define GS__BARRIER_SKIP 16   /* waits without spinning after the first missed spin */
+#define GS__BARRIER_SKIP 16       /* waits with short spins after the first missed spin */
+#define GS__BARRIER_SHORT_US 1    /* a short spin (microseconds) */
 
 /* count (written by every arrival) and gen (read by every spinning waiter) live on different cache lines, so
    an arrival does not disturb the waiters' spinning. */
@@ -16047,27 +16048,30 @@ GS__FN int gs__barrier_wait(gs__barrier *b, int64_t timeout_us, int64_t *waited_
     long_waits = GS__LOAD_RELAXED(&b->last_wait_us) > 4 * (b->yield_us + b->spin_us);
     skip = GS__LOAD_RELAXED(&b->spin_skip);
     if (skip > 0) GS__STORE_RELAXED(&b->spin_skip, skip - 1);
-    if (b->spin_us && !long_waits && skip == 0) {
+    if (b->spin_us && !long_waits) {
         /* Spinning only pays while every participant holds a processor. When other work takes processors
-           (or a hypervisor deschedules a virtual CPU that spins on pause), a partner may be off its processor
-           for many microseconds and spinning makes it worse. A spin that ran out, or a round that opened only
-           long after the spin began, turns spinning off for the next spin_penalty waits; the penalty doubles
-           while the spins after it keep missing and is reset by one that does not. */
-        t0 = gs__now_us();
+           (or a hypervisor deschedules a virtual CPU that spins on pause for long: pause-loop exiting), a
+           partner may be off its processor for many microseconds and a long spin makes it worse. A spin that
+           ran out, or a round that opened only long after the spin began, shortens the spins of the next
+           spin_penalty waits to GS__BARRIER_SHORT_US (enough for a balanced round, too short to be taken for
+           a stuck lock); the penalty doubles while full spins keep missing and is reset by one that does not.
+           The clock is read every 32 spins, first after 32: a balanced round costs no clock read. */
+        int64_t limit = skip > 0 ? GS__BARRIER_SHORT_US : b->spin_us;
         for (i = 1;; i++) {
             if (GS__LOAD(&b->gen) != gen) {
-                if (i > 64 && gs__now_us() - t0 > 3 * b->spin_us) gs__barrier_missed(b);
-                else if (GS__LOAD_RELAXED(&b->spin_penalty) != GS__BARRIER_SKIP)
+                if (t0 != 0 && gs__now_us() - t0 > 3 * limit) gs__barrier_missed(b);
+                else if (skip == 0 && GS__LOAD_RELAXED(&b->spin_penalty) != GS__BARRIER_SKIP)
                     GS__STORE_RELAXED(&b->spin_penalty, GS__BARRIER_SKIP);
                 return GS__BARRIER_OK;
             }
-            if ((i & 255) == 0) {
+            if ((i & 31) == 0) {
                 if (GS__LOAD(b->abort)) return GS__BARRIER_ABORT;
-                if (gs__now_us() - t0 >= b->spin_us) break;
+                if (t0 == 0) t0 = gs__now_us();
+                else if (gs__now_us() - t0 >= limit) break;
             }
             gs__cpu_relax();
         }
-        gs__barrier_missed(b);
+        if (skip == 0) gs__barrier_missed(b);
     }
     now = gs__now_us();
     if (t0 == 0) t0 = now;
@@ -16767,9 +16771,10 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
         int64_t c = gs__rt_inner(&p->out, (int)p->dim);
         if (gs__numel(&p->in) == 0 || c == 0) break;
         gs__rt_split(outer * c, k, S, 16, &lo, &hi);
-        for (q = lo; q < hi; q += run) {
-            o = q / c;
-            a = q % c;
+        if (hi <= lo) break;
+        o = lo / c;
+        a = lo % c;
+        for (q = lo; q < hi; q += run, o++, a = 0) {
             run = GS__MIN(c - a, hi - q);
             gs__rt_reduce_to(p, mem, in, (o * G + r) * c + a, out, &t, 1, q, run, stream);
         }
@@ -16782,14 +16787,19 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
         if (c == 0) break;
         if (!stream) {   /* from the caches: device t fills its own result, one long copy per block */
             gs__rt_split(gs__numel(&p->out), k, S, 16, &lo, &hi);
-            for (q = lo; q < hi; q += run) {
-                o = q / (G * c);
-                rem = q % (G * c);
-                j = rem / c;
-                a = rem % c;
+            if (hi <= lo) break;
+            o = lo / (G * c);
+            rem = lo % (G * c);
+            j = rem / c;
+            a = rem % c;
+            for (q = lo; q < hi; q += run, a = 0) {
                 run = GS__MIN(c - a, hi - q);
                 memcpy((char *)out[t] + q * (int64_t)es, (const char *)in[mem[j]] + (o * c + a) * (int64_t)es,
                        (size_t)run * es);
+                if (++j == G) {
+                    j = 0;
+                    o++;
+                }
             }
             break;
         }
@@ -16797,13 +16807,18 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
            at a time so that the G copies after the first read it from the cache: each operand is read from
            memory once instead of G times */
         gs__rt_split(gs__numel(&p->in), k, S, 16, &lo, &hi);
+        if (hi <= lo) break;
+        o = lo / c;
+        a = lo % c;
         for (q = lo; q < hi; q += run) {
-            o = q / c;
-            a = q % c;
             run = GS__MIN(GS__MIN(c - a, hi - q), (int64_t)(GS__RT_CHUNK / es));
             for (j = 0; j < G; j++)
                 gs__rt_put((char *)out[mem[j]] + ((o * G + r) * c + a) * (int64_t)es, (const char *)in[t] + q * (int64_t)es,
                            (size_t)run * es, true);
+            if ((a += run) == c) {
+                a = 0;
+                o++;
+            }
         }
         gs__rt_stream_fence(true);
         break;
@@ -16823,9 +16838,10 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
         while (d0 < rank - 1 && piece[d0] == 1) d0++;
         R = piece[d0];
         gs__rt_split(G * R, k, S, 1, &lo, &hi);
-        for (q = lo; q < hi; q += run) {
-            j = q / R;
-            row = q % R;
+        if (hi <= lo) break;
+        j = lo / R;
+        row = lo % R;
+        for (q = lo; q < hi; q += run, j++, row = 0) {
             run = GS__MIN(R - row, hi - q);
             memcpy(sub, piece, sizeof sub);
             sub[d0] = run;

@@ -646,9 +646,10 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
         int64_t c = gs__rt_inner(&p->out, (int)p->dim);
         if (gs__numel(&p->in) == 0 || c == 0) break;
         gs__rt_split(outer * c, k, S, 16, &lo, &hi);
-        for (q = lo; q < hi; q += run) {
-            o = q / c;
-            a = q % c;
+        if (hi <= lo) break;
+        o = lo / c;
+        a = lo % c;
+        for (q = lo; q < hi; q += run, o++, a = 0) {
             run = GS__MIN(c - a, hi - q);
             gs__rt_reduce_to(p, mem, in, (o * G + r) * c + a, out, &t, 1, q, run, stream);
         }
@@ -661,14 +662,19 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
         if (c == 0) break;
         if (!stream) {   /* from the caches: device t fills its own result, one long copy per block */
             gs__rt_split(gs__numel(&p->out), k, S, 16, &lo, &hi);
-            for (q = lo; q < hi; q += run) {
-                o = q / (G * c);
-                rem = q % (G * c);
-                j = rem / c;
-                a = rem % c;
+            if (hi <= lo) break;
+            o = lo / (G * c);
+            rem = lo % (G * c);
+            j = rem / c;
+            a = rem % c;
+            for (q = lo; q < hi; q += run, a = 0) {
                 run = GS__MIN(c - a, hi - q);
                 memcpy((char *)out[t] + q * (int64_t)es, (const char *)in[mem[j]] + (o * c + a) * (int64_t)es,
                        (size_t)run * es);
+                if (++j == G) {
+                    j = 0;
+                    o++;
+                }
             }
             break;
         }
@@ -676,13 +682,18 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
            at a time so that the G copies after the first read it from the cache: each operand is read from
            memory once instead of G times */
         gs__rt_split(gs__numel(&p->in), k, S, 16, &lo, &hi);
+        if (hi <= lo) break;
+        o = lo / c;
+        a = lo % c;
         for (q = lo; q < hi; q += run) {
-            o = q / c;
-            a = q % c;
             run = GS__MIN(GS__MIN(c - a, hi - q), (int64_t)(GS__RT_CHUNK / es));
             for (j = 0; j < G; j++)
                 gs__rt_put((char *)out[mem[j]] + ((o * G + r) * c + a) * (int64_t)es, (const char *)in[t] + q * (int64_t)es,
                            (size_t)run * es, true);
+            if ((a += run) == c) {
+                a = 0;
+                o++;
+            }
         }
         gs__rt_stream_fence(true);
         break;
@@ -702,9 +713,10 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
         while (d0 < rank - 1 && piece[d0] == 1) d0++;
         R = piece[d0];
         gs__rt_split(G * R, k, S, 1, &lo, &hi);
-        for (q = lo; q < hi; q += run) {
-            j = q / R;
-            row = q % R;
+        if (hi <= lo) break;
+        j = lo / R;
+        row = lo % R;
+        for (q = lo; q < hi; q += run, j++, row = 0) {
             run = GS__MIN(R - row, hi - q);
             memcpy(sub, piece, sizeof sub);
             sub[d0] = run;

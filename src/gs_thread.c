@@ -256,7 +256,8 @@ GS__FN void gs__pool_run(gs__pool *p, void (*fn)(void *arg, int worker), void *a
    After an abort or a timeout the barrier's counts are meaningless: it is set up again before the next use.
    ------------------------------------------------------------------------------------------------------- */
 enum { GS__BARRIER_OK = 0, GS__BARRIER_ABORT = 1, GS__BARRIER_TIMEOUT = 2 };
-#define GS__BARRIER_SKIP 16   /* waits without spinning after the first missed spin */
+#define GS__BARRIER_SKIP 16       /* waits with short spins after the first missed spin */
+#define GS__BARRIER_SHORT_US 1    /* a short spin (microseconds) */
 
 /* count (written by every arrival) and gen (read by every spinning waiter) live on different cache lines, so
    an arrival does not disturb the waiters' spinning. */
@@ -350,27 +351,30 @@ GS__FN int gs__barrier_wait(gs__barrier *b, int64_t timeout_us, int64_t *waited_
     long_waits = GS__LOAD_RELAXED(&b->last_wait_us) > 4 * (b->yield_us + b->spin_us);
     skip = GS__LOAD_RELAXED(&b->spin_skip);
     if (skip > 0) GS__STORE_RELAXED(&b->spin_skip, skip - 1);
-    if (b->spin_us && !long_waits && skip == 0) {
+    if (b->spin_us && !long_waits) {
         /* Spinning only pays while every participant holds a processor. When other work takes processors
-           (or a hypervisor deschedules a virtual CPU that spins on pause), a partner may be off its processor
-           for many microseconds and spinning makes it worse. A spin that ran out, or a round that opened only
-           long after the spin began, turns spinning off for the next spin_penalty waits; the penalty doubles
-           while the spins after it keep missing and is reset by one that does not. */
-        t0 = gs__now_us();
+           (or a hypervisor deschedules a virtual CPU that spins on pause for long: pause-loop exiting), a
+           partner may be off its processor for many microseconds and a long spin makes it worse. A spin that
+           ran out, or a round that opened only long after the spin began, shortens the spins of the next
+           spin_penalty waits to GS__BARRIER_SHORT_US (enough for a balanced round, too short to be taken for
+           a stuck lock); the penalty doubles while full spins keep missing and is reset by one that does not.
+           The clock is read every 32 spins, first after 32: a balanced round costs no clock read. */
+        int64_t limit = skip > 0 ? GS__BARRIER_SHORT_US : b->spin_us;
         for (i = 1;; i++) {
             if (GS__LOAD(&b->gen) != gen) {
-                if (i > 64 && gs__now_us() - t0 > 3 * b->spin_us) gs__barrier_missed(b);
-                else if (GS__LOAD_RELAXED(&b->spin_penalty) != GS__BARRIER_SKIP)
+                if (t0 != 0 && gs__now_us() - t0 > 3 * limit) gs__barrier_missed(b);
+                else if (skip == 0 && GS__LOAD_RELAXED(&b->spin_penalty) != GS__BARRIER_SKIP)
                     GS__STORE_RELAXED(&b->spin_penalty, GS__BARRIER_SKIP);
                 return GS__BARRIER_OK;
             }
-            if ((i & 255) == 0) {
+            if ((i & 31) == 0) {
                 if (GS__LOAD(b->abort)) return GS__BARRIER_ABORT;
-                if (gs__now_us() - t0 >= b->spin_us) break;
+                if (t0 == 0) t0 = gs__now_us();
+                else if (gs__now_us() - t0 >= limit) break;
             }
             gs__cpu_relax();
         }
-        gs__barrier_missed(b);
+        if (skip == 0) gs__barrier_missed(b);
     }
     now = gs__now_us();
     if (t0 == 0) t0 = now;
