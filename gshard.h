@@ -16166,10 +16166,13 @@ out:
 #define GS__RT_STACK ((size_t)1 << 20)   /* worker thread stack */
 #define GS__RT_CHUNK ((size_t)64 << 10)   /* large all-gather: operand bytes copied to every member before the next */
 #define GS__RT_WATCHDOG_MS 60000
-/* Results written by a collective in all (over every device) from this size on are written with streaming
-   (non-temporal) stores where the CPU has them: they would not fit in the caches anyway, and ordinary
-   stores would first read every destination line. */
-#define GS__RT_STREAM_BYTES ((int64_t)16 << 20)
+/* A collective whose operands and results (over every device) exceed this size writes its results with
+   streaming (non-temporal) stores where the CPU has them: they would not stay in the caches anyway, and
+   ordinary stores would first read every destination line. Below it (a last-level cache's worth), ordinary
+   stores leave the results in the cache, which is faster. */
+#define GS__RT_STREAM_BYTES ((int64_t)32 << 20)
+/* all-gather results up to this size (per device) are filled by their sources (see gs__coll_piece) */
+#define GS__RT_PUSH_BYTES ((int64_t)1 << 20)
 
 #if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
 #  include <emmintrin.h>
@@ -16750,7 +16753,7 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
                            void *const *out) {
     size_t es = gs__compute_size(p->dtype);
     int64_t G = p->G, j, lo, hi, q, run;
-    bool stream = (int64_t)gs_shape_bytes(&p->out) * p->D >= GS__RT_STREAM_BYTES;
+    bool stream = ((int64_t)gs_shape_bytes(&p->in) + (int64_t)gs_shape_bytes(&p->out)) * p->D > GS__RT_STREAM_BYTES;
     switch (p->op) {
     case GS_OP_ALL_REDUCE: {
         /* in (n) on every member -> out (n) on every member. Member r reduces the slice [a, b) of every input
@@ -16785,7 +16788,8 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
         const int64_t *mem = p->ids + p->group_of[t] * G;
         int64_t r = p->rank_of[t], c = gs__rt_inner(&p->in, (int)p->dim), o, a, rem;
         if (c == 0) break;
-        if (!stream) {   /* from the caches: device t fills its own result, one long copy per block */
+        if (!stream && (int64_t)gs_shape_bytes(&p->out) > GS__RT_PUSH_BYTES) {
+            /* results that outgrow the private caches: device t fills its own result, one long copy per block */
             gs__rt_split(gs__numel(&p->out), k, S, 16, &lo, &hi);
             if (hi <= lo) break;
             o = lo / (G * c);
@@ -16803,9 +16807,9 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
             }
             break;
         }
-        /* from memory: member r writes its operand into block r of every member's result, GS__RT_CHUNK bytes
-           at a time so that the G copies after the first read it from the cache: each operand is read from
-           memory once instead of G times */
+        /* from memory, or small: member r writes its operand into block r of every member's result,
+           GS__RT_CHUNK bytes at a time so that the G copies after the first read it from the cache: each
+           operand is read once instead of G times */
         gs__rt_split(gs__numel(&p->in), k, S, 16, &lo, &hi);
         if (hi <= lo) break;
         o = lo / c;
@@ -16814,13 +16818,13 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
             run = GS__MIN(GS__MIN(c - a, hi - q), (int64_t)(GS__RT_CHUNK / es));
             for (j = 0; j < G; j++)
                 gs__rt_put((char *)out[mem[j]] + ((o * G + r) * c + a) * (int64_t)es, (const char *)in[t] + q * (int64_t)es,
-                           (size_t)run * es, true);
+                           (size_t)run * es, stream);
             if ((a += run) == c) {
                 a = 0;
                 o++;
             }
         }
-        gs__rt_stream_fence(true);
+        gs__rt_stream_fence(stream);
         break;
     }
     case GS_OP_ALL_TO_ALL: {

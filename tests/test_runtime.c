@@ -404,7 +404,7 @@ static void test_runtime_collectives_vs_model(void) {
     gs_ctx_destroy(ctx);
 }
 
-/* Collectives large enough for the streaming-store paths (16 MiB or more written in all), on buffers whose
+/* Collectives large enough for the streaming-store paths (operands and results over 32 MiB in all), on buffers whose
    16-byte alignment differs between devices, lengths that are no multiple of a cache line, a group order
    that is not device order, and 3 devices (on 2 processors the direct call cuts each share in two), in both
    modes, against naive loops written here. */
@@ -412,7 +412,7 @@ static void test_runtime_collectives_large(void) {
     gs_ctx *ctx = gst_ctx();
     int op, mode;
     int64_t order[3] = {2, 0, 1}, pairs[4] = {0, 2, 2, 1};
-    for (op = 0; op < 6; op++) {
+    for (op = 0; op < 7; op++) {
         gs_collective_spec sp;
         gs_shape os;
         char *ibase[3], *obase[3];
@@ -425,7 +425,7 @@ static void test_runtime_collectives_large(void) {
         sp.groups.ids = order;
         sp.reduce = GS_REDUCE_SUM;
         switch (op) {
-        case 0: case 1:   /* all-reduce, f32 and s32: 1398111 elements * 4 bytes * 3 devices > 16 MiB */
+        case 0: case 1:   /* all-reduce, f32 and s32: 1398111 elements * 4 bytes * 2 * 3 devices > 32 MiB */
             sp.op = GS_OP_ALL_REDUCE;
             sp.shape = gs_shape_make(op == 0 ? GS_F32 : GS_S32, 1, (int64_t[]){1398111});
             break;
@@ -434,10 +434,11 @@ static void test_runtime_collectives_large(void) {
             sp.dim = 1;
             sp.shape = gs_shape_make(GS_F32, 2, (int64_t[]){7, 3 * 199733});
             break;
-        case 3:   /* all-gather along dim 1 of [5, 93207] */
+        case 3: case 6:   /* all-gather along dim 1 of [5, 139813]; op 6: of [5, 69905] (results over 1 MiB per
+                             device, but not streamed: each device fills its own result) */
             sp.op = GS_OP_ALL_GATHER;
             sp.dim = 1;
-            sp.shape = gs_shape_make(GS_F32, 2, (int64_t[]){5, 93207});
+            sp.shape = gs_shape_make(GS_F32, 2, (int64_t[]){5, op == 3 ? 139813 : 69905});
             break;
         case 4:   /* all-to-all: split dim 1, concat dim 0 of [2, 3 * 233017] */
             sp.op = GS_OP_ALL_TO_ALL;
@@ -445,7 +446,7 @@ static void test_runtime_collectives_large(void) {
             sp.concat_dim = 0;
             sp.shape = gs_shape_make(GS_F32, 2, (int64_t[]){2, 3 * 233017});
             break;
-        default:   /* collective-permute 0 -> 2 -> 1; device 0 receives zeros */
+        case 5:   /* collective-permute 0 -> 2 -> 1; device 0 receives zeros */
             sp.op = GS_OP_COLLECTIVE_PERMUTE;
             sp.n_pairs = 2;
             sp.pairs = pairs;
@@ -461,7 +462,8 @@ static void test_runtime_collectives_large(void) {
             ob = gs_shape_bytes(&os);
             ni = ib / 4;
             no = ob / 4;
-            CHECK(ob * 3 >= ((size_t)16 << 20));
+            if (op == 6) CHECK(ob > ((size_t)1 << 20) && (ib + ob) * 3 <= ((size_t)32 << 20));
+            else CHECK((ib + ob) * 3 > ((size_t)32 << 20));
             for (d = 0; d < 3; d++) {
                 /* device d's buffers start 4 * d bytes past a 16-byte boundary */
                 ibase[d] = (char *)malloc(ib + 16);
@@ -504,18 +506,19 @@ static void test_runtime_collectives_large(void) {
                             w = w + c;
                             memcpy(&want, &w, 4);
                         }
-                    } else if (op == 3) {   /* out [5, 3 * 93207]: block j of row `row` is member j's row */
-                        row = e / (3 * 93207);
-                        col = e % (3 * 93207);
-                        src_dev = (size_t)order[col / 93207];
-                        memcpy(&want, (char *)in[src_dev] + 4 * (row * 93207 + col % 93207), 4);
+                    } else if (op == 3 || op == 6) {   /* out [5, 3 * c]: block j of row `row` is member j's row */
+                        size_t c = op == 3 ? 139813 : 69905;
+                        row = e / (3 * c);
+                        col = e % (3 * c);
+                        src_dev = (size_t)order[col / c];
+                        memcpy(&want, (char *)in[src_dev] + 4 * (row * c + col % c), 4);
                     } else if (op == 4) {   /* out [6, 233017]: rows 2j, 2j+1 are member j's piece r */
                         row = e / 233017;
                         col = e % 233017;
                         src_dev = (size_t)order[row / 2];
                         src_e = (row % 2) * (3 * 233017) + (size_t)r * 233017 + col;
                         memcpy(&want, (char *)in[src_dev] + 4 * src_e, 4);
-                    } else {
+                    } else {   /* op 5 */
                         want = 0;
                         if (d == 2) memcpy(&want, (char *)in[0] + 4 * e, 4);
                         if (d == 1) memcpy(&want, (char *)in[2] + 4 * e, 4);
