@@ -16166,7 +16166,7 @@ out:
 #define GS__RT_STACK ((size_t)1 << 20)   /* worker thread stack */
 #define GS__RT_CHUNK ((size_t)64 << 10)   /* large all-gather: operand bytes copied to every member before the next */
 #define GS__RT_WATCHDOG_MS 60000
-/* A collective whose operands and results (over every device) exceed this size writes its results with
+/* A collective whose operands and results (over every device) reach this size writes its results with
    streaming (non-temporal) stores where the CPU has them: they would not stay in the caches anyway, and
    ordinary stores would first read every destination line. Below it (a last-level cache's worth), ordinary
    stores leave the results in the cache, which is faster. */
@@ -16753,7 +16753,7 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
                            void *const *out) {
     size_t es = gs__compute_size(p->dtype);
     int64_t G = p->G, j, lo, hi, q, run;
-    bool stream = ((int64_t)gs_shape_bytes(&p->in) + (int64_t)gs_shape_bytes(&p->out)) * p->D > GS__RT_STREAM_BYTES;
+    bool stream = ((int64_t)gs_shape_bytes(&p->in) + (int64_t)gs_shape_bytes(&p->out)) * p->D >= GS__RT_STREAM_BYTES;
     switch (p->op) {
     case GS_OP_ALL_REDUCE: {
         /* in (n) on every member -> out (n) on every member. Member r reduces the slice [a, b) of every input

@@ -404,7 +404,7 @@ static void test_runtime_collectives_vs_model(void) {
     gs_ctx_destroy(ctx);
 }
 
-/* Collectives large enough for the streaming-store paths (operands and results over 32 MiB in all), on buffers whose
+/* Collectives large enough for the streaming-store paths (operands and results of 32 MiB or more in all), on buffers whose
    16-byte alignment differs between devices, lengths that are no multiple of a cache line, a group order
    that is not device order, and 3 devices (on 2 processors the direct call cuts each share in two), in both
    modes, against naive loops written here. */
@@ -462,8 +462,8 @@ static void test_runtime_collectives_large(void) {
             ob = gs_shape_bytes(&os);
             ni = ib / 4;
             no = ob / 4;
-            if (op == 6) CHECK(ob > ((size_t)1 << 20) && (ib + ob) * 3 <= ((size_t)32 << 20));
-            else CHECK((ib + ob) * 3 > ((size_t)32 << 20));
+            if (op == 6) CHECK(ob > ((size_t)1 << 20) && (ib + ob) * 3 < ((size_t)32 << 20));
+            else CHECK((ib + ob) * 3 >= ((size_t)32 << 20));
             for (d = 0; d < 3; d++) {
                 /* device d's buffers start 4 * d bytes past a 16-byte boundary */
                 ibase[d] = (char *)malloc(ib + 16);
