@@ -4,7 +4,7 @@
  *
  *   cc -std=c99 -O3 -march=native -I. bench/bench_collectives.c -o build/bench/bench_collectives -lpthread -lm
  *   build/bench/bench_collectives [--quick] [--passes 3] [--mpi FILE.csv] [--devices 2,4,8]
- *                                 [--ops allreduce,permute] [--min-kib 4] [--max-mib 64]
+ *                                 [--ops allreduce,permute] [--min-kib 4] [--max-mib 64] [--program]
  *
  * What is measured: gs_runtime_collective(rt, spec, in, out, repeat) on f32 data, one call running the
  * collective `repeat` times, best of several calls, and best over --passes passes through the whole table
@@ -24,8 +24,8 @@
  * measured time (all-reduce: R = W = size, so its bus bandwidth is capped at copy x 2(D-1)/D^2).
  *
  * The MPI file has lines "op,devices,bytes,microseconds" (op: allreduce, allgather, reducescatter, alltoall,
- * permute), the best of several launches. Targets are printed as met/missed; nothing here is an assertion:
- * the exit status is 1 only if a result is wrong.
+ * permute), the best of several launches. Targets are printed as met/missed on each row and the missed ones
+ * are listed at the end; nothing here is an assertion: the exit status is 1 only if a result is wrong.
  */
 #if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
 #define _POSIX_C_SOURCE 200809L
