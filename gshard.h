@@ -1221,8 +1221,10 @@ typedef struct gs_collective_spec {
 /* The result shape of spec on this runtime's devices (checks spec). */
 GS_API gs_result gs_runtime_collective_shape(gs_runtime *rt, const gs_collective_spec *spec, gs_shape *out);
 /* Runs the collective `repeat` times (>= 1) on in[d] -> out[d] (storage format, D buffers each; in and out
-   must not overlap). Lockstep runs every device's part in the calling thread; threaded mode hands the parts
-   to the worker threads once and they meet at two barriers per repetition (a benchmark's inner loop). */
+   must not overlap). Lockstep runs every device's part in the calling thread; threaded mode hands the D
+   parts, cut into equal runs, to min(D, online processors) worker threads once, and they meet at one barrier
+   per repetition (a benchmark's inner loop: no program runs, so the parts need not run on D threads). The
+   results are the same bits as inside a program. */
 GS_API gs_result gs_runtime_collective(gs_runtime *rt, const gs_collective_spec *spec, const void *const *in,
                                        void *const *out, int64_t repeat);
 
@@ -16746,7 +16748,8 @@ GS__FN void gs__yield(void) { sched_yield(); }
 
 /* ---------------------------------------------------------------------------------------------------------
    The worker pool: n threads that sleep until gs__pool_run hands them a job, run fn(arg, worker) each, and
-   report back. One job at a time; the caller blocks until every worker has finished it.
+   report back. One job at a time; the caller blocks until every worker has finished it. gs__pool_run_n hands
+   the job to the first k workers only (the others go back to sleep).
    ------------------------------------------------------------------------------------------------------- */
 typedef struct gs__pool gs__pool;
 typedef struct gs__pool_worker {
@@ -16763,6 +16766,7 @@ struct gs__pool {
     gs__cond work, done;
     int64_t job;              /* job number, incremented by gs__pool_run (under m) */
     int pending;              /* workers still on the current job (under m) */
+    int active;               /* workers 0 .. active-1 take the current job (under m) */
     bool quit;                /* under m */
     void (*fn)(void *arg, int worker);
     void *arg;
@@ -16782,6 +16786,10 @@ GS__FN void *gs__pool_main(void *p) {
             return NULL;
         }
         seen = pool->job;
+        if (w->index >= pool->active) {
+            gs__mutex_unlock(&pool->m);
+            continue;
+        }
         fn = pool->fn;
         arg = pool->arg;
         gs__mutex_unlock(&pool->m);
@@ -16855,17 +16863,21 @@ GS__FN gs_result gs__pool_start(gs_ctx *ctx, gs__pool *p, int n, size_t stack_si
     return GS_OK;
 }
 
-/* Runs fn(arg, i) on every worker i and returns when all have returned. */
-GS__FN void gs__pool_run(gs__pool *p, void (*fn)(void *arg, int worker), void *arg) {
+/* Runs fn(arg, i) on workers i = 0 .. k-1 (1 <= k <= n) and returns when they have returned. */
+GS__FN void gs__pool_run_n(gs__pool *p, void (*fn)(void *arg, int worker), void *arg, int k) {
     gs__mutex_lock(&p->m);
     p->fn = fn;
     p->arg = arg;
-    p->pending = p->n;
+    p->active = k;
+    p->pending = k;
     p->job++;
     gs__cond_broadcast(&p->work);
     while (p->pending > 0) gs__cond_wait(&p->done, &p->m);
     gs__mutex_unlock(&p->m);
 }
+
+/* Runs fn(arg, i) on every worker i and returns when all have returned. */
+GS__FN void gs__pool_run(gs__pool *p, void (*fn)(void *arg, int worker), void *arg) { gs__pool_run_n(p, fn, arg, p->n); }
 #endif /* !GSHARD_NO_THREADS */
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -16879,20 +16891,28 @@ GS__FN void gs__pool_run(gs__pool *p, void (*fn)(void *arg, int worker), void *a
    After an abort or a timeout the barrier's counts are meaningless: it is set up again before the next use.
    ------------------------------------------------------------------------------------------------------- */
 enum { GS__BARRIER_OK = 0, GS__BARRIER_ABORT = 1, GS__BARRIER_TIMEOUT = 2 };
+#define GS__BARRIER_SKIP 16       /* waits with short spins after the first missed spin */
+#define GS__BARRIER_SHORT_US 1    /* a short spin (microseconds) */
 
-/* count (written by every arrival) and gen (read by every spinning waiter) live on different cache lines, so
-   an arrival does not disturb the waiters' spinning. */
+/* With many participants, the arrival counter (written by every arrival) and gen (read by every spinning
+   waiter) live on different cache lines, so an arrival does not disturb the waiters' spinning. With a few
+   (4 or less), the counter shares gen's line: the last arrival then opens the round with one line transfer
+   less (about a third of a 2-thread round). */
 typedef struct gs__barrier {
-    int count;                /* arrivals in the current round */
+    int count_far;            /* arrivals in the current round (many participants) */
     char pad0[64 - sizeof(int)];
     int gen;                  /* round number */
     int sleepers;             /* waiters in (or entering) the sleeping phase */
-    char pad1[64 - 2 * sizeof(int)];
+    int count_near;           /* arrivals in the current round (a few participants) */
+    char pad1[64 - 3 * sizeof(int)];
+    int *count;               /* &count_near or &count_far */
     int n;
     int *abort;               /* shared flag: nonzero ends every wait */
     int64_t spin_us;          /* phase 1 length (0: no spinning) */
     int64_t yield_us;         /* phase 2 length */
     int64_t last_wait_us;     /* the latest wait that went past spinning (relaxed: only a hint) */
+    int spin_skip;            /* waits left that do not spin, after a spin that missed (relaxed: a hint) */
+    int spin_penalty;         /* the next miss's spin_skip: doubles while spins keep missing (relaxed) */
 #if !defined(GSHARD_NO_THREADS)
     gs__mutex m;
     gs__cond c;
@@ -16909,6 +16929,8 @@ GS__FN bool gs__barrier_init(gs__barrier *b, int n, int *abort_flag) {
     b->spin_us = n <= cpus ? 5 : 0;
     /* yielding helps while the runnable threads are few; with hundreds it only delays the late ones */
     b->yield_us = n <= 4 * cpus ? 200 : (n <= 16 * cpus ? 50 : 0);
+    b->spin_penalty = GS__BARRIER_SKIP;
+    b->count = n <= 4 ? &b->count_near : &b->count_far;
 #if !defined(GSHARD_NO_THREADS)
     if (!gs__mutex_init(&b->m)) return false;
     if (!gs__cond_init(&b->c)) {
@@ -16939,16 +16961,23 @@ GS__FN void gs__barrier_abort(gs__barrier *b) {
 }
 
 #if !defined(GSHARD_NO_THREADS)
+/* A spin missed its round: no spinning for the next spin_penalty waits, and twice as long after the next miss. */
+GS__FN void gs__barrier_missed(gs__barrier *b) {
+    int pen = GS__LOAD_RELAXED(&b->spin_penalty);
+    GS__STORE_RELAXED(&b->spin_skip, pen);
+    GS__STORE_RELAXED(&b->spin_penalty, pen < 256 ? 2 * pen : pen);
+}
+
 /* Waits for the round to open. timeout_us: how long to wait before giving up (GS__BARRIER_TIMEOUT), < 0 for
    ever. *waited_us receives the time spent waiting (0 when the round opened while spinning). The clock is not
    read while a balanced round ends within the first spins. */
 GS__FN int gs__barrier_wait(gs__barrier *b, int64_t timeout_us, int64_t *waited_us) {
-    int gen = GS__LOAD(&b->gen), i, r;
+    int gen = GS__LOAD(&b->gen), i, r, skip;
     int64_t t0 = 0, now, deadline, yield_us;
     bool long_waits;
     *waited_us = 0;
-    if (GS__ADD(&b->count, 1) == b->n) {
-        GS__STORE_RELAXED(&b->count, 0);
+    if (GS__ADD(b->count, 1) == b->n) {
+        GS__STORE_RELAXED(b->count, 0);
         GS__STORE_SC(&b->gen, gen + 1);
         if (GS__LOAD_SC(&b->sleepers) > 0) {
             gs__mutex_lock(&b->m);
@@ -16960,14 +16989,32 @@ GS__FN int gs__barrier_wait(gs__barrier *b, int64_t timeout_us, int64_t *waited_
     /* the last rounds took long (large shares of work between rounds): sleep at once, leaving the processors
        to the participants that still work */
     long_waits = GS__LOAD_RELAXED(&b->last_wait_us) > 4 * (b->yield_us + b->spin_us);
-    for (i = 1; b->spin_us && !long_waits; i++) {
-        if (GS__LOAD(&b->gen) != gen) return GS__BARRIER_OK;
-        if ((i & 255) == 0) {
-            if (GS__LOAD(b->abort)) return GS__BARRIER_ABORT;
-            if (t0 == 0) t0 = gs__now_us();
-            else if (gs__now_us() - t0 >= b->spin_us) break;
+    skip = GS__LOAD_RELAXED(&b->spin_skip);
+    if (skip > 0) GS__STORE_RELAXED(&b->spin_skip, skip - 1);
+    if (b->spin_us && !long_waits) {
+        /* Spinning only pays while every participant holds a processor. When other work takes processors
+           (or a hypervisor deschedules a virtual CPU that spins on pause for long: pause-loop exiting), a
+           partner may be off its processor for many microseconds and a long spin makes it worse. A spin that
+           ran out, or a round that opened only long after the spin began, shortens the spins of the next
+           spin_penalty waits to GS__BARRIER_SHORT_US (enough for a balanced round, too short to be taken for
+           a stuck lock); the penalty doubles while full spins keep missing and is reset by one that does not.
+           The clock is read every 32 spins, first after 32: a balanced round costs no clock read. */
+        int64_t limit = skip > 0 ? GS__BARRIER_SHORT_US : b->spin_us;
+        for (i = 1;; i++) {
+            if (GS__LOAD(&b->gen) != gen) {
+                if (t0 != 0 && gs__now_us() - t0 > 3 * limit) gs__barrier_missed(b);
+                else if (skip == 0 && GS__LOAD_RELAXED(&b->spin_penalty) != GS__BARRIER_SKIP)
+                    GS__STORE_RELAXED(&b->spin_penalty, GS__BARRIER_SKIP);
+                return GS__BARRIER_OK;
+            }
+            if ((i & 31) == 0) {
+                if (GS__LOAD(b->abort)) return GS__BARRIER_ABORT;
+                if (t0 == 0) t0 = gs__now_us();
+                else if (gs__now_us() - t0 >= limit) break;
+            }
+            gs__cpu_relax();
         }
-        gs__cpu_relax();
+        if (skip == 0) gs__barrier_missed(b);
     }
     now = gs__now_us();
     if (t0 == 0) t0 = now;
@@ -17027,12 +17074,15 @@ out:
  *   replica groups, each device's group and rank, collective-permute's source of each device. Plans are made
  *   and checked before a run starts (one per collective instruction reachable from the entry graph), so bad
  *   groups or shapes are reported before any thread moves.
- * - The engine (gs__coll_part) computes one device's share of a collective, given every device's operand and
- *   result buffer: its own result for all-gather, reduce-scatter, all-to-all and collective-permute, and the
- *   slice [r*n/G, (r+1)*n/G) of every member's result for all-reduce (member r reduces its slice of all the
- *   inputs, in group order, and writes it into every member's result: each input is read once and each
- *   output written once in total). Both modes and the direct gs_runtime_collective call run exactly this code,
- *   so they give the same bits.
+ * - The engine (gs__coll_piece) computes a piece of one device's share of a collective, given every device's
+ *   operand and result buffer: its own result for all-gather, reduce-scatter, all-to-all and
+ *   collective-permute, and the slice r of G (cut at 64-byte lines) of every member's result for all-reduce
+ *   (member r reduces its slice of all the inputs, in group order, and writes it into every member's result:
+ *   each input is read once and each output written once in total). Every result element has one writer and
+ *   its value is the same left fold however the shares are cut, so both modes, any cut into pieces, and the
+ *   direct gs_runtime_collective call (which runs the D shares on min(D, processors) workers) give the same
+ *   bits. Sums of f32/s32/u32 run as one pass over 64-byte lines of all members at once; large results
+ *   (16 MiB or more written in all) use streaming stores.
  * - Each device evaluates the program with a gs__ev (the interpreter's stepper) and its own gs__exec
  *   (partition-id, a private context for its errors, accounting counters). The interpreter calls the
  *   runtime's collective hook at every collective:
@@ -17057,11 +17107,15 @@ out:
 #define GS__RT_SIG 8            /* enclosing while loops compared at a rendezvous (deeper ones: count only) */
 #define GS__RT_BLOCK 4096       /* elements per reduction block (stays in L1/L2 while members are added) */
 #define GS__RT_STACK ((size_t)1 << 20)   /* worker thread stack */
+#define GS__RT_CHUNK ((size_t)64 << 10)   /* large all-gather: operand bytes copied to every member before the next */
 #define GS__RT_WATCHDOG_MS 60000
-/* Results written by a collective in all (over every device) from this size on are written with streaming
-   (non-temporal) stores where the CPU has them: they would not fit in the caches anyway, and ordinary
-   stores would first read every destination line. */
-#define GS__RT_STREAM_BYTES ((int64_t)16 << 20)
+/* A collective whose operands and results (over every device) reach this size writes its results with
+   streaming (non-temporal) stores where the CPU has them: they would not stay in the caches anyway, and
+   ordinary stores would first read every destination line. Below it (a last-level cache's worth), ordinary
+   stores leave the results in the cache, which is faster. */
+#define GS__RT_STREAM_BYTES ((int64_t)32 << 20)
+/* all-gather results up to this size (per device) are filled by their sources (see gs__coll_piece) */
+#define GS__RT_PUSH_BYTES ((int64_t)1 << 20)
 
 #if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
 #  include <emmintrin.h>
@@ -17367,9 +17421,9 @@ GS__FN void gs__cplan_bytes(const gs__cplan *p, int64_t d, int64_t *sent, int64_
 }
 
 /* ---------------------------------------------------------------------------------------------------------
-   The engine: one device's share of a collective. in[d] / out[d] are every device's operand and result
-   (compute format). Reductions are left folds in group order: x_g0 (op) x_g1 (op) ... (bf16: rounded after
-   every step, as the interpreter's reducers do).
+   The engine: a piece of one device's share of a collective. in[d] / out[d] are every device's operand and
+   result (compute format). Reductions are left folds in group order: x_g0 (op) x_g1 (op) ... (bf16: rounded
+   after every step, as the interpreter's reducers do).
    ------------------------------------------------------------------------------------------------------- */
 GS__FN void gs__rt_add3_f32(float *GS__RT_RESTRICT d, const float *GS__RT_RESTRICT a, const float *GS__RT_RESTRICT b,
                             int64_t n) {
@@ -17431,16 +17485,29 @@ GS__FN void gs__rt_fold(gs_dtype t, gs_reduce_kind k, void *d, const void *a, co
 GS__FN void gs__rt_put(void *dst, const void *src, size_t n, bool stream) {
 #if defined(GS__RT_HAVE_STREAM)
     if (stream && n >= 256) {
-        size_t head = (16 - ((uintptr_t)dst & 15)) & 15, k, i;
+        /* ordinary stores up to a 64-byte line boundary: a streamed line must be written whole, or the
+           write-combining buffers flush partial lines (several times slower when many streams are open) */
+        size_t head = (64 - ((uintptr_t)dst & 63)) & 63, i;
         char *d = (char *)dst;
         const char *s = (const char *)src;
         if (head) memcpy(d, s, head);
         d += head;
         s += head;
         n -= head;
-        k = n / 16;
-        for (i = 0; i < k; i++) _mm_stream_si128((__m128i *)(void *)(d + 16 * i), _mm_loadu_si128((const __m128i *)(const void *)(s + 16 * i)));
-        if (n > 16 * k) memcpy(d + 16 * k, s + 16 * k, n - 16 * k);
+        /* a whole 64-byte line per step: the write-combining buffer is filled and released at once */
+        for (i = 0; i + 64 <= n; i += 64) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 16));
+            __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 32));
+            __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 48));
+            _mm_stream_si128((__m128i *)(void *)(d + i), a);
+            _mm_stream_si128((__m128i *)(void *)(d + i + 16), b);
+            _mm_stream_si128((__m128i *)(void *)(d + i + 32), c);
+            _mm_stream_si128((__m128i *)(void *)(d + i + 48), e);
+        }
+        for (; i + 16 <= n; i += 16)
+            _mm_stream_si128((__m128i *)(void *)(d + i), _mm_loadu_si128((const __m128i *)(const void *)(s + i)));
+        if (n > i) memcpy(d + i, s + i, n - i);
         return;
     }
 #else
@@ -17471,6 +17538,113 @@ GS__FN void gs__rt_reduce_run(const gs__cplan *p, const int64_t *mem, const void
     for (j = 2; j < p->G; j++) gs__rt_fold(p->dtype, p->kind, dst, dst, (const char *)in[mem[j]] + off * (int64_t)es, n);
 }
 
+#if defined(GS__RT_HAVE_STREAM)
+/* Sums of 32-bit lanes: f32 (IEEE, lane by lane exactly as the scalar a + b) or two's-complement integers. */
+GS__FN __m128i gs__rt_vadd(bool f32, __m128i a, __m128i b) {
+    return f32 ? _mm_castps_si128(_mm_add_ps(_mm_castsi128_ps(a), _mm_castsi128_ps(b))) : _mm_add_epi32(a, b);
+}
+
+GS__FN void gs__rt_vstore(void *d, __m128i v, bool stream) {
+    if (stream) _mm_stream_si128((__m128i *)d, v);
+    else _mm_storeu_si128((__m128i *)d, v);
+}
+
+/* The sum (f32, s32, u32) over the members `mem` of elements [off, off + n) of their inputs, written to
+   out[dst[j]] at element doff for j < n_dst, in one pass: every 64-byte line of each input is read once,
+   the members are added in registers in group order, and the line is stored to every destination. All the
+   input and output streams then advance together, which the hardware prefetchers follow far better than one
+   block of one input at a time (on the development machine twice the bandwidth at 16 MiB). */
+GS__FN void gs__rt_sum_lines(const gs__cplan *p, const int64_t *mem, const void *const *in, int64_t off,
+                             void *const *out, const int64_t *dst, int64_t n_dst, int64_t doff, int64_t n, bool stream) {
+    bool f32 = p->dtype == GS_F32;
+    int64_t G = p->G, i = 0, g, j, head = 0;
+    if (stream) {
+        /* scalar elements until the first destination reaches a 64-byte line: each line is then streamed
+           whole (partial lines make the write-combining buffers flush early: with 8 destinations four times
+           slower). A destination at another offset within its lines gets ordinary stores. */
+        uintptr_t a0 = (uintptr_t)((char *)out[dst[0]] + doff * 4);
+        if ((a0 & 3) == 0) head = GS__MIN(n, (int64_t)(((64 - (a0 & 63)) & 63) / 4));
+    }
+    for (;;) {
+        /* the scalar part: the head, then the tail */
+        for (; i < head; i++) {
+            const char *x = (const char *)in[mem[0]] + (off + i) * 4;
+            if (f32) {
+                float s;
+                memcpy(&s, x, 4);
+                for (g = 1; g < G; g++) {
+                    float y;
+                    memcpy(&y, (const char *)in[mem[g]] + (off + i) * 4, 4);
+                    s += y;
+                }
+                for (j = 0; j < n_dst; j++) memcpy((char *)out[dst[j]] + (doff + i) * 4, &s, 4);
+            } else {
+                uint32_t s;
+                memcpy(&s, x, 4);
+                for (g = 1; g < G; g++) {
+                    uint32_t y;
+                    memcpy(&y, (const char *)in[mem[g]] + (off + i) * 4, 4);
+                    s += y;
+                }
+                for (j = 0; j < n_dst; j++) memcpy((char *)out[dst[j]] + (doff + i) * 4, &s, 4);
+            }
+        }
+        if (i >= n) break;
+        for (; i + 16 <= n; i += 16) {
+            const char *x = (const char *)in[mem[0]] + (off + i) * 4;
+            __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)x);
+            __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(x + 16));
+            __m128i v2 = _mm_loadu_si128((const __m128i *)(const void *)(x + 32));
+            __m128i v3 = _mm_loadu_si128((const __m128i *)(const void *)(x + 48));
+            for (g = 1; g < G; g++) {
+                x = (const char *)in[mem[g]] + (off + i) * 4;
+                v0 = gs__rt_vadd(f32, v0, _mm_loadu_si128((const __m128i *)(const void *)x));
+                v1 = gs__rt_vadd(f32, v1, _mm_loadu_si128((const __m128i *)(const void *)(x + 16)));
+                v2 = gs__rt_vadd(f32, v2, _mm_loadu_si128((const __m128i *)(const void *)(x + 32)));
+                v3 = gs__rt_vadd(f32, v3, _mm_loadu_si128((const __m128i *)(const void *)(x + 48)));
+            }
+            for (j = 0; j < n_dst; j++) {
+                char *d = (char *)out[dst[j]] + (doff + i) * 4;
+                bool st = stream && ((uintptr_t)d & 63) == 0;
+                gs__rt_vstore(d, v0, st);
+                gs__rt_vstore(d + 16, v1, st);
+                gs__rt_vstore(d + 32, v2, st);
+                gs__rt_vstore(d + 48, v3, st);
+            }
+        }
+        head = n;
+    }
+    gs__rt_stream_fence(stream);
+}
+#endif
+
+/* The reduction over the members `mem` of elements [off, off + n) of their inputs, written to out[dst[j]] at
+   element doff for j < n_dst (all-reduce: every member at the same offset; reduce-scatter: one result). */
+GS__FN void gs__rt_reduce_to(const gs__cplan *p, const int64_t *mem, const void *const *in, int64_t off,
+                             void *const *out, const int64_t *dst, int64_t n_dst, int64_t doff, int64_t n, bool stream) {
+    size_t es = gs__compute_size(p->dtype);
+    int64_t a, j;
+    uint32_t acc[GS__RT_BLOCK];   /* one block, kept in L1 while the members are added */
+#if defined(GS__RT_HAVE_STREAM)
+    /* from memory, one pass over all members; from the caches (no streaming), the block loop below is faster
+       (its folds are plain vectorised loops) */
+    if (stream && p->kind == GS_REDUCE_SUM && p->G > 1 &&
+        (p->dtype == GS_F32 || p->dtype == GS_S32 || p->dtype == GS_U32)) {
+        gs__rt_sum_lines(p, mem, in, off, out, dst, n_dst, doff, n, stream);
+        return;
+    }
+#endif
+    for (a = 0; a < n; a += GS__RT_BLOCK) {
+        int64_t m = GS__MIN((int64_t)GS__RT_BLOCK, n - a);
+        /* without streaming the first destination is the accumulator (one copy less) */
+        char *first = (char *)out[dst[0]] + (doff + a) * (int64_t)es, *sum = stream ? (char *)acc : first;
+        gs__rt_reduce_run(p, mem, in, off + a, sum, m);
+        for (j = stream ? 0 : 1; j < n_dst; j++)
+            gs__rt_put((char *)out[dst[j]] + (doff + a) * (int64_t)es, sum, (size_t)m * es, stream);
+    }
+    gs__rt_stream_fence(stream);
+}
+
 /* elements of dims [from, rank) */
 GS__FN int64_t gs__rt_inner(const gs_shape *s, int from) {
     int64_t n = 1;
@@ -17479,85 +17653,170 @@ GS__FN int64_t gs__rt_inner(const gs_shape *s, int from) {
     return n;
 }
 
-GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, void *const *out) {
+/* [lo, hi): piece k of S of [0, n), cut at multiples of `granule` (64-byte lines of 4-byte elements: two
+   threads never write parts of one line). */
+GS__FN void gs__rt_split(int64_t n, int64_t k, int64_t S, int64_t granule, int64_t *lo, int64_t *hi) {
+    int64_t nb = (n + granule - 1) / granule;
+    *lo = GS__MIN(n, (nb / S * k + GS__MIN(k, nb % S)) * granule);
+    *hi = GS__MIN(n, (nb / S * (k + 1) + GS__MIN(k + 1, nb % S)) * granule);
+}
+
+/* A box copy as gs__ip_xcopy, with streaming stores for contiguous rows when `stream`. */
+GS__FN void gs__rt_box(size_t es, int rank, const int64_t *dims, void *dst, int64_t doff, const int64_t *dstr,
+                       const void *src, int64_t soff, const int64_t *sstr, bool stream) {
+    int64_t idx[GS_MAX_RANK];
+    int d;
+    if (!stream || rank == 0 || dstr[rank - 1] != 1 || sstr[rank - 1] != 1) {
+        gs__ip_xcopy(es, rank, dims, dst, doff, dstr, src, soff, sstr);
+        return;
+    }
+    for (d = 0; d < rank; d++)
+        if (dims[d] <= 0) return;
+    memset(idx, 0, sizeof idx);
+    for (;;) {
+        gs__rt_put((char *)dst + doff * (int64_t)es, (const char *)src + soff * (int64_t)es,
+                   (size_t)dims[rank - 1] * es, true);
+        for (d = rank - 2; d >= 0; d--) {
+            idx[d]++;
+            doff += dstr[d];
+            soff += sstr[d];
+            if (idx[d] < dims[d]) break;
+            doff -= dims[d] * dstr[d];
+            soff -= dims[d] * sstr[d];
+            idx[d] = 0;
+        }
+        if (d < 0) return;
+    }
+}
+
+/* Piece k of S of device t's share of a collective (the pieces of all devices, in any order and on any
+   threads, make up the whole collective; every result element is written by exactly one piece, and its value
+   does not depend on how the work is cut). */
+GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, const void *const *in,
+                           void *const *out) {
     size_t es = gs__compute_size(p->dtype);
-    int64_t G = p->G, j, o;
-    bool stream = (int64_t)gs_shape_bytes(&p->out) * p->D >= GS__RT_STREAM_BYTES;
-    uint32_t acc[GS__RT_BLOCK];   /* one block of a reduction, kept in L1 while the members are added */
+    int64_t G = p->G, j, lo, hi, q, run;
+    bool stream = ((int64_t)gs_shape_bytes(&p->in) + (int64_t)gs_shape_bytes(&p->out)) * p->D >= GS__RT_STREAM_BYTES;
     switch (p->op) {
     case GS_OP_ALL_REDUCE: {
-        /* in (n) on every member -> out (n) on every member. Member r reduces the slice [lo, hi) of every input
+        /* in (n) on every member -> out (n) on every member. Member r reduces the slice [a, b) of every input
            and writes it into every member's result. */
         const int64_t *mem = p->ids + p->group_of[t] * G;
-        int64_t r = p->rank_of[t], n = gs__numel(&p->in);
-        int64_t lo = n / G * r + GS__MIN(r, n % G), hi = lo + n / G + (r < n % G ? 1 : 0), a;
-        for (a = lo; a < hi; a += GS__RT_BLOCK) {
-            int64_t m = GS__MIN((int64_t)GS__RT_BLOCK, hi - a);
-            /* without streaming the first member's result is the accumulator (one copy less) */
-            char *first = (char *)out[mem[0]] + a * (int64_t)es, *sum = stream ? (char *)acc : first;
-            gs__rt_reduce_run(p, mem, in, a, sum, m);
-            for (j = stream ? 0 : 1; j < G; j++) gs__rt_put((char *)out[mem[j]] + a * (int64_t)es, sum, (size_t)m * es, stream);
-        }
-        gs__rt_stream_fence(stream);
+        int64_t a, b;
+        gs__rt_split(gs__numel(&p->in), p->rank_of[t], G, 16, &a, &b);
+        gs__rt_split(b - a, k, S, 16, &lo, &hi);
+        if (hi > lo) gs__rt_reduce_to(p, mem, in, a + lo, out, mem, G, a + lo, hi - lo, stream);
         break;
     }
     case GS_OP_REDUCE_SCATTER: {
         /* in (outer, G*c) -> out (outer, c), c = (in.dims[dim] / G) * the dims after dim: member r's result is
            block r of the reduction */
         const int64_t *mem = p->ids + p->group_of[t] * G;
-        int64_t r = p->rank_of[t];
+        int64_t r = p->rank_of[t], o, a;
         int64_t outer = gs__numel(&p->in) / GS__MAX(gs__rt_inner(&p->in, (int)p->dim), 1);
-        int64_t c = gs__rt_inner(&p->out, (int)p->dim), a;
-        if (gs__numel(&p->in) == 0) break;
-        for (o = 0; o < outer; o++)
-            for (a = 0; a < c; a += GS__RT_BLOCK) {
-                int64_t m = GS__MIN((int64_t)GS__RT_BLOCK, c - a);
-                char *dst = (char *)out[t] + (o * c + a) * (int64_t)es;
-                gs__rt_reduce_run(p, mem, in, (o * G + r) * c + a, stream ? (void *)acc : (void *)dst, m);
-                if (stream) gs__rt_put(dst, acc, (size_t)m * es, true);
-            }
-        gs__rt_stream_fence(stream);
+        int64_t c = gs__rt_inner(&p->out, (int)p->dim);
+        if (gs__numel(&p->in) == 0 || c == 0) break;
+        gs__rt_split(outer * c, k, S, 16, &lo, &hi);
+        if (hi <= lo) break;
+        o = lo / c;
+        a = lo % c;
+        for (q = lo; q < hi; q += run, o++, a = 0) {
+            run = GS__MIN(c - a, hi - q);
+            gs__rt_reduce_to(p, mem, in, (o * G + r) * c + a, out, &t, 1, q, run, stream);
+        }
         break;
     }
     case GS_OP_ALL_GATHER: {
         /* in (outer, c) -> out (outer, G*c): block j of every row comes from member j */
         const int64_t *mem = p->ids + p->group_of[t] * G;
-        int64_t c = gs__rt_inner(&p->in, (int)p->dim), outer;
+        int64_t r = p->rank_of[t], c = gs__rt_inner(&p->in, (int)p->dim), o, a, rem;
         if (c == 0) break;
-        outer = gs__numel(&p->in) / c;
-        for (o = 0; o < outer; o++)
+        if (!stream && (int64_t)gs_shape_bytes(&p->out) > GS__RT_PUSH_BYTES) {
+            /* results that outgrow the private caches: device t fills its own result, one long copy per block */
+            gs__rt_split(gs__numel(&p->out), k, S, 16, &lo, &hi);
+            if (hi <= lo) break;
+            o = lo / (G * c);
+            rem = lo % (G * c);
+            j = rem / c;
+            a = rem % c;
+            for (q = lo; q < hi; q += run, a = 0) {
+                run = GS__MIN(c - a, hi - q);
+                memcpy((char *)out[t] + q * (int64_t)es, (const char *)in[mem[j]] + (o * c + a) * (int64_t)es,
+                       (size_t)run * es);
+                if (++j == G) {
+                    j = 0;
+                    o++;
+                }
+            }
+            break;
+        }
+        /* from memory, or small: member r writes its operand into block r of every member's result,
+           GS__RT_CHUNK bytes at a time so that the G copies after the first read it from the cache: each
+           operand is read once instead of G times */
+        gs__rt_split(gs__numel(&p->in), k, S, 16, &lo, &hi);
+        if (hi <= lo) break;
+        o = lo / c;
+        a = lo % c;
+        for (q = lo; q < hi; q += run) {
+            run = GS__MIN(GS__MIN(c - a, hi - q), (int64_t)(GS__RT_CHUNK / es));
             for (j = 0; j < G; j++)
-                memcpy((char *)out[t] + (o * G + j) * c * (int64_t)es, (const char *)in[mem[j]] + o * c * (int64_t)es,
-                       (size_t)c * es);
+                gs__rt_put((char *)out[mem[j]] + ((o * G + r) * c + a) * (int64_t)es, (const char *)in[t] + q * (int64_t)es,
+                           (size_t)run * es, stream);
+            if ((a += run) == c) {
+                a = 0;
+                o++;
+            }
+        }
+        gs__rt_stream_fence(stream);
         break;
     }
     case GS_OP_ALL_TO_ALL: {
         /* in (..., G*s @split, ..., c @concat, ...) -> out (..., s @split, ..., G*c @concat, ...): piece r of
-           member j's operand (along split) lands at position j (along concat) */
+           member j's operand (along split) lands at position j (along concat). The G boxes are cut along
+           their first dimension longer than 1 (d0) into G * piece[d0] rows, and the pieces take runs of rows. */
         const int64_t *mem = p->ids + p->group_of[t] * G;
-        int64_t r = p->rank_of[t], ist[GS_MAX_RANK], ost[GS_MAX_RANK], piece[GS_MAX_RANK];
-        int d, rank = p->in.rank;
+        int64_t r = p->rank_of[t], ist[GS_MAX_RANK], ost[GS_MAX_RANK], piece[GS_MAX_RANK], sub[GS_MAX_RANK], R, row;
+        int d, d0 = 0, rank = p->in.rank;
         gs__strides(&p->in, ist);
         gs__strides(&p->out, ost);
+        memset(piece, 0, sizeof piece);
         for (d = 0; d < rank; d++) piece[d] = p->in.dims[d];
         piece[p->split_dim] /= G;
-        for (j = 0; j < G; j++)
-            gs__ip_xcopy(es, rank, piece, out[t], j * piece[p->concat_dim] * ost[p->concat_dim], ost, in[mem[j]],
-                         r * piece[p->split_dim] * ist[p->split_dim], ist);
+        while (d0 < rank - 1 && piece[d0] == 1) d0++;
+        R = piece[d0];
+        gs__rt_split(G * R, k, S, 1, &lo, &hi);
+        if (hi <= lo) break;
+        j = lo / R;
+        row = lo % R;
+        for (q = lo; q < hi; q += run, j++, row = 0) {
+            run = GS__MIN(R - row, hi - q);
+            memcpy(sub, piece, sizeof sub);
+            sub[d0] = run;
+            gs__rt_box(es, rank, sub, out[t], j * piece[p->concat_dim] * ost[p->concat_dim] + row * ost[d0], ost,
+                       in[mem[j]], r * piece[p->split_dim] * ist[p->split_dim] + row * ist[d0], ist, stream);
+        }
+        gs__rt_stream_fence(stream);
         break;
     }
     case GS_OP_COLLECTIVE_PERMUTE: {
         /* in (shape) -> out (shape): the source's operand, or zeros */
-        size_t bytes = (size_t)gs__numel(&p->in) * es;
-        if (p->src_of[t] >= 0) {
-            if (bytes) memcpy(out[t], in[p->src_of[t]], bytes);
-        } else if (bytes) {
-            memset(out[t], 0, bytes);
-        }
+        gs__rt_split(gs__numel(&p->in), k, S, 16, &lo, &hi);
+        if (hi <= lo) break;
+        if (p->src_of[t] >= 0)
+            gs__rt_put((char *)out[t] + lo * (int64_t)es, (const char *)in[p->src_of[t]] + lo * (int64_t)es,
+                       (size_t)(hi - lo) * es, stream);
+        else
+            memset((char *)out[t] + lo * (int64_t)es, 0, (size_t)(hi - lo) * es);
+        gs__rt_stream_fence(stream);
         break;
     }
     default: break;
     }
+}
+
+/* Device t's whole share. */
+GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, void *const *out) {
+    gs__coll_piece(p, t, 0, 1, in, out);
 }
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -17624,9 +17883,10 @@ struct gs_runtime {
     const void *const *st_inputs;       /* D * n_in storage-format inputs, or NULL */
     const gs__buf *c_inputs;            /* D * n_in compute-format inputs, or NULL */
     void *const *st_outputs;            /* D * n_out storage-format outputs, or NULL (results kept) */
-    /* a direct collective */
+    /* a direct collective: `lanes` workers, each running a contiguous run of the D * pieces pieces */
     const gs__cplan *direct;
-    int64_t repeat;
+    int64_t repeat, lanes, pieces;
+    int cpus;                 /* online processors, at creation */
     /* an observer installed on every device's evaluation (gs__runtime_observe), or NULL */
     gs_result (*observe)(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf);
     void *observe_user;
@@ -17704,6 +17964,7 @@ GS_API gs_result gs_runtime_create(gs_ctx *ctx, const gs_runtime_desc *desc, gs_
 #endif
     rt->watchdog_us = desc->watchdog_ms == 0 ? (int64_t)GS__RT_WATCHDOG_MS * 1000
                       : desc->watchdog_ms < 0 ? -1 : desc->watchdog_ms * 1000;
+    rt->cpus = gs__cpu_count();
     rt->no_poison = desc->no_poison;
     rt->check_replicas = desc->check_replicas;
     rt->devs = (gs__dev *)gs__malloc(ctx, sizeof(gs__dev) * (size_t)D);
@@ -17993,10 +18254,11 @@ GS__FN void gs__rt_job(void *arg, int worker) {
         /* one barrier per repetition: the buffers stay the same and every output element has one writer, so
            "everyone finished repetition i" is also "the inputs of repetition i + 1 are ready"; the pool's join
            ends the last one */
-        int64_t i;
+        int64_t i, u, S = rt->pieces, U = rt->D * rt->pieces;
+        int64_t u0 = U * worker / rt->lanes, u1 = U * (worker + 1) / rt->lanes;
         for (i = 0; i < rt->repeat; i++) {
             if (i > 0 && !gs__rt_barrier(rt, dev)) return;
-            gs__coll_part(rt->direct, dev->id, rt->ins, rt->outs);
+            for (u = u0; u < u1; u++) gs__coll_piece(rt->direct, u / S, u % S, S, rt->ins, rt->outs);
         }
         return;
     }
@@ -18706,15 +18968,25 @@ GS_API gs_result gs_runtime_collective(gs_runtime *rt, const gs_collective_spec 
     if (r == GS_OK) {
 #if !defined(GSHARD_NO_THREADS)
         if (rt->mode == GS_RUNTIME_THREADED) {
-            if (!gs__barrier_init(&rt->bar, (int)D, &rt->abort)) {
+            /* no program runs here, so the D shares need not run on D threads: as many workers as there are
+               processors (no more than D) each take an equal run of pieces, and meet at a barrier that can spin */
+            int64_t lanes = GS__MIN(D, (int64_t)rt->cpus), a = D, b = lanes;
+            while (b) {   /* gcd(D, lanes): each device's share is cut into lanes / gcd pieces, an equal count per lane */
+                int64_t c = a % b;
+                a = b;
+                b = c;
+            }
+            if (!gs__barrier_init(&rt->bar, (int)lanes, &rt->abort)) {
                 r = gs__err(ctx, GS_ERR_THREAD, "gs_runtime_collective: cannot create a barrier");
             } else {
                 rt->abort = 0;
                 rt->failure = GS__FAIL_NONE;
                 rt->direct = &p;
                 rt->repeat = repeat;
+                rt->lanes = lanes;
+                rt->pieces = lanes / a;
                 for (d = 0; d < D; d++) rt->devs[d].arrivals = 0;
-                gs__pool_run(&rt->pool, gs__rt_job, rt);
+                gs__pool_run_n(&rt->pool, gs__rt_job, rt, (int)lanes);
                 rt->direct = NULL;
                 gs__barrier_destroy(&rt->bar);
                 if (rt->failure) r = gs__rt_report(rt);

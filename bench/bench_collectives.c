@@ -4,11 +4,15 @@
  *
  *   cc -std=c99 -O3 -march=native -I. bench/bench_collectives.c -o build/bench/bench_collectives -lpthread -lm
  *   build/bench/bench_collectives [--quick] [--passes 3] [--mpi FILE.csv] [--devices 2,4,8]
- *                                 [--ops allreduce,permute] [--min-kib 4] [--max-mib 64]
+ *                                 [--ops allreduce,permute] [--min-kib 4] [--max-mib 64] [--program]
  *
  * What is measured: gs_runtime_collective(rt, spec, in, out, repeat) on f32 data, one call running the
- * collective `repeat` times (the workers meet at one barrier per repetition), best of several calls, and best
- * over --passes passes through the whole table (default 3, --quick 1), spread over the run.
+ * collective `repeat` times, best of several calls, and best over --passes passes through the whole table
+ * (default 3, --quick 1), spread over the run. The call runs the D devices' shares on min(D, processors)
+ * worker threads that meet at one barrier per repetition; inside a program (gs_runtime_run) each device is a
+ * thread and a collective is two barrier rounds of all D threads, so with more devices than processors a
+ * small collective costs more there than here (the --program option times that path too, one all-reduce
+ * per loop iteration of a while loop).
  * "size" is nccl-tests' size per device: the all-reduce/all-to-all/collective-permute buffer, the all-gather
  * output, the reduce-scatter input. Bus bandwidth is nccl-tests' too: algbw = size / time, times
  * 2(D-1)/D for all-reduce, (D-1)/D for all-gather, reduce-scatter and all-to-all, 1 for collective-permute
@@ -20,8 +24,8 @@
  * measured time (all-reduce: R = W = size, so its bus bandwidth is capped at copy x 2(D-1)/D^2).
  *
  * The MPI file has lines "op,devices,bytes,microseconds" (op: allreduce, allgather, reducescatter, alltoall,
- * permute), the best of several launches. Targets are printed as met/missed; nothing here is an assertion:
- * the exit status is 1 only if a result is wrong.
+ * permute), the best of several launches. Targets are printed as met/missed on each row and the missed ones
+ * are listed at the end; nothing here is an assertion: the exit status is 1 only if a result is wrong.
  */
 #if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
 #define _POSIX_C_SOURCE 200809L
@@ -256,6 +260,86 @@ static int run_one(gs_ctx *ctx, gs_runtime *rt, int op, int D, size_t size, doub
     return bad;
 }
 
+/* ---- the same all-reduce inside a program: a while loop of `trips` iterations, one all-reduce each ---- */
+static double program_run(gs_ctx *ctx, gs_runtime *rt, gs_graph *g, int D, size_t n, int64_t trips) {
+    float **in = (float **)calloc((size_t)D, sizeof(float *)), **out = (float **)calloc((size_t)D, sizeof(float *));
+    const void **inp = (const void **)calloc((size_t)D * 2, sizeof(void *));
+    void **outp = (void **)calloc((size_t)D, sizeof(void *));
+    int32_t *k = (int32_t *)calloc((size_t)D, sizeof(int32_t));
+    double t0, dt = -1;
+    int d;
+    size_t e;
+    for (d = 0; d < D; d++) {
+        in[d] = (float *)malloc(n * 4 + 4);
+        out[d] = (float *)malloc(n * 4 + 4);
+        for (e = 0; e < n; e++) in[d][e] = (float)(e % 7) * 1e-3f;
+        k[d] = (int32_t)trips;
+        inp[2 * d] = in[d];
+        inp[2 * d + 1] = &k[d];
+        outp[d] = out[d];
+    }
+    t0 = now_sec();
+    if (gs_runtime_run(rt, g, inp, outp) == GS_OK) dt = now_sec() - t0;
+    else fprintf(stderr, "bench_collectives: %s\n", gs_ctx_error_msg(ctx));
+    for (d = 0; d < D; d++) {
+        free(in[d]);
+        free(out[d]);
+    }
+    free(in);
+    free(out);
+    free(inp);
+    free(outp);
+    free(k);
+    return dt;
+}
+
+/* Microseconds per all-reduce of `bytes` per device inside a program on D devices: the difference between
+   loops of 1 + trips and 1 iterations, over trips (so the run's setup cancels), best of a few. */
+static double program_us(int D, size_t bytes, double budget) {
+    char text[2048];
+    size_t n = bytes / 4;
+    gs_ctx *ctx = NULL;
+    gs_runtime *rt = NULL;
+    gs_runtime_desc desc;
+    gs_graph *g = NULL;
+    double best = -1;
+    int64_t trips = 100;
+    int trial;
+    snprintf(text, sizeof text,
+             "HloModule loop\n"
+             "sum { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+             "cond {\n  s = (s32[], s32[], f32[%zu]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+             "  k = s32[] get-tuple-element(s), index=1\n  ROOT c = pred[] compare(i, k), direction=LT\n}\n"
+             "body {\n  s = (s32[], s32[], f32[%zu]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+             "  k = s32[] get-tuple-element(s), index=1\n  v = f32[%zu] get-tuple-element(s), index=2\n"
+             "  ar = f32[%zu] all-reduce(v), replica_groups={}, to_apply=sum\n  one = s32[] constant(1)\n"
+             "  i2 = s32[] add(i, one)\n  ROOT t = (s32[], s32[], f32[%zu]) tuple(i2, k, ar)\n}\n"
+             "ENTRY main {\n  x = f32[%zu] parameter(0)\n  k = s32[] parameter(1)\n  z = s32[] constant(0)\n"
+             "  t = (s32[], s32[], f32[%zu]) tuple(z, k, x)\n"
+             "  w = (s32[], s32[], f32[%zu]) while(t), condition=cond, body=body\n"
+             "  ROOT r = f32[%zu] get-tuple-element(w), index=2\n}\n",
+             n, n, n, n, n, n, n, n, n);
+    gs_ctx_create(NULL, &ctx);
+    memset(&desc, 0, sizeof desc);
+    desc.num_devices = D;
+    desc.mode = GS_RUNTIME_THREADED;
+    if (gs_hlo_parse(ctx, text, strlen(text), &g) != GS_OK || gs_runtime_create(ctx, &desc, &rt) != GS_OK) {
+        fprintf(stderr, "bench_collectives: %s\n", gs_ctx_error_msg(ctx));
+        gs_ctx_destroy(ctx);
+        return -1;
+    }
+    for (trial = 0; trial < 5; trial++) {
+        double a = program_run(ctx, rt, g, D, n, 1), b = program_run(ctx, rt, g, D, n, 1 + trips), per;
+        if (a < 0 || b < 0) break;
+        per = (b - a) / (double)trips;
+        if (trial > 0 && per > 0 && (best < 0 || per < best)) best = per;
+        if (b - a < budget / 5) trips = (int64_t)((double)trips * (budget / 5) / (b - a > 1e-6 ? b - a : 1e-6)) + 1;
+    }
+    gs_runtime_destroy(rt);
+    gs_ctx_destroy(ctx);
+    return best * 1e6;
+}
+
 static void size_text(size_t b, char *buf, size_t cap) {
     if (b >= (size_t)1 << 20) snprintf(buf, cap, "%zu MiB", b >> 20);
     else snprintf(buf, cap, "%zu KiB", b >> 10);
@@ -263,13 +347,14 @@ static void size_text(size_t b, char *buf, size_t cap) {
 
 int main(int argc, char **argv) {
     int devices[8] = {2, 4, 8}, n_dev = 3, i, di, op, bad = 0, cpus;
-    int op_on[N_OPS] = {1, 1, 1, 1, 1}, passes = 3, pass, n_sizes;
+    int op_on[N_OPS] = {1, 1, 1, 1, 1}, passes = 3, pass, n_sizes, program = 0;
     double *best_us, *best_copy;
     size_t min_size = 4 << 10, max_size = (size_t)64 << 20, size;
     double budget = 0.25;
     const char *mpi_path = NULL;
     /* target bookkeeping */
-    int met = 0, missed = 0;
+    int met = 0, missed = 0, miss_len = 0;
+    static char misses[16384];
     char sz[32];
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0 || strcmp(argv[i], "quick") == 0) {
@@ -295,9 +380,11 @@ int main(int argc, char **argv) {
             min_size = (size_t)atol(argv[++i]) << 10;
         } else if (strcmp(argv[i], "--max-mib") == 0 && i + 1 < argc) {
             max_size = (size_t)atol(argv[++i]) << 20;
+        } else if (strcmp(argv[i], "--program") == 0) {
+            program = 1;
         } else {
             fprintf(stderr, "usage: bench_collectives [--quick] [--passes N] [--mpi FILE.csv] [--devices 2,4,8]\n"
-                            "                         [--ops allreduce,allgather,...] [--min-kib N] [--max-mib N]\n");
+                            "                         [--ops allreduce,allgather,...] [--min-kib N] [--max-mib N] [--program]\n");
             return 2;
         }
     }
@@ -362,6 +449,7 @@ int main(int argc, char **argv) {
                     double us = best_us[(si * 8 + di) * N_OPS + op], busbw, cap_frac, mu, ratio, cap_time;
                     char mpis[32], xs[32], verdict[96];
                     if (!op_on[op] || D < 1) continue;
+                    if (miss_len > (int)sizeof misses - 200) miss_len = (int)sizeof misses - 200;
                     busbw = (double)size / (us * 1e-6) * bus_factor(op, D);
                     cap_time = (double)D * traffic(op, (double)size, D) / (2.0 * copy);
                     cap_frac = cap_time / (us * 1e-6);
@@ -376,6 +464,9 @@ int main(int argc, char **argv) {
                         snprintf(verdict, sizeof verdict, " cap>=%.0f%%:%s", want * 100, cap_frac >= want ? "met" : "MISSED");
                         if (cap_frac >= want) met++;
                         else missed++;
+                        if (cap_frac < want)
+                            miss_len += snprintf(misses + miss_len, sizeof misses - miss_len, "  %s D=%d %s: %.0f%% of the cap (goal %.0f%%)\n",
+                                                 op_label[op], D, sz, cap_frac * 100, want * 100);
                     }
                     if (mu > 0) {
                         double want = 0;
@@ -386,6 +477,9 @@ int main(int argc, char **argv) {
                             snprintf(verdict + l, sizeof verdict - l, " mpi>=%.0fx:%s", want, ratio >= want ? "met" : "MISSED");
                             if (ratio >= want) met++;
                             else missed++;
+                            if (ratio < want)
+                                miss_len += snprintf(misses + miss_len, sizeof misses - miss_len,
+                                                     "  %s D=%d %s: %.2fx Open MPI (goal %.0fx)\n", op_label[op], D, sz, ratio, want);
                         }
                     }
                     if (D > cpus && size <= ((size_t)16 << 10)) {
@@ -393,6 +487,9 @@ int main(int argc, char **argv) {
                         snprintf(verdict + l, sizeof verdict - l, " <10us:%s", us < 10 ? "met" : "MISSED");
                         if (us < 10) met++;
                         else missed++;
+                        if (us >= 10)
+                            miss_len += snprintf(misses + miss_len, sizeof misses - miss_len, "  %s D=%d %s: %.2f us (goal < 10 us)\n",
+                                                 op_label[op], D, sz, us);
                     }
                     printf("%-14s %3d %8s %11.2f %10.2f %9.2f %5.0f%% %11s %7s%s\n", op_label[op], D, sz, us, busbw / 1e9,
                            copy / 1e9, cap_frac * 100, mpis, xs, verdict);
@@ -401,6 +498,26 @@ int main(int argc, char **argv) {
         }
     }
     printf("\ntargets: %d met, %d missed%s\n", met, missed, bad ? "; SOME RESULTS WERE WRONG" : "");
+    if (missed) printf("missed:\n%s", misses);
+    if (program) {
+        /* the same all-reduce inside a program: D device threads, two barrier rounds per collective */
+        static const size_t psizes[3] = {4 << 10, 64 << 10, 1 << 20};
+        int k;
+        printf("\nall-reduce inside a program (gs_runtime_run, one per while-loop iteration; D device threads,\n"
+               "two barrier rounds each), microseconds per iteration, next to the direct call above:\n");
+        printf("%3s %8s %11s %11s\n", "D", "size", "program_us", "direct_us");
+        for (di = 0; di < n_dev; di++)
+            for (k = 0; k < 3; k++) {
+                int D = devices[di], si;
+                double direct = -1, pu = D >= 1 ? program_us(D, psizes[k], budget) : -1;
+                for (si = 0, size = min_size; si < n_sizes; si++, size *= 4)
+                    if (size == psizes[k] && op_on[OP_AR]) direct = best_us[(si * 8 + di) * N_OPS + OP_AR];
+                char ds[32];
+                size_text(psizes[k], sz, sizeof sz);
+                snprintf(ds, sizeof ds, direct > 0 && direct < 1e29 ? "%.2f" : "-", direct);
+                printf("%3d %8s %11.2f %11s\n", D, sz, pu, ds);
+            }
+    }
     free(mpi_rows);
     free(best_us);
     free(best_copy);

@@ -122,8 +122,10 @@ typedef struct gs_collective_spec {
 /* The result shape of spec on this runtime's devices (checks spec). */
 GS_API gs_result gs_runtime_collective_shape(gs_runtime *rt, const gs_collective_spec *spec, gs_shape *out);
 /* Runs the collective `repeat` times (>= 1) on in[d] -> out[d] (storage format, D buffers each; in and out
-   must not overlap). Lockstep runs every device's part in the calling thread; threaded mode hands the parts
-   to the worker threads once and they meet at two barriers per repetition (a benchmark's inner loop). */
+   must not overlap). Lockstep runs every device's part in the calling thread; threaded mode hands the D
+   parts, cut into equal runs, to min(D, online processors) worker threads once, and they meet at one barrier
+   per repetition (a benchmark's inner loop: no program runs, so the parts need not run on D threads). The
+   results are the same bits as inside a program. */
 GS_API gs_result gs_runtime_collective(gs_runtime *rt, const gs_collective_spec *spec, const void *const *in,
                                        void *const *out, int64_t repeat);
 

@@ -6,12 +6,15 @@
  *   replica groups, each device's group and rank, collective-permute's source of each device. Plans are made
  *   and checked before a run starts (one per collective instruction reachable from the entry graph), so bad
  *   groups or shapes are reported before any thread moves.
- * - The engine (gs__coll_part) computes one device's share of a collective, given every device's operand and
- *   result buffer: its own result for all-gather, reduce-scatter, all-to-all and collective-permute, and the
- *   slice [r*n/G, (r+1)*n/G) of every member's result for all-reduce (member r reduces its slice of all the
- *   inputs, in group order, and writes it into every member's result: each input is read once and each
- *   output written once in total). Both modes and the direct gs_runtime_collective call run exactly this code,
- *   so they give the same bits.
+ * - The engine (gs__coll_piece) computes a piece of one device's share of a collective, given every device's
+ *   operand and result buffer: its own result for all-gather, reduce-scatter, all-to-all and
+ *   collective-permute, and the slice r of G (cut at 64-byte lines) of every member's result for all-reduce
+ *   (member r reduces its slice of all the inputs, in group order, and writes it into every member's result:
+ *   each input is read once and each output written once in total). Every result element has one writer and
+ *   its value is the same left fold however the shares are cut, so both modes, any cut into pieces, and the
+ *   direct gs_runtime_collective call (which runs the D shares on min(D, processors) workers) give the same
+ *   bits. Sums of f32/s32/u32 run as one pass over 64-byte lines of all members at once; large results
+ *   (16 MiB or more written in all) use streaming stores.
  * - Each device evaluates the program with a gs__ev (the interpreter's stepper) and its own gs__exec
  *   (partition-id, a private context for its errors, accounting counters). The interpreter calls the
  *   runtime's collective hook at every collective:
@@ -36,11 +39,15 @@
 #define GS__RT_SIG 8            /* enclosing while loops compared at a rendezvous (deeper ones: count only) */
 #define GS__RT_BLOCK 4096       /* elements per reduction block (stays in L1/L2 while members are added) */
 #define GS__RT_STACK ((size_t)1 << 20)   /* worker thread stack */
+#define GS__RT_CHUNK ((size_t)64 << 10)   /* large all-gather: operand bytes copied to every member before the next */
 #define GS__RT_WATCHDOG_MS 60000
-/* Results written by a collective in all (over every device) from this size on are written with streaming
-   (non-temporal) stores where the CPU has them: they would not fit in the caches anyway, and ordinary
-   stores would first read every destination line. */
-#define GS__RT_STREAM_BYTES ((int64_t)16 << 20)
+/* A collective whose operands and results (over every device) reach this size writes its results with
+   streaming (non-temporal) stores where the CPU has them: they would not stay in the caches anyway, and
+   ordinary stores would first read every destination line. Below it (a last-level cache's worth), ordinary
+   stores leave the results in the cache, which is faster. */
+#define GS__RT_STREAM_BYTES ((int64_t)32 << 20)
+/* all-gather results up to this size (per device) are filled by their sources (see gs__coll_piece) */
+#define GS__RT_PUSH_BYTES ((int64_t)1 << 20)
 
 #if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
 #  include <emmintrin.h>
@@ -346,9 +353,9 @@ GS__FN void gs__cplan_bytes(const gs__cplan *p, int64_t d, int64_t *sent, int64_
 }
 
 /* ---------------------------------------------------------------------------------------------------------
-   The engine: one device's share of a collective. in[d] / out[d] are every device's operand and result
-   (compute format). Reductions are left folds in group order: x_g0 (op) x_g1 (op) ... (bf16: rounded after
-   every step, as the interpreter's reducers do).
+   The engine: a piece of one device's share of a collective. in[d] / out[d] are every device's operand and
+   result (compute format). Reductions are left folds in group order: x_g0 (op) x_g1 (op) ... (bf16: rounded
+   after every step, as the interpreter's reducers do).
    ------------------------------------------------------------------------------------------------------- */
 GS__FN void gs__rt_add3_f32(float *GS__RT_RESTRICT d, const float *GS__RT_RESTRICT a, const float *GS__RT_RESTRICT b,
                             int64_t n) {
@@ -410,16 +417,29 @@ GS__FN void gs__rt_fold(gs_dtype t, gs_reduce_kind k, void *d, const void *a, co
 GS__FN void gs__rt_put(void *dst, const void *src, size_t n, bool stream) {
 #if defined(GS__RT_HAVE_STREAM)
     if (stream && n >= 256) {
-        size_t head = (16 - ((uintptr_t)dst & 15)) & 15, k, i;
+        /* ordinary stores up to a 64-byte line boundary: a streamed line must be written whole, or the
+           write-combining buffers flush partial lines (several times slower when many streams are open) */
+        size_t head = (64 - ((uintptr_t)dst & 63)) & 63, i;
         char *d = (char *)dst;
         const char *s = (const char *)src;
         if (head) memcpy(d, s, head);
         d += head;
         s += head;
         n -= head;
-        k = n / 16;
-        for (i = 0; i < k; i++) _mm_stream_si128((__m128i *)(void *)(d + 16 * i), _mm_loadu_si128((const __m128i *)(const void *)(s + 16 * i)));
-        if (n > 16 * k) memcpy(d + 16 * k, s + 16 * k, n - 16 * k);
+        /* a whole 64-byte line per step: the write-combining buffer is filled and released at once */
+        for (i = 0; i + 64 <= n; i += 64) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 16));
+            __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 32));
+            __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 48));
+            _mm_stream_si128((__m128i *)(void *)(d + i), a);
+            _mm_stream_si128((__m128i *)(void *)(d + i + 16), b);
+            _mm_stream_si128((__m128i *)(void *)(d + i + 32), c);
+            _mm_stream_si128((__m128i *)(void *)(d + i + 48), e);
+        }
+        for (; i + 16 <= n; i += 16)
+            _mm_stream_si128((__m128i *)(void *)(d + i), _mm_loadu_si128((const __m128i *)(const void *)(s + i)));
+        if (n > i) memcpy(d + i, s + i, n - i);
         return;
     }
 #else
@@ -450,6 +470,113 @@ GS__FN void gs__rt_reduce_run(const gs__cplan *p, const int64_t *mem, const void
     for (j = 2; j < p->G; j++) gs__rt_fold(p->dtype, p->kind, dst, dst, (const char *)in[mem[j]] + off * (int64_t)es, n);
 }
 
+#if defined(GS__RT_HAVE_STREAM)
+/* Sums of 32-bit lanes: f32 (IEEE, lane by lane exactly as the scalar a + b) or two's-complement integers. */
+GS__FN __m128i gs__rt_vadd(bool f32, __m128i a, __m128i b) {
+    return f32 ? _mm_castps_si128(_mm_add_ps(_mm_castsi128_ps(a), _mm_castsi128_ps(b))) : _mm_add_epi32(a, b);
+}
+
+GS__FN void gs__rt_vstore(void *d, __m128i v, bool stream) {
+    if (stream) _mm_stream_si128((__m128i *)d, v);
+    else _mm_storeu_si128((__m128i *)d, v);
+}
+
+/* The sum (f32, s32, u32) over the members `mem` of elements [off, off + n) of their inputs, written to
+   out[dst[j]] at element doff for j < n_dst, in one pass: every 64-byte line of each input is read once,
+   the members are added in registers in group order, and the line is stored to every destination. All the
+   input and output streams then advance together, which the hardware prefetchers follow far better than one
+   block of one input at a time (on the development machine twice the bandwidth at 16 MiB). */
+GS__FN void gs__rt_sum_lines(const gs__cplan *p, const int64_t *mem, const void *const *in, int64_t off,
+                             void *const *out, const int64_t *dst, int64_t n_dst, int64_t doff, int64_t n, bool stream) {
+    bool f32 = p->dtype == GS_F32;
+    int64_t G = p->G, i = 0, g, j, head = 0;
+    if (stream) {
+        /* scalar elements until the first destination reaches a 64-byte line: each line is then streamed
+           whole (partial lines make the write-combining buffers flush early: with 8 destinations four times
+           slower). A destination at another offset within its lines gets ordinary stores. */
+        uintptr_t a0 = (uintptr_t)((char *)out[dst[0]] + doff * 4);
+        if ((a0 & 3) == 0) head = GS__MIN(n, (int64_t)(((64 - (a0 & 63)) & 63) / 4));
+    }
+    for (;;) {
+        /* the scalar part: the head, then the tail */
+        for (; i < head; i++) {
+            const char *x = (const char *)in[mem[0]] + (off + i) * 4;
+            if (f32) {
+                float s;
+                memcpy(&s, x, 4);
+                for (g = 1; g < G; g++) {
+                    float y;
+                    memcpy(&y, (const char *)in[mem[g]] + (off + i) * 4, 4);
+                    s += y;
+                }
+                for (j = 0; j < n_dst; j++) memcpy((char *)out[dst[j]] + (doff + i) * 4, &s, 4);
+            } else {
+                uint32_t s;
+                memcpy(&s, x, 4);
+                for (g = 1; g < G; g++) {
+                    uint32_t y;
+                    memcpy(&y, (const char *)in[mem[g]] + (off + i) * 4, 4);
+                    s += y;
+                }
+                for (j = 0; j < n_dst; j++) memcpy((char *)out[dst[j]] + (doff + i) * 4, &s, 4);
+            }
+        }
+        if (i >= n) break;
+        for (; i + 16 <= n; i += 16) {
+            const char *x = (const char *)in[mem[0]] + (off + i) * 4;
+            __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)x);
+            __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(x + 16));
+            __m128i v2 = _mm_loadu_si128((const __m128i *)(const void *)(x + 32));
+            __m128i v3 = _mm_loadu_si128((const __m128i *)(const void *)(x + 48));
+            for (g = 1; g < G; g++) {
+                x = (const char *)in[mem[g]] + (off + i) * 4;
+                v0 = gs__rt_vadd(f32, v0, _mm_loadu_si128((const __m128i *)(const void *)x));
+                v1 = gs__rt_vadd(f32, v1, _mm_loadu_si128((const __m128i *)(const void *)(x + 16)));
+                v2 = gs__rt_vadd(f32, v2, _mm_loadu_si128((const __m128i *)(const void *)(x + 32)));
+                v3 = gs__rt_vadd(f32, v3, _mm_loadu_si128((const __m128i *)(const void *)(x + 48)));
+            }
+            for (j = 0; j < n_dst; j++) {
+                char *d = (char *)out[dst[j]] + (doff + i) * 4;
+                bool st = stream && ((uintptr_t)d & 63) == 0;
+                gs__rt_vstore(d, v0, st);
+                gs__rt_vstore(d + 16, v1, st);
+                gs__rt_vstore(d + 32, v2, st);
+                gs__rt_vstore(d + 48, v3, st);
+            }
+        }
+        head = n;
+    }
+    gs__rt_stream_fence(stream);
+}
+#endif
+
+/* The reduction over the members `mem` of elements [off, off + n) of their inputs, written to out[dst[j]] at
+   element doff for j < n_dst (all-reduce: every member at the same offset; reduce-scatter: one result). */
+GS__FN void gs__rt_reduce_to(const gs__cplan *p, const int64_t *mem, const void *const *in, int64_t off,
+                             void *const *out, const int64_t *dst, int64_t n_dst, int64_t doff, int64_t n, bool stream) {
+    size_t es = gs__compute_size(p->dtype);
+    int64_t a, j;
+    uint32_t acc[GS__RT_BLOCK];   /* one block, kept in L1 while the members are added */
+#if defined(GS__RT_HAVE_STREAM)
+    /* from memory, one pass over all members; from the caches (no streaming), the block loop below is faster
+       (its folds are plain vectorised loops) */
+    if (stream && p->kind == GS_REDUCE_SUM && p->G > 1 &&
+        (p->dtype == GS_F32 || p->dtype == GS_S32 || p->dtype == GS_U32)) {
+        gs__rt_sum_lines(p, mem, in, off, out, dst, n_dst, doff, n, stream);
+        return;
+    }
+#endif
+    for (a = 0; a < n; a += GS__RT_BLOCK) {
+        int64_t m = GS__MIN((int64_t)GS__RT_BLOCK, n - a);
+        /* without streaming the first destination is the accumulator (one copy less) */
+        char *first = (char *)out[dst[0]] + (doff + a) * (int64_t)es, *sum = stream ? (char *)acc : first;
+        gs__rt_reduce_run(p, mem, in, off + a, sum, m);
+        for (j = stream ? 0 : 1; j < n_dst; j++)
+            gs__rt_put((char *)out[dst[j]] + (doff + a) * (int64_t)es, sum, (size_t)m * es, stream);
+    }
+    gs__rt_stream_fence(stream);
+}
+
 /* elements of dims [from, rank) */
 GS__FN int64_t gs__rt_inner(const gs_shape *s, int from) {
     int64_t n = 1;
@@ -458,85 +585,170 @@ GS__FN int64_t gs__rt_inner(const gs_shape *s, int from) {
     return n;
 }
 
-GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, void *const *out) {
+/* [lo, hi): piece k of S of [0, n), cut at multiples of `granule` (64-byte lines of 4-byte elements: two
+   threads never write parts of one line). */
+GS__FN void gs__rt_split(int64_t n, int64_t k, int64_t S, int64_t granule, int64_t *lo, int64_t *hi) {
+    int64_t nb = (n + granule - 1) / granule;
+    *lo = GS__MIN(n, (nb / S * k + GS__MIN(k, nb % S)) * granule);
+    *hi = GS__MIN(n, (nb / S * (k + 1) + GS__MIN(k + 1, nb % S)) * granule);
+}
+
+/* A box copy as gs__ip_xcopy, with streaming stores for contiguous rows when `stream`. */
+GS__FN void gs__rt_box(size_t es, int rank, const int64_t *dims, void *dst, int64_t doff, const int64_t *dstr,
+                       const void *src, int64_t soff, const int64_t *sstr, bool stream) {
+    int64_t idx[GS_MAX_RANK];
+    int d;
+    if (!stream || rank == 0 || dstr[rank - 1] != 1 || sstr[rank - 1] != 1) {
+        gs__ip_xcopy(es, rank, dims, dst, doff, dstr, src, soff, sstr);
+        return;
+    }
+    for (d = 0; d < rank; d++)
+        if (dims[d] <= 0) return;
+    memset(idx, 0, sizeof idx);
+    for (;;) {
+        gs__rt_put((char *)dst + doff * (int64_t)es, (const char *)src + soff * (int64_t)es,
+                   (size_t)dims[rank - 1] * es, true);
+        for (d = rank - 2; d >= 0; d--) {
+            idx[d]++;
+            doff += dstr[d];
+            soff += sstr[d];
+            if (idx[d] < dims[d]) break;
+            doff -= dims[d] * dstr[d];
+            soff -= dims[d] * sstr[d];
+            idx[d] = 0;
+        }
+        if (d < 0) return;
+    }
+}
+
+/* Piece k of S of device t's share of a collective (the pieces of all devices, in any order and on any
+   threads, make up the whole collective; every result element is written by exactly one piece, and its value
+   does not depend on how the work is cut). */
+GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, const void *const *in,
+                           void *const *out) {
     size_t es = gs__compute_size(p->dtype);
-    int64_t G = p->G, j, o;
-    bool stream = (int64_t)gs_shape_bytes(&p->out) * p->D >= GS__RT_STREAM_BYTES;
-    uint32_t acc[GS__RT_BLOCK];   /* one block of a reduction, kept in L1 while the members are added */
+    int64_t G = p->G, j, lo, hi, q, run;
+    bool stream = ((int64_t)gs_shape_bytes(&p->in) + (int64_t)gs_shape_bytes(&p->out)) * p->D >= GS__RT_STREAM_BYTES;
     switch (p->op) {
     case GS_OP_ALL_REDUCE: {
-        /* in (n) on every member -> out (n) on every member. Member r reduces the slice [lo, hi) of every input
+        /* in (n) on every member -> out (n) on every member. Member r reduces the slice [a, b) of every input
            and writes it into every member's result. */
         const int64_t *mem = p->ids + p->group_of[t] * G;
-        int64_t r = p->rank_of[t], n = gs__numel(&p->in);
-        int64_t lo = n / G * r + GS__MIN(r, n % G), hi = lo + n / G + (r < n % G ? 1 : 0), a;
-        for (a = lo; a < hi; a += GS__RT_BLOCK) {
-            int64_t m = GS__MIN((int64_t)GS__RT_BLOCK, hi - a);
-            /* without streaming the first member's result is the accumulator (one copy less) */
-            char *first = (char *)out[mem[0]] + a * (int64_t)es, *sum = stream ? (char *)acc : first;
-            gs__rt_reduce_run(p, mem, in, a, sum, m);
-            for (j = stream ? 0 : 1; j < G; j++) gs__rt_put((char *)out[mem[j]] + a * (int64_t)es, sum, (size_t)m * es, stream);
-        }
-        gs__rt_stream_fence(stream);
+        int64_t a, b;
+        gs__rt_split(gs__numel(&p->in), p->rank_of[t], G, 16, &a, &b);
+        gs__rt_split(b - a, k, S, 16, &lo, &hi);
+        if (hi > lo) gs__rt_reduce_to(p, mem, in, a + lo, out, mem, G, a + lo, hi - lo, stream);
         break;
     }
     case GS_OP_REDUCE_SCATTER: {
         /* in (outer, G*c) -> out (outer, c), c = (in.dims[dim] / G) * the dims after dim: member r's result is
            block r of the reduction */
         const int64_t *mem = p->ids + p->group_of[t] * G;
-        int64_t r = p->rank_of[t];
+        int64_t r = p->rank_of[t], o, a;
         int64_t outer = gs__numel(&p->in) / GS__MAX(gs__rt_inner(&p->in, (int)p->dim), 1);
-        int64_t c = gs__rt_inner(&p->out, (int)p->dim), a;
-        if (gs__numel(&p->in) == 0) break;
-        for (o = 0; o < outer; o++)
-            for (a = 0; a < c; a += GS__RT_BLOCK) {
-                int64_t m = GS__MIN((int64_t)GS__RT_BLOCK, c - a);
-                char *dst = (char *)out[t] + (o * c + a) * (int64_t)es;
-                gs__rt_reduce_run(p, mem, in, (o * G + r) * c + a, stream ? (void *)acc : (void *)dst, m);
-                if (stream) gs__rt_put(dst, acc, (size_t)m * es, true);
-            }
-        gs__rt_stream_fence(stream);
+        int64_t c = gs__rt_inner(&p->out, (int)p->dim);
+        if (gs__numel(&p->in) == 0 || c == 0) break;
+        gs__rt_split(outer * c, k, S, 16, &lo, &hi);
+        if (hi <= lo) break;
+        o = lo / c;
+        a = lo % c;
+        for (q = lo; q < hi; q += run, o++, a = 0) {
+            run = GS__MIN(c - a, hi - q);
+            gs__rt_reduce_to(p, mem, in, (o * G + r) * c + a, out, &t, 1, q, run, stream);
+        }
         break;
     }
     case GS_OP_ALL_GATHER: {
         /* in (outer, c) -> out (outer, G*c): block j of every row comes from member j */
         const int64_t *mem = p->ids + p->group_of[t] * G;
-        int64_t c = gs__rt_inner(&p->in, (int)p->dim), outer;
+        int64_t r = p->rank_of[t], c = gs__rt_inner(&p->in, (int)p->dim), o, a, rem;
         if (c == 0) break;
-        outer = gs__numel(&p->in) / c;
-        for (o = 0; o < outer; o++)
+        if (!stream && (int64_t)gs_shape_bytes(&p->out) > GS__RT_PUSH_BYTES) {
+            /* results that outgrow the private caches: device t fills its own result, one long copy per block */
+            gs__rt_split(gs__numel(&p->out), k, S, 16, &lo, &hi);
+            if (hi <= lo) break;
+            o = lo / (G * c);
+            rem = lo % (G * c);
+            j = rem / c;
+            a = rem % c;
+            for (q = lo; q < hi; q += run, a = 0) {
+                run = GS__MIN(c - a, hi - q);
+                memcpy((char *)out[t] + q * (int64_t)es, (const char *)in[mem[j]] + (o * c + a) * (int64_t)es,
+                       (size_t)run * es);
+                if (++j == G) {
+                    j = 0;
+                    o++;
+                }
+            }
+            break;
+        }
+        /* from memory, or small: member r writes its operand into block r of every member's result,
+           GS__RT_CHUNK bytes at a time so that the G copies after the first read it from the cache: each
+           operand is read once instead of G times */
+        gs__rt_split(gs__numel(&p->in), k, S, 16, &lo, &hi);
+        if (hi <= lo) break;
+        o = lo / c;
+        a = lo % c;
+        for (q = lo; q < hi; q += run) {
+            run = GS__MIN(GS__MIN(c - a, hi - q), (int64_t)(GS__RT_CHUNK / es));
             for (j = 0; j < G; j++)
-                memcpy((char *)out[t] + (o * G + j) * c * (int64_t)es, (const char *)in[mem[j]] + o * c * (int64_t)es,
-                       (size_t)c * es);
+                gs__rt_put((char *)out[mem[j]] + ((o * G + r) * c + a) * (int64_t)es, (const char *)in[t] + q * (int64_t)es,
+                           (size_t)run * es, stream);
+            if ((a += run) == c) {
+                a = 0;
+                o++;
+            }
+        }
+        gs__rt_stream_fence(stream);
         break;
     }
     case GS_OP_ALL_TO_ALL: {
         /* in (..., G*s @split, ..., c @concat, ...) -> out (..., s @split, ..., G*c @concat, ...): piece r of
-           member j's operand (along split) lands at position j (along concat) */
+           member j's operand (along split) lands at position j (along concat). The G boxes are cut along
+           their first dimension longer than 1 (d0) into G * piece[d0] rows, and the pieces take runs of rows. */
         const int64_t *mem = p->ids + p->group_of[t] * G;
-        int64_t r = p->rank_of[t], ist[GS_MAX_RANK], ost[GS_MAX_RANK], piece[GS_MAX_RANK];
-        int d, rank = p->in.rank;
+        int64_t r = p->rank_of[t], ist[GS_MAX_RANK], ost[GS_MAX_RANK], piece[GS_MAX_RANK], sub[GS_MAX_RANK], R, row;
+        int d, d0 = 0, rank = p->in.rank;
         gs__strides(&p->in, ist);
         gs__strides(&p->out, ost);
+        memset(piece, 0, sizeof piece);
         for (d = 0; d < rank; d++) piece[d] = p->in.dims[d];
         piece[p->split_dim] /= G;
-        for (j = 0; j < G; j++)
-            gs__ip_xcopy(es, rank, piece, out[t], j * piece[p->concat_dim] * ost[p->concat_dim], ost, in[mem[j]],
-                         r * piece[p->split_dim] * ist[p->split_dim], ist);
+        while (d0 < rank - 1 && piece[d0] == 1) d0++;
+        R = piece[d0];
+        gs__rt_split(G * R, k, S, 1, &lo, &hi);
+        if (hi <= lo) break;
+        j = lo / R;
+        row = lo % R;
+        for (q = lo; q < hi; q += run, j++, row = 0) {
+            run = GS__MIN(R - row, hi - q);
+            memcpy(sub, piece, sizeof sub);
+            sub[d0] = run;
+            gs__rt_box(es, rank, sub, out[t], j * piece[p->concat_dim] * ost[p->concat_dim] + row * ost[d0], ost,
+                       in[mem[j]], r * piece[p->split_dim] * ist[p->split_dim] + row * ist[d0], ist, stream);
+        }
+        gs__rt_stream_fence(stream);
         break;
     }
     case GS_OP_COLLECTIVE_PERMUTE: {
         /* in (shape) -> out (shape): the source's operand, or zeros */
-        size_t bytes = (size_t)gs__numel(&p->in) * es;
-        if (p->src_of[t] >= 0) {
-            if (bytes) memcpy(out[t], in[p->src_of[t]], bytes);
-        } else if (bytes) {
-            memset(out[t], 0, bytes);
-        }
+        gs__rt_split(gs__numel(&p->in), k, S, 16, &lo, &hi);
+        if (hi <= lo) break;
+        if (p->src_of[t] >= 0)
+            gs__rt_put((char *)out[t] + lo * (int64_t)es, (const char *)in[p->src_of[t]] + lo * (int64_t)es,
+                       (size_t)(hi - lo) * es, stream);
+        else
+            memset((char *)out[t] + lo * (int64_t)es, 0, (size_t)(hi - lo) * es);
+        gs__rt_stream_fence(stream);
         break;
     }
     default: break;
     }
+}
+
+/* Device t's whole share. */
+GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, void *const *out) {
+    gs__coll_piece(p, t, 0, 1, in, out);
 }
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -603,9 +815,10 @@ struct gs_runtime {
     const void *const *st_inputs;       /* D * n_in storage-format inputs, or NULL */
     const gs__buf *c_inputs;            /* D * n_in compute-format inputs, or NULL */
     void *const *st_outputs;            /* D * n_out storage-format outputs, or NULL (results kept) */
-    /* a direct collective */
+    /* a direct collective: `lanes` workers, each running a contiguous run of the D * pieces pieces */
     const gs__cplan *direct;
-    int64_t repeat;
+    int64_t repeat, lanes, pieces;
+    int cpus;                 /* online processors, at creation */
     /* an observer installed on every device's evaluation (gs__runtime_observe), or NULL */
     gs_result (*observe)(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf);
     void *observe_user;
@@ -683,6 +896,7 @@ GS_API gs_result gs_runtime_create(gs_ctx *ctx, const gs_runtime_desc *desc, gs_
 #endif
     rt->watchdog_us = desc->watchdog_ms == 0 ? (int64_t)GS__RT_WATCHDOG_MS * 1000
                       : desc->watchdog_ms < 0 ? -1 : desc->watchdog_ms * 1000;
+    rt->cpus = gs__cpu_count();
     rt->no_poison = desc->no_poison;
     rt->check_replicas = desc->check_replicas;
     rt->devs = (gs__dev *)gs__malloc(ctx, sizeof(gs__dev) * (size_t)D);
@@ -972,10 +1186,11 @@ GS__FN void gs__rt_job(void *arg, int worker) {
         /* one barrier per repetition: the buffers stay the same and every output element has one writer, so
            "everyone finished repetition i" is also "the inputs of repetition i + 1 are ready"; the pool's join
            ends the last one */
-        int64_t i;
+        int64_t i, u, S = rt->pieces, U = rt->D * rt->pieces;
+        int64_t u0 = U * worker / rt->lanes, u1 = U * (worker + 1) / rt->lanes;
         for (i = 0; i < rt->repeat; i++) {
             if (i > 0 && !gs__rt_barrier(rt, dev)) return;
-            gs__coll_part(rt->direct, dev->id, rt->ins, rt->outs);
+            for (u = u0; u < u1; u++) gs__coll_piece(rt->direct, u / S, u % S, S, rt->ins, rt->outs);
         }
         return;
     }
@@ -1685,15 +1900,25 @@ GS_API gs_result gs_runtime_collective(gs_runtime *rt, const gs_collective_spec 
     if (r == GS_OK) {
 #if !defined(GSHARD_NO_THREADS)
         if (rt->mode == GS_RUNTIME_THREADED) {
-            if (!gs__barrier_init(&rt->bar, (int)D, &rt->abort)) {
+            /* no program runs here, so the D shares need not run on D threads: as many workers as there are
+               processors (no more than D) each take an equal run of pieces, and meet at a barrier that can spin */
+            int64_t lanes = GS__MIN(D, (int64_t)rt->cpus), a = D, b = lanes;
+            while (b) {   /* gcd(D, lanes): each device's share is cut into lanes / gcd pieces, an equal count per lane */
+                int64_t c = a % b;
+                a = b;
+                b = c;
+            }
+            if (!gs__barrier_init(&rt->bar, (int)lanes, &rt->abort)) {
                 r = gs__err(ctx, GS_ERR_THREAD, "gs_runtime_collective: cannot create a barrier");
             } else {
                 rt->abort = 0;
                 rt->failure = GS__FAIL_NONE;
                 rt->direct = &p;
                 rt->repeat = repeat;
+                rt->lanes = lanes;
+                rt->pieces = lanes / a;
                 for (d = 0; d < D; d++) rt->devs[d].arrivals = 0;
-                gs__pool_run(&rt->pool, gs__rt_job, rt);
+                gs__pool_run_n(&rt->pool, gs__rt_job, rt, (int)lanes);
                 rt->direct = NULL;
                 gs__barrier_destroy(&rt->bar);
                 if (rt->failure) r = gs__rt_report(rt);

@@ -113,7 +113,8 @@ GS__FN void gs__yield(void) { sched_yield(); }
 
 /* ---------------------------------------------------------------------------------------------------------
    The worker pool: n threads that sleep until gs__pool_run hands them a job, run fn(arg, worker) each, and
-   report back. One job at a time; the caller blocks until every worker has finished it.
+   report back. One job at a time; the caller blocks until every worker has finished it. gs__pool_run_n hands
+   the job to the first k workers only (the others go back to sleep).
    ------------------------------------------------------------------------------------------------------- */
 typedef struct gs__pool gs__pool;
 typedef struct gs__pool_worker {
@@ -130,6 +131,7 @@ struct gs__pool {
     gs__cond work, done;
     int64_t job;              /* job number, incremented by gs__pool_run (under m) */
     int pending;              /* workers still on the current job (under m) */
+    int active;               /* workers 0 .. active-1 take the current job (under m) */
     bool quit;                /* under m */
     void (*fn)(void *arg, int worker);
     void *arg;
@@ -149,6 +151,10 @@ GS__FN void *gs__pool_main(void *p) {
             return NULL;
         }
         seen = pool->job;
+        if (w->index >= pool->active) {
+            gs__mutex_unlock(&pool->m);
+            continue;
+        }
         fn = pool->fn;
         arg = pool->arg;
         gs__mutex_unlock(&pool->m);
@@ -222,17 +228,21 @@ GS__FN gs_result gs__pool_start(gs_ctx *ctx, gs__pool *p, int n, size_t stack_si
     return GS_OK;
 }
 
-/* Runs fn(arg, i) on every worker i and returns when all have returned. */
-GS__FN void gs__pool_run(gs__pool *p, void (*fn)(void *arg, int worker), void *arg) {
+/* Runs fn(arg, i) on workers i = 0 .. k-1 (1 <= k <= n) and returns when they have returned. */
+GS__FN void gs__pool_run_n(gs__pool *p, void (*fn)(void *arg, int worker), void *arg, int k) {
     gs__mutex_lock(&p->m);
     p->fn = fn;
     p->arg = arg;
-    p->pending = p->n;
+    p->active = k;
+    p->pending = k;
     p->job++;
     gs__cond_broadcast(&p->work);
     while (p->pending > 0) gs__cond_wait(&p->done, &p->m);
     gs__mutex_unlock(&p->m);
 }
+
+/* Runs fn(arg, i) on every worker i and returns when all have returned. */
+GS__FN void gs__pool_run(gs__pool *p, void (*fn)(void *arg, int worker), void *arg) { gs__pool_run_n(p, fn, arg, p->n); }
 #endif /* !GSHARD_NO_THREADS */
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -246,20 +256,28 @@ GS__FN void gs__pool_run(gs__pool *p, void (*fn)(void *arg, int worker), void *a
    After an abort or a timeout the barrier's counts are meaningless: it is set up again before the next use.
    ------------------------------------------------------------------------------------------------------- */
 enum { GS__BARRIER_OK = 0, GS__BARRIER_ABORT = 1, GS__BARRIER_TIMEOUT = 2 };
+#define GS__BARRIER_SKIP 16       /* waits with short spins after the first missed spin */
+#define GS__BARRIER_SHORT_US 1    /* a short spin (microseconds) */
 
-/* count (written by every arrival) and gen (read by every spinning waiter) live on different cache lines, so
-   an arrival does not disturb the waiters' spinning. */
+/* With many participants, the arrival counter (written by every arrival) and gen (read by every spinning
+   waiter) live on different cache lines, so an arrival does not disturb the waiters' spinning. With a few
+   (4 or less), the counter shares gen's line: the last arrival then opens the round with one line transfer
+   less (about a third of a 2-thread round). */
 typedef struct gs__barrier {
-    int count;                /* arrivals in the current round */
+    int count_far;            /* arrivals in the current round (many participants) */
     char pad0[64 - sizeof(int)];
     int gen;                  /* round number */
     int sleepers;             /* waiters in (or entering) the sleeping phase */
-    char pad1[64 - 2 * sizeof(int)];
+    int count_near;           /* arrivals in the current round (a few participants) */
+    char pad1[64 - 3 * sizeof(int)];
+    int *count;               /* &count_near or &count_far */
     int n;
     int *abort;               /* shared flag: nonzero ends every wait */
     int64_t spin_us;          /* phase 1 length (0: no spinning) */
     int64_t yield_us;         /* phase 2 length */
     int64_t last_wait_us;     /* the latest wait that went past spinning (relaxed: only a hint) */
+    int spin_skip;            /* waits left that do not spin, after a spin that missed (relaxed: a hint) */
+    int spin_penalty;         /* the next miss's spin_skip: doubles while spins keep missing (relaxed) */
 #if !defined(GSHARD_NO_THREADS)
     gs__mutex m;
     gs__cond c;
@@ -276,6 +294,8 @@ GS__FN bool gs__barrier_init(gs__barrier *b, int n, int *abort_flag) {
     b->spin_us = n <= cpus ? 5 : 0;
     /* yielding helps while the runnable threads are few; with hundreds it only delays the late ones */
     b->yield_us = n <= 4 * cpus ? 200 : (n <= 16 * cpus ? 50 : 0);
+    b->spin_penalty = GS__BARRIER_SKIP;
+    b->count = n <= 4 ? &b->count_near : &b->count_far;
 #if !defined(GSHARD_NO_THREADS)
     if (!gs__mutex_init(&b->m)) return false;
     if (!gs__cond_init(&b->c)) {
@@ -306,16 +326,23 @@ GS__FN void gs__barrier_abort(gs__barrier *b) {
 }
 
 #if !defined(GSHARD_NO_THREADS)
+/* A spin missed its round: no spinning for the next spin_penalty waits, and twice as long after the next miss. */
+GS__FN void gs__barrier_missed(gs__barrier *b) {
+    int pen = GS__LOAD_RELAXED(&b->spin_penalty);
+    GS__STORE_RELAXED(&b->spin_skip, pen);
+    GS__STORE_RELAXED(&b->spin_penalty, pen < 256 ? 2 * pen : pen);
+}
+
 /* Waits for the round to open. timeout_us: how long to wait before giving up (GS__BARRIER_TIMEOUT), < 0 for
    ever. *waited_us receives the time spent waiting (0 when the round opened while spinning). The clock is not
    read while a balanced round ends within the first spins. */
 GS__FN int gs__barrier_wait(gs__barrier *b, int64_t timeout_us, int64_t *waited_us) {
-    int gen = GS__LOAD(&b->gen), i, r;
+    int gen = GS__LOAD(&b->gen), i, r, skip;
     int64_t t0 = 0, now, deadline, yield_us;
     bool long_waits;
     *waited_us = 0;
-    if (GS__ADD(&b->count, 1) == b->n) {
-        GS__STORE_RELAXED(&b->count, 0);
+    if (GS__ADD(b->count, 1) == b->n) {
+        GS__STORE_RELAXED(b->count, 0);
         GS__STORE_SC(&b->gen, gen + 1);
         if (GS__LOAD_SC(&b->sleepers) > 0) {
             gs__mutex_lock(&b->m);
@@ -327,14 +354,32 @@ GS__FN int gs__barrier_wait(gs__barrier *b, int64_t timeout_us, int64_t *waited_
     /* the last rounds took long (large shares of work between rounds): sleep at once, leaving the processors
        to the participants that still work */
     long_waits = GS__LOAD_RELAXED(&b->last_wait_us) > 4 * (b->yield_us + b->spin_us);
-    for (i = 1; b->spin_us && !long_waits; i++) {
-        if (GS__LOAD(&b->gen) != gen) return GS__BARRIER_OK;
-        if ((i & 255) == 0) {
-            if (GS__LOAD(b->abort)) return GS__BARRIER_ABORT;
-            if (t0 == 0) t0 = gs__now_us();
-            else if (gs__now_us() - t0 >= b->spin_us) break;
+    skip = GS__LOAD_RELAXED(&b->spin_skip);
+    if (skip > 0) GS__STORE_RELAXED(&b->spin_skip, skip - 1);
+    if (b->spin_us && !long_waits) {
+        /* Spinning only pays while every participant holds a processor. When other work takes processors
+           (or a hypervisor deschedules a virtual CPU that spins on pause for long: pause-loop exiting), a
+           partner may be off its processor for many microseconds and a long spin makes it worse. A spin that
+           ran out, or a round that opened only long after the spin began, shortens the spins of the next
+           spin_penalty waits to GS__BARRIER_SHORT_US (enough for a balanced round, too short to be taken for
+           a stuck lock); the penalty doubles while full spins keep missing and is reset by one that does not.
+           The clock is read every 32 spins, first after 32: a balanced round costs no clock read. */
+        int64_t limit = skip > 0 ? GS__BARRIER_SHORT_US : b->spin_us;
+        for (i = 1;; i++) {
+            if (GS__LOAD(&b->gen) != gen) {
+                if (t0 != 0 && gs__now_us() - t0 > 3 * limit) gs__barrier_missed(b);
+                else if (skip == 0 && GS__LOAD_RELAXED(&b->spin_penalty) != GS__BARRIER_SKIP)
+                    GS__STORE_RELAXED(&b->spin_penalty, GS__BARRIER_SKIP);
+                return GS__BARRIER_OK;
+            }
+            if ((i & 31) == 0) {
+                if (GS__LOAD(b->abort)) return GS__BARRIER_ABORT;
+                if (t0 == 0) t0 = gs__now_us();
+                else if (gs__now_us() - t0 >= limit) break;
+            }
+            gs__cpu_relax();
         }
-        gs__cpu_relax();
+        if (skip == 0) gs__barrier_missed(b);
     }
     now = gs__now_us();
     if (t0 == 0) t0 = now;

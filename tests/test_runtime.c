@@ -404,6 +404,143 @@ static void test_runtime_collectives_vs_model(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* Collectives large enough for the streaming-store paths (operands and results of 32 MiB or more in all), on buffers whose
+   16-byte alignment differs between devices, lengths that are no multiple of a cache line, a group order
+   that is not device order, and 3 devices (on 2 processors the direct call cuts each share in two), in both
+   modes, against naive loops written here. */
+static void test_runtime_collectives_large(void) {
+    gs_ctx *ctx = gst_ctx();
+    int op, mode;
+    int64_t order[3] = {2, 0, 1}, pairs[4] = {0, 2, 2, 1};
+    for (op = 0; op < 7; op++) {
+        gs_collective_spec sp;
+        gs_shape os;
+        char *ibase[3], *obase[3];
+        void *in[3], *out[3];
+        size_t ib, ob, e, ni, no;
+        int64_t d;
+        memset(&sp, 0, sizeof sp);
+        sp.groups.n_groups = 1;
+        sp.groups.group_size = 3;
+        sp.groups.ids = order;
+        sp.reduce = GS_REDUCE_SUM;
+        switch (op) {
+        case 0: case 1:   /* all-reduce, f32 and s32: 1398111 elements * 4 bytes * 2 * 3 devices > 32 MiB */
+            sp.op = GS_OP_ALL_REDUCE;
+            sp.shape = gs_shape_make(op == 0 ? GS_F32 : GS_S32, 1, (int64_t[]){1398111});
+            break;
+        case 2:   /* reduce-scatter along dim 1 of [7, 3 * 199733]: 7 rows of 199733 per member */
+            sp.op = GS_OP_REDUCE_SCATTER;
+            sp.dim = 1;
+            sp.shape = gs_shape_make(GS_F32, 2, (int64_t[]){7, 3 * 199733});
+            break;
+        case 3: case 6:   /* all-gather along dim 1 of [5, 139813]; op 6: of [5, 69905] (results over 1 MiB per
+                             device, but not streamed: each device fills its own result) */
+            sp.op = GS_OP_ALL_GATHER;
+            sp.dim = 1;
+            sp.shape = gs_shape_make(GS_F32, 2, (int64_t[]){5, op == 3 ? 139813 : 69905});
+            break;
+        case 4:   /* all-to-all: split dim 1, concat dim 0 of [2, 3 * 233017] */
+            sp.op = GS_OP_ALL_TO_ALL;
+            sp.split_dim = 1;
+            sp.concat_dim = 0;
+            sp.shape = gs_shape_make(GS_F32, 2, (int64_t[]){2, 3 * 233017});
+            break;
+        case 5:   /* collective-permute 0 -> 2 -> 1; device 0 receives zeros */
+            sp.op = GS_OP_COLLECTIVE_PERMUTE;
+            sp.n_pairs = 2;
+            sp.pairs = pairs;
+            sp.shape = gs_shape_make(GS_F32, 1, (int64_t[]){1398111});
+            break;
+        }
+        for (mode = 0; mode < 2; mode++) {
+            gs_runtime *rt = rt_make(ctx, 3, mode ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_THREADED);
+            int bad = 0;
+            if (!rt) return;
+            CHECK_OK(gs_runtime_collective_shape(rt, &sp, &os));
+            ib = gs_shape_bytes(&sp.shape);
+            ob = gs_shape_bytes(&os);
+            ni = ib / 4;
+            no = ob / 4;
+            if (op == 6) CHECK(ob > ((size_t)1 << 20) && (ib + ob) * 3 < ((size_t)32 << 20));
+            else CHECK((ib + ob) * 3 >= ((size_t)32 << 20));
+            for (d = 0; d < 3; d++) {
+                /* device d's buffers start 4 * d bytes past a 16-byte boundary */
+                ibase[d] = (char *)malloc(ib + 16);
+                obase[d] = (char *)malloc(ob + 16);
+                in[d] = ibase[d] + 4 * d;
+                out[d] = obase[d] + 4 * d;
+                for (e = 0; e < ni; e++) {
+                    if (sp.shape.dtype == GS_S32) {
+                        int32_t v = (int32_t)(e * 2654435761u + (size_t)d * 977u);   /* wraps when summed */
+                        memcpy((char *)in[d] + 4 * e, &v, 4);
+                    } else {
+                        /* device 2 (first in group order) is large: the order of the additions shows */
+                        float v = (float)((e * 7 + (size_t)d * 13) % 1001) * 0.37f + (d == 2 ? 3.0e7f : 0.0f);
+                        memcpy((char *)in[d] + 4 * e, &v, 4);
+                    }
+                }
+                memset(out[d], 0x5A, ob);
+            }
+            CHECK_OK(gs_runtime_collective(rt, &sp, (const void *const *)in, out, 2));
+            for (d = 0; d < 3 && !bad; d++) {
+                int64_t r = d == 2 ? 0 : d + 1;   /* d's position in the group {2, 0, 1} */
+                for (e = 0; e < no && !bad; e++) {
+                    uint32_t want, got;
+                    size_t row, col, src_dev, src_e;
+                    if (op <= 2) {
+                        size_t at = e;
+                        if (op == 2) at = (e / 199733) * (3 * 199733) + (size_t)r * 199733 + e % 199733;
+                        if (sp.shape.dtype == GS_S32) {
+                            uint32_t a, b, c;
+                            memcpy(&a, (char *)in[2] + 4 * at, 4);
+                            memcpy(&b, (char *)in[0] + 4 * at, 4);
+                            memcpy(&c, (char *)in[1] + 4 * at, 4);
+                            want = a + b + c;
+                        } else {
+                            float a, b, c, w;
+                            memcpy(&a, (char *)in[2] + 4 * at, 4);
+                            memcpy(&b, (char *)in[0] + 4 * at, 4);
+                            memcpy(&c, (char *)in[1] + 4 * at, 4);
+                            w = a + b;
+                            w = w + c;
+                            memcpy(&want, &w, 4);
+                        }
+                    } else if (op == 3 || op == 6) {   /* out [5, 3 * c]: block j of row `row` is member j's row */
+                        size_t c = op == 3 ? 139813 : 69905;
+                        row = e / (3 * c);
+                        col = e % (3 * c);
+                        src_dev = (size_t)order[col / c];
+                        memcpy(&want, (char *)in[src_dev] + 4 * (row * c + col % c), 4);
+                    } else if (op == 4) {   /* out [6, 233017]: rows 2j, 2j+1 are member j's piece r */
+                        row = e / 233017;
+                        col = e % 233017;
+                        src_dev = (size_t)order[row / 2];
+                        src_e = (row % 2) * (3 * 233017) + (size_t)r * 233017 + col;
+                        memcpy(&want, (char *)in[src_dev] + 4 * src_e, 4);
+                    } else {   /* op 5 */
+                        want = 0;
+                        if (d == 2) memcpy(&want, (char *)in[0] + 4 * e, 4);
+                        if (d == 1) memcpy(&want, (char *)in[2] + 4 * e, 4);
+                    }
+                    memcpy(&got, (char *)out[d] + 4 * e, 4);
+                    if (got != want) {
+                        bad = 1;
+                        gst_failf(__FILE__, __LINE__, "%s %s mode %d: device %lld element %zu is 0x%08x, want 0x%08x",
+                                  gs_op_name(sp.op), gs_dtype_name(sp.shape.dtype), mode, (long long)d, e, got, want);
+                    }
+                }
+            }
+            for (d = 0; d < 3; d++) {
+                free(ibase[d]);
+                free(obase[d]);
+            }
+            gs_runtime_destroy(rt);
+        }
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* Hand-picked cases the random ones may miss: iota groups with a transpose, uneven all-reduce slices
    (n not divisible by G), bf16 rounding after each step, pred and/or. */
 static void test_runtime_collectives_cases(void) {
@@ -1772,6 +1909,7 @@ static void test_runtime_cli(void) {
 void suite_runtime(void) {
     RUN(test_runtime_collectives_vs_model);
     RUN(test_runtime_collectives_cases);
+    RUN(test_runtime_collectives_large);
     RUN(test_runtime_matmul_allreduce);
     RUN(test_runtime_permute_ring);
     RUN(test_runtime_alltoall_transpose);
