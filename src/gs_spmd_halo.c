@@ -465,10 +465,15 @@ GS__FN gs_value *gs__sp_win_input(gs__sp *sp, const gs_value *X, const gs_shardi
             planned |= 1u << d;
         else *failed |= 1u << d;
     }
-    if (*failed)
-        gs__sp_warnf(sp, "no halo plan at %s for dims 0x%x of %s (an empty output, or base dilation with a stride above "
-                     "64 that does not line up): those dims are gathered", sp->at ? sp->at->name : "?",
-                     (unsigned)*failed, gs_sharding_to_text(sp->ctx, want));
+    if (*failed) {
+        char dims[64];
+        size_t len = 0;
+        for (d = 0; d < rank; d++)
+            if ((*failed >> d) & 1u) len += (size_t)snprintf(dims + len, sizeof dims - len, "%s%d", len ? "," : "", d);
+        gs__sp_warnf(sp, "no halo plan at %s for dim(s) %s of %s (an empty output, or base dilation with a stride "
+                     "above 64 that does not line up): gathered instead", sp->at ? sp->at->name : "?", dims,
+                     gs_sharding_to_text(sp->ctx, want));
+    }
     *os = *failed ? gs__sp_unsplit(sp, want, *failed) : want;
     x = gs__sp_get(sp, X, *os);
     for (d = 0; d < rank && x; d++) {
