@@ -7,14 +7,12 @@
 #include "../gshard.h"
 #include "moe_model.h"
 #include <stdlib.h>
-
 static void print_shape(gs_shape s, const char *after) {
     int d;
     printf("%s[", gs_dtype_name(s.dtype));
     for (d = 0; d < s.rank; d++) printf("%s%lld", d ? "," : "", (long long)s.dims[d]);
     printf("]%s", after);
 }
-
 int main(int argc, char **argv) {
     const gs_op kinds[5] = {GS_OP_ALL_TO_ALL, GS_OP_ALL_REDUCE, GS_OP_ALL_GATHER, GS_OP_REDUCE_SCATTER, GS_OP_COLLECTIVE_PERMUTE};
     moe_config cfg = moe_example_config();
@@ -28,7 +26,6 @@ int main(int argc, char **argv) {
     gs_runtime_stats st;
     void *in[4] = {0};
     int k, i, ok = 0;
-
     if (gs_ctx_create(NULL, &ctx) != GS_OK) return 1;
     g = gs_graph_new(ctx, "moe_layer");
     if (moe_build_layer(g, &cfg, NULL) != GS_OK) goto fail;
@@ -43,7 +40,6 @@ int main(int argc, char **argv) {
     if (gs_partition(g, &pd, &spmd) != GS_OK) goto fail;
     printf("source: %d instructions; SPMD program (the same on every device): %d instructions\n",
            gs_graph_num_values(g), gs_graph_num_values(spmd));
-
     /* random global inputs, the runtime with poisoned padding, and the check against the interpreter */
     for (k = 0; k < 4; k++) {
         gs_shape s = gs_value_shape(gs_graph_param(g, k));
@@ -55,7 +51,6 @@ int main(int argc, char **argv) {
     if (gs_runtime_create(ctx, &rd, &rt) != GS_OK || gs_partition_check(spmd, rt, &cd, (const void *const *)in, &rep) != GS_OK ||
         gs_runtime_get_stats(rt, &st) != GS_OK)
         goto fail;
-
     printf("collectives, by kind (bytes: sent by all devices together in one run):\n");
     for (k = 0; k < 5; k++)
         for (i = 0; i < st.n_collectives; i++) {
