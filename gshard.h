@@ -13913,6 +13913,27 @@ GS__FN void gs__sp_note(gs__sp *sp, const char *fmt, ...) {
     gs__sb_puts(&sp->ex, buf);
 }
 
+/* a partition warning: kept on the SPMD program (gs_partition_warning) and logged */
+GS__FN void gs__sp_warnf(gs__sp *sp, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+GS__FN void gs__sp_warnf(gs__sp *sp, const char *fmt, ...) {
+    char *msg;
+    int n;
+    va_list ap;
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);   /* exact size: device lists can be long */
+    va_end(ap);
+    if (n < 0 || !(msg = (char *)gs__arena_alloc(sp->ctx, (size_t)n + 1))) return;
+    va_start(ap, fmt);
+    vsnprintf(msg, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    stbds_arrput(sp->warn, msg);
+    gs__log(sp->ctx, GS_LOG_WARN, GS_OK, "%s", msg);
+}
+
 GS__FN const gs_sharding *gs__sp_rep(gs__sp *sp) { return gs_sharding_replicated(sp->ctx); }
 
 /* shardings the partitioner treats as "every device holds the whole value" */
@@ -14216,14 +14237,10 @@ GS__FN gs_value *gs__sp_rel_offset(gs__sp *sp, const gs_sharding *b, int64_t cb,
 GS__FN void gs__sp_warn_remat(gs__sp *sp, const gs_sharding *s, const gs_sharding *t, const gs_shape *full,
                               const char *why) {
     const char *name = sp->at ? sp->at->name : "?";
-    char *msg = gs__arena_printf(sp->ctx,
-                                 "involuntary full rematerialization at %s: resharding %s -> %s (%s) replicates %llu "
-                                 "bytes on every device; giving %s the sharding %s (an annotation) would avoid it",
-                                 name, gs_sharding_to_text(sp->ctx, s), gs_sharding_to_text(sp->ctx, t), why,
-                                 (unsigned long long)gs_shape_bytes(full), name, gs_sharding_to_text(sp->ctx, s));
-    if (!msg) return;
-    stbds_arrput(sp->warn, msg);
-    gs__log(sp->ctx, GS_LOG_WARN, GS_OK, "%s", msg);
+    gs__sp_warnf(sp, "involuntary full rematerialization at %s: resharding %s -> %s (%s) replicates %llu bytes on every "
+                 "device; giving %s the sharding %s (an annotation) would avoid it", name,
+                 gs_sharding_to_text(sp->ctx, s), gs_sharding_to_text(sp->ctx, t), why,
+                 (unsigned long long)gs_shape_bytes(full), name, gs_sharding_to_text(sp->ctx, s));
     gs__sp_note(sp, "full rematerialization (%s)", why);
 }
 
@@ -14634,18 +14651,11 @@ GS__FN gs_value *gs__sp_replicated(gs__sp *sp, const gs_value *v, const char *wh
         if (s && !gs__sp_is_rep(s)) split = true;
         o[i] = gs__sp_get(sp, v->operands[i], gs__sp_rep(sp));
     }
-    if (split) {
-        char *msg = gs__arena_printf(sp->ctx,
-                                     "full rematerialization at %s: %s replicates its operands (%s); %llu bytes of "
-                                     "result computed on every device; keeping %s's operands unsplit along those "
-                                     "dims would avoid it", v->name, gs_op_name(v->op), why,
-                                     (unsigned long long)(v->shape.dtype == GS_TUPLE ? 0 : gs_shape_bytes(&v->shape)),
-                                     v->name);
-        if (msg) {
-            stbds_arrput(sp->warn, msg);
-            gs__log(sp->ctx, GS_LOG_WARN, GS_OK, "%s", msg);
-        }
-    }
+    if (split)
+        gs__sp_warnf(sp, "full rematerialization at %s: %s replicates its operands (%s); %llu bytes of result computed "
+                     "on every device; keeping %s's operands unsplit along those dims would avoid it", v->name,
+                     gs_op_name(v->op), why,
+                     (unsigned long long)(v->shape.dtype == GS_TUPLE ? 0 : gs_shape_bytes(&v->shape)), v->name);
     gs__sp_note(sp, "replicated: %s", why);
     r = gs__sp_clone(sp, v, o, v->shape.dtype == GS_TUPLE ? NULL : &v->shape);
     gs__free(sp->ctx, heap);
@@ -15123,23 +15133,6 @@ GS__FN gs_value *gs__sp_ctab(gs__sp *sp, const gs_sharding *s, int d, const int6
     v = gs__sp_tab_make(sp, NULL, NULL, 0, 0, 0, vals);
     gs__free(sp->ctx, vals);
     return v;
-}
-
-GS__FN void gs__sp_warnf(gs__sp *sp, const char *fmt, ...)
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-GS__FN void gs__sp_warnf(gs__sp *sp, const char *fmt, ...) {
-    char buf[600], *msg;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    msg = gs__arena_printf(sp->ctx, "%s", buf);
-    if (!msg) return;
-    stbds_arrput(sp->warn, msg);
-    gs__log(sp->ctx, GS_LOG_WARN, GS_OK, "%s", msg);
 }
 
 /* x with dim d cut to [st, st + len) (static) */

@@ -83,6 +83,27 @@ GS__FN void gs__sp_note(gs__sp *sp, const char *fmt, ...) {
     gs__sb_puts(&sp->ex, buf);
 }
 
+/* a partition warning: kept on the SPMD program (gs_partition_warning) and logged */
+GS__FN void gs__sp_warnf(gs__sp *sp, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+GS__FN void gs__sp_warnf(gs__sp *sp, const char *fmt, ...) {
+    char *msg;
+    int n;
+    va_list ap;
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);   /* exact size: device lists can be long */
+    va_end(ap);
+    if (n < 0 || !(msg = (char *)gs__arena_alloc(sp->ctx, (size_t)n + 1))) return;
+    va_start(ap, fmt);
+    vsnprintf(msg, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    stbds_arrput(sp->warn, msg);
+    gs__log(sp->ctx, GS_LOG_WARN, GS_OK, "%s", msg);
+}
+
 GS__FN const gs_sharding *gs__sp_rep(gs__sp *sp) { return gs_sharding_replicated(sp->ctx); }
 
 /* shardings the partitioner treats as "every device holds the whole value" */
@@ -386,14 +407,10 @@ GS__FN gs_value *gs__sp_rel_offset(gs__sp *sp, const gs_sharding *b, int64_t cb,
 GS__FN void gs__sp_warn_remat(gs__sp *sp, const gs_sharding *s, const gs_sharding *t, const gs_shape *full,
                               const char *why) {
     const char *name = sp->at ? sp->at->name : "?";
-    char *msg = gs__arena_printf(sp->ctx,
-                                 "involuntary full rematerialization at %s: resharding %s -> %s (%s) replicates %llu "
-                                 "bytes on every device; giving %s the sharding %s (an annotation) would avoid it",
-                                 name, gs_sharding_to_text(sp->ctx, s), gs_sharding_to_text(sp->ctx, t), why,
-                                 (unsigned long long)gs_shape_bytes(full), name, gs_sharding_to_text(sp->ctx, s));
-    if (!msg) return;
-    stbds_arrput(sp->warn, msg);
-    gs__log(sp->ctx, GS_LOG_WARN, GS_OK, "%s", msg);
+    gs__sp_warnf(sp, "involuntary full rematerialization at %s: resharding %s -> %s (%s) replicates %llu bytes on every "
+                 "device; giving %s the sharding %s (an annotation) would avoid it", name,
+                 gs_sharding_to_text(sp->ctx, s), gs_sharding_to_text(sp->ctx, t), why,
+                 (unsigned long long)gs_shape_bytes(full), name, gs_sharding_to_text(sp->ctx, s));
     gs__sp_note(sp, "full rematerialization (%s)", why);
 }
 

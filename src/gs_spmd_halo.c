@@ -33,23 +33,6 @@ GS__FN gs_value *gs__sp_ctab(gs__sp *sp, const gs_sharding *s, int d, const int6
     return v;
 }
 
-GS__FN void gs__sp_warnf(gs__sp *sp, const char *fmt, ...)
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-GS__FN void gs__sp_warnf(gs__sp *sp, const char *fmt, ...) {
-    char buf[600], *msg;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    msg = gs__arena_printf(sp->ctx, "%s", buf);
-    if (!msg) return;
-    stbds_arrput(sp->warn, msg);
-    gs__log(sp->ctx, GS_LOG_WARN, GS_OK, "%s", msg);
-}
-
 /* x with dim d cut to [st, st + len) (static) */
 GS__FN gs_value *gs__sp_cut(gs__sp *sp, gs_value *x, int d, int64_t st, int64_t len) {
     int64_t a[GS_MAX_RANK] = {0}, b[GS_MAX_RANK];

@@ -170,18 +170,11 @@ GS__FN gs_value *gs__sp_replicated(gs__sp *sp, const gs_value *v, const char *wh
         if (s && !gs__sp_is_rep(s)) split = true;
         o[i] = gs__sp_get(sp, v->operands[i], gs__sp_rep(sp));
     }
-    if (split) {
-        char *msg = gs__arena_printf(sp->ctx,
-                                     "full rematerialization at %s: %s replicates its operands (%s); %llu bytes of "
-                                     "result computed on every device; keeping %s's operands unsplit along those "
-                                     "dims would avoid it", v->name, gs_op_name(v->op), why,
-                                     (unsigned long long)(v->shape.dtype == GS_TUPLE ? 0 : gs_shape_bytes(&v->shape)),
-                                     v->name);
-        if (msg) {
-            stbds_arrput(sp->warn, msg);
-            gs__log(sp->ctx, GS_LOG_WARN, GS_OK, "%s", msg);
-        }
-    }
+    if (split)
+        gs__sp_warnf(sp, "full rematerialization at %s: %s replicates its operands (%s); %llu bytes of result computed "
+                     "on every device; keeping %s's operands unsplit along those dims would avoid it", v->name,
+                     gs_op_name(v->op), why,
+                     (unsigned long long)(v->shape.dtype == GS_TUPLE ? 0 : gs_shape_bytes(&v->shape)), v->name);
     gs__sp_note(sp, "replicated: %s", why);
     r = gs__sp_clone(sp, v, o, v->shape.dtype == GS_TUPLE ? NULL : &v->shape);
     gs__free(sp->ctx, heap);
