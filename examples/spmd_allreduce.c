@@ -52,42 +52,28 @@ int main(void) {
     gs_graph *spmd, *ref;
     const gs_sharding *rows;
     gs_shape xshape = gs_shape_make(GS_F32, 2, (int64_t[]){R, C}), yshape = gs_shape_make(GS_F32, 1, (int64_t[]){C});
+    const void *in[1] = {x};
+    void *out[1] = {want};
     int i, m, bad = 0;
     for (i = 0; i < R * C; i++) x[i] = (float)(i % 7) - 3.0f;   /* small integers: every sum is exact */
     if (gs_ctx_create(NULL, &ctx) != GS_OK) return 1;
     spmd = build_spmd(ctx);
     ref = build_reference(ctx);
     rows = gs_sharding_parse(ctx, "{devices=[8,1]<=[8]}");
-    if (gs_ctx_error(ctx) || gs_graph_verify(spmd) != GS_OK || gs_graph_verify(ref) != GS_OK) {
-        fprintf(stderr, "build failed: %s\n", gs_ctx_error_msg(ctx));
-        gs_ctx_destroy(ctx);
-        return 1;
-    }
-    {
-        const void *in[1] = {x};
-        void *out[1] = {want};
-        if (gs_eval(ref, in, out) != GS_OK) {
-            fprintf(stderr, "eval failed: %s\n", gs_ctx_error_msg(ctx));
-            gs_ctx_destroy(ctx);
-            return 1;
-        }
-    }
+    if (gs_ctx_error(ctx) || gs_graph_verify(spmd) != GS_OK || gs_graph_verify(ref) != GS_OK || gs_eval(ref, in, out) != GS_OK)
+        goto fail;
     for (m = 0; m < 2; m++) {
-        gs_runtime_desc desc;
+        gs_runtime_desc desc = {0};
         gs_runtime *rt = NULL;
         gs_runtime_stats st;
-        const void *in[1] = {x};
-        void *out[1] = {got[m]};
-        memset(&desc, 0, sizeof desc);
         desc.num_devices = D;
         desc.mode = m ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_THREADED;
         desc.check_replicas = true;   /* every device's copy of the result must agree */
+        out[0] = got[m];
         if (gs_runtime_create(ctx, &desc, &rt) != GS_OK ||
             gs_runtime_run_global(rt, spmd, &xshape, &rows, in, &yshape, NULL, out) != GS_OK) {
-            fprintf(stderr, "run failed: %s\n", gs_ctx_error_msg(ctx));
             gs_runtime_destroy(rt);
-            gs_ctx_destroy(ctx);
-            return 1;
+            goto fail;
         }
         gs_runtime_get_stats(rt, &st);
         printf("%s: peak %lld bytes per device, %s %s sent %lld bytes in all\n", m ? "lockstep" : "threaded",
@@ -104,4 +90,8 @@ int main(void) {
     fputs(gs_hlo_print(spmd), stdout);
     gs_ctx_destroy(ctx);
     return bad;
+fail:
+    fprintf(stderr, "spmd_allreduce: %s\n", gs_ctx_error_msg(ctx));
+    gs_ctx_destroy(ctx);
+    return 1;
 }
