@@ -14684,64 +14684,65 @@ GS__FN const gs_sharding *gs__sp_unsplit(gs__sp *sp, const gs_sharding *t, uint3
     return gs__sh_replicate_dims(sp->ctx, t, mask);
 }
 
-/* shapes that differ between a value and an operand along which dims */
-GS__FN uint32_t gs__sp_diff_dims(const gs_shape *a, const gs_shape *b) {
-    uint32_t m = 0;
-    int d;
-    for (d = 0; d < a->rank; d++)
-        if (a->dims[d] != b->dims[d]) m |= 1u << d;
-    return m;
-}
+/* The groups of a reshape: the smallest runs of input dims [i0, i1) and output dims [j0, j1) with equal products
+   (a size-1 dim left at the end forms a group of its own). Returns the count (at most 2 * GS_MAX_RANK), or -1
+   when the products do not match. */
+typedef struct gs__sp_rgroup { int i0, i1, j0, j1; } gs__sp_rgroup;
 
-/* reshape groups: the smallest runs of source and target dims with equal products */
-GS__FN bool gs__sp_reshape_local_ok(const gs_shape *in, const gs_sharding *si, const gs_shape *out,
-                                    const gs_sharding *so) {
-    int i = 0, j = 0;
+GS__FN int gs__sp_reshape_groups(const gs_shape *in, const gs_shape *out, gs__sp_rgroup *g) {
+    int i = 0, j = 0, n = 0;
     while (i < in->rank || j < out->rank) {
-        int i0 = i, j0 = j, d;
         int64_t pi = 1, po = 1;
+        g[n].i0 = i;
+        g[n].j0 = j;
         if (i < in->rank) pi = in->dims[i++];
         if (j < out->rank) po = out->dims[j++];
         while (pi != po) {
-            if (pi < po) {
-                if (i >= in->rank) return false;
-                pi *= in->dims[i++];
-            } else {
-                if (j >= out->rank) return false;
-                po *= out->dims[j++];
-            }
+            if (pi < po && i < in->rank) pi *= in->dims[i++];
+            else if (pi > po && j < out->rank) po *= out->dims[j++];
+            else return -1;
         }
-        /* size-1 dims may trail into a group: fine */
-        if (i - i0 == 1 && j - j0 == 1) {
-            if (gs__sp_k(si, i0) != gs__sp_k(so, j0)) return false;
+        g[n].i1 = i;
+        g[n].j1 = j;
+        n++;
+    }
+    return n;
+}
+
+GS__FN bool gs__sp_one_to_one(const gs__sp_rgroup *g) { return g->i1 - g->i0 == 1 && g->j1 - g->j0 == 1; }
+
+/* whether the reshape is local: 1:1 dims keep their tile counts, other groups split only evenly */
+GS__FN bool gs__sp_reshape_local_ok(const gs_shape *in, const gs_sharding *si, const gs_shape *out,
+                                    const gs_sharding *so) {
+    gs__sp_rgroup g[2 * GS_MAX_RANK];
+    int n = gs__sp_reshape_groups(in, out, g), q, d;
+    if (n < 0) return false;
+    for (q = 0; q < n; q++) {
+        if (gs__sp_one_to_one(&g[q])) {
+            if (gs__sp_k(si, g[q].i0) != gs__sp_k(so, g[q].j0)) return false;
             continue;
         }
-        for (d = i0; d < i; d++)
+        for (d = g[q].i0; d < g[q].i1; d++)
             if (gs__sp_k(si, d) > 1 && in->dims[d] % gs__sp_k(si, d)) return false;
-        for (d = j0; d < j; d++)
+        for (d = g[q].j0; d < g[q].j1; d++)
             if (gs__sp_k(so, d) > 1 && out->dims[d] % gs__sp_k(so, d)) return false;
     }
     return true;
 }
 
-/* dims of a reshape's operand that are not a 1:1 dim (changed by the reshape) */
+/* dims of a reshape's operand (and of its result, *out_changed) in groups that are not 1:1 */
 GS__FN uint32_t gs__sp_reshape_changed(const gs_shape *in, const gs_shape *out, uint32_t *out_changed) {
-    int i = 0, j = 0, d;
+    gs__sp_rgroup g[2 * GS_MAX_RANK];
+    int n = gs__sp_reshape_groups(in, out, g), q, d;
     uint32_t m = 0, mo = 0;
-    while (i < in->rank || j < out->rank) {
-        int i0 = i, j0 = j;
-        int64_t pi = 1, po = 1;
-        if (i < in->rank) pi = in->dims[i++];
-        if (j < out->rank) po = out->dims[j++];
-        while (pi != po && (i < in->rank || j < out->rank)) {
-            if (pi < po && i < in->rank) pi *= in->dims[i++];
-            else if (j < out->rank) po *= out->dims[j++];
-            else pi *= in->dims[i++];
-        }
-        if (!(i - i0 == 1 && j - j0 == 1)) {
-            for (d = i0; d < i; d++) m |= 1u << d;
-            for (d = j0; d < j; d++) mo |= 1u << d;
-        }
+    if (n < 0) {   /* not a valid reshape: everything changes */
+        m = (1u << in->rank) - 1;
+        mo = (1u << out->rank) - 1;
+    }
+    for (q = 0; q < n; q++) {
+        if (gs__sp_one_to_one(&g[q])) continue;
+        for (d = g[q].i0; d < g[q].i1; d++) m |= 1u << d;
+        for (d = g[q].j0; d < g[q].j1; d++) mo |= 1u << d;
     }
     if (out_changed) *out_changed = mo;
     return m;
@@ -14921,8 +14922,8 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
         int n_arr = v->op == GS_OP_CONCATENATE ? v->n_operands : v->op == GS_OP_DYNAMIC_UPDATE_SLICE ? 2 : 1;
         if (v->op == GS_OP_CONCATENATE && gs__sp_k(t, (int)v->dim) > 1) return gs__sp_concat(sp, v, t, osh);
         if (v->op == GS_OP_CONCATENATE) m = 1u << v->dim;
-        else if (v->op == GS_OP_DYNAMIC_UPDATE_SLICE) m = gs__sp_diff_dims(S, &v->operands[1]->shape);
-        else m = gs__sp_diff_dims(S, &v->operands[0]->shape);
+        else if (v->op == GS_OP_DYNAMIC_UPDATE_SLICE) m = gs__size_diff_mask(S, &v->operands[1]->shape);
+        else m = gs__size_diff_mask(S, &v->operands[0]->shape);
         os = gs__sp_unsplit(sp, t, m);
         if (!os) return NULL;
         if (gs__sp_split_mask(t, rank) & m) gs__sp_note(sp, "%s along split dims: those dims gathered first", gs_op_name(v->op));
@@ -15906,34 +15907,18 @@ GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sha
                                      bool *fits) {
     const gs_value *X = v->operands[0];
     const gs_shape *I = &X->shape, *S = &v->shape;
-    int dest[GS_MAX_RANK], gi0[GS_MAX_RANK], gi1[GS_MAX_RANK], gj0[GS_MAX_RANK], gj1[GS_MAX_RANK], ng = 0;
-    int i = 0, j = 0, q;
+    int dest[GS_MAX_RANK], ng, q;
+    gs__sp_rgroup grp[2 * GS_MAX_RANK];
     const gs_sharding *is;
     gs_value *x, *post[GS_MAX_RANK];
     gs_shape pre;
     int64_t keep[GS_MAX_RANK];
     *fits = false;
     for (q = 0; q < S->rank; q++) dest[q] = GS__DEST_REP;
-    /* the groups: the smallest runs of input and output dims with equal products */
-    while (i < I->rank || j < S->rank) {
-        int64_t pi = 1, po = 1;
-        if (ng == GS_MAX_RANK) return NULL;
-        gi0[ng] = i;
-        gj0[ng] = j;
-        if (i < I->rank) pi = I->dims[i++];
-        if (j < S->rank) po = S->dims[j++];
-        while (pi != po) {
-            if (pi < po && i < I->rank) pi *= I->dims[i++];
-            else if (pi > po && j < S->rank) po *= S->dims[j++];
-            else return NULL;
-        }
-        gi1[ng] = i;
-        gj1[ng] = j;
-        ng++;
-    }
+    if ((ng = gs__sp_reshape_groups(I, S, grp)) < 0) return NULL;
     pre = *S;
     for (q = 0; q < ng; q++) {
-        int a0 = gi0[q], a1 = gi1[q], b0 = gj0[q], b1 = gj1[q], e, nsplit = 0, jm = -1, im = -1;
+        int a0 = grp[q].i0, a1 = grp[q].i1, b0 = grp[q].j0, b1 = grp[q].j1, e, nsplit = 0, jm = -1, im = -1;
         for (e = b0; e < b1; e++)
             if (gs__sp_k(t, e) > 1) {
                 nsplit++;
@@ -15962,12 +15947,12 @@ GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sha
         keep[q] = pre.dims[q] = gs__shard_size(S->dims[q], gs__sp_k(t, q));
     }
     for (q = 0; q < ng && x; q++) {
-        int a0 = gi0[q], a1 = gi1[q], b0 = gj0[q], b1 = gj1[q], e, jm = -1, im;
+        int a1 = grp[q].i1, b0 = grp[q].j0, b1 = grp[q].j1, e, jm = -1, im;
         int64_t k, o, M = 1, c, *a, *off, n = 1;
         bool *used;
         for (e = b0; e < b1; e++)
             if (gs__sp_k(t, e) > 1) jm = e;
-        if (jm < 0 || (a1 - a0 == 1 && b1 - b0 == 1)) continue;
+        if (jm < 0 || gs__sp_one_to_one(&grp[q])) continue;
         im = dest[jm];
         k = gs__sp_k(t, jm);
         a = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)(2 * k));

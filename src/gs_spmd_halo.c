@@ -804,34 +804,18 @@ GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sha
                                      bool *fits) {
     const gs_value *X = v->operands[0];
     const gs_shape *I = &X->shape, *S = &v->shape;
-    int dest[GS_MAX_RANK], gi0[GS_MAX_RANK], gi1[GS_MAX_RANK], gj0[GS_MAX_RANK], gj1[GS_MAX_RANK], ng = 0;
-    int i = 0, j = 0, q;
+    int dest[GS_MAX_RANK], ng, q;
+    gs__sp_rgroup grp[2 * GS_MAX_RANK];
     const gs_sharding *is;
     gs_value *x, *post[GS_MAX_RANK];
     gs_shape pre;
     int64_t keep[GS_MAX_RANK];
     *fits = false;
     for (q = 0; q < S->rank; q++) dest[q] = GS__DEST_REP;
-    /* the groups: the smallest runs of input and output dims with equal products */
-    while (i < I->rank || j < S->rank) {
-        int64_t pi = 1, po = 1;
-        if (ng == GS_MAX_RANK) return NULL;
-        gi0[ng] = i;
-        gj0[ng] = j;
-        if (i < I->rank) pi = I->dims[i++];
-        if (j < S->rank) po = S->dims[j++];
-        while (pi != po) {
-            if (pi < po && i < I->rank) pi *= I->dims[i++];
-            else if (pi > po && j < S->rank) po *= S->dims[j++];
-            else return NULL;
-        }
-        gi1[ng] = i;
-        gj1[ng] = j;
-        ng++;
-    }
+    if ((ng = gs__sp_reshape_groups(I, S, grp)) < 0) return NULL;
     pre = *S;
     for (q = 0; q < ng; q++) {
-        int a0 = gi0[q], a1 = gi1[q], b0 = gj0[q], b1 = gj1[q], e, nsplit = 0, jm = -1, im = -1;
+        int a0 = grp[q].i0, a1 = grp[q].i1, b0 = grp[q].j0, b1 = grp[q].j1, e, nsplit = 0, jm = -1, im = -1;
         for (e = b0; e < b1; e++)
             if (gs__sp_k(t, e) > 1) {
                 nsplit++;
@@ -860,12 +844,12 @@ GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sha
         keep[q] = pre.dims[q] = gs__shard_size(S->dims[q], gs__sp_k(t, q));
     }
     for (q = 0; q < ng && x; q++) {
-        int a0 = gi0[q], a1 = gi1[q], b0 = gj0[q], b1 = gj1[q], e, jm = -1, im;
+        int a1 = grp[q].i1, b0 = grp[q].j0, b1 = grp[q].j1, e, jm = -1, im;
         int64_t k, o, M = 1, c, *a, *off, n = 1;
         bool *used;
         for (e = b0; e < b1; e++)
             if (gs__sp_k(t, e) > 1) jm = e;
-        if (jm < 0 || (a1 - a0 == 1 && b1 - b0 == 1)) continue;
+        if (jm < 0 || gs__sp_one_to_one(&grp[q])) continue;
         im = dest[jm];
         k = gs__sp_k(t, jm);
         a = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)(2 * k));
