@@ -382,12 +382,9 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
     return -1;
 }
 
-static int cmd_print(gs_ctx *ctx, const options *o) {
-    gs_graph *entry = NULL;
-    const char *text;
+/* prints a module's text (ending in a newline); NULL text is the error in ctx */
+static int put_module_text(gs_ctx *ctx, const options *o, const char *text) {
     size_t n;
-    if (!load_module(ctx, o->file, &entry)) return EXIT_ERROR;
-    text = gs_hlo_print(entry);
     if (!text) {
         fprintf(stderr, "%s: cannot print: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
         return EXIT_ERROR;
@@ -396,6 +393,12 @@ static int cmd_print(gs_ctx *ctx, const options *o) {
     fputs(text, stdout);
     if (n == 0 || text[n - 1] != '\n') fputc('\n', stdout);
     return EXIT_OK;
+}
+
+static int cmd_print(gs_ctx *ctx, const options *o) {
+    gs_graph *entry = NULL;
+    if (!load_module(ctx, o->file, &entry)) return EXIT_ERROR;
+    return put_module_text(ctx, o, gs_hlo_print(entry));
 }
 
 /* propagate: shardings for every instruction, printed as HLO text (with --explain, where each came from) */
@@ -824,18 +827,8 @@ static bool partition_module(gs_ctx *ctx, const options *o, gs_graph **entry, gs
 /* partition: the SPMD program as HLO text */
 static int cmd_partition(gs_ctx *ctx, const options *o) {
     gs_graph *entry = NULL, *spmd = NULL;
-    const char *text;
-    size_t n;
     if (!partition_module(ctx, o, &entry, &spmd)) return EXIT_ERROR;
-    text = gs_partition_print(spmd, o->explain);
-    if (!text) {
-        fprintf(stderr, "%s: cannot print: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
-        return EXIT_ERROR;
-    }
-    n = strlen(text);
-    fputs(text, stdout);
-    if (n == 0 || text[n - 1] != '\n') fputc('\n', stdout);
-    return EXIT_OK;
+    return put_module_text(ctx, o, gs_partition_print(spmd, o->explain));
 }
 
 /* run (without --spmd): partition, run on D devices with global inputs and outputs, optionally check */
