@@ -15118,8 +15118,6 @@ GS__FN int64_t gs__sp_fdiv(int64_t a, int64_t b) {
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 GS__FN int64_t gs__sp_cdiv(int64_t a, int64_t b) { return -gs__sp_fdiv(-a, b); }
-GS__FN int64_t gs__sp_min(int64_t a, int64_t b) { return a < b ? a : b; }
-GS__FN int64_t gs__sp_max(int64_t a, int64_t b) { return a > b ? a : b; }
 
 /* per[c] for the device's tile coordinate c along dim d of s, as an s32 scalar */
 GS__FN gs_value *gs__sp_ctab(gs__sp *sp, const gs_sharding *s, int d, const int64_t *per) {
@@ -15260,22 +15258,22 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
     /* the real part of every region and the halos it implies */
     for (c = 0; c < k; c++) {
         if (!used[c]) continue;
-        lo[c] = gs__sp_max(a[c], 0);
-        hi[c] = gs__sp_min(a[c] + n, S);
-        minA = gs__sp_min(minA, a[c]);
-        maxE = gs__sp_max(maxE, a[c] + n);
+        lo[c] = GS__MAX(a[c], 0);
+        hi[c] = GS__MIN(a[c] + n, S);
+        minA = GS__MIN(minA, a[c]);
+        maxE = GS__MAX(maxE, a[c] + n);
         if (lo[c] >= hi[c]) continue;
         any = true;
-        HL = gs__sp_max(HL, c * s - lo[c]);
-        HR = gs__sp_max(HR, hi[c] - (c + 1) * s);
+        HL = GS__MAX(HL, c * s - lo[c]);
+        HR = GS__MAX(HR, hi[c] - (c + 1) * s);
     }
     /* the largest piece each distance j = holder - receiver carries (the compact exchange), m[j + k - 1] */
     for (c = 0; c < k; c++) {
         int64_t src;
         if (!used[c] || lo[c] >= hi[c]) continue;
         for (src = lo[c] / s; src <= (hi[c] - 1) / s; src++) {
-            int64_t o = gs__sp_min(hi[c], (src + 1) * s) - gs__sp_max(lo[c], src * s);
-            m[src - c + k - 1] = gs__sp_max(m[src - c + k - 1], o);
+            int64_t o = GS__MIN(hi[c], (src + 1) * s) - GS__MAX(lo[c], src * s);
+            m[src - c + k - 1] = GS__MAX(m[src - c + k - 1], o);
         }
     }
     for (j = -(k - 1); j <= k - 1; j++)
@@ -15283,7 +15281,7 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
     standard = HL + HR;
     /* 0: pieces of the neighbours' shards concatenated around mine; 1: only what each device needs, placed one
        distance at a time; 2: the whole dim (the halos would carry most of it) */
-    mode = gs__sp_min(standard, compact) * 4 >= 3 * (k - 1) * s && any && gs__sp_min(standard, compact) > 0 ? 2
+    mode = GS__MIN(standard, compact) * 4 >= 3 * (k - 1) * s && any && GS__MIN(standard, compact) > 0 ? 2
            : standard <= compact ? 0 : 1;
     for (c = 0; c < k; c++) tab[c] = used[c] ? c * s - a[c] : 0;
     gs__sp_list(hl, sizeof hl, tab, used, k);
@@ -15292,7 +15290,7 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
     if (mode == 2) {
         gs__sp_warnf(sp, "halo exchange at %s would move most of dim %d (%lld of %lld elements per device); the dim "
                      "is all-gathered instead", sp->at ? sp->at->name : "?", d,
-                     (long long)gs__sp_min(standard, compact), (long long)((k - 1) * s));
+                     (long long)GS__MIN(standard, compact), (long long)((k - 1) * s));
     }
     if (mode == 0 || mode == 2) {
         /* a buffer holding global [base[c], base[c] + len), then the region cut out of it */
@@ -15308,14 +15306,14 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
             parts = (gs_value **)gs__arena_alloc(sp->ctx, sizeof(gs_value *) * (size_t)(nl + nr + 1));
             if (!need || !parts) return NULL;
             for (j = nl; j >= 1; j--) {
-                int64_t sz = gs__sp_min(s, HL - (j - 1) * s);
+                int64_t sz = GS__MIN(s, HL - (j - 1) * s);
                 for (c = 0; c < k; c++) need[c] = used[c] && lo[c] < hi[c] && lo[c] < (c - j + 1) * s;
                 parts[np++] = gs__sp_shift(sp, gs__sp_cut(sp, x, d, s - sz, sz), &A, d, -j, need);
                 n_perm++;
             }
             parts[np++] = x;
             for (j = 1; j <= nr; j++) {
-                int64_t sz = gs__sp_min(s, HR - (j - 1) * s);
+                int64_t sz = GS__MIN(s, HR - (j - 1) * s);
                 for (c = 0; c < k; c++) need[c] = used[c] && lo[c] < hi[c] && hi[c] > (c + j) * s;
                 parts[np++] = gs__sp_shift(sp, gs__sp_cut(sp, x, d, 0, sz), &A, d, j, need);
                 n_perm++;
@@ -15327,8 +15325,8 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
         /* tab = base; widen the buffer so every region is inside it */
         for (c = 0; c < k; c++) {
             if (!used[c]) continue;
-            extL = gs__sp_max(extL, tab[c] - a[c]);
-            extR = gs__sp_max(extR, a[c] + n - (tab[c] + len));
+            extL = GS__MAX(extL, tab[c] - a[c]);
+            extR = GS__MAX(extR, a[c] + n - (tab[c] + len));
         }
         cat = gs__sp_zpad(sp, cat, d, extL, extR);
         off0 = -1;
@@ -15366,11 +15364,11 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
                 plo[c] = phi[c] = 0;
                 place[c] = 0;
                 if (!used[c] || lo[c] >= hi[c] || src < 0 || src >= k) continue;
-                p0 = gs__sp_max(lo[c], src * s);
-                p1 = gs__sp_min(hi[c], gs__sp_min((src + 1) * s, S));
+                p0 = GS__MAX(lo[c], src * s);
+                p1 = GS__MIN(hi[c], GS__MIN((src + 1) * s, S));
                 if (p0 >= p1) continue;
                 need[c] = true;
-                u[src] = gs__sp_min(p0 - src * s, s - mj);
+                u[src] = GS__MIN(p0 - src * s, s - mj);
                 if (u0 < 0) u0 = u[src];
                 else if (u[src] != u0) same = false;
                 place[c] = n + a[c] - (src * s + u[src]);
@@ -15394,7 +15392,7 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
             }
             acc = gs__sp_select_range(sp, idx, gs__sp_ctab(sp, xs, d, plo), gs__sp_ctab(sp, xs, d, phi), d, R, acc);
         }
-        x = acc ? acc : gs__sp_cut(sp, gs__sp_zpad(sp, x, d, 0, gs__sp_max(0, n - s)), d, 0, n);
+        x = acc ? acc : gs__sp_cut(sp, gs__sp_zpad(sp, x, d, 0, GS__MAX(0, n - s)), d, 0, n);
     }
     if (!x) return NULL;
     /* what lies outside the real dim is the op's padding */
@@ -15479,7 +15477,7 @@ GS__FN bool gs__sp_wplan(gs__sp *sp, gs__wp *p, int64_t S, int64_t k, const gs_w
                 }
                 if (t == p->T) ok = false;
             }
-            lc = gs__sp_max(lc, p->L + cand[c] * p->B - p->G[c]);
+            lc = GS__MAX(lc, p->L + cand[c] * p->B - p->G[c]);
         }
         if (!ok) continue;
         if (att >= 0) lc += ((att - lc) % p->T + p->T) % p->T;
@@ -15488,8 +15486,8 @@ GS__FN bool gs__sp_wplan(gs__sp *sp, gs__wp *p, int64_t S, int64_t k, const gs_w
             if (!p->used[c]) continue;
             q = p->G[c] - p->L - cand[c] * p->B + lc;
             if (q % p->T) ok = false;
-            rmax = gs__sp_max(rmax, q / p->T);
-            n = gs__sp_max(n, ehi[c] - cand[c] + 1);
+            rmax = GS__MAX(rmax, q / p->T);
+            n = GS__MAX(n, ehi[c] - cand[c] + 1);
         }
         if (!ok) continue;
         if (best_n < 0 || n < best_n || (n == best_n && (rmax < best_r || (rmax == best_r && lc < best_lc)))) {
@@ -15507,7 +15505,7 @@ GS__FN bool gs__sp_wplan(gs__sp *sp, gs__wp *p, int64_t S, int64_t k, const gs_w
     p->n = best_n;
     p->lc = best_lc;
     p->rmax = best_r;
-    p->hc = gs__sp_max(0, (best_r + p->cnt - 1) * p->T + Wd - (best_lc + (best_n - 1) * p->B + 1));
+    p->hc = GS__MAX(0, (best_r + p->cnt - 1) * p->T + Wd - (best_lc + (best_n - 1) * p->B + 1));
     return true;
 }
 
@@ -15966,7 +15964,7 @@ GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sha
             for (c = 0; c < k; c++) {
                 used[c] = c * o < S->dims[jm];
                 a[c] = (c * o) / M;
-                if (used[c]) n = gs__sp_max(n, (c * o + o - 1) / M - a[c] + 1);
+                if (used[c]) n = GS__MAX(n, (c * o + o - 1) / M - a[c] + 1);
                 off[c] = c * o - a[c] * M;
             }
             x = gs__sp_region(sp, x, is, im, I->dims[im], a, used, n, NULL, "reshape: rows realigned to the merged dim");
