@@ -1106,13 +1106,18 @@ GS_API const char *gs_cost_report_json(gs_cost_report *r);
    partition-id, and performs the collectives between them with XLA's semantics.
 
    Modes:
-   - THREADED: a persistent pool of D worker threads, one per device, created by gs_runtime_create. Devices
-     meet at every collective (a rendezvous: a barrier, a check that everyone reached the same collective,
-     the data exchange, a second barrier).
+   - THREADED: a persistent pool of W worker threads, created by gs_runtime_create, over which the devices
+     are dealt in contiguous runs (device d on worker d * W / D). W is desc.workers, by default one thread per
+     device up to the number of online processors (with more devices than processors, a thread per device
+     would make every rendezvous a round trip through the scheduler). A worker runs each of its devices until
+     it reaches a collective; when all have, the workers meet (a rendezvous: a barrier, a check that every
+     device reached the same collective, the data exchange shared out evenly, a second barrier). With
+     workers = D every device has its own thread.
    - LOCKSTEP: every device in the calling thread, one instruction per device in turn; at a collective a
      device pauses until all devices have reached it. No threads at all (the only mode when gshard.h is
-     built with GSHARD_NO_THREADS). The same collective code runs in both modes, so they give the same bits;
-     lockstep is the test oracle for the threaded mode.
+     built with GSHARD_NO_THREADS). The same collective code runs in both modes, and however the devices are
+     dealt to workers every result element is written once with the same order of operations, so all of
+     them give the same bits; lockstep is the test oracle for the threaded mode.
 
    Collectives (XLA semantics; replica groups as listed or in iota form, "{}" = all devices, which must be
    covered exactly once):
@@ -1177,13 +1182,15 @@ typedef struct gs_runtime_desc {
     int64_t watchdog_ms;      /* bound on any wait at a rendezvous: 0 = 60000 ms, < 0 = none */
     bool no_poison;           /* scattered padding is zero instead of poison */
     bool check_replicas;      /* gathering compares every copy of a replicated tile */
+    int64_t workers;          /* THREADED: worker threads, 1 .. D; 0 = min(D, online processors) */
 } gs_runtime_desc;
 
-/* desc must give num_devices. In THREADED mode the D worker threads start here. */
+/* desc must give num_devices. In THREADED mode the worker threads start here. */
 GS_API gs_result gs_runtime_create(gs_ctx *ctx, const gs_runtime_desc *desc, gs_runtime **out);
 GS_API void gs_runtime_destroy(gs_runtime *rt);   /* stops the threads; NULL is fine */
 GS_API int64_t gs_runtime_num_devices(const gs_runtime *rt);
 GS_API gs_runtime_mode gs_runtime_get_mode(const gs_runtime *rt);   /* THREADED or LOCKSTEP */
+GS_API int64_t gs_runtime_num_workers(const gs_runtime *rt);        /* threads running devices (lockstep: 1) */
 
 /* Runs g on every device. inputs: D * n_in pointers (n_in = flattened parameter buffers of g, as gs_eval
    counts them), device-major; the same pointer may be given to several devices. outputs: D * n_out
@@ -1222,9 +1229,8 @@ typedef struct gs_collective_spec {
 GS_API gs_result gs_runtime_collective_shape(gs_runtime *rt, const gs_collective_spec *spec, gs_shape *out);
 /* Runs the collective `repeat` times (>= 1) on in[d] -> out[d] (storage format, D buffers each; in and out
    must not overlap). Lockstep runs every device's part in the calling thread; threaded mode hands the D
-   parts, cut into equal runs, to min(D, online processors) worker threads once, and they meet at one barrier
-   per repetition (a benchmark's inner loop: no program runs, so the parts need not run on D threads). The
-   results are the same bits as inside a program. */
+   parts, cut into equal runs, to min(W, online processors) of its worker threads once, and they meet at one
+   barrier per repetition (a benchmark's inner loop). The results are the same bits as inside a program. */
 GS_API gs_result gs_runtime_collective(gs_runtime *rt, const gs_collective_spec *spec, const void *const *in,
                                        void *const *out, int64_t repeat);
 
@@ -17065,15 +17071,21 @@ out:
  *   bits. Sums of f32/s32/u32 run as one pass over 64-byte lines of all members at once; large results
  *   (16 MiB or more written in all) use streaming stores.
  * - Each device evaluates the program with a gs__ev (the interpreter's stepper) and its own gs__exec
- *   (partition-id, a private context for its errors, accounting counters). The interpreter calls the
- *   runtime's collective hook at every collective:
- *   threaded: the hook publishes the device's post (what it is at) and buffers, meets the others at barrier
- *   A, checks the posts of every device whose buffers it will touch (plus its neighbour d+1, so any mismatch
- *   anywhere is seen by someone), computes its share, and meets them again at barrier B (after which inputs
- *   may be freed and outputs read). A device that finishes the program meets the others once more with a
- *   "done" post, so a device that ends while others wait at a collective is a mismatch, not a hang.
- *   lockstep: the hook publishes the post and answers GS__PENDING; the driver steps devices in turn and, when
- *   none can move, checks all posts and runs every device's share in turn.
+ *   (partition-id, a private context for its errors, accounting counters). At a collective the interpreter
+ *   calls the runtime's hook, which publishes the device's post (what it is at) and buffers and answers
+ *   GS__PENDING: the stepper pauses there. The devices are dealt to W workers in contiguous runs (threaded:
+ *   W threads of a pool, by default one per device up to the number of processors; lockstep: W = 1, the
+ *   calling thread). A worker gives each of its devices a turn in a round (lockstep: one instruction;
+ *   threaded: until it pauses, or for a time slice when it computes long, so that the watchdog sees the others
+ *   waiting) until every one has reached a rendezvous. Then the rendezvous (gs__rt_rendezvous): the worker
+ *   checks that its devices' posts agree, meets the other workers at barrier A, checks the W boundaries
+ *   between workers (every worker checks the same ones, so all reach the same verdict before anyone touches
+ *   another device's buffers), runs its equal run of the D * S pieces of the collective, and meets them again
+ *   at barrier B (after which inputs may be freed and outputs read). A device that finishes the program
+ *   posts "done" and takes part in one more rendezvous, so a device that ends while others wait at a
+ *   collective is a mismatch, not a hang. With D devices on more threads than processors every barrier round
+ *   costs a scheduler round trip; with W <= processors the barrier can spin, so a small collective inside a
+ *   program costs about what it costs alone.
  * - A failure is recorded once (the first cause wins: a device's own error, a mismatch, a watchdog timeout),
  *   raises the shared abort flag (which ends every barrier wait and every device's step loop), and is turned
  *   into one message after all devices have stopped.
@@ -17090,6 +17102,7 @@ out:
 #define GS__RT_STACK ((size_t)1 << 20)   /* worker thread stack */
 #define GS__RT_CHUNK ((size_t)64 << 10)   /* large all-gather: operand bytes copied to every member before the next */
 #define GS__RT_WATCHDOG_MS 60000
+#define GS__RT_SLICE_US 1000    /* threaded: a device's longest turn before its worker's other devices move */
 /* A collective whose operands and results (over every device) reach this size writes its results with
    streaming (non-temporal) stores where the CPU has them: they would not stay in the caches anyway, and
    ordinary stores would first read every destination line. Below it (a last-level cache's worth), ordinary
@@ -17829,10 +17842,9 @@ typedef struct gs__dev {
     gs__buf *results;         /* n_out compute-format results */
     bool have_results;        /* the evaluation finished: results[] are this device's to free */
     int state;
-    bool stopped;             /* the hook gave up because the run is ending (not this device's own error) */
     const gs_value *where;    /* the instruction it was at when it stopped */
     gs__post post;
-    int64_t arrivals;         /* rendezvous reached (atomic) */
+    int64_t arrivals;         /* rendezvous reached */
     int64_t *cstat;           /* 3 per plan: executions, bytes sent, bytes received */
     int64_t param_bytes, peak;
 } gs__dev;
@@ -17844,6 +17856,7 @@ struct gs_runtime {
     int64_t watchdog_us;      /* < 0: none */
     bool no_poison, check_replicas;
     gs__dev *devs;
+    int64_t workers;          /* threads of the pool (threaded), 1 in lockstep mode */
 #if !defined(GSHARD_NO_THREADS)
     gs__pool pool;
     bool pool_up;
@@ -17864,7 +17877,8 @@ struct gs_runtime {
     const void *const *st_inputs;       /* D * n_in storage-format inputs, or NULL */
     const gs__buf *c_inputs;            /* D * n_in compute-format inputs, or NULL */
     void *const *st_outputs;            /* D * n_out storage-format outputs, or NULL (results kept) */
-    /* a direct collective: `lanes` workers, each running a contiguous run of the D * pieces pieces */
+    /* `lanes` workers take part (a run: each drives a contiguous run of the devices), and each runs an equal
+       contiguous run of the D * pieces pieces of a collective; a direct collective repeats one `repeat` times */
     const gs__cplan *direct;
     int64_t repeat, lanes, pieces;
     int cpus;                 /* online processors, at creation */
@@ -17881,6 +17895,7 @@ struct gs_runtime {
 };
 
 GS_API int64_t gs_runtime_num_devices(const gs_runtime *rt) { return rt ? rt->D : 0; }
+GS_API int64_t gs_runtime_num_workers(const gs_runtime *rt) { return rt ? rt->workers : 0; }
 
 GS__FN void gs__runtime_observe(gs_runtime *rt, gs_result (*fn)(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf),
                                 void *user) {
@@ -17929,6 +17944,9 @@ GS_API gs_result gs_runtime_create(gs_ctx *ctx, const gs_runtime_desc *desc, gs_
                        (long long)D, GS_RUNTIME_MAX_DEVICES);
     if (desc->mode < GS_RUNTIME_MODE_DEFAULT || desc->mode > GS_RUNTIME_LOCKSTEP)
         return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_create: unknown mode %d", (int)desc->mode);
+    if (desc->workers < 0 || desc->workers > D)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_create: %lld workers for %lld devices (0 = automatic, else 1 to D)",
+                       (long long)desc->workers, (long long)D);
 #if defined(GSHARD_NO_THREADS)
     if (desc->mode == GS_RUNTIME_THREADED)
         return gs__err(ctx, GS_ERR_UNSUPPORTED, "gs_runtime_create: threaded mode, but gshard.h was built with GSHARD_NO_THREADS");
@@ -17946,6 +17964,7 @@ GS_API gs_result gs_runtime_create(gs_ctx *ctx, const gs_runtime_desc *desc, gs_
     rt->watchdog_us = desc->watchdog_ms == 0 ? (int64_t)GS__RT_WATCHDOG_MS * 1000
                       : desc->watchdog_ms < 0 ? -1 : desc->watchdog_ms * 1000;
     rt->cpus = gs__cpu_count();
+    rt->workers = rt->mode == GS_RUNTIME_LOCKSTEP ? 1 : desc->workers > 0 ? desc->workers : GS__MIN(D, (int64_t)rt->cpus);
     rt->no_poison = desc->no_poison;
     rt->check_replicas = desc->check_replicas;
     rt->devs = (gs__dev *)gs__malloc(ctx, sizeof(gs__dev) * (size_t)D);
@@ -17964,7 +17983,7 @@ GS_API gs_result gs_runtime_create(gs_ctx *ctx, const gs_runtime_desc *desc, gs_
     }
 #if !defined(GSHARD_NO_THREADS)
     if (rt->mode == GS_RUNTIME_THREADED) {
-        gs_result r = gs__pool_start(ctx, &rt->pool, (int)D, GS__RT_STACK);
+        gs_result r = gs__pool_start(ctx, &rt->pool, (int)rt->workers, GS__RT_STACK);
         if (r) {
             gs_runtime_destroy(rt);
             return r;
@@ -18029,22 +18048,6 @@ GS__FN void gs__rt_post(gs__dev *dev, int kind, const gs_value *v, const gs__buf
     }
 }
 
-/* Checks dev's post against the devices whose buffers it will touch, and its neighbour. */
-GS__FN bool gs__rt_check(gs_runtime *rt, gs__dev *dev, const gs__cplan *p) {
-    int64_t d = dev->id, j;
-    const gs__post *me = &dev->post;
-    if (!gs__post_match(me, &rt->devs[(d + 1) % rt->D].post)) return false;
-    if (!p) return true;
-    if (p->op == GS_OP_COLLECTIVE_PERMUTE) {
-        if (p->src_of[d] >= 0 && !gs__post_match(me, &rt->devs[p->src_of[d]].post)) return false;
-        if (p->dst_of[d] >= 0 && !gs__post_match(me, &rt->devs[p->dst_of[d]].post)) return false;
-        return true;
-    }
-    for (j = 0; j < p->G; j++)
-        if (!gs__post_match(me, &rt->devs[p->ids[p->group_of[d] * p->G + j]].post)) return false;
-    return true;
-}
-
 /* The plan of collective instruction v (plans are few; a linear scan costs less than the rendezvous). */
 GS__FN const gs__cplan *gs__rt_plan_of(const gs_runtime *rt, const gs_value *v, int *index) {
     int i;
@@ -18064,48 +18067,27 @@ GS__FN void gs__rt_count(gs__dev *dev, const gs__cplan *p, int index) {
     dev->cstat[3 * index + 2] += r;
 }
 
+/* Waits for the other workers (nothing to wait for with one); on an abort or a timeout returns false (after
+   recording a timeout, in the name of `dev`, a device of this worker). */
+GS__FN bool gs__rt_barrier(gs_runtime *rt, const gs__dev *dev) {
 #if !defined(GSHARD_NO_THREADS)
-/* Waits at the barrier; on an abort or a timeout returns false (after recording a timeout). */
-GS__FN bool gs__rt_barrier(gs_runtime *rt, gs__dev *dev) {
     int64_t waited = 0;
-    int r = gs__barrier_wait(&rt->bar, rt->watchdog_us, &waited);
+    int r;
+    if (rt->lanes == 1) return true;
+    r = gs__barrier_wait(&rt->bar, rt->watchdog_us, &waited);
     if (r == GS__BARRIER_OK) return true;
     if (r == GS__BARRIER_TIMEOUT) gs__rt_fail(rt, GS__FAIL_TIMEOUT, dev->id, rt->watchdog_us / 1000);
     return false;
-}
-
-/* A threaded device at a rendezvous: barrier A, checks, its share of the collective (p may be NULL: the
-   final "done" rendezvous), barrier B. */
-GS__FN bool gs__rt_meet(gs_runtime *rt, gs__dev *dev, const gs__cplan *p) {
-    GS__ADD(&dev->arrivals, 1);
-    if (!gs__rt_barrier(rt, dev)) return false;
-    if (!gs__rt_check(rt, dev, p)) {
-        gs__rt_fail(rt, GS__FAIL_MISMATCH, dev->id, 0);
-        return false;
-    }
-    if (p) gs__coll_part(p, dev->id, rt->ins, rt->outs);
-    return gs__rt_barrier(rt, dev);
-}
-
-GS__FN gs_result gs__rt_hook_threaded(gs__exec *ex, const gs_value *v, const gs__buf *in, gs__buf *out) {
-    gs__dev *dev = (gs__dev *)ex->user;
-    gs_runtime *rt = dev->rt;
-    int index = 0;
-    const gs__cplan *p = gs__rt_plan_of(rt, v, &index);
-    if (!p) return gs__err(ex->ctx, GS_ERR_INVALID_ARG, "%s %s: no plan for this collective", gs_op_name(v->op), v->name);
-    gs__rt_post(dev, GS__POST_COLL, v, in);
-    rt->ins[dev->id] = in->data;
-    rt->outs[dev->id] = out->data;
-    if (!gs__rt_meet(rt, dev, p)) {
-        dev->stopped = true;
-        return gs__err(ex->ctx, GS_ERR_THREAD, "%s %s: the run was stopped", gs_op_name(v->op), v->name);
-    }
-    gs__rt_count(dev, p, index);
-    return GS_OK;
-}
+#else
+    (void)rt;
+    (void)dev;
+    return true;
 #endif
+}
 
-GS__FN gs_result gs__rt_hook_lockstep(gs__exec *ex, const gs_value *v, const gs__buf *in, gs__buf *out) {
+/* The interpreter's collective hook: publish the post and the buffers, and pause (the worker runs the
+   rendezvous once all its devices have arrived; the next step completes the instruction). */
+GS__FN gs_result gs__rt_hook(gs__exec *ex, const gs_value *v, const gs__buf *in, gs__buf *out) {
     gs__dev *dev = (gs__dev *)ex->user;
     gs_runtime *rt = dev->rt;
     gs__rt_post(dev, GS__POST_COLL, v, in);
@@ -18157,13 +18139,8 @@ GS__FN gs_result gs__rt_dev_begin(gs_runtime *rt, gs__dev *dev) {
     dev->ex.user = dev;
     dev->ex.observe = rt->observe;
     dev->ex.observe_user = rt->observe_user;
-#if !defined(GSHARD_NO_THREADS)
-    dev->ex.collective = rt->mode == GS_RUNTIME_THREADED ? gs__rt_hook_threaded : gs__rt_hook_lockstep;
-#else
-    dev->ex.collective = gs__rt_hook_lockstep;
-#endif
+    dev->ex.collective = gs__rt_hook;
     dev->state = GS__DEV_RUNNING;
-    dev->stopped = false;
     dev->have_results = false;
     dev->where = NULL;
     dev->ev = NULL;
@@ -18215,133 +18192,148 @@ GS__FN void gs__rt_dev_end(gs_runtime *rt, gs__dev *dev) {
 }
 
 GS__FN void gs__rt_dev_failed(gs_runtime *rt, gs__dev *dev, gs_result r) {
-    if (dev->stopped) {
-        dev->state = GS__DEV_STOPPED;
-        return;
-    }
     if (dev->ctx.err == GS_OK) gs__err(&dev->ctx, r, "%s", gs_result_str(r));
     dev->state = GS__DEV_FAILED;
     gs__rt_fail(rt, GS__FAIL_DEVICE, dev->id, 0);
 }
 
-#if !defined(GSHARD_NO_THREADS)
-/* A worker's job: device `worker` runs the program (or its share of a direct collective). */
-GS__FN void gs__rt_job(void *arg, int worker) {
-    gs_runtime *rt = (gs_runtime *)arg;
-    gs__dev *dev = &rt->devs[worker];
-    gs_result r;
-    int status = GS__EV_RAN;
-    if (rt->direct) {
-        /* one barrier per repetition: the buffers stay the same and every output element has one writer, so
-           "everyone finished repetition i" is also "the inputs of repetition i + 1 are ready"; the pool's join
-           ends the last one */
-        int64_t i, u, S = rt->pieces, U = rt->D * rt->pieces;
-        int64_t u0 = U * worker / rt->lanes, u1 = U * (worker + 1) / rt->lanes;
-        for (i = 0; i < rt->repeat; i++) {
-            if (i > 0 && !gs__rt_barrier(rt, dev)) return;
-            for (u = u0; u < u1; u++) gs__coll_piece(rt->direct, u / S, u % S, S, rt->ins, rt->outs);
+/* ---------------------------------------------------------------------------------------------------------
+   A worker: its devices [d0, d1), their turns and their rendezvous
+   ------------------------------------------------------------------------------------------------------- */
+/* Worker w's devices, and their rendezvous when all of them have arrived (see the top of this file). Returns
+   false when the run ends (a mismatch, a failure, an abort, a timeout) and true after a collective or after
+   the final "done" rendezvous. */
+GS__FN bool gs__rt_rendezvous(gs_runtime *rt, int64_t w, int64_t d0, int64_t d1) {
+    int64_t D = rt->D, W = rt->lanes, S = rt->pieces, U = D * rt->pieces, d, v, u;
+    const gs__post *me = &rt->devs[d0].post;
+    const gs__cplan *p;
+    int index = 0;
+    /* this worker's devices agree (their posts are final: nobody else writes them) */
+    for (d = d0; d + 1 < d1; d++)
+        if (!gs__post_match(&rt->devs[d].post, &rt->devs[d + 1].post)) {
+            gs__rt_fail(rt, GS__FAIL_MISMATCH, d, 0);
+            return false;
         }
-        return;
-    }
-    r = gs__rt_dev_begin(rt, dev);
-    while (r == GS_OK && status == GS__EV_RAN) {
-        if (GS__LOAD(&rt->abort)) {
-            dev->state = GS__DEV_STOPPED;
-            break;
+    if (W > 1) {
+        /* a worker that failed before arriving has raised the abort flag, seen here after the barrier */
+        if (!gs__rt_barrier(rt, &rt->devs[d0]) || GS__LOAD(&rt->abort)) return false;
+        for (v = 0; v < W; v++) {   /* the boundaries between workers: the same checks on every worker */
+            int64_t b = D * v / W;
+            if (!gs__post_match(&rt->devs[(b + D - 1) % D].post, &rt->devs[b].post)) {
+                gs__rt_fail(rt, GS__FAIL_MISMATCH, (b + D - 1) % D, 0);
+                return false;
+            }
         }
-        r = gs__ev_step(dev->ev, &status);
     }
-    if (r) {
-        gs__rt_dev_failed(rt, dev, r);
-    } else if (status == GS__EV_DONE) {
-        dev->have_results = true;
-        /* meet the others once more: everyone must have finished */
-        gs__rt_post(dev, GS__POST_DONE, NULL, NULL);
-        dev->state = gs__rt_meet(rt, dev, NULL) ? GS__DEV_DONE : GS__DEV_STOPPED;
-    } else if (status == GS__EV_PAUSED) {
-        gs__rt_dev_failed(rt, dev, gs__err(&dev->ctx, GS_ERR_INVALID_ARG, "paused outside lockstep mode"));
+    if (me->kind == GS__POST_DONE) return true;   /* posts are not written again: no second barrier */
+    p = gs__rt_plan_of(rt, me->v, &index);
+    if (!p) {
+        gs__rt_dev_failed(rt, &rt->devs[d0], gs__err(&rt->devs[d0].ctx, GS_ERR_INVALID_ARG, "%s %s: no plan for this collective",
+                                                       gs_op_name(me->v->op), me->v->name));
+        return false;
     }
-    gs__rt_dev_end(rt, dev);
+    for (u = U * w / W; u < U * (w + 1) / W; u++) gs__coll_piece(p, u / S, u % S, S, rt->ins, rt->outs);
+    if (!gs__rt_barrier(rt, &rt->devs[d0])) return false;
+    for (d = d0; d < d1; d++) {
+        gs__rt_count(&rt->devs[d], p, index);
+        rt->devs[d].state = GS__DEV_RUNNING;   /* the next step completes the instruction */
+    }
+    return true;
 }
-#endif
 
-/* The lockstep driver: one instruction per device in turn; when no device can move, either all are done,
-   or all wait at the same collective (run every share, then go on), or it is a mismatch. */
-GS__FN void gs__rt_lockstep(gs_runtime *rt) {
-    int64_t D = rt->D, d, waiting_since = -1;
-    int64_t round = 0;
-    for (d = 0; d < D; d++) {
-        gs__dev *dev = &rt->devs[d];
-        gs_result r = gs__rt_dev_begin(rt, dev);
+/* Device dev's turn: steps until it reaches a rendezvous (a collective: paused; or the end: done), or for one
+   instruction (lockstep), or for about GS__RT_SLICE_US (threaded: so that a device that computes for long
+   lets the others of its worker arrive, and the watchdog sees them waiting). Returns false when the run ends. */
+GS__FN bool gs__rt_turn(gs_runtime *rt, gs__dev *dev) {
+    int64_t n, t0 = 0;
+    for (n = 1;; n++) {
+        int status;
+        gs_result r = gs__ev_step(dev->ev, &status);
         if (r) {
             gs__rt_dev_failed(rt, dev, r);
+            return false;
+        }
+        if (status == GS__EV_PAUSED) {
+            dev->state = GS__DEV_PAUSED;
+            dev->arrivals++;
+            return true;
+        }
+        if (status == GS__EV_DONE) {
+            dev->state = GS__DEV_DONE;
+            dev->have_results = true;
+            gs__rt_post(dev, GS__POST_DONE, NULL, NULL);
+            dev->arrivals++;
+            return true;
+        }
+        if (GS__LOAD(&rt->abort)) return false;
+        if (rt->mode == GS_RUNTIME_LOCKSTEP) return true;
+        if ((n & 63) == 0) {
+            if (t0 == 0) t0 = gs__now_us();
+            else if (gs__now_us() - t0 > GS__RT_SLICE_US) return true;
+        }
+    }
+}
+
+/* Worker w runs its devices to the end of the program (or of the run). */
+GS__FN void gs__rt_drive(gs_runtime *rt, int64_t w) {
+    int64_t d0 = rt->D * w / rt->lanes, d1 = rt->D * (w + 1) / rt->lanes, d;
+    int64_t since = -1, waiter = 0;   /* when the first of its devices reached the current rendezvous, and which */
+    for (d = d0; d < d1; d++) {
+        gs_result r = gs__rt_dev_begin(rt, &rt->devs[d]);
+        if (r) {
+            gs__rt_dev_failed(rt, &rt->devs[d], r);
             goto end;
         }
     }
-    for (;; round++) {
-        bool moved = false;
-        for (d = 0; d < D; d++) {
+    for (;;) {
+        int64_t arrived = 0;
+        for (d = d0; d < d1; d++) {
             gs__dev *dev = &rt->devs[d];
-            int status;
-            gs_result r;
-            if (dev->state != GS__DEV_RUNNING) continue;
-            r = gs__ev_step(dev->ev, &status);
-            if (r) {
-                gs__rt_dev_failed(rt, dev, r);
-                goto end;
-            }
-            if (status == GS__EV_PAUSED) {
-                dev->state = GS__DEV_PAUSED;
-                GS__ADD(&dev->arrivals, 1);
-                if (waiting_since < 0 && rt->watchdog_us >= 0) waiting_since = gs__now_us();
-            } else if (status == GS__EV_DONE) {
-                dev->state = GS__DEV_DONE;
-                dev->have_results = true;
-                gs__rt_post(dev, GS__POST_DONE, NULL, NULL);
-                GS__ADD(&dev->arrivals, 1);
-                if (waiting_since < 0 && rt->watchdog_us >= 0) waiting_since = gs__now_us();
-            } else {
-                moved = true;
+            if (dev->state == GS__DEV_RUNNING && !gs__rt_turn(rt, dev)) goto end;
+            if (dev->state == GS__DEV_RUNNING) continue;
+            arrived++;
+            if (since < 0 && rt->watchdog_us >= 0) {
+                since = gs__now_us();
+                waiter = d;
             }
         }
-        if (!moved) {
-            const gs__post *p0 = &rt->devs[0].post;
-            const gs__cplan *p;
-            int index = 0;
-            for (d = 0; d + 1 < D; d++)
-                if (!gs__post_match(&rt->devs[d].post, &rt->devs[d + 1].post)) {
-                    gs__rt_fail(rt, GS__FAIL_MISMATCH, d, 0);
-                    goto end;
-                }
-            if (p0->kind == GS__POST_DONE) break;   /* everyone finished */
-            p = gs__rt_plan_of(rt, p0->v, &index);
-            if (!p) {
-                gs__rt_dev_failed(rt, &rt->devs[0],
-                                  gs__err(&rt->devs[0].ctx, GS_ERR_INVALID_ARG, "%s: no plan for this collective",
-                                          p0->v->name));
-                goto end;
-            }
-            for (d = 0; d < D; d++) gs__coll_part(p, d, rt->ins, rt->outs);
-            for (d = 0; d < D; d++) {
-                gs__rt_count(&rt->devs[d], p, index);
-                rt->devs[d].state = GS__DEV_RUNNING;   /* the next step completes the instruction */
-            }
-            waiting_since = -1;
-        } else if (waiting_since >= 0 && (round & 63) == 0 && gs__now_us() - waiting_since > rt->watchdog_us) {
-            /* the report names a waiting device; the late ones are found by their arrival counts */
-            for (d = 0; d < D; d++)
-                if (rt->devs[d].state != GS__DEV_RUNNING) break;
-            gs__rt_fail(rt, GS__FAIL_TIMEOUT, d < D ? d : 0, (gs__now_us() - waiting_since) / 1000);
+        if (arrived == d1 - d0) {
+            if (!gs__rt_rendezvous(rt, w, d0, d1)) goto end;
+            if (rt->devs[d0].post.kind == GS__POST_DONE) break;
+            since = -1;
+        } else if (since >= 0 && gs__now_us() - since > rt->watchdog_us) {
+            /* the report names the waiting device; the late ones are found by their arrival counts */
+            gs__rt_fail(rt, GS__FAIL_TIMEOUT, waiter, (gs__now_us() - since) / 1000);
             goto end;
         }
     }
 end:
-    for (d = 0; d < D; d++) {
+    for (d = d0; d < d1; d++) {
         gs__dev *dev = &rt->devs[d];
-        if (rt->failure && dev->state != GS__DEV_FAILED) dev->state = GS__DEV_STOPPED;
+        if (GS__LOAD(&rt->abort) && dev->state != GS__DEV_FAILED) dev->state = GS__DEV_STOPPED;
         gs__rt_dev_end(rt, dev);
     }
 }
+
+#if !defined(GSHARD_NO_THREADS)
+/* A pool worker's job: its devices run the program, or it runs its share of a direct collective. */
+GS__FN void gs__rt_job(void *arg, int worker) {
+    gs_runtime *rt = (gs_runtime *)arg;
+    int64_t i, u, S = rt->pieces, U = rt->D * rt->pieces;
+    int64_t u0 = U * worker / rt->lanes, u1 = U * (worker + 1) / rt->lanes;
+    if (!rt->direct) {
+        gs__rt_drive(rt, worker);
+        return;
+    }
+    /* one barrier per repetition: the buffers stay the same and every output element has one writer, so
+       "everyone finished repetition i" is also "the inputs of repetition i + 1 are ready"; the pool's join ends
+       the last one */
+    for (i = 0; i < rt->repeat; i++) {
+        if (i > 0 && !gs__rt_barrier(rt, &rt->devs[0])) return;
+        for (u = u0; u < u1; u++) gs__coll_piece(rt->direct, u / S, u % S, S, rt->ins, rt->outs);
+    }
+}
+#endif
 
 /* ---------------------------------------------------------------------------------------------------------
    A run
@@ -18536,6 +18528,19 @@ GS__FN void gs__rt_free_results(gs_runtime *rt) {
     for (d = 0; d < rt->D; d++) gs__rt_dev_free_results(&rt->devs[d]);
 }
 
+/* `lanes` workers take part in what comes next; each device's share of a collective is cut into
+   lanes / gcd(D, lanes) pieces, so that every worker gets an equal count. */
+GS__FN void gs__rt_lanes(gs_runtime *rt, int64_t lanes) {
+    int64_t a = rt->D, b = lanes;
+    while (b) {
+        int64_t c = a % b;
+        a = b;
+        b = c;
+    }
+    rt->lanes = lanes;
+    rt->pieces = lanes / a;
+}
+
 /* Runs the prepared program (gs__rt_prepare) with storage-format inputs st_in or compute-format inputs c_in.
    With st_out the results are written there and freed; without, they stay in each device's results for the
    caller (free them with gs__rt_free_results). */
@@ -18548,7 +18553,8 @@ GS__FN gs_result gs__rt_go(gs_runtime *rt, const void *const *st_in, const gs__b
     cstat_all = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (per * (size_t)rt->D + 1));
     if (!cstat_all) return GS_ERR_OUT_OF_MEMORY;
     memset(cstat_all, 0, sizeof(int64_t) * (per * (size_t)rt->D + 1));
-    if (!gs__barrier_init(&rt->bar, (int)rt->D, &rt->abort)) {
+    gs__rt_lanes(rt, rt->workers);
+    if (!gs__barrier_init(&rt->bar, (int)rt->lanes, &rt->abort)) {
         gs__free(ctx, cstat_all);
         return gs__err(ctx, GS_ERR_THREAD, "gs_runtime_run: cannot create a barrier");
     }
@@ -18570,9 +18576,9 @@ GS__FN gs_result gs__rt_go(gs_runtime *rt, const void *const *st_in, const gs__b
     }
 #if !defined(GSHARD_NO_THREADS)
     if (rt->mode == GS_RUNTIME_THREADED) gs__pool_run(&rt->pool, gs__rt_job, rt);
-    else gs__rt_lockstep(rt);
+    else gs__rt_drive(rt, 0);
 #else
-    gs__rt_lockstep(rt);
+    gs__rt_drive(rt, 0);
 #endif
     gs__barrier_destroy(&rt->bar);
     if (rt->failure != GS__FAIL_NONE) {
@@ -18949,25 +18955,18 @@ GS_API gs_result gs_runtime_collective(gs_runtime *rt, const gs_collective_spec 
     if (r == GS_OK) {
 #if !defined(GSHARD_NO_THREADS)
         if (rt->mode == GS_RUNTIME_THREADED) {
-            /* no program runs here, so the D shares need not run on D threads: as many workers as there are
-               processors (no more than D) each take an equal run of pieces, and meet at a barrier that can spin */
-            int64_t lanes = GS__MIN(D, (int64_t)rt->cpus), a = D, b = lanes;
-            while (b) {   /* gcd(D, lanes): each device's share is cut into lanes / gcd pieces, an equal count per lane */
-                int64_t c = a % b;
-                a = b;
-                b = c;
-            }
-            if (!gs__barrier_init(&rt->bar, (int)lanes, &rt->abort)) {
+            /* no program runs here: no more workers than processors, each taking an equal run of pieces, so
+               that the barrier can spin */
+            gs__rt_lanes(rt, GS__MIN(rt->workers, (int64_t)rt->cpus));
+            if (!gs__barrier_init(&rt->bar, (int)rt->lanes, &rt->abort)) {
                 r = gs__err(ctx, GS_ERR_THREAD, "gs_runtime_collective: cannot create a barrier");
             } else {
                 rt->abort = 0;
                 rt->failure = GS__FAIL_NONE;
                 rt->direct = &p;
                 rt->repeat = repeat;
-                rt->lanes = lanes;
-                rt->pieces = lanes / a;
                 for (d = 0; d < D; d++) rt->devs[d].arrivals = 0;
-                gs__pool_run_n(&rt->pool, gs__rt_job, rt, (int)lanes);
+                gs__pool_run_n(&rt->pool, gs__rt_job, rt, (int)rt->lanes);
                 rt->direct = NULL;
                 gs__barrier_destroy(&rt->bar);
                 if (rt->failure) r = gs__rt_report(rt);

@@ -9,10 +9,11 @@
  * What is measured: gs_runtime_collective(rt, spec, in, out, repeat) on f32 data, one call running the
  * collective `repeat` times, best of several calls, and best over --passes passes through the whole table
  * (default 3, --quick 1), spread over the run. The call runs the D devices' shares on min(D, processors)
- * worker threads that meet at one barrier per repetition; inside a program (gs_runtime_run) each device is a
- * thread and a collective is two barrier rounds of all D threads, so with more devices than processors a
- * small collective costs more there than here (the --program option times that path too, one all-reduce
- * per loop iteration of a while loop).
+ * worker threads that meet at one barrier per repetition. Inside a program (gs_runtime_run) a collective is
+ * two barrier rounds of the runtime's workers (by default min(D, processors), each running a run of the
+ * devices); the --program option times that path too (one all-reduce per iteration of a while loop), with
+ * the default workers and with one thread per device, the latter as the in-run baseline for running
+ * several devices per thread.
  * "size" is nccl-tests' size per device: the all-reduce/all-to-all/collective-permute buffer, the all-gather
  * output, the reduce-scatter input. Bus bandwidth is nccl-tests' too: algbw = size / time, times
  * 2(D-1)/D for all-reduce, (D-1)/D for all-gather, reduce-scatter and all-to-all, 1 for collective-permute
@@ -293,9 +294,10 @@ static double program_run(gs_ctx *ctx, gs_runtime *rt, gs_graph *g, int D, size_
     return dt;
 }
 
-/* Microseconds per all-reduce of `bytes` per device inside a program on D devices: the difference between
+/* Microseconds per all-reduce of `bytes` per device inside a program on D devices run by `workers` threads
+   (0: the runtime's default): the difference between
    loops of 1 + trips and 1 iterations, over trips (so the run's setup cancels), best of a few. */
-static double program_us(int D, size_t bytes, double budget) {
+static double program_us(int D, size_t bytes, double budget, int workers) {
     char text[2048];
     size_t n = bytes / 4;
     gs_ctx *ctx = NULL;
@@ -323,6 +325,7 @@ static double program_us(int D, size_t bytes, double budget) {
     memset(&desc, 0, sizeof desc);
     desc.num_devices = D;
     desc.mode = GS_RUNTIME_THREADED;
+    desc.workers = workers;
     if (gs_hlo_parse(ctx, text, strlen(text), &g) != GS_OK || gs_runtime_create(ctx, &desc, &rt) != GS_OK) {
         fprintf(stderr, "bench_collectives: %s\n", gs_ctx_error_msg(ctx));
         gs_ctx_destroy(ctx);
@@ -500,22 +503,23 @@ int main(int argc, char **argv) {
     printf("\ntargets: %d met, %d missed%s\n", met, missed, bad ? "; SOME RESULTS WERE WRONG" : "");
     if (missed) printf("missed:\n%s", misses);
     if (program) {
-        /* the same all-reduce inside a program: D device threads, two barrier rounds per collective */
+        /* the same all-reduce inside a program: the default workers, and one thread per device */
         static const size_t psizes[3] = {4 << 10, 64 << 10, 1 << 20};
         int k;
-        printf("\nall-reduce inside a program (gs_runtime_run, one per while-loop iteration; D device threads,\n"
-               "two barrier rounds each), microseconds per iteration, next to the direct call above:\n");
-        printf("%3s %8s %11s %11s\n", "D", "size", "program_us", "direct_us");
+        printf("\nall-reduce inside a program (gs_runtime_run, one per while-loop iteration, two barrier rounds of the\n"
+               "workers each), microseconds per iteration: default workers (min(D, processors)), one thread per\n"
+               "device, and the direct call above:\n");
+        printf("%3s %8s %11s %13s %11s %9s\n", "D", "size", "program_us", "per_device_us", "direct_us", "gain");
         for (di = 0; di < n_dev; di++)
             for (k = 0; k < 3; k++) {
                 int D = devices[di], si;
-                double direct = -1, pu = D >= 1 ? program_us(D, psizes[k], budget) : -1;
+                double direct = -1, pu = program_us(D, psizes[k], budget, 0), pd = program_us(D, psizes[k], budget, D);
+                char ds[32];
                 for (si = 0, size = min_size; si < n_sizes; si++, size *= 4)
                     if (size == psizes[k] && op_on[OP_AR]) direct = best_us[(si * 8 + di) * N_OPS + OP_AR];
-                char ds[32];
                 size_text(psizes[k], sz, sizeof sz);
                 snprintf(ds, sizeof ds, direct > 0 && direct < 1e29 ? "%.2f" : "-", direct);
-                printf("%3d %8s %11.2f %11s\n", D, sz, pu, ds);
+                printf("%3d %8s %11.2f %13.2f %11s %8.2fx\n", D, sz, pu, pd, ds, pu > 0 ? pd / pu : 0.0);
             }
     }
     free(mpi_rows);

@@ -7,13 +7,18 @@
    partition-id, and performs the collectives between them with XLA's semantics.
 
    Modes:
-   - THREADED: a persistent pool of D worker threads, one per device, created by gs_runtime_create. Devices
-     meet at every collective (a rendezvous: a barrier, a check that everyone reached the same collective,
-     the data exchange, a second barrier).
+   - THREADED: a persistent pool of W worker threads, created by gs_runtime_create, over which the devices
+     are dealt in contiguous runs (device d on worker d * W / D). W is desc.workers, by default one thread per
+     device up to the number of online processors (with more devices than processors, a thread per device
+     would make every rendezvous a round trip through the scheduler). A worker runs each of its devices until
+     it reaches a collective; when all have, the workers meet (a rendezvous: a barrier, a check that every
+     device reached the same collective, the data exchange shared out evenly, a second barrier). With
+     workers = D every device has its own thread.
    - LOCKSTEP: every device in the calling thread, one instruction per device in turn; at a collective a
      device pauses until all devices have reached it. No threads at all (the only mode when gshard.h is
-     built with GSHARD_NO_THREADS). The same collective code runs in both modes, so they give the same bits;
-     lockstep is the test oracle for the threaded mode.
+     built with GSHARD_NO_THREADS). The same collective code runs in both modes, and however the devices are
+     dealt to workers every result element is written once with the same order of operations, so all of
+     them give the same bits; lockstep is the test oracle for the threaded mode.
 
    Collectives (XLA semantics; replica groups as listed or in iota form, "{}" = all devices, which must be
    covered exactly once):
@@ -78,13 +83,15 @@ typedef struct gs_runtime_desc {
     int64_t watchdog_ms;      /* bound on any wait at a rendezvous: 0 = 60000 ms, < 0 = none */
     bool no_poison;           /* scattered padding is zero instead of poison */
     bool check_replicas;      /* gathering compares every copy of a replicated tile */
+    int64_t workers;          /* THREADED: worker threads, 1 .. D; 0 = min(D, online processors) */
 } gs_runtime_desc;
 
-/* desc must give num_devices. In THREADED mode the D worker threads start here. */
+/* desc must give num_devices. In THREADED mode the worker threads start here. */
 GS_API gs_result gs_runtime_create(gs_ctx *ctx, const gs_runtime_desc *desc, gs_runtime **out);
 GS_API void gs_runtime_destroy(gs_runtime *rt);   /* stops the threads; NULL is fine */
 GS_API int64_t gs_runtime_num_devices(const gs_runtime *rt);
 GS_API gs_runtime_mode gs_runtime_get_mode(const gs_runtime *rt);   /* THREADED or LOCKSTEP */
+GS_API int64_t gs_runtime_num_workers(const gs_runtime *rt);        /* threads running devices (lockstep: 1) */
 
 /* Runs g on every device. inputs: D * n_in pointers (n_in = flattened parameter buffers of g, as gs_eval
    counts them), device-major; the same pointer may be given to several devices. outputs: D * n_out
@@ -123,9 +130,8 @@ typedef struct gs_collective_spec {
 GS_API gs_result gs_runtime_collective_shape(gs_runtime *rt, const gs_collective_spec *spec, gs_shape *out);
 /* Runs the collective `repeat` times (>= 1) on in[d] -> out[d] (storage format, D buffers each; in and out
    must not overlap). Lockstep runs every device's part in the calling thread; threaded mode hands the D
-   parts, cut into equal runs, to min(D, online processors) worker threads once, and they meet at one barrier
-   per repetition (a benchmark's inner loop: no program runs, so the parts need not run on D threads). The
-   results are the same bits as inside a program. */
+   parts, cut into equal runs, to min(W, online processors) of its worker threads once, and they meet at one
+   barrier per repetition (a benchmark's inner loop). The results are the same bits as inside a program. */
 GS_API gs_result gs_runtime_collective(gs_runtime *rt, const gs_collective_spec *spec, const void *const *in,
                                        void *const *out, int64_t repeat);
 

@@ -665,7 +665,7 @@ static void test_cli_run_check(void) {
     CHECK_MSG(strstr(gst_cli_out, "check: ok, 1 elements match the reference") != NULL, "%s%s", gst_cli_out, gst_cli_err);
     /* generated inputs add up without trouble; --stats; an uneven split over 4 devices */
     CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --seed 4 --check --stats", tmpdir), 0);
-    CHECK_MSG(strstr(gst_cli_out, "check: ok") != NULL && strstr(gst_cli_out, "stats: 2 devices (threaded)") != NULL &&
+    CHECK_MSG(strstr(gst_cli_out, "check: ok") != NULL && strstr(gst_cli_out, "stats: 2 devices (threaded, ") != NULL &&
                   strstr(gst_cli_out, "all-reduce") != NULL,
               "%s%s", gst_cli_out, gst_cli_err);
     write_text("remat.hlo", remat_module);

@@ -25,17 +25,33 @@ static double rt_now(void) {
     return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
 }
 
-static gs_runtime *rt_make(gs_ctx *ctx, int64_t D, gs_runtime_mode mode) {
+/* The ways a program runs: 0 threaded on the default workers (one per device up to the processors), 1 lockstep
+   (the oracle), 2 threaded with a thread per device, 3 threaded on 3 workers (uneven runs of devices; one
+   per device when D < 3), 4 threaded on one worker (every device in one pool thread, turns by time slice). */
+#define RT_VARIANTS 5
+#define RT_LOCKSTEP_VARIANT 1
+static gs_runtime_desc rt_desc_v(int64_t D, int variant) {
+    static const int64_t workers[RT_VARIANTS] = {0, 0, -1, 3, 1};
     gs_runtime_desc desc;
-    gs_runtime *rt = NULL;
     memset(&desc, 0, sizeof desc);
     desc.num_devices = D;
-    desc.mode = mode;
+    desc.mode = variant == RT_LOCKSTEP_VARIANT ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_THREADED;
+    desc.workers = workers[variant] < 0 ? D : workers[variant] > D ? D : workers[variant];
+    return desc;
+}
+
+static gs_runtime *rt_make_v(gs_ctx *ctx, int64_t D, int variant) {
+    gs_runtime_desc desc = rt_desc_v(D, variant);
+    gs_runtime *rt = NULL;
     if (gs_runtime_create(ctx, &desc, &rt) != GS_OK) {
-        gst_failf(__FILE__, __LINE__, "gs_runtime_create(%lld): %s", (long long)D, gs_ctx_error_msg(ctx));
+        gst_failf(__FILE__, __LINE__, "gs_runtime_create(%lld, variant %d): %s", (long long)D, variant, gs_ctx_error_msg(ctx));
         return NULL;
     }
     return rt;
+}
+
+static gs_runtime *rt_make(gs_ctx *ctx, int64_t D, gs_runtime_mode mode) {
+    return rt_make_v(ctx, D, mode == GS_RUNTIME_LOCKSTEP ? RT_LOCKSTEP_VARIANT : 0);
 }
 
 static gs_graph *rt_parse(gs_ctx *ctx, const char *text) {
@@ -360,7 +376,7 @@ static void test_runtime_collectives_vs_model(void) {
         rt_random_spec(&rs, D, &sp, ids, pairs);
         seen[sp.op - GS_OP_ALL_REDUCE]++;
         for (mode = 0; mode < 2; mode++) {
-            gs_runtime *rt = rt_make(ctx, D, mode ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_THREADED);
+            gs_runtime *rt = rt_make_v(ctx, D, mode);
             if (!rt) return;
             if (gs_runtime_collective_shape(rt, &sp, &oshape) != GS_OK) {
                 gst_failf(__FILE__, __LINE__, "trial %d: %s", trial, gs_ctx_error_msg(ctx));
@@ -454,7 +470,7 @@ static void test_runtime_collectives_large(void) {
             break;
         }
         for (mode = 0; mode < 2; mode++) {
-            gs_runtime *rt = rt_make(ctx, 3, mode ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_THREADED);
+            gs_runtime *rt = rt_make_v(ctx, 3, mode);
             int bad = 0;
             if (!rt) return;
             CHECK_OK(gs_runtime_collective_shape(rt, &sp, &os));
@@ -777,10 +793,10 @@ static void test_runtime_permute_ring(void) {
         "  ROOT r = f32[2,5] reduce(x, z), dimensions={0}, to_apply=sum\n"
         "}\n";
     int mode;
-    for (mode = 0; mode < 2; mode++) {
+    for (mode = 0; mode < RT_VARIANTS; mode++) {
         gs_ctx *ctx = gst_ctx();
         gs_graph *g = rt_parse(ctx, spmd), *gr = rt_parse(ctx, ref);
-        gs_runtime *rt = rt_make(ctx, 4, mode ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_THREADED);
+        gs_runtime *rt = rt_make_v(ctx, 4, mode);
         static float x[40], want[10], got[4][10];
         const void *in[4];
         void *out[4];
@@ -828,10 +844,10 @@ static void test_runtime_alltoall_transpose(void) {
     static const char *ref =
         "HloModule t\nENTRY main {\n  a = f32[6,8] parameter(0)\n  ROOT t = f32[8,6] transpose(a), dimensions={1,0}\n}\n";
     int mode;
-    for (mode = 0; mode < 2; mode++) {
+    for (mode = 0; mode < RT_VARIANTS; mode++) {
         gs_ctx *ctx = gst_ctx();
         gs_graph *g = rt_parse(ctx, spmd), *gr = rt_parse(ctx, ref);
-        gs_runtime *rt = rt_make(ctx, 2, mode ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_THREADED);
+        gs_runtime *rt = rt_make_v(ctx, 2, mode);
         static float a[48], back[48], at[48], want[48];
         const gs_sharding *rows, *cols;
         gs_shape ishape, oshapes[2];
@@ -884,10 +900,10 @@ static void test_runtime_offset_tables(void) {
         "HloModule r\nENTRY main {\n  x = f32[10] parameter(0)\n  two = f32[10] constant(2)\n"
         "  ROOT y = f32[10] multiply(x, two)\n}\n";
     int mode;
-    for (mode = 0; mode < 2; mode++) {
+    for (mode = 0; mode < RT_VARIANTS; mode++) {
         gs_ctx *ctx = gst_ctx();
         gs_graph *g = rt_parse(ctx, spmd), *gr = rt_parse(ctx, ref);
-        gs_runtime *rt = rt_make(ctx, 4, mode ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_THREADED);
+        gs_runtime *rt = rt_make_v(ctx, 4, mode);
         float x[10], want[10], got[10];
         const gs_sharding *sh;
         gs_shape s10 = gs_shape_make(GS_F32, 1, (int64_t[]){10});
@@ -994,11 +1010,11 @@ static const char *two_shapes_text =
     "  ROOT r = f32[8] get-tuple-element(w1), index=1\n"
     "}\n";
 
-static void expect_error(const char *text, int64_t D, gs_runtime_mode mode, int64_t watchdog_ms, gs_result code,
+static void expect_error(const char *text, int64_t D, int variant, int64_t watchdog_ms, gs_result code,
                          const char *needle, const char *needle2) {
     gs_ctx *ctx = gst_ctx();
     gs_graph *g = rt_parse(ctx, text);
-    gs_runtime_desc desc;
+    gs_runtime_desc desc = rt_desc_v(D, variant);
     gs_runtime *rt = NULL;
     float *x, *out;
     const void **in;
@@ -1007,9 +1023,6 @@ static void expect_error(const char *text, int64_t D, gs_runtime_mode mode, int6
     double t0;
     gs_result r;
     if (!g) return;
-    memset(&desc, 0, sizeof desc);
-    desc.num_devices = D;
-    desc.mode = mode;
     desc.watchdog_ms = watchdog_ms;
     CHECK_OK(gs_runtime_create(ctx, &desc, &rt));
     if (!rt) return;
@@ -1025,7 +1038,7 @@ static void expect_error(const char *text, int64_t D, gs_runtime_mode mode, int6
     t0 = rt_now();
     r = gs_runtime_run(rt, g, in, o);
     CHECK_MSG(rt_now() - t0 < 1.0 + (double)(watchdog_ms > 0 ? watchdog_ms : 0) / 1000.0, "took %.2f s", rt_now() - t0);
-    CHECK_MSG(r == code, "D=%lld mode %d: got %s (%s), expected %s", (long long)D, (int)mode, gs_result_str(r),
+    CHECK_MSG(r == code, "D=%lld variant %d: got %s (%s), expected %s", (long long)D, variant, gs_result_str(r),
               gs_ctx_error_msg(ctx), gs_result_str(code));
     if (needle) CHECK_MSG(strstr(gs_ctx_error_msg(ctx), needle) != NULL, "message: %s", gs_ctx_error_msg(ctx));
     if (needle2) CHECK_MSG(strstr(gs_ctx_error_msg(ctx), needle2) != NULL, "message: %s", gs_ctx_error_msg(ctx));
@@ -1042,9 +1055,8 @@ static void expect_error(const char *text, int64_t D, gs_runtime_mode mode, int6
 }
 
 static void test_runtime_mismatch_divergent_loop(void) {
-    int m;
-    for (m = 0; m < 2; m++) {
-        gs_runtime_mode mode = m ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_THREADED;
+    int mode;
+    for (mode = 0; mode < RT_VARIANTS; mode++) {
         /* device 0 leaves the loop after one trip; device 1 wants a second all-reduce */
         expect_error(divergent_loop_text, 2, mode, 0, GS_ERR_INVALID_ARG, "collective mismatch",
                      "device 0 is at the end of the program but device 1 is at all-reduce ar (in iteration 1 of while w)");
@@ -1109,8 +1121,9 @@ static void test_runtime_mismatch_nested_iterations(void) {
         "  w = (s32[], f32[2]) while(t), condition=ocond, body=obody\n"
         "  ROOT r = f32[2] get-tuple-element(w), index=1\n"
         "}\n";
-    expect_error(text, 2, GS_RUNTIME_THREADED, 0, GS_ERR_INVALID_ARG, "collective mismatch", "iteration");
-    expect_error(text, 2, GS_RUNTIME_LOCKSTEP, 0, GS_ERR_INVALID_ARG, "collective mismatch", "iteration");
+    int mode;
+    for (mode = 0; mode < RT_VARIANTS; mode++)
+        expect_error(text, 2, mode, 0, GS_ERR_INVALID_ARG, "collective mismatch", "iteration");
 }
 
 /* A device that computes for a very long time before a collective: the watchdog ends the run. */
@@ -1141,8 +1154,12 @@ static void test_runtime_watchdog(void) {
         "  y = f32[4] add(x, wb)\n"
         "  ROOT ar = f32[4] all-reduce(y), replica_groups={}, to_apply=sum\n"
         "}\n";
-    expect_error(text, 2, GS_RUNTIME_THREADED, 200, GS_ERR_THREAD, "watchdog: device 1 waited", "device 0 never arrived");
-    expect_error(text, 2, GS_RUNTIME_LOCKSTEP, 200, GS_ERR_THREAD, "watchdog: device 1 waited", "device 0 never arrived");
+    int mode;
+    for (mode = 0; mode < RT_VARIANTS; mode++) {
+        expect_error(text, 2, mode, 200, GS_ERR_THREAD, "watchdog: device 1 waited", "device 0 never arrived");
+        /* device 0 shares its worker with waiting devices (except with a thread per device) */
+        expect_error(text, 8, mode, 200, GS_ERR_THREAD, "watchdog: device ", "device 0 never arrived");
+    }
 }
 
 /* An allocator that fails the n-th allocation from the moment it is armed (counted over all threads). */
@@ -1187,7 +1204,7 @@ static const char *uniform_loop_text =
 /* A device failing mid-run (out of memory at some allocation) aborts the run on every device cleanly. */
 static void test_runtime_device_failure(void) {
     int m, at, failures = 0, named = 0;
-    for (m = 0; m < 2; m++) {
+    for (m = 0; m < RT_VARIANTS; m++) {
         for (at = 1; at < 400; at++) {
             gs_ctx_desc cd;
             gs_ctx *ctx = NULL;
@@ -1204,7 +1221,7 @@ static void test_runtime_device_failure(void) {
             GST_ATOMIC_SET(&fail_armed, 0);
             CHECK_OK(gs_ctx_create(&cd, &ctx));
             g = rt_parse(ctx, uniform_loop_text);
-            rt = rt_make(ctx, 4, m ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_THREADED);
+            rt = rt_make_v(ctx, 4, m);
             if (!g || !rt) return;
             fail_count = 0;
             fail_at = at;
@@ -1225,7 +1242,7 @@ static void test_runtime_device_failure(void) {
             }
             gs_runtime_destroy(rt);
             gs_ctx_destroy(ctx);
-            if (r == GS_OK && m == 1) break;   /* lockstep is deterministic: every later allocation is past the end */
+            if (r == GS_OK && m == RT_LOCKSTEP_VARIANT) break;   /* lockstep is deterministic: every later allocation is past the end */
         }
     }
     CHECK(failures > 4);
@@ -1258,7 +1275,7 @@ static void test_runtime_threaded_equals_lockstep(void) {
         gs_collective_spec sp[3];
         gs_value *x, *outs[4], *cur;
         int n_coll = (int)gst_randint(&rs, 1, 3), k, n_out = 0, mode;
-        void *in[12], *res[2][12 * 4];
+        void *in[12], *res[RT_VARIANTS][12 * 4];
         size_t ob[4];
         uint64_t ds = (uint64_t)prog * 7 + 1;
         bool ok = true;
@@ -1313,22 +1330,23 @@ static void test_runtime_threaded_equals_lockstep(void) {
             gs_shape s = gs_graph_output_shape(g, k);
             ob[k] = gs_shape_bytes(&s);
         }
-        for (mode = 0; mode < 2; mode++) {
-            gs_runtime *rt = rt_make(ctx, D, mode ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_THREADED);
+        for (mode = 0; mode < RT_VARIANTS; mode++) {
+            gs_runtime *rt = rt_make_v(ctx, D, mode);
             for (d = 0; d < D; d++)
                 for (k = 0; k < n_out; k++) {
                     res[mode][d * n_out + k] = malloc(ob[k] + 1);
-                    memset(res[mode][d * n_out + k], mode ? 0x11 : 0x77, ob[k]);
+                    memset(res[mode][d * n_out + k], 0x11 * (mode + 1), ob[k]);
                 }
             if (rt) CHECK_MSG(gs_runtime_run(rt, g, (const void *const *)in, res[mode]) == GS_OK, "program %d mode %d: %s",
                               prog, mode, gs_ctx_error_msg(ctx));
             gs_runtime_destroy(rt);
         }
-        for (d = 0; d < D; d++)
-            for (k = 0; k < n_out; k++)
-                CHECK_MSG(memcmp(res[0][d * n_out + k], res[1][d * n_out + k], ob[k]) == 0,
-                          "program %d (D=%lld): device %lld output %d differs between the modes", prog, (long long)D,
-                          (long long)d, k);
+        for (mode = 0; mode < RT_VARIANTS; mode++)
+            for (d = 0; d < D; d++)
+                for (k = 0; k < n_out; k++)
+                    CHECK_MSG(memcmp(res[mode][d * n_out + k], res[RT_LOCKSTEP_VARIANT][d * n_out + k], ob[k]) == 0,
+                              "program %d (D=%lld): device %lld output %d differs between variant %d and lockstep", prog,
+                              (long long)D, (long long)d, k, mode);
         /* a single collective straight on x: also the model */
         if (n_out == 1) {
             void *want[12];
@@ -1340,10 +1358,8 @@ static void test_runtime_threaded_equals_lockstep(void) {
         }
         for (d = 0; d < D; d++) {
             free(in[d]);
-            for (k = 0; k < n_out; k++) {
-                free(res[0][d * n_out + k]);
-                free(res[1][d * n_out + k]);
-            }
+            for (k = 0; k < n_out; k++)
+                for (mode = 0; mode < RT_VARIANTS; mode++) free(res[mode][d * n_out + k]);
         }
         programs++;
         gs_ctx_destroy(ctx);
@@ -1503,10 +1519,10 @@ static void test_runtime_accounting(void) {
         "  ROOT ag = f32[8] all-gather(s), replica_groups={}, dimensions={0}\n"
         "}\n";
     int m;
-    for (m = 0; m < 2; m++) {
+    for (m = 0; m < RT_VARIANTS; m++) {
         gs_ctx *ctx = gst_ctx();
         gs_graph *g = rt_parse(ctx, text);
-        gs_runtime *rt = rt_make(ctx, 4, m ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_THREADED);
+        gs_runtime *rt = rt_make_v(ctx, 4, m);
         static float x[512], w[2048], out[8];
         gs_shape xs = gs_shape_make(GS_F32, 2, (int64_t[]){8, 64}), ws = gs_shape_make(GS_F32, 2, (int64_t[]){64, 32});
         gs_shape os = gs_shape_make(GS_F32, 1, (int64_t[]){8});
@@ -1562,10 +1578,10 @@ static void test_runtime_many_devices(void) {
         "  ROOT t = (s32[4], s32[4]) tuple(ar, g)\n"
         "}\n";
     int m;
-    for (m = 0; m < 2; m++) {
+    for (m = 0; m < RT_VARIANTS; m++) {
         gs_ctx *ctx = gst_ctx();
         gs_graph *g = rt_parse(ctx, text);
-        gs_runtime *rt = rt_make(ctx, 512, m ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_THREADED);
+        gs_runtime *rt = rt_make_v(ctx, 512, m);
         static int32_t out[512][2][4];
         void *o[1024];
         int d;
@@ -1637,6 +1653,20 @@ static void test_runtime_bad_inputs(void) {
     CHECK(gs_runtime_create(ctx, &desc, &rt) == GS_ERR_INVALID_ARG);
     gs_ctx_clear_error(ctx);
     desc.mode = GS_RUNTIME_MODE_DEFAULT;
+    /* worker counts */
+    desc.workers = 5;
+    CHECK(gs_runtime_create(ctx, &desc, &rt) == GS_ERR_INVALID_ARG && rt == NULL);
+    CHECK(strstr(gs_ctx_error_msg(ctx), "5 workers for 4 devices") != NULL);
+    gs_ctx_clear_error(ctx);
+    desc.workers = -1;
+    CHECK(gs_runtime_create(ctx, &desc, &rt) == GS_ERR_INVALID_ARG && rt == NULL);
+    gs_ctx_clear_error(ctx);
+    desc.workers = 3;
+    CHECK_OK(gs_runtime_create(ctx, &desc, &rt));
+    CHECK(gs_runtime_num_workers(rt) == 3);
+    gs_runtime_destroy(rt);
+    rt = NULL;
+    desc.workers = 0;
     /* NULL pointers */
     CHECK(gs_runtime_create(NULL, &desc, &rt) == GS_ERR_INVALID_ARG);
     CHECK(gs_runtime_create(ctx, NULL, &rt) == GS_ERR_INVALID_ARG);
@@ -1655,6 +1685,8 @@ static void test_runtime_bad_inputs(void) {
     CHECK_OK(gs_runtime_create(ctx, &desc, &rt));
     if (!rt) return;
     CHECK(gs_runtime_get_mode(rt) == GS_RUNTIME_THREADED);
+    CHECK(gs_runtime_num_workers(rt) >= 1 && gs_runtime_num_workers(rt) <= 4);
+    CHECK(gs_runtime_num_workers(NULL) == 0);
     CHECK(gs_runtime_run(rt, NULL, in, o) == GS_ERR_INVALID_ARG);
     gs_ctx_clear_error(ctx);
     g = rt_parse(ctx, ar_text);
@@ -1785,10 +1817,10 @@ static void test_runtime_formats(void) {
         "  ROOT r = (bf16[3], pred[3]) tuple(sb, sp)\n"
         "}\n";
     int m;
-    for (m = 0; m < 2; m++) {
+    for (m = 0; m < RT_VARIANTS; m++) {
         gs_ctx *ctx = gst_ctx();
         gs_graph *g = rt_parse(ctx, text);
-        gs_runtime *rt = rt_make(ctx, 3, m ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_THREADED);
+        gs_runtime *rt = rt_make_v(ctx, 3, m);
         uint16_t b[3][3], ob[3][3];
         uint8_t p[3][3], op[3][3];
         const void *in[6];
@@ -1853,6 +1885,9 @@ static void test_runtime_cli(void) {
     CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo --devices 4 --seed 1 --lockstep --stats"), 0);
     CHECK(strstr(gst_cli_out, "stats: 4 devices (lockstep)") != NULL);
     CHECK(strstr(gst_cli_out, "all-reduce y: groups of 4, ran 1 times per device") != NULL);
+    CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo --devices 4 --seed 1 --workers 3 --stats"), 0);
+    CHECK(strstr(gst_cli_out, "stats: 4 devices (threaded, 3 workers)") != NULL);
+    CHECK_MSG(eval_line[0] && strstr(gst_cli_out, eval_line) != NULL, "eval printed %s", eval_line);
     /* files: dev<d>_out<k>.npy, each equal to eval's within float rounding of a different summation order */
     CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo --devices 4 --seed 1 --output-dir %s/run", rt_tmp), 0);
     {
@@ -1883,6 +1918,12 @@ static void test_runtime_cli(void) {
     CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo --devices 0"), 2);
     CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo --devices 5000"), 2);
     CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo --devices x"), 2);
+    CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo --devices 4 --workers 0"), 2);
+    CHECK(strstr(gst_cli_err, "--workers wants a count from 1 to 4096, not '0'") != NULL);
+    CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo --devices 4 --workers 5"), 2);
+    CHECK(strstr(gst_cli_err, "5 workers for 4 devices") != NULL);
+    CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo --devices 4 --workers 2 --lockstep"), 2);
+    CHECK(strstr(gst_cli_err, "--workers does not apply") != NULL);
     CHECK_EQ_INT(gst_cli(rt_tmp, "run --spmd examples/spmd_matmul.hlo --devices 2"), 2);
     CHECK(strstr(gst_cli_err, "written for 4 partitions but the runtime has 2 devices") != NULL);
     CHECK_EQ_INT(gst_cli(rt_tmp, "run examples/spmd_matmul.hlo --devices 4"), 2);

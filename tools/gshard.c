@@ -59,17 +59,18 @@ static const char usage_text[] =
     "                           runs; --explain adds a comment above each group of instructions naming the\n"
     "                           source instruction and the strategy chosen. Reshards that had to replicate\n"
     "                           a whole tensor are reported on stderr as 'warning: ...'\n"
-    "  run FILE --devices D [io options] [--check [--rtol X] [--atol Y]] [--lockstep] [--stats]\n"
+    "  run FILE --devices D [io options] [--check [--rtol X] [--atol Y]] [--lockstep | --workers W] [--stats]\n"
     "                           propagate, partition and run the SPMD program on D emulated devices\n"
-    "                           (1..4096), one thread each (--lockstep: all in one thread, one instruction\n"
-    "                           at a time); inputs are scattered by their shardings and the outputs gathered\n"
+    "                           (1..4096) over W threads (default: one per device up to the processors;\n"
+    "                           --lockstep: all in one thread, one instruction at a time); inputs are\n"
+    "                           scattered by their shardings and the outputs gathered\n"
     "                           into global arrays, written as eval writes them. --check also runs FILE on\n"
     "                           the reference interpreter and compares every output element\n"
     "                           (|got - want| <= atol + rtol * |want|, default 1e-5 and 1e-5; integers and\n"
     "                           pred exactly); on a mismatch it names the first instruction that differs,\n"
     "                           the device, the element, and both values, and exits with status 1.\n"
     "                           (--stats: per-device peak memory and per-collective traffic)\n"
-    "  run --spmd FILE --devices D [io options] [--lockstep] [--stats]\n"
+    "  run --spmd FILE --devices D [io options] [--lockstep | --workers W] [--stats]\n"
     "                           FILE is already an SPMD program: run it on D emulated devices,\n"
     "                           every device gets the same inputs, and each device's outputs are written\n"
     "\n";
@@ -253,6 +254,7 @@ typedef struct options {
     const char **show;        /* --show NAME (repeatable): print the layout of that instruction */
     int n_show;
     bool spmd, lockstep, stats;   /* run */
+    long long workers;        /* run --workers; 0 = the runtime's default */
     bool check;               /* run --check */
     double rtol, atol;        /* run --check tolerances (0: the defaults) */
 } options;
@@ -323,16 +325,19 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                 if (!(v = option_value(argc, argv, &i, "--output-dir"))) return EXIT_ERROR;
                 if (!*v) return usage_error("%s: empty output directory", "--output-dir");
                 o->output_dir = v;
-            } else if ((prop || part || run) && option_is(a, "--devices")) {
+            } else if (((prop || part || run) && option_is(a, "--devices")) || (run && option_is(a, "--workers"))) {
+                bool dev = option_is(a, "--devices");
+                const char *name = dev ? "--devices" : "--workers";
                 unsigned long long d;
                 unsigned long long most = run ? GS_RUNTIME_MAX_DEVICES : (1ull << 31);
-                if (!(v = option_value(argc, argv, &i, "--devices"))) return EXIT_ERROR;
+                if (!(v = option_value(argc, argv, &i, name))) return EXIT_ERROR;
                 if (!parse_seed(v, &d) || d < 1 || d > most) {
-                    fprintf(stderr, "gshard %s: --devices wants a device count from 1 to %llu, not '%s'\n"
-                            "(try 'gshard --help')\n", cmd, most, v);
+                    fprintf(stderr, "gshard %s: %s wants a count from 1 to %llu, not '%s'\n(try 'gshard --help')\n", cmd,
+                            name, most, v);
                     return EXIT_ERROR;
                 }
-                o->devices = (long long)d;
+                if (dev) o->devices = (long long)d;
+                else o->workers = (long long)d;
             } else if ((prop || part) && strcmp(a, "--explain") == 0) {
                 o->explain = true;
             } else if (prop && option_is(a, "--show")) {
@@ -379,6 +384,8 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
     if (run && o->spmd && o->check) return usage_error("run --spmd: %s compares a partitioned program with its source; "
                                                        "give the unpartitioned FILE without --spmd", "--check");
     if (run && !o->check && (o->rtol > 0 || o->atol > 0)) return usage_error("run: %s only apply with --check", "--rtol/--atol");
+    if (run && o->lockstep && o->workers) return usage_error("run: %s runs every device in one thread; --workers does not apply",
+                                                             "--lockstep");
     return -1;
 }
 
@@ -788,8 +795,11 @@ static void print_stats(const gs_runtime *rt) {
     long long d;
     int i;
     if (gs_runtime_get_stats(rt, &st) != GS_OK) return;
-    printf("stats: %lld devices (%s), %.6f s\n", (long long)st.num_devices,
-           gs_runtime_get_mode(rt) == GS_RUNTIME_LOCKSTEP ? "lockstep" : "threaded", st.seconds);
+    if (gs_runtime_get_mode(rt) == GS_RUNTIME_LOCKSTEP)
+        printf("stats: %lld devices (lockstep), %.6f s\n", (long long)st.num_devices, st.seconds);
+    else
+        printf("stats: %lld devices (threaded, %lld workers), %.6f s\n", (long long)st.num_devices,
+               (long long)gs_runtime_num_workers(rt), st.seconds);
     for (d = 0; d < st.num_devices; d++)
         printf("  device %lld: peak %lld bytes (parameters %lld)\n", d, (long long)st.peak_bytes[d],
                (long long)st.param_bytes[d]);
@@ -877,6 +887,7 @@ static int cmd_run(gs_ctx *ctx, const options *o) {
     memset(&desc, 0, sizeof desc);
     desc.num_devices = o->devices;
     desc.mode = o->lockstep ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_MODE_DEFAULT;
+    desc.workers = o->workers;
     if (gs_runtime_create(ctx, &desc, &rt) != GS_OK) {
         fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
         goto done;
@@ -968,6 +979,7 @@ static int cmd_run_spmd(gs_ctx *ctx, const options *o) {
     memset(&desc, 0, sizeof desc);
     desc.num_devices = D;
     desc.mode = o->lockstep ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_MODE_DEFAULT;
+    desc.workers = o->workers;
     if (gs_runtime_create(ctx, &desc, &rt) != GS_OK) {
         fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
         goto done;
