@@ -786,6 +786,7 @@ typedef struct gs__dev {
     uint8_t *owned;           /* params[k].data was allocated for this run */
     gs__buf *results;         /* n_out compute-format results */
     bool have_results;        /* the evaluation finished: results[] are this device's to free */
+    bool live;                /* begun and not yet ended (gs__rt_dev_end) */
     int state;
     const gs_value *where;    /* the instruction it was at when it stopped */
     gs__post post;
@@ -1086,6 +1087,7 @@ GS__FN gs_result gs__rt_dev_begin(gs_runtime *rt, gs__dev *dev) {
     dev->ex.observe_user = rt->observe_user;
     dev->ex.collective = gs__rt_hook;
     dev->state = GS__DEV_RUNNING;
+    dev->live = true;
     dev->have_results = false;
     dev->where = NULL;
     dev->ev = NULL;
@@ -1128,8 +1130,10 @@ GS__FN void gs__rt_dev_outputs(gs_runtime *rt, gs__dev *dev) {
                        dev->results[k].data, GS__FMT_COMPUTE, gs__numel(&rt->out_shapes[k]));
 }
 
-/* The end of a device's run: where it stopped, its peak, its parameters and evaluator freed. */
+/* The end of a device's run: where it stopped, its peak, its parameters and evaluator freed (once). */
 GS__FN void gs__rt_dev_end(gs_runtime *rt, gs__dev *dev) {
+    if (!dev->live) return;
+    dev->live = false;
     dev->where = gs__ev_current(dev->ev);
     dev->peak = dev->param_bytes + dev->ex.peak_bytes;
     if (dev->state == GS__DEV_DONE) gs__rt_dev_outputs(rt, dev);
@@ -1253,11 +1257,10 @@ GS__FN void gs__rt_drive(gs_runtime *rt, int64_t w) {
         }
     }
 end:
-    for (d = d0; d < d1; d++) {
-        gs__dev *dev = &rt->devs[d];
-        if (GS__LOAD(&rt->abort) && dev->state != GS__DEV_FAILED) dev->state = GS__DEV_STOPPED;
-        gs__rt_dev_end(rt, dev);
-    }
+    /* after a failure, another worker may still be running its pieces of a collective on these devices'
+       buffers (it passed barrier A before the failure): they are ended after every worker has stopped */
+    if (GS__LOAD(&rt->abort)) return;
+    for (d = d0; d < d1; d++) gs__rt_dev_end(rt, &rt->devs[d]);
 }
 
 #if !defined(GSHARD_NO_THREADS)
@@ -1516,6 +1519,7 @@ GS__FN gs_result gs__rt_go(gs_runtime *rt, const void *const *st_in, const gs__b
         rt->devs[d].arrivals = 0;
         rt->devs[d].state = GS__DEV_RUNNING;
         rt->devs[d].have_results = false;
+        rt->devs[d].live = false;
         rt->devs[d].results = NULL;
         memset(&rt->devs[d].post, 0, sizeof rt->devs[d].post);
     }
@@ -1527,6 +1531,11 @@ GS__FN gs_result gs__rt_go(gs_runtime *rt, const void *const *st_in, const gs__b
 #endif
     gs__barrier_destroy(&rt->bar);
     if (rt->failure != GS__FAIL_NONE) {
+        for (d = 0; d < rt->D; d++) {
+            gs__dev *dev = &rt->devs[d];
+            if (dev->state != GS__DEV_FAILED) dev->state = GS__DEV_STOPPED;
+            gs__rt_dev_end(rt, dev);
+        }
         r = gs__rt_report(rt);
         gs__rt_free_results(rt);
     } else {
