@@ -18249,7 +18249,7 @@ GS__FN bool gs__rt_rendezvous(gs_runtime *rt, int64_t w, int64_t d0, int64_t d1)
    instruction (lockstep), or for about GS__RT_SLICE_US (threaded: so that a device that computes for long
    lets the others of its worker arrive, and the watchdog sees them waiting). Returns false when the run ends. */
 GS__FN bool gs__rt_turn(gs_runtime *rt, gs__dev *dev) {
-    int64_t n, t0 = 0;
+    int64_t n, t0 = rt->mode == GS_RUNTIME_LOCKSTEP ? 0 : gs__now_us();
     for (n = 1;; n++) {
         int status;
         gs_result r = gs__ev_step(dev->ev, &status);
@@ -18271,10 +18271,7 @@ GS__FN bool gs__rt_turn(gs_runtime *rt, gs__dev *dev) {
         }
         if (GS__LOAD(&rt->abort)) return false;
         if (rt->mode == GS_RUNTIME_LOCKSTEP) return true;
-        if ((n & 63) == 0) {
-            if (t0 == 0) t0 = gs__now_us();
-            else if (gs__now_us() - t0 > GS__RT_SLICE_US) return true;
-        }
+        if ((n & 63) == 0 && gs__now_us() - t0 > GS__RT_SLICE_US) return true;
     }
 }
 
