@@ -730,7 +730,10 @@ GS__FN gs_result gs__ip_unary(gs_ctx *ctx, const gs_value *v, const gs__buf *x, 
         const float *a = (const float *)x->data;
         float *y = (float *)out->data;
         if (op == GS_OP_NOT) goto unsupported;
-        for (i = 0; i < n; i++) y[i] = gs__ip_unary_f(op, a[i]);
+        if (op == GS_OP_NEGATE)   /* a plain loop the compiler vectorises */
+            for (i = 0; i < n; i++) y[i] = -a[i];
+        else
+            for (i = 0; i < n; i++) y[i] = gs__ip_unary_f(op, a[i]);
         if (t == GS_BF16) gs__round_bf16(y, n);
     } else if (t == GS_S32) {
         const int32_t *a = (const int32_t *)x->data;
@@ -837,7 +840,14 @@ GS__FN gs_result gs__ip_binary(gs_ctx *ctx, const gs_value *v, const gs__buf *x,
         const float *a = (const float *)x->data, *b = (const float *)z->data;
         float *y = (float *)out->data;
         if (logical) goto unsupported;
-        for (i = 0; i < n; i++) y[i] = gs__ip_binary_f(op, a[i], b[i]);
+        /* the common arithmetic as plain loops the compiler vectorises (the same expressions: the same bits) */
+        switch (op) {
+        case GS_OP_ADD: for (i = 0; i < n; i++) y[i] = a[i] + b[i]; break;
+        case GS_OP_SUBTRACT: for (i = 0; i < n; i++) y[i] = a[i] - b[i]; break;
+        case GS_OP_MULTIPLY: for (i = 0; i < n; i++) y[i] = a[i] * b[i]; break;
+        case GS_OP_DIVIDE: for (i = 0; i < n; i++) y[i] = a[i] / b[i]; break;
+        default: for (i = 0; i < n; i++) y[i] = gs__ip_binary_f(op, a[i], b[i]); break;
+        }
         if (t == GS_BF16) gs__round_bf16(y, n);
     } else if (t == GS_S32) {
         const int32_t *a = (const int32_t *)x->data, *b = (const int32_t *)z->data;
