@@ -218,6 +218,19 @@ static void test_gather_batching_dims(void) {
         CHECK_EXPLAIN(h, "gather: operand batching dim 0 split like the indices");
     }
     gs_ctx_destroy(h.ctx);
+    /* from the result's annotation on a 2x2 mesh: the batching pair split 2 ways, the hidden dim 2 ways */
+    if (run(&h,
+            "  t = f32[5,7,6] parameter(0)\n"
+            "  i = s32[5,3,1] parameter(1)\n"
+            "  ROOT r = f32[5,3,6] gather(t, i), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, "
+            "operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1,6}, "
+            "sharding={devices=[2,1,2]<=[2,2]T(1,0)}\n",
+            4)) {
+        CHECK_LOCAL(h);
+        CHECK_EXPLAIN(h, "gather: operand batching dim 0 split like the indices");
+        CHECK_EXPLAIN(h, "gather: operand pass-through along dim 2");
+    }
+    gs_ctx_destroy(h.ctx);
 }
 
 /* the table split along hidden while the result is wanted split along the batch (one mesh axis): the gather stays
