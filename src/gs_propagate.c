@@ -81,6 +81,65 @@ GS__FN uint32_t gs__size_diff_mask(const gs_shape *x, const gs_shape *y) {
     return m;
 }
 
+/* ---- gather and scatter dim maps (propagation and the partitioner) ---- */
+/* out[d] for gather v's indices dim d: the output batch dim it becomes; GS__DEST_REP for the index vector dim */
+GS__FN void gs__gather_index_dest(const gs_value *v, int *out) {
+    const gs_gather_dims *gd = v->gather;
+    uint32_t off = gs__mask_of(gd->n_offset_dims, gd->offset_dims);
+    int batch_pos[GS_MAX_RANK], nb = 0, d, k;
+    for (d = 0; d < v->shape.rank; d++)
+        if (!((off >> d) & 1u)) batch_pos[nb++] = d;
+    for (d = 0, k = 0; d < v->operands[1]->shape.rank; d++)
+        out[d] = d == v->gather->index_vector_dim ? GS__DEST_REP : (k < nb ? batch_pos[k++] : GS__DEST_REP);
+}
+
+/* out[d] for gather v's operand dim d: the output offset dim it passes through to when the slice takes it whole,
+   else GS__DEST_REP. With `batching`, an operand batching dim maps to the output batch dim of its indices
+   batching dim (the two must then be split alike). */
+GS__FN void gs__gather_operand_dest(const gs_value *v, bool batching, int *out) {
+    const gs_gather_dims *gd = v->gather;
+    const gs_shape *os = &v->operands[0]->shape;
+    uint32_t col = gs__mask_of(gd->n_collapsed_slice_dims, gd->collapsed_slice_dims) |
+                   gs__mask_of(gd->n_operand_batching_dims, gd->operand_batching_dims);
+    int ix_dest[GS_MAX_RANK], d, k;
+    for (d = 0, k = 0; d < os->rank; d++) {
+        out[d] = GS__DEST_REP;
+        if ((col >> d) & 1u) continue;
+        if (k < gd->n_offset_dims && gd->slice_sizes[d] == os->dims[d]) out[d] = (int)gd->offset_dims[k];
+        k++;
+    }
+    if (!batching) return;
+    gs__gather_index_dest(v, ix_dest);
+    for (k = 0; k < gd->n_operand_batching_dims; k++) {
+        int64_t od = gd->operand_batching_dims[k], xd = gd->start_indices_batching_dims[k];
+        if (od >= 0 && od < os->rank && xd >= 0 && xd < v->operands[1]->shape.rank) out[od] = ix_dest[xd];
+    }
+}
+
+/* out[d] for scatter v's operand dim d: the update window dim that covers it whole, else GS__DEST_REP */
+GS__FN void gs__scatter_update_dest(const gs_value *v, int *out) {
+    const gs_scatter_dims *sd = v->scatter;
+    const gs_shape *os = &v->shape, *us = &v->operands[2]->shape;
+    uint32_t ins = gs__mask_of(sd->n_inserted_window_dims, sd->inserted_window_dims) |
+                   gs__mask_of(sd->n_input_batching_dims, sd->input_batching_dims);
+    int d, k;
+    for (d = 0, k = 0; d < os->rank; d++) {
+        out[d] = GS__DEST_REP;
+        if ((ins >> d) & 1u) continue;
+        if (k < sd->n_update_window_dims && us->dims[sd->update_window_dims[k]] == os->dims[d])
+            out[d] = (int)sd->update_window_dims[k];
+        k++;
+    }
+}
+
+/* the inverse of a dim map over n dims: inv[j] = the dim that dest sends to j (GS__DEST_REP when none) */
+GS__FN void gs__dest_invert(int n, const int *dest, int out_rank, int *inv) {
+    int d;
+    for (d = 0; d < out_rank; d++) inv[d] = GS__DEST_REP;
+    for (d = 0; d < n; d++)
+        if (dest[d] >= 0 && dest[d] < out_rank) inv[dest[d]] = d;
+}
+
 /* ---- dot and convolution dim maps ---- */
 /* For operand `side` (0 lhs, 1 rhs) of a dot: out_pos[d] = output dim of operand dim d, or -1 (contracted). */
 GS__FN void gs__dot_map(const gs_value *v, int side, int *out_pos) {
@@ -430,27 +489,14 @@ GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
     }
     case GS_OP_DOT: case GS_OP_CONVOLUTION: return gs__fwd_dotlike(P, v);
     case GS_OP_GATHER: {
-        const gs_gather_dims *gd = v->gather;
         const gs_sharding *si = gs__arr_sh(v->operands[1]), *from_idx = NULL, *from_op = NULL, *m;
-        const gs_shape *os = &v->operands[0]->shape, *is = &v->operands[1]->shape;
-        int batch_pos[GS_MAX_RANK], nb = 0;
-        uint32_t off = gs__mask_of(gd->n_offset_dims, gd->offset_dims);
-        for (d = 0; d < v->shape.rank; d++)
-            if (!((off >> d) & 1u)) batch_pos[nb++] = d;
         if (si) {
-            for (d = 0, k = 0; d < is->rank; d++)
-                dest[d] = d == gd->index_vector_dim ? GS__DEST_REP : (k < nb ? batch_pos[k++] : GS__DEST_REP);
+            gs__gather_index_dest(v, dest);
             from_idx = gs__sh_map(P->ctx, si, v->shape.rank, dest);
         }
         if (s0) {
             /* operand dims sliced whole pass through to the offset dims */
-            uint32_t col = gs__mask_of(gd->n_collapsed_slice_dims, gd->collapsed_slice_dims) |
-                           gs__mask_of(gd->n_operand_batching_dims, gd->operand_batching_dims);
-            for (d = 0, k = 0; d < os->rank; d++) {
-                if ((col >> d) & 1u) { dest[d] = GS__DEST_REP; continue; }
-                dest[d] = gd->slice_sizes[d] == os->dims[d] ? (int)gd->offset_dims[k] : GS__DEST_REP;
-                k++;
-            }
+            gs__gather_operand_dest(v, false, dest);
             from_op = gs__sh_map(P->ctx, s0, v->shape.rank, dest);
         }
         if (!gs__is_tiled(from_idx)) return from_op ? from_op : from_idx;
@@ -537,51 +583,22 @@ GS__FN const gs_sharding *gs__bwd_sh(gs__prop *P, const gs_value *u, const gs_sh
         return m ? m : c;
     }
     case GS_OP_GATHER: {
-        const gs_gather_dims *gd = u->gather;
-        uint32_t off = gs__mask_of(gd->n_offset_dims, gd->offset_dims);
+        int fwd[GS_MAX_RANK];
         if (!gs__is_tiled(s)) return s;
-        if (i == 1) {
-            int nb = 0, batch_pos[GS_MAX_RANK];
-            for (d = 0; d < u->shape.rank; d++) {
-                if (!((off >> d) & 1u)) batch_pos[nb++] = d;
-                dest[d] = GS__DEST_REP;
-            }
-            for (d = 0, k = 0; d < x->shape.rank; d++)
-                if (d != gd->index_vector_dim && k < nb) dest[batch_pos[k++]] = d;
-            return gs__sh_map(P->ctx, s, x->shape.rank, dest);
-        } else {
-            uint32_t col = gs__mask_of(gd->n_collapsed_slice_dims, gd->collapsed_slice_dims) |
-                           gs__mask_of(gd->n_operand_batching_dims, gd->operand_batching_dims);
-            for (d = 0; d < u->shape.rank; d++) dest[d] = GS__DEST_REP;
-            for (d = 0, k = 0; d < x->shape.rank; d++) {
-                if ((col >> d) & 1u) continue;
-                if (gd->slice_sizes[d] == x->shape.dims[d]) dest[gd->offset_dims[k]] = d;
-                k++;
-            }
-            return gs__sh_map(P->ctx, s, x->shape.rank, dest);
-        }
+        if (i == 1) gs__gather_index_dest(u, fwd);
+        else gs__gather_operand_dest(u, false, fwd);
+        gs__dest_invert(x->shape.rank, fwd, u->shape.rank, dest);
+        return gs__sh_map(P->ctx, s, x->shape.rank, dest);
     }
     case GS_OP_SORT: return s;
     case GS_OP_TOPK: return gs__sh_replicate_dims(P->ctx, s, 1u << (x->shape.rank - 1));
     default: return NULL;
     }
     /* scatter updates (i == 2) and indices (i == 1) from the output sharding */
-    if (u->op == GS_OP_SCATTER && gs__is_tiled(s)) {
-        const gs_scatter_dims *sd = u->scatter;
-        const gs_shape *os = &u->shape, *us = &u->operands[2]->shape;
-        uint32_t ins = gs__mask_of(sd->n_inserted_window_dims, sd->inserted_window_dims) |
-                       gs__mask_of(sd->n_input_batching_dims, sd->input_batching_dims);
-        if (i == 2) {
-            /* operand dims that are window dims covered whole pass to the update window dims */
-            for (d = 0; d < os->rank; d++) dest[d] = GS__DEST_REP;
-            for (d = 0, k = 0; d < os->rank; d++) {
-                if ((ins >> d) & 1u) continue;
-                if (k < sd->n_update_window_dims && us->dims[sd->update_window_dims[k]] == os->dims[d])
-                    dest[d] = (int)sd->update_window_dims[k];
-                k++;
-            }
-            return gs__sh_map(P->ctx, s, us->rank, dest);
-        }
+    if (u->op == GS_OP_SCATTER && gs__is_tiled(s) && i == 2) {
+        /* operand dims that are window dims covered whole pass to the update window dims */
+        gs__scatter_update_dest(u, dest);
+        return gs__sh_map(P->ctx, s, u->operands[2]->shape.rank, dest);
     }
     return NULL;
 }

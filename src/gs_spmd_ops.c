@@ -316,6 +316,162 @@ GS__FN gs_value *gs__sp_cumulative(gs__sp *sp, const gs_value *v, const gs_shard
     return gs_binary(g, comb, loc, b);
 }
 
+/* =========================================================================================================
+   Gather and scatter: the pass-through strategies (XLA's gather/scatter handler)
+
+   Gather, operand X, indices I, result R (shapes as the source has them):
+   - operand pass-through: X split along dims the slice takes whole (offset dims, not collapsed); each device
+     gathers from its shard of X with the indices it holds, slice size = the shard's size along those dims, and
+     R comes out split along the matching offset dims. Those dims' starts clamp to 0 in both programs.
+   - index pass-through: I split along batch dims (any dim but the index vector dim); each device gathers its
+     own indices, R comes out split along the matching batch dims.
+   - both: R's sharding combines the two (X partially replicated over the mesh axes that split I, and I over
+     those that split X). An operand batching dim and its indices batching dim are split alike and pass through
+     together to their output batch dim.
+   Padding: the zero rows padding a shard of X only reach R's padded offset positions; padded indices are
+   garbage that the gather clamps into range, and they only fill R's padded batch positions.
+   Scatter, operand X, indices I, updates U: X split along window dims U covers whole (update window size ==
+   operand size), U split alike, I whole: each device scatters every update into its shard. A start other
+   than 0 along such a dim puts the window outside X in both programs (the whole update is skipped), so the
+   local and the global scatter skip the same updates.
+   Anything else replicates (gs__sp_replicated, with its warning when an operand was split).
+   ========================================================================================================= */
+/* "dim 1" or "dims 0,2" */
+GS__FN const char *gs__sp_dims_text(uint32_t m, char *buf, size_t cap) {
+    size_t n;
+    int d, c = 0;
+    for (d = 0; d < 32; d++)
+        if ((m >> d) & 1u) c++;
+    n = (size_t)snprintf(buf, cap, "%s", c == 1 ? "dim " : "dims ");
+    for (d = 0, c = 0; d < 32 && n < cap; d++)
+        if ((m >> d) & 1u) n += (size_t)snprintf(buf + n, cap - n, "%s%d", c++ ? "," : "", d);
+    return buf;
+}
+
+/* P (the split a strategy brings) refined by what the result wants (tr) where the two agree */
+GS__FN const gs_sharding *gs__sp_join(gs__sp *sp, const gs_sharding *P, const gs_sharding *tr, int rank) {
+    const gs_sharding *m = gs__sh_merge(sp->ctx, P, tr), *rest;
+    if (m) return m;
+    rest = gs__sp_unsplit(sp, tr, gs__sp_split_mask(P, rank));   /* tr's splits of the dims P leaves whole */
+    m = rest ? gs__sh_merge(sp->ctx, P, rest) : NULL;
+    return m ? m : P;
+}
+
+/* an operand split along dims a strategy cannot keep is gathered along them: said, like a replication */
+GS__FN void gs__sp_warn_unkept(gs__sp *sp, const gs_value *v, const gs_value *X, const gs_sharding *xs,
+                               uint32_t lost, const char *what) {
+    char buf[64];
+    gs__sp_warnf(sp, "partial rematerialization at %s: %s's operand %s (%s) is gathered along %s, which the %s "
+                 "cannot keep split; keeping %s unsplit along them would avoid it", v->name, gs_op_name(v->op),
+                 X->name, gs_sharding_to_text(sp->ctx, xs), gs__sp_dims_text(lost, buf, sizeof buf), what, X->name);
+}
+
+GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_value *X = v->operands[0], *I = v->operands[1];
+    const gs_shape *S = &v->shape;
+    const gs_gather_dims *gd = v->gather;
+    int rank = S->rank, orank = X->shape.rank, irank = I->shape.rank, d;
+    int op_dest[GS_MAX_RANK], ix_dest[GS_MAX_RANK], op_src[GS_MAX_RANK], ix_src[GS_MAX_RANK];
+    uint32_t op_pass = 0, ix_pass = 0, out_ok = 0, all_out, op_bat, ix_bat, lost, m;
+    const gs_sharding *xs = sp->G->vals[X->id].sh, *is = sp->G->vals[I->id].sh, *tr, *T = NULL, *P, *os, *ixs;
+    gs_gather_dims ld;
+    gs_value *x, *ix, *r;
+    gs_shape ls;
+    char buf[64];
+    if (!gd || rank > 31 || gs_sharding_manual_group(t) > 1 || gs_sharding_manual_group(xs) > 1 ||
+        gs_sharding_manual_group(is) > 1)
+        return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    all_out = (1u << rank) - 1;
+    op_bat = gs__mask_of(gd->n_operand_batching_dims, gd->operand_batching_dims);
+    ix_bat = gs__mask_of(gd->n_operand_batching_dims, gd->start_indices_batching_dims);
+    gs__gather_operand_dest(v, true, op_dest);
+    gs__gather_index_dest(v, ix_dest);
+    for (d = 0; d < orank; d++)
+        if (op_dest[d] >= 0) { op_pass |= 1u << d; out_ok |= 1u << op_dest[d]; }
+    for (d = 0; d < irank; d++)
+        if (ix_dest[d] >= 0) { ix_pass |= 1u << d; out_ok |= 1u << ix_dest[d]; }
+    tr = gs__sp_unsplit(sp, t, all_out & ~out_ok);
+    if (!tr) return NULL;
+    /* 1. X's split along pass-through dims decides; 2. else I's along batch dims; 3. else what R wants */
+    P = gs__sp_unsplit(sp, xs, ((1u << orank) - 1) & ~op_pass);
+    if (P && gs__sp_split_mask(P, orank)) {
+        P = gs__sh_map(sp->ctx, P, rank, op_dest);
+        T = P ? gs__sp_join(sp, P, tr, rank) : NULL;
+    } else {
+        P = gs__sp_unsplit(sp, is, ((1u << irank) - 1) & ~ix_pass);
+        if (P && gs__sp_split_mask(P, irank)) {
+            P = gs__sh_map(sp->ctx, P, rank, ix_dest);
+            T = P ? gs__sp_join(sp, P, tr, rank) : NULL;
+        } else if (gs__sp_split_mask(tr, rank)) {
+            T = tr;
+        }
+    }
+    if (!T || !gs__sp_split_mask(T, rank)) return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    gs__dest_invert(orank, op_dest, rank, op_src);
+    gs__dest_invert(irank, ix_dest, rank, ix_src);
+    os = gs__sh_map(sp->ctx, T, orank, op_src);
+    ixs = gs__sh_map(sp->ctx, T, irank, ix_src);
+    if (!os || !ixs) return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    lost = gs__sp_split_mask(xs, orank) & ~op_pass;
+    if (lost) gs__sp_warn_unkept(sp, v, X, xs, lost, "gather");
+    x = gs__sp_get(sp, X, os);
+    ix = gs__sp_get(sp, I, ixs);
+    if (!x || !ix) return NULL;
+    /* the local gather: pass-through dims are sliced whole at the shard's (padded) size */
+    ld = *gd;
+    for (d = 0; d < orank; d++)
+        if (((op_pass & ~op_bat) >> d) & 1u) ld.slice_sizes[d] = x->shape.dims[d];
+    r = gs_gather(sp->G->g, x, ix, &ld);
+    ls = gs__sp_local(T, *S);
+    if (r && !gs_shape_equal(&r->shape, &ls)) {
+        char b1[128], b2[128];
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: internal error: local gather shape %s, expected %s under %s", v->name,
+                gs__shape_str(&r->shape, b1, sizeof b1), gs__shape_str(&ls, b2, sizeof b2),
+                gs_sharding_to_text(sp->ctx, T));
+        return NULL;
+    }
+    if ((m = gs__sp_split_mask(os, orank) & op_pass & ~op_bat))
+        gs__sp_note(sp, "gather: operand pass-through along %s", gs__sp_dims_text(m, buf, sizeof buf));
+    if ((m = gs__sp_split_mask(ixs, irank) & ix_pass & ~ix_bat))
+        gs__sp_note(sp, "gather: index pass-through along %s", gs__sp_dims_text(m, buf, sizeof buf));
+    if ((m = gs__sp_split_mask(os, orank) & op_bat))
+        gs__sp_note(sp, "gather: operand batching %s split like the indices", gs__sp_dims_text(m, buf, sizeof buf));
+    *osh = T;
+    return r;
+}
+
+GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_value *X = v->operands[0], *I = v->operands[1], *U = v->operands[2];
+    int rank = v->shape.rank, d, dest[GS_MAX_RANK];
+    uint32_t pass = 0, lost;
+    const gs_sharding *xs = sp->G->vals[X->id].sh, *T, *us;
+    gs_value *ops[3];
+    gs_shape ls;
+    char buf[64];
+    if (!v->scatter || rank > 31 || gs_sharding_manual_group(t) > 1 || gs_sharding_manual_group(xs) > 1)
+        return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    gs__scatter_update_dest(v, dest);
+    for (d = 0; d < rank; d++)
+        if (dest[d] >= 0) pass |= 1u << d;
+    /* X's split along those dims decides, else what the result wants */
+    T = gs__sp_unsplit(sp, xs, ((1u << rank) - 1) & ~pass);
+    if (!T || !gs__sp_split_mask(T, rank)) T = gs__sp_unsplit(sp, t, ((1u << rank) - 1) & ~pass);
+    if (!T || !gs__sp_split_mask(T, rank)) return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    us = gs__sh_map(sp->ctx, T, U->shape.rank, dest);
+    if (!us) return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    lost = gs__sp_split_mask(xs, rank) & ~pass;
+    if (lost) gs__sp_warn_unkept(sp, v, X, xs, lost, "scatter");
+    ops[0] = gs__sp_get(sp, X, T);
+    ops[1] = gs__sp_get(sp, I, gs__sp_rep(sp));
+    ops[2] = gs__sp_get(sp, U, us);
+    if (!ops[0] || !ops[1] || !ops[2]) return NULL;
+    gs__sp_note(sp, "scatter: operand pass-through along %s (indices whole)",
+                gs__sp_dims_text(gs__sp_split_mask(T, rank), buf, sizeof buf));
+    ls = gs__sp_local(T, v->shape);
+    *osh = T;
+    return gs__sp_clone(sp, v, ops, &ls);
+}
+
 GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 GS__FN gs_value *gs__sp_windowed(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 GS__FN gs_value *gs__sp_concat(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
@@ -610,8 +766,10 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
         gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region (collectives belong to SPMD programs)",
                 v->name, gs_op_name(v->op));
         return NULL;
-    case GS_OP_GATHER: case GS_OP_SCATTER:
-        return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    case GS_OP_GATHER:
+        return gs__sp_gather(sp, v, t, osh);
+    case GS_OP_SCATTER:
+        return gs__sp_scatter(sp, v, t, osh);
     default:
         return gs__sp_replicated(sp, v, "no partitioned rule", osh);
     }

@@ -115,6 +115,7 @@ int main(int argc, char **argv) {
     suite_runtime();
     suite_spmd();
     suite_spmd_halo();
+    suite_spmd_gather();
     suite_rng();
     suite_spmd_check();
     suite_spmd_fuzz();

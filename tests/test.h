@@ -60,6 +60,7 @@ void suite_cost(void);
 void suite_runtime(void);
 void suite_spmd(void);
 void suite_spmd_halo(void);
+void suite_spmd_gather(void);
 void suite_rng(void);
 void suite_spmd_check(void);
 void suite_spmd_fuzz(void);

@@ -1099,74 +1099,165 @@ static int fz_step_while(fz *z) {
     return fz_push(z, gs_get_tuple_element(z->g, w, 1), info);
 }
 
-/* ---- gather and scatter along dim 0 (rows picked or updated by s32 indices, out of range ones clamped or
-   skipped as XLA does) ---- */
+/* ---- gather and scatter (rows picked or updated by s32 indices, out of range ones clamped or skipped as XLA
+   does) ---- */
+/* A sharding of shape sh over all D devices that splits only dims in mask (the rest of D replicates), with
+   iota, shuffled or transposed device orders: steers values to the partitioner's pass-through strategies. */
+static const gs_sharding *fz_split_only(fz *z, gs_shape sh, uint32_t mask) {
+    int64_t dims[GS_MAX_RANK + 1], rest = z->D, p, rep = 1, devs[FZ_MAX_D];
+    int d, n = 0, cand[GS_MAX_RANK], n_dims;
+    gs_subgroup sub = GS_SUBGROUP_REPLICATED;
+    for (d = 0; d < sh.rank; d++) {
+        dims[d] = 1;
+        if ((mask >> d) & 1u) cand[n++] = d;
+    }
+    if (n == 0 || z->D == 1) return gs_sharding_replicated(z->ctx);
+    for (p = 2; rest > 1; p++)
+        while (rest % p == 0) {
+            int to = (int)fc_int(&z->rng, 0, n);   /* n: the replication group */
+            rest /= p;
+            if (to == n) rep *= p;
+            else dims[cand[to]] *= p;
+        }
+    n_dims = sh.rank;
+    if (rep > 1) dims[n_dims++] = rep;
+    for (d = 0; d < z->D; d++) devs[d] = d;
+    if (fc_one_in(&z->rng, 3)) {
+        fc_shuffle(&z->rng, devs, z->D);
+        return gs_sharding_tiled(z->ctx, n_dims, dims, devs, rep > 1, &sub);
+    }
+    if (rep > 1 && fc_one_in(&z->rng, 2)) {
+        /* the replication axis major in the device order: [R, tiles] transposed */
+        int64_t r[2];
+        int perm[2] = {1, 0};
+        r[0] = rep;
+        r[1] = z->D / rep;
+        return gs_sharding_iota(z->ctx, n_dims, dims, 2, r, perm, true, &sub);
+    }
+    return gs_sharding_tiled(z->ctx, n_dims, dims, NULL, rep > 1, &sub);
+}
+
+/* value i annotated with fz_split_only(mask) (one time in two), replacing it in the pool */
+static void fz_steer(fz *z, int i, uint32_t mask) {
+    gs_value *a;
+    if (i < 0 || !fc_one_in(&z->rng, 2)) return;
+    a = gs_annotate_sharding(z->g, z->vals[i].v, fz_split_only(z, fz_shape(z, i), mask));
+    if (a) z->vals[i].v = a;
+}
+
+/* Gather from x along dim 0 (collapsed), sometimes also indexing a second dim d2 (sliced whole, so its start
+   clamps to 0, or partly), with the index vector dim last, first or implicit and one or two batch dims; or
+   scatter into x the same way (the start along d2, when indexed, skips the whole update unless it is 0). The
+   operand, indices and updates are often steered to shardings the pass-through strategies keep. */
 static int fz_step_gather(fz *z) {
-    int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32 | FZ_P_RANK1), ix, d;
+    int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32 | FZ_P_RANK1), ix, d, nvec, ivd, nb, k;
     gs_shape s, is;
-    int64_t m = fc_int(&z->rng, 1, 6), idims[2];
+    int64_t m = fc_int(&z->rng, 1, 6), m2 = 1, idims[3], d2 = -1, w2 = 0, nidx;
     gs_value *idx;
     fc_val x, r;
+    uint32_t ix_batch = 0;
     if (i < 0) return -2;
     s = fz_shape(z, i);
-    if (gs_shape_numel(&s) / s.dims[0] * m > FZ_NUMEL_CAP) return -2;
-    idims[0] = m;
-    idims[1] = 1;
-    is = gs_shape_make(GS_S32, 2, idims);
+    if (s.rank >= 2 && fc_one_in(&z->rng, 3)) {
+        d2 = fc_int(&z->rng, 1, s.rank - 1);
+        w2 = fc_one_in(&z->rng, 2) ? s.dims[d2] : fc_int(&z->rng, 1, s.dims[d2]);
+    }
+    nvec = d2 >= 0 ? 2 : 1;
+    nb = fc_one_in(&z->rng, 4) ? 2 : 1;
+    if (nb == 2) m2 = fc_int(&z->rng, 1, 3);
+    if (gs_shape_numel(&s) / s.dims[0] * m * m2 > FZ_NUMEL_CAP) return -2;
+    /* indices: batch dims [m] or [m, m2], the index vector dim last, first, or implicit (nvec 1 only) */
+    k = (int)fc_int(&z->rng, 0, nvec == 1 ? 2 : 1);
+    ivd = k == 0 ? nb : k == 1 ? 0 : nb;
+    {
+        int q = 0;
+        if (k == 1) idims[q++] = nvec;
+        idims[q++] = m;
+        if (nb == 2) idims[q++] = m2;
+        if (k == 0) idims[q++] = nvec;
+        is = gs_shape_make(GS_S32, q, idims);
+        for (d = 0; d < q; d++)
+            if (d != ivd) ix_batch |= 1u << d;
+    }
+    nidx = gs_shape_numel(&is);
     {
         /* indices: a parameter (s32 inputs are in [-8, 8]) or a constant table */
-        int32_t tab[6];
+        int32_t tab[36];
         fc_val ii;
         memset(&ii, 0, sizeof ii);
         ii.repro = true;
         ii.mag = 8;
-        for (d = 0; d < m; d++) tab[d] = (int32_t)fc_int(&z->rng, -1, s.dims[0]);
+        for (d = 0; d < nidx; d++) tab[d] = (int32_t)fc_int(&z->rng, -1, s.dims[0]);
         ix = z->n_params < FZ_MAX_PARAMS && fc_one_in(&z->rng, 2) ? fz_param(z, is) : fz_push(z, gs_constant(z->g, is, tab), ii);
     }
     if (ix < 0) return -1;
+    fz_steer(z, ix, ix_batch);
     idx = z->vals[ix].v;
-    x = z->vals[i];
     if (fc_one_in(&z->rng, 2)) {
+        /* gather: offset dims 1.. of x follow the batch dims */
         gs_gather_dims gd;
+        uint32_t pass = 0;
         memset(&gd, 0, sizeof gd);
-        for (d = 1; d < s.rank; d++) gd.offset_dims[gd.n_offset_dims++] = d;
+        for (d = 1; d < s.rank; d++) gd.offset_dims[gd.n_offset_dims++] = nb + d - 1;
         gd.n_collapsed_slice_dims = 1;
         gd.collapsed_slice_dims[0] = 0;
-        gd.n_start_index_map = 1;
+        gd.n_start_index_map = nvec;
         gd.start_index_map[0] = 0;
-        gd.index_vector_dim = 1;
+        if (nvec == 2) gd.start_index_map[1] = d2;
+        gd.index_vector_dim = ivd;
         gd.slice_sizes[0] = 1;
-        for (d = 1; d < s.rank; d++) gd.slice_sizes[d] = s.dims[d];
+        for (d = 1; d < s.rank; d++) gd.slice_sizes[d] = d == d2 ? w2 : s.dims[d];
+        for (d = 1; d < s.rank; d++)
+            if (gd.slice_sizes[d] == s.dims[d]) pass |= 1u << d;
+        fz_steer(z, i, pass);
+        x = z->vals[i];
         return fz_push(z, gs_gather(z->g, x.v, idx, &gd), x);
     }
     {
-        /* scatter updates [m, rest of x] into x: replace (later updates win), add or max */
+        /* scatter updates [batch dims, rest of x] into x: replace (later updates win), add or max */
         gs_scatter_dims sd;
-        gs_shape us = s;
-        int u, k = (int)fc_int(&z->rng, 0, 2);
-        gs_reduce_kind comb = k == 0 ? GS_REDUCE_REPLACE : k == 1 ? GS_REDUCE_SUM : GS_REDUCE_MAX;
+        gs_shape us;
+        int u, kk = (int)fc_int(&z->rng, 0, 2);
+        uint32_t pass = 0, upass = 0;
+        gs_reduce_kind comb = kk == 0 ? GS_REDUCE_REPLACE : kk == 1 ? GS_REDUCE_SUM : GS_REDUCE_MAX;
+        int64_t mult = m * m2;
+        us.dtype = s.dtype;
+        us.rank = s.rank - 1 + nb;
         us.dims[0] = m;
+        if (nb == 2) us.dims[1] = m2;
+        for (d = 1; d < s.rank; d++) {
+            /* a window along d2 covers it whole or partly */
+            us.dims[nb + d - 1] = d == d2 ? w2 : s.dims[d];
+            if (us.dims[nb + d - 1] == s.dims[d]) {
+                pass |= 1u << d;
+                upass |= 1u << (nb + d - 1);
+            }
+        }
+        if (gs_shape_numel(&us) > FZ_NUMEL_CAP) return -2;
+        fz_steer(z, i, pass);
         if (comb == GS_REDUCE_SUM) {
             i = fz_tame(z, i, FZ_TAME);
             if (i < 0) return -1;
-            x = z->vals[i];
         }
+        x = z->vals[i];
         u = fz_same_shape(z, us, -1);
         if (comb == GS_REDUCE_SUM) u = fz_tame(z, u, FZ_TAME);
         if (u < 0) return -1;
+        fz_steer(z, u, upass);
         memset(&sd, 0, sizeof sd);
-        for (d = 1; d < s.rank; d++) sd.update_window_dims[sd.n_update_window_dims++] = d;
+        for (d = 1; d < s.rank; d++) sd.update_window_dims[sd.n_update_window_dims++] = nb + d - 1;
         sd.n_inserted_window_dims = 1;
         sd.inserted_window_dims[0] = 0;
-        sd.n_scatter_dims_to_operand_dims = 1;
+        sd.n_scatter_dims_to_operand_dims = nvec;
         sd.scatter_dims_to_operand_dims[0] = 0;
-        sd.index_vector_dim = 1;
+        if (nvec == 2) sd.scatter_dims_to_operand_dims[1] = d2;
+        sd.index_vector_dim = ivd;
         r = fc_either(x, z->vals[u]);
         if (comb == GS_REDUCE_SUM) {
-            /* each element adds at most m updates to its value, in a fixed order on both sides */
+            /* each element adds at most m * m2 updates to its value, in a fixed order on both sides */
             fc_val t = r;
-            if (s.dtype == GS_S32) r = fz_elem(GS_S32, true, false, 0, 0, FC_MIND((double)(m + 1) * t.mag, 2147483648.0), 0);
-            else r = fc_sum(s.dtype, m + 1, t);
+            if (s.dtype == GS_S32) r = fz_elem(GS_S32, true, false, 0, 0, FC_MIND((double)(mult + 1) * t.mag, 2147483648.0), 0);
+            else r = fc_sum(s.dtype, mult + 1, t);
         }
         return fz_push(z, gs_scatter(z->g, x.v, idx, z->vals[u].v, &sd, comb), r);
     }

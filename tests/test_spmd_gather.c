@@ -1,0 +1,364 @@
+/* test_spmd_gather.c - gather and scatter partitioned by pass-through: each case is parsed, partitioned, run on
+   emulated devices with poisoned padding against the reference interpreter (device counts that do not divide
+   the sizes), and its SPMD program checked to move no operand across devices and to warn about nothing; the
+   explanation names the strategy. Cases outside the strategies still give the right result, with a warning. */
+#include "test.h"
+
+static const char *add_f32 = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+                             "max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] maximum(a, b)\n}\n"
+                             "rep {\n  a = f32[] parameter(0)\n  ROOT b = f32[] parameter(1)\n}\n";
+
+typedef struct {
+    gs_ctx *ctx;
+    gs_graph *src, *spmd;
+    int ag, ar, a2a, cp, rs, warnings;
+    int64_t ag_max_numel;  /* the largest all-gather result, in elements */
+    const char *explain;   /* the explanation of the instruction named "r" */
+    const char *text;
+} gs_run;
+
+static gs_value *named(gs_graph *g, const char *name) {
+    int i;
+    for (i = 0; i < gs_graph_num_values(g); i++)
+        if (strcmp(gs_value_name(gs_graph_value(g, i)), name) == 0) return gs_graph_value(g, i);
+    return NULL;
+}
+
+/* every value of g and of the while bodies and conditions in it */
+static void count_ops(gs_run *h, const gs_graph *g) {
+    int i;
+    for (i = 0; i < gs_graph_num_values(g); i++) {
+        gs_value *v = gs_graph_value(g, i);
+        gs_shape s = gs_value_shape(v);
+        switch (gs_value_op(v)) {
+        case GS_OP_ALL_GATHER:
+            h->ag++;
+            if (gs_shape_numel(&s) > h->ag_max_numel) h->ag_max_numel = gs_shape_numel(&s);
+            break;
+        case GS_OP_ALL_REDUCE: h->ar++; break;
+        case GS_OP_ALL_TO_ALL: h->a2a++; break;
+        case GS_OP_COLLECTIVE_PERMUTE: h->cp++; break;
+        case GS_OP_REDUCE_SCATTER: h->rs++; break;
+        default: break;
+        }
+    }
+}
+
+/* Parses "HloModule m\n" + the reductions + an ENTRY of body, partitions for D devices, checks the result
+   against the reference interpreter (inputs from gs_fill_random, padding poisoned) and counts collectives. */
+static bool run(gs_run *h, const char *body, int64_t D) {
+    char text[4096];
+    gs_partition_desc pd;
+    gs_runtime_desc rd;
+    gs_runtime *rt = NULL;
+    gs_check_desc cd;
+    gs_check_report rep;
+    void *in[8];
+    int k, n;
+    memset(h, 0, sizeof *h);
+    h->ctx = gst_ctx();
+    snprintf(text, sizeof text, "HloModule m\n%s\nENTRY main {\n%s}\n", add_f32, body);
+    if (gs_hlo_parse(h->ctx, text, strlen(text), &h->src) != GS_OK) {
+        gst_failf(__FILE__, __LINE__, "parse: %s", gs_ctx_error_msg(h->ctx));
+        return false;
+    }
+    memset(&pd, 0, sizeof pd);
+    pd.num_devices = D;
+    if (gs_partition(h->src, &pd, &h->spmd) != GS_OK) {
+        gst_failf(__FILE__, __LINE__, "partition: %s", gs_ctx_error_msg(h->ctx));
+        return false;
+    }
+    n = gs_graph_num_params(h->src);
+    for (k = 0; k < n && k < 8; k++) {
+        gs_shape s = gs_value_shape(gs_graph_param(h->src, k));
+        in[k] = malloc(gs_shape_bytes(&s) + 1);
+        gs_fill_random(s, 91 + (uint64_t)k, k, in[k]);
+    }
+    memset(&rd, 0, sizeof rd);
+    rd.num_devices = D;
+    rd.mode = GS_RUNTIME_LOCKSTEP;
+    memset(&cd, 0, sizeof cd);
+    cd.rtol = 1e-6;
+    cd.atol = 1e-6;
+    CHECK_OK(gs_runtime_create(h->ctx, &rd, &rt));
+    if (rt) {
+        gs_result r = gs_partition_check(h->spmd, rt, &cd, (const void *const *)in, &rep);
+        CHECK_MSG(r == GS_OK && rep.ok && rep.n_compared > 0, "%s\n%s",
+                  r == GS_OK ? (rep.ok ? "nothing compared" : rep.message) : gs_ctx_error_msg(h->ctx),
+                  gs_partition_print(h->spmd, true));
+    }
+    gs_runtime_destroy(rt);
+    for (k = 0; k < n && k < 8; k++) free(in[k]);
+    count_ops(h, h->spmd);
+    h->warnings = gs_partition_num_warnings(h->spmd);
+    h->explain = named(h->src, "r") ? gs_partition_explain(h->spmd, named(h->src, "r")) : NULL;
+    if (!h->explain) h->explain = "";
+    h->text = gs_partition_print(h->spmd, true);
+    return true;
+}
+
+/* the program moves nothing between devices and warns about nothing */
+#define CHECK_LOCAL(h)                                                                                         \
+    CHECK_MSG((h).ag + (h).ar + (h).a2a + (h).cp + (h).rs == 0 && (h).warnings == 0,                           \
+              "ag %d ar %d a2a %d cp %d rs %d warnings %d\n%s", (h).ag, (h).ar, (h).a2a, (h).cp, (h).rs,         \
+              (h).warnings, (h).text)
+
+#define CHECK_EXPLAIN(h, want) CHECK_MSG(strstr((h).explain, (want)) != NULL, "explain: %s", (h).explain)
+
+/* an embedding table split along hidden, looked up by replicated token ids: each device gathers its columns */
+static void test_gather_operand_passthrough(void) {
+    static const int64_t Ds[] = {4, 3, 7};
+    int i;
+    for (i = 0; i < 3; i++) {
+        gs_run h;
+        char body[1024];
+        snprintf(body, sizeof body,
+                 "  t = f32[9,10] parameter(0), sharding={devices=[1,%lld]<=[%lld]}\n"
+                 "  i = s32[5] parameter(1)\n"
+                 "  ROOT r = f32[5,10] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+                 "index_vector_dim=1, slice_sizes={1,10}\n",
+                 (long long)Ds[i], (long long)Ds[i]);
+        if (run(&h, body, Ds[i])) {
+            CHECK_LOCAL(h);
+            CHECK_EXPLAIN(h, "gather: operand pass-through along dim 1");
+        }
+        gs_ctx_destroy(h.ctx);
+    }
+}
+
+/* operand pass-through on a rank-3 operand with a partial slice along another dim, indices in a vector */
+static void test_gather_operand_passthrough_rank3(void) {
+    gs_run h;
+    if (run(&h,
+            "  t = f32[6,5,7] parameter(0), sharding={devices=[1,1,3]<=[3]}\n"
+            "  i = s32[4,2] parameter(1)\n"
+            "  ROOT r = f32[4,2,7] gather(t, i), offset_dims={1,2}, collapsed_slice_dims={0}, start_index_map={0,1}, "
+            "index_vector_dim=1, slice_sizes={1,2,7}\n",
+            3)) {
+        CHECK_LOCAL(h);
+        CHECK_EXPLAIN(h, "gather: operand pass-through along dim 2");
+    }
+    gs_ctx_destroy(h.ctx);
+}
+
+/* token ids split along the batch, table replicated: each device looks up its own tokens */
+static void test_gather_index_passthrough(void) {
+    static const int64_t Ds[] = {4, 3};
+    int i;
+    for (i = 0; i < 2; i++) {
+        gs_run h;
+        char body[1024];
+        snprintf(body, sizeof body,
+                 "  t = f32[7,6] parameter(0)\n"
+                 "  i = s32[10,3,1] parameter(1), sharding={devices=[%lld,1,1]<=[%lld]}\n"
+                 "  ROOT r = f32[10,3,6] gather(t, i), offset_dims={2}, collapsed_slice_dims={0}, start_index_map={0}, "
+                 "index_vector_dim=2, slice_sizes={1,6}\n",
+                 (long long)Ds[i], (long long)Ds[i]);
+        if (run(&h, body, Ds[i])) {
+            CHECK_LOCAL(h);
+            CHECK_EXPLAIN(h, "gather: index pass-through along dim 0");
+        }
+        gs_ctx_destroy(h.ctx);
+    }
+    {
+        /* the index vector dim first: indices [1, 5, 4] split along dim 2 */
+        gs_run h;
+        if (run(&h,
+                "  t = f32[8,3] parameter(0)\n"
+                "  i = s32[1,5,4] parameter(1), sharding={devices=[1,1,3]<=[3]}\n"
+                "  ROOT r = f32[5,4,3] gather(t, i), offset_dims={2}, collapsed_slice_dims={0}, start_index_map={0}, "
+                "index_vector_dim=0, slice_sizes={1,3}\n",
+                3)) {
+            CHECK_LOCAL(h);
+            CHECK_EXPLAIN(h, "gather: index pass-through along dim 2");
+        }
+        gs_ctx_destroy(h.ctx);
+    }
+}
+
+/* a 2x3 mesh: the table split 3 ways along hidden (replicated over the other axis), the ids 2 ways along the
+   batch (replicated over the first): the result [2,3] needs no communication */
+static void test_gather_both_passthrough(void) {
+    gs_run h;
+    if (run(&h,
+            "  t = f32[9,10] parameter(0), sharding={devices=[1,3,2]<=[2,3]T(1,0) last_tile_dim_replicate}\n"
+            "  i = s32[5] parameter(1), sharding={devices=[2,3]<=[6] last_tile_dim_replicate}\n"
+            "  ROOT r = f32[5,10] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+            "index_vector_dim=1, slice_sizes={1,10}, sharding={devices=[2,3]<=[6]}\n",
+            6)) {
+        CHECK_LOCAL(h);
+        CHECK_EXPLAIN(h, "gather: operand pass-through along dim 1");
+        CHECK_EXPLAIN(h, "gather: index pass-through along dim 0");
+    }
+    gs_ctx_destroy(h.ctx);
+    /* the same from the result's annotation alone: both operands are sliced out locally */
+    if (run(&h,
+            "  t = f32[9,10] parameter(0)\n"
+            "  i = s32[5] parameter(1)\n"
+            "  ROOT r = f32[5,10] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+            "index_vector_dim=1, slice_sizes={1,10}, sharding={devices=[2,2]<=[4]}\n",
+            4)) {
+        CHECK_LOCAL(h);
+        CHECK_EXPLAIN(h, "gather: operand pass-through along dim 1");
+        CHECK_EXPLAIN(h, "gather: index pass-through along dim 0");
+    }
+    gs_ctx_destroy(h.ctx);
+}
+
+/* operand batching dims pass through together with their indices batching dims */
+static void test_gather_batching_dims(void) {
+    gs_run h;
+    if (run(&h,
+            "  t = f32[4,7,6] parameter(0), sharding={devices=[3,1,1]<=[3]}\n"
+            "  i = s32[4,3,1] parameter(1), sharding={devices=[3,1,1]<=[3]}\n"
+            "  ROOT r = f32[4,3,6] gather(t, i), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, "
+            "operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1,6}\n",
+            3)) {
+        CHECK_LOCAL(h);
+        CHECK_EXPLAIN(h, "gather: operand batching dim 0 split like the indices");
+    }
+    gs_ctx_destroy(h.ctx);
+    /* from the result's annotation on a 2x2 mesh: the batching pair split 2 ways, the hidden dim 2 ways */
+    if (run(&h,
+            "  t = f32[5,7,6] parameter(0)\n"
+            "  i = s32[5,3,1] parameter(1)\n"
+            "  ROOT r = f32[5,3,6] gather(t, i), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, "
+            "operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1,6}, "
+            "sharding={devices=[2,1,2]<=[2,2]T(1,0)}\n",
+            4)) {
+        CHECK_LOCAL(h);
+        CHECK_EXPLAIN(h, "gather: operand batching dim 0 split like the indices");
+        CHECK_EXPLAIN(h, "gather: operand pass-through along dim 2");
+    }
+    gs_ctx_destroy(h.ctx);
+}
+
+/* the table split along hidden while the result is wanted split along the batch (one mesh axis): the gather stays
+   local and only the result moves (all-to-all); the table is never gathered */
+static void test_gather_passthrough_then_reshard(void) {
+    gs_run h;
+    if (run(&h,
+            "  t = f32[64,12] parameter(0), sharding={devices=[1,4]<=[4]}\n"
+            "  i = s32[8] parameter(1)\n"
+            "  ROOT r = f32[8,12] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+            "index_vector_dim=1, slice_sizes={1,12}, sharding={devices=[4,1]<=[4]}\n",
+            4)) {
+        /* propagation splits the ids like the result: they are all-gathered (8 ids), the table is not */
+        CHECK_MSG(h.ag_max_numel <= 8 && h.warnings == 0 && h.a2a == 1, "largest all-gather %lld a2a %d warnings %d\n%s",
+                  (long long)h.ag_max_numel, h.a2a, h.warnings, h.text);
+        CHECK_EXPLAIN(h, "gather: operand pass-through along dim 1");
+    }
+    gs_ctx_destroy(h.ctx);
+    /* the result wanted whole: the gathered rows are all-gathered, not the table */
+    if (run(&h,
+            "  t = f32[64,12] parameter(0), sharding={devices=[1,3]<=[3]}\n"
+            "  i = s32[8] parameter(1)\n"
+            "  ROOT r = f32[8,12] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+            "index_vector_dim=1, slice_sizes={1,12}, sharding={replicated}\n",
+            3)) {
+        CHECK_MSG(h.ag == 1 && h.ag_max_numel <= 8 * 12 && h.warnings == 0, "ag %d (largest %lld) warnings %d\n%s",
+                  h.ag, (long long)h.ag_max_numel, h.warnings, h.text);
+        CHECK_EXPLAIN(h, "gather: operand pass-through along dim 1");
+    }
+    gs_ctx_destroy(h.ctx);
+}
+
+/* scatter into a table split along a window dim the updates cover whole: local scatter, indices whole. The
+   index vector names both dims, so updates with a nonzero start along the split dim are skipped on both sides. */
+static void test_scatter_operand_passthrough(void) {
+    static const char *comb[] = {"add", "max", "rep"};
+    int c;
+    for (c = 0; c < 3; c++) {
+        gs_run h;
+        char body[1024];
+        snprintf(body, sizeof body,
+                 "  o = f32[9,10] parameter(0), sharding={devices=[1,4]<=[4]}\n"
+                 "  i = s32[6,2] parameter(1)\n"
+                 "  u = f32[6,10] parameter(2), sharding={devices=[1,4]<=[4]}\n"
+                 "  ROOT r = f32[9,10] scatter(o, i, u), update_window_dims={1}, inserted_window_dims={0}, "
+                 "scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=%s\n",
+                 comb[c]);
+        if (run(&h, body, 4)) {
+            CHECK_LOCAL(h);
+            CHECK_EXPLAIN(h, "scatter: operand pass-through along dim 1");
+        }
+        gs_ctx_destroy(h.ctx);
+    }
+    {
+        /* updates split along their scatter dim are gathered (small), the operand stays split */
+        gs_run h;
+        if (run(&h,
+                "  o = f32[9,10] parameter(0), sharding={devices=[1,3]<=[3]}\n"
+                "  i = s32[6,1] parameter(1)\n"
+                "  u = f32[6,10] parameter(2), sharding={devices=[3,1]<=[3]}\n"
+                "  ROOT r = f32[9,10] scatter(o, i, u), update_window_dims={1}, inserted_window_dims={0}, "
+                "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n",
+                3)) {
+            CHECK_MSG(h.warnings == 0 && h.ag_max_numel < 9 * 10, "warnings %d largest all-gather %lld\n%s",
+                      h.warnings, (long long)h.ag_max_numel, h.text);
+            CHECK_EXPLAIN(h, "scatter: operand pass-through along dim 1");
+        }
+        gs_ctx_destroy(h.ctx);
+    }
+}
+
+/* outside the strategies: the operand split along the dim it is indexed by (collapsed, slice size 1). The result
+   is still right, and the partitioner says the operand is gathered. */
+static void test_gather_scatter_fallback(void) {
+    gs_run h;
+    if (run(&h,
+            "  t = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+            "  i = s32[5] parameter(1)\n"
+            "  ROOT r = f32[5,6] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+            "index_vector_dim=1, slice_sizes={1,6}\n",
+            4)) {
+        CHECK_MSG(h.warnings >= 1, "no warning\n%s", h.text);
+        CHECK_MSG(strstr(gs_partition_warning(h.spmd, 0), "r") != NULL, "%s", gs_partition_warning(h.spmd, 0));
+    }
+    gs_ctx_destroy(h.ctx);
+    /* a partial slice of the split dim: not pass-through either */
+    if (run(&h,
+            "  t = f32[8,6] parameter(0), sharding={devices=[1,3]<=[3]}\n"
+            "  i = s32[5,2] parameter(1)\n"
+            "  ROOT r = f32[5,4] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0,1}, "
+            "index_vector_dim=1, slice_sizes={1,4}\n",
+            3)) {
+        CHECK_MSG(h.warnings >= 1, "no warning\n%s", h.text);
+    }
+    gs_ctx_destroy(h.ctx);
+    /* index pass-through with the operand split along its indexed dim: the indices stay split, the operand is
+       gathered, and that is reported */
+    if (run(&h,
+            "  t = f32[8,6] parameter(0), sharding={devices=[3,1]<=[3]}\n"
+            "  i = s32[7] parameter(1), sharding={devices=[3]<=[3]}\n"
+            "  ROOT r = f32[7,6] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+            "index_vector_dim=1, slice_sizes={1,6}, sharding={devices=[3,1]<=[3]}\n",
+            3)) {
+        CHECK_MSG(h.warnings == 1 && strstr(gs_partition_warning(h.spmd, 0), "gathered along dim 0"), "%d %s\n%s",
+                  h.warnings, h.warnings ? gs_partition_warning(h.spmd, 0) : "", h.text);
+        CHECK_EXPLAIN(h, "gather: index pass-through along dim 0");
+    }
+    gs_ctx_destroy(h.ctx);
+    /* scatter into an operand split along the inserted (indexed) dim */
+    if (run(&h,
+            "  o = f32[9,4] parameter(0), sharding={devices=[2,1]<=[2]}\n"
+            "  i = s32[3,1] parameter(1)\n"
+            "  u = f32[3,4] parameter(2)\n"
+            "  ROOT r = f32[9,4] scatter(o, i, u), update_window_dims={1}, inserted_window_dims={0}, "
+            "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n",
+            2)) {
+        CHECK_MSG(h.warnings >= 1, "no warning\n%s", h.text);
+    }
+    gs_ctx_destroy(h.ctx);
+}
+
+void suite_spmd_gather(void) {
+    RUN(test_gather_operand_passthrough);
+    RUN(test_gather_operand_passthrough_rank3);
+    RUN(test_gather_index_passthrough);
+    RUN(test_gather_both_passthrough);
+    RUN(test_gather_batching_dims);
+    RUN(test_gather_passthrough_then_reshard);
+    RUN(test_scatter_operand_passthrough);
+    RUN(test_gather_scatter_fallback);
+}
