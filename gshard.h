@@ -13494,7 +13494,7 @@ GS__FN const gs_sharding *gs__bwd_sh(gs__prop *P, const gs_value *u, const gs_sh
     case GS_OP_TOPK: return gs__sh_replicate_dims(P->ctx, s, 1u << (x->shape.rank - 1));
     default: return NULL;
     }
-    /* scatter updates (i == 2) and indices (i == 1) from the output sharding */
+    /* scatter updates (i == 2) from the output sharding (indices (i == 1) get nothing from it) */
     if (u->op == GS_OP_SCATTER && gs__is_tiled(s) && i == 2) {
         /* operand dims that are window dims covered whole pass to the update window dims */
         gs__scatter_update_dest(u, dest);
