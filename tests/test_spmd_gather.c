@@ -352,6 +352,31 @@ static void test_gather_scatter_fallback(void) {
     gs_ctx_destroy(h.ctx);
 }
 
+/* the vocab-parallel embedding: the table split along vocab (the dim the ids index, sliced one row wide), the ids
+   replicated. Each device looks up the ids in its rows, zeroes the others, and one all-reduce sums the rows; the
+   table is never gathered. 10 rows on 4 devices (the last shard holds 1 real row) and on 3 and 7; the ids are
+   constants that hit the first and last rows and ids out of range that the gather clamps to them. */
+static void test_gather_indexed_vocab(void) {
+    static const int64_t Ds[] = {4, 3, 7, 2};
+    int i;
+    for (i = 0; i < 4; i++) {
+        gs_run h;
+        char body[1024];
+        snprintf(body, sizeof body,
+                 "  t = f32[10,6] parameter(0), sharding={devices=[%lld,1]<=[%lld]}\n"
+                 "  i = s32[8] constant({0, 9, 3, -4, 12, 7, 8, 2})\n"
+                 "  ROOT r = f32[8,6] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+                 "index_vector_dim=1, slice_sizes={1,6}\n",
+                 (long long)Ds[i], (long long)Ds[i]);
+        if (run(&h, body, Ds[i])) {
+            CHECK_MSG(h.ar == 1 && h.ag + h.a2a + h.cp + h.rs == 0 && h.warnings == 0,
+                      "ar %d ag %d a2a %d cp %d rs %d warnings %d\n%s", h.ar, h.ag, h.a2a, h.cp, h.rs, h.warnings, h.text);
+            CHECK_EXPLAIN(h, "gather: operand split along indexed dim 0: masked local gather + all-reduce");
+        }
+        gs_ctx_destroy(h.ctx);
+    }
+}
+
 void suite_spmd_gather(void) {
     RUN(test_gather_operand_passthrough);
     RUN(test_gather_operand_passthrough_rank3);
@@ -361,4 +386,5 @@ void suite_spmd_gather(void) {
     RUN(test_gather_passthrough_then_reshard);
     RUN(test_scatter_operand_passthrough);
     RUN(test_gather_scatter_fallback);
+    RUN(test_gather_indexed_vocab);
 }
