@@ -632,6 +632,67 @@ GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding 
     return r;
 }
 
+/* Scatter with the indices and updates split along their scatter dims, for a combiner with an identity (index
+   pass-through): X in T (split along window dims the updates cover whole, or replicated), U split along its
+   scatter dims as I is (or as U is, when I is whole) and along the window dims like X. Each device scatters its
+   updates into the identity (U's padding set to the identity, so padded indices change nothing), the devices
+   holding the same tile of X combine those with one all-reduce, and X is combined with the result last. Returns
+   false (nothing built) when the indices and updates are not split that way or their devices do not group. */
+GS__FN bool gs__sp_scatter_indexed(gs__sp *sp, const gs_value *v, const gs_sharding *T, const int *dest,
+                                   gs_value **out) {
+    gs_graph *g = sp->G->g;
+    const gs_value *X = v->operands[0], *I = v->operands[1], *U = v->operands[2];
+    const gs_scatter_dims *sd = v->scatter;
+    int rank = v->shape.rank, urank = U->shape.rank, irank = I->shape.rank, ivd = (int)sd->index_vector_dim, d, j;
+    int imap[GS_MAX_RANK], uinv[GS_MAX_RANK];
+    uint32_t scm = 0, win = gs__mask_of(sd->n_update_window_dims, sd->update_window_dims), m;
+    const gs_sharding *is = sp->G->vals[I->id].sh, *usrc = sp->G->vals[U->id].sh, *Q = NULL, *us, *ixs, *P;
+    gs_replica_groups rg;
+    gs_reduce_kind kind = v->reduce;
+    gs_dtype t = v->shape.dtype;
+    gs_value *x, *ix, *u, *r;
+    double id;
+    char buf[64];
+    *out = NULL;
+    if (urank > 31 || irank > 31 || gs_sharding_manual_group(is) > 1 || gs_sharding_manual_group(usrc) > 1)
+        return false;
+    /* index dim -> update scatter dim, in order */
+    for (d = 0, j = 0; d < irank; d++) {
+        imap[d] = GS__DEST_REP;
+        if (d == ivd) continue;
+        while (j < urank && ((win >> j) & 1u)) j++;
+        if (j < urank) {
+            imap[d] = j;
+            scm |= 1u << j++;
+        }
+    }
+    P = gs__sp_unsplit(sp, is, ivd < irank ? 1u << ivd : 0);
+    if (P && gs__sp_split_mask(P, irank)) Q = gs__sh_map(sp->ctx, P, urank, imap);
+    else if ((P = gs__sp_unsplit(sp, usrc, ((1u << urank) - 1) & ~scm)) && gs__sp_split_mask(P, urank)) Q = P;
+    if (!Q) return false;
+    us = gs__sp_split_mask(T, rank) ? gs__sh_merge(sp->ctx, gs__sh_map(sp->ctx, T, urank, dest), Q) : Q;
+    if (!us || !gs__sp_tiles_agree(sp, T, rank, dest, us, urank) ||
+        !gs__sp_partial_groups(sp, T, rank, us, urank, scm, &rg) || rg.group_size < 2)
+        return false;
+    gs__dest_invert(irank, imap, urank, uinv);
+    if (!(ixs = gs__sh_map(sp->ctx, us, irank, uinv))) return false;
+    if (t == GS_PRED) kind = kind == GS_REDUCE_SUM || kind == GS_REDUCE_OR || kind == GS_REDUCE_MAX ? GS_REDUCE_OR
+                                                                                                    : GS_REDUCE_AND;
+    id = gs__sp_identity(kind, t);
+    x = gs__sp_get(sp, X, T);
+    ix = gs__sp_get(sp, I, ixs);
+    u = gs__sp_mask(sp, gs__sp_get(sp, U, us), us, &U->shape, scm, id);
+    if (!x || !ix || !u) return true;
+    r = gs_scatter(g, gs__sp_splat(sp, t, id, x->shape), ix, u, sd, kind);
+    r = gs__sp_all_reduce(sp, r, kind, &rg);
+    *out = r ? gs_binary(g, gs__hlo_reduce_op(kind), x, r) : NULL;
+    if ((m = gs__sp_split_mask(T, rank)))
+        gs__sp_note(sp, "scatter: operand pass-through along %s", gs__sp_dims_text(m, buf, sizeof buf));
+    gs__sp_note(sp, "scatter: index pass-through along %s of the indices: local scatter into the identity + "
+                "all-reduce", gs__sp_dims_text(gs__sp_split_mask(ixs, irank), buf, sizeof buf));
+    return true;
+}
+
 GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const gs_value *X = v->operands[0], *I = v->operands[1], *U = v->operands[2];
     int rank = v->shape.rank, d, dest[GS_MAX_RANK];
@@ -648,7 +709,18 @@ GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding
     /* X's split along those dims decides, else what the result wants */
     T = gs__sp_unsplit(sp, xs, ((1u << rank) - 1) & ~pass);
     if (!T || !gs__sp_split_mask(T, rank)) T = gs__sp_unsplit(sp, t, ((1u << rank) - 1) & ~pass);
-    if (!T || !gs__sp_split_mask(T, rank)) return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    if (!T) return NULL;
+    if (v->reduce >= GS_REDUCE_SUM && v->reduce <= GS_REDUCE_OR) {
+        /* indices and updates split along their scatter dims: local scatters combined by an all-reduce */
+        const gs_sharding *To = gs__sp_split_mask(T, rank) ? T : gs__sp_rep(sp);
+        gs_value *r = NULL;
+        if (gs__sp_scatter_indexed(sp, v, To, dest, &r)) {
+            if (r && (lost = gs__sp_split_mask(xs, rank) & ~pass)) gs__sp_warn_unkept(sp, v, X, xs, lost, "scatter");
+            *osh = To;
+            return r;
+        }
+    }
+    if (!gs__sp_split_mask(T, rank)) return gs__sp_replicated(sp, v, "gather/scatter", osh);
     us = gs__sh_map(sp->ctx, T, U->shape.rank, dest);
     if (!us) return gs__sp_replicated(sp, v, "gather/scatter", osh);
     lost = gs__sp_split_mask(xs, rank) & ~pass;
