@@ -1,7 +1,9 @@
-/* test_spmd_gather.c - gather and scatter partitioned by pass-through: each case is parsed, partitioned, run on
-   emulated devices with poisoned padding against the reference interpreter (device counts that do not divide
-   the sizes), and its SPMD program checked to move no operand across devices and to warn about nothing; the
-   explanation names the strategy. Cases outside the strategies still give the right result, with a warning. */
+/* test_spmd_gather.c - gather and scatter partitioned by pass-through, by masked local gathers (operand split
+   along indexed dims) and by local scatters into the identity (indices split along scatter dims): each case is
+   parsed, partitioned, run on emulated devices with poisoned padding against the reference interpreter (device
+   counts that do not divide the sizes), and its SPMD program checked for the collectives the strategy needs
+   (none, or exactly one all-reduce) and for no warning; the explanation names the strategy. Cases outside the
+   strategies still give the right result, with a warning. */
 #include "test.h"
 
 static const char *add_f32 = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
