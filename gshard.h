@@ -14105,7 +14105,8 @@ GS__FN gs_value *gs__sp_mask(gs__sp *sp, gs_value *x, const gs_sharding *s, cons
 GS__FN double gs__sp_identity(gs_reduce_kind k, gs_dtype t) {
     switch (k) {
     case GS_REDUCE_SUM: case GS_REDUCE_OR: return 0;
-    case GS_REDUCE_PROD: case GS_REDUCE_AND: return 1;
+    case GS_REDUCE_PROD: return 1;
+    case GS_REDUCE_AND: return t == GS_S32 ? -1 : t == GS_U32 ? 4294967295.0 : 1;   /* all bits set */
     case GS_REDUCE_MAX:
         return t == GS_S32 ? (double)INT32_MIN : t == GS_U32 || t == GS_PRED ? 0 : -INFINITY;
     case GS_REDUCE_MIN:
@@ -14880,13 +14881,168 @@ GS__FN void gs__sp_warn_unkept(gs__sp *sp, const gs_value *v, const gs_value *X,
                  X->name, gs_sharding_to_text(sp->ctx, xs), gs__sp_dims_text(lost, buf, sizeof buf), what, X->name);
 }
 
+/* device p's tile coordinates along the r data dims of s (zeros where s does not split) */
+GS__FN void gs__sp_dev_coords(const gs_sharding *s, int r, int64_t p, int64_t *c) {
+    int64_t idx[GS_MAX_TILE_RANK];
+    int d;
+    bool ok = s && s->kind == GS_SHARDING_TILED && gs_sharding_device_index(s, p, idx);
+    for (d = 0; d < r; d++) c[d] = ok && d < s->rank ? idx[d] : 0;
+}
+
+/* whether every device holds, along each dim a of A (rank ar) with amap[a] >= 0, the tile it holds along dim
+   amap[a] of B (rank br): same tile count, same coordinate */
+GS__FN bool gs__sp_tiles_agree(gs__sp *sp, const gs_sharding *A, int ar, const int *amap, const gs_sharding *B,
+                               int br) {
+    int64_t p, ca[GS_MAX_RANK], cb[GS_MAX_RANK];
+    int a;
+    for (a = 0; a < ar; a++)
+        if (amap[a] >= 0 && (amap[a] >= br || gs__sp_k(A, a) != gs__sp_k(B, amap[a]))) return false;
+    for (p = 0; p < sp->D; p++) {
+        gs__sp_dev_coords(A, ar, p, ca);
+        gs__sp_dev_coords(B, br, p, cb);
+        for (a = 0; a < ar; a++)
+            if (amap[a] >= 0 && ca[a] != cb[amap[a]]) return false;
+    }
+    return true;
+}
+
+/* Replica groups that combine partial results: each group holds devices with the same tile of K (rank kr), one
+   for each tile of B (rank br) along the dims in bm, in B's tile order (an explicit list in the arena). false
+   when the devices do not fall into such groups (K's devices of a tile do not hold B's tiles equally often). */
+GS__FN bool gs__sp_partial_groups(gs__sp *sp, const gs_sharding *K, int kr, const gs_sharding *B, int br,
+                                  uint32_t bm, gs_replica_groups *rg) {
+    int64_t D = sp->D, n = 1, p, q, s, c[GS_MAX_RANK], *key, *sub, *rk, *ids, ng = 0;
+    int d;
+    bool ok = true;
+    GS__ZERO(*rg);
+    for (d = 0; d < br; d++)
+        if ((bm >> d) & 1u) n *= gs__sp_k(B, d);
+    if (n < 1 || D % n) return false;
+    key = (int64_t *)gs__malloc(sp->ctx, sizeof(int64_t) * 3 * (size_t)D);
+    ids = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)D);
+    if (!key || !ids) {
+        gs__free(sp->ctx, key);
+        return false;
+    }
+    sub = key + D;
+    rk = sub + D;
+    for (p = 0; p < D; p++) {
+        gs__sp_dev_coords(K, kr, p, c);
+        key[p] = 0;
+        for (d = 0; d < kr; d++) key[p] = key[p] * gs__sp_k(K, d) + c[d];
+        gs__sp_dev_coords(B, br, p, c);
+        sub[p] = 0;
+        for (d = 0; d < br; d++)
+            if ((bm >> d) & 1u) sub[p] = sub[p] * gs__sp_k(B, d) + c[d];
+        rk[p] = 0;
+        for (q = 0; q < p; q++)
+            if (key[q] == key[p] && sub[q] == sub[p]) rk[p]++;
+    }
+    /* a group per device of B's first tile: the devices of its K tile and rank, one per B tile */
+    for (p = 0; p < D && ok; p++) {
+        if (sub[p] != 0) continue;
+        for (s = 0; s < n && ok; s++) {
+            for (q = 0; q < D; q++)
+                if (key[q] == key[p] && sub[q] == s && rk[q] == rk[p]) break;
+            if (q == D) ok = false;
+            else ids[ng * n + s] = q;
+        }
+        ng++;
+    }
+    gs__free(sp->ctx, key);
+    if (!ok || ng * n != D) return false;
+    rg->n_groups = ng;
+    rg->group_size = n;
+    rg->ids = ids;
+    return true;
+}
+
+/* Gather with the operand split along indexed dims it slices one wide (XLA's trivially sliced operand dims), the
+   vocab-parallel embedding: X in P0 (split along the pass-through dims and the dims in triv), I in ixs, R in T,
+   devices in rg hold the same tile of R and the shards of X along triv. Each device clamps the starts along
+   triv as the global gather does ([0, S-1]), keeps those that fall in its shard, gathers with them made local,
+   zeroes the rows another device holds, and the group sums: exactly one device contributes each row. */
+GS__FN gs_value *gs__sp_gather_indexed(gs__sp *sp, const gs_value *v, const gs_sharding *P0, const gs_sharding *ixs,
+                                       const gs_sharding *T, uint32_t triv, uint32_t op_pass,
+                                       const gs_replica_groups *rg) {
+    gs_graph *g = sp->G->g;
+    const gs_value *X = v->operands[0], *I = v->operands[1];
+    const gs_gather_dims *gd = v->gather;
+    gs_value *x = gs__sp_get(sp, X, P0), *ix = gs__sp_get(sp, I, ixs), *parts[GS_MAX_RANK], *ok = NULL, *r;
+    int irank = I->shape.rank, ivd = (int)gd->index_vector_dim, nvec, k, d, nb = 0;
+    int64_t bdims[GS_MAX_RANK], mdims[GS_MAX_RANK];
+    gs_dtype it;
+    gs_gather_dims ld;
+    gs_shape ls;
+    if (!x || !ix) return NULL;
+    it = ix->shape.dtype;
+    nvec = ivd < irank ? (int)ix->shape.dims[ivd] : 1;
+    if (nvec > GS_MAX_RANK) return NULL;
+    for (k = 0; k < nvec; k++) {
+        int64_t dd = gd->start_index_map[k], S = X->shape.dims[dd], c = x->shape.dims[dd];
+        gs_value *part = ix, *off, *lo, *hi, *m;
+        if (ivd < irank) {
+            int64_t st[GS_MAX_RANK] = {0}, lim[GS_MAX_RANK];
+            for (d = 0; d < irank; d++) lim[d] = ix->shape.dims[d];
+            st[ivd] = k;
+            lim[ivd] = k + 1;
+            part = gs_slice(g, ix, st, lim, NULL);
+        }
+        parts[k] = part;
+        if (!part || !((triv >> dd) & 1u)) continue;
+        /* the start the global gather uses along dd, then where it lies relative to this device's shard */
+        if (it == GS_U32) part = gs_binary(g, GS_OP_MINIMUM, part, gs__sp_splat(sp, it, (double)(S - 1), part->shape));
+        else part = gs_clamp(g, gs__sp_splat(sp, it, 0, part->shape), part, gs__sp_splat(sp, it, (double)(S - 1), part->shape));
+        off = gs__sp_offset(sp, P0, (int)dd, c);
+        if (it != GS_S32) off = gs_convert(g, off, it);
+        lo = gs_broadcast(g, off, part ? part->shape : ix->shape, NULL);
+        hi = gs_add(g, lo, gs__sp_splat(sp, it, (double)c, lo ? lo->shape : ix->shape));
+        m = gs_binary(g, GS_OP_AND, gs_compare(g, part, lo, GS_CMP_GE), gs_compare(g, part, hi, GS_CMP_LT));
+        ok = ok ? gs_binary(g, GS_OP_AND, ok, m) : m;
+        parts[k] = gs_binary(g, GS_OP_SUBTRACT, part, lo);   /* u32: wraps below the shard; such rows are masked */
+    }
+    if (!ok) return NULL;
+    if (ivd < irank) {
+        ix = nvec == 1 ? parts[0] : gs_concatenate(g, nvec, parts, ivd);
+        for (d = 0; d < irank; d++)
+            if (d != ivd) mdims[nb++] = ok->shape.dims[d];
+        ok = gs_reshape(g, ok, nb, mdims);
+    } else {
+        ix = parts[0];
+        nb = irank;
+    }
+    ld = *gd;
+    for (d = 0; d < X->shape.rank; d++)
+        if ((op_pass >> d) & 1u) ld.slice_sizes[d] = x->shape.dims[d];
+    r = gs_gather(g, x, ix, &ld);
+    ls = gs__sp_local(T, v->shape);
+    if (!r || !ok) return NULL;
+    if (!gs_shape_equal(&r->shape, &ls)) {
+        char b1[128], b2[128];
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: internal error: local gather shape %s, expected %s under %s", v->name,
+                gs__shape_str(&r->shape, b1, sizeof b1), gs__shape_str(&ls, b2, sizeof b2),
+                gs_sharding_to_text(sp->ctx, T));
+        return NULL;
+    }
+    {
+        /* the mask over the batch dims of R (the indices' dims but the index vector dim, in order) */
+        int idest[GS_MAX_RANK], j = 0;
+        gs__gather_index_dest(v, idest);
+        for (d = 0; d < irank; d++)
+            if (idest[d] >= 0) bdims[j++] = idest[d];
+        ok = gs_broadcast_in_dim(g, ok, r->shape.rank, r->shape.dims, bdims);
+    }
+    r = gs_select(g, ok, r, gs__sp_splat(sp, r->shape.dtype, 0, r->shape));
+    return gs__sp_all_reduce(sp, r, r && r->shape.dtype == GS_PRED ? GS_REDUCE_OR : GS_REDUCE_SUM, rg);
+}
+
 GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const gs_value *X = v->operands[0], *I = v->operands[1];
     const gs_shape *S = &v->shape;
     const gs_gather_dims *gd = v->gather;
     int rank = S->rank, orank = X->shape.rank, irank = I->shape.rank, d;
     int op_dest[GS_MAX_RANK], ix_dest[GS_MAX_RANK], op_src[GS_MAX_RANK], ix_src[GS_MAX_RANK];
-    uint32_t op_pass = 0, ix_pass = 0, out_ok = 0, all_out, op_bat, ix_bat, lost, m;
+    uint32_t op_pass = 0, ix_pass = 0, out_ok = 0, all_out, op_bat, ix_bat, lost, m, triv = 0;
     const gs_sharding *xs = sp->G->vals[X->id].sh, *is = sp->G->vals[I->id].sh, *tr, *T = NULL, *P, *os, *ixs;
     gs_gather_dims ld;
     gs_value *x, *ix, *r;
@@ -14918,6 +15074,43 @@ GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding 
             T = P ? gs__sp_join(sp, P, tr, rank) : NULL;
         } else if (gs__sp_split_mask(tr, rank)) {
             T = tr;
+        }
+    }
+    /* X split along indexed dims it slices one wide: masked local gathers, summed over the devices splitting them */
+    for (d = 0; d < gd->n_start_index_map; d++) {
+        int64_t dd = gd->start_index_map[d];
+        if (dd >= 0 && dd < orank && !(((op_pass | op_bat) >> dd) & 1u) && gd->slice_sizes[dd] == 1 &&
+            gs__sp_k(xs, (int)dd) > 1)
+            triv |= 1u << dd;
+    }
+    if (triv) {
+        const gs_sharding *P0 = gs__sp_unsplit(sp, xs, ((1u << orank) - 1) & ~(op_pass | triv)), *cand[3];
+        gs_replica_groups rg;
+        int c;
+        /* R as the other strategies split it, else as X's pass-through dims alone, else replicated */
+        cand[0] = T;
+        cand[1] = P0 ? gs__sh_map(sp->ctx, P0, rank, op_dest) : NULL;
+        cand[2] = gs__sp_rep(sp);
+        gs__dest_invert(irank, ix_dest, rank, ix_src);
+        for (c = 0; c < 3 && P0; c++) {
+            const gs_sharding *C = cand[c];
+            if (!C || !gs__sp_tiles_agree(sp, P0, orank, op_dest, C, rank) ||
+                !gs__sp_partial_groups(sp, C, rank, P0, orank, triv, &rg) || !(ixs = gs__sh_map(sp->ctx, C, irank, ix_src)))
+                continue;
+            lost = gs__sp_split_mask(xs, orank) & ~(op_pass | triv);
+            if (lost) gs__sp_warn_unkept(sp, v, X, xs, lost, "gather");
+            r = gs__sp_gather_indexed(sp, v, P0, ixs, C, triv, op_pass & ~op_bat, &rg);
+            if (!r) return NULL;
+            if ((m = gs__sp_split_mask(P0, orank) & op_pass & ~op_bat))
+                gs__sp_note(sp, "gather: operand pass-through along %s", gs__sp_dims_text(m, buf, sizeof buf));
+            if ((m = gs__sp_split_mask(ixs, irank) & ix_pass & ~ix_bat))
+                gs__sp_note(sp, "gather: index pass-through along %s", gs__sp_dims_text(m, buf, sizeof buf));
+            if ((m = gs__sp_split_mask(P0, orank) & op_bat))
+                gs__sp_note(sp, "gather: operand batching %s split like the indices", gs__sp_dims_text(m, buf, sizeof buf));
+            gs__sp_note(sp, "gather: operand split along indexed %s: masked local gather + all-reduce",
+                        gs__sp_dims_text(triv, buf, sizeof buf));
+            *osh = C;
+            return r;
         }
     }
     if (!T || !gs__sp_split_mask(T, rank)) return gs__sp_replicated(sp, v, "gather/scatter", osh);
@@ -14954,6 +15147,67 @@ GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding 
     return r;
 }
 
+/* Scatter with the indices and updates split along their scatter dims, for a combiner with an identity (index
+   pass-through): X in T (split along window dims the updates cover whole, or replicated), U split along its
+   scatter dims as I is (or as U is, when I is whole) and along the window dims like X. Each device scatters its
+   updates into the identity (U's padding set to the identity, so padded indices change nothing), the devices
+   holding the same tile of X combine those with one all-reduce, and X is combined with the result last. Returns
+   false (nothing built) when the indices and updates are not split that way or their devices do not group. */
+GS__FN bool gs__sp_scatter_indexed(gs__sp *sp, const gs_value *v, const gs_sharding *T, const int *dest,
+                                   gs_value **out) {
+    gs_graph *g = sp->G->g;
+    const gs_value *X = v->operands[0], *I = v->operands[1], *U = v->operands[2];
+    const gs_scatter_dims *sd = v->scatter;
+    int rank = v->shape.rank, urank = U->shape.rank, irank = I->shape.rank, ivd = (int)sd->index_vector_dim, d, j;
+    int imap[GS_MAX_RANK], uinv[GS_MAX_RANK];
+    uint32_t scm = 0, win = gs__mask_of(sd->n_update_window_dims, sd->update_window_dims), m;
+    const gs_sharding *is = sp->G->vals[I->id].sh, *usrc = sp->G->vals[U->id].sh, *Q = NULL, *us, *ixs, *P;
+    gs_replica_groups rg;
+    gs_reduce_kind kind = v->reduce;
+    gs_dtype t = v->shape.dtype;
+    gs_value *x, *ix, *u, *r;
+    double id;
+    char buf[64];
+    *out = NULL;
+    if (urank > 31 || irank > 31 || gs_sharding_manual_group(is) > 1 || gs_sharding_manual_group(usrc) > 1)
+        return false;
+    /* index dim -> update scatter dim, in order */
+    for (d = 0, j = 0; d < irank; d++) {
+        imap[d] = GS__DEST_REP;
+        if (d == ivd) continue;
+        while (j < urank && ((win >> j) & 1u)) j++;
+        if (j < urank) {
+            imap[d] = j;
+            scm |= 1u << j++;
+        }
+    }
+    P = gs__sp_unsplit(sp, is, ivd < irank ? 1u << ivd : 0);
+    if (P && gs__sp_split_mask(P, irank)) Q = gs__sh_map(sp->ctx, P, urank, imap);
+    else if ((P = gs__sp_unsplit(sp, usrc, ((1u << urank) - 1) & ~scm)) && gs__sp_split_mask(P, urank)) Q = P;
+    if (!Q) return false;
+    us = gs__sp_split_mask(T, rank) ? gs__sh_merge(sp->ctx, gs__sh_map(sp->ctx, T, urank, dest), Q) : Q;
+    if (!us || !gs__sp_tiles_agree(sp, T, rank, dest, us, urank) ||
+        !gs__sp_partial_groups(sp, T, rank, us, urank, scm, &rg) || rg.group_size < 2)
+        return false;
+    gs__dest_invert(irank, imap, urank, uinv);
+    if (!(ixs = gs__sh_map(sp->ctx, us, irank, uinv))) return false;
+    if (t == GS_PRED) kind = kind == GS_REDUCE_SUM || kind == GS_REDUCE_OR || kind == GS_REDUCE_MAX ? GS_REDUCE_OR
+                                                                                                    : GS_REDUCE_AND;
+    id = gs__sp_identity(kind, t);
+    x = gs__sp_get(sp, X, T);
+    ix = gs__sp_get(sp, I, ixs);
+    u = gs__sp_mask(sp, gs__sp_get(sp, U, us), us, &U->shape, scm, id);
+    if (!x || !ix || !u) return true;
+    r = gs_scatter(g, gs__sp_splat(sp, t, id, x->shape), ix, u, sd, kind);
+    r = gs__sp_all_reduce(sp, r, kind, &rg);
+    *out = r ? gs_binary(g, gs__hlo_reduce_op(kind), x, r) : NULL;
+    if ((m = gs__sp_split_mask(T, rank)))
+        gs__sp_note(sp, "scatter: operand pass-through along %s", gs__sp_dims_text(m, buf, sizeof buf));
+    gs__sp_note(sp, "scatter: index pass-through along %s of the indices: local scatter into the identity + "
+                "all-reduce", gs__sp_dims_text(gs__sp_split_mask(ixs, irank), buf, sizeof buf));
+    return true;
+}
+
 GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const gs_value *X = v->operands[0], *I = v->operands[1], *U = v->operands[2];
     int rank = v->shape.rank, d, dest[GS_MAX_RANK];
@@ -14970,7 +15224,18 @@ GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding
     /* X's split along those dims decides, else what the result wants */
     T = gs__sp_unsplit(sp, xs, ((1u << rank) - 1) & ~pass);
     if (!T || !gs__sp_split_mask(T, rank)) T = gs__sp_unsplit(sp, t, ((1u << rank) - 1) & ~pass);
-    if (!T || !gs__sp_split_mask(T, rank)) return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    if (!T) return NULL;
+    if (v->reduce >= GS_REDUCE_SUM && v->reduce <= GS_REDUCE_OR) {
+        /* indices and updates split along their scatter dims: local scatters combined by an all-reduce */
+        const gs_sharding *To = gs__sp_split_mask(T, rank) ? T : gs__sp_rep(sp);
+        gs_value *r = NULL;
+        if (gs__sp_scatter_indexed(sp, v, To, dest, &r)) {
+            if (r && (lost = gs__sp_split_mask(xs, rank) & ~pass)) gs__sp_warn_unkept(sp, v, X, xs, lost, "scatter");
+            *osh = To;
+            return r;
+        }
+    }
+    if (!gs__sp_split_mask(T, rank)) return gs__sp_replicated(sp, v, "gather/scatter", osh);
     us = gs__sh_map(sp->ctx, T, U->shape.rank, dest);
     if (!us) return gs__sp_replicated(sp, v, "gather/scatter", osh);
     lost = gs__sp_split_mask(xs, rank) & ~pass;

@@ -242,7 +242,8 @@ GS__FN gs_value *gs__sp_mask(gs__sp *sp, gs_value *x, const gs_sharding *s, cons
 GS__FN double gs__sp_identity(gs_reduce_kind k, gs_dtype t) {
     switch (k) {
     case GS_REDUCE_SUM: case GS_REDUCE_OR: return 0;
-    case GS_REDUCE_PROD: case GS_REDUCE_AND: return 1;
+    case GS_REDUCE_PROD: return 1;
+    case GS_REDUCE_AND: return t == GS_S32 ? -1 : t == GS_U32 ? 4294967295.0 : 1;   /* all bits set */
     case GS_REDUCE_MAX:
         return t == GS_S32 ? (double)INT32_MIN : t == GS_U32 || t == GS_PRED ? 0 : -INFINITY;
     case GS_REDUCE_MIN:

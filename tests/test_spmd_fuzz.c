@@ -1148,7 +1148,8 @@ static void fz_steer(fz *z, int i, uint32_t mask) {
 /* Gather from x along dim 0 (collapsed), sometimes also indexing a second dim d2 (sliced whole, so its start
    clamps to 0, or partly), with the index vector dim last, first or implicit and one or two batch dims; or
    scatter into x the same way (the start along d2, when indexed, skips the whole update unless it is 0). The
-   operand, indices and updates are often steered to shardings the pass-through strategies keep. */
+   operand, indices and updates are often steered to shardings the pass-through strategies keep, and to splits
+   along the indexed dims sliced one wide (gather) or the scatter dims of the updates (scatter). */
 static int fz_step_gather(fz *z) {
     int i = fz_pick(z, FZ_P_FLOAT | FZ_P_S32 | FZ_P_RANK1), ix, d, nvec, ivd, nb, k;
     gs_shape s, is;
@@ -1209,17 +1210,20 @@ static int fz_step_gather(fz *z) {
         for (d = 1; d < s.rank; d++) gd.slice_sizes[d] = d == d2 ? w2 : s.dims[d];
         for (d = 1; d < s.rank; d++)
             if (gd.slice_sizes[d] == s.dims[d]) pass |= 1u << d;
+        /* half the time the indexed dims sliced one wide may be split too (masked local gathers + all-reduce) */
+        if (fc_one_in(&z->rng, 2)) pass |= 1u | (d2 >= 0 && w2 == 1 ? 1u << d2 : 0);
         fz_steer(z, i, pass);
         x = z->vals[i];
         return fz_push(z, gs_gather(z->g, x.v, idx, &gd), x);
     }
     {
-        /* scatter updates [batch dims, rest of x] into x: replace (later updates win), add or max */
+        /* scatter updates [batch dims, rest of x] into x: replace (later updates win), add, max or min */
         gs_scatter_dims sd;
         gs_shape us;
-        int u, kk = (int)fc_int(&z->rng, 0, 2);
+        int u, kk = (int)fc_int(&z->rng, 0, 3);
         uint32_t pass = 0, upass = 0;
-        gs_reduce_kind comb = kk == 0 ? GS_REDUCE_REPLACE : kk == 1 ? GS_REDUCE_SUM : GS_REDUCE_MAX;
+        gs_reduce_kind comb = kk == 0 ? GS_REDUCE_REPLACE : kk == 1 ? GS_REDUCE_SUM
+                            : kk == 2 ? GS_REDUCE_MAX : GS_REDUCE_MIN;
         int64_t mult = m * m2;
         us.dtype = s.dtype;
         us.rank = s.rank - 1 + nb;
@@ -1243,6 +1247,8 @@ static int fz_step_gather(fz *z) {
         u = fz_same_shape(z, us, -1);
         if (comb == GS_REDUCE_SUM) u = fz_tame(z, u, FZ_TAME);
         if (u < 0) return -1;
+        /* half the time the updates may be split along their scatter dims too (index pass-through) */
+        if (fc_one_in(&z->rng, 2)) upass |= nb == 2 ? 3u : 1u;
         fz_steer(z, u, upass);
         memset(&sd, 0, sizeof sd);
         for (d = 1; d < s.rank; d++) sd.update_window_dims[sd.n_update_window_dims++] = nb + d - 1;
