@@ -15036,13 +15036,25 @@ GS__FN gs_value *gs__sp_gather_indexed(gs__sp *sp, const gs_value *v, const gs_s
     return gs__sp_all_reduce(sp, r, r && r->shape.dtype == GS_PRED ? GS_REDUCE_OR : GS_REDUCE_SUM, rg);
 }
 
+/* --explain: which operand dims (split mask xm) and index dims (im) pass through */
+GS__FN void gs__sp_gather_notes(gs__sp *sp, uint32_t xm, uint32_t op_pass, uint32_t op_bat, uint32_t im, uint32_t ix_pass,
+                                uint32_t ix_bat) {
+    char buf[64];
+    if (xm & op_pass & ~op_bat)
+        gs__sp_note(sp, "gather: operand pass-through along %s", gs__sp_dims_text(xm & op_pass & ~op_bat, buf, sizeof buf));
+    if (im & ix_pass & ~ix_bat)
+        gs__sp_note(sp, "gather: index pass-through along %s", gs__sp_dims_text(im & ix_pass & ~ix_bat, buf, sizeof buf));
+    if (xm & op_bat)
+        gs__sp_note(sp, "gather: operand batching %s split like the indices", gs__sp_dims_text(xm & op_bat, buf, sizeof buf));
+}
+
 GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const gs_value *X = v->operands[0], *I = v->operands[1];
     const gs_shape *S = &v->shape;
     const gs_gather_dims *gd = v->gather;
     int rank = S->rank, orank = X->shape.rank, irank = I->shape.rank, d;
     int op_dest[GS_MAX_RANK], ix_dest[GS_MAX_RANK], op_src[GS_MAX_RANK], ix_src[GS_MAX_RANK];
-    uint32_t op_pass = 0, ix_pass = 0, out_ok = 0, all_out, op_bat, ix_bat, lost, m, triv = 0;
+    uint32_t op_pass = 0, ix_pass = 0, out_ok = 0, all_out, op_bat, ix_bat, lost, triv = 0;
     const gs_sharding *xs = sp->G->vals[X->id].sh, *is = sp->G->vals[I->id].sh, *tr, *T = NULL, *P, *os, *ixs;
     gs_gather_dims ld;
     gs_value *x, *ix, *r;
@@ -15101,12 +15113,8 @@ GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding 
             if (lost) gs__sp_warn_unkept(sp, v, X, xs, lost, "gather");
             r = gs__sp_gather_indexed(sp, v, P0, ixs, C, triv, op_pass & ~op_bat, &rg);
             if (!r) return NULL;
-            if ((m = gs__sp_split_mask(P0, orank) & op_pass & ~op_bat))
-                gs__sp_note(sp, "gather: operand pass-through along %s", gs__sp_dims_text(m, buf, sizeof buf));
-            if ((m = gs__sp_split_mask(ixs, irank) & ix_pass & ~ix_bat))
-                gs__sp_note(sp, "gather: index pass-through along %s", gs__sp_dims_text(m, buf, sizeof buf));
-            if ((m = gs__sp_split_mask(P0, orank) & op_bat))
-                gs__sp_note(sp, "gather: operand batching %s split like the indices", gs__sp_dims_text(m, buf, sizeof buf));
+            gs__sp_gather_notes(sp, gs__sp_split_mask(P0, orank), op_pass, op_bat, gs__sp_split_mask(ixs, irank), ix_pass,
+                                ix_bat);
             gs__sp_note(sp, "gather: operand split along indexed %s: masked local gather + all-reduce",
                         gs__sp_dims_text(triv, buf, sizeof buf));
             *osh = C;
@@ -15137,12 +15145,7 @@ GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding 
                 gs_sharding_to_text(sp->ctx, T));
         return NULL;
     }
-    if ((m = gs__sp_split_mask(os, orank) & op_pass & ~op_bat))
-        gs__sp_note(sp, "gather: operand pass-through along %s", gs__sp_dims_text(m, buf, sizeof buf));
-    if ((m = gs__sp_split_mask(ixs, irank) & ix_pass & ~ix_bat))
-        gs__sp_note(sp, "gather: index pass-through along %s", gs__sp_dims_text(m, buf, sizeof buf));
-    if ((m = gs__sp_split_mask(os, orank) & op_bat))
-        gs__sp_note(sp, "gather: operand batching %s split like the indices", gs__sp_dims_text(m, buf, sizeof buf));
+    gs__sp_gather_notes(sp, gs__sp_split_mask(os, orank), op_pass, op_bat, gs__sp_split_mask(ixs, irank), ix_pass, ix_bat);
     *osh = T;
     return r;
 }
