@@ -4,7 +4,7 @@
    counts that do not divide the sizes), and its SPMD program checked for the collectives the strategy needs
    (none, or exactly one all-reduce) and for no warning; the explanation names the strategy. Cases outside the
    strategies still give the right result, with a warning. */
-#include "test.h"
+#include "spmd_case.h"
 
 static const char *add_f32 = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
                              "max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] maximum(a, b)\n}\n"
@@ -15,94 +15,8 @@ static const char *add_f32 = "add {\n  a = f32[] parameter(0)\n  b = f32[] param
                              "ands {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT s = s32[] and(a, b)\n}\n"
                              "orp {\n  a = pred[] parameter(0)\n  b = pred[] parameter(1)\n  ROOT s = pred[] or(a, b)\n}\n";
 
-typedef struct {
-    gs_ctx *ctx;
-    gs_graph *src, *spmd;
-    int ag, ar, a2a, cp, rs, warnings;
-    int64_t ag_max_numel;  /* the largest all-gather result, in elements */
-    const char *explain;   /* the explanation of the instruction named "r" */
-    const char *text;
-} gs_run;
-
-static gs_value *named(gs_graph *g, const char *name) {
-    int i;
-    for (i = 0; i < gs_graph_num_values(g); i++)
-        if (strcmp(gs_value_name(gs_graph_value(g, i)), name) == 0) return gs_graph_value(g, i);
-    return NULL;
-}
-
-/* every value of g and of the while bodies and conditions in it */
-static void count_ops(gs_run *h, const gs_graph *g) {
-    int i;
-    for (i = 0; i < gs_graph_num_values(g); i++) {
-        gs_value *v = gs_graph_value(g, i);
-        gs_shape s = gs_value_shape(v);
-        switch (gs_value_op(v)) {
-        case GS_OP_ALL_GATHER:
-            h->ag++;
-            if (gs_shape_numel(&s) > h->ag_max_numel) h->ag_max_numel = gs_shape_numel(&s);
-            break;
-        case GS_OP_ALL_REDUCE: h->ar++; break;
-        case GS_OP_ALL_TO_ALL: h->a2a++; break;
-        case GS_OP_COLLECTIVE_PERMUTE: h->cp++; break;
-        case GS_OP_REDUCE_SCATTER: h->rs++; break;
-        default: break;
-        }
-    }
-}
-
-/* Parses "HloModule m\n" + the reductions + an ENTRY of body, partitions for D devices, checks the result
-   against the reference interpreter (inputs from gs_fill_random, padding poisoned) and counts collectives. */
-static bool run(gs_run *h, const char *body, int64_t D) {
-    char text[8192];
-    gs_partition_desc pd;
-    gs_runtime_desc rd;
-    gs_runtime *rt = NULL;
-    gs_check_desc cd;
-    gs_check_report rep;
-    void *in[8];
-    int k, n;
-    memset(h, 0, sizeof *h);
-    h->ctx = gst_ctx();
-    snprintf(text, sizeof text, "HloModule m\n%s\nENTRY main {\n%s}\n", add_f32, body);
-    if (gs_hlo_parse(h->ctx, text, strlen(text), &h->src) != GS_OK) {
-        gst_failf(__FILE__, __LINE__, "parse: %s", gs_ctx_error_msg(h->ctx));
-        return false;
-    }
-    memset(&pd, 0, sizeof pd);
-    pd.num_devices = D;
-    if (gs_partition(h->src, &pd, &h->spmd) != GS_OK) {
-        gst_failf(__FILE__, __LINE__, "partition: %s", gs_ctx_error_msg(h->ctx));
-        return false;
-    }
-    n = gs_graph_num_params(h->src);
-    for (k = 0; k < n && k < 8; k++) {
-        gs_shape s = gs_value_shape(gs_graph_param(h->src, k));
-        in[k] = malloc(gs_shape_bytes(&s) + 1);
-        gs_fill_random(s, 91 + (uint64_t)k, k, in[k]);
-    }
-    memset(&rd, 0, sizeof rd);
-    rd.num_devices = D;
-    rd.mode = GS_RUNTIME_LOCKSTEP;
-    memset(&cd, 0, sizeof cd);
-    cd.rtol = 1e-6;
-    cd.atol = 1e-6;
-    CHECK_OK(gs_runtime_create(h->ctx, &rd, &rt));
-    if (rt) {
-        gs_result r = gs_partition_check(h->spmd, rt, &cd, (const void *const *)in, &rep);
-        CHECK_MSG(r == GS_OK && rep.ok && rep.n_compared > 0, "%s\n%s",
-                  r == GS_OK ? (rep.ok ? "nothing compared" : rep.message) : gs_ctx_error_msg(h->ctx),
-                  gs_partition_print(h->spmd, true));
-    }
-    gs_runtime_destroy(rt);
-    for (k = 0; k < n && k < 8; k++) free(in[k]);
-    count_ops(h, h->spmd);
-    h->warnings = gs_partition_num_warnings(h->spmd);
-    h->explain = named(h->src, "r") ? gs_partition_explain(h->spmd, named(h->src, "r")) : NULL;
-    if (!h->explain) h->explain = "";
-    h->text = gs_partition_print(h->spmd, true);
-    return true;
-}
+/* the case runner with this file's reductions, tolerance and seeds */
+static bool run(gst_case *h, const char *body, int64_t D) { return gst_case_run(h, add_f32, body, D, 1e-6, 91); }
 
 /* the program moves nothing between devices and warns about nothing */
 #define CHECK_LOCAL(h)                                                                                         \
@@ -117,7 +31,7 @@ static void test_gather_operand_passthrough(void) {
     static const int64_t Ds[] = {4, 3, 7};
     int i;
     for (i = 0; i < 3; i++) {
-        gs_run h;
+        gst_case h;
         char body[1024];
         snprintf(body, sizeof body,
                  "  t = f32[9,10] parameter(0), sharding={devices=[1,%lld]<=[%lld]}\n"
@@ -135,7 +49,7 @@ static void test_gather_operand_passthrough(void) {
 
 /* operand pass-through on a rank-3 operand with a partial slice along another dim, indices in a vector */
 static void test_gather_operand_passthrough_rank3(void) {
-    gs_run h;
+    gst_case h;
     if (run(&h,
             "  t = f32[6,5,7] parameter(0), sharding={devices=[1,1,3]<=[3]}\n"
             "  i = s32[4,2] parameter(1)\n"
@@ -153,7 +67,7 @@ static void test_gather_index_passthrough(void) {
     static const int64_t Ds[] = {4, 3};
     int i;
     for (i = 0; i < 2; i++) {
-        gs_run h;
+        gst_case h;
         char body[1024];
         snprintf(body, sizeof body,
                  "  t = f32[7,6] parameter(0)\n"
@@ -169,7 +83,7 @@ static void test_gather_index_passthrough(void) {
     }
     {
         /* the index vector dim first: indices [1, 5, 4] split along dim 2 */
-        gs_run h;
+        gst_case h;
         if (run(&h,
                 "  t = f32[8,3] parameter(0)\n"
                 "  i = s32[1,5,4] parameter(1), sharding={devices=[1,1,3]<=[3]}\n"
@@ -186,7 +100,7 @@ static void test_gather_index_passthrough(void) {
 /* a 2x3 mesh: the table split 3 ways along hidden (replicated over the other axis), the ids 2 ways along the
    batch (replicated over the first): the result [2,3] needs no communication */
 static void test_gather_both_passthrough(void) {
-    gs_run h;
+    gst_case h;
     if (run(&h,
             "  t = f32[9,10] parameter(0), sharding={devices=[1,3,2]<=[2,3]T(1,0) last_tile_dim_replicate}\n"
             "  i = s32[5] parameter(1), sharding={devices=[2,3]<=[6] last_tile_dim_replicate}\n"
@@ -214,7 +128,7 @@ static void test_gather_both_passthrough(void) {
 
 /* operand batching dims pass through together with their indices batching dims */
 static void test_gather_batching_dims(void) {
-    gs_run h;
+    gst_case h;
     if (run(&h,
             "  t = f32[4,7,6] parameter(0), sharding={devices=[3,1,1]<=[3]}\n"
             "  i = s32[4,3,1] parameter(1), sharding={devices=[3,1,1]<=[3]}\n"
@@ -243,7 +157,7 @@ static void test_gather_batching_dims(void) {
 /* the table split along hidden while the result is wanted split along the batch (one mesh axis): the gather stays
    local and only the result moves (all-to-all); the table is never gathered */
 static void test_gather_passthrough_then_reshard(void) {
-    gs_run h;
+    gst_case h;
     if (run(&h,
             "  t = f32[64,12] parameter(0), sharding={devices=[1,4]<=[4]}\n"
             "  i = s32[8] parameter(1)\n"
@@ -276,7 +190,7 @@ static void test_scatter_operand_passthrough(void) {
     static const char *comb[] = {"add", "max", "rep"};
     int c;
     for (c = 0; c < 3; c++) {
-        gs_run h;
+        gst_case h;
         char body[1024];
         snprintf(body, sizeof body,
                  "  o = f32[9,10] parameter(0), sharding={devices=[1,4]<=[4]}\n"
@@ -293,7 +207,7 @@ static void test_scatter_operand_passthrough(void) {
     }
     {
         /* updates split along their scatter dim are gathered (small), the operand stays split */
-        gs_run h;
+        gst_case h;
         if (run(&h,
                 "  o = f32[9,10] parameter(0), sharding={devices=[1,3]<=[3]}\n"
                 "  i = s32[6,1] parameter(1)\n"
@@ -312,7 +226,7 @@ static void test_scatter_operand_passthrough(void) {
 /* outside the strategies: the operand split along the dim it is indexed by with slices two rows wide (a slice
    can straddle two shards). The result is still right, and the partitioner says the operand is gathered. */
 static void test_gather_scatter_fallback(void) {
-    gs_run h;
+    gst_case h;
     if (run(&h,
             "  t = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
             "  i = s32[5] parameter(1)\n"
@@ -363,7 +277,7 @@ static void test_gather_indexed_vocab(void) {
     static const char *ty[] = {"f32", "s32", "pred", "bf16"};
     int i;
     for (i = 0; i < 4; i++) {
-        gs_run h;
+        gst_case h;
         char body[1024];
         snprintf(body, sizeof body,
                  "  t = %s[10,6] parameter(0), sharding={devices=[%lld,1]<=[%lld]}\n"
@@ -381,7 +295,7 @@ static void test_gather_indexed_vocab(void) {
     }
     {
         /* u32 ids (4294967295 clamps to the last row, not below 0) on a table with fewer rows than devices */
-        gs_run h;
+        gst_case h;
         if (run(&h,
                 "  t = f32[3,5] parameter(0), sharding={devices=[4,1]<=[4]}\n"
                 "  i = u32[2,3] constant({{0, 2, 4294967295}, {7, 1, 2147483648}})\n"
@@ -395,7 +309,7 @@ static void test_gather_indexed_vocab(void) {
     }
     {
         /* ids from a parameter (values 0..7) into 7 rows on 3 devices, not collapsed (an offset dim of size 1) */
-        gs_run h;
+        gst_case h;
         if (run(&h,
                 "  t = f32[7,4] parameter(0), sharding={devices=[3,1]<=[3]}\n"
                 "  i = s32[6,1] parameter(1)\n"
@@ -412,7 +326,7 @@ static void test_gather_indexed_vocab(void) {
 /* the table split along vocab on one mesh axis and along hidden (pass-through) or the ids along the batch (index
    pass-through) on the other: the all-reduce runs over the vocab axis only */
 static void test_gather_indexed_mesh(void) {
-    gs_run h;
+    gst_case h;
     /* 2x2: vocab on the major axis, the ids' batch on the minor one */
     if (run(&h,
             "  t = f32[10,6] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n"
@@ -457,7 +371,7 @@ static void test_gather_indexed_mesh(void) {
 /* two indexed dims split (a 2-d table looked up by (row, column) pairs): one all-reduce over all six devices; the
    ids split along the same devices as the table (no mesh axis left for them) are gathered, which is small */
 static void test_gather_indexed_two_dims(void) {
-    gs_run h;
+    gst_case h;
     if (run(&h,
             "  t = f32[5,7,4] parameter(0), sharding={devices=[2,3,1]<=[6]}\n"
             "  i = s32[6,2] constant({{0,0},{4,6},{-1,9},{2,3},{3,1},{4,0}})\n"
@@ -501,7 +415,7 @@ static void test_scatter_indexed(void) {
     static const char *comb[] = {"add", "max", "min", "mul"};
     int c;
     for (c = 0; c < 4; c++) {
-        gs_run h;
+        gst_case h;
         char body[1024];
         snprintf(body, sizeof body,
                  "  o = f32[9,4] parameter(0)\n"
@@ -521,7 +435,7 @@ static void test_scatter_indexed(void) {
            into 6 rows: 6 and 7 are skipped), on 4 devices */
         static const char *sc[] = {"maxs", "ands"};
         for (c = 0; c < 2; c++) {
-            gs_run h;
+            gst_case h;
             char body[1024];
             snprintf(body, sizeof body,
                      "  o = s32[6,3] parameter(0)\n"
@@ -540,7 +454,7 @@ static void test_scatter_indexed(void) {
     }
     {
         /* pred or */
-        gs_run h;
+        gst_case h;
         if (run(&h,
                 "  o = pred[5,2] parameter(0)\n"
                 "  i = s32[6,1] parameter(1), sharding={devices=[4,1]<=[4]}\n"
@@ -556,7 +470,7 @@ static void test_scatter_indexed(void) {
     {
         /* a 2x2 mesh: the operand split along its window dim on the major axis (operand pass-through), the
            indices and updates along the batch on the minor one: the all-reduce runs over the minor axis */
-        gs_run h;
+        gst_case h;
         if (run(&h,
                 "  o = f32[9,7] parameter(0), sharding={devices=[1,2,2]<=[4] last_tile_dim_replicate}\n"
                 "  i = s32[5,1] parameter(1), sharding={devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}\n"
@@ -573,7 +487,7 @@ static void test_scatter_indexed(void) {
     }
     {
         /* replace has no identity to start from: the updates are gathered (small), no all-reduce */
-        gs_run h;
+        gst_case h;
         if (run(&h,
                 "  o = f32[9,4] parameter(0)\n"
                 "  i = s32[7,1] parameter(1), sharding={devices=[3,1]<=[3]}\n"

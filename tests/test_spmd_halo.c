@@ -1,88 +1,13 @@
 /* test_spmd_halo.c - windowed ops along split dims: each case partitioned, run on emulated devices with poisoned
    padding against the reference interpreter, and the program checked to exchange halos (collective-permutes)
    rather than gather the dim; the explanation names the halos and the base-dilation case. */
-#include "test.h"
+#include "spmd_case.h"
 
 static const char *add_f32 = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
                              "max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] maximum(a, b)\n}\n";
 
-static int count_op(const gs_graph *g, gs_op op) {
-    int i, n = 0;
-    for (i = 0; i < gs_graph_num_values(g); i++)
-        if (gs_value_op(gs_graph_value(g, i)) == op) n++;
-    return n;
-}
-
-/* the value named `name` in g */
-static gs_value *named(gs_graph *g, const char *name) {
-    int i;
-    for (i = 0; i < gs_graph_num_values(g); i++)
-        if (strcmp(gs_value_name(gs_graph_value(g, i)), name) == 0) return gs_graph_value(g, i);
-    return NULL;
-}
-
-typedef struct {
-    gs_ctx *ctx;
-    gs_graph *src, *spmd;
-    int cp, ag, ar, a2a, warnings;
-    const char *explain;   /* the explanation of the instruction named "r" */
-    const char *text;
-} halo_run;
-
-/* Parses "HloModule h\n" + the reductions + body, partitions for D devices, checks against the reference with
-   poisoned padding (rtol tol) and counts the collectives. */
-static bool halo(halo_run *h, const char *body, int64_t D, double tol) {
-    char text[4096];
-    gs_partition_desc pd;
-    gs_runtime_desc rd;
-    gs_runtime *rt = NULL;
-    gs_check_desc cd;
-    gs_check_report rep;
-    void *in[8];
-    int k, n;
-    memset(h, 0, sizeof *h);
-    h->ctx = gst_ctx();
-    snprintf(text, sizeof text, "HloModule h\n%s\nENTRY main {\n%s}\n", add_f32, body);
-    if (gs_hlo_parse(h->ctx, text, strlen(text), &h->src) != GS_OK) {
-        gst_failf(__FILE__, __LINE__, "parse: %s", gs_ctx_error_msg(h->ctx));
-        return false;
-    }
-    memset(&pd, 0, sizeof pd);
-    pd.num_devices = D;
-    if (gs_partition(h->src, &pd, &h->spmd) != GS_OK) {
-        gst_failf(__FILE__, __LINE__, "partition: %s", gs_ctx_error_msg(h->ctx));
-        return false;
-    }
-    n = gs_graph_num_params(h->src);
-    for (k = 0; k < n && k < 8; k++) {
-        gs_shape s = gs_value_shape(gs_graph_param(h->src, k));
-        in[k] = malloc(gs_shape_bytes(&s) + 1);
-        gs_fill_random(s, 77 + (uint64_t)k, k, in[k]);
-    }
-    memset(&rd, 0, sizeof rd);
-    rd.num_devices = D;
-    rd.mode = GS_RUNTIME_LOCKSTEP;
-    memset(&cd, 0, sizeof cd);
-    cd.rtol = tol;
-    cd.atol = tol;
-    CHECK_OK(gs_runtime_create(h->ctx, &rd, &rt));
-    if (rt) {
-        gs_result r = gs_partition_check(h->spmd, rt, &cd, (const void *const *)in, &rep);
-        CHECK_MSG(r == GS_OK && rep.ok, "%s\n%s", r == GS_OK ? rep.message : gs_ctx_error_msg(h->ctx),
-                  gs_partition_print(h->spmd, true));
-    }
-    gs_runtime_destroy(rt);
-    for (k = 0; k < n && k < 8; k++) free(in[k]);
-    h->cp = count_op(h->spmd, GS_OP_COLLECTIVE_PERMUTE);
-    h->ag = count_op(h->spmd, GS_OP_ALL_GATHER);
-    h->ar = count_op(h->spmd, GS_OP_ALL_REDUCE);
-    h->a2a = count_op(h->spmd, GS_OP_ALL_TO_ALL);
-    h->warnings = gs_partition_num_warnings(h->spmd);
-    h->explain = named(h->src, "r") ? gs_partition_explain(h->spmd, named(h->src, "r")) : NULL;
-    if (!h->explain) h->explain = "";
-    h->text = gs_partition_print(h->spmd, true);
-    return true;
-}
+/* the case runner with this file's reductions and seeds */
+static bool halo(gst_case *h, const char *body, int64_t D, double tol) { return gst_case_run(h, add_f32, body, D, tol, 77); }
 
 /* the program exchanges halos: at least min_cp collective-permutes, no all-gather, no warning */
 #define CHECK_HALO(h, min_cp)                                                                                    \
@@ -91,7 +16,7 @@ static bool halo(halo_run *h, const char *body, int64_t D, double tol) {
 
 /* GShard Fig. 11: a 4-way split with right halos 1, 2, 3, 4 (partition id + 1) */
 static void test_halo_fig11(void) {
-    halo_run h;
+    gst_case h;
     if (halo(&h, "  x = f32[12] parameter(0), sharding={devices=[4]<=[4]}\n  z = f32[] constant(0)\n"
                  "  ROOT r = f32[16] reduce-window(x, z), window={size=3 pad=2_4}, to_apply=add, "
                  "sharding={devices=[4]<=[4]}\n", 4, 1e-5)) {
@@ -126,7 +51,7 @@ static void test_halo_base_dilation(void) {
     };
     int i;
     for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
-        halo_run h;
+        gst_case h;
         if (halo(&h, cases[i].body, 4, 1e-5)) {
             CHECK_HALO(h, 1);
             CHECK_MSG(strstr(h.explain, cases[i].want), "case %d: %s", i, h.explain);
@@ -137,7 +62,7 @@ static void test_halo_base_dilation(void) {
 
 /* a halo wider than one shard: pieces from two and three neighbours away */
 static void test_halo_wide(void) {
-    halo_run h;
+    gst_case h;
     if (halo(&h, "  x = f32[16] parameter(0), sharding={devices=[8]<=[8]}\n  z = f32[] constant(0)\n"
                  "  ROOT r = f32[11] reduce-window(x, z), window={size=6}, to_apply=add, "
                  "sharding={devices=[8]<=[8]}\n", 8, 1e-5)) {
@@ -149,7 +74,7 @@ static void test_halo_wide(void) {
 
 /* a slice far from the first shards: negative left halos */
 static void test_halo_negative(void) {
-    halo_run h;
+    gst_case h;
     if (halo(&h, "  x = f32[24,3] parameter(0), sharding={devices=[4,1]<=[4]}\n"
                  "  ROOT r = f32[16,3] slice(x), slice={[5:21], [0:3]}, sharding={devices=[4,1]<=[4]}\n", 4, 0)) {
         CHECK_HALO(h, 1);
@@ -172,7 +97,7 @@ static void test_halo_negative(void) {
 
 /* 2-D windows: dims handled one after another on a 2x2 mesh */
 static void test_halo_2d(void) {
-    halo_run h;
+    gst_case h;
     if (halo(&h, "  x = f32[12,10] parameter(0), sharding={devices=[2,2]<=[4]}\n  z = f32[] constant(-inf)\n"
                  "  ROOT r = f32[12,10] reduce-window(x, z), window={size=3x3 pad=1_1x1_1}, to_apply=max, "
                  "sharding={devices=[2,2]<=[4]}\n", 4, 0)) {
@@ -193,7 +118,7 @@ static void test_halo_2d(void) {
 
 /* reverse of an uneven dim: the padding stays on the right */
 static void test_halo_reverse(void) {
-    halo_run h;
+    gst_case h;
     if (halo(&h, "  x = f32[10,3] parameter(0), sharding={devices=[4,1]<=[4]}\n"
                  "  ROOT r = f32[10,3] reverse(x), dimensions={0}, sharding={devices=[4,1]<=[4]}\n", 4, 0)) {
         CHECK_HALO(h, 1);
@@ -205,7 +130,7 @@ static void test_halo_reverse(void) {
 /* GShard Fig. 5c: [3,2] -> [6], input split 2 ways (shards [2,2]), output split 2 ways (shards [3]); and the split
    direction */
 static void test_halo_reshape(void) {
-    halo_run h;
+    gst_case h;
     if (halo(&h, "  x = f32[3,2] parameter(0), sharding={devices=[2,1]<=[2]}\n"
                  "  ROOT r = f32[6] reshape(x), sharding={devices=[2]<=[2]}\n", 2, 0)) {
         CHECK_HALO(h, 1);
@@ -228,7 +153,7 @@ static void test_halo_reshape(void) {
 /* convolution split along its output spatial dim (kernel whole), and the filter-gradient shape: input and
    kernel split along the same spatial dim with window dilation, partial sums added */
 static void test_halo_convolution(void) {
-    halo_run h;
+    gst_case h;
     if (halo(&h, "  x = f32[2,30,3] parameter(0), sharding={devices=[1,4,1]<=[4]}\n  k = f32[5,3,4] parameter(1)\n"
                  "  ROOT r = f32[2,30,4] convolution(x, k), window={size=5 pad=4_4 rhs_dilate=2}, "
                  "dim_labels=b0f_0io->b0f, sharding={devices=[1,4,1]<=[4]}\n", 4, 1e-5)) {
@@ -266,7 +191,7 @@ static void test_halo_convolution(void) {
 
 /* pad (negative edge and interior padding) and concatenate along a split dim */
 static void test_halo_pad_concat(void) {
-    halo_run h;
+    gst_case h;
     if (halo(&h, "  x = f32[20] parameter(0), sharding={devices=[4]<=[4]}\n  z = f32[] parameter(1)\n"
                  "  ROOT r = f32[40] pad(x, z), padding=-3_4_1, sharding={devices=[4]<=[4]}\n", 4, 0)) {
         CHECK_HALO(h, 1);
@@ -284,7 +209,7 @@ static void test_halo_pad_concat(void) {
 /* a window covering most of the dim (a cumulative sum as reduce-window): the dim is gathered, with a warning,
    and the result is still right */
 static void test_halo_gather_fallback(void) {
-    halo_run h;
+    gst_case h;
     if (halo(&h, "  x = f32[16] parameter(0), sharding={devices=[4]<=[4]}\n  z = f32[] constant(0)\n"
                  "  ROOT r = f32[16] reduce-window(x, z), window={size=16 pad=15_0}, to_apply=add, "
                  "sharding={devices=[4]<=[4]}\n", 4, 1e-5)) {
@@ -304,7 +229,7 @@ static void test_halo_gather_fallback(void) {
 
 /* the cost model prices the halo collective-permutes: each sender injects its piece */
 static void test_halo_cost(void) {
-    halo_run h;
+    gst_case h;
     if (halo(&h, "  x = f32[2,32,3] parameter(0), sharding={devices=[1,4,1]<=[4]}\n  k = f32[3,3,4] parameter(1)\n"
                  "  ROOT r = f32[2,32,4] convolution(x, k), window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f, "
                  "sharding={devices=[1,4,1]<=[4]}\n", 4, 1e-5)) {
