@@ -899,6 +899,30 @@ GS__FN gs_result gs__ip_compare(gs_ctx *ctx, const gs_value *v, const gs__buf *x
     if (t != z->shape.dtype || out->shape.dtype != GS_PRED || gs__numel(&x->shape) != n ||
         gs__numel(&z->shape) != n)
         return gs__err(ctx, GS_ERR_SHAPE, "compare %s: operand and result shapes differ", v->name);
+    /* floats in IEEE order and 32-bit integers: one plain loop per direction (C's comparisons are the rule
+       below: with a NaN only NE holds) */
+#define GS__CMP_LOOPS(T)                                                                                      \
+    do {                                                                                                      \
+        const T *A = (const T *)x->data, *B = (const T *)z->data;                                             \
+        switch (c) {                                                                                          \
+        case GS_CMP_EQ: for (i = 0; i < n; i++) y[i] = (uint8_t)(A[i] == B[i]); break;                        \
+        case GS_CMP_NE: for (i = 0; i < n; i++) y[i] = (uint8_t)(A[i] != B[i]); break;                        \
+        case GS_CMP_LT: for (i = 0; i < n; i++) y[i] = (uint8_t)(A[i] < B[i]); break;                         \
+        case GS_CMP_LE: for (i = 0; i < n; i++) y[i] = (uint8_t)(A[i] <= B[i]); break;                        \
+        case GS_CMP_GT: for (i = 0; i < n; i++) y[i] = (uint8_t)(A[i] > B[i]); break;                         \
+        default: for (i = 0; i < n; i++) y[i] = (uint8_t)(A[i] >= B[i]); break;                               \
+        }                                                                                                     \
+    } while (0)
+    if ((t == GS_F32 || t == GS_BF16) && v->cmp_type != GS_CMP_TYPE_TOTALORDER) {
+        GS__CMP_LOOPS(float);
+        return GS_OK;
+    }
+    if (t == GS_S32 || t == GS_U32) {
+        if (v->cmp_type == GS_CMP_TYPE_SIGNED) GS__CMP_LOOPS(int32_t);
+        else GS__CMP_LOOPS(uint32_t);
+        return GS_OK;
+    }
+#undef GS__CMP_LOOPS
     for (i = 0; i < n; i++) {
         switch (t) {
         case GS_F32: case GS_BF16: {
