@@ -8825,6 +8825,8 @@ GS__FN gs_result gs__ip_binary(gs_ctx *ctx, const gs_value *v, const gs__buf *x,
         case GS_OP_SUBTRACT: for (i = 0; i < n; i++) y[i] = a[i] - b[i]; break;
         case GS_OP_MULTIPLY: for (i = 0; i < n; i++) y[i] = a[i] * b[i]; break;
         case GS_OP_DIVIDE: for (i = 0; i < n; i++) y[i] = a[i] / b[i]; break;
+        case GS_OP_MAXIMUM: for (i = 0; i < n; i++) y[i] = gs__ip_fmax(a[i], b[i]); break;
+        case GS_OP_MINIMUM: for (i = 0; i < n; i++) y[i] = gs__ip_fmin(a[i], b[i]); break;
         default: for (i = 0; i < n; i++) y[i] = gs__ip_binary_f(op, a[i], b[i]); break;
         }
         if (t == GS_BF16) gs__round_bf16(y, n);
