@@ -8819,7 +8819,7 @@ GS__FN gs_result gs__ip_binary(gs_ctx *ctx, const gs_value *v, const gs__buf *x,
         const float *a = (const float *)x->data, *b = (const float *)z->data;
         float *y = (float *)out->data;
         if (logical) goto unsupported;
-        /* the common arithmetic as plain loops the compiler vectorises (the same expressions: the same bits) */
+        /* the common ops in loops of their own, without a switch per element (the same expressions: the same bits) */
         switch (op) {
         case GS_OP_ADD: for (i = 0; i < n; i++) y[i] = a[i] + b[i]; break;
         case GS_OP_SUBTRACT: for (i = 0; i < n; i++) y[i] = a[i] - b[i]; break;
