@@ -8043,6 +8043,18 @@ GS__FN float gs__ip_rbf(float x) { return gs_bf16_to_f32(gs_f32_to_bf16(x)); }
 
 /* dst[doff + sum idx*dstr] = src[soff + sum idx*sstr] for every idx < dims (offsets and strides in elements;
    es is the element size, 4 or 1). */
+/* A transposed 2-D slab of 4-byte elements, in 16 x 16 tiles: D[a * dsa + b] = S[a + b * ssb]. Row by row the
+   reads would stride through a new cache line per element; within a tile the 16 lines read are reused. */
+GS__FN void gs__ip_xcopy_tiles(uint32_t *D, const uint32_t *S, int64_t na, int64_t nb, int64_t dsa, int64_t ssb) {
+    int64_t a0, b0, a, b;
+    for (a0 = 0; a0 < na; a0 += 16)
+        for (b0 = 0; b0 < nb; b0 += 16) {
+            int64_t a1 = GS__MIN(na, a0 + 16), b1 = GS__MIN(nb, b0 + 16);
+            for (a = a0; a < a1; a++)
+                for (b = b0; b < b1; b++) D[a * dsa + b] = S[a + b * ssb];
+        }
+}
+
 GS__FN void gs__ip_xcopy(size_t es, int rank, const int64_t *dims, void *dst, int64_t doff, const int64_t *dstr,
                       const void *src, int64_t soff, const int64_t *sstr) {
     int64_t idx[GS_MAX_RANK];
@@ -8053,6 +8065,25 @@ GS__FN void gs__ip_xcopy(size_t es, int rank, const int64_t *dims, void *dst, in
     if (rank == 0) {
         memcpy((char *)dst + doff * (int64_t)es, (const char *)src + soff * (int64_t)es, es);
         return;
+    }
+    if (es == 4 && rank >= 2 && dstr[rank - 1] == 1 && sstr[rank - 2] == 1 && sstr[rank - 1] > 16 && dims[rank - 2] >= 16 &&
+        dims[rank - 1] >= 16) {
+        /* the last two dims are a transpose: tiles of them, for every index of the dims before */
+        memset(idx, 0, sizeof idx);
+        for (;;) {
+            gs__ip_xcopy_tiles((uint32_t *)dst + doff, (const uint32_t *)src + soff, dims[rank - 2], dims[rank - 1],
+                               dstr[rank - 2], sstr[rank - 1]);
+            for (d = rank - 3; d >= 0; d--) {
+                idx[d]++;
+                doff += dstr[d];
+                soff += sstr[d];
+                if (idx[d] < dims[d]) break;
+                doff -= dstr[d] * dims[d];
+                soff -= sstr[d] * dims[d];
+                idx[d] = 0;
+            }
+            if (d < 0) return;
+        }
     }
     n_in = dims[rank - 1];
     dsi = dstr[rank - 1];

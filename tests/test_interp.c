@@ -277,6 +277,34 @@ static void test_transpose_3d(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* transposes whose last two dims are swapped and at least 16 long are copied in tiles: sizes that are not
+   multiples of the tile, a batch dim in front, and 2-D, against a naive loop */
+static void test_transpose_tiled(void) {
+    static const int64_t shapes[3][3] = {{3, 37, 50}, {1, 16, 17}, {2, 64, 40}};
+    int k;
+    for (k = 0; k < 3; k++) {
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *g = gs_graph_new(ctx, "g");
+        int64_t A = shapes[k][0], B = shapes[k][1], C = shapes[k][2], perm3[3] = {0, 2, 1}, perm2[2] = {1, 0}, a, b, c;
+        int32_t *x = (int32_t *)malloc(sizeof(int32_t) * (size_t)(A * B * C)), *y = (int32_t *)malloc(sizeof(int32_t) * (size_t)(A * B * C));
+        int bad = 0;
+        for (a = 0; a < A * B * C; a++) x[a] = (int32_t)(a * 7 - 3);
+        CHECK_OK(run1(g, gs_transpose(g, gs_parameter(g, 0, S3(GS_S32, A, B, C), "x"), perm3), x, y));
+        for (a = 0; a < A; a++)   /* y[a][c][b] = x[a][b][c] */
+            for (b = 0; b < B; b++)
+                for (c = 0; c < C; c++) bad += y[(a * C + c) * B + b] != x[(a * B + b) * C + c];
+        CHECK_MSG(bad == 0, "[%lld,%lld,%lld] {0,2,1}: %d elements wrong", (long long)A, (long long)B, (long long)C, bad);
+        g = gs_graph_new(ctx, "g2");
+        CHECK_OK(run1(g, gs_transpose(g, gs_parameter(g, 0, S2(GS_S32, A * B, C), "x"), perm2), x, y));
+        for (b = 0, bad = 0; b < A * B; b++)   /* y[c][b] = x[b][c] */
+            for (c = 0; c < C; c++) bad += y[c * A * B + b] != x[b * C + c];
+        CHECK_MSG(bad == 0, "[%lld,%lld] {1,0}: %d elements wrong", (long long)(A * B), (long long)C, bad);
+        free(x);
+        free(y);
+        gs_ctx_destroy(ctx);
+    }
+}
+
 static void test_transpose_4d(void) {
     gs_ctx *ctx = gst_ctx();
     gs_graph *g = gs_graph_new(ctx, "g");
@@ -2070,6 +2098,7 @@ void suite_interp(void) {
     RUN(test_reshape);
     RUN(test_transpose_3d);
     RUN(test_transpose_4d);
+    RUN(test_transpose_tiled);
     RUN(test_slice_strided);
     RUN(test_slice_empty);
     RUN(test_dynamic_slice_clamped);
