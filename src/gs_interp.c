@@ -61,7 +61,6 @@
 
 GS__FN float gs__ip_rbf(float x) { return gs_bf16_to_f32(gs_f32_to_bf16(x)); }
 
-
 /* A transposed 2-D slab of 4-byte elements, in 16 x 16 tiles: D[a * dsa + b] = S[a + b * ssb]. Row by row the
    reads would stride through a new cache line per element; within a tile the 16 lines read are reused. */
 GS__FN void gs__ip_xcopy_tiles(uint32_t *D, const uint32_t *S, int64_t na, int64_t nb, int64_t dsa, int64_t ssb) {
