@@ -8052,6 +8052,23 @@ GS__FN void gs__ip_xcopy_tiles(uint32_t *D, const uint32_t *S, int64_t na, int64
         }
 }
 
+/* The next index of dims [0, n) in row-major order, moving a destination and a source offset by their strides;
+   false after the last (idx is back at zero). */
+GS__FN bool gs__ip_xstep(int n, const int64_t *dims, int64_t *idx, int64_t *doff, const int64_t *dstr, int64_t *soff,
+                         const int64_t *sstr) {
+    int d;
+    for (d = n - 1; d >= 0; d--) {
+        idx[d]++;
+        *doff += dstr[d];
+        *soff += sstr[d];
+        if (idx[d] < dims[d]) return true;
+        *doff -= dstr[d] * dims[d];
+        *soff -= sstr[d] * dims[d];
+        idx[d] = 0;
+    }
+    return false;
+}
+
 /* dst[doff + sum idx*dstr] = src[soff + sum idx*sstr] for every idx < dims (offsets and strides in elements;
    es is the element size, 4 or 1). */
 GS__FN void gs__ip_xcopy(size_t es, int rank, const int64_t *dims, void *dst, int64_t doff, const int64_t *dstr,
@@ -8072,16 +8089,7 @@ GS__FN void gs__ip_xcopy(size_t es, int rank, const int64_t *dims, void *dst, in
         for (;;) {
             gs__ip_xcopy_tiles((uint32_t *)dst + doff, (const uint32_t *)src + soff, dims[rank - 2], dims[rank - 1],
                                dstr[rank - 2], sstr[rank - 1]);
-            for (d = rank - 3; d >= 0; d--) {
-                idx[d]++;
-                doff += dstr[d];
-                soff += sstr[d];
-                if (idx[d] < dims[d]) break;
-                doff -= dstr[d] * dims[d];
-                soff -= sstr[d] * dims[d];
-                idx[d] = 0;
-            }
-            if (d < 0) return;
+            if (!gs__ip_xstep(rank - 2, dims, idx, &doff, dstr, &soff, sstr)) return;
         }
     }
     n_in = dims[rank - 1];
@@ -8101,16 +8109,7 @@ GS__FN void gs__ip_xcopy(size_t es, int rank, const int64_t *dims, void *dst, in
             const uint8_t *S = (const uint8_t *)src;
             for (i = 0; i < n_in; i++, dp += dsi, sp += ssi) D[dp] = S[sp];
         }
-        for (d = rank - 2; d >= 0; d--) {
-            idx[d]++;
-            doff += dstr[d];
-            soff += sstr[d];
-            if (idx[d] < dims[d]) break;
-            doff -= dstr[d] * dims[d];
-            soff -= sstr[d] * dims[d];
-            idx[d] = 0;
-        }
-        if (d < 0) return;
+        if (!gs__ip_xstep(rank - 1, dims, idx, &doff, dstr, &soff, sstr)) return;
     }
 }
 
@@ -18197,16 +18196,7 @@ GS__FN void gs__rt_box(size_t es, int rank, const int64_t *dims, void *dst, int6
     for (;;) {
         gs__rt_put((char *)dst + doff * (int64_t)es, (const char *)src + soff * (int64_t)es,
                    (size_t)dims[rank - 1] * es, true);
-        for (d = rank - 2; d >= 0; d--) {
-            idx[d]++;
-            doff += dstr[d];
-            soff += sstr[d];
-            if (idx[d] < dims[d]) break;
-            doff -= dims[d] * dstr[d];
-            soff -= dims[d] * sstr[d];
-            idx[d] = 0;
-        }
-        if (d < 0) return;
+        if (!gs__ip_xstep(rank - 1, dims, idx, &doff, dstr, &soff, sstr)) return;
     }
 }
 

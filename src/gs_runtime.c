@@ -633,16 +633,7 @@ GS__FN void gs__rt_box(size_t es, int rank, const int64_t *dims, void *dst, int6
     for (;;) {
         gs__rt_put((char *)dst + doff * (int64_t)es, (const char *)src + soff * (int64_t)es,
                    (size_t)dims[rank - 1] * es, true);
-        for (d = rank - 2; d >= 0; d--) {
-            idx[d]++;
-            doff += dstr[d];
-            soff += sstr[d];
-            if (idx[d] < dims[d]) break;
-            doff -= dims[d] * dstr[d];
-            soff -= dims[d] * sstr[d];
-            idx[d] = 0;
-        }
-        if (d < 0) return;
+        if (!gs__ip_xstep(rank - 1, dims, idx, &doff, dstr, &soff, sstr)) return;
     }
 }
 
