@@ -17599,12 +17599,6 @@ out:
  *   into one message after all devices have stopped.
  */
 
-#if defined(__cplusplus) || !defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L
-#  define GS__RT_RESTRICT __restrict
-#else
-#  define GS__RT_RESTRICT restrict
-#endif
-
 #define GS__RT_SIG 8            /* enclosing while loops compared at a rendezvous (deeper ones: count only) */
 #define GS__RT_BLOCK 4096       /* elements per reduction block (stays in L1/L2 while members are added) */
 #define GS__RT_STACK ((size_t)1 << 20)   /* worker thread stack */
@@ -17927,41 +17921,26 @@ GS__FN void gs__cplan_bytes(const gs__cplan *p, int64_t d, int64_t *sent, int64_
    result (compute format). Reductions are left folds in group order: x_g0 (op) x_g1 (op) ... (bf16: rounded
    after every step, as the interpreter's reducers do).
    ------------------------------------------------------------------------------------------------------- */
-/* Sums of f32 (IEEE, lane by lane exactly as the scalar a + b) and of 32-bit two's-complement integers. With
-   SSE2 four lanes at a time (compilers leave these loops scalar at -O2). */
-GS__FN void gs__rt_add3_f32(float *GS__RT_RESTRICT d, const float *GS__RT_RESTRICT a, const float *GS__RT_RESTRICT b,
-                            int64_t n) {
-    int64_t i = 0;
 #if defined(GS__RT_HAVE_STREAM)
-    for (; i + 4 <= n; i += 4) _mm_storeu_ps(d + i, _mm_add_ps(_mm_loadu_ps(a + i), _mm_loadu_ps(b + i)));
-#endif
-    for (; i < n; i++) d[i] = a[i] + b[i];
+/* Sums of 32-bit lanes: f32 (IEEE, lane by lane exactly as the scalar a + b) or two's-complement integers. */
+GS__FN __m128i gs__rt_vadd(bool f32, __m128i a, __m128i b) {
+    return f32 ? _mm_castps_si128(_mm_add_ps(_mm_castsi128_ps(a), _mm_castsi128_ps(b))) : _mm_add_epi32(a, b);
 }
-GS__FN void gs__rt_add2_f32(float *GS__RT_RESTRICT d, const float *GS__RT_RESTRICT b, int64_t n) {
-    int64_t i = 0;
-#if defined(GS__RT_HAVE_STREAM)
-    for (; i + 4 <= n; i += 4) _mm_storeu_ps(d + i, _mm_add_ps(_mm_loadu_ps(d + i), _mm_loadu_ps(b + i)));
 #endif
-    for (; i < n; i++) d[i] += b[i];
-}
-GS__FN void gs__rt_add3_u32(uint32_t *GS__RT_RESTRICT d, const uint32_t *GS__RT_RESTRICT a,
-                            const uint32_t *GS__RT_RESTRICT b, int64_t n) {
+
+/* d[i] = a[i] + b[i] on f32 or on 32-bit two's-complement integers (s32 sums wrap exactly like u32 sums); d may
+   be a. With SSE2 four lanes at a time (compilers leave this loop scalar at -O2). */
+GS__FN void gs__rt_add32(bool f32, void *d, const void *a, const void *b, int64_t n) {
     int64_t i = 0;
 #if defined(GS__RT_HAVE_STREAM)
     for (; i + 4 <= n; i += 4)
-        _mm_storeu_si128((__m128i *)(void *)(d + i), _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)(a + i)),
-                                                                   _mm_loadu_si128((const __m128i *)(const void *)(b + i))));
+        _mm_storeu_si128((__m128i *)d + i / 4, gs__rt_vadd(f32, _mm_loadu_si128((const __m128i *)a + i / 4),
+                                                           _mm_loadu_si128((const __m128i *)b + i / 4)));
 #endif
-    for (; i < n; i++) d[i] = a[i] + b[i];
-}
-GS__FN void gs__rt_add2_u32(uint32_t *GS__RT_RESTRICT d, const uint32_t *GS__RT_RESTRICT b, int64_t n) {
-    int64_t i = 0;
-#if defined(GS__RT_HAVE_STREAM)
-    for (; i + 4 <= n; i += 4)
-        _mm_storeu_si128((__m128i *)(void *)(d + i), _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)(d + i)),
-                                                                   _mm_loadu_si128((const __m128i *)(const void *)(b + i))));
-#endif
-    for (; i < n; i++) d[i] += b[i];
+    if (f32)
+        for (; i < n; i++) ((float *)d)[i] = ((const float *)a)[i] + ((const float *)b)[i];
+    else
+        for (; i < n; i++) ((uint32_t *)d)[i] = ((const uint32_t *)a)[i] + ((const uint32_t *)b)[i];
 }
 
 /* d[i] = a[i] (k) b[i]; d may be a (not b). */
@@ -17972,8 +17951,7 @@ GS__FN void gs__rt_fold(gs_dtype t, gs_reduce_kind k, void *d, const void *a, co
         float *D = (float *)d;
         const float *A = (const float *)a, *B = (const float *)b;
         if (k == GS_REDUCE_SUM && t == GS_F32) {
-            if (d == a) gs__rt_add2_f32(D, B, n);
-            else gs__rt_add3_f32(D, A, B, n);
+            gs__rt_add32(true, d, a, b, n);
         } else {
             bool bf = t == GS_BF16;
             for (i = 0; i < n; i++) D[i] = gs__ip_comb_f(k, A[i], B[i], bf);
@@ -17981,10 +17959,8 @@ GS__FN void gs__rt_fold(gs_dtype t, gs_reduce_kind k, void *d, const void *a, co
         break;
     }
     case GS_S32: case GS_U32:
-        /* two's complement: s32 sums wrap exactly like u32 sums */
         if (k == GS_REDUCE_SUM) {
-            if (d == a) gs__rt_add2_u32((uint32_t *)d, (const uint32_t *)b, n);
-            else gs__rt_add3_u32((uint32_t *)d, (const uint32_t *)a, (const uint32_t *)b, n);
+            gs__rt_add32(false, d, a, b, n);
         } else if (t == GS_S32) {
             for (i = 0; i < n; i++)
                 ((int32_t *)d)[i] = gs__ip_comb_s(k, ((const int32_t *)a)[i], ((const int32_t *)b)[i]);
@@ -18059,10 +18035,6 @@ GS__FN void gs__rt_reduce_run(const gs__cplan *p, const int64_t *mem, const void
 }
 
 #if defined(GS__RT_HAVE_STREAM)
-/* Sums of 32-bit lanes: f32 (IEEE, lane by lane exactly as the scalar a + b) or two's-complement integers. */
-GS__FN __m128i gs__rt_vadd(bool f32, __m128i a, __m128i b) {
-    return f32 ? _mm_castps_si128(_mm_add_ps(_mm_castsi128_ps(a), _mm_castsi128_ps(b))) : _mm_add_epi32(a, b);
-}
 
 GS__FN void gs__rt_vstore(void *d, __m128i v, bool stream) {
     if (stream) _mm_stream_si128((__m128i *)d, v);
