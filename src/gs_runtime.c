@@ -734,11 +734,6 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
     }
 }
 
-/* Device t's whole share. */
-GS__FN void gs__coll_part(const gs__cplan *p, int64_t t, const void *const *in, void *const *out) {
-    gs__coll_piece(p, t, 0, 1, in, out);
-}
-
 /* ---------------------------------------------------------------------------------------------------------
    Devices and the runtime
    ------------------------------------------------------------------------------------------------------- */
@@ -1907,7 +1902,7 @@ GS_API gs_result gs_runtime_collective(gs_runtime *rt, const gs_collective_spec 
 #endif
         {
             for (i = 0; i < repeat; i++)
-                for (d = 0; d < D; d++) gs__coll_part(&p, d, rt->ins, rt->outs);
+                for (d = 0; d < D; d++) gs__coll_piece(&p, d, 0, 1, rt->ins, rt->outs);
         }
     }
     if (convert) {
