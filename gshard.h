@@ -19283,13 +19283,6 @@ GS_API gs_result gs_runtime_gather(gs_runtime *rt, const gs_sharding *s, gs_shap
     return gs__rt_gather_one(rt, s, global, shard, shards, GS__FMT_STORAGE, data, "gs_runtime_gather");
 }
 
-GS__FN void gs__rt_shape_text(const gs_shape *s, char *buf, size_t cap) {
-    size_t n = (size_t)snprintf(buf, cap, "%s[", gs_dtype_name(s->dtype));
-    int d;
-    for (d = 0; d < s->rank && n < cap; d++) n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? "," : "", (long long)s->dims[d]);
-    if (n < cap) snprintf(buf + n, cap - n, "]");
-}
-
 GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_shape *in_shapes,
                                        const gs_sharding *const *in_shardings, const void *const *inputs,
                                        const gs_shape *out_shapes, const gs_sharding *const *out_shardings,
@@ -19325,9 +19318,9 @@ GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_sha
         r = gs__rt_layout(rt, s, gl, &shard, who);
         if (!r && !gs_shape_equal(&shard, want)) {
             char c[128];
-            gs__rt_shape_text(&gl, a, sizeof a);
-            gs__rt_shape_text(&shard, b, sizeof b);
-            gs__rt_shape_text(want, c, sizeof c);
+            gs__shape_str(&gl, a, sizeof a);
+            gs__shape_str(&shard, b, sizeof b);
+            gs__shape_str(want, c, sizeof c);
             r = gs__err(ctx, GS_ERR_SHAPE, "%s: %s is split into %s shards, but the program's %s %d is %s", who, a, b,
                         in ? "parameter buffer" : "output", i, c);
         }
