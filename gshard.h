@@ -17459,8 +17459,10 @@ typedef struct gs__barrier {
 GS__FN bool gs__barrier_init(gs__barrier *b, int n, int *abort_flag);
 GS__FN void gs__barrier_destroy(gs__barrier *b);
 GS__FN void gs__barrier_abort(gs__barrier *b);
+#if !defined(GSHARD_NO_THREADS)
 /* GS__BARRIER_OK, _ABORT or _TIMEOUT; *waited_us: the time spent waiting */
 GS__FN int gs__barrier_wait(gs__barrier *b, int64_t timeout_us, int64_t *waited_us);
+#endif
 
 #endif /* GS_THREAD_H */
 
