@@ -957,3 +957,44 @@ GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sha
     *osh = t;
     return x;
 }
+
+/* reshape: x[A,B]{t mapped back} -> out[A*B]{t} as a local reshape of every tile when the tiles line up;
+   x[3,2]{dim 0 split} -> out[6]{split} realigned by the engine (gs__sp_reshape_halo); otherwise the dims the
+   reshape changes are gathered and the others keep the operand's split */
+GS__FN gs_value *gs__sp_reshape(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_shape *S = &v->shape;
+    gs_value *ops[1];
+    int rank = S->rank;
+    const gs_shape *X = &v->operands[0]->shape;
+    const gs_sharding *is = gs__sh_reshape(sp->ctx, t, S, X), *back;
+    uint32_t ch_in, ch_out;
+    gs_shape ls;
+    if (is && !gs__sp_is_rep(is) && (back = gs__sh_reshape(sp->ctx, is, X, S)) && gs_sharding_equal(back, t) &&
+        gs__sp_reshape_local_ok(X, is, S, t)) {
+        ls = gs__sp_local(t, *S);
+        ops[0] = gs__sp_get(sp, v->operands[0], is);
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    if (gs__sp_is_rep(t)) {
+        ops[0] = gs__sp_get(sp, v->operands[0], t);
+        return gs__sp_clone(sp, v, ops, S);
+    }
+    {
+        bool fits;
+        gs_value *r = gs__sp_reshape_halo(sp, v, t, osh, &fits);
+        if (r || fits) return r;
+    }
+    /* keep the dims the reshape leaves alone split as the operand has them; gather the others */
+    ch_in = gs__sp_reshape_changed(X, S, &ch_out);
+    is = gs__sp_unsplit(sp, sp->G->vals[v->operands[0]->id].sh, ch_in);
+    back = is ? gs__sh_reshape(sp->ctx, is, X, S) : NULL;
+    if (!back || gs__sp_split_mask(back, rank) & ch_out || !gs__sp_reshape_local_ok(X, is, S, back)) {
+        is = gs__sp_rep(sp);
+        back = is;
+    }
+    gs__sp_note(sp, "reshape with the changed dims gathered");
+    ls = gs__sp_local(back, *S);
+    ops[0] = gs__sp_get(sp, v->operands[0], is);
+    *osh = back;
+    return gs__sp_clone(sp, v, ops, &ls);
+}
