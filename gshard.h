@@ -14553,10 +14553,151 @@ GS__FN bool gs__sp_aligned(int64_t S, int64_t kc, int64_t kf) {
     return kc == 1 || gs__shard_size(S, kc) == (kf / kc) * gs__shard_size(S, kf);
 }
 
+/* Step 1 of the reshard planner: all-to-all. While a dim has more tiles than the target's B wants and another
+   fewer, a factor m of the first's tiles moves to the second: x[.., Sd/ks, .., Se/ks2, ..]{*cur} ->
+   x[.., Sd/(ks/m), .., Se/(ks2*m), ..]. */
+GS__FN gs_value *gs__sp_reshard_all_to_all(gs__sp *sp, gs_value *x, const gs_sharding **cur, const gs__ta *B,
+                                           const gs_shape *full) {
+    gs_graph *g = sp->G->g;
+    int rank = full->rank, d, e;
+    gs__ta A;
+    for (;;) {
+        int fs = -1, ft = -1;
+        int64_t m = 1;
+        if (!gs__sp_view(sp, *cur, rank, &A)) return NULL;
+        for (d = 0; d < rank && fs < 0; d++) {
+            int64_t ks = A.dims[d], kt = B->dims[d];
+            if (ks <= kt || ks % kt) continue;
+            for (e = 0; e < rank; e++) {
+                int64_t ks2 = A.dims[e], kt2 = B->dims[e], mm;
+                if (e == d || ks2 >= kt2 || kt2 % ks2) continue;
+                mm = gs__gcd(ks / kt, kt2 / ks2);
+                if (mm < 2 || !gs__sp_aligned(full->dims[d], ks / mm, ks)) continue;
+                if (ks2 > 1 && !gs__sp_aligned(full->dims[e], ks2, ks2 * mm)) continue;
+                fs = d;
+                ft = e;
+                m = mm;
+                break;
+            }
+        }
+        if (fs < 0) break;
+        {
+            gs_collective_desc cd;
+            int64_t ks = A.dims[fs], ks2 = A.dims[ft], ct_new = gs__shard_size(full->dims[ft], ks2 * m);
+            int tref, to;
+            gs_shape want;
+            GS__ZERO(cd);
+            if (ks2 == 1) x = gs__sp_pad_dim(sp, x, ft, m * ct_new);
+            gs__sp_split_axis(&A, fs, m);
+            if (!gs__sp_groups(sp, &A, fs + 1, &cd.groups)) return NULL;
+            x = gs_all_to_all(g, x, ft, fs, &cd);
+            if (!x) return NULL;
+            want = x->shape;
+            want.dims[fs] = gs__shard_size(full->dims[fs], ks / m);
+            x = gs__sp_prefix(sp, x, &want);
+            tref = ft < fs + 1 ? ft : ft + 1;
+            to = tref < fs + 1 ? tref + 1 : tref;
+            if (!gs__sp_move_axis(sp, &A, fs + 1, to)) return NULL;
+            gs__sp_merge_axes(&A, to - 1, 2);
+            *cur = gs__sp_from_view(sp, rank, &A);
+            if (!*cur) return NULL;
+        }
+    }
+    return x;
+}
+
+/* Step 2: all-gather, inside replication groups, what is split more than B wants (or split out of line with it):
+   x[.., Sd/ks, ..]{*cur} -> x[.., Sd/(ks/m), ..] */
+GS__FN gs_value *gs__sp_reshard_gather(gs__sp *sp, gs_value *x, const gs_sharding **cur, const gs__ta *B,
+                                       const gs_shape *full) {
+    int rank = full->rank, d;
+    gs__ta A;
+    for (d = 0; d < rank; d++) {
+        int64_t ks, kt;
+        if (!gs__sp_view(sp, *cur, rank, &A)) return NULL;
+        ks = A.dims[d];
+        kt = B->dims[d];
+        if (ks == 1) continue;
+        if (ks > kt) {
+            int64_t m = (ks % kt == 0 && gs__sp_aligned(full->dims[d], kt, ks)) ? ks / kt : ks;
+            x = gs__sp_gather_step(sp, x, cur, d, m, full);
+        } else if (ks < kt && (kt % ks || !gs__sp_aligned(full->dims[d], ks, kt))) {
+            x = gs__sp_gather_step(sp, x, cur, d, ks, full);   /* misaligned: gather, then slice below */
+        }
+        if (!x) return NULL;
+    }
+    return x;
+}
+
+/* Step 3: dynamic-slice the finer tiles B wants out of the data each device holds (no communication):
+   x[.., Sd/ks, ..]{*cur} -> x[.., Sd/(ks*f), ..]. Returns NULL when a view fails, else x (NULL when a builder
+   failed). */
+GS__FN gs_value *gs__sp_reshard_slice(gs__sp *sp, gs_value *x, const gs_sharding **cur, const gs__ta *B,
+                                      const gs_shape *full) {
+    int rank = full->rank, d;
+    gs__ta A, C;
+    bool any = false;
+    const gs_sharding *nxt;
+    if (!gs__sp_view(sp, *cur, rank, &A)) return NULL;
+    C = A;
+    for (d = 0; d < rank; d++) {
+        int64_t f = B->dims[d] / C.dims[d];
+        if (f <= 1) continue;
+        any = true;
+        gs__sp_split_axis(&C, C.n - 1, C.dims[C.n - 1] / f);   /* R -> (f, R/f) */
+        if (!gs__sp_move_axis(sp, &C, C.n - 2, d + 1)) return NULL;
+        gs__sp_merge_axes(&C, d, 2);
+    }
+    if (any) {
+        gs_value *st[GS_MAX_RANK];
+        gs_shape loc;
+        nxt = gs__sp_from_view(sp, rank, &C);
+        if (!nxt) return NULL;
+        loc = gs__sp_local(nxt, *full);
+        for (d = 0; d < rank; d++) {
+            int64_t f = C.dims[d] / A.dims[d];
+            if (f > 1) {
+                if (A.dims[d] == 1) x = gs__sp_pad_dim(sp, x, d, f * loc.dims[d]);
+                st[d] = gs__sp_rel_offset(sp, nxt, loc.dims[d], *cur, x ? x->shape.dims[d] : 0, d);
+            } else {
+                st[d] = gs__sp_s32(sp, 0);
+            }
+        }
+        x = gs_dynamic_slice(sp->G->g, x, st, loc.dims);
+        *cur = nxt;
+    }
+    return x;
+}
+
+/* Step 4: collective-permute when the tiles are right but sit on the wrong devices: x{cur} -> x{t} (B its view) */
+GS__FN gs_value *gs__sp_reshard_permute(gs__sp *sp, gs_value *x, const gs_sharding *cur, const gs_sharding *s,
+                                        const gs_sharding *t, const gs__ta *B, int rank) {
+    int64_t L, *pairs;
+    int d;
+    gs__ta A;
+    if (!gs__sp_view(sp, cur, rank, &A)) return NULL;
+    for (d = 0; d <= rank; d++)
+        if (A.dims[d] != B->dims[d]) {
+            gs__err(sp->ctx, GS_ERR_SHARDING, "%s: internal error: reshard %s -> %s ended at %s",
+                    sp->at ? sp->at->name : "?", gs_sharding_to_text(sp->ctx, s),
+                    gs_sharding_to_text(sp->ctx, t), gs_sharding_to_text(sp->ctx, cur));
+            return NULL;
+        }
+    pairs = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * 2 * (size_t)sp->D);
+    if (!pairs) return NULL;
+    for (L = 0; L < sp->D; L++) {
+        pairs[2 * L] = gs__ta_at(&A, L);
+        pairs[2 * L + 1] = gs__ta_at(B, L);
+    }
+    return gs_collective_permute(sp->G->g, x, sp->D, pairs, 0);
+}
+
+/* The reshard planner: x[local]{s} -> x[local]{t} for an array of shape full, in four steps, each doing nothing
+   when there is nothing for it: 1. all-to-all moves tiles between dims, 2. all-gather undoes splits the target
+   does not have, 3. dynamic-slice makes the splits it adds, 4. collective-permute puts tiles on their devices. */
 GS__FN gs_value *gs__sp_reshard_raw(gs__sp *sp, gs_value *x, const gs_sharding *s, const gs_sharding *t,
                                     gs_shape full) {
-    gs_graph *g = sp->G->g;
-    int rank = full.rank, d, e;
+    int rank = full.rank;
     gs__ta A, B;
     const gs_sharding *cur = s;
     bool s_rep, t_rep;
@@ -14579,118 +14720,12 @@ GS__FN gs_value *gs__sp_reshard_raw(gs__sp *sp, gs_value *x, const gs_sharding *
                 gs_sharding_to_text(sp->ctx, s), gs_sharding_to_text(sp->ctx, t));
         return NULL;
     }
-    /* 1. all-to-all: move a factor m of the tiles of a dim that has too many to a dim that has too few */
-    for (;;) {
-        int fs = -1, ft = -1;
-        int64_t m = 1;
-        if (!gs__sp_view(sp, cur, rank, &A)) return NULL;
-        for (d = 0; d < rank && fs < 0; d++) {
-            int64_t ks = A.dims[d], kt = B.dims[d];
-            if (ks <= kt || ks % kt) continue;
-            for (e = 0; e < rank; e++) {
-                int64_t ks2 = A.dims[e], kt2 = B.dims[e], mm;
-                if (e == d || ks2 >= kt2 || kt2 % ks2) continue;
-                mm = gs__gcd(ks / kt, kt2 / ks2);
-                if (mm < 2 || !gs__sp_aligned(full.dims[d], ks / mm, ks)) continue;
-                if (ks2 > 1 && !gs__sp_aligned(full.dims[e], ks2, ks2 * mm)) continue;
-                fs = d;
-                ft = e;
-                m = mm;
-                break;
-            }
-        }
-        if (fs < 0) break;
-        {
-            gs_collective_desc cd;
-            int64_t ks = A.dims[fs], ks2 = A.dims[ft], ct_new = gs__shard_size(full.dims[ft], ks2 * m);
-            int tref, to;
-            gs_shape want;
-            GS__ZERO(cd);
-            if (ks2 == 1) x = gs__sp_pad_dim(sp, x, ft, m * ct_new);
-            gs__sp_split_axis(&A, fs, m);
-            if (!gs__sp_groups(sp, &A, fs + 1, &cd.groups)) return NULL;
-            x = gs_all_to_all(g, x, ft, fs, &cd);
-            if (!x) return NULL;
-            want = x->shape;
-            want.dims[fs] = gs__shard_size(full.dims[fs], ks / m);
-            x = gs__sp_prefix(sp, x, &want);
-            tref = ft < fs + 1 ? ft : ft + 1;
-            to = tref < fs + 1 ? tref + 1 : tref;
-            if (!gs__sp_move_axis(sp, &A, fs + 1, to)) return NULL;
-            gs__sp_merge_axes(&A, to - 1, 2);
-            cur = gs__sp_from_view(sp, rank, &A);
-            if (!cur) return NULL;
-        }
-    }
-    /* 2. all-gather what is split more than the target wants (inside replication groups) */
-    for (d = 0; d < rank; d++) {
-        int64_t ks, kt;
-        if (!gs__sp_view(sp, cur, rank, &A)) return NULL;
-        ks = A.dims[d];
-        kt = B.dims[d];
-        if (ks == 1) continue;
-        if (ks > kt) {
-            int64_t m = (ks % kt == 0 && gs__sp_aligned(full.dims[d], kt, ks)) ? ks / kt : ks;
-            x = gs__sp_gather_step(sp, x, &cur, d, m, &full);
-        } else if (ks < kt && (kt % ks || !gs__sp_aligned(full.dims[d], ks, kt))) {
-            x = gs__sp_gather_step(sp, x, &cur, d, ks, &full);   /* misaligned: gather, then slice below */
-        }
-        if (!x) return NULL;
-    }
+    if (!(x = gs__sp_reshard_all_to_all(sp, x, &cur, &B, &full))) return NULL;
+    if (!(x = gs__sp_reshard_gather(sp, x, &cur, &B, &full))) return NULL;
     if (gs__sp_is_rep(cur) && !s_rep && !t_rep)
         gs__sp_warn_remat(sp, s, t, &full, "no all-to-all, slice or partial gather reaches the target");
-    /* 3. dynamic-slice the finer tiles out of the replicated data (no communication) */
-    if (!gs__sp_view(sp, cur, rank, &A)) return NULL;
-    {
-        bool any = false;
-        gs__ta C = A;
-        const gs_sharding *nxt;
-        for (d = 0; d < rank; d++) {
-            int64_t f = B.dims[d] / C.dims[d];
-            if (f <= 1) continue;
-            any = true;
-            gs__sp_split_axis(&C, C.n - 1, C.dims[C.n - 1] / f);   /* R -> (f, R/f) */
-            if (!gs__sp_move_axis(sp, &C, C.n - 2, d + 1)) return NULL;
-            gs__sp_merge_axes(&C, d, 2);
-        }
-        if (any) {
-            gs_value *st[GS_MAX_RANK];
-            gs_shape loc;
-            nxt = gs__sp_from_view(sp, rank, &C);
-            if (!nxt) return NULL;
-            loc = gs__sp_local(nxt, full);
-            for (d = 0; d < rank; d++) {
-                int64_t f = C.dims[d] / A.dims[d];
-                if (f > 1) {
-                    if (A.dims[d] == 1) x = gs__sp_pad_dim(sp, x, d, f * loc.dims[d]);
-                    st[d] = gs__sp_rel_offset(sp, nxt, loc.dims[d], cur, x ? x->shape.dims[d] : 0, d);
-                } else {
-                    st[d] = gs__sp_s32(sp, 0);
-                }
-            }
-            x = gs_dynamic_slice(g, x, st, loc.dims);
-            cur = nxt;
-        }
-    }
-    /* 4. collective-permute when the tiles are right but sit on the wrong devices */
-    if (x && !gs_sharding_equal(cur, t)) {
-        int64_t L, *pairs;
-        if (!gs__sp_view(sp, cur, rank, &A)) return NULL;
-        for (d = 0; d <= rank; d++)
-            if (A.dims[d] != B.dims[d]) {
-                gs__err(sp->ctx, GS_ERR_SHARDING, "%s: internal error: reshard %s -> %s ended at %s",
-                        sp->at ? sp->at->name : "?", gs_sharding_to_text(sp->ctx, s),
-                        gs_sharding_to_text(sp->ctx, t), gs_sharding_to_text(sp->ctx, cur));
-                return NULL;
-            }
-        pairs = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * 2 * (size_t)sp->D);
-        if (!pairs) return NULL;
-        for (L = 0; L < sp->D; L++) {
-            pairs[2 * L] = gs__ta_at(&A, L);
-            pairs[2 * L + 1] = gs__ta_at(&B, L);
-        }
-        x = gs_collective_permute(g, x, sp->D, pairs, 0);
-    }
+    x = gs__sp_reshard_slice(sp, x, &cur, &B, &full);
+    if (x && !gs_sharding_equal(cur, t)) x = gs__sp_reshard_permute(sp, x, cur, s, t, &B, rank);
     return x;
 }
 
@@ -15453,43 +15488,46 @@ GS__FN void gs__sp_list(char *buf, size_t cap, const int64_t *v, const bool *use
 /* =========================================================================================================
    The region engine
    ========================================================================================================= */
-/* x: a per-device value in sharding xs (rank = x's rank) whose dim d holds the device's shard of an extent-S dim
-   split k ways. Returns x with dim d replaced by the device's region [a[c], a[c] + n) of the global dim (c its
-   tile coordinate along d). Devices with !used[c] get garbage. With pad (a scalar of x's type), elements outside
-   [0, S) are pad; without, they are garbage. `what` is added to the explanation. */
-GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, int d, int64_t S, const int64_t *a,
-                               const bool *used, int64_t n, gs_value *pad, const char *what) {
-    gs_graph *g = sp->G->g;
-    int rank = x ? x->shape.rank : 0;
-    int64_t k = gs__sp_k(xs, d), s, c, j, HL = 0, HR = 0, standard, compact = 0, mode;
-    int64_t *lo, *hi, *m, *tab, minA = INT64_MAX, maxE = INT64_MIN, n_perm = 0;
+/* One region exchange (gs__sp_region): device c, at tile coordinate c along dim d (extent S, split k ways in
+   shards of s), wants the elements [a[c], a[c] + n) when used[c]. */
+typedef struct gs__sp_rx {
+    const gs_sharding *xs;
+    gs__ta A;                   /* xs's view */
+    int d;
+    int64_t S, k, s, n;
+    const int64_t *a;
+    const bool *used;
+    int64_t *lo, *hi;           /* the real part [lo[c], hi[c]) of each region */
+    int64_t *m;                 /* m[j + k - 1]: the largest piece distance j = holder - receiver carries */
+    int64_t *tab;               /* k entries of scratch */
+    int64_t HL, HR;             /* the widest halo on the left and on the right */
+    int64_t minA, maxE;         /* the lowest region start and the highest region end */
+    int64_t n_perm;             /* collective-permutes made */
+    gs_value *idx;              /* the global index of every region element (s32), built when needed */
+} gs__sp_rx;
+
+/* Step 1 of the region engine: the real part of every region, the halos it implies and the pieces of the compact
+   exchange; chooses the exchange: 0 (the neighbours' shard pieces concatenated around mine), 1 (compact: only
+   what each device needs, one distance at a time) or 2 (the whole dim: the halos would carry most of it). hl and
+   hr get the halo widths as text. */
+GS__FN int gs__sp_region_plan(gs__sp *sp, gs__sp_rx *R, char *hl, char *hr, size_t cap) {
+    int64_t k = R->k, s = R->s, n = R->n, c, j, standard, compact = 0;
+    const int64_t *a = R->a;
+    const bool *used = R->used;
+    int64_t *lo = R->lo, *hi = R->hi, *m = R->m, *tab = R->tab;
     bool any = false;
-    gs_value *idx = NULL;   /* the global index of every region element (s32), built when needed */
-    gs__ta A;
-    char hl[256], hr[256];
-    if (!x) return NULL;
-    s = gs__shard_size(S, k);
-    if (k < 2 || x->shape.dims[d] != s || !gs__sp_view(sp, xs, rank, &A)) {
-        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: internal error: halo exchange on dim %d of a %s shard",
-                sp->at ? sp->at->name : "?", d, gs_sharding_to_text(sp->ctx, xs));
-        return NULL;
-    }
-    lo = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)(5 * k + 1));
-    if (!lo) return NULL;
-    hi = lo + k;
-    tab = hi + k;
-    m = tab + k;   /* m[delta + k - 1], delta in -(k-1) .. k-1 */
+    int mode;
     /* the real part of every region and the halos it implies */
     for (c = 0; c < k; c++) {
         if (!used[c]) continue;
         lo[c] = GS__MAX(a[c], 0);
-        hi[c] = GS__MIN(a[c] + n, S);
-        minA = GS__MIN(minA, a[c]);
-        maxE = GS__MAX(maxE, a[c] + n);
+        hi[c] = GS__MIN(a[c] + n, R->S);
+        R->minA = GS__MIN(R->minA, a[c]);
+        R->maxE = GS__MAX(R->maxE, a[c] + n);
         if (lo[c] >= hi[c]) continue;
         any = true;
-        HL = GS__MAX(HL, c * s - lo[c]);
-        HR = GS__MAX(HR, hi[c] - (c + 1) * s);
+        R->HL = GS__MAX(R->HL, c * s - lo[c]);
+        R->HR = GS__MAX(R->HR, hi[c] - (c + 1) * s);
     }
     /* the largest piece each distance j = holder - receiver carries (the compact exchange), m[j + k - 1] */
     for (c = 0; c < k; c++) {
@@ -15502,136 +15540,189 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
     }
     for (j = -(k - 1); j <= k - 1; j++)
         if (j) compact += m[j + k - 1];
-    standard = HL + HR;
-    /* 0: pieces of the neighbours' shards concatenated around mine; 1: only what each device needs, placed one
-       distance at a time; 2: the whole dim (the halos would carry most of it) */
+    standard = R->HL + R->HR;
     mode = GS__MIN(standard, compact) * 4 >= 3 * (k - 1) * s && any && GS__MIN(standard, compact) > 0 ? 2
            : standard <= compact ? 0 : 1;
     for (c = 0; c < k; c++) tab[c] = used[c] ? c * s - a[c] : 0;
-    gs__sp_list(hl, sizeof hl, tab, used, k);
+    gs__sp_list(hl, cap, tab, used, k);
     for (c = 0; c < k; c++) tab[c] = used[c] ? a[c] + n - (c + 1) * s : 0;
-    gs__sp_list(hr, sizeof hr, tab, used, k);
+    gs__sp_list(hr, cap, tab, used, k);
     if (mode == 2) {
         gs__sp_warnf(sp, "halo exchange at %s would move most of dim %d (%lld of %lld elements per device); the dim "
-                     "is all-gathered instead", sp->at ? sp->at->name : "?", d,
+                     "is all-gathered instead", sp->at ? sp->at->name : "?", R->d,
                      (long long)GS__MIN(standard, compact), (long long)((k - 1) * s));
     }
-    if (mode == 0 || mode == 2) {
-        /* a buffer holding global [base[c], base[c] + len), then the region cut out of it */
-        gs_value *cat, **parts, *off;
-        int64_t len, extL = 0, extR = 0, np = 0, nl = gs__sp_cdiv(HL, s), nr = gs__sp_cdiv(HR, s), off0;
-        bool same = true;
-        if (mode == 2) {
-            cat = gs__sp_all_gather(sp, x, d, &A, d);
-            len = k * s;
-            for (c = 0; c < k; c++) tab[c] = 0;
-        } else {
-            bool *need = (bool *)gs__arena_alloc(sp->ctx, sizeof(bool) * (size_t)k);
-            parts = (gs_value **)gs__arena_alloc(sp->ctx, sizeof(gs_value *) * (size_t)(nl + nr + 1));
-            if (!need || !parts) return NULL;
-            for (j = nl; j >= 1; j--) {
-                int64_t sz = GS__MIN(s, HL - (j - 1) * s);
-                for (c = 0; c < k; c++) need[c] = used[c] && lo[c] < hi[c] && lo[c] < (c - j + 1) * s;
-                parts[np++] = gs__sp_shift(sp, gs__sp_cut(sp, x, d, s - sz, sz), &A, d, -j, need);
-                n_perm++;
-            }
-            parts[np++] = x;
-            for (j = 1; j <= nr; j++) {
-                int64_t sz = GS__MIN(s, HR - (j - 1) * s);
-                for (c = 0; c < k; c++) need[c] = used[c] && lo[c] < hi[c] && hi[c] > (c + j) * s;
-                parts[np++] = gs__sp_shift(sp, gs__sp_cut(sp, x, d, 0, sz), &A, d, j, need);
-                n_perm++;
-            }
-            cat = np == 1 ? x : gs_concatenate(g, (int)np, parts, d);
-            len = HL + s + HR;
-            for (c = 0; c < k; c++) tab[c] = c * s - HL;
-        }
-        /* tab = base; widen the buffer so every region is inside it */
-        for (c = 0; c < k; c++) {
-            if (!used[c]) continue;
-            extL = GS__MAX(extL, tab[c] - a[c]);
-            extR = GS__MAX(extR, a[c] + n - (tab[c] + len));
-        }
-        cat = gs__sp_zpad(sp, cat, d, extL, extR);
-        off0 = -1;
-        for (c = 0; c < k; c++) {
-            if (!used[c]) continue;
-            tab[c] = a[c] - tab[c] + extL;
-            if (off0 < 0) off0 = tab[c];
-            else if (tab[c] != off0) same = false;
-        }
-        if (off0 < 0) off0 = 0;
-        for (c = 0; c < k; c++)
-            if (!used[c]) tab[c] = off0;
-        if (same) {
-            x = gs__sp_cut(sp, cat, d, off0, n);
-        } else {
-            off = gs__sp_ctab(sp, xs, d, tab);
-            x = gs__sp_dcut(sp, cat, d, off, n);
-        }
+    return mode;
+}
+
+/* Step 2, exchanges 0 and 2: a buffer x[.., base[c] .. base[c] + len, ..] holding every device's region (its
+   shard with the neighbours' pieces concatenated around it, or the whole dim all-gathered), then each region cut
+   out of it: x[.., s, ..] -> x[.., n, ..] */
+GS__FN gs_value *gs__sp_region_buffer(gs__sp *sp, gs__sp_rx *R, gs_value *x, bool whole) {
+    gs_graph *g = sp->G->g;
+    int d = R->d;
+    int64_t k = R->k, s = R->s, n = R->n, HL = R->HL, HR = R->HR, c, j;
+    const int64_t *a = R->a;
+    const bool *used = R->used;
+    int64_t *lo = R->lo, *hi = R->hi, *tab = R->tab;
+    gs_value *cat, **parts, *off;
+    int64_t len, extL = 0, extR = 0, np = 0, nl = gs__sp_cdiv(HL, s), nr = gs__sp_cdiv(HR, s), off0;
+    bool same = true;
+    if (whole) {
+        cat = gs__sp_all_gather(sp, x, d, &R->A, d);
+        len = k * s;
+        for (c = 0; c < k; c++) tab[c] = 0;
     } else {
-        /* compact: for each distance, every receiver gets exactly the piece it needs, placed at its position */
-        gs_value *acc = NULL;
-        int64_t *u = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)(4 * k));
-        int64_t *place = u + k, *plo = place + k, *phi = plo + k;
         bool *need = (bool *)gs__arena_alloc(sp->ctx, sizeof(bool) * (size_t)k);
-        if (!u || !need) return NULL;
-        for (j = -(k - 1); j <= k - 1; j++) {
-            int64_t mj = m[j + k - 1], u0 = -1;
-            gs_value *piece, *R;
-            bool same = true;
-            if (!mj) continue;
-            for (c = 0; c < k; c++) u[c] = 0;
-            for (c = 0; c < k; c++) {
-                int64_t src = c + j, p0, p1;
-                need[c] = false;
-                plo[c] = phi[c] = 0;
-                place[c] = 0;
-                if (!used[c] || lo[c] >= hi[c] || src < 0 || src >= k) continue;
-                p0 = GS__MAX(lo[c], src * s);
-                p1 = GS__MIN(hi[c], GS__MIN((src + 1) * s, S));
-                if (p0 >= p1) continue;
-                need[c] = true;
-                u[src] = GS__MIN(p0 - src * s, s - mj);
-                if (u0 < 0) u0 = u[src];
-                else if (u[src] != u0) same = false;
-                place[c] = n + a[c] - (src * s + u[src]);
-                plo[c] = p0;
-                phi[c] = p1;
-            }
-            piece = same ? gs__sp_cut(sp, x, d, u0, mj) : gs__sp_dcut(sp, x, d, gs__sp_ctab(sp, xs, d, u), mj);
-            if (j) {
-                piece = gs__sp_shift(sp, piece, &A, d, j, need);
-                n_perm++;
-            }
-            R = gs__sp_dcut(sp, gs__sp_zpad(sp, piece, d, n, n), d, gs__sp_ctab(sp, xs, d, place), n);
-            if (!R) return NULL;
-            if (!acc) {
-                acc = R;
-                continue;
-            }
-            if (!idx) {
-                for (c = 0; c < k; c++) tab[c] = used[c] ? a[c] : 0;
-                idx = gs__sp_gidx(sp, R, d, gs__sp_ctab(sp, xs, d, tab));
-            }
-            acc = gs__sp_select_range(sp, idx, gs__sp_ctab(sp, xs, d, plo), gs__sp_ctab(sp, xs, d, phi), d, R, acc);
+        parts = (gs_value **)gs__arena_alloc(sp->ctx, sizeof(gs_value *) * (size_t)(nl + nr + 1));
+        if (!need || !parts) return NULL;
+        for (j = nl; j >= 1; j--) {
+            int64_t sz = GS__MIN(s, HL - (j - 1) * s);
+            for (c = 0; c < k; c++) need[c] = used[c] && lo[c] < hi[c] && lo[c] < (c - j + 1) * s;
+            parts[np++] = gs__sp_shift(sp, gs__sp_cut(sp, x, d, s - sz, sz), &R->A, d, -j, need);
+            R->n_perm++;
         }
-        x = acc ? acc : gs__sp_cut(sp, gs__sp_zpad(sp, x, d, 0, GS__MAX(0, n - s)), d, 0, n);
+        parts[np++] = x;
+        for (j = 1; j <= nr; j++) {
+            int64_t sz = GS__MIN(s, HR - (j - 1) * s);
+            for (c = 0; c < k; c++) need[c] = used[c] && lo[c] < hi[c] && hi[c] > (c + j) * s;
+            parts[np++] = gs__sp_shift(sp, gs__sp_cut(sp, x, d, 0, sz), &R->A, d, j, need);
+            R->n_perm++;
+        }
+        cat = np == 1 ? x : gs_concatenate(g, (int)np, parts, d);
+        len = HL + s + HR;
+        for (c = 0; c < k; c++) tab[c] = c * s - HL;
     }
+    /* tab = base; widen the buffer so every region is inside it */
+    for (c = 0; c < k; c++) {
+        if (!used[c]) continue;
+        extL = GS__MAX(extL, tab[c] - a[c]);
+        extR = GS__MAX(extR, a[c] + n - (tab[c] + len));
+    }
+    cat = gs__sp_zpad(sp, cat, d, extL, extR);
+    off0 = -1;
+    for (c = 0; c < k; c++) {
+        if (!used[c]) continue;
+        tab[c] = a[c] - tab[c] + extL;
+        if (off0 < 0) off0 = tab[c];
+        else if (tab[c] != off0) same = false;
+    }
+    if (off0 < 0) off0 = 0;
+    for (c = 0; c < k; c++)
+        if (!used[c]) tab[c] = off0;
+    if (same) return gs__sp_cut(sp, cat, d, off0, n);
+    off = gs__sp_ctab(sp, R->xs, d, tab);
+    return gs__sp_dcut(sp, cat, d, off, n);
+}
+
+/* Step 2, exchange 1 (compact): for each distance, every receiver gets exactly the piece it needs, placed at its
+   position in the region: x[.., s, ..] -> x[.., n, ..] */
+GS__FN gs_value *gs__sp_region_compact(gs__sp *sp, gs__sp_rx *R, gs_value *x) {
+    const gs_sharding *xs = R->xs;
+    int d = R->d;
+    int64_t k = R->k, s = R->s, n = R->n, S = R->S, c, j;
+    const int64_t *a = R->a;
+    const bool *used = R->used;
+    int64_t *lo = R->lo, *hi = R->hi, *m = R->m, *tab = R->tab;
+    gs_value *acc = NULL;
+    int64_t *u = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)(4 * k));
+    int64_t *place = u + k, *plo = place + k, *phi = plo + k;
+    bool *need = (bool *)gs__arena_alloc(sp->ctx, sizeof(bool) * (size_t)k);
+    if (!u || !need) return NULL;
+    for (j = -(k - 1); j <= k - 1; j++) {
+        int64_t mj = m[j + k - 1], u0 = -1;
+        gs_value *piece, *P;
+        bool same = true;
+        if (!mj) continue;
+        for (c = 0; c < k; c++) u[c] = 0;
+        for (c = 0; c < k; c++) {
+            int64_t src = c + j, p0, p1;
+            need[c] = false;
+            plo[c] = phi[c] = 0;
+            place[c] = 0;
+            if (!used[c] || lo[c] >= hi[c] || src < 0 || src >= k) continue;
+            p0 = GS__MAX(lo[c], src * s);
+            p1 = GS__MIN(hi[c], GS__MIN((src + 1) * s, S));
+            if (p0 >= p1) continue;
+            need[c] = true;
+            u[src] = GS__MIN(p0 - src * s, s - mj);
+            if (u0 < 0) u0 = u[src];
+            else if (u[src] != u0) same = false;
+            place[c] = n + a[c] - (src * s + u[src]);
+            plo[c] = p0;
+            phi[c] = p1;
+        }
+        piece = same ? gs__sp_cut(sp, x, d, u0, mj) : gs__sp_dcut(sp, x, d, gs__sp_ctab(sp, xs, d, u), mj);
+        if (j) {
+            piece = gs__sp_shift(sp, piece, &R->A, d, j, need);
+            R->n_perm++;
+        }
+        P = gs__sp_dcut(sp, gs__sp_zpad(sp, piece, d, n, n), d, gs__sp_ctab(sp, xs, d, place), n);
+        if (!P) return NULL;
+        if (!acc) {
+            acc = P;
+            continue;
+        }
+        if (!R->idx) {
+            for (c = 0; c < k; c++) tab[c] = used[c] ? a[c] : 0;
+            R->idx = gs__sp_gidx(sp, P, d, gs__sp_ctab(sp, xs, d, tab));
+        }
+        acc = gs__sp_select_range(sp, R->idx, gs__sp_ctab(sp, xs, d, plo), gs__sp_ctab(sp, xs, d, phi), d, P, acc);
+    }
+    return acc ? acc : gs__sp_cut(sp, gs__sp_zpad(sp, x, d, 0, GS__MAX(0, n - s)), d, 0, n);
+}
+
+/* The region engine. x: a per-device value in sharding xs (rank = x's rank) whose dim d holds the device's shard
+   of an extent-S dim split k ways. Returns x with dim d replaced by the device's region [a[c], a[c] + n) of the
+   global dim (c its tile coordinate along d): x[.., S/k, ..]{xs} -> x[.., n, ..]{xs}. Devices with !used[c] get
+   garbage. With pad (a scalar of x's type), elements outside [0, S) are pad; without, they are garbage. `what` is
+   added to the explanation. Steps: 1. plan the exchange, 2. exchange, 3. pad, 4. explain. */
+GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, int d, int64_t S, const int64_t *a,
+                               const bool *used, int64_t n, gs_value *pad, const char *what) {
+    gs_graph *g = sp->G->g;
+    int rank = x ? x->shape.rank : 0, mode;
+    int64_t c, k, s;
+    gs__sp_rx R;
+    char hl[256], hr[256];
+    if (!x) return NULL;
+    memset(&R, 0, sizeof R);
+    R.k = k = gs__sp_k(xs, d);
+    R.s = s = gs__shard_size(S, k);
+    if (k < 2 || x->shape.dims[d] != s || !gs__sp_view(sp, xs, rank, &R.A)) {
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: internal error: halo exchange on dim %d of a %s shard",
+                sp->at ? sp->at->name : "?", d, gs_sharding_to_text(sp->ctx, xs));
+        return NULL;
+    }
+    R.lo = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)(5 * k + 1));
+    if (!R.lo) return NULL;
+    R.hi = R.lo + k;
+    R.tab = R.hi + k;
+    R.m = R.tab + k;   /* m[delta + k - 1], delta in -(k-1) .. k-1 */
+    R.xs = xs;
+    R.d = d;
+    R.S = S;
+    R.n = n;
+    R.a = a;
+    R.used = used;
+    R.minA = INT64_MAX;
+    R.maxE = INT64_MIN;
+    mode = gs__sp_region_plan(sp, &R, hl, hr, sizeof hl);
+    x = mode == 1 ? gs__sp_region_compact(sp, &R, x) : gs__sp_region_buffer(sp, &R, x, mode == 2);
     if (!x) return NULL;
     /* what lies outside the real dim is the op's padding */
-    if (pad && (minA < 0 || maxE > S)) {
-        if (!idx) {
-            for (c = 0; c < k; c++) tab[c] = used[c] ? a[c] : 0;
-            idx = gs__sp_gidx(sp, x, d, gs__sp_ctab(sp, xs, d, tab));
+    if (pad && (R.minA < 0 || R.maxE > S)) {
+        if (!R.idx) {
+            for (c = 0; c < k; c++) R.tab[c] = used[c] ? a[c] : 0;
+            R.idx = gs__sp_gidx(sp, x, d, gs__sp_ctab(sp, xs, d, R.tab));
         }
-        x = gs__sp_select_range(sp, idx, gs__sp_s32(sp, 0), gs__sp_s32(sp, S), d, x, gs_broadcast(g, pad, x->shape, NULL));
+        x = gs__sp_select_range(sp, R.idx, gs__sp_s32(sp, 0), gs__sp_s32(sp, S), d, x,
+                                gs_broadcast(g, pad, x->shape, NULL));
     }
     gs__sp_note(sp, "dim %d (%lld shards of %lld): halo left %s, right %s%s%s; %s", d, (long long)k, (long long)s,
                 hl, hr, what && *what ? "; " : "", what ? what : "",
                 mode == 2 ? "all-gathered (the halos would cover most of the dim)"
-                : n_perm == 0 ? "no exchange" : mode == 1 ? "compact exchange" : "halo exchange");
-    if (n_perm) gs__sp_note(sp, "%lld collective-permute%s", (long long)n_perm, n_perm == 1 ? "" : "s");
+                : R.n_perm == 0 ? "no exchange" : mode == 1 ? "compact exchange" : "halo exchange");
+    if (R.n_perm) gs__sp_note(sp, "%lld collective-permute%s", (long long)R.n_perm, R.n_perm == 1 ? "" : "s");
     return x;
 }
 
