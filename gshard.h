@@ -15132,6 +15132,12 @@ GS__FN const gs_sharding *gs__sp_lift(gs__sp *sp, const gs_sharding *s, const in
 GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
                                      int wop, int wdim, const gs_sharding **osh);
 
+/* dot (and a convolution with nothing split spatially): lhs[B,M,K] x rhs[B,K,N] -> out[B,M,N]{t}. An iteration
+   sharding over (B, M, N, K) is chosen among the operands' and the output's splits and their merges, priced in
+   bytes resharded plus local flops; lhs and rhs are resharded to its projections, the local dot runs, and when K
+   is split the partial sums are combined (all-reduce, or reduce-scatter into t). E.g. lhs[B,M,K]{B split} x
+   rhs[B,K,N]{B split} -> out[B,M,N]{B split}, no collective; lhs[M,K]{K split} x rhs[K,N]{K split} -> out[M,N]
+   partial, all-reduce. An operand too big to gather goes round a ring instead (gs__sp_windowed_dot). */
 GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const gs_value *Lv = v->operands[0], *Rv = v->operands[1];
     const gs_sharding *Ls = sp->G->vals[Lv->id].sh, *Rs = sp->G->vals[Rv->id].sh;
@@ -15236,7 +15242,8 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
     }
 }
 
-/* AG-style windowed einsum: operand wop is split D ways along its dim wdim (iteration dim aw) and would be
+/* windowed einsum: x[.., W/D, ..] (operand wop, split D ways along W) x y -> out in I's projection, with no
+   all-gather of x. AG-style windowed einsum: operand wop is split D ways along its dim wdim (iteration dim aw) and would be
    all-gathered; instead a loop of D local dots passes each device's block round a ring (collective-permute to
    the previous tile), device p working on block (coord(p) + i) mod D in iteration i. */
 GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
@@ -15935,7 +15942,8 @@ GS__FN gs_value *gs__sp_win_keep(gs__sp *sp, gs_value *y, const gs__wres *res, i
 /* =========================================================================================================
    The rules
    ========================================================================================================= */
-/* reduce-window, pad and slice: operand and output dims correspond, so the operand is wanted in the output's
+/* slice, pad, reduce-window: x[S]{S split k} -> out[O]{O split k}; each device's input region by halo exchange.
+   Reduce-window, pad and slice: operand and output dims correspond, so the operand is wanted in the output's
    sharding; pad and slice are windows of one element (slice: stride = its stride, low padding = -start; pad: base
    dilation = interior + 1, edge padding as window padding). */
 GS__FN gs_value *gs__sp_windowed(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
@@ -15997,9 +16005,9 @@ GS__FN gs_value *gs__sp_windowed(gs__sp *sp, const gs_value *v, const gs_shardin
     return gs__sp_win_keep(sp, y, &res, rank, NULL);
 }
 
-/* concatenate along a split dim: each operand's part of every device's output range comes by the engine (the
-   operand placed at its offset is a window of one element with edge padding), then the parts are selected by
-   global position */
+/* concatenate along a split dim D: a[Sa]{D split k}, b[Sb] -> out[Sa+Sb]{D split k}. Concatenate along a split
+   dim: each operand's part of every device's output range comes by the engine (the operand placed at its offset is
+   a window of one element with edge padding), then the parts are selected by global position */
 GS__FN gs_value *gs__sp_concat(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     int d = (int)v->dim, p;
     int64_t k = gs__sp_k(t, d), O = v->shape.dims[d], o = gs__shard_size(O, k), off = 0, c;
@@ -16032,8 +16040,9 @@ GS__FN gs_value *gs__sp_concat(gs__sp *sp, const gs_value *v, const gs_sharding 
     return acc;
 }
 
-/* reverse: tiles mirrored; an uneven dim's padding would land on the left, so each device first takes the region
-   shifted left by the padding (a halo from its left neighbour) */
+/* reverse along D: x[S]{D split k} -> out[S]{D split k}. Reverse: tiles mirrored; an uneven dim's padding would
+   land on the left, so each device first takes the region shifted left by the padding (a halo from its left
+   neighbour) */
 GS__FN gs_value *gs__sp_reverse(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const gs_value *X = v->operands[0];
     uint32_t m = 0;
@@ -16060,9 +16069,11 @@ GS__FN gs_value *gs__sp_reverse(gs__sp *sp, const gs_value *v, const gs_sharding
     return x ? gs__sp_clone(sp, v, &x, &x->shape) : NULL;
 }
 
-/* Both operands split along spatial dims the output keeps whole (the filter-gradient shape): every device
-   convolves its input region with its kernel taps (a halo on the input), giving a partial sum of the whole
-   output, then the partial sums are added. Returns NULL with *tried false when the shardings do not fit. */
+/* convolution, the filter-gradient shape: in[N,S,C]{S split} x kernel[W,C,F]{W split} -> out[..]{S whole}, partial
+   sums added (all-reduce or reduce-scatter). Both operands split along spatial dims the output keeps whole (the
+   filter-gradient shape): every device convolves its input region with its kernel taps (a halo on the input),
+   giving a partial sum of the whole output, then the partial sums are added. Returns NULL with *tried false when
+   the shardings do not fit. */
 GS__FN gs_value *gs__sp_conv_taps(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh,
                                   bool *tried) {
     const gs_conv_config *c = v->conv;
@@ -16149,8 +16160,9 @@ GS__FN gs_value *gs__sp_conv_taps(gs__sp *sp, const gs_value *v, const gs_shardi
     return gs__sp_combine(sp, y, ls, rank, dest, GS_REDUCE_SUM, &v->shape, t, osh);
 }
 
-/* convolution: spatial dims split like the output's get their input regions by the engine (the kernel whole
-   along them); batch and output features split as the output */
+/* convolution: in[N,S,C]{N, S split} x kernel[W,C,F]{W whole} -> out[N,S',F]{N, S' split}, spatial halos.
+   Convolution: spatial dims split like the output's get their input regions by the engine (the kernel whole along
+   them); batch and output features split as the output */
 GS__FN gs_value *gs__sp_conv(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const gs_conv_config *c = v->conv;
     const gs_conv_dims *cd = &c->dims;
@@ -16277,9 +16289,10 @@ GS__FN uint32_t gs__sp_reshape_changed(const gs_shape *in, const gs_shape *out, 
     return m;
 }
 
-/* reshape whose groups are 1:1 dims, merges (input dims -> one output dim, only the major input dim split) or
-   splits (one input dim -> output dims, only the major output dim split): each merge or split group realigns its
-   rows by the engine (GShard's [3,2] -> [6] case). Returns NULL with *fits false when the groups do not fit. */
+/* reshape with realignment: x[3,2]{dim 0 split} -> out[6]{split}. A reshape whose groups are 1:1 dims, merges
+   (input dims -> one output dim, only the major input dim split) or splits (one input dim -> output dims, only the
+   major output dim split): each merge or split group realigns its rows by the engine (GShard's [3,2] -> [6] case).
+   Returns NULL with *fits false when the groups do not fit. */
 GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh,
                                      bool *fits) {
     const gs_value *X = v->operands[0];
