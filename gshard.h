@@ -185,7 +185,29 @@ typedef enum gs_dtype {
     GS_S32,    /* 4 bytes, two's complement */
     GS_U32,    /* 4 bytes (partition-id's type) */
     GS_PRED,   /* 1 byte, 0 or 1 */
-    GS_TUPLE,  /* not an array: a flat tuple of arrays (see gs_value_tuple_*) */
+    GS_TUPLE,  /* not an array: a tuple (see gs_value_tuple_*) */
+    /* The rest of XLA's element types (values only ever appended). Integers are two's complement and wrap;
+       the 2- and 4-bit integers are stored one element per byte, holding the value (sign-extended for s2/s4).
+       Floats narrower than f32 are stored as their bit patterns (f16 in 2 bytes, the 8-bit formats in one,
+       f4e2m1fn in the low 4 bits of a byte); the interpreter computes on them in f32 and rounds every new
+       value to the type (nearest even), as it does for bf16. Complex values are (real, imaginary) pairs. */
+    GS_S8, GS_S16, GS_S64,
+    GS_U8, GS_U16, GS_U64,
+    GS_F16,    /* IEEE binary16 */
+    GS_F64,    /* IEEE binary64 */
+    GS_S2, GS_S4, GS_U2, GS_U4,
+    GS_F8E5M2,        /* IEEE-like e5m2: inf and NaN */
+    GS_F8E4M3FN,      /* e4m3, bias 7: no inf, NaN is S.1111.111, max 448 */
+    GS_F8E4M3,        /* IEEE-like e4m3, bias 7: inf and NaN, max 240 */
+    GS_F8E4M3FNUZ,    /* e4m3, bias 8: no inf, no -0, NaN is 0x80, max 240 */
+    GS_F8E4M3B11FNUZ, /* e4m3, bias 11: no inf, no -0, NaN is 0x80, max 30 */
+    GS_F8E5M2FNUZ,    /* e5m2, bias 16: no inf, no -0, NaN is 0x80, max 57344 */
+    GS_F8E3M4,        /* IEEE-like e3m4, bias 3: inf and NaN, max 15.5 */
+    GS_F4E2M1FN,      /* e2m1, bias 1: no inf, no NaN, max 6 */
+    GS_F8E8M0FNU,     /* 2^(e - 127): no sign, no zero, NaN is 0xFF */
+    GS_C64,    /* 8 bytes: two f32 */
+    GS_C128,   /* 16 bytes: two f64 */
+    GS_TOKEN,  /* token[]: ordering only, no data (0 bytes) */
     GS_DTYPE_COUNT
 } gs_dtype;
 
@@ -200,8 +222,12 @@ GS_API gs_shape gs_shape_scalar(gs_dtype dtype);
 GS_API int64_t gs_shape_numel(const gs_shape *s);
 GS_API size_t gs_shape_bytes(const gs_shape *s);   /* numel * storage size */
 GS_API bool gs_shape_equal(const gs_shape *a, const gs_shape *b);
-GS_API size_t gs_dtype_size(gs_dtype t);            /* storage bytes per element; 0 for invalid/tuple */
-GS_API const char *gs_dtype_name(gs_dtype t);       /* "f32", "bf16", "s32", "u32", "pred" */
+GS_API size_t gs_dtype_size(gs_dtype t);            /* storage bytes per element; 0 for invalid/tuple/token */
+GS_API const char *gs_dtype_name(gs_dtype t);       /* the HLO text name: "f32", "bf16", "s64", "f8e4m3fn", ... */
+GS_API gs_dtype gs_dtype_from_name(const char *name); /* GS_DTYPE_INVALID for an unknown name */
+/* Element i of storage-format data of type t as a double (64-bit integers beyond 2^53 rounded; complex: the
+   real part; 0 for invalid/tuple/token). */
+GS_API double gs_dtype_get(gs_dtype t, const void *data, int64_t i);
 /* bf16 storage <-> f32 (round to nearest even; NaN stays NaN) */
 GS_API uint16_t gs_f32_to_bf16(float f);
 GS_API float gs_bf16_to_f32(uint16_t b);
@@ -787,7 +813,9 @@ GS_API gs_result gs_npy_write(gs_ctx *ctx, const char *path, gs_shape shape, con
 GS_API void gs_free_data(gs_ctx *ctx, void *data);   /* ctx: the context that allocated data */
 /* The documented deterministic input generator (used by `gshard eval/run --seed N` for inputs not given):
    element i of parameter p is derived from splitmix64(seed, p, i): f32/bf16 uniform in [-1, 1) (24-bit
-   resolution), s32/u32 uniform in [0, 8), pred 0/1. data is storage format, gs_shape_bytes(shape) bytes. */
+   resolution), s32/u32 uniform in [0, 8), pred 0/1; the other types as gs_npy.c documents (floats: that f32
+   value rounded to the type; integers [0, 8), fewer for s2/u2). data is storage format, gs_shape_bytes(shape)
+   bytes. */
 GS_API void gs_fill_random(gs_shape shape, uint64_t seed, int64_t param_index, void *data);
 
 /* ==== begin src/gs_api_cost.h ==== */
@@ -1435,6 +1463,7 @@ GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_che
 #include <math.h>
 #include <float.h>
 #include <limits.h>
+#include <errno.h>
 
 /* ---- configuration defaults ---- */
 #ifndef GSHARD_ASSERT
@@ -1665,6 +1694,45 @@ GS__FN char *gs__arena_printf(gs_ctx *ctx, const char *fmt, ...);
 GS__FN void *gs__malloc(gs_ctx *ctx, size_t size);                 /* heap via the allocator hook; NULL + error */
 GS__FN void gs__free(gs_ctx *ctx, void *p);
 
+/* ---- dtypes (gs_base.c) ---- */
+enum { GS__DC_NONE = 0, GS__DC_PRED, GS__DC_SINT, GS__DC_UINT, GS__DC_FLOAT, GS__DC_COMPLEX, GS__DC_TOKEN };
+/* float encodings: IEEE-like (inf, NaN with exponent all ones), fn (no inf; NaN is all ones), fnuz (no inf, no
+   -0; NaN is the -0 pattern), mx (no inf, no NaN), e8m0 (exponent only, unsigned) */
+enum { GS__FK_IEEE = 1, GS__FK_FN, GS__FK_FNUZ, GS__FK_MX, GS__FK_E8M0 };
+typedef struct gs__dtinfo {
+    const char *name;
+    uint8_t size, csize, cls, bits;   /* storage bytes, compute bytes, GS__DC_*, value bits */
+    uint8_t ebits, mbits;             /* floats: exponent and mantissa bits */
+    int16_t bias;
+    uint8_t fkind;                    /* floats: GS__FK_* */
+} gs__dtinfo;
+GS__FN const gs__dtinfo *gs__dt(gs_dtype t);
+GS__FN gs_dtype gs__dtype_from_text(const char *s, size_t n);
+GS__FN bool gs__is_float(gs_dtype t);      /* a real floating-point type, f64 included */
+GS__FN bool gs__is_fc(gs_dtype t);         /* a real float computed as float (all but f64) */
+GS__FN bool gs__is_int(gs_dtype t);        /* a signed or unsigned integer type of any width */
+GS__FN bool gs__is_signed(gs_dtype t);
+GS__FN bool gs__is_complex(gs_dtype t);
+GS__FN bool gs__is_numeric(gs_dtype t);
+GS__FN bool gs__is_array_dtype(gs_dtype t);
+GS__FN double gs__fp_max(gs_dtype t);       /* largest finite value */
+GS__FN uint32_t gs__fp_encode(gs_dtype t, double x);
+GS__FN double gs__fp_decode(gs_dtype t, uint32_t bits);
+GS__FN float gs__fp_round(gs_dtype t, double x);
+GS__FN void gs__round_dt(gs_dtype t, float *x, int64_t n);
+GS__FN uint64_t gs__int_wrap(gs_dtype t, uint64_t v);
+GS__FN uint64_t gs__ld_i(gs_dtype t, const void *p, int64_t i);
+GS__FN void gs__st_i(gs_dtype t, void *p, int64_t i, uint64_t v);
+GS__FN double gs__ld_f(gs_dtype t, const void *p, int64_t i);
+GS__FN void gs__st_f(gs_dtype t, void *p, int64_t i, double x);
+GS__FN uint64_t gs__f2i(gs_dtype t, double x);
+GS__FN void gs__set_elem(gs_dtype t, void *p, int64_t i, double x);
+GS__FN bool gs__fmt_differs(gs_dtype t);   /* storage format != compute format */
+GS__FN void gs__to_compute(gs_dtype t, void *dst, const void *src, int64_t n);
+GS__FN void gs__to_storage(gs_dtype t, void *dst, const void *src, int64_t n);
+GS__FN size_t gs__compute_size(gs_dtype t);   /* bytes per element in compute format */
+GS__FN void gs__round_bf16(float *x, int64_t n);
+
 /* growable text buffer on the heap (allocator hook); used by printers */
 typedef struct gs__sb {
     gs_ctx *ctx;
@@ -1742,8 +1810,9 @@ GS__FN void gs__scatter_update_dest(const gs_value *v, int *out);
 GS__FN void gs__dest_invert(int n, const int *dest, int out_rank, int *inv);
 
 /* ---- interpreter (gs_interp.c); the runtime reuses it with its own collective hook ----
-   Buffers in compute format: f32 and bf16 as float (bf16 values already rounded to bf16), s32 as int32_t,
-   u32 as uint32_t, pred as uint8_t. */
+   Buffers in compute format (gs__compute_size): real floats other than f64 as float (values already rounded
+   to their type), f64 as double, integers as their C type (2/4-bit ones in a byte), pred as uint8_t, complex
+   as pairs. */
 typedef struct gs__buf {
     gs_shape shape;           /* compute dtype is implied by shape.dtype */
     void *data;
@@ -1774,7 +1843,6 @@ GS__FN void gs__runtime_observe(gs_runtime *rt, gs_result (*fn)(gs__exec *ex, co
                                 void *user);
 /* A collective hook's answer: "the result will be filled in before the evaluation resumes". */
 #define GS__PENDING ((gs_result)1)
-GS__FN size_t gs__compute_size(gs_dtype t);   /* bytes per element in compute format */
 /* Evaluates g: params[i] are parameter i's buffers (compute format, not modified); results receives
    gs_graph_num_outputs(g) buffers allocated with gs__malloc that the caller frees with gs__free. */
 GS__FN gs_result gs__eval_graph(gs__exec *ex, gs_graph *g, const gs__buf *params, gs__buf *results);
@@ -1803,8 +1871,6 @@ GS__FN gs_result gs__k_convolution(gs_ctx *ctx, const gs_value *v, const gs__buf
                                    gs__buf *out);
 GS__FN gs_result gs__k_reduce_window(gs_ctx *ctx, const gs_value *v, const gs__buf *in, const gs__buf *init,
                                      gs__buf *out);
-/* Rounds n floats to the nearest bf16 value (ties to even), in place. */
-GS__FN void gs__round_bf16(float *x, int64_t n);
 /* Batched matmul used by dot and convolution: C[b] (+)= A[b] x B[b] on compute-format f32 data. */
 GS__FN gs_result gs__k_matmul(gs_ctx *ctx, int64_t batch, int64_t M, int64_t N, int64_t K, const float *A,
                               const float *B, float *C, int accumulate);
@@ -1815,6 +1881,8 @@ GS__FN float gs__ip_comb_f(gs_reduce_kind k, float a, float b, bool bf);
 GS__FN int32_t gs__ip_comb_s(gs_reduce_kind k, int32_t a, int32_t b);
 GS__FN uint32_t gs__ip_comb_u(gs_reduce_kind k, uint32_t a, uint32_t b);
 GS__FN uint8_t gs__ip_comb_p(gs_reduce_kind k, uint8_t a, uint8_t b);
+GS__FN void gs__ip_gcomb(gs_dtype t, gs_reduce_kind k, void *y, int64_t iy, const void *a, int64_t ia);
+GS__FN void gs__ip_stc(gs_dtype t, void *p, int64_t i, double re, double im);   /* store a complex element */
 GS__FN void gs__ip_xcopy(size_t es, int rank, const int64_t *dims, void *dst, int64_t doff, const int64_t *dstr,
                          const void *src, int64_t soff, const int64_t *sstr);
 GS__FN bool gs__ip_xstep(int n, const int64_t *dims, int64_t *idx, int64_t *doff, const int64_t *dstr, int64_t *soff,
@@ -2087,33 +2155,294 @@ GS__FN void gs__sb_free(gs__sb *sb) {
     sb->len = sb->cap = 0;
 }
 
-/* ---- dtypes ---- */
-GS_API size_t gs_dtype_size(gs_dtype t) {
+/* ---- dtypes ----
+   One table: name, storage and compute bytes, class, bit width, and for floats the format (exponent and
+   mantissa bits, bias, and how inf/NaN/-0 are encoded). Compute format (the interpreter's buffers): every
+   real float narrower than f64 is a float holding a value of the type, f64 a double, integers their C type
+   (s2/s4 as int8_t, u2/u4 as uint8_t, holding the value), pred uint8_t 0/1, complex two floats or doubles. */
+static const gs__dtinfo gs__dtinfo_tab[GS_DTYPE_COUNT] = {
+    /* name, size, csize, cls, bits, ebits, mbits, bias, fkind */
+    {"invalid", 0, 0, GS__DC_NONE, 0, 0, 0, 0, 0},
+    {"f32", 4, 4, GS__DC_FLOAT, 32, 8, 23, 127, GS__FK_IEEE},
+    {"bf16", 2, 4, GS__DC_FLOAT, 16, 8, 7, 127, GS__FK_IEEE},
+    {"s32", 4, 4, GS__DC_SINT, 32, 0, 0, 0, 0},
+    {"u32", 4, 4, GS__DC_UINT, 32, 0, 0, 0, 0},
+    {"pred", 1, 1, GS__DC_PRED, 1, 0, 0, 0, 0},
+    {"tuple", 0, 0, GS__DC_NONE, 0, 0, 0, 0, 0},
+    {"s8", 1, 1, GS__DC_SINT, 8, 0, 0, 0, 0},
+    {"s16", 2, 2, GS__DC_SINT, 16, 0, 0, 0, 0},
+    {"s64", 8, 8, GS__DC_SINT, 64, 0, 0, 0, 0},
+    {"u8", 1, 1, GS__DC_UINT, 8, 0, 0, 0, 0},
+    {"u16", 2, 2, GS__DC_UINT, 16, 0, 0, 0, 0},
+    {"u64", 8, 8, GS__DC_UINT, 64, 0, 0, 0, 0},
+    {"f16", 2, 4, GS__DC_FLOAT, 16, 5, 10, 15, GS__FK_IEEE},
+    {"f64", 8, 8, GS__DC_FLOAT, 64, 11, 52, 1023, GS__FK_IEEE},
+    {"s2", 1, 1, GS__DC_SINT, 2, 0, 0, 0, 0},
+    {"s4", 1, 1, GS__DC_SINT, 4, 0, 0, 0, 0},
+    {"u2", 1, 1, GS__DC_UINT, 2, 0, 0, 0, 0},
+    {"u4", 1, 1, GS__DC_UINT, 4, 0, 0, 0, 0},
+    {"f8e5m2", 1, 4, GS__DC_FLOAT, 8, 5, 2, 15, GS__FK_IEEE},
+    {"f8e4m3fn", 1, 4, GS__DC_FLOAT, 8, 4, 3, 7, GS__FK_FN},
+    {"f8e4m3", 1, 4, GS__DC_FLOAT, 8, 4, 3, 7, GS__FK_IEEE},
+    {"f8e4m3fnuz", 1, 4, GS__DC_FLOAT, 8, 4, 3, 8, GS__FK_FNUZ},
+    {"f8e4m3b11fnuz", 1, 4, GS__DC_FLOAT, 8, 4, 3, 11, GS__FK_FNUZ},
+    {"f8e5m2fnuz", 1, 4, GS__DC_FLOAT, 8, 5, 2, 16, GS__FK_FNUZ},
+    {"f8e3m4", 1, 4, GS__DC_FLOAT, 8, 3, 4, 3, GS__FK_IEEE},
+    {"f4e2m1fn", 1, 4, GS__DC_FLOAT, 4, 2, 1, 1, GS__FK_MX},
+    {"f8e8m0fnu", 1, 4, GS__DC_FLOAT, 8, 8, 0, 127, GS__FK_E8M0},
+    {"c64", 8, 8, GS__DC_COMPLEX, 64, 0, 0, 0, 0},
+    {"c128", 16, 16, GS__DC_COMPLEX, 128, 0, 0, 0, 0},
+    {"token", 0, 1, GS__DC_TOKEN, 0, 0, 0, 0, 0},
+};
+
+GS__FN const gs__dtinfo *gs__dt(gs_dtype t) {
+    return &gs__dtinfo_tab[(int)t >= 0 && t < GS_DTYPE_COUNT ? t : GS_DTYPE_INVALID];
+}
+
+GS_API size_t gs_dtype_size(gs_dtype t) { return gs__dt(t)->size; }
+GS__FN size_t gs__compute_size(gs_dtype t) { return gs__dt(t)->csize; }
+GS_API const char *gs_dtype_name(gs_dtype t) { return gs__dt(t)->name; }
+
+GS_API gs_dtype gs_dtype_from_name(const char *name) {
+    return name ? gs__dtype_from_text(name, strlen(name)) : GS_DTYPE_INVALID;
+}
+
+/* The array dtype spelled by the n characters at s ("tuple" and "invalid" are not element types). */
+GS__FN gs_dtype gs__dtype_from_text(const char *s, size_t n) {
+    int t;
+    for (t = 1; t < GS_DTYPE_COUNT; t++)
+        if (t != GS_TUPLE && strlen(gs__dtinfo_tab[t].name) == n && memcmp(gs__dtinfo_tab[t].name, s, n) == 0)
+            return (gs_dtype)t;
+    return GS_DTYPE_INVALID;
+}
+
+GS__FN bool gs__is_float(gs_dtype t) { return gs__dt(t)->cls == GS__DC_FLOAT; }
+GS__FN bool gs__is_fc(gs_dtype t) { return gs__dt(t)->cls == GS__DC_FLOAT && t != GS_F64; }
+GS__FN bool gs__is_int(gs_dtype t) { return gs__dt(t)->cls == GS__DC_SINT || gs__dt(t)->cls == GS__DC_UINT; }
+GS__FN bool gs__is_signed(gs_dtype t) { return gs__dt(t)->cls == GS__DC_SINT; }
+GS__FN bool gs__is_complex(gs_dtype t) { return gs__dt(t)->cls == GS__DC_COMPLEX; }
+GS__FN bool gs__is_array_dtype(gs_dtype t) { return t > GS_DTYPE_INVALID && t < GS_DTYPE_COUNT && t != GS_TUPLE; }
+/* a type with numbers in it (not pred, not token) */
+GS__FN bool gs__is_numeric(gs_dtype t) { return gs__is_float(t) || gs__is_int(t) || gs__is_complex(t); }
+
+/* ---- narrow float formats ---- */
+/* The largest finite value of real float type t. */
+GS__FN double gs__fp_max(gs_dtype t) {
+    const gs__dtinfo *d = gs__dt(t);
+    int emax = (1 << d->ebits) - 1 - d->bias;
+    if (t == GS_F64) return DBL_MAX;
+    if (d->fkind == GS__FK_E8M0) return ldexp(1.0, 127);
+    if (d->fkind == GS__FK_IEEE) emax--;
+    return ldexp(2.0 - ldexp(1.0, -d->mbits) * (d->fkind == GS__FK_FN ? 2.0 : 1.0), emax);
+}
+
+/* Rounds x to the nearest value of float type t (ties to even; overflow as the format says: inf for the
+   IEEE-like types, NaN for the fn/fnuz types, the largest finite value for f4e2m1fn) and returns its bits. */
+GS__FN uint32_t gs__fp_encode(gs_dtype t, double x) {
+    const gs__dtinfo *d = gs__dt(t);
+    int m = d->mbits, emin = 1 - d->bias, e;
+    uint32_t sign = 0, expmask = ((1u << d->ebits) - 1u) << m, nan;
+    double a, q, r, maxv = gs__fp_max(t);
+    if (t == GS_F32) { float f = (float)x; uint32_t u; memcpy(&u, &f, 4); return u; }
+    if (d->fkind == GS__FK_E8M0) {   /* powers of two 2^-127 .. 2^127; nearest (ties up), no sign, no zero */
+        if (x != x || x < 0.0) return 0xFFu;
+        if (x <= ldexp(1.0, -127)) return 0;
+        e = (int)floor(log2(x));
+        if (x >= ldexp(1.5, e)) e++;
+        return e > 127 ? 0xFFu : (uint32_t)(e + 127);
+    }
+    if (signbit(x)) sign = 1u << (d->ebits + m);
+    switch (d->fkind) {
+    case GS__FK_IEEE: nan = sign | expmask | (1u << (m - 1)); break;
+    case GS__FK_FN: nan = sign | expmask | ((1u << m) - 1u); break;
+    case GS__FK_FNUZ: nan = 0x80u; break;
+    default: nan = 1u << (d->ebits + m); break;   /* mx: NaN converts to the -0 pattern (as ml_dtypes does) */
+    }
+    if (x != x) return nan;
+    a = fabs(x);
+    if (a > maxv * 2.0) {   /* huge values (and inf) need no rounding */
+        r = a;
+    } else {
+        if (a < ldexp(1.0, emin)) {
+            q = ldexp(1.0, emin - m);
+        } else {
+            (void)frexp(a, &e);
+            q = ldexp(1.0, e - 1 - m);
+        }
+        r = nearbyint(a / q) * q;
+    }
+    if (r > maxv) {
+        if (d->fkind == GS__FK_IEEE) return sign | expmask;
+        if (d->fkind == GS__FK_MX) r = maxv;
+        else return nan;
+    }
+    if (r == 0.0) return d->fkind == GS__FK_FNUZ ? 0u : sign;
+    if (r < ldexp(1.0, emin)) return sign | (uint32_t)(r / ldexp(1.0, emin - m));
+    (void)frexp(r, &e);
+    e -= 1;
+    return sign | ((uint32_t)(e + d->bias) << m) | (uint32_t)((ldexp(r, -e) - 1.0) * ldexp(1.0, m));
+}
+
+/* The value of the bit pattern b of float type t (f32 and narrower). */
+GS__FN double gs__fp_decode(gs_dtype t, uint32_t b) {
+    const gs__dtinfo *d = gs__dt(t);
+    int m = d->mbits;
+    uint32_t ef = (b >> m) & ((1u << d->ebits) - 1u), mf = b & ((1u << m) - 1u);
+    bool neg = ((b >> (d->ebits + m)) & 1u) != 0;
+    double v;
+    if (t == GS_F32) { float f; memcpy(&f, &b, 4); return f; }
+    if (d->fkind == GS__FK_E8M0) return b == 0xFFu ? (double)NAN : ldexp(1.0, (int)b - 127);
+    switch (d->fkind) {
+    case GS__FK_IEEE:
+        if (ef == (1u << d->ebits) - 1u) return mf ? (double)NAN : (neg ? -(double)INFINITY : (double)INFINITY);
+        break;
+    case GS__FK_FN:
+        if (ef == (1u << d->ebits) - 1u && mf == (1u << m) - 1u) return (double)NAN;
+        break;
+    case GS__FK_FNUZ:
+        if (b == 0x80u) return (double)NAN;
+        break;
+    default: break;
+    }
+    v = ef == 0 ? ldexp((double)mf, 1 - d->bias - m) : ldexp(1.0 + ldexp((double)mf, -m), (int)ef - d->bias);
+    return neg ? -v : v;
+}
+
+/* x rounded to float type t, as a float (every type narrower than f64 is exact in f32). */
+GS__FN float gs__fp_round(gs_dtype t, double x) {
+    if (t == GS_F32) return (float)x;
+    return (float)gs__fp_decode(t, gs__fp_encode(t, x));
+}
+
+/* Rounds n compute-format floats to type t in place (nothing for f32). */
+GS__FN void gs__round_dt(gs_dtype t, float *x, int64_t n) {
+    int64_t i;
+    if (t == GS_BF16) gs__round_bf16(x, n);
+    else if (gs__is_fc(t) && t != GS_F32)
+        for (i = 0; i < n; i++) x[i] = gs__fp_round(t, x[i]);
+}
+
+/* v wrapped to integer type t (two's complement, sign-extended for signed types), as 64 bits. */
+GS__FN uint64_t gs__int_wrap(gs_dtype t, uint64_t v) {
+    int b = gs__dt(t)->bits;
+    if (b >= 64) return v;
+    v &= (((uint64_t)1) << b) - 1u;
+    if (gs__is_signed(t) && (v >> (b - 1)) & 1u) v |= ~((((uint64_t)1) << b) - 1u);
+    return v;
+}
+
+/* ---- compute-format elements: loads and stores through 64-bit integers and doubles ---- */
+GS__FN uint64_t gs__ld_i(gs_dtype t, const void *p, int64_t i) {
     switch (t) {
-    case GS_F32: case GS_S32: case GS_U32: return 4;
-    case GS_BF16: return 2;
-    case GS_PRED: return 1;
+    case GS_S8: case GS_S2: case GS_S4: return (uint64_t)(int64_t)((const int8_t *)p)[i];
+    case GS_S16: return (uint64_t)(int64_t)((const int16_t *)p)[i];
+    case GS_S32: return (uint64_t)(int64_t)((const int32_t *)p)[i];
+    case GS_S64: return (uint64_t)((const int64_t *)p)[i];
+    case GS_U8: case GS_U2: case GS_U4: case GS_PRED: return ((const uint8_t *)p)[i];
+    case GS_U16: return ((const uint16_t *)p)[i];
+    case GS_U32: return ((const uint32_t *)p)[i];
+    case GS_U64: return ((const uint64_t *)p)[i];
     default: return 0;
     }
 }
 
-GS__FN size_t gs__compute_size(gs_dtype t) {
-    switch (t) {
-    case GS_F32: case GS_BF16: case GS_S32: case GS_U32: return 4;
-    case GS_PRED: return 1;
-    default: return 0;
+GS__FN void gs__st_i(gs_dtype t, void *p, int64_t i, uint64_t v) {
+    v = gs__int_wrap(t, v);
+    switch (gs__dt(t)->csize) {
+    case 1: ((uint8_t *)p)[i] = (uint8_t)(t == GS_PRED ? v != 0 : v); break;
+    case 2: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case 4: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case 8: ((uint64_t *)p)[i] = v; break;
+    default: break;
     }
 }
 
-GS_API const char *gs_dtype_name(gs_dtype t) {
-    switch (t) {
-    case GS_F32: return "f32";
-    case GS_BF16: return "bf16";
-    case GS_S32: return "s32";
-    case GS_U32: return "u32";
-    case GS_PRED: return "pred";
-    case GS_TUPLE: return "tuple";
-    default: return "invalid";
+/* A real float element as a double (complex: the real part; integers and pred: their value). */
+GS__FN double gs__ld_f(gs_dtype t, const void *p, int64_t i) {
+    if (gs__is_fc(t)) return ((const float *)p)[i];
+    if (t == GS_F64) return ((const double *)p)[i];
+    if (t == GS_C64) return ((const float *)p)[2 * i];
+    if (t == GS_C128) return ((const double *)p)[2 * i];
+    if (gs__is_signed(t)) return (double)(int64_t)gs__ld_i(t, p, i);
+    return (double)gs__ld_i(t, p, i);
+}
+
+/* Stores x rounded to float type t. */
+GS__FN void gs__st_f(gs_dtype t, void *p, int64_t i, double x) {
+    if (t == GS_F64) ((double *)p)[i] = x;
+    else if (gs__is_fc(t)) ((float *)p)[i] = gs__fp_round(t, x);
+}
+
+/* XLA's float -> integer convert: NaN gives 0, otherwise truncation toward zero saturating at the type's
+   range. */
+GS__FN uint64_t gs__f2i(gs_dtype t, double x) {
+    int b = gs__dt(t)->bits;
+    if (x != x) return 0;
+    if (gs__is_signed(t)) {
+        double hi = ldexp(1.0, b - 1);   /* 2^(b-1): the first value above the range */
+        if (x >= hi) return (uint64_t)(b >= 64 ? INT64_MAX : (int64_t)hi - 1);
+        if (x <= -hi) return (uint64_t)(b >= 64 ? INT64_MIN : -(int64_t)hi);
+        return (uint64_t)(int64_t)x;
+    } else {
+        double hi = ldexp(1.0, b);
+        if (x <= 0.0) return 0;
+        if (x >= hi) return b >= 64 ? UINT64_MAX : (uint64_t)hi - 1u;
+        return (uint64_t)x;
+    }
+}
+
+/* Element i of compute-format data of type t set to x converted as XLA's convert from f64 does (floats
+   rounded to nearest even, integers by gs__f2i, pred x != 0, complex (x, 0)). */
+GS__FN void gs__set_elem(gs_dtype t, void *p, int64_t i, double x) {
+    if (gs__is_float(t)) gs__st_f(t, p, i, x);
+    else if (t == GS_PRED) ((uint8_t *)p)[i] = (uint8_t)(x != 0.0);
+    else if (gs__is_int(t)) gs__st_i(t, p, i, gs__f2i(t, x));
+    else if (t == GS_C64) { ((float *)p)[2 * i] = (float)x; ((float *)p)[2 * i + 1] = 0.0f; }
+    else if (t == GS_C128) { ((double *)p)[2 * i] = x; ((double *)p)[2 * i + 1] = 0.0; }
+}
+
+GS_API double gs_dtype_get(gs_dtype t, const void *data, int64_t i) {
+    unsigned char one[16];
+    if (!data || !gs__is_array_dtype(t) || t == GS_TOKEN || i < 0) return 0.0;
+    gs__to_compute(t, one, (const unsigned char *)data + (size_t)i * gs__dt(t)->size, 1);
+    return gs__ld_f(t, one, 0);
+}
+
+/* ---- storage format <-> compute format ---- */
+GS__FN bool gs__fmt_differs(gs_dtype t) {
+    return t == GS_PRED || (gs__is_fc(t) && t != GS_F32) || t == GS_S2 || t == GS_S4 || t == GS_U2 || t == GS_U4;
+}
+
+/* n elements of type t from storage format (src) to compute format (dst); pred is normalised to 0/1 and
+   the 2/4-bit integers are wrapped to their width. */
+GS__FN void gs__to_compute(gs_dtype t, void *dst, const void *src, int64_t n) {
+    int64_t i;
+    if (n <= 0) return;
+    if (t == GS_BF16) {
+        for (i = 0; i < n; i++) ((float *)dst)[i] = gs_bf16_to_f32(((const uint16_t *)src)[i]);
+    } else if (t == GS_F16) {
+        for (i = 0; i < n; i++) ((float *)dst)[i] = (float)gs__fp_decode(t, ((const uint16_t *)src)[i]);
+    } else if (gs__is_fc(t) && t != GS_F32) {
+        uint32_t mask = (1u << gs__dt(t)->bits) - 1u;
+        for (i = 0; i < n; i++) ((float *)dst)[i] = (float)gs__fp_decode(t, ((const uint8_t *)src)[i] & mask);
+    } else if (gs__fmt_differs(t)) {
+        for (i = 0; i < n; i++) gs__st_i(t, dst, i, ((const uint8_t *)src)[i]);
+    } else {
+        memcpy(dst, src, (size_t)n * gs__dt(t)->size);
+    }
+}
+
+GS__FN void gs__to_storage(gs_dtype t, void *dst, const void *src, int64_t n) {
+    int64_t i;
+    if (n <= 0) return;
+    if (t == GS_BF16) {
+        for (i = 0; i < n; i++) ((uint16_t *)dst)[i] = gs_f32_to_bf16(((const float *)src)[i]);
+    } else if (t == GS_F16) {
+        for (i = 0; i < n; i++) ((uint16_t *)dst)[i] = (uint16_t)gs__fp_encode(t, ((const float *)src)[i]);
+    } else if (gs__is_fc(t) && t != GS_F32) {
+        for (i = 0; i < n; i++) ((uint8_t *)dst)[i] = (uint8_t)gs__fp_encode(t, ((const float *)src)[i]);
+    } else {
+        memcpy(dst, src, (size_t)n * gs__dt(t)->size);
     }
 }
 
@@ -2237,9 +2566,6 @@ GS__FN void gs__strides(const gs_shape *s, int64_t *strides) {
     }
 }
 
-GS__FN bool gs__is_float(gs_dtype t) { return t == GS_F32 || t == GS_BF16; }
-GS__FN bool gs__is_int(gs_dtype t) { return t == GS_S32 || t == GS_U32; }
-GS__FN bool gs__is_array_dtype(gs_dtype t) { return t >= GS_F32 && t <= GS_PRED; }
 
 /* "f32[4,8]" into buf */
 GS__FN const char *gs__shape_str(const gs_shape *s, char *buf, size_t cap) {
@@ -2511,7 +2837,8 @@ GS__FN gs_result gs__need_index_scalars(gs_ctx *ctx, const gs_value *v, int firs
 
 GS__FN bool gs__reduce_kind_ok(gs_reduce_kind k, gs_dtype t, bool allow_replace) {
     switch (k) {
-    case GS_REDUCE_SUM: case GS_REDUCE_PROD: case GS_REDUCE_MAX: case GS_REDUCE_MIN: return true;
+    case GS_REDUCE_SUM: case GS_REDUCE_PROD: return gs__is_numeric(t) || t == GS_PRED;
+    case GS_REDUCE_MAX: case GS_REDUCE_MIN: return (gs__is_numeric(t) && !gs__is_complex(t)) || t == GS_PRED;
     case GS_REDUCE_AND: case GS_REDUCE_OR: return t == GS_PRED || gs__is_int(t);
     case GS_REDUCE_REPLACE: return allow_replace;
     default: return false;
@@ -3003,6 +3330,9 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     case GS_OP_CONVERT: {
         gs_dtype to = s->dtype;
         if (!gs__is_array_dtype(to)) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid target dtype", GS__WHO);
+        if (to == GS_TOKEN || x->dtype == GS_TOKEN || (gs__is_complex(x->dtype) && !gs__is_complex(to)))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: cannot convert %s to %s%s", GS__WHO, gs_dtype_name(x->dtype), gs_dtype_name(to),
+                     gs__is_complex(x->dtype) ? " (take real or imag first)" : "");
         *s = *x;
         s->dtype = to;
         return GS_OK;
@@ -3012,7 +3342,9 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         *s = *x;
         return GS_OK;
     case GS_OP_NEGATE: case GS_OP_ABS: case GS_OP_SIGN:
-        if (x->dtype == GS_PRED) GS__FAIL(GS_ERR_SHAPE, "%s %s: not defined for pred", GS__WHO);
+        if (!gs__is_numeric(x->dtype)) GS__FAIL(GS_ERR_SHAPE, "%s %s: not defined for %s", GS__WHO, gs_dtype_name(x->dtype));
+        if (v->op != GS_OP_NEGATE && gs__is_complex(x->dtype))
+            GS__FAIL(GS_ERR_UNSUPPORTED, "%s %s: not supported on %s", GS__WHO, gs_dtype_name(x->dtype));
         *s = *x;
         return GS_OK;
     case GS_OP_EXP: case GS_OP_LOG: case GS_OP_TANH: case GS_OP_LOGISTIC: case GS_OP_SQRT: case GS_OP_RSQRT:
@@ -3021,7 +3353,7 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         *s = *x;
         return GS_OK;
     case GS_OP_NOT:
-        if (gs__is_float(x->dtype)) GS__FAIL(GS_ERR_SHAPE, "%s %s: needs a pred or integer operand", GS__WHO);
+        if (!gs__is_int(x->dtype) && x->dtype != GS_PRED) GS__FAIL(GS_ERR_SHAPE, "%s %s: needs a pred or integer operand", GS__WHO);
         *s = *x;
         return GS_OK;
     case GS_OP_ADD: case GS_OP_SUBTRACT: case GS_OP_MULTIPLY: case GS_OP_DIVIDE: case GS_OP_REMAINDER:
@@ -3031,19 +3363,24 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         if (!gs_shape_equal(x, y))
             GS__FAIL(GS_ERR_SHAPE, "%s %s: operand shapes differ: %s vs %s (broadcast explicitly)", GS__WHO, gs__shape_str(x, b1, sizeof b1),
                      gs__shape_str(y, b2, sizeof b2));
-        if ((v->op == GS_OP_AND || v->op == GS_OP_OR || v->op == GS_OP_XOR) && gs__is_float(x->dtype))
+        if ((v->op == GS_OP_AND || v->op == GS_OP_OR || v->op == GS_OP_XOR) && !gs__is_int(x->dtype) && x->dtype != GS_PRED)
             GS__FAIL(GS_ERR_SHAPE, "%s %s: needs pred or integer operands", GS__WHO);
+        if (x->dtype == GS_TOKEN) GS__FAIL(GS_ERR_SHAPE, "%s %s: not defined for token", GS__WHO);
+        if (gs__is_complex(x->dtype) && v->op != GS_OP_ADD && v->op != GS_OP_SUBTRACT && v->op != GS_OP_MULTIPLY &&
+            v->op != GS_OP_DIVIDE && v->op != GS_OP_COMPARE)
+            GS__FAIL(GS_ERR_UNSUPPORTED, "%s %s: not supported on %s", GS__WHO, gs_dtype_name(x->dtype));
         if (v->op != GS_OP_AND && v->op != GS_OP_OR && v->op != GS_OP_XOR && v->op != GS_OP_COMPARE &&
             v->op != GS_OP_MAXIMUM && v->op != GS_OP_MINIMUM && x->dtype == GS_PRED)
             GS__FAIL(GS_ERR_SHAPE, "%s %s: arithmetic on pred", GS__WHO);
         *s = *x;
         if (v->op == GS_OP_COMPARE) {
-            gs_cmp_type def = gs__is_float(x->dtype) ? GS_CMP_TYPE_FLOAT : x->dtype == GS_S32 ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_UNSIGNED;
+            bool fl = gs__is_float(x->dtype) || gs__is_complex(x->dtype);
+            gs_cmp_type def = fl ? GS_CMP_TYPE_FLOAT : gs__is_signed(x->dtype) ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_UNSIGNED;
             if (v->cmp <= GS_CMP_INVALID || v->cmp >= GS_CMP_COUNT) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid direction", GS__WHO);
             if (v->cmp_type == GS_CMP_TYPE_DEFAULT) v->cmp_type = def;
             if (v->cmp_type < GS_CMP_TYPE_FLOAT || v->cmp_type >= GS_CMP_TYPE_COUNT)
                 GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid comparison type %d", GS__WHO, (int)v->cmp_type);
-            if (gs__is_float(x->dtype) != (v->cmp_type == GS_CMP_TYPE_FLOAT || v->cmp_type == GS_CMP_TYPE_TOTALORDER) ||
+            if (fl != (v->cmp_type == GS_CMP_TYPE_FLOAT || v->cmp_type == GS_CMP_TYPE_TOTALORDER) ||
                 (x->dtype == GS_PRED && v->cmp_type != GS_CMP_TYPE_UNSIGNED))
                 GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: comparison type %s does not fit %s", GS__WHO,
                          v->cmp_type == GS_CMP_TYPE_FLOAT ? "FLOAT" : v->cmp_type == GS_CMP_TYPE_TOTALORDER ? "TOTALORDER"
@@ -3075,7 +3412,8 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
                 GS__FAIL(GS_ERR_SHAPE, "%s %s: bound %s must be a scalar or match %s", GS__WHO, gs__shape_str(bound, b1, sizeof b1),
                          gs__shape_str(xx, b2, sizeof b2));
         }
-        if (xx->dtype == GS_PRED) GS__FAIL(GS_ERR_SHAPE, "%s %s: clamp of pred", GS__WHO);
+        if (xx->dtype == GS_PRED || !gs__is_numeric(xx->dtype) || gs__is_complex(xx->dtype))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: clamp of %s", GS__WHO, gs_dtype_name(xx->dtype));
         *s = *xx;
         return GS_OK;
     }
@@ -3095,7 +3433,8 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     case GS_OP_ARGMAX: case GS_OP_ARGMIN:
         if (x->rank == 0 || v->dim < 0 || v->dim >= x->rank)
             GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: dim %lld is out of range for rank %d", GS__WHO, (long long)v->dim, x->rank);
-        if (x->dtype == GS_PRED) GS__FAIL(GS_ERR_SHAPE, "%s %s: not defined for pred", GS__WHO);
+        if (!gs__is_numeric(x->dtype) || gs__is_complex(x->dtype))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: not defined for %s", GS__WHO, gs_dtype_name(x->dtype));
         s->dtype = GS_S32;
         s->rank = 0;
         for (i = 0; i < x->rank; i++)
@@ -3105,7 +3444,7 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         const gs_shape *y = &v->operands[1]->shape;
         const gs_dot_dims *d = v->dot;
         int64_t all_l[2 * GS_MAX_RANK], all_r[2 * GS_MAX_RANK];
-        if (x->dtype != y->dtype || x->dtype == GS_PRED)
+        if (x->dtype != y->dtype || !gs__is_numeric(x->dtype))
             GS__FAIL(GS_ERR_SHAPE, "%s %s: operands need one numeric dtype (%s vs %s)", GS__WHO, gs_dtype_name(x->dtype), gs_dtype_name(y->dtype));
         if (d->n_batch < 0 || d->n_contract < 0 || d->n_batch + d->n_contract > x->rank || d->n_batch + d->n_contract > y->rank)
             GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: %d batch + %d contracting dims do not fit ranks %d and %d", GS__WHO, d->n_batch, d->n_contract,
@@ -3434,23 +3773,12 @@ GS_API gs_value *gs_parameter_tuple(gs_graph *g, int64_t index, int n, const gs_
     return gs__finish(v);
 }
 
+/* x converted to dtype t (XLA's convert from f64: see gs__set_elem), in storage format at dst */
 GS__FN void gs__store_elem(gs_dtype t, void *dst, double x) {
-    switch (t) {
-    case GS_F32: { float f = (float)x; memcpy(dst, &f, 4); break; }
-    case GS_BF16: { uint16_t b = gs_f32_to_bf16((float)x); memcpy(dst, &b, 2); break; }
-    case GS_S32: {
-        int32_t i = x != x ? 0 : x >= 2147483647.0 ? INT32_MAX : x <= -2147483648.0 ? INT32_MIN : (int32_t)x;
-        memcpy(dst, &i, 4);
-        break;
-    }
-    case GS_U32: {
-        uint32_t u = x != x ? 0 : x >= 4294967295.0 ? UINT32_MAX : x <= 0 ? 0 : (uint32_t)x;
-        memcpy(dst, &u, 4);
-        break;
-    }
-    case GS_PRED: { uint8_t p = x != 0; memcpy(dst, &p, 1); break; }
-    default: break;
-    }
+    unsigned char one[16];
+    memset(one, 0, sizeof one);
+    gs__set_elem(t, one, 0, x);
+    gs__to_storage(t, dst, one, 1);
 }
 
 GS_API gs_value *gs_constant(gs_graph *g, gs_shape shape, const void *data) {
@@ -3480,7 +3808,7 @@ GS_API gs_value *gs_constant_splat(gs_graph *g, gs_shape shape, double value) {
     if (gs__check_shape(g->ctx, "gs_constant_splat", &shape)) return NULL;
     v->shape = shape;
     v->splat = true;
-    v->data = gs__arena_alloc(g->ctx, 8);
+    v->data = gs__arena_alloc(g->ctx, 16);
     if (!v->data) return NULL;
     gs__store_elem(shape.dtype, v->data, value);
     return gs__finish(v);
@@ -4310,38 +4638,31 @@ GS__FN void gs__hlo_vshape_str(const gs_value *v, char *buf, size_t cap) {
     snprintf(buf + n, cap - n, ")");
 }
 
-GS__FN bool gs__hlo_float_is_nan(float f) { return f != f; }
+/* x rounded to real float type t, as a double */
+GS__FN double gs__hlo_round_real(gs_dtype t, double x) { return t == GS_F64 ? x : (double)gs__fp_round(t, x); }
 
-/* Shortest "%.Ng" (N <= 9) that reads back to the same bits; bf16 compares after rounding to bf16. */
-GS__FN void gs__hlo_fmt_float(char *buf, size_t cap, float f, bool bf16) {
+/* Shortest "%.Ng" that reads back to the same value of float type t (x is a value of t). */
+GS__FN void gs__hlo_fmt_real(char *buf, size_t cap, gs_dtype t, double x) {
     int p;
-    if (gs__hlo_float_is_nan(f)) {
+    if (x != x) {
         snprintf(buf, cap, "nan");
         return;
     }
-    if (f > FLT_MAX) {
-        snprintf(buf, cap, "inf");
+    if (x > DBL_MAX || x < -DBL_MAX) {
+        snprintf(buf, cap, x > 0 ? "inf" : "-inf");
         return;
     }
-    if (f < -FLT_MAX) {
-        snprintf(buf, cap, "-inf");
+    if (x > -9007199254740992.0 && x < 9007199254740992.0 && x == floor(x)) {
+        snprintf(buf, cap, "%.0f", x);   /* integers as integers: 300, not 3e+02 */
         return;
     }
-    if (f > -16777216.0f && f < 16777216.0f && f == (float)(int32_t)f) {
-        snprintf(buf, cap, "%.0f", (double)f);   /* small integers as integers: 300, not 3e+02 */
-        return;
+    for (p = 1; p <= 17; p++) {
+        double back;
+        snprintf(buf, cap, "%.*g", p, x);
+        back = gs__hlo_round_real(t, strtod(buf, NULL));
+        if (back == x) return;
     }
-    for (p = 1; p <= 9; p++) {
-        float back;
-        snprintf(buf, cap, "%.*g", p, (double)f);
-        back = (float)strtod(buf, NULL);
-        if (bf16) {
-            if (gs_f32_to_bf16(back) == gs_f32_to_bf16(f)) return;
-        } else if (memcmp(&back, &f, sizeof f) == 0) {
-            return;
-        }
-    }
-    snprintf(buf, cap, "%.9g", (double)f);
+    snprintf(buf, cap, "%.17g", x);
 }
 
 static const char *const gs__hlo_cmp_names[] = {"", "EQ", "NE", "LT", "LE", "GT", "GE"};
@@ -4521,39 +4842,26 @@ GS__FN void gs__pr_value_shape(gs__sb *sb, const gs_value *v) {
     gs__sb_put(sb, ")", 1);
 }
 
-/* element i of storage-format data */
+/* element i of storage-format data (complex as "(re, im)", as XLA prints it) */
 GS__FN void gs__pr_elem(gs__sb *sb, gs_dtype dt, const void *data, int64_t i) {
     char buf[48];
-    const unsigned char *p = (const unsigned char *)data;
-    switch (dt) {
-    case GS_F32: {
-        float f;
-        memcpy(&f, p + 4 * i, 4);
-        gs__hlo_fmt_float(buf, sizeof buf, f, false);
+    unsigned char one[16];
+    gs__to_compute(dt, one, (const unsigned char *)data + (size_t)i * gs_dtype_size(dt), 1);
+    if (gs__is_float(dt)) {
+        gs__hlo_fmt_real(buf, sizeof buf, dt, gs__ld_f(dt, one, 0));
         gs__sb_puts(sb, buf);
-        break;
-    }
-    case GS_BF16: {
-        uint16_t b;
-        memcpy(&b, p + 2 * i, 2);
-        gs__hlo_fmt_float(buf, sizeof buf, gs_bf16_to_f32(b), true);
-        gs__sb_puts(sb, buf);
-        break;
-    }
-    case GS_S32: {
-        int32_t x;
-        memcpy(&x, p + 4 * i, 4);
-        gs__sb_printf(sb, "%ld", (long)x);
-        break;
-    }
-    case GS_U32: {
-        uint32_t x;
-        memcpy(&x, p + 4 * i, 4);
-        gs__sb_printf(sb, "%lu", (unsigned long)x);
-        break;
-    }
-    case GS_PRED: gs__sb_puts(sb, p[i] ? "true" : "false"); break;
-    default: gs__sb_puts(sb, "0"); break;
+    } else if (gs__is_complex(dt)) {
+        gs_dtype part = dt == GS_C64 ? GS_F32 : GS_F64;
+        gs__hlo_fmt_real(buf, sizeof buf, part, gs__ld_f(part, one, 0));
+        gs__sb_printf(sb, "(%s, ", buf);
+        gs__hlo_fmt_real(buf, sizeof buf, part, gs__ld_f(part, one, 1));
+        gs__sb_printf(sb, "%s)", buf);
+    } else if (dt == GS_PRED) {
+        gs__sb_puts(sb, one[0] ? "true" : "false");
+    } else if (gs__is_signed(dt)) {
+        gs__sb_printf(sb, "%lld", (long long)(int64_t)gs__ld_i(dt, one, 0));
+    } else {
+        gs__sb_printf(sb, "%llu", (unsigned long long)gs__ld_i(dt, one, 0));
     }
 }
 
@@ -4687,7 +4995,8 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
         break;
     case GS_OP_COMPARE: {
         gs_dtype t = v->operands[0]->shape.dtype;
-        gs_cmp_type def = (t == GS_F32 || t == GS_BF16) ? GS_CMP_TYPE_FLOAT : t == GS_S32 ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_UNSIGNED;
+        gs_cmp_type def = (gs__is_float(t) || gs__is_complex(t)) ? GS_CMP_TYPE_FLOAT
+                          : gs__is_signed(t) ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_UNSIGNED;
         gs__sb_printf(sb, ", direction=%s",
                       v->cmp > GS_CMP_INVALID && v->cmp < GS_CMP_COUNT ? gs__hlo_cmp_names[v->cmp] : "?");
         if (v->cmp_type != def && v->cmp_type > GS_CMP_TYPE_DEFAULT && v->cmp_type < GS_CMP_TYPE_COUNT)
@@ -5286,13 +5595,10 @@ GS__FN bool gs__skip_balanced(gs__parser *P, gs__cur *c) {
 
 /* ---- shapes ---- */
 GS__FN bool gs__parse_array_shape(gs__parser *P, gs__cur *c, gs_shape *s) {
-    static const char *const names[] = {"f32", "bf16", "s32", "u32", "pred"};
-    static const gs_dtype types[] = {GS_F32, GS_BF16, GS_S32, GS_U32, GS_PRED};
-    const char *what = "a dtype (f32, bf16, s32, u32 or pred)";
+    const char *what = "an element type (pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64, c128, f8*, token, ...)";
     gs__cur at;
     const char *start;
     size_t n;
-    int i;
     bool ok = true;
     if (!gs__skip_ws(P, c)) return false;
     at = *c;
@@ -5300,8 +5606,7 @@ GS__FN bool gs__parse_array_shape(gs__parser *P, gs__cur *c, gs_shape *s) {
     start = c->p;
     while (gs__hlo_alpha(gs__cur_peek(c)) || gs__hlo_digit(gs__cur_peek(c))) gs__cur_adv(c);
     n = (size_t)(c->p - start);
-    for (i = 0; i < GS__COUNTOF(names); i++)
-        if (strlen(names[i]) == n && memcmp(names[i], start, n) == 0) s->dtype = types[i];
+    s->dtype = gs__dtype_from_text(start, n);
     if (s->dtype == GS_DTYPE_INVALID || gs__cur_peek(c) != '[') {
         *c = at;
         return gs__pexpect(P, &at, what);
@@ -5946,80 +6251,125 @@ GS__FN bool gs__coll_desc(gs__parser *P, const gs__pinst *in, gs_collective_desc
 
 /* ---- constants ---- */
 
-/* one literal element into data[i] (storage format) and *value (exactly representable in the dtype) */
-GS__FN bool gs__parse_elem(gs__parser *P, gs__cur *c, gs_dtype dt, void *data, int64_t i, double *value) {
-    char buf[72];
+/* One real number of float type t from buf (nan, inf), rounded to t; false if buf is not a number. */
+GS__FN bool gs__parse_real(const char *buf, gs_dtype t, double *out) {
+    char *endp;
+    double d;
+    if (strcmp(buf, "nan") == 0 || strcmp(buf, "-nan") == 0 || strcmp(buf, "+nan") == 0) d = (double)NAN;
+    else if (strcmp(buf, "inf") == 0 || strcmp(buf, "+inf") == 0) d = (double)INFINITY;
+    else if (strcmp(buf, "-inf") == 0) d = -(double)INFINITY;
+    else if (strcmp(buf, "true") == 0 || strcmp(buf, "false") == 0) return false;
+    else {
+        d = strtod(buf, &endp);
+        if (*endp != 0 || endp == buf) return false;
+    }
+    *out = gs__hlo_round_real(t, d);
+    return true;
+}
+
+/* One number token (letters, digits, '.', '-', '+') into buf. */
+GS__FN bool gs__parse_numtok(gs__parser *P, gs__cur *c, char *buf, size_t cap) {
     const char *start;
     size_t n;
     gs__cur at;
-    char *endp;
     if (!gs__skip_ws(P, c)) return false;
     at = *c;
-    if (gs__cur_peek(c) == '.' && gs__cur_peek_at(c, 1) == '.')
-        return gs__perr(P, &at, GS_ERR_PARSE,
-                        "the constant's literal was elided ({...}); print the HLO with its large constants");
     start = c->p;
     while (gs__hlo_alpha(gs__cur_peek(c)) || gs__hlo_digit(gs__cur_peek(c)) || gs__cur_peek(c) == '.' ||
            gs__cur_peek(c) == '-' || gs__cur_peek(c) == '+')
         gs__cur_adv(c);
     n = (size_t)(c->p - start);
-    if (n == 0 || n >= sizeof buf) return gs__pexpect(P, &at, "a number");
+    if (n == 0 || n >= cap) return gs__pexpect(P, &at, "a number");
     memcpy(buf, start, n);
     buf[n] = 0;
-    switch (dt) {
-    case GS_F32:
-    case GS_BF16: {
-        double d;
-        float f;
-        if (strcmp(buf, "nan") == 0 || strcmp(buf, "-nan") == 0 || strcmp(buf, "+nan") == 0) d = (double)NAN;
-        else if (strcmp(buf, "inf") == 0 || strcmp(buf, "+inf") == 0) d = (double)INFINITY;
-        else if (strcmp(buf, "-inf") == 0) d = -(double)INFINITY;
-        else if (strcmp(buf, "true") == 0 || strcmp(buf, "false") == 0) return gs__pexpect(P, &at, "a number");
-        else {
-            d = strtod(buf, &endp);
-            if (*endp != 0 || endp == buf) return gs__pexpect(P, &at, "a number");
-        }
-        f = (float)d;
-        if (dt == GS_F32) {
-            if (data) memcpy((char *)data + 4 * i, &f, 4);
-            *value = (double)f;
-        } else {
-            uint16_t b = gs_f32_to_bf16(f);
-            if (data) memcpy((char *)data + 2 * i, &b, 2);
-            *value = (double)gs_bf16_to_f32(b);
-        }
-        return true;
-    }
-    case GS_S32:
-    case GS_U32: {
+    return true;
+}
+
+/* An integer literal of type dt (range-checked) as 64 bits. */
+GS__FN bool gs__parse_int_lit(gs__parser *P, const gs__cur *at, const char *buf, gs_dtype dt, uint64_t *out) {
+    char *endp;
+    int bits = gs__dt(dt)->bits;
+    errno = 0;
+    if (gs__is_signed(dt)) {
         long long x = strtoll(buf, &endp, 10);
-        if (*endp != 0 || endp == buf) return gs__pexpect(P, &at, "an integer");
-        if (dt == GS_S32) {
-            int32_t y;
-            if (x < INT32_MIN || x > INT32_MAX) return gs__perr(P, &at, GS_ERR_PARSE, "%s is out of range for s32", buf);
-            y = (int32_t)x;
-            if (data) memcpy((char *)data + 4 * i, &y, 4);
-        } else {
-            uint32_t y;
-            if (x < 0 || x > (long long)UINT32_MAX)
-                return gs__perr(P, &at, GS_ERR_PARSE, "%s is out of range for u32", buf);
-            y = (uint32_t)x;
-            if (data) memcpy((char *)data + 4 * i, &y, 4);
+        long long hi = bits >= 64 ? LLONG_MAX : (long long)((((uint64_t)1) << (bits - 1)) - 1u), lo = -hi - 1;
+        if (*endp != 0 || endp == buf) return gs__pexpect(P, at, "an integer");
+        if (errno == ERANGE || x < lo || x > hi)
+            return gs__perr(P, at, GS_ERR_PARSE, "%s is out of range for %s", buf, gs_dtype_name(dt));
+        *out = (uint64_t)x;
+    } else {
+        unsigned long long x;
+        uint64_t hi = bits >= 64 ? UINT64_MAX : (((uint64_t)1) << bits) - 1u;
+        if (buf[0] == '-') {
+            if (strtoll(buf, &endp, 10) != 0 || *endp != 0)
+                return gs__perr(P, at, GS_ERR_PARSE, "%s is out of range for %s", buf, gs_dtype_name(dt));
         }
-        *value = (double)x;
-        return true;
+        x = strtoull(buf, &endp, 10);
+        if (*endp != 0 || endp == buf) return gs__pexpect(P, at, "an integer");
+        if (errno == ERANGE || (uint64_t)x > hi)
+            return gs__perr(P, at, GS_ERR_PARSE, "%s is out of range for %s", buf, gs_dtype_name(dt));
+        *out = (uint64_t)x;
     }
-    case GS_PRED: {
-        uint8_t b;
-        if (strcmp(buf, "true") == 0 || strcmp(buf, "1") == 0) b = 1;
-        else if (strcmp(buf, "false") == 0 || strcmp(buf, "0") == 0) b = 0;
-        else return gs__pexpect(P, &at, "true or false");
-        if (data) ((uint8_t *)data)[i] = b;
-        *value = b;
-        return true;
+    return true;
+}
+
+/* one literal element into data[i] (storage format) and *value (exactly representable in the dtype; for
+   64-bit integers the nearest double, for complex the real part) */
+GS__FN bool gs__parse_elem(gs__parser *P, gs__cur *c, gs_dtype dt, void *data, int64_t i, double *value) {
+    char buf[72];
+    unsigned char one[16];
+    gs__cur at;
+    if (!gs__skip_ws(P, c)) return false;
+    at = *c;
+    if (gs__cur_peek(c) == '.' && gs__cur_peek_at(c, 1) == '.')
+        return gs__perr(P, &at, GS_ERR_PARSE,
+                        "the constant's literal was elided ({...}); print the HLO with its large constants");
+    memset(one, 0, sizeof one);
+    if (gs__is_complex(dt)) {   /* (re, im) */
+        gs_dtype part = dt == GS_C64 ? GS_F32 : GS_F64;
+        double re, im;
+        gs__cur pat;
+        if (!gs__expect_ch(P, c, '(')) return false;
+        pat = *c;
+        if (!gs__parse_numtok(P, c, buf, sizeof buf)) return false;
+        if (!gs__parse_real(buf, part, &re)) return gs__pexpect(P, &pat, "a number");
+        if (!gs__expect_ch(P, c, ',')) return false;
+        if (!gs__skip_ws(P, c)) return false;
+        pat = *c;
+        if (!gs__parse_numtok(P, c, buf, sizeof buf)) return false;
+        if (!gs__parse_real(buf, part, &im)) return gs__pexpect(P, &pat, "a number");
+        if (!gs__expect_ch(P, c, ')')) return false;
+        if (dt == GS_C64) {
+            float f[2];
+            f[0] = (float)re;
+            f[1] = (float)im;
+            memcpy(one, f, sizeof f);
+        } else {
+            memcpy(one, &re, 8);
+            memcpy(one + 8, &im, 8);
+        }
+        *value = re;
+    } else {
+        if (!gs__parse_numtok(P, c, buf, sizeof buf)) return false;
+        if (gs__is_float(dt)) {
+            if (!gs__parse_real(buf, dt, value)) return gs__pexpect(P, &at, "a number");
+            gs__st_f(dt, one, 0, *value);
+        } else if (dt == GS_PRED) {
+            if (strcmp(buf, "true") == 0 || strcmp(buf, "1") == 0) one[0] = 1;
+            else if (strcmp(buf, "false") == 0 || strcmp(buf, "0") == 0) one[0] = 0;
+            else return gs__pexpect(P, &at, "true or false");
+            *value = one[0];
+        } else if (gs__is_int(dt)) {
+            uint64_t x = 0;
+            if (!gs__parse_int_lit(P, &at, buf, dt, &x)) return false;
+            gs__st_i(dt, one, 0, x);
+            *value = gs__is_signed(dt) ? (double)(int64_t)x : (double)x;
+        } else {
+            return gs__perr(P, &at, GS_ERR_PARSE, "a constant of type %s", gs_dtype_name(dt));
+        }
     }
-    default: return gs__pexpect(P, &at, "an array shape");
-    }
+    if (data) gs__to_storage(dt, (unsigned char *)data + (size_t)i * gs_dtype_size(dt), one, 1);
+    return true;
 }
 
 GS__FN bool gs__parse_dense(gs__parser *P, gs__cur *c, const gs_shape *s, int d, void *data, int64_t *pos) {
@@ -6064,7 +6414,7 @@ GS__FN bool gs__build_constant(gs__parser *P, gs_graph *g, const gs__pinst *in, 
     if (!gs__skip_ws(P, &c)) return false;
     if (gs__cur_peek(&c) != '{') {
         /* a scalar literal: the constant itself, or (extension) a splat of a non-scalar shape */
-        unsigned char one[8];
+        unsigned char one[16];
         if (!gs__parse_elem(P, &c, s->dtype, one, 0, &value) || !gs__val_end(P, &c)) return false;
         *out = s->rank == 0 ? gs_constant(g, *s, one) : gs_constant_splat(g, *s, value);
         return true;
@@ -10181,14 +10531,21 @@ GS__FN gs_value *gs__sp_mask(gs__sp *sp, gs_value *x, const gs_sharding *s, cons
 
 /* the identity of a reduction on dtype t */
 GS__FN double gs__sp_identity(gs_reduce_kind k, gs_dtype t) {
+    int b = gs__dt(t)->bits;
+    bool inf = gs__is_float(t) && gs__dt(t)->fkind == GS__FK_IEEE;
     switch (k) {
     case GS_REDUCE_SUM: case GS_REDUCE_OR: return 0;
     case GS_REDUCE_PROD: return 1;
-    case GS_REDUCE_AND: return t == GS_S32 ? -1 : t == GS_U32 ? 4294967295.0 : 1;   /* all bits set */
-    case GS_REDUCE_MAX:
-        return t == GS_S32 ? (double)INT32_MIN : t == GS_U32 || t == GS_PRED ? 0 : -INFINITY;
-    case GS_REDUCE_MIN:
-        return t == GS_S32 ? (double)INT32_MAX : t == GS_U32 ? 4294967295.0 : t == GS_PRED ? 1 : INFINITY;
+    case GS_REDUCE_AND: return gs__is_signed(t) ? -1 : gs__is_int(t) ? ldexp(1.0, b) - 1.0 : 1;   /* all bits set */
+    case GS_REDUCE_MAX:   /* the lowest value of the type (types without inf: the lowest finite one) */
+        if (gs__is_signed(t)) return -ldexp(1.0, b - 1);
+        if (!gs__is_float(t)) return 0;
+        return inf ? -INFINITY : t == GS_F8E8M0FNU ? gs__fp_decode(t, 0) : -gs__fp_max(t);
+    case GS_REDUCE_MIN:   /* the highest value (saturating conversions make 2^63 the s64 maximum) */
+        if (gs__is_signed(t)) return ldexp(1.0, b - 1) - 1.0;
+        if (gs__is_int(t)) return ldexp(1.0, b) - 1.0;
+        if (!gs__is_float(t)) return 1;
+        return inf ? INFINITY : gs__fp_max(t);
     default: return 0;
     }
 }
@@ -12300,15 +12657,18 @@ GS__FN const gs_sharding *gs__sp_move_tiles_off(gs__sp *sp, const gs_sharding *t
 GS__FN bool gs__sp_init_is_identity(const gs_value *init, gs_reduce_kind k) {
     double x;
     if (init->op != GS_OP_CONSTANT || !init->data || init->shape.rank != 0) return false;
-    switch (init->shape.dtype) {
-    case GS_F32: { float f; memcpy(&f, init->data, sizeof f); x = f; break; }
-    case GS_BF16: { uint16_t h; memcpy(&h, init->data, sizeof h); x = gs_bf16_to_f32(h); break; }
-    case GS_S32: { int32_t i; memcpy(&i, init->data, sizeof i); x = i; break; }
-    case GS_U32: { uint32_t u; memcpy(&u, init->data, sizeof u); x = u; break; }
-    case GS_PRED: x = *(const uint8_t *)init->data; break;
-    default: return false;
+    unsigned char one[16];
+    gs_dtype t = init->shape.dtype;
+    if (!gs__is_numeric(t) && t != GS_PRED) return false;
+    gs__to_compute(t, one, init->data, 1);
+    if (gs__is_complex(t) && (t == GS_C64 ? ((const float *)one)[1] : ((const double *)one)[1]) != 0) return false;
+    if (gs__is_int(t)) {   /* exactly: the identity converted as a constant of t would be */
+        unsigned char id[16];
+        gs__set_elem(t, id, 0, gs__sp_identity(k, t));
+        return gs__ld_i(t, one, 0) == gs__ld_i(t, id, 0);
     }
-    return x == gs__sp_identity(k, init->shape.dtype);
+    x = gs__ld_f(t, one, 0);
+    return x == gs__sp_identity(k, t);
 }
 
 /* cumsum, cumprod, cummax, cummin along d: x[A,D]{t} -> out[A,D]{t}; D split: a local scan, combined with the
@@ -14650,11 +15010,14 @@ GS__FN gs_result gs__k_reduce_window(gs_ctx *ctx, const gs_value *v, const gs__b
 /* ==== begin src/gs_interp.c ==== */
 /* gs_interp.c - the reference interpreter: one device, global arrays, XLA semantics.
  *
- * Compute format (gs__buf): f32 and bf16 are float (a bf16 value is a float already rounded to bf16), s32 is
- * int32_t, u32 uint32_t, pred uint8_t holding 0 or 1. gs_eval converts the caller's storage format (bf16 as
- * uint16) to compute format and back. Every op that makes a new bf16 value rounds it to nearest even at once;
- * reductions, scans and scatter combiners round after every combining step (the reducer is a bf16
- * computation), while dot accumulates in f32 and rounds the final sums.
+ * Compute format (gs__buf): f32, bf16, f16 and the 8/4-bit floats are float (a value already rounded to its
+ * type), f64 double, integers their C type (s2/s4 int8_t, u2/u4 uint8_t, holding the value), pred uint8_t
+ * holding 0 or 1, c64/c128 pairs of float/double (gs_base.c has the table). gs_eval converts the caller's
+ * storage format (bf16 and f16 as uint16, the 8-bit floats as their byte) to compute format and back. Every op
+ * that makes a new narrow float value rounds it to nearest even at once; reductions, scans and scatter
+ * combiners round after every combining step (the reducer is a computation in that type), while dot
+ * accumulates in f32 and rounds the final sums. f32, bf16, s32, u32 and pred have their own loops; the other
+ * types go through the generic path below (64-bit integers wrapped to the width, doubles rounded once).
  *
  * Values and buffers. An array value owns one buffer; a tuple value (tuple, while, sort of several operands,
  * topk, a tuple-shaped parameter) is n_tuple buffers, one per element (tuples are flat). Buffers are never
@@ -14741,7 +15104,7 @@ GS__FN bool gs__ip_xstep(int n, const int64_t *dims, int64_t *idx, int64_t *doff
 }
 
 /* dst[doff + sum idx*dstr] = src[soff + sum idx*sstr] for every idx < dims (offsets and strides in elements;
-   es is the element size, 4 or 1). */
+   es is the element size in bytes). */
 GS__FN void gs__ip_xcopy(size_t es, int rank, const int64_t *dims, void *dst, int64_t doff, const int64_t *dstr,
                       const void *src, int64_t soff, const int64_t *sstr) {
     int64_t idx[GS_MAX_RANK];
@@ -14775,10 +15138,13 @@ GS__FN void gs__ip_xcopy(size_t es, int rank, const int64_t *dims, void *dst, in
             uint32_t *D = (uint32_t *)dst;
             const uint32_t *S = (const uint32_t *)src;
             for (i = 0; i < n_in; i++, dp += dsi, sp += ssi) D[dp] = S[sp];
-        } else {
+        } else if (es == 1) {
             uint8_t *D = (uint8_t *)dst;
             const uint8_t *S = (const uint8_t *)src;
             for (i = 0; i < n_in; i++, dp += dsi, sp += ssi) D[dp] = S[sp];
+        } else {
+            for (i = 0; i < n_in; i++, dp += dsi, sp += ssi)
+                memcpy((char *)dst + dp * (int64_t)es, (const char *)src + sp * (int64_t)es, es);
         }
         if (!gs__ip_xstep(rank - 1, dims, idx, &doff, dstr, &soff, sstr)) return;
     }
@@ -14820,8 +15186,10 @@ GS__FN void gs__ip_fill(void *data, size_t es, int64_t n, const void *val) {
         uint32_t v, *p = (uint32_t *)data;
         memcpy(&v, val, 4);
         for (i = 0; i < n; i++) p[i] = v;
-    } else {
+    } else if (es == 1) {
         memset(data, *(const uint8_t *)val, (size_t)n);
+    } else {
+        for (i = 0; i < n; i++) memcpy((char *)data + (size_t)i * es, val, es);
     }
 }
 
@@ -14829,7 +15197,8 @@ GS__FN void gs__ip_fill(void *data, size_t es, int64_t n, const void *val) {
 GS__FN int64_t gs__ip_get_index(const gs__buf *b, int64_t i) {
     if (b->shape.dtype == GS_U32) return (int64_t)((const uint32_t *)b->data)[i];
     if (b->shape.dtype == GS_S32) return (int64_t)((const int32_t *)b->data)[i];
-    return 0;
+    if (b->shape.dtype == GS_U64 && gs__ld_i(GS_U64, b->data, i) > (uint64_t)INT64_MAX) return INT64_MAX;
+    return (int64_t)gs__ld_i(b->shape.dtype, b->data, i);
 }
 
 GS__FN int64_t gs__ip_clamp64(int64_t x, int64_t lo, int64_t hi) {
@@ -14934,12 +15303,261 @@ GS__FN uint8_t gs__ip_comb_p(gs_reduce_kind k, uint8_t a, uint8_t b) {
     }
 }
 
+/* ---- the generic slow path: any element type, through 64-bit integers and doubles ----
+   The types that existed first (f32, bf16, s32, u32, pred) keep their own loops; every other type goes
+   through these. Integers compute in 64 bits and wrap to their width (exact), real floats compute in double
+   and round once to their type (exact for add/subtract/multiply/divide/sqrt of f32 and narrower inputs). */
+GS__FN bool gs__ip_fast(gs_dtype t) { return t == GS_F32 || t == GS_BF16 || t == GS_S32 || t == GS_U32 || t == GS_PRED; }
+
+GS__FN double gs__ip_dmax(double a, double b) {
+    if (a != a) return a;
+    if (b != b) return b;
+    if (a == b) return signbit(a) ? b : a;
+    return a > b ? a : b;
+}
+
+GS__FN double gs__ip_dmin(double a, double b) {
+    if (a != a) return a;
+    if (b != b) return b;
+    if (a == b) return signbit(a) ? a : b;
+    return a < b ? a : b;
+}
+
+GS__FN uint64_t gs__ip_upow64(uint64_t base, uint64_t e) {
+    uint64_t r = 1;
+    while (e) {
+        if (e & 1u) r *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return r;
+}
+
+/* integer binary op at the width of t (a, b already wrapped to t); false: not an integer op */
+GS__FN bool gs__ip_ibin(gs_dtype t, gs_op op, uint64_t a, uint64_t b, uint64_t *y) {
+    bool sg = gs__is_signed(t);
+    int64_t sa = (int64_t)a, sb = (int64_t)b;
+    uint64_t smin = gs__int_wrap(t, ((uint64_t)1) << (gs__dt(t)->bits - 1));
+    switch (op) {
+    case GS_OP_ADD: *y = a + b; break;
+    case GS_OP_SUBTRACT: *y = a - b; break;
+    case GS_OP_MULTIPLY: *y = a * b; break;
+    case GS_OP_DIVIDE:   /* x / 0 = -1 (all ones); INT_MIN / -1 = INT_MIN */
+        if (b == 0) *y = ~(uint64_t)0;
+        else if (sg && a == smin && sb == -1) *y = a;
+        else *y = sg ? (uint64_t)(sa / sb) : a / b;
+        break;
+    case GS_OP_REMAINDER:   /* x % 0 = x; INT_MIN % -1 = 0 */
+        if (b == 0) *y = a;
+        else if (sg && a == smin && sb == -1) *y = 0;
+        else *y = sg ? (uint64_t)(sa % sb) : a % b;
+        break;
+    case GS_OP_MAXIMUM: *y = (sg ? sa > sb : a > b) ? a : b; break;
+    case GS_OP_MINIMUM: *y = (sg ? sa < sb : a < b) ? a : b; break;
+    case GS_OP_POWER:
+        if (sg && sb < 0) *y = sa == 1 ? 1u : 0u;
+        else *y = gs__ip_upow64(a, b);
+        break;
+    case GS_OP_AND: *y = a & b; break;
+    case GS_OP_OR: *y = a | b; break;
+    case GS_OP_XOR: *y = a ^ b; break;
+    default: return false;
+    }
+    *y = gs__int_wrap(t, *y);
+    return true;
+}
+
+/* real float binary op in double; false: not a float op */
+GS__FN bool gs__ip_fbin(gs_op op, double a, double b, double *y) {
+    switch (op) {
+    case GS_OP_ADD: *y = a + b; break;
+    case GS_OP_SUBTRACT: *y = a - b; break;
+    case GS_OP_MULTIPLY: *y = a * b; break;
+    case GS_OP_DIVIDE: *y = a / b; break;
+    case GS_OP_REMAINDER: *y = fmod(a, b); break;
+    case GS_OP_MAXIMUM: *y = gs__ip_dmax(a, b); break;
+    case GS_OP_MINIMUM: *y = gs__ip_dmin(a, b); break;
+    case GS_OP_POWER: *y = pow(a, b); break;
+    default: return false;
+    }
+    return true;
+}
+
+GS__FN bool gs__ip_funary(gs_op op, double x, double *y) {
+    switch (op) {
+    case GS_OP_NEGATE: *y = -x; break;
+    case GS_OP_ABS: *y = fabs(x); break;
+    case GS_OP_EXP: *y = exp(x); break;
+    case GS_OP_LOG: *y = log(x); break;
+    case GS_OP_TANH: *y = tanh(x); break;
+    case GS_OP_LOGISTIC: *y = 1.0 / (1.0 + exp(-x)); break;
+    case GS_OP_SQRT: *y = sqrt(x); break;
+    case GS_OP_RSQRT: *y = 1.0 / sqrt(x); break;
+    case GS_OP_FLOOR: *y = floor(x); break;
+    case GS_OP_CEIL: *y = ceil(x); break;
+    case GS_OP_SIGN: *y = (x != x || x == 0.0) ? x : (x > 0.0 ? 1.0 : -1.0); break;
+    default: return false;
+    }
+    return true;
+}
+
+GS__FN bool gs__ip_iunary(gs_dtype t, gs_op op, uint64_t a, uint64_t *y) {
+    bool sg = gs__is_signed(t);
+    switch (op) {
+    case GS_OP_NEGATE: *y = 0u - a; break;
+    case GS_OP_ABS: *y = (sg && (int64_t)a < 0) ? 0u - a : a; break;
+    case GS_OP_SIGN: *y = sg ? (uint64_t)(int64_t)(((int64_t)a > 0) - ((int64_t)a < 0)) : (uint64_t)(a != 0); break;
+    case GS_OP_NOT: *y = ~a; break;
+    default: return false;
+    }
+    *y = gs__int_wrap(t, *y);
+    return true;
+}
+
+/* complex (re, im) element i of a c64/c128 buffer */
+GS__FN void gs__ip_ldc(gs_dtype t, const void *p, int64_t i, double *re, double *im) {
+    if (t == GS_C64) {
+        *re = ((const float *)p)[2 * i];
+        *im = ((const float *)p)[2 * i + 1];
+    } else {
+        *re = ((const double *)p)[2 * i];
+        *im = ((const double *)p)[2 * i + 1];
+    }
+}
+
+GS__FN void gs__ip_stc(gs_dtype t, void *p, int64_t i, double re, double im) {
+    if (t == GS_C64) {
+        ((float *)p)[2 * i] = (float)re;
+        ((float *)p)[2 * i + 1] = (float)im;
+    } else {
+        ((double *)p)[2 * i] = re;
+        ((double *)p)[2 * i + 1] = im;
+    }
+}
+
+GS__FN bool gs__ip_cbin(gs_op op, double ar, double ai, double br, double bi, double *yr, double *yi) {
+    switch (op) {
+    case GS_OP_ADD: *yr = ar + br; *yi = ai + bi; break;
+    case GS_OP_SUBTRACT: *yr = ar - br; *yi = ai - bi; break;
+    case GS_OP_MULTIPLY: *yr = ar * br - ai * bi; *yi = ar * bi + ai * br; break;
+    case GS_OP_DIVIDE: {
+        double d = br * br + bi * bi;
+        *yr = (ar * br + ai * bi) / d;
+        *yi = (ai * br - ar * bi) / d;
+        break;
+    }
+    default: return false;
+    }
+    return true;
+}
+
+/* y[iy] = a[ia] op b[ib] for any element type (compute format); false: op not defined on t */
+GS__FN bool gs__ip_gbin(gs_dtype t, gs_op op, const void *a, int64_t ia, const void *b, int64_t ib, void *y, int64_t iy) {
+    if (gs__is_float(t)) {
+        double r;
+        if (!gs__ip_fbin(op, gs__ld_f(t, a, ia), gs__ld_f(t, b, ib), &r)) return false;
+        gs__st_f(t, y, iy, r);
+    } else if (gs__is_int(t) || t == GS_PRED) {
+        uint64_t r, x = gs__ld_i(t, a, ia), z = gs__ld_i(t, b, ib);
+        if (t == GS_PRED) {
+            if (op == GS_OP_AND || op == GS_OP_MINIMUM) r = x & z;
+            else if (op == GS_OP_OR || op == GS_OP_MAXIMUM) r = x | z;
+            else if (op == GS_OP_XOR) r = x ^ z;
+            else return false;
+        } else if (!gs__ip_ibin(t, op, x, z, &r)) {
+            return false;
+        }
+        gs__st_i(t, y, iy, r);
+    } else if (gs__is_complex(t)) {
+        double ar, ai, br, bi, yr, yi;
+        gs__ip_ldc(t, a, ia, &ar, &ai);
+        gs__ip_ldc(t, b, ib, &br, &bi);
+        if (!gs__ip_cbin(op, ar, ai, br, bi, &yr, &yi)) return false;
+        gs__ip_stc(t, y, iy, yr, yi);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+GS__FN bool gs__ip_gunary(gs_dtype t, gs_op op, const void *a, int64_t i, void *y) {
+    if (gs__is_float(t)) {
+        double r;
+        if (!gs__ip_funary(op, gs__ld_f(t, a, i), &r)) return false;
+        gs__st_f(t, y, i, r);
+    } else if (gs__is_int(t)) {
+        uint64_t r;
+        if (!gs__ip_iunary(t, op, gs__ld_i(t, a, i), &r)) return false;
+        gs__st_i(t, y, i, r);
+    } else if (t == GS_PRED) {
+        if (op != GS_OP_NOT) return false;
+        ((uint8_t *)y)[i] = (uint8_t)!((const uint8_t *)a)[i];
+    } else if (gs__is_complex(t)) {
+        double re, im;
+        if (op != GS_OP_NEGATE) return false;
+        gs__ip_ldc(t, a, i, &re, &im);
+        gs__ip_stc(t, y, i, -re, -im);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* Orders element ia of a against element ib of b: *lt, *eq, and whether they are unordered (a NaN). */
+GS__FN void gs__ip_gorder(gs_dtype t, gs_cmp_type ct, const void *a, int64_t ia, const void *b, int64_t ib, int *lt,
+                          int *eq, int *un) {
+    *un = 0;
+    if (gs__is_float(t)) {
+        double x = gs__ld_f(t, a, ia), z = gs__ld_f(t, b, ib);
+        if (ct == GS_CMP_TYPE_TOTALORDER) {   /* order the bit patterns of the (exactly widened) doubles */
+            uint64_t ux, uz;
+            memcpy(&ux, &x, 8);
+            memcpy(&uz, &z, 8);
+            ux = (ux >> 63) ? ~ux : (ux | ((uint64_t)1 << 63));
+            uz = (uz >> 63) ? ~uz : (uz | ((uint64_t)1 << 63));
+            *lt = ux < uz;
+            *eq = ux == uz;
+        } else {
+            *lt = x < z;
+            *eq = x == z;
+            *un = x != x || z != z;
+        }
+    } else if (gs__is_complex(t)) {
+        double ar, ai, br, bi;
+        gs__ip_ldc(t, a, ia, &ar, &ai);
+        gs__ip_ldc(t, b, ib, &br, &bi);
+        *lt = 0;
+        *eq = ar == br && ai == bi;
+    } else {
+        uint64_t x = gs__ld_i(t, a, ia), z = gs__ld_i(t, b, ib);
+        int nb = gs__dt(t)->bits;
+        uint64_t mask = nb >= 64 ? ~(uint64_t)0 : (((uint64_t)1) << nb) - 1u;
+        if (ct == GS_CMP_TYPE_SIGNED) *lt = (int64_t)x < (int64_t)z;
+        else *lt = (x & mask) < (z & mask);
+        *eq = x == z;
+    }
+}
+
+/* y[iy] = y[iy] (kind) a[ia]: the combiner of reductions, scans and scatter for any element type */
+GS__FN void gs__ip_gcomb(gs_dtype t, gs_reduce_kind k, void *y, int64_t iy, const void *a, int64_t ia) {
+    static const gs_op ops[] = {GS_OP_INVALID, GS_OP_ADD, GS_OP_MULTIPLY, GS_OP_MAXIMUM, GS_OP_MINIMUM, GS_OP_AND, GS_OP_OR};
+    size_t es = gs__compute_size(t);
+    if (k == GS_REDUCE_REPLACE) {
+        memcpy((char *)y + iy * (int64_t)es, (const char *)a + ia * (int64_t)es, es);
+        return;
+    }
+    if (k <= GS_REDUCE_INVALID || k > GS_REDUCE_OR) return;
+    if (gs__is_complex(t) && (k == GS_REDUCE_MAX || k == GS_REDUCE_MIN)) return;
+    (void)gs__ip_gbin(t, ops[k], y, iy, a, ia, y, iy);
+}
+
 /* Rejects a reduction kind that does not apply to the dtype (and/or on floats, replace outside scatter). */
 GS__FN gs_result gs__ip_check_kind(gs_ctx *ctx, const gs_value *v, gs_dtype t, gs_reduce_kind k, bool allow_replace) {
     bool ok = k >= GS_REDUCE_SUM && k <= GS_REDUCE_OR;
     if (k == GS_REDUCE_REPLACE) ok = allow_replace;
-    if (ok && gs__is_float(t) && (k == GS_REDUCE_AND || k == GS_REDUCE_OR)) ok = false;
-    if (ok && t != GS_F32 && t != GS_BF16 && t != GS_S32 && t != GS_U32 && t != GS_PRED) ok = false;
+    if (ok && (gs__is_float(t) || gs__is_complex(t)) && (k == GS_REDUCE_AND || k == GS_REDUCE_OR)) ok = false;
+    if (ok && gs__is_complex(t) && (k == GS_REDUCE_MAX || k == GS_REDUCE_MIN)) ok = false;
+    if (ok && !gs__is_numeric(t) && t != GS_PRED) ok = false;
     if (!ok)
         return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: reduction '%s' is not supported on %s", gs_op_name(v->op),
                        v->name, gs_reduce_kind_name(k), gs_dtype_name(t));
@@ -15065,7 +15683,11 @@ GS__FN gs_result gs__ip_constant(gs_ctx *ctx, const gs_value *v, gs__buf *out) {
             break;
         }
         case GS_PRED: ((uint8_t *)out->data)[i] = (uint8_t)(*(const uint8_t *)src != 0); break;
-        default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "constant %s: bad dtype", v->name);
+        default:
+            if (!gs__is_array_dtype(out->shape.dtype))
+                return gs__err(ctx, GS_ERR_UNSUPPORTED, "constant %s: bad dtype", v->name);
+            gs__to_compute(out->shape.dtype, (char *)out->data + (size_t)i * gs__compute_size(out->shape.dtype), src, 1);
+            break;
         }
     }
     return GS_OK;
@@ -15087,7 +15709,10 @@ GS__FN gs_result gs__ip_iota(gs_ctx *ctx, const gs_value *v, gs__buf *out) {
         case GS_S32: ((int32_t *)out->data)[i] = (int32_t)k; break;
         case GS_U32: ((uint32_t *)out->data)[i] = (uint32_t)k; break;
         case GS_PRED: ((uint8_t *)out->data)[i] = (uint8_t)(k != 0); break;
-        default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "iota %s: bad dtype", v->name);
+        default:
+            if (!gs__is_numeric(out->shape.dtype)) return gs__err(ctx, GS_ERR_UNSUPPORTED, "iota %s: bad dtype", v->name);
+            gs__set_elem(out->shape.dtype, out->data, i, (double)k);
+            break;
         }
     }
     return GS_OK;
@@ -15405,7 +16030,7 @@ GS__FN gs_result gs__ip_unary(gs_ctx *ctx, const gs_value *v, const gs__buf *x, 
     gs_op op = v->op;
     if (t != out->shape.dtype || gs__numel(&x->shape) != n)
         return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand and result shapes differ", gs_op_name(op), v->name);
-    if (gs__is_float(t)) {
+    if (gs__is_fc(t)) {
         const float *a = (const float *)x->data;
         float *y = (float *)out->data;
         if (op == GS_OP_NOT) goto unsupported;
@@ -15413,7 +16038,10 @@ GS__FN gs_result gs__ip_unary(gs_ctx *ctx, const gs_value *v, const gs__buf *x, 
             for (i = 0; i < n; i++) y[i] = -a[i];
         else
             for (i = 0; i < n; i++) y[i] = gs__ip_unary_f(op, a[i]);
-        if (t == GS_BF16) gs__round_bf16(y, n);
+        gs__round_dt(t, y, n);
+    } else if (!gs__ip_fast(t)) {
+        for (i = 0; i < n; i++)
+            if (!gs__ip_gunary(t, op, x->data, i, out->data)) goto unsupported;
     } else if (t == GS_S32) {
         const int32_t *a = (const int32_t *)x->data;
         int32_t *y = (int32_t *)out->data;
@@ -15515,7 +16143,7 @@ GS__FN gs_result gs__ip_binary(gs_ctx *ctx, const gs_value *v, const gs__buf *x,
     bool logical = op == GS_OP_AND || op == GS_OP_OR || op == GS_OP_XOR;
     if (t != z->shape.dtype || t != out->shape.dtype || gs__numel(&x->shape) != n || gs__numel(&z->shape) != n)
         return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand and result shapes differ", gs_op_name(op), v->name);
-    if (gs__is_float(t)) {
+    if (gs__is_fc(t)) {
         const float *a = (const float *)x->data, *b = (const float *)z->data;
         float *y = (float *)out->data;
         if (logical) goto unsupported;
@@ -15529,7 +16157,10 @@ GS__FN gs_result gs__ip_binary(gs_ctx *ctx, const gs_value *v, const gs__buf *x,
         case GS_OP_MINIMUM: for (i = 0; i < n; i++) y[i] = gs__ip_fmin(a[i], b[i]); break;
         default: for (i = 0; i < n; i++) y[i] = gs__ip_binary_f(op, a[i], b[i]); break;
         }
-        if (t == GS_BF16) gs__round_bf16(y, n);
+        gs__round_dt(t, y, n);
+    } else if (!gs__ip_fast(t)) {
+        for (i = 0; i < n; i++)
+            if (!gs__ip_gbin(t, op, x->data, i, z->data, i, out->data, i)) goto unsupported;
     } else if (t == GS_S32) {
         const int32_t *a = (const int32_t *)x->data, *b = (const int32_t *)z->data;
         int32_t *y = (int32_t *)out->data;
@@ -15594,7 +16225,7 @@ GS__FN gs_result gs__ip_compare(gs_ctx *ctx, const gs_value *v, const gs__buf *x
         default: for (i = 0; i < n; i++) y[i] = (uint8_t)(A[i] >= B[i]); break;                               \
         }                                                                                                     \
     } while (0)
-    if ((t == GS_F32 || t == GS_BF16) && v->cmp_type != GS_CMP_TYPE_TOTALORDER) {
+    if (gs__is_fc(t) && v->cmp_type != GS_CMP_TYPE_TOTALORDER) {
         GS__CMP_LOOPS(float);
         return GS_OK;
     }
@@ -15635,7 +16266,15 @@ GS__FN gs_result gs__ip_compare(gs_ctx *ctx, const gs_value *v, const gs__buf *x
             y[i] = gs__ip_cmp_result(c, a < b, a == b, 0);
             break;
         }
-        default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "compare %s: bad dtype", v->name);
+        default: {
+            int lt, eq, un;
+            if (!gs__is_numeric(t) || (gs__is_complex(t) && c != GS_CMP_EQ && c != GS_CMP_NE))
+                return gs__err(ctx, GS_ERR_UNSUPPORTED, "compare %s: this direction is not supported on %s", v->name,
+                               gs_dtype_name(t));
+            gs__ip_gorder(t, v->cmp_type, x->data, i, z->data, i, &lt, &eq, &un);
+            y[i] = gs__ip_cmp_result(c, lt, eq, un);
+            break;
+        }
         }
     }
     return GS_OK;
@@ -15652,10 +16291,14 @@ GS__FN gs_result gs__ip_select(gs_ctx *ctx, const gs_value *v, const gs__buf *p,
         const uint32_t *A = (const uint32_t *)a->data, *B = (const uint32_t *)b->data;
         uint32_t *Y = (uint32_t *)out->data;
         for (i = 0; i < n; i++) Y[i] = pp[np == 1 ? 0 : i] ? A[i] : B[i];
-    } else {
+    } else if (gs__compute_size(out->shape.dtype) == 1) {
         const uint8_t *A = (const uint8_t *)a->data, *B = (const uint8_t *)b->data;
         uint8_t *Y = (uint8_t *)out->data;
         for (i = 0; i < n; i++) Y[i] = pp[np == 1 ? 0 : i] ? A[i] : B[i];
+    } else {
+        size_t es = gs__compute_size(out->shape.dtype);
+        for (i = 0; i < n; i++)
+            memcpy((char *)out->data + (size_t)i * es, (const char *)(pp[np == 1 ? 0 : i] ? a : b)->data + (size_t)i * es, es);
     }
     return GS_OK;
 }
@@ -15696,7 +16339,62 @@ GS__FN gs_result gs__ip_clamp(gs_ctx *ctx, const gs_value *v, const gs__buf *lo,
             ((uint8_t *)out->data)[i] = e;
             break;
         }
-        default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "clamp %s: bad dtype", v->name);
+        default:
+            if (!gs__is_numeric(t) || gs__is_complex(t) ||
+                !gs__ip_gbin(t, GS_OP_MAXIMUM, x->data, i, lo->data, il, out->data, i) ||
+                !gs__ip_gbin(t, GS_OP_MINIMUM, out->data, i, hi->data, ih, out->data, i))
+                return gs__err(ctx, GS_ERR_UNSUPPORTED, "clamp %s: not supported on %s", v->name, gs_dtype_name(t));
+            break;
+        }
+    }
+    return GS_OK;
+}
+
+/* |v| as a double that rounds to any format of at most 51 significant bits exactly as v itself would: the
+   bits shifted out are ORed into the lowest kept bit (sticky), so no tie is made or lost. */
+GS__FN double gs__ip_u64_sticky(uint64_t v) {
+    int k = 0;
+    while ((v >> k) >= ((uint64_t)1 << 53)) k++;
+    if (k == 0) return (double)v;
+    return ldexp((double)((v >> k) | ((v & ((((uint64_t)1) << k) - 1u)) != 0)), k);
+}
+
+/* An integer of type t (as 64 bits) converted to real float type to, rounded once. */
+GS__FN void gs__ip_int_to_float(gs_dtype t, uint64_t x, gs_dtype to, void *y, int64_t i) {
+    bool neg = gs__is_signed(t) && (int64_t)x < 0;
+    uint64_t mag = neg ? 0u - x : x;
+    double d;
+    if (to == GS_F64 || to == GS_F32) {   /* C's conversions round once */
+        if (to == GS_F64) ((double *)y)[i] = neg ? (double)(int64_t)x : (double)x;
+        else ((float *)y)[i] = neg ? (float)(int64_t)x : (float)x;
+        return;
+    }
+    d = gs__ip_u64_sticky(mag);
+    gs__st_f(to, y, i, neg ? -d : d);
+}
+
+/* convert between any two element types (XLA: floats round to nearest even; float -> integer truncates,
+   saturates, NaN -> 0; integer -> integer wraps; -> pred is x != 0; real -> complex (x, 0); c64 <-> c128) */
+GS__FN gs_result gs__ip_convert_gen(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
+    int64_t i, n = gs__numel(&out->shape);
+    gs_dtype from = x->shape.dtype, to = out->shape.dtype;
+    bool fc = gs__is_complex(from), tc = gs__is_complex(to);
+    if (!gs__is_array_dtype(from) || !gs__is_array_dtype(to) || from == GS_TOKEN || to == GS_TOKEN || (fc && !tc))
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "convert %s: %s -> %s is not supported", v->name, gs_dtype_name(from),
+                       gs_dtype_name(to));
+    for (i = 0; i < n; i++) {
+        if (fc) {
+            double re, im;
+            gs__ip_ldc(from, x->data, i, &re, &im);
+            gs__ip_stc(to, out->data, i, re, im);
+        } else if (gs__is_float(from)) {
+            gs__set_elem(to, out->data, i, gs__ld_f(from, x->data, i));
+        } else {   /* integers and pred */
+            uint64_t u = gs__ld_i(from, x->data, i);
+            if (gs__is_int(to)) gs__st_i(to, out->data, i, u);
+            else if (to == GS_PRED) ((uint8_t *)out->data)[i] = (uint8_t)(u != 0);
+            else if (gs__is_float(to)) gs__ip_int_to_float(from, u, to, out->data, i);
+            else gs__ip_stc(to, out->data, i, gs__is_signed(from) ? (double)(int64_t)u : (double)u, 0.0);
         }
     }
     return GS_OK;
@@ -15706,6 +16404,7 @@ GS__FN gs_result gs__ip_convert(gs_ctx *ctx, const gs_value *v, const gs__buf *x
     int64_t i, n = gs__numel(&out->shape);
     gs_dtype from = x->shape.dtype, to = out->shape.dtype;
     if (gs__numel(&x->shape) != n) return gs__err(ctx, GS_ERR_SHAPE, "convert %s: shape mismatch", v->name);
+    if (!gs__ip_fast(from) || !gs__ip_fast(to)) return gs__ip_convert_gen(ctx, v, x, out);
     for (i = 0; i < n; i++) {
         double d = 0.0;     /* integer and pred sources, exactly */
         float f = 0.0f;
@@ -15792,12 +16491,15 @@ GS__FN gs_result gs__ip_reduce(gs_ctx *ctx, const gs_value *v, const gs__buf *x,
         for (i = 0; i < n; i++, gs__ip_odo_next(&o)) y[o.pos] = gs__ip_comb_u(kind, y[o.pos], a[i]);
         break;
     }
-    default: {
+    case GS_PRED: {
         const uint8_t *a = (const uint8_t *)x->data;
         uint8_t *y = (uint8_t *)out->data;
         for (i = 0; i < n; i++, gs__ip_odo_next(&o)) y[o.pos] = gs__ip_comb_p(kind, y[o.pos], a[i]);
         break;
     }
+    default:
+        for (i = 0; i < n; i++, gs__ip_odo_next(&o)) gs__ip_gcomb(t, kind, out->data, o.pos, x->data, i);
+        break;
     }
     return GS_OK;
 }
@@ -15859,7 +16561,18 @@ GS__FN gs_result gs__ip_argminmax(gs_ctx *ctx, const gs_value *v, const gs__buf 
                     better = is_max ? a > b : a < b;
                     break;
                 }
-                default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: bad dtype", gs_op_name(v->op), v->name);
+                default: {
+                    int lt, eq, un, gt, e2, u2;
+                    if (!gs__is_numeric(t) || gs__is_complex(t))
+                        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: bad dtype", gs_op_name(v->op), v->name);
+                    gs__ip_gorder(t, gs__is_signed(t) ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_FLOAT, x->data, p, x->data, q, &lt, &eq, &un);
+                    gs__ip_gorder(t, gs__is_signed(t) ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_FLOAT, x->data, q, x->data, p, &gt, &e2, &u2);
+                    /* NaN wins (the first one); otherwise strictly better */
+                    if (gs__ld_f(t, x->data, q) != gs__ld_f(t, x->data, q)) better = false;
+                    else if (gs__ld_f(t, x->data, p) != gs__ld_f(t, x->data, p)) better = true;
+                    else better = is_max ? gt : lt;
+                    break;
+                }
                 }
                 if (better) best = k;
             }
@@ -15911,10 +16624,19 @@ GS__FN gs_result gs__ip_cumulative(gs_ctx *ctx, const gs_value *v, const gs__buf
                     y[p] = k == 0 ? a[p] : gs__ip_comb_u(kind, y[q], a[p]);
                     break;
                 }
-                default: {
+                case GS_PRED: {
                     uint8_t *y = (uint8_t *)out->data;
                     const uint8_t *a = (const uint8_t *)x->data;
                     y[p] = k == 0 ? a[p] : gs__ip_comb_p(kind, y[q], a[p]);
+                    break;
+                }
+                default: {
+                    size_t es = gs__compute_size(t);
+                    if (k == 0) memcpy((char *)out->data + (size_t)p * es, (const char *)x->data + (size_t)p * es, es);
+                    else {
+                        memcpy((char *)out->data + (size_t)p * es, (const char *)out->data + (size_t)q * es, es);
+                        gs__ip_gcomb(t, kind, out->data, p, x->data, p);
+                    }
                     break;
                 }
                 }
@@ -15946,9 +16668,24 @@ GS__FN bool gs__ip_key_before(const gs__ip_sortkey *s, int64_t a, int64_t b) {
         uint32_t x = ((const uint32_t *)s->key->data)[pa], y = ((const uint32_t *)s->key->data)[pb];
         return s->desc ? x > y : x < y;
     }
-    default: {
+    case GS_PRED: {
         uint8_t x = ((const uint8_t *)s->key->data)[pa], y = ((const uint8_t *)s->key->data)[pb];
         return s->desc ? x > y : x < y;
+    }
+    default: {
+        gs_dtype t = s->key->shape.dtype;
+        int lt, eq, un;
+        if (gs__is_float(t)) {
+            double x = gs__ld_f(t, s->key->data, pa), y = gs__ld_f(t, s->key->data, pb);
+            bool nx = x != x, ny = y != y;
+            if (nx || ny) return s->desc ? (nx && !ny) : (!nx && ny);
+            return s->desc ? x > y : x < y;
+        }
+        if (s->desc) gs__ip_gorder(t, gs__is_signed(t) ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_UNSIGNED, s->key->data, pb,
+                                   s->key->data, pa, &lt, &eq, &un);
+        else gs__ip_gorder(t, gs__is_signed(t) ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_UNSIGNED, s->key->data, pa,
+                           s->key->data, pb, &lt, &eq, &un);
+        return lt != 0;
     }
     }
 }
@@ -16043,6 +16780,36 @@ GS__FN void *gs__ip_permuted(gs_ctx *ctx, const gs__buf *x, const int *perm, boo
     return p;
 }
 
+/* C[b] = A[b] x B[b] ([M, K] x [K, N]) for any numeric types: integers accumulate in 64 bits (wrapping, exact at
+   the result's width), real floats in double, complex in double pairs; one rounding to the result type. */
+GS__FN void gs__ip_dot_gen(gs_dtype t, gs_dtype to, int64_t B, int64_t M, int64_t N, int64_t K, const void *A,
+                           const void *Bm, void *C) {
+    int64_t bb, m, n, k;
+    for (bb = 0; bb < B; bb++)
+        for (m = 0; m < M; m++)
+            for (n = 0; n < N; n++) {
+                int64_t ia = (bb * M + m) * K, ib = bb * K * N + n, ic = (bb * M + m) * N + n;
+                if (gs__is_complex(t)) {
+                    double sr = 0.0, si = 0.0, ar, ai, br, bi;
+                    for (k = 0; k < K; k++) {
+                        gs__ip_ldc(t, A, ia + k, &ar, &ai);
+                        gs__ip_ldc(t, Bm, ib + k * N, &br, &bi);
+                        sr += ar * br - ai * bi;
+                        si += ar * bi + ai * br;
+                    }
+                    gs__ip_stc(to, C, ic, sr, si);
+                } else if (gs__is_int(to) && gs__is_int(t)) {
+                    uint64_t acc = 0;
+                    for (k = 0; k < K; k++) acc += gs__ld_i(t, A, ia + k) * gs__ld_i(t, Bm, ib + k * N);
+                    gs__st_i(to, C, ic, acc);
+                } else {
+                    double acc = 0.0;
+                    for (k = 0; k < K; k++) acc += gs__ld_f(t, A, ia + k) * gs__ld_f(t, Bm, ib + k * N);
+                    gs__set_elem(to, C, ic, acc);
+                }
+            }
+}
+
 GS__FN gs_result gs__ip_dot(gs_ctx *ctx, const gs_value *v, const gs__buf *a, const gs__buf *b, gs__buf *out) {
     const gs_dot_dims *dd = v->dot;
     int pa[GS_MAX_RANK], pb[GS_MAX_RANK];
@@ -16097,11 +16864,11 @@ GS__FN gs_result gs__ip_dot(gs_ctx *ctx, const gs_value *v, const gs__buf *a, co
         }
     }
 #undef GS__DOT_TAKE
-    if (b->shape.dtype != t || B * M * N != gs__numel(&out->shape) ||
-        (gs__is_float(t) != gs__is_float(out->shape.dtype)))
+    if (b->shape.dtype != t || B * M * N != gs__numel(&out->shape))
         return gs__err(ctx, GS_ERR_SHAPE, "dot %s: operand and result shapes do not fit", v->name);
-    if (t == GS_PRED || (!gs__is_float(t) && out->shape.dtype != t))
-        return gs__err(ctx, GS_ERR_UNSUPPORTED, "dot %s: not supported on %s", v->name, gs_dtype_name(t));
+    if (!gs__is_numeric(t) || !gs__is_numeric(out->shape.dtype) || (gs__is_complex(t) != gs__is_complex(out->shape.dtype)))
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "dot %s: %s -> %s is not supported", v->name, gs_dtype_name(t),
+                       gs_dtype_name(out->shape.dtype));
     if (B * M * N == 0) return GS_OK;
     A = gs__ip_permuted(ctx, a, pa, &oa);
     if (!A) return GS_ERR_OUT_OF_MEMORY;
@@ -16110,11 +16877,13 @@ GS__FN gs_result gs__ip_dot(gs_ctx *ctx, const gs_value *v, const gs__buf *a, co
         res = GS_ERR_OUT_OF_MEMORY;
         goto done;
     }
-    if (gs__is_float(t)) {
+    if (gs__is_fc(t) && gs__is_fc(out->shape.dtype)) {
         float *C = (float *)out->data;
         if (K == 0) memset(C, 0, (size_t)(B * M * N) * sizeof(float));
         else res = gs__k_matmul(ctx, B, M, N, K, (const float *)A, (const float *)Bm, C, 0);
-        if (res == GS_OK && out->shape.dtype == GS_BF16) gs__round_bf16(C, B * M * N);
+        if (res == GS_OK) gs__round_dt(out->shape.dtype, C, B * M * N);
+    } else if (!((t == GS_S32 || t == GS_U32) && out->shape.dtype == t)) {
+        gs__ip_dot_gen(t, out->shape.dtype, B, M, N, K, A, Bm, out->data);
     } else {
         /* exact, wrapping integer products */
         const uint32_t *IA = (const uint32_t *)A, *IB = (const uint32_t *)Bm;
@@ -16159,7 +16928,7 @@ GS__FN gs_result gs__ip_gather(gs_ctx *ctx, const gs_value *v, const gs__buf *op
     gs__ip_odo it;
     if (!gd) return gs__err(ctx, GS_ERR_SHAPE, "gather %s: no dimension numbers", v->name);
     ivd = gd->index_vector_dim;
-    if ((ix->shape.dtype != GS_S32 && ix->shape.dtype != GS_U32) || ivd < 0 || ivd > irank ||
+    if (!gs__is_int(ix->shape.dtype) || ivd < 0 || ivd > irank ||
         out->shape.dtype != op->shape.dtype)
         return gs__err(ctx, GS_ERR_SHAPE, "gather %s: bad indices", v->name);
     nvec = ivd < irank ? ix->shape.dims[ivd] : 1;
@@ -16246,11 +17015,12 @@ GS__FN void gs__ip_combine_at(gs_dtype t, gs_reduce_kind k, void *dst, int64_t d
         D[di] = gs__ip_comb_u(k, D[di], ((const uint32_t *)src)[si]);
         break;
     }
-    default: {
+    case GS_PRED: {
         uint8_t *D = (uint8_t *)dst;
         D[di] = gs__ip_comb_p(k, D[di], ((const uint8_t *)src)[si]);
         break;
     }
+    default: gs__ip_gcomb(t, k, dst, di, src, si); break;
     }
 }
 
@@ -16272,7 +17042,7 @@ GS__FN gs_result gs__ip_scatter(gs_ctx *ctx, const gs_value *v, const gs__buf *o
     res = gs__ip_check_kind(ctx, v, t, kind, true);
     if (res) return res;
     ivd = sd->index_vector_dim;
-    if ((ix->shape.dtype != GS_S32 && ix->shape.dtype != GS_U32) || ivd < 0 || ivd > irank ||
+    if (!gs__is_int(ix->shape.dtype) || ivd < 0 || ivd > irank ||
         up->shape.dtype != t || !gs_shape_equal(&op->shape, &out->shape))
         return gs__err(ctx, GS_ERR_SHAPE, "scatter %s: operand shapes do not fit", v->name);
     nvec = ivd < irank ? ix->shape.dims[ivd] : 1;
@@ -17101,19 +17871,16 @@ GS_API gs_result gs_eval(gs_graph *g, const void *const *inputs, void *const *ou
         const gs_value *p = g->params[i];
         for (j = 0; j < gs__ip_nslots(p); j++, k++) {
             const gs_shape *sh = gs__ip_slot_shape(p, j);
-            int64_t e, n = gs__numel(sh);
+            int64_t n = gs__numel(sh);
             in[k].shape = *sh;
             in[k].data = (void *)(uintptr_t)inputs[k];
-            if (sh->dtype == GS_BF16 || sh->dtype == GS_PRED) {
-                void *d = gs__malloc(ctx, (size_t)n * gs__compute_size(sh->dtype));
+            if (gs__fmt_differs(sh->dtype)) {
+                void *d = gs__malloc(ctx, (size_t)n * gs__compute_size(sh->dtype) + 1);
                 if (!d) {
                     r = GS_ERR_OUT_OF_MEMORY;
                     goto done;
                 }
-                if (sh->dtype == GS_BF16)
-                    for (e = 0; e < n; e++) ((float *)d)[e] = gs_bf16_to_f32(((const uint16_t *)inputs[k])[e]);
-                else
-                    for (e = 0; e < n; e++) ((uint8_t *)d)[e] = (uint8_t)(((const uint8_t *)inputs[k])[e] != 0);
+                gs__to_compute(sh->dtype, d, inputs[k], n);
                 in[k].data = d;
                 owned[k] = 1;
             }
@@ -17127,12 +17894,7 @@ GS_API gs_result gs_eval(gs_graph *g, const void *const *inputs, void *const *ou
     if (r) goto done;
     /* compute -> storage */
     for (k = 0; k < n_out; k++) {
-        int64_t e, n = gs__numel(&res[k].shape);
-        if (res[k].shape.dtype == GS_BF16) {
-            for (e = 0; e < n; e++) ((uint16_t *)outputs[k])[e] = gs_f32_to_bf16(((const float *)res[k].data)[e]);
-        } else if (n > 0) {
-            memcpy(outputs[k], res[k].data, (size_t)n * gs_dtype_size(res[k].shape.dtype));
-        }
+        gs__to_storage(res[k].shape.dtype, outputs[k], res[k].data, gs__numel(&res[k].shape));
         gs__free(ctx, res[k].data);
     }
 done:
@@ -17594,7 +18356,10 @@ GS_API void gs_free_data(gs_ctx *ctx, void *data) {
        f32        (r >> 40) / 2^23 - 1      (uniform in [-1, 1), step 2^-23: 24 random bits, exact in f32)
        bf16       the f32 value above rounded to bf16 (nearest even)
        s32, u32   r >> 61                   (uniform in [0, 8))
-       pred       r >> 63                   (0 or 1) */
+       pred       r >> 63                   (0 or 1)
+   The other types: every real float the f32 value above rounded to the type (nearest even; the formats
+   without inf or NaN as their convert gives); complex (that value, (r & 0xFFFFFF) / 2^23 - 1); integers of
+   at least 4 value bits r >> 61, s2 r >> 63 and u2 r >> 62. */
 #define GS__SPLITMIX_G 0x9E3779B97F4A7C15ull
 
 GS__FN uint64_t gs__splitmix_mix(uint64_t z) {
@@ -17632,7 +18397,23 @@ GS_API void gs_fill_random(gs_shape shape, uint64_t seed, int64_t param_index, v
             break;
         }
         case GS_PRED: out[i] = (unsigned char)(r >> 63); break;
-        default: return;
+        default: {
+            unsigned char one[16];
+            gs_dtype t = shape.dtype;
+            memset(one, 0, sizeof one);
+            if (gs__is_float(t) || gs__is_complex(t)) {
+                gs__set_elem(t, one, 0, (double)x);
+                if (t == GS_C64) ((float *)one)[1] = (float)((double)(r & 0xFFFFFFu) / 8388608.0 - 1.0);
+                if (t == GS_C128) ((double *)one)[1] = (double)(r & 0xFFFFFFu) / 8388608.0 - 1.0;
+            } else if (gs__is_int(t)) {
+                int b = gs__dt(t)->bits - (gs__is_signed(t) ? 1 : 0);
+                gs__st_i(t, one, 0, r >> (64 - (b < 3 ? b : 3)));
+            } else {
+                return;
+            }
+            gs__to_storage(t, out + (size_t)i * gs_dtype_size(t), one, 1);
+            break;
+        }
         }
     }
 }
@@ -18180,14 +18961,10 @@ GS__FN size_t gs__rt_esize(gs_dtype t, int fmt) {
 /* n elements from src to dst, converting between formats (bf16: uint16 <-> float; pred: normalised to 0/1
    on the way to compute format). */
 GS__FN void gs__rt_convert(gs_dtype t, void *dst, int dfmt, const void *src, int sfmt, int64_t n) {
-    int64_t i;
-    if (t == GS_BF16 && dfmt != sfmt) {
-        if (dfmt == GS__FMT_COMPUTE)
-            for (i = 0; i < n; i++) ((float *)dst)[i] = gs_bf16_to_f32(((const uint16_t *)src)[i]);
-        else
-            for (i = 0; i < n; i++) ((uint16_t *)dst)[i] = gs_f32_to_bf16(((const float *)src)[i]);
-    } else if (t == GS_PRED && dfmt == GS__FMT_COMPUTE && sfmt == GS__FMT_STORAGE) {
-        for (i = 0; i < n; i++) ((uint8_t *)dst)[i] = (uint8_t)(((const uint8_t *)src)[i] != 0);
+    if (dfmt == GS__FMT_COMPUTE && sfmt == GS__FMT_STORAGE) {
+        gs__to_compute(t, dst, src, n);
+    } else if (dfmt == GS__FMT_STORAGE && sfmt == GS__FMT_COMPUTE) {
+        gs__to_storage(t, dst, src, n);
     } else if (n > 0) {
         memcpy(dst, src, (size_t)n * gs__rt_esize(t, dfmt));
     }
@@ -18213,7 +18990,22 @@ GS__FN void gs__rt_poison(gs_dtype t, void *dst, int fmt, int64_t n, bool poison
     case GS_S32: for (i = 0; i < n; i++) ((int32_t *)dst)[i] = INT32_MIN; break;
     case GS_U32: for (i = 0; i < n; i++) ((uint32_t *)dst)[i] = 0xDEADBEEFu; break;
     case GS_PRED: memset(dst, 1, (size_t)n); break;
-    default: memset(dst, 0, (size_t)n * gs__rt_esize(t, fmt)); break;
+    default:
+        for (i = 0; i < n; i++) {
+            unsigned char one[16];
+            if (gs__is_int(t)) {
+                gs__st_i(t, dst, i, 0xA5A5A5A5A5A5A5A5ull);   /* integers: the same bytes in both formats */
+            } else if (gs__is_float(t) || gs__is_complex(t)) {
+                double nan = (double)NAN;
+                if (gs__is_complex(t)) gs__ip_stc(t, one, 0, nan, nan);
+                else gs__st_f(t, one, 0, nan);
+                if (fmt == GS__FMT_STORAGE) gs__to_storage(t, (char *)dst + (size_t)i * gs_dtype_size(t), one, 1);
+                else memcpy((char *)dst + (size_t)i * gs__compute_size(t), one, gs__compute_size(t));
+            } else {
+                memset((char *)dst + (size_t)i * gs__rt_esize(t, fmt), 0, gs__rt_esize(t, fmt));
+            }
+        }
+        break;
     }
 }
 
@@ -18378,8 +19170,11 @@ GS__FN gs_result gs__cplan_init(gs_ctx *ctx, int64_t D, const gs_collective_spec
         if (spec->op == GS_OP_ALL_REDUCE || spec->op == GS_OP_REDUCE_SCATTER) {
             bool ok = spec->reduce >= GS_REDUCE_SUM && spec->reduce <= GS_REDUCE_OR;
             if (ok && (spec->reduce == GS_REDUCE_AND || spec->reduce == GS_REDUCE_OR) &&
-                (x->dtype == GS_F32 || x->dtype == GS_BF16))
+                (gs__is_float(x->dtype) || gs__is_complex(x->dtype)))
                 ok = false;
+            if (ok && gs__is_complex(x->dtype) && (spec->reduce == GS_REDUCE_MAX || spec->reduce == GS_REDUCE_MIN))
+                ok = false;
+            if (!gs__is_numeric(x->dtype) && x->dtype != GS_PRED) ok = false;
             if (!ok) {
                 gs__cplan_free(ctx, p);
                 return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: reduction '%s' is not defined on %s", who,
@@ -18522,7 +19317,12 @@ GS__FN void gs__rt_fold(gs_dtype t, gs_reduce_kind k, void *d, const void *a, co
     case GS_PRED:
         for (i = 0; i < n; i++) ((uint8_t *)d)[i] = gs__ip_comb_p(k, ((const uint8_t *)a)[i], ((const uint8_t *)b)[i]);
         break;
-    default: break;
+    default: {   /* every other type through the interpreter's generic combiner, in the same order */
+        size_t es = gs__compute_size(t);
+        if (d != a && n > 0) memcpy(d, a, (size_t)n * es);
+        for (i = 0; i < n; i++) gs__ip_gcomb(t, k, d, i, b, i);
+        break;
+    }
     }
 }
 
@@ -18665,8 +19465,8 @@ GS__FN void gs__rt_sum_lines(const gs__cplan *p, const int64_t *mem, const void 
 GS__FN void gs__rt_reduce_to(const gs__cplan *p, const int64_t *mem, const void *const *in, int64_t off,
                              void *const *out, const int64_t *dst, int64_t n_dst, int64_t doff, int64_t n, bool stream) {
     size_t es = gs__compute_size(p->dtype);
-    int64_t a, j;
-    uint32_t acc[GS__RT_BLOCK];   /* one block, kept in L1 while the members are added */
+    int64_t a, j, blk = GS__RT_BLOCK * 4 / (int64_t)es;   /* elements per block */
+    uint64_t acc[GS__RT_BLOCK / 2];   /* one block (GS__RT_BLOCK * 4 bytes), kept in L1 while the members are added */
 #if defined(GS__RT_HAVE_STREAM)
     /* from memory, one pass over all members; from the caches (no streaming), the block loop below is faster
        (its folds are plain vectorised loops) */
@@ -18676,8 +19476,8 @@ GS__FN void gs__rt_reduce_to(const gs__cplan *p, const int64_t *mem, const void 
         return;
     }
 #endif
-    for (a = 0; a < n; a += GS__RT_BLOCK) {
-        int64_t m = GS__MIN((int64_t)GS__RT_BLOCK, n - a);
+    for (a = 0; a < n; a += blk) {
+        int64_t m = GS__MIN(blk, n - a);
         /* without streaming the first destination is the accumulator (one copy less) */
         char *first = (char *)out[dst[0]] + (doff + a) * (int64_t)es, *sum = stream ? (char *)acc : first;
         gs__rt_reduce_run(p, mem, in, off + a, sum, m);
@@ -19197,7 +19997,7 @@ GS__FN gs_result gs__rt_dev_begin(gs_runtime *rt, gs__dev *dev) {
         }
         dev->params[k].shape = *s;
         dev->params[k].data = (void *)(uintptr_t)rt->st_inputs[d * rt->n_in + k];
-        if (s->dtype == GS_BF16 || s->dtype == GS_PRED) {
+        if (gs__fmt_differs(s->dtype)) {
             int64_t n = gs__numel(s);
             void *c = gs__malloc(&dev->ctx, (size_t)n * gs__compute_size(s->dtype) + 1);
             if (!c) return GS_ERR_OUT_OF_MEMORY;
@@ -19969,7 +20769,7 @@ GS_API gs_result gs_runtime_collective(gs_runtime *rt, const gs_collective_spec 
             gs__cplan_free(ctx, &p);
             return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_collective: the buffer of device %lld is NULL", (long long)d);
         }
-    convert = p.dtype == GS_BF16 || p.dtype == GS_PRED;
+    convert = gs__fmt_differs(p.dtype);
     for (d = 0; d < D; d++) {
         rt->ins[d] = in[d];
         rt->outs[d] = out[d];
@@ -20070,7 +20870,12 @@ GS__FN double gs__chk_get(gs_dtype t, bool storage, const void *data, int64_t i)
     case GS_S32: return ((const int32_t *)data)[i];
     case GS_U32: return ((const uint32_t *)data)[i];
     case GS_PRED: return ((const uint8_t *)data)[i] ? 1.0 : 0.0;
-    default: return 0.0;
+    default: {   /* the other types through one compute-format element (complex: the real part) */
+        unsigned char one[16];
+        if (!storage) return gs__ld_f(t, data, i);
+        gs__to_compute(t, one, (const char *)data + (size_t)i * gs_dtype_size(t), 1);
+        return gs__ld_f(t, one, 0);
+    }
     }
 }
 
@@ -20079,7 +20884,7 @@ GS__FN double gs__chk_get(gs_dtype t, bool storage, const void *data, int64_t i)
    or an infinity). */
 GS__FN bool gs__chk_close(gs_dtype t, double got, double want, double rtol, double atol, double *err) {
     *err = 0.0;
-    if (t != GS_F32 && t != GS_BF16) {
+    if (!gs__is_float(t)) {
         *err = fabs(got - want);
         return got == want;
     }
@@ -20109,7 +20914,7 @@ GS__FN void gs__chk_index_text(const gs_shape *s, int64_t i, char *buf, size_t c
 }
 
 GS__FN void gs__chk_num_text(gs_dtype t, double x, char *buf, size_t cap) {
-    if (t == GS_F32 || t == GS_BF16) snprintf(buf, cap, "%.9g", x);
+    if (gs__is_float(t)) snprintf(buf, cap, t == GS_F64 ? "%.17g" : "%.9g", x);
     else snprintf(buf, cap, "%.0f", x);
 }
 
@@ -20317,19 +21122,16 @@ GS__FN gs_result gs__chk_run_ref_observed(gs__chk *c, const void *const *inputs)
     memset(res, 0, sizeof(gs__buf) * (size_t)(n_res + 1));
     for (k = 0; k < c->n_in && r == GS_OK; k++) {
         const gs_shape *s = &c->in_shapes[k];
-        int64_t e, n = gs__numel(s);
+        int64_t n = gs__numel(s);
         in[k].shape = *s;
         in[k].data = (void *)(uintptr_t)inputs[k];
-        if (s->dtype == GS_BF16 || s->dtype == GS_PRED) {
+        if (gs__fmt_differs(s->dtype)) {
             void *p = gs__malloc(ctx, (size_t)n * gs__compute_size(s->dtype) + 1);
             if (!p) {
                 r = GS_ERR_OUT_OF_MEMORY;
                 break;
             }
-            if (s->dtype == GS_BF16)
-                for (e = 0; e < n; e++) ((float *)p)[e] = gs_bf16_to_f32(((const uint16_t *)inputs[k])[e]);
-            else
-                for (e = 0; e < n; e++) ((uint8_t *)p)[e] = (uint8_t)(((const uint8_t *)inputs[k])[e] != 0);
+            gs__to_compute(s->dtype, p, inputs[k], n);
             in[k].data = p;
             owned[k] = 1;
         }

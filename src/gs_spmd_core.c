@@ -175,14 +175,21 @@ GS__FN gs_value *gs__sp_mask(gs__sp *sp, gs_value *x, const gs_sharding *s, cons
 
 /* the identity of a reduction on dtype t */
 GS__FN double gs__sp_identity(gs_reduce_kind k, gs_dtype t) {
+    int b = gs__dt(t)->bits;
+    bool inf = gs__is_float(t) && gs__dt(t)->fkind == GS__FK_IEEE;
     switch (k) {
     case GS_REDUCE_SUM: case GS_REDUCE_OR: return 0;
     case GS_REDUCE_PROD: return 1;
-    case GS_REDUCE_AND: return t == GS_S32 ? -1 : t == GS_U32 ? 4294967295.0 : 1;   /* all bits set */
-    case GS_REDUCE_MAX:
-        return t == GS_S32 ? (double)INT32_MIN : t == GS_U32 || t == GS_PRED ? 0 : -INFINITY;
-    case GS_REDUCE_MIN:
-        return t == GS_S32 ? (double)INT32_MAX : t == GS_U32 ? 4294967295.0 : t == GS_PRED ? 1 : INFINITY;
+    case GS_REDUCE_AND: return gs__is_signed(t) ? -1 : gs__is_int(t) ? ldexp(1.0, b) - 1.0 : 1;   /* all bits set */
+    case GS_REDUCE_MAX:   /* the lowest value of the type (types without inf: the lowest finite one) */
+        if (gs__is_signed(t)) return -ldexp(1.0, b - 1);
+        if (!gs__is_float(t)) return 0;
+        return inf ? -INFINITY : t == GS_F8E8M0FNU ? gs__fp_decode(t, 0) : -gs__fp_max(t);
+    case GS_REDUCE_MIN:   /* the highest value (saturating conversions make 2^63 the s64 maximum) */
+        if (gs__is_signed(t)) return ldexp(1.0, b - 1) - 1.0;
+        if (gs__is_int(t)) return ldexp(1.0, b) - 1.0;
+        if (!gs__is_float(t)) return 1;
+        return inf ? INFINITY : gs__fp_max(t);
     default: return 0;
     }
 }

@@ -33,15 +33,18 @@ GS__FN const gs_sharding *gs__sp_move_tiles_off(gs__sp *sp, const gs_sharding *t
 GS__FN bool gs__sp_init_is_identity(const gs_value *init, gs_reduce_kind k) {
     double x;
     if (init->op != GS_OP_CONSTANT || !init->data || init->shape.rank != 0) return false;
-    switch (init->shape.dtype) {
-    case GS_F32: { float f; memcpy(&f, init->data, sizeof f); x = f; break; }
-    case GS_BF16: { uint16_t h; memcpy(&h, init->data, sizeof h); x = gs_bf16_to_f32(h); break; }
-    case GS_S32: { int32_t i; memcpy(&i, init->data, sizeof i); x = i; break; }
-    case GS_U32: { uint32_t u; memcpy(&u, init->data, sizeof u); x = u; break; }
-    case GS_PRED: x = *(const uint8_t *)init->data; break;
-    default: return false;
+    unsigned char one[16];
+    gs_dtype t = init->shape.dtype;
+    if (!gs__is_numeric(t) && t != GS_PRED) return false;
+    gs__to_compute(t, one, init->data, 1);
+    if (gs__is_complex(t) && (t == GS_C64 ? ((const float *)one)[1] : ((const double *)one)[1]) != 0) return false;
+    if (gs__is_int(t)) {   /* exactly: the identity converted as a constant of t would be */
+        unsigned char id[16];
+        gs__set_elem(t, id, 0, gs__sp_identity(k, t));
+        return gs__ld_i(t, one, 0) == gs__ld_i(t, id, 0);
     }
-    return x == gs__sp_identity(k, init->shape.dtype);
+    x = gs__ld_f(t, one, 0);
+    return x == gs__sp_identity(k, t);
 }
 
 /* cumsum, cumprod, cummax, cummin along d: x[A,D]{t} -> out[A,D]{t}; D split: a local scan, combined with the
