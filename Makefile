@@ -23,7 +23,7 @@ LDLIBS  := -lpthread -lm
 BUILD   := build
 SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-SRC_FILES  := $(wildcard src/*.c src/*.h src/*.txt)
+SRC_FILES  := $(wildcard src/*.c src/*.h src/*.inc src/*.txt)
 # tests/standalone/*.c have their own main (see `make test-gemm`)
 TEST_SRCS  := $(wildcard tests/*.c)
 TEST_OBJS  := $(patsubst tests/%.c,$(BUILD)/obj/%.o,$(TEST_SRCS))

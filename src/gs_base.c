@@ -105,6 +105,10 @@ GS_API gs_result gs_ctx_create(const gs_ctx_desc *desc, gs_ctx **out) {
     memset(ctx, 0, sizeof *ctx);
     ctx->allocator = a;
     if (desc) ctx->logger = desc->logger;
+    if (ctx->logger.fn) { /* a GSHARD_ISA the matrix kernel cannot honour (gs_gemm.c) */
+        char msg[160];
+        if (gs__gemm_isa_warning(msg, sizeof msg)) gs__log(ctx, GS_LOG_WARN, GS_OK, "%s", msg);
+    }
     *out = ctx;
     return GS_OK;
 }

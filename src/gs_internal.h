@@ -466,5 +466,12 @@ GS__FN bool gs__ip_xstep(int n, const int64_t *dims, int64_t *idx, int64_t *doff
 GS__FN size_t gs__sgemm_work_floats(int64_t M, int64_t N, int64_t K);
 GS__FN void gs__sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
                       float *C, int64_t ldc, int accumulate, float *work);
+/* instruction-set paths of the kernel: GS__ISA_* in gs_gemm.c; GSHARD_ISA forces one */
+GS__FN int gs__sgemm_isa(int isa, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                         int64_t ldb, float *C, int64_t ldc, int accumulate, float *work);
+GS__FN int gs__gemm_isa(void);
+GS__FN int gs__gemm_isa_available(int isa);
+GS__FN const char *gs__gemm_isa_name(int isa);
+GS__FN int gs__gemm_isa_warning(char *buf, size_t cap);
 
 #endif /* GS_INTERNAL_H */

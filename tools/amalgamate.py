@@ -54,6 +54,13 @@ def inline(name, seen, line_dirs, out):
         m = INCLUDE_RE.match(line)
         if m and os.path.exists(os.path.join(SRC, m.group(1))):
             inc = m.group(1)
+            if inc.endswith(".inc"):  # a fragment included once per instance: inlined at every use
+                out.append("/* ==== begin src/%s ==== */" % inc)
+                inline(inc, seen, line_dirs, out)
+                out.append("/* ==== end src/%s ==== */" % inc)
+                if line_dirs:
+                    out.append('#line %d "src/%s"' % (i + 2, name))
+                continue
             if inc in seen:
                 out.append("/* #include \"%s\" (already inlined) */" % inc)
             else:
