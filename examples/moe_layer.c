@@ -1,9 +1,10 @@
-/* moe_layer.c - the GShard MoE layer (top-2 gating with expert capacity, random routing and the aux loss;
-   dispatch, experts, combine) with the paper's three annotations, partitioned for 8 emulated devices, run
-   with poisoned padding and checked against the reference interpreter. `moe_layer --hlo` prints the
-   annotated layer instead (examples/moe_layer.hlo).
+/* moe_layer.c - the GShard MoE layer (top-2 gating with expert capacity, random routing and the aux loss; dispatch,
+   experts, combine) with the paper's three annotations, partitioned for 8 emulated devices, run with poisoned
+   padding and checked against the reference interpreter. `moe_layer --hlo` prints the layer (moe_layer.hlo).
    Build: cc -std=c99 -O2 examples/moe_layer.c -o moe_layer -lpthread -lm */
+#ifndef GSHARD_EXTERNAL_IMPL   /* the Makefile links gshard_impl.c instead */
 #define GSHARD_IMPLEMENTATION
+#endif
 #include "../gshard.h"
 #include "moe_model.h"
 #include <stdlib.h>

@@ -4,11 +4,11 @@
   python3 tools/amalgamate.py --check    exit 1 if gshard.h differs from what src/ gives
   python3 tools/amalgamate.py --line -o build/gshard_dev.h   with #line directives (developers only)
 """
-import os, re, sys
+import hashlib, os, re, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "src")
-# Implementation files in pipeline order (DESIGN.md section 1).
+# Implementation files in pipeline order (docs/design.md section 1).
 IMPL_FILES = ["gs_base.c", "gs_gemm.c", "gs_ir.c", "gs_hlo_text.c", "gs_interp_window.c", "gs_interp.c", "gs_npy.c"]
 OPTIONAL_IMPL = ["gs_sharding.c", "gs_propagate.c", "gs_spmd.c", "gs_spmd_ops.c", "gs_spmd_halo.c", "gs_spmd_dot.c", "gs_thread.c",
                  "gs_runtime.c", "gs_spmd_check.c", "gs_cost.c"]
@@ -18,6 +18,17 @@ INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 def read(name):
     with open(os.path.join(SRC, name), encoding="utf-8") as f:
         return f.read()
+
+
+def src_sha256():
+    """The hash the Makefile recomputes with coreutils to decide whether gshard.h is stale:
+    LC_ALL=C sha256sum src/* tools/amalgamate.py | sha256sum (sorted paths, "HEX  path" lines)."""
+    paths = ["src/" + n for n in sorted(os.listdir(SRC)) if os.path.isfile(os.path.join(SRC, n))]
+    lines = ""
+    for p in paths + ["tools/amalgamate.py"]:
+        with open(os.path.join(ROOT, p), "rb") as f:
+            lines += "%s  %s\n" % (hashlib.sha256(f.read()).hexdigest(), p)
+    return hashlib.sha256(lines.encode()).hexdigest()
 
 
 def version():
@@ -49,7 +60,7 @@ def inline(name, seen, line_dirs, out):
 
 def build(line_dirs=False):
     out = []
-    doc = read("gs_doc.h").replace("@VERSION@", version())
+    doc = read("gs_doc.h").replace("@VERSION@", version()).replace("@SRC_SHA256@", src_sha256())
     out.append(doc.rstrip("\n"))
     out.append("")
     seen = {"gs_api.h"}
