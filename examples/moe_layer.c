@@ -60,7 +60,7 @@ int main(int argc, char **argv) {
             printf("  %-18s %-14s ", gs_op_name(c->op), gs_value_name(c->instruction));
             print_shape(gs_value_shape(gs_value_operand(c->instruction, 0)), " -> ");
             print_shape(gs_value_shape(c->instruction), "");
-            printf(", %lld time(s), %lld bytes\n", (long long)c->count, (long long)c->bytes_sent);
+            printf(", %lld time%s, %lld bytes\n", (long long)c->count, c->count == 1 ? "" : "s", (long long)c->bytes_sent);
         }
     printf("peak bytes per device:");
     for (i = 0; i < st.num_devices; i++) printf(" %lld", (long long)st.peak_bytes[i]);

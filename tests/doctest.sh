@@ -50,7 +50,7 @@ if ! make --no-print-directory all >"$T/make.log" 2>&1; then
 fi
 
 before=$(git ls-files --others --exclude-standard 2>/dev/null | sort)
-for s in "$T"/*.sh; do
+for s in $(printf '%s\n' "$T"/*.sh | sort -V); do
     [ -e "$s" ] || continue
     base=${s##*/}
     doc=$(echo "${base%.*.sh}" | tr + /)
