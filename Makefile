@@ -16,7 +16,7 @@
 #   make doctest     run the ```sh blocks of README.md and docs/*.md as written; check every relative link
 #   make install     PREFIX=/usr/local: gshard.h, the CLI, the pkg-config module gshard and the CMake config of
 #                    gshard::gshard (see CMakeLists.txt); make uninstall removes them
-#   make warnings    the implementation at -O0..-O3 with gcc and clang, as C99 and C++11/17, -Werror
+#   make warnings    the implementation at -O0..-O3 and -Os with gcc and clang (C99), -O3 as C++11/17, -Werror
 # Variables: CC, CXX, CFLAGS (default -O2 -g), WERROR (default -Werror; `make WERROR=` to relax).
 CC      ?= cc
 CXX     ?= c++
@@ -39,8 +39,8 @@ CBLAS_H    := $(firstword $(wildcard /usr/include/*/cblas.h /usr/include/cblas.h
 OPENBLAS   := $(firstword $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so /usr/lib64/libopenblas.so))
 CBLAS_FLAGS := $(if $(and $(CBLAS_H),$(OPENBLAS)),-DHAVE_CBLAS -lopenblas)
 
-.PHONY: FORCE all test install uninstall doctest warnings demo demo-mlp sanitize valgrind tsan fuzz fuzz-window bench examples compile-tests test-gemm clean amalgamate \
-        check-amalgamation stbds
+.PHONY: all test demo demo-mlp sanitize valgrind tsan fuzz fuzz-window bench examples compile-tests test-gemm clean amalgamate \
+        check-amalgamation stbds install uninstall doctest warnings FORCE
 
 all: $(BUILD)/gshard $(BUILD)/gshard_tests
 
@@ -112,18 +112,24 @@ $(BUILD)/obj/test_spmd_halo.o $(BUILD)/obj/test_spmd_gather.o $(BUILD)/asan/gsha
 $(BUILD)/gshard_tests: $(TEST_OBJS) $(IMPL_OBJ)
 	$(CC) $(CFLAGS) -o $@ $(TEST_OBJS) $(IMPL_OBJ) $(LDLIBS)
 
-# The compile tests (every compiler and standard, the stb_ds scenarios, the README's C example) rerun only when
-# what they compile changed: a stamp records the last pass.
+# The compile tests (every compiler and standard, the stb_ds scenarios) and the README's C example rerun only
+# when what they compile changed: stamps record the last pass.
 COMPILE_STAMP := $(BUILD)/compile_tests.ok
-$(COMPILE_STAMP): gshard.h tests/compile_tests.sh $(wildcard tests/compile/*) README.md | stbds
+$(COMPILE_STAMP): gshard.h tests/compile_tests.sh $(wildcard tests/compile/*) | stbds
 	@mkdir -p $(BUILD)
 	@bash tests/compile_tests.sh
 	@touch $@
 
-compile-tests: $(COMPILE_STAMP)
+README_STAMP := $(BUILD)/readme_example.ok
+$(README_STAMP): README.md gshard.h tests/readme_example.sh | stbds
+	@mkdir -p $(BUILD)
+	@bash tests/readme_example.sh
+	@touch $@
+
+compile-tests: $(COMPILE_STAMP) $(README_STAMP)
 
 # The compile tests run first so that the runner's "N passed, N failed" stays the last line.
-test: $(BUILD)/gshard_tests $(BUILD)/gshard $(COMPILE_STAMP)
+test: $(BUILD)/gshard_tests $(BUILD)/gshard $(COMPILE_STAMP) $(README_STAMP)
 	./$(BUILD)/gshard_tests
 
 # ---- sanitizers and valgrind (the suite runs the CLI it was built with: GST_GSHARD, GST_CLI_WRAPPER) ----

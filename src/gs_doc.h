@@ -32,6 +32,9 @@
        }
 
    Build: cc -std=c99 -O2 demo.c -lpthread -lm   (stb_ds.h must be findable, see below)
+   Faster rebuilds: the implementation takes 10-20 s to compile at -O2. Give it a file of its own (two lines:
+   the define and the include, as gshard_impl.c in the repository), compile that once, and link it with the
+   rest of your program, whose files include gshard.h without the define.
 
    Configuration (define before the implementation include):
        GSHARD_IMPLEMENTATION            emit the implementation in this translation unit
@@ -62,7 +65,11 @@
    (the SPMD runtime) runs one program at a time on its own worker threads, calling the context's allocator
    from all of them (the allocator must then be thread-safe; the default is).
 
-   Version history:
+   Version: GS_VERSION_MAJOR/MINOR/PATCH, GS_VERSION_STRING, gs_version(), and GS_VERSION_NUMBER
+   (MAJOR*10000 + MINOR*100 + PATCH) for the preprocessor: #if GS_VERSION_NUMBER >= 100.
+   Version history (CHANGELOG.md in the repository has the details):
        0.1.0  IR, HLO text, reference interpreter, command-line driver; shardings (XLA syntax, iota device
-              lists), meshes and annotations, sharding propagation with explanations; TPU cost model
+              lists), meshes and annotations, sharding propagation with explanations; TPU cost model; the SPMD
+              partitioner (reshard planner, dot strategies, halo exchange, gather/scatter pass-through); the
+              SPMD runtime on emulated devices; partitioned-vs-reference checking
 */
