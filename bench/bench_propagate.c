@@ -1,6 +1,6 @@
 /* bench_propagate.c -- time of sharding propagation (gs_propagate) on a generated transformer-like graph.
  *
- *   cc -std=c99 -O3 -march=native -I. bench/bench_propagate.c -o build/bench/bench_propagate -lpthread -lm
+ *   cc -std=c99 -O3 -march=native -I. bench/bench_propagate.c -o bench_propagate -lpthread -lm
  *
  * The graph: L pre-norm transformer layers on x f32[batch, seq, model], each with its own weights:
  *   layer norm (reduce-sum mean and variance, broadcasts, rsqrt, scale and shift),

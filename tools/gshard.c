@@ -12,7 +12,7 @@
      gshard run --spmd FILE --devices D [io options]
                                         run an SPMD program on D emulated devices (the runtime)
 
-   Build: cc -std=c99 -O2 tools/gshard.c -o build/gshard -lpthread -lm   (from the repository root)
+   Build: cc -std=c99 -O2 tools/gshard.c -o gshard -lpthread -lm   (from the repository root; make builds build/gshard)
    Exit status: 0 ok, 1 check mismatch (`run --check`), 2 usage, parse, validation or i/o error. */
 #if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
 #  define _POSIX_C_SOURCE 200809L   /* mkdir */
