@@ -16,7 +16,8 @@
 #   make doctest     run the ```sh blocks of README.md and docs/*.md as written; check every relative link
 #   make install     PREFIX=/usr/local: gshard.h, the CLI, the pkg-config module gshard and the CMake config of
 #                    gshard::gshard (see CMakeLists.txt); make uninstall removes them
-#   make warnings    the implementation at -O0..-O3 and -Os with gcc and clang (C99), -O3 as C++11/17, -Werror
+#   make warnings    the implementation at -O0..-O3, -Os and -O3 -DNDEBUG with gcc and clang (C99), -O3 as
+#                    C++11/17, all with -Wall -Wextra -Wpedantic -Wshadow -Werror
 # Variables: CC, CXX, CFLAGS (default -O2 -g), WERROR (default -Werror; `make WERROR=` to relax).
 CC      ?= cc
 CXX     ?= c++
@@ -214,9 +215,11 @@ doctest:
 # ---- every optimisation level users build at, gcc and clang, C and C++, warnings as errors ----
 WARN_CCS := $(foreach c,gcc clang,$(if $(shell command -v $(c) 2>/dev/null),$(c)))
 WARN_CXXS := $(foreach c,g++ clang++,$(if $(shell command -v $(c) 2>/dev/null),$(c)))
+# (a comma separates the flags of one level: release builds also define NDEBUG, which turns assert off)
+WARN_LEVELS := -O0 -O1 -O2 -O3 -Os -O3,-DNDEBUG
 warnings: gshard.h | stbds
 	@mkdir -p $(BUILD)/warnings
-	@set -e; for c in $(WARN_CCS); do for o in -O0 -O1 -O2 -O3 -Os; do \
+	@set -e; for c in $(WARN_CCS); do for o in $(WARN_LEVELS); do o=$$(echo $$o | tr , ' '); \
 	  echo "$$c -std=c99 $$o"; $$c -std=c99 $$o -Wall -Wextra -Wpedantic -Wshadow -Werror -c gshard_impl.c -o $(BUILD)/warnings/o.o; done; done; \
 	for c in $(WARN_CXXS); do for s in c++11 c++17; do \
 	  echo "$$c -std=$$s -O3"; $$c -std=$$s -O3 -x c++ -Wall -Wextra -Wpedantic -Wshadow -Werror -c gshard_impl.c -o $(BUILD)/warnings/o.o; done; done

@@ -178,9 +178,9 @@ static const char *closest_word(const char *w, const char *const *known) {
 
 /* "gshard CMD: unknown WHAT 'W'; did you mean 'X'?" (the suggestion only when one is close) */
 static int unknown_word(const char *cmd, const char *what, const char *w, const char *const *known) {
-    const char *near = closest_word(w, known);
+    const char *guess = closest_word(w, known);
     fprintf(stderr, "gshard%s%s: unknown %s '%s'", cmd ? " " : "", cmd ? cmd : "", what, w);
-    if (near) fprintf(stderr, "; did you mean '%s'?", near);
+    if (guess) fprintf(stderr, "; did you mean '%s'?", guess);
     fputs("\n(try 'gshard --help')\n", stderr);
     return EXIT_ERROR;
 }
@@ -279,7 +279,7 @@ static bool load_module(gs_ctx *ctx, const char *path, gs_graph **entry) {
     if (r == GS_OK) r = gs_graph_verify(*entry);
     if (r != GS_OK) {
         const char *msg = user_msg(gs_ctx_error_msg(ctx));
-        fprintf(stderr, "%s: %s\n", shown, msg && *msg ? user_msg(msg) : gs_result_str(r));
+        fprintf(stderr, "%s: %s\n", shown, *msg ? msg : gs_result_str(r));
         return false;
     }
     return true;
