@@ -41,7 +41,7 @@ OPENBLAS   := $(firstword $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenb
 CBLAS_FLAGS := $(if $(and $(CBLAS_H),$(OPENBLAS)),-DHAVE_CBLAS -lopenblas)
 
 .PHONY: all test demo demo-mlp sanitize valgrind tsan fuzz fuzz-window bench examples compile-tests test-gemm clean amalgamate \
-        check-amalgamation stbds install uninstall doctest warnings FORCE
+        check-amalgamation stbds check-src install uninstall doctest warnings FORCE
 
 all: $(BUILD)/gshard $(BUILD)/gshard_tests
 
@@ -83,6 +83,15 @@ amalgamate: gshard.h
 
 check-amalgamation:
 	python3 tools/amalgamate.py --check
+
+# every src/*.c compiles on its own (an editor's language server reads them one by one); a call with no prototype
+# in sight is an error. Static functions declared in a private header and defined in another file draw "used but
+# never defined" warnings here, so the compiler's output is shown only for a file that fails.
+check-src: | stbds
+	@fail=0; for f in src/*.c; do \
+	  if out=$$($(CC) -fsyntax-only -std=c99 -Wall -Wextra -Werror=implicit-function-declaration -Werror=int-conversion \
+	             $$f 2>&1); then echo "$$f: ok"; else echo "$$out" | grep -E 'error' >&2; echo "$$f: FAILED" >&2; fail=1; fi; \
+	done; exit $$fail
 
 # ---- the implementation, compiled once (gshard_impl.c) and linked into the CLI, tests, examples and benches;
 #      their own `#define GSHARD_IMPLEMENTATION` is switched off by -DGSHARD_EXTERNAL_IMPL ----
