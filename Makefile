@@ -2,7 +2,8 @@
 #   make demo        the GShard MoE layer (examples/moe_layer.c): partitioned for 8 emulated devices, run with
 #                    poisoned padding and checked against the reference interpreter
 #   make demo-mlp    the MLP example: the CLI on examples/mlp.hlo, then examples/mlp.c
-#   make test        compile tests + the test suite (the last line is "N passed, N failed")
+#   make test        compile tests, the GEMM check on every instruction-set path, the test suite (the last
+#                    line is "N passed, N failed")
 #   make sanitize    the test suite (and the CLI it drives) under ASan + UBSan
 #   make valgrind    the test suite (and the CLI it drives) under valgrind
 #   make tsan        ThreadSanitizer over the runtime tests (every test whose name contains "runtime")
@@ -137,7 +138,7 @@ $(README_STAMP): README.md gshard.h tests/readme_example.sh | stbds
 compile-tests: $(COMPILE_STAMP) $(README_STAMP)
 
 # The compile tests run first so that the runner's "N passed, N failed" stays the last line.
-test: $(BUILD)/gshard_tests $(BUILD)/gshard $(COMPILE_STAMP) $(README_STAMP)
+test: $(BUILD)/gshard_tests $(BUILD)/gshard $(COMPILE_STAMP) $(README_STAMP) test-gemm
 	./$(BUILD)/gshard_tests
 
 # ---- sanitizers and valgrind (the suite runs the CLI it was built with: GST_GSHARD, GST_CLI_WRAPPER) ----

@@ -1,4 +1,7 @@
 /* test_base.c - context, arena, logger hook, result strings */
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
+#define _POSIX_C_SOURCE 200112L /* setenv */
+#endif
 #include "test.h"
 
 static int log_calls;
@@ -65,8 +68,52 @@ static void test_result_strings(void) {
     CHECK(strcmp(gs_reduce_kind_name(GS_REDUCE_MAX), "max") == 0);
 }
 
+static int warn_calls;
+static char warn_msg[256];
+static void warn_logger(gs_log_level level, gs_result code, const char *msg, void *user) {
+    (void)code;
+    (void)user;
+    if (level == GS_LOG_WARN) {
+        warn_calls++;
+        snprintf(warn_msg, sizeof warn_msg, "%s", msg);
+    }
+}
+
+/* a GSHARD_ISA the matrix kernel cannot honour is reported through the logger when a context is created; a
+   path every machine runs (scalar) is silent */
+static void test_isa_request_warning(void) {
+#if defined(_WIN32)
+    CHECK(1); /* no setenv */
+#else
+    gs_ctx_desc d;
+    gs_ctx *ctx = NULL;
+    const char *old = getenv("GSHARD_ISA");
+    char saved[64];
+    snprintf(saved, sizeof saved, "%s", old ? old : "");
+    memset(&d, 0, sizeof d);
+    d.logger.fn = warn_logger;
+
+    CHECK(setenv("GSHARD_ISA", "quantum", 1) == 0);
+    warn_calls = 0;
+    CHECK_OK(gs_ctx_create(&d, &ctx));
+    gs_ctx_destroy(ctx);
+    CHECK_EQ_INT(warn_calls, 1);
+    CHECK_MSG(strstr(warn_msg, "GSHARD_ISA=quantum: unknown instruction set") != NULL, "warning: %s", warn_msg);
+
+    CHECK(setenv("GSHARD_ISA", "scalar", 1) == 0);
+    warn_calls = 0;
+    CHECK_OK(gs_ctx_create(&d, &ctx));
+    gs_ctx_destroy(ctx);
+    CHECK_EQ_INT(warn_calls, 0);
+
+    if (old) CHECK(setenv("GSHARD_ISA", saved, 1) == 0);
+    else CHECK(unsetenv("GSHARD_ISA") == 0);
+#endif
+}
+
 void suite_base(void) {
     RUN(test_logger_sees_first_error);
     RUN(test_many_and_large_allocations);
     RUN(test_result_strings);
+    RUN(test_isa_request_warning);
 }

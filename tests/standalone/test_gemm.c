@@ -7,7 +7,11 @@
  * the register tile, sizes crossing the cache-block boundaries), padded leading dimensions, accumulate=0/1
  * (C pre-filled with NaN for accumulate=0: the result must not contain NaN). The work buffer is allocated
  * with exactly gs__sgemm_work_floats() floats at a deliberately misaligned address so that ASan/valgrind
- * catch overruns. Prints "N passed, N failed"; exit status 1 on any failure.
+ * catch overruns. Every instruction-set path this machine runs (scalar, sse2, avx2, avx512: gs__sgemm_isa) is
+ * checked against the naive loop and against the scalar path: within 2 (K+1) u (|C0| + sum_k |a b|), u = 2^-24
+ * (the forward-error bound of a (K+1)-term sum, twice), and bit for bit where the summation order is the same
+ * (see gs_gemm.c: sse2 vs scalar built without FMA, avx2 vs avx512 for K <= 512, both on the packed path).
+ * Prints "N passed, N failed"; exit status 1 on any failure.
  * Later this is folded into the main suite (use -DTEST_USE_GSHARD_H to go through gshard.h). */
 #include <math.h>
 #include <stdint.h>
@@ -43,7 +47,11 @@ static int64_t rng_range(int64_t lo, int64_t hi) { return lo + (int64_t)(rng_u32
 
 static int n_pass = 0, n_fail = 0;
 
-static int run_case(int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc, int accumulate)
+/* the result of the last case on each path (compared with the scalar path's) */
+static float *path_out[GS__ISA_COUNT];
+
+static int run_case_isa(int isa, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc,
+                        int accumulate)
 {
     /* allocate at least one element so pointers are valid even for empty matrices */
     size_t na = (size_t)(M > 0 ? (M - 1) * lda + K : 0) + 1;
@@ -75,7 +83,8 @@ static int run_case(int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, i
         for (j = N; j < ldc && (size_t)(i * ldc + j) < nc; j++) C[i * ldc + j] = 12345.0f;
     memcpy(C0, C, nc * sizeof(float));
 
-    gs__sgemm(M, N, K, A, lda, B, ldb, C, ldc, accumulate, work);
+    if (isa < 0) gs__sgemm(M, N, K, A, lda, B, ldb, C, ldc, accumulate, work);
+    else if (gs__sgemm_isa(isa, M, N, K, A, lda, B, ldb, C, ldc, accumulate, work) != 0) bad = 1;
 
     for (i = 0; i < M; i++) {
         for (j = 0; j < ldc && (size_t)(i * ldc + j) < nc; j++) {
@@ -103,10 +112,44 @@ static int run_case(int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, i
     if (maxerr > 1e-5 * (1.0 + sqrt((double)K))) bad = 1;
     if (M == 0 && nc > 0 && memcmp(C, C0, nc * sizeof(float)) != 0) bad = 1;
 
+    /* against the scalar path (run first, same seed): the error bound, or equality where the order is the same */
+    if (isa > GS__ISA_SCALAR && path_out[GS__ISA_SCALAR]) {
+        const float *S = path_out[GS__ISA_SCALAR];
+        const double u = 1.0 / 16777216.0;
+        const int packed = M > 16 && N > 8; /* every path takes the packed micro-kernel */
+#if !defined(__FMA__)
+        const int exact_scalar = packed && isa == GS__ISA_SSE2; /* same KC, no FMA on either side */
+#else
+        const int exact_scalar = 0; /* the scalar loops may be contracted to FMA by the build's flags */
+#endif
+        const int exact_avx = packed && K <= 512 && isa == GS__ISA_AVX512 && path_out[GS__ISA_AVX2];
+        const float *X = exact_avx ? path_out[GS__ISA_AVX2] : S;
+        for (i = 0; i < M; i++)
+            for (j = 0; j < N; j++) {
+                const float got = C[i * ldc + j], want = X[i * ldc + j];
+                double mag = accumulate ? fabs((double)C0[i * ldc + j]) : 0.0;
+                for (k = 0; k < K; k++) mag += fabs((double)A[i * lda + k] * (double)B[k * ldb + j]);
+                if (exact_scalar || exact_avx) {
+                    if (memcmp(&got, &want, sizeof got) != 0) bad = 1;
+                } else if (fabs((double)got - (double)S[i * ldc + j]) > 2.0 * (double)(K + 1) * u * mag) {
+                    bad = 1;
+                }
+            }
+    }
+    if (isa >= 0) {
+        free(path_out[isa]);
+        path_out[isa] = (float *)malloc(nc * sizeof(float));
+        if (!path_out[isa]) {
+            fprintf(stderr, "out of memory\n");
+            exit(2);
+        }
+        memcpy(path_out[isa], C, nc * sizeof(float));
+    }
+
     if (bad) {
         n_fail++;
-        printf("FAIL M=%lld N=%lld K=%lld lda=%lld ldb=%lld ldc=%lld acc=%d maxrelerr=%.3g\n", (long long)M,
-               (long long)N, (long long)K, (long long)lda, (long long)ldb, (long long)ldc, accumulate, maxerr);
+        printf("FAIL isa=%s M=%lld N=%lld K=%lld lda=%lld ldb=%lld ldc=%lld acc=%d maxrelerr=%.3g\n", isa < 0 ? "default" : gs__gemm_isa_name(isa),
+               (long long)M, (long long)N, (long long)K, (long long)lda, (long long)ldb, (long long)ldc, accumulate, maxerr);
     } else {
         n_pass++;
     }
@@ -116,6 +159,22 @@ static int run_case(int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, i
     free(C0);
     free(wraw);
     return !bad;
+}
+
+/* one case on the default path and on every path this machine runs, all with the same inputs */
+static void run_case(int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc, int accumulate)
+{
+    const uint64_t seed = rng_state;
+    int isa;
+    for (isa = -1; isa < GS__ISA_COUNT; isa++) {
+        if (isa >= 0 && !gs__gemm_isa_available(isa)) continue;
+        rng_state = seed;
+        run_case_isa(isa, M, N, K, lda, ldb, ldc, accumulate);
+    }
+    for (isa = 0; isa < GS__ISA_COUNT; isa++) {
+        free(path_out[isa]);
+        path_out[isa] = NULL;
+    }
 }
 
 static void run_shape(int64_t M, int64_t N, int64_t K)
@@ -131,7 +190,25 @@ int main(int argc, char **argv)
 {
     static const int64_t small[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 31, 32, 33};
     const int ns = (int)(sizeof small / sizeof small[0]);
-    int a, b, c, r, nrand = argc > 1 ? atoi(argv[1]) : 150;
+    int a, b, c, r, isa, nrand = argc > 1 ? atoi(argv[1]) : 150;
+
+    printf("paths:");
+    for (isa = 0; isa < GS__ISA_COUNT; isa++)
+        if (gs__gemm_isa_available(isa)) printf(" %s%s", gs__gemm_isa_name(isa), isa == gs__gemm_isa() ? "*" : "");
+    printf("  (* = in use)\n");
+    /* GSHARD_ISA, when it names a path this machine runs, is the one in use */
+    {
+        const char *env = getenv("GSHARD_ISA");
+        if (env && *env) {
+            int want = -1;
+            for (isa = 0; isa < GS__ISA_COUNT; isa++)
+                if (strcmp(env, gs__gemm_isa_name(isa)) == 0) want = isa;
+            if (want >= 0 && gs__gemm_isa_available(want) && gs__gemm_isa() != want) {
+                printf("FAIL GSHARD_ISA=%s but the path in use is %s\n", env, gs__gemm_isa_name(gs__gemm_isa()));
+                n_fail++;
+            }
+        }
+    }
 
     /* exhaustive small grid (covers 0/1 sizes, small-M / small-N paths and all tile edges) */
     for (a = 0; a < ns; a++)
