@@ -34,7 +34,8 @@ TEST_SRCS  := $(wildcard tests/*.c)
 TEST_OBJS  := $(patsubst tests/%.c,$(BUILD)/obj/%.o,$(TEST_SRCS))
 EXAMPLES   := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 # bench/mpi_baseline.c needs mpicc: bench/run_mpi_baseline.sh builds and runs it
-BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out bench/mpi_baseline.c,$(wildcard bench/*.c)))
+# bench/dot_native.c is linked into bench_dot
+BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out bench/mpi_baseline.c bench/dot_native.c,$(wildcard bench/*.c)))
 
 # bench_dot compares against OpenBLAS when its header and library are installed (libopenblas-dev)
 CBLAS_H    := $(firstword $(wildcard /usr/include/*/cblas.h /usr/include/cblas.h))
@@ -212,6 +213,17 @@ $(BUILD)/bench/%: bench/%.c gshard.h $(BUILD)/bench/gshard_impl.o | stbds
 	$(CC) $(BENCH_FLAGS) $(EXT_IMPL) -I. -o $@ $< $(BUILD)/bench/gshard_impl.o $(if $(filter bench_dot,$*),$(CBLAS_FLAGS)) $(LDLIBS)
 
 $(BUILD)/bench/bench_partition: examples/moe_model.h
+
+# bench_dot: plain -O2 (the kernel picks its instruction set at run time) linked with the same kernel built
+# -O3 -march=native (bench/dot_native.c), so one run prints the ratio of the two
+GEMM_SRC := src/gs_gemm.c src/gs_gemm_kernel.inc
+$(BUILD)/bench/dot_native.o: bench/dot_native.c bench/dot_native.h $(GEMM_SRC)
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(BENCH_FLAGS) -c -o $@ bench/dot_native.c
+
+$(BUILD)/bench/bench_dot: bench/bench_dot.c bench/dot_native.h $(GEMM_SRC) $(BUILD)/bench/dot_native.o
+	@mkdir -p $(BUILD)/bench
+	$(CC) -std=c99 -O2 -DBENCH_NATIVE -I. -o $@ bench/bench_dot.c $(BUILD)/bench/dot_native.o $(CBLAS_FLAGS) $(LDLIBS)
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; ./$$b || exit 1; done

@@ -1,8 +1,12 @@
-/* bench_dot.c -- GFLOP/s of gshard's f32 GEMM kernel (gs__sgemm) vs a naive loop vs OpenBLAS.
+/* bench_dot.c -- GFLOP/s of gshard's f32 GEMM kernel (gs__sgemm) vs a naive loop vs OpenBLAS, and of each
+ * instruction-set path of the kernel.
  *
- *   cc -O3 -march=native -I. bench/bench_dot.c -o build/bench_dot -lm
- *   cc -O3 -march=native -I. bench/bench_dot.c -o build/bench_dot -lm -DHAVE_CBLAS -lopenblas
- *   cc -O2 -I. bench/bench_dot.c -o build/bench_dot_o2 -lm            (SSE2 baseline build)
+ * `make bench` builds this file at plain -O2 (no -march: the kernel chooses its instruction set at run time)
+ * and links bench/dot_native.c, the same kernel compiled -O3 -march=native with the compile-time choice, so
+ * one run prints the ratio plain-O2 / -march=native ("k/native"; the target is >= 0.9):
+ *   cc -std=c99 -O3 -march=native -c bench/dot_native.c -o build/dot_native.o
+ *   cc -std=c99 -O2 -I. -DBENCH_NATIVE bench/bench_dot.c build/dot_native.o -o build/bench_dot -lm
+ *   (add -DHAVE_CBLAS -lopenblas to compare with OpenBLAS)
  *
  * Options: -DBENCH_USE_GSHARD_H  take the kernel from the amalgamated gshard.h instead of src/gs_gemm.c
  *          argv[1] = "quick"     fewer repetitions
@@ -41,6 +45,9 @@
 
 #ifdef HAVE_CBLAS
 #include <cblas.h>
+#endif
+#ifdef BENCH_NATIVE
+#include "dot_native.h"
 #endif
 
 static double now_sec(void)
@@ -98,9 +105,10 @@ static double max_rel_err(int64_t M, int64_t N, int64_t K, const float *A, const
     return worst;
 }
 
-enum { IMPL_KERNEL, IMPL_NAIVE, IMPL_BLAS };
+enum { IMPL_KERNEL, IMPL_NAIVE, IMPL_BLAS, IMPL_NATIVE, IMPL_PATH };
 
 static int g_quick = 0;
+static int g_isa = 0; /* the path IMPL_PATH runs */
 
 /* best-of-reps seconds for one call of impl; reps chosen so each impl gets ~0.3 s (min 3, max 50) */
 static double time_impl(int impl, int64_t M, int64_t N, int64_t K, const float *A, const float *B, float *C,
@@ -113,6 +121,10 @@ static double time_impl(int impl, int64_t M, int64_t N, int64_t K, const float *
         switch (impl) {
         case IMPL_KERNEL: gs__sgemm(M, N, K, A, K, B, N, C, N, 0, work); break;
         case IMPL_NAIVE: naive_ikj(M, N, K, A, B, C); break;
+        case IMPL_PATH: (void)gs__sgemm_isa(g_isa, M, N, K, A, K, B, N, C, N, 0, work); break;
+#ifdef BENCH_NATIVE
+        case IMPL_NATIVE: bench_native_sgemm(M, N, K, A, B, C, work); break;
+#endif
 #ifdef HAVE_CBLAS
         case IMPL_BLAS:
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, A, (int)K, B,
@@ -135,16 +147,23 @@ static void bench_shape(const char *label, int64_t M, int64_t N, int64_t K)
 {
     const double flops = 2.0 * (double)M * (double)N * (double)K;
     size_t nw = gs__sgemm_work_floats(M, N, K);
+#ifdef BENCH_NATIVE
+    size_t nw_native = bench_native_work_floats(M, N, K);
+#endif
     float *A = (float *)malloc((size_t)(M * K + 1) * sizeof(float));
     float *B = (float *)malloc((size_t)(K * N + 1) * sizeof(float));
     float *C = (float *)malloc((size_t)(M * N + 1) * sizeof(float));
     float *R = (float *)malloc((size_t)(M * N + 1) * sizeof(float));
-    float *work = (float *)malloc((nw + 1) * sizeof(float));
-    double t_k, t_n = 0.0, t_b = 0.0, err;
+    float *work;
+    double t_k, t_n = 0.0, t_b = 0.0, t_nat = 0.0, err;
     int naive_sub = 0; /* naive timed on a row subset (scaled) when the full run would be too slow */
     int64_t i;
     char shape[64];
 
+#ifdef BENCH_NATIVE
+    if (nw_native > nw) nw = nw_native;
+#endif
+    work = (float *)malloc((nw + 1) * sizeof(float));
     if (!A || !B || !C || !R || !work) {
         printf("%-14s out of memory\n", label);
         n_wrong++;
@@ -174,6 +193,15 @@ static void bench_shape(const char *label, int64_t M, int64_t N, int64_t K)
 #ifdef HAVE_CBLAS
     t_b = time_impl(IMPL_BLAS, M, N, K, A, B, C, work, g_quick ? 5 : 50);
 #endif
+#ifdef BENCH_NATIVE
+    for (i = 0; i < M * N; i++) C[i] = (float)NAN;
+    bench_native_sgemm(M, N, K, A, B, C, work);
+    {
+        const double e2 = max_rel_err(M, N, K, A, B, C, R);
+        if (e2 > err) err = e2;
+    }
+    t_nat = time_impl(IMPL_NATIVE, M, N, K, A, B, C, work, g_quick ? 5 : 50);
+#endif
 
     snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)M, (long long)N, (long long)K);
     printf("%-16s %-16s %9.2f %9.2f%s", label, shape, flops / t_k * 1e-9, flops / t_n * 1e-9, naive_sub ? "*" : " ");
@@ -183,6 +211,12 @@ static void bench_shape(const char *label, int64_t M, int64_t N, int64_t K)
     printf(" %9s %9s", "-", "-");
     (void)t_b;
 #endif
+#ifdef BENCH_NATIVE
+    printf(" %9.2f %9.2f", flops / t_nat * 1e-9, t_nat / t_k);
+#else
+    printf(" %9s %9s", "-", "-");
+    (void)t_nat;
+#endif
     printf(" %8.1fx  %9.2e %s\n", t_n / t_k, err, err > 1e-5 ? "WRONG" : "ok");
     if (err > 1e-5) n_wrong++;
     fflush(stdout);
@@ -191,6 +225,52 @@ static void bench_shape(const char *label, int64_t M, int64_t N, int64_t K)
     free(C);
     free(R);
     free(work);
+}
+
+/* GFLOP/s of every instruction-set path this machine runs (forced through gs__sgemm_isa), square shapes */
+static void bench_paths(void)
+{
+    static const int64_t sq[] = {256, 512, 1024};
+    int isa;
+    size_t s;
+    printf("\nGFLOP/s per instruction-set path (this build, forced with gs__sgemm_isa; GSHARD_ISA forces one)\n");
+    printf("%-10s", "path");
+    for (s = 0; s < sizeof sq / sizeof sq[0]; s++) printf(" %8lld^3", (long long)sq[s]);
+    printf("\n");
+    for (isa = 0; isa < GS__ISA_COUNT; isa++) {
+        if (!gs__gemm_isa_available(isa)) continue;
+        printf("%-10s", gs__gemm_isa_name(isa));
+        for (s = 0; s < sizeof sq / sizeof sq[0]; s++) {
+            const int64_t n = sq[s];
+            float *A = (float *)malloc((size_t)(n * n) * sizeof(float));
+            float *B = (float *)malloc((size_t)(n * n) * sizeof(float));
+            float *C = (float *)malloc((size_t)(n * n) * sizeof(float));
+            float *R = (float *)malloc((size_t)(n * n) * sizeof(float));
+            float *work = (float *)malloc((gs__sgemm_work_floats(n, n, n) + 1) * sizeof(float));
+            int64_t i;
+            double t, err;
+            if (!A || !B || !C || !R || !work) {
+                printf(" out of memory");
+                n_wrong++;
+            } else {
+                for (i = 0; i < n * n; i++) A[i] = rng_f();
+                for (i = 0; i < n * n; i++) B[i] = rng_f();
+                naive_ikj(n, n, n, A, B, R);
+                g_isa = isa;
+                t = time_impl(IMPL_PATH, n, n, n, A, B, C, work, g_quick ? 5 : 20);
+                err = max_rel_err(n, n, n, A, B, C, R);
+                printf(" %9.2f%s", 2.0 * (double)n * (double)n * (double)n / t * 1e-9, err > 1e-5 ? "!" : " ");
+                if (err > 1e-5) n_wrong++;
+            }
+            free(A);
+            free(B);
+            free(C);
+            free(R);
+            free(work);
+        }
+        printf("\n");
+        fflush(stdout);
+    }
 }
 
 int main(int argc, char **argv)
@@ -203,21 +283,12 @@ int main(int argc, char **argv)
     openblas_set_num_threads(1);
 #endif
     printf("gs__sgemm benchmark (single thread), C = A*B, row-major f32\n");
-#if defined(GS__GEMM_MR) && defined(GS__GEMM_NR)
-    printf("kernel register tile %dx%d, blocks MC=%d KC=%d NC=%d (%s)\n", (int)GS__GEMM_MR, (int)GS__GEMM_NR,
-           (int)GS__GEMM_MC, (int)GS__GEMM_KC, (int)GS__GEMM_NC,
-#if defined(__AVX512F__)
-           "AVX-512"
-#elif defined(__AVX__) && defined(__FMA__)
-           "AVX2/FMA"
-#elif defined(__AVX__)
-           "AVX"
-#elif defined(__SSE2__)
-           "SSE2"
+    printf("kernel: %s path chosen at run time (GSHARD_ISA=%s)", gs__gemm_isa_name(gs__gemm_isa()),
+           getenv("GSHARD_ISA") ? getenv("GSHARD_ISA") : "");
+#ifdef BENCH_NATIVE
+    printf("; native = the kernel built -O3 -march=native (%s path)\n", bench_native_isa());
 #else
-           "generic"
-#endif
-    );
+    printf("; native: not linked (see the top of bench/dot_native.c)\n");
 #endif
 #ifdef HAVE_CBLAS
     printf("OpenBLAS: %s, threads=%d\n", openblas_get_config(), openblas_get_num_threads());
@@ -225,8 +296,8 @@ int main(int argc, char **argv)
     printf("OpenBLAS: not compiled in (build with -DHAVE_CBLAS -lopenblas)\n");
 #endif
     printf("GFLOP/s, best of several runs; naive = i-k-j triple loop (* = single run, too slow to repeat)\n\n");
-    printf("%-16s %-16s %9s %10s %9s %9s %9s  %9s\n", "case", "MxNxK", "kernel", "naive", "openblas",
-           "k/blas", "k/naive", "max_rel_err");
+    printf("%-16s %-16s %9s %10s %9s %9s %9s %9s %9s  %9s\n", "case", "MxNxK", "kernel", "naive", "openblas",
+           "k/blas", "native", "k/native", "k/naive", "max_rel_err");
 
     for (s = 0; s < sizeof sq / sizeof sq[0]; s++) bench_shape("square", sq[s], sq[s], sq[s]);
     bench_shape("odd", 127, 129, 131);
@@ -237,6 +308,7 @@ int main(int argc, char **argv)
     bench_shape("short-wide", 64, 4096, 64);
     bench_shape("inner-large", 64, 64, 4096);
 
+    bench_paths();
     printf("\n%s\n", n_wrong ? "RESULT: WRONG RESULTS" : "RESULT: all results correct");
     return n_wrong ? 1 : 0;
 }
