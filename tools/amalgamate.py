@@ -57,7 +57,8 @@ def version():
 
 
 def inline(name, seen, line_dirs, out):
-    """Appends file `name` with local includes inlined at their first use."""
+    """Appends file `name` with local includes inlined at their first use; a *.inc fragment (compiled once per
+    instance, e.g. the GEMM kernels per instruction set) is inlined at every use."""
     text = read(name)
     if line_dirs:
         out.append('#line 1 "src/%s"' % name)
@@ -65,17 +66,11 @@ def inline(name, seen, line_dirs, out):
         m = INCLUDE_RE.match(line)
         if m and os.path.exists(os.path.join(SRC, m.group(1))):
             inc = m.group(1)
-            if inc.endswith(".inc"):  # a fragment included once per instance: inlined at every use
-                out.append("/* ==== begin src/%s ==== */" % inc)
-                inline(inc, seen, line_dirs, out)
-                out.append("/* ==== end src/%s ==== */" % inc)
-                if line_dirs:
-                    out.append('#line %d "src/%s"' % (i + 2, name))
-                continue
             if inc in seen:
                 out.append("/* #include \"%s\" (already inlined) */" % inc)
             else:
-                seen.add(inc)
+                if not inc.endswith(".inc"):
+                    seen.add(inc)
                 out.append("/* ==== begin src/%s ==== */" % inc)
                 inline(inc, seen, line_dirs, out)
                 out.append("/* ==== end src/%s ==== */" % inc)
