@@ -809,9 +809,20 @@ typedef struct gs_chip {
     double hop_latency;     /* T_min, seconds per ICI hop */
     int cores_per_chip;     /* information only: the model treats one chip as one device */
     const char *source;     /* where the figures come from */
+    /* Appended fields (code written against the first layout still compiles; 0 = not known). */
+    double flops_fp8;       /* dense FP8 FLOPs/s (without structured sparsity) */
+    int mxu_count;          /* matrix units per chip: TPU MXUs, GPU tensor cores */
+    double clock_hz;        /* the matrix units' clock */
+    double vmem_bytes;      /* TPU VMEM per chip (on-chip scratchpad next to the MXUs) */
+    double vmem_bw;         /* VMEM <-> MXU bytes/s */
+    double host_dram;       /* host DRAM per chip, bytes (the host's DRAM over the chips it drives) */
+    double price_per_hour;  /* US dollars per chip-hour, on-demand list price */
+    int64_t nvlink_domain;  /* GPUs: devices in one NVLink (scale-up) domain; 0 for a TPU */
+    double nvlink_bw_uni;   /* GPUs: NVLink bytes/s per GPU, one direction */
+    double ib_bw_uni;       /* GPUs: scale-out network (InfiniBand/RoCE) bytes/s per GPU, one direction */
 } gs_chip;
 
-/* The built-in table: TPU v3, v4p, v5e, v5p, v6e and the H100 figures the book gives. */
+/* The built-in table: TPU v2, v3, v4p, v5e, v5p, v6e; GPUs H100, H800, B200 (sources in each row's `source`). */
 GS_API int gs_chip_count(void);
 GS_API const gs_chip *gs_chip_at(int i);
 /* Lookup by name, case-insensitive, with an optional "tpu" prefix ("v5e", "TPU v5e", "tpu-v5p"); aliases
@@ -821,11 +832,17 @@ GS_API const gs_chip *gs_chip_find(const char *name);
 GS_API gs_result gs_chip_lookup(gs_ctx *ctx, const char *name, const gs_chip **out);
 /* Checks a chip (built-in or user-made): figures must be finite and >= 0, and C and W_hbm > 0. */
 GS_API gs_result gs_chip_check(gs_ctx *ctx, const gs_chip *chip);
+/* Reads a chip from `key = value` lines, the keys being gs_chip's field names (name, hbm_capacity, hbm_bw,
+   flops_bf16, ... ; pod and host as "16x16"; wrap as pod_axis, cube, always or never; '#' starts a comment).
+   Fields not given are 0 (or, with `base = NAME` on the first line, the built-in chip NAME's values). The
+   strings live in the ctx arena. Unknown keys, repeated keys, bad numbers: GS_ERR_PARSE with the line. */
+GS_API gs_result gs_chip_parse(gs_ctx *ctx, const char *text, gs_chip *out);
 
 typedef enum gs_math {
     GS_MATH_DEFAULT = 0,   /* bf16 */
     GS_MATH_BF16,
-    GS_MATH_INT8
+    GS_MATH_INT8,
+    GS_MATH_FP8      /* the chip's dense FP8 rate (flops_fp8) */
 } gs_math;
 
 /* Critical arithmetic intensity I* = C / W_hbm in FLOPs per byte ([book] ch.1: 240 on v5e).
@@ -843,9 +860,10 @@ typedef enum gs_bound {
     GS_BOUND_COMPUTE,
     GS_BOUND_HBM,
     GS_BOUND_ICI,
-    GS_BOUND_LATENCY     /* an ICI transfer whose per-hop chunk is under W_uni * T_min */
+    GS_BOUND_LATENCY,    /* an ICI transfer whose per-hop chunk is under W_uni * T_min */
+    GS_BOUND_DCN         /* the data-center network (whole-model step times) */
 } gs_bound;
-GS_API const char *gs_bound_name(gs_bound b);   /* "none", "compute", "hbm", "ici", "latency" */
+GS_API const char *gs_bound_name(gs_bound b);   /* "none", "compute", "hbm", "ici", "latency", "dcn" */
 
 typedef struct gs_roofline {
     double flops, bytes;
@@ -1096,6 +1114,234 @@ GS_API const char *gs_cost_report_text(gs_cost_report *r);
 GS_API const char *gs_cost_report_json(gs_cost_report *r);
 
 /* ==== end src/gs_api_cost.h ==== */
+/* ==== begin src/gs_api_model.h ==== */
+/* gs_api_model.h - whole models: Transformer accounting (parameters, FLOPs, KV cache, memory per chip), step
+   times for training, prefill and decode on a chip and a mesh of parallelism axes, and a planner that ranks
+   meshes and strategies. Formulas: "How to Scale Your Model" (Austin et al.) ch.4-8, cited as [book];
+   docs/cost.md derives each term and names what the model leaves out. Units: seconds, bytes, FLOPs, dollars. */
+
+/* ---------------------------------------------------------------------------------------------------------
+   A Transformer decoder
+   ------------------------------------------------------------------------------------------------------- */
+typedef enum gs_mlp_kind {
+    GS_MLP_DEFAULT = 0,   /* GS_MLP_GATED */
+    GS_MLP_GATED,         /* W_in1, W_in2 [D, F] and W_out [F, D]: 3DF parameters (LLaMA, Gemma, Mixtral) */
+    GS_MLP_PLAIN          /* W_in [D, F] and W_out [F, D]: 2DF (GPT-3) */
+} gs_mlp_kind;
+
+typedef struct gs_model_desc {
+    const char *name;
+    int64_t layers;          /* L */
+    int64_t d_model;         /* D */
+    int64_t d_ff;            /* F (of one expert in an MoE) */
+    int64_t heads;           /* N, query heads */
+    int64_t kv_heads;        /* K (0: = N, multi-head attention) */
+    int64_t head_dim;        /* H (0: D / N) */
+    int64_t vocab;           /* V */
+    gs_mlp_kind mlp;
+    bool tied_embeddings;    /* the output projection reuses the input embedding (V*D counted once) */
+    int64_t experts;         /* E: 0 or 1 for a dense model */
+    int64_t top_k;           /* k experts per token (0: 1); the router adds D*E parameters per layer */
+    const char *source;      /* where the sizes come from (presets) */
+} gs_model_desc;
+
+/* The presets, named exactly: gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b,
+   llama3-405b, gemma-7b, mixtral-8x7b. */
+GS_API int gs_model_preset_count(void);
+GS_API const gs_model_desc *gs_model_preset_at(int i);
+GS_API const gs_model_desc *gs_model_preset_find(const char *name);   /* NULL if unknown (case-insensitive) */
+GS_API gs_result gs_model_preset_lookup(gs_ctx *ctx, const char *name, const gs_model_desc **out);
+/* Sizes > 0 (kv_heads divides heads, top_k <= experts); products that would overflow are refused. */
+GS_API gs_result gs_model_check(gs_ctx *ctx, const gs_model_desc *m);
+
+/* Parameters and FLOPs ([book] ch.4). Per layer: attention 2DH(N+K) (Q, K, V, O), MLP 3DF or 2DF (times E
+   in an MoE, plus a D*E router), 2D of norms; once: V*D embedding, V*D output layer unless tied, D final norm.
+   FLOPs per token: 2 per active matmul parameter forward (the input embedding is a lookup: no FLOPs; the
+   output layer counts), 4*T*N*H*L for dot-product attention at context T forward (QK and AV, no causal
+   halving, as the book), three times each for training (6N + 12TNHL). */
+typedef struct gs_model_counts {
+    double params;                  /* everything */
+    double params_embed, params_unembed, params_attn, params_mlp, params_router, params_norm;
+    double params_active;           /* read for one token: k of E experts */
+    double params_matmul;           /* active parameters that are matmul weights (the N of 6*N*T) */
+    double attn_flops_fwd;          /* per token at context seq: 4 * seq * N * H * L */
+    double flops_fwd;               /* per token: 2 * params_matmul + attn_flops_fwd */
+    double flops_train;             /* per token: 3 * flops_fwd (6N + 12TNHL) */
+    double kv_elems;                /* per token: 2 * L * K * H (keys and values) */
+    double attn_fraction_params;    /* params_attn / (params_attn + params_mlp) */
+} gs_model_counts;
+GS_API gs_result gs_model_count(gs_ctx *ctx, const gs_model_desc *m, int64_t seq, gs_model_counts *out);
+/* The counts as JSON: {"name":..., "params":..., "params_by_part": {...}, ...} (schema in docs/cost.md);
+   with run != NULL also the memory per chip and the step of gs_model_step. NULL on error. */
+typedef struct gs_run_desc gs_run_desc;
+GS_API const char *gs_model_json(gs_ctx *ctx, const gs_model_desc *m, int64_t seq, const gs_run_desc *run);
+
+/* ---------------------------------------------------------------------------------------------------------
+   A run: phase, batch, precision and a mesh of parallelism axes on a chip
+   ------------------------------------------------------------------------------------------------------- */
+typedef enum gs_phase {
+    GS_PHASE_DEFAULT = 0,  /* GS_PHASE_TRAIN */
+    GS_PHASE_TRAIN,        /* forward + backward + optimizer */
+    GS_PHASE_PREFILL,      /* one forward pass over batch * seq prompt tokens, filling the KV cache */
+    GS_PHASE_DECODE        /* one token for each of batch sequences, attending to seq cached tokens */
+} gs_phase;
+GS_API const char *gs_phase_name(gs_phase p);   /* "train", "prefill", "decode" */
+
+typedef enum gs_role {
+    GS_ROLE_NONE = 0,
+    GS_ROLE_DATA,        /* batch split, weights replicated: gradients all-reduced (backward) */
+    GS_ROLE_FSDP,        /* batch split, weights, gradients and optimizer state split (ZeRO-3): weights
+                            all-gathered forward and backward, gradients reduce-scattered */
+    GS_ROLE_TENSOR,      /* Megatron: heads and d_ff split; activations all-gathered before and
+                            reduce-scattered after each attention and MLP block */
+    GS_ROLE_SEQUENCE,    /* sequence (context) split: like data for the weights, plus keys and values
+                            all-gathered for attention (ring attention) */
+    GS_ROLE_EXPERT,      /* experts split; tokens routed by two AllToAlls per MoE layer and pass */
+    GS_ROLE_PIPELINE,    /* layers split into stages; activations permuted between stages; bubble
+                            (stages - 1) / (microbatches + stages - 1) */
+    GS_ROLE_TENSOR_2D    /* 2-D weight-stationary ([book] ch.7 appendix B): weights' d_model split over these
+                            axes and d_ff over the TENSOR axes; activations gathered over TENSOR and the
+                            partial sums all-reduced over these */
+} gs_role;
+GS_API const char *gs_role_name(gs_role r);   /* "data", "fsdp", "tensor", "sequence", "expert", "pipeline",
+                                                 "tensor2d" */
+
+#define GS_MODEL_MAX_AXES 4
+typedef struct gs_run_axis {
+    int64_t size;
+    gs_role role;
+    bool dcn;            /* across slices over the data-center network (TPU) or across NVLink domains (GPU) */
+} gs_run_axis;
+
+typedef enum gs_remat {
+    GS_REMAT_DEFAULT = 0,   /* GS_REMAT_MATMULS */
+    GS_REMAT_NONE,          /* keep every intermediate: about 20 D-vectors per token and layer ([book] ch.4) */
+    GS_REMAT_BLOCK,         /* keep each layer's input only (1 D-vector); the forward runs twice: 8N FLOPs */
+    GS_REMAT_MATMULS,       /* keep the big matmuls' outputs: MLP D + 2F (gated) or D + F ([book] ch.5 Q2) */
+    GS_REMAT_CHECKPOINTS    /* keep `checkpoints` D-vectors per token and layer ([book] ch.6 uses 4) */
+} gs_remat;
+
+struct gs_run_desc {
+    const gs_chip *chip;                 /* required */
+    gs_phase phase;
+    int64_t batch;                       /* sequences (> 0) */
+    int64_t seq;                         /* tokens per sequence; decode: cached tokens (> 0) */
+    int n_axes;                          /* 0: one chip */
+    gs_run_axis axes[GS_MODEL_MAX_AXES];
+    double param_bytes;                  /* per weight (0: 2, bf16); int8 1, int4 0.5 */
+    double grad_bytes;                   /* per gradient kept through the step (0: none, the book's count) */
+    double optimizer_bytes;              /* per parameter (0: 8, Adam's two f32 moments) */
+    double act_bytes;                    /* per activation element (0: 2) */
+    double kv_bytes;                     /* per cached key/value element (0: 2) */
+    gs_math math;                        /* FLOP rate used: bf16 (default) or int8 */
+    gs_remat remat;
+    double checkpoints;                  /* GS_REMAT_CHECKPOINTS */
+    int64_t microbatches;                /* pipeline microbatches (0: 4 per stage) */
+    double efficiency;                   /* fraction of peak FLOPs/s reached (0: 1); the book often uses 0.4 */
+    bool no_attention_flops;             /* the book's rule of thumb: 6N / 2N per token, attention left out */
+    double price_per_hour;               /* $ per chip-hour (0: the chip's) */
+};
+
+typedef struct gs_model_memory {   /* bytes per chip */
+    double params, grads, optimizer, activations, kv_cache, total;
+    double capacity;               /* the chip's HBM */
+    bool fits;
+} gs_model_memory;
+
+typedef struct gs_model_step {
+    int64_t devices;
+    double tokens;              /* processed per step: batch*seq (train, prefill) or batch (decode) */
+    gs_model_memory mem;
+    double flops;               /* per chip per step, including rematerialisation */
+    double model_flops;         /* per chip per step without rematerialisation (the MFU numerator) */
+    double t_math;              /* flops / (C * efficiency) */
+    double t_hbm;               /* weights, activations and KV cache through HBM */
+    double t_kv;                /* decode: the KV cache read (part of t_hbm; never overlapped: [book] ch.7) */
+    double t_ici;               /* collectives inside a slice (or an NVLink domain), latency included */
+    double t_dcn;               /* collectives across slices (or NVLink domains) */
+    double t_bubble;            /* pipeline bubble added */
+    double seconds;             /* the step: per pass max(math, HBM, ICI, DCN), summed over passes */
+    gs_bound bound;             /* the largest term of the longest pass */
+    double mfu;                 /* model_flops / (C * seconds) */
+    double tokens_per_s, tokens_per_s_per_chip;
+    double cost_per_mtok;       /* $ per million tokens (0 when no price is known) */
+    /* thresholds the book derives for this run's chip (ICI: C / W_bi) */
+    double b_crit;              /* tokens per chip above which a weight matmul is compute-bound (C*s_w/(2*W_hbm)) */
+    double tensor_max;          /* most tensor ways that stay compute-bound: n_axes * F / (C / W_bi) */
+    double tensor_max_decode;   /* decode: tensor ways before ICI exceeds the weights' HBM time: F / (B * W_hbm/W_bi) */
+} gs_model_step;
+
+/* Memory per chip and the step time of m under run (model and formulas in docs/cost.md):
+     train    passes forward and backward (+ the forward again under GS_REMAT_BLOCK); in each pass the math, HBM,
+              ICI and DCN terms overlap (max); DATA all-reduces gradients, FSDP gathers weights in both passes
+              and reduce-scatters gradients, TENSOR gathers and reduce-scatters [tokens, D] twice per layer
+              and pass, SEQUENCE gathers keys and values, EXPERT does two AllToAlls per layer and pass,
+              PIPELINE adds the bubble.
+     prefill  one forward pass, the same terms.
+     decode   t_kv + max(math, weights through HBM, ICI): batch * KV bytes / W_hbm is never hidden
+              ([book] ch.7 "theoretical step time"). TENSOR_2D models 2-D weight-stationary sharding.
+   Collectives over ICI use gs_cost_collective on the role's axes (full bidirectional rings); DCN and GPU
+   scale-out axes move bytes at W_dcn per host (or W_ib per GPU); GPU axes inside an NVLink domain at
+   W_nvlink per GPU. Fails on a bad model, run, or an axis layout the chip cannot hold. */
+GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *m, const gs_run_desc *run, gs_model_step *out);
+/* Checks a run alone (chip, batch, seq, axes, byte sizes). */
+GS_API gs_result gs_run_check(gs_ctx *ctx, const gs_run_desc *run);
+
+/* 2-D weight-stationary vs 1-D tensor parallelism for one MLP layer In[B,D] . W[D,F] . W[F,D] on N chips
+   ([book] ch.7 Q7): T_1D = 4BD / (3 W) (1-D over 3 axes), T_2D = 2BD / (X W) + 4BF / (YZ W) at the best X
+   (X = sqrt(N D / (2F)), YZ = N / X), and the N above which 2-D sends less: 32 * (F/D) * (3/4)^2 (81 for F =
+   4D). W = W_bi of the chip. */
+typedef struct gs_ws2d_cost {
+    double t_1d, t_2d, x_opt, yz_opt, n_crossover;
+} gs_ws2d_cost;
+GS_API gs_result gs_cost_ws2d(gs_ctx *ctx, const gs_chip *chip, int64_t B, int64_t D, int64_t F, int64_t N,
+                              gs_ws2d_cost *out);
+
+/* One decode step with the model fully sharded over n chips, the book's "theoretical step time" ([book] ch.7):
+   T = B * kv_bytes_per_seq / (n W_hbm) + max(2 B P / (n C), P * param_bytes / (n W_hbm)). */
+typedef struct gs_decode_bound {
+    double t_kv, t_math, t_weights, seconds, tokens_per_s;
+} gs_decode_bound;
+GS_API gs_result gs_cost_decode_bound(gs_ctx *ctx, const gs_chip *chip, int64_t n_chips, double batch,
+                                      double kv_bytes_per_seq, double params, double param_bytes, gs_math math,
+                                      gs_decode_bound *out);
+
+/* Dot-product attention of B sequences, T queries against S keys, N query heads sharing K key/value heads of
+   size H, s bytes per element ([book] ch.4 Q4, ch.7): FLOPs 4*B*T*S*N*H (QK and AV); fused (flash) bytes
+   s*(2*B*T*N*H + 2*B*S*K*H) (Q read, O written, K and V read); unfused adds the [B,N,T,S] scores written,
+   read by the softmax, written again and read by AV: 4*s*B*N*T*S. Intensity = FLOPs / bytes: T*S*G/(T*G+S)
+   fused with G = N/K (MHA: S*T/(S+T); prefill T/2; decode -> G). */
+typedef struct gs_attention_cost {
+    double flops, bytes, intensity;
+} gs_attention_cost;
+GS_API gs_result gs_cost_attention(gs_ctx *ctx, int64_t B, int64_t T, int64_t S, int64_t N, int64_t K, int64_t H,
+                                   double s, bool fused, gs_attention_cost *out);
+
+/* ---------------------------------------------------------------------------------------------------------
+   The planner
+   ------------------------------------------------------------------------------------------------------- */
+typedef struct gs_plan gs_plan;   /* lives in the ctx arena; no free */
+
+/* Enumerates meshes of `devices` chips for run's phase (run->axes ignored): every factorisation into
+   data, FSDP, tensor, sequence, expert (MoE), pipeline (train) and 2-D weight-stationary (decode) ways with
+   power-of-two or divisor sizes, each role on its own logical axis, the ICI axes a role spans estimated from
+   the slice's shape. Ranks the candidates that fit in HBM by step time; when none fits, the one with the
+   smallest shortfall first. */
+GS_API gs_result gs_model_plan(gs_ctx *ctx, const gs_model_desc *m, const gs_run_desc *run, int64_t devices,
+                               gs_plan **out);
+GS_API int gs_plan_num_candidates(const gs_plan *p);
+/* Candidate i in rank order: its run (axes filled in) and step. */
+GS_API const gs_run_desc *gs_plan_run(const gs_plan *p, int i);
+GS_API const gs_model_step *gs_plan_step(const gs_plan *p, int i);
+GS_API bool gs_plan_fits(const gs_plan *p);           /* the best candidate fits in HBM */
+GS_API double gs_plan_shortfall(const gs_plan *p);    /* bytes per chip missing for the best when nothing fits */
+/* A sentence on why the best wins over the runner-up (bound, terms). */
+GS_API const char *gs_plan_reason(const gs_plan *p);
+/* The ranking as JSON ({"fits":..., "best":..., "candidates":[...]}, schema in docs/cost.md); text as a table. */
+GS_API const char *gs_plan_json(gs_plan *p, int max_candidates);
+GS_API const char *gs_plan_text(gs_plan *p, int max_candidates);
+
+/* ==== end src/gs_api_model.h ==== */
 /* ==== begin src/gs_api_runtime.h ==== */
 /* ---------------------------------------------------------------------------------------------------------
    SPMD runtime: one program, D emulated devices in one process.
@@ -1730,6 +1976,16 @@ GS__FN gs_result gs__k_matmul(gs_ctx *ctx, int64_t batch, int64_t M, int64_t N, 
 GS__FN size_t gs__sgemm_work_floats(int64_t M, int64_t N, int64_t K);
 GS__FN void gs__sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
                       float *C, int64_t ldc, int accumulate, float *work);
+
+/* ---- cost model helpers shared with the whole-model accounting (gs_cost.c) ---- */
+GS__FN double gs__cm_chip_flops(const gs_chip *c, gs_math m);
+GS__FN gs_result gs__cm_need_math(gs_ctx *ctx, const char *who, const gs_chip *c, gs_math m);
+GS__FN gs_result gs__cm_need_ici(gs_ctx *ctx, const char *who, const gs_chip *chip);
+GS__FN gs_result gs__cm_check_amount(gs_ctx *ctx, const char *who, const char *what, double v);
+GS__FN void gs__cm_collective(const gs_chip *chip, gs_collective_kind kind, double V, int n_axes, const gs_cost_axis *axes,
+                              gs_cost_comm *o);
+GS__FN void gs__cm_json_str(gs__sb *sb, const char *s);
+GS__FN void gs__cm_json_num(gs__sb *sb, double x);
 
 #endif /* GS_INTERNAL_H */
 
@@ -20062,37 +20318,70 @@ done:
 #define GS__CM_BOOK "How to Scale Your Model"
 
 /* Fields: name, HBM capacity, W_hbm, C bf16, C int8, W_uni, links, torus rank, pod, host, wrap rule,
-   W_pcie per chip, W_dcn per host, T_min, cores per chip, source. */
+   W_pcie per chip, W_dcn per host, T_min, cores per chip, source; then the appended fields: C fp8, matrix units,
+   clock, VMEM bytes, VMEM bandwidth, host DRAM per chip, $ per chip-hour, NVLink domain, W_nvlink, W_ib. */
+#define GS__CM_NO_GPU 0, 0.0, 0.0
 static const gs_chip gs__cm_chip_table[] = {
+    /* TPU v2 (Jouppi et al., "A Domain-Specific Supercomputer for Training Deep Neural Networks", CACM 63(7),
+       2020, and Google Cloud's TPU v2 page): 2 cores of one 128x128 MXU each at 700 MHz = 4.6e13 bf16 FLOPs/s
+       (Cloud: 45 TFLOPs), 16 GiB HBM at 7e11 B/s, no int8 mode, 4 ICI links of 496 Gbit/s (6.2e10 B/s) in a
+       16x16 2-D torus, 4 chips per host. Host figures as v3. No price: v2 is no longer sold by the hour. */
+    {"v2", 16.0 * 1073741824.0, 7.0e11, 4.6e13, 0.0, 6.2e10, 4, 2, {16, 16, 0}, {2, 2, 0}, GS_WRAP_RULE_POD_AXIS,
+     1.5e10, 2.5e10, 1e-6, 2, "Jouppi et al. CACM 2020 (TPUv2 column); Google Cloud TPU v2 page",
+     0.0, 2, 7.0e8, 0.0, 0.0, 0.0, 0.0, GS__CM_NO_GPU},
     /* [book] ch.2 chip table: pod 32x32, host 4x2, 32 GB, 9.0e11 B/s, 1.4e14 bf16 and int8; ICI table: 1e11
        one way per link; "TPU networking": v2/v3 form a 2-D torus; ch.2: v3 chips have two cores with separate
        memories. The book states no wraparound rule for v3 slices: the 2-D rule (full pod axes wrap) is assumed.
-       PCIe 1.5e10 per chip and DCN 2.5e10 per host are the book's generic figures (end of ch.2 tables). */
+       PCIe 1.5e10 per chip and DCN 2.5e10 per host are the book's generic figures (end of ch.2 tables).
+       Matrix units: 2 cores x 2 MXUs at 940 MHz (Jouppi et al. CACM 2020). */
     {"v3", 32e9, 9.0e11, 1.4e14, 1.4e14, 1e11, 4, 2, {32, 32, 0}, {4, 2, 0}, GS_WRAP_RULE_POD_AXIS, 1.5e10, 2.5e10,
-     1e-6, 2, GS__CM_BOOK ", ch.2 chip and ICI tables (v3 rows)"},
+     1e-6, 2, GS__CM_BOOK ", ch.2 chip and ICI tables (v3 rows); Jouppi et al. CACM 2020 (MXUs, clock)",
+     0.0, 4, 9.4e8, 0.0, 0.0, 0.0, 0.0, GS__CM_NO_GPU},
     /* ch.2 tables: pod 16x16x16, host 2x2x1, 32 GB, 1.2e12 B/s (ch.2 Q1 uses 1.23e12), 2.75e14 bf16 and int8,
        4.5e10 one way; 3-D torus, 6 neighbours; whole 4x4x4 cubes wrap through the optical switches; PCIe
-       16 GB/s each way ("PCIe bandwidth is limited", ch.2). Megacore: two cores act as one device. */
+       16 GB/s each way ("PCIe bandwidth is limited", ch.2). Megacore: two cores act as one device, 4 MXUs each
+       (Jouppi et al., ISCA 2023: 8 MXUs at 1050 MHz). */
     {"v4p", 32e9, 1.2e12, 2.75e14, 2.75e14, 4.5e10, 6, 3, {16, 16, 16}, {2, 2, 1}, GS_WRAP_RULE_CUBE, 1.6e10,
-     2.5e10, 1e-6, 2, GS__CM_BOOK ", ch.2 chip and ICI tables (v4p rows)"},
+     2.5e10, 1e-6, 2, GS__CM_BOOK ", ch.2 chip and ICI tables (v4p rows); Jouppi et al. ISCA 2023 (MXUs, clock)",
+     0.0, 8, 1.05e9, 0.0, 0.0, 0.0, 0.0, GS__CM_NO_GPU},
     /* ch.2 tables: pod 16x20x28, host 2x2x1, 96 GB, 2.8e12 B/s, 4.59e14 bf16, 9.18e14 int8, 9e10 one way
-       (the text's "9e10 per axis, 3 axes"); cube rule as v4p. */
+       (the text's "9e10 per axis, 3 axes"); cube rule as v4p. ch.8 price table: $4.2 per chip-hour. */
     {"v5p", 96e9, 2.8e12, 4.59e14, 9.18e14, 9e10, 6, 3, {16, 20, 28}, {2, 2, 1}, GS_WRAP_RULE_CUBE, 1.5e10, 2.5e10,
-     1e-6, 2, GS__CM_BOOK ", ch.2 chip and ICI tables (v5p rows)"},
+     1e-6, 2, GS__CM_BOOK ", ch.2 chip and ICI tables (v5p rows); ch.8 price table",
+     0.0, 0, 0.0, 0.0, 0.0, 0.0, 4.2, GS__CM_NO_GPU},
     /* ch.2 tables: pod 16x16, host 4x2, 16 GB, 8.1e11 B/s (ch.1 rounds to 8.2e11 for its "240"), 1.97e14 bf16,
-       3.94e14 int8, 4.5e10 one way; only axes of size 16 wrap; ch.2 Q5: about 1 us per hop; one core. */
+       3.94e14 int8, 4.5e10 one way; only axes of size 16 wrap; ch.2 Q5: about 1 us per hop; one core.
+       ch.2: about 5e13 FLOPs/s per MXU at 1.5 GHz (so 4 MXUs), VMEM bandwidth about 22x HBM's; ch.7: an 8-chip
+       v5e host has about 450 GiB of DRAM (56.25 GiB per chip); ch.8 price table: $1.2 per chip-hour. */
     {"v5e", 16e9, 8.1e11, 1.97e14, 3.94e14, 4.5e10, 4, 2, {16, 16, 0}, {4, 2, 0}, GS_WRAP_RULE_POD_AXIS, 1.5e10,
-     2.5e10, 1e-6, 1, GS__CM_BOOK ", ch.2 chip and ICI tables (v5e rows)"},
+     2.5e10, 1e-6, 1, GS__CM_BOOK ", ch.2 chip and ICI tables (v5e rows), ch.2 MXU and VMEM text, ch.7, ch.8 prices",
+     0.0, 4, 1.5e9, 0.0, 22.0 * 8.1e11, 450.0 * 1073741824.0 / 8.0, 1.2, GS__CM_NO_GPU},
     /* ch.2 tables: pod 16x16, host 4x2, 32 GB, 1.6e12 B/s, 9.20e14 bf16 (ch.1 says 9.1e14), 1.84e15 int8,
-       9e10 one way; wraparound as v5e (Trillium). */
+       9e10 one way; wraparound as v5e (Trillium). ch.2: its MXUs are 256x256. */
     {"v6e", 32e9, 1.6e12, 9.20e14, 1.84e15, 9e10, 4, 2, {16, 16, 0}, {4, 2, 0}, GS_WRAP_RULE_POD_AXIS, 1.5e10,
-     2.5e10, 1e-6, 1, GS__CM_BOOK ", ch.2 chip and ICI tables (v6e rows)"},
+     2.5e10, 1e-6, 1, GS__CM_BOOK ", ch.2 chip and ICI tables (v6e rows)",
+     0.0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, GS__CM_NO_GPU},
     /* ch.1: 9.89e14 bf16 FLOPs/s (dense; ch.1 Q5: the spec sheet's 1.979e15 assumes sparsity) and 3.35e12 B/s
-       of HBM. The book gives no int8 rate, interconnect or host figures for it, so those stay 0 and the model
-       costs one H100 only. The 80 GB capacity is NVIDIA's H100 SXM datasheet, which ch.1 Q5 points to. */
+       of HBM. The book gives no int8 rate or ICI for it: the torus model costs one H100 only, and several GPUs
+       go through the NVLink + InfiniBand model of the whole-model step times. NVIDIA H100 SXM datasheet:
+       80 GB, dense FP8 1.979e15, 528 tensor cores, NVLink 900 GB/s both ways (4.5e11 one way) among the 8 GPUs
+       of an HGX board, one 400 Gbit/s NIC per GPU (5e10 B/s). ch.8 price table: $10.8 per GPU-hour. */
     {"h100", 80e9, 3.35e12, 9.89e14, 0.0, 0.0, 0, 0, {0, 0, 0}, {0, 0, 0}, GS_WRAP_RULE_NEVER, 0.0, 0.0, 0.0, 1,
-     GS__CM_BOOK ", ch.1 (FLOPs/s, HBM bandwidth); NVIDIA H100 SXM datasheet (80 GB)"},
+     GS__CM_BOOK ", ch.1 (FLOPs/s, HBM bandwidth), ch.8 price; NVIDIA H100 SXM datasheet (80 GB, FP8, NVLink)",
+     1.979e15, 528, 0.0, 0.0, 0.0, 0.0, 10.8, 8, 4.5e11, 5e10},
+    /* The H800 figures [book] ch.4 Q7 reads from NVIDIA's H800 datasheet: 3,026 TFLOPs FP8 with sparsity, so
+       1.513e15 dense, and bf16 half of that (1,513 with sparsity: 7.565e14 dense); 80 GB at 2.0e12 B/s; NVLink
+       400 GB/s both ways (2e11 one way), 8 GPUs per NVLink domain, a 400 Gbit/s NIC per GPU. */
+    {"h800", 80e9, 2.0e12, 7.565e14, 1.513e15, 0.0, 0, 0, {0, 0, 0}, {0, 0, 0}, GS_WRAP_RULE_NEVER, 0.0, 0.0, 0.0, 1,
+     GS__CM_BOOK ", ch.4 Q7 (FP8 rate); NVIDIA H800 datasheet (bf16, HBM, NVLink 400 GB/s)",
+     1.513e15, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 8, 2e11, 5e10},
+    /* NVIDIA HGX B200 (1000 W) datasheet: dense bf16 2.25e15, FP8 and int8 4.5e15, 180 GB HBM3e at 8e12 B/s,
+       NVLink 5 at 1.8 TB/s both ways (9e11 one way) among 8 GPUs, a 400 Gbit/s NIC per GPU. */
+    {"b200", 180e9, 8.0e12, 2.25e15, 4.5e15, 0.0, 0, 0, {0, 0, 0}, {0, 0, 0}, GS_WRAP_RULE_NEVER, 0.0, 0.0, 0.0, 1,
+     "NVIDIA HGX B200 datasheet (1000 W configuration)",
+     4.5e15, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 8, 9e11, 5e10},
 };
+#undef GS__CM_NO_GPU
 
 GS_API int gs_chip_count(void) { return GS__COUNTOF(gs__cm_chip_table); }
 
@@ -20117,7 +20406,7 @@ GS__FN bool gs__cm_chip_key(const char *name, char *key, size_t cap) {
 }
 
 GS_API const gs_chip *gs_chip_find(const char *name) {
-    static const char *const aliases[][2] = {{"v4", "v4p"}, {"trillium", "v6e"}, {"nvidiah100", "h100"}};
+    static const char *const aliases[][2] = {{"v4", "v4p"}, {"trillium", "v6e"}, {"nvidiah100", "h100"}, {"nvidiah800", "h800"}, {"nvidiab200", "b200"}};
     char key[40];
     int i;
     if (!name || !gs__cm_chip_key(name, key, sizeof key)) return NULL;
@@ -20152,23 +20441,36 @@ GS__FN const char *gs__cm_chip_name(const gs_chip *c) { return c && c->name && *
 
 GS__FN bool gs__cm_finite_nonneg(double x) { return x == x && x >= 0.0 && x <= DBL_MAX; }
 
+/* the chip's numeric fields by name, for the checker and the `key = value` reader */
+typedef enum gs__cm_fkind { GS__CM_F_DOUBLE, GS__CM_F_INT, GS__CM_F_I64, GS__CM_F_DIMS, GS__CM_F_WRAP, GS__CM_F_STR } gs__cm_fkind;
+typedef struct gs__cm_field { const char *name; size_t off; gs__cm_fkind kind; } gs__cm_field;
+#define GS__CM_FIELD(f, k) {#f, offsetof(gs_chip, f), k}
+static const gs__cm_field gs__cm_chip_fields[] = {
+    GS__CM_FIELD(name, GS__CM_F_STR), GS__CM_FIELD(hbm_capacity, GS__CM_F_DOUBLE), GS__CM_FIELD(hbm_bw, GS__CM_F_DOUBLE),
+    GS__CM_FIELD(flops_bf16, GS__CM_F_DOUBLE), GS__CM_FIELD(flops_int8, GS__CM_F_DOUBLE),
+    GS__CM_FIELD(ici_bw_uni, GS__CM_F_DOUBLE), GS__CM_FIELD(ici_links, GS__CM_F_INT), GS__CM_FIELD(torus_rank, GS__CM_F_INT),
+    GS__CM_FIELD(pod, GS__CM_F_DIMS), GS__CM_FIELD(host, GS__CM_F_DIMS), GS__CM_FIELD(wrap, GS__CM_F_WRAP),
+    GS__CM_FIELD(pcie_bw, GS__CM_F_DOUBLE), GS__CM_FIELD(dcn_bw, GS__CM_F_DOUBLE), GS__CM_FIELD(hop_latency, GS__CM_F_DOUBLE),
+    GS__CM_FIELD(cores_per_chip, GS__CM_F_INT), GS__CM_FIELD(source, GS__CM_F_STR), GS__CM_FIELD(flops_fp8, GS__CM_F_DOUBLE),
+    GS__CM_FIELD(mxu_count, GS__CM_F_INT), GS__CM_FIELD(clock_hz, GS__CM_F_DOUBLE), GS__CM_FIELD(vmem_bytes, GS__CM_F_DOUBLE),
+    GS__CM_FIELD(vmem_bw, GS__CM_F_DOUBLE), GS__CM_FIELD(host_dram, GS__CM_F_DOUBLE),
+    GS__CM_FIELD(price_per_hour, GS__CM_F_DOUBLE), GS__CM_FIELD(nvlink_domain, GS__CM_F_I64),
+    GS__CM_FIELD(nvlink_bw_uni, GS__CM_F_DOUBLE), GS__CM_FIELD(ib_bw_uni, GS__CM_F_DOUBLE),
+};
+#undef GS__CM_FIELD
+
 GS_API gs_result gs_chip_check(gs_ctx *ctx, const gs_chip *c) {
-    struct { const char *what; double v; } f[8];
     int i;
     if (!ctx) return GS_ERR_INVALID_ARG;
     if (!c) return gs__err(ctx, GS_ERR_INVALID_ARG, "chip is NULL");
-    f[0].what = "hbm_capacity"; f[0].v = c->hbm_capacity;
-    f[1].what = "hbm_bw"; f[1].v = c->hbm_bw;
-    f[2].what = "flops_bf16"; f[2].v = c->flops_bf16;
-    f[3].what = "flops_int8"; f[3].v = c->flops_int8;
-    f[4].what = "ici_bw_uni"; f[4].v = c->ici_bw_uni;
-    f[5].what = "pcie_bw"; f[5].v = c->pcie_bw;
-    f[6].what = "dcn_bw"; f[6].v = c->dcn_bw;
-    f[7].what = "hop_latency"; f[7].v = c->hop_latency;
-    for (i = 0; i < 8; i++)
-        if (!gs__cm_finite_nonneg(f[i].v))
+    for (i = 0; i < GS__COUNTOF(gs__cm_chip_fields); i++) {
+        double v;
+        if (gs__cm_chip_fields[i].kind != GS__CM_F_DOUBLE) continue;
+        memcpy(&v, (const char *)c + gs__cm_chip_fields[i].off, sizeof v);
+        if (!gs__cm_finite_nonneg(v))
             return gs__err(ctx, GS_ERR_INVALID_ARG, "chip '%s': %s must be finite and >= 0 (got %g)", gs__cm_chip_name(c),
-                           f[i].what, f[i].v);
+                           gs__cm_chip_fields[i].name, v);
+    }
     if (c->flops_bf16 <= 0.0)
         return gs__err(ctx, GS_ERR_INVALID_ARG, "chip '%s': flops_bf16 must be > 0 (got %g)", gs__cm_chip_name(c), c->flops_bf16);
     if (c->hbm_bw <= 0.0)
@@ -20176,8 +20478,9 @@ GS_API gs_result gs_chip_check(gs_ctx *ctx, const gs_chip *c) {
     if (c->torus_rank < 0 || c->torus_rank > GS_COST_MAX_AXES)
         return gs__err(ctx, GS_ERR_INVALID_ARG, "chip '%s': torus_rank %d is not 0..%d", gs__cm_chip_name(c), c->torus_rank,
                        GS_COST_MAX_AXES);
-    if (c->ici_links < 0 || c->cores_per_chip < 0)
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "chip '%s': ici_links and cores_per_chip must be >= 0", gs__cm_chip_name(c));
+    if (c->ici_links < 0 || c->cores_per_chip < 0 || c->mxu_count < 0 || c->nvlink_domain < 0)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "chip '%s': ici_links, cores_per_chip, mxu_count and nvlink_domain must be >= 0",
+                       gs__cm_chip_name(c));
     if ((int)c->wrap < 0 || (int)c->wrap > (int)GS_WRAP_RULE_NEVER)
         return gs__err(ctx, GS_ERR_INVALID_ARG, "chip '%s': unknown wrap rule %d", gs__cm_chip_name(c), (int)c->wrap);
     for (i = 0; i < GS_COST_MAX_AXES; i++)
@@ -20186,7 +20489,119 @@ GS_API gs_result gs_chip_check(gs_ctx *ctx, const gs_chip *c) {
     return GS_OK;
 }
 
-GS__FN double gs__cm_chip_flops(const gs_chip *c, gs_math m) { return m == GS_MATH_INT8 ? c->flops_int8 : c->flops_bf16; }
+/* one `key = value` line of a chip file into *c (key and value already trimmed) */
+GS__FN gs_result gs__cm_chip_set(gs_ctx *ctx, gs_chip *c, int line, const char *key, const char *val) {
+    static const char *const wraps[] = {"default", "pod_axis", "cube", "always", "never"};
+    char *end = NULL;
+    int i, j;
+    for (i = 0; i < GS__COUNTOF(gs__cm_chip_fields); i++)
+        if (strcmp(key, gs__cm_chip_fields[i].name) == 0) break;
+    if (i == GS__COUNTOF(gs__cm_chip_fields))
+        return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: unknown field '%s' (the names are gs_chip's fields)", line, key);
+    {
+        const gs__cm_field *f = &gs__cm_chip_fields[i];
+        char *dst = (char *)c + f->off;
+        switch (f->kind) {
+        case GS__CM_F_STR: {
+            char *copy = gs__arena_strdup(ctx, val);
+            if (!copy) return GS_ERR_OUT_OF_MEMORY;
+            memcpy(dst, &copy, sizeof copy);
+            return GS_OK;
+        }
+        case GS__CM_F_WRAP:
+            for (j = 0; j < GS__COUNTOF(wraps); j++)
+                if (strcmp(val, wraps[j]) == 0) {
+                    gs_wrap_rule w = (gs_wrap_rule)j;
+                    memcpy(dst, &w, sizeof w);
+                    return GS_OK;
+                }
+            return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: wrap '%s' is not pod_axis, cube, always or never", line, val);
+        case GS__CM_F_DIMS: {
+            int rank = 0;
+            int64_t dims[GS_COST_MAX_AXES] = {0, 0, 0};
+            if (gs_cost_parse_dims(ctx, val, &rank, dims) != GS_OK) {
+                gs_ctx_clear_error(ctx);
+                return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: %s = '%s' is not like 16x16 or 4x4x4", line, key, val);
+            }
+            memcpy(dst, dims, sizeof dims);
+            return GS_OK;
+        }
+        default: {
+            double v;
+            v = strtod(val, &end);
+            if (end == val || *end || !gs__cm_finite_nonneg(v))
+                return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: %s = '%s' is not a finite number >= 0", line, key, val);
+            if (f->kind == GS__CM_F_DOUBLE) {
+                memcpy(dst, &v, sizeof v);
+            } else {
+                if (v != floor(v) || v > 9.0e15)
+                    return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: %s = '%s' is not a whole number", line, key, val);
+                if (f->kind == GS__CM_F_INT) {
+                    int iv;
+                    if (v > 1e9) return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: %s = '%s' is too large", line, key, val);
+                    iv = (int)v;
+                    memcpy(dst, &iv, sizeof iv);
+                } else {
+                    int64_t lv = (int64_t)v;
+                    memcpy(dst, &lv, sizeof lv);
+                }
+            }
+            return GS_OK;
+        }
+        }
+    }
+}
+
+GS_API gs_result gs_chip_parse(gs_ctx *ctx, const char *text, gs_chip *out) {
+    gs_chip c;
+    unsigned seen = 0;   /* one bit per field (fewer than 32 fields) */
+    int line = 0;
+    if (!ctx) return GS_ERR_INVALID_ARG;
+    if (!text || !out) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_chip_parse: text or out is NULL");
+    memset(&c, 0, sizeof c);
+    while (*text) {
+        char buf[512], *key, *val, *eq, *p;
+        size_t n = strcspn(text, "\n");
+        int i;
+        line++;
+        if (n >= sizeof buf) return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: longer than %d characters", line, (int)sizeof buf - 1);
+        memcpy(buf, text, n);
+        buf[n] = 0;
+        text += n + (text[n] == '\n');
+        if ((p = strchr(buf, '#')) != NULL) *p = 0;
+        for (key = buf; *key == ' ' || *key == '\t' || *key == '\r'; key++) {}
+        for (p = key + strlen(key); p > key && (p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\r'); p--) p[-1] = 0;
+        if (!*key) continue;
+        eq = strchr(key, '=');
+        if (!eq) return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: expected `key = value`, got '%s'", line, key);
+        *eq = 0;
+        for (p = eq; p > key && (p[-1] == ' ' || p[-1] == '\t'); p--) p[-1] = 0;
+        for (val = eq + 1; *val == ' ' || *val == '\t'; val++) {}
+        if (!*key || !*val) return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: empty key or value", line);
+        if (strcmp(key, "base") == 0) {
+            const gs_chip *b = gs_chip_find(val);
+            if (seen) return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: `base` must come before every other field", line);
+            if (!b) return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: unknown base chip '%s'", line, val);
+            c = *b;
+            seen |= 1u << 31;
+            continue;
+        }
+        for (i = 0; i < GS__COUNTOF(gs__cm_chip_fields); i++)
+            if (strcmp(key, gs__cm_chip_fields[i].name) == 0 && (seen & (1u << i)))
+                return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: '%s' given twice", line, key);
+        if (gs__cm_chip_set(ctx, &c, line, key, val) != GS_OK) return gs_ctx_error(ctx);
+        for (i = 0; i < GS__COUNTOF(gs__cm_chip_fields); i++)
+            if (strcmp(key, gs__cm_chip_fields[i].name) == 0) seen |= 1u << i;
+    }
+    if (!c.name || !*c.name) return gs__err(ctx, GS_ERR_PARSE, "chip file: no `name = ...` line");
+    if (gs_chip_check(ctx, &c) != GS_OK) return gs__err_prefix(ctx, "chip file: ");
+    *out = c;
+    return GS_OK;
+}
+
+GS__FN double gs__cm_chip_flops(const gs_chip *c, gs_math m) {
+    return m == GS_MATH_INT8 ? c->flops_int8 : m == GS_MATH_FP8 ? c->flops_fp8 : c->flops_bf16;
+}
 
 GS_API double gs_chip_intensity(const gs_chip *c, gs_math m) {
     if (!c || c->hbm_bw <= 0.0 || gs__cm_chip_flops(c, m) <= 0.0) return 0.0;
@@ -20206,8 +20621,9 @@ GS__FN gs_result gs__cm_need(gs_ctx *ctx, const char *who, const gs_chip *c, con
 }
 
 GS__FN gs_result gs__cm_need_math(gs_ctx *ctx, const char *who, const gs_chip *c, gs_math m) {
-    if ((int)m < 0 || (int)m > (int)GS_MATH_INT8) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: unknown math %d", who, (int)m);
-    return gs__cm_need(ctx, who, c, m == GS_MATH_INT8 ? "flops_int8" : "flops_bf16", gs__cm_chip_flops(c, m));
+    if ((int)m < 0 || (int)m > (int)GS_MATH_FP8) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: unknown math %d", who, (int)m);
+    return gs__cm_need(ctx, who, c, m == GS_MATH_INT8 ? "flops_int8" : m == GS_MATH_FP8 ? "flops_fp8" : "flops_bf16",
+                       gs__cm_chip_flops(c, m));
 }
 
 GS__FN gs_result gs__cm_check_amount(gs_ctx *ctx, const char *who, const char *what, double v) {
@@ -20227,6 +20643,7 @@ GS_API const char *gs_bound_name(gs_bound b) {
     case GS_BOUND_HBM: return "hbm";
     case GS_BOUND_ICI: return "ici";
     case GS_BOUND_LATENCY: return "latency";
+    case GS_BOUND_DCN: return "dcn";
     }
     return "invalid";
 }
@@ -21956,6 +22373,655 @@ GS_API const char *gs_cost_report_json(gs_cost_report *rep) {
 }
 
 /* ==== end src/gs_cost.c ==== */
+
+/* ==== begin src/gs_model.c ==== */
+/* gs_model.c - whole models: the Transformer presets, parameter and FLOP accounting, memory per chip, step
+   times for training, prefill and decode over a mesh of parallelism axes, and the planner.
+   Formulas: "How to Scale Your Model" (Austin et al.) ch.4-8, cited as [book]; docs/cost.md derives them. */
+/* #include "gs_internal.h" (already inlined) */
+
+/* =========================================================================================================
+   Presets
+   ========================================================================================================= */
+
+/* name, L, D, F, N, K, H, V, MLP, tied, E, k, source */
+static const gs_model_desc gs__md_presets[] = {
+    /* Brown et al. 2020, "Language Models are Few-Shot Learners", Table 2.1 (GPT-3 175B): 96 layers, d_model
+       12288, 96 heads of 128, d_ff = 4 d_model, BPE vocabulary 50257, tied input/output embedding. The 2048
+       learned position embeddings (25M parameters) are not modelled. */
+    {"gpt3-175b", 96, 12288, 49152, 96, 96, 128, 50257, GS_MLP_PLAIN, true, 0, 0,
+     "Brown et al. 2020, Table 2.1"},
+    /* Touvron et al. 2023, "Llama 2", and the released configs (config.json on the model pages). */
+    {"llama2-7b", 32, 4096, 11008, 32, 32, 128, 32000, GS_MLP_GATED, false, 0, 0, "Llama 2 paper; meta-llama/Llama-2-7b config"},
+    {"llama2-13b", 40, 5120, 13824, 40, 40, 128, 32000, GS_MLP_GATED, false, 0, 0,
+     "Llama 2 paper; meta-llama/Llama-2-13b config; [book] ch.5 and ch.7 tables"},
+    {"llama2-70b", 80, 8192, 28672, 64, 8, 128, 32000, GS_MLP_GATED, false, 0, 0, "Llama 2 paper; meta-llama/Llama-2-70b config"},
+    /* Llama 3 herd paper (Dubey et al. 2024), Table 3, and the released configs. */
+    {"llama3-8b", 32, 4096, 14336, 32, 8, 128, 128256, GS_MLP_GATED, false, 0, 0, "Llama 3 paper, Table 3; meta-llama/Meta-Llama-3-8B config"},
+    {"llama3-70b", 80, 8192, 28672, 64, 8, 128, 128256, GS_MLP_GATED, false, 0, 0,
+     "Llama 3 paper, Table 3; meta-llama/Meta-Llama-3-70B config; [book] ch.6 and ch.8 tables"},
+    {"llama3-405b", 126, 16384, 53248, 128, 8, 128, 128256, GS_MLP_GATED, false, 0, 0,
+     "Llama 3 paper, Table 3; meta-llama/Llama-3.1-405B config"},
+    /* Gemma team 2024, "Gemma: Open Models Based on Gemini Research and Technology", Table 1: 28 layers,
+       d_model 3072, 16 heads of 256, feedforward hidden dims 49152 (= the two GeGLU halves of 24576 each),
+       vocabulary 256128 in the paper (256000 in the released config, used here), tied embeddings. */
+    {"gemma-7b", 28, 3072, 24576, 16, 16, 256, 256000, GS_MLP_GATED, true, 0, 0, "Gemma report, Table 1; google/gemma-7b config"},
+    /* Jiang et al. 2024, "Mixtral of Experts", Table 1: Mistral 7B's shape with 8 experts, top-2. */
+    {"mixtral-8x7b", 32, 4096, 14336, 32, 8, 128, 32000, GS_MLP_GATED, false, 8, 2,
+     "Mixtral of Experts, Table 1; mistralai/Mixtral-8x7B-v0.1 config"},
+};
+
+GS_API int gs_model_preset_count(void) { return GS__COUNTOF(gs__md_presets); }
+GS_API const gs_model_desc *gs_model_preset_at(int i) {
+    return i >= 0 && i < GS__COUNTOF(gs__md_presets) ? &gs__md_presets[i] : NULL;
+}
+
+GS__FN bool gs__md_name_eq(const char *a, const char *b) {
+    for (; *a && *b; a++, b++) {
+        char x = *a, y = *b;
+        if (x >= 'A' && x <= 'Z') x = (char)(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z') y = (char)(y - 'A' + 'a');
+        if (x != y) return false;
+    }
+    return *a == *b;
+}
+
+GS_API const gs_model_desc *gs_model_preset_find(const char *name) {
+    int i;
+    if (!name) return NULL;
+    for (i = 0; i < GS__COUNTOF(gs__md_presets); i++)
+        if (gs__md_name_eq(name, gs__md_presets[i].name)) return &gs__md_presets[i];
+    return NULL;
+}
+
+GS_API gs_result gs_model_preset_lookup(gs_ctx *ctx, const char *name, const gs_model_desc **out) {
+    char known[256];
+    size_t n = 0;
+    int i;
+    if (!ctx) return GS_ERR_INVALID_ARG;
+    if (!out) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_model_preset_lookup: out is NULL");
+    *out = gs_model_preset_find(name);
+    if (*out) return GS_OK;
+    known[0] = 0;
+    for (i = 0; i < GS__COUNTOF(gs__md_presets) && n < sizeof known; i++)
+        n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "", gs__md_presets[i].name);
+    return gs__err(ctx, GS_ERR_INVALID_ARG, "unknown model preset '%s' (known: %s)", name ? name : "(null)", known);
+}
+
+/* =========================================================================================================
+   Accounting ([book] ch.4)
+   ========================================================================================================= */
+
+/* the description with its defaults applied, as doubles */
+typedef struct gs__md {
+    double L, D, F, N, K, H, V, E, k;
+    bool gated, tied, moe;
+} gs__md;
+
+GS__FN void gs__md_load(const gs_model_desc *m, gs__md *o) {
+    o->L = (double)m->layers;
+    o->D = (double)m->d_model;
+    o->F = (double)m->d_ff;
+    o->N = (double)m->heads;
+    o->K = (double)(m->kv_heads ? m->kv_heads : m->heads);
+    o->H = (double)(m->head_dim ? m->head_dim : (m->heads ? m->d_model / m->heads : 0));
+    o->V = (double)m->vocab;
+    o->E = (double)(m->experts > 1 ? m->experts : 1);
+    o->k = (double)(m->experts > 1 ? (m->top_k ? m->top_k : 1) : 1);
+    o->gated = m->mlp != GS_MLP_PLAIN;
+    o->tied = m->tied_embeddings;
+    o->moe = m->experts > 1;
+}
+
+GS_API gs_result gs_model_check(gs_ctx *ctx, const gs_model_desc *m) {
+    const char *nm;
+    if (!ctx) return GS_ERR_INVALID_ARG;
+    if (!m) return gs__err(ctx, GS_ERR_INVALID_ARG, "model is NULL");
+    nm = m->name && *m->name ? m->name : "(unnamed)";
+    if (m->layers <= 0 || m->d_model <= 0 || m->d_ff <= 0 || m->heads <= 0 || m->vocab <= 0)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "model '%s': layers, d_model, d_ff, heads and vocab must be > 0", nm);
+    if (m->kv_heads < 0 || m->head_dim < 0 || m->experts < 0 || m->top_k < 0)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "model '%s': kv_heads, head_dim, experts and top_k must be >= 0", nm);
+    if (m->kv_heads > 0 && m->heads % m->kv_heads != 0)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "model '%s': kv_heads %lld does not divide heads %lld", nm,
+                       (long long)m->kv_heads, (long long)m->heads);
+    if (m->head_dim == 0 && m->d_model % m->heads != 0)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "model '%s': head_dim not given and heads %lld does not divide d_model %lld",
+                       nm, (long long)m->heads, (long long)m->d_model);
+    if (m->experts > 1 && m->top_k > m->experts)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "model '%s': top_k %lld exceeds experts %lld", nm, (long long)m->top_k,
+                       (long long)m->experts);
+    if (m->experts <= 1 && m->top_k > 1)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "model '%s': top_k %lld needs experts > 1", nm, (long long)m->top_k);
+    if ((int)m->mlp < 0 || (int)m->mlp > (int)GS_MLP_PLAIN)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "model '%s': unknown MLP kind %d", nm, (int)m->mlp);
+    /* every count below is a product of at most four sizes; keep it inside double's exact integers */
+    if ((double)m->layers * (double)m->d_model * (double)m->d_ff * (double)(m->experts > 1 ? m->experts : 1) > 1e18 ||
+        (double)m->vocab * (double)m->d_model > 1e18 ||
+        (double)m->d_model * (double)m->heads * (double)(m->head_dim ? m->head_dim : 1) * (double)m->layers > 1e18)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "model '%s': sizes too large (more than 1e18 parameters)", nm);
+    return GS_OK;
+}
+
+/* per layer: attention, one expert's MLP */
+GS__FN double gs__md_attn_layer(const gs__md *m) { return 2.0 * m->D * m->H * (m->N + m->K); }
+GS__FN double gs__md_mlp1_layer(const gs__md *m) { return (m->gated ? 3.0 : 2.0) * m->D * m->F; }
+GS__FN double gs__md_router_layer(const gs__md *m) { return m->moe ? m->D * m->E : 0.0; }
+
+GS__FN void gs__md_counts(const gs__md *m, double seq, gs_model_counts *o) {
+    memset(o, 0, sizeof *o);
+    o->params_embed = m->V * m->D;
+    o->params_unembed = m->tied ? 0.0 : m->V * m->D;
+    o->params_attn = m->L * gs__md_attn_layer(m);
+    o->params_mlp = m->L * m->E * gs__md_mlp1_layer(m);
+    o->params_router = m->L * gs__md_router_layer(m);
+    o->params_norm = (2.0 * m->L + 1.0) * m->D;
+    o->params = o->params_embed + o->params_unembed + o->params_attn + o->params_mlp + o->params_router + o->params_norm;
+    o->params_active = o->params - m->L * (m->E - m->k) * gs__md_mlp1_layer(m);
+    /* the output layer is a matmul even when its weights are the embedding's */
+    o->params_matmul = o->params_attn + m->L * m->k * gs__md_mlp1_layer(m) + o->params_router + m->V * m->D;
+    o->attn_flops_fwd = 4.0 * seq * m->N * m->H * m->L;
+    o->flops_fwd = 2.0 * o->params_matmul + o->attn_flops_fwd;
+    o->flops_train = 3.0 * o->flops_fwd;
+    o->kv_elems = 2.0 * m->L * m->K * m->H;
+    o->attn_fraction_params = o->params_attn / (o->params_attn + o->params_mlp);
+}
+
+GS_API gs_result gs_model_count(gs_ctx *ctx, const gs_model_desc *m, int64_t seq, gs_model_counts *out) {
+    gs__md d;
+    if (!ctx) return GS_ERR_INVALID_ARG;
+    if (!out) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_model_count: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (gs_model_check(ctx, m) != GS_OK) return gs_ctx_error(ctx);
+    if (seq < 0) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_model_count: seq %lld is negative", (long long)seq);
+    gs__md_load(m, &d);
+    gs__md_counts(&d, (double)seq, out);
+    return GS_OK;
+}
+
+/* =========================================================================================================
+   Book formulas used on their own: attention, the decode bound, 2-D weight-stationary
+   ========================================================================================================= */
+
+GS_API gs_result gs_cost_attention(gs_ctx *ctx, int64_t B, int64_t T, int64_t S, int64_t N, int64_t K, int64_t H,
+                                   double s, bool fused, gs_attention_cost *out) {
+    double b, t, sq, n, k, h;
+    if (!ctx) return GS_ERR_INVALID_ARG;
+    if (!out) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_cost_attention: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (B <= 0 || T <= 0 || S <= 0 || N <= 0 || K <= 0 || H <= 0)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_cost_attention: B, T, S, N, K, H must be > 0");
+    if (N % K != 0) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_cost_attention: K %lld does not divide N %lld", (long long)K, (long long)N);
+    if (!(s > 0.0) || s > 64.0) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_cost_attention: bytes per element %g is not in (0, 64]", s);
+    b = (double)B; t = (double)T; sq = (double)S; n = (double)N; k = (double)K; h = (double)H;
+    out->flops = 4.0 * b * t * sq * n * h;
+    out->bytes = s * (2.0 * b * t * n * h + 2.0 * b * sq * k * h);
+    if (!fused) out->bytes += 4.0 * s * b * n * t * sq;
+    out->intensity = out->flops / out->bytes;
+    return GS_OK;
+}
+
+GS_API gs_result gs_cost_decode_bound(gs_ctx *ctx, const gs_chip *chip, int64_t n_chips, double batch,
+                                      double kv_bytes_per_seq, double params, double param_bytes, gs_math math,
+                                      gs_decode_bound *out) {
+    const char *who = "gs_cost_decode_bound";
+    double n, C;
+    if (!ctx) return GS_ERR_INVALID_ARG;
+    if (!out) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: out is NULL", who);
+    memset(out, 0, sizeof *out);
+    if (gs_chip_check(ctx, chip) != GS_OK || gs__cm_need_math(ctx, who, chip, math) != GS_OK) return gs_ctx_error(ctx);
+    if (n_chips <= 0) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: n_chips %lld must be > 0", who, (long long)n_chips);
+    if (gs__cm_check_amount(ctx, who, "batch", batch) != GS_OK ||
+        gs__cm_check_amount(ctx, who, "kv_bytes_per_seq", kv_bytes_per_seq) != GS_OK ||
+        gs__cm_check_amount(ctx, who, "params", params) != GS_OK ||
+        gs__cm_check_amount(ctx, who, "param_bytes", param_bytes) != GS_OK)
+        return gs_ctx_error(ctx);
+    n = (double)n_chips;
+    C = gs__cm_chip_flops(chip, math);
+    out->t_kv = batch * kv_bytes_per_seq / (n * chip->hbm_bw);
+    out->t_math = 2.0 * batch * params / (n * C);
+    out->t_weights = params * param_bytes / (n * chip->hbm_bw);
+    out->seconds = out->t_kv + GS__MAX(out->t_math, out->t_weights);
+    out->tokens_per_s = out->seconds > 0.0 ? batch / out->seconds : 0.0;
+    return GS_OK;
+}
+
+GS_API gs_result gs_cost_ws2d(gs_ctx *ctx, const gs_chip *chip, int64_t B, int64_t D, int64_t F, int64_t N,
+                              gs_ws2d_cost *out) {
+    const char *who = "gs_cost_ws2d";
+    double W, b, d, f, n;
+    if (!ctx) return GS_ERR_INVALID_ARG;
+    if (!out) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: out is NULL", who);
+    memset(out, 0, sizeof *out);
+    if (gs_chip_check(ctx, chip) != GS_OK || gs__cm_need_ici(ctx, who, chip) != GS_OK) return gs_ctx_error(ctx);
+    if (B <= 0 || D <= 0 || F <= 0 || N <= 0) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: B, D, F and N must be > 0", who);
+    W = 2.0 * chip->ici_bw_uni;
+    b = (double)B; d = (double)D; f = (double)F; n = (double)N;
+    out->t_1d = 4.0 * b * d / (3.0 * W);
+    out->x_opt = sqrt(n * d / (2.0 * f));
+    out->yz_opt = n / out->x_opt;
+    out->t_2d = 2.0 * b * d / (out->x_opt * W) + 4.0 * b * f / (out->yz_opt * W);
+    out->n_crossover = 32.0 * (f / d) * 0.5625;
+    return GS_OK;
+}
+
+/* =========================================================================================================
+   Runs: memory per chip and step times
+   ========================================================================================================= */
+
+GS_API const char *gs_phase_name(gs_phase p) {
+    switch (p) {
+    case GS_PHASE_DEFAULT:
+    case GS_PHASE_TRAIN: return "train";
+    case GS_PHASE_PREFILL: return "prefill";
+    case GS_PHASE_DECODE: return "decode";
+    }
+    return "invalid";
+}
+
+GS_API const char *gs_role_name(gs_role r) {
+    switch (r) {
+    case GS_ROLE_DATA: return "data";
+    case GS_ROLE_FSDP: return "fsdp";
+    case GS_ROLE_TENSOR: return "tensor";
+    case GS_ROLE_SEQUENCE: return "sequence";
+    case GS_ROLE_EXPERT: return "expert";
+    case GS_ROLE_PIPELINE: return "pipeline";
+    case GS_ROLE_TENSOR_2D: return "tensor2d";
+    case GS_ROLE_NONE: break;
+    }
+    return "none";
+}
+
+#define GS__MD_ROLES 8   /* gs_role values */
+
+/* the run with defaults applied, and the ways of each role */
+typedef struct gs__run {
+    const gs_chip *chip;
+    gs_phase phase;
+    double batch, seq, pb, gb, ob, ab, kb, eff, ckpt, micro, price, C;
+    gs_remat remat;
+    bool no_attn, gpu;
+    double ways[GS__MD_ROLES];       /* all axes of the role */
+    double ici_ways[GS__MD_ROLES];   /* the role's ICI (or NVLink) axes */
+    double dcn_ways[GS__MD_ROLES];
+    int n_ici[GS__MD_ROLES];
+    gs_cost_axis ici_axes[GS__MD_ROLES][GS_MODEL_MAX_AXES];
+    double devices, ici_devices;
+} gs__run;
+
+GS_API gs_result gs_run_check(gs_ctx *ctx, const gs_run_desc *r) {
+    const char *who = "run";
+    double ici = 1.0;
+    int i;
+    if (!ctx) return GS_ERR_INVALID_ARG;
+    if (!r) return gs__err(ctx, GS_ERR_INVALID_ARG, "run is NULL");
+    if (gs_chip_check(ctx, r->chip) != GS_OK) return gs_ctx_error(ctx);
+    if ((int)r->phase < 0 || (int)r->phase > (int)GS_PHASE_DECODE)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: unknown phase %d", who, (int)r->phase);
+    if (r->batch <= 0 || r->seq <= 0)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: batch (%lld) and seq (%lld) must be > 0", who, (long long)r->batch,
+                       (long long)r->seq);
+    if ((double)r->batch * (double)r->seq > 1e15)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: batch * seq is over 1e15 tokens", who);
+    if (r->n_axes < 0 || r->n_axes > GS_MODEL_MAX_AXES)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: n_axes %d is not 0..%d", who, r->n_axes, GS_MODEL_MAX_AXES);
+    if (gs__cm_check_amount(ctx, who, "param_bytes", r->param_bytes) != GS_OK ||
+        gs__cm_check_amount(ctx, who, "grad_bytes", r->grad_bytes) != GS_OK ||
+        gs__cm_check_amount(ctx, who, "optimizer_bytes", r->optimizer_bytes) != GS_OK ||
+        gs__cm_check_amount(ctx, who, "act_bytes", r->act_bytes) != GS_OK ||
+        gs__cm_check_amount(ctx, who, "kv_bytes", r->kv_bytes) != GS_OK ||
+        gs__cm_check_amount(ctx, who, "checkpoints", r->checkpoints) != GS_OK ||
+        gs__cm_check_amount(ctx, who, "price_per_hour", r->price_per_hour) != GS_OK ||
+        gs__cm_check_amount(ctx, who, "efficiency", r->efficiency) != GS_OK)
+        return gs_ctx_error(ctx);
+    if (r->efficiency > 1.0) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: efficiency %g is over 1", who, r->efficiency);
+    if ((int)r->remat < 0 || (int)r->remat > (int)GS_REMAT_CHECKPOINTS)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: unknown remat policy %d", who, (int)r->remat);
+    if (r->remat == GS_REMAT_CHECKPOINTS && r->checkpoints <= 0.0)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: GS_REMAT_CHECKPOINTS needs checkpoints > 0", who);
+    if (r->microbatches < 0) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: microbatches must be >= 0", who);
+    if (gs__cm_need_math(ctx, who, r->chip, r->math) != GS_OK) return gs_ctx_error(ctx);
+    for (i = 0; i < r->n_axes; i++) {
+        const gs_run_axis *a = &r->axes[i];
+        if (a->size <= 0 || a->size > 1000000)
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: axis %d has size %lld (1..1000000)", who, i, (long long)a->size);
+        if ((int)a->role <= (int)GS_ROLE_NONE || (int)a->role > (int)GS_ROLE_TENSOR_2D)
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: axis %d has no role (data, fsdp, tensor, sequence, expert, "
+                           "pipeline or tensor2d)", who, i);
+        if (a->dcn) {
+            bool gpu = r->chip->torus_rank == 0;
+            if (gpu ? r->chip->ib_bw_uni <= 0.0 : r->chip->dcn_bw <= 0.0)
+                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: axis %d crosses the %s but chip '%s' has no %s figure", who, i,
+                               gpu ? "scale-out network" : "data-center network", r->chip->name ? r->chip->name : "?",
+                               gpu ? "ib_bw_uni" : "dcn_bw");
+        } else {
+            ici *= (double)a->size;
+        }
+    }
+    if (ici > 1.0) {
+        if (r->chip->torus_rank == 0) {
+            if (r->chip->nvlink_domain <= 0 || r->chip->nvlink_bw_uni <= 0.0)
+                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: chip '%s' has neither an ICI torus nor an NVLink domain: put "
+                               "the axes on the network (dcn)", who, r->chip->name ? r->chip->name : "?");
+            if (ici > (double)r->chip->nvlink_domain)
+                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: %g GPUs on non-dcn axes exceed the NVLink domain of %lld; mark the "
+                               "outer axes dcn", who, ici, (long long)r->chip->nvlink_domain);
+        } else {
+            double pod = 1.0;
+            if (r->chip->ici_bw_uni <= 0.0)
+                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: chip '%s' has no ICI bandwidth", who, r->chip->name ? r->chip->name : "?");
+            for (i = 0; i < GS_COST_MAX_AXES; i++)
+                if (r->chip->pod[i] > 0) pod *= (double)r->chip->pod[i];
+            if (ici > pod)
+                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: %g chips on ICI axes exceed chip '%s''s pod of %g; mark the outer "
+                               "axes dcn", who, ici, r->chip->name ? r->chip->name : "?", pod);
+        }
+    }
+    return GS_OK;
+}
+
+GS__FN void gs__run_load(const gs_run_desc *r, gs__run *o) {
+    int i;
+    memset(o, 0, sizeof *o);
+    o->chip = r->chip;
+    o->phase = r->phase == GS_PHASE_DEFAULT ? GS_PHASE_TRAIN : r->phase;
+    o->batch = (double)r->batch;
+    o->seq = (double)r->seq;
+    o->pb = r->param_bytes > 0.0 ? r->param_bytes : 2.0;
+    o->gb = r->grad_bytes;
+    o->ob = r->optimizer_bytes > 0.0 ? r->optimizer_bytes : 8.0;
+    o->ab = r->act_bytes > 0.0 ? r->act_bytes : 2.0;
+    o->kb = r->kv_bytes > 0.0 ? r->kv_bytes : 2.0;
+    o->eff = r->efficiency > 0.0 ? r->efficiency : 1.0;
+    o->remat = r->remat == GS_REMAT_DEFAULT ? GS_REMAT_MATMULS : r->remat;
+    o->ckpt = r->checkpoints;
+    o->no_attn = r->no_attention_flops;
+    o->price = r->price_per_hour > 0.0 ? r->price_per_hour : r->chip->price_per_hour;
+    o->C = gs__cm_chip_flops(r->chip, r->math) * o->eff;
+    o->gpu = r->chip->torus_rank == 0;
+    o->devices = 1.0;
+    o->ici_devices = 1.0;
+    for (i = 0; i < GS__MD_ROLES; i++) o->ways[i] = o->ici_ways[i] = o->dcn_ways[i] = 1.0;
+    for (i = 0; i < r->n_axes; i++) {
+        const gs_run_axis *a = &r->axes[i];
+        int role = (int)a->role;
+        double sz = (double)a->size;
+        o->ways[role] *= sz;
+        o->devices *= sz;
+        if (a->dcn) {
+            o->dcn_ways[role] *= sz;
+        } else {
+            o->ici_ways[role] *= sz;
+            o->ici_devices *= sz;
+            if (a->size > 1 && o->n_ici[role] < GS_MODEL_MAX_AXES) {
+                o->ici_axes[role][o->n_ici[role]].size = a->size;
+                o->ici_axes[role][o->n_ici[role]].ring = GS_RING_BIDIRECTIONAL;
+                o->n_ici[role]++;
+            }
+        }
+    }
+    o->micro = r->microbatches > 0 ? (double)r->microbatches : 4.0 * o->ways[GS_ROLE_PIPELINE];
+}
+
+/* time of one collective of V bytes (as gs_cost_collective defines V) over the axes of `role`; the ICI part
+   and, when the role also has DCN axes, the cross-slice part on the shard left after the ICI step */
+typedef struct gs__md_comm {
+    double ici, dcn;
+} gs__md_comm;
+
+GS__FN void gs__md_collective(const gs__run *R, gs_role role, gs_collective_kind kind, double V, gs__md_comm *acc,
+                              double times) {
+    double n_ici = R->ici_ways[role], g = R->dcn_ways[role], t_ici = 0.0, t_dcn = 0.0;
+    if (V <= 0.0 || times <= 0.0) return;
+    if (n_ici > 1.0) {
+        if (R->gpu) {
+            /* inside an NVLink domain every GPU reaches every other through the switches at W_nvlink */
+            double f = (n_ici - 1.0) / n_ici, W = R->chip->nvlink_bw_uni;
+            switch (kind) {
+            case GS_COLLECTIVE_ALL_REDUCE: t_ici = 2.0 * f * V / W; break;
+            case GS_COLLECTIVE_ALL_TO_ALL: t_ici = f * (V / n_ici) / W; break;
+            case GS_COLLECTIVE_PERMUTE: t_ici = V / W; break;
+            default: t_ici = f * V / W; break;
+            }
+        } else {
+            gs_cost_comm c;
+            gs__cm_collective(R->chip, kind, V, R->n_ici[role], R->ici_axes[role], &c);
+            t_ici = c.seconds;
+        }
+    }
+    if (g > 1.0) {
+        /* across g slices: each chip exchanges its shard V / n_ici; a host's chips share its DCN link (a GPU
+           has its own NIC) */
+        double shard = V / n_ici, f = (g - 1.0) / g, per_link;
+        double chips_per_host = 1.0, W;
+        int i;
+        if (R->gpu) {
+            W = R->chip->ib_bw_uni;
+        } else {
+            for (i = 0; i < GS_COST_MAX_AXES; i++)
+                if (R->chip->host[i] > 0) chips_per_host *= (double)R->chip->host[i];
+            W = R->chip->dcn_bw / chips_per_host;
+        }
+        switch (kind) {
+        case GS_COLLECTIVE_ALL_REDUCE: per_link = 2.0 * f * shard; break;
+        case GS_COLLECTIVE_ALL_TO_ALL: per_link = f * shard / g; break;
+        case GS_COLLECTIVE_PERMUTE: per_link = shard; break;
+        default: per_link = f * shard; break;
+        }
+        t_dcn = per_link / W;
+    }
+    acc->ici += times * t_ici;
+    acc->dcn += times * t_dcn;
+}
+
+typedef struct gs__md_pass {
+    double math, hbm, ici, dcn;
+} gs__md_pass;
+
+GS__FN double gs__md_pass_time(const gs__md_pass *p, gs_bound *b) {
+    double t = p->math;
+    *b = GS_BOUND_COMPUTE;
+    if (p->hbm > t) { t = p->hbm; *b = GS_BOUND_HBM; }
+    if (p->ici > t) { t = p->ici; *b = GS_BOUND_ICI; }
+    if (p->dcn > t) { t = p->dcn; *b = GS_BOUND_DCN; }
+    if (t <= 0.0) *b = GS_BOUND_NONE;
+    return t;
+}
+
+/* activations kept per token and layer for the backward pass, in elements */
+GS__FN double gs__md_ckpt_elems(const gs__md *m, const gs__run *R) {
+    switch (R->remat) {
+    case GS_REMAT_NONE: return 20.0 * m->D;
+    case GS_REMAT_BLOCK: return m->D;
+    case GS_REMAT_CHECKPOINTS: return R->ckpt * m->D;
+    default: return m->D + (m->gated ? 2.0 : 1.0) * m->k * m->F;
+    }
+}
+
+GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, const gs_run_desc *run, gs_model_step *out) {
+    gs__md m;
+    gs__run R;
+    gs_model_counts cnt;
+    double shard, shard_x, P_dense, P_exp, P_loc, tok, tok_grp, n, fwd_flops, attn_l, mlp_l, io_elems, w_read, act_io;
+    double W_hbm, seq_ctx;
+    gs__md_comm cf, cb;
+    gs__md_pass fwd, bwd, upd;
+    gs_bound bf, bb, bu;
+    double tf, tb, tu;
+    if (!ctx) return GS_ERR_INVALID_ARG;
+    if (!out) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_model_step_cost: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (gs_model_check(ctx, model) != GS_OK || gs_run_check(ctx, run) != GS_OK) return gs_ctx_error(ctx);
+    gs__md_load(model, &m);
+    gs__run_load(run, &R);
+    if (R.ways[GS_ROLE_EXPERT] > 1.0 && !m.moe)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "run: expert axes need a mixture-of-experts model ('%s' is dense)",
+                       model->name ? model->name : "?");
+    if (R.ways[GS_ROLE_EXPERT] > m.E)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "run: %g expert ways exceed the model's %g experts", R.ways[GS_ROLE_EXPERT], m.E);
+    if (R.ways[GS_ROLE_PIPELINE] > m.L)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "run: %g pipeline stages exceed the model's %g layers", R.ways[GS_ROLE_PIPELINE], m.L);
+    if (R.ways[GS_ROLE_TENSOR_2D] > 1.0 && R.phase == GS_PHASE_TRAIN)
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "run: tensor2d (2-D weight-stationary) axes are modelled for prefill and "
+                       "decode only");
+    seq_ctx = R.seq;
+    gs__md_counts(&m, seq_ctx, &cnt);
+    n = R.devices;
+    W_hbm = R.chip->hbm_bw;
+    out->devices = (int64_t)n;
+    out->tokens = R.phase == GS_PHASE_DECODE ? R.batch : R.batch * R.seq;
+    tok = out->tokens;
+    /* tokens handled by one tensor group: the batch-splitting roles divide them */
+    tok_grp = tok / (R.ways[GS_ROLE_DATA] * R.ways[GS_ROLE_FSDP] * R.ways[GS_ROLE_SEQUENCE] * R.ways[GS_ROLE_EXPERT]);
+
+    /* ---- memory per chip ---- */
+    shard = R.ways[GS_ROLE_FSDP] * R.ways[GS_ROLE_TENSOR] * R.ways[GS_ROLE_TENSOR_2D] * R.ways[GS_ROLE_PIPELINE];
+    shard_x = shard * R.ways[GS_ROLE_EXPERT];
+    P_exp = m.moe ? cnt.params_mlp : 0.0;
+    P_dense = cnt.params - P_exp;
+    P_loc = P_dense / shard + P_exp / shard_x;
+    out->mem.params = P_loc * R.pb;
+    if (R.phase == GS_PHASE_TRAIN) {
+        out->mem.grads = P_loc * R.gb;
+        out->mem.optimizer = P_loc * R.ob;
+        out->mem.activations = R.ab * gs__md_ckpt_elems(&m, &R) * m.L * tok / n;
+    } else {
+        /* a forward pass's working set: one layer's input and widest intermediate for the chip's tokens */
+        out->mem.activations = R.ab * (tok / n) * (m.D + (m.gated ? 2.0 : 1.0) * m.k * m.F);
+        out->mem.kv_cache = R.batch * R.seq * cnt.kv_elems * R.kb / n;
+    }
+    out->mem.total = out->mem.params + out->mem.grads + out->mem.optimizer + out->mem.activations + out->mem.kv_cache;
+    out->mem.capacity = R.chip->hbm_capacity;
+    out->mem.fits = out->mem.total <= out->mem.capacity;
+
+    /* ---- FLOPs per chip ---- */
+    fwd_flops = tok * (R.no_attn ? 2.0 * cnt.params_matmul : cnt.flops_fwd) / n;
+    /* ---- HBM per pass: the weights the chip uses once, and every matmul's input and output ---- */
+    attn_l = gs__md_attn_layer(&m);
+    mlp_l = gs__md_mlp1_layer(&m);
+    w_read = (m.L * (attn_l + gs__md_router_layer(&m)) + m.V * m.D) * R.pb /
+                 (R.ways[GS_ROLE_TENSOR] * R.ways[GS_ROLE_TENSOR_2D] * R.ways[GS_ROLE_PIPELINE]) +
+             m.L * m.E * mlp_l * R.pb /
+                 (R.ways[GS_ROLE_TENSOR] * R.ways[GS_ROLE_TENSOR_2D] * R.ways[GS_ROLE_PIPELINE] * R.ways[GS_ROLE_EXPERT]);
+    io_elems = m.L * ((m.D + (m.N + 2.0 * m.K) * m.H) + (m.N * m.H + m.D) +
+                      m.k * (m.gated ? (m.D + 2.0 * m.F + m.F + m.D) : (m.D + m.F + m.F + m.D))) + (m.D + m.V);
+    act_io = R.ab * io_elems * tok / n;
+
+    /* ---- collectives per pass (forward cf; backward cb) ---- */
+    memset(&cf, 0, sizeof cf);
+    memset(&cb, 0, sizeof cb);
+    {
+        double wl_layer = (attn_l + m.E * mlp_l / R.ways[GS_ROLE_EXPERT] + gs__md_router_layer(&m)) * R.pb /
+                          (R.ways[GS_ROLE_TENSOR] * R.ways[GS_ROLE_TENSOR_2D]);
+        double Lst = m.L / R.ways[GS_ROLE_PIPELINE];   /* layers on one stage */
+        double act_tp = tok_grp * m.D * R.ab;          /* [tokens, D] gathered over tensor */
+        /* FSDP: gather the (tensor-sharded) weights before each pass; reduce-scatter gradients */
+        gs__md_collective(&R, GS_ROLE_FSDP, GS_COLLECTIVE_ALL_GATHER, wl_layer, &cf, Lst);
+        if (R.phase == GS_PHASE_TRAIN) {
+            gs__md_collective(&R, GS_ROLE_FSDP, GS_COLLECTIVE_ALL_GATHER, wl_layer, &cb, Lst);
+            gs__md_collective(&R, GS_ROLE_FSDP, GS_COLLECTIVE_REDUCE_SCATTER, wl_layer, &cb, Lst);
+            /* data (and sequence) replicas all-reduce their gradient shards */
+            gs__md_collective(&R, GS_ROLE_DATA, GS_COLLECTIVE_ALL_REDUCE, wl_layer / R.ways[GS_ROLE_FSDP], &cb, Lst);
+            gs__md_collective(&R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_ALL_REDUCE, wl_layer / R.ways[GS_ROLE_FSDP], &cb, Lst);
+        }
+        /* tensor: per block (attention, MLP) gather [tokens, D] before and reduce-scatter after, each pass */
+        if (R.ways[GS_ROLE_TENSOR_2D] > 1.0) {
+            /* 2-D weight-stationary: activations [tokens, D/X] gathered and scattered over the tensor axes,
+               the partial sums [tokens, F/YZ] (or [tokens, N*H/YZ]) all-reduced over X */
+            double x = R.ways[GS_ROLE_TENSOR_2D], yz = R.ways[GS_ROLE_TENSOR];
+            gs__md_collective(&R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp / x, &cf, 2.0 * Lst);
+            gs__md_collective(&R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp / x, &cf, 2.0 * Lst);
+            gs__md_collective(&R, GS_ROLE_TENSOR_2D, GS_COLLECTIVE_ALL_REDUCE, tok_grp * m.k * m.F * R.ab / yz, &cf, Lst);
+            gs__md_collective(&R, GS_ROLE_TENSOR_2D, GS_COLLECTIVE_ALL_REDUCE, tok_grp * m.N * m.H * R.ab / yz, &cf, Lst);
+        } else {
+            gs__md_collective(&R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp, &cf, 2.0 * Lst);
+            gs__md_collective(&R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp, &cf, 2.0 * Lst);
+        }
+        if (R.phase == GS_PHASE_TRAIN) {
+            gs__md_collective(&R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp, &cb, 2.0 * Lst);
+            gs__md_collective(&R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp, &cb, 2.0 * Lst);
+        }
+        /* sequence: keys and values of the whole sequence gathered (forward), their gradients scattered */
+        {
+            double kv = tok_grp * R.ways[GS_ROLE_SEQUENCE] * 2.0 * m.K * m.H * R.ab / R.ways[GS_ROLE_TENSOR];
+            gs__md_collective(&R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_ALL_GATHER, kv, &cf, Lst);
+            if (R.phase == GS_PHASE_TRAIN) gs__md_collective(&R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_REDUCE_SCATTER, kv, &cb, Lst);
+        }
+        /* expert: dispatch and combine AllToAlls of the routed tokens [tokens * k, D] per MoE layer and pass */
+        if (m.moe) {
+            double a2a = tok_grp * R.ways[GS_ROLE_EXPERT] * m.k * m.D * R.ab / R.ways[GS_ROLE_TENSOR];
+            gs__md_collective(&R, GS_ROLE_EXPERT, GS_COLLECTIVE_ALL_TO_ALL, a2a, &cf, 2.0 * Lst);
+            if (R.phase == GS_PHASE_TRAIN) gs__md_collective(&R, GS_ROLE_EXPERT, GS_COLLECTIVE_ALL_TO_ALL, a2a, &cb, 2.0 * Lst);
+        }
+        /* pipeline: each stage passes [tokens, D] on (per microbatch; the bytes add up to the whole batch) */
+        if (R.ways[GS_ROLE_PIPELINE] > 1.0) {
+            double hop = tok_grp / R.ways[GS_ROLE_PIPELINE] * m.D * R.ab / R.ways[GS_ROLE_TENSOR];
+            gs__md_collective(&R, GS_ROLE_PIPELINE, GS_COLLECTIVE_PERMUTE, hop, &cf, 1.0);
+            if (R.phase == GS_PHASE_TRAIN) gs__md_collective(&R, GS_ROLE_PIPELINE, GS_COLLECTIVE_PERMUTE, hop, &cb, 1.0);
+        }
+    }
+
+    /* ---- the passes ---- */
+    memset(&fwd, 0, sizeof fwd);
+    memset(&bwd, 0, sizeof bwd);
+    memset(&upd, 0, sizeof upd);
+    fwd.math = fwd_flops / R.C;
+    fwd.hbm = (w_read + act_io) / W_hbm;
+    fwd.ici = cf.ici;
+    fwd.dcn = cf.dcn;
+    out->model_flops = fwd_flops;
+    out->flops = fwd_flops;
+    if (R.phase == GS_PHASE_TRAIN) {
+        double bwd_flops = 2.0 * fwd_flops + (R.remat == GS_REMAT_BLOCK ? fwd_flops : 0.0);
+        bwd.math = bwd_flops / R.C;
+        bwd.hbm = (2.0 * w_read + 2.0 * act_io + (R.remat == GS_REMAT_BLOCK ? w_read + act_io : 0.0)) / W_hbm;
+        bwd.ici = cb.ici;
+        bwd.dcn = cb.dcn;
+        /* the optimizer reads and writes the chip's parameters and optimizer state, reads its gradients */
+        upd.hbm = P_loc * (2.0 * R.pb + 2.0 * R.ob + (R.gb > 0.0 ? R.gb : R.pb)) / W_hbm;
+        out->model_flops = 3.0 * fwd_flops;
+        out->flops = fwd_flops + bwd_flops;
+    }
+    if (R.phase == GS_PHASE_DECODE) {
+        /* [book] ch.7: the KV read is never hidden; the rest overlaps */
+        out->t_kv = out->mem.kv_cache / W_hbm;
+    } else if (R.phase == GS_PHASE_PREFILL) {
+        fwd.hbm += out->mem.kv_cache / W_hbm;   /* the cache written once */
+    }
+    tf = gs__md_pass_time(&fwd, &bf);
+    tb = gs__md_pass_time(&bwd, &bb);
+    tu = gs__md_pass_time(&upd, &bu);
+    out->t_math = fwd.math + bwd.math;
+    out->t_hbm = fwd.hbm + bwd.hbm + upd.hbm + out->t_kv;
+    out->t_ici = fwd.ici + bwd.ici;
+    out->t_dcn = fwd.dcn + bwd.dcn;
+    out->seconds = out->t_kv + tf + tb + tu;
+    out->bound = tb > tf ? bb : bf;
+    if (R.phase == GS_PHASE_DECODE && out->t_kv > tf) out->bound = GS_BOUND_HBM;
+    if (R.ways[GS_ROLE_PIPELINE] > 1.0) {
+        double p = R.ways[GS_ROLE_PIPELINE];
+        out->t_bubble = out->seconds * (p - 1.0) / R.micro;
+        out->seconds += out->t_bubble;
+    }
+    out->mfu = out->seconds > 0.0 ? out->model_flops / (gs__cm_chip_flops(R.chip, run->math) * out->seconds) : 0.0;
+    out->tokens_per_s = out->seconds > 0.0 ? tok / out->seconds : 0.0;
+    out->tokens_per_s_per_chip = out->tokens_per_s / n;
+    out->cost_per_mtok = R.price > 0.0 && tok > 0.0 ? R.price * n * out->seconds / 3600.0 / tok * 1e6 : 0.0;
+    /* thresholds */
+    {
+        double C = gs__cm_chip_flops(R.chip, run->math);
+        out->b_crit = C * R.pb / (2.0 * W_hbm) * (m.E / m.k);
+        if (R.chip->ici_bw_uni > 0.0) {
+            double axes = R.n_ici[GS_ROLE_TENSOR] > 0 ? (double)R.n_ici[GS_ROLE_TENSOR] : 1.0;
+            out->tensor_max = axes * m.F * 2.0 * R.chip->ici_bw_uni / C;
+            out->tensor_max_decode = m.F / (R.batch * W_hbm / (2.0 * R.chip->ici_bw_uni));
+        }
+    }
+    return GS_OK;
+}
+
+/* ==== end src/gs_model.c ==== */
 
 #if defined(GS__OWN_TYPEOF)
 #  undef typeof
