@@ -22916,14 +22916,20 @@ GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, con
                           (R.ways[GS_ROLE_TENSOR] * R.ways[GS_ROLE_TENSOR_2D]);
         double Lst = m.L / R.ways[GS_ROLE_PIPELINE];   /* layers on one stage */
         double act_tp = tok_grp * m.D * R.ab;          /* [tokens, D] gathered over tensor */
-        /* FSDP: gather the (tensor-sharded) weights before each pass; reduce-scatter gradients */
-        gs__md_collective(&R, GS_ROLE_FSDP, GS_COLLECTIVE_ALL_GATHER, wl_layer, &cf, Lst);
-        if (R.phase == GS_PHASE_TRAIN) {
-            gs__md_collective(&R, GS_ROLE_FSDP, GS_COLLECTIVE_ALL_GATHER, wl_layer, &cb, Lst);
-            gs__md_collective(&R, GS_ROLE_FSDP, GS_COLLECTIVE_REDUCE_SCATTER, wl_layer, &cb, Lst);
-            /* data (and sequence) replicas all-reduce their gradient shards */
-            gs__md_collective(&R, GS_ROLE_DATA, GS_COLLECTIVE_ALL_REDUCE, wl_layer / R.ways[GS_ROLE_FSDP], &cb, Lst);
-            gs__md_collective(&R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_ALL_REDUCE, wl_layer / R.ways[GS_ROLE_FSDP], &cb, Lst);
+        /* the embedding and output layer (vocabulary split over the tensor axes), held by the first and last
+           stages: counted once */
+        double w_embed = (m.tied ? 1.0 : 2.0) * m.V * m.D * R.pb / (R.ways[GS_ROLE_TENSOR] * R.ways[GS_ROLE_TENSOR_2D]);
+        int pass;
+        /* FSDP: gather the (tensor-sharded) weights before each pass; reduce-scatter gradients. Data (and
+           sequence) replicas all-reduce their gradient shards. */
+        for (pass = 0; pass < 2; pass++) {
+            double times = pass == 0 ? Lst : 1.0, V = pass == 0 ? wl_layer : w_embed;
+            gs__md_collective(&R, GS_ROLE_FSDP, GS_COLLECTIVE_ALL_GATHER, V, &cf, times);
+            if (R.phase != GS_PHASE_TRAIN) continue;
+            gs__md_collective(&R, GS_ROLE_FSDP, GS_COLLECTIVE_ALL_GATHER, V, &cb, times);
+            gs__md_collective(&R, GS_ROLE_FSDP, GS_COLLECTIVE_REDUCE_SCATTER, V, &cb, times);
+            gs__md_collective(&R, GS_ROLE_DATA, GS_COLLECTIVE_ALL_REDUCE, V / R.ways[GS_ROLE_FSDP], &cb, times);
+            gs__md_collective(&R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_ALL_REDUCE, V / R.ways[GS_ROLE_FSDP], &cb, times);
         }
         /* tensor: per block (attention, MLP) gather [tokens, D] before and reduce-scatter after, each pass */
         if (R.ways[GS_ROLE_TENSOR_2D] > 1.0) {

@@ -57,6 +57,7 @@ void suite_semantics(void);
 void suite_sharding(void);
 void suite_propagate(void);
 void suite_cost(void);
+void suite_model(void);
 void suite_runtime(void);
 void suite_spmd(void);
 void suite_spmd_halo(void);

@@ -49,8 +49,8 @@ static void test_cost_chip_table(void) {
     const gs_chip *c;
     gs_ctx *ctx = gst_ctx();
     int i;
-    CHECK_EQ_INT(gs_chip_count(), 6);
-    CHECK(gs_chip_at(-1) == NULL && gs_chip_at(6) == NULL);
+    CHECK_EQ_INT(gs_chip_count(), 9);
+    CHECK(gs_chip_at(-1) == NULL && gs_chip_at(9) == NULL);
     for (i = 0; i < gs_chip_count(); i++) {
         CHECK_OK(gs_chip_check(ctx, gs_chip_at(i)));
         CHECK(gs_chip_at(i)->source && strlen(gs_chip_at(i)->source) > 10);
