@@ -649,3 +649,438 @@ GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, con
     }
     return GS_OK;
 }
+
+/* =========================================================================================================
+   JSON
+   ========================================================================================================= */
+
+GS__FN void gs__md_json_kv(gs__sb *sb, const char *key, double v, bool comma) {
+    gs__cm_json_str(sb, key);
+    gs__sb_puts(sb, ": ");
+    gs__cm_json_num(sb, v);
+    if (comma) gs__sb_puts(sb, ", ");
+}
+
+GS__FN void gs__md_json_run(gs__sb *sb, const gs_run_desc *r) {
+    int i;
+    gs__sb_puts(sb, "{\"chip\": ");
+    gs__cm_json_str(sb, r->chip && r->chip->name ? r->chip->name : "");
+    gs__sb_puts(sb, ", \"phase\": ");
+    gs__cm_json_str(sb, gs_phase_name(r->phase));
+    gs__sb_puts(sb, ", ");
+    gs__md_json_kv(sb, "batch", (double)r->batch, true);
+    gs__md_json_kv(sb, "seq", (double)r->seq, true);
+    gs__sb_puts(sb, "\"axes\": [");
+    for (i = 0; i < r->n_axes; i++) {
+        gs__sb_printf(sb, "%s{\"size\": %lld, \"role\": ", i ? ", " : "", (long long)r->axes[i].size);
+        gs__cm_json_str(sb, gs_role_name(r->axes[i].role));
+        gs__sb_printf(sb, ", \"dcn\": %s}", r->axes[i].dcn ? "true" : "false");
+    }
+    gs__sb_puts(sb, "]}");
+}
+
+GS__FN void gs__md_json_step(gs__sb *sb, const gs_model_step *s) {
+    gs__sb_puts(sb, "{");
+    gs__md_json_kv(sb, "devices", (double)s->devices, true);
+    gs__md_json_kv(sb, "tokens", s->tokens, true);
+    gs__sb_puts(sb, "\"memory_per_chip\": {");
+    gs__md_json_kv(sb, "params", s->mem.params, true);
+    gs__md_json_kv(sb, "grads", s->mem.grads, true);
+    gs__md_json_kv(sb, "optimizer", s->mem.optimizer, true);
+    gs__md_json_kv(sb, "activations", s->mem.activations, true);
+    gs__md_json_kv(sb, "kv_cache", s->mem.kv_cache, true);
+    gs__md_json_kv(sb, "total", s->mem.total, true);
+    gs__md_json_kv(sb, "capacity", s->mem.capacity, true);
+    gs__sb_printf(sb, "\"fits\": %s}, ", s->mem.fits ? "true" : "false");
+    gs__md_json_kv(sb, "flops_per_chip", s->flops, true);
+    gs__md_json_kv(sb, "model_flops_per_chip", s->model_flops, true);
+    gs__md_json_kv(sb, "t_math", s->t_math, true);
+    gs__md_json_kv(sb, "t_hbm", s->t_hbm, true);
+    gs__md_json_kv(sb, "t_kv", s->t_kv, true);
+    gs__md_json_kv(sb, "t_ici", s->t_ici, true);
+    gs__md_json_kv(sb, "t_dcn", s->t_dcn, true);
+    gs__md_json_kv(sb, "t_bubble", s->t_bubble, true);
+    gs__md_json_kv(sb, "seconds", s->seconds, true);
+    gs__sb_puts(sb, "\"bound\": ");
+    gs__cm_json_str(sb, gs_bound_name(s->bound));
+    gs__sb_puts(sb, ", ");
+    gs__md_json_kv(sb, "mfu", s->mfu, true);
+    gs__md_json_kv(sb, "tokens_per_s", s->tokens_per_s, true);
+    gs__md_json_kv(sb, "tokens_per_s_per_chip", s->tokens_per_s_per_chip, true);
+    gs__md_json_kv(sb, "cost_per_million_tokens", s->cost_per_mtok, true);
+    gs__md_json_kv(sb, "b_crit", s->b_crit, true);
+    gs__md_json_kv(sb, "tensor_max", s->tensor_max, true);
+    gs__md_json_kv(sb, "tensor_max_decode", s->tensor_max_decode, false);
+    gs__sb_puts(sb, "}");
+}
+
+GS_API const char *gs_model_json(gs_ctx *ctx, const gs_model_desc *m, int64_t seq, const gs_run_desc *run) {
+    gs_model_counts c;
+    gs_model_step st;
+    gs__md d;
+    gs__sb sb;
+    double kvb = run && run->kv_bytes > 0.0 ? run->kv_bytes : 2.0;
+    if (!ctx) return NULL;
+    if (gs_model_count(ctx, m, seq, &c) != GS_OK) return NULL;
+    if (run && gs_model_step_cost(ctx, m, run, &st) != GS_OK) return NULL;
+    gs__md_load(m, &d);
+    gs__sb_init(&sb, ctx);
+    gs__sb_puts(&sb, "{\"name\": ");
+    gs__cm_json_str(&sb, m->name ? m->name : "");
+    gs__sb_puts(&sb, ", \"config\": {");
+    gs__md_json_kv(&sb, "layers", d.L, true);
+    gs__md_json_kv(&sb, "d_model", d.D, true);
+    gs__md_json_kv(&sb, "d_ff", d.F, true);
+    gs__md_json_kv(&sb, "heads", d.N, true);
+    gs__md_json_kv(&sb, "kv_heads", d.K, true);
+    gs__md_json_kv(&sb, "head_dim", d.H, true);
+    gs__md_json_kv(&sb, "vocab", d.V, true);
+    gs__sb_printf(&sb, "\"gated_mlp\": %s, \"tied_embeddings\": %s, ", d.gated ? "true" : "false", d.tied ? "true" : "false");
+    gs__md_json_kv(&sb, "experts", d.E, true);
+    gs__md_json_kv(&sb, "top_k", d.k, false);
+    gs__sb_puts(&sb, "}, ");
+    gs__md_json_kv(&sb, "params", c.params, true);
+    gs__sb_puts(&sb, "\"params_by_part\": {");
+    gs__md_json_kv(&sb, "embedding", c.params_embed, true);
+    gs__md_json_kv(&sb, "output", c.params_unembed, true);
+    gs__md_json_kv(&sb, "attention", c.params_attn, true);
+    gs__md_json_kv(&sb, "mlp", c.params_mlp, true);
+    gs__md_json_kv(&sb, "router", c.params_router, true);
+    gs__md_json_kv(&sb, "norms", c.params_norm, false);
+    gs__sb_puts(&sb, "}, ");
+    gs__md_json_kv(&sb, "params_active", c.params_active, true);
+    gs__md_json_kv(&sb, "attention_param_fraction", c.attn_fraction_params, true);
+    gs__md_json_kv(&sb, "seq", (double)seq, true);
+    gs__sb_puts(&sb, "\"flops_per_token\": {");
+    gs__md_json_kv(&sb, "train", c.flops_train, true);
+    gs__md_json_kv(&sb, "train_6n", 6.0 * c.params_matmul, true);
+    gs__md_json_kv(&sb, "inference", c.flops_fwd, true);
+    gs__md_json_kv(&sb, "attention_forward", c.attn_flops_fwd, false);
+    gs__sb_puts(&sb, "}, ");
+    gs__md_json_kv(&sb, "kv_cache_bytes_per_token", c.kv_elems * kvb, !!run);
+    if (run) {
+        gs__sb_puts(&sb, "\"run\": ");
+        gs__md_json_run(&sb, run);
+        gs__sb_puts(&sb, ", \"step\": ");
+        gs__md_json_step(&sb, &st);
+    }
+    gs__sb_puts(&sb, "}\n");
+    return gs__sb_finish(&sb, "gs_model_json");
+}
+
+/* =========================================================================================================
+   The planner
+   ========================================================================================================= */
+
+typedef struct gs__plan_cand {
+    gs_run_desc run;
+    gs_model_step step;
+} gs__plan_cand;
+
+struct gs_plan {
+    gs_ctx *ctx;
+    const gs_model_desc *model;
+    int n;
+    gs__plan_cand *c;   /* arena, rank order */
+    bool fits;
+    double shortfall;
+    const char *reason;
+};
+
+/* the roles the planner tries, in the order their axes are laid out (tensor innermost) */
+static const gs_role gs__plan_roles[] = {GS_ROLE_TENSOR, GS_ROLE_TENSOR_2D, GS_ROLE_EXPERT, GS_ROLE_SEQUENCE,
+                                         GS_ROLE_FSDP, GS_ROLE_DATA, GS_ROLE_PIPELINE};
+#define GS__PLAN_NROLES 7
+
+typedef struct gs__plan_gen {
+    const gs_model_desc *m;
+    gs__md md;
+    gs_run_desc base;
+    int64_t devices, slice;   /* chips one ICI slice (or NVLink domain) holds */
+    int64_t divs[64];
+    int n_divs;
+    gs__plan_cand *out;
+    int n, cap;
+    int64_t ways[GS__PLAN_NROLES];
+} gs__plan_gen;
+
+GS__FN bool gs__plan_allowed(const gs__plan_gen *G, int ri, int64_t w) {
+    gs_role role = gs__plan_roles[ri];
+    gs_phase ph = G->base.phase == GS_PHASE_DEFAULT ? GS_PHASE_TRAIN : G->base.phase;
+    if (w == 1) return true;
+    switch (role) {
+    case GS_ROLE_TENSOR: return w <= G->m->heads;
+    case GS_ROLE_TENSOR_2D: return ph != GS_PHASE_TRAIN && w <= 64;
+    case GS_ROLE_EXPERT: return G->md.moe && (int64_t)G->md.E % w == 0;
+    case GS_ROLE_SEQUENCE: return ph != GS_PHASE_DECODE && G->base.seq % w == 0 && G->base.seq / w >= 256;
+    case GS_ROLE_FSDP: return ph != GS_PHASE_DECODE;
+    case GS_ROLE_DATA: return true;
+    case GS_ROLE_PIPELINE: return ph == GS_PHASE_TRAIN && w <= 16 && (int64_t)G->md.L % w == 0;
+    default: return false;
+    }
+}
+
+/* lays the chosen ways out as axes: each role one axis (two when it is larger than a slice's side), the
+   part of the batch roles beyond one slice on a DCN axis; false when it needs more than GS_MODEL_MAX_AXES */
+GS__FN bool gs__plan_layout(gs__plan_gen *G, gs_run_desc *r) {
+    int64_t slices = (G->devices + G->slice - 1) / G->slice;
+    int i, n = 0;
+    *r = G->base;
+    r->n_axes = 0;
+    if (slices > 1) {
+        /* the data (or else FSDP) role must carry the factor of slices over the DCN */
+        int carrier = -1;
+        if (G->devices % slices != 0) return false;
+        for (i = 0; i < GS__PLAN_NROLES; i++)
+            if ((gs__plan_roles[i] == GS_ROLE_DATA || gs__plan_roles[i] == GS_ROLE_FSDP) && G->ways[i] % slices == 0 &&
+                (carrier < 0 || gs__plan_roles[i] == GS_ROLE_DATA))
+                carrier = i;
+        if (carrier < 0) return false;
+        for (i = 0; i < GS__PLAN_NROLES; i++) {
+            int64_t w = G->ways[i] / (i == carrier ? slices : 1);
+            if (w > 1) {
+                if (n == GS_MODEL_MAX_AXES) return false;
+                r->axes[n].size = w;
+                r->axes[n].role = gs__plan_roles[i];
+                r->axes[n].dcn = false;
+                n++;
+            }
+        }
+        if (n == GS_MODEL_MAX_AXES) return false;
+        r->axes[n].size = slices;
+        r->axes[n].role = gs__plan_roles[carrier];
+        r->axes[n].dcn = true;
+        n++;
+    } else {
+        /* a role larger than the torus side spans two physical axes (the book's M_X = 2) */
+        int rank = G->base.chip->torus_rank > 0 ? G->base.chip->torus_rank : 1;
+        double side = pow((double)G->devices, 1.0 / rank);
+        for (i = 0; i < GS__PLAN_NROLES; i++) {
+            int64_t w = G->ways[i];
+            if (w <= 1) continue;
+            if (rank > 1 && (double)w > side * 1.01 && G->base.chip->torus_rank > 0) {
+                int64_t a = 1, d;
+                for (d = 2; d * d <= w; d++)
+                    if (w % d == 0) a = d;
+                if (a > 1) {
+                    if (n + 2 > GS_MODEL_MAX_AXES) return false;
+                    r->axes[n].size = w / a;
+                    r->axes[n].role = gs__plan_roles[i];
+                    r->axes[n].dcn = false;
+                    r->axes[n + 1] = r->axes[n];
+                    r->axes[n + 1].size = a;
+                    n += 2;
+                    continue;
+                }
+            }
+            if (n == GS_MODEL_MAX_AXES) return false;
+            r->axes[n].size = w;
+            r->axes[n].role = gs__plan_roles[i];
+            r->axes[n].dcn = false;
+            n++;
+        }
+    }
+    r->n_axes = n;
+    return true;
+}
+
+GS__FN gs_result gs__plan_rec(gs_ctx *ctx, gs__plan_gen *G, int ri, int64_t left) {
+    int i;
+    if (ri == GS__PLAN_NROLES) {
+        gs__plan_cand cand;
+        int64_t batch_ways = 1;
+        int j;
+        if (left != 1) return GS_OK;
+        for (j = 0; j < GS__PLAN_NROLES; j++)
+            if (gs__plan_roles[j] == GS_ROLE_DATA || gs__plan_roles[j] == GS_ROLE_FSDP || gs__plan_roles[j] == GS_ROLE_EXPERT)
+                batch_ways *= G->ways[j];
+        if (batch_ways > G->base.batch) return GS_OK;   /* every batch shard needs a sequence */
+        memset(&cand, 0, sizeof cand);
+        if (!gs__plan_layout(G, &cand.run)) return GS_OK;
+        if (gs_model_step_cost(ctx, G->m, &cand.run, &cand.step) != GS_OK) {
+            gs_ctx_clear_error(ctx);   /* a layout the chip cannot hold: not a candidate */
+            return GS_OK;
+        }
+        if (G->n == G->cap) {
+            int ncap = G->cap ? 2 * G->cap : 64;
+            gs__plan_cand *nc = (gs__plan_cand *)gs__malloc(ctx, sizeof(gs__plan_cand) * (size_t)ncap);
+            if (!nc) return GS_ERR_OUT_OF_MEMORY;
+            if (G->n) memcpy(nc, G->out, sizeof(gs__plan_cand) * (size_t)G->n);
+            gs__free(ctx, G->out);
+            G->out = nc;
+            G->cap = ncap;
+        }
+        G->out[G->n++] = cand;
+        return GS_OK;
+    }
+    for (i = 0; i < G->n_divs; i++) {
+        int64_t w = G->divs[i];
+        gs_result rc;
+        if (left % w != 0 || !gs__plan_allowed(G, ri, w)) continue;
+        G->ways[ri] = w;
+        rc = gs__plan_rec(ctx, G, ri + 1, left / w);
+        if (rc != GS_OK) return rc;
+    }
+    G->ways[ri] = 1;
+    return GS_OK;
+}
+
+GS__FN int gs__plan_cmp(const void *a, const void *b) {
+    const gs__plan_cand *x = (const gs__plan_cand *)a, *y = (const gs__plan_cand *)b;
+    double kx, ky;
+    if (x->step.mem.fits != y->step.mem.fits) return x->step.mem.fits ? -1 : 1;
+    kx = x->step.mem.fits ? x->step.seconds : x->step.mem.total;
+    ky = y->step.mem.fits ? y->step.seconds : y->step.mem.total;
+    if (kx < ky) return -1;
+    if (kx > ky) return 1;
+    /* equal step times: less network traffic, then the simpler layout */
+    if (x->step.t_ici + x->step.t_dcn < y->step.t_ici + y->step.t_dcn) return -1;
+    if (x->step.t_ici + x->step.t_dcn > y->step.t_ici + y->step.t_dcn) return 1;
+    return x->run.n_axes - y->run.n_axes;
+}
+
+GS__FN void gs__plan_layout_text(gs__sb *sb, const gs_run_desc *r) {
+    int i;
+    if (r->n_axes == 0) gs__sb_puts(sb, "one chip");
+    for (i = 0; i < r->n_axes; i++)
+        gs__sb_printf(sb, "%s%s=%lld%s", i ? " x " : "", gs_role_name(r->axes[i].role), (long long)r->axes[i].size,
+                      r->axes[i].dcn ? "(dcn)" : "");
+}
+
+GS__FN const char *gs__plan_reason(gs_ctx *ctx, const gs_plan *p) {
+    gs__sb sb;
+    const gs__plan_cand *b = &p->c[0];
+    gs__sb_init(&sb, ctx);
+    if (!p->fits) {
+        gs__sb_printf(&sb, "nothing fits: the best layout (");
+        gs__plan_layout_text(&sb, &b->run);
+        gs__sb_printf(&sb, ") needs %.4g GB per chip of %.4g GB (%.4g GB short)", b->step.mem.total / 1e9,
+                      b->step.mem.capacity / 1e9, p->shortfall / 1e9);
+    } else {
+        gs__sb_puts(&sb, "best: ");
+        gs__plan_layout_text(&sb, &b->run);
+        gs__sb_printf(&sb, ", %s-bound, %.4g ms per step (math %.4g, HBM %.4g, ICI %.4g, DCN %.4g ms)",
+                      gs_bound_name(b->step.bound), b->step.seconds * 1e3, b->step.t_math * 1e3, b->step.t_hbm * 1e3,
+                      b->step.t_ici * 1e3, b->step.t_dcn * 1e3);
+        if (p->n > 1 && p->c[1].step.mem.fits) {
+            const gs__plan_cand *s = &p->c[1];
+            gs__sb_puts(&sb, "; the runner-up (");
+            gs__plan_layout_text(&sb, &s->run);
+            gs__sb_printf(&sb, ") is %s-bound at %.4g ms (math %.4g, HBM %.4g, ICI %.4g, DCN %.4g ms)",
+                          gs_bound_name(s->step.bound), s->step.seconds * 1e3, s->step.t_math * 1e3, s->step.t_hbm * 1e3,
+                          s->step.t_ici * 1e3, s->step.t_dcn * 1e3);
+        }
+    }
+    return gs__sb_finish(&sb, "gs_model_plan");
+}
+
+GS_API gs_result gs_model_plan(gs_ctx *ctx, const gs_model_desc *m, const gs_run_desc *run, int64_t devices, gs_plan **out) {
+    gs__plan_gen G;
+    gs_plan *p;
+    gs_result rc;
+    int64_t d;
+    int i;
+    if (!ctx) return GS_ERR_INVALID_ARG;
+    if (!out) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_model_plan: out is NULL");
+    *out = NULL;
+    if (gs_model_check(ctx, m) != GS_OK) return gs_ctx_error(ctx);
+    if (!run) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_model_plan: run is NULL");
+    if (devices <= 0 || devices > 1000000)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_model_plan: devices %lld is not 1..1000000", (long long)devices);
+    memset(&G, 0, sizeof G);
+    G.base = *run;
+    G.base.n_axes = 0;
+    if (gs_run_check(ctx, &G.base) != GS_OK) return gs_ctx_error(ctx);
+    G.m = m;
+    gs__md_load(m, &G.md);
+    G.devices = devices;
+    if (run->chip->torus_rank > 0) {
+        G.slice = 1;
+        for (i = 0; i < GS_COST_MAX_AXES; i++)
+            if (run->chip->pod[i] > 0) G.slice *= run->chip->pod[i];
+    } else {
+        G.slice = run->chip->nvlink_domain > 0 ? run->chip->nvlink_domain : 1;
+    }
+    for (d = 1; d <= devices && G.n_divs < GS__COUNTOF(G.divs); d++)
+        if (devices % d == 0) G.divs[G.n_divs++] = d;
+    if (G.n_divs == GS__COUNTOF(G.divs) && G.divs[G.n_divs - 1] != devices)
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "gs_model_plan: %lld devices have more than %d divisors", (long long)devices,
+                       GS__COUNTOF(G.divs));
+    for (i = 0; i < GS__PLAN_NROLES; i++) G.ways[i] = 1;
+    rc = gs__plan_rec(ctx, &G, 0, devices);
+    if (rc != GS_OK) {
+        gs__free(ctx, G.out);
+        return rc;
+    }
+    if (G.n == 0) {
+        gs__free(ctx, G.out);
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_model_plan: no layout of %lld devices suits batch %lld (every data or "
+                       "FSDP shard needs a sequence) on chip '%s'", (long long)devices, (long long)run->batch,
+                       run->chip->name ? run->chip->name : "?");
+    }
+    qsort(G.out, (size_t)G.n, sizeof *G.out, gs__plan_cmp);
+    p = (gs_plan *)gs__arena_alloc(ctx, sizeof *p);
+    if (p) p->c = (gs__plan_cand *)gs__arena_dup(ctx, G.out, sizeof(gs__plan_cand) * (size_t)G.n);
+    gs__free(ctx, G.out);
+    if (!p || !p->c) return GS_ERR_OUT_OF_MEMORY;
+    p->ctx = ctx;
+    p->model = m;
+    p->n = G.n;
+    p->fits = p->c[0].step.mem.fits;
+    p->shortfall = p->fits ? 0.0 : p->c[0].step.mem.total - p->c[0].step.mem.capacity;
+    p->reason = gs__plan_reason(ctx, p);
+    if (!p->reason) return GS_ERR_OUT_OF_MEMORY;
+    *out = p;
+    return GS_OK;
+}
+
+GS_API int gs_plan_num_candidates(const gs_plan *p) { return p ? p->n : 0; }
+GS_API const gs_run_desc *gs_plan_run(const gs_plan *p, int i) { return p && i >= 0 && i < p->n ? &p->c[i].run : NULL; }
+GS_API const gs_model_step *gs_plan_step(const gs_plan *p, int i) { return p && i >= 0 && i < p->n ? &p->c[i].step : NULL; }
+GS_API bool gs_plan_fits(const gs_plan *p) { return p && p->fits; }
+GS_API double gs_plan_shortfall(const gs_plan *p) { return p ? p->shortfall : 0.0; }
+GS_API const char *gs_plan_reason(const gs_plan *p) { return p ? p->reason : NULL; }
+
+GS_API const char *gs_plan_json(gs_plan *p, int max_candidates) {
+    gs__sb sb;
+    int i, n;
+    if (!p) return NULL;
+    n = max_candidates > 0 && max_candidates < p->n ? max_candidates : p->n;
+    gs__sb_init(&sb, p->ctx);
+    gs__sb_puts(&sb, "{\"model\": ");
+    gs__cm_json_str(&sb, p->model->name ? p->model->name : "");
+    gs__sb_printf(&sb, ", \"fits\": %s, ", p->fits ? "true" : "false");
+    gs__md_json_kv(&sb, "shortfall_bytes", p->shortfall, true);
+    gs__sb_puts(&sb, "\"reason\": ");
+    gs__cm_json_str(&sb, p->reason);
+    gs__sb_printf(&sb, ", \"num_candidates\": %d, \"candidates\": [", p->n);
+    for (i = 0; i < n; i++) {
+        gs__sb_puts(&sb, i ? ",\n  {\"run\": " : "\n  {\"run\": ");
+        gs__md_json_run(&sb, &p->c[i].run);
+        gs__sb_puts(&sb, ", \"step\": ");
+        gs__md_json_step(&sb, &p->c[i].step);
+        gs__sb_puts(&sb, "}");
+    }
+    gs__sb_puts(&sb, "]}\n");
+    return gs__sb_finish(&sb, "gs_plan_json");
+}
+
+GS_API const char *gs_plan_text(gs_plan *p, int max_candidates) {
+    gs__sb sb;
+    int i, n;
+    if (!p) return NULL;
+    n = max_candidates > 0 && max_candidates < p->n ? max_candidates : p->n;
+    gs__sb_init(&sb, p->ctx);
+    gs__sb_printf(&sb, "%s: %d layouts, %s\n", p->model->name ? p->model->name : "model", p->n,
+                  p->fits ? "ranked by step time" : "none fits in HBM (smallest memory first)");
+    gs__sb_puts(&sb, " rank  step_ms   bound    mfu   tok/s/chip  GB/chip  fits  layout\n");
+    for (i = 0; i < n; i++) {
+        const gs_model_step *s = &p->c[i].step;
+        gs__sb_printf(&sb, "%5d %8.4g %8s %6.3f %11.5g %8.4g  %-4s  ", i + 1, s->seconds * 1e3, gs_bound_name(s->bound), s->mfu,
+                      s->tokens_per_s_per_chip, s->mem.total / 1e9, s->mem.fits ? "yes" : "no");
+        gs__plan_layout_text(&sb, &p->c[i].run);
+        gs__sb_puts(&sb, "\n");
+    }
+    gs__sb_printf(&sb, "%s\n", p->reason);
+    return gs__sb_finish(&sb, "gs_plan_text");
+}

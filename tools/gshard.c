@@ -70,6 +70,7 @@ static const char usage_text[] =
     "                           pred exactly); on a mismatch it names the first instruction that differs,\n"
     "                           the device, the element, and both values, and exits with status 1.\n"
     "                           (--stats: per-device peak memory and per-collective traffic)\n"
+    "  model, plan               whole-model accounting and the parallelism planner ('gshard model --help')\n"
     "  run --spmd FILE --devices D [io options] [--lockstep | --workers W] [--stats]\n"
     "                           FILE is already an SPMD program: run it on D emulated devices,\n"
     "                           every device gets the same inputs, and each device's outputs are written\n"
@@ -86,7 +87,7 @@ static const char usage_text2[] =
     "                           output is printed\n"
     "\n"
     "cost options:\n"
-    "  --chip NAME              v3, v4p, v5e, v5p, v6e or h100 (any case, 'tpu' prefix allowed)\n"
+    "  --chip NAME              v2, v3, v4p, v5e, v5p, v6e, h100, h800 or b200 (any case, 'tpu' prefix allowed)\n"
     "  --mesh AxB[xC]           the logical device mesh; its size must equal the program's num_partitions\n"
     "                           (--mesh 1 is one chip). Partition id d is device d, row-major over the mesh\n"
     "  --torus AxB[xC]          the physical slice the mesh is laid onto (default: the mesh's shape)\n"
@@ -1030,6 +1031,361 @@ done:
     return rc;
 }
 
+/* ---- gshard model / gshard plan: whole-model accounting and the planner ---- */
+static const char model_usage_text[] =
+    "usage: gshard model (--preset NAME | model flags) [run options] [--json]\n"
+    "       gshard plan (--preset NAME | model flags) --chip C --devices N --batch B --seq T\n"
+    "                   --train|--prefill|--decode [run options] [--top K] [--sweep LIST] [--json]\n"
+    "\n"
+    "model: parameters (by part), FLOPs per token (training 6N + attention, inference), KV-cache bytes per\n"
+    "  token; with --chip also memory per chip and the step time of the run described by the run options.\n"
+    "plan: every mesh of N chips over data, fsdp, tensor, sequence, expert, pipeline (train) and tensor2d\n"
+    "  (prefill, decode) ways, ranked by step time under the HBM limit; exit 0 with the ranking, 1 when\n"
+    "  nothing fits (the smallest shortfall first, \"fits\": false in JSON).\n"
+    "\n"
+    "model flags: --preset gpt3-175b|llama2-7b|llama2-13b|llama2-70b|llama3-8b|llama3-70b|llama3-405b|gemma-7b|\n"
+    "  mixtral-8x7b, or --layers L --d-model D --d-ff F --heads N [--kv-heads K] [--head-dim H] --vocab V\n"
+    "  [--plain-mlp] [--tied] [--experts E --top-k k] [--name NAME] (flags after --preset override it)\n"
+    "run options: --chip NAME | --chip-file FILE (`key = value` lines, gs_chip's field names)\n"
+    "  --train | --prefill | --decode      the phase (default train)\n"
+    "  --batch B                           sequences (default 1)\n"
+    "  --seq T                             tokens per sequence; decode: the KV length (default 4096)\n"
+    "  --mesh ROLE=N[,ROLE=N:dcn...]       model: the parallelism axes, roles data, fsdp, tensor, sequence,\n"
+    "                                      expert, pipeline, tensor2d; ':dcn' puts an axis across slices\n"
+    "  --param-bytes X --kv-bytes X --act-bytes X --grad-bytes X --optimizer-bytes X\n"
+    "                                      bytes per element (defaults 2, 2, 2, 0, 8)\n"
+    "  --math bf16|int8|fp8  --efficiency F (fraction of peak FLOPs)  --no-attention-flops\n"
+    "  --remat none|block|matmuls|N (N D-vectors per token and layer)  --microbatches M  --price DOLLARS\n"
+    "plan: --devices N; --top K rows (default 10); --sweep devices=A..B[,chips=C1:C2] prints the best layout\n"
+    "  for each power of two from A to B on each chip\n";
+
+typedef struct model_options {
+    gs_model_desc m;
+    gs_run_desc run;
+    gs_chip chip_file;
+    bool have_model, have_chip, json;
+    int64_t devices, top;
+    const char *mesh, *sweep;
+} model_options;
+
+static bool parse_i64_arg(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+    char *end = NULL;
+    long long v;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (!*s || *end || errno || v < lo || v > hi) return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+static bool parse_f64_arg(const char *s, double *out) {
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (!*s || *end || !(v >= 0.0) || v > 1e30) return false;
+    *out = v;
+    return true;
+}
+
+/* "tensor=8,fsdp=16,data=2:dcn" into run axes */
+static bool parse_run_mesh(const char *text, gs_run_desc *run) {
+    static const char *const names[] = {"", "data", "fsdp", "tensor", "sequence", "expert", "pipeline", "tensor2d"};
+    char buf[256], *tok, *next;
+    if (strlen(text) >= sizeof buf) return false;
+    strcpy(buf, text);
+    run->n_axes = 0;
+    for (tok = buf; tok; tok = next) {
+        char *eq, *colon;
+        next = strchr(tok, ',');
+        if (next) *next++ = 0;
+        eq = strchr(tok, '=');
+        int r;
+        if (!eq || run->n_axes == GS_MODEL_MAX_AXES) return false;
+        *eq = 0;
+        colon = strchr(eq + 1, ':');
+        if (colon) {
+            if (strcmp(colon + 1, "dcn") != 0) return false;
+            *colon = 0;
+            run->axes[run->n_axes].dcn = true;
+        }
+        for (r = 1; r < 8; r++)
+            if (strcmp(tok, names[r]) == 0) break;
+        if (r == 8 || !parse_i64_arg(eq + 1, 1, 1000000, &run->axes[run->n_axes].size)) return false;
+        run->axes[run->n_axes].role = (gs_role)r;
+        run->n_axes++;
+    }
+    return run->n_axes > 0;
+}
+
+static int parse_model_options(gs_ctx *ctx, bool plan, int argc, char **argv, model_options *o) {
+    int i;
+    o->run.batch = 1;
+    o->run.seq = 4096;
+    o->top = 10;
+    for (i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int64_t iv = 0;
+        double dv = 0.0;
+        bool ok = true;
+#define MODEL_I64(flag, field, lo, hi) else if (strcmp(a, flag) == 0) { ok = v && parse_i64_arg(v, lo, hi, &iv); if (ok) field = iv; i++; }
+#define MODEL_F64(flag, field) else if (strcmp(a, flag) == 0) { ok = v && parse_f64_arg(v, &dv); if (ok) field = dv; i++; }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(model_usage_text, stdout);
+            return EXIT_OK;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(a, "--preset") == 0) {
+            const gs_model_desc *p = NULL;
+            if (!v) return usage_error("%s needs a value", a);
+            if (gs_model_preset_lookup(ctx, v, &p) != GS_OK) {
+                fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
+                return EXIT_ERROR;
+            }
+            o->m = *p;
+            o->have_model = true;
+            i++;
+        }
+        MODEL_I64("--layers", o->m.layers, 1, 1000000)
+        MODEL_I64("--d-model", o->m.d_model, 1, 100000000)
+        MODEL_I64("--d-ff", o->m.d_ff, 1, 100000000)
+        MODEL_I64("--heads", o->m.heads, 1, 1000000)
+        MODEL_I64("--kv-heads", o->m.kv_heads, 1, 1000000)
+        MODEL_I64("--head-dim", o->m.head_dim, 1, 1000000)
+        MODEL_I64("--vocab", o->m.vocab, 1, 100000000)
+        MODEL_I64("--experts", o->m.experts, 0, 1000000)
+        MODEL_I64("--top-k", o->m.top_k, 0, 1000000)
+        MODEL_I64("--batch", o->run.batch, 1, 1000000000000LL)
+        MODEL_I64("--seq", o->run.seq, 1, 1000000000000LL)
+        MODEL_I64("--microbatches", o->run.microbatches, 1, 1000000)
+        MODEL_I64("--devices", o->devices, 1, 1000000)
+        MODEL_I64("--top", o->top, 1, 1000000)
+        MODEL_F64("--param-bytes", o->run.param_bytes)
+        MODEL_F64("--kv-bytes", o->run.kv_bytes)
+        MODEL_F64("--act-bytes", o->run.act_bytes)
+        MODEL_F64("--grad-bytes", o->run.grad_bytes)
+        MODEL_F64("--optimizer-bytes", o->run.optimizer_bytes)
+        MODEL_F64("--efficiency", o->run.efficiency)
+        MODEL_F64("--price", o->run.price_per_hour)
+        else if (strcmp(a, "--name") == 0 && v) { o->m.name = v; i++; }
+        else if (strcmp(a, "--plain-mlp") == 0) o->m.mlp = GS_MLP_PLAIN;
+        else if (strcmp(a, "--tied") == 0) o->m.tied_embeddings = true;
+        else if (strcmp(a, "--no-attention-flops") == 0) o->run.no_attention_flops = true;
+        else if (strcmp(a, "--train") == 0) o->run.phase = GS_PHASE_TRAIN;
+        else if (strcmp(a, "--prefill") == 0) o->run.phase = GS_PHASE_PREFILL;
+        else if (strcmp(a, "--decode") == 0) o->run.phase = GS_PHASE_DECODE;
+        else if (strcmp(a, "--chip") == 0 && v) {
+            if (gs_chip_lookup(ctx, v, &o->run.chip) != GS_OK) {
+                fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
+                return EXIT_ERROR;
+            }
+            o->have_chip = true;
+            i++;
+        } else if (strcmp(a, "--chip-file") == 0 && v) {
+            size_t len = 0;
+            FILE *f = fopen(v, "rb");
+            char *text = f ? read_all(f, &len) : NULL;
+            if (f) fclose(f);
+            if (!text) {
+                fprintf(stderr, "gshard: cannot read chip file %s\n", v);
+                return EXIT_ERROR;
+            }
+            if (gs_chip_parse(ctx, text, &o->chip_file) != GS_OK) {
+                fprintf(stderr, "%s: %s\n", v, gs_ctx_error_msg(ctx));
+                free(text);
+                return EXIT_ERROR;
+            }
+            free(text);
+            o->run.chip = &o->chip_file;
+            o->have_chip = true;
+            i++;
+        } else if (strcmp(a, "--math") == 0 && v) {
+            if (strcmp(v, "bf16") == 0) o->run.math = GS_MATH_BF16;
+            else if (strcmp(v, "int8") == 0) o->run.math = GS_MATH_INT8;
+            else if (strcmp(v, "fp8") == 0) o->run.math = GS_MATH_FP8;
+            else return usage_error("--math '%s' is not bf16, int8 or fp8", v);
+            i++;
+        } else if (strcmp(a, "--remat") == 0 && v) {
+            if (strcmp(v, "none") == 0) o->run.remat = GS_REMAT_NONE;
+            else if (strcmp(v, "block") == 0) o->run.remat = GS_REMAT_BLOCK;
+            else if (strcmp(v, "matmuls") == 0) o->run.remat = GS_REMAT_MATMULS;
+            else if (parse_f64_arg(v, &dv) && dv > 0.0) {
+                o->run.remat = GS_REMAT_CHECKPOINTS;
+                o->run.checkpoints = dv;
+            } else return usage_error("--remat '%s' is not none, block, matmuls or a number", v);
+            i++;
+        } else if (strcmp(a, "--mesh") == 0 && v && !plan) {
+            if (!parse_run_mesh(v, &o->run)) return usage_error("--mesh '%s' is not like tensor=8,fsdp=16,data=2:dcn", v);
+            o->mesh = v;
+            i++;
+        } else if (strcmp(a, "--sweep") == 0 && v && plan) {
+            o->sweep = v;
+            i++;
+        } else if (strcmp(a, "--emit-hlo") == 0 && plan) {
+            fprintf(stderr, "gshard plan: --emit-hlo is not implemented in this version\n");
+            return EXIT_ERROR;
+        } else {
+            return usage_error(a[0] == '-' ? "unknown option or missing value '%s'" : "unexpected argument '%s'", a);
+        }
+        if (!ok) return usage_error("bad or missing value for %s", a);
+#undef MODEL_I64
+#undef MODEL_F64
+        if (strncmp(a, "--layers", 8) == 0 || strcmp(a, "--d-model") == 0 || strcmp(a, "--heads") == 0 ||
+            strcmp(a, "--vocab") == 0 || strcmp(a, "--d-ff") == 0)
+            o->have_model = true;
+    }
+    if (!o->have_model) return usage_error("%s needs --preset NAME or the model flags (--layers ...)", plan ? "plan" : "model");
+    if (!o->m.name) o->m.name = "custom";
+    if (plan && (!o->have_chip || (!o->devices && !o->sweep)))
+        return usage_error("%s needs --chip and --devices (or --sweep)", "plan");
+    if (o->mesh && !o->have_chip) return usage_error("%s needs --chip", "--mesh");
+    return -1;
+}
+
+static int finish_output(int rc) {
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "gshard: error writing standard output\n");
+        return EXIT_ERROR;
+    }
+    return rc;
+}
+
+static int cmd_model(int argc, char **argv) {
+    model_options o;
+    gs_ctx *ctx = NULL;
+    const char *text;
+    gs_model_counts c;
+    gs_model_step st;
+    int rc;
+    memset(&o, 0, sizeof o);
+    if (gs_ctx_create(NULL, &ctx) != GS_OK) return EXIT_ERROR;
+    rc = parse_model_options(ctx, false, argc, argv, &o);
+    if (rc >= 0) goto done;
+    rc = EXIT_ERROR;
+    if (o.json) {
+        text = gs_model_json(ctx, &o.m, o.run.seq, o.have_chip ? &o.run : NULL);
+        if (!text) {
+            fprintf(stderr, "gshard model: %s\n", gs_ctx_error_msg(ctx));
+            goto done;
+        }
+        fputs(text, stdout);
+        rc = EXIT_OK;
+        goto done;
+    }
+    if (gs_model_count(ctx, &o.m, o.run.seq, &c) != GS_OK ||
+        (o.have_chip && gs_model_step_cost(ctx, &o.m, &o.run, &st) != GS_OK)) {
+        fprintf(stderr, "gshard model: %s\n", gs_ctx_error_msg(ctx));
+        goto done;
+    }
+    printf("%s: %.4g parameters (embedding %.4g, output %.4g, attention %.4g, mlp %.4g, router %.4g, norms %.4g)\n",
+           o.m.name, c.params, c.params_embed, c.params_unembed, c.params_attn, c.params_mlp, c.params_router, c.params_norm);
+    printf("  active per token %.4g; attention share of layer weights %.3f\n", c.params_active, c.attn_fraction_params);
+    printf("  FLOPs per token at seq %lld: training %.4g (6N = %.4g), inference %.4g (attention %.4g)\n",
+           (long long)o.run.seq, c.flops_train, 6.0 * c.params_matmul, c.flops_fwd, c.attn_flops_fwd);
+    printf("  KV cache per token: %.4g elements, %.4g bytes\n", c.kv_elems,
+           c.kv_elems * (o.run.kv_bytes > 0 ? o.run.kv_bytes : 2.0));
+    if (o.have_chip) {
+        printf("  %s on %lld x %s, batch %lld x seq %lld:\n", gs_phase_name(o.run.phase), (long long)st.devices,
+               o.run.chip->name, (long long)o.run.batch, (long long)o.run.seq);
+        printf("    memory per chip %.4g GB of %.4g (params %.4g, grads %.4g, optimizer %.4g, activations %.4g, KV %.4g)%s\n",
+               st.mem.total / 1e9, st.mem.capacity / 1e9, st.mem.params / 1e9, st.mem.grads / 1e9, st.mem.optimizer / 1e9,
+               st.mem.activations / 1e9, st.mem.kv_cache / 1e9, st.mem.fits ? "" : "  DOES NOT FIT");
+        printf("    step %.6g s, %s-bound (math %.4g, HBM %.4g, KV %.4g, ICI %.4g, DCN %.4g, bubble %.4g s)\n", st.seconds,
+               gs_bound_name(st.bound), st.t_math, st.t_hbm, st.t_kv, st.t_ici, st.t_dcn, st.t_bubble);
+        printf("    MFU %.3f, %.6g tokens/s (%.6g per chip), $%.4g per million tokens\n", st.mfu, st.tokens_per_s,
+               st.tokens_per_s_per_chip, st.cost_per_mtok);
+        printf("    B_crit %.4g tokens per chip; tensor ways before ICI-bound %.4g (decode, HBM-bound: %.4g)\n", st.b_crit,
+               st.tensor_max, st.tensor_max_decode);
+    }
+    rc = EXIT_OK;
+done:
+    gs_ctx_destroy(ctx);
+    return finish_output(rc);
+}
+
+/* --sweep devices=A..B[,chips=C1:C2]: the best layout per device count (powers of two) and chip */
+static int plan_sweep(gs_ctx *ctx, model_options *o) {
+    char buf[256], *chips = NULL, *p;
+    int64_t lo = 0, hi = 0, d;
+    int any_fit = 0;
+    if (strlen(o->sweep) >= sizeof buf || strncmp(o->sweep, "devices=", 8) != 0)
+        return usage_error("--sweep '%s' is not like devices=8..8192[,chips=v5e:v5p]", o->sweep);
+    strcpy(buf, o->sweep + 8);
+    if ((p = strstr(buf, ",chips=")) != NULL) {
+        *p = 0;
+        chips = p + 7;
+    }
+    p = strstr(buf, "..");
+    if (!p) return usage_error("--sweep '%s' is not like devices=8..8192[,chips=v5e:v5p]", o->sweep);
+    *p = 0;
+    if (!parse_i64_arg(buf, 1, 1000000, &lo) || !parse_i64_arg(p + 2, lo, 1000000, &hi))
+        return usage_error("--sweep '%s': bad device range", o->sweep);
+    if (o->json) printf("[");
+    for (;;) {
+        char *next = chips ? strchr(chips, ':') : NULL;
+        if (next) *next = 0;
+        if (chips && gs_chip_lookup(ctx, chips, &o->run.chip) != GS_OK) {
+            fprintf(stderr, "gshard plan: %s\n", gs_ctx_error_msg(ctx));
+            return EXIT_ERROR;
+        }
+        for (d = lo; d <= hi; d *= 2) {
+            gs_plan *plan = NULL;
+            if (gs_model_plan(ctx, &o->m, &o->run, d, &plan) != GS_OK) {
+                if (!o->json) printf("%s %6lld chips: %s\n", o->run.chip->name, (long long)d, gs_ctx_error_msg(ctx));
+                gs_ctx_clear_error(ctx);
+                continue;
+            }
+            any_fit |= gs_plan_fits(plan);
+            if (o->json) {
+                const char *t = gs_plan_json(plan, 1);
+                if (!t) return EXIT_ERROR;
+                printf("%s{\"chip\": \"%s\", \"devices\": %lld, \"plan\": %s}", any_fit > 1 ? "," : "", o->run.chip->name,
+                       (long long)d, t);
+                any_fit |= 2;
+            } else {
+                const gs_model_step *s = gs_plan_step(plan, 0);
+                printf("%s %6lld chips: %s %.4g ms, %s-bound, MFU %.3f, %.4g GB/chip\n", o->run.chip->name, (long long)d,
+                       gs_plan_fits(plan) ? "fits," : "DOES NOT FIT,", s->seconds * 1e3, gs_bound_name(s->bound), s->mfu,
+                       s->mem.total / 1e9);
+            }
+            if (d > hi / 2) break;
+        }
+        if (!next) break;
+        chips = next + 1;
+    }
+    if (o->json) printf("]\n");
+    return (any_fit & 1) ? EXIT_OK : EXIT_MISMATCH;
+}
+
+static int cmd_plan(int argc, char **argv) {
+    model_options o;
+    gs_ctx *ctx = NULL;
+    gs_plan *plan = NULL;
+    const char *text;
+    int rc;
+    memset(&o, 0, sizeof o);
+    if (gs_ctx_create(NULL, &ctx) != GS_OK) return EXIT_ERROR;
+    rc = parse_model_options(ctx, true, argc, argv, &o);
+    if (rc >= 0) goto done;
+    if (o.sweep) {
+        rc = plan_sweep(ctx, &o);
+        goto done;
+    }
+    rc = EXIT_ERROR;
+    if (gs_model_plan(ctx, &o.m, &o.run, o.devices, &plan) != GS_OK) {
+        fprintf(stderr, "gshard plan: %s\n", gs_ctx_error_msg(ctx));
+        goto done;
+    }
+    text = o.json ? gs_plan_json(plan, (int)o.top) : gs_plan_text(plan, (int)o.top);
+    if (!text) {
+        fprintf(stderr, "gshard plan: %s\n", gs_ctx_error_msg(ctx));
+        goto done;
+    }
+    fputs(text, stdout);
+    rc = gs_plan_fits(plan) ? EXIT_OK : EXIT_MISMATCH;
+done:
+    gs_ctx_destroy(ctx);
+    return finish_output(rc);
+}
+
 int main(int argc, char **argv) {
     const char *cmd;
     options o;
@@ -1050,6 +1406,8 @@ int main(int argc, char **argv) {
         return EXIT_OK;
     }
     if (strcmp(cmd, "cost") == 0) return cmd_cost(argc, argv);
+    if (strcmp(cmd, "model") == 0) return cmd_model(argc, argv);
+    if (strcmp(cmd, "plan") == 0) return cmd_plan(argc, argv);
     if (strcmp(cmd, "print") != 0 && strcmp(cmd, "eval") != 0 && strcmp(cmd, "propagate") != 0 &&
         strcmp(cmd, "partition") != 0 && strcmp(cmd, "run") != 0) {
         if (cmd[0] == '-') return usage_error("unknown option '%s'", cmd);
