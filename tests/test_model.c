@@ -2,7 +2,11 @@
    "How to Scale Your Model" (Austin et al.) ch.4-8, cited as [book] with chapter and question. Every BOOK()
    check is a number the book states (or, where the book's arithmetic is wrong, the corrected value; the
    comment and docs/cost.md say so). Other checks are hand-computed here from the formulas. */
+#if !defined(_POSIX_C_SOURCE)
+#  define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#endif
 #include "test.h"
+#include <unistd.h>
 
 #define CHECK_REL(a, b, rel) do { double gst_x = (double)(a), gst_y = (double)(b); \
     if (!(fabs(gst_x - gst_y) <= (rel) * fabs(gst_y))) \
@@ -604,6 +608,147 @@ static void test_model_bad_input(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* ---- the planner ---- */
+static int smallest_fit(gs_ctx *ctx, double bytes) {
+    /* the smallest power-of-two v5e slice that serves LLaMA 3-70B decode (batch 1, 8k context) */
+    gs_run_desc r = run_of("v5e", GS_PHASE_DECODE, 1, 8192, 0, NULL, NULL);
+    int64_t d;
+    r.param_bytes = bytes;
+    r.kv_bytes = bytes;
+    for (d = 1; d <= 256; d *= 2) {
+        gs_plan *p = NULL;
+        CHECK_OK(gs_model_plan(ctx, preset("llama3-70b"), &r, d, &p));
+        if (p && gs_plan_fits(p)) return (int)d;
+    }
+    return -1;
+}
+
+static void test_model_planner(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_run_desc r;
+    gs_plan *p = NULL;
+    const gs_model_step *best;
+    const gs_run_desc *br;
+    double tensor = 1, fsdp = 1;
+    int i;
+    /* [book] ch.8 table: the smallest v5e slices for LLaMA 3-70B: bf16 4x4, int8 4x2, int4 2x2 */
+    BOOK(smallest_fit(ctx, 2), 16, 0);
+    BOOK(smallest_fit(ctx, 1), 8, 0);
+    BOOK(smallest_fit(ctx, 0.5), 4, 0);
+    /* nothing fits on 4 chips in int8: the best is the smallest shortfall */
+    r = run_of("v5e", GS_PHASE_DECODE, 32, 8192, 0, NULL, NULL);
+    r.param_bytes = 1;
+    r.kv_bytes = 1;
+    CHECK_OK(gs_model_plan(ctx, preset("llama3-70b"), &r, 4, &p));
+    CHECK(!gs_plan_fits(p));
+    CHECK_REL(gs_plan_shortfall(p), gs_plan_step(p, 0)->mem.total - 16e9, 1e-12);
+    CHECK(strstr(gs_plan_reason(p), "nothing fits") != NULL);
+    for (i = 1; i < gs_plan_num_candidates(p); i++) CHECK(gs_plan_step(p, i)->mem.total >= gs_plan_step(p, 0)->mem.total);
+    /* [book] ch.6: LLaMA 3-70B, 4M tokens (1024 x 4096) on a full v5p pod: mixed FSDP and 4-way tensor
+       parallelism (with some sequence parallelism), compute-bound; pure FSDP is ICI-bound */
+    r = run_of("v5p", GS_PHASE_TRAIN, 1024, 4096, 0, NULL, NULL);
+    CHECK_OK(gs_model_plan(ctx, preset("llama3-70b"), &r, 8192, &p));
+    CHECK(gs_plan_fits(p));
+    best = gs_plan_step(p, 0);
+    br = gs_plan_run(p, 0);
+    for (i = 0; i < br->n_axes; i++) {
+        if (br->axes[i].role == GS_ROLE_TENSOR) tensor *= (double)br->axes[i].size;
+        if (br->axes[i].role == GS_ROLE_FSDP) fsdp *= (double)br->axes[i].size;
+    }
+    BOOK(tensor, 4, 0);
+    CHECK(fsdp >= 1024);
+    CHECK(best->bound == GS_BOUND_COMPUTE);
+    for (i = 1; i < gs_plan_num_candidates(p); i++)
+        if (gs_plan_step(p, i)->mem.fits) CHECK(gs_plan_step(p, i)->seconds >= best->seconds);
+    CHECK(strstr(gs_plan_reason(p), "best: tensor=4") != NULL);
+    CHECK(strstr(gs_plan_json(p, 3), "\"fits\": true") != NULL);
+    CHECK(strstr(gs_plan_text(p, 3), "rank") != NULL);
+    /* beyond one pod the batch roles cross the DCN */
+    CHECK_OK(gs_model_plan(ctx, preset("llama3-70b"), &r, 16384, &p));
+    br = gs_plan_run(p, 0);
+    CHECK(br->n_axes > 0 && br->axes[br->n_axes - 1].dcn);
+    /* bad input */
+    CHECK_ERR(gs_model_plan(ctx, preset("llama3-70b"), &r, 0, &p), GS_ERR_INVALID_ARG, "devices");
+    {
+        /* 7 chips for one short sequence of a 4-head, 2-layer model: no role can take 7 ways */
+        gs_model_desc m;
+        memset(&m, 0, sizeof m);
+        m.name = "tiny";
+        m.layers = 2; m.d_model = 64; m.d_ff = 256; m.heads = 4; m.vocab = 100;
+        r.batch = 1;
+        r.seq = 100;
+        CHECK_ERR(gs_model_plan(ctx, &m, &r, 7, &p), GS_ERR_INVALID_ARG, "no layout");
+    }
+    gs_ctx_destroy(ctx);
+}
+
+static void test_model_cli(void) {
+    char dir[64], path[128];
+    FILE *f;
+    int rc;
+    if (access(gst_gshard_bin(), X_OK) != 0) {
+        CHECK_MSG(0, "%s not found: build it first (make test builds it)", gst_gshard_bin());
+        return;
+    }
+    snprintf(dir, sizeof dir, "/tmp/gst_model_XXXXXX");
+    if (!mkdtemp(dir)) {
+        CHECK_MSG(0, "mkdtemp failed");
+        return;
+    }
+    rc = gst_cli(dir, "model --preset llama3-70b --json");
+    CHECK_MSG(rc == 0, "rc %d: %s", rc, gst_cli_err);
+    CHECK(strstr(gst_cli_out, "\"params\": 70553706496,") != NULL);
+    CHECK(strstr(gst_cli_out, "\"params_by_part\": {\"embedding\": 1050673152") != NULL);
+    rc = gst_cli(dir, "model --preset llama3-70b");
+    CHECK(rc == 0 && strstr(gst_cli_out, "7.055e+10 parameters") != NULL);
+    rc = gst_cli(dir, "model --preset llama3-70b --chip v5e --decode --batch 32 --seq 8192 --param-bytes 1 --kv-bytes 1 "
+                      "--mesh tensor=4,tensor=2 --json");
+    CHECK_MSG(rc == 0, "rc %d: %s", rc, gst_cli_err);
+    CHECK(strstr(gst_cli_out, "\"bound\": \"hbm\"") && strstr(gst_cli_out, "\"fits\": true"));
+    rc = gst_cli(dir, "model --layers 2 --d-model 64 --d-ff 256 --heads 4 --vocab 100 --tied --plain-mlp --name tiny");
+    CHECK(rc == 0 && strstr(gst_cli_out, "tiny: 1.05e+05 parameters") != NULL);
+    rc = gst_cli(dir, "plan --preset llama3-70b --chip v5e --devices 8 --batch 32 --seq 8192 --decode --param-bytes 1 "
+                      "--kv-bytes 1 --json --top 2");
+    CHECK_MSG(rc == 0, "rc %d: %s", rc, gst_cli_err);
+    CHECK(strstr(gst_cli_out, "\"fits\": true") != NULL);
+    rc = gst_cli(dir, "plan --preset llama3-70b --chip v5e --devices 4 --batch 32 --seq 8192 --decode --json");
+    CHECK_EQ_INT(rc, 1);
+    CHECK(strstr(gst_cli_out, "\"fits\": false") != NULL);
+    rc = gst_cli(dir, "plan --preset llama3-70b --chip v5e --sweep devices=4..16,chips=v5e:v5p --batch 1 --seq 8192 --decode");
+    CHECK_EQ_INT(rc, 0);
+    CHECK(strstr(gst_cli_out, "v5e      8 chips: DOES NOT FIT") && strstr(gst_cli_out, "v5e     16 chips: fits") &&
+          strstr(gst_cli_out, "v5p      4 chips: fits"));
+    snprintf(path, sizeof path, "%s/chip.txt", dir);
+    f = fopen(path, "w");
+    if (f) {
+        fputs("base = v5e\nname = v5e-32g\nhbm_capacity = 32e9\n", f);
+        fclose(f);
+    }
+    rc = gst_cli(dir, "plan --preset llama3-70b --chip-file %s --devices 8 --batch 1 --seq 8192 --decode", path);
+    CHECK_MSG(rc == 0, "rc %d: %s", rc, gst_cli_err);
+    /* errors: exit 2 with a message */
+    CHECK_EQ_INT(gst_cli(dir, "model"), 2);
+    CHECK(strstr(gst_cli_err, "--preset") != NULL);
+    CHECK_EQ_INT(gst_cli(dir, "model --preset llama9"), 2);
+    CHECK(strstr(gst_cli_err, "unknown model preset") != NULL);
+    CHECK_EQ_INT(gst_cli(dir, "model --preset llama3-8b --mesh tensor=4"), 2);
+    CHECK_EQ_INT(gst_cli(dir, "model --preset llama3-8b --chip v5e --mesh tensor4"), 2);
+    CHECK_EQ_INT(gst_cli(dir, "model --preset llama3-8b --chip v5e --mesh expert=4"), 2);
+    CHECK(strstr(gst_cli_err, "mixture-of-experts") != NULL);
+    CHECK_EQ_INT(gst_cli(dir, "plan --preset llama3-8b --chip v5e --batch 4"), 2);
+    CHECK_EQ_INT(gst_cli(dir, "plan --preset llama3-8b --chip v5e --devices 8 --emit-hlo x.hlo"), 2);
+    CHECK_EQ_INT(gst_cli(dir, "model --preset llama3-8b --bogus"), 2);
+    CHECK_EQ_INT(gst_cli(dir, "model --preset llama3-8b --batch -1"), 2);
+    CHECK_EQ_INT(gst_cli(dir, "model --preset llama3-8b --chip-file %s/missing.txt", dir), 2);
+    CHECK_EQ_INT(gst_cli(dir, "model --help"), 0);
+    CHECK(strstr(gst_cli_out, "--sweep") != NULL);
+    {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        CHECK(system(cmd) == 0);
+    }
+}
+
 void suite_model(void) {
     RUN(test_model_presets);
     RUN(test_model_book_ch4);
@@ -612,4 +757,6 @@ void suite_model(void) {
     RUN(test_model_inference);
     RUN(test_model_strategies);
     RUN(test_model_bad_input);
+    RUN(test_model_planner);
+    RUN(test_model_cli);
 }
