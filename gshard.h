@@ -1325,7 +1325,7 @@ typedef struct gs_plan gs_plan;   /* lives in the ctx arena; no free */
 /* Enumerates meshes of `devices` chips for run's phase (run->axes ignored): every factorisation into
    data, FSDP, tensor, sequence, expert (MoE), pipeline (train) and 2-D weight-stationary (decode) ways with
    power-of-two or divisor sizes, each role on its own logical axis, the ICI axes a role spans estimated from
-   the slice's shape. Ranks the candidates that fit in HBM by step time; when none fits, the one with the
+   the slice's shape; for training with the default rematerialisation also each layout with GS_REMAT_BLOCK. Ranks the candidates that fit in HBM by step time; when none fits, the one with the
    smallest shortfall first. */
 GS_API gs_result gs_model_plan(gs_ctx *ctx, const gs_model_desc *m, const gs_run_desc *run, int64_t devices,
                                gs_plan **out);
@@ -23053,7 +23053,10 @@ GS__FN void gs__md_json_run(gs__sb *sb, const gs_run_desc *r) {
         gs__cm_json_str(sb, gs_role_name(r->axes[i].role));
         gs__sb_printf(sb, ", \"dcn\": %s}", r->axes[i].dcn ? "true" : "false");
     }
-    gs__sb_puts(sb, "]}");
+    gs__sb_puts(sb, "], \"remat\": ");
+    gs__cm_json_str(sb, r->remat == GS_REMAT_NONE ? "none" : r->remat == GS_REMAT_BLOCK ? "block" :
+                        r->remat == GS_REMAT_CHECKPOINTS ? "checkpoints" : "matmuls");
+    gs__sb_puts(sb, "}");
 }
 
 GS__FN void gs__md_json_step(gs__sb *sb, const gs_model_step *s) {
@@ -23272,22 +23275,35 @@ GS__FN gs_result gs__plan_rec(gs_ctx *ctx, gs__plan_gen *G, int ri, int64_t left
             if (gs__plan_roles[j] == GS_ROLE_DATA || gs__plan_roles[j] == GS_ROLE_FSDP || gs__plan_roles[j] == GS_ROLE_EXPERT)
                 batch_ways *= G->ways[j];
         if (batch_ways > G->base.batch) return GS_OK;   /* every batch shard needs a sequence */
+        int k, n_remat;
+        gs_remat remats[2];
         memset(&cand, 0, sizeof cand);
         if (!gs__plan_layout(G, &cand.run)) return GS_OK;
-        if (gs_model_step_cost(ctx, G->m, &cand.run, &cand.step) != GS_OK) {
-            gs_ctx_clear_error(ctx);   /* a layout the chip cannot hold: not a candidate */
-            return GS_OK;
+        /* training with the default policy tries both: keep the matmuls' outputs, or only each layer's input */
+        n_remat = 1;
+        remats[0] = cand.run.remat;
+        if (G->base.phase != GS_PHASE_PREFILL && G->base.phase != GS_PHASE_DECODE && cand.run.remat == GS_REMAT_DEFAULT) {
+            remats[0] = GS_REMAT_MATMULS;
+            remats[1] = GS_REMAT_BLOCK;
+            n_remat = 2;
         }
-        if (G->n == G->cap) {
-            int ncap = G->cap ? 2 * G->cap : 64;
-            gs__plan_cand *nc = (gs__plan_cand *)gs__malloc(ctx, sizeof(gs__plan_cand) * (size_t)ncap);
-            if (!nc) return GS_ERR_OUT_OF_MEMORY;
-            if (G->n) memcpy(nc, G->out, sizeof(gs__plan_cand) * (size_t)G->n);
-            gs__free(ctx, G->out);
-            G->out = nc;
-            G->cap = ncap;
+        for (k = 0; k < n_remat; k++) {
+            cand.run.remat = remats[k];
+            if (gs_model_step_cost(ctx, G->m, &cand.run, &cand.step) != GS_OK) {
+                gs_ctx_clear_error(ctx);   /* a layout the chip cannot hold: not a candidate */
+                return GS_OK;
+            }
+            if (G->n == G->cap) {
+                int ncap = G->cap ? 2 * G->cap : 64;
+                gs__plan_cand *nc = (gs__plan_cand *)gs__malloc(ctx, sizeof(gs__plan_cand) * (size_t)ncap);
+                if (!nc) return GS_ERR_OUT_OF_MEMORY;
+                if (G->n) memcpy(nc, G->out, sizeof(gs__plan_cand) * (size_t)G->n);
+                gs__free(ctx, G->out);
+                G->out = nc;
+                G->cap = ncap;
+            }
+            G->out[G->n++] = cand;
         }
-        G->out[G->n++] = cand;
         return GS_OK;
     }
     for (i = 0; i < G->n_divs; i++) {
@@ -23322,6 +23338,7 @@ GS__FN void gs__plan_layout_text(gs__sb *sb, const gs_run_desc *r) {
     for (i = 0; i < r->n_axes; i++)
         gs__sb_printf(sb, "%s%s=%lld%s", i ? " x " : "", gs_role_name(r->axes[i].role), (long long)r->axes[i].size,
                       r->axes[i].dcn ? "(dcn)" : "");
+    if (r->remat == GS_REMAT_BLOCK) gs__sb_puts(sb, ", remat=block");
 }
 
 GS__FN const char *gs__plan_reason(gs_ctx *ctx, const gs_plan *p) {

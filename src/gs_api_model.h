@@ -208,7 +208,7 @@ typedef struct gs_plan gs_plan;   /* lives in the ctx arena; no free */
 /* Enumerates meshes of `devices` chips for run's phase (run->axes ignored): every factorisation into
    data, FSDP, tensor, sequence, expert (MoE), pipeline (train) and 2-D weight-stationary (decode) ways with
    power-of-two or divisor sizes, each role on its own logical axis, the ICI axes a role spans estimated from
-   the slice's shape. Ranks the candidates that fit in HBM by step time; when none fits, the one with the
+   the slice's shape; for training with the default rematerialisation also each layout with GS_REMAT_BLOCK. Ranks the candidates that fit in HBM by step time; when none fits, the one with the
    smallest shortfall first. */
 GS_API gs_result gs_model_plan(gs_ctx *ctx, const gs_model_desc *m, const gs_run_desc *run, int64_t devices,
                                gs_plan **out);
