@@ -92,6 +92,17 @@ static void test_model_presets(void) {
     BOOK(c.params, 13.1e9, 0.01);
     /* ch.5 Q2: bf16 parameters and two f32 Adam moments, (2 + 4 + 4) * 13e9 ~ 130 GB */
     BOOK(10.0 * c.params, 130e9, 0.01);
+    /* [book] ch.7 Q1: L = 64, D = 4096, F = 16384, N = 32, K = 8, H = 256, V = 32128, tied: 18.4e9 */
+    {
+        gs_model_desc m;
+        memset(&m, 0, sizeof m);
+        m.name = "ch7-q1";
+        m.layers = 64; m.d_model = 4096; m.d_ff = 16384; m.heads = 32; m.kv_heads = 8; m.head_dim = 256;
+        m.vocab = 32128; m.tied_embeddings = true;
+        c = counts(ctx, &m, 0);
+        BOOK(c.params, 18.4e9, 0.002);
+        CHECK_REL(c.kv_elems, 2.0 * 64 * 8 * 256, 1e-12);
+    }
     /* [book] ch.8: LLaMA 3-70B int8 parameters 70 GB, bf16 140 GB, int4 35 GB (the ch.8 table prints 45 GB for
        int4: 70e9 * 0.5 is 35e9; see docs/cost.md) */
     c = counts(ctx, preset("llama3-70b"), 0);
