@@ -358,6 +358,8 @@ GS__FN gs_result gs__cm_check_amount(gs_ctx *ctx, const char *who, const char *w
 GS__FN void gs__cm_collective(const gs_chip *chip, gs_collective_kind kind, double V, int n_axes, const gs_cost_axis *axes,
                               gs_cost_comm *o);
 GS__FN void gs__cm_json_str(gs__sb *sb, const char *s);
+GS__FN bool gs__cm_trip_count(const gs_value *w, int64_t *trips);
+GS__FN bool gs__cm_is_collective(gs_op op);
 GS__FN void gs__cm_json_num(gs__sb *sb, double x);
 
 #endif /* GS_INTERNAL_H */

@@ -766,6 +766,137 @@ static void test_model_cli(void) {
     }
 }
 
+/* ---- shapes-only runs against the full runtime ---- */
+static long long cli_number_after(const char *text, const char *needle) {
+    const char *p = strstr(text, needle);
+    return p ? atoll(p + strlen(needle)) : -1;
+}
+
+/* an SPMD program: a loop of 3 iterations with an all-reduce over pairs and a permute in its body */
+static const char shapes_loop_text[] =
+    "HloModule sl, num_partitions=4\n"
+    "add.f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "cond {\n  p = (s32[], f32[64,32]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+    "  n = s32[] constant(3)\n  ROOT c = pred[] compare(i, n), direction=LT\n}\n"
+    "body {\n  p = (s32[], f32[64,32]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+    "  one = s32[] constant(1)\n  i2 = s32[] add(i, one)\n  x = f32[64,32] get-tuple-element(p), index=1\n"
+    "  y = f32[64,32] exponential(x)\n"
+    "  z = f32[64,32] all-reduce(y), replica_groups={{0,1},{2,3}}, to_apply=add.f32\n"
+    "  q = f32[64,32] collective-permute(z), source_target_pairs={{0,1},{1,0}}\n"
+    "  ROOT t = (s32[], f32[64,32]) tuple(i2, q)\n}\n"
+    "ENTRY main {\n  zero = s32[] constant(0)\n  x = f32[64,32] parameter(0)\n"
+    "  init = (s32[], f32[64,32]) tuple(zero, x)\n"
+    "  w = (s32[], f32[64,32]) while(init), condition=cond, body=body\n"
+    "  ROOT r = f32[64,32] get-tuple-element(w), index=1\n}\n";
+
+static void test_model_shapes_only(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = NULL;
+    gs_shapes_desc sd;
+    gs_shapes_report *rep = NULL;
+    const char *files[3] = {"examples/mlp.hlo", "examples/moe_layer.hlo", "examples/ops_tour.hlo"};
+    const int devs[3] = {8, 8, 4};
+    char dir[64], path[128];
+    FILE *f;
+    int i;
+    /* the example programs: the same peak per device and the same bytes per collective as the runtime */
+    for (i = 0; i < 3; i++) {
+        long long peak_rt, peak_sh;
+        static char rt_out[sizeof gst_cli_out];
+        CHECK_EQ_INT(gst_cli(".", "run %s --devices %d --stats", files[i], devs[i]), 0);
+        memcpy(rt_out, gst_cli_out, sizeof rt_out);
+        peak_rt = cli_number_after(rt_out, "device 0: peak ");
+        CHECK_EQ_INT(gst_cli(".", "run %s --devices %d --shapes-only", files[i], devs[i]), 0);
+        peak_sh = cli_number_after(gst_cli_out, "every device peaks at ");
+        CHECK_MSG(peak_rt > 0 && peak_rt == peak_sh, "%s: runtime peak %lld, shapes-only %lld", files[i], peak_rt, peak_sh);
+        CHECK(cli_number_after(rt_out, "device 1: peak ") == peak_sh);
+        if (i == 1) {
+            /* the MoE layer's two AllToAlls and the aux-loss all-reduce: 57568 bytes sent in all */
+            CHECK(strstr(rt_out, "all-to-all all-to-all.211: groups of 8, ran 1 times per device, 28672 bytes sent") != NULL);
+            CHECK(strstr(gst_cli_out, "all-to-all all-to-all.211: groups of 8, mesh axes -, ran 1 times per device, 28672 "
+                                      "bytes sent in all (at most 3584 by one device)") != NULL);
+            CHECK(strstr(gst_cli_out, "bytes sent: 57568 in all, at most 7196 by one device") != NULL);
+        }
+    }
+    /* an SPMD program with a loop: the runtime (--spmd --stats) against the C API */
+    snprintf(dir, sizeof dir, "/tmp/gst_shapes_XXXXXX");
+    if (!mkdtemp(dir)) {
+        CHECK_MSG(0, "mkdtemp failed");
+        gs_ctx_destroy(ctx);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/loop.hlo", dir);
+    f = fopen(path, "w");
+    if (f) {
+        fputs(shapes_loop_text, f);
+        fclose(f);
+    }
+    CHECK_EQ_INT(gst_cli(dir, "run --spmd %s --devices 4 --stats", path), 0);
+    CHECK_OK(gs_hlo_parse(ctx, shapes_loop_text, strlen(shapes_loop_text), &g));
+    memset(&sd, 0, sizeof sd);
+    sd.num_devices = 4;
+    sd.mesh_rank = 2;
+    sd.mesh[0] = 2;
+    sd.mesh[1] = 2;
+    CHECK_OK(gs_shapes_run(g, &sd, &rep));
+    if (rep) {
+        const gs_shapes_collective *ar = gs_shapes_collective_at(rep, 0), *cp = gs_shapes_collective_at(rep, 1);
+        CHECK_EQ_INT(gs_shapes_peak_bytes(rep, 3), cli_number_after(gst_cli_out, "device 3: peak "));
+        CHECK_EQ_INT(gs_shapes_param_bytes(rep), 64 * 32 * 4);
+        CHECK(strstr(gs_shapes_peak_path(rep, 0), "w/body") != NULL);
+        CHECK_EQ_INT(gs_shapes_num_collectives(rep), 2);
+        CHECK(ar && cp);
+        if (ar && cp) {
+            /* 3 iterations; all-reduce in pairs {0,1},{2,3} (mesh axis 1): (2-1) * 8192 bytes per device and run */
+            CHECK_EQ_INT(ar->count, 3);
+            CHECK_EQ_INT(ar->axes, 2u);
+            CHECK_NEAR(ar->bytes_sent, 4.0 * 3 * 8192, 0);
+            CHECK_NEAR(cp->bytes_sent, 2.0 * 3 * 8192, 0);
+            CHECK(strstr(gst_cli_out, "all-reduce z: groups of 2, ran 3 times per device, 98304 bytes sent") != NULL);
+            CHECK(strstr(gst_cli_out, "collective-permute q: groups of 1, ran 3 times per device, 49152 bytes sent") != NULL);
+        }
+        /* devices 2 and 3 are outside the permute */
+        CHECK_NEAR(gs_shapes_bytes_sent(rep, 0), 3.0 * 8192 * 2, 0);
+        CHECK_NEAR(gs_shapes_bytes_sent(rep, 3), 3.0 * 8192, 0);
+        CHECK_NEAR(gs_shapes_axes_bytes(rep, 2u), 6.0 * 3 * 8192, 0);   /* both collectives run along axis 1 */
+        CHECK(strstr(gs_shapes_json(rep), "\"mesh_axes\": [1]") != NULL);
+    }
+    /* a loop whose trip count cannot be read: an error that names the loop, unless the count is given */
+    {
+        const char *txt = "HloModule u\ncond {\n  p = s32[] parameter(0)\n  ROOT c = pred[] compare(p, p), direction=LT\n}\n"
+                          "body {\n  p = s32[] parameter(0)\n  ROOT q = s32[] multiply(p, p)\n}\n"
+                          "ENTRY main {\n  i = s32[] parameter(0)\n  ROOT w = s32[] while(i), condition=cond, body=body\n}\n";
+        const char *names[1] = {"w"};
+        const int64_t counts[1] = {5};
+        gs_graph *u = NULL;
+        CHECK_OK(gs_hlo_parse(ctx, txt, strlen(txt), &u));
+        memset(&sd, 0, sizeof sd);
+        sd.num_devices = 2;
+        CHECK_ERR(gs_shapes_run(u, &sd, &rep), GS_ERR_UNSUPPORTED, "--trip-count w=N");
+        sd.n_trip_counts = 1;
+        sd.trip_names = names;
+        sd.trip_counts = counts;
+        CHECK_OK(gs_shapes_run(u, &sd, &rep));
+        sd.num_devices = 0;
+        CHECK_ERR(gs_shapes_run(u, &sd, &rep), GS_ERR_INVALID_ARG, "num_devices");
+        sd.num_devices = 4;
+        sd.mesh_rank = 1;
+        sd.mesh[0] = 3;
+        CHECK_ERR(gs_shapes_run(u, &sd, &rep), GS_ERR_INVALID_ARG, "mesh has 3 devices");
+    }
+    CHECK_EQ_INT(gst_cli(dir, "run %s --devices 4 --shapes-only --check", path), 2);
+    CHECK_EQ_INT(gst_cli(dir, "run %s --devices 4 --trip-count w=3", path), 2);
+    CHECK_EQ_INT(gst_cli(".", "run examples/ops_tour.hlo --devices 4 --shapes-only --trip-count bad"), 2);
+    CHECK_EQ_INT(gst_cli(".", "run examples/moe_layer.hlo --devices 8 --shapes-only --mesh 2x4 --json"), 0);
+    CHECK(strstr(gst_cli_out, "\"peak_bytes\": 44548") != NULL);
+    {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        CHECK(system(cmd) == 0);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 void suite_model(void) {
     RUN(test_model_presets);
     RUN(test_model_book_ch4);
@@ -776,4 +907,5 @@ void suite_model(void) {
     RUN(test_model_bad_input);
     RUN(test_model_planner);
     RUN(test_model_cli);
+    RUN(test_model_shapes_only);
 }

@@ -70,6 +70,8 @@ static const char usage_text[] =
     "                           pred exactly); on a mismatch it names the first instruction that differs,\n"
     "                           the device, the element, and both values, and exits with status 1.\n"
     "                           (--stats: per-device peak memory and per-collective traffic)\n"
+    "  run FILE --devices D --shapes-only [--trip-count NAME=N] [--mesh AxB] [--json]\n"
+    "                           no data: per-device peak memory (and where), bytes per collective and mesh axes\n"
     "  model, plan               whole-model accounting and the parallelism planner ('gshard model --help')\n"
     "  run --spmd FILE --devices D [io options] [--lockstep | --workers W] [--stats]\n"
     "                           FILE is already an SPMD program: run it on D emulated devices,\n"
@@ -258,6 +260,10 @@ typedef struct options {
     long long workers;        /* run --workers; 0 = the runtime's default */
     bool check;               /* run --check */
     double rtol, atol;        /* run --check tolerances (0: the defaults) */
+    bool shapes_only, json;   /* run --shapes-only [--json] */
+    const char *shapes_mesh;  /* run --shapes-only --mesh AxB */
+    const char *trip_spec[16];/* run --shapes-only --trip-count NAME=N */
+    int n_trip;
 } options;
 
 static bool is_digits(const char *s) {
@@ -350,6 +356,17 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                 o->lockstep = true;
             } else if (run && strcmp(a, "--stats") == 0) {
                 o->stats = true;
+            } else if (run && strcmp(a, "--shapes-only") == 0) {
+                o->shapes_only = true;
+            } else if (run && strcmp(a, "--json") == 0) {
+                o->json = true;
+            } else if (run && option_is(a, "--mesh")) {
+                if (!(v = option_value(argc, argv, &i, "--mesh"))) return EXIT_ERROR;
+                o->shapes_mesh = v;
+            } else if (run && option_is(a, "--trip-count")) {
+                if (!(v = option_value(argc, argv, &i, "--trip-count"))) return EXIT_ERROR;
+                if (o->n_trip == 16) return usage_error("run: at most 16 %s options", "--trip-count");
+                o->trip_spec[o->n_trip++] = v;
             } else if (run && strcmp(a, "--check") == 0) {
                 o->check = true;
             } else if (run && (option_is(a, "--rtol") || option_is(a, "--atol"))) {
@@ -387,6 +404,10 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
     if (run && !o->check && (o->rtol > 0 || o->atol > 0)) return usage_error("run: %s only apply with --check", "--rtol/--atol");
     if (run && o->lockstep && o->workers) return usage_error("run: %s runs every device in one thread; --workers does not apply",
                                                              "--lockstep");
+    if (run && !o->shapes_only && (o->json || o->shapes_mesh || o->n_trip))
+        return usage_error("run: %s only apply with --shapes-only", "--json, --mesh and --trip-count");
+    if (run && o->shapes_only && (o->check || o->spmd || o->n_inputs || o->output_dir || o->stats))
+        return usage_error("run: %s runs without data: no --check, --spmd, --input, --output-dir or --stats", "--shapes-only");
     return -1;
 }
 
@@ -843,6 +864,55 @@ static int cmd_partition(gs_ctx *ctx, const options *o) {
 }
 
 /* run (without --spmd): partition, run on D devices with global inputs and outputs, optionally check */
+/* run --shapes-only: the partitioned program on D virtual devices without data */
+static int cmd_run_shapes(gs_ctx *ctx, const options *o) {
+    gs_graph *entry = NULL, *spmd = NULL;
+    gs_shapes_desc sd;
+    gs_shapes_report *rep = NULL;
+    const char *names[16];
+    int64_t counts[16];
+    const char *text;
+    int i;
+    char buf[16][128];
+    if (o->devices < 1) {
+        fprintf(stderr, "gshard run: --devices D is missing\n(try 'gshard --help')\n");
+        return EXIT_ERROR;
+    }
+    memset(&sd, 0, sizeof sd);
+    sd.num_devices = o->devices;
+    for (i = 0; i < o->n_trip; i++) {
+        char *eq, *end = NULL;
+        long long n;
+        if (strlen(o->trip_spec[i]) >= sizeof buf[i] || !(eq = strchr(strcpy(buf[i], o->trip_spec[i]), '=')) || eq == buf[i])
+            return usage_error("--trip-count '%s' is not NAME=N", o->trip_spec[i]);
+        *eq = 0;
+        errno = 0;
+        n = strtoll(eq + 1, &end, 10);
+        if (!eq[1] || *end || errno || n < 0) return usage_error("--trip-count '%s': N must be a whole number >= 0", o->trip_spec[i]);
+        names[i] = buf[i];
+        counts[i] = (int64_t)n;
+    }
+    sd.n_trip_counts = o->n_trip;
+    sd.trip_names = names;
+    sd.trip_counts = counts;
+    if (o->shapes_mesh && gs_cost_parse_dims(ctx, o->shapes_mesh, &sd.mesh_rank, sd.mesh) != GS_OK) {
+        fprintf(stderr, "gshard run: --mesh: %s\n", gs_ctx_error_msg(ctx));
+        return EXIT_ERROR;
+    }
+    if (!partition_module(ctx, o, &entry, &spmd)) return EXIT_ERROR;
+    if (gs_shapes_run(spmd, &sd, &rep) != GS_OK) {
+        fprintf(stderr, "%s: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+        return EXIT_ERROR;
+    }
+    text = o->json ? gs_shapes_json(rep) : gs_shapes_text(rep);
+    if (!text) {
+        fprintf(stderr, "gshard run: %s\n", gs_ctx_error_msg(ctx));
+        return EXIT_ERROR;
+    }
+    fputs(text, stdout);
+    return EXIT_OK;
+}
+
 static int cmd_run(gs_ctx *ctx, const options *o) {
     gs_graph *entry = NULL, *spmd = NULL;
     gs_runtime *rt = NULL;
@@ -1440,6 +1510,7 @@ int main(int argc, char **argv) {
     else if (strcmp(cmd, "eval") == 0) rc = cmd_eval(ctx, &o);
     else if (strcmp(cmd, "partition") == 0) rc = cmd_partition(ctx, &o);
     else if (o.spmd) rc = cmd_run_spmd(ctx, &o);
+    else if (o.shapes_only) rc = cmd_run_shapes(ctx, &o);
     else rc = cmd_run(ctx, &o);
     gs_ctx_destroy(ctx);
     free(o.inputs);
