@@ -165,6 +165,7 @@ $(BUILD)/bench/%: bench/%.c gshard.h | stbds
 	$(CC) -std=c99 -O3 -march=native -I. -o $@ $< $(if $(filter bench_dot,$*),$(CBLAS_FLAGS)) $(LDLIBS)
 
 $(BUILD)/bench/bench_partition: examples/moe_model.h
+$(BUILD)/bench/bench_shapes: examples/moe_model.h
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; ./$$b || exit 1; done
