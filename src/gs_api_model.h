@@ -222,4 +222,11 @@ GS_API double gs_plan_shortfall(const gs_plan *p);    /* bytes per chip missing 
 GS_API const char *gs_plan_reason(const gs_plan *p);
 /* The ranking as JSON ({"fits":..., "best":..., "candidates":[...]}, schema in docs/cost.md); text as a table. */
 GS_API const char *gs_plan_json(gs_plan *p, int max_candidates);
+/* Candidate i's layout as an annotated HLO module of the model at reduced size, for `gshard run --check`:
+   2 layers of y = x + relu(x . W_in) . W_out over 32 tokens, d_model and d_ff divided by *scale (d_model / 64,
+   at least 1), on a mesh with the candidate's roles and every axis cut to 2 ways, at most 16 devices
+   (*devices). Activations [tokens, D] split over the batch roles (and D over tensor2d), W_in [D, F] over fsdp
+   and tensor2d on D and tensor on F, W_out the transpose. Pipeline stages and expert routing are not
+   expressed (those axes only replicate). NULL on error. */
+GS_API const char *gs_plan_emit_hlo(gs_plan *p, int i, int64_t *devices, int64_t *scale);
 GS_API const char *gs_plan_text(gs_plan *p, int max_candidates);

@@ -1101,3 +1101,112 @@ GS_API const char *gs_plan_text(gs_plan *p, int max_candidates) {
     gs__sb_printf(&sb, "%s\n", p->reason);
     return gs__sb_finish(&sb, "gs_plan_text");
 }
+
+/* =========================================================================================================
+   The chosen layout as an annotated HLO module at reduced size
+   ========================================================================================================= */
+
+/* which tensor dim a role's axes split: activations [tokens, D], hidden [tokens, F], W_in [D, F], W_out [F, D] */
+enum { GS__EM_X, GS__EM_H, GS__EM_WIN, GS__EM_WOUT };
+
+GS__FN int gs__em_dim(int tensor, gs_role r) {
+    bool batch = r == GS_ROLE_DATA || r == GS_ROLE_FSDP || r == GS_ROLE_SEQUENCE || r == GS_ROLE_EXPERT;
+    switch (tensor) {
+    case GS__EM_X: return batch ? 0 : r == GS_ROLE_TENSOR_2D ? 1 : -1;
+    case GS__EM_H: return batch ? 0 : r == GS_ROLE_TENSOR ? 1 : -1;
+    case GS__EM_WIN: return r == GS_ROLE_FSDP || r == GS_ROLE_TENSOR_2D ? 0 : r == GS_ROLE_TENSOR ? 1 : -1;
+    default: return r == GS_ROLE_TENSOR ? 0 : r == GS_ROLE_FSDP || r == GS_ROLE_TENSOR_2D ? 1 : -1;
+    }
+}
+
+/* sharding={devices=[t0,t1(,r)]<=[mesh]T(perm)( last_tile_dim_replicate)} of a rank-2 tensor */
+GS__FN void gs__em_sharding(gs__sb *sb, int tensor, int n, const int64_t *size, const gs_role *role) {
+    int perm[GS_MODEL_MAX_AXES], np = 0, d, a;
+    int64_t t[3] = {1, 1, 1};
+    bool ident = true;
+    for (d = 0; d < 3; d++)
+        for (a = 0; a < n; a++) {
+            int dim = gs__em_dim(tensor, role[a]);
+            if ((d < 2 && dim == d) || (d == 2 && dim < 0)) {
+                perm[np++] = a;
+                t[d] *= size[a];
+            }
+        }
+    if (t[0] * t[1] * t[2] == 1) {
+        gs__sb_puts(sb, ", sharding={replicated}");
+        return;
+    }
+    gs__sb_printf(sb, ", sharding={devices=[%lld,%lld", (long long)t[0], (long long)t[1]);
+    if (t[2] > 1) gs__sb_printf(sb, ",%lld", (long long)t[2]);
+    gs__sb_puts(sb, "]<=[");
+    for (a = 0; a < n; a++) gs__sb_printf(sb, "%s%lld", a ? "," : "", (long long)size[a]);
+    gs__sb_puts(sb, "]");
+    for (a = 0; a < np; a++)
+        if (perm[a] != a) ident = false;
+    if (!ident) {
+        gs__sb_puts(sb, "T(");
+        for (a = 0; a < np; a++) gs__sb_printf(sb, "%s%d", a ? "," : "", perm[a]);
+        gs__sb_puts(sb, ")");
+    }
+    if (t[2] > 1) gs__sb_puts(sb, " last_tile_dim_replicate");
+    gs__sb_puts(sb, "}");
+}
+
+GS_API const char *gs_plan_emit_hlo(gs_plan *p, int i, int64_t *devices, int64_t *scale) {
+    gs__sb sb;
+    const gs_run_desc *r;
+    int64_t size[GS_MODEL_MAX_AXES], D = 1, k, tok, dm, ff;
+    gs_role role[GS_MODEL_MAX_AXES];
+    int n = 0, a, l;
+    if (!p) return NULL;
+    if (i < 0 || i >= p->n) {
+        gs__err(p->ctx, GS_ERR_INVALID_ARG, "gs_plan_emit_hlo: candidate %d of %d", i, p->n);
+        return NULL;
+    }
+    r = &p->c[i].run;
+    /* every axis at most 2 ways, at most 16 devices; the roles stay */
+    for (a = 0; a < r->n_axes && D * 2 <= 16; a++) {
+        size[n] = r->axes[a].size > 1 ? 2 : 1;
+        role[n] = r->axes[a].role;
+        D *= size[n];
+        n++;
+    }
+    k = p->model->d_model / 64 > 1 ? p->model->d_model / 64 : 1;
+    dm = p->model->d_model / k;
+    ff = p->model->d_ff / k > 0 ? p->model->d_ff / k : 1;
+    tok = 32;
+    if (devices) *devices = D;
+    if (scale) *scale = k;
+    gs__sb_init(&sb, p->ctx);
+    gs__sb_printf(&sb, "HloModule plan_%s, num_partitions=%lld\n\n", p->model->name ? p->model->name : "model", (long long)D);
+    gs__sb_printf(&sb, "// %s at reduced size: 2 layers, d_model %lld and d_ff %lld (the model's divided by %lld), %lld "
+                       "tokens,\n// the layout's roles on a mesh of %lld devices:",
+                  p->model->name ? p->model->name : "model", (long long)dm, (long long)ff, (long long)k, (long long)tok,
+                  (long long)D);
+    for (a = 0; a < n; a++) gs__sb_printf(&sb, " %s=%lld", gs_role_name(role[a]), (long long)size[a]);
+    gs__sb_puts(&sb, "\n// each layer: y = x + relu(x . W_in) . W_out (the attention projections shard like W_in/W_out;\n"
+                     "// pipeline stages and expert routing are not expressed)\n\nENTRY main {\n");
+    gs__sb_printf(&sb, "  x0 = f32[%lld,%lld] parameter(0)", (long long)tok, (long long)dm);
+    gs__em_sharding(&sb, GS__EM_X, n, size, role);
+    gs__sb_puts(&sb, "\n");
+    for (l = 0; l < 2; l++) {
+        gs__sb_printf(&sb, "  w_in%d = f32[%lld,%lld] parameter(%d)", l, (long long)dm, (long long)ff, 1 + 2 * l);
+        gs__em_sharding(&sb, GS__EM_WIN, n, size, role);
+        gs__sb_printf(&sb, "\n  w_out%d = f32[%lld,%lld] parameter(%d)", l, (long long)ff, (long long)dm, 2 + 2 * l);
+        gs__em_sharding(&sb, GS__EM_WOUT, n, size, role);
+        gs__sb_printf(&sb, "\n  h%d = f32[%lld,%lld] dot(x%d, w_in%d), lhs_contracting_dims={1}, rhs_contracting_dims={0}", l,
+                      (long long)tok, (long long)ff, l, l);
+        gs__em_sharding(&sb, GS__EM_H, n, size, role);
+        gs__sb_printf(&sb, "\n  z%d = f32[%lld,%lld] constant(0)\n  a%d = f32[%lld,%lld] maximum(h%d, z%d)\n", l, (long long)tok,
+                      (long long)ff, l, (long long)tok, (long long)ff, l, l);
+        gs__sb_printf(&sb, "  o%d = f32[%lld,%lld] dot(a%d, w_out%d), lhs_contracting_dims={1}, rhs_contracting_dims={0}", l,
+                      (long long)tok, (long long)dm, l, l);
+        gs__em_sharding(&sb, GS__EM_X, n, size, role);
+        gs__sb_printf(&sb, "\n  %sx%d = f32[%lld,%lld] add(x%d, o%d)", l == 1 ? "ROOT " : "", l + 1, (long long)tok, (long long)dm,
+                      l, l);
+        gs__em_sharding(&sb, GS__EM_X, n, size, role);
+        gs__sb_puts(&sb, "\n");
+    }
+    gs__sb_puts(&sb, "}\n");
+    return gs__sb_finish(&sb, "gs_plan_emit_hlo");
+}

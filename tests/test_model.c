@@ -19,6 +19,8 @@
         gst_failf(__FILE__, __LINE__, "%s: message '%s' lacks '%s'", #expr, gs_ctx_error_msg(ctx), (needle)); \
     gs_ctx_clear_error(ctx); } while (0)
 
+static long long cli_number_after(const char *text, const char *needle);
+
 static const gs_model_desc *preset(const char *name) {
     const gs_model_desc *m = gs_model_preset_find(name);
     CHECK_MSG(m != NULL, "preset %s missing", name);
@@ -702,7 +704,7 @@ static void test_model_planner(void) {
 static void test_model_cli(void) {
     char dir[64], path[128];
     FILE *f;
-    int rc;
+    int rc, i;
     if (access(gst_gshard_bin(), X_OK) != 0) {
         CHECK_MSG(0, "%s not found: build it first (make test builds it)", gst_gshard_bin());
         return;
@@ -743,6 +745,25 @@ static void test_model_cli(void) {
     }
     rc = gst_cli(dir, "plan --preset llama3-70b --chip-file %s --devices 8 --batch 1 --seq 8192 --decode", path);
     CHECK_MSG(rc == 0, "rc %d: %s", rc, gst_cli_err);
+    /* --emit-hlo: the best layout as an annotated module at reduced size, proven by run --check */
+    {
+        const char *plans[3] = {"--preset llama3-70b --chip v5p --devices 8192 --batch 1024 --seq 4096 --train",
+                                "--preset llama3-405b --chip v5e --devices 256 --batch 512 --seq 2048 --decode --param-bytes 1",
+                                "--preset mixtral-8x7b --chip v5p --devices 64 --batch 64 --seq 4096 --train"};
+        for (i = 0; i < 3; i++) {
+            char hlo[256];
+            long long D;
+            snprintf(hlo, sizeof hlo, "%s/plan%d.hlo", dir, i);
+            rc = gst_cli(dir, "plan %s --top 1 --emit-hlo %s", plans[i], hlo);
+            CHECK_MSG(rc == 0, "rc %d: %s", rc, gst_cli_err);
+            CHECK(strstr(gst_cli_err, "check it with: gshard run") != NULL);
+            D = cli_number_after(gst_cli_err, "--devices ");
+            CHECK(D >= 2 && D <= 16);
+            rc = gst_cli(dir, "run %s --devices %lld --check --rtol 1e-3 --atol 1e-3", hlo, D);
+            CHECK_MSG(rc == 0, "%s: rc %d: %s", plans[i], rc, gst_cli_err);
+            CHECK(strstr(gst_cli_out, "check: ok") != NULL);
+        }
+    }
     /* errors: exit 2 with a message */
     CHECK_EQ_INT(gst_cli(dir, "model"), 2);
     CHECK(strstr(gst_cli_err, "--preset") != NULL);
@@ -753,7 +774,7 @@ static void test_model_cli(void) {
     CHECK_EQ_INT(gst_cli(dir, "model --preset llama3-8b --chip v5e --mesh expert=4"), 2);
     CHECK(strstr(gst_cli_err, "mixture-of-experts") != NULL);
     CHECK_EQ_INT(gst_cli(dir, "plan --preset llama3-8b --chip v5e --batch 4"), 2);
-    CHECK_EQ_INT(gst_cli(dir, "plan --preset llama3-8b --chip v5e --devices 8 --emit-hlo x.hlo"), 2);
+    CHECK_EQ_INT(gst_cli(dir, "plan --preset llama3-8b --chip v5e --devices 8 --emit-hlo /nonexistent/dir/x.hlo"), 2);
     CHECK_EQ_INT(gst_cli(dir, "model --preset llama3-8b --bogus"), 2);
     CHECK_EQ_INT(gst_cli(dir, "model --preset llama3-8b --batch -1"), 2);
     CHECK_EQ_INT(gst_cli(dir, "model --preset llama3-8b --chip-file %s/missing.txt", dir), 2);

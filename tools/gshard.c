@@ -1127,7 +1127,9 @@ static const char model_usage_text[] =
     "  --math bf16|int8|fp8  --efficiency F (fraction of peak FLOPs)  --no-attention-flops\n"
     "  --remat none|block|matmuls|N (N D-vectors per token and layer)  --microbatches M  --price DOLLARS\n"
     "plan: --devices N; --top K rows (default 10); --sweep devices=A..B[,chips=C1:C2] prints the best layout\n"
-    "  for each power of two from A to B on each chip\n";
+    "  for each power of two from A to B on each chip; --emit-hlo FILE writes the best layout as an annotated\n"
+    "  HLO module of the model at reduced size (2 layers, dims / d_model/64, at most 16 devices) that\n"
+    "  'gshard run FILE --devices D --check --rtol 1e-3 --atol 1e-3' proves (f32 sums in another order)\n";
 
 typedef struct model_options {
     gs_model_desc m;
@@ -1135,7 +1137,7 @@ typedef struct model_options {
     gs_chip chip_file;
     bool have_model, have_chip, json;
     int64_t devices, top;
-    const char *mesh, *sweep;
+    const char *mesh, *sweep, *emit;
 } model_options;
 
 static bool parse_i64_arg(const char *s, int64_t lo, int64_t hi, int64_t *out) {
@@ -1289,9 +1291,9 @@ static int parse_model_options(gs_ctx *ctx, bool plan, int argc, char **argv, mo
         } else if (strcmp(a, "--sweep") == 0 && v && plan) {
             o->sweep = v;
             i++;
-        } else if (strcmp(a, "--emit-hlo") == 0 && plan) {
-            fprintf(stderr, "gshard plan: --emit-hlo is not implemented in this version\n");
-            return EXIT_ERROR;
+        } else if (strcmp(a, "--emit-hlo") == 0 && v && plan) {
+            o->emit = v;
+            i++;
         } else {
             return usage_error(a[0] == '-' ? "unknown option or missing value '%s'" : "unexpected argument '%s'", a);
         }
@@ -1451,6 +1453,19 @@ static int cmd_plan(int argc, char **argv) {
     }
     fputs(text, stdout);
     rc = gs_plan_fits(plan) ? EXIT_OK : EXIT_MISMATCH;
+    if (o.emit) {
+        int64_t dev = 0, scale = 0;
+        const char *hlo = gs_plan_emit_hlo(plan, 0, &dev, &scale);
+        FILE *f = hlo ? fopen(o.emit, "w") : NULL;
+        if (!f || fputs(hlo, f) < 0 || fclose(f) != 0) {
+            fprintf(stderr, "gshard plan: cannot write %s%s%s\n", o.emit, hlo ? "" : ": ", hlo ? "" : gs_ctx_error_msg(ctx));
+            if (f) fclose(f);
+            rc = EXIT_ERROR;
+        } else {
+            fprintf(stderr, "gshard plan: wrote %s (dims / %lld); check it with: gshard run %s --devices %lld --check "
+                            "--rtol 1e-3 --atol 1e-3\n", o.emit, (long long)scale, o.emit, (long long)dev);
+        }
+    }
 done:
     gs_ctx_destroy(ctx);
     return finish_output(rc);
