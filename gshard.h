@@ -25194,7 +25194,8 @@ GS__FN void gs__sh_axes_text(gs__sb *sb, const gs_shapes_report *r, unsigned axe
         }
 }
 
-GS__FN void gs__sh_summary(const gs_shapes_report *r, double *total, double *max_dev, int64_t *argmax) {
+/* the totals over devices, and a string builder for a report */
+GS__FN void gs__sh_begin(const gs_shapes_report *r, gs__sb *sb, double *total, double *max_dev, int64_t *argmax) {
     int64_t d;
     *total = 0.0;
     *max_dev = -1.0;
@@ -25206,6 +25207,7 @@ GS__FN void gs__sh_summary(const gs_shapes_report *r, double *total, double *max
             *argmax = d;
         }
     }
+    gs__sb_init(sb, r->ctx);
 }
 
 GS_API const char *gs_shapes_text(gs_shapes_report *r) {
@@ -25214,8 +25216,7 @@ GS_API const char *gs_shapes_text(gs_shapes_report *r) {
     int64_t arg;
     int i;
     if (!r) return NULL;
-    gs__sh_summary(r, &total, &maxd, &arg);
-    gs__sb_init(&sb, r->ctx);
+    gs__sh_begin(r, &sb, &total, &maxd, &arg);
     gs__sb_printf(&sb, "shapes-only: %lld devices, one program: every device peaks at %lld bytes (parameters %lld) at %s%s%s\n",
                   (long long)r->D, (long long)r->peak, (long long)r->param_bytes, r->peak_path && *r->peak_path ? r->peak_path : "",
                   r->peak_path && *r->peak_path ? "/" : "", r->peak_at && r->peak_at->name ? r->peak_at->name : "(parameters)");
@@ -25237,8 +25238,7 @@ GS_API const char *gs_shapes_json(gs_shapes_report *r) {
     int64_t arg;
     int i;
     if (!r) return NULL;
-    gs__sh_summary(r, &total, &maxd, &arg);
-    gs__sb_init(&sb, r->ctx);
+    gs__sh_begin(r, &sb, &total, &maxd, &arg);
     gs__sb_printf(&sb, "{\"devices\": %lld, \"param_bytes\": %lld, \"peak_bytes\": %lld, \"peak_instruction\": ", (long long)r->D,
                   (long long)r->param_bytes, (long long)r->peak);
     gs__cm_json_str(&sb, r->peak_at && r->peak_at->name ? r->peak_at->name : "");
