@@ -737,6 +737,10 @@ static void test_model_cli(void) {
     }
     rc = gst_cli(dir, "plan --preset llama3-70b --chip-file %s --devices 8 --batch 1 --seq 8192 --decode", path);
     CHECK_MSG(rc == 0, "rc %d: %s", rc, gst_cli_err);
+    /* the same chip file costs a program: its HBM is 32 GB */
+    rc = gst_cli(".", "cost examples/sharded_matmul_spmd.hlo --chip-file %s --mesh 2x4", path);
+    CHECK_MSG(rc == 0 && strstr(gst_cli_out, "of 32 GB (fits)"), "rc %d: %s", rc, gst_cli_err);
+    CHECK_EQ_INT(gst_cli(".", "cost examples/sharded_matmul_spmd.hlo --chip v5e --chip-file %s --mesh 2x4", path), 2);
     /* --emit-hlo: the best layout as an annotated module at reduced size, proven by run --check */
     {
         const char *plans[3] = {"--preset llama3-70b --chip v5p --devices 8192 --batch 1024 --seq 4096 --train",

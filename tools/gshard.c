@@ -90,6 +90,7 @@ static const char usage_text2[] =
     "\n"
     "cost options:\n"
     "  --chip NAME              v2, v3, v4p, v5e, v5p, v6e, h100, h800 or b200 (any case, 'tpu' prefix allowed)\n"
+    "  --chip-file FILE         a chip from `key = value` lines (gs_chip's field names; 'base = v5e' first)\n"
     "  --mesh AxB[xC]           the logical device mesh; its size must equal the program's num_partitions\n"
     "                           (--mesh 1 is one chip). Partition id d is device d, row-major over the mesh\n"
     "  --torus AxB[xC]          the physical slice the mesh is laid onto (default: the mesh's shape)\n"
@@ -640,8 +641,25 @@ done:
 }
 
 /* ---- cost ---- */
+/* --chip-file FILE: a chip from `key = value` lines (gs_chip_parse); false after a message */
+static bool load_chip_file(gs_ctx *ctx, const char *path, gs_chip *out) {
+    size_t len = 0;
+    FILE *f = fopen(path, "rb");
+    char *text = f ? read_all(f, &len) : NULL;
+    bool ok;
+    if (f) fclose(f);
+    if (!text) {
+        fprintf(stderr, "gshard: cannot read chip file %s\n", path);
+        return false;
+    }
+    ok = gs_chip_parse(ctx, text, out) == GS_OK;
+    if (!ok) fprintf(stderr, "%s: %s\n", path, gs_ctx_error_msg(ctx));
+    free(text);
+    return ok;
+}
+
 typedef struct cost_options {
-    const char *file, *chip, *mesh, *torus, *order;
+    const char *file, *chip, *chip_file, *mesh, *torus, *order;
     gs_wrap_mode wrap;
     bool json;
 } cost_options;
@@ -663,6 +681,9 @@ static int parse_cost_options(int argc, char **argv, cost_options *o) {
             } else if (option_is(a, "--chip")) {
                 if (!(v = option_value(argc, argv, &i, "--chip"))) return EXIT_ERROR;
                 o->chip = v;
+            } else if (option_is(a, "--chip-file")) {
+                if (!(v = option_value(argc, argv, &i, "--chip-file"))) return EXIT_ERROR;
+                o->chip_file = v;
             } else if (option_is(a, "--mesh")) {
                 if (!(v = option_value(argc, argv, &i, "--mesh"))) return EXIT_ERROR;
                 o->mesh = v;
@@ -691,7 +712,9 @@ static int parse_cost_options(int argc, char **argv, cost_options *o) {
         o->file = a;
     }
     if (!o->file) return usage_error("cost: FILE is missing (use '-' for standard input)%s", "");
-    if (!o->chip) return usage_error("cost: --chip NAME is required (v3, v4p, v5e, v5p, v6e, h100)%s", "");
+    if (!o->chip == !o->chip_file)
+        return usage_error("cost: --chip NAME is required (v2, v3, v4p, v5e, v5p, v6e, h100, h800, b200), or --chip-file FILE "
+                           "instead%s", "");
     if (!o->mesh) return usage_error("cost: --mesh AxB[xC] is required (--mesh 1 for a single chip)%s", "");
     return -1;
 }
@@ -743,6 +766,7 @@ static bool parse_device_order(const char *text, int64_t n, int64_t **out) {
 
 static int cmd_cost(int argc, char **argv) {
     cost_options o;
+    gs_chip file_chip;
     gs_ctx *ctx = NULL;
     gs_graph *entry = NULL;
     gs_topology_desc td;
@@ -761,7 +785,11 @@ static int cmd_cost(int argc, char **argv) {
     }
     rc = EXIT_ERROR;
     memset(&td, 0, sizeof td);
-    if (gs_chip_lookup(ctx, o.chip, &td.chip) != GS_OK ||
+    if (o.chip_file) {
+        if (!load_chip_file(ctx, o.chip_file, &file_chip)) goto done;
+        td.chip = &file_chip;
+    }
+    if ((!o.chip_file && gs_chip_lookup(ctx, o.chip, &td.chip) != GS_OK) ||
         gs_cost_parse_dims(ctx, o.mesh, &td.mesh_rank, td.mesh) != GS_OK ||
         (o.torus && gs_cost_parse_dims(ctx, o.torus, &td.torus_rank, td.torus) != GS_OK)) {
         fprintf(stderr, "gshard cost: %s\n", gs_ctx_error_msg(ctx));
@@ -1242,20 +1270,7 @@ static int parse_model_options(gs_ctx *ctx, bool plan, int argc, char **argv, mo
             o->have_chip = true;
             i++;
         } else if (strcmp(a, "--chip-file") == 0 && v) {
-            size_t len = 0;
-            FILE *f = fopen(v, "rb");
-            char *text = f ? read_all(f, &len) : NULL;
-            if (f) fclose(f);
-            if (!text) {
-                fprintf(stderr, "gshard: cannot read chip file %s\n", v);
-                return EXIT_ERROR;
-            }
-            if (gs_chip_parse(ctx, text, &o->chip_file) != GS_OK) {
-                fprintf(stderr, "%s: %s\n", v, gs_ctx_error_msg(ctx));
-                free(text);
-                return EXIT_ERROR;
-            }
-            free(text);
+            if (!load_chip_file(ctx, v, &o->chip_file)) return EXIT_ERROR;
             o->run.chip = &o->chip_file;
             o->have_chip = true;
             i++;
