@@ -127,6 +127,8 @@ struct gs_run_desc {
 
 typedef struct gs_model_memory {   /* bytes per chip */
     double params, grads, optimizer, activations, kv_cache, total;
+    double activations_no_remat;   /* training: what GS_REMAT_NONE would keep (20 D per token and layer) */
+    double activations_block;      /* training: what GS_REMAT_BLOCK would keep (D per token and layer) */
     double capacity;               /* the chip's HBM */
     bool fits;
 } gs_model_memory;

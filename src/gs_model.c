@@ -509,6 +509,8 @@ GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, con
         out->mem.grads = P_loc * R.gb;
         out->mem.optimizer = P_loc * R.ob;
         out->mem.activations = R.ab * gs__md_ckpt_elems(&m, &R) * m.L * tok / n;
+        out->mem.activations_no_remat = R.ab * 20.0 * m.D * m.L * tok / n;
+        out->mem.activations_block = R.ab * m.D * m.L * tok / n;
     } else {
         /* a forward pass's working set: one layer's input and widest intermediate for the chip's tokens */
         out->mem.activations = R.ab * (tok / n) * (m.D + (m.gated ? 2.0 : 1.0) * m.k * m.F);
@@ -691,6 +693,8 @@ GS__FN void gs__md_json_step(gs__sb *sb, const gs_model_step *s) {
     gs__md_json_kv(sb, "grads", s->mem.grads, true);
     gs__md_json_kv(sb, "optimizer", s->mem.optimizer, true);
     gs__md_json_kv(sb, "activations", s->mem.activations, true);
+    gs__md_json_kv(sb, "activations_no_remat", s->mem.activations_no_remat, true);
+    gs__md_json_kv(sb, "activations_block_remat", s->mem.activations_block, true);
     gs__md_json_kv(sb, "kv_cache", s->mem.kv_cache, true);
     gs__md_json_kv(sb, "total", s->mem.total, true);
     gs__md_json_kv(sb, "capacity", s->mem.capacity, true);
@@ -704,6 +708,7 @@ GS__FN void gs__md_json_step(gs__sb *sb, const gs_model_step *s) {
     gs__md_json_kv(sb, "t_dcn", s->t_dcn, true);
     gs__md_json_kv(sb, "t_bubble", s->t_bubble, true);
     gs__md_json_kv(sb, "seconds", s->seconds, true);
+    gs__md_json_kv(sb, "latency", s->seconds, true);
     gs__sb_puts(sb, "\"bound\": ");
     gs__cm_json_str(sb, gs_bound_name(s->bound));
     gs__sb_puts(sb, ", ");

@@ -244,6 +244,9 @@ static void test_model_memory(void) {
     r.remat = GS_REMAT_BLOCK;
     CHECK_OK(gs_model_step_cost(ctx, &m, &r, &st));
     BOOK(st.mem.activations, 4.2e12, 0.005);
+    /* every training step also reports both extremes */
+    CHECK_REL(st.mem.activations_no_remat, 2.0 * 20 * 4e6 * 8192 * 64, 1e-12);
+    CHECK_REL(st.mem.activations_block, st.mem.activations, 1e-12);
     /* and the FLOPs go from 6N to 8N per token */
     CHECK_REL(st.flops / st.model_flops, 8.0 / 6.0, 1e-12);
     /* ch.7: LLaMA 2-13B's KV cache for one 8192-token sequence in bf16: 6.7 GB; an 8k prefill's activations
