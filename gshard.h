@@ -24780,12 +24780,26 @@ GS__FN gs_result gs__sh_frame_init(gs__sh *S, gs_graph *g, gs__sh_frame *f) {
         f->blk[s] = -1;
         memset(&f->b[s], 0, sizeof f->b[s]);
     }
+    if (g->root->graph != g) return gs__err(S->ctx, GS_ERR_INVALID_ARG, "shapes-only: graph %s has no root", g->name);
     f->live[g->root->id] = 1;
     for (i = f->n - 1; i >= 0; i--) {
         const gs_value *v = g->values[i];
         if (!f->live[i]) continue;
-        for (k = 0; k < v->n_operands; k++)
-            if (v->operands[k] && v->operands[k]->graph == g && v->operands[k]->id < i) f->live[v->operands[k]->id] = 1;
+        for (k = 0; k < v->n_operands; k++) {
+            const gs_value *o = v->operands[k];
+            if (!o || o->graph != g || o->id >= i)
+                return gs__err(S->ctx, GS_ERR_INVALID_ARG, "shapes-only: %s: %s reads a value that is not before it", g->name,
+                               v->name ? v->name : "?");
+            f->live[o->id] = 1;
+        }
+        if ((v->op == GS_OP_WHILE && v->n_operands != 1) ||
+            (v->op == GS_OP_GET_TUPLE_ELEMENT &&
+             (v->n_operands != 1 || v->index < 0 || v->index >= gs__sh_nslots(v->operands[0]))) ||
+            (v->op == GS_OP_TUPLE && (v->shape.dtype != GS_TUPLE || v->n_tuple != v->n_operands)) ||
+            ((v->op == GS_OP_RESHAPE || v->op == GS_OP_COPY || v->op == GS_OP_ANNOTATE || v->op == GS_OP_CONVERT ||
+              gs__cm_is_collective(v->op)) && v->n_operands < 1))
+            return gs__err(S->ctx, GS_ERR_SHAPE, "shapes-only: %s %s: operands do not fit the op", gs_op_name(v->op),
+                           v->name ? v->name : "?");
     }
     for (i = 0; i < f->n; i++) {
         const gs_value *v = g->values[i];

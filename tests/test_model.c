@@ -728,7 +728,7 @@ static void test_model_cli(void) {
     rc = gst_cli(dir, "plan --preset llama3-70b --chip v5e --devices 4 --batch 32 --seq 8192 --decode --json");
     CHECK_EQ_INT(rc, 1);
     CHECK(strstr(gst_cli_out, "\"fits\": false") != NULL);
-    rc = gst_cli(dir, "plan --preset llama3-70b --chip v5e --sweep devices=4..16,chips=v5e:v5p --batch 1 --seq 8192 --decode");
+    rc = gst_cli(dir, "plan --preset llama3-70b --chip v5e --sweep devices=4..16,chips=v5e,v5p --batch 1 --seq 8192 --decode");
     CHECK_EQ_INT(rc, 0);
     CHECK(strstr(gst_cli_out, "v5e      8 chips: DOES NOT FIT") && strstr(gst_cli_out, "v5e     16 chips: fits") &&
           strstr(gst_cli_out, "v5p      4 chips: fits"));

@@ -1144,7 +1144,7 @@ static const char model_usage_text[] =
     "                                      bytes per element (defaults 2, 2, 2, 0, 8)\n"
     "  --math bf16|int8|fp8  --efficiency F (fraction of peak FLOPs)  --no-attention-flops\n"
     "  --remat none|block|matmuls|N (N D-vectors per token and layer)  --microbatches M  --price DOLLARS\n"
-    "plan: --devices N; --top K rows (default 10); --sweep devices=A..B[,chips=C1:C2] prints the best layout\n"
+    "plan: --devices N; --top K rows (default 10); --sweep devices=A..B[,chips=C1,C2] prints the best layout\n"
     "  for each power of two from A to B on each chip; --emit-hlo FILE writes the best layout as an annotated\n"
     "  HLO module of the model at reduced size (2 layers, dims / d_model/64, at most 16 devices) that\n"
     "  'gshard run FILE --devices D --check --rtol 1e-3 --atol 1e-3' proves (f32 sums in another order)\n";
@@ -1378,26 +1378,27 @@ done:
     return finish_output(rc);
 }
 
-/* --sweep devices=A..B[,chips=C1:C2]: the best layout per device count (powers of two) and chip */
+/* --sweep devices=A..B[,chips=C1,C2]: the best layout per device count (powers of two) and chip */
 static int plan_sweep(gs_ctx *ctx, model_options *o) {
     char buf[256], *chips = NULL, *p;
     int64_t lo = 0, hi = 0, d;
     int any_fit = 0;
     if (strlen(o->sweep) >= sizeof buf || strncmp(o->sweep, "devices=", 8) != 0)
-        return usage_error("--sweep '%s' is not like devices=8..8192[,chips=v5e:v5p]", o->sweep);
+        return usage_error("--sweep '%s' is not like devices=8..8192[,chips=v5e,v5p]", o->sweep);
     strcpy(buf, o->sweep + 8);
     if ((p = strstr(buf, ",chips=")) != NULL) {
         *p = 0;
         chips = p + 7;
     }
     p = strstr(buf, "..");
-    if (!p) return usage_error("--sweep '%s' is not like devices=8..8192[,chips=v5e:v5p]", o->sweep);
+    if (!p) return usage_error("--sweep '%s' is not like devices=8..8192[,chips=v5e,v5p]", o->sweep);
     *p = 0;
     if (!parse_i64_arg(buf, 1, 1000000, &lo) || !parse_i64_arg(p + 2, lo, 1000000, &hi))
         return usage_error("--sweep '%s': bad device range", o->sweep);
     if (o->json) printf("[");
     for (;;) {
-        char *next = chips ? strchr(chips, ':') : NULL;
+        char *next = chips ? chips + strcspn(chips, ",:") : NULL;
+        if (next && !*next) next = NULL;
         if (next) *next = 0;
         if (chips && gs_chip_lookup(ctx, chips, &o->run.chip) != GS_OK) {
             fprintf(stderr, "gshard plan: %s\n", gs_ctx_error_msg(ctx));
