@@ -24125,6 +24125,36 @@ GS__FN void gs__md_json_kv(gs__sb *sb, const char *key, double v, bool comma) {
     if (comma) gs__sb_puts(sb, ", ");
 }
 
+GS__FN int gs__em_dim(int tensor, gs_role r);
+
+/* the per-tensor annotations a layout implies, in the book's notation: each dim followed by the roles of the
+   axes that split it, e.g. "x[tokens_{fsdp,sequence}, D] w_in[D_{fsdp}, F_{tensor}] ..." */
+GS__FN void gs__md_annotations(gs__sb *sb, const gs_run_desc *r) {
+    static const char *const names[4] = {"x", "h", "w_in", "w_out"};
+    static const char *const dims[4][2] = {{"tokens", "D"}, {"tokens", "F"}, {"D", "F"}, {"F", "D"}};
+    int t, d, a;
+    for (t = 0; t < 4; t++) {
+        gs__sb_printf(sb, "%s%s[", t ? " " : "", names[t]);
+        for (d = 0; d < 2; d++) {
+            int n = 0;
+            gs__sb_printf(sb, "%s%s", d ? ", " : "", dims[t][d]);
+            for (a = 0; a < r->n_axes; a++) {
+                gs_role role = r->axes[a].role;
+                int b;
+                bool dup = false;
+                if (gs__em_dim(t, role) != d) continue;
+                for (b = 0; b < a; b++)
+                    if (r->axes[b].role == role) dup = true;
+                if (dup) continue;
+                gs__sb_printf(sb, "%s%s", n ? "," : "_{", gs_role_name(role));
+                n++;
+            }
+            if (n) gs__sb_puts(sb, "}");
+        }
+        gs__sb_puts(sb, "]");
+    }
+}
+
 GS__FN void gs__md_json_run(gs__sb *sb, const gs_run_desc *r) {
     int i;
     gs__sb_puts(sb, "{\"chip\": ");
@@ -24140,7 +24170,9 @@ GS__FN void gs__md_json_run(gs__sb *sb, const gs_run_desc *r) {
         gs__cm_json_str(sb, gs_role_name(r->axes[i].role));
         gs__sb_printf(sb, ", \"dcn\": %s}", r->axes[i].dcn ? "true" : "false");
     }
-    gs__sb_puts(sb, "], \"remat\": ");
+    gs__sb_puts(sb, "], \"annotations\": \"");
+    gs__md_annotations(sb, r);
+    gs__sb_puts(sb, "\", \"remat\": ");
     gs__cm_json_str(sb, r->remat == GS_REMAT_NONE ? "none" : r->remat == GS_REMAT_BLOCK ? "block" :
                         r->remat == GS_REMAT_CHECKPOINTS ? "checkpoints" : "matmuls");
     gs__sb_puts(sb, "}");
@@ -24446,6 +24478,8 @@ GS__FN const char *gs__plan_reason(gs_ctx *ctx, const gs_plan *p) {
         gs__sb_printf(&sb, ", %s-bound, %.4g ms per step (math %.4g, HBM %.4g, ICI %.4g, DCN %.4g ms)",
                       gs_bound_name(b->step.bound), b->step.seconds * 1e3, b->step.t_math * 1e3, b->step.t_hbm * 1e3,
                       b->step.t_ici * 1e3, b->step.t_dcn * 1e3);
+        gs__sb_puts(&sb, "; annotations ");
+        gs__md_annotations(&sb, &b->run);
         if (p->n > 1 && p->c[1].step.mem.fits) {
             const gs__plan_cand *s = &p->c[1];
             gs__sb_puts(&sb, "; the runner-up (");

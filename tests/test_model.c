@@ -675,6 +675,9 @@ static void test_model_planner(void) {
     for (i = 1; i < gs_plan_num_candidates(p); i++)
         if (gs_plan_step(p, i)->mem.fits) CHECK(gs_plan_step(p, i)->seconds >= best->seconds);
     CHECK(strstr(gs_plan_reason(p), "best: tensor=4") != NULL);
+    /* the per-tensor annotations it implies, in the book's notation */
+    CHECK(strstr(gs_plan_reason(p), "w_in[D_{fsdp}, F_{tensor}] w_out[F_{tensor}, D_{fsdp}]") != NULL);
+    CHECK(strstr(gs_plan_json(p, 1), "\"annotations\": \"x[tokens_{") != NULL);
     CHECK(strstr(gs_plan_json(p, 3), "\"fits\": true") != NULL);
     CHECK(strstr(gs_plan_text(p, 3), "rank") != NULL);
     /* beyond one pod the batch roles cross the DCN */
