@@ -4,27 +4,27 @@
    release after the last reader, the while stepper) with byte counts in place of buffers. */
 #include "gs_internal.h"
 
-typedef struct gs__sh_blk {
+typedef struct gs__so_blk {
     int64_t bytes;
     int refs;
-    uint8_t state;   /* GS__SH_* */
-} gs__sh_blk;
-enum { GS__SH_NONE = 0, GS__SH_OWNED, GS__SH_EXTERNAL, GS__SH_GONE, GS__SH_TAKEN };
+    uint8_t state;   /* GS__SO_* */
+} gs__so_blk;
+enum { GS__SO_NONE = 0, GS__SO_OWNED, GS__SO_EXTERNAL, GS__SO_GONE, GS__SO_TAKEN };
 
-typedef struct gs__sh_frame {
+typedef struct gs__so_frame {
     gs_graph *g;
     int n;
     int64_t *first;      /* value id -> first slot */
     int64_t *blk;        /* slot -> owner slot (-1 unset) */
-    gs__sh_blk *b;       /* per slot (used when the slot owns a buffer) */
+    gs__so_blk *b;       /* per slot (used when the slot owns a buffer) */
     int *last_use;
     uint8_t *live;
-} gs__sh_frame;
+} gs__so_frame;
 
-typedef struct gs__sh_coll {
+typedef struct gs__so_coll {
     const gs_value *v;
     int64_t count;
-} gs__sh_coll;
+} gs__so_coll;
 
 struct gs_shapes_report {
     gs_ctx *ctx;
@@ -39,22 +39,22 @@ struct gs_shapes_report {
     int64_t mesh[GS_COST_MAX_AXES];
 };
 
-typedef struct gs__sh {
+typedef struct gs__so {
     gs_ctx *ctx;
     const gs_shapes_desc *desc;
     int64_t live, peak;
     const gs_value *peak_at;
     char path[256], peak_path[256];
-    gs__sh_coll *coll;       /* stb_ds array: collective executions, in first-seen order */
+    gs__so_coll *coll;       /* stb_ds array: collective executions, in first-seen order */
     int64_t depth;   /* executions of the graph being walked (loop trip counts multiplied) */
-} gs__sh;
+} gs__so;
 
-GS__FN int gs__sh_nslots(const gs_value *v) { return v->shape.dtype == GS_TUPLE ? v->n_tuple : 1; }
-GS__FN const gs_shape *gs__sh_slot_shape(const gs_value *v, int j) {
+GS__FN int gs__so_nslots(const gs_value *v) { return v->shape.dtype == GS_TUPLE ? v->n_tuple : 1; }
+GS__FN const gs_shape *gs__so_slot_shape(const gs_value *v, int j) {
     return v->shape.dtype == GS_TUPLE ? &v->tuple[j] : &v->shape;
 }
 
-GS__FN void gs__sh_count(gs__sh *S, int64_t bytes, const gs_value *at) {
+GS__FN void gs__so_count(gs__so *S, int64_t bytes, const gs_value *at) {
     S->live += bytes;
     if (S->live > S->peak) {
         S->peak = S->live;
@@ -63,7 +63,7 @@ GS__FN void gs__sh_count(gs__sh *S, int64_t bytes, const gs_value *at) {
     }
 }
 
-GS__FN void gs__sh_frame_free(gs_ctx *ctx, gs__sh_frame *f) {
+GS__FN void gs__so_frame_free(gs_ctx *ctx, gs__so_frame *f) {
     gs__free(ctx, f->first);
     gs__free(ctx, f->blk);
     gs__free(ctx, f->b);
@@ -72,7 +72,7 @@ GS__FN void gs__sh_frame_free(gs_ctx *ctx, gs__sh_frame *f) {
     memset(f, 0, sizeof *f);
 }
 
-GS__FN gs_result gs__sh_frame_init(gs__sh *S, gs_graph *g, gs__sh_frame *f) {
+GS__FN gs_result gs__so_frame_init(gs__so *S, gs_graph *g, gs__so_frame *f) {
     int64_t total = 0, s;
     int i, k;
     memset(f, 0, sizeof *f);
@@ -85,13 +85,13 @@ GS__FN gs_result gs__sh_frame_init(gs__sh *S, gs_graph *g, gs__sh_frame *f) {
     if (!f->first || !f->last_use || !f->live) return GS_ERR_OUT_OF_MEMORY;
     for (i = 0; i < f->n; i++) {
         f->first[i] = total;
-        total += gs__sh_nslots(g->values[i]);
+        total += gs__so_nslots(g->values[i]);
         f->live[i] = 0;
         f->last_use[i] = -1;
     }
     f->first[f->n] = total;
     f->blk = (int64_t *)gs__malloc(S->ctx, sizeof(int64_t) * (size_t)(total + 1));
-    f->b = (gs__sh_blk *)gs__malloc(S->ctx, sizeof(gs__sh_blk) * (size_t)(total + 1));
+    f->b = (gs__so_blk *)gs__malloc(S->ctx, sizeof(gs__so_blk) * (size_t)(total + 1));
     if (!f->blk || !f->b) return GS_ERR_OUT_OF_MEMORY;
     for (s = 0; s <= total; s++) {
         f->blk[s] = -1;
@@ -111,7 +111,7 @@ GS__FN gs_result gs__sh_frame_init(gs__sh *S, gs_graph *g, gs__sh_frame *f) {
         }
         if ((v->op == GS_OP_WHILE && v->n_operands != 1) ||
             (v->op == GS_OP_GET_TUPLE_ELEMENT &&
-             (v->n_operands != 1 || v->index < 0 || v->index >= gs__sh_nslots(v->operands[0]))) ||
+             (v->n_operands != 1 || v->index < 0 || v->index >= gs__so_nslots(v->operands[0]))) ||
             (v->op == GS_OP_TUPLE && (v->shape.dtype != GS_TUPLE || v->n_tuple != v->n_operands)) ||
             ((v->op == GS_OP_RESHAPE || v->op == GS_OP_COPY || v->op == GS_OP_ANNOTATE || v->op == GS_OP_CONVERT ||
               gs__cm_is_collective(v->op)) && v->n_operands < 1))
@@ -127,47 +127,47 @@ GS__FN gs_result gs__sh_frame_init(gs__sh *S, gs_graph *g, gs__sh_frame *f) {
     return GS_OK;
 }
 
-GS__FN void gs__sh_new(gs__sh *S, gs__sh_frame *f, const gs_value *v, int j) {
+GS__FN void gs__so_new(gs__so *S, gs__so_frame *f, const gs_value *v, int j) {
     int64_t s = f->first[v->id] + j;
     f->blk[s] = s;
-    f->b[s].bytes = (int64_t)gs_shape_bytes(gs__sh_slot_shape(v, j));
+    f->b[s].bytes = (int64_t)gs_shape_bytes(gs__so_slot_shape(v, j));
     f->b[s].refs = 1;
-    f->b[s].state = GS__SH_OWNED;
-    gs__sh_count(S, f->b[s].bytes, v);
+    f->b[s].state = GS__SO_OWNED;
+    gs__so_count(S, f->b[s].bytes, v);
 }
 
-GS__FN void gs__sh_alias(gs__sh_frame *f, const gs_value *v, int j, int64_t src) {
+GS__FN void gs__so_alias(gs__so_frame *f, const gs_value *v, int j, int64_t src) {
     int64_t s = f->first[v->id] + j;
     f->blk[s] = f->blk[src];
     if (f->blk[s] >= 0) f->b[f->blk[s]].refs++;
 }
 
-GS__FN void gs__sh_release(gs__sh *S, gs__sh_frame *f, const gs_value *v) {
+GS__FN void gs__so_release(gs__so *S, gs__so_frame *f, const gs_value *v) {
     int j;
-    for (j = 0; j < gs__sh_nslots(v); j++) {
+    for (j = 0; j < gs__so_nslots(v); j++) {
         int64_t s = f->first[v->id] + j, b = f->blk[s];
         if (b < 0) continue;
         f->blk[s] = -1;
-        if (--f->b[b].refs == 0 && f->b[b].state == GS__SH_OWNED) {
-            gs__sh_count(S, -f->b[b].bytes, v);
-            f->b[b].state = GS__SH_GONE;
+        if (--f->b[b].refs == 0 && f->b[b].state == GS__SO_OWNED) {
+            gs__so_count(S, -f->b[b].bytes, v);
+            f->b[b].state = GS__SO_GONE;
         }
     }
 }
 
-GS__FN gs_result gs__sh_graph(gs__sh *S, gs_graph *g, const int64_t *param_bytes, int64_t *results);
+GS__FN gs_result gs__so_graph(gs__so *S, gs_graph *g, const int64_t *param_bytes, int64_t *results);
 
 /* the loop state and what the frame's while slots end up holding */
-GS__FN gs_result gs__sh_while(gs__sh *S, gs__sh_frame *f, const gs_value *v) {
+GS__FN gs_result gs__so_while(gs__so *S, gs__so_frame *f, const gs_value *v) {
     const gs_value *init = v->operands[0];
-    int n = gs__sh_nslots(v), j;
+    int n = gs__so_nslots(v), j;
     int64_t trips = -1, k, runs, w0 = S->depth;
     int64_t *cur, *next, pred = 0;
     bool owned = false;
     size_t plen = strlen(S->path);
     gs_result r = GS_OK;
     const gs_shapes_desc *d = S->desc;
-    if (!v->cond || !v->body || gs__sh_nslots(init) != n)
+    if (!v->cond || !v->body || gs__so_nslots(init) != n)
         return gs__err(S->ctx, GS_ERR_SHAPE, "while %s: missing condition or body", v->name);
     for (j = 0; j < d->n_trip_counts; j++)
         if (d->trip_names && d->trip_names[j] && v->name && strcmp(d->trip_names[j], v->name) == 0) trips = d->trip_counts[j];
@@ -181,7 +181,7 @@ GS__FN gs_result gs__sh_while(gs__sh *S, gs__sh_frame *f, const gs_value *v) {
     next = cur + n;
     for (j = 0; j < n; j++) {
         int64_t b = f->blk[f->first[init->id] + j];
-        cur[j] = b >= 0 ? f->b[b].bytes : (int64_t)gs_shape_bytes(gs__sh_slot_shape(init, j));
+        cur[j] = b >= 0 ? f->b[b].bytes : (int64_t)gs_shape_bytes(gs__so_slot_shape(init, j));
     }
     snprintf(S->path + plen, sizeof S->path - plen, "%s%s", plen ? "/" : "", v->name ? v->name : "while");
     /* Iterations after the second repeat the second's pattern exactly (the state is owned from then on), so
@@ -193,18 +193,18 @@ GS__FN gs_result gs__sh_while(gs__sh *S, gs__sh_frame *f, const gs_value *v) {
         /* the condition: its predicate is counted when made and freed after the test */
         snprintf(S->path + l2, sizeof S->path - l2, "/condition");
         S->depth = w0 * weight_cond;
-        r = gs__sh_graph(S, v->cond, cur, &pred);
+        r = gs__so_graph(S, v->cond, cur, &pred);
         S->path[l2] = 0;
         if (r != GS_OK) break;
-        gs__sh_count(S, -pred, v);
+        gs__so_count(S, -pred, v);
         if (k == runs) break;
         snprintf(S->path + l2, sizeof S->path - l2, "/body");
         S->depth = w0 * weight_body;
-        r = gs__sh_graph(S, v->body, cur, next);
+        r = gs__so_graph(S, v->body, cur, next);
         S->path[l2] = 0;
         if (r != GS_OK) break;
         if (owned)
-            for (j = 0; j < n; j++) gs__sh_count(S, -cur[j], v);
+            for (j = 0; j < n; j++) gs__so_count(S, -cur[j], v);
         for (j = 0; j < n; j++) cur[j] = next[j];
         owned = true;
     }
@@ -217,9 +217,9 @@ GS__FN gs_result gs__sh_while(gs__sh *S, gs__sh_frame *f, const gs_value *v) {
                 f->blk[s] = s;
                 f->b[s].bytes = cur[j];
                 f->b[s].refs = 1;
-                f->b[s].state = GS__SH_OWNED;
+                f->b[s].state = GS__SO_OWNED;
             } else {
-                gs__sh_alias(f, v, j, f->first[init->id] + j);
+                gs__so_alias(f, v, j, f->first[init->id] + j);
             }
         }
     }
@@ -229,12 +229,12 @@ GS__FN gs_result gs__sh_while(gs__sh *S, gs__sh_frame *f, const gs_value *v) {
 
 /* One evaluation of g with parameter slots of the given bytes (not counted: they belong to the caller).
    results receives the root's slot bytes, now counted and owned by the caller. */
-GS__FN gs_result gs__sh_graph(gs__sh *S, gs_graph *g, const int64_t *param_bytes, int64_t *results) {
-    gs__sh_frame f;
+GS__FN gs_result gs__so_graph(gs__so *S, gs_graph *g, const int64_t *param_bytes, int64_t *results) {
+    gs__so_frame f;
     int64_t weight = S->depth > 0 ? S->depth : 1, pbase = 0;
     int64_t *pfirst = NULL;
     int i, j, k, np = (int)stbds_arrlen(g->params);
-    gs_result r = gs__sh_frame_init(S, g, &f);
+    gs_result r = gs__so_frame_init(S, g, &f);
     if (r == GS_OK) {
         pfirst = (int64_t *)gs__malloc(S->ctx, sizeof(int64_t) * (size_t)(np + 1));
         if (!pfirst) r = GS_ERR_OUT_OF_MEMORY;
@@ -244,7 +244,7 @@ GS__FN gs_result gs__sh_graph(gs__sh *S, gs_graph *g, const int64_t *param_bytes
                 break;
             }
             pfirst[i] = pbase;
-            pbase += gs__sh_nslots(g->params[i]);
+            pbase += gs__so_nslots(g->params[i]);
         }
     }
     for (i = 0; r == GS_OK && i < f.n; i++) {
@@ -256,45 +256,45 @@ GS__FN gs_result gs__sh_graph(gs__sh *S, gs_graph *g, const int64_t *param_bytes
                 r = gs__err(S->ctx, GS_ERR_INVALID_ARG, "parameter %s: number %lld has no input", v->name, (long long)v->index);
                 break;
             }
-            for (j = 0; j < gs__sh_nslots(v); j++) {
+            for (j = 0; j < gs__so_nslots(v); j++) {
                 int64_t s = f.first[i] + j;
                 f.blk[s] = s;
                 f.b[s].bytes = param_bytes[pfirst[v->index] + j];
                 f.b[s].refs = 1;
-                f.b[s].state = GS__SH_EXTERNAL;
+                f.b[s].state = GS__SO_EXTERNAL;
             }
             break;
         case GS_OP_TUPLE:
-            for (k = 0; k < v->n_operands; k++) gs__sh_alias(&f, v, k, f.first[v->operands[k]->id]);
+            for (k = 0; k < v->n_operands; k++) gs__so_alias(&f, v, k, f.first[v->operands[k]->id]);
             break;
         case GS_OP_GET_TUPLE_ELEMENT:
-            gs__sh_alias(&f, v, 0, f.first[v->operands[0]->id] + v->index);
+            gs__so_alias(&f, v, 0, f.first[v->operands[0]->id] + v->index);
             break;
         case GS_OP_RESHAPE: case GS_OP_COPY: case GS_OP_ANNOTATE:
-            gs__sh_alias(&f, v, 0, f.first[v->operands[0]->id]);
+            gs__so_alias(&f, v, 0, f.first[v->operands[0]->id]);
             break;
         case GS_OP_CONVERT:
-            if (v->operands[0]->shape.dtype == v->shape.dtype) gs__sh_alias(&f, v, 0, f.first[v->operands[0]->id]);
-            else gs__sh_new(S, &f, v, 0);
+            if (v->operands[0]->shape.dtype == v->shape.dtype) gs__so_alias(&f, v, 0, f.first[v->operands[0]->id]);
+            else gs__so_new(S, &f, v, 0);
             break;
         case GS_OP_WHILE:
-            r = gs__sh_while(S, &f, v);
+            r = gs__so_while(S, &f, v);
             break;
         default:
             if (gs__cm_is_collective(v->op)) {
-                gs__sh_coll c;
+                gs__so_coll c;
                 c.v = v;
                 c.count = weight;
                 stbds_arrput(S->coll, c);
             }
-            for (j = 0; j < gs__sh_nslots(v); j++) gs__sh_new(S, &f, v, j);
+            for (j = 0; j < gs__so_nslots(v); j++) gs__so_new(S, &f, v, j);
             break;
         }
         /* release what this instruction read last */
         for (k = 0; r == GS_OK && k < v->n_operands; k++) {
             const gs_value *o = v->operands[k];
             if (f.last_use[o->id] == i) {
-                gs__sh_release(S, &f, o);
+                gs__so_release(S, &f, o);
                 f.last_use[o->id] = -2;
             }
         }
@@ -302,34 +302,34 @@ GS__FN gs_result gs__sh_graph(gs__sh *S, gs_graph *g, const int64_t *param_bytes
     if (r == GS_OK) {
         /* hand the root over: an owned buffer is taken, any other (a parameter's) is copied */
         const gs_value *root = g->root;
-        for (j = 0; j < gs__sh_nslots(root); j++) {
+        for (j = 0; j < gs__so_nslots(root); j++) {
             int64_t b = f.blk[f.first[root->id] + j];
-            int64_t bytes = (int64_t)gs_shape_bytes(gs__sh_slot_shape(root, j));
-            if (b >= 0 && f.b[b].state == GS__SH_OWNED) {
-                f.b[b].state = GS__SH_TAKEN;
+            int64_t bytes = (int64_t)gs_shape_bytes(gs__so_slot_shape(root, j));
+            if (b >= 0 && f.b[b].state == GS__SO_OWNED) {
+                f.b[b].state = GS__SO_TAKEN;
                 results[j] = f.b[b].bytes;
             } else {
-                gs__sh_count(S, bytes, root);
+                gs__so_count(S, bytes, root);
                 results[j] = bytes;
             }
         }
         /* and free what the frame still owns */
         for (i = 0; i < f.n; i++)
-            for (j = 0; j < gs__sh_nslots(g->values[i]); j++) {
+            for (j = 0; j < gs__so_nslots(g->values[i]); j++) {
                 int64_t s = f.first[i] + j;
-                if (f.b[s].state == GS__SH_OWNED) {
-                    gs__sh_count(S, -f.b[s].bytes, g->values[i]);
-                    f.b[s].state = GS__SH_GONE;
+                if (f.b[s].state == GS__SO_OWNED) {
+                    gs__so_count(S, -f.b[s].bytes, g->values[i]);
+                    f.b[s].state = GS__SO_GONE;
                 }
             }
     }
     gs__free(S->ctx, pfirst);
-    gs__sh_frame_free(S->ctx, &f);
+    gs__so_frame_free(S->ctx, &f);
     return r;
 }
 
 /* which mesh axes the members of one group differ along */
-GS__FN unsigned gs__sh_axes(const gs_shapes_desc *d, int64_t n, const int64_t *ids) {
+GS__FN unsigned gs__so_axes(const gs_shapes_desc *d, int64_t n, const int64_t *ids) {
     unsigned axes = 0;
     int64_t i, c0[GS_COST_MAX_AXES], c[GS_COST_MAX_AXES];
     int a;
@@ -347,7 +347,7 @@ GS__FN unsigned gs__sh_axes(const gs_shapes_desc *d, int64_t n, const int64_t *i
     return axes;
 }
 
-GS__FN gs_result gs__sh_traffic(gs__sh *S, gs_shapes_report *rep) {
+GS__FN gs_result gs__so_traffic(gs__so *S, gs_shapes_report *rep) {
     int n = (int)stbds_arrlen(S->coll), i, m = 0;
     int64_t D = rep->D;
     double *dev = (double *)gs__malloc(S->ctx, sizeof(double) * (size_t)D);
@@ -384,7 +384,7 @@ GS__FN gs_result gs__sh_traffic(gs__sh *S, gs_shapes_report *rep) {
                     int64_t ids[2];
                     ids[0] = s;
                     ids[1] = t;
-                    c->axes |= gs__sh_axes(S->desc, 2, ids);
+                    c->axes |= gs__so_axes(S->desc, 2, ids);
                 }
             }
         } else {
@@ -404,7 +404,7 @@ GS__FN gs_result gs__sh_traffic(gs__sh *S, gs_shapes_report *rep) {
                     int64_t id = ids[g * gsz + j];
                     if (id >= 0 && id < D) dev[id] += per;
                 }
-                c->axes |= gs__sh_axes(S->desc, gsz, ids + g * gsz);
+                c->axes |= gs__so_axes(S->desc, gsz, ids + g * gsz);
             }
             gs__free(S->ctx, (void *)ids);
         }
@@ -422,7 +422,7 @@ GS__FN gs_result gs__sh_traffic(gs__sh *S, gs_shapes_report *rep) {
 
 GS_API gs_result gs_shapes_run(gs_graph *spmd, const gs_shapes_desc *desc, gs_shapes_report **out) {
     gs_ctx *ctx;
-    gs__sh S;
+    gs__so S;
     gs_shapes_report *rep;
     int64_t *params = NULL, *results = NULL, np_slots = 0, D;
     int i, j, np;
@@ -457,9 +457,9 @@ GS_API gs_result gs_shapes_run(gs_graph *spmd, const gs_shapes_desc *desc, gs_sh
     S.desc = desc;
     S.depth = 1;
     np = (int)stbds_arrlen(spmd->params);
-    for (i = 0; i < np; i++) np_slots += spmd->params[i] ? gs__sh_nslots(spmd->params[i]) : 0;
+    for (i = 0; i < np; i++) np_slots += spmd->params[i] ? gs__so_nslots(spmd->params[i]) : 0;
     params = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)(np_slots + 1));
-    results = spmd->root ? (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)(gs__sh_nslots(spmd->root) + 1)) : NULL;
+    results = spmd->root ? (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)(gs__so_nslots(spmd->root) + 1)) : NULL;
     rep = (gs_shapes_report *)gs__arena_alloc(ctx, sizeof *rep);
     if (!params || !results || !rep) {
         gs__free(ctx, params);
@@ -472,19 +472,19 @@ GS_API gs_result gs_shapes_run(gs_graph *spmd, const gs_shapes_desc *desc, gs_sh
     np_slots = 0;
     for (i = 0; i < np; i++) {
         if (!spmd->params[i]) continue;
-        for (j = 0; j < gs__sh_nslots(spmd->params[i]); j++) {
-            params[np_slots] = (int64_t)gs_shape_bytes(gs__sh_slot_shape(spmd->params[i], j));
+        for (j = 0; j < gs__so_nslots(spmd->params[i]); j++) {
+            params[np_slots] = (int64_t)gs_shape_bytes(gs__so_slot_shape(spmd->params[i], j));
             rep->param_bytes += params[np_slots++];
         }
     }
-    r = gs__sh_graph(&S, spmd, params, results);
+    r = gs__so_graph(&S, spmd, params, results);
     if (r == GS_OK) {
         rep->peak = rep->param_bytes + S.peak;
         rep->peak_at = S.peak_at;
         rep->peak_path = gs__arena_strdup(ctx, S.peak_path);
         rep->mesh_rank = desc->mesh_rank;
         memcpy(rep->mesh, desc->mesh, sizeof rep->mesh);
-        r = gs__sh_traffic(&S, rep);
+        r = gs__so_traffic(&S, rep);
         if (r == GS_OK && !rep->peak_path) r = GS_ERR_OUT_OF_MEMORY;
     }
     stbds_arrfree(S.coll);
@@ -518,7 +518,7 @@ GS_API double gs_shapes_axes_bytes(const gs_shapes_report *r, unsigned axes) {
     return t;
 }
 
-GS__FN void gs__sh_axes_text(gs__sb *sb, const gs_shapes_report *r, unsigned axes) {
+GS__FN void gs__so_axes_text(gs__sb *sb, const gs_shapes_report *r, unsigned axes) {
     int a, first = 1;
     if (r->mesh_rank == 0) {
         gs__sb_puts(sb, "-");
@@ -533,7 +533,7 @@ GS__FN void gs__sh_axes_text(gs__sb *sb, const gs_shapes_report *r, unsigned axe
 }
 
 /* the totals over devices, and a string builder for a report */
-GS__FN void gs__sh_begin(const gs_shapes_report *r, gs__sb *sb, double *total, double *max_dev, int64_t *argmax) {
+GS__FN void gs__so_begin(const gs_shapes_report *r, gs__sb *sb, double *total, double *max_dev, int64_t *argmax) {
     int64_t d;
     *total = 0.0;
     *max_dev = -1.0;
@@ -554,7 +554,7 @@ GS_API const char *gs_shapes_text(gs_shapes_report *r) {
     int64_t arg;
     int i;
     if (!r) return NULL;
-    gs__sh_begin(r, &sb, &total, &maxd, &arg);
+    gs__so_begin(r, &sb, &total, &maxd, &arg);
     gs__sb_printf(&sb, "shapes-only: %lld devices, one program: every device peaks at %lld bytes (parameters %lld) at %s%s%s\n",
                   (long long)r->D, (long long)r->peak, (long long)r->param_bytes, r->peak_path && *r->peak_path ? r->peak_path : "",
                   r->peak_path && *r->peak_path ? "/" : "", r->peak_at && r->peak_at->name ? r->peak_at->name : "(parameters)");
@@ -563,7 +563,7 @@ GS_API const char *gs_shapes_text(gs_shapes_report *r) {
         const gs_shapes_collective *c = &r->coll[i];
         gs__sb_printf(&sb, "  %s %s: groups of %lld, mesh axes ", gs_op_name(c->instruction->op), c->instruction->name,
                       (long long)c->group_size);
-        gs__sh_axes_text(&sb, r, c->axes);
+        gs__so_axes_text(&sb, r, c->axes);
         gs__sb_printf(&sb, ", ran %lld times per device, %.0f bytes sent in all (at most %.0f by one device)\n",
                       (long long)c->count, c->bytes_sent, c->max_device_bytes);
     }
@@ -576,7 +576,7 @@ GS_API const char *gs_shapes_json(gs_shapes_report *r) {
     int64_t arg;
     int i;
     if (!r) return NULL;
-    gs__sh_begin(r, &sb, &total, &maxd, &arg);
+    gs__so_begin(r, &sb, &total, &maxd, &arg);
     gs__sb_printf(&sb, "{\"devices\": %lld, \"param_bytes\": %lld, \"peak_bytes\": %lld, \"peak_instruction\": ", (long long)r->D,
                   (long long)r->param_bytes, (long long)r->peak);
     gs__cm_json_str(&sb, r->peak_at && r->peak_at->name ? r->peak_at->name : "");
