@@ -907,6 +907,10 @@ static void test_model_shapes_only(void) {
         sd.mesh[0] = 3;
         CHECK_ERR(gs_shapes_run(u, &sd, &rep), GS_ERR_INVALID_ARG, "mesh has 3 devices");
     }
+    /* the same through the CLI: an SPMD file with --spmd */
+    CHECK_EQ_INT(gst_cli(dir, "run --spmd %s --devices 4 --shapes-only --mesh 2x2", path), 0);
+    CHECK(strstr(gst_cli_out, "every device peaks at 32780 bytes (parameters 8192) at w/body/") != NULL);
+    CHECK(strstr(gst_cli_out, "all-reduce z: groups of 2, mesh axes 1, ran 3 times per device, 98304 bytes sent") != NULL);
     CHECK_EQ_INT(gst_cli(dir, "run %s --devices 4 --shapes-only --check", path), 2);
     CHECK_EQ_INT(gst_cli(dir, "run %s --devices 4 --trip-count w=3", path), 2);
     CHECK_EQ_INT(gst_cli(".", "run examples/ops_tour.hlo --devices 4 --shapes-only --trip-count bad"), 2);

@@ -70,7 +70,7 @@ static const char usage_text[] =
     "                           pred exactly); on a mismatch it names the first instruction that differs,\n"
     "                           the device, the element, and both values, and exits with status 1.\n"
     "                           (--stats: per-device peak memory and per-collective traffic)\n"
-    "  run FILE --devices D --shapes-only [--trip-count NAME=N] [--mesh AxB] [--json]\n"
+    "  run [--spmd] FILE --devices D --shapes-only [--trip-count NAME=N] [--mesh AxB] [--json]\n"
     "                           no data: per-device peak memory (and where), bytes per collective and mesh axes\n"
     "  model, plan               whole-model accounting and the parallelism planner ('gshard model --help')\n"
     "  run --spmd FILE --devices D [io options] [--lockstep | --workers W] [--stats]\n"
@@ -397,8 +397,8 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                                                              "--lockstep");
     if (run && !o->shapes_only && (o->json || o->shapes_mesh || o->n_trip))
         return usage_error("run: %s only apply with --shapes-only", "--json, --mesh and --trip-count");
-    if (run && o->shapes_only && (o->check || o->spmd || o->n_inputs || o->output_dir || o->stats))
-        return usage_error("run: %s runs without data: no --check, --spmd, --input, --output-dir or --stats", "--shapes-only");
+    if (run && o->shapes_only && (o->check || o->n_inputs || o->output_dir || o->stats))
+        return usage_error("run: %s runs without data: no --check, --input, --output-dir or --stats", "--shapes-only");
     return -1;
 }
 
@@ -917,7 +917,15 @@ static int cmd_run_shapes(gs_ctx *ctx, const options *o) {
         fprintf(stderr, "gshard run: --mesh: %s\n", gs_ctx_error_msg(ctx));
         return EXIT_ERROR;
     }
-    if (!partition_module(ctx, o, &entry, &spmd)) return EXIT_ERROR;
+    if (o->spmd) {   /* FILE is already an SPMD program */
+        if (!load_module(ctx, o->file, &spmd)) return EXIT_ERROR;
+        if (gs_graph_num_partitions(spmd) <= 1 && gs_graph_set_num_partitions(spmd, o->devices) != GS_OK) {
+            fprintf(stderr, "%s: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+            return EXIT_ERROR;
+        }
+    } else if (!partition_module(ctx, o, &entry, &spmd)) {
+        return EXIT_ERROR;
+    }
     if (gs_shapes_run(spmd, &sd, &rep) != GS_OK) {
         fprintf(stderr, "%s: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
         return EXIT_ERROR;
@@ -1530,8 +1538,8 @@ int main(int argc, char **argv) {
     else if (strcmp(cmd, "propagate") == 0) rc = cmd_propagate(ctx, &o);
     else if (strcmp(cmd, "eval") == 0) rc = cmd_eval(ctx, &o);
     else if (strcmp(cmd, "partition") == 0) rc = cmd_partition(ctx, &o);
-    else if (o.spmd) rc = cmd_run_spmd(ctx, &o);
     else if (o.shapes_only) rc = cmd_run_shapes(ctx, &o);
+    else if (o.spmd) rc = cmd_run_spmd(ctx, &o);
     else rc = cmd_run(ctx, &o);
     gs_ctx_destroy(ctx);
     free(o.inputs);
