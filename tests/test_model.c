@@ -514,7 +514,19 @@ static void test_model_strategies(void) {
     r.axes[0].dcn = true;
     CHECK_OK(gs_model_step_cost(ctx, preset("llama3-8b"), &r, &st));
     CHECK(st.t_ici > 0.0 && st.t_dcn > 0.0);
+    /* prefill with 8-way tensor parallelism inside the NVLink domain: per layer an AllGather and a
+       ReduceScatter of [tokens, D] around attention and the MLP, each (7/8) V / W_nvlink with V the
+       gathered bf16 bytes (every GPU reaches every other through the switches) */
+    sizes[0] = 8;
+    roles[0] = GS_ROLE_TENSOR;
+    r = run_of("h100", GS_PHASE_PREFILL, 1, 8192, 1, sizes, roles);
+    CHECK_OK(gs_model_step_cost(ctx, preset("llama3-8b"), &r, &s2));
+    CHECK_REL(s2.t_ici, 32.0 * 4.0 * (7.0 / 8.0) * (8192.0 * 4096 * 2) / 4.5e11, 1e-12);
+    CHECK(s2.t_dcn == 0.0);
     /* more than 8 GPUs on NVLink axes: refused */
+    sizes[0] = 4; sizes[1] = 8;
+    roles[0] = GS_ROLE_DATA; roles[1] = GS_ROLE_TENSOR;
+    r = run_of("h100", GS_PHASE_TRAIN, 64, 4096, 2, sizes, roles);
     r.axes[0].dcn = false;
     CHECK_ERR(gs_model_step_cost(ctx, preset("llama3-8b"), &r, &st), GS_ERR_INVALID_ARG, "NVLink domain");
     /* pipeline: 4 stages with 16 microbatches add a bubble of 3/16 */
