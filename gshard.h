@@ -2215,6 +2215,7 @@ GS__FN void gs__cm_collective(const gs_chip *chip, gs_collective_kind kind, doub
 GS__FN void gs__cm_json_str(gs__sb *sb, const char *s);
 GS__FN bool gs__cm_trip_count(const gs_value *w, int64_t *trips);
 GS__FN bool gs__cm_is_collective(gs_op op);
+GS__FN bool gs__cm_axis_wraps(const gs_chip *c, gs_wrap_mode mode, int64_t size);
 GS__FN void gs__cm_json_num(gs__sb *sb, double x);
 
 #endif /* GS_INTERNAL_H */
@@ -24178,8 +24179,15 @@ GS__FN void gs__run_load(const gs_run_desc *r, gs__run *o) {
             o->ici_ways[role] *= sz;
             o->ici_devices *= sz;
             if (a->size > 1 && o->n_ici[role] < GS_MODEL_MAX_AXES) {
+                /* an axis no longer than the pod's sides is one physical axis: a ring where the chip's rule
+                   gives it wraparound links (v5e: only at 16; v4p/v5p: multiples of 4), else an open line;
+                   a longer one spans several physical axes and is taken as a ring */
+                int64_t side = 0;
+                int q;
+                for (q = 0; q < GS_COST_MAX_AXES; q++) side = GS__MAX(side, r->chip->pod[q]);
                 o->ici_axes[role][o->n_ici[role]].size = a->size;
-                o->ici_axes[role][o->n_ici[role]].ring = GS_RING_BIDIRECTIONAL;
+                o->ici_axes[role][o->n_ici[role]].ring = a->size > side || gs__cm_axis_wraps(r->chip, GS_WRAP_AUTO, a->size)
+                                                             ? GS_RING_BIDIRECTIONAL : GS_RING_OPEN_LINE;
                 o->n_ici[role]++;
             }
         }

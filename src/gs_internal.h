@@ -469,6 +469,7 @@ GS__FN void gs__cm_collective(const gs_chip *chip, gs_collective_kind kind, doub
 GS__FN void gs__cm_json_str(gs__sb *sb, const char *s);
 GS__FN bool gs__cm_trip_count(const gs_value *w, int64_t *trips);
 GS__FN bool gs__cm_is_collective(gs_op op);
+GS__FN bool gs__cm_axis_wraps(const gs_chip *c, gs_wrap_mode mode, int64_t size);
 GS__FN void gs__cm_json_num(gs__sb *sb, double x);
 
 #endif /* GS_INTERNAL_H */

@@ -378,8 +378,15 @@ GS__FN void gs__run_load(const gs_run_desc *r, gs__run *o) {
             o->ici_ways[role] *= sz;
             o->ici_devices *= sz;
             if (a->size > 1 && o->n_ici[role] < GS_MODEL_MAX_AXES) {
+                /* an axis no longer than the pod's sides is one physical axis: a ring where the chip's rule
+                   gives it wraparound links (v5e: only at 16; v4p/v5p: multiples of 4), else an open line;
+                   a longer one spans several physical axes and is taken as a ring */
+                int64_t side = 0;
+                int q;
+                for (q = 0; q < GS_COST_MAX_AXES; q++) side = GS__MAX(side, r->chip->pod[q]);
                 o->ici_axes[role][o->n_ici[role]].size = a->size;
-                o->ici_axes[role][o->n_ici[role]].ring = GS_RING_BIDIRECTIONAL;
+                o->ici_axes[role][o->n_ici[role]].ring = a->size > side || gs__cm_axis_wraps(r->chip, GS_WRAP_AUTO, a->size)
+                                                             ? GS_RING_BIDIRECTIONAL : GS_RING_OPEN_LINE;
                 o->n_ici[role]++;
             }
         }
