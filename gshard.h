@@ -1792,10 +1792,18 @@ GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_che
 #  error "gshard.h: define all of GSHARD_MALLOC, GSHARD_REALLOC and GSHARD_FREE, or none of them"
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
-#  define GS__FN static __attribute__((unused))
+/* Every internal function is static in gshard.h. A file of src/ compiled on its own (an editor's language server,
+   make check-src) sees the functions of the other files only through their declarations, so there they get
+   external linkage: the compiler then has nothing to say about a function used here and defined elsewhere. */
+#if defined(GSHARD_IMPLEMENTATION_INCLUDED)
+#  define GS__STATIC static
 #else
-#  define GS__FN static
+#  define GS__STATIC
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#  define GS__FN GS__STATIC __attribute__((unused))
+#else
+#  define GS__FN GS__STATIC
 #endif
 
 #define GS__ZERO(x) memset(&(x), 0, sizeof(x))
@@ -10474,8 +10482,7 @@ GS_API const char *gs_propagate_explain(gs_graph *g, bool explain) {
 /* gs_spmd_internal.h - the SPMD partitioner's private API: its state, and every function one of its files
    calls in another, each with the shapes and shardings it maps (the role XLA's spmd_partitioner.h plays).
 
-   The partitioner's files, in the order their code depends on each other (no file calls a later one's code
-   except through the dispatcher the walk calls):
+   The partitioner's files; each calls only the files above it (python3 tools/callgraph.py checks it):
      gs_spmd_core.c    tile views, partition-id tables, offsets, masks, collectives, the reshard planner, and the
                        helpers every rule shares (clone at local size, combine partial results, the replicate path)
      gs_spmd_dot.c     dot strategies (dot and convolution dims as batch/contracting/free), windowed einsum

@@ -46,10 +46,18 @@
 #  error "gshard.h: define all of GSHARD_MALLOC, GSHARD_REALLOC and GSHARD_FREE, or none of them"
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
-#  define GS__FN static __attribute__((unused))
+/* Every internal function is static in gshard.h. A file of src/ compiled on its own (an editor's language server,
+   make check-src) sees the functions of the other files only through their declarations, so there they get
+   external linkage: the compiler then has nothing to say about a function used here and defined elsewhere. */
+#if defined(GSHARD_IMPLEMENTATION_INCLUDED)
+#  define GS__STATIC static
 #else
-#  define GS__FN static
+#  define GS__STATIC
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#  define GS__FN GS__STATIC __attribute__((unused))
+#else
+#  define GS__FN GS__STATIC
 #endif
 
 #define GS__ZERO(x) memset(&(x), 0, sizeof(x))
