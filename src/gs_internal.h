@@ -83,6 +83,9 @@
 #    define GS__STBDS_HDR <stb/stb_ds.h>
 #  else
 #    error "gshard.h needs stb_ds.h: apt-get install libstb-dev, copy stb_ds.h beside gshard.h, or -DGSHARD_STB_DS_PATH='\"path/stb_ds.h\"'"
+     /* stop here instead of printing pages of follow-on errors: a missing include is fatal (a name no
+        __has_include probed: gcc does not report again a file that __has_include failed to find) */
+#    define GS__STBDS_HDR <gshard_needs_stb_ds.h>
 #  endif
 #else
 #  define GS__STBDS_HDR "stb_ds.h"
