@@ -9,7 +9,9 @@
 #if !defined(_POSIX_C_SOURCE)
 #  define _POSIX_C_SOURCE 200809L
 #endif
+#ifndef GSHARD_EXTERNAL_IMPL   /* the Makefile links gshard_impl.c instead */
 #define GSHARD_IMPLEMENTATION
+#endif
 #include "gshard.h"
 #include "examples/moe_model.h"
 

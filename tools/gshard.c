@@ -125,7 +125,8 @@ static int usage_error(const char *fmt, const char *arg) {
 }
 
 /* ---- "did you mean": a mistyped command or option is answered with the closest known one ---- */
-static const char *const cli_commands[] = {"print", "eval", "propagate", "partition", "run", "cost", "help", "version", NULL};
+static const char *const cli_commands[] = {"print", "eval", "propagate", "partition", "run", "cost", "model", "plan", "help",
+                                           "version", NULL};
 static const char *const cli_top_options[] = {"--help", "--version", NULL};
 
 /* The options command cmd accepts (as parse_options and parse_cost_options read them). */
@@ -135,8 +136,25 @@ static const char *const *cli_options(const char *cmd) {
     static const char *const prop_o[] = {"--devices", "--explain", "--show", "--help", NULL};
     static const char *const part_o[] = {"--devices", "--explain", "--help", NULL};
     static const char *const run_o[] = {"--devices", "--input", "--seed", "--output-dir", "--check", "--rtol", "--atol",
-                                        "--lockstep", "--workers", "--stats", "--spmd", "--help", NULL};
-    static const char *const cost_o[] = {"--chip", "--mesh", "--torus", "--device-order", "--wrap", "--json", "--help", NULL};
+                                        "--lockstep", "--workers", "--stats", "--spmd", "--shapes-only", "--trip-count",
+                                        "--mesh", "--json", "--help", NULL};
+    static const char *const cost_o[] = {"--chip", "--chip-file", "--mesh", "--torus", "--device-order", "--wrap", "--json",
+                                         "--help", NULL};
+    /* model and plan (parse_model_options) */
+    static const char *const model_o[] = {"--preset", "--layers", "--d-model", "--d-ff", "--heads", "--kv-heads", "--head-dim",
+                                          "--vocab", "--experts", "--top-k", "--name", "--plain-mlp", "--tied", "--chip",
+                                          "--chip-file", "--train", "--prefill", "--decode", "--batch", "--seq", "--mesh",
+                                          "--param-bytes", "--kv-bytes", "--act-bytes", "--grad-bytes", "--optimizer-bytes",
+                                          "--math", "--efficiency", "--no-attention-flops", "--remat", "--microbatches",
+                                          "--price", "--json", "--help", NULL};
+    static const char *const plan_o[] = {"--preset", "--layers", "--d-model", "--d-ff", "--heads", "--kv-heads", "--head-dim",
+                                         "--vocab", "--experts", "--top-k", "--name", "--plain-mlp", "--tied", "--chip",
+                                         "--chip-file", "--train", "--prefill", "--decode", "--batch", "--seq", "--devices",
+                                         "--top", "--sweep", "--emit-hlo", "--param-bytes", "--kv-bytes", "--act-bytes",
+                                         "--grad-bytes", "--optimizer-bytes", "--math", "--efficiency", "--no-attention-flops",
+                                         "--remat", "--microbatches", "--price", "--json", "--help", NULL};
+    if (strcmp(cmd, "model") == 0) return model_o;
+    if (strcmp(cmd, "plan") == 0) return plan_o;
     if (strcmp(cmd, "eval") == 0) return eval_o;
     if (strcmp(cmd, "propagate") == 0) return prop_o;
     if (strcmp(cmd, "partition") == 0) return part_o;
@@ -1414,7 +1432,12 @@ static int parse_model_options(gs_ctx *ctx, bool plan, int argc, char **argv, mo
             o->emit = v;
             i++;
         } else {
-            return usage_error(a[0] == '-' ? "unknown option or missing value '%s'" : "unexpected argument '%s'", a);
+            const char *const *known = cli_options(plan ? "plan" : "model");
+            int k;
+            if (a[0] != '-') return usage_error("unexpected argument '%s'", a);
+            for (k = 0; known[k]; k++)
+                if (strcmp(known[k], a) == 0) return usage_error("%s needs a value", a);
+            return unknown_word(plan ? "plan" : "model", "option", a, known);
         }
         if (!ok) return usage_error("bad or missing value for %s", a);
 #undef MODEL_I64
