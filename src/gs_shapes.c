@@ -564,8 +564,9 @@ GS_API const char *gs_shapes_text(gs_shapes_report *r) {
         gs__sb_printf(&sb, "  %s %s: groups of %lld, mesh axes ", gs_op_name(c->instruction->op), c->instruction->name,
                       (long long)c->group_size);
         gs__so_axes_text(&sb, r, c->axes);
-        gs__sb_printf(&sb, ", ran %lld times per device, %.0f bytes sent in all (at most %.0f by one device)\n",
-                      (long long)c->count, c->bytes_sent, c->max_device_bytes);
+        if (c->count == 1) gs__sb_puts(&sb, ", ran once per device");
+        else gs__sb_printf(&sb, ", ran %lld times per device", (long long)c->count);
+        gs__sb_printf(&sb, ", %.0f bytes sent in all (at most %.0f by one device)\n", c->bytes_sent, c->max_device_bytes);
     }
     return gs__sb_finish(&sb, "gs_shapes_text");
 }
