@@ -213,6 +213,7 @@ $(BUILD)/bench/%: bench/%.c gshard.h $(BUILD)/bench/gshard_impl.o | stbds
 	$(CC) $(BENCH_FLAGS) $(EXT_IMPL) -I. -o $@ $< $(BUILD)/bench/gshard_impl.o $(if $(filter bench_dot,$*),$(CBLAS_FLAGS)) $(LDLIBS)
 
 $(BUILD)/bench/bench_partition: examples/moe_model.h
+$(BUILD)/bench/bench_shapes: examples/moe_model.h
 
 # bench_dot: plain -O2 (the kernel picks its instruction set at run time) linked with the same kernel built
 # -O3 -march=native (bench/dot_native.c), so one run prints the ratio of the two
