@@ -184,6 +184,8 @@ test-gemm: gshard.h | stbds
 	@mkdir -p $(BUILD)
 	$(CC) $(WARN) $(CFLAGS) -DTEST_USE_GSHARD_H -I. -o $(BUILD)/test_gemm tests/standalone/test_gemm.c $(LDLIBS)
 	./$(BUILD)/test_gemm
+	GSHARD_ISA=sse2 ./$(BUILD)/test_gemm 20
+	GSHARD_ISA=no-such-isa ./$(BUILD)/test_gemm 20
 
 # ---- examples, demo, benchmarks ----
 $(BUILD)/examples/%: examples/%.c gshard.h $(IMPL_OBJ) | stbds

@@ -207,6 +207,17 @@ int main(int argc, char **argv)
                 printf("FAIL GSHARD_ISA=%s but the path in use is %s\n", env, gs__gemm_isa_name(gs__gemm_isa()));
                 n_fail++;
             }
+            if (want < 0 || !gs__gemm_isa_available(want)) { /* documented fallback: the widest path */
+                static const int widest_first[] = {GS__ISA_AVX512, GS__ISA_AVX2, GS__ISA_AVX, GS__ISA_SSE2,
+                                                   GS__ISA_VEC4, GS__ISA_SCALAR};
+                for (r = 0; !gs__gemm_isa_available(widest_first[r]); r++) continue;
+                isa = widest_first[r];
+                if (gs__gemm_isa() != isa) {
+                    printf("FAIL GSHARD_ISA=%s cannot be honoured, but the path in use is %s, not %s\n", env,
+                           gs__gemm_isa_name(gs__gemm_isa()), gs__gemm_isa_name(isa));
+                    n_fail++;
+                }
+            }
         }
     }
 
