@@ -173,8 +173,10 @@ typedef struct gs_shape {
 
 GS_API gs_shape gs_shape_make(gs_dtype dtype, int rank, const int64_t *dims);
 GS_API gs_shape gs_shape_scalar(gs_dtype dtype);
+/* Element count, or -1 when a dim is negative, the rank is outside [0, GS_MAX_RANK] or the count overflows
+   int64_t; 0 for NULL. */
 GS_API int64_t gs_shape_numel(const gs_shape *s);
-GS_API size_t gs_shape_bytes(const gs_shape *s);   /* numel * storage size */
+GS_API size_t gs_shape_bytes(const gs_shape *s);   /* numel * storage size; 0 when numel is -1 or overflows */
 GS_API bool gs_shape_equal(const gs_shape *a, const gs_shape *b);
 GS_API size_t gs_dtype_size(gs_dtype t);            /* storage bytes per element; 0 for invalid/tuple */
 GS_API const char *gs_dtype_name(gs_dtype t);       /* "f32", "bf16", "s32", "u32", "pred" */
@@ -1615,6 +1617,13 @@ GS__FN void gs__log(gs_ctx *ctx, gs_log_level level, gs_result code, const char 
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+/* Checked 64-bit arithmetic: every size, element count, product and offset computed from input goes through
+   these, so an overflow is an error that names it instead of a wrapped value. They return false (leaving *out
+   unchanged) when the exact result does not fit in int64_t. gs__prod64 multiplies d[0..n) (each >= 0) and
+   returns -1 when the product does not fit. */
+GS__FN bool gs__mul64(int64_t a, int64_t b, int64_t *out);
+GS__FN bool gs__add64(int64_t a, int64_t b, int64_t *out);
+GS__FN int64_t gs__prod64(int n, const int64_t *d);
 GS__FN void *gs__arena_alloc(gs_ctx *ctx, size_t size);            /* zeroed; NULL + error on OOM */
 GS__FN void *gs__arena_dup(gs_ctx *ctx, const void *p, size_t size);
 GS__FN char *gs__arena_strdup(gs_ctx *ctx, const char *s);
@@ -1861,6 +1870,31 @@ GS_API void gs_ctx_destroy(gs_ctx *ctx) {
         gs__raw_free(&ctx->allocator, c);
     }
     gs__raw_free(&ctx->allocator, ctx);
+}
+
+/* ---- checked size arithmetic (see gs_internal.h) ---- */
+GS__FN bool gs__mul64(int64_t a, int64_t b, int64_t *out) {
+    if (a != 0 && b != 0) {
+        if (a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
+                  : (b > 0 ? a < INT64_MIN / b : b < INT64_MAX / a))
+            return false;
+    }
+    *out = a * b;
+    return true;
+}
+
+GS__FN bool gs__add64(int64_t a, int64_t b, int64_t *out) {
+    if (b > 0 ? a > INT64_MAX - b : a < INT64_MIN - b) return false;
+    *out = a + b;
+    return true;
+}
+
+GS__FN int64_t gs__prod64(int n, const int64_t *d) {
+    int64_t p = 1;
+    int i;
+    for (i = 0; i < n; i++)
+        if (d[i] < 0 || !gs__mul64(p, d[i], &p)) return -1;
+    return p;
 }
 
 #define GS__CHUNK_HDR ((sizeof(gs__chunk) + 15) & ~(size_t)15)
@@ -2774,10 +2808,16 @@ GS__FN int64_t gs__numel(const gs_shape *s) {
     for (i = 0; i < s->rank; i++) n *= s->dims[i];
     return n;
 }
-GS_API int64_t gs_shape_numel(const gs_shape *s) { return s ? gs__numel(s) : 0; }
-GS_API size_t gs_shape_bytes(const gs_shape *s) {
+/* Any shape may come here (the IR's own are checked to hold at most 2^50 elements): checked arithmetic. */
+GS_API int64_t gs_shape_numel(const gs_shape *s) {
     if (!s) return 0;
-    return (size_t)gs__numel(s) * gs_dtype_size(s->dtype);
+    if (s->rank < 0 || s->rank > GS_MAX_RANK) return -1;
+    return gs__prod64(s->rank, s->dims);
+}
+GS_API size_t gs_shape_bytes(const gs_shape *s) {
+    int64_t n = gs_shape_numel(s), b;
+    if (!s || n < 0 || !gs__mul64(n, (int64_t)gs_dtype_size(s->dtype), &b) || (uint64_t)b > (uint64_t)SIZE_MAX) return 0;
+    return (size_t)b;
 }
 
 GS_API bool gs_shape_equal(const gs_shape *a, const gs_shape *b) {
@@ -2820,9 +2860,8 @@ GS__FN gs_result gs__check_shape(gs_ctx *ctx, const char *who, const gs_shape *s
         return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: rank %d is outside [0, %d] (GS_MAX_RANK)", who, s->rank, GS_MAX_RANK);
     for (i = 0; i < s->rank; i++) {
         if (s->dims[i] < 0) return gs__err(ctx, GS_ERR_SHAPE, "%s: dim %d is negative (%lld)", who, i, (long long)s->dims[i]);
-        if (s->dims[i] > 0 && n > ((int64_t)1 << 50) / s->dims[i])
-            return gs__err(ctx, GS_ERR_SHAPE, "%s: shape has too many elements", who);
-        n *= s->dims[i];
+        if (!gs__mul64(n, s->dims[i], &n) || n > ((int64_t)1 << 50))
+            return gs__err(ctx, GS_ERR_SHAPE, "%s: shape has more than 2^50 elements", who);
     }
     return GS_OK;
 }
@@ -3492,7 +3531,8 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
             if (v->start[i] < 0 || v->start[i] > v->limit[i] || v->limit[i] > x->dims[i])
                 GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: dim %d slice [%lld:%lld] is not within [0, %lld]", GS__WHO, i,
                          (long long)v->start[i], (long long)v->limit[i], (long long)x->dims[i]);
-            s->dims[i] = (v->limit[i] - v->start[i] + v->stride[i] - 1) / v->stride[i];
+            /* ceil((limit - start) / stride), written so a stride near INT64_MAX cannot overflow */
+            s->dims[i] = v->limit[i] > v->start[i] ? (v->limit[i] - v->start[i] - 1) / v->stride[i] + 1 : 0;
         }
         return GS_OK;
     case GS_OP_DYNAMIC_SLICE:
@@ -6420,7 +6460,7 @@ GS__FN bool gs__attr_groups(gs__parser *P, const gs__pattr *a, gs_replica_groups
     stbds_arrsetlen(P->ids, 0);
     if (!gs__skip_ws(P, &v)) return false;
     if (gs__cur_peek(&v) == '[') {
-        int64_t prod = 1, dims2[2];
+        int64_t prod = 1, dims2[2], n_ids;
         int n2 = 0;
         bool seen[GS_MAX_RANK];
         gs__cur_adv(&v);
@@ -6445,8 +6485,7 @@ GS__FN bool gs__attr_groups(gs__parser *P, const gs__pattr *a, gs_replica_groups
             if (d < 1) return gs__pexpect(P, &at, "a dimension >= 1");
             if (rg->iota_rank == GS_MAX_RANK) return gs__perr(P, &at, GS_ERR_PARSE, "more than %d iota dimensions", GS_MAX_RANK);
             rg->iota_dims[rg->iota_rank++] = d;
-            if (prod > INT64_MAX / d) return gs__perr(P, &at, GS_ERR_PARSE, "iota size out of range");
-            prod *= d;
+            if (!gs__mul64(prod, d, &prod)) return gs__perr(P, &at, GS_ERR_PARSE, "iota size overflows int64");
             if (gs__accept(P, &v, ']', &ok)) break;
             if (!ok || !gs__expect_ch(P, &v, ',')) return false;
         }
@@ -6475,7 +6514,7 @@ GS__FN bool gs__attr_groups(gs__parser *P, const gs__pattr *a, gs_replica_groups
             if (np != rg->iota_rank)
                 return gs__perr(P, &at, GS_ERR_PARSE, "T(...) must be a permutation of 0..%d", rg->iota_rank - 1);
         }
-        if (dims2[0] < 1 || dims2[1] < 1 || dims2[0] > INT64_MAX / dims2[1] || dims2[0] * dims2[1] != prod)
+        if (dims2[0] < 1 || dims2[1] < 1 || !gs__mul64(dims2[0], dims2[1], &n_ids) || n_ids != prod)
             return gs__perr(P, &a->val, GS_ERR_PARSE,
                             "replica groups [%lld,%lld] do not have the %lld ids of the iota", (long long)dims2[0],
                             (long long)dims2[1], (long long)prod);
@@ -10718,8 +10757,8 @@ GS_API gs_result gs_npy_read(gs_ctx *ctx, const char *path, gs_dtype want, gs_sh
     unsigned char *buf = NULL;
     gs_dtype file_dt, dt;
     gs_shape s;
-    size_t fsize, numel = 1, nbytes, got, i;
-    int big = 0, d;
+    size_t fsize, numel, nbytes, got, i;
+    int big = 0;
     gs_result r;
 
     if (data) *data = NULL;
@@ -10764,15 +10803,26 @@ GS_API gs_result gs_npy_read(gs_ctx *ctx, const char *path, gs_dtype want, gs_sh
         dt = GS_BF16;
     }
     fsize = gs_dtype_size(file_dt);
-    for (d = 0; d < h.rank; d++) {
-        size_t dim = (size_t)h.dims[d];
-        if ((uint64_t)h.dims[d] > (uint64_t)SIZE_MAX || (dim && numel > SIZE_MAX / fsize / dim)) {
+    {
+        int64_t n = gs__prod64(h.rank, h.dims), nb;
+        if (n < 0 || !gs__mul64(n, (int64_t)fsize, &nb) || (uint64_t)nb > (uint64_t)SIZE_MAX) {
             r = gs__err(ctx, GS_ERR_SHAPE, "%s: the array is too large for this machine", path);
             goto done;
         }
-        numel *= dim;
+        numel = (size_t)n;
+        nbytes = (size_t)nb;
     }
-    nbytes = numel * fsize;
+    {
+        /* the buffer is bounded by the file's length: a short file with a huge header shape is "truncated",
+           never a huge allocation (files that cannot seek are read and checked as they come) */
+        long at = ftell(f), end;
+        if (at >= 0 && fseek(f, 0, SEEK_END) == 0 && (end = ftell(f)) >= 0 && fseek(f, at, SEEK_SET) == 0 &&
+            (uint64_t)(end - at) < (uint64_t)nbytes) {
+            r = gs__err(ctx, GS_ERR_PARSE, "%s: truncated .npy file: the shape needs %llu data bytes, found %llu",
+                        path, (unsigned long long)nbytes, (unsigned long long)(end - at));
+            goto done;
+        }
+    }
     buf = (unsigned char *)gs__malloc(ctx, nbytes);
     if (!buf) {
         r = GS_ERR_OUT_OF_MEMORY;
@@ -10979,13 +11029,6 @@ GS_API void gs_fill_random(gs_shape shape, uint64_t seed, int64_t param_index, v
    at this position" and "where is this device" in O(rank) without materialising anything.
    ========================================================================================================= */
 
-GS__FN int64_t gs__prod(int n, const int64_t *d) {
-    int64_t p = 1;
-    int i;
-    for (i = 0; i < n; i++) p *= d[i];
-    return p;
-}
-
 /* Canonical iota: size-1 dims dropped, runs of dims that stay adjacent under the permutation merged. */
 GS__FN void gs__iota_canon(gs__ta *t) {
     int i, j, k;
@@ -11031,7 +11074,7 @@ GS__FN void gs__ta_iota(gs__ta *t, int n, const int64_t *dims) {
     GS__ZERO(*t);
     t->n = n;
     for (i = 0; i < n; i++) t->dims[i] = dims[i];
-    t->total = gs__prod(n, dims);
+    t->total = gs__prod64(n, dims);
     t->ir = 1;
     t->idims[0] = t->total;
     t->iperm[0] = 0;
@@ -11270,7 +11313,7 @@ GS__FN const gs_sharding *gs__sh_from_ta(gs_ctx *ctx, int rank, int n_sub, const
     ta.n = rank;
     if (man > 1) ta.dims[ta.n++] = man;
     if (rep > 1) ta.dims[ta.n++] = rep;
-    if (gs__prod(rank, ta.dims) == 1) {
+    if (gs__prod64(rank, ta.dims) == 1) {
         /* nothing split: replicated or manual (both subgroup kinds stay tiled) */
         if (man > 1 && rep == 1) return gs_sharding_manual(ctx);
         if (man == 1) return gs_sharding_replicated(ctx);
@@ -11336,7 +11379,7 @@ GS__FN bool gs__check_tile_dims(gs_ctx *ctx, const char *who, int n_dims, const 
             gs__err(ctx, GS_ERR_SHARDING, "%s: tile dim %d is %lld (must be >= 1)", who, i, (long long)dims[i]);
             return false;
         }
-    if (gs__prod(n_dims, dims) > ((int64_t)1 << 31)) {
+    if ((uint64_t)gs__prod64(n_dims, dims) > ((uint64_t)1 << 31)) { /* -1 (overflow) is huge as unsigned */
         gs__err(ctx, GS_ERR_SHARDING, "%s: more than 2^31 tiles", who);
         return false;
     }
@@ -11389,9 +11432,13 @@ GS_API const gs_sharding *gs_sharding_iota(gs_ctx *ctx, int n_dims, const int64_
         seen[ta.iperm[i]] = true;
     }
     ta.ir = n_reshape;
-    if (gs__prod(n_reshape, reshape) != ta.total) {
+    if (gs__prod64(n_reshape, reshape) < 0) {
+        gs__err(ctx, GS_ERR_SHARDING, "gs_sharding_iota: the product of the reshape dims overflows int64");
+        return NULL;
+    }
+    if (gs__prod64(n_reshape, reshape) != ta.total) {
         gs__err(ctx, GS_ERR_SHARDING, "gs_sharding_iota: reshape dims hold %lld devices, tile dims %lld",
-                (long long)gs__prod(n_reshape, reshape), (long long)ta.total);
+                (long long)gs__prod64(n_reshape, reshape), (long long)ta.total);
         return NULL;
     }
     gs__iota_canon(&ta);
@@ -11446,7 +11493,7 @@ GS_API int64_t gs_sharding_tiles(const gs_sharding *s, int d) {
     return s->ta.dims[d];
 }
 GS_API int64_t gs_sharding_num_tiles(const gs_sharding *s) {
-    return s && s->kind == GS_SHARDING_TILED ? gs__prod(s->rank, s->ta.dims) : 1;
+    return s && s->kind == GS_SHARDING_TILED ? gs__prod64(s->rank, s->ta.dims) : 1;
 }
 GS__FN int64_t gs__sh_sub_size(const gs_sharding *s, gs_subgroup type) {
     int i;
@@ -11708,14 +11755,17 @@ typedef struct gs__shp {
     gs_ctx *ctx;
     const char *text, *p;
     bool failed;
+    bool in_tuple;  /* tuple shardings are flat: '{' inside a tuple's element list is an error, not recursion */
 } gs__shp;
 
 GS__FN void gs__shp_ws(gs__shp *P) {
     while (*P->p == ' ' || *P->p == '\t' || *P->p == '\n' || *P->p == '\r') P->p++;
 }
 GS__FN bool gs__shp_fail(gs__shp *P, const char *what) {
+    /* long texts are cut to their first 80 characters so the message keeps its point */
     if (!P->failed)
-        gs__err(P->ctx, GS_ERR_SHARDING, "sharding \"%s\", column %d: %s", P->text, (int)(P->p - P->text) + 1, what);
+        gs__err(P->ctx, GS_ERR_SHARDING, "sharding \"%.80s%s\", column %d: %s", P->text, strlen(P->text) > 80 ? "..." : "",
+                (int)(P->p - P->text) + 1, what);
     P->failed = true;
     return false;
 }
@@ -11777,6 +11827,21 @@ GS__FN bool gs__shp_skip_braces(gs__shp *P) {
     return true;
 }
 
+/* the number of comma-separated integers at p (the explicit device list of a tiled sharding) */
+GS__FN int64_t gs__shp_count_ids(const char *p) {
+    int64_t n = 0;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+        if (*p == '-') p++;
+        if (*p < '0' || *p > '9') return n;
+        while (*p >= '0' && *p <= '9') p++;
+        n++;
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+        if (*p != ',') return n;
+        p++;
+    }
+}
+
 GS__FN const gs_sharding *gs__shp_one(gs__shp *P);
 
 GS__FN bool gs__shp_trailer(gs__shp *P, gs_sharding *s) {
@@ -11805,6 +11870,11 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
     if (*P->p == '{' || *P->p == '}') {
         /* tuple */
         const gs_sharding **elems = NULL;
+        if (P->in_tuple) {
+            gs__shp_fail(P, "a tuple sharding inside a tuple sharding (tuple shardings are flat)");
+            return NULL;
+        }
+        P->in_tuple = true;
         if (!gs__shp_ch(P, '}')) {
             for (;;) {
                 const gs_sharding *e;
@@ -11822,6 +11892,7 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
                 if (!gs__shp_ch(P, ',')) { gs__shp_fail(P, "expected ',' or '}' in a tuple sharding"); break; }
             }
         }
+        P->in_tuple = false;
         if (!P->failed) s = gs_sharding_tuple(P->ctx, (int)stbds_arrlen(elems), elems);
         stbds_arrfree(elems);
         if (!s) P->failed = true;
@@ -11875,7 +11946,14 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
                 for (i = 0; i < ni; i++) perm[i] = i;
             }
         } else {
-            int64_t k;
+            int64_t k, given = gs__shp_count_ids(P->p);
+            /* counted first, so the id array's size is bounded by the text's length, not by the tile dims */
+            if (given != total) {
+                char what[96];
+                snprintf(what, sizeof what, "%lld ids expected, %lld given", (long long)total, (long long)given);
+                gs__shp_fail(P, what);
+                return NULL;
+            }
             ids = (int64_t *)gs__malloc(P->ctx, sizeof(int64_t) * (size_t)total);
             if (!ids) { P->failed = true; return NULL; }
             for (k = 0; k < total; k++) {
@@ -11956,6 +12034,7 @@ GS_API const gs_sharding *gs_sharding_parse(gs_ctx *ctx, const char *text) {
     P.text = text;
     P.p = text;
     P.failed = false;
+    P.in_tuple = false;
     s = gs__shp_one(&P);
     if (!s) {
         if (!ctx->err) gs__err(ctx, GS_ERR_SHARDING, "sharding \"%s\": invalid", text);
@@ -11987,7 +12066,8 @@ GS_API const gs_mesh *gs_mesh_new(gs_ctx *ctx, int n_axes, const char *const *na
     m->total = 1;
     for (i = 0; i < n_axes; i++) {
         const char *nm = names ? names[i] : NULL;
-        if (sizes[i] < 1 || m->total * sizes[i] > ((int64_t)1 << 31)) {
+        int64_t total;
+        if (sizes[i] < 1 || !gs__mul64(m->total, sizes[i], &total) || total > ((int64_t)1 << 31)) {
             gs__err(ctx, GS_ERR_SHARDING, "gs_mesh_new: axis %d has size %lld", i, (long long)sizes[i]);
             return NULL;
         }
@@ -12130,6 +12210,9 @@ GS_API const gs_sharding *gs_mesh_sharding(gs_ctx *ctx, const gs_mesh *m, int ra
             } else {
                 int a = gs__mesh_axis(m, w, n);
                 if (a < 0) GS__SPEC_FAIL("gs_mesh_sharding: spec \"%s\": the mesh has no axis \"%.*s\"", spec, (int)n, w);
+                if (n_of[d] >= m->n_axes) /* the mesh has at most GS_MAX_IOTA_RANK axes, each usable once */
+                    GS__SPEC_FAIL("gs_mesh_sharding: spec \"%s\": entry %d names more axes than the mesh's %d", spec, d,
+                                  m->n_axes);
                 axes[d][n_of[d]++] = a;
             }
             while (*p == ' ') p++;
@@ -12260,7 +12343,7 @@ GS_API gs_value *gs_shard(gs_graph *g, gs_value *x, const int64_t *tiles, const 
         gs__err(g->ctx, GS_ERR_SHARDING, "gs_shard(%s): needs an array of rank >= 1", x->name);
         return NULL;
     }
-    if (tiles && gs__prod(x->shape.rank, tiles) == 1) return gs_replicate(g, x);
+    if (tiles && gs__prod64(x->shape.rank, tiles) == 1) return gs_replicate(g, x);
     return gs__annotation(g, x, gs_sharding_tiled(g->ctx, x->shape.rank, tiles, devices, 0, NULL), 0);
 }
 GS_API gs_value *gs_shard_partial(gs_graph *g, gs_value *x, const int64_t *tiles, int64_t replicas,
@@ -12294,7 +12377,7 @@ GS_API gs_value *gs_mesh_split(gs_graph *g, gs_value *x, const gs_mesh *m, const
    ========================================================================================================= */
 /* the devices holding data tile `tile` (row-major over data dims), as "0" or "0,4" (replication) */
 GS__FN void gs__vis_devices(gs__sb *sb, const gs_sharding *s, int64_t tile) {
-    int64_t per = s->ta.total / gs__prod(s->rank, s->ta.dims), k;
+    int64_t per = s->ta.total / gs__prod64(s->rank, s->ta.dims), k;
     for (k = 0; k < per; k++) gs__sb_printf(sb, "%s%lld", k ? "," : "", (long long)gs__ta_at(&s->ta, tile * per + k));
 }
 
@@ -12402,7 +12485,7 @@ GS_API const char *gs_sharding_visualize(gs_ctx *ctx, const gs_sharding *s, gs_s
             gs__sb_puts(&sb, "\n");
         } else {
             /* higher ranks: one line per data tile */
-            int64_t ntiles = gs__prod(s->rank, s->ta.dims), t, idx[GS_MAX_RANK];
+            int64_t ntiles = gs__prod64(s->rank, s->ta.dims), t, idx[GS_MAX_RANK];
             gs__sb_puts(&sb, "tile -> region, devices\n");
             for (t = 0; t < ntiles && t < 4096; t++) {
                 int64_t off, lim;
@@ -12487,7 +12570,7 @@ GS__FN const gs_sharding *gs__sh_from_factors(gs_ctx *ctx, const gs__ta *ta, con
     }
     if (man > 1) { t.dims[t.n++] = man; sub[n_sub++] = GS_SUBGROUP_MANUAL; }
     if (rep > 1) { t.dims[t.n++] = rep; sub[n_sub++] = GS_SUBGROUP_REPLICATED; }
-    if (t.total == 1 || gs__prod(out_rank, t.dims) == 1) {
+    if (t.total == 1 || gs__prod64(out_rank, t.dims) == 1) {
         if (man > 1 && rep == 1) return gs_sharding_manual(ctx);
         if (man == 1) return gs_sharding_replicated(ctx);
     }
@@ -12849,7 +12932,7 @@ GS__FN const gs_sharding *gs__sh_merge_iota(gs_ctx *ctx, const gs_sharding *a, c
     t.n = rank;
     if (man > 1) { t.dims[t.n++] = man; sub[n_sub++] = GS_SUBGROUP_MANUAL; }
     if (rep > 1) { t.dims[t.n++] = rep; sub[n_sub++] = GS_SUBGROUP_REPLICATED; }
-    if (gs__prod(t.n, t.dims) != t.total) return NULL;
+    if (gs__prod64(t.n, t.dims) != t.total) return NULL;
     gs__iota_canon(&t);
     return gs__sh_from_ta(ctx, rank, n_sub, sub, &t);
 }
@@ -13984,6 +14067,7 @@ typedef struct gs__sp {
     char **warn;                /* stb_ds of arena strings */
     gs__sb ex;                  /* the current instruction's explanation */
     const char **explain;       /* the entry graph's explanations, by source value id */
+    const gs_sharding *rep;     /* {replicated}, made once up front so it is never NULL (out of memory) later */
 } gs__sp;
 
 GS__FN void gs__sp_note(gs__sp *sp, const char *fmt, ...)
@@ -14022,7 +14106,7 @@ GS__FN void gs__sp_warnf(gs__sp *sp, const char *fmt, ...) {
     gs__log(sp->ctx, GS_LOG_WARN, GS_OK, "%s", msg);
 }
 
-GS__FN const gs_sharding *gs__sp_rep(gs__sp *sp) { return gs_sharding_replicated(sp->ctx); }
+GS__FN const gs_sharding *gs__sp_rep(gs__sp *sp) { return sp->rep; }
 
 /* shardings the partitioner treats as "every device holds the whole value" */
 GS__FN bool gs__sp_is_rep(const gs_sharding *s) {
@@ -16820,6 +16904,7 @@ GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp
     if (!contract) accs.dims[aw] = Dn * cw;
     acc = gs__sp_splat(sp, v->shape.dtype, 0, accs);
     st[0] = oth; st[1] = win; st[2] = acc; st[3] = gs__sp_s32(sp, 0);
+    if (!oth || !acc || !st[3]) return NULL;   /* a builder failed (out of memory): the error is set */
     pairs = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * 2 * (size_t)Dn);
     if (!pairs) return NULL;
     for (p = 0; p < Dn; p++) {
@@ -16951,8 +17036,9 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
     G->src = src;
     G->g = gs_graph_new(sp->ctx, src->name);
     G->vals = (gs__sp_val *)gs__malloc(sp->ctx, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
+    /* zeroed before any return: gs__sp_g_free frees each entry's list */
+    if (G->vals) memset(G->vals, 0, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
     if (!G->g || !G->vals) return NULL;
-    memset(G->vals, 0, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
     for (i = 0; i < n; i++) {
         const gs_value *v = src->values[i];
         const gs_sharding *t = gs__sp_sh(sp, v), *osh = t;
@@ -17044,6 +17130,7 @@ GS_API gs_result gs_partition(gs_graph *g, const gs_partition_desc *desc, gs_gra
                 : sp.desc.windowed_einsum_bytes;
     sp.ctx = ctx;
     if ((res = gs__verify_once(g)) != GS_OK) return res;
+    if (!(sp.rep = gs_sharding_replicated(ctx))) return ctx->err ? ctx->err : GS_ERR_OUT_OF_MEMORY;
     pd.num_devices = sp.D;
     if ((res = gs_propagate(g, &pd)) != GS_OK) return res;
     n = (int)stbds_arrlen(g->values);
@@ -19338,7 +19425,9 @@ GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_sha
         r = GS_ERR_OUT_OF_MEMORY;
         goto done;
     }
+    /* zeroed before anything can fail, so the cleanup below frees only buffers this call allocated */
     memset(c_in, 0, sizeof(gs__buf) * ((size_t)D * (size_t)n_in + 1));
+    memset(shared, 0, (size_t)n_in + 1);
     for (k = 0; k < n_in; k++) {
         const gs_sharding *s = in_shardings ? in_shardings[k] : NULL;
         size_t bytes = (size_t)gs__numel(&rt->in_shapes[k]) * gs__compute_size(rt->in_shapes[k].dtype) + 1;
@@ -19373,7 +19462,7 @@ GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_sha
         if (r) rt->have_stats = false;
     }
 done:
-    if (c_in)
+    if (c_in && shared)
         for (k = 0; k < n_in; k++)
             for (d = 0; d < D; d++)
                 if (!(shared && shared[k] && d > 0)) gs__free(ctx, c_in[d * n_in + k].data);

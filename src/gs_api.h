@@ -104,8 +104,10 @@ typedef struct gs_shape {
 
 GS_API gs_shape gs_shape_make(gs_dtype dtype, int rank, const int64_t *dims);
 GS_API gs_shape gs_shape_scalar(gs_dtype dtype);
+/* Element count, or -1 when a dim is negative, the rank is outside [0, GS_MAX_RANK] or the count overflows
+   int64_t; 0 for NULL. */
 GS_API int64_t gs_shape_numel(const gs_shape *s);
-GS_API size_t gs_shape_bytes(const gs_shape *s);   /* numel * storage size */
+GS_API size_t gs_shape_bytes(const gs_shape *s);   /* numel * storage size; 0 when numel is -1 or overflows */
 GS_API bool gs_shape_equal(const gs_shape *a, const gs_shape *b);
 GS_API size_t gs_dtype_size(gs_dtype t);            /* storage bytes per element; 0 for invalid/tuple */
 GS_API const char *gs_dtype_name(gs_dtype t);       /* "f32", "bf16", "s32", "u32", "pred" */

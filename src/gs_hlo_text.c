@@ -1569,7 +1569,7 @@ GS__FN bool gs__attr_groups(gs__parser *P, const gs__pattr *a, gs_replica_groups
     stbds_arrsetlen(P->ids, 0);
     if (!gs__skip_ws(P, &v)) return false;
     if (gs__cur_peek(&v) == '[') {
-        int64_t prod = 1, dims2[2];
+        int64_t prod = 1, dims2[2], n_ids;
         int n2 = 0;
         bool seen[GS_MAX_RANK];
         gs__cur_adv(&v);
@@ -1594,8 +1594,7 @@ GS__FN bool gs__attr_groups(gs__parser *P, const gs__pattr *a, gs_replica_groups
             if (d < 1) return gs__pexpect(P, &at, "a dimension >= 1");
             if (rg->iota_rank == GS_MAX_RANK) return gs__perr(P, &at, GS_ERR_PARSE, "more than %d iota dimensions", GS_MAX_RANK);
             rg->iota_dims[rg->iota_rank++] = d;
-            if (prod > INT64_MAX / d) return gs__perr(P, &at, GS_ERR_PARSE, "iota size out of range");
-            prod *= d;
+            if (!gs__mul64(prod, d, &prod)) return gs__perr(P, &at, GS_ERR_PARSE, "iota size overflows int64");
             if (gs__accept(P, &v, ']', &ok)) break;
             if (!ok || !gs__expect_ch(P, &v, ',')) return false;
         }
@@ -1624,7 +1623,7 @@ GS__FN bool gs__attr_groups(gs__parser *P, const gs__pattr *a, gs_replica_groups
             if (np != rg->iota_rank)
                 return gs__perr(P, &at, GS_ERR_PARSE, "T(...) must be a permutation of 0..%d", rg->iota_rank - 1);
         }
-        if (dims2[0] < 1 || dims2[1] < 1 || dims2[0] > INT64_MAX / dims2[1] || dims2[0] * dims2[1] != prod)
+        if (dims2[0] < 1 || dims2[1] < 1 || !gs__mul64(dims2[0], dims2[1], &n_ids) || n_ids != prod)
             return gs__perr(P, &a->val, GS_ERR_PARSE,
                             "replica groups [%lld,%lld] do not have the %lld ids of the iota", (long long)dims2[0],
                             (long long)dims2[1], (long long)prod);

@@ -63,10 +63,16 @@ GS__FN int64_t gs__numel(const gs_shape *s) {
     for (i = 0; i < s->rank; i++) n *= s->dims[i];
     return n;
 }
-GS_API int64_t gs_shape_numel(const gs_shape *s) { return s ? gs__numel(s) : 0; }
-GS_API size_t gs_shape_bytes(const gs_shape *s) {
+/* Any shape may come here (the IR's own are checked to hold at most 2^50 elements): checked arithmetic. */
+GS_API int64_t gs_shape_numel(const gs_shape *s) {
     if (!s) return 0;
-    return (size_t)gs__numel(s) * gs_dtype_size(s->dtype);
+    if (s->rank < 0 || s->rank > GS_MAX_RANK) return -1;
+    return gs__prod64(s->rank, s->dims);
+}
+GS_API size_t gs_shape_bytes(const gs_shape *s) {
+    int64_t n = gs_shape_numel(s), b;
+    if (!s || n < 0 || !gs__mul64(n, (int64_t)gs_dtype_size(s->dtype), &b) || (uint64_t)b > (uint64_t)SIZE_MAX) return 0;
+    return (size_t)b;
 }
 
 GS_API bool gs_shape_equal(const gs_shape *a, const gs_shape *b) {
@@ -109,9 +115,8 @@ GS__FN gs_result gs__check_shape(gs_ctx *ctx, const char *who, const gs_shape *s
         return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: rank %d is outside [0, %d] (GS_MAX_RANK)", who, s->rank, GS_MAX_RANK);
     for (i = 0; i < s->rank; i++) {
         if (s->dims[i] < 0) return gs__err(ctx, GS_ERR_SHAPE, "%s: dim %d is negative (%lld)", who, i, (long long)s->dims[i]);
-        if (s->dims[i] > 0 && n > ((int64_t)1 << 50) / s->dims[i])
-            return gs__err(ctx, GS_ERR_SHAPE, "%s: shape has too many elements", who);
-        n *= s->dims[i];
+        if (!gs__mul64(n, s->dims[i], &n) || n > ((int64_t)1 << 50))
+            return gs__err(ctx, GS_ERR_SHAPE, "%s: shape has more than 2^50 elements", who);
     }
     return GS_OK;
 }
@@ -781,7 +786,8 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
             if (v->start[i] < 0 || v->start[i] > v->limit[i] || v->limit[i] > x->dims[i])
                 GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: dim %d slice [%lld:%lld] is not within [0, %lld]", GS__WHO, i,
                          (long long)v->start[i], (long long)v->limit[i], (long long)x->dims[i]);
-            s->dims[i] = (v->limit[i] - v->start[i] + v->stride[i] - 1) / v->stride[i];
+            /* ceil((limit - start) / stride), written so a stride near INT64_MAX cannot overflow */
+            s->dims[i] = v->limit[i] > v->start[i] ? (v->limit[i] - v->start[i] - 1) / v->stride[i] + 1 : 0;
         }
         return GS_OK;
     case GS_OP_DYNAMIC_SLICE:

@@ -1775,7 +1775,9 @@ GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_sha
         r = GS_ERR_OUT_OF_MEMORY;
         goto done;
     }
+    /* zeroed before anything can fail, so the cleanup below frees only buffers this call allocated */
     memset(c_in, 0, sizeof(gs__buf) * ((size_t)D * (size_t)n_in + 1));
+    memset(shared, 0, (size_t)n_in + 1);
     for (k = 0; k < n_in; k++) {
         const gs_sharding *s = in_shardings ? in_shardings[k] : NULL;
         size_t bytes = (size_t)gs__numel(&rt->in_shapes[k]) * gs__compute_size(rt->in_shapes[k].dtype) + 1;
@@ -1810,7 +1812,7 @@ GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_sha
         if (r) rt->have_stats = false;
     }
 done:
-    if (c_in)
+    if (c_in && shared)
         for (k = 0; k < n_in; k++)
             for (d = 0; d < D; d++)
                 if (!(shared && shared[k] && d > 0)) gs__free(ctx, c_in[d * n_in + k].data);

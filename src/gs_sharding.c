@@ -8,13 +8,6 @@
    at this position" and "where is this device" in O(rank) without materialising anything.
    ========================================================================================================= */
 
-GS__FN int64_t gs__prod(int n, const int64_t *d) {
-    int64_t p = 1;
-    int i;
-    for (i = 0; i < n; i++) p *= d[i];
-    return p;
-}
-
 /* Canonical iota: size-1 dims dropped, runs of dims that stay adjacent under the permutation merged. */
 GS__FN void gs__iota_canon(gs__ta *t) {
     int i, j, k;
@@ -60,7 +53,7 @@ GS__FN void gs__ta_iota(gs__ta *t, int n, const int64_t *dims) {
     GS__ZERO(*t);
     t->n = n;
     for (i = 0; i < n; i++) t->dims[i] = dims[i];
-    t->total = gs__prod(n, dims);
+    t->total = gs__prod64(n, dims);
     t->ir = 1;
     t->idims[0] = t->total;
     t->iperm[0] = 0;
@@ -299,7 +292,7 @@ GS__FN const gs_sharding *gs__sh_from_ta(gs_ctx *ctx, int rank, int n_sub, const
     ta.n = rank;
     if (man > 1) ta.dims[ta.n++] = man;
     if (rep > 1) ta.dims[ta.n++] = rep;
-    if (gs__prod(rank, ta.dims) == 1) {
+    if (gs__prod64(rank, ta.dims) == 1) {
         /* nothing split: replicated or manual (both subgroup kinds stay tiled) */
         if (man > 1 && rep == 1) return gs_sharding_manual(ctx);
         if (man == 1) return gs_sharding_replicated(ctx);
@@ -365,7 +358,7 @@ GS__FN bool gs__check_tile_dims(gs_ctx *ctx, const char *who, int n_dims, const 
             gs__err(ctx, GS_ERR_SHARDING, "%s: tile dim %d is %lld (must be >= 1)", who, i, (long long)dims[i]);
             return false;
         }
-    if (gs__prod(n_dims, dims) > ((int64_t)1 << 31)) {
+    if ((uint64_t)gs__prod64(n_dims, dims) > ((uint64_t)1 << 31)) { /* -1 (overflow) is huge as unsigned */
         gs__err(ctx, GS_ERR_SHARDING, "%s: more than 2^31 tiles", who);
         return false;
     }
@@ -418,9 +411,13 @@ GS_API const gs_sharding *gs_sharding_iota(gs_ctx *ctx, int n_dims, const int64_
         seen[ta.iperm[i]] = true;
     }
     ta.ir = n_reshape;
-    if (gs__prod(n_reshape, reshape) != ta.total) {
+    if (gs__prod64(n_reshape, reshape) < 0) {
+        gs__err(ctx, GS_ERR_SHARDING, "gs_sharding_iota: the product of the reshape dims overflows int64");
+        return NULL;
+    }
+    if (gs__prod64(n_reshape, reshape) != ta.total) {
         gs__err(ctx, GS_ERR_SHARDING, "gs_sharding_iota: reshape dims hold %lld devices, tile dims %lld",
-                (long long)gs__prod(n_reshape, reshape), (long long)ta.total);
+                (long long)gs__prod64(n_reshape, reshape), (long long)ta.total);
         return NULL;
     }
     gs__iota_canon(&ta);
@@ -475,7 +472,7 @@ GS_API int64_t gs_sharding_tiles(const gs_sharding *s, int d) {
     return s->ta.dims[d];
 }
 GS_API int64_t gs_sharding_num_tiles(const gs_sharding *s) {
-    return s && s->kind == GS_SHARDING_TILED ? gs__prod(s->rank, s->ta.dims) : 1;
+    return s && s->kind == GS_SHARDING_TILED ? gs__prod64(s->rank, s->ta.dims) : 1;
 }
 GS__FN int64_t gs__sh_sub_size(const gs_sharding *s, gs_subgroup type) {
     int i;
@@ -737,14 +734,17 @@ typedef struct gs__shp {
     gs_ctx *ctx;
     const char *text, *p;
     bool failed;
+    bool in_tuple;  /* tuple shardings are flat: '{' inside a tuple's element list is an error, not recursion */
 } gs__shp;
 
 GS__FN void gs__shp_ws(gs__shp *P) {
     while (*P->p == ' ' || *P->p == '\t' || *P->p == '\n' || *P->p == '\r') P->p++;
 }
 GS__FN bool gs__shp_fail(gs__shp *P, const char *what) {
+    /* long texts are cut to their first 80 characters so the message keeps its point */
     if (!P->failed)
-        gs__err(P->ctx, GS_ERR_SHARDING, "sharding \"%s\", column %d: %s", P->text, (int)(P->p - P->text) + 1, what);
+        gs__err(P->ctx, GS_ERR_SHARDING, "sharding \"%.80s%s\", column %d: %s", P->text, strlen(P->text) > 80 ? "..." : "",
+                (int)(P->p - P->text) + 1, what);
     P->failed = true;
     return false;
 }
@@ -806,6 +806,21 @@ GS__FN bool gs__shp_skip_braces(gs__shp *P) {
     return true;
 }
 
+/* the number of comma-separated integers at p (the explicit device list of a tiled sharding) */
+GS__FN int64_t gs__shp_count_ids(const char *p) {
+    int64_t n = 0;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+        if (*p == '-') p++;
+        if (*p < '0' || *p > '9') return n;
+        while (*p >= '0' && *p <= '9') p++;
+        n++;
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+        if (*p != ',') return n;
+        p++;
+    }
+}
+
 GS__FN const gs_sharding *gs__shp_one(gs__shp *P);
 
 GS__FN bool gs__shp_trailer(gs__shp *P, gs_sharding *s) {
@@ -834,6 +849,11 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
     if (*P->p == '{' || *P->p == '}') {
         /* tuple */
         const gs_sharding **elems = NULL;
+        if (P->in_tuple) {
+            gs__shp_fail(P, "a tuple sharding inside a tuple sharding (tuple shardings are flat)");
+            return NULL;
+        }
+        P->in_tuple = true;
         if (!gs__shp_ch(P, '}')) {
             for (;;) {
                 const gs_sharding *e;
@@ -851,6 +871,7 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
                 if (!gs__shp_ch(P, ',')) { gs__shp_fail(P, "expected ',' or '}' in a tuple sharding"); break; }
             }
         }
+        P->in_tuple = false;
         if (!P->failed) s = gs_sharding_tuple(P->ctx, (int)stbds_arrlen(elems), elems);
         stbds_arrfree(elems);
         if (!s) P->failed = true;
@@ -904,7 +925,14 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
                 for (i = 0; i < ni; i++) perm[i] = i;
             }
         } else {
-            int64_t k;
+            int64_t k, given = gs__shp_count_ids(P->p);
+            /* counted first, so the id array's size is bounded by the text's length, not by the tile dims */
+            if (given != total) {
+                char what[96];
+                snprintf(what, sizeof what, "%lld ids expected, %lld given", (long long)total, (long long)given);
+                gs__shp_fail(P, what);
+                return NULL;
+            }
             ids = (int64_t *)gs__malloc(P->ctx, sizeof(int64_t) * (size_t)total);
             if (!ids) { P->failed = true; return NULL; }
             for (k = 0; k < total; k++) {
@@ -985,6 +1013,7 @@ GS_API const gs_sharding *gs_sharding_parse(gs_ctx *ctx, const char *text) {
     P.text = text;
     P.p = text;
     P.failed = false;
+    P.in_tuple = false;
     s = gs__shp_one(&P);
     if (!s) {
         if (!ctx->err) gs__err(ctx, GS_ERR_SHARDING, "sharding \"%s\": invalid", text);
@@ -1016,7 +1045,8 @@ GS_API const gs_mesh *gs_mesh_new(gs_ctx *ctx, int n_axes, const char *const *na
     m->total = 1;
     for (i = 0; i < n_axes; i++) {
         const char *nm = names ? names[i] : NULL;
-        if (sizes[i] < 1 || m->total * sizes[i] > ((int64_t)1 << 31)) {
+        int64_t total;
+        if (sizes[i] < 1 || !gs__mul64(m->total, sizes[i], &total) || total > ((int64_t)1 << 31)) {
             gs__err(ctx, GS_ERR_SHARDING, "gs_mesh_new: axis %d has size %lld", i, (long long)sizes[i]);
             return NULL;
         }
@@ -1159,6 +1189,9 @@ GS_API const gs_sharding *gs_mesh_sharding(gs_ctx *ctx, const gs_mesh *m, int ra
             } else {
                 int a = gs__mesh_axis(m, w, n);
                 if (a < 0) GS__SPEC_FAIL("gs_mesh_sharding: spec \"%s\": the mesh has no axis \"%.*s\"", spec, (int)n, w);
+                if (n_of[d] >= m->n_axes) /* the mesh has at most GS_MAX_IOTA_RANK axes, each usable once */
+                    GS__SPEC_FAIL("gs_mesh_sharding: spec \"%s\": entry %d names more axes than the mesh's %d", spec, d,
+                                  m->n_axes);
                 axes[d][n_of[d]++] = a;
             }
             while (*p == ' ') p++;
@@ -1289,7 +1322,7 @@ GS_API gs_value *gs_shard(gs_graph *g, gs_value *x, const int64_t *tiles, const 
         gs__err(g->ctx, GS_ERR_SHARDING, "gs_shard(%s): needs an array of rank >= 1", x->name);
         return NULL;
     }
-    if (tiles && gs__prod(x->shape.rank, tiles) == 1) return gs_replicate(g, x);
+    if (tiles && gs__prod64(x->shape.rank, tiles) == 1) return gs_replicate(g, x);
     return gs__annotation(g, x, gs_sharding_tiled(g->ctx, x->shape.rank, tiles, devices, 0, NULL), 0);
 }
 GS_API gs_value *gs_shard_partial(gs_graph *g, gs_value *x, const int64_t *tiles, int64_t replicas,
@@ -1323,7 +1356,7 @@ GS_API gs_value *gs_mesh_split(gs_graph *g, gs_value *x, const gs_mesh *m, const
    ========================================================================================================= */
 /* the devices holding data tile `tile` (row-major over data dims), as "0" or "0,4" (replication) */
 GS__FN void gs__vis_devices(gs__sb *sb, const gs_sharding *s, int64_t tile) {
-    int64_t per = s->ta.total / gs__prod(s->rank, s->ta.dims), k;
+    int64_t per = s->ta.total / gs__prod64(s->rank, s->ta.dims), k;
     for (k = 0; k < per; k++) gs__sb_printf(sb, "%s%lld", k ? "," : "", (long long)gs__ta_at(&s->ta, tile * per + k));
 }
 
@@ -1431,7 +1464,7 @@ GS_API const char *gs_sharding_visualize(gs_ctx *ctx, const gs_sharding *s, gs_s
             gs__sb_puts(&sb, "\n");
         } else {
             /* higher ranks: one line per data tile */
-            int64_t ntiles = gs__prod(s->rank, s->ta.dims), t, idx[GS_MAX_RANK];
+            int64_t ntiles = gs__prod64(s->rank, s->ta.dims), t, idx[GS_MAX_RANK];
             gs__sb_puts(&sb, "tile -> region, devices\n");
             for (t = 0; t < ntiles && t < 4096; t++) {
                 int64_t off, lim;
@@ -1516,7 +1549,7 @@ GS__FN const gs_sharding *gs__sh_from_factors(gs_ctx *ctx, const gs__ta *ta, con
     }
     if (man > 1) { t.dims[t.n++] = man; sub[n_sub++] = GS_SUBGROUP_MANUAL; }
     if (rep > 1) { t.dims[t.n++] = rep; sub[n_sub++] = GS_SUBGROUP_REPLICATED; }
-    if (t.total == 1 || gs__prod(out_rank, t.dims) == 1) {
+    if (t.total == 1 || gs__prod64(out_rank, t.dims) == 1) {
         if (man > 1 && rep == 1) return gs_sharding_manual(ctx);
         if (man == 1) return gs_sharding_replicated(ctx);
     }
@@ -1878,7 +1911,7 @@ GS__FN const gs_sharding *gs__sh_merge_iota(gs_ctx *ctx, const gs_sharding *a, c
     t.n = rank;
     if (man > 1) { t.dims[t.n++] = man; sub[n_sub++] = GS_SUBGROUP_MANUAL; }
     if (rep > 1) { t.dims[t.n++] = rep; sub[n_sub++] = GS_SUBGROUP_REPLICATED; }
-    if (gs__prod(t.n, t.dims) != t.total) return NULL;
+    if (gs__prod64(t.n, t.dims) != t.total) return NULL;
     gs__iota_canon(&t);
     return gs__sh_from_ta(ctx, rank, n_sub, sub, &t);
 }

@@ -66,6 +66,7 @@ typedef struct gs__sp {
     char **warn;                /* stb_ds of arena strings */
     gs__sb ex;                  /* the current instruction's explanation */
     const char **explain;       /* the entry graph's explanations, by source value id */
+    const gs_sharding *rep;     /* {replicated}, made once up front so it is never NULL (out of memory) later */
 } gs__sp;
 
 GS__FN void gs__sp_note(gs__sp *sp, const char *fmt, ...)
@@ -104,7 +105,7 @@ GS__FN void gs__sp_warnf(gs__sp *sp, const char *fmt, ...) {
     gs__log(sp->ctx, GS_LOG_WARN, GS_OK, "%s", msg);
 }
 
-GS__FN const gs_sharding *gs__sp_rep(gs__sp *sp) { return gs_sharding_replicated(sp->ctx); }
+GS__FN const gs_sharding *gs__sp_rep(gs__sp *sp) { return sp->rep; }
 
 /* shardings the partitioner treats as "every device holds the whole value" */
 GS__FN bool gs__sp_is_rep(const gs_sharding *s) {

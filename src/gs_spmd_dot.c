@@ -304,6 +304,7 @@ GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp
     if (!contract) accs.dims[aw] = Dn * cw;
     acc = gs__sp_splat(sp, v->shape.dtype, 0, accs);
     st[0] = oth; st[1] = win; st[2] = acc; st[3] = gs__sp_s32(sp, 0);
+    if (!oth || !acc || !st[3]) return NULL;   /* a builder failed (out of memory): the error is set */
     pairs = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * 2 * (size_t)Dn);
     if (!pairs) return NULL;
     for (p = 0; p < Dn; p++) {
@@ -435,8 +436,9 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
     G->src = src;
     G->g = gs_graph_new(sp->ctx, src->name);
     G->vals = (gs__sp_val *)gs__malloc(sp->ctx, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
+    /* zeroed before any return: gs__sp_g_free frees each entry's list */
+    if (G->vals) memset(G->vals, 0, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
     if (!G->g || !G->vals) return NULL;
-    memset(G->vals, 0, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
     for (i = 0; i < n; i++) {
         const gs_value *v = src->values[i];
         const gs_sharding *t = gs__sp_sh(sp, v), *osh = t;
@@ -528,6 +530,7 @@ GS_API gs_result gs_partition(gs_graph *g, const gs_partition_desc *desc, gs_gra
                 : sp.desc.windowed_einsum_bytes;
     sp.ctx = ctx;
     if ((res = gs__verify_once(g)) != GS_OK) return res;
+    if (!(sp.rep = gs_sharding_replicated(ctx))) return ctx->err ? ctx->err : GS_ERR_OUT_OF_MEMORY;
     pd.num_devices = sp.D;
     if ((res = gs_propagate(g, &pd)) != GS_OK) return res;
     n = (int)stbds_arrlen(g->values);

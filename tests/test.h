@@ -66,5 +66,6 @@ void suite_spmd_check(void);
 void suite_spmd_fuzz(void);
 void suite_spmd_window(void);
 void suite_moe(void);
+void suite_reliability(void);
 
 #endif
