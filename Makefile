@@ -11,6 +11,9 @@
 #   make fuzz-window the windowed-op fuzzer's long run: 100000 cases of reduce-window, convolution, slice, pad,
 #                    concatenate, reverse and reshape along split dims (GST_WFUZZ_COUNT=N, GST_WFUZZ_SEED=S,
 #                    GST_WFUZZ_KINDS=list; see tests/test_spmd_window.c)
+#   make fuzz-libfuzzer  the libFuzzer targets in tests/fuzz/ (HLO pipeline, sharding and PartitionSpec text,
+#                    .npy reading, cost API), each for FUZZ_SECONDS (default 60) with clang, ASan and UBSan; the
+#                    corpora grow in build/fuzz/corpus/<target>, seeded by tests/fuzz/make_seeds.py
 #   make examples    build and run every examples/*.c, one cc command each
 #   make bench       benchmarks (-O3 -march=native); they never gate CI
 # Variables: CC, CXX, CFLAGS (default -O2 -g), WERROR (default -Werror; `make WERROR=` to relax).
@@ -36,8 +39,8 @@ CBLAS_H    := $(firstword $(wildcard /usr/include/*/cblas.h /usr/include/cblas.h
 OPENBLAS   := $(firstword $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so /usr/lib64/libopenblas.so))
 CBLAS_FLAGS := $(if $(and $(CBLAS_H),$(OPENBLAS)),-DHAVE_CBLAS -lopenblas)
 
-.PHONY: all test demo demo-mlp sanitize valgrind tsan fuzz fuzz-window bench examples compile-tests test-gemm clean amalgamate \
-        check-amalgamation stbds
+.PHONY: all test demo demo-mlp sanitize valgrind tsan fuzz fuzz-window fuzz-libfuzzer bench examples compile-tests test-gemm \
+        clean amalgamate check-amalgamation stbds
 
 all: $(BUILD)/gshard $(BUILD)/gshard_tests
 
@@ -132,6 +135,22 @@ fuzz: $(BUILD)/gshard_tests
 # ---- the windowed-op fuzzer, long run (make test runs 3000 cases of it) ----
 fuzz-window: $(BUILD)/gshard_tests
 	GST_WFUZZ_COUNT=$${GST_WFUZZ_COUNT:-100000} ./$(BUILD)/gshard_tests spmd_window_fuzz
+
+# ---- libFuzzer targets (clang's -fsanitize=fuzzer); a crash stops the run and leaves build/fuzz/crash-* ----
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := hlo sharding npy cost
+FUZZFLAGS    := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c gshard.h | stbds
+	@mkdir -p $(BUILD)/fuzz
+	$(FUZZ_CC) -std=c99 -Wall -Wextra $(WERROR) $(FUZZFLAGS) -o $@ $< $(LDLIBS)
+
+fuzz-libfuzzer: $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
+	python3 tests/fuzz/make_seeds.py $(BUILD)/fuzz/seeds
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(BUILD)/fuzz/corpus/$$t; echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
+	  ./$(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+	    -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus/$$t $(BUILD)/fuzz/seeds/$$t || exit 1; done
 
 # the standalone GEMM check (randomised shapes against a naive loop)
 test-gemm: gshard.h | stbds
