@@ -6,6 +6,9 @@
 #   make sanitize    the test suite (and the CLI it drives) under ASan + UBSan
 #   make valgrind    the test suite (and the CLI it drives) under valgrind
 #   make tsan        ThreadSanitizer over the runtime tests (every test whose name contains "runtime")
+#   make fault       the allocation-failure sweep (tests/test_fault.c): every k of the MoE layer at D=8 and of
+#                    tests/data/fault_mix.hlo, failing once and from k on, lockstep and one worker, plus random k
+#                    over several workers, under ASan + UBSan + LSan; prints one table row per pipeline
 #   make fuzz        the differential fuzzer's long run: 100000 random partitioned programs checked against the
 #                    reference interpreter (GST_FUZZ_COUNT=N, GST_FUZZ_SEED=S; see tests/test_spmd_fuzz.c)
 #   make fuzz-window the windowed-op fuzzer's long run: 100000 cases of reduce-window, convolution, slice, pad,
@@ -39,7 +42,7 @@ CBLAS_H    := $(firstword $(wildcard /usr/include/*/cblas.h /usr/include/cblas.h
 OPENBLAS   := $(firstword $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so /usr/lib64/libopenblas.so))
 CBLAS_FLAGS := $(if $(and $(CBLAS_H),$(OPENBLAS)),-DHAVE_CBLAS -lopenblas)
 
-.PHONY: all test demo demo-mlp sanitize valgrind tsan fuzz fuzz-window fuzz-libfuzzer bench examples compile-tests test-gemm \
+.PHONY: all test demo demo-mlp sanitize valgrind tsan fault fuzz fuzz-window fuzz-libfuzzer bench examples compile-tests test-gemm \
         clean amalgamate check-amalgamation stbds
 
 all: $(BUILD)/gshard $(BUILD)/gshard_tests
@@ -127,6 +130,10 @@ $(BUILD)/tsan/gshard_tests: gshard.h $(TEST_SRCS) tests/test.h | stbds
 
 tsan: $(BUILD)/tsan/gshard_tests
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./$(BUILD)/tsan/gshard_tests runtime
+
+# ---- allocation failure: every k of the fault pipelines (make test runs every 29th), under ASan + UBSan + LSan ----
+fault: $(BUILD)/asan/gshard_tests
+	GST_FAULT_FULL=1 UBSAN_OPTIONS=print_stacktrace=1 ./$(BUILD)/asan/gshard_tests fault
 
 # ---- the differential fuzzer, long run (make test runs 2000 programs of it) ----
 fuzz: $(BUILD)/gshard_tests

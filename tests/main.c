@@ -122,6 +122,7 @@ int main(int argc, char **argv) {
     suite_spmd_window();
     suite_moe();
     suite_reliability();
+    suite_fault();
     printf("%d passed, %d failed\n", gst_passed, gst_failed);
     return gst_failed ? 1 : 0;
 }

@@ -67,5 +67,6 @@ void suite_spmd_fuzz(void);
 void suite_spmd_window(void);
 void suite_moe(void);
 void suite_reliability(void);
+void suite_fault(void);
 
 #endif
