@@ -19032,18 +19032,26 @@ GS__FN gs_result gs__rt_report(gs_runtime *rt) {
         }
         return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "collective mismatch between devices");
     case GS__FAIL_TIMEOUT: {
-        int64_t most = 0, late = -1;
+        int64_t most = 0, late = -1, n_late = 0;
+        size_t n = 0;
         for (d = 0; d < D; d++)
             if (rt->devs[d].arrivals > most) most = rt->devs[d].arrivals;
-        for (d = 0; d < D && late < 0; d++)
-            if (rt->devs[d].arrivals < most) late = d;
+        /* every device that did not arrive is named (the first 8), not only the first */
+        for (d = 0; d < D; d++)
+            if (rt->devs[d].arrivals < most) {
+                if (late < 0) late = d;
+                if (n_late < 8 && n < sizeof b)
+                    n += (size_t)snprintf(b + n, sizeof b - n, "%s%lld", n_late ? ", " : "", (long long)d);
+                n_late++;
+            }
+        if (n_late > 8 && n < sizeof b) snprintf(b + n, sizeof b - n, " and %lld more", (long long)(n_late - 8));
         if (late >= 0) {
             const gs_value *w = rt->devs[late].where;
             gs__post_describe(&rt->devs[rt->fail_dev].post, a, sizeof a);
             return gs__err(rt->ctx, GS_ERR_THREAD,
-                           "watchdog: device %lld waited %lld ms at %s; device %lld never arrived (it was at %s %s)",
-                           (long long)rt->fail_dev, (long long)rt->fail_wait_ms, a, (long long)late,
-                           w ? gs_op_name(w->op) : "the end", w ? w->name : "of the program");
+                           "watchdog: device %lld waited %lld ms at %s; device%s %s never arrived (device %lld was at %s %s)",
+                           (long long)rt->fail_dev, (long long)rt->fail_wait_ms, a, n_late > 1 ? "s" : "", b,
+                           (long long)late, w ? gs_op_name(w->op) : "the end", w ? w->name : "of the program");
         }
         return gs__err(rt->ctx, GS_ERR_THREAD, "watchdog: device %lld waited %lld ms at a rendezvous", (long long)rt->fail_dev,
                        (long long)rt->fail_wait_ms);

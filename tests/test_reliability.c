@@ -6,6 +6,7 @@
 #include "test.h"
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 /* an allocator that remembers the largest single request */
@@ -206,7 +207,80 @@ static void test_rel_cli_iota_overflow(void) {
     rmdir(dir);
 }
 
+/* run --watchdog SECONDS: a device computing for ages before a collective ends the run in a fraction of a
+   second, naming the device that never arrived; 0 disables the watchdog; a negative value is a usage error */
+static void test_rel_cli_watchdog(void) {
+    static const char *text =
+        "HloModule wd\n"
+        "sum { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+        "cond {\n  s = s32[] parameter(0)\n  p = u32[] partition-id()\n  z = u32[] constant(0)\n"
+        "  busy = pred[] compare(p, z), direction=EQ\n  big = s32[] constant(2000000000)\n"
+        "  more = pred[] compare(s, big), direction=LT\n  ROOT c = pred[] and(busy, more)\n}\n"
+        "body {\n  s = s32[] parameter(0)\n  one = s32[] constant(1)\n  ROOT t = s32[] add(s, one)\n}\n"
+        "ENTRY main {\n  x = f32[4] parameter(0)\n  z = s32[] constant(0)\n"
+        "  w = s32[] while(z), condition=cond, body=body\n  wf = f32[] convert(w)\n"
+        "  wb = f32[4] broadcast(wf), dimensions={}\n  y = f32[4] add(x, wb)\n"
+        "  ROOT ar = f32[4] all-reduce(y), replica_groups={}, to_apply=sum\n}\n";
+    static const char *quick = "HloModule q\nENTRY main {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] add(x, x)\n}\n";
+    char dir[] = "/tmp/gst_rel_XXXXXX", path[128], qpath[128];
+    FILE *f;
+    int rc;
+    time_t t0;
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/wd.hlo", dir);
+    snprintf(qpath, sizeof qpath, "%s/q.hlo", dir);
+    f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
+    f = fopen(qpath, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(quick, f);
+    fclose(f);
+    t0 = time(NULL);
+    rc = gst_cli(dir, "run --spmd %s --devices 2 --watchdog 0.25 --seed 1", path);
+    CHECK_EQ_INT(rc, 2);
+    CHECK_MSG(strstr(gst_cli_err, "watchdog: device 1 waited") && strstr(gst_cli_err, "device 0 never arrived"),
+              "stderr: %s", gst_cli_err);
+    CHECK_MSG(time(NULL) - t0 < 30, "took %ld s", (long)(time(NULL) - t0)); /* the default would be 60 s */
+    /* three busy devices and one waiting: all three are named */
+    f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    {
+        const char *at = strstr(text, "z = u32[] constant(0)"), *eq = strstr(text, "direction=EQ");
+        fwrite(text, 1, (size_t)(at - text), f);
+        fputs("z = u32[] constant(3)", f);
+        fwrite(at + 21, 1, (size_t)(eq - (at + 21)), f);
+        fputs("direction=NE", f);
+        fputs(eq + 12, f);
+    }
+    fclose(f);
+    rc = gst_cli(dir, "run --spmd %s --devices 4 --watchdog 0.25 --seed 1", path);
+    CHECK_EQ_INT(rc, 2);
+    CHECK_MSG(strstr(gst_cli_err, "watchdog: device 3 waited") && strstr(gst_cli_err, "devices 0, 1, 2 never arrived"),
+              "stderr: %s", gst_cli_err);
+    rc = gst_cli(dir, "run --spmd %s --devices 2 --watchdog -1", path);
+    CHECK_EQ_INT(rc, 2);
+    CHECK_MSG(strstr(gst_cli_err, "--watchdog wants a number >= 0 of seconds"), "stderr: %s", gst_cli_err);
+    rc = gst_cli(dir, "run %s --devices 2 --watchdog x1", qpath);
+    CHECK_EQ_INT(rc, 2);
+    rc = gst_cli(dir, "run %s --devices 2 --watchdog 0 --check", qpath);
+    CHECK_EQ_INT(rc, 0);
+    CHECK(strstr(gst_cli_out, "check: ok") != NULL);
+    remove(path);
+    remove(qpath);
+    snprintf(path, sizeof path, "%s/stdout.txt", dir);
+    remove(path);
+    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    remove(path);
+    rmdir(dir);
+}
+
 void suite_reliability(void) {
+    RUN(test_rel_cli_watchdog);
     RUN(test_rel_iota_overflow);
     RUN(test_rel_ids_bounded_by_text);
     RUN(test_rel_deep_nesting);

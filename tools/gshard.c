@@ -60,6 +60,7 @@ static const char usage_text[] =
     "                           source instruction and the strategy chosen. Reshards that had to replicate\n"
     "                           a whole tensor are reported on stderr as 'warning: ...'\n"
     "  run FILE --devices D [io options] [--check [--rtol X] [--atol Y]] [--lockstep | --workers W] [--stats]\n"
+    "      [--watchdog SECONDS]\n"
     "                           propagate, partition and run the SPMD program on D emulated devices\n"
     "                           (1..4096) over W threads (default: one per device up to the processors;\n"
     "                           --lockstep: all in one thread, one instruction at a time); inputs are\n"
@@ -69,8 +70,10 @@ static const char usage_text[] =
     "                           (|got - want| <= atol + rtol * |want|, default 1e-5 and 1e-5; integers and\n"
     "                           pred exactly); on a mismatch it names the first instruction that differs,\n"
     "                           the device, the element, and both values, and exits with status 1.\n"
-    "                           (--stats: per-device peak memory and per-collective traffic)\n"
-    "  run --spmd FILE --devices D [io options] [--lockstep | --workers W] [--stats]\n"
+    "                           (--stats: per-device peak memory and per-collective traffic; --watchdog:\n"
+    "                           how long a device may wait at a collective before the run fails naming\n"
+    "                           the devices that never arrived; fractions allowed, 0 = forever, default 60)\n"
+    "  run --spmd FILE --devices D [io options] [--lockstep | --workers W] [--stats] [--watchdog S]\n"
     "                           FILE is already an SPMD program: run it on D emulated devices,\n"
     "                           every device gets the same inputs, and each device's outputs are written\n"
     "\n";
@@ -257,6 +260,7 @@ typedef struct options {
     long long workers;        /* run --workers; 0 = the runtime's default */
     bool check;               /* run --check */
     double rtol, atol;        /* run --check tolerances (0: the defaults) */
+    double watchdog;          /* run --watchdog SECONDS (0 disables it); < 0: not given (the runtime's 60 s) */
 } options;
 
 static bool is_digits(const char *s) {
@@ -351,18 +355,21 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                 o->stats = true;
             } else if (run && strcmp(a, "--check") == 0) {
                 o->check = true;
-            } else if (run && (option_is(a, "--rtol") || option_is(a, "--atol"))) {
-                bool rel = option_is(a, "--rtol");
+            } else if (run && (option_is(a, "--rtol") || option_is(a, "--atol") || option_is(a, "--watchdog"))) {
+                const char *name = option_is(a, "--rtol") ? "--rtol" : option_is(a, "--atol") ? "--atol" : "--watchdog";
+                bool wd = name[2] == 'w';
                 char *end = NULL;
                 double x;
-                if (!(v = option_value(argc, argv, &i, rel ? "--rtol" : "--atol"))) return EXIT_ERROR;
+                if (!(v = option_value(argc, argv, &i, name))) return EXIT_ERROR;
                 x = strtod(v, &end);
-                if (!*v || !end || *end || !(x >= 0.0) || x > 1e300) {
-                    fprintf(stderr, "gshard run: %s wants a number >= 0, not '%s'\n(try 'gshard --help')\n",
-                            rel ? "--rtol" : "--atol", v);
+                /* the watchdog is held in milliseconds by an int64: at most about 292 million years */
+                if (!*v || !end || *end || !(x >= 0.0) || x > (wd ? 9e12 : 1e300)) {
+                    fprintf(stderr, "gshard run: %s wants a number >= 0%s, not '%s'\n(try 'gshard --help')\n", name,
+                            wd ? " of seconds (fractions allowed, 0 disables it)" : "", v);
                     return EXIT_ERROR;
                 }
-                if (rel) o->rtol = x;
+                if (wd) o->watchdog = x;
+                else if (name[2] == 'r') o->rtol = x;
                 else o->atol = x;
             } else {
                 fprintf(stderr, "gshard %s: unknown option '%s'\n(try 'gshard --help')\n", cmd, a);
@@ -387,6 +394,16 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
     if (run && o->lockstep && o->workers) return usage_error("run: %s runs every device in one thread; --workers does not apply",
                                                              "--lockstep");
     return -1;
+}
+
+/* gs_runtime_desc.watchdog_ms for --watchdog: not given 0 (the runtime's default), 0 s -1 (none), else at
+   least 1 ms so that a tiny fraction does not turn into the default */
+static int64_t watchdog_ms(const options *o) {
+    double ms;
+    if (o->watchdog < 0) return 0;
+    if (o->watchdog == 0) return -1;
+    ms = o->watchdog * 1000.0 + 0.5;
+    return ms < 1.0 ? 1 : (int64_t)ms;
 }
 
 /* prints a module's text (ending in a newline); NULL text is the error in ctx */
@@ -888,6 +905,7 @@ static int cmd_run(gs_ctx *ctx, const options *o) {
     desc.num_devices = o->devices;
     desc.mode = o->lockstep ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_MODE_DEFAULT;
     desc.workers = o->workers;
+    desc.watchdog_ms = watchdog_ms(o);
     if (gs_runtime_create(ctx, &desc, &rt) != GS_OK) {
         fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
         goto done;
@@ -980,6 +998,7 @@ static int cmd_run_spmd(gs_ctx *ctx, const options *o) {
     desc.num_devices = D;
     desc.mode = o->lockstep ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_MODE_DEFAULT;
     desc.workers = o->workers;
+    desc.watchdog_ms = watchdog_ms(o);
     if (gs_runtime_create(ctx, &desc, &rt) != GS_OK) {
         fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
         goto done;
@@ -1057,6 +1076,7 @@ int main(int argc, char **argv) {
     }
 
     memset(&o, 0, sizeof o);
+    o.watchdog = -1;
     o.inputs = (input_spec *)calloc((size_t)argc, sizeof(input_spec));
     o.show = (const char **)calloc((size_t)argc, sizeof(const char *));
     if (!o.inputs || !o.show) {
