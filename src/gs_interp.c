@@ -2791,10 +2791,15 @@ GS__FN int gs__ev_loops(const gs__ev *ev, const gs_value **whiles, int64_t *iter
 }
 
 GS__FN const gs_value *gs__ev_current(const gs__ev *ev) {
-    const gs__ev_frame *f;
-    if (!ev || ev->depth == 0) return NULL;
-    f = &ev->frames[ev->depth - 1];
-    return f->pc < f->st.n_values ? f->st.g->values[f->pc] : NULL;
+    int i;
+    if (!ev) return NULL;
+    /* a frame that has run its last instruction is about to return: the place is its caller's (the while),
+       not "the end of the program" */
+    for (i = ev->depth - 1; i >= 0; i--) {
+        const gs__ev_frame *f = &ev->frames[i];
+        if (f->pc < f->st.n_values) return f->st.g->values[f->pc];
+    }
+    return NULL;
 }
 
 GS__FN gs_result gs__eval_graph(gs__exec *ex, gs_graph *g, const gs__buf *params, gs__buf *results) {
