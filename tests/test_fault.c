@@ -204,21 +204,14 @@ static void one_k(const pipeline *p, const outcome *base, long long k, bool from
     pthread_mutex_destroy(&f.mu);
 }
 
+/* the whole file (up to 1 MiB), or NULL */
 static char *read_text(const char *path) {
-    FILE *fp = fopen(path, "rb");
-    char *t;
-    long n;
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    t = (char *)malloc((size_t)n + 1);
-    if (t && fread(t, 1, (size_t)n, fp) != (size_t)n) {
+    size_t cap = (size_t)1 << 20;
+    char *t = (char *)malloc(cap);
+    if (t && gst_read_file(path, t, cap) == 0) {
         free(t);
         t = NULL;
     }
-    if (t) t[n] = 0;
-    fclose(fp);
     return t;
 }
 

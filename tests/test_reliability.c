@@ -18,6 +18,19 @@ static void *big_alloc_fn(size_t n, void *user) {
 }
 static void big_free_fn(void *p, void *user) { (void)user; free(p); }
 
+/* a context whose allocator records the largest request in b */
+static gs_ctx *big_ctx(big_alloc *b) {
+    gs_ctx_desc desc;
+    gs_ctx *ctx = NULL;
+    memset(&desc, 0, sizeof desc);
+    b->largest = 0;
+    desc.allocator.alloc = big_alloc_fn;
+    desc.allocator.free = big_free_fn;
+    desc.allocator.user = b;
+    CHECK_OK(gs_ctx_create(&desc, &ctx));
+    return ctx;
+}
+
 static int msg_has(gs_ctx *ctx, const char *what) {
     const char *m = gs_ctx_error_msg(ctx);
     return m && strstr(m, what) != NULL;
@@ -40,15 +53,8 @@ static void test_rel_iota_overflow(void) {
 
 /* 24 bytes of text once asked for 16 GiB before reading the first id */
 static void test_rel_ids_bounded_by_text(void) {
-    gs_ctx *ctx = NULL;
-    gs_ctx_desc desc;
     big_alloc b;
-    memset(&desc, 0, sizeof desc);
-    b.largest = 0;
-    desc.allocator.alloc = big_alloc_fn;
-    desc.allocator.free = big_free_fn;
-    desc.allocator.user = &b;
-    CHECK_OK(gs_ctx_create(&desc, &ctx));
+    gs_ctx *ctx = big_ctx(&b);
     CHECK(gs_sharding_parse(ctx, "{devices=[65536,32768]0}") == NULL);
     CHECK_MSG(gs_ctx_error(ctx) == GS_ERR_SHARDING && msg_has(ctx, "2147483648 ids expected, 1 given"), "got %s",
               gs_ctx_error_msg(ctx));
@@ -149,17 +155,11 @@ static void test_rel_shape_sizes(void) {
 static void test_rel_npy_bounded_by_file(void) {
     char dir[] = "/tmp/gst_rel_XXXXXX", path[128], hdr[128];
     big_alloc b;
-    gs_ctx_desc desc;
     gs_ctx *ctx = NULL;
     gs_shape shape;
     void *data = NULL;
     FILE *f;
     size_t hl;
-    memset(&desc, 0, sizeof desc);
-    b.largest = 0;
-    desc.allocator.alloc = big_alloc_fn;
-    desc.allocator.free = big_free_fn;
-    desc.allocator.user = &b;
     CHECK(mkdtemp(dir) != NULL);
     snprintf(path, sizeof path, "%s/big.npy", dir);
     memset(hdr, ' ', sizeof hdr);
@@ -173,7 +173,7 @@ static void test_rel_npy_bounded_by_file(void) {
     fwrite(hdr, 1, 118, f);
     fwrite("0123456789abcdef", 1, 16, f);
     fclose(f);
-    CHECK_OK(gs_ctx_create(&desc, &ctx));
+    ctx = big_ctx(&b);
     CHECK(gs_npy_read(ctx, path, GS_DTYPE_INVALID, &shape, &data) != GS_OK && data == NULL);
     CHECK_MSG(msg_has(ctx, "truncated .npy file") && msg_has(ctx, "found 16"), "got %s", gs_ctx_error_msg(ctx));
     CHECK_MSG(b.largest < ((size_t)1 << 20), "largest allocation %zu bytes", b.largest);
