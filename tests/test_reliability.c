@@ -131,6 +131,30 @@ static void test_rel_slice_stride(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* pad with interior 2^40 on 2^24 + 1 elements: (2^24) * 2^40 wrapped to 0 and the pad looked like f32[16777217] */
+static void test_rel_pad_overflow(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gs_graph_new(ctx, "m");
+    int64_t d[1] = {((int64_t)1 << 24) + 1}, lo[1] = {0}, hi[1] = {0}, in[1] = {(int64_t)1 << 40};
+    gs_value *x = gs_parameter(g, 0, gs_shape_make(GS_F32, 1, d), "x");
+    CHECK(gs_pad(g, x, gs_scalar(g, GS_F32, 0), lo, hi, in) == NULL);
+    CHECK_MSG(gs_ctx_error(ctx) == GS_ERR_SHAPE && msg_has(ctx, "overflow"), "got %s", gs_ctx_error_msg(ctx));
+    gs_ctx_destroy(ctx);
+}
+
+/* a base dilation of 2^20 over 2^45 elements: (2^45 - 1) * 2^20 does not fit in 64 bits */
+static void test_rel_window_overflow(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gs_graph_new(ctx, "m");
+    int64_t d[1] = {(int64_t)1 << 45};
+    gs_window_dim w = gs_window_default();
+    gs_value *x = gs_parameter(g, 0, gs_shape_make(GS_F32, 1, d), "x");
+    w.base_dilation = (int64_t)1 << 20;
+    CHECK(gs_reduce_window(g, x, gs_scalar(g, GS_F32, 0), GS_REDUCE_SUM, &w) == NULL);
+    CHECK_MSG(gs_ctx_error(ctx) == GS_ERR_SHAPE && msg_has(ctx, "overflows int64"), "got %s", gs_ctx_error_msg(ctx));
+    gs_ctx_destroy(ctx);
+}
+
 /* element counts and byte sizes of any shape a caller builds */
 static void test_rel_shape_sizes(void) {
     int64_t huge[3] = {(int64_t)1 << 40, (int64_t)1 << 40, 2}, neg[2] = {3, -1}, ok[2] = {3, 5};
@@ -286,6 +310,8 @@ void suite_reliability(void) {
     RUN(test_rel_deep_nesting);
     RUN(test_rel_spec_axes);
     RUN(test_rel_slice_stride);
+    RUN(test_rel_pad_overflow);
+    RUN(test_rel_window_overflow);
     RUN(test_rel_shape_sizes);
     RUN(test_rel_npy_bounded_by_file);
     RUN(test_rel_cli_iota_overflow);
