@@ -20062,14 +20062,18 @@ GS__FN gs_result gs__rt_report(gs_runtime *rt) {
         }
         return gs__err(rt->ctx, GS_ERR_THREAD, "gs_runtime_run: a device failed");
     case GS__FAIL_MISMATCH:
-        for (d = 0; d + 1 < D; d++) {
-            if (!gs__post_match(&rt->devs[d].post, &rt->devs[d + 1].post)) {
-                gs__post_describe(&rt->devs[d].post, a, sizeof a);
-                gs__post_describe(&rt->devs[d + 1].post, b, sizeof b);
-                return gs__err(rt->ctx, GS_ERR_INVALID_ARG,
-                               "collective mismatch: device %lld is at %s but device %lld is at %s", (long long)d, a,
-                               (long long)(d + 1), b);
+        /* the pair that was found to differ (fail_dev and the next device): both had posted then, while a scan
+           from device 0 could meet a device of another worker that had not arrived yet and name it instead */
+        if (rt->fail_dev >= 0 && rt->fail_dev < D) {
+            int64_t e = (rt->fail_dev + 1) % D, f = rt->fail_dev;
+            if (e < f) {   /* the lower device first */
+                f = e;
+                e = rt->fail_dev;
             }
+            gs__post_describe(&rt->devs[f].post, a, sizeof a);
+            gs__post_describe(&rt->devs[e].post, b, sizeof b);
+            return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "collective mismatch: device %lld is at %s but device %lld is at %s",
+                           (long long)f, a, (long long)e, b);
         }
         return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "collective mismatch between devices");
     case GS__FAIL_TIMEOUT: {
