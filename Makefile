@@ -165,7 +165,7 @@ fuzz-libfuzzer: $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 	python3 tests/fuzz/make_seeds.py $(BUILD)/fuzz/seeds
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(BUILD)/fuzz/corpus/$$t; echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
-	  ./$(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+	  $(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
 	    -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus/$$t $(BUILD)/fuzz/seeds/$$t || exit 1; done
 
 # the standalone GEMM check (randomised shapes against a naive loop)
