@@ -36,6 +36,28 @@ static int msg_has(gs_ctx *ctx, const char *what) {
     return m && strstr(m, what) != NULL;
 }
 
+/* writes text to dir/name (path receives the file's path); false when it cannot */
+static bool put_file(char *path, size_t cap, const char *dir, const char *name, const char *text) {
+    FILE *f;
+    snprintf(path, cap, "%s/%s", dir, name);
+    f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f) return false;
+    fputs(text, f);
+    fclose(f);
+    return true;
+}
+
+/* removes what gst_cli left in dir, then dir */
+static void drop_dir(const char *dir) {
+    char p[256];
+    snprintf(p, sizeof p, "%s/stdout.txt", dir);
+    remove(p);
+    snprintf(p, sizeof p, "%s/stderr.txt", dir);
+    remove(p);
+    rmdir(dir);
+}
+
 /* arange(4*4611686018427387905): the reshape product wraps to 4 in 64 bits, which once passed as 4 devices */
 static void test_rel_iota_overflow(void) {
     gs_ctx *ctx = gst_ctx();
@@ -209,26 +231,18 @@ static void test_rel_npy_bounded_by_file(void) {
 /* the overflowing iota sharding through the CLI: exit 2 naming the overflow, never "check: ok" */
 static void test_rel_cli_iota_overflow(void) {
     char dir[] = "/tmp/gst_rel_XXXXXX", path[128];
-    FILE *f;
     int rc;
     CHECK(mkdtemp(dir) != NULL);
-    snprintf(path, sizeof path, "%s/iota.hlo", dir);
-    f = fopen(path, "wb");
-    CHECK(f != NULL);
-    if (!f) return;
-    fputs("HloModule m\nENTRY e {\n  p = f32[4,4] parameter(0), sharding={devices=[2,2]<=[4,4611686018427387905]T(1,0)}\n"
-          "  ROOT r = f32[4,4] add(p, p)\n}\n", f);
-    fclose(f);
+    if (!put_file(path, sizeof path, dir, "iota.hlo",
+                  "HloModule m\nENTRY e {\n  p = f32[4,4] parameter(0), sharding={devices=[2,2]<=[4,4611686018427387905]T(1,0)}\n"
+                  "  ROOT r = f32[4,4] add(p, p)\n}\n"))
+        return;
     rc = gst_cli(dir, "run %s --devices 4 --check", path);
     CHECK_EQ_INT(rc, 2);
     CHECK_MSG(strstr(gst_cli_err, "overflows int64") != NULL, "stderr: %s", gst_cli_err);
     CHECK(strstr(gst_cli_out, "check: ok") == NULL);
     remove(path);
-    snprintf(path, sizeof path, "%s/stdout.txt", dir);
-    remove(path);
-    snprintf(path, sizeof path, "%s/stderr.txt", dir);
-    remove(path);
-    rmdir(dir);
+    drop_dir(dir);
 }
 
 /* run --watchdog SECONDS: a device computing for ages before a collective ends the run in a fraction of a
@@ -251,18 +265,7 @@ static void test_rel_cli_watchdog(void) {
     int rc;
     time_t t0;
     CHECK(mkdtemp(dir) != NULL);
-    snprintf(path, sizeof path, "%s/wd.hlo", dir);
-    snprintf(qpath, sizeof qpath, "%s/q.hlo", dir);
-    f = fopen(path, "wb");
-    CHECK(f != NULL);
-    if (!f) return;
-    fputs(text, f);
-    fclose(f);
-    f = fopen(qpath, "wb");
-    CHECK(f != NULL);
-    if (!f) return;
-    fputs(quick, f);
-    fclose(f);
+    if (!put_file(path, sizeof path, dir, "wd.hlo", text) || !put_file(qpath, sizeof qpath, dir, "q.hlo", quick)) return;
     t0 = time(NULL);
     rc = gst_cli(dir, "run --spmd %s --devices 2 --watchdog 0.25 --seed 1", path);
     CHECK_EQ_INT(rc, 2);
@@ -296,11 +299,7 @@ static void test_rel_cli_watchdog(void) {
     CHECK(strstr(gst_cli_out, "check: ok") != NULL);
     remove(path);
     remove(qpath);
-    snprintf(path, sizeof path, "%s/stdout.txt", dir);
-    remove(path);
-    snprintf(path, sizeof path, "%s/stderr.txt", dir);
-    remove(path);
-    rmdir(dir);
+    drop_dir(dir);
 }
 
 void suite_reliability(void) {
