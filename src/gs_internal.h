@@ -1,4 +1,22 @@
-/* gs_internal.h - configuration defaults, system includes, stb_ds, and the private IR types. */
+/* gs_internal.h - configuration defaults, system includes, stb_ds, and the private IR types.
+
+   Private names are gs__ (functions, types) and GS__ (macros); a second part names the stage (docs/source.md
+   has the map of src/ and how one op flows through it):
+     gs__sb_ text buffer, gs__arena_ the context's arena ......................................... gs_base.c
+     gs__cur_ cursor, gs__parser/gs__pinst/gs__pcomp/gs__perr/gs__pattr, gs__attr_ the HLO text parser,
+     gs__pr_ its printer, gs__hlo_ HLO text tables other stages use ............................ gs_hlo_text.c
+     gs__ta_ tile assignments, gs__sh_ the sharding algebra, gs__shp_ the sharding text parser,
+     gs__fac_/gs__dfac_ factors of tile dims ................................................. gs_sharding.c
+     gs__prop state, gs__fwd_/gs__bwd_ forward and backward rules, gs__dotlike_ dim maps ...... gs_propagate.c
+     gs__sp_ the SPMD partitioner (gs__sp its state), gs__wp/gs__wres windowed-engine plans ... gs_spmd*.c
+     gs__ip_ the reference interpreter, gs__ev_ stepped evaluations ............................ gs_interp.c
+     gs__k_ interpreter kernels ......................................................... gs_interp_window.c
+     gs__gemm_/gs__sgemm the f32 GEMM ........................................................... gs_gemm.c
+     gs__npy_ .npy files ......................................................................... gs_npy.c
+     gs__pool_, gs__barrier_, gs__mutex_, gs__cond_ the thread layer ............... gs_thread.h, gs_thread.c
+     gs__rt_ the runtime, gs__dev a device, gs__cplan_ collective plans, gs__coll_ pieces ...... gs_runtime.c
+     gs__chk_ the partitioned-vs-reference check ........................................... gs_spmd_check.c
+     gs__cm_ the cost model ..................................................................... gs_cost.c */
 #ifndef GS_INTERNAL_H
 #define GS_INTERNAL_H
 
@@ -28,10 +46,18 @@
 #  error "gshard.h: define all of GSHARD_MALLOC, GSHARD_REALLOC and GSHARD_FREE, or none of them"
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
-#  define GS__FN static __attribute__((unused))
+/* Every internal function is static in gshard.h. A file of src/ compiled on its own (an editor's language server,
+   make check-src) sees the functions of the other files only through their declarations, so there they get
+   external linkage: the compiler then has nothing to say about a function used here and defined elsewhere. */
+#if defined(GSHARD_IMPLEMENTATION_INCLUDED)
+#  define GS__STATIC static
 #else
-#  define GS__FN static
+#  define GS__STATIC
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#  define GS__FN GS__STATIC __attribute__((unused))
+#else
+#  define GS__FN GS__STATIC
 #endif
 
 #define GS__ZERO(x) memset(&(x), 0, sizeof(x))
@@ -57,6 +83,9 @@
 #    define GS__STBDS_HDR <stb/stb_ds.h>
 #  else
 #    error "gshard.h needs stb_ds.h: apt-get install libstb-dev, copy stb_ds.h beside gshard.h, or -DGSHARD_STB_DS_PATH='\"path/stb_ds.h\"'"
+     /* stop here instead of printing pages of follow-on errors: a missing include is fatal (a name no
+        __has_include probed: gcc does not report again a file that __has_include failed to find) */
+#    define GS__STBDS_HDR <gshard_needs_stb_ds.h>
 #  endif
 #else
 #  define GS__STBDS_HDR "stb_ds.h"
@@ -341,14 +370,16 @@ GS__FN void gs__unravel(int n, const int64_t *dims, int64_t L, int64_t *idx);   
 GS__FN int64_t gs__ravel(int n, const int64_t *dims, const int64_t *idx);       /* index -> row-major position */
 GS__FN int64_t gs__ta_at(const gs__ta *t, int64_t L);      /* the device at row-major position L */
 GS__FN int64_t gs__ta_pos(const gs__ta *t, int64_t d);     /* the row-major position of device d, or -1 */
-GS__FN gs_result gs__ta_transpose(gs_ctx *ctx, const gs__ta *t, const int *perm, gs__ta *out);  /* new k = old perm[k] */
+/* the tile array transposed: new dim k is old dim perm[k] */
+GS__FN gs_result gs__ta_transpose(gs_ctx *ctx, const gs__ta *t, const int *perm, gs__ta *out);
 GS__FN int64_t gs__sh_tiles(const gs_sharding *s);         /* tiles, counting the manual group */
 GS__FN int64_t gs__shard_size(int64_t S, int64_t k);       /* XLA's tile math: ceil(S / k) */
 /* a tiled sharding from a valid tile array whose last n_sub dims are subgroups of the given types */
 GS__FN const gs_sharding *gs__sh_from_ta(gs_ctx *ctx, int rank, int n_sub, const gs_subgroup *sub, const gs__ta *ta_in);
 /* data dim d's tiles moved to dest_of_dim[d] (a dim of the rank-out_rank result, or GS__DEST_REP) */
 GS__FN const gs_sharding *gs__sh_map(gs_ctx *ctx, const gs_sharding *s, int out_rank, const int *dest_of_dim);
-GS__FN const gs_sharding *gs__sh_merge(gs_ctx *ctx, const gs_sharding *a, const gs_sharding *b);  /* refines both, or NULL */
+/* a sharding that refines both a and b, or NULL (no error) when there is none */
+GS__FN const gs_sharding *gs__sh_merge(gs_ctx *ctx, const gs_sharding *a, const gs_sharding *b);
 GS__FN bool gs__sh_more_specific(const gs_sharding *a, const gs_sharding *b);
 GS__FN const gs_sharding *gs__sh_replicate_dims(gs_ctx *ctx, const gs_sharding *s, uint32_t mask);
 GS__FN const gs_sharding *gs__sh_reshape(gs_ctx *ctx, const gs_sharding *s, const gs_shape *src, const gs_shape *dst);
@@ -445,5 +476,18 @@ GS__FN bool gs__ip_xstep(int n, const int64_t *dims, int64_t *idx, int64_t *doff
 GS__FN size_t gs__sgemm_work_floats(int64_t M, int64_t N, int64_t K);
 GS__FN void gs__sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
                       float *C, int64_t ldc, int accumulate, float *work);
+
+/* ---- cost model helpers shared with the whole-model accounting (gs_cost.c) ---- */
+GS__FN double gs__cm_chip_flops(const gs_chip *c, gs_math m);
+GS__FN gs_result gs__cm_need_math(gs_ctx *ctx, const char *who, const gs_chip *c, gs_math m);
+GS__FN gs_result gs__cm_need_ici(gs_ctx *ctx, const char *who, const gs_chip *chip);
+GS__FN gs_result gs__cm_check_amount(gs_ctx *ctx, const char *who, const char *what, double v);
+GS__FN void gs__cm_collective(const gs_chip *chip, gs_collective_kind kind, double V, int n_axes, const gs_cost_axis *axes,
+                              gs_cost_comm *o);
+GS__FN void gs__cm_json_str(gs__sb *sb, const char *s);
+GS__FN bool gs__cm_trip_count(const gs_value *w, int64_t *trips);
+GS__FN bool gs__cm_is_collective(gs_op op);
+GS__FN bool gs__cm_axis_wraps(const gs_chip *c, gs_wrap_mode mode, int64_t size);
+GS__FN void gs__cm_json_num(gs__sb *sb, double x);
 
 #endif /* GS_INTERNAL_H */
