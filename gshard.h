@@ -6868,41 +6868,34 @@ GS__FN bool gs__shape_mismatch(gs__parser *P, const gs__cur *at, const char *wha
     return gs__perr(P, at, GS_ERR_PARSE, "%s '%s' is declared %s but is %s", what, name, want, got);
 }
 
-GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
-    gs_graph *g = comp->graph;
-    gs_value *v = NULL, *x = NULL, **xs;
-    const gs_shape *ds = &in->type.s;
+/* What one instruction's builder sees: its operands (xs, n; x = xs[0]) and declared shape (ds). The
+   family builders below set v, or return false with an error reported. */
+typedef struct gs__bi {
+    gs__parser *P;
+    gs__pcomp *comp;
+    gs__pinst *in;
+    gs_graph *g;
+    gs_value **xs, *x, *v;
+    int n;
+    const gs_shape *ds;
+} gs__bi;
+
+GS__FN bool gs__bi_unsupported(gs__bi *b) {
+    b->P->ctx->next_name = NULL;
+    return gs__perr(b->P, &b->in->op_at, GS_ERR_UNSUPPORTED, "opcode '%s' is not supported", b->in->opcode);
+}
+
+/* parameter, constant, iota, partition-id and the ops that move or reshape data */
+GS__FN bool gs__bi_layout(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pinst *in = b->in;
+    gs_graph *g = b->g;
+    gs_value **xs = b->xs, *x = b->x, *v = NULL;
+    const gs_shape *ds = b->ds;
     gs__pattr *a;
-    int n = in->n_ops, k, cnt;
+    int n = b->n, cnt;
     int64_t dims[GS_MAX_RANK], d = 0;
     gs_op op = in->op;
-    gs_reduce_kind kind = GS_REDUCE_INVALID;
-
-    stbds_arrsetlen(P->vals, n);
-    xs = P->vals;
-    for (k = 0; k < n; k++) {
-        const gs__poperand *o = &P->ops[in->first_op + k];
-        xs[k] = P->insts[o->inst].value;
-        if (o->typed && !gs__pshape_matches(P, &o->type, xs[k]))
-            return gs__shape_mismatch(P, &o->type.at, "operand", o->name, &o->type, xs[k]);
-    }
-    if (n > 0) x = xs[0];
-    {
-        int arity = gs_op_arity(op), least = 0;
-        if (op == GS_OP_DYNAMIC_SLICE || op == GS_OP_CONCATENATE || op == GS_OP_SORT) least = 1;
-        if (op == GS_OP_DYNAMIC_UPDATE_SLICE || op == GS_OP_RNG) least = 2;
-        if ((arity >= 0 && n != arity) || n < least)
-            return gs__perr(P, &in->op_at, GS_ERR_PARSE, "%s takes %s%d operand%s, found %d", in->opcode,
-                            arity < 0 ? "at least " : "", arity < 0 ? least : arity,
-                            (arity < 0 ? least : arity) == 1 ? "" : "s", n);
-    }
-    if (in->type.tuple && (op == GS_OP_CONSTANT || op == GS_OP_IOTA || op == GS_OP_BROADCAST ||
-                           op == GS_OP_RESHAPE || op == GS_OP_CONVERT || op == GS_OP_RNG ||
-                           op == GS_OP_ANNOTATE))
-        return gs__perr(P, &in->type.at, GS_ERR_PARSE, "%s '%s' needs an array shape, not a tuple", in->opcode,
-                        in->name);
-
-    P->ctx->next_name = in->name; /* the builder below names its value (and its errors) as the text does */
     switch (op) {
     case GS_OP_PARAMETER: {
         gs__cur c = in->args;
@@ -7009,6 +7002,24 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         break;
     case GS_OP_CONVERT: v = gs_convert(g, x, ds->dtype); break;
     case GS_OP_COPY: v = gs_copy(g, x); break;
+    default: return gs__bi_unsupported(b);
+    }
+    b->v = v;
+    return true;
+}
+
+/* elementwise ops, reductions, dot, convolution, reduce-window */
+GS__FN bool gs__bi_math(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pinst *in = b->in;
+    gs_graph *g = b->g;
+    gs_value **xs = b->xs, *x = b->x, *v = NULL;
+    gs__pattr *a;
+    int cnt;
+    int64_t dims[GS_MAX_RANK], d = 0;
+    gs_op op = in->op;
+    gs_reduce_kind kind = GS_REDUCE_INVALID;
+    switch (op) {
     case GS_OP_NEGATE: case GS_OP_ABS: case GS_OP_EXP: case GS_OP_LOG: case GS_OP_TANH: case GS_OP_LOGISTIC:
     case GS_OP_SQRT: case GS_OP_RSQRT: case GS_OP_FLOOR: case GS_OP_CEIL: case GS_OP_SIGN: case GS_OP_NOT:
         v = gs_unary(g, op, x);
@@ -7091,6 +7102,25 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         v = gs_reduce_window(g, x, xs[1], kind, w);
         break;
     }
+    default: return gs__bi_unsupported(b);
+    }
+    b->v = v;
+    return true;
+}
+
+/* gather, scatter, sort, topk, the cumulative ops, rng */
+GS__FN bool gs__bi_index(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pinst *in = b->in;
+    gs_graph *g = b->g;
+    gs_value **xs = b->xs, *x = b->x, *v = NULL;
+    const gs_shape *ds = b->ds;
+    gs__pattr *a;
+    int n = b->n, cnt;
+    int64_t d = 0;
+    gs_op op = in->op;
+    gs_reduce_kind kind = GS_REDUCE_INVALID;
+    switch (op) {
     case GS_OP_GATHER: {
         gs_gather_dims gd;
         int nb2;
@@ -7186,6 +7216,25 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         }
         break;
     }
+    default: return gs__bi_unsupported(b);
+    }
+    b->v = v;
+    return true;
+}
+
+/* collectives, custom-calls, tuples and while */
+GS__FN bool gs__bi_comm(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pinst *in = b->in;
+    gs_graph *g = b->g;
+    gs_value **xs = b->xs, *x = b->x, *v = NULL;
+    const gs_shape *ds = b->ds;
+    gs__pattr *a;
+    int n = b->n;
+    int64_t d = 0;
+    gs_op op = in->op;
+    gs_reduce_kind kind = GS_REDUCE_INVALID;
+    switch (op) {
     case GS_OP_ALL_REDUCE:
     case GS_OP_ALL_GATHER:
     case GS_OP_REDUCE_SCATTER:
@@ -7283,10 +7332,66 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         v = gs_while(g, cond, body, x);
         break;
     }
-    default:
-        P->ctx->next_name = NULL;
-        return gs__perr(P, &in->op_at, GS_ERR_UNSUPPORTED, "opcode '%s' is not supported", in->opcode);
+    default: return gs__bi_unsupported(b);
     }
+    b->v = v;
+    return true;
+}
+
+/* the family builder of an op (GS_OP_LIST order: the families are contiguous ranges) */
+GS__FN bool gs__bi_family(gs__bi *b) {
+    gs_op op = b->in->op;
+    if (op <= GS_OP_COPY) return gs__bi_layout(b);
+    if (op <= GS_OP_REDUCE_WINDOW) return gs__bi_math(b);
+    if (op <= GS_OP_RNG) return gs__bi_index(b);
+    if (op <= GS_OP_WHILE) return gs__bi_comm(b);
+    return gs__bi_unsupported(b);
+}
+
+GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
+    gs_graph *g = comp->graph;
+    gs_value *v, *x = NULL, **xs;
+    gs__pattr *a;
+    int n = in->n_ops, k;
+    gs_op op = in->op;
+    gs__bi b;
+
+    stbds_arrsetlen(P->vals, n);
+    xs = P->vals;
+    for (k = 0; k < n; k++) {
+        const gs__poperand *o = &P->ops[in->first_op + k];
+        xs[k] = P->insts[o->inst].value;
+        if (o->typed && !gs__pshape_matches(P, &o->type, xs[k]))
+            return gs__shape_mismatch(P, &o->type.at, "operand", o->name, &o->type, xs[k]);
+    }
+    if (n > 0) x = xs[0];
+    {
+        int arity = gs_op_arity(op), least = 0;
+        if (op == GS_OP_DYNAMIC_SLICE || op == GS_OP_CONCATENATE || op == GS_OP_SORT) least = 1;
+        if (op == GS_OP_DYNAMIC_UPDATE_SLICE || op == GS_OP_RNG) least = 2;
+        if ((arity >= 0 && n != arity) || n < least)
+            return gs__perr(P, &in->op_at, GS_ERR_PARSE, "%s takes %s%d operand%s, found %d", in->opcode,
+                            arity < 0 ? "at least " : "", arity < 0 ? least : arity,
+                            (arity < 0 ? least : arity) == 1 ? "" : "s", n);
+    }
+    if (in->type.tuple && (op == GS_OP_CONSTANT || op == GS_OP_IOTA || op == GS_OP_BROADCAST ||
+                           op == GS_OP_RESHAPE || op == GS_OP_CONVERT || op == GS_OP_RNG ||
+                           op == GS_OP_ANNOTATE))
+        return gs__perr(P, &in->type.at, GS_ERR_PARSE, "%s '%s' needs an array shape, not a tuple", in->opcode,
+                        in->name);
+
+    P->ctx->next_name = in->name; /* the builder below names its value (and its errors) as the text does */
+    b.P = P;
+    b.comp = comp;
+    b.in = in;
+    b.g = g;
+    b.xs = xs;
+    b.x = x;
+    b.v = NULL;
+    b.n = n;
+    b.ds = &in->type.s;
+    if (!gs__bi_family(&b)) return false;
+    v = b.v;
     P->ctx->next_name = NULL; /* unused when the builder failed before making a value */
     if (!v) return gs__builder_failed(P, &in->at);
     if (!gs__pshape_matches(P, &in->type, v)) return gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
