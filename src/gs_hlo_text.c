@@ -604,6 +604,7 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
             if (v->open_dims & (1u << d)) gs__sb_printf(sb, "%s%d", k++ ? "," : "", d);
         gs__sb_puts(sb, "]\"");
     }
+    if (v->text_attrs) gs__sb_puts(sb, v->text_attrs);
     gs__sb_put(sb, "\n", 1);
 }
 
@@ -726,15 +727,25 @@ typedef struct gs__cur {
     int line, col;
 } gs__cur;
 
+/* an array's layout as written: minor_to_major (n = 0: none written, the default), and whether anything
+   follows the ':' (tiles T(..), memory space S(..), ...) */
+typedef struct gs__layout {
+    int n;
+    int64_t m2m[GS_MAX_RANK];
+    bool tiled;
+} gs__layout;
+
 /* a declared shape: an array, or a flat tuple whose element shapes are P->elems[first .. first + n) */
 typedef struct gs__pshape {
     bool tuple;
     gs_shape s;
+    gs__layout lay;     /* arrays */
     int first, n;
     gs__cur at;
 } gs__pshape;
 
 typedef struct gs__pattr {
+    bool used;          /* read by the builder (an attribute nothing reads is an error, or known harmless) */
     const char *name;   /* arena */
     gs__cur at;         /* where the name starts */
     gs__cur val;        /* the value: [val.p, val.end) */
@@ -756,6 +767,7 @@ typedef struct gs__pinst {
     const char *opcode;
     gs__cur op_at;
     gs_op op;
+    int lowered;        /* GS_OP_INVALID op: 1 + index in gs__hlo_lowered (an opcode the parser lowers) */
     gs__cur args;       /* parameter/constant: the text between the parentheses */
     int first_op, n_ops, first_attr, n_attrs;
     gs_value *value;
@@ -775,6 +787,9 @@ typedef struct gs__pcomp {
     int red_state;      /* 0 not analysed, 1 reducer, 2 not a reducer */
     gs_reduce_kind red_kind;
     gs_dtype red_dtype;
+    gs_value **args;    /* while inlined (fusion, call): the values its parameters stand for, else NULL */
+    int n_args;
+    const char *prefix; /* while inlined: the caller's instruction name, prefixed to the names inside */
 } gs__pcomp;
 
 typedef struct gs__parser {
@@ -1016,7 +1031,47 @@ GS__FN bool gs__skip_balanced(gs__parser *P, gs__cur *c) {
 }
 
 /* ---- shapes ---- */
-GS__FN bool gs__parse_array_shape(gs__parser *P, gs__cur *c, gs_shape *s) {
+/* "{1,0}" or "{1,0:T(8,128)S(1)}" after an array shape; lay may be NULL */
+GS__FN bool gs__parse_layout(gs__parser *P, gs__cur *c, const gs_shape *s, gs__layout *lay) {
+    gs__layout l;
+    gs__cur at = *c;
+    bool ok = true;
+    memset(&l, 0, sizeof l);
+    gs__cur_adv(c);
+    if (!gs__accept(P, c, '}', &ok)) {
+        if (!ok) return false;
+        for (;;) {
+            int64_t d;
+            if (!gs__skip_ws(P, c)) return false;
+            if (gs__cur_peek(c) == ':') {
+                gs__cur_adv(c);
+                l.tiled = true;
+                while (!gs__cur_eof(c) && gs__cur_peek(c) != '}') {
+                    if (gs__cur_peek(c) == '(' || gs__cur_peek(c) == '[' || gs__cur_peek(c) == '{') {
+                        if (!gs__skip_balanced(P, c)) return false;
+                    } else {
+                        gs__cur_adv(c);
+                    }
+                }
+                if (!gs__expect_ch(P, c, '}')) return false;
+                break;
+            }
+            if (!gs__read_int(P, c, &d, "a dimension number")) return false;
+            if (d < 0 || d >= s->rank || l.n == s->rank)
+                return gs__perr(P, &at, GS_ERR_PARSE, "layout is not a permutation of the %d dimensions", s->rank);
+            l.m2m[l.n++] = d;
+            if (gs__accept(P, c, '}', &ok)) break;
+            if (!ok) return false;
+            if (gs__cur_peek(c) != ':' && !gs__expect_ch(P, c, ',')) return false;
+        }
+    }
+    if (l.n != 0 && l.n != s->rank)
+        return gs__perr(P, &at, GS_ERR_PARSE, "layout names %d of the %d dimensions", l.n, s->rank);
+    if (lay) *lay = l;
+    return true;
+}
+
+GS__FN bool gs__parse_array_shape(gs__parser *P, gs__cur *c, gs_shape *s, gs__layout *lay) {
     static const char *const names[] = {"f32", "bf16", "s32", "u32", "pred"};
     static const gs_dtype types[] = {GS_F32, GS_BF16, GS_S32, GS_U32, GS_PRED};
     const char *what = "a dtype (f32, bf16, s32, u32 or pred)";
@@ -1059,8 +1114,9 @@ GS__FN bool gs__parse_array_shape(gs__parser *P, gs__cur *c, gs_shape *s) {
             if (!gs__expect_ch(P, c, ',')) return false;
         }
     }
-    /* a layout ({1,0} or {1,0:T(8,128)}) follows the ']' directly; it does not matter here */
-    if (gs__cur_peek(c) == '{') return gs__skip_balanced(P, c);
+    /* a layout ({1,0} or {1,0:T(8,128)}) follows the ']' directly; only bitcast reads it */
+    if (lay) memset(lay, 0, sizeof *lay);
+    if (gs__cur_peek(c) == '{') return gs__parse_layout(P, c, s, lay);
     return true;
 }
 
@@ -1069,7 +1125,7 @@ GS__FN bool gs__parse_shape(gs__parser *P, gs__cur *c, gs__pshape *out) {
     memset(out, 0, sizeof *out);
     if (!gs__skip_ws(P, c)) return false;
     out->at = *c;
-    if (gs__cur_peek(c) != '(') return gs__parse_array_shape(P, c, &out->s);
+    if (gs__cur_peek(c) != '(') return gs__parse_array_shape(P, c, &out->s, &out->lay);
     gs__cur_adv(c);
     out->tuple = true;
     out->s.dtype = GS_TUPLE;
@@ -1080,7 +1136,7 @@ GS__FN bool gs__parse_shape(gs__parser *P, gs__cur *c, gs__pshape *out) {
         gs_shape e;
         if (!gs__skip_ws(P, c)) return false;
         if (gs__cur_peek(c) == '(') return gs__perr(P, c, GS_ERR_UNSUPPORTED, "nested tuple shapes are not supported");
-        if (!gs__parse_array_shape(P, c, &e)) return false;
+        if (!gs__parse_array_shape(P, c, &e, NULL)) return false;
         stbds_arrput(P->elems, e);
         out->n++;
         if (gs__accept(P, c, ')', &ok)) return true;
@@ -1143,10 +1199,97 @@ GS__FN bool gs__parse_attrs(gs__parser *P, gs__cur *c, int *first, int *count) {
                 return gs__perr(P, &a.at, GS_ERR_PARSE, "duplicate attribute '%s'", a.name);
         if (!gs__expect_ch(P, c, '=')) return false;
         if (!gs__parse_attr_value(P, c, &a.val)) return false;
+        a.used = false;
         stbds_arrput(P->attrs, a);
         (*count)++;
     }
     return ok;
+}
+
+/* Opcodes the parser lowers to other ops while building (they have no gs_op): name, builder. */
+#define GS__HLO_LOWERED(X) \
+    X("fusion", gs__bl_call) \
+    X("call", gs__bl_call) \
+    X("bitcast", gs__bl_bitcast) \
+    X("opt-barrier", gs__bl_identity)
+
+GS__FN int gs__hlo_lowered_opcode(const char *name) {
+    static const char *const names[] = {
+#define GS__X_NAME(s, fn) s,
+        GS__HLO_LOWERED(GS__X_NAME)
+#undef GS__X_NAME
+    };
+    int i;
+    for (i = 0; i < GS__COUNTOF(names); i++)
+        if (strcmp(names[i], name) == 0) return i + 1;
+    return 0;
+}
+
+/* XLA's opcodes (hlo_opcode.h spellings), for "did you mean" and for telling an opcode gshard.h does not
+   read from a misspelt one */
+static const char *const gs__xla_opcodes[] = {
+    "abs", "add", "add-dependency", "after-all", "all-gather", "all-gather-done", "all-gather-start",
+    "all-reduce", "all-reduce-done", "all-reduce-start", "all-to-all", "and", "async-done", "async-start",
+    "async-update", "atan2", "batch-norm-grad", "batch-norm-inference", "batch-norm-training", "bitcast",
+    "bitcast-convert", "broadcast", "call", "cbrt", "ceil", "cholesky", "clamp", "collective-broadcast",
+    "collective-permute", "collective-permute-done", "collective-permute-start", "compare", "complex",
+    "concatenate", "conditional", "constant", "convert", "convolution", "copy", "copy-done", "copy-start",
+    "cosine", "count-leading-zeros", "custom-call", "divide", "domain", "dot", "dynamic-reshape",
+    "dynamic-slice", "dynamic-update-slice", "erf", "exponential", "exponential-minus-one", "fft", "floor",
+    "fusion", "gather", "get-dimension-size", "get-tuple-element", "imag", "infeed", "iota", "is-finite", "log",
+    "log-plus-one", "logistic", "map", "maximum", "minimum", "multiply", "negate", "not", "opt-barrier", "or",
+    "outfeed", "pad", "parameter", "partition-id", "popcnt", "power", "ragged-all-to-all", "ragged-dot", "real",
+    "recv", "recv-done", "reduce", "reduce-precision", "reduce-scatter", "reduce-window", "remainder",
+    "replica-id", "reshape", "reverse", "rng", "rng-bit-generator", "rng-get-and-update-state",
+    "round-nearest-afz", "round-nearest-even", "rsqrt", "scatter", "select", "select-and-scatter", "send",
+    "send-done", "set-dimension-size", "shift-left", "shift-right-arithmetic", "shift-right-logical", "sign",
+    "sine", "slice", "sort", "sqrt", "stochastic-convert", "subtract", "tan", "tanh", "topk", "transpose",
+    "triangular-solve", "tuple", "while", "xor"};
+
+/* edit distance of two short strings (insert, delete, substitute, transpose adjacent), capped at 9 */
+GS__FN int gs__edit_distance(const char *a, const char *b) {
+    int la = (int)strlen(a), lb = (int)strlen(b), i, j;
+    int d[33][33];
+    if (la > 32 || lb > 32) return 9;
+    for (i = 0; i <= la; i++) d[i][0] = i;
+    for (j = 0; j <= lb; j++) d[0][j] = j;
+    for (i = 1; i <= la; i++) {
+        for (j = 1; j <= lb; j++) {
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    }
+    return d[la][lb] > 9 ? 9 : d[la][lb];
+}
+
+/* the closest of names[0..n) to name if it is close (at most a third of the letters differ), else NULL */
+GS__FN const char *gs__closest(const char *name, const char *const *names, int n) {
+    const char *best = NULL;
+    int i, bd = 9, limit = (int)strlen(name) / 3;
+    if (limit < 1) limit = 1;
+    for (i = 0; i < n; i++) {
+        int dd = gs__edit_distance(name, names[i]);
+        if (dd < bd) {
+            bd = dd;
+            best = names[i];
+        }
+    }
+    return bd <= limit ? best : NULL;
+}
+
+GS__FN bool gs__unknown_opcode(gs__parser *P, const gs__cur *at, const char *name) {
+    const char *near;
+    int i;
+    for (i = 0; i < GS__COUNTOF(gs__xla_opcodes); i++)
+        if (strcmp(gs__xla_opcodes[i], name) == 0)
+            return gs__perr(P, at, GS_ERR_UNSUPPORTED, "opcode '%s' is not supported", name);
+    near = gs__closest(name, gs__xla_opcodes, GS__COUNTOF(gs__xla_opcodes));
+    if (near) return gs__perr(P, at, GS_ERR_PARSE, "unknown opcode '%s' (did you mean '%s'?)", name, near);
+    return gs__perr(P, at, GS_ERR_PARSE, "unknown opcode '%s'", name);
 }
 
 GS__FN gs_op gs__hlo_opcode(const char *name) {
@@ -1204,7 +1347,8 @@ GS__FN bool gs__parse_instruction(gs__parser *P, gs__cur *c, gs__pcomp *comp) {
         if (!in.opcode) return false;
     }
     in.op = gs__hlo_opcode(in.opcode);
-    if (in.op == GS_OP_INVALID) return gs__perr(P, &in.op_at, GS_ERR_PARSE, "unknown opcode '%s'", in.opcode);
+    if (in.op == GS_OP_INVALID && (in.lowered = gs__hlo_lowered_opcode(in.opcode)) == 0)
+        return gs__unknown_opcode(P, &in.op_at, in.opcode);
     if (!gs__skip_ws(P, c)) return false;
     if (gs__cur_peek(c) != '(') return gs__pexpect(P, c, "'('");
     in.first_op = (int)stbds_arrlen(P->ops);
@@ -1285,6 +1429,20 @@ GS__FN bool gs__parse_computation(gs__parser *P, gs__cur *c) {
     return true;
 }
 
+GS__FN bool gs__in_list(const char *name, const char *const *list, int n) {
+    int i;
+    for (i = 0; i < n; i++)
+        if (strcmp(list[i], name) == 0) return true;
+    return false;
+}
+
+/* module attributes that change nothing gshard.h computes (layouts, aliasing and donation, scheduling,
+   propagation options, annotations); besides these only num_partitions and replica_count=1 are read */
+static const char *const gs__module_attrs[] = {
+    "entry_computation_layout", "is_scheduled", "input_output_alias", "buffer_donor", "alias_passthrough_params",
+    "allow_spmd_sharding_propagation_to_output", "allow_spmd_sharding_propagation_to_parameters",
+    "frontend_attributes", "spmd_output_sharding", "spmd_parameters_shardings", "num_partitions", "replica_count"};
+
 GS__FN bool gs__attr_int(gs__parser *P, const gs__pattr *a, int64_t *out);
 
 GS__FN bool gs__parse_module(gs__parser *P) {
@@ -1297,9 +1455,18 @@ GS__FN bool gs__parse_module(gs__parser *P) {
         if (!gs__read_name(P, c, "a module name", &P->module_name, NULL)) return false;
         if (!gs__parse_attrs(P, c, &first, &n)) return false;
         for (i = first; i < first + n; i++) {
-            if (strcmp(P->attrs[i].name, "num_partitions") == 0) {
-                if (!gs__attr_int(P, &P->attrs[i], &P->num_partitions)) return false;
-                if (P->num_partitions < 1) return gs__pexpect(P, &P->attrs[i].val, "num_partitions >= 1");
+            const gs__pattr *a = &P->attrs[i];
+            if (strcmp(a->name, "num_partitions") == 0) {
+                if (!gs__attr_int(P, a, &P->num_partitions)) return false;
+                if (P->num_partitions < 1) return gs__pexpect(P, &a->val, "num_partitions >= 1");
+            } else if (strcmp(a->name, "replica_count") == 0) {
+                int64_t r;
+                if (!gs__attr_int(P, a, &r)) return false;
+                if (r != 1) return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "replica_count=%lld: only one replica is supported (partitions are the devices)", (long long)r);
+            } else if (!gs__in_list(a->name, gs__module_attrs, GS__COUNTOF(gs__module_attrs))) {
+                const char *near = gs__closest(a->name, gs__module_attrs, GS__COUNTOF(gs__module_attrs));
+                return gs__perr(P, &a->at, GS_ERR_PARSE, "unknown module attribute '%s'%s%s%s", a->name,
+                                near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
             }
         }
         stbds_arrsetlen(P->attrs, first);
@@ -1322,8 +1489,12 @@ GS__FN bool gs__parse_module(gs__parser *P) {
 /* ---- attribute values ---- */
 GS__FN gs__pattr *gs__attr(gs__parser *P, const gs__pinst *in, const char *name) {
     int k;
-    for (k = in->first_attr; k < in->first_attr + in->n_attrs; k++)
-        if (strcmp(P->attrs[k].name, name) == 0) return &P->attrs[k];
+    for (k = in->first_attr; k < in->first_attr + in->n_attrs; k++) {
+        if (strcmp(P->attrs[k].name, name) == 0) {
+            P->attrs[k].used = true;
+            return &P->attrs[k];
+        }
+    }
     return NULL;
 }
 
@@ -1869,10 +2040,7 @@ GS__FN void gs__analyse_reducer(gs__parser *P, gs__pcomp *comp) {
     for (i = comp->first_inst; i < comp->first_inst + comp->n_inst; i++) {
         const gs__pinst *in = &P->insts[i];
         int64_t num;
-        if (in->op != GS_OP_PARAMETER) {
-            if (i != comp->root) return;
-            continue;
-        }
+        if (in->op != GS_OP_PARAMETER) continue;   /* the root, or dead (the root's operands are checked below) */
         if (!gs__quiet_param(in, &num) || num > 1 || params[num] >= 0 || !gs__is_scalar_type(&in->type)) return;
         params[num] = i;
     }
@@ -1907,7 +2075,8 @@ GS__FN bool gs__reducer(gs__parser *P, const gs__pinst *in, gs_dtype dt, gs_redu
                         "unsupported reducer computation '%s' (expected two scalar parameters and ROOT "
                         "add/multiply/maximum/minimum/and/or of them, or ROOT parameter(1))",
                         comp->name);
-    if (comp->red_dtype != dt)
+    /* XLA accepts a float reducer over another float type (an f32 add on bf16 data): the same reduction */
+    if (comp->red_dtype != dt && !(gs__is_float(comp->red_dtype) && gs__is_float(dt)))
         return gs__perr(P, &a->val, GS_ERR_PARSE, "reducer '%s' works on %s, but %s '%s' reduces %s", comp->name,
                         gs_dtype_name(comp->red_dtype), in->opcode, in->name, gs_dtype_name(dt));
     if (comp->red_kind == GS_REDUCE_REPLACE && in->op != GS_OP_SCATTER)
@@ -1951,6 +2120,8 @@ GS__FN bool gs__comparator(gs__parser *P, const gs__pinst *in, int n, gs_value *
 }
 
 GS__FN bool gs__build_comp(gs__parser *P, int ci);
+GS__FN bool gs__inline_comp(gs__parser *P, const gs__pattr *a, gs_graph *g, const char *prefix, gs_value **args,
+                            int n_args, gs_value **out);
 
 GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *attr, gs_graph **out) {
     gs__pattr *a = gs__need_attr(P, in, attr);
@@ -2017,6 +2188,113 @@ GS__FN bool gs__shape_mismatch(gs__parser *P, const gs__cur *at, const char *wha
     return gs__perr(P, at, GS_ERR_PARSE, "%s '%s' is declared %s but is %s", what, name, want, got);
 }
 
+/* a new value equal to x (copy; element by element for a tuple), so the instruction can take its own name */
+GS__FN gs_value *gs__identity(gs_graph *g, gs_value *x) {
+    gs_value *parts[64];
+    int i;
+    if (!x || x->shape.dtype != GS_TUPLE) return gs_copy(g, x);
+    if (x->n_tuple > 64) {
+        gs__err(g->ctx, GS_ERR_UNSUPPORTED, "a tuple of %d elements passed through unchanged (at most 64)", x->n_tuple);
+        return NULL;
+    }
+    for (i = 0; i < x->n_tuple; i++) parts[i] = gs_get_tuple_element(g, x, i);
+    return gs_tuple(g, x->n_tuple, parts);
+}
+
+/* true if attribute name of in is the string or word w */
+GS__FN bool gs__attr_is(gs__parser *P, const gs__pinst *in, const char *name, const char *w) {
+    gs__pattr *a = gs__attr(P, in, name);
+    size_t n = strlen(w);
+    const char *p;
+    ptrdiff_t len;
+    if (!a) return false;
+    p = a->val.p;
+    len = a->val.end - a->val.p;
+    if (len >= 2 && p[0] == '"') {
+        p++;
+        len -= 2;
+    }
+    return (size_t)len == n && memcmp(p, w, n) == 0;
+}
+
+/* ---- a few values of a JSON backend_config (escaped inside a string or written bare) ---- */
+
+/* the text after "key": in s (quotes escaped or not), or NULL */
+GS__FN const char *gs__json_find(const char *s, const char *end, const char *key) {
+    size_t n = strlen(key);
+    const char *p;
+    for (p = s; p + n < end; p++) {
+        const char *q;
+        if (memcmp(p, key, n) != 0 || p == s || (p[-1] != '"')) continue;
+        q = p + n;
+        if (q < end && *q == '\\') q++;
+        if (q < end && *q == '"') q++;
+        else continue;
+        if (q < end && *q == ':') return q + 1;
+    }
+    return NULL;
+}
+
+/* skips quotes, escapes and spaces */
+GS__FN const char *gs__json_skip(const char *p, const char *end) {
+    while (p < end && (*p == '"' || *p == '\\' || *p == ' ')) p++;
+    return p;
+}
+
+/* a number (possibly quoted); false if absent or not a number */
+GS__FN bool gs__json_num(const char *s, const char *end, const char *key, double *out) {
+    const char *p = gs__json_find(s, end, key);
+    char buf[64];
+    size_t k = 0;
+    char *e;
+    if (!p) return false;
+    p = gs__json_skip(p, end);
+    while (p < end && k + 1 < sizeof buf && (strchr("+-.eE", *p) || gs__hlo_digit((unsigned char)*p))) buf[k++] = *p++;
+    buf[k] = 0;
+    *out = strtod(buf, &e);
+    return k > 0 && *e == 0;
+}
+
+/* an array of integers (each possibly quoted): "key":["1","2"]; false if absent or malformed */
+GS__FN bool gs__json_ints(const char *s, const char *end, const char *key, int64_t *out, int cap, int *n) {
+    const char *p = gs__json_find(s, end, key);
+    *n = 0;
+    if (!p) return false;
+    p = gs__json_skip(p, end);
+    if (p >= end || *p != '[') return false;
+    p++;
+    for (;;) {
+        int64_t v = 0;
+        bool neg = false, any = false;
+        p = gs__json_skip(p, end);
+        if (p < end && *p == ']') return true;
+        if (p < end && *p == '-') {
+            neg = true;
+            p++;
+        }
+        while (p < end && gs__hlo_digit((unsigned char)*p) && v < 1000000) {
+            v = v * 10 + (*p++ - '0');
+            any = true;
+        }
+        if (!any || *n == cap) return false;
+        out[(*n)++] = neg ? -v : v;
+        p = gs__json_skip(p, end);
+        if (p < end && *p == ',') p++;
+        else if (!(p < end && *p == ']')) return false;
+    }
+}
+
+/* a string value: "key":"VALUE" (VALUE without quotes) */
+GS__FN bool gs__json_word(const char *s, const char *end, const char *key, char *buf, size_t cap) {
+    const char *p = gs__json_find(s, end, key);
+    size_t k = 0;
+    if (!p) return false;
+    p = gs__json_skip(p, end);
+    while (p < end && k + 1 < cap && *p != '"' && *p != '\\' && *p != ',' && *p != '}') buf[k++] = *p++;
+    buf[k] = 0;
+    return k > 0;
+}
+
 /* What one instruction's builder sees: its operands (xs, n; x = xs[0]) and declared shape (ds). The
    family builders below set v, or return false with an error reported. */
 typedef struct gs__bi {
@@ -2027,6 +2305,7 @@ typedef struct gs__bi {
     gs_value **xs, *x, *v;
     int n;
     const gs_shape *ds;
+    const char *name;   /* the value's name (see gs__inst_name) */
 } gs__bi;
 
 GS__FN bool gs__bi_unsupported(gs__bi *b) {
@@ -2051,6 +2330,13 @@ GS__FN bool gs__bi_layout(gs__bi *b) {
         int64_t num;
         if (!gs__read_int(P, &c, &num, "a parameter number") || !gs__val_end(P, &c)) return false;
         if (num < 0) return gs__pexpect(P, &in->args, "a parameter number >= 0");
+        if (b->comp->prefix) {   /* inlined: the caller's operand */
+            if (num >= b->comp->n_args)
+                return gs__perr(P, &in->args, GS_ERR_PARSE, "parameter(%lld) of '%s', which is called with %d operand%s",
+                                (long long)num, b->comp->name, b->comp->n_args, b->comp->n_args == 1 ? "" : "s");
+            v = b->comp->args[num];
+            break;
+        }
         if (in->type.tuple) v = gs_parameter_tuple(g, num, in->type.n, P->elems + in->type.first, in->name);
         else v = gs_parameter(g, num, *ds, in->name);
         break;
@@ -2150,7 +2436,10 @@ GS__FN bool gs__bi_layout(gs__bi *b) {
         v = gs_reverse(g, x, cnt, dims);
         break;
     case GS_OP_CONVERT: v = gs_convert(g, x, ds->dtype); break;
-    case GS_OP_COPY: v = gs_copy(g, x); break;
+    case GS_OP_COPY:
+        if (x->shape.dtype == GS_TUPLE) P->ctx->next_name = NULL;   /* several values; the last takes the name */
+        v = gs__identity(g, x);
+        break;
     default: return gs__bi_unsupported(b);
     }
     b->v = v;
@@ -2352,7 +2641,7 @@ GS__FN bool gs__bi_index(gs__bi *b) {
             /* the shard form: lo, hi, one offset per dim of the full shape */
             gs_shape full;
             gs__cur c = fa->val;
-            if (!gs__parse_array_shape(P, &c, &full) || !gs__val_end(P, &c)) return false;
+            if (!gs__parse_array_shape(P, &c, &full, NULL) || !gs__val_end(P, &c)) return false;
             if (n != 2 + full.rank)
                 return gs__perr(P, &in->op_at, GS_ERR_PARSE, "rng '%s' with full_shape of rank %d takes %d operands (lo, hi and %d offsets), found %d",
                                 in->name, full.rank, 2 + full.rank, full.rank, n);
@@ -2372,6 +2661,132 @@ GS__FN bool gs__bi_index(gs__bi *b) {
 }
 
 /* collectives, custom-calls, tuples and while */
+/* custom-call targets whose result is their operand (markers for other compilers' passes; each is
+   documented in docs/hlo_text.md with its source) */
+static const char *const gs__identity_targets[] = {
+    "ShardBarrierFrom", "ShardBarrierTo", "MoveToHost", "MoveToDevice", "PinToDevice", "LayoutConstraint",
+    "annotate_device_placement", "AwsNeuronTransferWithStaticRing", "xla.sdy.FuncResultSharding",
+    "xla.sdy.ShardingConstraint", "xla.sdy.PropagationBarrier"};
+
+/* __cublas$gemm(a, b [, c]): alpha * dot(a, b) [+ beta * c] with backend_config's dot_dimension_numbers
+   (XLA's GPU gemm rewriter); epilogues other than DEFAULT are refused by name */
+GS__FN bool gs__bi_gemm(gs__bi *b, const gs__pattr *target) {
+    gs__parser *P = b->P;
+    gs__pattr *bc = gs__need_attr(P, b->in, "backend_config");
+    const char *s, *e;
+    gs_dot_dims dd;
+    double alpha = 1, alpha_im = 0, beta = 0;
+    char epi[32];
+    int nb2, nc2;
+    gs_value *v;
+    if (!bc) return false;
+    s = bc->val.p;
+    e = bc->val.end;
+    if (b->n < 2 || b->n > 3)
+        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "__cublas$gemm takes 2 or 3 operands, found %d", b->n);
+    memset(&dd, 0, sizeof dd);
+    if (!gs__json_ints(s, e, "lhs_contracting_dimensions", dd.lhs_contract, GS_MAX_RANK, &dd.n_contract) ||
+        !gs__json_ints(s, e, "rhs_contracting_dimensions", dd.rhs_contract, GS_MAX_RANK, &nc2) ||
+        !gs__json_ints(s, e, "lhs_batch_dimensions", dd.lhs_batch, GS_MAX_RANK, &dd.n_batch) ||
+        !gs__json_ints(s, e, "rhs_batch_dimensions", dd.rhs_batch, GS_MAX_RANK, &nb2) || nb2 != dd.n_batch ||
+        nc2 != dd.n_contract)
+        return gs__perr(P, &bc->val, GS_ERR_PARSE, "__cublas$gemm: backend_config has no usable dot_dimension_numbers");
+    (void)gs__json_num(s, e, "alpha_real", &alpha);
+    (void)gs__json_num(s, e, "alpha_imag", &alpha_im);
+    (void)gs__json_num(s, e, "beta", &beta);
+    if (gs__json_word(s, e, "epilogue", epi, sizeof epi) && strcmp(epi, "DEFAULT") != 0)
+        return gs__perr(P, &bc->val, GS_ERR_UNSUPPORTED, "__cublas$gemm epilogue %s is not supported", epi);
+    if (alpha_im != 0) return gs__perr(P, &bc->val, GS_ERR_UNSUPPORTED, "__cublas$gemm with a complex alpha is not supported");
+    if (beta != 0 && b->n != 3)
+        return gs__perr(P, &bc->val, GS_ERR_PARSE, "__cublas$gemm with beta=%g needs a third operand", beta);
+    if (b->in->type.tuple)
+        return gs__perr(P, &target->val, GS_ERR_UNSUPPORTED, "__cublas$gemm with a tuple result (a workspace) is not supported");
+    P->ctx->next_name = NULL;
+    v = gs_dot(b->g, b->xs[0], b->xs[1], &dd);
+    if (v && v->shape.dtype != b->ds->dtype) v = gs_convert(b->g, v, b->ds->dtype);
+    if (v && alpha != 1) v = gs_binary(b->g, GS_OP_MULTIPLY, v, gs_constant_splat(b->g, v->shape, alpha));
+    if (v && b->n == 3 && beta != 0) {
+        gs_value *c = b->xs[2];
+        if (beta != 1) c = gs_binary(b->g, GS_OP_MULTIPLY, c, gs_constant_splat(b->g, c->shape, beta));
+        v = gs_binary(b->g, GS_OP_ADD, v, c);
+    }
+    b->v = v;
+    return true;
+}
+
+/* a custom-call target other than the sharding ones */
+GS__FN bool gs__bi_custom(gs__bi *b, const char *target, const gs__pattr *ta) {
+    int i;
+    if (strcmp(target, "__cublas$gemm") == 0) return gs__bi_gemm(b, ta);
+    for (i = 0; i < GS__COUNTOF(gs__identity_targets); i++) {
+        if (strcmp(target, gs__identity_targets[i]) != 0) continue;
+        b->P->ctx->next_name = NULL;
+        b->v = gs__identity(b->g, b->x);
+        return true;
+    }
+    return gs__perr(b->P, &ta->val, GS_ERR_UNSUPPORTED, "custom-call target \"%s\" is not supported", target);
+}
+
+/* all-reduce, all-gather, reduce-scatter, all-to-all of one operand x */
+GS__FN bool gs__bi_collective(gs__bi *b, gs_value *x, gs_value **out) {
+    gs__parser *P = b->P;
+    gs__pinst *in = b->in;
+    gs_graph *g = b->g;
+    gs_value *v = NULL;
+    int64_t d = 0;
+    gs_op op = in->op;
+    gs_reduce_kind kind = GS_REDUCE_INVALID;
+    gs_collective_desc cd;
+    if (!gs__coll_desc(P, in, &cd)) return false;
+    if (op == GS_OP_ALL_REDUCE || op == GS_OP_REDUCE_SCATTER) {
+        if (!gs__reducer(P, in, x->shape.dtype, &kind)) return false;
+    }
+    if (op == GS_OP_ALL_REDUCE) {
+        v = gs_all_reduce(g, x, kind, &cd);
+    } else if (op == GS_OP_ALL_TO_ALL) {
+        int64_t split, concat;
+        gs__pattr *sa = gs__attr(P, in, "split_dimension"), *ca = gs__attr(P, in, "concat_dimension");
+        if (sa || ca) {
+            if (!sa) return gs__need_attr(P, in, "split_dimension") != NULL;
+            if (!ca) return gs__need_attr(P, in, "concat_dimension") != NULL;
+            if (!gs__attr_int(P, sa, &split) || !gs__attr_int(P, ca, &concat)) return false;
+        } else {
+            if (!gs__attr(P, in, "dimensions"))
+                return gs__perr(P, &in->op_at, GS_ERR_UNSUPPORTED,
+                                "all-to-all without dimensions= (the tuple form) is not supported");
+            if (!gs__attr_one_dim(P, in, "dimensions", &split)) return false;
+            concat = split;
+        }
+        v = gs_all_to_all(g, x, split, concat, &cd);
+    } else {
+        if (!gs__attr_one_dim(P, in, "dimensions", &d)) return false;
+        if (x->shape.rank == 0 && cd.groups.group_size == 1)   /* a scalar in a variadic form, groups of one */
+            v = gs_copy(g, x);
+        else
+            v = op == GS_OP_ALL_GATHER ? gs_all_gather(g, x, d, &cd) : gs_reduce_scatter(g, x, kind, d, &cd);
+    }
+    *out = v;
+    return true;
+}
+
+/* the variadic form (n operands, a tuple of n results) is n collectives and a tuple, the same as XLA's
+   combined collectives compute */
+GS__FN bool gs__bi_collectives(gs__bi *b) {
+    gs_value **parts;
+    int k;
+    if (b->n == 1) return gs__bi_collective(b, b->x, &b->v);
+    parts = (gs_value **)gs__arena_alloc(b->P->ctx, sizeof(gs_value *) * (size_t)b->n);
+    if (!parts) return false;
+    for (k = 0; k < b->n; k++) {
+        if (!(b->P->ctx->next_name = gs__arena_printf(b->P->ctx, "%s.%d", b->name, k))) return false;
+        if (!gs__bi_collective(b, b->xs[k], &parts[k])) return false;
+        if (!parts[k]) return gs__builder_failed(b->P, &b->in->at);
+    }
+    b->P->ctx->next_name = NULL;
+    b->v = gs_tuple(b->g, b->n, parts);
+    return true;
+}
+
 GS__FN bool gs__bi_comm(gs__bi *b) {
     gs__parser *P = b->P;
     gs__pinst *in = b->in;
@@ -2382,40 +2797,12 @@ GS__FN bool gs__bi_comm(gs__bi *b) {
     int n = b->n;
     int64_t d = 0;
     gs_op op = in->op;
-    gs_reduce_kind kind = GS_REDUCE_INVALID;
     switch (op) {
     case GS_OP_ALL_REDUCE:
     case GS_OP_ALL_GATHER:
     case GS_OP_REDUCE_SCATTER:
-    case GS_OP_ALL_TO_ALL: {
-        gs_collective_desc cd;
-        if (!gs__coll_desc(P, in, &cd)) return false;
-        if (op == GS_OP_ALL_REDUCE || op == GS_OP_REDUCE_SCATTER) {
-            if (!gs__reducer(P, in, x->shape.dtype, &kind)) return false;
-        }
-        if (op == GS_OP_ALL_REDUCE) {
-            v = gs_all_reduce(g, x, kind, &cd);
-        } else if (op == GS_OP_ALL_TO_ALL) {
-            int64_t split, concat;
-            gs__pattr *sa = gs__attr(P, in, "split_dimension"), *ca = gs__attr(P, in, "concat_dimension");
-            if (sa || ca) {
-                if (!sa) return gs__need_attr(P, in, "split_dimension") != NULL;
-                if (!ca) return gs__need_attr(P, in, "concat_dimension") != NULL;
-                if (!gs__attr_int(P, sa, &split) || !gs__attr_int(P, ca, &concat)) return false;
-            } else {
-                if (!gs__attr(P, in, "dimensions"))
-                    return gs__perr(P, &in->op_at, GS_ERR_UNSUPPORTED,
-                                    "all-to-all without dimensions= (the tuple form) is not supported");
-                if (!gs__attr_one_dim(P, in, "dimensions", &split)) return false;
-                concat = split;
-            }
-            v = gs_all_to_all(g, x, split, concat, &cd);
-        } else {
-            if (!gs__attr_one_dim(P, in, "dimensions", &d)) return false;
-            v = op == GS_OP_ALL_GATHER ? gs_all_gather(g, x, d, &cd) : gs_reduce_scatter(g, x, kind, d, &cd);
-        }
-        break;
-    }
+    case GS_OP_ALL_TO_ALL:
+        return gs__bi_collectives(b);
     case GS_OP_COLLECTIVE_PERMUTE: {
         int64_t channel = 0;
         gs__cur c;
@@ -2454,6 +2841,9 @@ GS__FN bool gs__bi_comm(gs__bi *b) {
         if (sa && !(sh = gs__pstr(P, sa->val.p, (size_t)(sa->val.end - sa->val.p)))) return false;
         if (strcmp(target, "Sharding") == 0) {
             gs__pattr *bc = gs__attr(P, in, "backend_config");
+            if (in->type.tuple)
+                return gs__perr(P, &in->type.at, GS_ERR_PARSE, "%s '%s' needs an array shape, not a tuple",
+                                in->opcode, in->name);
             if (!sa) return gs__need_attr(P, in, "sharding") != NULL;
             v = gs_annotate(g, x, sh);
             if (v && bc && !gs__unspecified_dims(P, bc, v)) return false;
@@ -2463,7 +2853,7 @@ GS__FN bool gs__bi_comm(gs__bi *b) {
                                 in->opcode, in->name);
             v = target[4] == 'F' ? gs_to_manual(g, x, *ds, sh) : gs_to_full(g, x, *ds, sh);
         } else {
-            return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "custom-call target \"%s\" is not supported", target);
+            return gs__bi_custom(b, target, a);
         }
         break;
     }
@@ -2477,7 +2867,7 @@ GS__FN bool gs__bi_comm(gs__bi *b) {
         if (!gs__called_graph(P, in, "condition", &cond) || !gs__called_graph(P, in, "body", &body)) return false;
         /* building them may have grown P->vals: re-read the operand */
         x = P->insts[P->ops[in->first_op].inst].value;
-        P->ctx->next_name = in->name; /* building cond and body used it up */
+        P->ctx->next_name = b->name; /* building cond and body used it up */
         v = gs_while(g, cond, body, x);
         break;
     }
@@ -2497,12 +2887,199 @@ GS__FN bool gs__bi_family(gs__bi *b) {
     return gs__bi_unsupported(b);
 }
 
+/* ---- opcodes lowered while parsing ---- */
+
+/* fusion(operands), kind=kLoop|kInput|kOutput|kCustom, calls=C; call(operands), to_apply=C */
+GS__FN bool gs__bl_call(gs__bi *b) {
+    gs__parser *P = b->P;
+    bool fusion = strcmp(b->in->opcode, "fusion") == 0;
+    gs__pattr *a = gs__need_attr(P, b->in, fusion ? "calls" : "to_apply");
+    gs_value **args;
+    int before = (int)stbds_arrlen(b->g->values);
+    if (!a) return false;
+    if (fusion) {
+        gs__pattr *k = gs__need_attr(P, b->in, "kind");
+        if (!k) return false;
+        if (!(gs__peek_word(k->val, "kLoop") || gs__peek_word(k->val, "kInput") || gs__peek_word(k->val, "kOutput") ||
+              gs__peek_word(k->val, "kCustom")))
+            return gs__pexpect(P, &k->val, "a fusion kind (kLoop, kInput, kOutput or kCustom)");
+    }
+    args = (gs_value **)gs__arena_dup(P->ctx, b->xs, sizeof(gs_value *) * (size_t)(b->n > 0 ? b->n : 1));
+    if (!args) return false;
+    P->ctx->next_name = NULL;
+    if (!gs__inline_comp(P, a, b->g, b->name, args, b->n, &b->v)) return false;
+    if (b->v && b->v->id < before) b->v = gs__identity(b->g, b->v);   /* the root is a parameter */
+    return true;
+}
+
+/* opt-barrier(x): x (it only orders XLA's scheduling); one operand, an array or a tuple */
+GS__FN bool gs__bl_identity(gs__bi *b) {
+    if (b->n != 1)
+        return gs__perr(b->P, &b->in->op_at, GS_ERR_PARSE, "%s takes 1 operand, found %d", b->in->opcode, b->n);
+    b->P->ctx->next_name = NULL;
+    b->v = gs__identity(b->g, b->x);
+    return true;
+}
+
+/* major-to-minor order of a layout (the default when none was written) */
+GS__FN void gs__layout_major(const gs__layout *l, int rank, int64_t *order) {
+    int i;
+    for (i = 0; i < rank; i++) order[i] = l->n ? l->m2m[rank - 1 - i] : i;
+}
+
+/* bitcast(x): the same bytes seen with another shape and layout. Element i of the result in its layout's
+   physical order is element i of x in x's physical order: transpose x to its physical order, reshape, and
+   transpose back from the result's physical order. */
+GS__FN bool gs__bl_bitcast(gs__bi *b) {
+    gs__parser *P = b->P;
+    const gs__pinst *src;
+    int64_t in_order[GS_MAX_RANK], out_order[GS_MAX_RANK], phys[GS_MAX_RANK], back[GS_MAX_RANK];
+    int i, r;
+    bool ident = true, same;
+    gs_value *v;
+    if (b->n != 1) return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "bitcast takes 1 operand, found %d", b->n);
+    src = &P->insts[P->ops[b->in->first_op].inst];
+    if (b->in->type.tuple || b->x->shape.dtype == GS_TUPLE)
+        return gs__perr(P, &b->in->op_at, GS_ERR_UNSUPPORTED, "bitcast of a tuple is not supported");
+    if (b->x->shape.dtype != b->ds->dtype)
+        return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "bitcast '%s' changes the element type (%s to %s): that is bitcast-convert",
+                        b->in->name, gs_dtype_name(b->x->shape.dtype), gs_dtype_name(b->ds->dtype));
+    if (src->type.lay.tiled || b->in->type.lay.tiled)
+        return gs__perr(P, &b->in->op_at, GS_ERR_UNSUPPORTED,
+                        "bitcast '%s' between tiled layouts is not supported (only minor_to_major layouts)", b->in->name);
+    P->ctx->next_name = NULL;
+    v = b->x;
+    gs__layout_major(&src->type.lay, v->shape.rank, in_order);
+    for (i = 0; i < v->shape.rank; i++) ident = ident && in_order[i] == i;
+    if (!ident) v = gs_transpose(b->g, v, in_order);
+    r = b->ds->rank;
+    gs__layout_major(&b->in->type.lay, r, out_order);
+    ident = true;
+    for (i = 0; i < r; i++) {
+        phys[i] = b->ds->dims[out_order[i]];
+        back[out_order[i]] = i;
+        ident = ident && out_order[i] == i;
+    }
+    same = v->shape.rank == r;
+    for (i = 0; same && i < r; i++) same = v->shape.dims[i] == phys[i];
+    if (!same) v = gs_reshape(b->g, v, r, phys);
+    if (!ident) v = gs_transpose(b->g, v, back);
+    b->v = v == b->x ? gs_copy(b->g, v) : v;   /* the instruction needs a value of its own */
+    return true;
+}
+
+/* the builder of a lowered opcode */
+GS__FN bool gs__bi_lowered(gs__bi *b) {
+    static bool (*const fns[])(gs__bi *) = {
+#define GS__X_FN(s, fn) fn,
+        GS__HLO_LOWERED(GS__X_FN)
+#undef GS__X_FN
+    };
+    return fns[b->in->lowered - 1](b);
+}
+
+/* the name of an instruction's value: as written, or "<caller>.<name>" inside an inlined computation (with
+   ".N" added if that is taken) */
+GS__FN const char *gs__inst_name(gs__parser *P, const gs__pcomp *comp, const gs__pinst *in) {
+    const char *nm;
+    int k;
+    if (!comp->prefix) return in->name;
+    nm = gs__arena_printf(P->ctx, "%s.%s", comp->prefix, in->name);
+    for (k = 1; nm && gs_graph_find(comp->graph, nm); k++)
+        nm = gs__arena_printf(P->ctx, "%s.%s.%d", comp->prefix, in->name, k);
+    return nm;
+}
+
+/* A value the parser made without a name of the text (a step of a lowered op: "reshape.12") may hold a
+   name the text uses later: it moves to a fresh one. */
+GS__FN bool gs__free_name(gs__parser *P, gs_graph *g, const gs_value *v, const char *name) {
+    gs_value *other = gs_graph_find(g, name);
+    const char *fresh;
+    int k;
+    if (!other || other == v || !other->auto_name) return true;
+    for (k = 1;; k++) {
+        if (!(fresh = gs__arena_printf(P->ctx, "%s.x%d", name, k))) return false;
+        if (!gs_graph_find(g, fresh)) break;
+    }
+    if (gs_value_set_name(other, fresh) != GS_OK) return false;
+    other->auto_name = true;
+    return true;
+}
+
+/* Attributes that change nothing gshard.h computes, kept on the value and printed back */
+static const char *const gs__kept_attrs[] = {"metadata", "frontend_attributes", "backend_config", "statistics"};
+
+/* Attributes that change nothing gshard.h computes and are not printed back: scheduling and layout hints,
+   promises (sorted or unique indices, a stable sort: gshard.h's sort is stable), numeric precision requests
+   (the interpreter computes at least as precisely), and the bookkeeping of other compilers' passes */
+static const char *const gs__harmless_attrs[] = {
+    "control-predecessors", "original_value", "result_accuracy", "operand_precision", "algorithm",
+    "indices_are_sorted", "unique_indices", "is_stable", "constrain_layout", "api_version",
+    "custom_call_has_side_effect", "output_to_operand_aliasing", "operand_layout_constraints", "schedule",
+    "custom_call_schedule", "padding_type", "parameter_replication", "is_cross_program_prefetch",
+    "cross_program_prefetch_index", "execution_thread", "async_execution_thread", "precision_config", "origin",
+    "outer_dimension_partitions", "sharding"};
+
+/* every attribute XLA's parser knows (for "did you mean" and for "does not apply to") */
+static const char *const gs__xla_attrs[] = {
+    "algorithm", "api_version", "backend_config", "batch_group_count", "body", "branch_computations",
+    "calls", "channel_id", "collapsed_slice_dims", "comparison_type", "concat_dimension", "condition",
+    "constrain_layout", "control-predecessors", "custom_call_has_side_effect", "custom_call_schedule",
+    "custom_call_target", "dim_labels", "dimensions", "direction", "distribution", "dynamic_slice_sizes",
+    "epsilon", "exponent_bits", "false_computation", "feature_group_count", "feature_index", "fft_length",
+    "fft_type", "frontend_attributes", "full_shape", "index", "index_vector_dim", "indices_are_sorted",
+    "infeed_config", "input_batching_dims", "inserted_window_dims", "iota_dimension", "is_host_transfer",
+    "is_stable", "k", "kind", "largest", "lhs_batch_dims", "lhs_contracting_dims", "lhs_ragged_dims",
+    "mantissa_bits", "metadata", "offset_dims", "operand_batching_dims", "operand_layout_constraints",
+    "operand_precision", "original_value", "outfeed_config", "outfeed_shape", "output_to_operand_aliasing",
+    "padding", "padding_type", "parameter_replication", "replica_groups", "result_accuracy", "reverse",
+    "rhs_batch_dims", "rhs_contracting_dims", "rhs_group_dims", "rng_algorithm", "scatter_dimension",
+    "scatter_dims_to_operand_dims", "scatter_indices_batching_dims", "schedule", "seed", "sharding", "slice",
+    "slice_sizes", "source_target_pairs", "split_count", "split_dimension", "start_index_map",
+    "start_indices_batching_dims", "statistics", "to_apply", "true_computation", "type", "unique_indices",
+    "update_window_dims", "use_global_device_ids", "window", "left_side", "lower", "transpose_a",
+    "unit_diagonal", "dot_dimension_numbers", "called_computations", "select", "scatter", "precision_config",
+    "origin", "outer_dimension_partitions", "async_execution_thread"};
+
+/* Every attribute of in was read by its builder, or is known harmless; the kept ones go to v->text_attrs.
+   Anything else is an error naming it: an attribute nothing reads must never be dropped silently. */
+GS__FN bool gs__check_attrs(gs__parser *P, const gs__pinst *in, gs_value *v, bool keep) {
+    gs__sb sb;
+    int k;
+    gs__sb_init(&sb, P->ctx);
+    for (k = in->first_attr; k < in->first_attr + in->n_attrs; k++) {
+        const gs__pattr *a = &P->attrs[k];
+        if (a->used || gs__in_list(a->name, gs__harmless_attrs, GS__COUNTOF(gs__harmless_attrs))) continue;
+        if (gs__in_list(a->name, gs__kept_attrs, GS__COUNTOF(gs__kept_attrs))) {
+            if (keep) gs__sb_printf(&sb, ", %s=%.*s", a->name, (int)(a->val.end - a->val.p), a->val.p);
+            continue;
+        }
+        gs__sb_free(&sb);
+        if (gs__in_list(a->name, gs__xla_attrs, GS__COUNTOF(gs__xla_attrs)))
+            return gs__perr(P, &a->at, GS_ERR_UNSUPPORTED, "attribute '%s' is not read on %s '%s'", a->name,
+                            in->opcode, in->name);
+        {
+            const char *near = gs__closest(a->name, gs__xla_attrs, GS__COUNTOF(gs__xla_attrs));
+            if (near)
+                return gs__perr(P, &a->at, GS_ERR_PARSE, "unknown attribute '%s' (did you mean '%s'?)", a->name, near);
+            return gs__perr(P, &a->at, GS_ERR_PARSE, "unknown attribute '%s'", a->name);
+        }
+    }
+    if (sb.oom) {
+        gs__sb_free(&sb);
+        return gs__perr(P, &in->at, GS_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    if (sb.buf && keep) v->text_attrs = gs__arena_strdup(P->ctx, sb.buf);
+    gs__sb_free(&sb);
+    return true;
+}
+
 GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
-    gs_graph *g = comp->graph;
-    gs_value *v, *x = NULL, **xs;
+    gs_value *v, **xs;
     gs__pattr *a;
     int n = in->n_ops, k;
     gs_op op = in->op;
+    bool inlined_param = comp->prefix && op == GS_OP_PARAMETER;
     gs__bi b;
 
     stbds_arrsetlen(P->vals, n);
@@ -2513,10 +3090,18 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         if (o->typed && !gs__pshape_matches(P, &o->type, xs[k]))
             return gs__shape_mismatch(P, &o->type.at, "operand", o->name, &o->type, xs[k]);
     }
-    if (n > 0) x = xs[0];
-    {
+    if (!in->lowered) {
         int arity = gs_op_arity(op), least = 0;
         if (op == GS_OP_DYNAMIC_SLICE || op == GS_OP_CONCATENATE || op == GS_OP_SORT) least = 1;
+        if (op == GS_OP_ANNOTATE) {   /* custom-call: each target checks its operands */
+            arity = -1;
+            if (n != 1 && !gs__attr_is(P, in, "custom_call_target", "__cublas$gemm"))
+                return gs__perr(P, &in->op_at, GS_ERR_PARSE, "custom-call '%s' takes 1 operand here, found %d", in->name, n);
+        }
+        if (op >= GS_OP_ALL_REDUCE && op <= GS_OP_ALL_TO_ALL) {   /* and their variadic forms */
+            arity = -1;
+            least = 1;
+        }
         if (op == GS_OP_DYNAMIC_UPDATE_SLICE || op == GS_OP_RNG) least = 2;
         if ((arity >= 0 && n != arity) || n < least)
             return gs__perr(P, &in->op_at, GS_ERR_PARSE, "%s takes %s%d operand%s, found %d", in->opcode,
@@ -2524,46 +3109,46 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
                             (arity < 0 ? least : arity) == 1 ? "" : "s", n);
     }
     if (in->type.tuple && (op == GS_OP_CONSTANT || op == GS_OP_IOTA || op == GS_OP_BROADCAST ||
-                           op == GS_OP_RESHAPE || op == GS_OP_CONVERT || op == GS_OP_RNG ||
-                           op == GS_OP_ANNOTATE))
+                           op == GS_OP_RESHAPE || op == GS_OP_CONVERT || op == GS_OP_RNG))
         return gs__perr(P, &in->type.at, GS_ERR_PARSE, "%s '%s' needs an array shape, not a tuple", in->opcode,
                         in->name);
 
-    P->ctx->next_name = in->name; /* the builder below names its value (and its errors) as the text does */
+    memset(&b, 0, sizeof b);
     b.P = P;
     b.comp = comp;
     b.in = in;
-    b.g = g;
+    b.g = comp->graph;
     b.xs = xs;
-    b.x = x;
-    b.v = NULL;
+    b.x = n > 0 ? xs[0] : NULL;
     b.n = n;
     b.ds = &in->type.s;
-    if (!gs__bi_family(&b)) return false;
+    if (!(b.name = gs__inst_name(P, comp, in)) || !gs__free_name(P, comp->graph, NULL, b.name)) return false;
+    P->ctx->next_name = b.name; /* the builder below names its value (and its errors) as the text does */
+    if (!(in->lowered ? gs__bi_lowered(&b) : gs__bi_family(&b))) return false;
     v = b.v;
     P->ctx->next_name = NULL; /* unused when the builder failed before making a value */
     if (!v) return gs__builder_failed(P, &in->at);
     if (!gs__pshape_matches(P, &in->type, v)) return gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
-    if (op != GS_OP_PARAMETER && gs_value_set_name(v, in->name) != GS_OK) return gs__builder_failed(P, &in->at);
-    if (op != GS_OP_ANNOTATE && op != GS_OP_TO_MANUAL && op != GS_OP_TO_FULL && (a = gs__attr(P, in, "sharding")) != NULL) {
+    if (op != GS_OP_PARAMETER && (!gs__free_name(P, comp->graph, v, b.name) || gs_value_set_name(v, b.name) != GS_OK))
+        return gs__builder_failed(P, &in->at);
+    if (!inlined_param && op != GS_OP_ANNOTATE && op != GS_OP_TO_MANUAL && op != GS_OP_TO_FULL &&
+        (a = gs__attr(P, in, "sharding")) != NULL) {
         const char *sh = gs__pstr(P, a->val.p, (size_t)(a->val.end - a->val.p));
         if (!sh) return false;
         if (gs_value_set_sharding_text(v, sh) != GS_OK) return gs__builder_failed(P, &a->at);
     }
+    if (!gs__check_attrs(P, in, v, !inlined_param)) return false;
     in->value = v;
     return true;
 }
 
-GS__FN bool gs__build_comp(gs__parser *P, int ci) {
-    gs__pcomp *comp = &P->comps[ci];
+/* Builds the instructions of comp into comp->graph (its own graph, or the caller's while inlined). */
+GS__FN bool gs__build_body(gs__parser *P, gs__pcomp *comp) {
     int i, k, base;
-    if (comp->state == 2) return true;
-    comp->state = 1;
-    comp->graph = gs_graph_new(P->ctx, comp->name);
-    if (!comp->graph) return gs__builder_failed(P, &comp->at);
-    comp->graph->num_partitions = P->num_partitions;   /* "{}" replica groups mean all of them, in every graph */
     for (i = comp->first_inst; i < comp->first_inst + comp->n_inst; i++) {
-        const gs__pinst *in = &P->insts[i];
+        gs__pinst *in = &P->insts[i];
+        in->state = 0;
+        in->value = NULL;
         for (k = 0; k < in->n_ops; k++) {
             gs__poperand *o = &P->ops[in->first_op + k];
             ptrdiff_t j = stbds_shgeti(comp->names, (char *)o->name);
@@ -2598,10 +3183,54 @@ GS__FN bool gs__build_comp(gs__parser *P, int ci) {
             }
         }
     }
+    return true;
+}
+
+GS__FN bool gs__build_comp(gs__parser *P, int ci) {
+    gs__pcomp *comp = &P->comps[ci];
+    if (comp->state == 2) return true;
+    comp->state = 1;
+    comp->graph = gs_graph_new(P->ctx, comp->name);
+    if (!comp->graph) return gs__builder_failed(P, &comp->at);
+    comp->graph->num_partitions = P->num_partitions;   /* "{}" replica groups mean all of them, in every graph */
+    if (!gs__build_body(P, comp)) return false;
     if (gs_graph_set_root(comp->graph, P->insts[comp->root].value) != GS_OK)
         return gs__builder_failed(P, &P->insts[comp->root].at);
     comp->state = 2;
     return true;
+}
+
+/* fusion, call (and async-start): the called computation's instructions are built into g, its parameters
+   standing for args; *out is its root. Inlining gives every later pass the called computation's exact
+   semantics; the printed module shows the inlined instructions (named "<caller>.<name>"). */
+GS__FN bool gs__inline_comp(gs__parser *P, const gs__pattr *a, gs_graph *g, const char *prefix,
+                            gs_value **args, int n_args, gs_value **out) {
+    int ci = gs__called(P, a);
+    gs__pcomp *comp;
+    gs_graph *saved;
+    bool ok;
+    if (ci < 0) return false;
+    comp = &P->comps[ci];
+    if (comp->state == 1 || comp->prefix)
+        return gs__perr(P, &a->val, GS_ERR_PARSE, "computation '%s' calls itself", comp->name);
+    if (comp->entry)
+        return gs__perr(P, &a->val, GS_ERR_PARSE, "the ENTRY computation '%s' cannot be called", comp->name);
+    if (P->depth >= GS__HLO_MAX_CALL_DEPTH)
+        return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "calls nested more than %d deep", GS__HLO_MAX_CALL_DEPTH);
+    saved = comp->graph;
+    comp->graph = g;
+    comp->args = args;
+    comp->n_args = n_args;
+    comp->prefix = prefix;
+    P->depth++;
+    ok = gs__build_body(P, comp);
+    P->depth--;
+    *out = ok ? P->insts[comp->root].value : NULL;
+    comp->graph = saved;
+    comp->args = NULL;
+    comp->n_args = 0;
+    comp->prefix = NULL;
+    return ok;
 }
 
 GS__FN void gs__parser_free(gs__parser *P) {

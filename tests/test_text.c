@@ -629,7 +629,10 @@ static void test_text_xla_dump(void) {
     {
         const char *text = check_roundtrip(g);
         CHECK(text && strstr(text, "HloModule jit_f, num_partitions=2\n\nsum.f32 {\n") == text);
-        CHECK(text && strstr(text, "\nENTRY main.12 {\n  Arg_0.1 = f32[8,16] parameter(0), sharding={devices=[2,1]<=[2]}\n") != NULL);
+        CHECK(text && strstr(text, "\nENTRY main.12 {\n  Arg_0.1 = f32[8,16] parameter(0), sharding={devices=[2,1]<=[2]}, metadata={op_name=\"x\"}\n") != NULL);
+        /* attributes that change nothing are kept and printed back; hints are dropped */
+        CHECK(text && strstr(text, "tuple(dot.3, reduce.9), frontend_attributes={_xla_x=\"1\"}, backend_config=\"{\\\"a\\\":{}}\", statistics={visualizing_index=1,stat-index-1=1}\n") != NULL);
+        CHECK(text && strstr(text, "control-predecessors") == NULL && strstr(text, "precision_config") == NULL);
         CHECK(text && strstr(text, "  reduce.9 = f32[8] reduce(dot.3, constant.8), dimensions={1}, to_apply=sum.f32\n") != NULL);
         CHECK(text && strstr(text, "  compare.10 = pred[8] compare(reduce.9, reduce.9), direction=GE, type=TOTALORDER\n") != NULL);
     }
@@ -777,7 +780,10 @@ static void test_text_errors(void) {
     /* names and structure */
     check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  x = f32[4] negate(x)\n}\n", P, 4, 3, "duplicate instruction name 'x'");
     check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negate(z)\n}\n", P, 4, 26, "unknown operand 'z'");
-    check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  y = f32[4] fusion(x), kind=kLoop\n}\n", P, 4, 14, "unknown opcode 'fusion'");
+    check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  y = f32[4] fusoin(x), kind=kLoop\n}\n", P, 4, 14,
+                   "unknown opcode 'fusoin' (did you mean 'fusion'?)");
+    check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  y = f32[4] fusion(x), kind=kLoop\n}\n", P, 4, 14,
+                   "fusion 'y' needs the attribute calls=");
     check_error_at("HloModule m\nc {\n  x = f32[4] parameter(0)\n}\n", P, 5, 1, "expected an ENTRY computation, found end of input");
     check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n}\nENTRY f {\n  y = f32[4] parameter(0)\n}\n", P, 5, 7, "second ENTRY");
     check_error_at("HloModule m\nENTRY e {\n}\n", P, 2, 7, "has no instructions");
