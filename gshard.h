@@ -4965,6 +4965,7 @@ typedef struct gs__printer {
     bool oom;
     gs__pr_comment_fn comment;   /* optional: writes comment lines above each instruction */
     void *comment_user;
+    int64_t channel;      /* the last channel_id given (each collective gets the next one) */
 } gs__printer;
 
 GS__FN bool gs__pr_name_used(const gs__printer *pr, const char *name) {
@@ -5219,15 +5220,34 @@ GS__FN void gs__pr_groups(gs__sb *sb, const gs_replica_groups *rg) {
     }
 }
 
-GS__FN void gs__pr_coll(gs__sb *sb, const gs_value *v, bool groups) {
-    if (v->coll.channel_id != 0) gs__sb_printf(sb, ", channel_id=%lld", (long long)v->coll.channel_id);
-    if (groups) {
-        gs__sb_puts(sb, ", replica_groups=");
-        gs__pr_groups(sb, &v->coll.groups);
-    }
+/* the group size of a collective ("{}" groups: all partitions) */
+GS__FN int64_t gs__pr_group_size(const gs_value *v) {
+    if (v->coll.groups.n_groups > 0) return v->coll.groups.group_size;
+    return v->graph && v->graph->num_partitions > 1 ? v->graph->num_partitions : 1;
 }
 
-GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
+/* XLA reads a collective without channel_id as one across replicas: every collective here is across the
+   partitions, so each gets a channel_id of its own (numbered in print order, which keeps printing stable)
+   and explicit groups; all-reduce, all-gather and reduce-scatter say use_global_device_ids=true (with one
+   replica a global device id is the partition id). */
+GS__FN void gs__pr_coll(gs__printer *pr, const gs_value *v, bool groups) {
+    gs__sb *sb = &pr->sb;
+    gs__sb_printf(sb, ", channel_id=%lld", (long long)++pr->channel);
+    if (!groups) return;
+    gs__sb_puts(sb, ", replica_groups=");
+    if (v->coll.groups.n_groups > 0) {
+        gs__pr_groups(sb, &v->coll.groups);
+    } else {
+        int64_t i, n = gs__pr_group_size(v);
+        gs__sb_puts(sb, "{{");
+        for (i = 0; i < n; i++) gs__sb_printf(sb, i ? ",%lld" : "%lld", (long long)i);
+        gs__sb_puts(sb, "}}");
+    }
+    if (v->op != GS_OP_ALL_TO_ALL) gs__sb_puts(sb, ", use_global_device_ids=true");
+}
+
+/* the attributes of data movement, elementwise, reduction and windowed ops */
+GS__FN void gs__pr_attrs_compute(gs__printer *pr, const gs_value *v) {
     gs__sb *sb = &pr->sb;
     int i, rank = v->n_operands > 0 && v->operands[0] ? v->operands[0]->shape.rank : v->shape.rank;
     switch (v->op) {
@@ -5320,6 +5340,19 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
         else gs__sb_puts(sb, "{}");
         gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
         break;
+    default: break;
+    }
+}
+
+/* the attributes of indexing, sorting, random, collective, custom-call and control ops */
+GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
+    gs__sb *sb = &pr->sb;
+    int rank = v->n_operands > 0 && v->operands[0] ? v->operands[0]->shape.rank : v->shape.rank;
+    if (v->op < GS_OP_GATHER) {
+        gs__pr_attrs_compute(pr, v);
+        return;
+    }
+    switch (v->op) {
     case GS_OP_GATHER: {
         const gs_gather_dims *d = v->gather;
         if (!d) break;
@@ -5378,29 +5411,23 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
         }
         break;
     case GS_OP_ALL_REDUCE:
-        gs__pr_coll(sb, v, true);
-        if (v->coll.use_global_device_ids) gs__sb_puts(sb, ", use_global_device_ids=true");
+        gs__pr_coll(pr, v, true);
         gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
         break;
     case GS_OP_ALL_GATHER:
     case GS_OP_REDUCE_SCATTER:
-        gs__pr_coll(sb, v, true);
+        gs__pr_coll(pr, v, true);
         gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->dim);
-        if (v->coll.use_global_device_ids) gs__sb_puts(sb, ", use_global_device_ids=true");
         if (v->op == GS_OP_REDUCE_SCATTER)
             gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
         break;
-    case GS_OP_ALL_TO_ALL:
-        gs__pr_coll(sb, v, true);
-        if (v->split_dim == v->concat_dim) gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->split_dim);
-        else
-            gs__sb_printf(sb, ", split_dimension=%lld, concat_dimension=%lld", (long long)v->split_dim,
-                          (long long)v->concat_dim);
-        if (v->coll.use_global_device_ids) gs__sb_puts(sb, ", use_global_device_ids=true");
+    case GS_OP_ALL_TO_ALL:   /* split != concat is printed as four instructions (gs__pr_all_to_all) */
+        gs__pr_coll(pr, v, true);
+        gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->split_dim);
         break;
     case GS_OP_COLLECTIVE_PERMUTE: {
         int64_t k;
-        gs__pr_coll(sb, v, false);
+        gs__pr_coll(pr, v, false);
         gs__sb_puts(sb, ", source_target_pairs={");
         for (k = 0; k < v->n_pairs; k++)
             gs__sb_printf(sb, "%s{%lld,%lld}", k ? "," : "", (long long)v->pairs[2 * k], (long long)v->pairs[2 * k + 1]);
@@ -5418,33 +5445,93 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
     }
 }
 
+/* "  NAME = SHAPE " of a helper instruction printed in place of one value */
+GS__FN void gs__pr_lhs(gs__sb *sb, const char *name, const char *suffix, const gs_shape *s) {
+    gs__sb_printf(sb, "  %s%s = ", name, suffix);
+    gs__pr_shape(sb, s);
+    gs__sb_put(sb, " ", 1);
+}
+
+/* XLA's all-to-all splits and concatenates along one dimension. With split dim s != concat dim c (x of
+   shape S, n devices in a group) it is printed as XLA's partitioner writes it:
+     NAME.split = reshape(x)          S with dim s as (n, S[s]/n)
+     NAME.a2a   = all-to-all(..), dimensions={s}   dim s now counts the source device
+     NAME.t     = transpose(..)       that dim moved in front of dim c
+     NAME       = reshape(..)         (n, S[c]) merged: the blocks in source order along c
+   Only the last line is left to the caller (a reshape of NAME.t). */
+GS__FN void gs__pr_all_to_all(gs__printer *pr, const gs_value *v) {
+    gs__sb *sb = &pr->sb;
+    const gs_shape *xs = &v->operands[0]->shape;
+    int r = xs->rank, s = (int)v->split_dim, c = (int)v->concat_dim, i, k = 0, cpos;
+    int64_t n = gs__pr_group_size(v), perm[GS_MAX_RANK + 1];
+    gs_shape a = *xs, t;
+    a.rank = r + 1;
+    for (i = r; i > s; i--) a.dims[i] = xs->dims[i - 1];
+    a.dims[s] = n;
+    a.dims[s + 1] = n > 0 ? xs->dims[s] / n : 0;
+    gs__pr_lhs(sb, v->name, ".split", &a);
+    gs__sb_printf(sb, "reshape(%s)\n", v->operands[0]->name);
+    gs__pr_lhs(sb, v->name, ".a2a", &a);
+    gs__sb_printf(sb, "all-to-all(%s.split)", v->name);
+    gs__pr_coll(pr, v, true);
+    gs__sb_printf(sb, ", dimensions={%d}\n", s);
+    cpos = c < s ? c : c + 1;
+    for (i = 0; i <= r; i++) {
+        if (i == cpos) perm[k++] = s;
+        if (i != s) perm[k++] = i;
+    }
+    t = a;
+    for (i = 0; i <= r; i++) t.dims[i] = a.dims[perm[i]];
+    gs__pr_lhs(sb, v->name, ".t", &t);
+    gs__sb_printf(sb, "transpose(%s.a2a), dimensions=", v->name);
+    gs__pr_ints(sb, perm, r + 1);
+    gs__sb_put(sb, "\n", 1);
+}
+
 GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
     gs__sb *sb = &pr->sb;
     int i;
+    bool a2a = v->op == GS_OP_ALL_TO_ALL && v->split_dim != v->concat_dim;
+    bool splat = v->op == GS_OP_CONSTANT && v->data && v->splat && v->shape.rank > 0;
+    if (a2a) gs__pr_all_to_all(pr, v);
+    if (splat) {   /* XLA reads a literal for every element: a scalar constant, broadcast */
+        gs_shape s0 = v->shape;
+        s0.rank = 0;
+        gs__pr_lhs(sb, v->name, ".scalar", &s0);
+        gs__sb_puts(sb, "constant(");
+        gs__pr_elem(sb, v->shape.dtype, v->data, 0);
+        gs__sb_puts(sb, ")\n");
+    }
     gs__sb_puts(sb, root ? "  ROOT " : "  ");
     gs__sb_puts(sb, v->name ? v->name : "_");
     gs__sb_puts(sb, " = ");
     gs__pr_value_shape(sb, v);
     gs__sb_put(sb, " ", 1);
-    gs__sb_puts(sb, gs_op_name(v->op));
-    gs__sb_put(sb, "(", 1);
-    if (v->op == GS_OP_PARAMETER) {
-        gs__sb_printf(sb, "%lld", (long long)v->index);
-    } else if (v->op == GS_OP_CONSTANT) {
-        if (v->data && (v->shape.rank == 0 || v->splat)) {
-            gs__pr_elem(sb, v->shape.dtype, v->data, 0);
-        } else if (v->data) {
-            int64_t pos = 0;
-            gs__pr_dense(sb, &v->shape, v->data, 0, &pos);
-        }
+    if (a2a) {
+        gs__sb_printf(sb, "reshape(%s.t)", v->name);
+    } else if (splat) {
+        gs__sb_printf(sb, "broadcast(%s.scalar), dimensions={}", v->name);
     } else {
-        for (i = 0; i < v->n_operands; i++) {
-            if (i) gs__sb_puts(sb, ", ");
-            gs__sb_puts(sb, v->operands[i] && v->operands[i]->name ? v->operands[i]->name : "_");
+        gs__sb_puts(sb, gs_op_name(v->op));
+        gs__sb_put(sb, "(", 1);
+        if (v->op == GS_OP_PARAMETER) {
+            gs__sb_printf(sb, "%lld", (long long)v->index);
+        } else if (v->op == GS_OP_CONSTANT) {
+            if (v->data && v->shape.rank == 0) {
+                gs__pr_elem(sb, v->shape.dtype, v->data, 0);
+            } else if (v->data) {
+                int64_t pos = 0;
+                gs__pr_dense(sb, &v->shape, v->data, 0, &pos);
+            }
+        } else {
+            for (i = 0; i < v->n_operands; i++) {
+                if (i) gs__sb_puts(sb, ", ");
+                gs__sb_puts(sb, v->operands[i] && v->operands[i]->name ? v->operands[i]->name : "_");
+            }
         }
+        gs__sb_put(sb, ")", 1);
+        gs__pr_attrs(pr, v);
     }
-    gs__sb_put(sb, ")", 1);
-    gs__pr_attrs(pr, v);
     if (v->sharding) {
         gs__sb_puts(sb, ", sharding=");
         gs__sh_print(sb, v->sharding);
