@@ -854,6 +854,7 @@ typedef struct gs__pinst {
     const char *opcode;
     gs__cur op_at;
     gs_op op;
+    bool shape_omitted; /* "x = add(a, b)": the shape is what the op infers */
     int lowered;        /* GS_OP_INVALID op: 1 + index in gs__hlo_lowered (an opcode the parser lowers) */
     gs__cur args;       /* parameter/constant: the text between the parentheses */
     int first_op, n_ops, first_attr, n_attrs;
@@ -1423,7 +1424,14 @@ GS__FN bool gs__parse_instruction(gs__parser *P, gs__cur *c, gs__pcomp *comp) {
     if (stbds_shgeti(comp->names, (char *)in.name) >= 0)
         return gs__perr(P, &in.at, GS_ERR_PARSE, "duplicate instruction name '%s'", in.name);
     if (!gs__expect_ch(P, c, '=')) return false;
-    if (!gs__parse_shape(P, c, &in.type)) return false;
+    if (!gs__skip_ws(P, c)) return false;
+    {   /* "t = tuple(a, b)": XLA lets the shape it infers be left out */
+        gs__cur look = *c;
+        while (gs__hlo_name_char(gs__cur_peek(&look))) gs__cur_adv(&look);
+        in.shape_omitted = look.p != c->p && gs__cur_peek(&look) == '(';
+    }
+    if (in.shape_omitted) in.type.at = *c;
+    else if (!gs__parse_shape(P, c, &in.type)) return false;
     if (!gs__skip_ws(P, c)) return false;
     in.op_at = *c;
     {
@@ -1767,12 +1775,16 @@ GS__FN bool gs__read_xlist(gs__parser *P, gs__cur *c, int n, int per_min, int pe
 }
 
 /* window={size=3x3 stride=2x2 pad=1_1x0_0 lhs_dilate=2x1 rhs_dilate=1x2}, n dims */
-GS__FN bool gs__attr_window(gs__parser *P, const gs__pattr *a, gs_window_dim *w, int n) {
+/* window={...}; rev (n entries, may be NULL: then rhs_reversal is refused) receives rhs_reversal */
+GS__FN bool gs__attr_window(gs__parser *P, const gs__pattr *a, gs_window_dim *w, int n, bool *rev) {
     gs__cur v = a->val;
     int64_t vals[GS_MAX_RANK][3];
     bool seen_size = false, ok = true;
     int i;
-    for (i = 0; i < n; i++) w[i] = gs_window_default();
+    for (i = 0; i < n; i++) {
+        w[i] = gs_window_default();
+        if (rev) rev[i] = false;
+    }
     if (!gs__expect_ch(P, &v, '{')) return false;
     for (;;) {
         gs__cur at;
@@ -1803,8 +1815,10 @@ GS__FN bool gs__attr_window(gs__parser *P, const gs__pattr *a, gs_window_dim *w,
                 else if (GS__WF("stride")) w[i].stride = vals[i][0];
                 else if (GS__WF("lhs_dilate")) w[i].base_dilation = vals[i][0];
                 else if (GS__WF("rhs_dilate")) w[i].window_dilation = vals[i][0];
+                else if (rev && (vals[i][0] == 0 || vals[i][0] == 1)) rev[i] = vals[i][0] == 1;
+                else if (rev) return gs__pexpect(P, &at, "rhs_reversal entries 0 or 1");
                 else if (vals[i][0] != 0)
-                    return gs__perr(P, &at, GS_ERR_UNSUPPORTED, "window rhs_reversal is not supported");
+                    return gs__perr(P, &at, GS_ERR_UNSUPPORTED, "window rhs_reversal is only valid on a convolution");
             }
             if (GS__WF("size")) seen_size = true;
         } else {
@@ -2603,12 +2617,15 @@ GS__FN bool gs__bi_math(gs__bi *b) {
     case GS_OP_CONVOLUTION: {
         gs_conv_config cfg;
         char labels[128];
+        bool rev[GS_MAX_RANK];
+        int64_t flip[GS_MAX_RANK];
+        int i, nflip = 0;
         memset(&cfg, 0, sizeof cfg);
         if (!(a = gs__need_attr(P, in, "dim_labels")) || !gs__attr_word(P, a, labels, sizeof labels)) return false;
         if (gs_conv_dims_from_labels(labels, &cfg.dims) != GS_OK)
             return gs__perr(P, &a->val, GS_ERR_PARSE, "expected dim_labels like b01f_01io->b01f, found '%s'", labels);
         if ((a = gs__attr(P, in, "window")) != NULL) {
-            if (!gs__attr_window(P, a, cfg.window, cfg.dims.n_spatial)) return false;
+            if (!gs__attr_window(P, a, cfg.window, cfg.dims.n_spatial, rev)) return false;
         } else if (cfg.dims.n_spatial > 0) {
             return gs__need_attr(P, in, "window") != NULL;
         }
@@ -2617,12 +2634,22 @@ GS__FN bool gs__bi_math(gs__bi *b) {
             return false;
         if ((a = gs__attr(P, in, "batch_group_count")) != NULL && !gs__attr_int(P, a, &cfg.batch_group_count))
             return false;
-        v = gs_convolution(g, xs[0], xs[1], &cfg);
+        for (i = 0; i < cfg.dims.n_spatial; i++)   /* rhs_reversal: the kernel reversed along those dims */
+            if (rev[i]) flip[nflip++] = cfg.dims.kernel_spatial[i];
+        if (nflip) {
+            gs_value *k2;
+            P->ctx->next_name = NULL;
+            k2 = gs_reverse(g, xs[1], nflip, flip);
+            P->ctx->next_name = b->name;
+            v = gs_convolution(g, xs[0], k2, &cfg);
+        } else {
+            v = gs_convolution(g, xs[0], xs[1], &cfg);
+        }
         break;
     }
     case GS_OP_REDUCE_WINDOW: {
         gs_window_dim w[GS_MAX_RANK];
-        if (!(a = gs__need_attr(P, in, "window")) || !gs__attr_window(P, a, w, x->shape.rank)) return false;
+        if (!(a = gs__need_attr(P, in, "window")) || !gs__attr_window(P, a, w, x->shape.rank, NULL)) return false;
         if (!gs__reducer(P, in, x->shape.dtype, &kind)) return false;
         v = gs_reduce_window(g, x, xs[1], kind, w);
         break;
@@ -3195,6 +3222,11 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
                             arity < 0 ? "at least " : "", arity < 0 ? least : arity,
                             (arity < 0 ? least : arity) == 1 ? "" : "s", n);
     }
+    if (in->shape_omitted && (op == GS_OP_PARAMETER || op == GS_OP_CONSTANT || op == GS_OP_IOTA || op == GS_OP_BROADCAST ||
+                              op == GS_OP_RESHAPE || op == GS_OP_CONVERT || op == GS_OP_RNG || op == GS_OP_ANNOTATE ||
+                              in->lowered == gs__hlo_lowered_opcode("bitcast")))
+        return gs__perr(P, &in->op_at, GS_ERR_PARSE, "%s '%s' needs its shape written (it is not inferred)", in->opcode,
+                        in->name);
     if (in->type.tuple && (op == GS_OP_CONSTANT || op == GS_OP_IOTA || op == GS_OP_BROADCAST ||
                            op == GS_OP_RESHAPE || op == GS_OP_CONVERT || op == GS_OP_RNG))
         return gs__perr(P, &in->type.at, GS_ERR_PARSE, "%s '%s' needs an array shape, not a tuple", in->opcode,
@@ -3215,7 +3247,8 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
     v = b.v;
     P->ctx->next_name = NULL; /* unused when the builder failed before making a value */
     if (!v) return gs__builder_failed(P, &in->at);
-    if (!gs__pshape_matches(P, &in->type, v)) return gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
+    if (!in->shape_omitted && !gs__pshape_matches(P, &in->type, v))
+        return gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
     if (op != GS_OP_PARAMETER && (!gs__free_name(P, comp->graph, v, b.name) || gs_value_set_name(v, b.name) != GS_OK))
         return gs__builder_failed(P, &in->at);
     if (!inlined_param && op != GS_OP_ANNOTATE && op != GS_OP_TO_MANUAL && op != GS_OP_TO_FULL &&

@@ -49,6 +49,7 @@ size_t gst_read_file(const char *path, char *buf, size_t cap);
 void suite_base(void);
 void suite_ir(void);
 void suite_text(void);
+void suite_text_structure(void);
 void suite_interp(void);
 void suite_window(void);
 void suite_errors(void);

@@ -1,0 +1,322 @@
+/* test_text_structure.c - HLO text as producers write it: fusion and call (inlined), bitcast with layouts,
+   opt-barrier, copy of a tuple, variadic collectives, custom-call markers and __cublas$gemm, convolution
+   rhs_reversal, instruction shapes left out, attributes read / kept / refused with "did you mean", the
+   printer's XLA forms (channel_id, all-to-all with two dims run on devices, splat constants). Values are
+   checked against hand-computed numbers. */
+#include "test.h"
+
+static gs_graph *st_parse(gs_ctx *ctx, const char *text) {
+    gs_graph *g = NULL;
+    gs_result r = gs_hlo_parse(ctx, text, strlen(text), &g);
+    CHECK_MSG(r == GS_OK, "parse failed (%s): %s", gs_result_str(r), gs_ctx_error_msg(ctx));
+    return r == GS_OK ? g : NULL;
+}
+
+/* print(g) reads back to the same text */
+static const char *st_roundtrip(gs_graph *g) {
+    gs_ctx *ctx2 = gst_ctx();
+    const char *a = gs_hlo_print(g);
+    gs_graph *g2 = a ? st_parse(ctx2, a) : NULL;
+    const char *b = g2 ? gs_hlo_print(g2) : NULL;
+    CHECK_MSG(a && b && strcmp(a, b) == 0, "print(parse(print(M))) differs:\n%s\n---\n%s", a ? a : "", b ? b : "");
+    gs_ctx_destroy(ctx2);
+    return a;
+}
+
+static void st_error(const char *text, gs_result code, int line, int col, const char *part) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = NULL;
+    char where[64];
+    gs_result r = gs_hlo_parse(ctx, text, strlen(text), &g);
+    const char *msg = gs_ctx_error_msg(ctx);
+    snprintf(where, sizeof where, "line %d, column %d: ", line, col);
+    CHECK_MSG(r == code, "got %s (%s), expected %s", gs_result_str(r), msg, gs_result_str(code));
+    CHECK_MSG(strncmp(msg, where, strlen(where)) == 0 && strstr(msg, part) != NULL, "message '%s', expected '%s...%s'",
+              msg, where, part);
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- fusion and call ---- */
+static void test_text_fusion_call(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = st_parse(ctx,
+                           "HloModule m\n\n"
+                           "%fused (p0: f32[4], p1: f32[4]) -> f32[4] {\n"
+                           "  %p0 = f32[4]{0} parameter(0)\n  %p1 = f32[4]{0} parameter(1)\n"
+                           "  %m = f32[4]{0} multiply(%p0, %p1)\n  ROOT %a = f32[4]{0} add(%m, %p0)\n}\n\n"
+                           "%ident (q: f32[4]) -> f32[4] {\n  ROOT %q = f32[4]{0} parameter(0)\n}\n\n"
+                           "%callee (c0: f32[4]) -> f32[4] {\n  %c0 = f32[4]{0} parameter(0)\n"
+                           "  %f = f32[4]{0} fusion(%c0, %c0), kind=kLoop, calls=%fused\n"
+                           "  ROOT %n = f32[4]{0} negate(%f)\n}\n\n"
+                           "ENTRY %main (x: f32[4], y: f32[4]) -> f32[4] {\n"
+                           "  %x = f32[4]{0} parameter(0)\n  %y = f32[4]{0} parameter(1)\n"
+                           "  %fusion.1 = f32[4]{0} fusion(%x, %y), kind=kLoop, calls=%fused, metadata={op_name=\"f\"}\n"
+                           "  %call.1 = f32[4]{0} call(%fusion.1), to_apply=%callee\n"
+                           "  %call.2 = f32[4]{0} call(%call.1), to_apply=%ident\n"
+                           "  ROOT %r = f32[4]{0} add(%call.2, %fusion.1)\n}\n");
+    float x[4] = {1, 2, -1, 0.5f}, y[4] = {3, -2, 4, 2}, out[4];
+    const void *ins[2];
+    void *outs[1];
+    int i;
+    if (g) {
+        const char *text = st_roundtrip(g);
+        ins[0] = x;
+        ins[1] = y;
+        outs[0] = out;
+        CHECK_OK(gs_eval(g, ins, outs));
+        for (i = 0; i < 4; i++) {
+            float f1 = x[i] * y[i] + x[i];            /* fusion.1 */
+            float c1 = -(f1 * f1 + f1);               /* call.1: negate(fused(f1, f1)) */
+            CHECK_NEAR(out[i], c1 + f1, 1e-5);        /* call.2 is the identity */
+        }
+        /* inlined: the caller's name on the root, "<caller>.<name>" inside, metadata kept */
+        CHECK(text && strstr(text, "  fusion.1.m = f32[4] multiply(x, y)\n") != NULL);
+        CHECK(text && strstr(text, "  fusion.1 = f32[4] add(fusion.1.m, x), metadata={op_name=\"f\"}\n") != NULL);
+        CHECK(text && strstr(text, "  call.1.f.m = f32[4] multiply(fusion.1, fusion.1)\n") != NULL);
+        CHECK(text && strstr(text, "  call.2 = f32[4] copy(call.1)\n") != NULL);
+        CHECK(text && strstr(text, "fusion(") == NULL && strstr(text, " call(") == NULL);
+    }
+    gs_ctx_destroy(ctx);
+    st_error("HloModule m\nc {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] call(p), to_apply=c\n}\n"
+             "ENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] call(x), to_apply=c\n}\n",
+             GS_ERR_PARSE, 4, 37, "computation 'c' calls itself");
+    st_error("HloModule m\nc {\n  p = f32[4] parameter(1)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] call(x), to_apply=c\n}\n",
+             GS_ERR_PARSE, 3, 24, "parameter(1) of 'c', which is called with 1 operand");
+    st_error("HloModule m\nc {\n  p = f32[4] parameter(0)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] fusion(x), kind=kFast, calls=c\n}\n",
+             GS_ERR_PARSE, 7, 35, "expected a fusion kind (kLoop, kInput, kOutput or kCustom)");
+}
+
+/* ---- bitcast, opt-barrier, copy of a tuple ---- */
+static void test_text_bitcast_layouts(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = st_parse(ctx,
+                           "HloModule m\nENTRY %main (x: f32[2,3]) -> (f32[3,2], f32[6], f32[2,3], f32[6]) {\n"
+                           "  %x = f32[2,3]{1,0} parameter(0)\n"
+                           "  %a = f32[3,2]{0,1} bitcast(%x)\n"             /* column-major [3,2]: the transpose */
+                           "  %b = f32[6]{0} bitcast(%x)\n"                 /* row-major bytes */
+                           "  %t = f32[3,2]{1,0} transpose(%x), dimensions={1,0}\n"
+                           "  %c = f32[2,3]{0,1} bitcast(%t)\n"             /* [3,2] row-major read as [2,3] column-major */
+                           "  %tu = (f32[2,3], f32[6]) tuple(%c, %b)\n"
+                           "  %cp = (f32[2,3], f32[6]) copy(%tu)\n"
+                           "  %ob = (f32[2,3], f32[6]) opt-barrier(%cp)\n"
+                           "  %g0 = f32[2,3] get-tuple-element(%ob), index=0\n"
+                           "  %g1 = f32[6] get-tuple-element(%ob), index=1\n"
+                           "  ROOT %r = (f32[3,2], f32[6], f32[2,3], f32[6]) tuple(%a, %b, %g0, %g1)\n}\n");
+    float x[6] = {0, 1, 2, 10, 11, 12}, a[6], b[6], c[6], d[6];
+    const float want_a[6] = {0, 10, 1, 11, 2, 12}, want_c[6] = {0, 1, 2, 10, 11, 12};
+    const void *ins[1];
+    void *outs[4];
+    int i;
+    if (g) {
+        st_roundtrip(g);
+        ins[0] = x;
+        outs[0] = a;
+        outs[1] = b;
+        outs[2] = c;
+        outs[3] = d;
+        CHECK_OK(gs_eval(g, ins, outs));
+        for (i = 0; i < 6; i++) {
+            CHECK_NEAR(a[i], want_a[i], 0);
+            CHECK_NEAR(b[i], x[i], 0);
+            CHECK_NEAR(c[i], want_c[i], 0);
+            CHECK_NEAR(d[i], x[i], 0);
+        }
+    }
+    gs_ctx_destroy(ctx);
+    st_error("HloModule m\nENTRY e {\n  x = f32[8,128]{1,0:T(8,128)} parameter(0)\n  ROOT b = f32[1024]{0} bitcast(x)\n}\n",
+             GS_ERR_UNSUPPORTED, 4, 25, "bitcast 'b' between tiled layouts is not supported");
+    st_error("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT b = s32[4] bitcast(x)\n}\n", GS_ERR_PARSE, 4, 12,
+             "that is bitcast-convert");
+    st_error("HloModule m\nENTRY e {\n  x = f32[2,3]{1,2} parameter(0)\n}\n", GS_ERR_PARSE, 3, 15, "not a permutation");
+}
+
+/* ---- variadic collectives ---- */
+static void test_text_variadic_collectives(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = st_parse(ctx,
+                           "HloModule m, num_partitions=2\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                           "  ROOT c = f32[] add(a, b)\n}\n"
+                           "ENTRY e {\n  x = f32[4] parameter(0)\n  y = f32[2] parameter(1)\n"
+                           "  ROOT ar = (f32[4], f32[2]) all-reduce(x, y), replica_groups={{0,1}}, to_apply=add\n}\n");
+    gs_runtime_desc desc;
+    gs_runtime *rt = NULL;
+    float x[2][4] = {{1, 2, 3, 4}, {10, 20, 30, 40}}, y[2][2] = {{0.5f, 1}, {2, 4}}, ox[2][4], oy[2][2];
+    const void *ins[4];
+    void *outs[4];
+    int d, i;
+    if (g) {
+        const char *text = st_roundtrip(g);
+        CHECK(gs_value_op(gs_graph_root(g)) == GS_OP_TUPLE && gs_value_tuple_size(gs_graph_root(g)) == 2);
+        CHECK(text && strstr(text, "  ar.0 = f32[4] all-reduce(x), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true") != NULL);
+        CHECK(text && strstr(text, "  ROOT ar = (f32[4], f32[2]) tuple(ar.0, ar.1)\n") != NULL);
+        memset(&desc, 0, sizeof desc);
+        desc.num_devices = 2;
+        desc.mode = GS_RUNTIME_LOCKSTEP;
+        CHECK_OK(gs_runtime_create(ctx, &desc, &rt));
+        for (d = 0; d < 2; d++) {
+            ins[2 * d] = x[d];
+            ins[2 * d + 1] = y[d];
+            outs[2 * d] = ox[d];
+            outs[2 * d + 1] = oy[d];
+        }
+        if (rt) CHECK_OK(gs_runtime_run(rt, g, ins, outs));
+        for (d = 0; d < 2; d++) {
+            for (i = 0; i < 4; i++) CHECK_NEAR(ox[d][i], x[0][i] + x[1][i], 0);
+            for (i = 0; i < 2; i++) CHECK_NEAR(oy[d][i], y[0][i] + y[1][i], 0);
+        }
+        gs_runtime_destroy(rt);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- the printer's all-to-all with split != concat, run on 2 devices against the definition ---- */
+static void test_text_all_to_all_two_dims(void) {
+    gs_ctx *ctx = gst_ctx(), *ctx2 = gst_ctx();
+    const char *src = "HloModule m, num_partitions=2\nENTRY e {\n  x = f32[2,4] parameter(0)\n"
+                      "  ROOT a = f32[4,2] all-to-all(x), replica_groups={{0,1}}, split_dimension=1, concat_dimension=0\n}\n";
+    gs_graph *g = st_parse(ctx, src), *g2 = NULL;
+    const char *text = g ? st_roundtrip(g) : NULL;
+    gs_runtime_desc desc;
+    gs_runtime *rt = NULL;
+    float x[2][8], out[2][8];
+    const void *ins[2];
+    void *outs[2];
+    int d, r, c;
+    CHECK(text && strstr(text, "all-to-all(a.split), channel_id=1, replica_groups={{0,1}}, dimensions={1}\n") != NULL);
+    CHECK(text && strstr(text, "split_dimension") == NULL);
+    if (text) g2 = st_parse(ctx2, text);
+    for (d = 0; d < 2; d++)
+        for (r = 0; r < 8; r++) x[d][r] = (float)(100 * d + r);
+    memset(&desc, 0, sizeof desc);
+    desc.num_devices = 2;
+    desc.mode = GS_RUNTIME_LOCKSTEP;
+    if (g2) CHECK_OK(gs_runtime_create(ctx2, &desc, &rt));
+    if (rt) {
+        for (d = 0; d < 2; d++) {
+            ins[d] = x[d];
+            outs[d] = out[d];
+        }
+        CHECK_OK(gs_runtime_run(rt, g2, ins, outs));
+        /* device j gets column block j (2 columns) of every source i, stacked by source along rows */
+        for (d = 0; d < 2; d++)
+            for (r = 0; r < 4; r++)
+                for (c = 0; c < 2; c++) CHECK_NEAR(out[d][r * 2 + c], x[r / 2][(r % 2) * 4 + d * 2 + c], 0);
+    }
+    gs_runtime_destroy(rt);
+    gs_ctx_destroy(ctx);
+    gs_ctx_destroy(ctx2);
+}
+
+/* ---- custom-calls ---- */
+static void test_text_custom_calls(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = st_parse(ctx,
+                           "HloModule m\nENTRY e {\n  a = f32[2,3]{1,0} parameter(0)\n  b = f32[3,2]{1,0} parameter(1)\n"
+                           "  c = f32[2,2]{1,0} parameter(2)\n"
+                           "  g = f32[2,2]{1,0} custom-call(a, b, c), custom_call_target=\"__cublas$gemm\", "
+                           "backend_config=\"{\\\"alpha_real\\\":0.5,\\\"alpha_imag\\\":0,\\\"beta\\\":2,\\\"dot_dimension_numbers\\\":"
+                           "{\\\"lhs_contracting_dimensions\\\":[\\\"1\\\"],\\\"rhs_contracting_dimensions\\\":[\\\"0\\\"],"
+                           "\\\"lhs_batch_dimensions\\\":[],\\\"rhs_batch_dimensions\\\":[]},\\\"epilogue\\\":\\\"DEFAULT\\\"}\"\n"
+                           "  h = f32[2,3] custom-call(a), custom_call_target=\"MoveToHost\"\n"
+                           "  k = f32[2,3] custom-call(h), custom_call_target=\"AwsNeuronTransferWithStaticRing\", custom_call_has_side_effect=true\n"
+                           "  ROOT r = (f32[2,2], f32[2,3]) tuple(g, k)\n}\n");
+    float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, c[4] = {1, 2, 3, 4}, og[4], ok[6];
+    /* a.b = [[1+3, 2+3], [4+6, 5+6]] = [[4,5],[10,11]]; 0.5 * that + 2 * c */
+    const float want[4] = {2 + 2, 2.5f + 4, 5 + 6, 5.5f + 8};
+    const void *ins[3];
+    void *outs[2];
+    int i;
+    if (g) {
+        st_roundtrip(g);
+        ins[0] = a;
+        ins[1] = b;
+        ins[2] = c;
+        outs[0] = og;
+        outs[1] = ok;
+        CHECK_OK(gs_eval(g, ins, outs));
+        for (i = 0; i < 4; i++) CHECK_NEAR(og[i], want[i], 1e-6);
+        for (i = 0; i < 6; i++) CHECK_NEAR(ok[i], a[i], 0);
+    }
+    gs_ctx_destroy(ctx);
+    st_error("HloModule m\nENTRY e {\n  a = f32[2,2] parameter(0)\n  ROOT g = f32[2,2] custom-call(a, a), custom_call_target=\"__cublas$gemm\", "
+             "backend_config={\"dot_dimension_numbers\":{\"lhs_contracting_dimensions\":[\"1\"],\"rhs_contracting_dimensions\":[\"0\"],"
+             "\"lhs_batch_dimensions\":[],\"rhs_batch_dimensions\":[]},\"epilogue\":\"RELU\"}\n}\n",
+             GS_ERR_UNSUPPORTED, 4, 91, "__cublas$gemm epilogue RELU is not supported");
+    st_error("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT c = f32[4] custom-call(x), custom_call_target=\"te_fused_attn\"\n}\n",
+             GS_ERR_UNSUPPORTED, 4, 54, "custom-call target \"te_fused_attn\" is not supported");
+}
+
+/* ---- convolution rhs_reversal: a correlation with the kernel reversed ---- */
+static void test_text_rhs_reversal(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = st_parse(ctx, "HloModule m\nENTRY e {\n  x = f32[1,5,1] parameter(0)\n  k = f32[3,1,1] parameter(1)\n"
+                                "  ROOT c = f32[1,3,1] convolution(x, k), window={size=3 rhs_reversal=1}, dim_labels=b0f_0io->b0f\n}\n");
+    float x[5] = {1, 2, 3, 4, 5}, k[3] = {1, 10, 100}, out[3];
+    const void *ins[2];
+    void *outs[1];
+    int i;
+    if (g) {
+        ins[0] = x;
+        ins[1] = k;
+        outs[0] = out;
+        CHECK_OK(gs_eval(g, ins, outs));
+        for (i = 0; i < 3; i++) CHECK_NEAR(out[i], 100 * x[i] + 10 * x[i + 1] + x[i + 2], 0);
+        st_roundtrip(g);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- shapes left out, as XLA allows where it infers them ---- */
+static void test_text_shapes_omitted(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = st_parse(ctx, "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  n = negate(x)\n"
+                                "  ROOT t = tuple(x, n)\n}\n");
+    if (g) {
+        CHECK_EQ_INT(gs_value_tuple_size(gs_graph_root(g)), 2);
+        CHECK_EQ_INT(gs_value_shape(gs_graph_find(g, "n")).dims[0], 4);
+    }
+    gs_ctx_destroy(ctx);
+    st_error("HloModule m\nENTRY e {\n  x = parameter(0)\n}\n", GS_ERR_PARSE, 3, 7, "parameter 'x' needs its shape written");
+}
+
+/* ---- attributes: read, kept, or an error naming them ---- */
+static void test_text_attributes(void) {
+    const char *red = "s {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n";
+    char text[1024];
+    snprintf(text, sizeof text, "HloModule m, num_partitions=2\n%sENTRY e {\n  x = f32[4] parameter(0)\n"
+             "  ROOT a = f32[4] all-reduce(x), replica_group={{0,1}}, to_apply=s\n}\n", red);
+    st_error(text, GS_ERR_PARSE, 9, 34, "unknown attribute 'replica_group' (did you mean 'replica_groups'?)");
+    st_error("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negate(x), fft_type=FFT\n}\n",
+             GS_ERR_UNSUPPORTED, 4, 30, "attribute 'fft_type' is not read on negate 'y'");
+    st_error("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negate(x), colour=blue\n}\n",
+             GS_ERR_PARSE, 4, 30, "unknown attribute 'colour'");
+    st_error("HloModule m, is_sheduled=true\nENTRY e {\n  x = f32[4] parameter(0)\n}\n", GS_ERR_PARSE, 1, 14,
+             "unknown module attribute 'is_sheduled' (did you mean 'is_scheduled'?)");
+    st_error("HloModule m\nENTRY e {\n  x = f32[4] parameter(0), sharding={tiles=[2]}\n}\n", GS_ERR_PARSE, 3, 28, "sharding");
+    st_error("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negte(x)\n}\n", GS_ERR_PARSE, 4, 19,
+             "unknown opcode 'negte' (did you mean 'negate'?)");
+    st_error("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] sine(x)\n}\n", GS_ERR_UNSUPPORTED, 4, 19,
+             "opcode 'sine' is not supported");
+    {   /* hints are accepted; metadata, frontend_attributes, backend_config and statistics print back */
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *g = st_parse(ctx, "HloModule m, is_scheduled=true, entry_computation_layout={(f32[4]{0})->f32[4]{0}}\n"
+                                    "ENTRY e {\n  x = f32[4] parameter(0), parameter_replication={false}\n"
+                                    "  ROOT y = f32[4] negate(x), metadata={op_name=\"n\" source_line=3}, "
+                                    "frontend_attributes={k=\"v\"}, control-predecessors={x}\n}\n");
+        const char *out = g ? st_roundtrip(g) : NULL;
+        CHECK(out && strstr(out, "  ROOT y = f32[4] negate(x), metadata={op_name=\"n\" source_line=3}, frontend_attributes={k=\"v\"}\n") != NULL);
+        CHECK(out && strstr(out, "parameter_replication") == NULL);
+        gs_ctx_destroy(ctx);
+    }
+}
+
+void suite_text_structure(void) {
+    RUN(test_text_fusion_call);
+    RUN(test_text_bitcast_layouts);
+    RUN(test_text_variadic_collectives);
+    RUN(test_text_all_to_all_two_dims);
+    RUN(test_text_custom_calls);
+    RUN(test_text_rhs_reversal);
+    RUN(test_text_shapes_omitted);
+    RUN(test_text_attributes);
+}
