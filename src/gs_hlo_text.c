@@ -3401,3 +3401,232 @@ GS_API gs_result gs_hlo_parse(gs_ctx *ctx, const char *text, size_t len, gs_grap
     }
     return GS_OK;
 }
+
+/* =========================================================================================================
+   gs_hlo_stats: what a module uses, read line by line without parsing it
+   ========================================================================================================= */
+
+typedef struct gs__stat { const char *name; int64_t count; bool known; } gs__stat;
+
+/* the first occurrence of the string w in [p, p + n), or NULL */
+GS__FN const char *gs__memmem(const char *p, size_t n, const char *w) {
+    size_t k = strlen(w), i;
+    for (i = 0; i + k <= n; i++)
+        if (memcmp(p + i, w, k) == 0) return p + i;
+    return NULL;
+}
+
+typedef struct gs__stats {
+    gs_ctx *ctx;
+    gs__stat *cat[5];     /* stb_ds: opcodes, element types, attributes, custom-call targets, sharding forms */
+    bool oom;
+} gs__stats;
+
+/* attributes some builder reads (besides the kept and harmless ones) */
+static const char *const gs__read_attrs[] = {
+    "backend_config", "batch_group_count", "body", "calls", "channel_id", "collapsed_slice_dims", "concat_dimension",
+    "condition", "custom_call_target", "dim_labels", "dimensions", "direction", "distribution", "dynamic_slice_sizes",
+    "feature_group_count", "full_shape", "index", "index_vector_dim", "input_batching_dims", "inserted_window_dims",
+    "iota_dimension", "k", "kind", "largest", "lhs_batch_dims", "lhs_contracting_dims", "offset_dims",
+    "operand_batching_dims", "padding", "replica_groups", "reverse", "rhs_batch_dims", "rhs_contracting_dims",
+    "scatter_dims_to_operand_dims", "scatter_indices_batching_dims", "seed", "sharding", "slice", "slice_sizes",
+    "source_target_pairs", "split_dimension", "start_index_map", "start_indices_batching_dims", "to_apply", "type",
+    "update_window_dims", "use_global_device_ids", "window"};
+
+GS__FN void gs__stat_add(gs__stats *st, int cat, const char *p, size_t n, bool known) {
+    int i;
+    gs__stat s;
+    for (i = 0; i < (int)stbds_arrlen(st->cat[cat]); i++) {
+        if (strlen(st->cat[cat][i].name) == n && memcmp(st->cat[cat][i].name, p, n) == 0) {
+            st->cat[cat][i].count++;
+            return;
+        }
+    }
+    s.name = gs__arena_printf(st->ctx, "%.*s", (int)n, p);
+    if (!s.name) {
+        st->oom = true;
+        return;
+    }
+    s.count = 1;
+    s.known = known;
+    stbds_arrput(st->cat[cat], s);
+}
+
+GS__FN bool gs__stat_word_in(const char *p, size_t n, const char *const *list, int count) {
+    int i;
+    for (i = 0; i < count; i++)
+        if (strlen(list[i]) == n && memcmp(list[i], p, n) == 0) return true;
+    return false;
+}
+
+/* the end of a balanced group starting at p (one of ( [ { "), or e */
+GS__FN const char *gs__stat_skip(const char *p, const char *e) {
+    int depth = 0;
+    for (; p < e; p++) {
+        if (*p == '"') {
+            for (p++; p < e && *p != '"'; p++)
+                if (*p == '\\') p++;
+            if (depth == 0) return p + 1;
+        } else if (*p == '(' || *p == '[' || *p == '{') {
+            depth++;
+        } else if (*p == ')' || *p == ']' || *p == '}') {
+            if (--depth <= 0) return p + 1;
+        }
+    }
+    return e;
+}
+
+/* a sharding={...} value: its form */
+GS__FN void gs__stat_sharding(gs__stats *st, const char *p, const char *e) {
+    static const char *const forms[] = {"replicated", "maximal", "manual", "tiled", "tiled, partly replicated",
+                                        "tiled, last_tile_dims", "tuple", "named mesh", "unreduced", "other"};
+    static const bool known[] = {true, true, true, true, true, true, true, false, false, false};
+    int f = 9;
+    size_t n = (size_t)(e - p);
+#define GS__HAS(w) (gs__memmem(p, n, w) != NULL)
+    if (n >= 2 && p[1] == '{') f = 6;
+    else if (GS__HAS("mesh[")) f = 7;
+    else if (GS__HAS("unreduced")) f = 8;
+    else if (GS__HAS("last_tile_dims")) f = 5;
+    else if (GS__HAS("last_tile_dim_replicate")) f = 4;
+    else if (GS__HAS("devices=")) f = 3;
+    else if (GS__HAS("replicated")) f = 0;
+    else if (GS__HAS("maximal")) f = 1;
+    else if (GS__HAS("manual")) f = 2;
+#undef GS__HAS
+    gs__stat_add(st, 4, forms[f], strlen(forms[f]), known[f]);
+}
+
+/* element types in [p, e): a word directly followed by '[' (quoted strings skipped) */
+GS__FN void gs__stat_types(gs__stats *st, const char *p, const char *e) {
+    const char *w;
+    for (w = p; w < e; w++) {
+        const char *b = w;
+        bool type = false;
+        int t;
+        if (*w == '"') {
+            w = gs__stat_skip(w, e) - 1;
+            continue;
+        }
+        if (!gs__hlo_alpha((unsigned char)*w) || (w > p && (gs__hlo_name_char((unsigned char)w[-1]) || w[-1] == '\''))) continue;
+        while (w < e && (gs__hlo_alpha((unsigned char)*w) || gs__hlo_digit((unsigned char)*w))) w++;
+        if (w >= e || *w != '[' || (w - b == 4 && memcmp(b, "mesh", 4) == 0)) continue;
+        for (t = 1; t < GS_DTYPE_COUNT; t++)
+            if (strlen(gs_dtype_name((gs_dtype)t)) == (size_t)(w - b) && memcmp(gs_dtype_name((gs_dtype)t), b, (size_t)(w - b)) == 0)
+                type = true;
+        gs__stat_add(st, 1, b, (size_t)(w - b), type);
+    }
+}
+
+/* one instruction line: "name = shape opcode(operands), attr=value, ..." */
+GS__FN void gs__stat_line(gs__stats *st, const char *p, const char *e) {
+    const char *q, *w;
+    for (q = p; q + 1 < e && !(q[0] == '=' && q[-1] == ' '); q++) {}
+    if (q + 1 >= e) return;
+    /* the opcode: the first word followed by '(' after the shape */
+    for (w = q + 1; w < e && *w == ' '; w++) {}
+    if (w < e && *w == '(') w = gs__stat_skip(w, e);
+    else
+        while (w < e && *w != ' ' && *w != '(') w++;
+    while (w < e && *w == ' ') w++;
+    {
+        const char *b = w;
+        while (w < e && gs__hlo_name_char((unsigned char)*w)) w++;
+        if (w == b || w >= e || *w != '(') return;
+        {
+            char op[64];
+            size_t n = (size_t)(w - b) < sizeof op - 1 ? (size_t)(w - b) : sizeof op - 1;
+            memcpy(op, b, n);
+            op[n] = 0;
+            gs__stat_add(st, 0, b, (size_t)(w - b), gs__hlo_opcode(op) != GS_OP_INVALID || gs__hlo_lowered_opcode(op) != 0);
+        }
+    }
+    w = gs__stat_skip(w, e);
+    gs__stat_types(st, q, w);
+    /* attributes at the top level: ", name=value" */
+    while (w < e) {
+        const char *b, *ne;
+        while (w < e && (*w == ',' || *w == ' ')) w++;
+        b = w;
+        while (w < e && gs__hlo_name_char((unsigned char)*w)) w++;
+        ne = w;
+        if (w >= e || *w != '=' || ne == b) break;
+        w++;
+        {
+            size_t n = (size_t)(ne - b);
+            const char *v = w;
+            bool known = gs__stat_word_in(b, n, gs__read_attrs, GS__COUNTOF(gs__read_attrs)) ||
+                         gs__stat_word_in(b, n, gs__kept_attrs, GS__COUNTOF(gs__kept_attrs)) ||
+                         gs__stat_word_in(b, n, gs__harmless_attrs, GS__COUNTOF(gs__harmless_attrs));
+            while (w < e && *w != ',') w = (*w == '{' || *w == '(' || *w == '[' || *w == '"') ? gs__stat_skip(w, e) : w + 1;
+            gs__stat_add(st, 2, b, n, known);
+            if (n == 18 && memcmp(b, "custom_call_target", 18) == 0 && w - v >= 2) {
+                int i;
+                bool k = false;
+                const char *t = v[0] == '"' ? v + 1 : v;
+                size_t tn = (size_t)(w - t) - (v[0] == '"' ? 1 : 0);
+                static const char *const own[] = {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "__cublas$gemm"};
+                k = gs__stat_word_in(t, tn, own, GS__COUNTOF(own));
+                for (i = 0; i < GS__COUNTOF(gs__identity_targets); i++)
+                    if (strlen(gs__identity_targets[i]) == tn && memcmp(gs__identity_targets[i], t, tn) == 0) k = true;
+                gs__stat_add(st, 3, t, tn, k);
+            }
+            if (n == 8 && memcmp(b, "sharding", 8) == 0) gs__stat_sharding(st, v, w);
+        }
+    }
+}
+
+GS__FN int gs__stat_cmp(const void *a, const void *b) {
+    const gs__stat *x = (const gs__stat *)a, *y = (const gs__stat *)b;
+    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+GS_API int gs_hlo_stats(gs_ctx *ctx, const char *text, size_t len, const char **report) {
+    static const char *const titles[5] = {"opcodes", "element types", "attributes", "custom-call targets", "sharding forms"};
+    gs__stats st;
+    gs__sb sb;
+    const char *p = text, *e = text + len;
+    int c, i, rc = 0, lines = 0;
+    if (!ctx || !report || (!text && len)) {
+        if (ctx) gs__err(ctx, GS_ERR_INVALID_ARG, "gs_hlo_stats: %s is NULL", report ? "text" : "report");
+        return 2;
+    }
+    *report = NULL;
+    memset(&st, 0, sizeof st);
+    st.ctx = ctx;
+    while (p < e) {
+        const char *nl = (const char *)memchr(p, '\n', (size_t)(e - p));
+        const char *end = nl ? nl : e;
+        const char *s = p;
+        while (s < end && (*s == ' ' || *s == '\t')) s++;
+        if (end - s > 4 && memcmp(s, "ROOT ", 5) == 0) s += 5;
+        if (s < end && (*s == '%' || gs__hlo_name_start((unsigned char)*s)) && gs__memmem(s, (size_t)(end - s), " = ")) {
+            gs__stat_line(&st, s, end);
+            lines++;
+        }
+        p = nl ? nl + 1 : e;
+    }
+    gs__sb_init(&sb, ctx);
+    for (c = 0; c < 5; c++) {
+        int n = (int)stbds_arrlen(st.cat[c]);
+        if (n > 1) qsort(st.cat[c], (size_t)n, sizeof(gs__stat), gs__stat_cmp);
+        gs__sb_printf(&sb, "%s (%d):", titles[c], n);
+        for (i = 0; i < n; i++) {
+            gs__sb_printf(&sb, "%s %s%s %lld", i ? "," : "", st.cat[c][i].known ? "" : "!", st.cat[c][i].name,
+                          (long long)st.cat[c][i].count);
+            if (!st.cat[c][i].known) rc = 1;
+        }
+        gs__sb_puts(&sb, "\n");
+        stbds_arrfree(st.cat[c]);
+    }
+    if (lines == 0) {
+        gs__sb_puts(&sb, "no HLO instruction found\n");
+        rc = 2;
+    } else {
+        gs__sb_puts(&sb, rc ? "! marks what gshard.h does not understand\n" : "gshard.h understands everything used\n");
+    }
+    *report = gs__sb_finish(&sb, "gs_hlo_stats");
+    if (!*report || st.oom) return 2;
+    return rc;
+}
