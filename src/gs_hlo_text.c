@@ -2828,10 +2828,54 @@ GS__FN bool gs__bi_gemm(gs__bi *b, const gs__pattr *target) {
     return true;
 }
 
+/* TopK(x) -> (values, s32 indices) along the last dim, k from the result shape; the comparator
+   (called_computations={c} or to_apply=c) must be compare(parameter(0), parameter(1)) with direction GT
+   (largest first) or LT; without one, largest first (XLA's TopK custom-call, the sort-based top-k of the
+   TPU and GPU backends) */
+GS__FN bool gs__bi_topk_call(gs__bi *b, const gs__pattr *ta) {
+    gs__parser *P = b->P;
+    gs__pattr *a = gs__attr(P, b->in, "called_computations"), *dir;
+    gs__cur v;
+    const char *name;
+    ptrdiff_t j;
+    const gs__pcomp *comp;
+    const gs__pinst *root;
+    int lhs, rhs;
+    int64_t nl = -1, nr = -1;
+    bool gt;
+    (void)ta;
+    if (!b->in->type.tuple || b->in->type.n != 2 || b->x->shape.rank == 0)
+        return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "TopK '%s' needs a (values, indices) tuple shape", b->in->name);
+    if (!a && !(a = gs__attr(P, b->in, "to_apply"))) {   /* no comparator: largest first */
+        b->v = gs_topk(b->g, b->x, P->elems[b->in->type.first].dims[b->x->shape.rank - 1], true);
+        return true;
+    }
+    v = a->val;
+    if (gs__cur_peek(&v) == '{') gs__cur_adv(&v);
+    if (!gs__read_name(P, &v, "a computation name", &name, NULL)) return false;
+    j = stbds_shgeti(P->comp_names, (char *)name);
+    if (j < 0) return gs__perr(P, &a->val, GS_ERR_PARSE, "unknown computation '%s'", name);
+    comp = &P->comps[P->comp_names[j].value];
+    root = &P->insts[comp->root];
+    lhs = gs__quiet_operand(P, (gs__pcomp *)comp, root, 0);
+    rhs = gs__quiet_operand(P, (gs__pcomp *)comp, root, 1);
+    dir = gs__attr(P, root, "direction");
+    gt = dir && gs__peek_word(dir->val, "GT");
+    if (root->op != GS_OP_COMPARE || lhs < 0 || rhs < 0 || !gs__quiet_param(&P->insts[lhs], &nl) ||
+        !gs__quiet_param(&P->insts[rhs], &nr) || !((nl == 0 && nr == 1) || (nl == 1 && nr == 0)) ||
+        !(gt || (dir && gs__peek_word(dir->val, "LT"))))
+        return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED,
+                        "unsupported TopK comparator '%s' (expected ROOT compare(parameter(0), parameter(1)), direction=GT or LT)",
+                        comp->name);
+    b->v = gs_topk(b->g, b->x, P->elems[b->in->type.first].dims[b->x->shape.rank - 1], gt == (nl == 0));
+    return true;
+}
+
 /* a custom-call target other than the sharding ones */
 GS__FN bool gs__bi_custom(gs__bi *b, const char *target, const gs__pattr *ta) {
     int i;
     if (strcmp(target, "__cublas$gemm") == 0) return gs__bi_gemm(b, ta);
+    if (strcmp(target, "TopK") == 0) return gs__bi_topk_call(b, ta);
     for (i = 0; i < GS__COUNTOF(gs__identity_targets); i++) {
         if (strcmp(target, gs__identity_targets[i]) != 0) continue;
         b->P->ctx->next_name = NULL;
@@ -3565,7 +3609,7 @@ GS__FN void gs__stat_line(gs__stats *st, const char *p, const char *e) {
                 bool k = false;
                 const char *t = v[0] == '"' ? v + 1 : v;
                 size_t tn = (size_t)(w - t) - (v[0] == '"' ? 1 : 0);
-                static const char *const own[] = {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "__cublas$gemm"};
+                static const char *const own[] = {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "__cublas$gemm", "TopK"};
                 k = gs__stat_word_in(t, tn, own, GS__COUNTOF(own));
                 for (i = 0; i < GS__COUNTOF(gs__identity_targets); i++)
                     if (strlen(gs__identity_targets[i]) == tn && memcmp(gs__identity_targets[i], t, tn) == 0) k = true;

@@ -246,6 +246,38 @@ static void test_text_custom_calls(void) {
              GS_ERR_UNSUPPORTED, 4, 54, "custom-call target \"te_fused_attn\" is not supported");
 }
 
+/* ---- XLA's TopK custom-call: (values, indices) along the last dim, comparator GT or LT ---- */
+static void test_text_topk_custom_call(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = st_parse(ctx, "HloModule m\ncmp {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                                "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\n"
+                                "ENTRY e {\n  x = f32[2,4] parameter(0)\n"
+                                "  t = (f32[2,2], s32[2,2]) custom-call(x), custom_call_target=\"TopK\", called_computations={cmp}\n"
+                                "  u = (f32[2,1], s32[2,1]) custom-call(x), custom_call_target=\"TopK\"\n"
+                                "  t0 = f32[2,2] get-tuple-element(t), index=0\n  t1 = s32[2,2] get-tuple-element(t), index=1\n"
+                                "  u1 = s32[2,1] get-tuple-element(u), index=1\n  ROOT r = (f32[2,2], s32[2,2], s32[2,1]) tuple(t0, t1, u1)\n}\n");
+    float x[8] = {3, 1, 4, 1, 5, 9, 2, 6}, v[4];
+    int32_t idx[4], top[2];
+    const float want_v[4] = {1, 1, 2, 5};          /* smallest two per row (LT), ties by lower index */
+    const int32_t want_i[4] = {1, 3, 2, 0}, want_top[2] = {2, 1};
+    const void *ins[1];
+    void *outs[3];
+    int i;
+    if (g) {
+        ins[0] = x;
+        outs[0] = v;
+        outs[1] = idx;
+        outs[2] = top;
+        CHECK_OK(gs_eval(g, ins, outs));
+        for (i = 0; i < 4; i++) {
+            CHECK_NEAR(v[i], want_v[i], 0);
+            CHECK_EQ_INT(idx[i], want_i[i]);
+        }
+        for (i = 0; i < 2; i++) CHECK_EQ_INT(top[i], want_top[i]);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* ---- convolution rhs_reversal: a correlation with the kernel reversed ---- */
 static void test_text_rhs_reversal(void) {
     gs_ctx *ctx = gst_ctx();
@@ -340,6 +372,7 @@ void suite_text_structure(void) {
     RUN(test_text_variadic_collectives);
     RUN(test_text_all_to_all_two_dims);
     RUN(test_text_custom_calls);
+    RUN(test_text_topk_custom_call);
     RUN(test_text_rhs_reversal);
     RUN(test_text_shapes_omitted);
     RUN(test_text_attributes);
