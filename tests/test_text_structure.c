@@ -342,6 +342,42 @@ static void test_text_attributes(void) {
     }
 }
 
+/* ---- XLA's named-mesh shardings, read as the tile assignments they denote ---- */
+static void test_text_named_mesh(void) {
+    static const char *const cases[][2] = {
+        {"{mesh['x'=2,'y'=2] [{'x'}, {'y'}]}", "{devices=[2,2]<=[4]}"},
+        {"{mesh['x'=2,'y'=2] [{'y'}, {'x'}]}", "{devices=[2,2]<=[2,2]T(1,0)}"},
+        {"{mesh['x'=2,'y'=2], [{'x'}, {}], replicated={'y'}}", "{devices=[2,1,2]<=[4] last_tile_dim_replicate}"},
+        {"{mesh['x'=2,'y'=2] [{}, {'y'}]}", "{devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}"},
+        {"{mesh['x'=2,'y'=2,'z'=2] [{'x','z'}, {'y'}]}", "{devices=[4,2]<=[2,2,2]T(0,2,1)}"},
+        {"{mesh['x'=8] [{'x':(1)2, 'x':(4)2}, {'x':(2)2}]}", "{devices=[4,2]<=[2,2,2]T(0,2,1)}"},
+        {"{mesh['x'=4] [{'x':(2)2}, {}]}", "{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}"},
+        /* device (x, y) of the mesh is device_ids[2x + y]; replicated copies are listed in increasing order */
+        {"{mesh['x'=2,'y'=2], device_ids=(3,2,1,0), [{'x'}, {}], replicated={'y'}}", "{devices=[2,1,2]2,3,0,1 last_tile_dim_replicate}"},
+        {"{mesh['x'=2] [{}, {}]}", "{replicated}"},
+    };
+    int i;
+    for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        gs_ctx *ctx = gst_ctx();
+        const gs_sharding *s = gs_sharding_parse(ctx, cases[i][0]);
+        const char *got = s ? gs_sharding_to_text(ctx, s) : NULL;
+        CHECK_MSG(s != NULL, "%s: %s", cases[i][0], gs_ctx_error_msg(ctx));
+        if (s) CHECK_MSG(got && strcmp(got, cases[i][1]) == 0, "%s gave %s, expected %s", cases[i][0], got ? got : "NULL", cases[i][1]);
+        gs_ctx_destroy(ctx);
+    }
+    {
+        gs_ctx *ctx = gst_ctx();
+        CHECK(gs_sharding_parse(ctx, "{mesh['x'=2] [{'x'}, {'x'}]}") == NULL && strstr(gs_ctx_error_msg(ctx), "shards two dims"));
+        gs_ctx_destroy(ctx);
+        ctx = gst_ctx();
+        CHECK(gs_sharding_parse(ctx, "{mesh['x'=2] [{'q'}]}") == NULL && strstr(gs_ctx_error_msg(ctx), "not an axis of the mesh"));
+        gs_ctx_destroy(ctx);
+        ctx = gst_ctx();
+        CHECK(gs_sharding_parse(ctx, "{mesh['x'=2] [{}], unreduced={'x'}}") == NULL && strstr(gs_ctx_error_msg(ctx), "unreduced"));
+        gs_ctx_destroy(ctx);
+    }
+}
+
 /* ---- gs_hlo_stats: counts, '!' on what is not understood, exit codes ---- */
 static void test_text_stats(void) {
     gs_ctx *ctx = gst_ctx();
@@ -367,6 +403,7 @@ static void test_text_stats(void) {
 
 void suite_text_structure(void) {
     RUN(test_text_stats);
+    RUN(test_text_named_mesh);
     RUN(test_text_fusion_call);
     RUN(test_text_bitcast_layouts);
     RUN(test_text_variadic_collectives);
