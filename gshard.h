@@ -6156,7 +6156,8 @@ GS__FN bool gs__parse_attrs(gs__parser *P, gs__cur *c, int *first, int *count) {
     X("fusion", gs__bl_call) \
     X("call", gs__bl_call) \
     X("bitcast", gs__bl_bitcast) \
-    X("opt-barrier", gs__bl_identity)
+    X("opt-barrier", gs__bl_identity) \
+    X("conditional", gs__bl_conditional)
 
 GS__FN int gs__hlo_lowered_opcode(const char *name) {
     static const char *const names[] = {
@@ -7980,6 +7981,79 @@ GS__FN bool gs__bl_bitcast(gs__bi *b) {
     if (!same) v = gs_reshape(b->g, v, r, phys);
     if (!ident) v = gs_transpose(b->g, v, back);
     b->v = v == b->x ? gs_copy(b->g, v) : v;   /* the instruction needs a value of its own */
+    return true;
+}
+
+/* select(p, a, b) with a scalar pred p, element by element through tuples */
+GS__FN gs_value *gs__select_tree(gs_graph *g, gs_value *p, gs_value *a, gs_value *b) {
+    gs_value *parts[64];
+    int i;
+    if (!a || !b || a->shape.dtype != GS_TUPLE) return gs_select(g, p, a, b);
+    if (a->n_tuple > 64 || b->shape.dtype != GS_TUPLE || b->n_tuple != a->n_tuple) {
+        gs__err(g->ctx, GS_ERR_SHAPE, "conditional: the branches return different shapes");
+        return NULL;
+    }
+    for (i = 0; i < a->n_tuple; i++)
+        parts[i] = gs__select_tree(g, p, gs_get_tuple_element(g, a, i), gs_get_tuple_element(g, b, i));
+    return gs_tuple(g, a->n_tuple, parts);
+}
+
+/* conditional(pred, t_arg, f_arg), true_computation=T, false_computation=F, or
+   conditional(index, arg0, .., argN-1), branch_computations={B0, .., BN-1}: every branch is inlined
+   ("<name>.b<k>.<inner>") and the result selected, branch N-1 for an index outside [0, N) as in XLA.
+   This is the conditional's value for branches without side effects (every op here); both branches are
+   computed, so the cost model counts both. */
+GS__FN bool gs__bl_conditional(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pattr *ta = gs__attr(P, b->in, "true_computation"), *fa = gs__attr(P, b->in, "false_computation");
+    gs__pattr *ba = gs__attr(P, b->in, "branch_computations");
+    gs__pattr one[64];
+    gs_value **args, *sel, *res[64];
+    int n = 0, k, before = (int)stbds_arrlen(b->g->values);
+    if (b->n < 1) return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional needs a predicate or branch index");
+    if (ta || fa) {
+        if (!ta || !fa || ba) return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional needs true_computation= and false_computation= (or branch_computations=)");
+        one[0] = *ta;
+        one[1] = *fa;
+        n = 2;
+    } else if (ba) {   /* {B0, B1, ...}: each name becomes a one-name attribute value */
+        gs__cur c = ba->val;
+        bool ok = true;
+        if (!gs__expect_ch(P, &c, '{')) return false;
+        for (;;) {
+            const char *nm;
+            gs__cur at;
+            if (n == 64) return gs__perr(P, &ba->val, GS_ERR_UNSUPPORTED, "a conditional with more than 64 branches");
+            if (!gs__read_name(P, &c, "a computation name", &nm, &at)) return false;
+            one[n] = *ba;
+            one[n].val = at;
+            one[n].val.end = c.p;
+            n++;
+            if (gs__accept(P, &c, '}', &ok)) break;
+            if (!ok || !gs__expect_ch(P, &c, ',')) return false;
+        }
+    } else {
+        return gs__need_attr(P, b->in, "branch_computations") != NULL;
+    }
+    if (b->n != n + 1)
+        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional with %d branches takes %d operands, found %d", n, n + 1, b->n);
+    if (b->x->shape.rank != 0 || (ta ? b->x->shape.dtype != GS_PRED : b->x->shape.dtype != GS_S32))
+        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional '%s' needs a %s scalar first operand", b->in->name, ta ? "pred" : "s32");
+    args = (gs_value **)gs__arena_dup(P->ctx, b->xs, sizeof(gs_value *) * (size_t)b->n);
+    if (!args) return false;
+    P->ctx->next_name = NULL;
+    for (k = 0; k < n; k++) {
+        const char *prefix = gs__arena_printf(P->ctx, "%s.b%d", b->name, k);
+        if (!prefix || !gs__inline_comp(P, &one[k], b->g, prefix, args + 1 + k, 1, &res[k])) return false;
+    }
+    if (ta) {
+        sel = gs__select_tree(b->g, args[0], res[0], res[1]);
+    } else {
+        sel = res[n - 1];
+        for (k = n - 2; k >= 0; k--)
+            sel = gs__select_tree(b->g, gs_compare(b->g, args[0], gs_scalar(b->g, GS_S32, k), GS_CMP_EQ), res[k], sel);
+    }
+    b->v = sel && sel->id < before ? gs__identity(b->g, sel) : sel;   /* a branch that returns its operand */
     return true;
 }
 

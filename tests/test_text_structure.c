@@ -86,6 +86,46 @@ static void test_text_fusion_call(void) {
              GS_ERR_PARSE, 7, 35, "expected a fusion kind (kLoop, kInput, kOutput or kCustom)");
 }
 
+/* ---- conditional: pred and indexed forms; an index out of range takes the last branch ---- */
+static void test_text_conditional(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = st_parse(ctx,
+                           "HloModule m\nneg {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] negate(p)\n}\n"
+                           "dbl {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] add(p, p)\n}\n"
+                           "same {\n  ROOT p = f32[2] parameter(0)\n}\n"
+                           "ENTRY e {\n  c = pred[] parameter(0)\n  i = s32[] parameter(1)\n  x = f32[2] parameter(2)\n"
+                           "  a = f32[2] conditional(c, x, x), true_computation=neg, false_computation=dbl\n"
+                           "  b = f32[2] conditional(i, x, x, x), branch_computations={neg, dbl, same}\n"
+                           "  ROOT t = (f32[2], f32[2]) tuple(a, b)\n}\n");
+    static const int32_t idx[5] = {0, 1, 2, 7, -1};
+    static const float want_b[5][2] = {{-1, 2}, {2, -4}, {1, -2}, {1, -2}, {1, -2}};
+    float x[2] = {1, -2}, oa[2], ob[2];
+    uint8_t pred;
+    const void *ins[3];
+    void *outs[2];
+    int k, i;
+    if (g) {
+        st_roundtrip(g);
+        ins[2] = x;
+        outs[0] = oa;
+        outs[1] = ob;
+        for (k = 0; k < 5; k++) {
+            pred = (uint8_t)(k == 0);
+            ins[0] = &pred;
+            ins[1] = &idx[k];
+            CHECK_OK(gs_eval(g, ins, outs));
+            for (i = 0; i < 2; i++) {
+                CHECK_NEAR(oa[i], pred ? -x[i] : 2 * x[i], 0);
+                CHECK_NEAR(ob[i], want_b[k][i], 0);
+            }
+        }
+    }
+    gs_ctx_destroy(ctx);
+    st_error("HloModule m\nb {\n  ROOT p = f32[2] parameter(0)\n}\nENTRY e {\n  i = s32[] parameter(0)\n  x = f32[2] parameter(1)\n"
+             "  ROOT c = f32[2] conditional(i, x), branch_computations={b, b}\n}\n",
+             GS_ERR_PARSE, 8, 19, "conditional with 2 branches takes 3 operands, found 2");
+}
+
 /* ---- bitcast, opt-barrier, copy of a tuple ---- */
 static void test_text_bitcast_layouts(void) {
     gs_ctx *ctx = gst_ctx();
@@ -405,6 +445,7 @@ void suite_text_structure(void) {
     RUN(test_text_stats);
     RUN(test_text_named_mesh);
     RUN(test_text_fusion_call);
+    RUN(test_text_conditional);
     RUN(test_text_bitcast_layouts);
     RUN(test_text_variadic_collectives);
     RUN(test_text_all_to_all_two_dims);
