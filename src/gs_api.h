@@ -92,7 +92,29 @@ typedef enum gs_dtype {
     GS_S32,    /* 4 bytes, two's complement */
     GS_U32,    /* 4 bytes (partition-id's type) */
     GS_PRED,   /* 1 byte, 0 or 1 */
-    GS_TUPLE,  /* not an array: a flat tuple of arrays (see gs_value_tuple_*) */
+    GS_TUPLE,  /* not an array: a tuple (see gs_value_tuple_*) */
+    /* The rest of XLA's element types (values only ever appended). Integers are two's complement and wrap;
+       the 2- and 4-bit integers are stored one element per byte, holding the value (sign-extended for s2/s4).
+       Floats narrower than f32 are stored as their bit patterns (f16 in 2 bytes, the 8-bit formats in one,
+       f4e2m1fn in the low 4 bits of a byte); the interpreter computes on them in f32 and rounds every new
+       value to the type (nearest even), as it does for bf16. Complex values are (real, imaginary) pairs. */
+    GS_S8, GS_S16, GS_S64,
+    GS_U8, GS_U16, GS_U64,
+    GS_F16,    /* IEEE binary16 */
+    GS_F64,    /* IEEE binary64 */
+    GS_S2, GS_S4, GS_U2, GS_U4,
+    GS_F8E5M2,        /* IEEE-like e5m2: inf and NaN */
+    GS_F8E4M3FN,      /* e4m3, bias 7: no inf, NaN is S.1111.111, max 448 */
+    GS_F8E4M3,        /* IEEE-like e4m3, bias 7: inf and NaN, max 240 */
+    GS_F8E4M3FNUZ,    /* e4m3, bias 8: no inf, no -0, NaN is 0x80, max 240 */
+    GS_F8E4M3B11FNUZ, /* e4m3, bias 11: no inf, no -0, NaN is 0x80, max 30 */
+    GS_F8E5M2FNUZ,    /* e5m2, bias 16: no inf, no -0, NaN is 0x80, max 57344 */
+    GS_F8E3M4,        /* IEEE-like e3m4, bias 3: inf and NaN, max 15.5 */
+    GS_F4E2M1FN,      /* e2m1, bias 1: no inf, no NaN, max 6 */
+    GS_F8E8M0FNU,     /* 2^(e - 127): no sign, no zero, NaN is 0xFF */
+    GS_C64,    /* 8 bytes: two f32 */
+    GS_C128,   /* 16 bytes: two f64 */
+    GS_TOKEN,  /* token[]: ordering only, no data (0 bytes) */
     GS_DTYPE_COUNT
 } gs_dtype;
 
@@ -107,8 +129,12 @@ GS_API gs_shape gs_shape_scalar(gs_dtype dtype);
 GS_API int64_t gs_shape_numel(const gs_shape *s);
 GS_API size_t gs_shape_bytes(const gs_shape *s);   /* numel * storage size */
 GS_API bool gs_shape_equal(const gs_shape *a, const gs_shape *b);
-GS_API size_t gs_dtype_size(gs_dtype t);            /* storage bytes per element; 0 for invalid/tuple */
-GS_API const char *gs_dtype_name(gs_dtype t);       /* "f32", "bf16", "s32", "u32", "pred" */
+GS_API size_t gs_dtype_size(gs_dtype t);            /* storage bytes per element; 0 for invalid/tuple/token */
+GS_API const char *gs_dtype_name(gs_dtype t);       /* the HLO text name: "f32", "bf16", "s64", "f8e4m3fn", ... */
+GS_API gs_dtype gs_dtype_from_name(const char *name); /* GS_DTYPE_INVALID for an unknown name */
+/* Element i of storage-format data of type t as a double (64-bit integers beyond 2^53 rounded; complex: the
+   real part; 0 for invalid/tuple/token). */
+GS_API double gs_dtype_get(gs_dtype t, const void *data, int64_t i);
 /* bf16 storage <-> f32 (round to nearest even; NaN stays NaN) */
 GS_API uint16_t gs_f32_to_bf16(float f);
 GS_API float gs_bf16_to_f32(uint16_t b);
@@ -503,7 +529,9 @@ GS_API gs_result gs_npy_write(gs_ctx *ctx, const char *path, gs_shape shape, con
 GS_API void gs_free_data(gs_ctx *ctx, void *data);   /* ctx: the context that allocated data */
 /* The documented deterministic input generator (used by `gshard eval/run --seed N` for inputs not given):
    element i of parameter p is derived from splitmix64(seed, p, i): f32/bf16 uniform in [-1, 1) (24-bit
-   resolution), s32/u32 uniform in [0, 8), pred 0/1. data is storage format, gs_shape_bytes(shape) bytes. */
+   resolution), s32/u32 uniform in [0, 8), pred 0/1; the other types as gs_npy.c documents (floats: that f32
+   value rounded to the type; integers [0, 8), fewer for s2/u2). data is storage format, gs_shape_bytes(shape)
+   bytes. */
 GS_API void gs_fill_random(gs_shape shape, uint64_t seed, int64_t param_index, void *data);
 
 #include "gs_api_cost.h"

@@ -41,38 +41,31 @@ GS__FN void gs__hlo_vshape_str(const gs_value *v, char *buf, size_t cap) {
     snprintf(buf + n, cap - n, ")");
 }
 
-GS__FN bool gs__hlo_float_is_nan(float f) { return f != f; }
+/* x rounded to real float type t, as a double */
+GS__FN double gs__hlo_round_real(gs_dtype t, double x) { return t == GS_F64 ? x : (double)gs__fp_round(t, x); }
 
-/* Shortest "%.Ng" (N <= 9) that reads back to the same bits; bf16 compares after rounding to bf16. */
-GS__FN void gs__hlo_fmt_float(char *buf, size_t cap, float f, bool bf16) {
+/* Shortest "%.Ng" that reads back to the same value of float type t (x is a value of t). */
+GS__FN void gs__hlo_fmt_real(char *buf, size_t cap, gs_dtype t, double x) {
     int p;
-    if (gs__hlo_float_is_nan(f)) {
+    if (x != x) {
         snprintf(buf, cap, "nan");
         return;
     }
-    if (f > FLT_MAX) {
-        snprintf(buf, cap, "inf");
+    if (x > DBL_MAX || x < -DBL_MAX) {
+        snprintf(buf, cap, x > 0 ? "inf" : "-inf");
         return;
     }
-    if (f < -FLT_MAX) {
-        snprintf(buf, cap, "-inf");
+    if (x > -9007199254740992.0 && x < 9007199254740992.0 && x == floor(x)) {
+        snprintf(buf, cap, "%.0f", x);   /* integers as integers: 300, not 3e+02 */
         return;
     }
-    if (f > -16777216.0f && f < 16777216.0f && f == (float)(int32_t)f) {
-        snprintf(buf, cap, "%.0f", (double)f);   /* small integers as integers: 300, not 3e+02 */
-        return;
+    for (p = 1; p <= 17; p++) {
+        double back;
+        snprintf(buf, cap, "%.*g", p, x);
+        back = gs__hlo_round_real(t, strtod(buf, NULL));
+        if (back == x) return;
     }
-    for (p = 1; p <= 9; p++) {
-        float back;
-        snprintf(buf, cap, "%.*g", p, (double)f);
-        back = (float)strtod(buf, NULL);
-        if (bf16) {
-            if (gs_f32_to_bf16(back) == gs_f32_to_bf16(f)) return;
-        } else if (memcmp(&back, &f, sizeof f) == 0) {
-            return;
-        }
-    }
-    snprintf(buf, cap, "%.9g", (double)f);
+    snprintf(buf, cap, "%.17g", x);
 }
 
 static const char *const gs__hlo_cmp_names[] = {"", "EQ", "NE", "LT", "LE", "GT", "GE"};
@@ -253,39 +246,26 @@ GS__FN void gs__pr_value_shape(gs__sb *sb, const gs_value *v) {
     gs__sb_put(sb, ")", 1);
 }
 
-/* element i of storage-format data */
+/* element i of storage-format data (complex as "(re, im)", as XLA prints it) */
 GS__FN void gs__pr_elem(gs__sb *sb, gs_dtype dt, const void *data, int64_t i) {
     char buf[48];
-    const unsigned char *p = (const unsigned char *)data;
-    switch (dt) {
-    case GS_F32: {
-        float f;
-        memcpy(&f, p + 4 * i, 4);
-        gs__hlo_fmt_float(buf, sizeof buf, f, false);
+    unsigned char one[16];
+    gs__to_compute(dt, one, (const unsigned char *)data + (size_t)i * gs_dtype_size(dt), 1);
+    if (gs__is_float(dt)) {
+        gs__hlo_fmt_real(buf, sizeof buf, dt, gs__ld_f(dt, one, 0));
         gs__sb_puts(sb, buf);
-        break;
-    }
-    case GS_BF16: {
-        uint16_t b;
-        memcpy(&b, p + 2 * i, 2);
-        gs__hlo_fmt_float(buf, sizeof buf, gs_bf16_to_f32(b), true);
-        gs__sb_puts(sb, buf);
-        break;
-    }
-    case GS_S32: {
-        int32_t x;
-        memcpy(&x, p + 4 * i, 4);
-        gs__sb_printf(sb, "%ld", (long)x);
-        break;
-    }
-    case GS_U32: {
-        uint32_t x;
-        memcpy(&x, p + 4 * i, 4);
-        gs__sb_printf(sb, "%lu", (unsigned long)x);
-        break;
-    }
-    case GS_PRED: gs__sb_puts(sb, p[i] ? "true" : "false"); break;
-    default: gs__sb_puts(sb, "0"); break;
+    } else if (gs__is_complex(dt)) {
+        gs_dtype part = dt == GS_C64 ? GS_F32 : GS_F64;
+        gs__hlo_fmt_real(buf, sizeof buf, part, gs__ld_f(part, one, 0));
+        gs__sb_printf(sb, "(%s, ", buf);
+        gs__hlo_fmt_real(buf, sizeof buf, part, gs__ld_f(part, one, 1));
+        gs__sb_printf(sb, "%s)", buf);
+    } else if (dt == GS_PRED) {
+        gs__sb_puts(sb, one[0] ? "true" : "false");
+    } else if (gs__is_signed(dt)) {
+        gs__sb_printf(sb, "%lld", (long long)(int64_t)gs__ld_i(dt, one, 0));
+    } else {
+        gs__sb_printf(sb, "%llu", (unsigned long long)gs__ld_i(dt, one, 0));
     }
 }
 
@@ -438,7 +418,8 @@ GS__FN void gs__pr_attrs_compute(gs__printer *pr, const gs_value *v) {
         break;
     case GS_OP_COMPARE: {
         gs_dtype t = v->operands[0]->shape.dtype;
-        gs_cmp_type def = (t == GS_F32 || t == GS_BF16) ? GS_CMP_TYPE_FLOAT : t == GS_S32 ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_UNSIGNED;
+        gs_cmp_type def = (gs__is_float(t) || gs__is_complex(t)) ? GS_CMP_TYPE_FLOAT
+                          : gs__is_signed(t) ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_UNSIGNED;
         gs__sb_printf(sb, ", direction=%s",
                       v->cmp > GS_CMP_INVALID && v->cmp < GS_CMP_COUNT ? gs__hlo_cmp_names[v->cmp] : "?");
         if (v->cmp_type != def && v->cmp_type > GS_CMP_TYPE_DEFAULT && v->cmp_type < GS_CMP_TYPE_COUNT)
@@ -1160,13 +1141,10 @@ GS__FN bool gs__parse_layout(gs__parser *P, gs__cur *c, const gs_shape *s, gs__l
 }
 
 GS__FN bool gs__parse_array_shape(gs__parser *P, gs__cur *c, gs_shape *s, gs__layout *lay) {
-    static const char *const names[] = {"f32", "bf16", "s32", "u32", "pred"};
-    static const gs_dtype types[] = {GS_F32, GS_BF16, GS_S32, GS_U32, GS_PRED};
-    const char *what = "a dtype (f32, bf16, s32, u32 or pred)";
+    const char *what = "an element type (pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64, c128, f8*, token, ...)";
     gs__cur at;
     const char *start;
     size_t n;
-    int i;
     bool ok = true;
     if (!gs__skip_ws(P, c)) return false;
     at = *c;
@@ -1174,8 +1152,7 @@ GS__FN bool gs__parse_array_shape(gs__parser *P, gs__cur *c, gs_shape *s, gs__la
     start = c->p;
     while (gs__hlo_alpha(gs__cur_peek(c)) || gs__hlo_digit(gs__cur_peek(c))) gs__cur_adv(c);
     n = (size_t)(c->p - start);
-    for (i = 0; i < GS__COUNTOF(names); i++)
-        if (strlen(names[i]) == n && memcmp(names[i], start, n) == 0) s->dtype = types[i];
+    s->dtype = gs__dtype_from_text(start, n);
     if (s->dtype == GS_DTYPE_INVALID || gs__cur_peek(c) != '[') {
         *c = at;
         return gs__pexpect(P, &at, what);
@@ -1950,80 +1927,125 @@ GS__FN bool gs__coll_desc(gs__parser *P, const gs__pinst *in, gs_collective_desc
 
 /* ---- constants ---- */
 
-/* one literal element into data[i] (storage format) and *value (exactly representable in the dtype) */
-GS__FN bool gs__parse_elem(gs__parser *P, gs__cur *c, gs_dtype dt, void *data, int64_t i, double *value) {
-    char buf[72];
+/* One real number of float type t from buf (nan, inf), rounded to t; false if buf is not a number. */
+GS__FN bool gs__parse_real(const char *buf, gs_dtype t, double *out) {
+    char *endp;
+    double d;
+    if (strcmp(buf, "nan") == 0 || strcmp(buf, "-nan") == 0 || strcmp(buf, "+nan") == 0) d = (double)NAN;
+    else if (strcmp(buf, "inf") == 0 || strcmp(buf, "+inf") == 0) d = (double)INFINITY;
+    else if (strcmp(buf, "-inf") == 0) d = -(double)INFINITY;
+    else if (strcmp(buf, "true") == 0 || strcmp(buf, "false") == 0) return false;
+    else {
+        d = strtod(buf, &endp);
+        if (*endp != 0 || endp == buf) return false;
+    }
+    *out = gs__hlo_round_real(t, d);
+    return true;
+}
+
+/* One number token (letters, digits, '.', '-', '+') into buf. */
+GS__FN bool gs__parse_numtok(gs__parser *P, gs__cur *c, char *buf, size_t cap) {
     const char *start;
     size_t n;
     gs__cur at;
-    char *endp;
     if (!gs__skip_ws(P, c)) return false;
     at = *c;
-    if (gs__cur_peek(c) == '.' && gs__cur_peek_at(c, 1) == '.')
-        return gs__perr(P, &at, GS_ERR_PARSE,
-                        "the constant's literal was elided ({...}); print the HLO with its large constants");
     start = c->p;
     while (gs__hlo_alpha(gs__cur_peek(c)) || gs__hlo_digit(gs__cur_peek(c)) || gs__cur_peek(c) == '.' ||
            gs__cur_peek(c) == '-' || gs__cur_peek(c) == '+')
         gs__cur_adv(c);
     n = (size_t)(c->p - start);
-    if (n == 0 || n >= sizeof buf) return gs__pexpect(P, &at, "a number");
+    if (n == 0 || n >= cap) return gs__pexpect(P, &at, "a number");
     memcpy(buf, start, n);
     buf[n] = 0;
-    switch (dt) {
-    case GS_F32:
-    case GS_BF16: {
-        double d;
-        float f;
-        if (strcmp(buf, "nan") == 0 || strcmp(buf, "-nan") == 0 || strcmp(buf, "+nan") == 0) d = (double)NAN;
-        else if (strcmp(buf, "inf") == 0 || strcmp(buf, "+inf") == 0) d = (double)INFINITY;
-        else if (strcmp(buf, "-inf") == 0) d = -(double)INFINITY;
-        else if (strcmp(buf, "true") == 0 || strcmp(buf, "false") == 0) return gs__pexpect(P, &at, "a number");
-        else {
-            d = strtod(buf, &endp);
-            if (*endp != 0 || endp == buf) return gs__pexpect(P, &at, "a number");
-        }
-        f = (float)d;
-        if (dt == GS_F32) {
-            if (data) memcpy((char *)data + 4 * i, &f, 4);
-            *value = (double)f;
-        } else {
-            uint16_t b = gs_f32_to_bf16(f);
-            if (data) memcpy((char *)data + 2 * i, &b, 2);
-            *value = (double)gs_bf16_to_f32(b);
-        }
-        return true;
-    }
-    case GS_S32:
-    case GS_U32: {
+    return true;
+}
+
+/* An integer literal of type dt (range-checked) as 64 bits. */
+GS__FN bool gs__parse_int_lit(gs__parser *P, const gs__cur *at, const char *buf, gs_dtype dt, uint64_t *out) {
+    char *endp;
+    int bits = gs__dt(dt)->bits;
+    errno = 0;
+    if (gs__is_signed(dt)) {
         long long x = strtoll(buf, &endp, 10);
-        if (*endp != 0 || endp == buf) return gs__pexpect(P, &at, "an integer");
-        if (dt == GS_S32) {
-            int32_t y;
-            if (x < INT32_MIN || x > INT32_MAX) return gs__perr(P, &at, GS_ERR_PARSE, "%s is out of range for s32", buf);
-            y = (int32_t)x;
-            if (data) memcpy((char *)data + 4 * i, &y, 4);
-        } else {
-            uint32_t y;
-            if (x < 0 || x > (long long)UINT32_MAX)
-                return gs__perr(P, &at, GS_ERR_PARSE, "%s is out of range for u32", buf);
-            y = (uint32_t)x;
-            if (data) memcpy((char *)data + 4 * i, &y, 4);
+        long long hi = bits >= 64 ? LLONG_MAX : (long long)((((uint64_t)1) << (bits - 1)) - 1u), lo = -hi - 1;
+        if (*endp != 0 || endp == buf) return gs__pexpect(P, at, "an integer");
+        if (errno == ERANGE || x < lo || x > hi)
+            return gs__perr(P, at, GS_ERR_PARSE, "%s is out of range for %s", buf, gs_dtype_name(dt));
+        *out = (uint64_t)x;
+    } else {
+        unsigned long long x;
+        uint64_t hi = bits >= 64 ? UINT64_MAX : (((uint64_t)1) << bits) - 1u;
+        if (buf[0] == '-') {
+            if (strtoll(buf, &endp, 10) != 0 || *endp != 0) 
+                return gs__perr(P, at, GS_ERR_PARSE, "%s is out of range for %s", buf, gs_dtype_name(dt));
         }
-        *value = (double)x;
-        return true;
+        x = strtoull(buf, &endp, 10);
+        if (*endp != 0 || endp == buf) return gs__pexpect(P, at, "an integer");
+        if (errno == ERANGE || (uint64_t)x > hi)
+            return gs__perr(P, at, GS_ERR_PARSE, "%s is out of range for %s", buf, gs_dtype_name(dt));
+        *out = (uint64_t)x;
     }
-    case GS_PRED: {
-        uint8_t b;
-        if (strcmp(buf, "true") == 0 || strcmp(buf, "1") == 0) b = 1;
-        else if (strcmp(buf, "false") == 0 || strcmp(buf, "0") == 0) b = 0;
-        else return gs__pexpect(P, &at, "true or false");
-        if (data) ((uint8_t *)data)[i] = b;
-        *value = b;
-        return true;
+    return true;
+}
+
+/* one literal element into data[i] (storage format) and *value (exactly representable in the dtype; for
+   64-bit integers the nearest double, for complex the real part) */
+GS__FN bool gs__parse_elem(gs__parser *P, gs__cur *c, gs_dtype dt, void *data, int64_t i, double *value) {
+    char buf[72];
+    unsigned char one[16];
+    gs__cur at;
+    if (!gs__skip_ws(P, c)) return false;
+    at = *c;
+    if (gs__cur_peek(c) == '.' && gs__cur_peek_at(c, 1) == '.')
+        return gs__perr(P, &at, GS_ERR_PARSE,
+                        "the constant's literal was elided ({...}); print the HLO with its large constants");
+    memset(one, 0, sizeof one);
+    if (gs__is_complex(dt)) {   /* (re, im) */
+        gs_dtype part = dt == GS_C64 ? GS_F32 : GS_F64;
+        double re, im;
+        gs__cur pat;
+        if (!gs__expect_ch(P, c, '(')) return false;
+        pat = *c;
+        if (!gs__parse_numtok(P, c, buf, sizeof buf)) return false;
+        if (!gs__parse_real(buf, part, &re)) return gs__pexpect(P, &pat, "a number");
+        if (!gs__expect_ch(P, c, ',')) return false;
+        if (!gs__skip_ws(P, c)) return false;
+        pat = *c;
+        if (!gs__parse_numtok(P, c, buf, sizeof buf)) return false;
+        if (!gs__parse_real(buf, part, &im)) return gs__pexpect(P, &pat, "a number");
+        if (!gs__expect_ch(P, c, ')')) return false;
+        if (dt == GS_C64) {
+            float f[2];
+            f[0] = (float)re;
+            f[1] = (float)im;
+            memcpy(one, f, sizeof f);
+        } else {
+            memcpy(one, &re, 8);
+            memcpy(one + 8, &im, 8);
+        }
+        *value = re;
+    } else {
+        if (!gs__parse_numtok(P, c, buf, sizeof buf)) return false;
+        if (gs__is_float(dt)) {
+            if (!gs__parse_real(buf, dt, value)) return gs__pexpect(P, &at, "a number");
+            gs__st_f(dt, one, 0, *value);
+        } else if (dt == GS_PRED) {
+            if (strcmp(buf, "true") == 0 || strcmp(buf, "1") == 0) one[0] = 1;
+            else if (strcmp(buf, "false") == 0 || strcmp(buf, "0") == 0) one[0] = 0;
+            else return gs__pexpect(P, &at, "true or false");
+            *value = one[0];
+        } else if (gs__is_int(dt)) {
+            uint64_t x = 0;
+            if (!gs__parse_int_lit(P, &at, buf, dt, &x)) return false;
+            gs__st_i(dt, one, 0, x);
+            *value = gs__is_signed(dt) ? (double)(int64_t)x : (double)x;
+        } else {
+            return gs__perr(P, &at, GS_ERR_PARSE, "a constant of type %s", gs_dtype_name(dt));
+        }
     }
-    default: return gs__pexpect(P, &at, "an array shape");
-    }
+    if (data) gs__to_storage(dt, (unsigned char *)data + (size_t)i * gs_dtype_size(dt), one, 1);
+    return true;
 }
 
 GS__FN bool gs__parse_dense(gs__parser *P, gs__cur *c, const gs_shape *s, int d, void *data, int64_t *pos) {
@@ -2068,7 +2090,7 @@ GS__FN bool gs__build_constant(gs__parser *P, gs_graph *g, const gs__pinst *in, 
     if (!gs__skip_ws(P, &c)) return false;
     if (gs__cur_peek(&c) != '{') {
         /* a scalar literal: the constant itself, or (extension) a splat of a non-scalar shape */
-        unsigned char one[8];
+        unsigned char one[16];
         if (!gs__parse_elem(P, &c, s->dtype, one, 0, &value) || !gs__val_end(P, &c)) return false;
         *out = s->rank == 0 ? gs_constant(g, *s, one) : gs_constant_splat(g, *s, value);
         return true;

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <float.h>
 #include <limits.h>
+#include <errno.h>
 
 /* ---- configuration defaults ---- */
 #ifndef GSHARD_ASSERT
@@ -242,6 +243,45 @@ GS__FN char *gs__arena_printf(gs_ctx *ctx, const char *fmt, ...);
 GS__FN void *gs__malloc(gs_ctx *ctx, size_t size);                 /* heap via the allocator hook; NULL + error */
 GS__FN void gs__free(gs_ctx *ctx, void *p);
 
+/* ---- dtypes (gs_base.c) ---- */
+enum { GS__DC_NONE = 0, GS__DC_PRED, GS__DC_SINT, GS__DC_UINT, GS__DC_FLOAT, GS__DC_COMPLEX, GS__DC_TOKEN };
+/* float encodings: IEEE-like (inf, NaN with exponent all ones), fn (no inf; NaN is all ones), fnuz (no inf, no
+   -0; NaN is the -0 pattern), mx (no inf, no NaN), e8m0 (exponent only, unsigned) */
+enum { GS__FK_IEEE = 1, GS__FK_FN, GS__FK_FNUZ, GS__FK_MX, GS__FK_E8M0 };
+typedef struct gs__dtinfo {
+    const char *name;
+    uint8_t size, csize, cls, bits;   /* storage bytes, compute bytes, GS__DC_*, value bits */
+    uint8_t ebits, mbits;             /* floats: exponent and mantissa bits */
+    int16_t bias;
+    uint8_t fkind;                    /* floats: GS__FK_* */
+} gs__dtinfo;
+GS__FN const gs__dtinfo *gs__dt(gs_dtype t);
+GS__FN gs_dtype gs__dtype_from_text(const char *s, size_t n);
+GS__FN bool gs__is_float(gs_dtype t);      /* a real floating-point type, f64 included */
+GS__FN bool gs__is_fc(gs_dtype t);         /* a real float computed as float (all but f64) */
+GS__FN bool gs__is_int(gs_dtype t);        /* a signed or unsigned integer type of any width */
+GS__FN bool gs__is_signed(gs_dtype t);
+GS__FN bool gs__is_complex(gs_dtype t);
+GS__FN bool gs__is_numeric(gs_dtype t);
+GS__FN bool gs__is_array_dtype(gs_dtype t);
+GS__FN double gs__fp_max(gs_dtype t);       /* largest finite value */
+GS__FN uint32_t gs__fp_encode(gs_dtype t, double x);
+GS__FN double gs__fp_decode(gs_dtype t, uint32_t bits);
+GS__FN float gs__fp_round(gs_dtype t, double x);
+GS__FN void gs__round_dt(gs_dtype t, float *x, int64_t n);
+GS__FN uint64_t gs__int_wrap(gs_dtype t, uint64_t v);
+GS__FN uint64_t gs__ld_i(gs_dtype t, const void *p, int64_t i);
+GS__FN void gs__st_i(gs_dtype t, void *p, int64_t i, uint64_t v);
+GS__FN double gs__ld_f(gs_dtype t, const void *p, int64_t i);
+GS__FN void gs__st_f(gs_dtype t, void *p, int64_t i, double x);
+GS__FN uint64_t gs__f2i(gs_dtype t, double x);
+GS__FN void gs__set_elem(gs_dtype t, void *p, int64_t i, double x);
+GS__FN bool gs__fmt_differs(gs_dtype t);   /* storage format != compute format */
+GS__FN void gs__to_compute(gs_dtype t, void *dst, const void *src, int64_t n);
+GS__FN void gs__to_storage(gs_dtype t, void *dst, const void *src, int64_t n);
+GS__FN size_t gs__compute_size(gs_dtype t);   /* bytes per element in compute format */
+GS__FN void gs__round_bf16(float *x, int64_t n);
+
 /* growable text buffer on the heap (allocator hook); used by printers */
 typedef struct gs__sb {
     gs_ctx *ctx;
@@ -277,11 +317,49 @@ GS__FN void gs__sh_print(gs__sb *sb, const gs_sharding *s);
 /* HLO printing with a hook that writes comment lines above each instruction. */
 typedef void (*gs__pr_comment_fn)(gs__sb *sb, const gs_value *v, void *user);
 GS__FN const char *gs__hlo_print_ex(gs_graph *entry, gs__pr_comment_fn comment, void *user);
+/* the custom-calls carrying a sharding as text (gs_sharding.c) */
 GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *shape, const char *sharding);
+GS__FN gs_value *gs__finish(gs_value *v);                 /* infers v's shape, appends it to its graph; NULL on error */
+GS__FN bool gs__is_float(gs_dtype t);
+GS__FN bool gs__is_int(gs_dtype t);
+GS__FN const char *gs__shape_str(const gs_shape *s, char *buf, size_t cap);   /* "f32[4,8]" into buf */
+/* one window dim's output size (0 when the window does not fit) */
+GS__FN int64_t gs__window_out(const gs_window_dim *w, int64_t in);
+GS__FN gs_op gs__hlo_reduce_op(gs_reduce_kind k);         /* the binary op of reduction k (gs_hlo_text.c) */
+
+/* ---- tile arrays and the sharding algebra (gs_sharding.c), shared by propagation and the partitioner ---- */
+#define GS__DEST_REP (-1)       /* a dim map's "this dim's tiles go to replication" */
+#define GS__DEST_MANUAL (-2)    /* a dim map's "this dim's tiles go to the manual group" */
+GS__FN int64_t gs__gcd(int64_t a, int64_t b);
+GS__FN void gs__unravel(int n, const int64_t *dims, int64_t L, int64_t *idx);   /* row-major position -> index */
+GS__FN int64_t gs__ravel(int n, const int64_t *dims, const int64_t *idx);       /* index -> row-major position */
+GS__FN int64_t gs__ta_at(const gs__ta *t, int64_t L);      /* the device at row-major position L */
+GS__FN int64_t gs__ta_pos(const gs__ta *t, int64_t d);     /* the row-major position of device d, or -1 */
+GS__FN gs_result gs__ta_transpose(gs_ctx *ctx, const gs__ta *t, const int *perm, gs__ta *out);  /* new k = old perm[k] */
+GS__FN int64_t gs__sh_tiles(const gs_sharding *s);         /* tiles, counting the manual group */
+GS__FN int64_t gs__shard_size(int64_t S, int64_t k);       /* XLA's tile math: ceil(S / k) */
+/* a tiled sharding from a valid tile array whose last n_sub dims are subgroups of the given types */
+GS__FN const gs_sharding *gs__sh_from_ta(gs_ctx *ctx, int rank, int n_sub, const gs_subgroup *sub, const gs__ta *ta_in);
+/* data dim d's tiles moved to dest_of_dim[d] (a dim of the rank-out_rank result, or GS__DEST_REP) */
+GS__FN const gs_sharding *gs__sh_map(gs_ctx *ctx, const gs_sharding *s, int out_rank, const int *dest_of_dim);
+GS__FN const gs_sharding *gs__sh_merge(gs_ctx *ctx, const gs_sharding *a, const gs_sharding *b);  /* refines both, or NULL */
+GS__FN bool gs__sh_more_specific(const gs_sharding *a, const gs_sharding *b);
+GS__FN const gs_sharding *gs__sh_replicate_dims(gs_ctx *ctx, const gs_sharding *s, uint32_t mask);
+GS__FN const gs_sharding *gs__sh_reshape(gs_ctx *ctx, const gs_sharding *s, const gs_shape *src, const gs_shape *dst);
+GS__FN const gs_sharding *gs__sh_reverse(gs_ctx *ctx, const gs_sharding *s, uint32_t mask);
+GS__FN bool gs__sh_subtiling_or_equal(gs_ctx *ctx, const gs_shape *shape, const gs_sharding *sub, const gs_sharding *s);
+/* dim masks and the gather/scatter dim maps */
+GS__FN uint32_t gs__mask_of(int n, const int64_t *dims);
+GS__FN uint32_t gs__size_diff_mask(const gs_shape *x, const gs_shape *y);   /* dims of x that differ in size from y */
+GS__FN void gs__gather_index_dest(const gs_value *v, int *out);
+GS__FN void gs__gather_operand_dest(const gs_value *v, bool batching, int *out);
+GS__FN void gs__scatter_update_dest(const gs_value *v, int *out);
+GS__FN void gs__dest_invert(int n, const int *dest, int out_rank, int *inv);
 
 /* ---- interpreter (gs_interp.c); the runtime reuses it with its own collective hook ----
-   Buffers in compute format: f32 and bf16 as float (bf16 values already rounded to bf16), s32 as int32_t,
-   u32 as uint32_t, pred as uint8_t. */
+   Buffers in compute format (gs__compute_size): real floats other than f64 as float (values already rounded
+   to their type), f64 as double, integers as their C type (2/4-bit ones in a byte), pred as uint8_t, complex
+   as pairs. */
 typedef struct gs__buf {
     gs_shape shape;           /* compute dtype is implied by shape.dtype */
     void *data;
@@ -312,7 +390,6 @@ GS__FN void gs__runtime_observe(gs_runtime *rt, gs_result (*fn)(gs__exec *ex, co
                                 void *user);
 /* A collective hook's answer: "the result will be filled in before the evaluation resumes". */
 #define GS__PENDING ((gs_result)1)
-GS__FN size_t gs__compute_size(gs_dtype t);   /* bytes per element in compute format */
 /* Evaluates g: params[i] are parameter i's buffers (compute format, not modified); results receives
    gs_graph_num_outputs(g) buffers allocated with gs__malloc that the caller frees with gs__free. */
 GS__FN gs_result gs__eval_graph(gs__exec *ex, gs_graph *g, const gs__buf *params, gs__buf *results);
@@ -323,6 +400,7 @@ GS__FN gs_result gs__eval_graph(gs__exec *ex, gs_graph *g, const gs__buf *params
    turn in one thread. */
 typedef struct gs__ev gs__ev;
 enum { GS__EV_RAN = 0, GS__EV_DONE = 1, GS__EV_PAUSED = 2 };
+#define GS__EV_MAX_DEPTH 129  /* frames: the entry graph and up to 128 nested loops (HLO text allows 64) */
 GS__FN gs_result gs__ev_new(gs__exec *ex, gs_graph *g, const gs__buf *params, gs__buf *results, gs__ev **out);
 /* *status: GS__EV_RAN (more to do), GS__EV_DONE (results filled) or GS__EV_PAUSED (the collective hook
    answered GS__PENDING: fill its out buffer, then step again to go on). An error ends the evaluation. */
@@ -340,11 +418,22 @@ GS__FN gs_result gs__k_convolution(gs_ctx *ctx, const gs_value *v, const gs__buf
                                    gs__buf *out);
 GS__FN gs_result gs__k_reduce_window(gs_ctx *ctx, const gs_value *v, const gs__buf *in, const gs__buf *init,
                                      gs__buf *out);
-/* Rounds n floats to the nearest bf16 value (ties to even), in place. */
-GS__FN void gs__round_bf16(float *x, int64_t n);
 /* Batched matmul used by dot and convolution: C[b] (+)= A[b] x B[b] on compute-format f32 data. */
 GS__FN gs_result gs__k_matmul(gs_ctx *ctx, int64_t batch, int64_t M, int64_t N, int64_t K, const float *A,
                               const float *B, float *C, int accumulate);
+
+/* Shared with the runtime's collectives and copies: the combiners of a reduction in compute format, and the
+   strided box copy with its two-offset odometer step (gs_interp.c). */
+GS__FN float gs__ip_comb_f(gs_reduce_kind k, float a, float b, bool bf);
+GS__FN int32_t gs__ip_comb_s(gs_reduce_kind k, int32_t a, int32_t b);
+GS__FN uint32_t gs__ip_comb_u(gs_reduce_kind k, uint32_t a, uint32_t b);
+GS__FN uint8_t gs__ip_comb_p(gs_reduce_kind k, uint8_t a, uint8_t b);
+GS__FN void gs__ip_gcomb(gs_dtype t, gs_reduce_kind k, void *y, int64_t iy, const void *a, int64_t ia);
+GS__FN void gs__ip_stc(gs_dtype t, void *p, int64_t i, double re, double im);   /* store a complex element */
+GS__FN void gs__ip_xcopy(size_t es, int rank, const int64_t *dims, void *dst, int64_t doff, const int64_t *dstr,
+                         const void *src, int64_t soff, const int64_t *sstr);
+GS__FN bool gs__ip_xstep(int n, const int64_t *dims, int64_t *idx, int64_t *doff, const int64_t *dstr, int64_t *soff,
+                         const int64_t *sstr);
 
 /* ---- gemm kernel (gs_gemm.c) ---- */
 GS__FN size_t gs__sgemm_work_floats(int64_t M, int64_t N, int64_t K);

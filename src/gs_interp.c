@@ -1,10 +1,13 @@
 /* gs_interp.c - the reference interpreter: one device, global arrays, XLA semantics.
  *
- * Compute format (gs__buf): f32 and bf16 are float (a bf16 value is a float already rounded to bf16), s32 is
- * int32_t, u32 uint32_t, pred uint8_t holding 0 or 1. gs_eval converts the caller's storage format (bf16 as
- * uint16) to compute format and back. Every op that makes a new bf16 value rounds it to nearest even at once;
- * reductions, scans and scatter combiners round after every combining step (the reducer is a bf16
- * computation), while dot accumulates in f32 and rounds the final sums.
+ * Compute format (gs__buf): f32, bf16, f16 and the 8/4-bit floats are float (a value already rounded to its
+ * type), f64 double, integers their C type (s2/s4 int8_t, u2/u4 uint8_t, holding the value), pred uint8_t
+ * holding 0 or 1, c64/c128 pairs of float/double (gs_base.c has the table). gs_eval converts the caller's
+ * storage format (bf16 and f16 as uint16, the 8-bit floats as their byte) to compute format and back. Every op
+ * that makes a new narrow float value rounds it to nearest even at once; reductions, scans and scatter
+ * combiners round after every combining step (the reducer is a computation in that type), while dot
+ * accumulates in f32 and rounds the final sums. f32, bf16, s32, u32 and pred have their own loops; the other
+ * types go through the generic path below (64-bit integers wrapped to the width, doubles rounded once).
  *
  * Values and buffers. An array value owns one buffer; a tuple value (tuple, while, sort of several operands,
  * topk, a tuple-shaped parameter) is n_tuple buffers, one per element (tuples are flat). Buffers are never
@@ -91,7 +94,7 @@ GS__FN bool gs__ip_xstep(int n, const int64_t *dims, int64_t *idx, int64_t *doff
 }
 
 /* dst[doff + sum idx*dstr] = src[soff + sum idx*sstr] for every idx < dims (offsets and strides in elements;
-   es is the element size, 4 or 1). */
+   es is the element size in bytes). */
 GS__FN void gs__ip_xcopy(size_t es, int rank, const int64_t *dims, void *dst, int64_t doff, const int64_t *dstr,
                       const void *src, int64_t soff, const int64_t *sstr) {
     int64_t idx[GS_MAX_RANK];
@@ -125,10 +128,13 @@ GS__FN void gs__ip_xcopy(size_t es, int rank, const int64_t *dims, void *dst, in
             uint32_t *D = (uint32_t *)dst;
             const uint32_t *S = (const uint32_t *)src;
             for (i = 0; i < n_in; i++, dp += dsi, sp += ssi) D[dp] = S[sp];
-        } else {
+        } else if (es == 1) {
             uint8_t *D = (uint8_t *)dst;
             const uint8_t *S = (const uint8_t *)src;
             for (i = 0; i < n_in; i++, dp += dsi, sp += ssi) D[dp] = S[sp];
+        } else {
+            for (i = 0; i < n_in; i++, dp += dsi, sp += ssi)
+                memcpy((char *)dst + dp * (int64_t)es, (const char *)src + sp * (int64_t)es, es);
         }
         if (!gs__ip_xstep(rank - 1, dims, idx, &doff, dstr, &soff, sstr)) return;
     }
@@ -170,8 +176,10 @@ GS__FN void gs__ip_fill(void *data, size_t es, int64_t n, const void *val) {
         uint32_t v, *p = (uint32_t *)data;
         memcpy(&v, val, 4);
         for (i = 0; i < n; i++) p[i] = v;
-    } else {
+    } else if (es == 1) {
         memset(data, *(const uint8_t *)val, (size_t)n);
+    } else {
+        for (i = 0; i < n; i++) memcpy((char *)data + (size_t)i * es, val, es);
     }
 }
 
@@ -179,7 +187,8 @@ GS__FN void gs__ip_fill(void *data, size_t es, int64_t n, const void *val) {
 GS__FN int64_t gs__ip_get_index(const gs__buf *b, int64_t i) {
     if (b->shape.dtype == GS_U32) return (int64_t)((const uint32_t *)b->data)[i];
     if (b->shape.dtype == GS_S32) return (int64_t)((const int32_t *)b->data)[i];
-    return 0;
+    if (b->shape.dtype == GS_U64 && gs__ld_i(GS_U64, b->data, i) > (uint64_t)INT64_MAX) return INT64_MAX;
+    return (int64_t)gs__ld_i(b->shape.dtype, b->data, i);
 }
 
 GS__FN int64_t gs__ip_clamp64(int64_t x, int64_t lo, int64_t hi) {
@@ -284,12 +293,261 @@ GS__FN uint8_t gs__ip_comb_p(gs_reduce_kind k, uint8_t a, uint8_t b) {
     }
 }
 
+/* ---- the generic slow path: any element type, through 64-bit integers and doubles ----
+   The types that existed first (f32, bf16, s32, u32, pred) keep their own loops; every other type goes
+   through these. Integers compute in 64 bits and wrap to their width (exact), real floats compute in double
+   and round once to their type (exact for add/subtract/multiply/divide/sqrt of f32 and narrower inputs). */
+GS__FN bool gs__ip_fast(gs_dtype t) { return t == GS_F32 || t == GS_BF16 || t == GS_S32 || t == GS_U32 || t == GS_PRED; }
+
+GS__FN double gs__ip_dmax(double a, double b) {
+    if (a != a) return a;
+    if (b != b) return b;
+    if (a == b) return signbit(a) ? b : a;
+    return a > b ? a : b;
+}
+
+GS__FN double gs__ip_dmin(double a, double b) {
+    if (a != a) return a;
+    if (b != b) return b;
+    if (a == b) return signbit(a) ? a : b;
+    return a < b ? a : b;
+}
+
+GS__FN uint64_t gs__ip_upow64(uint64_t base, uint64_t e) {
+    uint64_t r = 1;
+    while (e) {
+        if (e & 1u) r *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return r;
+}
+
+/* integer binary op at the width of t (a, b already wrapped to t); false: not an integer op */
+GS__FN bool gs__ip_ibin(gs_dtype t, gs_op op, uint64_t a, uint64_t b, uint64_t *y) {
+    bool sg = gs__is_signed(t);
+    int64_t sa = (int64_t)a, sb = (int64_t)b;
+    uint64_t smin = gs__int_wrap(t, ((uint64_t)1) << (gs__dt(t)->bits - 1));
+    switch (op) {
+    case GS_OP_ADD: *y = a + b; break;
+    case GS_OP_SUBTRACT: *y = a - b; break;
+    case GS_OP_MULTIPLY: *y = a * b; break;
+    case GS_OP_DIVIDE:   /* x / 0 = -1 (all ones); INT_MIN / -1 = INT_MIN */
+        if (b == 0) *y = ~(uint64_t)0;
+        else if (sg && a == smin && sb == -1) *y = a;
+        else *y = sg ? (uint64_t)(sa / sb) : a / b;
+        break;
+    case GS_OP_REMAINDER:   /* x % 0 = x; INT_MIN % -1 = 0 */
+        if (b == 0) *y = a;
+        else if (sg && a == smin && sb == -1) *y = 0;
+        else *y = sg ? (uint64_t)(sa % sb) : a % b;
+        break;
+    case GS_OP_MAXIMUM: *y = (sg ? sa > sb : a > b) ? a : b; break;
+    case GS_OP_MINIMUM: *y = (sg ? sa < sb : a < b) ? a : b; break;
+    case GS_OP_POWER:
+        if (sg && sb < 0) *y = sa == 1 ? 1u : 0u;
+        else *y = gs__ip_upow64(a, b);
+        break;
+    case GS_OP_AND: *y = a & b; break;
+    case GS_OP_OR: *y = a | b; break;
+    case GS_OP_XOR: *y = a ^ b; break;
+    default: return false;
+    }
+    *y = gs__int_wrap(t, *y);
+    return true;
+}
+
+/* real float binary op in double; false: not a float op */
+GS__FN bool gs__ip_fbin(gs_op op, double a, double b, double *y) {
+    switch (op) {
+    case GS_OP_ADD: *y = a + b; break;
+    case GS_OP_SUBTRACT: *y = a - b; break;
+    case GS_OP_MULTIPLY: *y = a * b; break;
+    case GS_OP_DIVIDE: *y = a / b; break;
+    case GS_OP_REMAINDER: *y = fmod(a, b); break;
+    case GS_OP_MAXIMUM: *y = gs__ip_dmax(a, b); break;
+    case GS_OP_MINIMUM: *y = gs__ip_dmin(a, b); break;
+    case GS_OP_POWER: *y = pow(a, b); break;
+    default: return false;
+    }
+    return true;
+}
+
+GS__FN bool gs__ip_funary(gs_op op, double x, double *y) {
+    switch (op) {
+    case GS_OP_NEGATE: *y = -x; break;
+    case GS_OP_ABS: *y = fabs(x); break;
+    case GS_OP_EXP: *y = exp(x); break;
+    case GS_OP_LOG: *y = log(x); break;
+    case GS_OP_TANH: *y = tanh(x); break;
+    case GS_OP_LOGISTIC: *y = 1.0 / (1.0 + exp(-x)); break;
+    case GS_OP_SQRT: *y = sqrt(x); break;
+    case GS_OP_RSQRT: *y = 1.0 / sqrt(x); break;
+    case GS_OP_FLOOR: *y = floor(x); break;
+    case GS_OP_CEIL: *y = ceil(x); break;
+    case GS_OP_SIGN: *y = (x != x || x == 0.0) ? x : (x > 0.0 ? 1.0 : -1.0); break;
+    default: return false;
+    }
+    return true;
+}
+
+GS__FN bool gs__ip_iunary(gs_dtype t, gs_op op, uint64_t a, uint64_t *y) {
+    bool sg = gs__is_signed(t);
+    switch (op) {
+    case GS_OP_NEGATE: *y = 0u - a; break;
+    case GS_OP_ABS: *y = (sg && (int64_t)a < 0) ? 0u - a : a; break;
+    case GS_OP_SIGN: *y = sg ? (uint64_t)(int64_t)(((int64_t)a > 0) - ((int64_t)a < 0)) : (uint64_t)(a != 0); break;
+    case GS_OP_NOT: *y = ~a; break;
+    default: return false;
+    }
+    *y = gs__int_wrap(t, *y);
+    return true;
+}
+
+/* complex (re, im) element i of a c64/c128 buffer */
+GS__FN void gs__ip_ldc(gs_dtype t, const void *p, int64_t i, double *re, double *im) {
+    if (t == GS_C64) {
+        *re = ((const float *)p)[2 * i];
+        *im = ((const float *)p)[2 * i + 1];
+    } else {
+        *re = ((const double *)p)[2 * i];
+        *im = ((const double *)p)[2 * i + 1];
+    }
+}
+
+GS__FN void gs__ip_stc(gs_dtype t, void *p, int64_t i, double re, double im) {
+    if (t == GS_C64) {
+        ((float *)p)[2 * i] = (float)re;
+        ((float *)p)[2 * i + 1] = (float)im;
+    } else {
+        ((double *)p)[2 * i] = re;
+        ((double *)p)[2 * i + 1] = im;
+    }
+}
+
+GS__FN bool gs__ip_cbin(gs_op op, double ar, double ai, double br, double bi, double *yr, double *yi) {
+    switch (op) {
+    case GS_OP_ADD: *yr = ar + br; *yi = ai + bi; break;
+    case GS_OP_SUBTRACT: *yr = ar - br; *yi = ai - bi; break;
+    case GS_OP_MULTIPLY: *yr = ar * br - ai * bi; *yi = ar * bi + ai * br; break;
+    case GS_OP_DIVIDE: {
+        double d = br * br + bi * bi;
+        *yr = (ar * br + ai * bi) / d;
+        *yi = (ai * br - ar * bi) / d;
+        break;
+    }
+    default: return false;
+    }
+    return true;
+}
+
+/* y[iy] = a[ia] op b[ib] for any element type (compute format); false: op not defined on t */
+GS__FN bool gs__ip_gbin(gs_dtype t, gs_op op, const void *a, int64_t ia, const void *b, int64_t ib, void *y, int64_t iy) {
+    if (gs__is_float(t)) {
+        double r;
+        if (!gs__ip_fbin(op, gs__ld_f(t, a, ia), gs__ld_f(t, b, ib), &r)) return false;
+        gs__st_f(t, y, iy, r);
+    } else if (gs__is_int(t) || t == GS_PRED) {
+        uint64_t r, x = gs__ld_i(t, a, ia), z = gs__ld_i(t, b, ib);
+        if (t == GS_PRED) {
+            if (op == GS_OP_AND || op == GS_OP_MINIMUM) r = x & z;
+            else if (op == GS_OP_OR || op == GS_OP_MAXIMUM) r = x | z;
+            else if (op == GS_OP_XOR) r = x ^ z;
+            else return false;
+        } else if (!gs__ip_ibin(t, op, x, z, &r)) {
+            return false;
+        }
+        gs__st_i(t, y, iy, r);
+    } else if (gs__is_complex(t)) {
+        double ar, ai, br, bi, yr, yi;
+        gs__ip_ldc(t, a, ia, &ar, &ai);
+        gs__ip_ldc(t, b, ib, &br, &bi);
+        if (!gs__ip_cbin(op, ar, ai, br, bi, &yr, &yi)) return false;
+        gs__ip_stc(t, y, iy, yr, yi);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+GS__FN bool gs__ip_gunary(gs_dtype t, gs_op op, const void *a, int64_t i, void *y) {
+    if (gs__is_float(t)) {
+        double r;
+        if (!gs__ip_funary(op, gs__ld_f(t, a, i), &r)) return false;
+        gs__st_f(t, y, i, r);
+    } else if (gs__is_int(t)) {
+        uint64_t r;
+        if (!gs__ip_iunary(t, op, gs__ld_i(t, a, i), &r)) return false;
+        gs__st_i(t, y, i, r);
+    } else if (t == GS_PRED) {
+        if (op != GS_OP_NOT) return false;
+        ((uint8_t *)y)[i] = (uint8_t)!((const uint8_t *)a)[i];
+    } else if (gs__is_complex(t)) {
+        double re, im;
+        if (op != GS_OP_NEGATE) return false;
+        gs__ip_ldc(t, a, i, &re, &im);
+        gs__ip_stc(t, y, i, -re, -im);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* Orders element ia of a against element ib of b: *lt, *eq, and whether they are unordered (a NaN). */
+GS__FN void gs__ip_gorder(gs_dtype t, gs_cmp_type ct, const void *a, int64_t ia, const void *b, int64_t ib, int *lt,
+                          int *eq, int *un) {
+    *un = 0;
+    if (gs__is_float(t)) {
+        double x = gs__ld_f(t, a, ia), z = gs__ld_f(t, b, ib);
+        if (ct == GS_CMP_TYPE_TOTALORDER) {   /* order the bit patterns of the (exactly widened) doubles */
+            uint64_t ux, uz;
+            memcpy(&ux, &x, 8);
+            memcpy(&uz, &z, 8);
+            ux = (ux >> 63) ? ~ux : (ux | ((uint64_t)1 << 63));
+            uz = (uz >> 63) ? ~uz : (uz | ((uint64_t)1 << 63));
+            *lt = ux < uz;
+            *eq = ux == uz;
+        } else {
+            *lt = x < z;
+            *eq = x == z;
+            *un = x != x || z != z;
+        }
+    } else if (gs__is_complex(t)) {
+        double ar, ai, br, bi;
+        gs__ip_ldc(t, a, ia, &ar, &ai);
+        gs__ip_ldc(t, b, ib, &br, &bi);
+        *lt = 0;
+        *eq = ar == br && ai == bi;
+    } else {
+        uint64_t x = gs__ld_i(t, a, ia), z = gs__ld_i(t, b, ib);
+        int nb = gs__dt(t)->bits;
+        uint64_t mask = nb >= 64 ? ~(uint64_t)0 : (((uint64_t)1) << nb) - 1u;
+        if (ct == GS_CMP_TYPE_SIGNED) *lt = (int64_t)x < (int64_t)z;
+        else *lt = (x & mask) < (z & mask);
+        *eq = x == z;
+    }
+}
+
+/* y[iy] = y[iy] (kind) a[ia]: the combiner of reductions, scans and scatter for any element type */
+GS__FN void gs__ip_gcomb(gs_dtype t, gs_reduce_kind k, void *y, int64_t iy, const void *a, int64_t ia) {
+    static const gs_op ops[] = {GS_OP_INVALID, GS_OP_ADD, GS_OP_MULTIPLY, GS_OP_MAXIMUM, GS_OP_MINIMUM, GS_OP_AND, GS_OP_OR};
+    size_t es = gs__compute_size(t);
+    if (k == GS_REDUCE_REPLACE) {
+        memcpy((char *)y + iy * (int64_t)es, (const char *)a + ia * (int64_t)es, es);
+        return;
+    }
+    if (k <= GS_REDUCE_INVALID || k > GS_REDUCE_OR) return;
+    if (gs__is_complex(t) && (k == GS_REDUCE_MAX || k == GS_REDUCE_MIN)) return;
+    (void)gs__ip_gbin(t, ops[k], y, iy, a, ia, y, iy);
+}
+
 /* Rejects a reduction kind that does not apply to the dtype (and/or on floats, replace outside scatter). */
 GS__FN gs_result gs__ip_check_kind(gs_ctx *ctx, const gs_value *v, gs_dtype t, gs_reduce_kind k, bool allow_replace) {
     bool ok = k >= GS_REDUCE_SUM && k <= GS_REDUCE_OR;
     if (k == GS_REDUCE_REPLACE) ok = allow_replace;
-    if (ok && gs__is_float(t) && (k == GS_REDUCE_AND || k == GS_REDUCE_OR)) ok = false;
-    if (ok && t != GS_F32 && t != GS_BF16 && t != GS_S32 && t != GS_U32 && t != GS_PRED) ok = false;
+    if (ok && (gs__is_float(t) || gs__is_complex(t)) && (k == GS_REDUCE_AND || k == GS_REDUCE_OR)) ok = false;
+    if (ok && gs__is_complex(t) && (k == GS_REDUCE_MAX || k == GS_REDUCE_MIN)) ok = false;
+    if (ok && !gs__is_numeric(t) && t != GS_PRED) ok = false;
     if (!ok)
         return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: reduction '%s' is not supported on %s", gs_op_name(v->op),
                        v->name, gs_reduce_kind_name(k), gs_dtype_name(t));
@@ -415,7 +673,11 @@ GS__FN gs_result gs__ip_constant(gs_ctx *ctx, const gs_value *v, gs__buf *out) {
             break;
         }
         case GS_PRED: ((uint8_t *)out->data)[i] = (uint8_t)(*(const uint8_t *)src != 0); break;
-        default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "constant %s: bad dtype", v->name);
+        default:
+            if (!gs__is_array_dtype(out->shape.dtype))
+                return gs__err(ctx, GS_ERR_UNSUPPORTED, "constant %s: bad dtype", v->name);
+            gs__to_compute(out->shape.dtype, (char *)out->data + (size_t)i * gs__compute_size(out->shape.dtype), src, 1);
+            break;
         }
     }
     return GS_OK;
@@ -437,7 +699,10 @@ GS__FN gs_result gs__ip_iota(gs_ctx *ctx, const gs_value *v, gs__buf *out) {
         case GS_S32: ((int32_t *)out->data)[i] = (int32_t)k; break;
         case GS_U32: ((uint32_t *)out->data)[i] = (uint32_t)k; break;
         case GS_PRED: ((uint8_t *)out->data)[i] = (uint8_t)(k != 0); break;
-        default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "iota %s: bad dtype", v->name);
+        default:
+            if (!gs__is_numeric(out->shape.dtype)) return gs__err(ctx, GS_ERR_UNSUPPORTED, "iota %s: bad dtype", v->name);
+            gs__set_elem(out->shape.dtype, out->data, i, (double)k);
+            break;
         }
     }
     return GS_OK;
@@ -755,7 +1020,7 @@ GS__FN gs_result gs__ip_unary(gs_ctx *ctx, const gs_value *v, const gs__buf *x, 
     gs_op op = v->op;
     if (t != out->shape.dtype || gs__numel(&x->shape) != n)
         return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand and result shapes differ", gs_op_name(op), v->name);
-    if (gs__is_float(t)) {
+    if (gs__is_fc(t)) {
         const float *a = (const float *)x->data;
         float *y = (float *)out->data;
         if (op == GS_OP_NOT) goto unsupported;
@@ -763,7 +1028,10 @@ GS__FN gs_result gs__ip_unary(gs_ctx *ctx, const gs_value *v, const gs__buf *x, 
             for (i = 0; i < n; i++) y[i] = -a[i];
         else
             for (i = 0; i < n; i++) y[i] = gs__ip_unary_f(op, a[i]);
-        if (t == GS_BF16) gs__round_bf16(y, n);
+        gs__round_dt(t, y, n);
+    } else if (!gs__ip_fast(t)) {
+        for (i = 0; i < n; i++)
+            if (!gs__ip_gunary(t, op, x->data, i, out->data)) goto unsupported;
     } else if (t == GS_S32) {
         const int32_t *a = (const int32_t *)x->data;
         int32_t *y = (int32_t *)out->data;
@@ -865,7 +1133,7 @@ GS__FN gs_result gs__ip_binary(gs_ctx *ctx, const gs_value *v, const gs__buf *x,
     bool logical = op == GS_OP_AND || op == GS_OP_OR || op == GS_OP_XOR;
     if (t != z->shape.dtype || t != out->shape.dtype || gs__numel(&x->shape) != n || gs__numel(&z->shape) != n)
         return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand and result shapes differ", gs_op_name(op), v->name);
-    if (gs__is_float(t)) {
+    if (gs__is_fc(t)) {
         const float *a = (const float *)x->data, *b = (const float *)z->data;
         float *y = (float *)out->data;
         if (logical) goto unsupported;
@@ -879,7 +1147,10 @@ GS__FN gs_result gs__ip_binary(gs_ctx *ctx, const gs_value *v, const gs__buf *x,
         case GS_OP_MINIMUM: for (i = 0; i < n; i++) y[i] = gs__ip_fmin(a[i], b[i]); break;
         default: for (i = 0; i < n; i++) y[i] = gs__ip_binary_f(op, a[i], b[i]); break;
         }
-        if (t == GS_BF16) gs__round_bf16(y, n);
+        gs__round_dt(t, y, n);
+    } else if (!gs__ip_fast(t)) {
+        for (i = 0; i < n; i++)
+            if (!gs__ip_gbin(t, op, x->data, i, z->data, i, out->data, i)) goto unsupported;
     } else if (t == GS_S32) {
         const int32_t *a = (const int32_t *)x->data, *b = (const int32_t *)z->data;
         int32_t *y = (int32_t *)out->data;
@@ -944,7 +1215,7 @@ GS__FN gs_result gs__ip_compare(gs_ctx *ctx, const gs_value *v, const gs__buf *x
         default: for (i = 0; i < n; i++) y[i] = (uint8_t)(A[i] >= B[i]); break;                               \
         }                                                                                                     \
     } while (0)
-    if ((t == GS_F32 || t == GS_BF16) && v->cmp_type != GS_CMP_TYPE_TOTALORDER) {
+    if (gs__is_fc(t) && v->cmp_type != GS_CMP_TYPE_TOTALORDER) {
         GS__CMP_LOOPS(float);
         return GS_OK;
     }
@@ -985,7 +1256,15 @@ GS__FN gs_result gs__ip_compare(gs_ctx *ctx, const gs_value *v, const gs__buf *x
             y[i] = gs__ip_cmp_result(c, a < b, a == b, 0);
             break;
         }
-        default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "compare %s: bad dtype", v->name);
+        default: {
+            int lt, eq, un;
+            if (!gs__is_numeric(t) || (gs__is_complex(t) && c != GS_CMP_EQ && c != GS_CMP_NE))
+                return gs__err(ctx, GS_ERR_UNSUPPORTED, "compare %s: this direction is not supported on %s", v->name,
+                               gs_dtype_name(t));
+            gs__ip_gorder(t, v->cmp_type, x->data, i, z->data, i, &lt, &eq, &un);
+            y[i] = gs__ip_cmp_result(c, lt, eq, un);
+            break;
+        }
         }
     }
     return GS_OK;
@@ -1002,10 +1281,14 @@ GS__FN gs_result gs__ip_select(gs_ctx *ctx, const gs_value *v, const gs__buf *p,
         const uint32_t *A = (const uint32_t *)a->data, *B = (const uint32_t *)b->data;
         uint32_t *Y = (uint32_t *)out->data;
         for (i = 0; i < n; i++) Y[i] = pp[np == 1 ? 0 : i] ? A[i] : B[i];
-    } else {
+    } else if (gs__compute_size(out->shape.dtype) == 1) {
         const uint8_t *A = (const uint8_t *)a->data, *B = (const uint8_t *)b->data;
         uint8_t *Y = (uint8_t *)out->data;
         for (i = 0; i < n; i++) Y[i] = pp[np == 1 ? 0 : i] ? A[i] : B[i];
+    } else {
+        size_t es = gs__compute_size(out->shape.dtype);
+        for (i = 0; i < n; i++)
+            memcpy((char *)out->data + (size_t)i * es, (const char *)(pp[np == 1 ? 0 : i] ? a : b)->data + (size_t)i * es, es);
     }
     return GS_OK;
 }
@@ -1046,7 +1329,62 @@ GS__FN gs_result gs__ip_clamp(gs_ctx *ctx, const gs_value *v, const gs__buf *lo,
             ((uint8_t *)out->data)[i] = e;
             break;
         }
-        default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "clamp %s: bad dtype", v->name);
+        default:
+            if (!gs__is_numeric(t) || gs__is_complex(t) ||
+                !gs__ip_gbin(t, GS_OP_MAXIMUM, x->data, i, lo->data, il, out->data, i) ||
+                !gs__ip_gbin(t, GS_OP_MINIMUM, out->data, i, hi->data, ih, out->data, i))
+                return gs__err(ctx, GS_ERR_UNSUPPORTED, "clamp %s: not supported on %s", v->name, gs_dtype_name(t));
+            break;
+        }
+    }
+    return GS_OK;
+}
+
+/* |v| as a double that rounds to any format of at most 51 significant bits exactly as v itself would: the
+   bits shifted out are ORed into the lowest kept bit (sticky), so no tie is made or lost. */
+GS__FN double gs__ip_u64_sticky(uint64_t v) {
+    int k = 0;
+    while ((v >> k) >= ((uint64_t)1 << 53)) k++;
+    if (k == 0) return (double)v;
+    return ldexp((double)((v >> k) | ((v & ((((uint64_t)1) << k) - 1u)) != 0)), k);
+}
+
+/* An integer of type t (as 64 bits) converted to real float type to, rounded once. */
+GS__FN void gs__ip_int_to_float(gs_dtype t, uint64_t x, gs_dtype to, void *y, int64_t i) {
+    bool neg = gs__is_signed(t) && (int64_t)x < 0;
+    uint64_t mag = neg ? 0u - x : x;
+    double d;
+    if (to == GS_F64 || to == GS_F32) {   /* C's conversions round once */
+        if (to == GS_F64) ((double *)y)[i] = neg ? (double)(int64_t)x : (double)x;
+        else ((float *)y)[i] = neg ? (float)(int64_t)x : (float)x;
+        return;
+    }
+    d = gs__ip_u64_sticky(mag);
+    gs__st_f(to, y, i, neg ? -d : d);
+}
+
+/* convert between any two element types (XLA: floats round to nearest even; float -> integer truncates,
+   saturates, NaN -> 0; integer -> integer wraps; -> pred is x != 0; real -> complex (x, 0); c64 <-> c128) */
+GS__FN gs_result gs__ip_convert_gen(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
+    int64_t i, n = gs__numel(&out->shape);
+    gs_dtype from = x->shape.dtype, to = out->shape.dtype;
+    bool fc = gs__is_complex(from), tc = gs__is_complex(to);
+    if (!gs__is_array_dtype(from) || !gs__is_array_dtype(to) || from == GS_TOKEN || to == GS_TOKEN || (fc && !tc))
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "convert %s: %s -> %s is not supported", v->name, gs_dtype_name(from),
+                       gs_dtype_name(to));
+    for (i = 0; i < n; i++) {
+        if (fc) {
+            double re, im;
+            gs__ip_ldc(from, x->data, i, &re, &im);
+            gs__ip_stc(to, out->data, i, re, im);
+        } else if (gs__is_float(from)) {
+            gs__set_elem(to, out->data, i, gs__ld_f(from, x->data, i));
+        } else {   /* integers and pred */
+            uint64_t u = gs__ld_i(from, x->data, i);
+            if (gs__is_int(to)) gs__st_i(to, out->data, i, u);
+            else if (to == GS_PRED) ((uint8_t *)out->data)[i] = (uint8_t)(u != 0);
+            else if (gs__is_float(to)) gs__ip_int_to_float(from, u, to, out->data, i);
+            else gs__ip_stc(to, out->data, i, gs__is_signed(from) ? (double)(int64_t)u : (double)u, 0.0);
         }
     }
     return GS_OK;
@@ -1056,6 +1394,7 @@ GS__FN gs_result gs__ip_convert(gs_ctx *ctx, const gs_value *v, const gs__buf *x
     int64_t i, n = gs__numel(&out->shape);
     gs_dtype from = x->shape.dtype, to = out->shape.dtype;
     if (gs__numel(&x->shape) != n) return gs__err(ctx, GS_ERR_SHAPE, "convert %s: shape mismatch", v->name);
+    if (!gs__ip_fast(from) || !gs__ip_fast(to)) return gs__ip_convert_gen(ctx, v, x, out);
     for (i = 0; i < n; i++) {
         double d = 0.0;     /* integer and pred sources, exactly */
         float f = 0.0f;
@@ -1142,12 +1481,15 @@ GS__FN gs_result gs__ip_reduce(gs_ctx *ctx, const gs_value *v, const gs__buf *x,
         for (i = 0; i < n; i++, gs__ip_odo_next(&o)) y[o.pos] = gs__ip_comb_u(kind, y[o.pos], a[i]);
         break;
     }
-    default: {
+    case GS_PRED: {
         const uint8_t *a = (const uint8_t *)x->data;
         uint8_t *y = (uint8_t *)out->data;
         for (i = 0; i < n; i++, gs__ip_odo_next(&o)) y[o.pos] = gs__ip_comb_p(kind, y[o.pos], a[i]);
         break;
     }
+    default:
+        for (i = 0; i < n; i++, gs__ip_odo_next(&o)) gs__ip_gcomb(t, kind, out->data, o.pos, x->data, i);
+        break;
     }
     return GS_OK;
 }
@@ -1209,7 +1551,18 @@ GS__FN gs_result gs__ip_argminmax(gs_ctx *ctx, const gs_value *v, const gs__buf 
                     better = is_max ? a > b : a < b;
                     break;
                 }
-                default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: bad dtype", gs_op_name(v->op), v->name);
+                default: {
+                    int lt, eq, un, gt, e2, u2;
+                    if (!gs__is_numeric(t) || gs__is_complex(t))
+                        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: bad dtype", gs_op_name(v->op), v->name);
+                    gs__ip_gorder(t, gs__is_signed(t) ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_FLOAT, x->data, p, x->data, q, &lt, &eq, &un);
+                    gs__ip_gorder(t, gs__is_signed(t) ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_FLOAT, x->data, q, x->data, p, &gt, &e2, &u2);
+                    /* NaN wins (the first one); otherwise strictly better */
+                    if (gs__ld_f(t, x->data, q) != gs__ld_f(t, x->data, q)) better = false;
+                    else if (gs__ld_f(t, x->data, p) != gs__ld_f(t, x->data, p)) better = true;
+                    else better = is_max ? gt : lt;
+                    break;
+                }
                 }
                 if (better) best = k;
             }
@@ -1261,10 +1614,19 @@ GS__FN gs_result gs__ip_cumulative(gs_ctx *ctx, const gs_value *v, const gs__buf
                     y[p] = k == 0 ? a[p] : gs__ip_comb_u(kind, y[q], a[p]);
                     break;
                 }
-                default: {
+                case GS_PRED: {
                     uint8_t *y = (uint8_t *)out->data;
                     const uint8_t *a = (const uint8_t *)x->data;
                     y[p] = k == 0 ? a[p] : gs__ip_comb_p(kind, y[q], a[p]);
+                    break;
+                }
+                default: {
+                    size_t es = gs__compute_size(t);
+                    if (k == 0) memcpy((char *)out->data + (size_t)p * es, (const char *)x->data + (size_t)p * es, es);
+                    else {
+                        memcpy((char *)out->data + (size_t)p * es, (const char *)out->data + (size_t)q * es, es);
+                        gs__ip_gcomb(t, kind, out->data, p, x->data, p);
+                    }
                     break;
                 }
                 }
@@ -1296,9 +1658,24 @@ GS__FN bool gs__ip_key_before(const gs__ip_sortkey *s, int64_t a, int64_t b) {
         uint32_t x = ((const uint32_t *)s->key->data)[pa], y = ((const uint32_t *)s->key->data)[pb];
         return s->desc ? x > y : x < y;
     }
-    default: {
+    case GS_PRED: {
         uint8_t x = ((const uint8_t *)s->key->data)[pa], y = ((const uint8_t *)s->key->data)[pb];
         return s->desc ? x > y : x < y;
+    }
+    default: {
+        gs_dtype t = s->key->shape.dtype;
+        int lt, eq, un;
+        if (gs__is_float(t)) {
+            double x = gs__ld_f(t, s->key->data, pa), y = gs__ld_f(t, s->key->data, pb);
+            bool nx = x != x, ny = y != y;
+            if (nx || ny) return s->desc ? (nx && !ny) : (!nx && ny);
+            return s->desc ? x > y : x < y;
+        }
+        if (s->desc) gs__ip_gorder(t, gs__is_signed(t) ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_UNSIGNED, s->key->data, pb,
+                                   s->key->data, pa, &lt, &eq, &un);
+        else gs__ip_gorder(t, gs__is_signed(t) ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_UNSIGNED, s->key->data, pa,
+                           s->key->data, pb, &lt, &eq, &un);
+        return lt != 0;
     }
     }
 }
@@ -1393,6 +1770,36 @@ GS__FN void *gs__ip_permuted(gs_ctx *ctx, const gs__buf *x, const int *perm, boo
     return p;
 }
 
+/* C[b] = A[b] x B[b] ([M, K] x [K, N]) for any numeric types: integers accumulate in 64 bits (wrapping, exact at
+   the result's width), real floats in double, complex in double pairs; one rounding to the result type. */
+GS__FN void gs__ip_dot_gen(gs_dtype t, gs_dtype to, int64_t B, int64_t M, int64_t N, int64_t K, const void *A,
+                           const void *Bm, void *C) {
+    int64_t bb, m, n, k;
+    for (bb = 0; bb < B; bb++)
+        for (m = 0; m < M; m++)
+            for (n = 0; n < N; n++) {
+                int64_t ia = (bb * M + m) * K, ib = bb * K * N + n, ic = (bb * M + m) * N + n;
+                if (gs__is_complex(t)) {
+                    double sr = 0.0, si = 0.0, ar, ai, br, bi;
+                    for (k = 0; k < K; k++) {
+                        gs__ip_ldc(t, A, ia + k, &ar, &ai);
+                        gs__ip_ldc(t, Bm, ib + k * N, &br, &bi);
+                        sr += ar * br - ai * bi;
+                        si += ar * bi + ai * br;
+                    }
+                    gs__ip_stc(to, C, ic, sr, si);
+                } else if (gs__is_int(to) && gs__is_int(t)) {
+                    uint64_t acc = 0;
+                    for (k = 0; k < K; k++) acc += gs__ld_i(t, A, ia + k) * gs__ld_i(t, Bm, ib + k * N);
+                    gs__st_i(to, C, ic, acc);
+                } else {
+                    double acc = 0.0;
+                    for (k = 0; k < K; k++) acc += gs__ld_f(t, A, ia + k) * gs__ld_f(t, Bm, ib + k * N);
+                    gs__set_elem(to, C, ic, acc);
+                }
+            }
+}
+
 GS__FN gs_result gs__ip_dot(gs_ctx *ctx, const gs_value *v, const gs__buf *a, const gs__buf *b, gs__buf *out) {
     const gs_dot_dims *dd = v->dot;
     int pa[GS_MAX_RANK], pb[GS_MAX_RANK];
@@ -1447,11 +1854,11 @@ GS__FN gs_result gs__ip_dot(gs_ctx *ctx, const gs_value *v, const gs__buf *a, co
         }
     }
 #undef GS__DOT_TAKE
-    if (b->shape.dtype != t || B * M * N != gs__numel(&out->shape) ||
-        (gs__is_float(t) != gs__is_float(out->shape.dtype)))
+    if (b->shape.dtype != t || B * M * N != gs__numel(&out->shape))
         return gs__err(ctx, GS_ERR_SHAPE, "dot %s: operand and result shapes do not fit", v->name);
-    if (t == GS_PRED || (!gs__is_float(t) && out->shape.dtype != t))
-        return gs__err(ctx, GS_ERR_UNSUPPORTED, "dot %s: not supported on %s", v->name, gs_dtype_name(t));
+    if (!gs__is_numeric(t) || !gs__is_numeric(out->shape.dtype) || (gs__is_complex(t) != gs__is_complex(out->shape.dtype)))
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "dot %s: %s -> %s is not supported", v->name, gs_dtype_name(t),
+                       gs_dtype_name(out->shape.dtype));
     if (B * M * N == 0) return GS_OK;
     A = gs__ip_permuted(ctx, a, pa, &oa);
     if (!A) return GS_ERR_OUT_OF_MEMORY;
@@ -1460,11 +1867,13 @@ GS__FN gs_result gs__ip_dot(gs_ctx *ctx, const gs_value *v, const gs__buf *a, co
         res = GS_ERR_OUT_OF_MEMORY;
         goto done;
     }
-    if (gs__is_float(t)) {
+    if (gs__is_fc(t) && gs__is_fc(out->shape.dtype)) {
         float *C = (float *)out->data;
         if (K == 0) memset(C, 0, (size_t)(B * M * N) * sizeof(float));
         else res = gs__k_matmul(ctx, B, M, N, K, (const float *)A, (const float *)Bm, C, 0);
-        if (res == GS_OK && out->shape.dtype == GS_BF16) gs__round_bf16(C, B * M * N);
+        if (res == GS_OK) gs__round_dt(out->shape.dtype, C, B * M * N);
+    } else if (!((t == GS_S32 || t == GS_U32) && out->shape.dtype == t)) {
+        gs__ip_dot_gen(t, out->shape.dtype, B, M, N, K, A, Bm, out->data);
     } else {
         /* exact, wrapping integer products */
         const uint32_t *IA = (const uint32_t *)A, *IB = (const uint32_t *)Bm;
@@ -1509,7 +1918,7 @@ GS__FN gs_result gs__ip_gather(gs_ctx *ctx, const gs_value *v, const gs__buf *op
     gs__ip_odo it;
     if (!gd) return gs__err(ctx, GS_ERR_SHAPE, "gather %s: no dimension numbers", v->name);
     ivd = gd->index_vector_dim;
-    if ((ix->shape.dtype != GS_S32 && ix->shape.dtype != GS_U32) || ivd < 0 || ivd > irank ||
+    if (!gs__is_int(ix->shape.dtype) || ivd < 0 || ivd > irank ||
         out->shape.dtype != op->shape.dtype)
         return gs__err(ctx, GS_ERR_SHAPE, "gather %s: bad indices", v->name);
     nvec = ivd < irank ? ix->shape.dims[ivd] : 1;
@@ -1596,11 +2005,12 @@ GS__FN void gs__ip_combine_at(gs_dtype t, gs_reduce_kind k, void *dst, int64_t d
         D[di] = gs__ip_comb_u(k, D[di], ((const uint32_t *)src)[si]);
         break;
     }
-    default: {
+    case GS_PRED: {
         uint8_t *D = (uint8_t *)dst;
         D[di] = gs__ip_comb_p(k, D[di], ((const uint8_t *)src)[si]);
         break;
     }
+    default: gs__ip_gcomb(t, k, dst, di, src, si); break;
     }
 }
 
@@ -1622,7 +2032,7 @@ GS__FN gs_result gs__ip_scatter(gs_ctx *ctx, const gs_value *v, const gs__buf *o
     res = gs__ip_check_kind(ctx, v, t, kind, true);
     if (res) return res;
     ivd = sd->index_vector_dim;
-    if ((ix->shape.dtype != GS_S32 && ix->shape.dtype != GS_U32) || ivd < 0 || ivd > irank ||
+    if (!gs__is_int(ix->shape.dtype) || ivd < 0 || ivd > irank ||
         up->shape.dtype != t || !gs_shape_equal(&op->shape, &out->shape))
         return gs__err(ctx, GS_ERR_SHAPE, "scatter %s: operand shapes do not fit", v->name);
     nvec = ivd < irank ? ix->shape.dims[ivd] : 1;
@@ -2139,7 +2549,6 @@ GS__FN gs_result gs__ip_finish(gs__ip_st *st, gs__buf *results) {
    instruction is a while holds the loop state: the current state buffers, the next state (the body's
    results) and the condition's predicate.
    ------------------------------------------------------------------------------------------------------- */
-#define GS__EV_MAX_DEPTH 129  /* frames: the entry graph and up to 128 nested loops (HLO text allows 64) */
 
 enum { GS__EV_LOOP_NONE = 0, GS__EV_LOOP_COND, GS__EV_LOOP_BODY };
 
@@ -2452,19 +2861,16 @@ GS_API gs_result gs_eval(gs_graph *g, const void *const *inputs, void *const *ou
         const gs_value *p = g->params[i];
         for (j = 0; j < gs__ip_nslots(p); j++, k++) {
             const gs_shape *sh = gs__ip_slot_shape(p, j);
-            int64_t e, n = gs__numel(sh);
+            int64_t n = gs__numel(sh);
             in[k].shape = *sh;
             in[k].data = (void *)(uintptr_t)inputs[k];
-            if (sh->dtype == GS_BF16 || sh->dtype == GS_PRED) {
-                void *d = gs__malloc(ctx, (size_t)n * gs__compute_size(sh->dtype));
+            if (gs__fmt_differs(sh->dtype)) {
+                void *d = gs__malloc(ctx, (size_t)n * gs__compute_size(sh->dtype) + 1);
                 if (!d) {
                     r = GS_ERR_OUT_OF_MEMORY;
                     goto done;
                 }
-                if (sh->dtype == GS_BF16)
-                    for (e = 0; e < n; e++) ((float *)d)[e] = gs_bf16_to_f32(((const uint16_t *)inputs[k])[e]);
-                else
-                    for (e = 0; e < n; e++) ((uint8_t *)d)[e] = (uint8_t)(((const uint8_t *)inputs[k])[e] != 0);
+                gs__to_compute(sh->dtype, d, inputs[k], n);
                 in[k].data = d;
                 owned[k] = 1;
             }
@@ -2478,12 +2884,7 @@ GS_API gs_result gs_eval(gs_graph *g, const void *const *inputs, void *const *ou
     if (r) goto done;
     /* compute -> storage */
     for (k = 0; k < n_out; k++) {
-        int64_t e, n = gs__numel(&res[k].shape);
-        if (res[k].shape.dtype == GS_BF16) {
-            for (e = 0; e < n; e++) ((uint16_t *)outputs[k])[e] = gs_f32_to_bf16(((const float *)res[k].data)[e]);
-        } else if (n > 0) {
-            memcpy(outputs[k], res[k].data, (size_t)n * gs_dtype_size(res[k].shape.dtype));
-        }
+        gs__to_storage(res[k].shape.dtype, outputs[k], res[k].data, gs__numel(&res[k].shape));
         gs__free(ctx, res[k].data);
     }
 done:

@@ -86,9 +86,6 @@ GS__FN void gs__strides(const gs_shape *s, int64_t *strides) {
     }
 }
 
-GS__FN bool gs__is_float(gs_dtype t) { return t == GS_F32 || t == GS_BF16; }
-GS__FN bool gs__is_int(gs_dtype t) { return t == GS_S32 || t == GS_U32; }
-GS__FN bool gs__is_array_dtype(gs_dtype t) { return t >= GS_F32 && t <= GS_PRED; }
 
 /* "f32[4,8]" into buf */
 GS__FN const char *gs__shape_str(const gs_shape *s, char *buf, size_t cap) {
@@ -360,7 +357,8 @@ GS__FN gs_result gs__need_index_scalars(gs_ctx *ctx, const gs_value *v, int firs
 
 GS__FN bool gs__reduce_kind_ok(gs_reduce_kind k, gs_dtype t, bool allow_replace) {
     switch (k) {
-    case GS_REDUCE_SUM: case GS_REDUCE_PROD: case GS_REDUCE_MAX: case GS_REDUCE_MIN: return true;
+    case GS_REDUCE_SUM: case GS_REDUCE_PROD: return gs__is_numeric(t) || t == GS_PRED;
+    case GS_REDUCE_MAX: case GS_REDUCE_MIN: return (gs__is_numeric(t) && !gs__is_complex(t)) || t == GS_PRED;
     case GS_REDUCE_AND: case GS_REDUCE_OR: return t == GS_PRED || gs__is_int(t);
     case GS_REDUCE_REPLACE: return allow_replace;
     default: return false;
@@ -852,6 +850,9 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     case GS_OP_CONVERT: {
         gs_dtype to = s->dtype;
         if (!gs__is_array_dtype(to)) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid target dtype", GS__WHO);
+        if (to == GS_TOKEN || x->dtype == GS_TOKEN || (gs__is_complex(x->dtype) && !gs__is_complex(to)))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: cannot convert %s to %s%s", GS__WHO, gs_dtype_name(x->dtype), gs_dtype_name(to),
+                     gs__is_complex(x->dtype) ? " (take real or imag first)" : "");
         *s = *x;
         s->dtype = to;
         return GS_OK;
@@ -861,7 +862,9 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         *s = *x;
         return GS_OK;
     case GS_OP_NEGATE: case GS_OP_ABS: case GS_OP_SIGN:
-        if (x->dtype == GS_PRED) GS__FAIL(GS_ERR_SHAPE, "%s %s: not defined for pred", GS__WHO);
+        if (!gs__is_numeric(x->dtype)) GS__FAIL(GS_ERR_SHAPE, "%s %s: not defined for %s", GS__WHO, gs_dtype_name(x->dtype));
+        if (v->op != GS_OP_NEGATE && gs__is_complex(x->dtype))
+            GS__FAIL(GS_ERR_UNSUPPORTED, "%s %s: not supported on %s", GS__WHO, gs_dtype_name(x->dtype));
         *s = *x;
         return GS_OK;
     case GS_OP_EXP: case GS_OP_LOG: case GS_OP_TANH: case GS_OP_LOGISTIC: case GS_OP_SQRT: case GS_OP_RSQRT:
@@ -870,7 +873,7 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         *s = *x;
         return GS_OK;
     case GS_OP_NOT:
-        if (gs__is_float(x->dtype)) GS__FAIL(GS_ERR_SHAPE, "%s %s: needs a pred or integer operand", GS__WHO);
+        if (!gs__is_int(x->dtype) && x->dtype != GS_PRED) GS__FAIL(GS_ERR_SHAPE, "%s %s: needs a pred or integer operand", GS__WHO);
         *s = *x;
         return GS_OK;
     case GS_OP_ADD: case GS_OP_SUBTRACT: case GS_OP_MULTIPLY: case GS_OP_DIVIDE: case GS_OP_REMAINDER:
@@ -880,19 +883,24 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         if (!gs_shape_equal(x, y))
             GS__FAIL(GS_ERR_SHAPE, "%s %s: operand shapes differ: %s vs %s (broadcast explicitly)", GS__WHO, gs__shape_str(x, b1, sizeof b1),
                      gs__shape_str(y, b2, sizeof b2));
-        if ((v->op == GS_OP_AND || v->op == GS_OP_OR || v->op == GS_OP_XOR) && gs__is_float(x->dtype))
+        if ((v->op == GS_OP_AND || v->op == GS_OP_OR || v->op == GS_OP_XOR) && !gs__is_int(x->dtype) && x->dtype != GS_PRED)
             GS__FAIL(GS_ERR_SHAPE, "%s %s: needs pred or integer operands", GS__WHO);
+        if (x->dtype == GS_TOKEN) GS__FAIL(GS_ERR_SHAPE, "%s %s: not defined for token", GS__WHO);
+        if (gs__is_complex(x->dtype) && v->op != GS_OP_ADD && v->op != GS_OP_SUBTRACT && v->op != GS_OP_MULTIPLY &&
+            v->op != GS_OP_DIVIDE && v->op != GS_OP_COMPARE)
+            GS__FAIL(GS_ERR_UNSUPPORTED, "%s %s: not supported on %s", GS__WHO, gs_dtype_name(x->dtype));
         if (v->op != GS_OP_AND && v->op != GS_OP_OR && v->op != GS_OP_XOR && v->op != GS_OP_COMPARE &&
             v->op != GS_OP_MAXIMUM && v->op != GS_OP_MINIMUM && x->dtype == GS_PRED)
             GS__FAIL(GS_ERR_SHAPE, "%s %s: arithmetic on pred", GS__WHO);
         *s = *x;
         if (v->op == GS_OP_COMPARE) {
-            gs_cmp_type def = gs__is_float(x->dtype) ? GS_CMP_TYPE_FLOAT : x->dtype == GS_S32 ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_UNSIGNED;
+            bool fl = gs__is_float(x->dtype) || gs__is_complex(x->dtype);
+            gs_cmp_type def = fl ? GS_CMP_TYPE_FLOAT : gs__is_signed(x->dtype) ? GS_CMP_TYPE_SIGNED : GS_CMP_TYPE_UNSIGNED;
             if (v->cmp <= GS_CMP_INVALID || v->cmp >= GS_CMP_COUNT) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid direction", GS__WHO);
             if (v->cmp_type == GS_CMP_TYPE_DEFAULT) v->cmp_type = def;
             if (v->cmp_type < GS_CMP_TYPE_FLOAT || v->cmp_type >= GS_CMP_TYPE_COUNT)
                 GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid comparison type %d", GS__WHO, (int)v->cmp_type);
-            if (gs__is_float(x->dtype) != (v->cmp_type == GS_CMP_TYPE_FLOAT || v->cmp_type == GS_CMP_TYPE_TOTALORDER) ||
+            if (fl != (v->cmp_type == GS_CMP_TYPE_FLOAT || v->cmp_type == GS_CMP_TYPE_TOTALORDER) ||
                 (x->dtype == GS_PRED && v->cmp_type != GS_CMP_TYPE_UNSIGNED))
                 GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: comparison type %s does not fit %s", GS__WHO,
                          v->cmp_type == GS_CMP_TYPE_FLOAT ? "FLOAT" : v->cmp_type == GS_CMP_TYPE_TOTALORDER ? "TOTALORDER"
@@ -924,7 +932,8 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
                 GS__FAIL(GS_ERR_SHAPE, "%s %s: bound %s must be a scalar or match %s", GS__WHO, gs__shape_str(bound, b1, sizeof b1),
                          gs__shape_str(xx, b2, sizeof b2));
         }
-        if (xx->dtype == GS_PRED) GS__FAIL(GS_ERR_SHAPE, "%s %s: clamp of pred", GS__WHO);
+        if (xx->dtype == GS_PRED || !gs__is_numeric(xx->dtype) || gs__is_complex(xx->dtype))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: clamp of %s", GS__WHO, gs_dtype_name(xx->dtype));
         *s = *xx;
         return GS_OK;
     }
@@ -944,7 +953,8 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     case GS_OP_ARGMAX: case GS_OP_ARGMIN:
         if (x->rank == 0 || v->dim < 0 || v->dim >= x->rank)
             GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: dim %lld is out of range for rank %d", GS__WHO, (long long)v->dim, x->rank);
-        if (x->dtype == GS_PRED) GS__FAIL(GS_ERR_SHAPE, "%s %s: not defined for pred", GS__WHO);
+        if (!gs__is_numeric(x->dtype) || gs__is_complex(x->dtype))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: not defined for %s", GS__WHO, gs_dtype_name(x->dtype));
         s->dtype = GS_S32;
         s->rank = 0;
         for (i = 0; i < x->rank; i++)
@@ -954,7 +964,7 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         const gs_shape *y = &v->operands[1]->shape;
         const gs_dot_dims *d = v->dot;
         int64_t all_l[2 * GS_MAX_RANK], all_r[2 * GS_MAX_RANK];
-        if (x->dtype != y->dtype || x->dtype == GS_PRED)
+        if (x->dtype != y->dtype || !gs__is_numeric(x->dtype))
             GS__FAIL(GS_ERR_SHAPE, "%s %s: operands need one numeric dtype (%s vs %s)", GS__WHO, gs_dtype_name(x->dtype), gs_dtype_name(y->dtype));
         if (d->n_batch < 0 || d->n_contract < 0 || d->n_batch + d->n_contract > x->rank || d->n_batch + d->n_contract > y->rank)
             GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: %d batch + %d contracting dims do not fit ranks %d and %d", GS__WHO, d->n_batch, d->n_contract,
@@ -1283,23 +1293,12 @@ GS_API gs_value *gs_parameter_tuple(gs_graph *g, int64_t index, int n, const gs_
     return gs__finish(v);
 }
 
+/* x converted to dtype t (XLA's convert from f64: see gs__set_elem), in storage format at dst */
 GS__FN void gs__store_elem(gs_dtype t, void *dst, double x) {
-    switch (t) {
-    case GS_F32: { float f = (float)x; memcpy(dst, &f, 4); break; }
-    case GS_BF16: { uint16_t b = gs_f32_to_bf16((float)x); memcpy(dst, &b, 2); break; }
-    case GS_S32: {
-        int32_t i = x != x ? 0 : x >= 2147483647.0 ? INT32_MAX : x <= -2147483648.0 ? INT32_MIN : (int32_t)x;
-        memcpy(dst, &i, 4);
-        break;
-    }
-    case GS_U32: {
-        uint32_t u = x != x ? 0 : x >= 4294967295.0 ? UINT32_MAX : x <= 0 ? 0 : (uint32_t)x;
-        memcpy(dst, &u, 4);
-        break;
-    }
-    case GS_PRED: { uint8_t p = x != 0; memcpy(dst, &p, 1); break; }
-    default: break;
-    }
+    unsigned char one[16];
+    memset(one, 0, sizeof one);
+    gs__set_elem(t, one, 0, x);
+    gs__to_storage(t, dst, one, 1);
 }
 
 GS_API gs_value *gs_constant(gs_graph *g, gs_shape shape, const void *data) {
@@ -1329,7 +1328,7 @@ GS_API gs_value *gs_constant_splat(gs_graph *g, gs_shape shape, double value) {
     if (gs__check_shape(g->ctx, "gs_constant_splat", &shape)) return NULL;
     v->shape = shape;
     v->splat = true;
-    v->data = gs__arena_alloc(g->ctx, 8);
+    v->data = gs__arena_alloc(g->ctx, 16);
     if (!v->data) return NULL;
     gs__store_elem(shape.dtype, v->data, value);
     return gs__finish(v);
@@ -1960,29 +1959,6 @@ GS_API gs_value *gs_collective_permute(gs_graph *g, gs_value *x, int64_t n_pairs
     if (!v->pairs) return NULL;
     v->coll.channel_id = channel_id;
     return gs__finish(v);
-}
-
-GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *shape, const char *sharding) {
-    gs_value *v = gs__value_new(g, op, 1, &x);
-    if (!v) return NULL;
-    if (shape) v->shape = *shape;
-    v = gs__finish(v);
-    if (v && sharding && gs_value_set_sharding_text(v, sharding) != GS_OK) return NULL;
-    return v;
-}
-
-GS_API gs_value *gs_annotate(gs_graph *g, gs_value *x, const char *sharding_text) {
-    if (g && !g->ctx->err && x && !sharding_text) {
-        gs__err(g->ctx, GS_ERR_SHARDING, "gs_annotate: sharding text is NULL");
-        return NULL;
-    }
-    return gs__custom(g, GS_OP_ANNOTATE, x, NULL, sharding_text);
-}
-GS_API gs_value *gs_to_manual(gs_graph *g, gs_value *x, gs_shape shard_shape, const char *sharding_text) {
-    return gs__custom(g, GS_OP_TO_MANUAL, x, &shard_shape, sharding_text);
-}
-GS_API gs_value *gs_to_full(gs_graph *g, gs_value *x, gs_shape full_shape, const char *sharding_text) {
-    return gs__custom(g, GS_OP_TO_FULL, x, &full_shape, sharding_text);
 }
 
 GS_API gs_value *gs_tuple(gs_graph *g, int n, gs_value *const *xs) { return gs__finish(gs__value_new(g, GS_OP_TUPLE, n, xs)); }

@@ -443,7 +443,10 @@ GS_API void gs_free_data(gs_ctx *ctx, void *data) {
        f32        (r >> 40) / 2^23 - 1      (uniform in [-1, 1), step 2^-23: 24 random bits, exact in f32)
        bf16       the f32 value above rounded to bf16 (nearest even)
        s32, u32   r >> 61                   (uniform in [0, 8))
-       pred       r >> 63                   (0 or 1) */
+       pred       r >> 63                   (0 or 1)
+   The other types: every real float the f32 value above rounded to the type (nearest even; the formats
+   without inf or NaN as their convert gives); complex (that value, (r & 0xFFFFFF) / 2^23 - 1); integers of
+   at least 4 value bits r >> 61, s2 r >> 63 and u2 r >> 62. */
 #define GS__SPLITMIX_G 0x9E3779B97F4A7C15ull
 
 GS__FN uint64_t gs__splitmix_mix(uint64_t z) {
@@ -481,7 +484,23 @@ GS_API void gs_fill_random(gs_shape shape, uint64_t seed, int64_t param_index, v
             break;
         }
         case GS_PRED: out[i] = (unsigned char)(r >> 63); break;
-        default: return;
+        default: {
+            unsigned char one[16];
+            gs_dtype t = shape.dtype;
+            memset(one, 0, sizeof one);
+            if (gs__is_float(t) || gs__is_complex(t)) {
+                gs__set_elem(t, one, 0, (double)x);
+                if (t == GS_C64) ((float *)one)[1] = (float)((double)(r & 0xFFFFFFu) / 8388608.0 - 1.0);
+                if (t == GS_C128) ((double *)one)[1] = (double)(r & 0xFFFFFFu) / 8388608.0 - 1.0;
+            } else if (gs__is_int(t)) {
+                int b = gs__dt(t)->bits - (gs__is_signed(t) ? 1 : 0);
+                gs__st_i(t, one, 0, r >> (64 - (b < 3 ? b : 3)));
+            } else {
+                return;
+            }
+            gs__to_storage(t, out + (size_t)i * gs_dtype_size(t), one, 1);
+            break;
+        }
         }
     }
 }

@@ -36,6 +36,8 @@
  *   into one message after all devices have stopped.
  */
 
+#include "gs_thread.h"
+
 #define GS__RT_SIG 8            /* enclosing while loops compared at a rendezvous (deeper ones: count only) */
 #define GS__RT_BLOCK 4096       /* elements per reduction block (stays in L1/L2 while members are added) */
 #define GS__RT_STACK ((size_t)1 << 20)   /* worker thread stack */
@@ -67,14 +69,10 @@ GS__FN size_t gs__rt_esize(gs_dtype t, int fmt) {
 /* n elements from src to dst, converting between formats (bf16: uint16 <-> float; pred: normalised to 0/1
    on the way to compute format). */
 GS__FN void gs__rt_convert(gs_dtype t, void *dst, int dfmt, const void *src, int sfmt, int64_t n) {
-    int64_t i;
-    if (t == GS_BF16 && dfmt != sfmt) {
-        if (dfmt == GS__FMT_COMPUTE)
-            for (i = 0; i < n; i++) ((float *)dst)[i] = gs_bf16_to_f32(((const uint16_t *)src)[i]);
-        else
-            for (i = 0; i < n; i++) ((uint16_t *)dst)[i] = gs_f32_to_bf16(((const float *)src)[i]);
-    } else if (t == GS_PRED && dfmt == GS__FMT_COMPUTE && sfmt == GS__FMT_STORAGE) {
-        for (i = 0; i < n; i++) ((uint8_t *)dst)[i] = (uint8_t)(((const uint8_t *)src)[i] != 0);
+    if (dfmt == GS__FMT_COMPUTE && sfmt == GS__FMT_STORAGE) {
+        gs__to_compute(t, dst, src, n);
+    } else if (dfmt == GS__FMT_STORAGE && sfmt == GS__FMT_COMPUTE) {
+        gs__to_storage(t, dst, src, n);
     } else if (n > 0) {
         memcpy(dst, src, (size_t)n * gs__rt_esize(t, dfmt));
     }
@@ -100,7 +98,22 @@ GS__FN void gs__rt_poison(gs_dtype t, void *dst, int fmt, int64_t n, bool poison
     case GS_S32: for (i = 0; i < n; i++) ((int32_t *)dst)[i] = INT32_MIN; break;
     case GS_U32: for (i = 0; i < n; i++) ((uint32_t *)dst)[i] = 0xDEADBEEFu; break;
     case GS_PRED: memset(dst, 1, (size_t)n); break;
-    default: memset(dst, 0, (size_t)n * gs__rt_esize(t, fmt)); break;
+    default:
+        for (i = 0; i < n; i++) {
+            unsigned char one[16];
+            if (gs__is_int(t)) {
+                gs__st_i(t, dst, i, 0xA5A5A5A5A5A5A5A5ull);   /* integers: the same bytes in both formats */
+            } else if (gs__is_float(t) || gs__is_complex(t)) {
+                double nan = (double)NAN;
+                if (gs__is_complex(t)) gs__ip_stc(t, one, 0, nan, nan);
+                else gs__st_f(t, one, 0, nan);
+                if (fmt == GS__FMT_STORAGE) gs__to_storage(t, (char *)dst + (size_t)i * gs_dtype_size(t), one, 1);
+                else memcpy((char *)dst + (size_t)i * gs__compute_size(t), one, gs__compute_size(t));
+            } else {
+                memset((char *)dst + (size_t)i * gs__rt_esize(t, fmt), 0, gs__rt_esize(t, fmt));
+            }
+        }
+        break;
     }
 }
 
@@ -265,8 +278,11 @@ GS__FN gs_result gs__cplan_init(gs_ctx *ctx, int64_t D, const gs_collective_spec
         if (spec->op == GS_OP_ALL_REDUCE || spec->op == GS_OP_REDUCE_SCATTER) {
             bool ok = spec->reduce >= GS_REDUCE_SUM && spec->reduce <= GS_REDUCE_OR;
             if (ok && (spec->reduce == GS_REDUCE_AND || spec->reduce == GS_REDUCE_OR) &&
-                (x->dtype == GS_F32 || x->dtype == GS_BF16))
+                (gs__is_float(x->dtype) || gs__is_complex(x->dtype)))
                 ok = false;
+            if (ok && gs__is_complex(x->dtype) && (spec->reduce == GS_REDUCE_MAX || spec->reduce == GS_REDUCE_MIN))
+                ok = false;
+            if (!gs__is_numeric(x->dtype) && x->dtype != GS_PRED) ok = false;
             if (!ok) {
                 gs__cplan_free(ctx, p);
                 return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: reduction '%s' is not defined on %s", who,
@@ -409,7 +425,12 @@ GS__FN void gs__rt_fold(gs_dtype t, gs_reduce_kind k, void *d, const void *a, co
     case GS_PRED:
         for (i = 0; i < n; i++) ((uint8_t *)d)[i] = gs__ip_comb_p(k, ((const uint8_t *)a)[i], ((const uint8_t *)b)[i]);
         break;
-    default: break;
+    default: {   /* every other type through the interpreter's generic combiner, in the same order */
+        size_t es = gs__compute_size(t);
+        if (d != a && n > 0) memcpy(d, a, (size_t)n * es);
+        for (i = 0; i < n; i++) gs__ip_gcomb(t, k, d, i, b, i);
+        break;
+    }
     }
 }
 
@@ -552,8 +573,8 @@ GS__FN void gs__rt_sum_lines(const gs__cplan *p, const int64_t *mem, const void 
 GS__FN void gs__rt_reduce_to(const gs__cplan *p, const int64_t *mem, const void *const *in, int64_t off,
                              void *const *out, const int64_t *dst, int64_t n_dst, int64_t doff, int64_t n, bool stream) {
     size_t es = gs__compute_size(p->dtype);
-    int64_t a, j;
-    uint32_t acc[GS__RT_BLOCK];   /* one block, kept in L1 while the members are added */
+    int64_t a, j, blk = GS__RT_BLOCK * 4 / (int64_t)es;   /* elements per block */
+    uint64_t acc[GS__RT_BLOCK / 2];   /* one block (GS__RT_BLOCK * 4 bytes), kept in L1 while the members are added */
 #if defined(GS__RT_HAVE_STREAM)
     /* from memory, one pass over all members; from the caches (no streaming), the block loop below is faster
        (its folds are plain vectorised loops) */
@@ -563,8 +584,8 @@ GS__FN void gs__rt_reduce_to(const gs__cplan *p, const int64_t *mem, const void 
         return;
     }
 #endif
-    for (a = 0; a < n; a += GS__RT_BLOCK) {
-        int64_t m = GS__MIN((int64_t)GS__RT_BLOCK, n - a);
+    for (a = 0; a < n; a += blk) {
+        int64_t m = GS__MIN(blk, n - a);
         /* without streaming the first destination is the accumulator (one copy less) */
         char *first = (char *)out[dst[0]] + (doff + a) * (int64_t)es, *sum = stream ? (char *)acc : first;
         gs__rt_reduce_run(p, mem, in, off + a, sum, m);
@@ -1084,7 +1105,7 @@ GS__FN gs_result gs__rt_dev_begin(gs_runtime *rt, gs__dev *dev) {
         }
         dev->params[k].shape = *s;
         dev->params[k].data = (void *)(uintptr_t)rt->st_inputs[d * rt->n_in + k];
-        if (s->dtype == GS_BF16 || s->dtype == GS_PRED) {
+        if (gs__fmt_differs(s->dtype)) {
             int64_t n = gs__numel(s);
             void *c = gs__malloc(&dev->ctx, (size_t)n * gs__compute_size(s->dtype) + 1);
             if (!c) return GS_ERR_OUT_OF_MEMORY;
@@ -1856,7 +1877,7 @@ GS_API gs_result gs_runtime_collective(gs_runtime *rt, const gs_collective_spec 
             gs__cplan_free(ctx, &p);
             return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_collective: the buffer of device %lld is NULL", (long long)d);
         }
-    convert = p.dtype == GS_BF16 || p.dtype == GS_PRED;
+    convert = gs__fmt_differs(p.dtype);
     for (d = 0; d < D; d++) {
         rt->ins[d] = in[d];
         rt->outs[d] = out[d];

@@ -21,7 +21,12 @@ GS__FN double gs__chk_get(gs_dtype t, bool storage, const void *data, int64_t i)
     case GS_S32: return ((const int32_t *)data)[i];
     case GS_U32: return ((const uint32_t *)data)[i];
     case GS_PRED: return ((const uint8_t *)data)[i] ? 1.0 : 0.0;
-    default: return 0.0;
+    default: {   /* the other types through one compute-format element (complex: the real part) */
+        unsigned char one[16];
+        if (!storage) return gs__ld_f(t, data, i);
+        gs__to_compute(t, one, (const char *)data + (size_t)i * gs_dtype_size(t), 1);
+        return gs__ld_f(t, one, 0);
+    }
     }
 }
 
@@ -30,7 +35,7 @@ GS__FN double gs__chk_get(gs_dtype t, bool storage, const void *data, int64_t i)
    or an infinity). */
 GS__FN bool gs__chk_close(gs_dtype t, double got, double want, double rtol, double atol, double *err) {
     *err = 0.0;
-    if (t != GS_F32 && t != GS_BF16) {
+    if (!gs__is_float(t)) {
         *err = fabs(got - want);
         return got == want;
     }
@@ -60,7 +65,7 @@ GS__FN void gs__chk_index_text(const gs_shape *s, int64_t i, char *buf, size_t c
 }
 
 GS__FN void gs__chk_num_text(gs_dtype t, double x, char *buf, size_t cap) {
-    if (t == GS_F32 || t == GS_BF16) snprintf(buf, cap, "%.9g", x);
+    if (gs__is_float(t)) snprintf(buf, cap, t == GS_F64 ? "%.17g" : "%.9g", x);
     else snprintf(buf, cap, "%.0f", x);
 }
 
@@ -268,19 +273,16 @@ GS__FN gs_result gs__chk_run_ref_observed(gs__chk *c, const void *const *inputs)
     memset(res, 0, sizeof(gs__buf) * (size_t)(n_res + 1));
     for (k = 0; k < c->n_in && r == GS_OK; k++) {
         const gs_shape *s = &c->in_shapes[k];
-        int64_t e, n = gs__numel(s);
+        int64_t n = gs__numel(s);
         in[k].shape = *s;
         in[k].data = (void *)(uintptr_t)inputs[k];
-        if (s->dtype == GS_BF16 || s->dtype == GS_PRED) {
+        if (gs__fmt_differs(s->dtype)) {
             void *p = gs__malloc(ctx, (size_t)n * gs__compute_size(s->dtype) + 1);
             if (!p) {
                 r = GS_ERR_OUT_OF_MEMORY;
                 break;
             }
-            if (s->dtype == GS_BF16)
-                for (e = 0; e < n; e++) ((float *)p)[e] = gs_bf16_to_f32(((const uint16_t *)inputs[k])[e]);
-            else
-                for (e = 0; e < n; e++) ((uint8_t *)p)[e] = (uint8_t)(((const uint8_t *)inputs[k])[e] != 0);
+            gs__to_compute(s->dtype, p, inputs[k], n);
             in[k].data = p;
             owned[k] = 1;
         }

@@ -782,7 +782,7 @@ static void test_text_replica_groups(void) {
 static void test_text_errors(void) {
     const gs_result P = GS_ERR_PARSE, U = GS_ERR_UNSUPPORTED;
     /* shapes */
-    check_error_at("HloModule m\nENTRY e {\n  x = f64[4] parameter(0)\n}\n", P, 3, 7, "expected a dtype (f32, bf16, s32, u32 or pred), found 'f64'");
+    check_error_at("HloModule m\nENTRY e {\n  x = f65[4] parameter(0)\n}\n", P, 3, 7, "expected an element type");
     check_error_at("HloModule m\nENTRY e {\n  x = f32[4,-1] parameter(0)\n}\n", P, 3, 13, "expected a dimension size >= 0, found '-1'");
     check_error_at("HloModule m\nENTRY e {\n  x = f32[<=4] parameter(0)\n}\n", U, 3, 11, "dynamic dimensions");
     check_error_at("HloModule m\nENTRY e {\n  x = (f32[4], (s32[])) parameter(0)\n}\n", U, 3, 16, "nested tuple");

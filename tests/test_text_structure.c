@@ -424,12 +424,12 @@ static void test_text_stats(void) {
     const char *rep = NULL;
     const char *text = "HloModule m\nENTRY e {\n  %x = f32[4]{0} parameter(0), sharding={replicated}\n"
                        "  %y = f32[4]{0} sine(f32[4]{0} %x), metadata={op_name=\"a[1]\"}\n"
-                       "  %z = s64[4]{0} convert(%y), sharding={mesh['x'=2] [{'x'}]}\n"
+                       "  %z = f99[4]{0} convert(%y), sharding={mesh['x'=2] [{'x'}]}\n"
                        "  %c = f32[4] custom-call(%x), custom_call_target=\"MoveToHost\"\n"
                        "  ROOT %d = f32[4] custom-call(%x), custom_call_target=\"my_kernel\", colour=1\n}\n";
     CHECK_EQ_INT(gs_hlo_stats(ctx, text, strlen(text), &rep), 1);
     CHECK(rep && strstr(rep, "opcodes (4): custom-call 2, convert 1, parameter 1, !sine 1\n") != NULL);
-    CHECK(rep && strstr(rep, "element types (2): f32 5, !s64 1\n") != NULL);
+    CHECK(rep && strstr(rep, "element types (2): f32 5, !f99 1\n") != NULL);
     CHECK(rep && strstr(rep, "custom-call targets (2): MoveToHost 1, !my_kernel 1\n") != NULL);
     CHECK(rep && strstr(rep, "attributes (4): custom_call_target 2, sharding 2, !colour 1, metadata 1\n") != NULL);
     CHECK(rep && strstr(rep, "sharding forms (2): !named mesh 1, replicated 1\n") != NULL);

@@ -195,17 +195,7 @@ static void format_shape(const gs_shape *s, char *buf, size_t cap) {
 }
 
 /* element i of storage-format data as a double */
-static double element(const gs_shape *s, const void *data, int64_t i) {
-    const unsigned char *p = (const unsigned char *)data;
-    switch (s->dtype) {
-    case GS_F32: { float x; memcpy(&x, p + 4 * i, 4); return x; }
-    case GS_BF16: { uint16_t b; memcpy(&b, p + 2 * i, 2); return gs_bf16_to_f32(b); }
-    case GS_S32: { int32_t x; memcpy(&x, p + 4 * i, 4); return x; }
-    case GS_U32: { uint32_t x; memcpy(&x, p + 4 * i, 4); return x; }
-    case GS_PRED: return p[i] ? 1.0 : 0.0;
-    default: return 0.0;
-    }
-}
+static double element(const gs_shape *s, const void *data, int64_t i) { return gs_dtype_get(s->dtype, data, i); }
 
 #define SUMMARY_VALUES 8
 
