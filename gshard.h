@@ -281,7 +281,8 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(TO_FULL, "custom-call", 1) \
     X(TUPLE, "tuple", -1) \
     X(GET_TUPLE_ELEMENT, "get-tuple-element", 1) \
-    X(WHILE, "while", 1)
+    X(WHILE, "while", 1) \
+    X(OPAQUE, "custom-call", -1)   /* read from HLO text, printed back as written, never evaluated */
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,
@@ -1615,7 +1616,13 @@ struct gs_value {
     int64_t n_pairs;
     int64_t *pairs;           /* COLLECTIVE_PERMUTE, 2 * n_pairs */
     gs_graph *cond, *body;    /* WHILE */
-    const char *text_attrs;   /* attributes the HLO text gave that change nothing (", metadata={...}"), printed back */
+    const char *text_attrs;   /* attributes the HLO text gave that change nothing (", metadata={...}"), printed back;
+                                 OPAQUE: every attribute but sharding, as written */
+    const char *opaque;       /* OPAQUE: the opcode as written ("custom-call", "infeed", "after-all", ...) */
+    const char *target;       /* OPAQUE custom-call: its custom_call_target (else NULL) */
+    gs_shape opaque_shape;    /* OPAQUE: the declared shape (dtype GS_TUPLE: opaque_n elements in opaque_tuple) */
+    int opaque_n;
+    const gs_shape *opaque_tuple;
 };
 
 /* ---- what gs_partition records on the SPMD program (gs_spmd.c); arena memory ---- */
@@ -3817,10 +3824,20 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     if (arity >= 0 && v->n_operands != arity)
         GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: takes %d operands, got %d", GS__WHO, arity, v->n_operands);
     /* operands are arrays except for get-tuple-element and while */
-    if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE)
+    if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_OPAQUE)
         for (i = 0; i < v->n_operands; i++)
             if (gs__need_array(ctx, v, i)) return ctx->err;
     switch (v->op) {
+    case GS_OP_OPAQUE:   /* the shape is the one written */
+        *s = v->opaque_shape;
+        if (s->dtype == GS_TUPLE) {
+            v->n_tuple = v->opaque_n;
+            v->tuple = (gs_shape *)v->opaque_tuple;
+            for (i = 0; i < v->n_tuple; i++)
+                if (gs__check_shape(ctx, v->name, &v->tuple[i])) return ctx->err;
+            return GS_OK;
+        }
+        return gs__check_shape(ctx, v->name, s);
     case GS_OP_PARAMETER:
         if (s->dtype == GS_TUPLE) {
             for (i = 0; i < v->n_tuple; i++)
@@ -5852,7 +5869,7 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
     } else if (splat) {
         gs__sb_printf(sb, "broadcast(%s.scalar), dimensions={}", v->name);
     } else {
-        gs__sb_puts(sb, gs_op_name(v->op));
+        gs__sb_puts(sb, v->op == GS_OP_OPAQUE && v->opaque ? v->opaque : gs_op_name(v->op));
         gs__sb_put(sb, "(", 1);
         if (v->op == GS_OP_PARAMETER) {
             gs__sb_printf(sb, "%lld", (long long)v->index);
@@ -6488,7 +6505,14 @@ GS__FN bool gs__parse_attrs(gs__parser *P, gs__cur *c, int *first, int *count) {
     X("call", gs__bl_call) \
     X("bitcast", gs__bl_bitcast) \
     X("opt-barrier", gs__bl_identity) \
-    X("conditional", gs__bl_conditional)
+    X("conditional", gs__bl_conditional) \
+    X("after-all", gs__bl_opaque) \
+    X("infeed", gs__bl_opaque) \
+    X("outfeed", gs__bl_opaque) \
+    X("send", gs__bl_opaque) \
+    X("send-done", gs__bl_opaque) \
+    X("recv", gs__bl_opaque) \
+    X("recv-done", gs__bl_opaque)
 
 GS__FN int gs__hlo_lowered_opcode(const char *name) {
     static const char *const names[] = {
@@ -8009,6 +8033,48 @@ GS__FN bool gs__bi_index(gs__bi *b) {
 }
 
 /* collectives, custom-calls, tuples and while */
+/* An op gshard.h reads and prints but cannot run: a custom-call whose target has no public meaning here
+   (any target not listed in docs/hlo_text.md), after-all, infeed, outfeed, send, recv and their -done
+   forms. It keeps the declared shape and every attribute as written; evaluation refuses it by name, the
+   partitioner computes it replicated with a warning, propagation gives it nothing. */
+GS__FN bool gs__bl_opaque(gs__bi *b) {
+    gs__parser *P = b->P;
+    static const char *const calls[] = {"to_apply", "called_computations", "calls"};
+    gs_value *v;
+    int i;
+    char target[256];
+    bool cc = strcmp(b->in->opcode, "custom-call") == 0;
+    for (i = 0; i < GS__COUNTOF(calls); i++) {
+        gs__pattr *a = gs__attr(P, b->in, calls[i]);
+        if (a) return gs__perr(P, &a->at, GS_ERR_UNSUPPORTED, "%s '%s' calls a computation (%s=): not supported for an op gshard.h cannot run",
+                               b->in->opcode, b->in->name, calls[i]);
+    }
+    if (cc && !gs__attr_word(P, gs__attr(P, b->in, "custom_call_target"), target, sizeof target)) return false;
+    if (b->in->shape_omitted && strcmp(b->in->opcode, "after-all") != 0)
+        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "%s '%s' needs its shape written (it is not inferred)", b->in->opcode,
+                        b->in->name);
+    P->ctx->next_name = NULL;
+    v = gs__value_new(b->g, GS_OP_OPAQUE, b->n, b->xs);
+    if (!v) return false;
+    v->opaque = b->in->opcode;
+    v->target = cc ? gs__pstr(P, target, strlen(target)) : NULL;
+    if (b->in->shape_omitted) {
+        memset(&v->opaque_shape, 0, sizeof v->opaque_shape);
+        v->opaque_shape.dtype = GS_TOKEN;
+    } else if (b->in->type.tuple) {
+        memset(&v->opaque_shape, 0, sizeof v->opaque_shape);
+        v->opaque_shape.dtype = GS_TUPLE;
+        v->opaque_n = b->in->type.n;
+        v->opaque_tuple = (const gs_shape *)gs__arena_dup(P->ctx, P->elems + b->in->type.first,
+                                                          sizeof(gs_shape) * (size_t)(b->in->type.n ? b->in->type.n : 1));
+        if (!v->opaque_tuple) return false;
+    } else {
+        v->opaque_shape = b->in->type.s;
+    }
+    b->v = gs__finish(v);
+    return true;
+}
+
 /* custom-call targets whose result is their operand (markers for other compilers' passes; each is
    documented in docs/hlo_text.md with its source) */
 static const char *const gs__identity_targets[] = {
@@ -8116,7 +8182,7 @@ GS__FN bool gs__bi_custom(gs__bi *b, const char *target, const gs__pattr *ta) {
         b->v = gs__identity(b->g, b->x);
         return true;
     }
-    return gs__perr(b->P, &ta->val, GS_ERR_UNSUPPORTED, "custom-call target \"%s\" is not supported", target);
+    return gs__bl_opaque(b);
 }
 
 /* all-reduce, all-gather, reduce-scatter, all-to-all of one operand x */
@@ -8514,6 +8580,11 @@ GS__FN bool gs__check_attrs(gs__parser *P, const gs__pinst *in, gs_value *v, boo
     gs__sb_init(&sb, P->ctx);
     for (k = in->first_attr; k < in->first_attr + in->n_attrs; k++) {
         const gs__pattr *a = &P->attrs[k];
+        if (v->op == GS_OP_OPAQUE && keep) {   /* printed back exactly as written */
+            if (strcmp(a->name, "sharding") != 0)
+                gs__sb_printf(&sb, ", %s=%.*s", a->name, (int)(a->val.end - a->val.p), a->val.p);
+            continue;
+        }
         if (a->used || gs__in_list(a->name, gs__harmless_attrs, GS__COUNTOF(gs__harmless_attrs))) continue;
         if (gs__in_list(a->name, gs__kept_attrs, GS__COUNTOF(gs__kept_attrs))) {
             if (keep) gs__sb_printf(&sb, ", %s=%.*s", a->name, (int)(a->val.end - a->val.p), a->val.p);
@@ -8558,9 +8629,15 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
     if (!in->lowered) {
         int arity = gs_op_arity(op), least = 0;
         if (op == GS_OP_DYNAMIC_SLICE || op == GS_OP_CONCATENATE || op == GS_OP_SORT) least = 1;
-        if (op == GS_OP_ANNOTATE) {   /* custom-call: each target checks its operands */
+        if (op == GS_OP_ANNOTATE) {   /* custom-call: the sharding targets and markers take one operand */
+            static const char *const one[] = {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"};
+            bool unary = false;
+            int t;
+            for (t = 0; t < GS__COUNTOF(one); t++) unary = unary || gs__attr_is(P, in, "custom_call_target", one[t]);
+            for (t = 0; t < GS__COUNTOF(gs__identity_targets); t++)
+                unary = unary || gs__attr_is(P, in, "custom_call_target", gs__identity_targets[t]);
             arity = -1;
-            if (n != 1 && !gs__attr_is(P, in, "custom_call_target", "__cublas$gemm"))
+            if (unary && n != 1)
                 return gs__perr(P, &in->op_at, GS_ERR_PARSE, "custom-call '%s' takes 1 operand here, found %d", in->name, n);
         }
         if (op >= GS_OP_ALL_REDUCE && op <= GS_OP_ALL_TO_ALL) {   /* and their variadic forms */
@@ -11810,6 +11887,11 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
     case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE:
         return gs__ip_eval_collective(st, v);
+    case GS_OP_OPAQUE:
+        if (v->target)
+            return gs__err(ctx, GS_ERR_UNSUPPORTED, "custom-call %s: target \"%s\" is opaque to gshard.h (read and printed, never evaluated)",
+                           v->name, v->target);
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: cannot run here (read and printed only)", v->opaque ? v->opaque : "op", v->name);
     case GS_OP_WHILE:   /* the stepper runs loops (gs__ev_loop_start) */
         return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: evaluated outside the stepper", v->name);
     case GS_OP_SORT: case GS_OP_TOPK: {
@@ -19332,6 +19414,10 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
         return gs__sp_gather(sp, v, t, osh);
     case GS_OP_SCATTER:
         return gs__sp_scatter(sp, v, t, osh);
+    case GS_OP_OPAQUE:
+        gs__sp_warnf(sp, "%s: %s%s%s has no partitioning rule: computed replicated on every device", v->name,
+                     v->target ? "custom-call target \"" : v->opaque, v->target ? v->target : "", v->target ? "\"" : "");
+        return gs__sp_replicated(sp, v, "an opaque op", osh);
     default:
         return gs__sp_replicated(sp, v, "no partitioned rule", osh);
     }

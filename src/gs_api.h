@@ -212,7 +212,8 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(TO_FULL, "custom-call", 1) \
     X(TUPLE, "tuple", -1) \
     X(GET_TUPLE_ELEMENT, "get-tuple-element", 1) \
-    X(WHILE, "while", 1)
+    X(WHILE, "while", 1) \
+    X(OPAQUE, "custom-call", -1)   /* read from HLO text, printed back as written, never evaluated */
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,

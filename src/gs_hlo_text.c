@@ -641,7 +641,7 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
     } else if (splat) {
         gs__sb_printf(sb, "broadcast(%s.scalar), dimensions={}", v->name);
     } else {
-        gs__sb_puts(sb, gs_op_name(v->op));
+        gs__sb_puts(sb, v->op == GS_OP_OPAQUE && v->opaque ? v->opaque : gs_op_name(v->op));
         gs__sb_put(sb, "(", 1);
         if (v->op == GS_OP_PARAMETER) {
             gs__sb_printf(sb, "%lld", (long long)v->index);
@@ -1277,7 +1277,14 @@ GS__FN bool gs__parse_attrs(gs__parser *P, gs__cur *c, int *first, int *count) {
     X("call", gs__bl_call) \
     X("bitcast", gs__bl_bitcast) \
     X("opt-barrier", gs__bl_identity) \
-    X("conditional", gs__bl_conditional)
+    X("conditional", gs__bl_conditional) \
+    X("after-all", gs__bl_opaque) \
+    X("infeed", gs__bl_opaque) \
+    X("outfeed", gs__bl_opaque) \
+    X("send", gs__bl_opaque) \
+    X("send-done", gs__bl_opaque) \
+    X("recv", gs__bl_opaque) \
+    X("recv-done", gs__bl_opaque)
 
 GS__FN int gs__hlo_lowered_opcode(const char *name) {
     static const char *const names[] = {
@@ -2798,6 +2805,48 @@ GS__FN bool gs__bi_index(gs__bi *b) {
 }
 
 /* collectives, custom-calls, tuples and while */
+/* An op gshard.h reads and prints but cannot run: a custom-call whose target has no public meaning here
+   (any target not listed in docs/hlo_text.md), after-all, infeed, outfeed, send, recv and their -done
+   forms. It keeps the declared shape and every attribute as written; evaluation refuses it by name, the
+   partitioner computes it replicated with a warning, propagation gives it nothing. */
+GS__FN bool gs__bl_opaque(gs__bi *b) {
+    gs__parser *P = b->P;
+    static const char *const calls[] = {"to_apply", "called_computations", "calls"};
+    gs_value *v;
+    int i;
+    char target[256];
+    bool cc = strcmp(b->in->opcode, "custom-call") == 0;
+    for (i = 0; i < GS__COUNTOF(calls); i++) {
+        gs__pattr *a = gs__attr(P, b->in, calls[i]);
+        if (a) return gs__perr(P, &a->at, GS_ERR_UNSUPPORTED, "%s '%s' calls a computation (%s=): not supported for an op gshard.h cannot run",
+                               b->in->opcode, b->in->name, calls[i]);
+    }
+    if (cc && !gs__attr_word(P, gs__attr(P, b->in, "custom_call_target"), target, sizeof target)) return false;
+    if (b->in->shape_omitted && strcmp(b->in->opcode, "after-all") != 0)
+        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "%s '%s' needs its shape written (it is not inferred)", b->in->opcode,
+                        b->in->name);
+    P->ctx->next_name = NULL;
+    v = gs__value_new(b->g, GS_OP_OPAQUE, b->n, b->xs);
+    if (!v) return false;
+    v->opaque = b->in->opcode;
+    v->target = cc ? gs__pstr(P, target, strlen(target)) : NULL;
+    if (b->in->shape_omitted) {
+        memset(&v->opaque_shape, 0, sizeof v->opaque_shape);
+        v->opaque_shape.dtype = GS_TOKEN;
+    } else if (b->in->type.tuple) {
+        memset(&v->opaque_shape, 0, sizeof v->opaque_shape);
+        v->opaque_shape.dtype = GS_TUPLE;
+        v->opaque_n = b->in->type.n;
+        v->opaque_tuple = (const gs_shape *)gs__arena_dup(P->ctx, P->elems + b->in->type.first,
+                                                          sizeof(gs_shape) * (size_t)(b->in->type.n ? b->in->type.n : 1));
+        if (!v->opaque_tuple) return false;
+    } else {
+        v->opaque_shape = b->in->type.s;
+    }
+    b->v = gs__finish(v);
+    return true;
+}
+
 /* custom-call targets whose result is their operand (markers for other compilers' passes; each is
    documented in docs/hlo_text.md with its source) */
 static const char *const gs__identity_targets[] = {
@@ -2905,7 +2954,7 @@ GS__FN bool gs__bi_custom(gs__bi *b, const char *target, const gs__pattr *ta) {
         b->v = gs__identity(b->g, b->x);
         return true;
     }
-    return gs__perr(b->P, &ta->val, GS_ERR_UNSUPPORTED, "custom-call target \"%s\" is not supported", target);
+    return gs__bl_opaque(b);
 }
 
 /* all-reduce, all-gather, reduce-scatter, all-to-all of one operand x */
@@ -3303,6 +3352,11 @@ GS__FN bool gs__check_attrs(gs__parser *P, const gs__pinst *in, gs_value *v, boo
     gs__sb_init(&sb, P->ctx);
     for (k = in->first_attr; k < in->first_attr + in->n_attrs; k++) {
         const gs__pattr *a = &P->attrs[k];
+        if (v->op == GS_OP_OPAQUE && keep) {   /* printed back exactly as written */
+            if (strcmp(a->name, "sharding") != 0)
+                gs__sb_printf(&sb, ", %s=%.*s", a->name, (int)(a->val.end - a->val.p), a->val.p);
+            continue;
+        }
         if (a->used || gs__in_list(a->name, gs__harmless_attrs, GS__COUNTOF(gs__harmless_attrs))) continue;
         if (gs__in_list(a->name, gs__kept_attrs, GS__COUNTOF(gs__kept_attrs))) {
             if (keep) gs__sb_printf(&sb, ", %s=%.*s", a->name, (int)(a->val.end - a->val.p), a->val.p);
@@ -3347,9 +3401,15 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
     if (!in->lowered) {
         int arity = gs_op_arity(op), least = 0;
         if (op == GS_OP_DYNAMIC_SLICE || op == GS_OP_CONCATENATE || op == GS_OP_SORT) least = 1;
-        if (op == GS_OP_ANNOTATE) {   /* custom-call: each target checks its operands */
+        if (op == GS_OP_ANNOTATE) {   /* custom-call: the sharding targets and markers take one operand */
+            static const char *const one[] = {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"};
+            bool unary = false;
+            int t;
+            for (t = 0; t < GS__COUNTOF(one); t++) unary = unary || gs__attr_is(P, in, "custom_call_target", one[t]);
+            for (t = 0; t < GS__COUNTOF(gs__identity_targets); t++)
+                unary = unary || gs__attr_is(P, in, "custom_call_target", gs__identity_targets[t]);
             arity = -1;
-            if (n != 1 && !gs__attr_is(P, in, "custom_call_target", "__cublas$gemm"))
+            if (unary && n != 1)
                 return gs__perr(P, &in->op_at, GS_ERR_PARSE, "custom-call '%s' takes 1 operand here, found %d", in->name, n);
         }
         if (op >= GS_OP_ALL_REDUCE && op <= GS_OP_ALL_TO_ALL) {   /* and their variadic forms */

@@ -808,6 +808,10 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
         return gs__sp_gather(sp, v, t, osh);
     case GS_OP_SCATTER:
         return gs__sp_scatter(sp, v, t, osh);
+    case GS_OP_OPAQUE:
+        gs__sp_warnf(sp, "%s: %s%s%s has no partitioning rule: computed replicated on every device", v->name,
+                     v->target ? "custom-call target \"" : v->opaque, v->target ? v->target : "", v->target ? "\"" : "");
+        return gs__sp_replicated(sp, v, "an opaque op", osh);
     default:
         return gs__sp_replicated(sp, v, "no partitioned rule", osh);
     }

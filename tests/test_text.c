@@ -869,8 +869,8 @@ static void test_text_errors(void) {
                    "c {\n  p = s32[] parameter(0)\n  ROOT t = pred[] constant(true)\n}\n"
                    "b {\n  p = s32[] parameter(0)\n  ROOT w = s32[] while(p), condition=c, body=b\n}\n",
                    P, 12, 46, "computation 'b' calls itself");
-    check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT c = f32[4] custom-call(x), custom_call_target=\"MyKernel\"\n}\n",
-                   U, 4, 54, "custom-call target \"MyKernel\" is not supported");
+    check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT c = f32[4] custom-call(x, x), custom_call_target=\"Sharding\", sharding={replicated}\n}\n",
+                   P, 4, 19, "custom-call 'c' takes 1 operand here, found 2");
     check_error_at("HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT r = f32[4] rng(a, a), distribution=rng_normal\n}\n", U, 4, 43,
                    "rng_normal is not supported");
     check_error_at("HloModule m, num_partitions=0\nENTRY e {\n  x = f32[4] parameter(0)\n}\n", P, 1, 29, "num_partitions >= 1");

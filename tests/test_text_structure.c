@@ -282,8 +282,6 @@ static void test_text_custom_calls(void) {
              "backend_config={\"dot_dimension_numbers\":{\"lhs_contracting_dimensions\":[\"1\"],\"rhs_contracting_dimensions\":[\"0\"],"
              "\"lhs_batch_dimensions\":[],\"rhs_batch_dimensions\":[]},\"epilogue\":\"RELU\"}\n}\n",
              GS_ERR_UNSUPPORTED, 4, 91, "__cublas$gemm epilogue RELU is not supported");
-    st_error("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT c = f32[4] custom-call(x), custom_call_target=\"te_fused_attn\"\n}\n",
-             GS_ERR_UNSUPPORTED, 4, 54, "custom-call target \"te_fused_attn\" is not supported");
 }
 
 /* ---- XLA's TopK custom-call: (values, indices) along the last dim, comparator GT or LT ---- */
@@ -316,6 +314,46 @@ static void test_text_topk_custom_call(void) {
         for (i = 0; i < 2; i++) CHECK_EQ_INT(top[i], want_top[i]);
     }
     gs_ctx_destroy(ctx);
+}
+
+/* ---- opaque ops: custom-calls without a public meaning, after-all, infeed, outfeed ---- */
+static void test_text_opaque(void) {
+    const char *src = "HloModule m, num_partitions=2\n\nENTRY e {\n"
+                      "  x = f32[8,4] parameter(0), sharding={devices=[2,1]<=[2]}\n"
+                      "  tok = token[] after-all()\n"
+                      "  inf = (f32[4], token[]) infeed(tok), infeed_config=\"abc\"\n"
+                      "  o = token[] outfeed(x, tok), outfeed_shape=f32[8,4]{1,0}, outfeed_config=\"\"\n"
+                      "  c = (f32[8,4], f32[8]) custom-call(x, x), custom_call_target=\"te_fused_attn\", api_version=API_VERSION_STATUS_RETURNING, backend_config={\"a\":1}\n"
+                      "  g = f32[8,4] get-tuple-element(c), index=0\n"
+                      "  ROOT r = f32[8,4] add(g, x)\n}\n";
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = st_parse(ctx, src), *spmd = NULL;
+    float x[32], out[32];
+    const void *ins[1];
+    void *outs[1];
+    int i, found = 0;
+    gs_partition_desc pd;
+    if (g) {
+        const char *text = st_roundtrip(g);
+        CHECK_MSG(text && strcmp(text, src) == 0, "printed:\n%s", text ? text : "");   /* every attribute as written */
+        memset(x, 0, sizeof x);
+        ins[0] = x;
+        outs[0] = out;
+        CHECK(gs_eval(g, ins, outs) == GS_ERR_UNSUPPORTED);
+        CHECK(strstr(gs_ctx_error_msg(ctx), "target \"te_fused_attn\" is opaque") != NULL);
+        gs_ctx_clear_error(ctx);
+        memset(&pd, 0, sizeof pd);
+        pd.num_devices = 2;
+        CHECK_OK(gs_partition(g, &pd, &spmd));
+        for (i = 0; spmd && i < gs_partition_num_warnings(spmd); i++)
+            if (strstr(gs_partition_warning(spmd, i), "custom-call target \"te_fused_attn\" has no partitioning rule")) found = 1;
+        CHECK(found);
+        CHECK(spmd && strstr(gs_hlo_print(spmd), "custom_call_target=\"te_fused_attn\", api_version=") != NULL);
+    }
+    gs_ctx_destroy(ctx);
+    st_error("HloModule m\nc {\n  ROOT p = f32[] parameter(0)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n"
+             "  ROOT y = f32[4] custom-call(x), custom_call_target=\"k\", called_computations={c}\n}\n",
+             GS_ERR_UNSUPPORTED, 7, 59, "calls a computation (called_computations=)");
 }
 
 /* ---- convolution rhs_reversal: a correlation with the kernel reversed ---- */
@@ -451,6 +489,7 @@ void suite_text_structure(void) {
     RUN(test_text_all_to_all_two_dims);
     RUN(test_text_custom_calls);
     RUN(test_text_topk_custom_call);
+    RUN(test_text_opaque);
     RUN(test_text_rhs_reversal);
     RUN(test_text_shapes_omitted);
     RUN(test_text_attributes);
