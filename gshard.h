@@ -8239,6 +8239,7 @@ GS__FN bool gs__bi_collectives(gs__bi *b) {
         if (!(b->P->ctx->next_name = gs__arena_printf(b->P->ctx, "%s.%d", b->name, k))) return false;
         if (!gs__bi_collective(b, b->xs[k], &parts[k])) return false;
         if (!parts[k]) return gs__builder_failed(b->P, &b->in->at);
+        parts[k]->auto_name = true;   /* made up here: a later instruction of the text may take the name */
     }
     b->P->ctx->next_name = NULL;
     b->v = gs_tuple(b->g, b->n, parts);
@@ -8679,6 +8680,7 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         return gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
     if (op != GS_OP_PARAMETER && (!gs__free_name(P, comp->graph, v, b.name) || gs_value_set_name(v, b.name) != GS_OK))
         return gs__builder_failed(P, &in->at);
+    if (op != GS_OP_PARAMETER && comp->prefix) v->auto_name = true;   /* "<caller>.<name>" is made up too */
     if (!inlined_param && op != GS_OP_ANNOTATE && op != GS_OP_TO_MANUAL && op != GS_OP_TO_FULL &&
         (a = gs__attr(P, in, "sharding")) != NULL) {
         const char *sh = gs__pstr(P, a->val.p, (size_t)(a->val.end - a->val.p));

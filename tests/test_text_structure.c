@@ -209,6 +209,26 @@ static void test_text_variadic_collectives(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* names the parser makes up (the parts of a variadic collective, inlined instructions) give way to the
+   names of the text */
+static void test_text_made_up_names(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = st_parse(ctx, "HloModule m, num_partitions=2\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                                "  ROOT c = f32[] add(a, b)\n}\nf {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n"
+                                "ENTRY e {\n  x = f32[4] parameter(0)\n"
+                                "  ar = (f32[4], f32[4]) all-reduce(x, x), replica_groups={{0,1}}, to_apply=add\n"
+                                "  fu = f32[4] fusion(x), kind=kLoop, calls=f\n"
+                                "  ar.1 = f32[4] abs(x)\n  fu.n = f32[4] sqrt(x)\n"
+                                "  ROOT t = (f32[4], f32[4], f32[4], f32[4]) tuple(ar.1, fu.n, fu, x)\n}\n");
+    if (g) {
+        CHECK(gs_value_op(gs_graph_find(g, "ar.1")) == GS_OP_ABS);
+        CHECK(gs_value_op(gs_graph_find(g, "fu.n")) == GS_OP_SQRT);
+        CHECK(gs_value_op(gs_graph_find(g, "fu")) == GS_OP_NEGATE);
+        st_roundtrip(g);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* ---- the printer's all-to-all with split != concat, run on 2 devices against the definition ---- */
 static void test_text_all_to_all_two_dims(void) {
     gs_ctx *ctx = gst_ctx(), *ctx2 = gst_ctx();
@@ -486,6 +506,7 @@ void suite_text_structure(void) {
     RUN(test_text_conditional);
     RUN(test_text_bitcast_layouts);
     RUN(test_text_variadic_collectives);
+    RUN(test_text_made_up_names);
     RUN(test_text_all_to_all_two_dims);
     RUN(test_text_custom_calls);
     RUN(test_text_topk_custom_call);
