@@ -952,12 +952,83 @@ GS__FN bool gs__mesh_take(gs__shp *P, gs__mesh *m, const gs__mesh_ref *r, int *o
     return true;
 }
 
+/* device_ids=(d0, d1, ...): one id per device of the mesh (heap array), or NULL with the error set */
+GS__FN int64_t *gs__shp_mesh_ids(gs__shp *P, int64_t total) {
+    int64_t *ids, n_ids = 0;
+    if (!gs__shp_ch(P, '=') || !gs__shp_ch(P, '(')) {
+        gs__shp_fail(P, "expected device_ids=(...)");
+        return NULL;
+    }
+    ids = (int64_t *)gs__malloc(P->ctx, sizeof(int64_t) * (size_t)total);
+    if (!ids) {
+        P->failed = true;
+        return NULL;
+    }
+    for (;;) {
+        int64_t d;
+        if (!gs__shp_int(P, &d) || n_ids == total || d < 0) {
+            gs__free(P->ctx, ids);
+            if (!P->failed) gs__shp_fail(P, "device_ids must list each of the mesh's devices");
+            return NULL;
+        }
+        ids[n_ids++] = d;
+        if (gs__shp_ch(P, ')')) break;
+        if (!gs__shp_ch(P, ',')) {
+            gs__free(P->ctx, ids);
+            gs__shp_fail(P, "expected ',' or ')'");
+            return NULL;
+        }
+    }
+    (void)gs__shp_ch(P, ',');
+    if (n_ids != total) {
+        gs__free(P->ctx, ids);
+        gs__shp_fail(P, "device_ids must list each of the mesh's devices");
+        return NULL;
+    }
+    return ids;
+}
+
+/* the tile assignment: dims tiles (nd of them, then the replicated size), the fine axes in `order`; ids
+   (may be NULL: the iota order) maps a mesh position to a device */
+GS__FN const gs_sharding *gs__mesh_sharding(gs__shp *P, const gs__mesh *m, int nd, int64_t *tiles, const int *order,
+                                            int n_order, int64_t total, int64_t rep_size, const int64_t *ids) {
+    gs_subgroup sub[1];
+    const gs_sharding *s;
+    int i, f;
+    sub[0] = GS_SUBGROUP_REPLICATED;
+    if (rep_size > 1) tiles[nd] = rep_size;
+    if (!ids) {
+        int perm[GS__MESH_AXES];
+        for (i = 0; i < n_order; i++) perm[i] = order[i];
+        s = gs_sharding_iota(P->ctx, nd + (rep_size > 1), tiles, m->n_fine, m->fine, perm, rep_size > 1, sub);
+    } else {
+        /* position k of the tile assignment (row-major over the fine axes in `order`) -> mesh index */
+        int64_t k, *dev = (int64_t *)gs__malloc(P->ctx, sizeof(int64_t) * (size_t)total);
+        if (!dev) {
+            P->failed = true;
+            return NULL;
+        }
+        for (k = 0; k < total; k++) {
+            int64_t rest = k, digit[GS__MESH_AXES], lin = 0;
+            for (i = n_order - 1; i >= 0; i--) {
+                digit[order[i]] = rest % m->fine[order[i]];
+                rest /= m->fine[order[i]];
+            }
+            for (f = 0; f < m->n_fine; f++) lin = lin * m->fine[f] + digit[f];
+            dev[k] = ids[lin];
+        }
+        s = gs_sharding_tiled(P->ctx, nd + (rep_size > 1), tiles, dev, rep_size > 1, sub);
+        gs__free(P->ctx, dev);
+    }
+    if (!s) P->failed = true;
+    return s;
+}
+
 GS__FN const gs_sharding *gs__shp_mesh(gs__shp *P) {
     gs__mesh m;
     gs__mesh_ref refs[GS_MAX_TILE_RANK * GS__MESH_AXES], rep[GS__MESH_AXES];
     int dim_first[GS_MAX_TILE_RANK + 1], nd = 0, nr = 0, n_refs = 0, order[GS__MESH_AXES], n_order = 0, i, f;
-    int64_t tiles[GS_MAX_TILE_RANK], total = 1, rep_size = 1, *ids = NULL, n_ids = 0;
-    gs_subgroup sub[1];
+    int64_t tiles[GS_MAX_TILE_RANK], total = 1, rep_size = 1, *ids = NULL;
     const gs_sharding *s;
     memset(&m, 0, sizeof m);
     if (!gs__shp_ch(P, '[')) {
@@ -983,38 +1054,7 @@ GS__FN const gs_sharding *gs__shp_mesh(gs__shp *P) {
         }
     }
     (void)gs__shp_ch(P, ',');
-    if (gs__shp_word(P, "device_ids")) {
-        if (!gs__shp_ch(P, '=') || !gs__shp_ch(P, '(')) {
-            gs__shp_fail(P, "expected device_ids=(...)");
-            return NULL;
-        }
-        ids = (int64_t *)gs__malloc(P->ctx, sizeof(int64_t) * (size_t)total);
-        if (!ids) {
-            P->failed = true;
-            return NULL;
-        }
-        for (;;) {
-            int64_t d;
-            if (!gs__shp_int(P, &d) || n_ids == total || d < 0) {
-                gs__free(P->ctx, ids);
-                if (!P->failed) gs__shp_fail(P, "device_ids must list each of the mesh's devices");
-                return NULL;
-            }
-            ids[n_ids++] = d;
-            if (gs__shp_ch(P, ')')) break;
-            if (!gs__shp_ch(P, ',')) {
-                gs__free(P->ctx, ids);
-                gs__shp_fail(P, "expected ',' or ')'");
-                return NULL;
-            }
-        }
-        (void)gs__shp_ch(P, ',');
-    }
-    if (ids && n_ids != total) {
-        gs__free(P->ctx, ids);
-        gs__shp_fail(P, "device_ids must list each of the mesh's devices");
-        return NULL;
-    }
+    if (gs__shp_word(P, "device_ids") && !(ids = gs__shp_mesh_ids(P, total))) return NULL;
     if (!gs__shp_ch(P, '[')) {
         gs__free(P->ctx, ids);
         gs__shp_fail(P, "expected '[' and one {axes} per dim");
@@ -1083,34 +1123,8 @@ GS__FN const gs_sharding *gs__shp_mesh(gs__shp *P) {
         gs__free(P->ctx, ids);
         return gs_sharding_replicated(P->ctx);
     }
-    sub[0] = GS_SUBGROUP_REPLICATED;
-    if (rep_size > 1) tiles[nd] = rep_size;
-    if (!ids) {
-        int perm[GS__MESH_AXES];
-        for (i = 0; i < n_order; i++) perm[i] = order[i];
-        s = gs_sharding_iota(P->ctx, nd + (rep_size > 1), tiles, m.n_fine, m.fine, perm, rep_size > 1, sub);
-    } else {
-        /* position k of the tile assignment (row-major over the fine axes in `order`) -> mesh index */
-        int64_t k, *dev = (int64_t *)gs__malloc(P->ctx, sizeof(int64_t) * (size_t)total);
-        if (!dev) {
-            gs__free(P->ctx, ids);
-            P->failed = true;
-            return NULL;
-        }
-        for (k = 0; k < total; k++) {
-            int64_t rest = k, digit[GS__MESH_AXES], lin = 0;
-            for (i = n_order - 1; i >= 0; i--) {
-                digit[order[i]] = rest % m.fine[order[i]];
-                rest /= m.fine[order[i]];
-            }
-            for (f = 0; f < m.n_fine; f++) lin = lin * m.fine[f] + digit[f];
-            dev[k] = ids[lin];
-        }
-        s = gs_sharding_tiled(P->ctx, nd + (rep_size > 1), tiles, dev, rep_size > 1, sub);
-        gs__free(P->ctx, dev);
-    }
+    s = gs__mesh_sharding(P, &m, nd, tiles, order, n_order, total, rep_size, ids);
     gs__free(P->ctx, ids);
-    if (!s) P->failed = true;
     return s;
 }
 
@@ -1149,9 +1163,7 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
     if (gs__shp_word(P, "replicated")) s = gs_sharding_replicated(P->ctx);
     else if (gs__shp_word(P, "manual")) s = gs_sharding_manual(P->ctx);
     else if (gs__shp_word(P, "unknown")) s = gs_sharding_unknown(P->ctx);
-    else if (gs__shp_word(P, "mesh")) {
-        if (!(s = gs__shp_mesh(P))) return NULL;
-    }
+    else if (gs__shp_word(P, "mesh")) s = gs__shp_mesh(P);
     else if (gs__shp_word(P, "maximal")) {
         int64_t d;
         if (!gs__shp_word(P, "device") || !gs__shp_ch(P, '=')) { gs__shp_fail(P, "expected 'device='"); return NULL; }
