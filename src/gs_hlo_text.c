@@ -86,7 +86,32 @@ GS__FN gs_op gs__hlo_reduce_op(gs_reduce_kind k) {
 
 GS__FN bool gs__hlo_uses_reducer(gs_op op) {
     return op == GS_OP_REDUCE || op == GS_OP_REDUCE_WINDOW || op == GS_OP_ALL_REDUCE ||
-           op == GS_OP_REDUCE_SCATTER || op == GS_OP_SCATTER;
+           op == GS_OP_REDUCE_SCATTER || op == GS_OP_SCATTER || (op >= GS_OP_CUMSUM && op <= GS_OP_CUMMIN);
+}
+
+/* the reduction of a scan (cumsum, cumprod, cummax, cummin) */
+GS__FN gs_reduce_kind gs__hlo_scan_kind(gs_op op) {
+    return op == GS_OP_CUMSUM ? GS_REDUCE_SUM : op == GS_OP_CUMPROD ? GS_REDUCE_PROD : op == GS_OP_CUMMAX ? GS_REDUCE_MAX
+                                                                                                      : GS_REDUCE_MIN;
+}
+
+/* the identity of a reduction over dtype t, as literal text */
+GS__FN void gs__hlo_identity_text(gs_reduce_kind k, gs_dtype t, char *buf, size_t cap) {
+    int bits = gs__is_int(t) ? atoi(gs_dtype_name(t) + 1) : 0;
+    bool hi = k == GS_REDUCE_MIN;
+    if (k == GS_REDUCE_SUM || k == GS_REDUCE_PROD) {
+        snprintf(buf, cap, "%s", t == GS_PRED ? (k == GS_REDUCE_SUM ? "false" : "true") : (k == GS_REDUCE_SUM ? "0" : "1"));
+    } else if (t == GS_PRED) {
+        snprintf(buf, cap, "%s", hi ? "true" : "false");
+    } else if (!gs__is_int(t)) {
+        snprintf(buf, cap, "%s", hi ? "inf" : "-inf");
+    } else if (gs__is_signed(t)) {
+        uint64_t m = ((uint64_t)1 << (bits - 1)) - 1;
+        if (hi) snprintf(buf, cap, "%llu", (unsigned long long)m);
+        else snprintf(buf, cap, "-%llu", (unsigned long long)m + 1);
+    } else {
+        snprintf(buf, cap, "%llu", hi ? (unsigned long long)(bits == 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1) : 0ull);
+    }
 }
 
 /* =========================================================================================================
@@ -525,13 +550,6 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
                       gs__pr_comparator(pr, v));
         break;
     case GS_OP_TOPK: gs__sb_printf(sb, ", k=%lld, largest=%s", (long long)v->dim, v->flag ? "true" : "false"); break;
-    case GS_OP_CUMSUM:
-    case GS_OP_CUMPROD:
-    case GS_OP_CUMMAX:
-    case GS_OP_CUMMIN:
-        gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->dim);
-        if (v->flag) gs__sb_puts(sb, ", reverse=true");
-        break;
     case GS_OP_RNG:
         gs__sb_printf(sb, ", distribution=rng_uniform, seed=%llu", (unsigned long long)v->seed);
         if (v->rng_full) {
@@ -622,14 +640,23 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
     int i;
     bool a2a = v->op == GS_OP_ALL_TO_ALL && v->split_dim != v->concat_dim;
     bool splat = v->op == GS_OP_CONSTANT && v->data && v->splat && v->shape.rank > 0;
+    bool scan = v->op >= GS_OP_CUMSUM && v->op <= GS_OP_CUMMIN;
     if (a2a) gs__pr_all_to_all(pr, v);
+    if (scan) {   /* XLA has no scan op: the reduce-window of the whole prefix (or suffix) */
+        char lit[32];
+        gs_shape s0 = v->shape;
+        s0.rank = 0;
+        gs__hlo_identity_text(gs__hlo_scan_kind(v->op), v->shape.dtype, lit, sizeof lit);
+        gs__pr_lhs(sb, v->name, ".init", &s0);
+        gs__sb_printf(sb, "constant(%s)%s\n", lit, v->sharding ? ", sharding={replicated}" : "");
+    }
     if (splat) {   /* XLA reads a literal for every element: a scalar constant, broadcast */
         gs_shape s0 = v->shape;
         s0.rank = 0;
         gs__pr_lhs(sb, v->name, ".scalar", &s0);
         gs__sb_puts(sb, "constant(");
         gs__pr_elem(sb, v->shape.dtype, v->data, 0);
-        gs__sb_puts(sb, ")\n");
+        gs__sb_puts(sb, v->sharding ? "), sharding={replicated}\n" : ")\n");
     }
     gs__sb_puts(sb, root ? "  ROOT " : "  ");
     gs__sb_puts(sb, v->name ? v->name : "_");
@@ -640,6 +667,16 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
         gs__sb_printf(sb, "reshape(%s.t)", v->name);
     } else if (splat) {
         gs__sb_printf(sb, "broadcast(%s.scalar), dimensions={}", v->name);
+    } else if (scan) {
+        gs_window_dim w[GS_MAX_RANK];
+        int64_t n = v->shape.dims[v->dim] > 0 ? v->shape.dims[v->dim] : 1;
+        for (i = 0; i < v->shape.rank; i++) w[i] = gs_window_default();
+        w[v->dim].size = n;
+        if (v->flag) w[v->dim].pad_hi = n - 1;
+        else w[v->dim].pad_lo = n - 1;
+        gs__sb_printf(sb, "reduce-window(%s, %s.init), window=", v->operands[0]->name, v->name);
+        gs__pr_window(sb, w, v->shape.rank);
+        gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, gs__hlo_scan_kind(v->op), v->shape.dtype));
     } else {
         gs__sb_puts(sb, v->op == GS_OP_OPAQUE && v->opaque ? v->opaque : gs_op_name(v->op));
         gs__sb_put(sb, "(", 1);
@@ -683,7 +720,8 @@ GS__FN void gs__pr_scan_called(gs__printer *pr) {
         const gs_graph *g = pr->comps[c].g;
         for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
             const gs_value *v = g->values[i];
-            if (gs__hlo_uses_reducer(v->op)) gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0));
+            if (v->op >= GS_OP_CUMSUM && v->op <= GS_OP_CUMMIN) gs__pr_reducer(pr, gs__hlo_scan_kind(v->op), gs__pr_operand_dtype(v, 0));
+            else if (gs__hlo_uses_reducer(v->op)) gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0));
             else if (v->op == GS_OP_SORT) gs__pr_comparator(pr, v);
         }
     }

@@ -476,6 +476,41 @@ static void test_text_named_mesh(void) {
     }
 }
 
+/* ---- the scans (cumsum, ...) are read as written and printed as XLA's reduce-window of the prefix ---- */
+static void test_text_scans_print_standard(void) {
+    const char *src = "HloModule m\nENTRY e {\n  x = f32[2,4] parameter(0)\n  a = f32[2,4] cumsum(x), dimensions={1}\n"
+                      "  b = f32[2,4] cummax(x), dimensions={0}, reverse=true\n  ROOT t = (f32[2,4], f32[2,4]) tuple(a, b)\n}\n";
+    gs_ctx *ctx = gst_ctx(), *ctx2 = gst_ctx();
+    gs_graph *g = st_parse(ctx, src), *g2 = NULL;
+    const char *text = g ? st_roundtrip(g) : NULL;
+    float x[8] = {1, -2, 3, 0.5f, 4, 0, -1, 2}, a1[8], b1[8], a2[8], b2[8];
+    const float want_a[8] = {1, -1, 2, 2.5f, 4, 4, 3, 5}, want_b[8] = {4, 0, 3, 2, 4, 0, -1, 2};
+    const void *ins[1];
+    void *o1[2], *o2[2];
+    int i;
+    CHECK(text && strstr(text, "  a.init = f32[] constant(0)\n  a = f32[2,4] reduce-window(x, a.init), window={size=1x4 pad=0_0x3_0}, to_apply=sum.f32\n") != NULL);
+    CHECK(text && strstr(text, "  b = f32[2,4] reduce-window(x, b.init), window={size=2x1 pad=0_1x0_0}, to_apply=max.f32\n") != NULL);
+    CHECK(text && strstr(text, "cumsum") == NULL && strstr(text, "cummax") == NULL);
+    if (text) g2 = st_parse(ctx2, text);
+    ins[0] = x;
+    o1[0] = a1;
+    o1[1] = b1;
+    o2[0] = a2;
+    o2[1] = b2;
+    if (g && g2) {
+        CHECK_OK(gs_eval(g, ins, o1));
+        CHECK_OK(gs_eval(g2, ins, o2));
+        for (i = 0; i < 8; i++) {
+            CHECK_NEAR(a1[i], want_a[i], 0);
+            CHECK_NEAR(b1[i], want_b[i], 0);
+            CHECK_NEAR(a2[i], want_a[i], 0);
+            CHECK_NEAR(b2[i], want_b[i], 0);
+        }
+    }
+    gs_ctx_destroy(ctx);
+    gs_ctx_destroy(ctx2);
+}
+
 /* ---- gs_hlo_stats: counts, '!' on what is not understood, exit codes ---- */
 static void test_text_stats(void) {
     gs_ctx *ctx = gst_ctx();
@@ -501,6 +536,7 @@ static void test_text_stats(void) {
 
 void suite_text_structure(void) {
     RUN(test_text_stats);
+    RUN(test_text_scans_print_standard);
     RUN(test_text_named_mesh);
     RUN(test_text_fusion_call);
     RUN(test_text_conditional);
