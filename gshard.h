@@ -6544,6 +6544,14 @@ GS__FN bool gs__parse_attrs(gs__parser *P, gs__cur *c, int *first, int *count) {
     X("bitcast", gs__bl_bitcast) \
     X("opt-barrier", gs__bl_identity) \
     X("conditional", gs__bl_conditional) \
+    X("all-reduce-start", gs__bl_async_start) \
+    X("all-gather-start", gs__bl_async_start) \
+    X("collective-permute-start", gs__bl_async_start) \
+    X("copy-start", gs__bl_async_start) \
+    X("all-reduce-done", gs__bl_async_done) \
+    X("all-gather-done", gs__bl_async_done) \
+    X("collective-permute-done", gs__bl_async_done) \
+    X("copy-done", gs__bl_async_done) \
     X("after-all", gs__bl_opaque) \
     X("infeed", gs__bl_opaque) \
     X("outfeed", gs__bl_opaque) \
@@ -8535,6 +8543,60 @@ GS__FN bool gs__bl_conditional(gs__bi *b) {
             sel = gs__select_tree(b->g, gs_compare(b->g, args[0], gs_scalar(b->g, GS_S32, k), GS_CMP_EQ), res[k], sel);
     }
     b->v = sel && sel->id < before ? gs__identity(b->g, sel) : sel;   /* a branch that returns its operand */
+    return true;
+}
+
+/* X-start(operands): the op X itself; when the start's shape is XLA's tuple (operands, result, u32[]
+   contexts...), that tuple, with zeros for the contexts. X-done(start): the result. The pair is the op:
+   gshard.h runs it when it is reached. */
+GS__FN bool gs__bl_async_start(gs__bi *b) {
+    static const char *const bases[] = {"all-reduce", "all-gather", "collective-permute", "copy"};
+    static const gs_op ops[] = {GS_OP_ALL_REDUCE, GS_OP_ALL_GATHER, GS_OP_COLLECTIVE_PERMUTE, GS_OP_COPY};
+    gs__parser *P = b->P;
+    gs_value *parts[64];
+    int i, k, n = 0, want = b->in->type.tuple ? b->in->type.n : 0;
+    bool ok;
+    for (i = 0; i < GS__COUNTOF(bases); i++)
+        if (strncmp(b->in->opcode, bases[i], strlen(bases[i])) == 0 && strcmp(b->in->opcode + strlen(bases[i]), "-start") == 0) break;
+    if (i == GS__COUNTOF(bases)) return gs__bi_unsupported(b);
+    if (b->n < 1 || (ops[i] != GS_OP_ALL_REDUCE && b->n != 1))
+        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "%s takes %s1 operand, found %d", b->in->opcode,
+                        ops[i] == GS_OP_ALL_REDUCE ? "at least " : "", b->n);
+    /* the all-reduce-start of several operands, or an array-shaped start: the op's own result */
+    if (ops[i] == GS_OP_ALL_REDUCE || !b->in->type.tuple) {
+        b->in->op = ops[i];
+        ok = gs__bi_family(b);
+        b->in->op = GS_OP_INVALID;
+        return ok;
+    }
+    if (want < 2 || want > 64)
+        return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "%s '%s': expected the shape (operand, result, contexts...)",
+                        b->in->opcode, b->in->name);
+    parts[n++] = b->x;
+    P->ctx->next_name = NULL;
+    b->in->op = ops[i];
+    ok = gs__bi_family(b);
+    b->in->op = GS_OP_INVALID;
+    if (!ok) return false;
+    parts[n++] = b->v;
+    for (k = n; k < want; k++) {
+        const gs_shape *e = &P->elems[b->in->type.first + k];
+        if (e->rank != 0) return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "%s '%s': a context element must be a scalar", b->in->opcode, b->in->name);
+        parts[n++] = gs_scalar(b->g, e->dtype, 0);
+    }
+    b->v = gs_tuple(b->g, n, parts);
+    return true;
+}
+
+GS__FN bool gs__bl_async_done(gs__bi *b) {
+    const gs__pinst *src;
+    if (b->n != 1) return gs__perr(b->P, &b->in->op_at, GS_ERR_PARSE, "%s takes 1 operand, found %d", b->in->opcode, b->n);
+    src = &b->P->insts[b->P->ops[b->in->first_op].inst];
+    b->P->ctx->next_name = NULL;
+    if (strcmp(src->opcode, "all-reduce-start") != 0 && src->type.tuple && b->x->shape.dtype == GS_TUPLE && b->x->n_tuple >= 2)
+        b->v = gs__identity(b->g, gs_get_tuple_element(b->g, b->x, 1));
+    else
+        b->v = gs__identity(b->g, b->x);
     return true;
 }
 

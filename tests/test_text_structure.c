@@ -229,6 +229,51 @@ static void test_text_made_up_names(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* ---- the async pairs X-start / X-done are the op X ---- */
+static void test_text_async_pairs(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = st_parse(ctx, "HloModule m, num_partitions=2\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                                "  ROOT c = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n"
+                                "  ars = f32[4] all-reduce-start(x), replica_groups={{0,1}}, to_apply=add\n"
+                                "  ard = f32[4] all-reduce-done(ars)\n"
+                                "  ags = (f32[4], f32[8]) all-gather-start(x), replica_groups={{0,1}}, dimensions={0}\n"
+                                "  agd = f32[8] all-gather-done(ags)\n"
+                                "  cps = (f32[4], f32[4], u32[], u32[]) collective-permute-start(x), source_target_pairs={{0,1},{1,0}}\n"
+                                "  cpd = f32[4] collective-permute-done(cps)\n"
+                                "  cs = (f32[4], f32[4], u32[]) copy-start(x)\n  cd = f32[4] copy-done(cs)\n"
+                                "  ROOT t = (f32[4], f32[8], f32[4], f32[4]) tuple(ard, agd, cpd, cd)\n}\n");
+    gs_runtime_desc desc;
+    gs_runtime *rt = NULL;
+    float x[2][4] = {{1, 2, 3, 4}, {10, 20, 30, 40}}, o[2][4][8];
+    const void *ins[2];
+    void *outs[8];
+    int d, i;
+    if (g) {
+        const char *text = st_roundtrip(g);
+        CHECK(text && strstr(text, "-start") == NULL && strstr(text, "-done") == NULL);
+        memset(&desc, 0, sizeof desc);
+        desc.num_devices = 2;
+        desc.mode = GS_RUNTIME_LOCKSTEP;
+        CHECK_OK(gs_runtime_create(ctx, &desc, &rt));
+        for (d = 0; d < 2; d++) {
+            ins[d] = x[d];
+            for (i = 0; i < 4; i++) outs[4 * d + i] = o[d][i];
+        }
+        if (rt) CHECK_OK(gs_runtime_run(rt, g, ins, outs));
+        for (d = 0; d < 2; d++) {
+            for (i = 0; i < 4; i++) {
+                CHECK_NEAR(o[d][0][i], x[0][i] + x[1][i], 0);     /* all-reduce */
+                CHECK_NEAR(o[d][1][i], x[0][i], 0);               /* all-gather: device 0's block first */
+                CHECK_NEAR(o[d][1][4 + i], x[1][i], 0);
+                CHECK_NEAR(o[d][2][i], x[1 - d][i], 0);           /* the other device's x */
+                CHECK_NEAR(o[d][3][i], x[d][i], 0);               /* copy */
+            }
+        }
+        gs_runtime_destroy(rt);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* ---- the printer's all-to-all with split != concat, run on 2 devices against the definition ---- */
 static void test_text_all_to_all_two_dims(void) {
     gs_ctx *ctx = gst_ctx(), *ctx2 = gst_ctx();
@@ -543,6 +588,7 @@ void suite_text_structure(void) {
     RUN(test_text_bitcast_layouts);
     RUN(test_text_variadic_collectives);
     RUN(test_text_made_up_names);
+    RUN(test_text_async_pairs);
     RUN(test_text_all_to_all_two_dims);
     RUN(test_text_custom_calls);
     RUN(test_text_topk_custom_call);
