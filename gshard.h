@@ -6544,6 +6544,7 @@ GS__FN bool gs__parse_attrs(gs__parser *P, gs__cur *c, int *first, int *count) {
     X("bitcast", gs__bl_bitcast) \
     X("opt-barrier", gs__bl_identity) \
     X("conditional", gs__bl_conditional) \
+    X("collective-broadcast", gs__bl_collective_broadcast) \
     X("all-reduce-start", gs__bl_async_start) \
     X("all-gather-start", gs__bl_async_start) \
     X("collective-permute-start", gs__bl_async_start) \
@@ -8543,6 +8544,32 @@ GS__FN bool gs__bl_conditional(gs__bi *b) {
             sel = gs__select_tree(b->g, gs_compare(b->g, args[0], gs_scalar(b->g, GS_S32, k), GS_CMP_EQ), res[k], sel);
     }
     b->v = sel && sel->id < before ? gs__identity(b->g, sel) : sel;   /* a branch that returns its operand */
+    return true;
+}
+
+/* collective-broadcast(x), replica_groups=G: every member of a group gets the operand of the group's first
+   member (XLA's root). Read as: x as a block of one along a new leading dim, all-gathered over the group,
+   and the first block kept (exact for every value). */
+GS__FN bool gs__bl_collective_broadcast(gs__bi *b) {
+    gs_collective_desc cd;
+    int64_t dims[GS_MAX_RANK], lo[GS_MAX_RANK], hi[GS_MAX_RANK], st[GS_MAX_RANK];
+    gs_value *v;
+    int i, r;
+    if (b->n != 1) return gs__perr(b->P, &b->in->op_at, GS_ERR_PARSE, "collective-broadcast takes 1 operand, found %d", b->n);
+    if (!gs__coll_desc(b->P, b->in, &cd)) return false;
+    r = b->x->shape.rank;
+    if (r + 1 > GS_MAX_RANK) return gs__perr(b->P, &b->in->op_at, GS_ERR_UNSUPPORTED, "collective-broadcast of rank GS_MAX_RANK");
+    dims[0] = 1;
+    for (i = 0; i < r; i++) dims[i + 1] = b->x->shape.dims[i];
+    b->P->ctx->next_name = NULL;
+    v = gs_all_gather(b->g, gs_reshape(b->g, b->x, r + 1, dims), 0, &cd);
+    for (i = 0; i <= r; i++) {
+        lo[i] = 0;
+        hi[i] = i == 0 ? 1 : dims[i];
+        st[i] = 1;
+    }
+    v = gs_slice(b->g, v, lo, hi, st);
+    b->v = gs_reshape(b->g, v, r, b->x->shape.dims);
     return true;
 }
 

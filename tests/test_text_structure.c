@@ -274,6 +274,38 @@ static void test_text_async_pairs(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* ---- collective-broadcast: each group's first member's operand ---- */
+static void test_text_collective_broadcast(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = st_parse(ctx, "HloModule m, num_partitions=4\nENTRY e {\n  x = f32[2] parameter(0)\n"
+                                "  ROOT b = f32[2] collective-broadcast(x), channel_id=1, replica_groups={{2,0},{1,3}}\n}\n");
+    gs_runtime_desc desc;
+    gs_runtime *rt = NULL;
+    float x[4][2] = {{0, 0.5f}, {1, 1.5f}, {2, 2.5f}, {3, 3.5f}}, o[4][2];
+    const int root[4] = {2, 1, 2, 1};
+    const void *ins[4];
+    void *outs[4];
+    int d;
+    if (g) {
+        st_roundtrip(g);
+        memset(&desc, 0, sizeof desc);
+        desc.num_devices = 4;
+        desc.mode = GS_RUNTIME_LOCKSTEP;
+        CHECK_OK(gs_runtime_create(ctx, &desc, &rt));
+        for (d = 0; d < 4; d++) {
+            ins[d] = x[d];
+            outs[d] = o[d];
+        }
+        if (rt) CHECK_OK(gs_runtime_run(rt, g, ins, outs));
+        for (d = 0; d < 4; d++) {
+            CHECK_NEAR(o[d][0], x[root[d]][0], 0);
+            CHECK_NEAR(o[d][1], x[root[d]][1], 0);
+        }
+        gs_runtime_destroy(rt);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* ---- the printer's all-to-all with split != concat, run on 2 devices against the definition ---- */
 static void test_text_all_to_all_two_dims(void) {
     gs_ctx *ctx = gst_ctx(), *ctx2 = gst_ctx();
@@ -589,6 +621,7 @@ void suite_text_structure(void) {
     RUN(test_text_variadic_collectives);
     RUN(test_text_made_up_names);
     RUN(test_text_async_pairs);
+    RUN(test_text_collective_broadcast);
     RUN(test_text_all_to_all_two_dims);
     RUN(test_text_custom_calls);
     RUN(test_text_topk_custom_call);
