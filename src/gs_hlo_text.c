@@ -915,6 +915,7 @@ typedef struct gs__parser {
     const char *module_name;
     int64_t num_partitions;
     int depth;
+    int red_k, red_n;   /* building component red_k of a variadic reduce/scatter over red_n operands (red_n 0: not) */
 } gs__parser;
 
 #define GS__HLO_MAX_NESTING 200   /* bracket nesting inside one value */
@@ -2241,12 +2242,57 @@ GS__FN void gs__analyse_reducer(gs__parser *P, gs__pcomp *comp) {
 }
 
 /* to_apply= of a reduction over elements of dtype dt */
+/* Component k of a variadic reducer over n operands: 2n scalar parameters and ROOT tuple(e_0, ..,
+   e_n-1) with e_k = op(parameter(k), parameter(n+k)) (either order; op add, multiply, maximum, minimum, and,
+   or) or e_k = parameter(n+k) (replace). Such a reducer combines every component on its own, so the
+   variadic op is n ops of one operand each. */
+GS__FN bool gs__tuple_reducer(gs__parser *P, const gs__pattr *a, const gs__pcomp *comp, gs_dtype dt, gs_reduce_kind *kind) {
+    const gs__pinst *root = &P->insts[comp->root], *e;
+    int n = P->red_n, k = P->red_k, ie, lhs, rhs, r;
+    int64_t nl = -1, nr = -1;
+    *kind = GS_REDUCE_INVALID;
+    if (root->op == GS_OP_TUPLE && root->n_ops == n && (ie = gs__quiet_operand(P, (gs__pcomp *)comp, root, k)) >= 0) {
+        e = &P->insts[ie];
+        if (gs__quiet_param(e, &nl) && nl == n + k && gs__is_scalar_type(&e->type)) {
+            *kind = GS_REDUCE_REPLACE;
+        } else {
+            lhs = gs__quiet_operand(P, (gs__pcomp *)comp, e, 0);
+            rhs = gs__quiet_operand(P, (gs__pcomp *)comp, e, 1);
+            for (r = GS_REDUCE_SUM; r <= GS_REDUCE_OR; r++)
+                if (gs__hlo_reduce_op((gs_reduce_kind)r) == e->op && e->n_ops == 2 && lhs >= 0 && rhs >= 0 &&
+                    gs__quiet_param(&P->insts[lhs], &nl) && gs__quiet_param(&P->insts[rhs], &nr) &&
+                    ((nl == k && nr == n + k) || (nl == n + k && nr == k)) && gs__is_scalar_type(&P->insts[lhs].type) &&
+                    (e->shape_omitted || gs__is_scalar_type(&e->type)))
+                    *kind = (gs_reduce_kind)r;
+        }
+    }
+    if (*kind == GS_REDUCE_INVALID)
+        return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED,
+                        "unsupported reducer computation '%s' for %d operands (expected ROOT tuple(e_0, .., e_%d), e_k = "
+                        "add/multiply/maximum/minimum/and/or of parameter(k) and parameter(%d+k), or parameter(%d+k))",
+                        comp->name, n, n - 1, n, n);
+    {   /* the component's element type */
+        gs_dtype pt = P->insts[ie].type.s.dtype;
+        if (*kind != GS_REDUCE_REPLACE) pt = P->insts[lhs].type.s.dtype;
+        if (pt != dt && !(gs__is_float(pt) && gs__is_float(dt)))
+            return gs__perr(P, &a->val, GS_ERR_PARSE, "reducer '%s' component %d works on %s, but operand %d is %s", comp->name, k,
+                            gs_dtype_name(pt), k, gs_dtype_name(dt));
+    }
+    return true;
+}
+
 GS__FN bool gs__reducer(gs__parser *P, const gs__pinst *in, gs_dtype dt, gs_reduce_kind *kind) {
     gs__pattr *a = gs__need_attr(P, in, "to_apply");
     gs__pcomp *comp;
     int ci;
     if (!a || (ci = gs__called(P, a)) < 0) return false;
     comp = &P->comps[ci];
+    if (P->red_n > 0) {
+        if (!gs__tuple_reducer(P, a, comp, dt, kind)) return false;
+        if (*kind == GS_REDUCE_REPLACE && in->op != GS_OP_SCATTER)
+            return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "reducer '%s' replaces: only valid for scatter", comp->name);
+        return true;
+    }
     if (comp->red_state == 0) gs__analyse_reducer(P, comp);
     if (comp->red_state != 1)
         return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED,
@@ -3165,6 +3211,41 @@ GS__FN bool gs__bi_family(gs__bi *b) {
     return gs__bi_unsupported(b);
 }
 
+/* reduce(x_0..x_n-1, init_0..init_n-1), reduce-window likewise, scatter(op_0..op_n-1, indices,
+   upd_0..upd_n-1) with a reducer whose components are independent (gs__tuple_reducer): one op per
+   component ("<name>.k") and their tuple */
+GS__FN bool gs__bi_variadic(gs__bi *b) {
+    gs__parser *P = b->P;
+    bool scatter = b->in->op == GS_OP_SCATTER;
+    int n = scatter ? (b->n - 1) / 2 : b->n / 2, k;
+    gs_value **parts, *args[3];
+    if ((scatter ? 2 * n + 1 : 2 * n) != b->n || n < 1)
+        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "%s takes %s, found %d operands", b->in->opcode,
+                        scatter ? "n operands, the indices and n updates" : "n operands and n initial values", b->n);
+    parts = (gs_value **)gs__arena_alloc(P->ctx, sizeof(gs_value *) * (size_t)n);
+    if (!parts) return false;
+    for (k = 0; k < n; k++) {
+        gs__bi c = *b;
+        args[0] = b->xs[k];
+        args[1] = scatter ? b->xs[n] : b->xs[n + k];
+        args[2] = scatter ? b->xs[n + 1 + k] : NULL;
+        c.xs = args;
+        c.x = args[0];
+        c.n = scatter ? 3 : 2;
+        P->red_k = k;
+        P->red_n = n;
+        if (!(P->ctx->next_name = gs__arena_printf(P->ctx, "%s.%d", b->name, k))) return false;
+        if (!gs__bi_family(&c)) return false;
+        P->red_n = 0;
+        if (!(parts[k] = c.v)) return gs__builder_failed(P, &b->in->at);
+        parts[k]->auto_name = true;   /* made up here: a later instruction of the text may take the name */
+    }
+    P->ctx->next_name = NULL;
+    b->v = gs_tuple(b->g, n, parts);
+    return true;
+}
+
+
 /* ---- opcodes lowered while parsing ---- */
 
 /* fusion(operands), kind=kLoop|kInput|kOutput|kCustom, calls=C; call(operands), to_apply=C */
@@ -3510,6 +3591,25 @@ GS__FN bool gs__check_attrs(gs__parser *P, const gs__pinst *in, gs_value *v, boo
     return true;
 }
 
+/* true if a sharding's text is the tuple form "{{...}, {...}}" */
+GS__FN bool gs__tuple_sharding_text(const char *s) {
+    while (*s == ' ') s++;
+    if (*s == '{') s++;
+    while (*s == ' ') s++;
+    return *s == '{' || *s == '}';
+}
+
+/* XLA reads one array sharding on a tuple-shaped instruction as that sharding on every element */
+GS__FN const char *gs__spread_sharding(gs__parser *P, const char *sh, int n) {
+    gs__sb sb;
+    int i;
+    gs__sb_init(&sb, P->ctx);
+    gs__sb_puts(&sb, "{");
+    for (i = 0; i < n; i++) gs__sb_printf(&sb, "%s%s", i ? ", " : "", sh);
+    gs__sb_puts(&sb, "}");
+    return gs__sb_finish(&sb, "gs_hlo_parse");
+}
+
 GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
     gs_value *v, **xs;
     gs__pattr *a;
@@ -3539,6 +3639,10 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
             arity = -1;
             if (unary && n != 1)
                 return gs__perr(P, &in->op_at, GS_ERR_PARSE, "custom-call '%s' takes 1 operand here, found %d", in->name, n);
+        }
+        if (op == GS_OP_REDUCE || op == GS_OP_REDUCE_WINDOW || op == GS_OP_SCATTER) {   /* variadic forms */
+            least = arity;
+            arity = -1;
         }
         if (op >= GS_OP_ALL_REDUCE && op <= GS_OP_ALL_TO_ALL) {   /* and their variadic forms */
             arity = -1;
@@ -3571,7 +3675,12 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
     b.ds = &in->type.s;
     if (!(b.name = gs__inst_name(P, comp, in)) || !gs__free_name(P, comp->graph, NULL, b.name)) return false;
     P->ctx->next_name = b.name; /* the builder below names its value (and its errors) as the text does */
-    if (!(in->lowered ? gs__bi_lowered(&b) : gs__bi_family(&b))) return false;
+    P->red_n = 0;
+    if (!(in->lowered ? gs__bi_lowered(&b)
+                      : ((op == GS_OP_REDUCE || op == GS_OP_REDUCE_WINDOW) && n > 2) || (op == GS_OP_SCATTER && n > 3)
+                            ? gs__bi_variadic(&b)
+                            : gs__bi_family(&b)))
+        return false;
     v = b.v;
     P->ctx->next_name = NULL; /* unused when the builder failed before making a value */
     if (!v) return gs__builder_failed(P, &in->at);
@@ -3584,6 +3693,9 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         (a = gs__attr(P, in, "sharding")) != NULL) {
         const char *sh = gs__pstr(P, a->val.p, (size_t)(a->val.end - a->val.p));
         if (!sh) return false;
+        if (v->shape.dtype == GS_TUPLE && v->n_tuple > 0 && !gs__tuple_sharding_text(sh) &&
+            !(sh = gs__spread_sharding(P, sh, v->n_tuple)))
+            return false;
         if (gs_value_set_sharding_text(v, sh) != GS_OK) return gs__builder_failed(P, &a->at);
     }
     if (!gs__check_attrs(P, in, v, !inlined_param)) return false;

@@ -209,6 +209,60 @@ static void test_text_variadic_collectives(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* ---- variadic reduce, reduce-window and scatter whose reducer combines each component on its own ---- */
+static void test_text_variadic_reduce_scatter(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = st_parse(ctx, "HloModule m\nr2 {\n  a0 = f32[] parameter(0)\n  a1 = s32[] parameter(1)\n  b0 = f32[] parameter(2)\n"
+                                "  b1 = s32[] parameter(3)\n  m = maximum(b1, a1)\n  s = add(a0, b0)\n  ROOT t = tuple(s, m)\n}\n"
+                                "sc {\n  a0 = f32[] parameter(0)\n  a1 = f32[] parameter(1)\n  b0 = f32[] parameter(2)\n"
+                                "  b1 = f32[] parameter(3)\n  mx = f32[] maximum(a1, b1)\n  ROOT t = (f32[], f32[]) tuple(b0, mx)\n}\n"
+                                "ENTRY e {\n  x = f32[2,3] parameter(0)\n  i = s32[2,3] parameter(1)\n"
+                                "  z = f32[] constant(0)\n  lo = s32[] constant(-100)\n"
+                                "  r = (f32[2], s32[2]) reduce(x, i, z, lo), dimensions={1}, to_apply=r2\n"
+                                "  w = (f32[2,2], s32[2,2]) reduce-window(x, i, z, lo), window={size=1x2}, to_apply=r2\n"
+                                "  idx = s32[1,1] constant({{1}})\n  u = f32[1,3] parameter(2)\n"
+                                "  s = (f32[2,3], f32[2,3]) scatter(x, x, idx, u, u), update_window_dims={1}, inserted_window_dims={0}, "
+                                "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=sc\n"
+                                "  r0 = f32[2] get-tuple-element(r), index=0\n  r1 = s32[2] get-tuple-element(r), index=1\n"
+                                "  w1 = s32[2,2] get-tuple-element(w), index=1\n"
+                                "  s0 = f32[2,3] get-tuple-element(s), index=0\n  s1 = f32[2,3] get-tuple-element(s), index=1\n"
+                                "  ROOT t = (f32[2], s32[2], s32[2,2], f32[2,3], f32[2,3]) tuple(r0, r1, w1, s0, s1)\n}\n");
+    float x[6] = {1, 2, 3, 4, 5, 6}, u[3] = {10, 20, 30}, r0[2], s0[6], s1[6];
+    int32_t i[6] = {5, -1, 7, 0, 9, 2}, r1[2], w1[4];
+    const float want_s0[6] = {1, 2, 3, 10, 20, 30};           /* sc: component 0 replaces */
+    const int32_t want_w1[4] = {5, 7, 9, 9};
+    const void *ins[3];
+    void *outs[5];
+    int k;
+    if (g) {
+        st_roundtrip(g);
+        ins[0] = x;
+        ins[1] = i;
+        ins[2] = u;
+        outs[0] = r0;
+        outs[1] = r1;
+        outs[2] = w1;
+        outs[3] = s0;
+        outs[4] = s1;
+        CHECK_OK(gs_eval(g, ins, outs));
+        CHECK_NEAR(r0[0], 6, 0);
+        CHECK_NEAR(r0[1], 15, 0);
+        CHECK_EQ_INT(r1[0], 7);
+        CHECK_EQ_INT(r1[1], 9);
+        for (k = 0; k < 4; k++) CHECK_EQ_INT(w1[k], want_w1[k]);
+        for (k = 0; k < 6; k++) {
+            CHECK_NEAR(s0[k], want_s0[k], 0);
+            CHECK_NEAR(s1[k], k < 3 ? x[k] : (x[k] > u[k - 3] ? x[k] : u[k - 3]), 0);   /* component 1: maximum */
+        }
+    }
+    gs_ctx_destroy(ctx);
+    st_error("HloModule m\nmm {\n  a0 = f32[] parameter(0)\n  a1 = f32[] parameter(1)\n  b0 = f32[] parameter(2)\n  b1 = f32[] parameter(3)\n"
+             "  s = f32[] add(a0, b1)\n  t = f32[] add(a1, b0)\n  ROOT r = (f32[], f32[]) tuple(s, t)\n}\n"
+             "ENTRY e {\n  x = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
+             "  ROOT r = (f32[], f32[]) reduce(x, x, z, z), dimensions={0}, to_apply=mm\n}\n",
+             GS_ERR_UNSUPPORTED, 14, 72, "unsupported reducer computation 'mm' for 2 operands");
+}
+
 /* names the parser makes up (the parts of a variadic collective, inlined instructions) give way to the
    names of the text */
 static void test_text_made_up_names(void) {
@@ -619,6 +673,7 @@ void suite_text_structure(void) {
     RUN(test_text_conditional);
     RUN(test_text_bitcast_layouts);
     RUN(test_text_variadic_collectives);
+    RUN(test_text_variadic_reduce_scatter);
     RUN(test_text_made_up_names);
     RUN(test_text_async_pairs);
     RUN(test_text_collective_broadcast);
