@@ -1174,3 +1174,10 @@ void suite_text(void) {
     RUN(test_text_examples);
     RUN(test_text_moe_gating_example);
 }
+
+/* the helpers above, for the other HLO text tests (test_text_structure.c) */
+gs_graph *gst_hlo_parse(gs_ctx *ctx, const char *text) { return parse_ok(ctx, text); }
+const char *gst_hlo_roundtrip(gs_graph *g) { return check_roundtrip(g); }
+void gst_hlo_error_at(const char *text, gs_result code, int line, int col, const char *part) {
+    check_error_at(text, code, line, col, part);
+}

@@ -1,45 +1,30 @@
-/* test_text_structure.c - HLO text as producers write it: fusion and call (inlined), bitcast with layouts,
-   opt-barrier, copy of a tuple, variadic collectives, custom-call markers and __cublas$gemm, convolution
-   rhs_reversal, instruction shapes left out, attributes read / kept / refused with "did you mean", the
-   printer's XLA forms (channel_id, all-to-all with two dims run on devices, splat constants). Values are
-   checked against hand-computed numbers. */
+/* test_text_structure.c - HLO text as producers write it: fusion, call and conditional (inlined), bitcast
+   with layouts, opt-barrier, copy of a tuple, variadic collectives, reduce, reduce-window and scatter, the
+   async pairs, collective-broadcast, custom-call markers, __cublas$gemm and TopK, opaque ops, convolution
+   rhs_reversal, instruction shapes left out, named-mesh shardings, attributes read / kept / refused with
+   "did you mean", gs_hlo_stats, and the printer's XLA forms (channel_id, all-to-all with two dims, scans,
+   splat constants). Values are checked against hand-computed numbers, collectives on emulated devices. */
 #include "test.h"
 
-static gs_graph *st_parse(gs_ctx *ctx, const char *text) {
-    gs_graph *g = NULL;
-    gs_result r = gs_hlo_parse(ctx, text, strlen(text), &g);
-    CHECK_MSG(r == GS_OK, "parse failed (%s): %s", gs_result_str(r), gs_ctx_error_msg(ctx));
-    return r == GS_OK ? g : NULL;
-}
-
-/* print(g) reads back to the same text */
-static const char *st_roundtrip(gs_graph *g) {
-    gs_ctx *ctx2 = gst_ctx();
-    const char *a = gs_hlo_print(g);
-    gs_graph *g2 = a ? st_parse(ctx2, a) : NULL;
-    const char *b = g2 ? gs_hlo_print(g2) : NULL;
-    CHECK_MSG(a && b && strcmp(a, b) == 0, "print(parse(print(M))) differs:\n%s\n---\n%s", a ? a : "", b ? b : "");
-    gs_ctx_destroy(ctx2);
-    return a;
-}
-
-static void st_error(const char *text, gs_result code, int line, int col, const char *part) {
-    gs_ctx *ctx = gst_ctx();
-    gs_graph *g = NULL;
-    char where[64];
-    gs_result r = gs_hlo_parse(ctx, text, strlen(text), &g);
-    const char *msg = gs_ctx_error_msg(ctx);
-    snprintf(where, sizeof where, "line %d, column %d: ", line, col);
-    CHECK_MSG(r == code, "got %s (%s), expected %s", gs_result_str(r), msg, gs_result_str(code));
-    CHECK_MSG(strncmp(msg, where, strlen(where)) == 0 && strstr(msg, part) != NULL, "message '%s', expected '%s...%s'",
-              msg, where, part);
-    gs_ctx_destroy(ctx);
+/* runs g on D devices in lockstep (inputs and outputs device-major, as gs_runtime_run takes them) */
+static bool st_run(gs_ctx *ctx, gs_graph *g, int64_t D, const void *const *ins, void *const *outs) {
+    gs_runtime_desc desc;
+    gs_runtime *rt = NULL;
+    gs_result r;
+    memset(&desc, 0, sizeof desc);
+    desc.num_devices = D;
+    desc.mode = GS_RUNTIME_LOCKSTEP;
+    if (!g || gs_runtime_create(ctx, &desc, &rt) != GS_OK) return false;
+    r = gs_runtime_run(rt, g, ins, outs);
+    CHECK_MSG(r == GS_OK, "run on %lld devices: %s", (long long)D, gs_ctx_error_msg(ctx));
+    gs_runtime_destroy(rt);
+    return r == GS_OK;
 }
 
 /* ---- fusion and call ---- */
 static void test_text_fusion_call(void) {
     gs_ctx *ctx = gst_ctx();
-    gs_graph *g = st_parse(ctx,
+    gs_graph *g = gst_hlo_parse(ctx,
                            "HloModule m\n\n"
                            "%fused (p0: f32[4], p1: f32[4]) -> f32[4] {\n"
                            "  %p0 = f32[4]{0} parameter(0)\n  %p1 = f32[4]{0} parameter(1)\n"
@@ -59,7 +44,7 @@ static void test_text_fusion_call(void) {
     void *outs[1];
     int i;
     if (g) {
-        const char *text = st_roundtrip(g);
+        const char *text = gst_hlo_roundtrip(g);
         ins[0] = x;
         ins[1] = y;
         outs[0] = out;
@@ -77,19 +62,19 @@ static void test_text_fusion_call(void) {
         CHECK(text && strstr(text, "fusion(") == NULL && strstr(text, " call(") == NULL);
     }
     gs_ctx_destroy(ctx);
-    st_error("HloModule m\nc {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] call(p), to_apply=c\n}\n"
+    gst_hlo_error_at("HloModule m\nc {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] call(p), to_apply=c\n}\n"
              "ENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] call(x), to_apply=c\n}\n",
              GS_ERR_PARSE, 4, 37, "computation 'c' calls itself");
-    st_error("HloModule m\nc {\n  p = f32[4] parameter(1)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] call(x), to_apply=c\n}\n",
+    gst_hlo_error_at("HloModule m\nc {\n  p = f32[4] parameter(1)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] call(x), to_apply=c\n}\n",
              GS_ERR_PARSE, 3, 24, "parameter(1) of 'c', which is called with 1 operand");
-    st_error("HloModule m\nc {\n  p = f32[4] parameter(0)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] fusion(x), kind=kFast, calls=c\n}\n",
+    gst_hlo_error_at("HloModule m\nc {\n  p = f32[4] parameter(0)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] fusion(x), kind=kFast, calls=c\n}\n",
              GS_ERR_PARSE, 7, 35, "expected a fusion kind (kLoop, kInput, kOutput or kCustom)");
 }
 
 /* ---- conditional: pred and indexed forms; an index out of range takes the last branch ---- */
 static void test_text_conditional(void) {
     gs_ctx *ctx = gst_ctx();
-    gs_graph *g = st_parse(ctx,
+    gs_graph *g = gst_hlo_parse(ctx,
                            "HloModule m\nneg {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] negate(p)\n}\n"
                            "dbl {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] add(p, p)\n}\n"
                            "same {\n  ROOT p = f32[2] parameter(0)\n}\n"
@@ -105,7 +90,7 @@ static void test_text_conditional(void) {
     void *outs[2];
     int k, i;
     if (g) {
-        st_roundtrip(g);
+        gst_hlo_roundtrip(g);
         ins[2] = x;
         outs[0] = oa;
         outs[1] = ob;
@@ -121,7 +106,7 @@ static void test_text_conditional(void) {
         }
     }
     gs_ctx_destroy(ctx);
-    st_error("HloModule m\nb {\n  ROOT p = f32[2] parameter(0)\n}\nENTRY e {\n  i = s32[] parameter(0)\n  x = f32[2] parameter(1)\n"
+    gst_hlo_error_at("HloModule m\nb {\n  ROOT p = f32[2] parameter(0)\n}\nENTRY e {\n  i = s32[] parameter(0)\n  x = f32[2] parameter(1)\n"
              "  ROOT c = f32[2] conditional(i, x), branch_computations={b, b}\n}\n",
              GS_ERR_PARSE, 8, 19, "conditional with 2 branches takes 3 operands, found 2");
 }
@@ -129,7 +114,7 @@ static void test_text_conditional(void) {
 /* ---- bitcast, opt-barrier, copy of a tuple ---- */
 static void test_text_bitcast_layouts(void) {
     gs_ctx *ctx = gst_ctx();
-    gs_graph *g = st_parse(ctx,
+    gs_graph *g = gst_hlo_parse(ctx,
                            "HloModule m\nENTRY %main (x: f32[2,3]) -> (f32[3,2], f32[6], f32[2,3], f32[6]) {\n"
                            "  %x = f32[2,3]{1,0} parameter(0)\n"
                            "  %a = f32[3,2]{0,1} bitcast(%x)\n"             /* column-major [3,2]: the transpose */
@@ -148,7 +133,7 @@ static void test_text_bitcast_layouts(void) {
     void *outs[4];
     int i;
     if (g) {
-        st_roundtrip(g);
+        gst_hlo_roundtrip(g);
         ins[0] = x;
         outs[0] = a;
         outs[1] = b;
@@ -163,48 +148,41 @@ static void test_text_bitcast_layouts(void) {
         }
     }
     gs_ctx_destroy(ctx);
-    st_error("HloModule m\nENTRY e {\n  x = f32[8,128]{1,0:T(8,128)} parameter(0)\n  ROOT b = f32[1024]{0} bitcast(x)\n}\n",
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[8,128]{1,0:T(8,128)} parameter(0)\n  ROOT b = f32[1024]{0} bitcast(x)\n}\n",
              GS_ERR_UNSUPPORTED, 4, 25, "bitcast 'b' between tiled layouts is not supported");
-    st_error("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT b = s32[4] bitcast(x)\n}\n", GS_ERR_PARSE, 4, 12,
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT b = s32[4] bitcast(x)\n}\n", GS_ERR_PARSE, 4, 12,
              "that is bitcast-convert");
-    st_error("HloModule m\nENTRY e {\n  x = f32[2,3]{1,2} parameter(0)\n}\n", GS_ERR_PARSE, 3, 15, "not a permutation");
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[2,3]{1,2} parameter(0)\n}\n", GS_ERR_PARSE, 3, 15, "not a permutation");
 }
 
 /* ---- variadic collectives ---- */
 static void test_text_variadic_collectives(void) {
     gs_ctx *ctx = gst_ctx();
-    gs_graph *g = st_parse(ctx,
+    gs_graph *g = gst_hlo_parse(ctx,
                            "HloModule m, num_partitions=2\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
                            "  ROOT c = f32[] add(a, b)\n}\n"
                            "ENTRY e {\n  x = f32[4] parameter(0)\n  y = f32[2] parameter(1)\n"
                            "  ROOT ar = (f32[4], f32[2]) all-reduce(x, y), replica_groups={{0,1}}, to_apply=add\n}\n");
-    gs_runtime_desc desc;
-    gs_runtime *rt = NULL;
     float x[2][4] = {{1, 2, 3, 4}, {10, 20, 30, 40}}, y[2][2] = {{0.5f, 1}, {2, 4}}, ox[2][4], oy[2][2];
     const void *ins[4];
     void *outs[4];
     int d, i;
     if (g) {
-        const char *text = st_roundtrip(g);
+        const char *text = gst_hlo_roundtrip(g);
         CHECK(gs_value_op(gs_graph_root(g)) == GS_OP_TUPLE && gs_value_tuple_size(gs_graph_root(g)) == 2);
         CHECK(text && strstr(text, "  ar.0 = f32[4] all-reduce(x), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true") != NULL);
         CHECK(text && strstr(text, "  ROOT ar = (f32[4], f32[2]) tuple(ar.0, ar.1)\n") != NULL);
-        memset(&desc, 0, sizeof desc);
-        desc.num_devices = 2;
-        desc.mode = GS_RUNTIME_LOCKSTEP;
-        CHECK_OK(gs_runtime_create(ctx, &desc, &rt));
         for (d = 0; d < 2; d++) {
             ins[2 * d] = x[d];
             ins[2 * d + 1] = y[d];
             outs[2 * d] = ox[d];
             outs[2 * d + 1] = oy[d];
         }
-        if (rt) CHECK_OK(gs_runtime_run(rt, g, ins, outs));
-        for (d = 0; d < 2; d++) {
-            for (i = 0; i < 4; i++) CHECK_NEAR(ox[d][i], x[0][i] + x[1][i], 0);
-            for (i = 0; i < 2; i++) CHECK_NEAR(oy[d][i], y[0][i] + y[1][i], 0);
-        }
-        gs_runtime_destroy(rt);
+        if (st_run(ctx, g, 2, ins, outs))
+            for (d = 0; d < 2; d++) {
+                for (i = 0; i < 4; i++) CHECK_NEAR(ox[d][i], x[0][i] + x[1][i], 0);
+                for (i = 0; i < 2; i++) CHECK_NEAR(oy[d][i], y[0][i] + y[1][i], 0);
+            }
     }
     gs_ctx_destroy(ctx);
 }
@@ -212,7 +190,7 @@ static void test_text_variadic_collectives(void) {
 /* ---- variadic reduce, reduce-window and scatter whose reducer combines each component on its own ---- */
 static void test_text_variadic_reduce_scatter(void) {
     gs_ctx *ctx = gst_ctx();
-    gs_graph *g = st_parse(ctx, "HloModule m\nr2 {\n  a0 = f32[] parameter(0)\n  a1 = s32[] parameter(1)\n  b0 = f32[] parameter(2)\n"
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m\nr2 {\n  a0 = f32[] parameter(0)\n  a1 = s32[] parameter(1)\n  b0 = f32[] parameter(2)\n"
                                 "  b1 = s32[] parameter(3)\n  m = maximum(b1, a1)\n  s = add(a0, b0)\n  ROOT t = tuple(s, m)\n}\n"
                                 "sc {\n  a0 = f32[] parameter(0)\n  a1 = f32[] parameter(1)\n  b0 = f32[] parameter(2)\n"
                                 "  b1 = f32[] parameter(3)\n  mx = f32[] maximum(a1, b1)\n  ROOT t = (f32[], f32[]) tuple(b0, mx)\n}\n"
@@ -235,7 +213,7 @@ static void test_text_variadic_reduce_scatter(void) {
     void *outs[5];
     int k;
     if (g) {
-        st_roundtrip(g);
+        gst_hlo_roundtrip(g);
         ins[0] = x;
         ins[1] = i;
         ins[2] = u;
@@ -256,7 +234,7 @@ static void test_text_variadic_reduce_scatter(void) {
         }
     }
     gs_ctx_destroy(ctx);
-    st_error("HloModule m\nmm {\n  a0 = f32[] parameter(0)\n  a1 = f32[] parameter(1)\n  b0 = f32[] parameter(2)\n  b1 = f32[] parameter(3)\n"
+    gst_hlo_error_at("HloModule m\nmm {\n  a0 = f32[] parameter(0)\n  a1 = f32[] parameter(1)\n  b0 = f32[] parameter(2)\n  b1 = f32[] parameter(3)\n"
              "  s = f32[] add(a0, b1)\n  t = f32[] add(a1, b0)\n  ROOT r = (f32[], f32[]) tuple(s, t)\n}\n"
              "ENTRY e {\n  x = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
              "  ROOT r = (f32[], f32[]) reduce(x, x, z, z), dimensions={0}, to_apply=mm\n}\n",
@@ -267,7 +245,7 @@ static void test_text_variadic_reduce_scatter(void) {
    names of the text */
 static void test_text_made_up_names(void) {
     gs_ctx *ctx = gst_ctx();
-    gs_graph *g = st_parse(ctx, "HloModule m, num_partitions=2\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m, num_partitions=2\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
                                 "  ROOT c = f32[] add(a, b)\n}\nf {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n"
                                 "ENTRY e {\n  x = f32[4] parameter(0)\n"
                                 "  ar = (f32[4], f32[4]) all-reduce(x, x), replica_groups={{0,1}}, to_apply=add\n"
@@ -278,7 +256,7 @@ static void test_text_made_up_names(void) {
         CHECK(gs_value_op(gs_graph_find(g, "ar.1")) == GS_OP_ABS);
         CHECK(gs_value_op(gs_graph_find(g, "fu.n")) == GS_OP_SQRT);
         CHECK(gs_value_op(gs_graph_find(g, "fu")) == GS_OP_NEGATE);
-        st_roundtrip(g);
+        gst_hlo_roundtrip(g);
     }
     gs_ctx_destroy(ctx);
 }
@@ -286,7 +264,7 @@ static void test_text_made_up_names(void) {
 /* ---- the async pairs X-start / X-done are the op X ---- */
 static void test_text_async_pairs(void) {
     gs_ctx *ctx = gst_ctx();
-    gs_graph *g = st_parse(ctx, "HloModule m, num_partitions=2\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m, num_partitions=2\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
                                 "  ROOT c = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n"
                                 "  ars = f32[4] all-reduce-start(x), replica_groups={{0,1}}, to_apply=add\n"
                                 "  ard = f32[4] all-reduce-done(ars)\n"
@@ -296,25 +274,20 @@ static void test_text_async_pairs(void) {
                                 "  cpd = f32[4] collective-permute-done(cps)\n"
                                 "  cs = (f32[4], f32[4], u32[]) copy-start(x)\n  cd = f32[4] copy-done(cs)\n"
                                 "  ROOT t = (f32[4], f32[8], f32[4], f32[4]) tuple(ard, agd, cpd, cd)\n}\n");
-    gs_runtime_desc desc;
-    gs_runtime *rt = NULL;
     float x[2][4] = {{1, 2, 3, 4}, {10, 20, 30, 40}}, o[2][4][8];
     const void *ins[2];
     void *outs[8];
     int d, i;
+    bool ran;
     if (g) {
-        const char *text = st_roundtrip(g);
+        const char *text = gst_hlo_roundtrip(g);
         CHECK(text && strstr(text, "-start") == NULL && strstr(text, "-done") == NULL);
-        memset(&desc, 0, sizeof desc);
-        desc.num_devices = 2;
-        desc.mode = GS_RUNTIME_LOCKSTEP;
-        CHECK_OK(gs_runtime_create(ctx, &desc, &rt));
         for (d = 0; d < 2; d++) {
             ins[d] = x[d];
             for (i = 0; i < 4; i++) outs[4 * d + i] = o[d][i];
         }
-        if (rt) CHECK_OK(gs_runtime_run(rt, g, ins, outs));
-        for (d = 0; d < 2; d++) {
+        ran = st_run(ctx, g, 2, ins, outs);
+        for (d = 0; ran && d < 2; d++) {
             for (i = 0; i < 4; i++) {
                 CHECK_NEAR(o[d][0][i], x[0][i] + x[1][i], 0);     /* all-reduce */
                 CHECK_NEAR(o[d][1][i], x[0][i], 0);               /* all-gather: device 0's block first */
@@ -323,7 +296,6 @@ static void test_text_async_pairs(void) {
                 CHECK_NEAR(o[d][3][i], x[d][i], 0);               /* copy */
             }
         }
-        gs_runtime_destroy(rt);
     }
     gs_ctx_destroy(ctx);
 }
@@ -331,31 +303,24 @@ static void test_text_async_pairs(void) {
 /* ---- collective-broadcast: each group's first member's operand ---- */
 static void test_text_collective_broadcast(void) {
     gs_ctx *ctx = gst_ctx();
-    gs_graph *g = st_parse(ctx, "HloModule m, num_partitions=4\nENTRY e {\n  x = f32[2] parameter(0)\n"
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m, num_partitions=4\nENTRY e {\n  x = f32[2] parameter(0)\n"
                                 "  ROOT b = f32[2] collective-broadcast(x), channel_id=1, replica_groups={{2,0},{1,3}}\n}\n");
-    gs_runtime_desc desc;
-    gs_runtime *rt = NULL;
     float x[4][2] = {{0, 0.5f}, {1, 1.5f}, {2, 2.5f}, {3, 3.5f}}, o[4][2];
     const int root[4] = {2, 1, 2, 1};
     const void *ins[4];
     void *outs[4];
     int d;
     if (g) {
-        st_roundtrip(g);
-        memset(&desc, 0, sizeof desc);
-        desc.num_devices = 4;
-        desc.mode = GS_RUNTIME_LOCKSTEP;
-        CHECK_OK(gs_runtime_create(ctx, &desc, &rt));
+        gst_hlo_roundtrip(g);
         for (d = 0; d < 4; d++) {
             ins[d] = x[d];
             outs[d] = o[d];
         }
-        if (rt) CHECK_OK(gs_runtime_run(rt, g, ins, outs));
-        for (d = 0; d < 4; d++) {
-            CHECK_NEAR(o[d][0], x[root[d]][0], 0);
-            CHECK_NEAR(o[d][1], x[root[d]][1], 0);
-        }
-        gs_runtime_destroy(rt);
+        if (st_run(ctx, g, 4, ins, outs))
+            for (d = 0; d < 4; d++) {
+                CHECK_NEAR(o[d][0], x[root[d]][0], 0);
+                CHECK_NEAR(o[d][1], x[root[d]][1], 0);
+            }
     }
     gs_ctx_destroy(ctx);
 }
@@ -365,35 +330,26 @@ static void test_text_all_to_all_two_dims(void) {
     gs_ctx *ctx = gst_ctx(), *ctx2 = gst_ctx();
     const char *src = "HloModule m, num_partitions=2\nENTRY e {\n  x = f32[2,4] parameter(0)\n"
                       "  ROOT a = f32[4,2] all-to-all(x), replica_groups={{0,1}}, split_dimension=1, concat_dimension=0\n}\n";
-    gs_graph *g = st_parse(ctx, src), *g2 = NULL;
-    const char *text = g ? st_roundtrip(g) : NULL;
-    gs_runtime_desc desc;
-    gs_runtime *rt = NULL;
+    gs_graph *g = gst_hlo_parse(ctx, src), *g2 = NULL;
+    const char *text = g ? gst_hlo_roundtrip(g) : NULL;
     float x[2][8], out[2][8];
     const void *ins[2];
     void *outs[2];
     int d, r, c;
     CHECK(text && strstr(text, "all-to-all(a.split), channel_id=1, replica_groups={{0,1}}, dimensions={1}\n") != NULL);
     CHECK(text && strstr(text, "split_dimension") == NULL);
-    if (text) g2 = st_parse(ctx2, text);
+    if (text) g2 = gst_hlo_parse(ctx2, text);
     for (d = 0; d < 2; d++)
         for (r = 0; r < 8; r++) x[d][r] = (float)(100 * d + r);
-    memset(&desc, 0, sizeof desc);
-    desc.num_devices = 2;
-    desc.mode = GS_RUNTIME_LOCKSTEP;
-    if (g2) CHECK_OK(gs_runtime_create(ctx2, &desc, &rt));
-    if (rt) {
-        for (d = 0; d < 2; d++) {
-            ins[d] = x[d];
-            outs[d] = out[d];
-        }
-        CHECK_OK(gs_runtime_run(rt, g2, ins, outs));
-        /* device j gets column block j (2 columns) of every source i, stacked by source along rows */
+    for (d = 0; d < 2; d++) {
+        ins[d] = x[d];
+        outs[d] = out[d];
+    }
+    CHECK(g2 != NULL);
+    if (st_run(ctx2, g2, 2, ins, outs))   /* device j gets column block j of every source i, stacked along rows */
         for (d = 0; d < 2; d++)
             for (r = 0; r < 4; r++)
                 for (c = 0; c < 2; c++) CHECK_NEAR(out[d][r * 2 + c], x[r / 2][(r % 2) * 4 + d * 2 + c], 0);
-    }
-    gs_runtime_destroy(rt);
     gs_ctx_destroy(ctx);
     gs_ctx_destroy(ctx2);
 }
@@ -401,7 +357,7 @@ static void test_text_all_to_all_two_dims(void) {
 /* ---- custom-calls ---- */
 static void test_text_custom_calls(void) {
     gs_ctx *ctx = gst_ctx();
-    gs_graph *g = st_parse(ctx,
+    gs_graph *g = gst_hlo_parse(ctx,
                            "HloModule m\nENTRY e {\n  a = f32[2,3]{1,0} parameter(0)\n  b = f32[3,2]{1,0} parameter(1)\n"
                            "  c = f32[2,2]{1,0} parameter(2)\n"
                            "  g = f32[2,2]{1,0} custom-call(a, b, c), custom_call_target=\"__cublas$gemm\", "
@@ -418,7 +374,7 @@ static void test_text_custom_calls(void) {
     void *outs[2];
     int i;
     if (g) {
-        st_roundtrip(g);
+        gst_hlo_roundtrip(g);
         ins[0] = a;
         ins[1] = b;
         ins[2] = c;
@@ -429,7 +385,7 @@ static void test_text_custom_calls(void) {
         for (i = 0; i < 6; i++) CHECK_NEAR(ok[i], a[i], 0);
     }
     gs_ctx_destroy(ctx);
-    st_error("HloModule m\nENTRY e {\n  a = f32[2,2] parameter(0)\n  ROOT g = f32[2,2] custom-call(a, a), custom_call_target=\"__cublas$gemm\", "
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  a = f32[2,2] parameter(0)\n  ROOT g = f32[2,2] custom-call(a, a), custom_call_target=\"__cublas$gemm\", "
              "backend_config={\"dot_dimension_numbers\":{\"lhs_contracting_dimensions\":[\"1\"],\"rhs_contracting_dimensions\":[\"0\"],"
              "\"lhs_batch_dimensions\":[],\"rhs_batch_dimensions\":[]},\"epilogue\":\"RELU\"}\n}\n",
              GS_ERR_UNSUPPORTED, 4, 91, "__cublas$gemm epilogue RELU is not supported");
@@ -438,7 +394,7 @@ static void test_text_custom_calls(void) {
 /* ---- XLA's TopK custom-call: (values, indices) along the last dim, comparator GT or LT ---- */
 static void test_text_topk_custom_call(void) {
     gs_ctx *ctx = gst_ctx();
-    gs_graph *g = st_parse(ctx, "HloModule m\ncmp {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m\ncmp {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
                                 "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\n"
                                 "ENTRY e {\n  x = f32[2,4] parameter(0)\n"
                                 "  t = (f32[2,2], s32[2,2]) custom-call(x), custom_call_target=\"TopK\", called_computations={cmp}\n"
@@ -478,14 +434,14 @@ static void test_text_opaque(void) {
                       "  g = f32[8,4] get-tuple-element(c), index=0\n"
                       "  ROOT r = f32[8,4] add(g, x)\n}\n";
     gs_ctx *ctx = gst_ctx();
-    gs_graph *g = st_parse(ctx, src), *spmd = NULL;
+    gs_graph *g = gst_hlo_parse(ctx, src), *spmd = NULL;
     float x[32], out[32];
     const void *ins[1];
     void *outs[1];
     int i, found = 0;
     gs_partition_desc pd;
     if (g) {
-        const char *text = st_roundtrip(g);
+        const char *text = gst_hlo_roundtrip(g);
         CHECK_MSG(text && strcmp(text, src) == 0, "printed:\n%s", text ? text : "");   /* every attribute as written */
         memset(x, 0, sizeof x);
         ins[0] = x;
@@ -502,7 +458,7 @@ static void test_text_opaque(void) {
         CHECK(spmd && strstr(gs_hlo_print(spmd), "custom_call_target=\"te_fused_attn\", api_version=") != NULL);
     }
     gs_ctx_destroy(ctx);
-    st_error("HloModule m\nc {\n  ROOT p = f32[] parameter(0)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n"
+    gst_hlo_error_at("HloModule m\nc {\n  ROOT p = f32[] parameter(0)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n"
              "  ROOT y = f32[4] custom-call(x), custom_call_target=\"k\", called_computations={c}\n}\n",
              GS_ERR_UNSUPPORTED, 7, 59, "calls a computation (called_computations=)");
 }
@@ -510,7 +466,7 @@ static void test_text_opaque(void) {
 /* ---- convolution rhs_reversal: a correlation with the kernel reversed ---- */
 static void test_text_rhs_reversal(void) {
     gs_ctx *ctx = gst_ctx();
-    gs_graph *g = st_parse(ctx, "HloModule m\nENTRY e {\n  x = f32[1,5,1] parameter(0)\n  k = f32[3,1,1] parameter(1)\n"
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m\nENTRY e {\n  x = f32[1,5,1] parameter(0)\n  k = f32[3,1,1] parameter(1)\n"
                                 "  ROOT c = f32[1,3,1] convolution(x, k), window={size=3 rhs_reversal=1}, dim_labels=b0f_0io->b0f\n}\n");
     float x[5] = {1, 2, 3, 4, 5}, k[3] = {1, 10, 100}, out[3];
     const void *ins[2];
@@ -522,7 +478,7 @@ static void test_text_rhs_reversal(void) {
         outs[0] = out;
         CHECK_OK(gs_eval(g, ins, outs));
         for (i = 0; i < 3; i++) CHECK_NEAR(out[i], 100 * x[i] + 10 * x[i + 1] + x[i + 2], 0);
-        st_roundtrip(g);
+        gst_hlo_roundtrip(g);
     }
     gs_ctx_destroy(ctx);
 }
@@ -530,14 +486,14 @@ static void test_text_rhs_reversal(void) {
 /* ---- shapes left out, as XLA allows where it infers them ---- */
 static void test_text_shapes_omitted(void) {
     gs_ctx *ctx = gst_ctx();
-    gs_graph *g = st_parse(ctx, "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  n = negate(x)\n"
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  n = negate(x)\n"
                                 "  ROOT t = tuple(x, n)\n}\n");
     if (g) {
         CHECK_EQ_INT(gs_value_tuple_size(gs_graph_root(g)), 2);
         CHECK_EQ_INT(gs_value_shape(gs_graph_find(g, "n")).dims[0], 4);
     }
     gs_ctx_destroy(ctx);
-    st_error("HloModule m\nENTRY e {\n  x = parameter(0)\n}\n", GS_ERR_PARSE, 3, 7, "parameter 'x' needs its shape written");
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = parameter(0)\n}\n", GS_ERR_PARSE, 3, 7, "parameter 'x' needs its shape written");
 }
 
 /* ---- attributes: read, kept, or an error naming them ---- */
@@ -546,25 +502,25 @@ static void test_text_attributes(void) {
     char text[1024];
     snprintf(text, sizeof text, "HloModule m, num_partitions=2\n%sENTRY e {\n  x = f32[4] parameter(0)\n"
              "  ROOT a = f32[4] all-reduce(x), replica_group={{0,1}}, to_apply=s\n}\n", red);
-    st_error(text, GS_ERR_PARSE, 9, 34, "unknown attribute 'replica_group' (did you mean 'replica_groups'?)");
-    st_error("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negate(x), fft_type=FFT\n}\n",
+    gst_hlo_error_at(text, GS_ERR_PARSE, 9, 34, "unknown attribute 'replica_group' (did you mean 'replica_groups'?)");
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negate(x), fft_type=FFT\n}\n",
              GS_ERR_UNSUPPORTED, 4, 30, "attribute 'fft_type' is not read on negate 'y'");
-    st_error("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negate(x), colour=blue\n}\n",
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negate(x), colour=blue\n}\n",
              GS_ERR_PARSE, 4, 30, "unknown attribute 'colour'");
-    st_error("HloModule m, is_sheduled=true\nENTRY e {\n  x = f32[4] parameter(0)\n}\n", GS_ERR_PARSE, 1, 14,
+    gst_hlo_error_at("HloModule m, is_sheduled=true\nENTRY e {\n  x = f32[4] parameter(0)\n}\n", GS_ERR_PARSE, 1, 14,
              "unknown module attribute 'is_sheduled' (did you mean 'is_scheduled'?)");
-    st_error("HloModule m\nENTRY e {\n  x = f32[4] parameter(0), sharding={tiles=[2]}\n}\n", GS_ERR_PARSE, 3, 28, "sharding");
-    st_error("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negte(x)\n}\n", GS_ERR_PARSE, 4, 19,
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0), sharding={tiles=[2]}\n}\n", GS_ERR_PARSE, 3, 28, "sharding");
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negte(x)\n}\n", GS_ERR_PARSE, 4, 19,
              "unknown opcode 'negte' (did you mean 'negate'?)");
-    st_error("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] sine(x)\n}\n", GS_ERR_UNSUPPORTED, 4, 19,
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] sine(x)\n}\n", GS_ERR_UNSUPPORTED, 4, 19,
              "opcode 'sine' is not supported");
     {   /* hints are accepted; metadata, frontend_attributes, backend_config and statistics print back */
         gs_ctx *ctx = gst_ctx();
-        gs_graph *g = st_parse(ctx, "HloModule m, is_scheduled=true, entry_computation_layout={(f32[4]{0})->f32[4]{0}}\n"
+        gs_graph *g = gst_hlo_parse(ctx, "HloModule m, is_scheduled=true, entry_computation_layout={(f32[4]{0})->f32[4]{0}}\n"
                                     "ENTRY e {\n  x = f32[4] parameter(0), parameter_replication={false}\n"
                                     "  ROOT y = f32[4] negate(x), metadata={op_name=\"n\" source_line=3}, "
                                     "frontend_attributes={k=\"v\"}, control-predecessors={x}\n}\n");
-        const char *out = g ? st_roundtrip(g) : NULL;
+        const char *out = g ? gst_hlo_roundtrip(g) : NULL;
         CHECK(out && strstr(out, "  ROOT y = f32[4] negate(x), metadata={op_name=\"n\" source_line=3}, frontend_attributes={k=\"v\"}\n") != NULL);
         CHECK(out && strstr(out, "parameter_replication") == NULL);
         gs_ctx_destroy(ctx);
@@ -612,8 +568,8 @@ static void test_text_scans_print_standard(void) {
     const char *src = "HloModule m\nENTRY e {\n  x = f32[2,4] parameter(0)\n  a = f32[2,4] cumsum(x), dimensions={1}\n"
                       "  b = f32[2,4] cummax(x), dimensions={0}, reverse=true\n  ROOT t = (f32[2,4], f32[2,4]) tuple(a, b)\n}\n";
     gs_ctx *ctx = gst_ctx(), *ctx2 = gst_ctx();
-    gs_graph *g = st_parse(ctx, src), *g2 = NULL;
-    const char *text = g ? st_roundtrip(g) : NULL;
+    gs_graph *g = gst_hlo_parse(ctx, src), *g2 = NULL;
+    const char *text = g ? gst_hlo_roundtrip(g) : NULL;
     float x[8] = {1, -2, 3, 0.5f, 4, 0, -1, 2}, a1[8], b1[8], a2[8], b2[8];
     const float want_a[8] = {1, -1, 2, 2.5f, 4, 4, 3, 5}, want_b[8] = {4, 0, 3, 2, 4, 0, -1, 2};
     const void *ins[1];
@@ -622,7 +578,7 @@ static void test_text_scans_print_standard(void) {
     CHECK(text && strstr(text, "  a.init = f32[] constant(0)\n  a = f32[2,4] reduce-window(x, a.init), window={size=1x4 pad=0_0x3_0}, to_apply=sum.f32\n") != NULL);
     CHECK(text && strstr(text, "  b = f32[2,4] reduce-window(x, b.init), window={size=2x1 pad=0_1x0_0}, to_apply=max.f32\n") != NULL);
     CHECK(text && strstr(text, "cumsum") == NULL && strstr(text, "cummax") == NULL);
-    if (text) g2 = st_parse(ctx2, text);
+    if (text) g2 = gst_hlo_parse(ctx2, text);
     ins[0] = x;
     o1[0] = a1;
     o1[1] = b1;
