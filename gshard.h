@@ -8439,6 +8439,98 @@ GS__FN bool gs__bi_family(gs__bi *b) {
     return gs__bi_unsupported(b);
 }
 
+/* The value-and-index reducer of an arg-max or arg-min (JAX's argmax, XLA tests' minmax_func): parameters
+   (v_acc, i_acc, v, i), ROOT tuple(select(C, v_acc, v), select(C, i_acc, i)) (or both with the branches
+   swapped) where C contains a compare of v_acc and v with GT/GE or LT/LE (ties and NaN terms beside it).
+   Returns 1 for arg-max, -1 for arg-min, 0 when the computation is not of this form. */
+GS__FN int gs__argmax_reducer(gs__parser *P, const gs__pcomp *comp) {
+    const gs__pinst *root = &P->insts[comp->root], *sv, *si;
+    int isv, isi, c, a, bb, ai, bi, stack[16], top = 0, seen = 0, dir = 0;
+    int64_t na = -1, nb = -1, nai = -1, nbi = -1;
+    gs__pcomp *cm = (gs__pcomp *)comp;
+    if (root->op != GS_OP_TUPLE || root->n_ops != 2) return 0;
+    if ((isv = gs__quiet_operand(P, cm, root, 0)) < 0 || (isi = gs__quiet_operand(P, cm, root, 1)) < 0) return 0;
+    sv = &P->insts[isv];
+    si = &P->insts[isi];
+    if (sv->op != GS_OP_SELECT || si->op != GS_OP_SELECT) return 0;
+    c = gs__quiet_operand(P, cm, sv, 0);
+    a = gs__quiet_operand(P, cm, sv, 1);
+    bb = gs__quiet_operand(P, cm, sv, 2);
+    ai = gs__quiet_operand(P, cm, si, 1);
+    bi = gs__quiet_operand(P, cm, si, 2);
+    if (c < 0 || c != gs__quiet_operand(P, cm, si, 0) || a < 0 || bb < 0 || ai < 0 || bi < 0) return 0;
+    if (!gs__quiet_param(&P->insts[a], &na) || !gs__quiet_param(&P->insts[bb], &nb) ||
+        !gs__quiet_param(&P->insts[ai], &nai) || !gs__quiet_param(&P->insts[bi], &nbi))
+        return 0;
+    if (!((na == 0 && nb == 2 && nai == 1 && nbi == 3) || (na == 2 && nb == 0 && nai == 3 && nbi == 1))) return 0;
+    /* the ordering compare of the two values inside C */
+    stack[top++] = c;
+    while (top > 0 && seen++ < 64 && dir == 0) {
+        const gs__pinst *e = &P->insts[stack[--top]];
+        int k;
+        if (e->op == GS_OP_COMPARE && e->n_ops == 2) {
+            int l = gs__quiet_operand(P, cm, e, 0), r = gs__quiet_operand(P, cm, e, 1);
+            int64_t nl = -1, nr = -1;
+            gs__pattr *d = gs__attr(P, e, "direction");
+            if (l >= 0 && r >= 0 && d && gs__quiet_param(&P->insts[l], &nl) && gs__quiet_param(&P->insts[r], &nr) &&
+                ((nl == 0 && nr == 2) || (nl == 2 && nr == 0))) {
+                bool larger = gs__peek_word(d->val, "GT") || gs__peek_word(d->val, "GE");
+                bool smaller = gs__peek_word(d->val, "LT") || gs__peek_word(d->val, "LE");
+                if (larger || smaller) dir = (larger != (nl == 2)) ? 1 : -1;   /* 1: C holds when v_acc is larger */
+            }
+        }
+        for (k = 0; k < e->n_ops && top < 16; k++) {
+            int o = gs__quiet_operand(P, cm, e, k);
+            if (o >= 0) stack[top++] = o;
+        }
+    }
+    if (dir == 0) return 0;
+    return na == 0 ? dir : -dir;   /* C keeps v_acc: max when C means "v_acc larger" */
+}
+
+/* reduce(x, idx, init_x, init_idx), dimensions={d} with an arg-max/min reducer: (the best value, the idx
+   element at its first position), the initial pair when the initial value beats every element */
+GS__FN int gs__bi_argmax_reduce(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pattr *a = gs__attr(P, b->in, "to_apply");
+    gs_value *x = b->xs[0], *idx = b->xs[1], *iv = b->xs[2], *ii = b->xs[3], *best, *pos, *io, *pb, *lowest, *at, *win, *parts[2];
+    gs_graph *g = b->g;
+    gs_shape s32 = x->shape, sidx = idx->shape;
+    int64_t d, keep[GS_MAX_RANK], none[1];
+    int ci, dir, r = x->shape.rank, i, k = 0;
+    gs_reduce_kind kind;
+    if (b->n != 4 || !a || (ci = gs__called(P, a)) < 0 || (dir = gs__argmax_reducer(P, &P->comps[ci])) == 0) {
+        gs_ctx_clear_error(P->ctx);
+        return 0;
+    }
+    if (!gs__attr_one_dim(P, b->in, "dimensions", &d)) return -1;
+    sidx.dtype = x->shape.dtype;
+    if (d < 0 || d >= r || !gs_shape_equal(&x->shape, &sidx) || !gs__is_int(idx->shape.dtype))
+        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "arg-max reduce '%s': values and indices of one shape (integer indices) over one dim", b->in->name) ? 1 : -1;
+    sidx.dtype = idx->shape.dtype;
+    kind = dir > 0 ? GS_REDUCE_MAX : GS_REDUCE_MIN;
+    for (i = 0; i < r; i++)
+        if (i != d) keep[k++] = i;
+    s32.dtype = GS_S32;
+    P->ctx->next_name = NULL;
+    parts[0] = gs_reduce(g, x, iv, kind, 1, &d);
+    best = gs_reduce(g, x, gs_scalar(g, x->shape.dtype, dir > 0 ? -INFINITY : INFINITY), kind, 1, &d);
+    if (!gs__is_float(x->shape.dtype)) best = parts[0];   /* no infinity: the elements win (an integer initial
+                                                            value is the type's extreme in JAX's arg-max) */
+    pos = dir > 0 ? gs_argmax(g, x, d) : gs_argmin(g, x, d);
+    io = gs_iota(g, s32, d);
+    pb = gs_broadcast(g, pos, s32, keep);
+    lowest = gs_scalar(g, sidx.dtype, gs__is_signed(sidx.dtype) ? -ldexp(1.0, 8 * (int)gs_dtype_size(sidx.dtype) - 1) : 0);
+    at = gs_select(g, gs_compare(g, io, pb, GS_CMP_EQ), idx, gs_broadcast(g, lowest, sidx, none));
+    at = gs_reduce(g, at, lowest, GS_REDUCE_MAX, 1, &d);
+    /* the elements win unless the initial value is strictly better (a NaN among them wins) */
+    pb = best ? gs_broadcast(g, iv, best->shape, none) : NULL;
+    win = gs_binary(g, GS_OP_OR, gs_compare(g, best, pb, dir > 0 ? GS_CMP_GE : GS_CMP_LE), gs_compare(g, best, best, GS_CMP_NE));
+    parts[1] = gs_select(g, win, at, at ? gs_broadcast(g, ii, at->shape, none) : NULL);
+    b->v = gs_tuple(g, 2, parts);
+    return b->v ? 1 : (gs__builder_failed(P, &b->in->at), -1);
+}
+
 /* reduce(x_0..x_n-1, init_0..init_n-1), reduce-window likewise, scatter(op_0..op_n-1, indices,
    upd_0..upd_n-1) with a reducer whose components are independent (gs__tuple_reducer): one op per
    component ("<name>.k") and their tuple */
@@ -8447,6 +8539,7 @@ GS__FN bool gs__bi_variadic(gs__bi *b) {
     bool scatter = b->in->op == GS_OP_SCATTER;
     int n = scatter ? (b->n - 1) / 2 : b->n / 2, k;
     gs_value **parts, *args[3];
+    if (b->in->op == GS_OP_REDUCE && b->n == 4 && (k = gs__bi_argmax_reduce(b)) != 0) return k > 0;
     if ((scatter ? 2 * n + 1 : 2 * n) != b->n || n < 1)
         return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "%s takes %s, found %d operands", b->in->opcode,
                         scatter ? "n operands, the indices and n updates" : "n operands and n initial values", b->n);

@@ -241,6 +241,53 @@ static void test_text_variadic_reduce_scatter(void) {
              GS_ERR_UNSUPPORTED, 14, 72, "unsupported reducer computation 'mm' for 2 operands");
 }
 
+/* ---- JAX's argmax and XLA's minmax reducer: (best value, index operand at its first position) ---- */
+static void test_text_argmax_reduce(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx,
+        "HloModule m\n"
+        "amax {\n  a = f32[] parameter(0)\n  ai = s32[] parameter(1)\n  b = f32[] parameter(2)\n  bi = s32[] parameter(3)\n"
+        "  gt = pred[] compare(a, b), direction=GT\n  nan = pred[] compare(a, a), direction=NE\n  o1 = pred[] or(gt, nan)\n"
+        "  eq = pred[] compare(a, b), direction=EQ\n  lt = pred[] compare(ai, bi), direction=LT\n  tie = pred[] and(eq, lt)\n"
+        "  keep = pred[] or(o1, tie)\n  v = f32[] select(keep, a, b)\n  i = s32[] select(keep, ai, bi)\n  ROOT t = (f32[], s32[]) tuple(v, i)\n}\n"
+        "amin {\n  a = f32[] parameter(0)\n  ai = s32[] parameter(1)\n  b = f32[] parameter(2)\n  bi = s32[] parameter(3)\n"
+        "  lt = pred[] compare(b, a), direction=LT\n  v = f32[] select(lt, b, a)\n  i = s32[] select(lt, bi, ai)\n  ROOT t = (f32[], s32[]) tuple(v, i)\n}\n"
+        "ENTRY e {\n  x = f32[2,4] parameter(0)\n  io = s32[2,4] iota(), iota_dimension=1\n"
+        "  ninf = f32[] constant(-inf)\n  pinf = f32[] constant(inf)\n  z = s32[] constant(0)\n  big = f32[] constant(100)\n  m1 = s32[] constant(-1)\n"
+        "  mx = (f32[2], s32[2]) reduce(x, io, ninf, z), dimensions={1}, to_apply=amax\n"
+        "  mn = (f32[2], s32[2]) reduce(x, io, pinf, z), dimensions={1}, to_apply=amin\n"
+        "  hi = (f32[2], s32[2]) reduce(x, io, big, m1), dimensions={1}, to_apply=amax\n"
+        "  v0 = f32[2] get-tuple-element(mx), index=0\n  i0 = s32[2] get-tuple-element(mx), index=1\n"
+        "  v1 = f32[2] get-tuple-element(mn), index=0\n  i1 = s32[2] get-tuple-element(mn), index=1\n"
+        "  i2 = s32[2] get-tuple-element(hi), index=1\n"
+        "  ROOT t = (f32[2], s32[2], f32[2], s32[2], s32[2]) tuple(v0, i0, v1, i1, i2)\n}\n");
+    float x[8] = {3, 7, 7, 1, -1, -5, -2, -9}, v0[2], v1[2];
+    int32_t i0[2], i1[2], i2[2];
+    const void *ins[1];
+    void *outs[5];
+    if (g) {
+        gst_hlo_roundtrip(g);
+        ins[0] = x;
+        outs[0] = v0;
+        outs[1] = i0;
+        outs[2] = v1;
+        outs[3] = i1;
+        outs[4] = i2;
+        CHECK_OK(gs_eval(g, ins, outs));
+        CHECK_NEAR(v0[0], 7, 0);
+        CHECK_NEAR(v0[1], -1, 0);
+        CHECK_EQ_INT(i0[0], 1);   /* the first of the two 7s */
+        CHECK_EQ_INT(i0[1], 0);
+        CHECK_NEAR(v1[0], 1, 0);
+        CHECK_NEAR(v1[1], -9, 0);
+        CHECK_EQ_INT(i1[0], 3);
+        CHECK_EQ_INT(i1[1], 3);
+        CHECK_EQ_INT(i2[0], -1);  /* the initial value 100 beats every element: the initial index */
+        CHECK_EQ_INT(i2[1], -1);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* names the parser makes up (the parts of a variadic collective, inlined instructions) give way to the
    names of the text */
 static void test_text_made_up_names(void) {
@@ -630,6 +677,7 @@ void suite_text_structure(void) {
     RUN(test_text_bitcast_layouts);
     RUN(test_text_variadic_collectives);
     RUN(test_text_variadic_reduce_scatter);
+    RUN(test_text_argmax_reduce);
     RUN(test_text_made_up_names);
     RUN(test_text_async_pairs);
     RUN(test_text_collective_broadcast);
