@@ -9242,7 +9242,7 @@ GS__FN const char *gs__stat_skip(const char *p, const char *e) {
 GS__FN void gs__stat_sharding(gs__stats *st, const char *p, const char *e) {
     static const char *const forms[] = {"replicated", "maximal", "manual", "tiled", "tiled, partly replicated",
                                         "tiled, last_tile_dims", "tuple", "named mesh", "unreduced", "other"};
-    static const bool known[] = {true, true, true, true, true, true, true, false, false, false};
+    static const bool known[] = {true, true, true, true, true, true, true, true, false, false};
     int f = 9;
     size_t n = (size_t)(e - p);
 #define GS__HAS(w) (gs__memmem(p, n, w) != NULL)

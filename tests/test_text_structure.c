@@ -659,7 +659,7 @@ static void test_text_stats(void) {
     CHECK(rep && strstr(rep, "element types (2): f32 5, !f99 1\n") != NULL);
     CHECK(rep && strstr(rep, "custom-call targets (2): MoveToHost 1, !my_kernel 1\n") != NULL);
     CHECK(rep && strstr(rep, "attributes (4): custom_call_target 2, sharding 2, !colour 1, metadata 1\n") != NULL);
-    CHECK(rep && strstr(rep, "sharding forms (2): !named mesh 1, replicated 1\n") != NULL);
+    CHECK(rep && strstr(rep, "sharding forms (2): named mesh 1, replicated 1\n") != NULL);
     text = "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negate(x)\n}\n";
     CHECK_EQ_INT(gs_hlo_stats(ctx, text, strlen(text), &rep), 0);
     CHECK(rep && strstr(rep, "opcodes (2): negate 1, parameter 1\n") != NULL);
