@@ -1547,6 +1547,19 @@ GS__FN bool gs__parse_computation(gs__parser *P, gs__cur *c) {
             return false;
         }
     }
+    {   /* "}, execution_thread="main"": XLA's thread of the computation, which changes nothing here */
+        int first, n, k;
+        if (!gs__parse_attrs(P, c, &first, &n)) {
+            stbds_shfree(comp.names);
+            return false;
+        }
+        for (k = first; k < first + n; k++)
+            if (strcmp(P->attrs[k].name, "execution_thread") != 0) {
+                stbds_shfree(comp.names);
+                return gs__perr(P, &P->attrs[k].at, GS_ERR_PARSE, "unknown computation attribute '%s'", P->attrs[k].name);
+            }
+        stbds_arrsetlen(P->attrs, first);
+    }
     if (comp.n_inst == 0) {
         stbds_shfree(comp.names);
         return gs__perr(P, &comp.at, GS_ERR_PARSE, "computation '%s' has no instructions", comp.name);
@@ -3679,7 +3692,7 @@ GS__FN bool gs__check_attrs(gs__parser *P, const gs__pinst *in, gs_value *v, boo
         gs__sb_free(&sb);
         return gs__perr(P, &in->at, GS_ERR_OUT_OF_MEMORY, "out of memory");
     }
-    if (sb.buf && keep) v->text_attrs = gs__arena_strdup(P->ctx, sb.buf);
+    if (sb.buf && keep) v->text_attrs = gs__arena_printf(P->ctx, "%s%s", sb.buf, v->text_attrs ? v->text_attrs : "");
     gs__sb_free(&sb);
     return true;
 }
@@ -3789,7 +3802,12 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         if (v->shape.dtype == GS_TUPLE && v->n_tuple > 0 && !gs__tuple_sharding_text(sh) &&
             !(sh = gs__spread_sharding(P, sh, v->n_tuple)))
             return false;
-        if (gs_value_set_sharding_text(v, sh) != GS_OK) return gs__builder_failed(P, &a->at);
+        if (gs_value_set_sharding_text(v, sh) != GS_OK) {
+            /* an opaque op's sharding may describe what it reads (outfeed): kept as written, not used */
+            if (v->op != GS_OP_OPAQUE) return gs__builder_failed(P, &a->at);
+            gs_ctx_clear_error(P->ctx);
+            if (!(v->text_attrs = gs__arena_printf(P->ctx, "%s, sharding=%s", v->text_attrs ? v->text_attrs : "", sh))) return false;
+        }
     }
     if (!gs__check_attrs(P, in, v, !inlined_param)) return false;
     in->value = v;

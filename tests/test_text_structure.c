@@ -505,6 +505,18 @@ static void test_text_opaque(void) {
         CHECK(spmd && strstr(gs_hlo_print(spmd), "custom_call_target=\"te_fused_attn\", api_version=") != NULL);
     }
     gs_ctx_destroy(ctx);
+    {   /* a sharding that describes what an opaque op reads (outfeed of a tuple) is kept as written; a
+           computation's execution_thread is accepted */
+        const char *of = "HloModule m\n\nENTRY e {\n  x = f32[4] parameter(0)\n  t = (f32[4]) tuple(x)\n  a = token[] after-all()\n"
+                         "  ROOT o = token[] outfeed(t, a), outfeed_shape=(f32[4]{0}), sharding={{devices=[2]0,1}, {maximal device=0}}\n}\n";
+        ctx = gst_ctx();
+        g = gst_hlo_parse(ctx, of);
+        CHECK(g && strcmp(gs_hlo_print(g), of) == 0);
+        gs_ctx_destroy(ctx);
+        ctx = gst_ctx();
+        CHECK(gst_hlo_parse(ctx, "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n}, execution_thread=\"main\"\n") != NULL);
+        gs_ctx_destroy(ctx);
+    }
     gst_hlo_error_at("HloModule m\nc {\n  ROOT p = f32[] parameter(0)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n"
              "  ROOT y = f32[4] custom-call(x), custom_call_target=\"k\", called_computations={c}\n}\n",
              GS_ERR_UNSUPPORTED, 7, 59, "calls a computation (called_computations=)");
