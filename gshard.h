@@ -6943,37 +6943,91 @@ GS__FN bool gs__reducer(gs__parser *P, const gs__pinst *in, gs_dtype dt, gs_redu
     return true;
 }
 
-/* sort's to_apply: 2n scalar parameters and ROOT compare(parameter(0), parameter(1)), direction LT or GT */
-GS__FN bool gs__comparator(gs__parser *P, const gs__pinst *in, int n, gs_value *const *xs, bool *descending) {
-    gs__pattr *a = gs__need_attr(P, in, "to_apply"), *dir;
+/* A comparator key: compare(parameter(2j), parameter(2j+1)) (either order) with LT or GT: operand j,
+   ascending or descending. Returns j, or -1. */
+GS__FN int gs__cmp_key(gs__parser *P, gs__pcomp *comp, const gs__pinst *e, bool eq, bool *desc) {
+    int l, r;
+    int64_t nl = -1, nr = -1;
+    gs__pattr *dir;
+    if (e->op != GS_OP_COMPARE || e->n_ops != 2) return -1;
+    l = gs__quiet_operand(P, comp, e, 0);
+    r = gs__quiet_operand(P, comp, e, 1);
+    dir = gs__attr(P, e, "direction");
+    if (l < 0 || r < 0 || !dir || !gs__quiet_param(&P->insts[l], &nl) || !gs__quiet_param(&P->insts[r], &nr) ||
+        nl / 2 != nr / 2 || nl == nr)
+        return -1;
+    if (eq) return gs__peek_word(dir->val, "EQ") ? (int)(nl / 2) : -1;
+    if (!gs__peek_word(dir->val, "LT") && !gs__peek_word(dir->val, "GT")) return -1;
+    *desc = gs__peek_word(dir->val, "GT") != (nl % 2 == 1);
+    return (int)(nl / 2);
+}
+
+/* sort's to_apply, lexicographic over operands: ROOT a key compare (above), or
+   select(compare(key j) EQ, <the rest>, <key j compare>): keys[0] most significant. Parameters 2j and
+   2j+1 are scalars of operand j's type; other instructions that nothing uses are allowed. */
+GS__FN bool gs__lex_comparator(gs__parser *P, const gs__pinst *in, int n, gs_value *const *xs, int *keys, bool *descs,
+                               int *nkeys) {
+    gs__pattr *a = gs__need_attr(P, in, "to_apply");
     gs__pcomp *comp;
-    const gs__pinst *root;
-    int ci, i, lhs, rhs;
-    int64_t nl, nr;
+    int ci, i, e;
     bool ok = true;
+    *nkeys = 0;
     if (!a || (ci = gs__called(P, a)) < 0) return false;
     comp = &P->comps[ci];
-    root = &P->insts[comp->root];
-    if (comp->n_inst != 2 * n + 1 || root->op != GS_OP_COMPARE || root->n_ops != 2) ok = false;
     for (i = comp->first_inst; ok && i < comp->first_inst + comp->n_inst; i++) {
         const gs__pinst *p = &P->insts[i];
         int64_t num;
-        if (i == comp->root) continue;
-        if (!gs__quiet_param(p, &num) || num >= 2 * n || !gs__is_scalar_type(&p->type) ||
-            p->type.s.dtype != xs[num / 2]->shape.dtype)
+        if (p->op != GS_OP_PARAMETER) continue;
+        if (!gs__quiet_param(p, &num) || num >= 2 * n || !gs__is_scalar_type(&p->type) || p->type.s.dtype != xs[num / 2]->shape.dtype)
             ok = false;
     }
-    lhs = ok ? gs__quiet_operand(P, comp, root, 0) : -1;
-    rhs = ok ? gs__quiet_operand(P, comp, root, 1) : -1;
-    dir = ok ? gs__attr(P, root, "direction") : NULL;
-    if (lhs < 0 || rhs < 0 || !dir || !gs__quiet_param(&P->insts[lhs], &nl) || !gs__quiet_param(&P->insts[rhs], &nr) ||
-        !((nl == 0 && nr == 1) || (nl == 1 && nr == 0)) || !(gs__peek_word(dir->val, "LT") || gs__peek_word(dir->val, "GT")))
+    for (e = comp->root; ok && e >= 0 && *nkeys <= n;) {
+        const gs__pinst *x = &P->insts[e];
+        int j = gs__cmp_key(P, comp, x, false, &descs[*nkeys]), c, f;
+        bool d2;
+        if (j >= 0) {
+            keys[(*nkeys)++] = j;
+            break;
+        }
+        ok = x->op == GS_OP_SELECT && x->n_ops == 3 && (c = gs__quiet_operand(P, comp, x, 0)) >= 0 &&
+             (f = gs__quiet_operand(P, comp, x, 2)) >= 0 && (j = gs__cmp_key(P, comp, &P->insts[c], true, &d2)) >= 0 &&
+             gs__cmp_key(P, comp, &P->insts[f], false, &descs[*nkeys]) == j;
+        if (ok) keys[(*nkeys)++] = j;
+        e = ok ? gs__quiet_operand(P, comp, x, 1) : -1;
+    }
+    if (!ok || *nkeys == 0 || *nkeys > n)
         return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED,
-                        "unsupported comparator '%s' (expected %d scalar parameters and ROOT compare(parameter(0), "
-                        "parameter(1)), direction=LT or GT)",
+                        "unsupported comparator '%s' (expected %d scalar parameters and ROOT compare(parameter(2j), "
+                        "parameter(2j+1)) with LT or GT, or select(that compare with EQ, <the next key>, that compare))",
                         comp->name, 2 * n);
-    *descending = gs__peek_word(dir->val, "GT") != (nl == 1);
     return true;
+}
+
+/* sort(x_0..x_n-1) with a lexicographic comparator: one stable sort per key, least significant first, each
+   ordering every operand by that key */
+GS__FN gs_value *gs__sort_lex(gs_graph *g, int n, gs_value *const *xs, int64_t d, const int *keys, const bool *descs, int nkeys) {
+    gs_value *cur[64], *ord[64], *t;
+    int k, i, m;
+    if (n > 64) {
+        gs__err(g->ctx, GS_ERR_UNSUPPORTED, "sort: more than 64 operands");
+        return NULL;
+    }
+    if (nkeys == 1 && keys[0] == 0) return gs_sort(g, n, xs, d, descs[0]);
+    for (i = 0; i < n; i++) cur[i] = xs[i];
+    for (k = nkeys - 1; k >= 0; k--) {
+        ord[0] = cur[keys[k]];
+        for (i = 0, m = 1; i < n; i++)
+            if (i != keys[k]) ord[m++] = cur[i];
+        t = gs_sort(g, n, ord, d, descs[k]);
+        if (n == 1) {
+            cur[0] = t;
+            continue;
+        }
+        cur[keys[k]] = gs_get_tuple_element(g, t, 0);
+        for (i = 0, m = 1; i < n; i++)
+            if (i != keys[k]) cur[i] = gs_get_tuple_element(g, t, m++);
+    }
+    return n == 1 ? cur[0] : gs_tuple(g, n, cur);
 }
 
 GS__FN bool gs__build_comp(gs__parser *P, int ci);
@@ -7473,9 +7527,12 @@ GS__FN bool gs__bi_index(gs__bi *b) {
         break;
     }
     case GS_OP_SORT: {
-        bool desc = false;
-        if (!gs__attr_one_dim(P, in, "dimensions", &d) || !gs__comparator(P, in, n, xs, &desc)) return false;
-        v = gs_sort(g, n, xs, d, desc);
+        int keys[64], nkeys;
+        bool descs[65];
+        if (n > 64) return gs__perr(P, &in->op_at, GS_ERR_UNSUPPORTED, "sort of more than 64 operands");
+        if (!gs__attr_one_dim(P, in, "dimensions", &d) || !gs__lex_comparator(P, in, n, xs, keys, descs, &nkeys)) return false;
+        if (!(nkeys == 1 && keys[0] == 0)) P->ctx->next_name = NULL;   /* several values; the last takes the name */
+        v = gs__sort_lex(g, n, xs, d, keys, descs, nkeys);
         break;
     }
     case GS_OP_TOPK: {

@@ -288,6 +288,46 @@ static void test_text_argmax_reduce(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* ---- sort with a lexicographic comparator (value descending, then index ascending), or by another operand ---- */
+static void test_text_sort_comparators(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx,
+        "HloModule m\n"
+        "lex {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  eq = pred[] compare(a, b), direction=EQ, type=TOTALORDER\n"
+        "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n  lt = pred[] compare(c, d), direction=LT\n"
+        "  gt = pred[] compare(a, b), direction=GT\n  ROOT r = pred[] select(eq, lt, gt)\n}\n"
+        "by1 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n"
+        "  ROOT r = pred[] compare(c, d), direction=LT\n}\n"
+        "ENTRY e {\n  k = f32[4] parameter(0)\n  i = s32[4] parameter(1)\n"
+        "  s = (f32[4], s32[4]) sort(k, i), dimensions={0}, is_stable=true, to_apply=lex\n"
+        "  u = (f32[4], s32[4]) sort(k, i), dimensions={0}, to_apply=by1\n"
+        "  s0 = f32[4] get-tuple-element(s), index=0\n  s1 = s32[4] get-tuple-element(s), index=1\n"
+        "  u0 = f32[4] get-tuple-element(u), index=0\n"
+        "  ROOT t = (f32[4], s32[4], f32[4]) tuple(s0, s1, u0)\n}\n");
+    float k[4] = {3, 1, 3, 2}, s0[4], u0[4];
+    int32_t i[4] = {9, 5, 4, 7}, s1[4];
+    const float want_s0[4] = {3, 3, 2, 1}, want_u0[4] = {3, 1, 2, 3};
+    const int32_t want_s1[4] = {4, 9, 7, 5};
+    const void *ins[2];
+    void *outs[3];
+    int j;
+    if (g) {
+        gst_hlo_roundtrip(g);
+        ins[0] = k;
+        ins[1] = i;
+        outs[0] = s0;
+        outs[1] = s1;
+        outs[2] = u0;
+        CHECK_OK(gs_eval(g, ins, outs));
+        for (j = 0; j < 4; j++) {
+            CHECK_NEAR(s0[j], want_s0[j], 0);
+            CHECK_EQ_INT(s1[j], want_s1[j]);
+            CHECK_NEAR(u0[j], want_u0[j], 0);
+        }
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* names the parser makes up (the parts of a variadic collective, inlined instructions) give way to the
    names of the text */
 static void test_text_made_up_names(void) {
@@ -690,6 +730,7 @@ void suite_text_structure(void) {
     RUN(test_text_variadic_collectives);
     RUN(test_text_variadic_reduce_scatter);
     RUN(test_text_argmax_reduce);
+    RUN(test_text_sort_comparators);
     RUN(test_text_made_up_names);
     RUN(test_text_async_pairs);
     RUN(test_text_collective_broadcast);
