@@ -3431,6 +3431,7 @@ GS__FN bool gs__bl_call(gs__bi *b) {
     P->ctx->next_name = NULL;
     if (!gs__inline_comp(P, a, b->g, b->name, args, b->n, &b->v)) return false;
     if (b->v && b->v->id < before) b->v = gs__identity(b->g, b->v);   /* the root is a parameter */
+    if (b->v) b->v->text_attrs = NULL;   /* the caller's metadata and the like replace the root's */
     return true;
 }
 

@@ -28,7 +28,7 @@ static void test_text_fusion_call(void) {
                            "HloModule m\n\n"
                            "%fused (p0: f32[4], p1: f32[4]) -> f32[4] {\n"
                            "  %p0 = f32[4]{0} parameter(0)\n  %p1 = f32[4]{0} parameter(1)\n"
-                           "  %m = f32[4]{0} multiply(%p0, %p1)\n  ROOT %a = f32[4]{0} add(%m, %p0)\n}\n\n"
+                           "  %m = f32[4]{0} multiply(%p0, %p1)\n  ROOT %a = f32[4]{0} add(%m, %p0), metadata={op_name=\"inner\"}\n}\n\n"
                            "%ident (q: f32[4]) -> f32[4] {\n  ROOT %q = f32[4]{0} parameter(0)\n}\n\n"
                            "%callee (c0: f32[4]) -> f32[4] {\n  %c0 = f32[4]{0} parameter(0)\n"
                            "  %f = f32[4]{0} fusion(%c0, %c0), kind=kLoop, calls=%fused\n"
@@ -60,6 +60,7 @@ static void test_text_fusion_call(void) {
         CHECK(text && strstr(text, "  call.1.f.m = f32[4] multiply(fusion.1, fusion.1)\n") != NULL);
         CHECK(text && strstr(text, "  call.2 = f32[4] copy(call.1)\n") != NULL);
         CHECK(text && strstr(text, "fusion(") == NULL && strstr(text, " call(") == NULL);
+        CHECK(text && strstr(text, "inner") == NULL);   /* the caller's attributes replace the inlined root's */
     }
     gs_ctx_destroy(ctx);
     gst_hlo_error_at("HloModule m\nc {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] call(p), to_apply=c\n}\n"
