@@ -3048,16 +3048,25 @@ GS__FN bool gs__bi_gemm(gs__bi *b, const gs__pattr *target) {
     if (alpha_im != 0) return gs__perr(P, &bc->val, GS_ERR_UNSUPPORTED, "__cublas$gemm with a complex alpha is not supported");
     if (beta != 0 && b->n != 3)
         return gs__perr(P, &bc->val, GS_ERR_PARSE, "__cublas$gemm with beta=%g needs a third operand", beta);
-    if (b->in->type.tuple)
-        return gs__perr(P, &target->val, GS_ERR_UNSUPPORTED, "__cublas$gemm with a tuple result (a workspace) is not supported");
+    if (b->in->type.tuple && !(b->in->type.n == 2 && P->elems[b->in->type.first + 1].dtype == GS_S8 &&
+                                P->elems[b->in->type.first + 1].rank == 1))
+        return gs__perr(P, &target->val, GS_ERR_PARSE, "__cublas$gemm: expected a result or (result, s8[workspace bytes])");
     P->ctx->next_name = NULL;
     v = gs_dot(b->g, b->xs[0], b->xs[1], &dd);
-    if (v && v->shape.dtype != b->ds->dtype) v = gs_convert(b->g, v, b->ds->dtype);
+    if (v && !b->in->type.tuple && v->shape.dtype != b->ds->dtype) v = gs_convert(b->g, v, b->ds->dtype);
+    if (v && b->in->type.tuple && v->shape.dtype != P->elems[b->in->type.first].dtype)
+        v = gs_convert(b->g, v, P->elems[b->in->type.first].dtype);
     if (v && alpha != 1) v = gs_binary(b->g, GS_OP_MULTIPLY, v, gs_constant_splat(b->g, v->shape, alpha));
     if (v && b->n == 3 && beta != 0) {
         gs_value *c = b->xs[2];
         if (beta != 1) c = gs_binary(b->g, GS_OP_MULTIPLY, c, gs_constant_splat(b->g, c->shape, beta));
         v = gs_binary(b->g, GS_OP_ADD, v, c);
+    }
+    if (v && b->in->type.tuple) {   /* the workspace is scratch space: zeros */
+        gs_value *parts[2];
+        parts[0] = v;
+        parts[1] = gs_constant_splat(b->g, P->elems[b->in->type.first + 1], 0);
+        v = gs_tuple(b->g, 2, parts);
     }
     b->v = v;
     return true;

@@ -473,6 +473,27 @@ static void test_text_custom_calls(void) {
         for (i = 0; i < 6; i++) CHECK_NEAR(ok[i], a[i], 0);
     }
     gs_ctx_destroy(ctx);
+    {   /* newer XLA: (result, s8[workspace]); the workspace is scratch (zeros here) */
+        float a2[4] = {1, 2, 3, 4}, r2[4];
+        int8_t ws[16];
+        const float want2[4] = {7, 10, 15, 22};
+        const void *in2[1];
+        void *out2[2];
+        int j;
+        ctx = gst_ctx();
+        g = gst_hlo_parse(ctx, "HloModule m\nENTRY e {\n  a = f32[2,2] parameter(0)\n"
+                               "  ROOT g = (f32[2,2], s8[16]) custom-call(a, a), custom_call_target=\"__cublas$gemm\", "
+                               "backend_config={\"alpha_real\":1,\"beta\":0,\"dot_dimension_numbers\":{\"lhs_contracting_dimensions\":[\"1\"],"
+                               "\"rhs_contracting_dimensions\":[\"0\"],\"lhs_batch_dimensions\":[],\"rhs_batch_dimensions\":[]}}\n}\n");
+        in2[0] = a2;
+        out2[0] = r2;
+        out2[1] = ws;
+        if (g) {
+            CHECK_OK(gs_eval(g, in2, out2));
+            for (j = 0; j < 4; j++) CHECK_NEAR(r2[j], want2[j], 0);
+        }
+        gs_ctx_destroy(ctx);
+    }
     gst_hlo_error_at("HloModule m\nENTRY e {\n  a = f32[2,2] parameter(0)\n  ROOT g = f32[2,2] custom-call(a, a), custom_call_target=\"__cublas$gemm\", "
              "backend_config={\"dot_dimension_numbers\":{\"lhs_contracting_dimensions\":[\"1\"],\"rhs_contracting_dimensions\":[\"0\"],"
              "\"lhs_batch_dimensions\":[],\"rhs_batch_dimensions\":[]},\"epilogue\":\"RELU\"}\n}\n",
