@@ -125,7 +125,7 @@ static int usage_error(const char *fmt, const char *arg) {
 }
 
 /* ---- "did you mean": a mistyped command or option is answered with the closest known one ---- */
-static const char *const cli_commands[] = {"print", "eval", "propagate", "partition", "run", "cost", "help", "version", NULL};
+static const char *const cli_commands[] = {"print", "stats", "eval", "propagate", "partition", "run", "cost", "help", "version", NULL};
 static const char *const cli_top_options[] = {"--help", "--version", NULL};
 
 /* The options command cmd accepts (as parse_options and parse_cost_options read them). */
