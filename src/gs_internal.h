@@ -230,6 +230,13 @@ struct gs_value {
     int64_t n_pairs;
     int64_t *pairs;           /* COLLECTIVE_PERMUTE, 2 * n_pairs */
     gs_graph *cond, *body;    /* WHILE */
+    const char *text_attrs;   /* attributes the HLO text gave that change nothing (", metadata={...}"), printed back;
+                                 OPAQUE: every attribute but sharding, as written */
+    const char *opaque;       /* OPAQUE: the opcode as written ("custom-call", "infeed", "after-all", ...) */
+    const char *target;       /* OPAQUE custom-call: its custom_call_target (else NULL) */
+    gs_shape opaque_shape;    /* OPAQUE: the declared shape (dtype GS_TUPLE: opaque_n elements in opaque_tuple) */
+    int opaque_n;
+    const gs_shape *opaque_tuple;
 };
 
 /* ---- what gs_partition records on the SPMD program (gs_spmd.c); arena memory ---- */

@@ -2248,6 +2248,11 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
     case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE:
         return gs__ip_eval_collective(st, v);
+    case GS_OP_OPAQUE:
+        if (v->target)
+            return gs__err(ctx, GS_ERR_UNSUPPORTED, "custom-call %s: target \"%s\" is opaque to gshard.h (read and printed, never evaluated)",
+                           v->name, v->target);
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: cannot run here (read and printed only)", v->opaque ? v->opaque : "op", v->name);
     case GS_OP_WHILE:   /* the stepper runs loops (gs__ev_loop_start) */
         return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: evaluated outside the stepper", v->name);
     case GS_OP_SORT: case GS_OP_TOPK: {

@@ -738,10 +738,20 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     if (arity >= 0 && v->n_operands != arity)
         GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: takes %d operands, got %d", GS__WHO, arity, v->n_operands);
     /* operands are arrays except for get-tuple-element and while */
-    if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE)
+    if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_OPAQUE)
         for (i = 0; i < v->n_operands; i++)
             if (gs__need_array(ctx, v, i)) return ctx->err;
     switch (v->op) {
+    case GS_OP_OPAQUE:   /* the shape is the one written */
+        *s = v->opaque_shape;
+        if (s->dtype == GS_TUPLE) {
+            v->n_tuple = v->opaque_n;
+            v->tuple = (gs_shape *)v->opaque_tuple;
+            for (i = 0; i < v->n_tuple; i++)
+                if (gs__check_shape(ctx, v->name, &v->tuple[i])) return ctx->err;
+            return GS_OK;
+        }
+        return gs__check_shape(ctx, v->name, s);
     case GS_OP_PARAMETER:
         if (s->dtype == GS_TUPLE) {
             for (i = 0; i < v->n_tuple; i++)

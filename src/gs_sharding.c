@@ -841,6 +841,310 @@ GS__FN bool gs__shp_trailer(gs__shp *P, gs_sharding *s) {
     }
 }
 
+/* ---- XLA's named-mesh form: {mesh['x'=2,'y'=2], device_ids=(..), [{'x'}, {'y':(1)2}], replicated={'y'}} ----
+   Each mesh axis is split into "fine" axes at every sub-axis boundary ('y':(pre)size is the part of y after
+   the major factor pre, of that size). The devices, row-major over the mesh axes, are row-major over the
+   fine axes too; the tile assignment lists the fine axes of dim 0, dim 1, ..., then the unused ones
+   (replicated, implicitly or by replicated={...}) as a last replicated dim. So the form is XLA's iota tile
+   assignment [tile dims..]<=[fine sizes]T(that order), or an explicit one through device_ids. */
+#define GS__MESH_AXES 16
+
+typedef struct gs__mesh {
+    int n_axes, n_fine;
+    char names[GS__MESH_AXES][32];
+    int64_t size[GS__MESH_AXES];
+    int64_t cut[GS__MESH_AXES][GS__MESH_AXES + 1];   /* per axis: 1 = c0 < c1 < ... = size */
+    int n_cut[GS__MESH_AXES];
+    int first_fine[GS__MESH_AXES];
+    int64_t fine[GS__MESH_AXES];                     /* fine axis sizes, mesh order */
+    bool used[GS__MESH_AXES];
+} gs__mesh;
+
+typedef struct gs__mesh_ref { int ax; int64_t pre, size; } gs__mesh_ref;
+
+/* 'name' -> the axis index */
+GS__FN bool gs__shp_mesh_name(gs__shp *P, gs__mesh *m, bool define, int *ax) {
+    const char *s;
+    size_t n;
+    int i;
+    if (!gs__shp_ch(P, '\'')) return gs__shp_fail(P, "expected a quoted mesh axis name");
+    s = P->p;
+    while (*P->p && *P->p != '\'') P->p++;
+    n = (size_t)(P->p - s);
+    if (!*P->p || n == 0 || n >= sizeof m->names[0]) return gs__shp_fail(P, "expected a mesh axis name (1 to 31 characters)");
+    P->p++;
+    for (i = 0; i < m->n_axes; i++)
+        if (strlen(m->names[i]) == n && memcmp(m->names[i], s, n) == 0) break;
+    if (define) {
+        if (i < m->n_axes) return gs__shp_fail(P, "a mesh axis named twice");
+        if (m->n_axes == GS__MESH_AXES) return gs__shp_fail(P, "more than 16 mesh axes");
+        memcpy(m->names[i], s, n);
+        m->names[i][n] = 0;
+        m->n_axes++;
+    } else if (i == m->n_axes) {
+        return gs__shp_fail(P, "not an axis of the mesh");
+    }
+    *ax = i;
+    return true;
+}
+
+/* 'x' or 'x':(pre)size */
+GS__FN bool gs__shp_mesh_ref(gs__shp *P, gs__mesh *m, gs__mesh_ref *r) {
+    if (!gs__shp_mesh_name(P, m, false, &r->ax)) return false;
+    r->pre = 1;
+    r->size = m->size[r->ax];
+    if (gs__shp_ch(P, ':')) {
+        if (!gs__shp_ch(P, '(') || !gs__shp_int(P, &r->pre) || !gs__shp_ch(P, ')') || !gs__shp_int(P, &r->size))
+            return gs__shp_fail(P, "expected a sub-axis ':(pre)size'");
+        if (r->pre < 1 || r->size < 1 || m->size[r->ax] % (r->pre * r->size) != 0)
+            return gs__shp_fail(P, "the sub-axis does not divide its axis");
+    }
+    return true;
+}
+
+/* "{ref, ref, ...}" into refs[*n ..) */
+GS__FN bool gs__shp_mesh_refs(gs__shp *P, gs__mesh *m, gs__mesh_ref *refs, int cap, int *n) {
+    if (!gs__shp_ch(P, '{')) return gs__shp_fail(P, "expected '{' and mesh axes");
+    if (gs__shp_ch(P, '}')) return true;
+    for (;;) {
+        if (*n == cap) return gs__shp_fail(P, "too many mesh axes");
+        if (!gs__shp_mesh_ref(P, m, &refs[(*n)++])) return false;
+        if (gs__shp_ch(P, '}')) return true;
+        if (!gs__shp_ch(P, ',')) return gs__shp_fail(P, "expected ',' or '}'");
+    }
+}
+
+/* splits the axes at every sub-axis boundary the refs name */
+GS__FN bool gs__mesh_cut(gs__shp *P, gs__mesh *m, const gs__mesh_ref *refs, int n) {
+    int a, i, k;
+    for (a = 0; a < m->n_axes; a++) {
+        m->cut[a][0] = 1;
+        m->cut[a][1] = m->size[a];
+        m->n_cut[a] = m->size[a] > 1 ? 2 : 1;
+    }
+    for (i = 0; i < n; i++) {
+        int64_t pts[2];
+        pts[0] = refs[i].pre;
+        pts[1] = refs[i].pre * refs[i].size;
+        for (k = 0; k < 2; k++) {
+            int a2 = refs[i].ax, j, at = m->n_cut[a2];
+            for (j = 0; j < m->n_cut[a2]; j++) {
+                if (m->cut[a2][j] == pts[k]) break;
+                if (m->cut[a2][j] > pts[k]) {
+                    at = j;
+                    break;
+                }
+            }
+            if (j < m->n_cut[a2] && m->cut[a2][j] == pts[k]) continue;
+            if (m->n_cut[a2] > GS__MESH_AXES) return gs__shp_fail(P, "too many sub-axes");
+            memmove(&m->cut[a2][at + 1], &m->cut[a2][at], sizeof(int64_t) * (size_t)(m->n_cut[a2] - at));
+            m->cut[a2][at] = pts[k];
+            m->n_cut[a2]++;
+        }
+    }
+    m->n_fine = 0;
+    for (a = 0; a < m->n_axes; a++) {
+        m->first_fine[a] = m->n_fine;
+        for (k = 0; k + 1 < m->n_cut[a]; k++) {
+            if (m->cut[a][k + 1] % m->cut[a][k] != 0) return gs__shp_fail(P, "sub-axes that overlap");
+            if (m->n_fine == GS__MESH_AXES) return gs__shp_fail(P, "more than 16 mesh sub-axes");
+            m->used[m->n_fine] = false;
+            m->fine[m->n_fine++] = m->cut[a][k + 1] / m->cut[a][k];
+        }
+    }
+    return true;
+}
+
+/* appends the fine axes of ref r to order[*n ..); false if one is used twice */
+GS__FN bool gs__mesh_take(gs__shp *P, gs__mesh *m, const gs__mesh_ref *r, int *order, int *n, int64_t *tile) {
+    int a = r->ax, k;
+    for (k = 0; k + 1 < m->n_cut[a]; k++) {
+        int f = m->first_fine[a] + k;
+        if (m->cut[a][k] < r->pre || m->cut[a][k + 1] > r->pre * r->size) continue;
+        if (m->used[f]) return gs__shp_fail(P, "a mesh axis shards two dims (or one twice)");
+        m->used[f] = true;
+        order[(*n)++] = f;
+        *tile *= m->fine[f];
+    }
+    return true;
+}
+
+/* device_ids=(d0, d1, ...): one id per device of the mesh (heap array), or NULL with the error set */
+GS__FN int64_t *gs__shp_mesh_ids(gs__shp *P, int64_t total) {
+    int64_t *ids, n_ids = 0;
+    if (!gs__shp_ch(P, '=') || !gs__shp_ch(P, '(')) {
+        gs__shp_fail(P, "expected device_ids=(...)");
+        return NULL;
+    }
+    ids = (int64_t *)gs__malloc(P->ctx, sizeof(int64_t) * (size_t)total);
+    if (!ids) {
+        P->failed = true;
+        return NULL;
+    }
+    for (;;) {
+        int64_t d;
+        if (!gs__shp_int(P, &d) || n_ids == total || d < 0) {
+            gs__free(P->ctx, ids);
+            if (!P->failed) gs__shp_fail(P, "device_ids must list each of the mesh's devices");
+            return NULL;
+        }
+        ids[n_ids++] = d;
+        if (gs__shp_ch(P, ')')) break;
+        if (!gs__shp_ch(P, ',')) {
+            gs__free(P->ctx, ids);
+            gs__shp_fail(P, "expected ',' or ')'");
+            return NULL;
+        }
+    }
+    (void)gs__shp_ch(P, ',');
+    if (n_ids != total) {
+        gs__free(P->ctx, ids);
+        gs__shp_fail(P, "device_ids must list each of the mesh's devices");
+        return NULL;
+    }
+    return ids;
+}
+
+/* the tile assignment: dims tiles (nd of them, then the replicated size), the fine axes in `order`; ids
+   (may be NULL: the iota order) maps a mesh position to a device */
+GS__FN const gs_sharding *gs__mesh_sharding(gs__shp *P, const gs__mesh *m, int nd, int64_t *tiles, const int *order,
+                                            int n_order, int64_t total, int64_t rep_size, const int64_t *ids) {
+    gs_subgroup sub[1];
+    const gs_sharding *s;
+    int i, f;
+    sub[0] = GS_SUBGROUP_REPLICATED;
+    if (rep_size > 1) tiles[nd] = rep_size;
+    if (!ids) {
+        int perm[GS__MESH_AXES];
+        for (i = 0; i < n_order; i++) perm[i] = order[i];
+        s = gs_sharding_iota(P->ctx, nd + (rep_size > 1), tiles, m->n_fine, m->fine, perm, rep_size > 1, sub);
+    } else {
+        /* position k of the tile assignment (row-major over the fine axes in `order`) -> mesh index */
+        int64_t k, *dev = (int64_t *)gs__malloc(P->ctx, sizeof(int64_t) * (size_t)total);
+        if (!dev) {
+            P->failed = true;
+            return NULL;
+        }
+        for (k = 0; k < total; k++) {
+            int64_t rest = k, digit[GS__MESH_AXES], lin = 0;
+            for (i = n_order - 1; i >= 0; i--) {
+                digit[order[i]] = rest % m->fine[order[i]];
+                rest /= m->fine[order[i]];
+            }
+            for (f = 0; f < m->n_fine; f++) lin = lin * m->fine[f] + digit[f];
+            dev[k] = ids[lin];
+        }
+        s = gs_sharding_tiled(P->ctx, nd + (rep_size > 1), tiles, dev, rep_size > 1, sub);
+        gs__free(P->ctx, dev);
+    }
+    if (!s) P->failed = true;
+    return s;
+}
+
+GS__FN const gs_sharding *gs__shp_mesh(gs__shp *P) {
+    gs__mesh m;
+    gs__mesh_ref refs[GS_MAX_TILE_RANK * GS__MESH_AXES], rep[GS__MESH_AXES];
+    int dim_first[GS_MAX_TILE_RANK + 1], nd = 0, nr = 0, n_refs = 0, order[GS__MESH_AXES], n_order = 0, i, f;
+    int64_t tiles[GS_MAX_TILE_RANK], total = 1, rep_size = 1, *ids = NULL;
+    const gs_sharding *s;
+    memset(&m, 0, sizeof m);
+    if (!gs__shp_ch(P, '[')) {
+        gs__shp_fail(P, "expected '[' after mesh");
+        return NULL;
+    }
+    for (;;) {
+        int ax;
+        if (!gs__shp_mesh_name(P, &m, true, &ax) || !gs__shp_ch(P, '=') || !gs__shp_int(P, &m.size[ax])) return NULL;
+        if (m.size[ax] < 1 || m.size[ax] > ((int64_t)1 << 31)) {
+            gs__shp_fail(P, "a mesh axis size must be >= 1");
+            return NULL;
+        }
+        total *= m.size[ax];
+        if (total > ((int64_t)1 << 31)) {
+            gs__shp_fail(P, "the mesh holds more than 2^31 devices");
+            return NULL;
+        }
+        if (gs__shp_ch(P, ']')) break;
+        if (!gs__shp_ch(P, ',')) {
+            gs__shp_fail(P, "expected ',' or ']'");
+            return NULL;
+        }
+    }
+    (void)gs__shp_ch(P, ',');
+    if (gs__shp_word(P, "device_ids") && !(ids = gs__shp_mesh_ids(P, total))) return NULL;
+    if (!gs__shp_ch(P, '[')) {
+        gs__free(P->ctx, ids);
+        gs__shp_fail(P, "expected '[' and one {axes} per dim");
+        return NULL;
+    }
+    if (!gs__shp_ch(P, ']')) {
+        for (;;) {
+            if (nd == GS_MAX_RANK) {
+                gs__free(P->ctx, ids);
+                gs__shp_fail(P, "more dims than GS_MAX_RANK");
+                return NULL;
+            }
+            dim_first[nd++] = n_refs;
+            if (!gs__shp_mesh_refs(P, &m, refs, GS__COUNTOF(refs), &n_refs)) {
+                gs__free(P->ctx, ids);
+                return NULL;
+            }
+            if (gs__shp_ch(P, ']')) break;
+            if (!gs__shp_ch(P, ',')) {
+                gs__free(P->ctx, ids);
+                gs__shp_fail(P, "expected ',' or ']'");
+                return NULL;
+            }
+        }
+    }
+    dim_first[nd] = n_refs;
+    while (gs__shp_ch(P, ',')) {
+        bool unreduced = gs__shp_word(P, "unreduced");
+        if (!unreduced && !gs__shp_word(P, "replicated")) {
+            gs__free(P->ctx, ids);
+            gs__shp_fail(P, "expected replicated={...} or unreduced={...}");
+            return NULL;
+        }
+        if (!gs__shp_ch(P, '=') || !gs__shp_mesh_refs(P, &m, rep, GS__COUNTOF(rep), &nr)) {
+            gs__free(P->ctx, ids);
+            if (!P->failed) gs__shp_fail(P, "expected '={'");
+            return NULL;
+        }
+        if (unreduced && nr > 0) {
+            gs__free(P->ctx, ids);
+            gs__shp_fail(P, "unreduced mesh axes are not supported");
+            return NULL;
+        }
+    }
+    /* split the axes, then order the fine axes: each dim's, then the rest (replicated) */
+    memcpy(refs + n_refs, rep, sizeof(gs__mesh_ref) * (size_t)nr);
+    if (!gs__mesh_cut(P, &m, refs, n_refs + nr)) {
+        gs__free(P->ctx, ids);
+        return NULL;
+    }
+    for (i = 0; i < nd; i++) {
+        int k;
+        tiles[i] = 1;
+        for (k = dim_first[i]; k < dim_first[i + 1]; k++)
+            if (!gs__mesh_take(P, &m, &refs[k], order, &n_order, &tiles[i])) {
+                gs__free(P->ctx, ids);
+                return NULL;
+            }
+    }
+    for (f = 0; f < m.n_fine; f++) {
+        if (m.used[f]) continue;
+        order[n_order++] = f;
+        rep_size *= m.fine[f];
+    }
+    if (total / rep_size == 1) {   /* nothing is split: every device holds the whole */
+        gs__free(P->ctx, ids);
+        return gs_sharding_replicated(P->ctx);
+    }
+    s = gs__mesh_sharding(P, &m, nd, tiles, order, n_order, total, rep_size, ids);
+    gs__free(P->ctx, ids);
+    return s;
+}
+
 GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
     const gs_sharding *s = NULL;
     if (!gs__shp_ch(P, '{')) {
@@ -882,6 +1186,7 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
     if (gs__shp_word(P, "replicated")) s = gs_sharding_replicated(P->ctx);
     else if (gs__shp_word(P, "manual")) s = gs_sharding_manual(P->ctx);
     else if (gs__shp_word(P, "unknown")) s = gs_sharding_unknown(P->ctx);
+    else if (gs__shp_word(P, "mesh")) s = gs__shp_mesh(P);
     else if (gs__shp_word(P, "maximal")) {
         int64_t d;
         if (!gs__shp_word(P, "device") || !gs__shp_ch(P, '=')) { gs__shp_fail(P, "expected 'device='"); return NULL; }
@@ -980,7 +1285,7 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
                  : gs_sharding_tiled(P->ctx, nd, dims, ids, n_sub, sub);
         gs__free(P->ctx, ids);
     } else {
-        gs__shp_fail(P, "expected replicated, manual, unknown, maximal or devices=");
+        gs__shp_fail(P, "expected replicated, manual, unknown, maximal, devices= or mesh[...]");
         return NULL;
     }
     if (!s) {

@@ -104,6 +104,7 @@ int main(int argc, char **argv) {
     suite_base();
     suite_ir();
     suite_text();
+    suite_text_structure();
     suite_interp();
     suite_window();
     suite_errors();

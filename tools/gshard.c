@@ -44,6 +44,10 @@ static const char usage_text[] =
     "\n"
     "commands:\n"
     "  print FILE               parse and verify an HLO module, print it in canonical form\n"
+    "  stats FILE               what an HLO file uses (opcodes, element types, attributes, custom-call\n"
+    "                           targets, sharding forms) with counts, '!' marking what gshard.h does not\n"
+    "                           understand; reads files that do not parse; exit 0 all understood, 1 not,\n"
+    "                           2 not HLO text"
     "  eval FILE [io options]   run the ENTRY computation with the reference interpreter (one device)\n"
     "  propagate FILE --devices D [--explain] [--show NAME]\n"
     "                           give every instruction a sharding (XLA's propagation) and print the module\n"
@@ -128,8 +132,8 @@ static int usage_error(const char *fmt, const char *arg) {
 }
 
 /* ---- "did you mean": a mistyped command or option is answered with the closest known one ---- */
-static const char *const cli_commands[] = {"print", "eval", "propagate", "partition", "run", "cost", "model", "plan", "help",
-                                           "version", NULL};
+static const char *const cli_commands[] = {"print", "stats", "eval", "propagate", "partition", "run", "cost", "model",
+                                           "plan", "help", "version", NULL};
 static const char *const cli_top_options[] = {"--help", "--version", NULL};
 
 /* The options command cmd accepts (as parse_options and parse_cost_options read them). */
@@ -1270,6 +1274,38 @@ done:
     return rc;
 }
 
+/* gshard stats FILE: a report of what FILE uses, even when it does not parse */
+static int cmd_stats(int argc, char **argv) {
+    FILE *f;
+    char *text;
+    size_t len = 0;
+    gs_ctx *ctx = NULL;
+    const char *report = NULL;
+    int rc;
+    if (argc != 3) return usage_error("stats takes one FILE%s", "");
+    f = strcmp(argv[2], "-") == 0 ? stdin : fopen(argv[2], "rb");
+    if (!f) {
+        fprintf(stderr, "gshard: cannot open %s\n", argv[2]);
+        return EXIT_ERROR;
+    }
+    text = read_all(f, &len);
+    if (f != stdin) fclose(f);
+    if (!text) {
+        fprintf(stderr, "gshard: cannot read %s\n", shown_name(argv[2]));
+        return EXIT_ERROR;
+    }
+    if (gs_ctx_create(NULL, &ctx) != GS_OK) {
+        free(text);
+        return EXIT_ERROR;
+    }
+    rc = gs_hlo_stats(ctx, text, len, &report);
+    if (report) fputs(report, stdout);
+    else fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
+    gs_ctx_destroy(ctx);
+    free(text);
+    return rc;
+}
+
 /* ---- gshard model / gshard plan: whole-model accounting and the planner ---- */
 static const char model_usage_text[] =
     "usage: gshard model (--preset NAME | model flags) [run options] [--json]\n"
@@ -1653,6 +1689,7 @@ int main(int argc, char **argv) {
         return EXIT_OK;
     }
     if (strcmp(cmd, "cost") == 0) return cmd_cost(argc, argv);
+    if (strcmp(cmd, "stats") == 0) return cmd_stats(argc, argv);
     if (strcmp(cmd, "model") == 0) return cmd_model(argc, argv);
     if (strcmp(cmd, "plan") == 0) return cmd_plan(argc, argv);
     if (strcmp(cmd, "print") != 0 && strcmp(cmd, "eval") != 0 && strcmp(cmd, "propagate") != 0 &&
