@@ -281,7 +281,27 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(TO_FULL, "custom-call", 1) \
     X(TUPLE, "tuple", -1) \
     X(GET_TUPLE_ELEMENT, "get-tuple-element", 1) \
-    X(WHILE, "while", 1)
+    X(WHILE, "while", 1) \
+    X(SINE, "sine", 1) \
+    X(COSINE, "cosine", 1) \
+    X(TAN, "tan", 1) \
+    X(EXPM1, "exponential-minus-one", 1) \
+    X(LOG1P, "log-plus-one", 1) \
+    X(CBRT, "cbrt", 1) \
+    X(ERF, "erf", 1) \
+    X(IS_FINITE, "is-finite", 1) \
+    X(POPCNT, "popcnt", 1) \
+    X(CLZ, "count-leading-zeros", 1) \
+    X(REAL, "real", 1) \
+    X(IMAG, "imag", 1) \
+    X(ATAN2, "atan2", 2) \
+    X(SHIFT_LEFT, "shift-left", 2) \
+    X(SHIFT_RIGHT_LOGICAL, "shift-right-logical", 2) \
+    X(SHIFT_RIGHT_ARITHMETIC, "shift-right-arithmetic", 2) \
+    X(COMPLEX, "complex", 2) \
+    X(REDUCE_PRECISION, "reduce-precision", 1) \
+    X(BITCAST_CONVERT, "bitcast-convert", 1) \
+    X(REPLICA_ID, "replica-id", 0)
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,
@@ -464,9 +484,23 @@ GS_API gs_value *gs_reverse(gs_graph *g, gs_value *x, int n_dims, const int64_t 
 GS_API gs_value *gs_convert(gs_graph *g, gs_value *x, gs_dtype to);
 GS_API gs_value *gs_copy(gs_graph *g, gs_value *x);
 
-/* Elementwise. Binary ops need equal shapes (broadcast explicitly, as in HLO). */
+/* Elementwise. Binary ops need equal shapes (broadcast explicitly, as in HLO). gs_unary takes NEGATE..NOT and
+   SINE..IMAG (is-finite gives pred; real/imag of c64/c128 give f32/f64, of a real float x and 0; popcnt and
+   count-leading-zeros count within the integer's width); gs_binary takes ADD..XOR and ATAN2..COMPLEX
+   (shifts: integers, the amount read as unsigned, an amount >= the width gives 0, or the sign for
+   shift-right-arithmetic; complex(re, im) of f32/f64 gives c64/c128). */
 GS_API gs_value *gs_unary(gs_graph *g, gs_op op, gs_value *x);
 GS_API gs_value *gs_binary(gs_graph *g, gs_op op, gs_value *a, gs_value *b);
+/* XLA's reduce-precision: x (a real float) rounded to exponent_bits (>= 1) and mantissa_bits (>= 0), nearest
+   even; values above the reduced range become inf, values at or below its smallest normal exponent become
+   (signed) zero; NaN stays NaN. */
+GS_API gs_value *gs_reduce_precision(gs_graph *g, gs_value *x, int exponent_bits, int mantissa_bits);
+/* XLA's bitcast-convert: the storage bits of x read as dtype `to`. Equal widths keep the shape; a narrower `to`
+   adds a minor dim of size (width of x / width of to), a wider one removes x's minor dim, which must be that
+   ratio. Elements are little-endian (element 0 of the added dim holds the lowest bits). Widths below 8 bits
+   convert only to the same width. */
+GS_API gs_value *gs_bitcast_convert(gs_graph *g, gs_value *x, gs_dtype to);
+GS_API gs_value *gs_replica_id(gs_graph *g);   /* u32[]; always 0: a program runs as one replica */
 GS_API gs_value *gs_neg(gs_graph *g, gs_value *x);
 GS_API gs_value *gs_exp(gs_graph *g, gs_value *x);
 GS_API gs_value *gs_add(gs_graph *g, gs_value *a, gs_value *b);
@@ -1601,6 +1635,7 @@ struct gs_value {
     const gs_shape *rng_full; /* RNG shard form: the full shape (operands lo, hi, one s32 offset per dim);
                                  NULL for the plain form */
     int64_t split_dim, concat_dim;    /* ALL_TO_ALL */
+    int rp_exp, rp_mant;      /* REDUCE_PRECISION: exponent and mantissa bits */
     gs_dot_dims *dot;
     gs_conv_config *conv;
     gs_window_dim *window;    /* REDUCE_WINDOW: rank entries */
@@ -3751,18 +3786,9 @@ GS__FN gs_result gs__infer_conv(gs_ctx *ctx, gs_value *v) {
     return GS_OK;
 }
 
-GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
-    gs_shape *s = &v->shape;
-    const gs_shape *x = v->n_operands ? &v->operands[0]->shape : NULL;
-    char b1[96], b2[96];
-    int i, j;
-    int arity = gs_op_arity(v->op);
-    if (arity >= 0 && v->n_operands != arity)
-        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: takes %d operands, got %d", GS__WHO, arity, v->n_operands);
-    /* operands are arrays except for get-tuple-element and while */
-    if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE)
-        for (i = 0; i < v->n_operands; i++)
-            if (gs__need_array(ctx, v, i)) return ctx->err;
+/* parameter, constant, iota, partition-id, replica-id */
+GS__FN gs_result gs__infer_leaf(gs_ctx *ctx, gs_value *v, gs_shape *s) {
+    int i;
     switch (v->op) {
     case GS_OP_PARAMETER:
         if (s->dtype == GS_TUPLE) {
@@ -3782,6 +3808,19 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     case GS_OP_PARTITION_ID:
         *s = gs_shape_scalar(GS_U32);
         return GS_OK;
+    case GS_OP_REPLICA_ID:
+        *s = gs_shape_scalar(GS_U32);
+        return GS_OK;
+    default: break;
+    }
+    GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
+}
+
+/* data movement: broadcast .. reverse */
+GS__FN gs_result gs__infer_move(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_shape *x) {
+    char b1[96], b2[96];
+    int i, j;
+    switch (v->op) {
     case GS_OP_BROADCAST:
         if (gs__check_shape(ctx, v->name, s)) return ctx->err;
         if (v->n_dims != x->rank)
@@ -3885,6 +3924,39 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         if (gs__dims_unique(ctx, v, "dimensions", v->dims, v->n_dims, x->rank)) return ctx->err;
         *s = *x;
         return GS_OK;
+    default: break;
+    }
+    GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
+}
+
+/* bitcast-convert: equal widths keep the shape; a narrower type adds a minor dim, a wider one removes it */
+GS__FN gs_result gs__infer_bitcast(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_shape *x) {
+    gs_dtype to = s->dtype;
+    int wx = gs__dt(x->dtype)->bits, wt = gs__dt(to)->bits;
+    if (x->dtype == GS_PRED) wx = 8;
+    if (to == GS_PRED) wt = 8;
+    if (!gs__is_array_dtype(to) || to == GS_TOKEN || x->dtype == GS_TOKEN)
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: cannot bitcast %s to %s", GS__WHO, gs_dtype_name(x->dtype), gs_dtype_name(to));
+    if (wx != wt && (wx < 8 || wt < 8))
+        GS__FAIL(GS_ERR_UNSUPPORTED, "%s %s: %s -> %s changes the width of a sub-byte type", GS__WHO, gs_dtype_name(x->dtype), gs_dtype_name(to));
+    *s = *x;
+    s->dtype = to;
+    if (wx > wt) {
+        if (x->rank == GS_MAX_RANK) GS__FAIL(GS_ERR_SHAPE, "%s %s: the result would exceed GS_MAX_RANK", GS__WHO);
+        s->dims[s->rank++] = wx / wt;
+    } else if (wx < wt) {
+        if (x->rank == 0 || x->dims[x->rank - 1] != wt / wx)
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: %s -> %s needs a minor dim of %d", GS__WHO, gs_dtype_name(x->dtype), gs_dtype_name(to), wt / wx);
+        s->rank--;
+    }
+    return GS_OK;
+}
+
+/* convert, copy, the elementwise ops, select, clamp, reduce-precision, bitcast-convert */
+GS__FN gs_result gs__infer_elementwise(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_shape *x) {
+    char b1[96], b2[96];
+    int i;
+    switch (v->op) {
     case GS_OP_CONVERT: {
         gs_dtype to = s->dtype;
         if (!gs__is_array_dtype(to)) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid target dtype", GS__WHO);
@@ -3975,6 +4047,50 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         *s = *xx;
         return GS_OK;
     }
+    case GS_OP_SINE: case GS_OP_COSINE: case GS_OP_TAN: case GS_OP_EXPM1: case GS_OP_LOG1P: case GS_OP_CBRT:
+    case GS_OP_ERF: case GS_OP_IS_FINITE: case GS_OP_REDUCE_PRECISION:
+        if (!gs__is_float(x->dtype)) GS__FAIL(GS_ERR_SHAPE, "%s %s: needs a real floating-point operand, got %s", GS__WHO, gs_dtype_name(x->dtype));
+        if (v->op == GS_OP_REDUCE_PRECISION && (v->rp_exp < 1 || v->rp_mant < 0))
+            GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: exponent_bits %d must be >= 1 and mantissa_bits %d >= 0", GS__WHO, v->rp_exp, v->rp_mant);
+        *s = *x;
+        if (v->op == GS_OP_IS_FINITE) s->dtype = GS_PRED;
+        return GS_OK;
+    case GS_OP_POPCNT: case GS_OP_CLZ:
+        if (!gs__is_int(x->dtype)) GS__FAIL(GS_ERR_SHAPE, "%s %s: needs an integer operand, got %s", GS__WHO, gs_dtype_name(x->dtype));
+        *s = *x;
+        return GS_OK;
+    case GS_OP_REAL: case GS_OP_IMAG:
+        if (!gs__is_float(x->dtype) && !gs__is_complex(x->dtype))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: needs a complex or real floating-point operand, got %s", GS__WHO, gs_dtype_name(x->dtype));
+        *s = *x;
+        if (gs__is_complex(x->dtype)) s->dtype = x->dtype == GS_C64 ? GS_F32 : GS_F64;
+        return GS_OK;
+    case GS_OP_ATAN2: case GS_OP_SHIFT_LEFT: case GS_OP_SHIFT_RIGHT_LOGICAL: case GS_OP_SHIFT_RIGHT_ARITHMETIC: case GS_OP_COMPLEX: {
+        const gs_shape *y = &v->operands[1]->shape;
+        bool fl = v->op == GS_OP_ATAN2 || v->op == GS_OP_COMPLEX;
+        if (!gs_shape_equal(x, y))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: operand shapes differ: %s vs %s (broadcast explicitly)", GS__WHO, gs__shape_str(x, b1, sizeof b1),
+                     gs__shape_str(y, b2, sizeof b2));
+        if (fl ? !gs__is_float(x->dtype) : !gs__is_int(x->dtype))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: needs %s operands, got %s", GS__WHO, fl ? "real floating-point" : "integer", gs_dtype_name(x->dtype));
+        *s = *x;
+        if (v->op == GS_OP_COMPLEX) {
+            if (x->dtype != GS_F32 && x->dtype != GS_F64) GS__FAIL(GS_ERR_SHAPE, "%s %s: needs f32 or f64 operands, got %s", GS__WHO, gs_dtype_name(x->dtype));
+            s->dtype = x->dtype == GS_F32 ? GS_C64 : GS_C128;
+        }
+        return GS_OK;
+    }
+    case GS_OP_BITCAST_CONVERT: return gs__infer_bitcast(ctx, v, s, x);
+    default: break;
+    }
+    GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
+}
+
+/* reductions, dot, convolution, windows, gather/scatter, sort, top-k, scans */
+GS__FN gs_result gs__infer_reduce(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_shape *x) {
+    char b1[96], b2[96];
+    int i, j;
+    switch (v->op) {
     case GS_OP_REDUCE:
         if (gs__need_scalar(ctx, v, 1, x->dtype)) return ctx->err;
         if (!gs__reduce_kind_ok(v->reduce, x->dtype, false))
@@ -4100,6 +4216,16 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         if (x->dtype == GS_PRED) GS__FAIL(GS_ERR_SHAPE, "%s %s: not defined for pred", GS__WHO);
         *s = *x;
         return GS_OK;
+    default: break;
+    }
+    GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
+}
+
+/* rng, collectives, manual-region boundaries, tuples, while */
+GS__FN gs_result gs__infer_other(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_shape *x) {
+    char b1[96], b2[96];
+    int i;
+    switch (v->op) {
     case GS_OP_RNG: {
         const gs_shape *f = v->rng_full;   /* the shard form: s is the shard, f the full array */
         if (f) {
@@ -4239,7 +4365,38 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         v->tuple = init->tuple;
         return GS_OK;
     }
+    default: break;
+    }
+    GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
+}
+
+GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
+    gs_shape *s = &v->shape;
+    const gs_shape *x = v->n_operands ? &v->operands[0]->shape : NULL;
+    int i;
+    int arity = gs_op_arity(v->op);
+    if (arity >= 0 && v->n_operands != arity)
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: takes %d operands, got %d", GS__WHO, arity, v->n_operands);
+    /* operands are arrays except for get-tuple-element and while */
+    if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE)
+        for (i = 0; i < v->n_operands; i++)
+            if (gs__need_array(ctx, v, i)) return ctx->err;
+    switch (v->op) {
+    case GS_OP_PARAMETER: case GS_OP_CONSTANT: case GS_OP_IOTA: case GS_OP_PARTITION_ID: case GS_OP_REPLICA_ID:
+        return gs__infer_leaf(ctx, v, s);
+    case GS_OP_BROADCAST: case GS_OP_RESHAPE: case GS_OP_TRANSPOSE: case GS_OP_SLICE: case GS_OP_DYNAMIC_SLICE:
+    case GS_OP_DYNAMIC_UPDATE_SLICE: case GS_OP_PAD: case GS_OP_CONCATENATE: case GS_OP_REVERSE:
+        return gs__infer_move(ctx, v, s, x);
+    case GS_OP_REDUCE: case GS_OP_ARGMAX: case GS_OP_ARGMIN: case GS_OP_DOT: case GS_OP_CONVOLUTION: case GS_OP_REDUCE_WINDOW:
+    case GS_OP_GATHER: case GS_OP_SCATTER: case GS_OP_SORT: case GS_OP_TOPK: case GS_OP_CUMSUM: case GS_OP_CUMPROD:
+    case GS_OP_CUMMAX: case GS_OP_CUMMIN:
+        return gs__infer_reduce(ctx, v, s, x);
+    case GS_OP_RNG: case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
+    case GS_OP_COLLECTIVE_PERMUTE: case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT:
+    case GS_OP_WHILE:
+        return gs__infer_other(ctx, v, s, x);
     default:
+        if (v->op > GS_OP_INVALID && v->op < GS_OP_COUNT) return gs__infer_elementwise(ctx, v, s, x);
         break;
     }
     GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
@@ -4531,7 +4688,7 @@ GS_API gs_value *gs_copy(gs_graph *g, gs_value *x) { return gs__finish(gs__value
 
 GS_API gs_value *gs_unary(gs_graph *g, gs_op op, gs_value *x) {
     if (!g) return NULL;
-    if (!(op >= GS_OP_NEGATE && op <= GS_OP_NOT)) {
+    if (!((op >= GS_OP_NEGATE && op <= GS_OP_NOT) || (op >= GS_OP_SINE && op <= GS_OP_IMAG))) {
         if (!g->ctx->err) gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_unary: %s is not a unary elementwise op", gs_op_name(op));
         return NULL;
     }
@@ -4541,7 +4698,7 @@ GS_API gs_value *gs_unary(gs_graph *g, gs_op op, gs_value *x) {
 GS_API gs_value *gs_binary(gs_graph *g, gs_op op, gs_value *a, gs_value *b) {
     gs_value *ops[2];
     if (!g) return NULL;
-    if (!(op >= GS_OP_ADD && op <= GS_OP_XOR)) {
+    if (!((op >= GS_OP_ADD && op <= GS_OP_XOR) || (op >= GS_OP_ATAN2 && op <= GS_OP_COMPLEX))) {
         if (!g->ctx->err) gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_binary: %s is not a binary elementwise op", gs_op_name(op));
         return NULL;
     }
@@ -4549,6 +4706,23 @@ GS_API gs_value *gs_binary(gs_graph *g, gs_op op, gs_value *a, gs_value *b) {
     ops[1] = b;
     return gs__finish(gs__value_new(g, op, 2, ops));
 }
+
+GS_API gs_value *gs_reduce_precision(gs_graph *g, gs_value *x, int exponent_bits, int mantissa_bits) {
+    gs_value *v = gs__value_new(g, GS_OP_REDUCE_PRECISION, 1, &x);
+    if (!v) return NULL;
+    v->rp_exp = exponent_bits;
+    v->rp_mant = mantissa_bits;
+    return gs__finish(v);
+}
+
+GS_API gs_value *gs_bitcast_convert(gs_graph *g, gs_value *x, gs_dtype to) {
+    gs_value *v = gs__value_new(g, GS_OP_BITCAST_CONVERT, 1, &x);
+    if (!v) return NULL;
+    v->shape.dtype = to;
+    return gs__finish(v);
+}
+
+GS_API gs_value *gs_replica_id(gs_graph *g) { return gs__finish(gs__value_new(g, GS_OP_REPLICA_ID, 0, NULL)); }
 
 GS_API gs_value *gs_neg(gs_graph *g, gs_value *x) { return gs_unary(g, GS_OP_NEGATE, x); }
 GS_API gs_value *gs_exp(gs_graph *g, gs_value *x) { return gs_unary(g, GS_OP_EXP, x); }
@@ -5145,7 +5319,7 @@ GS_API gs_result gs_graph_verify(gs_graph *g) {
         copy = *v;
         if (v->op != GS_OP_PARAMETER && v->op != GS_OP_CONSTANT && v->op != GS_OP_IOTA && v->op != GS_OP_RESHAPE &&
             v->op != GS_OP_BROADCAST && v->op != GS_OP_RNG && v->op != GS_OP_TO_MANUAL && v->op != GS_OP_TO_FULL &&
-            v->op != GS_OP_CONVERT) {
+            v->op != GS_OP_CONVERT && v->op != GS_OP_BITCAST_CONVERT) {
             GS__ZERO(copy.shape);
             copy.n_tuple = 0;
             copy.tuple = NULL;
@@ -5682,6 +5856,9 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
             gs__sb_puts(sb, ", full_shape=");
             gs__pr_shape(sb, v->rng_full);
         }
+        break;
+    case GS_OP_REDUCE_PRECISION:
+        gs__sb_printf(sb, ", exponent_bits=%d, mantissa_bits=%d", v->rp_exp, v->rp_mant);
         break;
     case GS_OP_ALL_REDUCE:
         gs__pr_coll(sb, v, true);
@@ -7269,6 +7446,26 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         v = gs_iota(g, *ds, d);
         break;
     case GS_OP_PARTITION_ID: v = gs_partition_id(g); break;
+    case GS_OP_REPLICA_ID: v = gs_replica_id(g); break;
+    case GS_OP_SINE: case GS_OP_COSINE: case GS_OP_TAN: case GS_OP_EXPM1: case GS_OP_LOG1P: case GS_OP_CBRT:
+    case GS_OP_ERF: case GS_OP_IS_FINITE: case GS_OP_POPCNT: case GS_OP_CLZ: case GS_OP_REAL: case GS_OP_IMAG:
+        v = gs_unary(g, op, x);
+        break;
+    case GS_OP_ATAN2: case GS_OP_SHIFT_LEFT: case GS_OP_SHIFT_RIGHT_LOGICAL: case GS_OP_SHIFT_RIGHT_ARITHMETIC:
+    case GS_OP_COMPLEX:
+        v = gs_binary(g, op, xs[0], xs[1]);
+        break;
+    case GS_OP_REDUCE_PRECISION: {
+        int64_t e, m;
+        gs__pattr *ea = gs__need_attr(P, in, "exponent_bits"), *ma = ea ? gs__need_attr(P, in, "mantissa_bits") : NULL;
+        if (!ma || !gs__attr_int(P, ea, &e) || !gs__attr_int(P, ma, &m)) return false;
+        if (e < 1 || e > 64 || m < 0 || m > 64)
+            return gs__perr(P, &ea->val, GS_ERR_PARSE, "exponent_bits=%lld, mantissa_bits=%lld: out of range", (long long)e,
+                            (long long)m);
+        v = gs_reduce_precision(g, x, (int)e, (int)m);
+        break;
+    }
+    case GS_OP_BITCAST_CONVERT: v = gs_bitcast_convert(g, x, ds->dtype); break;
     case GS_OP_BROADCAST:
     case GS_OP_TRANSPOSE:
         if (!(a = gs__need_attr(P, in, "dimensions")) || !gs__attr_ints(P, a, dims, GS_MAX_RANK, &cnt)) return false;
@@ -9753,6 +9950,136 @@ GS__FN gs_result gs__ip_convert(gs_ctx *ctx, const gs_value *v, const gs__buf *x
     return GS_OK;
 }
 
+/* XLA's reduce-precision on the bits of a float with se exponent and sm mantissa bits (f32 or f64 layout):
+   round the mantissa to m bits (nearest even, a carry may raise the exponent), then send exponents above the
+   e-bit range to inf and those at or below its smallest normal exponent to signed zero. */
+GS__FN uint64_t gs__ip_rp_bits(uint64_t x, int se, int sm, int e, int m) {
+    if (m < sm) {
+        uint64_t last = (uint64_t)1 << (sm - m);
+        uint64_t bias = (last >> 1) - 1u + ((x & last) >> (sm - m));
+        x = (x + bias) & ~(last - 1u);
+    }
+    if (e < se) {
+        uint64_t sign = x & ((uint64_t)1 << (se + sm)), expmask = (((uint64_t)1 << se) - 1u) << sm;
+        int64_t sbias = ((int64_t)1 << (se - 1)) - 1, rbias = ((int64_t)1 << (e - 1)) - 1;
+        uint64_t xe = x & expmask;
+        if (xe > (uint64_t)(sbias + rbias) << sm) x = sign | expmask;
+        else if (xe <= (uint64_t)(sbias - rbias) << sm) x = sign;
+    }
+    return x;
+}
+
+GS__FN double gs__ip_reduce_precision(gs_dtype t, double d, int e, int m) {
+    if (d != d) return m > 0 ? d : (double)INFINITY;   /* NaN stays NaN; with no mantissa it becomes inf */
+    if (t == GS_F64) {
+        uint64_t u;
+        memcpy(&u, &d, 8);
+        u = gs__ip_rp_bits(u, 11, 52, e, m);
+        memcpy(&d, &u, 8);
+        return d;
+    } else {   /* the float's value in f32 layout (exact for every type computed as float) */
+        float f = (float)d;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        u = (uint32_t)gs__ip_rp_bits(u, 8, 23, e, m);
+        memcpy(&f, &u, 4);
+        return f;
+    }
+}
+
+/* The unary ops added with XLA's full opcode set: transcendental functions (computed in double, rounded once
+   to the type), is-finite, popcnt, count-leading-zeros, real, imag and reduce-precision. */
+GS__FN gs_result gs__ip_unary_ext(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
+    int64_t i, n = gs__numel(&out->shape);
+    gs_dtype t = x->shape.dtype, to = out->shape.dtype;
+    int w = gs__dt(t)->bits;
+    uint64_t mask = w >= 64 ? ~(uint64_t)0 : (((uint64_t)1) << w) - 1u;
+    if (gs__numel(&x->shape) != n) return gs__err(ctx, GS_ERR_SHAPE, "%s %s: shape mismatch", gs_op_name(v->op), v->name);
+    for (i = 0; i < n; i++) {
+        double d = 0.0, r;
+        if (gs__is_float(t)) d = gs__ld_f(t, x->data, i);
+        switch (v->op) {
+        case GS_OP_SINE: r = sin(d); break;
+        case GS_OP_COSINE: r = cos(d); break;
+        case GS_OP_TAN: r = tan(d); break;
+        case GS_OP_EXPM1: r = expm1(d); break;
+        case GS_OP_LOG1P: r = log1p(d); break;
+        case GS_OP_CBRT: r = cbrt(d); break;
+        case GS_OP_ERF: r = erf(d); break;
+        case GS_OP_REDUCE_PRECISION: r = gs__ip_reduce_precision(t, d, v->rp_exp, v->rp_mant); break;
+        case GS_OP_IS_FINITE:
+            ((uint8_t *)out->data)[i] = (uint8_t)(d == d && d - d == 0.0);
+            continue;
+        case GS_OP_POPCNT: case GS_OP_CLZ: {
+            uint64_t u = gs__ld_i(t, x->data, i) & mask, c = 0;
+            if (v->op == GS_OP_POPCNT) {
+                for (; u; u &= u - 1u) c++;
+            } else {
+                int b = w;
+                while (b > 0 && !((u >> (b - 1)) & 1u)) b--;
+                c = (uint64_t)(w - b);
+            }
+            gs__st_i(to, out->data, i, c);
+            continue;
+        }
+        case GS_OP_REAL: case GS_OP_IMAG:
+            if (gs__is_complex(t)) {
+                double re, im;
+                gs__ip_ldc(t, x->data, i, &re, &im);
+                r = v->op == GS_OP_REAL ? re : im;
+            } else {
+                r = v->op == GS_OP_REAL ? d : 0.0;
+            }
+            break;
+        default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: not supported", gs_op_name(v->op), v->name);
+        }
+        gs__st_f(to, out->data, i, r);
+    }
+    return GS_OK;
+}
+
+/* atan2, the shifts (XLA: the amount is unsigned; an amount >= the width gives 0, or the sign for an
+   arithmetic right shift, which reads the operand as signed at its width) and complex. */
+GS__FN gs_result gs__ip_binary_ext(gs_ctx *ctx, const gs_value *v, const gs__buf *x, const gs__buf *z, gs__buf *out) {
+    int64_t i, n = gs__numel(&out->shape);
+    gs_dtype t = x->shape.dtype;
+    int w = gs__dt(t)->bits;
+    uint64_t mask = w >= 64 ? ~(uint64_t)0 : (((uint64_t)1) << w) - 1u;
+    if (gs__numel(&x->shape) != n || gs__numel(&z->shape) != n || z->shape.dtype != t)
+        return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand shapes differ", gs_op_name(v->op), v->name);
+    for (i = 0; i < n; i++) {
+        if (v->op == GS_OP_ATAN2) {
+            gs__st_f(t, out->data, i, atan2(gs__ld_f(t, x->data, i), gs__ld_f(t, z->data, i)));
+        } else if (v->op == GS_OP_COMPLEX) {
+            gs__ip_stc(out->shape.dtype, out->data, i, gs__ld_f(t, x->data, i), gs__ld_f(t, z->data, i));
+        } else {
+            uint64_t a = gs__ld_i(t, x->data, i) & mask, amt = gs__ld_i(t, z->data, i) & mask, r;
+            bool neg = ((a >> (w - 1)) & 1u) != 0;
+            if (v->op == GS_OP_SHIFT_LEFT) r = amt >= (uint64_t)w ? 0u : a << amt;
+            else if (v->op == GS_OP_SHIFT_RIGHT_LOGICAL) r = amt >= (uint64_t)w ? 0u : a >> amt;
+            else if (amt >= (uint64_t)w) r = neg ? ~(uint64_t)0 : 0u;
+            else r = neg ? ~(~(a | ~mask) >> amt) : a >> amt;   /* sign bits shifted in from the width's top */
+            gs__st_i(t, out->data, i, r);
+        }
+    }
+    return GS_OK;
+}
+
+/* bitcast-convert: x's storage bytes read as the result type */
+GS__FN gs_result gs__ip_bitcast_convert(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
+    int64_t nx = gs__numel(&x->shape), no = gs__numel(&out->shape);
+    size_t bx = (size_t)nx * gs_dtype_size(x->shape.dtype), bo = (size_t)no * gs_dtype_size(out->shape.dtype);
+    void *tmp;
+    if (bx != bo || (gs_dtype_size(x->shape.dtype) == 0) != (gs_dtype_size(out->shape.dtype) == 0))
+        return gs__err(ctx, GS_ERR_SHAPE, "bitcast-convert %s: %zu bytes cannot become %zu", v->name, bx, bo);
+    tmp = gs__malloc(ctx, bx + 1);
+    if (!tmp) return GS_ERR_OUT_OF_MEMORY;
+    gs__to_storage(x->shape.dtype, tmp, x->data, nx);
+    gs__to_compute(out->shape.dtype, out->data, tmp, no);
+    gs__free(ctx, tmp);
+    return GS_OK;
+}
+
 /* ---------------------------------------------------------------------------------------------------------
    Reductions and scans
    ------------------------------------------------------------------------------------------------------- */
@@ -10515,37 +10842,36 @@ GS__FN gs_result gs__ip_eval_collective(gs__ip_st *st, const gs_value *v) {
 /* ---------------------------------------------------------------------------------------------------------
    One instruction
    ------------------------------------------------------------------------------------------------------- */
-GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
+/* A parameter's slots take the caller's buffers. */
+GS__FN gs_result gs__ip_eval_param(gs__ip_st *st, gs_value *v) {
     gs_ctx *ctx = st->ctx;
-    gs__buf *out = NULL;
-    int j, k;
-    for (k = 0; k < v->n_operands; k++) {
-        const gs_value *o = v->operands[k];
-        if (!o) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s %s: missing operand %d", gs_op_name(v->op), v->name, k);
-        if (o->shape.dtype == GS_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE)
-            return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand %d is a tuple", gs_op_name(v->op), v->name, k);
+    int j;
+    int64_t p = v->index, base;
+    if (p < 0 || p >= st->n_params)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "parameter %s: number %lld has no input", v->name, (long long)p);
+    base = st->param_first[p];
+    for (j = 0; j < gs__ip_nslots(v); j++) {
+        int64_t s = st->first[v->id] + j;
+        const gs__buf *pb = &st->params[base + j];
+        if (!gs_shape_equal(&pb->shape, gs__ip_slot_shape(v, j)) ||
+            (!pb->data && gs__numel(&pb->shape) > 0))
+            return gs__err(ctx, GS_ERR_SHAPE, "parameter %s: the input buffer does not have the parameter's shape",
+                           v->name);
+        st->slots[s].buf = *pb;
+        st->slots[s].blk = s;
+        st->refs[s] = 1;
+        st->bstate[s] = GS__IP_BLK_EXTERNAL;
     }
-    /* pass-through ops */
+    return GS_OK;
+}
+
+/* Values that share their operand's buffer (tuple, get-tuple-element, reshape, copy, annotations, a convert to
+   the same type); *done is false for any other op. */
+GS__FN gs_result gs__ip_eval_alias(gs__ip_st *st, gs_value *v, bool *done) {
+    gs_ctx *ctx = st->ctx;
+    int k;
+    *done = true;
     switch (v->op) {
-    case GS_OP_PARAMETER: {
-        int64_t p = v->index, base;
-        if (p < 0 || p >= st->n_params)
-            return gs__err(ctx, GS_ERR_INVALID_ARG, "parameter %s: number %lld has no input", v->name, (long long)p);
-        base = st->param_first[p];
-        for (j = 0; j < gs__ip_nslots(v); j++) {
-            int64_t s = st->first[v->id] + j;
-            const gs__buf *pb = &st->params[base + j];
-            if (!gs_shape_equal(&pb->shape, gs__ip_slot_shape(v, j)) ||
-                (!pb->data && gs__numel(&pb->shape) > 0))
-                return gs__err(ctx, GS_ERR_SHAPE, "parameter %s: the input buffer does not have the parameter's shape",
-                               v->name);
-            st->slots[s].buf = *pb;
-            st->slots[s].blk = s;
-            st->refs[s] = 1;
-            st->bstate[s] = GS__IP_BLK_EXTERNAL;
-        }
-        return GS_OK;
-    }
     case GS_OP_TUPLE:
         if (v->shape.dtype != GS_TUPLE || v->n_tuple != v->n_operands)
             return gs__err(ctx, GS_ERR_SHAPE, "tuple %s: element count mismatch", v->name);
@@ -10572,55 +10898,56 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
             return GS_OK;
         }
         break;
-    case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
-    case GS_OP_COLLECTIVE_PERMUTE:
-        return gs__ip_eval_collective(st, v);
-    case GS_OP_WHILE:   /* the stepper runs loops (gs__ev_loop_start) */
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: evaluated outside the stepper", v->name);
-    case GS_OP_SORT: case GS_OP_TOPK: {
-        /* tuple-valued kernels */
-        gs__buf *outs[64];
-        const gs__buf *xs[64];
-        int n_out = gs__ip_nslots(v);
-        int nx = v->op == GS_OP_SORT ? v->n_operands : 1;
-        if (nx > 64)
-            return gs__err(ctx, GS_ERR_UNSUPPORTED, "sort %s: more than 64 operands are not supported", v->name);
-        if (nx < 1 || (v->op == GS_OP_SORT && n_out != nx) || (v->op == GS_OP_TOPK && n_out != 2))
-            return gs__err(ctx, GS_ERR_SHAPE, "%s %s: bad result arity", gs_op_name(v->op), v->name);
-        for (k = 0; k < nx; k++) {
-            xs[k] = gs__ip_opbuf(st, v, k);
-            if (gs__numel(&xs[k]->shape) != gs__numel(&xs[0]->shape) || xs[k]->shape.rank != xs[0]->shape.rank)
-                return gs__err(ctx, GS_ERR_SHAPE, "sort %s: operands differ in shape", v->name);
-        }
-        for (j = 0; j < n_out; j++) {
-            outs[j] = gs__ip_new_out(st, v, j);
-            if (!outs[j]) return GS_ERR_OUT_OF_MEMORY;
-        }
-        if (v->op == GS_OP_SORT) {
-            if (v->dim < 0 || v->dim >= xs[0]->shape.rank)
-                return gs__err(ctx, GS_ERR_SHAPE, "sort %s: bad dim", v->name);
-            for (j = 0; j < nx; j++)
-                if (!gs_shape_equal(&outs[j]->shape, &xs[j]->shape))
-                    return gs__err(ctx, GS_ERR_SHAPE, "sort %s: result shape differs", v->name);
-            return gs__ip_sort_lines(ctx, v, nx, xs, v->dim, v->flag, xs[0]->shape.rank ? xs[0]->shape.dims[v->dim] : 0,
-                                  outs, NULL);
-        } else {
-            int r = xs[0]->shape.rank;
-            if (r < 1 || outs[0]->shape.rank != r || outs[1]->shape.dtype != GS_S32 ||
-                outs[0]->shape.dtype != xs[0]->shape.dtype || outs[0]->shape.dims[r - 1] != v->dim ||
-                gs__numel(&outs[1]->shape) != gs__numel(&outs[0]->shape) || v->dim < 0)
-                return gs__err(ctx, GS_ERR_SHAPE, "topk %s: result shapes do not fit", v->name);
-            return gs__ip_sort_lines(ctx, v, 1, xs, r - 1, v->flag, v->dim, outs, outs[1]);
-        }
-    }
     default:
         break;
     }
+    *done = false;
+    return GS_OK;
+}
 
-    if (v->shape.dtype == GS_TUPLE)
-        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: tuple result not supported", gs_op_name(v->op), v->name);
-    out = gs__ip_new_out(st, v, 0);
-    if (!out) return GS_ERR_OUT_OF_MEMORY;
+/* sort and top-k: tuple-valued kernels */
+GS__FN gs_result gs__ip_eval_sort(gs__ip_st *st, gs_value *v) {
+    gs_ctx *ctx = st->ctx;
+    int j, k;
+    gs__buf *outs[64];
+    const gs__buf *xs[64];
+    int n_out = gs__ip_nslots(v);
+    int nx = v->op == GS_OP_SORT ? v->n_operands : 1;
+    if (nx > 64)
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "sort %s: more than 64 operands are not supported", v->name);
+    if (nx < 1 || (v->op == GS_OP_SORT && n_out != nx) || (v->op == GS_OP_TOPK && n_out != 2))
+        return gs__err(ctx, GS_ERR_SHAPE, "%s %s: bad result arity", gs_op_name(v->op), v->name);
+    for (k = 0; k < nx; k++) {
+        xs[k] = gs__ip_opbuf(st, v, k);
+        if (gs__numel(&xs[k]->shape) != gs__numel(&xs[0]->shape) || xs[k]->shape.rank != xs[0]->shape.rank)
+            return gs__err(ctx, GS_ERR_SHAPE, "sort %s: operands differ in shape", v->name);
+    }
+    for (j = 0; j < n_out; j++) {
+        outs[j] = gs__ip_new_out(st, v, j);
+        if (!outs[j]) return GS_ERR_OUT_OF_MEMORY;
+    }
+    if (v->op == GS_OP_SORT) {
+        if (v->dim < 0 || v->dim >= xs[0]->shape.rank)
+            return gs__err(ctx, GS_ERR_SHAPE, "sort %s: bad dim", v->name);
+        for (j = 0; j < nx; j++)
+            if (!gs_shape_equal(&outs[j]->shape, &xs[j]->shape))
+                return gs__err(ctx, GS_ERR_SHAPE, "sort %s: result shape differs", v->name);
+        return gs__ip_sort_lines(ctx, v, nx, xs, v->dim, v->flag, xs[0]->shape.rank ? xs[0]->shape.dims[v->dim] : 0,
+                              outs, NULL);
+    } else {
+        int r = xs[0]->shape.rank;
+        if (r < 1 || outs[0]->shape.rank != r || outs[1]->shape.dtype != GS_S32 ||
+            outs[0]->shape.dtype != xs[0]->shape.dtype || outs[0]->shape.dims[r - 1] != v->dim ||
+            gs__numel(&outs[1]->shape) != gs__numel(&outs[0]->shape) || v->dim < 0)
+            return gs__err(ctx, GS_ERR_SHAPE, "topk %s: result shapes do not fit", v->name);
+        return gs__ip_sort_lines(ctx, v, 1, xs, r - 1, v->flag, v->dim, outs, outs[1]);
+    }
+}
+
+/* An array-valued op into its freshly allocated result buffer. */
+GS__FN gs_result gs__ip_eval_array(gs__ip_st *st, gs_value *v, gs__buf *out) {
+    gs_ctx *ctx = st->ctx;
+    int k;
 #define GS__IN(k) gs__ip_opbuf(st, v, k)
     switch (v->op) {
     case GS_OP_CONSTANT: return gs__ip_constant(ctx, v, out);
@@ -10675,6 +11002,19 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
         }
         return gs__ip_rng(ctx, v, GS__IN(0), GS__IN(1), v->rng_full ? offs : NULL, out);
     }
+    case GS_OP_REPLICA_ID:   /* one replica */
+        if (out->shape.dtype != GS_U32 || out->shape.rank != 0)
+            return gs__err(ctx, GS_ERR_SHAPE, "replica-id %s: must be u32[]", v->name);
+        ((uint32_t *)out->data)[0] = 0;
+        return GS_OK;
+    case GS_OP_SINE: case GS_OP_COSINE: case GS_OP_TAN: case GS_OP_EXPM1: case GS_OP_LOG1P: case GS_OP_CBRT:
+    case GS_OP_ERF: case GS_OP_IS_FINITE: case GS_OP_POPCNT: case GS_OP_CLZ: case GS_OP_REAL: case GS_OP_IMAG:
+    case GS_OP_REDUCE_PRECISION:
+        return gs__ip_unary_ext(ctx, v, GS__IN(0), out);
+    case GS_OP_ATAN2: case GS_OP_SHIFT_LEFT: case GS_OP_SHIFT_RIGHT_LOGICAL: case GS_OP_SHIFT_RIGHT_ARITHMETIC:
+    case GS_OP_COMPLEX:
+        return gs__ip_binary_ext(ctx, v, GS__IN(0), GS__IN(1), out);
+    case GS_OP_BITCAST_CONVERT: return gs__ip_bitcast_convert(ctx, v, GS__IN(0), out);
     case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: {
         const gs__buf *x = GS__IN(0);
         if (x->shape.dtype != out->shape.dtype || x->shape.rank != out->shape.rank)
@@ -10687,6 +11027,37 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
                        gs_op_name(v->op), v->name);
     }
 #undef GS__IN
+}
+
+GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
+    gs_ctx *ctx = st->ctx;
+    gs__buf *out = NULL;
+    gs_result r;
+    bool done;
+    int k;
+    for (k = 0; k < v->n_operands; k++) {
+        const gs_value *o = v->operands[k];
+        if (!o) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s %s: missing operand %d", gs_op_name(v->op), v->name, k);
+        if (o->shape.dtype == GS_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE)
+            return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand %d is a tuple", gs_op_name(v->op), v->name, k);
+    }
+    switch (v->op) {
+    case GS_OP_PARAMETER: return gs__ip_eval_param(st, v);
+    case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
+    case GS_OP_COLLECTIVE_PERMUTE:
+        return gs__ip_eval_collective(st, v);
+    case GS_OP_WHILE:   /* the stepper runs loops (gs__ev_loop_start) */
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: evaluated outside the stepper", v->name);
+    case GS_OP_SORT: case GS_OP_TOPK: return gs__ip_eval_sort(st, v);
+    default: break;
+    }
+    r = gs__ip_eval_alias(st, v, &done);
+    if (done) return r;
+    if (v->shape.dtype == GS_TUPLE)
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: tuple result not supported", gs_op_name(v->op), v->name);
+    out = gs__ip_new_out(st, v, 0);
+    if (!out) return GS_ERR_OUT_OF_MEMORY;
+    return gs__ip_eval_array(st, v, out);
 }
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -13754,6 +14125,10 @@ GS__FN bool gs__elementwise(gs_op op) {
     case GS_OP_SIGN: case GS_OP_NOT: case GS_OP_ADD: case GS_OP_SUBTRACT: case GS_OP_MULTIPLY: case GS_OP_DIVIDE:
     case GS_OP_REMAINDER: case GS_OP_MAXIMUM: case GS_OP_MINIMUM: case GS_OP_POWER: case GS_OP_AND: case GS_OP_OR:
     case GS_OP_XOR: case GS_OP_COMPARE: case GS_OP_SELECT: case GS_OP_CLAMP:
+    case GS_OP_SINE: case GS_OP_COSINE: case GS_OP_TAN: case GS_OP_EXPM1: case GS_OP_LOG1P: case GS_OP_CBRT:
+    case GS_OP_ERF: case GS_OP_IS_FINITE: case GS_OP_POPCNT: case GS_OP_CLZ: case GS_OP_REAL: case GS_OP_IMAG:
+    case GS_OP_ATAN2: case GS_OP_SHIFT_LEFT: case GS_OP_SHIFT_RIGHT_LOGICAL: case GS_OP_SHIFT_RIGHT_ARITHMETIC:
+    case GS_OP_COMPLEX: case GS_OP_REDUCE_PRECISION:
         return true;
     default: return false;
     }
@@ -16098,7 +16473,26 @@ GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sha
 GS__FN gs_graph *gs__sp_graph(gs__sp *sp, gs_graph *src, const gs_sharding *param_sh, const gs_sharding *root_sh);
 
 GS__FN bool gs__sp_elementwise(gs_op op) {
-    return (op >= GS_OP_CONVERT && op <= GS_OP_CLAMP);
+    return (op >= GS_OP_CONVERT && op <= GS_OP_CLAMP) || (op >= GS_OP_SINE && op <= GS_OP_REDUCE_PRECISION);
+}
+
+/* s (a sharding of rank dims whose last dim is unsplit) without that dim; NULL when s has no such view */
+GS__FN const gs_sharding *gs__sh_drop_last(gs__sp *sp, const gs_sharding *s, int rank) {
+    gs__ta A;
+    if (rank < 1 || !gs__sp_view(sp, s, rank, &A) || A.dims[rank - 1] != 1) return NULL;
+    A.dims[rank - 1] = A.dims[rank];
+    A.n = rank;
+    return gs__sp_from_view(sp, rank - 1, &A);
+}
+
+/* s (a sharding of rank dims) with an unsplit minor dim added */
+GS__FN const gs_sharding *gs__sh_add_last(gs__sp *sp, const gs_sharding *s, int rank) {
+    gs__ta A;
+    if (rank + 1 > GS_MAX_RANK || !gs__sp_view(sp, s, rank, &A)) return NULL;
+    A.dims[rank + 1] = A.dims[rank];
+    A.dims[rank] = 1;
+    A.n = rank + 2;
+    return gs__sp_from_view(sp, rank + 1, &A);
 }
 
 /* Partitions v: returns its per-device value and, in *osh, the sharding it is in (the caller reshards it to t,
@@ -16148,6 +16542,31 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
         *osh = gs__sp_rep(sp);
         gs__sp_note(sp, "partition-id of the unpartitioned program: 0");
         return gs_scalar(g, GS_U32, 0);
+    case GS_OP_REPLICA_ID:   /* one replica: the same value on every device */
+        *osh = gs__sp_rep(sp);
+        gs__sp_note(sp, "replica-id: one replica");
+        return gs_replica_id(g);
+    case GS_OP_BITCAST_CONVERT: {   /* elementwise when the widths match; otherwise the added/removed minor dim stays whole */
+        const gs_value *x = v->operands[0];
+        gs_shape ls;
+        if (S->rank == x->shape.rank) {
+            ls = gs__sp_local(t, *S);
+            ops[0] = gs__sp_get(sp, x, t);
+            return gs__sp_clone(sp, v, ops, &ls);
+        }
+        if (S->rank > x->shape.rank) {   /* a minor dim added: split x as v's leading dims are */
+            const gs_sharding *xt = gs__sp_unsplit(sp, t, 1u << (S->rank - 1));
+            *osh = xt;
+            ls = gs__sp_local(xt, *S);
+            ops[0] = gs__sp_get(sp, x, gs__sh_drop_last(sp, xt, S->rank));
+        } else {
+            *osh = t;
+            ls = gs__sp_local(t, *S);
+            ops[0] = gs__sp_get(sp, x, gs__sh_add_last(sp, t, S->rank));
+        }
+        gs__sp_note(sp, "bitcast-convert with the minor dim whole");
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
     case GS_OP_BROADCAST: {
         int dest[GS_MAX_RANK];
         gs_shape ls = gs__sp_local(t, *S);

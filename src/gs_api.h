@@ -212,7 +212,27 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(TO_FULL, "custom-call", 1) \
     X(TUPLE, "tuple", -1) \
     X(GET_TUPLE_ELEMENT, "get-tuple-element", 1) \
-    X(WHILE, "while", 1)
+    X(WHILE, "while", 1) \
+    X(SINE, "sine", 1) \
+    X(COSINE, "cosine", 1) \
+    X(TAN, "tan", 1) \
+    X(EXPM1, "exponential-minus-one", 1) \
+    X(LOG1P, "log-plus-one", 1) \
+    X(CBRT, "cbrt", 1) \
+    X(ERF, "erf", 1) \
+    X(IS_FINITE, "is-finite", 1) \
+    X(POPCNT, "popcnt", 1) \
+    X(CLZ, "count-leading-zeros", 1) \
+    X(REAL, "real", 1) \
+    X(IMAG, "imag", 1) \
+    X(ATAN2, "atan2", 2) \
+    X(SHIFT_LEFT, "shift-left", 2) \
+    X(SHIFT_RIGHT_LOGICAL, "shift-right-logical", 2) \
+    X(SHIFT_RIGHT_ARITHMETIC, "shift-right-arithmetic", 2) \
+    X(COMPLEX, "complex", 2) \
+    X(REDUCE_PRECISION, "reduce-precision", 1) \
+    X(BITCAST_CONVERT, "bitcast-convert", 1) \
+    X(REPLICA_ID, "replica-id", 0)
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,
@@ -395,9 +415,23 @@ GS_API gs_value *gs_reverse(gs_graph *g, gs_value *x, int n_dims, const int64_t 
 GS_API gs_value *gs_convert(gs_graph *g, gs_value *x, gs_dtype to);
 GS_API gs_value *gs_copy(gs_graph *g, gs_value *x);
 
-/* Elementwise. Binary ops need equal shapes (broadcast explicitly, as in HLO). */
+/* Elementwise. Binary ops need equal shapes (broadcast explicitly, as in HLO). gs_unary takes NEGATE..NOT and
+   SINE..IMAG (is-finite gives pred; real/imag of c64/c128 give f32/f64, of a real float x and 0; popcnt and
+   count-leading-zeros count within the integer's width); gs_binary takes ADD..XOR and ATAN2..COMPLEX
+   (shifts: integers, the amount read as unsigned, an amount >= the width gives 0, or the sign for
+   shift-right-arithmetic; complex(re, im) of f32/f64 gives c64/c128). */
 GS_API gs_value *gs_unary(gs_graph *g, gs_op op, gs_value *x);
 GS_API gs_value *gs_binary(gs_graph *g, gs_op op, gs_value *a, gs_value *b);
+/* XLA's reduce-precision: x (a real float) rounded to exponent_bits (>= 1) and mantissa_bits (>= 0), nearest
+   even; values above the reduced range become inf, values at or below its smallest normal exponent become
+   (signed) zero; NaN stays NaN. */
+GS_API gs_value *gs_reduce_precision(gs_graph *g, gs_value *x, int exponent_bits, int mantissa_bits);
+/* XLA's bitcast-convert: the storage bits of x read as dtype `to`. Equal widths keep the shape; a narrower `to`
+   adds a minor dim of size (width of x / width of to), a wider one removes x's minor dim, which must be that
+   ratio. Elements are little-endian (element 0 of the added dim holds the lowest bits). Widths below 8 bits
+   convert only to the same width. */
+GS_API gs_value *gs_bitcast_convert(gs_graph *g, gs_value *x, gs_dtype to);
+GS_API gs_value *gs_replica_id(gs_graph *g);   /* u32[]; always 0: a program runs as one replica */
 GS_API gs_value *gs_neg(gs_graph *g, gs_value *x);
 GS_API gs_value *gs_exp(gs_graph *g, gs_value *x);
 GS_API gs_value *gs_add(gs_graph *g, gs_value *a, gs_value *b);

@@ -506,6 +506,9 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
             gs__pr_shape(sb, v->rng_full);
         }
         break;
+    case GS_OP_REDUCE_PRECISION:
+        gs__sb_printf(sb, ", exponent_bits=%d, mantissa_bits=%d", v->rp_exp, v->rp_mant);
+        break;
     case GS_OP_ALL_REDUCE:
         gs__pr_coll(sb, v, true);
         if (v->coll.use_global_device_ids) gs__sb_puts(sb, ", use_global_device_ids=true");
@@ -2092,6 +2095,26 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         v = gs_iota(g, *ds, d);
         break;
     case GS_OP_PARTITION_ID: v = gs_partition_id(g); break;
+    case GS_OP_REPLICA_ID: v = gs_replica_id(g); break;
+    case GS_OP_SINE: case GS_OP_COSINE: case GS_OP_TAN: case GS_OP_EXPM1: case GS_OP_LOG1P: case GS_OP_CBRT:
+    case GS_OP_ERF: case GS_OP_IS_FINITE: case GS_OP_POPCNT: case GS_OP_CLZ: case GS_OP_REAL: case GS_OP_IMAG:
+        v = gs_unary(g, op, x);
+        break;
+    case GS_OP_ATAN2: case GS_OP_SHIFT_LEFT: case GS_OP_SHIFT_RIGHT_LOGICAL: case GS_OP_SHIFT_RIGHT_ARITHMETIC:
+    case GS_OP_COMPLEX:
+        v = gs_binary(g, op, xs[0], xs[1]);
+        break;
+    case GS_OP_REDUCE_PRECISION: {
+        int64_t e, m;
+        gs__pattr *ea = gs__need_attr(P, in, "exponent_bits"), *ma = ea ? gs__need_attr(P, in, "mantissa_bits") : NULL;
+        if (!ma || !gs__attr_int(P, ea, &e) || !gs__attr_int(P, ma, &m)) return false;
+        if (e < 1 || e > 64 || m < 0 || m > 64)
+            return gs__perr(P, &ea->val, GS_ERR_PARSE, "exponent_bits=%lld, mantissa_bits=%lld: out of range", (long long)e,
+                            (long long)m);
+        v = gs_reduce_precision(g, x, (int)e, (int)m);
+        break;
+    }
+    case GS_OP_BITCAST_CONVERT: v = gs_bitcast_convert(g, x, ds->dtype); break;
     case GS_OP_BROADCAST:
     case GS_OP_TRANSPOSE:
         if (!(a = gs__need_attr(P, in, "dimensions")) || !gs__attr_ints(P, a, dims, GS_MAX_RANK, &cnt)) return false;

@@ -192,6 +192,7 @@ struct gs_value {
     const gs_shape *rng_full; /* RNG shard form: the full shape (operands lo, hi, one s32 offset per dim);
                                  NULL for the plain form */
     int64_t split_dim, concat_dim;    /* ALL_TO_ALL */
+    int rp_exp, rp_mant;      /* REDUCE_PRECISION: exponent and mantissa bits */
     gs_dot_dims *dot;
     gs_conv_config *conv;
     gs_window_dim *window;    /* REDUCE_WINDOW: rank entries */

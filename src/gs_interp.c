@@ -1426,6 +1426,136 @@ GS__FN gs_result gs__ip_convert(gs_ctx *ctx, const gs_value *v, const gs__buf *x
     return GS_OK;
 }
 
+/* XLA's reduce-precision on the bits of a float with se exponent and sm mantissa bits (f32 or f64 layout):
+   round the mantissa to m bits (nearest even, a carry may raise the exponent), then send exponents above the
+   e-bit range to inf and those at or below its smallest normal exponent to signed zero. */
+GS__FN uint64_t gs__ip_rp_bits(uint64_t x, int se, int sm, int e, int m) {
+    if (m < sm) {
+        uint64_t last = (uint64_t)1 << (sm - m);
+        uint64_t bias = (last >> 1) - 1u + ((x & last) >> (sm - m));
+        x = (x + bias) & ~(last - 1u);
+    }
+    if (e < se) {
+        uint64_t sign = x & ((uint64_t)1 << (se + sm)), expmask = (((uint64_t)1 << se) - 1u) << sm;
+        int64_t sbias = ((int64_t)1 << (se - 1)) - 1, rbias = ((int64_t)1 << (e - 1)) - 1;
+        uint64_t xe = x & expmask;
+        if (xe > (uint64_t)(sbias + rbias) << sm) x = sign | expmask;
+        else if (xe <= (uint64_t)(sbias - rbias) << sm) x = sign;
+    }
+    return x;
+}
+
+GS__FN double gs__ip_reduce_precision(gs_dtype t, double d, int e, int m) {
+    if (d != d) return m > 0 ? d : (double)INFINITY;   /* NaN stays NaN; with no mantissa it becomes inf */
+    if (t == GS_F64) {
+        uint64_t u;
+        memcpy(&u, &d, 8);
+        u = gs__ip_rp_bits(u, 11, 52, e, m);
+        memcpy(&d, &u, 8);
+        return d;
+    } else {   /* the float's value in f32 layout (exact for every type computed as float) */
+        float f = (float)d;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        u = (uint32_t)gs__ip_rp_bits(u, 8, 23, e, m);
+        memcpy(&f, &u, 4);
+        return f;
+    }
+}
+
+/* The unary ops added with XLA's full opcode set: transcendental functions (computed in double, rounded once
+   to the type), is-finite, popcnt, count-leading-zeros, real, imag and reduce-precision. */
+GS__FN gs_result gs__ip_unary_ext(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
+    int64_t i, n = gs__numel(&out->shape);
+    gs_dtype t = x->shape.dtype, to = out->shape.dtype;
+    int w = gs__dt(t)->bits;
+    uint64_t mask = w >= 64 ? ~(uint64_t)0 : (((uint64_t)1) << w) - 1u;
+    if (gs__numel(&x->shape) != n) return gs__err(ctx, GS_ERR_SHAPE, "%s %s: shape mismatch", gs_op_name(v->op), v->name);
+    for (i = 0; i < n; i++) {
+        double d = 0.0, r;
+        if (gs__is_float(t)) d = gs__ld_f(t, x->data, i);
+        switch (v->op) {
+        case GS_OP_SINE: r = sin(d); break;
+        case GS_OP_COSINE: r = cos(d); break;
+        case GS_OP_TAN: r = tan(d); break;
+        case GS_OP_EXPM1: r = expm1(d); break;
+        case GS_OP_LOG1P: r = log1p(d); break;
+        case GS_OP_CBRT: r = cbrt(d); break;
+        case GS_OP_ERF: r = erf(d); break;
+        case GS_OP_REDUCE_PRECISION: r = gs__ip_reduce_precision(t, d, v->rp_exp, v->rp_mant); break;
+        case GS_OP_IS_FINITE:
+            ((uint8_t *)out->data)[i] = (uint8_t)(d == d && d - d == 0.0);
+            continue;
+        case GS_OP_POPCNT: case GS_OP_CLZ: {
+            uint64_t u = gs__ld_i(t, x->data, i) & mask, c = 0;
+            if (v->op == GS_OP_POPCNT) {
+                for (; u; u &= u - 1u) c++;
+            } else {
+                int b = w;
+                while (b > 0 && !((u >> (b - 1)) & 1u)) b--;
+                c = (uint64_t)(w - b);
+            }
+            gs__st_i(to, out->data, i, c);
+            continue;
+        }
+        case GS_OP_REAL: case GS_OP_IMAG:
+            if (gs__is_complex(t)) {
+                double re, im;
+                gs__ip_ldc(t, x->data, i, &re, &im);
+                r = v->op == GS_OP_REAL ? re : im;
+            } else {
+                r = v->op == GS_OP_REAL ? d : 0.0;
+            }
+            break;
+        default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: not supported", gs_op_name(v->op), v->name);
+        }
+        gs__st_f(to, out->data, i, r);
+    }
+    return GS_OK;
+}
+
+/* atan2, the shifts (XLA: the amount is unsigned; an amount >= the width gives 0, or the sign for an
+   arithmetic right shift, which reads the operand as signed at its width) and complex. */
+GS__FN gs_result gs__ip_binary_ext(gs_ctx *ctx, const gs_value *v, const gs__buf *x, const gs__buf *z, gs__buf *out) {
+    int64_t i, n = gs__numel(&out->shape);
+    gs_dtype t = x->shape.dtype;
+    int w = gs__dt(t)->bits;
+    uint64_t mask = w >= 64 ? ~(uint64_t)0 : (((uint64_t)1) << w) - 1u;
+    if (gs__numel(&x->shape) != n || gs__numel(&z->shape) != n || z->shape.dtype != t)
+        return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand shapes differ", gs_op_name(v->op), v->name);
+    for (i = 0; i < n; i++) {
+        if (v->op == GS_OP_ATAN2) {
+            gs__st_f(t, out->data, i, atan2(gs__ld_f(t, x->data, i), gs__ld_f(t, z->data, i)));
+        } else if (v->op == GS_OP_COMPLEX) {
+            gs__ip_stc(out->shape.dtype, out->data, i, gs__ld_f(t, x->data, i), gs__ld_f(t, z->data, i));
+        } else {
+            uint64_t a = gs__ld_i(t, x->data, i) & mask, amt = gs__ld_i(t, z->data, i) & mask, r;
+            bool neg = ((a >> (w - 1)) & 1u) != 0;
+            if (v->op == GS_OP_SHIFT_LEFT) r = amt >= (uint64_t)w ? 0u : a << amt;
+            else if (v->op == GS_OP_SHIFT_RIGHT_LOGICAL) r = amt >= (uint64_t)w ? 0u : a >> amt;
+            else if (amt >= (uint64_t)w) r = neg ? ~(uint64_t)0 : 0u;
+            else r = neg ? ~(~(a | ~mask) >> amt) : a >> amt;   /* sign bits shifted in from the width's top */
+            gs__st_i(t, out->data, i, r);
+        }
+    }
+    return GS_OK;
+}
+
+/* bitcast-convert: x's storage bytes read as the result type */
+GS__FN gs_result gs__ip_bitcast_convert(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
+    int64_t nx = gs__numel(&x->shape), no = gs__numel(&out->shape);
+    size_t bx = (size_t)nx * gs_dtype_size(x->shape.dtype), bo = (size_t)no * gs_dtype_size(out->shape.dtype);
+    void *tmp;
+    if (bx != bo || (gs_dtype_size(x->shape.dtype) == 0) != (gs_dtype_size(out->shape.dtype) == 0))
+        return gs__err(ctx, GS_ERR_SHAPE, "bitcast-convert %s: %zu bytes cannot become %zu", v->name, bx, bo);
+    tmp = gs__malloc(ctx, bx + 1);
+    if (!tmp) return GS_ERR_OUT_OF_MEMORY;
+    gs__to_storage(x->shape.dtype, tmp, x->data, nx);
+    gs__to_compute(out->shape.dtype, out->data, tmp, no);
+    gs__free(ctx, tmp);
+    return GS_OK;
+}
+
 /* ---------------------------------------------------------------------------------------------------------
    Reductions and scans
    ------------------------------------------------------------------------------------------------------- */
@@ -2188,37 +2318,36 @@ GS__FN gs_result gs__ip_eval_collective(gs__ip_st *st, const gs_value *v) {
 /* ---------------------------------------------------------------------------------------------------------
    One instruction
    ------------------------------------------------------------------------------------------------------- */
-GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
+/* A parameter's slots take the caller's buffers. */
+GS__FN gs_result gs__ip_eval_param(gs__ip_st *st, gs_value *v) {
     gs_ctx *ctx = st->ctx;
-    gs__buf *out = NULL;
-    int j, k;
-    for (k = 0; k < v->n_operands; k++) {
-        const gs_value *o = v->operands[k];
-        if (!o) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s %s: missing operand %d", gs_op_name(v->op), v->name, k);
-        if (o->shape.dtype == GS_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE)
-            return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand %d is a tuple", gs_op_name(v->op), v->name, k);
+    int j;
+    int64_t p = v->index, base;
+    if (p < 0 || p >= st->n_params)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "parameter %s: number %lld has no input", v->name, (long long)p);
+    base = st->param_first[p];
+    for (j = 0; j < gs__ip_nslots(v); j++) {
+        int64_t s = st->first[v->id] + j;
+        const gs__buf *pb = &st->params[base + j];
+        if (!gs_shape_equal(&pb->shape, gs__ip_slot_shape(v, j)) ||
+            (!pb->data && gs__numel(&pb->shape) > 0))
+            return gs__err(ctx, GS_ERR_SHAPE, "parameter %s: the input buffer does not have the parameter's shape",
+                           v->name);
+        st->slots[s].buf = *pb;
+        st->slots[s].blk = s;
+        st->refs[s] = 1;
+        st->bstate[s] = GS__IP_BLK_EXTERNAL;
     }
-    /* pass-through ops */
+    return GS_OK;
+}
+
+/* Values that share their operand's buffer (tuple, get-tuple-element, reshape, copy, annotations, a convert to
+   the same type); *done is false for any other op. */
+GS__FN gs_result gs__ip_eval_alias(gs__ip_st *st, gs_value *v, bool *done) {
+    gs_ctx *ctx = st->ctx;
+    int k;
+    *done = true;
     switch (v->op) {
-    case GS_OP_PARAMETER: {
-        int64_t p = v->index, base;
-        if (p < 0 || p >= st->n_params)
-            return gs__err(ctx, GS_ERR_INVALID_ARG, "parameter %s: number %lld has no input", v->name, (long long)p);
-        base = st->param_first[p];
-        for (j = 0; j < gs__ip_nslots(v); j++) {
-            int64_t s = st->first[v->id] + j;
-            const gs__buf *pb = &st->params[base + j];
-            if (!gs_shape_equal(&pb->shape, gs__ip_slot_shape(v, j)) ||
-                (!pb->data && gs__numel(&pb->shape) > 0))
-                return gs__err(ctx, GS_ERR_SHAPE, "parameter %s: the input buffer does not have the parameter's shape",
-                               v->name);
-            st->slots[s].buf = *pb;
-            st->slots[s].blk = s;
-            st->refs[s] = 1;
-            st->bstate[s] = GS__IP_BLK_EXTERNAL;
-        }
-        return GS_OK;
-    }
     case GS_OP_TUPLE:
         if (v->shape.dtype != GS_TUPLE || v->n_tuple != v->n_operands)
             return gs__err(ctx, GS_ERR_SHAPE, "tuple %s: element count mismatch", v->name);
@@ -2245,55 +2374,56 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
             return GS_OK;
         }
         break;
-    case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
-    case GS_OP_COLLECTIVE_PERMUTE:
-        return gs__ip_eval_collective(st, v);
-    case GS_OP_WHILE:   /* the stepper runs loops (gs__ev_loop_start) */
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: evaluated outside the stepper", v->name);
-    case GS_OP_SORT: case GS_OP_TOPK: {
-        /* tuple-valued kernels */
-        gs__buf *outs[64];
-        const gs__buf *xs[64];
-        int n_out = gs__ip_nslots(v);
-        int nx = v->op == GS_OP_SORT ? v->n_operands : 1;
-        if (nx > 64)
-            return gs__err(ctx, GS_ERR_UNSUPPORTED, "sort %s: more than 64 operands are not supported", v->name);
-        if (nx < 1 || (v->op == GS_OP_SORT && n_out != nx) || (v->op == GS_OP_TOPK && n_out != 2))
-            return gs__err(ctx, GS_ERR_SHAPE, "%s %s: bad result arity", gs_op_name(v->op), v->name);
-        for (k = 0; k < nx; k++) {
-            xs[k] = gs__ip_opbuf(st, v, k);
-            if (gs__numel(&xs[k]->shape) != gs__numel(&xs[0]->shape) || xs[k]->shape.rank != xs[0]->shape.rank)
-                return gs__err(ctx, GS_ERR_SHAPE, "sort %s: operands differ in shape", v->name);
-        }
-        for (j = 0; j < n_out; j++) {
-            outs[j] = gs__ip_new_out(st, v, j);
-            if (!outs[j]) return GS_ERR_OUT_OF_MEMORY;
-        }
-        if (v->op == GS_OP_SORT) {
-            if (v->dim < 0 || v->dim >= xs[0]->shape.rank)
-                return gs__err(ctx, GS_ERR_SHAPE, "sort %s: bad dim", v->name);
-            for (j = 0; j < nx; j++)
-                if (!gs_shape_equal(&outs[j]->shape, &xs[j]->shape))
-                    return gs__err(ctx, GS_ERR_SHAPE, "sort %s: result shape differs", v->name);
-            return gs__ip_sort_lines(ctx, v, nx, xs, v->dim, v->flag, xs[0]->shape.rank ? xs[0]->shape.dims[v->dim] : 0,
-                                  outs, NULL);
-        } else {
-            int r = xs[0]->shape.rank;
-            if (r < 1 || outs[0]->shape.rank != r || outs[1]->shape.dtype != GS_S32 ||
-                outs[0]->shape.dtype != xs[0]->shape.dtype || outs[0]->shape.dims[r - 1] != v->dim ||
-                gs__numel(&outs[1]->shape) != gs__numel(&outs[0]->shape) || v->dim < 0)
-                return gs__err(ctx, GS_ERR_SHAPE, "topk %s: result shapes do not fit", v->name);
-            return gs__ip_sort_lines(ctx, v, 1, xs, r - 1, v->flag, v->dim, outs, outs[1]);
-        }
-    }
     default:
         break;
     }
+    *done = false;
+    return GS_OK;
+}
 
-    if (v->shape.dtype == GS_TUPLE)
-        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: tuple result not supported", gs_op_name(v->op), v->name);
-    out = gs__ip_new_out(st, v, 0);
-    if (!out) return GS_ERR_OUT_OF_MEMORY;
+/* sort and top-k: tuple-valued kernels */
+GS__FN gs_result gs__ip_eval_sort(gs__ip_st *st, gs_value *v) {
+    gs_ctx *ctx = st->ctx;
+    int j, k;
+    gs__buf *outs[64];
+    const gs__buf *xs[64];
+    int n_out = gs__ip_nslots(v);
+    int nx = v->op == GS_OP_SORT ? v->n_operands : 1;
+    if (nx > 64)
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "sort %s: more than 64 operands are not supported", v->name);
+    if (nx < 1 || (v->op == GS_OP_SORT && n_out != nx) || (v->op == GS_OP_TOPK && n_out != 2))
+        return gs__err(ctx, GS_ERR_SHAPE, "%s %s: bad result arity", gs_op_name(v->op), v->name);
+    for (k = 0; k < nx; k++) {
+        xs[k] = gs__ip_opbuf(st, v, k);
+        if (gs__numel(&xs[k]->shape) != gs__numel(&xs[0]->shape) || xs[k]->shape.rank != xs[0]->shape.rank)
+            return gs__err(ctx, GS_ERR_SHAPE, "sort %s: operands differ in shape", v->name);
+    }
+    for (j = 0; j < n_out; j++) {
+        outs[j] = gs__ip_new_out(st, v, j);
+        if (!outs[j]) return GS_ERR_OUT_OF_MEMORY;
+    }
+    if (v->op == GS_OP_SORT) {
+        if (v->dim < 0 || v->dim >= xs[0]->shape.rank)
+            return gs__err(ctx, GS_ERR_SHAPE, "sort %s: bad dim", v->name);
+        for (j = 0; j < nx; j++)
+            if (!gs_shape_equal(&outs[j]->shape, &xs[j]->shape))
+                return gs__err(ctx, GS_ERR_SHAPE, "sort %s: result shape differs", v->name);
+        return gs__ip_sort_lines(ctx, v, nx, xs, v->dim, v->flag, xs[0]->shape.rank ? xs[0]->shape.dims[v->dim] : 0,
+                              outs, NULL);
+    } else {
+        int r = xs[0]->shape.rank;
+        if (r < 1 || outs[0]->shape.rank != r || outs[1]->shape.dtype != GS_S32 ||
+            outs[0]->shape.dtype != xs[0]->shape.dtype || outs[0]->shape.dims[r - 1] != v->dim ||
+            gs__numel(&outs[1]->shape) != gs__numel(&outs[0]->shape) || v->dim < 0)
+            return gs__err(ctx, GS_ERR_SHAPE, "topk %s: result shapes do not fit", v->name);
+        return gs__ip_sort_lines(ctx, v, 1, xs, r - 1, v->flag, v->dim, outs, outs[1]);
+    }
+}
+
+/* An array-valued op into its freshly allocated result buffer. */
+GS__FN gs_result gs__ip_eval_array(gs__ip_st *st, gs_value *v, gs__buf *out) {
+    gs_ctx *ctx = st->ctx;
+    int k;
 #define GS__IN(k) gs__ip_opbuf(st, v, k)
     switch (v->op) {
     case GS_OP_CONSTANT: return gs__ip_constant(ctx, v, out);
@@ -2348,6 +2478,19 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
         }
         return gs__ip_rng(ctx, v, GS__IN(0), GS__IN(1), v->rng_full ? offs : NULL, out);
     }
+    case GS_OP_REPLICA_ID:   /* one replica */
+        if (out->shape.dtype != GS_U32 || out->shape.rank != 0)
+            return gs__err(ctx, GS_ERR_SHAPE, "replica-id %s: must be u32[]", v->name);
+        ((uint32_t *)out->data)[0] = 0;
+        return GS_OK;
+    case GS_OP_SINE: case GS_OP_COSINE: case GS_OP_TAN: case GS_OP_EXPM1: case GS_OP_LOG1P: case GS_OP_CBRT:
+    case GS_OP_ERF: case GS_OP_IS_FINITE: case GS_OP_POPCNT: case GS_OP_CLZ: case GS_OP_REAL: case GS_OP_IMAG:
+    case GS_OP_REDUCE_PRECISION:
+        return gs__ip_unary_ext(ctx, v, GS__IN(0), out);
+    case GS_OP_ATAN2: case GS_OP_SHIFT_LEFT: case GS_OP_SHIFT_RIGHT_LOGICAL: case GS_OP_SHIFT_RIGHT_ARITHMETIC:
+    case GS_OP_COMPLEX:
+        return gs__ip_binary_ext(ctx, v, GS__IN(0), GS__IN(1), out);
+    case GS_OP_BITCAST_CONVERT: return gs__ip_bitcast_convert(ctx, v, GS__IN(0), out);
     case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: {
         const gs__buf *x = GS__IN(0);
         if (x->shape.dtype != out->shape.dtype || x->shape.rank != out->shape.rank)
@@ -2360,6 +2503,37 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
                        gs_op_name(v->op), v->name);
     }
 #undef GS__IN
+}
+
+GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
+    gs_ctx *ctx = st->ctx;
+    gs__buf *out = NULL;
+    gs_result r;
+    bool done;
+    int k;
+    for (k = 0; k < v->n_operands; k++) {
+        const gs_value *o = v->operands[k];
+        if (!o) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s %s: missing operand %d", gs_op_name(v->op), v->name, k);
+        if (o->shape.dtype == GS_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE)
+            return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand %d is a tuple", gs_op_name(v->op), v->name, k);
+    }
+    switch (v->op) {
+    case GS_OP_PARAMETER: return gs__ip_eval_param(st, v);
+    case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
+    case GS_OP_COLLECTIVE_PERMUTE:
+        return gs__ip_eval_collective(st, v);
+    case GS_OP_WHILE:   /* the stepper runs loops (gs__ev_loop_start) */
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: evaluated outside the stepper", v->name);
+    case GS_OP_SORT: case GS_OP_TOPK: return gs__ip_eval_sort(st, v);
+    default: break;
+    }
+    r = gs__ip_eval_alias(st, v, &done);
+    if (done) return r;
+    if (v->shape.dtype == GS_TUPLE)
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: tuple result not supported", gs_op_name(v->op), v->name);
+    out = gs__ip_new_out(st, v, 0);
+    if (!out) return GS_ERR_OUT_OF_MEMORY;
+    return gs__ip_eval_array(st, v, out);
 }
 
 /* ---------------------------------------------------------------------------------------------------------

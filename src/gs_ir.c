@@ -713,18 +713,9 @@ GS__FN gs_result gs__infer_conv(gs_ctx *ctx, gs_value *v) {
     return GS_OK;
 }
 
-GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
-    gs_shape *s = &v->shape;
-    const gs_shape *x = v->n_operands ? &v->operands[0]->shape : NULL;
-    char b1[96], b2[96];
-    int i, j;
-    int arity = gs_op_arity(v->op);
-    if (arity >= 0 && v->n_operands != arity)
-        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: takes %d operands, got %d", GS__WHO, arity, v->n_operands);
-    /* operands are arrays except for get-tuple-element and while */
-    if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE)
-        for (i = 0; i < v->n_operands; i++)
-            if (gs__need_array(ctx, v, i)) return ctx->err;
+/* parameter, constant, iota, partition-id, replica-id */
+GS__FN gs_result gs__infer_leaf(gs_ctx *ctx, gs_value *v, gs_shape *s) {
+    int i;
     switch (v->op) {
     case GS_OP_PARAMETER:
         if (s->dtype == GS_TUPLE) {
@@ -744,6 +735,19 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     case GS_OP_PARTITION_ID:
         *s = gs_shape_scalar(GS_U32);
         return GS_OK;
+    case GS_OP_REPLICA_ID:
+        *s = gs_shape_scalar(GS_U32);
+        return GS_OK;
+    default: break;
+    }
+    GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
+}
+
+/* data movement: broadcast .. reverse */
+GS__FN gs_result gs__infer_move(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_shape *x) {
+    char b1[96], b2[96];
+    int i, j;
+    switch (v->op) {
     case GS_OP_BROADCAST:
         if (gs__check_shape(ctx, v->name, s)) return ctx->err;
         if (v->n_dims != x->rank)
@@ -847,6 +851,39 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         if (gs__dims_unique(ctx, v, "dimensions", v->dims, v->n_dims, x->rank)) return ctx->err;
         *s = *x;
         return GS_OK;
+    default: break;
+    }
+    GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
+}
+
+/* bitcast-convert: equal widths keep the shape; a narrower type adds a minor dim, a wider one removes it */
+GS__FN gs_result gs__infer_bitcast(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_shape *x) {
+    gs_dtype to = s->dtype;
+    int wx = gs__dt(x->dtype)->bits, wt = gs__dt(to)->bits;
+    if (x->dtype == GS_PRED) wx = 8;
+    if (to == GS_PRED) wt = 8;
+    if (!gs__is_array_dtype(to) || to == GS_TOKEN || x->dtype == GS_TOKEN)
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: cannot bitcast %s to %s", GS__WHO, gs_dtype_name(x->dtype), gs_dtype_name(to));
+    if (wx != wt && (wx < 8 || wt < 8))
+        GS__FAIL(GS_ERR_UNSUPPORTED, "%s %s: %s -> %s changes the width of a sub-byte type", GS__WHO, gs_dtype_name(x->dtype), gs_dtype_name(to));
+    *s = *x;
+    s->dtype = to;
+    if (wx > wt) {
+        if (x->rank == GS_MAX_RANK) GS__FAIL(GS_ERR_SHAPE, "%s %s: the result would exceed GS_MAX_RANK", GS__WHO);
+        s->dims[s->rank++] = wx / wt;
+    } else if (wx < wt) {
+        if (x->rank == 0 || x->dims[x->rank - 1] != wt / wx)
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: %s -> %s needs a minor dim of %d", GS__WHO, gs_dtype_name(x->dtype), gs_dtype_name(to), wt / wx);
+        s->rank--;
+    }
+    return GS_OK;
+}
+
+/* convert, copy, the elementwise ops, select, clamp, reduce-precision, bitcast-convert */
+GS__FN gs_result gs__infer_elementwise(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_shape *x) {
+    char b1[96], b2[96];
+    int i;
+    switch (v->op) {
     case GS_OP_CONVERT: {
         gs_dtype to = s->dtype;
         if (!gs__is_array_dtype(to)) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid target dtype", GS__WHO);
@@ -937,6 +974,50 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         *s = *xx;
         return GS_OK;
     }
+    case GS_OP_SINE: case GS_OP_COSINE: case GS_OP_TAN: case GS_OP_EXPM1: case GS_OP_LOG1P: case GS_OP_CBRT:
+    case GS_OP_ERF: case GS_OP_IS_FINITE: case GS_OP_REDUCE_PRECISION:
+        if (!gs__is_float(x->dtype)) GS__FAIL(GS_ERR_SHAPE, "%s %s: needs a real floating-point operand, got %s", GS__WHO, gs_dtype_name(x->dtype));
+        if (v->op == GS_OP_REDUCE_PRECISION && (v->rp_exp < 1 || v->rp_mant < 0))
+            GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: exponent_bits %d must be >= 1 and mantissa_bits %d >= 0", GS__WHO, v->rp_exp, v->rp_mant);
+        *s = *x;
+        if (v->op == GS_OP_IS_FINITE) s->dtype = GS_PRED;
+        return GS_OK;
+    case GS_OP_POPCNT: case GS_OP_CLZ:
+        if (!gs__is_int(x->dtype)) GS__FAIL(GS_ERR_SHAPE, "%s %s: needs an integer operand, got %s", GS__WHO, gs_dtype_name(x->dtype));
+        *s = *x;
+        return GS_OK;
+    case GS_OP_REAL: case GS_OP_IMAG:
+        if (!gs__is_float(x->dtype) && !gs__is_complex(x->dtype))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: needs a complex or real floating-point operand, got %s", GS__WHO, gs_dtype_name(x->dtype));
+        *s = *x;
+        if (gs__is_complex(x->dtype)) s->dtype = x->dtype == GS_C64 ? GS_F32 : GS_F64;
+        return GS_OK;
+    case GS_OP_ATAN2: case GS_OP_SHIFT_LEFT: case GS_OP_SHIFT_RIGHT_LOGICAL: case GS_OP_SHIFT_RIGHT_ARITHMETIC: case GS_OP_COMPLEX: {
+        const gs_shape *y = &v->operands[1]->shape;
+        bool fl = v->op == GS_OP_ATAN2 || v->op == GS_OP_COMPLEX;
+        if (!gs_shape_equal(x, y))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: operand shapes differ: %s vs %s (broadcast explicitly)", GS__WHO, gs__shape_str(x, b1, sizeof b1),
+                     gs__shape_str(y, b2, sizeof b2));
+        if (fl ? !gs__is_float(x->dtype) : !gs__is_int(x->dtype))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: needs %s operands, got %s", GS__WHO, fl ? "real floating-point" : "integer", gs_dtype_name(x->dtype));
+        *s = *x;
+        if (v->op == GS_OP_COMPLEX) {
+            if (x->dtype != GS_F32 && x->dtype != GS_F64) GS__FAIL(GS_ERR_SHAPE, "%s %s: needs f32 or f64 operands, got %s", GS__WHO, gs_dtype_name(x->dtype));
+            s->dtype = x->dtype == GS_F32 ? GS_C64 : GS_C128;
+        }
+        return GS_OK;
+    }
+    case GS_OP_BITCAST_CONVERT: return gs__infer_bitcast(ctx, v, s, x);
+    default: break;
+    }
+    GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
+}
+
+/* reductions, dot, convolution, windows, gather/scatter, sort, top-k, scans */
+GS__FN gs_result gs__infer_reduce(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_shape *x) {
+    char b1[96], b2[96];
+    int i, j;
+    switch (v->op) {
     case GS_OP_REDUCE:
         if (gs__need_scalar(ctx, v, 1, x->dtype)) return ctx->err;
         if (!gs__reduce_kind_ok(v->reduce, x->dtype, false))
@@ -1062,6 +1143,16 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         if (x->dtype == GS_PRED) GS__FAIL(GS_ERR_SHAPE, "%s %s: not defined for pred", GS__WHO);
         *s = *x;
         return GS_OK;
+    default: break;
+    }
+    GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
+}
+
+/* rng, collectives, manual-region boundaries, tuples, while */
+GS__FN gs_result gs__infer_other(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_shape *x) {
+    char b1[96], b2[96];
+    int i;
+    switch (v->op) {
     case GS_OP_RNG: {
         const gs_shape *f = v->rng_full;   /* the shard form: s is the shard, f the full array */
         if (f) {
@@ -1201,7 +1292,38 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         v->tuple = init->tuple;
         return GS_OK;
     }
+    default: break;
+    }
+    GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
+}
+
+GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
+    gs_shape *s = &v->shape;
+    const gs_shape *x = v->n_operands ? &v->operands[0]->shape : NULL;
+    int i;
+    int arity = gs_op_arity(v->op);
+    if (arity >= 0 && v->n_operands != arity)
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: takes %d operands, got %d", GS__WHO, arity, v->n_operands);
+    /* operands are arrays except for get-tuple-element and while */
+    if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE)
+        for (i = 0; i < v->n_operands; i++)
+            if (gs__need_array(ctx, v, i)) return ctx->err;
+    switch (v->op) {
+    case GS_OP_PARAMETER: case GS_OP_CONSTANT: case GS_OP_IOTA: case GS_OP_PARTITION_ID: case GS_OP_REPLICA_ID:
+        return gs__infer_leaf(ctx, v, s);
+    case GS_OP_BROADCAST: case GS_OP_RESHAPE: case GS_OP_TRANSPOSE: case GS_OP_SLICE: case GS_OP_DYNAMIC_SLICE:
+    case GS_OP_DYNAMIC_UPDATE_SLICE: case GS_OP_PAD: case GS_OP_CONCATENATE: case GS_OP_REVERSE:
+        return gs__infer_move(ctx, v, s, x);
+    case GS_OP_REDUCE: case GS_OP_ARGMAX: case GS_OP_ARGMIN: case GS_OP_DOT: case GS_OP_CONVOLUTION: case GS_OP_REDUCE_WINDOW:
+    case GS_OP_GATHER: case GS_OP_SCATTER: case GS_OP_SORT: case GS_OP_TOPK: case GS_OP_CUMSUM: case GS_OP_CUMPROD:
+    case GS_OP_CUMMAX: case GS_OP_CUMMIN:
+        return gs__infer_reduce(ctx, v, s, x);
+    case GS_OP_RNG: case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
+    case GS_OP_COLLECTIVE_PERMUTE: case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT:
+    case GS_OP_WHILE:
+        return gs__infer_other(ctx, v, s, x);
     default:
+        if (v->op > GS_OP_INVALID && v->op < GS_OP_COUNT) return gs__infer_elementwise(ctx, v, s, x);
         break;
     }
     GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
@@ -1493,7 +1615,7 @@ GS_API gs_value *gs_copy(gs_graph *g, gs_value *x) { return gs__finish(gs__value
 
 GS_API gs_value *gs_unary(gs_graph *g, gs_op op, gs_value *x) {
     if (!g) return NULL;
-    if (!(op >= GS_OP_NEGATE && op <= GS_OP_NOT)) {
+    if (!((op >= GS_OP_NEGATE && op <= GS_OP_NOT) || (op >= GS_OP_SINE && op <= GS_OP_IMAG))) {
         if (!g->ctx->err) gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_unary: %s is not a unary elementwise op", gs_op_name(op));
         return NULL;
     }
@@ -1503,7 +1625,7 @@ GS_API gs_value *gs_unary(gs_graph *g, gs_op op, gs_value *x) {
 GS_API gs_value *gs_binary(gs_graph *g, gs_op op, gs_value *a, gs_value *b) {
     gs_value *ops[2];
     if (!g) return NULL;
-    if (!(op >= GS_OP_ADD && op <= GS_OP_XOR)) {
+    if (!((op >= GS_OP_ADD && op <= GS_OP_XOR) || (op >= GS_OP_ATAN2 && op <= GS_OP_COMPLEX))) {
         if (!g->ctx->err) gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_binary: %s is not a binary elementwise op", gs_op_name(op));
         return NULL;
     }
@@ -1511,6 +1633,23 @@ GS_API gs_value *gs_binary(gs_graph *g, gs_op op, gs_value *a, gs_value *b) {
     ops[1] = b;
     return gs__finish(gs__value_new(g, op, 2, ops));
 }
+
+GS_API gs_value *gs_reduce_precision(gs_graph *g, gs_value *x, int exponent_bits, int mantissa_bits) {
+    gs_value *v = gs__value_new(g, GS_OP_REDUCE_PRECISION, 1, &x);
+    if (!v) return NULL;
+    v->rp_exp = exponent_bits;
+    v->rp_mant = mantissa_bits;
+    return gs__finish(v);
+}
+
+GS_API gs_value *gs_bitcast_convert(gs_graph *g, gs_value *x, gs_dtype to) {
+    gs_value *v = gs__value_new(g, GS_OP_BITCAST_CONVERT, 1, &x);
+    if (!v) return NULL;
+    v->shape.dtype = to;
+    return gs__finish(v);
+}
+
+GS_API gs_value *gs_replica_id(gs_graph *g) { return gs__finish(gs__value_new(g, GS_OP_REPLICA_ID, 0, NULL)); }
 
 GS_API gs_value *gs_neg(gs_graph *g, gs_value *x) { return gs_unary(g, GS_OP_NEGATE, x); }
 GS_API gs_value *gs_exp(gs_graph *g, gs_value *x) { return gs_unary(g, GS_OP_EXP, x); }
@@ -2107,7 +2246,7 @@ GS_API gs_result gs_graph_verify(gs_graph *g) {
         copy = *v;
         if (v->op != GS_OP_PARAMETER && v->op != GS_OP_CONSTANT && v->op != GS_OP_IOTA && v->op != GS_OP_RESHAPE &&
             v->op != GS_OP_BROADCAST && v->op != GS_OP_RNG && v->op != GS_OP_TO_MANUAL && v->op != GS_OP_TO_FULL &&
-            v->op != GS_OP_CONVERT) {
+            v->op != GS_OP_CONVERT && v->op != GS_OP_BITCAST_CONVERT) {
             GS__ZERO(copy.shape);
             copy.n_tuple = 0;
             copy.tuple = NULL;

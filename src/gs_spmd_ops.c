@@ -752,7 +752,26 @@ GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sha
 GS__FN gs_graph *gs__sp_graph(gs__sp *sp, gs_graph *src, const gs_sharding *param_sh, const gs_sharding *root_sh);
 
 GS__FN bool gs__sp_elementwise(gs_op op) {
-    return (op >= GS_OP_CONVERT && op <= GS_OP_CLAMP);
+    return (op >= GS_OP_CONVERT && op <= GS_OP_CLAMP) || (op >= GS_OP_SINE && op <= GS_OP_REDUCE_PRECISION);
+}
+
+/* s (a sharding of rank dims whose last dim is unsplit) without that dim; NULL when s has no such view */
+GS__FN const gs_sharding *gs__sh_drop_last(gs__sp *sp, const gs_sharding *s, int rank) {
+    gs__ta A;
+    if (rank < 1 || !gs__sp_view(sp, s, rank, &A) || A.dims[rank - 1] != 1) return NULL;
+    A.dims[rank - 1] = A.dims[rank];
+    A.n = rank;
+    return gs__sp_from_view(sp, rank - 1, &A);
+}
+
+/* s (a sharding of rank dims) with an unsplit minor dim added */
+GS__FN const gs_sharding *gs__sh_add_last(gs__sp *sp, const gs_sharding *s, int rank) {
+    gs__ta A;
+    if (rank + 1 > GS_MAX_RANK || !gs__sp_view(sp, s, rank, &A)) return NULL;
+    A.dims[rank + 1] = A.dims[rank];
+    A.dims[rank] = 1;
+    A.n = rank + 2;
+    return gs__sp_from_view(sp, rank + 1, &A);
 }
 
 /* Partitions v: returns its per-device value and, in *osh, the sharding it is in (the caller reshards it to t,
@@ -802,6 +821,31 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
         *osh = gs__sp_rep(sp);
         gs__sp_note(sp, "partition-id of the unpartitioned program: 0");
         return gs_scalar(g, GS_U32, 0);
+    case GS_OP_REPLICA_ID:   /* one replica: the same value on every device */
+        *osh = gs__sp_rep(sp);
+        gs__sp_note(sp, "replica-id: one replica");
+        return gs_replica_id(g);
+    case GS_OP_BITCAST_CONVERT: {   /* elementwise when the widths match; otherwise the added/removed minor dim stays whole */
+        const gs_value *x = v->operands[0];
+        gs_shape ls;
+        if (S->rank == x->shape.rank) {
+            ls = gs__sp_local(t, *S);
+            ops[0] = gs__sp_get(sp, x, t);
+            return gs__sp_clone(sp, v, ops, &ls);
+        }
+        if (S->rank > x->shape.rank) {   /* a minor dim added: split x as v's leading dims are */
+            const gs_sharding *xt = gs__sp_unsplit(sp, t, 1u << (S->rank - 1));
+            *osh = xt;
+            ls = gs__sp_local(xt, *S);
+            ops[0] = gs__sp_get(sp, x, gs__sh_drop_last(sp, xt, S->rank));
+        } else {
+            *osh = t;
+            ls = gs__sp_local(t, *S);
+            ops[0] = gs__sp_get(sp, x, gs__sh_add_last(sp, t, S->rank));
+        }
+        gs__sp_note(sp, "bitcast-convert with the minor dim whole");
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
     case GS_OP_BROADCAST: {
         int dest[GS_MAX_RANK];
         gs_shape ls = gs__sp_local(t, *S);

@@ -118,6 +118,7 @@ int main(int argc, char **argv) {
     suite_spmd_gather();
     suite_rng();
     suite_types();
+    suite_numeric();
     suite_spmd_check();
     suite_spmd_fuzz();
     suite_spmd_window();

@@ -63,6 +63,7 @@ void suite_spmd_halo(void);
 void suite_spmd_gather(void);
 void suite_rng(void);
 void suite_types(void);
+void suite_numeric(void);
 void suite_spmd_check(void);
 void suite_spmd_fuzz(void);
 void suite_spmd_window(void);
