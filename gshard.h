@@ -1760,7 +1760,44 @@ GS__FN void gs__sh_print(gs__sb *sb, const gs_sharding *s);
 /* HLO printing with a hook that writes comment lines above each instruction. */
 typedef void (*gs__pr_comment_fn)(gs__sb *sb, const gs_value *v, void *user);
 GS__FN const char *gs__hlo_print_ex(gs_graph *entry, gs__pr_comment_fn comment, void *user);
+/* the custom-calls carrying a sharding as text (gs_sharding.c) */
 GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *shape, const char *sharding);
+GS__FN gs_value *gs__finish(gs_value *v);                 /* infers v's shape, appends it to its graph; NULL on error */
+GS__FN bool gs__is_float(gs_dtype t);
+GS__FN bool gs__is_int(gs_dtype t);
+GS__FN const char *gs__shape_str(const gs_shape *s, char *buf, size_t cap);   /* "f32[4,8]" into buf */
+/* one window dim's output size (0 when the window does not fit) */
+GS__FN int64_t gs__window_out(const gs_window_dim *w, int64_t in);
+GS__FN gs_op gs__hlo_reduce_op(gs_reduce_kind k);         /* the binary op of reduction k (gs_hlo_text.c) */
+
+/* ---- tile arrays and the sharding algebra (gs_sharding.c), shared by propagation and the partitioner ---- */
+#define GS__DEST_REP (-1)       /* a dim map's "this dim's tiles go to replication" */
+#define GS__DEST_MANUAL (-2)    /* a dim map's "this dim's tiles go to the manual group" */
+GS__FN int64_t gs__gcd(int64_t a, int64_t b);
+GS__FN void gs__unravel(int n, const int64_t *dims, int64_t L, int64_t *idx);   /* row-major position -> index */
+GS__FN int64_t gs__ravel(int n, const int64_t *dims, const int64_t *idx);       /* index -> row-major position */
+GS__FN int64_t gs__ta_at(const gs__ta *t, int64_t L);      /* the device at row-major position L */
+GS__FN int64_t gs__ta_pos(const gs__ta *t, int64_t d);     /* the row-major position of device d, or -1 */
+GS__FN gs_result gs__ta_transpose(gs_ctx *ctx, const gs__ta *t, const int *perm, gs__ta *out);  /* new k = old perm[k] */
+GS__FN int64_t gs__sh_tiles(const gs_sharding *s);         /* tiles, counting the manual group */
+GS__FN int64_t gs__shard_size(int64_t S, int64_t k);       /* XLA's tile math: ceil(S / k) */
+/* a tiled sharding from a valid tile array whose last n_sub dims are subgroups of the given types */
+GS__FN const gs_sharding *gs__sh_from_ta(gs_ctx *ctx, int rank, int n_sub, const gs_subgroup *sub, const gs__ta *ta_in);
+/* data dim d's tiles moved to dest_of_dim[d] (a dim of the rank-out_rank result, or GS__DEST_REP) */
+GS__FN const gs_sharding *gs__sh_map(gs_ctx *ctx, const gs_sharding *s, int out_rank, const int *dest_of_dim);
+GS__FN const gs_sharding *gs__sh_merge(gs_ctx *ctx, const gs_sharding *a, const gs_sharding *b);  /* refines both, or NULL */
+GS__FN bool gs__sh_more_specific(const gs_sharding *a, const gs_sharding *b);
+GS__FN const gs_sharding *gs__sh_replicate_dims(gs_ctx *ctx, const gs_sharding *s, uint32_t mask);
+GS__FN const gs_sharding *gs__sh_reshape(gs_ctx *ctx, const gs_sharding *s, const gs_shape *src, const gs_shape *dst);
+GS__FN const gs_sharding *gs__sh_reverse(gs_ctx *ctx, const gs_sharding *s, uint32_t mask);
+GS__FN bool gs__sh_subtiling_or_equal(gs_ctx *ctx, const gs_shape *shape, const gs_sharding *sub, const gs_sharding *s);
+/* dim masks and the gather/scatter dim maps */
+GS__FN uint32_t gs__mask_of(int n, const int64_t *dims);
+GS__FN uint32_t gs__size_diff_mask(const gs_shape *x, const gs_shape *y);   /* dims of x that differ in size from y */
+GS__FN void gs__gather_index_dest(const gs_value *v, int *out);
+GS__FN void gs__gather_operand_dest(const gs_value *v, bool batching, int *out);
+GS__FN void gs__scatter_update_dest(const gs_value *v, int *out);
+GS__FN void gs__dest_invert(int n, const int *dest, int out_rank, int *inv);
 
 /* ---- interpreter (gs_interp.c); the runtime reuses it with its own collective hook ----
    Buffers in compute format (gs__compute_size): real floats other than f64 as float (values already rounded
@@ -1806,6 +1843,7 @@ GS__FN gs_result gs__eval_graph(gs__exec *ex, gs_graph *g, const gs__buf *params
    turn in one thread. */
 typedef struct gs__ev gs__ev;
 enum { GS__EV_RAN = 0, GS__EV_DONE = 1, GS__EV_PAUSED = 2 };
+#define GS__EV_MAX_DEPTH 129  /* frames: the entry graph and up to 128 nested loops (HLO text allows 64) */
 GS__FN gs_result gs__ev_new(gs__exec *ex, gs_graph *g, const gs__buf *params, gs__buf *results, gs__ev **out);
 /* *status: GS__EV_RAN (more to do), GS__EV_DONE (results filled) or GS__EV_PAUSED (the collective hook
    answered GS__PENDING: fill its out buffer, then step again to go on). An error ends the evaluation. */
@@ -1826,6 +1864,19 @@ GS__FN gs_result gs__k_reduce_window(gs_ctx *ctx, const gs_value *v, const gs__b
 /* Batched matmul used by dot and convolution: C[b] (+)= A[b] x B[b] on compute-format f32 data. */
 GS__FN gs_result gs__k_matmul(gs_ctx *ctx, int64_t batch, int64_t M, int64_t N, int64_t K, const float *A,
                               const float *B, float *C, int accumulate);
+
+/* Shared with the runtime's collectives and copies: the combiners of a reduction in compute format, and the
+   strided box copy with its two-offset odometer step (gs_interp.c). */
+GS__FN float gs__ip_comb_f(gs_reduce_kind k, float a, float b, bool bf);
+GS__FN int32_t gs__ip_comb_s(gs_reduce_kind k, int32_t a, int32_t b);
+GS__FN uint32_t gs__ip_comb_u(gs_reduce_kind k, uint32_t a, uint32_t b);
+GS__FN uint8_t gs__ip_comb_p(gs_reduce_kind k, uint8_t a, uint8_t b);
+GS__FN void gs__ip_gcomb(gs_dtype t, gs_reduce_kind k, void *y, int64_t iy, const void *a, int64_t ia);
+GS__FN void gs__ip_stc(gs_dtype t, void *p, int64_t i, double re, double im);   /* store a complex element */
+GS__FN void gs__ip_xcopy(size_t es, int rank, const int64_t *dims, void *dst, int64_t doff, const int64_t *dstr,
+                         const void *src, int64_t soff, const int64_t *sstr);
+GS__FN bool gs__ip_xstep(int n, const int64_t *dims, int64_t *idx, int64_t *doff, const int64_t *dstr, int64_t *soff,
+                         const int64_t *sstr);
 
 /* ---- gemm kernel (gs_gemm.c) ---- */
 GS__FN size_t gs__sgemm_work_floats(int64_t M, int64_t N, int64_t K);
@@ -5171,29 +5222,6 @@ GS_API gs_value *gs_collective_permute(gs_graph *g, gs_value *x, int64_t n_pairs
     if (!v->pairs) return NULL;
     v->coll.channel_id = channel_id;
     return gs__finish(v);
-}
-
-GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *shape, const char *sharding) {
-    gs_value *v = gs__value_new(g, op, 1, &x);
-    if (!v) return NULL;
-    if (shape) v->shape = *shape;
-    v = gs__finish(v);
-    if (v && sharding && gs_value_set_sharding_text(v, sharding) != GS_OK) return NULL;
-    return v;
-}
-
-GS_API gs_value *gs_annotate(gs_graph *g, gs_value *x, const char *sharding_text) {
-    if (g && !g->ctx->err && x && !sharding_text) {
-        gs__err(g->ctx, GS_ERR_SHARDING, "gs_annotate: sharding text is NULL");
-        return NULL;
-    }
-    return gs__custom(g, GS_OP_ANNOTATE, x, NULL, sharding_text);
-}
-GS_API gs_value *gs_to_manual(gs_graph *g, gs_value *x, gs_shape shard_shape, const char *sharding_text) {
-    return gs__custom(g, GS_OP_TO_MANUAL, x, &shard_shape, sharding_text);
-}
-GS_API gs_value *gs_to_full(gs_graph *g, gs_value *x, gs_shape full_shape, const char *sharding_text) {
-    return gs__custom(g, GS_OP_TO_FULL, x, &full_shape, sharding_text);
 }
 
 GS_API gs_value *gs_tuple(gs_graph *g, int n, gs_value *const *xs) { return gs__finish(gs__value_new(g, GS_OP_TUPLE, n, xs)); }
@@ -11247,7 +11275,6 @@ GS__FN gs_result gs__ip_finish(gs__ip_st *st, gs__buf *results) {
    instruction is a while holds the loop state: the current state buffers, the next state (the body's
    results) and the condition's predicate.
    ------------------------------------------------------------------------------------------------------- */
-#define GS__EV_MAX_DEPTH 129  /* frames: the entry graph and up to 128 nested loops (HLO text allows 64) */
 
 enum { GS__EV_LOOP_NONE = 0, GS__EV_LOOP_COND, GS__EV_LOOP_BODY };
 
@@ -13349,6 +13376,29 @@ GS_API gs_result gs_value_set_sharding_text(gs_value *v, const char *text) {
     return gs_value_set_sharding(v, s);
 }
 
+/* the custom-calls that carry a sharding as text: annotate, to-manual (full -> shard), to-full (shard -> full) */
+GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *shape, const char *sharding) {
+    gs_value *v = gs__value_new(g, op, 1, &x);
+    if (!v) return NULL;
+    if (shape) v->shape = *shape;
+    v = gs__finish(v);
+    if (v && sharding && gs_value_set_sharding_text(v, sharding) != GS_OK) return NULL;
+    return v;
+}
+GS_API gs_value *gs_annotate(gs_graph *g, gs_value *x, const char *sharding_text) {
+    if (g && !g->ctx->err && x && !sharding_text) {
+        gs__err(g->ctx, GS_ERR_SHARDING, "gs_annotate: sharding text is NULL");
+        return NULL;
+    }
+    return gs__custom(g, GS_OP_ANNOTATE, x, NULL, sharding_text);
+}
+GS_API gs_value *gs_to_manual(gs_graph *g, gs_value *x, gs_shape shard_shape, const char *sharding_text) {
+    return gs__custom(g, GS_OP_TO_MANUAL, x, &shard_shape, sharding_text);
+}
+GS_API gs_value *gs_to_full(gs_graph *g, gs_value *x, gs_shape full_shape, const char *sharding_text) {
+    return gs__custom(g, GS_OP_TO_FULL, x, &full_shape, sharding_text);
+}
+
 /* annotation builders (the "Sharding" custom-call) */
 GS__FN gs_value *gs__annotation(gs_graph *g, gs_value *x, const gs_sharding *s, uint32_t open) {
     gs_value *v;
@@ -13575,8 +13625,6 @@ GS_API const char *gs_sharding_visualize(gs_ctx *ctx, const gs_sharding *s, gs_s
    Sharding algebra (used by propagation and the partitioner). All functions take tiled, replicated or
    manual array shardings; replicated and manual pass through unchanged where that is the right answer.
    ========================================================================================================= */
-#define GS__DEST_REP (-1)
-#define GS__DEST_MANUAL (-2)
 #define GS__MAX_FAC 24
 
 /* factors: a refinement of ta->dims (each tile dim split into consecutive factors, major to minor), each with a
@@ -14090,80 +14138,7 @@ GS__FN bool gs__sh_subtiling_or_equal(gs_ctx *ctx, const gs_shape *shape, const 
     return true;
 }
 
-/* ==== end src/gs_sharding.c ==== */
-
-/* ==== begin src/gs_propagate.c ==== */
-/* gs_propagate.c - sharding propagation (XLA ShardingPropagation with is_spmd semantics): forward and backward
-   sweeps to a fixpoint at four aggressiveness levels, per-op rules, provenance, conflicts, explanation. */
-/* #include "gs_internal.h" (already inlined) */
-
-typedef struct gs__prop {
-    gs_ctx *ctx;
-    gs_graph *entry;
-    gs_graph **graphs;     /* stb_ds: the entry and every while condition/body reachable from it */
-    gs_value **whiles;     /* stb_ds: while instructions */
-    int level;
-    bool changed;
-    int64_t iterations;
-} gs__prop;
-
-/* ---- small helpers ---- */
-GS__FN bool gs__is_array(const gs_value *v) { return v->shape.dtype != GS_TUPLE; }
-GS__FN bool gs__is_tiled(const gs_sharding *s) { return s && s->kind == GS_SHARDING_TILED; }
-GS__FN bool gs__is_manual(const gs_sharding *s) { return s && s->kind == GS_SHARDING_MANUAL; }
-/* sharding usable as a source for array rules (not unknown, not maximal, not a tuple) */
-GS__FN const gs_sharding *gs__arr_sh(const gs_value *v) {
-    const gs_sharding *s = v->sharding;
-    if (!s || s->kind == GS_SHARDING_UNKNOWN || s->kind == GS_SHARDING_MAXIMAL || s->kind == GS_SHARDING_TUPLE) return NULL;
-    return s;
-}
-
-GS__FN bool gs__elementwise(gs_op op) {
-    switch (op) {
-    case GS_OP_CONVERT: case GS_OP_COPY: case GS_OP_NEGATE: case GS_OP_ABS: case GS_OP_EXP: case GS_OP_LOG:
-    case GS_OP_TANH: case GS_OP_LOGISTIC: case GS_OP_SQRT: case GS_OP_RSQRT: case GS_OP_FLOOR: case GS_OP_CEIL:
-    case GS_OP_SIGN: case GS_OP_NOT: case GS_OP_ADD: case GS_OP_SUBTRACT: case GS_OP_MULTIPLY: case GS_OP_DIVIDE:
-    case GS_OP_REMAINDER: case GS_OP_MAXIMUM: case GS_OP_MINIMUM: case GS_OP_POWER: case GS_OP_AND: case GS_OP_OR:
-    case GS_OP_XOR: case GS_OP_COMPARE: case GS_OP_SELECT: case GS_OP_CLAMP:
-    case GS_OP_SINE: case GS_OP_COSINE: case GS_OP_TAN: case GS_OP_EXPM1: case GS_OP_LOG1P: case GS_OP_CBRT:
-    case GS_OP_ERF: case GS_OP_IS_FINITE: case GS_OP_POPCNT: case GS_OP_CLZ: case GS_OP_REAL: case GS_OP_IMAG:
-    case GS_OP_ATAN2: case GS_OP_SHIFT_LEFT: case GS_OP_SHIFT_RIGHT_LOGICAL: case GS_OP_SHIFT_RIGHT_ARITHMETIC:
-    case GS_OP_COMPLEX: case GS_OP_REDUCE_PRECISION:
-        return true;
-    default: return false;
-    }
-}
-
-/* XLA's aggressiveness levels: 0 pass-through ops, 1 everything but broadcast, 2 broadcast backward,
-   3 broadcast forward. */
-GS__FN bool gs__fwd_allowed(gs_op op, int level) {
-    if (op == GS_OP_BROADCAST) return level >= 3;
-    if (gs__elementwise(op)) return true;
-    switch (op) {
-    case GS_OP_RESHAPE: case GS_OP_TRANSPOSE: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT: case GS_OP_WHILE:
-    case GS_OP_CONCATENATE: case GS_OP_DYNAMIC_SLICE: case GS_OP_DYNAMIC_UPDATE_SLICE: case GS_OP_ANNOTATE:
-        return true;
-    default: return level >= 1;
-    }
-}
-/* may v's own sharding change at this level (XLA checks the instruction being inferred, in both directions) */
-GS__FN bool gs__receive_allowed(gs_op op, int level, gs_origin_kind dir) {
-    if (op == GS_OP_BROADCAST) return level >= (dir == GS_ORIGIN_BACKWARD ? 2 : 3);
-    return gs__fwd_allowed(op, level);
-}
-static const char gs__rule_while[] = "while";
-
-GS__FN bool gs__bwd_allowed(gs_op op, int level) {
-    if (op == GS_OP_BROADCAST) return level >= 2;
-    if (gs__elementwise(op)) return true;
-    switch (op) {
-    case GS_OP_RESHAPE: case GS_OP_TRANSPOSE: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT: case GS_OP_WHILE:
-    case GS_OP_ANNOTATE:
-        return true;
-    default: return level >= 1;
-    }
-}
-
+/* ---- dim masks ---- */
 GS__FN uint32_t gs__mask_of(int n, const int64_t *dims) {
     uint32_t m = 0;
     int i;
@@ -14237,6 +14212,80 @@ GS__FN void gs__dest_invert(int n, const int *dest, int out_rank, int *inv) {
     for (d = 0; d < out_rank; d++) inv[d] = GS__DEST_REP;
     for (d = 0; d < n; d++)
         if (dest[d] >= 0 && dest[d] < out_rank) inv[dest[d]] = d;
+}
+
+/* ==== end src/gs_sharding.c ==== */
+
+/* ==== begin src/gs_propagate.c ==== */
+/* gs_propagate.c - sharding propagation (XLA ShardingPropagation with is_spmd semantics): forward and backward
+   sweeps to a fixpoint at four aggressiveness levels, per-op rules, provenance, conflicts, explanation. */
+/* #include "gs_internal.h" (already inlined) */
+
+typedef struct gs__prop {
+    gs_ctx *ctx;
+    gs_graph *entry;
+    gs_graph **graphs;     /* stb_ds: the entry and every while condition/body reachable from it */
+    gs_value **whiles;     /* stb_ds: while instructions */
+    int level;
+    bool changed;
+    int64_t iterations;
+} gs__prop;
+
+/* ---- small helpers ---- */
+GS__FN bool gs__is_array(const gs_value *v) { return v->shape.dtype != GS_TUPLE; }
+GS__FN bool gs__is_tiled(const gs_sharding *s) { return s && s->kind == GS_SHARDING_TILED; }
+GS__FN bool gs__is_manual(const gs_sharding *s) { return s && s->kind == GS_SHARDING_MANUAL; }
+/* sharding usable as a source for array rules (not unknown, not maximal, not a tuple) */
+GS__FN const gs_sharding *gs__arr_sh(const gs_value *v) {
+    const gs_sharding *s = v->sharding;
+    if (!s || s->kind == GS_SHARDING_UNKNOWN || s->kind == GS_SHARDING_MAXIMAL || s->kind == GS_SHARDING_TUPLE) return NULL;
+    return s;
+}
+
+GS__FN bool gs__elementwise(gs_op op) {
+    switch (op) {
+    case GS_OP_CONVERT: case GS_OP_COPY: case GS_OP_NEGATE: case GS_OP_ABS: case GS_OP_EXP: case GS_OP_LOG:
+    case GS_OP_TANH: case GS_OP_LOGISTIC: case GS_OP_SQRT: case GS_OP_RSQRT: case GS_OP_FLOOR: case GS_OP_CEIL:
+    case GS_OP_SIGN: case GS_OP_NOT: case GS_OP_ADD: case GS_OP_SUBTRACT: case GS_OP_MULTIPLY: case GS_OP_DIVIDE:
+    case GS_OP_REMAINDER: case GS_OP_MAXIMUM: case GS_OP_MINIMUM: case GS_OP_POWER: case GS_OP_AND: case GS_OP_OR:
+    case GS_OP_XOR: case GS_OP_COMPARE: case GS_OP_SELECT: case GS_OP_CLAMP:
+    case GS_OP_SINE: case GS_OP_COSINE: case GS_OP_TAN: case GS_OP_EXPM1: case GS_OP_LOG1P: case GS_OP_CBRT:
+    case GS_OP_ERF: case GS_OP_IS_FINITE: case GS_OP_POPCNT: case GS_OP_CLZ: case GS_OP_REAL: case GS_OP_IMAG:
+    case GS_OP_ATAN2: case GS_OP_SHIFT_LEFT: case GS_OP_SHIFT_RIGHT_LOGICAL: case GS_OP_SHIFT_RIGHT_ARITHMETIC:
+    case GS_OP_COMPLEX: case GS_OP_REDUCE_PRECISION:
+        return true;
+    default: return false;
+    }
+}
+
+/* XLA's aggressiveness levels: 0 pass-through ops, 1 everything but broadcast, 2 broadcast backward,
+   3 broadcast forward. */
+GS__FN bool gs__fwd_allowed(gs_op op, int level) {
+    if (op == GS_OP_BROADCAST) return level >= 3;
+    if (gs__elementwise(op)) return true;
+    switch (op) {
+    case GS_OP_RESHAPE: case GS_OP_TRANSPOSE: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT: case GS_OP_WHILE:
+    case GS_OP_CONCATENATE: case GS_OP_DYNAMIC_SLICE: case GS_OP_DYNAMIC_UPDATE_SLICE: case GS_OP_ANNOTATE:
+        return true;
+    default: return level >= 1;
+    }
+}
+/* may v's own sharding change at this level (XLA checks the instruction being inferred, in both directions) */
+GS__FN bool gs__receive_allowed(gs_op op, int level, gs_origin_kind dir) {
+    if (op == GS_OP_BROADCAST) return level >= (dir == GS_ORIGIN_BACKWARD ? 2 : 3);
+    return gs__fwd_allowed(op, level);
+}
+static const char gs__rule_while[] = "while";
+
+GS__FN bool gs__bwd_allowed(gs_op op, int level) {
+    if (op == GS_OP_BROADCAST) return level >= 2;
+    if (gs__elementwise(op)) return true;
+    switch (op) {
+    case GS_OP_RESHAPE: case GS_OP_TRANSPOSE: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT: case GS_OP_WHILE:
+    case GS_OP_ANNOTATE:
+        return true;
+    default: return level >= 1;
+    }
 }
 
 /* ---- dot and convolution dim maps ---- */
@@ -15059,42 +15108,31 @@ GS_API const char *gs_propagate_explain(gs_graph *g, bool explain) {
 
 /* ==== end src/gs_propagate.c ==== */
 
-/* ==== begin src/gs_spmd.c ==== */
-/* gs_spmd.c - the SPMD partitioner: reshard planner, per-op rules, dot strategies (gs_api_partition.h). */
+/* ==== begin src/gs_spmd_core.c ==== */
+/* gs_spmd_core.c - the partitioner's core: notes and warnings, tile views of shardings, partition-id tables,
+   offsets and masks, collectives over a view's axes, the reshard planner, and the helpers every rule shares
+   (clone an op at local size, combine partial results, the replicate path). */
+/* ==== begin src/gs_spmd_internal.h ==== */
+/* gs_spmd_internal.h - the SPMD partitioner's private API: its state, and every function one of its files
+   calls in another, each with the shapes and shardings it maps (the role XLA's spmd_partitioner.h plays).
+
+   The partitioner's files, in the order their code depends on each other (no file calls a later one's code
+   except through the dispatcher the walk calls):
+     gs_spmd_core.c    tile views, partition-id tables, offsets, masks, collectives, the reshard planner, and the
+                       helpers every rule shares (clone at local size, combine partial results, the replicate path)
+     gs_spmd_dot.c     dot strategies (dot and convolution dims as batch/contracting/free), windowed einsum
+     gs_spmd_window.c  the windowed-input engine (halo regions) and the rules on it: slice, pad, reduce-window,
+                       concatenate, reverse, convolution, reshape realignment
+     gs_spmd_ops.c     every other rule, the dispatcher gs__sp_op (one line per op), and the walk over a computation
+     gs_spmd.c         gs_partition: the driver, what it records on the SPMD program, printing with explanations
+
+   Notation in the comments: x[A,B]{A split} is a value of dims A, B with its sharding split along A; {rep} is
+   replicated; "local" is a device's tile. Every rule has the signature of gs__sp_rule_fn: it returns v's per-device
+   value and sets *osh to the sharding that value is in; the walk then reshards it to t, the sharding propagation
+   gave v. */
+#ifndef GS_SPMD_INTERNAL_H
+#define GS_SPMD_INTERNAL_H
 /* #include "gs_internal.h" (already inlined) */
-
-/* ---------------------------------------------------------------------------------------------------------
-   What gs_partition records on the SPMD program
-   ------------------------------------------------------------------------------------------------------- */
-GS_API int gs_partition_num_warnings(const gs_graph *spmd) { return spmd && spmd->spmd ? spmd->spmd->n_warn : 0; }
-GS_API const char *gs_partition_warning(const gs_graph *spmd, int i) {
-    if (!spmd || !spmd->spmd || i < 0 || i >= spmd->spmd->n_warn) return NULL;
-    return spmd->spmd->warn[i];
-}
-GS_API gs_graph *gs_partition_source(const gs_graph *spmd) { return spmd && spmd->spmd ? spmd->spmd->src : NULL; }
-GS_API const char *gs_partition_explain(const gs_graph *spmd, const gs_value *orig) {
-    const gs__spmd_info *I = spmd ? spmd->spmd : NULL;
-    if (!I || !orig || orig->graph != I->src || orig->id >= I->n_src) return NULL;
-    return I->explain[orig->id];
-}
-GS_API gs_value *gs_partition_lookup(const gs_graph *spmd, const gs_value *orig, const gs_sharding **sharding) {
-    const gs__spmd_info *I = spmd ? spmd->spmd : NULL;
-    if (sharding) *sharding = NULL;
-    if (!I || !orig || orig->graph != I->src || orig->id >= I->n_src || !I->map[orig->id]) return NULL;
-    if (sharding) *sharding = I->sh[orig->id];
-    return I->map[orig->id];
-}
-GS_API const gs_sharding *gs_partition_output_sharding(const gs_graph *spmd, int i) {
-    const gs__spmd_info *I = spmd ? spmd->spmd : NULL;
-    if (!I || i < 0 || i >= I->n_out) return NULL;
-    return I->out_sh[i];
-}
-GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int k) {
-    const gs__spmd_info *I = spmd ? spmd->spmd : NULL;
-    if (!I || k < 0 || k >= I->n_in) return NULL;
-    return I->in_sh[k];
-}
-
 
 /* =========================================================================================================
    The partitioner's state
@@ -15129,6 +15167,120 @@ typedef struct gs__sp {
     gs__sb ex;                  /* the current instruction's explanation */
     const char **explain;       /* the entry graph's explanations, by source value id */
 } gs__sp;
+
+/* a rule: v's per-device value; *osh = the sharding it is in (t is what propagation gave v) */
+typedef gs_value *(*gs__sp_rule_fn)(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+
+/* =========================================================================================================
+   gs_spmd_core.c
+   ========================================================================================================= */
+/* the current instruction's explanation (--explain) gets "; " + the text */
+GS__FN void gs__sp_note(gs__sp *sp, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* a warning on the SPMD program (gs_partition_warning) and the log */
+GS__FN void gs__sp_warnf(gs__sp *sp, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* ---- shardings as the partitioner reads them ---- */
+GS__FN const gs_sharding *gs__sp_rep(gs__sp *sp);                      /* {rep} */
+GS__FN bool gs__sp_is_rep(const gs_sharding *s);                       /* every device holds the whole value */
+GS__FN int64_t gs__sp_k(const gs_sharding *s, int d);                  /* tiles along dim d (1: unsplit) */
+GS__FN gs_shape gs__sp_local(const gs_sharding *s, gs_shape full);     /* x[S0..]{s} -> the tile shape */
+GS__FN const gs_sharding *gs__sp_elem(const gs_sharding *s, int i);    /* a tuple sharding's element i */
+GS__FN const gs_sharding *gs__sp_sh(gs__sp *sp, const gs_value *u);    /* u's sharding, unknown/maximal -> {rep} */
+GS__FN uint32_t gs__sp_split_mask(const gs_sharding *s, int rank);     /* the dims s splits, as a bit mask */
+GS__FN const gs_sharding *gs__sp_unsplit(gs__sp *sp, const gs_sharding *t, uint32_t mask); /* t, mask dims whole */
+GS__FN bool gs__sp_aligned(int64_t S, int64_t kc, int64_t kf);        /* kc-way tiles = runs of kf-way tiles */
+/* ---- per-device scalars and tables ---- */
+GS__FN gs_value *gs__sp_s32(gs__sp *sp, int64_t x);                   /* s32[] constant */
+GS__FN gs_value *gs__sp_zero(gs__sp *sp, gs_dtype t);                 /* t[] 0 */
+GS__FN gs_value *gs__sp_splat(gs__sp *sp, gs_dtype t, double x, gs_shape shape); /* t[shape] filled with x */
+GS__FN gs_value *gs__sp_pid(gs__sp *sp);                              /* s32[] partition id, made once per graph */
+/* s32[] vals[partition id]: a table of D values (cached by the keys k1, k2, a, b, c) */
+GS__FN gs_value *gs__sp_tab_make(gs__sp *sp, const void *k1, const void *k2, int64_t a, int64_t b, int64_t c,
+                                 const int32_t *vals);
+GS__FN gs_value *gs__sp_offset(gs__sp *sp, const gs_sharding *s, int d, int64_t c); /* s32[] tile coord along d * c */
+GS__FN gs_value *gs__sp_coord(gs__sp *sp, const gs_sharding *s, int d);            /* s32[] tile coord along d */
+/* ---- shapes and masks ---- */
+GS__FN gs_value *gs__sp_pad_dim(gs__sp *sp, gs_value *x, int d, int64_t n);   /* x with dim d padded to n */
+GS__FN gs_value *gs__sp_prefix(gs__sp *sp, gs_value *x, const gs_shape *n);   /* x[..] -> x[:n0, :n1, ..] */
+/* x[local]{s} of full shape: the elements past the end of the dims in mask (an uneven tile's padding) set to fill */
+GS__FN gs_value *gs__sp_mask(gs__sp *sp, gs_value *x, const gs_sharding *s, const gs_shape *full, uint32_t mask,
+                             double fill);
+GS__FN double gs__sp_identity(gs_reduce_kind k, gs_dtype t);          /* the identity of reduction k in t */
+/* ---- tile views: a sharding as an array of devices with one axis per split dim ---- */
+GS__FN bool gs__sp_view(gs__sp *sp, const gs_sharding *s, int rank, gs__ta *out);
+GS__FN const gs_sharding *gs__sp_from_view(gs__sp *sp, int rank, const gs__ta *t);
+/* ---- collectives ---- */
+/* x{partial over rg} -> x summed (reduced by k) over each group of rg */
+GS__FN gs_value *gs__sp_all_reduce(gs__sp *sp, gs_value *x, gs_reduce_kind k, const gs_replica_groups *rg);
+/* x[..,Sd/k,..] -> x[..,Sd,..]: dim d gathered over the devices along axis ax of the view t */
+GS__FN gs_value *gs__sp_all_gather(gs__sp *sp, gs_value *x, int d, const gs__ta *t, int ax);
+/* ---- the reshard planner ---- */
+/* x[local]{from} -> x[local]{want} for source value u (tuples element by element) */
+GS__FN gs_value *gs__sp_reshard_val(gs__sp *sp, gs_value *x, const gs_sharding *from, const gs_sharding *want,
+                                    const gs_value *u);
+/* source value u's per-device form in sharding want (made once per sharding, then cached) */
+GS__FN gs_value *gs__sp_get(gs__sp *sp, const gs_value *u, const gs_sharding *want);
+/* ---- what every rule shares ---- */
+/* v's op over per-device operands, result shape `shape` (NULL: the builder's), every attribute copied */
+GS__FN gs_value *gs__sp_clone(gs__sp *sp, const gs_value *v, gs_value *const *ops, const gs_shape *shape);
+/* y[iteration dims]{I, partial along the dims dest maps to GS__DEST_REP} -> out[..]{*out_sh}: reduce-scatter when
+   t splits an output dim over exactly the reducing devices, else all-reduce */
+GS__FN gs_value *gs__sp_combine(gs__sp *sp, gs_value *x, const gs_sharding *I, int ri, const int *dest,
+                                gs_reduce_kind kind, const gs_shape *full_out, const gs_sharding *t,
+                                const gs_sharding **out_sh);
+/* any op: operands{rep} -> out{rep} at full size (warns when an operand was split); the fallback rule */
+GS__FN gs_value *gs__sp_replicated(gs__sp *sp, const gs_value *v, const char *why, const gs_sharding **osh);
+
+/* =========================================================================================================
+   gs_spmd_dot.c
+   ========================================================================================================= */
+/* dot: lhs[B,M,K] x rhs[B,K,N] -> out[B,M,N], any of B, M, N, K split (K split: partial sums combined); the
+   strategy is the cheapest in bytes resharded, a windowed einsum loop when an operand is too big to gather */
+GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+
+/* =========================================================================================================
+   gs_spmd_window.c
+   ========================================================================================================= */
+/* slice, pad, reduce-window: x[S]{S split k} -> out[O]{O split k}; each device's input region by halo exchange */
+GS__FN gs_value *gs__sp_windowed(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* concatenate along a split dim: a[Sa], b[Sb] -> out[Sa+Sb]{split k}; each operand's part by the engine */
+GS__FN gs_value *gs__sp_concat(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* reverse: x[S]{split k} -> out[S]{split k}; an uneven dim's padding kept on the right by a halo */
+GS__FN gs_value *gs__sp_reverse(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* convolution: in[N,S..,C]{N, S split} x kernel[S..,C,F] -> out[N,S'..,F]{N, S' split}; spatial halos */
+GS__FN gs_value *gs__sp_conv(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* reshape x[3,2]{dim 0 split} -> out[6]{split}: merge or split groups realigned by the engine; *fits false when
+   the groups are not 1:1, merges or splits of that kind */
+GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh,
+                                     bool *fits);
+/* whether out{so} = reshape(in{si}) is a local reshape of every tile */
+GS__FN bool gs__sp_reshape_local_ok(const gs_shape *in, const gs_sharding *si, const gs_shape *out,
+                                    const gs_sharding *so);
+/* the input dims a reshape changes (returned) and its output dims it changes (*out_changed) */
+GS__FN uint32_t gs__sp_reshape_changed(const gs_shape *in, const gs_shape *out, uint32_t *out_changed);
+
+/* =========================================================================================================
+   gs_spmd_ops.c
+   ========================================================================================================= */
+/* the dispatcher: the rule for v's op */
+GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* the per-device form of computation src into G (parameter 0 in param_sh, the root resharded to root_sh, when
+   given); gs__sp_graph does it for a called computation with a state of its own */
+GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sharding *param_sh,
+                            const gs_sharding *root_sh);
+GS__FN gs_graph *gs__sp_graph(gs__sp *sp, gs_graph *src, const gs_sharding *param_sh, const gs_sharding *root_sh);
+GS__FN void gs__sp_g_free(gs__sp *sp, gs__sp_g *G);
+
+#endif /* GS_SPMD_INTERNAL_H */
+
+/* ==== end src/gs_spmd_internal.h ==== */
 
 GS__FN void gs__sp_note(gs__sp *sp, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
@@ -15714,14 +15866,6 @@ GS__FN const gs_sharding *gs__sp_norm(gs__sp *sp, const gs_sharding *s) {
 }
 GS__FN const gs_sharding *gs__sp_sh(gs__sp *sp, const gs_value *u) { return gs__sp_norm(sp, u->sharding); }
 
-GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-
-/* ==== end src/gs_spmd.c ==== */
-
-/* ==== begin src/gs_spmd_ops.c ==== */
-/* gs_spmd_ops.c - the partitioner's per-op rules (part of gs_spmd.c's translation unit). */
-/* #include "gs_internal.h" (already inlined) */
-
 /* v's op over new operands with a local result shape; every attribute copied (builders re-check it all) */
 GS__FN gs_value *gs__sp_clone(gs__sp *sp, const gs_value *v, gs_value *const *ops, const gs_shape *shape) {
     gs_value *n = gs__value_new(sp->G->g, v->op, v->n_operands, ops);
@@ -15738,32 +15882,6 @@ GS__FN uint32_t gs__sp_split_mask(const gs_sharding *s, int rank) {
     for (d = 0; d < rank; d++)
         if (gs__sp_k(s, d) > 1) m |= 1u << d;
     return m;
-}
-
-/* t with the tiles of dim d moved to another dim (unsplit in t; the largest, preferring sizes they divide),
-   or with d replicated when there is none; so an op along d can run locally */
-GS__FN const gs_sharding *gs__sp_move_tiles_off(gs__sp *sp, const gs_sharding *t, const gs_shape *shape, int d) {
-    gs__ta A;
-    int e, best = -1;
-    int64_t k = gs__sp_k(t, d);
-    if (k == 1) return t;
-    if (!gs__sp_view(sp, t, shape->rank, &A)) return NULL;
-    for (e = 0; e < shape->rank; e++) {
-        if (e == d || A.dims[e] != 1 || shape->dims[e] < k) continue;
-        if (best < 0 || (shape->dims[e] % k == 0 && shape->dims[best] % k != 0) ||
-            ((shape->dims[e] % k == 0) == (shape->dims[best] % k == 0) && shape->dims[e] > shape->dims[best]))
-            best = e;
-    }
-    if (best < 0) return gs__sh_replicate_dims(sp->ctx, t, 1u << d);
-    {
-        int perm[GS_MAX_IOTA_RANK], i;
-        gs__ta B;
-        for (i = 0; i < A.n; i++) perm[i] = i;
-        perm[d] = best;
-        perm[best] = d;
-        if (gs__ta_transpose(sp->ctx, &A, perm, &B) != GS_OK) return NULL;
-        return gs__sp_from_view(sp, shape->rank, &B);
-    }
 }
 
 /* Groups of devices that differ only along the axes in `axes` of view I (merged, major to minor). */
@@ -15903,917 +16021,420 @@ GS__FN gs_value *gs__sp_replicated(gs__sp *sp, const gs_value *v, const char *wh
     return r;
 }
 
-/* whether init (a source value) is the constant identity of reduction k, so it may enter a result any number of
-   times */
-GS__FN bool gs__sp_init_is_identity(const gs_value *init, gs_reduce_kind k) {
-    double x;
-    if (init->op != GS_OP_CONSTANT || !init->data || init->shape.rank != 0) return false;
-    unsigned char one[16];
-    gs_dtype t = init->shape.dtype;
-    if (!gs__is_numeric(t) && t != GS_PRED) return false;
-    gs__to_compute(t, one, init->data, 1);
-    if (gs__is_complex(t) && (t == GS_C64 ? ((const float *)one)[1] : ((const double *)one)[1]) != 0) return false;
-    if (gs__is_int(t)) {   /* exactly: the identity converted as a constant of t would be */
-        unsigned char id[16];
-        gs__set_elem(t, id, 0, gs__sp_identity(k, t));
-        return gs__ld_i(t, one, 0) == gs__ld_i(t, id, 0);
-    }
-    x = gs__ld_f(t, one, 0);
-    return x == gs__sp_identity(k, t);
-}
-
 /* the mask of dims whose extent an op changes or reads across (they must not be split for a local op) */
 GS__FN const gs_sharding *gs__sp_unsplit(gs__sp *sp, const gs_sharding *t, uint32_t mask) {
     return gs__sh_replicate_dims(sp->ctx, t, mask);
 }
 
-/* The groups of a reshape: the smallest runs of input dims [i0, i1) and output dims [j0, j1) with equal products
-   (a size-1 dim left at the end forms a group of its own). Returns the count (at most 2 * GS_MAX_RANK), or -1
-   when the products do not match. */
-typedef struct gs__sp_rgroup { int i0, i1, j0, j1; } gs__sp_rgroup;
+/* ==== end src/gs_spmd_core.c ==== */
 
-GS__FN int gs__sp_reshape_groups(const gs_shape *in, const gs_shape *out, gs__sp_rgroup *g) {
-    int i = 0, j = 0, n = 0;
-    while (i < in->rank || j < out->rank) {
-        int64_t pi = 1, po = 1;
-        g[n].i0 = i;
-        g[n].j0 = j;
-        if (i < in->rank) pi = in->dims[i++];
-        if (j < out->rank) po = out->dims[j++];
-        while (pi != po) {
-            if (pi < po && i < in->rank) pi *= in->dims[i++];
-            else if (pi > po && j < out->rank) po *= out->dims[j++];
-            else return -1;
-        }
-        g[n].i1 = i;
-        g[n].j1 = j;
-        n++;
-    }
-    return n;
-}
+/* ==== begin src/gs_spmd_dot.c ==== */
+/* gs_spmd_dot.c - the partitioner's dot strategies: dot and convolution dims as one batch/contracting/free
+   classification, the candidate operand shardings priced by the reshards they need, and the windowed einsum loop. */
+/* #include "gs_spmd_internal.h" (already inlined) */
 
-GS__FN bool gs__sp_one_to_one(const gs__sp_rgroup *g) { return g->i1 - g->i0 == 1 && g->j1 - g->j0 == 1; }
-
-/* whether the reshape is local: 1:1 dims keep their tile counts, other groups split only evenly */
-GS__FN bool gs__sp_reshape_local_ok(const gs_shape *in, const gs_sharding *si, const gs_shape *out,
-                                    const gs_sharding *so) {
-    gs__sp_rgroup g[2 * GS_MAX_RANK];
-    int n = gs__sp_reshape_groups(in, out, g), q, d;
-    if (n < 0) return false;
-    for (q = 0; q < n; q++) {
-        if (gs__sp_one_to_one(&g[q])) {
-            if (gs__sp_k(si, g[q].i0) != gs__sp_k(so, g[q].j0)) return false;
-            continue;
-        }
-        for (d = g[q].i0; d < g[q].i1; d++)
-            if (gs__sp_k(si, d) > 1 && in->dims[d] % gs__sp_k(si, d)) return false;
-        for (d = g[q].j0; d < g[q].j1; d++)
-            if (gs__sp_k(so, d) > 1 && out->dims[d] % gs__sp_k(so, d)) return false;
-    }
-    return true;
-}
-
-/* dims of a reshape's operand (and of its result, *out_changed) in groups that are not 1:1 */
-GS__FN uint32_t gs__sp_reshape_changed(const gs_shape *in, const gs_shape *out, uint32_t *out_changed) {
-    gs__sp_rgroup g[2 * GS_MAX_RANK];
-    int n = gs__sp_reshape_groups(in, out, g), q, d;
-    uint32_t m = 0, mo = 0;
-    if (n < 0) {   /* not a valid reshape: everything changes */
-        m = (1u << in->rank) - 1;
-        mo = (1u << out->rank) - 1;
-    }
-    for (q = 0; q < n; q++) {
-        if (gs__sp_one_to_one(&g[q])) continue;
-        for (d = g[q].i0; d < g[q].i1; d++) m |= 1u << d;
-        for (d = g[q].j0; d < g[q].j1; d++) mo |= 1u << d;
-    }
-    if (out_changed) *out_changed = mo;
-    return m;
-}
-
-/* the local cumulative op along a split dim: local scan plus an exclusive prefix of the other shards' totals */
-GS__FN gs_value *gs__sp_cumulative(gs__sp *sp, const gs_value *v, const gs_sharding *t) {
-    gs_graph *g = sp->G->g;
-    int d = (int)v->dim, rank = v->shape.rank;
-    gs_reduce_kind kind = v->op == GS_OP_CUMSUM ? GS_REDUCE_SUM : v->op == GS_OP_CUMPROD ? GS_REDUCE_PROD
-                        : v->op == GS_OP_CUMMAX ? GS_REDUCE_MAX : GS_REDUCE_MIN;
-    double id = gs__sp_identity(kind, v->shape.dtype);
-    gs_value *x = gs__sp_get(sp, v->operands[0], t), *loc, *tot, *all, *io, *me, *mask, *pre, *b;
-    int64_t k = gs__sp_k(t, d), st[GS_MAX_RANK] = {0}, lim[GS_MAX_RANK];
-    gs_shape ls, ps;
-    gs__ta A;
-    int64_t bd[GS_MAX_RANK];
-    int i, n;
-    gs_op comb = kind == GS_REDUCE_SUM ? GS_OP_ADD : kind == GS_REDUCE_PROD ? GS_OP_MULTIPLY
-               : kind == GS_REDUCE_MAX ? GS_OP_MAXIMUM : GS_OP_MINIMUM;
-    if (!x) return NULL;
-    x = gs__sp_mask(sp, x, t, &v->shape, 1u << d, id);
-    {
-        gs_value *ops1[1];
-        ops1[0] = x;
-        loc = gs__sp_clone(sp, v, ops1, &x->shape);
-    }
-    if (k == 1 || !loc) return loc;
-    ls = loc->shape;
-    for (i = 0; i < rank; i++) lim[i] = ls.dims[i];
-    if (v->flag) { st[d] = 0; lim[d] = 1; }
-    else { st[d] = ls.dims[d] - 1; lim[d] = ls.dims[d]; }
-    tot = gs_slice(g, loc, st, lim, NULL);
-    if (!gs__sp_view(sp, t, rank, &A)) return NULL;
-    all = gs__sp_all_gather(sp, tot, d, &A, d);           /* [.., k, ..]: every shard's total, in tile order */
-    if (!all) return NULL;
-    ps = all->shape;
-    ps.dtype = GS_S32;
-    io = gs_iota(g, ps, d);
-    me = gs_broadcast(g, gs__sp_coord(sp, t, d), ps, NULL);
-    mask = gs_compare(g, io, me, v->flag ? GS_CMP_GT : GS_CMP_LT);
-    all = gs_select(g, mask, all, gs__sp_splat(sp, all->shape.dtype, id, all->shape));
-    {
-        int64_t rd = d;
-        pre = gs_reduce(g, all, gs_scalar(g, all->shape.dtype, id), kind, 1, &rd);
-    }
-    n = 0;
-    for (i = 0; i < rank; i++)
-        if (i != d) bd[n++] = i;
-    b = gs_broadcast(g, pre, ls, bd);
-    gs__sp_note(sp, "local scan + exclusive prefix of %lld shard totals (all-gather)", (long long)k);
-    return gs_binary(g, comb, loc, b);
-}
-
-/* =========================================================================================================
-   Gather and scatter: the pass-through strategies (XLA's gather/scatter handler)
-
-   Gather, operand X, indices I, result R (shapes as the source has them):
-   - operand pass-through: X split along dims the slice takes whole (offset dims, not collapsed); each device
-     gathers from its shard of X with the indices it holds, slice size = the shard's size along those dims, and
-     R comes out split along the matching offset dims. Those dims' starts clamp to 0 in both programs.
-   - index pass-through: I split along batch dims (any dim but the index vector dim); each device gathers its
-     own indices, R comes out split along the matching batch dims.
-   - both: R's sharding combines the two (X partially replicated over the mesh axes that split I, and I over
-     those that split X). An operand batching dim and its indices batching dim are split alike and pass through
-     together to their output batch dim.
-   Padding: the zero rows padding a shard of X only reach R's padded offset positions; padded indices are
-   garbage that the gather clamps into range, and they only fill R's padded batch positions.
-   Scatter, operand X, indices I, updates U: X split along window dims U covers whole (update window size ==
-   operand size), U split alike, I whole: each device scatters every update into its shard. A start other
-   than 0 along such a dim puts the window outside X in both programs (the whole update is skipped), so the
-   local and the global scatter skip the same updates.
-   Anything else replicates (gs__sp_replicated, with its warning when an operand was split).
-   ========================================================================================================= */
-/* "dim 1" or "dims 0,2" */
-GS__FN const char *gs__sp_dims_text(uint32_t m, char *buf, size_t cap) {
-    size_t n;
-    int d, c = 0;
-    for (d = 0; d < 32; d++)
-        if ((m >> d) & 1u) c++;
-    n = (size_t)snprintf(buf, cap, "%s", c == 1 ? "dim " : "dims ");
-    for (d = 0, c = 0; d < 32 && n < cap; d++)
-        if ((m >> d) & 1u) n += (size_t)snprintf(buf + n, cap - n, "%s%d", c++ ? "," : "", d);
-    return buf;
-}
-
-/* P (the split a strategy brings) refined by what the result wants (tr) where the two agree */
-GS__FN const gs_sharding *gs__sp_join(gs__sp *sp, const gs_sharding *P, const gs_sharding *tr, int rank) {
-    const gs_sharding *m = gs__sh_merge(sp->ctx, P, tr), *rest;
-    if (m) return m;
-    rest = gs__sp_unsplit(sp, tr, gs__sp_split_mask(P, rank));   /* tr's splits of the dims P leaves whole */
-    m = rest ? gs__sh_merge(sp->ctx, P, rest) : NULL;
-    return m ? m : P;
-}
-
-/* an operand split along dims a strategy cannot keep is gathered along them: said, like a replication */
-GS__FN void gs__sp_warn_unkept(gs__sp *sp, const gs_value *v, const gs_value *X, const gs_sharding *xs,
-                               uint32_t lost, const char *what) {
-    char buf[64];
-    gs__sp_warnf(sp, "partial rematerialization at %s: %s's operand %s (%s) is gathered along %s, which the %s "
-                 "cannot keep split; keeping %s unsplit along them would avoid it", v->name, gs_op_name(v->op),
-                 X->name, gs_sharding_to_text(sp->ctx, xs), gs__sp_dims_text(lost, buf, sizeof buf), what, X->name);
-}
-
-/* device p's tile coordinates along the r data dims of s (zeros where s does not split) */
-GS__FN void gs__sp_dev_coords(const gs_sharding *s, int r, int64_t p, int64_t *c) {
-    int64_t idx[GS_MAX_TILE_RANK];
-    int d;
-    bool ok = s && s->kind == GS_SHARDING_TILED && gs_sharding_device_index(s, p, idx);
-    for (d = 0; d < r; d++) c[d] = ok && d < s->rank ? idx[d] : 0;
-}
-
-/* whether every device holds, along each dim a of A (rank ar) with amap[a] >= 0, the tile it holds along dim
-   amap[a] of B (rank br): same tile count, same coordinate */
-GS__FN bool gs__sp_tiles_agree(gs__sp *sp, const gs_sharding *A, int ar, const int *amap, const gs_sharding *B,
-                               int br) {
-    int64_t p, ca[GS_MAX_RANK], cb[GS_MAX_RANK];
-    int a;
-    for (a = 0; a < ar; a++)
-        if (amap[a] >= 0 && (amap[a] >= br || gs__sp_k(A, a) != gs__sp_k(B, amap[a]))) return false;
-    for (p = 0; p < sp->D; p++) {
-        gs__sp_dev_coords(A, ar, p, ca);
-        gs__sp_dev_coords(B, br, p, cb);
-        for (a = 0; a < ar; a++)
-            if (amap[a] >= 0 && ca[a] != cb[amap[a]]) return false;
-    }
-    return true;
-}
-
-/* Replica groups that combine partial results: each group holds devices with the same tile of K (rank kr), one
-   for each tile of B (rank br) along the dims in bm, in B's tile order (an explicit list in the arena). false
-   when the devices do not fall into such groups (K's devices of a tile do not hold B's tiles equally often). */
-GS__FN bool gs__sp_partial_groups(gs__sp *sp, const gs_sharding *K, int kr, const gs_sharding *B, int br,
-                                  uint32_t bm, gs_replica_groups *rg) {
-    int64_t D = sp->D, n = 1, p, q, s, c[GS_MAX_RANK], *key, *sub, *rk, *ids, ng = 0;
-    int d;
-    bool ok = true;
-    GS__ZERO(*rg);
-    for (d = 0; d < br; d++)
-        if ((bm >> d) & 1u) n *= gs__sp_k(B, d);
-    if (n < 1 || D % n) return false;
-    key = (int64_t *)gs__malloc(sp->ctx, sizeof(int64_t) * 3 * (size_t)D);
-    ids = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)D);
-    if (!key || !ids) {
-        gs__free(sp->ctx, key);
-        return false;
-    }
-    sub = key + D;
-    rk = sub + D;
-    for (p = 0; p < D; p++) {
-        gs__sp_dev_coords(K, kr, p, c);
-        key[p] = 0;
-        for (d = 0; d < kr; d++) key[p] = key[p] * gs__sp_k(K, d) + c[d];
-        gs__sp_dev_coords(B, br, p, c);
-        sub[p] = 0;
-        for (d = 0; d < br; d++)
-            if ((bm >> d) & 1u) sub[p] = sub[p] * gs__sp_k(B, d) + c[d];
-        rk[p] = 0;
-        for (q = 0; q < p; q++)
-            if (key[q] == key[p] && sub[q] == sub[p]) rk[p]++;
-    }
-    /* a group per device of B's first tile: the devices of its K tile and rank, one per B tile */
-    for (p = 0; p < D && ok; p++) {
-        if (sub[p] != 0) continue;
-        for (s = 0; s < n && ok; s++) {
-            for (q = 0; q < D; q++)
-                if (key[q] == key[p] && sub[q] == s && rk[q] == rk[p]) break;
-            if (q == D) ok = false;
-            else ids[ng * n + s] = q;
-        }
-        ng++;
-    }
-    gs__free(sp->ctx, key);
-    if (!ok || ng * n != D) return false;
-    rg->n_groups = ng;
-    rg->group_size = n;
-    rg->ids = ids;
-    return true;
-}
-
-/* Gather with the operand split along indexed dims it slices one wide (XLA's trivially sliced operand dims), the
-   vocab-parallel embedding: X in P0 (split along the pass-through dims and the dims in triv), I in ixs, R in T,
-   devices in rg hold the same tile of R and the shards of X along triv. Each device clamps the starts along
-   triv as the global gather does ([0, S-1]), keeps those that fall in its shard, gathers with them made local,
-   zeroes the rows another device holds, and the group sums: exactly one device contributes each row. */
-GS__FN gs_value *gs__sp_gather_indexed(gs__sp *sp, const gs_value *v, const gs_sharding *P0, const gs_sharding *ixs,
-                                       const gs_sharding *T, uint32_t triv, uint32_t op_pass,
-                                       const gs_replica_groups *rg) {
-    gs_graph *g = sp->G->g;
-    const gs_value *X = v->operands[0], *I = v->operands[1];
-    const gs_gather_dims *gd = v->gather;
-    gs_value *x = gs__sp_get(sp, X, P0), *ix = gs__sp_get(sp, I, ixs), *parts[GS_MAX_RANK], *ok = NULL, *r;
-    int irank = I->shape.rank, ivd = (int)gd->index_vector_dim, nvec, k, d, nb = 0;
-    int64_t bdims[GS_MAX_RANK], mdims[GS_MAX_RANK];
-    gs_dtype it;
-    gs_gather_dims ld;
+/* ---- a rough cost of a reshard (bytes a device sends), by the planner's steps on tile counts ---- */
+GS__FN double gs__sp_est(gs__sp *sp, const gs_sharding *s, const gs_sharding *t, const gs_shape *full) {
+    gs__ta A, B;
+    int rank = full->rank, d, e;
+    int64_t k[GS_MAX_RANK + 1];
+    double cost = 0, loc;
     gs_shape ls;
-    if (!x || !ix) return NULL;
-    it = ix->shape.dtype;
-    nvec = ivd < irank ? (int)ix->shape.dims[ivd] : 1;
-    if (nvec > GS_MAX_RANK) return NULL;
-    for (k = 0; k < nvec; k++) {
-        int64_t dd = gd->start_index_map[k], S = X->shape.dims[dd], c = x->shape.dims[dd];
-        gs_value *part = ix, *off, *lo, *hi, *m;
-        if (ivd < irank) {
-            int64_t st[GS_MAX_RANK] = {0}, lim[GS_MAX_RANK];
-            for (d = 0; d < irank; d++) lim[d] = ix->shape.dims[d];
-            st[ivd] = k;
-            lim[ivd] = k + 1;
-            part = gs_slice(g, ix, st, lim, NULL);
+    if (!s || !t || s == t || gs_sharding_equal(s, t)) return 0;
+    if (gs__sp_is_rep(s) && gs__sp_is_rep(t)) return 0;
+    if (!gs__sp_view(sp, s, rank, &A) || !gs__sp_view(sp, t, rank, &B)) return 1e30;
+    for (d = 0; d <= rank; d++) k[d] = A.dims[d];
+    ls = gs__sp_local(s, *full);
+    loc = (double)gs_shape_bytes(&ls);
+    for (;;) {
+        int fs = -1, ft = -1;
+        int64_t m = 1;
+        for (d = 0; d < rank && fs < 0; d++) {
+            if (k[d] <= B.dims[d] || k[d] % B.dims[d]) continue;
+            for (e = 0; e < rank; e++) {
+                int64_t mm;
+                if (e == d || k[e] >= B.dims[e] || B.dims[e] % k[e]) continue;
+                mm = gs__gcd(k[d] / B.dims[d], B.dims[e] / k[e]);
+                if (mm < 2 || !gs__sp_aligned(full->dims[d], k[d] / mm, k[d])) continue;
+                if (k[e] > 1 && !gs__sp_aligned(full->dims[e], k[e], k[e] * mm)) continue;
+                fs = d; ft = e; m = mm;
+                break;
+            }
         }
-        parts[k] = part;
-        if (!part || !((triv >> dd) & 1u)) continue;
-        /* the start the global gather uses along dd, then where it lies relative to this device's shard */
-        if (it == GS_U32) part = gs_binary(g, GS_OP_MINIMUM, part, gs__sp_splat(sp, it, (double)(S - 1), part->shape));
-        else part = gs_clamp(g, gs__sp_splat(sp, it, 0, part->shape), part, gs__sp_splat(sp, it, (double)(S - 1), part->shape));
-        off = gs__sp_offset(sp, P0, (int)dd, c);
-        if (it != GS_S32) off = gs_convert(g, off, it);
-        lo = gs_broadcast(g, off, part ? part->shape : ix->shape, NULL);
-        hi = gs_add(g, lo, gs__sp_splat(sp, it, (double)c, lo ? lo->shape : ix->shape));
-        m = gs_binary(g, GS_OP_AND, gs_compare(g, part, lo, GS_CMP_GE), gs_compare(g, part, hi, GS_CMP_LT));
-        ok = ok ? gs_binary(g, GS_OP_AND, ok, m) : m;
-        parts[k] = gs_binary(g, GS_OP_SUBTRACT, part, lo);   /* u32: wraps below the shard; such rows are masked */
+        if (fs < 0) break;
+        cost += loc * (double)(m - 1) / (double)m;
+        k[fs] /= m;
+        k[ft] *= m;
     }
-    if (!ok) return NULL;
-    if (ivd < irank) {
-        ix = nvec == 1 ? parts[0] : gs_concatenate(g, nvec, parts, ivd);
-        for (d = 0; d < irank; d++)
-            if (d != ivd) mdims[nb++] = ok->shape.dims[d];
-        ok = gs_reshape(g, ok, nb, mdims);
-    } else {
-        ix = parts[0];
-        nb = irank;
-    }
-    ld = *gd;
-    for (d = 0; d < X->shape.rank; d++)
-        if ((op_pass >> d) & 1u) ld.slice_sizes[d] = x->shape.dims[d];
-    r = gs_gather(g, x, ix, &ld);
-    ls = gs__sp_local(T, v->shape);
-    if (!r || !ok) return NULL;
-    if (!gs_shape_equal(&r->shape, &ls)) {
-        char b1[128], b2[128];
-        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: internal error: local gather shape %s, expected %s under %s", v->name,
-                gs__shape_str(&r->shape, b1, sizeof b1), gs__shape_str(&ls, b2, sizeof b2),
-                gs_sharding_to_text(sp->ctx, T));
-        return NULL;
+    for (d = 0; d < rank; d++) {
+        int64_t m = 0;
+        if (k[d] == 1) continue;
+        if (k[d] > B.dims[d]) m = (k[d] % B.dims[d] == 0 && gs__sp_aligned(full->dims[d], B.dims[d], k[d])) ? k[d] / B.dims[d] : k[d];
+        else if (k[d] < B.dims[d] && (B.dims[d] % k[d] || !gs__sp_aligned(full->dims[d], k[d], B.dims[d]))) m = k[d];
+        if (m > 1) {
+            cost += loc * (double)(m - 1);
+            loc *= (double)m;
+            k[d] /= m;
+        }
     }
     {
-        /* the mask over the batch dims of R (the indices' dims but the index vector dim, in order) */
-        int idest[GS_MAX_RANK], j = 0;
-        gs__gather_index_dest(v, idest);
-        for (d = 0; d < irank; d++)
-            if (idest[d] >= 0) bdims[j++] = idest[d];
-        ok = gs_broadcast_in_dim(g, ok, r->shape.rank, r->shape.dims, bdims);
+        bool moved = false;
+        for (d = 0; d < rank; d++)
+            if (k[d] != A.dims[d]) moved = true;
+        for (d = 0; d < rank; d++)
+            if (k[d] < B.dims[d]) { moved = true; loc /= (double)(B.dims[d] / k[d]); }
+        if (!moved && cost == 0) cost = loc;   /* only a permute */
     }
-    r = gs_select(g, ok, r, gs__sp_splat(sp, r->shape.dtype, 0, r->shape));
-    return gs__sp_all_reduce(sp, r, r && r->shape.dtype == GS_PRED ? GS_REDUCE_OR : GS_REDUCE_SUM, rg);
+    return cost;
 }
 
-/* --explain: which operand dims (split mask xm) and index dims (im) pass through */
-GS__FN void gs__sp_gather_notes(gs__sp *sp, uint32_t xm, uint32_t op_pass, uint32_t op_bat, uint32_t im, uint32_t ix_pass,
-                                uint32_t ix_bat) {
-    char buf[64];
-    if (xm & op_pass & ~op_bat)
-        gs__sp_note(sp, "gather: operand pass-through along %s", gs__sp_dims_text(xm & op_pass & ~op_bat, buf, sizeof buf));
-    if (im & ix_pass & ~ix_bat)
-        gs__sp_note(sp, "gather: index pass-through along %s", gs__sp_dims_text(im & ix_pass & ~ix_bat, buf, sizeof buf));
-    if (xm & op_bat)
-        gs__sp_note(sp, "gather: operand batching %s split like the indices", gs__sp_dims_text(xm & op_bat, buf, sizeof buf));
+/* ---- dot: choose an iteration-space sharding ---- */
+/* The iteration space: batch, lhs-free, rhs-free dims (the result's, in order nb, nlf, nrf), then contracting
+   dims. A convolution without split spatial dims uses it too: input batch and spatial dims are lhs-free, output
+   features rhs-free, input features and kernel spatial dims (no lhs dim) contracting. */
+typedef struct gs__sp_dotdims {
+    int nb, nlf, nrf, nc, ri, nout;
+    int lhs_of[GS_MAX_RANK * 2], rhs_of[GS_MAX_RANK * 2];   /* iteration dim -> operand dim or -1 */
+    int out_of[GS_MAX_RANK * 2];                            /* iteration dim -> result dim or -1 */
+    int it_of_lhs[GS_MAX_RANK], it_of_rhs[GS_MAX_RANK];     /* operand dim -> iteration dim */
+    int it_of_out[GS_MAX_RANK];                             /* result dim -> iteration dim */
+    int64_t size[GS_MAX_RANK * 2];
+} gs__sp_dotdims;
+
+/* the inverse maps */
+GS__FN void gs__sp_dot_index(gs__sp_dotdims *D) {
+    int i;
+    for (i = 0; i < D->ri; i++) {
+        if (D->lhs_of[i] >= 0) D->it_of_lhs[D->lhs_of[i]] = i;
+        if (D->rhs_of[i] >= 0) D->it_of_rhs[D->rhs_of[i]] = i;
+        if (D->out_of[i] >= 0) D->it_of_out[D->out_of[i]] = i;
+    }
 }
 
-GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
-    const gs_value *X = v->operands[0], *I = v->operands[1];
-    const gs_shape *S = &v->shape;
-    const gs_gather_dims *gd = v->gather;
-    int rank = S->rank, orank = X->shape.rank, irank = I->shape.rank, d;
-    int op_dest[GS_MAX_RANK], ix_dest[GS_MAX_RANK], op_src[GS_MAX_RANK], ix_src[GS_MAX_RANK];
-    uint32_t op_pass = 0, ix_pass = 0, out_ok = 0, all_out, op_bat, ix_bat, lost, triv = 0;
-    const gs_sharding *xs = sp->G->vals[X->id].sh, *is = sp->G->vals[I->id].sh, *tr, *T = NULL, *P, *os, *ixs;
-    gs_gather_dims ld;
-    gs_value *x, *ix, *r;
-    gs_shape ls;
-    char buf[64];
-    if (!gd || rank > 31 || gs_sharding_manual_group(t) > 1 || gs_sharding_manual_group(xs) > 1 ||
-        gs_sharding_manual_group(is) > 1)
-        return gs__sp_replicated(sp, v, "gather/scatter", osh);
-    all_out = (1u << rank) - 1;
-    op_bat = gs__mask_of(gd->n_operand_batching_dims, gd->operand_batching_dims);
-    ix_bat = gs__mask_of(gd->n_operand_batching_dims, gd->start_indices_batching_dims);
-    gs__gather_operand_dest(v, true, op_dest);
-    gs__gather_index_dest(v, ix_dest);
-    for (d = 0; d < orank; d++)
-        if (op_dest[d] >= 0) { op_pass |= 1u << d; out_ok |= 1u << op_dest[d]; }
-    for (d = 0; d < irank; d++)
-        if (ix_dest[d] >= 0) { ix_pass |= 1u << d; out_ok |= 1u << ix_dest[d]; }
-    tr = gs__sp_unsplit(sp, t, all_out & ~out_ok);
-    if (!tr) return NULL;
-    /* 1. X's split along pass-through dims decides; 2. else I's along batch dims; 3. else what R wants */
-    P = gs__sp_unsplit(sp, xs, ((1u << orank) - 1) & ~op_pass);
-    if (P && gs__sp_split_mask(P, orank)) {
-        P = gs__sh_map(sp->ctx, P, rank, op_dest);
-        T = P ? gs__sp_join(sp, P, tr, rank) : NULL;
-    } else {
-        P = gs__sp_unsplit(sp, is, ((1u << irank) - 1) & ~ix_pass);
-        if (P && gs__sp_split_mask(P, irank)) {
-            P = gs__sh_map(sp->ctx, P, rank, ix_dest);
-            T = P ? gs__sp_join(sp, P, tr, rank) : NULL;
-        } else if (gs__sp_split_mask(tr, rank)) {
-            T = tr;
+GS__FN bool gs__sp_conv_dims(const gs_value *v, gs__sp_dotdims *D) {
+    const gs_conv_dims *cd = &v->conv->dims;
+    int i, a = 0;
+    memset(D, 0, sizeof *D);
+    if (2 + 2 * cd->n_spatial + 1 > GS_MAX_RANK) return false;
+    for (i = 0; i < GS_MAX_RANK * 2; i++) D->lhs_of[i] = D->rhs_of[i] = D->out_of[i] = -1;
+    D->lhs_of[a] = (int)cd->input_batch;
+    D->out_of[a] = (int)cd->output_batch;
+    D->size[a++] = v->shape.dims[cd->output_batch];
+    for (i = 0; i < cd->n_spatial; i++) {
+        D->lhs_of[a] = (int)cd->input_spatial[i];
+        D->out_of[a] = (int)cd->output_spatial[i];
+        D->size[a++] = v->shape.dims[cd->output_spatial[i]];
+    }
+    D->nlf = a;
+    D->rhs_of[a] = (int)cd->kernel_output_feature;
+    D->out_of[a] = (int)cd->output_feature;
+    D->size[a++] = v->shape.dims[cd->output_feature];
+    D->nrf = 1;
+    D->nout = a;
+    D->lhs_of[a] = (int)cd->input_feature;
+    D->rhs_of[a] = (int)cd->kernel_input_feature;
+    D->size[a++] = v->operands[1]->shape.dims[cd->kernel_input_feature];
+    for (i = 0; i < cd->n_spatial; i++) {
+        D->rhs_of[a] = (int)cd->kernel_spatial[i];
+        D->size[a++] = v->operands[1]->shape.dims[cd->kernel_spatial[i]];
+    }
+    D->nc = a - D->nout;
+    D->ri = a;
+    gs__sp_dot_index(D);
+    return true;
+}
+
+GS__FN bool gs__sp_dot_dims(const gs_value *v, gs__sp_dotdims *D) {
+    const gs_dot_dims *dd = v->dot;
+    const gs_shape *L = &v->operands[0]->shape, *R = &v->operands[1]->shape;
+    int i, a = 0;
+    uint32_t lu = 0, ru = 0;
+    memset(D, 0, sizeof *D);
+    for (i = 0; i < GS_MAX_RANK * 2; i++) D->lhs_of[i] = D->rhs_of[i] = D->out_of[i] = -1;
+    D->nb = dd->n_batch;
+    D->nc = dd->n_contract;
+    for (i = 0; i < dd->n_batch; i++) {
+        lu |= 1u << dd->lhs_batch[i];
+        ru |= 1u << dd->rhs_batch[i];
+    }
+    for (i = 0; i < dd->n_contract; i++) {
+        lu |= 1u << dd->lhs_contract[i];
+        ru |= 1u << dd->rhs_contract[i];
+    }
+    for (i = 0; i < dd->n_batch; i++, a++) {
+        D->lhs_of[a] = (int)dd->lhs_batch[i];
+        D->rhs_of[a] = (int)dd->rhs_batch[i];
+        D->size[a] = L->dims[dd->lhs_batch[i]];
+    }
+    for (i = 0; i < L->rank; i++)
+        if (!((lu >> i) & 1u)) { D->lhs_of[a] = i; D->size[a] = L->dims[i]; a++; D->nlf++; }
+    for (i = 0; i < R->rank; i++)
+        if (!((ru >> i) & 1u)) { D->rhs_of[a] = i; D->size[a] = R->dims[i]; a++; D->nrf++; }
+    D->nout = a;
+    for (i = 0; i < dd->n_contract; i++, a++) {
+        D->lhs_of[a] = (int)dd->lhs_contract[i];
+        D->rhs_of[a] = (int)dd->rhs_contract[i];
+        D->size[a] = L->dims[dd->lhs_contract[i]];
+    }
+    D->ri = a;
+    if (a > GS_MAX_RANK) return false;   /* iteration shardings are shardings of a rank-a array */
+    for (i = 0; i < D->nout; i++) D->out_of[i] = i;
+    gs__sp_dot_index(D);
+    return true;
+}
+
+/* projections of an iteration sharding */
+GS__FN const gs_sharding *gs__sp_proj(gs__sp *sp, const gs_sharding *I, const gs__sp_dotdims *D, int which,
+                                      int out_rank) {
+    int dest[GS_MAX_RANK * 2], a;
+    memset(dest, 0, sizeof dest);
+    for (a = 0; a < D->ri; a++) {
+        int o = which == 0 ? D->lhs_of[a] : which == 1 ? D->rhs_of[a] : D->out_of[a];
+        dest[a] = o >= 0 ? o : GS__DEST_REP;
+    }
+    return gs__sh_map(sp->ctx, I, out_rank, dest);
+}
+
+/* an operand's sharding as an iteration sharding (the dims it does not have unsplit) */
+GS__FN const gs_sharding *gs__sp_lift(gs__sp *sp, const gs_sharding *s, const int *it_of, int rank, int ri) {
+    int dest[GS_MAX_RANK], d;
+    if (gs__sp_is_rep(s)) return gs__sp_rep(sp);
+    for (d = 0; d < rank; d++) dest[d] = it_of[d];
+    return gs__sh_map(sp->ctx, s, ri, dest);
+}
+
+GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
+                                     int wop, int wdim, const gs_sharding **osh);
+
+GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_value *Lv = v->operands[0], *Rv = v->operands[1];
+    const gs_sharding *Ls = sp->G->vals[Lv->id].sh, *Rs = sp->G->vals[Rv->id].sh;
+    const gs_sharding *cand[8], *best = NULL;
+    const char *cname[8], *bname = "";
+    double bcost = 1e300;
+    gs__sp_dotdims D;
+    int n = 0, i, a, dest[GS_MAX_RANK * 2];
+    if (!(v->op == GS_OP_DOT ? gs__sp_dot_dims(v, &D) : gs__sp_conv_dims(v, &D)))
+        return gs__sp_replicated(sp, v, "dot of too many dims", osh);
+    {
+        const gs_sharding *IT, *IL, *IR;
+        IT = gs__sp_lift(sp, t, D.it_of_out, D.nout, D.ri);
+        IL = gs__sp_lift(sp, Ls, D.it_of_lhs, Lv->shape.rank, D.ri);
+        IR = gs__sp_lift(sp, Rs, D.it_of_rhs, Rv->shape.rank, D.ri);
+        cand[n] = IT; cname[n++] = "split like the output";
+        cand[n] = IL; cname[n++] = "split like lhs";
+        cand[n] = IR; cname[n++] = "split like rhs";
+        cand[n] = IL && IR ? gs__sh_merge(sp->ctx, IL, IR) : NULL; cname[n++] = "split like both operands";
+        cand[n] = IT && IL ? gs__sh_merge(sp->ctx, IT, IL) : NULL; cname[n++] = "split like the output and lhs";
+        cand[n] = IT && IR ? gs__sh_merge(sp->ctx, IT, IR) : NULL; cname[n++] = "split like the output and rhs";
+    }
+    for (a = 0; a < D.ri; a++) dest[a] = D.out_of[a] >= 0 ? D.out_of[a] : GS__DEST_REP;
+    for (i = 0; i < n; i++) {
+        const gs_sharding *I = cand[i], *pl, *pr, *po;
+        double c, flops = 2;
+        int j;
+        if (!I) continue;
+        for (j = 0; j < i; j++)
+            if (cand[j] == I) break;
+        if (j < i) continue;
+        pl = gs__sp_proj(sp, I, &D, 0, Lv->shape.rank);
+        pr = gs__sp_proj(sp, I, &D, 1, Rv->shape.rank);
+        po = gs__sp_proj(sp, I, &D, 2, v->shape.rank);
+        if (!pl || !pr || !po) continue;
+        c = gs__sp_est(sp, Ls, pl, &Lv->shape) + gs__sp_est(sp, Rs, pr, &Rv->shape) + gs__sp_est(sp, po, t, &v->shape);
+        {
+            gs__ta A;
+            int64_t G = 1;
+            if (!gs__sp_view(sp, I, D.ri, &A)) continue;
+            for (a = D.nout; a < D.ri; a++) G *= A.dims[a];
+            for (a = 0; a < D.ri; a++) flops *= (double)gs__shard_size(D.size[a], A.dims[a]);
+            if (G > 1) {
+                /* all-reduce, or reduce-scatter when the output wants the reduced devices' split */
+                gs_shape lo = gs__sp_local(po, v->shape);
+                bool rs = gs__sh_tiles(t) >= gs__sh_tiles(po) * G;
+                c += (rs ? 1.0 : 2.0) * (double)gs_shape_bytes(&lo) * (double)(G - 1) / (double)G;
+                if (rs) c -= gs__sp_est(sp, po, t, &v->shape);
+            }
         }
+        c += flops / 1000.0;
+        if (c < bcost) { bcost = c; best = I; bname = cname[i]; }
     }
-    /* X split along indexed dims it slices one wide: masked local gathers, summed over the devices splitting them */
-    for (d = 0; d < gd->n_start_index_map; d++) {
-        int64_t dd = gd->start_index_map[d];
-        if (dd >= 0 && dd < orank && !(((op_pass | op_bat) >> dd) & 1u) && gd->slice_sizes[dd] == 1 &&
-            gs__sp_k(xs, (int)dd) > 1)
-            triv |= 1u << dd;
+    if (!best) return gs__sp_replicated(sp, v, "no dot strategy", osh);
+    {
+        /* describe the strategy */
+        gs__ta A;
+        char buf[256];
+        int len = 0;
+        if (gs__sp_view(sp, best, D.ri, &A)) {
+            for (a = 0; a < D.ri && len < 200; a++) {
+                const char *cls = a < D.nb ? "batch" : a < D.nb + D.nlf ? "lhs-free" : a < D.nout ? "rhs-free" : "contracting";
+                if (A.dims[a] > 1)
+                    len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%s dim split %lld-way", len ? ", " : "",
+                                    cls, (long long)A.dims[a]);
+            }
+        }
+        if (!len) snprintf(buf, sizeof buf, "nothing split");
+        gs__sp_note(sp, "%s %s: %s", v->op == GS_OP_DOT ? "dot" : "convolution as a dot", bname, buf);
     }
-    if (triv) {
-        const gs_sharding *P0 = gs__sp_unsplit(sp, xs, ((1u << orank) - 1) & ~(op_pass | triv)), *cand[3];
-        gs_replica_groups rg;
-        int c;
-        /* R as the other strategies split it, else as X's pass-through dims alone, else replicated */
-        cand[0] = T;
-        cand[1] = P0 ? gs__sh_map(sp->ctx, P0, rank, op_dest) : NULL;
-        cand[2] = gs__sp_rep(sp);
-        gs__dest_invert(irank, ix_dest, rank, ix_src);
-        for (c = 0; c < 3 && P0; c++) {
-            const gs_sharding *C = cand[c];
-            if (!C || !gs__sp_tiles_agree(sp, P0, orank, op_dest, C, rank) ||
-                !gs__sp_partial_groups(sp, C, rank, P0, orank, triv, &rg) || !(ixs = gs__sh_map(sp->ctx, C, irank, ix_src)))
+    /* the windowed einsum: an operand that would be all-gathered in full is instead passed round a ring */
+    if (sp->we_bytes >= 0 && v->op == GS_OP_DOT) {
+        int w;
+        for (w = 0; w < 2; w++) {
+            const gs_value *O = w == 0 ? Lv : Rv;
+            const gs_sharding *os = w == 0 ? Ls : Rs, *want = gs__sp_proj(sp, best, &D, w, O->shape.rank);
+            gs_shape lo = gs__sp_local(os, O->shape);
+            int d, split = -1, nsplit = 0;
+            for (d = 0; d < O->shape.rank; d++)
+                if (gs__sp_k(os, d) > 1) { split = d; nsplit++; }
+            if (nsplit != 1 || !gs__sp_is_rep(want) || (int64_t)gs_shape_bytes(&lo) < sp->we_bytes ||
+                gs__sp_split_mask(os, O->shape.rank) != (1u << split) || gs_sharding_replication(os) > 1 ||
+                gs__sp_k(os, split) != sp->D)
                 continue;
-            lost = gs__sp_split_mask(xs, orank) & ~(op_pass | triv);
-            if (lost) gs__sp_warn_unkept(sp, v, X, xs, lost, "gather");
-            r = gs__sp_gather_indexed(sp, v, P0, ixs, C, triv, op_pass & ~op_bat, &rg);
-            if (!r) return NULL;
-            gs__sp_gather_notes(sp, gs__sp_split_mask(P0, orank), op_pass, op_bat, gs__sp_split_mask(ixs, irank), ix_pass,
-                                ix_bat);
-            gs__sp_note(sp, "gather: operand split along indexed %s: masked local gather + all-reduce",
-                        gs__sp_dims_text(triv, buf, sizeof buf));
-            *osh = C;
-            return r;
+            return gs__sp_windowed_dot(sp, v, &D, best, w, split, osh);
         }
     }
-    if (!T || !gs__sp_split_mask(T, rank)) return gs__sp_replicated(sp, v, "gather/scatter", osh);
-    gs__dest_invert(orank, op_dest, rank, op_src);
-    gs__dest_invert(irank, ix_dest, rank, ix_src);
-    os = gs__sh_map(sp->ctx, T, orank, op_src);
-    ixs = gs__sh_map(sp->ctx, T, irank, ix_src);
-    if (!os || !ixs) return gs__sp_replicated(sp, v, "gather/scatter", osh);
-    lost = gs__sp_split_mask(xs, orank) & ~op_pass;
-    if (lost) gs__sp_warn_unkept(sp, v, X, xs, lost, "gather");
-    x = gs__sp_get(sp, X, os);
-    ix = gs__sp_get(sp, I, ixs);
-    if (!x || !ix) return NULL;
-    /* the local gather: pass-through dims are sliced whole at the shard's (padded) size */
-    ld = *gd;
-    for (d = 0; d < orank; d++)
-        if (((op_pass & ~op_bat) >> d) & 1u) ld.slice_sizes[d] = x->shape.dims[d];
-    r = gs_gather(sp->G->g, x, ix, &ld);
-    ls = gs__sp_local(T, *S);
-    if (r && !gs_shape_equal(&r->shape, &ls)) {
-        char b1[128], b2[128];
-        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: internal error: local gather shape %s, expected %s under %s", v->name,
-                gs__shape_str(&r->shape, b1, sizeof b1), gs__shape_str(&ls, b2, sizeof b2),
-                gs_sharding_to_text(sp->ctx, T));
-        return NULL;
-    }
-    gs__sp_gather_notes(sp, gs__sp_split_mask(os, orank), op_pass, op_bat, gs__sp_split_mask(ixs, irank), ix_pass, ix_bat);
-    *osh = T;
-    return r;
-}
-
-/* Scatter with the indices and updates split along their scatter dims, for a combiner with an identity (index
-   pass-through): X in T (split along window dims the updates cover whole, or replicated), U split along its
-   scatter dims as I is (or as U is, when I is whole) and along the window dims like X. Each device scatters its
-   updates into the identity (U's padding set to the identity, so padded indices change nothing), the devices
-   holding the same tile of X combine those with one all-reduce, and X is combined with the result last. Returns
-   false (nothing built) when the indices and updates are not split that way or their devices do not group. */
-GS__FN bool gs__sp_scatter_indexed(gs__sp *sp, const gs_value *v, const gs_sharding *T, const int *dest,
-                                   gs_value **out) {
-    gs_graph *g = sp->G->g;
-    const gs_value *X = v->operands[0], *I = v->operands[1], *U = v->operands[2];
-    const gs_scatter_dims *sd = v->scatter;
-    int rank = v->shape.rank, urank = U->shape.rank, irank = I->shape.rank, ivd = (int)sd->index_vector_dim, d, j;
-    int imap[GS_MAX_RANK], uinv[GS_MAX_RANK];
-    uint32_t scm = 0, win = gs__mask_of(sd->n_update_window_dims, sd->update_window_dims), m;
-    const gs_sharding *is = sp->G->vals[I->id].sh, *usrc = sp->G->vals[U->id].sh, *Q = NULL, *us, *ixs, *P;
-    gs_replica_groups rg;
-    gs_reduce_kind kind = v->reduce;
-    gs_dtype t = v->shape.dtype;
-    gs_value *x, *ix, *u, *r;
-    double id;
-    char buf[64];
-    *out = NULL;
-    if (urank > 31 || irank > 31 || gs_sharding_manual_group(is) > 1 || gs_sharding_manual_group(usrc) > 1)
-        return false;
-    /* index dim -> update scatter dim, in order */
-    for (d = 0, j = 0; d < irank; d++) {
-        imap[d] = GS__DEST_REP;
-        if (d == ivd) continue;
-        while (j < urank && ((win >> j) & 1u)) j++;
-        if (j < urank) {
-            imap[d] = j;
-            scm |= 1u << j++;
-        }
-    }
-    P = gs__sp_unsplit(sp, is, ivd < irank ? 1u << ivd : 0);
-    if (P && gs__sp_split_mask(P, irank)) Q = gs__sh_map(sp->ctx, P, urank, imap);
-    else if ((P = gs__sp_unsplit(sp, usrc, ((1u << urank) - 1) & ~scm)) && gs__sp_split_mask(P, urank)) Q = P;
-    if (!Q) return false;
-    us = gs__sp_split_mask(T, rank) ? gs__sh_merge(sp->ctx, gs__sh_map(sp->ctx, T, urank, dest), Q) : Q;
-    if (!us || !gs__sp_tiles_agree(sp, T, rank, dest, us, urank) ||
-        !gs__sp_partial_groups(sp, T, rank, us, urank, scm, &rg) || rg.group_size < 2)
-        return false;
-    gs__dest_invert(irank, imap, urank, uinv);
-    if (!(ixs = gs__sh_map(sp->ctx, us, irank, uinv))) return false;
-    if (t == GS_PRED) kind = kind == GS_REDUCE_SUM || kind == GS_REDUCE_OR || kind == GS_REDUCE_MAX ? GS_REDUCE_OR
-                                                                                                    : GS_REDUCE_AND;
-    id = gs__sp_identity(kind, t);
-    x = gs__sp_get(sp, X, T);
-    ix = gs__sp_get(sp, I, ixs);
-    u = gs__sp_mask(sp, gs__sp_get(sp, U, us), us, &U->shape, scm, id);
-    if (!x || !ix || !u) return true;
-    r = gs_scatter(g, gs__sp_splat(sp, t, id, x->shape), ix, u, sd, kind);
-    r = gs__sp_all_reduce(sp, r, kind, &rg);
-    *out = r ? gs_binary(g, gs__hlo_reduce_op(kind), x, r) : NULL;
-    if ((m = gs__sp_split_mask(T, rank)))
-        gs__sp_note(sp, "scatter: operand pass-through along %s", gs__sp_dims_text(m, buf, sizeof buf));
-    gs__sp_note(sp, "scatter: index pass-through along %s of the indices: local scatter into the identity + "
-                "all-reduce", gs__sp_dims_text(gs__sp_split_mask(ixs, irank), buf, sizeof buf));
-    return true;
-}
-
-GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
-    const gs_value *X = v->operands[0], *I = v->operands[1], *U = v->operands[2];
-    int rank = v->shape.rank, d, dest[GS_MAX_RANK];
-    uint32_t pass = 0, lost;
-    const gs_sharding *xs = sp->G->vals[X->id].sh, *T, *us;
-    gs_value *ops[3];
-    gs_shape ls;
-    char buf[64];
-    if (!v->scatter || rank > 31 || gs_sharding_manual_group(t) > 1 || gs_sharding_manual_group(xs) > 1)
-        return gs__sp_replicated(sp, v, "gather/scatter", osh);
-    gs__scatter_update_dest(v, dest);
-    for (d = 0; d < rank; d++)
-        if (dest[d] >= 0) pass |= 1u << d;
-    /* X's split along those dims decides, else what the result wants */
-    T = gs__sp_unsplit(sp, xs, ((1u << rank) - 1) & ~pass);
-    if (!T || !gs__sp_split_mask(T, rank)) T = gs__sp_unsplit(sp, t, ((1u << rank) - 1) & ~pass);
-    if (!T) return NULL;
-    if (v->reduce >= GS_REDUCE_SUM && v->reduce <= GS_REDUCE_OR) {
-        /* indices and updates split along their scatter dims: local scatters combined by an all-reduce */
-        const gs_sharding *To = gs__sp_split_mask(T, rank) ? T : gs__sp_rep(sp);
-        gs_value *r = NULL;
-        if (gs__sp_scatter_indexed(sp, v, To, dest, &r)) {
-            if (r && (lost = gs__sp_split_mask(xs, rank) & ~pass)) gs__sp_warn_unkept(sp, v, X, xs, lost, "scatter");
-            *osh = To;
-            return r;
-        }
-    }
-    if (!gs__sp_split_mask(T, rank)) return gs__sp_replicated(sp, v, "gather/scatter", osh);
-    us = gs__sh_map(sp->ctx, T, U->shape.rank, dest);
-    if (!us) return gs__sp_replicated(sp, v, "gather/scatter", osh);
-    lost = gs__sp_split_mask(xs, rank) & ~pass;
-    if (lost) gs__sp_warn_unkept(sp, v, X, xs, lost, "scatter");
-    ops[0] = gs__sp_get(sp, X, T);
-    ops[1] = gs__sp_get(sp, I, gs__sp_rep(sp));
-    ops[2] = gs__sp_get(sp, U, us);
-    if (!ops[0] || !ops[1] || !ops[2]) return NULL;
-    gs__sp_note(sp, "scatter: operand pass-through along %s (indices whole)",
-                gs__sp_dims_text(gs__sp_split_mask(T, rank), buf, sizeof buf));
-    ls = gs__sp_local(T, v->shape);
-    *osh = T;
-    return gs__sp_clone(sp, v, ops, &ls);
-}
-
-GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-GS__FN gs_value *gs__sp_windowed(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-GS__FN gs_value *gs__sp_concat(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-GS__FN gs_value *gs__sp_reverse(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-GS__FN gs_value *gs__sp_conv(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh,
-                                     bool *fits);
-GS__FN gs_graph *gs__sp_graph(gs__sp *sp, gs_graph *src, const gs_sharding *param_sh, const gs_sharding *root_sh);
-
-GS__FN bool gs__sp_elementwise(gs_op op) {
-    return (op >= GS_OP_CONVERT && op <= GS_OP_CLAMP) || (op >= GS_OP_SINE && op <= GS_OP_REDUCE_PRECISION);
-}
-
-/* s (a sharding of rank dims whose last dim is unsplit) without that dim; NULL when s has no such view */
-GS__FN const gs_sharding *gs__sh_drop_last(gs__sp *sp, const gs_sharding *s, int rank) {
-    gs__ta A;
-    if (rank < 1 || !gs__sp_view(sp, s, rank, &A) || A.dims[rank - 1] != 1) return NULL;
-    A.dims[rank - 1] = A.dims[rank];
-    A.n = rank;
-    return gs__sp_from_view(sp, rank - 1, &A);
-}
-
-/* s (a sharding of rank dims) with an unsplit minor dim added */
-GS__FN const gs_sharding *gs__sh_add_last(gs__sp *sp, const gs_sharding *s, int rank) {
-    gs__ta A;
-    if (rank + 1 > GS_MAX_RANK || !gs__sp_view(sp, s, rank, &A)) return NULL;
-    A.dims[rank + 1] = A.dims[rank];
-    A.dims[rank] = 1;
-    A.n = rank + 2;
-    return gs__sp_from_view(sp, rank + 1, &A);
-}
-
-/* Partitions v: returns its per-device value and, in *osh, the sharding it is in (the caller reshards it to t,
-   the sharding propagation gave v). */
-GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
-    gs_graph *g = sp->G->g;
-    const gs_shape *S = &v->shape;
-    gs_value *ops[GS_MAX_RANK + 4];
-    int rank = S->rank, i;
-    *osh = t;
-    if (t && t->kind == GS_SHARDING_MANUAL) {
-        /* inside a manual region every op is already per device */
-        if (v->n_operands > (int)GS__COUNTOF(ops)) {
-            gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: too many operands in a manual region", v->name);
-            return NULL;
-        }
-        for (i = 0; i < v->n_operands; i++) ops[i] = gs__sp_get(sp, v->operands[i], sp->G->vals[v->operands[i]->id].sh);
-        gs__sp_note(sp, "manual: as written");
-        return gs__sp_clone(sp, v, ops, S->dtype == GS_TUPLE ? NULL : S);
-    }
-    if (gs__sp_elementwise(v->op)) {
-        gs_shape ls = gs__sp_local(t, *S);
-        for (i = 0; i < v->n_operands; i++)
-            ops[i] = gs__sp_get(sp, v->operands[i], v->operands[i]->shape.rank == 0 ? gs__sp_rep(sp) : t);
-        return gs__sp_clone(sp, v, ops, &ls);
-    }
-    switch (v->op) {
-    case GS_OP_CONSTANT:
-        if (v->splat) {
-            gs_shape ls = gs__sp_local(t, *S);
-            return gs__sp_clone(sp, v, NULL, &ls);
-        }
-        *osh = gs__sp_rep(sp);
-        gs__sp_note(sp, "constant, then each device's slice");
-        return gs__sp_clone(sp, v, NULL, S);
-    case GS_OP_IOTA: {
-        gs_shape ls = gs__sp_local(t, *S), is = ls;
-        int d = (int)v->dim;
+    {
+        gs_value *ops[2];
+        const gs_sharding *pl = gs__sp_proj(sp, best, &D, 0, Lv->shape.rank);
+        const gs_sharding *pr = gs__sp_proj(sp, best, &D, 1, Rv->shape.rank);
+        uint32_t cl = 0, cr = 0;
         gs_value *x;
-        if (gs__sp_k(t, d) == 1) return gs_iota(g, ls, d);
-        is.dtype = GS_S32;
-        x = gs_add(g, gs_iota(g, is, d), gs_broadcast(g, gs__sp_offset(sp, t, d, ls.dims[d]), is, NULL));
-        gs__sp_note(sp, "local iota + the shard's offset");
-        return S->dtype == GS_S32 ? x : gs_convert(g, x, S->dtype);
-    }
-    case GS_OP_PARTITION_ID:
-        *osh = gs__sp_rep(sp);
-        gs__sp_note(sp, "partition-id of the unpartitioned program: 0");
-        return gs_scalar(g, GS_U32, 0);
-    case GS_OP_REPLICA_ID:   /* one replica: the same value on every device */
-        *osh = gs__sp_rep(sp);
-        gs__sp_note(sp, "replica-id: one replica");
-        return gs_replica_id(g);
-    case GS_OP_BITCAST_CONVERT: {   /* elementwise when the widths match; otherwise the added/removed minor dim stays whole */
-        const gs_value *x = v->operands[0];
-        gs_shape ls;
-        if (S->rank == x->shape.rank) {
-            ls = gs__sp_local(t, *S);
-            ops[0] = gs__sp_get(sp, x, t);
-            return gs__sp_clone(sp, v, ops, &ls);
+        for (a = D.nout; a < D.ri; a++) {
+            if (D.lhs_of[a] >= 0) cl |= 1u << D.lhs_of[a];
+            if (D.rhs_of[a] >= 0) cr |= 1u << D.rhs_of[a];
         }
-        if (S->rank > x->shape.rank) {   /* a minor dim added: split x as v's leading dims are */
-            const gs_sharding *xt = gs__sp_unsplit(sp, t, 1u << (S->rank - 1));
-            *osh = xt;
-            ls = gs__sp_local(xt, *S);
-            ops[0] = gs__sp_get(sp, x, gs__sh_drop_last(sp, xt, S->rank));
-        } else {
-            *osh = t;
-            ls = gs__sp_local(t, *S);
-            ops[0] = gs__sp_get(sp, x, gs__sh_add_last(sp, t, S->rank));
-        }
-        gs__sp_note(sp, "bitcast-convert with the minor dim whole");
-        return gs__sp_clone(sp, v, ops, &ls);
+        ops[0] = gs__sp_mask(sp, gs__sp_get(sp, Lv, pl), pl, &Lv->shape, cl, 0);
+        ops[1] = gs__sp_mask(sp, gs__sp_get(sp, Rv, pr), pr, &Rv->shape, cr, 0);
+        x = gs__sp_clone(sp, v, ops, NULL);
+        return gs__sp_combine(sp, x, best, D.ri, dest, GS_REDUCE_SUM, &v->shape, t, osh);
     }
-    case GS_OP_BROADCAST: {
-        int dest[GS_MAX_RANK];
-        gs_shape ls = gs__sp_local(t, *S);
-        const gs_sharding *os;
-        for (i = 0; i < rank; i++) dest[i] = GS__DEST_REP;
-        for (i = 0; i < v->n_dims; i++) dest[v->dims[i]] = i;
-        os = gs__sh_map(sp->ctx, t, v->operands[0]->shape.rank, dest);
-        ops[0] = gs__sp_get(sp, v->operands[0], os);
-        return gs__sp_clone(sp, v, ops, &ls);
+}
+
+/* AG-style windowed einsum: operand wop is split D ways along its dim wdim (iteration dim aw) and would be
+   all-gathered; instead a loop of D local dots passes each device's block round a ring (collective-permute to
+   the previous tile), device p working on block (coord(p) + i) mod D in iteration i. */
+GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
+                                     int wop, int wdim, const gs_sharding **osh) {
+    const gs_value *W = v->operands[wop], *O = v->operands[1 - wop];
+    const gs_sharding *ws = sp->G->vals[W->id].sh;
+    const gs_sharding *po = gs__sp_proj(sp, I, D, 2, v->shape.rank);
+    const gs_sharding *oproj = gs__sp_proj(sp, I, D, 1 - wop, O->shape.rank);
+    int aw = wop == 0 ? D->it_of_lhs[wdim] : D->it_of_rhs[wdim];
+    int odim = wop == 0 ? D->rhs_of[aw] : D->lhs_of[aw];    /* the other operand's dim for aw, or -1 */
+    int64_t Dn = sp->D, cw = gs__shard_size(W->shape.dims[wdim], Dn), p, idx[GS_MAX_TILE_RANK];
+    gs_graph *g = sp->G->g, *cond, *body;
+    gs_value *win, *oth, *acc, *st[4], *init, *res;
+    gs_shape accs, lo;
+    int64_t *pairs;
+    bool contract = aw >= D->nout;
+    oth = gs__sp_get(sp, O, oproj);
+    win = gs__sp_get(sp, W, ws);
+    if (!oth || !win) return NULL;
+    if (odim >= 0) oth = gs__sp_pad_dim(sp, oth, odim, Dn * cw);
+    lo = gs__sp_local(po, v->shape);
+    accs = lo;
+    if (!contract) accs.dims[aw] = Dn * cw;
+    acc = gs__sp_splat(sp, v->shape.dtype, 0, accs);
+    st[0] = oth; st[1] = win; st[2] = acc; st[3] = gs__sp_s32(sp, 0);
+    pairs = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * 2 * (size_t)Dn);
+    if (!pairs) return NULL;
+    for (p = 0; p < Dn; p++) {
+        int64_t c;
+        if (!gs_sharding_device_index(ws, p, idx)) return NULL;
+        c = idx[wdim];
+        idx[wdim] = (c + Dn - 1) % Dn;
+        pairs[2 * p] = p;
+        pairs[2 * p + 1] = gs_sharding_device_at(ws, idx);
     }
-    case GS_OP_TRANSPOSE: {
-        int dest[GS_MAX_RANK];
-        gs_shape ls = gs__sp_local(t, *S);
-        for (i = 0; i < rank; i++) dest[i] = (int)v->dims[i];
-        ops[0] = gs__sp_get(sp, v->operands[0], gs__sh_map(sp->ctx, t, rank, dest));
-        return gs__sp_clone(sp, v, ops, &ls);
-    }
-    case GS_OP_RESHAPE: {
-        const gs_shape *X = &v->operands[0]->shape;
-        const gs_sharding *is = gs__sh_reshape(sp->ctx, t, S, X), *back;
-        uint32_t ch_in, ch_out;
-        gs_shape ls;
-        if (is && !gs__sp_is_rep(is) && (back = gs__sh_reshape(sp->ctx, is, X, S)) && gs_sharding_equal(back, t) &&
-            gs__sp_reshape_local_ok(X, is, S, t)) {
-            ls = gs__sp_local(t, *S);
-            ops[0] = gs__sp_get(sp, v->operands[0], is);
-            return gs__sp_clone(sp, v, ops, &ls);
-        }
-        if (gs__sp_is_rep(t)) {
-            ops[0] = gs__sp_get(sp, v->operands[0], t);
-            return gs__sp_clone(sp, v, ops, S);
+    {
+        gs_shape ts[4];
+        int k;
+        for (k = 0; k < 4; k++) ts[k] = st[k]->shape;
+        /* state: (other operand, the block held now, the result, iteration i); cond: i < D */
+        cond = gs_graph_new(sp->ctx, "windowed_einsum_cond");
+        body = gs_graph_new(sp->ctx, "windowed_einsum_body");
+        if (!cond || !body) return NULL;
+        {
+            gs_value *pc = gs_parameter_tuple(cond, 0, 4, ts, "state");
+            gs_value *it = gs_get_tuple_element(cond, pc, 3);
+            if (gs_graph_set_root(cond, gs_compare(cond, it, gs_scalar(cond, GS_S32, (double)Dn), GS_CMP_LT)))
+                return NULL;
         }
         {
-            bool fits;
-            gs_value *r = gs__sp_reshape_halo(sp, v, t, osh, &fits);
-            if (r || fits) return r;
+            gs__sp_g sub, *saved = sp->G;
+            gs_value *pb, *o2, *w2, *a2, *it, *c, *part, *ops[2], *outs[4];
+            memset(&sub, 0, sizeof sub);
+            sub.g = body;
+            sp->G = &sub;
+            pb = gs_parameter_tuple(body, 0, 4, ts, "state");
+            o2 = gs_get_tuple_element(body, pb, 0);
+            w2 = gs_get_tuple_element(body, pb, 1);
+            a2 = gs_get_tuple_element(body, pb, 2);
+            it = gs_get_tuple_element(body, pb, 3);
+            /* block index held now: (coord + i) mod D */
+            c = gs_binary(body, GS_OP_REMAINDER, gs_add(body, gs__sp_coord(sp, ws, wdim), it), gs_scalar(body, GS_S32, (double)Dn));
+            {
+                /* mask the block's padding (its global rows c*cw + l >= S) when it is contracted */
+                gs_value *wm = w2;
+                if (contract && cw * Dn != W->shape.dims[wdim]) {
+                    gs_shape ps = w2->shape;
+                    gs_value *pos, *ok;
+                    ps.dtype = GS_S32;
+                    pos = gs_add(body, gs_iota(body, ps, wdim),
+                                 gs_broadcast(body, gs_mul(body, c, gs_scalar(body, GS_S32, (double)cw)), ps, NULL));
+                    ok = gs_compare(body, pos, gs_constant_splat(body, ps, (double)W->shape.dims[wdim]), GS_CMP_LT);
+                    wm = gs_select(body, ok, w2, gs_constant_splat(body, w2->shape, 0));
+                }
+                ops[wop] = wm;
+            }
+            if (odim >= 0) {
+                gs_value *sts[GS_MAX_RANK];
+                int64_t sz[GS_MAX_RANK];
+                int d;
+                for (d = 0; d < O->shape.rank; d++) {
+                    sz[d] = o2->shape.dims[d];
+                    sts[d] = gs_scalar(body, GS_S32, 0);
+                }
+                sz[odim] = cw;
+                sts[odim] = gs_mul(body, c, gs_scalar(body, GS_S32, (double)cw));
+                ops[1 - wop] = gs_dynamic_slice(body, o2, sts, sz);
+            } else {
+                ops[1 - wop] = o2;
+            }
+            part = gs__sp_clone(sp, v, ops, NULL);
+            if (contract) {
+                outs[2] = gs_add(body, a2, part);
+            } else {
+                gs_value *sts[GS_MAX_RANK];
+                int d;
+                for (d = 0; d < v->shape.rank; d++) sts[d] = gs_scalar(body, GS_S32, 0);
+                sts[aw] = gs_mul(body, c, gs_scalar(body, GS_S32, (double)cw));
+                outs[2] = gs_dynamic_update_slice(body, a2, part, sts);
+            }
+            outs[0] = o2;
+            outs[1] = gs_collective_permute(body, w2, Dn, pairs, 0);
+            outs[3] = gs_add(body, it, gs_scalar(body, GS_S32, 1));
+            if (!outs[0] || !outs[1] || !outs[2] || !outs[3] || gs_graph_set_root(body, gs_tuple(body, 4, outs))) {
+                sp->G = saved;
+                stbds_arrfree(sub.tabs);
+                return NULL;
+            }
+            sp->G = saved;
+            stbds_arrfree(sub.tabs);
         }
-        /* keep the dims the reshape leaves alone split as the operand has them; gather the others */
-        ch_in = gs__sp_reshape_changed(X, S, &ch_out);
-        is = gs__sp_unsplit(sp, sp->G->vals[v->operands[0]->id].sh, ch_in);
-        back = is ? gs__sh_reshape(sp->ctx, is, X, S) : NULL;
-        if (!back || gs__sp_split_mask(back, rank) & ch_out || !gs__sp_reshape_local_ok(X, is, S, back)) {
-            is = gs__sp_rep(sp);
-            back = is;
-        }
-        gs__sp_note(sp, "reshape with the changed dims gathered");
-        ls = gs__sp_local(back, *S);
-        ops[0] = gs__sp_get(sp, v->operands[0], is);
-        *osh = back;
-        return gs__sp_clone(sp, v, ops, &ls);
     }
-    case GS_OP_SLICE: case GS_OP_PAD: case GS_OP_REDUCE_WINDOW:
-        return gs__sp_windowed(sp, v, t, osh);
-    case GS_OP_REVERSE:
-        return gs__sp_reverse(sp, v, t, osh);
-    case GS_OP_CONVOLUTION:
-        return gs__sp_conv(sp, v, t, osh);
-    case GS_OP_CONCATENATE: case GS_OP_DYNAMIC_SLICE: case GS_OP_DYNAMIC_UPDATE_SLICE: {
-        /* concatenate along an unsplit dim, dynamic slices: the dims the op changes are whole on every device */
-        uint32_t m = 0;
-        const gs_sharding *os;
-        gs_shape ls;
-        int n_arr = v->op == GS_OP_CONCATENATE ? v->n_operands : v->op == GS_OP_DYNAMIC_UPDATE_SLICE ? 2 : 1;
-        if (v->op == GS_OP_CONCATENATE && gs__sp_k(t, (int)v->dim) > 1) return gs__sp_concat(sp, v, t, osh);
-        if (v->op == GS_OP_CONCATENATE) m = 1u << v->dim;
-        else if (v->op == GS_OP_DYNAMIC_UPDATE_SLICE) m = gs__size_diff_mask(S, &v->operands[1]->shape);
-        else m = gs__size_diff_mask(S, &v->operands[0]->shape);
-        os = gs__sp_unsplit(sp, t, m);
-        if (!os) return NULL;
-        if (gs__sp_split_mask(t, rank) & m) gs__sp_note(sp, "%s along split dims: those dims gathered first", gs_op_name(v->op));
-        ls = gs__sp_local(os, *S);
-        if (v->n_operands > (int)GS__COUNTOF(ops)) {
-            *osh = gs__sp_rep(sp);
-            return gs__sp_replicated(sp, v, "many operands", osh);
-        }
-        for (i = 0; i < v->n_operands; i++)
-            ops[i] = gs__sp_get(sp, v->operands[i], i < n_arr ? os : gs__sp_rep(sp));
-        *osh = os;
-        if (v->op == GS_OP_DYNAMIC_SLICE || v->op == GS_OP_DYNAMIC_UPDATE_SLICE) {
-            /* starts of whole dims clamp to 0 in the unpartitioned program too */
-            int first = v->op == GS_OP_DYNAMIC_SLICE ? 1 : 2;
-            for (i = 0; i < rank; i++)
-                if (!((m >> i) & 1u)) ops[first + i] = gs__sp_s32(sp, 0);
-            if (v->op == GS_OP_DYNAMIC_SLICE) return gs_dynamic_slice(g, ops[0], ops + 1, ls.dims);
-            return gs_dynamic_update_slice(g, ops[0], ops[1], ops + 2);
-        }
-        return gs__sp_clone(sp, v, ops, &ls);
-    }
-    case GS_OP_REDUCE: case GS_OP_ARGMAX: case GS_OP_ARGMIN: {
-        const gs_value *X = v->operands[0];
-        int rx = X->shape.rank, dest[GS_MAX_RANK], back[GS_MAX_RANK], j = 0;
-        uint32_t red = 0;
-        const gs_sharding *xs = sp->G->vals[X->id].sh, *is;
-        gs_value *x, *r;
-        bool cross;
-        gs_shape ls;
-        if (v->op == GS_OP_REDUCE)
-            for (i = 0; i < v->n_dims; i++) red |= 1u << v->dims[i];
-        else
-            red = 1u << v->dim;
-        for (i = 0; i < rx; i++) dest[i] = (red >> i) & 1u ? GS__DEST_REP : j++;
-        for (i = 0; i < rank; i++) back[i] = GS__DEST_REP;
-        j = 0;
-        for (i = 0; i < rx; i++)
-            if (!((red >> i) & 1u)) back[j++] = i;
-        /* the operand split along reduced dims: reduce locally, then combine the devices' partial results */
-        cross = v->op == GS_OP_REDUCE && (gs__sp_split_mask(xs, rx) & red);
-        is = cross ? xs : gs__sh_map(sp->ctx, t, rx, back);   /* else the output's split, reduced dims whole */
-        if (!is) return NULL;
-        x = gs__sp_get(sp, X, is);
-        if (v->op != GS_OP_REDUCE) {
-            ls = gs__sp_local(gs__sh_map(sp->ctx, is, rank, dest), *S);
-            ops[0] = x;
-            *osh = gs__sh_map(sp->ctx, is, rank, dest);
-            return gs__sp_clone(sp, v, ops, &ls);
-        }
-        x = gs__sp_mask(sp, x, is, &X->shape, red, gs__sp_identity(v->reduce, X->shape.dtype));
-        ops[0] = x;
-        ops[1] = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
-        ls = gs__sp_local(gs__sh_map(sp->ctx, is, rank, dest), *S);
-        if (cross && !gs__sp_init_is_identity(v->operands[1], v->reduce)) {
-            /* partial results are combined across devices: the init value must enter once, after them */
-            gs_value *init = ops[1];
-            ops[1] = gs_scalar(g, X->shape.dtype, gs__sp_identity(v->reduce, X->shape.dtype));
-            r = gs__sp_combine(sp, gs__sp_clone(sp, v, ops, &ls), is, rx, dest, v->reduce, S, t, osh);
-            gs__sp_note(sp, "local reduce from the identity, the init value applied after combining");
-            return r ? gs_binary(g, gs__hlo_reduce_op(v->reduce), r, gs_broadcast(g, init, r->shape, NULL)) : NULL;
-        }
-        r = gs__sp_clone(sp, v, ops, &ls);
-        gs__sp_note(sp, "local reduce");
-        return gs__sp_combine(sp, r, is, rx, dest, v->reduce, S, t, osh);
-    }
-    case GS_OP_SORT: case GS_OP_TOPK: {
-        int d = v->op == GS_OP_SORT ? (int)v->dim : v->operands[0]->shape.rank - 1;
-        const gs_shape *X = &v->operands[0]->shape;
-        const gs_sharding *te = gs__sp_elem(t, 0), *os;
-        gs_shape ls;
-        if (v->n_operands > (int)GS__COUNTOF(ops)) return gs__sp_replicated(sp, v, "many operands", osh);
-        os = gs__sp_move_tiles_off(sp, te, X, d);
-        if (!os) return NULL;
-        if (os != te) gs__sp_note(sp, "tiles moved off the %s dim", gs_op_name(v->op));
-        for (i = 0; i < v->n_operands; i++) ops[i] = gs__sp_get(sp, v->operands[i], os);
-        ls = gs__sp_local(os, *X);
-        if (S->dtype == GS_TUPLE) {
-            const gs_sharding *el[64];
-            int n = v->n_tuple;
-            if (n > 64) return NULL;
-            for (i = 0; i < n; i++) el[i] = os;
-            *osh = gs_sharding_tuple(sp->ctx, n, el);
-            return gs__sp_clone(sp, v, ops, NULL);
-        }
-        *osh = os;
-        return gs__sp_clone(sp, v, ops, &ls);
-    }
-    case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX: case GS_OP_CUMMIN:
-        return gs__sp_cumulative(sp, v, t);
-    case GS_OP_DOT:
-        return gs__sp_dot(sp, v, t, osh);
-    case GS_OP_RNG: {
-        /* each device draws exactly its block of the unpartitioned numbers */
-        gs_value *off[GS_MAX_RANK];
-        gs_shape ls = gs__sp_local(t, *S);
-        if (v->n_operands != 2) return gs__sp_replicated(sp, v, "rng shard form in the source", osh);
-        ops[0] = gs__sp_get(sp, v->operands[0], gs__sp_rep(sp));
-        ops[1] = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
-        for (i = 0; i < rank; i++) off[i] = gs__sp_offset(sp, t, i, ls.dims[i]);
-        gs__sp_note(sp, "rng: each device draws its own block");
-        return gs_rng_uniform_shard(g, ops[0], ops[1], ls, *S, off, v->seed);
-    }
-    case GS_OP_ANNOTATE:
-        return gs__sp_get(sp, v->operands[0], t);
-    case GS_OP_TO_MANUAL: {
-        const gs_sharding *xs = sp->G->vals[v->operands[0]->id].sh;
-        gs_shape want = gs__sp_local(xs, v->operands[0]->shape);
-        gs_value *x = gs__sp_get(sp, v->operands[0], xs);
-        if (!x) return NULL;
-        if (!gs_shape_equal(&want, S)) {
-            gs__err(sp->ctx, GS_ERR_SHAPE, "%s: the manual shard shape must be the operand's shard shape under %s",
-                    v->name, gs_sharding_to_text(sp->ctx, xs));
-            return NULL;
-        }
-        *osh = t;
-        gs__sp_note(sp, "enter the manual region (padding zeroed)");
-        return gs__sp_mask(sp, x, xs, &v->operands[0]->shape, ~0u, 0);
-    }
-    case GS_OP_TO_FULL: {
-        gs_value *x = gs__sp_get(sp, v->operands[0], sp->G->vals[v->operands[0]->id].sh);
-        gs_shape want = gs__sp_local(t, *S);
-        if (!x) return NULL;
-        if (!gs_shape_equal(&want, &x->shape)) {
-            gs__err(sp->ctx, GS_ERR_SHAPE, "%s: the manual value's shape is not the shard shape of %s", v->name,
-                    gs_sharding_to_text(sp->ctx, t));
-            return NULL;
-        }
-        gs__sp_note(sp, "leave the manual region");
-        return x;
-    }
-    case GS_OP_TUPLE: {
-        gs_value **el;
-        gs_value *r;
-        el = (gs_value **)gs__malloc(sp->ctx, sizeof(gs_value *) * (size_t)(v->n_operands ? v->n_operands : 1));
-        if (!el) return NULL;
-        for (i = 0; i < v->n_operands; i++) el[i] = gs__sp_get(sp, v->operands[i], gs__sp_elem(t, i));
-        r = gs_tuple(g, v->n_operands, el);
-        gs__free(sp->ctx, el);
-        return r;
-    }
-    case GS_OP_GET_TUPLE_ELEMENT: {
-        const gs_sharding *ts = sp->G->vals[v->operands[0]->id].sh;
-        *osh = gs__sp_elem(ts, (int)v->index);
-        return gs_get_tuple_element(g, sp->G->vals[v->operands[0]->id].v, v->index);
-    }
-    case GS_OP_WHILE: {
-        gs_graph *body, *cond;
-        gs_value *init = gs__sp_get(sp, v->operands[0], t);
-        gs__sp_g *saved = sp->G;
-        const gs_value *at = sp->at;
-        if (!init) return NULL;
-        cond = gs__sp_graph(sp, v->cond, t, gs__sp_rep(sp));
-        sp->G = saved;
-        sp->at = at;
-        if (!cond) return NULL;
-        body = gs__sp_graph(sp, v->body, t, t);
-        sp->G = saved;
-        sp->at = at;
-        if (!body) return NULL;
-        gs__sp_note(sp, "loop: body and condition partitioned with the loop state's sharding");
-        return gs_while(g, cond, body, init);
-    }
-    case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
-    case GS_OP_COLLECTIVE_PERMUTE:
-        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region (collectives belong to SPMD programs)",
-                v->name, gs_op_name(v->op));
-        return NULL;
-    case GS_OP_GATHER:
-        return gs__sp_gather(sp, v, t, osh);
-    case GS_OP_SCATTER:
-        return gs__sp_scatter(sp, v, t, osh);
-    default:
-        return gs__sp_replicated(sp, v, "no partitioned rule", osh);
-    }
+    init = gs_tuple(g, 4, st);
+    res = gs_get_tuple_element(g, gs_while(g, cond, body, init), 2);
+    gs__sp_note(sp, "windowed einsum: %lld local dots, %s's blocks passed round a ring of collective-permutes",
+                (long long)Dn, wop == 0 ? "lhs" : "rhs");
+    *osh = po;
+    return gs__sp_prefix(sp, res, &lo);
 }
 
-/* ==== end src/gs_spmd_ops.c ==== */
+/* ==== end src/gs_spmd_dot.c ==== */
 
-/* ==== begin src/gs_spmd_halo.c ==== */
-/* gs_spmd_halo.c - windowed ops along split dims: one engine that gives every device the region of an operand
+/* ==== begin src/gs_spmd_window.c ==== */
+/* gs_spmd_window.c - windowed ops along split dims: one engine that gives every device the region of an operand
    its share of the output needs (halo exchange), and the rules built on it: reduce-window, convolution, slice,
    pad, concatenate, reverse and reshape realignment. (A convolution with nothing split spatially goes to the dot
    strategies.)
@@ -16823,7 +16444,7 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
    gathered from the shards that hold it with collective-permutes (one per distance between holder and receiver),
    then the region is cut out by a dynamic-slice at a per-device offset, and elements outside [0, S) are masked
    with the op's padding value. Window math (below) turns a window config into a, n and the local op's config. */
-/* #include "gs_internal.h" (already inlined) */
+/* #include "gs_spmd_internal.h" (already inlined) */
 
 GS__FN int64_t gs__sp_fdiv(int64_t a, int64_t b) {
     int64_t q = a / b;
@@ -17610,6 +17231,70 @@ GS__FN gs_value *gs__sp_conv(gs__sp *sp, const gs_value *v, const gs_sharding *t
     return gs__sp_win_keep(sp, y, &res, rank, out_of);
 }
 
+/* The groups of a reshape: the smallest runs of input dims [i0, i1) and output dims [j0, j1) with equal products
+   (a size-1 dim left at the end forms a group of its own). Returns the count (at most 2 * GS_MAX_RANK), or -1
+   when the products do not match. */
+typedef struct gs__sp_rgroup { int i0, i1, j0, j1; } gs__sp_rgroup;
+
+GS__FN int gs__sp_reshape_groups(const gs_shape *in, const gs_shape *out, gs__sp_rgroup *g) {
+    int i = 0, j = 0, n = 0;
+    while (i < in->rank || j < out->rank) {
+        int64_t pi = 1, po = 1;
+        g[n].i0 = i;
+        g[n].j0 = j;
+        if (i < in->rank) pi = in->dims[i++];
+        if (j < out->rank) po = out->dims[j++];
+        while (pi != po) {
+            if (pi < po && i < in->rank) pi *= in->dims[i++];
+            else if (pi > po && j < out->rank) po *= out->dims[j++];
+            else return -1;
+        }
+        g[n].i1 = i;
+        g[n].j1 = j;
+        n++;
+    }
+    return n;
+}
+
+GS__FN bool gs__sp_one_to_one(const gs__sp_rgroup *g) { return g->i1 - g->i0 == 1 && g->j1 - g->j0 == 1; }
+
+/* whether the reshape is local: 1:1 dims keep their tile counts, other groups split only evenly */
+GS__FN bool gs__sp_reshape_local_ok(const gs_shape *in, const gs_sharding *si, const gs_shape *out,
+                                    const gs_sharding *so) {
+    gs__sp_rgroup g[2 * GS_MAX_RANK];
+    int n = gs__sp_reshape_groups(in, out, g), q, d;
+    if (n < 0) return false;
+    for (q = 0; q < n; q++) {
+        if (gs__sp_one_to_one(&g[q])) {
+            if (gs__sp_k(si, g[q].i0) != gs__sp_k(so, g[q].j0)) return false;
+            continue;
+        }
+        for (d = g[q].i0; d < g[q].i1; d++)
+            if (gs__sp_k(si, d) > 1 && in->dims[d] % gs__sp_k(si, d)) return false;
+        for (d = g[q].j0; d < g[q].j1; d++)
+            if (gs__sp_k(so, d) > 1 && out->dims[d] % gs__sp_k(so, d)) return false;
+    }
+    return true;
+}
+
+/* dims of a reshape's operand (and of its result, *out_changed) in groups that are not 1:1 */
+GS__FN uint32_t gs__sp_reshape_changed(const gs_shape *in, const gs_shape *out, uint32_t *out_changed) {
+    gs__sp_rgroup g[2 * GS_MAX_RANK];
+    int n = gs__sp_reshape_groups(in, out, g), q, d;
+    uint32_t m = 0, mo = 0;
+    if (n < 0) {   /* not a valid reshape: everything changes */
+        m = (1u << in->rank) - 1;
+        mo = (1u << out->rank) - 1;
+    }
+    for (q = 0; q < n; q++) {
+        if (gs__sp_one_to_one(&g[q])) continue;
+        for (d = g[q].i0; d < g[q].i1; d++) m |= 1u << d;
+        for (d = g[q].j0; d < g[q].j1; d++) mo |= 1u << d;
+    }
+    if (out_changed) *out_changed = mo;
+    return m;
+}
+
 /* reshape whose groups are 1:1 dims, merges (input dims -> one output dim, only the major input dim split) or
    splits (one input dim -> output dims, only the major output dim split): each merge or split group realigns its
    rows by the engine (GShard's [3,2] -> [6] case). Returns NULL with *fits false when the groups do not fit. */
@@ -17709,408 +17394,866 @@ GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sha
     return x;
 }
 
-/* ==== end src/gs_spmd_halo.c ==== */
+/* ==== end src/gs_spmd_window.c ==== */
 
-/* ==== begin src/gs_spmd_dot.c ==== */
-/* gs_spmd_dot.c - dot strategies, the windowed einsum loop, and the partitioner's driver. */
-/* #include "gs_internal.h" (already inlined) */
+/* ==== begin src/gs_spmd_ops.c ==== */
+/* gs_spmd_ops.c - the partitioner's per-op rules that need no halo and no dot strategy, the dispatcher gs__sp_op
+   (one line per op: the table of contents of the rules), and the walk that partitions one computation. */
+/* #include "gs_spmd_internal.h" (already inlined) */
 
-/* ---- a rough cost of a reshard (bytes a device sends), by the planner's steps on tile counts ---- */
-GS__FN double gs__sp_est(gs__sp *sp, const gs_sharding *s, const gs_sharding *t, const gs_shape *full) {
-    gs__ta A, B;
-    int rank = full->rank, d, e;
-    int64_t k[GS_MAX_RANK + 1];
-    double cost = 0, loc;
+/* t with the tiles of dim d moved to another dim (unsplit in t; the largest, preferring sizes they divide),
+   or with d replicated when there is none; so an op along d can run locally */
+GS__FN const gs_sharding *gs__sp_move_tiles_off(gs__sp *sp, const gs_sharding *t, const gs_shape *shape, int d) {
+    gs__ta A;
+    int e, best = -1;
+    int64_t k = gs__sp_k(t, d);
+    if (k == 1) return t;
+    if (!gs__sp_view(sp, t, shape->rank, &A)) return NULL;
+    for (e = 0; e < shape->rank; e++) {
+        if (e == d || A.dims[e] != 1 || shape->dims[e] < k) continue;
+        if (best < 0 || (shape->dims[e] % k == 0 && shape->dims[best] % k != 0) ||
+            ((shape->dims[e] % k == 0) == (shape->dims[best] % k == 0) && shape->dims[e] > shape->dims[best]))
+            best = e;
+    }
+    if (best < 0) return gs__sh_replicate_dims(sp->ctx, t, 1u << d);
+    {
+        int perm[GS_MAX_IOTA_RANK], i;
+        gs__ta B;
+        for (i = 0; i < A.n; i++) perm[i] = i;
+        perm[d] = best;
+        perm[best] = d;
+        if (gs__ta_transpose(sp->ctx, &A, perm, &B) != GS_OK) return NULL;
+        return gs__sp_from_view(sp, shape->rank, &B);
+    }
+}
+
+/* whether init (a source value) is the constant identity of reduction k, so it may enter a result any number of
+   times */
+GS__FN bool gs__sp_init_is_identity(const gs_value *init, gs_reduce_kind k) {
+    double x;
+    if (init->op != GS_OP_CONSTANT || !init->data || init->shape.rank != 0) return false;
+    unsigned char one[16];
+    gs_dtype t = init->shape.dtype;
+    if (!gs__is_numeric(t) && t != GS_PRED) return false;
+    gs__to_compute(t, one, init->data, 1);
+    if (gs__is_complex(t) && (t == GS_C64 ? ((const float *)one)[1] : ((const double *)one)[1]) != 0) return false;
+    if (gs__is_int(t)) {   /* exactly: the identity converted as a constant of t would be */
+        unsigned char id[16];
+        gs__set_elem(t, id, 0, gs__sp_identity(k, t));
+        return gs__ld_i(t, one, 0) == gs__ld_i(t, id, 0);
+    }
+    x = gs__ld_f(t, one, 0);
+    return x == gs__sp_identity(k, t);
+}
+
+/* the local cumulative op along a split dim: local scan plus an exclusive prefix of the other shards' totals */
+GS__FN gs_value *gs__sp_cumulative(gs__sp *sp, const gs_value *v, const gs_sharding *t) {
+    gs_graph *g = sp->G->g;
+    int d = (int)v->dim, rank = v->shape.rank;
+    gs_reduce_kind kind = v->op == GS_OP_CUMSUM ? GS_REDUCE_SUM : v->op == GS_OP_CUMPROD ? GS_REDUCE_PROD
+                        : v->op == GS_OP_CUMMAX ? GS_REDUCE_MAX : GS_REDUCE_MIN;
+    double id = gs__sp_identity(kind, v->shape.dtype);
+    gs_value *x = gs__sp_get(sp, v->operands[0], t), *loc, *tot, *all, *io, *me, *mask, *pre, *b;
+    int64_t k = gs__sp_k(t, d), st[GS_MAX_RANK] = {0}, lim[GS_MAX_RANK];
+    gs_shape ls, ps;
+    gs__ta A;
+    int64_t bd[GS_MAX_RANK];
+    int i, n;
+    gs_op comb = kind == GS_REDUCE_SUM ? GS_OP_ADD : kind == GS_REDUCE_PROD ? GS_OP_MULTIPLY
+               : kind == GS_REDUCE_MAX ? GS_OP_MAXIMUM : GS_OP_MINIMUM;
+    if (!x) return NULL;
+    x = gs__sp_mask(sp, x, t, &v->shape, 1u << d, id);
+    {
+        gs_value *ops1[1];
+        ops1[0] = x;
+        loc = gs__sp_clone(sp, v, ops1, &x->shape);
+    }
+    if (k == 1 || !loc) return loc;
+    ls = loc->shape;
+    for (i = 0; i < rank; i++) lim[i] = ls.dims[i];
+    if (v->flag) { st[d] = 0; lim[d] = 1; }
+    else { st[d] = ls.dims[d] - 1; lim[d] = ls.dims[d]; }
+    tot = gs_slice(g, loc, st, lim, NULL);
+    if (!gs__sp_view(sp, t, rank, &A)) return NULL;
+    all = gs__sp_all_gather(sp, tot, d, &A, d);           /* [.., k, ..]: every shard's total, in tile order */
+    if (!all) return NULL;
+    ps = all->shape;
+    ps.dtype = GS_S32;
+    io = gs_iota(g, ps, d);
+    me = gs_broadcast(g, gs__sp_coord(sp, t, d), ps, NULL);
+    mask = gs_compare(g, io, me, v->flag ? GS_CMP_GT : GS_CMP_LT);
+    all = gs_select(g, mask, all, gs__sp_splat(sp, all->shape.dtype, id, all->shape));
+    {
+        int64_t rd = d;
+        pre = gs_reduce(g, all, gs_scalar(g, all->shape.dtype, id), kind, 1, &rd);
+    }
+    n = 0;
+    for (i = 0; i < rank; i++)
+        if (i != d) bd[n++] = i;
+    b = gs_broadcast(g, pre, ls, bd);
+    gs__sp_note(sp, "local scan + exclusive prefix of %lld shard totals (all-gather)", (long long)k);
+    return gs_binary(g, comb, loc, b);
+}
+
+/* =========================================================================================================
+   Gather and scatter: the pass-through strategies (XLA's gather/scatter handler)
+
+   Gather, operand X, indices I, result R (shapes as the source has them):
+   - operand pass-through: X split along dims the slice takes whole (offset dims, not collapsed); each device
+     gathers from its shard of X with the indices it holds, slice size = the shard's size along those dims, and
+     R comes out split along the matching offset dims. Those dims' starts clamp to 0 in both programs.
+   - index pass-through: I split along batch dims (any dim but the index vector dim); each device gathers its
+     own indices, R comes out split along the matching batch dims.
+   - both: R's sharding combines the two (X partially replicated over the mesh axes that split I, and I over
+     those that split X). An operand batching dim and its indices batching dim are split alike and pass through
+     together to their output batch dim.
+   Padding: the zero rows padding a shard of X only reach R's padded offset positions; padded indices are
+   garbage that the gather clamps into range, and they only fill R's padded batch positions.
+   Scatter, operand X, indices I, updates U: X split along window dims U covers whole (update window size ==
+   operand size), U split alike, I whole: each device scatters every update into its shard. A start other
+   than 0 along such a dim puts the window outside X in both programs (the whole update is skipped), so the
+   local and the global scatter skip the same updates.
+   Anything else replicates (gs__sp_replicated, with its warning when an operand was split).
+   ========================================================================================================= */
+/* "dim 1" or "dims 0,2" */
+GS__FN const char *gs__sp_dims_text(uint32_t m, char *buf, size_t cap) {
+    size_t n;
+    int d, c = 0;
+    for (d = 0; d < 32; d++)
+        if ((m >> d) & 1u) c++;
+    n = (size_t)snprintf(buf, cap, "%s", c == 1 ? "dim " : "dims ");
+    for (d = 0, c = 0; d < 32 && n < cap; d++)
+        if ((m >> d) & 1u) n += (size_t)snprintf(buf + n, cap - n, "%s%d", c++ ? "," : "", d);
+    return buf;
+}
+
+/* P (the split a strategy brings) refined by what the result wants (tr) where the two agree */
+GS__FN const gs_sharding *gs__sp_join(gs__sp *sp, const gs_sharding *P, const gs_sharding *tr, int rank) {
+    const gs_sharding *m = gs__sh_merge(sp->ctx, P, tr), *rest;
+    if (m) return m;
+    rest = gs__sp_unsplit(sp, tr, gs__sp_split_mask(P, rank));   /* tr's splits of the dims P leaves whole */
+    m = rest ? gs__sh_merge(sp->ctx, P, rest) : NULL;
+    return m ? m : P;
+}
+
+/* an operand split along dims a strategy cannot keep is gathered along them: said, like a replication */
+GS__FN void gs__sp_warn_unkept(gs__sp *sp, const gs_value *v, const gs_value *X, const gs_sharding *xs,
+                               uint32_t lost, const char *what) {
+    char buf[64];
+    gs__sp_warnf(sp, "partial rematerialization at %s: %s's operand %s (%s) is gathered along %s, which the %s "
+                 "cannot keep split; keeping %s unsplit along them would avoid it", v->name, gs_op_name(v->op),
+                 X->name, gs_sharding_to_text(sp->ctx, xs), gs__sp_dims_text(lost, buf, sizeof buf), what, X->name);
+}
+
+/* device p's tile coordinates along the r data dims of s (zeros where s does not split) */
+GS__FN void gs__sp_dev_coords(const gs_sharding *s, int r, int64_t p, int64_t *c) {
+    int64_t idx[GS_MAX_TILE_RANK];
+    int d;
+    bool ok = s && s->kind == GS_SHARDING_TILED && gs_sharding_device_index(s, p, idx);
+    for (d = 0; d < r; d++) c[d] = ok && d < s->rank ? idx[d] : 0;
+}
+
+/* whether every device holds, along each dim a of A (rank ar) with amap[a] >= 0, the tile it holds along dim
+   amap[a] of B (rank br): same tile count, same coordinate */
+GS__FN bool gs__sp_tiles_agree(gs__sp *sp, const gs_sharding *A, int ar, const int *amap, const gs_sharding *B,
+                               int br) {
+    int64_t p, ca[GS_MAX_RANK], cb[GS_MAX_RANK];
+    int a;
+    for (a = 0; a < ar; a++)
+        if (amap[a] >= 0 && (amap[a] >= br || gs__sp_k(A, a) != gs__sp_k(B, amap[a]))) return false;
+    for (p = 0; p < sp->D; p++) {
+        gs__sp_dev_coords(A, ar, p, ca);
+        gs__sp_dev_coords(B, br, p, cb);
+        for (a = 0; a < ar; a++)
+            if (amap[a] >= 0 && ca[a] != cb[amap[a]]) return false;
+    }
+    return true;
+}
+
+/* Replica groups that combine partial results: each group holds devices with the same tile of K (rank kr), one
+   for each tile of B (rank br) along the dims in bm, in B's tile order (an explicit list in the arena). false
+   when the devices do not fall into such groups (K's devices of a tile do not hold B's tiles equally often). */
+GS__FN bool gs__sp_partial_groups(gs__sp *sp, const gs_sharding *K, int kr, const gs_sharding *B, int br,
+                                  uint32_t bm, gs_replica_groups *rg) {
+    int64_t D = sp->D, n = 1, p, q, s, c[GS_MAX_RANK], *key, *sub, *rk, *ids, ng = 0;
+    int d;
+    bool ok = true;
+    GS__ZERO(*rg);
+    for (d = 0; d < br; d++)
+        if ((bm >> d) & 1u) n *= gs__sp_k(B, d);
+    if (n < 1 || D % n) return false;
+    key = (int64_t *)gs__malloc(sp->ctx, sizeof(int64_t) * 3 * (size_t)D);
+    ids = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)D);
+    if (!key || !ids) {
+        gs__free(sp->ctx, key);
+        return false;
+    }
+    sub = key + D;
+    rk = sub + D;
+    for (p = 0; p < D; p++) {
+        gs__sp_dev_coords(K, kr, p, c);
+        key[p] = 0;
+        for (d = 0; d < kr; d++) key[p] = key[p] * gs__sp_k(K, d) + c[d];
+        gs__sp_dev_coords(B, br, p, c);
+        sub[p] = 0;
+        for (d = 0; d < br; d++)
+            if ((bm >> d) & 1u) sub[p] = sub[p] * gs__sp_k(B, d) + c[d];
+        rk[p] = 0;
+        for (q = 0; q < p; q++)
+            if (key[q] == key[p] && sub[q] == sub[p]) rk[p]++;
+    }
+    /* a group per device of B's first tile: the devices of its K tile and rank, one per B tile */
+    for (p = 0; p < D && ok; p++) {
+        if (sub[p] != 0) continue;
+        for (s = 0; s < n && ok; s++) {
+            for (q = 0; q < D; q++)
+                if (key[q] == key[p] && sub[q] == s && rk[q] == rk[p]) break;
+            if (q == D) ok = false;
+            else ids[ng * n + s] = q;
+        }
+        ng++;
+    }
+    gs__free(sp->ctx, key);
+    if (!ok || ng * n != D) return false;
+    rg->n_groups = ng;
+    rg->group_size = n;
+    rg->ids = ids;
+    return true;
+}
+
+/* Gather with the operand split along indexed dims it slices one wide (XLA's trivially sliced operand dims), the
+   vocab-parallel embedding: X in P0 (split along the pass-through dims and the dims in triv), I in ixs, R in T,
+   devices in rg hold the same tile of R and the shards of X along triv. Each device clamps the starts along
+   triv as the global gather does ([0, S-1]), keeps those that fall in its shard, gathers with them made local,
+   zeroes the rows another device holds, and the group sums: exactly one device contributes each row. */
+GS__FN gs_value *gs__sp_gather_indexed(gs__sp *sp, const gs_value *v, const gs_sharding *P0, const gs_sharding *ixs,
+                                       const gs_sharding *T, uint32_t triv, uint32_t op_pass,
+                                       const gs_replica_groups *rg) {
+    gs_graph *g = sp->G->g;
+    const gs_value *X = v->operands[0], *I = v->operands[1];
+    const gs_gather_dims *gd = v->gather;
+    gs_value *x = gs__sp_get(sp, X, P0), *ix = gs__sp_get(sp, I, ixs), *parts[GS_MAX_RANK], *ok = NULL, *r;
+    int irank = I->shape.rank, ivd = (int)gd->index_vector_dim, nvec, k, d, nb = 0;
+    int64_t bdims[GS_MAX_RANK], mdims[GS_MAX_RANK];
+    gs_dtype it;
+    gs_gather_dims ld;
     gs_shape ls;
-    if (!s || !t || s == t || gs_sharding_equal(s, t)) return 0;
-    if (gs__sp_is_rep(s) && gs__sp_is_rep(t)) return 0;
-    if (!gs__sp_view(sp, s, rank, &A) || !gs__sp_view(sp, t, rank, &B)) return 1e30;
-    for (d = 0; d <= rank; d++) k[d] = A.dims[d];
-    ls = gs__sp_local(s, *full);
-    loc = (double)gs_shape_bytes(&ls);
-    for (;;) {
-        int fs = -1, ft = -1;
-        int64_t m = 1;
-        for (d = 0; d < rank && fs < 0; d++) {
-            if (k[d] <= B.dims[d] || k[d] % B.dims[d]) continue;
-            for (e = 0; e < rank; e++) {
-                int64_t mm;
-                if (e == d || k[e] >= B.dims[e] || B.dims[e] % k[e]) continue;
-                mm = gs__gcd(k[d] / B.dims[d], B.dims[e] / k[e]);
-                if (mm < 2 || !gs__sp_aligned(full->dims[d], k[d] / mm, k[d])) continue;
-                if (k[e] > 1 && !gs__sp_aligned(full->dims[e], k[e], k[e] * mm)) continue;
-                fs = d; ft = e; m = mm;
-                break;
-            }
+    if (!x || !ix) return NULL;
+    it = ix->shape.dtype;
+    nvec = ivd < irank ? (int)ix->shape.dims[ivd] : 1;
+    if (nvec > GS_MAX_RANK) return NULL;
+    for (k = 0; k < nvec; k++) {
+        int64_t dd = gd->start_index_map[k], S = X->shape.dims[dd], c = x->shape.dims[dd];
+        gs_value *part = ix, *off, *lo, *hi, *m;
+        if (ivd < irank) {
+            int64_t st[GS_MAX_RANK] = {0}, lim[GS_MAX_RANK];
+            for (d = 0; d < irank; d++) lim[d] = ix->shape.dims[d];
+            st[ivd] = k;
+            lim[ivd] = k + 1;
+            part = gs_slice(g, ix, st, lim, NULL);
         }
-        if (fs < 0) break;
-        cost += loc * (double)(m - 1) / (double)m;
-        k[fs] /= m;
-        k[ft] *= m;
+        parts[k] = part;
+        if (!part || !((triv >> dd) & 1u)) continue;
+        /* the start the global gather uses along dd, then where it lies relative to this device's shard */
+        if (it == GS_U32) part = gs_binary(g, GS_OP_MINIMUM, part, gs__sp_splat(sp, it, (double)(S - 1), part->shape));
+        else part = gs_clamp(g, gs__sp_splat(sp, it, 0, part->shape), part, gs__sp_splat(sp, it, (double)(S - 1), part->shape));
+        off = gs__sp_offset(sp, P0, (int)dd, c);
+        if (it != GS_S32) off = gs_convert(g, off, it);
+        lo = gs_broadcast(g, off, part ? part->shape : ix->shape, NULL);
+        hi = gs_add(g, lo, gs__sp_splat(sp, it, (double)c, lo ? lo->shape : ix->shape));
+        m = gs_binary(g, GS_OP_AND, gs_compare(g, part, lo, GS_CMP_GE), gs_compare(g, part, hi, GS_CMP_LT));
+        ok = ok ? gs_binary(g, GS_OP_AND, ok, m) : m;
+        parts[k] = gs_binary(g, GS_OP_SUBTRACT, part, lo);   /* u32: wraps below the shard; such rows are masked */
     }
-    for (d = 0; d < rank; d++) {
-        int64_t m = 0;
-        if (k[d] == 1) continue;
-        if (k[d] > B.dims[d]) m = (k[d] % B.dims[d] == 0 && gs__sp_aligned(full->dims[d], B.dims[d], k[d])) ? k[d] / B.dims[d] : k[d];
-        else if (k[d] < B.dims[d] && (B.dims[d] % k[d] || !gs__sp_aligned(full->dims[d], k[d], B.dims[d]))) m = k[d];
-        if (m > 1) {
-            cost += loc * (double)(m - 1);
-            loc *= (double)m;
-            k[d] /= m;
-        }
+    if (!ok) return NULL;
+    if (ivd < irank) {
+        ix = nvec == 1 ? parts[0] : gs_concatenate(g, nvec, parts, ivd);
+        for (d = 0; d < irank; d++)
+            if (d != ivd) mdims[nb++] = ok->shape.dims[d];
+        ok = gs_reshape(g, ok, nb, mdims);
+    } else {
+        ix = parts[0];
+        nb = irank;
+    }
+    ld = *gd;
+    for (d = 0; d < X->shape.rank; d++)
+        if ((op_pass >> d) & 1u) ld.slice_sizes[d] = x->shape.dims[d];
+    r = gs_gather(g, x, ix, &ld);
+    ls = gs__sp_local(T, v->shape);
+    if (!r || !ok) return NULL;
+    if (!gs_shape_equal(&r->shape, &ls)) {
+        char b1[128], b2[128];
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: internal error: local gather shape %s, expected %s under %s", v->name,
+                gs__shape_str(&r->shape, b1, sizeof b1), gs__shape_str(&ls, b2, sizeof b2),
+                gs_sharding_to_text(sp->ctx, T));
+        return NULL;
     }
     {
-        bool moved = false;
-        for (d = 0; d < rank; d++)
-            if (k[d] != A.dims[d]) moved = true;
-        for (d = 0; d < rank; d++)
-            if (k[d] < B.dims[d]) { moved = true; loc /= (double)(B.dims[d] / k[d]); }
-        if (!moved && cost == 0) cost = loc;   /* only a permute */
+        /* the mask over the batch dims of R (the indices' dims but the index vector dim, in order) */
+        int idest[GS_MAX_RANK], j = 0;
+        gs__gather_index_dest(v, idest);
+        for (d = 0; d < irank; d++)
+            if (idest[d] >= 0) bdims[j++] = idest[d];
+        ok = gs_broadcast_in_dim(g, ok, r->shape.rank, r->shape.dims, bdims);
     }
-    return cost;
+    r = gs_select(g, ok, r, gs__sp_splat(sp, r->shape.dtype, 0, r->shape));
+    return gs__sp_all_reduce(sp, r, r && r->shape.dtype == GS_PRED ? GS_REDUCE_OR : GS_REDUCE_SUM, rg);
 }
 
-/* ---- dot: choose an iteration-space sharding ---- */
-/* The iteration space: batch, lhs-free, rhs-free dims (the result's, in order nb, nlf, nrf), then contracting
-   dims. A convolution without split spatial dims uses it too: input batch and spatial dims are lhs-free, output
-   features rhs-free, input features and kernel spatial dims (no lhs dim) contracting. */
-typedef struct gs__sp_dotdims {
-    int nb, nlf, nrf, nc, ri, nout;
-    int lhs_of[GS_MAX_RANK * 2], rhs_of[GS_MAX_RANK * 2];   /* iteration dim -> operand dim or -1 */
-    int out_of[GS_MAX_RANK * 2];                            /* iteration dim -> result dim or -1 */
-    int it_of_lhs[GS_MAX_RANK], it_of_rhs[GS_MAX_RANK];     /* operand dim -> iteration dim */
-    int it_of_out[GS_MAX_RANK];                             /* result dim -> iteration dim */
-    int64_t size[GS_MAX_RANK * 2];
-} gs__sp_dotdims;
-
-/* the inverse maps */
-GS__FN void gs__sp_dot_index(gs__sp_dotdims *D) {
-    int i;
-    for (i = 0; i < D->ri; i++) {
-        if (D->lhs_of[i] >= 0) D->it_of_lhs[D->lhs_of[i]] = i;
-        if (D->rhs_of[i] >= 0) D->it_of_rhs[D->rhs_of[i]] = i;
-        if (D->out_of[i] >= 0) D->it_of_out[D->out_of[i]] = i;
-    }
+/* --explain: which operand dims (split mask xm) and index dims (im) pass through */
+GS__FN void gs__sp_gather_notes(gs__sp *sp, uint32_t xm, uint32_t op_pass, uint32_t op_bat, uint32_t im, uint32_t ix_pass,
+                                uint32_t ix_bat) {
+    char buf[64];
+    if (xm & op_pass & ~op_bat)
+        gs__sp_note(sp, "gather: operand pass-through along %s", gs__sp_dims_text(xm & op_pass & ~op_bat, buf, sizeof buf));
+    if (im & ix_pass & ~ix_bat)
+        gs__sp_note(sp, "gather: index pass-through along %s", gs__sp_dims_text(im & ix_pass & ~ix_bat, buf, sizeof buf));
+    if (xm & op_bat)
+        gs__sp_note(sp, "gather: operand batching %s split like the indices", gs__sp_dims_text(xm & op_bat, buf, sizeof buf));
 }
 
-GS__FN bool gs__sp_conv_dims(const gs_value *v, gs__sp_dotdims *D) {
-    const gs_conv_dims *cd = &v->conv->dims;
-    int i, a = 0;
-    memset(D, 0, sizeof *D);
-    if (2 + 2 * cd->n_spatial + 1 > GS_MAX_RANK) return false;
-    for (i = 0; i < GS_MAX_RANK * 2; i++) D->lhs_of[i] = D->rhs_of[i] = D->out_of[i] = -1;
-    D->lhs_of[a] = (int)cd->input_batch;
-    D->out_of[a] = (int)cd->output_batch;
-    D->size[a++] = v->shape.dims[cd->output_batch];
-    for (i = 0; i < cd->n_spatial; i++) {
-        D->lhs_of[a] = (int)cd->input_spatial[i];
-        D->out_of[a] = (int)cd->output_spatial[i];
-        D->size[a++] = v->shape.dims[cd->output_spatial[i]];
-    }
-    D->nlf = a;
-    D->rhs_of[a] = (int)cd->kernel_output_feature;
-    D->out_of[a] = (int)cd->output_feature;
-    D->size[a++] = v->shape.dims[cd->output_feature];
-    D->nrf = 1;
-    D->nout = a;
-    D->lhs_of[a] = (int)cd->input_feature;
-    D->rhs_of[a] = (int)cd->kernel_input_feature;
-    D->size[a++] = v->operands[1]->shape.dims[cd->kernel_input_feature];
-    for (i = 0; i < cd->n_spatial; i++) {
-        D->rhs_of[a] = (int)cd->kernel_spatial[i];
-        D->size[a++] = v->operands[1]->shape.dims[cd->kernel_spatial[i]];
-    }
-    D->nc = a - D->nout;
-    D->ri = a;
-    gs__sp_dot_index(D);
-    return true;
-}
-
-GS__FN bool gs__sp_dot_dims(const gs_value *v, gs__sp_dotdims *D) {
-    const gs_dot_dims *dd = v->dot;
-    const gs_shape *L = &v->operands[0]->shape, *R = &v->operands[1]->shape;
-    int i, a = 0;
-    uint32_t lu = 0, ru = 0;
-    memset(D, 0, sizeof *D);
-    for (i = 0; i < GS_MAX_RANK * 2; i++) D->lhs_of[i] = D->rhs_of[i] = D->out_of[i] = -1;
-    D->nb = dd->n_batch;
-    D->nc = dd->n_contract;
-    for (i = 0; i < dd->n_batch; i++) {
-        lu |= 1u << dd->lhs_batch[i];
-        ru |= 1u << dd->rhs_batch[i];
-    }
-    for (i = 0; i < dd->n_contract; i++) {
-        lu |= 1u << dd->lhs_contract[i];
-        ru |= 1u << dd->rhs_contract[i];
-    }
-    for (i = 0; i < dd->n_batch; i++, a++) {
-        D->lhs_of[a] = (int)dd->lhs_batch[i];
-        D->rhs_of[a] = (int)dd->rhs_batch[i];
-        D->size[a] = L->dims[dd->lhs_batch[i]];
-    }
-    for (i = 0; i < L->rank; i++)
-        if (!((lu >> i) & 1u)) { D->lhs_of[a] = i; D->size[a] = L->dims[i]; a++; D->nlf++; }
-    for (i = 0; i < R->rank; i++)
-        if (!((ru >> i) & 1u)) { D->rhs_of[a] = i; D->size[a] = R->dims[i]; a++; D->nrf++; }
-    D->nout = a;
-    for (i = 0; i < dd->n_contract; i++, a++) {
-        D->lhs_of[a] = (int)dd->lhs_contract[i];
-        D->rhs_of[a] = (int)dd->rhs_contract[i];
-        D->size[a] = L->dims[dd->lhs_contract[i]];
-    }
-    D->ri = a;
-    if (a > GS_MAX_RANK) return false;   /* iteration shardings are shardings of a rank-a array */
-    for (i = 0; i < D->nout; i++) D->out_of[i] = i;
-    gs__sp_dot_index(D);
-    return true;
-}
-
-/* projections of an iteration sharding */
-GS__FN const gs_sharding *gs__sp_proj(gs__sp *sp, const gs_sharding *I, const gs__sp_dotdims *D, int which,
-                                      int out_rank) {
-    int dest[GS_MAX_RANK * 2], a;
-    memset(dest, 0, sizeof dest);
-    for (a = 0; a < D->ri; a++) {
-        int o = which == 0 ? D->lhs_of[a] : which == 1 ? D->rhs_of[a] : D->out_of[a];
-        dest[a] = o >= 0 ? o : GS__DEST_REP;
-    }
-    return gs__sh_map(sp->ctx, I, out_rank, dest);
-}
-
-/* an operand's sharding as an iteration sharding (the dims it does not have unsplit) */
-GS__FN const gs_sharding *gs__sp_lift(gs__sp *sp, const gs_sharding *s, const int *it_of, int rank, int ri) {
-    int dest[GS_MAX_RANK], d;
-    if (gs__sp_is_rep(s)) return gs__sp_rep(sp);
-    for (d = 0; d < rank; d++) dest[d] = it_of[d];
-    return gs__sh_map(sp->ctx, s, ri, dest);
-}
-
-GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
-                                     int wop, int wdim, const gs_sharding **osh);
-
-GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
-    const gs_value *Lv = v->operands[0], *Rv = v->operands[1];
-    const gs_sharding *Ls = sp->G->vals[Lv->id].sh, *Rs = sp->G->vals[Rv->id].sh;
-    const gs_sharding *cand[8], *best = NULL;
-    const char *cname[8], *bname = "";
-    double bcost = 1e300;
-    gs__sp_dotdims D;
-    int n = 0, i, a, dest[GS_MAX_RANK * 2];
-    if (!(v->op == GS_OP_DOT ? gs__sp_dot_dims(v, &D) : gs__sp_conv_dims(v, &D)))
-        return gs__sp_replicated(sp, v, "dot of too many dims", osh);
-    {
-        const gs_sharding *IT, *IL, *IR;
-        IT = gs__sp_lift(sp, t, D.it_of_out, D.nout, D.ri);
-        IL = gs__sp_lift(sp, Ls, D.it_of_lhs, Lv->shape.rank, D.ri);
-        IR = gs__sp_lift(sp, Rs, D.it_of_rhs, Rv->shape.rank, D.ri);
-        cand[n] = IT; cname[n++] = "split like the output";
-        cand[n] = IL; cname[n++] = "split like lhs";
-        cand[n] = IR; cname[n++] = "split like rhs";
-        cand[n] = IL && IR ? gs__sh_merge(sp->ctx, IL, IR) : NULL; cname[n++] = "split like both operands";
-        cand[n] = IT && IL ? gs__sh_merge(sp->ctx, IT, IL) : NULL; cname[n++] = "split like the output and lhs";
-        cand[n] = IT && IR ? gs__sh_merge(sp->ctx, IT, IR) : NULL; cname[n++] = "split like the output and rhs";
-    }
-    for (a = 0; a < D.ri; a++) dest[a] = D.out_of[a] >= 0 ? D.out_of[a] : GS__DEST_REP;
-    for (i = 0; i < n; i++) {
-        const gs_sharding *I = cand[i], *pl, *pr, *po;
-        double c, flops = 2;
-        int j;
-        if (!I) continue;
-        for (j = 0; j < i; j++)
-            if (cand[j] == I) break;
-        if (j < i) continue;
-        pl = gs__sp_proj(sp, I, &D, 0, Lv->shape.rank);
-        pr = gs__sp_proj(sp, I, &D, 1, Rv->shape.rank);
-        po = gs__sp_proj(sp, I, &D, 2, v->shape.rank);
-        if (!pl || !pr || !po) continue;
-        c = gs__sp_est(sp, Ls, pl, &Lv->shape) + gs__sp_est(sp, Rs, pr, &Rv->shape) + gs__sp_est(sp, po, t, &v->shape);
-        {
-            gs__ta A;
-            int64_t G = 1;
-            if (!gs__sp_view(sp, I, D.ri, &A)) continue;
-            for (a = D.nout; a < D.ri; a++) G *= A.dims[a];
-            for (a = 0; a < D.ri; a++) flops *= (double)gs__shard_size(D.size[a], A.dims[a]);
-            if (G > 1) {
-                /* all-reduce, or reduce-scatter when the output wants the reduced devices' split */
-                gs_shape lo = gs__sp_local(po, v->shape);
-                bool rs = gs__sh_tiles(t) >= gs__sh_tiles(po) * G;
-                c += (rs ? 1.0 : 2.0) * (double)gs_shape_bytes(&lo) * (double)(G - 1) / (double)G;
-                if (rs) c -= gs__sp_est(sp, po, t, &v->shape);
-            }
+GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_value *X = v->operands[0], *I = v->operands[1];
+    const gs_shape *S = &v->shape;
+    const gs_gather_dims *gd = v->gather;
+    int rank = S->rank, orank = X->shape.rank, irank = I->shape.rank, d;
+    int op_dest[GS_MAX_RANK], ix_dest[GS_MAX_RANK], op_src[GS_MAX_RANK], ix_src[GS_MAX_RANK];
+    uint32_t op_pass = 0, ix_pass = 0, out_ok = 0, all_out, op_bat, ix_bat, lost, triv = 0;
+    const gs_sharding *xs = sp->G->vals[X->id].sh, *is = sp->G->vals[I->id].sh, *tr, *T = NULL, *P, *os, *ixs;
+    gs_gather_dims ld;
+    gs_value *x, *ix, *r;
+    gs_shape ls;
+    char buf[64];
+    if (!gd || rank > 31 || gs_sharding_manual_group(t) > 1 || gs_sharding_manual_group(xs) > 1 ||
+        gs_sharding_manual_group(is) > 1)
+        return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    all_out = (1u << rank) - 1;
+    op_bat = gs__mask_of(gd->n_operand_batching_dims, gd->operand_batching_dims);
+    ix_bat = gs__mask_of(gd->n_operand_batching_dims, gd->start_indices_batching_dims);
+    gs__gather_operand_dest(v, true, op_dest);
+    gs__gather_index_dest(v, ix_dest);
+    for (d = 0; d < orank; d++)
+        if (op_dest[d] >= 0) { op_pass |= 1u << d; out_ok |= 1u << op_dest[d]; }
+    for (d = 0; d < irank; d++)
+        if (ix_dest[d] >= 0) { ix_pass |= 1u << d; out_ok |= 1u << ix_dest[d]; }
+    tr = gs__sp_unsplit(sp, t, all_out & ~out_ok);
+    if (!tr) return NULL;
+    /* 1. X's split along pass-through dims decides; 2. else I's along batch dims; 3. else what R wants */
+    P = gs__sp_unsplit(sp, xs, ((1u << orank) - 1) & ~op_pass);
+    if (P && gs__sp_split_mask(P, orank)) {
+        P = gs__sh_map(sp->ctx, P, rank, op_dest);
+        T = P ? gs__sp_join(sp, P, tr, rank) : NULL;
+    } else {
+        P = gs__sp_unsplit(sp, is, ((1u << irank) - 1) & ~ix_pass);
+        if (P && gs__sp_split_mask(P, irank)) {
+            P = gs__sh_map(sp->ctx, P, rank, ix_dest);
+            T = P ? gs__sp_join(sp, P, tr, rank) : NULL;
+        } else if (gs__sp_split_mask(tr, rank)) {
+            T = tr;
         }
-        c += flops / 1000.0;
-        if (c < bcost) { bcost = c; best = I; bname = cname[i]; }
     }
-    if (!best) return gs__sp_replicated(sp, v, "no dot strategy", osh);
-    {
-        /* describe the strategy */
-        gs__ta A;
-        char buf[256];
-        int len = 0;
-        if (gs__sp_view(sp, best, D.ri, &A)) {
-            for (a = 0; a < D.ri && len < 200; a++) {
-                const char *cls = a < D.nb ? "batch" : a < D.nb + D.nlf ? "lhs-free" : a < D.nout ? "rhs-free" : "contracting";
-                if (A.dims[a] > 1)
-                    len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%s dim split %lld-way", len ? ", " : "",
-                                    cls, (long long)A.dims[a]);
-            }
-        }
-        if (!len) snprintf(buf, sizeof buf, "nothing split");
-        gs__sp_note(sp, "%s %s: %s", v->op == GS_OP_DOT ? "dot" : "convolution as a dot", bname, buf);
+    /* X split along indexed dims it slices one wide: masked local gathers, summed over the devices splitting them */
+    for (d = 0; d < gd->n_start_index_map; d++) {
+        int64_t dd = gd->start_index_map[d];
+        if (dd >= 0 && dd < orank && !(((op_pass | op_bat) >> dd) & 1u) && gd->slice_sizes[dd] == 1 &&
+            gs__sp_k(xs, (int)dd) > 1)
+            triv |= 1u << dd;
     }
-    /* the windowed einsum: an operand that would be all-gathered in full is instead passed round a ring */
-    if (sp->we_bytes >= 0 && v->op == GS_OP_DOT) {
-        int w;
-        for (w = 0; w < 2; w++) {
-            const gs_value *O = w == 0 ? Lv : Rv;
-            const gs_sharding *os = w == 0 ? Ls : Rs, *want = gs__sp_proj(sp, best, &D, w, O->shape.rank);
-            gs_shape lo = gs__sp_local(os, O->shape);
-            int d, split = -1, nsplit = 0;
-            for (d = 0; d < O->shape.rank; d++)
-                if (gs__sp_k(os, d) > 1) { split = d; nsplit++; }
-            if (nsplit != 1 || !gs__sp_is_rep(want) || (int64_t)gs_shape_bytes(&lo) < sp->we_bytes ||
-                gs__sp_split_mask(os, O->shape.rank) != (1u << split) || gs_sharding_replication(os) > 1 ||
-                gs__sp_k(os, split) != sp->D)
+    if (triv) {
+        const gs_sharding *P0 = gs__sp_unsplit(sp, xs, ((1u << orank) - 1) & ~(op_pass | triv)), *cand[3];
+        gs_replica_groups rg;
+        int c;
+        /* R as the other strategies split it, else as X's pass-through dims alone, else replicated */
+        cand[0] = T;
+        cand[1] = P0 ? gs__sh_map(sp->ctx, P0, rank, op_dest) : NULL;
+        cand[2] = gs__sp_rep(sp);
+        gs__dest_invert(irank, ix_dest, rank, ix_src);
+        for (c = 0; c < 3 && P0; c++) {
+            const gs_sharding *C = cand[c];
+            if (!C || !gs__sp_tiles_agree(sp, P0, orank, op_dest, C, rank) ||
+                !gs__sp_partial_groups(sp, C, rank, P0, orank, triv, &rg) || !(ixs = gs__sh_map(sp->ctx, C, irank, ix_src)))
                 continue;
-            return gs__sp_windowed_dot(sp, v, &D, best, w, split, osh);
+            lost = gs__sp_split_mask(xs, orank) & ~(op_pass | triv);
+            if (lost) gs__sp_warn_unkept(sp, v, X, xs, lost, "gather");
+            r = gs__sp_gather_indexed(sp, v, P0, ixs, C, triv, op_pass & ~op_bat, &rg);
+            if (!r) return NULL;
+            gs__sp_gather_notes(sp, gs__sp_split_mask(P0, orank), op_pass, op_bat, gs__sp_split_mask(ixs, irank), ix_pass,
+                                ix_bat);
+            gs__sp_note(sp, "gather: operand split along indexed %s: masked local gather + all-reduce",
+                        gs__sp_dims_text(triv, buf, sizeof buf));
+            *osh = C;
+            return r;
         }
     }
-    {
-        gs_value *ops[2];
-        const gs_sharding *pl = gs__sp_proj(sp, best, &D, 0, Lv->shape.rank);
-        const gs_sharding *pr = gs__sp_proj(sp, best, &D, 1, Rv->shape.rank);
-        uint32_t cl = 0, cr = 0;
-        gs_value *x;
-        for (a = D.nout; a < D.ri; a++) {
-            if (D.lhs_of[a] >= 0) cl |= 1u << D.lhs_of[a];
-            if (D.rhs_of[a] >= 0) cr |= 1u << D.rhs_of[a];
-        }
-        ops[0] = gs__sp_mask(sp, gs__sp_get(sp, Lv, pl), pl, &Lv->shape, cl, 0);
-        ops[1] = gs__sp_mask(sp, gs__sp_get(sp, Rv, pr), pr, &Rv->shape, cr, 0);
-        x = gs__sp_clone(sp, v, ops, NULL);
-        return gs__sp_combine(sp, x, best, D.ri, dest, GS_REDUCE_SUM, &v->shape, t, osh);
+    if (!T || !gs__sp_split_mask(T, rank)) return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    gs__dest_invert(orank, op_dest, rank, op_src);
+    gs__dest_invert(irank, ix_dest, rank, ix_src);
+    os = gs__sh_map(sp->ctx, T, orank, op_src);
+    ixs = gs__sh_map(sp->ctx, T, irank, ix_src);
+    if (!os || !ixs) return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    lost = gs__sp_split_mask(xs, orank) & ~op_pass;
+    if (lost) gs__sp_warn_unkept(sp, v, X, xs, lost, "gather");
+    x = gs__sp_get(sp, X, os);
+    ix = gs__sp_get(sp, I, ixs);
+    if (!x || !ix) return NULL;
+    /* the local gather: pass-through dims are sliced whole at the shard's (padded) size */
+    ld = *gd;
+    for (d = 0; d < orank; d++)
+        if (((op_pass & ~op_bat) >> d) & 1u) ld.slice_sizes[d] = x->shape.dims[d];
+    r = gs_gather(sp->G->g, x, ix, &ld);
+    ls = gs__sp_local(T, *S);
+    if (r && !gs_shape_equal(&r->shape, &ls)) {
+        char b1[128], b2[128];
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: internal error: local gather shape %s, expected %s under %s", v->name,
+                gs__shape_str(&r->shape, b1, sizeof b1), gs__shape_str(&ls, b2, sizeof b2),
+                gs_sharding_to_text(sp->ctx, T));
+        return NULL;
     }
+    gs__sp_gather_notes(sp, gs__sp_split_mask(os, orank), op_pass, op_bat, gs__sp_split_mask(ixs, irank), ix_pass, ix_bat);
+    *osh = T;
+    return r;
 }
 
-/* AG-style windowed einsum: operand wop is split D ways along its dim wdim (iteration dim aw) and would be
-   all-gathered; instead a loop of D local dots passes each device's block round a ring (collective-permute to
-   the previous tile), device p working on block (coord(p) + i) mod D in iteration i. */
-GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
-                                     int wop, int wdim, const gs_sharding **osh) {
-    const gs_value *W = v->operands[wop], *O = v->operands[1 - wop];
-    const gs_sharding *ws = sp->G->vals[W->id].sh;
-    const gs_sharding *po = gs__sp_proj(sp, I, D, 2, v->shape.rank);
-    const gs_sharding *oproj = gs__sp_proj(sp, I, D, 1 - wop, O->shape.rank);
-    int aw = wop == 0 ? D->it_of_lhs[wdim] : D->it_of_rhs[wdim];
-    int odim = wop == 0 ? D->rhs_of[aw] : D->lhs_of[aw];    /* the other operand's dim for aw, or -1 */
-    int64_t Dn = sp->D, cw = gs__shard_size(W->shape.dims[wdim], Dn), p, idx[GS_MAX_TILE_RANK];
-    gs_graph *g = sp->G->g, *cond, *body;
-    gs_value *win, *oth, *acc, *st[4], *init, *res;
-    gs_shape accs, lo;
-    int64_t *pairs;
-    bool contract = aw >= D->nout;
-    oth = gs__sp_get(sp, O, oproj);
-    win = gs__sp_get(sp, W, ws);
-    if (!oth || !win) return NULL;
-    if (odim >= 0) oth = gs__sp_pad_dim(sp, oth, odim, Dn * cw);
-    lo = gs__sp_local(po, v->shape);
-    accs = lo;
-    if (!contract) accs.dims[aw] = Dn * cw;
-    acc = gs__sp_splat(sp, v->shape.dtype, 0, accs);
-    st[0] = oth; st[1] = win; st[2] = acc; st[3] = gs__sp_s32(sp, 0);
-    pairs = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * 2 * (size_t)Dn);
-    if (!pairs) return NULL;
-    for (p = 0; p < Dn; p++) {
-        int64_t c;
-        if (!gs_sharding_device_index(ws, p, idx)) return NULL;
-        c = idx[wdim];
-        idx[wdim] = (c + Dn - 1) % Dn;
-        pairs[2 * p] = p;
-        pairs[2 * p + 1] = gs_sharding_device_at(ws, idx);
-    }
-    {
-        gs_shape ts[4];
-        int k;
-        for (k = 0; k < 4; k++) ts[k] = st[k]->shape;
-        /* state: (other operand, the block held now, the result, iteration i); cond: i < D */
-        cond = gs_graph_new(sp->ctx, "windowed_einsum_cond");
-        body = gs_graph_new(sp->ctx, "windowed_einsum_body");
-        if (!cond || !body) return NULL;
-        {
-            gs_value *pc = gs_parameter_tuple(cond, 0, 4, ts, "state");
-            gs_value *it = gs_get_tuple_element(cond, pc, 3);
-            if (gs_graph_set_root(cond, gs_compare(cond, it, gs_scalar(cond, GS_S32, (double)Dn), GS_CMP_LT)))
-                return NULL;
-        }
-        {
-            gs__sp_g sub, *saved = sp->G;
-            gs_value *pb, *o2, *w2, *a2, *it, *c, *part, *ops[2], *outs[4];
-            memset(&sub, 0, sizeof sub);
-            sub.g = body;
-            sp->G = &sub;
-            pb = gs_parameter_tuple(body, 0, 4, ts, "state");
-            o2 = gs_get_tuple_element(body, pb, 0);
-            w2 = gs_get_tuple_element(body, pb, 1);
-            a2 = gs_get_tuple_element(body, pb, 2);
-            it = gs_get_tuple_element(body, pb, 3);
-            /* block index held now: (coord + i) mod D */
-            c = gs_binary(body, GS_OP_REMAINDER, gs_add(body, gs__sp_coord(sp, ws, wdim), it), gs_scalar(body, GS_S32, (double)Dn));
-            {
-                /* mask the block's padding (its global rows c*cw + l >= S) when it is contracted */
-                gs_value *wm = w2;
-                if (contract && cw * Dn != W->shape.dims[wdim]) {
-                    gs_shape ps = w2->shape;
-                    gs_value *pos, *ok;
-                    ps.dtype = GS_S32;
-                    pos = gs_add(body, gs_iota(body, ps, wdim),
-                                 gs_broadcast(body, gs_mul(body, c, gs_scalar(body, GS_S32, (double)cw)), ps, NULL));
-                    ok = gs_compare(body, pos, gs_constant_splat(body, ps, (double)W->shape.dims[wdim]), GS_CMP_LT);
-                    wm = gs_select(body, ok, w2, gs_constant_splat(body, w2->shape, 0));
-                }
-                ops[wop] = wm;
-            }
-            if (odim >= 0) {
-                gs_value *sts[GS_MAX_RANK];
-                int64_t sz[GS_MAX_RANK];
-                int d;
-                for (d = 0; d < O->shape.rank; d++) {
-                    sz[d] = o2->shape.dims[d];
-                    sts[d] = gs_scalar(body, GS_S32, 0);
-                }
-                sz[odim] = cw;
-                sts[odim] = gs_mul(body, c, gs_scalar(body, GS_S32, (double)cw));
-                ops[1 - wop] = gs_dynamic_slice(body, o2, sts, sz);
-            } else {
-                ops[1 - wop] = o2;
-            }
-            part = gs__sp_clone(sp, v, ops, NULL);
-            if (contract) {
-                outs[2] = gs_add(body, a2, part);
-            } else {
-                gs_value *sts[GS_MAX_RANK];
-                int d;
-                for (d = 0; d < v->shape.rank; d++) sts[d] = gs_scalar(body, GS_S32, 0);
-                sts[aw] = gs_mul(body, c, gs_scalar(body, GS_S32, (double)cw));
-                outs[2] = gs_dynamic_update_slice(body, a2, part, sts);
-            }
-            outs[0] = o2;
-            outs[1] = gs_collective_permute(body, w2, Dn, pairs, 0);
-            outs[3] = gs_add(body, it, gs_scalar(body, GS_S32, 1));
-            if (!outs[0] || !outs[1] || !outs[2] || !outs[3] || gs_graph_set_root(body, gs_tuple(body, 4, outs))) {
-                sp->G = saved;
-                stbds_arrfree(sub.tabs);
-                return NULL;
-            }
-            sp->G = saved;
-            stbds_arrfree(sub.tabs);
+/* Scatter with the indices and updates split along their scatter dims, for a combiner with an identity (index
+   pass-through): X in T (split along window dims the updates cover whole, or replicated), U split along its
+   scatter dims as I is (or as U is, when I is whole) and along the window dims like X. Each device scatters its
+   updates into the identity (U's padding set to the identity, so padded indices change nothing), the devices
+   holding the same tile of X combine those with one all-reduce, and X is combined with the result last. Returns
+   false (nothing built) when the indices and updates are not split that way or their devices do not group. */
+GS__FN bool gs__sp_scatter_indexed(gs__sp *sp, const gs_value *v, const gs_sharding *T, const int *dest,
+                                   gs_value **out) {
+    gs_graph *g = sp->G->g;
+    const gs_value *X = v->operands[0], *I = v->operands[1], *U = v->operands[2];
+    const gs_scatter_dims *sd = v->scatter;
+    int rank = v->shape.rank, urank = U->shape.rank, irank = I->shape.rank, ivd = (int)sd->index_vector_dim, d, j;
+    int imap[GS_MAX_RANK], uinv[GS_MAX_RANK];
+    uint32_t scm = 0, win = gs__mask_of(sd->n_update_window_dims, sd->update_window_dims), m;
+    const gs_sharding *is = sp->G->vals[I->id].sh, *usrc = sp->G->vals[U->id].sh, *Q = NULL, *us, *ixs, *P;
+    gs_replica_groups rg;
+    gs_reduce_kind kind = v->reduce;
+    gs_dtype t = v->shape.dtype;
+    gs_value *x, *ix, *u, *r;
+    double id;
+    char buf[64];
+    *out = NULL;
+    if (urank > 31 || irank > 31 || gs_sharding_manual_group(is) > 1 || gs_sharding_manual_group(usrc) > 1)
+        return false;
+    /* index dim -> update scatter dim, in order */
+    for (d = 0, j = 0; d < irank; d++) {
+        imap[d] = GS__DEST_REP;
+        if (d == ivd) continue;
+        while (j < urank && ((win >> j) & 1u)) j++;
+        if (j < urank) {
+            imap[d] = j;
+            scm |= 1u << j++;
         }
     }
-    init = gs_tuple(g, 4, st);
-    res = gs_get_tuple_element(g, gs_while(g, cond, body, init), 2);
-    gs__sp_note(sp, "windowed einsum: %lld local dots, %s's blocks passed round a ring of collective-permutes",
-                (long long)Dn, wop == 0 ? "lhs" : "rhs");
-    *osh = po;
-    return gs__sp_prefix(sp, res, &lo);
+    P = gs__sp_unsplit(sp, is, ivd < irank ? 1u << ivd : 0);
+    if (P && gs__sp_split_mask(P, irank)) Q = gs__sh_map(sp->ctx, P, urank, imap);
+    else if ((P = gs__sp_unsplit(sp, usrc, ((1u << urank) - 1) & ~scm)) && gs__sp_split_mask(P, urank)) Q = P;
+    if (!Q) return false;
+    us = gs__sp_split_mask(T, rank) ? gs__sh_merge(sp->ctx, gs__sh_map(sp->ctx, T, urank, dest), Q) : Q;
+    if (!us || !gs__sp_tiles_agree(sp, T, rank, dest, us, urank) ||
+        !gs__sp_partial_groups(sp, T, rank, us, urank, scm, &rg) || rg.group_size < 2)
+        return false;
+    gs__dest_invert(irank, imap, urank, uinv);
+    if (!(ixs = gs__sh_map(sp->ctx, us, irank, uinv))) return false;
+    if (t == GS_PRED) kind = kind == GS_REDUCE_SUM || kind == GS_REDUCE_OR || kind == GS_REDUCE_MAX ? GS_REDUCE_OR
+                                                                                                    : GS_REDUCE_AND;
+    id = gs__sp_identity(kind, t);
+    x = gs__sp_get(sp, X, T);
+    ix = gs__sp_get(sp, I, ixs);
+    u = gs__sp_mask(sp, gs__sp_get(sp, U, us), us, &U->shape, scm, id);
+    if (!x || !ix || !u) return true;
+    r = gs_scatter(g, gs__sp_splat(sp, t, id, x->shape), ix, u, sd, kind);
+    r = gs__sp_all_reduce(sp, r, kind, &rg);
+    *out = r ? gs_binary(g, gs__hlo_reduce_op(kind), x, r) : NULL;
+    if ((m = gs__sp_split_mask(T, rank)))
+        gs__sp_note(sp, "scatter: operand pass-through along %s", gs__sp_dims_text(m, buf, sizeof buf));
+    gs__sp_note(sp, "scatter: index pass-through along %s of the indices: local scatter into the identity + "
+                "all-reduce", gs__sp_dims_text(gs__sp_split_mask(ixs, irank), buf, sizeof buf));
+    return true;
+}
+
+GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_value *X = v->operands[0], *I = v->operands[1], *U = v->operands[2];
+    int rank = v->shape.rank, d, dest[GS_MAX_RANK];
+    uint32_t pass = 0, lost;
+    const gs_sharding *xs = sp->G->vals[X->id].sh, *T, *us;
+    gs_value *ops[3];
+    gs_shape ls;
+    char buf[64];
+    if (!v->scatter || rank > 31 || gs_sharding_manual_group(t) > 1 || gs_sharding_manual_group(xs) > 1)
+        return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    gs__scatter_update_dest(v, dest);
+    for (d = 0; d < rank; d++)
+        if (dest[d] >= 0) pass |= 1u << d;
+    /* X's split along those dims decides, else what the result wants */
+    T = gs__sp_unsplit(sp, xs, ((1u << rank) - 1) & ~pass);
+    if (!T || !gs__sp_split_mask(T, rank)) T = gs__sp_unsplit(sp, t, ((1u << rank) - 1) & ~pass);
+    if (!T) return NULL;
+    if (v->reduce >= GS_REDUCE_SUM && v->reduce <= GS_REDUCE_OR) {
+        /* indices and updates split along their scatter dims: local scatters combined by an all-reduce */
+        const gs_sharding *To = gs__sp_split_mask(T, rank) ? T : gs__sp_rep(sp);
+        gs_value *r = NULL;
+        if (gs__sp_scatter_indexed(sp, v, To, dest, &r)) {
+            if (r && (lost = gs__sp_split_mask(xs, rank) & ~pass)) gs__sp_warn_unkept(sp, v, X, xs, lost, "scatter");
+            *osh = To;
+            return r;
+        }
+    }
+    if (!gs__sp_split_mask(T, rank)) return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    us = gs__sh_map(sp->ctx, T, U->shape.rank, dest);
+    if (!us) return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    lost = gs__sp_split_mask(xs, rank) & ~pass;
+    if (lost) gs__sp_warn_unkept(sp, v, X, xs, lost, "scatter");
+    ops[0] = gs__sp_get(sp, X, T);
+    ops[1] = gs__sp_get(sp, I, gs__sp_rep(sp));
+    ops[2] = gs__sp_get(sp, U, us);
+    if (!ops[0] || !ops[1] || !ops[2]) return NULL;
+    gs__sp_note(sp, "scatter: operand pass-through along %s (indices whole)",
+                gs__sp_dims_text(gs__sp_split_mask(T, rank), buf, sizeof buf));
+    ls = gs__sp_local(T, v->shape);
+    *osh = T;
+    return gs__sp_clone(sp, v, ops, &ls);
+}
+
+GS__FN bool gs__sp_elementwise(gs_op op) {
+    return (op >= GS_OP_CONVERT && op <= GS_OP_CLAMP) || (op >= GS_OP_SINE && op <= GS_OP_REDUCE_PRECISION);
+}
+
+/* s (a sharding of rank dims whose last dim is unsplit) without that dim; NULL when s has no such view */
+GS__FN const gs_sharding *gs__sh_drop_last(gs__sp *sp, const gs_sharding *s, int rank) {
+    gs__ta A;
+    if (rank < 1 || !gs__sp_view(sp, s, rank, &A) || A.dims[rank - 1] != 1) return NULL;
+    A.dims[rank - 1] = A.dims[rank];
+    A.n = rank;
+    return gs__sp_from_view(sp, rank - 1, &A);
+}
+
+/* s (a sharding of rank dims) with an unsplit minor dim added */
+GS__FN const gs_sharding *gs__sh_add_last(gs__sp *sp, const gs_sharding *s, int rank) {
+    gs__ta A;
+    if (rank + 1 > GS_MAX_RANK || !gs__sp_view(sp, s, rank, &A)) return NULL;
+    A.dims[rank + 1] = A.dims[rank];
+    A.dims[rank] = 1;
+    A.n = rank + 2;
+    return gs__sp_from_view(sp, rank + 1, &A);
+}
+
+/* Partitions v: returns its per-device value and, in *osh, the sharding it is in (the caller reshards it to t,
+   the sharding propagation gave v). */
+GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    gs_graph *g = sp->G->g;
+    const gs_shape *S = &v->shape;
+    gs_value *ops[GS_MAX_RANK + 4];
+    int rank = S->rank, i;
+    *osh = t;
+    if (t && t->kind == GS_SHARDING_MANUAL) {
+        /* inside a manual region every op is already per device */
+        if (v->n_operands > (int)GS__COUNTOF(ops)) {
+            gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: too many operands in a manual region", v->name);
+            return NULL;
+        }
+        for (i = 0; i < v->n_operands; i++) ops[i] = gs__sp_get(sp, v->operands[i], sp->G->vals[v->operands[i]->id].sh);
+        gs__sp_note(sp, "manual: as written");
+        return gs__sp_clone(sp, v, ops, S->dtype == GS_TUPLE ? NULL : S);
+    }
+    if (gs__sp_elementwise(v->op)) {
+        gs_shape ls = gs__sp_local(t, *S);
+        for (i = 0; i < v->n_operands; i++)
+            ops[i] = gs__sp_get(sp, v->operands[i], v->operands[i]->shape.rank == 0 ? gs__sp_rep(sp) : t);
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    switch (v->op) {
+    case GS_OP_CONSTANT:
+        if (v->splat) {
+            gs_shape ls = gs__sp_local(t, *S);
+            return gs__sp_clone(sp, v, NULL, &ls);
+        }
+        *osh = gs__sp_rep(sp);
+        gs__sp_note(sp, "constant, then each device's slice");
+        return gs__sp_clone(sp, v, NULL, S);
+    case GS_OP_IOTA: {
+        gs_shape ls = gs__sp_local(t, *S), is = ls;
+        int d = (int)v->dim;
+        gs_value *x;
+        if (gs__sp_k(t, d) == 1) return gs_iota(g, ls, d);
+        is.dtype = GS_S32;
+        x = gs_add(g, gs_iota(g, is, d), gs_broadcast(g, gs__sp_offset(sp, t, d, ls.dims[d]), is, NULL));
+        gs__sp_note(sp, "local iota + the shard's offset");
+        return S->dtype == GS_S32 ? x : gs_convert(g, x, S->dtype);
+    }
+    case GS_OP_PARTITION_ID:
+        *osh = gs__sp_rep(sp);
+        gs__sp_note(sp, "partition-id of the unpartitioned program: 0");
+        return gs_scalar(g, GS_U32, 0);
+    case GS_OP_REPLICA_ID:   /* one replica: the same value on every device */
+        *osh = gs__sp_rep(sp);
+        gs__sp_note(sp, "replica-id: one replica");
+        return gs_replica_id(g);
+    case GS_OP_BITCAST_CONVERT: {   /* elementwise when the widths match; otherwise the added/removed minor dim stays whole */
+        const gs_value *x = v->operands[0];
+        gs_shape ls;
+        if (S->rank == x->shape.rank) {
+            ls = gs__sp_local(t, *S);
+            ops[0] = gs__sp_get(sp, x, t);
+            return gs__sp_clone(sp, v, ops, &ls);
+        }
+        if (S->rank > x->shape.rank) {   /* a minor dim added: split x as v's leading dims are */
+            const gs_sharding *xt = gs__sp_unsplit(sp, t, 1u << (S->rank - 1));
+            *osh = xt;
+            ls = gs__sp_local(xt, *S);
+            ops[0] = gs__sp_get(sp, x, gs__sh_drop_last(sp, xt, S->rank));
+        } else {
+            *osh = t;
+            ls = gs__sp_local(t, *S);
+            ops[0] = gs__sp_get(sp, x, gs__sh_add_last(sp, t, S->rank));
+        }
+        gs__sp_note(sp, "bitcast-convert with the minor dim whole");
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_BROADCAST: {
+        int dest[GS_MAX_RANK];
+        gs_shape ls = gs__sp_local(t, *S);
+        const gs_sharding *os;
+        for (i = 0; i < rank; i++) dest[i] = GS__DEST_REP;
+        for (i = 0; i < v->n_dims; i++) dest[v->dims[i]] = i;
+        os = gs__sh_map(sp->ctx, t, v->operands[0]->shape.rank, dest);
+        ops[0] = gs__sp_get(sp, v->operands[0], os);
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_TRANSPOSE: {
+        int dest[GS_MAX_RANK];
+        gs_shape ls = gs__sp_local(t, *S);
+        for (i = 0; i < rank; i++) dest[i] = (int)v->dims[i];
+        ops[0] = gs__sp_get(sp, v->operands[0], gs__sh_map(sp->ctx, t, rank, dest));
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_RESHAPE: {
+        const gs_shape *X = &v->operands[0]->shape;
+        const gs_sharding *is = gs__sh_reshape(sp->ctx, t, S, X), *back;
+        uint32_t ch_in, ch_out;
+        gs_shape ls;
+        if (is && !gs__sp_is_rep(is) && (back = gs__sh_reshape(sp->ctx, is, X, S)) && gs_sharding_equal(back, t) &&
+            gs__sp_reshape_local_ok(X, is, S, t)) {
+            ls = gs__sp_local(t, *S);
+            ops[0] = gs__sp_get(sp, v->operands[0], is);
+            return gs__sp_clone(sp, v, ops, &ls);
+        }
+        if (gs__sp_is_rep(t)) {
+            ops[0] = gs__sp_get(sp, v->operands[0], t);
+            return gs__sp_clone(sp, v, ops, S);
+        }
+        {
+            bool fits;
+            gs_value *r = gs__sp_reshape_halo(sp, v, t, osh, &fits);
+            if (r || fits) return r;
+        }
+        /* keep the dims the reshape leaves alone split as the operand has them; gather the others */
+        ch_in = gs__sp_reshape_changed(X, S, &ch_out);
+        is = gs__sp_unsplit(sp, sp->G->vals[v->operands[0]->id].sh, ch_in);
+        back = is ? gs__sh_reshape(sp->ctx, is, X, S) : NULL;
+        if (!back || gs__sp_split_mask(back, rank) & ch_out || !gs__sp_reshape_local_ok(X, is, S, back)) {
+            is = gs__sp_rep(sp);
+            back = is;
+        }
+        gs__sp_note(sp, "reshape with the changed dims gathered");
+        ls = gs__sp_local(back, *S);
+        ops[0] = gs__sp_get(sp, v->operands[0], is);
+        *osh = back;
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_SLICE: case GS_OP_PAD: case GS_OP_REDUCE_WINDOW:
+        return gs__sp_windowed(sp, v, t, osh);
+    case GS_OP_REVERSE:
+        return gs__sp_reverse(sp, v, t, osh);
+    case GS_OP_CONVOLUTION:
+        return gs__sp_conv(sp, v, t, osh);
+    case GS_OP_CONCATENATE: case GS_OP_DYNAMIC_SLICE: case GS_OP_DYNAMIC_UPDATE_SLICE: {
+        /* concatenate along an unsplit dim, dynamic slices: the dims the op changes are whole on every device */
+        uint32_t m = 0;
+        const gs_sharding *os;
+        gs_shape ls;
+        int n_arr = v->op == GS_OP_CONCATENATE ? v->n_operands : v->op == GS_OP_DYNAMIC_UPDATE_SLICE ? 2 : 1;
+        if (v->op == GS_OP_CONCATENATE && gs__sp_k(t, (int)v->dim) > 1) return gs__sp_concat(sp, v, t, osh);
+        if (v->op == GS_OP_CONCATENATE) m = 1u << v->dim;
+        else if (v->op == GS_OP_DYNAMIC_UPDATE_SLICE) m = gs__size_diff_mask(S, &v->operands[1]->shape);
+        else m = gs__size_diff_mask(S, &v->operands[0]->shape);
+        os = gs__sp_unsplit(sp, t, m);
+        if (!os) return NULL;
+        if (gs__sp_split_mask(t, rank) & m) gs__sp_note(sp, "%s along split dims: those dims gathered first", gs_op_name(v->op));
+        ls = gs__sp_local(os, *S);
+        if (v->n_operands > (int)GS__COUNTOF(ops)) {
+            *osh = gs__sp_rep(sp);
+            return gs__sp_replicated(sp, v, "many operands", osh);
+        }
+        for (i = 0; i < v->n_operands; i++)
+            ops[i] = gs__sp_get(sp, v->operands[i], i < n_arr ? os : gs__sp_rep(sp));
+        *osh = os;
+        if (v->op == GS_OP_DYNAMIC_SLICE || v->op == GS_OP_DYNAMIC_UPDATE_SLICE) {
+            /* starts of whole dims clamp to 0 in the unpartitioned program too */
+            int first = v->op == GS_OP_DYNAMIC_SLICE ? 1 : 2;
+            for (i = 0; i < rank; i++)
+                if (!((m >> i) & 1u)) ops[first + i] = gs__sp_s32(sp, 0);
+            if (v->op == GS_OP_DYNAMIC_SLICE) return gs_dynamic_slice(g, ops[0], ops + 1, ls.dims);
+            return gs_dynamic_update_slice(g, ops[0], ops[1], ops + 2);
+        }
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_REDUCE: case GS_OP_ARGMAX: case GS_OP_ARGMIN: {
+        const gs_value *X = v->operands[0];
+        int rx = X->shape.rank, dest[GS_MAX_RANK], back[GS_MAX_RANK], j = 0;
+        uint32_t red = 0;
+        const gs_sharding *xs = sp->G->vals[X->id].sh, *is;
+        gs_value *x, *r;
+        bool cross;
+        gs_shape ls;
+        if (v->op == GS_OP_REDUCE)
+            for (i = 0; i < v->n_dims; i++) red |= 1u << v->dims[i];
+        else
+            red = 1u << v->dim;
+        for (i = 0; i < rx; i++) dest[i] = (red >> i) & 1u ? GS__DEST_REP : j++;
+        for (i = 0; i < rank; i++) back[i] = GS__DEST_REP;
+        j = 0;
+        for (i = 0; i < rx; i++)
+            if (!((red >> i) & 1u)) back[j++] = i;
+        /* the operand split along reduced dims: reduce locally, then combine the devices' partial results */
+        cross = v->op == GS_OP_REDUCE && (gs__sp_split_mask(xs, rx) & red);
+        is = cross ? xs : gs__sh_map(sp->ctx, t, rx, back);   /* else the output's split, reduced dims whole */
+        if (!is) return NULL;
+        x = gs__sp_get(sp, X, is);
+        if (v->op != GS_OP_REDUCE) {
+            ls = gs__sp_local(gs__sh_map(sp->ctx, is, rank, dest), *S);
+            ops[0] = x;
+            *osh = gs__sh_map(sp->ctx, is, rank, dest);
+            return gs__sp_clone(sp, v, ops, &ls);
+        }
+        x = gs__sp_mask(sp, x, is, &X->shape, red, gs__sp_identity(v->reduce, X->shape.dtype));
+        ops[0] = x;
+        ops[1] = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
+        ls = gs__sp_local(gs__sh_map(sp->ctx, is, rank, dest), *S);
+        if (cross && !gs__sp_init_is_identity(v->operands[1], v->reduce)) {
+            /* partial results are combined across devices: the init value must enter once, after them */
+            gs_value *init = ops[1];
+            ops[1] = gs_scalar(g, X->shape.dtype, gs__sp_identity(v->reduce, X->shape.dtype));
+            r = gs__sp_combine(sp, gs__sp_clone(sp, v, ops, &ls), is, rx, dest, v->reduce, S, t, osh);
+            gs__sp_note(sp, "local reduce from the identity, the init value applied after combining");
+            return r ? gs_binary(g, gs__hlo_reduce_op(v->reduce), r, gs_broadcast(g, init, r->shape, NULL)) : NULL;
+        }
+        r = gs__sp_clone(sp, v, ops, &ls);
+        gs__sp_note(sp, "local reduce");
+        return gs__sp_combine(sp, r, is, rx, dest, v->reduce, S, t, osh);
+    }
+    case GS_OP_SORT: case GS_OP_TOPK: {
+        int d = v->op == GS_OP_SORT ? (int)v->dim : v->operands[0]->shape.rank - 1;
+        const gs_shape *X = &v->operands[0]->shape;
+        const gs_sharding *te = gs__sp_elem(t, 0), *os;
+        gs_shape ls;
+        if (v->n_operands > (int)GS__COUNTOF(ops)) return gs__sp_replicated(sp, v, "many operands", osh);
+        os = gs__sp_move_tiles_off(sp, te, X, d);
+        if (!os) return NULL;
+        if (os != te) gs__sp_note(sp, "tiles moved off the %s dim", gs_op_name(v->op));
+        for (i = 0; i < v->n_operands; i++) ops[i] = gs__sp_get(sp, v->operands[i], os);
+        ls = gs__sp_local(os, *X);
+        if (S->dtype == GS_TUPLE) {
+            const gs_sharding *el[64];
+            int n = v->n_tuple;
+            if (n > 64) return NULL;
+            for (i = 0; i < n; i++) el[i] = os;
+            *osh = gs_sharding_tuple(sp->ctx, n, el);
+            return gs__sp_clone(sp, v, ops, NULL);
+        }
+        *osh = os;
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX: case GS_OP_CUMMIN:
+        return gs__sp_cumulative(sp, v, t);
+    case GS_OP_DOT:
+        return gs__sp_dot(sp, v, t, osh);
+    case GS_OP_RNG: {
+        /* each device draws exactly its block of the unpartitioned numbers */
+        gs_value *off[GS_MAX_RANK];
+        gs_shape ls = gs__sp_local(t, *S);
+        if (v->n_operands != 2) return gs__sp_replicated(sp, v, "rng shard form in the source", osh);
+        ops[0] = gs__sp_get(sp, v->operands[0], gs__sp_rep(sp));
+        ops[1] = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
+        for (i = 0; i < rank; i++) off[i] = gs__sp_offset(sp, t, i, ls.dims[i]);
+        gs__sp_note(sp, "rng: each device draws its own block");
+        return gs_rng_uniform_shard(g, ops[0], ops[1], ls, *S, off, v->seed);
+    }
+    case GS_OP_ANNOTATE:
+        return gs__sp_get(sp, v->operands[0], t);
+    case GS_OP_TO_MANUAL: {
+        const gs_sharding *xs = sp->G->vals[v->operands[0]->id].sh;
+        gs_shape want = gs__sp_local(xs, v->operands[0]->shape);
+        gs_value *x = gs__sp_get(sp, v->operands[0], xs);
+        if (!x) return NULL;
+        if (!gs_shape_equal(&want, S)) {
+            gs__err(sp->ctx, GS_ERR_SHAPE, "%s: the manual shard shape must be the operand's shard shape under %s",
+                    v->name, gs_sharding_to_text(sp->ctx, xs));
+            return NULL;
+        }
+        *osh = t;
+        gs__sp_note(sp, "enter the manual region (padding zeroed)");
+        return gs__sp_mask(sp, x, xs, &v->operands[0]->shape, ~0u, 0);
+    }
+    case GS_OP_TO_FULL: {
+        gs_value *x = gs__sp_get(sp, v->operands[0], sp->G->vals[v->operands[0]->id].sh);
+        gs_shape want = gs__sp_local(t, *S);
+        if (!x) return NULL;
+        if (!gs_shape_equal(&want, &x->shape)) {
+            gs__err(sp->ctx, GS_ERR_SHAPE, "%s: the manual value's shape is not the shard shape of %s", v->name,
+                    gs_sharding_to_text(sp->ctx, t));
+            return NULL;
+        }
+        gs__sp_note(sp, "leave the manual region");
+        return x;
+    }
+    case GS_OP_TUPLE: {
+        gs_value **el;
+        gs_value *r;
+        el = (gs_value **)gs__malloc(sp->ctx, sizeof(gs_value *) * (size_t)(v->n_operands ? v->n_operands : 1));
+        if (!el) return NULL;
+        for (i = 0; i < v->n_operands; i++) el[i] = gs__sp_get(sp, v->operands[i], gs__sp_elem(t, i));
+        r = gs_tuple(g, v->n_operands, el);
+        gs__free(sp->ctx, el);
+        return r;
+    }
+    case GS_OP_GET_TUPLE_ELEMENT: {
+        const gs_sharding *ts = sp->G->vals[v->operands[0]->id].sh;
+        *osh = gs__sp_elem(ts, (int)v->index);
+        return gs_get_tuple_element(g, sp->G->vals[v->operands[0]->id].v, v->index);
+    }
+    case GS_OP_WHILE: {
+        gs_graph *body, *cond;
+        gs_value *init = gs__sp_get(sp, v->operands[0], t);
+        gs__sp_g *saved = sp->G;
+        const gs_value *at = sp->at;
+        if (!init) return NULL;
+        cond = gs__sp_graph(sp, v->cond, t, gs__sp_rep(sp));
+        sp->G = saved;
+        sp->at = at;
+        if (!cond) return NULL;
+        body = gs__sp_graph(sp, v->body, t, t);
+        sp->G = saved;
+        sp->at = at;
+        if (!body) return NULL;
+        gs__sp_note(sp, "loop: body and condition partitioned with the loop state's sharding");
+        return gs_while(g, cond, body, init);
+    }
+    case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
+    case GS_OP_COLLECTIVE_PERMUTE:
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region (collectives belong to SPMD programs)",
+                v->name, gs_op_name(v->op));
+        return NULL;
+    case GS_OP_GATHER:
+        return gs__sp_gather(sp, v, t, osh);
+    case GS_OP_SCATTER:
+        return gs__sp_scatter(sp, v, t, osh);
+    default:
+        return gs__sp_replicated(sp, v, "no partitioned rule", osh);
+    }
 }
 
 /* =========================================================================================================
@@ -18193,6 +18336,46 @@ GS__FN gs_graph *gs__sp_graph(gs__sp *sp, gs_graph *src, const gs_sharding *para
     r = gs__sp_run(sp, &G, src, param_sh, root_sh);
     gs__sp_g_free(sp, &G);
     return r;
+}
+
+/* ==== end src/gs_spmd_ops.c ==== */
+
+/* ==== begin src/gs_spmd.c ==== */
+/* gs_spmd.c - the SPMD partitioner's driver: gs_partition (propagate, then partition the entry computation
+   through the rules of gs_spmd_ops.c), what it records on the SPMD program, and printing it with explanations
+   (gs_api_partition.h). The partitioner's files and their order: see gs_spmd_internal.h. */
+/* #include "gs_spmd_internal.h" (already inlined) */
+
+/* ---------------------------------------------------------------------------------------------------------
+   What gs_partition records on the SPMD program
+   ------------------------------------------------------------------------------------------------------- */
+GS_API int gs_partition_num_warnings(const gs_graph *spmd) { return spmd && spmd->spmd ? spmd->spmd->n_warn : 0; }
+GS_API const char *gs_partition_warning(const gs_graph *spmd, int i) {
+    if (!spmd || !spmd->spmd || i < 0 || i >= spmd->spmd->n_warn) return NULL;
+    return spmd->spmd->warn[i];
+}
+GS_API gs_graph *gs_partition_source(const gs_graph *spmd) { return spmd && spmd->spmd ? spmd->spmd->src : NULL; }
+GS_API const char *gs_partition_explain(const gs_graph *spmd, const gs_value *orig) {
+    const gs__spmd_info *I = spmd ? spmd->spmd : NULL;
+    if (!I || !orig || orig->graph != I->src || orig->id >= I->n_src) return NULL;
+    return I->explain[orig->id];
+}
+GS_API gs_value *gs_partition_lookup(const gs_graph *spmd, const gs_value *orig, const gs_sharding **sharding) {
+    const gs__spmd_info *I = spmd ? spmd->spmd : NULL;
+    if (sharding) *sharding = NULL;
+    if (!I || !orig || orig->graph != I->src || orig->id >= I->n_src || !I->map[orig->id]) return NULL;
+    if (sharding) *sharding = I->sh[orig->id];
+    return I->map[orig->id];
+}
+GS_API const gs_sharding *gs_partition_output_sharding(const gs_graph *spmd, int i) {
+    const gs__spmd_info *I = spmd ? spmd->spmd : NULL;
+    if (!I || i < 0 || i >= I->n_out) return NULL;
+    return I->out_sh[i];
+}
+GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int k) {
+    const gs__spmd_info *I = spmd ? spmd->spmd : NULL;
+    if (!I || k < 0 || k >= I->n_in) return NULL;
+    return I->in_sh[k];
 }
 
 /* the flattened parameter buffers' shardings, in gs_eval's order */
@@ -18323,7 +18506,7 @@ GS_API const char *gs_partition_print(gs_graph *spmd, bool explain) {
     return r;
 }
 
-/* ==== end src/gs_spmd_dot.c ==== */
+/* ==== end src/gs_spmd.c ==== */
 
 /* ==== begin src/gs_thread.c ==== */
 /* gs_thread.c - the portable layer under the SPMD runtime: atomics, a clock, threads, a mutex and condition
@@ -18340,6 +18523,14 @@ GS_API const char *gs_partition_print(gs_graph *spmd, bool explain) {
  *
  * Atomics are GCC/Clang's __atomic builtins (C and C++ alike, understood by ThreadSanitizer).
  */
+/* ==== begin src/gs_thread.h ==== */
+/* gs_thread.h - the types and calls of the portable layer under the SPMD runtime (gs_thread.c says what it
+   provides and which platforms it supports): atomics, a clock, a mutex and condition variable, the worker
+   pool and the barrier the emulated devices meet at. */
+#ifndef GS_THREAD_H
+#define GS_THREAD_H
+/* #include "gs_internal.h" (already inlined) */
+
 #if !defined(GSHARD_NO_THREADS)
 #  if defined(_WIN32) && !defined(__MINGW32__)
 #    error "gshard.h: the runtime's threads need POSIX threads; define GSHARD_NO_THREADS (lockstep mode) here"
@@ -18384,6 +18575,99 @@ GS_API const char *gs_partition_print(gs_graph *spmd, bool explain) {
 #  define GS__CAS(p, expect, v) (*(p) == *(expect) ? (*(p) = (v), true) : (*(expect) = *(p), false))
 #endif
 
+GS__FN void gs__cpu_relax(void);      /* a spin-wait hint */
+GS__FN int64_t gs__now_us(void);      /* microseconds of wall time */
+GS__FN int gs__cpu_count(void);       /* online processors (1 without threads) */
+
+#if !defined(GSHARD_NO_THREADS)
+typedef struct gs__mutex { pthread_mutex_t m; } gs__mutex;
+typedef struct gs__cond { pthread_cond_t c; } gs__cond;
+
+/* ---------------------------------------------------------------------------------------------------------
+   The worker pool: n threads that sleep until gs__pool_run hands them a job, run fn(arg, worker) each, and
+   report back. One job at a time; the caller blocks until every worker has finished it. gs__pool_run_n hands
+   the job to the first k workers only (the others go back to sleep).
+   ------------------------------------------------------------------------------------------------------- */
+typedef struct gs__pool gs__pool;
+typedef struct gs__pool_worker {
+    gs__pool *pool;
+    int index;
+    pthread_t thread;
+} gs__pool_worker;
+
+struct gs__pool {
+    gs_ctx *ctx;
+    int n, started;
+    gs__pool_worker *workers;
+    gs__mutex m;
+    gs__cond work, done;
+    int64_t job;              /* job number, incremented by gs__pool_run (under m) */
+    int pending;              /* workers still on the current job (under m) */
+    int active;               /* workers 0 .. active-1 take the current job (under m) */
+    bool quit;                /* under m */
+    void (*fn)(void *arg, int worker);
+    void *arg;
+};
+
+/* starts n workers (stack_size bytes each, 0: the default) */
+GS__FN gs_result gs__pool_start(gs_ctx *ctx, gs__pool *p, int n, size_t stack_size);
+GS__FN void gs__pool_stop(gs__pool *p);
+/* runs fn(arg, worker) on the first k workers and returns when all have returned */
+GS__FN void gs__pool_run_n(gs__pool *p, void (*fn)(void *arg, int worker), void *arg, int k);
+GS__FN void gs__pool_run(gs__pool *p, void (*fn)(void *arg, int worker), void *arg);
+#endif /* !GSHARD_NO_THREADS */
+
+/* ---------------------------------------------------------------------------------------------------------
+   The barrier. n participants call gs__barrier_wait; the last to arrive opens the round. A waiter spins
+   (only when there are no more participants than processors: spinning on an oversubscribed machine steals
+   the time the late participants need), then yields its processor for a while, then sleeps on a condition
+   variable (at once when the recent waits were long). A raised abort flag or a timeout ends every wait.
+   Measured on 2 cores: a spinning round
+   costs well under a microsecond with 2 participants but milliseconds with 4, a yielding round a few
+   microseconds, a sleeping one tens of microseconds - hence the three phases.
+   After an abort or a timeout the barrier's counts are meaningless: it is set up again before the next use.
+   ------------------------------------------------------------------------------------------------------- */
+enum { GS__BARRIER_OK = 0, GS__BARRIER_ABORT = 1, GS__BARRIER_TIMEOUT = 2 };
+#define GS__BARRIER_SKIP 16       /* waits with short spins after the first missed spin */
+#define GS__BARRIER_SHORT_US 1    /* a short spin (microseconds) */
+
+/* With many participants, the arrival counter (written by every arrival) and gen (read by every spinning
+   waiter) live on different cache lines, so an arrival does not disturb the waiters' spinning. With a few
+   (4 or less), the counter shares gen's line: the last arrival then opens the round with one line transfer
+   less (about a third of a 2-thread round). */
+typedef struct gs__barrier {
+    int count_far;            /* arrivals in the current round (many participants) */
+    char pad0[64 - sizeof(int)];
+    int gen;                  /* round number */
+    int sleepers;             /* waiters in (or entering) the sleeping phase */
+    int count_near;           /* arrivals in the current round (a few participants) */
+    char pad1[64 - 3 * sizeof(int)];
+    int *count;               /* &count_near or &count_far */
+    int n;
+    int *abort;               /* shared flag: nonzero ends every wait */
+    int64_t spin_us;          /* phase 1 length (0: no spinning) */
+    int64_t yield_us;         /* phase 2 length */
+    int64_t last_wait_us;     /* the latest wait that went past spinning (relaxed: only a hint) */
+    int spin_skip;            /* waits left that do not spin, after a spin that missed (relaxed: a hint) */
+    int spin_penalty;         /* the next miss's spin_skip: doubles while spins keep missing (relaxed) */
+#if !defined(GSHARD_NO_THREADS)
+    gs__mutex m;
+    gs__cond c;
+#endif
+} gs__barrier;
+
+GS__FN bool gs__barrier_init(gs__barrier *b, int n, int *abort_flag);
+GS__FN void gs__barrier_destroy(gs__barrier *b);
+GS__FN void gs__barrier_abort(gs__barrier *b);
+#if !defined(GSHARD_NO_THREADS)
+/* GS__BARRIER_OK, _ABORT or _TIMEOUT; *waited_us: the time spent waiting */
+GS__FN int gs__barrier_wait(gs__barrier *b, int64_t timeout_us, int64_t *waited_us);
+#endif
+
+#endif /* GS_THREAD_H */
+
+/* ==== end src/gs_thread.h ==== */
+
 /* A spin-wait hint: the pause instruction on x86, yield on Arm, nothing elsewhere. */
 GS__FN void gs__cpu_relax(void) {
 #if !defined(GSHARD_NO_THREADS) && (defined(__x86_64__) || defined(__i386__))
@@ -18418,8 +18702,6 @@ GS__FN int gs__cpu_count(void) {
 /* ---------------------------------------------------------------------------------------------------------
    Threads, mutex, condition variable
    ------------------------------------------------------------------------------------------------------- */
-typedef struct gs__mutex { pthread_mutex_t m; } gs__mutex;
-typedef struct gs__cond { pthread_cond_t c; } gs__cond;
 
 GS__FN bool gs__mutex_init(gs__mutex *m) { return pthread_mutex_init(&m->m, NULL) == 0; }
 GS__FN void gs__mutex_destroy(gs__mutex *m) { pthread_mutex_destroy(&m->m); }
@@ -18438,32 +18720,6 @@ GS__FN void gs__cond_wait_until(gs__cond *c, gs__mutex *m, int64_t until_us) {
     pthread_cond_timedwait(&c->c, &m->m, &ts);
 }
 GS__FN void gs__yield(void) { sched_yield(); }
-
-/* ---------------------------------------------------------------------------------------------------------
-   The worker pool: n threads that sleep until gs__pool_run hands them a job, run fn(arg, worker) each, and
-   report back. One job at a time; the caller blocks until every worker has finished it. gs__pool_run_n hands
-   the job to the first k workers only (the others go back to sleep).
-   ------------------------------------------------------------------------------------------------------- */
-typedef struct gs__pool gs__pool;
-typedef struct gs__pool_worker {
-    gs__pool *pool;
-    int index;
-    pthread_t thread;
-} gs__pool_worker;
-
-struct gs__pool {
-    gs_ctx *ctx;
-    int n, started;
-    gs__pool_worker *workers;
-    gs__mutex m;
-    gs__cond work, done;
-    int64_t job;              /* job number, incremented by gs__pool_run (under m) */
-    int pending;              /* workers still on the current job (under m) */
-    int active;               /* workers 0 .. active-1 take the current job (under m) */
-    bool quit;                /* under m */
-    void (*fn)(void *arg, int worker);
-    void *arg;
-};
 
 GS__FN void *gs__pool_main(void *p) {
     gs__pool_worker *w = (gs__pool_worker *)p;
@@ -18572,45 +18828,6 @@ GS__FN void gs__pool_run_n(gs__pool *p, void (*fn)(void *arg, int worker), void 
 /* Runs fn(arg, i) on every worker i and returns when all have returned. */
 GS__FN void gs__pool_run(gs__pool *p, void (*fn)(void *arg, int worker), void *arg) { gs__pool_run_n(p, fn, arg, p->n); }
 #endif /* !GSHARD_NO_THREADS */
-
-/* ---------------------------------------------------------------------------------------------------------
-   The barrier. n participants call gs__barrier_wait; the last to arrive opens the round. A waiter spins
-   (only when there are no more participants than processors: spinning on an oversubscribed machine steals
-   the time the late participants need), then yields its processor for a while, then sleeps on a condition
-   variable (at once when the recent waits were long). A raised abort flag or a timeout ends every wait.
-   Measured on 2 cores: a spinning round
-   costs well under a microsecond with 2 participants but milliseconds with 4, a yielding round a few
-   microseconds, a sleeping one tens of microseconds - hence the three phases.
-   After an abort or a timeout the barrier's counts are meaningless: it is set up again before the next use.
-   ------------------------------------------------------------------------------------------------------- */
-enum { GS__BARRIER_OK = 0, GS__BARRIER_ABORT = 1, GS__BARRIER_TIMEOUT = 2 };
-#define GS__BARRIER_SKIP 16       /* waits with short spins after the first missed spin */
-#define GS__BARRIER_SHORT_US 1    /* a short spin (microseconds) */
-
-/* With many participants, the arrival counter (written by every arrival) and gen (read by every spinning
-   waiter) live on different cache lines, so an arrival does not disturb the waiters' spinning. With a few
-   (4 or less), the counter shares gen's line: the last arrival then opens the round with one line transfer
-   less (about a third of a 2-thread round). */
-typedef struct gs__barrier {
-    int count_far;            /* arrivals in the current round (many participants) */
-    char pad0[64 - sizeof(int)];
-    int gen;                  /* round number */
-    int sleepers;             /* waiters in (or entering) the sleeping phase */
-    int count_near;           /* arrivals in the current round (a few participants) */
-    char pad1[64 - 3 * sizeof(int)];
-    int *count;               /* &count_near or &count_far */
-    int n;
-    int *abort;               /* shared flag: nonzero ends every wait */
-    int64_t spin_us;          /* phase 1 length (0: no spinning) */
-    int64_t yield_us;         /* phase 2 length */
-    int64_t last_wait_us;     /* the latest wait that went past spinning (relaxed: only a hint) */
-    int spin_skip;            /* waits left that do not spin, after a spin that missed (relaxed: a hint) */
-    int spin_penalty;         /* the next miss's spin_skip: doubles while spins keep missing (relaxed) */
-#if !defined(GSHARD_NO_THREADS)
-    gs__mutex m;
-    gs__cond c;
-#endif
-} gs__barrier;
 
 GS__FN bool gs__barrier_init(gs__barrier *b, int n, int *abort_flag) {
     int cpus = gs__cpu_count();
@@ -18796,6 +19013,8 @@ out:
  *   raises the shared abort flag (which ends every barrier wait and every device's step loop), and is turned
  *   into one message after all devices have stopped.
  */
+
+/* #include "gs_thread.h" (already inlined) */
 
 #define GS__RT_SIG 8            /* enclosing while loops compared at a rendezvous (deeper ones: count only) */
 #define GS__RT_BLOCK 4096       /* elements per reduction block (stays in L1/L2 while members are added) */

@@ -317,7 +317,44 @@ GS__FN void gs__sh_print(gs__sb *sb, const gs_sharding *s);
 /* HLO printing with a hook that writes comment lines above each instruction. */
 typedef void (*gs__pr_comment_fn)(gs__sb *sb, const gs_value *v, void *user);
 GS__FN const char *gs__hlo_print_ex(gs_graph *entry, gs__pr_comment_fn comment, void *user);
+/* the custom-calls carrying a sharding as text (gs_sharding.c) */
 GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *shape, const char *sharding);
+GS__FN gs_value *gs__finish(gs_value *v);                 /* infers v's shape, appends it to its graph; NULL on error */
+GS__FN bool gs__is_float(gs_dtype t);
+GS__FN bool gs__is_int(gs_dtype t);
+GS__FN const char *gs__shape_str(const gs_shape *s, char *buf, size_t cap);   /* "f32[4,8]" into buf */
+/* one window dim's output size (0 when the window does not fit) */
+GS__FN int64_t gs__window_out(const gs_window_dim *w, int64_t in);
+GS__FN gs_op gs__hlo_reduce_op(gs_reduce_kind k);         /* the binary op of reduction k (gs_hlo_text.c) */
+
+/* ---- tile arrays and the sharding algebra (gs_sharding.c), shared by propagation and the partitioner ---- */
+#define GS__DEST_REP (-1)       /* a dim map's "this dim's tiles go to replication" */
+#define GS__DEST_MANUAL (-2)    /* a dim map's "this dim's tiles go to the manual group" */
+GS__FN int64_t gs__gcd(int64_t a, int64_t b);
+GS__FN void gs__unravel(int n, const int64_t *dims, int64_t L, int64_t *idx);   /* row-major position -> index */
+GS__FN int64_t gs__ravel(int n, const int64_t *dims, const int64_t *idx);       /* index -> row-major position */
+GS__FN int64_t gs__ta_at(const gs__ta *t, int64_t L);      /* the device at row-major position L */
+GS__FN int64_t gs__ta_pos(const gs__ta *t, int64_t d);     /* the row-major position of device d, or -1 */
+GS__FN gs_result gs__ta_transpose(gs_ctx *ctx, const gs__ta *t, const int *perm, gs__ta *out);  /* new k = old perm[k] */
+GS__FN int64_t gs__sh_tiles(const gs_sharding *s);         /* tiles, counting the manual group */
+GS__FN int64_t gs__shard_size(int64_t S, int64_t k);       /* XLA's tile math: ceil(S / k) */
+/* a tiled sharding from a valid tile array whose last n_sub dims are subgroups of the given types */
+GS__FN const gs_sharding *gs__sh_from_ta(gs_ctx *ctx, int rank, int n_sub, const gs_subgroup *sub, const gs__ta *ta_in);
+/* data dim d's tiles moved to dest_of_dim[d] (a dim of the rank-out_rank result, or GS__DEST_REP) */
+GS__FN const gs_sharding *gs__sh_map(gs_ctx *ctx, const gs_sharding *s, int out_rank, const int *dest_of_dim);
+GS__FN const gs_sharding *gs__sh_merge(gs_ctx *ctx, const gs_sharding *a, const gs_sharding *b);  /* refines both, or NULL */
+GS__FN bool gs__sh_more_specific(const gs_sharding *a, const gs_sharding *b);
+GS__FN const gs_sharding *gs__sh_replicate_dims(gs_ctx *ctx, const gs_sharding *s, uint32_t mask);
+GS__FN const gs_sharding *gs__sh_reshape(gs_ctx *ctx, const gs_sharding *s, const gs_shape *src, const gs_shape *dst);
+GS__FN const gs_sharding *gs__sh_reverse(gs_ctx *ctx, const gs_sharding *s, uint32_t mask);
+GS__FN bool gs__sh_subtiling_or_equal(gs_ctx *ctx, const gs_shape *shape, const gs_sharding *sub, const gs_sharding *s);
+/* dim masks and the gather/scatter dim maps */
+GS__FN uint32_t gs__mask_of(int n, const int64_t *dims);
+GS__FN uint32_t gs__size_diff_mask(const gs_shape *x, const gs_shape *y);   /* dims of x that differ in size from y */
+GS__FN void gs__gather_index_dest(const gs_value *v, int *out);
+GS__FN void gs__gather_operand_dest(const gs_value *v, bool batching, int *out);
+GS__FN void gs__scatter_update_dest(const gs_value *v, int *out);
+GS__FN void gs__dest_invert(int n, const int *dest, int out_rank, int *inv);
 
 /* ---- interpreter (gs_interp.c); the runtime reuses it with its own collective hook ----
    Buffers in compute format (gs__compute_size): real floats other than f64 as float (values already rounded
@@ -363,6 +400,7 @@ GS__FN gs_result gs__eval_graph(gs__exec *ex, gs_graph *g, const gs__buf *params
    turn in one thread. */
 typedef struct gs__ev gs__ev;
 enum { GS__EV_RAN = 0, GS__EV_DONE = 1, GS__EV_PAUSED = 2 };
+#define GS__EV_MAX_DEPTH 129  /* frames: the entry graph and up to 128 nested loops (HLO text allows 64) */
 GS__FN gs_result gs__ev_new(gs__exec *ex, gs_graph *g, const gs__buf *params, gs__buf *results, gs__ev **out);
 /* *status: GS__EV_RAN (more to do), GS__EV_DONE (results filled) or GS__EV_PAUSED (the collective hook
    answered GS__PENDING: fill its out buffer, then step again to go on). An error ends the evaluation. */
@@ -383,6 +421,19 @@ GS__FN gs_result gs__k_reduce_window(gs_ctx *ctx, const gs_value *v, const gs__b
 /* Batched matmul used by dot and convolution: C[b] (+)= A[b] x B[b] on compute-format f32 data. */
 GS__FN gs_result gs__k_matmul(gs_ctx *ctx, int64_t batch, int64_t M, int64_t N, int64_t K, const float *A,
                               const float *B, float *C, int accumulate);
+
+/* Shared with the runtime's collectives and copies: the combiners of a reduction in compute format, and the
+   strided box copy with its two-offset odometer step (gs_interp.c). */
+GS__FN float gs__ip_comb_f(gs_reduce_kind k, float a, float b, bool bf);
+GS__FN int32_t gs__ip_comb_s(gs_reduce_kind k, int32_t a, int32_t b);
+GS__FN uint32_t gs__ip_comb_u(gs_reduce_kind k, uint32_t a, uint32_t b);
+GS__FN uint8_t gs__ip_comb_p(gs_reduce_kind k, uint8_t a, uint8_t b);
+GS__FN void gs__ip_gcomb(gs_dtype t, gs_reduce_kind k, void *y, int64_t iy, const void *a, int64_t ia);
+GS__FN void gs__ip_stc(gs_dtype t, void *p, int64_t i, double re, double im);   /* store a complex element */
+GS__FN void gs__ip_xcopy(size_t es, int rank, const int64_t *dims, void *dst, int64_t doff, const int64_t *dstr,
+                         const void *src, int64_t soff, const int64_t *sstr);
+GS__FN bool gs__ip_xstep(int n, const int64_t *dims, int64_t *idx, int64_t *doff, const int64_t *dstr, int64_t *soff,
+                         const int64_t *sstr);
 
 /* ---- gemm kernel (gs_gemm.c) ---- */
 GS__FN size_t gs__sgemm_work_floats(int64_t M, int64_t N, int64_t K);

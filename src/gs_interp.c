@@ -2723,7 +2723,6 @@ GS__FN gs_result gs__ip_finish(gs__ip_st *st, gs__buf *results) {
    instruction is a while holds the loop state: the current state buffers, the next state (the body's
    results) and the condition's predicate.
    ------------------------------------------------------------------------------------------------------- */
-#define GS__EV_MAX_DEPTH 129  /* frames: the entry graph and up to 128 nested loops (HLO text allows 64) */
 
 enum { GS__EV_LOOP_NONE = 0, GS__EV_LOOP_COND, GS__EV_LOOP_BODY };
 

@@ -2100,29 +2100,6 @@ GS_API gs_value *gs_collective_permute(gs_graph *g, gs_value *x, int64_t n_pairs
     return gs__finish(v);
 }
 
-GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *shape, const char *sharding) {
-    gs_value *v = gs__value_new(g, op, 1, &x);
-    if (!v) return NULL;
-    if (shape) v->shape = *shape;
-    v = gs__finish(v);
-    if (v && sharding && gs_value_set_sharding_text(v, sharding) != GS_OK) return NULL;
-    return v;
-}
-
-GS_API gs_value *gs_annotate(gs_graph *g, gs_value *x, const char *sharding_text) {
-    if (g && !g->ctx->err && x && !sharding_text) {
-        gs__err(g->ctx, GS_ERR_SHARDING, "gs_annotate: sharding text is NULL");
-        return NULL;
-    }
-    return gs__custom(g, GS_OP_ANNOTATE, x, NULL, sharding_text);
-}
-GS_API gs_value *gs_to_manual(gs_graph *g, gs_value *x, gs_shape shard_shape, const char *sharding_text) {
-    return gs__custom(g, GS_OP_TO_MANUAL, x, &shard_shape, sharding_text);
-}
-GS_API gs_value *gs_to_full(gs_graph *g, gs_value *x, gs_shape full_shape, const char *sharding_text) {
-    return gs__custom(g, GS_OP_TO_FULL, x, &full_shape, sharding_text);
-}
-
 GS_API gs_value *gs_tuple(gs_graph *g, int n, gs_value *const *xs) { return gs__finish(gs__value_new(g, GS_OP_TUPLE, n, xs)); }
 
 GS_API gs_value *gs_get_tuple_element(gs_graph *g, gs_value *t, int64_t index) {

@@ -36,6 +36,8 @@
  *   into one message after all devices have stopped.
  */
 
+#include "gs_thread.h"
+
 #define GS__RT_SIG 8            /* enclosing while loops compared at a rendezvous (deeper ones: count only) */
 #define GS__RT_BLOCK 4096       /* elements per reduction block (stays in L1/L2 while members are added) */
 #define GS__RT_STACK ((size_t)1 << 20)   /* worker thread stack */

@@ -1238,6 +1238,29 @@ GS_API gs_result gs_value_set_sharding_text(gs_value *v, const char *text) {
     return gs_value_set_sharding(v, s);
 }
 
+/* the custom-calls that carry a sharding as text: annotate, to-manual (full -> shard), to-full (shard -> full) */
+GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *shape, const char *sharding) {
+    gs_value *v = gs__value_new(g, op, 1, &x);
+    if (!v) return NULL;
+    if (shape) v->shape = *shape;
+    v = gs__finish(v);
+    if (v && sharding && gs_value_set_sharding_text(v, sharding) != GS_OK) return NULL;
+    return v;
+}
+GS_API gs_value *gs_annotate(gs_graph *g, gs_value *x, const char *sharding_text) {
+    if (g && !g->ctx->err && x && !sharding_text) {
+        gs__err(g->ctx, GS_ERR_SHARDING, "gs_annotate: sharding text is NULL");
+        return NULL;
+    }
+    return gs__custom(g, GS_OP_ANNOTATE, x, NULL, sharding_text);
+}
+GS_API gs_value *gs_to_manual(gs_graph *g, gs_value *x, gs_shape shard_shape, const char *sharding_text) {
+    return gs__custom(g, GS_OP_TO_MANUAL, x, &shard_shape, sharding_text);
+}
+GS_API gs_value *gs_to_full(gs_graph *g, gs_value *x, gs_shape full_shape, const char *sharding_text) {
+    return gs__custom(g, GS_OP_TO_FULL, x, &full_shape, sharding_text);
+}
+
 /* annotation builders (the "Sharding" custom-call) */
 GS__FN gs_value *gs__annotation(gs_graph *g, gs_value *x, const gs_sharding *s, uint32_t open) {
     gs_value *v;
@@ -1464,8 +1487,6 @@ GS_API const char *gs_sharding_visualize(gs_ctx *ctx, const gs_sharding *s, gs_s
    Sharding algebra (used by propagation and the partitioner). All functions take tiled, replicated or
    manual array shardings; replicated and manual pass through unchanged where that is the right answer.
    ========================================================================================================= */
-#define GS__DEST_REP (-1)
-#define GS__DEST_MANUAL (-2)
 #define GS__MAX_FAC 24
 
 /* factors: a refinement of ta->dims (each tile dim split into consecutive factors, major to minor), each with a
@@ -1977,4 +1998,80 @@ GS__FN bool gs__sh_subtiling_or_equal(gs_ctx *ctx, const gs_shape *shape, const 
             if (l1[d] > o1[d] && (o1[d] < o2[d] || l1[d] > l2[d])) return false;
     }
     return true;
+}
+
+/* ---- dim masks ---- */
+GS__FN uint32_t gs__mask_of(int n, const int64_t *dims) {
+    uint32_t m = 0;
+    int i;
+    for (i = 0; i < n; i++) m |= 1u << dims[i];
+    return m;
+}
+
+/* dims of x that differ in size from y (same rank) */
+GS__FN uint32_t gs__size_diff_mask(const gs_shape *x, const gs_shape *y) {
+    uint32_t m = 0;
+    int d;
+    for (d = 0; d < x->rank; d++)
+        if (x->dims[d] != y->dims[d]) m |= 1u << d;
+    return m;
+}
+
+/* ---- gather and scatter dim maps (propagation and the partitioner) ---- */
+/* out[d] for gather v's indices dim d: the output batch dim it becomes; GS__DEST_REP for the index vector dim */
+GS__FN void gs__gather_index_dest(const gs_value *v, int *out) {
+    const gs_gather_dims *gd = v->gather;
+    uint32_t off = gs__mask_of(gd->n_offset_dims, gd->offset_dims);
+    int batch_pos[GS_MAX_RANK], nb = 0, d, k;
+    for (d = 0; d < v->shape.rank; d++)
+        if (!((off >> d) & 1u)) batch_pos[nb++] = d;
+    for (d = 0, k = 0; d < v->operands[1]->shape.rank; d++)
+        out[d] = d == v->gather->index_vector_dim ? GS__DEST_REP : (k < nb ? batch_pos[k++] : GS__DEST_REP);
+}
+
+/* out[d] for gather v's operand dim d: the output offset dim it passes through to when the slice takes it whole,
+   else GS__DEST_REP. With `batching`, an operand batching dim maps to the output batch dim of its indices
+   batching dim (the two must then be split alike). */
+GS__FN void gs__gather_operand_dest(const gs_value *v, bool batching, int *out) {
+    const gs_gather_dims *gd = v->gather;
+    const gs_shape *os = &v->operands[0]->shape;
+    uint32_t col = gs__mask_of(gd->n_collapsed_slice_dims, gd->collapsed_slice_dims) |
+                   gs__mask_of(gd->n_operand_batching_dims, gd->operand_batching_dims);
+    int ix_dest[GS_MAX_RANK], d, k;
+    for (d = 0, k = 0; d < os->rank; d++) {
+        out[d] = GS__DEST_REP;
+        if ((col >> d) & 1u) continue;
+        if (k < gd->n_offset_dims && gd->slice_sizes[d] == os->dims[d]) out[d] = (int)gd->offset_dims[k];
+        k++;
+    }
+    if (!batching) return;
+    gs__gather_index_dest(v, ix_dest);
+    for (k = 0; k < gd->n_operand_batching_dims; k++) {
+        int64_t od = gd->operand_batching_dims[k], xd = gd->start_indices_batching_dims[k];
+        if (od >= 0 && od < os->rank && xd >= 0 && xd < v->operands[1]->shape.rank) out[od] = ix_dest[xd];
+    }
+}
+
+/* out[d] for scatter v's operand dim d: the update window dim that covers it whole, else GS__DEST_REP */
+GS__FN void gs__scatter_update_dest(const gs_value *v, int *out) {
+    const gs_scatter_dims *sd = v->scatter;
+    const gs_shape *os = &v->shape, *us = &v->operands[2]->shape;
+    uint32_t ins = gs__mask_of(sd->n_inserted_window_dims, sd->inserted_window_dims) |
+                   gs__mask_of(sd->n_input_batching_dims, sd->input_batching_dims);
+    int d, k;
+    for (d = 0, k = 0; d < os->rank; d++) {
+        out[d] = GS__DEST_REP;
+        if ((ins >> d) & 1u) continue;
+        if (k < sd->n_update_window_dims && us->dims[sd->update_window_dims[k]] == os->dims[d])
+            out[d] = (int)sd->update_window_dims[k];
+        k++;
+    }
+}
+
+/* the inverse of a dim map over n dims: inv[j] = the dim that dest sends to j (GS__DEST_REP when none) */
+GS__FN void gs__dest_invert(int n, const int *dest, int out_rank, int *inv) {
+    int d;
+    for (d = 0; d < out_rank; d++) inv[d] = GS__DEST_REP;
+    for (d = 0; d < n; d++)
+        if (dest[d] >= 0 && dest[d] < out_rank) inv[dest[d]] = d;
 }

@@ -1,5 +1,7 @@
-/* gs_spmd.c - the SPMD partitioner: reshard planner, per-op rules, dot strategies (gs_api_partition.h). */
-#include "gs_internal.h"
+/* gs_spmd.c - the SPMD partitioner's driver: gs_partition (propagate, then partition the entry computation
+   through the rules of gs_spmd_ops.c), what it records on the SPMD program, and printing it with explanations
+   (gs_api_partition.h). The partitioner's files and their order: see gs_spmd_internal.h. */
+#include "gs_spmd_internal.h"
 
 /* ---------------------------------------------------------------------------------------------------------
    What gs_partition records on the SPMD program
@@ -33,623 +35,130 @@ GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int 
     return I->in_sh[k];
 }
 
+/* the flattened parameter buffers' shardings, in gs_eval's order */
+GS__FN bool gs__sp_in_shardings(gs__sp *sp, gs_graph *g, gs__spmd_info *I) {
+    int k, n = 0, j = 0, i;
+    for (k = 0; k < gs_graph_num_params(g); k++) {
+        const gs_value *p = g->params[k];
+        n += p && p->shape.dtype == GS_TUPLE ? p->n_tuple : 1;
+    }
+    I->n_in = n;
+    I->in_sh = (const gs_sharding **)gs__arena_alloc(sp->ctx, sizeof(gs_sharding *) * (size_t)(n ? n : 1));
+    if (!I->in_sh) return false;
+    for (k = 0; k < gs_graph_num_params(g); k++) {
+        const gs_value *p = g->params[k];
+        const gs_sharding *s = gs__sp_sh(sp, p);
+        if (!p) continue;
+        if (p->shape.dtype == GS_TUPLE)
+            for (i = 0; i < p->n_tuple; i++) I->in_sh[j++] = gs__sp_elem(s, i);
+        else
+            I->in_sh[j++] = s;
+    }
+    return true;
+}
 
-/* =========================================================================================================
-   The partitioner's state
-   ========================================================================================================= */
-typedef struct gs__sp_alt { const gs_sharding *sh; gs_value *v; } gs__sp_alt;
-
-/* a source value's per-device form: the value in its own sharding, and the reshards already made of it */
-typedef struct gs__sp_val {
-    gs_value *v;
-    const gs_sharding *sh;
-    gs__sp_alt *alts;           /* stb_ds */
-} gs__sp_val;
-
-typedef struct gs__sp_tab { const void *k1, *k2; int64_t a, b, c; gs_value *v; } gs__sp_tab;
-
-typedef struct gs__sp_g {       /* one graph being written */
-    gs_graph *g;
-    gs_graph *src;
-    gs__sp_val *vals;           /* by source value id (heap) */
-    gs_value *pid;              /* s32 partition id */
-    gs__sp_tab *tabs;           /* stb_ds: offset tables already built */
-} gs__sp_g;
-
-typedef struct gs__sp {
+GS_API gs_result gs_partition(gs_graph *g, const gs_partition_desc *desc, gs_graph **out) {
     gs_ctx *ctx;
-    gs_partition_desc desc;
-    int64_t D;
-    int64_t we_bytes;           /* windowed einsum threshold (bytes per device), -1 = never */
-    gs__sp_g *G;                /* the graph being written */
-    const gs_value *at;         /* the source instruction being partitioned */
-    char **warn;                /* stb_ds of arena strings */
-    gs__sb ex;                  /* the current instruction's explanation */
-    const char **explain;       /* the entry graph's explanations, by source value id */
-} gs__sp;
-
-GS__FN void gs__sp_note(gs__sp *sp, const char *fmt, ...)
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-GS__FN void gs__sp_note(gs__sp *sp, const char *fmt, ...) {
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (sp->ex.len) gs__sb_puts(&sp->ex, "; ");
-    gs__sb_puts(&sp->ex, buf);
-}
-
-/* a partition warning: kept on the SPMD program (gs_partition_warning) and logged */
-GS__FN void gs__sp_warnf(gs__sp *sp, const char *fmt, ...)
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-GS__FN void gs__sp_warnf(gs__sp *sp, const char *fmt, ...) {
-    char *msg;
-    int n;
-    va_list ap;
-    va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);   /* exact size: device lists can be long */
-    va_end(ap);
-    if (n < 0 || !(msg = (char *)gs__arena_alloc(sp->ctx, (size_t)n + 1))) return;
-    va_start(ap, fmt);
-    vsnprintf(msg, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    stbds_arrput(sp->warn, msg);
-    gs__log(sp->ctx, GS_LOG_WARN, GS_OK, "%s", msg);
-}
-
-GS__FN const gs_sharding *gs__sp_rep(gs__sp *sp) { return gs_sharding_replicated(sp->ctx); }
-
-/* shardings the partitioner treats as "every device holds the whole value" */
-GS__FN bool gs__sp_is_rep(const gs_sharding *s) {
-    return !s || s->kind == GS_SHARDING_REPLICATED || s->kind == GS_SHARDING_MAXIMAL ||
-           (s->kind == GS_SHARDING_TILED && gs__sh_tiles(s) == 1 && gs_sharding_manual_group(s) == 1);
-}
-
-GS__FN int64_t gs__sp_k(const gs_sharding *s, int d) {
-    return s && s->kind == GS_SHARDING_TILED && d < s->rank ? s->ta.dims[d] : 1;
-}
-
-GS__FN gs_shape gs__sp_local(const gs_sharding *s, gs_shape full) {
-    int d;
-    if (s && s->kind == GS_SHARDING_TILED)
-        for (d = 0; d < full.rank && d < s->rank; d++) full.dims[d] = gs__shard_size(full.dims[d], s->ta.dims[d]);
-    return full;
-}
-
-/* ---- small builders in the graph being written ---- */
-GS__FN gs_value *gs__sp_s32(gs__sp *sp, int64_t x) { return gs_scalar(sp->G->g, GS_S32, (double)x); }
-
-GS__FN gs_value *gs__sp_pid(gs__sp *sp) {
-    if (!sp->G->pid) sp->G->pid = gs_convert(sp->G->g, gs_partition_id(sp->G->g), GS_S32);
-    return sp->G->pid;
-}
-
-/* vals[partition-id] as an s32 scalar: a constant table indexed by partition-id (the instruction count does not
-   depend on D). Tables are cached per graph under (k1, k2, a, b, c). */
-GS__FN gs_value *gs__sp_tab_find(gs__sp *sp, const void *k1, const void *k2, int64_t a, int64_t b, int64_t c) {
-    int i;
-    for (i = 0; i < (int)stbds_arrlen(sp->G->tabs); i++) {
-        gs__sp_tab *t = &sp->G->tabs[i];
-        if (t->k1 == k1 && t->k2 == k2 && t->a == a && t->b == b && t->c == c) return t->v;
+    gs__sp sp;
+    gs__sp_g G;
+    gs_graph *r = NULL;
+    gs__spmd_info *I;
+    gs_propagate_desc pd;
+    gs_result res;
+    int i, n;
+    if (out) *out = NULL;
+    if (!g) return GS_ERR_INVALID_ARG;
+    ctx = g->ctx;
+    if (ctx->err) return ctx->err;
+    if (!out) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition: out is NULL");
+    if (g->spmd) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition: %s is already an SPMD program", g->name);
+    memset(&sp, 0, sizeof sp);
+    if (desc) sp.desc = *desc;
+    sp.D = sp.desc.num_devices ? sp.desc.num_devices : g->num_partitions;
+    if (sp.D < 1 || sp.D > ((int64_t)1 << 20))
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition: num_devices %lld is out of range (1 .. 2^20)",
+                       (long long)sp.D);
+    sp.we_bytes = sp.desc.windowed_einsum_bytes == 0 ? (int64_t)256 << 20 : sp.desc.windowed_einsum_bytes < 0 ? -1
+                : sp.desc.windowed_einsum_bytes;
+    sp.ctx = ctx;
+    if ((res = gs__verify_once(g)) != GS_OK) return res;
+    pd.num_devices = sp.D;
+    if ((res = gs_propagate(g, &pd)) != GS_OK) return res;
+    n = (int)stbds_arrlen(g->values);
+    gs__sb_init(&sp.ex, ctx);
+    memset(&G, 0, sizeof G);
+    I = (gs__spmd_info *)gs__arena_alloc(ctx, sizeof *I);
+    if (I) {
+        I->src = g;
+        I->n_src = n;
+        I->num_devices = sp.D;
+        I->map = (gs_value **)gs__arena_alloc(ctx, sizeof(gs_value *) * (size_t)(n ? n : 1));
+        I->sh = (const gs_sharding **)gs__arena_alloc(ctx, sizeof(gs_sharding *) * (size_t)(n ? n : 1));
+        I->explain = (const char **)gs__arena_alloc(ctx, sizeof(char *) * (size_t)(n ? n : 1));
     }
-    return NULL;
-}
-
-GS__FN gs_value *gs__sp_tab_make(gs__sp *sp, const void *k1, const void *k2, int64_t a, int64_t b, int64_t c,
-                                 const int32_t *vals) {
-    gs_graph *g = sp->G->g;
-    int64_t D = sp->D, one = 1, i;
-    gs_value *t, *ds, *pid = gs__sp_pid(sp), *v;
-    gs__sp_tab e;
-    bool same = true;
-    for (i = 1; i < D; i++)
-        if (vals[i] != vals[0]) same = false;
-    if (same) {
-        v = gs__sp_s32(sp, vals[0]);
-    } else {
-        t = gs_constant(g, gs_shape_make(GS_S32, 1, &D), vals);
-        ds = gs_dynamic_slice(g, t, &pid, &one);
-        v = gs_reshape(g, ds, 0, NULL);
+    if (I && I->map && I->sh && I->explain && gs__sp_in_shardings(&sp, g, I)) {
+        sp.explain = I->explain;
+        r = gs__sp_run(&sp, &G, g, NULL, NULL);
     }
-    if (!v) return NULL;
-    if (k1) {
-        e.k1 = k1; e.k2 = k2; e.a = a; e.b = b; e.c = c; e.v = v;
-        stbds_arrput(sp->G->tabs, e);
-    }
-    return v;
-}
-
-/* The global offset of the device's tile along dim d of sharding s, for shards of c elements. */
-GS__FN gs_value *gs__sp_offset(gs__sp *sp, const gs_sharding *s, int d, int64_t c) {
-    gs_value *v;
-    int32_t *vals;
-    int64_t p, idx[GS_MAX_TILE_RANK];
-    if (gs__sp_k(s, d) == 1) return gs__sp_s32(sp, 0);
-    if ((v = gs__sp_tab_find(sp, s, NULL, d, c, 1))) return v;
-    vals = (int32_t *)gs__malloc(sp->ctx, sizeof(int32_t) * (size_t)sp->D);
-    if (!vals) return NULL;
-    for (p = 0; p < sp->D; p++) {
-        if (!gs_sharding_device_index(s, p, idx)) idx[d] = 0;
-        vals[p] = (int32_t)(idx[d] * c);
-    }
-    v = gs__sp_tab_make(sp, s, NULL, d, c, 1, vals);
-    gs__free(sp->ctx, vals);
-    return v;
-}
-
-/* The device's tile coordinate along dim d of s, as an s32 scalar. */
-GS__FN gs_value *gs__sp_coord(gs__sp *sp, const gs_sharding *s, int d) { return gs__sp_offset(sp, s, d, 1); }
-
-GS__FN gs_value *gs__sp_zero(gs__sp *sp, gs_dtype t) { return gs_scalar(sp->G->g, t, 0); }
-
-GS__FN gs_value *gs__sp_splat(gs__sp *sp, gs_dtype t, double x, gs_shape shape) {
-    shape.dtype = t;
-    return gs_constant_splat(sp->G->g, shape, x);
-}
-
-/* pads dim d of x on the right up to n (garbage: zero) */
-GS__FN gs_value *gs__sp_pad_dim(gs__sp *sp, gs_value *x, int d, int64_t n) {
-    int64_t lo[GS_MAX_RANK] = {0}, hi[GS_MAX_RANK] = {0};
-    if (!x || x->shape.dims[d] >= n) return x;
-    hi[d] = n - x->shape.dims[d];
-    return gs_pad(sp->G->g, x, gs__sp_zero(sp, x->shape.dtype), lo, hi, NULL);
-}
-
-/* slices x to shape n (a prefix of every dim) */
-GS__FN gs_value *gs__sp_prefix(gs__sp *sp, gs_value *x, const gs_shape *n) {
-    int64_t st[GS_MAX_RANK] = {0};
-    int d;
-    bool same = true;
-    if (!x) return NULL;
-    for (d = 0; d < x->shape.rank; d++)
-        if (x->shape.dims[d] != n->dims[d]) same = false;
-    if (same) return x;
-    return gs_slice(sp->G->g, x, st, n->dims, NULL);
-}
-
-/* select(in bounds, x, fill) over the dims in mask whose split leaves padding: a local element at index i of dim d
-   is real when offset(d) + i < S[d]. x is in sharding s of full shape `full`. */
-GS__FN gs_value *gs__sp_mask(gs__sp *sp, gs_value *x, const gs_sharding *s, const gs_shape *full, uint32_t mask,
-                             double fill) {
-    gs_graph *g = sp->G->g;
-    gs_value *ok = NULL;
-    int d;
-    if (!x) return NULL;
-    for (d = 0; d < full->rank; d++) {
-        int64_t k = gs__sp_k(s, d), c = x->shape.dims[d], dd = d;
-        gs_shape s1 = gs_shape_make(GS_S32, 1, &c);
-        gs_value *m;
-        if (!((mask >> d) & 1u) || k == 1 || c * k == full->dims[d]) continue;
-        if (c * k < full->dims[d]) continue; /* not a shard of this dim */
-        /* on the dim alone (4 bytes per position, not per element), then broadcast */
-        m = gs_add(g, gs_iota(g, s1, 0), gs_broadcast(g, gs__sp_offset(sp, s, d, c), s1, NULL));
-        m = gs_compare(g, m, gs_constant_splat(g, s1, (double)full->dims[d]), GS_CMP_LT);
-        m = gs_broadcast_in_dim(g, m, x->shape.rank, x->shape.dims, &dd);
-        ok = ok ? gs_binary(g, GS_OP_AND, ok, m) : m;
-    }
-    if (!ok) return x;
-    return gs_select(g, ok, x, gs__sp_splat(sp, x->shape.dtype, fill, x->shape));
-}
-
-/* the identity of a reduction on dtype t */
-GS__FN double gs__sp_identity(gs_reduce_kind k, gs_dtype t) {
-    int b = gs__dt(t)->bits;
-    bool inf = gs__is_float(t) && gs__dt(t)->fkind == GS__FK_IEEE;
-    switch (k) {
-    case GS_REDUCE_SUM: case GS_REDUCE_OR: return 0;
-    case GS_REDUCE_PROD: return 1;
-    case GS_REDUCE_AND: return gs__is_signed(t) ? -1 : gs__is_int(t) ? ldexp(1.0, b) - 1.0 : 1;   /* all bits set */
-    case GS_REDUCE_MAX:   /* the lowest value of the type (types without inf: the lowest finite one) */
-        if (gs__is_signed(t)) return -ldexp(1.0, b - 1);
-        if (!gs__is_float(t)) return 0;
-        return inf ? -INFINITY : t == GS_F8E8M0FNU ? gs__fp_decode(t, 0) : -gs__fp_max(t);
-    case GS_REDUCE_MIN:   /* the highest value (saturating conversions make 2^63 the s64 maximum) */
-        if (gs__is_signed(t)) return ldexp(1.0, b - 1) - 1.0;
-        if (gs__is_int(t)) return ldexp(1.0, b) - 1.0;
-        if (!gs__is_float(t)) return 1;
-        return inf ? INFINITY : gs__fp_max(t);
-    default: return 0;
-    }
-}
-
-/* =========================================================================================================
-   Tile arrays in a normal form: [k_0 .. k_{r-1}, R] (R the replication, possibly 1)
-   ========================================================================================================= */
-GS__FN bool gs__sp_view(gs__sp *sp, const gs_sharding *s, int rank, gs__ta *out) {
-    int d;
-    GS__ZERO(*out);
-    if (gs__sp_is_rep(s) && !(s && s->kind == GS_SHARDING_TILED)) {
-        out->n = rank + 1;
-        for (d = 0; d < rank; d++) out->dims[d] = 1;
-        out->dims[rank] = sp->D;
-        out->total = sp->D;
-        out->ir = 1;
-        out->idims[0] = sp->D;
-        out->iperm[0] = 0;
-        return true;
-    }
-    if (!s || s->kind != GS_SHARDING_TILED || s->rank != rank || gs_sharding_manual_group(s) > 1) return false;
-    *out = s->ta;
-    out->n = rank + 1;
-    out->dims[rank] = gs_sharding_replication(s);
-    return true;
-}
-
-GS__FN const gs_sharding *gs__sp_from_view(gs__sp *sp, int rank, const gs__ta *t) {
-    gs__ta u = *t;
-    gs_subgroup sub = GS_SUBGROUP_REPLICATED;
-    if (u.dims[rank] == 1) {
-        u.n = rank;
-        if (rank == 0) return gs__sp_rep(sp);
-        return gs__sh_from_ta(sp->ctx, rank, 0, NULL, &u);
-    }
-    return gs__sh_from_ta(sp->ctx, rank, 1, &sub, &u);
-}
-
-/* Refines axis `ax` of t into (dims[ax]/m, m); returns the new axis count (the m factor is axis ax+1). */
-GS__FN void gs__sp_split_axis(gs__ta *t, int ax, int64_t m) {
-    int i;
-    for (i = t->n; i > ax + 1; i--) t->dims[i] = t->dims[i - 1];
-    t->dims[ax] /= m;
-    t->dims[ax + 1] = m;
-    t->n++;
-}
-
-/* Moves axis `from` of t to position `to` (in the result's numbering), by a transpose of the tile array. */
-GS__FN bool gs__sp_move_axis(gs__sp *sp, gs__ta *t, int from, int to) {
-    int perm[GS_MAX_IOTA_RANK], i, k = 0;
-    gs__ta r;
-    if (from == to) return true;
-    for (i = 0; i < t->n; i++) {
-        if (k == to) perm[k++] = from;
-        if (i != from) perm[k++] = i;
-    }
-    if (k == to) perm[k++] = from;
-    if (gs__ta_transpose(sp->ctx, t, perm, &r) != GS_OK) return false;
-    *t = r;
-    return true;
-}
-
-/* Merges axes pos .. pos+n-1 of t into axis pos (a reshape of the tile array: free in both forms). */
-GS__FN void gs__sp_merge_axes(gs__ta *t, int pos, int n) {
-    int i;
-    for (i = 1; i < n; i++) t->dims[pos] *= t->dims[pos + i];
-    for (i = pos + 1; i + n - 1 < t->n; i++) t->dims[i] = t->dims[i + n - 1];
-    t->n -= n - 1;
-}
-
-/* Replica groups: the devices that differ only along axis ax of t (ordered by their coordinate on it). */
-GS__FN bool gs__sp_groups(gs__sp *sp, const gs__ta *t, int ax, gs_replica_groups *rg) {
-    gs__ta u = *t;
-    int i;
-    GS__ZERO(*rg);
-    if (!gs__sp_move_axis(sp, &u, ax, u.n - 1)) return false;
-    rg->group_size = t->dims[ax];
-    rg->n_groups = t->total / rg->group_size;
-    if (u.list) {
-        rg->ids = u.list;
-    } else {
-        rg->iota_rank = u.ir;
-        for (i = 0; i < u.ir; i++) {
-            rg->iota_dims[i] = u.idims[i];
-            rg->iota_perm[i] = u.iperm[i];
+    if (r) {
+        const gs_sharding *rs = G.vals[g->root->id].sh;
+        r->num_partitions = sp.D;
+        r->module_name = g->module_name;
+        for (i = 0; i < n; i++) {
+            I->map[i] = G.vals[i].v && G.vals[i].v->graph == r ? G.vals[i].v : NULL;
+            I->sh[i] = G.vals[i].sh;
         }
+        I->n_out = gs_graph_num_outputs(g);
+        I->out_sh = (const gs_sharding **)gs__arena_alloc(ctx, sizeof(gs_sharding *) * (size_t)(I->n_out ? I->n_out : 1));
+        if (I->out_sh)
+            for (i = 0; i < I->n_out; i++) I->out_sh[i] = g->root->shape.dtype == GS_TUPLE ? gs__sp_elem(rs, i) : rs;
+        I->n_warn = (int)stbds_arrlen(sp.warn);
+        I->warn = (const char **)gs__arena_alloc(ctx, sizeof(char *) * (size_t)(I->n_warn ? I->n_warn : 1));
+        if (I->warn)
+            for (i = 0; i < I->n_warn; i++) I->warn[i] = sp.warn[i];
+        if (!I->out_sh || !I->warn) r = NULL;
+        else r->spmd = I;
     }
-    return true;
+    gs__sp_g_free(&sp, &G);
+    stbds_arrfree(sp.warn);
+    gs__sb_free(&sp.ex);
+    if (!r) return ctx->err ? ctx->err : gs__err(ctx, GS_ERR_OUT_OF_MEMORY, "gs_partition: out of memory");
+    *out = r;
+    return GS_OK;
 }
 
-/* =========================================================================================================
-   Collectives
-   ========================================================================================================= */
-GS__FN gs_value *gs__sp_all_reduce(gs__sp *sp, gs_value *x, gs_reduce_kind k, const gs_replica_groups *rg) {
-    gs_collective_desc cd;
-    GS__ZERO(cd);
-    cd.groups = *rg;
-    if (rg->group_size == 1) return x;
-    return gs_all_reduce(sp->G->g, x, k, &cd);
+/* ---- printing with explanations ---- */
+typedef struct gs__sp_pr { const gs_graph *spmd; const int *rev; } gs__sp_pr;
+
+GS__FN void gs__sp_comment(gs__sb *sb, const gs_value *v, void *user) {
+    const gs__sp_pr *P = (const gs__sp_pr *)user;
+    const gs__spmd_info *I = P->spmd->spmd;
+    int s;
+    if (v->graph != P->spmd || v->id < 0 || v->id >= (int)stbds_arrlen(P->spmd->values)) return;
+    s = P->rev[v->id];
+    if (s < 0) return;
+    gs__sb_printf(sb, "// %s = %s, sharding %s%s%s\n", I->src->values[s]->name, gs_op_name(I->src->values[s]->op),
+                  gs_sharding_to_text(P->spmd->ctx, I->sh[s]), I->explain[s] ? ": " : "",
+                  I->explain[s] ? I->explain[s] : "");
 }
 
-/* all-gather along dim d over the groups of axis ax of t (the caller's view), member j's block at j * local */
-GS__FN gs_value *gs__sp_all_gather(gs__sp *sp, gs_value *x, int d, const gs__ta *t, int ax) {
-    gs_collective_desc cd;
-    GS__ZERO(cd);
-    if (!x || !gs__sp_groups(sp, t, ax, &cd.groups)) return NULL;
-    if (!sp->desc.all_gather_as_all_reduce) return gs_all_gather(sp->G->g, x, d, &cd);
-    {
-        /* XLA's test mode: my block into zeros at my slot, then a sum over the group */
-        gs_graph *g = sp->G->g;
-        int64_t m = t->dims[ax], p, idx[GS_MAX_IOTA_RANK];
-        gs_shape big = x->shape;
-        gs_value *z, *st[GS_MAX_RANK], *slot, *xs = x;
-        int32_t *vals;
-        int i;
-        big.dims[d] *= m;
-        vals = (int32_t *)gs__malloc(sp->ctx, sizeof(int32_t) * (size_t)sp->D);
-        if (!vals) return NULL;
-        for (p = 0; p < sp->D; p++) {
-            int64_t L = gs__ta_pos(t, p);
-            gs__unravel(t->n, t->dims, L < 0 ? 0 : L, idx);
-            vals[p] = (int32_t)(idx[ax] * x->shape.dims[d]);
-        }
-        slot = gs__sp_tab_make(sp, NULL, NULL, 0, 0, 0, vals);
-        gs__free(sp->ctx, vals);
-        if (x->shape.dtype == GS_PRED) xs = gs_convert(g, x, GS_S32);
-        z = gs__sp_splat(sp, xs->shape.dtype, 0, big);
-        for (i = 0; i < x->shape.rank; i++) st[i] = i == d ? slot : gs__sp_s32(sp, 0);
-        z = gs_dynamic_update_slice(g, z, xs, st);
-        z = gs_all_reduce(g, z, GS_REDUCE_SUM, &cd);
-        return x->shape.dtype == GS_PRED ? gs_convert(g, z, GS_PRED) : z;
+GS_API const char *gs_partition_print(gs_graph *spmd, bool explain) {
+    gs__sp_pr P;
+    int *rev, i, n;
+    const char *r;
+    if (!spmd) return NULL;
+    if (!explain || !spmd->spmd) return gs_hlo_print(spmd);
+    n = (int)stbds_arrlen(spmd->values);
+    rev = (int *)gs__malloc(spmd->ctx, sizeof(int) * (size_t)(n ? n : 1));
+    if (!rev) return NULL;
+    for (i = 0; i < n; i++) rev[i] = -1;
+    for (i = 0; i < spmd->spmd->n_src; i++) {
+        const gs_value *m = spmd->spmd->map[i];
+        if (m && m->graph == spmd && rev[m->id] < 0) rev[m->id] = i;
     }
+    P.spmd = spmd;
+    P.rev = rev;
+    r = gs__hlo_print_ex(spmd, gs__sp_comment, &P);
+    gs__free(spmd->ctx, rev);
+    return r;
 }
-
-/* =========================================================================================================
-   The reshard planner
-   ========================================================================================================= */
-/* vals[p] = coord_b(d) * cb - coord_a(d) * ca: where device p's tile of b starts inside its tile of a */
-GS__FN gs_value *gs__sp_rel_offset(gs__sp *sp, const gs_sharding *b, int64_t cb, const gs_sharding *a, int64_t ca,
-                                   int d) {
-    gs_value *v;
-    int32_t *vals;
-    int64_t p, ib[GS_MAX_TILE_RANK], ia[GS_MAX_TILE_RANK];
-    if (gs__sp_k(a, d) == 1) return gs__sp_offset(sp, b, d, cb);
-    if ((v = gs__sp_tab_find(sp, b, a, d, cb, ca))) return v;
-    vals = (int32_t *)gs__malloc(sp->ctx, sizeof(int32_t) * (size_t)sp->D);
-    if (!vals) return NULL;
-    for (p = 0; p < sp->D; p++) {
-        if (!gs_sharding_device_index(b, p, ib)) ib[d] = 0;
-        if (!gs_sharding_device_index(a, p, ia)) ia[d] = 0;
-        vals[p] = (int32_t)(ib[d] * cb - ia[d] * ca);
-    }
-    v = gs__sp_tab_make(sp, b, a, d, cb, ca, vals);
-    gs__free(sp->ctx, vals);
-    return v;
-}
-
-GS__FN void gs__sp_warn_remat(gs__sp *sp, const gs_sharding *s, const gs_sharding *t, const gs_shape *full,
-                              const char *why) {
-    const char *name = sp->at ? sp->at->name : "?";
-    gs__sp_warnf(sp, "involuntary full rematerialization at %s: resharding %s -> %s (%s) replicates %llu bytes on every "
-                 "device; giving %s the sharding %s (an annotation) would avoid it", name,
-                 gs_sharding_to_text(sp->ctx, s), gs_sharding_to_text(sp->ctx, t), why,
-                 (unsigned long long)gs_shape_bytes(full), name, gs_sharding_to_text(sp->ctx, s));
-    gs__sp_note(sp, "full rematerialization (%s)", why);
-}
-
-/* all-gather the minor factor m of dim d: cur -> cur with dim d split k/m ways (m into the replication) */
-GS__FN gs_value *gs__sp_gather_step(gs__sp *sp, gs_value *x, const gs_sharding **cur, int d, int64_t m,
-                                    const gs_shape *full) {
-    int rank = full->rank;
-    gs__ta A;
-    int64_t k;
-    if (!x || !gs__sp_view(sp, *cur, rank, &A)) return NULL;
-    k = A.dims[d];
-    gs__sp_split_axis(&A, d, m);
-    x = gs__sp_all_gather(sp, x, d, &A, d + 1);
-    if (!x || !gs__sp_move_axis(sp, &A, d + 1, A.n - 1)) return NULL;
-    gs__sp_merge_axes(&A, A.n - 2, 2);
-    *cur = gs__sp_from_view(sp, rank, &A);
-    {
-        gs_shape want = x->shape;
-        want.dims[d] = gs__shard_size(full->dims[d], k / m);
-        x = gs__sp_prefix(sp, x, &want);
-    }
-    return *cur ? x : NULL;
-}
-
-GS__FN bool gs__sp_aligned(int64_t S, int64_t kc, int64_t kf) {
-    /* tiles of the coarse split (kc) are made of kf/kc consecutive fine tiles */
-    return kc == 1 || gs__shard_size(S, kc) == (kf / kc) * gs__shard_size(S, kf);
-}
-
-GS__FN gs_value *gs__sp_reshard_raw(gs__sp *sp, gs_value *x, const gs_sharding *s, const gs_sharding *t,
-                                    gs_shape full) {
-    gs_graph *g = sp->G->g;
-    int rank = full.rank, d, e;
-    gs__ta A, B;
-    const gs_sharding *cur = s;
-    bool s_rep, t_rep;
-    if (!x) return NULL;
-    if (!s) s = gs__sp_rep(sp);
-    if (!t) t = gs__sp_rep(sp);
-    if (s == t || gs_sharding_equal(s, t)) return x;
-    s_rep = gs__sp_is_rep(s);
-    t_rep = gs__sp_is_rep(t);
-    if (s_rep && t_rep) return x;
-    if (s->kind == GS_SHARDING_MANUAL || t->kind == GS_SHARDING_MANUAL || gs_sharding_manual_group(s) > 1 ||
-        gs_sharding_manual_group(t) > 1) {
-        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: cannot reshard a manual value (%s -> %s); leave manual regions through "
-                "SPMDShardToFullShape", sp->at ? sp->at->name : "?", gs_sharding_to_text(sp->ctx, s),
-                gs_sharding_to_text(sp->ctx, t));
-        return NULL;
-    }
-    if (!gs__sp_view(sp, s, rank, &A) || !gs__sp_view(sp, t, rank, &B)) {
-        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: cannot reshard %s -> %s", sp->at ? sp->at->name : "?",
-                gs_sharding_to_text(sp->ctx, s), gs_sharding_to_text(sp->ctx, t));
-        return NULL;
-    }
-    /* 1. all-to-all: move a factor m of the tiles of a dim that has too many to a dim that has too few */
-    for (;;) {
-        int fs = -1, ft = -1;
-        int64_t m = 1;
-        if (!gs__sp_view(sp, cur, rank, &A)) return NULL;
-        for (d = 0; d < rank && fs < 0; d++) {
-            int64_t ks = A.dims[d], kt = B.dims[d];
-            if (ks <= kt || ks % kt) continue;
-            for (e = 0; e < rank; e++) {
-                int64_t ks2 = A.dims[e], kt2 = B.dims[e], mm;
-                if (e == d || ks2 >= kt2 || kt2 % ks2) continue;
-                mm = gs__gcd(ks / kt, kt2 / ks2);
-                if (mm < 2 || !gs__sp_aligned(full.dims[d], ks / mm, ks)) continue;
-                if (ks2 > 1 && !gs__sp_aligned(full.dims[e], ks2, ks2 * mm)) continue;
-                fs = d;
-                ft = e;
-                m = mm;
-                break;
-            }
-        }
-        if (fs < 0) break;
-        {
-            gs_collective_desc cd;
-            int64_t ks = A.dims[fs], ks2 = A.dims[ft], ct_new = gs__shard_size(full.dims[ft], ks2 * m);
-            int tref, to;
-            gs_shape want;
-            GS__ZERO(cd);
-            if (ks2 == 1) x = gs__sp_pad_dim(sp, x, ft, m * ct_new);
-            gs__sp_split_axis(&A, fs, m);
-            if (!gs__sp_groups(sp, &A, fs + 1, &cd.groups)) return NULL;
-            x = gs_all_to_all(g, x, ft, fs, &cd);
-            if (!x) return NULL;
-            want = x->shape;
-            want.dims[fs] = gs__shard_size(full.dims[fs], ks / m);
-            x = gs__sp_prefix(sp, x, &want);
-            tref = ft < fs + 1 ? ft : ft + 1;
-            to = tref < fs + 1 ? tref + 1 : tref;
-            if (!gs__sp_move_axis(sp, &A, fs + 1, to)) return NULL;
-            gs__sp_merge_axes(&A, to - 1, 2);
-            cur = gs__sp_from_view(sp, rank, &A);
-            if (!cur) return NULL;
-        }
-    }
-    /* 2. all-gather what is split more than the target wants (inside replication groups) */
-    for (d = 0; d < rank; d++) {
-        int64_t ks, kt;
-        if (!gs__sp_view(sp, cur, rank, &A)) return NULL;
-        ks = A.dims[d];
-        kt = B.dims[d];
-        if (ks == 1) continue;
-        if (ks > kt) {
-            int64_t m = (ks % kt == 0 && gs__sp_aligned(full.dims[d], kt, ks)) ? ks / kt : ks;
-            x = gs__sp_gather_step(sp, x, &cur, d, m, &full);
-        } else if (ks < kt && (kt % ks || !gs__sp_aligned(full.dims[d], ks, kt))) {
-            x = gs__sp_gather_step(sp, x, &cur, d, ks, &full);   /* misaligned: gather, then slice below */
-        }
-        if (!x) return NULL;
-    }
-    if (gs__sp_is_rep(cur) && !s_rep && !t_rep)
-        gs__sp_warn_remat(sp, s, t, &full, "no all-to-all, slice or partial gather reaches the target");
-    /* 3. dynamic-slice the finer tiles out of the replicated data (no communication) */
-    if (!gs__sp_view(sp, cur, rank, &A)) return NULL;
-    {
-        bool any = false;
-        gs__ta C = A;
-        const gs_sharding *nxt;
-        for (d = 0; d < rank; d++) {
-            int64_t f = B.dims[d] / C.dims[d];
-            if (f <= 1) continue;
-            any = true;
-            gs__sp_split_axis(&C, C.n - 1, C.dims[C.n - 1] / f);   /* R -> (f, R/f) */
-            if (!gs__sp_move_axis(sp, &C, C.n - 2, d + 1)) return NULL;
-            gs__sp_merge_axes(&C, d, 2);
-        }
-        if (any) {
-            gs_value *st[GS_MAX_RANK];
-            gs_shape loc;
-            nxt = gs__sp_from_view(sp, rank, &C);
-            if (!nxt) return NULL;
-            loc = gs__sp_local(nxt, full);
-            for (d = 0; d < rank; d++) {
-                int64_t f = C.dims[d] / A.dims[d];
-                if (f > 1) {
-                    if (A.dims[d] == 1) x = gs__sp_pad_dim(sp, x, d, f * loc.dims[d]);
-                    st[d] = gs__sp_rel_offset(sp, nxt, loc.dims[d], cur, x ? x->shape.dims[d] : 0, d);
-                } else {
-                    st[d] = gs__sp_s32(sp, 0);
-                }
-            }
-            x = gs_dynamic_slice(g, x, st, loc.dims);
-            cur = nxt;
-        }
-    }
-    /* 4. collective-permute when the tiles are right but sit on the wrong devices */
-    if (x && !gs_sharding_equal(cur, t)) {
-        int64_t L, *pairs;
-        if (!gs__sp_view(sp, cur, rank, &A)) return NULL;
-        for (d = 0; d <= rank; d++)
-            if (A.dims[d] != B.dims[d]) {
-                gs__err(sp->ctx, GS_ERR_SHARDING, "%s: internal error: reshard %s -> %s ended at %s",
-                        sp->at ? sp->at->name : "?", gs_sharding_to_text(sp->ctx, s),
-                        gs_sharding_to_text(sp->ctx, t), gs_sharding_to_text(sp->ctx, cur));
-                return NULL;
-            }
-        pairs = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * 2 * (size_t)sp->D);
-        if (!pairs) return NULL;
-        for (L = 0; L < sp->D; L++) {
-            pairs[2 * L] = gs__ta_at(&A, L);
-            pairs[2 * L + 1] = gs__ta_at(&B, L);
-        }
-        x = gs_collective_permute(g, x, sp->D, pairs, 0);
-    }
-    return x;
-}
-
-/* =========================================================================================================
-   Per-value access during partitioning
-   ========================================================================================================= */
-/* element i of a tuple sharding (or the sharding itself) */
-GS__FN const gs_sharding *gs__sp_elem(const gs_sharding *s, int i) {
-    return s && s->kind == GS_SHARDING_TUPLE ? (i < s->n_elems ? s->elems[i] : NULL) : s;
-}
-
-/* x (a per-device value of source value u, in sharding from) in sharding want; tuples element by element */
-GS__FN gs_value *gs__sp_reshard_val(gs__sp *sp, gs_value *x, const gs_sharding *from, const gs_sharding *want,
-                                    const gs_value *u) {
-    gs_value *el[64];
-    int i, n = u->n_tuple;
-    if (u->shape.dtype != GS_TUPLE) return gs__sp_reshard_raw(sp, x, from, want, u->shape);
-    if (!x || from == want || gs_sharding_equal(from, want)) return x;
-    if (n > 64) {
-        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: tuples of more than 64 elements", u->name);
-        return NULL;
-    }
-    for (i = 0; i < n; i++)
-        el[i] = gs__sp_reshard_raw(sp, gs_get_tuple_element(sp->G->g, x, i), gs__sp_elem(from, i),
-                                   gs__sp_elem(want, i), u->tuple[i]);
-    return gs_tuple(sp->G->g, n, el);
-}
-
-/* The per-device form of source value u in sharding want (array reshards are made once and cached). */
-GS__FN gs_value *gs__sp_get(gs__sp *sp, const gs_value *u, const gs_sharding *want) {
-    gs__sp_val *e = &sp->G->vals[u->id];
-    gs_value *x;
-    gs__sp_alt a;
-    int i;
-    if (!e->v) return NULL;
-    if (!want) want = gs__sp_rep(sp);
-    if (e->sh == want || gs_sharding_equal(e->sh, want)) return e->v;
-    if (u->shape.dtype == GS_TUPLE) return gs__sp_reshard_val(sp, e->v, e->sh, want, u);
-    for (i = 0; i < (int)stbds_arrlen(e->alts); i++)
-        if (e->alts[i].sh == want) return e->alts[i].v;
-    x = gs__sp_reshard_raw(sp, e->v, e->sh, want, u->shape);
-    if (!x) return NULL;
-    a.sh = want;
-    a.v = x;
-    stbds_arrput(e->alts, a);
-    return x;
-}
-
-/* the sharding a source value has (replicated when none) */
-GS__FN const gs_sharding *gs__sp_norm(gs__sp *sp, const gs_sharding *s) {
-    if (!s || s->kind == GS_SHARDING_UNKNOWN || s->kind == GS_SHARDING_MAXIMAL) return gs__sp_rep(sp);
-    if (s->kind == GS_SHARDING_TUPLE) {
-        const gs_sharding *el[64];
-        int i;
-        bool same = true;
-        if (s->n_elems > 64) return s;
-        for (i = 0; i < s->n_elems; i++) {
-            el[i] = gs__sp_norm(sp, s->elems[i]);
-            if (el[i] != s->elems[i]) same = false;
-        }
-        return same ? s : gs_sharding_tuple(sp->ctx, s->n_elems, el);
-    }
-    return s;
-}
-GS__FN const gs_sharding *gs__sp_sh(gs__sp *sp, const gs_value *u) { return gs__sp_norm(sp, u->sharding); }
-
-GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);

@@ -1,23 +1,6 @@
-/* gs_spmd_ops.c - the partitioner's per-op rules (part of gs_spmd.c's translation unit). */
-#include "gs_internal.h"
-
-/* v's op over new operands with a local result shape; every attribute copied (builders re-check it all) */
-GS__FN gs_value *gs__sp_clone(gs__sp *sp, const gs_value *v, gs_value *const *ops, const gs_shape *shape) {
-    gs_value *n = gs__value_new(sp->G->g, v->op, v->n_operands, ops);
-    size_t at = offsetof(gs_value, index);
-    if (!n) return NULL;
-    memcpy((char *)n + at, (const char *)v + at, sizeof(gs_value) - at);
-    if (shape) n->shape = *shape;
-    return gs__finish(n);
-}
-
-GS__FN uint32_t gs__sp_split_mask(const gs_sharding *s, int rank) {
-    uint32_t m = 0;
-    int d;
-    for (d = 0; d < rank; d++)
-        if (gs__sp_k(s, d) > 1) m |= 1u << d;
-    return m;
-}
+/* gs_spmd_ops.c - the partitioner's per-op rules that need no halo and no dot strategy, the dispatcher gs__sp_op
+   (one line per op: the table of contents of the rules), and the walk that partitions one computation. */
+#include "gs_spmd_internal.h"
 
 /* t with the tiles of dim d moved to another dim (unsplit in t; the largest, preferring sizes they divide),
    or with d replicated when there is none; so an op along d can run locally */
@@ -45,143 +28,6 @@ GS__FN const gs_sharding *gs__sp_move_tiles_off(gs__sp *sp, const gs_sharding *t
     }
 }
 
-/* Groups of devices that differ only along the axes in `axes` of view I (merged, major to minor). */
-GS__FN bool gs__sp_groups_multi(gs__sp *sp, const gs__ta *I, uint32_t axes, gs_replica_groups *rg) {
-    gs__ta u = *I;
-    int a, n = I->n, moved = 0;
-    for (a = 0; a < n; a++)
-        if ((axes >> a) & 1u) {
-            /* axis a sits at a - moved once earlier group axes went to the end */
-            if (!gs__sp_move_axis(sp, &u, a - moved, u.n - 1)) return false;
-            moved++;
-        }
-    if (moved > 1) gs__sp_merge_axes(&u, u.n - moved, moved);
-    if (moved == 0) {
-        GS__ZERO(*rg);
-        rg->n_groups = I->total;
-        rg->group_size = 1;
-        return true;
-    }
-    return gs__sp_groups(sp, &u, u.n - 1, rg);
-}
-
-/* Finishes a local partial result x (output dims of an iteration space): I is the iteration sharding (rank ri),
-   dest[a] the output dim of iteration dim a or GS__DEST_REP for a reduced dim whose partial results must be
-   combined with `kind`. Chooses reduce-scatter when t wants an output dim split over exactly the reducing
-   devices, else all-reduce. Returns x in *out_sh. */
-GS__FN gs_value *gs__sp_combine(gs__sp *sp, gs_value *x, const gs_sharding *I, int ri, const int *dest,
-                                gs_reduce_kind kind, const gs_shape *full_out, const gs_sharding *t,
-                                const gs_sharding **out_sh) {
-    gs__ta A;
-    uint32_t red = 0;
-    int a, j;
-    int64_t G = 1;
-    const gs_sharding *P = gs__sh_map(sp->ctx, I, full_out->rank, dest);
-    if (!x || !P || !gs__sp_view(sp, I, ri, &A)) return NULL;
-    for (a = 0; a < ri; a++)
-        if (dest[a] == GS__DEST_REP && A.dims[a] > 1) {
-            red |= 1u << a;
-            G *= A.dims[a];
-        }
-    *out_sh = P;
-    if (!red) return x;
-    /* reduce-scatter: the reduced axes become the minor factor of an output dim j, and that is what t wants */
-    for (j = 0; j < full_out->rank && t && !gs__sp_is_rep(t); j++) {
-        int aj = -1, i, moved = 0;
-        gs__ta u;
-        const gs_sharding *Q;
-        int qdest[GS_MAX_IOTA_RANK];
-        int64_t kj;
-        for (a = 0; a < ri; a++)
-            if (dest[a] == j) aj = a;
-        kj = aj >= 0 ? A.dims[aj] : 1;
-        if (aj < 0 || gs__sp_k(t, j) != kj * G || !gs__sp_aligned(full_out->dims[j], kj, kj * G)) continue;
-        /* move the reduced axes (in order) to just after aj, then merge them into it */
-        {
-            int order[GS_MAX_IOTA_RANK], perm[GS_MAX_IOTA_RANK], k = 0;
-            gs__ta r;
-            for (a = 0; a < A.n; a++) {
-                if ((red >> a) & 1u) continue;
-                order[k++] = a;
-                if (a == aj)
-                    for (i = 0; i < ri; i++)
-                        if ((red >> i) & 1u) order[k++] = i;
-            }
-            for (i = 0; i < A.n; i++) perm[i] = order[i];
-            if (gs__ta_transpose(sp->ctx, &A, perm, &r) != GS_OK) return NULL;
-            u = r;
-            /* merge axes aj' .. aj'+moved into one */
-            for (i = 0; i < A.n; i++)
-                if (perm[i] == aj) break;
-            for (a = 0; a < ri; a++)
-                if ((red >> a) & 1u) moved++;
-            gs__sp_merge_axes(&u, i, moved + 1);
-            /* u is a view over the iteration dims minus the reduced ones (+ R) */
-            k = 0;
-            for (a = 0; a < ri; a++)
-                if (!((red >> a) & 1u)) qdest[k++] = dest[a];
-            Q = gs__sp_from_view(sp, k, &u);
-            if (!Q) return NULL;
-            Q = gs__sh_map(sp->ctx, Q, full_out->rank, qdest);
-            if (!Q) return NULL;
-        }
-        if (!gs_sharding_equal(Q, t)) {
-            /* same tiling on other devices is still worth it: a permute after */
-            gs__ta Qv, Tv;
-            int d;
-            bool same_dims = gs__sp_view(sp, Q, full_out->rank, &Qv) && gs__sp_view(sp, t, full_out->rank, &Tv);
-            for (d = 0; same_dims && d <= full_out->rank; d++)
-                if (Qv.dims[d] != Tv.dims[d]) same_dims = false;
-            if (!same_dims) continue;
-        }
-        {
-            gs_collective_desc cd;
-            int64_t cnew = gs__shard_size(full_out->dims[j], kj * G);
-            GS__ZERO(cd);
-            if (!gs__sp_groups_multi(sp, &A, red, &cd.groups)) return NULL;
-            if (kj == 1) x = gs__sp_pad_dim(sp, x, j, G * cnew);
-            x = gs_reduce_scatter(sp->G->g, x, kind, j, &cd);
-            gs__sp_note(sp, "reduce-scatter over %lld devices into dim %d", (long long)G, j);
-            *out_sh = Q;
-            return x;
-        }
-    }
-    {
-        gs_replica_groups rg;
-        if (!gs__sp_groups_multi(sp, &A, red, &rg)) return NULL;
-        gs__sp_note(sp, "all-reduce over %lld devices", (long long)G);
-        return gs__sp_all_reduce(sp, x, kind, &rg);
-    }
-}
-
-/* ---- the replicate path: operands replicated, the op at full size, the result sliced by the caller ---- */
-GS__FN gs_value *gs__sp_replicated(gs__sp *sp, const gs_value *v, const char *why, const gs_sharding **osh) {
-    gs_value *ops[GS_MAX_RANK + 8], **heap = NULL, **o = ops;
-    gs_value *r;
-    int i;
-    bool split = false;
-    if (v->n_operands > (int)GS__COUNTOF(ops)) {
-        heap = (gs_value **)gs__malloc(sp->ctx, sizeof(gs_value *) * (size_t)v->n_operands);
-        if (!heap) return NULL;
-        o = heap;
-    }
-    for (i = 0; i < v->n_operands; i++) {
-        const gs_sharding *s = sp->G->vals[v->operands[i]->id].sh;
-        if (s && !gs__sp_is_rep(s)) split = true;
-        o[i] = gs__sp_get(sp, v->operands[i], gs__sp_rep(sp));
-    }
-    if (split)
-        gs__sp_warnf(sp, "full rematerialization at %s: %s replicates its operands (%s); %llu bytes of result computed "
-                     "on every device; keeping %s's operands unsplit along those dims would avoid it", v->name,
-                     gs_op_name(v->op), why,
-                     (unsigned long long)(v->shape.dtype == GS_TUPLE ? 0 : gs_shape_bytes(&v->shape)), v->name);
-    gs__sp_note(sp, "replicated: %s", why);
-    r = gs__sp_clone(sp, v, o, v->shape.dtype == GS_TUPLE ? NULL : &v->shape);
-    gs__free(sp->ctx, heap);
-    *osh = gs__sp_rep(sp);
-    return r;
-}
-
 /* whether init (a source value) is the constant identity of reduction k, so it may enter a result any number of
    times */
 GS__FN bool gs__sp_init_is_identity(const gs_value *init, gs_reduce_kind k) {
@@ -199,75 +45,6 @@ GS__FN bool gs__sp_init_is_identity(const gs_value *init, gs_reduce_kind k) {
     }
     x = gs__ld_f(t, one, 0);
     return x == gs__sp_identity(k, t);
-}
-
-/* the mask of dims whose extent an op changes or reads across (they must not be split for a local op) */
-GS__FN const gs_sharding *gs__sp_unsplit(gs__sp *sp, const gs_sharding *t, uint32_t mask) {
-    return gs__sh_replicate_dims(sp->ctx, t, mask);
-}
-
-/* The groups of a reshape: the smallest runs of input dims [i0, i1) and output dims [j0, j1) with equal products
-   (a size-1 dim left at the end forms a group of its own). Returns the count (at most 2 * GS_MAX_RANK), or -1
-   when the products do not match. */
-typedef struct gs__sp_rgroup { int i0, i1, j0, j1; } gs__sp_rgroup;
-
-GS__FN int gs__sp_reshape_groups(const gs_shape *in, const gs_shape *out, gs__sp_rgroup *g) {
-    int i = 0, j = 0, n = 0;
-    while (i < in->rank || j < out->rank) {
-        int64_t pi = 1, po = 1;
-        g[n].i0 = i;
-        g[n].j0 = j;
-        if (i < in->rank) pi = in->dims[i++];
-        if (j < out->rank) po = out->dims[j++];
-        while (pi != po) {
-            if (pi < po && i < in->rank) pi *= in->dims[i++];
-            else if (pi > po && j < out->rank) po *= out->dims[j++];
-            else return -1;
-        }
-        g[n].i1 = i;
-        g[n].j1 = j;
-        n++;
-    }
-    return n;
-}
-
-GS__FN bool gs__sp_one_to_one(const gs__sp_rgroup *g) { return g->i1 - g->i0 == 1 && g->j1 - g->j0 == 1; }
-
-/* whether the reshape is local: 1:1 dims keep their tile counts, other groups split only evenly */
-GS__FN bool gs__sp_reshape_local_ok(const gs_shape *in, const gs_sharding *si, const gs_shape *out,
-                                    const gs_sharding *so) {
-    gs__sp_rgroup g[2 * GS_MAX_RANK];
-    int n = gs__sp_reshape_groups(in, out, g), q, d;
-    if (n < 0) return false;
-    for (q = 0; q < n; q++) {
-        if (gs__sp_one_to_one(&g[q])) {
-            if (gs__sp_k(si, g[q].i0) != gs__sp_k(so, g[q].j0)) return false;
-            continue;
-        }
-        for (d = g[q].i0; d < g[q].i1; d++)
-            if (gs__sp_k(si, d) > 1 && in->dims[d] % gs__sp_k(si, d)) return false;
-        for (d = g[q].j0; d < g[q].j1; d++)
-            if (gs__sp_k(so, d) > 1 && out->dims[d] % gs__sp_k(so, d)) return false;
-    }
-    return true;
-}
-
-/* dims of a reshape's operand (and of its result, *out_changed) in groups that are not 1:1 */
-GS__FN uint32_t gs__sp_reshape_changed(const gs_shape *in, const gs_shape *out, uint32_t *out_changed) {
-    gs__sp_rgroup g[2 * GS_MAX_RANK];
-    int n = gs__sp_reshape_groups(in, out, g), q, d;
-    uint32_t m = 0, mo = 0;
-    if (n < 0) {   /* not a valid reshape: everything changes */
-        m = (1u << in->rank) - 1;
-        mo = (1u << out->rank) - 1;
-    }
-    for (q = 0; q < n; q++) {
-        if (gs__sp_one_to_one(&g[q])) continue;
-        for (d = g[q].i0; d < g[q].i1; d++) m |= 1u << d;
-        for (d = g[q].j0; d < g[q].j1; d++) mo |= 1u << d;
-    }
-    if (out_changed) *out_changed = mo;
-    return m;
 }
 
 /* the local cumulative op along a split dim: local scan plus an exclusive prefix of the other shards' totals */
@@ -742,15 +519,6 @@ GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding
     return gs__sp_clone(sp, v, ops, &ls);
 }
 
-GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-GS__FN gs_value *gs__sp_windowed(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-GS__FN gs_value *gs__sp_concat(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-GS__FN gs_value *gs__sp_reverse(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-GS__FN gs_value *gs__sp_conv(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh,
-                                     bool *fits);
-GS__FN gs_graph *gs__sp_graph(gs__sp *sp, gs_graph *src, const gs_sharding *param_sh, const gs_sharding *root_sh);
-
 GS__FN bool gs__sp_elementwise(gs_op op) {
     return (op >= GS_OP_CONVERT && op <= GS_OP_CLAMP) || (op >= GS_OP_SINE && op <= GS_OP_REDUCE_PRECISION);
 }
@@ -1087,4 +855,86 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     default:
         return gs__sp_replicated(sp, v, "no partitioned rule", osh);
     }
+}
+
+/* =========================================================================================================
+   The driver
+   ========================================================================================================= */
+GS__FN void gs__sp_g_free(gs__sp *sp, gs__sp_g *G) {
+    int i;
+    if (G->vals) {
+        for (i = 0; i < (int)stbds_arrlen(G->src->values); i++) stbds_arrfree(G->vals[i].alts);
+        gs__free(sp->ctx, G->vals);
+    }
+    stbds_arrfree(G->tabs);
+}
+
+/* a parameter's per-device shape */
+GS__FN gs_value *gs__sp_param(gs__sp *sp, const gs_value *p, const gs_sharding *s) {
+    if (p->shape.dtype == GS_TUPLE) {
+        gs_shape ts[64];
+        int i;
+        if (p->n_tuple > 64) { gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: tuples of more than 64 elements", p->name); return NULL; }
+        for (i = 0; i < p->n_tuple; i++) ts[i] = gs__sp_local(gs__sp_elem(s, i), p->tuple[i]);
+        return gs_parameter_tuple(sp->G->g, p->index, p->n_tuple, ts, p->name);
+    }
+    return gs_parameter(sp->G->g, p->index, gs__sp_local(s, p->shape), p->name);
+}
+
+/* Writes the per-device form of src (its parameter 0 sharded by param_sh and its root resharded to root_sh
+   when they are given, else the shardings propagation gave them). The entry's state stays in sp->G. */
+GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sharding *param_sh,
+                            const gs_sharding *root_sh) {
+    int i, n = (int)stbds_arrlen(src->values);
+    gs_value *root;
+    const char **explain = sp->explain;
+    sp->explain = NULL;   /* sub-graphs partitioned on the way keep no explanations */
+    sp->G = G;
+    G->src = src;
+    G->g = gs_graph_new(sp->ctx, src->name);
+    G->vals = (gs__sp_val *)gs__malloc(sp->ctx, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
+    if (!G->g || !G->vals) return NULL;
+    memset(G->vals, 0, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
+    for (i = 0; i < n; i++) {
+        const gs_value *v = src->values[i];
+        const gs_sharding *t = gs__sp_sh(sp, v), *osh = t;
+        gs_value *x;
+        sp->at = v;
+        sp->ex.len = 0;
+        if (v->op == GS_OP_PARAMETER) {
+            if (param_sh) t = param_sh;
+            x = gs__sp_param(sp, v, t);
+            osh = t;
+        } else {
+            x = gs__sp_op(sp, v, t, &osh);
+            x = gs__sp_reshard_val(sp, x, osh, t, v);
+            osh = t;
+        }
+        if (!x || sp->ctx->err) {
+            if (!sp->ctx->err) gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "could not partition");
+            gs__err_prefix(sp->ctx, "gs_partition: %s (%s): ", v->name, gs_op_name(v->op));
+            return NULL;
+        }
+        if (x->graph == G->g && x->auto_name && !gs_graph_find(G->g, v->name) && x->op != GS_OP_PARAMETER)
+            gs_value_set_name(x, v->name);
+        G->vals[i].v = x;
+        G->vals[i].sh = osh;
+        if (explain && sp->ex.len) explain[i] = gs__arena_strdup(sp->ctx, sp->ex.buf);
+        sp->G = G;
+    }
+    root = src->root ? gs__sp_get(sp, src->root, root_sh ? root_sh : G->vals[src->root->id].sh) : NULL;
+    if (!root || gs_graph_set_root(G->g, root) != GS_OK) {
+        if (!sp->ctx->err) gs__err(sp->ctx, GS_ERR_INVALID_ARG, "gs_partition: graph %s has no root", src->name);
+        return NULL;
+    }
+    return G->g;
+}
+
+GS__FN gs_graph *gs__sp_graph(gs__sp *sp, gs_graph *src, const gs_sharding *param_sh, const gs_sharding *root_sh) {
+    gs__sp_g G;
+    gs_graph *r;
+    memset(&G, 0, sizeof G);
+    r = gs__sp_run(sp, &G, src, param_sh, root_sh);
+    gs__sp_g_free(sp, &G);
+    return r;
 }

@@ -10,8 +10,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "src")
 # Implementation files in pipeline order (DESIGN.md section 1).
 IMPL_FILES = ["gs_base.c", "gs_gemm.c", "gs_ir.c", "gs_hlo_text.c", "gs_interp_window.c", "gs_interp.c", "gs_npy.c"]
-OPTIONAL_IMPL = ["gs_sharding.c", "gs_propagate.c", "gs_spmd.c", "gs_spmd_ops.c", "gs_spmd_halo.c", "gs_spmd_dot.c", "gs_thread.c",
-                 "gs_runtime.c", "gs_spmd_check.c", "gs_cost.c"]
+OPTIONAL_IMPL = ["gs_sharding.c", "gs_propagate.c", "gs_spmd_core.c", "gs_spmd_dot.c", "gs_spmd_window.c", "gs_spmd_ops.c",
+                 "gs_spmd.c", "gs_thread.c", "gs_runtime.c", "gs_spmd_check.c", "gs_cost.c"]
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 

@@ -1,4 +1,4 @@
-/* gs_spmd_halo.c - windowed ops along split dims: one engine that gives every device the region of an operand
+/* gs_spmd_window.c - windowed ops along split dims: one engine that gives every device the region of an operand
    its share of the output needs (halo exchange), and the rules built on it: reduce-window, convolution, slice,
    pad, concatenate, reverse and reshape realignment. (A convolution with nothing split spatially goes to the dot
    strategies.)
@@ -8,7 +8,7 @@
    gathered from the shards that hold it with collective-permutes (one per distance between holder and receiver),
    then the region is cut out by a dynamic-slice at a per-device offset, and elements outside [0, S) are masked
    with the op's padding value. Window math (below) turns a window config into a, n and the local op's config. */
-#include "gs_internal.h"
+#include "gs_spmd_internal.h"
 
 GS__FN int64_t gs__sp_fdiv(int64_t a, int64_t b) {
     int64_t q = a / b;
@@ -793,6 +793,70 @@ GS__FN gs_value *gs__sp_conv(gs__sp *sp, const gs_value *v, const gs_sharding *t
     gs__sp_note(sp, "convolution: batch and output features split as the output");
     *osh = os;
     return gs__sp_win_keep(sp, y, &res, rank, out_of);
+}
+
+/* The groups of a reshape: the smallest runs of input dims [i0, i1) and output dims [j0, j1) with equal products
+   (a size-1 dim left at the end forms a group of its own). Returns the count (at most 2 * GS_MAX_RANK), or -1
+   when the products do not match. */
+typedef struct gs__sp_rgroup { int i0, i1, j0, j1; } gs__sp_rgroup;
+
+GS__FN int gs__sp_reshape_groups(const gs_shape *in, const gs_shape *out, gs__sp_rgroup *g) {
+    int i = 0, j = 0, n = 0;
+    while (i < in->rank || j < out->rank) {
+        int64_t pi = 1, po = 1;
+        g[n].i0 = i;
+        g[n].j0 = j;
+        if (i < in->rank) pi = in->dims[i++];
+        if (j < out->rank) po = out->dims[j++];
+        while (pi != po) {
+            if (pi < po && i < in->rank) pi *= in->dims[i++];
+            else if (pi > po && j < out->rank) po *= out->dims[j++];
+            else return -1;
+        }
+        g[n].i1 = i;
+        g[n].j1 = j;
+        n++;
+    }
+    return n;
+}
+
+GS__FN bool gs__sp_one_to_one(const gs__sp_rgroup *g) { return g->i1 - g->i0 == 1 && g->j1 - g->j0 == 1; }
+
+/* whether the reshape is local: 1:1 dims keep their tile counts, other groups split only evenly */
+GS__FN bool gs__sp_reshape_local_ok(const gs_shape *in, const gs_sharding *si, const gs_shape *out,
+                                    const gs_sharding *so) {
+    gs__sp_rgroup g[2 * GS_MAX_RANK];
+    int n = gs__sp_reshape_groups(in, out, g), q, d;
+    if (n < 0) return false;
+    for (q = 0; q < n; q++) {
+        if (gs__sp_one_to_one(&g[q])) {
+            if (gs__sp_k(si, g[q].i0) != gs__sp_k(so, g[q].j0)) return false;
+            continue;
+        }
+        for (d = g[q].i0; d < g[q].i1; d++)
+            if (gs__sp_k(si, d) > 1 && in->dims[d] % gs__sp_k(si, d)) return false;
+        for (d = g[q].j0; d < g[q].j1; d++)
+            if (gs__sp_k(so, d) > 1 && out->dims[d] % gs__sp_k(so, d)) return false;
+    }
+    return true;
+}
+
+/* dims of a reshape's operand (and of its result, *out_changed) in groups that are not 1:1 */
+GS__FN uint32_t gs__sp_reshape_changed(const gs_shape *in, const gs_shape *out, uint32_t *out_changed) {
+    gs__sp_rgroup g[2 * GS_MAX_RANK];
+    int n = gs__sp_reshape_groups(in, out, g), q, d;
+    uint32_t m = 0, mo = 0;
+    if (n < 0) {   /* not a valid reshape: everything changes */
+        m = (1u << in->rank) - 1;
+        mo = (1u << out->rank) - 1;
+    }
+    for (q = 0; q < n; q++) {
+        if (gs__sp_one_to_one(&g[q])) continue;
+        for (d = g[q].i0; d < g[q].i1; d++) m |= 1u << d;
+        for (d = g[q].j0; d < g[q].j1; d++) mo |= 1u << d;
+    }
+    if (out_changed) *out_changed = mo;
+    return m;
 }
 
 /* reshape whose groups are 1:1 dims, merges (input dims -> one output dim, only the major input dim split) or

@@ -1,0 +1,166 @@
+/* gs_spmd_internal.h - the SPMD partitioner's private API: its state, and every function one of its files
+   calls in another, each with the shapes and shardings it maps (the role XLA's spmd_partitioner.h plays).
+
+   The partitioner's files, in the order their code depends on each other (no file calls a later one's code
+   except through the dispatcher the walk calls):
+     gs_spmd_core.c    tile views, partition-id tables, offsets, masks, collectives, the reshard planner, and the
+                       helpers every rule shares (clone at local size, combine partial results, the replicate path)
+     gs_spmd_dot.c     dot strategies (dot and convolution dims as batch/contracting/free), windowed einsum
+     gs_spmd_window.c  the windowed-input engine (halo regions) and the rules on it: slice, pad, reduce-window,
+                       concatenate, reverse, convolution, reshape realignment
+     gs_spmd_ops.c     every other rule, the dispatcher gs__sp_op (one line per op), and the walk over a computation
+     gs_spmd.c         gs_partition: the driver, what it records on the SPMD program, printing with explanations
+
+   Notation in the comments: x[A,B]{A split} is a value of dims A, B with its sharding split along A; {rep} is
+   replicated; "local" is a device's tile. Every rule has the signature of gs__sp_rule_fn: it returns v's per-device
+   value and sets *osh to the sharding that value is in; the walk then reshards it to t, the sharding propagation
+   gave v. */
+#ifndef GS_SPMD_INTERNAL_H
+#define GS_SPMD_INTERNAL_H
+#include "gs_internal.h"
+
+/* =========================================================================================================
+   The partitioner's state
+   ========================================================================================================= */
+typedef struct gs__sp_alt { const gs_sharding *sh; gs_value *v; } gs__sp_alt;
+
+/* a source value's per-device form: the value in its own sharding, and the reshards already made of it */
+typedef struct gs__sp_val {
+    gs_value *v;
+    const gs_sharding *sh;
+    gs__sp_alt *alts;           /* stb_ds */
+} gs__sp_val;
+
+typedef struct gs__sp_tab { const void *k1, *k2; int64_t a, b, c; gs_value *v; } gs__sp_tab;
+
+typedef struct gs__sp_g {       /* one graph being written */
+    gs_graph *g;
+    gs_graph *src;
+    gs__sp_val *vals;           /* by source value id (heap) */
+    gs_value *pid;              /* s32 partition id */
+    gs__sp_tab *tabs;           /* stb_ds: offset tables already built */
+} gs__sp_g;
+
+typedef struct gs__sp {
+    gs_ctx *ctx;
+    gs_partition_desc desc;
+    int64_t D;
+    int64_t we_bytes;           /* windowed einsum threshold (bytes per device), -1 = never */
+    gs__sp_g *G;                /* the graph being written */
+    const gs_value *at;         /* the source instruction being partitioned */
+    char **warn;                /* stb_ds of arena strings */
+    gs__sb ex;                  /* the current instruction's explanation */
+    const char **explain;       /* the entry graph's explanations, by source value id */
+} gs__sp;
+
+/* a rule: v's per-device value; *osh = the sharding it is in (t is what propagation gave v) */
+typedef gs_value *(*gs__sp_rule_fn)(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+
+/* =========================================================================================================
+   gs_spmd_core.c
+   ========================================================================================================= */
+/* the current instruction's explanation (--explain) gets "; " + the text */
+GS__FN void gs__sp_note(gs__sp *sp, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* a warning on the SPMD program (gs_partition_warning) and the log */
+GS__FN void gs__sp_warnf(gs__sp *sp, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* ---- shardings as the partitioner reads them ---- */
+GS__FN const gs_sharding *gs__sp_rep(gs__sp *sp);                      /* {rep} */
+GS__FN bool gs__sp_is_rep(const gs_sharding *s);                       /* every device holds the whole value */
+GS__FN int64_t gs__sp_k(const gs_sharding *s, int d);                  /* tiles along dim d (1: unsplit) */
+GS__FN gs_shape gs__sp_local(const gs_sharding *s, gs_shape full);     /* x[S0..]{s} -> the tile shape */
+GS__FN const gs_sharding *gs__sp_elem(const gs_sharding *s, int i);    /* a tuple sharding's element i */
+GS__FN const gs_sharding *gs__sp_sh(gs__sp *sp, const gs_value *u);    /* u's sharding, unknown/maximal -> {rep} */
+GS__FN uint32_t gs__sp_split_mask(const gs_sharding *s, int rank);     /* the dims s splits, as a bit mask */
+GS__FN const gs_sharding *gs__sp_unsplit(gs__sp *sp, const gs_sharding *t, uint32_t mask); /* t, mask dims whole */
+GS__FN bool gs__sp_aligned(int64_t S, int64_t kc, int64_t kf);        /* kc-way tiles = runs of kf-way tiles */
+/* ---- per-device scalars and tables ---- */
+GS__FN gs_value *gs__sp_s32(gs__sp *sp, int64_t x);                   /* s32[] constant */
+GS__FN gs_value *gs__sp_zero(gs__sp *sp, gs_dtype t);                 /* t[] 0 */
+GS__FN gs_value *gs__sp_splat(gs__sp *sp, gs_dtype t, double x, gs_shape shape); /* t[shape] filled with x */
+GS__FN gs_value *gs__sp_pid(gs__sp *sp);                              /* s32[] partition id, made once per graph */
+/* s32[] vals[partition id]: a table of D values (cached by the keys k1, k2, a, b, c) */
+GS__FN gs_value *gs__sp_tab_make(gs__sp *sp, const void *k1, const void *k2, int64_t a, int64_t b, int64_t c,
+                                 const int32_t *vals);
+GS__FN gs_value *gs__sp_offset(gs__sp *sp, const gs_sharding *s, int d, int64_t c); /* s32[] tile coord along d * c */
+GS__FN gs_value *gs__sp_coord(gs__sp *sp, const gs_sharding *s, int d);            /* s32[] tile coord along d */
+/* ---- shapes and masks ---- */
+GS__FN gs_value *gs__sp_pad_dim(gs__sp *sp, gs_value *x, int d, int64_t n);   /* x with dim d padded to n */
+GS__FN gs_value *gs__sp_prefix(gs__sp *sp, gs_value *x, const gs_shape *n);   /* x[..] -> x[:n0, :n1, ..] */
+/* x[local]{s} of full shape: the elements past the end of the dims in mask (an uneven tile's padding) set to fill */
+GS__FN gs_value *gs__sp_mask(gs__sp *sp, gs_value *x, const gs_sharding *s, const gs_shape *full, uint32_t mask,
+                             double fill);
+GS__FN double gs__sp_identity(gs_reduce_kind k, gs_dtype t);          /* the identity of reduction k in t */
+/* ---- tile views: a sharding as an array of devices with one axis per split dim ---- */
+GS__FN bool gs__sp_view(gs__sp *sp, const gs_sharding *s, int rank, gs__ta *out);
+GS__FN const gs_sharding *gs__sp_from_view(gs__sp *sp, int rank, const gs__ta *t);
+/* ---- collectives ---- */
+/* x{partial over rg} -> x summed (reduced by k) over each group of rg */
+GS__FN gs_value *gs__sp_all_reduce(gs__sp *sp, gs_value *x, gs_reduce_kind k, const gs_replica_groups *rg);
+/* x[..,Sd/k,..] -> x[..,Sd,..]: dim d gathered over the devices along axis ax of the view t */
+GS__FN gs_value *gs__sp_all_gather(gs__sp *sp, gs_value *x, int d, const gs__ta *t, int ax);
+/* ---- the reshard planner ---- */
+/* x[local]{from} -> x[local]{want} for source value u (tuples element by element) */
+GS__FN gs_value *gs__sp_reshard_val(gs__sp *sp, gs_value *x, const gs_sharding *from, const gs_sharding *want,
+                                    const gs_value *u);
+/* source value u's per-device form in sharding want (made once per sharding, then cached) */
+GS__FN gs_value *gs__sp_get(gs__sp *sp, const gs_value *u, const gs_sharding *want);
+/* ---- what every rule shares ---- */
+/* v's op over per-device operands, result shape `shape` (NULL: the builder's), every attribute copied */
+GS__FN gs_value *gs__sp_clone(gs__sp *sp, const gs_value *v, gs_value *const *ops, const gs_shape *shape);
+/* y[iteration dims]{I, partial along the dims dest maps to GS__DEST_REP} -> out[..]{*out_sh}: reduce-scatter when
+   t splits an output dim over exactly the reducing devices, else all-reduce */
+GS__FN gs_value *gs__sp_combine(gs__sp *sp, gs_value *x, const gs_sharding *I, int ri, const int *dest,
+                                gs_reduce_kind kind, const gs_shape *full_out, const gs_sharding *t,
+                                const gs_sharding **out_sh);
+/* any op: operands{rep} -> out{rep} at full size (warns when an operand was split); the fallback rule */
+GS__FN gs_value *gs__sp_replicated(gs__sp *sp, const gs_value *v, const char *why, const gs_sharding **osh);
+
+/* =========================================================================================================
+   gs_spmd_dot.c
+   ========================================================================================================= */
+/* dot: lhs[B,M,K] x rhs[B,K,N] -> out[B,M,N], any of B, M, N, K split (K split: partial sums combined); the
+   strategy is the cheapest in bytes resharded, a windowed einsum loop when an operand is too big to gather */
+GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+
+/* =========================================================================================================
+   gs_spmd_window.c
+   ========================================================================================================= */
+/* slice, pad, reduce-window: x[S]{S split k} -> out[O]{O split k}; each device's input region by halo exchange */
+GS__FN gs_value *gs__sp_windowed(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* concatenate along a split dim: a[Sa], b[Sb] -> out[Sa+Sb]{split k}; each operand's part by the engine */
+GS__FN gs_value *gs__sp_concat(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* reverse: x[S]{split k} -> out[S]{split k}; an uneven dim's padding kept on the right by a halo */
+GS__FN gs_value *gs__sp_reverse(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* convolution: in[N,S..,C]{N, S split} x kernel[S..,C,F] -> out[N,S'..,F]{N, S' split}; spatial halos */
+GS__FN gs_value *gs__sp_conv(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* reshape x[3,2]{dim 0 split} -> out[6]{split}: merge or split groups realigned by the engine; *fits false when
+   the groups are not 1:1, merges or splits of that kind */
+GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh,
+                                     bool *fits);
+/* whether out{so} = reshape(in{si}) is a local reshape of every tile */
+GS__FN bool gs__sp_reshape_local_ok(const gs_shape *in, const gs_sharding *si, const gs_shape *out,
+                                    const gs_sharding *so);
+/* the input dims a reshape changes (returned) and its output dims it changes (*out_changed) */
+GS__FN uint32_t gs__sp_reshape_changed(const gs_shape *in, const gs_shape *out, uint32_t *out_changed);
+
+/* =========================================================================================================
+   gs_spmd_ops.c
+   ========================================================================================================= */
+/* the dispatcher: the rule for v's op */
+GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* the per-device form of computation src into G (parameter 0 in param_sh, the root resharded to root_sh, when
+   given); gs__sp_graph does it for a called computation with a state of its own */
+GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sharding *param_sh,
+                            const gs_sharding *root_sh);
+GS__FN gs_graph *gs__sp_graph(gs__sp *sp, gs_graph *src, const gs_sharding *param_sh, const gs_sharding *root_sh);
+GS__FN void gs__sp_g_free(gs__sp *sp, gs__sp_g *G);
+
+#endif /* GS_SPMD_INTERNAL_H */
