@@ -548,13 +548,22 @@ GS_API gs_result gs_eval(gs_graph *g, const void *const *inputs, void *const *ou
 /* ---------------------------------------------------------------------------------------------------------
    Tensor files and inputs
    ------------------------------------------------------------------------------------------------------- */
-/* Reads a NumPy .npy file (format 1.x/2.x/3.x, C order, little-endian '<f4', '<i4', '<u4', '|b1' / '|u1').
-   The file's dtype must match `want` (bf16 is read from '<f4' and rounded); `want` = GS_DTYPE_INVALID takes
-   the file's dtype. *data (storage format) is allocated with the context's allocator; free it with
+/* Reads a NumPy .npy file (format 1.x/2.x/3.x, C order, little-endian; bool, integer, float and complex types).
+   The file's dtype must match `want`, except for the types NumPy lacks: bf16, the 8/4-bit floats and 2/4-bit
+   integers are read from a NumPy float file (rounded to nearest even), from the same-size unsigned type (as
+   bits: see GS_NPY_RAW), or for s2/s4/u2/u4 from '|i1'/'|u1' holding values in range; pred also reads '|u1'.
+   `want` = GS_DTYPE_INVALID takes the file's dtype. *data (storage format) is allocated with the context's allocator; free it with
    gs_free_data. Errors (GS_ERR_IO, GS_ERR_PARSE, GS_ERR_SHAPE) are also recorded in the context. */
 GS_API gs_result gs_npy_read(gs_ctx *ctx, const char *path, gs_dtype want, gs_shape *shape, void **data);
-/* Writes data (storage format) as .npy format 1.0; bf16 is written as '<f4', pred as '|b1'. */
+/* Writes data (storage format) as .npy format 1.0. NumPy's types map one to one (pred '|b1', s64 '<i8', c64
+   '<c8', ...); the others are written as the nearest wider NumPy type that holds every value exactly: bf16 and
+   f8e8m0fnu as '<f4', the other 8-bit floats and f4e2m1fn as '<f2', s2/s4 as '|i1', u2/u4 as '|u1'. */
 GS_API gs_result gs_npy_write(gs_ctx *ctx, const char *path, gs_shape shape, const void *data);
+/* flags GS_NPY_RAW: the float types NumPy lacks are written as their bit patterns in a same-size unsigned type
+   ('<u2' for bf16, '|u1' for the 8- and 4-bit floats; s2/s4 as their low bits in '|u1'). gs_npy_read takes
+   such a file back as bits when asked for that type. */
+#define GS_NPY_RAW 1u
+GS_API gs_result gs_npy_write_ex(gs_ctx *ctx, const char *path, gs_shape shape, const void *data, unsigned flags);
 GS_API void gs_free_data(gs_ctx *ctx, void *data);   /* ctx: the context that allocated data */
 /* The documented deterministic input generator (used by `gshard eval/run --seed N` for inputs not given):
    element i of parameter p is derived from splitmix64(seed, p, i): f32/bf16 uniform in [-1, 1) (24-bit

@@ -421,7 +421,105 @@ static void test_types_partitioned(void) {
     check_partitioned("f64", "divide", 3);
 }
 
+/* reads the .npy header's descr of path into buf */
+static void npy_descr(const char *path, char *buf, size_t cap) {
+    char h[256];
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(h, 1, sizeof h - 1, f) : 0;
+    const char *p;
+    buf[0] = 0;
+    if (f) fclose(f);
+    h[n] = 0;
+    p = n > 10 ? strstr(h + 10, "'descr': '") : NULL;
+    if (p) {
+        size_t k = 0;
+        p += 10;
+        while (*p && *p != '\'' && k + 1 < cap) buf[k++] = *p++;
+        buf[k] = 0;
+    }
+}
+
+/* writes data of type t (n elements) with flags, checks the descr, reads it back as t and compares the bytes */
+static void npy_roundtrip(gs_dtype t, int n, const void *data, unsigned flags, const char *descr) {
+    const char *path = "build/test_types_tmp.npy";
+    gs_ctx *ctx = gst_ctx();
+    int64_t dims[1];
+    gs_shape s, got;
+    void *back = NULL;
+    char d[16];
+    dims[0] = n;
+    s = gs_shape_make(t, 1, dims);
+    CHECK_OK(gs_npy_write_ex(ctx, path, s, data, flags));
+    npy_descr(path, d, sizeof d);
+    CHECK_MSG(strcmp(d, descr) == 0, "%s: written as '%s', expected '%s'", gs_dtype_name(t), d, descr);
+    CHECK_OK(gs_npy_read(ctx, path, t, &got, &back));
+    CHECK(gs_shape_equal(&got, &s));
+    CHECK_MSG(back && memcmp(back, data, gs_shape_bytes(&s)) == 0, "%s (flags %u): read back differs", gs_dtype_name(t), flags);
+    gs_free_data(ctx, back);
+    remove(path);
+    gs_ctx_destroy(ctx);
+}
+
+static void test_types_npy(void) {
+    int64_t s64[3] = {INT64_MIN, -1, INT64_MAX};
+    double f64[2] = {0.1, -1e300};
+    float c64[4] = {1, 2, -3, 4.5f};
+    uint16_t u16[2] = {0, 65535}, bf[2] = {0x3F80, 0xC0C0}, h[2] = {0x3C00, 0x7C00};
+    uint8_t f8[4] = {0x7E, 0x01, 0x80, 0x38}, f4[3] = {0x7, 0x9, 0x0}, e8[2] = {0x7F, 0xFF};
+    int8_t s4[3] = {-8, 7, -1};
+    uint8_t u2[2] = {3, 0}, pr[2] = {1, 0};
+    npy_roundtrip(GS_S64, 3, s64, 0, "<i8");
+    npy_roundtrip(GS_F64, 2, f64, 0, "<f8");
+    npy_roundtrip(GS_C64, 2, c64, 0, "<c8");
+    npy_roundtrip(GS_U16, 2, u16, 0, "<u2");
+    npy_roundtrip(GS_F16, 2, h, 0, "<f2");
+    npy_roundtrip(GS_PRED, 2, pr, 0, "|b1");
+    /* the types NumPy lacks: the nearest wider type, or their bits with GS_NPY_RAW */
+    npy_roundtrip(GS_BF16, 2, bf, 0, "<f4");
+    npy_roundtrip(GS_BF16, 2, bf, GS_NPY_RAW, "<u2");
+    npy_roundtrip(GS_F8E4M3FN, 4, f8, 0, "<f2");
+    npy_roundtrip(GS_F8E4M3FN, 4, f8, GS_NPY_RAW, "|u1");
+    npy_roundtrip(GS_F4E2M1FN, 3, f4, 0, "<f2");
+    npy_roundtrip(GS_F4E2M1FN, 3, f4, GS_NPY_RAW, "|u1");
+    npy_roundtrip(GS_F8E8M0FNU, 2, e8, 0, "<f4");
+    npy_roundtrip(GS_S4, 3, s4, 0, "|i1");
+    npy_roundtrip(GS_S4, 3, s4, GS_NPY_RAW, "|u1");
+    npy_roundtrip(GS_U2, 2, u2, 0, "|u1");
+    /* the widened values are the exact values: f8e4m3fn 448 is 448 in the f2 file */
+    {
+        gs_ctx *ctx = gst_ctx();
+        int64_t dims[1] = {4};
+        gs_shape s = gs_shape_make(GS_F8E4M3FN, 1, dims), got;
+        void *back = NULL;
+        CHECK_OK(gs_npy_write(ctx, "build/test_types_tmp.npy", s, f8));
+        CHECK_OK(gs_npy_read(ctx, "build/test_types_tmp.npy", GS_DTYPE_INVALID, &got, &back));
+        CHECK_EQ_INT(got.dtype, GS_F16);
+        if (back) {
+            uint16_t w[4];
+            memcpy(w, back, 8);
+            CHECK_EQ_INT(w[0], 0x5F00);   /* 448 = 1.75 * 2^8 */
+            CHECK_EQ_INT(w[1], 0x1800);   /* 2^-9 */
+            CHECK_EQ_INT(w[2], 0x8000);   /* -0 */
+            CHECK_EQ_INT(w[3], 0x3C00);   /* 1 */
+        }
+        gs_free_data(ctx, back);
+        /* an s4 file value out of range is refused */
+        {
+            int8_t bad[1] = {9};
+            gs_shape s8 = gs_shape_make(GS_S8, 1, dims);
+            s8.dims[0] = 1;
+            CHECK_OK(gs_npy_write(ctx, "build/test_types_tmp.npy", s8, bad));
+            back = NULL;
+            CHECK(gs_npy_read(ctx, "build/test_types_tmp.npy", GS_S4, &got, &back) == GS_ERR_SHAPE);
+            CHECK(strstr(gs_ctx_error_msg(ctx), "does not fit s4") != NULL);
+        }
+        remove("build/test_types_tmp.npy");
+        gs_ctx_destroy(ctx);
+    }
+}
+
 void suite_types(void) {
+    RUN(test_types_npy);
     RUN(test_types_names_sizes);
     RUN(test_types_text_shapes);
     RUN(test_types_literals);
