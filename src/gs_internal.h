@@ -1,4 +1,22 @@
-/* gs_internal.h - configuration defaults, system includes, stb_ds, and the private IR types. */
+/* gs_internal.h - configuration defaults, system includes, stb_ds, and the private IR types.
+
+   Private names are gs__ (functions, types) and GS__ (macros); a second part names the stage (docs/source.md
+   has the map of src/ and how one op flows through it):
+     gs__sb_ text buffer, gs__arena_ the context's arena ......................................... gs_base.c
+     gs__cur_ cursor, gs__parser/gs__pinst/gs__pcomp/gs__perr/gs__pattr, gs__attr_ the HLO text parser,
+     gs__pr_ its printer, gs__hlo_ HLO text tables other stages use ............................ gs_hlo_text.c
+     gs__ta_ tile assignments, gs__sh_ the sharding algebra, gs__shp_ the sharding text parser,
+     gs__fac_/gs__dfac_ factors of tile dims ................................................. gs_sharding.c
+     gs__prop state, gs__fwd_/gs__bwd_ forward and backward rules, gs__dotlike_ dim maps ...... gs_propagate.c
+     gs__sp_ the SPMD partitioner (gs__sp its state), gs__wp/gs__wres windowed-engine plans ... gs_spmd*.c
+     gs__ip_ the reference interpreter, gs__ev_ stepped evaluations ............................ gs_interp.c
+     gs__k_ interpreter kernels ......................................................... gs_interp_window.c
+     gs__gemm_/gs__sgemm the f32 GEMM ........................................................... gs_gemm.c
+     gs__npy_ .npy files ......................................................................... gs_npy.c
+     gs__pool_, gs__barrier_, gs__mutex_, gs__cond_ the thread layer ............... gs_thread.h, gs_thread.c
+     gs__rt_ the runtime, gs__dev a device, gs__cplan_ collective plans, gs__coll_ pieces ...... gs_runtime.c
+     gs__chk_ the partitioned-vs-reference check ........................................... gs_spmd_check.c
+     gs__cm_ the cost model ..................................................................... gs_cost.c */
 #ifndef GS_INTERNAL_H
 #define GS_INTERNAL_H
 
@@ -335,14 +353,16 @@ GS__FN void gs__unravel(int n, const int64_t *dims, int64_t L, int64_t *idx);   
 GS__FN int64_t gs__ravel(int n, const int64_t *dims, const int64_t *idx);       /* index -> row-major position */
 GS__FN int64_t gs__ta_at(const gs__ta *t, int64_t L);      /* the device at row-major position L */
 GS__FN int64_t gs__ta_pos(const gs__ta *t, int64_t d);     /* the row-major position of device d, or -1 */
-GS__FN gs_result gs__ta_transpose(gs_ctx *ctx, const gs__ta *t, const int *perm, gs__ta *out);  /* new k = old perm[k] */
+/* the tile array transposed: new dim k is old dim perm[k] */
+GS__FN gs_result gs__ta_transpose(gs_ctx *ctx, const gs__ta *t, const int *perm, gs__ta *out);
 GS__FN int64_t gs__sh_tiles(const gs_sharding *s);         /* tiles, counting the manual group */
 GS__FN int64_t gs__shard_size(int64_t S, int64_t k);       /* XLA's tile math: ceil(S / k) */
 /* a tiled sharding from a valid tile array whose last n_sub dims are subgroups of the given types */
 GS__FN const gs_sharding *gs__sh_from_ta(gs_ctx *ctx, int rank, int n_sub, const gs_subgroup *sub, const gs__ta *ta_in);
 /* data dim d's tiles moved to dest_of_dim[d] (a dim of the rank-out_rank result, or GS__DEST_REP) */
 GS__FN const gs_sharding *gs__sh_map(gs_ctx *ctx, const gs_sharding *s, int out_rank, const int *dest_of_dim);
-GS__FN const gs_sharding *gs__sh_merge(gs_ctx *ctx, const gs_sharding *a, const gs_sharding *b);  /* refines both, or NULL */
+/* a sharding that refines both a and b, or NULL (no error) when there is none */
+GS__FN const gs_sharding *gs__sh_merge(gs_ctx *ctx, const gs_sharding *a, const gs_sharding *b);
 GS__FN bool gs__sh_more_specific(const gs_sharding *a, const gs_sharding *b);
 GS__FN const gs_sharding *gs__sh_replicate_dims(gs_ctx *ctx, const gs_sharding *s, uint32_t mask);
 GS__FN const gs_sharding *gs__sh_reshape(gs_ctx *ctx, const gs_sharding *s, const gs_shape *src, const gs_shape *dst);

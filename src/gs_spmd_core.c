@@ -383,10 +383,151 @@ GS__FN bool gs__sp_aligned(int64_t S, int64_t kc, int64_t kf) {
     return kc == 1 || gs__shard_size(S, kc) == (kf / kc) * gs__shard_size(S, kf);
 }
 
+/* Step 1 of the reshard planner: all-to-all. While a dim has more tiles than the target's B wants and another
+   fewer, a factor m of the first's tiles moves to the second: x[.., Sd/ks, .., Se/ks2, ..]{*cur} ->
+   x[.., Sd/(ks/m), .., Se/(ks2*m), ..]. */
+GS__FN gs_value *gs__sp_reshard_all_to_all(gs__sp *sp, gs_value *x, const gs_sharding **cur, const gs__ta *B,
+                                           const gs_shape *full) {
+    gs_graph *g = sp->G->g;
+    int rank = full->rank, d, e;
+    gs__ta A;
+    for (;;) {
+        int fs = -1, ft = -1;
+        int64_t m = 1;
+        if (!gs__sp_view(sp, *cur, rank, &A)) return NULL;
+        for (d = 0; d < rank && fs < 0; d++) {
+            int64_t ks = A.dims[d], kt = B->dims[d];
+            if (ks <= kt || ks % kt) continue;
+            for (e = 0; e < rank; e++) {
+                int64_t ks2 = A.dims[e], kt2 = B->dims[e], mm;
+                if (e == d || ks2 >= kt2 || kt2 % ks2) continue;
+                mm = gs__gcd(ks / kt, kt2 / ks2);
+                if (mm < 2 || !gs__sp_aligned(full->dims[d], ks / mm, ks)) continue;
+                if (ks2 > 1 && !gs__sp_aligned(full->dims[e], ks2, ks2 * mm)) continue;
+                fs = d;
+                ft = e;
+                m = mm;
+                break;
+            }
+        }
+        if (fs < 0) break;
+        {
+            gs_collective_desc cd;
+            int64_t ks = A.dims[fs], ks2 = A.dims[ft], ct_new = gs__shard_size(full->dims[ft], ks2 * m);
+            int tref, to;
+            gs_shape want;
+            GS__ZERO(cd);
+            if (ks2 == 1) x = gs__sp_pad_dim(sp, x, ft, m * ct_new);
+            gs__sp_split_axis(&A, fs, m);
+            if (!gs__sp_groups(sp, &A, fs + 1, &cd.groups)) return NULL;
+            x = gs_all_to_all(g, x, ft, fs, &cd);
+            if (!x) return NULL;
+            want = x->shape;
+            want.dims[fs] = gs__shard_size(full->dims[fs], ks / m);
+            x = gs__sp_prefix(sp, x, &want);
+            tref = ft < fs + 1 ? ft : ft + 1;
+            to = tref < fs + 1 ? tref + 1 : tref;
+            if (!gs__sp_move_axis(sp, &A, fs + 1, to)) return NULL;
+            gs__sp_merge_axes(&A, to - 1, 2);
+            *cur = gs__sp_from_view(sp, rank, &A);
+            if (!*cur) return NULL;
+        }
+    }
+    return x;
+}
+
+/* Step 2: all-gather, inside replication groups, what is split more than B wants (or split out of line with it):
+   x[.., Sd/ks, ..]{*cur} -> x[.., Sd/(ks/m), ..] */
+GS__FN gs_value *gs__sp_reshard_gather(gs__sp *sp, gs_value *x, const gs_sharding **cur, const gs__ta *B,
+                                       const gs_shape *full) {
+    int rank = full->rank, d;
+    gs__ta A;
+    for (d = 0; d < rank; d++) {
+        int64_t ks, kt;
+        if (!gs__sp_view(sp, *cur, rank, &A)) return NULL;
+        ks = A.dims[d];
+        kt = B->dims[d];
+        if (ks == 1) continue;
+        if (ks > kt) {
+            int64_t m = (ks % kt == 0 && gs__sp_aligned(full->dims[d], kt, ks)) ? ks / kt : ks;
+            x = gs__sp_gather_step(sp, x, cur, d, m, full);
+        } else if (ks < kt && (kt % ks || !gs__sp_aligned(full->dims[d], ks, kt))) {
+            x = gs__sp_gather_step(sp, x, cur, d, ks, full);   /* misaligned: gather, then slice below */
+        }
+        if (!x) return NULL;
+    }
+    return x;
+}
+
+/* Step 3: dynamic-slice the finer tiles B wants out of the data each device holds (no communication):
+   x[.., Sd/ks, ..]{*cur} -> x[.., Sd/(ks*f), ..]. Returns NULL when a view fails, else x (NULL when a builder
+   failed). */
+GS__FN gs_value *gs__sp_reshard_slice(gs__sp *sp, gs_value *x, const gs_sharding **cur, const gs__ta *B,
+                                      const gs_shape *full) {
+    int rank = full->rank, d;
+    gs__ta A, C;
+    bool any = false;
+    const gs_sharding *nxt;
+    if (!gs__sp_view(sp, *cur, rank, &A)) return NULL;
+    C = A;
+    for (d = 0; d < rank; d++) {
+        int64_t f = B->dims[d] / C.dims[d];
+        if (f <= 1) continue;
+        any = true;
+        gs__sp_split_axis(&C, C.n - 1, C.dims[C.n - 1] / f);   /* R -> (f, R/f) */
+        if (!gs__sp_move_axis(sp, &C, C.n - 2, d + 1)) return NULL;
+        gs__sp_merge_axes(&C, d, 2);
+    }
+    if (any) {
+        gs_value *st[GS_MAX_RANK];
+        gs_shape loc;
+        nxt = gs__sp_from_view(sp, rank, &C);
+        if (!nxt) return NULL;
+        loc = gs__sp_local(nxt, *full);
+        for (d = 0; d < rank; d++) {
+            int64_t f = C.dims[d] / A.dims[d];
+            if (f > 1) {
+                if (A.dims[d] == 1) x = gs__sp_pad_dim(sp, x, d, f * loc.dims[d]);
+                st[d] = gs__sp_rel_offset(sp, nxt, loc.dims[d], *cur, x ? x->shape.dims[d] : 0, d);
+            } else {
+                st[d] = gs__sp_s32(sp, 0);
+            }
+        }
+        x = gs_dynamic_slice(sp->G->g, x, st, loc.dims);
+        *cur = nxt;
+    }
+    return x;
+}
+
+/* Step 4: collective-permute when the tiles are right but sit on the wrong devices: x{cur} -> x{t} (B its view) */
+GS__FN gs_value *gs__sp_reshard_permute(gs__sp *sp, gs_value *x, const gs_sharding *cur, const gs_sharding *s,
+                                        const gs_sharding *t, const gs__ta *B, int rank) {
+    int64_t L, *pairs;
+    int d;
+    gs__ta A;
+    if (!gs__sp_view(sp, cur, rank, &A)) return NULL;
+    for (d = 0; d <= rank; d++)
+        if (A.dims[d] != B->dims[d]) {
+            gs__err(sp->ctx, GS_ERR_SHARDING, "%s: internal error: reshard %s -> %s ended at %s",
+                    sp->at ? sp->at->name : "?", gs_sharding_to_text(sp->ctx, s),
+                    gs_sharding_to_text(sp->ctx, t), gs_sharding_to_text(sp->ctx, cur));
+            return NULL;
+        }
+    pairs = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * 2 * (size_t)sp->D);
+    if (!pairs) return NULL;
+    for (L = 0; L < sp->D; L++) {
+        pairs[2 * L] = gs__ta_at(&A, L);
+        pairs[2 * L + 1] = gs__ta_at(B, L);
+    }
+    return gs_collective_permute(sp->G->g, x, sp->D, pairs, 0);
+}
+
+/* The reshard planner: x[local]{s} -> x[local]{t} for an array of shape full, in four steps, each doing nothing
+   when there is nothing for it: 1. all-to-all moves tiles between dims, 2. all-gather undoes splits the target
+   does not have, 3. dynamic-slice makes the splits it adds, 4. collective-permute puts tiles on their devices. */
 GS__FN gs_value *gs__sp_reshard_raw(gs__sp *sp, gs_value *x, const gs_sharding *s, const gs_sharding *t,
                                     gs_shape full) {
-    gs_graph *g = sp->G->g;
-    int rank = full.rank, d, e;
+    int rank = full.rank;
     gs__ta A, B;
     const gs_sharding *cur = s;
     bool s_rep, t_rep;
@@ -409,118 +550,12 @@ GS__FN gs_value *gs__sp_reshard_raw(gs__sp *sp, gs_value *x, const gs_sharding *
                 gs_sharding_to_text(sp->ctx, s), gs_sharding_to_text(sp->ctx, t));
         return NULL;
     }
-    /* 1. all-to-all: move a factor m of the tiles of a dim that has too many to a dim that has too few */
-    for (;;) {
-        int fs = -1, ft = -1;
-        int64_t m = 1;
-        if (!gs__sp_view(sp, cur, rank, &A)) return NULL;
-        for (d = 0; d < rank && fs < 0; d++) {
-            int64_t ks = A.dims[d], kt = B.dims[d];
-            if (ks <= kt || ks % kt) continue;
-            for (e = 0; e < rank; e++) {
-                int64_t ks2 = A.dims[e], kt2 = B.dims[e], mm;
-                if (e == d || ks2 >= kt2 || kt2 % ks2) continue;
-                mm = gs__gcd(ks / kt, kt2 / ks2);
-                if (mm < 2 || !gs__sp_aligned(full.dims[d], ks / mm, ks)) continue;
-                if (ks2 > 1 && !gs__sp_aligned(full.dims[e], ks2, ks2 * mm)) continue;
-                fs = d;
-                ft = e;
-                m = mm;
-                break;
-            }
-        }
-        if (fs < 0) break;
-        {
-            gs_collective_desc cd;
-            int64_t ks = A.dims[fs], ks2 = A.dims[ft], ct_new = gs__shard_size(full.dims[ft], ks2 * m);
-            int tref, to;
-            gs_shape want;
-            GS__ZERO(cd);
-            if (ks2 == 1) x = gs__sp_pad_dim(sp, x, ft, m * ct_new);
-            gs__sp_split_axis(&A, fs, m);
-            if (!gs__sp_groups(sp, &A, fs + 1, &cd.groups)) return NULL;
-            x = gs_all_to_all(g, x, ft, fs, &cd);
-            if (!x) return NULL;
-            want = x->shape;
-            want.dims[fs] = gs__shard_size(full.dims[fs], ks / m);
-            x = gs__sp_prefix(sp, x, &want);
-            tref = ft < fs + 1 ? ft : ft + 1;
-            to = tref < fs + 1 ? tref + 1 : tref;
-            if (!gs__sp_move_axis(sp, &A, fs + 1, to)) return NULL;
-            gs__sp_merge_axes(&A, to - 1, 2);
-            cur = gs__sp_from_view(sp, rank, &A);
-            if (!cur) return NULL;
-        }
-    }
-    /* 2. all-gather what is split more than the target wants (inside replication groups) */
-    for (d = 0; d < rank; d++) {
-        int64_t ks, kt;
-        if (!gs__sp_view(sp, cur, rank, &A)) return NULL;
-        ks = A.dims[d];
-        kt = B.dims[d];
-        if (ks == 1) continue;
-        if (ks > kt) {
-            int64_t m = (ks % kt == 0 && gs__sp_aligned(full.dims[d], kt, ks)) ? ks / kt : ks;
-            x = gs__sp_gather_step(sp, x, &cur, d, m, &full);
-        } else if (ks < kt && (kt % ks || !gs__sp_aligned(full.dims[d], ks, kt))) {
-            x = gs__sp_gather_step(sp, x, &cur, d, ks, &full);   /* misaligned: gather, then slice below */
-        }
-        if (!x) return NULL;
-    }
+    if (!(x = gs__sp_reshard_all_to_all(sp, x, &cur, &B, &full))) return NULL;
+    if (!(x = gs__sp_reshard_gather(sp, x, &cur, &B, &full))) return NULL;
     if (gs__sp_is_rep(cur) && !s_rep && !t_rep)
         gs__sp_warn_remat(sp, s, t, &full, "no all-to-all, slice or partial gather reaches the target");
-    /* 3. dynamic-slice the finer tiles out of the replicated data (no communication) */
-    if (!gs__sp_view(sp, cur, rank, &A)) return NULL;
-    {
-        bool any = false;
-        gs__ta C = A;
-        const gs_sharding *nxt;
-        for (d = 0; d < rank; d++) {
-            int64_t f = B.dims[d] / C.dims[d];
-            if (f <= 1) continue;
-            any = true;
-            gs__sp_split_axis(&C, C.n - 1, C.dims[C.n - 1] / f);   /* R -> (f, R/f) */
-            if (!gs__sp_move_axis(sp, &C, C.n - 2, d + 1)) return NULL;
-            gs__sp_merge_axes(&C, d, 2);
-        }
-        if (any) {
-            gs_value *st[GS_MAX_RANK];
-            gs_shape loc;
-            nxt = gs__sp_from_view(sp, rank, &C);
-            if (!nxt) return NULL;
-            loc = gs__sp_local(nxt, full);
-            for (d = 0; d < rank; d++) {
-                int64_t f = C.dims[d] / A.dims[d];
-                if (f > 1) {
-                    if (A.dims[d] == 1) x = gs__sp_pad_dim(sp, x, d, f * loc.dims[d]);
-                    st[d] = gs__sp_rel_offset(sp, nxt, loc.dims[d], cur, x ? x->shape.dims[d] : 0, d);
-                } else {
-                    st[d] = gs__sp_s32(sp, 0);
-                }
-            }
-            x = gs_dynamic_slice(g, x, st, loc.dims);
-            cur = nxt;
-        }
-    }
-    /* 4. collective-permute when the tiles are right but sit on the wrong devices */
-    if (x && !gs_sharding_equal(cur, t)) {
-        int64_t L, *pairs;
-        if (!gs__sp_view(sp, cur, rank, &A)) return NULL;
-        for (d = 0; d <= rank; d++)
-            if (A.dims[d] != B.dims[d]) {
-                gs__err(sp->ctx, GS_ERR_SHARDING, "%s: internal error: reshard %s -> %s ended at %s",
-                        sp->at ? sp->at->name : "?", gs_sharding_to_text(sp->ctx, s),
-                        gs_sharding_to_text(sp->ctx, t), gs_sharding_to_text(sp->ctx, cur));
-                return NULL;
-            }
-        pairs = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * 2 * (size_t)sp->D);
-        if (!pairs) return NULL;
-        for (L = 0; L < sp->D; L++) {
-            pairs[2 * L] = gs__ta_at(&A, L);
-            pairs[2 * L + 1] = gs__ta_at(&B, L);
-        }
-        x = gs_collective_permute(g, x, sp->D, pairs, 0);
-    }
+    x = gs__sp_reshard_slice(sp, x, &cur, &B, &full);
+    if (x && !gs_sharding_equal(cur, t)) x = gs__sp_reshard_permute(sp, x, cur, s, t, &B, rank);
     return x;
 }
 

@@ -175,6 +175,12 @@ GS__FN const gs_sharding *gs__sp_lift(gs__sp *sp, const gs_sharding *s, const in
 GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
                                      int wop, int wdim, const gs_sharding **osh);
 
+/* dot (and a convolution with nothing split spatially): lhs[B,M,K] x rhs[B,K,N] -> out[B,M,N]{t}. An iteration
+   sharding over (B, M, N, K) is chosen among the operands' and the output's splits and their merges, priced in
+   bytes resharded plus local flops; lhs and rhs are resharded to its projections, the local dot runs, and when K
+   is split the partial sums are combined (all-reduce, or reduce-scatter into t). E.g. lhs[B,M,K]{B split} x
+   rhs[B,K,N]{B split} -> out[B,M,N]{B split}, no collective; lhs[M,K]{K split} x rhs[K,N]{K split} -> out[M,N]
+   partial, all-reduce. An operand too big to gather goes round a ring instead (gs__sp_windowed_dot). */
 GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const gs_value *Lv = v->operands[0], *Rv = v->operands[1];
     const gs_sharding *Ls = sp->G->vals[Lv->id].sh, *Rs = sp->G->vals[Rv->id].sh;
@@ -279,7 +285,8 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
     }
 }
 
-/* AG-style windowed einsum: operand wop is split D ways along its dim wdim (iteration dim aw) and would be
+/* windowed einsum: x[.., W/D, ..] (operand wop, split D ways along W) x y -> out in I's projection, with no
+   all-gather of x. AG-style windowed einsum: operand wop is split D ways along its dim wdim (iteration dim aw) and would be
    all-gathered; instead a loop of D local dots passes each device's block round a ring (collective-permute to
    the previous tile), device p working on block (coord(p) + i) mod D in iteration i. */
 GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,

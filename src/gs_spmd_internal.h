@@ -124,37 +124,85 @@ GS__FN gs_value *gs__sp_combine(gs__sp *sp, gs_value *x, const gs_sharding *I, i
 GS__FN gs_value *gs__sp_replicated(gs__sp *sp, const gs_value *v, const char *why, const gs_sharding **osh);
 
 /* =========================================================================================================
-   gs_spmd_dot.c
+   The rules, by file (gs__sp_op in gs_spmd_ops.c picks one per op). Each has the signature of gs__sp_rule_fn.
    ========================================================================================================= */
+/* ---- gs_spmd_dot.c ---- */
 /* dot: lhs[B,M,K] x rhs[B,K,N] -> out[B,M,N], any of B, M, N, K split (K split: partial sums combined); the
    strategy is the cheapest in bytes resharded, a windowed einsum loop when an operand is too big to gather */
 GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-
-/* =========================================================================================================
-   gs_spmd_window.c
-   ========================================================================================================= */
+/* ---- gs_spmd_window.c: the windowed-input engine gives each device the input region its output tile needs ---- */
 /* slice, pad, reduce-window: x[S]{S split k} -> out[O]{O split k}; each device's input region by halo exchange */
 GS__FN gs_value *gs__sp_windowed(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-/* concatenate along a split dim: a[Sa], b[Sb] -> out[Sa+Sb]{split k}; each operand's part by the engine */
+/* concatenate along a split dim: a[Sa]{split}, b[Sb]{split} -> out[Sa+Sb]{split}; each operand's part by the engine */
 GS__FN gs_value *gs__sp_concat(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-/* reverse: x[S]{split k} -> out[S]{split k}; an uneven dim's padding kept on the right by a halo */
+/* reverse: x[S]{split k} -> out[S]{split k, tiles mirrored}; an uneven dim's padding kept on the right by a halo */
 GS__FN gs_value *gs__sp_reverse(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-/* convolution: in[N,S..,C]{N, S split} x kernel[S..,C,F] -> out[N,S'..,F]{N, S' split}; spatial halos */
+/* convolution: in[N,S..,C]{N, S split} x kernel[S..,C,F] -> out[N,S'..,F]{N, S' split}, spatial halos; in and
+   kernel both split along S (the filter gradient) -> partial sums added; nothing split spatially -> the dot rule */
 GS__FN gs_value *gs__sp_conv(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-/* reshape x[3,2]{dim 0 split} -> out[6]{split}: merge or split groups realigned by the engine; *fits false when
-   the groups are not 1:1, merges or splits of that kind */
-GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh,
-                                     bool *fits);
-/* whether out{so} = reshape(in{si}) is a local reshape of every tile */
-GS__FN bool gs__sp_reshape_local_ok(const gs_shape *in, const gs_sharding *si, const gs_shape *out,
-                                    const gs_sharding *so);
-/* the input dims a reshape changes (returned) and its output dims it changes (*out_changed) */
-GS__FN uint32_t gs__sp_reshape_changed(const gs_shape *in, const gs_shape *out, uint32_t *out_changed);
+/* reshape: x[A,B]{..} -> out[A*B]{t}: local when every tile reshapes alone; x[3,2]{dim 0 split} -> out[6]{split}
+   realigned by the engine; else the changed dims gathered */
+GS__FN gs_value *gs__sp_reshape(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* ---- gs_spmd_ops.c ---- */
+/* any op inside a manual region: operands[local]{manual} -> out[local]{manual}; the op as written */
+GS__FN gs_value *gs__sp_manual(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* elementwise: x[S..]{t}, y[S..]{t} (scalar operands {rep}) -> out[S..]{t}; no collective */
+GS__FN gs_value *gs__sp_elementwise(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* constant: a splat -> out[local]{t}; a literal -> out[S..]{rep}, the walk slices it to t */
+GS__FN gs_value *gs__sp_constant(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* iota along d: -> out[local]{t}; a split d adds the tile's offset */
+GS__FN gs_value *gs__sp_iota(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* partition-id of the one-partition source program: -> u32[] 0 {rep} */
+GS__FN gs_value *gs__sp_partition_id(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* replica-id (one replica): -> u32[] {rep} */
+GS__FN gs_value *gs__sp_replica_id(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* bitcast-convert: equal widths elementwise; a width change keeps the added/removed minor dim whole */
+GS__FN gs_value *gs__sp_bitcast_convert(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* broadcast: x[A]{A as out's A} -> out[A,B]{t}; no collective */
+GS__FN gs_value *gs__sp_broadcast(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* transpose: x[A,B]{B split} -> out[B,A]{B split}; no collective */
+GS__FN gs_value *gs__sp_transpose(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* concatenate along an unsplit dim, dynamic-slice, dynamic-update-slice: x[A,B]{A split} -> out[A,B']{A split},
+   the dims the op changes gathered first (a concatenate along a split dim: gs__sp_concat) */
+GS__FN gs_value *gs__sp_whole_dims(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* reduce over R, argmax/argmin along R: x[A,R]{A split} -> out[A]{A split}; x[A,R]{R split} -> out[A] partial
+   per device, combined by all-reduce or reduce-scatter */
+GS__FN gs_value *gs__sp_reduce(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* sort along D, top-k: x[A,D]{D split} -> out[A,D]{D's tiles moved to A, or replicated}; whole rows per device */
+GS__FN gs_value *gs__sp_sort(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* cumsum, cumprod, cummax, cummin along D: x[A,D]{D split} -> out[A,D]{D split}; a local scan plus the exclusive
+   prefix of the other shards' totals */
+GS__FN gs_value *gs__sp_cumulative(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* rng(lo{rep}, hi{rep}) -> out[S..]{t}: each device draws exactly its block of the unpartitioned numbers */
+GS__FN gs_value *gs__sp_rng(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* a sharding annotation: x{any} -> x{t}, a reshard */
+GS__FN gs_value *gs__sp_annotate(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* enter a manual region: x[S..]{s} -> x[local]{manual}, the tile's padding zeroed */
+GS__FN gs_value *gs__sp_to_manual(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* leave a manual region: x[local]{manual} -> out[S..]{t}, the value as it is */
+GS__FN gs_value *gs__sp_to_full(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* tuple(a, b, ..) -> out{(t0, t1, ..)}: each element resharded to its part of t */
+GS__FN gs_value *gs__sp_tuple(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* get-tuple-element i: x{(s0, s1, ..)} -> out{si} */
+GS__FN gs_value *gs__sp_get_tuple_element(gs__sp *sp, const gs_value *v, const gs_sharding *t,
+                                          const gs_sharding **osh);
+/* while: state{t} -> state{t}; condition and body partitioned with the state in t */
+GS__FN gs_value *gs__sp_while(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* gather: operand[V,E] x indices[B,1] -> out[B,E]: operand{E split} -> out{E split}, indices{B split} ->
+   out{B split}, operand{V split} (vocab-parallel) -> masked local gathers + all-reduce; else replicated */
+GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* scatter: operand[V,E]{E split} x indices[B,1]{rep} x updates[B,E]{E split} -> out[V,E]{E split}, local;
+   indices and updates{B split} -> local scatters into the identity + all-reduce; else replicated */
+GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* a collective outside a manual region: an error (collectives belong to SPMD programs) */
+GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* any other op: operands{rep} -> out{rep} at full size (gs__sp_replicated) */
+GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 
 /* =========================================================================================================
-   gs_spmd_ops.c
+   The dispatcher and the walk (gs_spmd_ops.c)
    ========================================================================================================= */
-/* the dispatcher: the rule for v's op */
+/* the rule for v's op (the table of contents of the rules) */
 GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* the per-device form of computation src into G (parameter 0 in param_sh, the root resharded to root_sh, when
    given); gs__sp_graph does it for a called computation with a state of its own */

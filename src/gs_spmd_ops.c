@@ -47,8 +47,9 @@ GS__FN bool gs__sp_init_is_identity(const gs_value *init, gs_reduce_kind k) {
     return x == gs__sp_identity(k, t);
 }
 
-/* the local cumulative op along a split dim: local scan plus an exclusive prefix of the other shards' totals */
-GS__FN gs_value *gs__sp_cumulative(gs__sp *sp, const gs_value *v, const gs_sharding *t) {
+/* cumsum, cumprod, cummax, cummin along d: x[A,D]{t} -> out[A,D]{t}; D split: a local scan, combined with the
+   exclusive prefix of the other shards' totals (the totals all-gathered along D) */
+GS__FN gs_value *gs__sp_cumulative(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     gs_graph *g = sp->G->g;
     int d = (int)v->dim, rank = v->shape.rank;
     gs_reduce_kind kind = v->op == GS_OP_CUMSUM ? GS_REDUCE_SUM : v->op == GS_OP_CUMPROD ? GS_REDUCE_PROD
@@ -62,6 +63,7 @@ GS__FN gs_value *gs__sp_cumulative(gs__sp *sp, const gs_value *v, const gs_shard
     int i, n;
     gs_op comb = kind == GS_REDUCE_SUM ? GS_OP_ADD : kind == GS_REDUCE_PROD ? GS_OP_MULTIPLY
                : kind == GS_REDUCE_MAX ? GS_OP_MAXIMUM : GS_OP_MINIMUM;
+    (void)osh;
     if (!x) return NULL;
     x = gs__sp_mask(sp, x, t, &v->shape, 1u << d, id);
     {
@@ -313,6 +315,10 @@ GS__FN void gs__sp_gather_notes(gs__sp *sp, uint32_t xm, uint32_t op_pass, uint3
         gs__sp_note(sp, "gather: operand batching %s split like the indices", gs__sp_dims_text(xm & op_bat, buf, sizeof buf));
 }
 
+/* gather: operand[V,E] x indices[B,1] -> out[B,E]. Operand pass-through: operand{E split} -> out{E split}, local
+   gathers; index pass-through: indices{B split} -> out{B split}; operand batching dims split like the indices';
+   operand{V split} along a dim it slices one wide (vocab-parallel embedding): masked local gathers + all-reduce;
+   anything else replicated */
 GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const gs_value *X = v->operands[0], *I = v->operands[1];
     const gs_shape *S = &v->shape;
@@ -476,6 +482,9 @@ GS__FN bool gs__sp_scatter_indexed(gs__sp *sp, const gs_value *v, const gs_shard
     return true;
 }
 
+/* scatter: operand[V,E]{E split} x indices[B,1]{rep} x updates[B,E]{E split} -> out[V,E]{E split}: the window
+   pass-through, local scatters; with a combiner that has an identity, indices and updates{B split} -> local
+   scatters into the identity + one all-reduce; anything else replicated */
 GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const gs_value *X = v->operands[0], *I = v->operands[1], *U = v->operands[2];
     int rank = v->shape.rank, d, dest[GS_MAX_RANK];
@@ -519,12 +528,84 @@ GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding
     return gs__sp_clone(sp, v, ops, &ls);
 }
 
-GS__FN bool gs__sp_elementwise(gs_op op) {
+/* =========================================================================================================
+   The rules (each: v's per-device value, *osh = the sharding it is in; t is what propagation gave v)
+   ========================================================================================================= */
+/* any op inside a manual region: operands[local]{manual} -> out[local]{manual}; the op as written */
+GS__FN gs_value *gs__sp_manual(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    gs_value *ops[GS_MAX_RANK + 4];
+    int i;
+    (void)t;
+    (void)osh;
+    if (v->n_operands > (int)GS__COUNTOF(ops)) {
+        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: too many operands in a manual region", v->name);
+        return NULL;
+    }
+    for (i = 0; i < v->n_operands; i++) ops[i] = gs__sp_get(sp, v->operands[i], sp->G->vals[v->operands[i]->id].sh);
+    gs__sp_note(sp, "manual: as written");
+    return gs__sp_clone(sp, v, ops, v->shape.dtype == GS_TUPLE ? NULL : &v->shape);
+}
+
+GS__FN bool gs__sp_is_elementwise(gs_op op) {
     return (op >= GS_OP_CONVERT && op <= GS_OP_CLAMP) || (op >= GS_OP_SINE && op <= GS_OP_REDUCE_PRECISION);
 }
 
+/* elementwise: x[S..]{t}, y[S..]{t} (scalar operands {rep}) -> out[S..]{t}; no collective */
+GS__FN gs_value *gs__sp_elementwise(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    gs_value *ops[GS_MAX_RANK + 4];
+    gs_shape ls = gs__sp_local(t, v->shape);
+    int i;
+    (void)osh;
+    for (i = 0; i < v->n_operands; i++)
+        ops[i] = gs__sp_get(sp, v->operands[i], v->operands[i]->shape.rank == 0 ? gs__sp_rep(sp) : t);
+    return gs__sp_clone(sp, v, ops, &ls);
+}
+
+/* constant: splat -> out[local]{t}; a literal -> out[S..]{rep} (the walk slices it to t) */
+GS__FN gs_value *gs__sp_constant(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    if (v->splat) {
+        gs_shape ls = gs__sp_local(t, v->shape);
+        return gs__sp_clone(sp, v, NULL, &ls);
+    }
+    *osh = gs__sp_rep(sp);
+    gs__sp_note(sp, "constant, then each device's slice");
+    return gs__sp_clone(sp, v, NULL, &v->shape);
+}
+
+/* iota along d: -> out[local]{t}; a split d adds the tile's offset; no collective */
+GS__FN gs_value *gs__sp_iota(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    gs_graph *g = sp->G->g;
+    gs_shape ls = gs__sp_local(t, v->shape), is = ls;
+    int d = (int)v->dim;
+    gs_value *x;
+    (void)osh;
+    if (gs__sp_k(t, d) == 1) return gs_iota(g, ls, d);
+    is.dtype = GS_S32;
+    x = gs_add(g, gs_iota(g, is, d), gs_broadcast(g, gs__sp_offset(sp, t, d, ls.dims[d]), is, NULL));
+    gs__sp_note(sp, "local iota + the shard's offset");
+    return v->shape.dtype == GS_S32 ? x : gs_convert(g, x, v->shape.dtype);
+}
+
+/* partition-id of the source program (one partition): -> u32[] 0 {rep} */
+GS__FN gs_value *gs__sp_partition_id(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    (void)v;
+    (void)t;
+    *osh = gs__sp_rep(sp);
+    gs__sp_note(sp, "partition-id of the unpartitioned program: 0");
+    return gs_scalar(sp->G->g, GS_U32, 0);
+}
+
+/* replica-id (one replica): -> u32[] {rep}, as written */
+GS__FN gs_value *gs__sp_replica_id(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    (void)v;
+    (void)t;
+    *osh = gs__sp_rep(sp);
+    gs__sp_note(sp, "replica-id: one replica");
+    return gs_replica_id(sp->G->g);
+}
+
 /* s (a sharding of rank dims whose last dim is unsplit) without that dim; NULL when s has no such view */
-GS__FN const gs_sharding *gs__sh_drop_last(gs__sp *sp, const gs_sharding *s, int rank) {
+GS__FN const gs_sharding *gs__sp_drop_minor(gs__sp *sp, const gs_sharding *s, int rank) {
     gs__ta A;
     if (rank < 1 || !gs__sp_view(sp, s, rank, &A) || A.dims[rank - 1] != 1) return NULL;
     A.dims[rank - 1] = A.dims[rank];
@@ -533,7 +614,7 @@ GS__FN const gs_sharding *gs__sh_drop_last(gs__sp *sp, const gs_sharding *s, int
 }
 
 /* s (a sharding of rank dims) with an unsplit minor dim added */
-GS__FN const gs_sharding *gs__sh_add_last(gs__sp *sp, const gs_sharding *s, int rank) {
+GS__FN const gs_sharding *gs__sp_add_minor(gs__sp *sp, const gs_sharding *s, int rank) {
     gs__ta A;
     if (rank + 1 > GS_MAX_RANK || !gs__sp_view(sp, s, rank, &A)) return NULL;
     A.dims[rank + 1] = A.dims[rank];
@@ -542,318 +623,328 @@ GS__FN const gs_sharding *gs__sh_add_last(gs__sp *sp, const gs_sharding *s, int 
     return gs__sp_from_view(sp, rank + 1, &A);
 }
 
-/* Partitions v: returns its per-device value and, in *osh, the sharding it is in (the caller reshards it to t,
-   the sharding propagation gave v). */
-GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+/* bitcast-convert: equal widths x[S]{t} -> out[S]{t}; a narrower type x[S]{t'} -> out[S,k]{t', k whole}; a wider
+   one x[S,k]{t, k whole} -> out[S]{t}; no collective */
+GS__FN gs_value *gs__sp_bitcast_convert(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_value *x = v->operands[0];
+    const gs_shape *S = &v->shape;
+    gs_value *ops[1];
+    gs_shape ls;
+    if (S->rank == x->shape.rank) return gs__sp_elementwise(sp, v, t, osh);
+    if (S->rank > x->shape.rank) {   /* a minor dim added: x split as out's leading dims */
+        const gs_sharding *xt = gs__sp_unsplit(sp, t, 1u << (S->rank - 1));
+        *osh = xt;
+        ls = gs__sp_local(xt, *S);
+        ops[0] = gs__sp_get(sp, x, gs__sp_drop_minor(sp, xt, S->rank));
+    } else {
+        ls = gs__sp_local(t, *S);
+        ops[0] = gs__sp_get(sp, x, gs__sp_add_minor(sp, t, S->rank));
+    }
+    gs__sp_note(sp, "bitcast-convert with the minor dim whole");
+    return gs__sp_clone(sp, v, ops, &ls);
+}
+
+/* broadcast: x[A]{A as out's A} -> out[A,B]{t}; the new dims' tiles replicated on x; no collective */
+GS__FN gs_value *gs__sp_broadcast(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    int dest[GS_MAX_RANK], i;
+    gs_shape ls = gs__sp_local(t, v->shape);
+    gs_value *ops[1];
+    const gs_sharding *os;
+    (void)osh;
+    for (i = 0; i < v->shape.rank; i++) dest[i] = GS__DEST_REP;
+    for (i = 0; i < v->n_dims; i++) dest[v->dims[i]] = i;
+    os = gs__sh_map(sp->ctx, t, v->operands[0]->shape.rank, dest);
+    ops[0] = gs__sp_get(sp, v->operands[0], os);
+    return gs__sp_clone(sp, v, ops, &ls);
+}
+
+/* transpose: x[A,B]{B split} -> out[B,A]{B split}: the operand's tiles permuted like its dims; no collective */
+GS__FN gs_value *gs__sp_transpose(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    int dest[GS_MAX_RANK], i;
+    gs_shape ls = gs__sp_local(t, v->shape);
+    gs_value *ops[1];
+    (void)osh;
+    for (i = 0; i < v->shape.rank; i++) dest[i] = (int)v->dims[i];
+    ops[0] = gs__sp_get(sp, v->operands[0], gs__sh_map(sp->ctx, t, v->shape.rank, dest));
+    return gs__sp_clone(sp, v, ops, &ls);
+}
+
+/* concatenate along an unsplit dim, dynamic-slice, dynamic-update-slice: x[A,B]{A split} -> out[A,B']{A split}:
+   the dims the op changes are made whole (gathered) on every device; a concatenate along a split dim goes to the
+   windowed engine (gs__sp_concat) */
+GS__FN gs_value *gs__sp_whole_dims(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     gs_graph *g = sp->G->g;
     const gs_shape *S = &v->shape;
     gs_value *ops[GS_MAX_RANK + 4];
     int rank = S->rank, i;
-    *osh = t;
-    if (t && t->kind == GS_SHARDING_MANUAL) {
-        /* inside a manual region every op is already per device */
-        if (v->n_operands > (int)GS__COUNTOF(ops)) {
-            gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: too many operands in a manual region", v->name);
-            return NULL;
-        }
-        for (i = 0; i < v->n_operands; i++) ops[i] = gs__sp_get(sp, v->operands[i], sp->G->vals[v->operands[i]->id].sh);
-        gs__sp_note(sp, "manual: as written");
-        return gs__sp_clone(sp, v, ops, S->dtype == GS_TUPLE ? NULL : S);
-    }
-    if (gs__sp_elementwise(v->op)) {
-        gs_shape ls = gs__sp_local(t, *S);
-        for (i = 0; i < v->n_operands; i++)
-            ops[i] = gs__sp_get(sp, v->operands[i], v->operands[i]->shape.rank == 0 ? gs__sp_rep(sp) : t);
-        return gs__sp_clone(sp, v, ops, &ls);
-    }
-    switch (v->op) {
-    case GS_OP_CONSTANT:
-        if (v->splat) {
-            gs_shape ls = gs__sp_local(t, *S);
-            return gs__sp_clone(sp, v, NULL, &ls);
-        }
+    uint32_t m = 0;
+    const gs_sharding *os;
+    gs_shape ls;
+    int n_arr = v->op == GS_OP_CONCATENATE ? v->n_operands : v->op == GS_OP_DYNAMIC_UPDATE_SLICE ? 2 : 1;
+    if (v->op == GS_OP_CONCATENATE && gs__sp_k(t, (int)v->dim) > 1) return gs__sp_concat(sp, v, t, osh);
+    if (v->op == GS_OP_CONCATENATE) m = 1u << v->dim;
+    else if (v->op == GS_OP_DYNAMIC_UPDATE_SLICE) m = gs__size_diff_mask(S, &v->operands[1]->shape);
+    else m = gs__size_diff_mask(S, &v->operands[0]->shape);
+    os = gs__sp_unsplit(sp, t, m);
+    if (!os) return NULL;
+    if (gs__sp_split_mask(t, rank) & m) gs__sp_note(sp, "%s along split dims: those dims gathered first", gs_op_name(v->op));
+    ls = gs__sp_local(os, *S);
+    if (v->n_operands > (int)GS__COUNTOF(ops)) {
         *osh = gs__sp_rep(sp);
-        gs__sp_note(sp, "constant, then each device's slice");
-        return gs__sp_clone(sp, v, NULL, S);
-    case GS_OP_IOTA: {
-        gs_shape ls = gs__sp_local(t, *S), is = ls;
-        int d = (int)v->dim;
-        gs_value *x;
-        if (gs__sp_k(t, d) == 1) return gs_iota(g, ls, d);
-        is.dtype = GS_S32;
-        x = gs_add(g, gs_iota(g, is, d), gs_broadcast(g, gs__sp_offset(sp, t, d, ls.dims[d]), is, NULL));
-        gs__sp_note(sp, "local iota + the shard's offset");
-        return S->dtype == GS_S32 ? x : gs_convert(g, x, S->dtype);
+        return gs__sp_replicated(sp, v, "many operands", osh);
     }
-    case GS_OP_PARTITION_ID:
-        *osh = gs__sp_rep(sp);
-        gs__sp_note(sp, "partition-id of the unpartitioned program: 0");
-        return gs_scalar(g, GS_U32, 0);
-    case GS_OP_REPLICA_ID:   /* one replica: the same value on every device */
-        *osh = gs__sp_rep(sp);
-        gs__sp_note(sp, "replica-id: one replica");
-        return gs_replica_id(g);
-    case GS_OP_BITCAST_CONVERT: {   /* elementwise when the widths match; otherwise the added/removed minor dim stays whole */
-        const gs_value *x = v->operands[0];
-        gs_shape ls;
-        if (S->rank == x->shape.rank) {
-            ls = gs__sp_local(t, *S);
-            ops[0] = gs__sp_get(sp, x, t);
-            return gs__sp_clone(sp, v, ops, &ls);
-        }
-        if (S->rank > x->shape.rank) {   /* a minor dim added: split x as v's leading dims are */
-            const gs_sharding *xt = gs__sp_unsplit(sp, t, 1u << (S->rank - 1));
-            *osh = xt;
-            ls = gs__sp_local(xt, *S);
-            ops[0] = gs__sp_get(sp, x, gs__sh_drop_last(sp, xt, S->rank));
-        } else {
-            *osh = t;
-            ls = gs__sp_local(t, *S);
-            ops[0] = gs__sp_get(sp, x, gs__sh_add_last(sp, t, S->rank));
-        }
-        gs__sp_note(sp, "bitcast-convert with the minor dim whole");
-        return gs__sp_clone(sp, v, ops, &ls);
+    for (i = 0; i < v->n_operands; i++)
+        ops[i] = gs__sp_get(sp, v->operands[i], i < n_arr ? os : gs__sp_rep(sp));
+    *osh = os;
+    if (v->op == GS_OP_DYNAMIC_SLICE || v->op == GS_OP_DYNAMIC_UPDATE_SLICE) {
+        /* starts of whole dims clamp to 0 in the unpartitioned program too */
+        int first = v->op == GS_OP_DYNAMIC_SLICE ? 1 : 2;
+        for (i = 0; i < rank; i++)
+            if (!((m >> i) & 1u)) ops[first + i] = gs__sp_s32(sp, 0);
+        if (v->op == GS_OP_DYNAMIC_SLICE) return gs_dynamic_slice(g, ops[0], ops + 1, ls.dims);
+        return gs_dynamic_update_slice(g, ops[0], ops[1], ops + 2);
     }
-    case GS_OP_BROADCAST: {
-        int dest[GS_MAX_RANK];
-        gs_shape ls = gs__sp_local(t, *S);
-        const gs_sharding *os;
-        for (i = 0; i < rank; i++) dest[i] = GS__DEST_REP;
-        for (i = 0; i < v->n_dims; i++) dest[v->dims[i]] = i;
-        os = gs__sh_map(sp->ctx, t, v->operands[0]->shape.rank, dest);
-        ops[0] = gs__sp_get(sp, v->operands[0], os);
-        return gs__sp_clone(sp, v, ops, &ls);
-    }
-    case GS_OP_TRANSPOSE: {
-        int dest[GS_MAX_RANK];
-        gs_shape ls = gs__sp_local(t, *S);
-        for (i = 0; i < rank; i++) dest[i] = (int)v->dims[i];
-        ops[0] = gs__sp_get(sp, v->operands[0], gs__sh_map(sp->ctx, t, rank, dest));
-        return gs__sp_clone(sp, v, ops, &ls);
-    }
-    case GS_OP_RESHAPE: {
-        const gs_shape *X = &v->operands[0]->shape;
-        const gs_sharding *is = gs__sh_reshape(sp->ctx, t, S, X), *back;
-        uint32_t ch_in, ch_out;
-        gs_shape ls;
-        if (is && !gs__sp_is_rep(is) && (back = gs__sh_reshape(sp->ctx, is, X, S)) && gs_sharding_equal(back, t) &&
-            gs__sp_reshape_local_ok(X, is, S, t)) {
-            ls = gs__sp_local(t, *S);
-            ops[0] = gs__sp_get(sp, v->operands[0], is);
-            return gs__sp_clone(sp, v, ops, &ls);
-        }
-        if (gs__sp_is_rep(t)) {
-            ops[0] = gs__sp_get(sp, v->operands[0], t);
-            return gs__sp_clone(sp, v, ops, S);
-        }
-        {
-            bool fits;
-            gs_value *r = gs__sp_reshape_halo(sp, v, t, osh, &fits);
-            if (r || fits) return r;
-        }
-        /* keep the dims the reshape leaves alone split as the operand has them; gather the others */
-        ch_in = gs__sp_reshape_changed(X, S, &ch_out);
-        is = gs__sp_unsplit(sp, sp->G->vals[v->operands[0]->id].sh, ch_in);
-        back = is ? gs__sh_reshape(sp->ctx, is, X, S) : NULL;
-        if (!back || gs__sp_split_mask(back, rank) & ch_out || !gs__sp_reshape_local_ok(X, is, S, back)) {
-            is = gs__sp_rep(sp);
-            back = is;
-        }
-        gs__sp_note(sp, "reshape with the changed dims gathered");
-        ls = gs__sp_local(back, *S);
-        ops[0] = gs__sp_get(sp, v->operands[0], is);
-        *osh = back;
-        return gs__sp_clone(sp, v, ops, &ls);
-    }
-    case GS_OP_SLICE: case GS_OP_PAD: case GS_OP_REDUCE_WINDOW:
-        return gs__sp_windowed(sp, v, t, osh);
-    case GS_OP_REVERSE:
-        return gs__sp_reverse(sp, v, t, osh);
-    case GS_OP_CONVOLUTION:
-        return gs__sp_conv(sp, v, t, osh);
-    case GS_OP_CONCATENATE: case GS_OP_DYNAMIC_SLICE: case GS_OP_DYNAMIC_UPDATE_SLICE: {
-        /* concatenate along an unsplit dim, dynamic slices: the dims the op changes are whole on every device */
-        uint32_t m = 0;
-        const gs_sharding *os;
-        gs_shape ls;
-        int n_arr = v->op == GS_OP_CONCATENATE ? v->n_operands : v->op == GS_OP_DYNAMIC_UPDATE_SLICE ? 2 : 1;
-        if (v->op == GS_OP_CONCATENATE && gs__sp_k(t, (int)v->dim) > 1) return gs__sp_concat(sp, v, t, osh);
-        if (v->op == GS_OP_CONCATENATE) m = 1u << v->dim;
-        else if (v->op == GS_OP_DYNAMIC_UPDATE_SLICE) m = gs__size_diff_mask(S, &v->operands[1]->shape);
-        else m = gs__size_diff_mask(S, &v->operands[0]->shape);
-        os = gs__sp_unsplit(sp, t, m);
-        if (!os) return NULL;
-        if (gs__sp_split_mask(t, rank) & m) gs__sp_note(sp, "%s along split dims: those dims gathered first", gs_op_name(v->op));
-        ls = gs__sp_local(os, *S);
-        if (v->n_operands > (int)GS__COUNTOF(ops)) {
-            *osh = gs__sp_rep(sp);
-            return gs__sp_replicated(sp, v, "many operands", osh);
-        }
-        for (i = 0; i < v->n_operands; i++)
-            ops[i] = gs__sp_get(sp, v->operands[i], i < n_arr ? os : gs__sp_rep(sp));
-        *osh = os;
-        if (v->op == GS_OP_DYNAMIC_SLICE || v->op == GS_OP_DYNAMIC_UPDATE_SLICE) {
-            /* starts of whole dims clamp to 0 in the unpartitioned program too */
-            int first = v->op == GS_OP_DYNAMIC_SLICE ? 1 : 2;
-            for (i = 0; i < rank; i++)
-                if (!((m >> i) & 1u)) ops[first + i] = gs__sp_s32(sp, 0);
-            if (v->op == GS_OP_DYNAMIC_SLICE) return gs_dynamic_slice(g, ops[0], ops + 1, ls.dims);
-            return gs_dynamic_update_slice(g, ops[0], ops[1], ops + 2);
-        }
-        return gs__sp_clone(sp, v, ops, &ls);
-    }
-    case GS_OP_REDUCE: case GS_OP_ARGMAX: case GS_OP_ARGMIN: {
-        const gs_value *X = v->operands[0];
-        int rx = X->shape.rank, dest[GS_MAX_RANK], back[GS_MAX_RANK], j = 0;
-        uint32_t red = 0;
-        const gs_sharding *xs = sp->G->vals[X->id].sh, *is;
-        gs_value *x, *r;
-        bool cross;
-        gs_shape ls;
-        if (v->op == GS_OP_REDUCE)
-            for (i = 0; i < v->n_dims; i++) red |= 1u << v->dims[i];
-        else
-            red = 1u << v->dim;
-        for (i = 0; i < rx; i++) dest[i] = (red >> i) & 1u ? GS__DEST_REP : j++;
-        for (i = 0; i < rank; i++) back[i] = GS__DEST_REP;
-        j = 0;
-        for (i = 0; i < rx; i++)
-            if (!((red >> i) & 1u)) back[j++] = i;
-        /* the operand split along reduced dims: reduce locally, then combine the devices' partial results */
-        cross = v->op == GS_OP_REDUCE && (gs__sp_split_mask(xs, rx) & red);
-        is = cross ? xs : gs__sh_map(sp->ctx, t, rx, back);   /* else the output's split, reduced dims whole */
-        if (!is) return NULL;
-        x = gs__sp_get(sp, X, is);
-        if (v->op != GS_OP_REDUCE) {
-            ls = gs__sp_local(gs__sh_map(sp->ctx, is, rank, dest), *S);
-            ops[0] = x;
-            *osh = gs__sh_map(sp->ctx, is, rank, dest);
-            return gs__sp_clone(sp, v, ops, &ls);
-        }
-        x = gs__sp_mask(sp, x, is, &X->shape, red, gs__sp_identity(v->reduce, X->shape.dtype));
-        ops[0] = x;
-        ops[1] = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
+    return gs__sp_clone(sp, v, ops, &ls);
+}
+
+/* reduce over R, argmax/argmin along R: x[A,R]{A split} -> out[A]{A split}, no collective;
+   x[A,R]{R split} -> partial out[A] per device, combined by all-reduce or reduce-scatter (gs__sp_combine) */
+GS__FN gs_value *gs__sp_reduce(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    gs_graph *g = sp->G->g;
+    const gs_shape *S = &v->shape;
+    gs_value *ops[GS_MAX_RANK + 4];
+    int rank = S->rank, i;
+    const gs_value *X = v->operands[0];
+    int rx = X->shape.rank, dest[GS_MAX_RANK], back[GS_MAX_RANK], j = 0;
+    uint32_t red = 0;
+    const gs_sharding *xs = sp->G->vals[X->id].sh, *is;
+    gs_value *x, *r;
+    bool cross;
+    gs_shape ls;
+    if (v->op == GS_OP_REDUCE)
+        for (i = 0; i < v->n_dims; i++) red |= 1u << v->dims[i];
+    else
+        red = 1u << v->dim;
+    for (i = 0; i < rx; i++) dest[i] = (red >> i) & 1u ? GS__DEST_REP : j++;
+    for (i = 0; i < rank; i++) back[i] = GS__DEST_REP;
+    j = 0;
+    for (i = 0; i < rx; i++)
+        if (!((red >> i) & 1u)) back[j++] = i;
+    /* the operand split along reduced dims: reduce locally, then combine the devices' partial results */
+    cross = v->op == GS_OP_REDUCE && (gs__sp_split_mask(xs, rx) & red);
+    is = cross ? xs : gs__sh_map(sp->ctx, t, rx, back);   /* else the output's split, reduced dims whole */
+    if (!is) return NULL;
+    x = gs__sp_get(sp, X, is);
+    if (v->op != GS_OP_REDUCE) {
         ls = gs__sp_local(gs__sh_map(sp->ctx, is, rank, dest), *S);
-        if (cross && !gs__sp_init_is_identity(v->operands[1], v->reduce)) {
-            /* partial results are combined across devices: the init value must enter once, after them */
-            gs_value *init = ops[1];
-            ops[1] = gs_scalar(g, X->shape.dtype, gs__sp_identity(v->reduce, X->shape.dtype));
-            r = gs__sp_combine(sp, gs__sp_clone(sp, v, ops, &ls), is, rx, dest, v->reduce, S, t, osh);
-            gs__sp_note(sp, "local reduce from the identity, the init value applied after combining");
-            return r ? gs_binary(g, gs__hlo_reduce_op(v->reduce), r, gs_broadcast(g, init, r->shape, NULL)) : NULL;
-        }
-        r = gs__sp_clone(sp, v, ops, &ls);
-        gs__sp_note(sp, "local reduce");
-        return gs__sp_combine(sp, r, is, rx, dest, v->reduce, S, t, osh);
-    }
-    case GS_OP_SORT: case GS_OP_TOPK: {
-        int d = v->op == GS_OP_SORT ? (int)v->dim : v->operands[0]->shape.rank - 1;
-        const gs_shape *X = &v->operands[0]->shape;
-        const gs_sharding *te = gs__sp_elem(t, 0), *os;
-        gs_shape ls;
-        if (v->n_operands > (int)GS__COUNTOF(ops)) return gs__sp_replicated(sp, v, "many operands", osh);
-        os = gs__sp_move_tiles_off(sp, te, X, d);
-        if (!os) return NULL;
-        if (os != te) gs__sp_note(sp, "tiles moved off the %s dim", gs_op_name(v->op));
-        for (i = 0; i < v->n_operands; i++) ops[i] = gs__sp_get(sp, v->operands[i], os);
-        ls = gs__sp_local(os, *X);
-        if (S->dtype == GS_TUPLE) {
-            const gs_sharding *el[64];
-            int n = v->n_tuple;
-            if (n > 64) return NULL;
-            for (i = 0; i < n; i++) el[i] = os;
-            *osh = gs_sharding_tuple(sp->ctx, n, el);
-            return gs__sp_clone(sp, v, ops, NULL);
-        }
-        *osh = os;
+        ops[0] = x;
+        *osh = gs__sh_map(sp->ctx, is, rank, dest);
         return gs__sp_clone(sp, v, ops, &ls);
     }
-    case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX: case GS_OP_CUMMIN:
-        return gs__sp_cumulative(sp, v, t);
-    case GS_OP_DOT:
-        return gs__sp_dot(sp, v, t, osh);
-    case GS_OP_RNG: {
-        /* each device draws exactly its block of the unpartitioned numbers */
-        gs_value *off[GS_MAX_RANK];
-        gs_shape ls = gs__sp_local(t, *S);
-        if (v->n_operands != 2) return gs__sp_replicated(sp, v, "rng shard form in the source", osh);
-        ops[0] = gs__sp_get(sp, v->operands[0], gs__sp_rep(sp));
-        ops[1] = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
-        for (i = 0; i < rank; i++) off[i] = gs__sp_offset(sp, t, i, ls.dims[i]);
-        gs__sp_note(sp, "rng: each device draws its own block");
-        return gs_rng_uniform_shard(g, ops[0], ops[1], ls, *S, off, v->seed);
+    x = gs__sp_mask(sp, x, is, &X->shape, red, gs__sp_identity(v->reduce, X->shape.dtype));
+    ops[0] = x;
+    ops[1] = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
+    ls = gs__sp_local(gs__sh_map(sp->ctx, is, rank, dest), *S);
+    if (cross && !gs__sp_init_is_identity(v->operands[1], v->reduce)) {
+        /* partial results are combined across devices: the init value must enter once, after them */
+        gs_value *init = ops[1];
+        ops[1] = gs_scalar(g, X->shape.dtype, gs__sp_identity(v->reduce, X->shape.dtype));
+        r = gs__sp_combine(sp, gs__sp_clone(sp, v, ops, &ls), is, rx, dest, v->reduce, S, t, osh);
+        gs__sp_note(sp, "local reduce from the identity, the init value applied after combining");
+        return r ? gs_binary(g, gs__hlo_reduce_op(v->reduce), r, gs_broadcast(g, init, r->shape, NULL)) : NULL;
     }
-    case GS_OP_ANNOTATE:
-        return gs__sp_get(sp, v->operands[0], t);
-    case GS_OP_TO_MANUAL: {
-        const gs_sharding *xs = sp->G->vals[v->operands[0]->id].sh;
-        gs_shape want = gs__sp_local(xs, v->operands[0]->shape);
-        gs_value *x = gs__sp_get(sp, v->operands[0], xs);
-        if (!x) return NULL;
-        if (!gs_shape_equal(&want, S)) {
-            gs__err(sp->ctx, GS_ERR_SHAPE, "%s: the manual shard shape must be the operand's shard shape under %s",
-                    v->name, gs_sharding_to_text(sp->ctx, xs));
-            return NULL;
-        }
-        *osh = t;
-        gs__sp_note(sp, "enter the manual region (padding zeroed)");
-        return gs__sp_mask(sp, x, xs, &v->operands[0]->shape, ~0u, 0);
+    r = gs__sp_clone(sp, v, ops, &ls);
+    gs__sp_note(sp, "local reduce");
+    return gs__sp_combine(sp, r, is, rx, dest, v->reduce, S, t, osh);
+}
+
+/* sort along d, top-k along the last dim: x[A,D]{D split} -> out[A,D]{D's tiles moved to A, or replicated};
+   the op runs on whole rows */
+GS__FN gs_value *gs__sp_sort(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    gs_value *ops[GS_MAX_RANK + 4];
+    int i;
+    int d = v->op == GS_OP_SORT ? (int)v->dim : v->operands[0]->shape.rank - 1;
+    const gs_shape *X = &v->operands[0]->shape;
+    const gs_sharding *te = gs__sp_elem(t, 0), *os;
+    gs_shape ls;
+    if (v->n_operands > (int)GS__COUNTOF(ops)) return gs__sp_replicated(sp, v, "many operands", osh);
+    os = gs__sp_move_tiles_off(sp, te, X, d);
+    if (!os) return NULL;
+    if (os != te) gs__sp_note(sp, "tiles moved off the %s dim", gs_op_name(v->op));
+    for (i = 0; i < v->n_operands; i++) ops[i] = gs__sp_get(sp, v->operands[i], os);
+    ls = gs__sp_local(os, *X);
+    if (v->shape.dtype == GS_TUPLE) {
+        const gs_sharding *el[64];
+        int n = v->n_tuple;
+        if (n > 64) return NULL;
+        for (i = 0; i < n; i++) el[i] = os;
+        *osh = gs_sharding_tuple(sp->ctx, n, el);
+        return gs__sp_clone(sp, v, ops, NULL);
     }
-    case GS_OP_TO_FULL: {
-        gs_value *x = gs__sp_get(sp, v->operands[0], sp->G->vals[v->operands[0]->id].sh);
-        gs_shape want = gs__sp_local(t, *S);
-        if (!x) return NULL;
-        if (!gs_shape_equal(&want, &x->shape)) {
-            gs__err(sp->ctx, GS_ERR_SHAPE, "%s: the manual value's shape is not the shard shape of %s", v->name,
-                    gs_sharding_to_text(sp->ctx, t));
-            return NULL;
-        }
-        gs__sp_note(sp, "leave the manual region");
-        return x;
-    }
-    case GS_OP_TUPLE: {
-        gs_value **el;
-        gs_value *r;
-        el = (gs_value **)gs__malloc(sp->ctx, sizeof(gs_value *) * (size_t)(v->n_operands ? v->n_operands : 1));
-        if (!el) return NULL;
-        for (i = 0; i < v->n_operands; i++) el[i] = gs__sp_get(sp, v->operands[i], gs__sp_elem(t, i));
-        r = gs_tuple(g, v->n_operands, el);
-        gs__free(sp->ctx, el);
-        return r;
-    }
-    case GS_OP_GET_TUPLE_ELEMENT: {
-        const gs_sharding *ts = sp->G->vals[v->operands[0]->id].sh;
-        *osh = gs__sp_elem(ts, (int)v->index);
-        return gs_get_tuple_element(g, sp->G->vals[v->operands[0]->id].v, v->index);
-    }
-    case GS_OP_WHILE: {
-        gs_graph *body, *cond;
-        gs_value *init = gs__sp_get(sp, v->operands[0], t);
-        gs__sp_g *saved = sp->G;
-        const gs_value *at = sp->at;
-        if (!init) return NULL;
-        cond = gs__sp_graph(sp, v->cond, t, gs__sp_rep(sp));
-        sp->G = saved;
-        sp->at = at;
-        if (!cond) return NULL;
-        body = gs__sp_graph(sp, v->body, t, t);
-        sp->G = saved;
-        sp->at = at;
-        if (!body) return NULL;
-        gs__sp_note(sp, "loop: body and condition partitioned with the loop state's sharding");
-        return gs_while(g, cond, body, init);
-    }
-    case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
-    case GS_OP_COLLECTIVE_PERMUTE:
-        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region (collectives belong to SPMD programs)",
-                v->name, gs_op_name(v->op));
+    *osh = os;
+    return gs__sp_clone(sp, v, ops, &ls);
+}
+
+/* rng(lo{rep}, hi{rep}) -> out[S..]{t}: each device draws exactly its block of the unpartitioned numbers */
+GS__FN gs_value *gs__sp_rng(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    gs_value *ops[2], *off[GS_MAX_RANK];
+    gs_shape ls = gs__sp_local(t, v->shape);
+    int i;
+    if (v->n_operands != 2) return gs__sp_replicated(sp, v, "rng shard form in the source", osh);
+    ops[0] = gs__sp_get(sp, v->operands[0], gs__sp_rep(sp));
+    ops[1] = gs__sp_get(sp, v->operands[1], gs__sp_rep(sp));
+    for (i = 0; i < v->shape.rank; i++) off[i] = gs__sp_offset(sp, t, i, ls.dims[i]);
+    gs__sp_note(sp, "rng: each device draws its own block");
+    return gs_rng_uniform_shard(sp->G->g, ops[0], ops[1], ls, v->shape, off, v->seed);
+}
+
+/* sharding annotation: x{any} -> x{t} (a reshard) */
+GS__FN gs_value *gs__sp_annotate(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    (void)osh;
+    return gs__sp_get(sp, v->operands[0], t);
+}
+
+/* enter a manual region: x[S..]{s} -> x[local]{manual}, the tile's padding zeroed */
+GS__FN gs_value *gs__sp_to_manual(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_sharding *xs = sp->G->vals[v->operands[0]->id].sh;
+    gs_shape want = gs__sp_local(xs, v->operands[0]->shape);
+    gs_value *x = gs__sp_get(sp, v->operands[0], xs);
+    if (!x) return NULL;
+    if (!gs_shape_equal(&want, &v->shape)) {
+        gs__err(sp->ctx, GS_ERR_SHAPE, "%s: the manual shard shape must be the operand's shard shape under %s",
+                v->name, gs_sharding_to_text(sp->ctx, xs));
         return NULL;
-    case GS_OP_GATHER:
-        return gs__sp_gather(sp, v, t, osh);
-    case GS_OP_SCATTER:
-        return gs__sp_scatter(sp, v, t, osh);
-    default:
-        return gs__sp_replicated(sp, v, "no partitioned rule", osh);
+    }
+    *osh = t;
+    gs__sp_note(sp, "enter the manual region (padding zeroed)");
+    return gs__sp_mask(sp, x, xs, &v->operands[0]->shape, ~0u, 0);
+}
+
+/* leave a manual region: x[local]{manual} -> out[S..]{t}, the value as it is */
+GS__FN gs_value *gs__sp_to_full(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    gs_value *x = gs__sp_get(sp, v->operands[0], sp->G->vals[v->operands[0]->id].sh);
+    gs_shape want = gs__sp_local(t, v->shape);
+    (void)osh;
+    if (!x) return NULL;
+    if (!gs_shape_equal(&want, &x->shape)) {
+        gs__err(sp->ctx, GS_ERR_SHAPE, "%s: the manual value's shape is not the shard shape of %s", v->name,
+                gs_sharding_to_text(sp->ctx, t));
+        return NULL;
+    }
+    gs__sp_note(sp, "leave the manual region");
+    return x;
+}
+
+/* tuple(a{t0}, b{t1}, ..) -> out{(t0, t1, ..)}: each element resharded to its part of t */
+GS__FN gs_value *gs__sp_tuple(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    gs_value **el;
+    gs_value *r;
+    int i;
+    (void)osh;
+    el = (gs_value **)gs__malloc(sp->ctx, sizeof(gs_value *) * (size_t)(v->n_operands ? v->n_operands : 1));
+    if (!el) return NULL;
+    for (i = 0; i < v->n_operands; i++) el[i] = gs__sp_get(sp, v->operands[i], gs__sp_elem(t, i));
+    r = gs_tuple(sp->G->g, v->n_operands, el);
+    gs__free(sp->ctx, el);
+    return r;
+}
+
+/* get-tuple-element i: x{(s0, s1, ..)} -> out{si}; no collective */
+GS__FN gs_value *gs__sp_get_tuple_element(gs__sp *sp, const gs_value *v, const gs_sharding *t,
+                                          const gs_sharding **osh) {
+    const gs_sharding *ts = sp->G->vals[v->operands[0]->id].sh;
+    (void)t;
+    *osh = gs__sp_elem(ts, (int)v->index);
+    return gs_get_tuple_element(sp->G->g, sp->G->vals[v->operands[0]->id].v, v->index);
+}
+
+/* while: state{t} -> state{t}; the body partitioned with the state in t, the condition with it in t too */
+GS__FN gs_value *gs__sp_while(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    gs_graph *body, *cond;
+    gs_value *init = gs__sp_get(sp, v->operands[0], t);
+    gs__sp_g *saved = sp->G;
+    const gs_value *at = sp->at;
+    (void)osh;
+    if (!init) return NULL;
+    cond = gs__sp_graph(sp, v->cond, t, gs__sp_rep(sp));
+    sp->G = saved;
+    sp->at = at;
+    if (!cond) return NULL;
+    body = gs__sp_graph(sp, v->body, t, t);
+    sp->G = saved;
+    sp->at = at;
+    if (!body) return NULL;
+    gs__sp_note(sp, "loop: body and condition partitioned with the loop state's sharding");
+    return gs_while(sp->G->g, cond, body, init);
+}
+
+/* a collective outside a manual region: an error (collectives belong to SPMD programs) */
+GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    (void)t;
+    (void)osh;
+    gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region (collectives belong to SPMD programs)",
+            v->name, gs_op_name(v->op));
+    return NULL;
+}
+
+/* any other op: operands{rep} -> out{rep} at full size */
+GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    (void)t;
+    return gs__sp_replicated(sp, v, "no partitioned rule", osh);
+}
+
+/* =========================================================================================================
+   The dispatcher: the rule for each op (the table of contents of the rules; gs_spmd_internal.h lists the
+   shapes and shardings each maps)
+   ========================================================================================================= */
+/* Partitions v: returns its per-device value and, in *osh, the sharding it is in (the caller reshards it to t,
+   the sharding propagation gave v). */
+GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    *osh = t;
+    if (t && t->kind == GS_SHARDING_MANUAL) return gs__sp_manual(sp, v, t, osh);
+    if (gs__sp_is_elementwise(v->op)) return gs__sp_elementwise(sp, v, t, osh);
+    switch (v->op) {
+    case GS_OP_CONSTANT:             return gs__sp_constant(sp, v, t, osh);
+    case GS_OP_IOTA:                 return gs__sp_iota(sp, v, t, osh);
+    case GS_OP_PARTITION_ID:         return gs__sp_partition_id(sp, v, t, osh);
+    case GS_OP_REPLICA_ID:           return gs__sp_replica_id(sp, v, t, osh);
+    case GS_OP_BITCAST_CONVERT:      return gs__sp_bitcast_convert(sp, v, t, osh);
+    case GS_OP_BROADCAST:            return gs__sp_broadcast(sp, v, t, osh);
+    case GS_OP_TRANSPOSE:            return gs__sp_transpose(sp, v, t, osh);
+    case GS_OP_RESHAPE:              return gs__sp_reshape(sp, v, t, osh);
+    case GS_OP_SLICE:                return gs__sp_windowed(sp, v, t, osh);
+    case GS_OP_PAD:                  return gs__sp_windowed(sp, v, t, osh);
+    case GS_OP_REDUCE_WINDOW:        return gs__sp_windowed(sp, v, t, osh);
+    case GS_OP_REVERSE:              return gs__sp_reverse(sp, v, t, osh);
+    case GS_OP_CONVOLUTION:          return gs__sp_conv(sp, v, t, osh);
+    case GS_OP_CONCATENATE:          return gs__sp_whole_dims(sp, v, t, osh);
+    case GS_OP_DYNAMIC_SLICE:        return gs__sp_whole_dims(sp, v, t, osh);
+    case GS_OP_DYNAMIC_UPDATE_SLICE: return gs__sp_whole_dims(sp, v, t, osh);
+    case GS_OP_REDUCE:               return gs__sp_reduce(sp, v, t, osh);
+    case GS_OP_ARGMAX:               return gs__sp_reduce(sp, v, t, osh);
+    case GS_OP_ARGMIN:               return gs__sp_reduce(sp, v, t, osh);
+    case GS_OP_SORT:                 return gs__sp_sort(sp, v, t, osh);
+    case GS_OP_TOPK:                 return gs__sp_sort(sp, v, t, osh);
+    case GS_OP_CUMSUM:               return gs__sp_cumulative(sp, v, t, osh);
+    case GS_OP_CUMPROD:              return gs__sp_cumulative(sp, v, t, osh);
+    case GS_OP_CUMMAX:               return gs__sp_cumulative(sp, v, t, osh);
+    case GS_OP_CUMMIN:               return gs__sp_cumulative(sp, v, t, osh);
+    case GS_OP_DOT:                  return gs__sp_dot(sp, v, t, osh);
+    case GS_OP_RNG:                  return gs__sp_rng(sp, v, t, osh);
+    case GS_OP_ANNOTATE:             return gs__sp_annotate(sp, v, t, osh);
+    case GS_OP_TO_MANUAL:            return gs__sp_to_manual(sp, v, t, osh);
+    case GS_OP_TO_FULL:              return gs__sp_to_full(sp, v, t, osh);
+    case GS_OP_TUPLE:                return gs__sp_tuple(sp, v, t, osh);
+    case GS_OP_GET_TUPLE_ELEMENT:    return gs__sp_get_tuple_element(sp, v, t, osh);
+    case GS_OP_WHILE:                return gs__sp_while(sp, v, t, osh);
+    case GS_OP_ALL_REDUCE:           return gs__sp_collective(sp, v, t, osh);
+    case GS_OP_ALL_GATHER:           return gs__sp_collective(sp, v, t, osh);
+    case GS_OP_REDUCE_SCATTER:       return gs__sp_collective(sp, v, t, osh);
+    case GS_OP_ALL_TO_ALL:           return gs__sp_collective(sp, v, t, osh);
+    case GS_OP_COLLECTIVE_PERMUTE:   return gs__sp_collective(sp, v, t, osh);
+    case GS_OP_GATHER:               return gs__sp_gather(sp, v, t, osh);
+    case GS_OP_SCATTER:              return gs__sp_scatter(sp, v, t, osh);
+    default:                         return gs__sp_no_rule(sp, v, t, osh);
     }
 }
 

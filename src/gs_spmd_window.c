@@ -126,43 +126,46 @@ GS__FN void gs__sp_list(char *buf, size_t cap, const int64_t *v, const bool *use
 /* =========================================================================================================
    The region engine
    ========================================================================================================= */
-/* x: a per-device value in sharding xs (rank = x's rank) whose dim d holds the device's shard of an extent-S dim
-   split k ways. Returns x with dim d replaced by the device's region [a[c], a[c] + n) of the global dim (c its
-   tile coordinate along d). Devices with !used[c] get garbage. With pad (a scalar of x's type), elements outside
-   [0, S) are pad; without, they are garbage. `what` is added to the explanation. */
-GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, int d, int64_t S, const int64_t *a,
-                               const bool *used, int64_t n, gs_value *pad, const char *what) {
-    gs_graph *g = sp->G->g;
-    int rank = x ? x->shape.rank : 0;
-    int64_t k = gs__sp_k(xs, d), s, c, j, HL = 0, HR = 0, standard, compact = 0, mode;
-    int64_t *lo, *hi, *m, *tab, minA = INT64_MAX, maxE = INT64_MIN, n_perm = 0;
+/* One region exchange (gs__sp_region): device c, at tile coordinate c along dim d (extent S, split k ways in
+   shards of s), wants the elements [a[c], a[c] + n) when used[c]. */
+typedef struct gs__sp_rx {
+    const gs_sharding *xs;
+    gs__ta A;                   /* xs's view */
+    int d;
+    int64_t S, k, s, n;
+    const int64_t *a;
+    const bool *used;
+    int64_t *lo, *hi;           /* the real part [lo[c], hi[c]) of each region */
+    int64_t *m;                 /* m[j + k - 1]: the largest piece distance j = holder - receiver carries */
+    int64_t *tab;               /* k entries of scratch */
+    int64_t HL, HR;             /* the widest halo on the left and on the right */
+    int64_t minA, maxE;         /* the lowest region start and the highest region end */
+    int64_t n_perm;             /* collective-permutes made */
+    gs_value *idx;              /* the global index of every region element (s32), built when needed */
+} gs__sp_rx;
+
+/* Step 1 of the region engine: the real part of every region, the halos it implies and the pieces of the compact
+   exchange; chooses the exchange: 0 (the neighbours' shard pieces concatenated around mine), 1 (compact: only
+   what each device needs, one distance at a time) or 2 (the whole dim: the halos would carry most of it). hl and
+   hr get the halo widths as text. */
+GS__FN int gs__sp_region_plan(gs__sp *sp, gs__sp_rx *R, char *hl, char *hr, size_t cap) {
+    int64_t k = R->k, s = R->s, n = R->n, c, j, standard, compact = 0;
+    const int64_t *a = R->a;
+    const bool *used = R->used;
+    int64_t *lo = R->lo, *hi = R->hi, *m = R->m, *tab = R->tab;
     bool any = false;
-    gs_value *idx = NULL;   /* the global index of every region element (s32), built when needed */
-    gs__ta A;
-    char hl[256], hr[256];
-    if (!x) return NULL;
-    s = gs__shard_size(S, k);
-    if (k < 2 || x->shape.dims[d] != s || !gs__sp_view(sp, xs, rank, &A)) {
-        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: internal error: halo exchange on dim %d of a %s shard",
-                sp->at ? sp->at->name : "?", d, gs_sharding_to_text(sp->ctx, xs));
-        return NULL;
-    }
-    lo = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)(5 * k + 1));
-    if (!lo) return NULL;
-    hi = lo + k;
-    tab = hi + k;
-    m = tab + k;   /* m[delta + k - 1], delta in -(k-1) .. k-1 */
+    int mode;
     /* the real part of every region and the halos it implies */
     for (c = 0; c < k; c++) {
         if (!used[c]) continue;
         lo[c] = GS__MAX(a[c], 0);
-        hi[c] = GS__MIN(a[c] + n, S);
-        minA = GS__MIN(minA, a[c]);
-        maxE = GS__MAX(maxE, a[c] + n);
+        hi[c] = GS__MIN(a[c] + n, R->S);
+        R->minA = GS__MIN(R->minA, a[c]);
+        R->maxE = GS__MAX(R->maxE, a[c] + n);
         if (lo[c] >= hi[c]) continue;
         any = true;
-        HL = GS__MAX(HL, c * s - lo[c]);
-        HR = GS__MAX(HR, hi[c] - (c + 1) * s);
+        R->HL = GS__MAX(R->HL, c * s - lo[c]);
+        R->HR = GS__MAX(R->HR, hi[c] - (c + 1) * s);
     }
     /* the largest piece each distance j = holder - receiver carries (the compact exchange), m[j + k - 1] */
     for (c = 0; c < k; c++) {
@@ -175,136 +178,189 @@ GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, i
     }
     for (j = -(k - 1); j <= k - 1; j++)
         if (j) compact += m[j + k - 1];
-    standard = HL + HR;
-    /* 0: pieces of the neighbours' shards concatenated around mine; 1: only what each device needs, placed one
-       distance at a time; 2: the whole dim (the halos would carry most of it) */
+    standard = R->HL + R->HR;
     mode = GS__MIN(standard, compact) * 4 >= 3 * (k - 1) * s && any && GS__MIN(standard, compact) > 0 ? 2
            : standard <= compact ? 0 : 1;
     for (c = 0; c < k; c++) tab[c] = used[c] ? c * s - a[c] : 0;
-    gs__sp_list(hl, sizeof hl, tab, used, k);
+    gs__sp_list(hl, cap, tab, used, k);
     for (c = 0; c < k; c++) tab[c] = used[c] ? a[c] + n - (c + 1) * s : 0;
-    gs__sp_list(hr, sizeof hr, tab, used, k);
+    gs__sp_list(hr, cap, tab, used, k);
     if (mode == 2) {
         gs__sp_warnf(sp, "halo exchange at %s would move most of dim %d (%lld of %lld elements per device); the dim "
-                     "is all-gathered instead", sp->at ? sp->at->name : "?", d,
+                     "is all-gathered instead", sp->at ? sp->at->name : "?", R->d,
                      (long long)GS__MIN(standard, compact), (long long)((k - 1) * s));
     }
-    if (mode == 0 || mode == 2) {
-        /* a buffer holding global [base[c], base[c] + len), then the region cut out of it */
-        gs_value *cat, **parts, *off;
-        int64_t len, extL = 0, extR = 0, np = 0, nl = gs__sp_cdiv(HL, s), nr = gs__sp_cdiv(HR, s), off0;
-        bool same = true;
-        if (mode == 2) {
-            cat = gs__sp_all_gather(sp, x, d, &A, d);
-            len = k * s;
-            for (c = 0; c < k; c++) tab[c] = 0;
-        } else {
-            bool *need = (bool *)gs__arena_alloc(sp->ctx, sizeof(bool) * (size_t)k);
-            parts = (gs_value **)gs__arena_alloc(sp->ctx, sizeof(gs_value *) * (size_t)(nl + nr + 1));
-            if (!need || !parts) return NULL;
-            for (j = nl; j >= 1; j--) {
-                int64_t sz = GS__MIN(s, HL - (j - 1) * s);
-                for (c = 0; c < k; c++) need[c] = used[c] && lo[c] < hi[c] && lo[c] < (c - j + 1) * s;
-                parts[np++] = gs__sp_shift(sp, gs__sp_cut(sp, x, d, s - sz, sz), &A, d, -j, need);
-                n_perm++;
-            }
-            parts[np++] = x;
-            for (j = 1; j <= nr; j++) {
-                int64_t sz = GS__MIN(s, HR - (j - 1) * s);
-                for (c = 0; c < k; c++) need[c] = used[c] && lo[c] < hi[c] && hi[c] > (c + j) * s;
-                parts[np++] = gs__sp_shift(sp, gs__sp_cut(sp, x, d, 0, sz), &A, d, j, need);
-                n_perm++;
-            }
-            cat = np == 1 ? x : gs_concatenate(g, (int)np, parts, d);
-            len = HL + s + HR;
-            for (c = 0; c < k; c++) tab[c] = c * s - HL;
-        }
-        /* tab = base; widen the buffer so every region is inside it */
-        for (c = 0; c < k; c++) {
-            if (!used[c]) continue;
-            extL = GS__MAX(extL, tab[c] - a[c]);
-            extR = GS__MAX(extR, a[c] + n - (tab[c] + len));
-        }
-        cat = gs__sp_zpad(sp, cat, d, extL, extR);
-        off0 = -1;
-        for (c = 0; c < k; c++) {
-            if (!used[c]) continue;
-            tab[c] = a[c] - tab[c] + extL;
-            if (off0 < 0) off0 = tab[c];
-            else if (tab[c] != off0) same = false;
-        }
-        if (off0 < 0) off0 = 0;
-        for (c = 0; c < k; c++)
-            if (!used[c]) tab[c] = off0;
-        if (same) {
-            x = gs__sp_cut(sp, cat, d, off0, n);
-        } else {
-            off = gs__sp_ctab(sp, xs, d, tab);
-            x = gs__sp_dcut(sp, cat, d, off, n);
-        }
+    return mode;
+}
+
+/* Step 2, exchanges 0 and 2: a buffer x[.., base[c] .. base[c] + len, ..] holding every device's region (its
+   shard with the neighbours' pieces concatenated around it, or the whole dim all-gathered), then each region cut
+   out of it: x[.., s, ..] -> x[.., n, ..] */
+GS__FN gs_value *gs__sp_region_buffer(gs__sp *sp, gs__sp_rx *R, gs_value *x, bool whole) {
+    gs_graph *g = sp->G->g;
+    int d = R->d;
+    int64_t k = R->k, s = R->s, n = R->n, HL = R->HL, HR = R->HR, c, j;
+    const int64_t *a = R->a;
+    const bool *used = R->used;
+    int64_t *lo = R->lo, *hi = R->hi, *tab = R->tab;
+    gs_value *cat, **parts, *off;
+    int64_t len, extL = 0, extR = 0, np = 0, nl = gs__sp_cdiv(HL, s), nr = gs__sp_cdiv(HR, s), off0;
+    bool same = true;
+    if (whole) {
+        cat = gs__sp_all_gather(sp, x, d, &R->A, d);
+        len = k * s;
+        for (c = 0; c < k; c++) tab[c] = 0;
     } else {
-        /* compact: for each distance, every receiver gets exactly the piece it needs, placed at its position */
-        gs_value *acc = NULL;
-        int64_t *u = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)(4 * k));
-        int64_t *place = u + k, *plo = place + k, *phi = plo + k;
         bool *need = (bool *)gs__arena_alloc(sp->ctx, sizeof(bool) * (size_t)k);
-        if (!u || !need) return NULL;
-        for (j = -(k - 1); j <= k - 1; j++) {
-            int64_t mj = m[j + k - 1], u0 = -1;
-            gs_value *piece, *R;
-            bool same = true;
-            if (!mj) continue;
-            for (c = 0; c < k; c++) u[c] = 0;
-            for (c = 0; c < k; c++) {
-                int64_t src = c + j, p0, p1;
-                need[c] = false;
-                plo[c] = phi[c] = 0;
-                place[c] = 0;
-                if (!used[c] || lo[c] >= hi[c] || src < 0 || src >= k) continue;
-                p0 = GS__MAX(lo[c], src * s);
-                p1 = GS__MIN(hi[c], GS__MIN((src + 1) * s, S));
-                if (p0 >= p1) continue;
-                need[c] = true;
-                u[src] = GS__MIN(p0 - src * s, s - mj);
-                if (u0 < 0) u0 = u[src];
-                else if (u[src] != u0) same = false;
-                place[c] = n + a[c] - (src * s + u[src]);
-                plo[c] = p0;
-                phi[c] = p1;
-            }
-            piece = same ? gs__sp_cut(sp, x, d, u0, mj) : gs__sp_dcut(sp, x, d, gs__sp_ctab(sp, xs, d, u), mj);
-            if (j) {
-                piece = gs__sp_shift(sp, piece, &A, d, j, need);
-                n_perm++;
-            }
-            R = gs__sp_dcut(sp, gs__sp_zpad(sp, piece, d, n, n), d, gs__sp_ctab(sp, xs, d, place), n);
-            if (!R) return NULL;
-            if (!acc) {
-                acc = R;
-                continue;
-            }
-            if (!idx) {
-                for (c = 0; c < k; c++) tab[c] = used[c] ? a[c] : 0;
-                idx = gs__sp_gidx(sp, R, d, gs__sp_ctab(sp, xs, d, tab));
-            }
-            acc = gs__sp_select_range(sp, idx, gs__sp_ctab(sp, xs, d, plo), gs__sp_ctab(sp, xs, d, phi), d, R, acc);
+        parts = (gs_value **)gs__arena_alloc(sp->ctx, sizeof(gs_value *) * (size_t)(nl + nr + 1));
+        if (!need || !parts) return NULL;
+        for (j = nl; j >= 1; j--) {
+            int64_t sz = GS__MIN(s, HL - (j - 1) * s);
+            for (c = 0; c < k; c++) need[c] = used[c] && lo[c] < hi[c] && lo[c] < (c - j + 1) * s;
+            parts[np++] = gs__sp_shift(sp, gs__sp_cut(sp, x, d, s - sz, sz), &R->A, d, -j, need);
+            R->n_perm++;
         }
-        x = acc ? acc : gs__sp_cut(sp, gs__sp_zpad(sp, x, d, 0, GS__MAX(0, n - s)), d, 0, n);
+        parts[np++] = x;
+        for (j = 1; j <= nr; j++) {
+            int64_t sz = GS__MIN(s, HR - (j - 1) * s);
+            for (c = 0; c < k; c++) need[c] = used[c] && lo[c] < hi[c] && hi[c] > (c + j) * s;
+            parts[np++] = gs__sp_shift(sp, gs__sp_cut(sp, x, d, 0, sz), &R->A, d, j, need);
+            R->n_perm++;
+        }
+        cat = np == 1 ? x : gs_concatenate(g, (int)np, parts, d);
+        len = HL + s + HR;
+        for (c = 0; c < k; c++) tab[c] = c * s - HL;
     }
+    /* tab = base; widen the buffer so every region is inside it */
+    for (c = 0; c < k; c++) {
+        if (!used[c]) continue;
+        extL = GS__MAX(extL, tab[c] - a[c]);
+        extR = GS__MAX(extR, a[c] + n - (tab[c] + len));
+    }
+    cat = gs__sp_zpad(sp, cat, d, extL, extR);
+    off0 = -1;
+    for (c = 0; c < k; c++) {
+        if (!used[c]) continue;
+        tab[c] = a[c] - tab[c] + extL;
+        if (off0 < 0) off0 = tab[c];
+        else if (tab[c] != off0) same = false;
+    }
+    if (off0 < 0) off0 = 0;
+    for (c = 0; c < k; c++)
+        if (!used[c]) tab[c] = off0;
+    if (same) return gs__sp_cut(sp, cat, d, off0, n);
+    off = gs__sp_ctab(sp, R->xs, d, tab);
+    return gs__sp_dcut(sp, cat, d, off, n);
+}
+
+/* Step 2, exchange 1 (compact): for each distance, every receiver gets exactly the piece it needs, placed at its
+   position in the region: x[.., s, ..] -> x[.., n, ..] */
+GS__FN gs_value *gs__sp_region_compact(gs__sp *sp, gs__sp_rx *R, gs_value *x) {
+    const gs_sharding *xs = R->xs;
+    int d = R->d;
+    int64_t k = R->k, s = R->s, n = R->n, S = R->S, c, j;
+    const int64_t *a = R->a;
+    const bool *used = R->used;
+    int64_t *lo = R->lo, *hi = R->hi, *m = R->m, *tab = R->tab;
+    gs_value *acc = NULL;
+    int64_t *u = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)(4 * k));
+    int64_t *place = u + k, *plo = place + k, *phi = plo + k;
+    bool *need = (bool *)gs__arena_alloc(sp->ctx, sizeof(bool) * (size_t)k);
+    if (!u || !need) return NULL;
+    for (j = -(k - 1); j <= k - 1; j++) {
+        int64_t mj = m[j + k - 1], u0 = -1;
+        gs_value *piece, *P;
+        bool same = true;
+        if (!mj) continue;
+        for (c = 0; c < k; c++) u[c] = 0;
+        for (c = 0; c < k; c++) {
+            int64_t src = c + j, p0, p1;
+            need[c] = false;
+            plo[c] = phi[c] = 0;
+            place[c] = 0;
+            if (!used[c] || lo[c] >= hi[c] || src < 0 || src >= k) continue;
+            p0 = GS__MAX(lo[c], src * s);
+            p1 = GS__MIN(hi[c], GS__MIN((src + 1) * s, S));
+            if (p0 >= p1) continue;
+            need[c] = true;
+            u[src] = GS__MIN(p0 - src * s, s - mj);
+            if (u0 < 0) u0 = u[src];
+            else if (u[src] != u0) same = false;
+            place[c] = n + a[c] - (src * s + u[src]);
+            plo[c] = p0;
+            phi[c] = p1;
+        }
+        piece = same ? gs__sp_cut(sp, x, d, u0, mj) : gs__sp_dcut(sp, x, d, gs__sp_ctab(sp, xs, d, u), mj);
+        if (j) {
+            piece = gs__sp_shift(sp, piece, &R->A, d, j, need);
+            R->n_perm++;
+        }
+        P = gs__sp_dcut(sp, gs__sp_zpad(sp, piece, d, n, n), d, gs__sp_ctab(sp, xs, d, place), n);
+        if (!P) return NULL;
+        if (!acc) {
+            acc = P;
+            continue;
+        }
+        if (!R->idx) {
+            for (c = 0; c < k; c++) tab[c] = used[c] ? a[c] : 0;
+            R->idx = gs__sp_gidx(sp, P, d, gs__sp_ctab(sp, xs, d, tab));
+        }
+        acc = gs__sp_select_range(sp, R->idx, gs__sp_ctab(sp, xs, d, plo), gs__sp_ctab(sp, xs, d, phi), d, P, acc);
+    }
+    return acc ? acc : gs__sp_cut(sp, gs__sp_zpad(sp, x, d, 0, GS__MAX(0, n - s)), d, 0, n);
+}
+
+/* The region engine. x: a per-device value in sharding xs (rank = x's rank) whose dim d holds the device's shard
+   of an extent-S dim split k ways. Returns x with dim d replaced by the device's region [a[c], a[c] + n) of the
+   global dim (c its tile coordinate along d): x[.., S/k, ..]{xs} -> x[.., n, ..]{xs}. Devices with !used[c] get
+   garbage. With pad (a scalar of x's type), elements outside [0, S) are pad; without, they are garbage. `what` is
+   added to the explanation. Steps: 1. plan the exchange, 2. exchange, 3. pad, 4. explain. */
+GS__FN gs_value *gs__sp_region(gs__sp *sp, gs_value *x, const gs_sharding *xs, int d, int64_t S, const int64_t *a,
+                               const bool *used, int64_t n, gs_value *pad, const char *what) {
+    gs_graph *g = sp->G->g;
+    int rank = x ? x->shape.rank : 0, mode;
+    int64_t c, k, s;
+    gs__sp_rx R;
+    char hl[256], hr[256];
+    if (!x) return NULL;
+    memset(&R, 0, sizeof R);
+    R.k = k = gs__sp_k(xs, d);
+    R.s = s = gs__shard_size(S, k);
+    if (k < 2 || x->shape.dims[d] != s || !gs__sp_view(sp, xs, rank, &R.A)) {
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: internal error: halo exchange on dim %d of a %s shard",
+                sp->at ? sp->at->name : "?", d, gs_sharding_to_text(sp->ctx, xs));
+        return NULL;
+    }
+    R.lo = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)(5 * k + 1));
+    if (!R.lo) return NULL;
+    R.hi = R.lo + k;
+    R.tab = R.hi + k;
+    R.m = R.tab + k;   /* m[delta + k - 1], delta in -(k-1) .. k-1 */
+    R.xs = xs;
+    R.d = d;
+    R.S = S;
+    R.n = n;
+    R.a = a;
+    R.used = used;
+    R.minA = INT64_MAX;
+    R.maxE = INT64_MIN;
+    mode = gs__sp_region_plan(sp, &R, hl, hr, sizeof hl);
+    x = mode == 1 ? gs__sp_region_compact(sp, &R, x) : gs__sp_region_buffer(sp, &R, x, mode == 2);
     if (!x) return NULL;
     /* what lies outside the real dim is the op's padding */
-    if (pad && (minA < 0 || maxE > S)) {
-        if (!idx) {
-            for (c = 0; c < k; c++) tab[c] = used[c] ? a[c] : 0;
-            idx = gs__sp_gidx(sp, x, d, gs__sp_ctab(sp, xs, d, tab));
+    if (pad && (R.minA < 0 || R.maxE > S)) {
+        if (!R.idx) {
+            for (c = 0; c < k; c++) R.tab[c] = used[c] ? a[c] : 0;
+            R.idx = gs__sp_gidx(sp, x, d, gs__sp_ctab(sp, xs, d, R.tab));
         }
-        x = gs__sp_select_range(sp, idx, gs__sp_s32(sp, 0), gs__sp_s32(sp, S), d, x, gs_broadcast(g, pad, x->shape, NULL));
+        x = gs__sp_select_range(sp, R.idx, gs__sp_s32(sp, 0), gs__sp_s32(sp, S), d, x,
+                                gs_broadcast(g, pad, x->shape, NULL));
     }
     gs__sp_note(sp, "dim %d (%lld shards of %lld): halo left %s, right %s%s%s; %s", d, (long long)k, (long long)s,
                 hl, hr, what && *what ? "; " : "", what ? what : "",
                 mode == 2 ? "all-gathered (the halos would cover most of the dim)"
-                : n_perm == 0 ? "no exchange" : mode == 1 ? "compact exchange" : "halo exchange");
-    if (n_perm) gs__sp_note(sp, "%lld collective-permute%s", (long long)n_perm, n_perm == 1 ? "" : "s");
+                : R.n_perm == 0 ? "no exchange" : mode == 1 ? "compact exchange" : "halo exchange");
+    if (R.n_perm) gs__sp_note(sp, "%lld collective-permute%s", (long long)R.n_perm, R.n_perm == 1 ? "" : "s");
     return x;
 }
 
@@ -517,7 +573,8 @@ GS__FN gs_value *gs__sp_win_keep(gs__sp *sp, gs_value *y, const gs__wres *res, i
 /* =========================================================================================================
    The rules
    ========================================================================================================= */
-/* reduce-window, pad and slice: operand and output dims correspond, so the operand is wanted in the output's
+/* slice, pad, reduce-window: x[S]{S split k} -> out[O]{O split k}; each device's input region by halo exchange.
+   Reduce-window, pad and slice: operand and output dims correspond, so the operand is wanted in the output's
    sharding; pad and slice are windows of one element (slice: stride = its stride, low padding = -start; pad: base
    dilation = interior + 1, edge padding as window padding). */
 GS__FN gs_value *gs__sp_windowed(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
@@ -579,9 +636,9 @@ GS__FN gs_value *gs__sp_windowed(gs__sp *sp, const gs_value *v, const gs_shardin
     return gs__sp_win_keep(sp, y, &res, rank, NULL);
 }
 
-/* concatenate along a split dim: each operand's part of every device's output range comes by the engine (the
-   operand placed at its offset is a window of one element with edge padding), then the parts are selected by
-   global position */
+/* concatenate along a split dim D: a[Sa]{D split k}, b[Sb] -> out[Sa+Sb]{D split k}. Concatenate along a split
+   dim: each operand's part of every device's output range comes by the engine (the operand placed at its offset is
+   a window of one element with edge padding), then the parts are selected by global position */
 GS__FN gs_value *gs__sp_concat(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     int d = (int)v->dim, p;
     int64_t k = gs__sp_k(t, d), O = v->shape.dims[d], o = gs__shard_size(O, k), off = 0, c;
@@ -614,8 +671,9 @@ GS__FN gs_value *gs__sp_concat(gs__sp *sp, const gs_value *v, const gs_sharding 
     return acc;
 }
 
-/* reverse: tiles mirrored; an uneven dim's padding would land on the left, so each device first takes the region
-   shifted left by the padding (a halo from its left neighbour) */
+/* reverse along D: x[S]{D split k} -> out[S]{D split k}. Reverse: tiles mirrored; an uneven dim's padding would
+   land on the left, so each device first takes the region shifted left by the padding (a halo from its left
+   neighbour) */
 GS__FN gs_value *gs__sp_reverse(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const gs_value *X = v->operands[0];
     uint32_t m = 0;
@@ -642,9 +700,11 @@ GS__FN gs_value *gs__sp_reverse(gs__sp *sp, const gs_value *v, const gs_sharding
     return x ? gs__sp_clone(sp, v, &x, &x->shape) : NULL;
 }
 
-/* Both operands split along spatial dims the output keeps whole (the filter-gradient shape): every device
-   convolves its input region with its kernel taps (a halo on the input), giving a partial sum of the whole
-   output, then the partial sums are added. Returns NULL with *tried false when the shardings do not fit. */
+/* convolution, the filter-gradient shape: in[N,S,C]{S split} x kernel[W,C,F]{W split} -> out[..]{S whole}, partial
+   sums added (all-reduce or reduce-scatter). Both operands split along spatial dims the output keeps whole (the
+   filter-gradient shape): every device convolves its input region with its kernel taps (a halo on the input),
+   giving a partial sum of the whole output, then the partial sums are added. Returns NULL with *tried false when
+   the shardings do not fit. */
 GS__FN gs_value *gs__sp_conv_taps(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh,
                                   bool *tried) {
     const gs_conv_config *c = v->conv;
@@ -731,8 +791,9 @@ GS__FN gs_value *gs__sp_conv_taps(gs__sp *sp, const gs_value *v, const gs_shardi
     return gs__sp_combine(sp, y, ls, rank, dest, GS_REDUCE_SUM, &v->shape, t, osh);
 }
 
-/* convolution: spatial dims split like the output's get their input regions by the engine (the kernel whole
-   along them); batch and output features split as the output */
+/* convolution: in[N,S,C]{N, S split} x kernel[W,C,F]{W whole} -> out[N,S',F]{N, S' split}, spatial halos.
+   Convolution: spatial dims split like the output's get their input regions by the engine (the kernel whole along
+   them); batch and output features split as the output */
 GS__FN gs_value *gs__sp_conv(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const gs_conv_config *c = v->conv;
     const gs_conv_dims *cd = &c->dims;
@@ -859,9 +920,10 @@ GS__FN uint32_t gs__sp_reshape_changed(const gs_shape *in, const gs_shape *out, 
     return m;
 }
 
-/* reshape whose groups are 1:1 dims, merges (input dims -> one output dim, only the major input dim split) or
-   splits (one input dim -> output dims, only the major output dim split): each merge or split group realigns its
-   rows by the engine (GShard's [3,2] -> [6] case). Returns NULL with *fits false when the groups do not fit. */
+/* reshape with realignment: x[3,2]{dim 0 split} -> out[6]{split}. A reshape whose groups are 1:1 dims, merges
+   (input dims -> one output dim, only the major input dim split) or splits (one input dim -> output dims, only the
+   major output dim split): each merge or split group realigns its rows by the engine (GShard's [3,2] -> [6] case).
+   Returns NULL with *fits false when the groups do not fit. */
 GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh,
                                      bool *fits) {
     const gs_value *X = v->operands[0];
@@ -956,4 +1018,45 @@ GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sha
     }
     *osh = t;
     return x;
+}
+
+/* reshape: x[A,B]{t mapped back} -> out[A*B]{t} as a local reshape of every tile when the tiles line up;
+   x[3,2]{dim 0 split} -> out[6]{split} realigned by the engine (gs__sp_reshape_halo); otherwise the dims the
+   reshape changes are gathered and the others keep the operand's split */
+GS__FN gs_value *gs__sp_reshape(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_shape *S = &v->shape;
+    gs_value *ops[1];
+    int rank = S->rank;
+    const gs_shape *X = &v->operands[0]->shape;
+    const gs_sharding *is = gs__sh_reshape(sp->ctx, t, S, X), *back;
+    uint32_t ch_in, ch_out;
+    gs_shape ls;
+    if (is && !gs__sp_is_rep(is) && (back = gs__sh_reshape(sp->ctx, is, X, S)) && gs_sharding_equal(back, t) &&
+        gs__sp_reshape_local_ok(X, is, S, t)) {
+        ls = gs__sp_local(t, *S);
+        ops[0] = gs__sp_get(sp, v->operands[0], is);
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    if (gs__sp_is_rep(t)) {
+        ops[0] = gs__sp_get(sp, v->operands[0], t);
+        return gs__sp_clone(sp, v, ops, S);
+    }
+    {
+        bool fits;
+        gs_value *r = gs__sp_reshape_halo(sp, v, t, osh, &fits);
+        if (r || fits) return r;
+    }
+    /* keep the dims the reshape leaves alone split as the operand has them; gather the others */
+    ch_in = gs__sp_reshape_changed(X, S, &ch_out);
+    is = gs__sp_unsplit(sp, sp->G->vals[v->operands[0]->id].sh, ch_in);
+    back = is ? gs__sh_reshape(sp->ctx, is, X, S) : NULL;
+    if (!back || gs__sp_split_mask(back, rank) & ch_out || !gs__sp_reshape_local_ok(X, is, S, back)) {
+        is = gs__sp_rep(sp);
+        back = is;
+    }
+    gs__sp_note(sp, "reshape with the changed dims gathered");
+    ls = gs__sp_local(back, *S);
+    ops[0] = gs__sp_get(sp, v->operands[0], is);
+    *osh = back;
+    return gs__sp_clone(sp, v, ops, &ls);
 }

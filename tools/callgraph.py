@@ -15,6 +15,7 @@ import os, re, sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "src")
 IDENT = re.compile(r"[A-Za-z_]\w*")
+KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do", "else"}
 
 
 def strip(text):
@@ -47,8 +48,14 @@ def strip(text):
 def functions(path):
     """[(name, first_line, last_line, body_text)] of the top-level function definitions in one file."""
     text = strip(open(path, encoding="utf-8").read())
-    # preprocessor lines out (they may hold unbalanced text)
-    text = "\n".join("" if l.lstrip().startswith("#") else l for l in text.split("\n"))
+    # preprocessor lines out, with their continuation lines (they may hold unbalanced text)
+    lines, cont = text.split("\n"), False
+    for k, l in enumerate(lines):
+        pre = cont or l.lstrip().startswith("#")
+        cont = pre and l.rstrip().endswith("\\")
+        if pre:
+            lines[k] = ""
+    text = "\n".join(lines)
     res, depth, i, n = [], 0, 0, len(text)
     stmt_start = 0
     while i < n:
@@ -57,7 +64,7 @@ def functions(path):
             if depth == 0:
                 head = text[stmt_start:i]
                 m = re.search(r"(\w+)\s*\([^;{}]*\)\s*$", head)
-                is_fn = m is not None and not re.search(r"\b(struct|union|enum)\b[^(]*$", head[:m.start(1)]) \
+                is_fn = m is not None and m.group(1) not in KEYWORDS and not re.search(r"\b(struct|union|enum)\b[^(]*$", head[:m.start(1)]) \
                     and "=" not in head
                 start = i
             depth += 1
