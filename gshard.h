@@ -185,7 +185,7 @@ typedef enum gs_dtype {
     GS_S32,    /* 4 bytes, two's complement */
     GS_U32,    /* 4 bytes (partition-id's type) */
     GS_PRED,   /* 1 byte, 0 or 1 */
-    GS_TUPLE,  /* not an array: a tuple (see gs_value_tuple_*) */
+    GS_TUPLE,  /* not an array: a tuple, possibly nested (see gs_value_tuple_*) */
     /* The rest of XLA's element types (values only ever appended). Integers are two's complement and wrap;
        the 2- and 4-bit integers are stored one element per byte, holding the value (sign-extended for s2/s4).
        Floats narrower than f32 are stored as their bit patterns (f16 in 2 bytes, the 8-bit formats in one,
@@ -470,8 +470,18 @@ GS_API gs_result gs_value_set_name(gs_value *v, const char *name);   /* must sta
 GS_API gs_shape gs_value_shape(const gs_value *v);   /* dtype GS_TUPLE for tuples */
 GS_API int gs_value_num_operands(const gs_value *v);
 GS_API gs_value *gs_value_operand(const gs_value *v, int i);
-GS_API int gs_value_tuple_size(const gs_value *v);    /* 0 for arrays */
+/* Tuples. A tuple value holds its leaves (the arrays of the tuple, nested tuples flattened in order): the
+   parameter buffers, gs_eval's inputs and outputs and the runtime's buffers are one per leaf, and a tuple
+   sharding lists one sharding per leaf, as XLA's does. gs_value_tuple_size is the number of leaves and
+   gs_value_tuple_shape(v, i) leaf i. The nesting: gs_value_tuple_arity counts the top-level elements
+   (get-tuple-element's index range), gs_value_tuple_element_leaves gives top-level element i's leaf count (1
+   for an array) and first leaf, and gs_value_tuple_tree the structure in preorder (a tuple node holds its
+   child count, a leaf -1; (f32[], (s32[], pred[])) is {2, -1, 2, -1, -1}), or NULL for a flat tuple. */
+GS_API int gs_value_tuple_size(const gs_value *v);    /* leaves; 0 for arrays */
 GS_API gs_shape gs_value_tuple_shape(const gs_value *v, int i);
+GS_API int gs_value_tuple_arity(const gs_value *v);   /* top-level elements; 0 for arrays */
+GS_API int gs_value_tuple_element_leaves(const gs_value *v, int i, int *first_leaf);
+GS_API const int *gs_value_tuple_tree(const gs_value *v, int *n);
 GS_API int gs_value_id(const gs_value *v);            /* position in its graph */
 /* The sharding attribute text exactly as written (without "sharding="), or NULL. */
 GS_API const char *gs_value_sharding_text(const gs_value *v);
@@ -481,6 +491,10 @@ GS_API gs_result gs_value_set_sharding_text(gs_value *v, const char *text);
 GS_API gs_value *gs_parameter(gs_graph *g, int64_t index, gs_shape shape, const char *name);
 /* A parameter holding a flat tuple of n arrays (while-loop state). */
 GS_API gs_value *gs_parameter_tuple(gs_graph *g, int64_t index, int n, const gs_shape *shapes, const char *name);
+/* A parameter holding a nested tuple: n leaf shapes and the structure in preorder (see gs_value_tuple_tree;
+   tree NULL: flat). */
+GS_API gs_value *gs_parameter_tuple_nested(gs_graph *g, int64_t index, int n, const gs_shape *shapes, int n_tree,
+                                           const int *tree, const char *name);
 /* Dense constant: data holds numel elements in storage format (bf16 as uint16, pred as uint8). Copied. */
 GS_API gs_value *gs_constant(gs_graph *g, gs_shape shape, const void *data);
 /* Splat constant of any shape: value converted to dtype (pred: != 0). */
@@ -609,7 +623,7 @@ GS_API gs_value *gs_annotate(gs_graph *g, gs_value *x, const char *sharding_text
 GS_API gs_value *gs_to_manual(gs_graph *g, gs_value *x, gs_shape shard_shape, const char *sharding_text);
 GS_API gs_value *gs_to_full(gs_graph *g, gs_value *x, gs_shape full_shape, const char *sharding_text);
 
-GS_API gs_value *gs_tuple(gs_graph *g, int n, gs_value *const *xs);
+GS_API gs_value *gs_tuple(gs_graph *g, int n, gs_value *const *xs);   /* elements: arrays or tuples (nested) */
 GS_API gs_value *gs_get_tuple_element(gs_graph *g, gs_value *t, int64_t index);
 /* XLA while: cond(state) -> pred[], body(state) -> state; state is the shape of init (array or flat tuple).
    cond and body each have exactly one parameter of that shape. */
@@ -1657,7 +1671,9 @@ struct gs_value {
     gs_graph *graph;
     gs_shape shape;           /* dtype GS_TUPLE for tuples */
     int n_tuple;
-    gs_shape *tuple;          /* n_tuple element shapes */
+    gs_shape *tuple;          /* n_tuple element shapes: the leaves (arrays) of the tuple, flattened in order */
+    int n_tree;               /* a nested tuple's structure, preorder: a tuple node holds its child count (>= 0),  */
+    const int *tree;          /* a leaf -1; the root is the value itself. NULL for a flat tuple (every element an array) */
     int n_operands;
     gs_value **operands;
     const gs_sharding *sharding;  /* NULL: none (yet) */
@@ -1798,6 +1814,13 @@ GS__FN char *gs__sb_finish(gs__sb *sb, const char *who);
 /* ---- shared IR helpers (gs_ir.c) ---- */
 GS__FN gs_value *gs__value_new(gs_graph *g, gs_op op, int n_operands, gs_value *const *operands);
 GS__FN int64_t gs__numel(const gs_shape *s);
+/* Tuple structure (nested tuples keep their leaves flat in v->tuple, and the shape in v->tree): the number of
+   top-level elements, and top-level element i's first leaf and leaf count (*node: its preorder position in
+   v->tree, or -1 when the tuple is flat). */
+GS__FN int gs__tuple_arity(const gs_value *v);
+GS__FN bool gs__tuple_child(const gs_value *v, int64_t i, int *first_leaf, int *n_leaves, int *node);
+/* the same element type and shape, tuples compared leaf by leaf and by structure */
+GS__FN bool gs__vshape_equal(const gs_value *a, const gs_value *b);
 /* gs_graph_verify unless the graph is unchanged since it last passed */
 GS__FN gs_result gs__verify_once(gs_graph *g);
 /* row-major strides in elements */
@@ -2738,6 +2761,17 @@ GS_API gs_value *gs_value_operand(const gs_value *v, int i) {
     return v->operands[i];
 }
 GS_API int gs_value_tuple_size(const gs_value *v) { return v && v->shape.dtype == GS_TUPLE ? v->n_tuple : 0; }
+GS_API int gs_value_tuple_arity(const gs_value *v) { return gs__tuple_arity(v); }
+GS_API int gs_value_tuple_element_leaves(const gs_value *v, int i, int *first_leaf) {
+    int first, n, node;
+    if (!v || !gs__tuple_child(v, i, &first, &n, &node)) return 0;
+    if (first_leaf) *first_leaf = first;
+    return n;
+}
+GS_API const int *gs_value_tuple_tree(const gs_value *v, int *n) {
+    if (n) *n = v ? v->n_tree : 0;
+    return v ? v->tree : NULL;
+}
 GS_API gs_shape gs_value_tuple_shape(const gs_value *v, int i) {
     gs_shape s;
     if (v && v->shape.dtype == GS_TUPLE && i >= 0 && i < v->n_tuple) return v->tuple[i];
@@ -3023,14 +3057,126 @@ GS__FN gs_result gs__groups_expand(gs_ctx *ctx, const gs_replica_groups *rg, int
     return GS_OK;
 }
 
-GS__FN bool gs__tuple_shape_equal(int na, const gs_shape *sa, const gs_shape *a, int nb, const gs_shape *sb, const gs_shape *b) {
-    int i;
-    if (a->dtype != b->dtype) return false;
-    if (a->dtype != GS_TUPLE) return gs_shape_equal(a, b);
-    if (na != nb) return false;
-    for (i = 0; i < na; i++)
-        if (!gs_shape_equal(&sa[i], &sb[i])) return false;
+/* The node count of the subtree at tree[pos] (its leaves added to *leaves). */
+GS__FN int gs__tt_span(const int *tree, int n_tree, int pos, int *leaves) {
+    int k, n = 1, kids;
+    if (pos >= n_tree) return 0;
+    kids = tree[pos];
+    if (kids < 0) {
+        (*leaves)++;
+        return 1;
+    }
+    for (k = 0; k < kids; k++) n += gs__tt_span(tree, n_tree, pos + n, leaves);
+    return n;
+}
+
+GS__FN int gs__tuple_arity(const gs_value *v) {
+    if (!v || v->shape.dtype != GS_TUPLE) return 0;
+    return v->tree ? v->tree[0] : v->n_tuple;
+}
+
+GS__FN bool gs__tuple_child(const gs_value *v, int64_t i, int *first_leaf, int *n_leaves, int *node) {
+    int k, pos = 1, leaves = 0;
+    if (i < 0 || i >= gs__tuple_arity(v)) return false;
+    if (!v->tree) {
+        *first_leaf = (int)i;
+        *n_leaves = 1;
+        *node = -1;
+        return true;
+    }
+    for (k = 0; k < i; k++) pos += gs__tt_span(v->tree, v->n_tree, pos, &leaves);
+    *first_leaf = leaves;
+    *node = pos;
+    *n_leaves = 0;
+    (void)gs__tt_span(v->tree, v->n_tree, pos, n_leaves);
     return true;
+}
+
+GS__FN bool gs__vshape_equal(const gs_value *a, const gs_value *b) {
+    int i;
+    if (a->shape.dtype != b->shape.dtype) return false;
+    if (a->shape.dtype != GS_TUPLE) return gs_shape_equal(&a->shape, &b->shape);
+    if (a->n_tuple != b->n_tuple || a->n_tree != b->n_tree || (!a->tree) != (!b->tree)) return false;
+    for (i = 0; i < a->n_tuple; i++)
+        if (!gs_shape_equal(&a->tuple[i], &b->tuple[i])) return false;
+    for (i = 0; i < a->n_tree; i++)
+        if (a->tree[i] != b->tree[i]) return false;
+    return true;
+}
+
+/* Tuple of v's operands (arrays or tuples): the leaves concatenated; the structure kept when any operand is a
+   tuple. */
+GS__FN gs_result gs__infer_tuple(gs_ctx *ctx, gs_value *v) {
+    int i, j, nl = 0, nt = 1, at = 0, lt = 0;
+    gs_shape *ts = NULL;
+    int *tree = NULL;
+    bool nested = false;
+    for (i = 0; i < v->n_operands; i++) {
+        const gs_value *o = v->operands[i];
+        if (o->shape.dtype == GS_TUPLE) {
+            nested = true;
+            nl += o->n_tuple;
+            nt += o->tree ? o->n_tree : o->n_tuple + 1;
+        } else {
+            nl++;
+            nt++;
+        }
+    }
+    if (nl > 0 && !(ts = (gs_shape *)gs__arena_alloc(ctx, sizeof(gs_shape) * (size_t)nl))) return ctx->err;
+    if (nested && !(tree = (int *)gs__arena_alloc(ctx, sizeof(int) * (size_t)nt))) return ctx->err;
+    if (tree) tree[at++] = v->n_operands;
+    for (i = 0; i < v->n_operands; i++) {
+        const gs_value *o = v->operands[i];
+        if (o->shape.dtype != GS_TUPLE) {
+            ts[lt++] = o->shape;
+            if (tree) tree[at++] = -1;
+            continue;
+        }
+        for (j = 0; j < o->n_tuple; j++) ts[lt++] = o->tuple[j];
+        if (o->tree) {
+            for (j = 0; j < o->n_tree; j++) tree[at++] = o->tree[j];
+        } else {
+            tree[at++] = o->n_tuple;
+            for (j = 0; j < o->n_tuple; j++) tree[at++] = -1;
+        }
+    }
+    v->tuple = ts;
+    v->n_tuple = nl;
+    v->tree = tree;
+    v->n_tree = tree ? nt : 0;
+    GS__ZERO(v->shape);
+    v->shape.dtype = GS_TUPLE;
+    return GS_OK;
+}
+
+/* get-tuple-element: top-level element index of a tuple (an array, or a tuple of its leaves) */
+GS__FN gs_result gs__infer_gte(gs_ctx *ctx, gs_value *v) {
+    const gs_value *t = v->operands[0];
+    int first, n, node, i, k;
+    if (t->shape.dtype != GS_TUPLE) GS__FAIL(GS_ERR_SHAPE, "%s %s: operand %s is not a tuple", GS__WHO, t->name);
+    if (!gs__tuple_child(t, v->index, &first, &n, &node))
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: index %lld is out of range for a %d-tuple", GS__WHO, (long long)v->index, gs__tuple_arity(t));
+    v->tree = NULL;
+    v->n_tree = 0;
+    if (node < 0 || t->tree[node] < 0) {
+        v->shape = t->tuple[first];
+        v->n_tuple = 0;
+        v->tuple = NULL;
+        return GS_OK;
+    }
+    GS__ZERO(v->shape);
+    v->shape.dtype = GS_TUPLE;
+    v->n_tuple = n;
+    v->tuple = t->tuple + first;
+    {   /* keep the subtree only when it is nested itself */
+        int leaves = 0, span = gs__tt_span(t->tree, t->n_tree, node, &leaves);
+        for (i = node + 1, k = 0; i < node + span; i++) k += t->tree[i] >= 0;
+        if (k > 0) {
+            v->tree = t->tree + node;
+            v->n_tree = span;
+        }
+    }
+    return GS_OK;
 }
 
 GS__FN gs_result gs__infer_gather(gs_ctx *ctx, gs_value *v) {
@@ -3766,27 +3912,8 @@ GS__FN gs_result gs__infer_other(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs
                 GS__FAIL(GS_ERR_SHAPE, "%s %s: shard dim %d (%lld) is larger than the full dim (%lld)", GS__WHO, i, (long long)shard, (long long)full);
         }
         return GS_OK;
-    case GS_OP_TUPLE: {
-        gs_shape *ts = NULL;
-        if (v->n_operands > 0) {
-            ts = (gs_shape *)gs__arena_alloc(ctx, sizeof(gs_shape) * (size_t)v->n_operands);
-            if (!ts) return ctx->err;
-        }
-        for (i = 0; i < v->n_operands; i++) ts[i] = v->operands[i]->shape;
-        v->tuple = ts;
-        v->n_tuple = v->n_operands;
-        GS__ZERO(*s);
-        s->dtype = GS_TUPLE;
-        return GS_OK;
-    }
-    case GS_OP_GET_TUPLE_ELEMENT: {
-        const gs_value *t = v->operands[0];
-        if (t->shape.dtype != GS_TUPLE) GS__FAIL(GS_ERR_SHAPE, "%s %s: operand %s is not a tuple", GS__WHO, t->name);
-        if (v->index < 0 || v->index >= t->n_tuple)
-            GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: index %lld is out of range for a %d-tuple", GS__WHO, (long long)v->index, t->n_tuple);
-        *s = t->tuple[v->index];
-        return GS_OK;
-    }
+    case GS_OP_TUPLE: return gs__infer_tuple(ctx, v);
+    case GS_OP_GET_TUPLE_ELEMENT: return gs__infer_gte(ctx, v);
     case GS_OP_WHILE: {
         const gs_value *init = v->operands[0];
         gs_graph *gr[2];
@@ -3800,20 +3927,22 @@ GS__FN gs_result gs__infer_other(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs
             if (stbds_arrlen(gr[i]->params) != 1 || !gr[i]->params[0])
                 GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: %s graph %s must have exactly one parameter", GS__WHO, what, gr[i]->name);
             p = gr[i]->params[0];
-            if (!gs__tuple_shape_equal(p->n_tuple, p->tuple, &p->shape, init->n_tuple, init->tuple, &init->shape))
+            if (!gs__vshape_equal(p, init))
                 GS__FAIL(GS_ERR_SHAPE, "%s %s: the %s's parameter shape differs from the initial state", GS__WHO, what);
             root = gr[i]->root;
             if (!root) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: %s graph %s has no root", GS__WHO, what, gr[i]->name);
             if (i == 0) {
                 if (root->shape.dtype != GS_PRED || root->shape.rank != 0)
                     GS__FAIL(GS_ERR_SHAPE, "%s %s: condition %s must return pred[]", GS__WHO, gr[i]->name);
-            } else if (!gs__tuple_shape_equal(root->n_tuple, root->tuple, &root->shape, init->n_tuple, init->tuple, &init->shape)) {
+            } else if (!gs__vshape_equal(root, init)) {
                 GS__FAIL(GS_ERR_SHAPE, "%s %s: body %s returns a different shape than the state", GS__WHO, gr[i]->name);
             }
         }
         v->shape = init->shape;
         v->n_tuple = init->n_tuple;
         v->tuple = init->tuple;
+        v->tree = init->tree;
+        v->n_tree = init->n_tree;
         return GS_OK;
     }
     default: break;
@@ -3828,8 +3957,8 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     int arity = gs_op_arity(v->op);
     if (arity >= 0 && v->n_operands != arity)
         GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: takes %d operands, got %d", GS__WHO, arity, v->n_operands);
-    /* operands are arrays except for get-tuple-element and while */
-    if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE)
+    /* operands are arrays except for tuple, get-tuple-element and while */
+    if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE)
         for (i = 0; i < v->n_operands; i++)
             if (gs__need_array(ctx, v, i)) return ctx->err;
     switch (v->op) {
@@ -3925,11 +4054,32 @@ GS_API gs_value *gs_parameter(gs_graph *g, int64_t index, gs_shape shape, const 
 }
 
 GS_API gs_value *gs_parameter_tuple(gs_graph *g, int64_t index, int n, const gs_shape *shapes, const char *name) {
+    return gs_parameter_tuple_nested(g, index, n, shapes, 0, NULL, name);
+}
+
+GS_API gs_value *gs_parameter_tuple_nested(gs_graph *g, int64_t index, int n, const gs_shape *shapes, int n_tree,
+                                           const int *tree, const char *name) {
     gs_value *v = gs__param_common(g, index, name);
+    int leaves = 0, i, nested = 0;
     if (!v) return NULL;
     if (n < 0 || (n > 0 && !shapes)) {
         gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_parameter_tuple: bad element list");
         return NULL;
+    }
+    if (tree) {   /* a well-formed preorder structure with exactly n leaves */
+        for (i = 0; i < n_tree; i++) {
+            if (tree[i] < -1) break;
+            if (i > 0 && tree[i] >= 0) nested = 1;
+        }
+        if (n_tree < 1 || tree[0] < 0 || i < n_tree || gs__tt_span(tree, n_tree, 0, &leaves) != n_tree || leaves != n) {
+            gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_parameter_tuple_nested: the structure does not fit %d leaves", n);
+            return NULL;
+        }
+        if (nested) {
+            v->tree = (const int *)gs__arena_dup(g->ctx, tree, sizeof(int) * (size_t)n_tree);
+            if (!v->tree) return NULL;
+            v->n_tree = n_tree;
+        }
     }
     v->n_tuple = n;
     v->tuple = (gs_shape *)gs__arena_dup(g->ctx, shapes, sizeof(gs_shape) * (size_t)n);
@@ -4751,9 +4901,11 @@ GS_API gs_result gs_graph_verify(gs_graph *g) {
             GS__ZERO(copy.shape);
             copy.n_tuple = 0;
             copy.tuple = NULL;
+            copy.n_tree = 0;
+            copy.tree = NULL;
         }
         if (gs__infer(ctx, &copy) != GS_OK) return ctx->err;
-        if (!gs__tuple_shape_equal(copy.n_tuple, copy.tuple, &copy.shape, v->n_tuple, v->tuple, &v->shape))
+        if (!gs__vshape_equal(&copy, v))
             return gs__err(ctx, GS_ERR_SHAPE, "graph %s: %s has a shape that its operands do not give", g->name, v->name);
         if (v->op == GS_OP_WHILE) {
             if (gs_graph_verify(v->cond) != GS_OK || gs_graph_verify(v->body) != GS_OK) return ctx->err;
@@ -4801,24 +4953,39 @@ GS__FN void gs__hlo_shape_str(const gs_shape *s, char *buf, size_t cap) {
     snprintf(buf + n, cap - n, "]");
 }
 
+/* Appends the tuple at tree[*pos] (leaves from *leaf on) to buf: "(f32[4], (s32[], pred[]))". A NULL tree is
+   a flat tuple of n leaves. */
+GS__FN void gs__hlo_tuple_str(const gs_shape *leaves, int n, const int *tree, int *pos, int *leaf, char *buf, size_t cap) {
+    char one[128];
+    int k, kids = tree ? tree[(*pos)++] : n;
+    size_t len = strlen(buf);
+    snprintf(buf + len, cap - len, "(");
+    for (k = 0; k < kids; k++) {
+        len = strlen(buf);
+        if (k) snprintf(buf + len, cap - len, ", ");
+        if (tree && tree[*pos] >= 0) {
+            gs__hlo_tuple_str(leaves, n, tree, pos, leaf, buf, cap);
+            continue;
+        }
+        if (tree) (*pos)++;
+        gs__hlo_shape_str(&leaves[(*leaf)++], one, sizeof one);
+        len = strlen(buf);
+        snprintf(buf + len, cap - len, "%s", one);
+    }
+    len = strlen(buf);
+    snprintf(buf + len, cap - len, ")");
+}
+
 /* a value's shape, tuples as "(f32[4], s32[4])" */
 GS__FN void gs__hlo_vshape_str(const gs_value *v, char *buf, size_t cap) {
-    char one[128];
-    size_t n;
-    int i;
+    int pos = 0, leaf = 0;
     if (v->shape.dtype != GS_TUPLE) {
         gs__hlo_shape_str(&v->shape, buf, cap);
         return;
     }
     if (cap == 0) return;
-    snprintf(buf, cap, "(");
-    for (i = 0; i < v->n_tuple; i++) {
-        gs__hlo_shape_str(&v->tuple[i], one, sizeof one);
-        n = strlen(buf);
-        snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", one);
-    }
-    n = strlen(buf);
-    snprintf(buf + n, cap - n, ")");
+    buf[0] = 0;
+    gs__hlo_tuple_str(v->tuple, v->n_tuple, v->tree, &pos, &leaf, buf, cap);
 }
 
 /* x rounded to real float type t, as a double */
@@ -5011,18 +5178,29 @@ GS__FN void gs__pr_shape(gs__sb *sb, const gs_shape *s) {
     gs__sb_puts(sb, buf);
 }
 
+/* the tuple at tree[*pos] (leaves from *leaf on); a NULL tree is a flat tuple of n leaves */
+GS__FN void gs__pr_tuple_shape(gs__sb *sb, const gs_shape *leaves, int n, const int *tree, int *pos, int *leaf) {
+    int k, kids = tree ? tree[(*pos)++] : n;
+    gs__sb_put(sb, "(", 1);
+    for (k = 0; k < kids; k++) {
+        if (k) gs__sb_puts(sb, ", ");
+        if (tree && tree[*pos] >= 0) {
+            gs__pr_tuple_shape(sb, leaves, n, tree, pos, leaf);
+            continue;
+        }
+        if (tree) (*pos)++;
+        gs__pr_shape(sb, &leaves[(*leaf)++]);
+    }
+    gs__sb_put(sb, ")", 1);
+}
+
 GS__FN void gs__pr_value_shape(gs__sb *sb, const gs_value *v) {
-    int i;
+    int pos = 0, leaf = 0;
     if (v->shape.dtype != GS_TUPLE) {
         gs__pr_shape(sb, &v->shape);
         return;
     }
-    gs__sb_put(sb, "(", 1);
-    for (i = 0; i < v->n_tuple; i++) {
-        if (i) gs__sb_puts(sb, ", ");
-        gs__pr_shape(sb, &v->tuple[i]);
-    }
-    gs__sb_put(sb, ")", 1);
+    gs__pr_tuple_shape(sb, v->tuple, v->n_tuple, v->tree, &pos, &leaf);
 }
 
 /* element i of storage-format data (complex as "(re, im)", as XLA prints it) */
@@ -5490,11 +5668,13 @@ typedef struct gs__cur {
     int line, col;
 } gs__cur;
 
-/* a declared shape: an array, or a flat tuple whose element shapes are P->elems[first .. first + n) */
+/* a declared shape: an array, or a tuple whose leaves are P->elems[first .. first + n) (nested: its structure
+   in P->trees) */
 typedef struct gs__pshape {
     bool tuple;
     gs_shape s;
-    int first, n;
+    int first, n;             /* the leaves: P->elems[first .. first + n) */
+    int tfirst, n_tree;       /* a nested tuple's structure (gs_value_tuple_tree): P->trees[tfirst ..), or n_tree 0 */
     gs__cur at;
 } gs__pshape;
 
@@ -5550,6 +5730,7 @@ typedef struct gs__parser {
     gs__poperand *ops;
     gs__pattr *attrs;
     gs_shape *elems;
+    int *trees;               /* stb_ds: nested tuple structures (gs__pshape.tfirst) */
     gs__pmap *comp_names;
     int *stack;
     gs_value **vals;
@@ -5824,8 +6005,41 @@ GS__FN bool gs__parse_array_shape(gs__parser *P, gs__cur *c, gs_shape *s) {
     return true;
 }
 
-GS__FN bool gs__parse_shape(gs__parser *P, gs__cur *c, gs__pshape *out) {
+/* The elements of a tuple shape after its '(' up to its ')': leaves appended to P->elems, the preorder
+   structure to P->trees (its node first: the child count is filled in at the end). */
+GS__FN bool gs__parse_tuple_elems(gs__parser *P, gs__cur *c, int depth, int *nested) {
     bool ok = true;
+    int node = (int)stbds_arrlen(P->trees), kids = 0;
+    if (depth > 64) return gs__perr(P, c, GS_ERR_PARSE, "tuple shapes nested more than 64 deep");
+    stbds_arrput(P->trees, 0);
+    if (!gs__accept(P, c, ')', &ok)) {
+        if (!ok) return false;
+        for (;;) {
+            if (!gs__skip_ws(P, c)) return false;
+            if (gs__cur_peek(c) == '(') {
+                gs__cur_adv(c);
+                *nested = 1;
+                if (!gs__parse_tuple_elems(P, c, depth + 1, nested)) return false;
+            } else {
+                gs_shape e;
+                if (!gs__parse_array_shape(P, c, &e)) return false;
+                stbds_arrput(P->elems, e);
+                stbds_arrput(P->trees, -1);
+            }
+            kids++;
+            if (gs__accept(P, c, ')', &ok)) break;
+            if (!ok) return false;
+            if (!gs__skip_ws(P, c)) return false;
+            if (gs__cur_peek(c) != ',') return gs__pexpect(P, c, "',' or ')'");
+            gs__cur_adv(c);
+        }
+    }
+    P->trees[node] = kids;
+    return true;
+}
+
+GS__FN bool gs__parse_shape(gs__parser *P, gs__cur *c, gs__pshape *out) {
+    int nested = 0;
     memset(out, 0, sizeof *out);
     if (!gs__skip_ws(P, c)) return false;
     out->at = *c;
@@ -5834,21 +6048,12 @@ GS__FN bool gs__parse_shape(gs__parser *P, gs__cur *c, gs__pshape *out) {
     out->tuple = true;
     out->s.dtype = GS_TUPLE;
     out->first = (int)stbds_arrlen(P->elems);
-    if (gs__accept(P, c, ')', &ok)) return true;
-    if (!ok) return false;
-    for (;;) {
-        gs_shape e;
-        if (!gs__skip_ws(P, c)) return false;
-        if (gs__cur_peek(c) == '(') return gs__perr(P, c, GS_ERR_UNSUPPORTED, "nested tuple shapes are not supported");
-        if (!gs__parse_array_shape(P, c, &e)) return false;
-        stbds_arrput(P->elems, e);
-        out->n++;
-        if (gs__accept(P, c, ')', &ok)) return true;
-        if (!ok) return false;
-        if (!gs__skip_ws(P, c)) return false;
-        if (gs__cur_peek(c) != ',') return gs__pexpect(P, c, "',' or ')'");
-        gs__cur_adv(c);
-    }
+    out->tfirst = (int)stbds_arrlen(P->trees);
+    if (!gs__parse_tuple_elems(P, c, 0, &nested)) return false;
+    out->n = (int)stbds_arrlen(P->elems) - out->first;
+    out->n_tree = nested ? (int)stbds_arrlen(P->trees) - out->tfirst : 0;
+    if (!nested) stbds_arrsetlen(P->trees, out->tfirst);
+    return true;
 }
 
 /* ---- the syntax tree ---- */
@@ -6788,29 +6993,24 @@ GS__FN bool gs__builder_failed(gs__parser *P, const gs__cur *at) {
 }
 
 GS__FN void gs__pshape_str(const gs__parser *P, const gs__pshape *t, char *buf, size_t cap) {
-    char one[128];
-    size_t n;
-    int i;
+    int pos = 0, leaf = 0;
     if (!t->tuple) {
         gs__hlo_shape_str(&t->s, buf, cap);
         return;
     }
-    snprintf(buf, cap, "(");
-    for (i = 0; i < t->n; i++) {
-        gs__hlo_shape_str(&P->elems[t->first + i], one, sizeof one);
-        n = strlen(buf);
-        snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", one);
-    }
-    n = strlen(buf);
-    snprintf(buf + n, cap - n, ")");
+    if (cap == 0) return;
+    buf[0] = 0;
+    gs__hlo_tuple_str(P->elems + t->first, t->n, t->n_tree ? P->trees + t->tfirst : NULL, &pos, &leaf, buf, cap);
 }
 
 GS__FN bool gs__pshape_matches(const gs__parser *P, const gs__pshape *t, const gs_value *v) {
     int i;
     if (!t->tuple) return v->shape.dtype != GS_TUPLE && gs_shape_equal(&t->s, &v->shape);
-    if (v->shape.dtype != GS_TUPLE || v->n_tuple != t->n) return false;
+    if (v->shape.dtype != GS_TUPLE || v->n_tuple != t->n || v->n_tree != t->n_tree) return false;
     for (i = 0; i < t->n; i++)
         if (!gs_shape_equal(&P->elems[t->first + i], &v->tuple[i])) return false;
+    for (i = 0; i < t->n_tree; i++)
+        if (P->trees[t->tfirst + i] != v->tree[i]) return false;
     return true;
 }
 
@@ -6863,7 +7063,9 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         int64_t num;
         if (!gs__read_int(P, &c, &num, "a parameter number") || !gs__val_end(P, &c)) return false;
         if (num < 0) return gs__pexpect(P, &in->args, "a parameter number >= 0");
-        if (in->type.tuple) v = gs_parameter_tuple(g, num, in->type.n, P->elems + in->type.first, in->name);
+        if (in->type.tuple)
+            v = gs_parameter_tuple_nested(g, num, in->type.n, P->elems + in->type.first, in->type.n_tree,
+                                          in->type.n_tree ? P->trees + in->type.tfirst : NULL, in->name);
         else v = gs_parameter(g, num, *ds, in->name);
         break;
     }
@@ -7332,6 +7534,7 @@ GS__FN void gs__parser_free(gs__parser *P) {
     stbds_arrfree(P->ops);
     stbds_arrfree(P->attrs);
     stbds_arrfree(P->elems);
+    stbds_arrfree(P->trees);
     stbds_shfree(P->comp_names);
     stbds_arrfree(P->stack);
     stbds_arrfree(P->vals);
@@ -10023,14 +10226,30 @@ GS__FN void gs__fwd_value(gs__prop *P, gs_value *v) {
             return;
         }
     if (!gs__fwd_allowed(v->op, P->level)) return;
-    if (v->op == GS_OP_TUPLE) {
-        for (k = 0; k < v->n_operands; k++) gs__offer(P, v, k, gs__arr_sh(v->operands[k]), GS_ORIGIN_FORWARD, v->operands[k], rule);
+    if (v->op == GS_OP_TUPLE) {   /* leaf by leaf: an element that is a tuple gives each of its leaves */
+        int leaf = 0, j;
+        for (k = 0; k < v->n_operands; k++) {
+            const gs_value *o = v->operands[k];
+            const gs_sharding *t = o->sharding;
+            if (gs__is_array(o)) {
+                gs__offer(P, v, leaf++, gs__arr_sh(o), GS_ORIGIN_FORWARD, o, rule);
+                continue;
+            }
+            for (j = 0; j < o->n_tuple; j++, leaf++)
+                if (t && t->kind == GS_SHARDING_TUPLE && j < t->n_elems) gs__offer(P, v, leaf, t->elems[j], GS_ORIGIN_FORWARD, o, rule);
+        }
         return;
     }
-    if (v->op == GS_OP_GET_TUPLE_ELEMENT) {
+    if (v->op == GS_OP_GET_TUPLE_ELEMENT) {   /* the element's leaves */
         const gs_sharding *t = v->operands[0]->sharding;
-        if (t && t->kind == GS_SHARDING_TUPLE && v->index < t->n_elems)
-            gs__offer(P, v, -1, t->elems[v->index], GS_ORIGIN_FORWARD, v->operands[0], rule);
+        int first, n, node, j;
+        if (!t || t->kind != GS_SHARDING_TUPLE || !gs__tuple_child(v->operands[0], v->index, &first, &n, &node)) return;
+        if (gs__is_array(v)) {
+            if (first < t->n_elems) gs__offer(P, v, -1, t->elems[first], GS_ORIGIN_FORWARD, v->operands[0], rule);
+        } else {
+            for (j = 0; j < n && first + j < t->n_elems; j++)
+                gs__offer(P, v, j, t->elems[first + j], GS_ORIGIN_FORWARD, v->operands[0], rule);
+        }
         return;
     }
     if (v->op == GS_OP_WHILE) {
@@ -10076,19 +10295,34 @@ GS__FN void gs__bwd_value(gs__prop *P, gs_value *u) {
     }
     if (u->op == GS_OP_TO_MANUAL || u->op == GS_OP_TO_FULL) return;
     if (!gs__bwd_allowed(u->op, P->level)) return;
-    if (u->op == GS_OP_GET_TUPLE_ELEMENT) {
+    if (u->op == GS_OP_GET_TUPLE_ELEMENT) {   /* into the element's leaves of the tuple */
         gs_value *t = u->operands[0];
-        if (gs__arr_sh(u)) gs__offer(P, t, (int)u->index, s, GS_ORIGIN_BACKWARD, u, rule);
+        int first, n, node, j;
+        if (!gs__tuple_child(t, u->index, &first, &n, &node)) return;
+        if (gs__arr_sh(u)) gs__offer(P, t, first, s, GS_ORIGIN_BACKWARD, u, rule);
+        else if (!gs__is_array(u) && s->kind == GS_SHARDING_TUPLE)
+            for (j = 0; j < n && j < s->n_elems; j++) gs__offer(P, t, first + j, s->elems[j], GS_ORIGIN_BACKWARD, u, rule);
         return;
     }
     if (u->op == GS_OP_TUPLE || u->op == GS_OP_WHILE) {
+        int leaf = 0, j;
         if (s->kind != GS_SHARDING_TUPLE) {
             if (u->op == GS_OP_WHILE) gs__offer(P, u->operands[0], -1, s, GS_ORIGIN_BACKWARD, u, rule);
             return;
         }
-        for (k = 0; k < s->n_elems; k++) {
-            if (u->op == GS_OP_TUPLE) gs__offer(P, u->operands[k], -1, s->elems[k], GS_ORIGIN_BACKWARD, u, rule);
-            else gs__offer(P, u->operands[0], k, s->elems[k], GS_ORIGIN_BACKWARD, u, rule);
+        if (u->op == GS_OP_WHILE) {
+            for (k = 0; k < s->n_elems; k++) gs__offer(P, u->operands[0], k, s->elems[k], GS_ORIGIN_BACKWARD, u, rule);
+            return;
+        }
+        for (k = 0; k < u->n_operands; k++) {   /* leaf by leaf into the elements */
+            gs_value *o = u->operands[k];
+            if (gs__is_array(o)) {
+                if (leaf < s->n_elems) gs__offer(P, o, -1, s->elems[leaf], GS_ORIGIN_BACKWARD, u, rule);
+                leaf++;
+                continue;
+            }
+            for (j = 0; j < o->n_tuple; j++, leaf++)
+                if (leaf < s->n_elems) gs__offer(P, o, j, s->elems[leaf], GS_ORIGIN_BACKWARD, u, rule);
         }
         return;
     }
@@ -13679,6 +13913,10 @@ GS__FN gs_value *gs__sp_tuple(gs__sp *sp, const gs_value *v, const gs_sharding *
     gs_value *r;
     int i;
     (void)osh;
+    if (v->tree) {
+        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: nested tuples are not partitioned (flatten the tuple)", v->name);
+        return NULL;
+    }
     el = (gs_value **)gs__malloc(sp->ctx, sizeof(gs_value *) * (size_t)(v->n_operands ? v->n_operands : 1));
     if (!el) return NULL;
     for (i = 0; i < v->n_operands; i++) el[i] = gs__sp_get(sp, v->operands[i], gs__sp_elem(t, i));
@@ -13692,6 +13930,10 @@ GS__FN gs_value *gs__sp_get_tuple_element(gs__sp *sp, const gs_value *v, const g
                                           const gs_sharding **osh) {
     const gs_sharding *ts = sp->G->vals[v->operands[0]->id].sh;
     (void)t;
+    if (v->operands[0]->tree) {
+        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: nested tuples are not partitioned (flatten the tuple)", v->name);
+        return NULL;
+    }
     *osh = gs__sp_elem(ts, (int)v->index);
     return gs_get_tuple_element(sp->G->g, sp->G->vals[v->operands[0]->id].v, v->index);
 }
@@ -17623,17 +17865,23 @@ GS__FN gs_result gs__ip_eval_alias(gs__ip_st *st, gs_value *v, bool *done) {
     int k;
     *done = true;
     switch (v->op) {
-    case GS_OP_TUPLE:
-        if (v->shape.dtype != GS_TUPLE || v->n_tuple != v->n_operands)
-            return gs__err(ctx, GS_ERR_SHAPE, "tuple %s: element count mismatch", v->name);
-        for (k = 0; k < v->n_operands; k++) gs__ip_alias(st, v, k, st->first[v->operands[k]->id]);
+    case GS_OP_TUPLE: {   /* the operands' leaves, in order */
+        int j = 0, e;
+        for (k = 0; k < v->n_operands; k++)
+            for (e = 0; e < gs__ip_nslots(v->operands[k]); e++, j++) {
+                if (j >= gs__ip_nslots(v)) return gs__err(ctx, GS_ERR_SHAPE, "tuple %s: element count mismatch", v->name);
+                gs__ip_alias(st, v, j, st->first[v->operands[k]->id] + e);
+            }
+        if (j != gs__ip_nslots(v)) return gs__err(ctx, GS_ERR_SHAPE, "tuple %s: element count mismatch", v->name);
         return GS_OK;
-    case GS_OP_GET_TUPLE_ELEMENT: {
+    }
+    case GS_OP_GET_TUPLE_ELEMENT: {   /* the leaves of element index */
         const gs_value *t = v->operands[0];
-        if (t->shape.dtype != GS_TUPLE || v->index < 0 || v->index >= t->n_tuple)
+        int first, n, node;
+        if (t->shape.dtype != GS_TUPLE || !gs__tuple_child(t, v->index, &first, &n, &node) || n != gs__ip_nslots(v))
             return gs__err(ctx, GS_ERR_SHAPE, "get-tuple-element %s: index %lld out of range", v->name,
                            (long long)v->index);
-        gs__ip_alias(st, v, 0, st->first[t->id] + v->index);
+        for (k = 0; k < n; k++) gs__ip_alias(st, v, k, st->first[t->id] + first + k);
         return GS_OK;
     }
     case GS_OP_RESHAPE: case GS_OP_COPY: case GS_OP_ANNOTATE: {
@@ -17789,7 +18037,7 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
     for (k = 0; k < v->n_operands; k++) {
         const gs_value *o = v->operands[k];
         if (!o) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s %s: missing operand %d", gs_op_name(v->op), v->name, k);
-        if (o->shape.dtype == GS_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE)
+        if (o->shape.dtype == GS_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE)
             return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand %d is a tuple", gs_op_name(v->op), v->name, k);
     }
     switch (v->op) {

@@ -92,7 +92,7 @@ typedef enum gs_dtype {
     GS_S32,    /* 4 bytes, two's complement */
     GS_U32,    /* 4 bytes (partition-id's type) */
     GS_PRED,   /* 1 byte, 0 or 1 */
-    GS_TUPLE,  /* not an array: a tuple (see gs_value_tuple_*) */
+    GS_TUPLE,  /* not an array: a tuple, possibly nested (see gs_value_tuple_*) */
     /* The rest of XLA's element types (values only ever appended). Integers are two's complement and wrap;
        the 2- and 4-bit integers are stored one element per byte, holding the value (sign-extended for s2/s4).
        Floats narrower than f32 are stored as their bit patterns (f16 in 2 bytes, the 8-bit formats in one,
@@ -377,8 +377,18 @@ GS_API gs_result gs_value_set_name(gs_value *v, const char *name);   /* must sta
 GS_API gs_shape gs_value_shape(const gs_value *v);   /* dtype GS_TUPLE for tuples */
 GS_API int gs_value_num_operands(const gs_value *v);
 GS_API gs_value *gs_value_operand(const gs_value *v, int i);
-GS_API int gs_value_tuple_size(const gs_value *v);    /* 0 for arrays */
+/* Tuples. A tuple value holds its leaves (the arrays of the tuple, nested tuples flattened in order): the
+   parameter buffers, gs_eval's inputs and outputs and the runtime's buffers are one per leaf, and a tuple
+   sharding lists one sharding per leaf, as XLA's does. gs_value_tuple_size is the number of leaves and
+   gs_value_tuple_shape(v, i) leaf i. The nesting: gs_value_tuple_arity counts the top-level elements
+   (get-tuple-element's index range), gs_value_tuple_element_leaves gives top-level element i's leaf count (1
+   for an array) and first leaf, and gs_value_tuple_tree the structure in preorder (a tuple node holds its
+   child count, a leaf -1; (f32[], (s32[], pred[])) is {2, -1, 2, -1, -1}), or NULL for a flat tuple. */
+GS_API int gs_value_tuple_size(const gs_value *v);    /* leaves; 0 for arrays */
 GS_API gs_shape gs_value_tuple_shape(const gs_value *v, int i);
+GS_API int gs_value_tuple_arity(const gs_value *v);   /* top-level elements; 0 for arrays */
+GS_API int gs_value_tuple_element_leaves(const gs_value *v, int i, int *first_leaf);
+GS_API const int *gs_value_tuple_tree(const gs_value *v, int *n);
 GS_API int gs_value_id(const gs_value *v);            /* position in its graph */
 /* The sharding attribute text exactly as written (without "sharding="), or NULL. */
 GS_API const char *gs_value_sharding_text(const gs_value *v);
@@ -388,6 +398,10 @@ GS_API gs_result gs_value_set_sharding_text(gs_value *v, const char *text);
 GS_API gs_value *gs_parameter(gs_graph *g, int64_t index, gs_shape shape, const char *name);
 /* A parameter holding a flat tuple of n arrays (while-loop state). */
 GS_API gs_value *gs_parameter_tuple(gs_graph *g, int64_t index, int n, const gs_shape *shapes, const char *name);
+/* A parameter holding a nested tuple: n leaf shapes and the structure in preorder (see gs_value_tuple_tree;
+   tree NULL: flat). */
+GS_API gs_value *gs_parameter_tuple_nested(gs_graph *g, int64_t index, int n, const gs_shape *shapes, int n_tree,
+                                           const int *tree, const char *name);
 /* Dense constant: data holds numel elements in storage format (bf16 as uint16, pred as uint8). Copied. */
 GS_API gs_value *gs_constant(gs_graph *g, gs_shape shape, const void *data);
 /* Splat constant of any shape: value converted to dtype (pred: != 0). */
@@ -516,7 +530,7 @@ GS_API gs_value *gs_annotate(gs_graph *g, gs_value *x, const char *sharding_text
 GS_API gs_value *gs_to_manual(gs_graph *g, gs_value *x, gs_shape shard_shape, const char *sharding_text);
 GS_API gs_value *gs_to_full(gs_graph *g, gs_value *x, gs_shape full_shape, const char *sharding_text);
 
-GS_API gs_value *gs_tuple(gs_graph *g, int n, gs_value *const *xs);
+GS_API gs_value *gs_tuple(gs_graph *g, int n, gs_value *const *xs);   /* elements: arrays or tuples (nested) */
 GS_API gs_value *gs_get_tuple_element(gs_graph *g, gs_value *t, int64_t index);
 /* XLA while: cond(state) -> pred[], body(state) -> state; state is the shape of init (array or flat tuple).
    cond and body each have exactly one parameter of that shape. */

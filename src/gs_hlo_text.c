@@ -21,24 +21,39 @@ GS__FN void gs__hlo_shape_str(const gs_shape *s, char *buf, size_t cap) {
     snprintf(buf + n, cap - n, "]");
 }
 
+/* Appends the tuple at tree[*pos] (leaves from *leaf on) to buf: "(f32[4], (s32[], pred[]))". A NULL tree is
+   a flat tuple of n leaves. */
+GS__FN void gs__hlo_tuple_str(const gs_shape *leaves, int n, const int *tree, int *pos, int *leaf, char *buf, size_t cap) {
+    char one[128];
+    int k, kids = tree ? tree[(*pos)++] : n;
+    size_t len = strlen(buf);
+    snprintf(buf + len, cap - len, "(");
+    for (k = 0; k < kids; k++) {
+        len = strlen(buf);
+        if (k) snprintf(buf + len, cap - len, ", ");
+        if (tree && tree[*pos] >= 0) {
+            gs__hlo_tuple_str(leaves, n, tree, pos, leaf, buf, cap);
+            continue;
+        }
+        if (tree) (*pos)++;
+        gs__hlo_shape_str(&leaves[(*leaf)++], one, sizeof one);
+        len = strlen(buf);
+        snprintf(buf + len, cap - len, "%s", one);
+    }
+    len = strlen(buf);
+    snprintf(buf + len, cap - len, ")");
+}
+
 /* a value's shape, tuples as "(f32[4], s32[4])" */
 GS__FN void gs__hlo_vshape_str(const gs_value *v, char *buf, size_t cap) {
-    char one[128];
-    size_t n;
-    int i;
+    int pos = 0, leaf = 0;
     if (v->shape.dtype != GS_TUPLE) {
         gs__hlo_shape_str(&v->shape, buf, cap);
         return;
     }
     if (cap == 0) return;
-    snprintf(buf, cap, "(");
-    for (i = 0; i < v->n_tuple; i++) {
-        gs__hlo_shape_str(&v->tuple[i], one, sizeof one);
-        n = strlen(buf);
-        snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", one);
-    }
-    n = strlen(buf);
-    snprintf(buf + n, cap - n, ")");
+    buf[0] = 0;
+    gs__hlo_tuple_str(v->tuple, v->n_tuple, v->tree, &pos, &leaf, buf, cap);
 }
 
 /* x rounded to real float type t, as a double */
@@ -231,18 +246,29 @@ GS__FN void gs__pr_shape(gs__sb *sb, const gs_shape *s) {
     gs__sb_puts(sb, buf);
 }
 
+/* the tuple at tree[*pos] (leaves from *leaf on); a NULL tree is a flat tuple of n leaves */
+GS__FN void gs__pr_tuple_shape(gs__sb *sb, const gs_shape *leaves, int n, const int *tree, int *pos, int *leaf) {
+    int k, kids = tree ? tree[(*pos)++] : n;
+    gs__sb_put(sb, "(", 1);
+    for (k = 0; k < kids; k++) {
+        if (k) gs__sb_puts(sb, ", ");
+        if (tree && tree[*pos] >= 0) {
+            gs__pr_tuple_shape(sb, leaves, n, tree, pos, leaf);
+            continue;
+        }
+        if (tree) (*pos)++;
+        gs__pr_shape(sb, &leaves[(*leaf)++]);
+    }
+    gs__sb_put(sb, ")", 1);
+}
+
 GS__FN void gs__pr_value_shape(gs__sb *sb, const gs_value *v) {
-    int i;
+    int pos = 0, leaf = 0;
     if (v->shape.dtype != GS_TUPLE) {
         gs__pr_shape(sb, &v->shape);
         return;
     }
-    gs__sb_put(sb, "(", 1);
-    for (i = 0; i < v->n_tuple; i++) {
-        if (i) gs__sb_puts(sb, ", ");
-        gs__pr_shape(sb, &v->tuple[i]);
-    }
-    gs__sb_put(sb, ")", 1);
+    gs__pr_tuple_shape(sb, v->tuple, v->n_tuple, v->tree, &pos, &leaf);
 }
 
 /* element i of storage-format data (complex as "(re, im)", as XLA prints it) */
@@ -710,11 +736,13 @@ typedef struct gs__cur {
     int line, col;
 } gs__cur;
 
-/* a declared shape: an array, or a flat tuple whose element shapes are P->elems[first .. first + n) */
+/* a declared shape: an array, or a tuple whose leaves are P->elems[first .. first + n) (nested: its structure
+   in P->trees) */
 typedef struct gs__pshape {
     bool tuple;
     gs_shape s;
-    int first, n;
+    int first, n;             /* the leaves: P->elems[first .. first + n) */
+    int tfirst, n_tree;       /* a nested tuple's structure (gs_value_tuple_tree): P->trees[tfirst ..), or n_tree 0 */
     gs__cur at;
 } gs__pshape;
 
@@ -770,6 +798,7 @@ typedef struct gs__parser {
     gs__poperand *ops;
     gs__pattr *attrs;
     gs_shape *elems;
+    int *trees;               /* stb_ds: nested tuple structures (gs__pshape.tfirst) */
     gs__pmap *comp_names;
     int *stack;
     gs_value **vals;
@@ -1044,8 +1073,41 @@ GS__FN bool gs__parse_array_shape(gs__parser *P, gs__cur *c, gs_shape *s) {
     return true;
 }
 
-GS__FN bool gs__parse_shape(gs__parser *P, gs__cur *c, gs__pshape *out) {
+/* The elements of a tuple shape after its '(' up to its ')': leaves appended to P->elems, the preorder
+   structure to P->trees (its node first: the child count is filled in at the end). */
+GS__FN bool gs__parse_tuple_elems(gs__parser *P, gs__cur *c, int depth, int *nested) {
     bool ok = true;
+    int node = (int)stbds_arrlen(P->trees), kids = 0;
+    if (depth > 64) return gs__perr(P, c, GS_ERR_PARSE, "tuple shapes nested more than 64 deep");
+    stbds_arrput(P->trees, 0);
+    if (!gs__accept(P, c, ')', &ok)) {
+        if (!ok) return false;
+        for (;;) {
+            if (!gs__skip_ws(P, c)) return false;
+            if (gs__cur_peek(c) == '(') {
+                gs__cur_adv(c);
+                *nested = 1;
+                if (!gs__parse_tuple_elems(P, c, depth + 1, nested)) return false;
+            } else {
+                gs_shape e;
+                if (!gs__parse_array_shape(P, c, &e)) return false;
+                stbds_arrput(P->elems, e);
+                stbds_arrput(P->trees, -1);
+            }
+            kids++;
+            if (gs__accept(P, c, ')', &ok)) break;
+            if (!ok) return false;
+            if (!gs__skip_ws(P, c)) return false;
+            if (gs__cur_peek(c) != ',') return gs__pexpect(P, c, "',' or ')'");
+            gs__cur_adv(c);
+        }
+    }
+    P->trees[node] = kids;
+    return true;
+}
+
+GS__FN bool gs__parse_shape(gs__parser *P, gs__cur *c, gs__pshape *out) {
+    int nested = 0;
     memset(out, 0, sizeof *out);
     if (!gs__skip_ws(P, c)) return false;
     out->at = *c;
@@ -1054,21 +1116,12 @@ GS__FN bool gs__parse_shape(gs__parser *P, gs__cur *c, gs__pshape *out) {
     out->tuple = true;
     out->s.dtype = GS_TUPLE;
     out->first = (int)stbds_arrlen(P->elems);
-    if (gs__accept(P, c, ')', &ok)) return true;
-    if (!ok) return false;
-    for (;;) {
-        gs_shape e;
-        if (!gs__skip_ws(P, c)) return false;
-        if (gs__cur_peek(c) == '(') return gs__perr(P, c, GS_ERR_UNSUPPORTED, "nested tuple shapes are not supported");
-        if (!gs__parse_array_shape(P, c, &e)) return false;
-        stbds_arrput(P->elems, e);
-        out->n++;
-        if (gs__accept(P, c, ')', &ok)) return true;
-        if (!ok) return false;
-        if (!gs__skip_ws(P, c)) return false;
-        if (gs__cur_peek(c) != ',') return gs__pexpect(P, c, "',' or ')'");
-        gs__cur_adv(c);
-    }
+    out->tfirst = (int)stbds_arrlen(P->trees);
+    if (!gs__parse_tuple_elems(P, c, 0, &nested)) return false;
+    out->n = (int)stbds_arrlen(P->elems) - out->first;
+    out->n_tree = nested ? (int)stbds_arrlen(P->trees) - out->tfirst : 0;
+    if (!nested) stbds_arrsetlen(P->trees, out->tfirst);
+    return true;
 }
 
 /* ---- the syntax tree ---- */
@@ -2008,29 +2061,24 @@ GS__FN bool gs__builder_failed(gs__parser *P, const gs__cur *at) {
 }
 
 GS__FN void gs__pshape_str(const gs__parser *P, const gs__pshape *t, char *buf, size_t cap) {
-    char one[128];
-    size_t n;
-    int i;
+    int pos = 0, leaf = 0;
     if (!t->tuple) {
         gs__hlo_shape_str(&t->s, buf, cap);
         return;
     }
-    snprintf(buf, cap, "(");
-    for (i = 0; i < t->n; i++) {
-        gs__hlo_shape_str(&P->elems[t->first + i], one, sizeof one);
-        n = strlen(buf);
-        snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", one);
-    }
-    n = strlen(buf);
-    snprintf(buf + n, cap - n, ")");
+    if (cap == 0) return;
+    buf[0] = 0;
+    gs__hlo_tuple_str(P->elems + t->first, t->n, t->n_tree ? P->trees + t->tfirst : NULL, &pos, &leaf, buf, cap);
 }
 
 GS__FN bool gs__pshape_matches(const gs__parser *P, const gs__pshape *t, const gs_value *v) {
     int i;
     if (!t->tuple) return v->shape.dtype != GS_TUPLE && gs_shape_equal(&t->s, &v->shape);
-    if (v->shape.dtype != GS_TUPLE || v->n_tuple != t->n) return false;
+    if (v->shape.dtype != GS_TUPLE || v->n_tuple != t->n || v->n_tree != t->n_tree) return false;
     for (i = 0; i < t->n; i++)
         if (!gs_shape_equal(&P->elems[t->first + i], &v->tuple[i])) return false;
+    for (i = 0; i < t->n_tree; i++)
+        if (P->trees[t->tfirst + i] != v->tree[i]) return false;
     return true;
 }
 
@@ -2083,7 +2131,9 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         int64_t num;
         if (!gs__read_int(P, &c, &num, "a parameter number") || !gs__val_end(P, &c)) return false;
         if (num < 0) return gs__pexpect(P, &in->args, "a parameter number >= 0");
-        if (in->type.tuple) v = gs_parameter_tuple(g, num, in->type.n, P->elems + in->type.first, in->name);
+        if (in->type.tuple)
+            v = gs_parameter_tuple_nested(g, num, in->type.n, P->elems + in->type.first, in->type.n_tree,
+                                          in->type.n_tree ? P->trees + in->type.tfirst : NULL, in->name);
         else v = gs_parameter(g, num, *ds, in->name);
         break;
     }
@@ -2552,6 +2602,7 @@ GS__FN void gs__parser_free(gs__parser *P) {
     stbds_arrfree(P->ops);
     stbds_arrfree(P->attrs);
     stbds_arrfree(P->elems);
+    stbds_arrfree(P->trees);
     stbds_shfree(P->comp_names);
     stbds_arrfree(P->stack);
     stbds_arrfree(P->vals);

@@ -180,7 +180,9 @@ struct gs_value {
     gs_graph *graph;
     gs_shape shape;           /* dtype GS_TUPLE for tuples */
     int n_tuple;
-    gs_shape *tuple;          /* n_tuple element shapes */
+    gs_shape *tuple;          /* n_tuple element shapes: the leaves (arrays) of the tuple, flattened in order */
+    int n_tree;               /* a nested tuple's structure, preorder: a tuple node holds its child count (>= 0),  */
+    const int *tree;          /* a leaf -1; the root is the value itself. NULL for a flat tuple (every element an array) */
     int n_operands;
     gs_value **operands;
     const gs_sharding *sharding;  /* NULL: none (yet) */
@@ -321,6 +323,13 @@ GS__FN char *gs__sb_finish(gs__sb *sb, const char *who);
 /* ---- shared IR helpers (gs_ir.c) ---- */
 GS__FN gs_value *gs__value_new(gs_graph *g, gs_op op, int n_operands, gs_value *const *operands);
 GS__FN int64_t gs__numel(const gs_shape *s);
+/* Tuple structure (nested tuples keep their leaves flat in v->tuple, and the shape in v->tree): the number of
+   top-level elements, and top-level element i's first leaf and leaf count (*node: its preorder position in
+   v->tree, or -1 when the tuple is flat). */
+GS__FN int gs__tuple_arity(const gs_value *v);
+GS__FN bool gs__tuple_child(const gs_value *v, int64_t i, int *first_leaf, int *n_leaves, int *node);
+/* the same element type and shape, tuples compared leaf by leaf and by structure */
+GS__FN bool gs__vshape_equal(const gs_value *a, const gs_value *b);
 /* gs_graph_verify unless the graph is unchanged since it last passed */
 GS__FN gs_result gs__verify_once(gs_graph *g);
 /* row-major strides in elements */

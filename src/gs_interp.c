@@ -2348,17 +2348,23 @@ GS__FN gs_result gs__ip_eval_alias(gs__ip_st *st, gs_value *v, bool *done) {
     int k;
     *done = true;
     switch (v->op) {
-    case GS_OP_TUPLE:
-        if (v->shape.dtype != GS_TUPLE || v->n_tuple != v->n_operands)
-            return gs__err(ctx, GS_ERR_SHAPE, "tuple %s: element count mismatch", v->name);
-        for (k = 0; k < v->n_operands; k++) gs__ip_alias(st, v, k, st->first[v->operands[k]->id]);
+    case GS_OP_TUPLE: {   /* the operands' leaves, in order */
+        int j = 0, e;
+        for (k = 0; k < v->n_operands; k++)
+            for (e = 0; e < gs__ip_nslots(v->operands[k]); e++, j++) {
+                if (j >= gs__ip_nslots(v)) return gs__err(ctx, GS_ERR_SHAPE, "tuple %s: element count mismatch", v->name);
+                gs__ip_alias(st, v, j, st->first[v->operands[k]->id] + e);
+            }
+        if (j != gs__ip_nslots(v)) return gs__err(ctx, GS_ERR_SHAPE, "tuple %s: element count mismatch", v->name);
         return GS_OK;
-    case GS_OP_GET_TUPLE_ELEMENT: {
+    }
+    case GS_OP_GET_TUPLE_ELEMENT: {   /* the leaves of element index */
         const gs_value *t = v->operands[0];
-        if (t->shape.dtype != GS_TUPLE || v->index < 0 || v->index >= t->n_tuple)
+        int first, n, node;
+        if (t->shape.dtype != GS_TUPLE || !gs__tuple_child(t, v->index, &first, &n, &node) || n != gs__ip_nslots(v))
             return gs__err(ctx, GS_ERR_SHAPE, "get-tuple-element %s: index %lld out of range", v->name,
                            (long long)v->index);
-        gs__ip_alias(st, v, 0, st->first[t->id] + v->index);
+        for (k = 0; k < n; k++) gs__ip_alias(st, v, k, st->first[t->id] + first + k);
         return GS_OK;
     }
     case GS_OP_RESHAPE: case GS_OP_COPY: case GS_OP_ANNOTATE: {
@@ -2514,7 +2520,7 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
     for (k = 0; k < v->n_operands; k++) {
         const gs_value *o = v->operands[k];
         if (!o) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s %s: missing operand %d", gs_op_name(v->op), v->name, k);
-        if (o->shape.dtype == GS_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE)
+        if (o->shape.dtype == GS_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE)
             return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand %d is a tuple", gs_op_name(v->op), v->name, k);
     }
     switch (v->op) {

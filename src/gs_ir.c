@@ -214,6 +214,17 @@ GS_API gs_value *gs_value_operand(const gs_value *v, int i) {
     return v->operands[i];
 }
 GS_API int gs_value_tuple_size(const gs_value *v) { return v && v->shape.dtype == GS_TUPLE ? v->n_tuple : 0; }
+GS_API int gs_value_tuple_arity(const gs_value *v) { return gs__tuple_arity(v); }
+GS_API int gs_value_tuple_element_leaves(const gs_value *v, int i, int *first_leaf) {
+    int first, n, node;
+    if (!v || !gs__tuple_child(v, i, &first, &n, &node)) return 0;
+    if (first_leaf) *first_leaf = first;
+    return n;
+}
+GS_API const int *gs_value_tuple_tree(const gs_value *v, int *n) {
+    if (n) *n = v ? v->n_tree : 0;
+    return v ? v->tree : NULL;
+}
 GS_API gs_shape gs_value_tuple_shape(const gs_value *v, int i) {
     gs_shape s;
     if (v && v->shape.dtype == GS_TUPLE && i >= 0 && i < v->n_tuple) return v->tuple[i];
@@ -499,14 +510,126 @@ GS__FN gs_result gs__groups_expand(gs_ctx *ctx, const gs_replica_groups *rg, int
     return GS_OK;
 }
 
-GS__FN bool gs__tuple_shape_equal(int na, const gs_shape *sa, const gs_shape *a, int nb, const gs_shape *sb, const gs_shape *b) {
-    int i;
-    if (a->dtype != b->dtype) return false;
-    if (a->dtype != GS_TUPLE) return gs_shape_equal(a, b);
-    if (na != nb) return false;
-    for (i = 0; i < na; i++)
-        if (!gs_shape_equal(&sa[i], &sb[i])) return false;
+/* The node count of the subtree at tree[pos] (its leaves added to *leaves). */
+GS__FN int gs__tt_span(const int *tree, int n_tree, int pos, int *leaves) {
+    int k, n = 1, kids;
+    if (pos >= n_tree) return 0;
+    kids = tree[pos];
+    if (kids < 0) {
+        (*leaves)++;
+        return 1;
+    }
+    for (k = 0; k < kids; k++) n += gs__tt_span(tree, n_tree, pos + n, leaves);
+    return n;
+}
+
+GS__FN int gs__tuple_arity(const gs_value *v) {
+    if (!v || v->shape.dtype != GS_TUPLE) return 0;
+    return v->tree ? v->tree[0] : v->n_tuple;
+}
+
+GS__FN bool gs__tuple_child(const gs_value *v, int64_t i, int *first_leaf, int *n_leaves, int *node) {
+    int k, pos = 1, leaves = 0;
+    if (i < 0 || i >= gs__tuple_arity(v)) return false;
+    if (!v->tree) {
+        *first_leaf = (int)i;
+        *n_leaves = 1;
+        *node = -1;
+        return true;
+    }
+    for (k = 0; k < i; k++) pos += gs__tt_span(v->tree, v->n_tree, pos, &leaves);
+    *first_leaf = leaves;
+    *node = pos;
+    *n_leaves = 0;
+    (void)gs__tt_span(v->tree, v->n_tree, pos, n_leaves);
     return true;
+}
+
+GS__FN bool gs__vshape_equal(const gs_value *a, const gs_value *b) {
+    int i;
+    if (a->shape.dtype != b->shape.dtype) return false;
+    if (a->shape.dtype != GS_TUPLE) return gs_shape_equal(&a->shape, &b->shape);
+    if (a->n_tuple != b->n_tuple || a->n_tree != b->n_tree || (!a->tree) != (!b->tree)) return false;
+    for (i = 0; i < a->n_tuple; i++)
+        if (!gs_shape_equal(&a->tuple[i], &b->tuple[i])) return false;
+    for (i = 0; i < a->n_tree; i++)
+        if (a->tree[i] != b->tree[i]) return false;
+    return true;
+}
+
+/* Tuple of v's operands (arrays or tuples): the leaves concatenated; the structure kept when any operand is a
+   tuple. */
+GS__FN gs_result gs__infer_tuple(gs_ctx *ctx, gs_value *v) {
+    int i, j, nl = 0, nt = 1, at = 0, lt = 0;
+    gs_shape *ts = NULL;
+    int *tree = NULL;
+    bool nested = false;
+    for (i = 0; i < v->n_operands; i++) {
+        const gs_value *o = v->operands[i];
+        if (o->shape.dtype == GS_TUPLE) {
+            nested = true;
+            nl += o->n_tuple;
+            nt += o->tree ? o->n_tree : o->n_tuple + 1;
+        } else {
+            nl++;
+            nt++;
+        }
+    }
+    if (nl > 0 && !(ts = (gs_shape *)gs__arena_alloc(ctx, sizeof(gs_shape) * (size_t)nl))) return ctx->err;
+    if (nested && !(tree = (int *)gs__arena_alloc(ctx, sizeof(int) * (size_t)nt))) return ctx->err;
+    if (tree) tree[at++] = v->n_operands;
+    for (i = 0; i < v->n_operands; i++) {
+        const gs_value *o = v->operands[i];
+        if (o->shape.dtype != GS_TUPLE) {
+            ts[lt++] = o->shape;
+            if (tree) tree[at++] = -1;
+            continue;
+        }
+        for (j = 0; j < o->n_tuple; j++) ts[lt++] = o->tuple[j];
+        if (o->tree) {
+            for (j = 0; j < o->n_tree; j++) tree[at++] = o->tree[j];
+        } else {
+            tree[at++] = o->n_tuple;
+            for (j = 0; j < o->n_tuple; j++) tree[at++] = -1;
+        }
+    }
+    v->tuple = ts;
+    v->n_tuple = nl;
+    v->tree = tree;
+    v->n_tree = tree ? nt : 0;
+    GS__ZERO(v->shape);
+    v->shape.dtype = GS_TUPLE;
+    return GS_OK;
+}
+
+/* get-tuple-element: top-level element index of a tuple (an array, or a tuple of its leaves) */
+GS__FN gs_result gs__infer_gte(gs_ctx *ctx, gs_value *v) {
+    const gs_value *t = v->operands[0];
+    int first, n, node, i, k;
+    if (t->shape.dtype != GS_TUPLE) GS__FAIL(GS_ERR_SHAPE, "%s %s: operand %s is not a tuple", GS__WHO, t->name);
+    if (!gs__tuple_child(t, v->index, &first, &n, &node))
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: index %lld is out of range for a %d-tuple", GS__WHO, (long long)v->index, gs__tuple_arity(t));
+    v->tree = NULL;
+    v->n_tree = 0;
+    if (node < 0 || t->tree[node] < 0) {
+        v->shape = t->tuple[first];
+        v->n_tuple = 0;
+        v->tuple = NULL;
+        return GS_OK;
+    }
+    GS__ZERO(v->shape);
+    v->shape.dtype = GS_TUPLE;
+    v->n_tuple = n;
+    v->tuple = t->tuple + first;
+    {   /* keep the subtree only when it is nested itself */
+        int leaves = 0, span = gs__tt_span(t->tree, t->n_tree, node, &leaves);
+        for (i = node + 1, k = 0; i < node + span; i++) k += t->tree[i] >= 0;
+        if (k > 0) {
+            v->tree = t->tree + node;
+            v->n_tree = span;
+        }
+    }
+    return GS_OK;
 }
 
 GS__FN gs_result gs__infer_gather(gs_ctx *ctx, gs_value *v) {
@@ -1242,27 +1365,8 @@ GS__FN gs_result gs__infer_other(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs
                 GS__FAIL(GS_ERR_SHAPE, "%s %s: shard dim %d (%lld) is larger than the full dim (%lld)", GS__WHO, i, (long long)shard, (long long)full);
         }
         return GS_OK;
-    case GS_OP_TUPLE: {
-        gs_shape *ts = NULL;
-        if (v->n_operands > 0) {
-            ts = (gs_shape *)gs__arena_alloc(ctx, sizeof(gs_shape) * (size_t)v->n_operands);
-            if (!ts) return ctx->err;
-        }
-        for (i = 0; i < v->n_operands; i++) ts[i] = v->operands[i]->shape;
-        v->tuple = ts;
-        v->n_tuple = v->n_operands;
-        GS__ZERO(*s);
-        s->dtype = GS_TUPLE;
-        return GS_OK;
-    }
-    case GS_OP_GET_TUPLE_ELEMENT: {
-        const gs_value *t = v->operands[0];
-        if (t->shape.dtype != GS_TUPLE) GS__FAIL(GS_ERR_SHAPE, "%s %s: operand %s is not a tuple", GS__WHO, t->name);
-        if (v->index < 0 || v->index >= t->n_tuple)
-            GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: index %lld is out of range for a %d-tuple", GS__WHO, (long long)v->index, t->n_tuple);
-        *s = t->tuple[v->index];
-        return GS_OK;
-    }
+    case GS_OP_TUPLE: return gs__infer_tuple(ctx, v);
+    case GS_OP_GET_TUPLE_ELEMENT: return gs__infer_gte(ctx, v);
     case GS_OP_WHILE: {
         const gs_value *init = v->operands[0];
         gs_graph *gr[2];
@@ -1276,20 +1380,22 @@ GS__FN gs_result gs__infer_other(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs
             if (stbds_arrlen(gr[i]->params) != 1 || !gr[i]->params[0])
                 GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: %s graph %s must have exactly one parameter", GS__WHO, what, gr[i]->name);
             p = gr[i]->params[0];
-            if (!gs__tuple_shape_equal(p->n_tuple, p->tuple, &p->shape, init->n_tuple, init->tuple, &init->shape))
+            if (!gs__vshape_equal(p, init))
                 GS__FAIL(GS_ERR_SHAPE, "%s %s: the %s's parameter shape differs from the initial state", GS__WHO, what);
             root = gr[i]->root;
             if (!root) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: %s graph %s has no root", GS__WHO, what, gr[i]->name);
             if (i == 0) {
                 if (root->shape.dtype != GS_PRED || root->shape.rank != 0)
                     GS__FAIL(GS_ERR_SHAPE, "%s %s: condition %s must return pred[]", GS__WHO, gr[i]->name);
-            } else if (!gs__tuple_shape_equal(root->n_tuple, root->tuple, &root->shape, init->n_tuple, init->tuple, &init->shape)) {
+            } else if (!gs__vshape_equal(root, init)) {
                 GS__FAIL(GS_ERR_SHAPE, "%s %s: body %s returns a different shape than the state", GS__WHO, gr[i]->name);
             }
         }
         v->shape = init->shape;
         v->n_tuple = init->n_tuple;
         v->tuple = init->tuple;
+        v->tree = init->tree;
+        v->n_tree = init->n_tree;
         return GS_OK;
     }
     default: break;
@@ -1304,8 +1410,8 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     int arity = gs_op_arity(v->op);
     if (arity >= 0 && v->n_operands != arity)
         GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: takes %d operands, got %d", GS__WHO, arity, v->n_operands);
-    /* operands are arrays except for get-tuple-element and while */
-    if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE)
+    /* operands are arrays except for tuple, get-tuple-element and while */
+    if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE)
         for (i = 0; i < v->n_operands; i++)
             if (gs__need_array(ctx, v, i)) return ctx->err;
     switch (v->op) {
@@ -1401,11 +1507,32 @@ GS_API gs_value *gs_parameter(gs_graph *g, int64_t index, gs_shape shape, const 
 }
 
 GS_API gs_value *gs_parameter_tuple(gs_graph *g, int64_t index, int n, const gs_shape *shapes, const char *name) {
+    return gs_parameter_tuple_nested(g, index, n, shapes, 0, NULL, name);
+}
+
+GS_API gs_value *gs_parameter_tuple_nested(gs_graph *g, int64_t index, int n, const gs_shape *shapes, int n_tree,
+                                           const int *tree, const char *name) {
     gs_value *v = gs__param_common(g, index, name);
+    int leaves = 0, i, nested = 0;
     if (!v) return NULL;
     if (n < 0 || (n > 0 && !shapes)) {
         gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_parameter_tuple: bad element list");
         return NULL;
+    }
+    if (tree) {   /* a well-formed preorder structure with exactly n leaves */
+        for (i = 0; i < n_tree; i++) {
+            if (tree[i] < -1) break;
+            if (i > 0 && tree[i] >= 0) nested = 1;
+        }
+        if (n_tree < 1 || tree[0] < 0 || i < n_tree || gs__tt_span(tree, n_tree, 0, &leaves) != n_tree || leaves != n) {
+            gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_parameter_tuple_nested: the structure does not fit %d leaves", n);
+            return NULL;
+        }
+        if (nested) {
+            v->tree = (const int *)gs__arena_dup(g->ctx, tree, sizeof(int) * (size_t)n_tree);
+            if (!v->tree) return NULL;
+            v->n_tree = n_tree;
+        }
     }
     v->n_tuple = n;
     v->tuple = (gs_shape *)gs__arena_dup(g->ctx, shapes, sizeof(gs_shape) * (size_t)n);
@@ -2227,9 +2354,11 @@ GS_API gs_result gs_graph_verify(gs_graph *g) {
             GS__ZERO(copy.shape);
             copy.n_tuple = 0;
             copy.tuple = NULL;
+            copy.n_tree = 0;
+            copy.tree = NULL;
         }
         if (gs__infer(ctx, &copy) != GS_OK) return ctx->err;
-        if (!gs__tuple_shape_equal(copy.n_tuple, copy.tuple, &copy.shape, v->n_tuple, v->tuple, &v->shape))
+        if (!gs__vshape_equal(&copy, v))
             return gs__err(ctx, GS_ERR_SHAPE, "graph %s: %s has a shape that its operands do not give", g->name, v->name);
         if (v->op == GS_OP_WHILE) {
             if (gs_graph_verify(v->cond) != GS_OK || gs_graph_verify(v->body) != GS_OK) return ctx->err;

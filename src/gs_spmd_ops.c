@@ -841,6 +841,10 @@ GS__FN gs_value *gs__sp_tuple(gs__sp *sp, const gs_value *v, const gs_sharding *
     gs_value *r;
     int i;
     (void)osh;
+    if (v->tree) {
+        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: nested tuples are not partitioned (flatten the tuple)", v->name);
+        return NULL;
+    }
     el = (gs_value **)gs__malloc(sp->ctx, sizeof(gs_value *) * (size_t)(v->n_operands ? v->n_operands : 1));
     if (!el) return NULL;
     for (i = 0; i < v->n_operands; i++) el[i] = gs__sp_get(sp, v->operands[i], gs__sp_elem(t, i));
@@ -854,6 +858,10 @@ GS__FN gs_value *gs__sp_get_tuple_element(gs__sp *sp, const gs_value *v, const g
                                           const gs_sharding **osh) {
     const gs_sharding *ts = sp->G->vals[v->operands[0]->id].sh;
     (void)t;
+    if (v->operands[0]->tree) {
+        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: nested tuples are not partitioned (flatten the tuple)", v->name);
+        return NULL;
+    }
     *osh = gs__sp_elem(ts, (int)v->index);
     return gs_get_tuple_element(sp->G->g, sp->G->vals[v->operands[0]->id].v, v->index);
 }

@@ -518,7 +518,122 @@ static void test_types_npy(void) {
     }
 }
 
+/* Nested tuples: parse, print, the leaf/structure API, get-tuple-element of a nested element, a nested while
+   state, and evaluation (one buffer per leaf). */
+static void test_types_nested_tuples(void) {
+    const char *text =
+        "HloModule m\n\n"
+        "cond {\n"
+        "  s = (s32[], (f32[2], pred[])) parameter(0)\n"
+        "  i = s32[] get-tuple-element(s), index=0\n"
+        "  n = s32[] constant(3)\n"
+        "  ROOT c = pred[] compare(i, n), direction=LT\n"
+        "}\n\n"
+        "body {\n"
+        "  s = (s32[], (f32[2], pred[])) parameter(0)\n"
+        "  i = s32[] get-tuple-element(s), index=0\n"
+        "  one = s32[] constant(1)\n"
+        "  j = s32[] add(i, one)\n"
+        "  in = (f32[2], pred[]) get-tuple-element(s), index=1\n"
+        "  x = f32[2] get-tuple-element(in), index=0\n"
+        "  p = pred[] get-tuple-element(in), index=1\n"
+        "  y = f32[2] add(x, x)\n"
+        "  q = pred[] not(p)\n"
+        "  t = (f32[2], pred[]) tuple(y, q)\n"
+        "  ROOT r = (s32[], (f32[2], pred[])) tuple(j, t)\n"
+        "}\n\n"
+        "ENTRY e {\n"
+        "  a = (f32[2], (s32[], pred[])) parameter(0)\n"
+        "  b = (s32[], pred[]) get-tuple-element(a), index=1\n"
+        "  x = f32[2] get-tuple-element(a), index=0\n"
+        "  p = pred[] get-tuple-element(b), index=1\n"
+        "  z = s32[] constant(0)\n"
+        "  t = (f32[2], pred[]) tuple(x, p)\n"
+        "  init = (s32[], (f32[2], pred[])) tuple(z, t)\n"
+        "  w = (s32[], (f32[2], pred[])) while(init), condition=cond, body=body\n"
+        "  ROOT out = ((s32[], (f32[2], pred[])), s32[]) tuple(w, z)\n"
+        "}\n";
+    gs_ctx *ctx = gst_ctx(), *ctx2;
+    gs_graph *g = NULL, *g2 = NULL;
+    const char *out, *out2;
+    gs_value *a, *w;
+    const int *tree;
+    int n = 0, first = -1;
+    CHECK_OK(gs_hlo_parse(ctx, text, strlen(text), &g));
+    if (!g) {
+        fprintf(stderr, "%s\n", gs_ctx_error_msg(ctx));
+        gs_ctx_destroy(ctx);
+        return;
+    }
+    a = gs_graph_find(g, "a");
+    CHECK_EQ_INT(gs_value_tuple_size(a), 3);    /* leaves f32[2], s32[], pred[] */
+    CHECK_EQ_INT(gs_value_tuple_arity(a), 2);
+    CHECK_EQ_INT(gs_value_tuple_element_leaves(a, 1, &first), 2);
+    CHECK_EQ_INT(first, 1);
+    CHECK_EQ_INT(gs_value_tuple_shape(a, 2).dtype, GS_PRED);
+    tree = gs_value_tuple_tree(a, &n);
+    CHECK(n == 5 && tree && tree[0] == 2 && tree[1] == -1 && tree[2] == 2 && tree[3] == -1 && tree[4] == -1);
+    CHECK(gs_value_tuple_tree(gs_graph_find(g, "t"), &n) == NULL && n == 0);   /* flat */
+    w = gs_graph_find(g, "w");
+    CHECK_EQ_INT(gs_value_tuple_size(w), 3);
+    CHECK_EQ_INT(gs_graph_num_outputs(g), 4);   /* the root's leaves */
+    out = gs_hlo_print(g);
+    CHECK(out && strstr(out, "a = (f32[2], (s32[], pred[])) parameter(0)"));
+    CHECK(out && strstr(out, "ROOT out = ((s32[], (f32[2], pred[])), s32[]) tuple(w, z)"));
+    ctx2 = gst_ctx();
+    CHECK_OK(gs_hlo_parse(ctx2, out, strlen(out), &g2));
+    out2 = g2 ? gs_hlo_print(g2) : NULL;
+    CHECK(out2 && strcmp(out, out2) == 0);
+    gs_ctx_destroy(ctx2);
+    {   /* 3 iterations: x doubled three times, p negated three times */
+        float x[2] = {1.5f, -2.0f}, y[2];
+        int32_t s = 5, i = -1, z = -1;
+        uint8_t p = 1, q = 9;
+        const void *in[3];
+        void *outs[4];
+        in[0] = x;
+        in[1] = &s;
+        in[2] = &p;
+        outs[0] = &i;
+        outs[1] = y;
+        outs[2] = &q;
+        outs[3] = &z;
+        CHECK_MSG(gs_eval(g, in, outs) == GS_OK, "eval: %s", gs_ctx_error_msg(ctx));
+        CHECK_EQ_INT(i, 3);
+        CHECK(y[0] == 12.0f && y[1] == -16.0f);
+        CHECK_EQ_INT(q, 0);
+        CHECK_EQ_INT(z, 0);
+    }
+    /* a declared shape must match the structure, not only the leaves */
+    {
+        const char *bad = "HloModule m\n\nENTRY e {\n  a = (f32[2], (s32[], pred[])) parameter(0)\n"
+                          "  ROOT b = (s32[], pred[], f32[2]) get-tuple-element(a), index=1\n}\n";
+        gs_ctx *c3 = gst_ctx();
+        gs_graph *g3 = NULL;
+        CHECK(gs_hlo_parse(c3, bad, strlen(bad), &g3) != GS_OK);
+        CHECK(strstr(gs_ctx_error_msg(c3), "(s32[], pred[])") != NULL);
+        gs_ctx_destroy(c3);
+    }
+    /* the builder API: a nested parameter and a malformed structure */
+    {
+        gs_ctx *c4 = gst_ctx();
+        gs_graph *g4 = NULL;
+        gs_shape leaves[3];
+        int good[5] = {2, -1, 2, -1, -1}, wrong[4] = {2, -1, 2, -1};
+        leaves[0] = gs_shape_scalar(GS_F32);
+        leaves[1] = gs_shape_scalar(GS_S64);
+        leaves[2] = gs_shape_scalar(GS_PRED);
+        g4 = gs_graph_new(c4, "g");
+        CHECK(gs_parameter_tuple_nested(g4, 0, 3, leaves, 5, good, "p") != NULL);
+        CHECK(gs_parameter_tuple_nested(g4, 1, 3, leaves, 4, wrong, "q") == NULL);
+        CHECK(strstr(gs_ctx_error_msg(c4), "does not fit 3 leaves") != NULL);
+        gs_ctx_destroy(c4);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 void suite_types(void) {
+    RUN(test_types_nested_tuples);
     RUN(test_types_npy);
     RUN(test_types_names_sizes);
     RUN(test_types_text_shapes);
