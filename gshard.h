@@ -325,7 +325,8 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(COMPLEX, "complex", 2) \
     X(REDUCE_PRECISION, "reduce-precision", 1) \
     X(BITCAST_CONVERT, "bitcast-convert", 1) \
-    X(REPLICA_ID, "replica-id", 0)
+    X(REPLICA_ID, "replica-id", 0) \
+    X(RNG_BIT_GENERATOR, "rng-bit-generator", 1)
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,
@@ -539,6 +540,15 @@ GS_API gs_value *gs_reduce_precision(gs_graph *g, gs_value *x, int exponent_bits
    convert only to the same width. */
 GS_API gs_value *gs_bitcast_convert(gs_graph *g, gs_value *x, gs_dtype to);
 GS_API gs_value *gs_replica_id(gs_graph *g);   /* u32[]; always 0: a program runs as one replica */
+/* XLA's rng-bit-generator: (new_state, bits) from state = u64[2] (key, counter) or, for Philox, u64[3] (key,
+   128-bit counter low and high). bits has the shape `shape` (16-, 32- or 64-bit integer elements), filled as
+   XLA's expansion fills it, bit for bit: Threefry-2x32 (20 rounds) of the counter + i under the key; Philox-4x32
+   (10 rounds) of the 128-bit counter + i under the key, four 32-bit words per counter, in order. 64-bit
+   elements take two words (the first the low half), 16-bit elements the low half of one word. new_state is
+   the state with the counter advanced by the number of blocks used. GS_RNG_DEFAULT is Philox, as XLA's CPU
+   and GPU compilers resolve it. */
+typedef enum gs_rng_algorithm { GS_RNG_DEFAULT = 0, GS_RNG_THREE_FRY, GS_RNG_PHILOX } gs_rng_algorithm;
+GS_API gs_value *gs_rng_bit_generator(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm);
 GS_API gs_value *gs_neg(gs_graph *g, gs_value *x);
 GS_API gs_value *gs_exp(gs_graph *g, gs_value *x);
 GS_API gs_value *gs_add(gs_graph *g, gs_value *a, gs_value *b);
@@ -1704,6 +1714,8 @@ struct gs_value {
                                  NULL for the plain form */
     int64_t split_dim, concat_dim;    /* ALL_TO_ALL */
     int rp_exp, rp_mant;      /* REDUCE_PRECISION: exponent and mantissa bits */
+    int rng_alg;              /* RNG_BIT_GENERATOR: gs_rng_algorithm, and the bits' shape */
+    const gs_shape *rbg_shape;
     gs_dot_dims *dot;
     gs_conv_config *conv;
     gs_window_dim *window;    /* REDUCE_WINDOW: rank entries */
@@ -3526,6 +3538,32 @@ GS__FN gs_result gs__infer_move(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_
     GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
 }
 
+/* rng-bit-generator: (state, bits) with the bits' shape the builder recorded */
+GS__FN gs_result gs__infer_rng_bits(gs_ctx *ctx, gs_value *v) {
+    const gs_shape *st = &v->operands[0]->shape;
+    gs_shape *ts;
+    int w;
+    if (v->rng_alg < GS_RNG_DEFAULT || v->rng_alg > GS_RNG_PHILOX)
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid algorithm %d", GS__WHO, v->rng_alg);
+    if (st->dtype != GS_U64 || st->rank != 1 || st->dims[0] < 2 || st->dims[0] > (v->rng_alg == GS_RNG_THREE_FRY ? 2 : 3))
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: the state must be u64[2]%s", GS__WHO, v->rng_alg == GS_RNG_THREE_FRY ? "" : " or u64[3]");
+    if (!v->rbg_shape) GS__FAIL(GS_ERR_SHAPE, "%s %s: no shape for the bits", GS__WHO);
+    w = gs__dt(v->rbg_shape->dtype)->bits;
+    if (!gs__is_int(v->rbg_shape->dtype) || (w != 16 && w != 32 && w != 64))
+        GS__FAIL(GS_ERR_UNSUPPORTED, "%s %s: bits of type %s are not supported (16-, 32- or 64-bit integers)", GS__WHO,
+                 gs_dtype_name(v->rbg_shape->dtype));
+    if (!(ts = (gs_shape *)gs__arena_alloc(ctx, 2 * sizeof(gs_shape)))) return ctx->err;
+    ts[0] = *st;
+    ts[1] = *v->rbg_shape;
+    v->tuple = ts;
+    v->n_tuple = 2;
+    v->tree = NULL;
+    v->n_tree = 0;
+    GS__ZERO(v->shape);
+    v->shape.dtype = GS_TUPLE;
+    return GS_OK;
+}
+
 /* bitcast-convert: equal widths keep the shape; a narrower type adds a minor dim, a wider one removes it */
 GS__FN gs_result gs__infer_bitcast(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_shape *x) {
     gs_dtype to = s->dtype;
@@ -3971,6 +4009,7 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     case GS_OP_GATHER: case GS_OP_SCATTER: case GS_OP_SORT: case GS_OP_TOPK: case GS_OP_CUMSUM: case GS_OP_CUMPROD:
     case GS_OP_CUMMAX: case GS_OP_CUMMIN:
         return gs__infer_reduce(ctx, v, s, x);
+    case GS_OP_RNG_BIT_GENERATOR: return gs__infer_rng_bits(ctx, v);
     case GS_OP_RNG: case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE: case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT:
     case GS_OP_WHILE:
@@ -4324,6 +4363,16 @@ GS_API gs_value *gs_bitcast_convert(gs_graph *g, gs_value *x, gs_dtype to) {
 }
 
 GS_API gs_value *gs_replica_id(gs_graph *g) { return gs__finish(gs__value_new(g, GS_OP_REPLICA_ID, 0, NULL)); }
+
+GS_API gs_value *gs_rng_bit_generator(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm) {
+    gs_value *v = gs__value_new(g, GS_OP_RNG_BIT_GENERATOR, 1, &state);
+    if (!v) return NULL;
+    if (gs__check_shape(g->ctx, "gs_rng_bit_generator", &shape)) return NULL;
+    v->rbg_shape = (const gs_shape *)gs__arena_dup(g->ctx, &shape, sizeof shape);
+    if (!v->rbg_shape) return NULL;
+    v->rng_alg = (int)algorithm;
+    return gs__finish(v);
+}
 
 GS_API gs_value *gs_neg(gs_graph *g, gs_value *x) { return gs_unary(g, GS_OP_NEGATE, x); }
 GS_API gs_value *gs_exp(gs_graph *g, gs_value *x) { return gs_unary(g, GS_OP_EXP, x); }
@@ -5466,6 +5515,9 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
         break;
     case GS_OP_REDUCE_PRECISION:
         gs__sb_printf(sb, ", exponent_bits=%d, mantissa_bits=%d", v->rp_exp, v->rp_mant);
+        break;
+    case GS_OP_RNG_BIT_GENERATOR:
+        gs__sb_printf(sb, ", algorithm=%s", v->rng_alg == GS_RNG_THREE_FRY ? "rng_three_fry" : v->rng_alg == GS_RNG_PHILOX ? "rng_philox" : "rng_default");
         break;
     case GS_OP_ALL_REDUCE:
         gs__pr_coll(sb, v, true);
@@ -7097,6 +7149,18 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         break;
     }
     case GS_OP_BITCAST_CONVERT: v = gs_bitcast_convert(g, x, ds->dtype); break;
+    case GS_OP_RNG_BIT_GENERATOR: {
+        static const char *const algs[] = {"rng_default", "rng_three_fry", "rng_philox"};
+        int alg = -1, ai;
+        if (!(a = gs__need_attr(P, in, "algorithm"))) return false;
+        for (ai = 0; ai < 3; ai++)
+            if (gs__peek_word(a->val, algs[ai]) && a->val.end - a->val.p == (ptrdiff_t)strlen(algs[ai])) alg = ai;
+        if (alg < 0) return gs__pexpect(P, &a->val, "an algorithm (rng_default, rng_three_fry or rng_philox)");
+        if (!in->type.tuple || in->type.n != 2 || in->type.n_tree)
+            return gs__perr(P, &in->type.at, GS_ERR_PARSE, "rng-bit-generator '%s' needs a (state, bits) tuple shape", in->name);
+        v = gs_rng_bit_generator(g, x, P->elems[in->type.first + 1], (gs_rng_algorithm)alg);
+        break;
+    }
     case GS_OP_BROADCAST:
     case GS_OP_TRANSPOSE:
         if (!(a = gs__need_attr(P, in, "dimensions")) || !gs__attr_ints(P, a, dims, GS_MAX_RANK, &cnt)) return false;
@@ -10746,6 +10810,8 @@ GS__FN gs_value *gs__sp_constant(gs__sp *sp, const gs_value *v, const gs_shardin
 GS__FN gs_value *gs__sp_iota(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* partition-id of the one-partition source program: -> u32[] 0 {rep} */
 GS__FN gs_value *gs__sp_partition_id(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* rng-bit-generator: state{rep} -> (state, bits){rep}, computed whole on every device */
+GS__FN gs_value *gs__sp_rng_bit_generator(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* replica-id (one replica): -> u32[] {rep} */
 GS__FN gs_value *gs__sp_replica_id(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* bitcast-convert: equal widths elementwise; a width change keeps the added/removed minor dim whole */
@@ -13967,6 +14033,13 @@ GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_shard
     return NULL;
 }
 
+/* rng-bit-generator: state{rep} -> (state, bits){rep}: every element's bits depend on its position in the whole
+   array, so each device computes them all (the walk then slices the bits to their sharding) */
+GS__FN gs_value *gs__sp_rng_bit_generator(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    (void)t;
+    return gs__sp_replicated(sp, v, "the bits of each element depend on its position in the whole array", osh);
+}
+
 /* any other op: operands{rep} -> out{rep} at full size */
 GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     (void)t;
@@ -13989,6 +14062,7 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_PARTITION_ID:         return gs__sp_partition_id(sp, v, t, osh);
     case GS_OP_REPLICA_ID:           return gs__sp_replica_id(sp, v, t, osh);
     case GS_OP_BITCAST_CONVERT:      return gs__sp_bitcast_convert(sp, v, t, osh);
+    case GS_OP_RNG_BIT_GENERATOR:    return gs__sp_rng_bit_generator(sp, v, t, osh);
     case GS_OP_BROADCAST:            return gs__sp_broadcast(sp, v, t, osh);
     case GS_OP_TRANSPOSE:            return gs__sp_transpose(sp, v, t, osh);
     case GS_OP_RESHAPE:              return gs__sp_reshape(sp, v, t, osh);
@@ -17074,6 +17148,101 @@ GS__FN gs_result gs__ip_bitcast_convert(gs_ctx *ctx, const gs_value *v, const gs
 }
 
 /* ---------------------------------------------------------------------------------------------------------
+   rng-bit-generator: XLA's Threefry-2x32 and Philox-4x32 bit generators
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN uint32_t gs__rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+
+/* Threefry-2x32 with 20 rounds (Random123; the key schedule adds the parity constant 0x1BD11BDA) */
+GS__FN void gs__threefry2x32(const uint32_t key[2], uint32_t x[2]) {
+    static const int rot[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+    uint32_t ks[3];
+    int i, r;
+    ks[0] = key[0];
+    ks[1] = key[1];
+    ks[2] = 0x1BD11BDAu ^ key[0] ^ key[1];
+    x[0] += ks[0];
+    x[1] += ks[1];
+    for (i = 0; i < 5; i++) {   /* five groups of four rounds, each followed by a key injection */
+        for (r = 0; r < 4; r++) {
+            x[0] += x[1];
+            x[1] = gs__rotl32(x[1], rot[(i % 2) * 4 + r]);
+            x[1] ^= x[0];
+        }
+        x[0] += ks[(i + 1) % 3];
+        x[1] += ks[(i + 2) % 3] + (uint32_t)(i + 1);
+    }
+}
+
+/* Philox-4x32 with 10 rounds (Random123's multipliers and Weyl key increments) */
+GS__FN void gs__philox4x32(const uint32_t key_in[2], uint32_t x[4]) {
+    uint32_t k0 = key_in[0], k1 = key_in[1];
+    int r;
+    for (r = 0; r < 10; r++) {
+        uint64_t p0 = (uint64_t)x[0] * 0xD2511F53u, p1 = (uint64_t)x[2] * 0xCD9E8D57u;
+        uint32_t y0 = (uint32_t)(p1 >> 32) ^ x[1] ^ k0, y1 = (uint32_t)p1, y2 = (uint32_t)(p0 >> 32) ^ x[3] ^ k1,
+                 y3 = (uint32_t)p0;
+        x[0] = y0;
+        x[1] = y1;
+        x[2] = y2;
+        x[3] = y3;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+}
+
+/* (new state, bits) as XLA's expansion computes them; *st is u64[2] or u64[3], bits has out's shape */
+GS__FN gs_result gs__ip_rng_bits(gs_ctx *ctx, const gs_value *v, const gs__buf *st, gs__buf *nst, gs__buf *out) {
+    const uint64_t *s = (const uint64_t *)st->data;
+    uint64_t *ns = (uint64_t *)nst->data;
+    int64_t i, n = gs__numel(&out->shape), ns_len = st->shape.dims[0];
+    int w = gs__dt(out->shape.dtype)->bits;
+    uint32_t key[2];
+    key[0] = (uint32_t)s[0];
+    key[1] = (uint32_t)(s[0] >> 32);
+    memcpy(ns, s, (size_t)ns_len * 8);
+    if (v->rng_alg == GS_RNG_THREE_FRY) {
+        /* 32-bit (and 16-bit) elements: blocks i < half give element i from word 0 and element half + i from
+           word 1; 64-bit elements: block i gives element i (word 0 the low half) */
+        int64_t blocks = w == 64 ? n : (n + 1) / 2;
+        for (i = 0; i < blocks; i++) {
+            uint64_t c = s[1] + (uint64_t)i;
+            uint32_t x[2];
+            x[0] = (uint32_t)c;
+            x[1] = (uint32_t)(c >> 32);
+            gs__threefry2x32(key, x);
+            if (w == 64) {
+                gs__st_i(out->shape.dtype, out->data, i, (uint64_t)x[0] | ((uint64_t)x[1] << 32));
+            } else {
+                gs__st_i(out->shape.dtype, out->data, i, x[0]);
+                if (blocks + i < n) gs__st_i(out->shape.dtype, out->data, blocks + i, x[1]);
+            }
+        }
+        ns[1] = s[1] + (uint64_t)blocks;
+    } else {   /* Philox (and the default): four words per 128-bit counter value, elements in word order */
+        uint64_t lo = s[1], hi = ns_len > 2 ? s[2] : 0;
+        int64_t per = w == 64 ? 2 : 4, blocks = (n + per - 1) / per, b;
+        for (b = 0; b < blocks; b++) {
+            uint64_t clo = lo + (uint64_t)b, chi = hi + (clo < lo ? 1u : 0u);
+            uint32_t x[4];
+            int k;
+            x[0] = (uint32_t)clo;
+            x[1] = (uint32_t)(clo >> 32);
+            x[2] = (uint32_t)chi;
+            x[3] = (uint32_t)(chi >> 32);
+            gs__philox4x32(key, x);
+            for (k = 0; k < per && b * per + k < n; k++) {
+                uint64_t e = w == 64 ? ((uint64_t)x[2 * k] | ((uint64_t)x[2 * k + 1] << 32)) : x[k];
+                gs__st_i(out->shape.dtype, out->data, b * per + k, e);
+            }
+        }
+        ns[1] = lo + (uint64_t)blocks;
+        if (ns_len > 2) ns[2] = hi + (ns[1] < lo ? 1u : 0u);
+    }
+    (void)ctx;
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
    Reductions and scans
    ------------------------------------------------------------------------------------------------------- */
 GS__FN gs_result gs__ip_reduce(gs_ctx *ctx, const gs_value *v, const gs__buf *x, const gs__buf *init, gs__buf *out) {
@@ -18048,6 +18217,11 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
     case GS_OP_WHILE:   /* the stepper runs loops (gs__ev_loop_start) */
         return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: evaluated outside the stepper", v->name);
     case GS_OP_SORT: case GS_OP_TOPK: return gs__ip_eval_sort(st, v);
+    case GS_OP_RNG_BIT_GENERATOR: {
+        gs__buf *ns = gs__ip_new_out(st, v, 0), *bits = ns ? gs__ip_new_out(st, v, 1) : NULL;
+        if (!bits) return GS_ERR_OUT_OF_MEMORY;
+        return gs__ip_rng_bits(ctx, v, gs__ip_opbuf(st, v, 0), ns, bits);
+    }
     default: break;
     }
     r = gs__ip_eval_alias(st, v, &done);

@@ -232,7 +232,8 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(COMPLEX, "complex", 2) \
     X(REDUCE_PRECISION, "reduce-precision", 1) \
     X(BITCAST_CONVERT, "bitcast-convert", 1) \
-    X(REPLICA_ID, "replica-id", 0)
+    X(REPLICA_ID, "replica-id", 0) \
+    X(RNG_BIT_GENERATOR, "rng-bit-generator", 1)
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,
@@ -446,6 +447,15 @@ GS_API gs_value *gs_reduce_precision(gs_graph *g, gs_value *x, int exponent_bits
    convert only to the same width. */
 GS_API gs_value *gs_bitcast_convert(gs_graph *g, gs_value *x, gs_dtype to);
 GS_API gs_value *gs_replica_id(gs_graph *g);   /* u32[]; always 0: a program runs as one replica */
+/* XLA's rng-bit-generator: (new_state, bits) from state = u64[2] (key, counter) or, for Philox, u64[3] (key,
+   128-bit counter low and high). bits has the shape `shape` (16-, 32- or 64-bit integer elements), filled as
+   XLA's expansion fills it, bit for bit: Threefry-2x32 (20 rounds) of the counter + i under the key; Philox-4x32
+   (10 rounds) of the 128-bit counter + i under the key, four 32-bit words per counter, in order. 64-bit
+   elements take two words (the first the low half), 16-bit elements the low half of one word. new_state is
+   the state with the counter advanced by the number of blocks used. GS_RNG_DEFAULT is Philox, as XLA's CPU
+   and GPU compilers resolve it. */
+typedef enum gs_rng_algorithm { GS_RNG_DEFAULT = 0, GS_RNG_THREE_FRY, GS_RNG_PHILOX } gs_rng_algorithm;
+GS_API gs_value *gs_rng_bit_generator(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm);
 GS_API gs_value *gs_neg(gs_graph *g, gs_value *x);
 GS_API gs_value *gs_exp(gs_graph *g, gs_value *x);
 GS_API gs_value *gs_add(gs_graph *g, gs_value *a, gs_value *b);

@@ -535,6 +535,9 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
     case GS_OP_REDUCE_PRECISION:
         gs__sb_printf(sb, ", exponent_bits=%d, mantissa_bits=%d", v->rp_exp, v->rp_mant);
         break;
+    case GS_OP_RNG_BIT_GENERATOR:
+        gs__sb_printf(sb, ", algorithm=%s", v->rng_alg == GS_RNG_THREE_FRY ? "rng_three_fry" : v->rng_alg == GS_RNG_PHILOX ? "rng_philox" : "rng_default");
+        break;
     case GS_OP_ALL_REDUCE:
         gs__pr_coll(sb, v, true);
         if (v->coll.use_global_device_ids) gs__sb_puts(sb, ", use_global_device_ids=true");
@@ -2165,6 +2168,18 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         break;
     }
     case GS_OP_BITCAST_CONVERT: v = gs_bitcast_convert(g, x, ds->dtype); break;
+    case GS_OP_RNG_BIT_GENERATOR: {
+        static const char *const algs[] = {"rng_default", "rng_three_fry", "rng_philox"};
+        int alg = -1, ai;
+        if (!(a = gs__need_attr(P, in, "algorithm"))) return false;
+        for (ai = 0; ai < 3; ai++)
+            if (gs__peek_word(a->val, algs[ai]) && a->val.end - a->val.p == (ptrdiff_t)strlen(algs[ai])) alg = ai;
+        if (alg < 0) return gs__pexpect(P, &a->val, "an algorithm (rng_default, rng_three_fry or rng_philox)");
+        if (!in->type.tuple || in->type.n != 2 || in->type.n_tree)
+            return gs__perr(P, &in->type.at, GS_ERR_PARSE, "rng-bit-generator '%s' needs a (state, bits) tuple shape", in->name);
+        v = gs_rng_bit_generator(g, x, P->elems[in->type.first + 1], (gs_rng_algorithm)alg);
+        break;
+    }
     case GS_OP_BROADCAST:
     case GS_OP_TRANSPOSE:
         if (!(a = gs__need_attr(P, in, "dimensions")) || !gs__attr_ints(P, a, dims, GS_MAX_RANK, &cnt)) return false;

@@ -213,6 +213,8 @@ struct gs_value {
                                  NULL for the plain form */
     int64_t split_dim, concat_dim;    /* ALL_TO_ALL */
     int rp_exp, rp_mant;      /* REDUCE_PRECISION: exponent and mantissa bits */
+    int rng_alg;              /* RNG_BIT_GENERATOR: gs_rng_algorithm, and the bits' shape */
+    const gs_shape *rbg_shape;
     gs_dot_dims *dot;
     gs_conv_config *conv;
     gs_window_dim *window;    /* REDUCE_WINDOW: rank entries */

@@ -1557,6 +1557,101 @@ GS__FN gs_result gs__ip_bitcast_convert(gs_ctx *ctx, const gs_value *v, const gs
 }
 
 /* ---------------------------------------------------------------------------------------------------------
+   rng-bit-generator: XLA's Threefry-2x32 and Philox-4x32 bit generators
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN uint32_t gs__rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+
+/* Threefry-2x32 with 20 rounds (Random123; the key schedule adds the parity constant 0x1BD11BDA) */
+GS__FN void gs__threefry2x32(const uint32_t key[2], uint32_t x[2]) {
+    static const int rot[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+    uint32_t ks[3];
+    int i, r;
+    ks[0] = key[0];
+    ks[1] = key[1];
+    ks[2] = 0x1BD11BDAu ^ key[0] ^ key[1];
+    x[0] += ks[0];
+    x[1] += ks[1];
+    for (i = 0; i < 5; i++) {   /* five groups of four rounds, each followed by a key injection */
+        for (r = 0; r < 4; r++) {
+            x[0] += x[1];
+            x[1] = gs__rotl32(x[1], rot[(i % 2) * 4 + r]);
+            x[1] ^= x[0];
+        }
+        x[0] += ks[(i + 1) % 3];
+        x[1] += ks[(i + 2) % 3] + (uint32_t)(i + 1);
+    }
+}
+
+/* Philox-4x32 with 10 rounds (Random123's multipliers and Weyl key increments) */
+GS__FN void gs__philox4x32(const uint32_t key_in[2], uint32_t x[4]) {
+    uint32_t k0 = key_in[0], k1 = key_in[1];
+    int r;
+    for (r = 0; r < 10; r++) {
+        uint64_t p0 = (uint64_t)x[0] * 0xD2511F53u, p1 = (uint64_t)x[2] * 0xCD9E8D57u;
+        uint32_t y0 = (uint32_t)(p1 >> 32) ^ x[1] ^ k0, y1 = (uint32_t)p1, y2 = (uint32_t)(p0 >> 32) ^ x[3] ^ k1,
+                 y3 = (uint32_t)p0;
+        x[0] = y0;
+        x[1] = y1;
+        x[2] = y2;
+        x[3] = y3;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+}
+
+/* (new state, bits) as XLA's expansion computes them; *st is u64[2] or u64[3], bits has out's shape */
+GS__FN gs_result gs__ip_rng_bits(gs_ctx *ctx, const gs_value *v, const gs__buf *st, gs__buf *nst, gs__buf *out) {
+    const uint64_t *s = (const uint64_t *)st->data;
+    uint64_t *ns = (uint64_t *)nst->data;
+    int64_t i, n = gs__numel(&out->shape), ns_len = st->shape.dims[0];
+    int w = gs__dt(out->shape.dtype)->bits;
+    uint32_t key[2];
+    key[0] = (uint32_t)s[0];
+    key[1] = (uint32_t)(s[0] >> 32);
+    memcpy(ns, s, (size_t)ns_len * 8);
+    if (v->rng_alg == GS_RNG_THREE_FRY) {
+        /* 32-bit (and 16-bit) elements: blocks i < half give element i from word 0 and element half + i from
+           word 1; 64-bit elements: block i gives element i (word 0 the low half) */
+        int64_t blocks = w == 64 ? n : (n + 1) / 2;
+        for (i = 0; i < blocks; i++) {
+            uint64_t c = s[1] + (uint64_t)i;
+            uint32_t x[2];
+            x[0] = (uint32_t)c;
+            x[1] = (uint32_t)(c >> 32);
+            gs__threefry2x32(key, x);
+            if (w == 64) {
+                gs__st_i(out->shape.dtype, out->data, i, (uint64_t)x[0] | ((uint64_t)x[1] << 32));
+            } else {
+                gs__st_i(out->shape.dtype, out->data, i, x[0]);
+                if (blocks + i < n) gs__st_i(out->shape.dtype, out->data, blocks + i, x[1]);
+            }
+        }
+        ns[1] = s[1] + (uint64_t)blocks;
+    } else {   /* Philox (and the default): four words per 128-bit counter value, elements in word order */
+        uint64_t lo = s[1], hi = ns_len > 2 ? s[2] : 0;
+        int64_t per = w == 64 ? 2 : 4, blocks = (n + per - 1) / per, b;
+        for (b = 0; b < blocks; b++) {
+            uint64_t clo = lo + (uint64_t)b, chi = hi + (clo < lo ? 1u : 0u);
+            uint32_t x[4];
+            int k;
+            x[0] = (uint32_t)clo;
+            x[1] = (uint32_t)(clo >> 32);
+            x[2] = (uint32_t)chi;
+            x[3] = (uint32_t)(chi >> 32);
+            gs__philox4x32(key, x);
+            for (k = 0; k < per && b * per + k < n; k++) {
+                uint64_t e = w == 64 ? ((uint64_t)x[2 * k] | ((uint64_t)x[2 * k + 1] << 32)) : x[k];
+                gs__st_i(out->shape.dtype, out->data, b * per + k, e);
+            }
+        }
+        ns[1] = lo + (uint64_t)blocks;
+        if (ns_len > 2) ns[2] = hi + (ns[1] < lo ? 1u : 0u);
+    }
+    (void)ctx;
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
    Reductions and scans
    ------------------------------------------------------------------------------------------------------- */
 GS__FN gs_result gs__ip_reduce(gs_ctx *ctx, const gs_value *v, const gs__buf *x, const gs__buf *init, gs__buf *out) {
@@ -2531,6 +2626,11 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
     case GS_OP_WHILE:   /* the stepper runs loops (gs__ev_loop_start) */
         return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: evaluated outside the stepper", v->name);
     case GS_OP_SORT: case GS_OP_TOPK: return gs__ip_eval_sort(st, v);
+    case GS_OP_RNG_BIT_GENERATOR: {
+        gs__buf *ns = gs__ip_new_out(st, v, 0), *bits = ns ? gs__ip_new_out(st, v, 1) : NULL;
+        if (!bits) return GS_ERR_OUT_OF_MEMORY;
+        return gs__ip_rng_bits(ctx, v, gs__ip_opbuf(st, v, 0), ns, bits);
+    }
     default: break;
     }
     r = gs__ip_eval_alias(st, v, &done);

@@ -979,6 +979,32 @@ GS__FN gs_result gs__infer_move(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_
     GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
 }
 
+/* rng-bit-generator: (state, bits) with the bits' shape the builder recorded */
+GS__FN gs_result gs__infer_rng_bits(gs_ctx *ctx, gs_value *v) {
+    const gs_shape *st = &v->operands[0]->shape;
+    gs_shape *ts;
+    int w;
+    if (v->rng_alg < GS_RNG_DEFAULT || v->rng_alg > GS_RNG_PHILOX)
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid algorithm %d", GS__WHO, v->rng_alg);
+    if (st->dtype != GS_U64 || st->rank != 1 || st->dims[0] < 2 || st->dims[0] > (v->rng_alg == GS_RNG_THREE_FRY ? 2 : 3))
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: the state must be u64[2]%s", GS__WHO, v->rng_alg == GS_RNG_THREE_FRY ? "" : " or u64[3]");
+    if (!v->rbg_shape) GS__FAIL(GS_ERR_SHAPE, "%s %s: no shape for the bits", GS__WHO);
+    w = gs__dt(v->rbg_shape->dtype)->bits;
+    if (!gs__is_int(v->rbg_shape->dtype) || (w != 16 && w != 32 && w != 64))
+        GS__FAIL(GS_ERR_UNSUPPORTED, "%s %s: bits of type %s are not supported (16-, 32- or 64-bit integers)", GS__WHO,
+                 gs_dtype_name(v->rbg_shape->dtype));
+    if (!(ts = (gs_shape *)gs__arena_alloc(ctx, 2 * sizeof(gs_shape)))) return ctx->err;
+    ts[0] = *st;
+    ts[1] = *v->rbg_shape;
+    v->tuple = ts;
+    v->n_tuple = 2;
+    v->tree = NULL;
+    v->n_tree = 0;
+    GS__ZERO(v->shape);
+    v->shape.dtype = GS_TUPLE;
+    return GS_OK;
+}
+
 /* bitcast-convert: equal widths keep the shape; a narrower type adds a minor dim, a wider one removes it */
 GS__FN gs_result gs__infer_bitcast(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_shape *x) {
     gs_dtype to = s->dtype;
@@ -1424,6 +1450,7 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     case GS_OP_GATHER: case GS_OP_SCATTER: case GS_OP_SORT: case GS_OP_TOPK: case GS_OP_CUMSUM: case GS_OP_CUMPROD:
     case GS_OP_CUMMAX: case GS_OP_CUMMIN:
         return gs__infer_reduce(ctx, v, s, x);
+    case GS_OP_RNG_BIT_GENERATOR: return gs__infer_rng_bits(ctx, v);
     case GS_OP_RNG: case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE: case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT:
     case GS_OP_WHILE:
@@ -1777,6 +1804,16 @@ GS_API gs_value *gs_bitcast_convert(gs_graph *g, gs_value *x, gs_dtype to) {
 }
 
 GS_API gs_value *gs_replica_id(gs_graph *g) { return gs__finish(gs__value_new(g, GS_OP_REPLICA_ID, 0, NULL)); }
+
+GS_API gs_value *gs_rng_bit_generator(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm) {
+    gs_value *v = gs__value_new(g, GS_OP_RNG_BIT_GENERATOR, 1, &state);
+    if (!v) return NULL;
+    if (gs__check_shape(g->ctx, "gs_rng_bit_generator", &shape)) return NULL;
+    v->rbg_shape = (const gs_shape *)gs__arena_dup(g->ctx, &shape, sizeof shape);
+    if (!v->rbg_shape) return NULL;
+    v->rng_alg = (int)algorithm;
+    return gs__finish(v);
+}
 
 GS_API gs_value *gs_neg(gs_graph *g, gs_value *x) { return gs_unary(g, GS_OP_NEGATE, x); }
 GS_API gs_value *gs_exp(gs_graph *g, gs_value *x) { return gs_unary(g, GS_OP_EXP, x); }

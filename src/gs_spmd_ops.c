@@ -895,6 +895,13 @@ GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_shard
     return NULL;
 }
 
+/* rng-bit-generator: state{rep} -> (state, bits){rep}: every element's bits depend on its position in the whole
+   array, so each device computes them all (the walk then slices the bits to their sharding) */
+GS__FN gs_value *gs__sp_rng_bit_generator(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    (void)t;
+    return gs__sp_replicated(sp, v, "the bits of each element depend on its position in the whole array", osh);
+}
+
 /* any other op: operands{rep} -> out{rep} at full size */
 GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     (void)t;
@@ -917,6 +924,7 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_PARTITION_ID:         return gs__sp_partition_id(sp, v, t, osh);
     case GS_OP_REPLICA_ID:           return gs__sp_replica_id(sp, v, t, osh);
     case GS_OP_BITCAST_CONVERT:      return gs__sp_bitcast_convert(sp, v, t, osh);
+    case GS_OP_RNG_BIT_GENERATOR:    return gs__sp_rng_bit_generator(sp, v, t, osh);
     case GS_OP_BROADCAST:            return gs__sp_broadcast(sp, v, t, osh);
     case GS_OP_TRANSPOSE:            return gs__sp_transpose(sp, v, t, osh);
     case GS_OP_RESHAPE:              return gs__sp_reshape(sp, v, t, osh);

@@ -339,7 +339,150 @@ static void test_numeric_partitioned(void) {
     }
 }
 
+/* rng-bit-generator on state (nstate u64 words) giving `bits` (ty[n]); returns the new state too */
+static bool rbg(const char *alg, int nstate, const uint64_t *state, const char *ty, int n, void *bits, size_t cap,
+                uint64_t *new_state) {
+    (void)cap;
+    char text[512];
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = NULL;
+    const void *in[1];
+    void *outs[2];
+    bool ok = false;
+    snprintf(text, sizeof text,
+             "HloModule m\n\nENTRY e {\n  s = u64[%d] parameter(0)\n"
+             "  ROOT r = (u64[%d], %s[%d]) rng-bit-generator(s), algorithm=%s\n}\n", nstate, nstate, ty, n, alg);
+    in[0] = state;
+    outs[0] = new_state;
+    outs[1] = bits;
+    if (gs_hlo_parse(ctx, text, strlen(text), &g) != GS_OK) {
+        gst_failf(__FILE__, __LINE__, "parse: %s", gs_ctx_error_msg(ctx));
+    } else if (gs_eval(g, in, outs) != GS_OK) {
+        gst_failf(__FILE__, __LINE__, "eval: %s", gs_ctx_error_msg(ctx));
+    } else {
+        ok = true;
+    }
+    gs_ctx_destroy(ctx);
+    return ok;
+}
+
+/* Random123's known-answer vectors: threefry2x32_20 and philox4x32_10 (counter, key -> output) */
+static void test_numeric_rng_kat(void) {
+    static const uint32_t tf[3][6] = {
+        {0x00000000u, 0x00000000u, 0x00000000u, 0x00000000u, 0x6b200159u, 0x99ba4efeu},
+        {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0x1cb996fcu, 0xbb002be7u},
+        {0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u, 0xc4923a9cu, 0x483df7a0u},
+    };
+    static const uint32_t ph[3][10] = {
+        {0, 0, 0, 0, 0, 0, 0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u},
+        {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0x408f276du, 0x41c83b0eu,
+         0xa20bc7c6u, 0x6d5451fdu},
+        {0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u, 0xa4093822u, 0x299f31d0u, 0xd16cfe09u, 0x94fdccebu,
+         0x5001e420u, 0x24126ea1u},
+    };
+    int k;
+    for (k = 0; k < 3; k++) {
+        /* state = (key, counter), each u64 = low word | high word << 32 */
+        uint64_t st[2], ns[2], b64[1];
+        uint32_t b[2];
+        st[0] = (uint64_t)tf[k][2] | ((uint64_t)tf[k][3] << 32);
+        st[1] = (uint64_t)tf[k][0] | ((uint64_t)tf[k][1] << 32);
+        if (rbg("rng_three_fry", 2, st, "u32", 2, b, sizeof b, ns)) {
+            CHECK_MSG(b[0] == tf[k][4] && b[1] == tf[k][5], "threefry %d: %08x %08x", k, b[0], b[1]);
+            CHECK(ns[0] == st[0] && ns[1] == st[1] + 1);
+        }
+        if (rbg("rng_three_fry", 2, st, "u64", 1, b64, sizeof b64, ns))
+            CHECK(b64[0] == ((uint64_t)tf[k][4] | ((uint64_t)tf[k][5] << 32)));
+    }
+    for (k = 0; k < 3; k++) {
+        uint64_t st[3], ns[3];
+        uint32_t b[4];
+        st[0] = (uint64_t)ph[k][4] | ((uint64_t)ph[k][5] << 32);
+        st[1] = (uint64_t)ph[k][0] | ((uint64_t)ph[k][1] << 32);
+        st[2] = (uint64_t)ph[k][2] | ((uint64_t)ph[k][3] << 32);
+        if (rbg("rng_philox", 3, st, "u32", 4, b, sizeof b, ns)) {
+            CHECK_MSG(b[0] == ph[k][6] && b[1] == ph[k][7] && b[2] == ph[k][8] && b[3] == ph[k][9],
+                      "philox %d: %08x %08x %08x %08x", k, b[0], b[1], b[2], b[3]);
+            /* the 128-bit counter advances by one block (with the carry in the all-ones case) */
+            CHECK(ns[0] == st[0]);
+            CHECK(k == 1 ? (ns[1] == 0 && ns[2] == 0) : (ns[1] == st[1] + 1 && ns[2] == st[2]));
+        }
+        /* rng_default is Philox */
+        {
+            uint32_t d[4];
+            if (rbg("rng_default", 3, st, "u32", 4, d, sizeof d, ns)) CHECK(memcmp(d, b, sizeof d) == 0);
+        }
+    }
+}
+
+/* XLA's layout of many elements: Threefry u32[n] takes word 0 of blocks 0..h-1 then word 1 of blocks 0..n-h-1
+   (h = ceil(n/2)); Philox takes the four words of block 0, then block 1, ... Each checked against one-block
+   runs with the counter advanced. */
+static void test_numeric_rng_layout(void) {
+    uint64_t st[2] = {0x0123456789abcdefull, 41}, one[2], ns[2];
+    uint32_t b[5], w[2];
+    int i;
+    if (rbg("rng_three_fry", 2, st, "u32", 5, b, sizeof b, ns)) {
+        CHECK(ns[1] == 44);   /* three blocks */
+        for (i = 0; i < 3; i++) {
+            one[0] = st[0];
+            one[1] = st[1] + (uint64_t)i;
+            if (!rbg("rng_three_fry", 2, one, "u32", 2, w, sizeof w, ns)) continue;
+            CHECK_MSG(b[i] == w[0], "element %d", i);
+            if (i < 2) CHECK_MSG(b[3 + i] == w[1], "element %d", 3 + i);
+        }
+    }
+    {
+        uint64_t ps[3] = {7, UINT64_MAX, 5}, p1[3], pn[3];
+        uint32_t pb[6], pw[4];
+        uint16_t h[3];
+        if (rbg("rng_philox", 3, ps, "u32", 6, pb, sizeof pb, pn)) {
+            CHECK(pn[1] == 1 && pn[2] == 6);   /* two blocks; the low counter word wraps into the high one */
+            for (i = 0; i < 2; i++) {
+                p1[0] = ps[0];
+                p1[1] = ps[1] + (uint64_t)i;
+                p1[2] = ps[2] + (i ? 1u : 0u);
+                if (!rbg("rng_philox", 3, p1, "u32", 4, pw, sizeof pw, pn)) continue;
+                CHECK_MSG(memcmp(pb + 4 * i, pw, (i ? 2 : 4) * sizeof(uint32_t)) == 0, "block %d", i);
+            }
+        }
+        /* 16-bit elements: the low half of each word */
+        if (rbg("rng_philox", 3, ps, "u16", 3, h, sizeof h, pn))
+            CHECK(h[0] == (uint16_t)pb[0] && h[1] == (uint16_t)pb[1] && h[2] == (uint16_t)pb[2]);
+    }
+    /* refused: a bad state shape, an unsupported element type */
+    {
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *g = NULL;
+        const char *t1 = "HloModule m\n\nENTRY e {\n  s = u64[3] parameter(0)\n"
+                         "  ROOT r = (u64[3], u32[4]) rng-bit-generator(s), algorithm=rng_three_fry\n}\n";
+        const char *t2 = "HloModule m\n\nENTRY e {\n  s = u64[2] parameter(0)\n"
+                         "  ROOT r = (u64[2], f32[4]) rng-bit-generator(s), algorithm=rng_philox\n}\n";
+        CHECK(gs_hlo_parse(ctx, t1, strlen(t1), &g) != GS_OK);
+        CHECK(strstr(gs_ctx_error_msg(ctx), "u64[2]") != NULL);
+        gs_ctx_clear_error(ctx);
+        CHECK(gs_hlo_parse(ctx, t2, strlen(t2), &g) != GS_OK);
+        CHECK(strstr(gs_ctx_error_msg(ctx), "f32") != NULL);
+        gs_ctx_destroy(ctx);
+    }
+}
+
+/* rng-bit-generator in a partitioned program: the bits are computed whole and sliced; they match the reference */
+static void test_numeric_rng_partitioned(void) {
+    gst_case h;
+    (void)gst_case_run(&h, "",
+                       "  s = u64[2] parameter(0)\n"
+                       "  r = (u64[2], u32[7,6]) rng-bit-generator(s), algorithm=rng_philox\n"
+                       "  b = u32[7,6] get-tuple-element(r), index=1\n"
+                       "  ROOT o = u32[7,6] add(b, b), sharding={devices=[3,1]<=[3]}\n",
+                       3, 0.0, 5);
+    gs_ctx_destroy(h.ctx);
+}
+
 void suite_numeric(void) {
+    RUN(test_numeric_rng_kat);
+    RUN(test_numeric_rng_layout);
+    RUN(test_numeric_rng_partitioned);
     RUN(test_numeric_transcendental);
     RUN(test_numeric_is_finite);
     RUN(test_numeric_bits);
