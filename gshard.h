@@ -326,7 +326,10 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(REDUCE_PRECISION, "reduce-precision", 1) \
     X(BITCAST_CONVERT, "bitcast-convert", 1) \
     X(REPLICA_ID, "replica-id", 0) \
-    X(RNG_BIT_GENERATOR, "rng-bit-generator", 1)
+    X(RNG_BIT_GENERATOR, "rng-bit-generator", 1) \
+    X(BATCH_NORM_TRAINING, "batch-norm-training", 3) \
+    X(BATCH_NORM_INFERENCE, "batch-norm-inference", 5) \
+    X(BATCH_NORM_GRAD, "batch-norm-grad", 5)
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,
@@ -547,6 +550,19 @@ GS_API gs_value *gs_replica_id(gs_graph *g);   /* u32[]; always 0: a program run
    elements take two words (the first the low half), 16-bit elements the low half of one word. new_state is
    the state with the counter advanced by the number of blocks used. GS_RNG_DEFAULT is Philox, as XLA's CPU
    and GPU compilers resolve it. */
+/* XLA's batch normalization over every dim of x but feature_index (N elements per feature; real floats;
+   scale, offset, mean and variance are [F] vectors of x's type). Computed in double, rounded once to the type.
+   training(x, scale, offset) -> (y, mean, var): mean and the biased variance of each feature, then
+   y = (x - mean) * scale / sqrt(var + epsilon) + offset. inference(x, scale, offset, mean, var) -> y, the same
+   formula with the given statistics. grad(x, scale, mean, var, dy) -> (dx, dscale, doffset): doffset = sum(dy),
+   dscale = sum(dy * (x - mean)) / sqrt(var + epsilon), dx = scale / sqrt(var + epsilon) * (dy - doffset / N -
+   (x - mean) * sum(dy * (x - mean)) / (N * (var + epsilon))). */
+GS_API gs_value *gs_batch_norm_training(gs_graph *g, gs_value *x, gs_value *scale, gs_value *offset, float epsilon,
+                                        int64_t feature_index);
+GS_API gs_value *gs_batch_norm_inference(gs_graph *g, gs_value *x, gs_value *scale, gs_value *offset, gs_value *mean,
+                                         gs_value *variance, float epsilon, int64_t feature_index);
+GS_API gs_value *gs_batch_norm_grad(gs_graph *g, gs_value *x, gs_value *scale, gs_value *mean, gs_value *variance,
+                                    gs_value *grad_output, float epsilon, int64_t feature_index);
 typedef enum gs_rng_algorithm { GS_RNG_DEFAULT = 0, GS_RNG_THREE_FRY, GS_RNG_PHILOX } gs_rng_algorithm;
 GS_API gs_value *gs_rng_bit_generator(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm);
 GS_API gs_value *gs_neg(gs_graph *g, gs_value *x);
@@ -1716,6 +1732,7 @@ struct gs_value {
     int rp_exp, rp_mant;      /* REDUCE_PRECISION: exponent and mantissa bits */
     int rng_alg;              /* RNG_BIT_GENERATOR: gs_rng_algorithm, and the bits' shape */
     const gs_shape *rbg_shape;
+    float bn_epsilon;         /* BATCH_NORM_*: epsilon (feature_index in dim) */
     gs_dot_dims *dot;
     gs_conv_config *conv;
     gs_window_dim *window;    /* REDUCE_WINDOW: rank entries */
@@ -3538,6 +3555,45 @@ GS__FN gs_result gs__infer_move(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_
     GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
 }
 
+/* batch-norm-*: x real float, the [F] operands of x's type, dy of x's shape; training and grad give (x's shape,
+   [F], [F]), inference x's shape */
+GS__FN gs_result gs__infer_batch_norm(gs_ctx *ctx, gs_value *v) {
+    const gs_shape *x = &v->operands[0]->shape;
+    gs_shape f;
+    gs_shape *ts;
+    char b1[96];
+    int i;
+    if (!gs__is_float(x->dtype)) GS__FAIL(GS_ERR_SHAPE, "%s %s: needs a real floating-point operand, got %s", GS__WHO, gs_dtype_name(x->dtype));
+    if (v->dim < 0 || v->dim >= x->rank)
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: feature_index %lld is out of range for rank %d", GS__WHO, (long long)v->dim, x->rank);
+    if (!(v->bn_epsilon >= 0.0f)) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: epsilon must be >= 0", GS__WHO);
+    f = gs_shape_make(x->dtype, 1, &x->dims[v->dim]);
+    for (i = 1; i < v->n_operands; i++) {
+        const gs_shape *o = &v->operands[i]->shape;
+        const gs_shape *want = (v->op == GS_OP_BATCH_NORM_GRAD && i == 4) ? x : &f;
+        if (!gs_shape_equal(o, want))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: operand %d must be %s, not %s", GS__WHO, i, gs__shape_str(want, b1, sizeof b1),
+                     gs_dtype_name(o->dtype));
+    }
+    v->tree = NULL;
+    v->n_tree = 0;
+    if (v->op == GS_OP_BATCH_NORM_INFERENCE) {
+        v->shape = *x;
+        v->n_tuple = 0;
+        v->tuple = NULL;
+        return GS_OK;
+    }
+    if (!(ts = (gs_shape *)gs__arena_alloc(ctx, 3 * sizeof(gs_shape)))) return ctx->err;
+    ts[0] = *x;
+    ts[1] = f;
+    ts[2] = f;
+    v->tuple = ts;
+    v->n_tuple = 3;
+    GS__ZERO(v->shape);
+    v->shape.dtype = GS_TUPLE;
+    return GS_OK;
+}
+
 /* rng-bit-generator: (state, bits) with the bits' shape the builder recorded */
 GS__FN gs_result gs__infer_rng_bits(gs_ctx *ctx, gs_value *v) {
     const gs_shape *st = &v->operands[0]->shape;
@@ -4010,6 +4066,8 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     case GS_OP_CUMMAX: case GS_OP_CUMMIN:
         return gs__infer_reduce(ctx, v, s, x);
     case GS_OP_RNG_BIT_GENERATOR: return gs__infer_rng_bits(ctx, v);
+    case GS_OP_BATCH_NORM_TRAINING: case GS_OP_BATCH_NORM_INFERENCE: case GS_OP_BATCH_NORM_GRAD:
+        return gs__infer_batch_norm(ctx, v);
     case GS_OP_RNG: case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE: case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT:
     case GS_OP_WHILE:
@@ -4363,6 +4421,45 @@ GS_API gs_value *gs_bitcast_convert(gs_graph *g, gs_value *x, gs_dtype to) {
 }
 
 GS_API gs_value *gs_replica_id(gs_graph *g) { return gs__finish(gs__value_new(g, GS_OP_REPLICA_ID, 0, NULL)); }
+
+GS__FN gs_value *gs__batch_norm(gs_graph *g, gs_op op, int n, gs_value *const *xs, float epsilon, int64_t fi) {
+    gs_value *v = gs__value_new(g, op, n, xs);
+    if (!v) return NULL;
+    v->bn_epsilon = epsilon;
+    v->dim = fi;
+    return gs__finish(v);
+}
+
+GS_API gs_value *gs_batch_norm_training(gs_graph *g, gs_value *x, gs_value *scale, gs_value *offset, float epsilon,
+                                        int64_t feature_index) {
+    gs_value *xs[3];
+    xs[0] = x;
+    xs[1] = scale;
+    xs[2] = offset;
+    return gs__batch_norm(g, GS_OP_BATCH_NORM_TRAINING, 3, xs, epsilon, feature_index);
+}
+
+GS_API gs_value *gs_batch_norm_inference(gs_graph *g, gs_value *x, gs_value *scale, gs_value *offset, gs_value *mean,
+                                         gs_value *variance, float epsilon, int64_t feature_index) {
+    gs_value *xs[5];
+    xs[0] = x;
+    xs[1] = scale;
+    xs[2] = offset;
+    xs[3] = mean;
+    xs[4] = variance;
+    return gs__batch_norm(g, GS_OP_BATCH_NORM_INFERENCE, 5, xs, epsilon, feature_index);
+}
+
+GS_API gs_value *gs_batch_norm_grad(gs_graph *g, gs_value *x, gs_value *scale, gs_value *mean, gs_value *variance,
+                                    gs_value *grad_output, float epsilon, int64_t feature_index) {
+    gs_value *xs[5];
+    xs[0] = x;
+    xs[1] = scale;
+    xs[2] = mean;
+    xs[3] = variance;
+    xs[4] = grad_output;
+    return gs__batch_norm(g, GS_OP_BATCH_NORM_GRAD, 5, xs, epsilon, feature_index);
+}
 
 GS_API gs_value *gs_rng_bit_generator(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm) {
     gs_value *v = gs__value_new(g, GS_OP_RNG_BIT_GENERATOR, 1, &state);
@@ -5516,6 +5613,12 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
     case GS_OP_REDUCE_PRECISION:
         gs__sb_printf(sb, ", exponent_bits=%d, mantissa_bits=%d", v->rp_exp, v->rp_mant);
         break;
+    case GS_OP_BATCH_NORM_TRAINING: case GS_OP_BATCH_NORM_INFERENCE: case GS_OP_BATCH_NORM_GRAD: {
+        char eb[48];
+        gs__hlo_fmt_real(eb, sizeof eb, GS_F32, (double)v->bn_epsilon);
+        gs__sb_printf(sb, ", epsilon=%s, feature_index=%lld", eb, (long long)v->dim);
+        break;
+    }
     case GS_OP_RNG_BIT_GENERATOR:
         gs__sb_printf(sb, ", algorithm=%s", v->rng_alg == GS_RNG_THREE_FRY ? "rng_three_fry" : v->rng_alg == GS_RNG_PHILOX ? "rng_philox" : "rng_default");
         break;
@@ -7149,6 +7252,24 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         break;
     }
     case GS_OP_BITCAST_CONVERT: v = gs_bitcast_convert(g, x, ds->dtype); break;
+    case GS_OP_BATCH_NORM_TRAINING: case GS_OP_BATCH_NORM_INFERENCE: case GS_OP_BATCH_NORM_GRAD: {
+        gs__pattr *ea = gs__need_attr(P, in, "epsilon"), *fa = ea ? gs__need_attr(P, in, "feature_index") : NULL;
+        char eb[64];
+        char *endp;
+        double eps;
+        size_t el;
+        if (!fa || !gs__attr_int(P, fa, &d)) return false;
+        el = (size_t)(ea->val.end - ea->val.p);
+        if (el == 0 || el >= sizeof eb) return gs__pexpect(P, &ea->val, "a number");
+        memcpy(eb, ea->val.p, el);
+        eb[el] = 0;
+        eps = strtod(eb, &endp);
+        if (*endp != 0) return gs__pexpect(P, &ea->val, "a number");
+        if (op == GS_OP_BATCH_NORM_TRAINING) v = gs_batch_norm_training(g, xs[0], xs[1], xs[2], (float)eps, d);
+        else if (op == GS_OP_BATCH_NORM_INFERENCE) v = gs_batch_norm_inference(g, xs[0], xs[1], xs[2], xs[3], xs[4], (float)eps, d);
+        else v = gs_batch_norm_grad(g, xs[0], xs[1], xs[2], xs[3], xs[4], (float)eps, d);
+        break;
+    }
     case GS_OP_RNG_BIT_GENERATOR: {
         static const char *const algs[] = {"rng_default", "rng_three_fry", "rng_philox"};
         int alg = -1, ai;
@@ -10810,6 +10931,8 @@ GS__FN gs_value *gs__sp_constant(gs__sp *sp, const gs_value *v, const gs_shardin
 GS__FN gs_value *gs__sp_iota(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* partition-id of the one-partition source program: -> u32[] 0 {rep} */
 GS__FN gs_value *gs__sp_partition_id(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* batch-norm-*: x{feature dim split only} with the [F] vectors{F split} -> outputs likewise; no collective */
+GS__FN gs_value *gs__sp_batch_norm(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* rng-bit-generator: state{rep} -> (state, bits){rep}, computed whole on every device */
 GS__FN gs_value *gs__sp_rng_bit_generator(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* replica-id (one replica): -> u32[] {rep} */
@@ -14040,6 +14163,35 @@ GS__FN gs_value *gs__sp_rng_bit_generator(gs__sp *sp, const gs_value *v, const g
     return gs__sp_replicated(sp, v, "the bits of each element depend on its position in the whole array", osh);
 }
 
+/* batch-norm-*: x[A,F,B]{F split only} with the [F] vectors{F split} -> (out[A,F,B]{F split}, [F]{F split}, ...):
+   the statistics of a feature are local when only the feature dim is split; the other dims are gathered first;
+   no collective otherwise */
+GS__FN gs_value *gs__sp_batch_norm(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_value *x = v->operands[0];
+    int r = x->shape.rank, f = (int)v->dim, i, dest[GS_MAX_RANK];
+    const gs_sharding *xt = v->shape.dtype == GS_TUPLE ? gs__sp_elem(t, 0) : t, *vt, *el[3];
+    gs_value *ops[5];
+    uint32_t others = (r >= 32 ? 0xFFFFFFFFu : ((1u << r) - 1u)) & ~(1u << f);
+    if (gs__sp_split_mask(xt, r) & others) gs__sp_note(sp, "%s: the dims other than the feature gathered first", gs_op_name(v->op));
+    xt = gs__sp_unsplit(sp, xt, others);
+    for (i = 0; i < r; i++) dest[i] = i == f ? 0 : GS__DEST_REP;   /* x's feature dim is the vectors' dim 0 */
+    vt = gs__sh_map(sp->ctx, xt, 1, dest);
+    if (!xt || !vt) return NULL;
+    for (i = 0; i < v->n_operands; i++) {
+        bool whole = i == 0 || (v->op == GS_OP_BATCH_NORM_GRAD && i == 4);
+        ops[i] = gs__sp_get(sp, v->operands[i], whole ? xt : vt);
+    }
+    if (v->shape.dtype != GS_TUPLE) {
+        gs_shape ls = gs__sp_local(xt, v->shape);
+        *osh = xt;
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    el[0] = xt;
+    el[1] = el[2] = vt;
+    *osh = gs_sharding_tuple(sp->ctx, 3, el);
+    return gs__sp_clone(sp, v, ops, NULL);
+}
+
 /* any other op: operands{rep} -> out{rep} at full size */
 GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     (void)t;
@@ -14063,6 +14215,9 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_REPLICA_ID:           return gs__sp_replica_id(sp, v, t, osh);
     case GS_OP_BITCAST_CONVERT:      return gs__sp_bitcast_convert(sp, v, t, osh);
     case GS_OP_RNG_BIT_GENERATOR:    return gs__sp_rng_bit_generator(sp, v, t, osh);
+    case GS_OP_BATCH_NORM_TRAINING:  return gs__sp_batch_norm(sp, v, t, osh);
+    case GS_OP_BATCH_NORM_INFERENCE: return gs__sp_batch_norm(sp, v, t, osh);
+    case GS_OP_BATCH_NORM_GRAD:      return gs__sp_batch_norm(sp, v, t, osh);
     case GS_OP_BROADCAST:            return gs__sp_broadcast(sp, v, t, osh);
     case GS_OP_TRANSPOSE:            return gs__sp_transpose(sp, v, t, osh);
     case GS_OP_RESHAPE:              return gs__sp_reshape(sp, v, t, osh);
@@ -17243,6 +17398,66 @@ GS__FN gs_result gs__ip_rng_bits(gs_ctx *ctx, const gs_value *v, const gs__buf *
 }
 
 /* ---------------------------------------------------------------------------------------------------------
+   batch-norm-training, -inference, -grad (XLA's definitions; statistics in double, two passes)
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN gs_result gs__ip_batch_norm(gs_ctx *ctx, const gs_value *v, const gs__buf *const *in, gs__buf *const *out) {
+    const gs__buf *x = in[0];
+    gs_dtype t = x->shape.dtype;
+    int64_t outer = 1, F = 1, inner = 1, o, c, i, N;
+    double eps = (double)v->bn_epsilon;
+    int d;
+    if (v->dim < 0 || v->dim >= x->shape.rank) return gs__err(ctx, GS_ERR_SHAPE, "%s %s: bad feature_index", gs_op_name(v->op), v->name);
+    for (d = 0; d < x->shape.rank; d++) {
+        if (d < v->dim) outer *= x->shape.dims[d];
+        else if (d == v->dim) F = x->shape.dims[d];
+        else inner *= x->shape.dims[d];
+    }
+    N = outer * inner;
+    for (c = 0; c < F; c++) {
+        double mean = 0.0, var = 0.0, scale = gs__ld_f(t, in[1]->data, c), rs, s1 = 0.0, s2 = 0.0;
+        if (v->op == GS_OP_BATCH_NORM_TRAINING) {
+            for (o = 0; o < outer; o++)
+                for (i = 0; i < inner; i++) mean += gs__ld_f(t, x->data, (o * F + c) * inner + i);
+            mean = N ? mean / (double)N : 0.0;
+            for (o = 0; o < outer; o++)
+                for (i = 0; i < inner; i++) {
+                    double e = gs__ld_f(t, x->data, (o * F + c) * inner + i) - mean;
+                    var += e * e;
+                }
+            var = N ? var / (double)N : 0.0;
+            gs__st_f(t, out[1]->data, c, mean);
+            gs__st_f(t, out[2]->data, c, var);
+        } else {
+            mean = gs__ld_f(t, in[v->op == GS_OP_BATCH_NORM_GRAD ? 2 : 3]->data, c);
+            var = gs__ld_f(t, in[v->op == GS_OP_BATCH_NORM_GRAD ? 3 : 4]->data, c);
+        }
+        rs = 1.0 / sqrt(var + eps);
+        if (v->op == GS_OP_BATCH_NORM_GRAD) {   /* s1 = sum(dy), s2 = sum(dy * (x - mean)) */
+            for (o = 0; o < outer; o++)
+                for (i = 0; i < inner; i++) {
+                    int64_t k = (o * F + c) * inner + i;
+                    double dy = gs__ld_f(t, in[4]->data, k);
+                    s1 += dy;
+                    s2 += dy * (gs__ld_f(t, x->data, k) - mean);
+                }
+            gs__st_f(t, out[1]->data, c, s2 * rs);
+            gs__st_f(t, out[2]->data, c, s1);
+        }
+        for (o = 0; o < outer; o++)
+            for (i = 0; i < inner; i++) {
+                int64_t k = (o * F + c) * inner + i;
+                double e = gs__ld_f(t, x->data, k) - mean, y;
+                if (v->op == GS_OP_BATCH_NORM_GRAD)
+                    y = scale * rs * (gs__ld_f(t, in[4]->data, k) - s1 / (double)N - e * s2 / ((double)N * (var + eps)));
+                else
+                    y = e * scale * rs + gs__ld_f(t, in[2]->data, c);
+                gs__st_f(t, out[0]->data, k, y);
+            }
+    }
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
    Reductions and scans
    ------------------------------------------------------------------------------------------------------- */
 GS__FN gs_result gs__ip_reduce(gs_ctx *ctx, const gs_value *v, const gs__buf *x, const gs__buf *init, gs__buf *out) {
@@ -18221,6 +18436,15 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
         gs__buf *ns = gs__ip_new_out(st, v, 0), *bits = ns ? gs__ip_new_out(st, v, 1) : NULL;
         if (!bits) return GS_ERR_OUT_OF_MEMORY;
         return gs__ip_rng_bits(ctx, v, gs__ip_opbuf(st, v, 0), ns, bits);
+    }
+    case GS_OP_BATCH_NORM_TRAINING: case GS_OP_BATCH_NORM_GRAD: case GS_OP_BATCH_NORM_INFERENCE: {
+        const gs__buf *in[5];
+        gs__buf *outs[3];
+        int nout = v->op == GS_OP_BATCH_NORM_INFERENCE ? 1 : 3;
+        for (k = 0; k < v->n_operands && k < 5; k++) in[k] = gs__ip_opbuf(st, v, k);
+        for (k = 0; k < nout; k++)
+            if (!(outs[k] = gs__ip_new_out(st, v, k))) return GS_ERR_OUT_OF_MEMORY;
+        return gs__ip_batch_norm(ctx, v, in, outs);
     }
     default: break;
     }

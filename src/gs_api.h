@@ -233,7 +233,10 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(REDUCE_PRECISION, "reduce-precision", 1) \
     X(BITCAST_CONVERT, "bitcast-convert", 1) \
     X(REPLICA_ID, "replica-id", 0) \
-    X(RNG_BIT_GENERATOR, "rng-bit-generator", 1)
+    X(RNG_BIT_GENERATOR, "rng-bit-generator", 1) \
+    X(BATCH_NORM_TRAINING, "batch-norm-training", 3) \
+    X(BATCH_NORM_INFERENCE, "batch-norm-inference", 5) \
+    X(BATCH_NORM_GRAD, "batch-norm-grad", 5)
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,
@@ -454,6 +457,19 @@ GS_API gs_value *gs_replica_id(gs_graph *g);   /* u32[]; always 0: a program run
    elements take two words (the first the low half), 16-bit elements the low half of one word. new_state is
    the state with the counter advanced by the number of blocks used. GS_RNG_DEFAULT is Philox, as XLA's CPU
    and GPU compilers resolve it. */
+/* XLA's batch normalization over every dim of x but feature_index (N elements per feature; real floats;
+   scale, offset, mean and variance are [F] vectors of x's type). Computed in double, rounded once to the type.
+   training(x, scale, offset) -> (y, mean, var): mean and the biased variance of each feature, then
+   y = (x - mean) * scale / sqrt(var + epsilon) + offset. inference(x, scale, offset, mean, var) -> y, the same
+   formula with the given statistics. grad(x, scale, mean, var, dy) -> (dx, dscale, doffset): doffset = sum(dy),
+   dscale = sum(dy * (x - mean)) / sqrt(var + epsilon), dx = scale / sqrt(var + epsilon) * (dy - doffset / N -
+   (x - mean) * sum(dy * (x - mean)) / (N * (var + epsilon))). */
+GS_API gs_value *gs_batch_norm_training(gs_graph *g, gs_value *x, gs_value *scale, gs_value *offset, float epsilon,
+                                        int64_t feature_index);
+GS_API gs_value *gs_batch_norm_inference(gs_graph *g, gs_value *x, gs_value *scale, gs_value *offset, gs_value *mean,
+                                         gs_value *variance, float epsilon, int64_t feature_index);
+GS_API gs_value *gs_batch_norm_grad(gs_graph *g, gs_value *x, gs_value *scale, gs_value *mean, gs_value *variance,
+                                    gs_value *grad_output, float epsilon, int64_t feature_index);
 typedef enum gs_rng_algorithm { GS_RNG_DEFAULT = 0, GS_RNG_THREE_FRY, GS_RNG_PHILOX } gs_rng_algorithm;
 GS_API gs_value *gs_rng_bit_generator(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm);
 GS_API gs_value *gs_neg(gs_graph *g, gs_value *x);

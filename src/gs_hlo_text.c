@@ -535,6 +535,12 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
     case GS_OP_REDUCE_PRECISION:
         gs__sb_printf(sb, ", exponent_bits=%d, mantissa_bits=%d", v->rp_exp, v->rp_mant);
         break;
+    case GS_OP_BATCH_NORM_TRAINING: case GS_OP_BATCH_NORM_INFERENCE: case GS_OP_BATCH_NORM_GRAD: {
+        char eb[48];
+        gs__hlo_fmt_real(eb, sizeof eb, GS_F32, (double)v->bn_epsilon);
+        gs__sb_printf(sb, ", epsilon=%s, feature_index=%lld", eb, (long long)v->dim);
+        break;
+    }
     case GS_OP_RNG_BIT_GENERATOR:
         gs__sb_printf(sb, ", algorithm=%s", v->rng_alg == GS_RNG_THREE_FRY ? "rng_three_fry" : v->rng_alg == GS_RNG_PHILOX ? "rng_philox" : "rng_default");
         break;
@@ -2168,6 +2174,24 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         break;
     }
     case GS_OP_BITCAST_CONVERT: v = gs_bitcast_convert(g, x, ds->dtype); break;
+    case GS_OP_BATCH_NORM_TRAINING: case GS_OP_BATCH_NORM_INFERENCE: case GS_OP_BATCH_NORM_GRAD: {
+        gs__pattr *ea = gs__need_attr(P, in, "epsilon"), *fa = ea ? gs__need_attr(P, in, "feature_index") : NULL;
+        char eb[64];
+        char *endp;
+        double eps;
+        size_t el;
+        if (!fa || !gs__attr_int(P, fa, &d)) return false;
+        el = (size_t)(ea->val.end - ea->val.p);
+        if (el == 0 || el >= sizeof eb) return gs__pexpect(P, &ea->val, "a number");
+        memcpy(eb, ea->val.p, el);
+        eb[el] = 0;
+        eps = strtod(eb, &endp);
+        if (*endp != 0) return gs__pexpect(P, &ea->val, "a number");
+        if (op == GS_OP_BATCH_NORM_TRAINING) v = gs_batch_norm_training(g, xs[0], xs[1], xs[2], (float)eps, d);
+        else if (op == GS_OP_BATCH_NORM_INFERENCE) v = gs_batch_norm_inference(g, xs[0], xs[1], xs[2], xs[3], xs[4], (float)eps, d);
+        else v = gs_batch_norm_grad(g, xs[0], xs[1], xs[2], xs[3], xs[4], (float)eps, d);
+        break;
+    }
     case GS_OP_RNG_BIT_GENERATOR: {
         static const char *const algs[] = {"rng_default", "rng_three_fry", "rng_philox"};
         int alg = -1, ai;

@@ -215,6 +215,7 @@ struct gs_value {
     int rp_exp, rp_mant;      /* REDUCE_PRECISION: exponent and mantissa bits */
     int rng_alg;              /* RNG_BIT_GENERATOR: gs_rng_algorithm, and the bits' shape */
     const gs_shape *rbg_shape;
+    float bn_epsilon;         /* BATCH_NORM_*: epsilon (feature_index in dim) */
     gs_dot_dims *dot;
     gs_conv_config *conv;
     gs_window_dim *window;    /* REDUCE_WINDOW: rank entries */

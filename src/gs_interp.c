@@ -1652,6 +1652,66 @@ GS__FN gs_result gs__ip_rng_bits(gs_ctx *ctx, const gs_value *v, const gs__buf *
 }
 
 /* ---------------------------------------------------------------------------------------------------------
+   batch-norm-training, -inference, -grad (XLA's definitions; statistics in double, two passes)
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN gs_result gs__ip_batch_norm(gs_ctx *ctx, const gs_value *v, const gs__buf *const *in, gs__buf *const *out) {
+    const gs__buf *x = in[0];
+    gs_dtype t = x->shape.dtype;
+    int64_t outer = 1, F = 1, inner = 1, o, c, i, N;
+    double eps = (double)v->bn_epsilon;
+    int d;
+    if (v->dim < 0 || v->dim >= x->shape.rank) return gs__err(ctx, GS_ERR_SHAPE, "%s %s: bad feature_index", gs_op_name(v->op), v->name);
+    for (d = 0; d < x->shape.rank; d++) {
+        if (d < v->dim) outer *= x->shape.dims[d];
+        else if (d == v->dim) F = x->shape.dims[d];
+        else inner *= x->shape.dims[d];
+    }
+    N = outer * inner;
+    for (c = 0; c < F; c++) {
+        double mean = 0.0, var = 0.0, scale = gs__ld_f(t, in[1]->data, c), rs, s1 = 0.0, s2 = 0.0;
+        if (v->op == GS_OP_BATCH_NORM_TRAINING) {
+            for (o = 0; o < outer; o++)
+                for (i = 0; i < inner; i++) mean += gs__ld_f(t, x->data, (o * F + c) * inner + i);
+            mean = N ? mean / (double)N : 0.0;
+            for (o = 0; o < outer; o++)
+                for (i = 0; i < inner; i++) {
+                    double e = gs__ld_f(t, x->data, (o * F + c) * inner + i) - mean;
+                    var += e * e;
+                }
+            var = N ? var / (double)N : 0.0;
+            gs__st_f(t, out[1]->data, c, mean);
+            gs__st_f(t, out[2]->data, c, var);
+        } else {
+            mean = gs__ld_f(t, in[v->op == GS_OP_BATCH_NORM_GRAD ? 2 : 3]->data, c);
+            var = gs__ld_f(t, in[v->op == GS_OP_BATCH_NORM_GRAD ? 3 : 4]->data, c);
+        }
+        rs = 1.0 / sqrt(var + eps);
+        if (v->op == GS_OP_BATCH_NORM_GRAD) {   /* s1 = sum(dy), s2 = sum(dy * (x - mean)) */
+            for (o = 0; o < outer; o++)
+                for (i = 0; i < inner; i++) {
+                    int64_t k = (o * F + c) * inner + i;
+                    double dy = gs__ld_f(t, in[4]->data, k);
+                    s1 += dy;
+                    s2 += dy * (gs__ld_f(t, x->data, k) - mean);
+                }
+            gs__st_f(t, out[1]->data, c, s2 * rs);
+            gs__st_f(t, out[2]->data, c, s1);
+        }
+        for (o = 0; o < outer; o++)
+            for (i = 0; i < inner; i++) {
+                int64_t k = (o * F + c) * inner + i;
+                double e = gs__ld_f(t, x->data, k) - mean, y;
+                if (v->op == GS_OP_BATCH_NORM_GRAD)
+                    y = scale * rs * (gs__ld_f(t, in[4]->data, k) - s1 / (double)N - e * s2 / ((double)N * (var + eps)));
+                else
+                    y = e * scale * rs + gs__ld_f(t, in[2]->data, c);
+                gs__st_f(t, out[0]->data, k, y);
+            }
+    }
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
    Reductions and scans
    ------------------------------------------------------------------------------------------------------- */
 GS__FN gs_result gs__ip_reduce(gs_ctx *ctx, const gs_value *v, const gs__buf *x, const gs__buf *init, gs__buf *out) {
@@ -2630,6 +2690,15 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
         gs__buf *ns = gs__ip_new_out(st, v, 0), *bits = ns ? gs__ip_new_out(st, v, 1) : NULL;
         if (!bits) return GS_ERR_OUT_OF_MEMORY;
         return gs__ip_rng_bits(ctx, v, gs__ip_opbuf(st, v, 0), ns, bits);
+    }
+    case GS_OP_BATCH_NORM_TRAINING: case GS_OP_BATCH_NORM_GRAD: case GS_OP_BATCH_NORM_INFERENCE: {
+        const gs__buf *in[5];
+        gs__buf *outs[3];
+        int nout = v->op == GS_OP_BATCH_NORM_INFERENCE ? 1 : 3;
+        for (k = 0; k < v->n_operands && k < 5; k++) in[k] = gs__ip_opbuf(st, v, k);
+        for (k = 0; k < nout; k++)
+            if (!(outs[k] = gs__ip_new_out(st, v, k))) return GS_ERR_OUT_OF_MEMORY;
+        return gs__ip_batch_norm(ctx, v, in, outs);
     }
     default: break;
     }

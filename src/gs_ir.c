@@ -979,6 +979,45 @@ GS__FN gs_result gs__infer_move(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_
     GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
 }
 
+/* batch-norm-*: x real float, the [F] operands of x's type, dy of x's shape; training and grad give (x's shape,
+   [F], [F]), inference x's shape */
+GS__FN gs_result gs__infer_batch_norm(gs_ctx *ctx, gs_value *v) {
+    const gs_shape *x = &v->operands[0]->shape;
+    gs_shape f;
+    gs_shape *ts;
+    char b1[96];
+    int i;
+    if (!gs__is_float(x->dtype)) GS__FAIL(GS_ERR_SHAPE, "%s %s: needs a real floating-point operand, got %s", GS__WHO, gs_dtype_name(x->dtype));
+    if (v->dim < 0 || v->dim >= x->rank)
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: feature_index %lld is out of range for rank %d", GS__WHO, (long long)v->dim, x->rank);
+    if (!(v->bn_epsilon >= 0.0f)) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: epsilon must be >= 0", GS__WHO);
+    f = gs_shape_make(x->dtype, 1, &x->dims[v->dim]);
+    for (i = 1; i < v->n_operands; i++) {
+        const gs_shape *o = &v->operands[i]->shape;
+        const gs_shape *want = (v->op == GS_OP_BATCH_NORM_GRAD && i == 4) ? x : &f;
+        if (!gs_shape_equal(o, want))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: operand %d must be %s, not %s", GS__WHO, i, gs__shape_str(want, b1, sizeof b1),
+                     gs_dtype_name(o->dtype));
+    }
+    v->tree = NULL;
+    v->n_tree = 0;
+    if (v->op == GS_OP_BATCH_NORM_INFERENCE) {
+        v->shape = *x;
+        v->n_tuple = 0;
+        v->tuple = NULL;
+        return GS_OK;
+    }
+    if (!(ts = (gs_shape *)gs__arena_alloc(ctx, 3 * sizeof(gs_shape)))) return ctx->err;
+    ts[0] = *x;
+    ts[1] = f;
+    ts[2] = f;
+    v->tuple = ts;
+    v->n_tuple = 3;
+    GS__ZERO(v->shape);
+    v->shape.dtype = GS_TUPLE;
+    return GS_OK;
+}
+
 /* rng-bit-generator: (state, bits) with the bits' shape the builder recorded */
 GS__FN gs_result gs__infer_rng_bits(gs_ctx *ctx, gs_value *v) {
     const gs_shape *st = &v->operands[0]->shape;
@@ -1451,6 +1490,8 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     case GS_OP_CUMMAX: case GS_OP_CUMMIN:
         return gs__infer_reduce(ctx, v, s, x);
     case GS_OP_RNG_BIT_GENERATOR: return gs__infer_rng_bits(ctx, v);
+    case GS_OP_BATCH_NORM_TRAINING: case GS_OP_BATCH_NORM_INFERENCE: case GS_OP_BATCH_NORM_GRAD:
+        return gs__infer_batch_norm(ctx, v);
     case GS_OP_RNG: case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE: case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT:
     case GS_OP_WHILE:
@@ -1804,6 +1845,45 @@ GS_API gs_value *gs_bitcast_convert(gs_graph *g, gs_value *x, gs_dtype to) {
 }
 
 GS_API gs_value *gs_replica_id(gs_graph *g) { return gs__finish(gs__value_new(g, GS_OP_REPLICA_ID, 0, NULL)); }
+
+GS__FN gs_value *gs__batch_norm(gs_graph *g, gs_op op, int n, gs_value *const *xs, float epsilon, int64_t fi) {
+    gs_value *v = gs__value_new(g, op, n, xs);
+    if (!v) return NULL;
+    v->bn_epsilon = epsilon;
+    v->dim = fi;
+    return gs__finish(v);
+}
+
+GS_API gs_value *gs_batch_norm_training(gs_graph *g, gs_value *x, gs_value *scale, gs_value *offset, float epsilon,
+                                        int64_t feature_index) {
+    gs_value *xs[3];
+    xs[0] = x;
+    xs[1] = scale;
+    xs[2] = offset;
+    return gs__batch_norm(g, GS_OP_BATCH_NORM_TRAINING, 3, xs, epsilon, feature_index);
+}
+
+GS_API gs_value *gs_batch_norm_inference(gs_graph *g, gs_value *x, gs_value *scale, gs_value *offset, gs_value *mean,
+                                         gs_value *variance, float epsilon, int64_t feature_index) {
+    gs_value *xs[5];
+    xs[0] = x;
+    xs[1] = scale;
+    xs[2] = offset;
+    xs[3] = mean;
+    xs[4] = variance;
+    return gs__batch_norm(g, GS_OP_BATCH_NORM_INFERENCE, 5, xs, epsilon, feature_index);
+}
+
+GS_API gs_value *gs_batch_norm_grad(gs_graph *g, gs_value *x, gs_value *scale, gs_value *mean, gs_value *variance,
+                                    gs_value *grad_output, float epsilon, int64_t feature_index) {
+    gs_value *xs[5];
+    xs[0] = x;
+    xs[1] = scale;
+    xs[2] = mean;
+    xs[3] = variance;
+    xs[4] = grad_output;
+    return gs__batch_norm(g, GS_OP_BATCH_NORM_GRAD, 5, xs, epsilon, feature_index);
+}
 
 GS_API gs_value *gs_rng_bit_generator(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm) {
     gs_value *v = gs__value_new(g, GS_OP_RNG_BIT_GENERATOR, 1, &state);

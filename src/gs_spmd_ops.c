@@ -902,6 +902,35 @@ GS__FN gs_value *gs__sp_rng_bit_generator(gs__sp *sp, const gs_value *v, const g
     return gs__sp_replicated(sp, v, "the bits of each element depend on its position in the whole array", osh);
 }
 
+/* batch-norm-*: x[A,F,B]{F split only} with the [F] vectors{F split} -> (out[A,F,B]{F split}, [F]{F split}, ...):
+   the statistics of a feature are local when only the feature dim is split; the other dims are gathered first;
+   no collective otherwise */
+GS__FN gs_value *gs__sp_batch_norm(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_value *x = v->operands[0];
+    int r = x->shape.rank, f = (int)v->dim, i, dest[GS_MAX_RANK];
+    const gs_sharding *xt = v->shape.dtype == GS_TUPLE ? gs__sp_elem(t, 0) : t, *vt, *el[3];
+    gs_value *ops[5];
+    uint32_t others = (r >= 32 ? 0xFFFFFFFFu : ((1u << r) - 1u)) & ~(1u << f);
+    if (gs__sp_split_mask(xt, r) & others) gs__sp_note(sp, "%s: the dims other than the feature gathered first", gs_op_name(v->op));
+    xt = gs__sp_unsplit(sp, xt, others);
+    for (i = 0; i < r; i++) dest[i] = i == f ? 0 : GS__DEST_REP;   /* x's feature dim is the vectors' dim 0 */
+    vt = gs__sh_map(sp->ctx, xt, 1, dest);
+    if (!xt || !vt) return NULL;
+    for (i = 0; i < v->n_operands; i++) {
+        bool whole = i == 0 || (v->op == GS_OP_BATCH_NORM_GRAD && i == 4);
+        ops[i] = gs__sp_get(sp, v->operands[i], whole ? xt : vt);
+    }
+    if (v->shape.dtype != GS_TUPLE) {
+        gs_shape ls = gs__sp_local(xt, v->shape);
+        *osh = xt;
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    el[0] = xt;
+    el[1] = el[2] = vt;
+    *osh = gs_sharding_tuple(sp->ctx, 3, el);
+    return gs__sp_clone(sp, v, ops, NULL);
+}
+
 /* any other op: operands{rep} -> out{rep} at full size */
 GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     (void)t;
@@ -925,6 +954,9 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_REPLICA_ID:           return gs__sp_replica_id(sp, v, t, osh);
     case GS_OP_BITCAST_CONVERT:      return gs__sp_bitcast_convert(sp, v, t, osh);
     case GS_OP_RNG_BIT_GENERATOR:    return gs__sp_rng_bit_generator(sp, v, t, osh);
+    case GS_OP_BATCH_NORM_TRAINING:  return gs__sp_batch_norm(sp, v, t, osh);
+    case GS_OP_BATCH_NORM_INFERENCE: return gs__sp_batch_norm(sp, v, t, osh);
+    case GS_OP_BATCH_NORM_GRAD:      return gs__sp_batch_norm(sp, v, t, osh);
     case GS_OP_BROADCAST:            return gs__sp_broadcast(sp, v, t, osh);
     case GS_OP_TRANSPOSE:            return gs__sp_transpose(sp, v, t, osh);
     case GS_OP_RESHAPE:              return gs__sp_reshape(sp, v, t, osh);

@@ -479,7 +479,112 @@ static void test_numeric_rng_partitioned(void) {
     gs_ctx_destroy(h.ctx);
 }
 
+static void test_numeric_batch_norm_values(void) {
+    /* x = [[1, 2], [3, 6]], features along dim 1: means (2, 4), biased variances (1, 4); scale (1, 2),
+       offset (0, 1), epsilon 0: y = (x - mean) * scale / sqrt(var) + offset = [[-1, -1], [1, 3]] */
+    float x[4] = {1, 2, 3, 6}, sc[2] = {1, 2}, of[2] = {0, 1}, mean[2] = {2, 4}, var[2] = {1, 4};
+    float y[4], m[2], vv[2];
+    const void *in[5];
+    void *outs[3];
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = NULL;
+    const char *t1 = "HloModule m\n\nENTRY e {\n  x = f32[2,2] parameter(0)\n  s = f32[2] parameter(1)\n"
+                     "  o = f32[2] parameter(2)\n"
+                     "  ROOT r = (f32[2,2], f32[2], f32[2]) batch-norm-training(x, s, o), epsilon=0, feature_index=1\n}\n";
+    const char *t2 = "HloModule m\n\nENTRY e {\n  x = f32[2,2] parameter(0)\n  s = f32[2] parameter(1)\n"
+                     "  o = f32[2] parameter(2)\n  m = f32[2] parameter(3)\n  v = f32[2] parameter(4)\n"
+                     "  ROOT r = f32[2,2] batch-norm-inference(x, s, o, m, v), epsilon=0, feature_index=1\n}\n";
+    in[0] = x;
+    in[1] = sc;
+    in[2] = of;
+    in[3] = mean;
+    in[4] = var;
+    outs[0] = y;
+    outs[1] = m;
+    outs[2] = vv;
+    CHECK_OK(gs_hlo_parse(ctx, t1, strlen(t1), &g));
+    if (g && gs_eval(g, in, outs) == GS_OK) {
+        CHECK(y[0] == -1 && y[1] == -1 && y[2] == 1 && y[3] == 3);
+        CHECK(m[0] == 2 && m[1] == 4 && vv[0] == 1 && vv[1] == 4);
+        CHECK(strstr(gs_hlo_print(g), "batch-norm-training(x, s, o), epsilon=0, feature_index=1") != NULL);
+    } else {
+        gst_failf(__FILE__, __LINE__, "%s", gs_ctx_error_msg(ctx));
+    }
+    gs_ctx_destroy(ctx);
+    memset(y, 0, sizeof y);
+    if (run1(t2, in, y, sizeof y)) CHECK(y[0] == -1 && y[1] == -1 && y[2] == 1 && y[3] == 3);
+}
+
+/* batch-norm-grad is the gradient of L = sum(dy * batch-norm-training(x, scale, offset).y): checked against
+   central differences of L computed with the training op (f64) */
+static void test_numeric_batch_norm_grad(void) {
+    const char *tr = "HloModule m\n\nENTRY e {\n  x = f64[3,2] parameter(0)\n  s = f64[2] parameter(1)\n"
+                     "  o = f64[2] parameter(2)\n"
+                     "  ROOT r = (f64[3,2], f64[2], f64[2]) batch-norm-training(x, s, o), epsilon=0.5, feature_index=1\n}\n";
+    const char *gr = "HloModule m\n\nENTRY e {\n  x = f64[3,2] parameter(0)\n  s = f64[2] parameter(1)\n"
+                     "  m = f64[2] parameter(2)\n  v = f64[2] parameter(3)\n  dy = f64[3,2] parameter(4)\n"
+                     "  ROOT r = (f64[3,2], f64[2], f64[2]) batch-norm-grad(x, s, m, v, dy), epsilon=0.5, feature_index=1\n}\n";
+    double x[6] = {1.0, -2.0, 0.5, 3.0, 4.0, 0.25}, sc[2] = {1.5, -0.75}, of[2] = {0.1, 0.2};
+    double dy[6] = {0.3, -1.0, 2.0, 0.5, -0.7, 1.1};
+    double y[6], m[2], v[2], dx[6], ds[2], dof[2];
+    gs_ctx *ctx = gst_ctx(), *ctx2 = gst_ctx();
+    gs_graph *gt = NULL, *gg = NULL;
+    const void *in[5];
+    void *outs[3];
+    int k, j;
+    CHECK_OK(gs_hlo_parse(ctx, tr, strlen(tr), &gt));
+    CHECK_OK(gs_hlo_parse(ctx2, gr, strlen(gr), &gg));
+    if (!gt || !gg) goto done;
+    in[0] = x; in[1] = sc; in[2] = of;
+    outs[0] = y; outs[1] = m; outs[2] = v;
+    CHECK_OK(gs_eval(gt, in, outs));
+    in[0] = x; in[1] = sc; in[2] = m; in[3] = v; in[4] = dy;
+    outs[0] = dx; outs[1] = ds; outs[2] = dof;
+    CHECK_OK(gs_eval(gg, in, outs));
+    /* d/dp of L for p in x (6), scale (2), offset (2) */
+    for (k = 0; k < 10; k++) {
+        double *p = k < 6 ? &x[k] : k < 8 ? &sc[k - 6] : &of[k - 8], keep = *p, L[2], want, got;
+        int side;
+        for (side = 0; side < 2; side++) {
+            *p = keep + (side ? -1e-6 : 1e-6);
+            in[0] = x; in[1] = sc; in[2] = of;
+            outs[0] = y; outs[1] = m; outs[2] = v;
+            CHECK_OK(gs_eval(gt, in, outs));
+            L[side] = 0.0;
+            for (j = 0; j < 6; j++) L[side] += dy[j] * y[j];
+        }
+        *p = keep;
+        want = (L[0] - L[1]) / 2e-6;
+        got = k < 6 ? dx[k] : k < 8 ? ds[k - 6] : dof[k - 8];
+        CHECK_MSG(fabs(got - want) < 1e-6, "parameter %d: grad %.12g, difference quotient %.12g", k, got, want);
+    }
+done:
+    gs_ctx_destroy(ctx);
+    gs_ctx_destroy(ctx2);
+}
+
+/* partitioned batch norm (the feature dim split unevenly, then the batch dim split) agrees with the reference */
+static void test_numeric_batch_norm_partitioned(void) {
+    static const char *const bodies[] = {
+        "  x = f32[4,7] parameter(0), sharding={devices=[1,3]<=[3]}\n  s = f32[7] parameter(1)\n  o = f32[7] parameter(2)\n"
+        "  r = (f32[4,7], f32[7], f32[7]) batch-norm-training(x, s, o), epsilon=0.001, feature_index=1\n"
+        "  y = f32[4,7] get-tuple-element(r), index=0\n  ROOT z = f32[4,7] add(y, y), sharding={devices=[1,3]<=[3]}\n",
+        "  x = f32[5,6] parameter(0), sharding={devices=[2,1]<=[2]}\n  s = f32[6] parameter(1)\n  o = f32[6] parameter(2)\n"
+        "  m = f32[6] parameter(3)\n  v = f32[6] parameter(4)\n"
+        "  ROOT r = f32[5,6] batch-norm-inference(x, s, o, m, v), epsilon=1.5, feature_index=1, sharding={devices=[2,1]<=[2]}\n",
+    };
+    int i;
+    for (i = 0; i < 2; i++) {
+        gst_case h;
+        (void)gst_case_run(&h, "", bodies[i], i ? 2 : 3, 1e-5, 31 + (uint64_t)i);
+        gs_ctx_destroy(h.ctx);
+    }
+}
+
 void suite_numeric(void) {
+    RUN(test_numeric_batch_norm_values);
+    RUN(test_numeric_batch_norm_grad);
+    RUN(test_numeric_batch_norm_partitioned);
     RUN(test_numeric_rng_kat);
     RUN(test_numeric_rng_layout);
     RUN(test_numeric_rng_partitioned);
