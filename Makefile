@@ -11,8 +11,13 @@
 #   make fuzz-window the windowed-op fuzzer's long run: 100000 cases of reduce-window, convolution, slice, pad,
 #                    concatenate, reverse and reshape along split dims (GST_WFUZZ_COUNT=N, GST_WFUZZ_SEED=S,
 #                    GST_WFUZZ_KINDS=list; see tests/test_spmd_window.c)
-#   make examples    build and run every examples/*.c, one cc command each
+#   make examples    build and run every examples/*.c (each linked with the implementation compiled once)
 #   make bench       benchmarks (-O3 -march=native); they never gate CI
+#   make doctest     run the ```sh blocks of README.md and docs/*.md as written; check every relative link
+#   make install     PREFIX=/usr/local: gshard.h, the CLI, the pkg-config module gshard and the CMake config of
+#                    gshard::gshard (see CMakeLists.txt); make uninstall removes them
+#   make warnings    the implementation at -O0..-O3, -Os and -O3 -DNDEBUG with gcc and clang (C99), -O3 as
+#                    C++11/17, all with -Wall -Wextra -Wpedantic -Wshadow -Werror
 # Variables: CC, CXX, CFLAGS (default -O2 -g), WERROR (default -Werror; `make WERROR=` to relax).
 CC      ?= cc
 CXX     ?= c++
@@ -23,7 +28,6 @@ LDLIBS  := -lpthread -lm
 BUILD   := build
 SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-SRC_FILES  := $(wildcard src/*.c src/*.h src/*.txt)
 # tests/standalone/*.c have their own main (see `make test-gemm`)
 TEST_SRCS  := $(wildcard tests/*.c)
 TEST_OBJS  := $(patsubst tests/%.c,$(BUILD)/obj/%.o,$(TEST_SRCS))
@@ -37,7 +41,7 @@ OPENBLAS   := $(firstword $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenb
 CBLAS_FLAGS := $(if $(and $(CBLAS_H),$(OPENBLAS)),-DHAVE_CBLAS -lopenblas)
 
 .PHONY: all test demo demo-mlp sanitize valgrind tsan fuzz fuzz-window bench examples compile-tests test-gemm clean amalgamate \
-        check-amalgamation stbds check-src
+        check-amalgamation stbds check-src install uninstall doctest warnings FORCE
 
 all: $(BUILD)/gshard $(BUILD)/gshard_tests
 
@@ -59,28 +63,46 @@ stbds:
 	fi; \
 	echo "$(STBDS_HINT)" >&2; exit 1
 
-# ---- the header ----
-gshard.h: $(SRC_FILES) tools/amalgamate.py
+# ---- the header: regenerated only when src/ or the amalgamator really changed ----
+# gshard.h records the sha256 of what it was generated from (its line "gshard-src-sha256: HEX", the hash of
+# `sha256sum src/* tools/amalgamate.py`). make compares that with coreutils, not timestamps, so a fresh clone
+# (whose checkout leaves src/ newer than gshard.h) needs only a C compiler and make; python3 is needed only
+# after src/ changed.
+SHA256     := $(shell command -v sha256sum >/dev/null 2>&1 && echo sha256sum || echo 'shasum -a 256')
+HDR_INPUTS := $(sort $(wildcard src/*)) tools/amalgamate.py
+SRC_SHA    := $(shell $(SHA256) $(HDR_INPUTS) | $(SHA256) | cut -c1-64)
+HDR_SHA    := $(shell sed -n 's/^ *gshard-src-sha256: \([0-9a-f]*\).*/\1/p' gshard.h 2>/dev/null | head -n 1)
+ifneq ($(SRC_SHA),$(HDR_SHA))
+gshard.h: FORCE
+	@command -v python3 >/dev/null 2>&1 || { echo "src/ changed since gshard.h was generated: python3 is needed to regenerate it (python3 tools/amalgamate.py)" >&2; exit 1; }
 	python3 tools/amalgamate.py
+endif
+FORCE:
 
 amalgamate: gshard.h
 
 check-amalgamation:
 	python3 tools/amalgamate.py --check
 
-# every src/*.c compiles on its own (an editor's language server reads them one by one); a call with no prototype
-# in sight is an error. Static functions declared in a private header and defined in another file draw "used but
-# never defined" warnings here, so the compiler's output is shown only for a file that fails.
+# every src/*.c compiles on its own (an editor's language server reads them one by one), warning-free: each sees
+# what the other files define through src/gs_internal.h and src/gs_spmd_internal.h
 check-src: | stbds
 	@fail=0; for f in src/*.c; do \
-	  if out=$$($(CC) -fsyntax-only -std=c99 -Wall -Wextra -Werror=implicit-function-declaration -Werror=int-conversion \
-	             $$f 2>&1); then echo "$$f: ok"; else echo "$$out" | grep -E 'error' >&2; echo "$$f: FAILED" >&2; fail=1; fi; \
+	  if $(CC) -fsyntax-only $(WARN) $$f; then echo "$$f: ok"; else echo "$$f: FAILED" >&2; fail=1; fi; \
 	done; exit $$fail
 
+# ---- the implementation, compiled once (gshard_impl.c) and linked into the CLI, tests, examples and benches;
+#      their own `#define GSHARD_IMPLEMENTATION` is switched off by -DGSHARD_EXTERNAL_IMPL ----
+EXT_IMPL := -DGSHARD_EXTERNAL_IMPL
+IMPL_OBJ := $(BUILD)/obj/gshard_impl.o
+$(IMPL_OBJ): gshard_impl.c gshard.h | stbds
+	@mkdir -p $(BUILD)/obj
+	$(CC) $(WARN) $(CFLAGS) -c -o $@ gshard_impl.c
+
 # ---- the CLI and the test suite ----
-$(BUILD)/gshard: gshard.h tools/gshard.c | stbds
+$(BUILD)/gshard: tools/gshard.c gshard.h $(IMPL_OBJ) | stbds
 	@mkdir -p $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) -o $@ tools/gshard.c $(LDLIBS)
+	$(CC) $(WARN) $(CFLAGS) $(EXT_IMPL) -o $@ tools/gshard.c $(IMPL_OBJ) $(LDLIBS)
 
 $(BUILD)/obj/%.o: tests/%.c gshard.h tests/test.h | stbds
 	@mkdir -p $(BUILD)/obj
@@ -95,20 +117,33 @@ $(BUILD)/obj/test_spmd_fuzz.o $(BUILD)/obj/test_spmd_window.o $(BUILD)/asan/gsha
 $(BUILD)/obj/test_spmd_halo.o $(BUILD)/obj/test_spmd_gather.o $(BUILD)/asan/gshard_tests $(BUILD)/tsan/gshard_tests: \
     tests/spmd_case.h
 
-$(BUILD)/gshard_tests: $(TEST_OBJS)
-	$(CC) $(CFLAGS) -o $@ $(TEST_OBJS) $(LDLIBS)
+$(BUILD)/gshard_tests: $(TEST_OBJS) $(IMPL_OBJ)
+	$(CC) $(CFLAGS) -o $@ $(TEST_OBJS) $(IMPL_OBJ) $(LDLIBS)
 
-compile-tests: gshard.h | stbds
+# The compile tests (every compiler and standard, the stb_ds scenarios) and the README's C example rerun only
+# when what they compile changed: stamps record the last pass.
+COMPILE_STAMP := $(BUILD)/compile_tests.ok
+$(COMPILE_STAMP): gshard.h tests/compile_tests.sh $(wildcard tests/compile/*) | stbds
+	@mkdir -p $(BUILD)
 	@bash tests/compile_tests.sh
+	@touch $@
+
+README_STAMP := $(BUILD)/readme_example.ok
+$(README_STAMP): README.md gshard.h tests/readme_example.sh | stbds
+	@mkdir -p $(BUILD)
+	@bash tests/readme_example.sh
+	@touch $@
+
+compile-tests: $(COMPILE_STAMP) $(README_STAMP)
 
 # The compile tests run first so that the runner's "N passed, N failed" stays the last line.
-test: $(BUILD)/gshard_tests $(BUILD)/gshard compile-tests
+test: $(BUILD)/gshard_tests $(BUILD)/gshard $(COMPILE_STAMP) $(README_STAMP)
 	./$(BUILD)/gshard_tests
 
 # ---- sanitizers and valgrind (the suite runs the CLI it was built with: GST_GSHARD, GST_CLI_WRAPPER) ----
 $(BUILD)/asan/gshard_tests: gshard.h $(TEST_SRCS) tests/test.h | stbds
 	@mkdir -p $(BUILD)/asan
-	$(CC) $(WARN) $(SANFLAGS) -o $@ $(TEST_SRCS) $(LDLIBS)
+	$(CC) $(WARN) $(SANFLAGS) -o $@ $(TEST_SRCS) gshard_impl.c $(LDLIBS)
 
 $(BUILD)/asan/gshard: gshard.h tools/gshard.c | stbds
 	@mkdir -p $(BUILD)/asan
@@ -129,7 +164,7 @@ valgrind: $(BUILD)/gshard_tests $(BUILD)/gshard
 TSANFLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 $(BUILD)/tsan/gshard_tests: gshard.h $(TEST_SRCS) tests/test.h | stbds
 	@mkdir -p $(BUILD)/tsan
-	$(CC) $(WARN) $(TSANFLAGS) -o $@ $(TEST_SRCS) $(LDLIBS)
+	$(CC) $(WARN) $(TSANFLAGS) -o $@ $(TEST_SRCS) gshard_impl.c $(LDLIBS)
 
 tsan: $(BUILD)/tsan/gshard_tests
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./$(BUILD)/tsan/gshard_tests runtime
@@ -149,9 +184,9 @@ test-gemm: gshard.h | stbds
 	./$(BUILD)/test_gemm
 
 # ---- examples, demo, benchmarks ----
-$(BUILD)/examples/%: examples/%.c gshard.h | stbds
+$(BUILD)/examples/%: examples/%.c gshard.h $(IMPL_OBJ) | stbds
 	@mkdir -p $(BUILD)/examples
-	$(CC) -std=c99 -O2 -Wall -Wextra $(WERROR) -o $@ $< -lpthread -lm
+	$(CC) -std=c99 -O2 -Wall -Wextra $(WERROR) $(EXT_IMPL) -o $@ $< $(IMPL_OBJ) -lpthread -lm
 
 $(BUILD)/examples/moe_layer: examples/moe_model.h
 
@@ -159,24 +194,62 @@ examples: $(EXAMPLES)
 	@for e in $(EXAMPLES); do \
 	  if ./$$e >/dev/null; then echo "$$e: ok"; else echo "$$e: FAILED" >&2; exit 1; fi; done
 
-demo: gshard.h | stbds
-	@mkdir -p $(BUILD)
-	$(CC) -std=c99 -O2 examples/moe_layer.c -o $(BUILD)/moe_layer -lpthread -lm
-	./$(BUILD)/moe_layer
+demo: $(BUILD)/examples/moe_layer
+	./$(BUILD)/examples/moe_layer
 
-demo-mlp: $(BUILD)/gshard | stbds
+demo-mlp: $(BUILD)/gshard $(BUILD)/examples/mlp
 	./$(BUILD)/gshard eval examples/mlp.hlo --seed 1
-	$(CC) -std=c99 -O2 examples/mlp.c -o $(BUILD)/mlp -lpthread -lm
-	./$(BUILD)/mlp
+	./$(BUILD)/examples/mlp
 
-$(BUILD)/bench/%: bench/%.c gshard.h | stbds
+BENCH_FLAGS := -std=c99 -O3 -march=native
+$(BUILD)/bench/gshard_impl.o: gshard_impl.c gshard.h | stbds
 	@mkdir -p $(BUILD)/bench
-	$(CC) -std=c99 -O3 -march=native -I. -o $@ $< $(if $(filter bench_dot,$*),$(CBLAS_FLAGS)) $(LDLIBS)
+	$(CC) $(BENCH_FLAGS) -c -o $@ gshard_impl.c
+
+$(BUILD)/bench/%: bench/%.c gshard.h $(BUILD)/bench/gshard_impl.o | stbds
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(BENCH_FLAGS) $(EXT_IMPL) -I. -o $@ $< $(BUILD)/bench/gshard_impl.o $(if $(filter bench_dot,$*),$(CBLAS_FLAGS)) $(LDLIBS)
 
 $(BUILD)/bench/bench_partition: examples/moe_model.h
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; ./$$b || exit 1; done
+
+# ---- the documentation's commands run as written (not part of `make test`: it runs make demo and make test) ----
+doctest:
+	@bash tests/doctest.sh
+
+# ---- every optimisation level users build at, gcc and clang, C and C++, warnings as errors ----
+WARN_CCS := $(foreach c,gcc clang,$(if $(shell command -v $(c) 2>/dev/null),$(c)))
+WARN_CXXS := $(foreach c,g++ clang++,$(if $(shell command -v $(c) 2>/dev/null),$(c)))
+# (a comma separates the flags of one level: release builds also define NDEBUG, which turns assert off)
+WARN_LEVELS := -O0 -O1 -O2 -O3 -Os -O3,-DNDEBUG
+warnings: gshard.h | stbds
+	@mkdir -p $(BUILD)/warnings
+	@set -e; for c in $(WARN_CCS); do for o in $(WARN_LEVELS); do o=$$(echo $$o | tr , ' '); \
+	  echo "$$c -std=c99 $$o"; $$c -std=c99 $$o -Wall -Wextra -Wpedantic -Wshadow -Werror -c gshard_impl.c -o $(BUILD)/warnings/o.o; done; done; \
+	for c in $(WARN_CXXS); do for s in c++11 c++17; do \
+	  echo "$$c -std=$$s -O3"; $$c -std=$$s -O3 -x c++ -Wall -Wextra -Wpedantic -Wshadow -Werror -c gshard_impl.c -o $(BUILD)/warnings/o.o; done; done
+
+# ---- install: the header, the CLI, the pkg-config module gshard and the CMake config of gshard::gshard ----
+#   make install PREFIX=/opt/gshard [DESTDIR=...];  make uninstall PREFIX=/opt/gshard removes the same files
+PREFIX  ?= /usr/local
+VERSION := $(shell sed -n 's/^\#define GS_VERSION_STRING "\(.*\)"/\1/p' gshard.h)
+INSTALLED := include/gshard.h bin/gshard share/pkgconfig/gshard.pc share/cmake/gshard/gshardConfig.cmake \
+             share/cmake/gshard/gshardConfigVersion.cmake
+install: $(BUILD)/gshard
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/pkgconfig \
+	    $(DESTDIR)$(PREFIX)/share/cmake/gshard
+	install -m 644 gshard.h $(DESTDIR)$(PREFIX)/include/gshard.h
+	install -m 755 $(BUILD)/gshard $(DESTDIR)$(PREFIX)/bin/gshard
+	sed 's/@GSHARD_VERSION@/$(VERSION)/' cmake/gshard.pc.in > $(DESTDIR)$(PREFIX)/share/pkgconfig/gshard.pc
+	install -m 644 cmake/gshardConfig.cmake $(DESTDIR)$(PREFIX)/share/cmake/gshard/gshardConfig.cmake
+	sed 's/@GSHARD_VERSION@/$(VERSION)/' cmake/gshardConfigVersion.cmake.in \
+	    > $(DESTDIR)$(PREFIX)/share/cmake/gshard/gshardConfigVersion.cmake
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED))
+	-rmdir $(DESTDIR)$(PREFIX)/share/cmake/gshard 2>/dev/null
 
 clean:
 	rm -rf $(BUILD)

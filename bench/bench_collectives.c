@@ -2,7 +2,7 @@
  * system's copy bandwidth measured in the same run and, when a results file from bench/run_mpi_baseline.sh is
  * given, against Open MPI on the same D and sizes.
  *
- *   cc -std=c99 -O3 -march=native -I. bench/bench_collectives.c -o build/bench/bench_collectives -lpthread -lm
+ *   cc -std=c99 -O3 -march=native -I. bench/bench_collectives.c -o bench_collectives -lpthread -lm
  *   build/bench/bench_collectives [--quick] [--passes 3] [--mpi FILE.csv] [--devices 2,4,8]
  *                                 [--ops allreduce,permute] [--min-kib 4] [--max-mib 64] [--program]
  *
@@ -31,7 +31,9 @@
 #if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
 #define _POSIX_C_SOURCE 200809L
 #endif
+#ifndef GSHARD_EXTERNAL_IMPL   /* the Makefile links gshard_impl.c instead */
 #define GSHARD_IMPLEMENTATION
+#endif
 #include "gshard.h"
 #include <pthread.h>
 #include <stdio.h>

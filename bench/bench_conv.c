@@ -8,7 +8,9 @@
 #if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
 #define _POSIX_C_SOURCE 199309L
 #endif
+#ifndef GSHARD_EXTERNAL_IMPL   /* the Makefile links gshard_impl.c instead */
 #define GSHARD_IMPLEMENTATION
+#endif
 #include "gshard.h"
 #include <math.h>
 #include <stdio.h>

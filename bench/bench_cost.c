@@ -8,7 +8,9 @@
    2 V_p. On-chip traffic between the two cores is not modelled.
 
    Build and run: make bench (or cc -std=c99 -O2 -I. bench/bench_cost.c -o bench_cost -lpthread -lm). */
+#ifndef GSHARD_EXTERNAL_IMPL   /* the Makefile links gshard_impl.c instead */
 #define GSHARD_IMPLEMENTATION
+#endif
 #include "gshard.h"
 
 #include <math.h>

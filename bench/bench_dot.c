@@ -23,7 +23,9 @@
 
 #ifdef BENCH_USE_GSHARD_H
 /* ---- later: the kernel lives (static) in gshard.h's implementation section ---- */
+#ifndef GSHARD_EXTERNAL_IMPL   /* the Makefile links gshard_impl.c instead */
 #define GSHARD_IMPLEMENTATION
+#endif
 #include "gshard.h"
 #else
 /* ---- for now: local shim + the kernel source directly ---- */

@@ -1,7 +1,7 @@
 /* bench_partition.c -- time of propagation + partitioning (gs_partition) of a transformer with MoE layers at
  * D = 2, 64 and 2048 devices.
  *
- *   cc -std=c99 -O3 -march=native -I. bench/bench_partition.c -o build/bench/bench_partition -lpthread -lm
+ *   cc -std=c99 -O3 -march=native -I. bench/bench_partition.c -o bench_partition -lpthread -lm
  *
  * The graph is moe_build_stack of examples/moe_model.h: 64 layers, each attention (layer norm, q/k/v
  * projections, scores, softmax, context, output projection, residual) then a feed-forward block, dense on
@@ -22,7 +22,9 @@
 #if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
 #define _POSIX_C_SOURCE 199309L
 #endif
+#ifndef GSHARD_EXTERNAL_IMPL   /* the Makefile links gshard_impl.c instead */
 #define GSHARD_IMPLEMENTATION
+#endif
 #include "gshard.h"
 #include "examples/moe_model.h"
 #include <stdlib.h>

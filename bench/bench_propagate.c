@@ -1,6 +1,6 @@
 /* bench_propagate.c -- time of sharding propagation (gs_propagate) on a generated transformer-like graph.
  *
- *   cc -std=c99 -O3 -march=native -I. bench/bench_propagate.c -o build/bench/bench_propagate -lpthread -lm
+ *   cc -std=c99 -O3 -march=native -I. bench/bench_propagate.c -o bench_propagate -lpthread -lm
  *
  * The graph: L pre-norm transformer layers on x f32[batch, seq, model], each with its own weights:
  *   layer norm (reduce-sum mean and variance, broadcasts, rsqrt, scale and shift),
@@ -27,7 +27,9 @@
 #if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
 #define _POSIX_C_SOURCE 199309L
 #endif
+#ifndef GSHARD_EXTERNAL_IMPL   /* the Makefile links gshard_impl.c instead */
 #define GSHARD_IMPLEMENTATION
+#endif
 #include "gshard.h"
 #include <math.h>
 #include <stdio.h>

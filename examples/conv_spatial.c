@@ -3,10 +3,13 @@
    from its neighbours arrive by collective-permute (halo exchange). Prints each layer's halos, the collectives,
    the peak memory and the check against the unpartitioned reference.
    Build: cc -std=c99 -O2 examples/conv_spatial.c -o conv_spatial -lpthread -lm */
+#ifndef GSHARD_EXTERNAL_IMPL   /* the Makefile links gshard_impl.c instead */
 #define GSHARD_IMPLEMENTATION
+#endif
 #include "../gshard.h"
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
-
 enum { H = 512, W = 512, D = 4 };
 
 /* a 2-D window on dims 1 and 2 of an NHWC array ("SAME" padding) */
@@ -14,7 +17,6 @@ static void window2(gs_window_dim *w, int64_t size, int64_t stride, int64_t dil)
     gs_window_dim d = {size, stride, (size - 1) * dil / 2, (size - 1) * dil / 2, 1, dil};
     w[0] = w[1] = d;
 }
-
 static gs_value *conv(gs_graph *g, gs_value *x, int64_t k, int64_t cin, int64_t cout, int64_t dil, const char *name) {
     int64_t kd[4] = {k, k, cin, cout};
     gs_conv_config c = {0};

@@ -4,7 +4,9 @@
    1. The roofline of bf16[B,8192] x bf16[8192,32768] on one v5e chip, below and above the critical batch.
    2. The AllGather a sharded weight needs, on a ring and on an open line (no wraparound).
    3. A whole SPMD program: x[B, D/4] . w[D/4, F] with an all-reduce over 4 chips, built with the C API. */
+#ifndef GSHARD_EXTERNAL_IMPL   /* the Makefile links gshard_impl.c instead */
 #define GSHARD_IMPLEMENTATION
+#endif
 #include "../gshard.h"
 #include <stdio.h>
 

@@ -1,7 +1,9 @@
 /* mlp.c - a 2-layer MLP with a softmax, built with the C builders and run by the reference interpreter.
    y = softmax(tanh(x w1 + b1) w2): x f32[8,16], w1 f32[16,32], b1 f32[32], w2 f32[32,4]. Same as mlp.hlo.
-   Build (from the repository root): cc -std=c99 -O2 examples/mlp.c -o build/mlp -lpthread -lm */
+   Build (from the repository root): cc -std=c99 -O2 examples/mlp.c -o mlp -lpthread -lm */
+#ifndef GSHARD_EXTERNAL_IMPL   /* the Makefile links gshard_impl.c instead */
 #define GSHARD_IMPLEMENTATION
+#endif
 #include "../gshard.h"
 #include <math.h>
 #include <stdio.h>

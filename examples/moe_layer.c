@@ -1,9 +1,10 @@
-/* moe_layer.c - the GShard MoE layer (top-2 gating with expert capacity, random routing and the aux loss;
-   dispatch, experts, combine) with the paper's three annotations, partitioned for 8 emulated devices, run
-   with poisoned padding and checked against the reference interpreter. `moe_layer --hlo` prints the
-   annotated layer instead (examples/moe_layer.hlo).
+/* moe_layer.c - the GShard MoE layer (top-2 gating with expert capacity, random routing and the aux loss; dispatch,
+   experts, combine) with the paper's three annotations, partitioned for 8 emulated devices, run with poisoned
+   padding and checked against the reference interpreter. `moe_layer --hlo` prints the layer (moe_layer.hlo).
    Build: cc -std=c99 -O2 examples/moe_layer.c -o moe_layer -lpthread -lm */
+#ifndef GSHARD_EXTERNAL_IMPL   /* the Makefile links gshard_impl.c instead */
 #define GSHARD_IMPLEMENTATION
+#endif
 #include "../gshard.h"
 #include "moe_model.h"
 #include <stdlib.h>
@@ -59,7 +60,7 @@ int main(int argc, char **argv) {
             printf("  %-18s %-14s ", gs_op_name(c->op), gs_value_name(c->instruction));
             print_shape(gs_value_shape(gs_value_operand(c->instruction, 0)), " -> ");
             print_shape(gs_value_shape(c->instruction), "");
-            printf(", %lld time(s), %lld bytes\n", (long long)c->count, (long long)c->bytes_sent);
+            printf(", %lld time%s, %lld bytes\n", (long long)c->count, c->count == 1 ? "" : "s", (long long)c->bytes_sent);
         }
     printf("peak bytes per device:");
     for (i = 0; i < st.num_devices; i++) printf(" %lld", (long long)st.peak_bytes[i]);

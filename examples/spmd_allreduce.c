@@ -3,12 +3,13 @@
    real rows plus padding). Each device masks its padding rows, sums its rows; an all-reduce adds the partial
    sums. The runtime scatters x into shards padded with NaN (so a missing mask would show), runs the program
    threaded and in lockstep, and gathers the replicated result.
-   Build (from the repository root): cc -std=c99 -O2 examples/spmd_allreduce.c -o build/spmd_allreduce -lpthread -lm */
+   Build (from the repository root): cc -std=c99 -O2 examples/spmd_allreduce.c -o spmd_allreduce -lpthread -lm */
+#ifndef GSHARD_EXTERNAL_IMPL   /* the Makefile links gshard_impl.c instead */
 #define GSHARD_IMPLEMENTATION
+#endif
 #include "../gshard.h"
 #include <stdio.h>
 #include <string.h>
-
 enum { R = 13, C = 5, D = 8, S = (R + D - 1) / D };   /* S: rows per shard */
 
 static gs_graph *build_spmd(gs_ctx *ctx) {   /* the SPMD program, for one device's shard x f32[S,C] */

@@ -13,6 +13,8 @@ extern "C" {
 #define GS_VERSION_MINOR 1
 #define GS_VERSION_PATCH 0
 #define GS_VERSION_STRING "0.1.0"
+/* MAJOR*10000 + MINOR*100 + PATCH, for the preprocessor: #if GS_VERSION_NUMBER >= 100 (0.1.0 or later) */
+#define GS_VERSION_NUMBER (GS_VERSION_MAJOR * 10000 + GS_VERSION_MINOR * 100 + GS_VERSION_PATCH)
 
 #ifndef GS_API
 #  if defined(GSHARD_STATIC) && (defined(__GNUC__) || defined(__clang__))

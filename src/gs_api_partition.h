@@ -34,7 +34,7 @@ typedef struct gs_partition_desc {
    propagation left it and name the instruction. */
 GS_API gs_result gs_partition(gs_graph *g, const gs_partition_desc *desc, gs_graph **out);
 
-/* Reshards that had to replicate a whole tensor (DESIGN: no silent full rematerialization): one message per
+/* Reshards that had to replicate a whole tensor (docs/design.md: no silent full rematerialization): one message per
    case, naming the instruction, the bytes per device and the annotation that would avoid it. Also logged at
    GS_LOG_WARN. */
 GS_API int gs_partition_num_warnings(const gs_graph *spmd);

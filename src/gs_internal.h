@@ -46,10 +46,18 @@
 #  error "gshard.h: define all of GSHARD_MALLOC, GSHARD_REALLOC and GSHARD_FREE, or none of them"
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
-#  define GS__FN static __attribute__((unused))
+/* Every internal function is static in gshard.h. A file of src/ compiled on its own (an editor's language server,
+   make check-src) sees the functions of the other files only through their declarations, so there they get
+   external linkage: the compiler then has nothing to say about a function used here and defined elsewhere. */
+#if defined(GSHARD_IMPLEMENTATION_INCLUDED)
+#  define GS__STATIC static
 #else
-#  define GS__FN static
+#  define GS__STATIC
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#  define GS__FN GS__STATIC __attribute__((unused))
+#else
+#  define GS__FN GS__STATIC
 #endif
 
 #define GS__ZERO(x) memset(&(x), 0, sizeof(x))
@@ -75,6 +83,9 @@
 #    define GS__STBDS_HDR <stb/stb_ds.h>
 #  else
 #    error "gshard.h needs stb_ds.h: apt-get install libstb-dev, copy stb_ds.h beside gshard.h, or -DGSHARD_STB_DS_PATH='\"path/stb_ds.h\"'"
+     /* stop here instead of printing pages of follow-on errors: a missing include is fatal (a name no
+        __has_include probed: gcc does not report again a file that __has_include failed to find) */
+#    define GS__STBDS_HDR <gshard_needs_stb_ds.h>
 #  endif
 #else
 #  define GS__STBDS_HDR "stb_ds.h"

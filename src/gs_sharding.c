@@ -203,6 +203,7 @@ GS__FN gs_result gs__ta_transpose(gs_ctx *ctx, const gs__ta *t, const int *perm,
     }
     {
         int64_t L, idx[GS_MAX_IOTA_RANK], src[GS_MAX_IOTA_RANK], *list;
+        gs_result e;
         list = (int64_t *)gs__arena_alloc(ctx, sizeof(int64_t) * (size_t)t->total);
         if (!list) return GS_ERR_OUT_OF_MEMORY;
         for (L = 0; L < t->total; L++) {
@@ -211,7 +212,8 @@ GS__FN gs_result gs__ta_transpose(gs_ctx *ctx, const gs__ta *t, const int *perm,
             list[L] = gs__ta_at(t, gs__ravel(t->n, t->dims, src));
         }
         r.list = list;
-        if (gs__ta_index(ctx, &r, "transpose") != GS_OK) return ctx->err;
+        /* its own result, not ctx->err: every GS_OK return must have written *out (gcc -O3 saw a path that did not) */
+        if ((e = gs__ta_index(ctx, &r, "transpose")) != GS_OK) return e;
         *out = r;
         return GS_OK;
     }

@@ -683,7 +683,6 @@ GS__FN gs_value *gs__sp_combine(gs__sp *sp, gs_value *x, const gs_sharding *I, i
     /* reduce-scatter: the reduced axes become the minor factor of an output dim j, and that is what t wants */
     for (j = 0; j < full_out->rank && t && !gs__sp_is_rep(t); j++) {
         int aj = -1, i, moved = 0;
-        gs__ta u;
         const gs_sharding *Q;
         int qdest[GS_MAX_IOTA_RANK];
         int64_t kj;
@@ -704,18 +703,17 @@ GS__FN gs_value *gs__sp_combine(gs__sp *sp, gs_value *x, const gs_sharding *I, i
             }
             for (i = 0; i < A.n; i++) perm[i] = order[i];
             if (gs__ta_transpose(sp->ctx, &A, perm, &r) != GS_OK) return NULL;
-            u = r;
             /* merge axes aj' .. aj'+moved into one */
             for (i = 0; i < A.n; i++)
                 if (perm[i] == aj) break;
             for (a = 0; a < ri; a++)
                 if ((red >> a) & 1u) moved++;
-            gs__sp_merge_axes(&u, i, moved + 1);
-            /* u is a view over the iteration dims minus the reduced ones (+ R) */
+            gs__sp_merge_axes(&r, i, moved + 1);
+            /* r is a view over the iteration dims minus the reduced ones (+ R) */
             k = 0;
             for (a = 0; a < ri; a++)
                 if (!((red >> a) & 1u)) qdest[k++] = dest[a];
-            Q = gs__sp_from_view(sp, k, &u);
+            Q = gs__sp_from_view(sp, k, &r);
             if (!Q) return NULL;
             Q = gs__sh_map(sp->ctx, Q, full_out->rank, qdest);
             if (!Q) return NULL;

@@ -1,8 +1,7 @@
 /* gs_spmd_internal.h - the SPMD partitioner's private API: its state, and every function one of its files
    calls in another, each with the shapes and shardings it maps (the role XLA's spmd_partitioner.h plays).
 
-   The partitioner's files, in the order their code depends on each other (no file calls a later one's code
-   except through the dispatcher the walk calls):
+   The partitioner's files; each calls only the files above it (python3 tools/callgraph.py checks it):
      gs_spmd_core.c    tile views, partition-id tables, offsets, masks, collectives, the reshard planner, and the
                        helpers every rule shares (clone at local size, combine partial results, the replicate path)
      gs_spmd_dot.c     dot strategies (dot and convolution dims as batch/contracting/free), windowed einsum

@@ -3,7 +3,9 @@
 #   - the header in a declarations-only TU and an implementation TU, linked and run, as C99, C11, gnu99
 #     (gcc, clang) and C++11, C++17 (g++, clang++), with -Wall -Wextra -Wpedantic -Wshadow -Werror;
 #   - GSHARD_STATIC in two TUs that each compile the implementation, linked together;
-#   - the stb_ds scenarios of STYLE.md section 3.6, including the two documented failures and their fix.
+#   - the stb_ds scenarios (README.md, "Troubleshooting build"), including the two documented failures and their fix;
+#   - the example in gshard.h's top comment, built and run; a missing stb_ds.h stops at one #error.
+# `make test` runs it only when gshard.h, this script or tests/compile/ changed (a stamp).
 # Prints one line per scenario; exits 1 if any fails. A compiler that is not installed is skipped.
 # Usage: bash tests/compile_tests.sh [-v]   (-v: show the commands)
 set -u
@@ -93,6 +95,10 @@ o="$OUT/doc"
 add doc-example "the example in gshard.h's top comment builds with -Werror and prints tanh(1)" pass \
     "mkdir -p $o && awk '/^       #include <stdio.h>/{on=1} /^   Build:/{on=0} on' gshard.h | cut -c8- > $o/doc.c && \
      ${SC%% *} -std=c99 $WARN -O0 -I. $o/doc.c -o $o/doc $LIBS && $o/doc | grep -q 'out\[0\] = 0.761594'"
+
+# without stb_ds.h: the #error naming the fix, and the compiler stops (no pages of follow-on errors)
+add no-stbds "without stb_ds.h: one #error naming the fix, then the compiler stops" pass \
+    "bash $T/nostbds.sh $OUT/nostbds"
 
 # ---- run them, JOBS at a time ----
 running=0

@@ -457,6 +457,44 @@ static void test_cli_eval_example(void) {
     }
 }
 
+/* A mistyped command or option is answered with the closest known one; messages name no C function; counts read
+   as English. */
+static void test_cli_suggestions(void) {
+    if (!have_cli()) return;
+    CHECK_EQ_INT(gst_cli(tmpdir, "parition examples/mlp.hlo --devices 4"), 2);
+    CHECK_MSG(strstr(gst_cli_err, "unknown command 'parition'; did you mean 'partition'?") != NULL, "stderr: %s", gst_cli_err);
+    CHECK_EQ_INT(gst_cli(tmpdir, "--verison"), 2);
+    CHECK_MSG(strstr(gst_cli_err, "did you mean '--version'?") != NULL, "stderr: %s", gst_cli_err);
+    CHECK_EQ_INT(gst_cli(tmpdir, "run examples/mlp.hlo --devics 4"), 2);
+    CHECK_MSG(strstr(gst_cli_err, "gshard run: unknown option '--devics'; did you mean '--devices'?") != NULL, "stderr: %s",
+              gst_cli_err);
+    CHECK_EQ_INT(gst_cli(tmpdir, "eval examples/mlp.hlo --sed=1"), 2);   /* the "=VALUE" is not part of the match */
+    CHECK_MSG(strstr(gst_cli_err, "did you mean '--seed'?") != NULL, "stderr: %s", gst_cli_err);
+    CHECK_EQ_INT(gst_cli(tmpdir, "cost examples/mlp.hlo --jsn"), 2);
+    CHECK_MSG(strstr(gst_cli_err, "gshard cost: unknown option '--jsn'; did you mean '--json'?") != NULL, "stderr: %s",
+              gst_cli_err);
+    /* only options of the command are offered: --check belongs to run, not partition */
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/mlp.hlo --devices 4 --chek"), 2);
+    CHECK_MSG(strstr(gst_cli_err, "unknown option '--chek'") != NULL && strstr(gst_cli_err, "did you mean") == NULL,
+              "stderr: %s", gst_cli_err);
+    /* nothing close: no suggestion */
+    CHECK_EQ_INT(gst_cli(tmpdir, "frobnicate"), 2);
+    CHECK_MSG(strstr(gst_cli_err, "did you mean") == NULL, "stderr: %s", gst_cli_err);
+    CHECK_EQ_INT(gst_cli(tmpdir, "print examples/mlp.hlo --xyz"), 2);
+    CHECK_MSG(strstr(gst_cli_err, "did you mean") == NULL, "stderr: %s", gst_cli_err);
+    CHECK_EQ_INT(gst_cli(tmpdir, "ru examples/mlp.hlo"), 2);   /* two letters: one edit is half of it */
+    CHECK_MSG(strstr(gst_cli_err, "did you mean") == NULL, "stderr: %s", gst_cli_err);
+    /* a library error seen from the shell: the message without the C function that reported it */
+    CHECK_EQ_INT(gst_cli(tmpdir, "run --spmd examples/spmd_matmul.hlo --devices 2 --seed 1"), 2);
+    CHECK_MSG(strstr(gst_cli_err, "spmd_matmul.hlo: main is written for 4 partitions but the runtime has 2 devices") != NULL,
+              "stderr: %s", gst_cli_err);
+    CHECK_MSG(strstr(gst_cli_err, "gs_") == NULL, "stderr: %s", gst_cli_err);
+    /* --stats: a collective that ran once says so */
+    CHECK_EQ_INT(gst_cli(tmpdir, "run --spmd examples/spmd_matmul.hlo --devices 4 --seed 1 --stats"), 0);
+    CHECK_MSG(strstr(gst_cli_out, "ran once per device") != NULL, "stdout: %s", gst_cli_out);
+    CHECK(strstr(gst_cli_out, " 1 times") == NULL);
+}
+
 static void test_cli_errors(void) {
     if (!have_cli()) return;
     /* usage */
@@ -716,6 +754,7 @@ void suite_cli(void) {
     RUN(test_cli_eval_files);
     RUN(test_cli_eval_example);
     RUN(test_cli_errors);
+    RUN(test_cli_suggestions);
     RUN(test_cli_propagate);
     RUN(test_cli_partition);
     RUN(test_cli_run_check);

@@ -28,6 +28,17 @@ static void test_shape_basics(void) {
     CHECK(strcmp(gs_result_str(GS_ERR_SHAPE), "shape error") == 0);
 }
 
+/* GS_VERSION_NUMBER is usable in #if, and is MAJOR*10000 + MINOR*100 + PATCH of the version string */
+#if !defined(GS_VERSION_NUMBER) || GS_VERSION_NUMBER < 100 || GS_VERSION_NUMBER >= 1000000
+#  error "GS_VERSION_NUMBER must be a preprocessor number of the form MAJOR*10000 + MINOR*100 + PATCH"
+#endif
+static void test_version_number(void) {
+    int major = -1, minor = -1, patch = -1;
+    CHECK_EQ_INT(sscanf(gs_version(), "%d.%d.%d", &major, &minor, &patch), 3);
+    CHECK(minor < 100 && patch < 100);
+    CHECK_EQ_INT(GS_VERSION_NUMBER, major * 10000 + minor * 100 + patch);
+}
+
 static void test_bf16_rounding(void) {
     /* 1 + 2^-8 is exactly halfway between bf16 1.0 and 1.0078125: ties to even -> 1.0 */
     CHECK(gs_bf16_to_f32(gs_f32_to_bf16(1.00390625f)) == 1.0f);
@@ -352,6 +363,7 @@ static void test_generated_names_avoid_user_names(void) {
 void suite_ir(void) {
     RUN(test_generated_names_avoid_user_names);
     RUN(test_shape_basics);
+    RUN(test_version_number);
     RUN(test_bf16_rounding);
     RUN(test_elementwise_shapes);
     RUN(test_movement_shapes);

@@ -4,11 +4,11 @@
   python3 tools/amalgamate.py --check    exit 1 if gshard.h differs from what src/ gives
   python3 tools/amalgamate.py --line -o build/gshard_dev.h   with #line directives (developers only)
 """
-import os, re, sys
+import hashlib, os, re, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "src")
-# Implementation files in pipeline order (DESIGN.md section 1), each a section of gshard.h: (file, section name,
+# Implementation files in pipeline order (docs/design.md section 1), each a section of gshard.h: (file, section name,
 # one-line summary for the table of contents). Files not present are skipped.
 SECTIONS = [
     ("gs_base.c", "base", "arena, allocator glue, errors, logging, text buffers, dtype helpers"),
@@ -38,6 +38,17 @@ INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 def read(name):
     with open(os.path.join(SRC, name), encoding="utf-8") as f:
         return f.read()
+
+
+def src_sha256():
+    """The hash the Makefile recomputes with coreutils to decide whether gshard.h is stale:
+    LC_ALL=C sha256sum src/* tools/amalgamate.py | sha256sum (sorted paths, "HEX  path" lines)."""
+    paths = ["src/" + n for n in sorted(os.listdir(SRC)) if os.path.isfile(os.path.join(SRC, n))]
+    lines = ""
+    for p in paths + ["tools/amalgamate.py"]:
+        with open(os.path.join(ROOT, p), "rb") as f:
+            lines += "%s  %s\n" % (hashlib.sha256(f.read()).hexdigest(), p)
+    return hashlib.sha256(lines.encode()).hexdigest()
 
 
 def version():
@@ -86,7 +97,7 @@ def contents():
 
 def build(line_dirs=False):
     out = []
-    doc = read("gs_doc.h").replace("@VERSION@", version())
+    doc = read("gs_doc.h").replace("@VERSION@", version()).replace("@SRC_SHA256@", src_sha256())
     out.append(doc.rstrip("\n"))
     out.append("")
     out.extend(contents())

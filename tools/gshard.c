@@ -12,12 +12,14 @@
      gshard run --spmd FILE --devices D [io options]
                                         run an SPMD program on D emulated devices (the runtime)
 
-   Build: cc -std=c99 -O2 tools/gshard.c -o build/gshard -lpthread -lm   (from the repository root)
+   Build: cc -std=c99 -O2 tools/gshard.c -o gshard -lpthread -lm   (from the repository root; make builds build/gshard)
    Exit status: 0 ok, 1 check mismatch (`run --check`), 2 usage, parse, validation or i/o error. */
 #if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
 #  define _POSIX_C_SOURCE 200809L   /* mkdir */
 #endif
+#ifndef GSHARD_EXTERNAL_IMPL   /* the Makefile links gshard_impl.c instead */
 #define GSHARD_IMPLEMENTATION
+#endif
 #include "../gshard.h"
 
 #include <errno.h>
@@ -122,6 +124,109 @@ static int usage_error(const char *fmt, const char *arg) {
     return EXIT_ERROR;
 }
 
+/* ---- "did you mean": a mistyped command or option is answered with the closest known one ---- */
+static const char *const cli_commands[] = {"print", "eval", "propagate", "partition", "run", "cost", "help", "version", NULL};
+static const char *const cli_top_options[] = {"--help", "--version", NULL};
+
+/* The options command cmd accepts (as parse_options and parse_cost_options read them). */
+static const char *const *cli_options(const char *cmd) {
+    static const char *const print_o[] = {"--help", NULL};
+    static const char *const eval_o[] = {"--input", "--seed", "--output-dir", "--npy-raw", "--help", NULL};
+    static const char *const prop_o[] = {"--devices", "--explain", "--show", "--help", NULL};
+    static const char *const part_o[] = {"--devices", "--explain", "--help", NULL};
+    static const char *const run_o[] = {"--devices", "--input", "--seed", "--output-dir", "--npy-raw", "--check", "--rtol", "--atol",
+                                        "--lockstep", "--workers", "--stats", "--spmd", "--help", NULL};
+    static const char *const cost_o[] = {"--chip", "--mesh", "--torus", "--device-order", "--wrap", "--json", "--help", NULL};
+    if (strcmp(cmd, "eval") == 0) return eval_o;
+    if (strcmp(cmd, "propagate") == 0) return prop_o;
+    if (strcmp(cmd, "partition") == 0) return part_o;
+    if (strcmp(cmd, "run") == 0) return run_o;
+    if (strcmp(cmd, "cost") == 0) return cost_o;
+    return print_o;
+}
+
+/* Levenshtein distance between a and b (at most n characters of a count, b is one of ours and short). */
+static size_t edit_distance(const char *a, size_t n, const char *b) {
+    size_t row[64], lb = strlen(b), i, j;
+    if (n > 63 || lb > 63) return 64;
+    for (j = 0; j <= lb; j++) row[j] = j;
+    for (i = 1; i <= n; i++) {
+        size_t diag = row[0];   /* the previous row's [j - 1] */
+        row[0] = i;
+        for (j = 1; j <= lb; j++) {
+            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb];
+}
+
+/* The known word closest to w (an option's "=VALUE" ignored) when it is near enough to be a typo: at most two
+   edits, and fewer than half of w's characters. NULL otherwise. */
+static const char *closest_word(const char *w, const char *const *known) {
+    const char *best = NULL, *eq = w[0] == '-' ? strchr(w, '=') : NULL;
+    size_t n = eq ? (size_t)(eq - w) : strlen(w), bd = 3;
+    int k;
+    for (k = 0; known[k]; k++) {
+        size_t d = edit_distance(w, n, known[k]);
+        if (d < bd) {
+            bd = d;
+            best = known[k];
+        }
+    }
+    return best && 2 * bd < n ? best : NULL;
+}
+
+/* "gshard CMD: unknown WHAT 'W'; did you mean 'X'?" (the suggestion only when one is close) */
+static int unknown_word(const char *cmd, const char *what, const char *w, const char *const *known) {
+    const char *guess = closest_word(w, known);
+    fprintf(stderr, "gshard%s%s: unknown %s '%s'", cmd ? " " : "", cmd ? cmd : "", what, w);
+    if (guess) fprintf(stderr, "; did you mean '%s'?", guess);
+    fputs("\n(try 'gshard --help')\n", stderr);
+    return EXIT_ERROR;
+}
+
+/* ---- library messages as a shell user reads them ----
+   The library prefixes its messages with the C function that failed ("gs_partition: ...", "gs_split(x): ...")
+   for C callers. The CLI's user called no function: a message segment that starts with such a name loses it
+   (keeping what its parentheses name). Longer messages than the buffer are shown as they are. */
+static const char *user_msg(const char *m) {
+    static char buf[8192];
+    size_t n = 0;
+    const char *p = m;
+    if (!m) return "";
+    while (*p) {
+        bool seg = p == m || (p - m >= 2 && p[-1] == ' ' && (p[-2] == ':' || p[-2] == ';'));
+        if (seg && strncmp(p, "gs_", 3) == 0) {
+            const char *q = p + 3, *in = NULL, *in_end = NULL;
+            while ((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_') q++;
+            if (*q == '(' && (in_end = strchr(q, ')')) != NULL) {
+                in = q + 1;
+                q = in_end + 1;
+            }
+            if (q[0] == ':' && q[1] == ' ') {
+                if (in && in < in_end) {   /* "gs_split(x): " -> "x: " */
+                    size_t k = (size_t)(in_end - in);
+                    if (n + k + 2 >= sizeof buf) return m;
+                    memcpy(buf + n, in, k);
+                    n += k;
+                    buf[n++] = ':';
+                    buf[n++] = ' ';
+                }
+                p = q + 2;
+                continue;
+            }
+        }
+        if (n + 1 >= sizeof buf) return m;
+        buf[n++] = *p++;
+    }
+    buf[n] = 0;
+    return buf;
+}
+
 /* ---- reading the module text ---- */
 static char *read_all(FILE *f, size_t *len) {
     size_t cap = 1 << 16, n = 0, got;
@@ -177,8 +282,8 @@ static bool load_module(gs_ctx *ctx, const char *path, gs_graph **entry) {
     free(text);
     if (r == GS_OK) r = gs_graph_verify(*entry);
     if (r != GS_OK) {
-        const char *msg = gs_ctx_error_msg(ctx);
-        fprintf(stderr, "%s: %s\n", shown, msg && *msg ? msg : gs_result_str(r));
+        const char *msg = user_msg(gs_ctx_error_msg(ctx));
+        fprintf(stderr, "%s: %s\n", shown, *msg ? msg : gs_result_str(r));
         return false;
     }
     return true;
@@ -362,8 +467,7 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                 if (rel) o->rtol = x;
                 else o->atol = x;
             } else {
-                fprintf(stderr, "gshard %s: unknown option '%s'\n(try 'gshard --help')\n", cmd, a);
-                return EXIT_ERROR;
+                return unknown_word(cmd, "option", a, cli_options(cmd));
             }
             continue;
         }
@@ -390,7 +494,7 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
 static int put_module_text(gs_ctx *ctx, const options *o, const char *text) {
     size_t n;
     if (!text) {
-        fprintf(stderr, "%s: cannot print: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+        fprintf(stderr, "%s: cannot print: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
         return EXIT_ERROR;
     }
     n = strlen(text);
@@ -421,7 +525,7 @@ static int cmd_propagate(gs_ctx *ctx, const options *o) {
     desc.num_devices = o->devices;
     if (gs_graph_set_num_partitions(entry, o->devices) != GS_OK || gs_propagate(entry, &desc) != GS_OK ||
         !(text = gs_propagate_explain(entry, o->explain))) {
-        fprintf(stderr, "%s: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+        fprintf(stderr, "%s: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
         return EXIT_ERROR;
     }
     fputs(text, stdout);
@@ -442,7 +546,7 @@ static int cmd_propagate(gs_ctx *ctx, const options *o) {
             else printf("\n%s: %s", o->show[i], vis);
         }
         if (!vis) {
-            fprintf(stderr, "%s: --show %s: %s\n", shown_name(o->file), o->show[i], gs_ctx_error_msg(ctx));
+            fprintf(stderr, "%s: --show %s: %s\n", shown_name(o->file), o->show[i], user_msg(gs_ctx_error_msg(ctx)));
             return EXIT_ERROR;
         }
     }
@@ -516,7 +620,7 @@ static bool load_inputs(gs_ctx *ctx, const options *o, gs_graph *entry, void **i
         }
         r = gs_npy_read(ctx, in->path, want.dtype, &got, &data);
         if (r != GS_OK) {
-            fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
+            fprintf(stderr, "gshard: %s\n", user_msg(gs_ctx_error_msg(ctx)));
             return false;
         }
         inputs[p] = data;
@@ -564,7 +668,7 @@ static bool write_outputs(gs_ctx *ctx, const options *o, gs_graph *entry, void *
                 return false;
             }
             if (gs_npy_write_ex(ctx, path, gs_graph_output_shape(entry, i), outputs[i], o->npy_raw ? GS_NPY_RAW : 0) != GS_OK) {
-                fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
+                fprintf(stderr, "gshard: %s\n", user_msg(gs_ctx_error_msg(ctx)));
                 return false;
             }
         }
@@ -607,7 +711,7 @@ static int cmd_eval(gs_ctx *ctx, const options *o) {
     }
     r = gs_eval(entry, (const void *const *)inputs, (void *const *)outputs);
     if (r != GS_OK) {
-        fprintf(stderr, "%s: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+        fprintf(stderr, "%s: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
         goto done;
     }
     if (!write_outputs(ctx, o, entry, outputs)) goto done;
@@ -664,8 +768,7 @@ static int parse_cost_options(int argc, char **argv, cost_options *o) {
                 else if (strcmp(v, "none") == 0) o->wrap = GS_WRAP_NONE;
                 else return usage_error("--wrap wants auto, all or none, not '%s'", v);
             } else {
-                fprintf(stderr, "gshard cost: unknown option '%s'\n(try 'gshard --help')\n", a);
-                return EXIT_ERROR;
+                return unknown_word("cost", "option", a, cli_options("cost"));
             }
             continue;
         }
@@ -749,7 +852,7 @@ static int cmd_cost(int argc, char **argv) {
     if (gs_chip_lookup(ctx, o.chip, &td.chip) != GS_OK ||
         gs_cost_parse_dims(ctx, o.mesh, &td.mesh_rank, td.mesh) != GS_OK ||
         (o.torus && gs_cost_parse_dims(ctx, o.torus, &td.torus_rank, td.torus) != GS_OK)) {
-        fprintf(stderr, "gshard cost: %s\n", gs_ctx_error_msg(ctx));
+        fprintf(stderr, "gshard cost: %s\n", user_msg(gs_ctx_error_msg(ctx)));
         goto done;
     }
     for (i = 0; i < td.mesh_rank; i++) n *= td.mesh[i];
@@ -759,22 +862,22 @@ static int cmd_cost(int argc, char **argv) {
     }
     td.wrap = o.wrap;
     if (gs_topology_create(ctx, &td, &topo) != GS_OK) {
-        fprintf(stderr, "gshard cost: %s\n", gs_ctx_error_msg(ctx));
+        fprintf(stderr, "gshard cost: %s\n", user_msg(gs_ctx_error_msg(ctx)));
         goto done;
     }
     if (!load_module(ctx, o.file, &entry)) goto done;
     if (gs_cost_program(entry, topo, &rep) != GS_OK) {
-        fprintf(stderr, "%s: %s\n", shown_name(o.file), gs_ctx_error_msg(ctx));
+        fprintf(stderr, "%s: %s\n", shown_name(o.file), user_msg(gs_ctx_error_msg(ctx)));
         goto done;
     }
     text = o.json ? gs_cost_report_json(rep) : gs_cost_report_text(rep);
     if (!text) {
-        fprintf(stderr, "gshard cost: %s\n", gs_ctx_error_msg(ctx));
+        fprintf(stderr, "gshard cost: %s\n", user_msg(gs_ctx_error_msg(ctx)));
         goto done;
     }
     fputs(text, stdout);
     for (i = 0; i < gs_cost_report_num_warnings(rep); i++)
-        fprintf(stderr, "gshard cost: warning: %s\n", gs_cost_report_warning(rep, i));
+        fprintf(stderr, "gshard cost: warning: %s\n", user_msg(gs_cost_report_warning(rep, i)));
     rc = EXIT_OK;
 done:
     free(order);
@@ -802,9 +905,12 @@ static void print_stats(const gs_runtime *rt) {
                (long long)st.param_bytes[d]);
     for (i = 0; i < st.n_collectives; i++) {
         const gs_runtime_collective_stats *c = &st.collectives[i];
-        printf("  %s %s: groups of %lld, ran %lld times per device, %lld bytes sent and %lld received in all "
+        char ran[48];
+        if (c->count == 1) snprintf(ran, sizeof ran, "once");
+        else snprintf(ran, sizeof ran, "%lld times", (long long)c->count);
+        printf("  %s %s: groups of %lld, ran %s per device, %lld bytes sent and %lld received in all "
                "(at most %lld sent by one device)\n",
-               gs_op_name(c->op), gs_value_name(c->instruction), (long long)c->group_size, (long long)c->count,
+               gs_op_name(c->op), gs_value_name(c->instruction), (long long)c->group_size, ran,
                (long long)c->bytes_sent, (long long)c->bytes_received, (long long)c->max_device_sent);
     }
 }
@@ -823,11 +929,11 @@ static bool partition_module(gs_ctx *ctx, const options *o, gs_graph **entry, gs
     memset(&desc, 0, sizeof desc);
     desc.num_devices = o->devices;
     if (gs_graph_set_num_partitions(*entry, o->devices) != GS_OK || gs_partition(*entry, &desc, spmd) != GS_OK) {
-        fprintf(stderr, "%s: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+        fprintf(stderr, "%s: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
         return false;
     }
     for (i = 0; i < gs_partition_num_warnings(*spmd); i++)
-        fprintf(stderr, "%s: warning: %s\n", shown_name(o->file), gs_partition_warning(*spmd, i));
+        fprintf(stderr, "%s: warning: %s\n", shown_name(o->file), user_msg(gs_partition_warning(*spmd, i)));
     return true;
 }
 
@@ -886,12 +992,12 @@ static int cmd_run(gs_ctx *ctx, const options *o) {
     desc.mode = o->lockstep ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_MODE_DEFAULT;
     desc.workers = o->workers;
     if (gs_runtime_create(ctx, &desc, &rt) != GS_OK) {
-        fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
+        fprintf(stderr, "gshard: %s\n", user_msg(gs_ctx_error_msg(ctx)));
         goto done;
     }
     if (gs_runtime_run_global(rt, spmd, in_shapes, in_sh, (const void *const *)inputs, out_shapes, out_sh,
                               (void *const *)outputs) != GS_OK) {
-        fprintf(stderr, "%s: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+        fprintf(stderr, "%s: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
         goto done;
     }
     if (!write_outputs(ctx, o, entry, outputs)) goto done;
@@ -907,10 +1013,10 @@ static int cmd_run(gs_ctx *ctx, const options *o) {
         if (cd.atol == 0 && cd.rtol > 0) cd.atol = 1e-5;
         cd.locate = true;
         if (gs_partition_check(spmd, rt, &cd, (const void *const *)inputs, &rep) != GS_OK) {
-            fprintf(stderr, "%s: check: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+            fprintf(stderr, "%s: check: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
             rc = EXIT_ERROR;
         } else if (!rep.ok) {
-            fprintf(stderr, "%s: check: %s\n", shown_name(o->file), rep.message);
+            fprintf(stderr, "%s: check: %s\n", shown_name(o->file), user_msg(rep.message));
             rc = EXIT_MISMATCH;
         } else {
             printf("check: ok, %lld elements match the reference (max |got - want| %.3g)\n", (long long)rep.n_compared,
@@ -978,11 +1084,11 @@ static int cmd_run_spmd(gs_ctx *ctx, const options *o) {
     desc.mode = o->lockstep ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_MODE_DEFAULT;
     desc.workers = o->workers;
     if (gs_runtime_create(ctx, &desc, &rt) != GS_OK) {
-        fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
+        fprintf(stderr, "gshard: %s\n", user_msg(gs_ctx_error_msg(ctx)));
         goto done;
     }
     if (gs_runtime_run(rt, entry, dev_in, outputs) != GS_OK) {
-        fprintf(stderr, "%s: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+        fprintf(stderr, "%s: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
         goto done;
     }
     if (o->output_dir) {
@@ -999,7 +1105,7 @@ static int cmd_run_spmd(gs_ctx *ctx, const options *o) {
                 }
                 if (gs_npy_write_ex(ctx, path, gs_graph_output_shape(entry, i), outputs[d * no + i],
                                     o->npy_raw ? GS_NPY_RAW : 0) != GS_OK) {
-                    fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
+                    fprintf(stderr, "gshard: %s\n", user_msg(gs_ctx_error_msg(ctx)));
                     goto done;
                 }
             }
@@ -1050,8 +1156,8 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "cost") == 0) return cmd_cost(argc, argv);
     if (strcmp(cmd, "print") != 0 && strcmp(cmd, "eval") != 0 && strcmp(cmd, "propagate") != 0 &&
         strcmp(cmd, "partition") != 0 && strcmp(cmd, "run") != 0) {
-        if (cmd[0] == '-') return usage_error("unknown option '%s'", cmd);
-        return usage_error("unknown command '%s'", cmd);
+        if (cmd[0] == '-') return unknown_word(NULL, "option", cmd, cli_top_options);
+        return unknown_word(NULL, "command", cmd, cli_commands);
     }
 
     memset(&o, 0, sizeof o);
