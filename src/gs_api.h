@@ -238,7 +238,9 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(RNG_BIT_GENERATOR, "rng-bit-generator", 1) \
     X(BATCH_NORM_TRAINING, "batch-norm-training", 3) \
     X(BATCH_NORM_INFERENCE, "batch-norm-inference", 5) \
-    X(BATCH_NORM_GRAD, "batch-norm-grad", 5)
+    X(BATCH_NORM_GRAD, "batch-norm-grad", 5) \
+    X(CHOLESKY, "cholesky", 1) \
+    X(TRIANGULAR_SOLVE, "triangular-solve", 2)
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,
@@ -472,6 +474,17 @@ GS_API gs_value *gs_batch_norm_inference(gs_graph *g, gs_value *x, gs_value *sca
                                          gs_value *variance, float epsilon, int64_t feature_index);
 GS_API gs_value *gs_batch_norm_grad(gs_graph *g, gs_value *x, gs_value *scale, gs_value *mean, gs_value *variance,
                                     gs_value *grad_output, float epsilon, int64_t feature_index);
+/* XLA's cholesky of a [..., n, n] (real floats): lower gives L with a = L L^T from a's lower triangle, else U with
+   a = U^T U from its upper triangle; the other triangle of the result is 0. A matrix that is not positive
+   definite gives NaN from the first failing column on (the square root of a negative pivot). */
+GS_API gs_value *gs_cholesky(gs_graph *g, gs_value *a, bool lower);
+/* XLA's triangular-solve: x with op(a) x = b (left_side) or x op(a) = b, a [..., m, m] triangular (its lower or
+   upper triangle; unit_diagonal: the diagonal is taken as 1 and not read), b [..., m, n] (left) or [..., n, m];
+   op is the identity, or the transpose for transpose_a (GS_TRANSPOSE_A_TRANSPOSE or ADJOINT: the same on real
+   types). Computed in double, rounded once. */
+typedef enum gs_transpose_a { GS_TRANSPOSE_A_NO = 0, GS_TRANSPOSE_A_TRANSPOSE, GS_TRANSPOSE_A_ADJOINT } gs_transpose_a;
+GS_API gs_value *gs_triangular_solve(gs_graph *g, gs_value *a, gs_value *b, bool left_side, bool lower,
+                                     bool unit_diagonal, gs_transpose_a transpose_a);
 typedef enum gs_rng_algorithm { GS_RNG_DEFAULT = 0, GS_RNG_THREE_FRY, GS_RNG_PHILOX } gs_rng_algorithm;
 GS_API gs_value *gs_rng_bit_generator(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm);
 GS_API gs_value *gs_neg(gs_graph *g, gs_value *x);

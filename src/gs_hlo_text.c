@@ -541,6 +541,12 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
         gs__sb_printf(sb, ", epsilon=%s, feature_index=%lld", eb, (long long)v->dim);
         break;
     }
+    case GS_OP_CHOLESKY: gs__sb_printf(sb, ", lower=%s", v->la_lower ? "true" : "false"); break;
+    case GS_OP_TRIANGULAR_SOLVE:
+        gs__sb_printf(sb, ", left_side=%s, lower=%s, unit_diagonal=%s, transpose_a=%s", v->la_left ? "true" : "false",
+                      v->la_lower ? "true" : "false", v->la_unit ? "true" : "false",
+                      v->la_trans == GS_TRANSPOSE_A_TRANSPOSE ? "TRANSPOSE" : v->la_trans == GS_TRANSPOSE_A_ADJOINT ? "ADJOINT" : "NO_TRANSPOSE");
+        break;
     case GS_OP_RNG_BIT_GENERATOR:
         gs__sb_printf(sb, ", algorithm=%s", v->rng_alg == GS_RNG_THREE_FRY ? "rng_three_fry" : v->rng_alg == GS_RNG_PHILOX ? "rng_philox" : "rng_default");
         break;
@@ -2174,6 +2180,25 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         break;
     }
     case GS_OP_BITCAST_CONVERT: v = gs_bitcast_convert(g, x, ds->dtype); break;
+    case GS_OP_CHOLESKY: case GS_OP_TRIANGULAR_SOLVE: {
+        static const char *const names[] = {"lower", "left_side", "unit_diagonal"};
+        static const char *const tnames[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
+        bool f[3] = {false, false, false};
+        int ai, tr = 0;
+        for (ai = 0; ai < (op == GS_OP_CHOLESKY ? 1 : 3); ai++)
+            if ((a = gs__attr(P, in, names[ai])) != NULL && !gs__attr_bool(P, a, &f[ai])) return false;
+        if (op == GS_OP_CHOLESKY) {
+            v = gs_cholesky(g, x, f[0]);
+            break;
+        }
+        if ((a = gs__attr(P, in, "transpose_a")) != NULL) {
+            for (tr = -1, ai = 0; ai < 3; ai++)
+                if (gs__peek_word(a->val, tnames[ai]) && a->val.end - a->val.p == (ptrdiff_t)strlen(tnames[ai])) tr = ai;
+            if (tr < 0) return gs__pexpect(P, &a->val, "NO_TRANSPOSE, TRANSPOSE or ADJOINT");
+        }
+        v = gs_triangular_solve(g, xs[0], xs[1], f[1], f[0], f[2], (gs_transpose_a)tr);
+        break;
+    }
     case GS_OP_BATCH_NORM_TRAINING: case GS_OP_BATCH_NORM_INFERENCE: case GS_OP_BATCH_NORM_GRAD: {
         gs__pattr *ea = gs__need_attr(P, in, "epsilon"), *fa = ea ? gs__need_attr(P, in, "feature_index") : NULL;
         char eb[64];

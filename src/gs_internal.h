@@ -227,6 +227,7 @@ struct gs_value {
     int rng_alg;              /* RNG_BIT_GENERATOR: gs_rng_algorithm, and the bits' shape */
     const gs_shape *rbg_shape;
     float bn_epsilon;         /* BATCH_NORM_*: epsilon (feature_index in dim) */
+    uint8_t la_lower, la_left, la_unit, la_trans;   /* CHOLESKY (lower), TRIANGULAR_SOLVE */
     gs_dot_dims *dot;
     gs_conv_config *conv;
     gs_window_dim *window;    /* REDUCE_WINDOW: rank entries */

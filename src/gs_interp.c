@@ -1712,6 +1712,63 @@ GS__FN gs_result gs__ip_batch_norm(gs_ctx *ctx, const gs_value *v, const gs__buf
 }
 
 /* ---------------------------------------------------------------------------------------------------------
+   cholesky and triangular-solve (per batch matrix, in double)
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN gs_result gs__ip_linalg(gs_ctx *ctx, const gs_value *v, const gs__buf *a, const gs__buf *b, gs__buf *out) {
+    gs_dtype t = a->shape.dtype;
+    int r = a->shape.rank;
+    int64_t m = a->shape.dims[r - 1], batch = 1, bi, i, j, k, nv = 0, vlen = m;
+    double *A, *X;
+    for (i = 0; i < r - 2; i++) batch *= a->shape.dims[i];
+    if (v->op == GS_OP_TRIANGULAR_SOLVE) nv = v->la_left ? b->shape.dims[r - 1] : b->shape.dims[r - 2];
+    A = (double *)gs__malloc(ctx, (size_t)(m * m + m + 1) * sizeof(double));
+    if (!A) return GS_ERR_OUT_OF_MEMORY;
+    X = A + m * m;
+    for (bi = 0; bi < batch; bi++) {
+        int64_t base = bi * m * m;
+        if (v->op == GS_OP_CHOLESKY) {   /* L (lower) or U = L^T of the triangle read */
+            for (i = 0; i < m * m; i++) A[i] = 0.0;
+            for (j = 0; j < m; j++) {
+                for (i = j; i < m; i++) {   /* column j of L: A[i][j] */
+                    double s = gs__ld_f(t, a->data, base + (v->la_lower ? i * m + j : j * m + i));
+                    for (k = 0; k < j; k++) s -= A[i * m + k] * A[j * m + k];
+                    A[i * m + j] = i == j ? sqrt(s) : s / A[j * m + j];
+                }
+            }
+            for (i = 0; i < m; i++)
+                for (j = 0; j < m; j++)
+                    gs__st_f(t, out->data, base + i * m + j, v->la_lower ? A[i * m + j] : A[j * m + i]);
+            continue;
+        }
+        {   /* M = op(tri(a)) for left_side, its transpose otherwise; each vector (a column of b, or a row) solved */
+            bool tr = v->la_trans != GS_TRANSPOSE_A_NO, lower = v->la_lower ? !tr : tr;
+            if (!v->la_left) lower = !lower;
+            for (i = 0; i < m; i++)
+                for (j = 0; j < m; j++) {
+                    bool in_tri = v->la_lower ? j <= i : j >= i;
+                    double e = i == j && v->la_unit ? 1.0 : in_tri ? gs__ld_f(t, a->data, base + i * m + j) : 0.0;
+                    bool flip = tr != !v->la_left;   /* M = tri^T when exactly one of transpose_a, right side */
+                    A[flip ? j * m + i : i * m + j] = e;
+                }
+            for (k = 0; k < nv; k++) {
+                int64_t bb = bi * m * nv, stride = v->la_left ? nv : 1, first = v->la_left ? k : k * m;
+                for (i = 0; i < vlen; i++) X[i] = gs__ld_f(t, b->data, bb + first + i * stride);
+                for (i = 0; i < m; i++) {
+                    int64_t row = lower ? i : m - 1 - i;
+                    double s = X[row];
+                    for (j = 0; j < m; j++)
+                        if (lower ? j < row : j > row) s -= A[row * m + j] * X[j];
+                    X[row] = s / A[row * m + row];
+                }
+                for (i = 0; i < vlen; i++) gs__st_f(t, out->data, bb + first + i * stride, X[i]);
+            }
+        }
+    }
+    gs__free(ctx, A);
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
    Reductions and scans
    ------------------------------------------------------------------------------------------------------- */
 GS__FN gs_result gs__ip_reduce(gs_ctx *ctx, const gs_value *v, const gs__buf *x, const gs__buf *init, gs__buf *out) {
@@ -2652,6 +2709,8 @@ GS__FN gs_result gs__ip_eval_array(gs__ip_st *st, gs_value *v, gs__buf *out) {
     case GS_OP_COMPLEX:
         return gs__ip_binary_ext(ctx, v, GS__IN(0), GS__IN(1), out);
     case GS_OP_BITCAST_CONVERT: return gs__ip_bitcast_convert(ctx, v, GS__IN(0), out);
+    case GS_OP_CHOLESKY: return gs__ip_linalg(ctx, v, GS__IN(0), NULL, out);
+    case GS_OP_TRIANGULAR_SOLVE: return gs__ip_linalg(ctx, v, GS__IN(0), GS__IN(1), out);
     case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: {
         const gs__buf *x = GS__IN(0);
         if (x->shape.dtype != out->shape.dtype || x->shape.rank != out->shape.rank)

@@ -1018,6 +1018,26 @@ GS__FN gs_result gs__infer_batch_norm(gs_ctx *ctx, gs_value *v) {
     return GS_OK;
 }
 
+/* cholesky a[..., n, n] -> a's shape; triangular-solve a[..., m, m], b[..., m, n] (left) or [..., n, m] -> b's shape */
+GS__FN gs_result gs__infer_linalg(gs_ctx *ctx, gs_value *v) {
+    const gs_shape *a = &v->operands[0]->shape;
+    int r = a->rank, i;
+    if (!gs__is_float(a->dtype)) GS__FAIL(GS_ERR_SHAPE, "%s %s: needs a real floating-point operand, got %s", GS__WHO, gs_dtype_name(a->dtype));
+    if (r < 2 || a->dims[r - 1] != a->dims[r - 2]) GS__FAIL(GS_ERR_SHAPE, "%s %s: a must be [..., n, n]", GS__WHO);
+    v->shape = *a;
+    if (v->op == GS_OP_TRIANGULAR_SOLVE) {
+        const gs_shape *b = &v->operands[1]->shape;
+        if (v->la_trans > GS_TRANSPOSE_A_ADJOINT) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid transpose_a", GS__WHO);
+        if (b->dtype != a->dtype || b->rank != r) GS__FAIL(GS_ERR_SHAPE, "%s %s: b must have a's type and rank", GS__WHO);
+        for (i = 0; i < r - 2; i++)
+            if (b->dims[i] != a->dims[i]) GS__FAIL(GS_ERR_SHAPE, "%s %s: batch dim %d differs", GS__WHO, i);
+        if (b->dims[v->la_left ? r - 2 : r - 1] != a->dims[r - 1])
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: b's %s dim must be %lld", GS__WHO, v->la_left ? "second-to-last" : "last", (long long)a->dims[r - 1]);
+        v->shape = *b;
+    }
+    return GS_OK;
+}
+
 /* rng-bit-generator: (state, bits) with the bits' shape the builder recorded */
 GS__FN gs_result gs__infer_rng_bits(gs_ctx *ctx, gs_value *v) {
     const gs_shape *st = &v->operands[0]->shape;
@@ -1492,6 +1512,7 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     case GS_OP_RNG_BIT_GENERATOR: return gs__infer_rng_bits(ctx, v);
     case GS_OP_BATCH_NORM_TRAINING: case GS_OP_BATCH_NORM_INFERENCE: case GS_OP_BATCH_NORM_GRAD:
         return gs__infer_batch_norm(ctx, v);
+    case GS_OP_CHOLESKY: case GS_OP_TRIANGULAR_SOLVE: return gs__infer_linalg(ctx, v);
     case GS_OP_RNG: case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE: case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT:
     case GS_OP_WHILE:
@@ -1845,6 +1866,28 @@ GS_API gs_value *gs_bitcast_convert(gs_graph *g, gs_value *x, gs_dtype to) {
 }
 
 GS_API gs_value *gs_replica_id(gs_graph *g) { return gs__finish(gs__value_new(g, GS_OP_REPLICA_ID, 0, NULL)); }
+
+GS_API gs_value *gs_cholesky(gs_graph *g, gs_value *a, bool lower) {
+    gs_value *v = gs__value_new(g, GS_OP_CHOLESKY, 1, &a);
+    if (!v) return NULL;
+    v->la_lower = lower;
+    return gs__finish(v);
+}
+
+GS_API gs_value *gs_triangular_solve(gs_graph *g, gs_value *a, gs_value *b, bool left_side, bool lower,
+                                     bool unit_diagonal, gs_transpose_a transpose_a) {
+    gs_value *xs[2], *v;
+    xs[0] = a;
+    xs[1] = b;
+    v = gs__value_new(g, GS_OP_TRIANGULAR_SOLVE, 2, xs);
+    if (!v) return NULL;
+    v->la_left = left_side;
+    v->la_lower = lower;
+    v->la_unit = unit_diagonal;
+    v->la_trans = (uint8_t)transpose_a;
+    if ((int)transpose_a < 0 || transpose_a > GS_TRANSPOSE_A_ADJOINT) v->la_trans = 255;
+    return gs__finish(v);
+}
 
 GS__FN gs_value *gs__batch_norm(gs_graph *g, gs_op op, int n, gs_value *const *xs, float epsilon, int64_t fi) {
     gs_value *v = gs__value_new(g, op, n, xs);

@@ -931,6 +931,22 @@ GS__FN gs_value *gs__sp_batch_norm(gs__sp *sp, const gs_value *v, const gs_shard
     return gs__sp_clone(sp, v, ops, NULL);
 }
 
+/* cholesky, triangular-solve: a[B.., m, m]{B split}, b[B.., m, n]{B split} -> out{B split}: one matrix per batch
+   index, the two minor dims whole; no collective */
+GS__FN gs_value *gs__sp_linalg(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    int r = v->shape.rank, i;
+    const gs_sharding *bt = gs__sp_unsplit(sp, t, (1u << (r - 1)) | (1u << (r - 2)));
+    gs_value *ops[2];
+    gs_shape ls;
+    if (!bt) return NULL;
+    if (gs__sp_split_mask(t, r) & ((1u << (r - 1)) | (1u << (r - 2))))
+        gs__sp_note(sp, "%s: the matrix dims gathered first", gs_op_name(v->op));
+    for (i = 0; i < v->n_operands; i++) ops[i] = gs__sp_get(sp, v->operands[i], bt);
+    *osh = bt;
+    ls = gs__sp_local(bt, v->shape);
+    return gs__sp_clone(sp, v, ops, &ls);
+}
+
 /* any other op: operands{rep} -> out{rep} at full size */
 GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     (void)t;
@@ -957,6 +973,8 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_BATCH_NORM_TRAINING:  return gs__sp_batch_norm(sp, v, t, osh);
     case GS_OP_BATCH_NORM_INFERENCE: return gs__sp_batch_norm(sp, v, t, osh);
     case GS_OP_BATCH_NORM_GRAD:      return gs__sp_batch_norm(sp, v, t, osh);
+    case GS_OP_CHOLESKY:             return gs__sp_linalg(sp, v, t, osh);
+    case GS_OP_TRIANGULAR_SOLVE:     return gs__sp_linalg(sp, v, t, osh);
     case GS_OP_BROADCAST:            return gs__sp_broadcast(sp, v, t, osh);
     case GS_OP_TRANSPOSE:            return gs__sp_transpose(sp, v, t, osh);
     case GS_OP_RESHAPE:              return gs__sp_reshape(sp, v, t, osh);

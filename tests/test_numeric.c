@@ -581,7 +581,108 @@ static void test_numeric_batch_norm_partitioned(void) {
     }
 }
 
+static void test_numeric_cholesky(void) {
+    float a[8] = {4, 2, 2, 3, 1, 2, 2, 1}, l[8];   /* an SPD matrix, then one that is not positive definite */
+    const void *in[1];
+    in[0] = a;
+    if (run1("HloModule m\n\nENTRY e {\n  a = f32[2,2,2] parameter(0)\n  ROOT l = f32[2,2,2] cholesky(a), lower=true\n}\n",
+             in, l, sizeof l)) {
+        CHECK(l[0] == 2 && l[1] == 0 && l[2] == 1 && l[3] == sqrtf(2.0f));
+        CHECK(l[4] == 1 && l[6] == 2 && l[7] != l[7]);   /* 1 - 2^2 < 0: NaN */
+    }
+    if (run1("HloModule m\n\nENTRY e {\n  a = f32[2,2,2] parameter(0)\n  ROOT u = f32[2,2,2] cholesky(a), lower=false\n}\n",
+             in, l, sizeof l))
+        CHECK(l[0] == 2 && l[1] == 1 && l[2] == 0 && l[3] == sqrtf(2.0f));
+    /* a random SPD matrix (f64): L L^T reproduces it */
+    {
+        double m[16], c[16], x[16];
+        uint64_t st = 3;
+        int i, j, k;
+        for (i = 0; i < 16; i++) x[i] = gst_randf(&st);
+        for (i = 0; i < 4; i++)
+            for (j = 0; j < 4; j++) {
+                m[i * 4 + j] = i == j ? 4.0 : 0.0;
+                for (k = 0; k < 4; k++) m[i * 4 + j] += x[i * 4 + k] * x[j * 4 + k];
+            }
+        in[0] = m;
+        if (run1("HloModule m\n\nENTRY e {\n  a = f64[4,4] parameter(0)\n  ROOT l = f64[4,4] cholesky(a), lower=true\n}\n",
+                 in, c, sizeof c))
+            for (i = 0; i < 4; i++)
+                for (j = 0; j < 4; j++) {
+                    double sum = 0.0;
+                    for (k = 0; k < 4; k++) sum += c[i * 4 + k] * c[j * 4 + k];
+                    CHECK_MSG(fabs(sum - m[i * 4 + j]) < 1e-12, "(L L^T)[%d][%d] = %.17g vs %.17g", i, j, sum, m[i * 4 + j]);
+                    if (j > i) CHECK(c[i * 4 + j] == 0.0);
+                }
+    }
+}
+
+/* every combination of left_side, lower, transpose_a and unit_diagonal: op(tri(a)) x = b (or x op(tri(a)) = b)
+   holds for the x computed, with tri and op applied by a naive loop here */
+static void test_numeric_triangular_solve(void) {
+    static const char *const tn[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
+    double a[9], b[6], x[6];
+    uint64_t st = 9;
+    int i, j, k, combo;
+    for (i = 0; i < 9; i++) a[i] = gst_randf(&st) + (i % 4 == 0 ? 3.0 : 0.0);
+    for (i = 0; i < 6; i++) b[i] = gst_randf(&st);
+    for (combo = 0; combo < 24; combo++) {
+        int left = combo & 1, lower = (combo >> 1) & 1, unit = (combo >> 2) & 1, tr = combo >> 3;
+        char text[512];
+        const void *in[2];
+        double T[9], r[6];
+        in[0] = a;
+        in[1] = b;
+        snprintf(text, sizeof text,
+                 "HloModule m\n\nENTRY e {\n  a = f64[3,3] parameter(0)\n  b = f64[%s] parameter(1)\n"
+                 "  ROOT x = f64[%s] triangular-solve(a, b), left_side=%s, lower=%s, unit_diagonal=%s, transpose_a=%s\n}\n",
+                 left ? "3,2" : "2,3", left ? "3,2" : "2,3", left ? "true" : "false", lower ? "true" : "false",
+                 unit ? "true" : "false", tn[tr]);
+        if (!run1(text, in, x, sizeof x)) continue;
+        for (i = 0; i < 3; i++)   /* T = op(tri(a)) */
+            for (j = 0; j < 3; j++) {
+                int si = tr ? j : i, sj = tr ? i : j;
+                bool in_tri = lower ? sj <= si : sj >= si;
+                T[i * 3 + j] = si == sj && unit ? 1.0 : in_tri ? a[si * 3 + sj] : 0.0;
+            }
+        for (i = 0; i < 6; i++) r[i] = 0.0;
+        if (left)   /* T [3,3] x [3,2] */
+            for (i = 0; i < 3; i++)
+                for (j = 0; j < 2; j++)
+                    for (k = 0; k < 3; k++) r[i * 2 + j] += T[i * 3 + k] * x[k * 2 + j];
+        else        /* x [2,3] T [3,3] */
+            for (i = 0; i < 2; i++)
+                for (j = 0; j < 3; j++)
+                    for (k = 0; k < 3; k++) r[i * 3 + j] += x[i * 3 + k] * T[k * 3 + j];
+        for (i = 0; i < 6; i++) CHECK_MSG(fabs(r[i] - b[i]) < 1e-12, "combo %d element %d: %.17g vs %.17g", combo, i, r[i], b[i]);
+    }
+}
+
+/* partitioned along the batch dim (unevenly) they agree with the reference */
+static void test_numeric_linalg_partitioned(void) {
+    static const char *const bodies[] = {
+        "  x = f32[5,4,4] parameter(0), sharding={devices=[3,1,1]<=[3]}\n"
+        "  s = f32[5,4,4] dot(x, x), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}\n"
+        "  i = s32[5,4,4] iota(), iota_dimension=1\n  j = s32[5,4,4] iota(), iota_dimension=2\n"
+        "  e = pred[5,4,4] compare(i, j), direction=EQ\n  four = f32[] constant(4)\n  zero = f32[] constant(0)\n"
+        "  f4 = f32[5,4,4] broadcast(four), dimensions={}\n  z = f32[5,4,4] broadcast(zero), dimensions={}\n"
+        "  d = f32[5,4,4] select(e, f4, z)\n  spd = f32[5,4,4] add(s, d)\n"
+        "  ROOT l = f32[5,4,4] cholesky(spd), lower=true, sharding={devices=[3,1,1]<=[3]}\n",
+        "  a = f32[5,3,3] parameter(0), sharding={devices=[2,1,1]<=[2]}\n  b = f32[5,3,2] parameter(1)\n"
+        "  ROOT x = f32[5,3,2] triangular-solve(a, b), left_side=true, lower=true, unit_diagonal=true, transpose_a=TRANSPOSE, sharding={devices=[2,1,1]<=[2]}\n",
+    };
+    int i;
+    for (i = 0; i < 2; i++) {
+        gst_case h;
+        (void)gst_case_run(&h, "", bodies[i], i ? 2 : 3, 1e-5, 41 + (uint64_t)i);
+        gs_ctx_destroy(h.ctx);
+    }
+}
+
 void suite_numeric(void) {
+    RUN(test_numeric_cholesky);
+    RUN(test_numeric_triangular_solve);
+    RUN(test_numeric_linalg_partitioned);
     RUN(test_numeric_batch_norm_values);
     RUN(test_numeric_batch_norm_grad);
     RUN(test_numeric_batch_norm_partitioned);
