@@ -2224,9 +2224,10 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         for (ai = 0; ai < 3; ai++)
             if (gs__peek_word(a->val, algs[ai]) && a->val.end - a->val.p == (ptrdiff_t)strlen(algs[ai])) alg = ai;
         if (alg < 0) return gs__pexpect(P, &a->val, "an algorithm (rng_default, rng_three_fry or rng_philox)");
-        if (!in->type.tuple || in->type.n != 2 || in->type.n_tree)
-            return gs__perr(P, &in->type.at, GS_ERR_PARSE, "rng-bit-generator '%s' needs a (state, bits) tuple shape", in->name);
-        v = gs_rng_bit_generator(g, x, P->elems[in->type.first + 1], (gs_rng_algorithm)alg);
+        if (in->type.tuple && (in->type.n != 2 || in->type.n_tree))
+            return gs__perr(P, &in->type.at, GS_ERR_PARSE, "rng-bit-generator '%s' needs a (state, bits) tuple shape or the bits' shape", in->name);
+        if (in->type.tuple) v = gs_rng_bit_generator(g, x, P->elems[in->type.first + 1], (gs_rng_algorithm)alg);
+        else v = gs__rng_bits_only(g, x, in->type.s, (gs_rng_algorithm)alg);
         break;
     }
     case GS_OP_BROADCAST:

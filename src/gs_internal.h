@@ -361,6 +361,8 @@ typedef void (*gs__pr_comment_fn)(gs__sb *sb, const gs_value *v, void *user);
 GS__FN const char *gs__hlo_print_ex(gs_graph *entry, gs__pr_comment_fn comment, void *user);
 /* the custom-calls carrying a sharding as text (gs_sharding.c) */
 GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *shape, const char *sharding);
+/* rng-bit-generator whose result is the bits alone (v->flag), as XLA's text also allows */
+GS__FN gs_value *gs__rng_bits_only(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm);
 GS__FN gs_value *gs__finish(gs_value *v);                 /* infers v's shape, appends it to its graph; NULL on error */
 GS__FN bool gs__is_float(gs_dtype t);
 GS__FN bool gs__is_int(gs_dtype t);

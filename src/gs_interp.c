@@ -2746,7 +2746,18 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
         return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: evaluated outside the stepper", v->name);
     case GS_OP_SORT: case GS_OP_TOPK: return gs__ip_eval_sort(st, v);
     case GS_OP_RNG_BIT_GENERATOR: {
-        gs__buf *ns = gs__ip_new_out(st, v, 0), *bits = ns ? gs__ip_new_out(st, v, 1) : NULL;
+        gs__buf *ns, *bits, tmp;
+        uint64_t scratch[3];
+        if (v->flag) {   /* bits alone: the new state goes to scratch */
+            const gs__buf *sb = gs__ip_opbuf(st, v, 0);
+            if (gs__numel(&sb->shape) > 3) return gs__err(ctx, GS_ERR_SHAPE, "rng-bit-generator %s: bad state", v->name);
+            if (!(bits = gs__ip_new_out(st, v, 0))) return GS_ERR_OUT_OF_MEMORY;
+            tmp.shape = sb->shape;
+            tmp.data = scratch;
+            return gs__ip_rng_bits(ctx, v, sb, &tmp, bits);
+        }
+        ns = gs__ip_new_out(st, v, 0);
+        bits = ns ? gs__ip_new_out(st, v, 1) : NULL;
         if (!bits) return GS_ERR_OUT_OF_MEMORY;
         return gs__ip_rng_bits(ctx, v, gs__ip_opbuf(st, v, 0), ns, bits);
     }

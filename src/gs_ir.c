@@ -1052,6 +1052,14 @@ GS__FN gs_result gs__infer_rng_bits(gs_ctx *ctx, gs_value *v) {
     if (!gs__is_int(v->rbg_shape->dtype) || (w != 16 && w != 32 && w != 64))
         GS__FAIL(GS_ERR_UNSUPPORTED, "%s %s: bits of type %s are not supported (16-, 32- or 64-bit integers)", GS__WHO,
                  gs_dtype_name(v->rbg_shape->dtype));
+    if (v->flag) {   /* the bits alone (XLA also reads this form) */
+        v->shape = *v->rbg_shape;
+        v->n_tuple = 0;
+        v->tuple = NULL;
+        v->tree = NULL;
+        v->n_tree = 0;
+        return GS_OK;
+    }
     if (!(ts = (gs_shape *)gs__arena_alloc(ctx, 2 * sizeof(gs_shape)))) return ctx->err;
     ts[0] = *st;
     ts[1] = *v->rbg_shape;
@@ -1926,6 +1934,18 @@ GS_API gs_value *gs_batch_norm_grad(gs_graph *g, gs_value *x, gs_value *scale, g
     xs[3] = variance;
     xs[4] = grad_output;
     return gs__batch_norm(g, GS_OP_BATCH_NORM_GRAD, 5, xs, epsilon, feature_index);
+}
+
+/* the form whose result is the bits alone (no new state) */
+GS__FN gs_value *gs__rng_bits_only(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm) {
+    gs_value *v = gs__value_new(g, GS_OP_RNG_BIT_GENERATOR, 1, &state);
+    if (!v) return NULL;
+    if (gs__check_shape(g->ctx, "rng-bit-generator", &shape)) return NULL;
+    v->rbg_shape = (const gs_shape *)gs__arena_dup(g->ctx, &shape, sizeof shape);
+    if (!v->rbg_shape) return NULL;
+    v->rng_alg = (int)algorithm;
+    v->flag = true;
+    return gs__finish(v);
 }
 
 GS_API gs_value *gs_rng_bit_generator(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm) {

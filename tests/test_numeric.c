@@ -450,6 +450,17 @@ static void test_numeric_rng_layout(void) {
         if (rbg("rng_philox", 3, ps, "u16", 3, h, sizeof h, pn))
             CHECK(h[0] == (uint16_t)pb[0] && h[1] == (uint16_t)pb[1] && h[2] == (uint16_t)pb[2]);
     }
+    /* the form whose result is the bits alone gives the same bits */
+    {
+        uint64_t ps[2] = {11, 12}, pn[2];
+        uint32_t full[3], alone[3];
+        const void *in[1];
+        in[0] = ps;
+        if (rbg("rng_philox", 2, ps, "u32", 3, full, sizeof full, pn) &&
+            run1("HloModule m\n\nENTRY e {\n  s = u64[2] parameter(0)\n"
+                 "  ROOT r = u32[3] rng-bit-generator(s), algorithm=rng_philox\n}\n", in, alone, sizeof alone))
+            CHECK(memcmp(full, alone, sizeof full) == 0);
+    }
     /* refused: a bad state shape, an unsupported element type */
     {
         gs_ctx *ctx = gst_ctx();
