@@ -1897,8 +1897,17 @@ GS_API gs_value *gs_triangular_solve(gs_graph *g, gs_value *a, gs_value *b, bool
     return gs__finish(v);
 }
 
-GS__FN gs_value *gs__batch_norm(gs_graph *g, gs_op op, int n, gs_value *const *xs, float epsilon, int64_t fi) {
-    gs_value *v = gs__value_new(g, op, n, xs);
+/* the operands in order: training (x, scale, offset), inference (+ mean, variance), grad (x, scale, mean,
+   variance, grad_output) */
+GS__FN gs_value *gs__batch_norm(gs_graph *g, gs_op op, gs_value *x0, gs_value *x1, gs_value *x2, gs_value *x3,
+                                gs_value *x4, float epsilon, int64_t fi) {
+    gs_value *xs[5], *v;
+    xs[0] = x0;
+    xs[1] = x1;
+    xs[2] = x2;
+    xs[3] = x3;
+    xs[4] = x4;
+    v = gs__value_new(g, op, op == GS_OP_BATCH_NORM_TRAINING ? 3 : 5, xs);
     if (!v) return NULL;
     v->bn_epsilon = epsilon;
     v->dim = fi;
@@ -1907,33 +1916,17 @@ GS__FN gs_value *gs__batch_norm(gs_graph *g, gs_op op, int n, gs_value *const *x
 
 GS_API gs_value *gs_batch_norm_training(gs_graph *g, gs_value *x, gs_value *scale, gs_value *offset, float epsilon,
                                         int64_t feature_index) {
-    gs_value *xs[3];
-    xs[0] = x;
-    xs[1] = scale;
-    xs[2] = offset;
-    return gs__batch_norm(g, GS_OP_BATCH_NORM_TRAINING, 3, xs, epsilon, feature_index);
+    return gs__batch_norm(g, GS_OP_BATCH_NORM_TRAINING, x, scale, offset, NULL, NULL, epsilon, feature_index);
 }
 
 GS_API gs_value *gs_batch_norm_inference(gs_graph *g, gs_value *x, gs_value *scale, gs_value *offset, gs_value *mean,
                                          gs_value *variance, float epsilon, int64_t feature_index) {
-    gs_value *xs[5];
-    xs[0] = x;
-    xs[1] = scale;
-    xs[2] = offset;
-    xs[3] = mean;
-    xs[4] = variance;
-    return gs__batch_norm(g, GS_OP_BATCH_NORM_INFERENCE, 5, xs, epsilon, feature_index);
+    return gs__batch_norm(g, GS_OP_BATCH_NORM_INFERENCE, x, scale, offset, mean, variance, epsilon, feature_index);
 }
 
 GS_API gs_value *gs_batch_norm_grad(gs_graph *g, gs_value *x, gs_value *scale, gs_value *mean, gs_value *variance,
                                     gs_value *grad_output, float epsilon, int64_t feature_index) {
-    gs_value *xs[5];
-    xs[0] = x;
-    xs[1] = scale;
-    xs[2] = mean;
-    xs[3] = variance;
-    xs[4] = grad_output;
-    return gs__batch_norm(g, GS_OP_BATCH_NORM_GRAD, 5, xs, epsilon, feature_index);
+    return gs__batch_norm(g, GS_OP_BATCH_NORM_GRAD, x, scale, mean, variance, grad_output, epsilon, feature_index);
 }
 
 /* the form whose result is the bits alone (no new state) */
