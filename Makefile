@@ -211,6 +211,7 @@ $(BUILD)/bench/%: bench/%.c gshard.h $(BUILD)/bench/gshard_impl.o | stbds
 	$(CC) $(BENCH_FLAGS) $(EXT_IMPL) -I. -o $@ $< $(BUILD)/bench/gshard_impl.o $(if $(filter bench_dot,$*),$(CBLAS_FLAGS)) $(LDLIBS)
 
 $(BUILD)/bench/bench_partition: examples/moe_model.h
+$(BUILD)/bench/bench_shapes: examples/moe_model.h
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; ./$$b || exit 1; done

@@ -628,6 +628,8 @@ GS_API void gs_free_data(gs_ctx *ctx, void *data);   /* ctx: the context that al
 GS_API void gs_fill_random(gs_shape shape, uint64_t seed, int64_t param_index, void *data);
 
 #include "gs_api_cost.h"
+#include "gs_api_model.h"
+#include "gs_api_shapes.h"
 #include "gs_api_runtime.h"
 #include "gs_api_partition.h"
 

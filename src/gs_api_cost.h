@@ -40,9 +40,20 @@ typedef struct gs_chip {
     double hop_latency;     /* T_min, seconds per ICI hop */
     int cores_per_chip;     /* information only: the model treats one chip as one device */
     const char *source;     /* where the figures come from */
+    /* Appended fields (code written against the first layout still compiles; 0 = not known). */
+    double flops_fp8;       /* dense FP8 FLOPs/s (without structured sparsity) */
+    int mxu_count;          /* matrix units per chip: TPU MXUs, GPU tensor cores */
+    double clock_hz;        /* the matrix units' clock */
+    double vmem_bytes;      /* TPU VMEM per chip (on-chip scratchpad next to the MXUs) */
+    double vmem_bw;         /* VMEM <-> MXU bytes/s */
+    double host_dram;       /* host DRAM per chip, bytes (the host's DRAM over the chips it drives) */
+    double price_per_hour;  /* US dollars per chip-hour, on-demand list price */
+    int64_t nvlink_domain;  /* GPUs: devices in one NVLink (scale-up) domain; 0 for a TPU */
+    double nvlink_bw_uni;   /* GPUs: NVLink bytes/s per GPU, one direction */
+    double ib_bw_uni;       /* GPUs: scale-out network (InfiniBand/RoCE) bytes/s per GPU, one direction */
 } gs_chip;
 
-/* The built-in table: TPU v3, v4p, v5e, v5p, v6e and the H100 figures the book gives. */
+/* The built-in table: TPU v2, v3, v4p, v5e, v5p, v6e; GPUs H100, H800, B200 (sources in each row's `source`). */
 GS_API int gs_chip_count(void);
 GS_API const gs_chip *gs_chip_at(int i);
 /* Lookup by name, case-insensitive, with an optional "tpu" prefix ("v5e", "TPU v5e", "tpu-v5p"); aliases
@@ -52,11 +63,17 @@ GS_API const gs_chip *gs_chip_find(const char *name);
 GS_API gs_result gs_chip_lookup(gs_ctx *ctx, const char *name, const gs_chip **out);
 /* Checks a chip (built-in or user-made): figures must be finite and >= 0, and C and W_hbm > 0. */
 GS_API gs_result gs_chip_check(gs_ctx *ctx, const gs_chip *chip);
+/* Reads a chip from `key = value` lines, the keys being gs_chip's field names (name, hbm_capacity, hbm_bw,
+   flops_bf16, ... ; pod and host as "16x16"; wrap as pod_axis, cube, always or never; '#' starts a comment).
+   Fields not given are 0 (or, with `base = NAME` on the first line, the built-in chip NAME's values). The
+   strings live in the ctx arena. Unknown keys, repeated keys, bad numbers: GS_ERR_PARSE with the line. */
+GS_API gs_result gs_chip_parse(gs_ctx *ctx, const char *text, gs_chip *out);
 
 typedef enum gs_math {
     GS_MATH_DEFAULT = 0,   /* bf16 */
     GS_MATH_BF16,
-    GS_MATH_INT8
+    GS_MATH_INT8,
+    GS_MATH_FP8      /* the chip's dense FP8 rate (flops_fp8) */
 } gs_math;
 
 /* Critical arithmetic intensity I* = C / W_hbm in FLOPs per byte ([book] ch.1: 240 on v5e).
@@ -74,9 +91,10 @@ typedef enum gs_bound {
     GS_BOUND_COMPUTE,
     GS_BOUND_HBM,
     GS_BOUND_ICI,
-    GS_BOUND_LATENCY     /* an ICI transfer whose per-hop chunk is under W_uni * T_min */
+    GS_BOUND_LATENCY,    /* an ICI transfer whose per-hop chunk is under W_uni * T_min */
+    GS_BOUND_DCN         /* the data-center network (whole-model step times) */
 } gs_bound;
-GS_API const char *gs_bound_name(gs_bound b);   /* "none", "compute", "hbm", "ici", "latency" */
+GS_API const char *gs_bound_name(gs_bound b);   /* "none", "compute", "hbm", "ici", "latency", "dcn" */
 
 typedef struct gs_roofline {
     double flops, bytes;

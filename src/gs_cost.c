@@ -11,37 +11,70 @@
 #define GS__CM_BOOK "How to Scale Your Model"
 
 /* Fields: name, HBM capacity, W_hbm, C bf16, C int8, W_uni, links, torus rank, pod, host, wrap rule,
-   W_pcie per chip, W_dcn per host, T_min, cores per chip, source. */
+   W_pcie per chip, W_dcn per host, T_min, cores per chip, source; then the appended fields: C fp8, matrix units,
+   clock, VMEM bytes, VMEM bandwidth, host DRAM per chip, $ per chip-hour, NVLink domain, W_nvlink, W_ib. */
+#define GS__CM_NO_GPU 0, 0.0, 0.0
 static const gs_chip gs__cm_chip_table[] = {
+    /* TPU v2 (Jouppi et al., "A Domain-Specific Supercomputer for Training Deep Neural Networks", CACM 63(7),
+       2020, and Google Cloud's TPU v2 page): 2 cores of one 128x128 MXU each at 700 MHz = 4.6e13 bf16 FLOPs/s
+       (Cloud: 45 TFLOPs), 16 GiB HBM at 7e11 B/s, no int8 mode, 4 ICI links of 496 Gbit/s (6.2e10 B/s) in a
+       16x16 2-D torus, 4 chips per host. Host figures as v3. No price: v2 is no longer sold by the hour. */
+    {"v2", 16.0 * 1073741824.0, 7.0e11, 4.6e13, 0.0, 6.2e10, 4, 2, {16, 16, 0}, {2, 2, 0}, GS_WRAP_RULE_POD_AXIS,
+     1.5e10, 2.5e10, 1e-6, 2, "Jouppi et al. CACM 2020 (TPUv2 column); Google Cloud TPU v2 page",
+     0.0, 2, 7.0e8, 0.0, 0.0, 0.0, 0.0, GS__CM_NO_GPU},
     /* [book] ch.2 chip table: pod 32x32, host 4x2, 32 GB, 9.0e11 B/s, 1.4e14 bf16 and int8; ICI table: 1e11
        one way per link; "TPU networking": v2/v3 form a 2-D torus; ch.2: v3 chips have two cores with separate
        memories. The book states no wraparound rule for v3 slices: the 2-D rule (full pod axes wrap) is assumed.
-       PCIe 1.5e10 per chip and DCN 2.5e10 per host are the book's generic figures (end of ch.2 tables). */
+       PCIe 1.5e10 per chip and DCN 2.5e10 per host are the book's generic figures (end of ch.2 tables).
+       Matrix units: 2 cores x 2 MXUs at 940 MHz (Jouppi et al. CACM 2020). */
     {"v3", 32e9, 9.0e11, 1.4e14, 1.4e14, 1e11, 4, 2, {32, 32, 0}, {4, 2, 0}, GS_WRAP_RULE_POD_AXIS, 1.5e10, 2.5e10,
-     1e-6, 2, GS__CM_BOOK ", ch.2 chip and ICI tables (v3 rows)"},
+     1e-6, 2, GS__CM_BOOK ", ch.2 chip and ICI tables (v3 rows); Jouppi et al. CACM 2020 (MXUs, clock)",
+     0.0, 4, 9.4e8, 0.0, 0.0, 0.0, 0.0, GS__CM_NO_GPU},
     /* ch.2 tables: pod 16x16x16, host 2x2x1, 32 GB, 1.2e12 B/s (ch.2 Q1 uses 1.23e12), 2.75e14 bf16 and int8,
        4.5e10 one way; 3-D torus, 6 neighbours; whole 4x4x4 cubes wrap through the optical switches; PCIe
-       16 GB/s each way ("PCIe bandwidth is limited", ch.2). Megacore: two cores act as one device. */
+       16 GB/s each way ("PCIe bandwidth is limited", ch.2). Megacore: two cores act as one device, 4 MXUs each
+       (Jouppi et al., ISCA 2023: 8 MXUs at 1050 MHz). */
     {"v4p", 32e9, 1.2e12, 2.75e14, 2.75e14, 4.5e10, 6, 3, {16, 16, 16}, {2, 2, 1}, GS_WRAP_RULE_CUBE, 1.6e10,
-     2.5e10, 1e-6, 2, GS__CM_BOOK ", ch.2 chip and ICI tables (v4p rows)"},
+     2.5e10, 1e-6, 2, GS__CM_BOOK ", ch.2 chip and ICI tables (v4p rows); Jouppi et al. ISCA 2023 (MXUs, clock)",
+     0.0, 8, 1.05e9, 0.0, 0.0, 0.0, 0.0, GS__CM_NO_GPU},
     /* ch.2 tables: pod 16x20x28, host 2x2x1, 96 GB, 2.8e12 B/s, 4.59e14 bf16, 9.18e14 int8, 9e10 one way
-       (the text's "9e10 per axis, 3 axes"); cube rule as v4p. */
+       (the text's "9e10 per axis, 3 axes"); cube rule as v4p. ch.8 price table: $4.2 per chip-hour. */
     {"v5p", 96e9, 2.8e12, 4.59e14, 9.18e14, 9e10, 6, 3, {16, 20, 28}, {2, 2, 1}, GS_WRAP_RULE_CUBE, 1.5e10, 2.5e10,
-     1e-6, 2, GS__CM_BOOK ", ch.2 chip and ICI tables (v5p rows)"},
+     1e-6, 2, GS__CM_BOOK ", ch.2 chip and ICI tables (v5p rows); ch.8 price table",
+     0.0, 0, 0.0, 0.0, 0.0, 0.0, 4.2, GS__CM_NO_GPU},
     /* ch.2 tables: pod 16x16, host 4x2, 16 GB, 8.1e11 B/s (ch.1 rounds to 8.2e11 for its "240"), 1.97e14 bf16,
-       3.94e14 int8, 4.5e10 one way; only axes of size 16 wrap; ch.2 Q5: about 1 us per hop; one core. */
+       3.94e14 int8, 4.5e10 one way; only axes of size 16 wrap; ch.2 Q5: about 1 us per hop; one core.
+       ch.2: about 5e13 FLOPs/s per MXU at 1.5 GHz (so 4 MXUs), VMEM bandwidth about 22x HBM's; ch.7: an 8-chip
+       v5e host has about 450 GiB of DRAM (56.25 GiB per chip); ch.8 price table: $1.2 per chip-hour. */
     {"v5e", 16e9, 8.1e11, 1.97e14, 3.94e14, 4.5e10, 4, 2, {16, 16, 0}, {4, 2, 0}, GS_WRAP_RULE_POD_AXIS, 1.5e10,
-     2.5e10, 1e-6, 1, GS__CM_BOOK ", ch.2 chip and ICI tables (v5e rows)"},
+     2.5e10, 1e-6, 1, GS__CM_BOOK ", ch.2 chip and ICI tables (v5e rows), ch.2 MXU and VMEM text, ch.7, ch.8 prices",
+     0.0, 4, 1.5e9, 0.0, 22.0 * 8.1e11, 450.0 * 1073741824.0 / 8.0, 1.2, GS__CM_NO_GPU},
     /* ch.2 tables: pod 16x16, host 4x2, 32 GB, 1.6e12 B/s, 9.20e14 bf16 (ch.1 says 9.1e14), 1.84e15 int8,
-       9e10 one way; wraparound as v5e (Trillium). */
+       9e10 one way; wraparound as v5e (Trillium). ch.2: its MXUs are 256x256. */
     {"v6e", 32e9, 1.6e12, 9.20e14, 1.84e15, 9e10, 4, 2, {16, 16, 0}, {4, 2, 0}, GS_WRAP_RULE_POD_AXIS, 1.5e10,
-     2.5e10, 1e-6, 1, GS__CM_BOOK ", ch.2 chip and ICI tables (v6e rows)"},
+     2.5e10, 1e-6, 1, GS__CM_BOOK ", ch.2 chip and ICI tables (v6e rows)",
+     0.0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, GS__CM_NO_GPU},
     /* ch.1: 9.89e14 bf16 FLOPs/s (dense; ch.1 Q5: the spec sheet's 1.979e15 assumes sparsity) and 3.35e12 B/s
-       of HBM. The book gives no int8 rate, interconnect or host figures for it, so those stay 0 and the model
-       costs one H100 only. The 80 GB capacity is NVIDIA's H100 SXM datasheet, which ch.1 Q5 points to. */
+       of HBM. The book gives no int8 rate or ICI for it: the torus model costs one H100 only, and several GPUs
+       go through the NVLink + InfiniBand model of the whole-model step times. NVIDIA H100 SXM datasheet:
+       80 GB, dense FP8 1.979e15, 528 tensor cores, NVLink 900 GB/s both ways (4.5e11 one way) among the 8 GPUs
+       of an HGX board, one 400 Gbit/s NIC per GPU (5e10 B/s). ch.8 price table: $10.8 per GPU-hour. */
     {"h100", 80e9, 3.35e12, 9.89e14, 0.0, 0.0, 0, 0, {0, 0, 0}, {0, 0, 0}, GS_WRAP_RULE_NEVER, 0.0, 0.0, 0.0, 1,
-     GS__CM_BOOK ", ch.1 (FLOPs/s, HBM bandwidth); NVIDIA H100 SXM datasheet (80 GB)"},
+     GS__CM_BOOK ", ch.1 (FLOPs/s, HBM bandwidth), ch.8 price; NVIDIA H100 SXM datasheet (80 GB, FP8, NVLink)",
+     1.979e15, 528, 0.0, 0.0, 0.0, 0.0, 10.8, 8, 4.5e11, 5e10},
+    /* The H800 figures [book] ch.4 Q7 reads from NVIDIA's H800 datasheet: 3,026 TFLOPs FP8 with sparsity, so
+       1.513e15 dense, and bf16 half of that (1,513 with sparsity: 7.565e14 dense); 80 GB at 2.0e12 B/s; NVLink
+       400 GB/s both ways (2e11 one way), 8 GPUs per NVLink domain, a 400 Gbit/s NIC per GPU. */
+    {"h800", 80e9, 2.0e12, 7.565e14, 1.513e15, 0.0, 0, 0, {0, 0, 0}, {0, 0, 0}, GS_WRAP_RULE_NEVER, 0.0, 0.0, 0.0, 1,
+     GS__CM_BOOK ", ch.4 Q7 (FP8 rate); NVIDIA H800 datasheet (bf16, HBM, NVLink 400 GB/s)",
+     1.513e15, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 8, 2e11, 5e10},
+    /* NVIDIA HGX B200 (1000 W) datasheet: dense bf16 2.25e15, FP8 and int8 4.5e15, 180 GB HBM3e at 8e12 B/s,
+       NVLink 5 at 1.8 TB/s both ways (9e11 one way) among 8 GPUs, a 400 Gbit/s NIC per GPU. */
+    {"b200", 180e9, 8.0e12, 2.25e15, 4.5e15, 0.0, 0, 0, {0, 0, 0}, {0, 0, 0}, GS_WRAP_RULE_NEVER, 0.0, 0.0, 0.0, 1,
+     "NVIDIA HGX B200 datasheet (1000 W configuration)",
+     4.5e15, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 8, 9e11, 5e10},
 };
+#undef GS__CM_NO_GPU
 
 GS_API int gs_chip_count(void) { return GS__COUNTOF(gs__cm_chip_table); }
 
@@ -66,7 +99,7 @@ GS__FN bool gs__cm_chip_key(const char *name, char *key, size_t cap) {
 }
 
 GS_API const gs_chip *gs_chip_find(const char *name) {
-    static const char *const aliases[][2] = {{"v4", "v4p"}, {"trillium", "v6e"}, {"nvidiah100", "h100"}};
+    static const char *const aliases[][2] = {{"v4", "v4p"}, {"trillium", "v6e"}, {"nvidiah100", "h100"}, {"nvidiah800", "h800"}, {"nvidiab200", "b200"}};
     char key[40];
     int i;
     if (!name || !gs__cm_chip_key(name, key, sizeof key)) return NULL;
@@ -101,23 +134,36 @@ GS__FN const char *gs__cm_chip_name(const gs_chip *c) { return c && c->name && *
 
 GS__FN bool gs__cm_finite_nonneg(double x) { return x == x && x >= 0.0 && x <= DBL_MAX; }
 
+/* the chip's numeric fields by name, for the checker and the `key = value` reader */
+typedef enum gs__cm_fkind { GS__CM_F_DOUBLE, GS__CM_F_INT, GS__CM_F_I64, GS__CM_F_DIMS, GS__CM_F_WRAP, GS__CM_F_STR } gs__cm_fkind;
+typedef struct gs__cm_field { const char *name; size_t off; gs__cm_fkind kind; } gs__cm_field;
+#define GS__CM_FIELD(f, k) {#f, offsetof(gs_chip, f), k}
+static const gs__cm_field gs__cm_chip_fields[] = {
+    GS__CM_FIELD(name, GS__CM_F_STR), GS__CM_FIELD(hbm_capacity, GS__CM_F_DOUBLE), GS__CM_FIELD(hbm_bw, GS__CM_F_DOUBLE),
+    GS__CM_FIELD(flops_bf16, GS__CM_F_DOUBLE), GS__CM_FIELD(flops_int8, GS__CM_F_DOUBLE),
+    GS__CM_FIELD(ici_bw_uni, GS__CM_F_DOUBLE), GS__CM_FIELD(ici_links, GS__CM_F_INT), GS__CM_FIELD(torus_rank, GS__CM_F_INT),
+    GS__CM_FIELD(pod, GS__CM_F_DIMS), GS__CM_FIELD(host, GS__CM_F_DIMS), GS__CM_FIELD(wrap, GS__CM_F_WRAP),
+    GS__CM_FIELD(pcie_bw, GS__CM_F_DOUBLE), GS__CM_FIELD(dcn_bw, GS__CM_F_DOUBLE), GS__CM_FIELD(hop_latency, GS__CM_F_DOUBLE),
+    GS__CM_FIELD(cores_per_chip, GS__CM_F_INT), GS__CM_FIELD(source, GS__CM_F_STR), GS__CM_FIELD(flops_fp8, GS__CM_F_DOUBLE),
+    GS__CM_FIELD(mxu_count, GS__CM_F_INT), GS__CM_FIELD(clock_hz, GS__CM_F_DOUBLE), GS__CM_FIELD(vmem_bytes, GS__CM_F_DOUBLE),
+    GS__CM_FIELD(vmem_bw, GS__CM_F_DOUBLE), GS__CM_FIELD(host_dram, GS__CM_F_DOUBLE),
+    GS__CM_FIELD(price_per_hour, GS__CM_F_DOUBLE), GS__CM_FIELD(nvlink_domain, GS__CM_F_I64),
+    GS__CM_FIELD(nvlink_bw_uni, GS__CM_F_DOUBLE), GS__CM_FIELD(ib_bw_uni, GS__CM_F_DOUBLE),
+};
+#undef GS__CM_FIELD
+
 GS_API gs_result gs_chip_check(gs_ctx *ctx, const gs_chip *c) {
-    struct { const char *what; double v; } f[8];
     int i;
     if (!ctx) return GS_ERR_INVALID_ARG;
     if (!c) return gs__err(ctx, GS_ERR_INVALID_ARG, "chip is NULL");
-    f[0].what = "hbm_capacity"; f[0].v = c->hbm_capacity;
-    f[1].what = "hbm_bw"; f[1].v = c->hbm_bw;
-    f[2].what = "flops_bf16"; f[2].v = c->flops_bf16;
-    f[3].what = "flops_int8"; f[3].v = c->flops_int8;
-    f[4].what = "ici_bw_uni"; f[4].v = c->ici_bw_uni;
-    f[5].what = "pcie_bw"; f[5].v = c->pcie_bw;
-    f[6].what = "dcn_bw"; f[6].v = c->dcn_bw;
-    f[7].what = "hop_latency"; f[7].v = c->hop_latency;
-    for (i = 0; i < 8; i++)
-        if (!gs__cm_finite_nonneg(f[i].v))
+    for (i = 0; i < GS__COUNTOF(gs__cm_chip_fields); i++) {
+        double v;
+        if (gs__cm_chip_fields[i].kind != GS__CM_F_DOUBLE) continue;
+        memcpy(&v, (const char *)c + gs__cm_chip_fields[i].off, sizeof v);
+        if (!gs__cm_finite_nonneg(v))
             return gs__err(ctx, GS_ERR_INVALID_ARG, "chip '%s': %s must be finite and >= 0 (got %g)", gs__cm_chip_name(c),
-                           f[i].what, f[i].v);
+                           gs__cm_chip_fields[i].name, v);
+    }
     if (c->flops_bf16 <= 0.0)
         return gs__err(ctx, GS_ERR_INVALID_ARG, "chip '%s': flops_bf16 must be > 0 (got %g)", gs__cm_chip_name(c), c->flops_bf16);
     if (c->hbm_bw <= 0.0)
@@ -125,8 +171,9 @@ GS_API gs_result gs_chip_check(gs_ctx *ctx, const gs_chip *c) {
     if (c->torus_rank < 0 || c->torus_rank > GS_COST_MAX_AXES)
         return gs__err(ctx, GS_ERR_INVALID_ARG, "chip '%s': torus_rank %d is not 0..%d", gs__cm_chip_name(c), c->torus_rank,
                        GS_COST_MAX_AXES);
-    if (c->ici_links < 0 || c->cores_per_chip < 0)
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "chip '%s': ici_links and cores_per_chip must be >= 0", gs__cm_chip_name(c));
+    if (c->ici_links < 0 || c->cores_per_chip < 0 || c->mxu_count < 0 || c->nvlink_domain < 0)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "chip '%s': ici_links, cores_per_chip, mxu_count and nvlink_domain must be >= 0",
+                       gs__cm_chip_name(c));
     if ((int)c->wrap < 0 || (int)c->wrap > (int)GS_WRAP_RULE_NEVER)
         return gs__err(ctx, GS_ERR_INVALID_ARG, "chip '%s': unknown wrap rule %d", gs__cm_chip_name(c), (int)c->wrap);
     for (i = 0; i < GS_COST_MAX_AXES; i++)
@@ -135,7 +182,119 @@ GS_API gs_result gs_chip_check(gs_ctx *ctx, const gs_chip *c) {
     return GS_OK;
 }
 
-GS__FN double gs__cm_chip_flops(const gs_chip *c, gs_math m) { return m == GS_MATH_INT8 ? c->flops_int8 : c->flops_bf16; }
+/* one `key = value` line of a chip file into *c (key and value already trimmed) */
+GS__FN gs_result gs__cm_chip_set(gs_ctx *ctx, gs_chip *c, int line, const char *key, const char *val) {
+    static const char *const wraps[] = {"default", "pod_axis", "cube", "always", "never"};
+    char *end = NULL;
+    int i, j;
+    for (i = 0; i < GS__COUNTOF(gs__cm_chip_fields); i++)
+        if (strcmp(key, gs__cm_chip_fields[i].name) == 0) break;
+    if (i == GS__COUNTOF(gs__cm_chip_fields))
+        return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: unknown field '%s' (the names are gs_chip's fields)", line, key);
+    {
+        const gs__cm_field *f = &gs__cm_chip_fields[i];
+        char *dst = (char *)c + f->off;
+        switch (f->kind) {
+        case GS__CM_F_STR: {
+            char *copy = gs__arena_strdup(ctx, val);
+            if (!copy) return GS_ERR_OUT_OF_MEMORY;
+            memcpy(dst, &copy, sizeof copy);
+            return GS_OK;
+        }
+        case GS__CM_F_WRAP:
+            for (j = 0; j < GS__COUNTOF(wraps); j++)
+                if (strcmp(val, wraps[j]) == 0) {
+                    gs_wrap_rule w = (gs_wrap_rule)j;
+                    memcpy(dst, &w, sizeof w);
+                    return GS_OK;
+                }
+            return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: wrap '%s' is not pod_axis, cube, always or never", line, val);
+        case GS__CM_F_DIMS: {
+            int rank = 0;
+            int64_t dims[GS_COST_MAX_AXES] = {0, 0, 0};
+            if (gs_cost_parse_dims(ctx, val, &rank, dims) != GS_OK) {
+                gs_ctx_clear_error(ctx);
+                return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: %s = '%s' is not like 16x16 or 4x4x4", line, key, val);
+            }
+            memcpy(dst, dims, sizeof dims);
+            return GS_OK;
+        }
+        default: {
+            double v;
+            v = strtod(val, &end);
+            if (end == val || *end || !gs__cm_finite_nonneg(v))
+                return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: %s = '%s' is not a finite number >= 0", line, key, val);
+            if (f->kind == GS__CM_F_DOUBLE) {
+                memcpy(dst, &v, sizeof v);
+            } else {
+                if (v != floor(v) || v > 9.0e15)
+                    return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: %s = '%s' is not a whole number", line, key, val);
+                if (f->kind == GS__CM_F_INT) {
+                    int iv;
+                    if (v > 1e9) return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: %s = '%s' is too large", line, key, val);
+                    iv = (int)v;
+                    memcpy(dst, &iv, sizeof iv);
+                } else {
+                    int64_t lv = (int64_t)v;
+                    memcpy(dst, &lv, sizeof lv);
+                }
+            }
+            return GS_OK;
+        }
+        }
+    }
+}
+
+GS_API gs_result gs_chip_parse(gs_ctx *ctx, const char *text, gs_chip *out) {
+    gs_chip c;
+    unsigned seen = 0;   /* one bit per field (fewer than 32 fields) */
+    int line = 0;
+    if (!ctx) return GS_ERR_INVALID_ARG;
+    if (!text || !out) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_chip_parse: text or out is NULL");
+    memset(&c, 0, sizeof c);
+    while (*text) {
+        char buf[512], *key, *val, *eq, *p;
+        size_t n = strcspn(text, "\n");
+        int i;
+        line++;
+        if (n >= sizeof buf) return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: longer than %d characters", line, (int)sizeof buf - 1);
+        memcpy(buf, text, n);
+        buf[n] = 0;
+        text += n + (text[n] == '\n');
+        if ((p = strchr(buf, '#')) != NULL) *p = 0;
+        for (key = buf; *key == ' ' || *key == '\t' || *key == '\r'; key++) {}
+        for (p = key + strlen(key); p > key && (p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\r'); p--) p[-1] = 0;
+        if (!*key) continue;
+        eq = strchr(key, '=');
+        if (!eq) return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: expected `key = value`, got '%s'", line, key);
+        *eq = 0;
+        for (p = eq; p > key && (p[-1] == ' ' || p[-1] == '\t'); p--) p[-1] = 0;
+        for (val = eq + 1; *val == ' ' || *val == '\t'; val++) {}
+        if (!*key || !*val) return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: empty key or value", line);
+        if (strcmp(key, "base") == 0) {
+            const gs_chip *b = gs_chip_find(val);
+            if (seen) return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: `base` must come before every other field", line);
+            if (!b) return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: unknown base chip '%s'", line, val);
+            c = *b;
+            seen |= 1u << 31;
+            continue;
+        }
+        for (i = 0; i < GS__COUNTOF(gs__cm_chip_fields); i++)
+            if (strcmp(key, gs__cm_chip_fields[i].name) == 0 && (seen & (1u << i)))
+                return gs__err(ctx, GS_ERR_PARSE, "chip file line %d: '%s' given twice", line, key);
+        if (gs__cm_chip_set(ctx, &c, line, key, val) != GS_OK) return gs_ctx_error(ctx);
+        for (i = 0; i < GS__COUNTOF(gs__cm_chip_fields); i++)
+            if (strcmp(key, gs__cm_chip_fields[i].name) == 0) seen |= 1u << i;
+    }
+    if (!c.name || !*c.name) return gs__err(ctx, GS_ERR_PARSE, "chip file: no `name = ...` line");
+    if (gs_chip_check(ctx, &c) != GS_OK) return gs__err_prefix(ctx, "chip file: ");
+    *out = c;
+    return GS_OK;
+}
+
+GS__FN double gs__cm_chip_flops(const gs_chip *c, gs_math m) {
+    return m == GS_MATH_INT8 ? c->flops_int8 : m == GS_MATH_FP8 ? c->flops_fp8 : c->flops_bf16;
+}
 
 GS_API double gs_chip_intensity(const gs_chip *c, gs_math m) {
     if (!c || c->hbm_bw <= 0.0 || gs__cm_chip_flops(c, m) <= 0.0) return 0.0;
@@ -155,8 +314,9 @@ GS__FN gs_result gs__cm_need(gs_ctx *ctx, const char *who, const gs_chip *c, con
 }
 
 GS__FN gs_result gs__cm_need_math(gs_ctx *ctx, const char *who, const gs_chip *c, gs_math m) {
-    if ((int)m < 0 || (int)m > (int)GS_MATH_INT8) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: unknown math %d", who, (int)m);
-    return gs__cm_need(ctx, who, c, m == GS_MATH_INT8 ? "flops_int8" : "flops_bf16", gs__cm_chip_flops(c, m));
+    if ((int)m < 0 || (int)m > (int)GS_MATH_FP8) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: unknown math %d", who, (int)m);
+    return gs__cm_need(ctx, who, c, m == GS_MATH_INT8 ? "flops_int8" : m == GS_MATH_FP8 ? "flops_fp8" : "flops_bf16",
+                       gs__cm_chip_flops(c, m));
 }
 
 GS__FN gs_result gs__cm_check_amount(gs_ctx *ctx, const char *who, const char *what, double v) {
@@ -176,6 +336,7 @@ GS_API const char *gs_bound_name(gs_bound b) {
     case GS_BOUND_HBM: return "hbm";
     case GS_BOUND_ICI: return "ici";
     case GS_BOUND_LATENCY: return "latency";
+    case GS_BOUND_DCN: return "dcn";
     }
     return "invalid";
 }

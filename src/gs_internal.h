@@ -486,4 +486,17 @@ GS__FN size_t gs__sgemm_work_floats(int64_t M, int64_t N, int64_t K);
 GS__FN void gs__sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
                       float *C, int64_t ldc, int accumulate, float *work);
 
+/* ---- cost model helpers shared with the whole-model accounting (gs_cost.c) ---- */
+GS__FN double gs__cm_chip_flops(const gs_chip *c, gs_math m);
+GS__FN gs_result gs__cm_need_math(gs_ctx *ctx, const char *who, const gs_chip *c, gs_math m);
+GS__FN gs_result gs__cm_need_ici(gs_ctx *ctx, const char *who, const gs_chip *chip);
+GS__FN gs_result gs__cm_check_amount(gs_ctx *ctx, const char *who, const char *what, double v);
+GS__FN void gs__cm_collective(const gs_chip *chip, gs_collective_kind kind, double V, int n_axes, const gs_cost_axis *axes,
+                              gs_cost_comm *o);
+GS__FN void gs__cm_json_str(gs__sb *sb, const char *s);
+GS__FN bool gs__cm_trip_count(const gs_value *w, int64_t *trips);
+GS__FN bool gs__cm_is_collective(gs_op op);
+GS__FN bool gs__cm_axis_wraps(const gs_chip *c, gs_wrap_mode mode, int64_t size);
+GS__FN void gs__cm_json_num(gs__sb *sb, double x);
+
 #endif /* GS_INTERNAL_H */

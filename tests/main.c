@@ -124,6 +124,7 @@ int main(int argc, char **argv) {
     suite_sharding();
     suite_propagate();
     suite_cost();
+    suite_model();
     suite_runtime();
     suite_spmd();
     suite_spmd_halo();

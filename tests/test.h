@@ -23,6 +23,16 @@ void gst_run(const char *name, void (*fn)(void));
 #define CHECK_OK(expr) do { gs_result gst_r = (expr); \
     if (gst_r != GS_OK) gst_failf(__FILE__, __LINE__, "%s returned %s", #expr, gs_result_str(gst_r)); } while (0)
 #define RUN(fn) gst_run(#fn, fn)
+/* relative closeness: |a - b| <= rel * |b| */
+#define CHECK_REL(a, b, rel) do { double gst_x = (double)(a), gst_y = (double)(b); \
+    if (!(fabs(gst_x - gst_y) <= (rel) * fabs(gst_y))) \
+        gst_failf(__FILE__, __LINE__, "%s == %.9g, expected %.9g within %g%%", #a, gst_x, gst_y, 100.0 * (rel)); } while (0)
+/* expr fails with code and a message (of the test's `ctx`) containing needle; the error is then cleared */
+#define CHECK_ERR(expr, code, needle) do { gs_result gst_r = (expr); \
+    if (gst_r != (code)) gst_failf(__FILE__, __LINE__, "%s returned %s, expected %s", #expr, gs_result_str(gst_r), gs_result_str(code)); \
+    else if (!strstr(gs_ctx_error_msg(ctx), (needle))) \
+        gst_failf(__FILE__, __LINE__, "%s: message '%s' lacks '%s'", #expr, gs_ctx_error_msg(ctx), (needle)); \
+    gs_ctx_clear_error(ctx); } while (0)
 
 /* a fresh context that aborts the test process only on harness misuse */
 gs_ctx *gst_ctx(void);
@@ -59,6 +69,7 @@ void suite_semantics(void);
 void suite_sharding(void);
 void suite_propagate(void);
 void suite_cost(void);
+void suite_model(void);
 void suite_runtime(void);
 void suite_spmd(void);
 void suite_spmd_halo(void);

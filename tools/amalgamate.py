@@ -30,6 +30,8 @@ SECTIONS = [
     ("gs_runtime.c", "runtime", "D emulated devices, the collective engine, scatter and gather of global arrays"),
     ("gs_spmd_check.c", "check", "the partitioned-vs-reference check"),
     ("gs_cost.c", "cost", "the TPU cost model: chips, roofline, ICI collectives, topologies"),
+    ("gs_model.c", "cost - whole models", "Transformer accounting, step times, memory per chip, the planner"),
+    ("gs_shapes.c", "shapes-only runs", "the runtime's accounting of an SPMD program from shapes alone"),
 ]
 IMPL_FILES = [f for f, _, _ in SECTIONS]
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

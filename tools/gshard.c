@@ -72,6 +72,9 @@ static const char usage_text[] =
     "                           pred exactly); on a mismatch it names the first instruction that differs,\n"
     "                           the device, the element, and both values, and exits with status 1.\n"
     "                           (--stats: per-device peak memory and per-collective traffic)\n"
+    "  run [--spmd] FILE --devices D --shapes-only [--trip-count NAME=N] [--mesh AxB] [--json]\n"
+    "                           no data: per-device peak memory (and where), bytes per collective and mesh axes\n"
+    "  model, plan               whole-model accounting and the parallelism planner ('gshard model --help')\n"
     "  run --spmd FILE --devices D [io options] [--lockstep | --workers W] [--stats]\n"
     "                           FILE is already an SPMD program: run it on D emulated devices,\n"
     "                           every device gets the same inputs, and each device's outputs are written\n"
@@ -91,7 +94,8 @@ static const char usage_text2[] =
     "                           type ('<f4', '<f2', '|i1')\n"
     "\n"
     "cost options:\n"
-    "  --chip NAME              v3, v4p, v5e, v5p, v6e or h100 (any case, 'tpu' prefix allowed)\n"
+    "  --chip NAME              v2, v3, v4p, v5e, v5p, v6e, h100, h800 or b200 (any case, 'tpu' prefix allowed)\n"
+    "  --chip-file FILE         a chip from `key = value` lines (gs_chip's field names; 'base = v5e' first)\n"
     "  --mesh AxB[xC]           the logical device mesh; its size must equal the program's num_partitions\n"
     "                           (--mesh 1 is one chip). Partition id d is device d, row-major over the mesh\n"
     "  --torus AxB[xC]          the physical slice the mesh is laid onto (default: the mesh's shape)\n"
@@ -125,7 +129,8 @@ static int usage_error(const char *fmt, const char *arg) {
 }
 
 /* ---- "did you mean": a mistyped command or option is answered with the closest known one ---- */
-static const char *const cli_commands[] = {"print", "eval", "propagate", "partition", "run", "cost", "help", "version", NULL};
+static const char *const cli_commands[] = {"print", "eval", "propagate", "partition", "run", "cost", "model", "plan", "help",
+                                           "version", NULL};
 static const char *const cli_top_options[] = {"--help", "--version", NULL};
 
 /* The options command cmd accepts (as parse_options and parse_cost_options read them). */
@@ -135,8 +140,25 @@ static const char *const *cli_options(const char *cmd) {
     static const char *const prop_o[] = {"--devices", "--explain", "--show", "--help", NULL};
     static const char *const part_o[] = {"--devices", "--explain", "--help", NULL};
     static const char *const run_o[] = {"--devices", "--input", "--seed", "--output-dir", "--npy-raw", "--check", "--rtol", "--atol",
-                                        "--lockstep", "--workers", "--stats", "--spmd", "--help", NULL};
-    static const char *const cost_o[] = {"--chip", "--mesh", "--torus", "--device-order", "--wrap", "--json", "--help", NULL};
+                                        "--lockstep", "--workers", "--stats", "--spmd", "--shapes-only", "--trip-count",
+                                        "--mesh", "--json", "--help", NULL};
+    static const char *const cost_o[] = {"--chip", "--chip-file", "--mesh", "--torus", "--device-order", "--wrap", "--json",
+                                         "--help", NULL};
+    /* model and plan (parse_model_options) */
+    static const char *const model_o[] = {"--preset", "--layers", "--d-model", "--d-ff", "--heads", "--kv-heads", "--head-dim",
+                                          "--vocab", "--experts", "--top-k", "--name", "--plain-mlp", "--tied", "--chip",
+                                          "--chip-file", "--train", "--prefill", "--decode", "--batch", "--seq", "--mesh",
+                                          "--param-bytes", "--kv-bytes", "--act-bytes", "--grad-bytes", "--optimizer-bytes",
+                                          "--math", "--efficiency", "--no-attention-flops", "--remat", "--microbatches",
+                                          "--price", "--json", "--help", NULL};
+    static const char *const plan_o[] = {"--preset", "--layers", "--d-model", "--d-ff", "--heads", "--kv-heads", "--head-dim",
+                                         "--vocab", "--experts", "--top-k", "--name", "--plain-mlp", "--tied", "--chip",
+                                         "--chip-file", "--train", "--prefill", "--decode", "--batch", "--seq", "--devices",
+                                         "--top", "--sweep", "--emit-hlo", "--param-bytes", "--kv-bytes", "--act-bytes",
+                                         "--grad-bytes", "--optimizer-bytes", "--math", "--efficiency", "--no-attention-flops",
+                                         "--remat", "--microbatches", "--price", "--json", "--help", NULL};
+    if (strcmp(cmd, "model") == 0) return model_o;
+    if (strcmp(cmd, "plan") == 0) return plan_o;
     if (strcmp(cmd, "eval") == 0) return eval_o;
     if (strcmp(cmd, "propagate") == 0) return prop_o;
     if (strcmp(cmd, "partition") == 0) return part_o;
@@ -357,6 +379,10 @@ typedef struct options {
     long long workers;        /* run --workers; 0 = the runtime's default */
     bool check;               /* run --check */
     double rtol, atol;        /* run --check tolerances (0: the defaults) */
+    bool shapes_only, json;   /* run --shapes-only [--json] */
+    const char *shapes_mesh;  /* run --shapes-only --mesh AxB */
+    const char *trip_spec[16];/* run --shapes-only --trip-count NAME=N */
+    int n_trip;
 } options;
 
 static bool is_digits(const char *s) {
@@ -451,6 +477,17 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                 o->lockstep = true;
             } else if (run && strcmp(a, "--stats") == 0) {
                 o->stats = true;
+            } else if (run && strcmp(a, "--shapes-only") == 0) {
+                o->shapes_only = true;
+            } else if (run && strcmp(a, "--json") == 0) {
+                o->json = true;
+            } else if (run && option_is(a, "--mesh")) {
+                if (!(v = option_value(argc, argv, &i, "--mesh"))) return EXIT_ERROR;
+                o->shapes_mesh = v;
+            } else if (run && option_is(a, "--trip-count")) {
+                if (!(v = option_value(argc, argv, &i, "--trip-count"))) return EXIT_ERROR;
+                if (o->n_trip == 16) return usage_error("run: at most 16 %s options", "--trip-count");
+                o->trip_spec[o->n_trip++] = v;
             } else if (run && strcmp(a, "--check") == 0) {
                 o->check = true;
             } else if (run && (option_is(a, "--rtol") || option_is(a, "--atol"))) {
@@ -487,6 +524,10 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
     if (run && !o->check && (o->rtol > 0 || o->atol > 0)) return usage_error("run: %s only apply with --check", "--rtol/--atol");
     if (run && o->lockstep && o->workers) return usage_error("run: %s runs every device in one thread; --workers does not apply",
                                                              "--lockstep");
+    if (run && !o->shapes_only && (o->json || o->shapes_mesh || o->n_trip))
+        return usage_error("run: %s only apply with --shapes-only", "--json, --mesh and --trip-count");
+    if (run && o->shapes_only && (o->check || o->n_inputs || o->output_dir || o->stats))
+        return usage_error("run: %s runs without data: no --check, --input, --output-dir or --stats", "--shapes-only");
     return -1;
 }
 
@@ -729,8 +770,25 @@ done:
 }
 
 /* ---- cost ---- */
+/* --chip-file FILE: a chip from `key = value` lines (gs_chip_parse); false after a message */
+static bool load_chip_file(gs_ctx *ctx, const char *path, gs_chip *out) {
+    size_t len = 0;
+    FILE *f = fopen(path, "rb");
+    char *text = f ? read_all(f, &len) : NULL;
+    bool ok;
+    if (f) fclose(f);
+    if (!text) {
+        fprintf(stderr, "gshard: cannot read chip file %s\n", path);
+        return false;
+    }
+    ok = gs_chip_parse(ctx, text, out) == GS_OK;
+    if (!ok) fprintf(stderr, "%s: %s\n", path, gs_ctx_error_msg(ctx));
+    free(text);
+    return ok;
+}
+
 typedef struct cost_options {
-    const char *file, *chip, *mesh, *torus, *order;
+    const char *file, *chip, *chip_file, *mesh, *torus, *order;
     gs_wrap_mode wrap;
     bool json;
 } cost_options;
@@ -752,6 +810,9 @@ static int parse_cost_options(int argc, char **argv, cost_options *o) {
             } else if (option_is(a, "--chip")) {
                 if (!(v = option_value(argc, argv, &i, "--chip"))) return EXIT_ERROR;
                 o->chip = v;
+            } else if (option_is(a, "--chip-file")) {
+                if (!(v = option_value(argc, argv, &i, "--chip-file"))) return EXIT_ERROR;
+                o->chip_file = v;
             } else if (option_is(a, "--mesh")) {
                 if (!(v = option_value(argc, argv, &i, "--mesh"))) return EXIT_ERROR;
                 o->mesh = v;
@@ -779,7 +840,9 @@ static int parse_cost_options(int argc, char **argv, cost_options *o) {
         o->file = a;
     }
     if (!o->file) return usage_error("cost: FILE is missing (use '-' for standard input)%s", "");
-    if (!o->chip) return usage_error("cost: --chip NAME is required (v3, v4p, v5e, v5p, v6e, h100)%s", "");
+    if (!o->chip == !o->chip_file)
+        return usage_error("cost: --chip NAME is required (v2, v3, v4p, v5e, v5p, v6e, h100, h800, b200), or --chip-file FILE "
+                           "instead%s", "");
     if (!o->mesh) return usage_error("cost: --mesh AxB[xC] is required (--mesh 1 for a single chip)%s", "");
     return -1;
 }
@@ -831,6 +894,7 @@ static bool parse_device_order(const char *text, int64_t n, int64_t **out) {
 
 static int cmd_cost(int argc, char **argv) {
     cost_options o;
+    gs_chip file_chip;
     gs_ctx *ctx = NULL;
     gs_graph *entry = NULL;
     gs_topology_desc td;
@@ -849,7 +913,11 @@ static int cmd_cost(int argc, char **argv) {
     }
     rc = EXIT_ERROR;
     memset(&td, 0, sizeof td);
-    if (gs_chip_lookup(ctx, o.chip, &td.chip) != GS_OK ||
+    if (o.chip_file) {
+        if (!load_chip_file(ctx, o.chip_file, &file_chip)) goto done;
+        td.chip = &file_chip;
+    }
+    if ((!o.chip_file && gs_chip_lookup(ctx, o.chip, &td.chip) != GS_OK) ||
         gs_cost_parse_dims(ctx, o.mesh, &td.mesh_rank, td.mesh) != GS_OK ||
         (o.torus && gs_cost_parse_dims(ctx, o.torus, &td.torus_rank, td.torus) != GS_OK)) {
         fprintf(stderr, "gshard cost: %s\n", user_msg(gs_ctx_error_msg(ctx)));
@@ -945,6 +1013,63 @@ static int cmd_partition(gs_ctx *ctx, const options *o) {
 }
 
 /* run (without --spmd): partition, run on D devices with global inputs and outputs, optionally check */
+/* run --shapes-only: the partitioned program on D virtual devices without data */
+static int cmd_run_shapes(gs_ctx *ctx, const options *o) {
+    gs_graph *entry = NULL, *spmd = NULL;
+    gs_shapes_desc sd;
+    gs_shapes_report *rep = NULL;
+    const char *names[16];
+    int64_t counts[16];
+    const char *text;
+    int i;
+    char buf[16][128];
+    if (o->devices < 1) {
+        fprintf(stderr, "gshard run: --devices D is missing\n(try 'gshard --help')\n");
+        return EXIT_ERROR;
+    }
+    memset(&sd, 0, sizeof sd);
+    sd.num_devices = o->devices;
+    for (i = 0; i < o->n_trip; i++) {
+        char *eq, *end = NULL;
+        long long n;
+        if (strlen(o->trip_spec[i]) >= sizeof buf[i] || !(eq = strchr(strcpy(buf[i], o->trip_spec[i]), '=')) || eq == buf[i])
+            return usage_error("--trip-count '%s' is not NAME=N", o->trip_spec[i]);
+        *eq = 0;
+        errno = 0;
+        n = strtoll(eq + 1, &end, 10);
+        if (!eq[1] || *end || errno || n < 0) return usage_error("--trip-count '%s': N must be a whole number >= 0", o->trip_spec[i]);
+        names[i] = buf[i];
+        counts[i] = (int64_t)n;
+    }
+    sd.n_trip_counts = o->n_trip;
+    sd.trip_names = names;
+    sd.trip_counts = counts;
+    if (o->shapes_mesh && gs_cost_parse_dims(ctx, o->shapes_mesh, &sd.mesh_rank, sd.mesh) != GS_OK) {
+        fprintf(stderr, "gshard run: --mesh: %s\n", gs_ctx_error_msg(ctx));
+        return EXIT_ERROR;
+    }
+    if (o->spmd) {   /* FILE is already an SPMD program */
+        if (!load_module(ctx, o->file, &spmd)) return EXIT_ERROR;
+        if (gs_graph_num_partitions(spmd) <= 1 && gs_graph_set_num_partitions(spmd, o->devices) != GS_OK) {
+            fprintf(stderr, "%s: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+            return EXIT_ERROR;
+        }
+    } else if (!partition_module(ctx, o, &entry, &spmd)) {
+        return EXIT_ERROR;
+    }
+    if (gs_shapes_run(spmd, &sd, &rep) != GS_OK) {
+        fprintf(stderr, "%s: %s\n", shown_name(o->file), gs_ctx_error_msg(ctx));
+        return EXIT_ERROR;
+    }
+    text = o->json ? gs_shapes_json(rep) : gs_shapes_text(rep);
+    if (!text) {
+        fprintf(stderr, "gshard run: %s\n", gs_ctx_error_msg(ctx));
+        return EXIT_ERROR;
+    }
+    fputs(text, stdout);
+    return EXIT_OK;
+}
+
 static int cmd_run(gs_ctx *ctx, const options *o) {
     gs_graph *entry = NULL, *spmd = NULL;
     gs_runtime *rt = NULL;
@@ -1134,6 +1259,369 @@ done:
     return rc;
 }
 
+/* ---- gshard model / gshard plan: whole-model accounting and the planner ---- */
+static const char model_usage_text[] =
+    "usage: gshard model (--preset NAME | model flags) [run options] [--json]\n"
+    "       gshard plan (--preset NAME | model flags) --chip C --devices N --batch B --seq T\n"
+    "                   --train|--prefill|--decode [run options] [--top K] [--sweep LIST] [--json]\n"
+    "\n"
+    "model: parameters (by part), FLOPs per token (training 6N + attention, inference), KV-cache bytes per\n"
+    "  token; with --chip also memory per chip and the step time of the run described by the run options.\n"
+    "plan: every mesh of N chips over data, fsdp, tensor, sequence, expert, pipeline (train) and tensor2d\n"
+    "  (prefill, decode) ways, ranked by step time under the HBM limit; exit 0 with the ranking, 1 when\n"
+    "  nothing fits (the smallest shortfall first, \"fits\": false in JSON).\n"
+    "\n"
+    "model flags: --preset gpt3-175b|llama2-7b|llama2-13b|llama2-70b|llama3-8b|llama3-70b|llama3-405b|gemma-7b|\n"
+    "  mixtral-8x7b, or --layers L --d-model D --d-ff F --heads N [--kv-heads K] [--head-dim H] --vocab V\n"
+    "  [--plain-mlp] [--tied] [--experts E --top-k k] [--name NAME] (flags after --preset override it)\n"
+    "run options: --chip NAME | --chip-file FILE (`key = value` lines, gs_chip's field names)\n"
+    "  --train | --prefill | --decode      the phase (default train)\n"
+    "  --batch B                           sequences (default 1)\n"
+    "  --seq T                             tokens per sequence; decode: the KV length (default 4096)\n"
+    "  --mesh ROLE=N[,ROLE=N:dcn...]       model: the parallelism axes, roles data, fsdp, tensor, sequence,\n"
+    "                                      expert, pipeline, tensor2d; ':dcn' puts an axis across slices\n"
+    "  --param-bytes X --kv-bytes X --act-bytes X --grad-bytes X --optimizer-bytes X\n"
+    "                                      bytes per element (defaults 2, 2, 2, 0, 8)\n"
+    "  --math bf16|int8|fp8  --efficiency F (fraction of peak FLOPs)  --no-attention-flops\n"
+    "  --remat none|block|matmuls|N (N D-vectors per token and layer)  --microbatches M  --price DOLLARS\n"
+    "plan: --devices N; --top K rows (default 10); --sweep devices=A..B[,chips=C1,C2] prints the best layout\n"
+    "  for each power of two from A to B on each chip; --emit-hlo FILE writes the best layout as an annotated\n"
+    "  HLO module of the model at reduced size (2 layers, dims / d_model/64, at most 16 devices) that\n"
+    "  'gshard run FILE --devices D --check --rtol 1e-3 --atol 1e-3' proves (f32 sums in another order)\n";
+
+typedef struct model_options {
+    gs_model_desc m;
+    gs_run_desc run;
+    gs_chip chip_file;
+    bool have_model, have_chip, json;
+    int64_t devices, top;
+    const char *mesh, *sweep, *emit;
+} model_options;
+
+static bool parse_i64_arg(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+    char *end = NULL;
+    long long v;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (!*s || *end || errno || v < lo || v > hi) return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+static bool parse_f64_arg(const char *s, double *out) {
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (!*s || *end || !(v >= 0.0) || v > 1e30) return false;
+    *out = v;
+    return true;
+}
+
+/* "tensor=8,fsdp=16,data=2:dcn" into run axes */
+static bool parse_run_mesh(const char *text, gs_run_desc *run) {
+    static const char *const names[] = {"", "data", "fsdp", "tensor", "sequence", "expert", "pipeline", "tensor2d"};
+    char buf[256], *tok, *next;
+    if (strlen(text) >= sizeof buf) return false;
+    strcpy(buf, text);
+    run->n_axes = 0;
+    for (tok = buf; tok; tok = next) {
+        char *eq, *colon;
+        next = strchr(tok, ',');
+        if (next) *next++ = 0;
+        eq = strchr(tok, '=');
+        int r;
+        if (!eq || run->n_axes == GS_MODEL_MAX_AXES) return false;
+        *eq = 0;
+        colon = strchr(eq + 1, ':');
+        if (colon) {
+            if (strcmp(colon + 1, "dcn") != 0) return false;
+            *colon = 0;
+            run->axes[run->n_axes].dcn = true;
+        }
+        for (r = 1; r < 8; r++)
+            if (strcmp(tok, names[r]) == 0) break;
+        if (r == 8 || !parse_i64_arg(eq + 1, 1, 1000000, &run->axes[run->n_axes].size)) return false;
+        run->axes[run->n_axes].role = (gs_role)r;
+        run->n_axes++;
+    }
+    return run->n_axes > 0;
+}
+
+static int parse_model_options(gs_ctx *ctx, bool plan, int argc, char **argv, model_options *o) {
+    int i;
+    o->run.batch = 1;
+    o->run.seq = 4096;
+    o->top = 10;
+    for (i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int64_t iv = 0;
+        double dv = 0.0;
+        bool ok = true;
+#define MODEL_I64(flag, field, lo, hi) else if (strcmp(a, flag) == 0) { ok = v && parse_i64_arg(v, lo, hi, &iv); if (ok) field = iv; i++; }
+#define MODEL_F64(flag, field) else if (strcmp(a, flag) == 0) { ok = v && parse_f64_arg(v, &dv); if (ok) field = dv; i++; }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(model_usage_text, stdout);
+            return EXIT_OK;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(a, "--preset") == 0) {
+            const gs_model_desc *p = NULL;
+            if (!v) return usage_error("%s needs a value", a);
+            if (gs_model_preset_lookup(ctx, v, &p) != GS_OK) {
+                fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
+                return EXIT_ERROR;
+            }
+            o->m = *p;
+            o->have_model = true;
+            i++;
+        }
+        MODEL_I64("--layers", o->m.layers, 1, 1000000)
+        MODEL_I64("--d-model", o->m.d_model, 1, 100000000)
+        MODEL_I64("--d-ff", o->m.d_ff, 1, 100000000)
+        MODEL_I64("--heads", o->m.heads, 1, 1000000)
+        MODEL_I64("--kv-heads", o->m.kv_heads, 1, 1000000)
+        MODEL_I64("--head-dim", o->m.head_dim, 1, 1000000)
+        MODEL_I64("--vocab", o->m.vocab, 1, 100000000)
+        MODEL_I64("--experts", o->m.experts, 0, 1000000)
+        MODEL_I64("--top-k", o->m.top_k, 0, 1000000)
+        MODEL_I64("--batch", o->run.batch, 1, 1000000000000LL)
+        MODEL_I64("--seq", o->run.seq, 1, 1000000000000LL)
+        MODEL_I64("--microbatches", o->run.microbatches, 1, 1000000)
+        MODEL_I64("--devices", o->devices, 1, 1000000)
+        MODEL_I64("--top", o->top, 1, 1000000)
+        MODEL_F64("--param-bytes", o->run.param_bytes)
+        MODEL_F64("--kv-bytes", o->run.kv_bytes)
+        MODEL_F64("--act-bytes", o->run.act_bytes)
+        MODEL_F64("--grad-bytes", o->run.grad_bytes)
+        MODEL_F64("--optimizer-bytes", o->run.optimizer_bytes)
+        MODEL_F64("--efficiency", o->run.efficiency)
+        MODEL_F64("--price", o->run.price_per_hour)
+        else if (strcmp(a, "--name") == 0 && v) { o->m.name = v; i++; }
+        else if (strcmp(a, "--plain-mlp") == 0) o->m.mlp = GS_MLP_PLAIN;
+        else if (strcmp(a, "--tied") == 0) o->m.tied_embeddings = true;
+        else if (strcmp(a, "--no-attention-flops") == 0) o->run.no_attention_flops = true;
+        else if (strcmp(a, "--train") == 0) o->run.phase = GS_PHASE_TRAIN;
+        else if (strcmp(a, "--prefill") == 0) o->run.phase = GS_PHASE_PREFILL;
+        else if (strcmp(a, "--decode") == 0) o->run.phase = GS_PHASE_DECODE;
+        else if (strcmp(a, "--chip") == 0 && v) {
+            if (gs_chip_lookup(ctx, v, &o->run.chip) != GS_OK) {
+                fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
+                return EXIT_ERROR;
+            }
+            o->have_chip = true;
+            i++;
+        } else if (strcmp(a, "--chip-file") == 0 && v) {
+            if (!load_chip_file(ctx, v, &o->chip_file)) return EXIT_ERROR;
+            o->run.chip = &o->chip_file;
+            o->have_chip = true;
+            i++;
+        } else if (strcmp(a, "--math") == 0 && v) {
+            if (strcmp(v, "bf16") == 0) o->run.math = GS_MATH_BF16;
+            else if (strcmp(v, "int8") == 0) o->run.math = GS_MATH_INT8;
+            else if (strcmp(v, "fp8") == 0) o->run.math = GS_MATH_FP8;
+            else return usage_error("--math '%s' is not bf16, int8 or fp8", v);
+            i++;
+        } else if (strcmp(a, "--remat") == 0 && v) {
+            if (strcmp(v, "none") == 0) o->run.remat = GS_REMAT_NONE;
+            else if (strcmp(v, "block") == 0) o->run.remat = GS_REMAT_BLOCK;
+            else if (strcmp(v, "matmuls") == 0) o->run.remat = GS_REMAT_MATMULS;
+            else if (parse_f64_arg(v, &dv) && dv > 0.0) {
+                o->run.remat = GS_REMAT_CHECKPOINTS;
+                o->run.checkpoints = dv;
+            } else return usage_error("--remat '%s' is not none, block, matmuls or a number", v);
+            i++;
+        } else if (strcmp(a, "--mesh") == 0 && v && !plan) {
+            if (!parse_run_mesh(v, &o->run)) return usage_error("--mesh '%s' is not like tensor=8,fsdp=16,data=2:dcn", v);
+            o->mesh = v;
+            i++;
+        } else if (strcmp(a, "--sweep") == 0 && v && plan) {
+            o->sweep = v;
+            i++;
+        } else if (strcmp(a, "--emit-hlo") == 0 && v && plan) {
+            o->emit = v;
+            i++;
+        } else {
+            const char *const *known = cli_options(plan ? "plan" : "model");
+            int k;
+            if (a[0] != '-') return usage_error("unexpected argument '%s'", a);
+            for (k = 0; known[k]; k++)
+                if (strcmp(known[k], a) == 0) return usage_error("%s needs a value", a);
+            return unknown_word(plan ? "plan" : "model", "option", a, known);
+        }
+        if (!ok) return usage_error("bad or missing value for %s", a);
+#undef MODEL_I64
+#undef MODEL_F64
+        if (strncmp(a, "--layers", 8) == 0 || strcmp(a, "--d-model") == 0 || strcmp(a, "--heads") == 0 ||
+            strcmp(a, "--vocab") == 0 || strcmp(a, "--d-ff") == 0)
+            o->have_model = true;
+    }
+    if (!o->have_model) return usage_error("%s needs --preset NAME or the model flags (--layers ...)", plan ? "plan" : "model");
+    if (!o->m.name) o->m.name = "custom";
+    if (plan && (!o->have_chip || (!o->devices && !o->sweep)))
+        return usage_error("%s needs --chip and --devices (or --sweep)", "plan");
+    if (o->mesh && !o->have_chip) return usage_error("%s needs --chip", "--mesh");
+    return -1;
+}
+
+static int finish_output(int rc) {
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "gshard: error writing standard output\n");
+        return EXIT_ERROR;
+    }
+    return rc;
+}
+
+static int cmd_model(int argc, char **argv) {
+    model_options o;
+    gs_ctx *ctx = NULL;
+    const char *text;
+    gs_model_counts c;
+    gs_model_step st;
+    int rc;
+    memset(&o, 0, sizeof o);
+    if (gs_ctx_create(NULL, &ctx) != GS_OK) return EXIT_ERROR;
+    rc = parse_model_options(ctx, false, argc, argv, &o);
+    if (rc >= 0) goto done;
+    rc = EXIT_ERROR;
+    if (o.json) {
+        text = gs_model_json(ctx, &o.m, o.run.seq, o.have_chip ? &o.run : NULL);
+        if (!text) {
+            fprintf(stderr, "gshard model: %s\n", gs_ctx_error_msg(ctx));
+            goto done;
+        }
+        fputs(text, stdout);
+        rc = EXIT_OK;
+        goto done;
+    }
+    if (gs_model_count(ctx, &o.m, o.run.seq, &c) != GS_OK ||
+        (o.have_chip && gs_model_step_cost(ctx, &o.m, &o.run, &st) != GS_OK)) {
+        fprintf(stderr, "gshard model: %s\n", gs_ctx_error_msg(ctx));
+        goto done;
+    }
+    printf("%s: %.4g parameters (embedding %.4g, output %.4g, attention %.4g, mlp %.4g, router %.4g, norms %.4g)\n",
+           o.m.name, c.params, c.params_embed, c.params_unembed, c.params_attn, c.params_mlp, c.params_router, c.params_norm);
+    printf("  active per token %.4g; attention share of layer weights %.3f\n", c.params_active, c.attn_fraction_params);
+    printf("  FLOPs per token at seq %lld: training %.4g (6N = %.4g), inference %.4g (attention %.4g)\n",
+           (long long)o.run.seq, c.flops_train, 6.0 * c.params_matmul, c.flops_fwd, c.attn_flops_fwd);
+    printf("  KV cache per token: %.4g elements, %.4g bytes\n", c.kv_elems,
+           c.kv_elems * (o.run.kv_bytes > 0 ? o.run.kv_bytes : 2.0));
+    if (o.have_chip) {
+        printf("  %s on %lld x %s, batch %lld x seq %lld:\n", gs_phase_name(o.run.phase), (long long)st.devices,
+               o.run.chip->name, (long long)o.run.batch, (long long)o.run.seq);
+        printf("    memory per chip %.4g GB of %.4g (params %.4g, grads %.4g, optimizer %.4g, activations %.4g, KV %.4g)%s\n",
+               st.mem.total / 1e9, st.mem.capacity / 1e9, st.mem.params / 1e9, st.mem.grads / 1e9, st.mem.optimizer / 1e9,
+               st.mem.activations / 1e9, st.mem.kv_cache / 1e9, st.mem.fits ? "" : "  DOES NOT FIT");
+        printf("    step %.6g s, %s-bound (math %.4g, HBM %.4g, KV %.4g, ICI %.4g, DCN %.4g, bubble %.4g s)\n", st.seconds,
+               gs_bound_name(st.bound), st.t_math, st.t_hbm, st.t_kv, st.t_ici, st.t_dcn, st.t_bubble);
+        printf("    MFU %.3f, %.6g tokens/s (%.6g per chip), $%.4g per million tokens\n", st.mfu, st.tokens_per_s,
+               st.tokens_per_s_per_chip, st.cost_per_mtok);
+        printf("    B_crit %.4g tokens per chip; tensor ways before ICI-bound %.4g (decode, HBM-bound: %.4g)\n", st.b_crit,
+               st.tensor_max, st.tensor_max_decode);
+    }
+    rc = EXIT_OK;
+done:
+    gs_ctx_destroy(ctx);
+    return finish_output(rc);
+}
+
+/* --sweep devices=A..B[,chips=C1,C2]: the best layout per device count (powers of two) and chip */
+static int plan_sweep(gs_ctx *ctx, model_options *o) {
+    char buf[256], *chips = NULL, *p;
+    int64_t lo = 0, hi = 0, d;
+    int any_fit = 0;
+    if (strlen(o->sweep) >= sizeof buf || strncmp(o->sweep, "devices=", 8) != 0)
+        return usage_error("--sweep '%s' is not like devices=8..8192[,chips=v5e,v5p]", o->sweep);
+    strcpy(buf, o->sweep + 8);
+    if ((p = strstr(buf, ",chips=")) != NULL) {
+        *p = 0;
+        chips = p + 7;
+    }
+    p = strstr(buf, "..");
+    if (!p) return usage_error("--sweep '%s' is not like devices=8..8192[,chips=v5e,v5p]", o->sweep);
+    *p = 0;
+    if (!parse_i64_arg(buf, 1, 1000000, &lo) || !parse_i64_arg(p + 2, lo, 1000000, &hi))
+        return usage_error("--sweep '%s': bad device range", o->sweep);
+    if (o->json) printf("[");
+    for (;;) {
+        char *next = chips ? chips + strcspn(chips, ",:") : NULL;
+        if (next && !*next) next = NULL;
+        if (next) *next = 0;
+        if (chips && gs_chip_lookup(ctx, chips, &o->run.chip) != GS_OK) {
+            fprintf(stderr, "gshard plan: %s\n", gs_ctx_error_msg(ctx));
+            return EXIT_ERROR;
+        }
+        for (d = lo; d <= hi; d *= 2) {
+            gs_plan *plan = NULL;
+            if (gs_model_plan(ctx, &o->m, &o->run, d, &plan) != GS_OK) {
+                if (!o->json) printf("%s %6lld chips: %s\n", o->run.chip->name, (long long)d, gs_ctx_error_msg(ctx));
+                gs_ctx_clear_error(ctx);
+                continue;
+            }
+            any_fit |= gs_plan_fits(plan);
+            if (o->json) {
+                const char *t = gs_plan_json(plan, 1);
+                if (!t) return EXIT_ERROR;
+                printf("%s{\"chip\": \"%s\", \"devices\": %lld, \"plan\": %s}", any_fit > 1 ? "," : "", o->run.chip->name,
+                       (long long)d, t);
+                any_fit |= 2;
+            } else {
+                const gs_model_step *s = gs_plan_step(plan, 0);
+                printf("%s %6lld chips: %s %.4g ms, %s-bound, MFU %.3f, %.4g GB/chip\n", o->run.chip->name, (long long)d,
+                       gs_plan_fits(plan) ? "fits," : "DOES NOT FIT,", s->seconds * 1e3, gs_bound_name(s->bound), s->mfu,
+                       s->mem.total / 1e9);
+            }
+            if (d > hi / 2) break;
+        }
+        if (!next) break;
+        chips = next + 1;
+    }
+    if (o->json) printf("]\n");
+    return (any_fit & 1) ? EXIT_OK : EXIT_MISMATCH;
+}
+
+static int cmd_plan(int argc, char **argv) {
+    model_options o;
+    gs_ctx *ctx = NULL;
+    gs_plan *plan = NULL;
+    const char *text;
+    int rc;
+    memset(&o, 0, sizeof o);
+    if (gs_ctx_create(NULL, &ctx) != GS_OK) return EXIT_ERROR;
+    rc = parse_model_options(ctx, true, argc, argv, &o);
+    if (rc >= 0) goto done;
+    if (o.sweep) {
+        rc = plan_sweep(ctx, &o);
+        goto done;
+    }
+    rc = EXIT_ERROR;
+    if (gs_model_plan(ctx, &o.m, &o.run, o.devices, &plan) != GS_OK) {
+        fprintf(stderr, "gshard plan: %s\n", gs_ctx_error_msg(ctx));
+        goto done;
+    }
+    text = o.json ? gs_plan_json(plan, (int)o.top) : gs_plan_text(plan, (int)o.top);
+    if (!text) {
+        fprintf(stderr, "gshard plan: %s\n", gs_ctx_error_msg(ctx));
+        goto done;
+    }
+    fputs(text, stdout);
+    rc = gs_plan_fits(plan) ? EXIT_OK : EXIT_MISMATCH;
+    if (o.emit) {
+        int64_t dev = 0, scale = 0;
+        const char *hlo = gs_plan_emit_hlo(plan, 0, &dev, &scale);
+        FILE *f = hlo ? fopen(o.emit, "w") : NULL;
+        if (!f || fputs(hlo, f) < 0 || fclose(f) != 0) {
+            fprintf(stderr, "gshard plan: cannot write %s%s%s\n", o.emit, hlo ? "" : ": ", hlo ? "" : gs_ctx_error_msg(ctx));
+            if (f) fclose(f);
+            rc = EXIT_ERROR;
+        } else {
+            fprintf(stderr, "gshard plan: wrote %s (dims / %lld); check it with: gshard run %s --devices %lld --check "
+                            "--rtol 1e-3 --atol 1e-3\n", o.emit, (long long)scale, o.emit, (long long)dev);
+        }
+    }
+done:
+    gs_ctx_destroy(ctx);
+    return finish_output(rc);
+}
+
 int main(int argc, char **argv) {
     const char *cmd;
     options o;
@@ -1154,6 +1642,8 @@ int main(int argc, char **argv) {
         return EXIT_OK;
     }
     if (strcmp(cmd, "cost") == 0) return cmd_cost(argc, argv);
+    if (strcmp(cmd, "model") == 0) return cmd_model(argc, argv);
+    if (strcmp(cmd, "plan") == 0) return cmd_plan(argc, argv);
     if (strcmp(cmd, "print") != 0 && strcmp(cmd, "eval") != 0 && strcmp(cmd, "propagate") != 0 &&
         strcmp(cmd, "partition") != 0 && strcmp(cmd, "run") != 0) {
         if (cmd[0] == '-') return unknown_word(NULL, "option", cmd, cli_top_options);
@@ -1185,6 +1675,7 @@ int main(int argc, char **argv) {
     else if (strcmp(cmd, "propagate") == 0) rc = cmd_propagate(ctx, &o);
     else if (strcmp(cmd, "eval") == 0) rc = cmd_eval(ctx, &o);
     else if (strcmp(cmd, "partition") == 0) rc = cmd_partition(ctx, &o);
+    else if (o.shapes_only) rc = cmd_run_shapes(ctx, &o);
     else if (o.spmd) rc = cmd_run_spmd(ctx, &o);
     else rc = cmd_run(ctx, &o);
     gs_ctx_destroy(ctx);
