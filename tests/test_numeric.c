@@ -686,7 +686,35 @@ static void test_numeric_linalg_partitioned(void) {
     }
 }
 
+/* the cost model's FLOPs for the linear-algebra ops: n^3/3 multiply-adds per cholesky, m^2 per triangular
+   right-hand side (2 FLOPs each) */
+static void test_numeric_linalg_cost(void) {
+    const char *text = "HloModule m\n\nENTRY e {\n  a = f32[8,16,16] parameter(0)\n  b = f32[8,16,4] parameter(1)\n"
+                       "  l = f32[8,16,16] cholesky(a), lower=true\n"
+                       "  x = f32[8,16,4] triangular-solve(l, b), left_side=true, lower=true, unit_diagonal=false, transpose_a=NO_TRANSPOSE\n"
+                       "  ROOT t = (f32[8,16,16], f32[8,16,4]) tuple(l, x)\n}\n";
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = NULL;
+    gs_topology_desc d;
+    gs_topology *t = NULL;
+    gs_cost_report *rep = NULL;
+    memset(&d, 0, sizeof d);
+    d.chip = gs_chip_find("v5e");
+    d.mesh_rank = 1;
+    d.mesh[0] = 1;
+    CHECK_OK(gs_hlo_parse(ctx, text, strlen(text), &g));
+    CHECK_OK(gs_topology_create(ctx, &d, &t));
+    if (g && t && gs_cost_program(g, t, &rep) == GS_OK && rep) {
+        double want = 8.0 * 2.0 * 16 * 16 * 16 / 3.0 + 8.0 * 16 * 4 * 16;
+        CHECK_NEAR(gs_cost_report_totals(rep).flops, want, 1e-6 * want);
+    } else {
+        gst_failf(__FILE__, __LINE__, "cost: %s", gs_ctx_error_msg(ctx));
+    }
+    gs_ctx_destroy(ctx);
+}
+
 void suite_numeric(void) {
+    RUN(test_numeric_linalg_cost);
     RUN(test_numeric_cholesky);
     RUN(test_numeric_triangular_solve);
     RUN(test_numeric_linalg_partitioned);
