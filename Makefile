@@ -6,11 +6,17 @@
 #   make sanitize    the test suite (and the CLI it drives) under ASan + UBSan
 #   make valgrind    the test suite (and the CLI it drives) under valgrind
 #   make tsan        ThreadSanitizer over the runtime tests (every test whose name contains "runtime")
+#   make fault       the allocation-failure sweep (tests/test_fault.c): every k of the MoE layer at D=8 and of
+#                    tests/data/fault_mix.hlo, failing once and from k on, lockstep and one worker, plus random k
+#                    over several workers, under ASan + UBSan + LSan; prints one table row per pipeline
 #   make fuzz        the differential fuzzer's long run: 100000 random partitioned programs checked against the
 #                    reference interpreter (GST_FUZZ_COUNT=N, GST_FUZZ_SEED=S; see tests/test_spmd_fuzz.c)
 #   make fuzz-window the windowed-op fuzzer's long run: 100000 cases of reduce-window, convolution, slice, pad,
 #                    concatenate, reverse and reshape along split dims (GST_WFUZZ_COUNT=N, GST_WFUZZ_SEED=S,
 #                    GST_WFUZZ_KINDS=list; see tests/test_spmd_window.c)
+#   make fuzz-libfuzzer  the libFuzzer targets in tests/fuzz/ (HLO pipeline, sharding and PartitionSpec text,
+#                    .npy reading, cost API), each for FUZZ_SECONDS (default 60) with clang, ASan and UBSan; the
+#                    corpora grow in build/fuzz/corpus/<target>, seeded by tests/fuzz/make_seeds.py
 #   make examples    build and run every examples/*.c (each linked with the implementation compiled once)
 #   make bench       benchmarks (-O3 -march=native); they never gate CI
 #   make doctest     run the ```sh blocks of README.md and docs/*.md as written; check every relative link
@@ -40,8 +46,8 @@ CBLAS_H    := $(firstword $(wildcard /usr/include/*/cblas.h /usr/include/cblas.h
 OPENBLAS   := $(firstword $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so /usr/lib64/libopenblas.so))
 CBLAS_FLAGS := $(if $(and $(CBLAS_H),$(OPENBLAS)),-DHAVE_CBLAS -lopenblas)
 
-.PHONY: all test demo demo-mlp sanitize valgrind tsan fuzz fuzz-window bench examples compile-tests test-gemm clean amalgamate \
-        check-amalgamation stbds check-src install uninstall doctest warnings FORCE
+.PHONY: all test demo demo-mlp sanitize valgrind tsan fault fuzz fuzz-window fuzz-libfuzzer bench examples compile-tests \
+        test-gemm clean amalgamate check-amalgamation stbds check-src install uninstall doctest warnings FORCE
 
 all: $(BUILD)/gshard $(BUILD)/gshard_tests
 
@@ -169,6 +175,10 @@ $(BUILD)/tsan/gshard_tests: gshard.h $(TEST_SRCS) tests/test.h | stbds
 tsan: $(BUILD)/tsan/gshard_tests
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./$(BUILD)/tsan/gshard_tests runtime
 
+# ---- allocation failure: every k of the fault pipelines (make test runs every 29th), under ASan + UBSan + LSan ----
+fault: $(BUILD)/asan/gshard_tests
+	GST_FAULT_FULL=1 UBSAN_OPTIONS=print_stacktrace=1 ./$(BUILD)/asan/gshard_tests fault
+
 # ---- the differential fuzzer, long run (make test runs 2000 programs of it) ----
 fuzz: $(BUILD)/gshard_tests
 	GST_FUZZ_COUNT=$${GST_FUZZ_COUNT:-100000} ./$(BUILD)/gshard_tests spmd_fuzz
@@ -176,6 +186,22 @@ fuzz: $(BUILD)/gshard_tests
 # ---- the windowed-op fuzzer, long run (make test runs 3000 cases of it) ----
 fuzz-window: $(BUILD)/gshard_tests
 	GST_WFUZZ_COUNT=$${GST_WFUZZ_COUNT:-100000} ./$(BUILD)/gshard_tests spmd_window_fuzz
+
+# ---- libFuzzer targets (clang's -fsanitize=fuzzer); a crash stops the run and leaves build/fuzz/crash-* ----
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := hlo sharding npy cost
+FUZZFLAGS    := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c gshard.h | stbds
+	@mkdir -p $(BUILD)/fuzz
+	$(FUZZ_CC) -std=c99 -Wall -Wextra $(WERROR) $(FUZZFLAGS) -o $@ $< $(LDLIBS)
+
+fuzz-libfuzzer: $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
+	python3 tests/fuzz/make_seeds.py $(BUILD)/fuzz/seeds
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(BUILD)/fuzz/corpus/$$t; echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
+	  $(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+	    -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus/$$t $(BUILD)/fuzz/seeds/$$t || exit 1; done
 
 # the standalone GEMM check (randomised shapes against a naive loop)
 test-gemm: gshard.h | stbds

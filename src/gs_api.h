@@ -128,8 +128,10 @@ typedef struct gs_shape {
 
 GS_API gs_shape gs_shape_make(gs_dtype dtype, int rank, const int64_t *dims);
 GS_API gs_shape gs_shape_scalar(gs_dtype dtype);
+/* Element count, or -1 when a dim is negative, the rank is outside [0, GS_MAX_RANK] or the count overflows
+   int64_t; 0 for NULL. */
 GS_API int64_t gs_shape_numel(const gs_shape *s);
-GS_API size_t gs_shape_bytes(const gs_shape *s);   /* numel * storage size */
+GS_API size_t gs_shape_bytes(const gs_shape *s);   /* numel * storage size; 0 when numel is -1 or overflows */
 GS_API bool gs_shape_equal(const gs_shape *a, const gs_shape *b);
 GS_API size_t gs_dtype_size(gs_dtype t);            /* storage bytes per element; 0 for invalid/tuple/token */
 GS_API const char *gs_dtype_name(gs_dtype t);       /* the HLO text name: "f32", "bf16", "s64", "f8e4m3fn", ... */
@@ -215,6 +217,7 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(TUPLE, "tuple", -1) \
     X(GET_TUPLE_ELEMENT, "get-tuple-element", 1) \
     X(WHILE, "while", 1) \
+    X(OPAQUE, "custom-call", -1) /* read from HLO text, printed back as written, never evaluated */ \
     X(SINE, "sine", 1) \
     X(COSINE, "cosine", 1) \
     X(TAN, "tan", 1) \
@@ -588,6 +591,11 @@ GS_API gs_result gs_hlo_parse(gs_ctx *ctx, const char *text, size_t len, gs_grap
 GS_API const char *gs_hlo_print(gs_graph *entry);
 GS_API const char *gs_hlo_module_name(const gs_graph *entry);
 GS_API int64_t gs_hlo_num_partitions(const gs_graph *entry);   /* from the HloModule header; 1 if absent */
+/* Reads text leniently (it need not parse) and writes a report into the ctx arena (*report): one line each
+   for opcodes, element types, attributes, custom-call targets and sharding forms, with counts, marking with
+   '!' what gshard.h does not understand. Returns 0 when everything is understood, 1 when something is not,
+   2 when the text has no HLO instruction (or on an error, with the sticky error set). */
+GS_API int gs_hlo_stats(gs_ctx *ctx, const char *text, size_t len, const char **report);
 
 #include "gs_api_sharding.h"
 

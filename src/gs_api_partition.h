@@ -60,7 +60,9 @@ GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int 
 /* Runs the source graph on the reference interpreter and the SPMD program on rt (D devices), with the same
    global inputs (storage format, one buffer per flattened parameter of the source graph, as gs_eval), and
    compares every output: each device's part of it (every copy of a replicated tile, not only the one a gather
-   returns) against the matching region of the reference output. Floating-point values match when
+   returns) against the matching region of the reference output, and then every element of the gathered global
+   output; an element that no device holds (or that the gather leaves unwritten) is a difference, reported
+   with device -1, never "ok". Floating-point values match when
    |got - want| <= atol + rtol * |want| (NaN matches NaN, an infinity only itself); integers and pred exactly.
    With locate, a mismatch is traced back to the first instruction of the source's entry graph (in program
    order) whose per-device values, compared the same way through gs_partition_lookup, differ, and the lowest

@@ -129,6 +129,31 @@ GS_API void gs_ctx_destroy(gs_ctx *ctx) {
     gs__raw_free(&ctx->allocator, ctx);
 }
 
+/* ---- checked size arithmetic (see gs_internal.h) ---- */
+GS__FN bool gs__mul64(int64_t a, int64_t b, int64_t *out) {
+    if (a != 0 && b != 0) {
+        if (a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
+                  : (b > 0 ? a < INT64_MIN / b : b < INT64_MAX / a))
+            return false;
+    }
+    *out = a * b;
+    return true;
+}
+
+GS__FN bool gs__add64(int64_t a, int64_t b, int64_t *out) {
+    if (b > 0 ? a > INT64_MAX - b : a < INT64_MIN - b) return false;
+    *out = a + b;
+    return true;
+}
+
+GS__FN int64_t gs__prod64(int n, const int64_t *d) {
+    int64_t p = 1;
+    int i;
+    for (i = 0; i < n; i++)
+        if (d[i] < 0 || !gs__mul64(p, d[i], &p)) return -1;
+    return p;
+}
+
 #define GS__CHUNK_HDR ((sizeof(gs__chunk) + 15) & ~(size_t)15)
 
 GS__FN void *gs__arena_alloc(gs_ctx *ctx, size_t size) {

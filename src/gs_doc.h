@@ -53,9 +53,12 @@
    stb_ds: the implementation uses Sean Barrett's stb_ds.h (public domain / MIT). It is looked for as
    GSHARD_STB_DS_PATH, then "stb_ds.h" next to this file, then <stb_ds.h> on the include path, then Debian's
    <stb/stb_ds.h> (apt-get install libstb-dev). By default the TU with GSHARD_IMPLEMENTATION also emits stb_ds's
-   implementation; if your project already does, define GSHARD_NO_STB_DS_IMPLEMENTATION. stb_ds does not check
-   its own allocations: running out of memory inside stb_ds crashes (all of gshard's own allocations are
-   checked and reported as GS_ERR_OUT_OF_MEMORY).
+   implementation; if your project already does, define GSHARD_NO_STB_DS_IMPLEMENTATION. stb_ds's small side
+   tables do not go through gs_ctx_desc.allocator, and out of memory inside stb_ds crashes: its STBDS_REALLOC
+   and STBDS_FREE hooks get no context (stb_ds passes NULL), so reaching the caller's allocator would need a
+   mutable global, and those macros are fixed by the first include of stb_ds.h in each TU, which may be the
+   user's. Every other allocation goes through the allocator, is checked, and fails as GS_ERR_OUT_OF_MEMORY
+   (make fault fails each one in turn). Limits on hostile input: docs/security.md.
 
    Ownership: a gs_ctx owns every graph, value and string made with it (an arena); nothing is freed before
    gs_ctx_destroy. Tensor data is the caller's: inputs are read, outputs are written to caller buffers.

@@ -101,7 +101,32 @@ GS__FN gs_op gs__hlo_reduce_op(gs_reduce_kind k) {
 
 GS__FN bool gs__hlo_uses_reducer(gs_op op) {
     return op == GS_OP_REDUCE || op == GS_OP_REDUCE_WINDOW || op == GS_OP_ALL_REDUCE ||
-           op == GS_OP_REDUCE_SCATTER || op == GS_OP_SCATTER;
+           op == GS_OP_REDUCE_SCATTER || op == GS_OP_SCATTER || (op >= GS_OP_CUMSUM && op <= GS_OP_CUMMIN);
+}
+
+/* the reduction of a scan (cumsum, cumprod, cummax, cummin) */
+GS__FN gs_reduce_kind gs__hlo_scan_kind(gs_op op) {
+    return op == GS_OP_CUMSUM ? GS_REDUCE_SUM : op == GS_OP_CUMPROD ? GS_REDUCE_PROD : op == GS_OP_CUMMAX ? GS_REDUCE_MAX
+                                                                                                      : GS_REDUCE_MIN;
+}
+
+/* the identity of a reduction over dtype t, as literal text */
+GS__FN void gs__hlo_identity_text(gs_reduce_kind k, gs_dtype t, char *buf, size_t cap) {
+    int bits = gs__is_int(t) ? atoi(gs_dtype_name(t) + 1) : 0;
+    bool hi = k == GS_REDUCE_MIN;
+    if (k == GS_REDUCE_SUM || k == GS_REDUCE_PROD) {
+        snprintf(buf, cap, "%s", t == GS_PRED ? (k == GS_REDUCE_SUM ? "false" : "true") : (k == GS_REDUCE_SUM ? "0" : "1"));
+    } else if (t == GS_PRED) {
+        snprintf(buf, cap, "%s", hi ? "true" : "false");
+    } else if (!gs__is_int(t)) {
+        snprintf(buf, cap, "%s", hi ? "inf" : "-inf");
+    } else if (gs__is_signed(t)) {
+        uint64_t m = ((uint64_t)1 << (bits - 1)) - 1;
+        if (hi) snprintf(buf, cap, "%llu", (unsigned long long)m);
+        else snprintf(buf, cap, "-%llu", (unsigned long long)m + 1);
+    } else {
+        snprintf(buf, cap, "%llu", hi ? (unsigned long long)(bits == 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1) : 0ull);
+    }
 }
 
 /* =========================================================================================================
@@ -121,6 +146,7 @@ typedef struct gs__printer {
     bool oom;
     gs__pr_comment_fn comment;   /* optional: writes comment lines above each instruction */
     void *comment_user;
+    int64_t channel;      /* the last channel_id given (each collective gets the next one) */
 } gs__printer;
 
 GS__FN bool gs__pr_name_used(const gs__printer *pr, const char *name) {
@@ -373,15 +399,34 @@ GS__FN void gs__pr_groups(gs__sb *sb, const gs_replica_groups *rg) {
     }
 }
 
-GS__FN void gs__pr_coll(gs__sb *sb, const gs_value *v, bool groups) {
-    if (v->coll.channel_id != 0) gs__sb_printf(sb, ", channel_id=%lld", (long long)v->coll.channel_id);
-    if (groups) {
-        gs__sb_puts(sb, ", replica_groups=");
-        gs__pr_groups(sb, &v->coll.groups);
-    }
+/* the group size of a collective ("{}" groups: all partitions) */
+GS__FN int64_t gs__pr_group_size(const gs_value *v) {
+    if (v->coll.groups.n_groups > 0) return v->coll.groups.group_size;
+    return v->graph && v->graph->num_partitions > 1 ? v->graph->num_partitions : 1;
 }
 
-GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
+/* XLA reads a collective without channel_id as one across replicas: every collective here is across the
+   partitions, so each gets a channel_id of its own (numbered in print order, which keeps printing stable)
+   and explicit groups; all-reduce, all-gather and reduce-scatter say use_global_device_ids=true (with one
+   replica a global device id is the partition id). */
+GS__FN void gs__pr_coll(gs__printer *pr, const gs_value *v, bool groups) {
+    gs__sb *sb = &pr->sb;
+    gs__sb_printf(sb, ", channel_id=%lld", (long long)++pr->channel);
+    if (!groups) return;
+    gs__sb_puts(sb, ", replica_groups=");
+    if (v->coll.groups.n_groups > 0) {
+        gs__pr_groups(sb, &v->coll.groups);
+    } else {
+        int64_t i, n = gs__pr_group_size(v);
+        gs__sb_puts(sb, "{{");
+        for (i = 0; i < n; i++) gs__sb_printf(sb, i ? ",%lld" : "%lld", (long long)i);
+        gs__sb_puts(sb, "}}");
+    }
+    if (v->op != GS_OP_ALL_TO_ALL) gs__sb_puts(sb, ", use_global_device_ids=true");
+}
+
+/* the attributes of data movement, elementwise, reduction and windowed ops */
+GS__FN void gs__pr_attrs_compute(gs__printer *pr, const gs_value *v) {
     gs__sb *sb = &pr->sb;
     int i, rank = v->n_operands > 0 && v->operands[0] ? v->operands[0]->shape.rank : v->shape.rank;
     switch (v->op) {
@@ -475,6 +520,19 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
         else gs__sb_puts(sb, "{}");
         gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
         break;
+    default: break;
+    }
+}
+
+/* the attributes of indexing, sorting, random, collective, custom-call and control ops */
+GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
+    gs__sb *sb = &pr->sb;
+    int rank = v->n_operands > 0 && v->operands[0] ? v->operands[0]->shape.rank : v->shape.rank;
+    if (v->op < GS_OP_GATHER) {
+        gs__pr_attrs_compute(pr, v);
+        return;
+    }
+    switch (v->op) {
     case GS_OP_GATHER: {
         const gs_gather_dims *d = v->gather;
         if (!d) break;
@@ -518,13 +576,6 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
                       gs__pr_comparator(pr, v));
         break;
     case GS_OP_TOPK: gs__sb_printf(sb, ", k=%lld, largest=%s", (long long)v->dim, v->flag ? "true" : "false"); break;
-    case GS_OP_CUMSUM:
-    case GS_OP_CUMPROD:
-    case GS_OP_CUMMAX:
-    case GS_OP_CUMMIN:
-        gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->dim);
-        if (v->flag) gs__sb_puts(sb, ", reverse=true");
-        break;
     case GS_OP_RNG:
         gs__sb_printf(sb, ", distribution=rng_uniform, seed=%llu", (unsigned long long)v->seed);
         if (v->rng_full) {
@@ -551,29 +602,23 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
         gs__sb_printf(sb, ", algorithm=%s", v->rng_alg == GS_RNG_THREE_FRY ? "rng_three_fry" : v->rng_alg == GS_RNG_PHILOX ? "rng_philox" : "rng_default");
         break;
     case GS_OP_ALL_REDUCE:
-        gs__pr_coll(sb, v, true);
-        if (v->coll.use_global_device_ids) gs__sb_puts(sb, ", use_global_device_ids=true");
+        gs__pr_coll(pr, v, true);
         gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
         break;
     case GS_OP_ALL_GATHER:
     case GS_OP_REDUCE_SCATTER:
-        gs__pr_coll(sb, v, true);
+        gs__pr_coll(pr, v, true);
         gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->dim);
-        if (v->coll.use_global_device_ids) gs__sb_puts(sb, ", use_global_device_ids=true");
         if (v->op == GS_OP_REDUCE_SCATTER)
             gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
         break;
-    case GS_OP_ALL_TO_ALL:
-        gs__pr_coll(sb, v, true);
-        if (v->split_dim == v->concat_dim) gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->split_dim);
-        else
-            gs__sb_printf(sb, ", split_dimension=%lld, concat_dimension=%lld", (long long)v->split_dim,
-                          (long long)v->concat_dim);
-        if (v->coll.use_global_device_ids) gs__sb_puts(sb, ", use_global_device_ids=true");
+    case GS_OP_ALL_TO_ALL:   /* split != concat is printed as four instructions (gs__pr_all_to_all) */
+        gs__pr_coll(pr, v, true);
+        gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->split_dim);
         break;
     case GS_OP_COLLECTIVE_PERMUTE: {
         int64_t k;
-        gs__pr_coll(sb, v, false);
+        gs__pr_coll(pr, v, false);
         gs__sb_puts(sb, ", source_target_pairs={");
         for (k = 0; k < v->n_pairs; k++)
             gs__sb_printf(sb, "%s{%lld,%lld}", k ? "," : "", (long long)v->pairs[2 * k], (long long)v->pairs[2 * k + 1]);
@@ -591,33 +636,112 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
     }
 }
 
+/* "  NAME = SHAPE " of a helper instruction printed in place of one value */
+GS__FN void gs__pr_lhs(gs__sb *sb, const char *name, const char *suffix, const gs_shape *s) {
+    gs__sb_printf(sb, "  %s%s = ", name, suffix);
+    gs__pr_shape(sb, s);
+    gs__sb_put(sb, " ", 1);
+}
+
+/* XLA's all-to-all splits and concatenates along one dimension. With split dim s != concat dim c (x of
+   shape S, n devices in a group) it is printed as XLA's partitioner writes it:
+     NAME.split = reshape(x)          S with dim s as (n, S[s]/n)
+     NAME.a2a   = all-to-all(..), dimensions={s}   dim s now counts the source device
+     NAME.t     = transpose(..)       that dim moved in front of dim c
+     NAME       = reshape(..)         (n, S[c]) merged: the blocks in source order along c
+   Only the last line is left to the caller (a reshape of NAME.t). */
+GS__FN void gs__pr_all_to_all(gs__printer *pr, const gs_value *v) {
+    gs__sb *sb = &pr->sb;
+    const gs_shape *xs = &v->operands[0]->shape;
+    int r = xs->rank, s = (int)v->split_dim, c = (int)v->concat_dim, i, k = 0, cpos;
+    int64_t n = gs__pr_group_size(v), perm[GS_MAX_RANK + 1];
+    gs_shape a = *xs, t;
+    a.rank = r + 1;
+    for (i = r; i > s; i--) a.dims[i] = xs->dims[i - 1];
+    a.dims[s] = n;
+    a.dims[s + 1] = n > 0 ? xs->dims[s] / n : 0;
+    gs__pr_lhs(sb, v->name, ".split", &a);
+    gs__sb_printf(sb, "reshape(%s)\n", v->operands[0]->name);
+    gs__pr_lhs(sb, v->name, ".a2a", &a);
+    gs__sb_printf(sb, "all-to-all(%s.split)", v->name);
+    gs__pr_coll(pr, v, true);
+    gs__sb_printf(sb, ", dimensions={%d}\n", s);
+    cpos = c < s ? c : c + 1;
+    for (i = 0; i <= r; i++) {
+        if (i == cpos) perm[k++] = s;
+        if (i != s) perm[k++] = i;
+    }
+    t = a;
+    for (i = 0; i <= r; i++) t.dims[i] = a.dims[perm[i]];
+    gs__pr_lhs(sb, v->name, ".t", &t);
+    gs__sb_printf(sb, "transpose(%s.a2a), dimensions=", v->name);
+    gs__pr_ints(sb, perm, r + 1);
+    gs__sb_put(sb, "\n", 1);
+}
+
 GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
     gs__sb *sb = &pr->sb;
     int i;
+    bool a2a = v->op == GS_OP_ALL_TO_ALL && v->split_dim != v->concat_dim;
+    bool splat = v->op == GS_OP_CONSTANT && v->data && v->splat && v->shape.rank > 0;
+    bool scan = v->op >= GS_OP_CUMSUM && v->op <= GS_OP_CUMMIN;
+    if (a2a) gs__pr_all_to_all(pr, v);
+    if (scan) {   /* XLA has no scan op: the reduce-window of the whole prefix (or suffix) */
+        char lit[32];
+        gs_shape s0 = v->shape;
+        s0.rank = 0;
+        gs__hlo_identity_text(gs__hlo_scan_kind(v->op), v->shape.dtype, lit, sizeof lit);
+        gs__pr_lhs(sb, v->name, ".init", &s0);
+        gs__sb_printf(sb, "constant(%s)%s\n", lit, v->sharding ? ", sharding={replicated}" : "");
+    }
+    if (splat) {   /* XLA reads a literal for every element: a scalar constant, broadcast */
+        gs_shape s0 = v->shape;
+        s0.rank = 0;
+        gs__pr_lhs(sb, v->name, ".scalar", &s0);
+        gs__sb_puts(sb, "constant(");
+        gs__pr_elem(sb, v->shape.dtype, v->data, 0);
+        gs__sb_puts(sb, v->sharding ? "), sharding={replicated}\n" : ")\n");
+    }
     gs__sb_puts(sb, root ? "  ROOT " : "  ");
     gs__sb_puts(sb, v->name ? v->name : "_");
     gs__sb_puts(sb, " = ");
     gs__pr_value_shape(sb, v);
     gs__sb_put(sb, " ", 1);
-    gs__sb_puts(sb, gs_op_name(v->op));
-    gs__sb_put(sb, "(", 1);
-    if (v->op == GS_OP_PARAMETER) {
-        gs__sb_printf(sb, "%lld", (long long)v->index);
-    } else if (v->op == GS_OP_CONSTANT) {
-        if (v->data && (v->shape.rank == 0 || v->splat)) {
-            gs__pr_elem(sb, v->shape.dtype, v->data, 0);
-        } else if (v->data) {
-            int64_t pos = 0;
-            gs__pr_dense(sb, &v->shape, v->data, 0, &pos);
-        }
+    if (a2a) {
+        gs__sb_printf(sb, "reshape(%s.t)", v->name);
+    } else if (splat) {
+        gs__sb_printf(sb, "broadcast(%s.scalar), dimensions={}", v->name);
+    } else if (scan) {
+        gs_window_dim w[GS_MAX_RANK];
+        int64_t n = v->shape.dims[v->dim] > 0 ? v->shape.dims[v->dim] : 1;
+        for (i = 0; i < v->shape.rank; i++) w[i] = gs_window_default();
+        w[v->dim].size = n;
+        if (v->flag) w[v->dim].pad_hi = n - 1;
+        else w[v->dim].pad_lo = n - 1;
+        gs__sb_printf(sb, "reduce-window(%s, %s.init), window=", v->operands[0]->name, v->name);
+        gs__pr_window(sb, w, v->shape.rank);
+        gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, gs__hlo_scan_kind(v->op), v->shape.dtype));
     } else {
-        for (i = 0; i < v->n_operands; i++) {
-            if (i) gs__sb_puts(sb, ", ");
-            gs__sb_puts(sb, v->operands[i] && v->operands[i]->name ? v->operands[i]->name : "_");
+        gs__sb_puts(sb, v->op == GS_OP_OPAQUE && v->opaque ? v->opaque : gs_op_name(v->op));
+        gs__sb_put(sb, "(", 1);
+        if (v->op == GS_OP_PARAMETER) {
+            gs__sb_printf(sb, "%lld", (long long)v->index);
+        } else if (v->op == GS_OP_CONSTANT) {
+            if (v->data && v->shape.rank == 0) {
+                gs__pr_elem(sb, v->shape.dtype, v->data, 0);
+            } else if (v->data) {
+                int64_t pos = 0;
+                gs__pr_dense(sb, &v->shape, v->data, 0, &pos);
+            }
+        } else {
+            for (i = 0; i < v->n_operands; i++) {
+                if (i) gs__sb_puts(sb, ", ");
+                gs__sb_puts(sb, v->operands[i] && v->operands[i]->name ? v->operands[i]->name : "_");
+            }
         }
+        gs__sb_put(sb, ")", 1);
+        gs__pr_attrs(pr, v);
     }
-    gs__sb_put(sb, ")", 1);
-    gs__pr_attrs(pr, v);
     if (v->sharding) {
         gs__sb_puts(sb, ", sharding=");
         gs__sh_print(sb, v->sharding);
@@ -629,6 +753,7 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
             if (v->open_dims & (1u << d)) gs__sb_printf(sb, "%s%d", k++ ? "," : "", d);
         gs__sb_puts(sb, "]\"");
     }
+    if (v->text_attrs) gs__sb_puts(sb, v->text_attrs);
     gs__sb_put(sb, "\n", 1);
 }
 
@@ -639,7 +764,8 @@ GS__FN void gs__pr_scan_called(gs__printer *pr) {
         const gs_graph *g = pr->comps[c].g;
         for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
             const gs_value *v = g->values[i];
-            if (gs__hlo_uses_reducer(v->op)) gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0));
+            if (v->op >= GS_OP_CUMSUM && v->op <= GS_OP_CUMMIN) gs__pr_reducer(pr, gs__hlo_scan_kind(v->op), gs__pr_operand_dtype(v, 0));
+            else if (gs__hlo_uses_reducer(v->op)) gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0));
             else if (v->op == GS_OP_SORT) gs__pr_comparator(pr, v);
         }
     }
@@ -751,17 +877,27 @@ typedef struct gs__cur {
     int line, col;
 } gs__cur;
 
+/* an array's layout as written: minor_to_major (n = 0: none written, the default), and whether anything
+   follows the ':' (tiles T(..), memory space S(..), ...) */
+typedef struct gs__layout {
+    int n;
+    int64_t m2m[GS_MAX_RANK];
+    bool tiled;
+} gs__layout;
+
 /* a declared shape: an array, or a tuple whose leaves are P->elems[first .. first + n) (nested: its structure
    in P->trees) */
 typedef struct gs__pshape {
     bool tuple;
     gs_shape s;
+    gs__layout lay;           /* arrays */
     int first, n;             /* the leaves: P->elems[first .. first + n) */
     int tfirst, n_tree;       /* a nested tuple's structure (gs_value_tuple_tree): P->trees[tfirst ..), or n_tree 0 */
     gs__cur at;
 } gs__pshape;
 
 typedef struct gs__pattr {
+    bool used;          /* read by the builder (an attribute nothing reads is an error, or known harmless) */
     const char *name;   /* arena */
     gs__cur at;         /* where the name starts */
     gs__cur val;        /* the value: [val.p, val.end) */
@@ -783,6 +919,8 @@ typedef struct gs__pinst {
     const char *opcode;
     gs__cur op_at;
     gs_op op;
+    bool shape_omitted; /* "x = add(a, b)": the shape is what the op infers */
+    int lowered;        /* GS_OP_INVALID op: 1 + index in gs__hlo_lowered (an opcode the parser lowers) */
     gs__cur args;       /* parameter/constant: the text between the parentheses */
     int first_op, n_ops, first_attr, n_attrs;
     gs_value *value;
@@ -802,6 +940,9 @@ typedef struct gs__pcomp {
     int red_state;      /* 0 not analysed, 1 reducer, 2 not a reducer */
     gs_reduce_kind red_kind;
     gs_dtype red_dtype;
+    gs_value **args;    /* while inlined (fusion, call): the values its parameters stand for, else NULL */
+    int n_args;
+    const char *prefix; /* while inlined: the caller's instruction name, prefixed to the names inside */
 } gs__pcomp;
 
 typedef struct gs__parser {
@@ -821,6 +962,7 @@ typedef struct gs__parser {
     const char *module_name;
     int64_t num_partitions;
     int depth;
+    int red_k, red_n;   /* building component red_k of a variadic reduce/scatter over red_n operands (red_n 0: not) */
 } gs__parser;
 
 #define GS__HLO_MAX_NESTING 200   /* bracket nesting inside one value */
@@ -1044,7 +1186,47 @@ GS__FN bool gs__skip_balanced(gs__parser *P, gs__cur *c) {
 }
 
 /* ---- shapes ---- */
-GS__FN bool gs__parse_array_shape(gs__parser *P, gs__cur *c, gs_shape *s) {
+/* "{1,0}" or "{1,0:T(8,128)S(1)}" after an array shape; lay may be NULL */
+GS__FN bool gs__parse_layout(gs__parser *P, gs__cur *c, const gs_shape *s, gs__layout *lay) {
+    gs__layout l;
+    gs__cur at = *c;
+    bool ok = true;
+    memset(&l, 0, sizeof l);
+    gs__cur_adv(c);
+    if (!gs__accept(P, c, '}', &ok)) {
+        if (!ok) return false;
+        for (;;) {
+            int64_t d;
+            if (!gs__skip_ws(P, c)) return false;
+            if (gs__cur_peek(c) == ':') {
+                gs__cur_adv(c);
+                l.tiled = true;
+                while (!gs__cur_eof(c) && gs__cur_peek(c) != '}') {
+                    if (gs__cur_peek(c) == '(' || gs__cur_peek(c) == '[' || gs__cur_peek(c) == '{') {
+                        if (!gs__skip_balanced(P, c)) return false;
+                    } else {
+                        gs__cur_adv(c);
+                    }
+                }
+                if (!gs__expect_ch(P, c, '}')) return false;
+                break;
+            }
+            if (!gs__read_int(P, c, &d, "a dimension number")) return false;
+            if (d < 0 || d >= s->rank || l.n == s->rank)
+                return gs__perr(P, &at, GS_ERR_PARSE, "layout is not a permutation of the %d dimensions", s->rank);
+            l.m2m[l.n++] = d;
+            if (gs__accept(P, c, '}', &ok)) break;
+            if (!ok) return false;
+            if (gs__cur_peek(c) != ':' && !gs__expect_ch(P, c, ',')) return false;
+        }
+    }
+    if (l.n != 0 && l.n != s->rank)
+        return gs__perr(P, &at, GS_ERR_PARSE, "layout names %d of the %d dimensions", l.n, s->rank);
+    if (lay) *lay = l;
+    return true;
+}
+
+GS__FN bool gs__parse_array_shape(gs__parser *P, gs__cur *c, gs_shape *s, gs__layout *lay) {
     const char *what = "an element type (pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64, c128, f8*, token, ...)";
     gs__cur at;
     const char *start;
@@ -1083,8 +1265,9 @@ GS__FN bool gs__parse_array_shape(gs__parser *P, gs__cur *c, gs_shape *s) {
             if (!gs__expect_ch(P, c, ',')) return false;
         }
     }
-    /* a layout ({1,0} or {1,0:T(8,128)}) follows the ']' directly; it does not matter here */
-    if (gs__cur_peek(c) == '{') return gs__skip_balanced(P, c);
+    /* a layout ({1,0} or {1,0:T(8,128)}) follows the ']' directly; only bitcast reads it */
+    if (lay) memset(lay, 0, sizeof *lay);
+    if (gs__cur_peek(c) == '{') return gs__parse_layout(P, c, s, lay);
     return true;
 }
 
@@ -1105,7 +1288,7 @@ GS__FN bool gs__parse_tuple_elems(gs__parser *P, gs__cur *c, int depth, int *nes
                 if (!gs__parse_tuple_elems(P, c, depth + 1, nested)) return false;
             } else {
                 gs_shape e;
-                if (!gs__parse_array_shape(P, c, &e)) return false;
+                if (!gs__parse_array_shape(P, c, &e, NULL)) return false;
                 stbds_arrput(P->elems, e);
                 stbds_arrput(P->trees, -1);
             }
@@ -1126,7 +1309,7 @@ GS__FN bool gs__parse_shape(gs__parser *P, gs__cur *c, gs__pshape *out) {
     memset(out, 0, sizeof *out);
     if (!gs__skip_ws(P, c)) return false;
     out->at = *c;
-    if (gs__cur_peek(c) != '(') return gs__parse_array_shape(P, c, &out->s);
+    if (gs__cur_peek(c) != '(') return gs__parse_array_shape(P, c, &out->s, &out->lay);
     gs__cur_adv(c);
     out->tuple = true;
     out->s.dtype = GS_TUPLE;
@@ -1191,10 +1374,114 @@ GS__FN bool gs__parse_attrs(gs__parser *P, gs__cur *c, int *first, int *count) {
                 return gs__perr(P, &a.at, GS_ERR_PARSE, "duplicate attribute '%s'", a.name);
         if (!gs__expect_ch(P, c, '=')) return false;
         if (!gs__parse_attr_value(P, c, &a.val)) return false;
+        a.used = false;
         stbds_arrput(P->attrs, a);
         (*count)++;
     }
     return ok;
+}
+
+/* Opcodes the parser lowers to other ops while building (they have no gs_op): name, builder. */
+#define GS__HLO_LOWERED(X) \
+    X("fusion", gs__bl_call) \
+    X("call", gs__bl_call) \
+    X("bitcast", gs__bl_bitcast) \
+    X("opt-barrier", gs__bl_identity) \
+    X("conditional", gs__bl_conditional) \
+    X("collective-broadcast", gs__bl_collective_broadcast) \
+    X("all-reduce-start", gs__bl_async_start) \
+    X("all-gather-start", gs__bl_async_start) \
+    X("collective-permute-start", gs__bl_async_start) \
+    X("copy-start", gs__bl_async_start) \
+    X("all-reduce-done", gs__bl_async_done) \
+    X("all-gather-done", gs__bl_async_done) \
+    X("collective-permute-done", gs__bl_async_done) \
+    X("copy-done", gs__bl_async_done) \
+    X("after-all", gs__bl_opaque) \
+    X("infeed", gs__bl_opaque) \
+    X("outfeed", gs__bl_opaque) \
+    X("send", gs__bl_opaque) \
+    X("send-done", gs__bl_opaque) \
+    X("recv", gs__bl_opaque) \
+    X("recv-done", gs__bl_opaque)
+
+GS__FN int gs__hlo_lowered_opcode(const char *name) {
+    static const char *const names[] = {
+#define GS__X_NAME(s, fn) s,
+        GS__HLO_LOWERED(GS__X_NAME)
+#undef GS__X_NAME
+    };
+    int i;
+    for (i = 0; i < GS__COUNTOF(names); i++)
+        if (strcmp(names[i], name) == 0) return i + 1;
+    return 0;
+}
+
+/* XLA's opcodes (hlo_opcode.h spellings), for "did you mean" and for telling an opcode gshard.h does not
+   read from a misspelt one */
+static const char *const gs__xla_opcodes[] = {
+    "abs", "add", "add-dependency", "after-all", "all-gather", "all-gather-done", "all-gather-start",
+    "all-reduce", "all-reduce-done", "all-reduce-start", "all-to-all", "and", "async-done", "async-start",
+    "async-update", "atan2", "batch-norm-grad", "batch-norm-inference", "batch-norm-training", "bitcast",
+    "bitcast-convert", "broadcast", "call", "cbrt", "ceil", "cholesky", "clamp", "collective-broadcast",
+    "collective-permute", "collective-permute-done", "collective-permute-start", "compare", "complex",
+    "concatenate", "conditional", "constant", "convert", "convolution", "copy", "copy-done", "copy-start",
+    "cosine", "count-leading-zeros", "custom-call", "divide", "domain", "dot", "dynamic-reshape",
+    "dynamic-slice", "dynamic-update-slice", "erf", "exponential", "exponential-minus-one", "fft", "floor",
+    "fusion", "gather", "get-dimension-size", "get-tuple-element", "imag", "infeed", "iota", "is-finite", "log",
+    "log-plus-one", "logistic", "map", "maximum", "minimum", "multiply", "negate", "not", "opt-barrier", "or",
+    "outfeed", "pad", "parameter", "partition-id", "popcnt", "power", "ragged-all-to-all", "ragged-dot", "real",
+    "recv", "recv-done", "reduce", "reduce-precision", "reduce-scatter", "reduce-window", "remainder",
+    "replica-id", "reshape", "reverse", "rng", "rng-bit-generator", "rng-get-and-update-state",
+    "round-nearest-afz", "round-nearest-even", "rsqrt", "scatter", "select", "select-and-scatter", "send",
+    "send-done", "set-dimension-size", "shift-left", "shift-right-arithmetic", "shift-right-logical", "sign",
+    "sine", "slice", "sort", "sqrt", "stochastic-convert", "subtract", "tan", "tanh", "topk", "transpose",
+    "triangular-solve", "tuple", "while", "xor"};
+
+/* edit distance of two short strings (insert, delete, substitute, transpose adjacent), capped at 9 */
+GS__FN int gs__edit_distance(const char *a, const char *b) {
+    int la = (int)strlen(a), lb = (int)strlen(b), i, j;
+    int d[33][33];
+    if (la > 32 || lb > 32) return 9;
+    for (i = 0; i <= la; i++) d[i][0] = i;
+    for (j = 0; j <= lb; j++) d[0][j] = j;
+    for (i = 1; i <= la; i++) {
+        for (j = 1; j <= lb; j++) {
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    }
+    return d[la][lb] > 9 ? 9 : d[la][lb];
+}
+
+/* the closest of names[0..n) to name if it is close (at most a third of the letters differ), else NULL */
+GS__FN const char *gs__closest(const char *name, const char *const *names, int n) {
+    const char *best = NULL;
+    int i, bd = 9, limit = (int)strlen(name) / 3;
+    if (limit < 1) limit = 1;
+    for (i = 0; i < n; i++) {
+        int dd = gs__edit_distance(name, names[i]);
+        if (dd < bd) {
+            bd = dd;
+            best = names[i];
+        }
+    }
+    return bd <= limit ? best : NULL;
+}
+
+GS__FN bool gs__unknown_opcode(gs__parser *P, const gs__cur *at, const char *name) {
+    const char *near;
+    int i;
+    for (i = 0; i < GS__COUNTOF(gs__xla_opcodes); i++)
+        if (strcmp(gs__xla_opcodes[i], name) == 0)
+            return gs__perr(P, at, GS_ERR_UNSUPPORTED, "opcode '%s' is not supported", name);
+    near = gs__closest(name, gs__xla_opcodes, GS__COUNTOF(gs__xla_opcodes));
+    if (near) return gs__perr(P, at, GS_ERR_PARSE, "unknown opcode '%s' (did you mean '%s'?)", name, near);
+    return gs__perr(P, at, GS_ERR_PARSE, "unknown opcode '%s'", name);
 }
 
 GS__FN gs_op gs__hlo_opcode(const char *name) {
@@ -1241,7 +1528,14 @@ GS__FN bool gs__parse_instruction(gs__parser *P, gs__cur *c, gs__pcomp *comp) {
     if (stbds_shgeti(comp->names, (char *)in.name) >= 0)
         return gs__perr(P, &in.at, GS_ERR_PARSE, "duplicate instruction name '%s'", in.name);
     if (!gs__expect_ch(P, c, '=')) return false;
-    if (!gs__parse_shape(P, c, &in.type)) return false;
+    if (!gs__skip_ws(P, c)) return false;
+    {   /* "t = tuple(a, b)": XLA lets the shape it infers be left out */
+        gs__cur look = *c;
+        while (gs__hlo_name_char(gs__cur_peek(&look))) gs__cur_adv(&look);
+        in.shape_omitted = look.p != c->p && gs__cur_peek(&look) == '(';
+    }
+    if (in.shape_omitted) in.type.at = *c;
+    else if (!gs__parse_shape(P, c, &in.type)) return false;
     if (!gs__skip_ws(P, c)) return false;
     in.op_at = *c;
     {
@@ -1252,7 +1546,8 @@ GS__FN bool gs__parse_instruction(gs__parser *P, gs__cur *c, gs__pcomp *comp) {
         if (!in.opcode) return false;
     }
     in.op = gs__hlo_opcode(in.opcode);
-    if (in.op == GS_OP_INVALID) return gs__perr(P, &in.op_at, GS_ERR_PARSE, "unknown opcode '%s'", in.opcode);
+    if (in.op == GS_OP_INVALID && (in.lowered = gs__hlo_lowered_opcode(in.opcode)) == 0)
+        return gs__unknown_opcode(P, &in.op_at, in.opcode);
     if (!gs__skip_ws(P, c)) return false;
     if (gs__cur_peek(c) != '(') return gs__pexpect(P, c, "'('");
     in.first_op = (int)stbds_arrlen(P->ops);
@@ -1323,6 +1618,19 @@ GS__FN bool gs__parse_computation(gs__parser *P, gs__cur *c) {
             return false;
         }
     }
+    {   /* "}, execution_thread="main"": XLA's thread of the computation, which changes nothing here */
+        int first, n, k;
+        if (!gs__parse_attrs(P, c, &first, &n)) {
+            stbds_shfree(comp.names);
+            return false;
+        }
+        for (k = first; k < first + n; k++)
+            if (strcmp(P->attrs[k].name, "execution_thread") != 0) {
+                stbds_shfree(comp.names);
+                return gs__perr(P, &P->attrs[k].at, GS_ERR_PARSE, "unknown computation attribute '%s'", P->attrs[k].name);
+            }
+        stbds_arrsetlen(P->attrs, first);
+    }
     if (comp.n_inst == 0) {
         stbds_shfree(comp.names);
         return gs__perr(P, &comp.at, GS_ERR_PARSE, "computation '%s' has no instructions", comp.name);
@@ -1332,6 +1640,20 @@ GS__FN bool gs__parse_computation(gs__parser *P, gs__cur *c) {
     stbds_arrput(P->comps, comp);
     return true;
 }
+
+GS__FN bool gs__in_list(const char *name, const char *const *list, int n) {
+    int i;
+    for (i = 0; i < n; i++)
+        if (strcmp(list[i], name) == 0) return true;
+    return false;
+}
+
+/* module attributes that change nothing gshard.h computes (layouts, aliasing and donation, scheduling,
+   propagation options, annotations); besides these only num_partitions and replica_count=1 are read */
+static const char *const gs__module_attrs[] = {
+    "entry_computation_layout", "is_scheduled", "input_output_alias", "buffer_donor", "alias_passthrough_params",
+    "allow_spmd_sharding_propagation_to_output", "allow_spmd_sharding_propagation_to_parameters",
+    "frontend_attributes", "spmd_output_sharding", "spmd_parameters_shardings", "num_partitions", "replica_count"};
 
 GS__FN bool gs__attr_int(gs__parser *P, const gs__pattr *a, int64_t *out);
 
@@ -1345,9 +1667,18 @@ GS__FN bool gs__parse_module(gs__parser *P) {
         if (!gs__read_name(P, c, "a module name", &P->module_name, NULL)) return false;
         if (!gs__parse_attrs(P, c, &first, &n)) return false;
         for (i = first; i < first + n; i++) {
-            if (strcmp(P->attrs[i].name, "num_partitions") == 0) {
-                if (!gs__attr_int(P, &P->attrs[i], &P->num_partitions)) return false;
-                if (P->num_partitions < 1) return gs__pexpect(P, &P->attrs[i].val, "num_partitions >= 1");
+            const gs__pattr *a = &P->attrs[i];
+            if (strcmp(a->name, "num_partitions") == 0) {
+                if (!gs__attr_int(P, a, &P->num_partitions)) return false;
+                if (P->num_partitions < 1) return gs__pexpect(P, &a->val, "num_partitions >= 1");
+            } else if (strcmp(a->name, "replica_count") == 0) {
+                int64_t r;
+                if (!gs__attr_int(P, a, &r)) return false;
+                if (r != 1) return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "replica_count=%lld: only one replica is supported (partitions are the devices)", (long long)r);
+            } else if (!gs__in_list(a->name, gs__module_attrs, GS__COUNTOF(gs__module_attrs))) {
+                const char *near = gs__closest(a->name, gs__module_attrs, GS__COUNTOF(gs__module_attrs));
+                return gs__perr(P, &a->at, GS_ERR_PARSE, "unknown module attribute '%s'%s%s%s", a->name,
+                                near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
             }
         }
         stbds_arrsetlen(P->attrs, first);
@@ -1370,8 +1701,12 @@ GS__FN bool gs__parse_module(gs__parser *P) {
 /* ---- attribute values ---- */
 GS__FN gs__pattr *gs__attr(gs__parser *P, const gs__pinst *in, const char *name) {
     int k;
-    for (k = in->first_attr; k < in->first_attr + in->n_attrs; k++)
-        if (strcmp(P->attrs[k].name, name) == 0) return &P->attrs[k];
+    for (k = in->first_attr; k < in->first_attr + in->n_attrs; k++) {
+        if (strcmp(P->attrs[k].name, name) == 0) {
+            P->attrs[k].used = true;
+            return &P->attrs[k];
+        }
+    }
     return NULL;
 }
 
@@ -1557,12 +1892,16 @@ GS__FN bool gs__read_xlist(gs__parser *P, gs__cur *c, int n, int per_min, int pe
 }
 
 /* window={size=3x3 stride=2x2 pad=1_1x0_0 lhs_dilate=2x1 rhs_dilate=1x2}, n dims */
-GS__FN bool gs__attr_window(gs__parser *P, const gs__pattr *a, gs_window_dim *w, int n) {
+/* window={...}; rev (n entries, may be NULL: then rhs_reversal is refused) receives rhs_reversal */
+GS__FN bool gs__attr_window(gs__parser *P, const gs__pattr *a, gs_window_dim *w, int n, bool *rev) {
     gs__cur v = a->val;
     int64_t vals[GS_MAX_RANK][3];
     bool seen_size = false, ok = true;
     int i;
-    for (i = 0; i < n; i++) w[i] = gs_window_default();
+    for (i = 0; i < n; i++) {
+        w[i] = gs_window_default();
+        if (rev) rev[i] = false;
+    }
     if (!gs__expect_ch(P, &v, '{')) return false;
     for (;;) {
         gs__cur at;
@@ -1593,8 +1932,10 @@ GS__FN bool gs__attr_window(gs__parser *P, const gs__pattr *a, gs_window_dim *w,
                 else if (GS__WF("stride")) w[i].stride = vals[i][0];
                 else if (GS__WF("lhs_dilate")) w[i].base_dilation = vals[i][0];
                 else if (GS__WF("rhs_dilate")) w[i].window_dilation = vals[i][0];
+                else if (rev && (vals[i][0] == 0 || vals[i][0] == 1)) rev[i] = vals[i][0] == 1;
+                else if (rev) return gs__pexpect(P, &at, "rhs_reversal entries 0 or 1");
                 else if (vals[i][0] != 0)
-                    return gs__perr(P, &at, GS_ERR_UNSUPPORTED, "window rhs_reversal is not supported");
+                    return gs__perr(P, &at, GS_ERR_UNSUPPORTED, "window rhs_reversal is only valid on a convolution");
             }
             if (GS__WF("size")) seen_size = true;
         } else {
@@ -1617,7 +1958,7 @@ GS__FN bool gs__attr_groups(gs__parser *P, const gs__pattr *a, gs_replica_groups
     stbds_arrsetlen(P->ids, 0);
     if (!gs__skip_ws(P, &v)) return false;
     if (gs__cur_peek(&v) == '[') {
-        int64_t prod = 1, dims2[2];
+        int64_t prod = 1, dims2[2], n_ids;
         int n2 = 0;
         bool seen[GS_MAX_RANK];
         gs__cur_adv(&v);
@@ -1642,8 +1983,7 @@ GS__FN bool gs__attr_groups(gs__parser *P, const gs__pattr *a, gs_replica_groups
             if (d < 1) return gs__pexpect(P, &at, "a dimension >= 1");
             if (rg->iota_rank == GS_MAX_RANK) return gs__perr(P, &at, GS_ERR_PARSE, "more than %d iota dimensions", GS_MAX_RANK);
             rg->iota_dims[rg->iota_rank++] = d;
-            if (prod > INT64_MAX / d) return gs__perr(P, &at, GS_ERR_PARSE, "iota size out of range");
-            prod *= d;
+            if (!gs__mul64(prod, d, &prod)) return gs__perr(P, &at, GS_ERR_PARSE, "iota size overflows int64");
             if (gs__accept(P, &v, ']', &ok)) break;
             if (!ok || !gs__expect_ch(P, &v, ',')) return false;
         }
@@ -1672,7 +2012,7 @@ GS__FN bool gs__attr_groups(gs__parser *P, const gs__pattr *a, gs_replica_groups
             if (np != rg->iota_rank)
                 return gs__perr(P, &at, GS_ERR_PARSE, "T(...) must be a permutation of 0..%d", rg->iota_rank - 1);
         }
-        if (dims2[0] < 1 || dims2[1] < 1 || dims2[0] > INT64_MAX / dims2[1] || dims2[0] * dims2[1] != prod)
+        if (dims2[0] < 1 || dims2[1] < 1 || !gs__mul64(dims2[0], dims2[1], &n_ids) || n_ids != prod)
             return gs__perr(P, &a->val, GS_ERR_PARSE,
                             "replica groups [%lld,%lld] do not have the %lld ids of the iota", (long long)dims2[0],
                             (long long)dims2[1], (long long)prod);
@@ -1962,10 +2302,7 @@ GS__FN void gs__analyse_reducer(gs__parser *P, gs__pcomp *comp) {
     for (i = comp->first_inst; i < comp->first_inst + comp->n_inst; i++) {
         const gs__pinst *in = &P->insts[i];
         int64_t num;
-        if (in->op != GS_OP_PARAMETER) {
-            if (i != comp->root) return;
-            continue;
-        }
+        if (in->op != GS_OP_PARAMETER) continue;   /* the root, or dead (the root's operands are checked below) */
         if (!gs__quiet_param(in, &num) || num > 1 || params[num] >= 0 || !gs__is_scalar_type(&in->type)) return;
         params[num] = i;
     }
@@ -1988,19 +2325,65 @@ GS__FN void gs__analyse_reducer(gs__parser *P, gs__pcomp *comp) {
 }
 
 /* to_apply= of a reduction over elements of dtype dt */
+/* Component k of a variadic reducer over n operands: 2n scalar parameters and ROOT tuple(e_0, ..,
+   e_n-1) with e_k = op(parameter(k), parameter(n+k)) (either order; op add, multiply, maximum, minimum, and,
+   or) or e_k = parameter(n+k) (replace). Such a reducer combines every component on its own, so the
+   variadic op is n ops of one operand each. */
+GS__FN bool gs__tuple_reducer(gs__parser *P, const gs__pattr *a, const gs__pcomp *comp, gs_dtype dt, gs_reduce_kind *kind) {
+    const gs__pinst *root = &P->insts[comp->root], *e;
+    int n = P->red_n, k = P->red_k, ie, lhs, rhs, r;
+    int64_t nl = -1, nr = -1;
+    *kind = GS_REDUCE_INVALID;
+    if (root->op == GS_OP_TUPLE && root->n_ops == n && (ie = gs__quiet_operand(P, (gs__pcomp *)comp, root, k)) >= 0) {
+        e = &P->insts[ie];
+        if (gs__quiet_param(e, &nl) && nl == n + k && gs__is_scalar_type(&e->type)) {
+            *kind = GS_REDUCE_REPLACE;
+        } else {
+            lhs = gs__quiet_operand(P, (gs__pcomp *)comp, e, 0);
+            rhs = gs__quiet_operand(P, (gs__pcomp *)comp, e, 1);
+            for (r = GS_REDUCE_SUM; r <= GS_REDUCE_OR; r++)
+                if (gs__hlo_reduce_op((gs_reduce_kind)r) == e->op && e->n_ops == 2 && lhs >= 0 && rhs >= 0 &&
+                    gs__quiet_param(&P->insts[lhs], &nl) && gs__quiet_param(&P->insts[rhs], &nr) &&
+                    ((nl == k && nr == n + k) || (nl == n + k && nr == k)) && gs__is_scalar_type(&P->insts[lhs].type) &&
+                    (e->shape_omitted || gs__is_scalar_type(&e->type)))
+                    *kind = (gs_reduce_kind)r;
+        }
+    }
+    if (*kind == GS_REDUCE_INVALID)
+        return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED,
+                        "unsupported reducer computation '%s' for %d operands (expected ROOT tuple(e_0, .., e_%d), e_k = "
+                        "add/multiply/maximum/minimum/and/or of parameter(k) and parameter(%d+k), or parameter(%d+k))",
+                        comp->name, n, n - 1, n, n);
+    {   /* the component's element type */
+        gs_dtype pt = P->insts[ie].type.s.dtype;
+        if (*kind != GS_REDUCE_REPLACE) pt = P->insts[lhs].type.s.dtype;
+        if (pt != dt && !(gs__is_float(pt) && gs__is_float(dt)))
+            return gs__perr(P, &a->val, GS_ERR_PARSE, "reducer '%s' component %d works on %s, but operand %d is %s", comp->name, k,
+                            gs_dtype_name(pt), k, gs_dtype_name(dt));
+    }
+    return true;
+}
+
 GS__FN bool gs__reducer(gs__parser *P, const gs__pinst *in, gs_dtype dt, gs_reduce_kind *kind) {
     gs__pattr *a = gs__need_attr(P, in, "to_apply");
     gs__pcomp *comp;
     int ci;
     if (!a || (ci = gs__called(P, a)) < 0) return false;
     comp = &P->comps[ci];
+    if (P->red_n > 0) {
+        if (!gs__tuple_reducer(P, a, comp, dt, kind)) return false;
+        if (*kind == GS_REDUCE_REPLACE && in->op != GS_OP_SCATTER)
+            return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "reducer '%s' replaces: only valid for scatter", comp->name);
+        return true;
+    }
     if (comp->red_state == 0) gs__analyse_reducer(P, comp);
     if (comp->red_state != 1)
         return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED,
                         "unsupported reducer computation '%s' (expected two scalar parameters and ROOT "
                         "add/multiply/maximum/minimum/and/or of them, or ROOT parameter(1))",
                         comp->name);
-    if (comp->red_dtype != dt)
+    /* XLA accepts a float reducer over another float type (an f32 add on bf16 data): the same reduction */
+    if (comp->red_dtype != dt && !(gs__is_float(comp->red_dtype) && gs__is_float(dt)))
         return gs__perr(P, &a->val, GS_ERR_PARSE, "reducer '%s' works on %s, but %s '%s' reduces %s", comp->name,
                         gs_dtype_name(comp->red_dtype), in->opcode, in->name, gs_dtype_name(dt));
     if (comp->red_kind == GS_REDUCE_REPLACE && in->op != GS_OP_SCATTER)
@@ -2010,40 +2393,96 @@ GS__FN bool gs__reducer(gs__parser *P, const gs__pinst *in, gs_dtype dt, gs_redu
     return true;
 }
 
-/* sort's to_apply: 2n scalar parameters and ROOT compare(parameter(0), parameter(1)), direction LT or GT */
-GS__FN bool gs__comparator(gs__parser *P, const gs__pinst *in, int n, gs_value *const *xs, bool *descending) {
-    gs__pattr *a = gs__need_attr(P, in, "to_apply"), *dir;
+/* A comparator key: compare(parameter(2j), parameter(2j+1)) (either order) with LT or GT: operand j,
+   ascending or descending. Returns j, or -1. */
+GS__FN int gs__cmp_key(gs__parser *P, gs__pcomp *comp, const gs__pinst *e, bool eq, bool *desc) {
+    int l, r;
+    int64_t nl = -1, nr = -1;
+    gs__pattr *dir;
+    if (e->op != GS_OP_COMPARE || e->n_ops != 2) return -1;
+    l = gs__quiet_operand(P, comp, e, 0);
+    r = gs__quiet_operand(P, comp, e, 1);
+    dir = gs__attr(P, e, "direction");
+    if (l < 0 || r < 0 || !dir || !gs__quiet_param(&P->insts[l], &nl) || !gs__quiet_param(&P->insts[r], &nr) ||
+        nl / 2 != nr / 2 || nl == nr)
+        return -1;
+    if (eq) return gs__peek_word(dir->val, "EQ") ? (int)(nl / 2) : -1;
+    if (!gs__peek_word(dir->val, "LT") && !gs__peek_word(dir->val, "GT")) return -1;
+    *desc = gs__peek_word(dir->val, "GT") != (nl % 2 == 1);
+    return (int)(nl / 2);
+}
+
+/* sort's to_apply, lexicographic over operands: ROOT a key compare (above), or
+   select(compare(key j) EQ, <the rest>, <key j compare>): keys[0] most significant. Parameters 2j and
+   2j+1 are scalars of operand j's type; other instructions that nothing uses are allowed. */
+GS__FN bool gs__lex_comparator(gs__parser *P, const gs__pinst *in, int n, gs_value *const *xs, int *keys, bool *descs,
+                               int *nkeys) {
+    gs__pattr *a = gs__need_attr(P, in, "to_apply");
     gs__pcomp *comp;
-    const gs__pinst *root;
-    int ci, i, lhs, rhs;
-    int64_t nl, nr;
+    int ci, i, e;
     bool ok = true;
+    *nkeys = 0;
     if (!a || (ci = gs__called(P, a)) < 0) return false;
     comp = &P->comps[ci];
-    root = &P->insts[comp->root];
-    if (comp->n_inst != 2 * n + 1 || root->op != GS_OP_COMPARE || root->n_ops != 2) ok = false;
     for (i = comp->first_inst; ok && i < comp->first_inst + comp->n_inst; i++) {
         const gs__pinst *p = &P->insts[i];
         int64_t num;
-        if (i == comp->root) continue;
-        if (!gs__quiet_param(p, &num) || num >= 2 * n || !gs__is_scalar_type(&p->type) ||
-            p->type.s.dtype != xs[num / 2]->shape.dtype)
+        if (p->op != GS_OP_PARAMETER) continue;
+        if (!gs__quiet_param(p, &num) || num >= 2 * n || !gs__is_scalar_type(&p->type) || p->type.s.dtype != xs[num / 2]->shape.dtype)
             ok = false;
     }
-    lhs = ok ? gs__quiet_operand(P, comp, root, 0) : -1;
-    rhs = ok ? gs__quiet_operand(P, comp, root, 1) : -1;
-    dir = ok ? gs__attr(P, root, "direction") : NULL;
-    if (lhs < 0 || rhs < 0 || !dir || !gs__quiet_param(&P->insts[lhs], &nl) || !gs__quiet_param(&P->insts[rhs], &nr) ||
-        !((nl == 0 && nr == 1) || (nl == 1 && nr == 0)) || !(gs__peek_word(dir->val, "LT") || gs__peek_word(dir->val, "GT")))
+    for (e = comp->root; ok && e >= 0 && *nkeys <= n;) {
+        const gs__pinst *x = &P->insts[e];
+        int j = gs__cmp_key(P, comp, x, false, &descs[*nkeys]), c, f;
+        bool d2;
+        if (j >= 0) {
+            keys[(*nkeys)++] = j;
+            break;
+        }
+        ok = x->op == GS_OP_SELECT && x->n_ops == 3 && (c = gs__quiet_operand(P, comp, x, 0)) >= 0 &&
+             (f = gs__quiet_operand(P, comp, x, 2)) >= 0 && (j = gs__cmp_key(P, comp, &P->insts[c], true, &d2)) >= 0 &&
+             gs__cmp_key(P, comp, &P->insts[f], false, &descs[*nkeys]) == j;
+        if (ok) keys[(*nkeys)++] = j;
+        e = ok ? gs__quiet_operand(P, comp, x, 1) : -1;
+    }
+    if (!ok || *nkeys == 0 || *nkeys > n)
         return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED,
-                        "unsupported comparator '%s' (expected %d scalar parameters and ROOT compare(parameter(0), "
-                        "parameter(1)), direction=LT or GT)",
+                        "unsupported comparator '%s' (expected %d scalar parameters and ROOT compare(parameter(2j), "
+                        "parameter(2j+1)) with LT or GT, or select(that compare with EQ, <the next key>, that compare))",
                         comp->name, 2 * n);
-    *descending = gs__peek_word(dir->val, "GT") != (nl == 1);
     return true;
 }
 
+/* sort(x_0..x_n-1) with a lexicographic comparator: one stable sort per key, least significant first, each
+   ordering every operand by that key */
+GS__FN gs_value *gs__sort_lex(gs_graph *g, int n, gs_value *const *xs, int64_t d, const int *keys, const bool *descs, int nkeys) {
+    gs_value *cur[64], *ord[64], *t;
+    int k, i, m;
+    if (n > 64) {
+        gs__err(g->ctx, GS_ERR_UNSUPPORTED, "sort: more than 64 operands");
+        return NULL;
+    }
+    if (nkeys == 1 && keys[0] == 0) return gs_sort(g, n, xs, d, descs[0]);
+    for (i = 0; i < n; i++) cur[i] = xs[i];
+    for (k = nkeys - 1; k >= 0; k--) {
+        ord[0] = cur[keys[k]];
+        for (i = 0, m = 1; i < n; i++)
+            if (i != keys[k]) ord[m++] = cur[i];
+        t = gs_sort(g, n, ord, d, descs[k]);
+        if (n == 1) {
+            cur[0] = t;
+            continue;
+        }
+        cur[keys[k]] = gs_get_tuple_element(g, t, 0);
+        for (i = 0, m = 1; i < n; i++)
+            if (i != keys[k]) cur[i] = gs_get_tuple_element(g, t, m++);
+    }
+    return n == 1 ? cur[0] : gs_tuple(g, n, cur);
+}
+
 GS__FN bool gs__build_comp(gs__parser *P, int ci);
+GS__FN bool gs__inline_comp(gs__parser *P, const gs__pattr *a, gs_graph *g, const char *prefix, gs_value **args,
+                            int n_args, gs_value **out);
 
 GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *attr, gs_graph **out) {
     gs__pattr *a = gs__need_attr(P, in, attr);
@@ -2105,47 +2544,155 @@ GS__FN bool gs__shape_mismatch(gs__parser *P, const gs__cur *at, const char *wha
     return gs__perr(P, at, GS_ERR_PARSE, "%s '%s' is declared %s but is %s", what, name, want, got);
 }
 
-GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
-    gs_graph *g = comp->graph;
-    gs_value *v = NULL, *x = NULL, **xs;
-    const gs_shape *ds = &in->type.s;
+/* a new value equal to x (copy; element by element for a tuple), so the instruction can take its own name */
+GS__FN gs_value *gs__identity(gs_graph *g, gs_value *x) {
+    gs_value *parts[64];
+    int i;
+    if (!x || x->shape.dtype != GS_TUPLE) return gs_copy(g, x);
+    if (x->n_tuple > 64) {
+        gs__err(g->ctx, GS_ERR_UNSUPPORTED, "a tuple of %d elements passed through unchanged (at most 64)", x->n_tuple);
+        return NULL;
+    }
+    for (i = 0; i < x->n_tuple; i++) parts[i] = gs_get_tuple_element(g, x, i);
+    return gs_tuple(g, x->n_tuple, parts);
+}
+
+/* true if attribute name of in is the string or word w */
+GS__FN bool gs__attr_is(gs__parser *P, const gs__pinst *in, const char *name, const char *w) {
+    gs__pattr *a = gs__attr(P, in, name);
+    size_t n = strlen(w);
+    const char *p;
+    ptrdiff_t len;
+    if (!a) return false;
+    p = a->val.p;
+    len = a->val.end - a->val.p;
+    if (len >= 2 && p[0] == '"') {
+        p++;
+        len -= 2;
+    }
+    return (size_t)len == n && memcmp(p, w, n) == 0;
+}
+
+/* ---- a few values of a JSON backend_config (escaped inside a string or written bare) ---- */
+
+/* the text after "key": in s (quotes escaped or not), or NULL */
+GS__FN const char *gs__json_find(const char *s, const char *end, const char *key) {
+    size_t n = strlen(key);
+    const char *p;
+    for (p = s; p + n < end; p++) {
+        const char *q;
+        if (memcmp(p, key, n) != 0 || p == s || (p[-1] != '"')) continue;
+        q = p + n;
+        if (q < end && *q == '\\') q++;
+        if (q < end && *q == '"') q++;
+        else continue;
+        if (q < end && *q == ':') return q + 1;
+    }
+    return NULL;
+}
+
+/* skips quotes, escapes and spaces */
+GS__FN const char *gs__json_skip(const char *p, const char *end) {
+    while (p < end && (*p == '"' || *p == '\\' || *p == ' ')) p++;
+    return p;
+}
+
+/* a number (possibly quoted); false if absent or not a number */
+GS__FN bool gs__json_num(const char *s, const char *end, const char *key, double *out) {
+    const char *p = gs__json_find(s, end, key);
+    char buf[64];
+    size_t k = 0;
+    char *e;
+    if (!p) return false;
+    p = gs__json_skip(p, end);
+    while (p < end && k + 1 < sizeof buf && (strchr("+-.eE", *p) || gs__hlo_digit((unsigned char)*p))) buf[k++] = *p++;
+    buf[k] = 0;
+    *out = strtod(buf, &e);
+    return k > 0 && *e == 0;
+}
+
+/* an array of integers (each possibly quoted): "key":["1","2"]; false if absent or malformed */
+GS__FN bool gs__json_ints(const char *s, const char *end, const char *key, int64_t *out, int cap, int *n) {
+    const char *p = gs__json_find(s, end, key);
+    *n = 0;
+    if (!p) return false;
+    p = gs__json_skip(p, end);
+    if (p >= end || *p != '[') return false;
+    p++;
+    for (;;) {
+        int64_t v = 0;
+        bool neg = false, any = false;
+        p = gs__json_skip(p, end);
+        if (p < end && *p == ']') return true;
+        if (p < end && *p == '-') {
+            neg = true;
+            p++;
+        }
+        while (p < end && gs__hlo_digit((unsigned char)*p) && v < 1000000) {
+            v = v * 10 + (*p++ - '0');
+            any = true;
+        }
+        if (!any || *n == cap) return false;
+        out[(*n)++] = neg ? -v : v;
+        p = gs__json_skip(p, end);
+        if (p < end && *p == ',') p++;
+        else if (!(p < end && *p == ']')) return false;
+    }
+}
+
+/* a string value: "key":"VALUE" (VALUE without quotes) */
+GS__FN bool gs__json_word(const char *s, const char *end, const char *key, char *buf, size_t cap) {
+    const char *p = gs__json_find(s, end, key);
+    size_t k = 0;
+    if (!p) return false;
+    p = gs__json_skip(p, end);
+    while (p < end && k + 1 < cap && *p != '"' && *p != '\\' && *p != ',' && *p != '}') buf[k++] = *p++;
+    buf[k] = 0;
+    return k > 0;
+}
+
+/* What one instruction's builder sees: its operands (xs, n; x = xs[0]) and declared shape (ds). The
+   family builders below set v, or return false with an error reported. */
+typedef struct gs__bi {
+    gs__parser *P;
+    gs__pcomp *comp;
+    gs__pinst *in;
+    gs_graph *g;
+    gs_value **xs, *x, *v;
+    int n;
+    const gs_shape *ds;
+    const char *name;   /* the value's name (see gs__inst_name) */
+} gs__bi;
+
+GS__FN bool gs__bi_unsupported(gs__bi *b) {
+    b->P->ctx->next_name = NULL;
+    return gs__perr(b->P, &b->in->op_at, GS_ERR_UNSUPPORTED, "opcode '%s' is not supported", b->in->opcode);
+}
+
+/* parameter, constant, iota, partition-id and the ops that move or reshape data */
+GS__FN bool gs__bi_layout(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pinst *in = b->in;
+    gs_graph *g = b->g;
+    gs_value **xs = b->xs, *x = b->x, *v = NULL;
+    const gs_shape *ds = b->ds;
     gs__pattr *a;
-    int n = in->n_ops, k, cnt;
+    int n = b->n, cnt;
     int64_t dims[GS_MAX_RANK], d = 0;
     gs_op op = in->op;
-    gs_reduce_kind kind = GS_REDUCE_INVALID;
-
-    stbds_arrsetlen(P->vals, n);
-    xs = P->vals;
-    for (k = 0; k < n; k++) {
-        const gs__poperand *o = &P->ops[in->first_op + k];
-        xs[k] = P->insts[o->inst].value;
-        if (o->typed && !gs__pshape_matches(P, &o->type, xs[k]))
-            return gs__shape_mismatch(P, &o->type.at, "operand", o->name, &o->type, xs[k]);
-    }
-    if (n > 0) x = xs[0];
-    {
-        int arity = gs_op_arity(op), least = 0;
-        if (op == GS_OP_DYNAMIC_SLICE || op == GS_OP_CONCATENATE || op == GS_OP_SORT) least = 1;
-        if (op == GS_OP_DYNAMIC_UPDATE_SLICE || op == GS_OP_RNG) least = 2;
-        if ((arity >= 0 && n != arity) || n < least)
-            return gs__perr(P, &in->op_at, GS_ERR_PARSE, "%s takes %s%d operand%s, found %d", in->opcode,
-                            arity < 0 ? "at least " : "", arity < 0 ? least : arity,
-                            (arity < 0 ? least : arity) == 1 ? "" : "s", n);
-    }
-    if (in->type.tuple && (op == GS_OP_CONSTANT || op == GS_OP_IOTA || op == GS_OP_BROADCAST ||
-                           op == GS_OP_RESHAPE || op == GS_OP_CONVERT || op == GS_OP_RNG ||
-                           op == GS_OP_ANNOTATE))
-        return gs__perr(P, &in->type.at, GS_ERR_PARSE, "%s '%s' needs an array shape, not a tuple", in->opcode,
-                        in->name);
-
-    P->ctx->next_name = in->name; /* the builder below names its value (and its errors) as the text does */
     switch (op) {
     case GS_OP_PARAMETER: {
         gs__cur c = in->args;
         int64_t num;
         if (!gs__read_int(P, &c, &num, "a parameter number") || !gs__val_end(P, &c)) return false;
         if (num < 0) return gs__pexpect(P, &in->args, "a parameter number >= 0");
+        if (b->comp->prefix) {   /* inlined: the caller's operand */
+            if (num >= b->comp->n_args)
+                return gs__perr(P, &in->args, GS_ERR_PARSE, "parameter(%lld) of '%s', which is called with %d operand%s",
+                                (long long)num, b->comp->name, b->comp->n_args, b->comp->n_args == 1 ? "" : "s");
+            v = b->comp->args[num];
+            break;
+        }
         if (in->type.tuple)
             v = gs_parameter_tuple_nested(g, num, in->type.n, P->elems + in->type.first, in->type.n_tree,
                                           in->type.n_tree ? P->trees + in->type.tfirst : NULL, in->name);
@@ -2317,7 +2864,28 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         v = gs_reverse(g, x, cnt, dims);
         break;
     case GS_OP_CONVERT: v = gs_convert(g, x, ds->dtype); break;
-    case GS_OP_COPY: v = gs_copy(g, x); break;
+    case GS_OP_COPY:
+        if (x->shape.dtype == GS_TUPLE) P->ctx->next_name = NULL;   /* several values; the last takes the name */
+        v = gs__identity(g, x);
+        break;
+    default: return gs__bi_unsupported(b);
+    }
+    b->v = v;
+    return true;
+}
+
+/* elementwise ops, reductions, dot, convolution, reduce-window */
+GS__FN bool gs__bi_math(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pinst *in = b->in;
+    gs_graph *g = b->g;
+    gs_value **xs = b->xs, *x = b->x, *v = NULL;
+    gs__pattr *a;
+    int cnt;
+    int64_t dims[GS_MAX_RANK], d = 0;
+    gs_op op = in->op;
+    gs_reduce_kind kind = GS_REDUCE_INVALID;
+    switch (op) {
     case GS_OP_NEGATE: case GS_OP_ABS: case GS_OP_EXP: case GS_OP_LOG: case GS_OP_TANH: case GS_OP_LOGISTIC:
     case GS_OP_SQRT: case GS_OP_RSQRT: case GS_OP_FLOOR: case GS_OP_CEIL: case GS_OP_SIGN: case GS_OP_NOT:
         v = gs_unary(g, op, x);
@@ -2376,12 +2944,15 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
     case GS_OP_CONVOLUTION: {
         gs_conv_config cfg;
         char labels[128];
+        bool rev[GS_MAX_RANK];
+        int64_t flip[GS_MAX_RANK];
+        int i, nflip = 0;
         memset(&cfg, 0, sizeof cfg);
         if (!(a = gs__need_attr(P, in, "dim_labels")) || !gs__attr_word(P, a, labels, sizeof labels)) return false;
         if (gs_conv_dims_from_labels(labels, &cfg.dims) != GS_OK)
             return gs__perr(P, &a->val, GS_ERR_PARSE, "expected dim_labels like b01f_01io->b01f, found '%s'", labels);
         if ((a = gs__attr(P, in, "window")) != NULL) {
-            if (!gs__attr_window(P, a, cfg.window, cfg.dims.n_spatial)) return false;
+            if (!gs__attr_window(P, a, cfg.window, cfg.dims.n_spatial, rev)) return false;
         } else if (cfg.dims.n_spatial > 0) {
             return gs__need_attr(P, in, "window") != NULL;
         }
@@ -2390,16 +2961,45 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
             return false;
         if ((a = gs__attr(P, in, "batch_group_count")) != NULL && !gs__attr_int(P, a, &cfg.batch_group_count))
             return false;
-        v = gs_convolution(g, xs[0], xs[1], &cfg);
+        for (i = 0; i < cfg.dims.n_spatial; i++)   /* rhs_reversal: the kernel reversed along those dims */
+            if (rev[i]) flip[nflip++] = cfg.dims.kernel_spatial[i];
+        if (nflip) {
+            gs_value *k2;
+            P->ctx->next_name = NULL;
+            k2 = gs_reverse(g, xs[1], nflip, flip);
+            P->ctx->next_name = b->name;
+            v = gs_convolution(g, xs[0], k2, &cfg);
+        } else {
+            v = gs_convolution(g, xs[0], xs[1], &cfg);
+        }
         break;
     }
     case GS_OP_REDUCE_WINDOW: {
         gs_window_dim w[GS_MAX_RANK];
-        if (!(a = gs__need_attr(P, in, "window")) || !gs__attr_window(P, a, w, x->shape.rank)) return false;
+        if (!(a = gs__need_attr(P, in, "window")) || !gs__attr_window(P, a, w, x->shape.rank, NULL)) return false;
         if (!gs__reducer(P, in, x->shape.dtype, &kind)) return false;
         v = gs_reduce_window(g, x, xs[1], kind, w);
         break;
     }
+    default: return gs__bi_unsupported(b);
+    }
+    b->v = v;
+    return true;
+}
+
+/* gather, scatter, sort, topk, the cumulative ops, rng */
+GS__FN bool gs__bi_index(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pinst *in = b->in;
+    gs_graph *g = b->g;
+    gs_value **xs = b->xs, *x = b->x, *v = NULL;
+    const gs_shape *ds = b->ds;
+    gs__pattr *a;
+    int n = b->n, cnt;
+    int64_t d = 0;
+    gs_op op = in->op;
+    gs_reduce_kind kind = GS_REDUCE_INVALID;
+    switch (op) {
     case GS_OP_GATHER: {
         gs_gather_dims gd;
         int nb2;
@@ -2444,9 +3044,12 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         break;
     }
     case GS_OP_SORT: {
-        bool desc = false;
-        if (!gs__attr_one_dim(P, in, "dimensions", &d) || !gs__comparator(P, in, n, xs, &desc)) return false;
-        v = gs_sort(g, n, xs, d, desc);
+        int keys[64], nkeys;
+        bool descs[65];
+        if (n > 64) return gs__perr(P, &in->op_at, GS_ERR_UNSUPPORTED, "sort of more than 64 operands");
+        if (!gs__attr_one_dim(P, in, "dimensions", &d) || !gs__lex_comparator(P, in, n, xs, keys, descs, &nkeys)) return false;
+        if (!(nkeys == 1 && keys[0] == 0)) P->ctx->next_name = NULL;   /* several values; the last takes the name */
+        v = gs__sort_lex(g, n, xs, d, keys, descs, nkeys);
         break;
     }
     case GS_OP_TOPK: {
@@ -2482,7 +3085,7 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
             /* the shard form: lo, hi, one offset per dim of the full shape */
             gs_shape full;
             gs__cur c = fa->val;
-            if (!gs__parse_array_shape(P, &c, &full) || !gs__val_end(P, &c)) return false;
+            if (!gs__parse_array_shape(P, &c, &full, NULL) || !gs__val_end(P, &c)) return false;
             if (n != 2 + full.rank)
                 return gs__perr(P, &in->op_at, GS_ERR_PARSE, "rng '%s' with full_shape of rank %d takes %d operands (lo, hi and %d offsets), found %d",
                                 in->name, full.rank, 2 + full.rank, full.rank, n);
@@ -2495,38 +3098,251 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         }
         break;
     }
+    default: return gs__bi_unsupported(b);
+    }
+    b->v = v;
+    return true;
+}
+
+/* collectives, custom-calls, tuples and while */
+/* An op gshard.h reads and prints but cannot run: a custom-call whose target has no public meaning here
+   (any target not listed in docs/hlo_text.md), after-all, infeed, outfeed, send, recv and their -done
+   forms. It keeps the declared shape and every attribute as written; evaluation refuses it by name, the
+   partitioner computes it replicated with a warning, propagation gives it nothing. */
+GS__FN bool gs__bl_opaque(gs__bi *b) {
+    gs__parser *P = b->P;
+    static const char *const calls[] = {"to_apply", "called_computations", "calls"};
+    gs_value *v;
+    int i;
+    char target[256];
+    bool cc = strcmp(b->in->opcode, "custom-call") == 0;
+    for (i = 0; i < GS__COUNTOF(calls); i++) {
+        gs__pattr *a = gs__attr(P, b->in, calls[i]);
+        if (a) return gs__perr(P, &a->at, GS_ERR_UNSUPPORTED, "%s '%s' calls a computation (%s=): not supported for an op gshard.h cannot run",
+                               b->in->opcode, b->in->name, calls[i]);
+    }
+    if (cc && !gs__attr_word(P, gs__attr(P, b->in, "custom_call_target"), target, sizeof target)) return false;
+    if (b->in->shape_omitted && strcmp(b->in->opcode, "after-all") != 0)
+        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "%s '%s' needs its shape written (it is not inferred)", b->in->opcode,
+                        b->in->name);
+    P->ctx->next_name = NULL;
+    v = gs__value_new(b->g, GS_OP_OPAQUE, b->n, b->xs);
+    if (!v) return false;
+    v->opaque = b->in->opcode;
+    v->target = cc ? gs__pstr(P, target, strlen(target)) : NULL;
+    if (b->in->shape_omitted) {
+        memset(&v->opaque_shape, 0, sizeof v->opaque_shape);
+        v->opaque_shape.dtype = GS_TOKEN;
+    } else if (b->in->type.tuple) {
+        memset(&v->opaque_shape, 0, sizeof v->opaque_shape);
+        v->opaque_shape.dtype = GS_TUPLE;
+        v->opaque_n = b->in->type.n;
+        v->opaque_tuple = (const gs_shape *)gs__arena_dup(P->ctx, P->elems + b->in->type.first,
+                                                          sizeof(gs_shape) * (size_t)(b->in->type.n ? b->in->type.n : 1));
+        if (!v->opaque_tuple) return false;
+    } else {
+        v->opaque_shape = b->in->type.s;
+    }
+    b->v = gs__finish(v);
+    return true;
+}
+
+/* custom-call targets whose result is their operand (markers for other compilers' passes; each is
+   documented in docs/hlo_text.md with its source) */
+static const char *const gs__identity_targets[] = {
+    "ShardBarrierFrom", "ShardBarrierTo", "MoveToHost", "MoveToDevice", "PinToDevice", "LayoutConstraint",
+    "annotate_device_placement", "AwsNeuronTransferWithStaticRing", "xla.sdy.FuncResultSharding",
+    "xla.sdy.ShardingConstraint", "xla.sdy.PropagationBarrier"};
+
+/* __cublas$gemm(a, b [, c]): alpha * dot(a, b) [+ beta * c] with backend_config's dot_dimension_numbers
+   (XLA's GPU gemm rewriter); epilogues other than DEFAULT are refused by name */
+GS__FN bool gs__bi_gemm(gs__bi *b, const gs__pattr *target) {
+    gs__parser *P = b->P;
+    gs__pattr *bc = gs__need_attr(P, b->in, "backend_config");
+    const char *s, *e;
+    gs_dot_dims dd;
+    double alpha = 1, alpha_im = 0, beta = 0;
+    char epi[32];
+    int nb2, nc2;
+    gs_value *v;
+    if (!bc) return false;
+    s = bc->val.p;
+    e = bc->val.end;
+    if (b->n < 2 || b->n > 3)
+        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "__cublas$gemm takes 2 or 3 operands, found %d", b->n);
+    memset(&dd, 0, sizeof dd);
+    if (!gs__json_ints(s, e, "lhs_contracting_dimensions", dd.lhs_contract, GS_MAX_RANK, &dd.n_contract) ||
+        !gs__json_ints(s, e, "rhs_contracting_dimensions", dd.rhs_contract, GS_MAX_RANK, &nc2) ||
+        !gs__json_ints(s, e, "lhs_batch_dimensions", dd.lhs_batch, GS_MAX_RANK, &dd.n_batch) ||
+        !gs__json_ints(s, e, "rhs_batch_dimensions", dd.rhs_batch, GS_MAX_RANK, &nb2) || nb2 != dd.n_batch ||
+        nc2 != dd.n_contract)
+        return gs__perr(P, &bc->val, GS_ERR_PARSE, "__cublas$gemm: backend_config has no usable dot_dimension_numbers");
+    (void)gs__json_num(s, e, "alpha_real", &alpha);
+    (void)gs__json_num(s, e, "alpha_imag", &alpha_im);
+    (void)gs__json_num(s, e, "beta", &beta);
+    if (gs__json_word(s, e, "epilogue", epi, sizeof epi) && strcmp(epi, "DEFAULT") != 0)
+        return gs__perr(P, &bc->val, GS_ERR_UNSUPPORTED, "__cublas$gemm epilogue %s is not supported", epi);
+    if (alpha_im != 0) return gs__perr(P, &bc->val, GS_ERR_UNSUPPORTED, "__cublas$gemm with a complex alpha is not supported");
+    if (beta != 0 && b->n != 3)
+        return gs__perr(P, &bc->val, GS_ERR_PARSE, "__cublas$gemm with beta=%g needs a third operand", beta);
+    if (b->in->type.tuple && !(b->in->type.n == 2 && P->elems[b->in->type.first + 1].dtype == GS_S8 &&
+                                P->elems[b->in->type.first + 1].rank == 1))
+        return gs__perr(P, &target->val, GS_ERR_PARSE, "__cublas$gemm: expected a result or (result, s8[workspace bytes])");
+    P->ctx->next_name = NULL;
+    v = gs_dot(b->g, b->xs[0], b->xs[1], &dd);
+    if (v && !b->in->type.tuple && v->shape.dtype != b->ds->dtype) v = gs_convert(b->g, v, b->ds->dtype);
+    if (v && b->in->type.tuple && v->shape.dtype != P->elems[b->in->type.first].dtype)
+        v = gs_convert(b->g, v, P->elems[b->in->type.first].dtype);
+    if (v && alpha != 1) v = gs_binary(b->g, GS_OP_MULTIPLY, v, gs_constant_splat(b->g, v->shape, alpha));
+    if (v && b->n == 3 && beta != 0) {
+        gs_value *c = b->xs[2];
+        if (beta != 1) c = gs_binary(b->g, GS_OP_MULTIPLY, c, gs_constant_splat(b->g, c->shape, beta));
+        v = gs_binary(b->g, GS_OP_ADD, v, c);
+    }
+    if (v && b->in->type.tuple) {   /* the workspace is scratch space: zeros */
+        gs_value *parts[2];
+        parts[0] = v;
+        parts[1] = gs_constant_splat(b->g, P->elems[b->in->type.first + 1], 0);
+        v = gs_tuple(b->g, 2, parts);
+    }
+    b->v = v;
+    return true;
+}
+
+/* TopK(x) -> (values, s32 indices) along the last dim, k from the result shape; the comparator
+   (called_computations={c} or to_apply=c) must be compare(parameter(0), parameter(1)) with direction GT
+   (largest first) or LT; without one, largest first (XLA's TopK custom-call, the sort-based top-k of the
+   TPU and GPU backends) */
+GS__FN bool gs__bi_topk_call(gs__bi *b, const gs__pattr *ta) {
+    gs__parser *P = b->P;
+    gs__pattr *a = gs__attr(P, b->in, "called_computations"), *dir;
+    gs__cur v;
+    const char *name;
+    ptrdiff_t j;
+    const gs__pcomp *comp;
+    const gs__pinst *root;
+    int lhs, rhs;
+    int64_t nl = -1, nr = -1;
+    bool gt;
+    (void)ta;
+    if (!b->in->type.tuple || b->in->type.n != 2 || b->x->shape.rank == 0)
+        return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "TopK '%s' needs a (values, indices) tuple shape", b->in->name);
+    if (!a && !(a = gs__attr(P, b->in, "to_apply"))) {   /* no comparator: largest first */
+        b->v = gs_topk(b->g, b->x, P->elems[b->in->type.first].dims[b->x->shape.rank - 1], true);
+        return true;
+    }
+    v = a->val;
+    if (gs__cur_peek(&v) == '{') gs__cur_adv(&v);
+    if (!gs__read_name(P, &v, "a computation name", &name, NULL)) return false;
+    j = stbds_shgeti(P->comp_names, (char *)name);
+    if (j < 0) return gs__perr(P, &a->val, GS_ERR_PARSE, "unknown computation '%s'", name);
+    comp = &P->comps[P->comp_names[j].value];
+    root = &P->insts[comp->root];
+    lhs = gs__quiet_operand(P, (gs__pcomp *)comp, root, 0);
+    rhs = gs__quiet_operand(P, (gs__pcomp *)comp, root, 1);
+    dir = gs__attr(P, root, "direction");
+    gt = dir && gs__peek_word(dir->val, "GT");
+    if (root->op != GS_OP_COMPARE || lhs < 0 || rhs < 0 || !gs__quiet_param(&P->insts[lhs], &nl) ||
+        !gs__quiet_param(&P->insts[rhs], &nr) || !((nl == 0 && nr == 1) || (nl == 1 && nr == 0)) ||
+        !(gt || (dir && gs__peek_word(dir->val, "LT"))))
+        return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED,
+                        "unsupported TopK comparator '%s' (expected ROOT compare(parameter(0), parameter(1)), direction=GT or LT)",
+                        comp->name);
+    b->v = gs_topk(b->g, b->x, P->elems[b->in->type.first].dims[b->x->shape.rank - 1], gt == (nl == 0));
+    return true;
+}
+
+/* a custom-call target other than the sharding ones */
+GS__FN bool gs__bi_custom(gs__bi *b, const char *target, const gs__pattr *ta) {
+    int i;
+    if (strcmp(target, "__cublas$gemm") == 0) return gs__bi_gemm(b, ta);
+    if (strcmp(target, "TopK") == 0) return gs__bi_topk_call(b, ta);
+    for (i = 0; i < GS__COUNTOF(gs__identity_targets); i++) {
+        if (strcmp(target, gs__identity_targets[i]) != 0) continue;
+        b->P->ctx->next_name = NULL;
+        b->v = gs__identity(b->g, b->x);
+        return true;
+    }
+    return gs__bl_opaque(b);
+}
+
+/* all-reduce, all-gather, reduce-scatter, all-to-all of one operand x */
+GS__FN bool gs__bi_collective(gs__bi *b, gs_value *x, gs_value **out) {
+    gs__parser *P = b->P;
+    gs__pinst *in = b->in;
+    gs_graph *g = b->g;
+    gs_value *v = NULL;
+    int64_t d = 0;
+    gs_op op = in->op;
+    gs_reduce_kind kind = GS_REDUCE_INVALID;
+    gs_collective_desc cd;
+    if (!gs__coll_desc(P, in, &cd)) return false;
+    if (op == GS_OP_ALL_REDUCE || op == GS_OP_REDUCE_SCATTER) {
+        if (!gs__reducer(P, in, x->shape.dtype, &kind)) return false;
+    }
+    if (op == GS_OP_ALL_REDUCE) {
+        v = gs_all_reduce(g, x, kind, &cd);
+    } else if (op == GS_OP_ALL_TO_ALL) {
+        int64_t split, concat;
+        gs__pattr *sa = gs__attr(P, in, "split_dimension"), *ca = gs__attr(P, in, "concat_dimension");
+        if (sa || ca) {
+            if (!sa) return gs__need_attr(P, in, "split_dimension") != NULL;
+            if (!ca) return gs__need_attr(P, in, "concat_dimension") != NULL;
+            if (!gs__attr_int(P, sa, &split) || !gs__attr_int(P, ca, &concat)) return false;
+        } else {
+            if (!gs__attr(P, in, "dimensions"))
+                return gs__perr(P, &in->op_at, GS_ERR_UNSUPPORTED,
+                                "all-to-all without dimensions= (the tuple form) is not supported");
+            if (!gs__attr_one_dim(P, in, "dimensions", &split)) return false;
+            concat = split;
+        }
+        v = gs_all_to_all(g, x, split, concat, &cd);
+    } else {
+        if (!gs__attr_one_dim(P, in, "dimensions", &d)) return false;
+        if (x->shape.rank == 0 && cd.groups.group_size == 1)   /* a scalar in a variadic form, groups of one */
+            v = gs_copy(g, x);
+        else
+            v = op == GS_OP_ALL_GATHER ? gs_all_gather(g, x, d, &cd) : gs_reduce_scatter(g, x, kind, d, &cd);
+    }
+    *out = v;
+    return true;
+}
+
+/* the variadic form (n operands, a tuple of n results) is n collectives and a tuple, the same as XLA's
+   combined collectives compute */
+GS__FN bool gs__bi_collectives(gs__bi *b) {
+    gs_value **parts;
+    int k;
+    if (b->n == 1) return gs__bi_collective(b, b->x, &b->v);
+    parts = (gs_value **)gs__arena_alloc(b->P->ctx, sizeof(gs_value *) * (size_t)b->n);
+    if (!parts) return false;
+    for (k = 0; k < b->n; k++) {
+        if (!(b->P->ctx->next_name = gs__arena_printf(b->P->ctx, "%s.%d", b->name, k))) return false;
+        if (!gs__bi_collective(b, b->xs[k], &parts[k])) return false;
+        if (!parts[k]) return gs__builder_failed(b->P, &b->in->at);
+        parts[k]->auto_name = true;   /* made up here: a later instruction of the text may take the name */
+    }
+    b->P->ctx->next_name = NULL;
+    b->v = gs_tuple(b->g, b->n, parts);
+    return true;
+}
+
+GS__FN bool gs__bi_comm(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pinst *in = b->in;
+    gs_graph *g = b->g;
+    gs_value **xs = b->xs, *x = b->x, *v = NULL;
+    const gs_shape *ds = b->ds;
+    gs__pattr *a;
+    int n = b->n;
+    int64_t d = 0;
+    gs_op op = in->op;
+    switch (op) {
     case GS_OP_ALL_REDUCE:
     case GS_OP_ALL_GATHER:
     case GS_OP_REDUCE_SCATTER:
-    case GS_OP_ALL_TO_ALL: {
-        gs_collective_desc cd;
-        if (!gs__coll_desc(P, in, &cd)) return false;
-        if (op == GS_OP_ALL_REDUCE || op == GS_OP_REDUCE_SCATTER) {
-            if (!gs__reducer(P, in, x->shape.dtype, &kind)) return false;
-        }
-        if (op == GS_OP_ALL_REDUCE) {
-            v = gs_all_reduce(g, x, kind, &cd);
-        } else if (op == GS_OP_ALL_TO_ALL) {
-            int64_t split, concat;
-            gs__pattr *sa = gs__attr(P, in, "split_dimension"), *ca = gs__attr(P, in, "concat_dimension");
-            if (sa || ca) {
-                if (!sa) return gs__need_attr(P, in, "split_dimension") != NULL;
-                if (!ca) return gs__need_attr(P, in, "concat_dimension") != NULL;
-                if (!gs__attr_int(P, sa, &split) || !gs__attr_int(P, ca, &concat)) return false;
-            } else {
-                if (!gs__attr(P, in, "dimensions"))
-                    return gs__perr(P, &in->op_at, GS_ERR_UNSUPPORTED,
-                                    "all-to-all without dimensions= (the tuple form) is not supported");
-                if (!gs__attr_one_dim(P, in, "dimensions", &split)) return false;
-                concat = split;
-            }
-            v = gs_all_to_all(g, x, split, concat, &cd);
-        } else {
-            if (!gs__attr_one_dim(P, in, "dimensions", &d)) return false;
-            v = op == GS_OP_ALL_GATHER ? gs_all_gather(g, x, d, &cd) : gs_reduce_scatter(g, x, kind, d, &cd);
-        }
-        break;
-    }
+    case GS_OP_ALL_TO_ALL:
+        return gs__bi_collectives(b);
     case GS_OP_COLLECTIVE_PERMUTE: {
         int64_t channel = 0;
         gs__cur c;
@@ -2565,6 +3381,9 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         if (sa && !(sh = gs__pstr(P, sa->val.p, (size_t)(sa->val.end - sa->val.p)))) return false;
         if (strcmp(target, "Sharding") == 0) {
             gs__pattr *bc = gs__attr(P, in, "backend_config");
+            if (in->type.tuple)
+                return gs__perr(P, &in->type.at, GS_ERR_PARSE, "%s '%s' needs an array shape, not a tuple",
+                                in->opcode, in->name);
             if (!sa) return gs__need_attr(P, in, "sharding") != NULL;
             v = gs_annotate(g, x, sh);
             if (v && bc && !gs__unspecified_dims(P, bc, v)) return false;
@@ -2574,7 +3393,7 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
                                 in->opcode, in->name);
             v = target[4] == 'F' ? gs_to_manual(g, x, *ds, sh) : gs_to_full(g, x, *ds, sh);
         } else {
-            return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "custom-call target \"%s\" is not supported", target);
+            return gs__bi_custom(b, target, a);
         }
         break;
     }
@@ -2588,37 +3407,627 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         if (!gs__called_graph(P, in, "condition", &cond) || !gs__called_graph(P, in, "body", &body)) return false;
         /* building them may have grown P->vals: re-read the operand */
         x = P->insts[P->ops[in->first_op].inst].value;
-        P->ctx->next_name = in->name; /* building cond and body used it up */
+        P->ctx->next_name = b->name; /* building cond and body used it up */
         v = gs_while(g, cond, body, x);
         break;
     }
-    default:
-        P->ctx->next_name = NULL;
-        return gs__perr(P, &in->op_at, GS_ERR_UNSUPPORTED, "opcode '%s' is not supported", in->opcode);
+    default: return gs__bi_unsupported(b);
     }
+    b->v = v;
+    return true;
+}
+
+/* the family builder of an op (GS_OP_LIST order: the families are contiguous ranges) */
+GS__FN bool gs__bi_family(gs__bi *b) {
+    gs_op op = b->in->op;
+    if (op <= GS_OP_COPY) return gs__bi_layout(b);
+    if (op <= GS_OP_REDUCE_WINDOW) return gs__bi_math(b);
+    if (op <= GS_OP_RNG) return gs__bi_index(b);
+    if (op <= GS_OP_WHILE) return gs__bi_comm(b);
+    /* the numeric ops of XLA's full set, with the leaves (their cases live in gs__bi_layout) */
+    if (op >= GS_OP_SINE && op <= GS_OP_TRIANGULAR_SOLVE) return gs__bi_layout(b);
+    return gs__bi_unsupported(b);
+}
+
+/* The value-and-index reducer of an arg-max or arg-min (JAX's argmax, XLA tests' minmax_func): parameters
+   (v_acc, i_acc, v, i), ROOT tuple(select(C, v_acc, v), select(C, i_acc, i)) (or both with the branches
+   swapped) where C contains a compare of v_acc and v with GT/GE or LT/LE (ties and NaN terms beside it).
+   Returns 1 for arg-max, -1 for arg-min, 0 when the computation is not of this form. */
+GS__FN int gs__argmax_reducer(gs__parser *P, const gs__pcomp *comp) {
+    const gs__pinst *root = &P->insts[comp->root], *sv, *si;
+    int isv, isi, c, a, bb, ai, bi, stack[16], top = 0, seen = 0, dir = 0;
+    int64_t na = -1, nb = -1, nai = -1, nbi = -1;
+    gs__pcomp *cm = (gs__pcomp *)comp;
+    if (root->op != GS_OP_TUPLE || root->n_ops != 2) return 0;
+    if ((isv = gs__quiet_operand(P, cm, root, 0)) < 0 || (isi = gs__quiet_operand(P, cm, root, 1)) < 0) return 0;
+    sv = &P->insts[isv];
+    si = &P->insts[isi];
+    if (sv->op != GS_OP_SELECT || si->op != GS_OP_SELECT) return 0;
+    c = gs__quiet_operand(P, cm, sv, 0);
+    a = gs__quiet_operand(P, cm, sv, 1);
+    bb = gs__quiet_operand(P, cm, sv, 2);
+    ai = gs__quiet_operand(P, cm, si, 1);
+    bi = gs__quiet_operand(P, cm, si, 2);
+    if (c < 0 || c != gs__quiet_operand(P, cm, si, 0) || a < 0 || bb < 0 || ai < 0 || bi < 0) return 0;
+    if (!gs__quiet_param(&P->insts[a], &na) || !gs__quiet_param(&P->insts[bb], &nb) ||
+        !gs__quiet_param(&P->insts[ai], &nai) || !gs__quiet_param(&P->insts[bi], &nbi))
+        return 0;
+    if (!((na == 0 && nb == 2 && nai == 1 && nbi == 3) || (na == 2 && nb == 0 && nai == 3 && nbi == 1))) return 0;
+    /* the ordering compare of the two values inside C */
+    stack[top++] = c;
+    while (top > 0 && seen++ < 64 && dir == 0) {
+        const gs__pinst *e = &P->insts[stack[--top]];
+        int k;
+        if (e->op == GS_OP_COMPARE && e->n_ops == 2) {
+            int l = gs__quiet_operand(P, cm, e, 0), r = gs__quiet_operand(P, cm, e, 1);
+            int64_t nl = -1, nr = -1;
+            gs__pattr *d = gs__attr(P, e, "direction");
+            if (l >= 0 && r >= 0 && d && gs__quiet_param(&P->insts[l], &nl) && gs__quiet_param(&P->insts[r], &nr) &&
+                ((nl == 0 && nr == 2) || (nl == 2 && nr == 0))) {
+                bool larger = gs__peek_word(d->val, "GT") || gs__peek_word(d->val, "GE");
+                bool smaller = gs__peek_word(d->val, "LT") || gs__peek_word(d->val, "LE");
+                if (larger || smaller) dir = (larger != (nl == 2)) ? 1 : -1;   /* 1: C holds when v_acc is larger */
+            }
+        }
+        for (k = 0; k < e->n_ops && top < 16; k++) {
+            int o = gs__quiet_operand(P, cm, e, k);
+            if (o >= 0) stack[top++] = o;
+        }
+    }
+    if (dir == 0) return 0;
+    return na == 0 ? dir : -dir;   /* C keeps v_acc: max when C means "v_acc larger" */
+}
+
+/* reduce(x, idx, init_x, init_idx), dimensions={d} with an arg-max/min reducer: (the best value, the idx
+   element at its first position), the initial pair when the initial value beats every element */
+GS__FN int gs__bi_argmax_reduce(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pattr *a = gs__attr(P, b->in, "to_apply");
+    gs_value *x = b->xs[0], *idx = b->xs[1], *iv = b->xs[2], *ii = b->xs[3], *best, *pos, *io, *pb, *lowest, *at, *win, *parts[2];
+    gs_graph *g = b->g;
+    gs_shape s32 = x->shape, sidx = idx->shape;
+    int64_t d, keep[GS_MAX_RANK], none[1];
+    int ci, dir, r = x->shape.rank, i, k = 0;
+    gs_reduce_kind kind;
+    if (b->n != 4 || !a || (ci = gs__called(P, a)) < 0 || (dir = gs__argmax_reducer(P, &P->comps[ci])) == 0) {
+        gs_ctx_clear_error(P->ctx);
+        return 0;
+    }
+    if (!gs__attr_one_dim(P, b->in, "dimensions", &d)) return -1;
+    sidx.dtype = x->shape.dtype;
+    if (d < 0 || d >= r || !gs_shape_equal(&x->shape, &sidx) || !gs__is_int(idx->shape.dtype))
+        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "arg-max reduce '%s': values and indices of one shape (integer indices) over one dim", b->in->name) ? 1 : -1;
+    sidx.dtype = idx->shape.dtype;
+    kind = dir > 0 ? GS_REDUCE_MAX : GS_REDUCE_MIN;
+    for (i = 0; i < r; i++)
+        if (i != d) keep[k++] = i;
+    s32.dtype = GS_S32;
+    P->ctx->next_name = NULL;
+    parts[0] = gs_reduce(g, x, iv, kind, 1, &d);
+    best = gs_reduce(g, x, gs_scalar(g, x->shape.dtype, dir > 0 ? -INFINITY : INFINITY), kind, 1, &d);
+    if (!gs__is_float(x->shape.dtype)) best = parts[0];   /* no infinity: the elements win (an integer initial
+                                                            value is the type's extreme in JAX's arg-max) */
+    pos = dir > 0 ? gs_argmax(g, x, d) : gs_argmin(g, x, d);
+    io = gs_iota(g, s32, d);
+    pb = gs_broadcast(g, pos, s32, keep);
+    lowest = gs_scalar(g, sidx.dtype, gs__is_signed(sidx.dtype) ? -ldexp(1.0, 8 * (int)gs_dtype_size(sidx.dtype) - 1) : 0);
+    at = gs_select(g, gs_compare(g, io, pb, GS_CMP_EQ), idx, gs_broadcast(g, lowest, sidx, none));
+    at = gs_reduce(g, at, lowest, GS_REDUCE_MAX, 1, &d);
+    /* the elements win unless the initial value is strictly better (a NaN among them wins) */
+    pb = best ? gs_broadcast(g, iv, best->shape, none) : NULL;
+    win = gs_binary(g, GS_OP_OR, gs_compare(g, best, pb, dir > 0 ? GS_CMP_GE : GS_CMP_LE), gs_compare(g, best, best, GS_CMP_NE));
+    parts[1] = gs_select(g, win, at, at ? gs_broadcast(g, ii, at->shape, none) : NULL);
+    b->v = gs_tuple(g, 2, parts);
+    return b->v ? 1 : (gs__builder_failed(P, &b->in->at), -1);
+}
+
+/* reduce(x_0..x_n-1, init_0..init_n-1), reduce-window likewise, scatter(op_0..op_n-1, indices,
+   upd_0..upd_n-1) with a reducer whose components are independent (gs__tuple_reducer): one op per
+   component ("<name>.k") and their tuple */
+GS__FN bool gs__bi_variadic(gs__bi *b) {
+    gs__parser *P = b->P;
+    bool scatter = b->in->op == GS_OP_SCATTER;
+    int n = scatter ? (b->n - 1) / 2 : b->n / 2, k;
+    gs_value **parts, *args[3];
+    if (b->in->op == GS_OP_REDUCE && b->n == 4 && (k = gs__bi_argmax_reduce(b)) != 0) return k > 0;
+    if ((scatter ? 2 * n + 1 : 2 * n) != b->n || n < 1)
+        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "%s takes %s, found %d operands", b->in->opcode,
+                        scatter ? "n operands, the indices and n updates" : "n operands and n initial values", b->n);
+    parts = (gs_value **)gs__arena_alloc(P->ctx, sizeof(gs_value *) * (size_t)n);
+    if (!parts) return false;
+    for (k = 0; k < n; k++) {
+        gs__bi c = *b;
+        args[0] = b->xs[k];
+        args[1] = scatter ? b->xs[n] : b->xs[n + k];
+        args[2] = scatter ? b->xs[n + 1 + k] : NULL;
+        c.xs = args;
+        c.x = args[0];
+        c.n = scatter ? 3 : 2;
+        P->red_k = k;
+        P->red_n = n;
+        if (!(P->ctx->next_name = gs__arena_printf(P->ctx, "%s.%d", b->name, k))) return false;
+        if (!gs__bi_family(&c)) return false;
+        P->red_n = 0;
+        if (!(parts[k] = c.v)) return gs__builder_failed(P, &b->in->at);
+        parts[k]->auto_name = true;   /* made up here: a later instruction of the text may take the name */
+    }
+    P->ctx->next_name = NULL;
+    b->v = gs_tuple(b->g, n, parts);
+    return true;
+}
+
+
+/* ---- opcodes lowered while parsing ---- */
+
+/* fusion(operands), kind=kLoop|kInput|kOutput|kCustom, calls=C; call(operands), to_apply=C */
+GS__FN bool gs__bl_call(gs__bi *b) {
+    gs__parser *P = b->P;
+    bool fusion = strcmp(b->in->opcode, "fusion") == 0;
+    gs__pattr *a = gs__need_attr(P, b->in, fusion ? "calls" : "to_apply");
+    gs_value **args;
+    int before = (int)stbds_arrlen(b->g->values);
+    if (!a) return false;
+    if (fusion) {
+        gs__pattr *k = gs__need_attr(P, b->in, "kind");
+        if (!k) return false;
+        if (!(gs__peek_word(k->val, "kLoop") || gs__peek_word(k->val, "kInput") || gs__peek_word(k->val, "kOutput") ||
+              gs__peek_word(k->val, "kCustom")))
+            return gs__pexpect(P, &k->val, "a fusion kind (kLoop, kInput, kOutput or kCustom)");
+    }
+    args = (gs_value **)gs__arena_dup(P->ctx, b->xs, sizeof(gs_value *) * (size_t)(b->n > 0 ? b->n : 1));
+    if (!args) return false;
+    P->ctx->next_name = NULL;
+    if (!gs__inline_comp(P, a, b->g, b->name, args, b->n, &b->v)) return false;
+    if (b->v && b->v->id < before) b->v = gs__identity(b->g, b->v);   /* the root is a parameter */
+    if (b->v) b->v->text_attrs = NULL;   /* the caller's metadata and the like replace the root's */
+    return true;
+}
+
+/* opt-barrier(x): x (it only orders XLA's scheduling); one operand, an array or a tuple */
+GS__FN bool gs__bl_identity(gs__bi *b) {
+    if (b->n != 1)
+        return gs__perr(b->P, &b->in->op_at, GS_ERR_PARSE, "%s takes 1 operand, found %d", b->in->opcode, b->n);
+    b->P->ctx->next_name = NULL;
+    b->v = gs__identity(b->g, b->x);
+    return true;
+}
+
+/* major-to-minor order of a layout (the default when none was written) */
+GS__FN void gs__layout_major(const gs__layout *l, int rank, int64_t *order) {
+    int i;
+    for (i = 0; i < rank; i++) order[i] = l->n ? l->m2m[rank - 1 - i] : i;
+}
+
+/* bitcast(x): the same bytes seen with another shape and layout. Element i of the result in its layout's
+   physical order is element i of x in x's physical order: transpose x to its physical order, reshape, and
+   transpose back from the result's physical order. */
+GS__FN bool gs__bl_bitcast(gs__bi *b) {
+    gs__parser *P = b->P;
+    const gs__pinst *src;
+    int64_t in_order[GS_MAX_RANK], out_order[GS_MAX_RANK], phys[GS_MAX_RANK], back[GS_MAX_RANK];
+    int i, r;
+    bool ident = true, same;
+    gs_value *v;
+    if (b->n != 1) return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "bitcast takes 1 operand, found %d", b->n);
+    src = &P->insts[P->ops[b->in->first_op].inst];
+    if (b->in->type.tuple || b->x->shape.dtype == GS_TUPLE)
+        return gs__perr(P, &b->in->op_at, GS_ERR_UNSUPPORTED, "bitcast of a tuple is not supported");
+    if (b->x->shape.dtype != b->ds->dtype)
+        return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "bitcast '%s' changes the element type (%s to %s): that is bitcast-convert",
+                        b->in->name, gs_dtype_name(b->x->shape.dtype), gs_dtype_name(b->ds->dtype));
+    if (src->type.lay.tiled || b->in->type.lay.tiled)
+        return gs__perr(P, &b->in->op_at, GS_ERR_UNSUPPORTED,
+                        "bitcast '%s' between tiled layouts is not supported (only minor_to_major layouts)", b->in->name);
+    P->ctx->next_name = NULL;
+    v = b->x;
+    gs__layout_major(&src->type.lay, v->shape.rank, in_order);
+    for (i = 0; i < v->shape.rank; i++) ident = ident && in_order[i] == i;
+    if (!ident) v = gs_transpose(b->g, v, in_order);
+    r = b->ds->rank;
+    gs__layout_major(&b->in->type.lay, r, out_order);
+    ident = true;
+    for (i = 0; i < r; i++) {
+        phys[i] = b->ds->dims[out_order[i]];
+        back[out_order[i]] = i;
+        ident = ident && out_order[i] == i;
+    }
+    same = v->shape.rank == r;
+    for (i = 0; same && i < r; i++) same = v->shape.dims[i] == phys[i];
+    if (!same) v = gs_reshape(b->g, v, r, phys);
+    if (!ident) v = gs_transpose(b->g, v, back);
+    b->v = v == b->x ? gs_copy(b->g, v) : v;   /* the instruction needs a value of its own */
+    return true;
+}
+
+/* select(p, a, b) with a scalar pred p, element by element through tuples */
+GS__FN gs_value *gs__select_tree(gs_graph *g, gs_value *p, gs_value *a, gs_value *b) {
+    gs_value *parts[64];
+    int i;
+    if (!a || !b || a->shape.dtype != GS_TUPLE) return gs_select(g, p, a, b);
+    if (a->n_tuple > 64 || b->shape.dtype != GS_TUPLE || b->n_tuple != a->n_tuple) {
+        gs__err(g->ctx, GS_ERR_SHAPE, "conditional: the branches return different shapes");
+        return NULL;
+    }
+    for (i = 0; i < a->n_tuple; i++)
+        parts[i] = gs__select_tree(g, p, gs_get_tuple_element(g, a, i), gs_get_tuple_element(g, b, i));
+    return gs_tuple(g, a->n_tuple, parts);
+}
+
+/* conditional(pred, t_arg, f_arg), true_computation=T, false_computation=F, or
+   conditional(index, arg0, .., argN-1), branch_computations={B0, .., BN-1}: every branch is inlined
+   ("<name>.b<k>.<inner>") and the result selected, branch N-1 for an index outside [0, N) as in XLA.
+   This is the conditional's value for branches without side effects (every op here); both branches are
+   computed, so the cost model counts both. */
+GS__FN bool gs__bl_conditional(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pattr *ta = gs__attr(P, b->in, "true_computation"), *fa = gs__attr(P, b->in, "false_computation");
+    gs__pattr *ba = gs__attr(P, b->in, "branch_computations");
+    gs__pattr one[64];
+    gs_value **args, *sel, *res[64];
+    int n = 0, k, before = (int)stbds_arrlen(b->g->values);
+    if (b->n < 1) return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional needs a predicate or branch index");
+    if (ta || fa) {
+        if (!ta || !fa || ba) return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional needs true_computation= and false_computation= (or branch_computations=)");
+        one[0] = *ta;
+        one[1] = *fa;
+        n = 2;
+    } else if (ba) {   /* {B0, B1, ...}: each name becomes a one-name attribute value */
+        gs__cur c = ba->val;
+        bool ok = true;
+        if (!gs__expect_ch(P, &c, '{')) return false;
+        for (;;) {
+            const char *nm;
+            gs__cur at;
+            if (n == 64) return gs__perr(P, &ba->val, GS_ERR_UNSUPPORTED, "a conditional with more than 64 branches");
+            if (!gs__read_name(P, &c, "a computation name", &nm, &at)) return false;
+            one[n] = *ba;
+            one[n].val = at;
+            one[n].val.end = c.p;
+            n++;
+            if (gs__accept(P, &c, '}', &ok)) break;
+            if (!ok || !gs__expect_ch(P, &c, ',')) return false;
+        }
+    } else {
+        return gs__need_attr(P, b->in, "branch_computations") != NULL;
+    }
+    if (b->n != n + 1)
+        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional with %d branches takes %d operands, found %d", n, n + 1, b->n);
+    if (b->x->shape.rank != 0 || (ta ? b->x->shape.dtype != GS_PRED : b->x->shape.dtype != GS_S32))
+        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional '%s' needs a %s scalar first operand", b->in->name, ta ? "pred" : "s32");
+    args = (gs_value **)gs__arena_dup(P->ctx, b->xs, sizeof(gs_value *) * (size_t)b->n);
+    if (!args) return false;
+    P->ctx->next_name = NULL;
+    for (k = 0; k < n; k++) {
+        const char *prefix = gs__arena_printf(P->ctx, "%s.b%d", b->name, k);
+        if (!prefix || !gs__inline_comp(P, &one[k], b->g, prefix, args + 1 + k, 1, &res[k])) return false;
+    }
+    if (ta) {
+        sel = gs__select_tree(b->g, args[0], res[0], res[1]);
+    } else {
+        sel = res[n - 1];
+        for (k = n - 2; k >= 0; k--)
+            sel = gs__select_tree(b->g, gs_compare(b->g, args[0], gs_scalar(b->g, GS_S32, k), GS_CMP_EQ), res[k], sel);
+    }
+    b->v = sel && sel->id < before ? gs__identity(b->g, sel) : sel;   /* a branch that returns its operand */
+    return true;
+}
+
+/* collective-broadcast(x), replica_groups=G: every member of a group gets the operand of the group's first
+   member (XLA's root). Read as: x as a block of one along a new leading dim, all-gathered over the group,
+   and the first block kept (exact for every value). */
+GS__FN bool gs__bl_collective_broadcast(gs__bi *b) {
+    gs_collective_desc cd;
+    int64_t dims[GS_MAX_RANK], lo[GS_MAX_RANK], hi[GS_MAX_RANK], st[GS_MAX_RANK];
+    gs_value *v;
+    int i, r;
+    if (b->n != 1) return gs__perr(b->P, &b->in->op_at, GS_ERR_PARSE, "collective-broadcast takes 1 operand, found %d", b->n);
+    if (!gs__coll_desc(b->P, b->in, &cd)) return false;
+    r = b->x->shape.rank;
+    if (r + 1 > GS_MAX_RANK) return gs__perr(b->P, &b->in->op_at, GS_ERR_UNSUPPORTED, "collective-broadcast of rank GS_MAX_RANK");
+    dims[0] = 1;
+    for (i = 0; i < r; i++) dims[i + 1] = b->x->shape.dims[i];
+    b->P->ctx->next_name = NULL;
+    v = gs_all_gather(b->g, gs_reshape(b->g, b->x, r + 1, dims), 0, &cd);
+    for (i = 0; i <= r; i++) {
+        lo[i] = 0;
+        hi[i] = i == 0 ? 1 : dims[i];
+        st[i] = 1;
+    }
+    v = gs_slice(b->g, v, lo, hi, st);
+    b->v = gs_reshape(b->g, v, r, b->x->shape.dims);
+    return true;
+}
+
+/* X-start(operands): the op X itself; when the start's shape is XLA's tuple (operands, result, u32[]
+   contexts...), that tuple, with zeros for the contexts. X-done(start): the result. The pair is the op:
+   gshard.h runs it when it is reached. */
+GS__FN bool gs__bl_async_start(gs__bi *b) {
+    static const char *const bases[] = {"all-reduce", "all-gather", "collective-permute", "copy"};
+    static const gs_op ops[] = {GS_OP_ALL_REDUCE, GS_OP_ALL_GATHER, GS_OP_COLLECTIVE_PERMUTE, GS_OP_COPY};
+    gs__parser *P = b->P;
+    gs_value *parts[64];
+    int i, k, n = 0, want = b->in->type.tuple ? b->in->type.n : 0;
+    bool ok;
+    for (i = 0; i < GS__COUNTOF(bases); i++)
+        if (strncmp(b->in->opcode, bases[i], strlen(bases[i])) == 0 && strcmp(b->in->opcode + strlen(bases[i]), "-start") == 0) break;
+    if (i == GS__COUNTOF(bases)) return gs__bi_unsupported(b);
+    if (b->n < 1 || (ops[i] != GS_OP_ALL_REDUCE && b->n != 1))
+        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "%s takes %s1 operand, found %d", b->in->opcode,
+                        ops[i] == GS_OP_ALL_REDUCE ? "at least " : "", b->n);
+    /* the all-reduce-start of several operands, or an array-shaped start: the op's own result */
+    if (ops[i] == GS_OP_ALL_REDUCE || !b->in->type.tuple) {
+        b->in->op = ops[i];
+        ok = gs__bi_family(b);
+        b->in->op = GS_OP_INVALID;
+        return ok;
+    }
+    if (want < 2 || want > 64)
+        return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "%s '%s': expected the shape (operand, result, contexts...)",
+                        b->in->opcode, b->in->name);
+    parts[n++] = b->x;
+    P->ctx->next_name = NULL;
+    b->in->op = ops[i];
+    ok = gs__bi_family(b);
+    b->in->op = GS_OP_INVALID;
+    if (!ok) return false;
+    parts[n++] = b->v;
+    for (k = n; k < want; k++) {
+        const gs_shape *e = &P->elems[b->in->type.first + k];
+        if (e->rank != 0) return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "%s '%s': a context element must be a scalar", b->in->opcode, b->in->name);
+        parts[n++] = gs_scalar(b->g, e->dtype, 0);
+    }
+    b->v = gs_tuple(b->g, n, parts);
+    return true;
+}
+
+GS__FN bool gs__bl_async_done(gs__bi *b) {
+    const gs__pinst *src;
+    if (b->n != 1) return gs__perr(b->P, &b->in->op_at, GS_ERR_PARSE, "%s takes 1 operand, found %d", b->in->opcode, b->n);
+    src = &b->P->insts[b->P->ops[b->in->first_op].inst];
+    b->P->ctx->next_name = NULL;
+    if (strcmp(src->opcode, "all-reduce-start") != 0 && src->type.tuple && b->x->shape.dtype == GS_TUPLE && b->x->n_tuple >= 2)
+        b->v = gs__identity(b->g, gs_get_tuple_element(b->g, b->x, 1));
+    else
+        b->v = gs__identity(b->g, b->x);
+    return true;
+}
+
+/* the builder of a lowered opcode */
+GS__FN bool gs__bi_lowered(gs__bi *b) {
+    static bool (*const fns[])(gs__bi *) = {
+#define GS__X_FN(s, fn) fn,
+        GS__HLO_LOWERED(GS__X_FN)
+#undef GS__X_FN
+    };
+    return fns[b->in->lowered - 1](b);
+}
+
+/* the name of an instruction's value: as written, or "<caller>.<name>" inside an inlined computation (with
+   ".N" added if that is taken) */
+GS__FN const char *gs__inst_name(gs__parser *P, const gs__pcomp *comp, const gs__pinst *in) {
+    const char *nm;
+    int k;
+    if (!comp->prefix) return in->name;
+    nm = gs__arena_printf(P->ctx, "%s.%s", comp->prefix, in->name);
+    for (k = 1; nm && gs_graph_find(comp->graph, nm); k++)
+        nm = gs__arena_printf(P->ctx, "%s.%s.%d", comp->prefix, in->name, k);
+    return nm;
+}
+
+/* A value the parser made without a name of the text (a step of a lowered op: "reshape.12") may hold a
+   name the text uses later: it moves to a fresh one. */
+GS__FN bool gs__free_name(gs__parser *P, gs_graph *g, const gs_value *v, const char *name) {
+    gs_value *other = gs_graph_find(g, name);
+    const char *fresh;
+    int k;
+    if (!other || other == v || !other->auto_name) return true;
+    for (k = 1;; k++) {
+        if (!(fresh = gs__arena_printf(P->ctx, "%s.x%d", name, k))) return false;
+        if (!gs_graph_find(g, fresh)) break;
+    }
+    if (gs_value_set_name(other, fresh) != GS_OK) return false;
+    other->auto_name = true;
+    return true;
+}
+
+/* Attributes that change nothing gshard.h computes, kept on the value and printed back */
+static const char *const gs__kept_attrs[] = {"metadata", "frontend_attributes", "backend_config", "statistics"};
+
+/* Attributes that change nothing gshard.h computes and are not printed back: scheduling and layout hints,
+   promises (sorted or unique indices, a stable sort: gshard.h's sort is stable), numeric precision requests
+   (the interpreter computes at least as precisely), and the bookkeeping of other compilers' passes */
+static const char *const gs__harmless_attrs[] = {
+    "control-predecessors", "original_value", "result_accuracy", "operand_precision", "algorithm",
+    "indices_are_sorted", "unique_indices", "is_stable", "constrain_layout", "api_version",
+    "custom_call_has_side_effect", "output_to_operand_aliasing", "operand_layout_constraints", "schedule",
+    "custom_call_schedule", "padding_type", "parameter_replication", "is_cross_program_prefetch",
+    "cross_program_prefetch_index", "execution_thread", "async_execution_thread", "precision_config", "origin",
+    "outer_dimension_partitions", "sharding"};
+
+/* every attribute XLA's parser knows (for "did you mean" and for "does not apply to") */
+static const char *const gs__xla_attrs[] = {
+    "algorithm", "api_version", "backend_config", "batch_group_count", "body", "branch_computations",
+    "calls", "channel_id", "collapsed_slice_dims", "comparison_type", "concat_dimension", "condition",
+    "constrain_layout", "control-predecessors", "custom_call_has_side_effect", "custom_call_schedule",
+    "custom_call_target", "dim_labels", "dimensions", "direction", "distribution", "dynamic_slice_sizes",
+    "epsilon", "exponent_bits", "false_computation", "feature_group_count", "feature_index", "fft_length",
+    "fft_type", "frontend_attributes", "full_shape", "index", "index_vector_dim", "indices_are_sorted",
+    "infeed_config", "input_batching_dims", "inserted_window_dims", "iota_dimension", "is_host_transfer",
+    "is_stable", "k", "kind", "largest", "lhs_batch_dims", "lhs_contracting_dims", "lhs_ragged_dims",
+    "mantissa_bits", "metadata", "offset_dims", "operand_batching_dims", "operand_layout_constraints",
+    "operand_precision", "original_value", "outfeed_config", "outfeed_shape", "output_to_operand_aliasing",
+    "padding", "padding_type", "parameter_replication", "replica_groups", "result_accuracy", "reverse",
+    "rhs_batch_dims", "rhs_contracting_dims", "rhs_group_dims", "rng_algorithm", "scatter_dimension",
+    "scatter_dims_to_operand_dims", "scatter_indices_batching_dims", "schedule", "seed", "sharding", "slice",
+    "slice_sizes", "source_target_pairs", "split_count", "split_dimension", "start_index_map",
+    "start_indices_batching_dims", "statistics", "to_apply", "true_computation", "type", "unique_indices",
+    "update_window_dims", "use_global_device_ids", "window", "left_side", "lower", "transpose_a",
+    "unit_diagonal", "dot_dimension_numbers", "called_computations", "select", "scatter", "precision_config",
+    "origin", "outer_dimension_partitions", "async_execution_thread"};
+
+/* Every attribute of in was read by its builder, or is known harmless; the kept ones go to v->text_attrs.
+   Anything else is an error naming it: an attribute nothing reads must never be dropped silently. */
+GS__FN bool gs__check_attrs(gs__parser *P, const gs__pinst *in, gs_value *v, bool keep) {
+    gs__sb sb;
+    int k;
+    gs__sb_init(&sb, P->ctx);
+    for (k = in->first_attr; k < in->first_attr + in->n_attrs; k++) {
+        const gs__pattr *a = &P->attrs[k];
+        if (v->op == GS_OP_OPAQUE && keep) {   /* printed back exactly as written */
+            if (strcmp(a->name, "sharding") != 0)
+                gs__sb_printf(&sb, ", %s=%.*s", a->name, (int)(a->val.end - a->val.p), a->val.p);
+            continue;
+        }
+        if (a->used || gs__in_list(a->name, gs__harmless_attrs, GS__COUNTOF(gs__harmless_attrs))) continue;
+        if (gs__in_list(a->name, gs__kept_attrs, GS__COUNTOF(gs__kept_attrs))) {
+            if (keep) gs__sb_printf(&sb, ", %s=%.*s", a->name, (int)(a->val.end - a->val.p), a->val.p);
+            continue;
+        }
+        gs__sb_free(&sb);
+        if (gs__in_list(a->name, gs__xla_attrs, GS__COUNTOF(gs__xla_attrs)))
+            return gs__perr(P, &a->at, GS_ERR_UNSUPPORTED, "attribute '%s' is not read on %s '%s'", a->name,
+                            in->opcode, in->name);
+        {
+            const char *near = gs__closest(a->name, gs__xla_attrs, GS__COUNTOF(gs__xla_attrs));
+            if (near)
+                return gs__perr(P, &a->at, GS_ERR_PARSE, "unknown attribute '%s' (did you mean '%s'?)", a->name, near);
+            return gs__perr(P, &a->at, GS_ERR_PARSE, "unknown attribute '%s'", a->name);
+        }
+    }
+    if (sb.oom) {
+        gs__sb_free(&sb);
+        return gs__perr(P, &in->at, GS_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    if (sb.buf && keep) v->text_attrs = gs__arena_printf(P->ctx, "%s%s", sb.buf, v->text_attrs ? v->text_attrs : "");
+    gs__sb_free(&sb);
+    return true;
+}
+
+/* true if a sharding's text is the tuple form "{{...}, {...}}" */
+GS__FN bool gs__tuple_sharding_text(const char *s) {
+    while (*s == ' ') s++;
+    if (*s == '{') s++;
+    while (*s == ' ') s++;
+    return *s == '{' || *s == '}';
+}
+
+/* XLA reads one array sharding on a tuple-shaped instruction as that sharding on every element */
+GS__FN const char *gs__spread_sharding(gs__parser *P, const char *sh, int n) {
+    gs__sb sb;
+    int i;
+    gs__sb_init(&sb, P->ctx);
+    gs__sb_puts(&sb, "{");
+    for (i = 0; i < n; i++) gs__sb_printf(&sb, "%s%s", i ? ", " : "", sh);
+    gs__sb_puts(&sb, "}");
+    return gs__sb_finish(&sb, "gs_hlo_parse");
+}
+
+GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
+    gs_value *v, **xs;
+    gs__pattr *a;
+    int n = in->n_ops, k;
+    gs_op op = in->op;
+    bool inlined_param = comp->prefix && op == GS_OP_PARAMETER;
+    gs__bi b;
+
+    stbds_arrsetlen(P->vals, n);
+    xs = P->vals;
+    for (k = 0; k < n; k++) {
+        const gs__poperand *o = &P->ops[in->first_op + k];
+        xs[k] = P->insts[o->inst].value;
+        if (o->typed && !gs__pshape_matches(P, &o->type, xs[k]))
+            return gs__shape_mismatch(P, &o->type.at, "operand", o->name, &o->type, xs[k]);
+    }
+    if (!in->lowered) {
+        int arity = gs_op_arity(op), least = 0;
+        if (op == GS_OP_DYNAMIC_SLICE || op == GS_OP_CONCATENATE || op == GS_OP_SORT) least = 1;
+        if (op == GS_OP_ANNOTATE) {   /* custom-call: the sharding targets and markers take one operand */
+            static const char *const one[] = {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"};
+            bool unary = false;
+            int t;
+            for (t = 0; t < GS__COUNTOF(one); t++) unary = unary || gs__attr_is(P, in, "custom_call_target", one[t]);
+            for (t = 0; t < GS__COUNTOF(gs__identity_targets); t++)
+                unary = unary || gs__attr_is(P, in, "custom_call_target", gs__identity_targets[t]);
+            arity = -1;
+            if (unary && n != 1)
+                return gs__perr(P, &in->op_at, GS_ERR_PARSE, "custom-call '%s' takes 1 operand here, found %d", in->name, n);
+        }
+        if (op == GS_OP_REDUCE || op == GS_OP_REDUCE_WINDOW || op == GS_OP_SCATTER) {   /* variadic forms */
+            least = arity;
+            arity = -1;
+        }
+        if (op >= GS_OP_ALL_REDUCE && op <= GS_OP_ALL_TO_ALL) {   /* and their variadic forms */
+            arity = -1;
+            least = 1;
+        }
+        if (op == GS_OP_DYNAMIC_UPDATE_SLICE || op == GS_OP_RNG) least = 2;
+        if ((arity >= 0 && n != arity) || n < least)
+            return gs__perr(P, &in->op_at, GS_ERR_PARSE, "%s takes %s%d operand%s, found %d", in->opcode,
+                            arity < 0 ? "at least " : "", arity < 0 ? least : arity,
+                            (arity < 0 ? least : arity) == 1 ? "" : "s", n);
+    }
+    if (in->shape_omitted && (op == GS_OP_PARAMETER || op == GS_OP_CONSTANT || op == GS_OP_IOTA || op == GS_OP_BROADCAST ||
+                              op == GS_OP_RESHAPE || op == GS_OP_CONVERT || op == GS_OP_RNG || op == GS_OP_ANNOTATE ||
+                              op == GS_OP_BITCAST_CONVERT || op == GS_OP_RNG_BIT_GENERATOR ||
+                              in->lowered == gs__hlo_lowered_opcode("bitcast")))
+        return gs__perr(P, &in->op_at, GS_ERR_PARSE, "%s '%s' needs its shape written (it is not inferred)", in->opcode,
+                        in->name);
+    if (in->type.tuple && (op == GS_OP_CONSTANT || op == GS_OP_IOTA || op == GS_OP_BROADCAST ||
+                           op == GS_OP_RESHAPE || op == GS_OP_CONVERT || op == GS_OP_RNG))
+        return gs__perr(P, &in->type.at, GS_ERR_PARSE, "%s '%s' needs an array shape, not a tuple", in->opcode,
+                        in->name);
+
+    memset(&b, 0, sizeof b);
+    b.P = P;
+    b.comp = comp;
+    b.in = in;
+    b.g = comp->graph;
+    b.xs = xs;
+    b.x = n > 0 ? xs[0] : NULL;
+    b.n = n;
+    b.ds = &in->type.s;
+    if (!(b.name = gs__inst_name(P, comp, in)) || !gs__free_name(P, comp->graph, NULL, b.name)) return false;
+    P->ctx->next_name = b.name; /* the builder below names its value (and its errors) as the text does */
+    P->red_n = 0;
+    if (!(in->lowered ? gs__bi_lowered(&b)
+                      : ((op == GS_OP_REDUCE || op == GS_OP_REDUCE_WINDOW) && n > 2) || (op == GS_OP_SCATTER && n > 3)
+                            ? gs__bi_variadic(&b)
+                            : gs__bi_family(&b)))
+        return false;
+    v = b.v;
     P->ctx->next_name = NULL; /* unused when the builder failed before making a value */
     if (!v) return gs__builder_failed(P, &in->at);
-    if (!gs__pshape_matches(P, &in->type, v)) return gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
-    if (op != GS_OP_PARAMETER && gs_value_set_name(v, in->name) != GS_OK) return gs__builder_failed(P, &in->at);
-    if (op != GS_OP_ANNOTATE && op != GS_OP_TO_MANUAL && op != GS_OP_TO_FULL && (a = gs__attr(P, in, "sharding")) != NULL) {
+    if (!in->shape_omitted && !gs__pshape_matches(P, &in->type, v))
+        return gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
+    if (op != GS_OP_PARAMETER && (!gs__free_name(P, comp->graph, v, b.name) || gs_value_set_name(v, b.name) != GS_OK))
+        return gs__builder_failed(P, &in->at);
+    if (op != GS_OP_PARAMETER && comp->prefix) v->auto_name = true;   /* "<caller>.<name>" is made up too */
+    if (!inlined_param && op != GS_OP_ANNOTATE && op != GS_OP_TO_MANUAL && op != GS_OP_TO_FULL &&
+        (a = gs__attr(P, in, "sharding")) != NULL) {
         const char *sh = gs__pstr(P, a->val.p, (size_t)(a->val.end - a->val.p));
         if (!sh) return false;
-        if (gs_value_set_sharding_text(v, sh) != GS_OK) return gs__builder_failed(P, &a->at);
+        if (v->shape.dtype == GS_TUPLE && v->n_tuple > 0 && !gs__tuple_sharding_text(sh) &&
+            !(sh = gs__spread_sharding(P, sh, v->n_tuple)))
+            return false;
+        if (gs_value_set_sharding_text(v, sh) != GS_OK) {
+            /* an opaque op's sharding may describe what it reads (outfeed): kept as written, not used */
+            if (v->op != GS_OP_OPAQUE) return gs__builder_failed(P, &a->at);
+            gs_ctx_clear_error(P->ctx);
+            if (!(v->text_attrs = gs__arena_printf(P->ctx, "%s, sharding=%s", v->text_attrs ? v->text_attrs : "", sh))) return false;
+        }
     }
+    if (!gs__check_attrs(P, in, v, !inlined_param)) return false;
     in->value = v;
     return true;
 }
 
-GS__FN bool gs__build_comp(gs__parser *P, int ci) {
-    gs__pcomp *comp = &P->comps[ci];
+/* Builds the instructions of comp into comp->graph (its own graph, or the caller's while inlined). */
+GS__FN bool gs__build_body(gs__parser *P, gs__pcomp *comp) {
     int i, k, base;
-    if (comp->state == 2) return true;
-    comp->state = 1;
-    comp->graph = gs_graph_new(P->ctx, comp->name);
-    if (!comp->graph) return gs__builder_failed(P, &comp->at);
-    comp->graph->num_partitions = P->num_partitions;   /* "{}" replica groups mean all of them, in every graph */
     for (i = comp->first_inst; i < comp->first_inst + comp->n_inst; i++) {
-        const gs__pinst *in = &P->insts[i];
+        gs__pinst *in = &P->insts[i];
+        in->state = 0;
+        in->value = NULL;
         for (k = 0; k < in->n_ops; k++) {
             gs__poperand *o = &P->ops[in->first_op + k];
             ptrdiff_t j = stbds_shgeti(comp->names, (char *)o->name);
@@ -2653,10 +4062,54 @@ GS__FN bool gs__build_comp(gs__parser *P, int ci) {
             }
         }
     }
+    return true;
+}
+
+GS__FN bool gs__build_comp(gs__parser *P, int ci) {
+    gs__pcomp *comp = &P->comps[ci];
+    if (comp->state == 2) return true;
+    comp->state = 1;
+    comp->graph = gs_graph_new(P->ctx, comp->name);
+    if (!comp->graph) return gs__builder_failed(P, &comp->at);
+    comp->graph->num_partitions = P->num_partitions;   /* "{}" replica groups mean all of them, in every graph */
+    if (!gs__build_body(P, comp)) return false;
     if (gs_graph_set_root(comp->graph, P->insts[comp->root].value) != GS_OK)
         return gs__builder_failed(P, &P->insts[comp->root].at);
     comp->state = 2;
     return true;
+}
+
+/* fusion, call (and async-start): the called computation's instructions are built into g, its parameters
+   standing for args; *out is its root. Inlining gives every later pass the called computation's exact
+   semantics; the printed module shows the inlined instructions (named "<caller>.<name>"). */
+GS__FN bool gs__inline_comp(gs__parser *P, const gs__pattr *a, gs_graph *g, const char *prefix,
+                            gs_value **args, int n_args, gs_value **out) {
+    int ci = gs__called(P, a);
+    gs__pcomp *comp;
+    gs_graph *saved;
+    bool ok;
+    if (ci < 0) return false;
+    comp = &P->comps[ci];
+    if (comp->state == 1 || comp->prefix)
+        return gs__perr(P, &a->val, GS_ERR_PARSE, "computation '%s' calls itself", comp->name);
+    if (comp->entry)
+        return gs__perr(P, &a->val, GS_ERR_PARSE, "the ENTRY computation '%s' cannot be called", comp->name);
+    if (P->depth >= GS__HLO_MAX_CALL_DEPTH)
+        return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "calls nested more than %d deep", GS__HLO_MAX_CALL_DEPTH);
+    saved = comp->graph;
+    comp->graph = g;
+    comp->args = args;
+    comp->n_args = n_args;
+    comp->prefix = prefix;
+    P->depth++;
+    ok = gs__build_body(P, comp);
+    P->depth--;
+    *out = ok ? P->insts[comp->root].value : NULL;
+    comp->graph = saved;
+    comp->args = NULL;
+    comp->n_args = 0;
+    comp->prefix = NULL;
+    return ok;
 }
 
 GS__FN void gs__parser_free(gs__parser *P) {
@@ -2707,4 +4160,233 @@ GS_API gs_result gs_hlo_parse(gs_ctx *ctx, const char *text, size_t len, gs_grap
         return ctx->err;
     }
     return GS_OK;
+}
+
+/* =========================================================================================================
+   gs_hlo_stats: what a module uses, read line by line without parsing it
+   ========================================================================================================= */
+
+typedef struct gs__stat { const char *name; int64_t count; bool known; } gs__stat;
+
+/* the first occurrence of the string w in [p, p + n), or NULL */
+GS__FN const char *gs__memmem(const char *p, size_t n, const char *w) {
+    size_t k = strlen(w), i;
+    for (i = 0; i + k <= n; i++)
+        if (memcmp(p + i, w, k) == 0) return p + i;
+    return NULL;
+}
+
+typedef struct gs__stats {
+    gs_ctx *ctx;
+    gs__stat *cat[5];     /* stb_ds: opcodes, element types, attributes, custom-call targets, sharding forms */
+    bool oom;
+} gs__stats;
+
+/* attributes some builder reads (besides the kept and harmless ones) */
+static const char *const gs__read_attrs[] = {
+    "backend_config", "batch_group_count", "body", "calls", "channel_id", "collapsed_slice_dims", "concat_dimension",
+    "condition", "custom_call_target", "dim_labels", "dimensions", "direction", "distribution", "dynamic_slice_sizes",
+    "feature_group_count", "full_shape", "index", "index_vector_dim", "input_batching_dims", "inserted_window_dims",
+    "iota_dimension", "k", "kind", "largest", "lhs_batch_dims", "lhs_contracting_dims", "offset_dims",
+    "operand_batching_dims", "padding", "replica_groups", "reverse", "rhs_batch_dims", "rhs_contracting_dims",
+    "scatter_dims_to_operand_dims", "scatter_indices_batching_dims", "seed", "sharding", "slice", "slice_sizes",
+    "source_target_pairs", "split_dimension", "start_index_map", "start_indices_batching_dims", "to_apply", "type",
+    "update_window_dims", "use_global_device_ids", "window"};
+
+GS__FN void gs__stat_add(gs__stats *st, int cat, const char *p, size_t n, bool known) {
+    int i;
+    gs__stat s;
+    for (i = 0; i < (int)stbds_arrlen(st->cat[cat]); i++) {
+        if (strlen(st->cat[cat][i].name) == n && memcmp(st->cat[cat][i].name, p, n) == 0) {
+            st->cat[cat][i].count++;
+            return;
+        }
+    }
+    s.name = gs__arena_printf(st->ctx, "%.*s", (int)n, p);
+    if (!s.name) {
+        st->oom = true;
+        return;
+    }
+    s.count = 1;
+    s.known = known;
+    stbds_arrput(st->cat[cat], s);
+}
+
+GS__FN bool gs__stat_word_in(const char *p, size_t n, const char *const *list, int count) {
+    int i;
+    for (i = 0; i < count; i++)
+        if (strlen(list[i]) == n && memcmp(list[i], p, n) == 0) return true;
+    return false;
+}
+
+/* the end of a balanced group starting at p (one of ( [ { "), or e */
+GS__FN const char *gs__stat_skip(const char *p, const char *e) {
+    int depth = 0;
+    for (; p < e; p++) {
+        if (*p == '"') {
+            for (p++; p < e && *p != '"'; p++)
+                if (*p == '\\') p++;
+            if (depth == 0) return p + 1;
+        } else if (*p == '(' || *p == '[' || *p == '{') {
+            depth++;
+        } else if (*p == ')' || *p == ']' || *p == '}') {
+            if (--depth <= 0) return p + 1;
+        }
+    }
+    return e;
+}
+
+/* a sharding={...} value: its form */
+GS__FN void gs__stat_sharding(gs__stats *st, const char *p, const char *e) {
+    static const char *const forms[] = {"replicated", "maximal", "manual", "tiled", "tiled, partly replicated",
+                                        "tiled, last_tile_dims", "tuple", "named mesh", "unreduced", "other"};
+    static const bool known[] = {true, true, true, true, true, true, true, true, false, false};
+    int f = 9;
+    size_t n = (size_t)(e - p);
+#define GS__HAS(w) (gs__memmem(p, n, w) != NULL)
+    if (n >= 2 && p[1] == '{') f = 6;
+    else if (GS__HAS("mesh[")) f = 7;
+    else if (GS__HAS("unreduced")) f = 8;
+    else if (GS__HAS("last_tile_dims")) f = 5;
+    else if (GS__HAS("last_tile_dim_replicate")) f = 4;
+    else if (GS__HAS("devices=")) f = 3;
+    else if (GS__HAS("replicated")) f = 0;
+    else if (GS__HAS("maximal")) f = 1;
+    else if (GS__HAS("manual")) f = 2;
+#undef GS__HAS
+    gs__stat_add(st, 4, forms[f], strlen(forms[f]), known[f]);
+}
+
+/* element types in [p, e): a word directly followed by '[' (quoted strings skipped) */
+GS__FN void gs__stat_types(gs__stats *st, const char *p, const char *e) {
+    const char *w;
+    for (w = p; w < e; w++) {
+        const char *b = w;
+        bool type = false;
+        int t;
+        if (*w == '"') {
+            w = gs__stat_skip(w, e) - 1;
+            continue;
+        }
+        if (!gs__hlo_alpha((unsigned char)*w) || (w > p && (gs__hlo_name_char((unsigned char)w[-1]) || w[-1] == '\''))) continue;
+        while (w < e && (gs__hlo_alpha((unsigned char)*w) || gs__hlo_digit((unsigned char)*w))) w++;
+        if (w >= e || *w != '[' || (w - b == 4 && memcmp(b, "mesh", 4) == 0)) continue;
+        for (t = 1; t < GS_DTYPE_COUNT; t++)
+            if (strlen(gs_dtype_name((gs_dtype)t)) == (size_t)(w - b) && memcmp(gs_dtype_name((gs_dtype)t), b, (size_t)(w - b)) == 0)
+                type = true;
+        gs__stat_add(st, 1, b, (size_t)(w - b), type);
+    }
+}
+
+/* one instruction line: "name = shape opcode(operands), attr=value, ..." */
+GS__FN void gs__stat_line(gs__stats *st, const char *p, const char *e) {
+    const char *q, *w;
+    for (q = p; q + 1 < e && !(q[0] == '=' && q[-1] == ' '); q++) {}
+    if (q + 1 >= e) return;
+    /* the opcode: the first word followed by '(' after the shape */
+    for (w = q + 1; w < e && *w == ' '; w++) {}
+    if (w < e && *w == '(') w = gs__stat_skip(w, e);
+    else
+        while (w < e && *w != ' ' && *w != '(') w++;
+    while (w < e && *w == ' ') w++;
+    {
+        const char *b = w;
+        while (w < e && gs__hlo_name_char((unsigned char)*w)) w++;
+        if (w == b || w >= e || *w != '(') return;
+        {
+            char op[64];
+            size_t n = (size_t)(w - b) < sizeof op - 1 ? (size_t)(w - b) : sizeof op - 1;
+            memcpy(op, b, n);
+            op[n] = 0;
+            gs__stat_add(st, 0, b, (size_t)(w - b), gs__hlo_opcode(op) != GS_OP_INVALID || gs__hlo_lowered_opcode(op) != 0);
+        }
+    }
+    w = gs__stat_skip(w, e);
+    gs__stat_types(st, q, w);
+    /* attributes at the top level: ", name=value" */
+    while (w < e) {
+        const char *b, *ne;
+        while (w < e && (*w == ',' || *w == ' ')) w++;
+        b = w;
+        while (w < e && gs__hlo_name_char((unsigned char)*w)) w++;
+        ne = w;
+        if (w >= e || *w != '=' || ne == b) break;
+        w++;
+        {
+            size_t n = (size_t)(ne - b);
+            const char *v = w;
+            bool known = gs__stat_word_in(b, n, gs__read_attrs, GS__COUNTOF(gs__read_attrs)) ||
+                         gs__stat_word_in(b, n, gs__kept_attrs, GS__COUNTOF(gs__kept_attrs)) ||
+                         gs__stat_word_in(b, n, gs__harmless_attrs, GS__COUNTOF(gs__harmless_attrs));
+            while (w < e && *w != ',') w = (*w == '{' || *w == '(' || *w == '[' || *w == '"') ? gs__stat_skip(w, e) : w + 1;
+            gs__stat_add(st, 2, b, n, known);
+            if (n == 18 && memcmp(b, "custom_call_target", 18) == 0 && w - v >= 2) {
+                int i;
+                bool k = false;
+                const char *t = v[0] == '"' ? v + 1 : v;
+                size_t tn = (size_t)(w - t) - (v[0] == '"' ? 1 : 0);
+                static const char *const own[] = {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "__cublas$gemm", "TopK"};
+                k = gs__stat_word_in(t, tn, own, GS__COUNTOF(own));
+                for (i = 0; i < GS__COUNTOF(gs__identity_targets); i++)
+                    if (strlen(gs__identity_targets[i]) == tn && memcmp(gs__identity_targets[i], t, tn) == 0) k = true;
+                gs__stat_add(st, 3, t, tn, k);
+            }
+            if (n == 8 && memcmp(b, "sharding", 8) == 0) gs__stat_sharding(st, v, w);
+        }
+    }
+}
+
+GS__FN int gs__stat_cmp(const void *a, const void *b) {
+    const gs__stat *x = (const gs__stat *)a, *y = (const gs__stat *)b;
+    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+GS_API int gs_hlo_stats(gs_ctx *ctx, const char *text, size_t len, const char **report) {
+    static const char *const titles[5] = {"opcodes", "element types", "attributes", "custom-call targets", "sharding forms"};
+    gs__stats st;
+    gs__sb sb;
+    const char *p = text, *e = text + len;
+    int c, i, rc = 0, lines = 0;
+    if (!ctx || !report || (!text && len)) {
+        if (ctx) gs__err(ctx, GS_ERR_INVALID_ARG, "gs_hlo_stats: %s is NULL", report ? "text" : "report");
+        return 2;
+    }
+    *report = NULL;
+    memset(&st, 0, sizeof st);
+    st.ctx = ctx;
+    while (p < e) {
+        const char *nl = (const char *)memchr(p, '\n', (size_t)(e - p));
+        const char *end = nl ? nl : e;
+        const char *s = p;
+        while (s < end && (*s == ' ' || *s == '\t')) s++;
+        if (end - s > 4 && memcmp(s, "ROOT ", 5) == 0) s += 5;
+        if (s < end && (*s == '%' || gs__hlo_name_start((unsigned char)*s)) && gs__memmem(s, (size_t)(end - s), " = ")) {
+            gs__stat_line(&st, s, end);
+            lines++;
+        }
+        p = nl ? nl + 1 : e;
+    }
+    gs__sb_init(&sb, ctx);
+    for (c = 0; c < 5; c++) {
+        int n = (int)stbds_arrlen(st.cat[c]);
+        if (n > 1) qsort(st.cat[c], (size_t)n, sizeof(gs__stat), gs__stat_cmp);
+        gs__sb_printf(&sb, "%s (%d):", titles[c], n);
+        for (i = 0; i < n; i++) {
+            gs__sb_printf(&sb, "%s %s%s %lld", i ? "," : "", st.cat[c][i].known ? "" : "!", st.cat[c][i].name,
+                          (long long)st.cat[c][i].count);
+            if (!st.cat[c][i].known) rc = 1;
+        }
+        gs__sb_puts(&sb, "\n");
+        stbds_arrfree(st.cat[c]);
+    }
+    if (lines == 0) {
+        gs__sb_puts(&sb, "no HLO instruction found\n");
+        rc = 2;
+    } else {
+        gs__sb_puts(&sb, rc ? "! marks what gshard.h does not understand\n" : "gshard.h understands everything used\n");
+    }
+    *report = gs__sb_finish(&sb, "gs_hlo_stats");
+    if (!*report || st.oom) return 2;
+    return rc;
 }

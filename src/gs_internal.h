@@ -237,6 +237,13 @@ struct gs_value {
     int64_t n_pairs;
     int64_t *pairs;           /* COLLECTIVE_PERMUTE, 2 * n_pairs */
     gs_graph *cond, *body;    /* WHILE */
+    const char *text_attrs;   /* attributes the HLO text gave that change nothing (", metadata={...}"), printed back;
+                                 OPAQUE: every attribute but sharding, as written */
+    const char *opaque;       /* OPAQUE: the opcode as written ("custom-call", "infeed", "after-all", ...) */
+    const char *target;       /* OPAQUE custom-call: its custom_call_target (else NULL) */
+    gs_shape opaque_shape;    /* OPAQUE: the declared shape (dtype GS_TUPLE: opaque_n elements in opaque_tuple) */
+    int opaque_n;
+    const gs_shape *opaque_tuple;
 };
 
 /* ---- what gs_partition records on the SPMD program (gs_spmd.c); arena memory ---- */
@@ -271,6 +278,13 @@ GS__FN void gs__log(gs_ctx *ctx, gs_log_level level, gs_result code, const char 
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+/* Checked 64-bit arithmetic: every size, element count, product and offset computed from input goes through
+   these, so an overflow is an error that names it instead of a wrapped value. They return false (leaving *out
+   unchanged) when the exact result does not fit in int64_t. gs__prod64 multiplies d[0..n) (each >= 0) and
+   returns -1 when the product does not fit. */
+GS__FN bool gs__mul64(int64_t a, int64_t b, int64_t *out);
+GS__FN bool gs__add64(int64_t a, int64_t b, int64_t *out);
+GS__FN int64_t gs__prod64(int n, const int64_t *d);
 GS__FN void *gs__arena_alloc(gs_ctx *ctx, size_t size);            /* zeroed; NULL + error on OOM */
 GS__FN void *gs__arena_dup(gs_ctx *ctx, const void *p, size_t size);
 GS__FN char *gs__arena_strdup(gs_ctx *ctx, const char *s);

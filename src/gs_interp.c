@@ -2744,6 +2744,11 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
         return gs__ip_eval_collective(st, v);
     case GS_OP_WHILE:   /* the stepper runs loops (gs__ev_loop_start) */
         return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: evaluated outside the stepper", v->name);
+    case GS_OP_OPAQUE:
+        if (v->target)
+            return gs__err(ctx, GS_ERR_UNSUPPORTED, "custom-call %s: target \"%s\" is opaque to gshard.h (read and printed, never evaluated)",
+                           v->name, v->target);
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: cannot run here (read and printed only)", v->opaque ? v->opaque : "op", v->name);
     case GS_OP_SORT: case GS_OP_TOPK: return gs__ip_eval_sort(st, v);
     case GS_OP_RNG_BIT_GENERATOR: {
         gs__buf *ns, *bits, tmp;
@@ -3210,10 +3215,15 @@ GS__FN int gs__ev_loops(const gs__ev *ev, const gs_value **whiles, int64_t *iter
 }
 
 GS__FN const gs_value *gs__ev_current(const gs__ev *ev) {
-    const gs__ev_frame *f;
-    if (!ev || ev->depth == 0) return NULL;
-    f = &ev->frames[ev->depth - 1];
-    return f->pc < f->st.n_values ? f->st.g->values[f->pc] : NULL;
+    int i;
+    if (!ev) return NULL;
+    /* a frame that has run its last instruction is about to return: the place is its caller's (the while),
+       not "the end of the program" */
+    for (i = ev->depth - 1; i >= 0; i--) {
+        const gs__ev_frame *f = &ev->frames[i];
+        if (f->pc < f->st.n_values) return f->st.g->values[f->pc];
+    }
+    return NULL;
 }
 
 GS__FN gs_result gs__eval_graph(gs__exec *ex, gs_graph *g, const gs__buf *params, gs__buf *results) {

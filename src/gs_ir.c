@@ -63,10 +63,16 @@ GS__FN int64_t gs__numel(const gs_shape *s) {
     for (i = 0; i < s->rank; i++) n *= s->dims[i];
     return n;
 }
-GS_API int64_t gs_shape_numel(const gs_shape *s) { return s ? gs__numel(s) : 0; }
-GS_API size_t gs_shape_bytes(const gs_shape *s) {
+/* Any shape may come here (the IR's own are checked to hold at most 2^50 elements): checked arithmetic. */
+GS_API int64_t gs_shape_numel(const gs_shape *s) {
     if (!s) return 0;
-    return (size_t)gs__numel(s) * gs_dtype_size(s->dtype);
+    if (s->rank < 0 || s->rank > GS_MAX_RANK) return -1;
+    return gs__prod64(s->rank, s->dims);
+}
+GS_API size_t gs_shape_bytes(const gs_shape *s) {
+    int64_t n = gs_shape_numel(s), b;
+    if (!s || n < 0 || !gs__mul64(n, (int64_t)gs_dtype_size(s->dtype), &b) || (uint64_t)b > (uint64_t)SIZE_MAX) return 0;
+    return (size_t)b;
 }
 
 GS_API bool gs_shape_equal(const gs_shape *a, const gs_shape *b) {
@@ -106,9 +112,8 @@ GS__FN gs_result gs__check_shape(gs_ctx *ctx, const char *who, const gs_shape *s
         return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: rank %d is outside [0, %d] (GS_MAX_RANK)", who, s->rank, GS_MAX_RANK);
     for (i = 0; i < s->rank; i++) {
         if (s->dims[i] < 0) return gs__err(ctx, GS_ERR_SHAPE, "%s: dim %d is negative (%lld)", who, i, (long long)s->dims[i]);
-        if (s->dims[i] > 0 && n > ((int64_t)1 << 50) / s->dims[i])
-            return gs__err(ctx, GS_ERR_SHAPE, "%s: shape has too many elements", who);
-        n *= s->dims[i];
+        if (!gs__mul64(n, s->dims[i], &n) || n > ((int64_t)1 << 50))
+            return gs__err(ctx, GS_ERR_SHAPE, "%s: shape has more than 2^50 elements", who);
     }
     return GS_OK;
 }
@@ -377,13 +382,24 @@ GS__FN bool gs__reduce_kind_ok(gs_reduce_kind k, gs_dtype t, bool allow_replace)
 }
 
 /* Output size of one window dim: floor((dilated_in + lo + hi - dilated_window) / stride) + 1, or 0 when the
-   window does not fit (or the window is invalid). */
+   window does not fit (or the window is invalid), or -1 when the arithmetic overflows int64. */
 GS__FN int64_t gs__window_out(const gs_window_dim *w, int64_t in) {
-    int64_t din = in > 0 ? (in - 1) * w->base_dilation + 1 : 0;
-    int64_t dwin = (w->size - 1) * w->window_dilation + 1;
-    int64_t span = din + w->pad_lo + w->pad_hi - dwin;
-    if (w->size <= 0 || w->stride <= 0 || span < 0) return 0;
+    int64_t din = 0, dwin, span;
+    if (w->size <= 0 || w->stride <= 0) return 0;
+    if ((in > 0 && (!gs__mul64(in - 1, w->base_dilation, &din) || !gs__add64(din, 1, &din))) ||
+        !gs__mul64(w->size - 1, w->window_dilation, &dwin) || !gs__add64(dwin, 1, &dwin) ||
+        !gs__add64(din, w->pad_lo, &span) || !gs__add64(span, w->pad_hi, &span) || !gs__add64(span, -dwin, &span))
+        return -1;
+    if (span < 0) return 0;
     return span / w->stride + 1;
+}
+
+/* the window output sizes of dims (each from gs__window_out): -1 is an overflow */
+GS__FN gs_result gs__check_window_out(gs_ctx *ctx, const gs_value *v, int n, const int64_t *dims) {
+    int i;
+    for (i = 0; i < n; i++)
+        if (dims[i] < 0) GS__FAIL(GS_ERR_SHAPE, "%s %s: the window arithmetic of dim %d overflows int64", GS__WHO, i);
+    return GS_OK;
 }
 
 GS__FN gs_result gs__check_window(gs_ctx *ctx, const gs_value *v, const gs_window_dim *w, int n) {
@@ -833,13 +849,23 @@ GS__FN gs_result gs__infer_conv(gs_ctx *ctx, gs_value *v) {
     v->shape.dims[d->output_batch] = in->dims[d->input_batch] / bgc;
     v->shape.dims[d->output_feature] = ke->dims[d->kernel_output_feature];
     for (i = 0; i < ns; i++) v->shape.dims[d->output_spatial[i]] = gs__window_out(&c->window[i], in->dims[d->input_spatial[i]]);
-    return GS_OK;
+    return gs__check_window_out(ctx, v, r, v->shape.dims);
 }
 
 /* parameter, constant, iota, partition-id, replica-id */
 GS__FN gs_result gs__infer_leaf(gs_ctx *ctx, gs_value *v, gs_shape *s) {
     int i;
     switch (v->op) {
+    case GS_OP_OPAQUE:   /* the shape is the one written */
+        *s = v->opaque_shape;
+        if (s->dtype == GS_TUPLE) {
+            v->n_tuple = v->opaque_n;
+            v->tuple = (gs_shape *)v->opaque_tuple;
+            for (i = 0; i < v->n_tuple; i++)
+                if (gs__check_shape(ctx, v->name, &v->tuple[i])) return ctx->err;
+            return GS_OK;
+        }
+        return gs__check_shape(ctx, v->name, s);
     case GS_OP_PARAMETER:
         if (s->dtype == GS_TUPLE) {
             for (i = 0; i < v->n_tuple; i++)
@@ -906,7 +932,8 @@ GS__FN gs_result gs__infer_move(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_
             if (v->start[i] < 0 || v->start[i] > v->limit[i] || v->limit[i] > x->dims[i])
                 GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: dim %d slice [%lld:%lld] is not within [0, %lld]", GS__WHO, i,
                          (long long)v->start[i], (long long)v->limit[i], (long long)x->dims[i]);
-            s->dims[i] = (v->limit[i] - v->start[i] + v->stride[i] - 1) / v->stride[i];
+            /* ceil((limit - start) / stride), written so a stride near INT64_MAX cannot overflow */
+            s->dims[i] = v->limit[i] > v->start[i] ? (v->limit[i] - v->start[i] - 1) / v->stride[i] + 1 : 0;
         }
         return GS_OK;
     case GS_OP_DYNAMIC_SLICE:
@@ -946,7 +973,11 @@ GS__FN gs_result gs__infer_move(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_
             if (v->lo[i] > ((int64_t)1 << 40) || v->hi[i] > ((int64_t)1 << 40) || v->interior[i] > ((int64_t)1 << 40) ||
                 v->lo[i] < -((int64_t)1 << 40) || v->hi[i] < -((int64_t)1 << 40))
                 GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: padding in dim %d is absurdly large", GS__WHO, i);
-            n = v->lo[i] + v->hi[i] + x->dims[i] + (x->dims[i] > 0 ? (x->dims[i] - 1) * v->interior[i] : 0);
+            /* lo + hi + dims + (dims - 1) * interior, each step checked (dims up to 2^50, interior up to 2^40) */
+            if (!gs__mul64(x->dims[i] > 0 ? x->dims[i] - 1 : 0, v->interior[i], &n) || !gs__add64(n, x->dims[i], &n) ||
+                !gs__add64(n, v->lo[i] + v->hi[i], &n))
+                GS__FAIL(GS_ERR_SHAPE, "%s %s: padding %lld_%lld_%lld makes dim %d overflow int64", GS__WHO, (long long)v->lo[i],
+                         (long long)v->hi[i], (long long)v->interior[i], i);
             if (n < 0)
                 GS__FAIL(GS_ERR_SHAPE, "%s %s: padding %lld_%lld_%lld makes dim %d negative (%lld)", GS__WHO, (long long)v->lo[i],
                          (long long)v->hi[i], (long long)v->interior[i], i, (long long)n);
@@ -967,7 +998,8 @@ GS__FN gs_result gs__infer_move(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_
                 if (j != v->dim && y->dims[j] != x->dims[j])
                     GS__FAIL(GS_ERR_SHAPE, "%s %s: operand %d dim %d (%lld) != operand 0's (%lld)", GS__WHO, i, j, (long long)y->dims[j],
                              (long long)x->dims[j]);
-            s->dims[v->dim] += y->dims[v->dim];
+            if (!gs__add64(s->dims[v->dim], y->dims[v->dim], &s->dims[v->dim]))
+                GS__FAIL(GS_ERR_SHAPE, "%s %s: the concatenated dim %lld overflows int64", GS__WHO, (long long)v->dim);
         }
         return gs__check_shape(ctx, v->name, s);
     case GS_OP_REVERSE:
@@ -1306,7 +1338,7 @@ GS__FN gs_result gs__infer_reduce(gs_ctx *ctx, gs_value *v, gs_shape *s, const g
         if (gs__check_window(ctx, v, v->window, x->rank)) return ctx->err;
         *s = *x;
         for (i = 0; i < x->rank; i++) s->dims[i] = gs__window_out(&v->window[i], x->dims[i]);
-        return GS_OK;
+        return gs__check_window_out(ctx, v, x->rank, s->dims);
     case GS_OP_GATHER:
         return gs__infer_gather(ctx, v);
     case GS_OP_SCATTER:
@@ -1504,11 +1536,12 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     if (arity >= 0 && v->n_operands != arity)
         GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: takes %d operands, got %d", GS__WHO, arity, v->n_operands);
     /* operands are arrays except for tuple, get-tuple-element and while */
-    if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE)
+    if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE && v->op != GS_OP_OPAQUE)
         for (i = 0; i < v->n_operands; i++)
             if (gs__need_array(ctx, v, i)) return ctx->err;
     switch (v->op) {
     case GS_OP_PARAMETER: case GS_OP_CONSTANT: case GS_OP_IOTA: case GS_OP_PARTITION_ID: case GS_OP_REPLICA_ID:
+    case GS_OP_OPAQUE:
         return gs__infer_leaf(ctx, v, s);
     case GS_OP_BROADCAST: case GS_OP_RESHAPE: case GS_OP_TRANSPOSE: case GS_OP_SLICE: case GS_OP_DYNAMIC_SLICE:
     case GS_OP_DYNAMIC_UPDATE_SLICE: case GS_OP_PAD: case GS_OP_CONCATENATE: case GS_OP_REVERSE:

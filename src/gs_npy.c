@@ -307,8 +307,8 @@ GS_API gs_result gs_npy_read(gs_ctx *ctx, const char *path, gs_dtype want, gs_sh
     unsigned char *buf = NULL;
     gs_dtype file_dt, dt;
     gs_shape s;
-    size_t fsize, numel = 1, nbytes, got, i;
-    int big = 0, d;
+    size_t fsize, numel, nbytes, got, i;
+    int big = 0;
     gs_result r;
 
     if (data) *data = NULL;
@@ -355,15 +355,26 @@ GS_API gs_result gs_npy_read(gs_ctx *ctx, const char *path, gs_dtype want, gs_sh
         dt = want;
     }
     fsize = gs_dtype_size(file_dt);
-    for (d = 0; d < h.rank; d++) {
-        size_t dim = (size_t)h.dims[d];
-        if ((uint64_t)h.dims[d] > (uint64_t)SIZE_MAX || (dim && numel > SIZE_MAX / fsize / dim)) {
+    {
+        int64_t n = gs__prod64(h.rank, h.dims), nb;
+        if (n < 0 || !gs__mul64(n, (int64_t)fsize, &nb) || (uint64_t)nb > (uint64_t)SIZE_MAX) {
             r = gs__err(ctx, GS_ERR_SHAPE, "%s: the array is too large for this machine", path);
             goto done;
         }
-        numel *= dim;
+        numel = (size_t)n;
+        nbytes = (size_t)nb;
     }
-    nbytes = numel * fsize;
+    {
+        /* the buffer is bounded by the file's length: a short file with a huge header shape is "truncated",
+           never a huge allocation (files that cannot seek are read and checked as they come) */
+        long at = ftell(f), end;
+        if (at >= 0 && fseek(f, 0, SEEK_END) == 0 && (end = ftell(f)) >= 0 && fseek(f, at, SEEK_SET) == 0 &&
+            (uint64_t)(end - at) < (uint64_t)nbytes) {
+            r = gs__err(ctx, GS_ERR_PARSE, "%s: truncated .npy file: the shape needs %llu data bytes, found %llu",
+                        path, (unsigned long long)nbytes, (unsigned long long)(end - at));
+            goto done;
+        }
+    }
     buf = (unsigned char *)gs__malloc(ctx, nbytes);
     if (!buf) {
         r = GS_ERR_OUT_OF_MEMORY;

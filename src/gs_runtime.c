@@ -1390,29 +1390,41 @@ GS__FN gs_result gs__rt_report(gs_runtime *rt) {
         }
         return gs__err(rt->ctx, GS_ERR_THREAD, "gs_runtime_run: a device failed");
     case GS__FAIL_MISMATCH:
-        for (d = 0; d + 1 < D; d++) {
-            if (!gs__post_match(&rt->devs[d].post, &rt->devs[d + 1].post)) {
-                gs__post_describe(&rt->devs[d].post, a, sizeof a);
-                gs__post_describe(&rt->devs[d + 1].post, b, sizeof b);
-                return gs__err(rt->ctx, GS_ERR_INVALID_ARG,
-                               "collective mismatch: device %lld is at %s but device %lld is at %s", (long long)d, a,
-                               (long long)(d + 1), b);
+        /* the pair that was found to differ (fail_dev and the next device): both had posted then, while a scan
+           from device 0 could meet a device of another worker that had not arrived yet and name it instead */
+        if (rt->fail_dev >= 0 && rt->fail_dev < D) {
+            int64_t e = (rt->fail_dev + 1) % D, f = rt->fail_dev;
+            if (e < f) {   /* the lower device first */
+                f = e;
+                e = rt->fail_dev;
             }
+            gs__post_describe(&rt->devs[f].post, a, sizeof a);
+            gs__post_describe(&rt->devs[e].post, b, sizeof b);
+            return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "collective mismatch: device %lld is at %s but device %lld is at %s",
+                           (long long)f, a, (long long)e, b);
         }
         return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "collective mismatch between devices");
     case GS__FAIL_TIMEOUT: {
-        int64_t most = 0, late = -1;
+        int64_t most = 0, late = -1, n_late = 0;
+        size_t n = 0;
         for (d = 0; d < D; d++)
             if (rt->devs[d].arrivals > most) most = rt->devs[d].arrivals;
-        for (d = 0; d < D && late < 0; d++)
-            if (rt->devs[d].arrivals < most) late = d;
+        /* every device that did not arrive is named (the first 8), not only the first */
+        for (d = 0; d < D; d++)
+            if (rt->devs[d].arrivals < most) {
+                if (late < 0) late = d;
+                if (n_late < 8 && n < sizeof b)
+                    n += (size_t)snprintf(b + n, sizeof b - n, "%s%lld", n_late ? ", " : "", (long long)d);
+                n_late++;
+            }
+        if (n_late > 8 && n < sizeof b) snprintf(b + n, sizeof b - n, " and %lld more", (long long)(n_late - 8));
         if (late >= 0) {
             const gs_value *w = rt->devs[late].where;
             gs__post_describe(&rt->devs[rt->fail_dev].post, a, sizeof a);
             return gs__err(rt->ctx, GS_ERR_THREAD,
-                           "watchdog: device %lld waited %lld ms at %s; device %lld never arrived (it was at %s %s)",
-                           (long long)rt->fail_dev, (long long)rt->fail_wait_ms, a, (long long)late,
-                           w ? gs_op_name(w->op) : "the end", w ? w->name : "of the program");
+                           "watchdog: device %lld waited %lld ms at %s; device%s %s never arrived (device %lld was at %s %s)",
+                           (long long)rt->fail_dev, (long long)rt->fail_wait_ms, a, n_late > 1 ? "s" : "", b,
+                           (long long)late, w ? gs_op_name(w->op) : "the end", w ? w->name : "of the program");
         }
         return gs__err(rt->ctx, GS_ERR_THREAD, "watchdog: device %lld waited %lld ms at a rendezvous", (long long)rt->fail_dev,
                        (long long)rt->fail_wait_ms);
@@ -1796,7 +1808,9 @@ GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_sha
         r = GS_ERR_OUT_OF_MEMORY;
         goto done;
     }
+    /* zeroed before anything can fail, so the cleanup below frees only buffers this call allocated */
     memset(c_in, 0, sizeof(gs__buf) * ((size_t)D * (size_t)n_in + 1));
+    memset(shared, 0, (size_t)n_in + 1);
     for (k = 0; k < n_in; k++) {
         const gs_sharding *s = in_shardings ? in_shardings[k] : NULL;
         size_t bytes = (size_t)gs__numel(&rt->in_shapes[k]) * gs__compute_size(rt->in_shapes[k].dtype) + 1;
@@ -1831,7 +1845,7 @@ GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_sha
         if (r) rt->have_stats = false;
     }
 done:
-    if (c_in)
+    if (c_in && shared)
         for (k = 0; k < n_in; k++)
             for (d = 0; d < D; d++)
                 if (!(shared && shared[k] && d > 0)) gs__free(ctx, c_in[d * n_in + k].data);

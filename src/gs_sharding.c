@@ -8,13 +8,6 @@
    at this position" and "where is this device" in O(rank) without materialising anything.
    ========================================================================================================= */
 
-GS__FN int64_t gs__prod(int n, const int64_t *d) {
-    int64_t p = 1;
-    int i;
-    for (i = 0; i < n; i++) p *= d[i];
-    return p;
-}
-
 /* Canonical iota: size-1 dims dropped, runs of dims that stay adjacent under the permutation merged. */
 GS__FN void gs__iota_canon(gs__ta *t) {
     int i, j, k;
@@ -60,7 +53,7 @@ GS__FN void gs__ta_iota(gs__ta *t, int n, const int64_t *dims) {
     GS__ZERO(*t);
     t->n = n;
     for (i = 0; i < n; i++) t->dims[i] = dims[i];
-    t->total = gs__prod(n, dims);
+    t->total = gs__prod64(n, dims);
     t->ir = 1;
     t->idims[0] = t->total;
     t->iperm[0] = 0;
@@ -301,7 +294,7 @@ GS__FN const gs_sharding *gs__sh_from_ta(gs_ctx *ctx, int rank, int n_sub, const
     ta.n = rank;
     if (man > 1) ta.dims[ta.n++] = man;
     if (rep > 1) ta.dims[ta.n++] = rep;
-    if (gs__prod(rank, ta.dims) == 1) {
+    if (gs__prod64(rank, ta.dims) == 1) {
         /* nothing split: replicated or manual (both subgroup kinds stay tiled) */
         if (man > 1 && rep == 1) return gs_sharding_manual(ctx);
         if (man == 1) return gs_sharding_replicated(ctx);
@@ -367,7 +360,7 @@ GS__FN bool gs__check_tile_dims(gs_ctx *ctx, const char *who, int n_dims, const 
             gs__err(ctx, GS_ERR_SHARDING, "%s: tile dim %d is %lld (must be >= 1)", who, i, (long long)dims[i]);
             return false;
         }
-    if (gs__prod(n_dims, dims) > ((int64_t)1 << 31)) {
+    if ((uint64_t)gs__prod64(n_dims, dims) > ((uint64_t)1 << 31)) { /* -1 (overflow) is huge as unsigned */
         gs__err(ctx, GS_ERR_SHARDING, "%s: more than 2^31 tiles", who);
         return false;
     }
@@ -420,9 +413,13 @@ GS_API const gs_sharding *gs_sharding_iota(gs_ctx *ctx, int n_dims, const int64_
         seen[ta.iperm[i]] = true;
     }
     ta.ir = n_reshape;
-    if (gs__prod(n_reshape, reshape) != ta.total) {
+    if (gs__prod64(n_reshape, reshape) < 0) {
+        gs__err(ctx, GS_ERR_SHARDING, "gs_sharding_iota: the product of the reshape dims overflows int64");
+        return NULL;
+    }
+    if (gs__prod64(n_reshape, reshape) != ta.total) {
         gs__err(ctx, GS_ERR_SHARDING, "gs_sharding_iota: reshape dims hold %lld devices, tile dims %lld",
-                (long long)gs__prod(n_reshape, reshape), (long long)ta.total);
+                (long long)gs__prod64(n_reshape, reshape), (long long)ta.total);
         return NULL;
     }
     gs__iota_canon(&ta);
@@ -477,7 +474,7 @@ GS_API int64_t gs_sharding_tiles(const gs_sharding *s, int d) {
     return s->ta.dims[d];
 }
 GS_API int64_t gs_sharding_num_tiles(const gs_sharding *s) {
-    return s && s->kind == GS_SHARDING_TILED ? gs__prod(s->rank, s->ta.dims) : 1;
+    return s && s->kind == GS_SHARDING_TILED ? gs__prod64(s->rank, s->ta.dims) : 1;
 }
 GS__FN int64_t gs__sh_sub_size(const gs_sharding *s, gs_subgroup type) {
     int i;
@@ -739,14 +736,17 @@ typedef struct gs__shp {
     gs_ctx *ctx;
     const char *text, *p;
     bool failed;
+    bool in_tuple;  /* tuple shardings are flat: '{' inside a tuple's element list is an error, not recursion */
 } gs__shp;
 
 GS__FN void gs__shp_ws(gs__shp *P) {
     while (*P->p == ' ' || *P->p == '\t' || *P->p == '\n' || *P->p == '\r') P->p++;
 }
 GS__FN bool gs__shp_fail(gs__shp *P, const char *what) {
+    /* long texts are cut to their first 80 characters so the message keeps its point */
     if (!P->failed)
-        gs__err(P->ctx, GS_ERR_SHARDING, "sharding \"%s\", column %d: %s", P->text, (int)(P->p - P->text) + 1, what);
+        gs__err(P->ctx, GS_ERR_SHARDING, "sharding \"%.80s%s\", column %d: %s", P->text, strlen(P->text) > 80 ? "..." : "",
+                (int)(P->p - P->text) + 1, what);
     P->failed = true;
     return false;
 }
@@ -808,6 +808,21 @@ GS__FN bool gs__shp_skip_braces(gs__shp *P) {
     return true;
 }
 
+/* the number of comma-separated integers at p (the explicit device list of a tiled sharding) */
+GS__FN int64_t gs__shp_count_ids(const char *p) {
+    int64_t n = 0;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+        if (*p == '-') p++;
+        if (*p < '0' || *p > '9') return n;
+        while (*p >= '0' && *p <= '9') p++;
+        n++;
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+        if (*p != ',') return n;
+        p++;
+    }
+}
+
 GS__FN const gs_sharding *gs__shp_one(gs__shp *P);
 
 GS__FN bool gs__shp_trailer(gs__shp *P, gs_sharding *s) {
@@ -826,6 +841,310 @@ GS__FN bool gs__shp_trailer(gs__shp *P, gs_sharding *s) {
     }
 }
 
+/* ---- XLA's named-mesh form: {mesh['x'=2,'y'=2], device_ids=(..), [{'x'}, {'y':(1)2}], replicated={'y'}} ----
+   Each mesh axis is split into "fine" axes at every sub-axis boundary ('y':(pre)size is the part of y after
+   the major factor pre, of that size). The devices, row-major over the mesh axes, are row-major over the
+   fine axes too; the tile assignment lists the fine axes of dim 0, dim 1, ..., then the unused ones
+   (replicated, implicitly or by replicated={...}) as a last replicated dim. So the form is XLA's iota tile
+   assignment [tile dims..]<=[fine sizes]T(that order), or an explicit one through device_ids. */
+#define GS__MESH_AXES 16
+
+typedef struct gs__mesh {
+    int n_axes, n_fine;
+    char names[GS__MESH_AXES][32];
+    int64_t size[GS__MESH_AXES];
+    int64_t cut[GS__MESH_AXES][GS__MESH_AXES + 1];   /* per axis: 1 = c0 < c1 < ... = size */
+    int n_cut[GS__MESH_AXES];
+    int first_fine[GS__MESH_AXES];
+    int64_t fine[GS__MESH_AXES];                     /* fine axis sizes, mesh order */
+    bool used[GS__MESH_AXES];
+} gs__mesh;
+
+typedef struct gs__mesh_ref { int ax; int64_t pre, size; } gs__mesh_ref;
+
+/* 'name' -> the axis index */
+GS__FN bool gs__shp_mesh_name(gs__shp *P, gs__mesh *m, bool define, int *ax) {
+    const char *s;
+    size_t n;
+    int i;
+    if (!gs__shp_ch(P, '\'')) return gs__shp_fail(P, "expected a quoted mesh axis name");
+    s = P->p;
+    while (*P->p && *P->p != '\'') P->p++;
+    n = (size_t)(P->p - s);
+    if (!*P->p || n == 0 || n >= sizeof m->names[0]) return gs__shp_fail(P, "expected a mesh axis name (1 to 31 characters)");
+    P->p++;
+    for (i = 0; i < m->n_axes; i++)
+        if (strlen(m->names[i]) == n && memcmp(m->names[i], s, n) == 0) break;
+    if (define) {
+        if (i < m->n_axes) return gs__shp_fail(P, "a mesh axis named twice");
+        if (m->n_axes == GS__MESH_AXES) return gs__shp_fail(P, "more than 16 mesh axes");
+        memcpy(m->names[i], s, n);
+        m->names[i][n] = 0;
+        m->n_axes++;
+    } else if (i == m->n_axes) {
+        return gs__shp_fail(P, "not an axis of the mesh");
+    }
+    *ax = i;
+    return true;
+}
+
+/* 'x' or 'x':(pre)size */
+GS__FN bool gs__shp_mesh_ref(gs__shp *P, gs__mesh *m, gs__mesh_ref *r) {
+    if (!gs__shp_mesh_name(P, m, false, &r->ax)) return false;
+    r->pre = 1;
+    r->size = m->size[r->ax];
+    if (gs__shp_ch(P, ':')) {
+        if (!gs__shp_ch(P, '(') || !gs__shp_int(P, &r->pre) || !gs__shp_ch(P, ')') || !gs__shp_int(P, &r->size))
+            return gs__shp_fail(P, "expected a sub-axis ':(pre)size'");
+        if (r->pre < 1 || r->size < 1 || m->size[r->ax] % (r->pre * r->size) != 0)
+            return gs__shp_fail(P, "the sub-axis does not divide its axis");
+    }
+    return true;
+}
+
+/* "{ref, ref, ...}" into refs[*n ..) */
+GS__FN bool gs__shp_mesh_refs(gs__shp *P, gs__mesh *m, gs__mesh_ref *refs, int cap, int *n) {
+    if (!gs__shp_ch(P, '{')) return gs__shp_fail(P, "expected '{' and mesh axes");
+    if (gs__shp_ch(P, '}')) return true;
+    for (;;) {
+        if (*n == cap) return gs__shp_fail(P, "too many mesh axes");
+        if (!gs__shp_mesh_ref(P, m, &refs[(*n)++])) return false;
+        if (gs__shp_ch(P, '}')) return true;
+        if (!gs__shp_ch(P, ',')) return gs__shp_fail(P, "expected ',' or '}'");
+    }
+}
+
+/* splits the axes at every sub-axis boundary the refs name */
+GS__FN bool gs__mesh_cut(gs__shp *P, gs__mesh *m, const gs__mesh_ref *refs, int n) {
+    int a, i, k;
+    for (a = 0; a < m->n_axes; a++) {
+        m->cut[a][0] = 1;
+        m->cut[a][1] = m->size[a];
+        m->n_cut[a] = m->size[a] > 1 ? 2 : 1;
+    }
+    for (i = 0; i < n; i++) {
+        int64_t pts[2];
+        pts[0] = refs[i].pre;
+        pts[1] = refs[i].pre * refs[i].size;
+        for (k = 0; k < 2; k++) {
+            int a2 = refs[i].ax, j, at = m->n_cut[a2];
+            for (j = 0; j < m->n_cut[a2]; j++) {
+                if (m->cut[a2][j] == pts[k]) break;
+                if (m->cut[a2][j] > pts[k]) {
+                    at = j;
+                    break;
+                }
+            }
+            if (j < m->n_cut[a2] && m->cut[a2][j] == pts[k]) continue;
+            if (m->n_cut[a2] > GS__MESH_AXES) return gs__shp_fail(P, "too many sub-axes");
+            memmove(&m->cut[a2][at + 1], &m->cut[a2][at], sizeof(int64_t) * (size_t)(m->n_cut[a2] - at));
+            m->cut[a2][at] = pts[k];
+            m->n_cut[a2]++;
+        }
+    }
+    m->n_fine = 0;
+    for (a = 0; a < m->n_axes; a++) {
+        m->first_fine[a] = m->n_fine;
+        for (k = 0; k + 1 < m->n_cut[a]; k++) {
+            if (m->cut[a][k + 1] % m->cut[a][k] != 0) return gs__shp_fail(P, "sub-axes that overlap");
+            if (m->n_fine == GS__MESH_AXES) return gs__shp_fail(P, "more than 16 mesh sub-axes");
+            m->used[m->n_fine] = false;
+            m->fine[m->n_fine++] = m->cut[a][k + 1] / m->cut[a][k];
+        }
+    }
+    return true;
+}
+
+/* appends the fine axes of ref r to order[*n ..); false if one is used twice */
+GS__FN bool gs__mesh_take(gs__shp *P, gs__mesh *m, const gs__mesh_ref *r, int *order, int *n, int64_t *tile) {
+    int a = r->ax, k;
+    for (k = 0; k + 1 < m->n_cut[a]; k++) {
+        int f = m->first_fine[a] + k;
+        if (m->cut[a][k] < r->pre || m->cut[a][k + 1] > r->pre * r->size) continue;
+        if (m->used[f]) return gs__shp_fail(P, "a mesh axis shards two dims (or one twice)");
+        m->used[f] = true;
+        order[(*n)++] = f;
+        *tile *= m->fine[f];
+    }
+    return true;
+}
+
+/* device_ids=(d0, d1, ...): one id per device of the mesh (heap array), or NULL with the error set */
+GS__FN int64_t *gs__shp_mesh_ids(gs__shp *P, int64_t total) {
+    int64_t *ids, n_ids = 0;
+    if (!gs__shp_ch(P, '=') || !gs__shp_ch(P, '(')) {
+        gs__shp_fail(P, "expected device_ids=(...)");
+        return NULL;
+    }
+    ids = (int64_t *)gs__malloc(P->ctx, sizeof(int64_t) * (size_t)total);
+    if (!ids) {
+        P->failed = true;
+        return NULL;
+    }
+    for (;;) {
+        int64_t d;
+        if (!gs__shp_int(P, &d) || n_ids == total || d < 0) {
+            gs__free(P->ctx, ids);
+            if (!P->failed) gs__shp_fail(P, "device_ids must list each of the mesh's devices");
+            return NULL;
+        }
+        ids[n_ids++] = d;
+        if (gs__shp_ch(P, ')')) break;
+        if (!gs__shp_ch(P, ',')) {
+            gs__free(P->ctx, ids);
+            gs__shp_fail(P, "expected ',' or ')'");
+            return NULL;
+        }
+    }
+    (void)gs__shp_ch(P, ',');
+    if (n_ids != total) {
+        gs__free(P->ctx, ids);
+        gs__shp_fail(P, "device_ids must list each of the mesh's devices");
+        return NULL;
+    }
+    return ids;
+}
+
+/* the tile assignment: dims tiles (nd of them, then the replicated size), the fine axes in `order`; ids
+   (may be NULL: the iota order) maps a mesh position to a device */
+GS__FN const gs_sharding *gs__mesh_sharding(gs__shp *P, const gs__mesh *m, int nd, int64_t *tiles, const int *order,
+                                            int n_order, int64_t total, int64_t rep_size, const int64_t *ids) {
+    gs_subgroup sub[1];
+    const gs_sharding *s;
+    int i, f;
+    sub[0] = GS_SUBGROUP_REPLICATED;
+    if (rep_size > 1) tiles[nd] = rep_size;
+    if (!ids) {
+        int perm[GS__MESH_AXES];
+        for (i = 0; i < n_order; i++) perm[i] = order[i];
+        s = gs_sharding_iota(P->ctx, nd + (rep_size > 1), tiles, m->n_fine, m->fine, perm, rep_size > 1, sub);
+    } else {
+        /* position k of the tile assignment (row-major over the fine axes in `order`) -> mesh index */
+        int64_t k, *dev = (int64_t *)gs__malloc(P->ctx, sizeof(int64_t) * (size_t)total);
+        if (!dev) {
+            P->failed = true;
+            return NULL;
+        }
+        for (k = 0; k < total; k++) {
+            int64_t rest = k, digit[GS__MESH_AXES], lin = 0;
+            for (i = n_order - 1; i >= 0; i--) {
+                digit[order[i]] = rest % m->fine[order[i]];
+                rest /= m->fine[order[i]];
+            }
+            for (f = 0; f < m->n_fine; f++) lin = lin * m->fine[f] + digit[f];
+            dev[k] = ids[lin];
+        }
+        s = gs_sharding_tiled(P->ctx, nd + (rep_size > 1), tiles, dev, rep_size > 1, sub);
+        gs__free(P->ctx, dev);
+    }
+    if (!s) P->failed = true;
+    return s;
+}
+
+GS__FN const gs_sharding *gs__shp_mesh(gs__shp *P) {
+    gs__mesh m;
+    gs__mesh_ref refs[GS_MAX_TILE_RANK * GS__MESH_AXES], rep[GS__MESH_AXES];
+    int dim_first[GS_MAX_TILE_RANK + 1], nd = 0, nr = 0, n_refs = 0, order[GS__MESH_AXES], n_order = 0, i, f;
+    int64_t tiles[GS_MAX_TILE_RANK], total = 1, rep_size = 1, *ids = NULL;
+    const gs_sharding *s;
+    memset(&m, 0, sizeof m);
+    if (!gs__shp_ch(P, '[')) {
+        gs__shp_fail(P, "expected '[' after mesh");
+        return NULL;
+    }
+    for (;;) {
+        int ax;
+        if (!gs__shp_mesh_name(P, &m, true, &ax) || !gs__shp_ch(P, '=') || !gs__shp_int(P, &m.size[ax])) return NULL;
+        if (m.size[ax] < 1 || m.size[ax] > ((int64_t)1 << 31)) {
+            gs__shp_fail(P, "a mesh axis size must be >= 1");
+            return NULL;
+        }
+        total *= m.size[ax];
+        if (total > ((int64_t)1 << 31)) {
+            gs__shp_fail(P, "the mesh holds more than 2^31 devices");
+            return NULL;
+        }
+        if (gs__shp_ch(P, ']')) break;
+        if (!gs__shp_ch(P, ',')) {
+            gs__shp_fail(P, "expected ',' or ']'");
+            return NULL;
+        }
+    }
+    (void)gs__shp_ch(P, ',');
+    if (gs__shp_word(P, "device_ids") && !(ids = gs__shp_mesh_ids(P, total))) return NULL;
+    if (!gs__shp_ch(P, '[')) {
+        gs__free(P->ctx, ids);
+        gs__shp_fail(P, "expected '[' and one {axes} per dim");
+        return NULL;
+    }
+    if (!gs__shp_ch(P, ']')) {
+        for (;;) {
+            if (nd == GS_MAX_RANK) {
+                gs__free(P->ctx, ids);
+                gs__shp_fail(P, "more dims than GS_MAX_RANK");
+                return NULL;
+            }
+            dim_first[nd++] = n_refs;
+            if (!gs__shp_mesh_refs(P, &m, refs, GS__COUNTOF(refs), &n_refs)) {
+                gs__free(P->ctx, ids);
+                return NULL;
+            }
+            if (gs__shp_ch(P, ']')) break;
+            if (!gs__shp_ch(P, ',')) {
+                gs__free(P->ctx, ids);
+                gs__shp_fail(P, "expected ',' or ']'");
+                return NULL;
+            }
+        }
+    }
+    dim_first[nd] = n_refs;
+    while (gs__shp_ch(P, ',')) {
+        bool unreduced = gs__shp_word(P, "unreduced");
+        if (!unreduced && !gs__shp_word(P, "replicated")) {
+            gs__free(P->ctx, ids);
+            gs__shp_fail(P, "expected replicated={...} or unreduced={...}");
+            return NULL;
+        }
+        if (!gs__shp_ch(P, '=') || !gs__shp_mesh_refs(P, &m, rep, GS__COUNTOF(rep), &nr)) {
+            gs__free(P->ctx, ids);
+            if (!P->failed) gs__shp_fail(P, "expected '={'");
+            return NULL;
+        }
+        if (unreduced && nr > 0) {
+            gs__free(P->ctx, ids);
+            gs__shp_fail(P, "unreduced mesh axes are not supported");
+            return NULL;
+        }
+    }
+    /* split the axes, then order the fine axes: each dim's, then the rest (replicated) */
+    memcpy(refs + n_refs, rep, sizeof(gs__mesh_ref) * (size_t)nr);
+    if (!gs__mesh_cut(P, &m, refs, n_refs + nr)) {
+        gs__free(P->ctx, ids);
+        return NULL;
+    }
+    for (i = 0; i < nd; i++) {
+        int k;
+        tiles[i] = 1;
+        for (k = dim_first[i]; k < dim_first[i + 1]; k++)
+            if (!gs__mesh_take(P, &m, &refs[k], order, &n_order, &tiles[i])) {
+                gs__free(P->ctx, ids);
+                return NULL;
+            }
+    }
+    for (f = 0; f < m.n_fine; f++) {
+        if (m.used[f]) continue;
+        order[n_order++] = f;
+        rep_size *= m.fine[f];
+    }
+    if (total / rep_size == 1) {   /* nothing is split: every device holds the whole */
+        gs__free(P->ctx, ids);
+        return gs_sharding_replicated(P->ctx);
+    }
+    s = gs__mesh_sharding(P, &m, nd, tiles, order, n_order, total, rep_size, ids);
+    gs__free(P->ctx, ids);
+    return s;
+}
+
 GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
     const gs_sharding *s = NULL;
     if (!gs__shp_ch(P, '{')) {
@@ -836,6 +1155,11 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
     if (*P->p == '{' || *P->p == '}') {
         /* tuple */
         const gs_sharding **elems = NULL;
+        if (P->in_tuple) {
+            gs__shp_fail(P, "a tuple sharding inside a tuple sharding (tuple shardings are flat)");
+            return NULL;
+        }
+        P->in_tuple = true;
         if (!gs__shp_ch(P, '}')) {
             for (;;) {
                 const gs_sharding *e;
@@ -853,6 +1177,7 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
                 if (!gs__shp_ch(P, ',')) { gs__shp_fail(P, "expected ',' or '}' in a tuple sharding"); break; }
             }
         }
+        P->in_tuple = false;
         if (!P->failed) s = gs_sharding_tuple(P->ctx, (int)stbds_arrlen(elems), elems);
         stbds_arrfree(elems);
         if (!s) P->failed = true;
@@ -861,6 +1186,7 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
     if (gs__shp_word(P, "replicated")) s = gs_sharding_replicated(P->ctx);
     else if (gs__shp_word(P, "manual")) s = gs_sharding_manual(P->ctx);
     else if (gs__shp_word(P, "unknown")) s = gs_sharding_unknown(P->ctx);
+    else if (gs__shp_word(P, "mesh")) s = gs__shp_mesh(P);
     else if (gs__shp_word(P, "maximal")) {
         int64_t d;
         if (!gs__shp_word(P, "device") || !gs__shp_ch(P, '=')) { gs__shp_fail(P, "expected 'device='"); return NULL; }
@@ -906,7 +1232,14 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
                 for (i = 0; i < ni; i++) perm[i] = i;
             }
         } else {
-            int64_t k;
+            int64_t k, given = gs__shp_count_ids(P->p);
+            /* counted first, so the id array's size is bounded by the text's length, not by the tile dims */
+            if (given != total) {
+                char what[96];
+                snprintf(what, sizeof what, "%lld ids expected, %lld given", (long long)total, (long long)given);
+                gs__shp_fail(P, what);
+                return NULL;
+            }
             ids = (int64_t *)gs__malloc(P->ctx, sizeof(int64_t) * (size_t)total);
             if (!ids) { P->failed = true; return NULL; }
             for (k = 0; k < total; k++) {
@@ -952,7 +1285,7 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
                  : gs_sharding_tiled(P->ctx, nd, dims, ids, n_sub, sub);
         gs__free(P->ctx, ids);
     } else {
-        gs__shp_fail(P, "expected replicated, manual, unknown, maximal or devices=");
+        gs__shp_fail(P, "expected replicated, manual, unknown, maximal, devices= or mesh[...]");
         return NULL;
     }
     if (!s) {
@@ -987,6 +1320,7 @@ GS_API const gs_sharding *gs_sharding_parse(gs_ctx *ctx, const char *text) {
     P.text = text;
     P.p = text;
     P.failed = false;
+    P.in_tuple = false;
     s = gs__shp_one(&P);
     if (!s) {
         if (!ctx->err) gs__err(ctx, GS_ERR_SHARDING, "sharding \"%s\": invalid", text);
@@ -1018,7 +1352,8 @@ GS_API const gs_mesh *gs_mesh_new(gs_ctx *ctx, int n_axes, const char *const *na
     m->total = 1;
     for (i = 0; i < n_axes; i++) {
         const char *nm = names ? names[i] : NULL;
-        if (sizes[i] < 1 || m->total * sizes[i] > ((int64_t)1 << 31)) {
+        int64_t total;
+        if (sizes[i] < 1 || !gs__mul64(m->total, sizes[i], &total) || total > ((int64_t)1 << 31)) {
             gs__err(ctx, GS_ERR_SHARDING, "gs_mesh_new: axis %d has size %lld", i, (long long)sizes[i]);
             return NULL;
         }
@@ -1161,6 +1496,9 @@ GS_API const gs_sharding *gs_mesh_sharding(gs_ctx *ctx, const gs_mesh *m, int ra
             } else {
                 int a = gs__mesh_axis(m, w, n);
                 if (a < 0) GS__SPEC_FAIL("gs_mesh_sharding: spec \"%s\": the mesh has no axis \"%.*s\"", spec, (int)n, w);
+                if (n_of[d] >= m->n_axes) /* the mesh has at most GS_MAX_IOTA_RANK axes, each usable once */
+                    GS__SPEC_FAIL("gs_mesh_sharding: spec \"%s\": entry %d names more axes than the mesh's %d", spec, d,
+                                  m->n_axes);
                 axes[d][n_of[d]++] = a;
             }
             while (*p == ' ') p++;
@@ -1314,7 +1652,7 @@ GS_API gs_value *gs_shard(gs_graph *g, gs_value *x, const int64_t *tiles, const 
         gs__err(g->ctx, GS_ERR_SHARDING, "gs_shard(%s): needs an array of rank >= 1", x->name);
         return NULL;
     }
-    if (tiles && gs__prod(x->shape.rank, tiles) == 1) return gs_replicate(g, x);
+    if (tiles && gs__prod64(x->shape.rank, tiles) == 1) return gs_replicate(g, x);
     return gs__annotation(g, x, gs_sharding_tiled(g->ctx, x->shape.rank, tiles, devices, 0, NULL), 0);
 }
 GS_API gs_value *gs_shard_partial(gs_graph *g, gs_value *x, const int64_t *tiles, int64_t replicas,
@@ -1348,7 +1686,7 @@ GS_API gs_value *gs_mesh_split(gs_graph *g, gs_value *x, const gs_mesh *m, const
    ========================================================================================================= */
 /* the devices holding data tile `tile` (row-major over data dims), as "0" or "0,4" (replication) */
 GS__FN void gs__vis_devices(gs__sb *sb, const gs_sharding *s, int64_t tile) {
-    int64_t per = s->ta.total / gs__prod(s->rank, s->ta.dims), k;
+    int64_t per = s->ta.total / gs__prod64(s->rank, s->ta.dims), k;
     for (k = 0; k < per; k++) gs__sb_printf(sb, "%s%lld", k ? "," : "", (long long)gs__ta_at(&s->ta, tile * per + k));
 }
 
@@ -1456,7 +1794,7 @@ GS_API const char *gs_sharding_visualize(gs_ctx *ctx, const gs_sharding *s, gs_s
             gs__sb_puts(&sb, "\n");
         } else {
             /* higher ranks: one line per data tile */
-            int64_t ntiles = gs__prod(s->rank, s->ta.dims), t, idx[GS_MAX_RANK];
+            int64_t ntiles = gs__prod64(s->rank, s->ta.dims), t, idx[GS_MAX_RANK];
             gs__sb_puts(&sb, "tile -> region, devices\n");
             for (t = 0; t < ntiles && t < 4096; t++) {
                 int64_t off, lim;
@@ -1539,7 +1877,7 @@ GS__FN const gs_sharding *gs__sh_from_factors(gs_ctx *ctx, const gs__ta *ta, con
     }
     if (man > 1) { t.dims[t.n++] = man; sub[n_sub++] = GS_SUBGROUP_MANUAL; }
     if (rep > 1) { t.dims[t.n++] = rep; sub[n_sub++] = GS_SUBGROUP_REPLICATED; }
-    if (t.total == 1 || gs__prod(out_rank, t.dims) == 1) {
+    if (t.total == 1 || gs__prod64(out_rank, t.dims) == 1) {
         if (man > 1 && rep == 1) return gs_sharding_manual(ctx);
         if (man == 1) return gs_sharding_replicated(ctx);
     }
@@ -1901,7 +2239,7 @@ GS__FN const gs_sharding *gs__sh_merge_iota(gs_ctx *ctx, const gs_sharding *a, c
     t.n = rank;
     if (man > 1) { t.dims[t.n++] = man; sub[n_sub++] = GS_SUBGROUP_MANUAL; }
     if (rep > 1) { t.dims[t.n++] = rep; sub[n_sub++] = GS_SUBGROUP_REPLICATED; }
-    if (gs__prod(t.n, t.dims) != t.total) return NULL;
+    if (gs__prod64(t.n, t.dims) != t.total) return NULL;
     gs__iota_canon(&t);
     return gs__sh_from_ta(ctx, rank, n_sub, sub, &t);
 }

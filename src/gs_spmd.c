@@ -82,6 +82,7 @@ GS_API gs_result gs_partition(gs_graph *g, const gs_partition_desc *desc, gs_gra
                 : sp.desc.windowed_einsum_bytes;
     sp.ctx = ctx;
     if ((res = gs__verify_once(g)) != GS_OK) return res;
+    if (!(sp.rep = gs_sharding_replicated(ctx))) return ctx->err ? ctx->err : GS_ERR_OUT_OF_MEMORY;
     pd.num_devices = sp.D;
     if ((res = gs_propagate(g, &pd)) != GS_OK) return res;
     n = (int)stbds_arrlen(g->values);

@@ -88,6 +88,8 @@ typedef struct gs__chk {
     void **ref;               /* n_src */
     uint8_t *spmd_want;       /* n_spmd: record this SPMD value on every device */
     void **got;               /* D * n_spmd, device-major */
+    void **want, **scratch;   /* n_out: the reference outputs, the gathered outputs (storage format) */
+    uint8_t *bad;             /* per element of an output: 1 differs on some device, 2 held by some device */
 } gs__chk;
 
 GS__FN void *gs__chk_copy(gs_ctx *ctx, const gs__buf *buf) {
@@ -167,7 +169,8 @@ typedef struct gs__chk_diff {
 
 /* Compares want (global, shape gsh; storage format if want_storage, else compute) with c->shards[d] (device d's
    shard, compute format, shape sshape; NULL: not observed, skipped) laid out by sharding s (NULL: replicated).
-   With bad (a numel-byte scratch map, zeroed) every element is visited and differing ones are counted;
+   With bad (a numel-byte scratch map, zeroed) every element is visited, marked held (bit 2) and, when it
+   differs, marked (bit 1) and counted;
    without, the walk stops as soon as nothing earlier can differ. */
 GS__FN void gs__chk_diff_shards(const gs__chk *c, const gs_shape *gsh, const void *want, bool want_storage,
                                 const gs_shape *sshape, const gs_sharding *s, uint8_t *bad, gs__chk_diff *out) {
@@ -205,9 +208,10 @@ GS__FN void gs__chk_diff_shards(const gs__chk *c, const gs_shape *gsh, const voi
             if (!bad && out->found && gi >= out->index) break;
             a = gs__chk_get(gsh->dtype, false, shard, li);
             b = gs__chk_get(gsh->dtype, want_storage, want, gi);
+            if (bad) bad[gi] |= 2;
             if (!gs__chk_close(gsh->dtype, a, b, c->rtol, c->atol, &err)) {
-                if (bad && !bad[gi]) {
-                    bad[gi] = 1;
+                if (bad && !(bad[gi] & 1)) {
+                    bad[gi] |= 1;
                     out->n_bad++;
                 }
                 if (!out->found || gi < out->index) {
@@ -366,19 +370,207 @@ GS__FN const gs_value *gs__chk_output_value(const gs_graph *g, int i) {
     return root;
 }
 
+/* Step 1: checks the arguments and fills c's counts (nothing allocated yet). */
+GS__FN gs_result gs__chk_begin(gs__chk *c, gs_graph *spmd, gs_runtime *rt, const gs_check_desc *desc,
+                               const void *const *inputs) {
+    gs_ctx *ctx = spmd->ctx;
+    int np, k;
+    if (!spmd->spmd || !spmd->spmd->src)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: %s is not a program made by gs_partition", spmd->name);
+    if (!rt) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: the runtime is NULL");
+    c->ctx = ctx;
+    c->spmd = spmd;
+    c->I = spmd->spmd;
+    c->src = c->I->src;
+    c->rt = rt;
+    c->D = gs_runtime_num_devices(rt);
+    c->rtol = desc ? desc->rtol : 0.0;
+    c->atol = desc ? desc->atol : 0.0;
+    if (c->rtol == 0.0 && c->atol == 0.0) c->rtol = c->atol = 1e-5;
+    if (!(c->rtol >= 0.0) || !(c->atol >= 0.0))
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: tolerances must be >= 0 (rtol %g, atol %g)", c->rtol,
+                       c->atol);
+    if (c->I->num_devices != c->D)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: %s was partitioned for %lld devices but the runtime has %lld",
+                       spmd->name, (long long)c->I->num_devices, (long long)c->D);
+    /* the global inputs: the source parameters' buffers, laid out as the partitioner says */
+    np = gs_graph_num_params(c->src);
+    if (np != gs_graph_num_params(spmd))
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: the source has %d parameters but %s has %d", np,
+                       spmd->name, gs_graph_num_params(spmd));
+    for (k = 0; k < np; k++) {
+        const gs_value *p = c->src->params[k];
+        if (!p || !spmd->params[k])
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: parameter %d is missing", k);
+        c->n_in += p->shape.dtype == GS_TUPLE ? p->n_tuple : 1;
+    }
+    c->n_out = gs_graph_num_outputs(c->src);
+    if (c->n_out != gs_graph_num_outputs(spmd))
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: the source has %d outputs but %s has %d", c->n_out,
+                       spmd->name, gs_graph_num_outputs(spmd));
+    if (c->n_in > 0 && !inputs)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: inputs is NULL but %s has %d parameter buffers",
+                       c->src->name, c->n_in);
+    return GS_OK;
+}
+
+/* Step 2: the shapes and shardings of the global inputs and outputs, and the buffers of the two runs: want
+   (the reference outputs), scratch (the gathered outputs) and bad (one byte per element of the largest). */
+GS__FN gs_result gs__chk_alloc(gs__chk *c) {
+    gs_ctx *ctx = c->ctx;
+    int k, j, i, np = gs_graph_num_params(c->src);
+    int64_t most = 0;
+    c->in_shapes = (gs_shape *)gs__malloc(ctx, sizeof(gs_shape) * (size_t)(c->n_in + 1));
+    c->in_sh = (const gs_sharding **)gs__malloc(ctx, sizeof(gs_sharding *) * (size_t)(c->n_in + 1));
+    c->out_shapes = (gs_shape *)gs__malloc(ctx, sizeof(gs_shape) * (size_t)(c->n_out + 1));
+    c->out_sh = (const gs_sharding **)gs__malloc(ctx, sizeof(gs_sharding *) * (size_t)(c->n_out + 1));
+    c->outs = (void **)gs__malloc(ctx, sizeof(void *) * ((size_t)c->D * (size_t)c->n_out + 1));
+    c->shards = (const void **)gs__malloc(ctx, sizeof(void *) * (size_t)c->D);
+    c->want = (void **)gs__malloc(ctx, sizeof(void *) * (size_t)(c->n_out + 1));
+    c->scratch = (void **)gs__malloc(ctx, sizeof(void *) * (size_t)(c->n_out + 1));
+    if (c->want) memset(c->want, 0, sizeof(void *) * (size_t)(c->n_out + 1));
+    if (c->scratch) memset(c->scratch, 0, sizeof(void *) * (size_t)(c->n_out + 1));
+    if (c->outs) memset(c->outs, 0, sizeof(void *) * ((size_t)c->D * (size_t)c->n_out + 1));
+    if (!c->in_shapes || !c->in_sh || !c->out_shapes || !c->out_sh || !c->outs || !c->shards || !c->want || !c->scratch)
+        return GS_ERR_OUT_OF_MEMORY;
+    for (k = 0, i = 0; k < np; k++) {
+        const gs_value *p = c->src->params[k];
+        for (j = 0; j < (p->shape.dtype == GS_TUPLE ? p->n_tuple : 1); j++, i++) {
+            c->in_shapes[i] = p->shape.dtype == GS_TUPLE ? p->tuple[j] : p->shape;
+            c->in_sh[i] = gs_partition_param_sharding(c->spmd, i);
+        }
+    }
+    for (k = 0; k < c->n_out; k++) {
+        size_t bytes;
+        c->out_shapes[k] = gs_graph_output_shape(c->src, k);
+        c->out_sh[k] = gs_partition_output_sharding(c->spmd, k);
+        if (gs__numel(&c->out_shapes[k]) > most) most = gs__numel(&c->out_shapes[k]);
+        bytes = gs_shape_bytes(&c->out_shapes[k]);
+        c->want[k] = gs__malloc(ctx, bytes + 1);
+        c->scratch[k] = gs__malloc(ctx, bytes + 1);
+        if (!c->want[k] || !c->scratch[k]) return GS_ERR_OUT_OF_MEMORY;
+        /* all ones (a NaN, -1, true): an element the gather never writes cannot pass for a right one */
+        memset(c->scratch[k], 0xff, bytes + 1);
+    }
+    c->bad = (uint8_t *)gs__malloc(ctx, (size_t)most + 1);
+    return c->bad ? GS_OK : GS_ERR_OUT_OF_MEMORY;
+}
+
+/* Step 3: every device's copy of every output against the reference, then every element of the gathered
+   global output. An element that no device holds, or that the gather did not fill in correctly, is a
+   difference too (device -1). Returns the first output that differs, or -1. */
+GS__FN int gs__chk_compare(gs__chk *c, gs_check_report *report, gs__chk_diff *first, int64_t *n_bad,
+                           int64_t *n_unheld) {
+    int k, bad_out = -1;
+    int64_t d, e;
+    for (k = 0; k < c->n_out; k++) {
+        const gs_shape *os = &c->out_shapes[k];
+        gs_shape sshape = gs_graph_output_shape(c->spmd, k);
+        int64_t n = gs__numel(os);
+        gs__chk_diff o;
+        memset(c->bad, 0, (size_t)n + 1);
+        for (d = 0; d < c->D; d++) c->shards[d] = c->outs[(size_t)d * (size_t)c->n_out + (size_t)k];
+        gs__chk_diff_shards(c, os, c->want[k], true, &sshape, c->out_sh[k], c->bad, &o);
+        for (e = 0; e < n; e++) {
+            double a, b, err;
+            bool held = (c->bad[e] & 2) != 0;
+            if (!held) (*n_unheld)++;
+            a = gs__chk_get(os->dtype, true, c->scratch[k], e);
+            b = gs__chk_get(os->dtype, true, c->want[k], e);
+            if (held && gs__chk_close(os->dtype, a, b, c->rtol, c->atol, &err)) continue;
+            if (!(c->bad[e] & 1)) o.n_bad++;
+            if (!o.found || e < o.index) {
+                o.found = true;
+                o.index = e;
+                o.device = -1;
+                o.got = a;
+                o.want = b;
+            }
+        }
+        if (o.max_err > report->max_abs_err) report->max_abs_err = o.max_err;
+        *n_bad += o.n_bad;
+        report->n_compared += n;
+        if (o.found && bad_out < 0) {
+            bad_out = k;
+            *first = o;
+        }
+    }
+    return bad_out;
+}
+
+/* Step 4: a mismatch in output bad_out: name it, and (with locate) the first instruction that differs. */
+GS__FN gs_result gs__chk_explain(gs__chk *c, const gs_check_desc *desc, const void *const *inputs,
+                                 gs_check_report *report, int bad_out, const gs__chk_diff *first, int64_t n_bad,
+                                 int64_t n_unheld) {
+    const gs_value *ov = gs__chk_output_value(c->src, bad_out), *fb = NULL;
+    const gs_shape *os = &c->out_shapes[bad_out];
+    gs__chk_diff loc;
+    char head[1024], where[64], ibuf[256], gbuf[64], wbuf[64];
+    gs_result r = GS_OK;
+    memset(&loc, 0, sizeof loc);
+    report->output = bad_out;
+    report->first_bad = ov;
+    report->index = first->index;
+    report->device = first->device;
+    report->got = first->got;
+    report->want = first->want;
+    gs__chk_index_text(os, first->index, ibuf, sizeof ibuf);
+    gs__chk_num_text(os->dtype, first->got, gbuf, sizeof gbuf);
+    gs__chk_num_text(os->dtype, first->want, wbuf, sizeof wbuf);
+    if (first->device >= 0) snprintf(where, sizeof where, "on device %lld", (long long)first->device);
+    else snprintf(where, sizeof where, "%s", n_unheld ? "held by no device" : "as gathered");
+    snprintf(head, sizeof head, "output %d (%s) element %s %s: got %s, want %s (%lld of %lld output elements differ, %lld held by no device, max |got - want| %.3g, tolerance %g + %g * |want|)",
+             bad_out, ov ? ov->name : "?", ibuf, where, gbuf, wbuf, (long long)n_bad, (long long)report->n_compared,
+             (long long)n_unheld, report->max_abs_err, c->atol, c->rtol);
+    if (desc && desc->locate && !n_unheld) {
+        r = gs__chk_locate(c, inputs, c->scratch, &fb, &loc);
+        if (r) return r;
+    }
+    if (loc.found && fb) {
+        report->first_bad = fb;
+        report->index = loc.index;
+        report->device = loc.device;
+        report->got = loc.got;
+        report->want = loc.want;
+        gs__chk_index_text(&fb->shape, loc.index, ibuf, sizeof ibuf);
+        gs__chk_num_text(fb->shape.dtype, loc.got, gbuf, sizeof gbuf);
+        gs__chk_num_text(fb->shape.dtype, loc.want, wbuf, sizeof wbuf);
+        report->message = gs__arena_printf(c->ctx, "first difference at %s %s, element %s on device %lld: got %s, want %s; %s",
+                                           gs_op_name(fb->op), fb->name, ibuf, (long long)loc.device, gbuf, wbuf, head);
+    } else {
+        report->message = gs__arena_printf(c->ctx, "%s%s", head, desc && desc->locate ? "; no earlier instruction differs" : "");
+    }
+    return report->message ? GS_OK : GS_ERR_OUT_OF_MEMORY;
+}
+
+/* Step 5: frees what the steps allocated (each pointer is NULL or this check's own). */
+GS__FN void gs__chk_end(gs__chk *c) {
+    gs_ctx *ctx = c->ctx;
+    int k;
+    gs__chk_free_outs(c);
+    for (k = 0; k < c->n_out; k++) {
+        if (c->want) gs__free(ctx, c->want[k]);
+        if (c->scratch) gs__free(ctx, c->scratch[k]);
+    }
+    gs__free(ctx, c->want);
+    gs__free(ctx, c->scratch);
+    gs__free(ctx, c->bad);
+    gs__free(ctx, c->outs);
+    gs__free(ctx, (void *)c->shards);
+    gs__free(ctx, c->in_shapes);
+    gs__free(ctx, (void *)c->in_sh);
+    gs__free(ctx, c->out_shapes);
+    gs__free(ctx, (void *)c->out_sh);
+}
+
 GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_check_desc *desc,
                                     const void *const *inputs, gs_check_report *report) {
     gs__chk c;
     gs_ctx *ctx;
-    void **want = NULL, **scratch = NULL;
-    uint8_t *bad = NULL;
-    int np, k, j, i;
-    int64_t n_bad = 0, d, most = 0;
-    gs_result r = GS_OK;
-    int bad_out = -1;
+    int64_t n_bad = 0, n_unheld = 0;
+    gs_result r;
+    int bad_out;
     gs__chk_diff first;
-    char ibuf[256], gbuf[64], wbuf[64];
-
     if (report) {
         memset(report, 0, sizeof *report);
         report->output = -1;
@@ -387,161 +579,21 @@ GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_che
     }
     if (!spmd) return GS_ERR_INVALID_ARG;
     ctx = spmd->ctx;
-    if (!spmd->spmd || !spmd->spmd->src)
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: %s is not a program made by gs_partition", spmd->name);
-    if (!rt) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: the runtime is NULL");
     if (!report) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: report is NULL");
     memset(&c, 0, sizeof c);
     memset(&first, 0, sizeof first);
-    c.ctx = ctx;
-    c.spmd = spmd;
-    c.I = spmd->spmd;
-    c.src = c.I->src;
-    c.rt = rt;
-    c.D = gs_runtime_num_devices(rt);
-    c.rtol = desc ? desc->rtol : 0.0;
-    c.atol = desc ? desc->atol : 0.0;
-    if (c.rtol == 0.0 && c.atol == 0.0) c.rtol = c.atol = 1e-5;
-    if (!(c.rtol >= 0.0) || !(c.atol >= 0.0))
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: tolerances must be >= 0 (rtol %g, atol %g)", c.rtol, c.atol);
-    if (c.I->num_devices != c.D)
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: %s was partitioned for %lld devices but the runtime has %lld",
-                       spmd->name, (long long)c.I->num_devices, (long long)c.D);
-
-    /* the global inputs: the source parameters' buffers, laid out as the partitioner says */
-    np = gs_graph_num_params(c.src);
-    if (np != gs_graph_num_params(spmd))
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: the source has %d parameters but %s has %d", np,
-                       spmd->name, gs_graph_num_params(spmd));
-    for (k = 0; k < np; k++) {
-        const gs_value *p = c.src->params[k];
-        if (!p || !spmd->params[k])
-            return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: parameter %d is missing", k);
-        c.n_in += p->shape.dtype == GS_TUPLE ? p->n_tuple : 1;
+    r = gs__chk_begin(&c, spmd, rt, desc, inputs);
+    if (r) return r;
+    r = gs__chk_alloc(&c);
+    /* the two runs, then the comparison */
+    if (r == GS_OK) r = gs_eval(c.src, inputs, c.want);
+    if (r == GS_OK) r = gs__chk_run_spmd(&c, inputs, c.scratch);
+    if (r == GS_OK) {
+        bad_out = gs__chk_compare(&c, report, &first, &n_bad, &n_unheld);
+        report->ok = bad_out < 0;
+        if (!report->ok) r = gs__chk_explain(&c, desc, inputs, report, bad_out, &first, n_bad, n_unheld);
     }
-    c.n_out = gs_graph_num_outputs(c.src);
-    if (c.n_out != gs_graph_num_outputs(spmd))
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: the source has %d outputs but %s has %d", c.n_out,
-                       spmd->name, gs_graph_num_outputs(spmd));
-    if (c.n_in > 0 && !inputs)
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: inputs is NULL but %s has %d parameter buffers",
-                       c.src->name, c.n_in);
-    c.in_shapes = (gs_shape *)gs__malloc(ctx, sizeof(gs_shape) * (size_t)(c.n_in + 1));
-    c.in_sh = (const gs_sharding **)gs__malloc(ctx, sizeof(gs_sharding *) * (size_t)(c.n_in + 1));
-    c.out_shapes = (gs_shape *)gs__malloc(ctx, sizeof(gs_shape) * (size_t)(c.n_out + 1));
-    c.out_sh = (const gs_sharding **)gs__malloc(ctx, sizeof(gs_sharding *) * (size_t)(c.n_out + 1));
-    c.outs = (void **)gs__malloc(ctx, sizeof(void *) * ((size_t)c.D * (size_t)c.n_out + 1));
-    c.shards = (const void **)gs__malloc(ctx, sizeof(void *) * (size_t)c.D);
-    want = (void **)gs__malloc(ctx, sizeof(void *) * (size_t)(c.n_out + 1));
-    scratch = (void **)gs__malloc(ctx, sizeof(void *) * (size_t)(c.n_out + 1));
-    if (want) memset(want, 0, sizeof(void *) * (size_t)(c.n_out + 1));
-    if (scratch) memset(scratch, 0, sizeof(void *) * (size_t)(c.n_out + 1));
-    if (c.outs) memset(c.outs, 0, sizeof(void *) * ((size_t)c.D * (size_t)c.n_out + 1));
-    if (!c.in_shapes || !c.in_sh || !c.out_shapes || !c.out_sh || !c.outs || !c.shards || !want || !scratch) {
-        r = GS_ERR_OUT_OF_MEMORY;
-        goto done;
-    }
-    for (k = 0, i = 0; k < np; k++) {
-        const gs_value *p = c.src->params[k];
-        for (j = 0; j < (p->shape.dtype == GS_TUPLE ? p->n_tuple : 1); j++, i++) {
-            c.in_shapes[i] = p->shape.dtype == GS_TUPLE ? p->tuple[j] : p->shape;
-            c.in_sh[i] = gs_partition_param_sharding(spmd, i);
-        }
-    }
-    for (k = 0; k < c.n_out; k++) {
-        c.out_shapes[k] = gs_graph_output_shape(c.src, k);
-        c.out_sh[k] = gs_partition_output_sharding(spmd, k);
-        if (gs__numel(&c.out_shapes[k]) > most) most = gs__numel(&c.out_shapes[k]);
-        want[k] = gs__malloc(ctx, gs_shape_bytes(&c.out_shapes[k]) + 1);
-        scratch[k] = gs__malloc(ctx, gs_shape_bytes(&c.out_shapes[k]) + 1);
-        if (!want[k] || !scratch[k]) {
-            r = GS_ERR_OUT_OF_MEMORY;
-            goto done;
-        }
-    }
-    bad = (uint8_t *)gs__malloc(ctx, (size_t)most + 1);
-    if (!bad) {
-        r = GS_ERR_OUT_OF_MEMORY;
-        goto done;
-    }
-
-    /* the two runs */
-    r = gs_eval(c.src, inputs, want);
-    if (r == GS_OK) r = gs__chk_run_spmd(&c, inputs, scratch);
-    if (r) goto done;
-
-    /* every device's copy of every output against the reference */
-    for (k = 0; k < c.n_out; k++) {
-        gs_shape sshape = gs_graph_output_shape(spmd, k);
-        gs__chk_diff o;
-        memset(bad, 0, (size_t)gs__numel(&c.out_shapes[k]) + 1);
-        for (d = 0; d < c.D; d++) c.shards[d] = c.outs[(size_t)d * (size_t)c.n_out + (size_t)k];
-        gs__chk_diff_shards(&c, &c.out_shapes[k], want[k], true, &sshape, c.out_sh[k], bad, &o);
-        if (o.max_err > report->max_abs_err) report->max_abs_err = o.max_err;
-        n_bad += o.n_bad;
-        report->n_compared += gs__numel(&c.out_shapes[k]);
-        if (o.found && bad_out < 0) {
-            bad_out = k;
-            first = o;
-        }
-    }
-    report->ok = bad_out < 0;
-    if (report->ok) goto done;
-
-    /* a mismatch: name the output, then (if asked) the first instruction that differs */
-    {
-        const gs_value *ov = gs__chk_output_value(c.src, bad_out), *fb = NULL;
-        const gs_shape *os = &c.out_shapes[bad_out];
-        gs__chk_diff loc;
-        char head[1024];
-        memset(&loc, 0, sizeof loc);
-        report->output = bad_out;
-        report->first_bad = ov;
-        report->index = first.index;
-        report->device = first.device;
-        report->got = first.got;
-        report->want = first.want;
-        gs__chk_index_text(os, first.index, ibuf, sizeof ibuf);
-        gs__chk_num_text(os->dtype, first.got, gbuf, sizeof gbuf);
-        gs__chk_num_text(os->dtype, first.want, wbuf, sizeof wbuf);
-        snprintf(head, sizeof head, "output %d (%s) element %s on device %lld: got %s, want %s (%lld of %lld output elements differ, max |got - want| %.3g, tolerance %g + %g * |want|)",
-                 bad_out, ov ? ov->name : "?", ibuf, (long long)first.device, gbuf, wbuf, (long long)n_bad,
-                 (long long)report->n_compared, report->max_abs_err, c.atol, c.rtol);
-        if (desc && desc->locate) {
-            r = gs__chk_locate(&c, inputs, scratch, &fb, &loc);
-            if (r) goto done;
-        }
-        if (loc.found && fb) {
-            report->first_bad = fb;
-            report->index = loc.index;
-            report->device = loc.device;
-            report->got = loc.got;
-            report->want = loc.want;
-            gs__chk_index_text(&fb->shape, loc.index, ibuf, sizeof ibuf);
-            gs__chk_num_text(fb->shape.dtype, loc.got, gbuf, sizeof gbuf);
-            gs__chk_num_text(fb->shape.dtype, loc.want, wbuf, sizeof wbuf);
-            report->message = gs__arena_printf(ctx, "first difference at %s %s, element %s on device %lld: got %s, want %s; %s",
-                                               gs_op_name(fb->op), fb->name, ibuf, (long long)loc.device, gbuf, wbuf, head);
-        } else {
-            report->message = gs__arena_printf(ctx, "%s%s", head, desc && desc->locate ? "; no earlier instruction differs" : "");
-        }
-        if (!report->message) r = GS_ERR_OUT_OF_MEMORY;
-    }
-done:
-    gs__chk_free_outs(&c);
-    for (k = 0; k < c.n_out; k++) {
-        if (want) gs__free(ctx, want[k]);
-        if (scratch) gs__free(ctx, scratch[k]);
-    }
-    gs__free(ctx, want);
-    gs__free(ctx, scratch);
-    gs__free(ctx, bad);
-    gs__free(ctx, c.outs);
-    gs__free(ctx, (void *)c.shards);
-    gs__free(ctx, c.in_shapes);
-    gs__free(ctx, (void *)c.in_sh);
-    gs__free(ctx, c.out_shapes);
-    gs__free(ctx, (void *)c.out_sh);
+    gs__chk_end(&c);
     if (r) {
         const char *m = ctx->err ? gs__arena_strdup(ctx, ctx->errmsg) : NULL;
         report->ok = false;

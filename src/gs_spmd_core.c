@@ -39,7 +39,7 @@ GS__FN void gs__sp_warnf(gs__sp *sp, const char *fmt, ...) {
     gs__log(sp->ctx, GS_LOG_WARN, GS_OK, "%s", msg);
 }
 
-GS__FN const gs_sharding *gs__sp_rep(gs__sp *sp) { return gs_sharding_replicated(sp->ctx); }
+GS__FN const gs_sharding *gs__sp_rep(gs__sp *sp) { return sp->rep; }
 
 /* shardings the partitioner treats as "every device holds the whole value" */
 GS__FN bool gs__sp_is_rep(const gs_sharding *s) {

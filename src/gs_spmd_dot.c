@@ -312,6 +312,7 @@ GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp
     if (!contract) accs.dims[aw] = Dn * cw;
     acc = gs__sp_splat(sp, v->shape.dtype, 0, accs);
     st[0] = oth; st[1] = win; st[2] = acc; st[3] = gs__sp_s32(sp, 0);
+    if (!oth || !acc || !st[3]) return NULL;   /* a builder failed (out of memory): the error is set */
     pairs = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * 2 * (size_t)Dn);
     if (!pairs) return NULL;
     for (p = 0; p < Dn; p++) {

@@ -50,6 +50,7 @@ typedef struct gs__sp {
     char **warn;                /* stb_ds of arena strings */
     gs__sb ex;                  /* the current instruction's explanation */
     const char **explain;       /* the entry graph's explanations, by source value id */
+    const gs_sharding *rep;     /* {replicated}, made once up front so it is never NULL (out of memory) later */
 } gs__sp;
 
 /* a rule: v's per-device value; *osh = the sharding it is in (t is what propagation gave v) */

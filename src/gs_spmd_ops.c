@@ -953,6 +953,14 @@ GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding
     return gs__sp_replicated(sp, v, "no partitioned rule", osh);
 }
 
+/* an op gshard.h reads but cannot run (GS_OP_OPAQUE): computed replicated, with a warning naming it */
+GS__FN gs_value *gs__sp_opaque(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    (void)t;
+    gs__sp_warnf(sp, "%s: %s%s%s has no partitioning rule: computed replicated on every device", v->name,
+                 v->target ? "custom-call target \"" : v->opaque, v->target ? v->target : "", v->target ? "\"" : "");
+    return gs__sp_replicated(sp, v, "an opaque op", osh);
+}
+
 /* =========================================================================================================
    The dispatcher: the rule for each op (the table of contents of the rules; gs_spmd_internal.h lists the
    shapes and shardings each maps)
@@ -1010,6 +1018,7 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_COLLECTIVE_PERMUTE:   return gs__sp_collective(sp, v, t, osh);
     case GS_OP_GATHER:               return gs__sp_gather(sp, v, t, osh);
     case GS_OP_SCATTER:              return gs__sp_scatter(sp, v, t, osh);
+    case GS_OP_OPAQUE:               return gs__sp_opaque(sp, v, t, osh);
     default:                         return gs__sp_no_rule(sp, v, t, osh);
     }
 }
@@ -1050,8 +1059,9 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
     G->src = src;
     G->g = gs_graph_new(sp->ctx, src->name);
     G->vals = (gs__sp_val *)gs__malloc(sp->ctx, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
+    /* zeroed before any return: gs__sp_g_free frees each entry's list */
+    if (G->vals) memset(G->vals, 0, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
     if (!G->g || !G->vals) return NULL;
-    memset(G->vals, 0, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
     for (i = 0; i < n; i++) {
         const gs_value *v = src->values[i];
         const gs_sharding *t = gs__sp_sh(sp, v), *osh = t;

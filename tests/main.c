@@ -116,6 +116,7 @@ int main(int argc, char **argv) {
     suite_base();
     suite_ir();
     suite_text();
+    suite_text_structure();
     suite_interp();
     suite_window();
     suite_errors();
@@ -136,6 +137,8 @@ int main(int argc, char **argv) {
     suite_spmd_fuzz();
     suite_spmd_window();
     suite_moe();
+    suite_reliability();
+    suite_fault();
     printf("%d passed, %d failed\n", gst_passed, gst_failed);
     return gst_failed ? 1 : 0;
 }

@@ -61,6 +61,12 @@ size_t gst_read_file(const char *path, char *buf, size_t cap);
 void suite_base(void);
 void suite_ir(void);
 void suite_text(void);
+void suite_text_structure(void);
+/* test_text.c's helpers: parse (a failure is a test failure), print(parse(print(g))) == print(g) (returns the
+   print), and "parse fails with code at line:column with a message containing part" */
+gs_graph *gst_hlo_parse(gs_ctx *ctx, const char *text);
+const char *gst_hlo_roundtrip(gs_graph *g);
+void gst_hlo_error_at(const char *text, gs_result code, int line, int col, const char *part);
 void suite_interp(void);
 void suite_window(void);
 void suite_errors(void);
@@ -81,5 +87,7 @@ void suite_spmd_check(void);
 void suite_spmd_fuzz(void);
 void suite_spmd_window(void);
 void suite_moe(void);
+void suite_reliability(void);
+void suite_fault(void);
 
 #endif

@@ -293,8 +293,8 @@ static void test_bad_input(void) {
         {"{", "expected replicated"},
         {"{replicated", "expected '}'"},
         {"{replicated} x", "unexpected text"},
-        {"{devices=[2,2]0,1,2}", "fewer device ids"},
-        {"{devices=[2]0,1,2}", "more device ids"},
+        {"{devices=[2,2]0,1,2}", "4 ids expected, 3 given"},
+        {"{devices=[2]0,1,2}", "2 ids expected, 3 given"},
         {"{devices=[2]0,0}", "device 0 appears twice"},
         {"{devices=[2]0,-1}", "negative"},
         {"{devices=[0]}", "tile dims must be >= 1"},
@@ -306,7 +306,7 @@ static void test_bad_input(void) {
         {"{maximal device=-1}", "negative"},
         {"{maximal}", "device="},
         {"{tiled}", "expected replicated"},
-        {"{{replicated}, {{manual}}}", "itself a tuple"},
+        {"{{replicated}, {{manual}}}", "tuple shardings are flat"},
         {"{devices=[2]0,1 shard_as -1}", "negative"},
     };
     gs_ctx *ctx = gst_ctx();

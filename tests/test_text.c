@@ -83,7 +83,8 @@ static const char *check_roundtrip(gs_graph *g) {
     if (g2) {
         b = gs_hlo_print(g2);
         check_same_text(b, a);
-        CHECK_EQ_INT(gs_graph_num_values(g2), gs_graph_num_values(g));
+        /* a splat constant or an all-to-all with two dims prints as several instructions */
+        CHECK(gs_graph_num_values(g2) >= gs_graph_num_values(g));
     }
     if (!g2) fprintf(stderr, "%s\n", a);
     gs_ctx_destroy(ctx2);
@@ -124,7 +125,8 @@ static void test_text_canonical_movement(void) {
         "  n = s32[4,6] parameter(3)\n"
         "  c0 = f32[] constant(0)\n"
         "  c1 = f32[2,2] constant({{1, 2.5}, {-3, 0.1}})\n"
-        "  c2 = f32[4,4] constant(0.5)\n"
+        "  c2.scalar = f32[] constant(0.5)\n"
+        "  c2 = f32[4,4] broadcast(c2.scalar), dimensions={}\n"
         "  c3 = pred[3] constant({true, false, true})\n"
         "  c4 = s32[2] constant({-7, 2147483647})\n"
         "  c5 = u32[2] constant({0, 4294967295})\n"
@@ -229,6 +231,12 @@ static void test_text_canonical_compute(void) {
         "  ROOT y = f32[] parameter(1)\n"
         "}\n"
         "\n"
+        "min.s32 {\n"
+        "  x = s32[] parameter(0)\n"
+        "  y = s32[] parameter(1)\n"
+        "  ROOT r = s32[] minimum(x, y)\n"
+        "}\n"
+        "\n"
         "sum.s32 {\n"
         "  x = s32[] parameter(0)\n"
         "  y = s32[] parameter(1)\n"
@@ -292,10 +300,14 @@ static void test_text_canonical_compute(void) {
         "  so2 = (f32[4,6], s32[4,6]) sort(x, ii), dimensions={0}, is_stable=true, to_apply=compare.gt.f32.s32\n"
         "  tk = (f32[4,2], s32[4,2]) topk(x), k=2, largest=true\n"
         "  tk2 = (f32[4,3], s32[4,3]) topk(x), k=3, largest=false\n"
-        "  cs = f32[4,6] cumsum(x), dimensions={1}\n"
-        "  cpr = f32[4,6] cumprod(x), dimensions={0}, reverse=true\n"
-        "  cmx = f32[4,6] cummax(x), dimensions={1}\n"
-        "  cmn = s32[4,6] cummin(ii), dimensions={1}, reverse=true\n"
+        "  cs.init = f32[] constant(0)\n"
+        "  cs = f32[4,6] reduce-window(x, cs.init), window={size=1x6 pad=0_0x5_0}, to_apply=sum.f32\n"
+        "  cpr.init = f32[] constant(1)\n"
+        "  cpr = f32[4,6] reduce-window(x, cpr.init), window={size=4x1 pad=0_3x0_0}, to_apply=prod.f32\n"
+        "  cmx.init = f32[] constant(-inf)\n"
+        "  cmx = f32[4,6] reduce-window(x, cmx.init), window={size=1x6 pad=0_0x5_0}, to_apply=max.f32\n"
+        "  cmn.init = s32[] constant(2147483647)\n"
+        "  cmn = s32[4,6] reduce-window(ii, cmn.init), window={size=1x6 pad=0_0x0_5}, to_apply=min.s32\n"
         "  rn = f32[3,5] rng(z, one), distribution=rng_uniform, seed=7\n"
         "  rn2 = f32[2] rng(z, one), distribution=rng_uniform, seed=18446744073709551615\n"
         "  ni = s32[4,6] parameter(12)\n"
@@ -334,23 +346,26 @@ static void test_text_canonical_spmd(void) {
         "  v = f32[8,16] get-tuple-element(s), index=1\n"
         "  one = s32[] constant(1)\n"
         "  i2 = s32[] add(i, one)\n"
-        "  v2 = f32[8,16] collective-permute(v), channel_id=3, source_target_pairs={{0,1},{1,2},{2,3},{3,0}}\n"
+        "  v2 = f32[8,16] collective-permute(v), channel_id=1, source_target_pairs={{0,1},{1,2},{2,3},{3,0}}\n"
         "  ROOT s2 = (s32[], f32[8,16]) tuple(i2, v2)\n"
         "}\n"
         "\n"
         "ENTRY main {\n"
         "  x = f32[8,16] parameter(0), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}\n"
         "  pid = u32[] partition-id()\n"
-        "  a = f32[8,16] all-reduce(x), channel_id=1, replica_groups={{0,1},{2,3},{4,5},{6,7}}, use_global_device_ids=true, to_apply=sum.f32\n"
-        "  a2 = f32[8,16] all-reduce(x), replica_groups={}, to_apply=max.f32\n"
-        "  a3 = f32[8,16] all-reduce(x), replica_groups=[2,4]<=[8], to_apply=sum.f32\n"
-        "  a4 = f32[8,16] all-reduce(x), replica_groups=[4,2]<=[2,4]T(1,0), to_apply=sum.f32\n"
-        "  a5 = f32[8,16] all-reduce(x), replica_groups=[2,4]<=[2,2,2]T(2,0,1), to_apply=sum.f32\n"
-        "  ag = f32[16,16] all-gather(x), channel_id=2, replica_groups={{0,1},{2,3},{4,5},{6,7}}, dimensions={0}, use_global_device_ids=true\n"
-        "  rsc = f32[8,4] reduce-scatter(x), replica_groups=[2,4]<=[8], dimensions={1}, to_apply=sum.f32\n"
-        "  aa = f32[8,16] all-to-all(x), replica_groups={{0,1}}, dimensions={0}\n"
-        "  aa2 = f32[16,8] all-to-all(x), replica_groups={{0,1}}, split_dimension=1, concat_dimension=0\n"
-        "  cpm = f32[8,16] collective-permute(x), source_target_pairs={}\n"
+        "  a = f32[8,16] all-reduce(x), channel_id=2, replica_groups={{0,1},{2,3},{4,5},{6,7}}, use_global_device_ids=true, to_apply=sum.f32\n"
+        "  a2 = f32[8,16] all-reduce(x), channel_id=3, replica_groups={{0,1,2,3,4,5,6,7}}, use_global_device_ids=true, to_apply=max.f32\n"
+        "  a3 = f32[8,16] all-reduce(x), channel_id=4, replica_groups=[2,4]<=[8], use_global_device_ids=true, to_apply=sum.f32\n"
+        "  a4 = f32[8,16] all-reduce(x), channel_id=5, replica_groups=[4,2]<=[2,4]T(1,0), use_global_device_ids=true, to_apply=sum.f32\n"
+        "  a5 = f32[8,16] all-reduce(x), channel_id=6, replica_groups=[2,4]<=[2,2,2]T(2,0,1), use_global_device_ids=true, to_apply=sum.f32\n"
+        "  ag = f32[16,16] all-gather(x), channel_id=7, replica_groups={{0,1},{2,3},{4,5},{6,7}}, use_global_device_ids=true, dimensions={0}\n"
+        "  rsc = f32[8,4] reduce-scatter(x), channel_id=8, replica_groups=[2,4]<=[8], use_global_device_ids=true, dimensions={1}, to_apply=sum.f32\n"
+        "  aa = f32[8,16] all-to-all(x), channel_id=9, replica_groups={{0,1}}, dimensions={0}\n"
+        "  aa2.split = f32[8,2,8] reshape(x)\n"
+        "  aa2.a2a = f32[8,2,8] all-to-all(aa2.split), channel_id=10, replica_groups={{0,1}}, dimensions={1}\n"
+        "  aa2.t = f32[2,8,8] transpose(aa2.a2a), dimensions={1,0,2}\n"
+        "  aa2 = f32[16,8] reshape(aa2.t)\n"
+        "  cpm = f32[8,16] collective-permute(x), channel_id=11, source_target_pairs={}\n"
         "  sh = f32[8,16] custom-call(x), custom_call_target=\"Sharding\", sharding={devices=[2,1]0,1}\n"
         "  m = f32[4,16] custom-call(sh), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n"
         "  e = f32[4,16] exponential(m), sharding={manual}\n"
@@ -546,7 +561,7 @@ static void test_text_constant_values(void) {
         CHECK(f[0] == -1.25f && f[3] == -1.25f);
         CHECK(nn != nn);
         /* the splat keeps its short form; hex floats print in decimal */
-        CHECK(strstr(gs_hlo_print(g), "f = f32[2,2] constant(-1.25)\n") != NULL);
+        CHECK(strstr(gs_hlo_print(g), "f.scalar = f32[] constant(-1.25)\n  f = f32[2,2] broadcast(f.scalar), dimensions={}\n") != NULL);
         CHECK(strstr(gs_hlo_print(g), "a = f32[2,3] constant({{1, -2.5, 300}, {inf, -inf, 0.25}})\n") != NULL);
         CHECK(strstr(gs_hlo_print(g), "b = bf16[2] constant({1, -1e+30})\n") != NULL);
     }
@@ -629,7 +644,10 @@ static void test_text_xla_dump(void) {
     {
         const char *text = check_roundtrip(g);
         CHECK(text && strstr(text, "HloModule jit_f, num_partitions=2\n\nsum.f32 {\n") == text);
-        CHECK(text && strstr(text, "\nENTRY main.12 {\n  Arg_0.1 = f32[8,16] parameter(0), sharding={devices=[2,1]<=[2]}\n") != NULL);
+        CHECK(text && strstr(text, "\nENTRY main.12 {\n  Arg_0.1 = f32[8,16] parameter(0), sharding={devices=[2,1]<=[2]}, metadata={op_name=\"x\"}\n") != NULL);
+        /* attributes that change nothing are kept and printed back; hints are dropped */
+        CHECK(text && strstr(text, "tuple(dot.3, reduce.9), frontend_attributes={_xla_x=\"1\"}, backend_config=\"{\\\"a\\\":{}}\", statistics={visualizing_index=1,stat-index-1=1}\n") != NULL);
+        CHECK(text && strstr(text, "control-predecessors") == NULL && strstr(text, "precision_config") == NULL);
         CHECK(text && strstr(text, "  reduce.9 = f32[8] reduce(dot.3, constant.8), dimensions={1}, to_apply=sum.f32\n") != NULL);
         CHECK(text && strstr(text, "  compare.10 = pred[8] compare(reduce.9, reduce.9), direction=GE, type=TOTALORDER\n") != NULL);
     }
@@ -726,7 +744,7 @@ static void test_text_reducers_and_comparators(void) {
 /* every replica_groups form prints back as it was written; the groups mean what they say */
 static void test_text_replica_groups(void) {
     static const char *forms[] = {
-        "{}", "{{0,1,2,3,4,5,6,7}}", "{{0,1},{2,3},{4,5},{6,7}}", "{{0,4},{1,5},{2,6},{3,7}}", "{{3},{2},{1},{0},{4},{5},{6},{7}}",
+        "{{0,1,2,3,4,5,6,7}}", "{{0,1},{2,3},{4,5},{6,7}}", "{{0,4},{1,5},{2,6},{3,7}}", "{{3},{2},{1},{0},{4},{5},{6},{7}}",
         "[1,8]<=[8]", "[2,4]<=[8]", "[4,2]<=[2,4]T(1,0)", "[2,4]<=[2,2,2]T(2,1,0)", "[8,1]<=[8]", "[2,4]<=[2,4]",
     };
     int i;
@@ -737,10 +755,24 @@ static void test_text_replica_groups(void) {
         snprintf(text, sizeof text,
                  "HloModule rg, num_partitions=8\n\nsum.f32 {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
                  "  ROOT r = f32[] add(x, y)\n}\n\nENTRY main {\n  x = f32[8] parameter(0)\n"
-                 "  ROOT a = f32[8] all-reduce(x), replica_groups=%s, to_apply=sum.f32\n}\n",
+                 "  ROOT a = f32[8] all-reduce(x), channel_id=1, replica_groups=%s, use_global_device_ids=true, to_apply=sum.f32\n}\n",
                  forms[i]);
         g = parse_ok(ctx, text);
         if (g) check_same_text(gs_hlo_print(g), text);
+        gs_ctx_destroy(ctx);
+    }
+    /* "{}" (all partitions) and no channel_id are read as written but printed the way XLA reads a collective
+       across partitions: explicit groups, a channel_id and global device ids */
+    {
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *g = parse_ok(ctx,
+                               "HloModule rg, num_partitions=4\ns {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
+                               "  ROOT r = f32[] add(x, y)\n}\nENTRY main {\n  x = f32[8] parameter(0)\n"
+                               "  a = f32[8] all-reduce(x), replica_groups={}, to_apply=s\n"
+                               "  ROOT b = f32[8] collective-permute(a), source_target_pairs={{0,1},{1,0}}\n}\n");
+        const char *text = g ? gs_hlo_print(g) : NULL;
+        CHECK(text && strstr(text, "all-reduce(x), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, to_apply=") != NULL);
+        CHECK(text && strstr(text, "collective-permute(a), channel_id=2, source_target_pairs={{0,1},{1,0}}") != NULL);
         gs_ctx_destroy(ctx);
     }
     /* the iota form [4,2]<=[2,4]T(1,0) is the groups {0,4},{1,5},{2,6},{3,7}: an all-gather over them
@@ -777,7 +809,10 @@ static void test_text_errors(void) {
     /* names and structure */
     check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  x = f32[4] negate(x)\n}\n", P, 4, 3, "duplicate instruction name 'x'");
     check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negate(z)\n}\n", P, 4, 26, "unknown operand 'z'");
-    check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  y = f32[4] fusion(x), kind=kLoop\n}\n", P, 4, 14, "unknown opcode 'fusion'");
+    check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  y = f32[4] fusoin(x), kind=kLoop\n}\n", P, 4, 14,
+                   "unknown opcode 'fusoin' (did you mean 'fusion'?)");
+    check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  y = f32[4] fusion(x), kind=kLoop\n}\n", P, 4, 14,
+                   "fusion 'y' needs the attribute calls=");
     check_error_at("HloModule m\nc {\n  x = f32[4] parameter(0)\n}\n", P, 5, 1, "expected an ENTRY computation, found end of input");
     check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n}\nENTRY f {\n  y = f32[4] parameter(0)\n}\n", P, 5, 7, "second ENTRY");
     check_error_at("HloModule m\nENTRY e {\n}\n", P, 2, 7, "has no instructions");
@@ -844,8 +879,8 @@ static void test_text_errors(void) {
                    "c {\n  p = s32[] parameter(0)\n  ROOT t = pred[] constant(true)\n}\n"
                    "b {\n  p = s32[] parameter(0)\n  ROOT w = s32[] while(p), condition=c, body=b\n}\n",
                    P, 12, 46, "computation 'b' calls itself");
-    check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT c = f32[4] custom-call(x), custom_call_target=\"MyKernel\"\n}\n",
-                   U, 4, 54, "custom-call target \"MyKernel\" is not supported");
+    check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT c = f32[4] custom-call(x, x), custom_call_target=\"Sharding\", sharding={replicated}\n}\n",
+                   P, 4, 19, "custom-call 'c' takes 1 operand here, found 2");
     check_error_at("HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT r = f32[4] rng(a, a), distribution=rng_normal\n}\n", U, 4, 43,
                    "rng_normal is not supported");
     check_error_at("HloModule m, num_partitions=0\nENTRY e {\n  x = f32[4] parameter(0)\n}\n", P, 1, 29, "num_partitions >= 1");
@@ -1138,4 +1173,11 @@ void suite_text(void) {
     RUN(test_text_out_of_memory);
     RUN(test_text_examples);
     RUN(test_text_moe_gating_example);
+}
+
+/* the helpers above, for the other HLO text tests (test_text_structure.c) */
+gs_graph *gst_hlo_parse(gs_ctx *ctx, const char *text) { return parse_ok(ctx, text); }
+const char *gst_hlo_roundtrip(gs_graph *g) { return check_roundtrip(g); }
+void gst_hlo_error_at(const char *text, gs_result code, int line, int col, const char *part) {
+    check_error_at(text, code, line, col, part);
 }

@@ -44,6 +44,10 @@ static const char usage_text[] =
     "\n"
     "commands:\n"
     "  print FILE               parse and verify an HLO module, print it in canonical form\n"
+    "  stats FILE               what an HLO file uses (opcodes, element types, attributes, custom-call\n"
+    "                           targets, sharding forms) with counts, '!' marking what gshard.h does not\n"
+    "                           understand; reads files that do not parse; exit 0 all understood, 1 not,\n"
+    "                           2 not HLO text"
     "  eval FILE [io options]   run the ENTRY computation with the reference interpreter (one device)\n"
     "  propagate FILE --devices D [--explain] [--show NAME]\n"
     "                           give every instruction a sharding (XLA's propagation) and print the module\n"
@@ -62,6 +66,7 @@ static const char usage_text[] =
     "                           source instruction and the strategy chosen. Reshards that had to replicate\n"
     "                           a whole tensor are reported on stderr as 'warning: ...'\n"
     "  run FILE --devices D [io options] [--check [--rtol X] [--atol Y]] [--lockstep | --workers W] [--stats]\n"
+    "      [--watchdog SECONDS]\n"
     "                           propagate, partition and run the SPMD program on D emulated devices\n"
     "                           (1..4096) over W threads (default: one per device up to the processors;\n"
     "                           --lockstep: all in one thread, one instruction at a time); inputs are\n"
@@ -71,11 +76,13 @@ static const char usage_text[] =
     "                           (|got - want| <= atol + rtol * |want|, default 1e-5 and 1e-5; integers and\n"
     "                           pred exactly); on a mismatch it names the first instruction that differs,\n"
     "                           the device, the element, and both values, and exits with status 1.\n"
-    "                           (--stats: per-device peak memory and per-collective traffic)\n"
+    "                           (--stats: per-device peak memory and per-collective traffic; --watchdog:\n"
+    "                           how long a device may wait at a collective before the run fails naming\n"
+    "                           the devices that never arrived; fractions allowed, 0 = forever, default 60)\n"
     "  run [--spmd] FILE --devices D --shapes-only [--trip-count NAME=N] [--mesh AxB] [--json]\n"
     "                           no data: per-device peak memory (and where), bytes per collective and mesh axes\n"
     "  model, plan               whole-model accounting and the parallelism planner ('gshard model --help')\n"
-    "  run --spmd FILE --devices D [io options] [--lockstep | --workers W] [--stats]\n"
+    "  run --spmd FILE --devices D [io options] [--lockstep | --workers W] [--stats] [--watchdog S]\n"
     "                           FILE is already an SPMD program: run it on D emulated devices,\n"
     "                           every device gets the same inputs, and each device's outputs are written\n"
     "\n";
@@ -129,8 +136,8 @@ static int usage_error(const char *fmt, const char *arg) {
 }
 
 /* ---- "did you mean": a mistyped command or option is answered with the closest known one ---- */
-static const char *const cli_commands[] = {"print", "eval", "propagate", "partition", "run", "cost", "model", "plan", "help",
-                                           "version", NULL};
+static const char *const cli_commands[] = {"print", "stats", "eval", "propagate", "partition", "run", "cost", "model",
+                                           "plan", "help", "version", NULL};
 static const char *const cli_top_options[] = {"--help", "--version", NULL};
 
 /* The options command cmd accepts (as parse_options and parse_cost_options read them). */
@@ -141,7 +148,7 @@ static const char *const *cli_options(const char *cmd) {
     static const char *const part_o[] = {"--devices", "--explain", "--help", NULL};
     static const char *const run_o[] = {"--devices", "--input", "--seed", "--output-dir", "--npy-raw", "--check", "--rtol", "--atol",
                                         "--lockstep", "--workers", "--stats", "--spmd", "--shapes-only", "--trip-count",
-                                        "--mesh", "--json", "--help", NULL};
+                                        "--mesh", "--json", "--watchdog", "--help", NULL};
     static const char *const cost_o[] = {"--chip", "--chip-file", "--mesh", "--torus", "--device-order", "--wrap", "--json",
                                          "--help", NULL};
     /* model and plan (parse_model_options) */
@@ -379,6 +386,7 @@ typedef struct options {
     long long workers;        /* run --workers; 0 = the runtime's default */
     bool check;               /* run --check */
     double rtol, atol;        /* run --check tolerances (0: the defaults) */
+    double watchdog;          /* run --watchdog SECONDS (0 disables it); < 0: not given (the runtime's 60 s) */
     bool shapes_only, json;   /* run --shapes-only [--json] */
     const char *shapes_mesh;  /* run --shapes-only --mesh AxB */
     const char *trip_spec[16];/* run --shapes-only --trip-count NAME=N */
@@ -490,18 +498,21 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                 o->trip_spec[o->n_trip++] = v;
             } else if (run && strcmp(a, "--check") == 0) {
                 o->check = true;
-            } else if (run && (option_is(a, "--rtol") || option_is(a, "--atol"))) {
-                bool rel = option_is(a, "--rtol");
+            } else if (run && (option_is(a, "--rtol") || option_is(a, "--atol") || option_is(a, "--watchdog"))) {
+                const char *name = option_is(a, "--rtol") ? "--rtol" : option_is(a, "--atol") ? "--atol" : "--watchdog";
+                bool wd = name[2] == 'w';
                 char *end = NULL;
                 double x;
-                if (!(v = option_value(argc, argv, &i, rel ? "--rtol" : "--atol"))) return EXIT_ERROR;
+                if (!(v = option_value(argc, argv, &i, name))) return EXIT_ERROR;
                 x = strtod(v, &end);
-                if (!*v || !end || *end || !(x >= 0.0) || x > 1e300) {
-                    fprintf(stderr, "gshard run: %s wants a number >= 0, not '%s'\n(try 'gshard --help')\n",
-                            rel ? "--rtol" : "--atol", v);
+                /* the watchdog is held in milliseconds by an int64: at most about 292 million years */
+                if (!*v || !end || *end || !(x >= 0.0) || x > (wd ? 9e12 : 1e300)) {
+                    fprintf(stderr, "gshard run: %s wants a number >= 0%s, not '%s'\n(try 'gshard --help')\n", name,
+                            wd ? " of seconds (fractions allowed, 0 disables it)" : "", v);
                     return EXIT_ERROR;
                 }
-                if (rel) o->rtol = x;
+                if (wd) o->watchdog = x;
+                else if (name[2] == 'r') o->rtol = x;
                 else o->atol = x;
             } else {
                 return unknown_word(cmd, "option", a, cli_options(cmd));
@@ -529,6 +540,16 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
     if (run && o->shapes_only && (o->check || o->n_inputs || o->output_dir || o->stats))
         return usage_error("run: %s runs without data: no --check, --input, --output-dir or --stats", "--shapes-only");
     return -1;
+}
+
+/* gs_runtime_desc.watchdog_ms for --watchdog: not given 0 (the runtime's default), 0 s -1 (none), else at
+   least 1 ms so that a tiny fraction does not turn into the default */
+static int64_t watchdog_ms(const options *o) {
+    double ms;
+    if (o->watchdog < 0) return 0;
+    if (o->watchdog == 0) return -1;
+    ms = o->watchdog * 1000.0 + 0.5;
+    return ms < 1.0 ? 1 : (int64_t)ms;
 }
 
 /* prints a module's text (ending in a newline); NULL text is the error in ctx */
@@ -1116,6 +1137,7 @@ static int cmd_run(gs_ctx *ctx, const options *o) {
     desc.num_devices = o->devices;
     desc.mode = o->lockstep ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_MODE_DEFAULT;
     desc.workers = o->workers;
+    desc.watchdog_ms = watchdog_ms(o);
     if (gs_runtime_create(ctx, &desc, &rt) != GS_OK) {
         fprintf(stderr, "gshard: %s\n", user_msg(gs_ctx_error_msg(ctx)));
         goto done;
@@ -1208,6 +1230,7 @@ static int cmd_run_spmd(gs_ctx *ctx, const options *o) {
     desc.num_devices = D;
     desc.mode = o->lockstep ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_MODE_DEFAULT;
     desc.workers = o->workers;
+    desc.watchdog_ms = watchdog_ms(o);
     if (gs_runtime_create(ctx, &desc, &rt) != GS_OK) {
         fprintf(stderr, "gshard: %s\n", user_msg(gs_ctx_error_msg(ctx)));
         goto done;
@@ -1256,6 +1279,38 @@ done:
     free(from_npy);
     free((void *)dev_in);
     free(outputs);
+    return rc;
+}
+
+/* gshard stats FILE: a report of what FILE uses, even when it does not parse */
+static int cmd_stats(int argc, char **argv) {
+    FILE *f;
+    char *text;
+    size_t len = 0;
+    gs_ctx *ctx = NULL;
+    const char *report = NULL;
+    int rc;
+    if (argc != 3) return usage_error("stats takes one FILE%s", "");
+    f = strcmp(argv[2], "-") == 0 ? stdin : fopen(argv[2], "rb");
+    if (!f) {
+        fprintf(stderr, "gshard: cannot open %s\n", argv[2]);
+        return EXIT_ERROR;
+    }
+    text = read_all(f, &len);
+    if (f != stdin) fclose(f);
+    if (!text) {
+        fprintf(stderr, "gshard: cannot read %s\n", shown_name(argv[2]));
+        return EXIT_ERROR;
+    }
+    if (gs_ctx_create(NULL, &ctx) != GS_OK) {
+        free(text);
+        return EXIT_ERROR;
+    }
+    rc = gs_hlo_stats(ctx, text, len, &report);
+    if (report) fputs(report, stdout);
+    else fprintf(stderr, "gshard: %s\n", gs_ctx_error_msg(ctx));
+    gs_ctx_destroy(ctx);
+    free(text);
     return rc;
 }
 
@@ -1642,6 +1697,7 @@ int main(int argc, char **argv) {
         return EXIT_OK;
     }
     if (strcmp(cmd, "cost") == 0) return cmd_cost(argc, argv);
+    if (strcmp(cmd, "stats") == 0) return cmd_stats(argc, argv);
     if (strcmp(cmd, "model") == 0) return cmd_model(argc, argv);
     if (strcmp(cmd, "plan") == 0) return cmd_plan(argc, argv);
     if (strcmp(cmd, "print") != 0 && strcmp(cmd, "eval") != 0 && strcmp(cmd, "propagate") != 0 &&
@@ -1651,6 +1707,7 @@ int main(int argc, char **argv) {
     }
 
     memset(&o, 0, sizeof o);
+    o.watchdog = -1;
     o.inputs = (input_spec *)calloc((size_t)argc, sizeof(input_spec));
     o.show = (const char **)calloc((size_t)argc, sizeof(const char *));
     if (!o.inputs || !o.show) {

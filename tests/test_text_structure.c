@@ -1,0 +1,766 @@
+/* test_text_structure.c - HLO text as producers write it: fusion, call and conditional (inlined), bitcast
+   with layouts, opt-barrier, copy of a tuple, variadic collectives, reduce, reduce-window and scatter, the
+   async pairs, collective-broadcast, custom-call markers, __cublas$gemm and TopK, opaque ops, convolution
+   rhs_reversal, instruction shapes left out, named-mesh shardings, attributes read / kept / refused with
+   "did you mean", gs_hlo_stats, and the printer's XLA forms (channel_id, all-to-all with two dims, scans,
+   splat constants). Values are checked against hand-computed numbers, collectives on emulated devices. */
+#include "test.h"
+
+/* runs g on D devices in lockstep (inputs and outputs device-major, as gs_runtime_run takes them) */
+static bool st_run(gs_ctx *ctx, gs_graph *g, int64_t D, const void *const *ins, void *const *outs) {
+    gs_runtime_desc desc;
+    gs_runtime *rt = NULL;
+    gs_result r;
+    memset(&desc, 0, sizeof desc);
+    desc.num_devices = D;
+    desc.mode = GS_RUNTIME_LOCKSTEP;
+    if (!g || gs_runtime_create(ctx, &desc, &rt) != GS_OK) return false;
+    r = gs_runtime_run(rt, g, ins, outs);
+    CHECK_MSG(r == GS_OK, "run on %lld devices: %s", (long long)D, gs_ctx_error_msg(ctx));
+    gs_runtime_destroy(rt);
+    return r == GS_OK;
+}
+
+/* ---- fusion and call ---- */
+static void test_text_fusion_call(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx,
+                           "HloModule m\n\n"
+                           "%fused (p0: f32[4], p1: f32[4]) -> f32[4] {\n"
+                           "  %p0 = f32[4]{0} parameter(0)\n  %p1 = f32[4]{0} parameter(1)\n"
+                           "  %m = f32[4]{0} multiply(%p0, %p1)\n  ROOT %a = f32[4]{0} add(%m, %p0), metadata={op_name=\"inner\"}\n}\n\n"
+                           "%ident (q: f32[4]) -> f32[4] {\n  ROOT %q = f32[4]{0} parameter(0)\n}\n\n"
+                           "%callee (c0: f32[4]) -> f32[4] {\n  %c0 = f32[4]{0} parameter(0)\n"
+                           "  %f = f32[4]{0} fusion(%c0, %c0), kind=kLoop, calls=%fused\n"
+                           "  ROOT %n = f32[4]{0} negate(%f)\n}\n\n"
+                           "ENTRY %main (x: f32[4], y: f32[4]) -> f32[4] {\n"
+                           "  %x = f32[4]{0} parameter(0)\n  %y = f32[4]{0} parameter(1)\n"
+                           "  %fusion.1 = f32[4]{0} fusion(%x, %y), kind=kLoop, calls=%fused, metadata={op_name=\"f\"}\n"
+                           "  %call.1 = f32[4]{0} call(%fusion.1), to_apply=%callee\n"
+                           "  %call.2 = f32[4]{0} call(%call.1), to_apply=%ident\n"
+                           "  ROOT %r = f32[4]{0} add(%call.2, %fusion.1)\n}\n");
+    float x[4] = {1, 2, -1, 0.5f}, y[4] = {3, -2, 4, 2}, out[4];
+    const void *ins[2];
+    void *outs[1];
+    int i;
+    if (g) {
+        const char *text = gst_hlo_roundtrip(g);
+        ins[0] = x;
+        ins[1] = y;
+        outs[0] = out;
+        CHECK_OK(gs_eval(g, ins, outs));
+        for (i = 0; i < 4; i++) {
+            float f1 = x[i] * y[i] + x[i];            /* fusion.1 */
+            float c1 = -(f1 * f1 + f1);               /* call.1: negate(fused(f1, f1)) */
+            CHECK_NEAR(out[i], c1 + f1, 1e-5);        /* call.2 is the identity */
+        }
+        /* inlined: the caller's name on the root, "<caller>.<name>" inside, metadata kept */
+        CHECK(text && strstr(text, "  fusion.1.m = f32[4] multiply(x, y)\n") != NULL);
+        CHECK(text && strstr(text, "  fusion.1 = f32[4] add(fusion.1.m, x), metadata={op_name=\"f\"}\n") != NULL);
+        CHECK(text && strstr(text, "  call.1.f.m = f32[4] multiply(fusion.1, fusion.1)\n") != NULL);
+        CHECK(text && strstr(text, "  call.2 = f32[4] copy(call.1)\n") != NULL);
+        CHECK(text && strstr(text, "fusion(") == NULL && strstr(text, " call(") == NULL);
+        CHECK(text && strstr(text, "inner") == NULL);   /* the caller's attributes replace the inlined root's */
+    }
+    gs_ctx_destroy(ctx);
+    gst_hlo_error_at("HloModule m\nc {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] call(p), to_apply=c\n}\n"
+             "ENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] call(x), to_apply=c\n}\n",
+             GS_ERR_PARSE, 4, 37, "computation 'c' calls itself");
+    gst_hlo_error_at("HloModule m\nc {\n  p = f32[4] parameter(1)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] call(x), to_apply=c\n}\n",
+             GS_ERR_PARSE, 3, 24, "parameter(1) of 'c', which is called with 1 operand");
+    gst_hlo_error_at("HloModule m\nc {\n  p = f32[4] parameter(0)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] fusion(x), kind=kFast, calls=c\n}\n",
+             GS_ERR_PARSE, 7, 35, "expected a fusion kind (kLoop, kInput, kOutput or kCustom)");
+}
+
+/* ---- conditional: pred and indexed forms; an index out of range takes the last branch ---- */
+static void test_text_conditional(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx,
+                           "HloModule m\nneg {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] negate(p)\n}\n"
+                           "dbl {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] add(p, p)\n}\n"
+                           "same {\n  ROOT p = f32[2] parameter(0)\n}\n"
+                           "ENTRY e {\n  c = pred[] parameter(0)\n  i = s32[] parameter(1)\n  x = f32[2] parameter(2)\n"
+                           "  a = f32[2] conditional(c, x, x), true_computation=neg, false_computation=dbl\n"
+                           "  b = f32[2] conditional(i, x, x, x), branch_computations={neg, dbl, same}\n"
+                           "  ROOT t = (f32[2], f32[2]) tuple(a, b)\n}\n");
+    static const int32_t idx[5] = {0, 1, 2, 7, -1};
+    static const float want_b[5][2] = {{-1, 2}, {2, -4}, {1, -2}, {1, -2}, {1, -2}};
+    float x[2] = {1, -2}, oa[2], ob[2];
+    uint8_t pred;
+    const void *ins[3];
+    void *outs[2];
+    int k, i;
+    if (g) {
+        gst_hlo_roundtrip(g);
+        ins[2] = x;
+        outs[0] = oa;
+        outs[1] = ob;
+        for (k = 0; k < 5; k++) {
+            pred = (uint8_t)(k == 0);
+            ins[0] = &pred;
+            ins[1] = &idx[k];
+            CHECK_OK(gs_eval(g, ins, outs));
+            for (i = 0; i < 2; i++) {
+                CHECK_NEAR(oa[i], pred ? -x[i] : 2 * x[i], 0);
+                CHECK_NEAR(ob[i], want_b[k][i], 0);
+            }
+        }
+    }
+    gs_ctx_destroy(ctx);
+    gst_hlo_error_at("HloModule m\nb {\n  ROOT p = f32[2] parameter(0)\n}\nENTRY e {\n  i = s32[] parameter(0)\n  x = f32[2] parameter(1)\n"
+             "  ROOT c = f32[2] conditional(i, x), branch_computations={b, b}\n}\n",
+             GS_ERR_PARSE, 8, 19, "conditional with 2 branches takes 3 operands, found 2");
+}
+
+/* ---- bitcast, opt-barrier, copy of a tuple ---- */
+static void test_text_bitcast_layouts(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx,
+                           "HloModule m\nENTRY %main (x: f32[2,3]) -> (f32[3,2], f32[6], f32[2,3], f32[6]) {\n"
+                           "  %x = f32[2,3]{1,0} parameter(0)\n"
+                           "  %a = f32[3,2]{0,1} bitcast(%x)\n"             /* column-major [3,2]: the transpose */
+                           "  %b = f32[6]{0} bitcast(%x)\n"                 /* row-major bytes */
+                           "  %t = f32[3,2]{1,0} transpose(%x), dimensions={1,0}\n"
+                           "  %c = f32[2,3]{0,1} bitcast(%t)\n"             /* [3,2] row-major read as [2,3] column-major */
+                           "  %tu = (f32[2,3], f32[6]) tuple(%c, %b)\n"
+                           "  %cp = (f32[2,3], f32[6]) copy(%tu)\n"
+                           "  %ob = (f32[2,3], f32[6]) opt-barrier(%cp)\n"
+                           "  %g0 = f32[2,3] get-tuple-element(%ob), index=0\n"
+                           "  %g1 = f32[6] get-tuple-element(%ob), index=1\n"
+                           "  ROOT %r = (f32[3,2], f32[6], f32[2,3], f32[6]) tuple(%a, %b, %g0, %g1)\n}\n");
+    float x[6] = {0, 1, 2, 10, 11, 12}, a[6], b[6], c[6], d[6];
+    const float want_a[6] = {0, 10, 1, 11, 2, 12}, want_c[6] = {0, 1, 2, 10, 11, 12};
+    const void *ins[1];
+    void *outs[4];
+    int i;
+    if (g) {
+        gst_hlo_roundtrip(g);
+        ins[0] = x;
+        outs[0] = a;
+        outs[1] = b;
+        outs[2] = c;
+        outs[3] = d;
+        CHECK_OK(gs_eval(g, ins, outs));
+        for (i = 0; i < 6; i++) {
+            CHECK_NEAR(a[i], want_a[i], 0);
+            CHECK_NEAR(b[i], x[i], 0);
+            CHECK_NEAR(c[i], want_c[i], 0);
+            CHECK_NEAR(d[i], x[i], 0);
+        }
+    }
+    gs_ctx_destroy(ctx);
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[8,128]{1,0:T(8,128)} parameter(0)\n  ROOT b = f32[1024]{0} bitcast(x)\n}\n",
+             GS_ERR_UNSUPPORTED, 4, 25, "bitcast 'b' between tiled layouts is not supported");
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT b = s32[4] bitcast(x)\n}\n", GS_ERR_PARSE, 4, 12,
+             "that is bitcast-convert");
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[2,3]{1,2} parameter(0)\n}\n", GS_ERR_PARSE, 3, 15, "not a permutation");
+}
+
+/* ---- variadic collectives ---- */
+static void test_text_variadic_collectives(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx,
+                           "HloModule m, num_partitions=2\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                           "  ROOT c = f32[] add(a, b)\n}\n"
+                           "ENTRY e {\n  x = f32[4] parameter(0)\n  y = f32[2] parameter(1)\n"
+                           "  ROOT ar = (f32[4], f32[2]) all-reduce(x, y), replica_groups={{0,1}}, to_apply=add\n}\n");
+    float x[2][4] = {{1, 2, 3, 4}, {10, 20, 30, 40}}, y[2][2] = {{0.5f, 1}, {2, 4}}, ox[2][4], oy[2][2];
+    const void *ins[4];
+    void *outs[4];
+    int d, i;
+    if (g) {
+        const char *text = gst_hlo_roundtrip(g);
+        CHECK(gs_value_op(gs_graph_root(g)) == GS_OP_TUPLE && gs_value_tuple_size(gs_graph_root(g)) == 2);
+        CHECK(text && strstr(text, "  ar.0 = f32[4] all-reduce(x), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true") != NULL);
+        CHECK(text && strstr(text, "  ROOT ar = (f32[4], f32[2]) tuple(ar.0, ar.1)\n") != NULL);
+        for (d = 0; d < 2; d++) {
+            ins[2 * d] = x[d];
+            ins[2 * d + 1] = y[d];
+            outs[2 * d] = ox[d];
+            outs[2 * d + 1] = oy[d];
+        }
+        if (st_run(ctx, g, 2, ins, outs))
+            for (d = 0; d < 2; d++) {
+                for (i = 0; i < 4; i++) CHECK_NEAR(ox[d][i], x[0][i] + x[1][i], 0);
+                for (i = 0; i < 2; i++) CHECK_NEAR(oy[d][i], y[0][i] + y[1][i], 0);
+            }
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- variadic reduce, reduce-window and scatter whose reducer combines each component on its own ---- */
+static void test_text_variadic_reduce_scatter(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m\nr2 {\n  a0 = f32[] parameter(0)\n  a1 = s32[] parameter(1)\n  b0 = f32[] parameter(2)\n"
+                                "  b1 = s32[] parameter(3)\n  m = maximum(b1, a1)\n  s = add(a0, b0)\n  ROOT t = tuple(s, m)\n}\n"
+                                "sc {\n  a0 = f32[] parameter(0)\n  a1 = f32[] parameter(1)\n  b0 = f32[] parameter(2)\n"
+                                "  b1 = f32[] parameter(3)\n  mx = f32[] maximum(a1, b1)\n  ROOT t = (f32[], f32[]) tuple(b0, mx)\n}\n"
+                                "ENTRY e {\n  x = f32[2,3] parameter(0)\n  i = s32[2,3] parameter(1)\n"
+                                "  z = f32[] constant(0)\n  lo = s32[] constant(-100)\n"
+                                "  r = (f32[2], s32[2]) reduce(x, i, z, lo), dimensions={1}, to_apply=r2\n"
+                                "  w = (f32[2,2], s32[2,2]) reduce-window(x, i, z, lo), window={size=1x2}, to_apply=r2\n"
+                                "  idx = s32[1,1] constant({{1}})\n  u = f32[1,3] parameter(2)\n"
+                                "  s = (f32[2,3], f32[2,3]) scatter(x, x, idx, u, u), update_window_dims={1}, inserted_window_dims={0}, "
+                                "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=sc\n"
+                                "  r0 = f32[2] get-tuple-element(r), index=0\n  r1 = s32[2] get-tuple-element(r), index=1\n"
+                                "  w1 = s32[2,2] get-tuple-element(w), index=1\n"
+                                "  s0 = f32[2,3] get-tuple-element(s), index=0\n  s1 = f32[2,3] get-tuple-element(s), index=1\n"
+                                "  ROOT t = (f32[2], s32[2], s32[2,2], f32[2,3], f32[2,3]) tuple(r0, r1, w1, s0, s1)\n}\n");
+    float x[6] = {1, 2, 3, 4, 5, 6}, u[3] = {10, 20, 30}, r0[2], s0[6], s1[6];
+    int32_t i[6] = {5, -1, 7, 0, 9, 2}, r1[2], w1[4];
+    const float want_s0[6] = {1, 2, 3, 10, 20, 30};           /* sc: component 0 replaces */
+    const int32_t want_w1[4] = {5, 7, 9, 9};
+    const void *ins[3];
+    void *outs[5];
+    int k;
+    if (g) {
+        gst_hlo_roundtrip(g);
+        ins[0] = x;
+        ins[1] = i;
+        ins[2] = u;
+        outs[0] = r0;
+        outs[1] = r1;
+        outs[2] = w1;
+        outs[3] = s0;
+        outs[4] = s1;
+        CHECK_OK(gs_eval(g, ins, outs));
+        CHECK_NEAR(r0[0], 6, 0);
+        CHECK_NEAR(r0[1], 15, 0);
+        CHECK_EQ_INT(r1[0], 7);
+        CHECK_EQ_INT(r1[1], 9);
+        for (k = 0; k < 4; k++) CHECK_EQ_INT(w1[k], want_w1[k]);
+        for (k = 0; k < 6; k++) {
+            CHECK_NEAR(s0[k], want_s0[k], 0);
+            CHECK_NEAR(s1[k], k < 3 ? x[k] : (x[k] > u[k - 3] ? x[k] : u[k - 3]), 0);   /* component 1: maximum */
+        }
+    }
+    gs_ctx_destroy(ctx);
+    gst_hlo_error_at("HloModule m\nmm {\n  a0 = f32[] parameter(0)\n  a1 = f32[] parameter(1)\n  b0 = f32[] parameter(2)\n  b1 = f32[] parameter(3)\n"
+             "  s = f32[] add(a0, b1)\n  t = f32[] add(a1, b0)\n  ROOT r = (f32[], f32[]) tuple(s, t)\n}\n"
+             "ENTRY e {\n  x = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
+             "  ROOT r = (f32[], f32[]) reduce(x, x, z, z), dimensions={0}, to_apply=mm\n}\n",
+             GS_ERR_UNSUPPORTED, 14, 72, "unsupported reducer computation 'mm' for 2 operands");
+}
+
+/* ---- JAX's argmax and XLA's minmax reducer: (best value, index operand at its first position) ---- */
+static void test_text_argmax_reduce(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx,
+        "HloModule m\n"
+        "amax {\n  a = f32[] parameter(0)\n  ai = s32[] parameter(1)\n  b = f32[] parameter(2)\n  bi = s32[] parameter(3)\n"
+        "  gt = pred[] compare(a, b), direction=GT\n  nan = pred[] compare(a, a), direction=NE\n  o1 = pred[] or(gt, nan)\n"
+        "  eq = pred[] compare(a, b), direction=EQ\n  lt = pred[] compare(ai, bi), direction=LT\n  tie = pred[] and(eq, lt)\n"
+        "  keep = pred[] or(o1, tie)\n  v = f32[] select(keep, a, b)\n  i = s32[] select(keep, ai, bi)\n  ROOT t = (f32[], s32[]) tuple(v, i)\n}\n"
+        "amin {\n  a = f32[] parameter(0)\n  ai = s32[] parameter(1)\n  b = f32[] parameter(2)\n  bi = s32[] parameter(3)\n"
+        "  lt = pred[] compare(b, a), direction=LT\n  v = f32[] select(lt, b, a)\n  i = s32[] select(lt, bi, ai)\n  ROOT t = (f32[], s32[]) tuple(v, i)\n}\n"
+        "ENTRY e {\n  x = f32[2,4] parameter(0)\n  io = s32[2,4] iota(), iota_dimension=1\n"
+        "  ninf = f32[] constant(-inf)\n  pinf = f32[] constant(inf)\n  z = s32[] constant(0)\n  big = f32[] constant(100)\n  m1 = s32[] constant(-1)\n"
+        "  mx = (f32[2], s32[2]) reduce(x, io, ninf, z), dimensions={1}, to_apply=amax\n"
+        "  mn = (f32[2], s32[2]) reduce(x, io, pinf, z), dimensions={1}, to_apply=amin\n"
+        "  hi = (f32[2], s32[2]) reduce(x, io, big, m1), dimensions={1}, to_apply=amax\n"
+        "  v0 = f32[2] get-tuple-element(mx), index=0\n  i0 = s32[2] get-tuple-element(mx), index=1\n"
+        "  v1 = f32[2] get-tuple-element(mn), index=0\n  i1 = s32[2] get-tuple-element(mn), index=1\n"
+        "  i2 = s32[2] get-tuple-element(hi), index=1\n"
+        "  ROOT t = (f32[2], s32[2], f32[2], s32[2], s32[2]) tuple(v0, i0, v1, i1, i2)\n}\n");
+    float x[8] = {3, 7, 7, 1, -1, -5, -2, -9}, v0[2], v1[2];
+    int32_t i0[2], i1[2], i2[2];
+    const void *ins[1];
+    void *outs[5];
+    if (g) {
+        gst_hlo_roundtrip(g);
+        ins[0] = x;
+        outs[0] = v0;
+        outs[1] = i0;
+        outs[2] = v1;
+        outs[3] = i1;
+        outs[4] = i2;
+        CHECK_OK(gs_eval(g, ins, outs));
+        CHECK_NEAR(v0[0], 7, 0);
+        CHECK_NEAR(v0[1], -1, 0);
+        CHECK_EQ_INT(i0[0], 1);   /* the first of the two 7s */
+        CHECK_EQ_INT(i0[1], 0);
+        CHECK_NEAR(v1[0], 1, 0);
+        CHECK_NEAR(v1[1], -9, 0);
+        CHECK_EQ_INT(i1[0], 3);
+        CHECK_EQ_INT(i1[1], 3);
+        CHECK_EQ_INT(i2[0], -1);  /* the initial value 100 beats every element: the initial index */
+        CHECK_EQ_INT(i2[1], -1);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- sort with a lexicographic comparator (value descending, then index ascending), or by another operand ---- */
+static void test_text_sort_comparators(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx,
+        "HloModule m\n"
+        "lex {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  eq = pred[] compare(a, b), direction=EQ, type=TOTALORDER\n"
+        "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n  lt = pred[] compare(c, d), direction=LT\n"
+        "  gt = pred[] compare(a, b), direction=GT\n  ROOT r = pred[] select(eq, lt, gt)\n}\n"
+        "by1 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n"
+        "  ROOT r = pred[] compare(c, d), direction=LT\n}\n"
+        "ENTRY e {\n  k = f32[4] parameter(0)\n  i = s32[4] parameter(1)\n"
+        "  s = (f32[4], s32[4]) sort(k, i), dimensions={0}, is_stable=true, to_apply=lex\n"
+        "  u = (f32[4], s32[4]) sort(k, i), dimensions={0}, to_apply=by1\n"
+        "  s0 = f32[4] get-tuple-element(s), index=0\n  s1 = s32[4] get-tuple-element(s), index=1\n"
+        "  u0 = f32[4] get-tuple-element(u), index=0\n"
+        "  ROOT t = (f32[4], s32[4], f32[4]) tuple(s0, s1, u0)\n}\n");
+    float k[4] = {3, 1, 3, 2}, s0[4], u0[4];
+    int32_t i[4] = {9, 5, 4, 7}, s1[4];
+    const float want_s0[4] = {3, 3, 2, 1}, want_u0[4] = {3, 1, 2, 3};
+    const int32_t want_s1[4] = {4, 9, 7, 5};
+    const void *ins[2];
+    void *outs[3];
+    int j;
+    if (g) {
+        gst_hlo_roundtrip(g);
+        ins[0] = k;
+        ins[1] = i;
+        outs[0] = s0;
+        outs[1] = s1;
+        outs[2] = u0;
+        CHECK_OK(gs_eval(g, ins, outs));
+        for (j = 0; j < 4; j++) {
+            CHECK_NEAR(s0[j], want_s0[j], 0);
+            CHECK_EQ_INT(s1[j], want_s1[j]);
+            CHECK_NEAR(u0[j], want_u0[j], 0);
+        }
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* names the parser makes up (the parts of a variadic collective, inlined instructions) give way to the
+   names of the text */
+static void test_text_made_up_names(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m, num_partitions=2\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                                "  ROOT c = f32[] add(a, b)\n}\nf {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n"
+                                "ENTRY e {\n  x = f32[4] parameter(0)\n"
+                                "  ar = (f32[4], f32[4]) all-reduce(x, x), replica_groups={{0,1}}, to_apply=add\n"
+                                "  fu = f32[4] fusion(x), kind=kLoop, calls=f\n"
+                                "  ar.1 = f32[4] abs(x)\n  fu.n = f32[4] sqrt(x)\n"
+                                "  ROOT t = (f32[4], f32[4], f32[4], f32[4]) tuple(ar.1, fu.n, fu, x)\n}\n");
+    if (g) {
+        CHECK(gs_value_op(gs_graph_find(g, "ar.1")) == GS_OP_ABS);
+        CHECK(gs_value_op(gs_graph_find(g, "fu.n")) == GS_OP_SQRT);
+        CHECK(gs_value_op(gs_graph_find(g, "fu")) == GS_OP_NEGATE);
+        gst_hlo_roundtrip(g);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- the async pairs X-start / X-done are the op X ---- */
+static void test_text_async_pairs(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m, num_partitions=2\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                                "  ROOT c = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n"
+                                "  ars = f32[4] all-reduce-start(x), replica_groups={{0,1}}, to_apply=add\n"
+                                "  ard = f32[4] all-reduce-done(ars)\n"
+                                "  ags = (f32[4], f32[8]) all-gather-start(x), replica_groups={{0,1}}, dimensions={0}\n"
+                                "  agd = f32[8] all-gather-done(ags)\n"
+                                "  cps = (f32[4], f32[4], u32[], u32[]) collective-permute-start(x), source_target_pairs={{0,1},{1,0}}\n"
+                                "  cpd = f32[4] collective-permute-done(cps)\n"
+                                "  cs = (f32[4], f32[4], u32[]) copy-start(x)\n  cd = f32[4] copy-done(cs)\n"
+                                "  ROOT t = (f32[4], f32[8], f32[4], f32[4]) tuple(ard, agd, cpd, cd)\n}\n");
+    float x[2][4] = {{1, 2, 3, 4}, {10, 20, 30, 40}}, o[2][4][8];
+    const void *ins[2];
+    void *outs[8];
+    int d, i;
+    bool ran;
+    if (g) {
+        const char *text = gst_hlo_roundtrip(g);
+        CHECK(text && strstr(text, "-start") == NULL && strstr(text, "-done") == NULL);
+        for (d = 0; d < 2; d++) {
+            ins[d] = x[d];
+            for (i = 0; i < 4; i++) outs[4 * d + i] = o[d][i];
+        }
+        ran = st_run(ctx, g, 2, ins, outs);
+        for (d = 0; ran && d < 2; d++) {
+            for (i = 0; i < 4; i++) {
+                CHECK_NEAR(o[d][0][i], x[0][i] + x[1][i], 0);     /* all-reduce */
+                CHECK_NEAR(o[d][1][i], x[0][i], 0);               /* all-gather: device 0's block first */
+                CHECK_NEAR(o[d][1][4 + i], x[1][i], 0);
+                CHECK_NEAR(o[d][2][i], x[1 - d][i], 0);           /* the other device's x */
+                CHECK_NEAR(o[d][3][i], x[d][i], 0);               /* copy */
+            }
+        }
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- collective-broadcast: each group's first member's operand ---- */
+static void test_text_collective_broadcast(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m, num_partitions=4\nENTRY e {\n  x = f32[2] parameter(0)\n"
+                                "  ROOT b = f32[2] collective-broadcast(x), channel_id=1, replica_groups={{2,0},{1,3}}\n}\n");
+    float x[4][2] = {{0, 0.5f}, {1, 1.5f}, {2, 2.5f}, {3, 3.5f}}, o[4][2];
+    const int root[4] = {2, 1, 2, 1};
+    const void *ins[4];
+    void *outs[4];
+    int d;
+    if (g) {
+        gst_hlo_roundtrip(g);
+        for (d = 0; d < 4; d++) {
+            ins[d] = x[d];
+            outs[d] = o[d];
+        }
+        if (st_run(ctx, g, 4, ins, outs))
+            for (d = 0; d < 4; d++) {
+                CHECK_NEAR(o[d][0], x[root[d]][0], 0);
+                CHECK_NEAR(o[d][1], x[root[d]][1], 0);
+            }
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- the printer's all-to-all with split != concat, run on 2 devices against the definition ---- */
+static void test_text_all_to_all_two_dims(void) {
+    gs_ctx *ctx = gst_ctx(), *ctx2 = gst_ctx();
+    const char *src = "HloModule m, num_partitions=2\nENTRY e {\n  x = f32[2,4] parameter(0)\n"
+                      "  ROOT a = f32[4,2] all-to-all(x), replica_groups={{0,1}}, split_dimension=1, concat_dimension=0\n}\n";
+    gs_graph *g = gst_hlo_parse(ctx, src), *g2 = NULL;
+    const char *text = g ? gst_hlo_roundtrip(g) : NULL;
+    float x[2][8], out[2][8];
+    const void *ins[2];
+    void *outs[2];
+    int d, r, c;
+    CHECK(text && strstr(text, "all-to-all(a.split), channel_id=1, replica_groups={{0,1}}, dimensions={1}\n") != NULL);
+    CHECK(text && strstr(text, "split_dimension") == NULL);
+    if (text) g2 = gst_hlo_parse(ctx2, text);
+    for (d = 0; d < 2; d++)
+        for (r = 0; r < 8; r++) x[d][r] = (float)(100 * d + r);
+    for (d = 0; d < 2; d++) {
+        ins[d] = x[d];
+        outs[d] = out[d];
+    }
+    CHECK(g2 != NULL);
+    if (st_run(ctx2, g2, 2, ins, outs))   /* device j gets column block j of every source i, stacked along rows */
+        for (d = 0; d < 2; d++)
+            for (r = 0; r < 4; r++)
+                for (c = 0; c < 2; c++) CHECK_NEAR(out[d][r * 2 + c], x[r / 2][(r % 2) * 4 + d * 2 + c], 0);
+    gs_ctx_destroy(ctx);
+    gs_ctx_destroy(ctx2);
+}
+
+/* ---- custom-calls ---- */
+static void test_text_custom_calls(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx,
+                           "HloModule m\nENTRY e {\n  a = f32[2,3]{1,0} parameter(0)\n  b = f32[3,2]{1,0} parameter(1)\n"
+                           "  c = f32[2,2]{1,0} parameter(2)\n"
+                           "  g = f32[2,2]{1,0} custom-call(a, b, c), custom_call_target=\"__cublas$gemm\", "
+                           "backend_config=\"{\\\"alpha_real\\\":0.5,\\\"alpha_imag\\\":0,\\\"beta\\\":2,\\\"dot_dimension_numbers\\\":"
+                           "{\\\"lhs_contracting_dimensions\\\":[\\\"1\\\"],\\\"rhs_contracting_dimensions\\\":[\\\"0\\\"],"
+                           "\\\"lhs_batch_dimensions\\\":[],\\\"rhs_batch_dimensions\\\":[]},\\\"epilogue\\\":\\\"DEFAULT\\\"}\"\n"
+                           "  h = f32[2,3] custom-call(a), custom_call_target=\"MoveToHost\"\n"
+                           "  k = f32[2,3] custom-call(h), custom_call_target=\"AwsNeuronTransferWithStaticRing\", custom_call_has_side_effect=true\n"
+                           "  ROOT r = (f32[2,2], f32[2,3]) tuple(g, k)\n}\n");
+    float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, c[4] = {1, 2, 3, 4}, og[4], ok[6];
+    /* a.b = [[1+3, 2+3], [4+6, 5+6]] = [[4,5],[10,11]]; 0.5 * that + 2 * c */
+    const float want[4] = {2 + 2, 2.5f + 4, 5 + 6, 5.5f + 8};
+    const void *ins[3];
+    void *outs[2];
+    int i;
+    if (g) {
+        gst_hlo_roundtrip(g);
+        ins[0] = a;
+        ins[1] = b;
+        ins[2] = c;
+        outs[0] = og;
+        outs[1] = ok;
+        CHECK_OK(gs_eval(g, ins, outs));
+        for (i = 0; i < 4; i++) CHECK_NEAR(og[i], want[i], 1e-6);
+        for (i = 0; i < 6; i++) CHECK_NEAR(ok[i], a[i], 0);
+    }
+    gs_ctx_destroy(ctx);
+    {   /* newer XLA: (result, s8[workspace]); the workspace is scratch (zeros here) */
+        float a2[4] = {1, 2, 3, 4}, r2[4];
+        int8_t ws[16];
+        const float want2[4] = {7, 10, 15, 22};
+        const void *in2[1];
+        void *out2[2];
+        int j;
+        ctx = gst_ctx();
+        g = gst_hlo_parse(ctx, "HloModule m\nENTRY e {\n  a = f32[2,2] parameter(0)\n"
+                               "  ROOT g = (f32[2,2], s8[16]) custom-call(a, a), custom_call_target=\"__cublas$gemm\", "
+                               "backend_config={\"alpha_real\":1,\"beta\":0,\"dot_dimension_numbers\":{\"lhs_contracting_dimensions\":[\"1\"],"
+                               "\"rhs_contracting_dimensions\":[\"0\"],\"lhs_batch_dimensions\":[],\"rhs_batch_dimensions\":[]}}\n}\n");
+        in2[0] = a2;
+        out2[0] = r2;
+        out2[1] = ws;
+        if (g) {
+            CHECK_OK(gs_eval(g, in2, out2));
+            for (j = 0; j < 4; j++) CHECK_NEAR(r2[j], want2[j], 0);
+        }
+        gs_ctx_destroy(ctx);
+    }
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  a = f32[2,2] parameter(0)\n  ROOT g = f32[2,2] custom-call(a, a), custom_call_target=\"__cublas$gemm\", "
+             "backend_config={\"dot_dimension_numbers\":{\"lhs_contracting_dimensions\":[\"1\"],\"rhs_contracting_dimensions\":[\"0\"],"
+             "\"lhs_batch_dimensions\":[],\"rhs_batch_dimensions\":[]},\"epilogue\":\"RELU\"}\n}\n",
+             GS_ERR_UNSUPPORTED, 4, 91, "__cublas$gemm epilogue RELU is not supported");
+}
+
+/* ---- XLA's TopK custom-call: (values, indices) along the last dim, comparator GT or LT ---- */
+static void test_text_topk_custom_call(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m\ncmp {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                                "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\n"
+                                "ENTRY e {\n  x = f32[2,4] parameter(0)\n"
+                                "  t = (f32[2,2], s32[2,2]) custom-call(x), custom_call_target=\"TopK\", called_computations={cmp}\n"
+                                "  u = (f32[2,1], s32[2,1]) custom-call(x), custom_call_target=\"TopK\"\n"
+                                "  t0 = f32[2,2] get-tuple-element(t), index=0\n  t1 = s32[2,2] get-tuple-element(t), index=1\n"
+                                "  u1 = s32[2,1] get-tuple-element(u), index=1\n  ROOT r = (f32[2,2], s32[2,2], s32[2,1]) tuple(t0, t1, u1)\n}\n");
+    float x[8] = {3, 1, 4, 1, 5, 9, 2, 6}, v[4];
+    int32_t idx[4], top[2];
+    const float want_v[4] = {1, 1, 2, 5};          /* smallest two per row (LT), ties by lower index */
+    const int32_t want_i[4] = {1, 3, 2, 0}, want_top[2] = {2, 1};
+    const void *ins[1];
+    void *outs[3];
+    int i;
+    if (g) {
+        ins[0] = x;
+        outs[0] = v;
+        outs[1] = idx;
+        outs[2] = top;
+        CHECK_OK(gs_eval(g, ins, outs));
+        for (i = 0; i < 4; i++) {
+            CHECK_NEAR(v[i], want_v[i], 0);
+            CHECK_EQ_INT(idx[i], want_i[i]);
+        }
+        for (i = 0; i < 2; i++) CHECK_EQ_INT(top[i], want_top[i]);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- opaque ops: custom-calls without a public meaning, after-all, infeed, outfeed ---- */
+static void test_text_opaque(void) {
+    const char *src = "HloModule m, num_partitions=2\n\nENTRY e {\n"
+                      "  x = f32[8,4] parameter(0), sharding={devices=[2,1]<=[2]}\n"
+                      "  tok = token[] after-all()\n"
+                      "  inf = (f32[4], token[]) infeed(tok), infeed_config=\"abc\"\n"
+                      "  o = token[] outfeed(x, tok), outfeed_shape=f32[8,4]{1,0}, outfeed_config=\"\"\n"
+                      "  c = (f32[8,4], f32[8]) custom-call(x, x), custom_call_target=\"te_fused_attn\", api_version=API_VERSION_STATUS_RETURNING, backend_config={\"a\":1}\n"
+                      "  g = f32[8,4] get-tuple-element(c), index=0\n"
+                      "  ROOT r = f32[8,4] add(g, x)\n}\n";
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, src), *spmd = NULL;
+    float x[32], out[32];
+    const void *ins[1];
+    void *outs[1];
+    int i, found = 0;
+    gs_partition_desc pd;
+    if (g) {
+        const char *text = gst_hlo_roundtrip(g);
+        CHECK_MSG(text && strcmp(text, src) == 0, "printed:\n%s", text ? text : "");   /* every attribute as written */
+        memset(x, 0, sizeof x);
+        ins[0] = x;
+        outs[0] = out;
+        CHECK(gs_eval(g, ins, outs) == GS_ERR_UNSUPPORTED);
+        CHECK(strstr(gs_ctx_error_msg(ctx), "target \"te_fused_attn\" is opaque") != NULL);
+        gs_ctx_clear_error(ctx);
+        memset(&pd, 0, sizeof pd);
+        pd.num_devices = 2;
+        CHECK_OK(gs_partition(g, &pd, &spmd));
+        for (i = 0; spmd && i < gs_partition_num_warnings(spmd); i++)
+            if (strstr(gs_partition_warning(spmd, i), "custom-call target \"te_fused_attn\" has no partitioning rule")) found = 1;
+        CHECK(found);
+        CHECK(spmd && strstr(gs_hlo_print(spmd), "custom_call_target=\"te_fused_attn\", api_version=") != NULL);
+    }
+    gs_ctx_destroy(ctx);
+    {   /* a sharding that describes what an opaque op reads (outfeed of a tuple) is kept as written; a
+           computation's execution_thread is accepted */
+        const char *of = "HloModule m\n\nENTRY e {\n  x = f32[4] parameter(0)\n  t = (f32[4]) tuple(x)\n  a = token[] after-all()\n"
+                         "  ROOT o = token[] outfeed(t, a), outfeed_shape=(f32[4]{0}), sharding={{devices=[2]0,1}, {maximal device=0}}\n}\n";
+        ctx = gst_ctx();
+        g = gst_hlo_parse(ctx, of);
+        CHECK(g && strcmp(gs_hlo_print(g), of) == 0);
+        gs_ctx_destroy(ctx);
+        ctx = gst_ctx();
+        CHECK(gst_hlo_parse(ctx, "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n}, execution_thread=\"main\"\n") != NULL);
+        gs_ctx_destroy(ctx);
+    }
+    gst_hlo_error_at("HloModule m\nc {\n  ROOT p = f32[] parameter(0)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n"
+             "  ROOT y = f32[4] custom-call(x), custom_call_target=\"k\", called_computations={c}\n}\n",
+             GS_ERR_UNSUPPORTED, 7, 59, "calls a computation (called_computations=)");
+}
+
+/* ---- convolution rhs_reversal: a correlation with the kernel reversed ---- */
+static void test_text_rhs_reversal(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m\nENTRY e {\n  x = f32[1,5,1] parameter(0)\n  k = f32[3,1,1] parameter(1)\n"
+                                "  ROOT c = f32[1,3,1] convolution(x, k), window={size=3 rhs_reversal=1}, dim_labels=b0f_0io->b0f\n}\n");
+    float x[5] = {1, 2, 3, 4, 5}, k[3] = {1, 10, 100}, out[3];
+    const void *ins[2];
+    void *outs[1];
+    int i;
+    if (g) {
+        ins[0] = x;
+        ins[1] = k;
+        outs[0] = out;
+        CHECK_OK(gs_eval(g, ins, outs));
+        for (i = 0; i < 3; i++) CHECK_NEAR(out[i], 100 * x[i] + 10 * x[i + 1] + x[i + 2], 0);
+        gst_hlo_roundtrip(g);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- shapes left out, as XLA allows where it infers them ---- */
+static void test_text_shapes_omitted(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  n = negate(x)\n"
+                                "  ROOT t = tuple(x, n)\n}\n");
+    if (g) {
+        CHECK_EQ_INT(gs_value_tuple_size(gs_graph_root(g)), 2);
+        CHECK_EQ_INT(gs_value_shape(gs_graph_find(g, "n")).dims[0], 4);
+    }
+    gs_ctx_destroy(ctx);
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = parameter(0)\n}\n", GS_ERR_PARSE, 3, 7, "parameter 'x' needs its shape written");
+}
+
+/* ---- attributes: read, kept, or an error naming them ---- */
+static void test_text_attributes(void) {
+    const char *red = "s {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n";
+    char text[1024];
+    snprintf(text, sizeof text, "HloModule m, num_partitions=2\n%sENTRY e {\n  x = f32[4] parameter(0)\n"
+             "  ROOT a = f32[4] all-reduce(x), replica_group={{0,1}}, to_apply=s\n}\n", red);
+    gst_hlo_error_at(text, GS_ERR_PARSE, 9, 34, "unknown attribute 'replica_group' (did you mean 'replica_groups'?)");
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negate(x), fft_type=FFT\n}\n",
+             GS_ERR_UNSUPPORTED, 4, 30, "attribute 'fft_type' is not read on negate 'y'");
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negate(x), colour=blue\n}\n",
+             GS_ERR_PARSE, 4, 30, "unknown attribute 'colour'");
+    gst_hlo_error_at("HloModule m, is_sheduled=true\nENTRY e {\n  x = f32[4] parameter(0)\n}\n", GS_ERR_PARSE, 1, 14,
+             "unknown module attribute 'is_sheduled' (did you mean 'is_scheduled'?)");
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0), sharding={tiles=[2]}\n}\n", GS_ERR_PARSE, 3, 28, "sharding");
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negte(x)\n}\n", GS_ERR_PARSE, 4, 19,
+             "unknown opcode 'negte' (did you mean 'negate'?)");
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] fft(x)\n}\n", GS_ERR_UNSUPPORTED, 4, 19,
+             "opcode 'fft' is not supported");
+    {   /* hints are accepted; metadata, frontend_attributes, backend_config and statistics print back */
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *g = gst_hlo_parse(ctx, "HloModule m, is_scheduled=true, entry_computation_layout={(f32[4]{0})->f32[4]{0}}\n"
+                                    "ENTRY e {\n  x = f32[4] parameter(0), parameter_replication={false}\n"
+                                    "  ROOT y = f32[4] negate(x), metadata={op_name=\"n\" source_line=3}, "
+                                    "frontend_attributes={k=\"v\"}, control-predecessors={x}\n}\n");
+        const char *out = g ? gst_hlo_roundtrip(g) : NULL;
+        CHECK(out && strstr(out, "  ROOT y = f32[4] negate(x), metadata={op_name=\"n\" source_line=3}, frontend_attributes={k=\"v\"}\n") != NULL);
+        CHECK(out && strstr(out, "parameter_replication") == NULL);
+        gs_ctx_destroy(ctx);
+    }
+}
+
+/* ---- XLA's named-mesh shardings, read as the tile assignments they denote ---- */
+static void test_text_named_mesh(void) {
+    static const char *const cases[][2] = {
+        {"{mesh['x'=2,'y'=2] [{'x'}, {'y'}]}", "{devices=[2,2]<=[4]}"},
+        {"{mesh['x'=2,'y'=2] [{'y'}, {'x'}]}", "{devices=[2,2]<=[2,2]T(1,0)}"},
+        {"{mesh['x'=2,'y'=2], [{'x'}, {}], replicated={'y'}}", "{devices=[2,1,2]<=[4] last_tile_dim_replicate}"},
+        {"{mesh['x'=2,'y'=2] [{}, {'y'}]}", "{devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}"},
+        {"{mesh['x'=2,'y'=2,'z'=2] [{'x','z'}, {'y'}]}", "{devices=[4,2]<=[2,2,2]T(0,2,1)}"},
+        {"{mesh['x'=8] [{'x':(1)2, 'x':(4)2}, {'x':(2)2}]}", "{devices=[4,2]<=[2,2,2]T(0,2,1)}"},
+        {"{mesh['x'=4] [{'x':(2)2}, {}]}", "{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}"},
+        /* device (x, y) of the mesh is device_ids[2x + y]; replicated copies are listed in increasing order */
+        {"{mesh['x'=2,'y'=2], device_ids=(3,2,1,0), [{'x'}, {}], replicated={'y'}}", "{devices=[2,1,2]2,3,0,1 last_tile_dim_replicate}"},
+        {"{mesh['x'=2] [{}, {}]}", "{replicated}"},
+    };
+    int i;
+    for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        gs_ctx *ctx = gst_ctx();
+        const gs_sharding *s = gs_sharding_parse(ctx, cases[i][0]);
+        const char *got = s ? gs_sharding_to_text(ctx, s) : NULL;
+        CHECK_MSG(s != NULL, "%s: %s", cases[i][0], gs_ctx_error_msg(ctx));
+        if (s) CHECK_MSG(got && strcmp(got, cases[i][1]) == 0, "%s gave %s, expected %s", cases[i][0], got ? got : "NULL", cases[i][1]);
+        gs_ctx_destroy(ctx);
+    }
+    {
+        gs_ctx *ctx = gst_ctx();
+        CHECK(gs_sharding_parse(ctx, "{mesh['x'=2] [{'x'}, {'x'}]}") == NULL && strstr(gs_ctx_error_msg(ctx), "shards two dims"));
+        gs_ctx_destroy(ctx);
+        ctx = gst_ctx();
+        CHECK(gs_sharding_parse(ctx, "{mesh['x'=2] [{'q'}]}") == NULL && strstr(gs_ctx_error_msg(ctx), "not an axis of the mesh"));
+        gs_ctx_destroy(ctx);
+        ctx = gst_ctx();
+        CHECK(gs_sharding_parse(ctx, "{mesh['x'=2] [{}], unreduced={'x'}}") == NULL && strstr(gs_ctx_error_msg(ctx), "unreduced"));
+        gs_ctx_destroy(ctx);
+    }
+}
+
+/* ---- the scans (cumsum, ...) are read as written and printed as XLA's reduce-window of the prefix ---- */
+static void test_text_scans_print_standard(void) {
+    const char *src = "HloModule m\nENTRY e {\n  x = f32[2,4] parameter(0)\n  a = f32[2,4] cumsum(x), dimensions={1}\n"
+                      "  b = f32[2,4] cummax(x), dimensions={0}, reverse=true\n  ROOT t = (f32[2,4], f32[2,4]) tuple(a, b)\n}\n";
+    gs_ctx *ctx = gst_ctx(), *ctx2 = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, src), *g2 = NULL;
+    const char *text = g ? gst_hlo_roundtrip(g) : NULL;
+    float x[8] = {1, -2, 3, 0.5f, 4, 0, -1, 2}, a1[8], b1[8], a2[8], b2[8];
+    const float want_a[8] = {1, -1, 2, 2.5f, 4, 4, 3, 5}, want_b[8] = {4, 0, 3, 2, 4, 0, -1, 2};
+    const void *ins[1];
+    void *o1[2], *o2[2];
+    int i;
+    CHECK(text && strstr(text, "  a.init = f32[] constant(0)\n  a = f32[2,4] reduce-window(x, a.init), window={size=1x4 pad=0_0x3_0}, to_apply=sum.f32\n") != NULL);
+    CHECK(text && strstr(text, "  b = f32[2,4] reduce-window(x, b.init), window={size=2x1 pad=0_1x0_0}, to_apply=max.f32\n") != NULL);
+    CHECK(text && strstr(text, "cumsum") == NULL && strstr(text, "cummax") == NULL);
+    if (text) g2 = gst_hlo_parse(ctx2, text);
+    ins[0] = x;
+    o1[0] = a1;
+    o1[1] = b1;
+    o2[0] = a2;
+    o2[1] = b2;
+    if (g && g2) {
+        CHECK_OK(gs_eval(g, ins, o1));
+        CHECK_OK(gs_eval(g2, ins, o2));
+        for (i = 0; i < 8; i++) {
+            CHECK_NEAR(a1[i], want_a[i], 0);
+            CHECK_NEAR(b1[i], want_b[i], 0);
+            CHECK_NEAR(a2[i], want_a[i], 0);
+            CHECK_NEAR(b2[i], want_b[i], 0);
+        }
+    }
+    gs_ctx_destroy(ctx);
+    gs_ctx_destroy(ctx2);
+}
+
+/* ---- gs_hlo_stats: counts, '!' on what is not understood, exit codes ---- */
+static void test_text_stats(void) {
+    gs_ctx *ctx = gst_ctx();
+    const char *rep = NULL;
+    const char *text = "HloModule m\nENTRY e {\n  %x = f32[4]{0} parameter(0), sharding={replicated}\n"
+                       "  %y = f32[4]{0} fft(f32[4]{0} %x), metadata={op_name=\"a[1]\"}\n"
+                       "  %z = f99[4]{0} convert(%y), sharding={mesh['x'=2] [{'x'}]}\n"
+                       "  %c = f32[4] custom-call(%x), custom_call_target=\"MoveToHost\"\n"
+                       "  ROOT %d = f32[4] custom-call(%x), custom_call_target=\"my_kernel\", colour=1\n}\n";
+    CHECK_EQ_INT(gs_hlo_stats(ctx, text, strlen(text), &rep), 1);
+    CHECK(rep && strstr(rep, "opcodes (4): custom-call 2, convert 1, !fft 1, parameter 1\n") != NULL);
+    CHECK(rep && strstr(rep, "element types (2): f32 5, !f99 1\n") != NULL);
+    CHECK(rep && strstr(rep, "custom-call targets (2): MoveToHost 1, !my_kernel 1\n") != NULL);
+    CHECK(rep && strstr(rep, "attributes (4): custom_call_target 2, sharding 2, !colour 1, metadata 1\n") != NULL);
+    CHECK(rep && strstr(rep, "sharding forms (2): named mesh 1, replicated 1\n") != NULL);
+    text = "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negate(x)\n}\n";
+    CHECK_EQ_INT(gs_hlo_stats(ctx, text, strlen(text), &rep), 0);
+    CHECK(rep && strstr(rep, "opcodes (2): negate 1, parameter 1\n") != NULL);
+    text = "just words\nand more\n";
+    CHECK_EQ_INT(gs_hlo_stats(ctx, text, strlen(text), &rep), 2);
+    gs_ctx_destroy(ctx);
+}
+
+void suite_text_structure(void) {
+    RUN(test_text_stats);
+    RUN(test_text_scans_print_standard);
+    RUN(test_text_named_mesh);
+    RUN(test_text_fusion_call);
+    RUN(test_text_conditional);
+    RUN(test_text_bitcast_layouts);
+    RUN(test_text_variadic_collectives);
+    RUN(test_text_variadic_reduce_scatter);
+    RUN(test_text_argmax_reduce);
+    RUN(test_text_sort_comparators);
+    RUN(test_text_made_up_names);
+    RUN(test_text_async_pairs);
+    RUN(test_text_collective_broadcast);
+    RUN(test_text_all_to_all_two_dims);
+    RUN(test_text_custom_calls);
+    RUN(test_text_topk_custom_call);
+    RUN(test_text_opaque);
+    RUN(test_text_rhs_reversal);
+    RUN(test_text_shapes_omitted);
+    RUN(test_text_attributes);
+}
