@@ -94,7 +94,7 @@ typedef enum gs_dtype {
     GS_S32,    /* 4 bytes, two's complement */
     GS_U32,    /* 4 bytes (partition-id's type) */
     GS_PRED,   /* 1 byte, 0 or 1 */
-    GS_TUPLE,  /* not an array: a tuple (see gs_value_tuple_*) */
+    GS_TUPLE,  /* not an array: a tuple, possibly nested (see gs_value_tuple_*) */
     /* The rest of XLA's element types (values only ever appended). Integers are two's complement and wrap;
        the 2- and 4-bit integers are stored one element per byte, holding the value (sign-extended for s2/s4).
        Floats narrower than f32 are stored as their bit patterns (f16 in 2 bytes, the 8-bit formats in one,
@@ -217,7 +217,33 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(TUPLE, "tuple", -1) \
     X(GET_TUPLE_ELEMENT, "get-tuple-element", 1) \
     X(WHILE, "while", 1) \
-    X(OPAQUE, "custom-call", -1)   /* read from HLO text, printed back as written, never evaluated */
+    X(OPAQUE, "custom-call", -1) /* read from HLO text, printed back as written, never evaluated */ \
+    X(SINE, "sine", 1) \
+    X(COSINE, "cosine", 1) \
+    X(TAN, "tan", 1) \
+    X(EXPM1, "exponential-minus-one", 1) \
+    X(LOG1P, "log-plus-one", 1) \
+    X(CBRT, "cbrt", 1) \
+    X(ERF, "erf", 1) \
+    X(IS_FINITE, "is-finite", 1) \
+    X(POPCNT, "popcnt", 1) \
+    X(CLZ, "count-leading-zeros", 1) \
+    X(REAL, "real", 1) \
+    X(IMAG, "imag", 1) \
+    X(ATAN2, "atan2", 2) \
+    X(SHIFT_LEFT, "shift-left", 2) \
+    X(SHIFT_RIGHT_LOGICAL, "shift-right-logical", 2) \
+    X(SHIFT_RIGHT_ARITHMETIC, "shift-right-arithmetic", 2) \
+    X(COMPLEX, "complex", 2) \
+    X(REDUCE_PRECISION, "reduce-precision", 1) \
+    X(BITCAST_CONVERT, "bitcast-convert", 1) \
+    X(REPLICA_ID, "replica-id", 0) \
+    X(RNG_BIT_GENERATOR, "rng-bit-generator", 1) \
+    X(BATCH_NORM_TRAINING, "batch-norm-training", 3) \
+    X(BATCH_NORM_INFERENCE, "batch-norm-inference", 5) \
+    X(BATCH_NORM_GRAD, "batch-norm-grad", 5) \
+    X(CHOLESKY, "cholesky", 1) \
+    X(TRIANGULAR_SOLVE, "triangular-solve", 2)
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,
@@ -362,8 +388,18 @@ GS_API gs_result gs_value_set_name(gs_value *v, const char *name);   /* must sta
 GS_API gs_shape gs_value_shape(const gs_value *v);   /* dtype GS_TUPLE for tuples */
 GS_API int gs_value_num_operands(const gs_value *v);
 GS_API gs_value *gs_value_operand(const gs_value *v, int i);
-GS_API int gs_value_tuple_size(const gs_value *v);    /* 0 for arrays */
+/* Tuples. A tuple value holds its leaves (the arrays of the tuple, nested tuples flattened in order): the
+   parameter buffers, gs_eval's inputs and outputs and the runtime's buffers are one per leaf, and a tuple
+   sharding lists one sharding per leaf, as XLA's does. gs_value_tuple_size is the number of leaves and
+   gs_value_tuple_shape(v, i) leaf i. The nesting: gs_value_tuple_arity counts the top-level elements
+   (get-tuple-element's index range), gs_value_tuple_element_leaves gives top-level element i's leaf count (1
+   for an array) and first leaf, and gs_value_tuple_tree the structure in preorder (a tuple node holds its
+   child count, a leaf -1; (f32[], (s32[], pred[])) is {2, -1, 2, -1, -1}), or NULL for a flat tuple. */
+GS_API int gs_value_tuple_size(const gs_value *v);    /* leaves; 0 for arrays */
 GS_API gs_shape gs_value_tuple_shape(const gs_value *v, int i);
+GS_API int gs_value_tuple_arity(const gs_value *v);   /* top-level elements; 0 for arrays */
+GS_API int gs_value_tuple_element_leaves(const gs_value *v, int i, int *first_leaf);
+GS_API const int *gs_value_tuple_tree(const gs_value *v, int *n);
 GS_API int gs_value_id(const gs_value *v);            /* position in its graph */
 /* The sharding attribute text exactly as written (without "sharding="), or NULL. */
 GS_API const char *gs_value_sharding_text(const gs_value *v);
@@ -373,6 +409,10 @@ GS_API gs_result gs_value_set_sharding_text(gs_value *v, const char *text);
 GS_API gs_value *gs_parameter(gs_graph *g, int64_t index, gs_shape shape, const char *name);
 /* A parameter holding a flat tuple of n arrays (while-loop state). */
 GS_API gs_value *gs_parameter_tuple(gs_graph *g, int64_t index, int n, const gs_shape *shapes, const char *name);
+/* A parameter holding a nested tuple: n leaf shapes and the structure in preorder (see gs_value_tuple_tree;
+   tree NULL: flat). */
+GS_API gs_value *gs_parameter_tuple_nested(gs_graph *g, int64_t index, int n, const gs_shape *shapes, int n_tree,
+                                           const int *tree, const char *name);
 /* Dense constant: data holds numel elements in storage format (bf16 as uint16, pred as uint8). Copied. */
 GS_API gs_value *gs_constant(gs_graph *g, gs_shape shape, const void *data);
 /* Splat constant of any shape: value converted to dtype (pred: != 0). */
@@ -400,9 +440,56 @@ GS_API gs_value *gs_reverse(gs_graph *g, gs_value *x, int n_dims, const int64_t 
 GS_API gs_value *gs_convert(gs_graph *g, gs_value *x, gs_dtype to);
 GS_API gs_value *gs_copy(gs_graph *g, gs_value *x);
 
-/* Elementwise. Binary ops need equal shapes (broadcast explicitly, as in HLO). */
+/* Elementwise. Binary ops need equal shapes (broadcast explicitly, as in HLO). gs_unary takes NEGATE..NOT and
+   SINE..IMAG (is-finite gives pred; real/imag of c64/c128 give f32/f64, of a real float x and 0; popcnt and
+   count-leading-zeros count within the integer's width); gs_binary takes ADD..XOR and ATAN2..COMPLEX
+   (shifts: integers, the amount read as unsigned, an amount >= the width gives 0, or the sign for
+   shift-right-arithmetic; complex(re, im) of f32/f64 gives c64/c128). */
 GS_API gs_value *gs_unary(gs_graph *g, gs_op op, gs_value *x);
 GS_API gs_value *gs_binary(gs_graph *g, gs_op op, gs_value *a, gs_value *b);
+/* XLA's reduce-precision: x (a real float) rounded to exponent_bits (>= 1) and mantissa_bits (>= 0), nearest
+   even; values above the reduced range become inf, values at or below its smallest normal exponent become
+   (signed) zero; NaN stays NaN. */
+GS_API gs_value *gs_reduce_precision(gs_graph *g, gs_value *x, int exponent_bits, int mantissa_bits);
+/* XLA's bitcast-convert: the storage bits of x read as dtype `to`. Equal widths keep the shape; a narrower `to`
+   adds a minor dim of size (width of x / width of to), a wider one removes x's minor dim, which must be that
+   ratio. Elements are little-endian (element 0 of the added dim holds the lowest bits). Widths below 8 bits
+   convert only to the same width. */
+GS_API gs_value *gs_bitcast_convert(gs_graph *g, gs_value *x, gs_dtype to);
+GS_API gs_value *gs_replica_id(gs_graph *g);   /* u32[]; always 0: a program runs as one replica */
+/* XLA's rng-bit-generator: (new_state, bits) from state = u64[2] (key, counter) or, for Philox, u64[3] (key,
+   128-bit counter low and high). bits has the shape `shape` (16-, 32- or 64-bit integer elements), filled as
+   XLA's expansion fills it, bit for bit: Threefry-2x32 (20 rounds) of the counter + i under the key; Philox-4x32
+   (10 rounds) of the 128-bit counter + i under the key, four 32-bit words per counter, in order. 64-bit
+   elements take two words (the first the low half), 16-bit elements the low half of one word. new_state is
+   the state with the counter advanced by the number of blocks used. GS_RNG_DEFAULT is Philox, as XLA's CPU
+   and GPU compilers resolve it. */
+/* XLA's batch normalization over every dim of x but feature_index (N elements per feature; real floats;
+   scale, offset, mean and variance are [F] vectors of x's type). Computed in double, rounded once to the type.
+   training(x, scale, offset) -> (y, mean, var): mean and the biased variance of each feature, then
+   y = (x - mean) * scale / sqrt(var + epsilon) + offset. inference(x, scale, offset, mean, var) -> y, the same
+   formula with the given statistics. grad(x, scale, mean, var, dy) -> (dx, dscale, doffset): doffset = sum(dy),
+   dscale = sum(dy * (x - mean)) / sqrt(var + epsilon), dx = scale / sqrt(var + epsilon) * (dy - doffset / N -
+   (x - mean) * sum(dy * (x - mean)) / (N * (var + epsilon))). */
+GS_API gs_value *gs_batch_norm_training(gs_graph *g, gs_value *x, gs_value *scale, gs_value *offset, float epsilon,
+                                        int64_t feature_index);
+GS_API gs_value *gs_batch_norm_inference(gs_graph *g, gs_value *x, gs_value *scale, gs_value *offset, gs_value *mean,
+                                         gs_value *variance, float epsilon, int64_t feature_index);
+GS_API gs_value *gs_batch_norm_grad(gs_graph *g, gs_value *x, gs_value *scale, gs_value *mean, gs_value *variance,
+                                    gs_value *grad_output, float epsilon, int64_t feature_index);
+/* XLA's cholesky of a [..., n, n] (real floats): lower gives L with a = L L^T from a's lower triangle, else U with
+   a = U^T U from its upper triangle; the other triangle of the result is 0. A matrix that is not positive
+   definite gives NaN from the first failing column on (the square root of a negative pivot). */
+GS_API gs_value *gs_cholesky(gs_graph *g, gs_value *a, bool lower);
+/* XLA's triangular-solve: x with op(a) x = b (left_side) or x op(a) = b, a [..., m, m] triangular (its lower or
+   upper triangle; unit_diagonal: the diagonal is taken as 1 and not read), b [..., m, n] (left) or [..., n, m];
+   op is the identity, or the transpose for transpose_a (GS_TRANSPOSE_A_TRANSPOSE or ADJOINT: the same on real
+   types). Computed in double, rounded once. */
+typedef enum gs_transpose_a { GS_TRANSPOSE_A_NO = 0, GS_TRANSPOSE_A_TRANSPOSE, GS_TRANSPOSE_A_ADJOINT } gs_transpose_a;
+GS_API gs_value *gs_triangular_solve(gs_graph *g, gs_value *a, gs_value *b, bool left_side, bool lower,
+                                     bool unit_diagonal, gs_transpose_a transpose_a);
+typedef enum gs_rng_algorithm { GS_RNG_DEFAULT = 0, GS_RNG_THREE_FRY, GS_RNG_PHILOX } gs_rng_algorithm;
+GS_API gs_value *gs_rng_bit_generator(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm);
 GS_API gs_value *gs_neg(gs_graph *g, gs_value *x);
 GS_API gs_value *gs_exp(gs_graph *g, gs_value *x);
 GS_API gs_value *gs_add(gs_graph *g, gs_value *a, gs_value *b);
@@ -487,7 +574,7 @@ GS_API gs_value *gs_annotate(gs_graph *g, gs_value *x, const char *sharding_text
 GS_API gs_value *gs_to_manual(gs_graph *g, gs_value *x, gs_shape shard_shape, const char *sharding_text);
 GS_API gs_value *gs_to_full(gs_graph *g, gs_value *x, gs_shape full_shape, const char *sharding_text);
 
-GS_API gs_value *gs_tuple(gs_graph *g, int n, gs_value *const *xs);
+GS_API gs_value *gs_tuple(gs_graph *g, int n, gs_value *const *xs);   /* elements: arrays or tuples (nested) */
 GS_API gs_value *gs_get_tuple_element(gs_graph *g, gs_value *t, int64_t index);
 /* XLA while: cond(state) -> pred[], body(state) -> state; state is the shape of init (array or flat tuple).
    cond and body each have exactly one parameter of that shape. */
@@ -524,13 +611,22 @@ GS_API gs_result gs_eval(gs_graph *g, const void *const *inputs, void *const *ou
 /* ---------------------------------------------------------------------------------------------------------
    Tensor files and inputs
    ------------------------------------------------------------------------------------------------------- */
-/* Reads a NumPy .npy file (format 1.x/2.x/3.x, C order, little-endian '<f4', '<i4', '<u4', '|b1' / '|u1').
-   The file's dtype must match `want` (bf16 is read from '<f4' and rounded); `want` = GS_DTYPE_INVALID takes
-   the file's dtype. *data (storage format) is allocated with the context's allocator; free it with
+/* Reads a NumPy .npy file (format 1.x/2.x/3.x, C order, little-endian; bool, integer, float and complex types).
+   The file's dtype must match `want`, except for the types NumPy lacks: bf16, the 8/4-bit floats and 2/4-bit
+   integers are read from a NumPy float file (rounded to nearest even), from the same-size unsigned type (as
+   bits: see GS_NPY_RAW), or for s2/s4/u2/u4 from '|i1'/'|u1' holding values in range; pred also reads '|u1'.
+   `want` = GS_DTYPE_INVALID takes the file's dtype. *data (storage format) is allocated with the context's allocator; free it with
    gs_free_data. Errors (GS_ERR_IO, GS_ERR_PARSE, GS_ERR_SHAPE) are also recorded in the context. */
 GS_API gs_result gs_npy_read(gs_ctx *ctx, const char *path, gs_dtype want, gs_shape *shape, void **data);
-/* Writes data (storage format) as .npy format 1.0; bf16 is written as '<f4', pred as '|b1'. */
+/* Writes data (storage format) as .npy format 1.0. NumPy's types map one to one (pred '|b1', s64 '<i8', c64
+   '<c8', ...); the others are written as the nearest wider NumPy type that holds every value exactly: bf16 and
+   f8e8m0fnu as '<f4', the other 8-bit floats and f4e2m1fn as '<f2', s2/s4 as '|i1', u2/u4 as '|u1'. */
 GS_API gs_result gs_npy_write(gs_ctx *ctx, const char *path, gs_shape shape, const void *data);
+/* flags GS_NPY_RAW: the float types NumPy lacks are written as their bit patterns in a same-size unsigned type
+   ('<u2' for bf16, '|u1' for the 8- and 4-bit floats; s2/s4 as their low bits in '|u1'). gs_npy_read takes
+   such a file back as bits when asked for that type. */
+#define GS_NPY_RAW 1u
+GS_API gs_result gs_npy_write_ex(gs_ctx *ctx, const char *path, gs_shape shape, const void *data, unsigned flags);
 GS_API void gs_free_data(gs_ctx *ctx, void *data);   /* ctx: the context that allocated data */
 /* The documented deterministic input generator (used by `gshard eval/run --seed N` for inputs not given):
    element i of parameter p is derived from splitmix64(seed, p, i): f32/bf16 uniform in [-1, 1) (24-bit

@@ -1316,6 +1316,26 @@ GS__FN void gs__cm_op_work(const gs_value *v, double *flops, double *rd, double 
     case GS_OP_TOPK:
         *flops = gs__cm_vnumel(v->operands[0]) * GS__MAX(1.0, gs__cm_ceil_log2((double)v->dim));
         break;
+    case GS_OP_BATCH_NORM_TRAINING: case GS_OP_BATCH_NORM_INFERENCE: case GS_OP_BATCH_NORM_GRAD:
+        /* per element of x: the statistics' sums (training, grad) and the normalisation, about 8 operations */
+        *flops = 8.0 * gs__cm_vnumel(v->operands[0]);
+        break;
+    case GS_OP_RNG_BIT_GENERATOR: {   /* Threefry: 20 rounds of 3 operations per 2 words; Philox: 10 of ~6 per 4 */
+        const gs_shape *bs = v->rbg_shape;
+        *flops = bs ? 30.0 * (double)gs__numel(bs) : 0.0;
+        break;
+    }
+    case GS_OP_CHOLESKY: {   /* n^3 / 3 multiply-adds per matrix */
+        const gs_shape *a = &v->operands[0]->shape;
+        double m = (double)a->dims[a->rank - 1];
+        *flops = n / (m > 0 ? m * m : 1.0) * (2.0 * m * m * m / 3.0);
+        break;
+    }
+    case GS_OP_TRIANGULAR_SOLVE: {   /* m^2 multiply-adds per right-hand side */
+        const gs_shape *a = &v->operands[0]->shape;
+        *flops = n * (double)a->dims[a->rank - 1];
+        break;
+    }
     default: /* elementwise, convert, compare, select, clamp, rng: one operation per output element */
         *flops = n;
         break;

@@ -21,24 +21,39 @@ GS__FN void gs__hlo_shape_str(const gs_shape *s, char *buf, size_t cap) {
     snprintf(buf + n, cap - n, "]");
 }
 
+/* Appends the tuple at tree[*pos] (leaves from *leaf on) to buf: "(f32[4], (s32[], pred[]))". A NULL tree is
+   a flat tuple of n leaves. */
+GS__FN void gs__hlo_tuple_str(const gs_shape *leaves, int n, const int *tree, int *pos, int *leaf, char *buf, size_t cap) {
+    char one[128];
+    int k, kids = tree ? tree[(*pos)++] : n;
+    size_t len = strlen(buf);
+    snprintf(buf + len, cap - len, "(");
+    for (k = 0; k < kids; k++) {
+        len = strlen(buf);
+        if (k) snprintf(buf + len, cap - len, ", ");
+        if (tree && tree[*pos] >= 0) {
+            gs__hlo_tuple_str(leaves, n, tree, pos, leaf, buf, cap);
+            continue;
+        }
+        if (tree) (*pos)++;
+        gs__hlo_shape_str(&leaves[(*leaf)++], one, sizeof one);
+        len = strlen(buf);
+        snprintf(buf + len, cap - len, "%s", one);
+    }
+    len = strlen(buf);
+    snprintf(buf + len, cap - len, ")");
+}
+
 /* a value's shape, tuples as "(f32[4], s32[4])" */
 GS__FN void gs__hlo_vshape_str(const gs_value *v, char *buf, size_t cap) {
-    char one[128];
-    size_t n;
-    int i;
+    int pos = 0, leaf = 0;
     if (v->shape.dtype != GS_TUPLE) {
         gs__hlo_shape_str(&v->shape, buf, cap);
         return;
     }
     if (cap == 0) return;
-    snprintf(buf, cap, "(");
-    for (i = 0; i < v->n_tuple; i++) {
-        gs__hlo_shape_str(&v->tuple[i], one, sizeof one);
-        n = strlen(buf);
-        snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", one);
-    }
-    n = strlen(buf);
-    snprintf(buf + n, cap - n, ")");
+    buf[0] = 0;
+    gs__hlo_tuple_str(v->tuple, v->n_tuple, v->tree, &pos, &leaf, buf, cap);
 }
 
 /* x rounded to real float type t, as a double */
@@ -257,18 +272,29 @@ GS__FN void gs__pr_shape(gs__sb *sb, const gs_shape *s) {
     gs__sb_puts(sb, buf);
 }
 
+/* the tuple at tree[*pos] (leaves from *leaf on); a NULL tree is a flat tuple of n leaves */
+GS__FN void gs__pr_tuple_shape(gs__sb *sb, const gs_shape *leaves, int n, const int *tree, int *pos, int *leaf) {
+    int k, kids = tree ? tree[(*pos)++] : n;
+    gs__sb_put(sb, "(", 1);
+    for (k = 0; k < kids; k++) {
+        if (k) gs__sb_puts(sb, ", ");
+        if (tree && tree[*pos] >= 0) {
+            gs__pr_tuple_shape(sb, leaves, n, tree, pos, leaf);
+            continue;
+        }
+        if (tree) (*pos)++;
+        gs__pr_shape(sb, &leaves[(*leaf)++]);
+    }
+    gs__sb_put(sb, ")", 1);
+}
+
 GS__FN void gs__pr_value_shape(gs__sb *sb, const gs_value *v) {
-    int i;
+    int pos = 0, leaf = 0;
     if (v->shape.dtype != GS_TUPLE) {
         gs__pr_shape(sb, &v->shape);
         return;
     }
-    gs__sb_put(sb, "(", 1);
-    for (i = 0; i < v->n_tuple; i++) {
-        if (i) gs__sb_puts(sb, ", ");
-        gs__pr_shape(sb, &v->tuple[i]);
-    }
-    gs__sb_put(sb, ")", 1);
+    gs__pr_tuple_shape(sb, v->tuple, v->n_tuple, v->tree, &pos, &leaf);
 }
 
 /* element i of storage-format data (complex as "(re, im)", as XLA prints it) */
@@ -557,6 +583,24 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
             gs__pr_shape(sb, v->rng_full);
         }
         break;
+    case GS_OP_REDUCE_PRECISION:
+        gs__sb_printf(sb, ", exponent_bits=%d, mantissa_bits=%d", v->rp_exp, v->rp_mant);
+        break;
+    case GS_OP_BATCH_NORM_TRAINING: case GS_OP_BATCH_NORM_INFERENCE: case GS_OP_BATCH_NORM_GRAD: {
+        char eb[48];
+        gs__hlo_fmt_real(eb, sizeof eb, GS_F32, (double)v->bn_epsilon);
+        gs__sb_printf(sb, ", epsilon=%s, feature_index=%lld", eb, (long long)v->dim);
+        break;
+    }
+    case GS_OP_CHOLESKY: gs__sb_printf(sb, ", lower=%s", v->la_lower ? "true" : "false"); break;
+    case GS_OP_TRIANGULAR_SOLVE:
+        gs__sb_printf(sb, ", left_side=%s, lower=%s, unit_diagonal=%s, transpose_a=%s", v->la_left ? "true" : "false",
+                      v->la_lower ? "true" : "false", v->la_unit ? "true" : "false",
+                      v->la_trans == GS_TRANSPOSE_A_TRANSPOSE ? "TRANSPOSE" : v->la_trans == GS_TRANSPOSE_A_ADJOINT ? "ADJOINT" : "NO_TRANSPOSE");
+        break;
+    case GS_OP_RNG_BIT_GENERATOR:
+        gs__sb_printf(sb, ", algorithm=%s", v->rng_alg == GS_RNG_THREE_FRY ? "rng_three_fry" : v->rng_alg == GS_RNG_PHILOX ? "rng_philox" : "rng_default");
+        break;
     case GS_OP_ALL_REDUCE:
         gs__pr_coll(pr, v, true);
         gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
@@ -841,12 +885,14 @@ typedef struct gs__layout {
     bool tiled;
 } gs__layout;
 
-/* a declared shape: an array, or a flat tuple whose element shapes are P->elems[first .. first + n) */
+/* a declared shape: an array, or a tuple whose leaves are P->elems[first .. first + n) (nested: its structure
+   in P->trees) */
 typedef struct gs__pshape {
     bool tuple;
     gs_shape s;
-    gs__layout lay;     /* arrays */
-    int first, n;
+    gs__layout lay;           /* arrays */
+    int first, n;             /* the leaves: P->elems[first .. first + n) */
+    int tfirst, n_tree;       /* a nested tuple's structure (gs_value_tuple_tree): P->trees[tfirst ..), or n_tree 0 */
     gs__cur at;
 } gs__pshape;
 
@@ -908,6 +954,7 @@ typedef struct gs__parser {
     gs__poperand *ops;
     gs__pattr *attrs;
     gs_shape *elems;
+    int *trees;               /* stb_ds: nested tuple structures (gs__pshape.tfirst) */
     gs__pmap *comp_names;
     int *stack;
     gs_value **vals;
@@ -1224,8 +1271,41 @@ GS__FN bool gs__parse_array_shape(gs__parser *P, gs__cur *c, gs_shape *s, gs__la
     return true;
 }
 
-GS__FN bool gs__parse_shape(gs__parser *P, gs__cur *c, gs__pshape *out) {
+/* The elements of a tuple shape after its '(' up to its ')': leaves appended to P->elems, the preorder
+   structure to P->trees (its node first: the child count is filled in at the end). */
+GS__FN bool gs__parse_tuple_elems(gs__parser *P, gs__cur *c, int depth, int *nested) {
     bool ok = true;
+    int node = (int)stbds_arrlen(P->trees), kids = 0;
+    if (depth > 64) return gs__perr(P, c, GS_ERR_PARSE, "tuple shapes nested more than 64 deep");
+    stbds_arrput(P->trees, 0);
+    if (!gs__accept(P, c, ')', &ok)) {
+        if (!ok) return false;
+        for (;;) {
+            if (!gs__skip_ws(P, c)) return false;
+            if (gs__cur_peek(c) == '(') {
+                gs__cur_adv(c);
+                *nested = 1;
+                if (!gs__parse_tuple_elems(P, c, depth + 1, nested)) return false;
+            } else {
+                gs_shape e;
+                if (!gs__parse_array_shape(P, c, &e, NULL)) return false;
+                stbds_arrput(P->elems, e);
+                stbds_arrput(P->trees, -1);
+            }
+            kids++;
+            if (gs__accept(P, c, ')', &ok)) break;
+            if (!ok) return false;
+            if (!gs__skip_ws(P, c)) return false;
+            if (gs__cur_peek(c) != ',') return gs__pexpect(P, c, "',' or ')'");
+            gs__cur_adv(c);
+        }
+    }
+    P->trees[node] = kids;
+    return true;
+}
+
+GS__FN bool gs__parse_shape(gs__parser *P, gs__cur *c, gs__pshape *out) {
+    int nested = 0;
     memset(out, 0, sizeof *out);
     if (!gs__skip_ws(P, c)) return false;
     out->at = *c;
@@ -1234,21 +1314,12 @@ GS__FN bool gs__parse_shape(gs__parser *P, gs__cur *c, gs__pshape *out) {
     out->tuple = true;
     out->s.dtype = GS_TUPLE;
     out->first = (int)stbds_arrlen(P->elems);
-    if (gs__accept(P, c, ')', &ok)) return true;
-    if (!ok) return false;
-    for (;;) {
-        gs_shape e;
-        if (!gs__skip_ws(P, c)) return false;
-        if (gs__cur_peek(c) == '(') return gs__perr(P, c, GS_ERR_UNSUPPORTED, "nested tuple shapes are not supported");
-        if (!gs__parse_array_shape(P, c, &e, NULL)) return false;
-        stbds_arrput(P->elems, e);
-        out->n++;
-        if (gs__accept(P, c, ')', &ok)) return true;
-        if (!ok) return false;
-        if (!gs__skip_ws(P, c)) return false;
-        if (gs__cur_peek(c) != ',') return gs__pexpect(P, c, "',' or ')'");
-        gs__cur_adv(c);
-    }
+    out->tfirst = (int)stbds_arrlen(P->trees);
+    if (!gs__parse_tuple_elems(P, c, 0, &nested)) return false;
+    out->n = (int)stbds_arrlen(P->elems) - out->first;
+    out->n_tree = nested ? (int)stbds_arrlen(P->trees) - out->tfirst : 0;
+    if (!nested) stbds_arrsetlen(P->trees, out->tfirst);
+    return true;
 }
 
 /* ---- the syntax tree ---- */
@@ -2444,29 +2515,24 @@ GS__FN bool gs__builder_failed(gs__parser *P, const gs__cur *at) {
 }
 
 GS__FN void gs__pshape_str(const gs__parser *P, const gs__pshape *t, char *buf, size_t cap) {
-    char one[128];
-    size_t n;
-    int i;
+    int pos = 0, leaf = 0;
     if (!t->tuple) {
         gs__hlo_shape_str(&t->s, buf, cap);
         return;
     }
-    snprintf(buf, cap, "(");
-    for (i = 0; i < t->n; i++) {
-        gs__hlo_shape_str(&P->elems[t->first + i], one, sizeof one);
-        n = strlen(buf);
-        snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", one);
-    }
-    n = strlen(buf);
-    snprintf(buf + n, cap - n, ")");
+    if (cap == 0) return;
+    buf[0] = 0;
+    gs__hlo_tuple_str(P->elems + t->first, t->n, t->n_tree ? P->trees + t->tfirst : NULL, &pos, &leaf, buf, cap);
 }
 
 GS__FN bool gs__pshape_matches(const gs__parser *P, const gs__pshape *t, const gs_value *v) {
     int i;
     if (!t->tuple) return v->shape.dtype != GS_TUPLE && gs_shape_equal(&t->s, &v->shape);
-    if (v->shape.dtype != GS_TUPLE || v->n_tuple != t->n) return false;
+    if (v->shape.dtype != GS_TUPLE || v->n_tuple != t->n || v->n_tree != t->n_tree) return false;
     for (i = 0; i < t->n; i++)
         if (!gs_shape_equal(&P->elems[t->first + i], &v->tuple[i])) return false;
+    for (i = 0; i < t->n_tree; i++)
+        if (P->trees[t->tfirst + i] != v->tree[i]) return false;
     return true;
 }
 
@@ -2627,7 +2693,9 @@ GS__FN bool gs__bi_layout(gs__bi *b) {
             v = b->comp->args[num];
             break;
         }
-        if (in->type.tuple) v = gs_parameter_tuple(g, num, in->type.n, P->elems + in->type.first, in->name);
+        if (in->type.tuple)
+            v = gs_parameter_tuple_nested(g, num, in->type.n, P->elems + in->type.first, in->type.n_tree,
+                                          in->type.n_tree ? P->trees + in->type.tfirst : NULL, in->name);
         else v = gs_parameter(g, num, *ds, in->name);
         break;
     }
@@ -2639,6 +2707,76 @@ GS__FN bool gs__bi_layout(gs__bi *b) {
         v = gs_iota(g, *ds, d);
         break;
     case GS_OP_PARTITION_ID: v = gs_partition_id(g); break;
+    case GS_OP_REPLICA_ID: v = gs_replica_id(g); break;
+    case GS_OP_SINE: case GS_OP_COSINE: case GS_OP_TAN: case GS_OP_EXPM1: case GS_OP_LOG1P: case GS_OP_CBRT:
+    case GS_OP_ERF: case GS_OP_IS_FINITE: case GS_OP_POPCNT: case GS_OP_CLZ: case GS_OP_REAL: case GS_OP_IMAG:
+        v = gs_unary(g, op, x);
+        break;
+    case GS_OP_ATAN2: case GS_OP_SHIFT_LEFT: case GS_OP_SHIFT_RIGHT_LOGICAL: case GS_OP_SHIFT_RIGHT_ARITHMETIC:
+    case GS_OP_COMPLEX:
+        v = gs_binary(g, op, xs[0], xs[1]);
+        break;
+    case GS_OP_REDUCE_PRECISION: {
+        int64_t e, m;
+        gs__pattr *ea = gs__need_attr(P, in, "exponent_bits"), *ma = ea ? gs__need_attr(P, in, "mantissa_bits") : NULL;
+        if (!ma || !gs__attr_int(P, ea, &e) || !gs__attr_int(P, ma, &m)) return false;
+        if (e < 1 || e > 64 || m < 0 || m > 64)
+            return gs__perr(P, &ea->val, GS_ERR_PARSE, "exponent_bits=%lld, mantissa_bits=%lld: out of range", (long long)e,
+                            (long long)m);
+        v = gs_reduce_precision(g, x, (int)e, (int)m);
+        break;
+    }
+    case GS_OP_BITCAST_CONVERT: v = gs_bitcast_convert(g, x, ds->dtype); break;
+    case GS_OP_CHOLESKY: case GS_OP_TRIANGULAR_SOLVE: {
+        static const char *const names[] = {"lower", "left_side", "unit_diagonal"};
+        static const char *const tnames[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
+        bool f[3] = {false, false, false};
+        int ai, tr = 0;
+        for (ai = 0; ai < (op == GS_OP_CHOLESKY ? 1 : 3); ai++)
+            if ((a = gs__attr(P, in, names[ai])) != NULL && !gs__attr_bool(P, a, &f[ai])) return false;
+        if (op == GS_OP_CHOLESKY) {
+            v = gs_cholesky(g, x, f[0]);
+            break;
+        }
+        if ((a = gs__attr(P, in, "transpose_a")) != NULL) {
+            for (tr = -1, ai = 0; ai < 3; ai++)
+                if (gs__peek_word(a->val, tnames[ai]) && a->val.end - a->val.p == (ptrdiff_t)strlen(tnames[ai])) tr = ai;
+            if (tr < 0) return gs__pexpect(P, &a->val, "NO_TRANSPOSE, TRANSPOSE or ADJOINT");
+        }
+        v = gs_triangular_solve(g, xs[0], xs[1], f[1], f[0], f[2], (gs_transpose_a)tr);
+        break;
+    }
+    case GS_OP_BATCH_NORM_TRAINING: case GS_OP_BATCH_NORM_INFERENCE: case GS_OP_BATCH_NORM_GRAD: {
+        gs__pattr *ea = gs__need_attr(P, in, "epsilon"), *fa = ea ? gs__need_attr(P, in, "feature_index") : NULL;
+        char eb[64];
+        char *endp;
+        double eps;
+        size_t el;
+        if (!fa || !gs__attr_int(P, fa, &d)) return false;
+        el = (size_t)(ea->val.end - ea->val.p);
+        if (el == 0 || el >= sizeof eb) return gs__pexpect(P, &ea->val, "a number");
+        memcpy(eb, ea->val.p, el);
+        eb[el] = 0;
+        eps = strtod(eb, &endp);
+        if (*endp != 0) return gs__pexpect(P, &ea->val, "a number");
+        if (op == GS_OP_BATCH_NORM_TRAINING) v = gs_batch_norm_training(g, xs[0], xs[1], xs[2], (float)eps, d);
+        else if (op == GS_OP_BATCH_NORM_INFERENCE) v = gs_batch_norm_inference(g, xs[0], xs[1], xs[2], xs[3], xs[4], (float)eps, d);
+        else v = gs_batch_norm_grad(g, xs[0], xs[1], xs[2], xs[3], xs[4], (float)eps, d);
+        break;
+    }
+    case GS_OP_RNG_BIT_GENERATOR: {
+        static const char *const algs[] = {"rng_default", "rng_three_fry", "rng_philox"};
+        int alg = -1, ai;
+        if (!(a = gs__need_attr(P, in, "algorithm"))) return false;
+        for (ai = 0; ai < 3; ai++)
+            if (gs__peek_word(a->val, algs[ai]) && a->val.end - a->val.p == (ptrdiff_t)strlen(algs[ai])) alg = ai;
+        if (alg < 0) return gs__pexpect(P, &a->val, "an algorithm (rng_default, rng_three_fry or rng_philox)");
+        if (in->type.tuple && (in->type.n != 2 || in->type.n_tree))
+            return gs__perr(P, &in->type.at, GS_ERR_PARSE, "rng-bit-generator '%s' needs a (state, bits) tuple shape or the bits' shape", in->name);
+        if (in->type.tuple) v = gs_rng_bit_generator(g, x, P->elems[in->type.first + 1], (gs_rng_algorithm)alg);
+        else v = gs__rng_bits_only(g, x, in->type.s, (gs_rng_algorithm)alg);
+        break;
+    }
     case GS_OP_BROADCAST:
     case GS_OP_TRANSPOSE:
         if (!(a = gs__need_attr(P, in, "dimensions")) || !gs__attr_ints(P, a, dims, GS_MAX_RANK, &cnt)) return false;
@@ -3286,6 +3424,8 @@ GS__FN bool gs__bi_family(gs__bi *b) {
     if (op <= GS_OP_REDUCE_WINDOW) return gs__bi_math(b);
     if (op <= GS_OP_RNG) return gs__bi_index(b);
     if (op <= GS_OP_WHILE) return gs__bi_comm(b);
+    /* the numeric ops of XLA's full set, with the leaves (their cases live in gs__bi_layout) */
+    if (op >= GS_OP_SINE && op <= GS_OP_TRIANGULAR_SOLVE) return gs__bi_layout(b);
     return gs__bi_unsupported(b);
 }
 
@@ -3828,6 +3968,7 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
     }
     if (in->shape_omitted && (op == GS_OP_PARAMETER || op == GS_OP_CONSTANT || op == GS_OP_IOTA || op == GS_OP_BROADCAST ||
                               op == GS_OP_RESHAPE || op == GS_OP_CONVERT || op == GS_OP_RNG || op == GS_OP_ANNOTATE ||
+                              op == GS_OP_BITCAST_CONVERT || op == GS_OP_RNG_BIT_GENERATOR ||
                               in->lowered == gs__hlo_lowered_opcode("bitcast")))
         return gs__perr(P, &in->op_at, GS_ERR_PARSE, "%s '%s' needs its shape written (it is not inferred)", in->opcode,
                         in->name);
@@ -3979,6 +4120,7 @@ GS__FN void gs__parser_free(gs__parser *P) {
     stbds_arrfree(P->ops);
     stbds_arrfree(P->attrs);
     stbds_arrfree(P->elems);
+    stbds_arrfree(P->trees);
     stbds_shfree(P->comp_names);
     stbds_arrfree(P->stack);
     stbds_arrfree(P->vals);

@@ -191,7 +191,9 @@ struct gs_value {
     gs_graph *graph;
     gs_shape shape;           /* dtype GS_TUPLE for tuples */
     int n_tuple;
-    gs_shape *tuple;          /* n_tuple element shapes */
+    gs_shape *tuple;          /* n_tuple element shapes: the leaves (arrays) of the tuple, flattened in order */
+    int n_tree;               /* a nested tuple's structure, preorder: a tuple node holds its child count (>= 0),  */
+    const int *tree;          /* a leaf -1; the root is the value itself. NULL for a flat tuple (every element an array) */
     int n_operands;
     gs_value **operands;
     const gs_sharding *sharding;  /* NULL: none (yet) */
@@ -221,6 +223,11 @@ struct gs_value {
     const gs_shape *rng_full; /* RNG shard form: the full shape (operands lo, hi, one s32 offset per dim);
                                  NULL for the plain form */
     int64_t split_dim, concat_dim;    /* ALL_TO_ALL */
+    int rp_exp, rp_mant;      /* REDUCE_PRECISION: exponent and mantissa bits */
+    int rng_alg;              /* RNG_BIT_GENERATOR: gs_rng_algorithm, and the bits' shape */
+    const gs_shape *rbg_shape;
+    float bn_epsilon;         /* BATCH_NORM_*: epsilon (feature_index in dim) */
+    uint8_t la_lower, la_left, la_unit, la_trans;   /* CHOLESKY (lower), TRIANGULAR_SOLVE */
     gs_dot_dims *dot;
     gs_conv_config *conv;
     gs_window_dim *window;    /* REDUCE_WINDOW: rank entries */
@@ -345,6 +352,13 @@ GS__FN char *gs__sb_finish(gs__sb *sb, const char *who);
 /* ---- shared IR helpers (gs_ir.c) ---- */
 GS__FN gs_value *gs__value_new(gs_graph *g, gs_op op, int n_operands, gs_value *const *operands);
 GS__FN int64_t gs__numel(const gs_shape *s);
+/* Tuple structure (nested tuples keep their leaves flat in v->tuple, and the shape in v->tree): the number of
+   top-level elements, and top-level element i's first leaf and leaf count (*node: its preorder position in
+   v->tree, or -1 when the tuple is flat). */
+GS__FN int gs__tuple_arity(const gs_value *v);
+GS__FN bool gs__tuple_child(const gs_value *v, int64_t i, int *first_leaf, int *n_leaves, int *node);
+/* the same element type and shape, tuples compared leaf by leaf and by structure */
+GS__FN bool gs__vshape_equal(const gs_value *a, const gs_value *b);
 /* gs_graph_verify unless the graph is unchanged since it last passed */
 GS__FN gs_result gs__verify_once(gs_graph *g);
 /* row-major strides in elements */
@@ -361,6 +375,8 @@ typedef void (*gs__pr_comment_fn)(gs__sb *sb, const gs_value *v, void *user);
 GS__FN const char *gs__hlo_print_ex(gs_graph *entry, gs__pr_comment_fn comment, void *user);
 /* the custom-calls carrying a sharding as text (gs_sharding.c) */
 GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *shape, const char *sharding);
+/* rng-bit-generator whose result is the bits alone (v->flag), as XLA's text also allows */
+GS__FN gs_value *gs__rng_bits_only(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm);
 GS__FN gs_value *gs__finish(gs_value *v);                 /* infers v's shape, appends it to its graph; NULL on error */
 GS__FN bool gs__is_float(gs_dtype t);
 GS__FN bool gs__is_int(gs_dtype t);

@@ -1426,6 +1426,348 @@ GS__FN gs_result gs__ip_convert(gs_ctx *ctx, const gs_value *v, const gs__buf *x
     return GS_OK;
 }
 
+/* XLA's reduce-precision on the bits of a float with se exponent and sm mantissa bits (f32 or f64 layout):
+   round the mantissa to m bits (nearest even, a carry may raise the exponent), then send exponents above the
+   e-bit range to inf and those at or below its smallest normal exponent to signed zero. */
+GS__FN uint64_t gs__ip_rp_bits(uint64_t x, int se, int sm, int e, int m) {
+    if (m < sm) {
+        uint64_t last = (uint64_t)1 << (sm - m);
+        uint64_t bias = (last >> 1) - 1u + ((x & last) >> (sm - m));
+        x = (x + bias) & ~(last - 1u);
+    }
+    if (e < se) {
+        uint64_t sign = x & ((uint64_t)1 << (se + sm)), expmask = (((uint64_t)1 << se) - 1u) << sm;
+        int64_t sbias = ((int64_t)1 << (se - 1)) - 1, rbias = ((int64_t)1 << (e - 1)) - 1;
+        uint64_t xe = x & expmask;
+        if (xe > (uint64_t)(sbias + rbias) << sm) x = sign | expmask;
+        else if (xe <= (uint64_t)(sbias - rbias) << sm) x = sign;
+    }
+    return x;
+}
+
+GS__FN double gs__ip_reduce_precision(gs_dtype t, double d, int e, int m) {
+    if (d != d) return m > 0 ? d : (double)INFINITY;   /* NaN stays NaN; with no mantissa it becomes inf */
+    if (t == GS_F64) {
+        uint64_t u;
+        memcpy(&u, &d, 8);
+        u = gs__ip_rp_bits(u, 11, 52, e, m);
+        memcpy(&d, &u, 8);
+        return d;
+    } else {   /* the float's value in f32 layout (exact for every type computed as float) */
+        float f = (float)d;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        u = (uint32_t)gs__ip_rp_bits(u, 8, 23, e, m);
+        memcpy(&f, &u, 4);
+        return f;
+    }
+}
+
+/* The unary ops added with XLA's full opcode set: transcendental functions (computed in double, rounded once
+   to the type), is-finite, popcnt, count-leading-zeros, real, imag and reduce-precision. */
+GS__FN gs_result gs__ip_unary_ext(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
+    int64_t i, n = gs__numel(&out->shape);
+    gs_dtype t = x->shape.dtype, to = out->shape.dtype;
+    int w = gs__dt(t)->bits;
+    uint64_t mask = w >= 64 ? ~(uint64_t)0 : (((uint64_t)1) << w) - 1u;
+    if (gs__numel(&x->shape) != n) return gs__err(ctx, GS_ERR_SHAPE, "%s %s: shape mismatch", gs_op_name(v->op), v->name);
+    for (i = 0; i < n; i++) {
+        double d = 0.0, r;
+        if (gs__is_float(t)) d = gs__ld_f(t, x->data, i);
+        switch (v->op) {
+        case GS_OP_SINE: r = sin(d); break;
+        case GS_OP_COSINE: r = cos(d); break;
+        case GS_OP_TAN: r = tan(d); break;
+        case GS_OP_EXPM1: r = expm1(d); break;
+        case GS_OP_LOG1P: r = log1p(d); break;
+        case GS_OP_CBRT: r = cbrt(d); break;
+        case GS_OP_ERF: r = erf(d); break;
+        case GS_OP_REDUCE_PRECISION: r = gs__ip_reduce_precision(t, d, v->rp_exp, v->rp_mant); break;
+        case GS_OP_IS_FINITE:
+            ((uint8_t *)out->data)[i] = (uint8_t)(d == d && d - d == 0.0);
+            continue;
+        case GS_OP_POPCNT: case GS_OP_CLZ: {
+            uint64_t u = gs__ld_i(t, x->data, i) & mask, c = 0;
+            if (v->op == GS_OP_POPCNT) {
+                for (; u; u &= u - 1u) c++;
+            } else {
+                int b = w;
+                while (b > 0 && !((u >> (b - 1)) & 1u)) b--;
+                c = (uint64_t)(w - b);
+            }
+            gs__st_i(to, out->data, i, c);
+            continue;
+        }
+        case GS_OP_REAL: case GS_OP_IMAG:
+            if (gs__is_complex(t)) {
+                double re, im;
+                gs__ip_ldc(t, x->data, i, &re, &im);
+                r = v->op == GS_OP_REAL ? re : im;
+            } else {
+                r = v->op == GS_OP_REAL ? d : 0.0;
+            }
+            break;
+        default: return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: not supported", gs_op_name(v->op), v->name);
+        }
+        gs__st_f(to, out->data, i, r);
+    }
+    return GS_OK;
+}
+
+/* atan2, the shifts (XLA: the amount is unsigned; an amount >= the width gives 0, or the sign for an
+   arithmetic right shift, which reads the operand as signed at its width) and complex. */
+GS__FN gs_result gs__ip_binary_ext(gs_ctx *ctx, const gs_value *v, const gs__buf *x, const gs__buf *z, gs__buf *out) {
+    int64_t i, n = gs__numel(&out->shape);
+    gs_dtype t = x->shape.dtype;
+    int w = gs__dt(t)->bits;
+    uint64_t mask = w >= 64 ? ~(uint64_t)0 : (((uint64_t)1) << w) - 1u;
+    if (gs__numel(&x->shape) != n || gs__numel(&z->shape) != n || z->shape.dtype != t)
+        return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand shapes differ", gs_op_name(v->op), v->name);
+    for (i = 0; i < n; i++) {
+        if (v->op == GS_OP_ATAN2) {
+            gs__st_f(t, out->data, i, atan2(gs__ld_f(t, x->data, i), gs__ld_f(t, z->data, i)));
+        } else if (v->op == GS_OP_COMPLEX) {
+            gs__ip_stc(out->shape.dtype, out->data, i, gs__ld_f(t, x->data, i), gs__ld_f(t, z->data, i));
+        } else {
+            uint64_t a = gs__ld_i(t, x->data, i) & mask, amt = gs__ld_i(t, z->data, i) & mask, r;
+            bool neg = ((a >> (w - 1)) & 1u) != 0;
+            if (v->op == GS_OP_SHIFT_LEFT) r = amt >= (uint64_t)w ? 0u : a << amt;
+            else if (v->op == GS_OP_SHIFT_RIGHT_LOGICAL) r = amt >= (uint64_t)w ? 0u : a >> amt;
+            else if (amt >= (uint64_t)w) r = neg ? ~(uint64_t)0 : 0u;
+            else r = neg ? ~(~(a | ~mask) >> amt) : a >> amt;   /* sign bits shifted in from the width's top */
+            gs__st_i(t, out->data, i, r);
+        }
+    }
+    return GS_OK;
+}
+
+/* bitcast-convert: x's storage bytes read as the result type */
+GS__FN gs_result gs__ip_bitcast_convert(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
+    int64_t nx = gs__numel(&x->shape), no = gs__numel(&out->shape);
+    size_t bx = (size_t)nx * gs_dtype_size(x->shape.dtype), bo = (size_t)no * gs_dtype_size(out->shape.dtype);
+    void *tmp;
+    if (bx != bo || (gs_dtype_size(x->shape.dtype) == 0) != (gs_dtype_size(out->shape.dtype) == 0))
+        return gs__err(ctx, GS_ERR_SHAPE, "bitcast-convert %s: %zu bytes cannot become %zu", v->name, bx, bo);
+    tmp = gs__malloc(ctx, bx + 1);
+    if (!tmp) return GS_ERR_OUT_OF_MEMORY;
+    gs__to_storage(x->shape.dtype, tmp, x->data, nx);
+    gs__to_compute(out->shape.dtype, out->data, tmp, no);
+    gs__free(ctx, tmp);
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   rng-bit-generator: XLA's Threefry-2x32 and Philox-4x32 bit generators
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN uint32_t gs__rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+
+/* Threefry-2x32 with 20 rounds (Random123; the key schedule adds the parity constant 0x1BD11BDA) */
+GS__FN void gs__threefry2x32(const uint32_t key[2], uint32_t x[2]) {
+    static const int rot[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+    uint32_t ks[3];
+    int i, r;
+    ks[0] = key[0];
+    ks[1] = key[1];
+    ks[2] = 0x1BD11BDAu ^ key[0] ^ key[1];
+    x[0] += ks[0];
+    x[1] += ks[1];
+    for (i = 0; i < 5; i++) {   /* five groups of four rounds, each followed by a key injection */
+        for (r = 0; r < 4; r++) {
+            x[0] += x[1];
+            x[1] = gs__rotl32(x[1], rot[(i % 2) * 4 + r]);
+            x[1] ^= x[0];
+        }
+        x[0] += ks[(i + 1) % 3];
+        x[1] += ks[(i + 2) % 3] + (uint32_t)(i + 1);
+    }
+}
+
+/* Philox-4x32 with 10 rounds (Random123's multipliers and Weyl key increments) */
+GS__FN void gs__philox4x32(const uint32_t key_in[2], uint32_t x[4]) {
+    uint32_t k0 = key_in[0], k1 = key_in[1];
+    int r;
+    for (r = 0; r < 10; r++) {
+        uint64_t p0 = (uint64_t)x[0] * 0xD2511F53u, p1 = (uint64_t)x[2] * 0xCD9E8D57u;
+        uint32_t y0 = (uint32_t)(p1 >> 32) ^ x[1] ^ k0, y1 = (uint32_t)p1, y2 = (uint32_t)(p0 >> 32) ^ x[3] ^ k1,
+                 y3 = (uint32_t)p0;
+        x[0] = y0;
+        x[1] = y1;
+        x[2] = y2;
+        x[3] = y3;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+}
+
+/* (new state, bits) as XLA's expansion computes them; *st is u64[2] or u64[3], bits has out's shape */
+GS__FN gs_result gs__ip_rng_bits(gs_ctx *ctx, const gs_value *v, const gs__buf *st, gs__buf *nst, gs__buf *out) {
+    const uint64_t *s = (const uint64_t *)st->data;
+    uint64_t *ns = (uint64_t *)nst->data;
+    int64_t i, n = gs__numel(&out->shape), ns_len = st->shape.dims[0];
+    int w = gs__dt(out->shape.dtype)->bits;
+    uint32_t key[2];
+    key[0] = (uint32_t)s[0];
+    key[1] = (uint32_t)(s[0] >> 32);
+    memcpy(ns, s, (size_t)ns_len * 8);
+    if (v->rng_alg == GS_RNG_THREE_FRY) {
+        /* 32-bit (and 16-bit) elements: blocks i < half give element i from word 0 and element half + i from
+           word 1; 64-bit elements: block i gives element i (word 0 the low half) */
+        int64_t blocks = w == 64 ? n : (n + 1) / 2;
+        for (i = 0; i < blocks; i++) {
+            uint64_t c = s[1] + (uint64_t)i;
+            uint32_t x[2];
+            x[0] = (uint32_t)c;
+            x[1] = (uint32_t)(c >> 32);
+            gs__threefry2x32(key, x);
+            if (w == 64) {
+                gs__st_i(out->shape.dtype, out->data, i, (uint64_t)x[0] | ((uint64_t)x[1] << 32));
+            } else {
+                gs__st_i(out->shape.dtype, out->data, i, x[0]);
+                if (blocks + i < n) gs__st_i(out->shape.dtype, out->data, blocks + i, x[1]);
+            }
+        }
+        ns[1] = s[1] + (uint64_t)blocks;
+    } else {   /* Philox (and the default): four words per 128-bit counter value, elements in word order */
+        uint64_t lo = s[1], hi = ns_len > 2 ? s[2] : 0;
+        int64_t per = w == 64 ? 2 : 4, blocks = (n + per - 1) / per, b;
+        for (b = 0; b < blocks; b++) {
+            uint64_t clo = lo + (uint64_t)b, chi = hi + (clo < lo ? 1u : 0u);
+            uint32_t x[4];
+            int k;
+            x[0] = (uint32_t)clo;
+            x[1] = (uint32_t)(clo >> 32);
+            x[2] = (uint32_t)chi;
+            x[3] = (uint32_t)(chi >> 32);
+            gs__philox4x32(key, x);
+            for (k = 0; k < per && b * per + k < n; k++) {
+                uint64_t e = w == 64 ? ((uint64_t)x[2 * k] | ((uint64_t)x[2 * k + 1] << 32)) : x[k];
+                gs__st_i(out->shape.dtype, out->data, b * per + k, e);
+            }
+        }
+        ns[1] = lo + (uint64_t)blocks;
+        if (ns_len > 2) ns[2] = hi + (ns[1] < lo ? 1u : 0u);
+    }
+    (void)ctx;
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   batch-norm-training, -inference, -grad (XLA's definitions; statistics in double, two passes)
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN gs_result gs__ip_batch_norm(gs_ctx *ctx, const gs_value *v, const gs__buf *const *in, gs__buf *const *out) {
+    const gs__buf *x = in[0];
+    gs_dtype t = x->shape.dtype;
+    int64_t outer = 1, F = 1, inner = 1, o, c, i, N;
+    double eps = (double)v->bn_epsilon;
+    int d;
+    if (v->dim < 0 || v->dim >= x->shape.rank) return gs__err(ctx, GS_ERR_SHAPE, "%s %s: bad feature_index", gs_op_name(v->op), v->name);
+    for (d = 0; d < x->shape.rank; d++) {
+        if (d < v->dim) outer *= x->shape.dims[d];
+        else if (d == v->dim) F = x->shape.dims[d];
+        else inner *= x->shape.dims[d];
+    }
+    N = outer * inner;
+    for (c = 0; c < F; c++) {
+        double mean = 0.0, var = 0.0, scale = gs__ld_f(t, in[1]->data, c), rs, s1 = 0.0, s2 = 0.0;
+        if (v->op == GS_OP_BATCH_NORM_TRAINING) {
+            for (o = 0; o < outer; o++)
+                for (i = 0; i < inner; i++) mean += gs__ld_f(t, x->data, (o * F + c) * inner + i);
+            mean = N ? mean / (double)N : 0.0;
+            for (o = 0; o < outer; o++)
+                for (i = 0; i < inner; i++) {
+                    double e = gs__ld_f(t, x->data, (o * F + c) * inner + i) - mean;
+                    var += e * e;
+                }
+            var = N ? var / (double)N : 0.0;
+            gs__st_f(t, out[1]->data, c, mean);
+            gs__st_f(t, out[2]->data, c, var);
+        } else {
+            mean = gs__ld_f(t, in[v->op == GS_OP_BATCH_NORM_GRAD ? 2 : 3]->data, c);
+            var = gs__ld_f(t, in[v->op == GS_OP_BATCH_NORM_GRAD ? 3 : 4]->data, c);
+        }
+        rs = 1.0 / sqrt(var + eps);
+        if (v->op == GS_OP_BATCH_NORM_GRAD) {   /* s1 = sum(dy), s2 = sum(dy * (x - mean)) */
+            for (o = 0; o < outer; o++)
+                for (i = 0; i < inner; i++) {
+                    int64_t k = (o * F + c) * inner + i;
+                    double dy = gs__ld_f(t, in[4]->data, k);
+                    s1 += dy;
+                    s2 += dy * (gs__ld_f(t, x->data, k) - mean);
+                }
+            gs__st_f(t, out[1]->data, c, s2 * rs);
+            gs__st_f(t, out[2]->data, c, s1);
+        }
+        for (o = 0; o < outer; o++)
+            for (i = 0; i < inner; i++) {
+                int64_t k = (o * F + c) * inner + i;
+                double e = gs__ld_f(t, x->data, k) - mean, y;
+                if (v->op == GS_OP_BATCH_NORM_GRAD)
+                    y = scale * rs * (gs__ld_f(t, in[4]->data, k) - s1 / (double)N - e * s2 / ((double)N * (var + eps)));
+                else
+                    y = e * scale * rs + gs__ld_f(t, in[2]->data, c);
+                gs__st_f(t, out[0]->data, k, y);
+            }
+    }
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+   cholesky and triangular-solve (per batch matrix, in double)
+   ------------------------------------------------------------------------------------------------------- */
+GS__FN gs_result gs__ip_linalg(gs_ctx *ctx, const gs_value *v, const gs__buf *a, const gs__buf *b, gs__buf *out) {
+    gs_dtype t = a->shape.dtype;
+    int r = a->shape.rank;
+    int64_t m = a->shape.dims[r - 1], batch = 1, bi, i, j, k, nv = 0, vlen = m;
+    double *A, *X;
+    for (i = 0; i < r - 2; i++) batch *= a->shape.dims[i];
+    if (v->op == GS_OP_TRIANGULAR_SOLVE) nv = v->la_left ? b->shape.dims[r - 1] : b->shape.dims[r - 2];
+    A = (double *)gs__malloc(ctx, (size_t)(m * m + m + 1) * sizeof(double));
+    if (!A) return GS_ERR_OUT_OF_MEMORY;
+    X = A + m * m;
+    for (bi = 0; bi < batch; bi++) {
+        int64_t base = bi * m * m;
+        if (v->op == GS_OP_CHOLESKY) {   /* L (lower) or U = L^T of the triangle read */
+            for (i = 0; i < m * m; i++) A[i] = 0.0;
+            for (j = 0; j < m; j++) {
+                for (i = j; i < m; i++) {   /* column j of L: A[i][j] */
+                    double s = gs__ld_f(t, a->data, base + (v->la_lower ? i * m + j : j * m + i));
+                    for (k = 0; k < j; k++) s -= A[i * m + k] * A[j * m + k];
+                    A[i * m + j] = i == j ? sqrt(s) : s / A[j * m + j];
+                }
+            }
+            for (i = 0; i < m; i++)
+                for (j = 0; j < m; j++)
+                    gs__st_f(t, out->data, base + i * m + j, v->la_lower ? A[i * m + j] : A[j * m + i]);
+            continue;
+        }
+        {   /* M = op(tri(a)) for left_side, its transpose otherwise; each vector (a column of b, or a row) solved */
+            bool tr = v->la_trans != GS_TRANSPOSE_A_NO, lower = v->la_lower ? !tr : tr;
+            if (!v->la_left) lower = !lower;
+            for (i = 0; i < m; i++)
+                for (j = 0; j < m; j++) {
+                    bool in_tri = v->la_lower ? j <= i : j >= i;
+                    double e = i == j && v->la_unit ? 1.0 : in_tri ? gs__ld_f(t, a->data, base + i * m + j) : 0.0;
+                    bool flip = tr != !v->la_left;   /* M = tri^T when exactly one of transpose_a, right side */
+                    A[flip ? j * m + i : i * m + j] = e;
+                }
+            for (k = 0; k < nv; k++) {
+                int64_t bb = bi * m * nv, stride = v->la_left ? nv : 1, first = v->la_left ? k : k * m;
+                for (i = 0; i < vlen; i++) X[i] = gs__ld_f(t, b->data, bb + first + i * stride);
+                for (i = 0; i < m; i++) {
+                    int64_t row = lower ? i : m - 1 - i;
+                    double s = X[row];
+                    for (j = 0; j < m; j++)
+                        if (lower ? j < row : j > row) s -= A[row * m + j] * X[j];
+                    X[row] = s / A[row * m + row];
+                }
+                for (i = 0; i < vlen; i++) gs__st_f(t, out->data, bb + first + i * stride, X[i]);
+            }
+        }
+    }
+    gs__free(ctx, A);
+    return GS_OK;
+}
+
 /* ---------------------------------------------------------------------------------------------------------
    Reductions and scans
    ------------------------------------------------------------------------------------------------------- */
@@ -2188,48 +2530,53 @@ GS__FN gs_result gs__ip_eval_collective(gs__ip_st *st, const gs_value *v) {
 /* ---------------------------------------------------------------------------------------------------------
    One instruction
    ------------------------------------------------------------------------------------------------------- */
-GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
+/* A parameter's slots take the caller's buffers. */
+GS__FN gs_result gs__ip_eval_param(gs__ip_st *st, gs_value *v) {
     gs_ctx *ctx = st->ctx;
-    gs__buf *out = NULL;
-    int j, k;
-    for (k = 0; k < v->n_operands; k++) {
-        const gs_value *o = v->operands[k];
-        if (!o) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s %s: missing operand %d", gs_op_name(v->op), v->name, k);
-        if (o->shape.dtype == GS_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE)
-            return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand %d is a tuple", gs_op_name(v->op), v->name, k);
+    int j;
+    int64_t p = v->index, base;
+    if (p < 0 || p >= st->n_params)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "parameter %s: number %lld has no input", v->name, (long long)p);
+    base = st->param_first[p];
+    for (j = 0; j < gs__ip_nslots(v); j++) {
+        int64_t s = st->first[v->id] + j;
+        const gs__buf *pb = &st->params[base + j];
+        if (!gs_shape_equal(&pb->shape, gs__ip_slot_shape(v, j)) ||
+            (!pb->data && gs__numel(&pb->shape) > 0))
+            return gs__err(ctx, GS_ERR_SHAPE, "parameter %s: the input buffer does not have the parameter's shape",
+                           v->name);
+        st->slots[s].buf = *pb;
+        st->slots[s].blk = s;
+        st->refs[s] = 1;
+        st->bstate[s] = GS__IP_BLK_EXTERNAL;
     }
-    /* pass-through ops */
+    return GS_OK;
+}
+
+/* Values that share their operand's buffer (tuple, get-tuple-element, reshape, copy, annotations, a convert to
+   the same type); *done is false for any other op. */
+GS__FN gs_result gs__ip_eval_alias(gs__ip_st *st, gs_value *v, bool *done) {
+    gs_ctx *ctx = st->ctx;
+    int k;
+    *done = true;
     switch (v->op) {
-    case GS_OP_PARAMETER: {
-        int64_t p = v->index, base;
-        if (p < 0 || p >= st->n_params)
-            return gs__err(ctx, GS_ERR_INVALID_ARG, "parameter %s: number %lld has no input", v->name, (long long)p);
-        base = st->param_first[p];
-        for (j = 0; j < gs__ip_nslots(v); j++) {
-            int64_t s = st->first[v->id] + j;
-            const gs__buf *pb = &st->params[base + j];
-            if (!gs_shape_equal(&pb->shape, gs__ip_slot_shape(v, j)) ||
-                (!pb->data && gs__numel(&pb->shape) > 0))
-                return gs__err(ctx, GS_ERR_SHAPE, "parameter %s: the input buffer does not have the parameter's shape",
-                               v->name);
-            st->slots[s].buf = *pb;
-            st->slots[s].blk = s;
-            st->refs[s] = 1;
-            st->bstate[s] = GS__IP_BLK_EXTERNAL;
-        }
+    case GS_OP_TUPLE: {   /* the operands' leaves, in order */
+        int j = 0, e;
+        for (k = 0; k < v->n_operands; k++)
+            for (e = 0; e < gs__ip_nslots(v->operands[k]); e++, j++) {
+                if (j >= gs__ip_nslots(v)) return gs__err(ctx, GS_ERR_SHAPE, "tuple %s: element count mismatch", v->name);
+                gs__ip_alias(st, v, j, st->first[v->operands[k]->id] + e);
+            }
+        if (j != gs__ip_nslots(v)) return gs__err(ctx, GS_ERR_SHAPE, "tuple %s: element count mismatch", v->name);
         return GS_OK;
     }
-    case GS_OP_TUPLE:
-        if (v->shape.dtype != GS_TUPLE || v->n_tuple != v->n_operands)
-            return gs__err(ctx, GS_ERR_SHAPE, "tuple %s: element count mismatch", v->name);
-        for (k = 0; k < v->n_operands; k++) gs__ip_alias(st, v, k, st->first[v->operands[k]->id]);
-        return GS_OK;
-    case GS_OP_GET_TUPLE_ELEMENT: {
+    case GS_OP_GET_TUPLE_ELEMENT: {   /* the leaves of element index */
         const gs_value *t = v->operands[0];
-        if (t->shape.dtype != GS_TUPLE || v->index < 0 || v->index >= t->n_tuple)
+        int first, n, node;
+        if (t->shape.dtype != GS_TUPLE || !gs__tuple_child(t, v->index, &first, &n, &node) || n != gs__ip_nslots(v))
             return gs__err(ctx, GS_ERR_SHAPE, "get-tuple-element %s: index %lld out of range", v->name,
                            (long long)v->index);
-        gs__ip_alias(st, v, 0, st->first[t->id] + v->index);
+        for (k = 0; k < n; k++) gs__ip_alias(st, v, k, st->first[t->id] + first + k);
         return GS_OK;
     }
     case GS_OP_RESHAPE: case GS_OP_COPY: case GS_OP_ANNOTATE: {
@@ -2245,60 +2592,56 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
             return GS_OK;
         }
         break;
-    case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
-    case GS_OP_COLLECTIVE_PERMUTE:
-        return gs__ip_eval_collective(st, v);
-    case GS_OP_OPAQUE:
-        if (v->target)
-            return gs__err(ctx, GS_ERR_UNSUPPORTED, "custom-call %s: target \"%s\" is opaque to gshard.h (read and printed, never evaluated)",
-                           v->name, v->target);
-        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: cannot run here (read and printed only)", v->opaque ? v->opaque : "op", v->name);
-    case GS_OP_WHILE:   /* the stepper runs loops (gs__ev_loop_start) */
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: evaluated outside the stepper", v->name);
-    case GS_OP_SORT: case GS_OP_TOPK: {
-        /* tuple-valued kernels */
-        gs__buf *outs[64];
-        const gs__buf *xs[64];
-        int n_out = gs__ip_nslots(v);
-        int nx = v->op == GS_OP_SORT ? v->n_operands : 1;
-        if (nx > 64)
-            return gs__err(ctx, GS_ERR_UNSUPPORTED, "sort %s: more than 64 operands are not supported", v->name);
-        if (nx < 1 || (v->op == GS_OP_SORT && n_out != nx) || (v->op == GS_OP_TOPK && n_out != 2))
-            return gs__err(ctx, GS_ERR_SHAPE, "%s %s: bad result arity", gs_op_name(v->op), v->name);
-        for (k = 0; k < nx; k++) {
-            xs[k] = gs__ip_opbuf(st, v, k);
-            if (gs__numel(&xs[k]->shape) != gs__numel(&xs[0]->shape) || xs[k]->shape.rank != xs[0]->shape.rank)
-                return gs__err(ctx, GS_ERR_SHAPE, "sort %s: operands differ in shape", v->name);
-        }
-        for (j = 0; j < n_out; j++) {
-            outs[j] = gs__ip_new_out(st, v, j);
-            if (!outs[j]) return GS_ERR_OUT_OF_MEMORY;
-        }
-        if (v->op == GS_OP_SORT) {
-            if (v->dim < 0 || v->dim >= xs[0]->shape.rank)
-                return gs__err(ctx, GS_ERR_SHAPE, "sort %s: bad dim", v->name);
-            for (j = 0; j < nx; j++)
-                if (!gs_shape_equal(&outs[j]->shape, &xs[j]->shape))
-                    return gs__err(ctx, GS_ERR_SHAPE, "sort %s: result shape differs", v->name);
-            return gs__ip_sort_lines(ctx, v, nx, xs, v->dim, v->flag, xs[0]->shape.rank ? xs[0]->shape.dims[v->dim] : 0,
-                                  outs, NULL);
-        } else {
-            int r = xs[0]->shape.rank;
-            if (r < 1 || outs[0]->shape.rank != r || outs[1]->shape.dtype != GS_S32 ||
-                outs[0]->shape.dtype != xs[0]->shape.dtype || outs[0]->shape.dims[r - 1] != v->dim ||
-                gs__numel(&outs[1]->shape) != gs__numel(&outs[0]->shape) || v->dim < 0)
-                return gs__err(ctx, GS_ERR_SHAPE, "topk %s: result shapes do not fit", v->name);
-            return gs__ip_sort_lines(ctx, v, 1, xs, r - 1, v->flag, v->dim, outs, outs[1]);
-        }
-    }
     default:
         break;
     }
+    *done = false;
+    return GS_OK;
+}
 
-    if (v->shape.dtype == GS_TUPLE)
-        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: tuple result not supported", gs_op_name(v->op), v->name);
-    out = gs__ip_new_out(st, v, 0);
-    if (!out) return GS_ERR_OUT_OF_MEMORY;
+/* sort and top-k: tuple-valued kernels */
+GS__FN gs_result gs__ip_eval_sort(gs__ip_st *st, gs_value *v) {
+    gs_ctx *ctx = st->ctx;
+    int j, k;
+    gs__buf *outs[64];
+    const gs__buf *xs[64];
+    int n_out = gs__ip_nslots(v);
+    int nx = v->op == GS_OP_SORT ? v->n_operands : 1;
+    if (nx > 64)
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "sort %s: more than 64 operands are not supported", v->name);
+    if (nx < 1 || (v->op == GS_OP_SORT && n_out != nx) || (v->op == GS_OP_TOPK && n_out != 2))
+        return gs__err(ctx, GS_ERR_SHAPE, "%s %s: bad result arity", gs_op_name(v->op), v->name);
+    for (k = 0; k < nx; k++) {
+        xs[k] = gs__ip_opbuf(st, v, k);
+        if (gs__numel(&xs[k]->shape) != gs__numel(&xs[0]->shape) || xs[k]->shape.rank != xs[0]->shape.rank)
+            return gs__err(ctx, GS_ERR_SHAPE, "sort %s: operands differ in shape", v->name);
+    }
+    for (j = 0; j < n_out; j++) {
+        outs[j] = gs__ip_new_out(st, v, j);
+        if (!outs[j]) return GS_ERR_OUT_OF_MEMORY;
+    }
+    if (v->op == GS_OP_SORT) {
+        if (v->dim < 0 || v->dim >= xs[0]->shape.rank)
+            return gs__err(ctx, GS_ERR_SHAPE, "sort %s: bad dim", v->name);
+        for (j = 0; j < nx; j++)
+            if (!gs_shape_equal(&outs[j]->shape, &xs[j]->shape))
+                return gs__err(ctx, GS_ERR_SHAPE, "sort %s: result shape differs", v->name);
+        return gs__ip_sort_lines(ctx, v, nx, xs, v->dim, v->flag, xs[0]->shape.rank ? xs[0]->shape.dims[v->dim] : 0,
+                              outs, NULL);
+    } else {
+        int r = xs[0]->shape.rank;
+        if (r < 1 || outs[0]->shape.rank != r || outs[1]->shape.dtype != GS_S32 ||
+            outs[0]->shape.dtype != xs[0]->shape.dtype || outs[0]->shape.dims[r - 1] != v->dim ||
+            gs__numel(&outs[1]->shape) != gs__numel(&outs[0]->shape) || v->dim < 0)
+            return gs__err(ctx, GS_ERR_SHAPE, "topk %s: result shapes do not fit", v->name);
+        return gs__ip_sort_lines(ctx, v, 1, xs, r - 1, v->flag, v->dim, outs, outs[1]);
+    }
+}
+
+/* An array-valued op into its freshly allocated result buffer. */
+GS__FN gs_result gs__ip_eval_array(gs__ip_st *st, gs_value *v, gs__buf *out) {
+    gs_ctx *ctx = st->ctx;
+    int k;
 #define GS__IN(k) gs__ip_opbuf(st, v, k)
     switch (v->op) {
     case GS_OP_CONSTANT: return gs__ip_constant(ctx, v, out);
@@ -2353,6 +2696,21 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
         }
         return gs__ip_rng(ctx, v, GS__IN(0), GS__IN(1), v->rng_full ? offs : NULL, out);
     }
+    case GS_OP_REPLICA_ID:   /* one replica */
+        if (out->shape.dtype != GS_U32 || out->shape.rank != 0)
+            return gs__err(ctx, GS_ERR_SHAPE, "replica-id %s: must be u32[]", v->name);
+        ((uint32_t *)out->data)[0] = 0;
+        return GS_OK;
+    case GS_OP_SINE: case GS_OP_COSINE: case GS_OP_TAN: case GS_OP_EXPM1: case GS_OP_LOG1P: case GS_OP_CBRT:
+    case GS_OP_ERF: case GS_OP_IS_FINITE: case GS_OP_POPCNT: case GS_OP_CLZ: case GS_OP_REAL: case GS_OP_IMAG:
+    case GS_OP_REDUCE_PRECISION:
+        return gs__ip_unary_ext(ctx, v, GS__IN(0), out);
+    case GS_OP_ATAN2: case GS_OP_SHIFT_LEFT: case GS_OP_SHIFT_RIGHT_LOGICAL: case GS_OP_SHIFT_RIGHT_ARITHMETIC:
+    case GS_OP_COMPLEX:
+        return gs__ip_binary_ext(ctx, v, GS__IN(0), GS__IN(1), out);
+    case GS_OP_BITCAST_CONVERT: return gs__ip_bitcast_convert(ctx, v, GS__IN(0), out);
+    case GS_OP_CHOLESKY: return gs__ip_linalg(ctx, v, GS__IN(0), NULL, out);
+    case GS_OP_TRIANGULAR_SOLVE: return gs__ip_linalg(ctx, v, GS__IN(0), GS__IN(1), out);
     case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: {
         const gs__buf *x = GS__IN(0);
         if (x->shape.dtype != out->shape.dtype || x->shape.rank != out->shape.rank)
@@ -2365,6 +2723,67 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
                        gs_op_name(v->op), v->name);
     }
 #undef GS__IN
+}
+
+GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
+    gs_ctx *ctx = st->ctx;
+    gs__buf *out = NULL;
+    gs_result r;
+    bool done;
+    int k;
+    for (k = 0; k < v->n_operands; k++) {
+        const gs_value *o = v->operands[k];
+        if (!o) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s %s: missing operand %d", gs_op_name(v->op), v->name, k);
+        if (o->shape.dtype == GS_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE)
+            return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand %d is a tuple", gs_op_name(v->op), v->name, k);
+    }
+    switch (v->op) {
+    case GS_OP_PARAMETER: return gs__ip_eval_param(st, v);
+    case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
+    case GS_OP_COLLECTIVE_PERMUTE:
+        return gs__ip_eval_collective(st, v);
+    case GS_OP_WHILE:   /* the stepper runs loops (gs__ev_loop_start) */
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: evaluated outside the stepper", v->name);
+    case GS_OP_OPAQUE:
+        if (v->target)
+            return gs__err(ctx, GS_ERR_UNSUPPORTED, "custom-call %s: target \"%s\" is opaque to gshard.h (read and printed, never evaluated)",
+                           v->name, v->target);
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: cannot run here (read and printed only)", v->opaque ? v->opaque : "op", v->name);
+    case GS_OP_SORT: case GS_OP_TOPK: return gs__ip_eval_sort(st, v);
+    case GS_OP_RNG_BIT_GENERATOR: {
+        gs__buf *ns, *bits, tmp;
+        uint64_t scratch[3];
+        if (v->flag) {   /* bits alone: the new state goes to scratch */
+            const gs__buf *sb = gs__ip_opbuf(st, v, 0);
+            if (gs__numel(&sb->shape) > 3) return gs__err(ctx, GS_ERR_SHAPE, "rng-bit-generator %s: bad state", v->name);
+            if (!(bits = gs__ip_new_out(st, v, 0))) return GS_ERR_OUT_OF_MEMORY;
+            tmp.shape = sb->shape;
+            tmp.data = scratch;
+            return gs__ip_rng_bits(ctx, v, sb, &tmp, bits);
+        }
+        ns = gs__ip_new_out(st, v, 0);
+        bits = ns ? gs__ip_new_out(st, v, 1) : NULL;
+        if (!bits) return GS_ERR_OUT_OF_MEMORY;
+        return gs__ip_rng_bits(ctx, v, gs__ip_opbuf(st, v, 0), ns, bits);
+    }
+    case GS_OP_BATCH_NORM_TRAINING: case GS_OP_BATCH_NORM_GRAD: case GS_OP_BATCH_NORM_INFERENCE: {
+        const gs__buf *in[5];
+        gs__buf *outs[3];
+        int nout = v->op == GS_OP_BATCH_NORM_INFERENCE ? 1 : 3;
+        for (k = 0; k < v->n_operands && k < 5; k++) in[k] = gs__ip_opbuf(st, v, k);
+        for (k = 0; k < nout; k++)
+            if (!(outs[k] = gs__ip_new_out(st, v, k))) return GS_ERR_OUT_OF_MEMORY;
+        return gs__ip_batch_norm(ctx, v, in, outs);
+    }
+    default: break;
+    }
+    r = gs__ip_eval_alias(st, v, &done);
+    if (done) return r;
+    if (v->shape.dtype == GS_TUPLE)
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: tuple result not supported", gs_op_name(v->op), v->name);
+    out = gs__ip_new_out(st, v, 0);
+    if (!out) return GS_ERR_OUT_OF_MEMORY;
+    return gs__ip_eval_array(st, v, out);
 }
 
 /* ---------------------------------------------------------------------------------------------------------

@@ -219,6 +219,17 @@ GS_API gs_value *gs_value_operand(const gs_value *v, int i) {
     return v->operands[i];
 }
 GS_API int gs_value_tuple_size(const gs_value *v) { return v && v->shape.dtype == GS_TUPLE ? v->n_tuple : 0; }
+GS_API int gs_value_tuple_arity(const gs_value *v) { return gs__tuple_arity(v); }
+GS_API int gs_value_tuple_element_leaves(const gs_value *v, int i, int *first_leaf) {
+    int first, n, node;
+    if (!v || !gs__tuple_child(v, i, &first, &n, &node)) return 0;
+    if (first_leaf) *first_leaf = first;
+    return n;
+}
+GS_API const int *gs_value_tuple_tree(const gs_value *v, int *n) {
+    if (n) *n = v ? v->n_tree : 0;
+    return v ? v->tree : NULL;
+}
 GS_API gs_shape gs_value_tuple_shape(const gs_value *v, int i) {
     gs_shape s;
     if (v && v->shape.dtype == GS_TUPLE && i >= 0 && i < v->n_tuple) return v->tuple[i];
@@ -515,14 +526,126 @@ GS__FN gs_result gs__groups_expand(gs_ctx *ctx, const gs_replica_groups *rg, int
     return GS_OK;
 }
 
-GS__FN bool gs__tuple_shape_equal(int na, const gs_shape *sa, const gs_shape *a, int nb, const gs_shape *sb, const gs_shape *b) {
-    int i;
-    if (a->dtype != b->dtype) return false;
-    if (a->dtype != GS_TUPLE) return gs_shape_equal(a, b);
-    if (na != nb) return false;
-    for (i = 0; i < na; i++)
-        if (!gs_shape_equal(&sa[i], &sb[i])) return false;
+/* The node count of the subtree at tree[pos] (its leaves added to *leaves). */
+GS__FN int gs__tt_span(const int *tree, int n_tree, int pos, int *leaves) {
+    int k, n = 1, kids;
+    if (pos >= n_tree) return 0;
+    kids = tree[pos];
+    if (kids < 0) {
+        (*leaves)++;
+        return 1;
+    }
+    for (k = 0; k < kids; k++) n += gs__tt_span(tree, n_tree, pos + n, leaves);
+    return n;
+}
+
+GS__FN int gs__tuple_arity(const gs_value *v) {
+    if (!v || v->shape.dtype != GS_TUPLE) return 0;
+    return v->tree ? v->tree[0] : v->n_tuple;
+}
+
+GS__FN bool gs__tuple_child(const gs_value *v, int64_t i, int *first_leaf, int *n_leaves, int *node) {
+    int k, pos = 1, leaves = 0;
+    if (i < 0 || i >= gs__tuple_arity(v)) return false;
+    if (!v->tree) {
+        *first_leaf = (int)i;
+        *n_leaves = 1;
+        *node = -1;
+        return true;
+    }
+    for (k = 0; k < i; k++) pos += gs__tt_span(v->tree, v->n_tree, pos, &leaves);
+    *first_leaf = leaves;
+    *node = pos;
+    *n_leaves = 0;
+    (void)gs__tt_span(v->tree, v->n_tree, pos, n_leaves);
     return true;
+}
+
+GS__FN bool gs__vshape_equal(const gs_value *a, const gs_value *b) {
+    int i;
+    if (a->shape.dtype != b->shape.dtype) return false;
+    if (a->shape.dtype != GS_TUPLE) return gs_shape_equal(&a->shape, &b->shape);
+    if (a->n_tuple != b->n_tuple || a->n_tree != b->n_tree || (!a->tree) != (!b->tree)) return false;
+    for (i = 0; i < a->n_tuple; i++)
+        if (!gs_shape_equal(&a->tuple[i], &b->tuple[i])) return false;
+    for (i = 0; i < a->n_tree; i++)
+        if (a->tree[i] != b->tree[i]) return false;
+    return true;
+}
+
+/* Tuple of v's operands (arrays or tuples): the leaves concatenated; the structure kept when any operand is a
+   tuple. */
+GS__FN gs_result gs__infer_tuple(gs_ctx *ctx, gs_value *v) {
+    int i, j, nl = 0, nt = 1, at = 0, lt = 0;
+    gs_shape *ts = NULL;
+    int *tree = NULL;
+    bool nested = false;
+    for (i = 0; i < v->n_operands; i++) {
+        const gs_value *o = v->operands[i];
+        if (o->shape.dtype == GS_TUPLE) {
+            nested = true;
+            nl += o->n_tuple;
+            nt += o->tree ? o->n_tree : o->n_tuple + 1;
+        } else {
+            nl++;
+            nt++;
+        }
+    }
+    if (nl > 0 && !(ts = (gs_shape *)gs__arena_alloc(ctx, sizeof(gs_shape) * (size_t)nl))) return ctx->err;
+    if (nested && !(tree = (int *)gs__arena_alloc(ctx, sizeof(int) * (size_t)nt))) return ctx->err;
+    if (tree) tree[at++] = v->n_operands;
+    for (i = 0; i < v->n_operands; i++) {
+        const gs_value *o = v->operands[i];
+        if (o->shape.dtype != GS_TUPLE) {
+            ts[lt++] = o->shape;
+            if (tree) tree[at++] = -1;
+            continue;
+        }
+        for (j = 0; j < o->n_tuple; j++) ts[lt++] = o->tuple[j];
+        if (o->tree) {
+            for (j = 0; j < o->n_tree; j++) tree[at++] = o->tree[j];
+        } else {
+            tree[at++] = o->n_tuple;
+            for (j = 0; j < o->n_tuple; j++) tree[at++] = -1;
+        }
+    }
+    v->tuple = ts;
+    v->n_tuple = nl;
+    v->tree = tree;
+    v->n_tree = tree ? nt : 0;
+    GS__ZERO(v->shape);
+    v->shape.dtype = GS_TUPLE;
+    return GS_OK;
+}
+
+/* get-tuple-element: top-level element index of a tuple (an array, or a tuple of its leaves) */
+GS__FN gs_result gs__infer_gte(gs_ctx *ctx, gs_value *v) {
+    const gs_value *t = v->operands[0];
+    int first, n, node, i, k;
+    if (t->shape.dtype != GS_TUPLE) GS__FAIL(GS_ERR_SHAPE, "%s %s: operand %s is not a tuple", GS__WHO, t->name);
+    if (!gs__tuple_child(t, v->index, &first, &n, &node))
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: index %lld is out of range for a %d-tuple", GS__WHO, (long long)v->index, gs__tuple_arity(t));
+    v->tree = NULL;
+    v->n_tree = 0;
+    if (node < 0 || t->tree[node] < 0) {
+        v->shape = t->tuple[first];
+        v->n_tuple = 0;
+        v->tuple = NULL;
+        return GS_OK;
+    }
+    GS__ZERO(v->shape);
+    v->shape.dtype = GS_TUPLE;
+    v->n_tuple = n;
+    v->tuple = t->tuple + first;
+    {   /* keep the subtree only when it is nested itself */
+        int leaves = 0, span = gs__tt_span(t->tree, t->n_tree, node, &leaves);
+        for (i = node + 1, k = 0; i < node + span; i++) k += t->tree[i] >= 0;
+        if (k > 0) {
+            v->tree = t->tree + node;
+            v->n_tree = span;
+        }
+    }
+    return GS_OK;
 }
 
 GS__FN gs_result gs__infer_gather(gs_ctx *ctx, gs_value *v) {
@@ -729,18 +852,9 @@ GS__FN gs_result gs__infer_conv(gs_ctx *ctx, gs_value *v) {
     return gs__check_window_out(ctx, v, r, v->shape.dims);
 }
 
-GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
-    gs_shape *s = &v->shape;
-    const gs_shape *x = v->n_operands ? &v->operands[0]->shape : NULL;
-    char b1[96], b2[96];
-    int i, j;
-    int arity = gs_op_arity(v->op);
-    if (arity >= 0 && v->n_operands != arity)
-        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: takes %d operands, got %d", GS__WHO, arity, v->n_operands);
-    /* operands are arrays except for get-tuple-element and while */
-    if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_OPAQUE)
-        for (i = 0; i < v->n_operands; i++)
-            if (gs__need_array(ctx, v, i)) return ctx->err;
+/* parameter, constant, iota, partition-id, replica-id */
+GS__FN gs_result gs__infer_leaf(gs_ctx *ctx, gs_value *v, gs_shape *s) {
+    int i;
     switch (v->op) {
     case GS_OP_OPAQUE:   /* the shape is the one written */
         *s = v->opaque_shape;
@@ -770,6 +884,19 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     case GS_OP_PARTITION_ID:
         *s = gs_shape_scalar(GS_U32);
         return GS_OK;
+    case GS_OP_REPLICA_ID:
+        *s = gs_shape_scalar(GS_U32);
+        return GS_OK;
+    default: break;
+    }
+    GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
+}
+
+/* data movement: broadcast .. reverse */
+GS__FN gs_result gs__infer_move(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_shape *x) {
+    char b1[96], b2[96];
+    int i, j;
+    switch (v->op) {
     case GS_OP_BROADCAST:
         if (gs__check_shape(ctx, v->name, s)) return ctx->err;
         if (v->n_dims != x->rank)
@@ -879,6 +1006,132 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         if (gs__dims_unique(ctx, v, "dimensions", v->dims, v->n_dims, x->rank)) return ctx->err;
         *s = *x;
         return GS_OK;
+    default: break;
+    }
+    GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
+}
+
+/* batch-norm-*: x real float, the [F] operands of x's type, dy of x's shape; training and grad give (x's shape,
+   [F], [F]), inference x's shape */
+GS__FN gs_result gs__infer_batch_norm(gs_ctx *ctx, gs_value *v) {
+    const gs_shape *x = &v->operands[0]->shape;
+    gs_shape f;
+    gs_shape *ts;
+    char b1[96];
+    int i;
+    if (!gs__is_float(x->dtype)) GS__FAIL(GS_ERR_SHAPE, "%s %s: needs a real floating-point operand, got %s", GS__WHO, gs_dtype_name(x->dtype));
+    if (v->dim < 0 || v->dim >= x->rank)
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: feature_index %lld is out of range for rank %d", GS__WHO, (long long)v->dim, x->rank);
+    if (!(v->bn_epsilon >= 0.0f)) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: epsilon must be >= 0", GS__WHO);
+    f = gs_shape_make(x->dtype, 1, &x->dims[v->dim]);
+    for (i = 1; i < v->n_operands; i++) {
+        const gs_shape *o = &v->operands[i]->shape;
+        const gs_shape *want = (v->op == GS_OP_BATCH_NORM_GRAD && i == 4) ? x : &f;
+        if (!gs_shape_equal(o, want))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: operand %d must be %s, not %s", GS__WHO, i, gs__shape_str(want, b1, sizeof b1),
+                     gs_dtype_name(o->dtype));
+    }
+    v->tree = NULL;
+    v->n_tree = 0;
+    if (v->op == GS_OP_BATCH_NORM_INFERENCE) {
+        v->shape = *x;
+        v->n_tuple = 0;
+        v->tuple = NULL;
+        return GS_OK;
+    }
+    if (!(ts = (gs_shape *)gs__arena_alloc(ctx, 3 * sizeof(gs_shape)))) return ctx->err;
+    ts[0] = *x;
+    ts[1] = f;
+    ts[2] = f;
+    v->tuple = ts;
+    v->n_tuple = 3;
+    GS__ZERO(v->shape);
+    v->shape.dtype = GS_TUPLE;
+    return GS_OK;
+}
+
+/* cholesky a[..., n, n] -> a's shape; triangular-solve a[..., m, m], b[..., m, n] (left) or [..., n, m] -> b's shape */
+GS__FN gs_result gs__infer_linalg(gs_ctx *ctx, gs_value *v) {
+    const gs_shape *a = &v->operands[0]->shape;
+    int r = a->rank, i;
+    if (!gs__is_float(a->dtype)) GS__FAIL(GS_ERR_SHAPE, "%s %s: needs a real floating-point operand, got %s", GS__WHO, gs_dtype_name(a->dtype));
+    if (r < 2 || a->dims[r - 1] != a->dims[r - 2]) GS__FAIL(GS_ERR_SHAPE, "%s %s: a must be [..., n, n]", GS__WHO);
+    v->shape = *a;
+    if (v->op == GS_OP_TRIANGULAR_SOLVE) {
+        const gs_shape *b = &v->operands[1]->shape;
+        if (v->la_trans > GS_TRANSPOSE_A_ADJOINT) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid transpose_a", GS__WHO);
+        if (b->dtype != a->dtype || b->rank != r) GS__FAIL(GS_ERR_SHAPE, "%s %s: b must have a's type and rank", GS__WHO);
+        for (i = 0; i < r - 2; i++)
+            if (b->dims[i] != a->dims[i]) GS__FAIL(GS_ERR_SHAPE, "%s %s: batch dim %d differs", GS__WHO, i);
+        if (b->dims[v->la_left ? r - 2 : r - 1] != a->dims[r - 1])
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: b's %s dim must be %lld", GS__WHO, v->la_left ? "second-to-last" : "last", (long long)a->dims[r - 1]);
+        v->shape = *b;
+    }
+    return GS_OK;
+}
+
+/* rng-bit-generator: (state, bits) with the bits' shape the builder recorded */
+GS__FN gs_result gs__infer_rng_bits(gs_ctx *ctx, gs_value *v) {
+    const gs_shape *st = &v->operands[0]->shape;
+    gs_shape *ts;
+    int w;
+    if (v->rng_alg < GS_RNG_DEFAULT || v->rng_alg > GS_RNG_PHILOX)
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid algorithm %d", GS__WHO, v->rng_alg);
+    if (st->dtype != GS_U64 || st->rank != 1 || st->dims[0] < 2 || st->dims[0] > (v->rng_alg == GS_RNG_THREE_FRY ? 2 : 3))
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: the state must be u64[2]%s", GS__WHO, v->rng_alg == GS_RNG_THREE_FRY ? "" : " or u64[3]");
+    if (!v->rbg_shape) GS__FAIL(GS_ERR_SHAPE, "%s %s: no shape for the bits", GS__WHO);
+    w = gs__dt(v->rbg_shape->dtype)->bits;
+    if (!gs__is_int(v->rbg_shape->dtype) || (w != 16 && w != 32 && w != 64))
+        GS__FAIL(GS_ERR_UNSUPPORTED, "%s %s: bits of type %s are not supported (16-, 32- or 64-bit integers)", GS__WHO,
+                 gs_dtype_name(v->rbg_shape->dtype));
+    if (v->flag) {   /* the bits alone (XLA also reads this form) */
+        v->shape = *v->rbg_shape;
+        v->n_tuple = 0;
+        v->tuple = NULL;
+        v->tree = NULL;
+        v->n_tree = 0;
+        return GS_OK;
+    }
+    if (!(ts = (gs_shape *)gs__arena_alloc(ctx, 2 * sizeof(gs_shape)))) return ctx->err;
+    ts[0] = *st;
+    ts[1] = *v->rbg_shape;
+    v->tuple = ts;
+    v->n_tuple = 2;
+    v->tree = NULL;
+    v->n_tree = 0;
+    GS__ZERO(v->shape);
+    v->shape.dtype = GS_TUPLE;
+    return GS_OK;
+}
+
+/* bitcast-convert: equal widths keep the shape; a narrower type adds a minor dim, a wider one removes it */
+GS__FN gs_result gs__infer_bitcast(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_shape *x) {
+    gs_dtype to = s->dtype;
+    int wx = gs__dt(x->dtype)->bits, wt = gs__dt(to)->bits;
+    if (x->dtype == GS_PRED) wx = 8;
+    if (to == GS_PRED) wt = 8;
+    if (!gs__is_array_dtype(to) || to == GS_TOKEN || x->dtype == GS_TOKEN)
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: cannot bitcast %s to %s", GS__WHO, gs_dtype_name(x->dtype), gs_dtype_name(to));
+    if (wx != wt && (wx < 8 || wt < 8))
+        GS__FAIL(GS_ERR_UNSUPPORTED, "%s %s: %s -> %s changes the width of a sub-byte type", GS__WHO, gs_dtype_name(x->dtype), gs_dtype_name(to));
+    *s = *x;
+    s->dtype = to;
+    if (wx > wt) {
+        if (x->rank == GS_MAX_RANK) GS__FAIL(GS_ERR_SHAPE, "%s %s: the result would exceed GS_MAX_RANK", GS__WHO);
+        s->dims[s->rank++] = wx / wt;
+    } else if (wx < wt) {
+        if (x->rank == 0 || x->dims[x->rank - 1] != wt / wx)
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: %s -> %s needs a minor dim of %d", GS__WHO, gs_dtype_name(x->dtype), gs_dtype_name(to), wt / wx);
+        s->rank--;
+    }
+    return GS_OK;
+}
+
+/* convert, copy, the elementwise ops, select, clamp, reduce-precision, bitcast-convert */
+GS__FN gs_result gs__infer_elementwise(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_shape *x) {
+    char b1[96], b2[96];
+    int i;
+    switch (v->op) {
     case GS_OP_CONVERT: {
         gs_dtype to = s->dtype;
         if (!gs__is_array_dtype(to)) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid target dtype", GS__WHO);
@@ -969,6 +1222,50 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         *s = *xx;
         return GS_OK;
     }
+    case GS_OP_SINE: case GS_OP_COSINE: case GS_OP_TAN: case GS_OP_EXPM1: case GS_OP_LOG1P: case GS_OP_CBRT:
+    case GS_OP_ERF: case GS_OP_IS_FINITE: case GS_OP_REDUCE_PRECISION:
+        if (!gs__is_float(x->dtype)) GS__FAIL(GS_ERR_SHAPE, "%s %s: needs a real floating-point operand, got %s", GS__WHO, gs_dtype_name(x->dtype));
+        if (v->op == GS_OP_REDUCE_PRECISION && (v->rp_exp < 1 || v->rp_mant < 0))
+            GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: exponent_bits %d must be >= 1 and mantissa_bits %d >= 0", GS__WHO, v->rp_exp, v->rp_mant);
+        *s = *x;
+        if (v->op == GS_OP_IS_FINITE) s->dtype = GS_PRED;
+        return GS_OK;
+    case GS_OP_POPCNT: case GS_OP_CLZ:
+        if (!gs__is_int(x->dtype)) GS__FAIL(GS_ERR_SHAPE, "%s %s: needs an integer operand, got %s", GS__WHO, gs_dtype_name(x->dtype));
+        *s = *x;
+        return GS_OK;
+    case GS_OP_REAL: case GS_OP_IMAG:
+        if (!gs__is_float(x->dtype) && !gs__is_complex(x->dtype))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: needs a complex or real floating-point operand, got %s", GS__WHO, gs_dtype_name(x->dtype));
+        *s = *x;
+        if (gs__is_complex(x->dtype)) s->dtype = x->dtype == GS_C64 ? GS_F32 : GS_F64;
+        return GS_OK;
+    case GS_OP_ATAN2: case GS_OP_SHIFT_LEFT: case GS_OP_SHIFT_RIGHT_LOGICAL: case GS_OP_SHIFT_RIGHT_ARITHMETIC: case GS_OP_COMPLEX: {
+        const gs_shape *y = &v->operands[1]->shape;
+        bool fl = v->op == GS_OP_ATAN2 || v->op == GS_OP_COMPLEX;
+        if (!gs_shape_equal(x, y))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: operand shapes differ: %s vs %s (broadcast explicitly)", GS__WHO, gs__shape_str(x, b1, sizeof b1),
+                     gs__shape_str(y, b2, sizeof b2));
+        if (fl ? !gs__is_float(x->dtype) : !gs__is_int(x->dtype))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: needs %s operands, got %s", GS__WHO, fl ? "real floating-point" : "integer", gs_dtype_name(x->dtype));
+        *s = *x;
+        if (v->op == GS_OP_COMPLEX) {
+            if (x->dtype != GS_F32 && x->dtype != GS_F64) GS__FAIL(GS_ERR_SHAPE, "%s %s: needs f32 or f64 operands, got %s", GS__WHO, gs_dtype_name(x->dtype));
+            s->dtype = x->dtype == GS_F32 ? GS_C64 : GS_C128;
+        }
+        return GS_OK;
+    }
+    case GS_OP_BITCAST_CONVERT: return gs__infer_bitcast(ctx, v, s, x);
+    default: break;
+    }
+    GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
+}
+
+/* reductions, dot, convolution, windows, gather/scatter, sort, top-k, scans */
+GS__FN gs_result gs__infer_reduce(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_shape *x) {
+    char b1[96], b2[96];
+    int i, j;
+    switch (v->op) {
     case GS_OP_REDUCE:
         if (gs__need_scalar(ctx, v, 1, x->dtype)) return ctx->err;
         if (!gs__reduce_kind_ok(v->reduce, x->dtype, false))
@@ -1094,6 +1391,16 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         if (x->dtype == GS_PRED) GS__FAIL(GS_ERR_SHAPE, "%s %s: not defined for pred", GS__WHO);
         *s = *x;
         return GS_OK;
+    default: break;
+    }
+    GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
+}
+
+/* rng, collectives, manual-region boundaries, tuples, while */
+GS__FN gs_result gs__infer_other(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_shape *x) {
+    char b1[96], b2[96];
+    int i;
+    switch (v->op) {
     case GS_OP_RNG: {
         const gs_shape *f = v->rng_full;   /* the shard form: s is the shard, f the full array */
         if (f) {
@@ -1183,27 +1490,8 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
                 GS__FAIL(GS_ERR_SHAPE, "%s %s: shard dim %d (%lld) is larger than the full dim (%lld)", GS__WHO, i, (long long)shard, (long long)full);
         }
         return GS_OK;
-    case GS_OP_TUPLE: {
-        gs_shape *ts = NULL;
-        if (v->n_operands > 0) {
-            ts = (gs_shape *)gs__arena_alloc(ctx, sizeof(gs_shape) * (size_t)v->n_operands);
-            if (!ts) return ctx->err;
-        }
-        for (i = 0; i < v->n_operands; i++) ts[i] = v->operands[i]->shape;
-        v->tuple = ts;
-        v->n_tuple = v->n_operands;
-        GS__ZERO(*s);
-        s->dtype = GS_TUPLE;
-        return GS_OK;
-    }
-    case GS_OP_GET_TUPLE_ELEMENT: {
-        const gs_value *t = v->operands[0];
-        if (t->shape.dtype != GS_TUPLE) GS__FAIL(GS_ERR_SHAPE, "%s %s: operand %s is not a tuple", GS__WHO, t->name);
-        if (v->index < 0 || v->index >= t->n_tuple)
-            GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: index %lld is out of range for a %d-tuple", GS__WHO, (long long)v->index, t->n_tuple);
-        *s = t->tuple[v->index];
-        return GS_OK;
-    }
+    case GS_OP_TUPLE: return gs__infer_tuple(ctx, v);
+    case GS_OP_GET_TUPLE_ELEMENT: return gs__infer_gte(ctx, v);
     case GS_OP_WHILE: {
         const gs_value *init = v->operands[0];
         gs_graph *gr[2];
@@ -1217,23 +1505,61 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
             if (stbds_arrlen(gr[i]->params) != 1 || !gr[i]->params[0])
                 GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: %s graph %s must have exactly one parameter", GS__WHO, what, gr[i]->name);
             p = gr[i]->params[0];
-            if (!gs__tuple_shape_equal(p->n_tuple, p->tuple, &p->shape, init->n_tuple, init->tuple, &init->shape))
+            if (!gs__vshape_equal(p, init))
                 GS__FAIL(GS_ERR_SHAPE, "%s %s: the %s's parameter shape differs from the initial state", GS__WHO, what);
             root = gr[i]->root;
             if (!root) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: %s graph %s has no root", GS__WHO, what, gr[i]->name);
             if (i == 0) {
                 if (root->shape.dtype != GS_PRED || root->shape.rank != 0)
                     GS__FAIL(GS_ERR_SHAPE, "%s %s: condition %s must return pred[]", GS__WHO, gr[i]->name);
-            } else if (!gs__tuple_shape_equal(root->n_tuple, root->tuple, &root->shape, init->n_tuple, init->tuple, &init->shape)) {
+            } else if (!gs__vshape_equal(root, init)) {
                 GS__FAIL(GS_ERR_SHAPE, "%s %s: body %s returns a different shape than the state", GS__WHO, gr[i]->name);
             }
         }
         v->shape = init->shape;
         v->n_tuple = init->n_tuple;
         v->tuple = init->tuple;
+        v->tree = init->tree;
+        v->n_tree = init->n_tree;
         return GS_OK;
     }
+    default: break;
+    }
+    GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
+}
+
+GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
+    gs_shape *s = &v->shape;
+    const gs_shape *x = v->n_operands ? &v->operands[0]->shape : NULL;
+    int i;
+    int arity = gs_op_arity(v->op);
+    if (arity >= 0 && v->n_operands != arity)
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: takes %d operands, got %d", GS__WHO, arity, v->n_operands);
+    /* operands are arrays except for tuple, get-tuple-element and while */
+    if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE && v->op != GS_OP_OPAQUE)
+        for (i = 0; i < v->n_operands; i++)
+            if (gs__need_array(ctx, v, i)) return ctx->err;
+    switch (v->op) {
+    case GS_OP_PARAMETER: case GS_OP_CONSTANT: case GS_OP_IOTA: case GS_OP_PARTITION_ID: case GS_OP_REPLICA_ID:
+    case GS_OP_OPAQUE:
+        return gs__infer_leaf(ctx, v, s);
+    case GS_OP_BROADCAST: case GS_OP_RESHAPE: case GS_OP_TRANSPOSE: case GS_OP_SLICE: case GS_OP_DYNAMIC_SLICE:
+    case GS_OP_DYNAMIC_UPDATE_SLICE: case GS_OP_PAD: case GS_OP_CONCATENATE: case GS_OP_REVERSE:
+        return gs__infer_move(ctx, v, s, x);
+    case GS_OP_REDUCE: case GS_OP_ARGMAX: case GS_OP_ARGMIN: case GS_OP_DOT: case GS_OP_CONVOLUTION: case GS_OP_REDUCE_WINDOW:
+    case GS_OP_GATHER: case GS_OP_SCATTER: case GS_OP_SORT: case GS_OP_TOPK: case GS_OP_CUMSUM: case GS_OP_CUMPROD:
+    case GS_OP_CUMMAX: case GS_OP_CUMMIN:
+        return gs__infer_reduce(ctx, v, s, x);
+    case GS_OP_RNG_BIT_GENERATOR: return gs__infer_rng_bits(ctx, v);
+    case GS_OP_BATCH_NORM_TRAINING: case GS_OP_BATCH_NORM_INFERENCE: case GS_OP_BATCH_NORM_GRAD:
+        return gs__infer_batch_norm(ctx, v);
+    case GS_OP_CHOLESKY: case GS_OP_TRIANGULAR_SOLVE: return gs__infer_linalg(ctx, v);
+    case GS_OP_RNG: case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
+    case GS_OP_COLLECTIVE_PERMUTE: case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT:
+    case GS_OP_WHILE:
+        return gs__infer_other(ctx, v, s, x);
     default:
+        if (v->op > GS_OP_INVALID && v->op < GS_OP_COUNT) return gs__infer_elementwise(ctx, v, s, x);
         break;
     }
     GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
@@ -1311,11 +1637,32 @@ GS_API gs_value *gs_parameter(gs_graph *g, int64_t index, gs_shape shape, const 
 }
 
 GS_API gs_value *gs_parameter_tuple(gs_graph *g, int64_t index, int n, const gs_shape *shapes, const char *name) {
+    return gs_parameter_tuple_nested(g, index, n, shapes, 0, NULL, name);
+}
+
+GS_API gs_value *gs_parameter_tuple_nested(gs_graph *g, int64_t index, int n, const gs_shape *shapes, int n_tree,
+                                           const int *tree, const char *name) {
     gs_value *v = gs__param_common(g, index, name);
+    int leaves = 0, i, nested = 0;
     if (!v) return NULL;
     if (n < 0 || (n > 0 && !shapes)) {
         gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_parameter_tuple: bad element list");
         return NULL;
+    }
+    if (tree) {   /* a well-formed preorder structure with exactly n leaves */
+        for (i = 0; i < n_tree; i++) {
+            if (tree[i] < -1) break;
+            if (i > 0 && tree[i] >= 0) nested = 1;
+        }
+        if (n_tree < 1 || tree[0] < 0 || i < n_tree || gs__tt_span(tree, n_tree, 0, &leaves) != n_tree || leaves != n) {
+            gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_parameter_tuple_nested: the structure does not fit %d leaves", n);
+            return NULL;
+        }
+        if (nested) {
+            v->tree = (const int *)gs__arena_dup(g->ctx, tree, sizeof(int) * (size_t)n_tree);
+            if (!v->tree) return NULL;
+            v->n_tree = n_tree;
+        }
     }
     v->n_tuple = n;
     v->tuple = (gs_shape *)gs__arena_dup(g->ctx, shapes, sizeof(gs_shape) * (size_t)n);
@@ -1525,7 +1872,7 @@ GS_API gs_value *gs_copy(gs_graph *g, gs_value *x) { return gs__finish(gs__value
 
 GS_API gs_value *gs_unary(gs_graph *g, gs_op op, gs_value *x) {
     if (!g) return NULL;
-    if (!(op >= GS_OP_NEGATE && op <= GS_OP_NOT)) {
+    if (!((op >= GS_OP_NEGATE && op <= GS_OP_NOT) || (op >= GS_OP_SINE && op <= GS_OP_IMAG))) {
         if (!g->ctx->err) gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_unary: %s is not a unary elementwise op", gs_op_name(op));
         return NULL;
     }
@@ -1535,13 +1882,106 @@ GS_API gs_value *gs_unary(gs_graph *g, gs_op op, gs_value *x) {
 GS_API gs_value *gs_binary(gs_graph *g, gs_op op, gs_value *a, gs_value *b) {
     gs_value *ops[2];
     if (!g) return NULL;
-    if (!(op >= GS_OP_ADD && op <= GS_OP_XOR)) {
+    if (!((op >= GS_OP_ADD && op <= GS_OP_XOR) || (op >= GS_OP_ATAN2 && op <= GS_OP_COMPLEX))) {
         if (!g->ctx->err) gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_binary: %s is not a binary elementwise op", gs_op_name(op));
         return NULL;
     }
     ops[0] = a;
     ops[1] = b;
     return gs__finish(gs__value_new(g, op, 2, ops));
+}
+
+GS_API gs_value *gs_reduce_precision(gs_graph *g, gs_value *x, int exponent_bits, int mantissa_bits) {
+    gs_value *v = gs__value_new(g, GS_OP_REDUCE_PRECISION, 1, &x);
+    if (!v) return NULL;
+    v->rp_exp = exponent_bits;
+    v->rp_mant = mantissa_bits;
+    return gs__finish(v);
+}
+
+GS_API gs_value *gs_bitcast_convert(gs_graph *g, gs_value *x, gs_dtype to) {
+    gs_value *v = gs__value_new(g, GS_OP_BITCAST_CONVERT, 1, &x);
+    if (!v) return NULL;
+    v->shape.dtype = to;
+    return gs__finish(v);
+}
+
+GS_API gs_value *gs_replica_id(gs_graph *g) { return gs__finish(gs__value_new(g, GS_OP_REPLICA_ID, 0, NULL)); }
+
+GS_API gs_value *gs_cholesky(gs_graph *g, gs_value *a, bool lower) {
+    gs_value *v = gs__value_new(g, GS_OP_CHOLESKY, 1, &a);
+    if (!v) return NULL;
+    v->la_lower = lower;
+    return gs__finish(v);
+}
+
+GS_API gs_value *gs_triangular_solve(gs_graph *g, gs_value *a, gs_value *b, bool left_side, bool lower,
+                                     bool unit_diagonal, gs_transpose_a transpose_a) {
+    gs_value *xs[2], *v;
+    xs[0] = a;
+    xs[1] = b;
+    v = gs__value_new(g, GS_OP_TRIANGULAR_SOLVE, 2, xs);
+    if (!v) return NULL;
+    v->la_left = left_side;
+    v->la_lower = lower;
+    v->la_unit = unit_diagonal;
+    v->la_trans = (uint8_t)transpose_a;
+    if ((int)transpose_a < 0 || transpose_a > GS_TRANSPOSE_A_ADJOINT) v->la_trans = 255;
+    return gs__finish(v);
+}
+
+/* the operands in order: training (x, scale, offset), inference (+ mean, variance), grad (x, scale, mean,
+   variance, grad_output) */
+GS__FN gs_value *gs__batch_norm(gs_graph *g, gs_op op, gs_value *x0, gs_value *x1, gs_value *x2, gs_value *x3,
+                                gs_value *x4, float epsilon, int64_t fi) {
+    gs_value *xs[5], *v;
+    xs[0] = x0;
+    xs[1] = x1;
+    xs[2] = x2;
+    xs[3] = x3;
+    xs[4] = x4;
+    v = gs__value_new(g, op, op == GS_OP_BATCH_NORM_TRAINING ? 3 : 5, xs);
+    if (!v) return NULL;
+    v->bn_epsilon = epsilon;
+    v->dim = fi;
+    return gs__finish(v);
+}
+
+GS_API gs_value *gs_batch_norm_training(gs_graph *g, gs_value *x, gs_value *scale, gs_value *offset, float epsilon,
+                                        int64_t feature_index) {
+    return gs__batch_norm(g, GS_OP_BATCH_NORM_TRAINING, x, scale, offset, NULL, NULL, epsilon, feature_index);
+}
+
+GS_API gs_value *gs_batch_norm_inference(gs_graph *g, gs_value *x, gs_value *scale, gs_value *offset, gs_value *mean,
+                                         gs_value *variance, float epsilon, int64_t feature_index) {
+    return gs__batch_norm(g, GS_OP_BATCH_NORM_INFERENCE, x, scale, offset, mean, variance, epsilon, feature_index);
+}
+
+GS_API gs_value *gs_batch_norm_grad(gs_graph *g, gs_value *x, gs_value *scale, gs_value *mean, gs_value *variance,
+                                    gs_value *grad_output, float epsilon, int64_t feature_index) {
+    return gs__batch_norm(g, GS_OP_BATCH_NORM_GRAD, x, scale, mean, variance, grad_output, epsilon, feature_index);
+}
+
+/* the form whose result is the bits alone (no new state) */
+GS__FN gs_value *gs__rng_bits_only(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm) {
+    gs_value *v = gs__value_new(g, GS_OP_RNG_BIT_GENERATOR, 1, &state);
+    if (!v) return NULL;
+    if (gs__check_shape(g->ctx, "rng-bit-generator", &shape)) return NULL;
+    v->rbg_shape = (const gs_shape *)gs__arena_dup(g->ctx, &shape, sizeof shape);
+    if (!v->rbg_shape) return NULL;
+    v->rng_alg = (int)algorithm;
+    v->flag = true;
+    return gs__finish(v);
+}
+
+GS_API gs_value *gs_rng_bit_generator(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm) {
+    gs_value *v = gs__value_new(g, GS_OP_RNG_BIT_GENERATOR, 1, &state);
+    if (!v) return NULL;
+    if (gs__check_shape(g->ctx, "gs_rng_bit_generator", &shape)) return NULL;
+    v->rbg_shape = (const gs_shape *)gs__arena_dup(g->ctx, &shape, sizeof shape);
+    if (!v->rbg_shape) return NULL;
+    v->rng_alg = (int)algorithm;
+    return gs__finish(v);
 }
 
 GS_API gs_value *gs_neg(gs_graph *g, gs_value *x) { return gs_unary(g, GS_OP_NEGATE, x); }
@@ -2116,13 +2556,15 @@ GS_API gs_result gs_graph_verify(gs_graph *g) {
         copy = *v;
         if (v->op != GS_OP_PARAMETER && v->op != GS_OP_CONSTANT && v->op != GS_OP_IOTA && v->op != GS_OP_RESHAPE &&
             v->op != GS_OP_BROADCAST && v->op != GS_OP_RNG && v->op != GS_OP_TO_MANUAL && v->op != GS_OP_TO_FULL &&
-            v->op != GS_OP_CONVERT) {
+            v->op != GS_OP_CONVERT && v->op != GS_OP_BITCAST_CONVERT) {
             GS__ZERO(copy.shape);
             copy.n_tuple = 0;
             copy.tuple = NULL;
+            copy.n_tree = 0;
+            copy.tree = NULL;
         }
         if (gs__infer(ctx, &copy) != GS_OK) return ctx->err;
-        if (!gs__tuple_shape_equal(copy.n_tuple, copy.tuple, &copy.shape, v->n_tuple, v->tuple, &v->shape))
+        if (!gs__vshape_equal(&copy, v))
             return gs__err(ctx, GS_ERR_SHAPE, "graph %s: %s has a shape that its operands do not give", g->name, v->name);
         if (v->op == GS_OP_WHILE) {
             if (gs_graph_verify(v->cond) != GS_OK || gs_graph_verify(v->body) != GS_OK) return ctx->err;

@@ -6,8 +6,14 @@
      then         header length (little-endian), then the header: a Python dict literal
                   {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } padded with spaces, ending '\n'
      then         the array data, row-major (C order) when fortran_order is False.
-   Supported element types: '<f4' (f32, and bf16 after rounding), '<i4' (s32), '<u4' (u32), '|b1' and '|u1'
-   (pred; any nonzero byte reads as 1). */
+   Element types: NumPy's map one to one: '|b1' pred, '|i1' '<i2' '<i4' '<i8' s8..s64, '|u1' '<u2' '<u4' '<u8'
+   u8..u64, '<f2' '<f4' '<f8' f16/f32/f64, '<c8' '<c16' c64/c128. The types NumPy lacks are written as the
+   nearest wider NumPy type holding every value exactly: bf16 and f8e8m0fnu as '<f4', the other 8-bit floats
+   and f4e2m1fn as '<f2', s2/s4 as '|i1', u2/u4 as '|u1'; with GS_NPY_RAW (`--npy-raw`) the narrow floats are
+   written as their bits in a same-size unsigned type ('<u2' for bf16, '|u1' for the 8- and 4-bit types, s4/u4
+   and s2/u2 as their low bits in '|u1'). Reading into such a type accepts either form: a float file is rounded
+   to the type (nearest even, as convert), a same-size unsigned file is taken as bits, and a 2/4-bit integer
+   file must hold values in range. Reading '|u1' into pred (any nonzero byte is 1) is accepted as before. */
 #include "gs_internal.h"
 
 #include <errno.h>
@@ -19,16 +25,6 @@ GS__FN bool gs__host_little_endian(void) {
     unsigned char b;
     memcpy(&b, &one, 1);
     return b == 1;
-}
-
-/* Reverses the bytes of n 4-byte elements in place (only used on big-endian hosts). */
-GS__FN void gs__swap4(unsigned char *p, size_t n) {
-    size_t i;
-    unsigned char t;
-    for (i = 0; i < n; i++, p += 4) {
-        t = p[0]; p[0] = p[3]; p[3] = t;
-        t = p[1]; p[1] = p[2]; p[2] = t;
-    }
 }
 
 /* ---- header parsing: a Python dict literal with the keys descr, fortran_order and shape ---- */
@@ -164,32 +160,105 @@ GS__FN bool gs__npy_parse_header(gs__npy_hdr *h) {
     return true;
 }
 
+/* NumPy's types: descr (type letter and size; the byte-order character is added) and gs dtype */
+static const struct { const char *descr; gs_dtype t; } gs__npy_types[] = {
+    {"b1", GS_PRED}, {"i1", GS_S8}, {"i2", GS_S16}, {"i4", GS_S32}, {"i8", GS_S64}, {"u1", GS_U8}, {"u2", GS_U16},
+    {"u4", GS_U32}, {"u8", GS_U64}, {"f2", GS_F16}, {"f4", GS_F32}, {"f8", GS_F64}, {"c8", GS_C64}, {"c16", GS_C128},
+};
+
 /* descr -> dtype (GS_DTYPE_INVALID if unsupported). */
 GS__FN gs_dtype gs__npy_descr_dtype(const char *d, int *big_endian) {
     char order = d[0];
     const char *t = d + 1;
+    int i;
     *big_endian = 0;
     if (order != '<' && order != '>' && order != '|' && order != '=') return GS_DTYPE_INVALID;
-    if (strcmp(t, "b1") == 0 || strcmp(t, "u1") == 0) return GS_PRED; /* byte order is irrelevant */
-    if (order == '>') {
-        *big_endian = 1;
-        return GS_DTYPE_INVALID;
-    }
-    if (order != '<') return GS_DTYPE_INVALID;
-    if (strcmp(t, "f4") == 0) return GS_F32;
-    if (strcmp(t, "i4") == 0) return GS_S32;
-    if (strcmp(t, "u4") == 0) return GS_U32;
+    for (i = 0; i < GS__COUNTOF(gs__npy_types); i++)
+        if (strcmp(t, gs__npy_types[i].descr) == 0) {
+            if (order == '>' && gs_dtype_size(gs__npy_types[i].t) > 1) {   /* byte order matters */
+                *big_endian = 1;
+                return GS_DTYPE_INVALID;
+            }
+            return gs__npy_types[i].t;
+        }
     return GS_DTYPE_INVALID;
 }
 
-GS__FN const char *gs__npy_descr_of(gs_dtype t) {
-    switch (t) {
-    case GS_F32: case GS_BF16: return "<f4";
-    case GS_S32: return "<i4";
-    case GS_U32: return "<u4";
-    case GS_PRED: return "|b1";
-    default: return NULL;
+/* The NumPy type a dtype is written as (raw: the bits of a type NumPy lacks, in a same-size unsigned type). */
+GS__FN gs_dtype gs__npy_file_dtype(gs_dtype t, bool raw) {
+    int i;
+    for (i = 0; i < GS__COUNTOF(gs__npy_types); i++)
+        if (gs__npy_types[i].t == t) return t;
+    if (t == GS_S2 || t == GS_S4) return raw ? GS_U8 : GS_S8;
+    if (t == GS_U2 || t == GS_U4) return GS_U8;
+    if (t == GS_BF16) return raw ? GS_U16 : GS_F32;
+    if (t == GS_F8E8M0FNU) return raw ? GS_U8 : GS_F32;
+    if (gs__is_float(t)) return raw ? GS_U8 : GS_F16;
+    return GS_DTYPE_INVALID;
+}
+
+/* "<f4", "|u1": the full descr of file dtype f */
+GS__FN void gs__npy_descr_full(gs_dtype f, char *out, size_t cap) {
+    int i;
+    out[0] = 0;
+    for (i = 0; i < GS__COUNTOF(gs__npy_types); i++)
+        if (gs__npy_types[i].t == f)
+            snprintf(out, cap, "%c%s", gs_dtype_size(f) == 1 ? '|' : '<', gs__npy_types[i].descr);
+}
+
+/* Reverses the bytes of each part (the element, or each half of a complex one) of n elements of size es in
+   place (big-endian hosts). */
+GS__FN void gs__npy_swap(unsigned char *p, size_t n, size_t es, bool complex_type) {
+    size_t i, k, o, part = complex_type ? es / 2 : es;
+    if (part < 2 || gs__host_little_endian()) return;
+    for (i = 0; i < n; i++, p += es)
+        for (o = 0; o < es; o += part)
+            for (k = 0; k < part / 2; k++) {
+                unsigned char t = p[o + k];
+                p[o + k] = p[o + part - 1 - k];
+                p[o + part - 1 - k] = t;
+            }
+}
+
+/* Element i of file data (NumPy type f, storage format) into element i of `want` storage data. Returns false
+   when the value does not fit (a 2/4-bit integer out of range, raw bits wider than the type). */
+GS__FN bool gs__npy_elem_in(gs_dtype f, const unsigned char *src, gs_dtype want, unsigned char *dst, size_t i) {
+    unsigned char one[16], two[16];
+    memset(two, 0, sizeof two);
+    gs__to_compute(f, one, src + i * gs_dtype_size(f), 1);
+    if (want == GS_PRED) {
+        two[0] = (unsigned char)(gs__ld_i(f, one, 0) != 0);
+    } else if (gs__is_float(want) && gs__is_float(f)) {
+        gs__set_elem(want, two, 0, gs__ld_f(f, one, 0));
+    } else if (gs__is_float(want)) {   /* raw bits */
+        uint64_t bits = gs__ld_i(f, one, 0);
+        int w = gs__dt(want)->bits;
+        if (w < 16 && bits >> w) return false;
+        if (gs_dtype_size(want) == 2) {
+            uint16_t b16 = (uint16_t)bits;
+            memcpy(dst + i * 2, &b16, 2);
+        } else {
+            dst[i] = (unsigned char)bits;
+        }
+        return true;
+    } else {   /* 2/4-bit integers from s8/u8 (or their raw low bits from u8) */
+        uint64_t v = gs__ld_i(f, one, 0);
+        if (gs__int_wrap(want, v) != v && !(f == GS_U8 && gs__is_signed(want) && v < 16 && (v >> gs__dt(want)->bits) == 0))
+            return false;
+        gs__st_i(want, two, 0, v);
     }
+    gs__to_storage(want, dst + i * gs_dtype_size(want), two, 1);
+    return true;
+}
+
+/* Whether a file of NumPy type f can be read as `want` (besides f == want). */
+GS__FN bool gs__npy_convertible(gs_dtype f, gs_dtype want) {
+    if (want == GS_PRED) return f == GS_U8;
+    if (gs__npy_file_dtype(want, false) == want) return false;   /* NumPy has it: only itself */
+    if (gs__is_float(want)) return gs__is_float(f) || f == gs__npy_file_dtype(want, true);
+    if (want == GS_S2 || want == GS_S4) return f == GS_S8 || f == GS_U8;
+    if (want == GS_U2 || want == GS_U4) return f == GS_U8;
+    return false;
 }
 
 /* Reads the file up to the start of the data; on success the stream is positioned at the data. */
@@ -259,8 +328,8 @@ GS_API gs_result gs_npy_read(gs_ctx *ctx, const char *path, gs_dtype want, gs_sh
         goto done;
     }
     if (file_dt == GS_DTYPE_INVALID) {
-        r = gs__err(ctx, GS_ERR_PARSE, "%s: dtype '%s' is not supported (use '<f4', '<i4', '<u4', '|b1' or '|u1'; "
-                    "in NumPy: arr.astype(numpy.float32))",
+        r = gs__err(ctx, GS_ERR_PARSE, "%s: dtype '%s' is not supported (use a bool, integer, float or complex "
+                    "type, little-endian; in NumPy: arr.astype(numpy.float32))",
                     path, h.descr);
         goto done;
     }
@@ -276,12 +345,14 @@ GS_API gs_result gs_npy_read(gs_ctx *ctx, const char *path, gs_dtype want, gs_sh
     }
     dt = file_dt;
     if (want != GS_DTYPE_INVALID && want != file_dt) {
-        if (!(want == GS_BF16 && file_dt == GS_F32)) {
+        if (!gs__npy_convertible(file_dt, want) || want == GS_TOKEN) {
+            char d1[8];
+            gs__npy_descr_full(gs__npy_file_dtype(want, false), d1, sizeof d1);
             r = gs__err(ctx, GS_ERR_SHAPE, "%s: the file holds '%s' data but %s was expected (%s)", path, h.descr,
-                        gs_dtype_name(want), gs__npy_descr_of(want));
+                        gs_dtype_name(want), d1[0] ? d1 : "no NumPy type");
             goto done;
         }
-        dt = GS_BF16;
+        dt = want;
     }
     fsize = gs_dtype_size(file_dt);
     {
@@ -321,18 +392,15 @@ GS_API gs_result gs_npy_read(gs_ctx *ctx, const char *path, gs_dtype want, gs_sh
                     (unsigned long)nbytes);
         goto done;
     }
-    if (fsize == 4 && !gs__host_little_endian()) gs__swap4(buf, numel);
-    if (dt == GS_BF16) {
-        /* f32 -> bf16 in place: element i moves from byte 4i to byte 2i, never over an unread element */
-        for (i = 0; i < numel; i++) {
-            float x;
-            uint16_t b;
-            memcpy(&x, buf + 4 * i, 4);
-            b = gs_f32_to_bf16(x);
-            memcpy(buf + 2 * i, &b, 2);
-        }
-    } else if (dt == GS_PRED) {
-        for (i = 0; i < numel; i++) buf[i] = (unsigned char)(buf[i] != 0);
+    gs__npy_swap(buf, numel, fsize, gs__is_complex(file_dt));
+    if (dt != file_dt || dt == GS_PRED) {
+        /* in place: the target is never wider than the file's type, so element i moves from byte i * fsize to
+           byte i * (its size), never over an unread element */
+        for (i = 0; i < numel; i++)
+            if (!gs__npy_elem_in(file_dt, buf, dt, buf, i)) {
+                r = gs__err(ctx, GS_ERR_SHAPE, "%s: element %lu does not fit %s", path, (unsigned long)i, gs_dtype_name(dt));
+                goto done;
+            }
     }
     s = gs_shape_make(dt, h.rank, h.dims);
     *shape = s;
@@ -346,27 +414,28 @@ done:
     return r;
 }
 
-GS_API gs_result gs_npy_write(gs_ctx *ctx, const char *path, gs_shape shape, const void *data) {
-    char hdr[512];
+GS_API gs_result gs_npy_write_ex(gs_ctx *ctx, const char *path, gs_shape shape, const void *data, unsigned flags) {
+    char hdr[512], descr[8];
     int len = 0, d, total;
-    const char *descr;
+    gs_dtype fdt;
     FILE *f;
-    size_t numel = 1, esize, i;
+    size_t numel = 1, esize, fsize, i;
     const unsigned char *src = (const unsigned char *)data;
-    bool ok = true, swap;
+    bool ok = true;
 
     if (!ctx) return GS_ERR_INVALID_ARG;
     if (!path) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_write: NULL path");
-    descr = gs__npy_descr_of(shape.dtype);
-    if (!descr) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_write %s: cannot write dtype %s", path,
-                               gs_dtype_name(shape.dtype));
+    fdt = gs__npy_file_dtype(shape.dtype, (flags & GS_NPY_RAW) != 0);
+    gs__npy_descr_full(fdt, descr, sizeof descr);
+    if (!descr[0] || flags > GS_NPY_RAW)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_write %s: cannot write dtype %s", path, gs_dtype_name(shape.dtype));
     if (shape.rank < 0 || shape.rank > GS_MAX_RANK)
         return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_write %s: invalid rank %d", path, shape.rank);
     for (d = 0; d < shape.rank; d++) {
         if (shape.dims[d] < 0)
             return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_write %s: negative dim %lld", path,
                            (long long)shape.dims[d]);
-        if (numel && (uint64_t)shape.dims[d] > (uint64_t)(SIZE_MAX / 4 / numel))
+        if (numel && (uint64_t)shape.dims[d] > (uint64_t)(SIZE_MAX / 16 / numel))
             return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_write %s: the array is too large", path);
         numel *= (size_t)shape.dims[d];
     }
@@ -396,38 +465,33 @@ GS_API gs_result gs_npy_write(gs_ctx *ctx, const char *path, gs_shape shape, con
         ok = fwrite(pre, 1, 10, f) == 10 && fwrite(hdr, 1, (size_t)len, f) == (size_t)len;
     }
     esize = gs_dtype_size(shape.dtype);
-    swap = !gs__host_little_endian();
-    if (shape.dtype == GS_F32 || shape.dtype == GS_S32 || shape.dtype == GS_U32) {
-        if (!swap) {
-            if (ok && numel) ok = fwrite(src, 4, numel, f) == numel;
-        } else {
-            for (i = 0; ok && i < numel; i++) {
-                unsigned char b[4];
-                memcpy(b, src + 4 * i, 4);
-                gs__swap4(b, 1);
-                ok = fwrite(b, 1, 4, f) == 4;
-            }
-        }
+    fsize = gs_dtype_size(fdt);
+    if (fdt == shape.dtype && shape.dtype != GS_PRED && (esize == 1 || gs__host_little_endian())) {
+        if (ok && numel) ok = fwrite(src, esize, numel, f) == numel;
     } else {
-        /* bf16 widens to f32, pred is normalised to 0/1; converted through a small staging buffer */
+        /* converted through a small staging buffer: widened values, raw bits, pred normalised to 0/1 */
         unsigned char tmp[1024];
-        size_t per = shape.dtype == GS_BF16 ? sizeof tmp / 4 : sizeof tmp;
+        size_t per = sizeof tmp / fsize;
         for (i = 0; ok && i < numel; i += per) {
             size_t n = GS__MIN(per, numel - i), k;
-            if (shape.dtype == GS_BF16) {
-                for (k = 0; k < n; k++) {
-                    uint16_t b;
-                    float x;
-                    memcpy(&b, src + esize * (i + k), 2);
-                    x = gs_bf16_to_f32(b);
-                    memcpy(tmp + 4 * k, &x, 4);
+            for (k = 0; k < n; k++) {
+                unsigned char one[16], two[16];
+                memset(two, 0, sizeof two);
+                gs__to_compute(shape.dtype, one, src + esize * (i + k), 1);
+                if (fdt == shape.dtype) memcpy(two, one, fsize);
+                else if (gs__is_float(fdt)) gs__set_elem(fdt, two, 0, gs__ld_f(shape.dtype, one, 0));
+                else if (gs__is_float(shape.dtype)) {   /* raw: the storage bits */
+                    memcpy(two, src + esize * (i + k), esize);
+                    if (gs__dt(shape.dtype)->bits < 8) two[0] &= (unsigned char)((1u << gs__dt(shape.dtype)->bits) - 1u);
+                } else {
+                    uint64_t v = gs__ld_i(shape.dtype, one, 0);
+                    if (fdt == GS_U8 && gs__is_signed(shape.dtype)) v &= (1u << gs__dt(shape.dtype)->bits) - 1u;
+                    gs__st_i(fdt, two, 0, v);
                 }
-                if (swap) gs__swap4(tmp, n);
-                ok = fwrite(tmp, 4, n, f) == n;
-            } else {
-                for (k = 0; k < n; k++) tmp[k] = (unsigned char)(src[i + k] != 0);
-                ok = fwrite(tmp, 1, n, f) == n;
+                gs__to_storage(fdt, tmp + fsize * k, two, 1);
             }
+            gs__npy_swap(tmp, n, fsize, gs__is_complex(fdt));
+            ok = fwrite(tmp, fsize, n, f) == n;
         }
     }
     if (fclose(f) != 0) ok = false;
@@ -436,6 +500,10 @@ GS_API gs_result gs_npy_write(gs_ctx *ctx, const char *path, gs_shape shape, con
         return gs__err(ctx, GS_ERR_IO, "%s: write failed: %s", path, strerror(errno));
     }
     return GS_OK;
+}
+
+GS_API gs_result gs_npy_write(gs_ctx *ctx, const char *path, gs_shape shape, const void *data) {
+    return gs_npy_write_ex(ctx, path, shape, data, 0);
 }
 
 GS_API void gs_free_data(gs_ctx *ctx, void *data) {

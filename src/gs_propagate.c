@@ -30,6 +30,10 @@ GS__FN bool gs__elementwise(gs_op op) {
     case GS_OP_SIGN: case GS_OP_NOT: case GS_OP_ADD: case GS_OP_SUBTRACT: case GS_OP_MULTIPLY: case GS_OP_DIVIDE:
     case GS_OP_REMAINDER: case GS_OP_MAXIMUM: case GS_OP_MINIMUM: case GS_OP_POWER: case GS_OP_AND: case GS_OP_OR:
     case GS_OP_XOR: case GS_OP_COMPARE: case GS_OP_SELECT: case GS_OP_CLAMP:
+    case GS_OP_SINE: case GS_OP_COSINE: case GS_OP_TAN: case GS_OP_EXPM1: case GS_OP_LOG1P: case GS_OP_CBRT:
+    case GS_OP_ERF: case GS_OP_IS_FINITE: case GS_OP_POPCNT: case GS_OP_CLZ: case GS_OP_REAL: case GS_OP_IMAG:
+    case GS_OP_ATAN2: case GS_OP_SHIFT_LEFT: case GS_OP_SHIFT_RIGHT_LOGICAL: case GS_OP_SHIFT_RIGHT_ARITHMETIC:
+    case GS_OP_COMPLEX: case GS_OP_REDUCE_PRECISION:
         return true;
     default: return false;
     }
@@ -558,14 +562,30 @@ GS__FN void gs__fwd_value(gs__prop *P, gs_value *v) {
             return;
         }
     if (!gs__fwd_allowed(v->op, P->level)) return;
-    if (v->op == GS_OP_TUPLE) {
-        for (k = 0; k < v->n_operands; k++) gs__offer(P, v, k, gs__arr_sh(v->operands[k]), GS_ORIGIN_FORWARD, v->operands[k], rule);
+    if (v->op == GS_OP_TUPLE) {   /* leaf by leaf: an element that is a tuple gives each of its leaves */
+        int leaf = 0, j;
+        for (k = 0; k < v->n_operands; k++) {
+            const gs_value *o = v->operands[k];
+            const gs_sharding *t = o->sharding;
+            if (gs__is_array(o)) {
+                gs__offer(P, v, leaf++, gs__arr_sh(o), GS_ORIGIN_FORWARD, o, rule);
+                continue;
+            }
+            for (j = 0; j < o->n_tuple; j++, leaf++)
+                if (t && t->kind == GS_SHARDING_TUPLE && j < t->n_elems) gs__offer(P, v, leaf, t->elems[j], GS_ORIGIN_FORWARD, o, rule);
+        }
         return;
     }
-    if (v->op == GS_OP_GET_TUPLE_ELEMENT) {
+    if (v->op == GS_OP_GET_TUPLE_ELEMENT) {   /* the element's leaves */
         const gs_sharding *t = v->operands[0]->sharding;
-        if (t && t->kind == GS_SHARDING_TUPLE && v->index < t->n_elems)
-            gs__offer(P, v, -1, t->elems[v->index], GS_ORIGIN_FORWARD, v->operands[0], rule);
+        int first, n, node, j;
+        if (!t || t->kind != GS_SHARDING_TUPLE || !gs__tuple_child(v->operands[0], v->index, &first, &n, &node)) return;
+        if (gs__is_array(v)) {
+            if (first < t->n_elems) gs__offer(P, v, -1, t->elems[first], GS_ORIGIN_FORWARD, v->operands[0], rule);
+        } else {
+            for (j = 0; j < n && first + j < t->n_elems; j++)
+                gs__offer(P, v, j, t->elems[first + j], GS_ORIGIN_FORWARD, v->operands[0], rule);
+        }
         return;
     }
     if (v->op == GS_OP_WHILE) {
@@ -611,19 +631,34 @@ GS__FN void gs__bwd_value(gs__prop *P, gs_value *u) {
     }
     if (u->op == GS_OP_TO_MANUAL || u->op == GS_OP_TO_FULL) return;
     if (!gs__bwd_allowed(u->op, P->level)) return;
-    if (u->op == GS_OP_GET_TUPLE_ELEMENT) {
+    if (u->op == GS_OP_GET_TUPLE_ELEMENT) {   /* into the element's leaves of the tuple */
         gs_value *t = u->operands[0];
-        if (gs__arr_sh(u)) gs__offer(P, t, (int)u->index, s, GS_ORIGIN_BACKWARD, u, rule);
+        int first, n, node, j;
+        if (!gs__tuple_child(t, u->index, &first, &n, &node)) return;
+        if (gs__arr_sh(u)) gs__offer(P, t, first, s, GS_ORIGIN_BACKWARD, u, rule);
+        else if (!gs__is_array(u) && s->kind == GS_SHARDING_TUPLE)
+            for (j = 0; j < n && j < s->n_elems; j++) gs__offer(P, t, first + j, s->elems[j], GS_ORIGIN_BACKWARD, u, rule);
         return;
     }
     if (u->op == GS_OP_TUPLE || u->op == GS_OP_WHILE) {
+        int leaf = 0, j;
         if (s->kind != GS_SHARDING_TUPLE) {
             if (u->op == GS_OP_WHILE) gs__offer(P, u->operands[0], -1, s, GS_ORIGIN_BACKWARD, u, rule);
             return;
         }
-        for (k = 0; k < s->n_elems; k++) {
-            if (u->op == GS_OP_TUPLE) gs__offer(P, u->operands[k], -1, s->elems[k], GS_ORIGIN_BACKWARD, u, rule);
-            else gs__offer(P, u->operands[0], k, s->elems[k], GS_ORIGIN_BACKWARD, u, rule);
+        if (u->op == GS_OP_WHILE) {
+            for (k = 0; k < s->n_elems; k++) gs__offer(P, u->operands[0], k, s->elems[k], GS_ORIGIN_BACKWARD, u, rule);
+            return;
+        }
+        for (k = 0; k < u->n_operands; k++) {   /* leaf by leaf into the elements */
+            gs_value *o = u->operands[k];
+            if (gs__is_array(o)) {
+                if (leaf < s->n_elems) gs__offer(P, o, -1, s->elems[leaf], GS_ORIGIN_BACKWARD, u, rule);
+                leaf++;
+                continue;
+            }
+            for (j = 0; j < o->n_tuple; j++, leaf++)
+                if (leaf < s->n_elems) gs__offer(P, o, j, s->elems[leaf], GS_ORIGIN_BACKWARD, u, rule);
         }
         return;
     }

@@ -154,6 +154,16 @@ GS__FN gs_value *gs__sp_constant(gs__sp *sp, const gs_value *v, const gs_shardin
 GS__FN gs_value *gs__sp_iota(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* partition-id of the one-partition source program: -> u32[] 0 {rep} */
 GS__FN gs_value *gs__sp_partition_id(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* cholesky, triangular-solve: the batch dims split, the two minor dims whole; no collective */
+GS__FN gs_value *gs__sp_linalg(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* batch-norm-*: x{feature dim split only} with the [F] vectors{F split} -> outputs likewise; no collective */
+GS__FN gs_value *gs__sp_batch_norm(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* rng-bit-generator: state{rep} -> (state, bits){rep}, computed whole on every device */
+GS__FN gs_value *gs__sp_rng_bit_generator(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* replica-id (one replica): -> u32[] {rep} */
+GS__FN gs_value *gs__sp_replica_id(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* bitcast-convert: equal widths elementwise; a width change keeps the added/removed minor dim whole */
+GS__FN gs_value *gs__sp_bitcast_convert(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* broadcast: x[A]{A as out's A} -> out[A,B]{t}; no collective */
 GS__FN gs_value *gs__sp_broadcast(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* transpose: x[A,B]{B split} -> out[B,A]{B split}; no collective */

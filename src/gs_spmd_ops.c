@@ -547,7 +547,7 @@ GS__FN gs_value *gs__sp_manual(gs__sp *sp, const gs_value *v, const gs_sharding 
 }
 
 GS__FN bool gs__sp_is_elementwise(gs_op op) {
-    return (op >= GS_OP_CONVERT && op <= GS_OP_CLAMP);
+    return (op >= GS_OP_CONVERT && op <= GS_OP_CLAMP) || (op >= GS_OP_SINE && op <= GS_OP_REDUCE_PRECISION);
 }
 
 /* elementwise: x[S..]{t}, y[S..]{t} (scalar operands {rep}) -> out[S..]{t}; no collective */
@@ -593,6 +593,55 @@ GS__FN gs_value *gs__sp_partition_id(gs__sp *sp, const gs_value *v, const gs_sha
     *osh = gs__sp_rep(sp);
     gs__sp_note(sp, "partition-id of the unpartitioned program: 0");
     return gs_scalar(sp->G->g, GS_U32, 0);
+}
+
+/* replica-id (one replica): -> u32[] {rep}, as written */
+GS__FN gs_value *gs__sp_replica_id(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    (void)v;
+    (void)t;
+    *osh = gs__sp_rep(sp);
+    gs__sp_note(sp, "replica-id: one replica");
+    return gs_replica_id(sp->G->g);
+}
+
+/* s (a sharding of rank dims whose last dim is unsplit) without that dim; NULL when s has no such view */
+GS__FN const gs_sharding *gs__sp_drop_minor(gs__sp *sp, const gs_sharding *s, int rank) {
+    gs__ta A;
+    if (rank < 1 || !gs__sp_view(sp, s, rank, &A) || A.dims[rank - 1] != 1) return NULL;
+    A.dims[rank - 1] = A.dims[rank];
+    A.n = rank;
+    return gs__sp_from_view(sp, rank - 1, &A);
+}
+
+/* s (a sharding of rank dims) with an unsplit minor dim added */
+GS__FN const gs_sharding *gs__sp_add_minor(gs__sp *sp, const gs_sharding *s, int rank) {
+    gs__ta A;
+    if (rank + 1 > GS_MAX_RANK || !gs__sp_view(sp, s, rank, &A)) return NULL;
+    A.dims[rank + 1] = A.dims[rank];
+    A.dims[rank] = 1;
+    A.n = rank + 2;
+    return gs__sp_from_view(sp, rank + 1, &A);
+}
+
+/* bitcast-convert: equal widths x[S]{t} -> out[S]{t}; a narrower type x[S]{t'} -> out[S,k]{t', k whole}; a wider
+   one x[S,k]{t, k whole} -> out[S]{t}; no collective */
+GS__FN gs_value *gs__sp_bitcast_convert(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_value *x = v->operands[0];
+    const gs_shape *S = &v->shape;
+    gs_value *ops[1];
+    gs_shape ls;
+    if (S->rank == x->shape.rank) return gs__sp_elementwise(sp, v, t, osh);
+    if (S->rank > x->shape.rank) {   /* a minor dim added: x split as out's leading dims */
+        const gs_sharding *xt = gs__sp_unsplit(sp, t, 1u << (S->rank - 1));
+        *osh = xt;
+        ls = gs__sp_local(xt, *S);
+        ops[0] = gs__sp_get(sp, x, gs__sp_drop_minor(sp, xt, S->rank));
+    } else {
+        ls = gs__sp_local(t, *S);
+        ops[0] = gs__sp_get(sp, x, gs__sp_add_minor(sp, t, S->rank));
+    }
+    gs__sp_note(sp, "bitcast-convert with the minor dim whole");
+    return gs__sp_clone(sp, v, ops, &ls);
 }
 
 /* broadcast: x[A]{A as out's A} -> out[A,B]{t}; the new dims' tiles replicated on x; no collective */
@@ -792,6 +841,10 @@ GS__FN gs_value *gs__sp_tuple(gs__sp *sp, const gs_value *v, const gs_sharding *
     gs_value *r;
     int i;
     (void)osh;
+    if (v->tree) {
+        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: nested tuples are not partitioned (flatten the tuple)", v->name);
+        return NULL;
+    }
     el = (gs_value **)gs__malloc(sp->ctx, sizeof(gs_value *) * (size_t)(v->n_operands ? v->n_operands : 1));
     if (!el) return NULL;
     for (i = 0; i < v->n_operands; i++) el[i] = gs__sp_get(sp, v->operands[i], gs__sp_elem(t, i));
@@ -805,6 +858,10 @@ GS__FN gs_value *gs__sp_get_tuple_element(gs__sp *sp, const gs_value *v, const g
                                           const gs_sharding **osh) {
     const gs_sharding *ts = sp->G->vals[v->operands[0]->id].sh;
     (void)t;
+    if (v->operands[0]->tree) {
+        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: nested tuples are not partitioned (flatten the tuple)", v->name);
+        return NULL;
+    }
     *osh = gs__sp_elem(ts, (int)v->index);
     return gs_get_tuple_element(sp->G->g, sp->G->vals[v->operands[0]->id].v, v->index);
 }
@@ -838,6 +895,58 @@ GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_shard
     return NULL;
 }
 
+/* rng-bit-generator: state{rep} -> (state, bits){rep}: every element's bits depend on its position in the whole
+   array, so each device computes them all (the walk then slices the bits to their sharding) */
+GS__FN gs_value *gs__sp_rng_bit_generator(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    (void)t;
+    return gs__sp_replicated(sp, v, "the bits of each element depend on its position in the whole array", osh);
+}
+
+/* batch-norm-*: x[A,F,B]{F split only} with the [F] vectors{F split} -> (out[A,F,B]{F split}, [F]{F split}, ...):
+   the statistics of a feature are local when only the feature dim is split; the other dims are gathered first;
+   no collective otherwise */
+GS__FN gs_value *gs__sp_batch_norm(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_value *x = v->operands[0];
+    int r = x->shape.rank, f = (int)v->dim, i, dest[GS_MAX_RANK];
+    const gs_sharding *xt = v->shape.dtype == GS_TUPLE ? gs__sp_elem(t, 0) : t, *vt, *el[3];
+    gs_value *ops[5];
+    uint32_t others = (r >= 32 ? 0xFFFFFFFFu : ((1u << r) - 1u)) & ~(1u << f);
+    if (gs__sp_split_mask(xt, r) & others) gs__sp_note(sp, "%s: the dims other than the feature gathered first", gs_op_name(v->op));
+    xt = gs__sp_unsplit(sp, xt, others);
+    for (i = 0; i < r; i++) dest[i] = i == f ? 0 : GS__DEST_REP;   /* x's feature dim is the vectors' dim 0 */
+    vt = gs__sh_map(sp->ctx, xt, 1, dest);
+    if (!xt || !vt) return NULL;
+    for (i = 0; i < v->n_operands; i++) {
+        bool whole = i == 0 || (v->op == GS_OP_BATCH_NORM_GRAD && i == 4);
+        ops[i] = gs__sp_get(sp, v->operands[i], whole ? xt : vt);
+    }
+    if (v->shape.dtype != GS_TUPLE) {
+        gs_shape ls = gs__sp_local(xt, v->shape);
+        *osh = xt;
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    el[0] = xt;
+    el[1] = el[2] = vt;
+    *osh = gs_sharding_tuple(sp->ctx, 3, el);
+    return gs__sp_clone(sp, v, ops, NULL);
+}
+
+/* cholesky, triangular-solve: a[B.., m, m]{B split}, b[B.., m, n]{B split} -> out{B split}: one matrix per batch
+   index, the two minor dims whole; no collective */
+GS__FN gs_value *gs__sp_linalg(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    int r = v->shape.rank, i;
+    const gs_sharding *bt = gs__sp_unsplit(sp, t, (1u << (r - 1)) | (1u << (r - 2)));
+    gs_value *ops[2];
+    gs_shape ls;
+    if (!bt) return NULL;
+    if (gs__sp_split_mask(t, r) & ((1u << (r - 1)) | (1u << (r - 2))))
+        gs__sp_note(sp, "%s: the matrix dims gathered first", gs_op_name(v->op));
+    for (i = 0; i < v->n_operands; i++) ops[i] = gs__sp_get(sp, v->operands[i], bt);
+    *osh = bt;
+    ls = gs__sp_local(bt, v->shape);
+    return gs__sp_clone(sp, v, ops, &ls);
+}
+
 /* any other op: operands{rep} -> out{rep} at full size */
 GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     (void)t;
@@ -866,6 +975,14 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_CONSTANT:             return gs__sp_constant(sp, v, t, osh);
     case GS_OP_IOTA:                 return gs__sp_iota(sp, v, t, osh);
     case GS_OP_PARTITION_ID:         return gs__sp_partition_id(sp, v, t, osh);
+    case GS_OP_REPLICA_ID:           return gs__sp_replica_id(sp, v, t, osh);
+    case GS_OP_BITCAST_CONVERT:      return gs__sp_bitcast_convert(sp, v, t, osh);
+    case GS_OP_RNG_BIT_GENERATOR:    return gs__sp_rng_bit_generator(sp, v, t, osh);
+    case GS_OP_BATCH_NORM_TRAINING:  return gs__sp_batch_norm(sp, v, t, osh);
+    case GS_OP_BATCH_NORM_INFERENCE: return gs__sp_batch_norm(sp, v, t, osh);
+    case GS_OP_BATCH_NORM_GRAD:      return gs__sp_batch_norm(sp, v, t, osh);
+    case GS_OP_CHOLESKY:             return gs__sp_linalg(sp, v, t, osh);
+    case GS_OP_TRIANGULAR_SOLVE:     return gs__sp_linalg(sp, v, t, osh);
     case GS_OP_BROADCAST:            return gs__sp_broadcast(sp, v, t, osh);
     case GS_OP_TRANSPOSE:            return gs__sp_transpose(sp, v, t, osh);
     case GS_OP_RESHAPE:              return gs__sp_reshape(sp, v, t, osh);

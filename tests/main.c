@@ -40,6 +40,18 @@ void gst_run(const char *name, void (*fn)(void)) {
     fflush(stdout);
 }
 
+bool gst_reprints(const char *printed) {
+    gs_ctx *ctx = NULL;
+    gs_graph *g = NULL;
+    const char *again;
+    bool same;
+    if (!printed || gs_ctx_create(NULL, &ctx) != GS_OK) return false;
+    again = gs_hlo_parse(ctx, printed, strlen(printed), &g) == GS_OK ? gs_hlo_print(g) : NULL;
+    same = again && strcmp(again, printed) == 0;
+    gs_ctx_destroy(ctx);
+    return same;
+}
+
 static gs_ctx *gst_last_ctx;
 gs_ctx *gst_ctx(void) {
     gs_ctx *ctx = NULL;
@@ -120,6 +132,7 @@ int main(int argc, char **argv) {
     suite_spmd_gather();
     suite_rng();
     suite_types();
+    suite_numeric();
     suite_spmd_check();
     suite_spmd_fuzz();
     suite_spmd_window();

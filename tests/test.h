@@ -36,6 +36,8 @@ void gst_run(const char *name, void (*fn)(void));
 
 /* a fresh context that aborts the test process only on harness misuse */
 gs_ctx *gst_ctx(void);
+/* printed text parses in a fresh context and prints back byte for byte */
+bool gst_reprints(const char *printed);
 /* deterministic random numbers for tests */
 uint64_t gst_rand(uint64_t *state);
 float gst_randf(uint64_t *state);           /* [-1, 1) */
@@ -80,6 +82,7 @@ void suite_spmd_halo(void);
 void suite_spmd_gather(void);
 void suite_rng(void);
 void suite_types(void);
+void suite_numeric(void);
 void suite_spmd_check(void);
 void suite_spmd_fuzz(void);
 void suite_spmd_window(void);

@@ -280,7 +280,7 @@ static void test_npy_malformed(void) {
     make_npy("long.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }\n", f, sizeof f);
     make_npy("fortran.npy", 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }\n", f, sizeof f);
     make_npy("big.npy", 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2), }\n", f, sizeof f);
-    make_npy("f8.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }\n", f, sizeof f);
+    make_npy("f16.npy", 1, "{'descr': '<f16', 'fortran_order': False, 'shape': (1,), }\n", f, sizeof f);
     make_npy("nokey.npy", 1, "{'descr': '<f4', 'shape': (4,), }\n", f, sizeof f);
     make_npy("extrakey.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), 'x': 1}\n", f, sizeof f);
     make_npy("negdim.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, -2), }\n", f, sizeof f);
@@ -306,7 +306,7 @@ static void test_npy_malformed(void) {
     expect_npy_error("long.npy", GS_F32, GS_ERR_PARSE, "longer");
     expect_npy_error("fortran.npy", GS_F32, GS_ERR_PARSE, "Fortran");
     expect_npy_error("big.npy", GS_F32, GS_ERR_PARSE, "big-endian");
-    expect_npy_error("f8.npy", GS_F32, GS_ERR_PARSE, "'<f8' is not supported");
+    expect_npy_error("f16.npy", GS_F32, GS_ERR_PARSE, "'<f16' is not supported");
     expect_npy_error("nokey.npy", GS_F32, GS_ERR_PARSE, "lacks");
     expect_npy_error("extrakey.npy", GS_F32, GS_ERR_PARSE, "key");
     expect_npy_error("negdim.npy", GS_F32, GS_ERR_PARSE, "shape");

@@ -795,7 +795,7 @@ static void test_text_errors(void) {
     check_error_at("HloModule m\nENTRY e {\n  x = f65[4] parameter(0)\n}\n", P, 3, 7, "expected an element type");
     check_error_at("HloModule m\nENTRY e {\n  x = f32[4,-1] parameter(0)\n}\n", P, 3, 13, "expected a dimension size >= 0, found '-1'");
     check_error_at("HloModule m\nENTRY e {\n  x = f32[<=4] parameter(0)\n}\n", U, 3, 11, "dynamic dimensions");
-    check_error_at("HloModule m\nENTRY e {\n  x = (f32[4], (s32[])) parameter(0)\n}\n", U, 3, 16, "nested tuple");
+    check_error_at("HloModule m\nENTRY e {\n  x = (f32[4], (s32[]] parameter(0)\n}\n", P, 3, 22, "expected ',' or ')'");
     check_error_at("HloModule m\nENTRY e {\n  x = f32[1,1,1,1,1,1,1,1,1] parameter(0)\n}\n", P, 3, 27, "GS_MAX_RANK");
     /* syntax */
     check_error_at("HloModule m\nENTRY e {\n  x f32[4] parameter(0)\n}\n", P, 3, 5, "expected '=', found 'f32'");

@@ -633,8 +633,8 @@ static void test_text_attributes(void) {
     gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0), sharding={tiles=[2]}\n}\n", GS_ERR_PARSE, 3, 28, "sharding");
     gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negte(x)\n}\n", GS_ERR_PARSE, 4, 19,
              "unknown opcode 'negte' (did you mean 'negate'?)");
-    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] sine(x)\n}\n", GS_ERR_UNSUPPORTED, 4, 19,
-             "opcode 'sine' is not supported");
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] fft(x)\n}\n", GS_ERR_UNSUPPORTED, 4, 19,
+             "opcode 'fft' is not supported");
     {   /* hints are accepted; metadata, frontend_attributes, backend_config and statistics print back */
         gs_ctx *ctx = gst_ctx();
         gs_graph *g = gst_hlo_parse(ctx, "HloModule m, is_scheduled=true, entry_computation_layout={(f32[4]{0})->f32[4]{0}}\n"
@@ -724,12 +724,12 @@ static void test_text_stats(void) {
     gs_ctx *ctx = gst_ctx();
     const char *rep = NULL;
     const char *text = "HloModule m\nENTRY e {\n  %x = f32[4]{0} parameter(0), sharding={replicated}\n"
-                       "  %y = f32[4]{0} sine(f32[4]{0} %x), metadata={op_name=\"a[1]\"}\n"
+                       "  %y = f32[4]{0} fft(f32[4]{0} %x), metadata={op_name=\"a[1]\"}\n"
                        "  %z = f99[4]{0} convert(%y), sharding={mesh['x'=2] [{'x'}]}\n"
                        "  %c = f32[4] custom-call(%x), custom_call_target=\"MoveToHost\"\n"
                        "  ROOT %d = f32[4] custom-call(%x), custom_call_target=\"my_kernel\", colour=1\n}\n";
     CHECK_EQ_INT(gs_hlo_stats(ctx, text, strlen(text), &rep), 1);
-    CHECK(rep && strstr(rep, "opcodes (4): custom-call 2, convert 1, parameter 1, !sine 1\n") != NULL);
+    CHECK(rep && strstr(rep, "opcodes (4): custom-call 2, convert 1, !fft 1, parameter 1\n") != NULL);
     CHECK(rep && strstr(rep, "element types (2): f32 5, !f99 1\n") != NULL);
     CHECK(rep && strstr(rep, "custom-call targets (2): MoveToHost 1, !my_kernel 1\n") != NULL);
     CHECK(rep && strstr(rep, "attributes (4): custom_call_target 2, sharding 2, !colour 1, metadata 1\n") != NULL);

@@ -421,7 +421,216 @@ static void test_types_partitioned(void) {
     check_partitioned("f64", "divide", 3);
 }
 
+/* reads the .npy header's descr of path into buf */
+static void npy_descr(const char *path, char *buf, size_t cap) {
+    char h[256];
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(h, 1, sizeof h - 1, f) : 0;
+    const char *p;
+    buf[0] = 0;
+    if (f) fclose(f);
+    h[n] = 0;
+    p = n > 10 ? strstr(h + 10, "'descr': '") : NULL;
+    if (p) {
+        size_t k = 0;
+        p += 10;
+        while (*p && *p != '\'' && k + 1 < cap) buf[k++] = *p++;
+        buf[k] = 0;
+    }
+}
+
+/* writes data of type t (n elements) with flags, checks the descr, reads it back as t and compares the bytes */
+static void npy_roundtrip(gs_dtype t, int n, const void *data, unsigned flags, const char *descr) {
+    const char *path = "build/test_types_tmp.npy";
+    gs_ctx *ctx = gst_ctx();
+    int64_t dims[1];
+    gs_shape s, got;
+    void *back = NULL;
+    char d[16];
+    dims[0] = n;
+    s = gs_shape_make(t, 1, dims);
+    CHECK_OK(gs_npy_write_ex(ctx, path, s, data, flags));
+    npy_descr(path, d, sizeof d);
+    CHECK_MSG(strcmp(d, descr) == 0, "%s: written as '%s', expected '%s'", gs_dtype_name(t), d, descr);
+    CHECK_OK(gs_npy_read(ctx, path, t, &got, &back));
+    CHECK(gs_shape_equal(&got, &s));
+    CHECK_MSG(back && memcmp(back, data, gs_shape_bytes(&s)) == 0, "%s (flags %u): read back differs", gs_dtype_name(t), flags);
+    gs_free_data(ctx, back);
+    remove(path);
+    gs_ctx_destroy(ctx);
+}
+
+static void test_types_npy(void) {
+    int64_t s64[3] = {INT64_MIN, -1, INT64_MAX};
+    double f64[2] = {0.1, -1e300};
+    float c64[4] = {1, 2, -3, 4.5f};
+    uint16_t u16[2] = {0, 65535}, bf[2] = {0x3F80, 0xC0C0}, h[2] = {0x3C00, 0x7C00};
+    uint8_t f8[4] = {0x7E, 0x01, 0x80, 0x38}, f4[3] = {0x7, 0x9, 0x0}, e8[2] = {0x7F, 0xFF};
+    int8_t s4[3] = {-8, 7, -1};
+    uint8_t u2[2] = {3, 0}, pr[2] = {1, 0};
+    npy_roundtrip(GS_S64, 3, s64, 0, "<i8");
+    npy_roundtrip(GS_F64, 2, f64, 0, "<f8");
+    npy_roundtrip(GS_C64, 2, c64, 0, "<c8");
+    npy_roundtrip(GS_U16, 2, u16, 0, "<u2");
+    npy_roundtrip(GS_F16, 2, h, 0, "<f2");
+    npy_roundtrip(GS_PRED, 2, pr, 0, "|b1");
+    /* the types NumPy lacks: the nearest wider type, or their bits with GS_NPY_RAW */
+    npy_roundtrip(GS_BF16, 2, bf, 0, "<f4");
+    npy_roundtrip(GS_BF16, 2, bf, GS_NPY_RAW, "<u2");
+    npy_roundtrip(GS_F8E4M3FN, 4, f8, 0, "<f2");
+    npy_roundtrip(GS_F8E4M3FN, 4, f8, GS_NPY_RAW, "|u1");
+    npy_roundtrip(GS_F4E2M1FN, 3, f4, 0, "<f2");
+    npy_roundtrip(GS_F4E2M1FN, 3, f4, GS_NPY_RAW, "|u1");
+    npy_roundtrip(GS_F8E8M0FNU, 2, e8, 0, "<f4");
+    npy_roundtrip(GS_S4, 3, s4, 0, "|i1");
+    npy_roundtrip(GS_S4, 3, s4, GS_NPY_RAW, "|u1");
+    npy_roundtrip(GS_U2, 2, u2, 0, "|u1");
+    /* the widened values are the exact values: f8e4m3fn 448 is 448 in the f2 file */
+    {
+        gs_ctx *ctx = gst_ctx();
+        int64_t dims[1] = {4};
+        gs_shape s = gs_shape_make(GS_F8E4M3FN, 1, dims), got;
+        void *back = NULL;
+        CHECK_OK(gs_npy_write(ctx, "build/test_types_tmp.npy", s, f8));
+        CHECK_OK(gs_npy_read(ctx, "build/test_types_tmp.npy", GS_DTYPE_INVALID, &got, &back));
+        CHECK_EQ_INT(got.dtype, GS_F16);
+        if (back) {
+            uint16_t w[4];
+            memcpy(w, back, 8);
+            CHECK_EQ_INT(w[0], 0x5F00);   /* 448 = 1.75 * 2^8 */
+            CHECK_EQ_INT(w[1], 0x1800);   /* 2^-9 */
+            CHECK_EQ_INT(w[2], 0x8000);   /* -0 */
+            CHECK_EQ_INT(w[3], 0x3C00);   /* 1 */
+        }
+        gs_free_data(ctx, back);
+        /* an s4 file value out of range is refused */
+        {
+            int8_t bad[1] = {9};
+            gs_shape s8 = gs_shape_make(GS_S8, 1, dims);
+            s8.dims[0] = 1;
+            CHECK_OK(gs_npy_write(ctx, "build/test_types_tmp.npy", s8, bad));
+            back = NULL;
+            CHECK(gs_npy_read(ctx, "build/test_types_tmp.npy", GS_S4, &got, &back) == GS_ERR_SHAPE);
+            CHECK(strstr(gs_ctx_error_msg(ctx), "does not fit s4") != NULL);
+        }
+        remove("build/test_types_tmp.npy");
+        gs_ctx_destroy(ctx);
+    }
+}
+
+/* Nested tuples: parse, print, the leaf/structure API, get-tuple-element of a nested element, a nested while
+   state, and evaluation (one buffer per leaf). */
+static void test_types_nested_tuples(void) {
+    const char *text =
+        "HloModule m\n\n"
+        "cond {\n"
+        "  s = (s32[], (f32[2], pred[])) parameter(0)\n"
+        "  i = s32[] get-tuple-element(s), index=0\n"
+        "  n = s32[] constant(3)\n"
+        "  ROOT c = pred[] compare(i, n), direction=LT\n"
+        "}\n\n"
+        "body {\n"
+        "  s = (s32[], (f32[2], pred[])) parameter(0)\n"
+        "  i = s32[] get-tuple-element(s), index=0\n"
+        "  one = s32[] constant(1)\n"
+        "  j = s32[] add(i, one)\n"
+        "  in = (f32[2], pred[]) get-tuple-element(s), index=1\n"
+        "  x = f32[2] get-tuple-element(in), index=0\n"
+        "  p = pred[] get-tuple-element(in), index=1\n"
+        "  y = f32[2] add(x, x)\n"
+        "  q = pred[] not(p)\n"
+        "  t = (f32[2], pred[]) tuple(y, q)\n"
+        "  ROOT r = (s32[], (f32[2], pred[])) tuple(j, t)\n"
+        "}\n\n"
+        "ENTRY e {\n"
+        "  a = (f32[2], (s32[], pred[])) parameter(0)\n"
+        "  b = (s32[], pred[]) get-tuple-element(a), index=1\n"
+        "  x = f32[2] get-tuple-element(a), index=0\n"
+        "  p = pred[] get-tuple-element(b), index=1\n"
+        "  z = s32[] constant(0)\n"
+        "  t = (f32[2], pred[]) tuple(x, p)\n"
+        "  init = (s32[], (f32[2], pred[])) tuple(z, t)\n"
+        "  w = (s32[], (f32[2], pred[])) while(init), condition=cond, body=body\n"
+        "  ROOT out = ((s32[], (f32[2], pred[])), s32[]) tuple(w, z)\n"
+        "}\n";
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = NULL;
+    const char *out;
+    gs_value *a, *w;
+    const int *tree;
+    int n = 0, first = -1;
+    CHECK_OK(gs_hlo_parse(ctx, text, strlen(text), &g));
+    if (!g) {
+        fprintf(stderr, "%s\n", gs_ctx_error_msg(ctx));
+        gs_ctx_destroy(ctx);
+        return;
+    }
+    a = gs_graph_find(g, "a");
+    CHECK_EQ_INT(gs_value_tuple_size(a), 3);    /* leaves f32[2], s32[], pred[] */
+    CHECK_EQ_INT(gs_value_tuple_arity(a), 2);
+    CHECK_EQ_INT(gs_value_tuple_element_leaves(a, 1, &first), 2);
+    CHECK_EQ_INT(first, 1);
+    CHECK_EQ_INT(gs_value_tuple_shape(a, 2).dtype, GS_PRED);
+    tree = gs_value_tuple_tree(a, &n);
+    CHECK(n == 5 && tree && tree[0] == 2 && tree[1] == -1 && tree[2] == 2 && tree[3] == -1 && tree[4] == -1);
+    CHECK(gs_value_tuple_tree(gs_graph_find(g, "t"), &n) == NULL && n == 0);   /* flat */
+    w = gs_graph_find(g, "w");
+    CHECK_EQ_INT(gs_value_tuple_size(w), 3);
+    CHECK_EQ_INT(gs_graph_num_outputs(g), 4);   /* the root's leaves */
+    out = gs_hlo_print(g);
+    CHECK(out && strstr(out, "a = (f32[2], (s32[], pred[])) parameter(0)"));
+    CHECK(out && strstr(out, "ROOT out = ((s32[], (f32[2], pred[])), s32[]) tuple(w, z)"));
+    CHECK(gst_reprints(out));
+    {   /* 3 iterations: x doubled three times, p negated three times */
+        float x[2] = {1.5f, -2.0f}, y[2];
+        int32_t s = 5, i = -1, z = -1;
+        uint8_t p = 1, q = 9;
+        const void *in[3];
+        void *outs[4];
+        in[0] = x;
+        in[1] = &s;
+        in[2] = &p;
+        outs[0] = &i;
+        outs[1] = y;
+        outs[2] = &q;
+        outs[3] = &z;
+        CHECK_MSG(gs_eval(g, in, outs) == GS_OK, "eval: %s", gs_ctx_error_msg(ctx));
+        CHECK_EQ_INT(i, 3);
+        CHECK(y[0] == 12.0f && y[1] == -16.0f);
+        CHECK_EQ_INT(q, 0);
+        CHECK_EQ_INT(z, 0);
+    }
+    /* a declared shape must match the structure, not only the leaves */
+    {
+        const char *bad = "HloModule m\n\nENTRY e {\n  a = (f32[2], (s32[], pred[])) parameter(0)\n"
+                          "  ROOT b = (s32[], pred[], f32[2]) get-tuple-element(a), index=1\n}\n";
+        gs_ctx *c3 = gst_ctx();
+        gs_graph *g3 = NULL;
+        CHECK(gs_hlo_parse(c3, bad, strlen(bad), &g3) != GS_OK);
+        CHECK(strstr(gs_ctx_error_msg(c3), "(s32[], pred[])") != NULL);
+        gs_ctx_destroy(c3);
+    }
+    /* the builder API: a nested parameter and a malformed structure */
+    {
+        gs_ctx *c4 = gst_ctx();
+        gs_graph *g4 = NULL;
+        gs_shape leaves[3];
+        int good[5] = {2, -1, 2, -1, -1}, wrong[4] = {2, -1, 2, -1};
+        leaves[0] = gs_shape_scalar(GS_F32);
+        leaves[1] = gs_shape_scalar(GS_S64);
+        leaves[2] = gs_shape_scalar(GS_PRED);
+        g4 = gs_graph_new(c4, "g");
+        CHECK(gs_parameter_tuple_nested(g4, 0, 3, leaves, 5, good, "p") != NULL);
+        CHECK(gs_parameter_tuple_nested(g4, 1, 3, leaves, 4, wrong, "q") == NULL);
+        CHECK(strstr(gs_ctx_error_msg(c4), "does not fit 3 leaves") != NULL);
+        gs_ctx_destroy(c4);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 void suite_types(void) {
+    RUN(test_types_nested_tuples);
+    RUN(test_types_npy);
     RUN(test_types_names_sizes);
     RUN(test_types_text_shapes);
     RUN(test_types_literals);

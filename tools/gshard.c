@@ -96,6 +96,9 @@ static const char usage_text2[] =
     "  --output-dir DIR         write the outputs as DIR/out0.npy, DIR/out1.npy, ... (DIR is created);\n"
     "                           run --spmd writes DIR/dev<d>_out<k>.npy; without it a summary of each\n"
     "                           output is printed\n"
+    "  --npy-raw                write bf16, the 8/4-bit floats and 2/4-bit integers as their bits in a\n"
+    "                           same-size unsigned type ('<u2', '|u1') instead of the nearest wider NumPy\n"
+    "                           type ('<f4', '<f2', '|i1')\n"
     "\n"
     "cost options:\n"
     "  --chip NAME              v2, v3, v4p, v5e, v5p, v6e, h100, h800 or b200 (any case, 'tpu' prefix allowed)\n"
@@ -113,7 +116,8 @@ static const char usage_text2[] =
     "                           compute, hbm, ici, latency, none; per device, seconds in seconds, bytes in\n"
     "                           bytes (docs/cost.md has the full schema)\n"
     "\n"
-    "FILE '-' reads standard input. Tensor files are NumPy .npy (f4, i4, u4, b1; bf16 travels as f4).\n"
+    "FILE '-' reads standard input. Tensor files are NumPy .npy (bool, integer, float and complex types; bf16\n"
+    "and f8e8m0fnu travel as f4, the other 8/4-bit floats as f2, 2/4-bit integers as i1/u1).\n"
     "  --help                   this text\n"
     "  --version                the version of gshard.h\n"
     "\n"
@@ -139,10 +143,10 @@ static const char *const cli_top_options[] = {"--help", "--version", NULL};
 /* The options command cmd accepts (as parse_options and parse_cost_options read them). */
 static const char *const *cli_options(const char *cmd) {
     static const char *const print_o[] = {"--help", NULL};
-    static const char *const eval_o[] = {"--input", "--seed", "--output-dir", "--help", NULL};
+    static const char *const eval_o[] = {"--input", "--seed", "--output-dir", "--npy-raw", "--help", NULL};
     static const char *const prop_o[] = {"--devices", "--explain", "--show", "--help", NULL};
     static const char *const part_o[] = {"--devices", "--explain", "--help", NULL};
-    static const char *const run_o[] = {"--devices", "--input", "--seed", "--output-dir", "--check", "--rtol", "--atol",
+    static const char *const run_o[] = {"--devices", "--input", "--seed", "--output-dir", "--npy-raw", "--check", "--rtol", "--atol",
                                         "--lockstep", "--workers", "--stats", "--spmd", "--shapes-only", "--trip-count",
                                         "--mesh", "--json", "--watchdog", "--help", NULL};
     static const char *const cost_o[] = {"--chip", "--chip-file", "--mesh", "--torus", "--device-order", "--wrap", "--json",
@@ -373,6 +377,7 @@ typedef struct options {
     int n_inputs;
     unsigned long long seed;
     const char *output_dir;
+    bool npy_raw;             /* --npy-raw */
     long long devices;        /* --devices (propagate, run); 0 = not given */
     bool explain;             /* --explain */
     const char **show;        /* --show NAME (repeatable): print the layout of that instruction */
@@ -450,6 +455,8 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                 if (!(v = option_value(argc, argv, &i, "--seed"))) return EXIT_ERROR;
                 if (!parse_seed(v, &o->seed))
                     return usage_error("--seed wants a non-negative integer below 2^64, not '%s'", v);
+            } else if (io && option_is(a, "--npy-raw")) {
+                o->npy_raw = true;
             } else if (io && option_is(a, "--output-dir")) {
                 if (!(v = option_value(argc, argv, &i, "--output-dir"))) return EXIT_ERROR;
                 if (!*v) return usage_error("%s: empty output directory", "--output-dir");
@@ -722,7 +729,7 @@ static bool write_outputs(gs_ctx *ctx, const options *o, gs_graph *entry, void *
                 fprintf(stderr, "gshard: output path too long\n");
                 return false;
             }
-            if (gs_npy_write(ctx, path, gs_graph_output_shape(entry, i), outputs[i]) != GS_OK) {
+            if (gs_npy_write_ex(ctx, path, gs_graph_output_shape(entry, i), outputs[i], o->npy_raw ? GS_NPY_RAW : 0) != GS_OK) {
                 fprintf(stderr, "gshard: %s\n", user_msg(gs_ctx_error_msg(ctx)));
                 return false;
             }
@@ -1244,7 +1251,8 @@ static int cmd_run_spmd(gs_ctx *ctx, const options *o) {
                     fprintf(stderr, "gshard: output path too long\n");
                     goto done;
                 }
-                if (gs_npy_write(ctx, path, gs_graph_output_shape(entry, i), outputs[d * no + i]) != GS_OK) {
+                if (gs_npy_write_ex(ctx, path, gs_graph_output_shape(entry, i), outputs[d * no + i],
+                                    o->npy_raw ? GS_NPY_RAW : 0) != GS_OK) {
                     fprintf(stderr, "gshard: %s\n", user_msg(gs_ctx_error_msg(ctx)));
                     goto done;
                 }
