@@ -2331,7 +2331,7 @@ GS__FN void gs__analyse_reducer(gs__parser *P, gs__pcomp *comp) {
    variadic op is n ops of one operand each. */
 GS__FN bool gs__tuple_reducer(gs__parser *P, const gs__pattr *a, const gs__pcomp *comp, gs_dtype dt, gs_reduce_kind *kind) {
     const gs__pinst *root = &P->insts[comp->root], *e;
-    int n = P->red_n, k = P->red_k, ie, lhs, rhs, r;
+    int n = P->red_n, k = P->red_k, ie = -1, lhs = -1, rhs = -1, r;
     int64_t nl = -1, nr = -1;
     *kind = GS_REDUCE_INVALID;
     if (root->op == GS_OP_TUPLE && root->n_ops == n && (ie = gs__quiet_operand(P, (gs__pcomp *)comp, root, k)) >= 0) {
