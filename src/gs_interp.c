@@ -214,8 +214,8 @@ GS__FN float gs__ip_fmin(float a, float b) {
 
 GS__FN int32_t gs__ip_s32(uint32_t u) { return (int32_t)u; }   /* two's complement wrap */
 
-GS__FN uint32_t gs__ip_upow(uint32_t base, uint32_t e) {
-    uint32_t r = 1;
+GS__FN uint64_t gs__ip_upow64(uint64_t base, uint64_t e) {
+    uint64_t r = 1;
     while (e) {
         if (e & 1u) r *= base;
         base *= base;
@@ -223,6 +223,9 @@ GS__FN uint32_t gs__ip_upow(uint32_t base, uint32_t e) {
     }
     return r;
 }
+
+/* products wrap modulo 2^64, so the low 32 bits are the 32-bit power */
+GS__FN uint32_t gs__ip_upow(uint32_t base, uint32_t e) { return (uint32_t)gs__ip_upow64(base, e); }
 
 /* XLA: a negative exponent gives 1 for base 1 and 0 for every other base (-1 included) */
 GS__FN int32_t gs__ip_spow(int32_t base, int32_t e) {
@@ -313,15 +316,6 @@ GS__FN double gs__ip_dmin(double a, double b) {
     return a < b ? a : b;
 }
 
-GS__FN uint64_t gs__ip_upow64(uint64_t base, uint64_t e) {
-    uint64_t r = 1;
-    while (e) {
-        if (e & 1u) r *= base;
-        base *= base;
-        e >>= 1;
-    }
-    return r;
-}
 
 /* integer binary op at the width of t (a, b already wrapped to t); false: not an integer op */
 GS__FN bool gs__ip_ibin(gs_dtype t, gs_op op, uint64_t a, uint64_t b, uint64_t *y) {
