@@ -386,7 +386,13 @@ GS__FN uint32_t gs__fp_encode(gs_dtype t, double x) {
     }
     if (signbit(x)) sign = 1u << (d->ebits + m);
     switch (d->fkind) {
-    case GS__FK_IEEE: nan = sign | expmask | (1u << (m - 1)); break;
+    case GS__FK_IEEE: {   /* a quiet NaN keeping the sign and the top bits of the payload (as bf16's does) */
+        float f = (float)x;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        nan = sign | expmask | (1u << (m - 1)) | ((u & 0x007fffffu) >> (23 - m));
+        break;
+    }
     case GS__FK_FN: nan = sign | expmask | ((1u << m) - 1u); break;
     case GS__FK_FNUZ: nan = 0x80u; break;
     default: nan = 1u << (d->ebits + m); break;   /* mx: NaN converts to the -0 pattern (as ml_dtypes does) */
@@ -427,10 +433,17 @@ GS__FN double gs__fp_decode(gs_dtype t, uint32_t b) {
     if (d->fkind == GS__FK_E8M0) return b == 0xFFu ? (double)NAN : ldexp(1.0, (int)b - 127);
     switch (d->fkind) {
     case GS__FK_IEEE:
-        if (ef == (1u << d->ebits) - 1u) return mf ? (double)NAN : (neg ? -(double)INFINITY : (double)INFINITY);
+        if (ef == (1u << d->ebits) - 1u) {
+            /* inf, or the NaN of f32 with the same sign and payload, so that decode(encode(x)) keeps the bits */
+            uint32_t u = (neg ? 0x80000000u : 0u) | 0x7f800000u | (mf << (23 - m));
+            float f;
+            if (!mf) return neg ? -(double)INFINITY : (double)INFINITY;
+            memcpy(&f, &u, 4);
+            return f;
+        }
         break;
     case GS__FK_FN:
-        if (ef == (1u << d->ebits) - 1u && mf == (1u << m) - 1u) return (double)NAN;
+        if (ef == (1u << d->ebits) - 1u && mf == (1u << m) - 1u) return neg ? -(double)NAN : (double)NAN;
         break;
     case GS__FK_FNUZ:
         if (b == 0x80u) return (double)NAN;

@@ -13,7 +13,9 @@
    written as their bits in a same-size unsigned type ('<u2' for bf16, '|u1' for the 8- and 4-bit types, s4/u4
    and s2/u2 as their low bits in '|u1'). Reading into such a type accepts either form: a float file is rounded
    to the type (nearest even, as convert), a same-size unsigned file is taken as bits, and a 2/4-bit integer
-   file must hold values in range. Reading '|u1' into pred (any nonzero byte is 1) is accepted as before. */
+   file must hold values in range. Reading '|u1' into pred (any nonzero byte is 1) is accepted as before.
+   A NaN keeps its sign and payload through the wider file and back; a signaling one comes back quiet (the
+   rounding is convert's, and IEEE 754 conversions quiet a signaling NaN). */
 #include "gs_internal.h"
 
 #include <errno.h>

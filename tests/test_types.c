@@ -465,6 +465,9 @@ static void test_types_npy(void) {
     double f64[2] = {0.1, -1e300};
     float c64[4] = {1, 2, -3, 4.5f};
     uint16_t u16[2] = {0, 65535}, bf[2] = {0x3F80, 0xC0C0}, h[2] = {0x3C00, 0x7C00};
+    /* NaNs keep their sign and payload through the wider file type (quiet ones; the widening keeps the bits) */
+    uint16_t bfnan[4] = {0xFFFF, 0xFFC1, 0x7FC0, 0x7FEA}, hnan[3] = {0xFE01, 0x7E00, 0xFFFF};
+    uint8_t e5nan[3] = {0xFE, 0x7F, 0x7E}, fnnan[2] = {0xFF, 0x7F};
     uint8_t f8[4] = {0x7E, 0x01, 0x80, 0x38}, f4[3] = {0x7, 0x9, 0x0}, e8[2] = {0x7F, 0xFF};
     int8_t s4[3] = {-8, 7, -1};
     uint8_t u2[2] = {3, 0}, pr[2] = {1, 0};
@@ -477,6 +480,10 @@ static void test_types_npy(void) {
     /* the types NumPy lacks: the nearest wider type, or their bits with GS_NPY_RAW */
     npy_roundtrip(GS_BF16, 2, bf, 0, "<f4");
     npy_roundtrip(GS_BF16, 2, bf, GS_NPY_RAW, "<u2");
+    npy_roundtrip(GS_BF16, 4, bfnan, 0, "<f4");
+    npy_roundtrip(GS_F16, 3, hnan, 0, "<f2");
+    npy_roundtrip(GS_F8E5M2, 3, e5nan, 0, "<f2");
+    npy_roundtrip(GS_F8E4M3FN, 2, fnnan, 0, "<f2");
     npy_roundtrip(GS_F8E4M3FN, 4, f8, 0, "<f2");
     npy_roundtrip(GS_F8E4M3FN, 4, f8, GS_NPY_RAW, "|u1");
     npy_roundtrip(GS_F4E2M1FN, 3, f4, 0, "<f2");
