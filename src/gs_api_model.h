@@ -225,10 +225,18 @@ GS_API const char *gs_plan_reason(const gs_plan *p);
 /* The ranking as JSON ({"fits":..., "best":..., "candidates":[...]}, schema in docs/cost.md); text as a table. */
 GS_API const char *gs_plan_json(gs_plan *p, int max_candidates);
 /* Candidate i's layout as an annotated HLO module of the model at reduced size, for `gshard run --check`:
-   2 layers of y = x + relu(x . W_in) . W_out over 32 tokens, d_model and d_ff divided by *scale (d_model / 64,
-   at least 1), on a mesh with the candidate's roles and every axis cut to 2 ways, at most 16 devices
-   (*devices). Activations [tokens, D] split over the batch roles (and D over tensor2d), W_in [D, F] over fsdp
-   and tensor2d on D and tensor on F, W_out the transpose. Pipeline stages and expert routing are not
-   expressed (those axes only replicate). NULL on error. */
-GS_API const char *gs_plan_emit_hlo(gs_plan *p, int i, int64_t *devices, int64_t *scale);
+   the forward pass of the decoder (one-hot embedding, per layer RMSNorm, grouped-query attention with a causal
+   mask, RMSNorm, gated/GELU MLP or top-k experts with dense dispatch/combine; final RMSNorm and the output
+   layer), every weight and the main activations annotated with the candidate's roles on a mesh whose axes are
+   cut to 2 ways (at most max_devices, *devices; pipeline axes left out). Dims are the model's divided by
+   *scale (d_model / 64 unless given), with floors that keep every split even; the file's header names the
+   sizes and what is not emitted (backward pass, KV cache, pipeline stages, expert capacity). NULL on error. */
+typedef struct gs_emit_desc {
+    int64_t layers;        /* 0: 2 */
+    int64_t scale;         /* 0: d_model / 64 (at least 1) */
+    gs_dtype dtype;        /* 0: GS_F32; GS_F32 or GS_BF16 */
+    int64_t max_devices;   /* 0: 16 */
+} gs_emit_desc;
+GS_API const char *gs_plan_emit_hlo_ex(gs_plan *p, int i, const gs_emit_desc *desc, int64_t *devices, int64_t *scale);
+GS_API const char *gs_plan_emit_hlo(gs_plan *p, int i, int64_t *devices, int64_t *scale);   /* desc NULL */
 GS_API const char *gs_plan_text(gs_plan *p, int max_candidates);

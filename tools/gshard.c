@@ -161,7 +161,8 @@ static const char *const *cli_options(const char *cmd) {
     static const char *const plan_o[] = {"--preset", "--layers", "--d-model", "--d-ff", "--heads", "--kv-heads", "--head-dim",
                                          "--vocab", "--experts", "--top-k", "--name", "--plain-mlp", "--tied", "--chip",
                                          "--chip-file", "--train", "--prefill", "--decode", "--batch", "--seq", "--devices",
-                                         "--top", "--sweep", "--emit-hlo", "--param-bytes", "--kv-bytes", "--act-bytes",
+                                         "--top", "--sweep", "--emit-hlo", "--emit-rank", "--emit-layers", "--emit-scale",
+                                         "--emit-dtype", "--emit-devices", "--param-bytes", "--kv-bytes", "--act-bytes",
                                          "--grad-bytes", "--optimizer-bytes", "--math", "--efficiency", "--no-attention-flops",
                                          "--remat", "--microbatches", "--price", "--json", "--help", NULL};
     if (strcmp(cmd, "model") == 0) return model_o;
@@ -1340,17 +1341,20 @@ static const char model_usage_text[] =
     "  --math bf16|int8|fp8  --efficiency F (fraction of peak FLOPs)  --no-attention-flops\n"
     "  --remat none|block|matmuls|N (N D-vectors per token and layer)  --microbatches M  --price DOLLARS\n"
     "plan: --devices N; --top K rows (default 10); --sweep devices=A..B[,chips=C1,C2] prints the best layout\n"
-    "  for each power of two from A to B on each chip; --emit-hlo FILE writes the best layout as an annotated\n"
-    "  HLO module of the model at reduced size (2 layers, dims / d_model/64, at most 16 devices) that\n"
-    "  'gshard run FILE --devices D --check --rtol 1e-3 --atol 1e-3' proves (f32 sums in another order)\n";
+    "  for each power of two from A to B on each chip; --emit-hlo FILE writes the best layout (or the one\n"
+    "  ranked --emit-rank R) as an annotated HLO module of the model's forward pass at reduced size\n"
+    "  (--emit-layers L, default 2; dims / --emit-scale K, default d_model/64; --emit-dtype f32|bf16,\n"
+    "  default f32; at most --emit-devices N devices, default 16) that 'gshard run FILE --devices D\n"
+    "  --check' proves\n";
 
 typedef struct model_options {
     gs_model_desc m;
     gs_run_desc run;
     gs_chip chip_file;
     bool have_model, have_chip, json;
-    int64_t devices, top;
+    int64_t devices, top, emit_rank;
     const char *mesh, *sweep, *emit;
+    gs_emit_desc emit_desc;
 } model_options;
 
 static bool parse_i64_arg(const char *s, int64_t lo, int64_t hi, int64_t *out) {
@@ -1443,6 +1447,10 @@ static int parse_model_options(gs_ctx *ctx, bool plan, int argc, char **argv, mo
         MODEL_I64("--microbatches", o->run.microbatches, 1, 1000000)
         MODEL_I64("--devices", o->devices, 1, 1000000)
         MODEL_I64("--top", o->top, 1, 1000000)
+        MODEL_I64("--emit-rank", o->emit_rank, 1, 1000000)
+        MODEL_I64("--emit-layers", o->emit_desc.layers, 1, 256)
+        MODEL_I64("--emit-scale", o->emit_desc.scale, 1, 100000000)
+        MODEL_I64("--emit-devices", o->emit_desc.max_devices, 1, 4096)
         MODEL_F64("--param-bytes", o->run.param_bytes)
         MODEL_F64("--kv-bytes", o->run.kv_bytes)
         MODEL_F64("--act-bytes", o->run.act_bytes)
@@ -1493,6 +1501,11 @@ static int parse_model_options(gs_ctx *ctx, bool plan, int argc, char **argv, mo
             i++;
         } else if (strcmp(a, "--emit-hlo") == 0 && v && plan) {
             o->emit = v;
+            i++;
+        } else if (strcmp(a, "--emit-dtype") == 0 && v && plan) {
+            o->emit_desc.dtype = gs_dtype_from_name(v);
+            if (o->emit_desc.dtype != GS_F32 && o->emit_desc.dtype != GS_BF16)
+                return usage_error("--emit-dtype '%s' is not f32 or bf16", v);
             i++;
         } else {
             const char *const *known = cli_options(plan ? "plan" : "model");
@@ -1660,16 +1673,25 @@ static int cmd_plan(int argc, char **argv) {
     fputs(text, stdout);
     rc = gs_plan_fits(plan) ? EXIT_OK : EXIT_MISMATCH;
     if (o.emit) {
-        int64_t dev = 0, scale = 0;
-        const char *hlo = gs_plan_emit_hlo(plan, 0, &dev, &scale);
+        int64_t dev = 0, scale = 0, rank = o.emit_rank ? o.emit_rank : 1;
+        const char *hlo = rank <= gs_plan_num_candidates(plan) ? gs_plan_emit_hlo_ex(plan, (int)rank - 1, &o.emit_desc, &dev, &scale)
+                                                               : NULL;
         FILE *f = hlo ? fopen(o.emit, "w") : NULL;
-        if (!f || fputs(hlo, f) < 0 || fclose(f) != 0) {
+        bool bad = !f;
+        if (f) {
+            bad = fputs(hlo, f) < 0;
+            bad = fclose(f) != 0 || bad;
+        }
+        if (!hlo && rank > gs_plan_num_candidates(plan)) {
+            fprintf(stderr, "gshard plan: --emit-rank %lld but only %d candidates\n", (long long)rank, gs_plan_num_candidates(plan));
+            rc = EXIT_ERROR;
+        } else if (bad) {
             fprintf(stderr, "gshard plan: cannot write %s%s%s\n", o.emit, hlo ? "" : ": ", hlo ? "" : gs_ctx_error_msg(ctx));
-            if (f) fclose(f);
             rc = EXIT_ERROR;
         } else {
-            fprintf(stderr, "gshard plan: wrote %s (dims / %lld); check it with: gshard run %s --devices %lld --check "
-                            "--rtol 1e-3 --atol 1e-3\n", o.emit, (long long)scale, o.emit, (long long)dev);
+            fprintf(stderr, "gshard plan: wrote %s (dims / %lld); check it with: gshard run %s --devices %lld --check%s\n", o.emit,
+                    (long long)scale, o.emit, (long long)dev,
+                    o.emit_desc.dtype == GS_BF16 ? " --rtol 2e-2 --atol 2e-2" : "");
         }
     }
 done:
