@@ -1210,7 +1210,7 @@ GS__FN bool gs__em_letter(char c, gs_role r) {
 }
 
 /* ", sharding={devices=[t0,...(,r)]<=[mesh]T(perm)( last_tile_dim_replicate)}" for a tensor whose dims are
-   described by spec: one word of letters (gs__em_letter) per dim, "." for a dim no role splits, e.g. "b s D".
+   described by spec: one word of letters (gs__em_letter) per dim, "." for a dim no role splits, e.g. "b st D".
    A dim's tiles are ordered by the word's letters, then by axis; 'b' orders as "Be": the expert axes are the
    minor factor of the batch split, which is where the AllToAll into [E, ...] takes them from. */
 GS__FN void gs__em_sharding(const gs__em *E, const char *spec) {
@@ -1319,7 +1319,7 @@ GS__FN void gs__em_norm(gs__em *E, const char *out, const char *in, const char *
     gs__em_line(E, NULL, "%s_rb = %s[%s] broadcast(%s_r), dimensions={0,1}", out, ty, x, out);
     gs__em_line(E, NULL, "%s_gb = %s[%s] broadcast(%s), dimensions={2}", out, ty, x, g);
     gs__em_line(E, NULL, "%s_n = %s[%s] multiply(%s, %s_rb)", out, ty, x, in, out);
-    gs__em_line(E, "b s D", "%s = %s[%s] multiply(%s_n, %s_gb)", out, ty, x, out, out);
+    gs__em_line(E, "b st D", "%s = %s[%s] multiply(%s_n, %s_gb)", out, ty, x, out, out);
 }
 
 /* out = softmax of in over its last dim (of dims; keep: the other dims, listed "0,1,..") */
@@ -1395,12 +1395,12 @@ GS__FN void gs__em_attention(gs__em *E, int l) {
     gs__em_softmax(E, nm, in, sc, sr, 4, "0,1,2,3");
     gs__em_line(E, "b t s . .", "l%d_c = %s[%s] dot(l%d_p, l%d_v), lhs_batch_dims={0,1}, lhs_contracting_dims={4}, "
                 "rhs_batch_dims={0,2}, rhs_contracting_dims={1}", l, ty, cx, l, l);
-    gs__em_line(E, "b s D", "l%d_o0 = %s[%s] dot(l%d_c, l%d_wo), lhs_contracting_dims={1,3,4}, "
+    gs__em_line(E, "b st D", "l%d_o0 = %s[%s] dot(l%d_c, l%d_wo), lhs_contracting_dims={1,3,4}, "
                 "rhs_contracting_dims={0,1,2}", l, ty, x, l, l);
     gs__em_fmt(nm, sizeof nm, "l%d_o", l);
     gs__em_fmt(in, sizeof in, "l%d_o0", l);
     gs__em_scale(E, nm, in, x, 1.0 / sqrt((double)(K * G * H)));
-    gs__em_line(E, "b s D", "x%da = %s[%s] add(x%d, l%d_o)", l, ty, x, l, l);
+    gs__em_line(E, "b st D", "x%da = %s[%s] add(x%d, l%d_o)", l, ty, x, l, l);
 }
 
 /* the MLP's nonlinearity on h [dims] (and the gate g when gated): silu(h) * g, or gelu(h) (erf form) */
@@ -1523,14 +1523,14 @@ GS__FN void gs__em_mlp(gs__em *E, int l) {
         gs__em_line(E, NULL, "l%d_cmt = %s[%lld,%s] transpose(l%d_comb), dimensions={2,0,1}", l, ty, X, bt, l);
         gs__em_line(E, NULL, "l%d_cmb = %s[%s] broadcast(l%d_cmt), dimensions={0,1,2}", l, ty, ebtd, l);
         gs__em_line(E, ". b s D", "l%d_yc = %s[%s] multiply(l%d_yb, l%d_cmb)", l, ty, ebtd, l, l);
-        gs__em_line(E, "b s D", "l%d_f = %s[%s] reduce(l%d_yc, zero), dimensions={0}, to_apply=add", l, ty, x, l);
+        gs__em_line(E, "b st D", "l%d_f = %s[%s] reduce(l%d_yc, zero), dimensions={0}, to_apply=add", l, ty, x, l);
     } else {
-        gs__em_line(E, "b s D", "l%d_f0 = %s[%s] dot(l%d_act, l%d_w3), lhs_contracting_dims={2}, rhs_contracting_dims={0}", l, ty,
+        gs__em_line(E, "b st D", "l%d_f0 = %s[%s] dot(l%d_act, l%d_w3), lhs_contracting_dims={2}, rhs_contracting_dims={0}", l, ty,
                     x, l, l);
         gs__em_fmt(nm, sizeof nm, "l%d_f", l);
         gs__em_scale(E, nm, (gs__em_fmt(a, sizeof a, "l%d_f0", l), a), x, 1.0 / sqrt((double)F));
     }
-    gs__em_line(E, "b s D", "x%d = %s[%s] add(x%da, l%d_f)", l + 1, ty, x, l, l);
+    gs__em_line(E, "b st D", "x%d = %s[%s] add(x%da, l%d_f)", l + 1, ty, x, l, l);
 }
 
 GS__FN int64_t gs__em_round(int64_t v, int64_t lo, int64_t mult) {
@@ -1641,7 +1641,7 @@ GS_API const char *gs_plan_emit_hlo_ex(gs_plan *p, int i, const gs_emit_desc *de
     gs__em_line(&E, NULL, "idb = s32[%lld,%lld,%lld] broadcast(ids), dimensions={0,1}", B, T, V);
     gs__em_line(&E, NULL, "onehot = pred[%lld,%lld,%lld] compare(idb, vocab), direction=EQ", B, T, V);
     gs__em_line(&E, "b s t", "onehot_f = %s[%lld,%lld,%lld] convert(onehot)", ty, B, T, V);
-    gs__em_line(&E, "b s D", "x0 = %s[%lld,%lld,%lld] dot(onehot_f, embed), lhs_contracting_dims={2}, rhs_contracting_dims={0}",
+    gs__em_line(&E, "b st D", "x0 = %s[%lld,%lld,%lld] dot(onehot_f, embed), lhs_contracting_dims={2}, rhs_contracting_dims={0}",
                 ty, B, T, D);
     for (l = 0; l < E.L; l++) {
         gs__em_attention(&E, l);
