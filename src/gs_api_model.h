@@ -123,6 +123,12 @@ struct gs_run_desc {
     double efficiency;                   /* fraction of peak FLOPs/s reached (0: 1); the book often uses 0.4 */
     bool no_attention_flops;             /* the book's rule of thumb: 6N / 2N per token, attention left out */
     double price_per_hour;               /* $ per chip-hour (0: the chip's) */
+    /* appended fields */
+    bool causal;                         /* training and prefill: attention FLOPs halved for the causal mask
+                                            (each query sees the keys before it). false: the book's count, the
+                                            full T*S of every chapter's worked numbers ([book] ch.4) */
+    int64_t grad_accum;                  /* training: gradient accumulation over this many micro-steps of
+                                            batch / grad_accum sequences (0 or 1: none); see gs_model_step_cost */
 };
 
 typedef struct gs_model_memory {   /* bytes per chip */
@@ -161,7 +167,11 @@ typedef struct gs_model_step {
               ICI and DCN terms overlap (max); DATA all-reduces gradients, FSDP gathers weights in both passes
               and reduce-scatters gradients, TENSOR gathers and reduce-scatters [tokens, D] twice per layer
               and pass, SEQUENCE gathers keys and values, EXPERT does two AllToAlls per layer and pass,
-              PIPELINE adds the bubble.
+              PIPELINE adds the bubble. With grad_accum = A > 1 the forward and backward passes run A
+              times on batch / A sequences (activations and per-token collectives per micro-step, FSDP
+              gathers and reduce-scatters every micro-step, the DATA/SEQUENCE gradient all-reduce once per
+              step), the optimizer once; gradients are accumulated in a buffer of grad_bytes (0: 4, f32) per
+              parameter.
      prefill  one forward pass, the same terms.
      decode   t_kv + max(math, weights through HBM, ICI): batch * KV bytes / W_hbm is never hidden
               ([book] ch.7 "theoretical step time"). TENSOR_2D models 2-D weight-stationary sharding.

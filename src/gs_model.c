@@ -262,9 +262,9 @@ GS_API const char *gs_role_name(gs_role r) {
 typedef struct gs__run {
     const gs_chip *chip;
     gs_phase phase;
-    double batch, seq, pb, gb, ob, ab, kb, eff, ckpt, micro, price, C;
+    double batch, seq, pb, gb, ob, ab, kb, eff, ckpt, micro, price, C, accum;
     gs_remat remat;
-    bool no_attn, gpu;
+    bool no_attn, gpu, causal;
     double ways[GS__MD_ROLES];       /* all axes of the role */
     double ici_ways[GS__MD_ROLES];   /* the role's ICI (or NVLink) axes */
     double dcn_ways[GS__MD_ROLES];
@@ -304,6 +304,9 @@ GS_API gs_result gs_run_check(gs_ctx *ctx, const gs_run_desc *r) {
     if (r->remat == GS_REMAT_CHECKPOINTS && r->checkpoints <= 0.0)
         return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: GS_REMAT_CHECKPOINTS needs checkpoints > 0", who);
     if (r->microbatches < 0) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: microbatches must be >= 0", who);
+    if (r->grad_accum < 0 || (r->grad_accum > 1 && r->batch % r->grad_accum != 0))
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: grad_accum %lld must be >= 0 and divide the batch (%lld)", who,
+                       (long long)r->grad_accum, (long long)r->batch);
     if (gs__cm_need_math(ctx, who, r->chip, r->math) != GS_OK) return gs_ctx_error(ctx);
     for (i = 0; i < r->n_axes; i++) {
         const gs_run_axis *a = &r->axes[i];
@@ -392,6 +395,8 @@ GS__FN void gs__run_load(const gs_run_desc *r, gs__run *o) {
         }
     }
     o->micro = r->microbatches > 0 ? (double)r->microbatches : 4.0 * o->ways[GS_ROLE_PIPELINE];
+    o->causal = r->causal;
+    o->accum = r->grad_accum > 1 && o->phase == GS_PHASE_TRAIN ? (double)r->grad_accum : 1.0;
 }
 
 /* time of one collective of V bytes (as gs_cost_collective defines V) over the axes of `role`; the ICI part
@@ -474,7 +479,7 @@ GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, con
     gs__run R;
     gs_model_counts cnt;
     double shard, shard_x, P_dense, P_exp, P_loc, tok, tok_grp, n, fwd_flops, attn_l, mlp_l, io_elems, w_read, act_io;
-    double W_hbm, seq_ctx;
+    double W_hbm, seq_ctx, A, attn_tok;
     gs__md_comm cf, cb;
     gs__md_pass fwd, bwd, upd;
     gs_bound bf, bb, bu;
@@ -501,7 +506,8 @@ GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, con
     W_hbm = R.chip->hbm_bw;
     out->devices = (int64_t)n;
     out->tokens = R.phase == GS_PHASE_DECODE ? R.batch : R.batch * R.seq;
-    tok = out->tokens;
+    A = R.accum;
+    tok = out->tokens / A;   /* per micro-step */
     /* tokens handled by one tensor group: the batch-splitting roles divide them */
     tok_grp = tok / (R.ways[GS_ROLE_DATA] * R.ways[GS_ROLE_FSDP] * R.ways[GS_ROLE_SEQUENCE] * R.ways[GS_ROLE_EXPERT]);
 
@@ -513,7 +519,7 @@ GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, con
     P_loc = P_dense / shard + P_exp / shard_x;
     out->mem.params = P_loc * R.pb;
     if (R.phase == GS_PHASE_TRAIN) {
-        out->mem.grads = P_loc * R.gb;
+        out->mem.grads = P_loc * (A > 1.0 && R.gb <= 0.0 ? 4.0 : R.gb);
         out->mem.optimizer = P_loc * R.ob;
         out->mem.activations = R.ab * gs__md_ckpt_elems(&m, &R) * m.L * tok / n;
         out->mem.activations_no_remat = R.ab * 20.0 * m.D * m.L * tok / n;
@@ -528,7 +534,8 @@ GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, con
     out->mem.fits = out->mem.total <= out->mem.capacity;
 
     /* ---- FLOPs per chip ---- */
-    fwd_flops = tok * (R.no_attn ? 2.0 * cnt.params_matmul : cnt.flops_fwd) / n;
+    attn_tok = cnt.attn_flops_fwd * (R.causal && R.phase != GS_PHASE_DECODE ? 0.5 : 1.0);
+    fwd_flops = tok * (R.no_attn ? 2.0 * cnt.params_matmul : 2.0 * cnt.params_matmul + attn_tok) / n;
     /* ---- HBM per pass: the weights the chip uses once, and every matmul's input and output ---- */
     attn_l = gs__md_attn_layer(&m);
     mlp_l = gs__md_mlp1_layer(&m);
@@ -560,8 +567,9 @@ GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, con
             if (R.phase != GS_PHASE_TRAIN) continue;
             gs__md_collective(&R, GS_ROLE_FSDP, GS_COLLECTIVE_ALL_GATHER, V, &cb, times);
             gs__md_collective(&R, GS_ROLE_FSDP, GS_COLLECTIVE_REDUCE_SCATTER, V, &cb, times);
-            gs__md_collective(&R, GS_ROLE_DATA, GS_COLLECTIVE_ALL_REDUCE, V / R.ways[GS_ROLE_FSDP], &cb, times);
-            gs__md_collective(&R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_ALL_REDUCE, V / R.ways[GS_ROLE_FSDP], &cb, times);
+            /* once per step: a share of 1/A in each micro-step */
+            gs__md_collective(&R, GS_ROLE_DATA, GS_COLLECTIVE_ALL_REDUCE, V / R.ways[GS_ROLE_FSDP], &cb, times / A);
+            gs__md_collective(&R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_ALL_REDUCE, V / R.ways[GS_ROLE_FSDP], &cb, times / A);
         }
         /* tensor: per block (attention, MLP) gather [tokens, D] before and reduce-scatter after, each pass */
         if (R.ways[GS_ROLE_TENSOR_2D] > 1.0) {
@@ -630,11 +638,13 @@ GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, con
     tf = gs__md_pass_time(&fwd, &bf);
     tb = gs__md_pass_time(&bwd, &bb);
     tu = gs__md_pass_time(&upd, &bu);
-    out->t_math = fwd.math + bwd.math;
-    out->t_hbm = fwd.hbm + bwd.hbm + upd.hbm + out->t_kv;
-    out->t_ici = fwd.ici + bwd.ici;
-    out->t_dcn = fwd.dcn + bwd.dcn;
-    out->seconds = out->t_kv + tf + tb + tu;
+    out->model_flops *= A;
+    out->flops *= A;
+    out->t_math = A * (fwd.math + bwd.math);
+    out->t_hbm = A * (fwd.hbm + bwd.hbm) + upd.hbm + out->t_kv;
+    out->t_ici = A * (fwd.ici + bwd.ici);
+    out->t_dcn = A * (fwd.dcn + bwd.dcn);
+    out->seconds = out->t_kv + A * (tf + tb) + tu;
     out->bound = tb > tf ? bb : bf;
     if (R.phase == GS_PHASE_DECODE && out->t_kv > tf) out->bound = GS_BOUND_HBM;
     if (R.ways[GS_ROLE_PIPELINE] > 1.0) {
@@ -643,6 +653,7 @@ GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, con
         out->seconds += out->t_bubble;
     }
     out->mfu = out->seconds > 0.0 ? out->model_flops / (gs__cm_chip_flops(R.chip, run->math) * out->seconds) : 0.0;
+    tok = out->tokens;
     out->tokens_per_s = out->seconds > 0.0 ? tok / out->seconds : 0.0;
     out->tokens_per_s_per_chip = out->tokens_per_s / n;
     out->cost_per_mtok = R.price > 0.0 && tok > 0.0 ? R.price * n * out->seconds / 3600.0 / tok * 1e6 : 0.0;
@@ -720,7 +731,8 @@ GS__FN void gs__md_json_run(gs__sb *sb, const gs_run_desc *r) {
     gs__sb_puts(sb, "\", \"remat\": ");
     gs__cm_json_str(sb, r->remat == GS_REMAT_NONE ? "none" : r->remat == GS_REMAT_BLOCK ? "block" :
                         r->remat == GS_REMAT_CHECKPOINTS ? "checkpoints" : "matmuls");
-    gs__sb_puts(sb, "}");
+    gs__sb_printf(sb, ", \"grad_accum\": %lld, \"causal\": %s}", (long long)(r->grad_accum > 1 ? r->grad_accum : 1),
+                  r->causal ? "true" : "false");
 }
 
 GS__FN void gs__md_json_step(gs__sb *sb, const gs_model_step *s) {
@@ -931,6 +943,38 @@ GS__FN bool gs__plan_layout(gs__plan_gen *G, gs_run_desc *r) {
     return true;
 }
 
+GS__FN gs_result gs__plan_push(gs_ctx *ctx, gs__plan_gen *G, const gs__plan_cand *cand) {
+    if (G->n == G->cap) {
+        int ncap = G->cap ? 2 * G->cap : 64;
+        gs__plan_cand *nc = (gs__plan_cand *)gs__malloc(ctx, sizeof(gs__plan_cand) * (size_t)ncap);
+        if (!nc) return GS_ERR_OUT_OF_MEMORY;
+        if (G->n) memcpy(nc, G->out, sizeof(gs__plan_cand) * (size_t)G->n);
+        gs__free(ctx, G->out);
+        G->out = nc;
+        G->cap = ncap;
+    }
+    G->out[G->n++] = *cand;
+    return GS_OK;
+}
+
+/* a training layout whose batch does not fit: the fewest micro-steps of gradient accumulation (a power of
+   two dividing the batch, each micro-step still one sequence per batch shard) that make it fit, as one more
+   candidate; none when the caller fixed grad_accum or no split fits */
+GS__FN gs_result gs__plan_accum(gs_ctx *ctx, gs__plan_gen *G, const gs__plan_cand *cand, int64_t batch_ways) {
+    gs__plan_cand c = *cand;
+    int64_t a;
+    if (G->base.grad_accum > 1 || (G->base.phase != GS_PHASE_TRAIN && G->base.phase != GS_PHASE_DEFAULT)) return GS_OK;
+    for (a = 2; G->base.batch % a == 0 && G->base.batch / a >= batch_ways; a *= 2) {
+        c.run.grad_accum = a;
+        if (gs_model_step_cost(ctx, G->m, &c.run, &c.step) != GS_OK) {
+            gs_ctx_clear_error(ctx);
+            return GS_OK;
+        }
+        if (c.step.mem.fits) return gs__plan_push(ctx, G, &c);
+    }
+    return GS_OK;
+}
+
 GS__FN gs_result gs__plan_rec(gs_ctx *ctx, gs__plan_gen *G, int ri, int64_t left) {
     int i;
     if (ri == GS__PLAN_NROLES) {
@@ -960,16 +1004,8 @@ GS__FN gs_result gs__plan_rec(gs_ctx *ctx, gs__plan_gen *G, int ri, int64_t left
                 gs_ctx_clear_error(ctx);   /* a layout the chip cannot hold: not a candidate */
                 return GS_OK;
             }
-            if (G->n == G->cap) {
-                int ncap = G->cap ? 2 * G->cap : 64;
-                gs__plan_cand *nc = (gs__plan_cand *)gs__malloc(ctx, sizeof(gs__plan_cand) * (size_t)ncap);
-                if (!nc) return GS_ERR_OUT_OF_MEMORY;
-                if (G->n) memcpy(nc, G->out, sizeof(gs__plan_cand) * (size_t)G->n);
-                gs__free(ctx, G->out);
-                G->out = nc;
-                G->cap = ncap;
-            }
-            G->out[G->n++] = cand;
+            if (gs__plan_push(ctx, G, &cand) != GS_OK) return GS_ERR_OUT_OF_MEMORY;
+            if (!cand.step.mem.fits && gs__plan_accum(ctx, G, &cand, batch_ways) != GS_OK) return GS_ERR_OUT_OF_MEMORY;
         }
         return GS_OK;
     }
@@ -1006,6 +1042,7 @@ GS__FN void gs__plan_layout_text(gs__sb *sb, const gs_run_desc *r) {
         gs__sb_printf(sb, "%s%s=%lld%s", i ? " x " : "", gs_role_name(r->axes[i].role), (long long)r->axes[i].size,
                       r->axes[i].dcn ? "(dcn)" : "");
     if (r->remat == GS_REMAT_BLOCK) gs__sb_puts(sb, ", remat=block");
+    if (r->grad_accum > 1) gs__sb_printf(sb, ", accum=%lld", (long long)r->grad_accum);
 }
 
 GS__FN const char *gs__plan_reason(gs_ctx *ctx, const gs_plan *p) {

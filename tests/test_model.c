@@ -937,6 +937,91 @@ static void test_model_shapes_only(void) {
 }
 
 
+/* ---- causal halving and gradient accumulation ---- */
+static void test_model_causal_accum(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_model_step a, b;
+    gs_run_desc r;
+    gs_plan *plan = NULL;
+    const gs_model_desc *m = preset("llama3-8b");
+    double T = 8192, tok = 4 * T, attn = 4.0 * T * 32 * 128 * 32, P;
+    int i, n_accum = 0;
+    gs_model_counts c = counts(ctx, m, (int64_t)T);
+    P = c.params_matmul;
+    /* the book's convention (every chapter's numbers): the full T*S; 4 T N H L per token forward */
+    CHECK_REL(c.attn_flops_fwd, attn, 1e-12);
+    r = run_of("v5p", GS_PHASE_TRAIN, 4, (int64_t)T, 0, NULL, NULL);
+    CHECK_OK(gs_model_step_cost(ctx, m, &r, &a));
+    CHECK_REL(a.model_flops, 3.0 * tok * (2.0 * P + attn), 1e-12);
+    /* causal: half of the attention term, in training (3 passes) and prefill (1) */
+    r.causal = true;
+    CHECK_OK(gs_model_step_cost(ctx, m, &r, &b));
+    CHECK_REL(b.model_flops, 3.0 * tok * (2.0 * P + attn / 2.0), 1e-12);
+    CHECK(b.t_math < a.t_math);
+    r.phase = GS_PHASE_PREFILL;
+    CHECK_OK(gs_model_step_cost(ctx, m, &r, &b));
+    CHECK_REL(b.model_flops, tok * (2.0 * P + attn / 2.0), 1e-12);
+    /* decode: one query against all S cached keys, nothing to halve */
+    r.phase = GS_PHASE_DECODE;
+    CHECK_OK(gs_model_step_cost(ctx, m, &r, &b));
+    r.causal = false;
+    CHECK_OK(gs_model_step_cost(ctx, m, &r, &a));
+    CHECK_REL(b.model_flops, a.model_flops, 1e-12);
+    CHECK_REL(a.model_flops, 4 * (2.0 * P + attn), 1e-12);
+
+    /* gradient accumulation over 4 micro-steps of one sequence: the same FLOPs, a quarter of the activations,
+       an f32 gradient buffer (4 bytes per parameter), the optimizer once; on one chip without collectives the
+       step is 4 * (forward + backward of one sequence) + the update */
+    r = run_of("v5p", GS_PHASE_TRAIN, 4, (int64_t)T, 0, NULL, NULL);
+    CHECK_OK(gs_model_step_cost(ctx, m, &r, &a));
+    r.grad_accum = 4;
+    CHECK_OK(gs_model_step_cost(ctx, m, &r, &b));
+    CHECK_REL(b.model_flops, a.model_flops, 1e-12);
+    CHECK_REL(b.flops, a.flops, 1e-12);
+    CHECK_REL(b.t_math, a.t_math, 1e-12);
+    CHECK_REL(b.mem.activations, a.mem.activations / 4.0, 1e-12);
+    CHECK_EQ_INT((long long)a.mem.grads, 0);
+    CHECK_REL(b.mem.grads, 4.0 * c.params, 1e-12);
+    CHECK_REL(b.tokens, a.tokens, 1e-12);
+    {
+        gs_model_step one;
+        gs_run_desc r1 = r;
+        double upd;
+        r1.batch = 1;
+        r1.grad_accum = 0;
+        CHECK_OK(gs_model_step_cost(ctx, m, &r1, &one));
+        /* the optimizer pass reads and writes parameters (2+2 bytes) and Adam's state (8+8), reads the
+           gradients (2): 22 bytes per parameter through HBM */
+        upd = c.params * 22.0 / gs_chip_find("v5p")->hbm_bw;
+        CHECK_REL(b.seconds, 4.0 * (one.seconds - upd) + upd, 1e-9);
+    }
+    r.grad_accum = 3;   /* does not divide the batch */
+    CHECK(gs_model_step_cost(ctx, m, &r, &b) == GS_ERR_INVALID_ARG);
+    CHECK(strstr(gs_ctx_error_msg(ctx), "grad_accum") != NULL);
+    gs_ctx_clear_error(ctx);
+
+    /* the planner: llama3-70b, 256 x 8192 tokens on 256 v5e (16 GB per chip): the layouts that do not fit in
+       one step get the fewest micro-steps that fit as another candidate, and the best is one of them */
+    r = run_of("v5e", GS_PHASE_TRAIN, 256, 8192, 0, NULL, NULL);
+    CHECK_OK(gs_model_plan(ctx, preset("llama3-70b"), &r, 256, &plan));
+    CHECK(gs_plan_fits(plan));
+    CHECK(gs_plan_run(plan, 0)->grad_accum > 1);
+    CHECK(gs_plan_step(plan, 0)->mem.fits);
+    /* each accumulating candidate uses the fewest micro-steps: half as many do not fit */
+    for (i = 0; i < gs_plan_num_candidates(plan); i++) {
+        gs_run_desc half = *gs_plan_run(plan, i);
+        if (half.grad_accum <= 1) continue;
+        n_accum++;
+        half.grad_accum /= 2;
+        CHECK_OK(gs_model_step_cost(ctx, preset("llama3-70b"), &half, &a));
+        CHECK(!a.mem.fits);
+    }
+    CHECK(n_accum > 0);
+    CHECK(strstr(gs_plan_text(plan, 3), "accum=") != NULL);
+    CHECK(strstr(gs_plan_json(plan, 1), "\"grad_accum\": ") != NULL);
+    gs_ctx_destroy(ctx);
+}
+
 /* ---- the planner's emitted Transformer ---- */
 
 /* per-device bytes (the shapes-only "max_device_bytes") and count of the collectives `opcode` over groups of
@@ -1110,6 +1195,7 @@ void suite_model(void) {
     RUN(test_model_planner);
     RUN(test_model_cli);
     RUN(test_model_shapes_only);
+    RUN(test_model_causal_accum);
     RUN(test_model_emit);
     RUN(test_model_emit_api);
 }

@@ -156,15 +156,15 @@ static const char *const *cli_options(const char *cmd) {
                                           "--vocab", "--experts", "--top-k", "--name", "--plain-mlp", "--tied", "--chip",
                                           "--chip-file", "--train", "--prefill", "--decode", "--batch", "--seq", "--mesh",
                                           "--param-bytes", "--kv-bytes", "--act-bytes", "--grad-bytes", "--optimizer-bytes",
-                                          "--math", "--efficiency", "--no-attention-flops", "--remat", "--microbatches",
-                                          "--price", "--json", "--help", NULL};
+                                          "--math", "--efficiency", "--no-attention-flops", "--causal", "--grad-accum",
+                                          "--remat", "--microbatches", "--price", "--json", "--help", NULL};
     static const char *const plan_o[] = {"--preset", "--layers", "--d-model", "--d-ff", "--heads", "--kv-heads", "--head-dim",
                                          "--vocab", "--experts", "--top-k", "--name", "--plain-mlp", "--tied", "--chip",
                                          "--chip-file", "--train", "--prefill", "--decode", "--batch", "--seq", "--devices",
                                          "--top", "--sweep", "--emit-hlo", "--emit-rank", "--emit-layers", "--emit-scale",
                                          "--emit-dtype", "--emit-devices", "--param-bytes", "--kv-bytes", "--act-bytes",
                                          "--grad-bytes", "--optimizer-bytes", "--math", "--efficiency", "--no-attention-flops",
-                                         "--remat", "--microbatches", "--price", "--json", "--help", NULL};
+                                         "--causal", "--grad-accum", "--remat", "--microbatches", "--price", "--json", "--help", NULL};
     if (strcmp(cmd, "model") == 0) return model_o;
     if (strcmp(cmd, "plan") == 0) return plan_o;
     if (strcmp(cmd, "eval") == 0) return eval_o;
@@ -1340,6 +1340,10 @@ static const char model_usage_text[] =
     "                                      bytes per element (defaults 2, 2, 2, 0, 8)\n"
     "  --math bf16|int8|fp8  --efficiency F (fraction of peak FLOPs)  --no-attention-flops\n"
     "  --remat none|block|matmuls|N (N D-vectors per token and layer)  --microbatches M  --price DOLLARS\n"
+    "  --causal                            halve training/prefill attention FLOPs for the causal mask (the\n"
+    "                                      book counts the full T*S)\n"
+    "  --grad-accum A                      train in A micro-steps of batch/A (plan: tried by itself when a\n"
+    "                                      batch does not fit)\n"
     "plan: --devices N; --top K rows (default 10); --sweep devices=A..B[,chips=C1,C2] prints the best layout\n"
     "  for each power of two from A to B on each chip; --emit-hlo FILE writes the best layout (or the one\n"
     "  ranked --emit-rank R) as an annotated HLO module of the model's forward pass at reduced size\n"
@@ -1445,6 +1449,7 @@ static int parse_model_options(gs_ctx *ctx, bool plan, int argc, char **argv, mo
         MODEL_I64("--batch", o->run.batch, 1, 1000000000000LL)
         MODEL_I64("--seq", o->run.seq, 1, 1000000000000LL)
         MODEL_I64("--microbatches", o->run.microbatches, 1, 1000000)
+        MODEL_I64("--grad-accum", o->run.grad_accum, 1, 1000000)
         MODEL_I64("--devices", o->devices, 1, 1000000)
         MODEL_I64("--top", o->top, 1, 1000000)
         MODEL_I64("--emit-rank", o->emit_rank, 1, 1000000)
@@ -1462,6 +1467,7 @@ static int parse_model_options(gs_ctx *ctx, bool plan, int argc, char **argv, mo
         else if (strcmp(a, "--plain-mlp") == 0) o->m.mlp = GS_MLP_PLAIN;
         else if (strcmp(a, "--tied") == 0) o->m.tied_embeddings = true;
         else if (strcmp(a, "--no-attention-flops") == 0) o->run.no_attention_flops = true;
+        else if (strcmp(a, "--causal") == 0) o->run.causal = true;
         else if (strcmp(a, "--train") == 0) o->run.phase = GS_PHASE_TRAIN;
         else if (strcmp(a, "--prefill") == 0) o->run.phase = GS_PHASE_PREFILL;
         else if (strcmp(a, "--decode") == 0) o->run.phase = GS_PHASE_DECODE;
