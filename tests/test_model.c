@@ -937,6 +937,20 @@ static void test_model_shapes_only(void) {
 }
 
 
+/* ---- chip data: VMEM ---- */
+static void test_model_chip_vmem(void) {
+    const double MiB = 1048576.0;
+    /* [book] ch.2: "VMEM ... 128 MiB on TPU v5e"; the rest from JAX's Pallas TPU table (per core times cores) */
+    BOOK(gs_chip_find("v5e")->vmem_bytes, 128 * MiB, 1e-12);
+    CHECK_REL(gs_chip_find("v6e")->vmem_bytes, 128 * MiB, 1e-12);
+    CHECK_REL(gs_chip_find("v5p")->vmem_bytes, 2 * 64 * MiB, 1e-12);
+    CHECK_REL(gs_chip_find("v4p")->vmem_bytes, 2 * 16 * MiB, 1e-12);
+    CHECK_REL(gs_chip_find("v3")->vmem_bytes, 2 * 16 * MiB, 1e-12);
+    CHECK_REL(gs_chip_find("v2")->vmem_bytes, 2 * 16 * MiB, 1e-12);
+    /* GPUs have no VMEM */
+    CHECK(gs_chip_find("h100")->vmem_bytes == 0.0 && gs_chip_find("b200")->vmem_bytes == 0.0);
+}
+
 /* ---- causal halving and gradient accumulation ---- */
 static void test_model_causal_accum(void) {
     gs_ctx *ctx = gst_ctx();
@@ -1195,6 +1209,7 @@ void suite_model(void) {
     RUN(test_model_planner);
     RUN(test_model_cli);
     RUN(test_model_shapes_only);
+    RUN(test_model_chip_vmem);
     RUN(test_model_causal_accum);
     RUN(test_model_emit);
     RUN(test_model_emit_api);
