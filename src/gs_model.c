@@ -1214,6 +1214,8 @@ typedef struct gs__em {
     gs_role role[GS_MODEL_MAX_AXES];
     int64_t B, T, D, F, V, K, G, H, E, k, L, param, scale, devices;
     bool gated, tied, moe;
+    const gs_run_desc *run;   /* the candidate: its axes left out of the mesh are named in the header */
+    bool kept[GS_MODEL_MAX_AXES];
 } gs__em;
 
 /* snprintf into a name or dims buffer of the emitter; they hold a few names and sizes, far below 128 bytes */
@@ -1511,7 +1513,8 @@ GS__FN void gs__em_mlp(gs__em *E, int l) {
         gs__em_fmt(a, sizeof a, "l%d_r0", l);
         gs__em_scale(E, nm, a, bte, 1.0 / sqrt((double)D));
         gs__em_fmt(nm, sizeof nm, "l%d_pr", l);
-        gs__em_softmax(E, nm, (gs__em_fmt(a, sizeof a, "l%d_r", l), a), bte, bt, 2, "0,1");
+        gs__em_fmt(a, sizeof a, "l%d_r", l);
+        gs__em_softmax(E, nm, a, bte, bt, 2, "0,1");
         gs__em_line(E, NULL, "l%d_cur0 = %s[%s] copy(l%d_pr)", l, ty, bte, l);
         gs__em_line(E, NULL, "l%d_ng = %s[%s] broadcast(big_neg), dimensions={}", l, ty, bte);
         for (j = 0; j < E->k; j++) {
@@ -1541,21 +1544,25 @@ GS__FN void gs__em_mlp(gs__em *E, int l) {
         gs__em_line(E, hspec, "l%d_h2_0 = %s[%s] dot(%s, l%d_w2), %slhs_contracting_dims={%d}, %srhs_contracting_dims={%d}", l, ty,
                     h, in, l, bd ? "lhs_batch_dims={0}, " : "", 2 + bd, bd ? "rhs_batch_dims={0}, " : "", bd);
     gs__em_fmt(nm, sizeof nm, "l%d_h1", l);
-    gs__em_scale(E, nm, (gs__em_fmt(a, sizeof a, "l%d_h1_0", l), a), h, 1.0 / sqrt((double)D));
+    gs__em_fmt(a, sizeof a, "l%d_h1_0", l);
+    gs__em_scale(E, nm, a, h, 1.0 / sqrt((double)D));
     if (E->gated) {
         gs__em_fmt(nm, sizeof nm, "l%d_h2", l);
-        gs__em_scale(E, nm, (gs__em_fmt(a, sizeof a, "l%d_h2_0", l), a), h, 1.0 / sqrt((double)D));
+        gs__em_fmt(a, sizeof a, "l%d_h2_0", l);
+        gs__em_scale(E, nm, a, h, 1.0 / sqrt((double)D));
     }
     gs__em_fmt(nm, sizeof nm, "l%d_act", l);
     gs__em_fmt(in, sizeof in, "l%d_h1", l);
-    gs__em_act(E, nm, in, (gs__em_fmt(a, sizeof a, "l%d_h2", l), a), h);
+    gs__em_fmt(a, sizeof a, "l%d_h2", l);
+    gs__em_act(E, nm, in, a, h);
     if (E->moe) {
         char ebtd[128];
         gs__em_fmt(ebtd, sizeof ebtd, "%lld,%s", X, x);
         gs__em_line(E, "e B s D", "l%d_y0 = %s[%s] dot(l%d_act, l%d_w3), lhs_batch_dims={0}, lhs_contracting_dims={3}, "
                     "rhs_batch_dims={0}, rhs_contracting_dims={1}", l, ty, ebtd, l, l);
         gs__em_fmt(nm, sizeof nm, "l%d_y", l);
-        gs__em_scale(E, nm, (gs__em_fmt(a, sizeof a, "l%d_y0", l), a), ebtd, 1.0 / sqrt((double)F));
+        gs__em_fmt(a, sizeof a, "l%d_y0", l);
+        gs__em_scale(E, nm, a, ebtd, 1.0 / sqrt((double)F));
         gs__em_line(E, ". b s D", "l%d_yb = %s[%s] copy(l%d_y)", l, ty, ebtd, l);
         gs__em_line(E, NULL, "l%d_cmt = %s[%lld,%s] transpose(l%d_comb), dimensions={2,0,1}", l, ty, X, bt, l);
         gs__em_line(E, NULL, "l%d_cmb = %s[%s] broadcast(l%d_cmt), dimensions={0,1,2}", l, ty, ebtd, l);
@@ -1565,7 +1572,8 @@ GS__FN void gs__em_mlp(gs__em *E, int l) {
         gs__em_line(E, "b st D", "l%d_f0 = %s[%s] dot(l%d_act, l%d_w3), lhs_contracting_dims={2}, rhs_contracting_dims={0}", l, ty,
                     x, l, l);
         gs__em_fmt(nm, sizeof nm, "l%d_f", l);
-        gs__em_scale(E, nm, (gs__em_fmt(a, sizeof a, "l%d_f0", l), a), x, 1.0 / sqrt((double)F));
+        gs__em_fmt(a, sizeof a, "l%d_f0", l);
+        gs__em_scale(E, nm, a, x, 1.0 / sqrt((double)F));
     }
     gs__em_line(E, "b st D", "x%d = %s[%s] add(x%da, l%d_f)", l + 1, ty, x, l, l);
 }
@@ -1585,10 +1593,12 @@ GS__FN gs_result gs__em_setup(gs_ctx *ctx, const gs_model_desc *m, const gs_run_
     if (d && (d->layers < 0 || d->layers > 256 || d->scale < 0 || d->max_devices < 0))
         return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_plan_emit_hlo: layers must be 0..256, scale and max_devices >= 0");
     E->ty = gs_dtype_name(dt);
+    E->run = r;
     for (a = 0; a < GS__MD_ROLES; a++) ways[a] = 1;
     /* every axis 2 ways while the mesh stays within maxd devices; pipeline axes are left out */
     for (a = 0; a < r->n_axes; a++) {
         if (r->axes[a].size <= 1 || r->axes[a].role == GS_ROLE_PIPELINE || dev * 2 > maxd) continue;
+        E->kept[a] = true;
         E->size[E->n] = 2;
         E->role[E->n] = r->axes[a].role;
         ways[r->axes[a].role] *= 2;
@@ -1623,7 +1633,7 @@ GS__FN gs_result gs__em_setup(gs_ctx *ctx, const gs_model_desc *m, const gs_run_
 GS__FN void gs__em_header(gs__em *E, const gs_model_desc *m) {
     gs__sb *sb = E->sb;
     const char *name = m->name ? m->name : "model";
-    int a;
+    int a, left;
     gs__sb_printf(sb, "// %s at reduced size (the model's dims divided by %lld): %lld layers, batch %lld x %lld tokens, "
                       "d_model %lld,\n// d_ff %lld, vocab %lld, %lld kv-heads x %lld queries each of head_dim %lld",
                   name, (long long)E->scale, (long long)E->L, (long long)E->B, (long long)E->T, (long long)E->D, (long long)E->F,
@@ -1631,6 +1641,12 @@ GS__FN void gs__em_header(gs__em *E, const gs_model_desc *m) {
     if (E->moe) gs__sb_printf(sb, ", %lld experts (top-%lld)", (long long)E->E, (long long)E->k);
     gs__sb_puts(sb, ";\n// the layout's roles on the mesh:");
     for (a = 0; a < E->n; a++) gs__sb_printf(sb, " %s=%lld", gs_role_name(E->role[a]), (long long)E->size[a]);
+    for (a = 0, left = 0; a < E->run->n_axes; a++) {
+        const gs_run_axis *x = &E->run->axes[a];
+        if (x->size > 1 && !E->kept[a])
+            gs__sb_printf(sb, "%s%s=%lld", left++ ? ", " : " (left out: ", gs_role_name(x->role), (long long)x->size);
+    }
+    if (left) gs__sb_puts(sb, ")");
     gs__sb_printf(sb, "\n// The forward pass of a pre-norm decoder: token ids -> one-hot . embedding; per layer RMSNorm,\n"
                       "// grouped-query attention with a causal mask (softmax(Q K^T / sqrt(H))), RMSNorm, %s%s;\n"
                       "// final RMSNorm and the %s output layer -> logits. Projections are scaled by 1/sqrt(fan-in).\n",

@@ -1106,10 +1106,16 @@ static void test_model_emit(void) {
     /* every emitted module proves itself at 4 and 8 devices: dense gated (llama3-8b), plain GELU with two
        tensor axes (gpt3-175b), experts with tensor (mixtral-8x7b's 5th layout) */
     for (d = 4; d <= 8; d *= 2) {
-        emit_and_check(dir, "a.hlo", llama8, 1, d, d == 4 ? "tensor=2 fsdp=2\n" : "tensor=2 fsdp=2 fsdp=2\n");
-        emit_and_check(dir, "b.hlo", gpt3, 1, d, d == 4 ? "tensor=2 tensor=2\n" : "tensor=2 tensor=2 fsdp=2\n");
-        emit_and_check(dir, "c.hlo", mixtral, 5, d, d == 4 ? "tensor=2 expert=2\n" : "tensor=2 expert=2 fsdp=2\n");
+        /* the axes beyond d devices are named as left out */
+        emit_and_check(dir, "a.hlo", llama8, 1, d, d == 4 ? "tensor=2 fsdp=2 (left out: fsdp=4)\n" : "tensor=2 fsdp=2 fsdp=2\n");
+        emit_and_check(dir, "b.hlo", gpt3, 1, d,
+                       d == 4 ? "tensor=2 tensor=2 (left out: fsdp=8, fsdp=8)\n" : "tensor=2 tensor=2 fsdp=2 (left out: fsdp=8)\n");
+        emit_and_check(dir, "c.hlo", mixtral, 5, d,
+                       d == 4 ? "tensor=2 expert=2 (left out: fsdp=4, fsdp=2)\n" : "tensor=2 expert=2 fsdp=2 (left out: fsdp=2)\n");
     }
+    /* a layout with pipeline stages: the stages are left out of the mesh and named in the header */
+    emit_and_check(dir, "p.hlo", "--preset llama3-70b --chip v5e --devices 256 --batch 256 --seq 8192 --train", 3, 8,
+                   "tensor=2 fsdp=2 fsdp=2 (left out: pipeline=2)\n");
     /* the collectives against the cost model's terms (gs_model_step_cost, per device and forward pass; bytes
        sent = (n-1)/n of the gathered or reduced array, an AllToAll (n-1)/n^2 of the group's): llama3-8b / 64
        is L=2, D=64, F=224 (gated), 2 kv-heads x 2 queries x head_dim 8, vocab 2016, batch 4 x 16 tokens */
@@ -1130,7 +1136,7 @@ static void test_model_emit(void) {
     }
     /* sequence (2 ways) with tensor: llama3-70b / 128, batch 2 x 16 tokens: the keys and values of the whole
        sequence gathered per layer, 2 * tokens * K * H / tensor */
-    if (emit_and_check(dir, "d.hlo", llama70, 1, 4, "tensor=2 sequence=2\n")) {
+    if (emit_and_check(dir, "d.hlo", llama70, 1, 4, "tensor=2 sequence=2 (left out: fsdp=32, fsdp=32)\n")) {
         act = 2 * 16 / 2 * D * 4 / 2;
         kv = 2 * 16 * 2 * K * H * 4 / 2 / 2;
         CHECK_EQ_INT(emitted_bytes(gst_cli_out, "reduce-scatter", 2, &n), (2 * L + 1) * act);
