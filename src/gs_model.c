@@ -474,6 +474,66 @@ GS__FN double gs__md_ckpt_elems(const gs__md *m, const gs__run *R) {
     }
 }
 
+/* the collectives of one forward pass (cf) and one backward pass (cb) of a micro-step, per chip; tok_grp:
+   the tokens one tensor group handles */
+GS__FN void gs__md_comms(const gs__md *m, const gs__run *R, double tok_grp, gs__md_comm *cf, gs__md_comm *cb) {
+    double wl_layer = (gs__md_attn_layer(m) + m->E * gs__md_mlp1_layer(m) / R->ways[GS_ROLE_EXPERT] + gs__md_router_layer(m)) *
+                      R->pb / (R->ways[GS_ROLE_TENSOR] * R->ways[GS_ROLE_TENSOR_2D]);
+    double Lst = m->L / R->ways[GS_ROLE_PIPELINE];   /* layers on one stage */
+    double act_tp = tok_grp * m->D * R->ab;          /* [tokens, D] gathered over tensor */
+    /* the embedding and output layer (vocabulary split over the tensor axes), held by the first and last
+       stages: counted once */
+    double w_embed = (m->tied ? 1.0 : 2.0) * m->V * m->D * R->pb / (R->ways[GS_ROLE_TENSOR] * R->ways[GS_ROLE_TENSOR_2D]);
+    int pass;
+    /* FSDP: gather the (tensor-sharded) weights before each pass; reduce-scatter gradients. Data (and
+       sequence) replicas all-reduce their gradient shards. */
+    for (pass = 0; pass < 2; pass++) {
+        double times = pass == 0 ? Lst : 1.0, V = pass == 0 ? wl_layer : w_embed;
+        gs__md_collective(R, GS_ROLE_FSDP, GS_COLLECTIVE_ALL_GATHER, V, cf, times);
+        if (R->phase != GS_PHASE_TRAIN) continue;
+        gs__md_collective(R, GS_ROLE_FSDP, GS_COLLECTIVE_ALL_GATHER, V, cb, times);
+        gs__md_collective(R, GS_ROLE_FSDP, GS_COLLECTIVE_REDUCE_SCATTER, V, cb, times);
+        /* once per step: a share of 1/R->accum in each micro-step */
+        gs__md_collective(R, GS_ROLE_DATA, GS_COLLECTIVE_ALL_REDUCE, V / R->ways[GS_ROLE_FSDP], cb, times / R->accum);
+        gs__md_collective(R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_ALL_REDUCE, V / R->ways[GS_ROLE_FSDP], cb, times / R->accum);
+    }
+    /* tensor: per block (attention, MLP) gather [tokens, D] before and reduce-scatter after, each pass */
+    if (R->ways[GS_ROLE_TENSOR_2D] > 1.0) {
+        /* 2-D weight-stationary: activations [tokens, D/X] gathered and scattered over the tensor axes,
+           the partial sums [tokens, F/YZ] (or [tokens, N*H/YZ]) all-reduced over X */
+        double x = R->ways[GS_ROLE_TENSOR_2D], yz = R->ways[GS_ROLE_TENSOR];
+        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp / x, cf, 2.0 * Lst);
+        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp / x, cf, 2.0 * Lst);
+        gs__md_collective(R, GS_ROLE_TENSOR_2D, GS_COLLECTIVE_ALL_REDUCE, tok_grp * m->k * m->F * R->ab / yz, cf, Lst);
+        gs__md_collective(R, GS_ROLE_TENSOR_2D, GS_COLLECTIVE_ALL_REDUCE, tok_grp * m->N * m->H * R->ab / yz, cf, Lst);
+    } else {
+        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp, cf, 2.0 * Lst);
+        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp, cf, 2.0 * Lst);
+    }
+    if (R->phase == GS_PHASE_TRAIN) {
+        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp, cb, 2.0 * Lst);
+        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp, cb, 2.0 * Lst);
+    }
+    /* sequence: keys and values of the whole sequence gathered (forward), their gradients scattered */
+    {
+        double kv = tok_grp * R->ways[GS_ROLE_SEQUENCE] * 2.0 * m->K * m->H * R->ab / R->ways[GS_ROLE_TENSOR];
+        gs__md_collective(R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_ALL_GATHER, kv, cf, Lst);
+        if (R->phase == GS_PHASE_TRAIN) gs__md_collective(R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_REDUCE_SCATTER, kv, cb, Lst);
+    }
+    /* expert: dispatch and combine AllToAlls of the routed tokens [tokens * k, D] per MoE layer and pass */
+    if (m->moe) {
+        double a2a = tok_grp * R->ways[GS_ROLE_EXPERT] * m->k * m->D * R->ab / R->ways[GS_ROLE_TENSOR];
+        gs__md_collective(R, GS_ROLE_EXPERT, GS_COLLECTIVE_ALL_TO_ALL, a2a, cf, 2.0 * Lst);
+        if (R->phase == GS_PHASE_TRAIN) gs__md_collective(R, GS_ROLE_EXPERT, GS_COLLECTIVE_ALL_TO_ALL, a2a, cb, 2.0 * Lst);
+    }
+    /* pipeline: each stage passes [tokens, D] on (per microbatch; the bytes add up to the whole batch) */
+    if (R->ways[GS_ROLE_PIPELINE] > 1.0) {
+        double hop = tok_grp / R->ways[GS_ROLE_PIPELINE] * m->D * R->ab / R->ways[GS_ROLE_TENSOR];
+        gs__md_collective(R, GS_ROLE_PIPELINE, GS_COLLECTIVE_PERMUTE, hop, cf, 1.0);
+        if (R->phase == GS_PHASE_TRAIN) gs__md_collective(R, GS_ROLE_PIPELINE, GS_COLLECTIVE_PERMUTE, hop, cb, 1.0);
+    }
+}
+
 GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, const gs_run_desc *run, gs_model_step *out) {
     gs__md m;
     gs__run R;
@@ -550,63 +610,7 @@ GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, con
     /* ---- collectives per pass (forward cf; backward cb) ---- */
     memset(&cf, 0, sizeof cf);
     memset(&cb, 0, sizeof cb);
-    {
-        double wl_layer = (attn_l + m.E * mlp_l / R.ways[GS_ROLE_EXPERT] + gs__md_router_layer(&m)) * R.pb /
-                          (R.ways[GS_ROLE_TENSOR] * R.ways[GS_ROLE_TENSOR_2D]);
-        double Lst = m.L / R.ways[GS_ROLE_PIPELINE];   /* layers on one stage */
-        double act_tp = tok_grp * m.D * R.ab;          /* [tokens, D] gathered over tensor */
-        /* the embedding and output layer (vocabulary split over the tensor axes), held by the first and last
-           stages: counted once */
-        double w_embed = (m.tied ? 1.0 : 2.0) * m.V * m.D * R.pb / (R.ways[GS_ROLE_TENSOR] * R.ways[GS_ROLE_TENSOR_2D]);
-        int pass;
-        /* FSDP: gather the (tensor-sharded) weights before each pass; reduce-scatter gradients. Data (and
-           sequence) replicas all-reduce their gradient shards. */
-        for (pass = 0; pass < 2; pass++) {
-            double times = pass == 0 ? Lst : 1.0, V = pass == 0 ? wl_layer : w_embed;
-            gs__md_collective(&R, GS_ROLE_FSDP, GS_COLLECTIVE_ALL_GATHER, V, &cf, times);
-            if (R.phase != GS_PHASE_TRAIN) continue;
-            gs__md_collective(&R, GS_ROLE_FSDP, GS_COLLECTIVE_ALL_GATHER, V, &cb, times);
-            gs__md_collective(&R, GS_ROLE_FSDP, GS_COLLECTIVE_REDUCE_SCATTER, V, &cb, times);
-            /* once per step: a share of 1/A in each micro-step */
-            gs__md_collective(&R, GS_ROLE_DATA, GS_COLLECTIVE_ALL_REDUCE, V / R.ways[GS_ROLE_FSDP], &cb, times / A);
-            gs__md_collective(&R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_ALL_REDUCE, V / R.ways[GS_ROLE_FSDP], &cb, times / A);
-        }
-        /* tensor: per block (attention, MLP) gather [tokens, D] before and reduce-scatter after, each pass */
-        if (R.ways[GS_ROLE_TENSOR_2D] > 1.0) {
-            /* 2-D weight-stationary: activations [tokens, D/X] gathered and scattered over the tensor axes,
-               the partial sums [tokens, F/YZ] (or [tokens, N*H/YZ]) all-reduced over X */
-            double x = R.ways[GS_ROLE_TENSOR_2D], yz = R.ways[GS_ROLE_TENSOR];
-            gs__md_collective(&R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp / x, &cf, 2.0 * Lst);
-            gs__md_collective(&R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp / x, &cf, 2.0 * Lst);
-            gs__md_collective(&R, GS_ROLE_TENSOR_2D, GS_COLLECTIVE_ALL_REDUCE, tok_grp * m.k * m.F * R.ab / yz, &cf, Lst);
-            gs__md_collective(&R, GS_ROLE_TENSOR_2D, GS_COLLECTIVE_ALL_REDUCE, tok_grp * m.N * m.H * R.ab / yz, &cf, Lst);
-        } else {
-            gs__md_collective(&R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp, &cf, 2.0 * Lst);
-            gs__md_collective(&R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp, &cf, 2.0 * Lst);
-        }
-        if (R.phase == GS_PHASE_TRAIN) {
-            gs__md_collective(&R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp, &cb, 2.0 * Lst);
-            gs__md_collective(&R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp, &cb, 2.0 * Lst);
-        }
-        /* sequence: keys and values of the whole sequence gathered (forward), their gradients scattered */
-        {
-            double kv = tok_grp * R.ways[GS_ROLE_SEQUENCE] * 2.0 * m.K * m.H * R.ab / R.ways[GS_ROLE_TENSOR];
-            gs__md_collective(&R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_ALL_GATHER, kv, &cf, Lst);
-            if (R.phase == GS_PHASE_TRAIN) gs__md_collective(&R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_REDUCE_SCATTER, kv, &cb, Lst);
-        }
-        /* expert: dispatch and combine AllToAlls of the routed tokens [tokens * k, D] per MoE layer and pass */
-        if (m.moe) {
-            double a2a = tok_grp * R.ways[GS_ROLE_EXPERT] * m.k * m.D * R.ab / R.ways[GS_ROLE_TENSOR];
-            gs__md_collective(&R, GS_ROLE_EXPERT, GS_COLLECTIVE_ALL_TO_ALL, a2a, &cf, 2.0 * Lst);
-            if (R.phase == GS_PHASE_TRAIN) gs__md_collective(&R, GS_ROLE_EXPERT, GS_COLLECTIVE_ALL_TO_ALL, a2a, &cb, 2.0 * Lst);
-        }
-        /* pipeline: each stage passes [tokens, D] on (per microbatch; the bytes add up to the whole batch) */
-        if (R.ways[GS_ROLE_PIPELINE] > 1.0) {
-            double hop = tok_grp / R.ways[GS_ROLE_PIPELINE] * m.D * R.ab / R.ways[GS_ROLE_TENSOR];
-            gs__md_collective(&R, GS_ROLE_PIPELINE, GS_COLLECTIVE_PERMUTE, hop, &cf, 1.0);
-            if (R.phase == GS_PHASE_TRAIN) gs__md_collective(&R, GS_ROLE_PIPELINE, GS_COLLECTIVE_PERMUTE, hop, &cb, 1.0);
-        }
-    }
+    gs__md_comms(&m, &R, tok_grp, &cf, &cb);
 
     /* ---- the passes ---- */
     memset(&fwd, 0, sizeof fwd);
