@@ -957,6 +957,30 @@ GS__FN void gs__nt_put_arrays(gs__sb *sb, gs_notation *N) {
     gs__sb_puts(sb, "\n");
 }
 
+/* the time of everything but the collectives (the local dot, copies, slices), one after another */
+GS__FN gs_result gs__nt_put_local(gs__sb *sb, gs_notation *n, const gs_topology *t, const char *chip) {
+    gs_cost_report *rep = NULL;
+    double secs = 0.0, t_math = 0.0, t_hbm = 0.0;
+    int i;
+    gs_result r = gs_cost_program(n->spmd, t, &rep);
+    if (r != GS_OK) return r;
+    for (i = 0; i < gs_cost_report_num_rows(rep); i++) {
+        const gs_cost_row *row = gs_cost_report_row(rep, i);
+        if (row->parent >= 0 || gs__cm_is_collective(row->value->op)) continue;
+        secs += row->seconds;
+        t_math += row->t_math;
+        t_hbm += row->t_hbm;
+    }
+    if (secs <= 0.0) {
+        gs__sb_puts(sb, "// local work: none\n");
+        return GS_OK;
+    }
+    gs__sb_puts(sb, "// local work (every other instruction): ");
+    gs__nt_put_time(sb, secs);
+    gs__sb_printf(sb, " on %s, %s\n", chip, t_math >= t_hbm ? "compute-bound" : "HBM-bound");
+    return GS_OK;
+}
+
 GS_API const char *gs_notation_report(gs_notation *n, const gs_topology *t) {
     gs_notation_comm *rows = NULL;
     int n_rows = 0, i, k;
@@ -974,6 +998,10 @@ GS_API const char *gs_notation_report(gs_notation *n, const gs_topology *t) {
     gs__sb_puts(&sb, prog);
     gs__nt_put_arrays(&sb, n);
     if (n_rows == 0) gs__sb_puts(&sb, "// no collective: every device computes its own shard\n");
+    if (gs__nt_put_local(&sb, n, t, chip) != GS_OK) {
+        gs__sb_free(&sb);
+        return NULL;
+    }
     for (i = 0; i < n_rows; i++) {
         const gs_notation_comm *c = &rows[i];
         gs__sb_printf(&sb, "// %s %s over %s: ", gs__nt_kind_words[c->kind], c->array, c->axes);
