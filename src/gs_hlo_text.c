@@ -4015,6 +4015,14 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
             gs_ctx_clear_error(P->ctx);
             if (!(v->text_attrs = gs__arena_printf(P->ctx, "%s, sharding=%s", v->text_attrs ? v->text_attrs : "", sh))) return false;
         }
+        /* a variadic op built as one op per component and their tuple: each component keeps its element */
+        if (op != GS_OP_TUPLE && v->op == GS_OP_TUPLE && v->sharding && v->sharding->kind == GS_SHARDING_TUPLE) {
+            int e;
+            for (e = 0; e < v->n_operands && e < v->sharding->n_elems; e++)
+                if (v->operands[e]->shape.dtype != GS_TUPLE && !v->operands[e]->sharding_user &&
+                    gs_value_set_sharding(v->operands[e], v->sharding->elems[e]) != GS_OK)
+                    return gs__builder_failed(P, &a->at);
+        }
     }
     if (!gs__check_attrs(P, in, v, !inlined_param)) return false;
     in->value = v;

@@ -414,6 +414,9 @@ GS__FN uint32_t gs__size_diff_mask(const gs_shape *x, const gs_shape *y);   /* d
 GS__FN void gs__gather_index_dest(const gs_value *v, int *out);
 GS__FN void gs__gather_operand_dest(const gs_value *v, bool batching, int *out);
 GS__FN void gs__scatter_update_dest(const gs_value *v, int *out);
+GS__FN void gs__scatter_index_dest(const gs_value *v, int *out);
+GS__FN int gs__iota_dim(const gs_value *x);
+GS__FN int gs__gs_parallel(const gs_value *v, int *op, int *ix);
 GS__FN void gs__dest_invert(int n, const int *dest, int out_rank, int *inv);
 
 /* ---- interpreter (gs_interp.c); the runtime reuses it with its own collective hook ----

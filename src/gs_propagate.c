@@ -361,6 +361,8 @@ GS__FN const gs_sharding *gs__move_off_dim(gs__prop *P, const gs_sharding *s, co
     return gs__sh_replicate_dims(P->ctx, s, 1u << dim);
 }
 
+GS__FN const gs_sharding *gs__fwd_gather_scatter(gs__prop *P, gs_value *v);
+
 GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
     const gs_sharding *s0 = v->n_operands ? gs__arr_sh(v->operands[0]) : NULL;
     int d, k, dest[GS_MAX_RANK];
@@ -417,23 +419,7 @@ GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
         return gs__sh_map(P->ctx, s0, v->shape.rank, dest);
     }
     case GS_OP_DOT: case GS_OP_CONVOLUTION: return gs__fwd_dotlike(P, v);
-    case GS_OP_GATHER: {
-        const gs_sharding *si = gs__arr_sh(v->operands[1]), *from_idx = NULL, *from_op = NULL, *m;
-        if (si) {
-            gs__gather_index_dest(v, dest);
-            from_idx = gs__sh_map(P->ctx, si, v->shape.rank, dest);
-        }
-        if (s0) {
-            /* operand dims sliced whole pass through to the offset dims */
-            gs__gather_operand_dest(v, false, dest);
-            from_op = gs__sh_map(P->ctx, s0, v->shape.rank, dest);
-        }
-        if (!gs__is_tiled(from_idx)) return from_op ? from_op : from_idx;
-        if (!gs__is_tiled(from_op)) return from_idx;
-        m = gs__sh_merge(P->ctx, from_idx, from_op);
-        return m ? m : from_idx;
-    }
-    case GS_OP_SCATTER: return s0;
+    case GS_OP_GATHER: case GS_OP_SCATTER: return gs__fwd_gather_scatter(P, v);
     case GS_OP_SORT: {
         const gs_sharding *best = gs__fwd_elementwise(P, v, 0, v->n_operands);
         if (!best) return NULL;
@@ -443,6 +429,98 @@ GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
         return s0 ? gs__sh_replicate_dims(P->ctx, s0, 1u << (v->operands[0]->shape.rank - 1)) : NULL;
     case GS_OP_WHILE: return v->operands[0]->sharding;
     default: return NULL;
+    }
+}
+
+/* ---- gather and scatter: operand O, indices I and R (the gather's output, the scatter's updates). R's batch
+   dims follow I's dims in order; O's dims taken whole pass through to R's offset (window) dims; the parallel dims
+   (explicit batching dims, iota-built index components) tie an O dim, an I dim and an R batch dim together. ---- */
+/* O dim -> R dim (pass-through and parallel dims), I dim -> R dim, and I dim -> O dim (parallel dims only) */
+GS__FN void gs__gs_maps(const gs_value *v, int *o2r, int *i2r, int *i2o) {
+    int op[GS_MAX_RANK], ix[GS_MAX_RANK], n, k, d;
+    if (v->op == GS_OP_GATHER) {
+        gs__gather_operand_dest(v, false, o2r);
+        gs__gather_index_dest(v, i2r);
+    } else {
+        gs__scatter_update_dest(v, o2r);
+        gs__scatter_index_dest(v, i2r);
+    }
+    for (d = 0; d < v->operands[1]->shape.rank; d++) i2o[d] = GS__DEST_REP;
+    n = gs__gs_parallel(v, op, ix);
+    for (k = 0; k < n; k++) {
+        o2r[op[k]] = i2r[ix[k]];
+        i2o[ix[k]] = op[k];
+    }
+}
+
+/* the best of candidate shardings in order of preference: the first, made more specific by each later one it
+   merges with (at level > 0), or replaced by a later one that is more specific and does not merge */
+GS__FN const gs_sharding *gs__combine(gs__prop *P, int n, const gs_sharding *const *c) {
+    const gs_sharding *best = NULL, *m;
+    int k;
+    for (k = 0; k < n; k++) {
+        if (!c[k] || c[k]->kind == GS_SHARDING_MANUAL) continue;
+        if (!best) best = c[k];
+        else if (P->level > 0 && gs__is_tiled(best) && gs__is_tiled(c[k]) && (m = gs__sh_merge(P->ctx, best, c[k])))
+            best = m;
+        else if (gs__sh_more_specific(c[k], best))
+            best = c[k];
+    }
+    return best;
+}
+
+/* forward: a gather's output from its indices (every batch dim) and its operand (pass-through and parallel dims);
+   a scatter's output from its operand, then its indices' parallel dims, then its updates' window and parallel dims */
+GS__FN const gs_sharding *gs__fwd_gather_scatter(gs__prop *P, gs_value *v) {
+    const gs_value *O = v->operands[0], *I = v->operands[1];
+    const gs_sharding *so = gs__arr_sh(O), *si = gs__arr_sh(I), *c[3] = {NULL, NULL, NULL};
+    int o2r[GS_MAX_RANK], i2r[GS_MAX_RANK], i2o[GS_MAX_RANK], inv[GS_MAX_RANK];
+    gs__gs_maps(v, o2r, i2r, i2o);
+    if (v->op == GS_OP_GATHER) {
+        if (si) c[0] = gs__sh_map(P->ctx, si, v->shape.rank, i2r);
+        if (so) c[1] = gs__sh_map(P->ctx, so, v->shape.rank, o2r);
+        return gs__combine(P, 2, c);
+    }
+    {
+        const gs_value *U = v->operands[2];
+        const gs_sharding *su = gs__arr_sh(U);
+        c[0] = so;
+        if (!gs__is_tiled(si) && !gs__is_tiled(su)) return so;
+        if (si) c[1] = gs__sh_map(P->ctx, si, v->shape.rank, i2o);
+        if (su) {
+            gs__dest_invert(v->shape.rank, o2r, U->shape.rank, inv);
+            c[2] = gs__sh_map(P->ctx, su, v->shape.rank, inv);
+        }
+        return gs__combine(P, 3, c);
+    }
+}
+
+/* backward into operand i of gather/scatter u whose sharding is s: O and I from a gather's output; a scatter's
+   operand takes the output's sharding, its updates take the output's window and parallel dims merged with the
+   indices', its indices take the updates' batch dims */
+GS__FN const gs_sharding *gs__bwd_gather_scatter(gs__prop *P, const gs_value *u, const gs_sharding *s, int i) {
+    const gs_value *x = u->operands[i], *R = u->op == GS_OP_GATHER ? u : u->operands[2];
+    int o2r[GS_MAX_RANK], i2r[GS_MAX_RANK], i2o[GS_MAX_RANK], dest[GS_MAX_RANK];
+    const gs_sharding *c[2] = {NULL, NULL};
+    gs__gs_maps(u, o2r, i2r, i2o);
+    if (u->op == GS_OP_GATHER) {
+        if (!gs__is_tiled(s)) return s;
+        gs__dest_invert(x->shape.rank, i == 1 ? i2r : o2r, u->shape.rank, dest);
+        return gs__sh_map(P->ctx, s, x->shape.rank, dest);
+    }
+    if (i == 0) return s;
+    if (i == 1) {
+        const gs_sharding *su = gs__arr_sh(R);
+        if (!gs__is_tiled(su)) return NULL;
+        gs__dest_invert(x->shape.rank, i2r, R->shape.rank, dest);
+        return gs__sh_map(P->ctx, su, x->shape.rank, dest);
+    }
+    {
+        const gs_sharding *si = gs__arr_sh(u->operands[1]);
+        if (gs__is_tiled(s)) c[0] = gs__sh_map(P->ctx, s, R->shape.rank, o2r);
+        if (gs__is_tiled(si)) c[1] = gs__sh_map(P->ctx, si, R->shape.rank, i2r);
+        if (!gs__is_tiled(c[0])) return c[1] ? c[1] : c[0];
+        return gs__combine(P, 2, c);
     }
 }
 
@@ -479,12 +557,8 @@ GS__FN const gs_sharding *gs__bwd_sh(gs__prop *P, const gs_value *u, const gs_sh
         for (d = 0; d < u->shape.rank; d++) dest[d] = (int)u->dims[d];
         return gs__sh_map(P->ctx, s, x->shape.rank, dest);
     case GS_OP_SLICE: case GS_OP_PAD: case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX: case GS_OP_CUMMIN:
-    case GS_OP_REDUCE_WINDOW: case GS_OP_SCATTER:
-        if (i != 0) {
-            if (u->op != GS_OP_SCATTER) return NULL;
-            break;
-        }
-        return s;
+    case GS_OP_REDUCE_WINDOW:
+        return i == 0 ? s : NULL;
     case GS_OP_REVERSE: return gs__sh_reverse(P->ctx, s, gs__mask_of(u->n_dims, u->dims));
     case GS_OP_CONCATENATE: return s;
     case GS_OP_DYNAMIC_SLICE:
@@ -511,23 +585,10 @@ GS__FN const gs_sharding *gs__bwd_sh(gs__prop *P, const gs_value *u, const gs_sh
         m = gs__is_tiled(o) ? gs__sh_merge(P->ctx, c, o) : NULL;
         return m ? m : c;
     }
-    case GS_OP_GATHER: {
-        int fwd[GS_MAX_RANK];
-        if (!gs__is_tiled(s)) return s;
-        if (i == 1) gs__gather_index_dest(u, fwd);
-        else gs__gather_operand_dest(u, false, fwd);
-        gs__dest_invert(x->shape.rank, fwd, u->shape.rank, dest);
-        return gs__sh_map(P->ctx, s, x->shape.rank, dest);
-    }
+    case GS_OP_GATHER: case GS_OP_SCATTER: return gs__bwd_gather_scatter(P, u, s, i);
     case GS_OP_SORT: return s;
     case GS_OP_TOPK: return gs__sh_replicate_dims(P->ctx, s, 1u << (x->shape.rank - 1));
     default: return NULL;
-    }
-    /* scatter updates (i == 2) from the output sharding (indices (i == 1) get nothing from it) */
-    if (u->op == GS_OP_SCATTER && gs__is_tiled(s) && i == 2) {
-        /* operand dims that are window dims covered whole pass to the update window dims */
-        gs__scatter_update_dest(u, dest);
-        return gs__sh_map(P->ctx, s, u->operands[2]->shape.rank, dest);
     }
     return NULL;
 }

@@ -348,6 +348,74 @@ static void test_gather_scatter_sort_rules(void) {
     CHECK(has("s", "{devices=[4,1]<=[4]}") && has("v", "{devices=[4,1]<=[4]}"));
 }
 
+/* gather/scatter parallel dims: an iota-built index component or an explicit batching dim ties an operand dim to
+   an indices dim and the output's (updates') batch dim; a scatter's indices and updates inform each other */
+static void test_gather_scatter_parallel_dims(void) {
+    /* component 0 of the indices counts along indices dim 0, so operand dim 0 splits like the output's dim 0 */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  t = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                   "  p = s32[8,1] parameter(1)\n"
+                   "  io = s32[8,1] iota(), iota_dimension=0\n"
+                   "  c = s32[8,2] concatenate(io, p), dimensions={1}\n"
+                   "  g = f32[8] gather(t, c), offset_dims={}, collapsed_slice_dims={0,1}, start_index_map={0,1}, "
+                   "index_vector_dim=1, slice_sizes={1,1}\n"
+                   "  ROOT r = f32[8] negate(g)\n}\n"));
+    CHECK(has("g", "{devices=[4]<=[4]}") && has("c", "{devices=[4,1]<=[4]}") && has("p", "{devices=[4,1]<=[4]}"));
+    /* the same with the iota broadcast from a vector, and the output annotated: the operand follows backward */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  t = f32[8,6] parameter(0)\n"
+                   "  i1 = s32[8] iota(), iota_dimension=0\n"
+                   "  b = s32[8,1] broadcast(i1), dimensions={0}\n"
+                   "  g = f32[8,6] gather(t, b), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+                   "index_vector_dim=1, slice_sizes={1,6}, sharding={devices=[2,2]<=[4]}\n"
+                   "  ROOT r = f32[8,6] negate(g)\n}\n"));
+    CHECK(has("t", "{devices=[2,2]<=[4]}"));
+    /* a slice wider than one along the indexed dim is not parallel: the operand's split there is dropped */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  t = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                   "  i1 = s32[7,1] iota(), iota_dimension=0\n"
+                   "  g = f32[7,2,6] gather(t, i1), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0}, "
+                   "index_vector_dim=1, slice_sizes={2,6}\n"
+                   "  ROOT r = f32[7,2,6] negate(g)\n}\n"));
+    CHECK(has("g", "{replicated}"));
+    /* explicit batching dims: operand dim 0 and indices dim 0 are one dim of the output */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  t = f32[4,10,3] parameter(0), sharding={devices=[2,1,1,2]<=[4] last_tile_dim_replicate}\n"
+                   "  i = s32[4,5,1] parameter(1)\n"
+                   "  g = f32[4,5,3] gather(t, i), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, "
+                   "operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1,3}\n"
+                   "  ROOT r = f32[4,5,3] negate(g)\n}\n"));
+    CHECK(has("g", "{devices=[2,1,1,2]<=[4] last_tile_dim_replicate}") &&
+          has("i", "{devices=[2,1,1,2]<=[4] last_tile_dim_replicate}"));
+    /* scatter: the updates' scatter dim gives the indices theirs (the scatter itself pinned replicated) */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  o = f32[10,6] parameter(0)\n"
+                   "  ip = s32[8] parameter(1)\n"
+                   "  ic = s32[8] copy(ip)\n"
+                   "  u = f32[8,6] parameter(2), sharding={devices=[4,1]<=[4]}\n"
+                   "  ROOT s = f32[10,6] scatter(o, ic, u), update_window_dims={1}, inserted_window_dims={0}, "
+                   "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add.f32, sharding={replicated}\n}\n"));
+    CHECK(has("ic", "{devices=[4]<=[4]}"));
+    /* and the indices give the updates theirs */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  o = f32[10,6] parameter(0)\n"
+                   "  i = s32[8] parameter(1), sharding={devices=[2,2]<=[4] last_tile_dim_replicate}\n"
+                   "  up = f32[8,6] parameter(2)\n"
+                   "  uc = f32[8,6] copy(up)\n"
+                   "  ROOT s = f32[10,6] scatter(o, i, uc), update_window_dims={1}, inserted_window_dims={0}, "
+                   "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add.f32, sharding={replicated}\n}\n"));
+    CHECK(has("uc", "{devices=[2,1,2]<=[4] last_tile_dim_replicate}"));
+    /* iota indices make the scatter's dim 0 parallel: the output splits like the updates' scatter dim */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  o = f32[8,6] parameter(0)\n"
+                   "  i = s32[8] iota(), iota_dimension=0\n"
+                   "  u = f32[8,6] parameter(1), sharding={devices=[4,1]<=[4]}\n"
+                   "  s = f32[8,6] scatter(o, i, u), update_window_dims={1}, inserted_window_dims={0}, "
+                   "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add.f32\n"
+                   "  ROOT r = f32[8,6] negate(s)\n}\n"));
+    CHECK(has("s", "{devices=[4,1]<=[4]}") && has("o", "{devices=[4,1]<=[4]}"));
+}
+
 static void test_topk_and_tuples(void) {
     CHECK(prop(HDR "ENTRY e {\n"
                    "  y = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
@@ -564,6 +632,7 @@ void suite_propagate(void) {
     RUN(test_data_movement_rules);
     RUN(test_backward_pass_through);
     RUN(test_gather_scatter_sort_rules);
+    RUN(test_gather_scatter_parallel_dims);
     RUN(test_topk_and_tuples);
     RUN(test_while_loop);
     RUN(test_manual_region);
