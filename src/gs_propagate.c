@@ -264,13 +264,13 @@ GS__FN const gs_sharding *gs__lookahead(gs__prop *P, const gs_value *v) {
     const gs_sharding *s = NULL;
     while (n < 8) {
         gs_value *u = NULL;
-        if (gs__num_users(cur, &u) != 1) return NULL;
+        if (gs__num_users(cur, &u) != 1 || u->barrier == 2) return NULL;
         if (gs__arr_sh(u) && gs__is_tiled(u->sharding)) {
             chain[n++] = u;
             s = u->sharding;
             break;
         }
-        if (!(gs__elementwise(u->op) || u->op == GS_OP_TRANSPOSE || u->op == GS_OP_RESHAPE)) return NULL;
+        if (!(gs__elementwise(u->op) || u->op == GS_OP_TRANSPOSE || u->op == GS_OP_RESHAPE) || u->barrier) return NULL;
         chain[n++] = u;
         cur = u;
     }
@@ -622,7 +622,7 @@ GS__FN void gs__fwd_value(gs__prop *P, gs_value *v) {
                     gs__offer(P, v, k, gs_sharding_manual(P->ctx), GS_ORIGIN_FORWARD, v->operands[0], "manual region");
             return;
         }
-    if (!gs__fwd_allowed(v->op, P->level)) return;
+    if (!gs__fwd_allowed(v->op, P->level) || v->barrier == 1) return;
     if (v->op == GS_OP_TUPLE) {   /* leaf by leaf: an element that is a tuple gives each of its leaves */
         int leaf = 0, j;
         for (k = 0; k < v->n_operands; k++) {
@@ -691,7 +691,7 @@ GS__FN void gs__bwd_value(gs__prop *P, gs_value *u) {
         return;
     }
     if (u->op == GS_OP_TO_MANUAL || u->op == GS_OP_TO_FULL) return;
-    if (!gs__bwd_allowed(u->op, P->level)) return;
+    if (!gs__bwd_allowed(u->op, P->level) || u->barrier == 2) return;
     if (u->op == GS_OP_GET_TUPLE_ELEMENT) {   /* into the element's leaves of the tuple */
         gs_value *t = u->operands[0];
         int first, n, node, j;

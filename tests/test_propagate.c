@@ -416,6 +416,42 @@ static void test_gather_scatter_parallel_dims(void) {
     CHECK(has("s", "{devices=[4,1]<=[4]}") && has("o", "{devices=[4,1]<=[4]}"));
 }
 
+/* ShardBarrierFrom stops forward propagation through it, ShardBarrierTo backward; both print back as written */
+static void test_shard_barriers(void) {
+    const char *txt;
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  x = f32[8,4] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                   "  b = f32[8,4] custom-call(x), custom_call_target=\"ShardBarrierFrom\", custom_call_has_side_effect=true\n"
+                   "  n = f32[8,4] negate(b)\n"
+                   "  y = f32[8,4] parameter(1)\n"
+                   "  yc = f32[8,4] copy(y)\n"
+                   "  c = f32[8,4] custom-call(yc), custom_call_target=\"ShardBarrierTo\"\n"
+                   "  m = f32[8,4] negate(c), sharding={devices=[1,4]<=[4]}\n"
+                   "  ROOT t = (f32[8,4], f32[8,4]) tuple(n, m)\n}\n"));
+    CHECK(has("n", "{replicated}") && has("b", "{replicated}"));
+    CHECK(has("c", "{devices=[1,4]<=[4]}") && has("yc", "{replicated}"));
+    /* without the barriers the same module propagates through */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  x = f32[8,4] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                   "  b = f32[8,4] copy(x)\n"
+                   "  n = f32[8,4] negate(b)\n"
+                   "  y = f32[8,4] parameter(1)\n"
+                   "  yc = f32[8,4] copy(y)\n"
+                   "  c = f32[8,4] copy(yc)\n"
+                   "  m = f32[8,4] negate(c), sharding={devices=[1,4]<=[4]}\n"
+                   "  ROOT t = (f32[8,4], f32[8,4]) tuple(n, m)\n}\n"));
+    CHECK(has("n", "{devices=[4,1]<=[4]}") && has("yc", "{devices=[1,4]<=[4]}"));
+    /* printed back as custom-calls */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  x = f32[8,4] parameter(0)\n"
+                   "  b = f32[8,4] custom-call(x), custom_call_target=\"ShardBarrierFrom\"\n"
+                   "  ROOT c = f32[8,4] custom-call(b), custom_call_target=\"ShardBarrierTo\"\n}\n"));
+    txt = pg ? gs_hlo_print(pg) : NULL;
+    CHECK(txt && strstr(txt, "custom-call(x), custom_call_target=\"ShardBarrierFrom\"") &&
+          strstr(txt, "custom-call(b), custom_call_target=\"ShardBarrierTo\""));
+    if (txt && !strstr(txt, "ShardBarrierFrom")) fprintf(stderr, "%s\n", txt);
+}
+
 static void test_topk_and_tuples(void) {
     CHECK(prop(HDR "ENTRY e {\n"
                    "  y = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
@@ -633,6 +669,7 @@ void suite_propagate(void) {
     RUN(test_backward_pass_through);
     RUN(test_gather_scatter_sort_rules);
     RUN(test_gather_scatter_parallel_dims);
+    RUN(test_shard_barriers);
     RUN(test_topk_and_tuples);
     RUN(test_while_loop);
     RUN(test_manual_region);
