@@ -7,6 +7,7 @@ typedef struct gs__prop {
     gs_graph *entry;
     gs_graph **graphs;     /* stb_ds: the entry and every while condition/body reachable from it */
     gs_value **whiles;     /* stb_ds: while instructions */
+    gs_value **members;    /* stb_ds: shard group members, in graph order */
     int level;
     bool changed;
     int64_t iterations;
@@ -57,6 +58,7 @@ GS__FN bool gs__receive_allowed(gs_op op, int level, gs_origin_kind dir) {
     return gs__fwd_allowed(op, level);
 }
 static const char gs__rule_while[] = "while";
+static const char gs__rule_group[] = "shard group";
 
 GS__FN bool gs__bwd_allowed(gs_op op, int level) {
     if (op == GS_OP_BROADCAST) return level >= 2;
@@ -178,8 +180,9 @@ GS__FN bool gs__offer(gs__prop *P, gs_value *v, int elem, const gs_sharding *can
                       const gs_value *from, const char *rule) {
     const gs_sharding *cur = v->sharding, *nw;
     bool merged = false;
+    if (cand && cand->group_kind) cand = gs__sh_ungrouped(P->ctx, cand);
     if (!cand) return false;
-    if (rule != gs__rule_while && !gs__receive_allowed(v->op, P->level, dir)) return false;
+    if (rule != gs__rule_while && rule != gs__rule_group && !gs__receive_allowed(v->op, P->level, dir)) return false;
     if (elem >= 0) {
         /* tuple element */
         const gs_sharding **elems;
@@ -381,7 +384,7 @@ GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
         if (!s0) return NULL;
         for (d = 0; d < v->shape.rank; d++) dest[v->dims[d]] = d;
         return gs__sh_map(P->ctx, s0, v->shape.rank, dest);
-    case GS_OP_SLICE: case GS_OP_PAD: case GS_OP_COPY: case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX:
+    case GS_OP_SLICE: case GS_OP_PAD: case GS_OP_COPY: case GS_OP_ANNOTATE: case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX:
     case GS_OP_CUMMIN:
         return s0;
     case GS_OP_REDUCE_WINDOW:
@@ -730,6 +733,71 @@ GS__FN void gs__bwd_value(gs__prop *P, gs_value *u) {
     }
 }
 
+/* ---- shard groups (XLA's shard_as / shard_like): an annotation "{unknown shard_as N}" leaves its value open and
+   puts it (and, on a Sharding custom-call, the annotated operand) in group N. Members of a group offer each other
+   their shardings while propagation runs; at the end every open member of a shard_as group takes the group's one
+   sharding, so they all agree (shard_like members only take each other's as hints). ---- */
+GS__FN void gs__join_group(gs__prop *P, gs_value *v, int kind, int64_t id) {
+    int k;
+    if (v->shape.dtype == GS_TUPLE) return;
+    if (!v->group_kind) {
+        v->group_kind = kind;
+        v->group_id = id;
+    }
+    for (k = 0; k < (int)stbds_arrlen(P->members); k++)
+        if (P->members[k] == v) return;
+    stbds_arrput(P->members, v);
+}
+
+/* an {unknown} annotation is open: propagation decides it (its group, if any, is kept on the value) */
+GS__FN void gs__open_unknown(gs__prop *P, gs_value *v) {
+    const gs_sharding *s = v->sharding;
+    if (s->group_kind) {
+        gs__join_group(P, v, s->group_kind, s->group_id);
+        if (v->op == GS_OP_ANNOTATE && !v->operands[0]->sharding_user)
+            gs__join_group(P, v->operands[0], s->group_kind, s->group_id);
+    }
+    v->sharding_user = false;
+    v->sharding = NULL;
+    GS__ZERO(v->origin);
+}
+
+GS__FN bool gs__same_group(const gs_value *a, const gs_value *b) {
+    return a != b && a->group_kind == b->group_kind && a->group_id == b->group_id && gs_shape_equal(&a->shape, &b->shape);
+}
+
+GS__FN void gs__sync_groups(gs__prop *P) {
+    int a, b, n = (int)stbds_arrlen(P->members);
+    for (a = 0; a < n; a++)
+        for (b = 0; b < n; b++)
+            if (gs__same_group(P->members[a], P->members[b]))
+                gs__offer(P, P->members[a], -1, gs__arr_sh(P->members[b]), GS_ORIGIN_BACKWARD, P->members[b], gs__rule_group);
+}
+
+/* shard_as: the group's sharding (its members' combined, first member first) on every open member */
+GS__FN void gs__settle_groups(gs__prop *P) {
+    int a, b, n = (int)stbds_arrlen(P->members);
+    for (a = 0; a < n; a++) {
+        gs_value *v = P->members[a];
+        const gs_sharding *best = NULL, *c[2];
+        if (v->group_kind != 1 || v->sharding_user) continue;
+        for (b = 0; b < n; b++) {
+            const gs_sharding *s = gs__arr_sh(P->members[b]);
+            if (b != a && !gs__same_group(v, P->members[b])) continue;
+            if (!s) continue;
+            c[0] = best;
+            c[1] = s;
+            best = gs__combine(P, 2, c);
+        }
+        best = gs__sh_ungrouped(P->ctx, best);
+        if (best && !gs_sharding_equal(best, v->sharding)) {
+            v->sharding = best;
+            v->origin.kind = GS_ORIGIN_BACKWARD;
+            v->origin.rule = gs__rule_group;
+        }
+    }
+}
+
 /* a while loop's output, its body's parameter and root and its condition's parameter hold one state */
 GS__FN void gs__sync_while(gs__prop *P, gs_value *w) {
     gs_value *m[4];
@@ -825,8 +893,11 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
         gs_graph *h = P.graphs[gi];
         for (i = 0; i < (int)stbds_arrlen(h->values); i++) {
             gs_value *v = h->values[i];
+            if (v->sharding_user && v->sharding->kind == GS_SHARDING_UNKNOWN) gs__open_unknown(&P, v);
+            else if (v->group_kind && !v->sharding_user) gs__join_group(&P, v, v->group_kind, v->group_id);
             if (v->sharding_user) {
                 const gs_sharding *s = v->sharding;
+                if (s->group_kind) gs__join_group(&P, v, s->group_kind, s->group_id);
                 int k, n = s->kind == GS_SHARDING_TUPLE ? s->n_elems : 1;
                 for (k = 0; k < n; k++) {
                     const gs_sharding *e = s->kind == GS_SHARDING_TUPLE ? s->elems[k] : s;
@@ -861,6 +932,7 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
                 for (i = (int)stbds_arrlen(h->values) - 1; i >= 0; i--) gs__bwd_value(&P, h->values[i]);
             }
             for (i = 0; i < (int)stbds_arrlen(P.whiles); i++) gs__sync_while(&P, P.whiles[i]);
+            gs__sync_groups(&P);
             if (P.ctx->err) {
                 r = P.ctx->err;
                 goto out;
@@ -872,6 +944,7 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
             }
         } while (P.changed);
     }
+    gs__settle_groups(&P);
     /* whatever is undecided is replicated */
     for (gi = 0; gi < (int)stbds_arrlen(P.graphs); gi++) {
         gs_graph *h = P.graphs[gi];
@@ -911,6 +984,7 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
 out:
     stbds_arrfree(P.graphs);
     stbds_arrfree(P.whiles);
+    stbds_arrfree(P.members);
     return r;
 }
 

@@ -2340,6 +2340,16 @@ GS__FN bool gs__sh_subtiling_or_equal(gs_ctx *ctx, const gs_shape *shape, const 
     return true;
 }
 
+/* s without its shard group (a sharding that propagation passes on is not a member of the group) */
+GS__FN const gs_sharding *gs__sh_ungrouped(gs_ctx *ctx, const gs_sharding *s) {
+    gs_sharding t;
+    if (!s || !s->group_kind) return s;
+    t = *s;
+    t.group_kind = 0;
+    t.group_id = 0;
+    return gs__sh_intern(ctx, &t);
+}
+
 /* ---- dim masks ---- */
 GS__FN uint32_t gs__mask_of(int n, const int64_t *dims) {
     uint32_t m = 0;

@@ -452,6 +452,61 @@ static void test_shard_barriers(void) {
     if (txt && !strstr(txt, "ShardBarrierFrom")) fprintf(stderr, "%s\n", txt);
 }
 
+/* {unknown} is open (decided by propagation, no conflict); shard_as members end alike, shard_like ones only hint */
+static void test_shard_groups_and_unknown(void) {
+    const gs_sharding *a, *b;
+    /* an open annotation takes its operand's sharding and passes it on */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  x = f32[8,4] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                   "  u = f32[8,4] custom-call(x), custom_call_target=\"Sharding\", sharding={unknown}\n"
+                   "  ROOT n = f32[8,4] negate(u)\n}\n"));
+    CHECK(has("u", "{devices=[4,1]<=[4]}") && has("n", "{devices=[4,1]<=[4]}"));
+    CHECK(pg && gs_propagate_num_conflicts(pg) == 0);
+    /* shard_as: two values split differently end with one sharding (the first member's) */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  p = f32[8,8] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                   "  q = f32[8,8] parameter(1), sharding={devices=[1,4]<=[4]}\n"
+                   "  a = f32[8,8] add(p, p)\n"
+                   "  sa = f32[8,8] custom-call(a), custom_call_target=\"Sharding\", sharding={unknown shard_as 0}\n"
+                   "  b = f32[8,8] add(q, q)\n"
+                   "  sb = f32[8,8] custom-call(b), custom_call_target=\"Sharding\", sharding={unknown shard_as 0}\n"
+                   "  ROOT m = f32[8,8] multiply(a, b)\n}\n"));
+    CHECK(has("a", "{devices=[4,1]<=[4]}") && has("b", "{devices=[4,1]<=[4]}") && has("sb", "{devices=[4,1]<=[4]}"));
+    /* shard_like: the same program keeps the two apart */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  p = f32[8,8] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                   "  q = f32[8,8] parameter(1), sharding={devices=[1,4]<=[4]}\n"
+                   "  a = f32[8,8] add(p, p)\n"
+                   "  sa = f32[8,8] custom-call(a), custom_call_target=\"Sharding\", sharding={unknown shard_like 0}\n"
+                   "  b = f32[8,8] add(q, q)\n"
+                   "  sb = f32[8,8] custom-call(b), custom_call_target=\"Sharding\", sharding={unknown shard_like 0}\n"
+                   "  ROOT m = f32[8,8] multiply(a, b)\n}\n"));
+    CHECK(has("a", "{devices=[4,1]<=[4]}") && has("b", "{devices=[1,4]<=[4]}"));
+    /* ... but gives a member without one the other's; partial shardings merge across the group */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  p = f32[8,8] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n"
+                   "  q = f32[8,8] parameter(1)\n"
+                   "  a = f32[8,8] add(p, p)\n"
+                   "  sa = f32[8,8] custom-call(a), custom_call_target=\"Sharding\", sharding={unknown shard_like 3}\n"
+                   "  b = f32[8,8] add(q, q)\n"
+                   "  sb = f32[8,8] custom-call(b), custom_call_target=\"Sharding\", sharding={unknown shard_like 3}\n"
+                   "  r1 = f32[] constant(0)\n"
+                   "  ROOT m = f32[8] reduce(b, r1), dimensions={1}, to_apply=add.f32\n}\n"));
+    CHECK(has("b", "{devices=[2,1,2]<=[4] last_tile_dim_replicate}") && has("q", "{devices=[2,1,2]<=[4] last_tile_dim_replicate}"));
+    /* a parameter in a shard_as group with an annotated value elsewhere; propagating twice gives the same */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  p = f32[8,8] parameter(0), sharding={unknown shard_as 1}\n"
+                   "  q = f32[8,8] parameter(1), sharding={devices=[2,2]<=[4] shard_as 1}\n"
+                   "  ROOT t = (f32[8,8], f32[8,8]) tuple(p, q)\n}\n"));
+    CHECK(has("p", "{devices=[2,2]<=[4]}"));
+    if (pg) {
+        a = gs_value_sharding(gs_graph_find(pg, "p"));
+        CHECK_OK(gs_propagate(pg, NULL));
+        b = gs_value_sharding(gs_graph_find(pg, "p"));
+        CHECK(a && b && gs_sharding_equal(a, b));
+    }
+}
+
 static void test_topk_and_tuples(void) {
     CHECK(prop(HDR "ENTRY e {\n"
                    "  y = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
@@ -670,6 +725,7 @@ void suite_propagate(void) {
     RUN(test_gather_scatter_sort_rules);
     RUN(test_gather_scatter_parallel_dims);
     RUN(test_shard_barriers);
+    RUN(test_shard_groups_and_unknown);
     RUN(test_topk_and_tuples);
     RUN(test_while_loop);
     RUN(test_manual_region);
