@@ -345,23 +345,25 @@ GS__FN const gs_sharding *gs__fwd_elementwise(gs__prop *P, gs_value *v, int firs
     return best;
 }
 
-/* sort/top-k: tiles on the sorted dim move to another dim that can take them, else are replicated
-   (XLA GetFirstTargetDimToMoveShardingTiles) */
-GS__FN const gs_sharding *gs__move_off_dim(gs__prop *P, const gs_sharding *s, const gs_shape *shape, int dim) {
-    int d, dest[GS_MAX_RANK];
+/* sort (any number of operands): the operands' most specific sharding, merged with the others (one sharding for
+   every element). Split along the sorted dim it stays so when another dim can take those tiles (the partitioner
+   moves them there, as XLA's IsSortOperandShardingMovable), else the sorted dim is replicated. */
+GS__FN const gs_sharding *gs__combine(gs__prop *P, int n, const gs_sharding *const *c);
+
+GS__FN const gs_sharding *gs__fwd_sort(gs__prop *P, gs_value *v) {
+    const gs_shape *x = &v->operands[0]->shape;
+    const gs_sharding *best = NULL, *c[2];
+    int k, d, dim = (int)v->dim;
     int64_t t;
-    if (!gs__is_tiled(s) || (t = gs_sharding_tiles(s, dim)) == 1) return s;
-    for (d = 0; d < shape->rank; d++) {
-        if (d == dim || gs_sharding_tiles(s, d) != 1 || shape->dims[d] < t || shape->dims[d] % t != 0) continue;
-        {
-            int k;
-            for (k = 0; k < shape->rank; k++) dest[k] = k;
-            dest[dim] = d;
-            dest[d] = dim;
-            return gs__sh_map(P->ctx, s, shape->rank, dest);
-        }
+    for (k = 0; k < v->n_operands; k++) {
+        c[0] = best;
+        c[1] = gs__arr_sh(v->operands[k]);
+        best = gs__combine(P, 2, c);
     }
-    return gs__sh_replicate_dims(P->ctx, s, 1u << dim);
+    if (!gs__is_tiled(best) || (t = gs_sharding_tiles(best, dim)) == 1) return best;
+    for (d = 0; d < x->rank; d++)
+        if (d != dim && gs_sharding_tiles(best, d) == 1 && x->dims[d] >= t && x->dims[d] % t == 0) return best;
+    return gs__sh_replicate_dims(P->ctx, best, 1u << dim);
 }
 
 GS__FN const gs_sharding *gs__fwd_gather_scatter(gs__prop *P, gs_value *v);
@@ -423,11 +425,7 @@ GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
     }
     case GS_OP_DOT: case GS_OP_CONVOLUTION: return gs__fwd_dotlike(P, v);
     case GS_OP_GATHER: case GS_OP_SCATTER: return gs__fwd_gather_scatter(P, v);
-    case GS_OP_SORT: {
-        const gs_sharding *best = gs__fwd_elementwise(P, v, 0, v->n_operands);
-        if (!best) return NULL;
-        return gs__move_off_dim(P, best, &v->operands[0]->shape, (int)v->dim);
-    }
+    case GS_OP_SORT: return gs__fwd_sort(P, v);
     case GS_OP_TOPK:
         return s0 ? gs__sh_replicate_dims(P->ctx, s0, 1u << (v->operands[0]->shape.rank - 1)) : NULL;
     case GS_OP_WHILE: return v->operands[0]->sharding;

@@ -336,7 +336,8 @@ static void test_gather_scatter_sort_rules(void) {
                    "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add.f32\n"
                    "  ROOT a = f32[16,8] custom-call(s), custom_call_target=\"Sharding\", sharding={devices=[1,4]<=[4]}\n}\n"));
     CHECK(has("o", "{devices=[1,4]<=[4]}") && has("u", "{devices=[1,4]<=[4]}"));
-    /* sort: tiles on the sorted dim move to a dim that can hold them; top-k replicates the last dim */
+    /* sort split along the sorted dim keeps that split when another dim can take the tiles (the partitioner moves
+       them there, as XLA); top-k replicates the last dim */
     CHECK(prop(HDR "ENTRY e {\n"
                    "  x = f32[8,6] parameter(0), sharding={devices=[1,4]<=[4]}\n"
                    "  y = f32[8,6] parameter(1), sharding={devices=[4,1]<=[4]}\n"
@@ -345,7 +346,24 @@ static void test_gather_scatter_sort_rules(void) {
                    "  v = f32[8,2] get-tuple-element(tk), index=0\n"
                    "  ROOT o = (f32[8,6], f32[8,2]) tuple(s, v)\n}\n"
                    "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\n"));
-    CHECK(has("s", "{devices=[4,1]<=[4]}") && has("v", "{devices=[4,1]<=[4]}"));
+    CHECK(has("s", "{devices=[1,4]<=[4]}") && has("v", "{devices=[4,1]<=[4]}"));
+    /* no other dim can take 4 tiles (6 rows): the sorted dim is replicated */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  x = f32[6,8] parameter(0), sharding={devices=[1,4]<=[4]}\n"
+                   "  io = s32[6,8] iota(), iota_dimension=1\n"
+                   "  ROOT s = (f32[6,8], s32[6,8]) sort(x, io), dimensions={1}, to_apply=lt\n}\n"
+                   "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n"
+                   "  ROOT r = pred[] compare(a, b), direction=LT\n}\n"));
+    CHECK(has("s", "{{replicated}, {replicated}}") && has("io", "{replicated}"));
+    /* several operands: the split of any of them reaches the sort and every operand */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  x = f32[8,6] parameter(0)\n"
+                   "  y = s32[8,6] parameter(1), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n"
+                   "  ROOT s = (f32[8,6], s32[8,6]) sort(x, y), dimensions={1}, to_apply=lt\n}\n"
+                   "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n"
+                   "  ROOT r = pred[] compare(a, b), direction=LT\n}\n"));
+    CHECK(has("s", "{{devices=[2,1,2]<=[4] last_tile_dim_replicate}, {devices=[2,1,2]<=[4] last_tile_dim_replicate}}") &&
+          has("x", "{devices=[2,1,2]<=[4] last_tile_dim_replicate}"));
 }
 
 /* gather/scatter parallel dims: an iota-built index component or an explicit batching dim ties an operand dim to
