@@ -32,6 +32,7 @@
 #  define GSHARD_MKDIR(p) _mkdir(p)
 #else
 #  include <sys/stat.h>
+#  include <dirent.h>   /* exercise list */
 #  define GSHARD_MKDIR(p) mkdir(p, 0777)
 #endif
 
@@ -82,6 +83,9 @@ static const char usage_text[] =
     "  run [--spmd] FILE --devices D --shapes-only [--trip-count NAME=N] [--mesh AxB] [--json]\n"
     "                           no data: per-device peak memory (and where), bytes per collective and mesh axes\n"
     "  model, plan               whole-model accounting and the parallelism planner ('gshard model --help')\n"
+    "  exercise list | check FILE | strip FILE [--dir DIR]\n"
+    "                           the course (exercises/): list it; check a copy of an exercise (found by its\n"
+    "                           first line, exit 0 solved, 1 not yet, 2 error); print FILE without shardings\n"
     "  run --spmd FILE --devices D [io options] [--lockstep | --workers W] [--stats] [--watchdog S]\n"
     "                           FILE is already an SPMD program: run it on D emulated devices,\n"
     "                           every device gets the same inputs, and each device's outputs are written\n"
@@ -137,7 +141,7 @@ static int usage_error(const char *fmt, const char *arg) {
 
 /* ---- "did you mean": a mistyped command or option is answered with the closest known one ---- */
 static const char *const cli_commands[] = {"print", "stats", "eval", "propagate", "partition", "run", "cost", "model",
-                                           "plan", "help", "version", NULL};
+                                           "plan", "exercise", "help", "version", NULL};
 static const char *const cli_top_options[] = {"--help", "--version", NULL};
 
 /* The options command cmd accepts (as parse_options and parse_cost_options read them). */
@@ -164,7 +168,9 @@ static const char *const *cli_options(const char *cmd) {
                                          "--top", "--sweep", "--emit-hlo", "--param-bytes", "--kv-bytes", "--act-bytes",
                                          "--grad-bytes", "--optimizer-bytes", "--math", "--efficiency", "--no-attention-flops",
                                          "--remat", "--microbatches", "--price", "--json", "--help", NULL};
+    static const char *const exercise_o[] = {"--dir", "--help", NULL};
     if (strcmp(cmd, "model") == 0) return model_o;
+    if (strcmp(cmd, "exercise") == 0) return exercise_o;
     if (strcmp(cmd, "plan") == 0) return plan_o;
     if (strcmp(cmd, "eval") == 0) return eval_o;
     if (strcmp(cmd, "propagate") == 0) return prop_o;
@@ -1677,6 +1683,16 @@ done:
     return finish_output(rc);
 }
 
+#ifndef _WIN32
+#include "gshard_exercise.c"
+#else
+static int cmd_exercise(int argc, char **argv) {
+    (void)argc, (void)argv;
+    fprintf(stderr, "gshard exercise: the course's checker needs POSIX directories (not built on Windows)\n");
+    return EXIT_ERROR;
+}
+#endif
+
 int main(int argc, char **argv) {
     const char *cmd;
     options o;
@@ -1700,6 +1716,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "stats") == 0) return cmd_stats(argc, argv);
     if (strcmp(cmd, "model") == 0) return cmd_model(argc, argv);
     if (strcmp(cmd, "plan") == 0) return cmd_plan(argc, argv);
+    if (strcmp(cmd, "exercise") == 0) return cmd_exercise(argc, argv);
     if (strcmp(cmd, "print") != 0 && strcmp(cmd, "eval") != 0 && strcmp(cmd, "propagate") != 0 &&
         strcmp(cmd, "partition") != 0 && strcmp(cmd, "run") != 0) {
         if (cmd[0] == '-') return unknown_word(NULL, "option", cmd, cli_top_options);
