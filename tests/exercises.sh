@@ -30,7 +30,11 @@ for start in "$ROOT"/exercises/[0-9]*.hlo; do
     fi
     cp "$start" "$TMP/start.hlo" && expect 1 "$name (starting file)" start.hlo
     cp "$sol" "$TMP/mine.hlo" && expect 0 "$name (solution)" mine.hlo
-    "$G" exercise strip "$sol" >"$TMP/bare.hlo" && expect 1 "$name (solution without shardings)" bare.hlo
+    # (a program given without any sharding, a single chip's, has nothing to remove)
+    "$G" exercise strip "$sol" >"$TMP/bare.hlo"
+    if ! cmp -s "$sol" "$TMP/bare.hlo"; then
+        expect 1 "$name (solution without shardings)" bare.hlo
+    fi
 done
 if [ "$bad" -ne 0 ]; then
     echo "exercises: $bad of $((3 * n)) checks failed" >&2

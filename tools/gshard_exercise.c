@@ -34,7 +34,7 @@ typedef struct ex_spec {
 
 /* what one check measured of a file */
 typedef struct ex_measure {
-    gs_graph *spmd;
+    gs_graph *entry, *spmd;
     gs_cost_report *cost;
     gs_shapes_report *shapes;
     const gs_chip *chip;
@@ -297,6 +297,7 @@ static bool ex_measure_file(gs_ctx *ctx, gs_graph *entry, const ex_spec *s, cons
     gs_shapes_desc sd;
     int i;
     memset(m, 0, sizeof *m);
+    m->entry = entry;
     memset(&pd, 0, sizeof pd);
     memset(&td, 0, sizeof td);
     memset(&sd, 0, sizeof sd);
@@ -397,14 +398,33 @@ static bool ex_quantity(gs_ctx *ctx, const ex_measure *m, const char *q, double 
     return true;
 }
 
+/* "split NAME DIM N": instruction NAME of the program (its sharding after propagation) cuts dimension DIM
+   into N tiles. 1 read (ok set, what written), -1 malformed. */
+static int ex_split_goal(const ex_measure *m, const char *arg, char *what, size_t cap, bool *ok) {
+    char name[128];
+    long long dim = -1, n = 0;
+    gs_value *v;
+    const gs_sharding *sh;
+    int64_t got = 1;
+    if (sscanf(arg, "%127s %lld %lld", name, &dim, &n) != 3 || dim < 0 || n < 1 || !(v = gs_graph_find(m->entry, name)))
+        return -1;
+    sh = gs_value_sharding(v);
+    if (sh && gs_sharding_get_kind(sh) == GS_SHARDING_TILED && dim < gs_sharding_rank(sh))
+        got = gs_sharding_tiles(sh, (int)dim);
+    *ok = got == n;
+    snprintf(what, cap, "%s is split into %lld tiles along dimension %lld (it is split into %lld)", name, n, dim,
+             (long long)got);
+    return 1;
+}
+
 /* One goal line: "no-collectives", "forbid OP", "require OP", "max-collective-bytes SIZE", "max-ici-bytes
-   SIZE", "max-peak-bytes SIZE", "max-time TIME" (nothing overlapped), "max-flops N" (per device),
-   "no-warnings". Prints "ok" or "not yet" with what was measured. Returns 1 met, 0 not, -1 malformed. */
+   SIZE", "max-peak-bytes SIZE", "max-param-bytes SIZE", "max-time TIME" (nothing overlapped), "max-flops N" (per device),
+   "max-collectives N", "split NAME DIM N" (NAME's dimension DIM in N tiles), "no-warnings". Prints "ok" or "not yet" with what was measured. Returns 1 met, 0 not, -1 malformed. */
 static int ex_goal_check(const ex_measure *m, const char *goal) {
     gs_cost_totals t = gs_cost_report_totals(m->cost);
     double limit = 0, got;
     ex_dim dim = EX_NONE;
-    int count;
+    int count, r;
     const char *arg = strchr(goal, ' '), *which = NULL;
     bool ok;
     char what[EX_LINE];
@@ -429,6 +449,10 @@ static int ex_goal_check(const ex_measure *m, const char *goal) {
         ok = (double)ex_peak(m) <= limit;
         snprintf(what, sizeof what, "at most %s of live buffers per device (measured peak %lld B)", arg + 1,
                  (long long)ex_peak(m));
+    } else if (strncmp(goal, "max-param-bytes ", 16) == 0 && dim == EX_BYTES) {
+        ok = (double)gs_shapes_param_bytes(m->shapes) <= limit;
+        snprintf(what, sizeof what, "parameters take at most %s per device (measured %lld B)", arg + 1,
+                 (long long)gs_shapes_param_bytes(m->shapes));
     } else if (strncmp(goal, "max-time ", 9) == 0 && dim == EX_TIME) {
         ok = t.seconds_serial <= limit;
         snprintf(what, sizeof what, "estimated time at most %s (measured %.3g us, nothing overlapped)", arg + 1,
@@ -436,6 +460,14 @@ static int ex_goal_check(const ex_measure *m, const char *goal) {
     } else if (strncmp(goal, "max-flops ", 10) == 0 && (dim == EX_FLOPS || dim == EX_NONE)) {
         ok = t.flops <= limit;
         snprintf(what, sizeof what, "at most %s per device (measured %.4g FLOPs)", arg + 1, t.flops);
+    } else if (strncmp(goal, "max-collectives ", 16) == 0 && dim == EX_NONE) {
+        ex_rows(m, "collectives", 0, &count);
+        ok = count <= limit;
+        snprintf(what, sizeof what, "at most %s collective%s (the SPMD program has %d)", arg + 1, limit == 1 ? "" : "s",
+                 count);
+    } else if (strncmp(goal, "split ", 6) == 0) {
+        r = ex_split_goal(m, arg + 1, what, sizeof what, &ok);
+        if (r < 0) return -1;
     } else if (strcmp(goal, "no-warnings") == 0) {
         count = gs_partition_num_warnings(m->spmd);
         ok = count == 0;
@@ -536,6 +568,7 @@ static int ex_run_check(gs_ctx *ctx, gs_graph *entry, const ex_measure *m, long 
     }
     memset(&rd, 0, sizeof rd);
     rd.num_devices = devices;
+    rd.mode = GS_RUNTIME_LOCKSTEP;   /* every device in this thread: the same bits as threads, less waiting */
     memset(&cd, 0, sizeof cd);
     cd.rtol = 1e-2;   /* bf16 sums added in another order differ in their last bits */
     cd.atol = 1e-2;
