@@ -542,4 +542,9 @@ GS__FN bool gs__cm_is_collective(gs_op op);
 GS__FN bool gs__cm_axis_wraps(const gs_chip *c, gs_wrap_mode mode, int64_t size);
 GS__FN void gs__cm_json_num(gs__sb *sb, double x);
 
+/* ---- what the pictures of a run (gs_trace.c) read from the runtime and the cost report ---- */
+GS__FN gs_ctx *gs__rt_ctx(const gs_runtime *rt);                        /* gs_runtime.c */
+GS__FN gs_ctx *gs__cm_report_ctx(const gs_cost_report *r);              /* gs_cost.c */
+GS__FN const gs_topology *gs__cm_report_topo(const gs_cost_report *r);
+
 #endif /* GS_INTERNAL_H */
