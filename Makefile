@@ -4,6 +4,8 @@
 #   make demo-mlp    the MLP example: the CLI on examples/mlp.hlo, then examples/mlp.c
 #   make test        compile tests, the GEMM check on every instruction-set path, the test suite (the last
 #                    line is "N passed, N failed")
+#   make mpi         build/gshard-mpi: the CLI with the runtime's devices on MPI ranks (needs mpicc)
+#   make test-mpi    gshard-mpi on 2 and 4 ranks against the thread runtime, and its failure modes (mpirun)
 #   make sanitize    the test suite (and the CLI it drives) under ASan + UBSan
 #   make valgrind    the test suite (and the CLI it drives) under valgrind
 #   make tsan        ThreadSanitizer over the runtime tests (every test whose name contains "runtime")
@@ -49,7 +51,7 @@ OPENBLAS   := $(firstword $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenb
 CBLAS_FLAGS := $(if $(and $(CBLAS_H),$(OPENBLAS)),-DHAVE_CBLAS -lopenblas)
 
 .PHONY: all test demo demo-mlp sanitize valgrind tsan fault fuzz fuzz-window fuzz-libfuzzer bench examples compile-tests \
-        test-gemm clean amalgamate check-amalgamation stbds check-src install uninstall doctest warnings FORCE
+        test-gemm mpi test-mpi clean amalgamate check-amalgamation stbds check-src install uninstall doctest warnings FORCE
 
 all: $(BUILD)/gshard $(BUILD)/gshard_tests
 
@@ -221,6 +223,20 @@ $(BUILD)/test_gemm.stamp: $(BUILD)/test_gemm
 
 test-gemm: $(BUILD)/test_gemm
 	$(GEMM_RUNS)
+
+# ---- the devices on MPI ranks: build/gshard-mpi (mpicc, -DGSHARD_MPI) and its tests (docs/distributed.md) ----
+MPICC ?= mpicc
+MPI_HINT := needs mpicc: install Open MPI (Debian: apt-get install openmpi-bin libopenmpi-dev) or set MPICC
+$(BUILD)/gshard-mpi: tools/gshard.c gshard.h | stbds
+	@command -v $(MPICC) >/dev/null 2>&1 || { echo "make mpi: $(MPI_HINT)" >&2; exit 2; }
+	@mkdir -p $(BUILD)
+	$(MPICC) $(WARN) $(CFLAGS) -DGSHARD_MPI -o $@ tools/gshard.c $(LDLIBS)
+
+mpi: $(BUILD)/gshard-mpi
+
+test-mpi: $(BUILD)/gshard-mpi $(BUILD)/gshard $(BUILD)/gshard_tests
+	@command -v mpirun >/dev/null 2>&1 || { echo "make test-mpi: no mpirun: install Open MPI (openmpi-bin)" >&2; exit 2; }
+	bash tests/mpi/run.sh
 
 # ---- examples, demo, benchmarks ----
 $(BUILD)/examples/%: examples/%.c gshard.h $(IMPL_OBJ) | stbds

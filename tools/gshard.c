@@ -999,19 +999,12 @@ done:
 static int mpi_rank = 0, mpi_ranks = 1;
 static bool mpi_failed_run;   /* a run failed between the ranks: the job ends with MPI_Abort */
 
-/* The runtime's desc on the ranks: D must be a multiple of R. false after the message (every rank prints it
-   the same way: they all find it). */
-static bool mpi_desc(const options *o, gs_runtime_desc *desc) {
+/* The runtime's desc on the ranks (gshard_main checked that D is a multiple of R). */
+static void mpi_desc(const options *o, gs_runtime_desc *desc) {
     static MPI_Comm world;
     world = MPI_COMM_WORLD;
-    if (o->devices % mpi_ranks != 0) {
-        if (mpi_rank == 0)
-            fprintf(stderr, "gshard-mpi run: --devices %lld is not a multiple of the %d ranks\n", o->devices, mpi_ranks);
-        return false;
-    }
     desc->comm = &world;
     desc->fast_reduce = o->fast_reduce;
-    return true;
 }
 
 /* run --check on ranks: rank 0 evaluates the source program on the reference interpreter and compares every
@@ -1081,7 +1074,7 @@ static bool mpi_collect(gs_graph *entry, long long D, void **outputs) {
 }
 
 /* The end of the job: every rank exits with the highest status of all. After a failed run the ranks wait a
-   little for each other (so that each prints the failure it was told of), then MPI_Abort ends the job: the
+   second for each other (so that each prints the failure it was told of), then MPI_Abort ends the job: the
    failed collective may have left messages that MPI_Finalize would wait for. */
 static int mpi_finish(int rc) {
     int all = rc;
@@ -1097,7 +1090,7 @@ static int mpi_finish(int rc) {
         fflush(stdout);
         fflush(stderr);
         MPI_Iallreduce(&rc, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req);
-        while (!flag && MPI_Wtime() - t0 < 2.0) MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+        while (!flag && MPI_Wtime() - t0 < 1.0) MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
         MPI_Abort(MPI_COMM_WORLD, all > rc ? all : rc);
     }
     return rc;
@@ -1271,7 +1264,7 @@ static int cmd_run(gs_ctx *ctx, const options *o) {
     desc.workers = o->workers;
     desc.watchdog_ms = watchdog_ms(o);
 #if defined(GSHARD_MPI)
-    if (!mpi_desc(o, &desc)) goto done;
+    mpi_desc(o, &desc);
     desc.check_replicas = o->check;   /* --check: every copy of a replicated tile is compared while gathering */
 #endif
     if (gs_runtime_create(ctx, &desc, &rt) != GS_OK) {
@@ -1381,7 +1374,7 @@ static int cmd_run_spmd(gs_ctx *ctx, const options *o) {
     desc.workers = o->workers;
     desc.watchdog_ms = watchdog_ms(o);
 #if defined(GSHARD_MPI)
-    if (!mpi_desc(o, &desc)) goto done;
+    mpi_desc(o, &desc);
 #endif
     if (gs_runtime_create(ctx, &desc, &rt) != GS_OK) {
         fprintf(stderr, "gshard: %s\n", user_msg(gs_ctx_error_msg(ctx)));
@@ -1887,6 +1880,15 @@ static int gshard_main(int argc, char **argv) {
         free((void *)o.show);
         return rc;
     }
+#if defined(GSHARD_MPI)
+    if (strcmp(cmd, "run") == 0 && !o.shapes_only && o.devices % mpi_ranks != 0) {
+        if (mpi_rank == 0)
+            fprintf(stderr, "gshard-mpi run: --devices %lld is not a multiple of the %d ranks\n", o.devices, mpi_ranks);
+        free(o.inputs);
+        free((void *)o.show);
+        return EXIT_ERROR;
+    }
+#endif
     if (gs_ctx_create(NULL, &ctx) != GS_OK) {
         fprintf(stderr, "gshard: cannot create a context\n");
         free(o.inputs);
