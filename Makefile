@@ -41,9 +41,9 @@ SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-san
 TEST_SRCS  := $(wildcard tests/*.c)
 TEST_OBJS  := $(patsubst tests/%.c,$(BUILD)/obj/%.o,$(TEST_SRCS))
 EXAMPLES   := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
-# bench/mpi_baseline.c needs mpicc: bench/run_mpi_baseline.sh builds and runs it
+# bench/mpi_baseline.c and bench/bench_mpi.c need mpicc: bench/run_mpi_baseline.sh and bench/run_bench_mpi.sh build and run them
 # bench/dot_native.c is linked into bench_dot
-BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out bench/mpi_baseline.c bench/dot_native.c,$(wildcard bench/*.c)))
+BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out bench/mpi_baseline.c bench/bench_mpi.c bench/dot_native.c,$(wildcard bench/*.c)))
 
 # bench_dot compares against OpenBLAS when its header and library are installed (libopenblas-dev)
 CBLAS_H    := $(firstword $(wildcard /usr/include/*/cblas.h /usr/include/cblas.h))
