@@ -750,6 +750,7 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
         /* in (shape) -> out (shape): the source's operand, or zeros */
         gs__rt_split(gs__numel(&p->in), k, S, 16, &lo, &hi);
         if (hi <= lo) break;
+        if (p->src_of[t] >= 0 && in[p->src_of[t]] == out[t]) break;   /* received in place (ranks) */
         if (p->src_of[t] >= 0)
             gs__rt_put((char *)out[t] + lo * (int64_t)es, (const char *)in[p->src_of[t]] + lo * (int64_t)es,
                        (size_t)(hi - lo) * es, stream);
@@ -1228,8 +1229,9 @@ GS__FN bool gs__rt_net_data(gs_runtime *rt, const gs__cplan *p, const char *at) 
         }
         for (j = 0; j < p->G; j++) need[p->ids[p->group_of[t] * p->G + j]] = 1;
     }
+    /* collective-permute receives straight into its target's result (each source has one target) */
     for (d = 0; d < D; d++)
-        if (need[d] && d / L != me) slots++;
+        if (need[d] && d / L != me && p->op != GS_OP_COLLECTIVE_PERMUTE) slots++;
     if (slots && (size_t)slots * bytes > rt->rbuf_cap) {
         gs__free(rt->ctx, rt->rbuf);
         rt->rbuf_cap = 0;
@@ -1250,10 +1252,11 @@ GS__FN bool gs__rt_net_data(gs_runtime *rt, const gs__cplan *p, const char *at) 
             }
     for (d = 0, slots = 0; d < D; d++)
         if (need[d] && d / L != me) {
-            gs__net_xfer x = {(int)(d / L), (int)(GS__NET_TAG_DATA + d), rt->rbuf + (size_t)slots * bytes, (int64_t)bytes};
+            gs__net_xfer x = {(int)(d / L), (int)(GS__NET_TAG_DATA + d), NULL, (int64_t)bytes};
+            if (p->op == GS_OP_COLLECTIVE_PERMUTE) x.buf = rt->outs[p->dst_of[d]];
+            else x.buf = rt->rbuf + (size_t)slots++ * bytes;
             rt->ins[d] = x.buf;
             xs[n_send + n_recv++] = x;
-            slots++;
         }
     if (n_send + n_recv > 0)
         rc = gs__net_move(rt->net, xs, n_send, xs + n_send, n_recv, rt->watchdog_us, &rt->abort, need + D, &code, msg,

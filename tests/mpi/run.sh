@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/mpi/run.sh - make test-mpi: build/gshard-mpi on 2 and 4 MPI ranks against build/gshard (the thread
 # runtime), and the ways a distributed run must fail.
-#   1. every examples/*.hlo (the *spmd* ones with --spmd) and programs of both differential fuzzers
+#   1. every examples/*.hlo (the *spmd* ones with --spmd), tests/mpi/collectives.hlo (every collective kind, with
+#      groups inside and across ranks) and programs of both differential fuzzers
 #      (GST_FUZZ_DUMP, GST_WFUZZ_DUMP): the same exit status and --output-dir files with the same bytes;
 #      the command (moe_layer, 4 ranks, --check) exactly as written; --lockstep, --workers 1,
 #      --stats and --fast-reduce (its --check within tolerance)
@@ -55,6 +56,10 @@ done
 same examples/moe_layer.hlo 8 2 --seed 3 --lockstep
 same examples/moe_layer.hlo 8 2 --seed 3 --workers 1
 same examples/mlp.hlo 4 4 --seed 1 --spmd
+# every collective kind, groups inside and across ranks, f32, bf16, s32
+same tests/mpi/collectives.hlo 4 2 --spmd --seed 2
+same tests/mpi/collectives.hlo 4 4 --spmd --seed 2
+same tests/mpi/collectives.hlo 4 2 --spmd --seed 5 --lockstep
 
 # the command, exactly as written, against build/gshard run
 rm -rf "$T/DIR" "$T/DIR2"
