@@ -474,8 +474,8 @@ static void test_cli_suggestions(void) {
     CHECK_MSG(strstr(gst_cli_err, "gshard cost: unknown option '--jsn'; did you mean '--json'?") != NULL, "stderr: %s",
               gst_cli_err);
     /* only options of the command are offered: --check belongs to run, not partition */
-    CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/mlp.hlo --devices 4 --chek"), 2);
-    CHECK_MSG(strstr(gst_cli_err, "unknown option '--chek'") != NULL && strstr(gst_cli_err, "did you mean") == NULL,
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/mlp.hlo --devices 4 --checks"), 2);
+    CHECK_MSG(strstr(gst_cli_err, "unknown option '--checks'") != NULL && strstr(gst_cli_err, "did you mean") == NULL,
               "stderr: %s", gst_cli_err);
     /* nothing close: no suggestion */
     CHECK_EQ_INT(gst_cli(tmpdir, "frobnicate"), 2);
