@@ -55,11 +55,16 @@ GS_API gs_result gs_partition(gs_graph *g, const gs_partition_desc *desc, gs_gra
 GS_API int gs_partition_num_warnings(const gs_graph *spmd);
 GS_API const char *gs_partition_warning(const gs_graph *spmd, int i);
 
-/* The strategy chosen for an instruction of the source graph, e.g.
-   "dot: K split 4-way on both operands -> local dot + all-reduce over 4 devices"; NULL if none recorded. */
+/* The strategy chosen for an instruction of the source graph, e.g. "dot strategy lhs (least estimated time):
+   contracting dim split 4-way; all-reduce over 4 devices"; for a dot or convolution further lines ('\n'
+   before each) list every strategy weighed with the bytes a device sends and its estimated time on the chip.
+   NULL if none recorded. */
 GS_API const char *gs_partition_explain(const gs_graph *spmd, const gs_value *orig);
-/* The SPMD program as HLO text with, above each group of instructions, a comment naming the source
-   instruction, its sharding and the strategy, above the instruction that holds its value (ctx arena). */
+/* The SPMD program as HLO text (ctx arena). With explain, before the first instruction each source instruction's
+   partitioning wrote, a comment naming it, its sharding and gs_partition_explain's text; and before each
+   collective of the entry computation, why it is there (which operand's sharding did not fit which
+   instruction, or which partial sums it combines), the bytes a device sends, its estimated time on
+   desc.chip and the annotation that would remove it. */
 GS_API const char *gs_partition_print(gs_graph *spmd, bool explain);
 
 /* The source graph, and where a source value lives in the SPMD program: its per-device value and the

@@ -1109,7 +1109,13 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
             gs__err_prefix(sp->ctx, "gs_partition: %s (%s): ", v->name, gs_op_name(v->op));
             return NULL;
         }
-        if (explain) gs__sp_why(sp, first, "part of %s's rule (%s)", v->name, gs_op_name(v->op));
+        if (explain) {
+            const char *note = sp->ex.len ? sp->ex.buf : "no note";
+            size_t nl = strcspn(note, "\n");   /* the note's first line */
+            gs__sp_why(sp, first, "made by %s's rule (%s: %.*s); shardings of %s and its operands that need no "
+                       "device's data on another along the dims it names would remove it", v->name, gs_op_name(v->op),
+                       (int)(nl < 300 ? nl : 300), note, v->name);
+        }
         gs__sp_name_step(sp, v, x, first, mid);
         if (explain) gs__sp_group_step(sp, i, first);
         G->vals[i].v = x;

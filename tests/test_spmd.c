@@ -415,13 +415,13 @@ static void test_spmd_dot_book_cases(void) {
     }
 }
 
-/* ---- every strategy a dot weighs, forced, on random shapes, shardings and device counts that need not divide
+/* ---- every strategy a dot or convolution weighs, forced, on random shapes, shardings and device counts that need not divide
    the sizes: the SPMD program matches the reference (padding poisoned with NaN) ---- */
-static const char *rand_tiling(uint64_t *st, int64_t D, int rank, char *buf, size_t cap) {
+static const char *rand_tiling_of(uint64_t *st, int64_t D, int rank, unsigned dims, char *buf, size_t cap) {
     int64_t t[4] = {1, 1, 1, 1}, left = D, used = 1;
     int d, len;
     for (d = 0; d < rank; d++) {
-        int64_t f = gst_randint(st, 1, left);
+        int64_t f = (dims >> d) & 1u ? gst_randint(st, 1, left) : 1;
         while (left % f) f--;
         t[d] = f;
         left /= f;
@@ -438,6 +438,10 @@ static const char *rand_tiling(uint64_t *st, int64_t D, int rank, char *buf, siz
         len += snprintf(buf + len, cap - (size_t)len, "]<=[%lld]", (long long)D);
     snprintf(buf + len, cap - (size_t)len, "%s}", left > 1 ? " last_tile_dim_replicate" : "");
     return buf;
+}
+
+static const char *rand_tiling(uint64_t *st, int64_t D, int rank, char *buf, size_t cap) {
+    return rand_tiling_of(st, D, rank, ~0u, buf, cap);
 }
 
 /* the strategy names an explanation lists (lines "  name ..." or "* name ...") */
@@ -474,14 +478,35 @@ static gs_graph *forced_dot_graph(gs_ctx *ctx, uint64_t seed, int64_t D) {
     return g;
 }
 
+/* a 1-D convolution x[N,W,C] * k[KW,C,F] -> y[N,W-KW+1,F], split anywhere but along W: the dot strategies */
+static gs_graph *forced_conv_graph(gs_ctx *ctx, uint64_t seed, int64_t D) {
+    uint64_t st = seed;
+    int64_t N = gst_randint(&st, 1, 7), W = gst_randint(&st, 3, 9), C = gst_randint(&st, 1, 9), F = gst_randint(&st, 1, 7);
+    int64_t KW = gst_randint(&st, 1, 3);
+    char text[1024], bx[128], bk[128], by[128];
+    gs_graph *g = NULL;
+    const char *sx = rand_tiling_of(&st, D, 3, 5u, bx, sizeof bx), *sk = rand_tiling_of(&st, D, 3, 6u, bk, sizeof bk);
+    const char *sy = rand_tiling_of(&st, D, 3, 5u, by, sizeof by);
+    snprintf(text, sizeof text,
+             "HloModule m\nENTRY main {\n  x = f32[%lld,%lld,%lld] parameter(0), sharding=%s\n"
+             "  k = f32[%lld,%lld,%lld] parameter(1), sharding=%s\n"
+             "  y = f32[%lld,%lld,%lld] convolution(x, k), window={size=%lld}, dim_labels=b0f_0io->b0f, sharding=%s\n"
+             "  ROOT r = f32[%lld,%lld,%lld] negate(y)\n}\n",
+             (long long)N, (long long)W, (long long)C, sx, (long long)KW, (long long)C, (long long)F, sk, (long long)N,
+             (long long)(W - KW + 1), (long long)F, (long long)KW, sy, (long long)N, (long long)(W - KW + 1), (long long)F);
+    if (gs_hlo_parse(ctx, text, strlen(text), &g) != GS_OK) gst_failf(__FILE__, __LINE__, "%s\n%s", gs_ctx_error_msg(ctx), text);
+    return g;
+}
+
 static void test_spmd_dot_forced_strategies(void) {
     static const int64_t Ds[] = {2, 3, 4, 6, 8};
     int c, runs = 0;
-    for (c = 0; c < 30; c++) {
+    for (c = 0; c < 40; c++) {
         int64_t D = Ds[c % 5];
         uint64_t seed = 0x5eed0000u + (uint64_t)c;
+        gs_graph *(*make)(gs_ctx *, uint64_t, int64_t) = c < 30 ? forced_dot_graph : forced_conv_graph;
         gs_ctx *ctx = gst_ctx();
-        gs_graph *g = forced_dot_graph(ctx, seed, D), *spmd = NULL;
+        gs_graph *g = make(ctx, seed, D), *spmd = NULL;
         gs_partition_desc pd;
         char names[8][16];
         int n = 0, k;
@@ -497,7 +522,7 @@ static void test_spmd_dot_forced_strategies(void) {
             gs_partition_strategy fs;
             char want[48];
             ctx = gst_ctx();
-            g = forced_dot_graph(ctx, seed, D);
+            g = make(ctx, seed, D);
             memset(&pd, 0, sizeof pd);
             fs.instruction = "y";
             fs.strategy = names[k];
@@ -513,7 +538,7 @@ static void test_spmd_dot_forced_strategies(void) {
             gs_ctx_destroy(ctx);
         }
     }
-    CHECK_MSG(runs >= 90, "%d forced runs", runs);
+    CHECK_MSG(runs >= 120, "%d forced runs", runs);
 }
 
 /* strategy errors: an unknown instruction or strategy names the valid ones; a chip without ICI figures is
