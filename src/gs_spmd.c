@@ -162,7 +162,7 @@ typedef struct gs__sp_pr { const gs_graph *spmd; int next; } gs__sp_pr;
 GS__FN void gs__sp_comment_src(gs__sb *sb, const gs__spmd_info *I, gs_ctx *ctx, int s) {
     const char *e = I->explain[s], *nl;
     gs__sb_printf(sb, "// %s = %s, sharding %s%s", I->src->values[s]->name, gs_op_name(I->src->values[s]->op),
-                  gs_sharding_to_text(ctx, I->sh[s]), e ? ": " : "");
+                  gs__nt_sharding_text(ctx, I->sh[s], I->src->values[s]), e ? ": " : "");
     while (e && (nl = strchr(e, '\n')) != NULL) {
         gs__sb_printf(sb, "%.*s\n//   ", (int)(nl - e), e);
         e = nl + 1;
