@@ -532,6 +532,11 @@ GS_API gs_value *gs_scatter(gs_graph *g, gs_value *operand, gs_value *indices, g
    ties keep their order; NaN sorts after every number in ascending order, before them in descending).
    Returns a tuple when n > 1, else an array. */
 GS_API gs_value *gs_sort(gs_graph *g, int n, gs_value *const *xs, int64_t dim, bool descending);
+/* Sort n operands of one shape along dim with a comparator computation, as XLA's sort: comparator has 2n scalar
+   parameters (2j and 2j+1 the two elements of operand j being compared, of its element type) and returns pred[],
+   true when the first element goes before the second; the sort is stable. The comparator is evaluated as a
+   computation (any ops the interpreter evaluates, except while loops and collectives). */
+GS_API gs_value *gs_sort_custom(gs_graph *g, int n, gs_value *const *xs, int64_t dim, gs_graph *comparator);
 /* sort (x, iota) along dim: tuple (values, s32 indices) */
 GS_API gs_value *gs_sort_with_indices(gs_graph *g, gs_value *x, int64_t dim, bool descending);
 /* top-k along the last dim: tuple (values[..., k], s32 indices[..., k]); largest first (or smallest first when

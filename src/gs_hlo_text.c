@@ -180,7 +180,7 @@ GS__FN void gs__pr_collect(gs__printer *pr, const gs_graph *g) {
     stbds_arrput(pr->comps, c);
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
         const gs_value *v = g->values[i];
-        if (v->op != GS_OP_WHILE) continue;
+        if (v->op != GS_OP_WHILE && v->op != GS_OP_SORT) continue;
         if (v->cond) gs__pr_collect(pr, v->cond);
         if (v->body) gs__pr_collect(pr, v->body);
     }
@@ -573,7 +573,7 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
     }
     case GS_OP_SORT:
         gs__sb_printf(sb, ", dimensions={%lld}, is_stable=true, to_apply=%s", (long long)v->dim,
-                      gs__pr_comparator(pr, v));
+                      v->cond ? gs__pr_comp_name(pr, v->cond) : gs__pr_comparator(pr, v));
         break;
     case GS_OP_TOPK: gs__sb_printf(sb, ", k=%lld, largest=%s", (long long)v->dim, v->flag ? "true" : "false"); break;
     case GS_OP_RNG:
@@ -766,7 +766,7 @@ GS__FN void gs__pr_scan_called(gs__printer *pr) {
             const gs_value *v = g->values[i];
             if (v->op >= GS_OP_CUMSUM && v->op <= GS_OP_CUMMIN) gs__pr_reducer(pr, gs__hlo_scan_kind(v->op), gs__pr_operand_dtype(v, 0));
             else if (gs__hlo_uses_reducer(v->op)) gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0));
-            else if (v->op == GS_OP_SORT) gs__pr_comparator(pr, v);
+            else if (v->op == GS_OP_SORT && !v->cond) gs__pr_comparator(pr, v);
         }
     }
 }
@@ -2412,14 +2412,15 @@ GS__FN int gs__cmp_key(gs__parser *P, gs__pcomp *comp, const gs__pinst *e, bool 
     return (int)(nl / 2);
 }
 
-/* sort's to_apply, lexicographic over operands: ROOT a key compare (above), or
+/* Is sort's to_apply lexicographic over operands (*lex)? ROOT a key compare (above), or
    select(compare(key j) EQ, <the rest>, <key j compare>): keys[0] most significant. Parameters 2j and
-   2j+1 are scalars of operand j's type; other instructions that nothing uses are allowed. */
+   2j+1 are scalars of operand j's type; other instructions that nothing uses are allowed. Any other
+   comparator is built as a computation (gs_sort_custom). */
 GS__FN bool gs__lex_comparator(gs__parser *P, const gs__pinst *in, int n, gs_value *const *xs, int *keys, bool *descs,
-                               int *nkeys) {
+                               int *nkeys, bool *lex) {
     gs__pattr *a = gs__need_attr(P, in, "to_apply");
     gs__pcomp *comp;
-    int ci, i, e;
+    int ci, i, e, np = 0;
     bool ok = true;
     *nkeys = 0;
     if (!a || (ci = gs__called(P, a)) < 0) return false;
@@ -2428,9 +2429,11 @@ GS__FN bool gs__lex_comparator(gs__parser *P, const gs__pinst *in, int n, gs_val
         const gs__pinst *p = &P->insts[i];
         int64_t num;
         if (p->op != GS_OP_PARAMETER) continue;
+        np++;
         if (!gs__quiet_param(p, &num) || num >= 2 * n || !gs__is_scalar_type(&p->type) || p->type.s.dtype != xs[num / 2]->shape.dtype)
             ok = false;
     }
+    if (np != 2 * n) ok = false;   /* gs_sort_custom says what is wrong */
     for (e = comp->root; ok && e >= 0 && *nkeys <= n;) {
         const gs__pinst *x = &P->insts[e];
         int j = gs__cmp_key(P, comp, x, false, &descs[*nkeys]), c, f;
@@ -2445,11 +2448,7 @@ GS__FN bool gs__lex_comparator(gs__parser *P, const gs__pinst *in, int n, gs_val
         if (ok) keys[(*nkeys)++] = j;
         e = ok ? gs__quiet_operand(P, comp, x, 1) : -1;
     }
-    if (!ok || *nkeys == 0 || *nkeys > n)
-        return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED,
-                        "unsupported comparator '%s' (expected %d scalar parameters and ROOT compare(parameter(2j), "
-                        "parameter(2j+1)) with LT or GT, or select(that compare with EQ, <the next key>, that compare))",
-                        comp->name, 2 * n);
+    *lex = ok && *nkeys > 0 && *nkeys <= n;
     return true;
 }
 
@@ -3044,12 +3043,22 @@ GS__FN bool gs__bi_index(gs__bi *b) {
         break;
     }
     case GS_OP_SORT: {
-        int keys[64], nkeys;
-        bool descs[65];
+        int keys[64], nkeys, k;
+        bool descs[65], lex;
+        gs_graph *cmp = NULL;
+        gs_value *ys[64];
         if (n > 64) return gs__perr(P, &in->op_at, GS_ERR_UNSUPPORTED, "sort of more than 64 operands");
-        if (!gs__attr_one_dim(P, in, "dimensions", &d) || !gs__lex_comparator(P, in, n, xs, keys, descs, &nkeys)) return false;
-        if (!(nkeys == 1 && keys[0] == 0)) P->ctx->next_name = NULL;   /* several values; the last takes the name */
-        v = gs__sort_lex(g, n, xs, d, keys, descs, nkeys);
+        if (!gs__attr_one_dim(P, in, "dimensions", &d) || !gs__lex_comparator(P, in, n, xs, keys, descs, &nkeys, &lex))
+            return false;
+        if (lex) {
+            if (!(nkeys == 1 && keys[0] == 0)) P->ctx->next_name = NULL;   /* several values; the last takes the name */
+            v = gs__sort_lex(g, n, xs, d, keys, descs, nkeys);
+            break;
+        }
+        if (!gs__called_graph(P, in, "to_apply", &cmp)) return false;
+        for (k = 0; k < n; k++) ys[k] = P->insts[P->ops[in->first_op + k].inst].value;   /* P->vals may have grown */
+        P->ctx->next_name = b->name;
+        v = gs_sort_custom(g, n, ys, d, cmp);
         break;
     }
     case GS_OP_TOPK: {

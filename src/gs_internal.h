@@ -236,7 +236,7 @@ struct gs_value {
     gs_collective_desc coll;  /* collectives; coll.groups.ids lives in the arena */
     int64_t n_pairs;
     int64_t *pairs;           /* COLLECTIVE_PERMUTE, 2 * n_pairs */
-    gs_graph *cond, *body;    /* WHILE */
+    gs_graph *cond, *body;    /* WHILE; SORT: cond is a comparator computation (NULL: ordered by operand 0) */
     const char *text_attrs;   /* attributes the HLO text gave that change nothing (", metadata={...}"), printed back;
                                  OPAQUE: every attribute but sharding, as written */
     const char *opaque;       /* OPAQUE: the opcode as written ("custom-call", "infeed", "after-all", ...) */
@@ -378,6 +378,10 @@ GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *
 /* rng-bit-generator whose result is the bits alone (v->flag), as XLA's text also allows */
 GS__FN gs_value *gs__rng_bits_only(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm);
 GS__FN gs_value *gs__finish(gs_value *v);                 /* infers v's shape, appends it to its graph; NULL on error */
+/* a called scalar computation (comparator, reducer): n_params rank-0 parameters of types pdt, a rank-0 root of
+   rdt[0] (n_root > 1: a flat tuple of rank-0 leaves of types rdt), no loop, collective or random op */
+GS__FN bool gs__check_scalar_comp(gs_ctx *ctx, const char *who, const gs_graph *c, int n_params, const gs_dtype *pdt,
+                                  int n_root, const gs_dtype *rdt);
 GS__FN bool gs__is_float(gs_dtype t);
 GS__FN bool gs__is_int(gs_dtype t);
 GS__FN const char *gs__shape_str(const gs_shape *s, char *buf, size_t cap);   /* "f32[4,8]" into buf */

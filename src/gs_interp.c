@@ -1975,14 +1975,46 @@ GS__FN gs_result gs__ip_cumulative(gs_ctx *ctx, const gs_value *v, const gs__buf
 /* ---------------------------------------------------------------------------------------------------------
    Sort and top-k: a stable merge sort of positions along one line
    ------------------------------------------------------------------------------------------------------- */
+typedef struct gs__ip_fn {
+    gs__ip_st st;             /* every slot's buffer is a cell */
+    double *cells;            /* 16 bytes per slot */
+    gs__buf *pbufs;           /* the parameters' shapes (gs__ip_st_init wants them) */
+} gs__ip_fn;
+GS__FN gs_result gs__ip_fn_init(gs__ip_fn *f, gs__exec *ex, gs_graph *g);
+GS__FN gs_result gs__ip_fn_call(gs__ip_fn *f, const void *const *args, void *const *outs);
+GS__FN void gs__ip_fn_free(gs__ip_fn *f);
+
 typedef struct gs__ip_sortkey {
     const gs__buf *key;
     int64_t base, stride;
     bool desc;
+    /* with a comparator computation (sort's cond): the elements of every operand go to its parameters */
+    gs__ip_fn *cmp;
+    int nx;
+    const gs__buf *const *xs;
+    const void **args;        /* 2 nx: the comparator's arguments */
+    gs_result err;            /* the first failure of the comparator; later comparisons are skipped */
 } gs__ip_sortkey;
 
-GS__FN bool gs__ip_key_before(const gs__ip_sortkey *s, int64_t a, int64_t b) {
+
+/* XLA's sort comparator: comparator(a's elements, b's elements) is true when a goes first */
+GS__FN bool gs__ip_cmp_before(gs__ip_sortkey *s, int64_t pa, int64_t pb) {
+    int j;
+    uint8_t r = 0;
+    void *out = &r;
+    if (s->err) return false;
+    for (j = 0; j < s->nx; j++) {
+        size_t es = gs__compute_size(s->xs[j]->shape.dtype);
+        s->args[2 * j] = (const char *)s->xs[j]->data + pa * (int64_t)es;
+        s->args[2 * j + 1] = (const char *)s->xs[j]->data + pb * (int64_t)es;
+    }
+    s->err = gs__ip_fn_call(s->cmp, s->args, &out);
+    return s->err == GS_OK && r != 0;
+}
+
+GS__FN bool gs__ip_key_before(gs__ip_sortkey *s, int64_t a, int64_t b) {
     int64_t pa = s->base + a * s->stride, pb = s->base + b * s->stride;
+    if (s->cmp) return gs__ip_cmp_before(s, pa, pb);
     switch (s->key->shape.dtype) {
     case GS_F32: case GS_BF16:
         return gs__ip_before_f(((const float *)s->key->data)[pa], ((const float *)s->key->data)[pb], s->desc);
@@ -2017,7 +2049,7 @@ GS__FN bool gs__ip_key_before(const gs__ip_sortkey *s, int64_t a, int64_t b) {
 }
 
 /* Sorts perm[0..n) (stable) with tmp[0..n) as scratch. */
-GS__FN void gs__ip_merge_sort(const gs__ip_sortkey *s, int64_t *perm, int64_t *tmp, int64_t n) {
+GS__FN void gs__ip_merge_sort(gs__ip_sortkey *s, int64_t *perm, int64_t *tmp, int64_t n) {
     int64_t width, i;
     int64_t *src = perm, *dst = tmp;
     for (width = 1; width < n; width *= 2) {
@@ -2042,16 +2074,33 @@ GS__FN void gs__ip_merge_sort(const gs__ip_sortkey *s, int64_t *perm, int64_t *t
 
 /* Sorts lines of xs[0..nx) along dim keyed by xs[0]; writes the first `keep` of each line to outs (shape with
    dims[dim] = keep); idx_out (s32, optional) receives the original positions. */
-GS__FN gs_result gs__ip_sort_lines(gs_ctx *ctx, const gs_value *v, int nx, const gs__buf *const *xs, int64_t dim,
+GS__FN gs_result gs__ip_sort_lines(gs__exec *ex, const gs_value *v, int nx, const gs__buf *const *xs, int64_t dim,
                                 bool desc, int64_t keep, gs__buf *const *outs, gs__buf *idx_out) {
+    gs_ctx *ctx = ex->ctx;
     int64_t outer, n, inner, o, i, k;
     int64_t *perm, *tmp;
     int j;
     gs__ip_sortkey sk;
+    const void *args[128];
+    gs__ip_fn fn;
     gs__ip_split_at(&xs[0]->shape, dim, &outer, &n, &inner);
     if (keep > n) return gs__err(ctx, GS_ERR_SHAPE, "%s %s: k is larger than the dim", gs_op_name(v->op), v->name);
+    memset(&sk, 0, sizeof sk);
+    memset(&fn, 0, sizeof fn);
+    if (v->op == GS_OP_SORT && v->cond) {
+        gs_result r;
+        if (nx > 64) return gs__err(ctx, GS_ERR_UNSUPPORTED, "sort %s: more than 64 operands", v->name);
+        if ((r = gs__ip_fn_init(&fn, ex, v->cond)) != GS_OK) return r;
+        sk.cmp = &fn;
+        sk.nx = nx;
+        sk.xs = xs;
+        sk.args = args;
+    }
     perm = (int64_t *)gs__malloc(ctx, (size_t)(2 * n + 1) * sizeof(int64_t));
-    if (!perm) return GS_ERR_OUT_OF_MEMORY;
+    if (!perm) {
+        gs__ip_fn_free(&fn);
+        return GS_ERR_OUT_OF_MEMORY;
+    }
     tmp = perm + n;
     sk.key = xs[0];
     sk.stride = inner;
@@ -2061,6 +2110,11 @@ GS__FN gs_result gs__ip_sort_lines(gs_ctx *ctx, const gs_value *v, int nx, const
             sk.base = o * n * inner + i;
             for (k = 0; k < n; k++) perm[k] = k;
             gs__ip_merge_sort(&sk, perm, tmp, n);
+            if (sk.err) {
+                gs__free(ctx, perm);
+                gs__ip_fn_free(&fn);
+                return gs__err_prefix(ctx, "sort %s: comparator '%s': ", v->name, v->cond->name);
+            }
             for (j = 0; j < nx; j++) {
                 size_t es = gs__compute_size(xs[j]->shape.dtype);
                 for (k = 0; k < keep; k++)
@@ -2072,6 +2126,7 @@ GS__FN gs_result gs__ip_sort_lines(gs_ctx *ctx, const gs_value *v, int nx, const
         }
     }
     gs__free(ctx, perm);
+    gs__ip_fn_free(&fn);
     return GS_OK;
 }
 
@@ -2620,7 +2675,7 @@ GS__FN gs_result gs__ip_eval_sort(gs__ip_st *st, gs_value *v) {
         for (j = 0; j < nx; j++)
             if (!gs_shape_equal(&outs[j]->shape, &xs[j]->shape))
                 return gs__err(ctx, GS_ERR_SHAPE, "sort %s: result shape differs", v->name);
-        return gs__ip_sort_lines(ctx, v, nx, xs, v->dim, v->flag, xs[0]->shape.rank ? xs[0]->shape.dims[v->dim] : 0,
+        return gs__ip_sort_lines(st->ex, v, nx, xs, v->dim, v->flag, xs[0]->shape.rank ? xs[0]->shape.dims[v->dim] : 0,
                               outs, NULL);
     } else {
         int r = xs[0]->shape.rank;
@@ -2628,7 +2683,7 @@ GS__FN gs_result gs__ip_eval_sort(gs__ip_st *st, gs_value *v) {
             outs[0]->shape.dtype != xs[0]->shape.dtype || outs[0]->shape.dims[r - 1] != v->dim ||
             gs__numel(&outs[1]->shape) != gs__numel(&outs[0]->shape) || v->dim < 0)
             return gs__err(ctx, GS_ERR_SHAPE, "topk %s: result shapes do not fit", v->name);
-        return gs__ip_sort_lines(ctx, v, 1, xs, r - 1, v->flag, v->dim, outs, outs[1]);
+        return gs__ip_sort_lines(st->ex, v, 1, xs, r - 1, v->flag, v->dim, outs, outs[1]);
     }
 }
 
@@ -2958,6 +3013,89 @@ GS__FN gs_result gs__ip_finish(gs__ip_st *st, gs__buf *results) {
         }
     }
     gs__free(ctx, took);
+    return r;
+}
+
+/* A called scalar computation (a sort comparator, a reducer) set up once and run many times: every value is a
+   rank-0 array with a fixed 16-byte cell, so a call allocates nothing; constants are evaluated once. */
+GS__FN void gs__ip_fn_free(gs__ip_fn *f) {
+    if (!f->st.ctx) return;
+    if (f->st.bstate) memset(f->st.bstate, GS__IP_BLK_NONE, (size_t)f->st.n_slots);   /* the cells are not theirs */
+    gs__free(f->st.ctx, f->cells);
+    gs__free(f->st.ctx, f->pbufs);
+    gs__ip_st_free(&f->st);
+    memset(f, 0, sizeof *f);
+}
+
+GS__FN gs_result gs__ip_fn_init(gs__ip_fn *f, gs__exec *ex, gs_graph *g) {
+    gs_ctx *ctx = ex->ctx;
+    int i, np = g ? (int)stbds_arrlen(g->params) : 0;
+    int64_t s;
+    gs_result r;
+    memset(f, 0, sizeof *f);
+    f->pbufs = (gs__buf *)gs__malloc(ctx, (size_t)(np + 1) * sizeof(gs__buf));
+    if (!f->pbufs) return GS_ERR_OUT_OF_MEMORY;
+    memset(f->pbufs, 0, (size_t)(np + 1) * sizeof(gs__buf));
+    r = gs__ip_st_init(&f->st, ex, g, f->pbufs);
+    if (r) {
+        gs__free(ctx, f->pbufs);
+        f->pbufs = NULL;
+        return r;
+    }
+    f->cells = (double *)gs__malloc(ctx, (size_t)(2 * f->st.n_slots + 2) * sizeof(double));
+    if (!f->cells) {
+        gs__ip_fn_free(f);
+        return GS_ERR_OUT_OF_MEMORY;
+    }
+    memset(f->cells, 0, (size_t)(2 * f->st.n_slots + 2) * sizeof(double));
+    for (i = 0; i < f->st.n_values; i++) {
+        gs_value *v = g->values[i];
+        bool tuple_root = v == g->root && v->op == GS_OP_TUPLE;
+        int j;
+        if (!f->st.live[i]) continue;
+        if ((v->shape.dtype == GS_TUPLE && !tuple_root) || (v->shape.dtype != GS_TUPLE && v->shape.rank != 0) ||
+            v->op == GS_OP_GET_TUPLE_ELEMENT) {
+            r = gs__err(ctx, GS_ERR_UNSUPPORTED, "computation %s: %s %s is not a scalar (a called scalar computation "
+                        "works on scalars only)", g->name, gs_op_name(v->op), v->name);
+            break;
+        }
+        for (j = 0; j < gs__ip_nslots(v); j++) {
+            s = f->st.first[i] + j;
+            f->st.slots[s].buf.shape = *gs__ip_slot_shape(v, j);
+            f->st.slots[s].buf.data = &f->cells[2 * s];
+            f->st.slots[s].blk = s;
+            f->st.bstate[s] = GS__IP_BLK_EXTERNAL;
+        }
+        if (v->op == GS_OP_PARAMETER) f->pbufs[v->index].shape = v->shape;
+        if (v->op == GS_OP_CONSTANT) r = gs__ip_eval_array(&f->st, v, &f->st.slots[f->st.first[i]].buf);
+        if (r) break;
+    }
+    if (r) gs__ip_fn_free(f);
+    return r;
+}
+
+/* args[p]: parameter p's element in compute format; outs[k]: where the root's leaf k goes */
+GS__FN gs_result gs__ip_fn_call(gs__ip_fn *f, const void *const *args, void *const *outs) {
+    gs__ip_st *st = &f->st;
+    int i, k;
+    gs_result r = GS_OK;
+    for (i = 0; i < st->n_values && r == GS_OK; i++) {
+        gs_value *v = st->g->values[i];
+        gs__buf *out = &st->slots[st->first[i]].buf;
+        if (!st->live[i] || v->op == GS_OP_CONSTANT) continue;
+        switch (v->op) {
+        case GS_OP_PARAMETER: memcpy(out->data, args[v->index], gs__compute_size(v->shape.dtype)); break;
+        case GS_OP_TUPLE:
+            for (k = 0; k < v->n_operands; k++) memcpy(out[k].data, gs__ip_opbuf(st, v, k)->data, 16);
+            break;
+        case GS_OP_RESHAPE: case GS_OP_COPY: case GS_OP_ANNOTATE: memcpy(out->data, gs__ip_opbuf(st, v, 0)->data, 16); break;
+        default: r = gs__ip_eval_array(st, v, out); break;
+        }
+    }
+    for (k = 0; r == GS_OK && k < gs__ip_nslots(st->g->root); k++) {
+        const gs__buf *b = &st->slots[st->first[st->g->root->id] + k].buf;
+        memcpy(outs[k], b->data, gs__compute_size(b->shape.dtype));
+    }
     return r;
 }
 

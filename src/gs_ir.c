@@ -2281,6 +2281,66 @@ GS_API gs_value *gs_sort(gs_graph *g, int n, gs_value *const *xs, int64_t dim, b
     return gs__finish(v);
 }
 
+/* A called scalar computation (sort comparator, reducer): n_params rank-0 parameters of the given types and a
+   rank-0 root of type root_dt (GS_TUPLE: a tuple of n_root rank-0 leaves of types root_dts), nothing that needs
+   the stepper or other devices. */
+#define GS__CSC_FAIL(...) do { gs__err(ctx, __VA_ARGS__); return false; } while (0)
+GS__FN bool gs__check_scalar_comp(gs_ctx *ctx, const char *who, const gs_graph *c, int n_params, const gs_dtype *pdt,
+                                  int n_root, const gs_dtype *rdt) {
+    int i;
+    const gs_value *r;
+    if (!c || !c->root) GS__CSC_FAIL(GS_ERR_INVALID_ARG, "%s: the computation has no root", who);
+    if ((int)stbds_arrlen(c->params) != n_params)
+        GS__CSC_FAIL(GS_ERR_INVALID_ARG, "%s: computation '%s' has %d parameters, expected %d", who, c->name,
+                       (int)stbds_arrlen(c->params), n_params);
+    for (i = 0; i < n_params; i++) {
+        const gs_value *p = c->params[i];
+        if (!p || p->shape.dtype != pdt[i] || p->shape.rank != 0)
+            GS__CSC_FAIL(GS_ERR_SHAPE, "%s: parameter %d of computation '%s' must be %s[]", who, i, c->name,
+                           gs_dtype_name(pdt[i]));
+    }
+    for (i = 0; i < (int)stbds_arrlen(c->values); i++) {
+        const gs_value *v = c->values[i];
+        if (v->op == GS_OP_WHILE || (v->op >= GS_OP_ALL_REDUCE && v->op <= GS_OP_COLLECTIVE_PERMUTE) ||
+            v->op == GS_OP_OPAQUE || v->op == GS_OP_PARTITION_ID || v->op == GS_OP_REPLICA_ID || v->op == GS_OP_RNG ||
+            v->op == GS_OP_SORT || v->op == GS_OP_TOPK)
+            GS__CSC_FAIL(GS_ERR_UNSUPPORTED, "%s: computation '%s' uses %s %s, which a called scalar computation cannot run",
+                           who, c->name, gs_op_name(v->op), v->name);
+    }
+    r = c->root;
+    if (n_root == 1 && r->shape.dtype == rdt[0] && r->shape.rank == 0) return true;
+    if (n_root > 1 && r->shape.dtype == GS_TUPLE && r->n_tuple == n_root && !r->tree) {
+        for (i = 0; i < n_root; i++)
+            if (r->tuple[i].dtype != rdt[i] || r->tuple[i].rank != 0) break;
+        if (i == n_root) return true;
+    }
+    GS__CSC_FAIL(GS_ERR_SHAPE, "%s: computation '%s' must return %s%s[]%s", who, c->name, n_root > 1 ? "a tuple of " : "",
+                   gs_dtype_name(rdt[0]), n_root > 1 ? " scalars of the operand types" : "");
+}
+#undef GS__CSC_FAIL
+
+GS_API gs_value *gs_sort_custom(gs_graph *g, int n, gs_value *const *xs, int64_t dim, gs_graph *comparator) {
+    gs_dtype pdt[128], pred = GS_PRED;
+    int i;
+    if (!g) return NULL;
+    if (n < 1 || n > 64 || !xs) {
+        gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_sort_custom: %d operands (1 to 64 are supported)", n);
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        if (!xs[i]) return NULL;
+        pdt[2 * i] = pdt[2 * i + 1] = xs[i]->shape.dtype;
+    }
+    if (!gs__check_scalar_comp(g->ctx, "sort comparator", comparator, 2 * n, pdt, 1, &pred)) return NULL;
+    {
+        gs_value *v = gs__value_new(g, GS_OP_SORT, n, xs);
+        if (!v) return NULL;
+        v->dim = dim;
+        v->cond = comparator;
+        return gs__finish(v);
+    }
+}
+
 GS_API gs_value *gs_sort_with_indices(gs_graph *g, gs_value *x, int64_t dim, bool descending) {
     gs_value *ops[2];
     gs_shape s;

@@ -873,8 +873,8 @@ static void test_text_errors(void) {
                    "s {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n",
                    P, 5, 57, "reducer 's' works on f32, but reduce 'r' reduces s32");
     check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT s = f32[4] sort(x), dimensions={0}, to_apply=c\n}\n"
-                   "c {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  n = pred[] compare(a, b), direction=LT\n  ROOT r = pred[] not(n)\n}\n",
-                   U, 4, 53, "unsupported comparator 'c'");
+                   "c {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  n = pred[] compare(a, b), direction=LT\n  ROOT r = s32[] convert(n)\n}\n",
+                   P, 4, 8, "sort comparator: computation 'c' must return pred[]");
     check_error_at("HloModule m\nENTRY e {\n  x = s32[] parameter(0)\n  ROOT w = s32[] while(x), condition=c, body=b\n}\n"
                    "c {\n  p = s32[] parameter(0)\n  ROOT t = pred[] constant(true)\n}\n"
                    "b {\n  p = s32[] parameter(0)\n  ROOT w = s32[] while(p), condition=c, body=b\n}\n",

@@ -329,6 +329,93 @@ static void test_text_sort_comparators(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* JAX's float order key: the bits as s32, negative floats flipped so the s32 order is the float order */
+static int32_t st_float_key(float x) {
+    int32_t b;
+    uint32_t u;
+    memcpy(&b, &x, 4);
+    memcpy(&u, &x, 4);
+    return b < 0 ? (int32_t)(0x7fffffffu - u) : b;
+}
+
+/* ---- sort with a comparator of any form: evaluated as a computation (JAX's top-k comparator: the float
+   order key descending, ties by the index ascending), against a naive insertion sort; sharded along the other
+   dim on 2 devices; the comparator prints back as a computation ---- */
+static void test_text_sort_any_comparator(void) {
+    static const char *text =
+        "HloModule m, num_partitions=2\n"
+        "cmp {\n  a = f32[] parameter(0)\n  ai = s32[] bitcast-convert(a)\n  z = s32[] constant(0)\n"
+        "  an = pred[] compare(ai, z), direction=LT\n  m = u32[] constant(2147483647)\n  au = u32[] bitcast-convert(a)\n"
+        "  af = u32[] subtract(m, au)\n  afs = s32[] bitcast-convert(af)\n  ka = s32[] select(an, afs, ai)\n"
+        "  b = f32[] parameter(1)\n  bi = s32[] bitcast-convert(b)\n  bn = pred[] compare(bi, z), direction=LT\n"
+        "  bu = u32[] bitcast-convert(b)\n  bf = u32[] subtract(m, bu)\n  bfs = s32[] bitcast-convert(bf)\n"
+        "  kb = s32[] select(bn, bfs, bi)\n  gt = pred[] compare(ka, kb), direction=GT\n"
+        "  lt = pred[] compare(kb, ka), direction=GT\n  tie = pred[] compare(gt, lt), direction=EQ\n"
+        "  i = s32[] parameter(2)\n  j = s32[] parameter(3)\n  il = pred[] compare(i, j), direction=LT\n"
+        "  ROOT r = pred[] select(tie, il, gt)\n}\n"
+        "ENTRY e {\n  x = f32[2,6] parameter(0), sharding={devices=[2,1]0,1}\n  io = s32[2,6] iota(), iota_dimension=1\n"
+        "  ROOT s = (f32[2,6], s32[2,6]) sort(x, io), dimensions={1}, is_stable=true, to_apply=cmp, "
+        "sharding={{devices=[2,1]0,1}, {devices=[2,1]0,1}}\n}\n";
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, text);
+    float x[12] = {1.5f, -0.0f, 3, 0.0f, -2, 3, -1, 7, -1, 0.25f, 7, -8}, vals[12], want_v[12], dv[2][6];
+    int32_t idx[12], want_i[12], di[2][6];
+    const void *ins[1];
+    void *outs[2];
+    int r, a, b;
+    for (r = 0; r < 2; r++) {   /* insertion sort: key descending, then index ascending */
+        int ord[6];
+        for (a = 0; a < 6; a++) ord[a] = a;
+        for (a = 1; a < 6; a++)
+            for (b = a; b > 0; b--) {
+                int p = ord[b - 1], q = ord[b];
+                int32_t kp = st_float_key(x[r * 6 + p]), kq = st_float_key(x[r * 6 + q]);
+                if (kq > kp || (kq == kp && q < p)) {
+                    ord[b - 1] = q;
+                    ord[b] = p;
+                }
+            }
+        for (a = 0; a < 6; a++) {
+            want_v[r * 6 + a] = x[r * 6 + ord[a]];
+            want_i[r * 6 + a] = ord[a];
+        }
+    }
+    CHECK(want_i[0] == 2 && want_i[1] == 5 && want_i[3] == 3 && want_i[4] == 1);   /* 3, 3, 1.5, 0, -0, -2 */
+    if (!g) {
+        gs_ctx_destroy(ctx);
+        return;
+    }
+    gst_hlo_roundtrip(g);
+    CHECK(strstr(gs_hlo_print(g), "is_stable=true, to_apply=cmp") != NULL);
+    ins[0] = x;
+    outs[0] = vals;
+    outs[1] = idx;
+    CHECK_OK(gs_eval(g, ins, outs));
+    for (a = 0; a < 12; a++) {
+        CHECK_MSG(memcmp(&vals[a], &want_v[a], 4) == 0 && idx[a] == want_i[a], "element %d: %g/%d, want %g/%d", a,
+                  (double)vals[a], (int)idx[a], (double)want_v[a], (int)want_i[a]);
+    }
+    {   /* rows split over 2 devices: each sorts its own row with the comparator */
+        gs_partition_desc pd;
+        gs_graph *p;
+        const void *pins[2];
+        void *pouts[4];
+        memset(&pd, 0, sizeof pd);
+        pd.num_devices = 2;
+        CHECK_OK(gs_propagate(g, NULL));
+        CHECK_OK(gs_partition(g, &pd, &p));
+        pins[0] = x;
+        pins[1] = x + 6;
+        pouts[0] = dv[0];
+        pouts[1] = di[0];
+        pouts[2] = dv[1];
+        pouts[3] = di[1];
+        if (st_run(ctx, p, 2, pins, pouts))
+            for (a = 0; a < 12; a++) CHECK(memcmp(&dv[a / 6][a % 6], &want_v[a], 4) == 0 && di[a / 6][a % 6] == want_i[a]);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* names the parser makes up (the parts of a variadic collective, inlined instructions) give way to the
    names of the text */
 static void test_text_made_up_names(void) {
@@ -753,6 +840,7 @@ void suite_text_structure(void) {
     RUN(test_text_variadic_reduce_scatter);
     RUN(test_text_argmax_reduce);
     RUN(test_text_sort_comparators);
+    RUN(test_text_sort_any_comparator);
     RUN(test_text_made_up_names);
     RUN(test_text_async_pairs);
     RUN(test_text_collective_broadcast);
