@@ -2663,6 +2663,44 @@ typedef struct gs__bi {
     const char *name;   /* the value's name (see gs__inst_name) */
 } gs__bi;
 
+/* Every value of type `from` is exactly a value of type `to` (a widening convert). */
+GS__FN bool gs__hlo_widens(gs_dtype from, gs_dtype to) {
+    const gs__dtinfo *a = gs__dt(from), *b = gs__dt(to);
+    if (from == to) return true;
+    if (gs__is_float(from) && gs__is_float(to))
+        return a->ebits <= b->ebits && a->mbits <= b->mbits && a->fkind != GS__FK_E8M0 && b->fkind != GS__FK_E8M0;
+    if (gs__is_int(from) && gs__is_float(to)) return a->bits <= b->mbits + 1;
+    if (gs__is_int(from) && gs__is_int(to))
+        return gs__is_signed(from) == gs__is_signed(to) ? a->bits <= b->bits : !gs__is_signed(from) && a->bits < b->bits;
+    return false;
+}
+
+/* dot whose declared element type differs from its operands' (XLA's preferred element type, e.g. f8 x f8 ->
+   bf16): operands that widen exactly to it are converted first, so the products and sums are those of the
+   declared type; otherwise the dot runs in the operands' type and its result is converted. */
+GS__FN gs_value *gs__dot_as(gs__parser *P, gs__bi *b, const gs_dot_dims *dd) {
+    gs_value *l = b->xs[0], *r = b->xs[1];
+    gs_dtype rt = b->in->shape_omitted || b->in->type.tuple ? l->shape.dtype : b->ds->dtype;
+    const char *name = P->ctx->next_name;
+    if ((l->shape.dtype == rt && r->shape.dtype == rt) || !gs__is_numeric(rt)) return gs_dot(b->g, l, r, dd);
+    P->ctx->next_name = NULL;
+    if (gs__hlo_widens(l->shape.dtype, rt) && gs__hlo_widens(r->shape.dtype, rt)) {
+        if (l->shape.dtype != rt) l = gs_convert(b->g, l, rt);
+        if (r->shape.dtype != rt) r = gs_convert(b->g, r, rt);
+        P->ctx->next_name = name;
+        return gs_dot(b->g, l, r, dd);
+    }
+    if (l->shape.dtype != r->shape.dtype) {
+        gs__err(P->ctx, GS_ERR_UNSUPPORTED, "dot %s: %s x %s -> %s (the operands do not widen exactly to the result "
+                "type) is not supported", b->in->name, gs_dtype_name(l->shape.dtype), gs_dtype_name(r->shape.dtype),
+                gs_dtype_name(rt));
+        return NULL;
+    }
+    l = gs_dot(b->g, l, r, dd);
+    P->ctx->next_name = name;
+    return gs_convert(b->g, l, rt);
+}
+
 GS__FN bool gs__bi_unsupported(gs__bi *b) {
     b->P->ctx->next_name = NULL;
     return gs__perr(b->P, &b->in->op_at, GS_ERR_UNSUPPORTED, "opcode '%s' is not supported", b->in->opcode);
@@ -2937,7 +2975,7 @@ GS__FN bool gs__bi_math(gs__bi *b) {
             return gs__perr(P, &in->op_at, GS_ERR_PARSE,
                             "dot needs as many lhs as rhs batch dims (%d, %d) and contracting dims (%d, %d)",
                             dd.n_batch, nb2, dd.n_contract, nc2);
-        v = gs_dot(g, xs[0], xs[1], &dd);
+        v = gs__dot_as(P, b, &dd);
         break;
     }
     case GS_OP_CONVOLUTION: {

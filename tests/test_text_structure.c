@@ -416,6 +416,45 @@ static void test_text_sort_any_comparator(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* ---- dot whose declared type differs from its operands' (f8 x f8 -> bf16): the sums are bf16's, not f8's ---- */
+static void test_text_dot_result_type(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx,
+        "HloModule m\nENTRY e {\n  a = f8e4m3fn[1,2] parameter(0)\n  b = f8e4m3fn[2,1] parameter(1)\n"
+        "  c = f32[1,2] parameter(2)\n  d = f32[2,1] parameter(3)\n"
+        "  x = bf16[1,1] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+        "  y = bf16[1,1] dot(c, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+        "  ROOT t = (bf16[1,1], bf16[1,1]) tuple(x, y)\n}\n");
+    /* 1.5 * 2 + 3 * 0.125 = 3.375: exact in bf16, 3.5 in f8e4m3fn (3 mantissa bits) */
+    uint8_t a[2] = {0x3C, 0x44}, b[2] = {0x40, 0x20};
+    /* f32 -> bf16 (narrowing): the dot in f32, then rounded: 1.5 * 2 + 2 * (0.25 + 2^-12) = 3.5 + 2^-11 -> 3.5 */
+    float c[2] = {1.5f, 2.0f}, d[2] = {2.0f, 0.25f + 1.0f / 4096};
+    uint16_t x = 0, y = 0;
+    const void *ins[4];
+    void *outs[2];
+    ins[0] = a;
+    ins[1] = b;
+    ins[2] = c;
+    ins[3] = d;
+    outs[0] = &x;
+    outs[1] = &y;
+    if (g) {
+        gst_hlo_roundtrip(g);
+        CHECK_OK(gs_eval(g, ins, outs));
+        CHECK_EQ_INT(x, 0x4058);   /* 3.375 */
+        CHECK_EQ_INT(y, 0x4060);   /* 3.5 */
+    }
+    {
+        const char *bad = "HloModule m\nENTRY e {\n  a = f8e4m3fn[2] parameter(0)\n  b = f8e5m2[2] parameter(1)\n"
+                          "  ROOT x = f8e4m3fn[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}\n";
+        gs_graph *bg = NULL;
+        CHECK(gs_hlo_parse(ctx, bad, strlen(bad), &bg) != GS_OK);
+        CHECK_MSG(strstr(gs_ctx_error_msg(ctx), "line 5, column 8: dot x: f8e4m3fn x f8e5m2 -> f8e4m3fn (the operands do "
+                                                "not widen exactly") != NULL, "%s", gs_ctx_error_msg(ctx));
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* names the parser makes up (the parts of a variadic collective, inlined instructions) give way to the
    names of the text */
 static void test_text_made_up_names(void) {
@@ -841,6 +880,7 @@ void suite_text_structure(void) {
     RUN(test_text_argmax_reduce);
     RUN(test_text_sort_comparators);
     RUN(test_text_sort_any_comparator);
+    RUN(test_text_dot_result_type);
     RUN(test_text_made_up_names);
     RUN(test_text_async_pairs);
     RUN(test_text_collective_broadcast);
