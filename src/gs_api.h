@@ -243,7 +243,8 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(BATCH_NORM_INFERENCE, "batch-norm-inference", 5) \
     X(BATCH_NORM_GRAD, "batch-norm-grad", 5) \
     X(CHOLESKY, "cholesky", 1) \
-    X(TRIANGULAR_SOLVE, "triangular-solve", 2)
+    X(TRIANGULAR_SOLVE, "triangular-solve", 2) \
+    X(FFT, "fft", 1)
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,
@@ -488,6 +489,12 @@ GS_API gs_value *gs_cholesky(gs_graph *g, gs_value *a, bool lower);
 typedef enum gs_transpose_a { GS_TRANSPOSE_A_NO = 0, GS_TRANSPOSE_A_TRANSPOSE, GS_TRANSPOSE_A_ADJOINT } gs_transpose_a;
 GS_API gs_value *gs_triangular_solve(gs_graph *g, gs_value *a, gs_value *b, bool left_side, bool lower,
                                      bool unit_diagonal, gs_transpose_a transpose_a);
+/* XLA's fft over the last n (1..3) dims, of lengths fft_length: FFT (complex -> complex, e^{-2 pi i k j / N}),
+   IFFT (its inverse, scaled by 1 / prod(fft_length)), RFFT (real -> complex, the last dim keeps its first
+   N/2 + 1 entries), IRFFT (those N/2 + 1 entries of a Hermitian spectrum -> real, scaled, the imaginary parts of
+   the bins that must be real ignored). f32 goes with c64, f64 with c128. Computed in double. */
+typedef enum gs_fft_type { GS_FFT_INVALID = 0, GS_FFT_FFT, GS_FFT_IFFT, GS_FFT_RFFT, GS_FFT_IRFFT } gs_fft_type;
+GS_API gs_value *gs_fft(gs_graph *g, gs_value *x, gs_fft_type type, int n, const int64_t *fft_length);
 typedef enum gs_rng_algorithm { GS_RNG_DEFAULT = 0, GS_RNG_THREE_FRY, GS_RNG_PHILOX } gs_rng_algorithm;
 GS_API gs_value *gs_rng_bit_generator(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm);
 GS_API gs_value *gs_neg(gs_graph *g, gs_value *x);

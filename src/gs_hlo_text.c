@@ -593,6 +593,12 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
         break;
     }
     case GS_OP_CHOLESKY: gs__sb_printf(sb, ", lower=%s", v->la_lower ? "true" : "false"); break;
+    case GS_OP_FFT: {
+        static const char *const tnames[] = {"?", "FFT", "IFFT", "RFFT", "IRFFT"};
+        gs__sb_printf(sb, ", fft_type=%s, fft_length=", tnames[v->fft_type >= 1 && v->fft_type <= 4 ? v->fft_type : 0]);
+        gs__pr_ints(sb, v->fft_len, v->fft_n);
+        break;
+    }
     case GS_OP_TRIANGULAR_SOLVE:
         gs__sb_printf(sb, ", left_side=%s, lower=%s, unit_diagonal=%s, transpose_a=%s", v->la_left ? "true" : "false",
                       v->la_lower ? "true" : "false", v->la_unit ? "true" : "false",
@@ -1393,10 +1399,12 @@ GS__FN bool gs__parse_attrs(gs__parser *P, gs__cur *c, int *first, int *count) {
     X("all-gather-start", gs__bl_async_start) \
     X("collective-permute-start", gs__bl_async_start) \
     X("copy-start", gs__bl_async_start) \
+    X("all-to-all-start", gs__bl_async_start) \
     X("all-reduce-done", gs__bl_async_done) \
     X("all-gather-done", gs__bl_async_done) \
     X("collective-permute-done", gs__bl_async_done) \
     X("copy-done", gs__bl_async_done) \
+    X("all-to-all-done", gs__bl_async_done) \
     X("after-all", gs__bl_opaque) \
     X("infeed", gs__bl_opaque) \
     X("outfeed", gs__bl_opaque) \
@@ -2764,6 +2772,20 @@ GS__FN bool gs__bi_layout(gs__bi *b) {
         break;
     }
     case GS_OP_BITCAST_CONVERT: v = gs_bitcast_convert(g, x, ds->dtype); break;
+    case GS_OP_FFT: {
+        static const char *const tnames[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+        int64_t len[GS_MAX_RANK];
+        int nl = 0, ti, t = 0;
+        if (!(a = gs__need_attr(P, in, "fft_type"))) return false;
+        for (ti = 0; ti < 4; ti++)
+            if (gs__peek_word(a->val, tnames[ti]) && a->val.end - a->val.p == (ptrdiff_t)strlen(tnames[ti])) t = ti + 1;
+        if (!t) return gs__pexpect(P, &a->val, "FFT, IFFT, RFFT or IRFFT");
+        if (!gs__need_attr(P, in, "fft_length") || !gs__opt_ints(P, in, "fft_length", len, &nl)) return false;
+        if (nl < 1 || nl > 3)
+            return gs__perr(P, &gs__attr(P, in, "fft_length")->val, GS_ERR_PARSE, "fft_length needs 1 to 3 entries, found %d", nl);
+        v = gs_fft(g, x, (gs_fft_type)t, nl, len);
+        break;
+    }
     case GS_OP_CHOLESKY: case GS_OP_TRIANGULAR_SOLVE: {
         static const char *const names[] = {"lower", "left_side", "unit_diagonal"};
         static const char *const tnames[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
@@ -3472,7 +3494,7 @@ GS__FN bool gs__bi_family(gs__bi *b) {
     if (op <= GS_OP_RNG) return gs__bi_index(b);
     if (op <= GS_OP_WHILE) return gs__bi_comm(b);
     /* the numeric ops of XLA's full set, with the leaves (their cases live in gs__bi_layout) */
-    if (op >= GS_OP_SINE && op <= GS_OP_TRIANGULAR_SOLVE) return gs__bi_layout(b);
+    if (op >= GS_OP_SINE && op <= GS_OP_FFT) return gs__bi_layout(b);
     return gs__bi_unsupported(b);
 }
 
@@ -3789,8 +3811,8 @@ GS__FN bool gs__bl_collective_broadcast(gs__bi *b) {
    contexts...), that tuple, with zeros for the contexts. X-done(start): the result. The pair is the op:
    gshard.h runs it when it is reached. */
 GS__FN bool gs__bl_async_start(gs__bi *b) {
-    static const char *const bases[] = {"all-reduce", "all-gather", "collective-permute", "copy"};
-    static const gs_op ops[] = {GS_OP_ALL_REDUCE, GS_OP_ALL_GATHER, GS_OP_COLLECTIVE_PERMUTE, GS_OP_COPY};
+    static const char *const bases[] = {"all-reduce", "all-gather", "collective-permute", "copy", "all-to-all"};
+    static const gs_op ops[] = {GS_OP_ALL_REDUCE, GS_OP_ALL_GATHER, GS_OP_COLLECTIVE_PERMUTE, GS_OP_COPY, GS_OP_ALL_TO_ALL};
     gs__parser *P = b->P;
     gs_value *parts[64];
     int i, k, n = 0, want = b->in->type.tuple ? b->in->type.n : 0;
@@ -3807,6 +3829,19 @@ GS__FN bool gs__bl_async_start(gs__bi *b) {
         ok = gs__bi_family(b);
         b->in->op = GS_OP_INVALID;
         return ok;
+    }
+    if (b->in->type.n_tree && ops[i] == GS_OP_ALL_TO_ALL) {   /* ((operand), result), as XLA prints it */
+        gs_value *ot;
+        P->ctx->next_name = NULL;
+        ot = gs_tuple(b->g, 1, &b->x);
+        b->in->op = ops[i];
+        ok = gs__bi_family(b);
+        b->in->op = GS_OP_INVALID;
+        if (!ok) return false;
+        parts[0] = ot;
+        parts[1] = b->v;
+        b->v = gs_tuple(b->g, 2, parts);
+        return true;
     }
     if (want < 2 || want > 64)
         return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "%s '%s': expected the shape (operand, result, contexts...)",

@@ -228,6 +228,8 @@ struct gs_value {
     const gs_shape *rbg_shape;
     float bn_epsilon;         /* BATCH_NORM_*: epsilon (feature_index in dim) */
     uint8_t la_lower, la_left, la_unit, la_trans;   /* CHOLESKY (lower), TRIANGULAR_SOLVE */
+    int fft_type, fft_n;      /* FFT: gs_fft_type and the lengths of the last fft_n dims */
+    int64_t fft_len[3];
     gs_dot_dims *dot;
     gs_conv_config *conv;
     gs_window_dim *window;    /* REDUCE_WINDOW: rank entries */

@@ -1973,6 +1973,131 @@ GS__FN gs_result gs__ip_cumulative(gs_ctx *ctx, const gs_value *v, const gs__buf
 }
 
 /* ---------------------------------------------------------------------------------------------------------
+   fft: one axis at a time over a complex double copy of each batch element's transform block
+   ------------------------------------------------------------------------------------------------------- */
+/* The DFT of n complex values re[0], im[0], re[s], ... in place: y_k = sum_j x_j e^{sign 2 pi i j k / n}
+   (radix 2 when n is a power of two, else the direct sum); tw holds e^{sign 2 pi i m / n}, m < n; tmp 2n. */
+GS__FN void gs__ip_dft(double *x, int64_t n, int64_t s, const double *tw, double *tmp) {
+    int64_t j, k, m;
+    for (j = 0; j < n; j++) {
+        tmp[2 * j] = x[2 * j * s];
+        tmp[2 * j + 1] = x[2 * j * s + 1];
+    }
+    if (n > 1 && (n & (n - 1)) == 0) {
+        int64_t len;
+        for (j = 1, k = 0; j < n; j++) {   /* bit reversal */
+            int64_t bit = n >> 1;
+            for (; k & bit; bit >>= 1) k ^= bit;
+            k ^= bit;
+            if (j < k) {
+                double a = tmp[2 * j], b = tmp[2 * j + 1];
+                tmp[2 * j] = tmp[2 * k];
+                tmp[2 * j + 1] = tmp[2 * k + 1];
+                tmp[2 * k] = a;
+                tmp[2 * k + 1] = b;
+            }
+        }
+        for (len = 2; len <= n; len <<= 1)
+            for (j = 0; j < n; j += len)
+                for (k = 0; k < len / 2; k++) {
+                    const double *w = &tw[2 * (k * (n / len))];
+                    double *u = &tmp[2 * (j + k)], *t = &tmp[2 * (j + k + len / 2)];
+                    double vr = t[0] * w[0] - t[1] * w[1], vi = t[0] * w[1] + t[1] * w[0];
+                    t[0] = u[0] - vr;
+                    t[1] = u[1] - vi;
+                    u[0] += vr;
+                    u[1] += vi;
+                }
+        for (j = 0; j < n; j++) {
+            x[2 * j * s] = tmp[2 * j];
+            x[2 * j * s + 1] = tmp[2 * j + 1];
+        }
+        return;
+    }
+    for (k = 0; k < n; k++) {
+        double yr = 0, yi = 0;
+        for (j = 0, m = 0; j < n; j++, m = (m + k) % n) {
+            yr += tmp[2 * j] * tw[2 * m] - tmp[2 * j + 1] * tw[2 * m + 1];
+            yi += tmp[2 * j] * tw[2 * m + 1] + tmp[2 * j + 1] * tw[2 * m];
+        }
+        x[2 * k * s] = yr;
+        x[2 * k * s + 1] = yi;
+    }
+}
+
+/* x[B.., N1.., Nn] -> out: the transform of each batch element's block (an IRFFT's Hermitian half extended
+   first: X[k] = conj(X[-k]) for the last index above N/2, every index taken modulo its length) */
+GS__FN gs_result gs__ip_fft(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
+    int n = v->fft_n, r = x->shape.rank, t = v->fft_type, a;
+    int64_t L = 1, maxn = 1, B, b, e, lin = 1, lout = 1, hl;
+    double *w, *tw, *tmp;
+    bool inv = t == GS_FFT_IFFT || t == GS_FFT_IRFFT;
+    if (n < 1 || n > 3 || n > r) return gs__err(ctx, GS_ERR_SHAPE, "fft %s: bad fft_length", v->name);
+    for (a = 0; a < n; a++) {
+        L *= v->fft_len[a];
+        maxn = GS__MAX(maxn, v->fft_len[a]);
+        lin *= x->shape.dims[r - n + a];
+        lout *= out->shape.dims[r - n + a];
+    }
+    hl = v->fft_len[n - 1] / 2 + 1;
+    B = L ? gs__numel(&x->shape) / (lin ? lin : 1) : 0;
+    if (L == 0 || B == 0) return GS_OK;
+    w = (double *)gs__malloc(ctx, (size_t)(2 * L + 4 * maxn) * sizeof(double));
+    if (!w) return GS_ERR_OUT_OF_MEMORY;
+    tw = w + 2 * L;
+    tmp = tw + 2 * maxn;
+    for (b = 0; b < B; b++) {
+        int64_t stride = 1;
+        for (e = 0; e < L; e++) {   /* load: e indexes the full N1 x .. x Nn block */
+            int64_t last = e % v->fft_len[n - 1], rest = e / v->fft_len[n - 1];
+            double re = 0, im = 0;
+            if (t == GS_FFT_RFFT) {
+                re = gs__ld_f(x->shape.dtype, x->data, b * lin + e);
+            } else if (t != GS_FFT_IRFFT) {
+                gs__ip_ldc(x->shape.dtype, x->data, b * lin + e, &re, &im);
+            } else {
+                int64_t src = 0, m = 1, q = rest;
+                bool mirror = last >= hl;
+                for (a = n - 2; a >= 0; a--) {   /* the leading indices, negated when mirrored */
+                    int64_t len = v->fft_len[a], ia = q % len;
+                    q /= len;
+                    if (mirror) ia = (len - ia) % len;
+                    src += ia * m;
+                    m *= len;
+                }
+                src = src * hl + (mirror ? v->fft_len[n - 1] - last : last);
+                gs__ip_ldc(x->shape.dtype, x->data, b * lin + src, &re, &im);
+                if (mirror) im = -im;
+            }
+            w[2 * e] = re;
+            w[2 * e + 1] = im;
+        }
+        for (a = n - 1; a >= 0; a--) {   /* each axis: lines of len values, stride apart */
+            int64_t len = v->fft_len[a], m, line, inner = stride;
+            const double pi2 = 6.283185307179586476925286766559;
+            for (m = 0; m < len; m++) {
+                tw[2 * m] = cos(pi2 * (double)m / (double)len);
+                tw[2 * m + 1] = (inv ? 1.0 : -1.0) * sin(pi2 * (double)m / (double)len);
+            }
+            for (line = 0; line < L / len; line++) {
+                int64_t lo = line % inner, hi = line / inner;
+                gs__ip_dft(w + 2 * (hi * len * inner + lo), len, inner, tw, tmp);
+            }
+            stride *= len;
+        }
+        for (e = 0; e < lout; e++) {   /* store */
+            int64_t src = e;
+            if (t == GS_FFT_RFFT) src = (e / hl) * v->fft_len[n - 1] + e % hl;
+            if (t == GS_FFT_IRFFT) gs__st_f(out->shape.dtype, out->data, b * lout + e, w[2 * src] / (double)L);
+            else if (inv) gs__ip_stc(out->shape.dtype, out->data, b * lout + e, w[2 * src] / (double)L, w[2 * src + 1] / (double)L);
+            else gs__ip_stc(out->shape.dtype, out->data, b * lout + e, w[2 * src], w[2 * src + 1]);
+        }
+    }
+    gs__free(ctx, w);
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
    Sort and top-k: a stable merge sort of positions along one line
    ------------------------------------------------------------------------------------------------------- */
 typedef struct gs__ip_fn {
@@ -2759,6 +2884,7 @@ GS__FN gs_result gs__ip_eval_array(gs__ip_st *st, gs_value *v, gs__buf *out) {
         return gs__ip_binary_ext(ctx, v, GS__IN(0), GS__IN(1), out);
     case GS_OP_BITCAST_CONVERT: return gs__ip_bitcast_convert(ctx, v, GS__IN(0), out);
     case GS_OP_CHOLESKY: return gs__ip_linalg(ctx, v, GS__IN(0), NULL, out);
+    case GS_OP_FFT: return gs__ip_fft(ctx, v, GS__IN(0), out);
     case GS_OP_TRIANGULAR_SOLVE: return gs__ip_linalg(ctx, v, GS__IN(0), GS__IN(1), out);
     case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: {
         const gs__buf *x = GS__IN(0);

@@ -1051,6 +1051,35 @@ GS__FN gs_result gs__infer_batch_norm(gs_ctx *ctx, gs_value *v) {
 }
 
 /* cholesky a[..., n, n] -> a's shape; triangular-solve a[..., m, m], b[..., m, n] (left) or [..., n, m] -> b's shape */
+/* fft (XLA's ShapeInference::InferFftShape): the last fft_n dims are fft_length (IRFFT's last: N/2 + 1) */
+GS__FN gs_result gs__infer_fft(gs_ctx *ctx, gs_value *v) {
+    const gs_shape *x = &v->operands[0]->shape;
+    int n = v->fft_n, r = x->rank, t = v->fft_type, i;
+    bool real_in = t == GS_FFT_RFFT, real_out = t == GS_FFT_IRFFT;
+    if (t < GS_FFT_FFT || t > GS_FFT_IRFFT) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid fft_type %d", GS__WHO, t);
+    if (n < 1 || n > 3 || n > r)
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: fft_length needs 1 to 3 entries, at most the operand's rank %d (got %d)", GS__WHO, r, n);
+    if (real_in ? (x->dtype != GS_F32 && x->dtype != GS_F64) : (x->dtype != GS_C64 && x->dtype != GS_C128))
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: %s needs a%s operand, got %s", GS__WHO, t == GS_FFT_FFT ? "FFT" : t == GS_FFT_IFFT ? "IFFT" : real_in ? "RFFT" : "IRFFT",
+                 real_in ? "n f32 or f64" : " c64 or c128", gs_dtype_name(x->dtype));
+    v->shape = *x;
+    for (i = 0; i < n; i++) {
+        int64_t want = v->fft_len[i], d = r - n + i;
+        if (want < 0) GS__FAIL(GS_ERR_SHAPE, "%s %s: negative fft_length", GS__WHO);
+        if (real_out && i == n - 1) want = want / 2 + 1;
+        if (x->dims[d] != want)
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: operand dim %d is %lld, fft_length asks for %lld", GS__WHO, (int)d, (long long)x->dims[d], (long long)want);
+    }
+    if (real_in) {
+        v->shape.dtype = x->dtype == GS_F32 ? GS_C64 : GS_C128;
+        v->shape.dims[r - 1] = v->fft_len[n - 1] / 2 + 1;
+    } else if (real_out) {
+        v->shape.dtype = x->dtype == GS_C64 ? GS_F32 : GS_F64;
+        v->shape.dims[r - 1] = v->fft_len[n - 1];
+    }
+    return GS_OK;
+}
+
 GS__FN gs_result gs__infer_linalg(gs_ctx *ctx, gs_value *v) {
     const gs_shape *a = &v->operands[0]->shape;
     int r = a->rank, i;
@@ -1554,6 +1583,7 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     case GS_OP_BATCH_NORM_TRAINING: case GS_OP_BATCH_NORM_INFERENCE: case GS_OP_BATCH_NORM_GRAD:
         return gs__infer_batch_norm(ctx, v);
     case GS_OP_CHOLESKY: case GS_OP_TRIANGULAR_SOLVE: return gs__infer_linalg(ctx, v);
+    case GS_OP_FFT: return gs__infer_fft(ctx, v);
     case GS_OP_RNG: case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE: case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT:
     case GS_OP_WHILE:
@@ -1907,6 +1937,17 @@ GS_API gs_value *gs_bitcast_convert(gs_graph *g, gs_value *x, gs_dtype to) {
 }
 
 GS_API gs_value *gs_replica_id(gs_graph *g) { return gs__finish(gs__value_new(g, GS_OP_REPLICA_ID, 0, NULL)); }
+
+GS_API gs_value *gs_fft(gs_graph *g, gs_value *x, gs_fft_type type, int n, const int64_t *fft_length) {
+    gs_value *v = gs__value_new(g, GS_OP_FFT, 1, &x);
+    int i;
+    if (!v) return NULL;
+    v->fft_type = (int)type;
+    v->fft_n = n;
+    for (i = 0; i < n && i < 3 && fft_length; i++) v->fft_len[i] = fft_length[i];
+    if (n > 0 && !fft_length) v->fft_n = -1;
+    return gs__finish(v);
+}
 
 GS_API gs_value *gs_cholesky(gs_graph *g, gs_value *a, bool lower) {
     gs_value *v = gs__value_new(g, GS_OP_CHOLESKY, 1, &a);

@@ -455,6 +455,163 @@ static void test_text_dot_result_type(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* the naive multi-dim DFT of a [4,6] block: y[k] = scale * sum_j x[j] e^{sign 2 pi i (k0 j0 / 4 + k1 j1 / 6)} */
+static void st_dft46(const double *xr, const double *xi, double *yr, double *yi, double sign, double scale) {
+    int k0, k1, j0, j1;
+    const double pi2 = 6.283185307179586;
+    for (k0 = 0; k0 < 4; k0++)
+        for (k1 = 0; k1 < 6; k1++) {
+            double ar = 0, ai = 0;
+            for (j0 = 0; j0 < 4; j0++)
+                for (j1 = 0; j1 < 6; j1++) {
+                    double th = sign * pi2 * ((double)(k0 * j0) / 4.0 + (double)(k1 * j1) / 6.0);
+                    ar += xr[j0 * 6 + j1] * cos(th) - xi[j0 * 6 + j1] * sin(th);
+                    ai += xr[j0 * 6 + j1] * sin(th) + xi[j0 * 6 + j1] * cos(th);
+                }
+            yr[k0 * 6 + k1] = scale * ar;
+            yi[k0 * 6 + k1] = scale * ai;
+        }
+}
+
+/* ---- fft: the four fft_types over two dims (one a power of two, one not) and a batch dim, against a naive DFT;
+   the batch dim split over 2 devices; print round trip; bad shapes refused ---- */
+static void test_text_fft(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx,
+        "HloModule m, num_partitions=2\nENTRY e {\n  x = f32[2,4,6] parameter(0), sharding={devices=[2,1,1]0,1}\n"
+        "  y = f32[2,4,6] parameter(1), sharding={devices=[2,1,1]0,1}\n  c = c64[2,4,6] complex(x, y)\n"
+        "  f = c64[2,4,6] fft(c), fft_type=FFT, fft_length={4,6}\n"
+        "  i = c64[2,4,6] fft(c), fft_type=IFFT, fft_length={4,6}\n"
+        "  r = c64[2,4,4] fft(x), fft_type=RFFT, fft_length={4,6}\n"
+        "  h = c64[2,4,4] multiply(r, r)\n"
+        "  ir = f32[2,4,6] fft(h), fft_type=IRFFT, fft_length={4,6}\n"
+        "  ROOT t = (c64[2,4,6], c64[2,4,6], c64[2,4,4], f32[2,4,6]) tuple(f, i, r, ir), "
+        "sharding={{devices=[2,1,1]0,1}, {devices=[2,1,1]0,1}, {devices=[2,1,1]0,1}, {devices=[2,1,1]0,1}}\n}\n");
+    float x[48], y[48], f[96], iv[96], r[64], ir[48];
+    double xr[24], xi[24], yr[24], yi[24], hr[24], hi[24], zero[24];
+    const void *ins[2];
+    void *outs[4];
+    int b, k, bad = 0;
+    for (k = 0; k < 48; k++) {
+        x[k] = (float)((k * 7) % 11) - 5.0f;
+        y[k] = (float)((k * 5) % 13) * 0.25f;
+    }
+    memset(zero, 0, sizeof zero);
+    if (!g) {
+        gs_ctx_destroy(ctx);
+        return;
+    }
+    gst_hlo_roundtrip(g);
+    CHECK(strstr(gs_hlo_print(g), "fft(x), fft_type=RFFT, fft_length={4,6}") != NULL);
+    ins[0] = x;
+    ins[1] = y;
+    outs[0] = f;
+    outs[1] = iv;
+    outs[2] = r;
+    outs[3] = ir;
+    CHECK_OK(gs_eval(g, ins, outs));
+    for (b = 0; b < 2; b++) {
+        for (k = 0; k < 24; k++) {
+            xr[k] = x[b * 24 + k];
+            xi[k] = y[b * 24 + k];
+        }
+        st_dft46(xr, xi, yr, yi, -1.0, 1.0);   /* FFT */
+        for (k = 0; k < 24; k++)
+            bad += fabs(f[2 * (b * 24 + k)] - yr[k]) > 1e-3 || fabs(f[2 * (b * 24 + k) + 1] - yi[k]) > 1e-3;
+        st_dft46(xr, xi, yr, yi, 1.0, 1.0 / 24);   /* IFFT */
+        for (k = 0; k < 24; k++)
+            bad += fabs(iv[2 * (b * 24 + k)] - yr[k]) > 1e-5 || fabs(iv[2 * (b * 24 + k) + 1] - yi[k]) > 1e-5;
+        st_dft46(xr, zero, yr, yi, -1.0, 1.0);   /* RFFT: the first 4 of each row of 6 */
+        for (k = 0; k < 16; k++)
+            bad += fabs(r[2 * (b * 16 + k)] - yr[(k / 4) * 6 + k % 4]) > 1e-3 ||
+                   fabs(r[2 * (b * 16 + k) + 1] - yi[(k / 4) * 6 + k % 4]) > 1e-3;
+        /* IRFFT of r*r: the full spectrum (r*r of the real transform is Hermitian), inverse, real part */
+        for (k = 0; k < 24; k++) {
+            double ar = yr[k], ai = yi[k];
+            hr[k] = ar * ar - ai * ai;
+            hi[k] = 2 * ar * ai;
+        }
+        st_dft46(hr, hi, yr, yi, 1.0, 1.0 / 24);
+        for (k = 0; k < 24; k++) bad += fabs(ir[b * 24 + k] - yr[k]) > 1e-2 * (1 + fabs(yr[k])) || fabs(yi[k]) > 1e-3 * (1 + fabs(yr[k]));
+    }
+    CHECK_MSG(bad == 0, "%d values differ from the naive DFT", bad);
+    {   /* the batch dim split: each device transforms its own batch element */
+        gs_partition_desc pd;
+        gs_graph *p;
+        float df[2][48], di[2][48], dr[2][32], dir[2][24];
+        const void *pins[4];
+        void *pouts[8];
+        memset(&pd, 0, sizeof pd);
+        pd.num_devices = 2;
+        CHECK_OK(gs_propagate(g, NULL));
+        CHECK_OK(gs_partition(g, &pd, &p));
+        pins[0] = x;
+        pins[1] = y;
+        pins[2] = x + 24;
+        pins[3] = y + 24;
+        for (b = 0; b < 2; b++) {
+            pouts[4 * b] = df[b];
+            pouts[4 * b + 1] = di[b];
+            pouts[4 * b + 2] = dr[b];
+            pouts[4 * b + 3] = dir[b];
+        }
+        if (st_run(ctx, p, 2, pins, pouts))
+            for (b = 0; b < 2; b++) {
+                CHECK(memcmp(df[b], f + 48 * b, sizeof df[b]) == 0 && memcmp(di[b], iv + 48 * b, sizeof di[b]) == 0);
+                CHECK(memcmp(dr[b], r + 32 * b, sizeof dr[b]) == 0 && memcmp(dir[b], ir + 24 * b, sizeof dir[b]) == 0);
+            }
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- propagation through fft, cholesky and triangular-solve: the batch dims pass (both ways), the transformed
+   or matrix dims are whole ---- */
+static void test_text_batch_dims_propagate(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx,
+        "HloModule m, num_partitions=4\nENTRY e {\n  x = c64[4,8,8] parameter(0), sharding={devices=[2,2,1]<=[4]}\n"
+        "  f = c64[4,8,8] fft(x), fft_type=FFT, fft_length={8}\n"
+        "  a = f32[4,6,6] parameter(1), sharding={devices=[2,1,2]<=[4]}\n  c = f32[4,6,6] cholesky(a), lower=true\n"
+        "  b = f32[4,6,3] parameter(2)\n"
+        "  s = f32[4,6,3] triangular-solve(c, b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE\n"
+        "  p = f32[4,8] parameter(3)\n  q = c64[4,8] fft(p2), fft_type=FFT, fft_length={8}\n"
+        "  p2 = c64[4,8] convert(p)\n"
+        "  r = c64[4,8] add(q, q), sharding={devices=[4,1]<=[4]}\n"
+        "  ROOT t = (c64[4,8,8], f32[4,6,3], c64[4,8]) tuple(f, s, r)\n}\n");
+    if (g) {
+        CHECK_OK(gs_propagate(g, NULL));
+        CHECK(strcmp(gs_value_sharding_text(gs_graph_find(g, "f")), "{devices=[2,2,1]<=[4]}") == 0);
+        CHECK(strcmp(gs_value_sharding_text(gs_graph_find(g, "c")), "{devices=[2,1,1,2]<=[4] last_tile_dim_replicate}") == 0);
+        CHECK(strcmp(gs_value_sharding_text(gs_graph_find(g, "s")), "{devices=[2,1,1,2]<=[4] last_tile_dim_replicate}") == 0);
+        CHECK_MSG(strcmp(gs_value_sharding_text(gs_graph_find(g, "p2")), "{devices=[4,1]<=[4]}") == 0, "%s",
+                  gs_value_sharding_text(gs_graph_find(g, "p2")));
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- all-to-all-start / -done with XLA's ((operand), result) shape: the all-to-all ---- */
+static void test_text_all_to_all_start(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx,
+        "HloModule m, num_partitions=2\nENTRY e {\n  x = f32[4] parameter(0)\n"
+        "  s = ((f32[4]), f32[4]) all-to-all-start(x), channel_id=1, replica_groups={{0,1}}, dimensions={0}\n"
+        "  ROOT d = f32[4] all-to-all-done(s)\n}\n");
+    float x0[4] = {0, 1, 2, 3}, x1[4] = {10, 11, 12, 13}, y0[4], y1[4];
+    const float w0[4] = {0, 1, 10, 11}, w1[4] = {2, 3, 12, 13};
+    const void *ins[2];
+    void *outs[2];
+    int k;
+    ins[0] = x0;
+    ins[1] = x1;
+    outs[0] = y0;
+    outs[1] = y1;
+    if (g && st_run(ctx, g, 2, ins, outs)) {
+        gst_hlo_roundtrip(g);
+        for (k = 0; k < 4; k++) CHECK(y0[k] == w0[k] && y1[k] == w1[k]);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* names the parser makes up (the parts of a variadic collective, inlined instructions) give way to the
    names of the text */
 static void test_text_made_up_names(void) {
@@ -759,8 +916,8 @@ static void test_text_attributes(void) {
     gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0), sharding={tiles=[2]}\n}\n", GS_ERR_PARSE, 3, 28, "sharding");
     gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negte(x)\n}\n", GS_ERR_PARSE, 4, 19,
              "unknown opcode 'negte' (did you mean 'negate'?)");
-    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] fft(x)\n}\n", GS_ERR_UNSUPPORTED, 4, 19,
-             "opcode 'fft' is not supported");
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] ragged-dot(x)\n}\n", GS_ERR_UNSUPPORTED, 4, 19,
+             "opcode 'ragged-dot' is not supported");
     {   /* hints are accepted; metadata, frontend_attributes, backend_config and statistics print back */
         gs_ctx *ctx = gst_ctx();
         gs_graph *g = gst_hlo_parse(ctx, "HloModule m, is_scheduled=true, entry_computation_layout={(f32[4]{0})->f32[4]{0}}\n"
@@ -855,7 +1012,7 @@ static void test_text_stats(void) {
                        "  %c = f32[4] custom-call(%x), custom_call_target=\"MoveToHost\"\n"
                        "  ROOT %d = f32[4] custom-call(%x), custom_call_target=\"my_kernel\", colour=1\n}\n";
     CHECK_EQ_INT(gs_hlo_stats(ctx, text, strlen(text), &rep), 1);
-    CHECK(rep && strstr(rep, "opcodes (4): custom-call 2, convert 1, !fft 1, parameter 1\n") != NULL);
+    CHECK(rep && strstr(rep, "opcodes (4): custom-call 2, convert 1, fft 1, parameter 1\n") != NULL);
     CHECK(rep && strstr(rep, "element types (2): f32 5, !f99 1\n") != NULL);
     CHECK(rep && strstr(rep, "custom-call targets (2): MoveToHost 1, !my_kernel 1\n") != NULL);
     CHECK(rep && strstr(rep, "attributes (4): custom_call_target 2, sharding 2, !colour 1, metadata 1\n") != NULL);
@@ -881,6 +1038,9 @@ void suite_text_structure(void) {
     RUN(test_text_sort_comparators);
     RUN(test_text_sort_any_comparator);
     RUN(test_text_dot_result_type);
+    RUN(test_text_fft);
+    RUN(test_text_all_to_all_start);
+    RUN(test_text_batch_dims_propagate);
     RUN(test_text_made_up_names);
     RUN(test_text_async_pairs);
     RUN(test_text_collective_broadcast);
