@@ -742,6 +742,8 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
             } else if (v->data) {
                 int64_t pos = 0;
                 gs__pr_dense(sb, &v->shape, v->data, 0, &pos);
+            } else {
+                gs__sb_puts(sb, "{...}");
             }
         } else {
             for (i = 0; i < v->n_operands; i++) {
@@ -2253,6 +2255,22 @@ GS__FN bool gs__build_constant(gs__parser *P, gs_graph *g, const gs__pinst *in, 
         return true;
     }
     if (s->rank == 0) return gs__pexpect(P, &c, "a scalar literal");
+    {   /* XLA prints a large literal as {...}: a constant whose value is unknown */
+        gs__cur e = c;
+        bool ok = true;
+        gs__cur_adv(&e);
+        if (!gs__skip_ws(P, &e)) return false;
+        if (gs__cur_peek(&e) == '.' && gs__cur_peek_at(&e, 1) == '.' && gs__cur_peek_at(&e, 2) == '.') {
+            gs__cur_adv(&e);
+            gs__cur_adv(&e);
+            gs__cur_adv(&e);
+            if (!gs__skip_ws(P, &e)) return false;
+            if (!gs__accept(P, &e, '}', &ok)) return ok ? gs__pexpect(P, &e, "'}' after {...") : false;
+            if (!gs__val_end(P, &e)) return false;
+            *out = gs__constant_elided(g, *s);
+            return true;
+        }
+    }
     {
         gs__cur dots = c;
         while (!gs__cur_eof(&dots) && !(gs__cur_peek(&dots) == '.' && gs__cur_peek_at(&dots, 1) == '.')) gs__cur_adv(&dots);
@@ -3220,6 +3238,11 @@ GS__FN bool gs__bl_opaque(gs__bi *b) {
         v->opaque_tuple = (const gs_shape *)gs__arena_dup(P->ctx, P->elems + b->in->type.first,
                                                           sizeof(gs_shape) * (size_t)(b->in->type.n ? b->in->type.n : 1));
         if (!v->opaque_tuple) return false;
+        if (b->in->type.n_tree) {   /* nested, e.g. infeed's ((data...), token[]) */
+            v->opaque_ntree = b->in->type.n_tree;
+            v->opaque_tree = (const int *)gs__arena_dup(P->ctx, P->trees + b->in->type.tfirst, sizeof(int) * (size_t)b->in->type.n_tree);
+            if (!v->opaque_tree) return false;
+        }
     } else {
         v->opaque_shape = b->in->type.s;
     }

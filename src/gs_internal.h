@@ -223,7 +223,8 @@ struct gs_value {
     gs_cmp cmp;               /* COMPARE */
     gs_cmp_type cmp_type;     /* COMPARE; stored resolved (never DEFAULT) */
     bool flag;                /* SORT descending, TOPK largest, CUM* reverse */
-    void *data;               /* CONSTANT: storage-format bytes (1 element when splat) */
+    void *data;               /* CONSTANT: storage-format bytes (1 element when splat); NULL when the HLO text
+                                 elided the literal ({...}) */
     bool splat;
     uint64_t seed;            /* RNG */
     const gs_shape *rng_full; /* RNG shard form: the full shape (operands lo, hi, one s32 offset per dim);
@@ -252,6 +253,8 @@ struct gs_value {
     gs_shape opaque_shape;    /* OPAQUE: the declared shape (dtype GS_TUPLE: opaque_n elements in opaque_tuple) */
     int opaque_n;
     const gs_shape *opaque_tuple;
+    int opaque_ntree;         /* OPAQUE: a nested tuple's structure as written (see tree), or 0 */
+    const int *opaque_tree;
 };
 
 /* ---- what gs_partition records on the SPMD program (gs_spmd.c); arena memory ---- */
@@ -398,6 +401,7 @@ GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *
 /* rng-bit-generator whose result is the bits alone (v->flag), as XLA's text also allows */
 GS__FN gs_value *gs__rng_bits_only(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm);
 GS__FN gs_value *gs__finish(gs_value *v);                 /* infers v's shape, appends it to its graph; NULL on error */
+GS__FN gs_value *gs__constant_elided(gs_graph *g, gs_shape shape);   /* a constant of unknown value (data NULL) */
 /* a called scalar computation (comparator, reducer): n_params rank-0 parameters of types pdt, a rank-0 root of
    rdt[0] (n_root > 1: a flat tuple of rank-0 leaves of types rdt), no loop, collective or random op */
 GS__FN bool gs__check_scalar_comp(gs_ctx *ctx, const char *who, const gs_graph *c, int n_params, const gs_dtype *pdt,

@@ -655,7 +655,9 @@ GS__FN void gs__ip_release(gs__ip_st *st, const gs_value *v) {
 GS__FN gs_result gs__ip_constant(gs_ctx *ctx, const gs_value *v, gs__buf *out) {
     int64_t i, n = gs__numel(&out->shape);
     size_t ss = gs_dtype_size(out->shape.dtype);
-    if (!v->data) return gs__err(ctx, GS_ERR_INVALID_ARG, "constant %s: no data", v->name);
+    if (!v->data)
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "constant %s: its value was elided ({...}) in the HLO text it was read "
+                       "from, so it cannot be evaluated (print the HLO with its large constants)", v->name);
     for (i = 0; i < n; i++) {
         const char *src = (const char *)v->data + (v->splat ? 0 : (size_t)i * ss);
         switch (out->shape.dtype) {

@@ -861,6 +861,8 @@ GS__FN gs_result gs__infer_leaf(gs_ctx *ctx, gs_value *v, gs_shape *s) {
         if (s->dtype == GS_TUPLE) {
             v->n_tuple = v->opaque_n;
             v->tuple = (gs_shape *)v->opaque_tuple;
+            v->n_tree = v->opaque_ntree;
+            v->tree = v->opaque_tree;
             for (i = 0; i < v->n_tuple; i++)
                 if (gs__check_shape(ctx, v->name, &v->tuple[i])) return ctx->err;
             return GS_OK;
@@ -1728,6 +1730,16 @@ GS_API gs_value *gs_constant(gs_graph *g, gs_shape shape, const void *data) {
         size_t i;
         for (i = 0; i < bytes; i++) ((uint8_t *)v->data)[i] = ((uint8_t *)v->data)[i] != 0;
     }
+    return gs__finish(v);
+}
+
+/* a constant whose literal the HLO text left out ({...}): data stays NULL; printed back as {...}, refused by the
+   interpreter by name, partitioned and costed from its shape */
+GS__FN gs_value *gs__constant_elided(gs_graph *g, gs_shape shape) {
+    gs_value *v = gs__value_new(g, GS_OP_CONSTANT, 0, NULL);
+    if (!v) return NULL;
+    if (gs__check_shape(g->ctx, "constant", &shape)) return NULL;
+    v->shape = shape;
     return gs__finish(v);
 }
 

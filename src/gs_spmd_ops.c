@@ -1042,6 +1042,11 @@ GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding
 /* an op gshard.h reads but cannot run (GS_OP_OPAQUE): computed replicated, with a warning naming it */
 GS__FN gs_value *gs__sp_opaque(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     (void)t;
+    if (v->tree) {
+        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: %s with a nested tuple result is not partitioned", v->name,
+                v->opaque ? v->opaque : "op");
+        return NULL;
+    }
     gs__sp_warnf(sp, "%s: %s%s%s has no partitioning rule: computed replicated on every device", v->name,
                  v->target ? "custom-call target \"" : v->opaque, v->target ? v->target : "", v->target ? "\"" : "");
     return gs__sp_replicated(sp, v, "an opaque op", osh);

@@ -859,7 +859,7 @@ static void test_text_errors(void) {
     /* constants */
     check_error_at("HloModule m\nENTRY e {\n  ROOT c = f32[3] constant({1, 2})\n}\n", P, 3, 33, "constant dimension 0 has 2 elements, expected 3");
     check_error_at("HloModule m\nENTRY e {\n  ROOT c = f32[2] constant({1, 2, 3})\n}\n", P, 3, 35, "more than 2 elements");
-    check_error_at("HloModule m\nENTRY e {\n  ROOT c = f32[100] constant({...})\n}\n", P, 3, 31, "elided");
+    check_error_at("HloModule m\nENTRY e {\n  ROOT c = f32[100] constant({1, ...})\n}\n", P, 3, 34, "elided");
     check_error_at("HloModule m\nENTRY e {\n  ROOT c = f32[] constant(abc)\n}\n", P, 3, 27, "expected a number, found 'abc'");
     check_error_at("HloModule m\nENTRY e {\n  ROOT c = s32[] constant(3000000000)\n}\n", P, 3, 27, "out of range for s32");
     check_error_at("HloModule m\nENTRY e {\n  ROOT c = s32[] constant(1.5)\n}\n", P, 3, 27, "expected an integer");

@@ -589,6 +589,46 @@ static void test_text_batch_dims_propagate(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* ---- a constant whose literal XLA elided ({...}): read and printed back, partitioned and costed from its
+   shape, refused by name when evaluated; infeed's nested tuple shape kept as written ---- */
+static void test_text_elided_constant(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx,
+        "HloModule m, num_partitions=2\nENTRY e {\n  x = f32[4,8] parameter(0), sharding={devices=[2,1]0,1}\n"
+        "  c = f32[4,8] constant({ ... })\n  ROOT y = f32[4,8] add(x, c)\n}\n");
+    float x[32], y[32];
+    const void *ins[1];
+    void *outs[1];
+    gs_graph *p = NULL;
+    gs_partition_desc pd;
+    memset(x, 0, sizeof x);
+    ins[0] = x;
+    outs[0] = y;
+    if (g) {
+        const char *out = gst_hlo_roundtrip(g);
+        CHECK(out && strstr(out, "  c = f32[4,8] constant({...})\n") != NULL);
+        CHECK(gs_eval(g, ins, outs) == GS_ERR_UNSUPPORTED);
+        CHECK(strstr(gs_ctx_error_msg(ctx), "constant c: its value was elided ({...})") != NULL);
+        gs_ctx_clear_error(ctx);
+        memset(&pd, 0, sizeof pd);
+        pd.num_devices = 2;
+        CHECK_OK(gs_propagate(g, NULL));
+        CHECK_OK(gs_partition(g, &pd, &p));
+        CHECK(p && strstr(gs_hlo_print(p), "constant({...})") != NULL);
+    }
+    gs_ctx_destroy(ctx);
+    ctx = gst_ctx();
+    g = gst_hlo_parse(ctx, "HloModule m\nENTRY e {\n  t = token[] after-all()\n"
+                           "  i = ((f32[2], s32[3]), token[]) infeed(t)\n  d = (f32[2], s32[3]) get-tuple-element(i), index=0\n"
+                           "  ROOT a = f32[2] get-tuple-element(d), index=0\n}\n");
+    if (g) {
+        const char *out = gst_hlo_roundtrip(g);
+        CHECK(out && strstr(out, "i = ((f32[2], s32[3]), token[]) infeed(t)") != NULL);
+    }
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  ROOT c = f32[4] constant({...)\n}\n", GS_ERR_PARSE, 3, 32, "expected '}'");
+    gs_ctx_destroy(ctx);
+}
+
 /* ---- all-to-all-start / -done with XLA's ((operand), result) shape: the all-to-all ---- */
 static void test_text_all_to_all_start(void) {
     gs_ctx *ctx = gst_ctx();
@@ -1040,6 +1080,7 @@ void suite_text_structure(void) {
     RUN(test_text_dot_result_type);
     RUN(test_text_fft);
     RUN(test_text_all_to_all_start);
+    RUN(test_text_elided_constant);
     RUN(test_text_batch_dims_propagate);
     RUN(test_text_made_up_names);
     RUN(test_text_async_pairs);
