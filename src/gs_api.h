@@ -601,6 +601,11 @@ GS_API gs_result gs_hlo_parse(gs_ctx *ctx, const char *text, size_t len, gs_grap
 /* Prints the module rooted at entry (sub-computations and reducers first) in canonical form. The string
    lives in the ctx arena. Printing what was parsed gives the same text. */
 GS_API const char *gs_hlo_print(gs_graph *entry);
+/* on: printers of ctx's graphs keep gshard.h's extensions argmax/argmin and rng's shard form (full_shape=) as
+   such; off (the default): they print as standard XLA HLO, argmax(x) as a variadic reduce of (x, iota) with a
+   value-and-index reducer, rng's shard form as the rng of the whole shape, padded and dynamic-sliced to the
+   shard. Both read back into the same program. */
+GS_API void gs_hlo_print_extensions(gs_ctx *ctx, bool on);
 GS_API const char *gs_hlo_module_name(const gs_graph *entry);
 GS_API int64_t gs_hlo_num_partitions(const gs_graph *entry);   /* from the HloModule header; 1 if absent */
 /* Reads text leniently (it need not parse) and writes a report into the ctx arena (*report): one line each

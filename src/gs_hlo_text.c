@@ -147,7 +147,12 @@ typedef struct gs__printer {
     gs__pr_comment_fn comment;   /* optional: writes comment lines above each instruction */
     void *comment_user;
     int64_t channel;      /* the last channel_id given (each collective gets the next one) */
+    bool ext;             /* keep the extensions argmax/argmin and rng's shard form (gs_hlo_print_extensions) */
 } gs__printer;
+
+/* printer-only reducer kinds: the value-and-index reducers of argmax / argmin printed in standard form */
+#define GS__PR_ARGMAX ((gs_reduce_kind)(GS_REDUCE_COUNT + 1))
+#define GS__PR_ARGMIN ((gs_reduce_kind)(GS_REDUCE_COUNT + 2))
 
 GS__FN bool gs__pr_name_used(const gs__printer *pr, const char *name) {
     int i;
@@ -215,7 +220,8 @@ GS__FN const char *gs__pr_reducer(gs__printer *pr, gs_reduce_kind kind, gs_dtype
     r.dtype = dt;
     r.name = NULL;
     {
-        const char *base = gs__arena_printf(pr->ctx, "%s.%s", gs_reduce_kind_name(kind), gs_dtype_name(dt));
+        const char *base = gs__arena_printf(pr->ctx, "%s.%s", kind == GS__PR_ARGMAX ? "argmax" : kind == GS__PR_ARGMIN ? "argmin"
+                                            : gs_reduce_kind_name(kind), gs_dtype_name(dt));
         if (!base) {
             pr->oom = true;
             return "?";
@@ -689,9 +695,102 @@ GS__FN void gs__pr_all_to_all(gs__printer *pr, const gs_value *v) {
     gs__sb_put(sb, "\n", 1);
 }
 
+GS__FN void gs__pr_value_tail(gs__printer *pr, const gs_value *v);
+
+/* v is a helper of argmax's standard form read back (dead, named "<a>.iota", "<a>.init" or "<a>.iinit" for
+   the argmax a at most 3 values on): printed as the argmax printed it, without a sharding, so that the text
+   stays the same through propagation */
+GS__FN bool gs__pr_argmax_helper(const gs__printer *pr, const gs_value *v) {
+    static const char *const suf[] = {".iota", ".init", ".iinit"};
+    int k, j;
+    if (pr->ext || !v->name || !v->graph || v->op == GS_OP_ARGMAX || v->op == GS_OP_ARGMIN) return false;
+    for (k = 1; k <= 3 && v->id + k < (int)stbds_arrlen(v->graph->values); k++) {
+        const gs_value *a = v->graph->values[v->id + k];
+        size_t n = a->name ? strlen(a->name) : 0;
+        if (a->op != GS_OP_ARGMAX && a->op != GS_OP_ARGMIN) continue;
+        for (j = 0; j < 3; j++)
+            if (n && strncmp(v->name, a->name, n) == 0 && strcmp(v->name + n, suf[j]) == 0 && j == 3 - k) return true;
+    }
+    return false;
+}
+
+/* the value before v is named "<v>.<suffix>" (the helper a standard-form print of v wrote, read back) */
+GS__FN bool gs__pr_helper_before(const gs_value *v, int back, const char *suffix) {
+    const gs_value *h;
+    size_t n = strlen(v->name);
+    if (v->id < back) return false;
+    h = v->graph->values[v->id - back];
+    return h->name && strncmp(h->name, v->name, n) == 0 && strcmp(h->name + n, suffix) == 0;
+}
+
+/* argmax(x), dimensions={d} in standard HLO: the variadic reduce of (x, iota along d) from (the lowest value, 0)
+   with the value-and-index reducer, element 1 of its result. The helpers keep v's name with a suffix; when v
+   was read back from this form they are the three values before it, printed already. */
+GS__FN void gs__pr_argmax_std(gs__printer *pr, const gs_value *v, bool root) {
+    gs__sb *sb = &pr->sb;
+    const gs_value *x = v->operands[0];
+    gs_shape s0 = x->shape, io = x->shape;
+    char lit[40];
+    bool have = gs__pr_helper_before(v, 3, ".iota") && gs__pr_helper_before(v, 2, ".init") && gs__pr_helper_before(v, 1, ".iinit");
+    gs_reduce_kind k = v->op == GS_OP_ARGMAX ? GS__PR_ARGMAX : GS__PR_ARGMIN;
+    s0.rank = 0;
+    io.dtype = GS_S32;
+    if (!have) {
+        gs__pr_lhs(sb, v->name, ".iota", &io);
+        gs__sb_printf(sb, "iota(), iota_dimension=%lld\n", (long long)v->dim);
+        gs__hlo_identity_text(v->op == GS_OP_ARGMAX ? GS_REDUCE_MAX : GS_REDUCE_MIN, x->shape.dtype, lit, sizeof lit);
+        gs__pr_lhs(sb, v->name, ".init", &s0);
+        gs__sb_printf(sb, "constant(%s)\n", lit);
+        s0.dtype = GS_S32;
+        gs__pr_lhs(sb, v->name, ".iinit", &s0);
+        gs__sb_puts(sb, "constant(0)\n");
+    }
+    gs__sb_printf(sb, "  %s.r = (", v->name);
+    s0 = v->shape;
+    s0.dtype = x->shape.dtype;
+    gs__pr_shape(sb, &s0);
+    gs__sb_puts(sb, ", ");
+    gs__pr_shape(sb, &v->shape);
+    gs__sb_printf(sb, ") reduce(%s, %s.iota, %s.init, %s.iinit), dimensions={%lld}, to_apply=%s\n", x->name, v->name, v->name,
+                  v->name, (long long)v->dim, gs__pr_reducer(pr, k, x->shape.dtype));
+    gs__sb_puts(sb, root ? "  ROOT " : "  ");
+    gs__sb_printf(sb, "%s = ", v->name);
+    gs__pr_shape(sb, &v->shape);
+    gs__sb_printf(sb, " get-tuple-element(%s.r), index=1", v->name);
+}
+
+/* rng's shard form in standard HLO: the rng of the whole shape, padded by the shard's size on the high side
+   (so no start is clamped), dynamic-sliced at the offsets */
+GS__FN void gs__pr_rng_std(gs__printer *pr, const gs_value *v, bool root) {
+    gs__sb *sb = &pr->sb;
+    gs_shape s0 = v->shape, ps = *v->rng_full;
+    int d;
+    gs__pr_lhs(sb, v->name, ".full", v->rng_full);
+    gs__sb_printf(sb, "rng(%s, %s), distribution=rng_uniform, seed=%llu\n", v->operands[0]->name, v->operands[1]->name,
+                  (unsigned long long)v->seed);
+    s0.rank = 0;
+    gs__pr_lhs(sb, v->name, ".zero", &s0);
+    gs__sb_puts(sb, "constant(0)\n");
+    for (d = 0; d < ps.rank; d++) ps.dims[d] += v->shape.dims[d];
+    gs__pr_lhs(sb, v->name, ".padded", &ps);
+    gs__sb_printf(sb, "pad(%s.full, %s.zero), padding=", v->name, v->name);
+    for (d = 0; d < ps.rank; d++) gs__sb_printf(sb, "%s0_%lld", d ? "x" : "", (long long)v->shape.dims[d]);
+    gs__sb_puts(sb, "\n");
+    gs__sb_puts(sb, root ? "  ROOT " : "  ");
+    gs__sb_printf(sb, "%s = ", v->name);
+    gs__pr_shape(sb, &v->shape);
+    gs__sb_printf(sb, " dynamic-slice(%s.padded", v->name);
+    for (d = 2; d < v->n_operands; d++) gs__sb_printf(sb, ", %s", v->operands[d]->name);
+    gs__sb_puts(sb, "), dynamic_slice_sizes={");
+    for (d = 0; d < v->shape.rank; d++) gs__sb_printf(sb, "%s%lld", d ? "," : "", (long long)v->shape.dims[d]);
+    gs__sb_puts(sb, "}");
+}
+
 GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
     gs__sb *sb = &pr->sb;
     int i;
+    bool std_arg = !pr->ext && (v->op == GS_OP_ARGMAX || v->op == GS_OP_ARGMIN);
+    bool std_rng = !pr->ext && v->op == GS_OP_RNG && v->rng_full;
     bool a2a = v->op == GS_OP_ALL_TO_ALL && v->split_dim != v->concat_dim;
     bool splat = v->op == GS_OP_CONSTANT && v->data && v->splat && v->shape.rank > 0;
     bool scan = v->op >= GS_OP_CUMSUM && v->op <= GS_OP_CUMMIN;
@@ -711,6 +810,12 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
         gs__sb_puts(sb, "constant(");
         gs__pr_elem(sb, v->shape.dtype, v->data, 0);
         gs__sb_puts(sb, v->sharding ? "), sharding={replicated}\n" : ")\n");
+    }
+    if (std_arg || std_rng) {
+        if (std_arg) gs__pr_argmax_std(pr, v, root);
+        else gs__pr_rng_std(pr, v, root);
+        gs__pr_value_tail(pr, v);
+        return;
     }
     gs__sb_puts(sb, root ? "  ROOT " : "  ");
     gs__sb_puts(sb, v->name ? v->name : "_");
@@ -754,7 +859,13 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
         gs__sb_put(sb, ")", 1);
         gs__pr_attrs(pr, v);
     }
-    if (v->sharding) {
+    gs__pr_value_tail(pr, v);
+}
+
+/* sharding, kept attributes and the end of the line */
+GS__FN void gs__pr_value_tail(gs__printer *pr, const gs_value *v) {
+    gs__sb *sb = &pr->sb;
+    if (v->sharding && !gs__pr_argmax_helper(pr, v)) {
         gs__sb_puts(sb, ", sharding=");
         gs__nt_print_sharding(sb, pr->ctx, v->sharding, v);
     }
@@ -779,13 +890,35 @@ GS__FN void gs__pr_scan_called(gs__printer *pr) {
             if (v->op >= GS_OP_CUMSUM && v->op <= GS_OP_CUMMIN) gs__pr_reducer(pr, gs__hlo_scan_kind(v->op), gs__pr_operand_dtype(v, 0));
             else if (gs__hlo_uses_reducer(v->op)) gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0));
             else if (v->op == GS_OP_SORT && !v->cond) gs__pr_comparator(pr, v);
+            else if ((v->op == GS_OP_ARGMAX || v->op == GS_OP_ARGMIN) && !pr->ext)
+                gs__pr_reducer(pr, v->op == GS_OP_ARGMAX ? GS__PR_ARGMAX : GS__PR_ARGMIN, gs__pr_operand_dtype(v, 0));
         }
     }
+}
+
+/* argmax's reducer: (a, ai) is kept over (b, bi) when a is better, when a is NaN and b is not, or when they tie
+   (equal, or both NaN) and ai < bi: a total order, so any reduction order gives the first best element, NaN
+   first (gs_argmax) */
+GS__FN void gs__pr_argmax_body(gs__printer *pr, const gs__pr_red *r) {
+    const char *dt = gs_dtype_name(r->dtype);
+    gs__sb_printf(&pr->sb, "%s {\n  a = %s[] parameter(0)\n  ai = s32[] parameter(1)\n  b = %s[] parameter(2)\n"
+                  "  bi = s32[] parameter(3)\n  better = pred[] compare(a, b), direction=%s\n"
+                  "  an = pred[] compare(a, a), direction=NE\n  bn = pred[] compare(b, b), direction=NE\n"
+                  "  bnum = pred[] not(bn)\n  nan = pred[] and(an, bnum)\n  both = pred[] and(an, bn)\n"
+                  "  eq = pred[] compare(a, b), direction=EQ\n  same = pred[] or(eq, both)\n"
+                  "  first = pred[] compare(ai, bi), direction=LT\n  tie = pred[] and(same, first)\n"
+                  "  k0 = pred[] or(better, nan)\n  keep = pred[] or(k0, tie)\n  v = %s[] select(keep, a, b)\n"
+                  "  i = s32[] select(keep, ai, bi)\n  ROOT r = (%s[], s32[]) tuple(v, i)\n}\n",
+                  r->name, dt, dt, r->kind == GS__PR_ARGMAX ? "GT" : "LT", dt, dt);
 }
 
 GS__FN void gs__pr_reducer_body(gs__printer *pr, const gs__pr_red *r) {
     gs__sb *sb = &pr->sb;
     const char *dt = gs_dtype_name(r->dtype);
+    if (r->kind == GS__PR_ARGMAX || r->kind == GS__PR_ARGMIN) {
+        gs__pr_argmax_body(pr, r);
+        return;
+    }
     gs__sb_printf(sb, "%s {\n  x = %s[] parameter(0)\n", r->name, dt);
     if (r->kind == GS_REDUCE_REPLACE) {
         gs__sb_printf(sb, "  ROOT y = %s[] parameter(1)\n}\n", dt);
@@ -829,6 +962,10 @@ GS_API int64_t gs_hlo_num_partitions(const gs_graph *entry) {
 
 GS_API const char *gs_hlo_print(gs_graph *entry) { return gs__hlo_print_ex(entry, NULL, NULL); }
 
+GS_API void gs_hlo_print_extensions(gs_ctx *ctx, bool on) {
+    if (ctx) ctx->hlo_extensions = on;
+}
+
 GS__FN const char *gs__hlo_print_ex(gs_graph *entry, gs__pr_comment_fn comment, void *user) {
     gs__printer pr;
     const char *out = NULL;
@@ -836,6 +973,7 @@ GS__FN const char *gs__hlo_print_ex(gs_graph *entry, gs__pr_comment_fn comment, 
     if (!entry) return NULL;
     memset(&pr, 0, sizeof pr);
     pr.ctx = entry->ctx;
+    pr.ext = entry->ctx->hlo_extensions;
     pr.comment = comment;
     pr.comment_user = user;
     gs__sb_init(&pr.sb, pr.ctx);
@@ -2698,6 +2836,7 @@ typedef struct gs__bi {
     int n;
     const gs_shape *ds;
     const char *name;   /* the value's name (see gs__inst_name) */
+    bool collapsed;     /* v stands for the instruction's element 1, not its declared tuple (argmax's standard form) */
 } gs__bi;
 
 /* Every value of type `from` is exactly a value of type `to` (a widening convert). */
@@ -3518,6 +3657,11 @@ GS__FN bool gs__bi_comm(gs__bi *b) {
     case GS_OP_TUPLE: v = gs_tuple(g, n, xs); break;
     case GS_OP_GET_TUPLE_ELEMENT:
         if (!(a = gs__need_attr(P, in, "index")) || !gs__attr_int(P, a, &d)) return false;
+        if ((x->op == GS_OP_ARGMAX || x->op == GS_OP_ARGMIN) && P->insts[P->ops[in->first_op].inst].op == GS_OP_REDUCE && d == 1) {
+            P->ctx->next_name = NULL;
+            v = x;   /* element 1 of argmax's standard form (gs__argmax_std_form): the argmax itself, renamed */
+            break;
+        }
         v = gs_get_tuple_element(g, x, d);
         break;
     case GS_OP_WHILE: {
@@ -3596,6 +3740,45 @@ GS__FN int gs__argmax_reducer(gs__parser *P, const gs__pcomp *comp) {
     return na == 0 ? dir : -dir;   /* C keeps v_acc: max when C means "v_acc larger" */
 }
 
+/* Is reduce b argmax's standard form as the printer writes it (gs__pr_argmax_std)? idx an s32 iota along d of
+   x's shape, the initial value the lowest (argmax) or highest value of x's type, the initial index 0, and the
+   reduce's one user get-tuple-element index=1. Then the reduce is the argmax and that user is its name. */
+GS__FN bool gs__argmax_std_form(gs__bi *b, int64_t d, int dir) {
+    gs__parser *P = b->P;
+    const gs_value *x = b->xs[0], *io = b->xs[1], *iv = b->xs[2], *ii = b->xs[3];
+    int self = (int)(b->in - P->insts), users = 0, i, k, last = -1;
+    char want[40];
+    gs__sb sb;
+    bool same;
+    if (io->op != GS_OP_IOTA || io->dim != d || io->shape.dtype != GS_S32 || io->shape.rank != x->shape.rank ||
+        memcmp(io->shape.dims, x->shape.dims, sizeof(int64_t) * (size_t)x->shape.rank) != 0 || b->in->root)
+        return false;
+    if (iv->op != GS_OP_CONSTANT || !iv->data || iv->shape.rank != 0 || iv->shape.dtype != x->shape.dtype ||
+        ii->op != GS_OP_CONSTANT || !ii->data || ii->shape.rank != 0 || ii->shape.dtype != GS_S32 || *(const int32_t *)ii->data != 0)
+        return false;
+    for (i = b->comp->first_inst; i < b->comp->first_inst + b->comp->n_inst; i++)
+        for (k = 0; k < P->insts[i].n_ops; k++)
+            if (P->ops[P->insts[i].first_op + k].inst == self) {
+                users++;
+                last = i;
+            }
+    if (users != 1 || P->insts[last].op != GS_OP_GET_TUPLE_ELEMENT) return false;
+    {
+        gs__pattr *a = gs__attr(P, &P->insts[last], "index");
+        int64_t idx = -1;
+        if (!a || !gs__attr_int(P, a, &idx) || idx != 1) {
+            gs_ctx_clear_error(P->ctx);
+            return false;
+        }
+    }
+    gs__hlo_identity_text(dir > 0 ? GS_REDUCE_MAX : GS_REDUCE_MIN, x->shape.dtype, want, sizeof want);
+    gs__sb_init(&sb, P->ctx);
+    gs__pr_elem(&sb, iv->shape.dtype, iv->data, 0);
+    same = !sb.oom && sb.buf && strcmp(sb.buf, want) == 0;
+    gs__sb_free(&sb);
+    return same;
+}
+
 /* reduce(x, idx, init_x, init_idx), dimensions={d} with an arg-max/min reducer: (the best value, the idx
    element at its first position), the initial pair when the initial value beats every element */
 GS__FN int gs__bi_argmax_reduce(gs__bi *b) {
@@ -3616,6 +3799,11 @@ GS__FN int gs__bi_argmax_reduce(gs__bi *b) {
     if (d < 0 || d >= r || !gs_shape_equal(&x->shape, &sidx) || !gs__is_int(idx->shape.dtype))
         return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "arg-max reduce '%s': values and indices of one shape (integer indices) over one dim", b->in->name) ? 1 : -1;
     sidx.dtype = idx->shape.dtype;
+    if (gs__argmax_std_form(b, d, dir)) {   /* the name is the reduce's until its get-tuple-element renames it */
+        b->v = dir > 0 ? gs_argmax(g, x, d) : gs_argmin(g, x, d);
+        b->collapsed = true;
+        return b->v ? 1 : (gs__builder_failed(P, &b->in->at), -1);
+    }
     kind = dir > 0 ? GS_REDUCE_MAX : GS_REDUCE_MIN;
     for (i = 0; i < r; i++)
         if (i != d) keep[k++] = i;
@@ -4128,7 +4316,7 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
     v = b.v;
     P->ctx->next_name = NULL; /* unused when the builder failed before making a value */
     if (!v) return gs__builder_failed(P, &in->at);
-    if (!in->shape_omitted && !gs__pshape_matches(P, &in->type, v))
+    if (!in->shape_omitted && !b.collapsed && !gs__pshape_matches(P, &in->type, v))
         return gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
     if (op != GS_OP_PARAMETER && (!gs__free_name(P, comp->graph, v, b.name) || gs_value_set_name(v, b.name) != GS_OK))
         return gs__builder_failed(P, &in->at);

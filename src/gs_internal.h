@@ -127,6 +127,7 @@ struct gs_ctx {
                                  builder errors name the instruction as the user wrote it */
     struct gs__sh_entry *sh_intern;   /* stb_ds string map: interned shardings (gs_sharding.c) */
     const gs_mesh *notation_mesh;     /* set: printers write shardings as {X, _} over it (gs_notation.c) */
+    bool hlo_extensions;      /* printers keep argmax/argmin and rng's shard form (gs_hlo_print_extensions) */
 };
 
 struct gs_graph {

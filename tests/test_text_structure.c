@@ -629,6 +629,65 @@ static void test_text_elided_constant(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* ---- argmax/argmin and rng's shard form print as standard HLO by default (gs_hlo_print_extensions keeps the
+   extension spelling): the printed module is a fixed point of print(parse()), and the value-and-index reducer
+   it writes, evaluated as a reduce of another module (no collapse back to argmax: init 1 instead of 0 is not
+   the standard form), gives argmax's answers on ties and NaNs ---- */
+static void test_text_extensions_print_standard(void) {
+    static const char *src =
+        "HloModule m\nENTRY e {\n  x = f32[3,4] parameter(0)\n  a = s32[3] argmax(x), dimensions={1}\n"
+        "  b = s32[4] argmin(x), dimensions={0}\n  lo = f32[] constant(0)\n  hi = f32[] constant(1)\n"
+        "  o = s32[] constant(1)\n  r = f32[2] rng(lo, hi, o), distribution=rng_uniform, seed=7, full_shape=f32[3]\n"
+        "  ROOT t = (s32[3], s32[4], f32[2]) tuple(a, b, r)\n}\n";
+    gs_ctx *ctx = gst_ctx(), *ctx2 = gst_ctx(), *ctx3 = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, src), *g2 = NULL, *g3 = NULL;
+    const char *text = g ? gst_hlo_roundtrip(g) : NULL;
+    float nan = (float)NAN, x[12] = {1, 5, 5, 2, nan, 3, nan, 9, -1, -1, -4, -4};
+    int32_t a1[3], b1[4], a2[3], b2[4];
+    float r1[2], r2[2];
+    const void *ins[1];
+    void *o1[3], *o2[3];
+    int i;
+    CHECK(text && strstr(text, "argmax(") == NULL && strstr(text, "full_shape") == NULL);
+    CHECK(text && strstr(text, "  a.r = (f32[3], s32[3]) reduce(x, a.iota, a.init, a.iinit), dimensions={1}, to_apply=argmax.f32\n"
+                               "  a = s32[3] get-tuple-element(a.r), index=1\n") != NULL);
+    CHECK(text && strstr(text, "  r = f32[2] dynamic-slice(r.padded, o), dynamic_slice_sizes={2}\n") != NULL);
+    if (text) g2 = gst_hlo_parse(ctx2, text);
+    ins[0] = x;
+    o1[0] = a1; o1[1] = b1; o1[2] = r1;
+    o2[0] = a2; o2[1] = b2; o2[2] = r2;
+    if (g && g2) {
+        CHECK_OK(gs_eval(g, ins, o1));
+        CHECK_OK(gs_eval(g2, ins, o2));
+        CHECK(a1[0] == 1 && a1[1] == 0 && a1[2] == 0);   /* the first of a tie; the first NaN */
+        CHECK(b1[0] == 1 && b1[1] == 2 && b1[2] == 1 && b1[3] == 2);
+        CHECK(memcmp(a1, a2, sizeof a1) == 0 && memcmp(b1, b2, sizeof b1) == 0 && memcmp(r1, r2, sizeof r1) == 0);
+    }
+    if (text) {   /* the reducer alone: iinit 1 keeps it a real reduce; an index 1 init never beats a real element */
+        char mod[4096];
+        const char *red = strstr(text, "argmax.f32 {"), *end = red ? strstr(red, "}\n") : NULL;
+        int32_t a3[3];
+        void *o3[1];
+        if (red && end && end - red < 2000) {
+            snprintf(mod, sizeof mod, "HloModule m\n%.*s}\nENTRY e {\n  x = f32[3,4] parameter(0)\n"
+                     "  io = s32[3,4] iota(), iota_dimension=1\n  i0 = f32[] constant(-inf)\n  i1 = s32[] constant(9)\n"
+                     "  r = (f32[3], s32[3]) reduce(x, io, i0, i1), dimensions={1}, to_apply=argmax.f32\n"
+                     "  ROOT a = s32[3] get-tuple-element(r), index=1\n}\n", (int)(end - red), red);
+            g3 = gst_hlo_parse(ctx3, mod);
+            o3[0] = a3;
+            if (g3 && gs_eval(g3, ins, o3) == GS_OK) {
+                for (i = 0; i < 3; i++) CHECK_EQ_INT(a3[i], a1[i]);
+            }
+        }
+    }
+    gs_hlo_print_extensions(ctx, true);
+    text = g ? gs_hlo_print(g) : NULL;
+    CHECK(text && strstr(text, "  a = s32[3] argmax(x), dimensions={1}\n") != NULL && strstr(text, "full_shape=f32[3]") != NULL);
+    gs_ctx_destroy(ctx);
+    gs_ctx_destroy(ctx2);
+    gs_ctx_destroy(ctx3);
+}
+
 /* ---- all-to-all-start / -done with XLA's ((operand), result) shape: the all-to-all ---- */
 static void test_text_all_to_all_start(void) {
     gs_ctx *ctx = gst_ctx();
@@ -1081,6 +1140,7 @@ void suite_text_structure(void) {
     RUN(test_text_fft);
     RUN(test_text_all_to_all_start);
     RUN(test_text_elided_constant);
+    RUN(test_text_extensions_print_standard);
     RUN(test_text_batch_dims_propagate);
     RUN(test_text_made_up_names);
     RUN(test_text_async_pairs);
