@@ -28,7 +28,32 @@ typedef struct gs_partition_desc {
        dots while the operand's blocks travel round a ring of collective-permutes) when that operand has at
        least this many bytes per device: 0 = 256 MiB (XLA's default), < 0 = never. */
     int64_t windowed_einsum_bytes;
+    /* XLA's total_bytes_windowed_einsum_threshold: when > 0 it replaces windowed_einsum_bytes, and a dot is
+       windowed when its two operands together (global, unsharded) have at least this many bytes */
+    int64_t windowed_einsum_total_bytes;
+    /* XLA's unroll_windowed_einsum: two blocks per loop iteration (D/2 iterations when D is even) */
+    bool windowed_einsum_unroll;
+    /* XLA's bidirectional_windowed_einsum: blocks travel both ways round the ring, two per iteration */
+    bool windowed_einsum_bidirectional;
+    /* XLA's option names set with gs_partition_xla_option that have no effect on gshard.h's program (each
+       listed in docs/xla_differences.md), as a bit mask by their index in that function's table */
+    uint32_t xla_inert;
+    /* XLA's policy for the entry computation: a parameter or the root without a sharding is replicated (as
+       if annotated {replicated}), where by default propagation chooses it (docs/xla_differences.md) */
+    bool xla_compat;
 } gs_partition_desc;
+
+/* Sets one of XLA's SpmdPartitionerOptions by its field name, value as text: "true"/"false" for the switches,
+   a non-negative integer for threshold_for_windowed_einsum_mib (0: window whenever possible) and
+   total_bytes_windowed_einsum_threshold. Known: threshold_for_windowed_einsum_mib,
+   total_bytes_windowed_einsum_threshold, unroll_windowed_einsum, bidirectional_windowed_einsum (these change
+   the program), and partial_windowed_einsum, choose_faster_windowed_einsum_over_mem,
+   conv_halo_exchange_always_on_lhs, enable_enzyme_opt, skip_checking_windowed_einsum_users, cache_all_gather,
+   bidirectional_decomposed_all_gather, enable_windowed_einsum_for_all_gather (false: no windowed einsum),
+   enable_windowed_einsum_for_reduce_scatter, disable_ag_rewrite_for_multiple_consumers,
+   allow_module_signature_change, report_instruction_count (accepted; docs/xla_differences.md says what each
+   does here). An unknown name or a malformed value is GS_ERR_INVALID_ARG with a message in ctx. */
+GS_API gs_result gs_partition_xla_option(gs_ctx *ctx, gs_partition_desc *desc, const char *name, const char *value);
 
 /* On success *out is the SPMD program. Errors (bad shardings, unsupported sharded constructs) leave g as
    propagation left it and name the instruction. */

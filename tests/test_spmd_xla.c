@@ -1,0 +1,108 @@
+/* test_spmd_xla.c - XLA's partitioner options by name (gs_partition_xla_option), XLA's entry policy
+   (gs_partition_desc.xla_compat), and the rules that follow XLA's partitioner: each case partitioned, run on
+   lockstep devices with poisoned padding and checked against the reference interpreter (spmd_case.h). */
+#include "spmd_case.h"
+
+static int count_in(const gs_graph *g, gs_op op) {
+    int i, n = 0;
+    for (i = 0; i < gs_graph_num_values(g); i++)
+        if (gs_value_op(gs_graph_value(g, i)) == op) n++;
+    return n;
+}
+
+/* lhs[m,k]{m split} x rhs[k,n]{n split} -> out{m split}: rhs would be all-gathered, or windowed round a ring */
+static const char *const xo_dot =
+    "  l = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+    "  r = f32[6,10] parameter(1), sharding={devices=[1,4]<=[4]}\n"
+    "  ROOT d = f32[8,10] dot(l, r), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[4,1]<=[4]}\n";
+
+static void test_xla_option_names(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_partition_desc pd;
+    memset(&pd, 0, sizeof pd);
+    CHECK_EQ_INT(gs_partition_xla_option(ctx, &pd, "threshold_for_windowed_einsum_mib", "3"), GS_OK);
+    CHECK(pd.windowed_einsum_bytes == (int64_t)3 << 20);
+    CHECK_EQ_INT(gs_partition_xla_option(ctx, &pd, "threshold_for_windowed_einsum_mib", "0"), GS_OK);
+    CHECK(pd.windowed_einsum_bytes == 1);
+    CHECK_EQ_INT(gs_partition_xla_option(ctx, &pd, "total_bytes_windowed_einsum_threshold", "1073741824"), GS_OK);
+    CHECK(pd.windowed_einsum_total_bytes == (int64_t)1 << 30);
+    CHECK_EQ_INT(gs_partition_xla_option(ctx, &pd, "bidirectional_windowed_einsum", "true"), GS_OK);
+    CHECK(pd.windowed_einsum_bidirectional);
+    CHECK_EQ_INT(gs_partition_xla_option(ctx, &pd, "unroll_windowed_einsum", "false"), GS_OK);
+    CHECK(!pd.windowed_einsum_unroll);
+    CHECK_EQ_INT(gs_partition_xla_option(ctx, &pd, "enable_enzyme_opt", "true"), GS_OK);
+    CHECK(pd.xla_inert != 0);
+    CHECK_EQ_INT(gs_partition_xla_option(ctx, &pd, "enable_windowed_einsum_for_all_gather", "false"), GS_OK);
+    CHECK(pd.windowed_einsum_bytes < 0);
+    gs_ctx_destroy(ctx);
+    /* an unknown name, a switch given a number, a negative threshold: errors naming what is wrong */
+    ctx = gst_ctx();
+    CHECK_EQ_INT(gs_partition_xla_option(ctx, &pd, "threshold_for_windowed_einsum", "1"), GS_ERR_INVALID_ARG);
+    CHECK(strstr(gs_ctx_error_msg(ctx), "unknown XLA partitioner option 'threshold_for_windowed_einsum'") != NULL);
+    gs_ctx_destroy(ctx);
+    ctx = gst_ctx();
+    CHECK_EQ_INT(gs_partition_xla_option(ctx, &pd, "unroll_windowed_einsum", "1"), GS_ERR_INVALID_ARG);
+    CHECK(strstr(gs_ctx_error_msg(ctx), "wants true or false") != NULL);
+    gs_ctx_destroy(ctx);
+    ctx = gst_ctx();
+    CHECK_EQ_INT(gs_partition_xla_option(ctx, &pd, "threshold_for_windowed_einsum_mib", "-1"), GS_ERR_INVALID_ARG);
+    gs_ctx_destroy(ctx);
+}
+
+/* threshold_for_windowed_einsum_mib=0 turns the all-gather into a loop; a total-bytes threshold above the
+   operands' size turns it back; both programs match the reference */
+static void test_xla_option_windowed_thresholds(void) {
+    gst_case h;
+    gs_partition_desc pd;
+    memset(&pd, 0, sizeof pd);
+    if (gst_case_run(&h, "", xo_dot, 4, 1e-5, 11)) {
+        CHECK_EQ_INT(count_in(h.spmd, GS_OP_WHILE), 0);
+        CHECK_EQ_INT(h.ag, 1);
+    }
+    gs_ctx_destroy(h.ctx);
+    {
+        gs_ctx *ctx = gst_ctx();
+        CHECK_EQ_INT(gs_partition_xla_option(ctx, &pd, "threshold_for_windowed_einsum_mib", "0"), GS_OK);
+        gs_ctx_destroy(ctx);
+    }
+    if (gst_case_run_desc(&h, "", xo_dot, 4, 1e-5, 12, &pd)) {
+        CHECK_EQ_INT(count_in(h.spmd, GS_OP_WHILE), 1);
+        CHECK_EQ_INT(h.ag, 0);
+    }
+    gs_ctx_destroy(h.ctx);
+    /* 8*6*4 + 6*10*4 = 432 bytes of operands: a threshold of 433 keeps the all-gather, 432 windows */
+    pd.windowed_einsum_total_bytes = 433;
+    if (gst_case_run_desc(&h, "", xo_dot, 4, 1e-5, 13, &pd)) CHECK_EQ_INT(count_in(h.spmd, GS_OP_WHILE), 0);
+    gs_ctx_destroy(h.ctx);
+    pd.windowed_einsum_total_bytes = 432;
+    if (gst_case_run_desc(&h, "", xo_dot, 4, 1e-5, 13, &pd)) CHECK_EQ_INT(count_in(h.spmd, GS_OP_WHILE), 1);
+    gs_ctx_destroy(h.ctx);
+}
+
+/* XLA's entry policy: the unannotated parameter and root are replicated; by default propagation splits them
+   like the annotated operand */
+static void test_xla_compat_entry_policy(void) {
+    static const char *const body =
+        "  a = f32[7,6] parameter(0)\n"
+        "  b = f32[7,6] parameter(1), sharding={devices=[2,1]<=[2]}\n"
+        "  ROOT s = f32[7,6] add(a, b)\n";
+    gst_case h;
+    gs_partition_desc pd;
+    int compat;
+    for (compat = 0; compat < 2; compat++) {
+        memset(&pd, 0, sizeof pd);
+        pd.xla_compat = compat == 1;
+        if (gst_case_run_desc(&h, "", body, 2, 1e-5, 21, &pd)) {
+            CHECK(gs_sharding_is_replicated(gs_partition_param_sharding(h.spmd, 0)) == (compat == 1));
+            CHECK(!gs_sharding_is_replicated(gs_partition_param_sharding(h.spmd, 1)));
+            CHECK(gs_sharding_is_replicated(gs_partition_output_sharding(h.spmd, 0)) == (compat == 1));
+        }
+        gs_ctx_destroy(h.ctx);
+    }
+}
+
+void suite_spmd_xla(void) {
+    RUN(test_xla_option_names);
+    RUN(test_xla_option_windowed_thresholds);
+    RUN(test_xla_compat_entry_policy);
+}
