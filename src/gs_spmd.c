@@ -153,6 +153,10 @@ GS__FN gs_result gs__sp_xla_entry_policy(gs__sp *sp, gs_graph *g) {
 }
 
 GS_API gs_result gs_partition(gs_graph *g, const gs_partition_desc *desc, gs_graph **out) {
+    return gs__partition_ex(g, desc, false, out);
+}
+
+GS__FN gs_result gs__partition_ex(gs_graph *g, const gs_partition_desc *desc, bool reference, gs_graph **out) {
     gs_ctx *ctx;
     gs__sp sp;
     gs__sp_g G;
@@ -179,8 +183,9 @@ GS_API gs_result gs_partition(gs_graph *g, const gs_partition_desc *desc, gs_gra
     if ((res = gs__verify_once(g)) != GS_OK) return res;
     if (!(sp.rep = gs_sharding_replicated(ctx))) return ctx->err ? ctx->err : GS_ERR_OUT_OF_MEMORY;
     pd.num_devices = sp.D;
-    if (sp.desc.xla_compat && (res = gs__sp_xla_entry_policy(&sp, g)) != GS_OK) return res;
-    if ((res = gs_propagate(g, &pd)) != GS_OK) return res;
+    sp.reference = reference;
+    if (!reference && sp.desc.xla_compat && (res = gs__sp_xla_entry_policy(&sp, g)) != GS_OK) return res;
+    if (!reference && (res = gs_propagate(g, &pd)) != GS_OK) return res;
     n = (int)stbds_arrlen(g->values);
     gs__sb_init(&sp.ex, ctx);
     memset(&G, 0, sizeof G);

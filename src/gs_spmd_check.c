@@ -543,6 +543,34 @@ GS__FN gs_result gs__chk_explain(gs__chk *c, const gs_check_desc *desc, const vo
     return report->message ? GS_OK : GS_ERR_OUT_OF_MEMORY;
 }
 
+/* The reference outputs (storage format) into c->want. A source with manual regions (to-manual/to-full)
+   runs as the reference program of gs__partition_ex on the runtime: everything outside a manual region
+   replicated, each manual region once per device on that device's block, the blocks gathered where it
+   ends (the interpreter alone would see only device 0's block); any other source runs on the interpreter. */
+GS__FN gs_result gs__chk_reference(gs__chk *c, const void *const *inputs) {
+    gs_graph *ref = NULL;
+    const gs_sharding **in_sh, **out_sh;
+    gs_partition_desc pd;
+    gs_result r;
+    int k;
+    bool manual = false;
+    for (k = 0; k < (int)stbds_arrlen(c->src->values) && !manual; k++)
+        manual = c->src->values[k]->op == GS_OP_TO_MANUAL || c->src->values[k]->op == GS_OP_TO_FULL;
+    if (!manual) return gs_eval(c->src, inputs, c->want);
+    memset(&pd, 0, sizeof pd);
+    pd.num_devices = c->D;
+    if ((r = gs__partition_ex(c->src, &pd, true, &ref)) != GS_OK)
+        return gs__err_prefix(c->ctx, "the reference program for the manual regions: ");
+    in_sh = (const gs_sharding **)gs__malloc(c->ctx, sizeof(gs_sharding *) * (size_t)(c->n_in + c->n_out + 1));
+    if (!in_sh) return GS_ERR_OUT_OF_MEMORY;
+    out_sh = in_sh + c->n_in;
+    for (k = 0; k < c->n_in; k++) in_sh[k] = gs_partition_param_sharding(ref, k);
+    for (k = 0; k < c->n_out; k++) out_sh[k] = gs_partition_output_sharding(ref, k);
+    r = gs_runtime_run_global(c->rt, ref, c->in_shapes, in_sh, inputs, c->out_shapes, out_sh, c->want);
+    gs__free(c->ctx, (void *)in_sh);
+    return r;
+}
+
 /* Step 5: frees what the steps allocated (each pointer is NULL or this check's own). */
 GS__FN void gs__chk_end(gs__chk *c) {
     gs_ctx *ctx = c->ctx;
@@ -586,7 +614,7 @@ GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_che
     if (r) return r;
     r = gs__chk_alloc(&c);
     /* the two runs, then the comparison */
-    if (r == GS_OK) r = gs_eval(c.src, inputs, c.want);
+    if (r == GS_OK) r = gs__chk_reference(&c, inputs);
     if (r == GS_OK) r = gs__chk_run_spmd(&c, inputs, c.scratch);
     if (r == GS_OK) {
         bad_out = gs__chk_compare(&c, report, &first, &n_bad, &n_unheld);

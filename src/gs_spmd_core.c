@@ -620,7 +620,22 @@ GS__FN const gs_sharding *gs__sp_norm(gs__sp *sp, const gs_sharding *s) {
     }
     return s;
 }
-GS__FN const gs_sharding *gs__sp_sh(gs__sp *sp, const gs_value *u) { return gs__sp_norm(sp, u->sharding); }
+/* in reference mode (gs__sp.reference) a sharding with no manual part is {rep}, element-wise for tuples */
+GS__FN const gs_sharding *gs__sp_ref_norm(gs__sp *sp, const gs_sharding *s) {
+    const gs_sharding *el[64];
+    int i;
+    if (!sp->reference || !s) return s;
+    if (s->kind == GS_SHARDING_TUPLE) {
+        if (s->n_elems > 64) return s;
+        for (i = 0; i < s->n_elems; i++) el[i] = gs__sp_ref_norm(sp, s->elems[i]);
+        return gs_sharding_tuple(sp->ctx, s->n_elems, el);
+    }
+    return s->kind == GS_SHARDING_MANUAL || gs_sharding_manual_group(s) > 1 ? s : sp->rep;
+}
+GS__FN const gs_sharding *gs__sp_sh(gs__sp *sp, const gs_value *u) {
+    return gs__sp_ref_norm(sp, gs__sp_norm(sp, u->sharding));
+}
+GS__FN const gs_sharding *gs__sp_orig(gs__sp *sp, const gs_value *u) { return gs__sp_norm(sp, u->sharding); }
 
 /* v's op over new operands with a local result shape; every attribute copied (builders re-check it all) */
 GS__FN gs_value *gs__sp_clone(gs__sp *sp, const gs_value *v, gs_value *const *ops, const gs_shape *shape) {

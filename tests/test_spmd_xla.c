@@ -101,7 +101,52 @@ static void test_xla_compat_entry_policy(void) {
     }
 }
 
+/* a manual region whose devices hold different blocks: the check's reference runs it once per device (before,
+   device 0's block stood for all and every other block came back as zeros); sizes the devices do not divide,
+   so the last block carries poisoned padding into the region */
+static void test_xla_manual_region_reference(void) {
+    static const int64_t Ds[3] = {2, 3, 4};
+    int i;
+    for (i = 0; i < 3; i++) {
+        char body[1024];
+        int64_t D = Ds[i], b = (7 + D - 1) / D;
+        gst_case h;
+        snprintf(body, sizeof body,
+                 "  p = f32[7,6] parameter(0), sharding={devices=[%lld,1]<=[%lld]}\n"
+                 "  m = f32[%lld,6] custom-call(p), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n"
+                 "  one = f32[] constant(1), sharding={manual}\n"
+                 "  ones = f32[%lld,6] broadcast(one), dimensions={}, sharding={manual}\n"
+                 "  sq = f32[%lld,6] multiply(m, m), sharding={manual}\n"
+                 "  e = f32[%lld,6] add(sq, ones), sharding={manual}\n"
+                 "  ROOT r = f32[7,6] custom-call(e), custom_call_target=\"SPMDShardToFullShape\", "
+                 "sharding={devices=[%lld,1]<=[%lld]}\n",
+                 (long long)D, (long long)D, (long long)b, (long long)b, (long long)b, (long long)b, (long long)D,
+                 (long long)D);
+        if (gst_case_run(&h, "", body, D, 1e-6, 31 + (uint64_t)D)) CHECK_EQ_INT(h.ag + h.ar + h.a2a + h.cp, 0);
+        gs_ctx_destroy(h.ctx);
+    }
+}
+
+/* manual groups nested three deep (a fully manual block, then manual over 4 and 2 devices with the rest tiled):
+   each device's data never moves, and the reference assembles the blocks by each level's sharding */
+static void test_xla_nested_manual_reference(void) {
+    static const char *const body =
+        "  p = s32[4,6,10] parameter(0), sharding={devices=[2,2,2]<=[8]}\n"
+        "  m0 = s32[2,3,5] custom-call(p), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n"
+        "  m1 = s32[4,3,5] custom-call(m0), custom_call_target=\"SPMDShardToFullShape\", "
+        "sharding={devices=[2,1,1,4]<=[8] last_tile_dims={manual}}\n"
+        "  m2 = s32[4,6,5] custom-call(m1), custom_call_target=\"SPMDShardToFullShape\", "
+        "sharding={devices=[2,2,1,2]<=[8] last_tile_dims={manual}}\n"
+        "  ROOT r = s32[4,6,10] custom-call(m2), custom_call_target=\"SPMDShardToFullShape\", "
+        "sharding={devices=[2,2,2]<=[8]}\n";
+    gst_case h;
+    if (gst_case_run(&h, "", body, 8, 0, 41)) CHECK_EQ_INT(h.ag + h.ar + h.a2a + h.cp, 0);
+    gs_ctx_destroy(h.ctx);
+}
+
 void suite_spmd_xla(void) {
+    RUN(test_xla_manual_region_reference);
+    RUN(test_xla_nested_manual_reference);
     RUN(test_xla_option_names);
     RUN(test_xla_option_windowed_thresholds);
     RUN(test_xla_compat_entry_policy);
