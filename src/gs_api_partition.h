@@ -89,6 +89,13 @@ GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int 
    output; an element that no device holds (or that the gather leaves unwritten) is a difference, reported
    with device -1, never "ok". Floating-point values match when
    |got - want| <= atol + rtol * |want| (NaN matches NaN, an infinity only itself); integers and pred exactly.
+   Tolerances the caller gives apply as they are. By default each output gets its own: with p the fewest
+   mantissa bits of any float value the output depends on (bf16 7, f16 10, f32 23), rtol = atol = 1e-5 when
+   p >= 23, else 2^-(p-1), two units in the last place (bf16: 2^-6 = 0.015625; f16: 2^-9); and atol grows by
+   rtol times the root-mean-square of the reference output, because a sum split across devices adds in
+   another order and errs by a fraction of its terms' size, not of its own. A source with manual regions
+   (to-manual/to-full) is checked against a reference program on rt that runs each region once per device
+   on that device's block and gathers the blocks where it ends.
    With locate, a mismatch is traced back to the first instruction of the source's entry graph (in program
    order) whose per-device values, compared the same way through gs_partition_lookup, differ, and the lowest
    device holding a wrong value at its first differing element (both runs happen again, with an observer on
@@ -97,7 +104,8 @@ GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int 
    also in report->message. The runtime may be threaded or lockstep; poisoned padding is the runtime's
    (gs_runtime_desc.no_poison). */
 typedef struct gs_check_desc {
-    double rtol, atol;                /* both 0: 1e-5 and 1e-5 */
+    double rtol, atol;                /* both 0: per output, by the narrowest float it is computed through (see
+                                         gs_partition_check) */
     bool locate;
 } gs_check_desc;
 

@@ -144,7 +144,46 @@ static void test_xla_nested_manual_reference(void) {
     gs_ctx_destroy(h.ctx);
 }
 
+/* bf16 partial products summed across devices: each partial rounds to bf16 before the all-reduce, as in XLA,
+   so the result differs from the reference by about one bf16 unit. The default tolerance (two units, 2^-6)
+   accepts it; f32's 1e-5 given explicitly does not, so the difference is real. */
+static void test_xla_check_bf16_tolerance(void) {
+    static const char *const body =
+        "  a = bf16[6,40] parameter(0), sharding={devices=[1,4]<=[4]}\n"
+        "  b = bf16[40,5] parameter(1), sharding={devices=[4,1]<=[4]}\n"
+        "  ROOT r = bf16[6,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={replicated}\n";
+    gst_case h;
+    if (gst_case_run(&h, "", body, 4, 0, 51)) {
+        gs_runtime_desc rd;
+        gs_runtime *rt = NULL;
+        gs_check_desc cd;
+        gs_check_report rep;
+        gs_shape s0 = gs_value_shape(gs_graph_param(h.src, 0)), s1 = gs_value_shape(gs_graph_param(h.src, 1));
+        void *in[2];
+        CHECK(h.ar + h.rs >= 1);
+        in[0] = malloc(gs_shape_bytes(&s0));
+        in[1] = malloc(gs_shape_bytes(&s1));
+        gs_fill_random(s0, 51, 0, in[0]);
+        gs_fill_random(s1, 52, 1, in[1]);
+        memset(&rd, 0, sizeof rd);
+        rd.num_devices = 4;
+        rd.mode = GS_RUNTIME_LOCKSTEP;
+        CHECK_OK(gs_runtime_create(h.ctx, &rd, &rt));
+        memset(&cd, 0, sizeof cd);
+        cd.rtol = cd.atol = 1e-5;
+        if (rt) {
+            CHECK_OK(gs_partition_check(h.spmd, rt, &cd, (const void *const *)in, &rep));
+            CHECK_MSG(!rep.ok && rep.max_abs_err < 0.05, "strict bf16 check: ok %d, max err %g", rep.ok, rep.max_abs_err);
+        }
+        gs_runtime_destroy(rt);
+        free(in[0]);
+        free(in[1]);
+    }
+    gs_ctx_destroy(h.ctx);
+}
+
 void suite_spmd_xla(void) {
+    RUN(test_xla_check_bf16_tolerance);
     RUN(test_xla_manual_region_reference);
     RUN(test_xla_nested_manual_reference);
     RUN(test_xla_option_names);
