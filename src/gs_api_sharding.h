@@ -106,7 +106,8 @@ GS_API bool gs_sharding_device_region(const gs_sharding *s, gs_shape full, int64
    device ids (replication groups listed together, each tile's valid extent); for higher ranks, per-dim
    ranges and a device table. String in ctx's arena. */
 GS_API const char *gs_sharding_visualize(gs_ctx *ctx, const gs_sharding *s, gs_shape full);
-/* Checks that s fits shape (tiled rank = shape rank) and uses devices in [0, num_devices) (num_devices 0:
+/* Checks that s fits shape (tiled rank = shape rank) and that a tiled s names each of the num_devices devices
+   exactly once, as XLA requires (a subset is an error; num_devices 0:
    no bound). Tuple shardings need a tuple value: use gs_value_set_sharding. */
 GS_API gs_result gs_sharding_validate(gs_ctx *ctx, const gs_sharding *s, gs_shape shape, int64_t num_devices);
 

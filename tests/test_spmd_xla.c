@@ -182,7 +182,43 @@ static void test_xla_check_bf16_tolerance(void) {
     gs_ctx_destroy(h.ctx);
 }
 
+/* A tiled sharding must name every device once (XLA's rule): 4 ids when the module has 8 partitions is an
+   error when the text is read; a graph annotated for 4 devices partitioned for 8 is an error of
+   gs_partition; the same graph for 4 devices partitions and runs. */
+static void test_xla_sharding_device_subset(void) {
+    static const char *const text =
+        "HloModule m, num_partitions=8\nENTRY e {\n"
+        "  p = f32[8,8] parameter(0), sharding={devices=[2,2]0,1,2,3}\n"
+        "  ROOT r = f32[8,8] add(p, p)\n}\n";
+    static const char *const body =
+        "  p = f32[9,8] parameter(0), sharding={devices=[2,2]<=[4]}\n"
+        "  ROOT r = f32[9,8] add(p, p)\n";
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = NULL, *spmd = NULL;
+    gs_partition_desc pd;
+    gst_case h;
+    CHECK(gs_hlo_parse(ctx, text, strlen(text), &g) != GS_OK);
+    CHECK_MSG(strstr(gs_ctx_error_msg(ctx), "covers 4 of the 8 devices") != NULL, "%s", gs_ctx_error_msg(ctx));
+    gs_ctx_destroy(ctx);
+    ctx = gst_ctx();
+    g = gs_graph_new(ctx, "g");
+    {
+        int64_t d[2] = {8, 8};
+        gs_value *p = gs_parameter(g, -1, gs_shape_make(GS_F32, 2, d), "p");
+        CHECK_OK(gs_value_set_sharding_text(p, "{devices=[2,2]<=[4]}"));
+        CHECK_OK(gs_graph_set_root(g, gs_add(g, p, p)));
+    }
+    memset(&pd, 0, sizeof pd);
+    pd.num_devices = 8;
+    CHECK(gs_partition(g, &pd, &spmd) == GS_ERR_SHARDING && spmd == NULL);
+    CHECK_MSG(strstr(gs_ctx_error_msg(ctx), "covers 4 of the 8 devices") != NULL, "%s", gs_ctx_error_msg(ctx));
+    gs_ctx_destroy(ctx);
+    if (gst_case_run(&h, "", body, 4, 0, 61)) CHECK_EQ_INT(h.ag + h.ar + h.a2a + h.cp, 0);
+    gs_ctx_destroy(h.ctx);
+}
+
 void suite_spmd_xla(void) {
+    RUN(test_xla_sharding_device_subset);
     RUN(test_xla_check_bf16_tolerance);
     RUN(test_xla_manual_region_reference);
     RUN(test_xla_nested_manual_reference);
