@@ -82,6 +82,7 @@ typedef struct gs__chk {
     gs_shape *in_shapes, *out_shapes;
     const gs_sharding **in_sh, **out_sh;
     void **outs;              /* D * n_out: every device's outputs (compute format), device-major */
+    void **ref_outs;          /* D * n_out: the reference program's, when the source has manual regions (else NULL) */
     const void **shards;      /* D: scratch */
     /* locating: recorded values, compute format (NULL: not recorded) */
     int n_src, n_spmd;
@@ -519,6 +520,34 @@ GS__FN void gs__chk_tol(gs__chk *c, int k) {
     if (m > 0) c->atol += c->rtol * sqrt(sum / (double)m);
 }
 
+/* A {manual} output (each device its own array): every device's copy against the reference program's copy on
+   the same device. */
+GS__FN void gs__chk_compare_manual(gs__chk *c, int k, gs__chk_diff *o) {
+    const gs_shape *os = &c->out_shapes[k];
+    int64_t n = gs__numel(os), d, e;
+    for (d = 0; d < c->D; d++) {
+        const void *got = c->outs[(size_t)d * (size_t)c->n_out + (size_t)k];
+        const void *want = c->ref_outs[(size_t)d * (size_t)c->n_out + (size_t)k];
+        if (!got || !want) continue;
+        for (e = 0; e < n; e++) {
+            double a = gs__chk_get(os->dtype, false, got, e), b = gs__chk_get(os->dtype, false, want, e), err;
+            if (gs__chk_close(os->dtype, a, b, c->rtol, c->atol, &err)) {
+                if (err > o->max_err) o->max_err = err;
+                continue;
+            }
+            if (err > o->max_err) o->max_err = err;
+            o->n_bad++;
+            if (!o->found) {
+                o->found = true;
+                o->index = e;
+                o->device = d;
+                o->got = a;
+                o->want = b;
+            }
+        }
+    }
+}
+
 /* Step 3: every device's copy of every output against the reference, then every element of the gathered
    global output. An element that no device holds, or that the gather did not fill in correctly, is a
    difference too (device -1). Returns the first output that differs, or -1. */
@@ -532,6 +561,18 @@ GS__FN int gs__chk_compare(gs__chk *c, gs_check_report *report, gs__chk_diff *fi
         int64_t n = gs__numel(os);
         gs__chk_diff o;
         gs__chk_tol(c, k);
+        if (c->ref_outs && c->out_sh[k] && c->out_sh[k]->kind == GS_SHARDING_MANUAL) {
+            memset(&o, 0, sizeof o);
+            gs__chk_compare_manual(c, k, &o);
+            if (o.max_err > report->max_abs_err) report->max_abs_err = o.max_err;
+            *n_bad += o.n_bad;
+            report->n_compared += n;
+            if (o.found && bad_out < 0) {
+                bad_out = k;
+                *first = o;
+            }
+            continue;
+        }
         memset(c->bad, 0, (size_t)n + 1);
         for (d = 0; d < c->D; d++) c->shards[d] = c->outs[(size_t)d * (size_t)c->n_out + (size_t)k];
         gs__chk_diff_shards(c, os, c->want[k], true, &sshape, c->out_sh[k], c->bad, &o);
@@ -619,8 +660,12 @@ GS__FN gs_result gs__chk_reference(gs__chk *c, const void *const *inputs) {
     gs_result r;
     int k;
     bool manual = false;
-    for (k = 0; k < (int)stbds_arrlen(c->src->values) && !manual; k++)
-        manual = c->src->values[k]->op == GS_OP_TO_MANUAL || c->src->values[k]->op == GS_OP_TO_FULL;
+    for (k = 0; k < (int)stbds_arrlen(c->src->values) && !manual; k++) {
+        const gs_value *v = c->src->values[k];
+        const gs_sharding *vs = v->sharding;
+        manual = v->op == GS_OP_TO_MANUAL || v->op == GS_OP_TO_FULL ||
+                 (vs && (vs->kind == GS_SHARDING_MANUAL || (vs->kind == GS_SHARDING_TILED && gs_sharding_manual_group(vs) > 1)));
+    }
     if (!manual) return gs_eval(c->src, inputs, c->want);
     memset(&pd, 0, sizeof pd);
     pd.num_devices = c->D;
@@ -631,7 +676,27 @@ GS__FN gs_result gs__chk_reference(gs__chk *c, const void *const *inputs) {
     out_sh = in_sh + c->n_in;
     for (k = 0; k < c->n_in; k++) in_sh[k] = gs_partition_param_sharding(ref, k);
     for (k = 0; k < c->n_out; k++) out_sh[k] = gs_partition_output_sharding(ref, k);
-    r = gs_runtime_run_global(c->rt, ref, c->in_shapes, in_sh, inputs, c->out_shapes, out_sh, c->want);
+    c->ref_outs = (void **)gs__malloc(c->ctx, sizeof(void *) * ((size_t)c->D * (size_t)c->n_out + 1));
+    if (!c->ref_outs) {
+        gs__free(c->ctx, (void *)in_sh);
+        return GS_ERR_OUT_OF_MEMORY;
+    }
+    memset(c->ref_outs, 0, sizeof(void *) * ((size_t)c->D * (size_t)c->n_out + 1));
+    {
+        /* every device's outputs too, through the SPMD run's observer pointed at the reference program */
+        gs_graph *keep = c->spmd;
+        void **keep_outs = c->outs;
+        uint8_t *keep_want = c->spmd_want;
+        c->spmd = ref;
+        c->outs = c->ref_outs;
+        c->spmd_want = NULL;
+        gs__runtime_observe(c->rt, gs__chk_observe_spmd, c);
+        r = gs_runtime_run_global(c->rt, ref, c->in_shapes, in_sh, inputs, c->out_shapes, out_sh, c->want);
+        gs__runtime_observe(c->rt, NULL, NULL);
+        c->spmd = keep;
+        c->outs = keep_outs;
+        c->spmd_want = keep_want;
+    }
     gs__free(c->ctx, (void *)in_sh);
     return r;
 }
@@ -641,6 +706,11 @@ GS__FN void gs__chk_end(gs__chk *c) {
     gs_ctx *ctx = c->ctx;
     int k;
     gs__chk_free_outs(c);
+    if (c->ref_outs) {
+        int64_t i;
+        for (i = 0; i < c->D * c->n_out; i++) gs__free(ctx, c->ref_outs[i]);
+        gs__free(ctx, c->ref_outs);
+    }
     for (k = 0; k < c->n_out; k++) {
         if (c->want) gs__free(ctx, c->want[k]);
         if (c->scratch) gs__free(ctx, c->scratch[k]);

@@ -217,7 +217,23 @@ static void test_xla_sharding_device_subset(void) {
     gs_ctx_destroy(h.ctx);
 }
 
+/* A program manual from its parameter to its root: every device gets the whole input and returns its own
+   array (here it depends on partition-id), and the check compares each device's array with the reference
+   program's on the same device */
+static void test_xla_manual_parameter_and_output(void) {
+    static const char *const body =
+        "  p = s32[5] parameter(0), sharding={manual}\n"
+        "  id = u32[] partition-id(), sharding={manual}\n"
+        "  ids = s32[] convert(id), sharding={manual}\n"
+        "  b = s32[5] broadcast(ids), dimensions={}, sharding={manual}\n"
+        "  ROOT r = s32[5] multiply(p, b), sharding={manual}\n";
+    gst_case h;
+    if (gst_case_run(&h, "", body, 3, 0, 71)) CHECK_EQ_INT(h.ag + h.ar + h.a2a + h.cp, 0);
+    gs_ctx_destroy(h.ctx);
+}
+
 void suite_spmd_xla(void) {
+    RUN(test_xla_manual_parameter_and_output);
     RUN(test_xla_sharding_device_subset);
     RUN(test_xla_check_bf16_tolerance);
     RUN(test_xla_manual_region_reference);
