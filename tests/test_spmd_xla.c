@@ -232,7 +232,32 @@ static void test_xla_manual_parameter_and_output(void) {
     gs_ctx_destroy(h.ctx);
 }
 
+/* Inside a region manual over 2 groups of 3 devices, with the data split 3 ways within each group: a
+   constant (replicated) takes each device's tile, and a value split along the other dim is resharded within
+   its group; no collective may cross a group (each group's copy is its own) */
+static void test_xla_partial_manual_reshard(void) {
+    static const char *const body =
+        "  c = f32[7,5] constant({{1,2,3,4,5},{6,7,8,9,10},{11,12,13,14,15},{16,17,18,19,20},{21,22,23,24,25},"
+        "{26,27,28,29,30},{31,32,33,34,35}}), sharding={devices=[3,1,2]<=[6] last_tile_dims={manual}}\n"
+        "  p = f32[7,5] parameter(0), sharding={devices=[1,3,2]<=[6] last_tile_dims={manual}}\n"
+        "  q = f32[7,5] copy(p), sharding={devices=[3,1,2]<=[6] last_tile_dims={manual}}\n"
+        "  ROOT r = f32[7,5] add(c, q), sharding={devices=[3,1,2]<=[6] last_tile_dims={manual}}\n";
+    gst_case h;
+    if (gst_case_run(&h, "", body, 6, 0, 81)) {
+        int i;
+        CHECK(h.a2a + h.ag >= 1);
+        for (i = 0; i < gs_graph_num_values(h.spmd); i++) {
+            gs_value *v = gs_graph_value(h.spmd, i);
+            if (gs_value_op(v) == GS_OP_ALL_TO_ALL || gs_value_op(v) == GS_OP_ALL_GATHER)
+                CHECK_MSG(strstr(h.text, "replica_groups={{0,2,4},{1,3,5}}") || strstr(h.text, "[2,3]<=[3,2]T(1,0)"),
+                          "groups cross the manual groups:\n%s", h.text);
+        }
+    }
+    gs_ctx_destroy(h.ctx);
+}
+
 void suite_spmd_xla(void) {
+    RUN(test_xla_partial_manual_reshard);
     RUN(test_xla_manual_parameter_and_output);
     RUN(test_xla_sharding_device_subset);
     RUN(test_xla_check_bf16_tolerance);
