@@ -43,7 +43,32 @@ typedef struct gs_partition_desc {
        lists for each); an unknown instruction or strategy is GS_ERR_INVALID_ARG naming the valid ones. */
     int n_strategies;
     const gs_partition_strategy *strategies;
+    /* XLA's total_bytes_windowed_einsum_threshold: when > 0 it replaces windowed_einsum_bytes, and a dot is
+       windowed when its two operands together (global, unsharded) have at least this many bytes */
+    int64_t windowed_einsum_total_bytes;
+    /* XLA's unroll_windowed_einsum: two blocks per loop iteration (D/2 iterations when D is even) */
+    bool windowed_einsum_unroll;
+    /* XLA's bidirectional_windowed_einsum: blocks travel both ways round the ring, two per iteration */
+    bool windowed_einsum_bidirectional;
+    /* XLA's option names set with gs_partition_xla_option that have no effect on gshard.h's program (each
+       listed in docs/xla_differences.md), as a bit mask by their index in that function's table */
+    uint32_t xla_inert;
+    /* XLA's policy for the entry computation: a parameter or the root without a sharding is replicated (as
+       if annotated {replicated}), where by default propagation chooses it (docs/xla_differences.md) */
+    bool xla_compat;
 } gs_partition_desc;
+
+/* Sets one of XLA's SpmdPartitionerOptions by its field name, value as text: "true"/"false" for the switches,
+   a non-negative integer for threshold_for_windowed_einsum_mib (0: window whenever possible) and
+   total_bytes_windowed_einsum_threshold. Known: threshold_for_windowed_einsum_mib,
+   total_bytes_windowed_einsum_threshold, unroll_windowed_einsum, bidirectional_windowed_einsum (these change
+   the program), and partial_windowed_einsum, choose_faster_windowed_einsum_over_mem,
+   conv_halo_exchange_always_on_lhs, enable_enzyme_opt, skip_checking_windowed_einsum_users, cache_all_gather,
+   bidirectional_decomposed_all_gather, enable_windowed_einsum_for_all_gather (false: no windowed einsum),
+   enable_windowed_einsum_for_reduce_scatter, disable_ag_rewrite_for_multiple_consumers,
+   allow_module_signature_change, report_instruction_count (accepted; docs/xla_differences.md says what each
+   does here). An unknown name or a malformed value is GS_ERR_INVALID_ARG with a message in ctx. */
+GS_API gs_result gs_partition_xla_option(gs_ctx *ctx, gs_partition_desc *desc, const char *name, const char *value);
 
 /* On success *out is the SPMD program. Errors (bad shardings, unsupported sharded constructs) leave g as
    propagation left it and name the instruction. */
@@ -84,6 +109,13 @@ GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int 
    output; an element that no device holds (or that the gather leaves unwritten) is a difference, reported
    with device -1, never "ok". Floating-point values match when
    |got - want| <= atol + rtol * |want| (NaN matches NaN, an infinity only itself); integers and pred exactly.
+   Tolerances the caller gives apply as they are. By default each output gets its own: with p the fewest
+   mantissa bits of any float value the output depends on (bf16 7, f16 10, f32 23), rtol = atol = 1e-5 when
+   p >= 23, else 2^-(p-1), two units in the last place (bf16: 2^-6 = 0.015625; f16: 2^-9); and atol grows by
+   rtol times the root-mean-square of the reference output, because a sum split across devices adds in
+   another order and errs by a fraction of its terms' size, not of its own. A source with manual regions
+   (to-manual/to-full) is checked against a reference program on rt that runs each region once per device
+   on that device's block and gathers the blocks where it ends.
    With locate, a mismatch is traced back to the first instruction of the source's entry graph (in program
    order) whose per-device values, compared the same way through gs_partition_lookup, differ, and the lowest
    device holding a wrong value at its first differing element (both runs happen again, with an observer on
@@ -92,7 +124,8 @@ GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int 
    also in report->message. The runtime may be threaded or lockstep; poisoned padding is the runtime's
    (gs_runtime_desc.no_poison). */
 typedef struct gs_check_desc {
-    double rtol, atol;                /* both 0: 1e-5 and 1e-5 */
+    double rtol, atol;                /* both 0: per output, by the narrowest float it is computed through (see
+                                         gs_partition_check) */
     bool locate;
 } gs_check_desc;
 

@@ -119,8 +119,9 @@ GS_API int gs_runtime_num_ranks(const gs_runtime *rt);   /* R (1 without a commu
 GS_API gs_result gs_runtime_run(gs_runtime *rt, gs_graph *g, const void *const *inputs, void *const *outputs);
 
 /* Runs g on global arrays: input k has global shape in_shapes[k] and sharding in_shardings[k] (NULL array
-   or NULL entry = replicated); its shard shape must be g's parameter buffer k. inputs[k] is the whole
-   array (storage format). Outputs likewise: outputs[k] receives the gathered global array. */
+   or NULL entry = replicated; {manual}: every device gets the whole array, as replicated); its shard shape
+   must be g's parameter buffer k. inputs[k] is the whole array (storage format). A {manual} output is device
+   0's array (each device has its own; gs_partition_check compares every device's). Outputs likewise: outputs[k] receives the gathered global array. */
 GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_shape *in_shapes,
                                        const gs_sharding *const *in_shardings, const void *const *inputs,
                                        const gs_shape *out_shapes, const gs_sharding *const *out_shardings,

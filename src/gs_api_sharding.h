@@ -113,7 +113,8 @@ GS_API const char *gs_sharding_visualize(gs_ctx *ctx, const gs_sharding *s, gs_s
    tuple), 1 to 4096 devices, at most 1024 tiles; else NULL with the error set. String in ctx's arena. */
 GS_API const char *gs_sharding_svg(gs_ctx *ctx, const gs_sharding *s, gs_shape full, int64_t num_devices,
                                    const char *title);
-/* Checks that s fits shape (tiled rank = shape rank) and uses devices in [0, num_devices) (num_devices 0:
+/* Checks that s fits shape (tiled rank = shape rank) and that a tiled s names each of the num_devices devices
+   exactly once, as XLA requires (a subset is an error; num_devices 0:
    no bound). Tuple shardings need a tuple value: use gs_value_set_sharding. */
 GS_API gs_result gs_sharding_validate(gs_ctx *ctx, const gs_sharding *s, gs_shape shape, int64_t num_devices);
 

@@ -278,6 +278,10 @@ typedef struct gs__spmd_info {
     const char **why;         /* n_spmd: why a collective is there (--explain), or NULL */
     const gs_chip *chip;      /* the chip the explanations' times are for */
 } gs__spmd_info;
+/* gs_partition, or (reference) the check's reference program for a graph with manual regions: g's shardings
+   as propagation left them (not run again), every value outside a manual region replicated, each manual
+   region run on every device with that device's block and its blocks gathered where it ends (gs_spmd.c) */
+GS__FN gs_result gs__partition_ex(gs_graph *g, const gs_partition_desc *desc, bool reference, gs_graph **out);
 
 /* ---- base (gs_base.c) ---- */
 GS__FN gs_result gs__err(gs_ctx *ctx, gs_result code, const char *fmt, ...)

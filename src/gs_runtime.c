@@ -2271,6 +2271,7 @@ GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_sha
         int i = in ? k : k - n_in;
         const gs_sharding *s = in ? (in_shardings ? in_shardings[i] : NULL) : (out_shardings ? out_shardings[i] : NULL);
         gs_shape gl = in ? in_shapes[i] : out_shapes[i];
+        if (s && gs_sharding_get_kind(s) == GS_SHARDING_MANUAL) s = NULL;   /* every device's array (output: device 0's) */
         const gs_shape *want = in ? &rt->in_shapes[i] : &rt->out_shapes[i];
         snprintf(who, sizeof who, "gs_runtime_run_global: %s %d", in ? "input" : "output", i);
         r = gs__rt_layout(rt, s, gl, &shard, who);
@@ -2302,6 +2303,7 @@ GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_sha
     for (k = 0; k < n_in; k++) {
         const gs_sharding *s = in_shardings ? in_shardings[k] : NULL;
         size_t bytes = (size_t)gs__numel(&rt->in_shapes[k]) * gs__compute_size(rt->in_shapes[k].dtype) + 1;
+        if (s && gs_sharding_get_kind(s) == GS_SHARDING_MANUAL) s = NULL;
         shared[k] = !s || gs_sharding_get_kind(s) == GS_SHARDING_REPLICATED;
         for (d = rt->d_lo; d < rt->d_hi; d++) {   /* this process's devices */
             gs__buf *cb = &c_in[d * n_in + k];
@@ -2324,6 +2326,7 @@ GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_sha
         if (!srcs) r = GS_ERR_OUT_OF_MEMORY;
         for (k = 0; r == GS_OK && k < rt->n_out; k++) {
             const gs_sharding *s = out_shardings ? out_shardings[k] : NULL;
+            if (s && gs_sharding_get_kind(s) == GS_SHARDING_MANUAL) s = NULL;   /* device 0's array */
             snprintf(who, sizeof who, "gs_runtime_run_global: output %d", k);
 #if defined(GSHARD_MPI)
             if (rt->net) {

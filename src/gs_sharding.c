@@ -567,6 +567,10 @@ GS_API gs_result gs_sharding_validate(gs_ctx *ctx, const gs_sharding *s, gs_shap
                         return gs__err(ctx, GS_ERR_SHARDING, "device %lld is out of range (%lld devices)",
                                        (long long)s->ta.list[L], (long long)num_devices);
             }
+            /* as XLA: a tiled sharding names every device once; the rest would hold no part of the value */
+            if (s->ta.total < num_devices)
+                return gs__err(ctx, GS_ERR_SHARDING, "sharding covers %lld of the %lld devices (a tiled sharding must "
+                               "name every device once)", (long long)s->ta.total, (long long)num_devices);
         }
         return GS_OK;
     }

@@ -53,6 +53,82 @@ GS__FN bool gs__sp_record_why(gs__sp *sp, gs_graph *r, gs__spmd_info *I) {
     return true;
 }
 
+/* ---- XLA's partitioner options by name ---- */
+/* the switches that do not change gshard.h's program, by bit in gs_partition_desc.xla_inert */
+static const char *const gs__sp_xla_inert[] = {
+    "partial_windowed_einsum", "choose_faster_windowed_einsum_over_mem", "conv_halo_exchange_always_on_lhs",
+    "enable_enzyme_opt", "skip_checking_windowed_einsum_users", "cache_all_gather",
+    "bidirectional_decomposed_all_gather", "enable_windowed_einsum_for_reduce_scatter",
+    "disable_ag_rewrite_for_multiple_consumers", "allow_module_signature_change", "report_instruction_count"};
+
+/* "123" -> 123 (0 .. 2^62); false for anything else */
+GS__FN bool gs__sp_parse_count(const char *s, int64_t *out) {
+    int64_t x = 0;
+    if (!s || !*s) return false;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || x > ((int64_t)1 << 62) / 10) return false;
+        x = x * 10 + (*s - '0');
+    }
+    *out = x;
+    return true;
+}
+
+GS_API gs_result gs_partition_xla_option(gs_ctx *ctx, gs_partition_desc *desc, const char *name, const char *value) {
+    bool yes = value && strcmp(value, "true") == 0, no = value && strcmp(value, "false") == 0;
+    int64_t n = 0;
+    size_t i;
+    if (!ctx) return GS_ERR_INVALID_ARG;
+    if (!desc || !name || !value) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_xla_option: NULL argument");
+    if (strcmp(name, "threshold_for_windowed_einsum_mib") == 0 || strcmp(name, "total_bytes_windowed_einsum_threshold") == 0) {
+        bool mib = name[0] == 't' && name[1] == 'h';
+        if (!gs__sp_parse_count(value, &n) || (mib && n > ((int64_t)1 << 40)))
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "XLA option %s wants a non-negative integer%s, not '%s'", name,
+                           mib ? " of MiB" : " of bytes", value);
+        if (mib) desc->windowed_einsum_bytes = n == 0 ? 1 : n << 20;   /* 0: every operand qualifies */
+        else desc->windowed_einsum_total_bytes = n == 0 ? 1 : n;
+        return GS_OK;
+    }
+    if (strcmp(name, "report_instruction_count") == 0) {
+        if (!gs__sp_parse_count(value, &n))
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "XLA option %s wants a non-negative integer, not '%s'", name, value);
+        desc->xla_inert |= 1u << 10;
+        return GS_OK;
+    }
+    if (!yes && !no) {
+        for (i = 0; i < sizeof gs__sp_xla_inert / sizeof gs__sp_xla_inert[0]; i++)
+            if (strcmp(name, gs__sp_xla_inert[i]) == 0) break;
+        if (i < sizeof gs__sp_xla_inert / sizeof gs__sp_xla_inert[0] || strcmp(name, "unroll_windowed_einsum") == 0 ||
+            strcmp(name, "bidirectional_windowed_einsum") == 0 || strcmp(name, "enable_windowed_einsum_for_all_gather") == 0)
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "XLA option %s wants true or false, not '%s'", name, value);
+    }
+    if (strcmp(name, "unroll_windowed_einsum") == 0) {
+        desc->windowed_einsum_unroll = yes;
+        return GS_OK;
+    }
+    if (strcmp(name, "bidirectional_windowed_einsum") == 0) {
+        desc->windowed_einsum_bidirectional = yes;
+        return GS_OK;
+    }
+    if (strcmp(name, "enable_windowed_einsum_for_all_gather") == 0) {
+        if (no) desc->windowed_einsum_bytes = -1;
+        else if (desc->windowed_einsum_bytes < 0) desc->windowed_einsum_bytes = 0;
+        return GS_OK;
+    }
+    for (i = 0; i + 1 < sizeof gs__sp_xla_inert / sizeof gs__sp_xla_inert[0]; i++)
+        if (strcmp(name, gs__sp_xla_inert[i]) == 0) {
+            desc->xla_inert |= 1u << i;
+            return GS_OK;
+        }
+    return gs__err(ctx, GS_ERR_INVALID_ARG,
+                   "unknown XLA partitioner option '%s' (known: threshold_for_windowed_einsum_mib, "
+                   "total_bytes_windowed_einsum_threshold, unroll_windowed_einsum, bidirectional_windowed_einsum, "
+                   "enable_windowed_einsum_for_all_gather, partial_windowed_einsum, "
+                   "choose_faster_windowed_einsum_over_mem, conv_halo_exchange_always_on_lhs, enable_enzyme_opt, "
+                   "skip_checking_windowed_einsum_users, cache_all_gather, bidirectional_decomposed_all_gather, "
+                   "enable_windowed_einsum_for_reduce_scatter, disable_ag_rewrite_for_multiple_consumers, "
+                   "allow_module_signature_change, report_instruction_count)", name);
+}
+
 /* the flattened parameter buffers' shardings, in gs_eval's order */
 GS__FN bool gs__sp_in_shardings(gs__sp *sp, gs_graph *g, gs__spmd_info *I) {
     int k, n = 0, j = 0, i;
@@ -75,7 +151,30 @@ GS__FN bool gs__sp_in_shardings(gs__sp *sp, gs_graph *g, gs__spmd_info *I) {
     return true;
 }
 
+/* XLA's entry policy (gs_partition_desc.xla_compat): a parameter or root without a sharding is pinned
+   replicated; a tuple gets a tuple of replicated elements */
+GS__FN gs_result gs__sp_xla_entry_policy(gs__sp *sp, gs_graph *g) {
+    int k, i;
+    for (k = 0; k <= gs_graph_num_params(g); k++) {
+        gs_value *v = k < gs_graph_num_params(g) ? g->params[k] : g->root;
+        const gs_sharding *s = sp->rep;
+        if (!v || v->sharding) continue;
+        if (v->shape.dtype == GS_TUPLE) {
+            const gs_sharding **el = (const gs_sharding **)gs__arena_alloc(sp->ctx, sizeof(gs_sharding *) * (size_t)(v->n_tuple + 1));
+            if (!el) return gs__err(sp->ctx, GS_ERR_OUT_OF_MEMORY, "gs_partition: out of memory");
+            for (i = 0; i < v->n_tuple; i++) el[i] = sp->rep;
+            if (!(s = gs_sharding_tuple(sp->ctx, v->n_tuple, el))) return sp->ctx->err;
+        }
+        if (gs_value_set_sharding(v, s) != GS_OK) return sp->ctx->err;
+    }
+    return GS_OK;
+}
+
 GS_API gs_result gs_partition(gs_graph *g, const gs_partition_desc *desc, gs_graph **out) {
+    return gs__partition_ex(g, desc, false, out);
+}
+
+GS__FN gs_result gs__partition_ex(gs_graph *g, const gs_partition_desc *desc, bool reference, gs_graph **out) {
     gs_ctx *ctx;
     gs__sp sp;
     gs__sp_g G;
@@ -105,7 +204,9 @@ GS_API gs_result gs_partition(gs_graph *g, const gs_partition_desc *desc, gs_gra
     if ((res = gs__verify_once(g)) != GS_OK) return res;
     if (!(sp.rep = gs_sharding_replicated(ctx))) return ctx->err ? ctx->err : GS_ERR_OUT_OF_MEMORY;
     pd.num_devices = sp.D;
-    if ((res = gs_propagate(g, &pd)) != GS_OK) return res;
+    sp.reference = reference;
+    if (!reference && sp.desc.xla_compat && (res = gs__sp_xla_entry_policy(&sp, g)) != GS_OK) return res;
+    if (!reference && (res = gs_propagate(g, &pd)) != GS_OK) return res;
     n = (int)stbds_arrlen(g->values);
     gs__sb_init(&sp.ex, ctx);
     memset(&G, 0, sizeof G);

@@ -76,11 +76,13 @@ typedef struct gs__chk {
     const gs__spmd_info *I;
     gs_runtime *rt;
     int64_t D;
-    double rtol, atol;
+    double rtol, atol;        /* the tolerance in force (gs__chk_tol: per output) */
+    double user_rtol, user_atol;  /* the caller's (both 0: each output's default) */
     int n_in, n_out;
     gs_shape *in_shapes, *out_shapes;
     const gs_sharding **in_sh, **out_sh;
     void **outs;              /* D * n_out: every device's outputs (compute format), device-major */
+    void **ref_outs;          /* D * n_out: the reference program's, when the source has manual regions (else NULL) */
     const void **shards;      /* D: scratch */
     /* locating: recorded values, compute format (NULL: not recorded) */
     int n_src, n_spmd;
@@ -384,9 +386,8 @@ GS__FN gs_result gs__chk_begin(gs__chk *c, gs_graph *spmd, gs_runtime *rt, const
     c->src = c->I->src;
     c->rt = rt;
     c->D = gs_runtime_num_devices(rt);
-    c->rtol = desc ? desc->rtol : 0.0;
-    c->atol = desc ? desc->atol : 0.0;
-    if (c->rtol == 0.0 && c->atol == 0.0) c->rtol = c->atol = 1e-5;
+    c->user_rtol = c->rtol = desc ? desc->rtol : 0.0;
+    c->user_atol = c->atol = desc ? desc->atol : 0.0;
     if (!(c->rtol >= 0.0) || !(c->atol >= 0.0))
         return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: tolerances must be >= 0 (rtol %g, atol %g)", c->rtol,
                        c->atol);
@@ -456,6 +457,97 @@ GS__FN gs_result gs__chk_alloc(gs__chk *c) {
     return c->bad ? GS_OK : GS_ERR_OUT_OF_MEMORY;
 }
 
+/* The fewest mantissa bits of any float value output k depends on in the source's entry graph (23 when none is
+   narrower than f32): an output computed through bf16 partial sums is as precise as bf16. */
+GS__FN int gs__chk_cone_mbits(gs__chk *c, int k) {
+    int n = (int)stbds_arrlen(c->src->values), top = 0, i, best = 23;
+    const gs_value *ov = gs__chk_output_value(c->src, k);
+    const gs_value **stack = (const gs_value **)gs__malloc(c->ctx, sizeof(gs_value *) * (size_t)(n + 1));
+    uint8_t *seen = (uint8_t *)gs__malloc(c->ctx, (size_t)n + 1);
+    if (!stack || !seen || !ov || ov->graph != c->src) {
+        gs__free(c->ctx, (void *)stack);
+        gs__free(c->ctx, seen);
+        return best;
+    }
+    memset(seen, 0, (size_t)n + 1);
+    stack[top++] = ov;
+    seen[ov->id] = 1;
+    while (top > 0) {
+        const gs_value *v = stack[--top];
+        int nt = v->shape.dtype == GS_TUPLE ? v->n_tuple : 1;
+        for (i = 0; i < nt; i++) {
+            gs_dtype t = v->shape.dtype == GS_TUPLE ? v->tuple[i].dtype : v->shape.dtype;
+            if (gs__is_float(t) && gs__dt(t)->mbits > 0 && gs__dt(t)->mbits < best) best = gs__dt(t)->mbits;
+        }
+        for (i = 0; i < v->n_operands; i++) {
+            const gs_value *o = v->operands[i];
+            if (o && o->graph == c->src && o->id >= 0 && o->id < n && !seen[o->id]) {
+                seen[o->id] = 1;
+                stack[top++] = o;
+            }
+        }
+    }
+    gs__free(c->ctx, (void *)stack);
+    gs__free(c->ctx, seen);
+    return best;
+}
+
+/* Sets c->rtol and c->atol for output k. Given by the caller: those, as they are. By default, with p the
+   fewest mantissa bits in the output's cone (gs__chk_cone_mbits): rtol = atol = 1e-5 when p >= 23 (f32, f64),
+   else 2^-(p-1), two units in the last place (bf16 2^-6 = 0.015625, f16 2^-9, f8e4m3 2^-2); and atol grows by
+   rtol times the root-mean-square of the reference output, since a sum taken in another order (split
+   across devices) errs by a fraction of its terms' size, not of its own, which cancellation can make small. */
+GS__FN void gs__chk_tol(gs__chk *c, int k) {
+    const gs_shape *os = &c->out_shapes[k];
+    int64_t n = gs__numel(os), e, m = 0;
+    double sum = 0.0;
+    int p;
+    if (c->user_rtol > 0.0 || c->user_atol > 0.0) {
+        c->rtol = c->user_rtol;
+        c->atol = c->user_atol;
+        return;
+    }
+    p = gs__chk_cone_mbits(c, k);
+    c->rtol = c->atol = p >= 23 ? 1e-5 : ldexp(1.0, -(p - 1));
+    if (!gs__is_float(os->dtype)) return;
+    for (e = 0; e < n; e++) {
+        double w = gs__chk_get(os->dtype, true, c->want[k], e);
+        if (w - w == 0.0) {   /* finite */
+            sum += w * w;
+            m++;
+        }
+    }
+    if (m > 0) c->atol += c->rtol * sqrt(sum / (double)m);
+}
+
+/* A {manual} output (each device its own array): every device's copy against the reference program's copy on
+   the same device. */
+GS__FN void gs__chk_compare_manual(gs__chk *c, int k, gs__chk_diff *o) {
+    const gs_shape *os = &c->out_shapes[k];
+    int64_t n = gs__numel(os), d, e;
+    for (d = 0; d < c->D; d++) {
+        const void *got = c->outs[(size_t)d * (size_t)c->n_out + (size_t)k];
+        const void *want = c->ref_outs[(size_t)d * (size_t)c->n_out + (size_t)k];
+        if (!got || !want) continue;
+        for (e = 0; e < n; e++) {
+            double a = gs__chk_get(os->dtype, false, got, e), b = gs__chk_get(os->dtype, false, want, e), err;
+            if (gs__chk_close(os->dtype, a, b, c->rtol, c->atol, &err)) {
+                if (err > o->max_err) o->max_err = err;
+                continue;
+            }
+            if (err > o->max_err) o->max_err = err;
+            o->n_bad++;
+            if (!o->found) {
+                o->found = true;
+                o->index = e;
+                o->device = d;
+                o->got = a;
+                o->want = b;
+            }
+        }
+    }
+}
+
 /* Step 3: every device's copy of every output against the reference, then every element of the gathered
    global output. An element that no device holds, or that the gather did not fill in correctly, is a
    difference too (device -1). Returns the first output that differs, or -1. */
@@ -468,6 +560,19 @@ GS__FN int gs__chk_compare(gs__chk *c, gs_check_report *report, gs__chk_diff *fi
         gs_shape sshape = gs_graph_output_shape(c->spmd, k);
         int64_t n = gs__numel(os);
         gs__chk_diff o;
+        gs__chk_tol(c, k);
+        if (c->ref_outs && c->out_sh[k] && c->out_sh[k]->kind == GS_SHARDING_MANUAL) {
+            memset(&o, 0, sizeof o);
+            gs__chk_compare_manual(c, k, &o);
+            if (o.max_err > report->max_abs_err) report->max_abs_err = o.max_err;
+            *n_bad += o.n_bad;
+            report->n_compared += n;
+            if (o.found && bad_out < 0) {
+                bad_out = k;
+                *first = o;
+            }
+            continue;
+        }
         memset(c->bad, 0, (size_t)n + 1);
         for (d = 0; d < c->D; d++) c->shards[d] = c->outs[(size_t)d * (size_t)c->n_out + (size_t)k];
         gs__chk_diff_shards(c, os, c->want[k], true, &sshape, c->out_sh[k], c->bad, &o);
@@ -508,6 +613,7 @@ GS__FN gs_result gs__chk_explain(gs__chk *c, const gs_check_desc *desc, const vo
     char head[1024], where[64], ibuf[256], gbuf[64], wbuf[64];
     gs_result r = GS_OK;
     memset(&loc, 0, sizeof loc);
+    gs__chk_tol(c, bad_out);
     report->output = bad_out;
     report->first_bad = ov;
     report->index = first->index;
@@ -543,11 +649,68 @@ GS__FN gs_result gs__chk_explain(gs__chk *c, const gs_check_desc *desc, const vo
     return report->message ? GS_OK : GS_ERR_OUT_OF_MEMORY;
 }
 
+/* The reference outputs (storage format) into c->want. A source with manual regions (to-manual/to-full)
+   runs as the reference program of gs__partition_ex on the runtime: everything outside a manual region
+   replicated, each manual region once per device on that device's block, the blocks gathered where it
+   ends (the interpreter alone would see only device 0's block); any other source runs on the interpreter. */
+GS__FN gs_result gs__chk_reference(gs__chk *c, const void *const *inputs) {
+    gs_graph *ref = NULL;
+    const gs_sharding **in_sh, **out_sh;
+    gs_partition_desc pd;
+    gs_result r;
+    int k;
+    bool manual = false;
+    for (k = 0; k < (int)stbds_arrlen(c->src->values) && !manual; k++) {
+        const gs_value *v = c->src->values[k];
+        const gs_sharding *vs = v->sharding;
+        manual = v->op == GS_OP_TO_MANUAL || v->op == GS_OP_TO_FULL ||
+                 (vs && (vs->kind == GS_SHARDING_MANUAL || (vs->kind == GS_SHARDING_TILED && gs_sharding_manual_group(vs) > 1)));
+    }
+    if (!manual) return gs_eval(c->src, inputs, c->want);
+    memset(&pd, 0, sizeof pd);
+    pd.num_devices = c->D;
+    if ((r = gs__partition_ex(c->src, &pd, true, &ref)) != GS_OK)
+        return gs__err_prefix(c->ctx, "the reference program for the manual regions: ");
+    in_sh = (const gs_sharding **)gs__malloc(c->ctx, sizeof(gs_sharding *) * (size_t)(c->n_in + c->n_out + 1));
+    if (!in_sh) return GS_ERR_OUT_OF_MEMORY;
+    out_sh = in_sh + c->n_in;
+    for (k = 0; k < c->n_in; k++) in_sh[k] = gs_partition_param_sharding(ref, k);
+    for (k = 0; k < c->n_out; k++) out_sh[k] = gs_partition_output_sharding(ref, k);
+    c->ref_outs = (void **)gs__malloc(c->ctx, sizeof(void *) * ((size_t)c->D * (size_t)c->n_out + 1));
+    if (!c->ref_outs) {
+        gs__free(c->ctx, (void *)in_sh);
+        return GS_ERR_OUT_OF_MEMORY;
+    }
+    memset(c->ref_outs, 0, sizeof(void *) * ((size_t)c->D * (size_t)c->n_out + 1));
+    {
+        /* every device's outputs too, through the SPMD run's observer pointed at the reference program */
+        gs_graph *keep = c->spmd;
+        void **keep_outs = c->outs;
+        uint8_t *keep_want = c->spmd_want;
+        c->spmd = ref;
+        c->outs = c->ref_outs;
+        c->spmd_want = NULL;
+        gs__runtime_observe(c->rt, gs__chk_observe_spmd, c);
+        r = gs_runtime_run_global(c->rt, ref, c->in_shapes, in_sh, inputs, c->out_shapes, out_sh, c->want);
+        gs__runtime_observe(c->rt, NULL, NULL);
+        c->spmd = keep;
+        c->outs = keep_outs;
+        c->spmd_want = keep_want;
+    }
+    gs__free(c->ctx, (void *)in_sh);
+    return r;
+}
+
 /* Step 5: frees what the steps allocated (each pointer is NULL or this check's own). */
 GS__FN void gs__chk_end(gs__chk *c) {
     gs_ctx *ctx = c->ctx;
     int k;
     gs__chk_free_outs(c);
+    if (c->ref_outs) {
+        int64_t i;
+        for (i = 0; i < c->D * c->n_out; i++) gs__free(ctx, c->ref_outs[i]);
+        gs__free(ctx, c->ref_outs);
+    }
     for (k = 0; k < c->n_out; k++) {
         if (c->want) gs__free(ctx, c->want[k]);
         if (c->scratch) gs__free(ctx, c->scratch[k]);
@@ -586,7 +749,7 @@ GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_che
     if (r) return r;
     r = gs__chk_alloc(&c);
     /* the two runs, then the comparison */
-    if (r == GS_OK) r = gs_eval(c.src, inputs, c.want);
+    if (r == GS_OK) r = gs__chk_reference(&c, inputs);
     if (r == GS_OK) r = gs__chk_run_spmd(&c, inputs, c.scratch);
     if (r == GS_OK) {
         bad_out = gs__chk_compare(&c, report, &first, &n_bad, &n_unheld);

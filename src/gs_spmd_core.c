@@ -583,6 +583,28 @@ GS__FN gs_value *gs__sp_reshard_permute(gs__sp *sp, gs_value *x, const gs_shardi
     return gs_collective_permute(sp->G->g, x, sp->D, pairs, 0);
 }
 
+/* A reshard inside a partly manual region, x{s} -> x{t}: s replicated (a constant or a broadcast in the
+   region) or in the same manual groups as t (every device's manual coordinate the same in both). Each manual
+   group then holds its own copy of the value and reshards it within itself, which is the reshard with the
+   manual subgroup read as replication (*s2, *t2): the planner's collectives run over devices that differ
+   only in the data dims' coordinates, so they never cross a manual group. */
+GS__FN bool gs__sp_manual_alike(gs__sp *sp, const gs_sharding *s, const gs_sharding *t, const gs_sharding **s2,
+                                const gs_sharding **t2) {
+    static const gs_subgroup rr[2] = {GS_SUBGROUP_REPLICATED, GS_SUBGROUP_REPLICATED};
+    int64_t d, is[GS_MAX_TILE_RANK], it[GS_MAX_TILE_RANK];
+    if (t->kind != GS_SHARDING_TILED || gs_sharding_manual_group(t) < 2) return false;
+    if (!gs__sp_is_rep(s)) {
+        if (s->kind != GS_SHARDING_TILED || gs_sharding_manual_group(s) != gs_sharding_manual_group(t)) return false;
+        for (d = 0; d < sp->D; d++) {
+            if (!gs_sharding_device_index(s, d, is) || !gs_sharding_device_index(t, d, it) || is[s->rank] != it[t->rank])
+                return false;
+        }
+        if (!(*s2 = gs__sh_from_ta(sp->ctx, s->rank, s->n_sub, rr, &s->ta))) return false;
+    }
+    *t2 = gs__sh_from_ta(sp->ctx, t->rank, t->n_sub, rr, &t->ta);
+    return *t2 != NULL;
+}
+
 /* The reshard planner: x[local]{s} -> x[local]{t} for an array of shape full, in four steps, each doing nothing
    when there is nothing for it: 1. all-to-all moves tiles between dims, 2. all-gather undoes splits the target
    does not have, 3. dynamic-slice makes the splits it adds, 4. collective-permute puts tiles on their devices. */
@@ -599,6 +621,7 @@ GS__FN gs_value *gs__sp_reshard_raw(gs__sp *sp, gs_value *x, const gs_sharding *
     s_rep = gs__sp_is_rep(s);
     t_rep = gs__sp_is_rep(t);
     if (s_rep && t_rep) return x;
+    if (gs__sp_manual_alike(sp, s, t, &s, &t)) return gs__sp_reshard_raw(sp, x, s, t, full);
     if (s->kind == GS_SHARDING_MANUAL || t->kind == GS_SHARDING_MANUAL || gs_sharding_manual_group(s) > 1 ||
         gs_sharding_manual_group(t) > 1) {
         gs__err(sp->ctx, GS_ERR_SHARDING, "%s: cannot reshard a manual value (%s -> %s); leave manual regions through "
@@ -686,7 +709,22 @@ GS__FN const gs_sharding *gs__sp_norm(gs__sp *sp, const gs_sharding *s) {
     }
     return s;
 }
-GS__FN const gs_sharding *gs__sp_sh(gs__sp *sp, const gs_value *u) { return gs__sp_norm(sp, u->sharding); }
+/* in reference mode (gs__sp.reference) a sharding with no manual part is {rep}, element-wise for tuples */
+GS__FN const gs_sharding *gs__sp_ref_norm(gs__sp *sp, const gs_sharding *s) {
+    const gs_sharding *el[64];
+    int i;
+    if (!sp->reference || !s) return s;
+    if (s->kind == GS_SHARDING_TUPLE) {
+        if (s->n_elems > 64) return s;
+        for (i = 0; i < s->n_elems; i++) el[i] = gs__sp_ref_norm(sp, s->elems[i]);
+        return gs_sharding_tuple(sp->ctx, s->n_elems, el);
+    }
+    return s->kind == GS_SHARDING_MANUAL || gs_sharding_manual_group(s) > 1 ? s : sp->rep;
+}
+GS__FN const gs_sharding *gs__sp_sh(gs__sp *sp, const gs_value *u) {
+    return gs__sp_ref_norm(sp, gs__sp_norm(sp, u->sharding));
+}
+GS__FN const gs_sharding *gs__sp_orig(gs__sp *sp, const gs_value *u) { return gs__sp_norm(sp, u->sharding); }
 
 /* v's op over new operands with a local result shape; every attribute copied (builders re-check it all) */
 GS__FN gs_value *gs__sp_clone(gs__sp *sp, const gs_value *v, gs_value *const *ops, const gs_shape *shape) {

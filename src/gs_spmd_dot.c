@@ -452,7 +452,10 @@ GS__FN gs_value *gs__sp_dot_apply(gs__sp *sp, const gs_value *v, const gs__sp_do
             int d, split = -1, nsplit = 0;
             for (d = 0; d < O->shape.rank; d++)
                 if (gs__sp_k(os, d) > 1) { split = d; nsplit++; }
-            if (nsplit != 1 || !gs__sp_is_rep(want) || (int64_t)gs_shape_bytes(&lo) < sp->we_bytes ||
+            int64_t big = sp->desc.windowed_einsum_total_bytes > 0
+                              ? (int64_t)(gs_shape_bytes(&Lv->shape) + gs_shape_bytes(&Rv->shape)) - sp->desc.windowed_einsum_total_bytes
+                              : (int64_t)gs_shape_bytes(&lo) - sp->we_bytes;
+            if (nsplit != 1 || !gs__sp_is_rep(want) || big < 0 ||
                 gs__sp_split_mask(os, O->shape.rank) != (1u << split) || gs_sharding_replication(os) > 1 ||
                 gs__sp_k(os, split) != sp->D)
                 continue;

@@ -61,6 +61,8 @@ typedef struct gs__sp {
     gs__sp_why_t *why;          /* stb_ds: why each collective of the entry program is there, by value id */
     const gs_graph *why_g;      /* the entry program (the only graph whose collectives are explained) */
     int *group;                 /* stb_ds: the source value whose partitioning wrote each entry program value */
+    bool reference;             /* the check's reference program (gs__partition_ex): every value outside a
+                                   manual region replicated, each manual region run per device on its block */
 } gs__sp;
 
 /* a rule: v's per-device value; *osh = the sharding it is in (t is what propagation gave v) */
@@ -96,6 +98,7 @@ GS__FN int64_t gs__sp_k(const gs_sharding *s, int d);                  /* tiles 
 GS__FN gs_shape gs__sp_local(const gs_sharding *s, gs_shape full);     /* x[S0..]{s} -> the tile shape */
 GS__FN const gs_sharding *gs__sp_elem(const gs_sharding *s, int i);    /* a tuple sharding's element i */
 GS__FN const gs_sharding *gs__sp_sh(gs__sp *sp, const gs_value *u);    /* u's sharding, unknown/maximal -> {rep} */
+GS__FN const gs_sharding *gs__sp_orig(gs__sp *sp, const gs_value *u);  /* gs__sp_sh, even in reference mode */
 GS__FN uint32_t gs__sp_split_mask(const gs_sharding *s, int rank);     /* the dims s splits, as a bit mask */
 GS__FN const gs_sharding *gs__sp_unsplit(gs__sp *sp, const gs_sharding *t, uint32_t mask); /* t, mask dims whole */
 GS__FN bool gs__sp_aligned(int64_t S, int64_t kc, int64_t kf);        /* kc-way tiles = runs of kf-way tiles */

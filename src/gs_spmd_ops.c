@@ -875,7 +875,8 @@ GS__FN gs_value *gs__sp_annotate(gs__sp *sp, const gs_value *v, const gs_shardin
 
 /* enter a manual region: x[S..]{s} -> x[local]{manual}, the tile's padding zeroed */
 GS__FN gs_value *gs__sp_to_manual(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
-    const gs_sharding *xs = sp->G->vals[v->operands[0]->id].sh;
+    /* in reference mode the operand is replicated: its own sharding says which block each device takes */
+    const gs_sharding *xs = sp->reference ? gs__sp_orig(sp, v->operands[0]) : sp->G->vals[v->operands[0]->id].sh;
     gs_shape want = gs__sp_local(xs, v->operands[0]->shape);
     gs_value *x = gs__sp_get(sp, v->operands[0], xs);
     if (!x) return NULL;
@@ -892,8 +893,10 @@ GS__FN gs_value *gs__sp_to_manual(gs__sp *sp, const gs_value *v, const gs_shardi
 /* leave a manual region: x[local]{manual} -> out[S..]{t}, the value as it is */
 GS__FN gs_value *gs__sp_to_full(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     gs_value *x = gs__sp_get(sp, v->operands[0], sp->G->vals[v->operands[0]->id].sh);
-    gs_shape want = gs__sp_local(t, v->shape);
-    (void)osh;
+    gs_shape want;
+    if (sp->reference) t = gs__sp_orig(sp, v);   /* the blocks are laid out by v's own sharding, then gathered */
+    want = gs__sp_local(t, v->shape);
+    *osh = t;
     if (!x) return NULL;
     if (!gs_shape_equal(&want, &x->shape)) {
         gs__err(sp->ctx, GS_ERR_SHAPE, "%s: the manual value's shape is not the shard shape of %s", v->name,
@@ -1060,7 +1063,7 @@ GS__FN gs_value *gs__sp_opaque(gs__sp *sp, const gs_value *v, const gs_sharding 
    the sharding propagation gave v). */
 GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     *osh = t;
-    if (t && t->kind == GS_SHARDING_MANUAL) return gs__sp_manual(sp, v, t, osh);
+    if (t && t->kind == GS_SHARDING_MANUAL && v->op != GS_OP_TO_MANUAL) return gs__sp_manual(sp, v, t, osh);
     if (gs__sp_is_elementwise(v->op)) return gs__sp_elementwise(sp, v, t, osh);
     switch (v->op) {
     case GS_OP_CONSTANT:             return gs__sp_constant(sp, v, t, osh);

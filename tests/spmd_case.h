@@ -45,7 +45,15 @@ static void gst_case_count(gst_case *h, const gs_graph *g) {
 /* "HloModule m" + reductions + "ENTRY main {" body "}" on D devices, tolerance tol (rtol and atol), inputs from
    gs_fill_random with seeds seed, seed + 1, ... Returns false (after reporting) when it cannot parse or
    partition; a wrong result is reported and the case still returns true (its counts are then checked too). */
+static bool gst_case_run_desc(gst_case *h, const char *reductions, const char *body, int64_t D, double tol, uint64_t seed,
+                              const gs_partition_desc *opt);
 static bool gst_case_run(gst_case *h, const char *reductions, const char *body, int64_t D, double tol, uint64_t seed) {
+    return gst_case_run_desc(h, reductions, body, D, tol, seed, NULL);
+}
+
+/* gst_case_run with partitioner options (opt NULL: the defaults; its num_devices is replaced by D) */
+static bool gst_case_run_desc(gst_case *h, const char *reductions, const char *body, int64_t D, double tol, uint64_t seed,
+                              const gs_partition_desc *opt) {
     char text[4096];
     gs_partition_desc pd;
     gs_runtime_desc rd;
@@ -61,7 +69,8 @@ static bool gst_case_run(gst_case *h, const char *reductions, const char *body, 
         gst_failf(__FILE__, __LINE__, "parse: %s", gs_ctx_error_msg(h->ctx));
         return false;
     }
-    memset(&pd, 0, sizeof pd);
+    if (opt) pd = *opt;
+    else memset(&pd, 0, sizeof pd);
     pd.num_devices = D;
     if (gs_partition(h->src, &pd, &h->spmd) != GS_OK) {
         gst_failf(__FILE__, __LINE__, "partition: %s", gs_ctx_error_msg(h->ctx));

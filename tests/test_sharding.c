@@ -356,7 +356,9 @@ static void test_bad_input(void) {
         CHECK(gs_annotate(g, x, "{{replicated}}") == NULL && strstr(gs_ctx_error_msg(ctx), "tuple sharding on an array"));
         gs_ctx_clear_error(ctx);
         CHECK(gs_value_set_sharding_text(x, "{devices=[2,2]<=[4]}") == GS_OK);
-        CHECK(gs_split(g, x, 1, 2) != NULL);
+        CHECK(gs_split(g, x, 1, 4) != NULL);
+        /* a split over 2 of the 4 devices: XLA rejects a tiled sharding that leaves devices out */
+        CHECK(gs_split(g, x, 1, 2) == NULL && strstr(gs_ctx_error_msg(ctx), "covers 2 of the 4 devices"));
     }
     gs_ctx_destroy(ctx);
 }

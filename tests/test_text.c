@@ -370,10 +370,10 @@ static void test_text_canonical_spmd(void) {
         "  aa2.t = f32[2,8,8] transpose(aa2.a2a), dimensions={1,0,2}\n"
         "  aa2 = f32[16,8] reshape(aa2.t)\n"
         "  cpm = f32[8,16] collective-permute(x), channel_id=11, source_target_pairs={}\n"
-        "  sh = f32[8,16] custom-call(x), custom_call_target=\"Sharding\", sharding={devices=[2,1]0,1}\n"
+        "  sh = f32[8,16] custom-call(x), custom_call_target=\"Sharding\", sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}\n"
         "  m = f32[4,16] custom-call(sh), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n"
         "  e = f32[4,16] exponential(m), sharding={manual}\n"
-        "  f = f32[8,16] custom-call(e), custom_call_target=\"SPMDShardToFullShape\", sharding={devices=[2,1]0,1}\n"
+        "  f = f32[8,16] custom-call(e), custom_call_target=\"SPMDShardToFullShape\", sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}\n"
         "  zero = s32[] constant(0)\n"
         "  init = (s32[], f32[8,16]) tuple(zero, f)\n"
         "  w = (s32[], f32[8,16]) while(init), condition=cond, body=body\n"
@@ -425,7 +425,7 @@ static void test_text_roundtrip_builders(void) {
     }
     x = gs_parameter(g, 0, gs_shape_make(GS_F32, 2, d8x16), "x");
     w = gs_parameter(g, 1, gs_shape_make(GS_F32, 2, d16x4), "w");
-    CHECK_OK(gs_value_set_sharding_text(x, "{devices=[2,1]0,1}"));
+    CHECK_OK(gs_value_set_sharding_text(x, "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"));
     memset(&dd, 0, sizeof dd);
     dd.n_contract = 1;
     dd.lhs_contract[0] = 1;

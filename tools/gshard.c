@@ -88,8 +88,10 @@ static const char usage_text_run[] =
     "                           scattered by their shardings and the outputs gathered\n"
     "                           into global arrays, written as eval writes them. --check also runs FILE on\n"
     "                           the reference interpreter and compares every output element\n"
-    "                           (|got - want| <= atol + rtol * |want|, default 1e-5 and 1e-5; integers and\n"
-    "                           pred exactly); on a mismatch it names the first instruction that differs,\n"
+    "                           (|got - want| <= atol + rtol * |want|; default per output: 1e-5 and 1e-5 plus\n"
+    "                           1e-5 * its root-mean-square for f32, 2^-6 for anything computed through bf16,\n"
+    "                           2^-9 through f16; integers and pred exactly; a manual region runs once per\n"
+    "                           device); on a mismatch it names the first instruction that differs,\n"
     "                           the device, the element, and both values, and exits with status 1.\n"
     "                           (--stats: per-device peak memory and per-collective traffic; --watchdog:\n"
     "                           how long a device may wait at a collective before the run fails naming\n"
@@ -121,6 +123,14 @@ static const char usage_text2[] =
     "                           the same on R MPI ranks (D a multiple of R; --workers per rank);\n"
     "                           --fast-reduce: all-reduces over all devices by MPI_Allreduce (not bit-stable)\n"
     "\n"
+    "partitioner options (partition, run):\n"
+    "  --xla-option NAME=VALUE  one of XLA's SpmdPartitionerOptions by its field name (repeatable), e.g.\n"
+    "                           threshold_for_windowed_einsum_mib=0, bidirectional_windowed_einsum=true;\n"
+    "                           an unknown name is an error (docs/xla_differences.md lists each one)\n"
+    "  --xla-compat             XLA's policy for the entry computation: unannotated parameters and root\n"
+    "                           are replicated instead of chosen by propagation\n"
+    "\n";
+static const char usage_text3[] =
     "io options (eval, run):\n"
     "  --input NAME_OR_INDEX=PATH.npy\n"
     "                           value of a parameter, by name or number (repeatable)\n"
@@ -174,6 +184,7 @@ static void print_usage(FILE *f) {
     fputs(usage_text_notation, f);
     fputs(usage_text1, f);
     fputs(usage_text2, f);
+    fputs(usage_text3, f);
 }
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -194,11 +205,12 @@ static const char *const *cli_options(const char *cmd) {
     static const char *const eval_o[] = {"--input", "--seed", "--output-dir", "--npy-raw", "--help", NULL};
     static const char *const prop_o[] = {"--devices", "--explain", "--show", "--svg", "--notation", "--mesh", "--extensions", "--help", NULL};
     static const char *const part_o[] = {"--devices", "--explain", "--notation", "--mesh", "--chip", "--strategy", "--extensions",
-                                         "--help", NULL};
+                                         "--xla-option", "--xla-compat", "--help", NULL};
     static const char *const notation_o[] = {"--mesh", "--sizes", "--dtype", "--chip", "--help", NULL};
     static const char *const run_o[] = {"--devices", "--input", "--seed", "--output-dir", "--npy-raw", "--check", "--rtol", "--atol",
                                         "--lockstep", "--workers", "--stats", "--spmd", "--shapes-only", "--trip-count",
-                                        "--mesh", "--json", "--watchdog", "--trace", "--fast-reduce", "--chip", "--strategy", "--help", NULL};
+                                        "--mesh", "--json", "--watchdog", "--trace", "--fast-reduce", "--chip", "--strategy",
+                                        "--xla-option", "--xla-compat", "--help", NULL};
     static const char *const cost_o[] = {"--chip", "--chip-file", "--mesh", "--torus", "--device-order", "--wrap", "--json",
                                          "--trace", "--help", NULL};
     /* model and plan (parse_model_options) */
@@ -436,6 +448,9 @@ typedef struct options {
     bool explain;             /* --explain */
     const char **show;        /* --show NAME (repeatable): print the layout of that instruction */
     int n_show;
+    const char **xla_opts;    /* partition, run: --xla-option NAME=VALUE (repeatable; the second half of show) */
+    int n_xla_opts;
+    bool xla_compat;          /* partition, run: --xla-compat */
     bool spmd, lockstep, stats;   /* run */
     long long workers;        /* run --workers; 0 = the runtime's default */
     bool check;               /* run --check */
@@ -555,6 +570,13 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                 o->strategies[o->n_strategies].instruction = o->strategy_instr[o->n_strategies];
                 o->strategies[o->n_strategies].strategy = eq + 1;
                 o->n_strategies++;
+            } else if ((part || run) && option_is(a, "--xla-option")) {
+                if (!(v = option_value(argc, argv, &i, "--xla-option"))) return EXIT_ERROR;
+                if (!strchr(v, '=') || v[0] == '=')
+                    return usage_error("--xla-option wants NAME=VALUE (a field of XLA's SpmdPartitionerOptions), not '%s'", v);
+                o->xla_opts[o->n_xla_opts++] = v;
+            } else if ((part || run) && strcmp(a, "--xla-compat") == 0) {
+                o->xla_compat = true;
             } else if ((prop || part) && strcmp(a, "--explain") == 0) {
                 o->explain = true;
             } else if ((prop || part || strcmp(cmd, "print") == 0) && strcmp(a, "--notation") == 0) {
@@ -628,6 +650,9 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
     if (o->notation_mesh && !o->notation) return usage_error("%s: --mesh X=4,Y=2 is the mesh of --notation", cmd);
     if (run && o->spmd && o->check) return usage_error("run --spmd: %s compares a partitioned program with its source; "
                                                        "give the unpartitioned FILE without --spmd", "--check");
+    if (run && o->spmd && (o->n_xla_opts || o->xla_compat))
+        return usage_error("run: %s apply when FILE is partitioned here (not with --spmd)",
+                           "--xla-option and --xla-compat");
     if (run && !o->check && (o->rtol > 0 || o->atol > 0)) return usage_error("run: %s only apply with --check", "--rtol/--atol");
     if (run && o->lockstep && o->workers) return usage_error("run: %s runs every device in one thread; --workers does not apply",
                                                              "--lockstep");
@@ -1286,6 +1311,19 @@ static bool partition_module(gs_ctx *ctx, const options *o, gs_graph **entry, gs
     }
     desc.n_strategies = o->n_strategies;
     desc.strategies = o->strategies;
+    desc.xla_compat = o->xla_compat;
+    for (i = 0; i < o->n_xla_opts; i++) {
+        char name[128];
+        const char *eq = strchr(o->xla_opts[i], '=');
+        size_t n = (size_t)(eq - o->xla_opts[i]);
+        if (n >= sizeof name) n = sizeof name - 1;
+        memcpy(name, o->xla_opts[i], n);
+        name[n] = 0;
+        if (gs_partition_xla_option(ctx, &desc, name, eq + 1) != GS_OK) {
+            fprintf(stderr, "gshard: --xla-option: %s\n(try 'gshard --help')\n", gs_ctx_error_msg(ctx));
+            return false;
+        }
+    }
     if (gs_graph_set_num_partitions(*entry, o->devices) != GS_OK || gs_partition(*entry, &desc, spmd) != GS_OK) {
         fprintf(stderr, "%s: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
         return false;
@@ -2203,7 +2241,8 @@ static int gshard_main(int argc, char **argv) {
     memset(&o, 0, sizeof o);
     o.watchdog = -1;
     o.inputs = (input_spec *)calloc((size_t)argc, sizeof(input_spec));
-    o.show = (const char **)calloc((size_t)argc, sizeof(const char *));
+    o.show = (const char **)calloc((size_t)argc * 2, sizeof(const char *));
+    o.xla_opts = o.show + argc;
     if (!o.inputs || !o.show) {
         fprintf(stderr, "gshard: out of memory\n");
         free(o.inputs);
