@@ -757,9 +757,9 @@ static void test_model_cli(void) {
     rc = gst_cli(dir, "plan --preset llama3-70b --chip-file %s --devices 8 --batch 1 --seq 8192 --decode", path);
     CHECK_MSG(rc == 0, "rc %d: %s", rc, gst_cli_err);
     /* the same chip file costs a program: its HBM is 32 GB */
-    rc = gst_cli(".", "cost examples/sharded_matmul_spmd.hlo --chip-file %s --mesh 2x4", path);
+    rc = gst_cli("build", "cost examples/sharded_matmul_spmd.hlo --chip-file %s --mesh 2x4", path);
     CHECK_MSG(rc == 0 && strstr(gst_cli_out, "of 32 GB (fits)"), "rc %d: %s", rc, gst_cli_err);
-    CHECK_EQ_INT(gst_cli(".", "cost examples/sharded_matmul_spmd.hlo --chip v5e --chip-file %s --mesh 2x4", path), 2);
+    CHECK_EQ_INT(gst_cli("build", "cost examples/sharded_matmul_spmd.hlo --chip v5e --chip-file %s --mesh 2x4", path), 2);
     /* --emit-hlo: the best layout as an annotated module at reduced size, proven by run --check */
     {
         const char *plans[3] = {"--preset llama3-70b --chip v5p --devices 8192 --batch 1024 --seq 4096 --train",
@@ -839,10 +839,10 @@ static void test_model_shapes_only(void) {
     for (i = 0; i < 3; i++) {
         long long peak_rt, peak_sh;
         static char rt_out[sizeof gst_cli_out];
-        CHECK_EQ_INT(gst_cli(".", "run %s --devices %d --stats", files[i], devs[i]), 0);
+        CHECK_EQ_INT(gst_cli("build", "run %s --devices %d --stats", files[i], devs[i]), 0);
         memcpy(rt_out, gst_cli_out, sizeof rt_out);
         peak_rt = cli_number_after(rt_out, "device 0: peak ");
-        CHECK_EQ_INT(gst_cli(".", "run %s --devices %d --shapes-only", files[i], devs[i]), 0);
+        CHECK_EQ_INT(gst_cli("build", "run %s --devices %d --shapes-only", files[i], devs[i]), 0);
         peak_sh = cli_number_after(gst_cli_out, "every device peaks at ");
         CHECK_MSG(peak_rt > 0 && peak_rt == peak_sh, "%s: runtime peak %lld, shapes-only %lld", files[i], peak_rt, peak_sh);
         CHECK(cli_number_after(rt_out, "device 1: peak ") == peak_sh);
@@ -926,8 +926,8 @@ static void test_model_shapes_only(void) {
     CHECK(strstr(gst_cli_out, "all-reduce z: groups of 2, mesh axes 1, ran 3 times per device, 98304 bytes sent") != NULL);
     CHECK_EQ_INT(gst_cli(dir, "run %s --devices 4 --shapes-only --check", path), 2);
     CHECK_EQ_INT(gst_cli(dir, "run %s --devices 4 --trip-count w=3", path), 2);
-    CHECK_EQ_INT(gst_cli(".", "run examples/ops_tour.hlo --devices 4 --shapes-only --trip-count bad"), 2);
-    CHECK_EQ_INT(gst_cli(".", "run examples/moe_layer.hlo --devices 8 --shapes-only --mesh 2x4 --json"), 0);
+    CHECK_EQ_INT(gst_cli("build", "run examples/ops_tour.hlo --devices 4 --shapes-only --trip-count bad"), 2);
+    CHECK_EQ_INT(gst_cli("build", "run examples/moe_layer.hlo --devices 8 --shapes-only --mesh 2x4 --json"), 0);
     CHECK(strstr(gst_cli_out, "\"peak_bytes\": 44548") != NULL);
     {
         char cmd[128];
