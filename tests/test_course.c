@@ -317,6 +317,15 @@ static void test_runtime_trace_moe(void) {
             CHECK_EQ_INT(f.collectives[d], n_coll);
         }
     gs_runtime_destroy(rt);
+    /* threaded (4 workers for 8 devices): the same spans, recorded by the workers */
+    rd.mode = GS_RUNTIME_MODE_DEFAULT;
+    rd.workers = 4;
+    CHECK_OK(gs_runtime_create(ctx, &rd, &rt));
+    CHECK_OK(gs_runtime_set_trace(rt, true));
+    CHECK_OK(gs_partition_check(spmd, rt, &cd, (const void *const *)inputs, &rep));
+    if (check_trace(gs_runtime_trace_json(rt), 8, 1, &f))
+        for (d = 0; d < 8; d++) CHECK_EQ_INT(f.collectives[d], n_coll);
+    gs_runtime_destroy(rt);
     for (i = 0; i < 4; i++) free(inputs[i]);
     gs_ctx_destroy(ctx);
 }
