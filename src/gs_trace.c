@@ -15,7 +15,8 @@ GS__FN void gs__tr_shape_text(const gs_shape *s, const gs_value *v, char *buf, s
         return;
     }
     n = (size_t)snprintf(buf, cap, "%s[", gs_dtype_name(s->dtype));
-    for (d = 0; d < s->rank && n < cap; d++) n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? "," : "", (long long)s->dims[d]);
+    for (d = 0; d < s->rank && n < cap; d++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? "," : "", (long long)s->dims[d]);
     if (n < cap) snprintf(buf + n, cap - n, "]");
 }
 
@@ -269,7 +270,8 @@ GS_API const char *gs_sharding_svg(gs_ctx *ctx, const gs_sharding *s, gs_shape f
         char region[160] = "", devs[160] = "";
         size_t n = 0;
         for (d = 0; d < num_devices && n + 16 < sizeof devs; d++)
-            if (gs__svg_tile(s, d, num_devices) == t) n += (size_t)snprintf(devs + n, sizeof devs - n, "%sd%lld", n ? "," : "", (long long)d);
+            if (gs__svg_tile(s, d, num_devices) == t)
+                n += (size_t)snprintf(devs + n, sizeof devs - n, "%sd%lld", n ? "," : "", (long long)d);
         if (first[t] >= 0) gs__svg_region(s, full, first[t], region, sizeof region);
         gs__svg_cell(&sb, 20 + (int)(t % cols) * CW, TOP + 20 + (int)(t / cols) * CH, CW, CH, t, region, devs);
     }

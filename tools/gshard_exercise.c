@@ -432,9 +432,11 @@ static int ex_split_goal(const ex_measure *m, const char *arg, char *what, size_
     return 1;
 }
 
-/* One goal line: "no-collectives", "forbid OP", "require OP", "max-collective-bytes SIZE", "max-ici-bytes
-   SIZE", "max-peak-bytes SIZE", "max-param-bytes SIZE", "max-time TIME" (nothing overlapped), "max-flops N" (per device),
-   "max-collectives N", "split NAME DIM N" (NAME's dimension DIM in N tiles), "no-warnings". Prints "ok" or "not yet" with what was measured. Returns 1 met, 0 not, -1 malformed. */
+/* One goal line: "no-collectives", "forbid OP", "require OP", "max-collective-bytes SIZE" (the most one
+   device sends in one collective), "max-ici-bytes SIZE", "max-peak-bytes SIZE", "max-param-bytes SIZE",
+   "max-time TIME" (nothing overlapped), "max-flops N" (per device), "max-collectives N", "split NAME DIM N"
+   (NAME's dimension DIM in N tiles), "no-warnings". Prints "ok" or "not yet" with what was measured.
+   Returns 1 met, 0 not, -1 malformed. */
 static int ex_goal_check(const ex_measure *m, const char *goal) {
     gs_cost_totals t = gs_cost_report_totals(m->cost);
     double limit = 0, got;
@@ -588,7 +590,8 @@ static int ex_run_check(gs_ctx *ctx, gs_graph *entry, const ex_measure *m, long 
     memset(&cd, 0, sizeof cd);
     cd.rtol = 1e-4;   /* f32 sums added in another order differ in their last bits; near 0 (a sum of large */
     cd.atol = 1e-2;   /* terms that cancel) the difference is absolute */
-    if (gs_runtime_create(ctx, &rd, &rt) != GS_OK || gs_partition_check(m->spmd, rt, &cd, (const void *const *)inputs, &rep) != GS_OK) {
+    if (gs_runtime_create(ctx, &rd, &rt) != GS_OK ||
+        gs_partition_check(m->spmd, rt, &cd, (const void *const *)inputs, &rep) != GS_OK) {
         printf("  not yet: the partitioned program does not run: %s\n", user_msg(gs_ctx_error_msg(ctx)));
         rc = 0;
     } else if (!rep.ok) {
