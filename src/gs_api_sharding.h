@@ -58,8 +58,8 @@ GS_API const gs_sharding *gs_sharding_tuple(gs_ctx *ctx, int n, const gs_shardin
 
 /* XLA's HloSharding text: {replicated}, {manual}, {unknown}, {maximal device=N}, {devices=[..]ids} or
    {devices=[..]<=[..]T(..)} with last_tile_dim_replicate or last_tile_dims={manual, replicated}, tuples
-   {{..}, {..}}; "shard_as N"/"shard_like N" and metadata={...} are accepted and ignored. Errors name the
-   column. */
+   {{..}, {..}}; "shard_as N"/"shard_like N" are kept (propagation acts on them), metadata={...} is accepted
+   and ignored. Errors name the column. */
 GS_API const gs_sharding *gs_sharding_parse(gs_ctx *ctx, const char *text);
 /* Canonical text (the string lives in ctx's arena). Iota assignments print in iota form, lists as lists. */
 GS_API const char *gs_sharding_to_text(gs_ctx *ctx, const gs_sharding *s);
