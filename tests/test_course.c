@@ -451,6 +451,27 @@ static void test_exercise_check_codes(void) {
     /* the solution copied elsewhere: solved, run --check included */
     CHECK_EQ_INT(gst_cli(tmp, "exercise check exercises/solutions/08_matmul_case1.hlo"), 0);
     CHECK(strstr(gst_cli_out, "ok: run --check on 8 emulated devices") && strstr(gst_cli_out, "solved: 08_matmul_case1"));
+    /* the book's notation (mesh on the module line, {X, _}) solves it as well as tile strings */
+    {
+        static char text[1 << 14], out[1 << 14];
+        const char *parts[][2] = {{"HloModule matmul_case1\n", "HloModule matmul_case1, mesh={X=4,Y=2}\n"},
+                                  {"parameter(0)\n", "parameter(0), sharding={X, _}\n"},
+                                  {"parameter(1)\n", "parameter(1), sharding={_, Y}\n"}};
+        const char *p = text;
+        size_t n = 0;
+        int k;
+        CHECK(gst_read_file("exercises/08_matmul_case1.hlo", text, sizeof text) > 0);
+        for (k = 0; k < 3; k++) {
+            const char *at = strstr(p, parts[k][0]);
+            CHECK(at != NULL);
+            if (!at) return;
+            n += (size_t)snprintf(out + n, sizeof out - n, "%.*s%s", (int)(at - p), p, parts[k][1]);
+            p = at + strlen(parts[k][0]);
+        }
+        snprintf(out + n, sizeof out - n, "%s", p);
+        put_file(tmp, "notation.hlo", out);
+        CHECK_EQ_INT(gst_cli(tmp, "exercise check %s/notation.hlo", tmp), 0);
+    }
     /* a predict exercise without its answers */
     CHECK_EQ_INT(gst_cli(tmp, "exercise check exercises/12_allgather_v4p.hlo"), 1);
     CHECK(strstr(gst_cli_out, "no answer for T_gather"));
