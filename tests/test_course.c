@@ -400,7 +400,7 @@ static void test_sharding_svg(void) {
     gs_shape s = gs_shape_make(GS_F32, 2, dims);
     const gs_sharding *sh = gs_sharding_iota(ctx, 2, tiles, 1, &all, NULL, 0, NULL);
     const gs_sharding *two[2];
-    const char *svg = gs_sharding_svg(ctx, sh, s, 8, "x<y");
+    const char *svg = gs_sharding_svg(ctx, sh, s, 8, NULL, "x<y");
     CHECK(svg && strncmp(svg, "<svg ", 5) == 0 && strstr(svg, "</svg>"));
     if (!svg) return;
     CHECK(strstr(svg, "x&lt;y") != NULL);
@@ -412,10 +412,17 @@ static void test_sharding_svg(void) {
     CHECK(strstr(svg, ">d6<") != NULL);
     CHECK_EQ_INT(count_of(svg, "fill=\"hsl(102,65%,62%)\""), 2);
     two[0] = two[1] = sh;
-    CHECK(gs_sharding_svg(ctx, gs_sharding_tuple(ctx, 2, two), s, 8, NULL) == NULL);
+    CHECK(gs_sharding_svg(ctx, gs_sharding_tuple(ctx, 2, two), s, 8, NULL, NULL) == NULL);
     gs_ctx_clear_error(ctx);
-    CHECK(gs_sharding_svg(ctx, sh, s, 4, NULL) == NULL);   /* the sharding names devices 0..7 */
+    CHECK(gs_sharding_svg(ctx, sh, s, 4, NULL, NULL) == NULL);   /* the sharding names devices 0..7 */
     gs_ctx_clear_error(ctx);
+    /* on the mesh {X: 2, Y: 4}: the devices in 2 rows of 4, and the sharding in the book's notation */
+    svg = gs_sharding_svg(ctx, sh, s, 8, gs_mesh_parse(ctx, "X=2,Y=4"), "A");
+    CHECK(svg && strstr(svg, "A[I_X, J_Y]") && strstr(svg, "the mesh {X=2,Y=4}"));
+    /* device 5 (x = 1, y = 1) in the second row (its label at y 140); on the mesh {X: 8}, one row (y 96) */
+    CHECK(svg && strstr(svg, "y=\"140\" text-anchor=\"middle\">d5<"));
+    svg = gs_sharding_svg(ctx, sh, s, 8, gs_mesh_parse(ctx, "X=8"), "A");
+    CHECK(svg && strstr(svg, "y=\"96\" text-anchor=\"middle\">d5<") && !strstr(svg, "A[I_"));
     gs_ctx_destroy(ctx);
 }
 
