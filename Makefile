@@ -326,10 +326,14 @@ install: $(BUILD)/gshard
 	install -m 644 cmake/gshardConfig.cmake $(DESTDIR)$(PREFIX)/share/cmake/gshard/gshardConfig.cmake
 	sed 's/@GSHARD_VERSION@/$(VERSION)/' cmake/gshardConfigVersion.cmake.in \
 	    > $(DESTDIR)$(PREFIX)/share/cmake/gshard/gshardConfigVersion.cmake
+	install -d $(DESTDIR)$(PREFIX)/share/gshard/exercises
+	install -m 644 exercises/README.md $(wildcard exercises/*.hlo) $(DESTDIR)$(PREFIX)/share/gshard/exercises/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED))
 	-rmdir $(DESTDIR)$(PREFIX)/share/cmake/gshard 2>/dev/null
+	rm -f $(DESTDIR)$(PREFIX)/share/gshard/exercises/README.md $(addprefix $(DESTDIR)$(PREFIX)/share/gshard/,$(wildcard exercises/*.hlo))
+	-rmdir $(DESTDIR)$(PREFIX)/share/gshard/exercises $(DESTDIR)$(PREFIX)/share/gshard 2>/dev/null
 
 clean:
 	rm -rf $(BUILD)

@@ -106,13 +106,6 @@ GS_API bool gs_sharding_device_region(const gs_sharding *s, gs_shape full, int64
    device ids (replication groups listed together, each tile's valid extent); for higher ranks, per-dim
    ranges and a device table. String in ctx's arena. */
 GS_API const char *gs_sharding_visualize(gs_ctx *ctx, const gs_sharding *s, gs_shape full);
-/* The same as an SVG picture (for slides): on the left the array cut into its tiles (rows: the tiles of the
-   leading dims, columns: the tiles of the last dim), each labelled with its region and the devices holding
-   it; on the right the num_devices devices in a near-square row-major grid, each coloured like the tile it
-   holds (grey: none). title (may be NULL) heads it with the sharding's text. One array sharding (not a
-   tuple), 1 to 4096 devices, at most 1024 tiles; else NULL with the error set. String in ctx's arena. */
-GS_API const char *gs_sharding_svg(gs_ctx *ctx, const gs_sharding *s, gs_shape full, int64_t num_devices,
-                                   const char *title);
 /* Checks that s fits shape (tiled rank = shape rank) and that a tiled s names each of the num_devices devices
    exactly once, as XLA requires (a subset is an error; num_devices 0:
    no bound). Tuple shardings need a tuple value: use gs_value_set_sharding. */
@@ -129,6 +122,15 @@ GS_API int gs_mesh_num_axes(const gs_mesh *m);
 GS_API int64_t gs_mesh_axis_size(const gs_mesh *m, int axis);
 GS_API const char *gs_mesh_axis_name(const gs_mesh *m, int axis);
 GS_API int64_t gs_mesh_num_devices(const gs_mesh *m);
+/* gs_sharding_visualize as an SVG picture (for slides): on the left the array cut into its tiles (rows: the tiles of the
+   leading dims, columns: the tiles of the last dim), each labelled with its region and the devices holding
+   it; on the right the num_devices devices, each coloured like the tile it holds (grey: none), laid out as
+   the mesh (its first axis down, the others across; NULL, or a mesh of another size: a near-square row-major
+   grid). title (may be NULL) heads it with the sharding's text, and with a mesh also the book's notation
+   (A[I_X, J]) where one expresses it. One array sharding (not a tuple), 1 to 4096 devices, at most 1024
+   tiles; else NULL with the error set. String in ctx's arena. */
+GS_API const char *gs_sharding_svg(gs_ctx *ctx, const gs_sharding *s, gs_shape full, int64_t num_devices,
+                                   const gs_mesh *mesh, const char *title);
 /* A sharding from a PartitionSpec string with one entry per tensor dim, separated by commas: an axis name,
    several axes in parentheses "(x, y)" (major to minor), "_" or "None" for a dim that is not split, or "?" for
    a dim left open for propagation to decide. Mesh axes no dim uses become partial replication.

@@ -15,7 +15,8 @@ GS__FN void gs__tr_shape_text(const gs_shape *s, const gs_value *v, char *buf, s
         return;
     }
     n = (size_t)snprintf(buf, cap, "%s[", gs_dtype_name(s->dtype));
-    for (d = 0; d < s->rank && n < cap; d++) n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? "," : "", (long long)s->dims[d]);
+    for (d = 0; d < s->rank && n < cap; d++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? "," : "", (long long)s->dims[d]);
     if (n < cap) snprintf(buf + n, cap - n, "]");
 }
 
@@ -224,11 +225,12 @@ GS__FN void gs__svg_region(const gs_sharding *s, gs_shape full, int64_t d, char 
 }
 
 GS_API const char *gs_sharding_svg(gs_ctx *ctx, const gs_sharding *s, gs_shape full, int64_t num_devices,
-                                   const char *title) {
+                                   const gs_mesh *mesh, const char *title) {
     enum { CW = 132, CH = 54, DW = 66, DH = 44, GAP = 40, TOP = 50 };
     gs__sb sb;
     int64_t rows = 1, cols = 1, t, d, n_tiles, dcols = 1, drows, *first;
     int r, k, width, height, ax;
+    const char *book;
     if (!ctx) return NULL;
     if (!s || num_devices < 1 || num_devices > 4096 || gs_sharding_tuple_size(s) > 0 ||
         gs_sharding_validate(ctx, s, full, num_devices) != GS_OK) {
@@ -244,8 +246,14 @@ GS_API const char *gs_sharding_svg(gs_ctx *ctx, const gs_sharding *s, gs_shape f
         gs__err(ctx, GS_ERR_INVALID_ARG, "gs_sharding_svg: %lld tiles are too many to draw", (long long)n_tiles);
         return NULL;
     }
-    while (dcols * dcols < num_devices) dcols++;
-    while (num_devices % dcols) dcols++;   /* the smallest divisor >= sqrt(D): a near-square grid of devices */
+    if (mesh && gs_mesh_num_devices(mesh) != num_devices) mesh = NULL;
+    if (mesh) {   /* the mesh's first axis down, the others across */
+        dcols = num_devices / gs_mesh_axis_size(mesh, 0);
+        if (gs_mesh_num_axes(mesh) == 1) dcols = num_devices;
+    } else {
+        while (dcols * dcols < num_devices) dcols++;
+        while (num_devices % dcols) dcols++;   /* the smallest divisor >= sqrt(D): a near-square grid */
+    }
     drows = num_devices / dcols;
     first = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)(n_tiles + 1));
     if (!first) return NULL;
@@ -262,14 +270,26 @@ GS_API const char *gs_sharding_svg(gs_ctx *ctx, const gs_sharding *s, gs_shape f
     gs__svg_text(&sb, title ? title : "");
     gs__sb_puts(&sb, " ");
     gs__svg_text(&sb, gs_sharding_to_text(ctx, s));
-    gs__sb_printf(&sb, "</text>\n<text x=\"20\" y=\"%d\">the array, by tile</text>\n<text x=\"%d\" y=\"%d\">"
-                       "the %lld devices (id row-major), coloured by the tile they hold</text>\n",
-                  TOP + 10, ax + GAP, TOP + 10, (long long)num_devices);
+    if (mesh && (book = gs_sharding_to_notation(ctx, s, mesh, title && *title ? title : "A", full.rank, NULL)) != NULL) {
+        gs__sb_puts(&sb, "   ");
+        gs__svg_text(&sb, book);
+    }
+    gs__sb_printf(&sb, "</text>\n<text x=\"20\" y=\"%d\">the array, by tile</text>\n<text x=\"%d\" y=\"%d\">", TOP + 10,
+                  ax + GAP, TOP + 10);
+    if (mesh) {
+        gs__sb_puts(&sb, "the mesh {");
+        gs__svg_text(&sb, gs_mesh_to_text(ctx, mesh));
+        gs__sb_printf(&sb, "}, %s, coloured by the tile each device holds</text>\n",
+                      gs_mesh_num_axes(mesh) == 1 ? "one row" : "first axis down");
+    } else {
+        gs__sb_printf(&sb, "the %lld devices (id row-major), coloured by the tile they hold</text>\n", (long long)num_devices);
+    }
     for (t = 0; t < n_tiles; t++) {
         char region[160] = "", devs[160] = "";
         size_t n = 0;
         for (d = 0; d < num_devices && n + 16 < sizeof devs; d++)
-            if (gs__svg_tile(s, d, num_devices) == t) n += (size_t)snprintf(devs + n, sizeof devs - n, "%sd%lld", n ? "," : "", (long long)d);
+            if (gs__svg_tile(s, d, num_devices) == t)
+                n += (size_t)snprintf(devs + n, sizeof devs - n, "%sd%lld", n ? "," : "", (long long)d);
         if (first[t] >= 0) gs__svg_region(s, full, first[t], region, sizeof region);
         gs__svg_cell(&sb, 20 + (int)(t % cols) * CW, TOP + 20 + (int)(t / cols) * CH, CW, CH, t, region, devs);
     }

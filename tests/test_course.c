@@ -317,6 +317,15 @@ static void test_runtime_trace_moe(void) {
             CHECK_EQ_INT(f.collectives[d], n_coll);
         }
     gs_runtime_destroy(rt);
+    /* threaded (4 workers for 8 devices): the same spans, recorded by the workers */
+    rd.mode = GS_RUNTIME_MODE_DEFAULT;
+    rd.workers = 4;
+    CHECK_OK(gs_runtime_create(ctx, &rd, &rt));
+    CHECK_OK(gs_runtime_set_trace(rt, true));
+    CHECK_OK(gs_partition_check(spmd, rt, &cd, (const void *const *)inputs, &rep));
+    if (check_trace(gs_runtime_trace_json(rt), 8, 1, &f))
+        for (d = 0; d < 8; d++) CHECK_EQ_INT(f.collectives[d], n_coll);
+    gs_runtime_destroy(rt);
     for (i = 0; i < 4; i++) free(inputs[i]);
     gs_ctx_destroy(ctx);
 }
@@ -391,7 +400,7 @@ static void test_sharding_svg(void) {
     gs_shape s = gs_shape_make(GS_F32, 2, dims);
     const gs_sharding *sh = gs_sharding_iota(ctx, 2, tiles, 1, &all, NULL, 0, NULL);
     const gs_sharding *two[2];
-    const char *svg = gs_sharding_svg(ctx, sh, s, 8, "x<y");
+    const char *svg = gs_sharding_svg(ctx, sh, s, 8, NULL, "x<y");
     CHECK(svg && strncmp(svg, "<svg ", 5) == 0 && strstr(svg, "</svg>"));
     if (!svg) return;
     CHECK(strstr(svg, "x&lt;y") != NULL);
@@ -403,10 +412,17 @@ static void test_sharding_svg(void) {
     CHECK(strstr(svg, ">d6<") != NULL);
     CHECK_EQ_INT(count_of(svg, "fill=\"hsl(102,65%,62%)\""), 2);
     two[0] = two[1] = sh;
-    CHECK(gs_sharding_svg(ctx, gs_sharding_tuple(ctx, 2, two), s, 8, NULL) == NULL);
+    CHECK(gs_sharding_svg(ctx, gs_sharding_tuple(ctx, 2, two), s, 8, NULL, NULL) == NULL);
     gs_ctx_clear_error(ctx);
-    CHECK(gs_sharding_svg(ctx, sh, s, 4, NULL) == NULL);   /* the sharding names devices 0..7 */
+    CHECK(gs_sharding_svg(ctx, sh, s, 4, NULL, NULL) == NULL);   /* the sharding names devices 0..7 */
     gs_ctx_clear_error(ctx);
+    /* on the mesh {X: 2, Y: 4}: the devices in 2 rows of 4, and the sharding in the book's notation */
+    svg = gs_sharding_svg(ctx, sh, s, 8, gs_mesh_parse(ctx, "X=2,Y=4"), "A");
+    CHECK(svg && strstr(svg, "A[I_X, J_Y]") && strstr(svg, "the mesh {X=2,Y=4}"));
+    /* device 5 (x = 1, y = 1) in the second row (its label at y 140); on the mesh {X: 8}, one row (y 96) */
+    CHECK(svg && strstr(svg, "y=\"140\" text-anchor=\"middle\">d5<"));
+    svg = gs_sharding_svg(ctx, sh, s, 8, gs_mesh_parse(ctx, "X=8"), "A");
+    CHECK(svg && strstr(svg, "y=\"96\" text-anchor=\"middle\">d5<") && !strstr(svg, "A[I_"));
     gs_ctx_destroy(ctx);
 }
 
@@ -442,6 +458,27 @@ static void test_exercise_check_codes(void) {
     /* the solution copied elsewhere: solved, run --check included */
     CHECK_EQ_INT(gst_cli(tmp, "exercise check exercises/solutions/08_matmul_case1.hlo"), 0);
     CHECK(strstr(gst_cli_out, "ok: run --check on 8 emulated devices") && strstr(gst_cli_out, "solved: 08_matmul_case1"));
+    /* the book's notation (mesh on the module line, {X, _}) solves it as well as tile strings */
+    {
+        static char text[1 << 14], out[1 << 14];
+        const char *parts[][2] = {{"HloModule matmul_case1\n", "HloModule matmul_case1, mesh={X=4,Y=2}\n"},
+                                  {"parameter(0)\n", "parameter(0), sharding={X, _}\n"},
+                                  {"parameter(1)\n", "parameter(1), sharding={_, Y}\n"}};
+        const char *p = text;
+        size_t n = 0;
+        int k;
+        CHECK(gst_read_file("exercises/08_matmul_case1.hlo", text, sizeof text) > 0);
+        for (k = 0; k < 3; k++) {
+            const char *at = strstr(p, parts[k][0]);
+            CHECK(at != NULL);
+            if (!at) return;
+            n += (size_t)snprintf(out + n, sizeof out - n, "%.*s%s", (int)(at - p), p, parts[k][1]);
+            p = at + strlen(parts[k][0]);
+        }
+        snprintf(out + n, sizeof out - n, "%s", p);
+        put_file(tmp, "notation.hlo", out);
+        CHECK_EQ_INT(gst_cli(tmp, "exercise check %s/notation.hlo", tmp), 0);
+    }
     /* a predict exercise without its answers */
     CHECK_EQ_INT(gst_cli(tmp, "exercise check exercises/12_allgather_v4p.hlo"), 1);
     CHECK(strstr(gst_cli_out, "no answer for T_gather"));

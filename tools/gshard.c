@@ -786,7 +786,7 @@ static int cmd_propagate(gs_ctx *ctx, const options *o) {
             return EXIT_ERROR;
         }
         if (o->svg && !write_text_file(ctx, o->svg, gs_sharding_svg(ctx, gs_value_sharding(v), gs_value_shape(v), o->devices,
-                                                                   o->show[i]), "--svg"))
+                                                                   gs_hlo_mesh(entry), o->show[i]), "--svg"))
             return EXIT_ERROR;
     }
     return EXIT_OK;

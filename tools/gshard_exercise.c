@@ -140,6 +140,7 @@ static bool ex_parse_header(const char *text, const char *path, ex_spec *s) {
 #define GSHARD_EXERCISES_DIR ""
 #endif
 static char ex_argv0[4096];
+static const char *ex_builtin_dir(void) { return GSHARD_EXERCISES_DIR; }
 
 /* Candidate i (0..6) of the exercises directory: --dir, $GSHARD_EXERCISES, the directory built in,
    ./exercises, and beside the program (../exercises, ../../exercises, ../share/gshard/exercises). False
@@ -152,7 +153,7 @@ static int ex_candidate(int i, const char *dir_opt, char *out, size_t cap) {
     if (i > 6 || (i > 0 && dir_opt) || (i > 1 && env && *env)) return -1;
     if (i == 0 && dir_opt) snprintf(out, cap, "%s", dir_opt);
     else if (i == 1 && env && *env) snprintf(out, cap, "%s", env);
-    else if (i == 2 && GSHARD_EXERCISES_DIR[0]) snprintf(out, cap, "%s", GSHARD_EXERCISES_DIR);
+    else if (i == 2 && *ex_builtin_dir()) snprintf(out, cap, "%s", ex_builtin_dir());
     else if (i == 3) snprintf(out, cap, "exercises");
     else if (i >= 4 && slash) snprintf(out, cap, "%.*s%s", (int)(slash - ex_argv0), ex_argv0, rel[i - 4]);
     else return 0;
@@ -432,9 +433,11 @@ static int ex_split_goal(const ex_measure *m, const char *arg, char *what, size_
     return 1;
 }
 
-/* One goal line: "no-collectives", "forbid OP", "require OP", "max-collective-bytes SIZE", "max-ici-bytes
-   SIZE", "max-peak-bytes SIZE", "max-param-bytes SIZE", "max-time TIME" (nothing overlapped), "max-flops N" (per device),
-   "max-collectives N", "split NAME DIM N" (NAME's dimension DIM in N tiles), "no-warnings". Prints "ok" or "not yet" with what was measured. Returns 1 met, 0 not, -1 malformed. */
+/* One goal line: "no-collectives", "forbid OP", "require OP", "max-collective-bytes SIZE" (the most one
+   device sends in one collective), "max-ici-bytes SIZE", "max-peak-bytes SIZE", "max-param-bytes SIZE",
+   "max-time TIME" (nothing overlapped), "max-flops N" (per device), "max-collectives N", "split NAME DIM N"
+   (NAME's dimension DIM in N tiles), "no-warnings". Prints "ok" or "not yet" with what was measured.
+   Returns 1 met, 0 not, -1 malformed. */
 static int ex_goal_check(const ex_measure *m, const char *goal) {
     gs_cost_totals t = gs_cost_report_totals(m->cost);
     double limit = 0, got;
@@ -588,7 +591,8 @@ static int ex_run_check(gs_ctx *ctx, gs_graph *entry, const ex_measure *m, long 
     memset(&cd, 0, sizeof cd);
     cd.rtol = 1e-4;   /* f32 sums added in another order differ in their last bits; near 0 (a sum of large */
     cd.atol = 1e-2;   /* terms that cancel) the difference is absolute */
-    if (gs_runtime_create(ctx, &rd, &rt) != GS_OK || gs_partition_check(m->spmd, rt, &cd, (const void *const *)inputs, &rep) != GS_OK) {
+    if (gs_runtime_create(ctx, &rd, &rt) != GS_OK ||
+        gs_partition_check(m->spmd, rt, &cd, (const void *const *)inputs, &rep) != GS_OK) {
         printf("  not yet: the partitioned program does not run: %s\n", user_msg(gs_ctx_error_msg(ctx)));
         rc = 0;
     } else if (!rep.ok) {
@@ -670,7 +674,7 @@ static int ex_check(const char *path, const char *dir_opt) {
     if (!ex_find(dir_opt, name, opath, sizeof opath)) {
         fprintf(stderr, "%s: no exercise '%s' found (looked for %s.hlo in --dir, $GSHARD_EXERCISES, %s, ./exercises "
                         "and beside the program; `gshard exercise list` shows the course)\n",
-                path, name, name, GSHARD_EXERCISES_DIR[0] ? GSHARD_EXERCISES_DIR : "the built-in directory");
+                path, name, name, *ex_builtin_dir() ? ex_builtin_dir() : "the built-in directory");
         goto done;
     }
     if (!(orig = ex_read_path(opath)) || !ex_parse_header(orig, opath, &s)) {
