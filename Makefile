@@ -53,8 +53,7 @@ OPENBLAS   := $(firstword $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenb
 CBLAS_FLAGS := $(if $(and $(CBLAS_H),$(OPENBLAS)),-DHAVE_CBLAS -lopenblas)
 
 .PHONY: all test demo demo-mlp sanitize valgrind tsan fault fuzz fuzz-window fuzz-libfuzzer bench examples compile-tests \
-        test-gemm exercises mpi test-mpi clean amalgamate check-amalgamation stbds check-src install uninstall doctest \
-        warnings FORCE
+        test-gemm exercises mpi test-mpi clean amalgamate check-amalgamation stbds check-src install uninstall doctest warnings FORCE
 
 all: $(BUILD)/gshard $(BUILD)/gshard_tests
 

@@ -1114,6 +1114,63 @@ GS__FN gs_result gs__rt_hook(gs__exec *ex, const gs_value *v, const gs__buf *in,
     return GS__PENDING;
 }
 
+/* The evaluator's observer while tracing: the instruction v is complete on this device. Its span began when
+   the device reached it as a collective (the wait for the others included), else when the device's previous
+   instruction ended or its turn began (in lockstep mode other devices run in between). Then the observer
+   installed by gs__runtime_observe, if any. */
+GS__FN gs_result gs__rt_trace_observe(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf) {
+    gs__dev *dev = (gs__dev *)ex->user;
+    gs_runtime *rt = dev->rt;
+    if (j == 0 && rt->tr_n[dev->id] < rt->tr_cap) {
+        int64_t now = gs__now_us() - rt->tr_t0;
+        gs_runtime_span *sp = &rt->tr[dev->id * rt->tr_cap + rt->tr_n[dev->id]++];
+        sp->instruction = v;
+        sp->start = (double)(dev->tr_coll >= 0 ? dev->tr_coll : dev->tr_last) * 1e-6;
+        sp->end = (double)now * 1e-6;
+        dev->tr_last = now;
+        dev->tr_coll = -1;
+    }
+    return rt->observe ? rt->observe(ex, v, j, buf) : GS_OK;
+}
+
+GS_API gs_result gs_runtime_set_trace(gs_runtime *rt, bool on) {
+    if (!rt) return GS_ERR_INVALID_ARG;
+    rt->trace = on;
+    return GS_OK;
+}
+
+GS_API int64_t gs_runtime_trace_count(const gs_runtime *rt, int64_t device) {
+    if (!rt || !rt->tr || device < 0 || device >= rt->D) return 0;
+    return rt->tr_n[device];
+}
+
+GS_API const gs_runtime_span *gs_runtime_trace_span(const gs_runtime *rt, int64_t device, int64_t i) {
+    if (i < 0 || i >= gs_runtime_trace_count(rt, device)) return NULL;
+    return &rt->tr[device * rt->tr_cap + i];
+}
+
+/* The span buffers of a traced run: one span per instruction of the entry computation and device. */
+GS__FN gs_result gs__rt_trace_begin(gs_runtime *rt) {
+    gs__free(rt->ctx, rt->tr);
+    gs__free(rt->ctx, rt->tr_n);
+    rt->tr = NULL;
+    rt->tr_n = NULL;
+    if (!rt->trace) return GS_OK;
+    rt->tr_cap = gs_graph_num_values(rt->g) + 1;
+    rt->tr = (gs_runtime_span *)gs__malloc(rt->ctx, sizeof(gs_runtime_span) * (size_t)(rt->tr_cap * rt->D));
+    rt->tr_n = (int64_t *)gs__malloc(rt->ctx, sizeof(int64_t) * (size_t)rt->D);
+    if (!rt->tr || !rt->tr_n) {
+        gs__free(rt->ctx, rt->tr);
+        gs__free(rt->ctx, rt->tr_n);
+        rt->tr = NULL;
+        rt->tr_n = NULL;
+        return GS_ERR_OUT_OF_MEMORY;
+    }
+    memset(rt->tr_n, 0, sizeof(int64_t) * (size_t)rt->D);
+    rt->tr_t0 = gs__now_us();
+    return GS_OK;
+}
+
 #if defined(GSHARD_MPI)
 /* ---------------------------------------------------------------------------------------------------------
    Between ranks: at a rendezvous the rank's first worker compares its post with every other rank's, then
@@ -1328,63 +1385,6 @@ done:
     return ok;
 }
 #endif /* GSHARD_MPI */
-
-/* The evaluator's observer while tracing: the instruction v is complete on this device. Its span began when
-   the device reached it as a collective (the wait for the others included), else when the device's previous
-   instruction ended or its turn began (in lockstep mode other devices run in between). Then the observer
-   installed by gs__runtime_observe, if any. */
-GS__FN gs_result gs__rt_trace_observe(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf) {
-    gs__dev *dev = (gs__dev *)ex->user;
-    gs_runtime *rt = dev->rt;
-    if (j == 0 && rt->tr_n[dev->id] < rt->tr_cap) {
-        int64_t now = gs__now_us() - rt->tr_t0;
-        gs_runtime_span *sp = &rt->tr[dev->id * rt->tr_cap + rt->tr_n[dev->id]++];
-        sp->instruction = v;
-        sp->start = (double)(dev->tr_coll >= 0 ? dev->tr_coll : dev->tr_last) * 1e-6;
-        sp->end = (double)now * 1e-6;
-        dev->tr_last = now;
-        dev->tr_coll = -1;
-    }
-    return rt->observe ? rt->observe(ex, v, j, buf) : GS_OK;
-}
-
-GS_API gs_result gs_runtime_set_trace(gs_runtime *rt, bool on) {
-    if (!rt) return GS_ERR_INVALID_ARG;
-    rt->trace = on;
-    return GS_OK;
-}
-
-GS_API int64_t gs_runtime_trace_count(const gs_runtime *rt, int64_t device) {
-    if (!rt || !rt->tr || device < 0 || device >= rt->D) return 0;
-    return rt->tr_n[device];
-}
-
-GS_API const gs_runtime_span *gs_runtime_trace_span(const gs_runtime *rt, int64_t device, int64_t i) {
-    if (i < 0 || i >= gs_runtime_trace_count(rt, device)) return NULL;
-    return &rt->tr[device * rt->tr_cap + i];
-}
-
-/* The span buffers of a traced run: one span per instruction of the entry computation and device. */
-GS__FN gs_result gs__rt_trace_begin(gs_runtime *rt) {
-    gs__free(rt->ctx, rt->tr);
-    gs__free(rt->ctx, rt->tr_n);
-    rt->tr = NULL;
-    rt->tr_n = NULL;
-    if (!rt->trace) return GS_OK;
-    rt->tr_cap = gs_graph_num_values(rt->g) + 1;
-    rt->tr = (gs_runtime_span *)gs__malloc(rt->ctx, sizeof(gs_runtime_span) * (size_t)(rt->tr_cap * rt->D));
-    rt->tr_n = (int64_t *)gs__malloc(rt->ctx, sizeof(int64_t) * (size_t)rt->D);
-    if (!rt->tr || !rt->tr_n) {
-        gs__free(rt->ctx, rt->tr);
-        gs__free(rt->ctx, rt->tr_n);
-        rt->tr = NULL;
-        rt->tr_n = NULL;
-        return GS_ERR_OUT_OF_MEMORY;
-    }
-    memset(rt->tr_n, 0, sizeof(int64_t) * (size_t)rt->D);
-    rt->tr_t0 = gs__now_us();
-    return GS_OK;
-}
 
 /* ---------------------------------------------------------------------------------------------------------
    One device's run

@@ -68,14 +68,20 @@ static const char usage_text[] =
     "                           per-instruction cost (FLOPs, HBM bytes, ICI bytes, time, bound) of an SPMD\n"
     "                           program on a TPU slice, as a comment above each instruction of its HLO\n"
     "                           text, and totals\n"
-    "  partition FILE --devices D [--explain]\n"
+    "  partition FILE --devices D [--explain] [--chip NAME] [--strategy INSTR=NAME]\n"
     "                           propagate shardings and partition: print the SPMD program (HLO text with\n"
     "                           partition-id, dynamic-slices and collectives) that each of the D devices\n"
-    "                           runs; --explain adds a comment above each group of instructions naming the\n"
-    "                           source instruction and the strategy chosen. Reshards that had to replicate\n"
-    "                           a whole tensor are reported on stderr as 'warning: ...'\n"
+    "                           runs; --explain puts a comment before each group of instructions naming the\n"
+    "                           source instruction and the strategy chosen (for a dot or convolution, every\n"
+    "                           strategy weighed with its bytes and estimated time), and one before each\n"
+    "                           collective saying why it is there, its bytes and time and the annotation\n"
+    "                           that would remove it. Dot strategies are chosen by estimated time on the\n"
+    "                           chip --chip (default v5e); --strategy INSTR=NAME forces one (repeatable;\n"
+    "                           NAME as --explain lists them). Reshards that had to replicate a whole\n"
+    "                           tensor are reported on stderr as 'warning: ...'\n";
+static const char usage_text_run[] =
     "  run FILE --devices D [io options] [--check [--rtol X] [--atol Y]] [--lockstep | --workers W] [--stats]\n"
-    "      [--watchdog SECONDS] [--trace FILE.json]\n"
+    "      [--watchdog SECONDS] [--trace FILE.json] [--chip NAME] [--strategy INSTR=NAME]\n"
     "                           propagate, partition and run the SPMD program on D emulated devices\n"
     "                           (1..4096) over W threads (default: one per device up to the processors;\n"
     "                           --lockstep: all in one thread, one instruction at a time); inputs are\n"
@@ -161,6 +167,7 @@ static const char usage_text2[] =
 
 static void print_usage(FILE *f) {
     fputs(usage_text, f);
+    fputs(usage_text_run, f);
     fputs(usage_text_notation, f);
     fputs(usage_text1, f);
     fputs(usage_text2, f);
@@ -183,11 +190,11 @@ static const char *const *cli_options(const char *cmd) {
     static const char *const print_o[] = {"--notation", "--mesh", "--help", NULL};
     static const char *const eval_o[] = {"--input", "--seed", "--output-dir", "--npy-raw", "--help", NULL};
     static const char *const prop_o[] = {"--devices", "--explain", "--show", "--svg", "--notation", "--mesh", "--help", NULL};
-    static const char *const part_o[] = {"--devices", "--explain", "--notation", "--mesh", "--help", NULL};
+    static const char *const part_o[] = {"--devices", "--explain", "--notation", "--mesh", "--chip", "--strategy", "--help", NULL};
     static const char *const notation_o[] = {"--mesh", "--sizes", "--dtype", "--chip", "--help", NULL};
     static const char *const run_o[] = {"--devices", "--input", "--seed", "--output-dir", "--npy-raw", "--check", "--rtol", "--atol",
                                         "--lockstep", "--workers", "--stats", "--spmd", "--shapes-only", "--trip-count",
-                                        "--mesh", "--json", "--watchdog", "--trace", "--fast-reduce", "--help", NULL};
+                                        "--mesh", "--json", "--watchdog", "--trace", "--fast-reduce", "--chip", "--strategy", "--help", NULL};
     static const char *const cost_o[] = {"--chip", "--chip-file", "--mesh", "--torus", "--device-order", "--wrap", "--json",
                                          "--trace", "--help", NULL};
     /* model and plan (parse_model_options) */
@@ -195,14 +202,15 @@ static const char *const *cli_options(const char *cmd) {
                                           "--vocab", "--experts", "--top-k", "--name", "--plain-mlp", "--tied", "--chip",
                                           "--chip-file", "--train", "--prefill", "--decode", "--batch", "--seq", "--mesh",
                                           "--param-bytes", "--kv-bytes", "--act-bytes", "--grad-bytes", "--optimizer-bytes",
-                                          "--math", "--efficiency", "--no-attention-flops", "--remat", "--microbatches",
-                                          "--price", "--json", "--help", NULL};
+                                          "--math", "--efficiency", "--no-attention-flops", "--causal", "--grad-accum",
+                                          "--remat", "--microbatches", "--price", "--json", "--help", NULL};
     static const char *const plan_o[] = {"--preset", "--layers", "--d-model", "--d-ff", "--heads", "--kv-heads", "--head-dim",
                                          "--vocab", "--experts", "--top-k", "--name", "--plain-mlp", "--tied", "--chip",
                                          "--chip-file", "--train", "--prefill", "--decode", "--batch", "--seq", "--devices",
-                                         "--top", "--sweep", "--emit-hlo", "--param-bytes", "--kv-bytes", "--act-bytes",
+                                         "--top", "--sweep", "--emit-hlo", "--emit-rank", "--emit-layers", "--emit-scale",
+                                         "--emit-dtype", "--emit-devices", "--param-bytes", "--kv-bytes", "--act-bytes",
                                          "--grad-bytes", "--optimizer-bytes", "--math", "--efficiency", "--no-attention-flops",
-                                         "--remat", "--microbatches", "--price", "--json", "--help", NULL};
+                                         "--causal", "--grad-accum", "--remat", "--microbatches", "--price", "--json", "--help", NULL};
     static const char *const exercise_o[] = {"--dir", "--help", NULL};
     if (strcmp(cmd, "model") == 0) return model_o;
     if (strcmp(cmd, "exercise") == 0) return exercise_o;
@@ -438,6 +446,10 @@ typedef struct options {
     int n_trip;
     const char *trace;        /* run --trace FILE.json */
     const char *svg;          /* propagate --svg FILE.svg (of the --show values) */
+    const char *chip;         /* partition, run: --chip NAME (dot strategies' times) */
+    gs_partition_strategy strategies[16];   /* partition, run: --strategy INSTR=NAME */
+    char strategy_instr[16][256];           /* their INSTR parts */
+    int n_strategies;
 } options;
 
 static bool is_digits(const char *s) {
@@ -521,6 +533,23 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                 }
                 if (dev) o->devices = (long long)d;
                 else o->workers = (long long)d;
+            } else if ((part || run) && option_is(a, "--chip")) {
+                if (!(v = option_value(argc, argv, &i, "--chip"))) return EXIT_ERROR;
+                o->chip = v;
+            } else if ((part || run) && option_is(a, "--strategy")) {
+                const char *eq;
+                if (!(v = option_value(argc, argv, &i, "--strategy"))) return EXIT_ERROR;
+                eq = strchr(v, '=');
+                if (!eq || eq == v || eq[1] == 0)
+                    return usage_error("--strategy wants INSTRUCTION=NAME (the names --explain lists), not '%s'", v);
+                if (o->n_strategies == 16) return usage_error("%s: at most 16 --strategy options", cmd);
+                if (eq - v >= (ptrdiff_t)sizeof o->strategy_instr[0])
+                    return usage_error("--strategy: instruction name '%s' is too long", v);
+                memcpy(o->strategy_instr[o->n_strategies], v, (size_t)(eq - v));
+                o->strategy_instr[o->n_strategies][eq - v] = 0;
+                o->strategies[o->n_strategies].instruction = o->strategy_instr[o->n_strategies];
+                o->strategies[o->n_strategies].strategy = eq + 1;
+                o->n_strategies++;
             } else if ((prop || part) && strcmp(a, "--explain") == 0) {
                 o->explain = true;
             } else if ((prop || part || strcmp(cmd, "print") == 0) && strcmp(a, "--notation") == 0) {
@@ -600,11 +629,10 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
     if (prop && o->svg && o->n_show != 1) return usage_error("propagate: %s draws one value: give exactly one --show NAME", "--svg");
     if (run && o->trace && (o->shapes_only || o->spmd))
         return usage_error("run: %s records a run of FILE's partitioned program (not --shapes-only or --spmd)", "--trace");
-#if !defined(GSHARD_MPI)
-    if (run && o->fast_reduce) return usage_error("run: %s applies to gshard-mpi (devices on MPI ranks) only", "--fast-reduce");
+#if defined(GSHARD_MPI)
+    if (run && o->trace) return usage_error("run: %s records the devices of one process; gshard-mpi does not write it", "--trace");
 #else
-    if (run && o->trace)   /* each rank would hold only its own devices' spans */
-        return usage_error("run: %s records the devices of one process: use build/gshard run", "--trace");
+    if (run && o->fast_reduce) return usage_error("run: %s applies to gshard-mpi (devices on MPI ranks) only", "--fast-reduce");
 #endif
     if (run && o->shapes_only && (o->check || o->n_inputs || o->output_dir || o->stats))
         return usage_error("run: %s runs without data: no --check, --input, --output-dir or --stats", "--shapes-only");
@@ -1244,6 +1272,12 @@ static bool partition_module(gs_ctx *ctx, const options *o, gs_graph **entry, gs
     }
     memset(&desc, 0, sizeof desc);
     desc.num_devices = o->devices;
+    if (o->chip && gs_chip_lookup(ctx, o->chip, &desc.chip) != GS_OK) {
+        fprintf(stderr, "gshard: --chip: %s\n", user_msg(gs_ctx_error_msg(ctx)));
+        return false;
+    }
+    desc.n_strategies = o->n_strategies;
+    desc.strategies = o->strategies;
     if (gs_graph_set_num_partitions(*entry, o->devices) != GS_OK || gs_partition(*entry, &desc, spmd) != GS_OK) {
         fprintf(stderr, "%s: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
         return false;
@@ -1603,18 +1637,25 @@ static const char model_usage_text[] =
     "                                      bytes per element (defaults 2, 2, 2, 0, 8)\n"
     "  --math bf16|int8|fp8  --efficiency F (fraction of peak FLOPs)  --no-attention-flops\n"
     "  --remat none|block|matmuls|N (N D-vectors per token and layer)  --microbatches M  --price DOLLARS\n"
+    "  --causal                            halve training/prefill attention FLOPs for the causal mask (the\n"
+    "                                      book counts the full T*S)\n"
+    "  --grad-accum A                      train in A micro-steps of batch/A (plan: tried by itself when a\n"
+    "                                      batch does not fit)\n"
     "plan: --devices N; --top K rows (default 10); --sweep devices=A..B[,chips=C1,C2] prints the best layout\n"
-    "  for each power of two from A to B on each chip; --emit-hlo FILE writes the best layout as an annotated\n"
-    "  HLO module of the model at reduced size (2 layers, dims / d_model/64, at most 16 devices) that\n"
-    "  'gshard run FILE --devices D --check --rtol 1e-3 --atol 1e-3' proves (f32 sums in another order)\n";
+    "  for each power of two from A to B on each chip; --emit-hlo FILE writes the best layout (or the one\n"
+    "  ranked --emit-rank R) as an annotated HLO module of the model's forward pass at reduced size\n"
+    "  (--emit-layers L, default 2; dims / --emit-scale K, default d_model/64; --emit-dtype f32|bf16,\n"
+    "  default f32; at most --emit-devices N devices, default 16) that 'gshard run FILE --devices D\n"
+    "  --check' proves\n";
 
 typedef struct model_options {
     gs_model_desc m;
     gs_run_desc run;
     gs_chip chip_file;
     bool have_model, have_chip, json;
-    int64_t devices, top;
+    int64_t devices, top, emit_rank;
     const char *mesh, *sweep, *emit;
+    gs_emit_desc emit_desc;
 } model_options;
 
 static bool parse_i64_arg(const char *s, int64_t lo, int64_t hi, int64_t *out) {
@@ -1705,8 +1746,13 @@ static int parse_model_options(gs_ctx *ctx, bool plan, int argc, char **argv, mo
         MODEL_I64("--batch", o->run.batch, 1, 1000000000000LL)
         MODEL_I64("--seq", o->run.seq, 1, 1000000000000LL)
         MODEL_I64("--microbatches", o->run.microbatches, 1, 1000000)
+        MODEL_I64("--grad-accum", o->run.grad_accum, 1, 1000000)
         MODEL_I64("--devices", o->devices, 1, 1000000)
         MODEL_I64("--top", o->top, 1, 1000000)
+        MODEL_I64("--emit-rank", o->emit_rank, 1, 1000000)
+        MODEL_I64("--emit-layers", o->emit_desc.layers, 1, 256)
+        MODEL_I64("--emit-scale", o->emit_desc.scale, 1, 100000000)
+        MODEL_I64("--emit-devices", o->emit_desc.max_devices, 1, 4096)
         MODEL_F64("--param-bytes", o->run.param_bytes)
         MODEL_F64("--kv-bytes", o->run.kv_bytes)
         MODEL_F64("--act-bytes", o->run.act_bytes)
@@ -1718,6 +1764,7 @@ static int parse_model_options(gs_ctx *ctx, bool plan, int argc, char **argv, mo
         else if (strcmp(a, "--plain-mlp") == 0) o->m.mlp = GS_MLP_PLAIN;
         else if (strcmp(a, "--tied") == 0) o->m.tied_embeddings = true;
         else if (strcmp(a, "--no-attention-flops") == 0) o->run.no_attention_flops = true;
+        else if (strcmp(a, "--causal") == 0) o->run.causal = true;
         else if (strcmp(a, "--train") == 0) o->run.phase = GS_PHASE_TRAIN;
         else if (strcmp(a, "--prefill") == 0) o->run.phase = GS_PHASE_PREFILL;
         else if (strcmp(a, "--decode") == 0) o->run.phase = GS_PHASE_DECODE;
@@ -1757,6 +1804,11 @@ static int parse_model_options(gs_ctx *ctx, bool plan, int argc, char **argv, mo
             i++;
         } else if (strcmp(a, "--emit-hlo") == 0 && v && plan) {
             o->emit = v;
+            i++;
+        } else if (strcmp(a, "--emit-dtype") == 0 && v && plan) {
+            o->emit_desc.dtype = gs_dtype_from_name(v);
+            if (o->emit_desc.dtype != GS_F32 && o->emit_desc.dtype != GS_BF16)
+                return usage_error("--emit-dtype '%s' is not f32 or bf16", v);
             i++;
         } else {
             const char *const *known = cli_options(plan ? "plan" : "model");
@@ -1924,16 +1976,25 @@ static int cmd_plan(int argc, char **argv) {
     fputs(text, stdout);
     rc = gs_plan_fits(plan) ? EXIT_OK : EXIT_MISMATCH;
     if (o.emit) {
-        int64_t dev = 0, scale = 0;
-        const char *hlo = gs_plan_emit_hlo(plan, 0, &dev, &scale);
+        int64_t dev = 0, scale = 0, rank = o.emit_rank ? o.emit_rank : 1;
+        const char *hlo = rank <= gs_plan_num_candidates(plan) ? gs_plan_emit_hlo_ex(plan, (int)rank - 1, &o.emit_desc, &dev, &scale)
+                                                               : NULL;
         FILE *f = hlo ? fopen(o.emit, "w") : NULL;
-        if (!f || fputs(hlo, f) < 0 || fclose(f) != 0) {
+        bool bad = !f;
+        if (f) {
+            bad = fputs(hlo, f) < 0;
+            bad = fclose(f) != 0 || bad;
+        }
+        if (!hlo && rank > gs_plan_num_candidates(plan)) {
+            fprintf(stderr, "gshard plan: --emit-rank %lld but only %d candidates\n", (long long)rank, gs_plan_num_candidates(plan));
+            rc = EXIT_ERROR;
+        } else if (bad) {
             fprintf(stderr, "gshard plan: cannot write %s%s%s\n", o.emit, hlo ? "" : ": ", hlo ? "" : gs_ctx_error_msg(ctx));
-            if (f) fclose(f);
             rc = EXIT_ERROR;
         } else {
-            fprintf(stderr, "gshard plan: wrote %s (dims / %lld); check it with: gshard run %s --devices %lld --check "
-                            "--rtol 1e-3 --atol 1e-3\n", o.emit, (long long)scale, o.emit, (long long)dev);
+            fprintf(stderr, "gshard plan: wrote %s (dims / %lld); check it with: gshard run %s --devices %lld --check%s\n", o.emit,
+                    (long long)scale, o.emit, (long long)dev,
+                    o.emit_desc.dtype == GS_BF16 ? " --rtol 2e-2 --atol 2e-2" : "");
         }
     }
 done:
