@@ -743,6 +743,10 @@ GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_che
     if (!spmd) return GS_ERR_INVALID_ARG;
     ctx = spmd->ctx;
     if (!report) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: report is NULL");
+    if (gs_runtime_num_ranks(rt) > 1)   /* every device's values are compared in this process */
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "gs_partition_check: the runtime's devices are spread over %d MPI ranks; "
+                       "the check compares every device in one process (compare the gathered outputs on rank 0, as "
+                       "gshard-mpi run --check does)", gs_runtime_num_ranks(rt));
     memset(&c, 0, sizeof c);
     memset(&first, 0, sizeof first);
     r = gs__chk_begin(&c, spmd, rt, desc, inputs);

@@ -25,9 +25,10 @@ fail=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*" >&2; fail=$((fail + 1)); }
 
-# same FILE D NP [options]: thread runtime and NP ranks give the same status and the same output files
+# same FILE D NP [options]: thread runtime and NP ranks give the same status (left in r1, r2) and the same
+# output files
 same() {
-    local f=$1 d=$2 np=$3 r1 r2
+    local f=$1 d=$2 np=$3
     shift 3
     rm -rf "$T/a" "$T/b"
     "$G" run "$f" --devices "$d" "$@" --output-dir "$T/a" >"$T/a.log" 2>&1
@@ -71,6 +72,11 @@ if (cd "$T" && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun 
 else
     bad "the issue's moe_layer command"; head -20 "$T/must.log" >&2
 fi
+
+# a --check mismatch (tolerances below the reorder error of the partitioned sums): status 1 on every rank, as
+# on threads
+same examples/moe_layer.hlo 8 2 --seed 7 --check --atol 1e-30 --rtol 1e-30
+[ "$r1" = 1 ] && ok || bad "the tight --check did not find the difference (status $r1)"
 
 # --stats: rank 0 prints the accounting summed over the ranks (the same bytes as on threads)
 "$G" run examples/moe_layer.hlo --devices 8 --stats | grep "bytes sent" >"$T/s1"
