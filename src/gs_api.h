@@ -640,6 +640,7 @@ GS_API void gs_fill_random(gs_shape shape, uint64_t seed, int64_t param_index, v
 #include "gs_api_shapes.h"
 #include "gs_api_runtime.h"
 #include "gs_api_partition.h"
+#include "gs_api_notation.h"
 
 #ifdef __cplusplus
 }

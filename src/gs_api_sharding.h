@@ -106,6 +106,13 @@ GS_API bool gs_sharding_device_region(const gs_sharding *s, gs_shape full, int64
    device ids (replication groups listed together, each tile's valid extent); for higher ranks, per-dim
    ranges and a device table. String in ctx's arena. */
 GS_API const char *gs_sharding_visualize(gs_ctx *ctx, const gs_sharding *s, gs_shape full);
+/* The same as an SVG picture (for slides): on the left the array cut into its tiles (rows: the tiles of the
+   leading dims, columns: the tiles of the last dim), each labelled with its region and the devices holding
+   it; on the right the num_devices devices in a near-square row-major grid, each coloured like the tile it
+   holds (grey: none). title (may be NULL) heads it with the sharding's text. One array sharding (not a
+   tuple), 1 to 4096 devices, at most 1024 tiles; else NULL with the error set. String in ctx's arena. */
+GS_API const char *gs_sharding_svg(gs_ctx *ctx, const gs_sharding *s, gs_shape full, int64_t num_devices,
+                                   const char *title);
 /* Checks that s fits shape (tiled rank = shape rank) and uses devices in [0, num_devices) (num_devices 0:
    no bound). Tuple shardings need a tuple value: use gs_value_set_sharding. */
 GS_API gs_result gs_sharding_validate(gs_ctx *ctx, const gs_sharding *s, gs_shape shape, int64_t num_devices);

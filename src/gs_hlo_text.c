@@ -748,7 +748,7 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
     }
     if (v->sharding) {
         gs__sb_puts(sb, ", sharding=");
-        gs__sh_print(sb, v->sharding);
+        gs__nt_print_sharding(sb, pr->ctx, v->sharding, v);
     }
     if (v->op == GS_OP_ANNOTATE && v->open_dims) {
         int d, k = 0;
@@ -846,6 +846,7 @@ GS__FN const char *gs__hlo_print_ex(gs_graph *entry, gs__pr_comment_fn comment, 
     gs__sb_printf(&pr.sb, "HloModule %s", gs_hlo_module_name(entry));
     if (gs_hlo_num_partitions(entry) != 1)
         gs__sb_printf(&pr.sb, ", num_partitions=%lld", (long long)gs_hlo_num_partitions(entry));
+    gs__nt_print_header(&pr.sb, pr.ctx);
     gs__sb_puts(&pr.sb, "\n");
     for (i = 0; i < (int)stbds_arrlen(pr.reds); i++) {
         gs__sb_puts(&pr.sb, "\n");
@@ -965,6 +966,7 @@ typedef struct gs__parser {
     int64_t *ids;
     const char *module_name;
     int64_t num_partitions;
+    const gs_mesh *mesh;      /* mesh={X=4,Y=2} in the header: sharding={X, _} reads over it */
     int depth;
     int red_k, red_n;   /* building component red_k of a variadic reduce/scatter over red_n operands (red_n 0: not) */
 } gs__parser;
@@ -1660,6 +1662,7 @@ static const char *const gs__module_attrs[] = {
     "frontend_attributes", "spmd_output_sharding", "spmd_parameters_shardings", "num_partitions", "replica_count"};
 
 GS__FN bool gs__attr_int(gs__parser *P, const gs__pattr *a, int64_t *out);
+GS__FN bool gs__builder_failed(gs__parser *P, const gs__cur *at);
 
 GS__FN bool gs__parse_module(gs__parser *P) {
     gs__cur *c = &P->c;
@@ -1675,6 +1678,10 @@ GS__FN bool gs__parse_module(gs__parser *P) {
             if (strcmp(a->name, "num_partitions") == 0) {
                 if (!gs__attr_int(P, a, &P->num_partitions)) return false;
                 if (P->num_partitions < 1) return gs__pexpect(P, &a->val, "num_partitions >= 1");
+            } else if (strcmp(a->name, "mesh") == 0) {
+                const char *t = gs__pstr(P, a->val.p, (size_t)(a->val.end - a->val.p));
+                if (!t) return false;
+                if (!(P->mesh = gs_mesh_parse(P->ctx, t))) return gs__builder_failed(P, &a->val);
             } else if (strcmp(a->name, "replica_count") == 0) {
                 int64_t r;
                 if (!gs__attr_int(P, a, &r)) return false;
@@ -3389,14 +3396,22 @@ GS__FN bool gs__bi_comm(gs__bi *b) {
         gs__pattr *sa = gs__attr(P, in, "sharding");
         if (!(a = gs__need_attr(P, in, "custom_call_target")) || !gs__attr_word(P, a, target, sizeof target))
             return false;
+        uint32_t open = 0;
+        const gs_sharding *ms = NULL;   /* a mesh spec's sharding (sharding={X, _}) */
         if (sa && !(sh = gs__pstr(P, sa->val.p, (size_t)(sa->val.end - sa->val.p)))) return false;
+        if (sh && x && gs__nt_is_spec(sh)) {
+            if (!(ms = gs__nt_value_sharding(P->ctx, P->mesh, sh, x, &open))) return gs__builder_failed(P, &sa->at);
+            if (!(sh = gs_sharding_to_text(P->ctx, ms))) return false;
+            if (open && strcmp(target, "Sharding") != 0)
+                return gs__perr(P, &sa->at, GS_ERR_PARSE, "'?' (an open dim) only on a Sharding annotation");
+        }
         if (strcmp(target, "Sharding") == 0) {
             gs__pattr *bc = gs__attr(P, in, "backend_config");
             if (in->type.tuple)
                 return gs__perr(P, &in->type.at, GS_ERR_PARSE, "%s '%s' needs an array shape, not a tuple",
                                 in->opcode, in->name);
             if (!sa) return gs__need_attr(P, in, "sharding") != NULL;
-            v = gs_annotate(g, x, sh);
+            v = ms && open ? gs_annotate_open(g, x, ms, open) : gs_annotate(g, x, sh);
             if (v && bc && !gs__unspecified_dims(P, bc, v)) return false;
         } else if (strcmp(target, "SPMDFullToShardShape") == 0 || strcmp(target, "SPMDShardToFullShape") == 0) {
             if (in->type.tuple)
@@ -4017,10 +4032,16 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         (a = gs__attr(P, in, "sharding")) != NULL) {
         const char *sh = gs__pstr(P, a->val.p, (size_t)(a->val.end - a->val.p));
         if (!sh) return false;
-        if (v->shape.dtype == GS_TUPLE && v->n_tuple > 0 && !gs__tuple_sharding_text(sh) &&
-            !(sh = gs__spread_sharding(P, sh, v->n_tuple)))
+        if (gs__nt_is_spec(sh)) {   /* sharding={X, _} over the header's mesh */
+            uint32_t open = 0;
+            const gs_sharding *ms = gs__nt_value_sharding(P->ctx, P->mesh, sh, v, &open);
+            if (!ms) return gs__builder_failed(P, &a->at);
+            if (open) return gs__perr(P, &a->at, GS_ERR_PARSE, "'?' (an open dim) only on a Sharding annotation");
+            if (gs_value_set_sharding(v, ms) != GS_OK) return gs__builder_failed(P, &a->at);
+        } else if (v->shape.dtype == GS_TUPLE && v->n_tuple > 0 && !gs__tuple_sharding_text(sh) &&
+                   !(sh = gs__spread_sharding(P, sh, v->n_tuple))) {
             return false;
-        if (gs_value_set_sharding_text(v, sh) != GS_OK) {
+        } else if (gs_value_set_sharding_text(v, sh) != GS_OK) {
             /* an opaque op's sharding may describe what it reads (outfeed): kept as written, not used */
             if (v->op != GS_OP_OPAQUE) return gs__builder_failed(P, &a->at);
             gs_ctx_clear_error(P->ctx);
@@ -4091,6 +4112,7 @@ GS__FN bool gs__build_comp(gs__parser *P, int ci) {
     comp->graph = gs_graph_new(P->ctx, comp->name);
     if (!comp->graph) return gs__builder_failed(P, &comp->at);
     comp->graph->num_partitions = P->num_partitions;   /* "{}" replica groups mean all of them, in every graph */
+    comp->graph->mesh = P->mesh;
     if (!gs__build_body(P, comp)) return false;
     if (gs_graph_set_root(comp->graph, P->insts[comp->root].value) != GS_OK)
         return gs__builder_failed(P, &P->insts[comp->root].at);

@@ -126,6 +126,7 @@ struct gs_ctx {
     const char *next_name;    /* if set, the next value made takes this name (the HLO parser's names), so
                                  builder errors name the instruction as the user wrote it */
     struct gs__sh_entry *sh_intern;   /* stb_ds string map: interned shardings (gs_sharding.c) */
+    const gs_mesh *notation_mesh;     /* set: printers write shardings as {X, _} over it (gs_notation.c) */
 };
 
 struct gs_graph {
@@ -141,6 +142,7 @@ struct gs_graph {
     /* module header (meaningful on an entry graph) */
     const char *module_name;
     int64_t num_partitions;
+    const gs_mesh *mesh;      /* mesh={...} of the module header, or NULL */
     char **conflicts;         /* stb_ds: messages from the last gs_propagate (arena strings) */
     struct gs__spmd_info *spmd;   /* set on a graph made by gs_partition (gs_spmd.c) */
 };
@@ -374,6 +376,18 @@ GS__FN gs_result gs__groups_expand(gs_ctx *ctx, const gs_replica_groups *rg, int
                                    int64_t *n_groups, int64_t *group_size, const int64_t **ids);
 
 GS__FN void gs__sh_print(gs__sb *sb, const gs_sharding *s);
+/* a mesh sharding from per-dim axis lists (gs_sharding.c; who names the caller in errors) */
+GS__FN const gs_sharding *gs__mesh_build(gs_ctx *ctx, const gs_mesh *m, int rank, const int *n_of,
+                                         int (*axes)[GS_MAX_IOTA_RANK], const char *who);
+/* the notation in HLO text (gs_notation.c): v's sharding s as {X, _} over ctx's notation mesh when one is set and
+   expresses it (else XLA's text); ", mesh={..}" for the module header when set; whether a sharding={...} text
+   is a mesh spec; and the sharding such a text gives v over mesh m (NULL m: an error naming the missing header) */
+GS__FN void gs__nt_print_sharding(gs__sb *sb, gs_ctx *ctx, const gs_sharding *s, const gs_value *v);
+GS__FN void gs__nt_print_header(gs__sb *sb, gs_ctx *ctx);
+GS__FN const char *gs__nt_sharding_text(gs_ctx *ctx, const gs_sharding *s, const gs_value *v);   /* ctx arena */
+GS__FN bool gs__nt_is_spec(const char *text);
+GS__FN const gs_sharding *gs__nt_value_sharding(gs_ctx *ctx, const gs_mesh *m, const char *text, const gs_value *v,
+                                                uint32_t *open);
 /* HLO printing with a hook that writes comment lines above each instruction. */
 typedef void (*gs__pr_comment_fn)(gs__sb *sb, const gs_value *v, void *user);
 GS__FN const char *gs__hlo_print_ex(gs_graph *entry, gs__pr_comment_fn comment, void *user);
@@ -527,5 +541,10 @@ GS__FN bool gs__cm_trip_count(const gs_value *w, int64_t *trips);
 GS__FN bool gs__cm_is_collective(gs_op op);
 GS__FN bool gs__cm_axis_wraps(const gs_chip *c, gs_wrap_mode mode, int64_t size);
 GS__FN void gs__cm_json_num(gs__sb *sb, double x);
+
+/* ---- what the pictures of a run (gs_trace.c) read from the runtime and the cost report ---- */
+GS__FN gs_ctx *gs__rt_ctx(const gs_runtime *rt);                        /* gs_runtime.c */
+GS__FN gs_ctx *gs__cm_report_ctx(const gs_cost_report *r);              /* gs_cost.c */
+GS__FN const gs_topology *gs__cm_report_topo(const gs_cost_report *r);
 
 #endif /* GS_INTERNAL_H */

@@ -1022,7 +1022,7 @@ GS__FN void gs__explain_comment(gs__sb *sb, const gs_value *v, void *user) {
             if (imp && imp->kind != GS_SHARDING_MANUAL && !gs_sharding_equal(imp, v->sharding) &&
                 !(imp->kind == GS_SHARDING_REPLICATED && v->origin.kind != GS_ORIGIN_USER)) {
                 gs__sb_puts(sb, "; RESHARD: the operands imply ");
-                gs__sh_print(sb, imp);
+                gs__nt_print_sharding(sb, v->graph->ctx, imp, v);
             }
         }
     }

@@ -139,7 +139,7 @@ GS__FN void gs__sp_comment(gs__sb *sb, const gs_value *v, void *user) {
     s = P->rev[v->id];
     if (s < 0) return;
     gs__sb_printf(sb, "// %s = %s, sharding %s%s%s\n", I->src->values[s]->name, gs_op_name(I->src->values[s]->op),
-                  gs_sharding_to_text(P->spmd->ctx, I->sh[s]), I->explain[s] ? ": " : "",
+                  gs__nt_sharding_text(P->spmd->ctx, I->sh[s], I->src->values[s]), I->explain[s] ? ": " : "",
                   I->explain[s] ? I->explain[s] : "");
 }
 

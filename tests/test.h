@@ -89,5 +89,7 @@ void suite_spmd_window(void);
 void suite_moe(void);
 void suite_reliability(void);
 void suite_fault(void);
+void suite_notation(void);
+void suite_course(void);
 
 #endif
