@@ -2558,14 +2558,15 @@ GS__FN bool gs__shape_mismatch(gs__parser *P, const gs__cur *at, const char *wha
 /* a new value equal to x (copy; element by element for a tuple), so the instruction can take its own name */
 GS__FN gs_value *gs__identity(gs_graph *g, gs_value *x) {
     gs_value *parts[64];
-    int i;
+    int i, n;
     if (!x || x->shape.dtype != GS_TUPLE) return gs_copy(g, x);
-    if (x->n_tuple > 64) {
-        gs__err(g->ctx, GS_ERR_UNSUPPORTED, "a tuple of %d elements passed through unchanged (at most 64)", x->n_tuple);
+    n = x->tree ? x->tree[0] : x->n_tuple;   /* the top-level elements (a nested tuple's are not its leaves) */
+    if (n > 64) {
+        gs__err(g->ctx, GS_ERR_UNSUPPORTED, "a tuple of %d elements passed through unchanged (at most 64)", n);
         return NULL;
     }
-    for (i = 0; i < x->n_tuple; i++) parts[i] = gs_get_tuple_element(g, x, i);
-    return gs_tuple(g, x->n_tuple, parts);
+    for (i = 0; i < n; i++) parts[i] = gs_get_tuple_element(g, x, i);
+    return gs_tuple(g, n, parts);
 }
 
 /* true if attribute name of in is the string or word w */
