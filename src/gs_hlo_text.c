@@ -2326,8 +2326,10 @@ GS__FN void gs__analyse_reducer(gs__parser *P, gs__pcomp *comp) {
         int k;
         for (k = GS_REDUCE_SUM; k <= GS_REDUCE_OR; k++)
             if (gs__hlo_reduce_op((gs_reduce_kind)k) == root->op) kind = (gs_reduce_kind)k;
-        if (kind == GS_REDUCE_INVALID || root->n_ops != 2 || !gs__is_scalar_type(&root->type)) return;
-        if (root->type.s.dtype != P->insts[params[0]].type.s.dtype) return;
+        /* the root's shape may be left out (it is the parameters') */
+        if (kind == GS_REDUCE_INVALID || root->n_ops != 2 || !(root->shape_omitted || gs__is_scalar_type(&root->type)))
+            return;
+        if (!root->shape_omitted && root->type.s.dtype != P->insts[params[0]].type.s.dtype) return;
         if (!((a == params[0] && b == params[1]) || (a == params[1] && b == params[0]))) return;
     }
     comp->red_state = 1;

@@ -530,6 +530,24 @@ static void test_text_copy_nested_tuple(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* a reducer whose ROOT leaves its shape out (it is the parameters'): or over rows, by hand [[1,2,4],[8,0,1]] -> [7,9] */
+static void test_text_reducer_shape_omitted(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m\nr {\n  x = s32[] parameter(0)\n  y = s32[] parameter(1)\n  ROOT z = or(x, y)\n}\n"
+                                     "ENTRY e {\n  p = s32[2,3] parameter(0)\n  i = s32[] constant(0)\n"
+                                     "  ROOT q = s32[2] reduce(p, i), dimensions={1}, to_apply=r\n}\n");
+    int32_t in[6] = {1, 2, 4, 8, 0, 1}, out[2];
+    const void *ins[1];
+    void *outs[1];
+    if (g) {
+        ins[0] = in;
+        outs[0] = out;
+        CHECK_OK(gs_eval(g, ins, outs));
+        CHECK(out[0] == 7 && out[1] == 9);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* ---- XLA's TopK custom-call: (values, indices) along the last dim, comparator GT or LT ---- */
 static void test_text_topk_custom_call(void) {
     gs_ctx *ctx = gst_ctx();
@@ -789,6 +807,7 @@ void suite_text_structure(void) {
     RUN(test_text_all_to_all_two_dims);
     RUN(test_text_custom_calls);
     RUN(test_text_copy_nested_tuple);
+    RUN(test_text_reducer_shape_omitted);
     RUN(test_text_topk_custom_call);
     RUN(test_text_opaque);
     RUN(test_text_rhs_reversal);
