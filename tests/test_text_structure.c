@@ -512,17 +512,10 @@ static void test_text_copy_nested_tuple(void) {
                                      "  cw = (f32[2], (), (), f32[3]) copy(w)\n"
                                      "  ROOT r = ((f32[2], (f32[3], f32[2])), (f32[2], (), (), f32[3])) tuple(m, cw)\n}\n");
     float a[2] = {1, 2}, b[3] = {3, 4, 5}, o0[2], o1[3], o2[2], o3[2], o4[3];
-    const void *ins[2];
-    void *outs[5];
+    const void *ins[2] = {a, b};
+    void *outs[5] = {o0, o1, o2, o3, o4};
     if (g) {
         gst_hlo_roundtrip(g);
-        ins[0] = a;
-        ins[1] = b;
-        outs[0] = o0;
-        outs[1] = o1;
-        outs[2] = o2;
-        outs[3] = o3;
-        outs[4] = o4;
         CHECK_OK(gs_eval(g, ins, outs));
         CHECK(memcmp(o0, a, sizeof a) == 0 && memcmp(o1, b, sizeof b) == 0 && memcmp(o2, a, sizeof a) == 0 &&
               memcmp(o3, a, sizeof a) == 0 && memcmp(o4, b, sizeof b) == 0);
@@ -537,11 +530,9 @@ static void test_text_reducer_shape_omitted(void) {
                                      "ENTRY e {\n  p = s32[2,3] parameter(0)\n  i = s32[] constant(0)\n"
                                      "  ROOT q = s32[2] reduce(p, i), dimensions={1}, to_apply=r\n}\n");
     int32_t in[6] = {1, 2, 4, 8, 0, 1}, out[2];
-    const void *ins[1];
-    void *outs[1];
+    const void *ins[1] = {in};
+    void *outs[1] = {out};
     if (g) {
-        ins[0] = in;
-        outs[0] = out;
         CHECK_OK(gs_eval(g, ins, outs));
         CHECK(out[0] == 7 && out[1] == 9);
     }
