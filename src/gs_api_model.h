@@ -166,12 +166,12 @@ typedef struct gs_model_step {
      train    passes forward and backward (+ the forward again under GS_REMAT_BLOCK); in each pass the math, HBM,
               ICI and DCN terms overlap (max); DATA all-reduces gradients, FSDP gathers weights in both passes
               and reduce-scatters gradients, TENSOR gathers and reduce-scatters [tokens, D] twice per layer
-              and pass, SEQUENCE gathers keys and values, EXPERT does two AllToAlls per layer and pass,
-              PIPELINE adds the bubble. With grad_accum = A > 1 the forward and backward passes run A
-              times on batch / A sequences (activations and per-token collectives per micro-step, FSDP
-              gathers and reduce-scatters every micro-step, the DATA/SEQUENCE gradient all-reduce once per
-              step), the optimizer once; gradients are accumulated in a buffer of grad_bytes (0: 4, f32) per
-              parameter.
+              and pass (and once around the vocabulary-split embedding and output layer), SEQUENCE gathers
+              keys and values, EXPERT does two AllToAlls per layer and pass, PIPELINE adds the bubble.
+              With grad_accum = A > 1 the forward and backward passes run A times on batch / A sequences
+              (activations and per-token collectives per micro-step, FSDP gathers and reduce-scatters every
+              micro-step, the DATA/SEQUENCE gradient all-reduce once per step), the optimizer once;
+              gradients are accumulated in a buffer of grad_bytes (0: 4, f32) per parameter.
      prefill  one forward pass, the same terms.
      decode   t_kv + max(math, weights through HBM, ICI): batch * KV bytes / W_hbm is never hidden
               ([book] ch.7 "theoretical step time"). TENSOR_2D models 2-D weight-stationary sharding.

@@ -507,12 +507,14 @@ GS__FN void gs__md_comms(const gs__md *m, const gs__run *R, double tok_grp, gs__
         gs__md_collective(R, GS_ROLE_TENSOR_2D, GS_COLLECTIVE_ALL_REDUCE, tok_grp * m->k * m->F * R->ab / yz, cf, Lst);
         gs__md_collective(R, GS_ROLE_TENSOR_2D, GS_COLLECTIVE_ALL_REDUCE, tok_grp * m->N * m->H * R->ab / yz, cf, Lst);
     } else {
-        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp, cf, 2.0 * Lst);
-        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp, cf, 2.0 * Lst);
+        /* and one pair around the vocabulary-split embedding (its partial sums reduce-scattered) and output
+           layer (its input gathered) */
+        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp, cf, 2.0 * Lst + 1.0);
+        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp, cf, 2.0 * Lst + 1.0);
     }
     if (R->phase == GS_PHASE_TRAIN) {
-        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp, cb, 2.0 * Lst);
-        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp, cb, 2.0 * Lst);
+        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp, cb, 2.0 * Lst + 1.0);
+        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp, cb, 2.0 * Lst + 1.0);
     }
     /* sequence: keys and values of the whole sequence gathered (forward), their gradients scattered */
     {
