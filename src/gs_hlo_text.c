@@ -2490,8 +2490,10 @@ GS__FN void gs__analyse_reducer(gs__parser *P, gs__pcomp *comp) {
         int k;
         for (k = GS_REDUCE_SUM; k <= GS_REDUCE_OR; k++)
             if (gs__hlo_reduce_op((gs_reduce_kind)k) == root->op) kind = (gs_reduce_kind)k;
-        if (kind == GS_REDUCE_INVALID || root->n_ops != 2 || !gs__is_scalar_type(&root->type)) return;
-        if (root->type.s.dtype != P->insts[params[0]].type.s.dtype) return;
+        /* the root's shape may be left out (it is the parameters') */
+        if (kind == GS_REDUCE_INVALID || root->n_ops != 2 || !(root->shape_omitted || gs__is_scalar_type(&root->type)))
+            return;
+        if (!root->shape_omitted && root->type.s.dtype != P->insts[params[0]].type.s.dtype) return;
         if (!((a == params[0] && b == params[1]) || (a == params[1] && b == params[0]))) return;
     }
     comp->red_state = 1;
@@ -2721,14 +2723,15 @@ GS__FN bool gs__shape_mismatch(gs__parser *P, const gs__cur *at, const char *wha
 /* a new value equal to x (copy; element by element for a tuple), so the instruction can take its own name */
 GS__FN gs_value *gs__identity(gs_graph *g, gs_value *x) {
     gs_value *parts[64];
-    int i;
+    int i, n;
     if (!x || x->shape.dtype != GS_TUPLE) return gs_copy(g, x);
-    if (x->n_tuple > 64) {
-        gs__err(g->ctx, GS_ERR_UNSUPPORTED, "a tuple of %d elements passed through unchanged (at most 64)", x->n_tuple);
+    n = x->tree ? x->tree[0] : x->n_tuple;   /* the top-level elements (a nested tuple's are not its leaves) */
+    if (n > 64) {
+        gs__err(g->ctx, GS_ERR_UNSUPPORTED, "a tuple of %d elements passed through unchanged (at most 64)", n);
         return NULL;
     }
-    for (i = 0; i < x->n_tuple; i++) parts[i] = gs_get_tuple_element(g, x, i);
-    return gs_tuple(g, x->n_tuple, parts);
+    for (i = 0; i < n; i++) parts[i] = gs_get_tuple_element(g, x, i);
+    return gs_tuple(g, n, parts);
 }
 
 /* true if attribute name of in is the string or word w */

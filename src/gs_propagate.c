@@ -908,6 +908,12 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
         gs_graph *h = P.graphs[gi];
         for (i = 0; i < (int)stbds_arrlen(h->values); i++) {
             gs_value *v = h->values[i];
+            if (v->op == GS_OP_RNG_BIT_GENERATOR && v->n_operands == 1 && !v->operands[0]->sharding_user &&
+                gs__is_array(v->operands[0])) {
+                /* the generator's state is replicated, as XLA pins it (each device draws its block from it) */
+                v->operands[0]->sharding = gs_sharding_replicated(P.ctx);
+                v->operands[0]->sharding_user = true;
+            }
             if (v->sharding_user && v->sharding->kind == GS_SHARDING_UNKNOWN) gs__open_unknown(&P, v);
             else if (v->group_kind && !v->sharding_user) gs__join_group(&P, v, v->group_kind, v->group_id);
             if (v->sharding_user) {

@@ -2423,12 +2423,10 @@ GS__FN void gs__scatter_update_dest(const gs_value *v, int *out) {
 }
 
 /* the indices dim along which x (an indices operand, or one piece of it) counts 0, 1, 2, ...: an iota, or a
-   broadcast or copy of one; -1 when it is not such a value */
+   broadcast or copy of one (not a convert: a narrower type could wrap); -1 when it is not such a value */
 GS__FN int gs__iota_dim(const gs_value *x) {
     int k;
-    while (x->op == GS_OP_COPY || (x->op == GS_OP_CONVERT && gs__is_int(x->shape.dtype) &&
-                                   gs__is_int(x->operands[0]->shape.dtype)))
-        x = x->operands[0];
+    while (x->op == GS_OP_COPY) x = x->operands[0];
     if (x->shape.dtype == GS_TUPLE) return -1;
     if (x->op == GS_OP_IOTA) return (int)x->dim;
     if (x->op == GS_OP_BROADCAST && x->operands[0]->shape.rank > 0) {
@@ -2489,8 +2487,10 @@ GS__FN int gs__gs_parallel(const gs_value *v, int *op, int *ix) {
     }
     for (k = 0; k < nmap; k++) {
         int od = (int)map[k], xd = comp_dim[k];
+        /* the iota must count to the end without wrapping: 16-bit indices up to 32767, 8-bit ones not at all */
+        int64_t cap = gs_dtype_size(is->dtype) >= 4 ? INT64_MAX : gs_dtype_size(is->dtype) == 2 ? 32767 : 0;
         if (xd < 0 || xd == ivd || xd >= is->rank || od < 0 || od >= os->rank || !one[od] ||
-            os->dims[od] != is->dims[xd])
+            os->dims[od] != is->dims[xd] || os->dims[od] - 1 > cap)
             continue;
         for (j = 0; j < n; j++)
             if (ix[j] == xd || op[j] == od) break;

@@ -242,6 +242,8 @@ GS__FN gs_value *gs__sp_gather_indexed(gs__sp *sp, const gs_value *v, const gs_s
     gs_gather_dims ld;
     gs_shape ls;
     if (!x || !ix) return NULL;
+    /* starts and shard bounds in at least 32 bits: an 8- or 16-bit type cannot hold every offset */
+    if (gs_dtype_size(ix->shape.dtype) < 4 && !(ix = gs_convert(g, ix, GS_S32))) return NULL;
     it = ix->shape.dtype;
     nvec = ivd < irank ? (int)ix->shape.dims[ivd] : 1;
     if (nvec > GS_MAX_RANK) return NULL;

@@ -525,6 +525,20 @@ static void test_shard_groups_and_unknown(void) {
     }
 }
 
+/* the state of an rng-bit-generator stays replicated even when what computes it is split */
+static void test_rng_bit_generator_state(void) {
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  p = u64[2] parameter(0), sharding={devices=[2,2]<=[4] last_tile_dim_replicate}\n"
+                   "  q = u64[2] add(p, p)\n"
+                   "  ROOT r = (u64[2], u32[8,4]) rng-bit-generator(q), algorithm=rng_default\n}\n"));
+    CHECK(has("q", "{replicated}") && has("p", "{devices=[2,2]<=[4] last_tile_dim_replicate}"));
+    /* without the generator the same add takes p's split */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  p = u64[2] parameter(0), sharding={devices=[2,2]<=[4] last_tile_dim_replicate}\n"
+                   "  ROOT q = u64[2] add(p, p)\n}\n"));
+    CHECK(has("q", "{devices=[2,2]<=[4] last_tile_dim_replicate}"));
+}
+
 static void test_topk_and_tuples(void) {
     CHECK(prop(HDR "ENTRY e {\n"
                    "  y = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
@@ -744,6 +758,7 @@ void suite_propagate(void) {
     RUN(test_gather_scatter_parallel_dims);
     RUN(test_shard_barriers);
     RUN(test_shard_groups_and_unknown);
+    RUN(test_rng_bit_generator_state);
     RUN(test_topk_and_tuples);
     RUN(test_while_loop);
     RUN(test_manual_region);

@@ -1148,7 +1148,8 @@ static void fz_steer(fz *z, int i, uint32_t mask) {
 
 /* Gather from x along dim 0 (collapsed), sometimes also indexing a second dim d2 (sliced whole, so its start
    clamps to 0, or partly), with the index vector dim last, first or implicit and one or two batch dims; or
-   scatter into x the same way (the start along d2, when indexed, skips the whole update unless it is 0). The
+   scatter into x the same way (the start along d2, when indexed, skips the whole update unless it is 0); the first
+   index component is sometimes an iota along the first batch dim (the parallel case). The
    operand, indices and updates are often steered to shardings the pass-through strategies keep, and to splits
    along the indexed dims sliced one wide (gather) or the scatter dims of the updates (scatter). */
 static int fz_step_gather(fz *z) {
@@ -1158,6 +1159,7 @@ static int fz_step_gather(fz *z) {
     gs_value *idx;
     fc_val x, r;
     uint32_t ix_batch = 0;
+    bool par;
     if (i < 0) return -2;
     s = fz_shape(z, i);
     if (s.rank >= 2 && fc_one_in(&z->rng, 3)) {
@@ -1167,6 +1169,10 @@ static int fz_step_gather(fz *z) {
     nvec = d2 >= 0 ? 2 : 1;
     nb = fc_one_in(&z->rng, 4) ? 2 : 1;
     if (nb == 2) m2 = fc_int(&z->rng, 1, 3);
+    /* one time in three the first index component is an iota along the first batch dim, as long as x's dim 0
+       (XLA's parallel gather/scatter: row k of the result comes from, or goes to, row k of x) */
+    par = fc_one_in(&z->rng, 3);
+    if (par) m = s.dims[0];
     if (gs_shape_numel(&s) / s.dims[0] * m * m2 > FZ_NUMEL_CAP) return -2;
     /* indices: batch dims [m] or [m, m2], the index vector dim last, first, or implicit (nvec 1 only) */
     k = (int)fc_int(&z->rng, 0, nvec == 1 ? 2 : 1);
@@ -1190,7 +1196,18 @@ static int fz_step_gather(fz *z) {
         ii.repro = true;
         ii.mag = 8;
         for (d = 0; d < nidx; d++) tab[d] = (int32_t)fc_int(&z->rng, -1, s.dims[0]);
-        ix = z->n_params < FZ_MAX_PARAMS && fc_one_in(&z->rng, 2) ? fz_param(z, is) : fz_push(z, gs_constant(z->g, is, tab), ii);
+        if (par) {
+            gs_shape ps = is;   /* the iota component: one wide along the index vector dim */
+            gs_value *pieces[2];
+            if (ivd < is.rank) ps.dims[ivd] = 1;
+            pieces[0] = gs_iota(z->g, ps, k == 1 ? 1 : 0);
+            pieces[1] = gs_constant(z->g, ps, tab);
+            ii.mag = (double)s.dims[0];
+            ix = fz_push(z, nvec == 2 ? gs_concatenate(z->g, 2, pieces, ivd) : pieces[0], ii);
+        } else {
+            ix = z->n_params < FZ_MAX_PARAMS && fc_one_in(&z->rng, 2) ? fz_param(z, is)
+                                                                      : fz_push(z, gs_constant(z->g, is, tab), ii);
+        }
     }
     if (ix < 0) return -1;
     fz_steer(z, ix, ix_batch);

@@ -525,6 +525,20 @@ static void test_gather_iota_parallel(void) {
         }
         gs_ctx_destroy(h.ctx);
     }
+    /* an s8 iota over 200 rows wraps past 127 (the gather clamps those starts to 0): not parallel, and still
+       the unpartitioned result */
+    {
+        gst_case h;
+        if (run(&h,
+                "  t = f32[200,2] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                "  io = s8[200,1] iota(), iota_dimension=0\n"
+                "  ROOT r = f32[200,2] gather(t, io), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+                "index_vector_dim=1, slice_sizes={1,2}\n",
+                4)) {
+            CHECK_MSG(strstr(h.explain, "parallel") == NULL, "explain: %s", h.explain);
+        }
+        gs_ctx_destroy(h.ctx);
+    }
     /* the iota broadcast along indices dim 1 of a rank-3 index array, the result split on a 2x2 mesh; the indexed
        dim (7 rows) does not divide by 2 */
     {

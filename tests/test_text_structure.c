@@ -882,6 +882,45 @@ static void test_text_custom_calls(void) {
              GS_ERR_UNSUPPORTED, 4, 91, "__cublas$gemm epilogue RELU is not supported");
 }
 
+/* copy (or a marker custom-call) of a nested tuple, and of one holding empty tuples: element by element at the
+   top level, the result as declared and its leaves the operand's */
+static void test_text_copy_nested_tuple(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[3] parameter(1)\n"
+                                     "  t = (f32[3], f32[2]) tuple(b, a)\n  u = (f32[2], (f32[3], f32[2])) tuple(a, t)\n"
+                                     "  c = (f32[2], (f32[3], f32[2])) copy(u)\n"
+                                     "  m = (f32[2], (f32[3], f32[2])) custom-call(c), custom_call_target=\"MoveToHost\"\n"
+                                     "  e0 = () tuple()\n  w = (f32[2], (), (), f32[3]) tuple(a, e0, e0, b)\n"
+                                     "  cw = (f32[2], (), (), f32[3]) copy(w)\n"
+                                     "  ROOT r = ((f32[2], (f32[3], f32[2])), (f32[2], (), (), f32[3])) tuple(m, cw)\n}\n");
+    float a[2] = {1, 2}, b[3] = {3, 4, 5}, o0[2], o1[3], o2[2], o3[2], o4[3];
+    const void *ins[2] = {a, b};
+    void *outs[5] = {o0, o1, o2, o3, o4};
+    if (g) {
+        gst_hlo_roundtrip(g);
+        CHECK_OK(gs_eval(g, ins, outs));
+        CHECK(memcmp(o0, a, sizeof a) == 0 && memcmp(o1, b, sizeof b) == 0 && memcmp(o2, a, sizeof a) == 0 &&
+              memcmp(o3, a, sizeof a) == 0 && memcmp(o4, b, sizeof b) == 0);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* a reducer whose ROOT leaves its shape out (it is the parameters'): or over rows, by hand [[1,2,4],[8,0,1]] -> [7,9] */
+static void test_text_reducer_shape_omitted(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m\nr {\n  x = s32[] parameter(0)\n  y = s32[] parameter(1)\n  ROOT z = or(x, y)\n}\n"
+                                     "ENTRY e {\n  p = s32[2,3] parameter(0)\n  i = s32[] constant(0)\n"
+                                     "  ROOT q = s32[2] reduce(p, i), dimensions={1}, to_apply=r\n}\n");
+    int32_t in[6] = {1, 2, 4, 8, 0, 1}, out[2];
+    const void *ins[1] = {in};
+    void *outs[1] = {out};
+    if (g) {
+        CHECK_OK(gs_eval(g, ins, outs));
+        CHECK(out[0] == 7 && out[1] == 9);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* ---- XLA's TopK custom-call: (values, indices) along the last dim, comparator GT or LT ---- */
 static void test_text_topk_custom_call(void) {
     gs_ctx *ctx = gst_ctx();
@@ -1147,6 +1186,8 @@ void suite_text_structure(void) {
     RUN(test_text_collective_broadcast);
     RUN(test_text_all_to_all_two_dims);
     RUN(test_text_custom_calls);
+    RUN(test_text_copy_nested_tuple);
+    RUN(test_text_reducer_shape_omitted);
     RUN(test_text_topk_custom_call);
     RUN(test_text_opaque);
     RUN(test_text_rhs_reversal);
