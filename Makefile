@@ -18,6 +18,8 @@
 #   make fuzz-libfuzzer  the libFuzzer targets in tests/fuzz/ (HLO pipeline, sharding and PartitionSpec text,
 #                    .npy reading, cost API), each for FUZZ_SECONDS (default 60) with clang, ASan and UBSan; the
 #                    corpora grow in build/fuzz/corpus/<target>, seeded by tests/fuzz/make_seeds.py
+#   make exercises   the course (exercises/): every reference solution passes `gshard exercise check` (exit 0),
+#                    every starting file and every solution stripped of its shardings fails it (exit 1)
 #   make examples    build and run every examples/*.c (each linked with the implementation compiled once)
 #   make bench       benchmarks (-O3 -march=native); they never gate CI
 #   make doctest     run the ```sh blocks of README.md and docs/*.md as written; check every relative link
@@ -49,7 +51,7 @@ OPENBLAS   := $(firstword $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenb
 CBLAS_FLAGS := $(if $(and $(CBLAS_H),$(OPENBLAS)),-DHAVE_CBLAS -lopenblas)
 
 .PHONY: all test demo demo-mlp sanitize valgrind tsan fault fuzz fuzz-window fuzz-libfuzzer bench examples compile-tests \
-        test-gemm clean amalgamate check-amalgamation stbds check-src install uninstall doctest warnings FORCE
+        test-gemm exercises clean amalgamate check-amalgamation stbds check-src install uninstall doctest warnings FORCE
 
 all: $(BUILD)/gshard $(BUILD)/gshard_tests
 
@@ -108,9 +110,11 @@ $(IMPL_OBJ): gshard_impl.c gshard.h | stbds
 	$(CC) $(WARN) $(CFLAGS) -c -o $@ gshard_impl.c
 
 # ---- the CLI and the test suite ----
-$(BUILD)/gshard: tools/gshard.c gshard.h $(IMPL_OBJ) | stbds
+# the CLI knows where the course is (gshard exercise check finds an exercise from any directory)
+EX_DIR := -DGSHARD_EXERCISES_DIR='"$(CURDIR)/exercises"'
+$(BUILD)/gshard: tools/gshard.c tools/gshard_exercise.c gshard.h $(IMPL_OBJ) | stbds
 	@mkdir -p $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) $(EXT_IMPL) -o $@ tools/gshard.c $(IMPL_OBJ) $(LDLIBS)
+	$(CC) $(WARN) $(CFLAGS) $(EXT_IMPL) $(EX_DIR) -o $@ tools/gshard.c $(IMPL_OBJ) $(LDLIBS)
 
 $(BUILD)/obj/%.o: tests/%.c gshard.h tests/test.h | stbds
 	@mkdir -p $(BUILD)/obj
@@ -144,8 +148,17 @@ $(README_STAMP): README.md gshard.h tests/readme_example.sh | stbds
 
 compile-tests: $(COMPILE_STAMP) $(README_STAMP)
 
+# The course: rerun by make test when the CLI or an exercise changed (make exercises always runs it).
+EXERCISES_STAMP := $(BUILD)/exercises.ok
+$(EXERCISES_STAMP): $(BUILD)/gshard tests/exercises.sh $(wildcard exercises/*.hlo exercises/solutions/*.hlo)
+	@bash tests/exercises.sh $(BUILD)/gshard
+	@touch $@
+
+exercises: $(BUILD)/gshard
+	@bash tests/exercises.sh $(BUILD)/gshard
+
 # The compile tests run first so that the runner's "N passed, N failed" stays the last line.
-test: $(BUILD)/gshard_tests $(BUILD)/gshard $(COMPILE_STAMP) $(README_STAMP) $(BUILD)/test_gemm.stamp
+test: $(BUILD)/gshard_tests $(BUILD)/gshard $(COMPILE_STAMP) $(README_STAMP) $(BUILD)/test_gemm.stamp $(EXERCISES_STAMP)
 	./$(BUILD)/gshard_tests
 
 # ---- sanitizers and valgrind (the suite runs the CLI it was built with: GST_GSHARD, GST_CLI_WRAPPER) ----
@@ -153,9 +166,9 @@ $(BUILD)/asan/gshard_tests: gshard.h $(TEST_SRCS) tests/test.h | stbds
 	@mkdir -p $(BUILD)/asan
 	$(CC) $(WARN) $(SANFLAGS) -o $@ $(TEST_SRCS) gshard_impl.c $(LDLIBS)
 
-$(BUILD)/asan/gshard: gshard.h tools/gshard.c | stbds
+$(BUILD)/asan/gshard: gshard.h tools/gshard.c tools/gshard_exercise.c | stbds
 	@mkdir -p $(BUILD)/asan
-	$(CC) $(WARN) $(SANFLAGS) -o $@ tools/gshard.c $(LDLIBS)
+	$(CC) $(WARN) $(SANFLAGS) $(EX_DIR) -o $@ tools/gshard.c $(LDLIBS)
 
 sanitize: $(BUILD)/asan/gshard_tests $(BUILD)/asan/gshard
 	GST_GSHARD=$(BUILD)/asan/gshard UBSAN_OPTIONS=print_stacktrace=1 ./$(BUILD)/asan/gshard_tests

@@ -343,3 +343,12 @@ GS_API const char *gs_cost_report_warning(const gs_cost_report *r, int i);
 GS_API const char *gs_cost_report_text(gs_cost_report *r);
 /* The report as JSON (schema in docs/cost.md): {"instructions": [...], "totals": {...}, ...}. */
 GS_API const char *gs_cost_report_json(gs_cost_report *r);
+/* The estimated timeline as Chrome trace-event JSON (the format of gs_runtime_trace_json): per device d
+   (pid d) two tracks as the model overlaps them, tid 0 "compute and HBM" with the entry computation's other
+   instructions back to back, tid 1 "ICI" with its collectives back to back, both from time 0, so the later
+   end is totals.seconds_overlapped (a while loop is one span; instructions of no time are left out). Each
+   complete event: cat "compute", "HBM" (the bound of a non-collective) or "ICI", ts and dur in microseconds,
+   args {"opcode", "shape", "bound", "flops", "hbm_bytes", "ici_bytes", "t_math_us", "t_hbm_us",
+   "t_ici_us"} and, for a collective, "group_size" and "groups" (or "pairs"). Every device runs the same
+   program, so the tracks repeat. String in the report's ctx arena; NULL on out-of-memory. */
+GS_API const char *gs_cost_report_trace_json(gs_cost_report *r);

@@ -164,3 +164,30 @@ typedef struct gs_runtime_stats {
 /* The numbers of the last successful gs_runtime_run / run_global; the arrays belong to the runtime and stay
    valid until its next run or its destruction. GS_ERR_INVALID_ARG before any successful run. */
 GS_API gs_result gs_runtime_get_stats(const gs_runtime *rt, gs_runtime_stats *out);
+
+/* ---- tracing: when each device ran each instruction ----
+   With tracing on, every run records, per device, one span per instruction of the entry computation in the
+   order the device completed them (a while loop is one span; the instructions of its body are not shown
+   one by one). A span begins when the device started the instruction, or, for a collective, when the device
+   arrived at it (so the span includes the wait for the other members and the exchange); it ends when the
+   device completed it. Times are wall-clock seconds since the run began (microsecond resolution). In
+   lockstep mode the devices take turns in one thread, so a collective's span also covers the other devices'
+   work until the last one arrives. The spans stay valid until the next run or gs_runtime_destroy; a run
+   without tracing leaves none. */
+typedef struct gs_runtime_span {
+    const gs_value *instruction;   /* of the SPMD program the run executed */
+    double start, end;
+} gs_runtime_span;
+
+GS_API gs_result gs_runtime_set_trace(gs_runtime *rt, bool on);   /* off by default */
+GS_API int64_t gs_runtime_trace_count(const gs_runtime *rt, int64_t device);   /* 0 without a traced run */
+GS_API const gs_runtime_span *gs_runtime_trace_span(const gs_runtime *rt, int64_t device, int64_t i);
+/* The last traced run as Chrome trace-event JSON (the "JSON Object Format" that chrome://tracing and
+   Perfetto load): {"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}}. Per device d a
+   process (pid d, named "device d" by a process_name metadata event) with one track (tid 0); per span one
+   complete event (ph "X", ts and dur in microseconds) named after the instruction, cat "compute" or
+   "collective", args {"opcode", "shape"} and for a collective also "operand_bytes" and "result_bytes" (per
+   device and execution), "bytes_sent" (this collective, every device and execution, as gs_runtime_get_stats
+   counts it), "group_size" and "groups" (the replica groups as lists of device ids; a collective-permute
+   gives "pairs" [source, target] instead). NULL (error set) without a traced run. String in ctx's arena. */
+GS_API const char *gs_runtime_trace_json(gs_runtime *rt);

@@ -58,8 +58,8 @@ GS_API const gs_sharding *gs_sharding_tuple(gs_ctx *ctx, int n, const gs_shardin
 
 /* XLA's HloSharding text: {replicated}, {manual}, {unknown}, {maximal device=N}, {devices=[..]ids} or
    {devices=[..]<=[..]T(..)} with last_tile_dim_replicate or last_tile_dims={manual, replicated}, tuples
-   {{..}, {..}}; "shard_as N"/"shard_like N" and metadata={...} are accepted and ignored. Errors name the
-   column. */
+   {{..}, {..}}; "shard_as N"/"shard_like N" are kept (propagation acts on them), metadata={...} is accepted
+   and ignored. Errors name the column. */
 GS_API const gs_sharding *gs_sharding_parse(gs_ctx *ctx, const char *text);
 /* Canonical text (the string lives in ctx's arena). Iota assignments print in iota form, lists as lists. */
 GS_API const char *gs_sharding_to_text(gs_ctx *ctx, const gs_sharding *s);
@@ -106,6 +106,13 @@ GS_API bool gs_sharding_device_region(const gs_sharding *s, gs_shape full, int64
    device ids (replication groups listed together, each tile's valid extent); for higher ranks, per-dim
    ranges and a device table. String in ctx's arena. */
 GS_API const char *gs_sharding_visualize(gs_ctx *ctx, const gs_sharding *s, gs_shape full);
+/* The same as an SVG picture (for slides): on the left the array cut into its tiles (rows: the tiles of the
+   leading dims, columns: the tiles of the last dim), each labelled with its region and the devices holding
+   it; on the right the num_devices devices in a near-square row-major grid, each coloured like the tile it
+   holds (grey: none). title (may be NULL) heads it with the sharding's text. One array sharding (not a
+   tuple), 1 to 4096 devices, at most 1024 tiles; else NULL with the error set. String in ctx's arena. */
+GS_API const char *gs_sharding_svg(gs_ctx *ctx, const gs_sharding *s, gs_shape full, int64_t num_devices,
+                                   const char *title);
 /* Checks that s fits shape (tiled rank = shape rank) and uses devices in [0, num_devices) (num_devices 0:
    no bound). Tuple shardings need a tuple value: use gs_value_set_sharding. */
 GS_API gs_result gs_sharding_validate(gs_ctx *ctx, const gs_sharding *s, gs_shape shape, int64_t num_devices);

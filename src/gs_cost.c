@@ -1199,6 +1199,9 @@ struct gs_cost_report {
     const char *text, *json;
 };
 
+GS__FN gs_ctx *gs__cm_report_ctx(const gs_cost_report *r) { return r->ctx; }
+GS__FN const gs_topology *gs__cm_report_topo(const gs_cost_report *r) { return r->topo; }
+
 /* sums over a computation's rows (a while row counts its loop's) */
 typedef struct gs__cm_csum {
     double flops, hbm, hbm_read, ici, t_math, t_hbm, t_ici, seconds, seconds_comm, seconds_other;

@@ -528,6 +528,10 @@ GS__FN void gs__pr_attrs_compute(gs__printer *pr, const gs_value *v) {
 GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
     gs__sb *sb = &pr->sb;
     int rank = v->n_operands > 0 && v->operands[0] ? v->operands[0]->shape.rank : v->shape.rank;
+    if (v->op == GS_OP_COPY && v->barrier) {
+        gs__sb_printf(sb, ", custom_call_target=\"%s\"", v->barrier == 1 ? "ShardBarrierFrom" : "ShardBarrierTo");
+        return;
+    }
     if (v->op < GS_OP_GATHER) {
         gs__pr_attrs_compute(pr, v);
         return;
@@ -722,7 +726,7 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
         gs__pr_window(sb, w, v->shape.rank);
         gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, gs__hlo_scan_kind(v->op), v->shape.dtype));
     } else {
-        gs__sb_puts(sb, v->op == GS_OP_OPAQUE && v->opaque ? v->opaque : gs_op_name(v->op));
+        gs__sb_puts(sb, v->op == GS_OP_OPAQUE && v->opaque ? v->opaque : v->barrier && v->op == GS_OP_COPY ? "custom-call" : gs_op_name(v->op));
         gs__sb_put(sb, "(", 1);
         if (v->op == GS_OP_PARAMETER) {
             gs__sb_printf(sb, "%lld", (long long)v->index);
@@ -3277,6 +3281,13 @@ GS__FN bool gs__bi_custom(gs__bi *b, const char *target, const gs__pattr *ta) {
         if (strcmp(target, gs__identity_targets[i]) != 0) continue;
         b->P->ctx->next_name = NULL;
         b->v = gs__identity(b->g, b->x);
+        /* an array through a sharding barrier: a copy that propagation does not cross in one direction */
+        if (b->v && strncmp(target, "ShardBarrier", 12) == 0) {
+            int k;
+            if (b->v->op == GS_OP_COPY) b->v->barrier = target[12] == 'F' ? 1 : 2;
+            else   /* a tuple: each element's get-tuple-element is the barrier (printed as itself) */
+                for (k = 0; k < b->v->n_operands; k++) b->v->operands[k]->barrier = target[12] == 'F' ? 1 : 2;
+        }
         return true;
     }
     return gs__bl_opaque(b);
@@ -4044,6 +4055,14 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
             if (v->op != GS_OP_OPAQUE) return gs__builder_failed(P, &a->at);
             gs_ctx_clear_error(P->ctx);
             if (!(v->text_attrs = gs__arena_printf(P->ctx, "%s, sharding=%s", v->text_attrs ? v->text_attrs : "", sh))) return false;
+        }
+        /* a variadic op built as one op per component and their tuple: each component keeps its element */
+        if (op != GS_OP_TUPLE && v->op == GS_OP_TUPLE && v->sharding && v->sharding->kind == GS_SHARDING_TUPLE) {
+            int e;
+            for (e = 0; e < v->n_operands && e < v->sharding->n_elems; e++)
+                if (v->operands[e]->shape.dtype != GS_TUPLE && !v->operands[e]->sharding_user &&
+                    gs_value_set_sharding(v->operands[e], v->sharding->elems[e]) != GS_OK)
+                    return gs__builder_failed(P, &a->at);
         }
     }
     if (!gs__check_attrs(P, in, v, !inlined_param)) return false;

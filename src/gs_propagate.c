@@ -7,6 +7,7 @@ typedef struct gs__prop {
     gs_graph *entry;
     gs_graph **graphs;     /* stb_ds: the entry and every while condition/body reachable from it */
     gs_value **whiles;     /* stb_ds: while instructions */
+    gs_value **members;    /* stb_ds: shard group members, in graph order */
     int level;
     bool changed;
     int64_t iterations;
@@ -57,6 +58,7 @@ GS__FN bool gs__receive_allowed(gs_op op, int level, gs_origin_kind dir) {
     return gs__fwd_allowed(op, level);
 }
 static const char gs__rule_while[] = "while";
+static const char gs__rule_group[] = "shard group";
 
 GS__FN bool gs__bwd_allowed(gs_op op, int level) {
     if (op == GS_OP_BROADCAST) return level >= 2;
@@ -178,8 +180,9 @@ GS__FN bool gs__offer(gs__prop *P, gs_value *v, int elem, const gs_sharding *can
                       const gs_value *from, const char *rule) {
     const gs_sharding *cur = v->sharding, *nw;
     bool merged = false;
+    if (cand && cand->group_kind) cand = gs__sh_ungrouped(P->ctx, cand);
     if (!cand) return false;
-    if (rule != gs__rule_while && !gs__receive_allowed(v->op, P->level, dir)) return false;
+    if (rule != gs__rule_while && rule != gs__rule_group && !gs__receive_allowed(v->op, P->level, dir)) return false;
     if (elem >= 0) {
         /* tuple element */
         const gs_sharding **elems;
@@ -264,13 +267,13 @@ GS__FN const gs_sharding *gs__lookahead(gs__prop *P, const gs_value *v) {
     const gs_sharding *s = NULL;
     while (n < 8) {
         gs_value *u = NULL;
-        if (gs__num_users(cur, &u) != 1) return NULL;
+        if (gs__num_users(cur, &u) != 1 || u->barrier == 2) return NULL;
         if (gs__arr_sh(u) && gs__is_tiled(u->sharding)) {
             chain[n++] = u;
             s = u->sharding;
             break;
         }
-        if (!(gs__elementwise(u->op) || u->op == GS_OP_TRANSPOSE || u->op == GS_OP_RESHAPE)) return NULL;
+        if (!(gs__elementwise(u->op) || u->op == GS_OP_TRANSPOSE || u->op == GS_OP_RESHAPE) || u->barrier) return NULL;
         chain[n++] = u;
         cur = u;
     }
@@ -342,24 +345,28 @@ GS__FN const gs_sharding *gs__fwd_elementwise(gs__prop *P, gs_value *v, int firs
     return best;
 }
 
-/* sort/top-k: tiles on the sorted dim move to another dim that can take them, else are replicated
-   (XLA GetFirstTargetDimToMoveShardingTiles) */
-GS__FN const gs_sharding *gs__move_off_dim(gs__prop *P, const gs_sharding *s, const gs_shape *shape, int dim) {
-    int d, dest[GS_MAX_RANK];
+/* sort (any number of operands): the operands' most specific sharding, merged with the others (one sharding for
+   every element). Split along the sorted dim it stays so when another dim can take those tiles (the partitioner
+   moves them there, as XLA's IsSortOperandShardingMovable), else the sorted dim is replicated. */
+GS__FN const gs_sharding *gs__combine(gs__prop *P, int n, const gs_sharding *const *c);
+
+GS__FN const gs_sharding *gs__fwd_sort(gs__prop *P, gs_value *v) {
+    const gs_shape *x = &v->operands[0]->shape;
+    const gs_sharding *best = NULL, *c[2];
+    int k, d, dim = (int)v->dim;
     int64_t t;
-    if (!gs__is_tiled(s) || (t = gs_sharding_tiles(s, dim)) == 1) return s;
-    for (d = 0; d < shape->rank; d++) {
-        if (d == dim || gs_sharding_tiles(s, d) != 1 || shape->dims[d] < t || shape->dims[d] % t != 0) continue;
-        {
-            int k;
-            for (k = 0; k < shape->rank; k++) dest[k] = k;
-            dest[dim] = d;
-            dest[d] = dim;
-            return gs__sh_map(P->ctx, s, shape->rank, dest);
-        }
+    for (k = 0; k < v->n_operands; k++) {
+        c[0] = best;
+        c[1] = gs__arr_sh(v->operands[k]);
+        best = gs__combine(P, 2, c);
     }
-    return gs__sh_replicate_dims(P->ctx, s, 1u << dim);
+    if (!gs__is_tiled(best) || (t = gs_sharding_tiles(best, dim)) == 1) return best;
+    for (d = 0; d < x->rank; d++)
+        if (d != dim && gs_sharding_tiles(best, d) == 1 && x->dims[d] >= t && x->dims[d] % t == 0) return best;
+    return gs__sh_replicate_dims(P->ctx, best, 1u << dim);
 }
+
+GS__FN const gs_sharding *gs__fwd_gather_scatter(gs__prop *P, gs_value *v);
 
 GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
     const gs_sharding *s0 = v->n_operands ? gs__arr_sh(v->operands[0]) : NULL;
@@ -379,7 +386,7 @@ GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
         if (!s0) return NULL;
         for (d = 0; d < v->shape.rank; d++) dest[v->dims[d]] = d;
         return gs__sh_map(P->ctx, s0, v->shape.rank, dest);
-    case GS_OP_SLICE: case GS_OP_PAD: case GS_OP_COPY: case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX:
+    case GS_OP_SLICE: case GS_OP_PAD: case GS_OP_COPY: case GS_OP_ANNOTATE: case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX:
     case GS_OP_CUMMIN:
         return s0;
     case GS_OP_REDUCE_WINDOW:
@@ -417,32 +424,104 @@ GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
         return gs__sh_map(P->ctx, s0, v->shape.rank, dest);
     }
     case GS_OP_DOT: case GS_OP_CONVOLUTION: return gs__fwd_dotlike(P, v);
-    case GS_OP_GATHER: {
-        const gs_sharding *si = gs__arr_sh(v->operands[1]), *from_idx = NULL, *from_op = NULL, *m;
-        if (si) {
-            gs__gather_index_dest(v, dest);
-            from_idx = gs__sh_map(P->ctx, si, v->shape.rank, dest);
-        }
-        if (s0) {
-            /* operand dims sliced whole pass through to the offset dims */
-            gs__gather_operand_dest(v, false, dest);
-            from_op = gs__sh_map(P->ctx, s0, v->shape.rank, dest);
-        }
-        if (!gs__is_tiled(from_idx)) return from_op ? from_op : from_idx;
-        if (!gs__is_tiled(from_op)) return from_idx;
-        m = gs__sh_merge(P->ctx, from_idx, from_op);
-        return m ? m : from_idx;
-    }
-    case GS_OP_SCATTER: return s0;
-    case GS_OP_SORT: {
-        const gs_sharding *best = gs__fwd_elementwise(P, v, 0, v->n_operands);
-        if (!best) return NULL;
-        return gs__move_off_dim(P, best, &v->operands[0]->shape, (int)v->dim);
-    }
+    case GS_OP_GATHER: case GS_OP_SCATTER: return gs__fwd_gather_scatter(P, v);
+    case GS_OP_SORT: return gs__fwd_sort(P, v);
     case GS_OP_TOPK:
         return s0 ? gs__sh_replicate_dims(P->ctx, s0, 1u << (v->operands[0]->shape.rank - 1)) : NULL;
     case GS_OP_WHILE: return v->operands[0]->sharding;
     default: return NULL;
+    }
+}
+
+/* ---- gather and scatter: operand O, indices I and R (the gather's output, the scatter's updates). R's batch
+   dims follow I's dims in order; O's dims taken whole pass through to R's offset (window) dims; the parallel dims
+   (explicit batching dims, iota-built index components) tie an O dim, an I dim and an R batch dim together. ---- */
+/* O dim -> R dim (pass-through and parallel dims), I dim -> R dim, and I dim -> O dim (parallel dims only) */
+GS__FN void gs__gs_maps(const gs_value *v, int *o2r, int *i2r, int *i2o) {
+    int op[GS_MAX_RANK], ix[GS_MAX_RANK], n, k, d;
+    if (v->op == GS_OP_GATHER) {
+        gs__gather_operand_dest(v, false, o2r);
+        gs__gather_index_dest(v, i2r);
+    } else {
+        gs__scatter_update_dest(v, o2r);
+        gs__scatter_index_dest(v, i2r);
+    }
+    for (d = 0; d < v->operands[1]->shape.rank; d++) i2o[d] = GS__DEST_REP;
+    n = gs__gs_parallel(v, op, ix);
+    for (k = 0; k < n; k++) {
+        o2r[op[k]] = i2r[ix[k]];
+        i2o[ix[k]] = op[k];
+    }
+}
+
+/* the best of candidate shardings in order of preference: the first, made more specific by each later one it
+   merges with (at level > 0), or replaced by a later one that is more specific and does not merge */
+GS__FN const gs_sharding *gs__combine(gs__prop *P, int n, const gs_sharding *const *c) {
+    const gs_sharding *best = NULL, *m;
+    int k;
+    for (k = 0; k < n; k++) {
+        if (!c[k] || c[k]->kind == GS_SHARDING_MANUAL) continue;
+        if (!best) best = c[k];
+        else if (P->level > 0 && gs__is_tiled(best) && gs__is_tiled(c[k]) && (m = gs__sh_merge(P->ctx, best, c[k])))
+            best = m;
+        else if (gs__sh_more_specific(c[k], best))
+            best = c[k];
+    }
+    return best;
+}
+
+/* forward: a gather's output from its indices (every batch dim) and its operand (pass-through and parallel dims);
+   a scatter's output from its operand, then its indices' parallel dims, then its updates' window and parallel dims */
+GS__FN const gs_sharding *gs__fwd_gather_scatter(gs__prop *P, gs_value *v) {
+    const gs_value *O = v->operands[0], *I = v->operands[1];
+    const gs_sharding *so = gs__arr_sh(O), *si = gs__arr_sh(I), *c[3] = {NULL, NULL, NULL};
+    int o2r[GS_MAX_RANK], i2r[GS_MAX_RANK], i2o[GS_MAX_RANK], inv[GS_MAX_RANK];
+    gs__gs_maps(v, o2r, i2r, i2o);
+    if (v->op == GS_OP_GATHER) {
+        if (si) c[0] = gs__sh_map(P->ctx, si, v->shape.rank, i2r);
+        if (so) c[1] = gs__sh_map(P->ctx, so, v->shape.rank, o2r);
+        return gs__combine(P, 2, c);
+    }
+    {
+        const gs_value *U = v->operands[2];
+        const gs_sharding *su = gs__arr_sh(U);
+        c[0] = so;
+        if (!gs__is_tiled(si) && !gs__is_tiled(su)) return so;
+        if (si) c[1] = gs__sh_map(P->ctx, si, v->shape.rank, i2o);
+        if (su) {
+            gs__dest_invert(v->shape.rank, o2r, U->shape.rank, inv);
+            c[2] = gs__sh_map(P->ctx, su, v->shape.rank, inv);
+        }
+        return gs__combine(P, 3, c);
+    }
+}
+
+/* backward into operand i of gather/scatter u whose sharding is s: O and I from a gather's output; a scatter's
+   operand takes the output's sharding, its updates take the output's window and parallel dims merged with the
+   indices', its indices take the updates' batch dims */
+GS__FN const gs_sharding *gs__bwd_gather_scatter(gs__prop *P, const gs_value *u, const gs_sharding *s, int i) {
+    const gs_value *x = u->operands[i], *R = u->op == GS_OP_GATHER ? u : u->operands[2];
+    int o2r[GS_MAX_RANK], i2r[GS_MAX_RANK], i2o[GS_MAX_RANK], dest[GS_MAX_RANK];
+    const gs_sharding *c[2] = {NULL, NULL};
+    gs__gs_maps(u, o2r, i2r, i2o);
+    if (u->op == GS_OP_GATHER) {
+        if (!gs__is_tiled(s)) return s;
+        gs__dest_invert(x->shape.rank, i == 1 ? i2r : o2r, u->shape.rank, dest);
+        return gs__sh_map(P->ctx, s, x->shape.rank, dest);
+    }
+    if (i == 0) return s;
+    if (i == 1) {
+        const gs_sharding *su = gs__arr_sh(R);
+        if (!gs__is_tiled(su)) return NULL;
+        gs__dest_invert(x->shape.rank, i2r, R->shape.rank, dest);
+        return gs__sh_map(P->ctx, su, x->shape.rank, dest);
+    }
+    {
+        const gs_sharding *si = gs__arr_sh(u->operands[1]);
+        if (gs__is_tiled(s)) c[0] = gs__sh_map(P->ctx, s, R->shape.rank, o2r);
+        if (gs__is_tiled(si)) c[1] = gs__sh_map(P->ctx, si, R->shape.rank, i2r);
+        if (!gs__is_tiled(c[0])) return c[1] ? c[1] : c[0];
+        return gs__combine(P, 2, c);
     }
 }
 
@@ -479,12 +558,8 @@ GS__FN const gs_sharding *gs__bwd_sh(gs__prop *P, const gs_value *u, const gs_sh
         for (d = 0; d < u->shape.rank; d++) dest[d] = (int)u->dims[d];
         return gs__sh_map(P->ctx, s, x->shape.rank, dest);
     case GS_OP_SLICE: case GS_OP_PAD: case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX: case GS_OP_CUMMIN:
-    case GS_OP_REDUCE_WINDOW: case GS_OP_SCATTER:
-        if (i != 0) {
-            if (u->op != GS_OP_SCATTER) return NULL;
-            break;
-        }
-        return s;
+    case GS_OP_REDUCE_WINDOW:
+        return i == 0 ? s : NULL;
     case GS_OP_REVERSE: return gs__sh_reverse(P->ctx, s, gs__mask_of(u->n_dims, u->dims));
     case GS_OP_CONCATENATE: return s;
     case GS_OP_DYNAMIC_SLICE:
@@ -511,23 +586,10 @@ GS__FN const gs_sharding *gs__bwd_sh(gs__prop *P, const gs_value *u, const gs_sh
         m = gs__is_tiled(o) ? gs__sh_merge(P->ctx, c, o) : NULL;
         return m ? m : c;
     }
-    case GS_OP_GATHER: {
-        int fwd[GS_MAX_RANK];
-        if (!gs__is_tiled(s)) return s;
-        if (i == 1) gs__gather_index_dest(u, fwd);
-        else gs__gather_operand_dest(u, false, fwd);
-        gs__dest_invert(x->shape.rank, fwd, u->shape.rank, dest);
-        return gs__sh_map(P->ctx, s, x->shape.rank, dest);
-    }
+    case GS_OP_GATHER: case GS_OP_SCATTER: return gs__bwd_gather_scatter(P, u, s, i);
     case GS_OP_SORT: return s;
     case GS_OP_TOPK: return gs__sh_replicate_dims(P->ctx, s, 1u << (x->shape.rank - 1));
     default: return NULL;
-    }
-    /* scatter updates (i == 2) from the output sharding (indices (i == 1) get nothing from it) */
-    if (u->op == GS_OP_SCATTER && gs__is_tiled(s) && i == 2) {
-        /* operand dims that are window dims covered whole pass to the update window dims */
-        gs__scatter_update_dest(u, dest);
-        return gs__sh_map(P->ctx, s, u->operands[2]->shape.rank, dest);
     }
     return NULL;
 }
@@ -561,7 +623,7 @@ GS__FN void gs__fwd_value(gs__prop *P, gs_value *v) {
                     gs__offer(P, v, k, gs_sharding_manual(P->ctx), GS_ORIGIN_FORWARD, v->operands[0], "manual region");
             return;
         }
-    if (!gs__fwd_allowed(v->op, P->level)) return;
+    if (!gs__fwd_allowed(v->op, P->level) || v->barrier == 1) return;
     if (v->op == GS_OP_TUPLE) {   /* leaf by leaf: an element that is a tuple gives each of its leaves */
         int leaf = 0, j;
         for (k = 0; k < v->n_operands; k++) {
@@ -630,7 +692,7 @@ GS__FN void gs__bwd_value(gs__prop *P, gs_value *u) {
         return;
     }
     if (u->op == GS_OP_TO_MANUAL || u->op == GS_OP_TO_FULL) return;
-    if (!gs__bwd_allowed(u->op, P->level)) return;
+    if (!gs__bwd_allowed(u->op, P->level) || u->barrier == 2) return;
     if (u->op == GS_OP_GET_TUPLE_ELEMENT) {   /* into the element's leaves of the tuple */
         gs_value *t = u->operands[0];
         int first, n, node, j;
@@ -666,6 +728,71 @@ GS__FN void gs__bwd_value(gs__prop *P, gs_value *u) {
         gs_value *x = u->operands[i];
         if (!gs__is_array(x)) continue;
         gs__offer(P, x, -1, gs__bwd_sh(P, u, s, i), GS_ORIGIN_BACKWARD, u, rule);
+    }
+}
+
+/* ---- shard groups (XLA's shard_as / shard_like): an annotation "{unknown shard_as N}" leaves its value open and
+   puts it (and, on a Sharding custom-call, the annotated operand) in group N. Members of a group offer each other
+   their shardings while propagation runs; at the end every open member of a shard_as group takes the group's one
+   sharding, so they all agree (shard_like members only take each other's as hints). ---- */
+GS__FN void gs__join_group(gs__prop *P, gs_value *v, int kind, int64_t id) {
+    int k;
+    if (v->shape.dtype == GS_TUPLE) return;
+    if (!v->group_kind) {
+        v->group_kind = kind;
+        v->group_id = id;
+    }
+    for (k = 0; k < (int)stbds_arrlen(P->members); k++)
+        if (P->members[k] == v) return;
+    stbds_arrput(P->members, v);
+}
+
+/* an {unknown} annotation is open: propagation decides it (its group, if any, is kept on the value) */
+GS__FN void gs__open_unknown(gs__prop *P, gs_value *v) {
+    const gs_sharding *s = v->sharding;
+    if (s->group_kind) {
+        gs__join_group(P, v, s->group_kind, s->group_id);
+        if (v->op == GS_OP_ANNOTATE && !v->operands[0]->sharding_user)
+            gs__join_group(P, v->operands[0], s->group_kind, s->group_id);
+    }
+    v->sharding_user = false;
+    v->sharding = NULL;
+    GS__ZERO(v->origin);
+}
+
+GS__FN bool gs__same_group(const gs_value *a, const gs_value *b) {
+    return a != b && a->group_kind == b->group_kind && a->group_id == b->group_id && gs_shape_equal(&a->shape, &b->shape);
+}
+
+GS__FN void gs__sync_groups(gs__prop *P) {
+    int a, b, n = (int)stbds_arrlen(P->members);
+    for (a = 0; a < n; a++)
+        for (b = 0; b < n; b++)
+            if (gs__same_group(P->members[a], P->members[b]))
+                gs__offer(P, P->members[a], -1, gs__arr_sh(P->members[b]), GS_ORIGIN_BACKWARD, P->members[b], gs__rule_group);
+}
+
+/* shard_as: the group's sharding (its members' combined, first member first) on every open member */
+GS__FN void gs__settle_groups(gs__prop *P) {
+    int a, b, n = (int)stbds_arrlen(P->members);
+    for (a = 0; a < n; a++) {
+        gs_value *v = P->members[a];
+        const gs_sharding *best = NULL, *c[2];
+        if (v->group_kind != 1 || v->sharding_user) continue;
+        for (b = 0; b < n; b++) {
+            const gs_sharding *s = gs__arr_sh(P->members[b]);
+            if (b != a && !gs__same_group(v, P->members[b])) continue;
+            if (!s) continue;
+            c[0] = best;
+            c[1] = s;
+            best = gs__combine(P, 2, c);
+        }
+        best = gs__sh_ungrouped(P->ctx, best);
+        if (best && !gs_sharding_equal(best, v->sharding)) {
+            v->sharding = best;
+            v->origin.kind = GS_ORIGIN_BACKWARD;
+            v->origin.rule = gs__rule_group;
+        }
     }
 }
 
@@ -764,8 +891,11 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
         gs_graph *h = P.graphs[gi];
         for (i = 0; i < (int)stbds_arrlen(h->values); i++) {
             gs_value *v = h->values[i];
+            if (v->sharding_user && v->sharding->kind == GS_SHARDING_UNKNOWN) gs__open_unknown(&P, v);
+            else if (v->group_kind && !v->sharding_user) gs__join_group(&P, v, v->group_kind, v->group_id);
             if (v->sharding_user) {
                 const gs_sharding *s = v->sharding;
+                if (s->group_kind) gs__join_group(&P, v, s->group_kind, s->group_id);
                 int k, n = s->kind == GS_SHARDING_TUPLE ? s->n_elems : 1;
                 for (k = 0; k < n; k++) {
                     const gs_sharding *e = s->kind == GS_SHARDING_TUPLE ? s->elems[k] : s;
@@ -800,6 +930,7 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
                 for (i = (int)stbds_arrlen(h->values) - 1; i >= 0; i--) gs__bwd_value(&P, h->values[i]);
             }
             for (i = 0; i < (int)stbds_arrlen(P.whiles); i++) gs__sync_while(&P, P.whiles[i]);
+            gs__sync_groups(&P);
             if (P.ctx->err) {
                 r = P.ctx->err;
                 goto out;
@@ -811,6 +942,7 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
             }
         } while (P.changed);
     }
+    gs__settle_groups(&P);
     /* whatever is undecided is replicated */
     for (gi = 0; gi < (int)stbds_arrlen(P.graphs); gi++) {
         gs_graph *h = P.graphs[gi];
@@ -850,6 +982,7 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
 out:
     stbds_arrfree(P.graphs);
     stbds_arrfree(P.whiles);
+    stbds_arrfree(P.members);
     return r;
 }
 

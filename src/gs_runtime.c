@@ -790,6 +790,8 @@ typedef struct gs__dev {
     int64_t arrivals;         /* rendezvous reached */
     int64_t *cstat;           /* 3 per plan: executions, bytes sent, bytes received */
     int64_t param_bytes, peak;
+    int64_t tr_last, tr_coll;  /* tracing: when its current instruction began, when it reached the collective
+                                  it waits at (-1: none), microseconds since the run began */
 } gs__dev;
 
 struct gs_runtime {
@@ -828,6 +830,10 @@ struct gs_runtime {
     /* an observer installed on every device's evaluation (gs__runtime_observe), or NULL */
     gs_result (*observe)(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf);
     void *observe_user;
+    /* tracing (gs_runtime_set_trace): per device up to tr_cap spans of the last run, tr_n[d] of them filled */
+    bool trace;
+    gs_runtime_span *tr;
+    int64_t *tr_n, tr_cap, tr_t0;
     /* accounting of the last successful run */
     bool have_stats;
     int64_t *peak, *pbytes;
@@ -838,6 +844,7 @@ struct gs_runtime {
 };
 
 GS_API int64_t gs_runtime_num_devices(const gs_runtime *rt) { return rt ? rt->D : 0; }
+GS__FN gs_ctx *gs__rt_ctx(const gs_runtime *rt) { return rt->ctx; }
 GS_API int64_t gs_runtime_num_workers(const gs_runtime *rt) { return rt ? rt->workers : 0; }
 
 GS__FN void gs__runtime_observe(gs_runtime *rt, gs_result (*fn)(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf),
@@ -871,6 +878,8 @@ GS_API void gs_runtime_destroy(gs_runtime *rt) {
     gs__free(ctx, rt->cstats);
     gs__free(ctx, rt->in_shapes);
     gs__free(ctx, rt->out_shapes);
+    gs__free(ctx, rt->tr);
+    gs__free(ctx, rt->tr_n);
     gs__free(ctx, rt);
 }
 
@@ -1034,9 +1043,67 @@ GS__FN gs_result gs__rt_hook(gs__exec *ex, const gs_value *v, const gs__buf *in,
     gs__dev *dev = (gs__dev *)ex->user;
     gs_runtime *rt = dev->rt;
     gs__rt_post(dev, GS__POST_COLL, v, in);
+    if (rt->tr) dev->tr_coll = gs__now_us() - rt->tr_t0;
     rt->ins[dev->id] = in->data;
     rt->outs[dev->id] = out->data;
     return GS__PENDING;
+}
+
+/* The evaluator's observer while tracing: the instruction v is complete on this device. Its span began when
+   the device reached it as a collective (the wait for the others included), else when the device's previous
+   instruction ended or its turn began (in lockstep mode other devices run in between). Then the observer
+   installed by gs__runtime_observe, if any. */
+GS__FN gs_result gs__rt_trace_observe(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf) {
+    gs__dev *dev = (gs__dev *)ex->user;
+    gs_runtime *rt = dev->rt;
+    if (j == 0 && rt->tr_n[dev->id] < rt->tr_cap) {
+        int64_t now = gs__now_us() - rt->tr_t0;
+        gs_runtime_span *sp = &rt->tr[dev->id * rt->tr_cap + rt->tr_n[dev->id]++];
+        sp->instruction = v;
+        sp->start = (double)(dev->tr_coll >= 0 ? dev->tr_coll : dev->tr_last) * 1e-6;
+        sp->end = (double)now * 1e-6;
+        dev->tr_last = now;
+        dev->tr_coll = -1;
+    }
+    return rt->observe ? rt->observe(ex, v, j, buf) : GS_OK;
+}
+
+GS_API gs_result gs_runtime_set_trace(gs_runtime *rt, bool on) {
+    if (!rt) return GS_ERR_INVALID_ARG;
+    rt->trace = on;
+    return GS_OK;
+}
+
+GS_API int64_t gs_runtime_trace_count(const gs_runtime *rt, int64_t device) {
+    if (!rt || !rt->tr || device < 0 || device >= rt->D) return 0;
+    return rt->tr_n[device];
+}
+
+GS_API const gs_runtime_span *gs_runtime_trace_span(const gs_runtime *rt, int64_t device, int64_t i) {
+    if (i < 0 || i >= gs_runtime_trace_count(rt, device)) return NULL;
+    return &rt->tr[device * rt->tr_cap + i];
+}
+
+/* The span buffers of a traced run: one span per instruction of the entry computation and device. */
+GS__FN gs_result gs__rt_trace_begin(gs_runtime *rt) {
+    gs__free(rt->ctx, rt->tr);
+    gs__free(rt->ctx, rt->tr_n);
+    rt->tr = NULL;
+    rt->tr_n = NULL;
+    if (!rt->trace) return GS_OK;
+    rt->tr_cap = gs_graph_num_values(rt->g) + 1;
+    rt->tr = (gs_runtime_span *)gs__malloc(rt->ctx, sizeof(gs_runtime_span) * (size_t)(rt->tr_cap * rt->D));
+    rt->tr_n = (int64_t *)gs__malloc(rt->ctx, sizeof(int64_t) * (size_t)rt->D);
+    if (!rt->tr || !rt->tr_n) {
+        gs__free(rt->ctx, rt->tr);
+        gs__free(rt->ctx, rt->tr_n);
+        rt->tr = NULL;
+        rt->tr_n = NULL;
+        return GS_ERR_OUT_OF_MEMORY;
+    }
+    memset(rt->tr_n, 0, sizeof(int64_t) * (size_t)rt->D);
+    rt->tr_t0 = gs__now_us();
+    return GS_OK;
 }
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -1080,8 +1147,9 @@ GS__FN gs_result gs__rt_dev_begin(gs_runtime *rt, gs__dev *dev) {
     dev->ex.partition_id = d;
     dev->ex.num_partitions = rt->D;
     dev->ex.user = dev;
-    dev->ex.observe = rt->observe;
+    dev->ex.observe = rt->tr ? gs__rt_trace_observe : rt->observe;
     dev->ex.observe_user = rt->observe_user;
+    dev->tr_coll = -1;
     dev->ex.collective = gs__rt_hook;
     dev->state = GS__DEV_RUNNING;
     dev->live = true;
@@ -1192,6 +1260,7 @@ GS__FN bool gs__rt_rendezvous(gs_runtime *rt, int64_t w, int64_t d0, int64_t d1)
    lets the others of its worker arrive, and the watchdog sees them waiting). Returns false when the run ends. */
 GS__FN bool gs__rt_turn(gs_runtime *rt, gs__dev *dev) {
     int64_t n, t0 = rt->mode == GS_RUNTIME_LOCKSTEP ? 0 : gs__now_us();
+    if (rt->tr) dev->tr_last = gs__now_us() - rt->tr_t0;
     for (n = 1;; n++) {
         int status;
         gs_result r = gs__ev_step(dev->ev, &status);
@@ -1505,7 +1574,10 @@ GS__FN gs_result gs__rt_go(gs_runtime *rt, const void *const *st_in, const gs__b
     size_t per = (size_t)3 * (size_t)rt->n_plans;
     gs_result r = GS_OK;
     cstat_all = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (per * (size_t)rt->D + 1));
-    if (!cstat_all) return GS_ERR_OUT_OF_MEMORY;
+    if (!cstat_all || gs__rt_trace_begin(rt) != GS_OK) {
+        gs__free(ctx, cstat_all);
+        return gs__err(ctx, GS_ERR_OUT_OF_MEMORY, "gs_runtime_run: out of memory");
+    }
     memset(cstat_all, 0, sizeof(int64_t) * (per * (size_t)rt->D + 1));
     gs__rt_lanes(rt, rt->workers);
     if (!gs__barrier_init(&rt->bar, (int)rt->lanes, &rt->abort)) {

@@ -2340,6 +2340,16 @@ GS__FN bool gs__sh_subtiling_or_equal(gs_ctx *ctx, const gs_shape *shape, const 
     return true;
 }
 
+/* s without its shard group (a sharding that propagation passes on is not a member of the group) */
+GS__FN const gs_sharding *gs__sh_ungrouped(gs_ctx *ctx, const gs_sharding *s) {
+    gs_sharding t;
+    if (!s || !s->group_kind) return s;
+    t = *s;
+    t.group_kind = 0;
+    t.group_id = 0;
+    return gs__sh_intern(ctx, &t);
+}
+
 /* ---- dim masks ---- */
 GS__FN uint32_t gs__mask_of(int n, const int64_t *dims) {
     uint32_t m = 0;
@@ -2405,6 +2415,100 @@ GS__FN void gs__scatter_update_dest(const gs_value *v, int *out) {
         if (k < sd->n_update_window_dims && us->dims[sd->update_window_dims[k]] == os->dims[d])
             out[d] = (int)sd->update_window_dims[k];
         k++;
+    }
+}
+
+/* the indices dim along which x (an indices operand, or one piece of it) counts 0, 1, 2, ...: an iota, or a
+   broadcast or copy of one; -1 when it is not such a value */
+GS__FN int gs__iota_dim(const gs_value *x) {
+    int k;
+    while (x->op == GS_OP_COPY || (x->op == GS_OP_CONVERT && gs__is_int(x->shape.dtype) &&
+                                   gs__is_int(x->operands[0]->shape.dtype)))
+        x = x->operands[0];
+    if (x->shape.dtype == GS_TUPLE) return -1;
+    if (x->op == GS_OP_IOTA) return (int)x->dim;
+    if (x->op == GS_OP_BROADCAST && x->operands[0]->shape.rank > 0) {
+        k = gs__iota_dim(x->operands[0]);
+        return k >= 0 && k < x->n_dims ? (int)x->dims[k] : -1;
+    }
+    return -1;
+}
+
+/* Parallel dims of a gather or scatter v: n pairs (operand dim op[i], indices dim ix[i]) along which position i
+   of the indices addresses position i of the operand, so both (and the gather's output or the scatter's updates)
+   can be split alike: the explicit batching dims, and every index-vector component that is an iota along an
+   indices dim (the indices themselves, or a piece of a concatenate along the index vector dim), where the operand
+   dim it indexes is taken one wide and has that indices dim's size. Returns n. */
+GS__FN int gs__gs_parallel(const gs_value *v, int *op, int *ix) {
+    const gs_value *I = v->operands[1];
+    const gs_shape *os = v->op == GS_OP_GATHER ? &v->operands[0]->shape : &v->shape, *is = &I->shape;
+    int64_t ivd, map[GS_MAX_RANK], one[GS_MAX_RANK];
+    int comp_dim[GS_MAX_RANK], nmap, n = 0, k, j, d, c;
+    if (v->op == GS_OP_GATHER) {
+        const gs_gather_dims *gd = v->gather;
+        ivd = gd->index_vector_dim;
+        nmap = gd->n_start_index_map;
+        memcpy(map, gd->start_index_map, sizeof map);
+        for (d = 0; d < os->rank; d++) one[d] = gd->slice_sizes[d] == 1;
+        for (k = 0; k < gd->n_operand_batching_dims; k++) {
+            op[n] = (int)gd->operand_batching_dims[k];
+            ix[n++] = (int)gd->start_indices_batching_dims[k];
+        }
+    } else {
+        const gs_scatter_dims *sd = v->scatter;
+        const gs_shape *us = &v->operands[2]->shape;
+        uint32_t ins = gs__mask_of(sd->n_inserted_window_dims, sd->inserted_window_dims) |
+                       gs__mask_of(sd->n_input_batching_dims, sd->input_batching_dims);
+        ivd = sd->index_vector_dim;
+        nmap = sd->n_scatter_dims_to_operand_dims;
+        memcpy(map, sd->scatter_dims_to_operand_dims, sizeof map);
+        for (d = 0, k = 0; d < os->rank; d++) {
+            one[d] = (ins >> d) & 1u;
+            if (!one[d] && k < sd->n_update_window_dims) one[d] = us->dims[sd->update_window_dims[k++]] == 1;
+        }
+        for (k = 0; k < sd->n_input_batching_dims; k++) {
+            op[n] = (int)sd->input_batching_dims[k];
+            ix[n++] = (int)sd->scatter_indices_batching_dims[k];
+        }
+    }
+    if (nmap > GS_MAX_RANK) return n;
+    for (k = 0; k < nmap; k++) comp_dim[k] = -1;
+    if (ivd < is->rank && I->op == GS_OP_CONCATENATE && I->dim == ivd) {
+        for (j = 0, c = 0; j < I->n_operands && c < nmap; j++) {
+            const gs_value *piece = I->operands[j];
+            int w = (int)piece->shape.dims[ivd], id = gs__iota_dim(piece);
+            for (k = 0; k < w && c < nmap; k++, c++) comp_dim[c] = id;
+        }
+    } else {
+        int id = gs__iota_dim(I);
+        for (k = 0; k < nmap; k++) comp_dim[k] = id;
+    }
+    for (k = 0; k < nmap; k++) {
+        int od = (int)map[k], xd = comp_dim[k];
+        if (xd < 0 || xd == ivd || xd >= is->rank || od < 0 || od >= os->rank || !one[od] ||
+            os->dims[od] != is->dims[xd])
+            continue;
+        for (j = 0; j < n; j++)
+            if (ix[j] == xd || op[j] == od) break;
+        if (j < n) continue;
+        op[n] = od;
+        ix[n++] = xd;
+    }
+    return n;
+}
+
+/* out[d] for scatter v's indices dim d: the update scatter dim it becomes, in order; GS__DEST_REP for the index
+   vector dim */
+GS__FN void gs__scatter_index_dest(const gs_value *v, int *out) {
+    const gs_scatter_dims *sd = v->scatter;
+    const gs_shape *us = &v->operands[2]->shape;
+    uint32_t win = gs__mask_of(sd->n_update_window_dims, sd->update_window_dims);
+    int d, j;
+    for (d = 0, j = 0; d < v->operands[1]->shape.rank; d++) {
+        out[d] = GS__DEST_REP;
+        if (d == sd->index_vector_dim) continue;
+        while (j < us->rank && ((win >> j) & 1u)) j++;
+        if (j < us->rank) out[d] = j++;
     }
 }
 

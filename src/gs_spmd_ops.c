@@ -303,6 +303,39 @@ GS__FN gs_value *gs__sp_gather_indexed(gs__sp *sp, const gs_value *v, const gs_s
     return gs__sp_all_reduce(sp, r, r && r->shape.dtype == GS_PRED ? GS_REDUCE_OR : GS_REDUCE_SUM, rg);
 }
 
+/* ix with index-vector component comp lowered by off (an s32 scalar): iota-built indices along a parallel dim
+   that is split address the device's own shard of the operand from its start */
+GS__FN gs_value *gs__sp_index_shift(gs__sp *sp, gs_value *ix, int ivd, int comp, gs_value *off) {
+    gs_graph *g = sp->G->g;
+    gs_value *b;
+    gs_shape is;
+    if (!ix || !off) return NULL;
+    if (ix->shape.dtype != GS_S32) off = gs_convert(g, off, ix->shape.dtype);
+    b = gs_broadcast(g, off, ix->shape, NULL);
+    if (ivd < ix->shape.rank) {
+        is = ix->shape;
+        is.dtype = GS_S32;
+        b = gs_select(g, gs_compare(g, gs_iota(g, is, ivd), gs__sp_splat(sp, GS_S32, comp, is), GS_CMP_EQ), b,
+                      gs__sp_splat(sp, ix->shape.dtype, 0, ix->shape));
+    }
+    return gs_binary(g, GS_OP_SUBTRACT, ix, b);
+}
+
+/* gather/scatter v's iota-built parallel dims (explicit batching dims are not among them): *op_par gets the
+   operand dims, dest (operand dim -> output/updates dim) their batch dims, comp[d] the index component of each */
+GS__FN void gs__sp_iota_parallel(const gs_value *v, int nbatch, const int *i2r, int *dest, uint32_t *op_par, int *comp) {
+    int op[GS_MAX_RANK], ix[GS_MAX_RANK], n = gs__gs_parallel(v, op, ix), k, j;
+    const int64_t *map = v->op == GS_OP_GATHER ? v->gather->start_index_map : v->scatter->scatter_dims_to_operand_dims;
+    int nmap = v->op == GS_OP_GATHER ? v->gather->n_start_index_map : v->scatter->n_scatter_dims_to_operand_dims;
+    *op_par = 0;
+    for (k = nbatch; k < n; k++) {
+        dest[op[k]] = i2r[ix[k]];
+        *op_par |= 1u << op[k];
+        for (j = 0; j < nmap; j++)
+            if (map[j] == op[k]) comp[op[k]] = j;
+    }
+}
+
 /* --explain: which operand dims (split mask xm) and index dims (im) pass through */
 GS__FN void gs__sp_gather_notes(gs__sp *sp, uint32_t xm, uint32_t op_pass, uint32_t op_bat, uint32_t im, uint32_t ix_pass,
                                 uint32_t ix_bat) {
@@ -324,8 +357,9 @@ GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding 
     const gs_shape *S = &v->shape;
     const gs_gather_dims *gd = v->gather;
     int rank = S->rank, orank = X->shape.rank, irank = I->shape.rank, d;
-    int op_dest[GS_MAX_RANK], ix_dest[GS_MAX_RANK], op_src[GS_MAX_RANK], ix_src[GS_MAX_RANK];
-    uint32_t op_pass = 0, ix_pass = 0, out_ok = 0, all_out, op_bat, ix_bat, lost, triv = 0;
+    int op_dest[GS_MAX_RANK], ix_dest[GS_MAX_RANK], op_src[GS_MAX_RANK], ix_src[GS_MAX_RANK], op_dest0[GS_MAX_RANK];
+    int comp[GS_MAX_RANK];
+    uint32_t op_pass = 0, ix_pass = 0, out_ok = 0, all_out, op_bat, ix_bat, lost, triv = 0, op_par, op_pass0 = 0;
     const gs_sharding *xs = sp->G->vals[X->id].sh, *is = sp->G->vals[I->id].sh, *tr, *T = NULL, *P, *os, *ixs;
     gs_gather_dims ld;
     gs_value *x, *ix, *r;
@@ -339,6 +373,10 @@ GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding 
     ix_bat = gs__mask_of(gd->n_operand_batching_dims, gd->start_indices_batching_dims);
     gs__gather_operand_dest(v, true, op_dest);
     gs__gather_index_dest(v, ix_dest);
+    memcpy(op_dest0, op_dest, sizeof op_dest0);
+    for (d = 0; d < orank; d++)
+        if (op_dest0[d] >= 0) op_pass0 |= 1u << d;
+    gs__sp_iota_parallel(v, gd->n_operand_batching_dims, ix_dest, op_dest, &op_par, comp);
     for (d = 0; d < orank; d++)
         if (op_dest[d] >= 0) { op_pass |= 1u << d; out_ok |= 1u << op_dest[d]; }
     for (d = 0; d < irank; d++)
@@ -367,25 +405,25 @@ GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding 
             triv |= 1u << dd;
     }
     if (triv) {
-        const gs_sharding *P0 = gs__sp_unsplit(sp, xs, ((1u << orank) - 1) & ~(op_pass | triv)), *cand[3];
+        const gs_sharding *P0 = gs__sp_unsplit(sp, xs, ((1u << orank) - 1) & ~(op_pass0 | triv)), *cand[3];
         gs_replica_groups rg;
         int c;
         /* R as the other strategies split it, else as X's pass-through dims alone, else replicated */
         cand[0] = T;
-        cand[1] = P0 ? gs__sh_map(sp->ctx, P0, rank, op_dest) : NULL;
+        cand[1] = P0 ? gs__sh_map(sp->ctx, P0, rank, op_dest0) : NULL;
         cand[2] = gs__sp_rep(sp);
         gs__dest_invert(irank, ix_dest, rank, ix_src);
         for (c = 0; c < 3 && P0; c++) {
             const gs_sharding *C = cand[c];
-            if (!C || !gs__sp_tiles_agree(sp, P0, orank, op_dest, C, rank) ||
+            if (!C || !gs__sp_tiles_agree(sp, P0, orank, op_dest0, C, rank) ||
                 !gs__sp_partial_groups(sp, C, rank, P0, orank, triv, &rg) || !(ixs = gs__sh_map(sp->ctx, C, irank, ix_src)))
                 continue;
-            lost = gs__sp_split_mask(xs, orank) & ~(op_pass | triv);
+            lost = gs__sp_split_mask(xs, orank) & ~(op_pass0 | triv);
             if (lost) gs__sp_warn_unkept(sp, v, X, xs, lost, "gather");
-            r = gs__sp_gather_indexed(sp, v, P0, ixs, C, triv, op_pass & ~op_bat, &rg);
+            r = gs__sp_gather_indexed(sp, v, P0, ixs, C, triv, op_pass0 & ~op_bat, &rg);
             if (!r) return NULL;
-            gs__sp_gather_notes(sp, gs__sp_split_mask(P0, orank), op_pass, op_bat, gs__sp_split_mask(ixs, irank), ix_pass,
-                                ix_bat);
+            gs__sp_gather_notes(sp, gs__sp_split_mask(P0, orank), op_pass0, op_bat, gs__sp_split_mask(ixs, irank),
+                                ix_pass, ix_bat);
             gs__sp_note(sp, "gather: operand split along indexed %s: masked local gather + all-reduce",
                         gs__sp_dims_text(triv, buf, sizeof buf));
             *osh = C;
@@ -403,10 +441,15 @@ GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding 
     x = gs__sp_get(sp, X, os);
     ix = gs__sp_get(sp, I, ixs);
     if (!x || !ix) return NULL;
-    /* the local gather: pass-through dims are sliced whole at the shard's (padded) size */
+    /* the local gather: pass-through dims are sliced whole at the shard's (padded) size; along a split parallel
+       dim the iota-built indices count from the shard's start */
     ld = *gd;
     for (d = 0; d < orank; d++)
-        if (((op_pass & ~op_bat) >> d) & 1u) ld.slice_sizes[d] = x->shape.dims[d];
+        if (((op_pass & ~op_bat & ~op_par) >> d) & 1u) ld.slice_sizes[d] = x->shape.dims[d];
+    for (d = 0; d < orank; d++)
+        if (((op_par >> d) & 1u) && gs__sp_k(os, d) > 1)
+            ix = gs__sp_index_shift(sp, ix, (int)gd->index_vector_dim, comp[d], gs__sp_offset(sp, os, d, x->shape.dims[d]));
+    if (!ix) return NULL;
     r = gs_gather(sp->G->g, x, ix, &ld);
     ls = gs__sp_local(T, *S);
     if (r && !gs_shape_equal(&r->shape, &ls)) {
@@ -416,7 +459,11 @@ GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding 
                 gs_sharding_to_text(sp->ctx, T));
         return NULL;
     }
-    gs__sp_gather_notes(sp, gs__sp_split_mask(os, orank), op_pass, op_bat, gs__sp_split_mask(ixs, irank), ix_pass, ix_bat);
+    gs__sp_gather_notes(sp, gs__sp_split_mask(os, orank), op_pass & ~op_par, op_bat, gs__sp_split_mask(ixs, irank),
+                        ix_pass, ix_bat);
+    if (gs__sp_split_mask(os, orank) & op_par)
+        gs__sp_note(sp, "gather: parallel (iota-built indices) along %s, indices shifted to the shard",
+                    gs__sp_dims_text(gs__sp_split_mask(os, orank) & op_par, buf, sizeof buf));
     *osh = T;
     return r;
 }
@@ -487,22 +534,33 @@ GS__FN bool gs__sp_scatter_indexed(gs__sp *sp, const gs_value *v, const gs_shard
    scatters into the identity + one all-reduce; anything else replicated */
 GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const gs_value *X = v->operands[0], *I = v->operands[1], *U = v->operands[2];
-    int rank = v->shape.rank, d, dest[GS_MAX_RANK];
-    uint32_t pass = 0, lost;
-    const gs_sharding *xs = sp->G->vals[X->id].sh, *T, *us;
+    int rank = v->shape.rank, irank = I->shape.rank, d, k, npar, dest[GS_MAX_RANK], i2u[GS_MAX_RANK], o2i[GS_MAX_RANK];
+    int pop[GS_MAX_RANK], pix[GS_MAX_RANK], comp[GS_MAX_RANK];
+    uint32_t pass = 0, lost, op_par = 0, m;
+    const gs_sharding *xs = sp->G->vals[X->id].sh, *T, *us, *ixs;
     gs_value *ops[3];
     gs_shape ls;
     char buf[64];
-    if (!v->scatter || rank > 31 || gs_sharding_manual_group(t) > 1 || gs_sharding_manual_group(xs) > 1)
+    if (!v->scatter || rank > 31 || irank > 31 || gs_sharding_manual_group(t) > 1 || gs_sharding_manual_group(xs) > 1)
         return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    /* window dims the updates cover whole, and the parallel dims (explicit batching, iota-built indices), each to
+       its updates dim; the parallel dims also to their indices dim */
     gs__scatter_update_dest(v, dest);
+    gs__scatter_index_dest(v, i2u);
+    npar = gs__gs_parallel(v, pop, pix);
+    for (d = 0; d < rank; d++) o2i[d] = GS__DEST_REP;
+    for (k = 0; k < npar; k++) {
+        dest[pop[k]] = i2u[pix[k]];
+        o2i[pop[k]] = pix[k];
+    }
+    gs__sp_iota_parallel(v, v->scatter->n_input_batching_dims, i2u, dest, &op_par, comp);
     for (d = 0; d < rank; d++)
         if (dest[d] >= 0) pass |= 1u << d;
     /* X's split along those dims decides, else what the result wants */
     T = gs__sp_unsplit(sp, xs, ((1u << rank) - 1) & ~pass);
     if (!T || !gs__sp_split_mask(T, rank)) T = gs__sp_unsplit(sp, t, ((1u << rank) - 1) & ~pass);
     if (!T) return NULL;
-    if (v->reduce >= GS_REDUCE_SUM && v->reduce <= GS_REDUCE_OR) {
+    if (npar == 0 && v->reduce >= GS_REDUCE_SUM && v->reduce <= GS_REDUCE_OR) {
         /* indices and updates split along their scatter dims: local scatters combined by an all-reduce */
         const gs_sharding *To = gs__sp_split_mask(T, rank) ? T : gs__sp_rep(sp);
         gs_value *r = NULL;
@@ -514,15 +572,26 @@ GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding
     }
     if (!gs__sp_split_mask(T, rank)) return gs__sp_replicated(sp, v, "gather/scatter", osh);
     us = gs__sh_map(sp->ctx, T, U->shape.rank, dest);
-    if (!us) return gs__sp_replicated(sp, v, "gather/scatter", osh);
+    ixs = gs__sh_map(sp->ctx, T, irank, o2i);
+    if (!us || !ixs) return gs__sp_replicated(sp, v, "gather/scatter", osh);
     lost = gs__sp_split_mask(xs, rank) & ~pass;
     if (lost) gs__sp_warn_unkept(sp, v, X, xs, lost, "scatter");
     ops[0] = gs__sp_get(sp, X, T);
-    ops[1] = gs__sp_get(sp, I, gs__sp_rep(sp));
+    ops[1] = gs__sp_get(sp, I, ixs);
     ops[2] = gs__sp_get(sp, U, us);
     if (!ops[0] || !ops[1] || !ops[2]) return NULL;
-    gs__sp_note(sp, "scatter: operand pass-through along %s (indices whole)",
-                gs__sp_dims_text(gs__sp_split_mask(T, rank), buf, sizeof buf));
+    /* along a split parallel dim the iota-built indices count from the shard's start */
+    for (d = 0; d < rank; d++)
+        if (((op_par >> d) & 1u) && gs__sp_k(T, d) > 1 &&
+            !(ops[1] = gs__sp_index_shift(sp, ops[1], (int)v->scatter->index_vector_dim, comp[d],
+                                          gs__sp_offset(sp, T, d, ops[0]->shape.dims[d]))))
+            return NULL;
+    m = gs__sp_split_mask(T, rank);
+    op_par |= gs__mask_of(v->scatter->n_input_batching_dims, v->scatter->input_batching_dims);
+    if (m & ~op_par)
+        gs__sp_note(sp, "scatter: operand pass-through along %s (indices whole)", gs__sp_dims_text(m & ~op_par, buf, sizeof buf));
+    if (m & op_par)
+        gs__sp_note(sp, "scatter: parallel along %s, indices and updates split alike", gs__sp_dims_text(m & op_par, buf, sizeof buf));
     ls = gs__sp_local(T, v->shape);
     *osh = T;
     return gs__sp_clone(sp, v, ops, &ls);

@@ -140,6 +140,7 @@ int main(int argc, char **argv) {
     suite_reliability();
     suite_fault();
     suite_notation();
+    suite_course();
     printf("%d passed, %d failed\n", gst_passed, gst_failed);
     return gst_failed ? 1 : 0;
 }

@@ -90,5 +90,6 @@ void suite_moe(void);
 void suite_reliability(void);
 void suite_fault(void);
 void suite_notation(void);
+void suite_course(void);
 
 #endif

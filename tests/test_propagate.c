@@ -336,7 +336,8 @@ static void test_gather_scatter_sort_rules(void) {
                    "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add.f32\n"
                    "  ROOT a = f32[16,8] custom-call(s), custom_call_target=\"Sharding\", sharding={devices=[1,4]<=[4]}\n}\n"));
     CHECK(has("o", "{devices=[1,4]<=[4]}") && has("u", "{devices=[1,4]<=[4]}"));
-    /* sort: tiles on the sorted dim move to a dim that can hold them; top-k replicates the last dim */
+    /* sort split along the sorted dim keeps that split when another dim can take the tiles (the partitioner moves
+       them there, as XLA); top-k replicates the last dim */
     CHECK(prop(HDR "ENTRY e {\n"
                    "  x = f32[8,6] parameter(0), sharding={devices=[1,4]<=[4]}\n"
                    "  y = f32[8,6] parameter(1), sharding={devices=[4,1]<=[4]}\n"
@@ -345,7 +346,183 @@ static void test_gather_scatter_sort_rules(void) {
                    "  v = f32[8,2] get-tuple-element(tk), index=0\n"
                    "  ROOT o = (f32[8,6], f32[8,2]) tuple(s, v)\n}\n"
                    "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\n"));
-    CHECK(has("s", "{devices=[4,1]<=[4]}") && has("v", "{devices=[4,1]<=[4]}"));
+    CHECK(has("s", "{devices=[1,4]<=[4]}") && has("v", "{devices=[4,1]<=[4]}"));
+    /* no other dim can take 4 tiles (6 rows): the sorted dim is replicated */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  x = f32[6,8] parameter(0), sharding={devices=[1,4]<=[4]}\n"
+                   "  io = s32[6,8] iota(), iota_dimension=1\n"
+                   "  ROOT s = (f32[6,8], s32[6,8]) sort(x, io), dimensions={1}, to_apply=lt\n}\n"
+                   "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n"
+                   "  ROOT r = pred[] compare(a, b), direction=LT\n}\n"));
+    CHECK(has("s", "{{replicated}, {replicated}}") && has("io", "{replicated}"));
+    /* several operands: the split of any of them reaches the sort and every operand */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  x = f32[8,6] parameter(0)\n"
+                   "  y = s32[8,6] parameter(1), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n"
+                   "  ROOT s = (f32[8,6], s32[8,6]) sort(x, y), dimensions={1}, to_apply=lt\n}\n"
+                   "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n"
+                   "  ROOT r = pred[] compare(a, b), direction=LT\n}\n"));
+    CHECK(has("s", "{{devices=[2,1,2]<=[4] last_tile_dim_replicate}, {devices=[2,1,2]<=[4] last_tile_dim_replicate}}") &&
+          has("x", "{devices=[2,1,2]<=[4] last_tile_dim_replicate}"));
+}
+
+/* gather/scatter parallel dims: an iota-built index component or an explicit batching dim ties an operand dim to
+   an indices dim and the output's (updates') batch dim; a scatter's indices and updates inform each other */
+static void test_gather_scatter_parallel_dims(void) {
+    /* component 0 of the indices counts along indices dim 0, so operand dim 0 splits like the output's dim 0 */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  t = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                   "  p = s32[8,1] parameter(1)\n"
+                   "  io = s32[8,1] iota(), iota_dimension=0\n"
+                   "  c = s32[8,2] concatenate(io, p), dimensions={1}\n"
+                   "  g = f32[8] gather(t, c), offset_dims={}, collapsed_slice_dims={0,1}, start_index_map={0,1}, "
+                   "index_vector_dim=1, slice_sizes={1,1}\n"
+                   "  ROOT r = f32[8] negate(g)\n}\n"));
+    CHECK(has("g", "{devices=[4]<=[4]}") && has("c", "{devices=[4,1]<=[4]}") && has("p", "{devices=[4,1]<=[4]}"));
+    /* the same with the iota broadcast from a vector, and the output annotated: the operand follows backward */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  t = f32[8,6] parameter(0)\n"
+                   "  i1 = s32[8] iota(), iota_dimension=0\n"
+                   "  b = s32[8,1] broadcast(i1), dimensions={0}\n"
+                   "  g = f32[8,6] gather(t, b), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+                   "index_vector_dim=1, slice_sizes={1,6}, sharding={devices=[2,2]<=[4]}\n"
+                   "  ROOT r = f32[8,6] negate(g)\n}\n"));
+    CHECK(has("t", "{devices=[2,2]<=[4]}"));
+    /* a slice wider than one along the indexed dim is not parallel: the operand's split there is dropped */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  t = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                   "  i1 = s32[7,1] iota(), iota_dimension=0\n"
+                   "  g = f32[7,2,6] gather(t, i1), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0}, "
+                   "index_vector_dim=1, slice_sizes={2,6}\n"
+                   "  ROOT r = f32[7,2,6] negate(g)\n}\n"));
+    CHECK(has("g", "{replicated}"));
+    /* explicit batching dims: operand dim 0 and indices dim 0 are one dim of the output */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  t = f32[4,10,3] parameter(0), sharding={devices=[2,1,1,2]<=[4] last_tile_dim_replicate}\n"
+                   "  i = s32[4,5,1] parameter(1)\n"
+                   "  g = f32[4,5,3] gather(t, i), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, "
+                   "operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1,3}\n"
+                   "  ROOT r = f32[4,5,3] negate(g)\n}\n"));
+    CHECK(has("g", "{devices=[2,1,1,2]<=[4] last_tile_dim_replicate}") &&
+          has("i", "{devices=[2,1,1,2]<=[4] last_tile_dim_replicate}"));
+    /* scatter: the updates' scatter dim gives the indices theirs (the scatter itself pinned replicated) */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  o = f32[10,6] parameter(0)\n"
+                   "  ip = s32[8] parameter(1)\n"
+                   "  ic = s32[8] copy(ip)\n"
+                   "  u = f32[8,6] parameter(2), sharding={devices=[4,1]<=[4]}\n"
+                   "  ROOT s = f32[10,6] scatter(o, ic, u), update_window_dims={1}, inserted_window_dims={0}, "
+                   "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add.f32, sharding={replicated}\n}\n"));
+    CHECK(has("ic", "{devices=[4]<=[4]}"));
+    /* and the indices give the updates theirs */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  o = f32[10,6] parameter(0)\n"
+                   "  i = s32[8] parameter(1), sharding={devices=[2,2]<=[4] last_tile_dim_replicate}\n"
+                   "  up = f32[8,6] parameter(2)\n"
+                   "  uc = f32[8,6] copy(up)\n"
+                   "  ROOT s = f32[10,6] scatter(o, i, uc), update_window_dims={1}, inserted_window_dims={0}, "
+                   "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add.f32, sharding={replicated}\n}\n"));
+    CHECK(has("uc", "{devices=[2,1,2]<=[4] last_tile_dim_replicate}"));
+    /* iota indices make the scatter's dim 0 parallel: the output splits like the updates' scatter dim */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  o = f32[8,6] parameter(0)\n"
+                   "  i = s32[8] iota(), iota_dimension=0\n"
+                   "  u = f32[8,6] parameter(1), sharding={devices=[4,1]<=[4]}\n"
+                   "  s = f32[8,6] scatter(o, i, u), update_window_dims={1}, inserted_window_dims={0}, "
+                   "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add.f32\n"
+                   "  ROOT r = f32[8,6] negate(s)\n}\n"));
+    CHECK(has("s", "{devices=[4,1]<=[4]}") && has("o", "{devices=[4,1]<=[4]}"));
+}
+
+/* ShardBarrierFrom stops forward propagation through it, ShardBarrierTo backward; both print back as written */
+static void test_shard_barriers(void) {
+    const char *txt;
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  x = f32[8,4] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                   "  b = f32[8,4] custom-call(x), custom_call_target=\"ShardBarrierFrom\", custom_call_has_side_effect=true\n"
+                   "  n = f32[8,4] negate(b)\n"
+                   "  y = f32[8,4] parameter(1)\n"
+                   "  yc = f32[8,4] copy(y)\n"
+                   "  c = f32[8,4] custom-call(yc), custom_call_target=\"ShardBarrierTo\"\n"
+                   "  m = f32[8,4] negate(c), sharding={devices=[1,4]<=[4]}\n"
+                   "  ROOT t = (f32[8,4], f32[8,4]) tuple(n, m)\n}\n"));
+    CHECK(has("n", "{replicated}") && has("b", "{replicated}"));
+    CHECK(has("c", "{devices=[1,4]<=[4]}") && has("yc", "{replicated}"));
+    /* without the barriers the same module propagates through */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  x = f32[8,4] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                   "  b = f32[8,4] copy(x)\n"
+                   "  n = f32[8,4] negate(b)\n"
+                   "  y = f32[8,4] parameter(1)\n"
+                   "  yc = f32[8,4] copy(y)\n"
+                   "  c = f32[8,4] copy(yc)\n"
+                   "  m = f32[8,4] negate(c), sharding={devices=[1,4]<=[4]}\n"
+                   "  ROOT t = (f32[8,4], f32[8,4]) tuple(n, m)\n}\n"));
+    CHECK(has("n", "{devices=[4,1]<=[4]}") && has("yc", "{devices=[1,4]<=[4]}"));
+    /* printed back as custom-calls */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  x = f32[8,4] parameter(0)\n"
+                   "  b = f32[8,4] custom-call(x), custom_call_target=\"ShardBarrierFrom\"\n"
+                   "  ROOT c = f32[8,4] custom-call(b), custom_call_target=\"ShardBarrierTo\"\n}\n"));
+    txt = pg ? gs_hlo_print(pg) : NULL;
+    CHECK(txt && strstr(txt, "custom-call(x), custom_call_target=\"ShardBarrierFrom\"") &&
+          strstr(txt, "custom-call(b), custom_call_target=\"ShardBarrierTo\""));
+    if (txt && !strstr(txt, "ShardBarrierFrom")) fprintf(stderr, "%s\n", txt);
+}
+
+/* {unknown} is open (decided by propagation, no conflict); shard_as members end alike, shard_like ones only hint */
+static void test_shard_groups_and_unknown(void) {
+    const gs_sharding *a, *b;
+    /* an open annotation takes its operand's sharding and passes it on */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  x = f32[8,4] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                   "  u = f32[8,4] custom-call(x), custom_call_target=\"Sharding\", sharding={unknown}\n"
+                   "  ROOT n = f32[8,4] negate(u)\n}\n"));
+    CHECK(has("u", "{devices=[4,1]<=[4]}") && has("n", "{devices=[4,1]<=[4]}"));
+    CHECK(pg && gs_propagate_num_conflicts(pg) == 0);
+    /* shard_as: two values split differently end with one sharding (the first member's) */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  p = f32[8,8] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                   "  q = f32[8,8] parameter(1), sharding={devices=[1,4]<=[4]}\n"
+                   "  a = f32[8,8] add(p, p)\n"
+                   "  sa = f32[8,8] custom-call(a), custom_call_target=\"Sharding\", sharding={unknown shard_as 0}\n"
+                   "  b = f32[8,8] add(q, q)\n"
+                   "  sb = f32[8,8] custom-call(b), custom_call_target=\"Sharding\", sharding={unknown shard_as 0}\n"
+                   "  ROOT m = f32[8,8] multiply(a, b)\n}\n"));
+    CHECK(has("a", "{devices=[4,1]<=[4]}") && has("b", "{devices=[4,1]<=[4]}") && has("sb", "{devices=[4,1]<=[4]}"));
+    /* shard_like: the same program keeps the two apart */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  p = f32[8,8] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                   "  q = f32[8,8] parameter(1), sharding={devices=[1,4]<=[4]}\n"
+                   "  a = f32[8,8] add(p, p)\n"
+                   "  sa = f32[8,8] custom-call(a), custom_call_target=\"Sharding\", sharding={unknown shard_like 0}\n"
+                   "  b = f32[8,8] add(q, q)\n"
+                   "  sb = f32[8,8] custom-call(b), custom_call_target=\"Sharding\", sharding={unknown shard_like 0}\n"
+                   "  ROOT m = f32[8,8] multiply(a, b)\n}\n"));
+    CHECK(has("a", "{devices=[4,1]<=[4]}") && has("b", "{devices=[1,4]<=[4]}"));
+    /* ... but gives a member without one the other's; partial shardings merge across the group */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  p = f32[8,8] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n"
+                   "  q = f32[8,8] parameter(1)\n"
+                   "  a = f32[8,8] add(p, p)\n"
+                   "  sa = f32[8,8] custom-call(a), custom_call_target=\"Sharding\", sharding={unknown shard_like 3}\n"
+                   "  b = f32[8,8] add(q, q)\n"
+                   "  sb = f32[8,8] custom-call(b), custom_call_target=\"Sharding\", sharding={unknown shard_like 3}\n"
+                   "  r1 = f32[] constant(0)\n"
+                   "  ROOT m = f32[8] reduce(b, r1), dimensions={1}, to_apply=add.f32\n}\n"));
+    CHECK(has("b", "{devices=[2,1,2]<=[4] last_tile_dim_replicate}") && has("q", "{devices=[2,1,2]<=[4] last_tile_dim_replicate}"));
+    /* a parameter in a shard_as group with an annotated value elsewhere; propagating twice gives the same */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  p = f32[8,8] parameter(0), sharding={unknown shard_as 1}\n"
+                   "  q = f32[8,8] parameter(1), sharding={devices=[2,2]<=[4] shard_as 1}\n"
+                   "  ROOT t = (f32[8,8], f32[8,8]) tuple(p, q)\n}\n"));
+    CHECK(has("p", "{devices=[2,2]<=[4]}"));
+    if (pg) {
+        a = gs_value_sharding(gs_graph_find(pg, "p"));
+        CHECK_OK(gs_propagate(pg, NULL));
+        b = gs_value_sharding(gs_graph_find(pg, "p"));
+        CHECK(a && b && gs_sharding_equal(a, b));
+    }
 }
 
 static void test_topk_and_tuples(void) {
@@ -564,6 +741,9 @@ void suite_propagate(void) {
     RUN(test_data_movement_rules);
     RUN(test_backward_pass_through);
     RUN(test_gather_scatter_sort_rules);
+    RUN(test_gather_scatter_parallel_dims);
+    RUN(test_shard_barriers);
+    RUN(test_shard_groups_and_unknown);
     RUN(test_topk_and_tuples);
     RUN(test_while_loop);
     RUN(test_manual_region);

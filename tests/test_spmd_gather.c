@@ -502,6 +502,131 @@ static void test_scatter_indexed(void) {
     }
 }
 
+/* iota-built indices make the indexed dim parallel: operand, indices and result split alike along it and each
+   device gathers from its own rows with the iota component shifted to its shard; nothing moves. 8 rows on 4, 3
+   (uneven: the last shard is padding-poisoned) and 5 devices; the other component indexes a dim left whole. */
+static void test_gather_iota_parallel(void) {
+    static const int64_t Ds[] = {4, 3, 5};
+    int i;
+    for (i = 0; i < 3; i++) {
+        gst_case h;
+        char body[1024];
+        snprintf(body, sizeof body,
+                 "  t = f32[8,6] parameter(0), sharding={devices=[%lld,1]<=[%lld]}\n"
+                 "  p = s32[8,1] parameter(1)\n"
+                 "  io = s32[8,1] iota(), iota_dimension=0\n"
+                 "  c = s32[8,2] concatenate(io, p), dimensions={1}\n"
+                 "  ROOT r = f32[8] gather(t, c), offset_dims={}, collapsed_slice_dims={0,1}, start_index_map={0,1}, "
+                 "index_vector_dim=1, slice_sizes={1,1}\n",
+                 (long long)Ds[i], (long long)Ds[i]);
+        if (run(&h, body, Ds[i])) {
+            CHECK_LOCAL(h);
+            CHECK_EXPLAIN(h, "gather: parallel (iota-built indices) along dim 0");
+        }
+        gs_ctx_destroy(h.ctx);
+    }
+    /* the iota broadcast along indices dim 1 of a rank-3 index array, the result split on a 2x2 mesh; the indexed
+       dim (7 rows) does not divide by 2 */
+    {
+        gst_case h;
+        if (run(&h,
+                "  t = f32[7,5,6] parameter(0)\n"
+                "  io = s32[7] iota(), iota_dimension=0\n"
+                "  b = s32[3,7] broadcast(io), dimensions={1}\n"
+                "  ROOT r = f32[3,7,6] gather(t, b), offset_dims={2}, collapsed_slice_dims={0,1}, "
+                "start_index_map={0}, index_vector_dim=2, slice_sizes={1,1,6}, sharding={devices=[1,2,2]<=[4]}\n",
+                4)) {
+            CHECK_MSG(h.warnings == 0 && h.ag == 0, "ag %d warnings %d\n%s", h.ag, h.warnings, h.text);
+        }
+        gs_ctx_destroy(h.ctx);
+    }
+}
+
+/* scatter along parallel dims: explicit batching dims (operand split, or only the indices and updates split) and
+   iota-built indices; operand, indices and updates split alike, each device scatters into its own shard */
+static void test_scatter_parallel_and_batching(void) {
+    static const int64_t Ds[] = {2, 3};
+    int i;
+    for (i = 0; i < 2; i++) {
+        gst_case h;
+        char body[1024];
+        snprintf(body, sizeof body,
+                 "  o = f32[4,10,3] parameter(0), sharding={devices=[%lld,1,1]<=[%lld]}\n"
+                 "  i = s32[4,5,1] parameter(1)\n"
+                 "  u = f32[4,5,3] parameter(2)\n"
+                 "  ROOT r = f32[4,10,3] scatter(o, i, u), update_window_dims={2}, inserted_window_dims={1}, "
+                 "input_batching_dims={0}, scatter_indices_batching_dims={0}, scatter_dims_to_operand_dims={1}, "
+                 "index_vector_dim=2, to_apply=add\n",
+                 (long long)Ds[i], (long long)Ds[i]);
+        if (run(&h, body, Ds[i])) {
+            CHECK_LOCAL(h);
+            CHECK_EXPLAIN(h, "scatter: parallel along dim 0");
+        }
+        gs_ctx_destroy(h.ctx);
+    }
+    {   /* the indices split along their batching dim (dim 1 here), nothing else annotated */
+        gst_case h;
+        if (run(&h,
+                "  o = f32[10,5,3] parameter(0)\n"
+                "  i = s32[6,5] parameter(1), sharding={devices=[1,3]<=[3]}\n"
+                "  u = f32[6,5,3] parameter(2)\n"
+                "  ROOT r = f32[10,5,3] scatter(o, i, u), update_window_dims={2}, inserted_window_dims={0}, "
+                "input_batching_dims={1}, scatter_indices_batching_dims={1}, scatter_dims_to_operand_dims={0}, "
+                "index_vector_dim=2, to_apply=max\n",
+                3)) {
+            CHECK_LOCAL(h);
+            CHECK_EXPLAIN(h, "scatter: parallel along dim 1");
+        }
+        gs_ctx_destroy(h.ctx);
+    }
+    for (i = 0; i < 2; i++) {   /* iota indices: updates row k goes to operand row k */
+        gst_case h;
+        char body[1024];
+        snprintf(body, sizeof body,
+                 "  o = f32[8,6] parameter(0), sharding={devices=[%lld,1]<=[%lld]}\n"
+                 "  i = s32[8] iota(), iota_dimension=0\n"
+                 "  u = f32[8,6] parameter(1)\n"
+                 "  ROOT r = f32[8,6] scatter(o, i, u), update_window_dims={1}, inserted_window_dims={0}, "
+                 "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%s\n",
+                 (long long)Ds[i] + 1, (long long)Ds[i] + 1, i ? "rep" : "add");
+        if (run(&h, body, Ds[i] + 1)) {
+            CHECK_LOCAL(h);
+            CHECK_EXPLAIN(h, "scatter: parallel along dim 0");
+        }
+        gs_ctx_destroy(h.ctx);
+    }
+}
+
+/* sort with several operands (argsort: keys and an iota): the keys' split reaches the sort and every element of the
+   result is split alike; split along the sorted dim, the tiles move to the other dim (12 rows on 4 and 3 devices) */
+static void test_sort_multi_operand(void) {
+    static const int64_t Ds[] = {4, 3};
+    int i;
+    for (i = 0; i < 2; i++) {
+        gst_case h;
+        char body[1024];
+        snprintf(body, sizeof body,
+                 "  k = f32[12,9] parameter(0), sharding={devices=[1,%lld]<=[%lld]}\n"
+                 "  io = s32[12,9] iota(), iota_dimension=1\n"
+                 "  s = (f32[12,9], s32[12,9]) sort(k, io), dimensions={1}, to_apply=lt\n"
+                 "  v = f32[12,9] get-tuple-element(s), index=0\n"
+                 "  x = s32[12,9] get-tuple-element(s), index=1\n"
+                 "  ROOT r = (f32[12,9], s32[12,9]) tuple(v, x)\n",
+                 (long long)Ds[i], (long long)Ds[i]);
+        if (gst_case_run(&h, "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = s32[] parameter(2)\n"
+                             "  d = s32[] parameter(3)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\n",
+                         body, Ds[i], 0, 7)) {
+            gs_value *sv = gst_case_named(h.src, "s");
+            const gs_sharding *ss = sv ? gs_value_sharding(sv) : NULL;
+            CHECK(ss && gs_sharding_tuple_size(ss) == 2 &&
+                  gs_sharding_equal(gs_sharding_tuple_elem(ss, 0), gs_sharding_tuple_elem(ss, 1)) &&
+                  gs_sharding_tiles(gs_sharding_tuple_elem(ss, 0), 1) == Ds[i]);
+            CHECK_MSG(h.warnings == 0, "warnings %d\n%s", h.warnings, h.text);
+        }
+        gs_ctx_destroy(h.ctx);
+    }
+}
+
 void suite_spmd_gather(void) {
     RUN(test_gather_operand_passthrough);
     RUN(test_gather_operand_passthrough_rank3);
@@ -515,4 +640,7 @@ void suite_spmd_gather(void) {
     RUN(test_gather_indexed_mesh);
     RUN(test_gather_indexed_two_dims);
     RUN(test_scatter_indexed);
+    RUN(test_gather_iota_parallel);
+    RUN(test_scatter_parallel_and_batching);
+    RUN(test_sort_multi_operand);
 }

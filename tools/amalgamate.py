@@ -33,6 +33,7 @@ SECTIONS = [
     ("gs_model.c", "cost - whole models", "Transformer accounting, step times, memory per chip, the planner"),
     ("gs_shapes.c", "shapes-only runs", "the runtime's accounting of an SPMD program from shapes alone"),
     ("gs_notation.c", "notation", "the book's sharding notation both ways; expressions built, partitioned, costed"),
+    ("gs_trace.c", "pictures", "trace-event JSON of a run and of the cost model's timeline, SVG of a sharding"),
 ]
 IMPL_FILES = [f for f, _, _ in SECTIONS]
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

@@ -32,6 +32,7 @@
 #  define GSHARD_MKDIR(p) _mkdir(p)
 #else
 #  include <sys/stat.h>
+#  include <dirent.h>   /* exercise list */
 #  define GSHARD_MKDIR(p) mkdir(p, 0777)
 #endif
 
@@ -49,12 +50,13 @@ static const char usage_text[] =
     "                           understand; reads files that do not parse; exit 0 all understood, 1 not,\n"
     "                           2 not HLO text"
     "  eval FILE [io options]   run the ENTRY computation with the reference interpreter (one device)\n"
-    "  propagate FILE --devices D [--explain] [--show NAME]\n"
+    "  propagate FILE --devices D [--explain] [--show NAME [--svg FILE.svg]]\n"
     "                           give every instruction a sharding (XLA's propagation) and print the module\n"
     "                           with sharding={...} everywhere; --explain adds a comment per instruction\n"
     "                           saying where its sharding came from (annotation, rule, direction, level),\n"
     "                           marks where the sharding changes (RESHARD) and lists conflicts;\n"
-    "                           --show NAME draws which device holds which tile of that value (repeatable)\n"
+    "                           --show NAME draws which device holds which tile of that value (repeatable;\n"
+    "                           with --svg, one value drawn as an SVG picture for slides)\n"
     "  cost FILE --chip NAME --mesh AxB[xC] [cost options]\n"
     "                           per-instruction cost (FLOPs, HBM bytes, ICI bytes, time, bound) of an SPMD\n"
     "                           program on a TPU slice, as a comment above each instruction of its HLO\n"
@@ -66,7 +68,7 @@ static const char usage_text[] =
     "                           source instruction and the strategy chosen. Reshards that had to replicate\n"
     "                           a whole tensor are reported on stderr as 'warning: ...'\n"
     "  run FILE --devices D [io options] [--check [--rtol X] [--atol Y]] [--lockstep | --workers W] [--stats]\n"
-    "      [--watchdog SECONDS]\n"
+    "      [--watchdog SECONDS] [--trace FILE.json]\n"
     "                           propagate, partition and run the SPMD program on D emulated devices\n"
     "                           (1..4096) over W threads (default: one per device up to the processors;\n"
     "                           --lockstep: all in one thread, one instruction at a time); inputs are\n"
@@ -78,10 +80,17 @@ static const char usage_text[] =
     "                           the device, the element, and both values, and exits with status 1.\n"
     "                           (--stats: per-device peak memory and per-collective traffic; --watchdog:\n"
     "                           how long a device may wait at a collective before the run fails naming\n"
-    "                           the devices that never arrived; fractions allowed, 0 = forever, default 60)\n"
+    "                           the devices that never arrived; fractions allowed, 0 = forever, default 60;\n"
+    "                           --trace: Chrome trace-event JSON of the run, a track per device, a span per\n"
+    "                           instruction, collectives with bytes and groups: chrome://tracing, Perfetto)\n"
+    ;
+static const char usage_text1[] =
     "  run [--spmd] FILE --devices D --shapes-only [--trip-count NAME=N] [--mesh AxB] [--json]\n"
     "                           no data: per-device peak memory (and where), bytes per collective and mesh axes\n"
     "  model, plan               whole-model accounting and the parallelism planner ('gshard model --help')\n"
+    "  exercise list | check FILE | strip FILE [--dir DIR]\n"
+    "                           the course (exercises/): list it; check a copy of an exercise (found by its\n"
+    "                           first line, exit 0 solved, 1 not yet, 2 error); print FILE without shardings\n"
     "  run --spmd FILE --devices D [io options] [--lockstep | --workers W] [--stats] [--watchdog S]\n"
     "                           FILE is already an SPMD program: run it on D emulated devices,\n"
     "                           every device gets the same inputs, and each device's outputs are written\n";
@@ -93,7 +102,7 @@ static const char usage_text_notation[] =
     "                           (default v5e, its torus shaped like the mesh) and the total; dims default to\n"
     "                           1024, I_{XY} splits I over X and Y, C[I, K]{U_X} leaves C unreduced over X\n"
     "\n";
-/* (two strings: C99 compilers need only support string literals of 4095 characters) */
+/* (several strings: C99 compilers need only support string literals of 4095 characters) */
 static const char usage_text2[] =
     "io options (eval, run):\n"
     "  --input NAME_OR_INDEX=PATH.npy\n"
@@ -116,6 +125,8 @@ static const char usage_text2[] =
     "  --device-order LIST      comma-separated: device d sits on physical chip LIST[d] (chips row-major over\n"
     "                           the torus); default 0,1,2,... A permutation of 0..D-1\n"
     "  --wrap auto|all|none     wraparound links: the chip's rule (default), every axis, or none\n"
+    "  --trace FILE.json        also write the estimated timeline per device as Chrome trace-event JSON\n"
+    "                           (compute/HBM and ICI tracks, overlapped as the model assumes)\n"
     "  --json                   print JSON instead of the annotated HLO text:\n"
     "                           {\"instructions\": [{\"name\", \"opcode\", \"flops\", \"hbm_bytes\", \"ici_bytes\",\n"
     "                           \"seconds\", \"bound\", ...}, ...], \"totals\": {\"seconds_serial\",\n"
@@ -140,6 +151,7 @@ static const char usage_text2[] =
 static void print_usage(FILE *f) {
     fputs(usage_text, f);
     fputs(usage_text_notation, f);
+    fputs(usage_text1, f);
     fputs(usage_text2, f);
 }
 
@@ -152,21 +164,21 @@ static int usage_error(const char *fmt, const char *arg) {
 
 /* ---- "did you mean": a mistyped command or option is answered with the closest known one ---- */
 static const char *const cli_commands[] = {"print", "stats", "eval", "propagate", "partition", "run", "cost", "model",
-                                           "plan", "notation", "help", "version", NULL};
+                                           "plan", "notation", "exercise", "help", "version", NULL};
 static const char *const cli_top_options[] = {"--help", "--version", NULL};
 
 /* The options command cmd accepts (as parse_options and parse_cost_options read them). */
 static const char *const *cli_options(const char *cmd) {
     static const char *const print_o[] = {"--notation", "--mesh", "--help", NULL};
     static const char *const eval_o[] = {"--input", "--seed", "--output-dir", "--npy-raw", "--help", NULL};
-    static const char *const prop_o[] = {"--devices", "--explain", "--show", "--notation", "--mesh", "--help", NULL};
+    static const char *const prop_o[] = {"--devices", "--explain", "--show", "--svg", "--notation", "--mesh", "--help", NULL};
     static const char *const part_o[] = {"--devices", "--explain", "--notation", "--mesh", "--help", NULL};
     static const char *const notation_o[] = {"--mesh", "--sizes", "--dtype", "--chip", "--help", NULL};
     static const char *const run_o[] = {"--devices", "--input", "--seed", "--output-dir", "--npy-raw", "--check", "--rtol", "--atol",
                                         "--lockstep", "--workers", "--stats", "--spmd", "--shapes-only", "--trip-count",
-                                        "--mesh", "--json", "--watchdog", "--help", NULL};
+                                        "--mesh", "--json", "--watchdog", "--trace", "--help", NULL};
     static const char *const cost_o[] = {"--chip", "--chip-file", "--mesh", "--torus", "--device-order", "--wrap", "--json",
-                                         "--help", NULL};
+                                         "--trace", "--help", NULL};
     /* model and plan (parse_model_options) */
     static const char *const model_o[] = {"--preset", "--layers", "--d-model", "--d-ff", "--heads", "--kv-heads", "--head-dim",
                                           "--vocab", "--experts", "--top-k", "--name", "--plain-mlp", "--tied", "--chip",
@@ -180,7 +192,9 @@ static const char *const *cli_options(const char *cmd) {
                                          "--top", "--sweep", "--emit-hlo", "--param-bytes", "--kv-bytes", "--act-bytes",
                                          "--grad-bytes", "--optimizer-bytes", "--math", "--efficiency", "--no-attention-flops",
                                          "--remat", "--microbatches", "--price", "--json", "--help", NULL};
+    static const char *const exercise_o[] = {"--dir", "--help", NULL};
     if (strcmp(cmd, "model") == 0) return model_o;
+    if (strcmp(cmd, "exercise") == 0) return exercise_o;
     if (strcmp(cmd, "plan") == 0) return plan_o;
     if (strcmp(cmd, "eval") == 0) return eval_o;
     if (strcmp(cmd, "propagate") == 0) return prop_o;
@@ -410,6 +424,8 @@ typedef struct options {
     bool notation;            /* print, propagate, partition --notation */
     const char *notation_mesh;/* --mesh for --notation */
     int n_trip;
+    const char *trace;        /* run --trace FILE.json */
+    const char *svg;          /* propagate --svg FILE.svg (of the --show values) */
 } options;
 
 static bool is_digits(const char *s) {
@@ -500,6 +516,11 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
             } else if ((prop || part || strcmp(cmd, "print") == 0) && option_is(a, "--mesh")) {
                 if (!(v = option_value(argc, argv, &i, "--mesh"))) return EXIT_ERROR;
                 o->notation_mesh = v;
+            } else if ((run && option_is(a, "--trace")) || (prop && option_is(a, "--svg"))) {
+                if (!(v = option_value(argc, argv, &i, run ? "--trace" : "--svg"))) return EXIT_ERROR;
+                if (!*v) return usage_error("%s: empty file name", run ? "--trace" : "--svg");
+                if (run) o->trace = v;
+                else o->svg = v;
             } else if (prop && option_is(a, "--show")) {
                 if (!(v = option_value(argc, argv, &i, "--show"))) return EXIT_ERROR;
                 o->show[o->n_show++] = v;
@@ -562,6 +583,9 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                                                              "--lockstep");
     if (run && !o->shapes_only && (o->json || o->shapes_mesh || o->n_trip))
         return usage_error("run: %s only apply with --shapes-only", "--json, --mesh and --trip-count");
+    if (prop && o->svg && o->n_show != 1) return usage_error("propagate: %s draws one value: give exactly one --show NAME", "--svg");
+    if (run && o->trace && (o->shapes_only || o->spmd))
+        return usage_error("run: %s records a run of FILE's partitioned program (not --shapes-only or --spmd)", "--trace");
     if (run && o->shapes_only && (o->check || o->n_inputs || o->output_dir || o->stats))
         return usage_error("run: %s runs without data: no --check, --input, --output-dir or --stats", "--shapes-only");
     return -1;
@@ -608,6 +632,24 @@ static bool set_notation(gs_ctx *ctx, const options *o, gs_graph *entry, long lo
     }
     gs_ctx_set_notation_mesh(ctx, m);
     return true;
+}
+
+/* Writes text (NULL: the error in ctx, what names it) to path. False after a message. */
+static bool write_text_file(gs_ctx *ctx, const char *path, const char *text, const char *what) {
+    FILE *f;
+    bool ok;
+    if (!text) {
+        fprintf(stderr, "gshard: %s: %s\n", what, user_msg(gs_ctx_error_msg(ctx)));
+        return false;
+    }
+    if (!(f = fopen(path, "wb"))) {
+        fprintf(stderr, "gshard: cannot write %s: %s\n", path, strerror(errno));
+        return false;
+    }
+    ok = fputs(text, f) >= 0;
+    ok = fclose(f) == 0 && ok;
+    if (!ok) fprintf(stderr, "gshard: error writing %s\n", path);
+    return ok;
 }
 
 static int cmd_print(gs_ctx *ctx, const options *o) {
@@ -657,6 +699,14 @@ static int cmd_propagate(gs_ctx *ctx, const options *o) {
             fprintf(stderr, "%s: --show %s: %s\n", shown_name(o->file), o->show[i], user_msg(gs_ctx_error_msg(ctx)));
             return EXIT_ERROR;
         }
+        if (o->svg && gs_value_tuple_size(v) > 0) {
+            fprintf(stderr, "%s: --svg: %s is a tuple; draw one of its elements (a get-tuple-element)\n", shown_name(o->file),
+                    o->show[i]);
+            return EXIT_ERROR;
+        }
+        if (o->svg && !write_text_file(ctx, o->svg, gs_sharding_svg(ctx, gs_value_sharding(v), gs_value_shape(v), o->devices,
+                                                                   o->show[i]), "--svg"))
+            return EXIT_ERROR;
     }
     return EXIT_OK;
 }
@@ -855,7 +905,7 @@ static bool load_chip_file(gs_ctx *ctx, const char *path, gs_chip *out) {
 }
 
 typedef struct cost_options {
-    const char *file, *chip, *chip_file, *mesh, *torus, *order;
+    const char *file, *chip, *chip_file, *mesh, *torus, *order, *trace;
     gs_wrap_mode wrap;
     bool json;
 } cost_options;
@@ -886,6 +936,10 @@ static int parse_cost_options(int argc, char **argv, cost_options *o) {
             } else if (option_is(a, "--torus")) {
                 if (!(v = option_value(argc, argv, &i, "--torus"))) return EXIT_ERROR;
                 o->torus = v;
+            } else if (option_is(a, "--trace")) {
+                if (!(v = option_value(argc, argv, &i, "--trace"))) return EXIT_ERROR;
+                if (!*v) return usage_error("%s: empty file name", "--trace");
+                o->trace = v;
             } else if (option_is(a, "--device-order")) {
                 if (!(v = option_value(argc, argv, &i, "--device-order"))) return EXIT_ERROR;
                 o->order = v;
@@ -1005,6 +1059,7 @@ static int cmd_cost(int argc, char **argv) {
         fprintf(stderr, "%s: %s\n", shown_name(o.file), user_msg(gs_ctx_error_msg(ctx)));
         goto done;
     }
+    if (o.trace && !write_text_file(ctx, o.trace, gs_cost_report_trace_json(rep), "--trace")) goto done;
     text = o.json ? gs_cost_report_json(rep) : gs_cost_report_text(rep);
     if (!text) {
         fprintf(stderr, "gshard cost: %s\n", user_msg(gs_ctx_error_msg(ctx)));
@@ -1184,7 +1239,7 @@ static int cmd_run(gs_ctx *ctx, const options *o) {
     desc.mode = o->lockstep ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_MODE_DEFAULT;
     desc.workers = o->workers;
     desc.watchdog_ms = watchdog_ms(o);
-    if (gs_runtime_create(ctx, &desc, &rt) != GS_OK) {
+    if (gs_runtime_create(ctx, &desc, &rt) != GS_OK || (o->trace && gs_runtime_set_trace(rt, true) != GS_OK)) {
         fprintf(stderr, "gshard: %s\n", user_msg(gs_ctx_error_msg(ctx)));
         goto done;
     }
@@ -1193,6 +1248,7 @@ static int cmd_run(gs_ctx *ctx, const options *o) {
         fprintf(stderr, "%s: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
         goto done;
     }
+    if (o->trace && !write_text_file(ctx, o->trace, gs_runtime_trace_json(rt), "--trace")) goto done;
     if (!write_outputs(ctx, o, entry, outputs)) goto done;
     if (o->stats) print_stats(rt);
     rc = EXIT_OK;
@@ -1872,6 +1928,16 @@ done:
     return finish_output(rc);
 }
 
+#ifndef _WIN32
+#include "gshard_exercise.c"
+#else
+static int cmd_exercise(int argc, char **argv) {
+    (void)argc, (void)argv;
+    fprintf(stderr, "gshard exercise: the course's checker needs POSIX directories (not built on Windows)\n");
+    return EXIT_ERROR;
+}
+#endif
+
 int main(int argc, char **argv) {
     const char *cmd;
     options o;
@@ -1896,6 +1962,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "model") == 0) return cmd_model(argc, argv);
     if (strcmp(cmd, "plan") == 0) return cmd_plan(argc, argv);
     if (strcmp(cmd, "notation") == 0) return cmd_notation(argc, argv);
+    if (strcmp(cmd, "exercise") == 0) return cmd_exercise(argc, argv);
     if (strcmp(cmd, "print") != 0 && strcmp(cmd, "eval") != 0 && strcmp(cmd, "propagate") != 0 &&
         strcmp(cmd, "partition") != 0 && strcmp(cmd, "run") != 0) {
         if (cmd[0] == '-') return unknown_word(NULL, "option", cmd, cli_top_options);
