@@ -74,6 +74,21 @@ static void test_notation_spec_both_ways(void) {
         CHECK(gs_sharding_to_spec(ctx, odd, m, 2) == NULL);
         CHECK(gs_ctx_error(ctx) == GS_OK);
     }
+    /* 12 axes of 2 and the devices in reverse order (no axis order gives it): the search gives up in time */
+    {
+        const gs_mesh *m12 = mesh(ctx, "a=2,b=2,c=2,d=2,e=2,f=2,g=2,h=2,i=2,j=2,k=2,l=2");
+        int64_t d2[2] = {64, 64}, n4096 = 4096, *rev = (int64_t *)malloc(sizeof(int64_t) * 4096);
+        CHECK(rev != NULL);
+        if (rev) {
+            const gs_sharding *r;
+            for (i = 0; i < 4096; i++) rev[i] = 4095 - i;
+            r = gs_sharding_tiled(ctx, 2, d2, rev, 0, NULL);
+            CHECK(r && gs_sharding_to_spec(ctx, r, m12, 2) == NULL && gs_ctx_error(ctx) == GS_OK);
+            CHECK(strcmp(gs_sharding_to_spec(ctx, gs_sharding_iota(ctx, 2, d2, 1, &n4096, NULL, 0, NULL), m12, 2),
+                         "{(a,b,c,d,e,f), (g,h,i,j,k,l)}") == 0);
+            free(rev);
+        }
+    }
     /* replicated reads as every dim "_"; a sharding over another device count has no spec */
     CHECK(strcmp(gs_sharding_to_spec(ctx, gs_sharding_replicated(ctx), m, 3), "{_, _, _}") == 0);
     CHECK(gs_sharding_to_spec(ctx, gs_sharding_parse(ctx, "{devices=[4,1]<=[4]}"), m, 2) == NULL);
