@@ -267,6 +267,10 @@ typedef struct gs__spmd_info {
     int n_in;
     const gs_sharding **in_sh;    /* per flattened parameter buffer */
     int64_t num_devices;
+    int n_spmd;               /* the SPMD entry graph's value count */
+    int *group;               /* n_spmd: the source value whose partitioning made each value, or -1 */
+    const char **why;         /* n_spmd: why a collective is there (--explain), or NULL */
+    const gs_chip *chip;      /* the chip the explanations' times are for */
 } gs__spmd_info;
 
 /* ---- base (gs_base.c) ---- */
@@ -542,6 +546,9 @@ GS__FN bool gs__cm_trip_count(const gs_value *w, int64_t *trips);
 GS__FN bool gs__cm_is_collective(gs_op op);
 GS__FN bool gs__cm_axis_wraps(const gs_chip *c, gs_wrap_mode mode, int64_t size);
 GS__FN void gs__cm_json_num(gs__sb *sb, double x);
+/* 3 significant digits with an SI prefix ("8.39 MB"), and a time ("12.3 us") */
+GS__FN void gs__cm_fmt_si(char *buf, size_t cap, double x, const char *unit);
+GS__FN void gs__cm_fmt_time(char *buf, size_t cap, double s);
 
 /* ---- what the pictures of a run (gs_trace.c) read from the runtime and the cost report ---- */
 GS__FN gs_ctx *gs__rt_ctx(const gs_runtime *rt);                        /* gs_runtime.c */

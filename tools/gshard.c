@@ -68,14 +68,20 @@ static const char usage_text[] =
     "                           per-instruction cost (FLOPs, HBM bytes, ICI bytes, time, bound) of an SPMD\n"
     "                           program on a TPU slice, as a comment above each instruction of its HLO\n"
     "                           text, and totals\n"
-    "  partition FILE --devices D [--explain]\n"
+    "  partition FILE --devices D [--explain] [--chip NAME] [--strategy INSTR=NAME]\n"
     "                           propagate shardings and partition: print the SPMD program (HLO text with\n"
     "                           partition-id, dynamic-slices and collectives) that each of the D devices\n"
-    "                           runs; --explain adds a comment above each group of instructions naming the\n"
-    "                           source instruction and the strategy chosen. Reshards that had to replicate\n"
-    "                           a whole tensor are reported on stderr as 'warning: ...'\n"
+    "                           runs; --explain puts a comment before each group of instructions naming the\n"
+    "                           source instruction and the strategy chosen (for a dot or convolution, every\n"
+    "                           strategy weighed with its bytes and estimated time), and one before each\n"
+    "                           collective saying why it is there, its bytes and time and the annotation\n"
+    "                           that would remove it. Dot strategies are chosen by estimated time on the\n"
+    "                           chip --chip (default v5e); --strategy INSTR=NAME forces one (repeatable;\n"
+    "                           NAME as --explain lists them). Reshards that had to replicate a whole\n"
+    "                           tensor are reported on stderr as 'warning: ...'\n";
+static const char usage_text_run[] =
     "  run FILE --devices D [io options] [--check [--rtol X] [--atol Y]] [--lockstep | --workers W] [--stats]\n"
-    "      [--watchdog SECONDS] [--trace FILE.json]\n"
+    "      [--watchdog SECONDS] [--trace FILE.json] [--chip NAME] [--strategy INSTR=NAME]\n"
     "                           propagate, partition and run the SPMD program on D emulated devices\n"
     "                           (1..4096) over W threads (default: one per device up to the processors;\n"
     "                           --lockstep: all in one thread, one instruction at a time); inputs are\n"
@@ -161,6 +167,7 @@ static const char usage_text2[] =
 
 static void print_usage(FILE *f) {
     fputs(usage_text, f);
+    fputs(usage_text_run, f);
     fputs(usage_text_notation, f);
     fputs(usage_text1, f);
     fputs(usage_text2, f);
@@ -183,11 +190,11 @@ static const char *const *cli_options(const char *cmd) {
     static const char *const print_o[] = {"--notation", "--mesh", "--help", NULL};
     static const char *const eval_o[] = {"--input", "--seed", "--output-dir", "--npy-raw", "--help", NULL};
     static const char *const prop_o[] = {"--devices", "--explain", "--show", "--svg", "--notation", "--mesh", "--help", NULL};
-    static const char *const part_o[] = {"--devices", "--explain", "--notation", "--mesh", "--help", NULL};
+    static const char *const part_o[] = {"--devices", "--explain", "--notation", "--mesh", "--chip", "--strategy", "--help", NULL};
     static const char *const notation_o[] = {"--mesh", "--sizes", "--dtype", "--chip", "--help", NULL};
     static const char *const run_o[] = {"--devices", "--input", "--seed", "--output-dir", "--npy-raw", "--check", "--rtol", "--atol",
                                         "--lockstep", "--workers", "--stats", "--spmd", "--shapes-only", "--trip-count",
-                                        "--mesh", "--json", "--watchdog", "--trace", "--fast-reduce", "--help", NULL};
+                                        "--mesh", "--json", "--watchdog", "--trace", "--fast-reduce", "--chip", "--strategy", "--help", NULL};
     static const char *const cost_o[] = {"--chip", "--chip-file", "--mesh", "--torus", "--device-order", "--wrap", "--json",
                                          "--trace", "--help", NULL};
     /* model and plan (parse_model_options) */
@@ -439,6 +446,10 @@ typedef struct options {
     int n_trip;
     const char *trace;        /* run --trace FILE.json */
     const char *svg;          /* propagate --svg FILE.svg (of the --show values) */
+    const char *chip;         /* partition, run: --chip NAME (dot strategies' times) */
+    gs_partition_strategy strategies[16];   /* partition, run: --strategy INSTR=NAME */
+    char strategy_instr[16][256];           /* their INSTR parts */
+    int n_strategies;
 } options;
 
 static bool is_digits(const char *s) {
@@ -522,6 +533,23 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                 }
                 if (dev) o->devices = (long long)d;
                 else o->workers = (long long)d;
+            } else if ((part || run) && option_is(a, "--chip")) {
+                if (!(v = option_value(argc, argv, &i, "--chip"))) return EXIT_ERROR;
+                o->chip = v;
+            } else if ((part || run) && option_is(a, "--strategy")) {
+                const char *eq;
+                if (!(v = option_value(argc, argv, &i, "--strategy"))) return EXIT_ERROR;
+                eq = strchr(v, '=');
+                if (!eq || eq == v || eq[1] == 0)
+                    return usage_error("--strategy wants INSTRUCTION=NAME (the names --explain lists), not '%s'", v);
+                if (o->n_strategies == 16) return usage_error("%s: at most 16 --strategy options", cmd);
+                if (eq - v >= (ptrdiff_t)sizeof o->strategy_instr[0])
+                    return usage_error("--strategy: instruction name '%s' is too long", v);
+                memcpy(o->strategy_instr[o->n_strategies], v, (size_t)(eq - v));
+                o->strategy_instr[o->n_strategies][eq - v] = 0;
+                o->strategies[o->n_strategies].instruction = o->strategy_instr[o->n_strategies];
+                o->strategies[o->n_strategies].strategy = eq + 1;
+                o->n_strategies++;
             } else if ((prop || part) && strcmp(a, "--explain") == 0) {
                 o->explain = true;
             } else if ((prop || part || strcmp(cmd, "print") == 0) && strcmp(a, "--notation") == 0) {
@@ -1244,6 +1272,12 @@ static bool partition_module(gs_ctx *ctx, const options *o, gs_graph **entry, gs
     }
     memset(&desc, 0, sizeof desc);
     desc.num_devices = o->devices;
+    if (o->chip && gs_chip_lookup(ctx, o->chip, &desc.chip) != GS_OK) {
+        fprintf(stderr, "gshard: --chip: %s\n", user_msg(gs_ctx_error_msg(ctx)));
+        return false;
+    }
+    desc.n_strategies = o->n_strategies;
+    desc.strategies = o->strategies;
     if (gs_graph_set_num_partitions(*entry, o->devices) != GS_OK || gs_partition(*entry, &desc, spmd) != GS_OK) {
         fprintf(stderr, "%s: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
         return false;
