@@ -1341,6 +1341,14 @@ GS__FN void gs__cm_op_work(const gs_value *v, double *flops, double *rd, double 
         *flops = n / (m > 0 ? m * m : 1.0) * (2.0 * m * m * m / 3.0);
         break;
     }
+    case GS_OP_FFT: {   /* 5 N log2 N real operations per complex transform of N points (the radix-2 count); a
+                           real transform is about half of that: counted over the complex half spectrum */
+        double pts = 1.0;
+        int a;
+        for (a = 0; a < v->fft_n && a < 3; a++) pts *= (double)v->fft_len[a];
+        *flops = pts > 1.0 ? 5.0 * gs__cm_vnumel(v->fft_type == GS_FFT_RFFT ? v : v->operands[0]) * log2(pts) : 0.0;
+        break;
+    }
     case GS_OP_TRIANGULAR_SOLVE: {   /* m^2 multiply-adds per right-hand side */
         const gs_shape *a = &v->operands[0]->shape;
         *flops = n * (double)a->dims[a->rank - 1];

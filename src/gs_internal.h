@@ -128,6 +128,7 @@ struct gs_ctx {
                                  builder errors name the instruction as the user wrote it */
     struct gs__sh_entry *sh_intern;   /* stb_ds string map: interned shardings (gs_sharding.c) */
     const gs_mesh *notation_mesh;     /* set: printers write shardings as {X, _} over it (gs_notation.c) */
+    bool hlo_extensions;      /* printers keep argmax/argmin and rng's shard form (gs_hlo_print_extensions) */
 };
 
 struct gs_graph {
@@ -224,7 +225,8 @@ struct gs_value {
     gs_cmp cmp;               /* COMPARE */
     gs_cmp_type cmp_type;     /* COMPARE; stored resolved (never DEFAULT) */
     bool flag;                /* SORT descending, TOPK largest, CUM* reverse */
-    void *data;               /* CONSTANT: storage-format bytes (1 element when splat) */
+    void *data;               /* CONSTANT: storage-format bytes (1 element when splat); NULL when the HLO text
+                                 elided the literal ({...}) */
     bool splat;
     uint64_t seed;            /* RNG */
     const gs_shape *rng_full; /* RNG shard form: the full shape (operands lo, hi, one s32 offset per dim);
@@ -235,6 +237,8 @@ struct gs_value {
     const gs_shape *rbg_shape;
     float bn_epsilon;         /* BATCH_NORM_*: epsilon (feature_index in dim) */
     uint8_t la_lower, la_left, la_unit, la_trans;   /* CHOLESKY (lower), TRIANGULAR_SOLVE */
+    int fft_type, fft_n;      /* FFT: gs_fft_type and the lengths of the last fft_n dims */
+    int64_t fft_len[3];
     gs_dot_dims *dot;
     gs_conv_config *conv;
     gs_window_dim *window;    /* REDUCE_WINDOW: rank entries */
@@ -243,7 +247,7 @@ struct gs_value {
     gs_collective_desc coll;  /* collectives; coll.groups.ids lives in the arena */
     int64_t n_pairs;
     int64_t *pairs;           /* COLLECTIVE_PERMUTE, 2 * n_pairs */
-    gs_graph *cond, *body;    /* WHILE */
+    gs_graph *cond, *body;    /* WHILE; SORT: cond is a comparator computation (NULL: ordered by operand 0) */
     const char *text_attrs;   /* attributes the HLO text gave that change nothing (", metadata={...}"), printed back;
                                  OPAQUE: every attribute but sharding, as written */
     const char *opaque;       /* OPAQUE: the opcode as written ("custom-call", "infeed", "after-all", ...) */
@@ -251,6 +255,8 @@ struct gs_value {
     gs_shape opaque_shape;    /* OPAQUE: the declared shape (dtype GS_TUPLE: opaque_n elements in opaque_tuple) */
     int opaque_n;
     const gs_shape *opaque_tuple;
+    int opaque_ntree;         /* OPAQUE: a nested tuple's structure as written (see tree), or 0 */
+    const int *opaque_tree;
 };
 
 /* ---- what gs_partition records on the SPMD program (gs_spmd.c); arena memory ---- */
@@ -401,6 +407,11 @@ GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *
 /* rng-bit-generator whose result is the bits alone (v->flag), as XLA's text also allows */
 GS__FN gs_value *gs__rng_bits_only(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm);
 GS__FN gs_value *gs__finish(gs_value *v);                 /* infers v's shape, appends it to its graph; NULL on error */
+GS__FN gs_value *gs__constant_elided(gs_graph *g, gs_shape shape);   /* a constant of unknown value (data NULL) */
+/* a called scalar computation (comparator, reducer): n_params rank-0 parameters of types pdt, a rank-0 root of
+   rdt[0] (n_root > 1: a flat tuple of rank-0 leaves of types rdt), no loop, collective or random op */
+GS__FN bool gs__check_scalar_comp(gs_ctx *ctx, const char *who, const gs_graph *c, int n_params, const gs_dtype *pdt,
+                                  int n_root, const gs_dtype *rdt);
 GS__FN bool gs__is_float(gs_dtype t);
 GS__FN bool gs__is_int(gs_dtype t);
 GS__FN const char *gs__shape_str(const gs_shape *s, char *buf, size_t cap);   /* "f32[4,8]" into buf */

@@ -180,6 +180,8 @@ GS__FN gs_value *gs__sp_iota(gs__sp *sp, const gs_value *v, const gs_sharding *t
 GS__FN gs_value *gs__sp_partition_id(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* cholesky, triangular-solve: the batch dims split, the two minor dims whole; no collective */
 GS__FN gs_value *gs__sp_linalg(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* fft: x[B.., N..]{B split} -> out[B.., M..]{B split}; the fft dims whole */
+GS__FN gs_value *gs__sp_fft(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* batch-norm-*: x{feature dim split only} with the [F] vectors{F split} -> outputs likewise; no collective */
 GS__FN gs_value *gs__sp_batch_norm(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* rng-bit-generator: state{rep} -> (state, bits){rep}, computed whole on every device */

@@ -1016,6 +1016,23 @@ GS__FN gs_value *gs__sp_linalg(gs__sp *sp, const gs_value *v, const gs_sharding 
     return gs__sp_clone(sp, v, ops, &ls);
 }
 
+/* fft: x[B.., N..]{B split} -> out[B.., M..]{B split}: each device transforms its batch elements, the fft dims
+   whole; no collective */
+GS__FN gs_value *gs__sp_fft(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    int r = v->shape.rank, d;
+    uint32_t m = 0;
+    const gs_sharding *bt;
+    gs_value *x;
+    gs_shape ls;
+    for (d = r - v->fft_n; d < r; d++) m |= 1u << d;
+    if (!(bt = gs__sp_unsplit(sp, t, m))) return NULL;
+    if (gs__sp_split_mask(t, r) & m) gs__sp_note(sp, "fft: the transformed dims gathered first");
+    x = gs__sp_get(sp, v->operands[0], bt);
+    *osh = bt;
+    ls = gs__sp_local(bt, v->shape);
+    return gs__sp_clone(sp, v, &x, &ls);
+}
+
 /* any other op: operands{rep} -> out{rep} at full size */
 GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     (void)t;
@@ -1025,6 +1042,11 @@ GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding
 /* an op gshard.h reads but cannot run (GS_OP_OPAQUE): computed replicated, with a warning naming it */
 GS__FN gs_value *gs__sp_opaque(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     (void)t;
+    if (v->tree) {
+        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: %s with a nested tuple result is not partitioned", v->name,
+                v->opaque ? v->opaque : "op");
+        return NULL;
+    }
     gs__sp_warnf(sp, "%s: %s%s%s has no partitioning rule: computed replicated on every device", v->name,
                  v->target ? "custom-call target \"" : v->opaque, v->target ? v->target : "", v->target ? "\"" : "");
     return gs__sp_replicated(sp, v, "an opaque op", osh);
@@ -1052,6 +1074,7 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_BATCH_NORM_GRAD:      return gs__sp_batch_norm(sp, v, t, osh);
     case GS_OP_CHOLESKY:             return gs__sp_linalg(sp, v, t, osh);
     case GS_OP_TRIANGULAR_SOLVE:     return gs__sp_linalg(sp, v, t, osh);
+    case GS_OP_FFT:                  return gs__sp_fft(sp, v, t, osh);
     case GS_OP_BROADCAST:            return gs__sp_broadcast(sp, v, t, osh);
     case GS_OP_TRANSPOSE:            return gs__sp_transpose(sp, v, t, osh);
     case GS_OP_RESHAPE:              return gs__sp_reshape(sp, v, t, osh);

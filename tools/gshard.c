@@ -156,12 +156,15 @@ static const char usage_text2[] =
     "  --help                   this text\n"
     "  --version                the version of gshard.h\n"
     "\n"
-    "notation options (print, propagate, partition):\n"
+    "notation and output options (print, propagate, partition):\n"
     "  --notation               write shardings as {X, _} over the mesh (mesh={X=4,Y=2} in the module header or\n"
     "                           --mesh), the tile string where no order of mesh axes gives the devices' order;\n"
     "                           the output reads back. HLO input always accepts mesh={...} in the header and\n"
     "                           sharding={X, _} / {(X,Y), _} on instructions\n"
     "  --mesh X=4,Y=2           the mesh for --notation (overrides the header's)\n"
+    "  --extensions             print argmax/argmin and rng's shard form (full_shape=) in gshard.h's own\n"
+    "                           spelling; by default they print as standard XLA HLO (a variadic reduce with a\n"
+    "                           value-and-index reducer; the whole rng, padded and dynamic-sliced)\n"
     "\n"
     "exit status: 0 ok, 1 check mismatch, 2 bad usage, parse, validation or i/o error (message on stderr)\n";
 
@@ -187,10 +190,11 @@ static const char *const cli_top_options[] = {"--help", "--version", NULL};
 
 /* The options command cmd accepts (as parse_options and parse_cost_options read them). */
 static const char *const *cli_options(const char *cmd) {
-    static const char *const print_o[] = {"--notation", "--mesh", "--help", NULL};
+    static const char *const print_o[] = {"--notation", "--mesh", "--extensions", "--help", NULL};
     static const char *const eval_o[] = {"--input", "--seed", "--output-dir", "--npy-raw", "--help", NULL};
-    static const char *const prop_o[] = {"--devices", "--explain", "--show", "--svg", "--notation", "--mesh", "--help", NULL};
-    static const char *const part_o[] = {"--devices", "--explain", "--notation", "--mesh", "--chip", "--strategy", "--help", NULL};
+    static const char *const prop_o[] = {"--devices", "--explain", "--show", "--svg", "--notation", "--mesh", "--extensions", "--help", NULL};
+    static const char *const part_o[] = {"--devices", "--explain", "--notation", "--mesh", "--chip", "--strategy", "--extensions",
+                                         "--help", NULL};
     static const char *const notation_o[] = {"--mesh", "--sizes", "--dtype", "--chip", "--help", NULL};
     static const char *const run_o[] = {"--devices", "--input", "--seed", "--output-dir", "--npy-raw", "--check", "--rtol", "--atol",
                                         "--lockstep", "--workers", "--stats", "--spmd", "--shapes-only", "--trip-count",
@@ -443,6 +447,7 @@ typedef struct options {
     const char *trip_spec[16];/* run --shapes-only --trip-count NAME=N */
     bool notation;            /* print, propagate, partition --notation */
     const char *notation_mesh;/* --mesh for --notation */
+    bool extensions;          /* --extensions: print argmax/argmin and rng's shard form as gshard.h's extensions */
     int n_trip;
     const char *trace;        /* run --trace FILE.json */
     const char *svg;          /* propagate --svg FILE.svg (of the --show values) */
@@ -554,6 +559,8 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                 o->explain = true;
             } else if ((prop || part || strcmp(cmd, "print") == 0) && strcmp(a, "--notation") == 0) {
                 o->notation = true;
+            } else if ((prop || part || strcmp(cmd, "print") == 0) && strcmp(a, "--extensions") == 0) {
+                o->extensions = true;
             } else if ((prop || part || strcmp(cmd, "print") == 0) && option_is(a, "--mesh")) {
                 if (!(v = option_value(argc, argv, &i, "--mesh"))) return EXIT_ERROR;
                 o->notation_mesh = v;
@@ -665,6 +672,7 @@ static int put_module_text(gs_ctx *ctx, const options *o, const char *text) {
 /* --notation: shardings print as {X, _} over --mesh or the header's mesh={...}; false after a message */
 static bool set_notation(gs_ctx *ctx, const options *o, gs_graph *entry, long long devices) {
     const gs_mesh *m;
+    gs_hlo_print_extensions(ctx, o->extensions);
     if (!o->notation) return true;
     m = o->notation_mesh ? gs_mesh_parse(ctx, o->notation_mesh) : gs_hlo_mesh(entry);
     if (!m) {
