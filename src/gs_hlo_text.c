@@ -1818,18 +1818,22 @@ GS__FN bool gs__parse_module(gs__parser *P) {
     if (!gs__skip_ws(P, c)) return false;
     if (gs__peek_word(*c, "HloModule")) {
         int first, n;
+        bool np_given = false;
+        gs__cur mesh_at = *c;   /* where mesh={...} is, for the error */
         for (i = 0; i < 9; i++) gs__cur_adv(c);
         if (!gs__read_name(P, c, "a module name", &P->module_name, NULL)) return false;
         if (!gs__parse_attrs(P, c, &first, &n)) return false;
         for (i = first; i < first + n; i++) {
             const gs__pattr *a = &P->attrs[i];
             if (strcmp(a->name, "num_partitions") == 0) {
+                np_given = true;
                 if (!gs__attr_int(P, a, &P->num_partitions)) return false;
                 if (P->num_partitions < 1) return gs__pexpect(P, &a->val, "num_partitions >= 1");
             } else if (strcmp(a->name, "mesh") == 0) {
                 const char *t = gs__pstr(P, a->val.p, (size_t)(a->val.end - a->val.p));
                 if (!t) return false;
                 if (!(P->mesh = gs_mesh_parse(P->ctx, t))) return gs__builder_failed(P, &a->val);
+                mesh_at = a->val;
             } else if (strcmp(a->name, "replica_count") == 0) {
                 int64_t r;
                 if (!gs__attr_int(P, a, &r)) return false;
@@ -1841,6 +1845,11 @@ GS__FN bool gs__parse_module(gs__parser *P) {
             }
         }
         stbds_arrsetlen(P->attrs, first);
+        /* the mesh's devices are the partitions: num_partitions when it is not given, else they must agree */
+        if (P->mesh && !np_given) P->num_partitions = gs_mesh_num_devices(P->mesh);
+        if (P->mesh && gs_mesh_num_devices(P->mesh) != P->num_partitions)
+            return gs__perr(P, &mesh_at, GS_ERR_PARSE, "mesh={...} has %lld devices but num_partitions=%lld",
+                            (long long)gs_mesh_num_devices(P->mesh), (long long)P->num_partitions);
     }
     for (;;) {
         if (!gs__skip_ws(P, c)) return false;

@@ -88,7 +88,7 @@ typedef struct gs__nt_search {
     int64_t want[GS_MAX_RANK];
     bool used[GS_MAX_IOTA_RANK];
     gs__nt_assign cur;
-    long budget;               /* candidates left to build and compare */
+    long budget;               /* search steps left: a mesh of many small axes gives up instead of taking forever */
 } gs__nt_search;
 
 /* the candidate in S->cur: the unused axes (of size > 1) must hold exactly the replication */
@@ -98,7 +98,7 @@ GS__FN bool gs__nt_try(gs__nt_search *S) {
     const gs_sharding *c;
     for (a = 0; a < S->m->n_axes; a++)
         if (!S->used[a]) rest *= S->m->sizes[a];
-    if (rest != gs_sharding_replication(S->s) || S->budget-- <= 0) return false;
+    if (rest != gs_sharding_replication(S->s)) return false;
     c = gs__mesh_build(S->ctx, S->m, S->cur.rank, S->cur.n_of, S->cur.axes, "gs_sharding_to_spec");
     if (!c) {
         gs_ctx_clear_error(S->ctx);
@@ -110,6 +110,7 @@ GS__FN bool gs__nt_try(gs__nt_search *S) {
 /* dim d still needs `left` more tiles from unused axes (appended in order, major first) */
 GS__FN bool gs__nt_dfs(gs__nt_search *S, int d, int64_t left) {
     int a;
+    if (--S->budget < 0) return false;
     if (d == S->cur.rank) return gs__nt_try(S);
     if (left == 1) return d + 1 == S->cur.rank ? gs__nt_try(S) : gs__nt_dfs(S, d + 1, S->want[d + 1]);
     for (a = 0; a < S->m->n_axes; a++) {

@@ -74,6 +74,21 @@ static void test_notation_spec_both_ways(void) {
         CHECK(gs_sharding_to_spec(ctx, odd, m, 2) == NULL);
         CHECK(gs_ctx_error(ctx) == GS_OK);
     }
+    /* 12 axes of 2 and the devices in reverse order (no axis order gives it): the search gives up in time */
+    {
+        const gs_mesh *m12 = mesh(ctx, "a=2,b=2,c=2,d=2,e=2,f=2,g=2,h=2,i=2,j=2,k=2,l=2");
+        int64_t d2[2] = {64, 64}, n4096 = 4096, *rev = (int64_t *)malloc(sizeof(int64_t) * 4096);
+        CHECK(rev != NULL);
+        if (rev) {
+            const gs_sharding *r;
+            for (i = 0; i < 4096; i++) rev[i] = 4095 - i;
+            r = gs_sharding_tiled(ctx, 2, d2, rev, 0, NULL);
+            CHECK(r && gs_sharding_to_spec(ctx, r, m12, 2) == NULL && gs_ctx_error(ctx) == GS_OK);
+            CHECK(strcmp(gs_sharding_to_spec(ctx, gs_sharding_iota(ctx, 2, d2, 1, &n4096, NULL, 0, NULL), m12, 2),
+                         "{(a,b,c,d,e,f), (g,h,i,j,k,l)}") == 0);
+            free(rev);
+        }
+    }
     /* replicated reads as every dim "_"; a sharding over another device count has no spec */
     CHECK(strcmp(gs_sharding_to_spec(ctx, gs_sharding_replicated(ctx), m, 3), "{_, _, _}") == 0);
     CHECK(gs_sharding_to_spec(ctx, gs_sharding_parse(ctx, "{devices=[4,1]<=[4]}"), m, 2) == NULL);
@@ -159,6 +174,14 @@ static void test_notation_hlo_input(void) {
                      GS_ERR_PARSE, 3, 35, "rank 2");
     gst_hlo_error_at("HloModule m, mesh={X=4,Y}\nENTRY e {\n  ROOT x = f32[8] parameter(0)\n}\n", GS_ERR_PARSE, 1, 19,
                      "expected '=' and the axis size");
+    gst_hlo_error_at("HloModule m, num_partitions=4, mesh={X=4,Y=2}\nENTRY e {\n  ROOT x = f32[8] parameter(0)\n}\n",
+                     GS_ERR_PARSE, 1, 37, "mesh={...} has 8 devices but num_partitions=4");
+    {   /* the mesh gives num_partitions when the header does not */
+        gs_ctx *c3 = gst_ctx();
+        gs_graph *g3 = gst_hlo_parse(c3, "HloModule m, mesh={X=4,Y=2}\nENTRY e {\n  ROOT x = f32[8] parameter(0), sharding={X}\n}\n");
+        CHECK(g3 && gs_hlo_num_partitions(g3) == 8);
+        gs_ctx_destroy(c3);
+    }
 }
 
 /* ---- expressions ---- */
@@ -401,6 +424,47 @@ static void test_notation_errors(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* random expressions from the grammar's tokens (mostly wrong): each builds, or fails with a message, and a syntax
+   error points inside the text */
+static void test_notation_random_text(void) {
+    static const char *const tok[] = {"A", "B", "C", "[", "]", ",", "I", "J", "K", "_X", "_Y", "_{XY}", "_{", "}",
+                                      " * ", " -> ", "{U_X}", "{U_", " ", "_", "X", "(", "9"};
+    uint64_t st = 12345;
+    int i, k, built = 0, nt = (int)(sizeof tok / sizeof tok[0]);
+    gs_ctx *ctx = gst_ctx();
+    gs_notation_desc d;
+    memset(&d, 0, sizeof d);
+    d.mesh = mesh(ctx, "X=2,Y=2");
+    for (i = 0; i < 3000; i++) {
+        char expr[256];
+        size_t n = 0;
+        int col = -1, len = (int)gst_randint(&st, 1, 24);
+        gs_notation *nt_out = NULL;
+        gs_result r;
+        expr[0] = 0;
+        if (i % 2 == 0) {   /* a valid expression with one character changed reaches deeper paths */
+            static const char chars[] = "XYIJK_,[]{}*->U AB";
+            n = (size_t)snprintf(expr, sizeof expr, "A[I_X, J] * B[J, K_Y] -> C[I_X, K_Y]");
+            expr[gst_randint(&st, 0, (int64_t)n - 1)] = chars[gst_randint(&st, 0, (int64_t)sizeof chars - 2)];
+        } else {
+            for (k = 0; k < len && n + 8 < sizeof expr; k++)
+                n += (size_t)snprintf(expr + n, sizeof expr - n, "%s", tok[gst_randint(&st, 0, nt - 1)]);
+        }
+        r = gs_notation_build(ctx, expr, &d, &nt_out, &col);
+        if (r == GS_OK) {
+            built++;
+            CHECK(nt_out && gs_notation_spmd(nt_out));
+        } else {
+            CHECK(nt_out == NULL && gs_ctx_error_msg(ctx)[0] != 0);
+            CHECK_MSG(r != GS_ERR_PARSE || (col >= 1 && col <= (int)n + 1), "%s: column %d", expr, col);
+            CHECK_MSG(r == GS_ERR_PARSE || col == 0, "%s: %s with column %d", expr, gs_result_str(r), col);
+        }
+        gs_ctx_clear_error(ctx);
+    }
+    CHECK(built > 0);
+    gs_ctx_destroy(ctx);
+}
+
 /* the CLI: the report, the caret under a bad column, --notation round trips and its errors */
 static void test_notation_cli(void) {
     char dir[256], path[300];
@@ -464,5 +528,6 @@ void suite_notation(void) {
     RUN(test_notation_book_numbers);
     RUN(test_notation_semantics);
     RUN(test_notation_errors);
+    RUN(test_notation_random_text);
     RUN(test_notation_cli);
 }

@@ -32,6 +32,12 @@ specs = ["x, y", "(x, y), _", "None, ?", "z", "(x,y,z)", "x, None, y", "?, ?", "
 for i, s in enumerate(specs):
     rank = max(1, s.count(",") + 1) if s else 0
     put("sharding", "spec%d" % i, bytes([1 | (rank << 1)]) + s.encode())
+# the book's notation (first byte 0x80): the ch.3 cases on the target's x=2,y=2,z=2 mesh
+exprs = ["A[I_x, J] * B[J, K_y] -> C[I_x, K_y]", "A[I, J_x] * B[J_x, K] -> C[I, K]", "A[I, J_x] * B[J_x, K] -> C[I, K_x]",
+         "A[I_x, J] * B[J_x, K] -> C[I_x, K]", "A[I_x, J] -> A[I, J_x]", "A[I, J_{xy}] * B[J_{xy}, K] -> C[I, K]{U_{xy}}",
+         "A[I_{zyx}, J]"]
+for i, e in enumerate(exprs):
+    put("sharding", "notation%d" % i, b"\x80" + e.encode())
 
 
 def npy(descr, shape, payload):
