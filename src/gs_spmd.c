@@ -148,6 +148,7 @@ GS_API gs_result gs_partition(gs_graph *g, const gs_partition_desc *desc, gs_gra
     gs__free(ctx, sp.forced_used);
     stbds_arrfree(sp.group);
     stbds_arrfree(sp.why);
+    stbds_arrfree(sp.tagged);
     stbds_arrfree(sp.warn);
     gs__sb_free(&sp.ex);
     if (!r) return ctx->err ? ctx->err : gs__err(ctx, GS_ERR_OUT_OF_MEMORY, "gs_partition: out of memory");
