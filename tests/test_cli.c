@@ -774,6 +774,8 @@ static void test_cli_run_check(void) {
     CHECK(strstr(gst_cli_err, "give the unpartitioned FILE without --spmd") != NULL);
     CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --atol 1", tmpdir), 2);
     CHECK(strstr(gst_cli_err, "only apply with --check") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --fast-reduce", tmpdir), 2);   /* gshard-mpi only */
+    CHECK(strstr(gst_cli_err, "--fast-reduce applies to gshard-mpi") != NULL);
     CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --check --rtol x", tmpdir), 2);
     CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --check --atol -1", tmpdir), 2);
     CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 3", tmpdir), 2);   /* 4 elements split 2 ways on 3 devices */
