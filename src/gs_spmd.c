@@ -249,6 +249,7 @@ GS__FN gs_result gs__partition_ex(gs_graph *g, const gs_partition_desc *desc, bo
     gs__free(ctx, sp.forced_used);
     stbds_arrfree(sp.group);
     stbds_arrfree(sp.why);
+    stbds_arrfree(sp.tagged);
     stbds_arrfree(sp.warn);
     gs__sb_free(&sp.ex);
     if (!r) return ctx->err ? ctx->err : gs__err(ctx, GS_ERR_OUT_OF_MEMORY, "gs_partition: out of memory");

@@ -54,16 +54,17 @@ GS__FN void gs__sp_coll_cost(const gs__sp *sp, const gs_value *x, double *bytes,
 GS__FN void gs__sp_why(gs__sp *sp, int from, const char *fmt, ...) {
     char buf[768], by[24], tm[24];
     gs_graph *g = sp->G ? sp->G->g : NULL;
-    int i, n, last;
+    int i, n;
     va_list ap;
     if (!g || g != sp->why_g) return;
     n = (int)stbds_arrlen(g->values);
-    last = stbds_arrlen(sp->why) ? sp->why[stbds_arrlen(sp->why) - 1].id : -1;
-    for (i = from > last + 1 ? from : last + 1; i < n; i++) {
+    while ((int)stbds_arrlen(sp->tagged) < n) stbds_arrput(sp->tagged, 0);
+    for (i = from < 0 ? 0 : from; i < n; i++) {
         gs__sp_why_t w;
         double b, t;
         int len;
-        if (!gs__cm_is_collective(g->values[i]->op)) continue;
+        if (!gs__cm_is_collective(g->values[i]->op) || sp->tagged[i]) continue;
+        sp->tagged[i] = 1;
         va_start(ap, fmt);
         len = vsnprintf(buf, sizeof buf, fmt, ap);
         va_end(ap);

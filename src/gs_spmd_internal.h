@@ -60,6 +60,7 @@ typedef struct gs__sp {
     bool *forced_used;          /* desc.strategies[i] reached the dot rule (heap, same count) */
     gs__sp_why_t *why;          /* stb_ds: why each collective of the entry program is there, by value id */
     const gs_graph *why_g;      /* the entry program (the only graph whose collectives are explained) */
+    unsigned char *tagged;      /* stb_ds, by entry program value id: its collective has a reason in why */
     int *group;                 /* stb_ds: the source value whose partitioning wrote each entry program value */
     bool reference;             /* the check's reference program (gs__partition_ex): every value outside a
                                    manual region replicated, each manual region run per device on its block */
