@@ -100,7 +100,7 @@ GS__FN gs_op gs__hlo_reduce_op(gs_reduce_kind k) {
 }
 
 GS__FN bool gs__hlo_uses_reducer(gs_op op) {
-    return op == GS_OP_REDUCE || op == GS_OP_REDUCE_WINDOW || op == GS_OP_ALL_REDUCE ||
+    return op == GS_OP_REDUCE || op == GS_OP_REDUCE_WINDOW || op == GS_OP_ALL_REDUCE || op == GS_OP_SELECT_AND_SCATTER ||
            op == GS_OP_REDUCE_SCATTER || op == GS_OP_SCATTER || (op >= GS_OP_CUMSUM && op <= GS_OP_CUMMIN);
 }
 
@@ -185,7 +185,7 @@ GS__FN void gs__pr_collect(gs__printer *pr, const gs_graph *g) {
     stbds_arrput(pr->comps, c);
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
         const gs_value *v = g->values[i];
-        if (v->op != GS_OP_WHILE && v->op != GS_OP_SORT) continue;
+        if (v->op != GS_OP_WHILE && v->op != GS_OP_SORT && v->op != GS_OP_SELECT_AND_SCATTER) continue;
         if (v->cond) gs__pr_collect(pr, v->cond);
         if (v->body) gs__pr_collect(pr, v->body);
     }
@@ -603,6 +603,12 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
         break;
     }
     case GS_OP_CHOLESKY: gs__sb_printf(sb, ", lower=%s", v->la_lower ? "true" : "false"); break;
+    case GS_OP_SELECT_AND_SCATTER:
+        gs__sb_puts(sb, ", window=");
+        if (v->window) gs__pr_window(sb, v->window, rank);
+        gs__sb_printf(sb, ", select=%s, scatter=%s", gs__pr_comp_name(pr, v->cond),
+                      gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+        break;
     case GS_OP_FFT: {
         static const char *const tnames[] = {"?", "FFT", "IFFT", "RFFT", "IRFFT"};
         gs__sb_printf(sb, ", fft_type=%s, fft_length=", tnames[v->fft_type >= 1 && v->fft_type <= 4 ? v->fft_type : 0]);
@@ -2539,8 +2545,14 @@ GS__FN bool gs__tuple_reducer(gs__parser *P, const gs__pattr *a, const gs__pcomp
     return true;
 }
 
+GS__FN bool gs__reducer_attr(gs__parser *P, const gs__pinst *in, const char *attr, gs_dtype dt, gs_reduce_kind *kind);
 GS__FN bool gs__reducer(gs__parser *P, const gs__pinst *in, gs_dtype dt, gs_reduce_kind *kind) {
-    gs__pattr *a = gs__need_attr(P, in, "to_apply");
+    return gs__reducer_attr(P, in, "to_apply", dt, kind);
+}
+
+/* the reducer that attribute attr (to_apply=, select-and-scatter's scatter=) names */
+GS__FN bool gs__reducer_attr(gs__parser *P, const gs__pinst *in, const char *attr, gs_dtype dt, gs_reduce_kind *kind) {
+    gs__pattr *a = gs__need_attr(P, in, attr);
     gs__pcomp *comp;
     int ci;
     if (!a || (ci = gs__called(P, a)) < 0) return false;
@@ -2940,6 +2952,19 @@ GS__FN bool gs__bi_layout(gs__bi *b) {
         break;
     }
     case GS_OP_BITCAST_CONVERT: v = gs_bitcast_convert(g, x, ds->dtype); break;
+    case GS_OP_SELECT_AND_SCATTER: {
+        gs_window_dim w[GS_MAX_RANK];
+        gs_graph *sel = NULL;
+        gs_value *ys[3];
+        gs_reduce_kind kind = GS_REDUCE_INVALID;
+        int k;
+        if (!(a = gs__need_attr(P, in, "window")) || !gs__attr_window(P, a, w, x->shape.rank, NULL)) return false;
+        if (!gs__reducer_attr(P, in, "scatter", x->shape.dtype, &kind) || !gs__called_graph(P, in, "select", &sel)) return false;
+        for (k = 0; k < 3; k++) ys[k] = P->insts[P->ops[in->first_op + k].inst].value;   /* P->vals may have grown */
+        P->ctx->next_name = b->name;
+        v = gs_select_and_scatter(g, ys[0], ys[1], ys[2], w, sel, kind);
+        break;
+    }
     case GS_OP_FFT: {
         static const char *const tnames[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
         int64_t len[GS_MAX_RANK];
@@ -3687,7 +3712,7 @@ GS__FN bool gs__bi_family(gs__bi *b) {
     if (op <= GS_OP_RNG) return gs__bi_index(b);
     if (op <= GS_OP_WHILE) return gs__bi_comm(b);
     /* the numeric ops of XLA's full set, with the leaves (their cases live in gs__bi_layout) */
-    if (op >= GS_OP_SINE && op <= GS_OP_FFT) return gs__bi_layout(b);
+    if (op >= GS_OP_SINE && op <= GS_OP_SELECT_AND_SCATTER) return gs__bi_layout(b);
     return gs__bi_unsupported(b);
 }
 
