@@ -748,6 +748,20 @@ static void test_text_select_and_scatter(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* ---- XLA's sharding text broken over lines, and its named-mesh form, are XLA's (not {X, _} notation that
+   would need a mesh in the header) ---- */
+static void test_text_sharding_line_breaks(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m, num_partitions=4\nENTRY e {\n  x = f32[4,2] parameter(0), sharding={\n"
+                                     "    devices=[2,1,2]<=[4] last_tile_dim_replicate}\n"
+                                     "  ROOT y = f32[4,2] negate(x), sharding={mesh['a'=2,'b'=2] [{'a'}, {}], replicated={'b'}}\n}\n");
+    if (g) {
+        CHECK(strcmp(gs_value_sharding_text(gs_graph_find(g, "x")), "{devices=[2,1,2]<=[4] last_tile_dim_replicate}") == 0);
+        CHECK(strcmp(gs_value_sharding_text(gs_graph_find(g, "y")), "{devices=[2,1,2]<=[4] last_tile_dim_replicate}") == 0);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* ---- all-to-all-start / -done with XLA's ((operand), result) shape: the all-to-all ---- */
 static void test_text_all_to_all_start(void) {
     gs_ctx *ctx = gst_ctx();
@@ -1202,6 +1216,7 @@ void suite_text_structure(void) {
     RUN(test_text_elided_constant);
     RUN(test_text_extensions_print_standard);
     RUN(test_text_select_and_scatter);
+    RUN(test_text_sharding_line_breaks);
     RUN(test_text_batch_dims_propagate);
     RUN(test_text_made_up_names);
     RUN(test_text_async_pairs);
