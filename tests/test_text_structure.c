@@ -762,6 +762,47 @@ static void test_text_sharding_line_breaks(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* ---- reduce-window over any element type (s64 sums exact beyond 2^53, f64 max, u8 min), against a naive loop ---- */
+static void test_text_reduce_window_any_type(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx,
+        "HloModule m\nsum {\n  a = s64[] parameter(0)\n  b = s64[] parameter(1)\n  ROOT c = s64[] add(a, b)\n}\n"
+        "mx {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT c = f64[] maximum(a, b)\n}\n"
+        "mn {\n  a = u8[] parameter(0)\n  b = u8[] parameter(1)\n  ROOT c = u8[] minimum(a, b)\n}\n"
+        "ENTRY e {\n  x = s64[6] parameter(0)\n  y = f64[6] parameter(1)\n  z = u8[6] parameter(2)\n"
+        "  i = s64[] constant(1)\n  j = f64[] constant(-inf)\n  k = u8[] constant(255)\n"
+        "  a = s64[5] reduce-window(x, i), window={size=3 pad=1_0}, to_apply=sum\n"
+        "  b = f64[3] reduce-window(y, j), window={size=2 stride=2}, to_apply=mx\n"
+        "  c = u8[4] reduce-window(z, k), window={size=3}, to_apply=mn\n"
+        "  ROOT t = (s64[5], f64[3], u8[4]) tuple(a, b, c)\n}\n");
+    int64_t x[6], a[5], wa[5];
+    double y[6] = {0.5, -1, 3.25, 3.5, -0.0, -7}, b[3];
+    uint8_t z[6] = {9, 200, 7, 7, 255, 3}, c[4];
+    const void *ins[3];
+    void *outs[3];
+    int o, w;
+    for (o = 0; o < 6; o++) x[o] = ((int64_t)1 << 60) + 3 * o + 1;   /* sums of three pass 2^61: beyond a double */
+    for (o = 0; o < 5; o++) {   /* window over x[o-1..o+1] with pad 1 low: output o covers o-1, o, o+1 */
+        uint64_t acc = 1;
+        for (w = o - 1; w <= o + 1; w++)
+            if (w >= 0 && w < 6) acc += (uint64_t)x[w];
+        wa[o] = (int64_t)acc;
+    }
+    ins[0] = x;
+    ins[1] = y;
+    ins[2] = z;
+    outs[0] = a;
+    outs[1] = b;
+    outs[2] = c;
+    if (g) {
+        CHECK_OK(gs_eval(g, ins, outs));
+        for (o = 0; o < 5; o++) CHECK_MSG(a[o] == wa[o], "a[%d] = %lld, want %lld", o, (long long)a[o], (long long)wa[o]);
+        CHECK(b[0] == 0.5 && b[1] == 3.5 && b[2] == -0.0);
+        CHECK(c[0] == 7 && c[1] == 7 && c[2] == 7 && c[3] == 3);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* ---- all-to-all-start / -done with XLA's ((operand), result) shape: the all-to-all ---- */
 static void test_text_all_to_all_start(void) {
     gs_ctx *ctx = gst_ctx();
@@ -1217,6 +1258,7 @@ void suite_text_structure(void) {
     RUN(test_text_extensions_print_standard);
     RUN(test_text_select_and_scatter);
     RUN(test_text_sharding_line_breaks);
+    RUN(test_text_reduce_window_any_type);
     RUN(test_text_batch_dims_propagate);
     RUN(test_text_made_up_names);
     RUN(test_text_async_pairs);
