@@ -16,7 +16,8 @@
      gs__pool_, gs__barrier_, gs__mutex_, gs__cond_ the thread layer ............... gs_thread.h, gs_thread.c
      gs__rt_ the runtime, gs__dev a device, gs__cplan_ collective plans, gs__coll_ pieces ...... gs_runtime.c
      gs__chk_ the partitioned-vs-reference check ........................................... gs_spmd_check.c
-     gs__cm_ the cost model ..................................................................... gs_cost.c */
+     gs__cm_ the cost model ..................................................................... gs_cost.c
+     gs__net_ the link between ranks (GSHARD_MPI) ................................................. gs_mpi.c */
 #ifndef GS_INTERNAL_H
 #define GS_INTERNAL_H
 
@@ -272,6 +273,10 @@ typedef struct gs__spmd_info {
     int n_in;
     const gs_sharding **in_sh;    /* per flattened parameter buffer */
     int64_t num_devices;
+    int n_spmd;               /* the SPMD entry graph's value count */
+    int *group;               /* n_spmd: the source value whose partitioning made each value, or -1 */
+    const char **why;         /* n_spmd: why a collective is there (--explain), or NULL */
+    const gs_chip *chip;      /* the chip the explanations' times are for */
 } gs__spmd_info;
 
 /* ---- base (gs_base.c) ---- */
@@ -552,10 +557,35 @@ GS__FN bool gs__cm_trip_count(const gs_value *w, int64_t *trips);
 GS__FN bool gs__cm_is_collective(gs_op op);
 GS__FN bool gs__cm_axis_wraps(const gs_chip *c, gs_wrap_mode mode, int64_t size);
 GS__FN void gs__cm_json_num(gs__sb *sb, double x);
+/* 3 significant digits with an SI prefix ("8.39 MB"), and a time ("12.3 us") */
+GS__FN void gs__cm_fmt_si(char *buf, size_t cap, double x, const char *unit);
+GS__FN void gs__cm_fmt_time(char *buf, size_t cap, double s);
 
 /* ---- what the pictures of a run (gs_trace.c) read from the runtime and the cost report ---- */
 GS__FN gs_ctx *gs__rt_ctx(const gs_runtime *rt);                        /* gs_runtime.c */
 GS__FN gs_ctx *gs__cm_report_ctx(const gs_cost_report *r);              /* gs_cost.c */
 GS__FN const gs_topology *gs__cm_report_topo(const gs_cost_report *r);
+/* ---- the link between ranks (gs_mpi.c, GSHARD_MPI builds only) ---- */
+#if defined(GSHARD_MPI)
+typedef struct gs__net gs__net;
+typedef struct gs__net_xfer {
+    int peer, tag;
+    void *buf;
+    int64_t bytes;
+} gs__net_xfer;
+enum { GS__NET_OK = 0, GS__NET_ABORT, GS__NET_REMOTE, GS__NET_TIMEOUT, GS__NET_ERROR };
+enum { GS__NET_TAG_FAIL = 1, GS__NET_TAG_POST = 2, GS__NET_TAG_GATHER = 3, GS__NET_TAG_DATA = 16 };
+GS__FN gs_result gs__net_open(gs_ctx *ctx, void *comm, gs__net **out);
+GS__FN void gs__net_close(gs_ctx *ctx, gs__net *n);
+GS__FN int gs__net_rank(const gs__net *n);
+GS__FN int gs__net_size(const gs__net *n);
+GS__FN bool gs__net_broken(const gs__net *n);
+GS__FN int gs__net_move(gs__net *n, const gs__net_xfer *send, int n_send, const gs__net_xfer *recv, int n_recv,
+                        int64_t timeout_us, const int *abort_flag, uint8_t *late, int *code, char *msg, size_t cap);
+GS__FN void gs__net_tell(gs__net *n, int code, const char *msg);
+GS__FN bool gs__net_sum(gs__net *n, int64_t *x, int64_t count);
+GS__FN int gs__net_allreduce(gs__net *n, gs_dtype t, gs_reduce_kind kind, void *buf, int64_t count, int64_t timeout_us,
+                             const int *abort_flag, int *code, char *msg, size_t cap);
+#endif
 
 #endif /* GS_INTERNAL_H */

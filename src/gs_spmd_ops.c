@@ -1140,6 +1140,25 @@ GS__FN gs_value *gs__sp_param(gs__sp *sp, const gs_value *p, const gs_sharding *
     return gs_parameter(sp->G->g, p->index, gs__sp_local(s, p->shape), p->name);
 }
 
+/* The instruction of the values written for source value v that takes v's name: the last one of v's own op
+   among those its rule wrote (ids first .. mid-1), else x unless it is a collective (a collective keeps a name of its own: all-reduce.3) */
+GS__FN void gs__sp_name_step(gs__sp *sp, const gs_value *v, gs_value *x, int first, int mid) {
+    gs_graph *g = sp->G->g;
+    gs_value *named = NULL;
+    int j;
+    if (gs_graph_find(g, v->name)) return;
+    for (j = mid - 1; j >= first && !named; j--)
+        if (g->values[j]->op == v->op && g->values[j]->auto_name) named = g->values[j];
+    if (!named && x->graph == g && x->auto_name && !gs__cm_is_collective(x->op)) named = x;
+    if (named && named->op != GS_OP_PARAMETER) gs_value_set_name(named, v->name);
+}
+
+/* --explain: the values written from id `first` on belong to source value i's group */
+GS__FN void gs__sp_group_step(gs__sp *sp, int i, int first) {
+    int j, n = (int)stbds_arrlen(sp->G->g->values);
+    for (j = (int)stbds_arrlen(sp->group); j < n; j++) stbds_arrput(sp->group, j >= first ? i : -1);
+}
+
 /* Writes the per-device form of src (its parameter 0 sharded by param_sh and its root resharded to root_sh
    when they are given, else the shardings propagation gave them). The entry's state stays in sp->G. */
 GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sharding *param_sh,
@@ -1155,10 +1174,12 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
     /* zeroed before any return: gs__sp_g_free frees each entry's list */
     if (G->vals) memset(G->vals, 0, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
     if (!G->g || !G->vals) return NULL;
+    if (explain) sp->why_g = G->g;
     for (i = 0; i < n; i++) {
         const gs_value *v = src->values[i];
         const gs_sharding *t = gs__sp_sh(sp, v), *osh = t;
         gs_value *x;
+        int first = (int)stbds_arrlen(G->g->values), mid = first;
         sp->at = v;
         sp->ex.len = 0;
         if (v->op == GS_OP_PARAMETER) {
@@ -1167,7 +1188,13 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
             osh = t;
         } else {
             x = gs__sp_op(sp, v, t, &osh);
+            mid = (int)stbds_arrlen(G->g->values);
             x = gs__sp_reshard_val(sp, x, osh, t, v);
+            if (x && explain && osh)
+                gs__sp_why(sp, mid, "reshards %s from %s, the sharding its rule gives, to %s, the one it has (annotated or "
+                           "propagated); annotating %s with sharding=%s would remove it", v->name,
+                           gs_sharding_to_text(sp->ctx, osh), gs_sharding_to_text(sp->ctx, t), v->name,
+                           gs_sharding_to_text(sp->ctx, osh));
             osh = t;
         }
         if (!x || sp->ctx->err) {
@@ -1175,8 +1202,15 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
             gs__err_prefix(sp->ctx, "gs_partition: %s (%s): ", v->name, gs_op_name(v->op));
             return NULL;
         }
-        if (x->graph == G->g && x->auto_name && !gs_graph_find(G->g, v->name) && x->op != GS_OP_PARAMETER)
-            gs_value_set_name(x, v->name);
+        if (explain) {
+            const char *note = sp->ex.len ? sp->ex.buf : "no note";
+            size_t nl = strcspn(note, "\n");   /* the note's first line */
+            gs__sp_why(sp, first, "made by %s's rule (%s: %.*s); shardings of %s and its operands that need no "
+                       "device's data on another along the dims it names would remove it", v->name, gs_op_name(v->op),
+                       (int)(nl < 300 ? nl : 300), note, v->name);
+        }
+        gs__sp_name_step(sp, v, x, first, mid);
+        if (explain) gs__sp_group_step(sp, i, first);
         G->vals[i].v = x;
         G->vals[i].sh = osh;
         if (explain && sp->ex.len) explain[i] = gs__arena_strdup(sp->ctx, sp->ex.buf);
