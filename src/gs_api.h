@@ -244,7 +244,8 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(BATCH_NORM_GRAD, "batch-norm-grad", 5) \
     X(CHOLESKY, "cholesky", 1) \
     X(TRIANGULAR_SOLVE, "triangular-solve", 2) \
-    X(FFT, "fft", 1)
+    X(FFT, "fft", 1) \
+    X(SELECT_AND_SCATTER, "select-and-scatter", 3)
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,
@@ -495,6 +496,12 @@ GS_API gs_value *gs_triangular_solve(gs_graph *g, gs_value *a, gs_value *b, bool
    the bins that must be real ignored). f32 goes with c64, f64 with c128. Computed in double. */
 typedef enum gs_fft_type { GS_FFT_INVALID = 0, GS_FFT_FFT, GS_FFT_IFFT, GS_FFT_RFFT, GS_FFT_IRFFT } gs_fft_type;
 GS_API gs_value *gs_fft(gs_graph *g, gs_value *x, gs_fft_type type, int n, const int64_t *fft_length);
+/* XLA's select-and-scatter: out = init everywhere; for each window of operand (window: operand rank entries, as
+   reduce-window's) the element select picks (the first, replaced by each later one w when select(chosen, w) is
+   false; padding is never chosen) receives scatter(out, source at the window's position). source has the
+   window positions' shape; select has two scalar parameters of operand's type and returns pred[]. */
+GS_API gs_value *gs_select_and_scatter(gs_graph *g, gs_value *operand, gs_value *source, gs_value *init,
+                                       const gs_window_dim *window, gs_graph *select, gs_reduce_kind scatter);
 typedef enum gs_rng_algorithm { GS_RNG_DEFAULT = 0, GS_RNG_THREE_FRY, GS_RNG_PHILOX } gs_rng_algorithm;
 GS_API gs_value *gs_rng_bit_generator(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm);
 GS_API gs_value *gs_neg(gs_graph *g, gs_value *x);

@@ -1349,6 +1349,13 @@ GS__FN void gs__cm_op_work(const gs_value *v, double *flops, double *rd, double 
         *flops = pts > 1.0 ? 5.0 * gs__cm_vnumel(v->fft_type == GS_FFT_RFFT ? v : v->operands[0]) * log2(pts) : 0.0;
         break;
     }
+    case GS_OP_SELECT_AND_SCATTER: {   /* a select per window element, a scatter per window */
+        double w = 1.0;
+        int a;
+        for (a = 0; v->window && a < v->shape.rank; a++) w *= (double)v->window[a].size;
+        *flops = gs__cm_vnumel(v->operands[1]) * (w + 1.0);
+        break;
+    }
     case GS_OP_TRIANGULAR_SOLVE: {   /* m^2 multiply-adds per right-hand side */
         const gs_shape *a = &v->operands[0]->shape;
         *flops = n * (double)a->dims[a->rank - 1];

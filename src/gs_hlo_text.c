@@ -100,7 +100,7 @@ GS__FN gs_op gs__hlo_reduce_op(gs_reduce_kind k) {
 }
 
 GS__FN bool gs__hlo_uses_reducer(gs_op op) {
-    return op == GS_OP_REDUCE || op == GS_OP_REDUCE_WINDOW || op == GS_OP_ALL_REDUCE ||
+    return op == GS_OP_REDUCE || op == GS_OP_REDUCE_WINDOW || op == GS_OP_ALL_REDUCE || op == GS_OP_SELECT_AND_SCATTER ||
            op == GS_OP_REDUCE_SCATTER || op == GS_OP_SCATTER || (op >= GS_OP_CUMSUM && op <= GS_OP_CUMMIN);
 }
 
@@ -185,7 +185,7 @@ GS__FN void gs__pr_collect(gs__printer *pr, const gs_graph *g) {
     stbds_arrput(pr->comps, c);
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
         const gs_value *v = g->values[i];
-        if (v->op != GS_OP_WHILE && v->op != GS_OP_SORT) continue;
+        if (v->op != GS_OP_WHILE && v->op != GS_OP_SORT && v->op != GS_OP_SELECT_AND_SCATTER) continue;
         if (v->cond) gs__pr_collect(pr, v->cond);
         if (v->body) gs__pr_collect(pr, v->body);
     }
@@ -603,6 +603,12 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
         break;
     }
     case GS_OP_CHOLESKY: gs__sb_printf(sb, ", lower=%s", v->la_lower ? "true" : "false"); break;
+    case GS_OP_SELECT_AND_SCATTER:
+        gs__sb_puts(sb, ", window=");
+        if (v->window) gs__pr_window(sb, v->window, rank);
+        gs__sb_printf(sb, ", select=%s, scatter=%s", gs__pr_comp_name(pr, v->cond),
+                      gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+        break;
     case GS_OP_FFT: {
         static const char *const tnames[] = {"?", "FFT", "IFFT", "RFFT", "IRFFT"};
         gs__sb_printf(sb, ", fft_type=%s, fft_length=", tnames[v->fft_type >= 1 && v->fft_type <= 4 ? v->fft_type : 0]);
@@ -2550,8 +2556,14 @@ GS__FN bool gs__tuple_reducer(gs__parser *P, const gs__pattr *a, const gs__pcomp
     return true;
 }
 
+GS__FN bool gs__reducer_attr(gs__parser *P, const gs__pinst *in, const char *attr, gs_dtype dt, gs_reduce_kind *kind);
 GS__FN bool gs__reducer(gs__parser *P, const gs__pinst *in, gs_dtype dt, gs_reduce_kind *kind) {
-    gs__pattr *a = gs__need_attr(P, in, "to_apply");
+    return gs__reducer_attr(P, in, "to_apply", dt, kind);
+}
+
+/* the reducer that attribute attr (to_apply=, select-and-scatter's scatter=) names */
+GS__FN bool gs__reducer_attr(gs__parser *P, const gs__pinst *in, const char *attr, gs_dtype dt, gs_reduce_kind *kind) {
+    gs__pattr *a = gs__need_attr(P, in, attr);
     gs__pcomp *comp;
     int ci;
     if (!a || (ci = gs__called(P, a)) < 0) return false;
@@ -2894,6 +2906,45 @@ GS__FN bool gs__bi_unsupported(gs__bi *b) {
     return gs__perr(b->P, &b->in->op_at, GS_ERR_UNSUPPORTED, "opcode '%s' is not supported", b->in->opcode);
 }
 
+/* select-and-scatter(operand, source, init), window=, select=COMP, scatter=REDUCER */
+GS__FN bool gs__bi_select_scatter(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pinst *in = b->in;
+    gs_value *x = b->x;
+    gs__pattr *a;
+    gs_window_dim w[GS_MAX_RANK];
+    gs_graph *sel = NULL;
+    gs_value *ys[3];
+    gs_reduce_kind kind = GS_REDUCE_INVALID;
+    int k;
+    if (!(a = gs__need_attr(P, in, "window")) || !gs__attr_window(P, a, w, x->shape.rank, NULL)) return false;
+    if (!gs__reducer_attr(P, in, "scatter", x->shape.dtype, &kind) || !gs__called_graph(P, in, "select", &sel)) return false;
+    for (k = 0; k < 3; k++) ys[k] = P->insts[P->ops[in->first_op + k].inst].value;   /* P->vals may have grown */
+    P->ctx->next_name = b->name;
+    b->v = gs_select_and_scatter(b->g, ys[0], ys[1], ys[2], w, sel, kind);
+    return true;
+}
+
+/* fft(x), fft_type=FFT|IFFT|RFFT|IRFFT, fft_length={..} */
+GS__FN bool gs__bi_fft(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pinst *in = b->in;
+    gs_value *x = b->x;
+    gs__pattr *a;
+    static const char *const tnames[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+    int64_t len[GS_MAX_RANK];
+    int nl = 0, ti, t = 0;
+    if (!(a = gs__need_attr(P, in, "fft_type"))) return false;
+    for (ti = 0; ti < 4; ti++)
+        if (gs__peek_word(a->val, tnames[ti]) && a->val.end - a->val.p == (ptrdiff_t)strlen(tnames[ti])) t = ti + 1;
+    if (!t) return gs__pexpect(P, &a->val, "FFT, IFFT, RFFT or IRFFT");
+    if (!gs__need_attr(P, in, "fft_length") || !gs__opt_ints(P, in, "fft_length", len, &nl)) return false;
+    if (nl < 1 || nl > 3)
+        return gs__perr(P, &gs__attr(P, in, "fft_length")->val, GS_ERR_PARSE, "fft_length needs 1 to 3 entries, found %d", nl);
+    b->v = gs_fft(b->g, x, (gs_fft_type)t, nl, len);
+    return true;
+}
+
 /* parameter, constant, iota, partition-id and the ops that move or reshape data */
 GS__FN bool gs__bi_layout(gs__bi *b) {
     gs__parser *P = b->P;
@@ -2952,20 +3003,8 @@ GS__FN bool gs__bi_layout(gs__bi *b) {
         break;
     }
     case GS_OP_BITCAST_CONVERT: v = gs_bitcast_convert(g, x, ds->dtype); break;
-    case GS_OP_FFT: {
-        static const char *const tnames[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
-        int64_t len[GS_MAX_RANK];
-        int nl = 0, ti, t = 0;
-        if (!(a = gs__need_attr(P, in, "fft_type"))) return false;
-        for (ti = 0; ti < 4; ti++)
-            if (gs__peek_word(a->val, tnames[ti]) && a->val.end - a->val.p == (ptrdiff_t)strlen(tnames[ti])) t = ti + 1;
-        if (!t) return gs__pexpect(P, &a->val, "FFT, IFFT, RFFT or IRFFT");
-        if (!gs__need_attr(P, in, "fft_length") || !gs__opt_ints(P, in, "fft_length", len, &nl)) return false;
-        if (nl < 1 || nl > 3)
-            return gs__perr(P, &gs__attr(P, in, "fft_length")->val, GS_ERR_PARSE, "fft_length needs 1 to 3 entries, found %d", nl);
-        v = gs_fft(g, x, (gs_fft_type)t, nl, len);
-        break;
-    }
+    case GS_OP_SELECT_AND_SCATTER: return gs__bi_select_scatter(b);
+    case GS_OP_FFT: return gs__bi_fft(b);
     case GS_OP_CHOLESKY: case GS_OP_TRIANGULAR_SOLVE: {
         static const char *const names[] = {"lower", "left_side", "unit_diagonal"};
         static const char *const tnames[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
@@ -3699,7 +3738,7 @@ GS__FN bool gs__bi_family(gs__bi *b) {
     if (op <= GS_OP_RNG) return gs__bi_index(b);
     if (op <= GS_OP_WHILE) return gs__bi_comm(b);
     /* the numeric ops of XLA's full set, with the leaves (their cases live in gs__bi_layout) */
-    if (op >= GS_OP_SINE && op <= GS_OP_FFT) return gs__bi_layout(b);
+    if (op >= GS_OP_SINE && op <= GS_OP_SELECT_AND_SCATTER) return gs__bi_layout(b);
     return gs__bi_unsupported(b);
 }
 

@@ -2257,6 +2257,67 @@ GS__FN gs_result gs__ip_sort_lines(gs__exec *ex, const gs_value *v, int nx, cons
     return GS_OK;
 }
 
+/* select-and-scatter: out = init; per source element (a window position), the window's element that select
+   keeps (the first valid one, replaced by a later w when select(chosen, w) is false) gets scatter(out, source) */
+GS__FN gs_result gs__ip_select_and_scatter(gs__ip_st *st, const gs_value *v, gs__buf *out) {
+    const gs__buf *x = gs__ip_opbuf(st, v, 0), *src = gs__ip_opbuf(st, v, 1), *init = gs__ip_opbuf(st, v, 2);
+    gs_dtype t = x->shape.dtype;
+    size_t es = gs__compute_size(t);
+    int r = x->shape.rank, i;
+    int64_t n = gs__numel(&out->shape), ns = gs__numel(&src->shape), e, w, wtot = 1;
+    int64_t oi[GS_MAX_RANK], wi[GS_MAX_RANK], xstr[GS_MAX_RANK];
+    gs__ip_fn fn;
+    gs_result res;
+    if (!v->window || !v->cond || src->shape.rank != r)
+        return gs__err(st->ctx, GS_ERR_SHAPE, "select-and-scatter %s: bad window or select", v->name);
+    for (e = 0; e < n; e++) memcpy((char *)out->data + e * (int64_t)es, init->data, es);
+    if (ns == 0 || n == 0) return GS_OK;
+    for (i = r - 1, w = 1; i >= 0; i--) {
+        xstr[i] = w;
+        w *= x->shape.dims[i];
+        wtot *= v->window[i].size;
+        oi[i] = 0;
+    }
+    if ((res = gs__ip_fn_init(&fn, st->ex, v->cond)) != GS_OK) return res;
+    for (e = 0; e < ns && res == GS_OK; e++) {
+        int64_t sel = -1;
+        for (i = 0; i < r; i++) wi[i] = 0;
+        for (w = 0; w < wtot && res == GS_OK; w++) {
+            int64_t p = 0;
+            bool ok = true;
+            for (i = 0; i < r && ok; i++) {
+                const gs_window_dim *d = &v->window[i];
+                int64_t q = oi[i] * d->stride + wi[i] * d->window_dilation - d->pad_lo;
+                if (q < 0 || q % d->base_dilation != 0 || q / d->base_dilation >= x->shape.dims[i]) ok = false;
+                else p += q / d->base_dilation * xstr[i];
+            }
+            if (ok && sel < 0) {
+                sel = p;
+            } else if (ok) {
+                uint8_t keep = 0;
+                void *o = &keep;
+                const void *args[2];
+                args[0] = (const char *)x->data + sel * (int64_t)es;
+                args[1] = (const char *)x->data + p * (int64_t)es;
+                res = gs__ip_fn_call(&fn, args, &o);
+                if (!keep) sel = p;
+            }
+            for (i = r - 1; i >= 0; i--) {
+                if (++wi[i] < v->window[i].size) break;
+                wi[i] = 0;
+            }
+        }
+        if (sel >= 0 && res == GS_OK) gs__ip_gcomb(t, v->reduce, out->data, sel, src->data, e);
+        for (i = r - 1; i >= 0; i--) {
+            if (++oi[i] < src->shape.dims[i]) break;
+            oi[i] = 0;
+        }
+    }
+    gs__ip_fn_free(&fn);
+    if (res) return gs__err_prefix(st->ctx, "select-and-scatter %s: select '%s': ", v->name, v->cond->name);
+    return GS_OK;
+}
+
 /* ---------------------------------------------------------------------------------------------------------
    Dot (dot_general): operands transposed to [batch, M, K] x [batch, K, N], then the batched gemm
    ------------------------------------------------------------------------------------------------------- */
@@ -2887,6 +2948,7 @@ GS__FN gs_result gs__ip_eval_array(gs__ip_st *st, gs_value *v, gs__buf *out) {
     case GS_OP_BITCAST_CONVERT: return gs__ip_bitcast_convert(ctx, v, GS__IN(0), out);
     case GS_OP_CHOLESKY: return gs__ip_linalg(ctx, v, GS__IN(0), NULL, out);
     case GS_OP_FFT: return gs__ip_fft(ctx, v, GS__IN(0), out);
+    case GS_OP_SELECT_AND_SCATTER: return gs__ip_select_and_scatter(st, v, out);
     case GS_OP_TRIANGULAR_SOLVE: return gs__ip_linalg(ctx, v, GS__IN(0), GS__IN(1), out);
     case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: {
         const gs__buf *x = GS__IN(0);

@@ -484,6 +484,9 @@ GS__FN void gs__rw_row(gs_dtype dt, gs_reduce_kind k, const void *xrow, int64_t 
             else GS__RW_ROW(uint32_t, a < b ? a : b);
             break;
         }
+    } else if (dt != GS_PRED) {   /* every other type: the interpreter's generic combiner (compute format) */
+        for (o = 0; o < n; o++)
+            if (ix[o] >= 0) gs__ip_gcomb(dt, k, yrow, o, xrow, ix[o] * xs);
     } else { /* pred: sum/max/or are "or", prod/min/and are "and" */
         if (k == GS_REDUCE_SUM || k == GS_REDUCE_MAX || k == GS_REDUCE_OR) GS__RW_ROW(uint8_t, (uint8_t)(a | b));
         else GS__RW_ROW(uint8_t, (uint8_t)(a & b));
@@ -506,10 +509,11 @@ GS__FN gs_result gs__k_reduce_window(gs_ctx *ctx, const gs_value *v, const gs__b
     if (out->shape.rank != rank || out->shape.dtype != dt || init->shape.dtype != dt)
         return gs__err(ctx, GS_ERR_SHAPE, "reduce-window %s: operand, init and result shapes do not fit", name);
     if (kind < GS_REDUCE_SUM || kind > GS_REDUCE_OR ||
-        ((kind == GS_REDUCE_AND || kind == GS_REDUCE_OR) && (dt == GS_F32 || dt == GS_BF16)))
+        ((kind == GS_REDUCE_AND || kind == GS_REDUCE_OR) && (gs__is_float(dt) || gs__is_complex(dt))) ||
+        ((kind == GS_REDUCE_MAX || kind == GS_REDUCE_MIN) && gs__is_complex(dt)))
         return gs__err(ctx, GS_ERR_INVALID_ARG, "reduce-window %s: reduction %s is invalid for %s", name,
                        gs_reduce_kind_name(kind), gs_dtype_name(dt));
-    if (dt != GS_F32 && dt != GS_BF16 && dt != GS_S32 && dt != GS_U32 && dt != GS_PRED)
+    if (!gs__is_numeric(dt) && dt != GS_PRED)
         return gs__err(ctx, GS_ERR_UNSUPPORTED, "reduce-window %s: dtype %s is not supported", name,
                        gs_dtype_name(dt));
     for (i = 0; i < rank; i++) {

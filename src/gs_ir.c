@@ -1053,6 +1053,24 @@ GS__FN gs_result gs__infer_batch_norm(gs_ctx *ctx, gs_value *v) {
 }
 
 /* cholesky a[..., n, n] -> a's shape; triangular-solve a[..., m, m], b[..., m, n] (left) or [..., n, m] -> b's shape */
+/* select-and-scatter: source has the window positions' shape, init is a scalar, the result is operand's shape */
+GS__FN gs_result gs__infer_select_scatter(gs_ctx *ctx, gs_value *v) {
+    const gs_shape *x = &v->operands[0]->shape, *src = &v->operands[1]->shape;
+    int i;
+    if (gs__need_scalar(ctx, v, 2, x->dtype)) return ctx->err;
+    if (!gs__reduce_kind_ok(v->reduce, x->dtype, false))
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: scatter reduction %s is not valid for %s", GS__WHO, gs_reduce_kind_name(v->reduce), gs_dtype_name(x->dtype));
+    if (gs__check_window(ctx, v, v->window, x->rank)) return ctx->err;
+    if (src->dtype != x->dtype || src->rank != x->rank)
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: source must have the operand's type and rank", GS__WHO);
+    for (i = 0; i < x->rank; i++)
+        if (src->dims[i] != gs__window_out(&v->window[i], x->dims[i]))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: source dim %d is %lld, the windows give %lld", GS__WHO, i, (long long)src->dims[i],
+                     (long long)gs__window_out(&v->window[i], x->dims[i]));
+    v->shape = *x;
+    return GS_OK;
+}
+
 /* fft (XLA's ShapeInference::InferFftShape): the last fft_n dims are fft_length (IRFFT's last: N/2 + 1) */
 GS__FN gs_result gs__infer_fft(gs_ctx *ctx, gs_value *v) {
     const gs_shape *x = &v->operands[0]->shape;
@@ -1586,6 +1604,7 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
         return gs__infer_batch_norm(ctx, v);
     case GS_OP_CHOLESKY: case GS_OP_TRIANGULAR_SOLVE: return gs__infer_linalg(ctx, v);
     case GS_OP_FFT: return gs__infer_fft(ctx, v);
+    case GS_OP_SELECT_AND_SCATTER: return gs__infer_select_scatter(ctx, v);
     case GS_OP_RNG: case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE: case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT:
     case GS_OP_WHILE:
@@ -1958,6 +1977,29 @@ GS_API gs_value *gs_fft(gs_graph *g, gs_value *x, gs_fft_type type, int n, const
     v->fft_n = n;
     for (i = 0; i < n && i < 3 && fft_length; i++) v->fft_len[i] = fft_length[i];
     if (n > 0 && !fft_length) v->fft_n = -1;
+    return gs__finish(v);
+}
+
+GS_API gs_value *gs_select_and_scatter(gs_graph *g, gs_value *operand, gs_value *source, gs_value *init,
+                                       const gs_window_dim *window, gs_graph *select, gs_reduce_kind scatter) {
+    gs_value *xs[3], *v;
+    gs_dtype pdt[2], pred = GS_PRED;
+    if (!g || !operand || !source || !init) return NULL;
+    xs[0] = operand;
+    xs[1] = source;
+    xs[2] = init;
+    pdt[0] = pdt[1] = operand->shape.dtype;
+    if (!window || operand->shape.dtype == GS_TUPLE) {
+        gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_select_and_scatter: %s", window ? "a tuple operand" : "no window");
+        return NULL;
+    }
+    if (!gs__check_scalar_comp(g->ctx, "select-and-scatter select", select, 2, pdt, 1, &pred)) return NULL;
+    v = gs__value_new(g, GS_OP_SELECT_AND_SCATTER, 3, xs);
+    if (!v) return NULL;
+    v->window = (gs_window_dim *)gs__arena_dup(g->ctx, window, sizeof(gs_window_dim) * (size_t)(operand->shape.rank ? operand->shape.rank : 1));
+    if (!v->window) return NULL;
+    v->cond = select;
+    v->reduce = scatter;
     return gs__finish(v);
 }
 

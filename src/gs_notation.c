@@ -280,17 +280,17 @@ GS__FN void gs__nt_print_header(gs__sb *sb, gs_ctx *ctx) {
 /* XLA's words that open a sharding's text; anything else inside {...} is a mesh spec */
 static const char *const gs__nt_xla_words[] = {"replicated", "manual", "unknown", "maximal", "devices",
                                                "last_tile_dim_replicate", "last_tile_dims", "shard_as", "shard_like",
-                                               "metadata"};
+                                               "metadata", "mesh", "unreduced"};
 
 /* text is "{...}" whose first word is not one of XLA's: "{X, _}", "{(X,Y), ?}", "{_}"; a tuple "{{..}, {..}}"
    counts when one of its elements does */
 GS__FN bool gs__nt_is_spec(const char *text) {
     const char *p = text, *w;
     int i, depth = 0;
-    while (*p == ' ') p++;
+    while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r') p++;   /* XLA's text may break lines anywhere */
     if (*p != '{') return false;
     p++;
-    while (*p == ' ') p++;
+    while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r') p++;
     if (*p == '{') {   /* a tuple: any element */
         for (; *p; p++) {
             if (*p == '{') {

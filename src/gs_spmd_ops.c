@@ -1080,6 +1080,7 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_CHOLESKY:             return gs__sp_linalg(sp, v, t, osh);
     case GS_OP_TRIANGULAR_SOLVE:     return gs__sp_linalg(sp, v, t, osh);
     case GS_OP_FFT:                  return gs__sp_fft(sp, v, t, osh);
+    case GS_OP_SELECT_AND_SCATTER:   return gs__sp_replicated(sp, v, "select-and-scatter, computed whole", osh);
     case GS_OP_BROADCAST:            return gs__sp_broadcast(sp, v, t, osh);
     case GS_OP_TRANSPOSE:            return gs__sp_transpose(sp, v, t, osh);
     case GS_OP_RESHAPE:              return gs__sp_reshape(sp, v, t, osh);

@@ -688,6 +688,121 @@ static void test_text_extensions_print_standard(void) {
     gs_ctx_destroy(ctx3);
 }
 
+/* ---- select-and-scatter: overlapping windows with padding, select=ge (ties keep the first), scatter=add,
+   against hand-computed values; on 2 devices (computed whole); print round trip ---- */
+static void test_text_select_and_scatter(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx,
+        "HloModule m, num_partitions=2\nge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT c = pred[] compare(a, b), direction=GE\n}\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT c = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[5] parameter(0), sharding={devices=[2]0,1}\n  s = f32[5] parameter(1)\n"
+        "  i = f32[] constant(0.5)\n"
+        "  ROOT r = f32[5] select-and-scatter(x, s, i), window={size=3 pad=1_1}, select=ge, scatter=sum\n}\n");
+    /* windows (x index: value): {0:1, 1:3} -> 1; {1:3, 2:3, 3:2}... -> 1; {1, 2, 3} -> 1; {2:3, 3:2, 4:4} -> 4; {3, 4} -> 4 */
+    float x[5] = {1, 3, 3, 2, 4}, s[5] = {10, 20, 30, 40, 50}, out[5], d0[5], d1[5];
+    const float want[5] = {0.5f, 60.5f, 0.5f, 0.5f, 90.5f};
+    const void *ins[2];
+    void *outs[1];
+    int k;
+    ins[0] = x;
+    ins[1] = s;
+    outs[0] = out;
+    if (g) {
+        const char *text = gst_hlo_roundtrip(g);
+        CHECK(text && strstr(text, "select-and-scatter(x, s, i), window={size=3 pad=1_1}, select=ge, scatter=sum.f32") != NULL);
+        CHECK_OK(gs_eval(g, ins, outs));
+        for (k = 0; k < 5; k++) CHECK_NEAR(out[k], want[k], 0);
+        {
+            gs_partition_desc pd;
+            gs_graph *p;
+            float x0[3], x1[3];
+            const void *pins[4];
+            void *pouts[2];
+            memset(&pd, 0, sizeof pd);
+            pd.num_devices = 2;
+            memcpy(x0, x, 3 * sizeof(float));
+            memcpy(x1, x + 3, 2 * sizeof(float));
+            x1[2] = 0;
+            CHECK_OK(gs_propagate(g, NULL));
+            CHECK_OK(gs_partition(g, &pd, &p));
+            pins[0] = x0;
+            pins[1] = s;
+            pins[2] = x1;
+            pins[3] = s;
+            pouts[0] = d0;
+            pouts[1] = d1;
+            if (st_run(ctx, p, 2, pins, pouts))
+                for (k = 0; k < 5; k++) CHECK(d0[k] == want[k] && d1[k] == want[k]);
+        }
+    }
+    gst_hlo_error_at("HloModule m\nge {\n  a = f32[] parameter(0)\n  ROOT c = pred[] compare(a, a), direction=GE\n}\n"
+                     "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n"
+                     "ENTRY e {\n  x = f32[4] parameter(0)\n  s = f32[2] parameter(1)\n  i = f32[] constant(0)\n"
+                     "  ROOT r = f32[4] select-and-scatter(x, s, i), window={size=2 stride=2}, select=ge, scatter=sum\n}\n",
+                     GS_ERR_PARSE, 15, 8, "select-and-scatter select: computation 'ge' has 1 parameters, expected 2");
+    gst_hlo_error_at("HloModule m\nge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=GE\n}\n"
+                     "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n"
+                     "ENTRY e {\n  x = f32[4] parameter(0)\n  s = f32[3] parameter(1)\n  i = f32[] constant(0)\n"
+                     "  ROOT r = f32[4] select-and-scatter(x, s, i), window={size=2 stride=2}, select=ge, scatter=sum\n}\n",
+                     GS_ERR_PARSE, 16, 8, "source dim 0 is 3, the windows give 2");
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- XLA's sharding text broken over lines, and its named-mesh form, are XLA's (not {X, _} notation that
+   would need a mesh in the header) ---- */
+static void test_text_sharding_line_breaks(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m, num_partitions=4\nENTRY e {\n  x = f32[4,2] parameter(0), sharding={\n"
+                                     "    devices=[2,1,2]<=[4] last_tile_dim_replicate}\n"
+                                     "  ROOT y = f32[4,2] negate(x), sharding={mesh['a'=2,'b'=2] [{'a'}, {}], replicated={'b'}}\n}\n");
+    if (g) {
+        CHECK(strcmp(gs_value_sharding_text(gs_graph_find(g, "x")), "{devices=[2,1,2]<=[4] last_tile_dim_replicate}") == 0);
+        CHECK(strcmp(gs_value_sharding_text(gs_graph_find(g, "y")), "{devices=[2,1,2]<=[4] last_tile_dim_replicate}") == 0);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- reduce-window over any element type (s64 sums exact beyond 2^53, f64 max, u8 min), against a naive loop ---- */
+static void test_text_reduce_window_any_type(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx,
+        "HloModule m\nsum {\n  a = s64[] parameter(0)\n  b = s64[] parameter(1)\n  ROOT c = s64[] add(a, b)\n}\n"
+        "mx {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT c = f64[] maximum(a, b)\n}\n"
+        "mn {\n  a = u8[] parameter(0)\n  b = u8[] parameter(1)\n  ROOT c = u8[] minimum(a, b)\n}\n"
+        "ENTRY e {\n  x = s64[6] parameter(0)\n  y = f64[6] parameter(1)\n  z = u8[6] parameter(2)\n"
+        "  i = s64[] constant(1)\n  j = f64[] constant(-inf)\n  k = u8[] constant(255)\n"
+        "  a = s64[5] reduce-window(x, i), window={size=3 pad=1_0}, to_apply=sum\n"
+        "  b = f64[3] reduce-window(y, j), window={size=2 stride=2}, to_apply=mx\n"
+        "  c = u8[4] reduce-window(z, k), window={size=3}, to_apply=mn\n"
+        "  ROOT t = (s64[5], f64[3], u8[4]) tuple(a, b, c)\n}\n");
+    int64_t x[6], a[5], wa[5];
+    double y[6] = {0.5, -1, 3.25, 3.5, -0.0, -7}, b[3];
+    uint8_t z[6] = {9, 200, 7, 7, 255, 3}, c[4];
+    const void *ins[3];
+    void *outs[3];
+    int o, w;
+    for (o = 0; o < 6; o++) x[o] = ((int64_t)1 << 60) + 3 * o + 1;   /* sums of three pass 2^61: beyond a double */
+    for (o = 0; o < 5; o++) {   /* window over x[o-1..o+1] with pad 1 low: output o covers o-1, o, o+1 */
+        uint64_t acc = 1;
+        for (w = o - 1; w <= o + 1; w++)
+            if (w >= 0 && w < 6) acc += (uint64_t)x[w];
+        wa[o] = (int64_t)acc;
+    }
+    ins[0] = x;
+    ins[1] = y;
+    ins[2] = z;
+    outs[0] = a;
+    outs[1] = b;
+    outs[2] = c;
+    if (g) {
+        CHECK_OK(gs_eval(g, ins, outs));
+        for (o = 0; o < 5; o++) CHECK_MSG(a[o] == wa[o], "a[%d] = %lld, want %lld", o, (long long)a[o], (long long)wa[o]);
+        CHECK(b[0] == 0.5 && b[1] == 3.5 && b[2] == -0.0);
+        CHECK(c[0] == 7 && c[1] == 7 && c[2] == 7 && c[3] == 3);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* ---- all-to-all-start / -done with XLA's ((operand), result) shape: the all-to-all ---- */
 static void test_text_all_to_all_start(void) {
     gs_ctx *ctx = gst_ctx();
@@ -1180,6 +1295,9 @@ void suite_text_structure(void) {
     RUN(test_text_all_to_all_start);
     RUN(test_text_elided_constant);
     RUN(test_text_extensions_print_standard);
+    RUN(test_text_select_and_scatter);
+    RUN(test_text_sharding_line_breaks);
+    RUN(test_text_reduce_window_any_type);
     RUN(test_text_batch_dims_propagate);
     RUN(test_text_made_up_names);
     RUN(test_text_async_pairs);
