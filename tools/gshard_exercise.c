@@ -177,7 +177,9 @@ static bool ex_find(const char *dir_opt, const char *name, char *out, size_t cap
 }
 
 /* ---- structure: the program with every sharding removed ---- */
-/* Removes every `, sharding={...}` (balanced braces) outside comments. Returns malloc'd text or NULL. */
+/* Removes every `, sharding={...}` (balanced braces) outside comments, and the module line's `, mesh={...}` and
+   `, num_partitions=N` (which say how the program is split, not what it computes). Returns malloc'd text or
+   NULL. */
 static char *ex_strip(const char *text) {
     size_t n = strlen(text), o = 0;
     char *out = (char *)malloc(n + 1);
@@ -197,9 +199,16 @@ static char *ex_strip(const char *text) {
             }
         }
         line_start = *p == '\n';
-        if (*p == ',' && strncmp(p + 1 + strspn(p + 1, " "), "sharding={", 10) == 0) {
-            const char *q = p + 1 + strspn(p + 1, " ") + 9;
+        if (*p == ',' && strncmp(p + 1 + strspn(p + 1, " "), "num_partitions=", 15) == 0) {
+            const char *q = p + 1 + strspn(p + 1, " ") + 15;
+            p = q + strspn(q, "0123456789");
+            continue;
+        }
+        if (*p == ',' && (strncmp(p + 1 + strspn(p + 1, " "), "sharding={", 10) == 0 ||
+                          strncmp(p + 1 + strspn(p + 1, " "), "mesh={", 6) == 0)) {
+            const char *q = p + 1 + strspn(p + 1, " ");
             int depth = 0;
+            q += strcspn(q, "{");
             do {
                 if (*q == '{') depth++;
                 else if (*q == '}') depth--;
