@@ -958,16 +958,10 @@ GS__FN gs_value *gs__sp_while(gs__sp *sp, const gs_value *v, const gs_sharding *
     return gs_while(sp->G->g, cond, body, init);
 }
 
-/* a collective outside a manual region: a cross-replica all-reduce (no channel_id, no global device ids) sums
-   over replicas, and there is one replica here, so x{t} -> x{t} as it is (XLA treats it as elementwise);
-   any other is an error (collectives across partitions belong to SPMD programs) */
+/* a collective outside a manual region: an error (collectives belong to SPMD programs) */
 GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    (void)t;
     (void)osh;
-    if (v->op == GS_OP_ALL_REDUCE && v->n_operands == 1 && v->coll.channel_id == 0 && !v->coll.use_global_device_ids &&
-        v->operands[0]->shape.dtype != GS_TUPLE) {
-        gs__sp_note(sp, "cross-replica all-reduce over one replica: each shard as it is");
-        return gs__sp_get(sp, v->operands[0], t);
-    }
     gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region (collectives belong to SPMD programs)",
             v->name, gs_op_name(v->op));
     return NULL;

@@ -256,37 +256,7 @@ static void test_xla_partial_manual_reshard(void) {
     gs_ctx_destroy(h.ctx);
 }
 
-/* A cross-replica all-reduce (no channel_id) in a partitioned program sums over replicas, of which there is
-   one: each device's shard stays as it is, uneven split included; one with a channel across partitions
-   outside a manual region stays an error */
-static void test_xla_cross_replica_all_reduce(void) {
-    static const char *const sum = "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n";
-    static const char *const body =
-        "  p = f32[5,3] parameter(0), sharding={devices=[3,1]<=[3]}\n"
-        "  ROOT r = f32[5,3] all-reduce(p), to_apply=sum, replica_groups={}, sharding={devices=[3,1]<=[3]}\n";
-    static const char *const text =
-        "HloModule m\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n"
-        "ENTRY e {\n  p = f32[4,2] parameter(0), sharding={devices=[2,1]<=[2]}\n"
-        "  ROOT r = f32[4,2] all-reduce(p), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=sum\n}\n";
-    gst_case h;
-    gs_ctx *ctx;
-    gs_graph *g = NULL, *spmd = NULL;
-    gs_partition_desc pd;
-    if (gst_case_run(&h, sum, body, 3, 0, 91)) CHECK_EQ_INT(h.ag + h.ar + h.a2a + h.cp + h.rs, 0);
-    gs_ctx_destroy(h.ctx);
-    ctx = gst_ctx();
-    CHECK_OK(gs_hlo_parse(ctx, text, strlen(text), &g));
-    memset(&pd, 0, sizeof pd);
-    pd.num_devices = 2;
-    if (g) {
-        CHECK(gs_partition(g, &pd, &spmd) == GS_ERR_SHARDING);
-        CHECK(strstr(gs_ctx_error_msg(ctx), "outside a manual region") != NULL);
-    }
-    gs_ctx_destroy(ctx);
-}
-
 void suite_spmd_xla(void) {
-    RUN(test_xla_cross_replica_all_reduce);
     RUN(test_xla_partial_manual_reshard);
     RUN(test_xla_manual_parameter_and_output);
     RUN(test_xla_sharding_device_subset);
