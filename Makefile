@@ -4,6 +4,8 @@
 #   make demo-mlp    the MLP example: the CLI on examples/mlp.hlo, then examples/mlp.c
 #   make test        compile tests, the GEMM check on every instruction-set path, the test suite (the last
 #                    line is "N passed, N failed")
+#   make mpi         build/gshard-mpi: the CLI with the runtime's devices on MPI ranks (needs mpicc)
+#   make test-mpi    gshard-mpi on 2 and 4 ranks against the thread runtime, and its failure modes (mpirun)
 #   make sanitize    the test suite (and the CLI it drives) under ASan + UBSan
 #   make valgrind    the test suite (and the CLI it drives) under valgrind
 #   make tsan        ThreadSanitizer over the runtime tests (every test whose name contains "runtime")
@@ -41,9 +43,9 @@ SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-san
 TEST_SRCS  := $(wildcard tests/*.c)
 TEST_OBJS  := $(patsubst tests/%.c,$(BUILD)/obj/%.o,$(TEST_SRCS))
 EXAMPLES   := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
-# bench/mpi_baseline.c needs mpicc: bench/run_mpi_baseline.sh builds and runs it
+# bench/mpi_baseline.c and bench/bench_mpi.c need mpicc: bench/run_mpi_baseline.sh and bench/run_bench_mpi.sh build and run them
 # bench/dot_native.c is linked into bench_dot
-BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out bench/mpi_baseline.c bench/dot_native.c,$(wildcard bench/*.c)))
+BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out bench/mpi_baseline.c bench/bench_mpi.c bench/dot_native.c,$(wildcard bench/*.c)))
 
 # bench_dot compares against OpenBLAS when its header and library are installed (libopenblas-dev)
 CBLAS_H    := $(firstword $(wildcard /usr/include/*/cblas.h /usr/include/cblas.h))
@@ -51,7 +53,7 @@ OPENBLAS   := $(firstword $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenb
 CBLAS_FLAGS := $(if $(and $(CBLAS_H),$(OPENBLAS)),-DHAVE_CBLAS -lopenblas)
 
 .PHONY: all test demo demo-mlp sanitize valgrind tsan fault fuzz fuzz-window fuzz-libfuzzer bench examples compile-tests \
-        test-gemm exercises clean amalgamate check-amalgamation stbds check-src install uninstall doctest warnings FORCE
+        test-gemm exercises mpi test-mpi clean amalgamate check-amalgamation stbds check-src install uninstall doctest warnings FORCE
 
 all: $(BUILD)/gshard $(BUILD)/gshard_tests
 
@@ -234,6 +236,20 @@ $(BUILD)/test_gemm.stamp: $(BUILD)/test_gemm
 
 test-gemm: $(BUILD)/test_gemm
 	$(GEMM_RUNS)
+
+# ---- the devices on MPI ranks: build/gshard-mpi (mpicc, -DGSHARD_MPI) and its tests (docs/distributed.md) ----
+MPICC ?= mpicc
+MPI_HINT := needs mpicc: install Open MPI (Debian: apt-get install openmpi-bin libopenmpi-dev) or set MPICC
+$(BUILD)/gshard-mpi: tools/gshard.c gshard.h | stbds
+	@command -v $(MPICC) >/dev/null 2>&1 || { echo "make mpi: $(MPI_HINT)" >&2; exit 2; }
+	@mkdir -p $(BUILD)
+	$(MPICC) $(WARN) $(CFLAGS) -DGSHARD_MPI -o $@ tools/gshard.c $(LDLIBS)
+
+mpi: $(BUILD)/gshard-mpi
+
+test-mpi: $(BUILD)/gshard-mpi $(BUILD)/gshard $(BUILD)/gshard_tests
+	@command -v mpirun >/dev/null 2>&1 || { echo "make test-mpi: no mpirun: install Open MPI (openmpi-bin)" >&2; exit 2; }
+	bash tests/mpi/run.sh
 
 # ---- examples, demo, benchmarks ----
 $(BUILD)/examples/%: examples/%.c gshard.h $(IMPL_OBJ) | stbds

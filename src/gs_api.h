@@ -243,7 +243,8 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(BATCH_NORM_INFERENCE, "batch-norm-inference", 5) \
     X(BATCH_NORM_GRAD, "batch-norm-grad", 5) \
     X(CHOLESKY, "cholesky", 1) \
-    X(TRIANGULAR_SOLVE, "triangular-solve", 2)
+    X(TRIANGULAR_SOLVE, "triangular-solve", 2) \
+    X(FFT, "fft", 1)
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,
@@ -488,6 +489,12 @@ GS_API gs_value *gs_cholesky(gs_graph *g, gs_value *a, bool lower);
 typedef enum gs_transpose_a { GS_TRANSPOSE_A_NO = 0, GS_TRANSPOSE_A_TRANSPOSE, GS_TRANSPOSE_A_ADJOINT } gs_transpose_a;
 GS_API gs_value *gs_triangular_solve(gs_graph *g, gs_value *a, gs_value *b, bool left_side, bool lower,
                                      bool unit_diagonal, gs_transpose_a transpose_a);
+/* XLA's fft over the last n (1..3) dims, of lengths fft_length: FFT (complex -> complex, e^{-2 pi i k j / N}),
+   IFFT (its inverse, scaled by 1 / prod(fft_length)), RFFT (real -> complex, the last dim keeps its first
+   N/2 + 1 entries), IRFFT (those N/2 + 1 entries of a Hermitian spectrum -> real, scaled, the imaginary parts of
+   the bins that must be real ignored). f32 goes with c64, f64 with c128. Computed in double. */
+typedef enum gs_fft_type { GS_FFT_INVALID = 0, GS_FFT_FFT, GS_FFT_IFFT, GS_FFT_RFFT, GS_FFT_IRFFT } gs_fft_type;
+GS_API gs_value *gs_fft(gs_graph *g, gs_value *x, gs_fft_type type, int n, const int64_t *fft_length);
 typedef enum gs_rng_algorithm { GS_RNG_DEFAULT = 0, GS_RNG_THREE_FRY, GS_RNG_PHILOX } gs_rng_algorithm;
 GS_API gs_value *gs_rng_bit_generator(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm);
 GS_API gs_value *gs_neg(gs_graph *g, gs_value *x);
@@ -532,6 +539,11 @@ GS_API gs_value *gs_scatter(gs_graph *g, gs_value *operand, gs_value *indices, g
    ties keep their order; NaN sorts after every number in ascending order, before them in descending).
    Returns a tuple when n > 1, else an array. */
 GS_API gs_value *gs_sort(gs_graph *g, int n, gs_value *const *xs, int64_t dim, bool descending);
+/* Sort n operands of one shape along dim with a comparator computation, as XLA's sort: comparator has 2n scalar
+   parameters (2j and 2j+1 the two elements of operand j being compared, of its element type) and returns pred[],
+   true when the first element goes before the second; the sort is stable. The comparator is evaluated as a
+   computation (any ops the interpreter evaluates, except while loops and collectives). */
+GS_API gs_value *gs_sort_custom(gs_graph *g, int n, gs_value *const *xs, int64_t dim, gs_graph *comparator);
 /* sort (x, iota) along dim: tuple (values, s32 indices) */
 GS_API gs_value *gs_sort_with_indices(gs_graph *g, gs_value *x, int64_t dim, bool descending);
 /* top-k along the last dim: tuple (values[..., k], s32 indices[..., k]); largest first (or smallest first when
@@ -589,6 +601,11 @@ GS_API gs_result gs_hlo_parse(gs_ctx *ctx, const char *text, size_t len, gs_grap
 /* Prints the module rooted at entry (sub-computations and reducers first) in canonical form. The string
    lives in the ctx arena. Printing what was parsed gives the same text. */
 GS_API const char *gs_hlo_print(gs_graph *entry);
+/* on: printers of ctx's graphs keep gshard.h's extensions argmax/argmin and rng's shard form (full_shape=) as
+   such; off (the default): they print as standard XLA HLO, argmax(x) as a variadic reduce of (x, iota) with a
+   value-and-index reducer, rng's shard form as the rng of the whole shape, padded and dynamic-sliced to the
+   shard. Both read back into the same program. */
+GS_API void gs_hlo_print_extensions(gs_ctx *ctx, bool on);
 GS_API const char *gs_hlo_module_name(const gs_graph *entry);
 GS_API int64_t gs_hlo_num_partitions(const gs_graph *entry);   /* from the HloModule header; 1 if absent */
 /* Reads text leniently (it need not parse) and writes a report into the ctx arena (*report): one line each

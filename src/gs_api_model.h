@@ -123,6 +123,12 @@ struct gs_run_desc {
     double efficiency;                   /* fraction of peak FLOPs/s reached (0: 1); the book often uses 0.4 */
     bool no_attention_flops;             /* the book's rule of thumb: 6N / 2N per token, attention left out */
     double price_per_hour;               /* $ per chip-hour (0: the chip's) */
+    /* appended fields */
+    bool causal;                         /* training and prefill: attention FLOPs halved for the causal mask
+                                            (each query sees the keys before it). false: the book's count, the
+                                            full T*S of every chapter's worked numbers ([book] ch.4) */
+    int64_t grad_accum;                  /* training: gradient accumulation over this many micro-steps of
+                                            batch / grad_accum sequences (0 or 1: none); see gs_model_step_cost */
 };
 
 typedef struct gs_model_memory {   /* bytes per chip */
@@ -160,8 +166,12 @@ typedef struct gs_model_step {
      train    passes forward and backward (+ the forward again under GS_REMAT_BLOCK); in each pass the math, HBM,
               ICI and DCN terms overlap (max); DATA all-reduces gradients, FSDP gathers weights in both passes
               and reduce-scatters gradients, TENSOR gathers and reduce-scatters [tokens, D] twice per layer
-              and pass, SEQUENCE gathers keys and values, EXPERT does two AllToAlls per layer and pass,
-              PIPELINE adds the bubble.
+              and pass (and once around the vocabulary-split embedding and output layer), SEQUENCE gathers
+              keys and values, EXPERT does two AllToAlls per layer and pass, PIPELINE adds the bubble.
+              With grad_accum = A > 1 the forward and backward passes run A times on batch / A sequences
+              (activations and per-token collectives per micro-step, FSDP gathers and reduce-scatters every
+              micro-step, the DATA/SEQUENCE gradient all-reduce once per step), the optimizer once;
+              gradients are accumulated in a buffer of grad_bytes (0: 4, f32) per parameter.
      prefill  one forward pass, the same terms.
      decode   t_kv + max(math, weights through HBM, ICI): batch * KV bytes / W_hbm is never hidden
               ([book] ch.7 "theoretical step time"). TENSOR_2D models 2-D weight-stationary sharding.
@@ -225,10 +235,18 @@ GS_API const char *gs_plan_reason(const gs_plan *p);
 /* The ranking as JSON ({"fits":..., "best":..., "candidates":[...]}, schema in docs/cost.md); text as a table. */
 GS_API const char *gs_plan_json(gs_plan *p, int max_candidates);
 /* Candidate i's layout as an annotated HLO module of the model at reduced size, for `gshard run --check`:
-   2 layers of y = x + relu(x . W_in) . W_out over 32 tokens, d_model and d_ff divided by *scale (d_model / 64,
-   at least 1), on a mesh with the candidate's roles and every axis cut to 2 ways, at most 16 devices
-   (*devices). Activations [tokens, D] split over the batch roles (and D over tensor2d), W_in [D, F] over fsdp
-   and tensor2d on D and tensor on F, W_out the transpose. Pipeline stages and expert routing are not
-   expressed (those axes only replicate). NULL on error. */
-GS_API const char *gs_plan_emit_hlo(gs_plan *p, int i, int64_t *devices, int64_t *scale);
+   the forward pass of the decoder (one-hot embedding, per layer RMSNorm, grouped-query attention with a causal
+   mask, RMSNorm, gated/GELU MLP or top-k experts with dense dispatch/combine; final RMSNorm and the output
+   layer), every weight and the main activations annotated with the candidate's roles on a mesh whose axes are
+   cut to 2 ways (at most max_devices, *devices; pipeline axes left out). Dims are the model's divided by
+   *scale (d_model / 64 unless given), with floors that keep every split even; the file's header names the
+   sizes and what is not emitted (backward pass, KV cache, pipeline stages, expert capacity). NULL on error. */
+typedef struct gs_emit_desc {
+    int64_t layers;        /* 0: 2 */
+    int64_t scale;         /* 0: d_model / 64 (at least 1) */
+    gs_dtype dtype;        /* 0: GS_F32; GS_F32 or GS_BF16 */
+    int64_t max_devices;   /* 0: 16 */
+} gs_emit_desc;
+GS_API const char *gs_plan_emit_hlo_ex(gs_plan *p, int i, const gs_emit_desc *desc, int64_t *devices, int64_t *scale);
+GS_API const char *gs_plan_emit_hlo(gs_plan *p, int i, int64_t *devices, int64_t *scale);   /* desc NULL */
 GS_API const char *gs_plan_text(gs_plan *p, int max_candidates);

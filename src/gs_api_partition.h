@@ -20,6 +20,14 @@
    program's own values carry no sharding attributes (it is a per-device program). The result has
    num_partitions = D and belongs to g's context; g keeps the shardings propagation gave it.
    ------------------------------------------------------------------------------------------------------- */
+/* A dot or convolution strategy forced by name (gs_partition_desc.strategies): instruction is the source
+   instruction's name, strategy one of the names its explanation lists (output, lhs, rhs, lhs+rhs, output+lhs,
+   output+rhs, replicated). */
+typedef struct gs_partition_strategy {
+    const char *instruction;
+    const char *strategy;
+} gs_partition_strategy;
+
 typedef struct gs_partition_desc {
     int64_t num_devices;              /* D >= 1; 0: g's num_partitions */
     /* XLA's test mode: replicate by dynamic-update-slice into zeros + all-reduce(sum) instead of all-gather */
@@ -41,6 +49,13 @@ typedef struct gs_partition_desc {
     /* XLA's policy for the entry computation: a parameter or the root without a sharding is replicated (as
        if annotated {replicated}), where by default propagation chooses it (docs/xla_differences.md) */
     bool xla_compat;
+    /* The chip whose estimated times choose among a dot's (or convolution's) strategies and price the
+       collectives --explain describes: NULL = v5e. Not copied: it must outlive gs_partition. */
+    const gs_chip *chip;
+    /* Strategies forced on named dots and convolutions of the entry computation (the names gs_partition_explain
+       lists for each); an unknown instruction or strategy is GS_ERR_INVALID_ARG naming the valid ones. */
+    int n_strategies;
+    const gs_partition_strategy *strategies;
 } gs_partition_desc;
 
 /* Sets one of XLA's SpmdPartitionerOptions by its field name, value as text: "true"/"false" for the switches,
@@ -65,11 +80,16 @@ GS_API gs_result gs_partition(gs_graph *g, const gs_partition_desc *desc, gs_gra
 GS_API int gs_partition_num_warnings(const gs_graph *spmd);
 GS_API const char *gs_partition_warning(const gs_graph *spmd, int i);
 
-/* The strategy chosen for an instruction of the source graph, e.g.
-   "dot: K split 4-way on both operands -> local dot + all-reduce over 4 devices"; NULL if none recorded. */
+/* The strategy chosen for an instruction of the source graph, e.g. "dot strategy lhs (least estimated time):
+   contracting dim split 4-way; all-reduce over 4 devices"; for a dot or convolution further lines ('\n'
+   before each) list every strategy weighed with the bytes a device sends and its estimated time on the chip.
+   NULL if none recorded. */
 GS_API const char *gs_partition_explain(const gs_graph *spmd, const gs_value *orig);
-/* The SPMD program as HLO text with, above each group of instructions, a comment naming the source
-   instruction, its sharding and the strategy, above the instruction that holds its value (ctx arena). */
+/* The SPMD program as HLO text (ctx arena). With explain, before the first instruction each source instruction's
+   partitioning wrote, a comment naming it, its sharding and gs_partition_explain's text; and before each
+   collective of the entry computation, why it is there (which operand's sharding did not fit which
+   instruction, or which partial sums it combines), the bytes a device sends, its estimated time on
+   desc.chip and the annotation that would remove it. */
 GS_API const char *gs_partition_print(gs_graph *spmd, bool explain);
 
 /* The source graph, and where a source value lives in the SPMD program: its per-device value and the

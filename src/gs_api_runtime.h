@@ -66,6 +66,21 @@
    Threads and ownership: one run at a time per runtime (like a gs_ctx, one thread at a time); the context's
    allocator is called from every worker thread, so it must be thread-safe (the default is). The graph must
    belong to the runtime's context and stays unchanged during a run.
+
+   Ranks (gshard.h built with GSHARD_MPI and desc.comm set; see docs/distributed.md): the R processes of the
+   communicator each create the runtime with the same desc (a collective call: every rank makes the same calls
+   in the same order, with the same graph). D must be a multiple of R; rank r runs devices [r*D/R, (r+1)*D/R)
+   on its own threads, as above. A collective moves the operands its local devices need from the other ranks
+   (MPI point-to-point, after the ranks' posts were compared) and each device computes its own result with the
+   same left fold in group order as in one process, so results are bit-identical to the thread runtime
+   (fast_reduce: an all-reduce over one group of all devices folds the local devices, then MPI_Allreduce folds
+   the ranks in MPI's order: faster, not bit-stable). gs_runtime_run reads and writes the entries of the local
+   devices only (the others may be NULL); gs_runtime_run_global reads every rank's global inputs (only the local
+   shards are used) and fills the outputs on rank 0 only (the other ranks' outputs are not written); stats are
+   summed over the ranks. A rank whose run fails sends its message to the others, whose runs then fail with
+   it; a rank that waits longer than the watchdog names the ranks and devices that never arrived. After a
+   failed run the runtime cannot run again (the communicator may hold unmatched messages): the caller ends
+   the job (MPI_Abort). Without GSHARD_MPI a non-NULL comm is GS_ERR_UNSUPPORTED.
    ------------------------------------------------------------------------------------------------------- */
 typedef struct gs_runtime gs_runtime;
 
@@ -84,6 +99,9 @@ typedef struct gs_runtime_desc {
     bool no_poison;           /* scattered padding is zero instead of poison */
     bool check_replicas;      /* gathering compares every copy of a replicated tile */
     int64_t workers;          /* THREADED: worker threads, 1 .. D; 0 = min(D, online processors) */
+    /* appended fields (code built against the layout above still compiles; zero keeps one process) */
+    void *comm;               /* GSHARD_MPI builds: an MPI_Comm * whose R ranks share the D devices (below) */
+    bool fast_reduce;         /* with comm: all-reduces over all devices use MPI_Allreduce (not bit-stable) */
 } gs_runtime_desc;
 
 /* desc must give num_devices. In THREADED mode the worker threads start here. */
@@ -92,6 +110,8 @@ GS_API void gs_runtime_destroy(gs_runtime *rt);   /* stops the threads; NULL is 
 GS_API int64_t gs_runtime_num_devices(const gs_runtime *rt);
 GS_API gs_runtime_mode gs_runtime_get_mode(const gs_runtime *rt);   /* THREADED or LOCKSTEP */
 GS_API int64_t gs_runtime_num_workers(const gs_runtime *rt);        /* threads running devices (lockstep: 1) */
+GS_API int gs_runtime_rank(const gs_runtime *rt);        /* this process's rank (0 without a communicator) */
+GS_API int gs_runtime_num_ranks(const gs_runtime *rt);   /* R (1 without a communicator) */
 
 /* Runs g on every device. inputs: D * n_in pointers (n_in = flattened parameter buffers of g, as gs_eval
    counts them), device-major; the same pointer may be given to several devices. outputs: D * n_out

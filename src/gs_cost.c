@@ -18,42 +18,49 @@ static const gs_chip gs__cm_chip_table[] = {
     /* TPU v2 (Jouppi et al., "A Domain-Specific Supercomputer for Training Deep Neural Networks", CACM 63(7),
        2020, and Google Cloud's TPU v2 page): 2 cores of one 128x128 MXU each at 700 MHz = 4.6e13 bf16 FLOPs/s
        (Cloud: 45 TFLOPs), 16 GiB HBM at 7e11 B/s, no int8 mode, 4 ICI links of 496 Gbit/s (6.2e10 B/s) in a
-       16x16 2-D torus, 4 chips per host. Host figures as v3. No price: v2 is no longer sold by the hour. */
+       16x16 2-D torus, 4 chips per host. Host figures as v3. No price: v2 is no longer sold by the hour.
+       The 496 Gbit/s per link is this paper's figure; no second public source was found to confirm it
+       (docs/cost.md marks it unverified). VMEM 16 MiB per core, 2 cores (JAX's Pallas TPU hardware table,
+       jax/_src/pallas/mosaic/tpu_info.py, shown on docs.jax.dev as "TPU Hardware Reference"). */
     {"v2", 16.0 * 1073741824.0, 7.0e11, 4.6e13, 0.0, 6.2e10, 4, 2, {16, 16, 0}, {2, 2, 0}, GS_WRAP_RULE_POD_AXIS,
-     1.5e10, 2.5e10, 1e-6, 2, "Jouppi et al. CACM 2020 (TPUv2 column); Google Cloud TPU v2 page",
-     0.0, 2, 7.0e8, 0.0, 0.0, 0.0, 0.0, GS__CM_NO_GPU},
+     1.5e10, 2.5e10, 1e-6, 2, "Jouppi et al. CACM 2020 (TPUv2 column); Google Cloud TPU v2 page; JAX Pallas TPU table",
+     0.0, 2, 7.0e8, 32.0 * 1048576.0, 0.0, 0.0, 0.0, GS__CM_NO_GPU},
     /* [book] ch.2 chip table: pod 32x32, host 4x2, 32 GB, 9.0e11 B/s, 1.4e14 bf16 and int8; ICI table: 1e11
        one way per link; "TPU networking": v2/v3 form a 2-D torus; ch.2: v3 chips have two cores with separate
        memories. The book states no wraparound rule for v3 slices: the 2-D rule (full pod axes wrap) is assumed.
        PCIe 1.5e10 per chip and DCN 2.5e10 per host are the book's generic figures (end of ch.2 tables).
-       Matrix units: 2 cores x 2 MXUs at 940 MHz (Jouppi et al. CACM 2020). */
+       Matrix units: 2 cores x 2 MXUs at 940 MHz (Jouppi et al. CACM 2020). VMEM 16 MiB per core (JAX's Pallas
+       TPU hardware table). */
     {"v3", 32e9, 9.0e11, 1.4e14, 1.4e14, 1e11, 4, 2, {32, 32, 0}, {4, 2, 0}, GS_WRAP_RULE_POD_AXIS, 1.5e10, 2.5e10,
-     1e-6, 2, GS__CM_BOOK ", ch.2 chip and ICI tables (v3 rows); Jouppi et al. CACM 2020 (MXUs, clock)",
-     0.0, 4, 9.4e8, 0.0, 0.0, 0.0, 0.0, GS__CM_NO_GPU},
+     1e-6, 2, GS__CM_BOOK ", ch.2 chip and ICI tables (v3 rows); Jouppi et al. CACM 2020 (MXUs, clock); JAX (VMEM)",
+     0.0, 4, 9.4e8, 32.0 * 1048576.0, 0.0, 0.0, 0.0, GS__CM_NO_GPU},
     /* ch.2 tables: pod 16x16x16, host 2x2x1, 32 GB, 1.2e12 B/s (ch.2 Q1 uses 1.23e12), 2.75e14 bf16 and int8,
        4.5e10 one way; 3-D torus, 6 neighbours; whole 4x4x4 cubes wrap through the optical switches; PCIe
        16 GB/s each way ("PCIe bandwidth is limited", ch.2). Megacore: two cores act as one device, 4 MXUs each
-       (Jouppi et al., ISCA 2023: 8 MXUs at 1050 MHz). */
+       (Jouppi et al., ISCA 2023: 8 MXUs at 1050 MHz). VMEM 16 MiB per core (JAX's Pallas TPU hardware table). */
     {"v4p", 32e9, 1.2e12, 2.75e14, 2.75e14, 4.5e10, 6, 3, {16, 16, 16}, {2, 2, 1}, GS_WRAP_RULE_CUBE, 1.6e10,
-     2.5e10, 1e-6, 2, GS__CM_BOOK ", ch.2 chip and ICI tables (v4p rows); Jouppi et al. ISCA 2023 (MXUs, clock)",
-     0.0, 8, 1.05e9, 0.0, 0.0, 0.0, 0.0, GS__CM_NO_GPU},
+     2.5e10, 1e-6, 2, GS__CM_BOOK ", ch.2 chip and ICI tables (v4p rows); Jouppi et al. ISCA 2023 (MXUs, clock); JAX (VMEM)",
+     0.0, 8, 1.05e9, 32.0 * 1048576.0, 0.0, 0.0, 0.0, GS__CM_NO_GPU},
     /* ch.2 tables: pod 16x20x28, host 2x2x1, 96 GB, 2.8e12 B/s, 4.59e14 bf16, 9.18e14 int8, 9e10 one way
-       (the text's "9e10 per axis, 3 axes"); cube rule as v4p. ch.8 price table: $4.2 per chip-hour. */
+       (the text's "9e10 per axis, 3 axes"); cube rule as v4p. ch.8 price table: $4.2 per chip-hour. VMEM 64 MiB
+       per core, 2 cores (JAX's Pallas TPU hardware table). */
     {"v5p", 96e9, 2.8e12, 4.59e14, 9.18e14, 9e10, 6, 3, {16, 20, 28}, {2, 2, 1}, GS_WRAP_RULE_CUBE, 1.5e10, 2.5e10,
-     1e-6, 2, GS__CM_BOOK ", ch.2 chip and ICI tables (v5p rows); ch.8 price table",
-     0.0, 0, 0.0, 0.0, 0.0, 0.0, 4.2, GS__CM_NO_GPU},
+     1e-6, 2, GS__CM_BOOK ", ch.2 chip and ICI tables (v5p rows); ch.8 price table; JAX Pallas TPU table (VMEM)",
+     0.0, 0, 0.0, 128.0 * 1048576.0, 0.0, 0.0, 4.2, GS__CM_NO_GPU},
     /* ch.2 tables: pod 16x16, host 4x2, 16 GB, 8.1e11 B/s (ch.1 rounds to 8.2e11 for its "240"), 1.97e14 bf16,
        3.94e14 int8, 4.5e10 one way; only axes of size 16 wrap; ch.2 Q5: about 1 us per hop; one core.
        ch.2: about 5e13 FLOPs/s per MXU at 1.5 GHz (so 4 MXUs), VMEM bandwidth about 22x HBM's; ch.7: an 8-chip
-       v5e host has about 450 GiB of DRAM (56.25 GiB per chip); ch.8 price table: $1.2 per chip-hour. */
+       v5e host has about 450 GiB of DRAM (56.25 GiB per chip); ch.8 price table: $1.2 per chip-hour. ch.2: VMEM
+       is 128 MiB (JAX's Pallas TPU hardware table agrees). */
     {"v5e", 16e9, 8.1e11, 1.97e14, 3.94e14, 4.5e10, 4, 2, {16, 16, 0}, {4, 2, 0}, GS_WRAP_RULE_POD_AXIS, 1.5e10,
      2.5e10, 1e-6, 1, GS__CM_BOOK ", ch.2 chip and ICI tables (v5e rows), ch.2 MXU and VMEM text, ch.7, ch.8 prices",
-     0.0, 4, 1.5e9, 0.0, 22.0 * 8.1e11, 450.0 * 1073741824.0 / 8.0, 1.2, GS__CM_NO_GPU},
+     0.0, 4, 1.5e9, 128.0 * 1048576.0, 22.0 * 8.1e11, 450.0 * 1073741824.0 / 8.0, 1.2, GS__CM_NO_GPU},
     /* ch.2 tables: pod 16x16, host 4x2, 32 GB, 1.6e12 B/s, 9.20e14 bf16 (ch.1 says 9.1e14), 1.84e15 int8,
-       9e10 one way; wraparound as v5e (Trillium). ch.2: its MXUs are 256x256. */
+       9e10 one way; wraparound as v5e (Trillium). ch.2: its MXUs are 256x256. VMEM 128 MiB, one core (JAX's
+       Pallas TPU hardware table). */
     {"v6e", 32e9, 1.6e12, 9.20e14, 1.84e15, 9e10, 4, 2, {16, 16, 0}, {4, 2, 0}, GS_WRAP_RULE_POD_AXIS, 1.5e10,
-     2.5e10, 1e-6, 1, GS__CM_BOOK ", ch.2 chip and ICI tables (v6e rows)",
-     0.0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, GS__CM_NO_GPU},
+     2.5e10, 1e-6, 1, GS__CM_BOOK ", ch.2 chip and ICI tables (v6e rows); JAX Pallas TPU hardware table (VMEM)",
+     0.0, 0, 0.0, 128.0 * 1048576.0, 0.0, 0.0, 0.0, GS__CM_NO_GPU},
     /* ch.1: 9.89e14 bf16 FLOPs/s (dense; ch.1 Q5: the spec sheet's 1.979e15 assumes sparsity) and 3.35e12 B/s
        of HBM. The book gives no int8 rate or ICI for it: the torus model costs one H100 only, and several GPUs
        go through the NVLink + InfiniBand model of the whole-model step times. NVIDIA H100 SXM datasheet:
@@ -1332,6 +1339,14 @@ GS__FN void gs__cm_op_work(const gs_value *v, double *flops, double *rd, double 
         const gs_shape *a = &v->operands[0]->shape;
         double m = (double)a->dims[a->rank - 1];
         *flops = n / (m > 0 ? m * m : 1.0) * (2.0 * m * m * m / 3.0);
+        break;
+    }
+    case GS_OP_FFT: {   /* 5 N log2 N real operations per complex transform of N points (the radix-2 count); a
+                           real transform is about half of that: counted over the complex half spectrum */
+        double pts = 1.0;
+        int a;
+        for (a = 0; a < v->fft_n && a < 3; a++) pts *= (double)v->fft_len[a];
+        *flops = pts > 1.0 ? 5.0 * gs__cm_vnumel(v->fft_type == GS_FFT_RFFT ? v : v->operands[0]) * log2(pts) : 0.0;
         break;
     }
     case GS_OP_TRIANGULAR_SOLVE: {   /* m^2 multiply-adds per right-hand side */

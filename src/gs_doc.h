@@ -48,6 +48,9 @@
        GSHARD_STB_DS_PATH               "path/to/stb_ds.h", when it is in none of the usual places
        GSHARD_NO_THREADS                the SPMD runtime runs every device in lockstep in the calling thread
                                         (no pthreads, no -lpthread)
+       GSHARD_MPI                       the runtime can spread its devices over MPI ranks
+                                        (gs_runtime_desc.comm; include <mpi.h>, build with mpicc;
+                                        docs/distributed.md)
        GS_MAX_RANK                      highest tensor rank (default 8); same value in every TU
 
    stb_ds: the implementation uses Sean Barrett's stb_ds.h (public domain / MIT). It is looked for as

@@ -147,7 +147,12 @@ typedef struct gs__printer {
     gs__pr_comment_fn comment;   /* optional: writes comment lines above each instruction */
     void *comment_user;
     int64_t channel;      /* the last channel_id given (each collective gets the next one) */
+    bool ext;             /* keep the extensions argmax/argmin and rng's shard form (gs_hlo_print_extensions) */
 } gs__printer;
+
+/* printer-only reducer kinds: the value-and-index reducers of argmax / argmin printed in standard form */
+#define GS__PR_ARGMAX ((gs_reduce_kind)(GS_REDUCE_COUNT + 1))
+#define GS__PR_ARGMIN ((gs_reduce_kind)(GS_REDUCE_COUNT + 2))
 
 GS__FN bool gs__pr_name_used(const gs__printer *pr, const char *name) {
     int i;
@@ -180,7 +185,7 @@ GS__FN void gs__pr_collect(gs__printer *pr, const gs_graph *g) {
     stbds_arrput(pr->comps, c);
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
         const gs_value *v = g->values[i];
-        if (v->op != GS_OP_WHILE) continue;
+        if (v->op != GS_OP_WHILE && v->op != GS_OP_SORT) continue;
         if (v->cond) gs__pr_collect(pr, v->cond);
         if (v->body) gs__pr_collect(pr, v->body);
     }
@@ -215,7 +220,8 @@ GS__FN const char *gs__pr_reducer(gs__printer *pr, gs_reduce_kind kind, gs_dtype
     r.dtype = dt;
     r.name = NULL;
     {
-        const char *base = gs__arena_printf(pr->ctx, "%s.%s", gs_reduce_kind_name(kind), gs_dtype_name(dt));
+        const char *base = gs__arena_printf(pr->ctx, "%s.%s", kind == GS__PR_ARGMAX ? "argmax" : kind == GS__PR_ARGMIN ? "argmin"
+                                            : gs_reduce_kind_name(kind), gs_dtype_name(dt));
         if (!base) {
             pr->oom = true;
             return "?";
@@ -577,7 +583,7 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
     }
     case GS_OP_SORT:
         gs__sb_printf(sb, ", dimensions={%lld}, is_stable=true, to_apply=%s", (long long)v->dim,
-                      gs__pr_comparator(pr, v));
+                      v->cond ? gs__pr_comp_name(pr, v->cond) : gs__pr_comparator(pr, v));
         break;
     case GS_OP_TOPK: gs__sb_printf(sb, ", k=%lld, largest=%s", (long long)v->dim, v->flag ? "true" : "false"); break;
     case GS_OP_RNG:
@@ -597,6 +603,12 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
         break;
     }
     case GS_OP_CHOLESKY: gs__sb_printf(sb, ", lower=%s", v->la_lower ? "true" : "false"); break;
+    case GS_OP_FFT: {
+        static const char *const tnames[] = {"?", "FFT", "IFFT", "RFFT", "IRFFT"};
+        gs__sb_printf(sb, ", fft_type=%s, fft_length=", tnames[v->fft_type >= 1 && v->fft_type <= 4 ? v->fft_type : 0]);
+        gs__pr_ints(sb, v->fft_len, v->fft_n);
+        break;
+    }
     case GS_OP_TRIANGULAR_SOLVE:
         gs__sb_printf(sb, ", left_side=%s, lower=%s, unit_diagonal=%s, transpose_a=%s", v->la_left ? "true" : "false",
                       v->la_lower ? "true" : "false", v->la_unit ? "true" : "false",
@@ -683,9 +695,102 @@ GS__FN void gs__pr_all_to_all(gs__printer *pr, const gs_value *v) {
     gs__sb_put(sb, "\n", 1);
 }
 
+GS__FN void gs__pr_value_tail(gs__printer *pr, const gs_value *v);
+
+/* v is a helper of argmax's standard form read back (dead, named "<a>.iota", "<a>.init" or "<a>.iinit" for
+   the argmax a at most 3 values on): printed as the argmax printed it, without a sharding, so that the text
+   stays the same through propagation */
+GS__FN bool gs__pr_argmax_helper(const gs__printer *pr, const gs_value *v) {
+    static const char *const suf[] = {".iota", ".init", ".iinit"};
+    int k, j;
+    if (pr->ext || !v->name || !v->graph || v->op == GS_OP_ARGMAX || v->op == GS_OP_ARGMIN) return false;
+    for (k = 1; k <= 3 && v->id + k < (int)stbds_arrlen(v->graph->values); k++) {
+        const gs_value *a = v->graph->values[v->id + k];
+        size_t n = a->name ? strlen(a->name) : 0;
+        if (a->op != GS_OP_ARGMAX && a->op != GS_OP_ARGMIN) continue;
+        for (j = 0; j < 3; j++)
+            if (n && strncmp(v->name, a->name, n) == 0 && strcmp(v->name + n, suf[j]) == 0 && j == 3 - k) return true;
+    }
+    return false;
+}
+
+/* the value before v is named "<v>.<suffix>" (the helper a standard-form print of v wrote, read back) */
+GS__FN bool gs__pr_helper_before(const gs_value *v, int back, const char *suffix) {
+    const gs_value *h;
+    size_t n = strlen(v->name);
+    if (v->id < back) return false;
+    h = v->graph->values[v->id - back];
+    return h->name && strncmp(h->name, v->name, n) == 0 && strcmp(h->name + n, suffix) == 0;
+}
+
+/* argmax(x), dimensions={d} in standard HLO: the variadic reduce of (x, iota along d) from (the lowest value, 0)
+   with the value-and-index reducer, element 1 of its result. The helpers keep v's name with a suffix; when v
+   was read back from this form they are the three values before it, printed already. */
+GS__FN void gs__pr_argmax_std(gs__printer *pr, const gs_value *v, bool root) {
+    gs__sb *sb = &pr->sb;
+    const gs_value *x = v->operands[0];
+    gs_shape s0 = x->shape, io = x->shape;
+    char lit[40];
+    bool have = gs__pr_helper_before(v, 3, ".iota") && gs__pr_helper_before(v, 2, ".init") && gs__pr_helper_before(v, 1, ".iinit");
+    gs_reduce_kind k = v->op == GS_OP_ARGMAX ? GS__PR_ARGMAX : GS__PR_ARGMIN;
+    s0.rank = 0;
+    io.dtype = GS_S32;
+    if (!have) {
+        gs__pr_lhs(sb, v->name, ".iota", &io);
+        gs__sb_printf(sb, "iota(), iota_dimension=%lld\n", (long long)v->dim);
+        gs__hlo_identity_text(v->op == GS_OP_ARGMAX ? GS_REDUCE_MAX : GS_REDUCE_MIN, x->shape.dtype, lit, sizeof lit);
+        gs__pr_lhs(sb, v->name, ".init", &s0);
+        gs__sb_printf(sb, "constant(%s)\n", lit);
+        s0.dtype = GS_S32;
+        gs__pr_lhs(sb, v->name, ".iinit", &s0);
+        gs__sb_puts(sb, "constant(0)\n");
+    }
+    gs__sb_printf(sb, "  %s.r = (", v->name);
+    s0 = v->shape;
+    s0.dtype = x->shape.dtype;
+    gs__pr_shape(sb, &s0);
+    gs__sb_puts(sb, ", ");
+    gs__pr_shape(sb, &v->shape);
+    gs__sb_printf(sb, ") reduce(%s, %s.iota, %s.init, %s.iinit), dimensions={%lld}, to_apply=%s\n", x->name, v->name, v->name,
+                  v->name, (long long)v->dim, gs__pr_reducer(pr, k, x->shape.dtype));
+    gs__sb_puts(sb, root ? "  ROOT " : "  ");
+    gs__sb_printf(sb, "%s = ", v->name);
+    gs__pr_shape(sb, &v->shape);
+    gs__sb_printf(sb, " get-tuple-element(%s.r), index=1", v->name);
+}
+
+/* rng's shard form in standard HLO: the rng of the whole shape, padded by the shard's size on the high side
+   (so no start is clamped), dynamic-sliced at the offsets */
+GS__FN void gs__pr_rng_std(gs__printer *pr, const gs_value *v, bool root) {
+    gs__sb *sb = &pr->sb;
+    gs_shape s0 = v->shape, ps = *v->rng_full;
+    int d;
+    gs__pr_lhs(sb, v->name, ".full", v->rng_full);
+    gs__sb_printf(sb, "rng(%s, %s), distribution=rng_uniform, seed=%llu\n", v->operands[0]->name, v->operands[1]->name,
+                  (unsigned long long)v->seed);
+    s0.rank = 0;
+    gs__pr_lhs(sb, v->name, ".zero", &s0);
+    gs__sb_puts(sb, "constant(0)\n");
+    for (d = 0; d < ps.rank; d++) ps.dims[d] += v->shape.dims[d];
+    gs__pr_lhs(sb, v->name, ".padded", &ps);
+    gs__sb_printf(sb, "pad(%s.full, %s.zero), padding=", v->name, v->name);
+    for (d = 0; d < ps.rank; d++) gs__sb_printf(sb, "%s0_%lld", d ? "x" : "", (long long)v->shape.dims[d]);
+    gs__sb_puts(sb, "\n");
+    gs__sb_puts(sb, root ? "  ROOT " : "  ");
+    gs__sb_printf(sb, "%s = ", v->name);
+    gs__pr_shape(sb, &v->shape);
+    gs__sb_printf(sb, " dynamic-slice(%s.padded", v->name);
+    for (d = 2; d < v->n_operands; d++) gs__sb_printf(sb, ", %s", v->operands[d]->name);
+    gs__sb_puts(sb, "), dynamic_slice_sizes={");
+    for (d = 0; d < v->shape.rank; d++) gs__sb_printf(sb, "%s%lld", d ? "," : "", (long long)v->shape.dims[d]);
+    gs__sb_puts(sb, "}");
+}
+
 GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
     gs__sb *sb = &pr->sb;
     int i;
+    bool std_arg = !pr->ext && (v->op == GS_OP_ARGMAX || v->op == GS_OP_ARGMIN);
+    bool std_rng = !pr->ext && v->op == GS_OP_RNG && v->rng_full;
     bool a2a = v->op == GS_OP_ALL_TO_ALL && v->split_dim != v->concat_dim;
     bool splat = v->op == GS_OP_CONSTANT && v->data && v->splat && v->shape.rank > 0;
     bool scan = v->op >= GS_OP_CUMSUM && v->op <= GS_OP_CUMMIN;
@@ -705,6 +810,12 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
         gs__sb_puts(sb, "constant(");
         gs__pr_elem(sb, v->shape.dtype, v->data, 0);
         gs__sb_puts(sb, v->sharding ? "), sharding={replicated}\n" : ")\n");
+    }
+    if (std_arg || std_rng) {
+        if (std_arg) gs__pr_argmax_std(pr, v, root);
+        else gs__pr_rng_std(pr, v, root);
+        gs__pr_value_tail(pr, v);
+        return;
     }
     gs__sb_puts(sb, root ? "  ROOT " : "  ");
     gs__sb_puts(sb, v->name ? v->name : "_");
@@ -736,6 +847,8 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
             } else if (v->data) {
                 int64_t pos = 0;
                 gs__pr_dense(sb, &v->shape, v->data, 0, &pos);
+            } else {
+                gs__sb_puts(sb, "{...}");
             }
         } else {
             for (i = 0; i < v->n_operands; i++) {
@@ -746,7 +859,13 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
         gs__sb_put(sb, ")", 1);
         gs__pr_attrs(pr, v);
     }
-    if (v->sharding) {
+    gs__pr_value_tail(pr, v);
+}
+
+/* sharding, kept attributes and the end of the line */
+GS__FN void gs__pr_value_tail(gs__printer *pr, const gs_value *v) {
+    gs__sb *sb = &pr->sb;
+    if (v->sharding && !gs__pr_argmax_helper(pr, v)) {
         gs__sb_puts(sb, ", sharding=");
         gs__nt_print_sharding(sb, pr->ctx, v->sharding, v);
     }
@@ -770,14 +889,36 @@ GS__FN void gs__pr_scan_called(gs__printer *pr) {
             const gs_value *v = g->values[i];
             if (v->op >= GS_OP_CUMSUM && v->op <= GS_OP_CUMMIN) gs__pr_reducer(pr, gs__hlo_scan_kind(v->op), gs__pr_operand_dtype(v, 0));
             else if (gs__hlo_uses_reducer(v->op)) gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0));
-            else if (v->op == GS_OP_SORT) gs__pr_comparator(pr, v);
+            else if (v->op == GS_OP_SORT && !v->cond) gs__pr_comparator(pr, v);
+            else if ((v->op == GS_OP_ARGMAX || v->op == GS_OP_ARGMIN) && !pr->ext)
+                gs__pr_reducer(pr, v->op == GS_OP_ARGMAX ? GS__PR_ARGMAX : GS__PR_ARGMIN, gs__pr_operand_dtype(v, 0));
         }
     }
+}
+
+/* argmax's reducer: (a, ai) is kept over (b, bi) when a is better, when a is NaN and b is not, or when they tie
+   (equal, or both NaN) and ai < bi: a total order, so any reduction order gives the first best element, NaN
+   first (gs_argmax) */
+GS__FN void gs__pr_argmax_body(gs__printer *pr, const gs__pr_red *r) {
+    const char *dt = gs_dtype_name(r->dtype);
+    gs__sb_printf(&pr->sb, "%s {\n  a = %s[] parameter(0)\n  ai = s32[] parameter(1)\n  b = %s[] parameter(2)\n"
+                  "  bi = s32[] parameter(3)\n  better = pred[] compare(a, b), direction=%s\n"
+                  "  an = pred[] compare(a, a), direction=NE\n  bn = pred[] compare(b, b), direction=NE\n"
+                  "  bnum = pred[] not(bn)\n  nan = pred[] and(an, bnum)\n  both = pred[] and(an, bn)\n"
+                  "  eq = pred[] compare(a, b), direction=EQ\n  same = pred[] or(eq, both)\n"
+                  "  first = pred[] compare(ai, bi), direction=LT\n  tie = pred[] and(same, first)\n"
+                  "  k0 = pred[] or(better, nan)\n  keep = pred[] or(k0, tie)\n  v = %s[] select(keep, a, b)\n"
+                  "  i = s32[] select(keep, ai, bi)\n  ROOT r = (%s[], s32[]) tuple(v, i)\n}\n",
+                  r->name, dt, dt, r->kind == GS__PR_ARGMAX ? "GT" : "LT", dt, dt);
 }
 
 GS__FN void gs__pr_reducer_body(gs__printer *pr, const gs__pr_red *r) {
     gs__sb *sb = &pr->sb;
     const char *dt = gs_dtype_name(r->dtype);
+    if (r->kind == GS__PR_ARGMAX || r->kind == GS__PR_ARGMIN) {
+        gs__pr_argmax_body(pr, r);
+        return;
+    }
     gs__sb_printf(sb, "%s {\n  x = %s[] parameter(0)\n", r->name, dt);
     if (r->kind == GS_REDUCE_REPLACE) {
         gs__sb_printf(sb, "  ROOT y = %s[] parameter(1)\n}\n", dt);
@@ -821,6 +962,10 @@ GS_API int64_t gs_hlo_num_partitions(const gs_graph *entry) {
 
 GS_API const char *gs_hlo_print(gs_graph *entry) { return gs__hlo_print_ex(entry, NULL, NULL); }
 
+GS_API void gs_hlo_print_extensions(gs_ctx *ctx, bool on) {
+    if (ctx) ctx->hlo_extensions = on;
+}
+
 GS__FN const char *gs__hlo_print_ex(gs_graph *entry, gs__pr_comment_fn comment, void *user) {
     gs__printer pr;
     const char *out = NULL;
@@ -828,6 +973,7 @@ GS__FN const char *gs__hlo_print_ex(gs_graph *entry, gs__pr_comment_fn comment, 
     if (!entry) return NULL;
     memset(&pr, 0, sizeof pr);
     pr.ctx = entry->ctx;
+    pr.ext = entry->ctx->hlo_extensions;
     pr.comment = comment;
     pr.comment_user = user;
     gs__sb_init(&pr.sb, pr.ctx);
@@ -1399,10 +1545,12 @@ GS__FN bool gs__parse_attrs(gs__parser *P, gs__cur *c, int *first, int *count) {
     X("all-gather-start", gs__bl_async_start) \
     X("collective-permute-start", gs__bl_async_start) \
     X("copy-start", gs__bl_async_start) \
+    X("all-to-all-start", gs__bl_async_start) \
     X("all-reduce-done", gs__bl_async_done) \
     X("all-gather-done", gs__bl_async_done) \
     X("collective-permute-done", gs__bl_async_done) \
     X("copy-done", gs__bl_async_done) \
+    X("all-to-all-done", gs__bl_async_done) \
     X("after-all", gs__bl_opaque) \
     X("infeed", gs__bl_opaque) \
     X("outfeed", gs__bl_opaque) \
@@ -2245,6 +2393,22 @@ GS__FN bool gs__build_constant(gs__parser *P, gs_graph *g, const gs__pinst *in, 
         return true;
     }
     if (s->rank == 0) return gs__pexpect(P, &c, "a scalar literal");
+    {   /* XLA prints a large literal as {...}: a constant whose value is unknown */
+        gs__cur e = c;
+        bool ok = true;
+        gs__cur_adv(&e);
+        if (!gs__skip_ws(P, &e)) return false;
+        if (gs__cur_peek(&e) == '.' && gs__cur_peek_at(&e, 1) == '.' && gs__cur_peek_at(&e, 2) == '.') {
+            gs__cur_adv(&e);
+            gs__cur_adv(&e);
+            gs__cur_adv(&e);
+            if (!gs__skip_ws(P, &e)) return false;
+            if (!gs__accept(P, &e, '}', &ok)) return ok ? gs__pexpect(P, &e, "'}' after {...") : false;
+            if (!gs__val_end(P, &e)) return false;
+            *out = gs__constant_elided(g, *s);
+            return true;
+        }
+    }
     {
         gs__cur dots = c;
         while (!gs__cur_eof(&dots) && !(gs__cur_peek(&dots) == '.' && gs__cur_peek_at(&dots, 1) == '.')) gs__cur_adv(&dots);
@@ -2423,14 +2587,15 @@ GS__FN int gs__cmp_key(gs__parser *P, gs__pcomp *comp, const gs__pinst *e, bool 
     return (int)(nl / 2);
 }
 
-/* sort's to_apply, lexicographic over operands: ROOT a key compare (above), or
+/* Is sort's to_apply lexicographic over operands (*lex)? ROOT a key compare (above), or
    select(compare(key j) EQ, <the rest>, <key j compare>): keys[0] most significant. Parameters 2j and
-   2j+1 are scalars of operand j's type; other instructions that nothing uses are allowed. */
+   2j+1 are scalars of operand j's type; other instructions that nothing uses are allowed. Any other
+   comparator is built as a computation (gs_sort_custom). */
 GS__FN bool gs__lex_comparator(gs__parser *P, const gs__pinst *in, int n, gs_value *const *xs, int *keys, bool *descs,
-                               int *nkeys) {
+                               int *nkeys, bool *lex) {
     gs__pattr *a = gs__need_attr(P, in, "to_apply");
     gs__pcomp *comp;
-    int ci, i, e;
+    int ci, i, e, np = 0;
     bool ok = true;
     *nkeys = 0;
     if (!a || (ci = gs__called(P, a)) < 0) return false;
@@ -2439,9 +2604,11 @@ GS__FN bool gs__lex_comparator(gs__parser *P, const gs__pinst *in, int n, gs_val
         const gs__pinst *p = &P->insts[i];
         int64_t num;
         if (p->op != GS_OP_PARAMETER) continue;
+        np++;
         if (!gs__quiet_param(p, &num) || num >= 2 * n || !gs__is_scalar_type(&p->type) || p->type.s.dtype != xs[num / 2]->shape.dtype)
             ok = false;
     }
+    if (np != 2 * n) ok = false;   /* gs_sort_custom says what is wrong */
     for (e = comp->root; ok && e >= 0 && *nkeys <= n;) {
         const gs__pinst *x = &P->insts[e];
         int j = gs__cmp_key(P, comp, x, false, &descs[*nkeys]), c, f;
@@ -2456,11 +2623,7 @@ GS__FN bool gs__lex_comparator(gs__parser *P, const gs__pinst *in, int n, gs_val
         if (ok) keys[(*nkeys)++] = j;
         e = ok ? gs__quiet_operand(P, comp, x, 1) : -1;
     }
-    if (!ok || *nkeys == 0 || *nkeys > n)
-        return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED,
-                        "unsupported comparator '%s' (expected %d scalar parameters and ROOT compare(parameter(2j), "
-                        "parameter(2j+1)) with LT or GT, or select(that compare with EQ, <the next key>, that compare))",
-                        comp->name, 2 * n);
+    *lex = ok && *nkeys > 0 && *nkeys <= n;
     return true;
 }
 
@@ -2673,7 +2836,46 @@ typedef struct gs__bi {
     int n;
     const gs_shape *ds;
     const char *name;   /* the value's name (see gs__inst_name) */
+    bool collapsed;     /* v stands for the instruction's element 1, not its declared tuple (argmax's standard form) */
 } gs__bi;
+
+/* Every value of type `from` is exactly a value of type `to` (a widening convert). */
+GS__FN bool gs__hlo_widens(gs_dtype from, gs_dtype to) {
+    const gs__dtinfo *a = gs__dt(from), *b = gs__dt(to);
+    if (from == to) return true;
+    if (gs__is_float(from) && gs__is_float(to))
+        return a->ebits <= b->ebits && a->mbits <= b->mbits && a->fkind != GS__FK_E8M0 && b->fkind != GS__FK_E8M0;
+    if (gs__is_int(from) && gs__is_float(to)) return a->bits <= b->mbits + 1;
+    if (gs__is_int(from) && gs__is_int(to))
+        return gs__is_signed(from) == gs__is_signed(to) ? a->bits <= b->bits : !gs__is_signed(from) && a->bits < b->bits;
+    return false;
+}
+
+/* dot whose declared element type differs from its operands' (XLA's preferred element type, e.g. f8 x f8 ->
+   bf16): operands that widen exactly to it are converted first, so the products and sums are those of the
+   declared type; otherwise the dot runs in the operands' type and its result is converted. */
+GS__FN gs_value *gs__dot_as(gs__parser *P, gs__bi *b, const gs_dot_dims *dd) {
+    gs_value *l = b->xs[0], *r = b->xs[1];
+    gs_dtype rt = b->in->shape_omitted || b->in->type.tuple ? l->shape.dtype : b->ds->dtype;
+    const char *name = P->ctx->next_name;
+    if ((l->shape.dtype == rt && r->shape.dtype == rt) || !gs__is_numeric(rt)) return gs_dot(b->g, l, r, dd);
+    P->ctx->next_name = NULL;
+    if (gs__hlo_widens(l->shape.dtype, rt) && gs__hlo_widens(r->shape.dtype, rt)) {
+        if (l->shape.dtype != rt) l = gs_convert(b->g, l, rt);
+        if (r->shape.dtype != rt) r = gs_convert(b->g, r, rt);
+        P->ctx->next_name = name;
+        return gs_dot(b->g, l, r, dd);
+    }
+    if (l->shape.dtype != r->shape.dtype) {
+        gs__err(P->ctx, GS_ERR_UNSUPPORTED, "dot %s: %s x %s -> %s (the operands do not widen exactly to the result "
+                "type) is not supported", b->in->name, gs_dtype_name(l->shape.dtype), gs_dtype_name(r->shape.dtype),
+                gs_dtype_name(rt));
+        return NULL;
+    }
+    l = gs_dot(b->g, l, r, dd);
+    P->ctx->next_name = name;
+    return gs_convert(b->g, l, rt);
+}
 
 GS__FN bool gs__bi_unsupported(gs__bi *b) {
     b->P->ctx->next_name = NULL;
@@ -2738,6 +2940,20 @@ GS__FN bool gs__bi_layout(gs__bi *b) {
         break;
     }
     case GS_OP_BITCAST_CONVERT: v = gs_bitcast_convert(g, x, ds->dtype); break;
+    case GS_OP_FFT: {
+        static const char *const tnames[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+        int64_t len[GS_MAX_RANK];
+        int nl = 0, ti, t = 0;
+        if (!(a = gs__need_attr(P, in, "fft_type"))) return false;
+        for (ti = 0; ti < 4; ti++)
+            if (gs__peek_word(a->val, tnames[ti]) && a->val.end - a->val.p == (ptrdiff_t)strlen(tnames[ti])) t = ti + 1;
+        if (!t) return gs__pexpect(P, &a->val, "FFT, IFFT, RFFT or IRFFT");
+        if (!gs__need_attr(P, in, "fft_length") || !gs__opt_ints(P, in, "fft_length", len, &nl)) return false;
+        if (nl < 1 || nl > 3)
+            return gs__perr(P, &gs__attr(P, in, "fft_length")->val, GS_ERR_PARSE, "fft_length needs 1 to 3 entries, found %d", nl);
+        v = gs_fft(g, x, (gs_fft_type)t, nl, len);
+        break;
+    }
     case GS_OP_CHOLESKY: case GS_OP_TRIANGULAR_SOLVE: {
         static const char *const names[] = {"lower", "left_side", "unit_diagonal"};
         static const char *const tnames[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
@@ -2949,7 +3165,7 @@ GS__FN bool gs__bi_math(gs__bi *b) {
             return gs__perr(P, &in->op_at, GS_ERR_PARSE,
                             "dot needs as many lhs as rhs batch dims (%d, %d) and contracting dims (%d, %d)",
                             dd.n_batch, nb2, dd.n_contract, nc2);
-        v = gs_dot(g, xs[0], xs[1], &dd);
+        v = gs__dot_as(P, b, &dd);
         break;
     }
     case GS_OP_CONVOLUTION: {
@@ -3055,12 +3271,22 @@ GS__FN bool gs__bi_index(gs__bi *b) {
         break;
     }
     case GS_OP_SORT: {
-        int keys[64], nkeys;
-        bool descs[65];
+        int keys[64], nkeys, k;
+        bool descs[65], lex;
+        gs_graph *cmp = NULL;
+        gs_value *ys[64];
         if (n > 64) return gs__perr(P, &in->op_at, GS_ERR_UNSUPPORTED, "sort of more than 64 operands");
-        if (!gs__attr_one_dim(P, in, "dimensions", &d) || !gs__lex_comparator(P, in, n, xs, keys, descs, &nkeys)) return false;
-        if (!(nkeys == 1 && keys[0] == 0)) P->ctx->next_name = NULL;   /* several values; the last takes the name */
-        v = gs__sort_lex(g, n, xs, d, keys, descs, nkeys);
+        if (!gs__attr_one_dim(P, in, "dimensions", &d) || !gs__lex_comparator(P, in, n, xs, keys, descs, &nkeys, &lex))
+            return false;
+        if (lex) {
+            if (!(nkeys == 1 && keys[0] == 0)) P->ctx->next_name = NULL;   /* several values; the last takes the name */
+            v = gs__sort_lex(g, n, xs, d, keys, descs, nkeys);
+            break;
+        }
+        if (!gs__called_graph(P, in, "to_apply", &cmp)) return false;
+        for (k = 0; k < n; k++) ys[k] = P->insts[P->ops[in->first_op + k].inst].value;   /* P->vals may have grown */
+        P->ctx->next_name = b->name;
+        v = gs_sort_custom(g, n, ys, d, cmp);
         break;
     }
     case GS_OP_TOPK: {
@@ -3151,6 +3377,11 @@ GS__FN bool gs__bl_opaque(gs__bi *b) {
         v->opaque_tuple = (const gs_shape *)gs__arena_dup(P->ctx, P->elems + b->in->type.first,
                                                           sizeof(gs_shape) * (size_t)(b->in->type.n ? b->in->type.n : 1));
         if (!v->opaque_tuple) return false;
+        if (b->in->type.n_tree) {   /* nested, e.g. infeed's ((data...), token[]) */
+            v->opaque_ntree = b->in->type.n_tree;
+            v->opaque_tree = (const int *)gs__arena_dup(P->ctx, P->trees + b->in->type.tfirst, sizeof(int) * (size_t)b->in->type.n_tree);
+            if (!v->opaque_tree) return false;
+        }
     } else {
         v->opaque_shape = b->in->type.s;
     }
@@ -3426,6 +3657,11 @@ GS__FN bool gs__bi_comm(gs__bi *b) {
     case GS_OP_TUPLE: v = gs_tuple(g, n, xs); break;
     case GS_OP_GET_TUPLE_ELEMENT:
         if (!(a = gs__need_attr(P, in, "index")) || !gs__attr_int(P, a, &d)) return false;
+        if ((x->op == GS_OP_ARGMAX || x->op == GS_OP_ARGMIN) && P->insts[P->ops[in->first_op].inst].op == GS_OP_REDUCE && d == 1) {
+            P->ctx->next_name = NULL;
+            v = x;   /* element 1 of argmax's standard form (gs__argmax_std_form): the argmax itself, renamed */
+            break;
+        }
         v = gs_get_tuple_element(g, x, d);
         break;
     case GS_OP_WHILE: {
@@ -3451,7 +3687,7 @@ GS__FN bool gs__bi_family(gs__bi *b) {
     if (op <= GS_OP_RNG) return gs__bi_index(b);
     if (op <= GS_OP_WHILE) return gs__bi_comm(b);
     /* the numeric ops of XLA's full set, with the leaves (their cases live in gs__bi_layout) */
-    if (op >= GS_OP_SINE && op <= GS_OP_TRIANGULAR_SOLVE) return gs__bi_layout(b);
+    if (op >= GS_OP_SINE && op <= GS_OP_FFT) return gs__bi_layout(b);
     return gs__bi_unsupported(b);
 }
 
@@ -3504,6 +3740,45 @@ GS__FN int gs__argmax_reducer(gs__parser *P, const gs__pcomp *comp) {
     return na == 0 ? dir : -dir;   /* C keeps v_acc: max when C means "v_acc larger" */
 }
 
+/* Is reduce b argmax's standard form as the printer writes it (gs__pr_argmax_std)? idx an s32 iota along d of
+   x's shape, the initial value the lowest (argmax) or highest value of x's type, the initial index 0, and the
+   reduce's one user get-tuple-element index=1. Then the reduce is the argmax and that user is its name. */
+GS__FN bool gs__argmax_std_form(gs__bi *b, int64_t d, int dir) {
+    gs__parser *P = b->P;
+    const gs_value *x = b->xs[0], *io = b->xs[1], *iv = b->xs[2], *ii = b->xs[3];
+    int self = (int)(b->in - P->insts), users = 0, i, k, last = -1;
+    char want[40];
+    gs__sb sb;
+    bool same;
+    if (io->op != GS_OP_IOTA || io->dim != d || io->shape.dtype != GS_S32 || io->shape.rank != x->shape.rank ||
+        memcmp(io->shape.dims, x->shape.dims, sizeof(int64_t) * (size_t)x->shape.rank) != 0 || b->in->root)
+        return false;
+    if (iv->op != GS_OP_CONSTANT || !iv->data || iv->shape.rank != 0 || iv->shape.dtype != x->shape.dtype ||
+        ii->op != GS_OP_CONSTANT || !ii->data || ii->shape.rank != 0 || ii->shape.dtype != GS_S32 || *(const int32_t *)ii->data != 0)
+        return false;
+    for (i = b->comp->first_inst; i < b->comp->first_inst + b->comp->n_inst; i++)
+        for (k = 0; k < P->insts[i].n_ops; k++)
+            if (P->ops[P->insts[i].first_op + k].inst == self) {
+                users++;
+                last = i;
+            }
+    if (users != 1 || P->insts[last].op != GS_OP_GET_TUPLE_ELEMENT) return false;
+    {
+        gs__pattr *a = gs__attr(P, &P->insts[last], "index");
+        int64_t idx = -1;
+        if (!a || !gs__attr_int(P, a, &idx) || idx != 1) {
+            gs_ctx_clear_error(P->ctx);
+            return false;
+        }
+    }
+    gs__hlo_identity_text(dir > 0 ? GS_REDUCE_MAX : GS_REDUCE_MIN, x->shape.dtype, want, sizeof want);
+    gs__sb_init(&sb, P->ctx);
+    gs__pr_elem(&sb, iv->shape.dtype, iv->data, 0);
+    same = !sb.oom && sb.buf && strcmp(sb.buf, want) == 0;
+    gs__sb_free(&sb);
+    return same;
+}
+
 /* reduce(x, idx, init_x, init_idx), dimensions={d} with an arg-max/min reducer: (the best value, the idx
    element at its first position), the initial pair when the initial value beats every element */
 GS__FN int gs__bi_argmax_reduce(gs__bi *b) {
@@ -3524,6 +3799,11 @@ GS__FN int gs__bi_argmax_reduce(gs__bi *b) {
     if (d < 0 || d >= r || !gs_shape_equal(&x->shape, &sidx) || !gs__is_int(idx->shape.dtype))
         return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "arg-max reduce '%s': values and indices of one shape (integer indices) over one dim", b->in->name) ? 1 : -1;
     sidx.dtype = idx->shape.dtype;
+    if (gs__argmax_std_form(b, d, dir)) {   /* the name is the reduce's until its get-tuple-element renames it */
+        b->v = dir > 0 ? gs_argmax(g, x, d) : gs_argmin(g, x, d);
+        b->collapsed = true;
+        return b->v ? 1 : (gs__builder_failed(P, &b->in->at), -1);
+    }
     kind = dir > 0 ? GS_REDUCE_MAX : GS_REDUCE_MIN;
     for (i = 0; i < r; i++)
         if (i != d) keep[k++] = i;
@@ -3768,8 +4048,8 @@ GS__FN bool gs__bl_collective_broadcast(gs__bi *b) {
    contexts...), that tuple, with zeros for the contexts. X-done(start): the result. The pair is the op:
    gshard.h runs it when it is reached. */
 GS__FN bool gs__bl_async_start(gs__bi *b) {
-    static const char *const bases[] = {"all-reduce", "all-gather", "collective-permute", "copy"};
-    static const gs_op ops[] = {GS_OP_ALL_REDUCE, GS_OP_ALL_GATHER, GS_OP_COLLECTIVE_PERMUTE, GS_OP_COPY};
+    static const char *const bases[] = {"all-reduce", "all-gather", "collective-permute", "copy", "all-to-all"};
+    static const gs_op ops[] = {GS_OP_ALL_REDUCE, GS_OP_ALL_GATHER, GS_OP_COLLECTIVE_PERMUTE, GS_OP_COPY, GS_OP_ALL_TO_ALL};
     gs__parser *P = b->P;
     gs_value *parts[64];
     int i, k, n = 0, want = b->in->type.tuple ? b->in->type.n : 0;
@@ -3786,6 +4066,19 @@ GS__FN bool gs__bl_async_start(gs__bi *b) {
         ok = gs__bi_family(b);
         b->in->op = GS_OP_INVALID;
         return ok;
+    }
+    if (b->in->type.n_tree && ops[i] == GS_OP_ALL_TO_ALL) {   /* ((operand), result), as XLA prints it */
+        gs_value *ot;
+        P->ctx->next_name = NULL;
+        ot = gs_tuple(b->g, 1, &b->x);
+        b->in->op = ops[i];
+        ok = gs__bi_family(b);
+        b->in->op = GS_OP_INVALID;
+        if (!ok) return false;
+        parts[0] = ot;
+        parts[1] = b->v;
+        b->v = gs_tuple(b->g, 2, parts);
+        return true;
     }
     if (want < 2 || want > 64)
         return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "%s '%s': expected the shape (operand, result, contexts...)",
@@ -4023,7 +4316,7 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
     v = b.v;
     P->ctx->next_name = NULL; /* unused when the builder failed before making a value */
     if (!v) return gs__builder_failed(P, &in->at);
-    if (!in->shape_omitted && !gs__pshape_matches(P, &in->type, v))
+    if (!in->shape_omitted && !b.collapsed && !gs__pshape_matches(P, &in->type, v))
         return gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
     if (op != GS_OP_PARAMETER && (!gs__free_name(P, comp->graph, v, b.name) || gs_value_set_name(v, b.name) != GS_OK))
         return gs__builder_failed(P, &in->at);

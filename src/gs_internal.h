@@ -16,7 +16,8 @@
      gs__pool_, gs__barrier_, gs__mutex_, gs__cond_ the thread layer ............... gs_thread.h, gs_thread.c
      gs__rt_ the runtime, gs__dev a device, gs__cplan_ collective plans, gs__coll_ pieces ...... gs_runtime.c
      gs__chk_ the partitioned-vs-reference check ........................................... gs_spmd_check.c
-     gs__cm_ the cost model ..................................................................... gs_cost.c */
+     gs__cm_ the cost model ..................................................................... gs_cost.c
+     gs__net_ the link between ranks (GSHARD_MPI) ................................................. gs_mpi.c */
 #ifndef GS_INTERNAL_H
 #define GS_INTERNAL_H
 
@@ -127,6 +128,7 @@ struct gs_ctx {
                                  builder errors name the instruction as the user wrote it */
     struct gs__sh_entry *sh_intern;   /* stb_ds string map: interned shardings (gs_sharding.c) */
     const gs_mesh *notation_mesh;     /* set: printers write shardings as {X, _} over it (gs_notation.c) */
+    bool hlo_extensions;      /* printers keep argmax/argmin and rng's shard form (gs_hlo_print_extensions) */
 };
 
 struct gs_graph {
@@ -223,7 +225,8 @@ struct gs_value {
     gs_cmp cmp;               /* COMPARE */
     gs_cmp_type cmp_type;     /* COMPARE; stored resolved (never DEFAULT) */
     bool flag;                /* SORT descending, TOPK largest, CUM* reverse */
-    void *data;               /* CONSTANT: storage-format bytes (1 element when splat) */
+    void *data;               /* CONSTANT: storage-format bytes (1 element when splat); NULL when the HLO text
+                                 elided the literal ({...}) */
     bool splat;
     uint64_t seed;            /* RNG */
     const gs_shape *rng_full; /* RNG shard form: the full shape (operands lo, hi, one s32 offset per dim);
@@ -234,6 +237,8 @@ struct gs_value {
     const gs_shape *rbg_shape;
     float bn_epsilon;         /* BATCH_NORM_*: epsilon (feature_index in dim) */
     uint8_t la_lower, la_left, la_unit, la_trans;   /* CHOLESKY (lower), TRIANGULAR_SOLVE */
+    int fft_type, fft_n;      /* FFT: gs_fft_type and the lengths of the last fft_n dims */
+    int64_t fft_len[3];
     gs_dot_dims *dot;
     gs_conv_config *conv;
     gs_window_dim *window;    /* REDUCE_WINDOW: rank entries */
@@ -242,7 +247,7 @@ struct gs_value {
     gs_collective_desc coll;  /* collectives; coll.groups.ids lives in the arena */
     int64_t n_pairs;
     int64_t *pairs;           /* COLLECTIVE_PERMUTE, 2 * n_pairs */
-    gs_graph *cond, *body;    /* WHILE */
+    gs_graph *cond, *body;    /* WHILE; SORT: cond is a comparator computation (NULL: ordered by operand 0) */
     const char *text_attrs;   /* attributes the HLO text gave that change nothing (", metadata={...}"), printed back;
                                  OPAQUE: every attribute but sharding, as written */
     const char *opaque;       /* OPAQUE: the opcode as written ("custom-call", "infeed", "after-all", ...) */
@@ -250,6 +255,8 @@ struct gs_value {
     gs_shape opaque_shape;    /* OPAQUE: the declared shape (dtype GS_TUPLE: opaque_n elements in opaque_tuple) */
     int opaque_n;
     const gs_shape *opaque_tuple;
+    int opaque_ntree;         /* OPAQUE: a nested tuple's structure as written (see tree), or 0 */
+    const int *opaque_tree;
 };
 
 /* ---- what gs_partition records on the SPMD program (gs_spmd.c); arena memory ---- */
@@ -266,6 +273,10 @@ typedef struct gs__spmd_info {
     int n_in;
     const gs_sharding **in_sh;    /* per flattened parameter buffer */
     int64_t num_devices;
+    int n_spmd;               /* the SPMD entry graph's value count */
+    int *group;               /* n_spmd: the source value whose partitioning made each value, or -1 */
+    const char **why;         /* n_spmd: why a collective is there (--explain), or NULL */
+    const gs_chip *chip;      /* the chip the explanations' times are for */
 } gs__spmd_info;
 /* gs_partition, or (reference) the check's reference program for a graph with manual regions: g's shardings
    as propagation left them (not run again), every value outside a manual region replicated, each manual
@@ -400,6 +411,11 @@ GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *
 /* rng-bit-generator whose result is the bits alone (v->flag), as XLA's text also allows */
 GS__FN gs_value *gs__rng_bits_only(gs_graph *g, gs_value *state, gs_shape shape, gs_rng_algorithm algorithm);
 GS__FN gs_value *gs__finish(gs_value *v);                 /* infers v's shape, appends it to its graph; NULL on error */
+GS__FN gs_value *gs__constant_elided(gs_graph *g, gs_shape shape);   /* a constant of unknown value (data NULL) */
+/* a called scalar computation (comparator, reducer): n_params rank-0 parameters of types pdt, a rank-0 root of
+   rdt[0] (n_root > 1: a flat tuple of rank-0 leaves of types rdt), no loop, collective or random op */
+GS__FN bool gs__check_scalar_comp(gs_ctx *ctx, const char *who, const gs_graph *c, int n_params, const gs_dtype *pdt,
+                                  int n_root, const gs_dtype *rdt);
 GS__FN bool gs__is_float(gs_dtype t);
 GS__FN bool gs__is_int(gs_dtype t);
 GS__FN const char *gs__shape_str(const gs_shape *s, char *buf, size_t cap);   /* "f32[4,8]" into buf */
@@ -545,10 +561,35 @@ GS__FN bool gs__cm_trip_count(const gs_value *w, int64_t *trips);
 GS__FN bool gs__cm_is_collective(gs_op op);
 GS__FN bool gs__cm_axis_wraps(const gs_chip *c, gs_wrap_mode mode, int64_t size);
 GS__FN void gs__cm_json_num(gs__sb *sb, double x);
+/* 3 significant digits with an SI prefix ("8.39 MB"), and a time ("12.3 us") */
+GS__FN void gs__cm_fmt_si(char *buf, size_t cap, double x, const char *unit);
+GS__FN void gs__cm_fmt_time(char *buf, size_t cap, double s);
 
 /* ---- what the pictures of a run (gs_trace.c) read from the runtime and the cost report ---- */
 GS__FN gs_ctx *gs__rt_ctx(const gs_runtime *rt);                        /* gs_runtime.c */
 GS__FN gs_ctx *gs__cm_report_ctx(const gs_cost_report *r);              /* gs_cost.c */
 GS__FN const gs_topology *gs__cm_report_topo(const gs_cost_report *r);
+/* ---- the link between ranks (gs_mpi.c, GSHARD_MPI builds only) ---- */
+#if defined(GSHARD_MPI)
+typedef struct gs__net gs__net;
+typedef struct gs__net_xfer {
+    int peer, tag;
+    void *buf;
+    int64_t bytes;
+} gs__net_xfer;
+enum { GS__NET_OK = 0, GS__NET_ABORT, GS__NET_REMOTE, GS__NET_TIMEOUT, GS__NET_ERROR };
+enum { GS__NET_TAG_FAIL = 1, GS__NET_TAG_POST = 2, GS__NET_TAG_GATHER = 3, GS__NET_TAG_DATA = 16 };
+GS__FN gs_result gs__net_open(gs_ctx *ctx, void *comm, gs__net **out);
+GS__FN void gs__net_close(gs_ctx *ctx, gs__net *n);
+GS__FN int gs__net_rank(const gs__net *n);
+GS__FN int gs__net_size(const gs__net *n);
+GS__FN bool gs__net_broken(const gs__net *n);
+GS__FN int gs__net_move(gs__net *n, const gs__net_xfer *send, int n_send, const gs__net_xfer *recv, int n_recv,
+                        int64_t timeout_us, const int *abort_flag, uint8_t *late, int *code, char *msg, size_t cap);
+GS__FN void gs__net_tell(gs__net *n, int code, const char *msg);
+GS__FN bool gs__net_sum(gs__net *n, int64_t *x, int64_t count);
+GS__FN int gs__net_allreduce(gs__net *n, gs_dtype t, gs_reduce_kind kind, void *buf, int64_t count, int64_t timeout_us,
+                             const int *abort_flag, int *code, char *msg, size_t cap);
+#endif
 
 #endif /* GS_INTERNAL_H */

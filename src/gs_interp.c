@@ -655,7 +655,9 @@ GS__FN void gs__ip_release(gs__ip_st *st, const gs_value *v) {
 GS__FN gs_result gs__ip_constant(gs_ctx *ctx, const gs_value *v, gs__buf *out) {
     int64_t i, n = gs__numel(&out->shape);
     size_t ss = gs_dtype_size(out->shape.dtype);
-    if (!v->data) return gs__err(ctx, GS_ERR_INVALID_ARG, "constant %s: no data", v->name);
+    if (!v->data)
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "constant %s: its value was elided ({...}) in the HLO text it was read "
+                       "from, so it cannot be evaluated (print the HLO with its large constants)", v->name);
     for (i = 0; i < n; i++) {
         const char *src = (const char *)v->data + (v->splat ? 0 : (size_t)i * ss);
         switch (out->shape.dtype) {
@@ -1973,16 +1975,173 @@ GS__FN gs_result gs__ip_cumulative(gs_ctx *ctx, const gs_value *v, const gs__buf
 }
 
 /* ---------------------------------------------------------------------------------------------------------
+   fft: one axis at a time over a complex double copy of each batch element's transform block
+   ------------------------------------------------------------------------------------------------------- */
+/* The DFT of n complex values re[0], im[0], re[s], ... in place: y_k = sum_j x_j e^{sign 2 pi i j k / n}
+   (radix 2 when n is a power of two, else the direct sum); tw holds e^{sign 2 pi i m / n}, m < n; tmp 2n. */
+GS__FN void gs__ip_dft(double *x, int64_t n, int64_t s, const double *tw, double *tmp) {
+    int64_t j, k, m;
+    for (j = 0; j < n; j++) {
+        tmp[2 * j] = x[2 * j * s];
+        tmp[2 * j + 1] = x[2 * j * s + 1];
+    }
+    if (n > 1 && (n & (n - 1)) == 0) {
+        int64_t len;
+        for (j = 1, k = 0; j < n; j++) {   /* bit reversal */
+            int64_t bit = n >> 1;
+            for (; k & bit; bit >>= 1) k ^= bit;
+            k ^= bit;
+            if (j < k) {
+                double a = tmp[2 * j], b = tmp[2 * j + 1];
+                tmp[2 * j] = tmp[2 * k];
+                tmp[2 * j + 1] = tmp[2 * k + 1];
+                tmp[2 * k] = a;
+                tmp[2 * k + 1] = b;
+            }
+        }
+        for (len = 2; len <= n; len <<= 1)
+            for (j = 0; j < n; j += len)
+                for (k = 0; k < len / 2; k++) {
+                    const double *w = &tw[2 * (k * (n / len))];
+                    double *u = &tmp[2 * (j + k)], *t = &tmp[2 * (j + k + len / 2)];
+                    double vr = t[0] * w[0] - t[1] * w[1], vi = t[0] * w[1] + t[1] * w[0];
+                    t[0] = u[0] - vr;
+                    t[1] = u[1] - vi;
+                    u[0] += vr;
+                    u[1] += vi;
+                }
+        for (j = 0; j < n; j++) {
+            x[2 * j * s] = tmp[2 * j];
+            x[2 * j * s + 1] = tmp[2 * j + 1];
+        }
+        return;
+    }
+    for (k = 0; k < n; k++) {
+        double yr = 0, yi = 0;
+        for (j = 0, m = 0; j < n; j++, m = (m + k) % n) {
+            yr += tmp[2 * j] * tw[2 * m] - tmp[2 * j + 1] * tw[2 * m + 1];
+            yi += tmp[2 * j] * tw[2 * m + 1] + tmp[2 * j + 1] * tw[2 * m];
+        }
+        x[2 * k * s] = yr;
+        x[2 * k * s + 1] = yi;
+    }
+}
+
+/* x[B.., N1.., Nn] -> out: the transform of each batch element's block (an IRFFT's Hermitian half extended
+   first: X[k] = conj(X[-k]) for the last index above N/2, every index taken modulo its length) */
+GS__FN gs_result gs__ip_fft(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs__buf *out) {
+    int n = v->fft_n, r = x->shape.rank, t = v->fft_type, a;
+    int64_t L = 1, maxn = 1, B, b, e, lin = 1, lout = 1, hl;
+    double *w, *tw, *tmp;
+    bool inv = t == GS_FFT_IFFT || t == GS_FFT_IRFFT;
+    if (n < 1 || n > 3 || n > r) return gs__err(ctx, GS_ERR_SHAPE, "fft %s: bad fft_length", v->name);
+    for (a = 0; a < n; a++) {
+        L *= v->fft_len[a];
+        maxn = GS__MAX(maxn, v->fft_len[a]);
+        lin *= x->shape.dims[r - n + a];
+        lout *= out->shape.dims[r - n + a];
+    }
+    hl = v->fft_len[n - 1] / 2 + 1;
+    B = L ? gs__numel(&x->shape) / (lin ? lin : 1) : 0;
+    if (L == 0 || B == 0) return GS_OK;
+    w = (double *)gs__malloc(ctx, (size_t)(2 * L + 4 * maxn) * sizeof(double));
+    if (!w) return GS_ERR_OUT_OF_MEMORY;
+    tw = w + 2 * L;
+    tmp = tw + 2 * maxn;
+    for (b = 0; b < B; b++) {
+        int64_t stride = 1;
+        for (e = 0; e < L; e++) {   /* load: e indexes the full N1 x .. x Nn block */
+            int64_t last = e % v->fft_len[n - 1], rest = e / v->fft_len[n - 1];
+            double re = 0, im = 0;
+            if (t == GS_FFT_RFFT) {
+                re = gs__ld_f(x->shape.dtype, x->data, b * lin + e);
+            } else if (t != GS_FFT_IRFFT) {
+                gs__ip_ldc(x->shape.dtype, x->data, b * lin + e, &re, &im);
+            } else {
+                int64_t src = 0, m = 1, q = rest;
+                bool mirror = last >= hl;
+                for (a = n - 2; a >= 0; a--) {   /* the leading indices, negated when mirrored */
+                    int64_t len = v->fft_len[a], ia = q % len;
+                    q /= len;
+                    if (mirror) ia = (len - ia) % len;
+                    src += ia * m;
+                    m *= len;
+                }
+                src = src * hl + (mirror ? v->fft_len[n - 1] - last : last);
+                gs__ip_ldc(x->shape.dtype, x->data, b * lin + src, &re, &im);
+                if (mirror) im = -im;
+            }
+            w[2 * e] = re;
+            w[2 * e + 1] = im;
+        }
+        for (a = n - 1; a >= 0; a--) {   /* each axis: lines of len values, stride apart */
+            int64_t len = v->fft_len[a], m, line, inner = stride;
+            const double pi2 = 6.283185307179586476925286766559;
+            for (m = 0; m < len; m++) {
+                tw[2 * m] = cos(pi2 * (double)m / (double)len);
+                tw[2 * m + 1] = (inv ? 1.0 : -1.0) * sin(pi2 * (double)m / (double)len);
+            }
+            for (line = 0; line < L / len; line++) {
+                int64_t lo = line % inner, hi = line / inner;
+                gs__ip_dft(w + 2 * (hi * len * inner + lo), len, inner, tw, tmp);
+            }
+            stride *= len;
+        }
+        for (e = 0; e < lout; e++) {   /* store */
+            int64_t src = e;
+            if (t == GS_FFT_RFFT) src = (e / hl) * v->fft_len[n - 1] + e % hl;
+            if (t == GS_FFT_IRFFT) gs__st_f(out->shape.dtype, out->data, b * lout + e, w[2 * src] / (double)L);
+            else if (inv) gs__ip_stc(out->shape.dtype, out->data, b * lout + e, w[2 * src] / (double)L, w[2 * src + 1] / (double)L);
+            else gs__ip_stc(out->shape.dtype, out->data, b * lout + e, w[2 * src], w[2 * src + 1]);
+        }
+    }
+    gs__free(ctx, w);
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
    Sort and top-k: a stable merge sort of positions along one line
    ------------------------------------------------------------------------------------------------------- */
+typedef struct gs__ip_fn {
+    gs__ip_st st;             /* every slot's buffer is a cell */
+    double *cells;            /* 16 bytes per slot */
+    gs__buf *pbufs;           /* the parameters' shapes (gs__ip_st_init wants them) */
+} gs__ip_fn;
+GS__FN gs_result gs__ip_fn_init(gs__ip_fn *f, gs__exec *ex, gs_graph *g);
+GS__FN gs_result gs__ip_fn_call(gs__ip_fn *f, const void *const *args, void *const *outs);
+GS__FN void gs__ip_fn_free(gs__ip_fn *f);
+
 typedef struct gs__ip_sortkey {
     const gs__buf *key;
     int64_t base, stride;
     bool desc;
+    /* with a comparator computation (sort's cond): the elements of every operand go to its parameters */
+    gs__ip_fn *cmp;
+    int nx;
+    const gs__buf *const *xs;
+    const void **args;        /* 2 nx: the comparator's arguments */
+    gs_result err;            /* the first failure of the comparator; later comparisons are skipped */
 } gs__ip_sortkey;
 
-GS__FN bool gs__ip_key_before(const gs__ip_sortkey *s, int64_t a, int64_t b) {
+
+/* XLA's sort comparator: comparator(a's elements, b's elements) is true when a goes first */
+GS__FN bool gs__ip_cmp_before(gs__ip_sortkey *s, int64_t pa, int64_t pb) {
+    int j;
+    uint8_t r = 0;
+    void *out = &r;
+    if (s->err) return false;
+    for (j = 0; j < s->nx; j++) {
+        size_t es = gs__compute_size(s->xs[j]->shape.dtype);
+        s->args[2 * j] = (const char *)s->xs[j]->data + pa * (int64_t)es;
+        s->args[2 * j + 1] = (const char *)s->xs[j]->data + pb * (int64_t)es;
+    }
+    s->err = gs__ip_fn_call(s->cmp, s->args, &out);
+    return s->err == GS_OK && r != 0;
+}
+
+GS__FN bool gs__ip_key_before(gs__ip_sortkey *s, int64_t a, int64_t b) {
     int64_t pa = s->base + a * s->stride, pb = s->base + b * s->stride;
+    if (s->cmp) return gs__ip_cmp_before(s, pa, pb);
     switch (s->key->shape.dtype) {
     case GS_F32: case GS_BF16:
         return gs__ip_before_f(((const float *)s->key->data)[pa], ((const float *)s->key->data)[pb], s->desc);
@@ -2017,7 +2176,7 @@ GS__FN bool gs__ip_key_before(const gs__ip_sortkey *s, int64_t a, int64_t b) {
 }
 
 /* Sorts perm[0..n) (stable) with tmp[0..n) as scratch. */
-GS__FN void gs__ip_merge_sort(const gs__ip_sortkey *s, int64_t *perm, int64_t *tmp, int64_t n) {
+GS__FN void gs__ip_merge_sort(gs__ip_sortkey *s, int64_t *perm, int64_t *tmp, int64_t n) {
     int64_t width, i;
     int64_t *src = perm, *dst = tmp;
     for (width = 1; width < n; width *= 2) {
@@ -2042,16 +2201,33 @@ GS__FN void gs__ip_merge_sort(const gs__ip_sortkey *s, int64_t *perm, int64_t *t
 
 /* Sorts lines of xs[0..nx) along dim keyed by xs[0]; writes the first `keep` of each line to outs (shape with
    dims[dim] = keep); idx_out (s32, optional) receives the original positions. */
-GS__FN gs_result gs__ip_sort_lines(gs_ctx *ctx, const gs_value *v, int nx, const gs__buf *const *xs, int64_t dim,
+GS__FN gs_result gs__ip_sort_lines(gs__exec *ex, const gs_value *v, int nx, const gs__buf *const *xs, int64_t dim,
                                 bool desc, int64_t keep, gs__buf *const *outs, gs__buf *idx_out) {
+    gs_ctx *ctx = ex->ctx;
     int64_t outer, n, inner, o, i, k;
     int64_t *perm, *tmp;
     int j;
     gs__ip_sortkey sk;
+    const void *args[128];
+    gs__ip_fn fn;
     gs__ip_split_at(&xs[0]->shape, dim, &outer, &n, &inner);
     if (keep > n) return gs__err(ctx, GS_ERR_SHAPE, "%s %s: k is larger than the dim", gs_op_name(v->op), v->name);
+    memset(&sk, 0, sizeof sk);
+    memset(&fn, 0, sizeof fn);
+    if (v->op == GS_OP_SORT && v->cond) {
+        gs_result r;
+        if (nx > 64) return gs__err(ctx, GS_ERR_UNSUPPORTED, "sort %s: more than 64 operands", v->name);
+        if ((r = gs__ip_fn_init(&fn, ex, v->cond)) != GS_OK) return r;
+        sk.cmp = &fn;
+        sk.nx = nx;
+        sk.xs = xs;
+        sk.args = args;
+    }
     perm = (int64_t *)gs__malloc(ctx, (size_t)(2 * n + 1) * sizeof(int64_t));
-    if (!perm) return GS_ERR_OUT_OF_MEMORY;
+    if (!perm) {
+        gs__ip_fn_free(&fn);
+        return GS_ERR_OUT_OF_MEMORY;
+    }
     tmp = perm + n;
     sk.key = xs[0];
     sk.stride = inner;
@@ -2061,6 +2237,11 @@ GS__FN gs_result gs__ip_sort_lines(gs_ctx *ctx, const gs_value *v, int nx, const
             sk.base = o * n * inner + i;
             for (k = 0; k < n; k++) perm[k] = k;
             gs__ip_merge_sort(&sk, perm, tmp, n);
+            if (sk.err) {
+                gs__free(ctx, perm);
+                gs__ip_fn_free(&fn);
+                return gs__err_prefix(ctx, "sort %s: comparator '%s': ", v->name, v->cond->name);
+            }
             for (j = 0; j < nx; j++) {
                 size_t es = gs__compute_size(xs[j]->shape.dtype);
                 for (k = 0; k < keep; k++)
@@ -2072,6 +2253,7 @@ GS__FN gs_result gs__ip_sort_lines(gs_ctx *ctx, const gs_value *v, int nx, const
         }
     }
     gs__free(ctx, perm);
+    gs__ip_fn_free(&fn);
     return GS_OK;
 }
 
@@ -2620,7 +2802,7 @@ GS__FN gs_result gs__ip_eval_sort(gs__ip_st *st, gs_value *v) {
         for (j = 0; j < nx; j++)
             if (!gs_shape_equal(&outs[j]->shape, &xs[j]->shape))
                 return gs__err(ctx, GS_ERR_SHAPE, "sort %s: result shape differs", v->name);
-        return gs__ip_sort_lines(ctx, v, nx, xs, v->dim, v->flag, xs[0]->shape.rank ? xs[0]->shape.dims[v->dim] : 0,
+        return gs__ip_sort_lines(st->ex, v, nx, xs, v->dim, v->flag, xs[0]->shape.rank ? xs[0]->shape.dims[v->dim] : 0,
                               outs, NULL);
     } else {
         int r = xs[0]->shape.rank;
@@ -2628,7 +2810,7 @@ GS__FN gs_result gs__ip_eval_sort(gs__ip_st *st, gs_value *v) {
             outs[0]->shape.dtype != xs[0]->shape.dtype || outs[0]->shape.dims[r - 1] != v->dim ||
             gs__numel(&outs[1]->shape) != gs__numel(&outs[0]->shape) || v->dim < 0)
             return gs__err(ctx, GS_ERR_SHAPE, "topk %s: result shapes do not fit", v->name);
-        return gs__ip_sort_lines(ctx, v, 1, xs, r - 1, v->flag, v->dim, outs, outs[1]);
+        return gs__ip_sort_lines(st->ex, v, 1, xs, r - 1, v->flag, v->dim, outs, outs[1]);
     }
 }
 
@@ -2704,6 +2886,7 @@ GS__FN gs_result gs__ip_eval_array(gs__ip_st *st, gs_value *v, gs__buf *out) {
         return gs__ip_binary_ext(ctx, v, GS__IN(0), GS__IN(1), out);
     case GS_OP_BITCAST_CONVERT: return gs__ip_bitcast_convert(ctx, v, GS__IN(0), out);
     case GS_OP_CHOLESKY: return gs__ip_linalg(ctx, v, GS__IN(0), NULL, out);
+    case GS_OP_FFT: return gs__ip_fft(ctx, v, GS__IN(0), out);
     case GS_OP_TRIANGULAR_SOLVE: return gs__ip_linalg(ctx, v, GS__IN(0), GS__IN(1), out);
     case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: {
         const gs__buf *x = GS__IN(0);
@@ -2958,6 +3141,89 @@ GS__FN gs_result gs__ip_finish(gs__ip_st *st, gs__buf *results) {
         }
     }
     gs__free(ctx, took);
+    return r;
+}
+
+/* A called scalar computation (a sort comparator, a reducer) set up once and run many times: every value is a
+   rank-0 array with a fixed 16-byte cell, so a call allocates nothing; constants are evaluated once. */
+GS__FN void gs__ip_fn_free(gs__ip_fn *f) {
+    if (!f->st.ctx) return;
+    if (f->st.bstate) memset(f->st.bstate, GS__IP_BLK_NONE, (size_t)f->st.n_slots);   /* the cells are not theirs */
+    gs__free(f->st.ctx, f->cells);
+    gs__free(f->st.ctx, f->pbufs);
+    gs__ip_st_free(&f->st);
+    memset(f, 0, sizeof *f);
+}
+
+GS__FN gs_result gs__ip_fn_init(gs__ip_fn *f, gs__exec *ex, gs_graph *g) {
+    gs_ctx *ctx = ex->ctx;
+    int i, np = g ? (int)stbds_arrlen(g->params) : 0;
+    int64_t s;
+    gs_result r;
+    memset(f, 0, sizeof *f);
+    f->pbufs = (gs__buf *)gs__malloc(ctx, (size_t)(np + 1) * sizeof(gs__buf));
+    if (!f->pbufs) return GS_ERR_OUT_OF_MEMORY;
+    memset(f->pbufs, 0, (size_t)(np + 1) * sizeof(gs__buf));
+    r = gs__ip_st_init(&f->st, ex, g, f->pbufs);
+    if (r) {
+        gs__free(ctx, f->pbufs);
+        f->pbufs = NULL;
+        return r;
+    }
+    f->cells = (double *)gs__malloc(ctx, (size_t)(2 * f->st.n_slots + 2) * sizeof(double));
+    if (!f->cells) {
+        gs__ip_fn_free(f);
+        return GS_ERR_OUT_OF_MEMORY;
+    }
+    memset(f->cells, 0, (size_t)(2 * f->st.n_slots + 2) * sizeof(double));
+    for (i = 0; i < f->st.n_values; i++) {
+        gs_value *v = g->values[i];
+        bool tuple_root = v == g->root && v->op == GS_OP_TUPLE;
+        int j;
+        if (!f->st.live[i]) continue;
+        if ((v->shape.dtype == GS_TUPLE && !tuple_root) || (v->shape.dtype != GS_TUPLE && v->shape.rank != 0) ||
+            v->op == GS_OP_GET_TUPLE_ELEMENT) {
+            r = gs__err(ctx, GS_ERR_UNSUPPORTED, "computation %s: %s %s is not a scalar (a called scalar computation "
+                        "works on scalars only)", g->name, gs_op_name(v->op), v->name);
+            break;
+        }
+        for (j = 0; j < gs__ip_nslots(v); j++) {
+            s = f->st.first[i] + j;
+            f->st.slots[s].buf.shape = *gs__ip_slot_shape(v, j);
+            f->st.slots[s].buf.data = &f->cells[2 * s];
+            f->st.slots[s].blk = s;
+            f->st.bstate[s] = GS__IP_BLK_EXTERNAL;
+        }
+        if (v->op == GS_OP_PARAMETER) f->pbufs[v->index].shape = v->shape;
+        if (v->op == GS_OP_CONSTANT) r = gs__ip_eval_array(&f->st, v, &f->st.slots[f->st.first[i]].buf);
+        if (r) break;
+    }
+    if (r) gs__ip_fn_free(f);
+    return r;
+}
+
+/* args[p]: parameter p's element in compute format; outs[k]: where the root's leaf k goes */
+GS__FN gs_result gs__ip_fn_call(gs__ip_fn *f, const void *const *args, void *const *outs) {
+    gs__ip_st *st = &f->st;
+    int i, k;
+    gs_result r = GS_OK;
+    for (i = 0; i < st->n_values && r == GS_OK; i++) {
+        gs_value *v = st->g->values[i];
+        gs__buf *out = &st->slots[st->first[i]].buf;
+        if (!st->live[i] || v->op == GS_OP_CONSTANT) continue;
+        switch (v->op) {
+        case GS_OP_PARAMETER: memcpy(out->data, args[v->index], gs__compute_size(v->shape.dtype)); break;
+        case GS_OP_TUPLE:
+            for (k = 0; k < v->n_operands; k++) memcpy(out[k].data, gs__ip_opbuf(st, v, k)->data, 16);
+            break;
+        case GS_OP_RESHAPE: case GS_OP_COPY: case GS_OP_ANNOTATE: memcpy(out->data, gs__ip_opbuf(st, v, 0)->data, 16); break;
+        default: r = gs__ip_eval_array(st, v, out); break;
+        }
+    }
+    for (k = 0; r == GS_OK && k < gs__ip_nslots(st->g->root); k++) {
+        const gs__buf *b = &st->slots[st->first[st->g->root->id] + k].buf;
+        memcpy(outs[k], b->data, gs__compute_size(b->shape.dtype));
+    }
     return r;
 }
 

@@ -861,6 +861,8 @@ GS__FN gs_result gs__infer_leaf(gs_ctx *ctx, gs_value *v, gs_shape *s) {
         if (s->dtype == GS_TUPLE) {
             v->n_tuple = v->opaque_n;
             v->tuple = (gs_shape *)v->opaque_tuple;
+            v->n_tree = v->opaque_ntree;
+            v->tree = v->opaque_tree;
             for (i = 0; i < v->n_tuple; i++)
                 if (gs__check_shape(ctx, v->name, &v->tuple[i])) return ctx->err;
             return GS_OK;
@@ -1051,6 +1053,35 @@ GS__FN gs_result gs__infer_batch_norm(gs_ctx *ctx, gs_value *v) {
 }
 
 /* cholesky a[..., n, n] -> a's shape; triangular-solve a[..., m, m], b[..., m, n] (left) or [..., n, m] -> b's shape */
+/* fft (XLA's ShapeInference::InferFftShape): the last fft_n dims are fft_length (IRFFT's last: N/2 + 1) */
+GS__FN gs_result gs__infer_fft(gs_ctx *ctx, gs_value *v) {
+    const gs_shape *x = &v->operands[0]->shape;
+    int n = v->fft_n, r = x->rank, t = v->fft_type, i;
+    bool real_in = t == GS_FFT_RFFT, real_out = t == GS_FFT_IRFFT;
+    if (t < GS_FFT_FFT || t > GS_FFT_IRFFT) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: invalid fft_type %d", GS__WHO, t);
+    if (n < 1 || n > 3 || n > r)
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: fft_length needs 1 to 3 entries, at most the operand's rank %d (got %d)", GS__WHO, r, n);
+    if (real_in ? (x->dtype != GS_F32 && x->dtype != GS_F64) : (x->dtype != GS_C64 && x->dtype != GS_C128))
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: %s needs a%s operand, got %s", GS__WHO, t == GS_FFT_FFT ? "FFT" : t == GS_FFT_IFFT ? "IFFT" : real_in ? "RFFT" : "IRFFT",
+                 real_in ? "n f32 or f64" : " c64 or c128", gs_dtype_name(x->dtype));
+    v->shape = *x;
+    for (i = 0; i < n; i++) {
+        int64_t want = v->fft_len[i], d = r - n + i;
+        if (want < 0) GS__FAIL(GS_ERR_SHAPE, "%s %s: negative fft_length", GS__WHO);
+        if (real_out && i == n - 1) want = want / 2 + 1;
+        if (x->dims[d] != want)
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: operand dim %d is %lld, fft_length asks for %lld", GS__WHO, (int)d, (long long)x->dims[d], (long long)want);
+    }
+    if (real_in) {
+        v->shape.dtype = x->dtype == GS_F32 ? GS_C64 : GS_C128;
+        v->shape.dims[r - 1] = v->fft_len[n - 1] / 2 + 1;
+    } else if (real_out) {
+        v->shape.dtype = x->dtype == GS_C64 ? GS_F32 : GS_F64;
+        v->shape.dims[r - 1] = v->fft_len[n - 1];
+    }
+    return GS_OK;
+}
+
 GS__FN gs_result gs__infer_linalg(gs_ctx *ctx, gs_value *v) {
     const gs_shape *a = &v->operands[0]->shape;
     int r = a->rank, i;
@@ -1554,6 +1585,7 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     case GS_OP_BATCH_NORM_TRAINING: case GS_OP_BATCH_NORM_INFERENCE: case GS_OP_BATCH_NORM_GRAD:
         return gs__infer_batch_norm(ctx, v);
     case GS_OP_CHOLESKY: case GS_OP_TRIANGULAR_SOLVE: return gs__infer_linalg(ctx, v);
+    case GS_OP_FFT: return gs__infer_fft(ctx, v);
     case GS_OP_RNG: case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE: case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT:
     case GS_OP_WHILE:
@@ -1698,6 +1730,16 @@ GS_API gs_value *gs_constant(gs_graph *g, gs_shape shape, const void *data) {
         size_t i;
         for (i = 0; i < bytes; i++) ((uint8_t *)v->data)[i] = ((uint8_t *)v->data)[i] != 0;
     }
+    return gs__finish(v);
+}
+
+/* a constant whose literal the HLO text left out ({...}): data stays NULL; printed back as {...}, refused by the
+   interpreter by name, partitioned and costed from its shape */
+GS__FN gs_value *gs__constant_elided(gs_graph *g, gs_shape shape) {
+    gs_value *v = gs__value_new(g, GS_OP_CONSTANT, 0, NULL);
+    if (!v) return NULL;
+    if (gs__check_shape(g->ctx, "constant", &shape)) return NULL;
+    v->shape = shape;
     return gs__finish(v);
 }
 
@@ -1907,6 +1949,17 @@ GS_API gs_value *gs_bitcast_convert(gs_graph *g, gs_value *x, gs_dtype to) {
 }
 
 GS_API gs_value *gs_replica_id(gs_graph *g) { return gs__finish(gs__value_new(g, GS_OP_REPLICA_ID, 0, NULL)); }
+
+GS_API gs_value *gs_fft(gs_graph *g, gs_value *x, gs_fft_type type, int n, const int64_t *fft_length) {
+    gs_value *v = gs__value_new(g, GS_OP_FFT, 1, &x);
+    int i;
+    if (!v) return NULL;
+    v->fft_type = (int)type;
+    v->fft_n = n;
+    for (i = 0; i < n && i < 3 && fft_length; i++) v->fft_len[i] = fft_length[i];
+    if (n > 0 && !fft_length) v->fft_n = -1;
+    return gs__finish(v);
+}
 
 GS_API gs_value *gs_cholesky(gs_graph *g, gs_value *a, bool lower) {
     gs_value *v = gs__value_new(g, GS_OP_CHOLESKY, 1, &a);
@@ -2279,6 +2332,66 @@ GS_API gs_value *gs_sort(gs_graph *g, int n, gs_value *const *xs, int64_t dim, b
     v->dim = dim;
     v->flag = descending;
     return gs__finish(v);
+}
+
+/* A called scalar computation (sort comparator, reducer): n_params rank-0 parameters of the given types and a
+   rank-0 root of type root_dt (GS_TUPLE: a tuple of n_root rank-0 leaves of types root_dts), nothing that needs
+   the stepper or other devices. */
+#define GS__CSC_FAIL(...) do { gs__err(ctx, __VA_ARGS__); return false; } while (0)
+GS__FN bool gs__check_scalar_comp(gs_ctx *ctx, const char *who, const gs_graph *c, int n_params, const gs_dtype *pdt,
+                                  int n_root, const gs_dtype *rdt) {
+    int i;
+    const gs_value *r;
+    if (!c || !c->root) GS__CSC_FAIL(GS_ERR_INVALID_ARG, "%s: the computation has no root", who);
+    if ((int)stbds_arrlen(c->params) != n_params)
+        GS__CSC_FAIL(GS_ERR_INVALID_ARG, "%s: computation '%s' has %d parameters, expected %d", who, c->name,
+                       (int)stbds_arrlen(c->params), n_params);
+    for (i = 0; i < n_params; i++) {
+        const gs_value *p = c->params[i];
+        if (!p || p->shape.dtype != pdt[i] || p->shape.rank != 0)
+            GS__CSC_FAIL(GS_ERR_SHAPE, "%s: parameter %d of computation '%s' must be %s[]", who, i, c->name,
+                           gs_dtype_name(pdt[i]));
+    }
+    for (i = 0; i < (int)stbds_arrlen(c->values); i++) {
+        const gs_value *v = c->values[i];
+        if (v->op == GS_OP_WHILE || (v->op >= GS_OP_ALL_REDUCE && v->op <= GS_OP_COLLECTIVE_PERMUTE) ||
+            v->op == GS_OP_OPAQUE || v->op == GS_OP_PARTITION_ID || v->op == GS_OP_REPLICA_ID || v->op == GS_OP_RNG ||
+            v->op == GS_OP_SORT || v->op == GS_OP_TOPK)
+            GS__CSC_FAIL(GS_ERR_UNSUPPORTED, "%s: computation '%s' uses %s %s, which a called scalar computation cannot run",
+                           who, c->name, gs_op_name(v->op), v->name);
+    }
+    r = c->root;
+    if (n_root == 1 && r->shape.dtype == rdt[0] && r->shape.rank == 0) return true;
+    if (n_root > 1 && r->shape.dtype == GS_TUPLE && r->n_tuple == n_root && !r->tree) {
+        for (i = 0; i < n_root; i++)
+            if (r->tuple[i].dtype != rdt[i] || r->tuple[i].rank != 0) break;
+        if (i == n_root) return true;
+    }
+    GS__CSC_FAIL(GS_ERR_SHAPE, "%s: computation '%s' must return %s%s[]%s", who, c->name, n_root > 1 ? "a tuple of " : "",
+                   gs_dtype_name(rdt[0]), n_root > 1 ? " scalars of the operand types" : "");
+}
+#undef GS__CSC_FAIL
+
+GS_API gs_value *gs_sort_custom(gs_graph *g, int n, gs_value *const *xs, int64_t dim, gs_graph *comparator) {
+    gs_dtype pdt[128], pred = GS_PRED;
+    int i;
+    if (!g) return NULL;
+    if (n < 1 || n > 64 || !xs) {
+        gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_sort_custom: %d operands (1 to 64 are supported)", n);
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        if (!xs[i]) return NULL;
+        pdt[2 * i] = pdt[2 * i + 1] = xs[i]->shape.dtype;
+    }
+    if (!gs__check_scalar_comp(g->ctx, "sort comparator", comparator, 2 * n, pdt, 1, &pred)) return NULL;
+    {
+        gs_value *v = gs__value_new(g, GS_OP_SORT, n, xs);
+        if (!v) return NULL;
+        v->dim = dim;
+        v->cond = comparator;
+        return gs__finish(v);
+    }
 }
 
 GS_API gs_value *gs_sort_with_indices(gs_graph *g, gs_value *x, int64_t dim, bool descending) {

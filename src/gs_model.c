@@ -262,9 +262,9 @@ GS_API const char *gs_role_name(gs_role r) {
 typedef struct gs__run {
     const gs_chip *chip;
     gs_phase phase;
-    double batch, seq, pb, gb, ob, ab, kb, eff, ckpt, micro, price, C;
+    double batch, seq, pb, gb, ob, ab, kb, eff, ckpt, micro, price, C, accum;
     gs_remat remat;
-    bool no_attn, gpu;
+    bool no_attn, gpu, causal;
     double ways[GS__MD_ROLES];       /* all axes of the role */
     double ici_ways[GS__MD_ROLES];   /* the role's ICI (or NVLink) axes */
     double dcn_ways[GS__MD_ROLES];
@@ -304,6 +304,9 @@ GS_API gs_result gs_run_check(gs_ctx *ctx, const gs_run_desc *r) {
     if (r->remat == GS_REMAT_CHECKPOINTS && r->checkpoints <= 0.0)
         return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: GS_REMAT_CHECKPOINTS needs checkpoints > 0", who);
     if (r->microbatches < 0) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: microbatches must be >= 0", who);
+    if (r->grad_accum < 0 || (r->grad_accum > 1 && r->batch % r->grad_accum != 0))
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: grad_accum %lld must be >= 0 and divide the batch (%lld)", who,
+                       (long long)r->grad_accum, (long long)r->batch);
     if (gs__cm_need_math(ctx, who, r->chip, r->math) != GS_OK) return gs_ctx_error(ctx);
     for (i = 0; i < r->n_axes; i++) {
         const gs_run_axis *a = &r->axes[i];
@@ -392,6 +395,8 @@ GS__FN void gs__run_load(const gs_run_desc *r, gs__run *o) {
         }
     }
     o->micro = r->microbatches > 0 ? (double)r->microbatches : 4.0 * o->ways[GS_ROLE_PIPELINE];
+    o->causal = r->causal;
+    o->accum = r->grad_accum > 1 && o->phase == GS_PHASE_TRAIN ? (double)r->grad_accum : 1.0;
 }
 
 /* time of one collective of V bytes (as gs_cost_collective defines V) over the axes of `role`; the ICI part
@@ -469,12 +474,74 @@ GS__FN double gs__md_ckpt_elems(const gs__md *m, const gs__run *R) {
     }
 }
 
+/* the collectives of one forward pass (cf) and one backward pass (cb) of a micro-step, per chip; tok_grp:
+   the tokens one tensor group handles */
+GS__FN void gs__md_comms(const gs__md *m, const gs__run *R, double tok_grp, gs__md_comm *cf, gs__md_comm *cb) {
+    double wl_layer = (gs__md_attn_layer(m) + m->E * gs__md_mlp1_layer(m) / R->ways[GS_ROLE_EXPERT] + gs__md_router_layer(m)) *
+                      R->pb / (R->ways[GS_ROLE_TENSOR] * R->ways[GS_ROLE_TENSOR_2D]);
+    double Lst = m->L / R->ways[GS_ROLE_PIPELINE];   /* layers on one stage */
+    double act_tp = tok_grp * m->D * R->ab;          /* [tokens, D] gathered over tensor */
+    /* the embedding and output layer (vocabulary split over the tensor axes), held by the first and last
+       stages: counted once */
+    double w_embed = (m->tied ? 1.0 : 2.0) * m->V * m->D * R->pb / (R->ways[GS_ROLE_TENSOR] * R->ways[GS_ROLE_TENSOR_2D]);
+    int pass;
+    /* FSDP: gather the (tensor-sharded) weights before each pass; reduce-scatter gradients. Data (and
+       sequence) replicas all-reduce their gradient shards. */
+    for (pass = 0; pass < 2; pass++) {
+        double times = pass == 0 ? Lst : 1.0, V = pass == 0 ? wl_layer : w_embed;
+        gs__md_collective(R, GS_ROLE_FSDP, GS_COLLECTIVE_ALL_GATHER, V, cf, times);
+        if (R->phase != GS_PHASE_TRAIN) continue;
+        gs__md_collective(R, GS_ROLE_FSDP, GS_COLLECTIVE_ALL_GATHER, V, cb, times);
+        gs__md_collective(R, GS_ROLE_FSDP, GS_COLLECTIVE_REDUCE_SCATTER, V, cb, times);
+        /* once per step: a share of 1/R->accum in each micro-step */
+        gs__md_collective(R, GS_ROLE_DATA, GS_COLLECTIVE_ALL_REDUCE, V / R->ways[GS_ROLE_FSDP], cb, times / R->accum);
+        gs__md_collective(R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_ALL_REDUCE, V / R->ways[GS_ROLE_FSDP], cb, times / R->accum);
+    }
+    /* tensor: per block (attention, MLP) gather [tokens, D] before and reduce-scatter after, each pass */
+    if (R->ways[GS_ROLE_TENSOR_2D] > 1.0) {
+        /* 2-D weight-stationary: activations [tokens, D/X] gathered and scattered over the tensor axes,
+           the partial sums [tokens, F/YZ] (or [tokens, N*H/YZ]) all-reduced over X */
+        double x = R->ways[GS_ROLE_TENSOR_2D], yz = R->ways[GS_ROLE_TENSOR];
+        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp / x, cf, 2.0 * Lst);
+        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp / x, cf, 2.0 * Lst);
+        gs__md_collective(R, GS_ROLE_TENSOR_2D, GS_COLLECTIVE_ALL_REDUCE, tok_grp * m->k * m->F * R->ab / yz, cf, Lst);
+        gs__md_collective(R, GS_ROLE_TENSOR_2D, GS_COLLECTIVE_ALL_REDUCE, tok_grp * m->N * m->H * R->ab / yz, cf, Lst);
+    } else {
+        /* and one pair around the vocabulary-split embedding (its partial sums reduce-scattered) and output
+           layer (its input gathered) */
+        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp, cf, 2.0 * Lst + 1.0);
+        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp, cf, 2.0 * Lst + 1.0);
+    }
+    if (R->phase == GS_PHASE_TRAIN) {
+        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp, cb, 2.0 * Lst + 1.0);
+        gs__md_collective(R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp, cb, 2.0 * Lst + 1.0);
+    }
+    /* sequence: keys and values of the whole sequence gathered (forward), their gradients scattered */
+    {
+        double kv = tok_grp * R->ways[GS_ROLE_SEQUENCE] * 2.0 * m->K * m->H * R->ab / R->ways[GS_ROLE_TENSOR];
+        gs__md_collective(R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_ALL_GATHER, kv, cf, Lst);
+        if (R->phase == GS_PHASE_TRAIN) gs__md_collective(R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_REDUCE_SCATTER, kv, cb, Lst);
+    }
+    /* expert: dispatch and combine AllToAlls of the routed tokens [tokens * k, D] per MoE layer and pass */
+    if (m->moe) {
+        double a2a = tok_grp * R->ways[GS_ROLE_EXPERT] * m->k * m->D * R->ab / R->ways[GS_ROLE_TENSOR];
+        gs__md_collective(R, GS_ROLE_EXPERT, GS_COLLECTIVE_ALL_TO_ALL, a2a, cf, 2.0 * Lst);
+        if (R->phase == GS_PHASE_TRAIN) gs__md_collective(R, GS_ROLE_EXPERT, GS_COLLECTIVE_ALL_TO_ALL, a2a, cb, 2.0 * Lst);
+    }
+    /* pipeline: each stage passes [tokens, D] on (per microbatch; the bytes add up to the whole batch) */
+    if (R->ways[GS_ROLE_PIPELINE] > 1.0) {
+        double hop = tok_grp / R->ways[GS_ROLE_PIPELINE] * m->D * R->ab / R->ways[GS_ROLE_TENSOR];
+        gs__md_collective(R, GS_ROLE_PIPELINE, GS_COLLECTIVE_PERMUTE, hop, cf, 1.0);
+        if (R->phase == GS_PHASE_TRAIN) gs__md_collective(R, GS_ROLE_PIPELINE, GS_COLLECTIVE_PERMUTE, hop, cb, 1.0);
+    }
+}
+
 GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, const gs_run_desc *run, gs_model_step *out) {
     gs__md m;
     gs__run R;
     gs_model_counts cnt;
     double shard, shard_x, P_dense, P_exp, P_loc, tok, tok_grp, n, fwd_flops, attn_l, mlp_l, io_elems, w_read, act_io;
-    double W_hbm, seq_ctx;
+    double W_hbm, seq_ctx, A, attn_tok;
     gs__md_comm cf, cb;
     gs__md_pass fwd, bwd, upd;
     gs_bound bf, bb, bu;
@@ -501,7 +568,8 @@ GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, con
     W_hbm = R.chip->hbm_bw;
     out->devices = (int64_t)n;
     out->tokens = R.phase == GS_PHASE_DECODE ? R.batch : R.batch * R.seq;
-    tok = out->tokens;
+    A = R.accum;
+    tok = out->tokens / A;   /* per micro-step */
     /* tokens handled by one tensor group: the batch-splitting roles divide them */
     tok_grp = tok / (R.ways[GS_ROLE_DATA] * R.ways[GS_ROLE_FSDP] * R.ways[GS_ROLE_SEQUENCE] * R.ways[GS_ROLE_EXPERT]);
 
@@ -513,7 +581,7 @@ GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, con
     P_loc = P_dense / shard + P_exp / shard_x;
     out->mem.params = P_loc * R.pb;
     if (R.phase == GS_PHASE_TRAIN) {
-        out->mem.grads = P_loc * R.gb;
+        out->mem.grads = P_loc * (A > 1.0 && R.gb <= 0.0 ? 4.0 : R.gb);
         out->mem.optimizer = P_loc * R.ob;
         out->mem.activations = R.ab * gs__md_ckpt_elems(&m, &R) * m.L * tok / n;
         out->mem.activations_no_remat = R.ab * 20.0 * m.D * m.L * tok / n;
@@ -528,7 +596,8 @@ GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, con
     out->mem.fits = out->mem.total <= out->mem.capacity;
 
     /* ---- FLOPs per chip ---- */
-    fwd_flops = tok * (R.no_attn ? 2.0 * cnt.params_matmul : cnt.flops_fwd) / n;
+    attn_tok = cnt.attn_flops_fwd * (R.causal && R.phase != GS_PHASE_DECODE ? 0.5 : 1.0);
+    fwd_flops = tok * (R.no_attn ? 2.0 * cnt.params_matmul : 2.0 * cnt.params_matmul + attn_tok) / n;
     /* ---- HBM per pass: the weights the chip uses once, and every matmul's input and output ---- */
     attn_l = gs__md_attn_layer(&m);
     mlp_l = gs__md_mlp1_layer(&m);
@@ -543,62 +612,7 @@ GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, con
     /* ---- collectives per pass (forward cf; backward cb) ---- */
     memset(&cf, 0, sizeof cf);
     memset(&cb, 0, sizeof cb);
-    {
-        double wl_layer = (attn_l + m.E * mlp_l / R.ways[GS_ROLE_EXPERT] + gs__md_router_layer(&m)) * R.pb /
-                          (R.ways[GS_ROLE_TENSOR] * R.ways[GS_ROLE_TENSOR_2D]);
-        double Lst = m.L / R.ways[GS_ROLE_PIPELINE];   /* layers on one stage */
-        double act_tp = tok_grp * m.D * R.ab;          /* [tokens, D] gathered over tensor */
-        /* the embedding and output layer (vocabulary split over the tensor axes), held by the first and last
-           stages: counted once */
-        double w_embed = (m.tied ? 1.0 : 2.0) * m.V * m.D * R.pb / (R.ways[GS_ROLE_TENSOR] * R.ways[GS_ROLE_TENSOR_2D]);
-        int pass;
-        /* FSDP: gather the (tensor-sharded) weights before each pass; reduce-scatter gradients. Data (and
-           sequence) replicas all-reduce their gradient shards. */
-        for (pass = 0; pass < 2; pass++) {
-            double times = pass == 0 ? Lst : 1.0, V = pass == 0 ? wl_layer : w_embed;
-            gs__md_collective(&R, GS_ROLE_FSDP, GS_COLLECTIVE_ALL_GATHER, V, &cf, times);
-            if (R.phase != GS_PHASE_TRAIN) continue;
-            gs__md_collective(&R, GS_ROLE_FSDP, GS_COLLECTIVE_ALL_GATHER, V, &cb, times);
-            gs__md_collective(&R, GS_ROLE_FSDP, GS_COLLECTIVE_REDUCE_SCATTER, V, &cb, times);
-            gs__md_collective(&R, GS_ROLE_DATA, GS_COLLECTIVE_ALL_REDUCE, V / R.ways[GS_ROLE_FSDP], &cb, times);
-            gs__md_collective(&R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_ALL_REDUCE, V / R.ways[GS_ROLE_FSDP], &cb, times);
-        }
-        /* tensor: per block (attention, MLP) gather [tokens, D] before and reduce-scatter after, each pass */
-        if (R.ways[GS_ROLE_TENSOR_2D] > 1.0) {
-            /* 2-D weight-stationary: activations [tokens, D/X] gathered and scattered over the tensor axes,
-               the partial sums [tokens, F/YZ] (or [tokens, N*H/YZ]) all-reduced over X */
-            double x = R.ways[GS_ROLE_TENSOR_2D], yz = R.ways[GS_ROLE_TENSOR];
-            gs__md_collective(&R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp / x, &cf, 2.0 * Lst);
-            gs__md_collective(&R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp / x, &cf, 2.0 * Lst);
-            gs__md_collective(&R, GS_ROLE_TENSOR_2D, GS_COLLECTIVE_ALL_REDUCE, tok_grp * m.k * m.F * R.ab / yz, &cf, Lst);
-            gs__md_collective(&R, GS_ROLE_TENSOR_2D, GS_COLLECTIVE_ALL_REDUCE, tok_grp * m.N * m.H * R.ab / yz, &cf, Lst);
-        } else {
-            gs__md_collective(&R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp, &cf, 2.0 * Lst);
-            gs__md_collective(&R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp, &cf, 2.0 * Lst);
-        }
-        if (R.phase == GS_PHASE_TRAIN) {
-            gs__md_collective(&R, GS_ROLE_TENSOR, GS_COLLECTIVE_ALL_GATHER, act_tp, &cb, 2.0 * Lst);
-            gs__md_collective(&R, GS_ROLE_TENSOR, GS_COLLECTIVE_REDUCE_SCATTER, act_tp, &cb, 2.0 * Lst);
-        }
-        /* sequence: keys and values of the whole sequence gathered (forward), their gradients scattered */
-        {
-            double kv = tok_grp * R.ways[GS_ROLE_SEQUENCE] * 2.0 * m.K * m.H * R.ab / R.ways[GS_ROLE_TENSOR];
-            gs__md_collective(&R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_ALL_GATHER, kv, &cf, Lst);
-            if (R.phase == GS_PHASE_TRAIN) gs__md_collective(&R, GS_ROLE_SEQUENCE, GS_COLLECTIVE_REDUCE_SCATTER, kv, &cb, Lst);
-        }
-        /* expert: dispatch and combine AllToAlls of the routed tokens [tokens * k, D] per MoE layer and pass */
-        if (m.moe) {
-            double a2a = tok_grp * R.ways[GS_ROLE_EXPERT] * m.k * m.D * R.ab / R.ways[GS_ROLE_TENSOR];
-            gs__md_collective(&R, GS_ROLE_EXPERT, GS_COLLECTIVE_ALL_TO_ALL, a2a, &cf, 2.0 * Lst);
-            if (R.phase == GS_PHASE_TRAIN) gs__md_collective(&R, GS_ROLE_EXPERT, GS_COLLECTIVE_ALL_TO_ALL, a2a, &cb, 2.0 * Lst);
-        }
-        /* pipeline: each stage passes [tokens, D] on (per microbatch; the bytes add up to the whole batch) */
-        if (R.ways[GS_ROLE_PIPELINE] > 1.0) {
-            double hop = tok_grp / R.ways[GS_ROLE_PIPELINE] * m.D * R.ab / R.ways[GS_ROLE_TENSOR];
-            gs__md_collective(&R, GS_ROLE_PIPELINE, GS_COLLECTIVE_PERMUTE, hop, &cf, 1.0);
-            if (R.phase == GS_PHASE_TRAIN) gs__md_collective(&R, GS_ROLE_PIPELINE, GS_COLLECTIVE_PERMUTE, hop, &cb, 1.0);
-        }
-    }
+    gs__md_comms(&m, &R, tok_grp, &cf, &cb);
 
     /* ---- the passes ---- */
     memset(&fwd, 0, sizeof fwd);
@@ -630,11 +644,13 @@ GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, con
     tf = gs__md_pass_time(&fwd, &bf);
     tb = gs__md_pass_time(&bwd, &bb);
     tu = gs__md_pass_time(&upd, &bu);
-    out->t_math = fwd.math + bwd.math;
-    out->t_hbm = fwd.hbm + bwd.hbm + upd.hbm + out->t_kv;
-    out->t_ici = fwd.ici + bwd.ici;
-    out->t_dcn = fwd.dcn + bwd.dcn;
-    out->seconds = out->t_kv + tf + tb + tu;
+    out->model_flops *= A;
+    out->flops *= A;
+    out->t_math = A * (fwd.math + bwd.math);
+    out->t_hbm = A * (fwd.hbm + bwd.hbm) + upd.hbm + out->t_kv;
+    out->t_ici = A * (fwd.ici + bwd.ici);
+    out->t_dcn = A * (fwd.dcn + bwd.dcn);
+    out->seconds = out->t_kv + A * (tf + tb) + tu;
     out->bound = tb > tf ? bb : bf;
     if (R.phase == GS_PHASE_DECODE && out->t_kv > tf) out->bound = GS_BOUND_HBM;
     if (R.ways[GS_ROLE_PIPELINE] > 1.0) {
@@ -643,6 +659,7 @@ GS_API gs_result gs_model_step_cost(gs_ctx *ctx, const gs_model_desc *model, con
         out->seconds += out->t_bubble;
     }
     out->mfu = out->seconds > 0.0 ? out->model_flops / (gs__cm_chip_flops(R.chip, run->math) * out->seconds) : 0.0;
+    tok = out->tokens;
     out->tokens_per_s = out->seconds > 0.0 ? tok / out->seconds : 0.0;
     out->tokens_per_s_per_chip = out->tokens_per_s / n;
     out->cost_per_mtok = R.price > 0.0 && tok > 0.0 ? R.price * n * out->seconds / 3600.0 / tok * 1e6 : 0.0;
@@ -720,7 +737,8 @@ GS__FN void gs__md_json_run(gs__sb *sb, const gs_run_desc *r) {
     gs__sb_puts(sb, "\", \"remat\": ");
     gs__cm_json_str(sb, r->remat == GS_REMAT_NONE ? "none" : r->remat == GS_REMAT_BLOCK ? "block" :
                         r->remat == GS_REMAT_CHECKPOINTS ? "checkpoints" : "matmuls");
-    gs__sb_puts(sb, "}");
+    gs__sb_printf(sb, ", \"grad_accum\": %lld, \"causal\": %s}", (long long)(r->grad_accum > 1 ? r->grad_accum : 1),
+                  r->causal ? "true" : "false");
 }
 
 GS__FN void gs__md_json_step(gs__sb *sb, const gs_model_step *s) {
@@ -931,6 +949,38 @@ GS__FN bool gs__plan_layout(gs__plan_gen *G, gs_run_desc *r) {
     return true;
 }
 
+GS__FN gs_result gs__plan_push(gs_ctx *ctx, gs__plan_gen *G, const gs__plan_cand *cand) {
+    if (G->n == G->cap) {
+        int ncap = G->cap ? 2 * G->cap : 64;
+        gs__plan_cand *nc = (gs__plan_cand *)gs__malloc(ctx, sizeof(gs__plan_cand) * (size_t)ncap);
+        if (!nc) return GS_ERR_OUT_OF_MEMORY;
+        if (G->n) memcpy(nc, G->out, sizeof(gs__plan_cand) * (size_t)G->n);
+        gs__free(ctx, G->out);
+        G->out = nc;
+        G->cap = ncap;
+    }
+    G->out[G->n++] = *cand;
+    return GS_OK;
+}
+
+/* a training layout whose batch does not fit: the fewest micro-steps of gradient accumulation (a power of
+   two dividing the batch, each micro-step still one sequence per batch shard) that make it fit, as one more
+   candidate; none when the caller fixed grad_accum or no split fits */
+GS__FN gs_result gs__plan_accum(gs_ctx *ctx, gs__plan_gen *G, const gs__plan_cand *cand, int64_t batch_ways) {
+    gs__plan_cand c = *cand;
+    int64_t a;
+    if (G->base.grad_accum > 1 || (G->base.phase != GS_PHASE_TRAIN && G->base.phase != GS_PHASE_DEFAULT)) return GS_OK;
+    for (a = 2; G->base.batch % a == 0 && G->base.batch / a >= batch_ways; a *= 2) {
+        c.run.grad_accum = a;
+        if (gs_model_step_cost(ctx, G->m, &c.run, &c.step) != GS_OK) {
+            gs_ctx_clear_error(ctx);
+            return GS_OK;
+        }
+        if (c.step.mem.fits) return gs__plan_push(ctx, G, &c);
+    }
+    return GS_OK;
+}
+
 GS__FN gs_result gs__plan_rec(gs_ctx *ctx, gs__plan_gen *G, int ri, int64_t left) {
     int i;
     if (ri == GS__PLAN_NROLES) {
@@ -960,16 +1010,8 @@ GS__FN gs_result gs__plan_rec(gs_ctx *ctx, gs__plan_gen *G, int ri, int64_t left
                 gs_ctx_clear_error(ctx);   /* a layout the chip cannot hold: not a candidate */
                 return GS_OK;
             }
-            if (G->n == G->cap) {
-                int ncap = G->cap ? 2 * G->cap : 64;
-                gs__plan_cand *nc = (gs__plan_cand *)gs__malloc(ctx, sizeof(gs__plan_cand) * (size_t)ncap);
-                if (!nc) return GS_ERR_OUT_OF_MEMORY;
-                if (G->n) memcpy(nc, G->out, sizeof(gs__plan_cand) * (size_t)G->n);
-                gs__free(ctx, G->out);
-                G->out = nc;
-                G->cap = ncap;
-            }
-            G->out[G->n++] = cand;
+            if (gs__plan_push(ctx, G, &cand) != GS_OK) return GS_ERR_OUT_OF_MEMORY;
+            if (!cand.step.mem.fits && gs__plan_accum(ctx, G, &cand, batch_ways) != GS_OK) return GS_ERR_OUT_OF_MEMORY;
         }
         return GS_OK;
     }
@@ -1006,6 +1048,7 @@ GS__FN void gs__plan_layout_text(gs__sb *sb, const gs_run_desc *r) {
         gs__sb_printf(sb, "%s%s=%lld%s", i ? " x " : "", gs_role_name(r->axes[i].role), (long long)r->axes[i].size,
                       r->axes[i].dcn ? "(dcn)" : "");
     if (r->remat == GS_REMAT_BLOCK) gs__sb_puts(sb, ", remat=block");
+    if (r->grad_accum > 1) gs__sb_printf(sb, ", accum=%lld", (long long)r->grad_accum);
 }
 
 GS__FN const char *gs__plan_reason(gs_ctx *ctx, const gs_plan *p) {
@@ -1165,94 +1208,520 @@ GS__FN int gs__em_dim(int tensor, gs_role r) {
     }
 }
 
-/* sharding={devices=[t0,t1(,r)]<=[mesh]T(perm)( last_tile_dim_replicate)} of a rank-2 tensor */
-GS__FN void gs__em_sharding(gs__sb *sb, int tensor, int n, const int64_t *size, const gs_role *role) {
-    int perm[GS_MODEL_MAX_AXES], np = 0, d, a;
-    int64_t t[3] = {1, 1, 1};
-    bool ident = true;
-    for (d = 0; d < 3; d++)
-        for (a = 0; a < n; a++) {
-            int dim = gs__em_dim(tensor, role[a]);
-            if ((d < 2 && dim == d) || (d == 2 && dim < 0)) {
-                perm[np++] = a;
-                t[d] *= size[a];
-            }
-        }
-    if (t[0] * t[1] * t[2] == 1) {
-        gs__sb_puts(sb, ", sharding={replicated}");
-        return;
+
+/* The emitter's state: the text, the element type, the reduced mesh (every axis 2 ways or dropped) and the
+   reduced sizes: batch B, tokens T, d_model D, d_ff F, vocab V, kv-heads K, queries per kv-head G, head_dim
+   H, experts E (top-k k). */
+typedef struct gs__em {
+    gs__sb *sb;
+    const char *ty;
+    int n;
+    int64_t size[GS_MODEL_MAX_AXES];
+    gs_role role[GS_MODEL_MAX_AXES];
+    int64_t B, T, D, F, V, K, G, H, E, k, L, param, scale, devices;
+    bool gated, tied, moe;
+    const gs_run_desc *run;   /* the candidate: its axes left out of the mesh are named in the header */
+    bool kept[GS_MODEL_MAX_AXES];
+} gs__em;
+
+/* snprintf into a name or dims buffer of the emitter; they hold a few names and sizes, far below 128 bytes */
+GS__FN void gs__em_fmt(char *buf, size_t n, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+GS__FN void gs__em_fmt(char *buf, size_t n, const char *fmt, ...) {
+    int len;
+    va_list ap;
+    va_start(ap, fmt);
+    len = vsnprintf(buf, n, fmt, ap);
+    va_end(ap);
+    GSHARD_ASSERT(len >= 0 && (size_t)len < n);
+}
+
+/* does role r split a dim marked with letter c? b: batch (data, fsdp, expert), B: data and fsdp, e: expert,
+   s: sequence, t: tensor, d: a weight's d_model (fsdp, tensor2d), D: an activation's d_model (tensor2d) */
+GS__FN bool gs__em_letter(char c, gs_role r) {
+    switch (c) {
+    case 'b': return r == GS_ROLE_DATA || r == GS_ROLE_FSDP || r == GS_ROLE_EXPERT;
+    case 'B': return r == GS_ROLE_DATA || r == GS_ROLE_FSDP;
+    case 'e': return r == GS_ROLE_EXPERT;
+    case 's': return r == GS_ROLE_SEQUENCE;
+    case 't': return r == GS_ROLE_TENSOR;
+    case 'd': return r == GS_ROLE_FSDP || r == GS_ROLE_TENSOR_2D;
+    case 'D': return r == GS_ROLE_TENSOR_2D;
+    default: return false;
     }
-    gs__sb_printf(sb, ", sharding={devices=[%lld,%lld", (long long)t[0], (long long)t[1]);
-    if (t[2] > 1) gs__sb_printf(sb, ",%lld", (long long)t[2]);
-    gs__sb_puts(sb, "]<=[");
-    for (a = 0; a < n; a++) gs__sb_printf(sb, "%s%lld", a ? "," : "", (long long)size[a]);
-    gs__sb_puts(sb, "]");
+}
+
+/* ", sharding={devices=[t0,...(,r)]<=[mesh]T(perm)( last_tile_dim_replicate)}" for a tensor whose dims are
+   described by spec: one word of letters (gs__em_letter) per dim, "." for a dim no role splits, e.g. "b st D".
+   A dim's tiles are ordered by the word's letters, then by axis; 'b' orders as "Be": the expert axes are the
+   minor factor of the batch split, which is where the AllToAll into [E, ...] takes them from. */
+GS__FN void gs__em_sharding(const gs__em *E, const char *spec) {
+    int dimof[GS_MODEL_MAX_AXES], perm[GS_MODEL_MAX_AXES], np = 0, rank = 1, d, a;
+    int64_t t[GS_MAX_RANK + 1], rep = 1;
+    const char *c, *w = spec;
+    bool ident = true;
+    for (c = spec; *c; c++)
+        if (*c == ' ') rank++;
+    for (a = 0; a < E->n; a++) dimof[a] = -1;
+    for (d = 0; d < rank; d++, w = c + (*c == ' ')) {
+        t[d] = 1;
+        for (c = w; *c && *c != ' '; c++) {
+            const char *sub = *c == 'b' ? "Be" : NULL, one[2] = {*c, 0}, *l;
+            for (l = sub ? sub : one; *l; l++)
+                for (a = 0; a < E->n; a++)
+                    if (dimof[a] < 0 && gs__em_letter(*l, E->role[a])) {
+                        dimof[a] = d;
+                        perm[np++] = a;
+                        t[d] *= E->size[a];
+                    }
+        }
+    }
+    for (a = 0; a < E->n; a++)
+        if (dimof[a] < 0) {
+            perm[np++] = a;
+            rep *= E->size[a];
+        }
+    if (rep == 1) {
+        for (d = 0; d < rank && t[d] == 1; d++) {}
+        if (d == rank) {
+            gs__sb_puts(E->sb, ", sharding={replicated}");
+            return;
+        }
+    }
+    gs__sb_puts(E->sb, ", sharding={devices=[");
+    for (d = 0; d < rank; d++) gs__sb_printf(E->sb, "%s%lld", d ? "," : "", (long long)t[d]);
+    if (rep > 1) gs__sb_printf(E->sb, ",%lld", (long long)rep);
+    gs__sb_puts(E->sb, "]<=[");
+    for (a = 0; a < E->n; a++) gs__sb_printf(E->sb, "%s%lld", a ? "," : "", (long long)E->size[a]);
+    gs__sb_puts(E->sb, "]");
     for (a = 0; a < np; a++)
         if (perm[a] != a) ident = false;
     if (!ident) {
-        gs__sb_puts(sb, "T(");
-        for (a = 0; a < np; a++) gs__sb_printf(sb, "%s%d", a ? "," : "", perm[a]);
-        gs__sb_puts(sb, ")");
+        gs__sb_puts(E->sb, "T(");
+        for (a = 0; a < np; a++) gs__sb_printf(E->sb, "%s%d", a ? "," : "", perm[a]);
+        gs__sb_puts(E->sb, ")");
     }
-    if (t[2] > 1) gs__sb_puts(sb, " last_tile_dim_replicate");
-    gs__sb_puts(sb, "}");
+    if (rep > 1) gs__sb_puts(E->sb, " last_tile_dim_replicate");
+    gs__sb_puts(E->sb, "}");
 }
 
-GS_API const char *gs_plan_emit_hlo(gs_plan *p, int i, int64_t *devices, int64_t *scale) {
+/* one instruction line: "  <text>" and, with spec, its sharding */
+GS__FN void gs__em_line(gs__em *E, const char *spec, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+GS__FN void gs__em_line(gs__em *E, const char *spec, const char *fmt, ...) {
+    char buf[512];
+    int len;
+    va_list ap;
+    va_start(ap, fmt);
+    len = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    GSHARD_ASSERT(len >= 0 && (size_t)len < sizeof buf);   /* our own formats: names and a few sizes */
+    gs__sb_printf(E->sb, "  %s", buf);
+    if (spec) gs__em_sharding(E, spec);
+    gs__sb_puts(E->sb, "\n");
+}
+
+/* a weight parameter `name` of dims `dims` ("64,128") split as spec */
+GS__FN void gs__em_param(gs__em *E, const char *name, const char *dims, const char *spec) {
+    gs__em_line(E, spec, "%s = %s[%s] parameter(%lld)", name, E->ty, dims, (long long)E->param++);
+}
+
+/* name = ty[dims] broadcast of the scalar constant v */
+GS__FN void gs__em_splat(gs__em *E, const char *name, const char *dims, double v) {
+    gs__em_line(E, NULL, "%s_c = %s[] constant(%.9g)", name, E->ty, v);
+    gs__em_line(E, NULL, "%s = %s[%s] broadcast(%s_c), dimensions={}", name, E->ty, dims, name);
+}
+
+/* out = a * v elementwise over dims */
+GS__FN void gs__em_scale(gs__em *E, const char *out, const char *a, const char *dims, double v) {
+    char b[128];
+    gs__em_fmt(b, sizeof b, "%s_k", out);
+    gs__em_splat(E, b, dims, v);
+    gs__em_line(E, NULL, "%s = %s[%s] multiply(%s, %s)", out, E->ty, dims, a, b);
+}
+
+/* out [B,T,D] = in * rsqrt(mean(in^2 over D) + 1e-6) * g (RMSNorm; g [D]) */
+GS__FN void gs__em_norm(gs__em *E, const char *out, const char *in, const char *g) {
+    char bt[128], x[128], a[128], b[128];
+    const char *ty = E->ty;
+    gs__em_fmt(bt, sizeof bt, "%lld,%lld", (long long)E->B, (long long)E->T);
+    gs__em_fmt(x, sizeof x, "%s,%lld", bt, (long long)E->D);
+    gs__em_line(E, NULL, "%s_sq = %s[%s] multiply(%s, %s)", out, ty, x, in, in);
+    gs__em_line(E, NULL, "%s_ss = %s[%s] reduce(%s_sq, zero), dimensions={2}, to_apply=add", out, ty, bt, out);
+    gs__em_fmt(a, sizeof a, "%s_ms", out);
+    gs__em_fmt(b, sizeof b, "%s_ss", out);
+    gs__em_scale(E, a, b, bt, 1.0 / (double)E->D);
+    gs__em_line(E, NULL, "%s_eps_c = %s[] constant(1e-06)", out, ty);
+    gs__em_line(E, NULL, "%s_eps = %s[%s] broadcast(%s_eps_c), dimensions={}", out, ty, bt, out);
+    gs__em_line(E, NULL, "%s_v = %s[%s] add(%s_ms, %s_eps)", out, ty, bt, out, out);
+    gs__em_line(E, NULL, "%s_r = %s[%s] rsqrt(%s_v)", out, ty, bt, out);
+    gs__em_line(E, NULL, "%s_rb = %s[%s] broadcast(%s_r), dimensions={0,1}", out, ty, x, out);
+    gs__em_line(E, NULL, "%s_gb = %s[%s] broadcast(%s), dimensions={2}", out, ty, x, g);
+    gs__em_line(E, NULL, "%s_n = %s[%s] multiply(%s, %s_rb)", out, ty, x, in, out);
+    gs__em_line(E, "b st D", "%s = %s[%s] multiply(%s_n, %s_gb)", out, ty, x, out, out);
+}
+
+/* out = softmax of in over its last dim (of dims; keep: the other dims, listed "0,1,..") */
+GS__FN void gs__em_softmax(gs__em *E, const char *out, const char *in, const char *dims, const char *rdims,
+                           int last, const char *keep) {
+    const char *ty = E->ty;
+    gs__em_line(E, NULL, "%s_mx = %s[%s] reduce(%s, big_neg), dimensions={%d}, to_apply=max", out, ty, rdims, in, last);
+    gs__em_line(E, NULL, "%s_mb = %s[%s] broadcast(%s_mx), dimensions={%s}", out, ty, dims, out, keep);
+    gs__em_line(E, NULL, "%s_d = %s[%s] subtract(%s, %s_mb)", out, ty, dims, in, out);
+    gs__em_line(E, NULL, "%s_e = %s[%s] exponential(%s_d)", out, ty, dims, out);
+    gs__em_line(E, NULL, "%s_s = %s[%s] reduce(%s_e, zero), dimensions={%d}, to_apply=add", out, ty, rdims, out, last);
+    gs__em_line(E, NULL, "%s_sb = %s[%s] broadcast(%s_s), dimensions={%s}", out, ty, dims, out, keep);
+    gs__em_line(E, NULL, "%s = %s[%s] divide(%s_e, %s_sb)", out, ty, dims, out, out);
+}
+
+/* layer l's attention block: x<l>a [B,T,D] = x<l> + W_o . softmax(mask(Q K^T / sqrt(H))) V, grouped-query:
+   Q [B,T,K,G,H], K and V [B,T,K,H], scores [B,K,T,G,S]; heads (K) split by tensor, T by sequence (the keys
+   and values gathered for the scores) */
+GS__FN void gs__em_attention(gs__em *E, int l) {
+    char x[128], q[128], kv[128], sc[128], sr[128], cx[128], w[128], nm[128], in[128];
+    const char *ty = E->ty;
+    long long B = E->B, T = E->T, D = E->D, K = E->K, G = E->G, H = E->H;
+    gs__em_fmt(x, sizeof x, "%lld,%lld,%lld", B, T, D);
+    gs__em_fmt(q, sizeof q, "%lld,%lld,%lld,%lld,%lld", B, T, K, G, H);
+    gs__em_fmt(kv, sizeof kv, "%lld,%lld,%lld,%lld", B, T, K, H);
+    gs__em_fmt(sc, sizeof sc, "%lld,%lld,%lld,%lld,%lld", B, K, T, G, T);
+    gs__em_fmt(sr, sizeof sr, "%lld,%lld,%lld,%lld", B, K, T, G);
+    gs__em_fmt(cx, sizeof cx, "%lld,%lld,%lld,%lld,%lld", B, K, T, G, H);
+    gs__em_fmt(nm, sizeof nm, "l%d_ga", l);
+    gs__em_fmt(w, sizeof w, "%lld", D);
+    gs__em_param(E, nm, w, "D");
+    gs__em_fmt(w, sizeof w, "%lld,%lld,%lld,%lld", D, K, G, H);
+    gs__em_fmt(nm, sizeof nm, "l%d_wq", l);
+    gs__em_param(E, nm, w, "d t . .");
+    gs__em_fmt(w, sizeof w, "%lld,%lld,%lld", D, K, H);
+    gs__em_fmt(nm, sizeof nm, "l%d_wk", l);
+    gs__em_param(E, nm, w, "d t .");
+    gs__em_fmt(nm, sizeof nm, "l%d_wv", l);
+    gs__em_param(E, nm, w, "d t .");
+    gs__em_fmt(w, sizeof w, "%lld,%lld,%lld,%lld", K, G, H, D);
+    gs__em_fmt(nm, sizeof nm, "l%d_wo", l);
+    gs__em_param(E, nm, w, "t . . d");
+    gs__em_fmt(nm, sizeof nm, "l%d_an", l);
+    gs__em_fmt(in, sizeof in, "x%d", l);
+    gs__em_fmt(w, sizeof w, "l%d_ga", l);
+    gs__em_norm(E, nm, in, w);
+    gs__em_line(E, "b s t . .", "l%d_q0 = %s[%s] dot(l%d_an, l%d_wq), lhs_contracting_dims={2}, rhs_contracting_dims={0}", l,
+                ty, q, l, l);
+    gs__em_line(E, "b s t .", "l%d_k0 = %s[%s] dot(l%d_an, l%d_wk), lhs_contracting_dims={2}, rhs_contracting_dims={0}", l,
+                ty, kv, l, l);
+    gs__em_line(E, "b s t .", "l%d_v0 = %s[%s] dot(l%d_an, l%d_wv), lhs_contracting_dims={2}, rhs_contracting_dims={0}", l,
+                ty, kv, l, l);
+    /* projections scaled by 1/sqrt(fan-in) so that activations stay near 1 */
+    gs__em_fmt(nm, sizeof nm, "l%d_q", l);
+    gs__em_fmt(in, sizeof in, "l%d_q0", l);
+    gs__em_scale(E, nm, in, q, 1.0 / sqrt((double)D));
+    gs__em_fmt(nm, sizeof nm, "l%d_k", l);
+    gs__em_fmt(in, sizeof in, "l%d_k0", l);
+    gs__em_scale(E, nm, in, kv, 1.0 / sqrt((double)D));
+    gs__em_fmt(nm, sizeof nm, "l%d_v", l);
+    gs__em_fmt(in, sizeof in, "l%d_v0", l);
+    gs__em_scale(E, nm, in, kv, 1.0 / sqrt((double)D));
+    gs__em_line(E, "b t s . .", "l%d_s0 = %s[%s] dot(l%d_q, l%d_k), lhs_batch_dims={0,2}, lhs_contracting_dims={4}, "
+                "rhs_batch_dims={0,2}, rhs_contracting_dims={3}", l, ty, sc, l, l);
+    gs__em_fmt(nm, sizeof nm, "l%d_s1", l);
+    gs__em_fmt(in, sizeof in, "l%d_s0", l);
+    gs__em_scale(E, nm, in, sc, 1.0 / sqrt((double)H));
+    gs__em_line(E, NULL, "l%d_mask = pred[%s] broadcast(causal), dimensions={2,4}", l, sc);
+    gs__em_line(E, NULL, "l%d_neg = %s[%s] broadcast(big_neg), dimensions={}", l, ty, sc);
+    gs__em_line(E, "b t s . .", "l%d_s = %s[%s] select(l%d_mask, l%d_s1, l%d_neg)", l, ty, sc, l, l, l);
+    gs__em_fmt(nm, sizeof nm, "l%d_p", l);
+    gs__em_fmt(in, sizeof in, "l%d_s", l);
+    gs__em_softmax(E, nm, in, sc, sr, 4, "0,1,2,3");
+    gs__em_line(E, "b t s . .", "l%d_c = %s[%s] dot(l%d_p, l%d_v), lhs_batch_dims={0,1}, lhs_contracting_dims={4}, "
+                "rhs_batch_dims={0,2}, rhs_contracting_dims={1}", l, ty, cx, l, l);
+    gs__em_line(E, "b st D", "l%d_o0 = %s[%s] dot(l%d_c, l%d_wo), lhs_contracting_dims={1,3,4}, "
+                "rhs_contracting_dims={0,1,2}", l, ty, x, l, l);
+    gs__em_fmt(nm, sizeof nm, "l%d_o", l);
+    gs__em_fmt(in, sizeof in, "l%d_o0", l);
+    gs__em_scale(E, nm, in, x, 1.0 / sqrt((double)(K * G * H)));
+    gs__em_line(E, "b st D", "x%da = %s[%s] add(x%d, l%d_o)", l, ty, x, l, l);
+}
+
+/* the MLP's nonlinearity on h [dims] (and the gate g when gated): silu(h) * g, or gelu(h) (erf form) */
+GS__FN void gs__em_act(gs__em *E, const char *out, const char *h, const char *g, const char *dims) {
+    const char *ty = E->ty;
+    char a[128];
+    if (E->gated) {
+        gs__em_line(E, NULL, "%s_sg = %s[%s] logistic(%s)", out, ty, dims, h);
+        gs__em_line(E, NULL, "%s_si = %s[%s] multiply(%s, %s_sg)", out, ty, dims, h, out);
+        gs__em_line(E, NULL, "%s = %s[%s] multiply(%s_si, %s)", out, ty, dims, out, g);
+        return;
+    }
+    gs__em_fmt(a, sizeof a, "%s_h2", out);
+    gs__em_scale(E, a, h, dims, 0.5);
+    gs__em_fmt(a, sizeof a, "%s_hs", out);
+    gs__em_scale(E, a, h, dims, 0.70710678118654752);
+    gs__em_line(E, NULL, "%s_er = %s[%s] erf(%s_hs)", out, ty, dims, out);
+    gs__em_fmt(a, sizeof a, "%s_one", out);
+    gs__em_splat(E, a, dims, 1.0);
+    gs__em_line(E, NULL, "%s_e1 = %s[%s] add(%s_er, %s_one)", out, ty, dims, out, out);
+    gs__em_line(E, NULL, "%s = %s[%s] multiply(%s_h2, %s_e1)", out, ty, dims, out, out);
+}
+
+/* layer l's MLP block: x<l+1> = x<l>a + W_out . act(x W_in) over [B,T,F], F split by tensor; with experts
+   (GShard's dense dispatch): the router's softmax, the top-k mask (ties all selected), the tokens moved from
+   the batch split to the expert split of [E,B,T,D] (an AllToAll), each expert's MLP on its tokens (the
+   others zero), moved back (an AllToAll) and combined with the gates renormalised over the chosen k */
+GS__FN void gs__em_mlp(gs__em *E, int l) {
+    char x[128], h[128], w[128], nm[128], in[128], a[128], bt[128], bte[128];
+    const char *ty = E->ty, *wspec_in = E->moe ? "e d t" : "d t",
+               *wspec_out = E->moe ? "e t d" : "t d", *hspec = E->moe ? "e B s t" : "b s t";
+    long long B = E->B, T = E->T, D = E->D, F = E->F, X = E->E;
+    int j, bd = E->moe ? 1 : 0;
+    gs__em_fmt(bt, sizeof bt, "%lld,%lld", B, T);
+    gs__em_fmt(bte, sizeof bte, "%s,%lld", bt, X);
+    gs__em_fmt(x, sizeof x, "%s,%lld", bt, D);
+    if (E->moe) gs__em_fmt(h, sizeof h, "%lld,%s,%lld", X, bt, F);
+    else gs__em_fmt(h, sizeof h, "%s,%lld", bt, F);
+    gs__em_fmt(nm, sizeof nm, "l%d_gm", l);
+    gs__em_fmt(w, sizeof w, "%lld", D);
+    gs__em_param(E, nm, w, "D");
+    if (E->moe) {
+        gs__em_fmt(w, sizeof w, "%lld,%lld", D, X);
+        gs__em_fmt(nm, sizeof nm, "l%d_wr", l);
+        gs__em_param(E, nm, w, "d .");
+        gs__em_fmt(w, sizeof w, "%lld,%lld,%lld", X, D, F);
+    } else {
+        gs__em_fmt(w, sizeof w, "%lld,%lld", D, F);
+    }
+    gs__em_fmt(nm, sizeof nm, "l%d_w1", l);
+    gs__em_param(E, nm, w, wspec_in);
+    if (E->gated) {
+        gs__em_fmt(nm, sizeof nm, "l%d_w2", l);
+        gs__em_param(E, nm, w, wspec_in);
+    }
+    if (E->moe) gs__em_fmt(w, sizeof w, "%lld,%lld,%lld", X, F, D);
+    else gs__em_fmt(w, sizeof w, "%lld,%lld", F, D);
+    gs__em_fmt(nm, sizeof nm, "l%d_w3", l);
+    gs__em_param(E, nm, w, wspec_out);
+    gs__em_fmt(nm, sizeof nm, "l%d_mn", l);
+    gs__em_fmt(in, sizeof in, "x%da", l);
+    gs__em_fmt(a, sizeof a, "l%d_gm", l);
+    gs__em_norm(E, nm, in, a);
+    gs__em_fmt(in, sizeof in, "l%d_mn", l);
+    if (E->moe) {
+        char ebtd[128];
+        gs__em_fmt(ebtd, sizeof ebtd, "%lld,%s", X, x);
+        gs__em_line(E, "b s .", "l%d_r0 = %s[%s] dot(l%d_mn, l%d_wr), lhs_contracting_dims={2}, rhs_contracting_dims={0}", l,
+                    ty, bte, l, l);
+        gs__em_fmt(nm, sizeof nm, "l%d_r", l);
+        gs__em_fmt(a, sizeof a, "l%d_r0", l);
+        gs__em_scale(E, nm, a, bte, 1.0 / sqrt((double)D));
+        gs__em_fmt(nm, sizeof nm, "l%d_pr", l);
+        gs__em_fmt(a, sizeof a, "l%d_r", l);
+        gs__em_softmax(E, nm, a, bte, bt, 2, "0,1");
+        gs__em_line(E, NULL, "l%d_cur0 = %s[%s] copy(l%d_pr)", l, ty, bte, l);
+        gs__em_line(E, NULL, "l%d_ng = %s[%s] broadcast(big_neg), dimensions={}", l, ty, bte);
+        for (j = 0; j < E->k; j++) {
+            gs__em_line(E, NULL, "l%d_mx%d = %s[%s] reduce(l%d_cur%d, big_neg), dimensions={2}, to_apply=max", l, j, ty, bt, l, j);
+            gs__em_line(E, NULL, "l%d_mb%d = %s[%s] broadcast(l%d_mx%d), dimensions={0,1}", l, j, ty, bte, l, j);
+            gs__em_line(E, NULL, "l%d_m%d = pred[%s] compare(l%d_cur%d, l%d_mb%d), direction=EQ", l, j, bte, l, j, l, j);
+            if (j == 0) gs__em_line(E, NULL, "l%d_sel0 = pred[%s] copy(l%d_m0)", l, bte, l);
+            else gs__em_line(E, NULL, "l%d_sel%d = pred[%s] or(l%d_sel%d, l%d_m%d)", l, j, bte, l, j - 1, l, j);
+            gs__em_line(E, NULL, "l%d_cur%d = %s[%s] select(l%d_m%d, l%d_ng, l%d_cur%d)", l, j + 1, ty, bte, l, j, l, l, j);
+        }
+        gs__em_line(E, NULL, "l%d_zg = %s[%s] broadcast(zero), dimensions={}", l, ty, bte);
+        gs__em_line(E, NULL, "l%d_cs = %s[%s] select(l%d_sel%lld, l%d_pr, l%d_zg)", l, ty, bte, l, (long long)E->k - 1, l, l);
+        gs__em_line(E, NULL, "l%d_ct = %s[%s] reduce(l%d_cs, zero), dimensions={2}, to_apply=add", l, ty, bt, l);
+        gs__em_line(E, NULL, "l%d_ctb = %s[%s] broadcast(l%d_ct), dimensions={0,1}", l, ty, bte, l);
+        gs__em_line(E, NULL, "l%d_comb = %s[%s] divide(l%d_cs, l%d_ctb)", l, ty, bte, l, l);
+        gs__em_line(E, NULL, "l%d_mf = %s[%s] convert(l%d_sel%lld)", l, ty, bte, l, (long long)E->k - 1);
+        gs__em_line(E, NULL, "l%d_mt = %s[%lld,%s] transpose(l%d_mf), dimensions={2,0,1}", l, ty, X, bt, l);
+        gs__em_line(E, NULL, "l%d_mtb = %s[%s] broadcast(l%d_mt), dimensions={0,1,2}", l, ty, ebtd, l);
+        gs__em_line(E, NULL, "l%d_xb = %s[%s] broadcast(l%d_mn), dimensions={1,2,3}", l, ty, ebtd, l);
+        gs__em_line(E, ". b s D", "l%d_xd = %s[%s] multiply(l%d_xb, l%d_mtb)", l, ty, ebtd, l, l);
+        gs__em_line(E, "e B s D", "l%d_xe = %s[%s] copy(l%d_xd)", l, ty, ebtd, l);
+        gs__em_fmt(in, sizeof in, "l%d_xe", l);
+    }
+    gs__em_line(E, hspec, "l%d_h1_0 = %s[%s] dot(%s, l%d_w1), %slhs_contracting_dims={%d}, %srhs_contracting_dims={%d}", l, ty, h,
+                in, l, bd ? "lhs_batch_dims={0}, " : "", 2 + bd, bd ? "rhs_batch_dims={0}, " : "", bd);
+    if (E->gated)
+        gs__em_line(E, hspec, "l%d_h2_0 = %s[%s] dot(%s, l%d_w2), %slhs_contracting_dims={%d}, %srhs_contracting_dims={%d}", l, ty,
+                    h, in, l, bd ? "lhs_batch_dims={0}, " : "", 2 + bd, bd ? "rhs_batch_dims={0}, " : "", bd);
+    gs__em_fmt(nm, sizeof nm, "l%d_h1", l);
+    gs__em_fmt(a, sizeof a, "l%d_h1_0", l);
+    gs__em_scale(E, nm, a, h, 1.0 / sqrt((double)D));
+    if (E->gated) {
+        gs__em_fmt(nm, sizeof nm, "l%d_h2", l);
+        gs__em_fmt(a, sizeof a, "l%d_h2_0", l);
+        gs__em_scale(E, nm, a, h, 1.0 / sqrt((double)D));
+    }
+    gs__em_fmt(nm, sizeof nm, "l%d_act", l);
+    gs__em_fmt(in, sizeof in, "l%d_h1", l);
+    gs__em_fmt(a, sizeof a, "l%d_h2", l);
+    gs__em_act(E, nm, in, a, h);
+    if (E->moe) {
+        char ebtd[128];
+        gs__em_fmt(ebtd, sizeof ebtd, "%lld,%s", X, x);
+        gs__em_line(E, "e B s D", "l%d_y0 = %s[%s] dot(l%d_act, l%d_w3), lhs_batch_dims={0}, lhs_contracting_dims={3}, "
+                    "rhs_batch_dims={0}, rhs_contracting_dims={1}", l, ty, ebtd, l, l);
+        gs__em_fmt(nm, sizeof nm, "l%d_y", l);
+        gs__em_fmt(a, sizeof a, "l%d_y0", l);
+        gs__em_scale(E, nm, a, ebtd, 1.0 / sqrt((double)F));
+        gs__em_line(E, ". b s D", "l%d_yb = %s[%s] copy(l%d_y)", l, ty, ebtd, l);
+        gs__em_line(E, NULL, "l%d_cmt = %s[%lld,%s] transpose(l%d_comb), dimensions={2,0,1}", l, ty, X, bt, l);
+        gs__em_line(E, NULL, "l%d_cmb = %s[%s] broadcast(l%d_cmt), dimensions={0,1,2}", l, ty, ebtd, l);
+        gs__em_line(E, ". b s D", "l%d_yc = %s[%s] multiply(l%d_yb, l%d_cmb)", l, ty, ebtd, l, l);
+        gs__em_line(E, "b st D", "l%d_f = %s[%s] reduce(l%d_yc, zero), dimensions={0}, to_apply=add", l, ty, x, l);
+    } else {
+        gs__em_line(E, "b st D", "l%d_f0 = %s[%s] dot(l%d_act, l%d_w3), lhs_contracting_dims={2}, rhs_contracting_dims={0}", l, ty,
+                    x, l, l);
+        gs__em_fmt(nm, sizeof nm, "l%d_f", l);
+        gs__em_fmt(a, sizeof a, "l%d_f0", l);
+        gs__em_scale(E, nm, a, x, 1.0 / sqrt((double)F));
+    }
+    gs__em_line(E, "b st D", "x%d = %s[%s] add(x%da, l%d_f)", l + 1, ty, x, l, l);
+}
+
+GS__FN int64_t gs__em_round(int64_t v, int64_t lo, int64_t mult) {
+    v = v < lo ? lo : v;
+    return (v + mult - 1) / mult * mult;
+}
+
+/* the reduced mesh and sizes of candidate r under desc (see gs_plan_emit_hlo_ex) */
+GS__FN gs_result gs__em_setup(gs_ctx *ctx, const gs_model_desc *m, const gs_run_desc *r, const gs_emit_desc *d, gs__em *E) {
+    int64_t maxd = d && d->max_devices > 0 ? d->max_devices : 16, dev = 1, ways[GS__MD_ROLES], k, kv, hd;
+    int a;
+    gs_dtype dt = d && d->dtype != GS_DTYPE_INVALID ? d->dtype : GS_F32;
+    if (dt != GS_F32 && dt != GS_BF16)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_plan_emit_hlo: dtype %s is not f32 or bf16", gs_dtype_name(dt));
+    if (d && (d->layers < 0 || d->layers > 256 || d->scale < 0 || d->max_devices < 0))
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_plan_emit_hlo: layers must be 0..256, scale and max_devices >= 0");
+    E->ty = gs_dtype_name(dt);
+    E->run = r;
+    for (a = 0; a < GS__MD_ROLES; a++) ways[a] = 1;
+    /* every axis 2 ways while the mesh stays within maxd devices; pipeline axes are left out */
+    for (a = 0; a < r->n_axes; a++) {
+        if (r->axes[a].size <= 1 || r->axes[a].role == GS_ROLE_PIPELINE || dev * 2 > maxd) continue;
+        E->kept[a] = true;
+        E->size[E->n] = 2;
+        E->role[E->n] = r->axes[a].role;
+        ways[r->axes[a].role] *= 2;
+        dev *= 2;
+        E->n++;
+    }
+    k = d && d->scale > 0 ? d->scale : (m->d_model / 64 > 1 ? m->d_model / 64 : 1);
+    kv = m->kv_heads ? m->kv_heads : m->heads;
+    hd = m->head_dim ? m->head_dim : m->d_model / m->heads;
+    E->L = d && d->layers > 0 ? d->layers : 2;
+    E->B = gs__em_round(ways[GS_ROLE_DATA] * ways[GS_ROLE_FSDP] * ways[GS_ROLE_EXPERT], 2, 1);
+    E->T = 16;
+    E->D = gs__em_round(m->d_model / k, 16, 16);
+    E->F = gs__em_round(m->d_ff / k, 16, 16);
+    E->V = gs__em_round(m->vocab / k, 16, 16);
+    E->K = kv < 2 ? 1 : 2;
+    E->K = E->K < ways[GS_ROLE_TENSOR] ? ways[GS_ROLE_TENSOR] : E->K;
+    E->G = m->heads / kv >= 2 ? 2 : 1;
+    E->H = gs__em_round(hd / k, 8, 8);
+    E->moe = m->experts > 1;
+    E->E = E->moe ? (m->experts < 4 ? m->experts : 4) : 1;
+    E->E = E->E < ways[GS_ROLE_EXPERT] ? ways[GS_ROLE_EXPERT] : E->E;
+    E->k = E->moe ? (m->top_k > 1 ? m->top_k : 1) : 1;
+    E->k = E->k > E->E ? E->E : E->k;
+    E->gated = m->mlp != GS_MLP_PLAIN;
+    E->tied = m->tied_embeddings;
+    E->scale = k;
+    E->devices = dev;
+    return GS_OK;
+}
+
+GS__FN void gs__em_header(gs__em *E, const gs_model_desc *m) {
+    gs__sb *sb = E->sb;
+    const char *name = m->name ? m->name : "model";
+    int a, left;
+    gs__sb_printf(sb, "// %s at reduced size (the model's dims divided by %lld): %lld layers, batch %lld x %lld tokens, "
+                      "d_model %lld,\n// d_ff %lld, vocab %lld, %lld kv-heads x %lld queries each of head_dim %lld",
+                  name, (long long)E->scale, (long long)E->L, (long long)E->B, (long long)E->T, (long long)E->D, (long long)E->F,
+                  (long long)E->V, (long long)E->K, (long long)E->G, (long long)E->H);
+    if (E->moe) gs__sb_printf(sb, ", %lld experts (top-%lld)", (long long)E->E, (long long)E->k);
+    gs__sb_puts(sb, ";\n// the layout's roles on the mesh:");
+    for (a = 0; a < E->n; a++) gs__sb_printf(sb, " %s=%lld", gs_role_name(E->role[a]), (long long)E->size[a]);
+    for (a = 0, left = 0; a < E->run->n_axes; a++) {
+        const gs_run_axis *x = &E->run->axes[a];
+        if (x->size > 1 && !E->kept[a])
+            gs__sb_printf(sb, "%s%s=%lld", left++ ? ", " : " (left out: ", gs_role_name(x->role), (long long)x->size);
+    }
+    if (left) gs__sb_puts(sb, ")");
+    gs__sb_printf(sb, "\n// The forward pass of a pre-norm decoder: token ids -> one-hot . embedding; per layer RMSNorm,\n"
+                      "// grouped-query attention with a causal mask (softmax(Q K^T / sqrt(H))), RMSNorm, %s%s;\n"
+                      "// final RMSNorm and the %s output layer -> logits. Projections are scaled by 1/sqrt(fan-in).\n",
+                  E->moe ? "a mixture of experts (router softmax, top-k, dense dispatch/combine) of " : "",
+                  E->gated ? "gated (SiLU) MLP" : "GELU MLP", E->tied ? "tied" : "untied");
+    gs__sb_puts(sb, "// Not emitted: the backward pass and optimizer (training), the KV cache (decode runs as a forward "
+                    "pass),\n// pipeline stages (pipeline axes are left out of the mesh), expert capacity (every expert "
+                    "sees every\n// token, the unrouted ones zeroed).\n\n");
+}
+
+GS_API const char *gs_plan_emit_hlo_ex(gs_plan *p, int i, const gs_emit_desc *desc, int64_t *devices, int64_t *scale) {
     gs__sb sb;
-    const gs_run_desc *r;
-    int64_t size[GS_MODEL_MAX_AXES], D = 1, k, tok, dm, ff;
-    gs_role role[GS_MODEL_MAX_AXES];
-    int n = 0, a, l;
+    gs__em E;
+    const char *ty;
+    long long B, T, D, V;
+    int l;
     if (!p) return NULL;
     if (i < 0 || i >= p->n) {
         gs__err(p->ctx, GS_ERR_INVALID_ARG, "gs_plan_emit_hlo: candidate %d of %d", i, p->n);
         return NULL;
     }
-    r = &p->c[i].run;
-    /* every axis at most 2 ways, at most 16 devices; the roles stay */
-    for (a = 0; a < r->n_axes && D * 2 <= 16; a++) {
-        size[n] = r->axes[a].size > 1 ? 2 : 1;
-        role[n] = r->axes[a].role;
-        D *= size[n];
-        n++;
-    }
-    k = p->model->d_model / 64 > 1 ? p->model->d_model / 64 : 1;
-    dm = p->model->d_model / k;
-    ff = p->model->d_ff / k > 0 ? p->model->d_ff / k : 1;
-    tok = 32;
-    if (devices) *devices = D;
-    if (scale) *scale = k;
+    memset(&E, 0, sizeof E);
+    if (gs__em_setup(p->ctx, p->model, &p->c[i].run, desc, &E) != GS_OK) return NULL;
+    if (devices) *devices = E.devices;
+    if (scale) *scale = E.scale;
     gs__sb_init(&sb, p->ctx);
-    gs__sb_printf(&sb, "HloModule plan_%s, num_partitions=%lld\n\n", p->model->name ? p->model->name : "model", (long long)D);
-    gs__sb_printf(&sb, "// %s at reduced size: 2 layers, d_model %lld and d_ff %lld (the model's divided by %lld), %lld "
-                       "tokens,\n// the layout's roles on a mesh of %lld devices:",
-                  p->model->name ? p->model->name : "model", (long long)dm, (long long)ff, (long long)k, (long long)tok,
-                  (long long)D);
-    for (a = 0; a < n; a++) gs__sb_printf(&sb, " %s=%lld", gs_role_name(role[a]), (long long)size[a]);
-    gs__sb_puts(&sb, "\n// each layer: y = x + relu(x . W_in) . W_out (the attention projections shard like W_in/W_out;\n"
-                     "// pipeline stages and expert routing are not expressed)\n\nENTRY main {\n");
-    gs__sb_printf(&sb, "  x0 = f32[%lld,%lld] parameter(0)", (long long)tok, (long long)dm);
-    gs__em_sharding(&sb, GS__EM_X, n, size, role);
-    gs__sb_puts(&sb, "\n");
-    for (l = 0; l < 2; l++) {
-        gs__sb_printf(&sb, "  w_in%d = f32[%lld,%lld] parameter(%d)", l, (long long)dm, (long long)ff, 1 + 2 * l);
-        gs__em_sharding(&sb, GS__EM_WIN, n, size, role);
-        gs__sb_printf(&sb, "\n  w_out%d = f32[%lld,%lld] parameter(%d)", l, (long long)ff, (long long)dm, 2 + 2 * l);
-        gs__em_sharding(&sb, GS__EM_WOUT, n, size, role);
-        gs__sb_printf(&sb, "\n  h%d = f32[%lld,%lld] dot(x%d, w_in%d), lhs_contracting_dims={1}, rhs_contracting_dims={0}", l,
-                      (long long)tok, (long long)ff, l, l);
-        gs__em_sharding(&sb, GS__EM_H, n, size, role);
-        gs__sb_printf(&sb, "\n  z%d = f32[%lld,%lld] constant(0)\n  a%d = f32[%lld,%lld] maximum(h%d, z%d)\n", l, (long long)tok,
-                      (long long)ff, l, (long long)tok, (long long)ff, l, l);
-        gs__sb_printf(&sb, "  o%d = f32[%lld,%lld] dot(a%d, w_out%d), lhs_contracting_dims={1}, rhs_contracting_dims={0}", l,
-                      (long long)tok, (long long)dm, l, l);
-        gs__em_sharding(&sb, GS__EM_X, n, size, role);
-        gs__sb_printf(&sb, "\n  %sx%d = f32[%lld,%lld] add(x%d, o%d)", l == 1 ? "ROOT " : "", l + 1, (long long)tok, (long long)dm,
-                      l, l);
-        gs__em_sharding(&sb, GS__EM_X, n, size, role);
-        gs__sb_puts(&sb, "\n");
+    E.sb = &sb;
+    ty = E.ty;
+    B = E.B, T = E.T, D = E.D, V = E.V;
+    gs__sb_printf(&sb, "HloModule plan_%s, num_partitions=%lld\n\n", p->model->name ? p->model->name : "model",
+                  (long long)E.devices);
+    gs__em_header(&E, p->model);
+    gs__sb_printf(&sb, "add {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n  ROOT c = %s[] add(a, b)\n}\n\n", ty, ty, ty);
+    gs__sb_printf(&sb, "max {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n  ROOT c = %s[] maximum(a, b)\n}\n\n", ty, ty,
+                  ty);
+    gs__sb_puts(&sb, "ENTRY main {\n");
+    gs__em_line(&E, "b s", "ids = s32[%lld,%lld] parameter(%lld)", B, T, (long long)E.param++);
+    gs__em_line(&E, "t d", "embed = %s[%lld,%lld] parameter(%lld)", ty, V, D, (long long)E.param++);
+    gs__em_line(&E, NULL, "zero = %s[] constant(0)", ty);
+    gs__em_line(&E, NULL, "big_neg = %s[] constant(-1e+30)", ty);
+    gs__em_line(&E, NULL, "row = s32[%lld,%lld] iota(), iota_dimension=0", T, T);
+    gs__em_line(&E, NULL, "col = s32[%lld,%lld] iota(), iota_dimension=1", T, T);
+    gs__em_line(&E, NULL, "causal = pred[%lld,%lld] compare(row, col), direction=GE", T, T);
+    gs__em_line(&E, NULL, "vocab = s32[%lld,%lld,%lld] iota(), iota_dimension=2", B, T, V);
+    gs__em_line(&E, NULL, "idb = s32[%lld,%lld,%lld] broadcast(ids), dimensions={0,1}", B, T, V);
+    gs__em_line(&E, NULL, "onehot = pred[%lld,%lld,%lld] compare(idb, vocab), direction=EQ", B, T, V);
+    gs__em_line(&E, "b s t", "onehot_f = %s[%lld,%lld,%lld] convert(onehot)", ty, B, T, V);
+    gs__em_line(&E, "b st D", "x0 = %s[%lld,%lld,%lld] dot(onehot_f, embed), lhs_contracting_dims={2}, rhs_contracting_dims={0}",
+                ty, B, T, D);
+    for (l = 0; l < E.L; l++) {
+        gs__em_attention(&E, l);
+        gs__em_mlp(&E, l);
     }
+    gs__em_line(&E, "D", "g_final = %s[%lld] parameter(%lld)", ty, D, (long long)E.param++);
+    {
+        char in[128];
+        gs__em_fmt(in, sizeof in, "x%d", l);
+        gs__em_norm(&E, "xf", in, "g_final");
+    }
+    if (!E.tied) gs__em_line(&E, "d t", "unembed = %s[%lld,%lld] parameter(%lld)", ty, D, V, (long long)E.param++);
+    gs__em_line(&E, "b s t", "logits0 = %s[%lld,%lld,%lld] dot(xf, %s), lhs_contracting_dims={2}, rhs_contracting_dims={%d}", ty,
+                B, T, V, E.tied ? "embed" : "unembed", E.tied ? 1 : 0);
+    gs__em_line(&E, NULL, "logits_c = %s[] constant(%.9g)", ty, 1.0 / sqrt((double)D));
+    gs__em_line(&E, NULL, "logits_k = %s[%lld,%lld,%lld] broadcast(logits_c), dimensions={}", ty, B, T, V);
+    gs__em_line(&E, "b s t", "ROOT logits = %s[%lld,%lld,%lld] multiply(logits0, logits_k)", ty, B, T, V);
     gs__sb_puts(&sb, "}\n");
     return gs__sb_finish(&sb, "gs_plan_emit_hlo");
+}
+
+GS_API const char *gs_plan_emit_hlo(gs_plan *p, int i, int64_t *devices, int64_t *scale) {
+    return gs_plan_emit_hlo_ex(p, i, NULL, devices, scale);
 }

@@ -40,6 +40,16 @@ GS__FN bool gs__elementwise(gs_op op) {
     }
 }
 
+/* fft, cholesky, triangular-solve: the minor dims each transform or matrix needs whole (the last fft_n dims, the
+   two matrix dims); the leading batch dims pass through */
+GS__FN uint32_t gs__whole_minor_mask(const gs_value *v) {
+    int r = v->shape.rank, k = v->op == GS_OP_FFT ? v->fft_n : 2, d;
+    uint32_t m = 0;
+    for (d = r - k; d < r; d++)
+        if (d >= 0) m |= 1u << d;
+    return m;
+}
+
 /* XLA's aggressiveness levels: 0 pass-through ops, 1 everything but broadcast, 2 broadcast backward,
    3 broadcast forward. */
 GS__FN bool gs__fwd_allowed(gs_op op, int level) {
@@ -428,6 +438,11 @@ GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
     case GS_OP_SORT: return gs__fwd_sort(P, v);
     case GS_OP_TOPK:
         return s0 ? gs__sh_replicate_dims(P->ctx, s0, 1u << (v->operands[0]->shape.rank - 1)) : NULL;
+    case GS_OP_FFT: case GS_OP_CHOLESKY: case GS_OP_TRIANGULAR_SOLVE: {   /* batch dims pass, the rest whole */
+        const gs_sharding *sb = v->op == GS_OP_TRIANGULAR_SOLVE ? gs__arr_sh(v->operands[1]) : NULL;
+        if (gs__is_tiled(sb)) s0 = sb;
+        return s0 ? gs__sh_replicate_dims(P->ctx, s0, gs__whole_minor_mask(v)) : NULL;
+    }
     case GS_OP_WHILE: return v->operands[0]->sharding;
     default: return NULL;
     }
@@ -589,6 +604,8 @@ GS__FN const gs_sharding *gs__bwd_sh(gs__prop *P, const gs_value *u, const gs_sh
     case GS_OP_GATHER: case GS_OP_SCATTER: return gs__bwd_gather_scatter(P, u, s, i);
     case GS_OP_SORT: return s;
     case GS_OP_TOPK: return gs__sh_replicate_dims(P->ctx, s, 1u << (x->shape.rank - 1));
+    case GS_OP_FFT: case GS_OP_CHOLESKY: case GS_OP_TRIANGULAR_SOLVE:
+        return gs__sh_replicate_dims(P->ctx, s, gs__whole_minor_mask(u));
     default: return NULL;
     }
     return NULL;

@@ -632,9 +632,11 @@ GS__FN void gs__rt_box(size_t es, int rank, const int64_t *dims, void *dst, int6
 
 /* Piece k of S of device t's share of a collective (the pieces of all devices, in any order and on any
    threads, make up the whole collective; every result element is written by exactly one piece, and its value
-   does not depend on how the work is cut). */
+   does not depend on how the work is cut). With `own` (ranks: the other members' results live in other
+   processes) device t's pieces write t's result only, all of it: all-reduce folds every element of its
+   members' inputs (the same fold in group order), all-gather copies every block from its members. */
 GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, const void *const *in,
-                           void *const *out) {
+                           void *const *out, bool own) {
     size_t es = gs__compute_size(p->dtype);
     int64_t G = p->G, j, lo, hi, q, run;
     bool stream = ((int64_t)gs_shape_bytes(&p->in) + (int64_t)gs_shape_bytes(&p->out)) * p->D >= GS__RT_STREAM_BYTES;
@@ -644,6 +646,11 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
            and writes it into every member's result. */
         const int64_t *mem = p->ids + p->group_of[t] * G;
         int64_t a, b;
+        if (own) {
+            gs__rt_split(gs__numel(&p->in), k, S, 16, &lo, &hi);
+            if (hi > lo) gs__rt_reduce_to(p, mem, in, lo, out, &t, 1, lo, hi - lo, stream);
+            break;
+        }
         gs__rt_split(gs__numel(&p->in), p->rank_of[t], G, 16, &a, &b);
         gs__rt_split(b - a, k, S, 16, &lo, &hi);
         if (hi > lo) gs__rt_reduce_to(p, mem, in, a + lo, out, mem, G, a + lo, hi - lo, stream);
@@ -672,7 +679,7 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
         const int64_t *mem = p->ids + p->group_of[t] * G;
         int64_t r = p->rank_of[t], c = gs__rt_inner(&p->in, (int)p->dim), o, a, rem;
         if (c == 0) break;
-        if (!stream && (int64_t)gs_shape_bytes(&p->out) > GS__RT_PUSH_BYTES) {
+        if (own || (!stream && (int64_t)gs_shape_bytes(&p->out) > GS__RT_PUSH_BYTES)) {
             /* results that outgrow the private caches: device t fills its own result, one long copy per block */
             gs__rt_split(gs__numel(&p->out), k, S, 16, &lo, &hi);
             if (hi <= lo) break;
@@ -743,6 +750,7 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
         /* in (shape) -> out (shape): the source's operand, or zeros */
         gs__rt_split(gs__numel(&p->in), k, S, 16, &lo, &hi);
         if (hi <= lo) break;
+        if (p->src_of[t] >= 0 && in[p->src_of[t]] == out[t]) break;   /* received in place (ranks) */
         if (p->src_of[t] >= 0)
             gs__rt_put((char *)out[t] + lo * (int64_t)es, (const char *)in[p->src_of[t]] + lo * (int64_t)es,
                        (size_t)(hi - lo) * es, stream);
@@ -771,7 +779,7 @@ typedef struct gs__post {
 } gs__post;
 
 enum { GS__DEV_RUNNING = 0, GS__DEV_PAUSED, GS__DEV_DONE, GS__DEV_FAILED, GS__DEV_STOPPED };
-enum { GS__FAIL_NONE = 0, GS__FAIL_DEVICE, GS__FAIL_MISMATCH, GS__FAIL_TIMEOUT };
+enum { GS__FAIL_NONE = 0, GS__FAIL_DEVICE, GS__FAIL_MISMATCH, GS__FAIL_TIMEOUT, GS__FAIL_NET, GS__FAIL_REMOTE };
 
 typedef struct gs__dev {
     gs_runtime *rt;
@@ -797,6 +805,16 @@ typedef struct gs__dev {
 struct gs_runtime {
     gs_ctx *ctx;
     int64_t D;
+    int64_t d_lo, d_hi;       /* the devices this process runs (all of them without ranks) */
+    bool own;                 /* ranks: a device's pieces of a collective write its own result only */
+#if defined(GSHARD_MPI)
+    gs__net *net;             /* the link between ranks, or NULL */
+    bool fast_reduce, fast_done;
+    int net_code;             /* GS__FAIL_NET / _REMOTE: the code and the message */
+    char net_msg[1024];
+    uint8_t *rbuf;            /* operands received from other ranks */
+    size_t rbuf_cap;
+#endif
     gs_runtime_mode mode;
     int64_t watchdog_us;      /* < 0: none */
     bool no_poison, check_replicas;
@@ -846,6 +864,20 @@ struct gs_runtime {
 GS_API int64_t gs_runtime_num_devices(const gs_runtime *rt) { return rt ? rt->D : 0; }
 GS__FN gs_ctx *gs__rt_ctx(const gs_runtime *rt) { return rt->ctx; }
 GS_API int64_t gs_runtime_num_workers(const gs_runtime *rt) { return rt ? rt->workers : 0; }
+GS_API int gs_runtime_rank(const gs_runtime *rt) {
+#if defined(GSHARD_MPI)
+    if (rt && rt->net) return gs__net_rank(rt->net);
+#endif
+    (void)rt;
+    return 0;
+}
+GS_API int gs_runtime_num_ranks(const gs_runtime *rt) {
+#if defined(GSHARD_MPI)
+    if (rt && rt->net) return gs__net_size(rt->net);
+#endif
+    (void)rt;
+    return 1;
+}
 
 GS__FN void gs__runtime_observe(gs_runtime *rt, gs_result (*fn)(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf),
                                 void *user) {
@@ -870,6 +902,10 @@ GS_API void gs_runtime_destroy(gs_runtime *rt) {
     if (rt->pool_up) gs__pool_stop(&rt->pool);
 #endif
     gs__rt_free_plans(rt);
+#if defined(GSHARD_MPI)
+    gs__net_close(ctx, rt->net);
+    gs__free(ctx, rt->rbuf);
+#endif
     gs__free(ctx, rt->devs);
     gs__free(ctx, (void *)rt->ins);
     gs__free(ctx, rt->outs);
@@ -908,6 +944,28 @@ GS_API gs_result gs_runtime_create(gs_ctx *ctx, const gs_runtime_desc *desc, gs_
     memset(rt, 0, sizeof *rt);
     rt->ctx = ctx;
     rt->D = D;
+    rt->d_lo = 0;
+    rt->d_hi = D;
+    if (desc->comm) {
+#if defined(GSHARD_MPI)
+        gs_result r = gs__net_open(ctx, desc->comm, &rt->net);
+        int64_t R = rt->net ? gs__net_size(rt->net) : 1;
+        if (!r && D % R != 0)
+            r = gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_create: %lld devices on %lld ranks (D must be a multiple of the ranks)",
+                        (long long)D, (long long)R);
+        if (r) {
+            gs_runtime_destroy(rt);
+            return r;
+        }
+        rt->d_lo = D / R * gs__net_rank(rt->net);
+        rt->d_hi = rt->d_lo + D / R;
+        rt->own = true;
+        rt->fast_reduce = desc->fast_reduce;
+#else
+        gs__free(ctx, rt);
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "gs_runtime_create: desc.comm is set but gshard.h was built without GSHARD_MPI");
+#endif
+    }
 #if defined(GSHARD_NO_THREADS)
     rt->mode = GS_RUNTIME_LOCKSTEP;
 #else
@@ -916,7 +974,14 @@ GS_API gs_result gs_runtime_create(gs_ctx *ctx, const gs_runtime_desc *desc, gs_
     rt->watchdog_us = desc->watchdog_ms == 0 ? (int64_t)GS__RT_WATCHDOG_MS * 1000
                       : desc->watchdog_ms < 0 ? -1 : desc->watchdog_ms * 1000;
     rt->cpus = gs__cpu_count();
-    rt->workers = rt->mode == GS_RUNTIME_LOCKSTEP ? 1 : desc->workers > 0 ? desc->workers : GS__MIN(D, (int64_t)rt->cpus);
+    rt->workers = rt->mode == GS_RUNTIME_LOCKSTEP ? 1 : desc->workers > 0 ? desc->workers
+                                                                          : GS__MIN(rt->d_hi - rt->d_lo, (int64_t)rt->cpus);
+    if (rt->workers > rt->d_hi - rt->d_lo) {
+        int64_t L = rt->d_hi - rt->d_lo;
+        gs_runtime_destroy(rt);
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_create: %lld workers for the %lld devices of each rank",
+                       (long long)desc->workers, (long long)L);
+    }
     rt->no_poison = desc->no_poison;
     rt->check_replicas = desc->check_replicas;
     rt->devs = (gs__dev *)gs__malloc(ctx, sizeof(gs__dev) * (size_t)D);
@@ -1106,6 +1171,221 @@ GS__FN gs_result gs__rt_trace_begin(gs_runtime *rt) {
     return GS_OK;
 }
 
+#if defined(GSHARD_MPI)
+/* ---------------------------------------------------------------------------------------------------------
+   Between ranks: at a rendezvous the rank's first worker compares its post with every other rank's, then
+   moves the operands its devices need (every member's of their groups; collective-permute: the source's) and
+   sends the ones other ranks need. Device d lives on rank d / (D / R).
+   ------------------------------------------------------------------------------------------------------- */
+#define GS__RT_SIGN (4 + GS__RT_SIG)
+
+/* A post in numbers another process reads the same way: kind, plan index, operand elements, loop iterations. */
+GS__FN void gs__rt_sign(const gs_runtime *rt, const gs__post *p, int64_t *s) {
+    int i, index = -1;
+    memset(s, 0, sizeof(int64_t) * GS__RT_SIGN);
+    s[0] = p->kind;
+    if (p->kind == GS__POST_COLL && p->v) gs__rt_plan_of(rt, p->v, &index);
+    s[1] = index;
+    s[2] = p->kind == GS__POST_COLL ? gs__numel(&p->in_shape) : 0;
+    s[3] = p->n_loops;
+    for (i = 0; i < p->n_loops && i < GS__RT_SIG; i++) s[4 + i] = p->iters[i];
+}
+
+GS__FN void gs__rt_sign_text(const gs_runtime *rt, const int64_t *s, char *buf, size_t cap) {
+    size_t n;
+    int i;
+    if (s[0] == GS__POST_DONE || s[1] < 0 || s[1] >= rt->n_plans) {
+        snprintf(buf, cap, "%s", s[0] == GS__POST_DONE ? "the end of the program" : "an unknown rendezvous");
+        return;
+    }
+    n = (size_t)snprintf(buf, cap, "%s %s", gs_op_name(rt->plans[s[1]].v->op), rt->plans[s[1]].v->name);
+    for (i = 0; i < s[3] && i < GS__RT_SIG && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? ", " : " (loop iterations ", (long long)s[4 + i]);
+    if (s[3] > 0 && n < cap) snprintf(buf + n, cap - n, ")");
+}
+
+/* Records a failure found between ranks (or told by another rank: REMOTE) with its message. */
+GS__FN void gs__rt_net_fail(gs_runtime *rt, int cause, int code, const char *msg) {
+    int none = GS__FAIL_NONE;
+    if (GS__CAS(&rt->failure, &none, cause)) {
+        rt->fail_dev = rt->d_lo;
+        rt->net_code = code;
+        snprintf(rt->net_msg, sizeof rt->net_msg, "%s", msg);
+    }
+    gs__barrier_abort(&rt->bar);
+}
+
+/* The outcome rc of a wait that did not end well, as the run's failure. late (R): ranks that never arrived. */
+GS__FN void gs__rt_net_failed(gs_runtime *rt, int rc, int code, const char *msg, const uint8_t *late, const char *at) {
+    int64_t R = gs__net_size(rt->net), L = rt->D / R, r;
+    char buf[768];
+    size_t n = 0;
+    if (rc == GS__NET_ABORT) return;   /* a local failure, already recorded */
+    if (rc != GS__NET_TIMEOUT) {
+        gs__rt_net_fail(rt, rc == GS__NET_REMOTE ? GS__FAIL_REMOTE : GS__FAIL_NET, code, msg);
+        return;
+    }
+    buf[0] = 0;
+    for (r = 0; r < R && n < sizeof buf; r++)
+        if (late && late[r])
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%srank %lld (devices %lld-%lld)", n ? ", " : "", (long long)r,
+                                  (long long)(r * L), (long long)(r * L + L - 1));
+    {
+        char text[1024];
+        snprintf(text, sizeof text, "watchdog: rank %d (devices %lld-%lld) waited %lld ms at %s; %s never arrived",
+                 gs__net_rank(rt->net), (long long)rt->d_lo, (long long)(rt->d_hi - 1), (long long)(rt->watchdog_us / 1000),
+                 at, n ? buf : "another rank");
+        gs__rt_net_fail(rt, GS__FAIL_NET, GS_ERR_THREAD, text);
+    }
+}
+
+/* Does rank s hold a device that needs device d's operand for plan p? */
+GS__FN bool gs__rt_rank_needs(const gs_runtime *rt, const gs__cplan *p, int64_t s, int64_t d) {
+    int64_t L = rt->d_hi - rt->d_lo, j;
+    if (p->op == GS_OP_COLLECTIVE_PERMUTE) return p->dst_of[d] >= 0 && p->dst_of[d] / L == s;
+    for (j = 0; j < p->G; j++)
+        if (p->ids[p->group_of[d] * p->G + j] / L == s) return true;
+    return false;
+}
+
+/* --fast-reduce: an all-reduce over one group of all devices folds the local operands into the first local
+   result, MPI_Allreduce folds the ranks, and the other local results are copies. false: not applicable. */
+GS__FN bool gs__rt_net_fast(gs_runtime *rt, const gs__cplan *p, const char *at) {
+    int64_t n = gs__numel(&p->in), d;
+    size_t bytes = (size_t)n * gs__compute_size(p->dtype);
+    void *acc = rt->outs[rt->d_lo];
+    int code = 0, rc;
+    char msg[1024];
+    if (!rt->fast_reduce || p->op != GS_OP_ALL_REDUCE || p->n_groups != 1 ||
+        (p->dtype != GS_F32 && p->dtype != GS_F64 && p->dtype != GS_S32 && p->dtype != GS_U32) ||
+        (p->kind != GS_REDUCE_SUM && p->kind != GS_REDUCE_PROD && p->kind != GS_REDUCE_MAX && p->kind != GS_REDUCE_MIN) ||
+        n > INT_MAX)
+        return false;
+    memcpy(acc, rt->ins[rt->d_lo], bytes);
+    for (d = rt->d_lo + 1; d < rt->d_hi; d++) gs__rt_fold(p->dtype, p->kind, acc, acc, rt->ins[d], n);
+    rc = gs__net_allreduce(rt->net, p->dtype, p->kind, acc, n, rt->watchdog_us, &rt->abort, &code, msg, sizeof msg);
+    if (rc != GS__NET_OK) {
+        gs__rt_net_failed(rt, rc, code, msg, NULL, at);
+        return true;
+    }
+    for (d = rt->d_lo + 1; d < rt->d_hi; d++) memcpy(rt->outs[d], acc, bytes);
+    rt->fast_done = true;
+    return true;
+}
+
+/* The operands of plan p: sends of local operands to the ranks that need them, receives of the remote
+   operands the local devices need (into rt->rbuf, pointed to by rt->ins). false after recording a failure. */
+GS__FN bool gs__rt_net_data(gs_runtime *rt, const gs__cplan *p, const char *at) {
+    int64_t D = rt->D, R = gs__net_size(rt->net), L = D / R, me = gs__net_rank(rt->net), d, t, s, j, slots = 0;
+    size_t bytes = (size_t)gs__numel(&p->in) * gs__compute_size(p->dtype);
+    uint8_t *need = (uint8_t *)gs__malloc(rt->ctx, (size_t)D + (size_t)R);
+    gs__net_xfer *xs = (gs__net_xfer *)gs__malloc(rt->ctx, sizeof(gs__net_xfer) * (size_t)(2 * D * R + 1));
+    int n_send = 0, n_recv = 0, rc = GS__NET_OK, code = 0;
+    char msg[1024];
+    if (!need || !xs) {
+        gs__free(rt->ctx, need);
+        gs__free(rt->ctx, xs);
+        gs__rt_net_fail(rt, GS__FAIL_NET, GS_ERR_OUT_OF_MEMORY, "out of memory for the transfers between ranks");
+        return false;
+    }
+    memset(need, 0, (size_t)D + (size_t)R);
+    for (t = rt->d_lo; t < rt->d_hi; t++) {
+        if (p->op == GS_OP_COLLECTIVE_PERMUTE) {
+            if (p->src_of[t] >= 0) need[p->src_of[t]] = 1;
+            continue;
+        }
+        for (j = 0; j < p->G; j++) need[p->ids[p->group_of[t] * p->G + j]] = 1;
+    }
+    /* collective-permute receives straight into its target's result (each source has one target) */
+    for (d = 0; d < D; d++)
+        if (need[d] && d / L != me && p->op != GS_OP_COLLECTIVE_PERMUTE) slots++;
+    if (slots && (size_t)slots * bytes > rt->rbuf_cap) {
+        gs__free(rt->ctx, rt->rbuf);
+        rt->rbuf_cap = 0;
+        rt->rbuf = (uint8_t *)gs__malloc(rt->ctx, (size_t)slots * bytes);
+        if (!rt->rbuf) {
+            gs__free(rt->ctx, need);
+            gs__free(rt->ctx, xs);
+            gs__rt_net_fail(rt, GS__FAIL_NET, GS_ERR_OUT_OF_MEMORY, "out of memory for the operands of other ranks");
+            return false;
+        }
+        rt->rbuf_cap = (size_t)slots * bytes;
+    }
+    for (d = rt->d_lo; d < rt->d_hi; d++)
+        for (s = 0; s < R; s++)
+            if (s != me && gs__rt_rank_needs(rt, p, s, d)) {
+                gs__net_xfer x = {(int)s, (int)(GS__NET_TAG_DATA + d), (void *)(uintptr_t)rt->ins[d], (int64_t)bytes};
+                xs[n_send++] = x;
+            }
+    for (d = 0, slots = 0; d < D; d++)
+        if (need[d] && d / L != me) {
+            gs__net_xfer x = {(int)(d / L), (int)(GS__NET_TAG_DATA + d), NULL, (int64_t)bytes};
+            if (p->op == GS_OP_COLLECTIVE_PERMUTE) x.buf = rt->outs[p->dst_of[d]];
+            else x.buf = rt->rbuf + (size_t)slots++ * bytes;
+            rt->ins[d] = x.buf;
+            xs[n_send + n_recv++] = x;
+        }
+    if (n_send + n_recv > 0)
+        rc = gs__net_move(rt->net, xs, n_send, xs + n_send, n_recv, rt->watchdog_us, &rt->abort, need + D, &code, msg,
+                          sizeof msg);
+    if (rc != GS__NET_OK) gs__rt_net_failed(rt, rc, code, msg, need + D, at);
+    gs__free(rt->ctx, need);
+    gs__free(rt->ctx, xs);
+    return rc == GS__NET_OK;
+}
+
+/* The rank-level step of a rendezvous (the first worker; the others wait): posts compared across ranks, then
+   the collective's operands moved (or the whole all-reduce done by MPI with fast_reduce). */
+GS__FN bool gs__rt_net_step(gs_runtime *rt, const gs__post *me, const gs__cplan *p) {
+    int64_t R = gs__net_size(rt->net), L = rt->D / R, my = gs__net_rank(rt->net), r;
+    int64_t mine[GS__RT_SIGN], *all = (int64_t *)gs__malloc(rt->ctx, sizeof(int64_t) * GS__RT_SIGN * (size_t)R + 1);
+    gs__net_xfer *xs = (gs__net_xfer *)gs__malloc(rt->ctx, sizeof(gs__net_xfer) * (size_t)(2 * R));
+    uint8_t *late = (uint8_t *)gs__malloc(rt->ctx, (size_t)R);
+    int n = 0, rc = GS__NET_OK, code = 0;
+    char msg[1024], a[384], b[384];
+    bool ok = false;
+    rt->fast_done = false;
+    gs__rt_sign(rt, me, mine);
+    gs__rt_sign_text(rt, mine, a, sizeof a);
+    if (!all || !xs || !late) {
+        gs__rt_net_fail(rt, GS__FAIL_NET, GS_ERR_OUT_OF_MEMORY, "out of memory at a rendezvous between ranks");
+        goto done;
+    }
+    for (r = 0; r < R; r++)
+        if (r != my) {
+            gs__net_xfer x = {(int)r, GS__NET_TAG_POST, mine, (int64_t)sizeof mine};
+            xs[n++] = x;
+        }
+    for (r = 0; r < R; r++)
+        if (r != my) {
+            gs__net_xfer x = {(int)r, GS__NET_TAG_POST, all + r * GS__RT_SIGN, (int64_t)sizeof mine};
+            xs[n++] = x;
+        }
+    if (R > 1) rc = gs__net_move(rt->net, xs, n / 2, xs + n / 2, n / 2, rt->watchdog_us, &rt->abort, late, &code, msg, sizeof msg);
+    if (rc != GS__NET_OK) {
+        gs__rt_net_failed(rt, rc, code, msg, late, a);
+        goto done;
+    }
+    for (r = 0; r < R; r++)
+        if (r != my && memcmp(all + r * GS__RT_SIGN, mine, sizeof mine) != 0) {
+            int64_t lo = GS__MIN(r, my), hi = GS__MAX(r, my);
+            gs__rt_sign_text(rt, lo == my ? mine : all + lo * GS__RT_SIGN, a, sizeof a);
+            gs__rt_sign_text(rt, hi == my ? mine : all + hi * GS__RT_SIGN, b, sizeof b);
+            snprintf(msg, sizeof msg, "collective mismatch: rank %lld (device %lld) is at %s but rank %lld (device %lld) is at %s",
+                     (long long)lo, (long long)(lo * L), a, (long long)hi, (long long)(hi * L), b);
+            gs__rt_net_fail(rt, GS__FAIL_NET, GS_ERR_INVALID_ARG, msg);
+            goto done;
+        }
+    ok = !p || gs__rt_net_fast(rt, p, a) || gs__rt_net_data(rt, p, a);
+    if (GS__LOAD(&rt->abort)) ok = false;
+done:
+    gs__free(rt->ctx, all);
+    gs__free(rt->ctx, xs);
+    gs__free(rt->ctx, late);
+    return ok;
+}
+#endif /* GSHARD_MPI */
+
 /* ---------------------------------------------------------------------------------------------------------
    One device's run
    ------------------------------------------------------------------------------------------------------- */
@@ -1218,7 +1498,7 @@ GS__FN void gs__rt_dev_failed(gs_runtime *rt, gs__dev *dev, gs_result r) {
    false when the run ends (a mismatch, a failure, an abort, a timeout) and true after a collective or after
    the final "done" rendezvous. */
 GS__FN bool gs__rt_rendezvous(gs_runtime *rt, int64_t w, int64_t d0, int64_t d1) {
-    int64_t D = rt->D, W = rt->lanes, S = rt->pieces, U = D * rt->pieces, d, v, u;
+    int64_t L = rt->d_hi - rt->d_lo, W = rt->lanes, S = rt->pieces, U = L * rt->pieces, d, v, u;
     const gs__post *me = &rt->devs[d0].post;
     const gs__cplan *p;
     int index = 0;
@@ -1232,21 +1512,35 @@ GS__FN bool gs__rt_rendezvous(gs_runtime *rt, int64_t w, int64_t d0, int64_t d1)
         /* a worker that failed before arriving has raised the abort flag, seen here after the barrier */
         if (!gs__rt_barrier(rt, &rt->devs[d0]) || GS__LOAD(&rt->abort)) return false;
         for (v = 0; v < W; v++) {   /* the boundaries between workers: the same checks on every worker */
-            int64_t b = D * v / W;
-            if (!gs__post_match(&rt->devs[(b + D - 1) % D].post, &rt->devs[b].post)) {
-                gs__rt_fail(rt, GS__FAIL_MISMATCH, (b + D - 1) % D, 0);
+            int64_t b = L * v / W, a = rt->d_lo + (b + L - 1) % L;
+            if (!gs__post_match(&rt->devs[a].post, &rt->devs[rt->d_lo + b].post)) {
+                gs__rt_fail(rt, GS__FAIL_MISMATCH, a, 0);
                 return false;
             }
         }
     }
+    p = me->kind == GS__POST_COLL ? gs__rt_plan_of(rt, me->v, &index) : NULL;
+#if defined(GSHARD_MPI)
+    if (rt->net && (me->kind == GS__POST_DONE || p)) {
+        /* the first worker meets the other ranks; the others wait for it (it is watched by the watchdog) */
+        if (w == 0 && !gs__rt_net_step(rt, me, p)) return false;
+        if (W > 1) {
+            int64_t waited = 0;
+            if (gs__barrier_wait(&rt->bar, -1, &waited) != GS__BARRIER_OK) return false;
+        }
+        if (GS__LOAD(&rt->abort)) return false;
+    }
+#endif
     if (me->kind == GS__POST_DONE) return true;   /* posts are not written again: no second barrier */
-    p = gs__rt_plan_of(rt, me->v, &index);
     if (!p) {
         gs__rt_dev_failed(rt, &rt->devs[d0], gs__err(&rt->devs[d0].ctx, GS_ERR_INVALID_ARG, "%s %s: no plan for this collective",
                                                        gs_op_name(me->v->op), me->v->name));
         return false;
     }
-    for (u = U * w / W; u < U * (w + 1) / W; u++) gs__coll_piece(p, u / S, u % S, S, rt->ins, rt->outs);
+#if defined(GSHARD_MPI)
+    if (rt->fast_done) U = 0;   /* MPI did it */
+#endif
+    for (u = U * w / W; u < U * (w + 1) / W; u++) gs__coll_piece(p, rt->d_lo + u / S, u % S, S, rt->ins, rt->outs, rt->own);
     if (!gs__rt_barrier(rt, &rt->devs[d0])) return false;
     for (d = d0; d < d1; d++) {
         gs__rt_count(&rt->devs[d], p, index);
@@ -1288,7 +1582,7 @@ GS__FN bool gs__rt_turn(gs_runtime *rt, gs__dev *dev) {
 
 /* Worker w runs its devices to the end of the program (or of the run). */
 GS__FN void gs__rt_drive(gs_runtime *rt, int64_t w) {
-    int64_t d0 = rt->D * w / rt->lanes, d1 = rt->D * (w + 1) / rt->lanes, d;
+    int64_t L = rt->d_hi - rt->d_lo, d0 = rt->d_lo + L * w / rt->lanes, d1 = rt->d_lo + L * (w + 1) / rt->lanes, d;
     int64_t since = -1, waiter = 0;   /* when the first of its devices reached the current rendezvous, and which */
     for (d = d0; d < d1; d++) {
         gs_result r = gs__rt_dev_begin(rt, &rt->devs[d]);
@@ -1341,7 +1635,7 @@ GS__FN void gs__rt_job(void *arg, int worker) {
        the last one */
     for (i = 0; i < rt->repeat; i++) {
         if (i > 0 && !gs__rt_barrier(rt, &rt->devs[0])) return;
-        for (u = u0; u < u1; u++) gs__coll_piece(rt->direct, u / S, u % S, S, rt->ins, rt->outs);
+        for (u = u0; u < u1; u++) gs__coll_piece(rt->direct, u / S, u % S, S, rt->ins, rt->outs, false);
     }
 }
 #endif
@@ -1441,9 +1735,13 @@ GS__FN gs_result gs__rt_prepare(gs_runtime *rt, gs_graph *g) {
 
 /* One message for the first cause of failure, in rt's context. */
 GS__FN gs_result gs__rt_report(gs_runtime *rt) {
-    int64_t d, D = rt->D;
+    int64_t d, D = rt->D, lo = rt->d_lo, hi = rt->d_hi;
     char a[512], b[512];
     switch (rt->failure) {
+#if defined(GSHARD_MPI)
+    case GS__FAIL_NET:
+    case GS__FAIL_REMOTE: return gs__err(rt->ctx, rt->net_code ? (gs_result)rt->net_code : GS_ERR_THREAD, "%s", rt->net_msg);
+#endif
     case GS__FAIL_DEVICE:
         for (d = 0; d < D; d++) {
             gs__dev *dev = &rt->devs[d];
@@ -1461,8 +1759,8 @@ GS__FN gs_result gs__rt_report(gs_runtime *rt) {
     case GS__FAIL_MISMATCH:
         /* the pair that was found to differ (fail_dev and the next device): both had posted then, while a scan
            from device 0 could meet a device of another worker that had not arrived yet and name it instead */
-        if (rt->fail_dev >= 0 && rt->fail_dev < D) {
-            int64_t e = (rt->fail_dev + 1) % D, f = rt->fail_dev;
+        if (rt->fail_dev >= lo && rt->fail_dev < hi) {
+            int64_t e = lo + (rt->fail_dev + 1 - lo) % (hi - lo), f = rt->fail_dev;
             if (e < f) {   /* the lower device first */
                 f = e;
                 e = rt->fail_dev;
@@ -1476,10 +1774,10 @@ GS__FN gs_result gs__rt_report(gs_runtime *rt) {
     case GS__FAIL_TIMEOUT: {
         int64_t most = 0, late = -1, n_late = 0;
         size_t n = 0;
-        for (d = 0; d < D; d++)
+        for (d = lo; d < hi; d++)
             if (rt->devs[d].arrivals > most) most = rt->devs[d].arrivals;
         /* every device that did not arrive is named (the first 8), not only the first */
-        for (d = 0; d < D; d++)
+        for (d = lo; d < hi; d++)
             if (rt->devs[d].arrivals < most) {
                 if (late < 0) late = d;
                 if (n_late < 8 && n < sizeof b)
@@ -1545,6 +1843,31 @@ GS__FN gs_result gs__rt_stats(gs_runtime *rt, int64_t *cstat_all, double seconds
     return GS_OK;
 }
 
+#if defined(GSHARD_MPI)
+/* The accounting summed over the ranks (each counted its own devices; the others' entries are zero). */
+GS__FN gs_result gs__rt_net_totals(gs_runtime *rt, int64_t *cstat_all, size_t n) {
+    int64_t d, D = rt->D;
+    int64_t *x = (int64_t *)gs__malloc(rt->ctx, sizeof(int64_t) * (n + 2 * (size_t)D));
+    if (!x) return GS_ERR_OUT_OF_MEMORY;
+    memcpy(x, cstat_all, sizeof(int64_t) * n);
+    for (d = 0; d < D; d++) {
+        x[n + (size_t)d] = rt->devs[d].peak;
+        x[n + (size_t)(D + d)] = rt->devs[d].param_bytes;
+    }
+    if (!gs__net_sum(rt->net, x, (int64_t)(n + 2 * (size_t)D))) {
+        gs__free(rt->ctx, x);
+        return gs__err(rt->ctx, GS_ERR_THREAD, "gs_runtime_run: summing the accounting over the ranks failed");
+    }
+    memcpy(cstat_all, x, sizeof(int64_t) * n);
+    for (d = 0; d < D; d++) {
+        rt->devs[d].peak = x[n + (size_t)d];
+        rt->devs[d].param_bytes = x[n + (size_t)(D + d)];
+    }
+    gs__free(rt->ctx, x);
+    return GS_OK;
+}
+#endif
+
 /* Frees every device's results. */
 GS__FN void gs__rt_free_results(gs_runtime *rt) {
     int64_t d;
@@ -1552,9 +1875,9 @@ GS__FN void gs__rt_free_results(gs_runtime *rt) {
 }
 
 /* `lanes` workers take part in what comes next; each device's share of a collective is cut into
-   lanes / gcd(D, lanes) pieces, so that every worker gets an equal count. */
+   lanes / gcd(L, lanes) pieces (L: the devices of this process), so that every worker gets an equal count. */
 GS__FN void gs__rt_lanes(gs_runtime *rt, int64_t lanes) {
-    int64_t a = rt->D, b = lanes;
+    int64_t a = rt->d_hi - rt->d_lo, b = lanes;
     while (b) {
         int64_t c = a % b;
         a = b;
@@ -1573,6 +1896,11 @@ GS__FN gs_result gs__rt_go(gs_runtime *rt, const void *const *st_in, const gs__b
     int64_t *cstat_all;
     size_t per = (size_t)3 * (size_t)rt->n_plans;
     gs_result r = GS_OK;
+#if defined(GSHARD_MPI)
+    if (rt->net && gs__net_broken(rt->net))
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_run: an earlier run failed between the ranks; the runtime "
+                       "cannot run again (end the job)");
+#endif
     cstat_all = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (per * (size_t)rt->D + 1));
     if (!cstat_all || gs__rt_trace_begin(rt) != GS_OK) {
         gs__free(ctx, cstat_all);
@@ -1599,6 +1927,7 @@ GS__FN gs_result gs__rt_go(gs_runtime *rt, const void *const *st_in, const gs__b
         rt->devs[d].have_results = false;
         rt->devs[d].live = false;
         rt->devs[d].results = NULL;
+        rt->devs[d].peak = rt->devs[d].param_bytes = 0;
         memset(&rt->devs[d].post, 0, sizeof rt->devs[d].post);
     }
 #if !defined(GSHARD_NO_THREADS)
@@ -1615,8 +1944,18 @@ GS__FN gs_result gs__rt_go(gs_runtime *rt, const void *const *st_in, const gs__b
             gs__rt_dev_end(rt, dev);
         }
         r = gs__rt_report(rt);
+#if defined(GSHARD_MPI)
+        if (rt->net && rt->failure != GS__FAIL_REMOTE) {
+            if (rt->failure != GS__FAIL_NET) gs__err_prefix(ctx, "rank %d: ", gs__net_rank(rt->net));
+            gs__net_tell(rt->net, (int)r, gs_ctx_error_msg(ctx));
+        }
+#endif
         gs__rt_free_results(rt);
     } else {
+#if defined(GSHARD_MPI)
+        if (rt->net) r = gs__rt_net_totals(rt, cstat_all, per * (size_t)rt->D);
+        if (!r)
+#endif
         r = gs__rt_stats(rt, cstat_all, (double)(gs__now_us() - t0) * 1e-6);
         if (r) gs__rt_free_results(rt);
         else if (st_out) gs__rt_free_results(rt);
@@ -1646,7 +1985,7 @@ GS_API gs_result gs_runtime_run(gs_runtime *rt, gs_graph *g, const void *const *
         gs__rt_free_plans(rt);
         return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_run: outputs is NULL but %s has %d outputs", g->name, rt->n_out);
     }
-    for (d = 0; d < rt->D; d++) {
+    for (d = rt->d_lo; d < rt->d_hi; d++) {
         for (k = 0; k < rt->n_in; k++)
             if (!inputs[d * rt->n_in + k] && gs__numel(&rt->in_shapes[k]) > 0) {
                 gs__rt_free_plans(rt);
@@ -1734,38 +2073,62 @@ GS__FN int64_t gs__rt_box_diff(gs_dtype t, int fmt, int rank, const int64_t *cnt
     }
 }
 
+/* The region (off, cnt) of the global array that device d holds, and the number of its tile (0 untiled);
+   false when it holds nothing. */
+GS__FN bool gs__rt_tile_of(const gs_sharding *s, gs_shape global, int64_t d, int64_t *off, int64_t *cnt, int64_t *tile) {
+    int64_t tdims[GS_MAX_TILE_RANK], idx[GS_MAX_TILE_RANK], lim[GS_MAX_RANK];
+    int i;
+    *tile = 0;
+    for (i = 0; i < global.rank; i++) {
+        off[i] = 0;
+        lim[i] = global.dims[i];
+    }
+    if (s && !gs_sharding_device_region(s, global, d, off, lim)) return false;
+    for (i = 0; i < global.rank; i++) {
+        cnt[i] = lim[i] - off[i];
+        if (cnt[i] <= 0) return false;
+    }
+    if (s && gs_sharding_get_kind(s) == GS_SHARDING_TILED) {
+        gs_sharding_tile_shape(s, tdims, NULL);
+        gs_sharding_device_index(s, d, idx);
+        for (i = 0; i < global.rank; i++) *tile = *tile * tdims[i] + idx[i];
+    }
+    return true;
+}
+
+/* need[d] (D entries) = 1 for the devices whose shard gathering reads: the lowest-numbered holder of each
+   tile, and with check_replicas every holder. false: out of memory. */
+GS__FN bool gs__rt_gather_needs(gs_runtime *rt, const gs_sharding *s, gs_shape global, uint8_t *need) {
+    int64_t off[GS_MAX_RANK], cnt[GS_MAX_RANK], n_tiles = 1, d, tile;
+    uint8_t *seen;
+    if (s && gs_sharding_get_kind(s) == GS_SHARDING_TILED) n_tiles = gs_sharding_num_tiles(s);
+    seen = (uint8_t *)gs__malloc(rt->ctx, (size_t)n_tiles);
+    if (!seen) return false;
+    memset(seen, 0, (size_t)n_tiles);
+    for (d = 0; d < rt->D; d++) {
+        need[d] = 0;
+        if (!gs__rt_tile_of(s, global, d, off, cnt, &tile)) continue;
+        need[d] = !seen[tile] || rt->check_replicas;
+        seen[tile] = 1;
+    }
+    gs__free(rt->ctx, seen);
+    return true;
+}
+
 /* Gathers the global array dst (storage format) from every device's shard srcs[d] (format sfmt). */
 GS__FN gs_result gs__rt_gather_one(gs_runtime *rt, const gs_sharding *s, gs_shape global, gs_shape shard,
                                    const void *const *srcs, int sfmt, void *dst, const char *who) {
     gs_ctx *ctx = rt->ctx;
-    int64_t tdims[GS_MAX_TILE_RANK], idx[GS_MAX_TILE_RANK], off[GS_MAX_RANK], lim[GS_MAX_RANK], cnt[GS_MAX_RANK];
+    int64_t off[GS_MAX_RANK], cnt[GS_MAX_RANK];
     int64_t n_tiles = 1, d, *owner;
     int rank = global.rank, i;
-    bool tiled = s && gs_sharding_get_kind(s) == GS_SHARDING_TILED;
-    if (tiled) {
-        gs_sharding_tile_shape(s, tdims, NULL);
-        n_tiles = gs_sharding_num_tiles(s);
-    }
+    if (s && gs_sharding_get_kind(s) == GS_SHARDING_TILED) n_tiles = gs_sharding_num_tiles(s);
     owner = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (size_t)n_tiles);
     if (!owner) return GS_ERR_OUT_OF_MEMORY;
     for (i = 0; i < n_tiles; i++) owner[i] = -1;
     for (d = 0; d < rt->D; d++) {
         int64_t tile = 0;
-        bool empty = false;
-        for (i = 0; i < rank; i++) {
-            off[i] = 0;
-            lim[i] = global.dims[i];
-        }
-        if (s && !gs_sharding_device_region(s, global, d, off, lim)) continue;
-        for (i = 0; i < rank; i++) {
-            cnt[i] = lim[i] - off[i];
-            if (cnt[i] <= 0) empty = true;
-        }
-        if (empty) continue;
-        if (tiled) {
-            gs_sharding_device_index(s, d, idx);
-            for (i = 0; i < rank; i++) tile = tile * tdims[i] + idx[i];
-        }
+        if (!gs__rt_tile_of(s, global, d, off, cnt, &tile)) continue;
         if (owner[tile] < 0) {
             int64_t zero[GS_MAX_RANK];
             owner[tile] = d;
@@ -1794,6 +2157,59 @@ GS__FN gs_result gs__rt_gather_one(gs_runtime *rt, const gs_sharding *s, gs_shap
     gs__free(ctx, owner);
     return GS_OK;
 }
+
+#if defined(GSHARD_MPI)
+/* Output k of the last run gathered on rank 0 into dst (storage format): every rank sends rank 0 the results
+   gathering reads (gs__rt_gather_needs) of its devices, in device order. Other ranks leave dst alone. */
+GS__FN gs_result gs__rt_net_gather(gs_runtime *rt, const gs_sharding *s, gs_shape global, int k, void *dst,
+                                   const char *who) {
+    gs_ctx *ctx = rt->ctx;
+    int64_t D = rt->D, L = rt->d_hi - rt->d_lo, d, slots = 0;
+    int me = gs__net_rank(rt->net), n_send = 0, n_recv = 0, code = 0, rc;
+    size_t bytes = (size_t)gs__numel(&rt->out_shapes[k]) * gs__compute_size(rt->out_shapes[k].dtype);
+    uint8_t *need = (uint8_t *)gs__malloc(ctx, (size_t)D), *buf = NULL;
+    const void **srcs = (const void **)gs__malloc(ctx, sizeof(void *) * (size_t)D);
+    gs__net_xfer *xs = (gs__net_xfer *)gs__malloc(ctx, sizeof(gs__net_xfer) * (size_t)D);
+    gs_result r = GS_OK;
+    char msg[1024];
+    if (!need || !srcs || !xs || !gs__rt_gather_needs(rt, s, global, need)) {
+        r = GS_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    for (d = 0; d < D; d++) {
+        srcs[d] = d >= rt->d_lo && d < rt->d_hi ? rt->devs[d].results[k].data : NULL;
+        if (need[d] && d / L != me && me == 0) slots++;
+    }
+    if (slots && !(buf = (uint8_t *)gs__malloc(ctx, (size_t)slots * bytes))) {
+        r = GS_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    for (d = 0, slots = 0; d < D; d++) {
+        gs__net_xfer x = {0, GS__NET_TAG_GATHER, NULL, (int64_t)bytes};
+        if (!need[d]) continue;
+        if (me != 0 && d / L == me) {
+            x.buf = (void *)(uintptr_t)srcs[d];
+            xs[n_send++] = x;
+        } else if (me == 0 && d / L != 0) {
+            x.peer = (int)(d / L);
+            x.buf = buf + (size_t)slots++ * bytes;
+            srcs[d] = x.buf;
+            xs[n_recv++] = x;
+        }
+    }
+    rc = gs__net_move(rt->net, me ? xs : NULL, n_send, me ? NULL : xs, n_recv, rt->watchdog_us, NULL, NULL, &code, msg,
+                      sizeof msg);
+    if (rc != GS__NET_OK) r = gs__err(ctx, code ? (gs_result)code : GS_ERR_THREAD, "%s: %s", who,
+                                      rc == GS__NET_TIMEOUT ? "gathering on rank 0 timed out" : msg);
+    else if (me == 0) r = gs__rt_gather_one(rt, s, global, rt->out_shapes[k], srcs, GS__FMT_COMPUTE, dst, who);
+done:
+    gs__free(ctx, need);
+    gs__free(ctx, (void *)srcs);
+    gs__free(ctx, xs);
+    gs__free(ctx, buf);
+    return r;
+}
+#endif
 
 GS_API gs_result gs_runtime_scatter(gs_runtime *rt, const gs_sharding *s, gs_shape global, const void *data,
                                     void *const *shards) {
@@ -1867,7 +2283,7 @@ GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_sha
             r = gs__err(ctx, GS_ERR_SHAPE, "%s: %s is split into %s shards, but the program's %s %d is %s", who, a, b,
                         in ? "parameter buffer" : "output", i, c);
         }
-        if (!r && (in ? !inputs[i] : !outputs[i]) && gs__numel(&gl) > 0)
+        if (!r && (in ? !inputs[i] : !outputs[i] && gs_runtime_rank(rt) == 0) && gs__numel(&gl) > 0)
             r = gs__err(ctx, GS_ERR_INVALID_ARG, "%s: the data pointer is NULL", who);
         if (r) {
             gs__rt_free_plans(rt);
@@ -1889,11 +2305,11 @@ GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_sha
         size_t bytes = (size_t)gs__numel(&rt->in_shapes[k]) * gs__compute_size(rt->in_shapes[k].dtype) + 1;
         if (s && gs_sharding_get_kind(s) == GS_SHARDING_MANUAL) s = NULL;
         shared[k] = !s || gs_sharding_get_kind(s) == GS_SHARDING_REPLICATED;
-        for (d = 0; d < D; d++) {
+        for (d = rt->d_lo; d < rt->d_hi; d++) {   /* this process's devices */
             gs__buf *cb = &c_in[d * n_in + k];
             cb->shape = rt->in_shapes[k];
-            if (shared[k] && d > 0) {
-                cb->data = c_in[k].data;
+            if (shared[k] && d > rt->d_lo) {
+                cb->data = c_in[rt->d_lo * n_in + k].data;
                 continue;
             }
             cb->data = gs__malloc(ctx, bytes);
@@ -1911,8 +2327,14 @@ GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_sha
         for (k = 0; r == GS_OK && k < rt->n_out; k++) {
             const gs_sharding *s = out_shardings ? out_shardings[k] : NULL;
             if (s && gs_sharding_get_kind(s) == GS_SHARDING_MANUAL) s = NULL;   /* device 0's array */
-            for (d = 0; d < D; d++) srcs[d] = rt->devs[d].results[k].data;
             snprintf(who, sizeof who, "gs_runtime_run_global: output %d", k);
+#if defined(GSHARD_MPI)
+            if (rt->net) {
+                r = gs__rt_net_gather(rt, s, out_shapes[k], k, outputs[k], who);
+                continue;
+            }
+#endif
+            for (d = 0; d < D; d++) srcs[d] = rt->devs[d].results[k].data;
             r = gs__rt_gather_one(rt, s, out_shapes[k], rt->out_shapes[k], srcs, GS__FMT_COMPUTE, outputs[k], who);
         }
         gs__free(ctx, (void *)srcs);
@@ -1923,7 +2345,7 @@ done:
     if (c_in && shared)
         for (k = 0; k < n_in; k++)
             for (d = 0; d < D; d++)
-                if (!(shared && shared[k] && d > 0)) gs__free(ctx, c_in[d * n_in + k].data);
+                if (!(shared && shared[k] && d > rt->d_lo)) gs__free(ctx, c_in[d * n_in + k].data);
     gs__free(ctx, c_in);
     gs__free(ctx, shared);
     if (r && rt->plans) gs__rt_free_plans(rt);
@@ -1945,6 +2367,53 @@ GS_API gs_result gs_runtime_collective_shape(gs_runtime *rt, const gs_collective
     return GS_OK;
 }
 
+#if defined(GSHARD_MPI)
+/* gs_runtime_collective on ranks: the local devices' buffers only, in the calling thread; every rank makes the
+   same call (no posts are compared). */
+GS__FN gs_result gs__rt_net_collective(gs_runtime *rt, const gs__cplan *p, const void *const *in, void *const *out,
+                                       int64_t repeat) {
+    gs_ctx *ctx = rt->ctx;
+    int64_t d, i, n_in = gs__numel(&p->in), n_out = gs__numel(&p->out);
+    bool convert = gs__fmt_differs(p->dtype);
+    gs_result r = GS_OK;
+    if (gs__net_broken(rt->net))
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_collective: an earlier run failed between the ranks");
+    for (d = rt->d_lo; d < rt->d_hi; d++)
+        if ((!in[d] && n_in > 0) || (!out[d] && n_out > 0))
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_collective: the buffer of device %lld is NULL", (long long)d);
+    if (!gs__barrier_init(&rt->bar, 1, &rt->abort)) return gs__err(ctx, GS_ERR_THREAD, "gs_runtime_collective: cannot create a barrier");
+    rt->abort = 0;
+    rt->failure = GS__FAIL_NONE;
+    for (d = rt->d_lo; d < rt->d_hi; d++) {
+        rt->ins[d] = in[d];
+        rt->outs[d] = out[d];
+        if (!convert) continue;
+        rt->ins[d] = gs__malloc(ctx, (size_t)n_in * gs__compute_size(p->dtype) + 1);
+        rt->outs[d] = gs__malloc(ctx, (size_t)n_out * gs__compute_size(p->dtype) + 1);
+        if (!rt->ins[d] || !rt->outs[d]) r = GS_ERR_OUT_OF_MEMORY;
+        else gs__rt_convert(p->dtype, (void *)(uintptr_t)rt->ins[d], GS__FMT_COMPUTE, in[d], GS__FMT_STORAGE, n_in);
+    }
+    for (i = 0; r == GS_OK && i < repeat; i++) {
+        rt->fast_done = false;
+        if (!gs__rt_net_fast(rt, p, "gs_runtime_collective") && !gs__rt_net_data(rt, p, "gs_runtime_collective")) break;
+        if (rt->failure) break;
+        if (!rt->fast_done)
+            for (d = rt->d_lo; d < rt->d_hi; d++) gs__coll_piece(p, d, 0, 1, rt->ins, rt->outs, true);
+    }
+    if (r == GS_OK && rt->failure) {
+        r = gs__rt_report(rt);
+        if (rt->failure != GS__FAIL_REMOTE) gs__net_tell(rt->net, (int)r, gs_ctx_error_msg(ctx));
+    }
+    for (d = rt->d_lo; convert && d < rt->d_hi; d++) {
+        if (r == GS_OK) gs__rt_convert(p->dtype, out[d], GS__FMT_STORAGE, rt->outs[d], GS__FMT_COMPUTE, n_out);
+        gs__free(ctx, (void *)(uintptr_t)rt->ins[d]);
+        gs__free(ctx, rt->outs[d]);
+    }
+    gs__barrier_destroy(&rt->bar);
+    return r;
+}
+#endif
+
 GS_API gs_result gs_runtime_collective(gs_runtime *rt, const gs_collective_spec *spec, const void *const *in,
                                        void *const *out, int64_t repeat) {
     gs_ctx *ctx;
@@ -1959,6 +2428,13 @@ GS_API gs_result gs_runtime_collective(gs_runtime *rt, const gs_collective_spec 
     if (repeat < 1) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_collective: repeat %lld < 1", (long long)repeat);
     r = gs__cplan_init(ctx, D, spec, NULL, &p);
     if (r) return r;
+#if defined(GSHARD_MPI)
+    if (rt->net) {
+        r = gs__rt_net_collective(rt, &p, in, out, repeat);
+        gs__cplan_free(ctx, &p);
+        return r;
+    }
+#endif
     n_in = gs__numel(&p.in);
     n_out = gs__numel(&p.out);
     for (d = 0; d < D; d++)
@@ -2005,7 +2481,7 @@ GS_API gs_result gs_runtime_collective(gs_runtime *rt, const gs_collective_spec 
 #endif
         {
             for (i = 0; i < repeat; i++)
-                for (d = 0; d < D; d++) gs__coll_piece(&p, d, 0, 1, rt->ins, rt->outs);
+                for (d = 0; d < D; d++) gs__coll_piece(&p, d, 0, 1, rt->ins, rt->outs, false);
         }
     }
     if (convert) {

@@ -111,6 +111,24 @@ GS_API gs_result gs_partition_xla_option(gs_ctx *ctx, gs_partition_desc *desc, c
                    "allow_module_signature_change, report_instruction_count)", name);
 }
 
+/* --explain: what the partitioner learnt about the entry program r's values: the source value whose partitioning
+   wrote each, and why each collective is there */
+GS__FN bool gs__sp_record_why(gs__sp *sp, gs_graph *r, gs__spmd_info *I) {
+    int n = (int)stbds_arrlen(r->values), i;
+    I->n_spmd = n;
+    I->chip = sp->chip;
+    I->group = (int *)gs__arena_alloc(sp->ctx, sizeof(int) * (size_t)(n ? n : 1));
+    I->why = (const char **)gs__arena_alloc(sp->ctx, sizeof(char *) * (size_t)(n ? n : 1));
+    if (!I->group || !I->why) return false;
+    for (i = 0; i < n; i++) {
+        I->group[i] = i < (int)stbds_arrlen(sp->group) ? sp->group[i] : -1;
+        I->why[i] = NULL;
+    }
+    for (i = 0; i < (int)stbds_arrlen(sp->why); i++)
+        if (sp->why[i].g == r && sp->why[i].id < n) I->why[sp->why[i].id] = sp->why[i].text;
+    return true;
+}
+
 /* the flattened parameter buffers' shardings, in gs_eval's order */
 GS__FN bool gs__sp_in_shardings(gs__sp *sp, gs_graph *g, gs__spmd_info *I) {
     int k, n = 0, j = 0, i;
@@ -180,6 +198,9 @@ GS__FN gs_result gs__partition_ex(gs_graph *g, const gs_partition_desc *desc, bo
     sp.we_bytes = sp.desc.windowed_einsum_bytes == 0 ? (int64_t)256 << 20 : sp.desc.windowed_einsum_bytes < 0 ? -1
                 : sp.desc.windowed_einsum_bytes;
     sp.ctx = ctx;
+    sp.chip = sp.desc.chip ? sp.desc.chip : gs_chip_find("v5e");
+    if ((res = gs_chip_check(ctx, sp.chip)) != GS_OK || (res = gs__cm_need_ici(ctx, "gs_partition", sp.chip)) != GS_OK)
+        return gs__err_prefix(ctx, "gs_partition: desc.chip: ");
     if ((res = gs__verify_once(g)) != GS_OK) return res;
     if (!(sp.rep = gs_sharding_replicated(ctx))) return ctx->err ? ctx->err : GS_ERR_OUT_OF_MEMORY;
     pd.num_devices = sp.D;
@@ -198,10 +219,12 @@ GS__FN gs_result gs__partition_ex(gs_graph *g, const gs_partition_desc *desc, bo
         I->sh = (const gs_sharding **)gs__arena_alloc(ctx, sizeof(gs_sharding *) * (size_t)(n ? n : 1));
         I->explain = (const char **)gs__arena_alloc(ctx, sizeof(char *) * (size_t)(n ? n : 1));
     }
-    if (I && I->map && I->sh && I->explain && gs__sp_in_shardings(&sp, g, I)) {
+    if (I && I->map && I->sh && I->explain && gs__sp_in_shardings(&sp, g, I) && gs__sp_force_init(&sp, g)) {
         sp.explain = I->explain;
         r = gs__sp_run(&sp, &G, g, NULL, NULL);
+        if (r && !gs__sp_force_check(&sp)) r = NULL;
     }
+    if (r && !gs__sp_record_why(&sp, r, I)) r = NULL;
     if (r) {
         const gs_sharding *rs = G.vals[g->root->id].sh;
         r->num_partitions = sp.D;
@@ -222,6 +245,10 @@ GS__FN gs_result gs__partition_ex(gs_graph *g, const gs_partition_desc *desc, bo
         else r->spmd = I;
     }
     gs__sp_g_free(&sp, &G);
+    gs__free(ctx, (void *)sp.force);
+    gs__free(ctx, sp.forced_used);
+    stbds_arrfree(sp.group);
+    stbds_arrfree(sp.why);
     stbds_arrfree(sp.warn);
     gs__sb_free(&sp.ex);
     if (!r) return ctx->err ? ctx->err : gs__err(ctx, GS_ERR_OUT_OF_MEMORY, "gs_partition: out of memory");
@@ -230,37 +257,40 @@ GS__FN gs_result gs__partition_ex(gs_graph *g, const gs_partition_desc *desc, bo
 }
 
 /* ---- printing with explanations ---- */
-typedef struct gs__sp_pr { const gs_graph *spmd; const int *rev; } gs__sp_pr;
+typedef struct gs__sp_pr { const gs_graph *spmd; int next; } gs__sp_pr;
 
+/* source value s's comment: name, op, sharding and explanation, its extra lines indented */
+GS__FN void gs__sp_comment_src(gs__sb *sb, const gs__spmd_info *I, gs_ctx *ctx, int s) {
+    const char *e = I->explain[s], *nl;
+    gs__sb_printf(sb, "// %s = %s, sharding %s%s", I->src->values[s]->name, gs_op_name(I->src->values[s]->op),
+                  gs__nt_sharding_text(ctx, I->sh[s], I->src->values[s]), e ? ": " : "");
+    while (e && (nl = strchr(e, '\n')) != NULL) {
+        gs__sb_printf(sb, "%.*s\n//   ", (int)(nl - e), e);
+        e = nl + 1;
+    }
+    gs__sb_printf(sb, "%s\n", e ? e : "");
+}
+
+/* before each SPMD value: the comments of the source instructions whose partitioning wrote it (and of those
+   before them that wrote nothing of their own), then why it is there when it is a collective */
 GS__FN void gs__sp_comment(gs__sb *sb, const gs_value *v, void *user) {
-    const gs__sp_pr *P = (const gs__sp_pr *)user;
+    gs__sp_pr *P = (gs__sp_pr *)user;
     const gs__spmd_info *I = P->spmd->spmd;
-    int s;
-    if (v->graph != P->spmd || v->id < 0 || v->id >= (int)stbds_arrlen(P->spmd->values)) return;
-    s = P->rev[v->id];
-    if (s < 0) return;
-    gs__sb_printf(sb, "// %s = %s, sharding %s%s%s\n", I->src->values[s]->name, gs_op_name(I->src->values[s]->op),
-                  gs__nt_sharding_text(P->spmd->ctx, I->sh[s], I->src->values[s]), I->explain[s] ? ": " : "",
-                  I->explain[s] ? I->explain[s] : "");
+    int g, s;
+    if (v->graph != P->spmd || v->id < 0 || v->id >= I->n_spmd) return;
+    g = I->group[v->id];
+    if (v->id == I->n_spmd - 1) g = I->n_src - 1;   /* the last value: whatever is left */
+    for (s = P->next; s <= g; s++)
+        if (I->map[s] && I->map[s]->graph == P->spmd) gs__sp_comment_src(sb, I, P->spmd->ctx, s);
+    if (g >= P->next) P->next = g + 1;
+    if (I->why[v->id]) gs__sb_printf(sb, "//   %s %s\n", gs_value_name(v), I->why[v->id]);
 }
 
 GS_API const char *gs_partition_print(gs_graph *spmd, bool explain) {
     gs__sp_pr P;
-    int *rev, i, n;
-    const char *r;
     if (!spmd) return NULL;
     if (!explain || !spmd->spmd) return gs_hlo_print(spmd);
-    n = (int)stbds_arrlen(spmd->values);
-    rev = (int *)gs__malloc(spmd->ctx, sizeof(int) * (size_t)(n ? n : 1));
-    if (!rev) return NULL;
-    for (i = 0; i < n; i++) rev[i] = -1;
-    for (i = 0; i < spmd->spmd->n_src; i++) {
-        const gs_value *m = spmd->spmd->map[i];
-        if (m && m->graph == spmd && rev[m->id] < 0) rev[m->id] = i;
-    }
     P.spmd = spmd;
-    P.rev = rev;
-    r = gs__hlo_print_ex(spmd, gs__sp_comment, &P);
-    gs__free(spmd->ctx, rev);
-    return r;
+    P.next = 0;
+    return gs__hlo_print_ex(spmd, gs__sp_comment, &P);
 }

@@ -18,6 +18,67 @@ GS__FN void gs__sp_note(gs__sp *sp, const char *fmt, ...) {
     gs__sb_puts(&sp->ex, buf);
 }
 
+GS__FN double gs__sp_coll_secs(const gs__sp *sp, gs_collective_kind kind, double V, int64_t n) {
+    gs_cost_axis ax;
+    gs_cost_comm c;
+    if (n <= 1 || V <= 0) return 0;
+    ax.size = n;
+    ax.ring = GS_RING_BIDIRECTIONAL;
+    gs__cm_collective(sp->chip, kind, V, 1, &ax, &c);
+    return c.seconds;
+}
+
+/* collective x's bytes sent per device and estimated seconds on sp->chip (a ring of its group's devices) */
+GS__FN void gs__sp_coll_cost(const gs__sp *sp, const gs_value *x, double *bytes, double *secs) {
+    int64_t n = x->coll.groups.group_size > 0 ? x->coll.groups.group_size : sp->D;
+    double in = x->n_operands ? (double)gs_shape_bytes(&x->operands[0]->shape) : 0, V = in;
+    gs_collective_kind k = GS_COLLECTIVE_PERMUTE;
+    gs_cost_axis ax;
+    gs_cost_comm c;
+    if (x->op == GS_OP_ALL_GATHER) { k = GS_COLLECTIVE_ALL_GATHER; V = (double)gs_shape_bytes(&x->shape); }
+    else if (x->op == GS_OP_REDUCE_SCATTER) k = GS_COLLECTIVE_REDUCE_SCATTER;
+    else if (x->op == GS_OP_ALL_REDUCE) k = GS_COLLECTIVE_ALL_REDUCE;
+    else if (x->op == GS_OP_ALL_TO_ALL) { k = GS_COLLECTIVE_ALL_TO_ALL; V = in * (double)n; }
+    else n = 2;
+    *bytes = *secs = 0;
+    if (n <= 1 || V <= 0) return;
+    ax.size = n;
+    ax.ring = GS_RING_BIDIRECTIONAL;
+    gs__cm_collective(sp->chip, k, V, 1, &ax, &c);
+    *bytes = c.bytes_sent;
+    *secs = c.seconds;
+}
+
+/* --explain: the collectives written into the entry program since value id `from` and not yet explained are
+   there for the reason fmt says (with their bytes and time appended) */
+GS__FN void gs__sp_why(gs__sp *sp, int from, const char *fmt, ...) {
+    char buf[768], by[24], tm[24];
+    gs_graph *g = sp->G ? sp->G->g : NULL;
+    int i, n, last;
+    va_list ap;
+    if (!g || g != sp->why_g) return;
+    n = (int)stbds_arrlen(g->values);
+    last = stbds_arrlen(sp->why) ? sp->why[stbds_arrlen(sp->why) - 1].id : -1;
+    for (i = from > last + 1 ? from : last + 1; i < n; i++) {
+        gs__sp_why_t w;
+        double b, t;
+        int len;
+        if (!gs__cm_is_collective(g->values[i]->op)) continue;
+        va_start(ap, fmt);
+        len = vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+        if (len < 0) return;
+        gs__sp_coll_cost(sp, g->values[i], &b, &t);
+        gs__cm_fmt_si(by, sizeof by, b, "B");
+        gs__cm_fmt_time(tm, sizeof tm, t);
+        w.g = g;
+        w.id = i;
+        w.text = gs__arena_printf(sp->ctx, "%s; sends %s per device, %s on %s", buf, by, tm, sp->chip->name);
+        if (!w.text) return;
+        stbds_arrput(sp->why, w);
+    }
+}
+
 /* a partition warning: kept on the SPMD program (gs_partition_warning) and logged */
 GS__FN void gs__sp_warnf(gs__sp *sp, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
@@ -619,8 +680,13 @@ GS__FN gs_value *gs__sp_get(gs__sp *sp, const gs_value *u, const gs_sharding *wa
     if (u->shape.dtype == GS_TUPLE) return gs__sp_reshard_val(sp, e->v, e->sh, want, u);
     for (i = 0; i < (int)stbds_arrlen(e->alts); i++)
         if (e->alts[i].sh == want) return e->alts[i].v;
+    i = (int)stbds_arrlen(sp->G->g->values);
     x = gs__sp_reshard_raw(sp, e->v, e->sh, want, u->shape);
     if (!x) return NULL;
+    if (sp->at && sp->at != u && sp->G->g == sp->why_g)
+        gs__sp_why(sp, i, "reshards %s from %s to %s, the sharding %s (%s) needs of it; annotating %s with sharding=%s would remove it",
+                   u->name, gs_sharding_to_text(sp->ctx, e->sh), gs_sharding_to_text(sp->ctx, want), sp->at->name,
+                   gs_op_name(sp->at->op), u->name, gs_sharding_to_text(sp->ctx, want));
     a.sh = want;
     a.v = x;
     stbds_arrput(e->alts, a);
@@ -702,9 +768,9 @@ GS__FN bool gs__sp_groups_multi(gs__sp *sp, const gs__ta *I, uint32_t axes, gs_r
    dest[a] the output dim of iteration dim a or GS__DEST_REP for a reduced dim whose partial results must be
    combined with `kind`. Chooses reduce-scatter when t wants an output dim split over exactly the reducing
    devices, else all-reduce. Returns x in *out_sh. */
-GS__FN gs_value *gs__sp_combine(gs__sp *sp, gs_value *x, const gs_sharding *I, int ri, const int *dest,
-                                gs_reduce_kind kind, const gs_shape *full_out, const gs_sharding *t,
-                                const gs_sharding **out_sh) {
+GS__FN gs_value *gs__sp_combine_raw(gs__sp *sp, gs_value *x, const gs_sharding *I, int ri, const int *dest,
+                                    gs_reduce_kind kind, const gs_shape *full_out, const gs_sharding *t,
+                                    const gs_sharding **out_sh) {
     gs__ta A;
     uint32_t red = 0;
     int a, j;
@@ -783,6 +849,18 @@ GS__FN gs_value *gs__sp_combine(gs__sp *sp, gs_value *x, const gs_sharding *I, i
         gs__sp_note(sp, "all-reduce over %lld devices", (long long)G);
         return gs__sp_all_reduce(sp, x, kind, &rg);
     }
+}
+
+GS__FN gs_value *gs__sp_combine(gs__sp *sp, gs_value *x, const gs_sharding *I, int ri, const int *dest,
+                                gs_reduce_kind kind, const gs_shape *full_out, const gs_sharding *t,
+                                const gs_sharding **out_sh) {
+    int from = (int)stbds_arrlen(sp->G->g->values);
+    gs_value *r = gs__sp_combine_raw(sp, x, I, ri, dest, kind, full_out, t, out_sh);
+    if (r && sp->at && sp->G->g == sp->why_g)
+        gs__sp_why(sp, from, "combines the partial results of %s (%s), whose operands are split along the dims it "
+                   "reduces; operands unsplit along those dims would remove it (and be gathered instead)",
+                   sp->at->name, gs_op_name(sp->at->op));
+    return r;
 }
 
 /* ---- the replicate path: operands replicated, the op at full size, the result sliced by the caller ---- */

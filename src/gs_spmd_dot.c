@@ -2,16 +2,18 @@
    classification, the candidate operand shardings priced by the reshards they need, and the windowed einsum loop. */
 #include "gs_spmd_internal.h"
 
-/* ---- a rough cost of a reshard (bytes a device sends), by the planner's steps on tile counts ---- */
-GS__FN double gs__sp_est(gs__sp *sp, const gs_sharding *s, const gs_sharding *t, const gs_shape *full) {
+/* ---- a rough cost of a reshard (bytes a device sends), by the planner's steps on tile counts; *secs gets
+   the steps' estimated time on sp->chip (each step one collective over a ring of the devices it mixes) ---- */
+GS__FN double gs__sp_est(gs__sp *sp, const gs_sharding *s, const gs_sharding *t, const gs_shape *full, double *secs) {
     gs__ta A, B;
     int rank = full->rank, d, e;
     int64_t k[GS_MAX_RANK + 1];
     double cost = 0, loc;
     gs_shape ls;
+    *secs = 0;
     if (!s || !t || s == t || gs_sharding_equal(s, t)) return 0;
     if (gs__sp_is_rep(s) && gs__sp_is_rep(t)) return 0;
-    if (!gs__sp_view(sp, s, rank, &A) || !gs__sp_view(sp, t, rank, &B)) return 1e30;
+    if (!gs__sp_view(sp, s, rank, &A) || !gs__sp_view(sp, t, rank, &B)) { *secs = 1e30; return 1e30; }
     for (d = 0; d <= rank; d++) k[d] = A.dims[d];
     ls = gs__sp_local(s, *full);
     loc = (double)gs_shape_bytes(&ls);
@@ -32,6 +34,7 @@ GS__FN double gs__sp_est(gs__sp *sp, const gs_sharding *s, const gs_sharding *t,
         }
         if (fs < 0) break;
         cost += loc * (double)(m - 1) / (double)m;
+        *secs += gs__sp_coll_secs(sp, GS_COLLECTIVE_ALL_TO_ALL, loc * (double)m, m);
         k[fs] /= m;
         k[ft] *= m;
     }
@@ -42,6 +45,7 @@ GS__FN double gs__sp_est(gs__sp *sp, const gs_sharding *s, const gs_sharding *t,
         else if (k[d] < B.dims[d] && (B.dims[d] % k[d] || !gs__sp_aligned(full->dims[d], k[d], B.dims[d]))) m = k[d];
         if (m > 1) {
             cost += loc * (double)(m - 1);
+            *secs += gs__sp_coll_secs(sp, GS_COLLECTIVE_ALL_GATHER, loc * (double)m, m);
             loc *= (double)m;
             k[d] /= m;
         }
@@ -52,7 +56,10 @@ GS__FN double gs__sp_est(gs__sp *sp, const gs_sharding *s, const gs_sharding *t,
             if (k[d] != A.dims[d]) moved = true;
         for (d = 0; d < rank; d++)
             if (k[d] < B.dims[d]) { moved = true; loc /= (double)(B.dims[d] / k[d]); }
-        if (!moved && cost == 0) cost = loc;   /* only a permute */
+        if (!moved && cost == 0) {   /* only a permute */
+            cost = loc;
+            *secs = gs__sp_coll_secs(sp, GS_COLLECTIVE_PERMUTE, loc, 2);
+        }
     }
     return cost;
 }
@@ -175,82 +182,266 @@ GS__FN const gs_sharding *gs__sp_lift(gs__sp *sp, const gs_sharding *s, const in
 GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
                                      int wop, int wdim, const gs_sharding **osh);
 
-/* dot (and a convolution with nothing split spatially): lhs[B,M,K] x rhs[B,K,N] -> out[B,M,N]{t}. An iteration
-   sharding over (B, M, N, K) is chosen among the operands' and the output's splits and their merges, priced in
-   bytes resharded plus local flops; lhs and rhs are resharded to its projections, the local dot runs, and when K
-   is split the partial sums are combined (all-reduce, or reduce-scatter into t). E.g. lhs[B,M,K]{B split} x
-   rhs[B,K,N]{B split} -> out[B,M,N]{B split}, no collective; lhs[M,K]{K split} x rhs[K,N]{K split} -> out[M,N]
-   partial, all-reduce. An operand too big to gather goes round a ring instead (gs__sp_windowed_dot). */
-GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+/* ---- dot strategies: iteration shardings priced by estimated time on sp->chip ---- */
+#define GS__SP_NSTRAT 7
+/* the strategies' names (gs_partition_strategy), in the order they are weighed (ties go to the first) */
+static const char *const gs__sp_strat_names[GS__SP_NSTRAT] = {"output", "lhs", "rhs", "lhs+rhs", "output+lhs",
+                                                              "output+rhs", "replicated"};
+
+typedef struct gs__sp_price {
+    double bytes;                  /* bytes a device sends: the operands' reshards, the combine, the result's */
+    double t_math, t_hbm, t_ici;   /* estimated seconds on sp->chip */
+    double seconds;                /* max(t_math, t_hbm) + t_ici: the collectives wait for their operands */
+    int64_t G;                     /* devices the partial sums are combined over (1: none) */
+} gs__sp_price;
+
+/* The candidates: iteration shardings split like the output, lhs, rhs, both operands, the output and one
+   operand, or nothing (NULL where two splits do not merge). */
+GS__FN void gs__sp_dot_cands(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *t,
+                             const gs_sharding **cand) {
     const gs_value *Lv = v->operands[0], *Rv = v->operands[1];
-    const gs_sharding *Ls = sp->G->vals[Lv->id].sh, *Rs = sp->G->vals[Rv->id].sh;
-    const gs_sharding *cand[8], *best = NULL;
-    const char *cname[8], *bname = "";
-    double bcost = 1e300;
+    const gs_sharding *IT = gs__sp_lift(sp, t, D->it_of_out, D->nout, D->ri);
+    const gs_sharding *IL = gs__sp_lift(sp, sp->G->vals[Lv->id].sh, D->it_of_lhs, Lv->shape.rank, D->ri);
+    const gs_sharding *IR = gs__sp_lift(sp, sp->G->vals[Rv->id].sh, D->it_of_rhs, Rv->shape.rank, D->ri);
+    cand[0] = IT;
+    cand[1] = IL;
+    cand[2] = IR;
+    cand[3] = IL && IR ? gs__sh_merge(sp->ctx, IL, IR) : NULL;
+    cand[4] = IT && IL ? gs__sh_merge(sp->ctx, IT, IL) : NULL;
+    cand[5] = IT && IR ? gs__sh_merge(sp->ctx, IT, IR) : NULL;
+    cand[6] = gs__sp_rep(sp);
+}
+
+/* lhs[..]{Ls} x rhs[..]{Rs} -> out{t} under iteration sharding I: the operands resharded to I's projections,
+   the local dot (its FLOPs: a strategy that leaves dims unsplit repeats their work on every device), the
+   partial sums combined over the G devices that split contracting dims (reduce-scatter into t when t splits
+   an output dim over them, else all-reduce) and the result resharded to t. */
+GS__FN bool gs__sp_dot_price(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
+                             const gs_sharding *t, gs__sp_price *P) {
+    const gs_value *Lv = v->operands[0], *Rv = v->operands[1];
+    const gs_sharding *pl, *pr, *po;
+    gs__ta A;
+    double flops = 2, sl, sr, so, bo, V;
+    gs_shape ll, lr, lo;
+    int a;
+    memset(P, 0, sizeof *P);
+    pl = gs__sp_proj(sp, I, D, 0, Lv->shape.rank);
+    pr = gs__sp_proj(sp, I, D, 1, Rv->shape.rank);
+    po = gs__sp_proj(sp, I, D, 2, v->shape.rank);
+    if (!pl || !pr || !po || !gs__sp_view(sp, I, D->ri, &A)) return false;
+    P->bytes = gs__sp_est(sp, sp->G->vals[Lv->id].sh, pl, &Lv->shape, &sl) +
+               gs__sp_est(sp, sp->G->vals[Rv->id].sh, pr, &Rv->shape, &sr);
+    bo = gs__sp_est(sp, po, t, &v->shape, &so);
+    P->t_ici = sl + sr;
+    P->G = 1;
+    for (a = D->nout; a < D->ri; a++) P->G *= A.dims[a];
+    for (a = 0; a < D->ri; a++) flops *= (double)gs__shard_size(D->size[a], A.dims[a]);
+    ll = gs__sp_local(pl, Lv->shape);
+    lr = gs__sp_local(pr, Rv->shape);
+    lo = gs__sp_local(po, v->shape);
+    V = (double)gs_shape_bytes(&lo);
+    if (P->G > 1 && gs__sh_tiles(t) >= gs__sh_tiles(po) * P->G) {
+        /* reduce-scatter straight into t's split (what is left of the reshard to t is not counted) */
+        P->bytes += V * (double)(P->G - 1) / (double)P->G;
+        P->t_ici += gs__sp_coll_secs(sp, GS_COLLECTIVE_REDUCE_SCATTER, V, P->G);
+    } else {
+        if (P->G > 1) {
+            P->bytes += 2.0 * V * (double)(P->G - 1) / (double)P->G;
+            P->t_ici += gs__sp_coll_secs(sp, GS_COLLECTIVE_ALL_REDUCE, V, P->G);
+        }
+        P->bytes += bo;
+        P->t_ici += so;
+    }
+    P->t_math = flops / sp->chip->flops_bf16;
+    P->t_hbm = ((double)gs_shape_bytes(&ll) + (double)gs_shape_bytes(&lr) + V) / sp->chip->hbm_bw;
+    P->seconds = GS__MAX(P->t_math, P->t_hbm) + P->t_ici;
+    return true;
+}
+
+/* "lhs-free dim split 2-way, contracting dim split 4-way" for iteration sharding I */
+GS__FN void gs__sp_dot_describe(gs__sp *sp, const gs__sp_dotdims *D, const gs_sharding *I, char *buf, size_t cap) {
+    gs__ta A;
+    int a, len = 0;
+    buf[0] = 0;
+    if (gs__sp_view(sp, I, D->ri, &A))
+        for (a = 0; a < D->ri && len + 60 < (int)cap; a++) {
+            const char *cls = a < D->nb ? "batch" : a < D->nb + D->nlf ? "lhs-free" : a < D->nout ? "rhs-free" : "contracting";
+            if (A.dims[a] > 1)
+                len += snprintf(buf + len, cap - (size_t)len, "%s%s dim split %lld-way", len ? ", " : "", cls,
+                                (long long)A.dims[a]);
+        }
+    if (!len) snprintf(buf, cap, "nothing split");
+}
+
+/* the strategy desc.strategies forces on v, or NULL */
+GS__FN const char *gs__sp_forced(gs__sp *sp, const gs_value *v) {
+    int i;
+    for (i = 0; sp->force && i < sp->desc.n_strategies; i++)
+        if (sp->force[i] == v) {
+            sp->forced_used[i] = true;
+            return sp->desc.strategies[i].strategy;
+        }
+    return NULL;
+}
+
+/* Picks v's iteration sharding: the forced strategy, else the least estimated time (then the fewest bytes,
+   then the first). Writes the weighing into *list (one line per strategy, for --explain). -1 with the error
+   set when a forced name is not one of v's strategies. */
+GS__FN int gs__sp_dot_choose(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *t,
+                             const gs_sharding **cand, gs__sb *list) {
+    gs__sp_price P[GS__SP_NSTRAT];
+    int same[GS__SP_NSTRAT], i, j, best = -1;
+    const char *forced = gs__sp_forced(sp, v);
+    gs__sp_dot_cands(sp, v, D, t, cand);
+    for (i = 0; i < GS__SP_NSTRAT; i++) {
+        same[i] = -1;
+        for (j = 0; j < i && cand[i]; j++)
+            if (same[j] < 0 && cand[j] && gs_sharding_equal(cand[j], cand[i])) { same[i] = j; break; }
+        if (same[i] >= 0) P[i] = P[same[i]];
+        else if (cand[i] && !gs__sp_dot_price(sp, v, D, cand[i], t, &P[i])) cand[i] = NULL;
+        if (!cand[i]) continue;
+        if (forced ? strcmp(forced, gs__sp_strat_names[i]) == 0
+                   : best < 0 || P[i].seconds < P[best].seconds * (1 - 1e-9) ||
+                         (P[i].seconds <= P[best].seconds * (1 + 1e-9) && P[i].bytes < P[best].bytes))
+            best = i;
+    }
+    if (forced && best < 0) {
+        char names[128];
+        int len = 0;
+        for (i = 0; i < GS__SP_NSTRAT; i++)
+            if (cand[i]) len += snprintf(names + len, sizeof names - (size_t)len, "%s%s", len ? ", " : "", gs__sp_strat_names[i]);
+        gs__err(sp->ctx, GS_ERR_INVALID_ARG, "no strategy '%s' for %s; its strategies: %s", forced, v->name, names);
+        return -1;
+    }
+    gs__sb_printf(list, "\nstrategies weighed on %s (--strategy %s=NAME; time = max(compute, HBM) + ICI):",
+                  sp->chip->name, v->name);
+    for (i = 0; i < GS__SP_NSTRAT; i++) {
+        char how[200], tb[4][24], by[24];
+        if (!cand[i]) continue;
+        if (same[i] >= 0) {
+            gs__sb_printf(list, "\n%c %-10s = %s", i == best ? '*' : ' ', gs__sp_strat_names[i], gs__sp_strat_names[same[i]]);
+            continue;
+        }
+        gs__sp_dot_describe(sp, D, cand[i], how, sizeof how);
+        gs__cm_fmt_si(by, sizeof by, P[i].bytes, "B");
+        gs__cm_fmt_time(tb[0], sizeof tb[0], P[i].seconds);
+        gs__cm_fmt_time(tb[1], sizeof tb[1], P[i].t_math);
+        gs__cm_fmt_time(tb[2], sizeof tb[2], P[i].t_hbm);
+        gs__cm_fmt_time(tb[3], sizeof tb[3], P[i].t_ici);
+        gs__sb_printf(list, "\n%c %-10s %s: sends %s, %s (compute %s, HBM %s, ICI %s)", i == best ? '*' : ' ',
+                      gs__sp_strat_names[i], how, by, tb[0], tb[1], tb[2], tb[3]);
+    }
+    return best;
+}
+
+GS__FN gs_value *gs__sp_dot_apply(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *best,
+                                  const gs_sharding *t, const gs_sharding **osh);
+
+/* the dot and convolution names of g, ", "-separated, for an error message */
+GS__FN void gs__sp_dot_names(const gs_graph *g, char *buf, size_t cap) {
+    int i, len = 0;
+    buf[0] = 0;
+    for (i = 0; i < (int)stbds_arrlen(g->values) && len + 40 < (int)cap; i++) {
+        const gs_value *v = g->values[i];
+        if (v->op == GS_OP_DOT || v->op == GS_OP_CONVOLUTION)
+            len += snprintf(buf + len, cap - (size_t)len, "%s%s", len ? ", " : "", v->name);
+    }
+    if (!len) snprintf(buf, cap, "none");
+}
+
+GS__FN bool gs__sp_force_init(gs__sp *sp, gs_graph *g) {
+    const gs_partition_desc *d = &sp->desc;
+    char names[400];
+    int i, k;
+    if (d->n_strategies == 0) return true;
+    if (d->n_strategies < 0 || !d->strategies) {
+        gs__err(sp->ctx, GS_ERR_INVALID_ARG, "gs_partition: %d strategies%s", d->n_strategies,
+                d->strategies ? "" : " with a NULL array");
+        return false;
+    }
+    sp->force = (const gs_value **)gs__malloc(sp->ctx, sizeof(gs_value *) * (size_t)d->n_strategies);
+    sp->forced_used = (bool *)gs__malloc(sp->ctx, sizeof(bool) * (size_t)d->n_strategies);
+    if (!sp->force || !sp->forced_used) return false;
+    for (i = 0; i < d->n_strategies; i++) {
+        const char *in = d->strategies[i].instruction, *st = d->strategies[i].strategy;
+        const gs_value *v = in ? gs_graph_find(g, in) : NULL;
+        sp->forced_used[i] = false;
+        sp->force[i] = v;
+        if (!v || (v->op != GS_OP_DOT && v->op != GS_OP_CONVOLUTION)) {
+            gs__sp_dot_names(g, names, sizeof names);
+            gs__err(sp->ctx, GS_ERR_INVALID_ARG, "gs_partition: strategy for '%s': %s; the dots and convolutions of %s: %s",
+                    in ? in : "(null)", v ? "not a dot or convolution" : "no such instruction", g->name, names);
+            return false;
+        }
+        for (k = 0; st && k < GS__SP_NSTRAT; k++)
+            if (strcmp(st, gs__sp_strat_names[k]) == 0) break;
+        if (!st || k == GS__SP_NSTRAT) {
+            gs__err(sp->ctx, GS_ERR_INVALID_ARG, "gs_partition: %s: no strategy '%s'; the strategies: output, lhs, rhs, "
+                    "lhs+rhs, output+lhs, output+rhs, replicated", in, st ? st : "(null)");
+            return false;
+        }
+        for (k = 0; k < i; k++)
+            if (sp->force[k] == v) {
+                gs__err(sp->ctx, GS_ERR_INVALID_ARG, "gs_partition: two strategies for %s", in);
+                return false;
+            }
+    }
+    return true;
+}
+
+GS__FN bool gs__sp_force_check(gs__sp *sp) {
+    int i;
+    for (i = 0; i < sp->desc.n_strategies; i++)
+        if (!sp->forced_used[i]) {
+            gs__err(sp->ctx, GS_ERR_INVALID_ARG, "gs_partition: %s is not partitioned by a dot strategy (a convolution "
+                    "split along spatial dims, or a dot with too many dims), so strategy '%s' cannot apply",
+                    sp->desc.strategies[i].instruction, sp->desc.strategies[i].strategy);
+            return false;
+        }
+    return true;
+}
+
+/* dot (and a convolution with nothing split spatially): lhs[B,M,K] x rhs[B,K,N] -> out[B,M,N]{t}. An iteration
+   sharding over (B, M, N, K) is chosen among the operands' and the output's splits and their merges
+   (gs__sp_dot_choose: the least estimated time on the chip); lhs and rhs are resharded to its projections, the
+   local dot runs, and when K is split the partial sums are combined (all-reduce, or reduce-scatter into t).
+   E.g. lhs[B,M,K]{B split} x rhs[B,K,N]{B split} -> out[B,M,N]{B split}, no collective; lhs[M,K]{K split} x
+   rhs[K,N]{K split} -> out[M,N] partial, all-reduce. */
+GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_sharding *cand[GS__SP_NSTRAT];
     gs__sp_dotdims D;
-    int n = 0, i, a, dest[GS_MAX_RANK * 2];
+    gs__sb list;
+    gs_value *r;
+    char buf[256];
+    int bi;
     if (!(v->op == GS_OP_DOT ? gs__sp_dot_dims(v, &D) : gs__sp_conv_dims(v, &D)))
         return gs__sp_replicated(sp, v, "dot of too many dims", osh);
-    {
-        const gs_sharding *IT, *IL, *IR;
-        IT = gs__sp_lift(sp, t, D.it_of_out, D.nout, D.ri);
-        IL = gs__sp_lift(sp, Ls, D.it_of_lhs, Lv->shape.rank, D.ri);
-        IR = gs__sp_lift(sp, Rs, D.it_of_rhs, Rv->shape.rank, D.ri);
-        cand[n] = IT; cname[n++] = "split like the output";
-        cand[n] = IL; cname[n++] = "split like lhs";
-        cand[n] = IR; cname[n++] = "split like rhs";
-        cand[n] = IL && IR ? gs__sh_merge(sp->ctx, IL, IR) : NULL; cname[n++] = "split like both operands";
-        cand[n] = IT && IL ? gs__sh_merge(sp->ctx, IT, IL) : NULL; cname[n++] = "split like the output and lhs";
-        cand[n] = IT && IR ? gs__sh_merge(sp->ctx, IT, IR) : NULL; cname[n++] = "split like the output and rhs";
+    gs__sb_init(&list, sp->ctx);
+    bi = gs__sp_dot_choose(sp, v, &D, t, cand, &list);
+    if (bi < 0) {
+        gs__sb_free(&list);
+        return sp->ctx->err ? NULL : gs__sp_replicated(sp, v, "no dot strategy", osh);
     }
+    gs__sp_dot_describe(sp, &D, cand[bi], buf, sizeof buf);
+    gs__sp_note(sp, "%s strategy %s (%s): %s", v->op == GS_OP_DOT ? "dot" : "convolution as a dot",
+                gs__sp_strat_names[bi], gs__sp_forced(sp, v) ? "forced" : "least estimated time", buf);
+    r = gs__sp_dot_apply(sp, v, &D, cand[bi], t, osh);
+    if (list.len && !list.oom) gs__sb_puts(&sp->ex, list.buf);
+    gs__sb_free(&list);
+    return r;
+}
+
+/* v under iteration sharding best: a windowed einsum when an operand would be all-gathered whole and holds at
+   least sp->we_bytes per device (its blocks are passed round a ring instead, gs__sp_windowed_dot), else lhs and
+   rhs resharded to best's projections (their padding along contracted dims masked to 0), the local dot, and
+   its partial sums combined into t */
+GS__FN gs_value *gs__sp_dot_apply(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *Dp, const gs_sharding *best,
+                                  const gs_sharding *t, const gs_sharding **osh) {
+    const gs_value *Lv = v->operands[0], *Rv = v->operands[1];
+    const gs_sharding *Ls = sp->G->vals[Lv->id].sh, *Rs = sp->G->vals[Rv->id].sh;
+    gs__sp_dotdims D = *Dp;
+    int a, dest[GS_MAX_RANK * 2];
     for (a = 0; a < D.ri; a++) dest[a] = D.out_of[a] >= 0 ? D.out_of[a] : GS__DEST_REP;
-    for (i = 0; i < n; i++) {
-        const gs_sharding *I = cand[i], *pl, *pr, *po;
-        double c, flops = 2;
-        int j;
-        if (!I) continue;
-        for (j = 0; j < i; j++)
-            if (cand[j] == I) break;
-        if (j < i) continue;
-        pl = gs__sp_proj(sp, I, &D, 0, Lv->shape.rank);
-        pr = gs__sp_proj(sp, I, &D, 1, Rv->shape.rank);
-        po = gs__sp_proj(sp, I, &D, 2, v->shape.rank);
-        if (!pl || !pr || !po) continue;
-        c = gs__sp_est(sp, Ls, pl, &Lv->shape) + gs__sp_est(sp, Rs, pr, &Rv->shape) + gs__sp_est(sp, po, t, &v->shape);
-        {
-            gs__ta A;
-            int64_t G = 1;
-            if (!gs__sp_view(sp, I, D.ri, &A)) continue;
-            for (a = D.nout; a < D.ri; a++) G *= A.dims[a];
-            for (a = 0; a < D.ri; a++) flops *= (double)gs__shard_size(D.size[a], A.dims[a]);
-            if (G > 1) {
-                /* all-reduce, or reduce-scatter when the output wants the reduced devices' split */
-                gs_shape lo = gs__sp_local(po, v->shape);
-                bool rs = gs__sh_tiles(t) >= gs__sh_tiles(po) * G;
-                c += (rs ? 1.0 : 2.0) * (double)gs_shape_bytes(&lo) * (double)(G - 1) / (double)G;
-                if (rs) c -= gs__sp_est(sp, po, t, &v->shape);
-            }
-        }
-        c += flops / 1000.0;
-        if (c < bcost) { bcost = c; best = I; bname = cname[i]; }
-    }
-    if (!best) return gs__sp_replicated(sp, v, "no dot strategy", osh);
-    {
-        /* describe the strategy */
-        gs__ta A;
-        char buf[256];
-        int len = 0;
-        if (gs__sp_view(sp, best, D.ri, &A)) {
-            for (a = 0; a < D.ri && len < 200; a++) {
-                const char *cls = a < D.nb ? "batch" : a < D.nb + D.nlf ? "lhs-free" : a < D.nout ? "rhs-free" : "contracting";
-                if (A.dims[a] > 1)
-                    len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%s dim split %lld-way", len ? ", " : "",
-                                    cls, (long long)A.dims[a]);
-            }
-        }
-        if (!len) snprintf(buf, sizeof buf, "nothing split");
-        gs__sp_note(sp, "%s %s: %s", v->op == GS_OP_DOT ? "dot" : "convolution as a dot", bname, buf);
-    }
     /* the windowed einsum: an operand that would be all-gathered in full is instead passed round a ring */
     if (sp->we_bytes >= 0 && v->op == GS_OP_DOT) {
         int w;

@@ -40,6 +40,10 @@ typedef struct gs__sp_g {       /* one graph being written */
     gs__sp_tab *tabs;           /* stb_ds: offset tables already built */
 } gs__sp_g;
 
+/* --explain: why a collective of the SPMD program is there (the entry graph's value id), its reason and the
+   annotation that would remove it */
+typedef struct gs__sp_why_t { const gs_graph *g; int id; const char *text; } gs__sp_why_t;
+
 typedef struct gs__sp {
     gs_ctx *ctx;
     gs_partition_desc desc;
@@ -53,6 +57,12 @@ typedef struct gs__sp {
     const gs_sharding *rep;     /* {replicated}, made once up front so it is never NULL (out of memory) later */
     bool reference;             /* the check's reference program (gs__partition_ex): every value outside a
                                    manual region replicated, each manual region run per device on its block */
+    const gs_chip *chip;        /* the chip whose estimated times choose dot strategies (v5e by default) */
+    const gs_value **force;     /* desc.strategies[i]'s instruction (heap, desc.n_strategies entries) */
+    bool *forced_used;          /* desc.strategies[i] reached the dot rule (heap, same count) */
+    gs__sp_why_t *why;          /* stb_ds: why each collective of the entry program is there, by value id */
+    const gs_graph *why_g;      /* the entry program (the only graph whose collectives are explained) */
+    int *group;                 /* stb_ds: the source value whose partitioning wrote each entry program value */
 } gs__sp;
 
 /* a rule: v's per-device value; *osh = the sharding it is in (t is what propagation gave v) */
@@ -67,6 +77,14 @@ GS__FN void gs__sp_note(gs__sp *sp, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* --explain: the collectives of the entry program made since value id `from` are there for this reason */
+GS__FN void gs__sp_why(gs__sp *sp, int from, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* collective x's bytes sent per device and its estimated seconds on sp->chip */
+GS__FN void gs__sp_coll_cost(const gs__sp *sp, const gs_value *x, double *bytes, double *secs);
 /* a warning on the SPMD program (gs_partition_warning) and the log */
 GS__FN void gs__sp_warnf(gs__sp *sp, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
@@ -107,6 +125,8 @@ GS__FN const gs_sharding *gs__sp_from_view(gs__sp *sp, int rank, const gs__ta *t
 /* ---- collectives ---- */
 /* x{partial over rg} -> x summed (reduced by k) over each group of rg */
 GS__FN gs_value *gs__sp_all_reduce(gs__sp *sp, gs_value *x, gs_reduce_kind k, const gs_replica_groups *rg);
+/* estimated seconds of one collective over a ring of n devices on sp->chip (V as gs_cost_collective's) */
+GS__FN double gs__sp_coll_secs(const gs__sp *sp, gs_collective_kind kind, double V, int64_t n);
 /* x[..,Sd/k,..] -> x[..,Sd,..]: dim d gathered over the devices along axis ax of the view t */
 GS__FN gs_value *gs__sp_all_gather(gs__sp *sp, gs_value *x, int d, const gs__ta *t, int ax);
 /* ---- the reshard planner ---- */
@@ -133,6 +153,10 @@ GS__FN gs_value *gs__sp_replicated(gs__sp *sp, const gs_value *v, const char *wh
 /* dot: lhs[B,M,K] x rhs[B,K,N] -> out[B,M,N], any of B, M, N, K split (K split: partial sums combined); the
    strategy is the cheapest in bytes resharded, a windowed einsum loop when an operand is too big to gather */
 GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* desc.strategies resolved against the entry graph g (unknown instruction or strategy: the error, false); after
+   the walk, whether every one reached a dot rule */
+GS__FN bool gs__sp_force_init(gs__sp *sp, gs_graph *g);
+GS__FN bool gs__sp_force_check(gs__sp *sp);
 /* ---- gs_spmd_window.c: the windowed-input engine gives each device the input region its output tile needs ---- */
 /* slice, pad, reduce-window: x[S]{S split k} -> out[O]{O split k}; each device's input region by halo exchange */
 GS__FN gs_value *gs__sp_windowed(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
@@ -159,6 +183,8 @@ GS__FN gs_value *gs__sp_iota(gs__sp *sp, const gs_value *v, const gs_sharding *t
 GS__FN gs_value *gs__sp_partition_id(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* cholesky, triangular-solve: the batch dims split, the two minor dims whole; no collective */
 GS__FN gs_value *gs__sp_linalg(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* fft: x[B.., N..]{B split} -> out[B.., M..]{B split}; the fft dims whole */
+GS__FN gs_value *gs__sp_fft(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* batch-norm-*: x{feature dim split only} with the [F] vectors{F split} -> outputs likewise; no collective */
 GS__FN gs_value *gs__sp_batch_norm(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* rng-bit-generator: state{rep} -> (state, bits){rep}, computed whole on every device */

@@ -1019,6 +1019,23 @@ GS__FN gs_value *gs__sp_linalg(gs__sp *sp, const gs_value *v, const gs_sharding 
     return gs__sp_clone(sp, v, ops, &ls);
 }
 
+/* fft: x[B.., N..]{B split} -> out[B.., M..]{B split}: each device transforms its batch elements, the fft dims
+   whole; no collective */
+GS__FN gs_value *gs__sp_fft(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    int r = v->shape.rank, d;
+    uint32_t m = 0;
+    const gs_sharding *bt;
+    gs_value *x;
+    gs_shape ls;
+    for (d = r - v->fft_n; d < r; d++) m |= 1u << d;
+    if (!(bt = gs__sp_unsplit(sp, t, m))) return NULL;
+    if (gs__sp_split_mask(t, r) & m) gs__sp_note(sp, "fft: the transformed dims gathered first");
+    x = gs__sp_get(sp, v->operands[0], bt);
+    *osh = bt;
+    ls = gs__sp_local(bt, v->shape);
+    return gs__sp_clone(sp, v, &x, &ls);
+}
+
 /* any other op: operands{rep} -> out{rep} at full size */
 GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     (void)t;
@@ -1028,6 +1045,11 @@ GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding
 /* an op gshard.h reads but cannot run (GS_OP_OPAQUE): computed replicated, with a warning naming it */
 GS__FN gs_value *gs__sp_opaque(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     (void)t;
+    if (v->tree) {
+        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: %s with a nested tuple result is not partitioned", v->name,
+                v->opaque ? v->opaque : "op");
+        return NULL;
+    }
     gs__sp_warnf(sp, "%s: %s%s%s has no partitioning rule: computed replicated on every device", v->name,
                  v->target ? "custom-call target \"" : v->opaque, v->target ? v->target : "", v->target ? "\"" : "");
     return gs__sp_replicated(sp, v, "an opaque op", osh);
@@ -1055,6 +1077,7 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_BATCH_NORM_GRAD:      return gs__sp_batch_norm(sp, v, t, osh);
     case GS_OP_CHOLESKY:             return gs__sp_linalg(sp, v, t, osh);
     case GS_OP_TRIANGULAR_SOLVE:     return gs__sp_linalg(sp, v, t, osh);
+    case GS_OP_FFT:                  return gs__sp_fft(sp, v, t, osh);
     case GS_OP_BROADCAST:            return gs__sp_broadcast(sp, v, t, osh);
     case GS_OP_TRANSPOSE:            return gs__sp_transpose(sp, v, t, osh);
     case GS_OP_RESHAPE:              return gs__sp_reshape(sp, v, t, osh);
@@ -1119,6 +1142,25 @@ GS__FN gs_value *gs__sp_param(gs__sp *sp, const gs_value *p, const gs_sharding *
     return gs_parameter(sp->G->g, p->index, gs__sp_local(s, p->shape), p->name);
 }
 
+/* The instruction of the values written for source value v that takes v's name: the last one of v's own op
+   among those its rule wrote (ids first .. mid-1), else x unless it is a collective (a collective keeps a name of its own: all-reduce.3) */
+GS__FN void gs__sp_name_step(gs__sp *sp, const gs_value *v, gs_value *x, int first, int mid) {
+    gs_graph *g = sp->G->g;
+    gs_value *named = NULL;
+    int j;
+    if (gs_graph_find(g, v->name)) return;
+    for (j = mid - 1; j >= first && !named; j--)
+        if (g->values[j]->op == v->op && g->values[j]->auto_name) named = g->values[j];
+    if (!named && x->graph == g && x->auto_name && !gs__cm_is_collective(x->op)) named = x;
+    if (named && named->op != GS_OP_PARAMETER) gs_value_set_name(named, v->name);
+}
+
+/* --explain: the values written from id `first` on belong to source value i's group */
+GS__FN void gs__sp_group_step(gs__sp *sp, int i, int first) {
+    int j, n = (int)stbds_arrlen(sp->G->g->values);
+    for (j = (int)stbds_arrlen(sp->group); j < n; j++) stbds_arrput(sp->group, j >= first ? i : -1);
+}
+
 /* Writes the per-device form of src (its parameter 0 sharded by param_sh and its root resharded to root_sh
    when they are given, else the shardings propagation gave them). The entry's state stays in sp->G. */
 GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sharding *param_sh,
@@ -1134,10 +1176,12 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
     /* zeroed before any return: gs__sp_g_free frees each entry's list */
     if (G->vals) memset(G->vals, 0, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
     if (!G->g || !G->vals) return NULL;
+    if (explain) sp->why_g = G->g;
     for (i = 0; i < n; i++) {
         const gs_value *v = src->values[i];
         const gs_sharding *t = gs__sp_sh(sp, v), *osh = t;
         gs_value *x;
+        int first = (int)stbds_arrlen(G->g->values), mid = first;
         sp->at = v;
         sp->ex.len = 0;
         if (v->op == GS_OP_PARAMETER) {
@@ -1146,7 +1190,13 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
             osh = t;
         } else {
             x = gs__sp_op(sp, v, t, &osh);
+            mid = (int)stbds_arrlen(G->g->values);
             x = gs__sp_reshard_val(sp, x, osh, t, v);
+            if (x && explain && osh)
+                gs__sp_why(sp, mid, "reshards %s from %s, the sharding its rule gives, to %s, the one it has (annotated or "
+                           "propagated); annotating %s with sharding=%s would remove it", v->name,
+                           gs_sharding_to_text(sp->ctx, osh), gs_sharding_to_text(sp->ctx, t), v->name,
+                           gs_sharding_to_text(sp->ctx, osh));
             osh = t;
         }
         if (!x || sp->ctx->err) {
@@ -1154,8 +1204,15 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
             gs__err_prefix(sp->ctx, "gs_partition: %s (%s): ", v->name, gs_op_name(v->op));
             return NULL;
         }
-        if (x->graph == G->g && x->auto_name && !gs_graph_find(G->g, v->name) && x->op != GS_OP_PARAMETER)
-            gs_value_set_name(x, v->name);
+        if (explain) {
+            const char *note = sp->ex.len ? sp->ex.buf : "no note";
+            size_t nl = strcspn(note, "\n");   /* the note's first line */
+            gs__sp_why(sp, first, "made by %s's rule (%s: %.*s); shardings of %s and its operands that need no "
+                       "device's data on another along the dims it names would remove it", v->name, gs_op_name(v->op),
+                       (int)(nl < 300 ? nl : 300), note, v->name);
+        }
+        gs__sp_name_step(sp, v, x, first, mid);
+        if (explain) gs__sp_group_step(sp, i, first);
         G->vals[i].v = x;
         G->vals[i].sh = osh;
         if (explain && sp->ex.len) explain[i] = gs__arena_strdup(sp->ctx, sp->ex.buf);

@@ -497,6 +497,20 @@ FC_FN void fc_print_repro(const fc_fuzzer *F, uint64_t seed) {
    the source program and the shortest failing prefix: the first k steps with the last value as the only output,
    for k = 1 to n_steps (the whole program only when that drops outputs). GST_<tag>_VERBOSE=1 prints every
    program; GST_<tag>_DEVICES=D uses D devices only. */
+/* GST_<tag>_DUMP=DIR: a program that passed is written as DIR/<tag>_<seed>_d<D>.hlo (the MPI tests run them
+   on ranks and compare with the thread runtime); a file that cannot be written fails the test. */
+FC_FN void fc_dump(const fc_fuzzer *F, uint64_t seed, const fc_program *P) {
+    char path[4096];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/%s_%llu_d%lld.hlo", fc_var(F, "DUMP"), F->tag, (unsigned long long)seed, (long long)P->D);
+    f = fopen(path, "w");
+    if (!f || fputs(P->text, f) < 0) {
+        fprintf(stderr, "  cannot write %s\n", path);
+        gst_checks_failed_in_test++;
+    }
+    if (f) fclose(f);
+}
+
 FC_FN void fc_run(const fc_fuzzer *F, fc_totals *T) {
     const char *seed_s = fc_var(F, "SEED");
     uint64_t seed0 = seed_s ? strtoull(seed_s, NULL, 10) : 1;
@@ -517,6 +531,7 @@ FC_FN void fc_run(const fc_fuzzer *F, fc_totals *T) {
         fc_program P;
         const char *msg = "";
         int o = fc_run_one(F, &R, seed, kinds, only_D, -1, verbose, T, &P, &msg);
+        if (o == FC_OK && fc_var(F, "DUMP")) fc_dump(F, seed, &P);
         T->outcomes[o]++;
         T->per_kind[P.kind]++;
         if (o != FC_OK) {

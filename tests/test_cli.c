@@ -474,8 +474,8 @@ static void test_cli_suggestions(void) {
     CHECK_MSG(strstr(gst_cli_err, "gshard cost: unknown option '--jsn'; did you mean '--json'?") != NULL, "stderr: %s",
               gst_cli_err);
     /* only options of the command are offered: --check belongs to run, not partition */
-    CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/mlp.hlo --devices 4 --chek"), 2);
-    CHECK_MSG(strstr(gst_cli_err, "unknown option '--chek'") != NULL && strstr(gst_cli_err, "did you mean") == NULL,
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/mlp.hlo --devices 4 --checks"), 2);
+    CHECK_MSG(strstr(gst_cli_err, "unknown option '--checks'") != NULL && strstr(gst_cli_err, "did you mean") == NULL,
               "stderr: %s", gst_cli_err);
     /* nothing close: no suggestion */
     CHECK_EQ_INT(gst_cli(tmpdir, "frobnicate"), 2);
@@ -621,6 +621,16 @@ static const char *remat_module =
     "  ROOT y = f32[6] custom-call(n), custom_call_target=\"Sharding\", sharding={devices=[2,2]<=[4] last_tile_dim_replicate}\n"
     "}\n";
 
+/* both operands split on the contracting dim, a tall result */
+static const char *kdot_module =
+    "HloModule kdot\n"
+    "\n"
+    "ENTRY main {\n"
+    "  a = f32[256,64] parameter(0), sharding={devices=[1,4]<=[4]}\n"
+    "  b = f32[64,256] parameter(1), sharding={devices=[4,1]<=[4]}\n"
+    "  ROOT d = f32[256,256] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={replicated}\n"
+    "}\n";
+
 static void test_cli_partition(void) {
     char p[512];
     if (!have_cli()) return;
@@ -637,8 +647,42 @@ static void test_cli_partition(void) {
     /* --explain: the source instruction and strategy above its instructions */
     CHECK_EQ_INT(gst_cli(tmpdir, "partition %s/sum.hlo --devices 2 --explain", tmpdir), 0);
     CHECK_MSG(strstr(gst_cli_out, "// s = reduce") != NULL && strstr(gst_cli_out, "all-reduce over 2 devices") != NULL, "%s", gst_cli_out);
+    /* the comment comes before the first instruction of its group, the all-reduce has a name of its own and
+       says why it is there, its bytes and time on the chip */
+    {
+        const char *c = strstr(gst_cli_out, "// s = reduce"), *red = strstr(gst_cli_out, " reduce(");
+        const char *ar = strstr(gst_cli_out, "all-reduce(");
+        CHECK_MSG(c && red && ar && c < red && red < ar, "%s", gst_cli_out);
+        CHECK_MSG(strstr(gst_cli_out, "  s = f32[] reduce(") && strstr(gst_cli_out, "= f32[] all-reduce(s)") &&
+                      strstr(gst_cli_out, "combines the partial results of s (reduce)") &&
+                      strstr(gst_cli_out, "per device, ") && strstr(gst_cli_out, " on v5e"),
+                  "%s", gst_cli_out);
+    }
     write_text("sum_explained.hlo", gst_cli_out);
     CHECK_EQ_INT(gst_cli(tmpdir, "print %s/sum_explained.hlo", tmpdir), 0);
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition %s/sum.hlo --devices 2 --explain --chip v4p", tmpdir), 0);
+    CHECK_MSG(strstr(gst_cli_out, " on v4p") != NULL, "%s", gst_cli_out);
+    /* a dot: every strategy weighed with bytes and time; one forced by --strategy, on partition and run */
+    write_text("kdot.hlo", kdot_module);
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition %s/kdot.hlo --devices 4 --explain", tmpdir), 0);
+    CHECK_MSG(strstr(gst_cli_out, "strategies weighed on v5e (--strategy d=NAME") && strstr(gst_cli_out, "//   * output ") &&
+                  strstr(gst_cli_out, "//     lhs        contracting dim split 4-way: sends ") &&
+                  strstr(gst_cli_out, "reshards a from {devices=[1,4]<=[4]} to {replicated}, the sharding d (dot) needs") &&
+                  strstr(gst_cli_out, "annotating a with sharding={replicated} would remove it"),
+              "%s", gst_cli_out);
+    write_text("kdot_explained.hlo", gst_cli_out);   /* the comments keep it HLO text */
+    CHECK_EQ_INT(gst_cli(tmpdir, "print %s/kdot_explained.hlo", tmpdir), 0);
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition %s/kdot.hlo --devices 4 --strategy d=lhs+rhs", tmpdir), 0);
+    CHECK_MSG(strstr(gst_cli_out, "all-reduce(d)") && !strstr(gst_cli_out, "all-gather("), "%s", gst_cli_out);
+    CHECK_EQ_INT(gst_cli(tmpdir, "run %s/kdot.hlo --devices 4 --strategy d=lhs --check", tmpdir), 0);
+    CHECK_MSG(strstr(gst_cli_out, "check: ok") != NULL, "%s%s", gst_cli_out, gst_cli_err);
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition %s/kdot.hlo --devices 4 --strategy e=lhs", tmpdir), 2);
+    CHECK_MSG(strstr(gst_cli_err, "strategy for 'e': no such instruction; the dots and convolutions of main: d"), "%s", gst_cli_err);
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition %s/kdot.hlo --devices 4 --strategy d=fast", tmpdir), 2);
+    CHECK_MSG(strstr(gst_cli_err, "no strategy 'fast'; the strategies: output, lhs, rhs, lhs+rhs"), "%s", gst_cli_err);
+    CHECK_EQ_INT(gst_cli(tmpdir, "run %s/kdot.hlo --devices 4 --strategy d", tmpdir), 2);
+    CHECK_EQ_INT(gst_cli(tmpdir, "partition %s/kdot.hlo --devices 4 --chip v9", tmpdir), 2);
+    CHECK_MSG(strstr(gst_cli_err, "unknown chip 'v9'"), "%s", gst_cli_err);
     /* the MoE layer: one all-to-all into the experts and one back, nothing replicated; and it runs correctly */
     CHECK_EQ_INT(gst_cli(tmpdir, "partition examples/moe_layer.hlo --devices 8"), 0);
     {
@@ -730,6 +774,8 @@ static void test_cli_run_check(void) {
     CHECK(strstr(gst_cli_err, "give the unpartitioned FILE without --spmd") != NULL);
     CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --atol 1", tmpdir), 2);
     CHECK(strstr(gst_cli_err, "only apply with --check") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --fast-reduce", tmpdir), 2);   /* gshard-mpi only */
+    CHECK(strstr(gst_cli_err, "--fast-reduce applies to gshard-mpi") != NULL);
     CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --check --rtol x", tmpdir), 2);
     CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --check --atol -1", tmpdir), 2);
     CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 3", tmpdir), 2);   /* 4 elements split 2 ways on 3 devices */

@@ -449,6 +449,20 @@ static void test_builder_catalogue(void) {
 typedef struct bad_text { const char *name; const char *text; const char *msg; } bad_text;
 static const bad_text text_cases[] = {
     {"empty input", "", "ENTRY"},
+    {"fft_length that does not fit", "HloModule m\nENTRY e {\n  x = c64[4,6] parameter(0)\n"
+     "  ROOT f = c64[4,6] fft(x), fft_type=FFT, fft_length={5}\n}\n", "line 4, column 8: fft f: operand dim 1 is 6, fft_length asks for 5"},
+    {"rfft of complex", "HloModule m\nENTRY e {\n  x = c64[6] parameter(0)\n"
+     "  ROOT f = c64[4] fft(x), fft_type=RFFT, fft_length={6}\n}\n", "fft f: RFFT needs an f32 or f64 operand, got c64"},
+    {"unknown fft_type", "HloModule m\nENTRY e {\n  x = c64[6] parameter(0)\n"
+     "  ROOT f = c64[6] fft(x), fft_type=DCT, fft_length={6}\n}\n", "line 4, column 36: expected FFT, IFFT, RFFT or IRFFT"},
+    {"sort comparator with the wrong parameter count", "HloModule m\nc {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+     "  ROOT r = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  i = s32[4] parameter(1)\n"
+     "  ROOT s = (f32[4], s32[4]) sort(x, i), dimensions={0}, to_apply=c\n}\n",
+     "sort comparator: computation 'c' has 2 parameters, expected 4"},
+    {"sort comparator returning f32", "HloModule m\nc {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+     "  ROOT r = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n"
+     "  ROOT s = f32[4] sort(x), dimensions={0}, to_apply=c\n}\n",
+     "sort comparator: computation 'c' must return pred[]"},
     {"no entry", "HloModule m\n\nc {\n  ROOT p = f32[] parameter(0)\n}\n", "ENTRY"},
     {"unknown opcode", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] frobnicate(p)\n}\n", "line 4"},
     {"unknown operand", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] negate(q)\n}\n", "line 4"},

@@ -246,6 +246,7 @@ static void test_rng_shard_text_roundtrip(void) {
     gs_graph *g = NULL, *g2 = NULL;
     const char *p1, *p2;
     gs_value *u;
+    gs_hlo_print_extensions(ctx, true);   /* the shard form's own spelling (standard HLO: test_text_structure.c) */
     CHECK_OK(gs_hlo_parse(ctx, shard_text, strlen(shard_text), &g));
     if (!g) {
         fprintf(stderr, "  %s\n", gs_ctx_error_msg(ctx));

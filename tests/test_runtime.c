@@ -1664,9 +1664,20 @@ static void test_runtime_bad_inputs(void) {
     desc.workers = 3;
     CHECK_OK(gs_runtime_create(ctx, &desc, &rt));
     CHECK(gs_runtime_num_workers(rt) == 3);
+    CHECK(gs_runtime_rank(rt) == 0 && gs_runtime_num_ranks(rt) == 1);   /* one process */
     gs_runtime_destroy(rt);
     rt = NULL;
     desc.workers = 0;
+    /* a communicator in a build without MPI: a clear refusal (the suite is built without GSHARD_MPI) */
+    {
+        int not_a_comm = 0;
+        desc.comm = &not_a_comm;
+        CHECK(gs_runtime_create(ctx, &desc, &rt) == GS_ERR_UNSUPPORTED && rt == NULL);
+        CHECK(strstr(gs_ctx_error_msg(ctx), "built without GSHARD_MPI") != NULL);
+        gs_ctx_clear_error(ctx);
+        desc.comm = NULL;
+    }
+    CHECK(gs_runtime_rank(NULL) == 0 && gs_runtime_num_ranks(NULL) == 1);
     /* NULL pointers */
     CHECK(gs_runtime_create(NULL, &desc, &rt) == GS_ERR_INVALID_ARG);
     CHECK(gs_runtime_create(ctx, NULL, &rt) == GS_ERR_INVALID_ARG);

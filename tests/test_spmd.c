@@ -347,6 +347,242 @@ static void test_spmd_explain(void) {
     gs_ctx_destroy(ctx);
 }
 
+
+/* ---- the book's four matmul cases ([book] ch.3) on a mesh {X: 4, Y: 2} (device x*2 + y), I = J = K = 1024 in
+   bf16 on v5e: the strategy chosen and its collectives, and the estimated time of that collective against the
+   book's formulas on a ring of 4 (T_min = 0 at these sizes: each hop's chunk is well over W_uni * T_min) ---- */
+#define BOOK_X "{devices=[4,1,2]<=[8] last_tile_dim_replicate}"    /* dim 0 split over X */
+#define BOOK_JX "{devices=[1,4,2]<=[8] last_tile_dim_replicate}"   /* dim 1 split over X */
+
+/* seconds the line of strategy `name` in explanation e gives for "ICI": -1 when absent */
+static double book_ici_seconds(const char *e, const char *name) {
+    char key[32];
+    const char *l, *ici;
+    double x;
+    char unit[4];
+    snprintf(key, sizeof key, "* %s ", name);
+    if (!e || !(l = strstr(e, key)) || !(ici = strstr(l, "ICI ")) || sscanf(ici + 4, "%lf %3s", &x, unit) != 2) return -1;
+    return x * (unit[0] == 'u' ? 1e-6 : unit[0] == 'm' ? 1e-3 : unit[0] == 'n' ? 1e-9 : 1);
+}
+
+static void test_spmd_dot_book_cases(void) {
+    static const struct {
+        const char *a, *b, *c, *strategy;
+        int ar, rs, ag;
+        double ici;   /* the chosen strategy's ICI time in units of V / W_uni, V = 2 MiB (a 1024x1024 bf16 array) */
+    } cases[] = {
+        /* 1. A[I_X, J] * B[J, K_Y] -> C[I_X, K_Y]: no communication */
+        {BOOK_X, "{devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}", "{devices=[4,2]<=[8]}", "output", 0, 0, 0, 0},
+        /* 2. A[I, J_X] * B[J_X, K] -> C[I, K]: local partial products, AllReduce over X: 2 * 2 hops * (V/4) / W_uni */
+        {BOOK_JX, BOOK_X, "{replicated}", "lhs", 1, 0, 0, 1.0},
+        /* ... -> C[I, K_X]: ReduceScatter over X, half of that */
+        {BOOK_JX, BOOK_X, BOOK_JX, "lhs", 0, 1, 0, 0.5},
+        /* 3. A[I_X, J] * B[J_X, K] -> C[I_X, K]: AllGather B over X: 2 hops * (V/4) / W_uni */
+        {BOOK_X, BOOK_X, BOOK_X, "output", 0, 0, 1, 0.5},
+        /* 4. A[I_X, J] * B[J, K_X] -> C[I_X, K]: AllGather B over X */
+        {BOOK_X, BOOK_JX, BOOK_X, "output", 0, 0, 1, 0.5},
+    };
+    const gs_chip *v5e = gs_chip_find("v5e");
+    int i;
+    for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *g = NULL, *spmd = NULL;
+        gs_partition_desc pd;
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "HloModule m, num_partitions=8\nENTRY e {\n  a = bf16[1024,1024] parameter(0), sharding=%s\n"
+                 "  b = bf16[1024,1024] parameter(1), sharding=%s\n  ROOT c = bf16[1024,1024] dot(a, b), "
+                 "lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding=%s\n}\n", cases[i].a, cases[i].b, cases[i].c);
+        CHECK_OK(gs_hlo_parse(ctx, text, strlen(text), &g));
+        memset(&pd, 0, sizeof pd);
+        pd.num_devices = 8;
+        if (g && gs_partition(g, &pd, &spmd) == GS_OK) {
+            const char *e = gs_partition_explain(spmd, gs_graph_root(g));
+            char want[64];
+            double V = 1024.0 * 1024.0 * 2.0, got = book_ici_seconds(e, cases[i].strategy);
+            snprintf(want, sizeof want, "strategy %s (least estimated time)", cases[i].strategy);
+            CHECK_MSG(e && strstr(e, want), "case %d: %s", i + 1, e ? e : "(null)");
+            CHECK_MSG(count_op(spmd, GS_OP_ALL_REDUCE) == cases[i].ar && count_op(spmd, GS_OP_REDUCE_SCATTER) == cases[i].rs &&
+                          count_op(spmd, GS_OP_ALL_GATHER) == cases[i].ag && count_op(spmd, GS_OP_ALL_TO_ALL) == 0 &&
+                          count_op(spmd, GS_OP_COLLECTIVE_PERMUTE) == 0,
+                      "case %d\n%s", i + 1, gs_partition_print(spmd, true));
+            CHECK_MSG(fabs(got - cases[i].ici * V / v5e->ici_bw_uni) <= 0.01 * got + 1e-12, "case %d: ICI %g s, want %g s\n%s",
+                      i + 1, got, cases[i].ici * V / v5e->ici_bw_uni, e ? e : "");
+        } else {
+            gst_failf(__FILE__, __LINE__, "case %d: %s", i + 1, gs_ctx_error_msg(ctx));
+        }
+        gs_ctx_destroy(ctx);
+    }
+}
+
+/* ---- every strategy a dot or convolution weighs, forced, on random shapes, shardings and device counts that need not divide
+   the sizes: the SPMD program matches the reference (padding poisoned with NaN) ---- */
+static const char *rand_tiling_of(uint64_t *st, int64_t D, int rank, unsigned dims, char *buf, size_t cap) {
+    int64_t t[4] = {1, 1, 1, 1}, left = D, used = 1;
+    int d, len;
+    for (d = 0; d < rank; d++) {
+        int64_t f = (dims >> d) & 1u ? gst_randint(st, 1, left) : 1;
+        while (left % f) f--;
+        t[d] = f;
+        left /= f;
+        used *= f;
+    }
+    if (used == 1 && gst_randint(st, 0, 2) == 0) return "{replicated}";
+    len = snprintf(buf, cap, "{devices=[");
+    for (d = 0; d < rank; d++) len += snprintf(buf + len, cap - (size_t)len, "%s%lld", d ? "," : "", (long long)t[d]);
+    if (left > 1) len += snprintf(buf + len, cap - (size_t)len, ",%lld", (long long)left);
+    /* the devices in order, or in the transposed order of a 2-factor split */
+    if (D % 2 == 0 && D > 2 && gst_randint(st, 0, 1))
+        len += snprintf(buf + len, cap - (size_t)len, "]<=[2,%lld]T(1,0)", (long long)(D / 2));
+    else
+        len += snprintf(buf + len, cap - (size_t)len, "]<=[%lld]", (long long)D);
+    snprintf(buf + len, cap - (size_t)len, "%s}", left > 1 ? " last_tile_dim_replicate" : "");
+    return buf;
+}
+
+static const char *rand_tiling(uint64_t *st, int64_t D, int rank, char *buf, size_t cap) {
+    return rand_tiling_of(st, D, rank, ~0u, buf, cap);
+}
+
+/* the strategy names an explanation lists (lines "  name ..." or "* name ...") */
+static int listed_strategies(const char *e, char names[8][16]) {
+    static const char *const all[] = {"output", "lhs", "rhs", "lhs+rhs", "output+lhs", "output+rhs", "replicated"};
+    int n = 0, k;
+    for (k = 0; k < 7 && e; k++) {
+        char a[32], b[32];
+        snprintf(a, sizeof a, "\n  %s ", all[k]);
+        snprintf(b, sizeof b, "\n* %s ", all[k]);
+        if (strstr(e, a) || strstr(e, b)) snprintf(names[n++], 16, "%s", all[k]);
+    }
+    return n;
+}
+
+static gs_graph *forced_dot_graph(gs_ctx *ctx, uint64_t seed, int64_t D) {
+    uint64_t st = seed;
+    bool batch = gst_randint(&st, 0, 2) == 0;
+    int64_t b = gst_randint(&st, 1, 5), m = gst_randint(&st, 1, 11), k = gst_randint(&st, 1, 11), n = gst_randint(&st, 1, 9);
+    int64_t ld[3], rd[3];
+    char bl[128], br[128], bo[128];
+    gs_graph *g = gs_graph_new(ctx, "d");
+    gs_value *l, *r, *y;
+    int rank = batch ? 3 : 2;
+    if (batch) { ld[0] = b; ld[1] = m; ld[2] = k; rd[0] = b; rd[1] = k; rd[2] = n; }
+    else { ld[0] = m; ld[1] = k; rd[0] = k; rd[1] = n; }
+    l = gs_parameter(g, -1, gs_shape_make(GS_F32, rank, ld), "l");
+    r = gs_parameter(g, -1, gs_shape_make(GS_F32, rank, rd), "r");
+    CHECK_OK(gs_value_set_sharding_text(l, rand_tiling(&st, D, rank, bl, sizeof bl)));
+    CHECK_OK(gs_value_set_sharding_text(r, rand_tiling(&st, D, rank, br, sizeof br)));
+    y = gs_einsum(g, batch ? "bmk,bkn->bmn" : "mk,kn->mn", l, r);
+    gs_value_set_name(y, "y");
+    CHECK_OK(gs_graph_set_root(g, gs_neg(g, gs_annotate(g, y, rand_tiling(&st, D, rank, bo, sizeof bo)))));
+    return g;
+}
+
+/* a 1-D convolution x[N,W,C] * k[KW,C,F] -> y[N,W-KW+1,F], split anywhere but along W: the dot strategies */
+static gs_graph *forced_conv_graph(gs_ctx *ctx, uint64_t seed, int64_t D) {
+    uint64_t st = seed;
+    int64_t N = gst_randint(&st, 1, 7), W = gst_randint(&st, 3, 9), C = gst_randint(&st, 1, 9), F = gst_randint(&st, 1, 7);
+    int64_t KW = gst_randint(&st, 1, 3);
+    char text[1024], bx[128], bk[128], by[128];
+    gs_graph *g = NULL;
+    const char *sx = rand_tiling_of(&st, D, 3, 5u, bx, sizeof bx), *sk = rand_tiling_of(&st, D, 3, 6u, bk, sizeof bk);
+    const char *sy = rand_tiling_of(&st, D, 3, 5u, by, sizeof by);
+    snprintf(text, sizeof text,
+             "HloModule m\nENTRY main {\n  x = f32[%lld,%lld,%lld] parameter(0), sharding=%s\n"
+             "  k = f32[%lld,%lld,%lld] parameter(1), sharding=%s\n"
+             "  y = f32[%lld,%lld,%lld] convolution(x, k), window={size=%lld}, dim_labels=b0f_0io->b0f, sharding=%s\n"
+             "  ROOT r = f32[%lld,%lld,%lld] negate(y)\n}\n",
+             (long long)N, (long long)W, (long long)C, sx, (long long)KW, (long long)C, (long long)F, sk, (long long)N,
+             (long long)(W - KW + 1), (long long)F, (long long)KW, sy, (long long)N, (long long)(W - KW + 1), (long long)F);
+    if (gs_hlo_parse(ctx, text, strlen(text), &g) != GS_OK) gst_failf(__FILE__, __LINE__, "%s\n%s", gs_ctx_error_msg(ctx), text);
+    return g;
+}
+
+static void test_spmd_dot_forced_strategies(void) {
+    static const int64_t Ds[] = {2, 3, 4, 6, 8};
+    int c, runs = 0;
+    for (c = 0; c < 40; c++) {
+        int64_t D = Ds[c % 5];
+        uint64_t seed = 0x5eed0000u + (uint64_t)c;
+        gs_graph *(*make)(gs_ctx *, uint64_t, int64_t) = c < 30 ? forced_dot_graph : forced_conv_graph;
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *g = make(ctx, seed, D), *spmd = NULL;
+        gs_partition_desc pd;
+        char names[8][16];
+        int n = 0, k;
+        memset(&pd, 0, sizeof pd);
+        pd.num_devices = D;
+        if (g && gs_partition(g, &pd, &spmd) == GS_OK)
+            n = listed_strategies(gs_partition_explain(spmd, gs_graph_find(g, "y")), names);
+        else
+            gst_failf(__FILE__, __LINE__, "case %d: %s", c, gs_ctx_error_msg(ctx));
+        CHECK_MSG(n >= 2, "case %d: %d strategies listed", c, n);
+        gs_ctx_destroy(ctx);
+        for (k = 0; k < n; k++) {
+            gs_partition_strategy fs;
+            char want[48];
+            ctx = gst_ctx();
+            g = make(ctx, seed, D);
+            memset(&pd, 0, sizeof pd);
+            fs.instruction = "y";
+            fs.strategy = names[k];
+            pd.n_strategies = 1;
+            pd.strategies = &fs;
+            spmd = g ? spmd_check_opt(g, D, 1e-4, &pd) : NULL;
+            snprintf(want, sizeof want, "strategy %s (forced)", names[k]);
+            if (spmd) {
+                const char *e = gs_partition_explain(spmd, gs_graph_find(g, "y"));
+                CHECK_MSG(e && strstr(e, want), "case %d %s: %s", c, names[k], e ? e : "(null)");
+                runs++;
+            }
+            gs_ctx_destroy(ctx);
+        }
+    }
+    CHECK_MSG(runs >= 120, "%d forced runs", runs);
+}
+
+/* strategy errors: an unknown instruction or strategy names the valid ones; a chip without ICI figures is
+   refused */
+static void test_spmd_dot_strategy_errors(void) {
+    static const struct { const char *instr, *strategy, *msg; } cases[] = {
+        {"nope", "lhs", "no such instruction; the dots and convolutions of d: y"},
+        {"l", "lhs", "'l': not a dot or convolution"},
+        {"y", "fastest", "no strategy 'fastest'; the strategies: output, lhs, rhs, lhs+rhs, output+lhs, output+rhs, replicated"},
+    };
+    int i;
+    for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *g = forced_dot_graph(ctx, 7, 4), *spmd = NULL;
+        gs_partition_desc pd;
+        gs_partition_strategy fs;
+        memset(&pd, 0, sizeof pd);
+        pd.num_devices = 4;
+        fs.instruction = cases[i].instr;
+        fs.strategy = cases[i].strategy;
+        pd.n_strategies = 1;
+        pd.strategies = &fs;
+        CHECK_EQ_INT(gs_partition(g, &pd, &spmd), GS_ERR_INVALID_ARG);
+        CHECK_MSG(strstr(gs_ctx_error_msg(ctx), cases[i].msg) != NULL, "%s", gs_ctx_error_msg(ctx));
+        gs_ctx_destroy(ctx);
+    }
+    {
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *g = forced_dot_graph(ctx, 7, 4), *spmd = NULL;
+        gs_partition_desc pd;
+        gs_chip chip;
+        memset(&pd, 0, sizeof pd);
+        memset(&chip, 0, sizeof chip);
+        chip.name = "bare";
+        chip.flops_bf16 = 1e12;
+        chip.hbm_bw = 1e11;
+        pd.num_devices = 4;
+        pd.chip = &chip;
+        CHECK_EQ_INT(gs_partition(g, &pd, &spmd), GS_ERR_INVALID_ARG);
+        CHECK_MSG(strstr(gs_ctx_error_msg(ctx), "desc.chip") != NULL, "%s", gs_ctx_error_msg(ctx));
+        gs_ctx_destroy(ctx);
+    }
+}
+
 void suite_spmd(void) {
     RUN(test_spmd_reshard_transitions);
     RUN(test_spmd_dot_strategies);
@@ -355,4 +591,7 @@ void suite_spmd(void) {
     RUN(test_spmd_full_remat_warning);
     RUN(test_spmd_all_gather_as_all_reduce);
     RUN(test_spmd_explain);
+    RUN(test_spmd_dot_book_cases);
+    RUN(test_spmd_dot_forced_strategies);
+    RUN(test_spmd_dot_strategy_errors);
 }

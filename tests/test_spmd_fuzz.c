@@ -39,6 +39,7 @@
                           "-name" entries remove kinds from the full mix)
      GST_FUZZ_DEVICES=D   use only D devices (1 to 64)
      GST_FUZZ_SHOW=K      print at most K failures in full (default 5)
+     GST_FUZZ_DUMP=DIR    write every program that passes to DIR/FUZZ_<seed>_d<D>.hlo (make test-mpi)
    Every failure prints the command that reproduces it (GST_FUZZ_SEED=<seed> GST_FUZZ_COUNT=1 GST_FUZZ_VERBOSE=1
    build/gshard_tests spmd_fuzz); the first K also show the shortest prefix of the program that still fails.
    The random generator, the value bookkeeping, the program's finishing and the runner are shared with the

@@ -28,6 +28,7 @@ SECTIONS = [
     ("gs_npy.c", "interpreter - npy", "NumPy .npy files and the deterministic input generator"),
     ("gs_thread.c", "runtime - threads", "atomics, clock, mutex, worker pool, the barrier"),
     ("gs_runtime.c", "runtime", "D emulated devices, the collective engine, scatter and gather of global arrays"),
+    ("gs_mpi.c", "runtime - ranks", "the link between MPI ranks (GSHARD_MPI builds only)"),
     ("gs_spmd_check.c", "check", "the partitioned-vs-reference check"),
     ("gs_cost.c", "cost", "the TPU cost model: chips, roofline, ICI collectives, topologies"),
     ("gs_model.c", "cost - whole models", "Transformer accounting, step times, memory per chip, the planner"),

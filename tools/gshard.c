@@ -13,7 +13,11 @@
                                         run an SPMD program on D emulated devices (the runtime)
 
    Build: cc -std=c99 -O2 tools/gshard.c -o gshard -lpthread -lm   (from the repository root; make builds build/gshard)
-   Exit status: 0 ok, 1 check mismatch (`run --check`), 2 usage, parse, validation or i/o error. */
+   Exit status: 0 ok, 1 check mismatch (`run --check`), 2 usage, parse, validation or i/o error.
+
+   Built with mpicc and -DGSHARD_MPI (make mpi: build/gshard-mpi), `mpirun -np R gshard-mpi run ...` spreads the
+   D devices over R ranks (docs/distributed.md): every rank parses and partitions the program and makes its own
+   devices' inputs, rank 0 prints and writes the outputs, and every rank exits with the same status. */
 #if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
 #  define _POSIX_C_SOURCE 200809L   /* mkdir */
 #endif
@@ -22,6 +26,9 @@
 #endif
 #include "../gshard.h"
 
+#if defined(GSHARD_MPI)
+#  include <mpi.h>
+#endif
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,14 +68,20 @@ static const char usage_text[] =
     "                           per-instruction cost (FLOPs, HBM bytes, ICI bytes, time, bound) of an SPMD\n"
     "                           program on a TPU slice, as a comment above each instruction of its HLO\n"
     "                           text, and totals\n"
-    "  partition FILE --devices D [--explain]\n"
+    "  partition FILE --devices D [--explain] [--chip NAME] [--strategy INSTR=NAME]\n"
     "                           propagate shardings and partition: print the SPMD program (HLO text with\n"
     "                           partition-id, dynamic-slices and collectives) that each of the D devices\n"
-    "                           runs; --explain adds a comment above each group of instructions naming the\n"
-    "                           source instruction and the strategy chosen. Reshards that had to replicate\n"
-    "                           a whole tensor are reported on stderr as 'warning: ...'\n"
+    "                           runs; --explain puts a comment before each group of instructions naming the\n"
+    "                           source instruction and the strategy chosen (for a dot or convolution, every\n"
+    "                           strategy weighed with its bytes and estimated time), and one before each\n"
+    "                           collective saying why it is there, its bytes and time and the annotation\n"
+    "                           that would remove it. Dot strategies are chosen by estimated time on the\n"
+    "                           chip --chip (default v5e); --strategy INSTR=NAME forces one (repeatable;\n"
+    "                           NAME as --explain lists them). Reshards that had to replicate a whole\n"
+    "                           tensor are reported on stderr as 'warning: ...'\n";
+static const char usage_text_run[] =
     "  run FILE --devices D [io options] [--check [--rtol X] [--atol Y]] [--lockstep | --workers W] [--stats]\n"
-    "      [--watchdog SECONDS] [--trace FILE.json]\n"
+    "      [--watchdog SECONDS] [--trace FILE.json] [--chip NAME] [--strategy INSTR=NAME]\n"
     "                           propagate, partition and run the SPMD program on D emulated devices\n"
     "                           (1..4096) over W threads (default: one per device up to the processors;\n"
     "                           --lockstep: all in one thread, one instruction at a time); inputs are\n"
@@ -105,13 +118,18 @@ static const char usage_text_notation[] =
     "                           1024, I_{XY} splits I over X and Y, C[I, K]{U_X} leaves C unreduced over X\n"
     "\n";
 /* (several strings: C99 compilers need only support string literals of 4095 characters) */
-static const char usage_text2[] =
+static const char usage_text_xla[] =
     "partitioner options (partition, run):\n"
     "  --xla-option NAME=VALUE  one of XLA's SpmdPartitionerOptions by its field name (repeatable), e.g.\n"
     "                           threshold_for_windowed_einsum_mib=0, bidirectional_windowed_einsum=true;\n"
     "                           an unknown name is an error (docs/xla_differences.md lists each one)\n"
     "  --xla-compat             XLA's policy for the entry computation: unannotated parameters and root\n"
     "                           are replicated instead of chosen by propagation\n"
+    "\n";
+static const char usage_text2[] =
+    "  mpirun -np R gshard-mpi run [--spmd] FILE --devices D [the options of run] [--fast-reduce]\n"
+    "                           the same on R MPI ranks (D a multiple of R; --workers per rank);\n"
+    "                           --fast-reduce: all-reduces over all devices by MPI_Allreduce (not bit-stable)\n"
     "\n"
     "io options (eval, run):\n"
     "  --input NAME_OR_INDEX=PATH.npy\n"
@@ -148,20 +166,25 @@ static const char usage_text2[] =
     "  --help                   this text\n"
     "  --version                the version of gshard.h\n"
     "\n"
-    "notation options (print, propagate, partition):\n"
+    "notation and output options (print, propagate, partition):\n"
     "  --notation               write shardings as {X, _} over the mesh (mesh={X=4,Y=2} in the module header or\n"
     "                           --mesh), the tile string where no order of mesh axes gives the devices' order;\n"
     "                           the output reads back. HLO input always accepts mesh={...} in the header and\n"
     "                           sharding={X, _} / {(X,Y), _} on instructions\n"
     "  --mesh X=4,Y=2           the mesh for --notation (overrides the header's)\n"
+    "  --extensions             print argmax/argmin and rng's shard form (full_shape=) in gshard.h's own\n"
+    "                           spelling; by default they print as standard XLA HLO (a variadic reduce with a\n"
+    "                           value-and-index reducer; the whole rng, padded and dynamic-sliced)\n"
     "\n"
     "exit status: 0 ok, 1 check mismatch, 2 bad usage, parse, validation or i/o error (message on stderr)\n";
 
 static void print_usage(FILE *f) {
     fputs(usage_text, f);
+    fputs(usage_text_run, f);
     fputs(usage_text_notation, f);
     fputs(usage_text1, f);
     fputs(usage_text2, f);
+    fputs(usage_text_xla, f);
 }
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -178,15 +201,17 @@ static const char *const cli_top_options[] = {"--help", "--version", NULL};
 
 /* The options command cmd accepts (as parse_options and parse_cost_options read them). */
 static const char *const *cli_options(const char *cmd) {
-    static const char *const print_o[] = {"--notation", "--mesh", "--help", NULL};
+    static const char *const print_o[] = {"--notation", "--mesh", "--extensions", "--help", NULL};
     static const char *const eval_o[] = {"--input", "--seed", "--output-dir", "--npy-raw", "--help", NULL};
-    static const char *const prop_o[] = {"--devices", "--explain", "--show", "--svg", "--notation", "--mesh", "--help", NULL};
-    static const char *const part_o[] = {"--devices", "--explain", "--notation", "--mesh", "--xla-option", "--xla-compat",
+    static const char *const prop_o[] = {"--devices", "--explain", "--show", "--svg", "--notation", "--mesh", "--extensions", "--help", NULL};
+    static const char *const part_o[] = {"--devices", "--explain", "--notation", "--mesh", "--chip", "--strategy", "--extensions",
+                                         "--xla-option", "--xla-compat",
                                          "--help", NULL};
     static const char *const notation_o[] = {"--mesh", "--sizes", "--dtype", "--chip", "--help", NULL};
     static const char *const run_o[] = {"--devices", "--input", "--seed", "--output-dir", "--npy-raw", "--check", "--rtol", "--atol",
                                         "--lockstep", "--workers", "--stats", "--spmd", "--shapes-only", "--trip-count",
-                                        "--mesh", "--json", "--watchdog", "--trace", "--xla-option", "--xla-compat", "--help", NULL};
+                                        "--mesh", "--json", "--watchdog", "--trace", "--fast-reduce", "--chip", "--strategy", "--xla-option",
+                                        "--xla-compat", "--help", NULL};
     static const char *const cost_o[] = {"--chip", "--chip-file", "--mesh", "--torus", "--device-order", "--wrap", "--json",
                                          "--trace", "--help", NULL};
     /* model and plan (parse_model_options) */
@@ -194,14 +219,15 @@ static const char *const *cli_options(const char *cmd) {
                                           "--vocab", "--experts", "--top-k", "--name", "--plain-mlp", "--tied", "--chip",
                                           "--chip-file", "--train", "--prefill", "--decode", "--batch", "--seq", "--mesh",
                                           "--param-bytes", "--kv-bytes", "--act-bytes", "--grad-bytes", "--optimizer-bytes",
-                                          "--math", "--efficiency", "--no-attention-flops", "--remat", "--microbatches",
-                                          "--price", "--json", "--help", NULL};
+                                          "--math", "--efficiency", "--no-attention-flops", "--causal", "--grad-accum",
+                                          "--remat", "--microbatches", "--price", "--json", "--help", NULL};
     static const char *const plan_o[] = {"--preset", "--layers", "--d-model", "--d-ff", "--heads", "--kv-heads", "--head-dim",
                                          "--vocab", "--experts", "--top-k", "--name", "--plain-mlp", "--tied", "--chip",
                                          "--chip-file", "--train", "--prefill", "--decode", "--batch", "--seq", "--devices",
-                                         "--top", "--sweep", "--emit-hlo", "--param-bytes", "--kv-bytes", "--act-bytes",
+                                         "--top", "--sweep", "--emit-hlo", "--emit-rank", "--emit-layers", "--emit-scale",
+                                         "--emit-dtype", "--emit-devices", "--param-bytes", "--kv-bytes", "--act-bytes",
                                          "--grad-bytes", "--optimizer-bytes", "--math", "--efficiency", "--no-attention-flops",
-                                         "--remat", "--microbatches", "--price", "--json", "--help", NULL};
+                                         "--causal", "--grad-accum", "--remat", "--microbatches", "--price", "--json", "--help", NULL};
     static const char *const exercise_o[] = {"--dir", "--help", NULL};
     if (strcmp(cmd, "model") == 0) return model_o;
     if (strcmp(cmd, "exercise") == 0) return exercise_o;
@@ -432,13 +458,19 @@ typedef struct options {
     double rtol, atol;        /* run --check tolerances (0: the defaults) */
     double watchdog;          /* run --watchdog SECONDS (0 disables it); < 0: not given (the runtime's 60 s) */
     bool shapes_only, json;   /* run --shapes-only [--json] */
+    bool fast_reduce;         /* run --fast-reduce (gshard-mpi) */
     const char *shapes_mesh;  /* run --shapes-only --mesh AxB */
     const char *trip_spec[16];/* run --shapes-only --trip-count NAME=N */
     bool notation;            /* print, propagate, partition --notation */
     const char *notation_mesh;/* --mesh for --notation */
+    bool extensions;          /* --extensions: print argmax/argmin and rng's shard form as gshard.h's extensions */
     int n_trip;
     const char *trace;        /* run --trace FILE.json */
     const char *svg;          /* propagate --svg FILE.svg (of the --show values) */
+    const char *chip;         /* partition, run: --chip NAME (dot strategies' times) */
+    gs_partition_strategy strategies[16];   /* partition, run: --strategy INSTR=NAME */
+    char strategy_instr[16][256];           /* their INSTR parts */
+    int n_strategies;
 } options;
 
 static bool is_digits(const char *s) {
@@ -529,10 +561,29 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                 o->xla_opts[o->n_xla_opts++] = v;
             } else if ((part || run) && strcmp(a, "--xla-compat") == 0) {
                 o->xla_compat = true;
+            } else if ((part || run) && option_is(a, "--chip")) {
+                if (!(v = option_value(argc, argv, &i, "--chip"))) return EXIT_ERROR;
+                o->chip = v;
+            } else if ((part || run) && option_is(a, "--strategy")) {
+                const char *eq;
+                if (!(v = option_value(argc, argv, &i, "--strategy"))) return EXIT_ERROR;
+                eq = strchr(v, '=');
+                if (!eq || eq == v || eq[1] == 0)
+                    return usage_error("--strategy wants INSTRUCTION=NAME (the names --explain lists), not '%s'", v);
+                if (o->n_strategies == 16) return usage_error("%s: at most 16 --strategy options", cmd);
+                if (eq - v >= (ptrdiff_t)sizeof o->strategy_instr[0])
+                    return usage_error("--strategy: instruction name '%s' is too long", v);
+                memcpy(o->strategy_instr[o->n_strategies], v, (size_t)(eq - v));
+                o->strategy_instr[o->n_strategies][eq - v] = 0;
+                o->strategies[o->n_strategies].instruction = o->strategy_instr[o->n_strategies];
+                o->strategies[o->n_strategies].strategy = eq + 1;
+                o->n_strategies++;
             } else if ((prop || part) && strcmp(a, "--explain") == 0) {
                 o->explain = true;
             } else if ((prop || part || strcmp(cmd, "print") == 0) && strcmp(a, "--notation") == 0) {
                 o->notation = true;
+            } else if ((prop || part || strcmp(cmd, "print") == 0) && strcmp(a, "--extensions") == 0) {
+                o->extensions = true;
             } else if ((prop || part || strcmp(cmd, "print") == 0) && option_is(a, "--mesh")) {
                 if (!(v = option_value(argc, argv, &i, "--mesh"))) return EXIT_ERROR;
                 o->notation_mesh = v;
@@ -561,6 +612,8 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                 if (!(v = option_value(argc, argv, &i, "--trip-count"))) return EXIT_ERROR;
                 if (o->n_trip == 16) return usage_error("run: at most 16 %s options", "--trip-count");
                 o->trip_spec[o->n_trip++] = v;
+            } else if (run && strcmp(a, "--fast-reduce") == 0) {
+                o->fast_reduce = true;
             } else if (run && strcmp(a, "--check") == 0) {
                 o->check = true;
             } else if (run && (option_is(a, "--rtol") || option_is(a, "--atol") || option_is(a, "--watchdog"))) {
@@ -609,6 +662,11 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
     if (prop && o->svg && o->n_show != 1) return usage_error("propagate: %s draws one value: give exactly one --show NAME", "--svg");
     if (run && o->trace && (o->shapes_only || o->spmd))
         return usage_error("run: %s records a run of FILE's partitioned program (not --shapes-only or --spmd)", "--trace");
+#if defined(GSHARD_MPI)
+    if (run && o->trace) return usage_error("run: %s records the devices of one process; gshard-mpi does not write it", "--trace");
+#else
+    if (run && o->fast_reduce) return usage_error("run: %s applies to gshard-mpi (devices on MPI ranks) only", "--fast-reduce");
+#endif
     if (run && o->shapes_only && (o->check || o->n_inputs || o->output_dir || o->stats))
         return usage_error("run: %s runs without data: no --check, --input, --output-dir or --stats", "--shapes-only");
     return -1;
@@ -640,6 +698,7 @@ static int put_module_text(gs_ctx *ctx, const options *o, const char *text) {
 /* --notation: shardings print as {X, _} over --mesh or the header's mesh={...}; false after a message */
 static bool set_notation(gs_ctx *ctx, const options *o, gs_graph *entry, long long devices) {
     const gs_mesh *m;
+    gs_hlo_print_extensions(ctx, o->extensions);
     if (!o->notation) return true;
     m = o->notation_mesh ? gs_mesh_parse(ctx, o->notation_mesh) : gs_hlo_mesh(entry);
     if (!m) {
@@ -1102,6 +1161,109 @@ done:
     return rc;
 }
 
+/* ---- gshard-mpi: the devices on MPI ranks (docs/distributed.md) ---- */
+#if defined(GSHARD_MPI)
+static int mpi_rank = 0, mpi_ranks = 1;
+static bool mpi_failed_run;   /* a run failed between the ranks: the job ends with MPI_Abort */
+
+/* The runtime's desc on the ranks (gshard_main checked that D is a multiple of R). */
+static void mpi_desc(const options *o, gs_runtime_desc *desc) {
+    static MPI_Comm world;
+    world = MPI_COMM_WORLD;
+    desc->comm = &world;
+    desc->fast_reduce = o->fast_reduce;
+}
+
+/* run --check on ranks: rank 0 evaluates the source program on the reference interpreter and compares every
+   element of the gathered outputs (|got - want| <= atol + rtol * |want|, NaN matches NaN; integers and pred
+   exactly). The copies of replicated tiles were compared bit for bit while gathering (check_replicas). */
+static int mpi_check(gs_ctx *ctx, const options *o, gs_graph *entry, void *const *inputs, void *const *outputs) {
+    int no = gs_graph_num_outputs(entry), i, rc = EXIT_OK;
+    void **want = (void **)calloc((size_t)no + 1, sizeof(void *));
+    double rtol = o->rtol, atol = o->atol, worst = 0;
+    long long n = 0;
+    if (rtol == 0 && atol == 0) rtol = atol = 1e-5;
+    if (rtol == 0) rtol = 1e-5;
+    if (atol == 0) atol = 1e-5;
+    for (i = 0; want && i < no; i++) {
+        gs_shape s = gs_graph_output_shape(entry, i);
+        if (!(want[i] = malloc(gs_shape_bytes(&s) ? gs_shape_bytes(&s) : 1))) break;
+    }
+    if (!want || i < no) {
+        fprintf(stderr, "gshard: out of memory for the reference outputs\n");
+        rc = EXIT_ERROR;
+    } else if (gs_eval(entry, (const void *const *)inputs, (void *const *)want) != GS_OK) {
+        fprintf(stderr, "%s: check: the reference interpreter: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
+        rc = EXIT_ERROR;
+    }
+    for (i = 0; rc == EXIT_OK && i < no; i++) {
+        gs_shape s = gs_graph_output_shape(entry, i);
+        bool fl = s.dtype == GS_F32 || s.dtype == GS_F64 || s.dtype == GS_BF16 || s.dtype == GS_F16;
+        int64_t e, ne = gs_shape_numel(&s);
+        for (e = 0; e < ne; e++, n++) {
+            double g = gs_dtype_get(s.dtype, outputs[i], e), w = gs_dtype_get(s.dtype, want[i], e), d = fabs(g - w);
+            bool ok = fl ? ((g != g && w != w) || g == w || d <= atol + rtol * fabs(w)) : g == w;
+            if (!ok) {
+                fprintf(stderr, "%s: check: output %d element %lld: got %.9g, want %.9g (run build/gshard run --check "
+                        "on one machine to find the first instruction that differs)\n", shown_name(o->file), i,
+                        (long long)e, g, w);
+                rc = EXIT_MISMATCH;
+                break;
+            }
+            if (d == d && d > worst) worst = d;
+        }
+    }
+    if (rc == EXIT_OK) printf("check: ok, %lld elements match the reference (max |got - want| %.3g)\n", n, worst);
+    for (i = 0; want && i < no; i++) free(want[i]);
+    free(want);
+    return rc;
+}
+
+/* run --spmd on ranks: rank 0 receives every other rank's device outputs (storage format) into outputs. */
+static bool mpi_collect(gs_graph *entry, long long D, void **outputs) {
+    int no = gs_graph_num_outputs(entry), i;
+    long long L = D / mpi_ranks, d;
+    for (d = L; d < D; d++)
+        for (i = 0; i < no; i++) {
+            gs_shape s = gs_graph_output_shape(entry, i);
+            size_t n = gs_shape_bytes(&s);
+            if (n > (size_t)INT_MAX) {
+                fprintf(stderr, "gshard-mpi: output %d (%zu bytes) is over 2 GiB\n", i, n);
+                return false;
+            }
+            if (mpi_rank == 0 && MPI_Recv(outputs[d * no + i], (int)n, MPI_BYTE, (int)(d / L), 7, MPI_COMM_WORLD,
+                                          MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                return false;
+            if (mpi_rank == d / L && MPI_Send(outputs[d * no + i], (int)n, MPI_BYTE, 0, 7, MPI_COMM_WORLD) != MPI_SUCCESS)
+                return false;
+        }
+    return true;
+}
+
+/* The end of the job: every rank exits with the highest status of all. After a failed run the ranks wait a
+   second for each other (so that each prints the failure it was told of), then MPI_Abort ends the job: the
+   failed collective may have left messages that MPI_Finalize would wait for. */
+static int mpi_finish(int rc) {
+    int all = rc;
+    if (!mpi_failed_run) {
+        MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Finalize();
+        return all;
+    }
+    {
+        MPI_Request req;
+        double t0 = MPI_Wtime();
+        int flag = 0;
+        fflush(stdout);
+        fflush(stderr);
+        MPI_Iallreduce(&rc, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req);
+        while (!flag && MPI_Wtime() - t0 < 1.0) MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+        MPI_Abort(MPI_COMM_WORLD, all > rc ? all : rc);
+    }
+    return rc;
+}
+#endif
+
 /* --stats: the runtime's accounting of its last run */
 static void print_stats(const gs_runtime *rt) {
     gs_runtime_stats st;
@@ -1110,6 +1272,9 @@ static void print_stats(const gs_runtime *rt) {
     if (gs_runtime_get_stats(rt, &st) != GS_OK) return;
     if (gs_runtime_get_mode(rt) == GS_RUNTIME_LOCKSTEP)
         printf("stats: %lld devices (lockstep), %.6f s\n", (long long)st.num_devices, st.seconds);
+    else if (gs_runtime_num_ranks(rt) > 1)
+        printf("stats: %lld devices on %d ranks (threaded, %lld workers per rank), %.6f s on rank 0\n",
+               (long long)st.num_devices, gs_runtime_num_ranks(rt), (long long)gs_runtime_num_workers(rt), st.seconds);
     else
         printf("stats: %lld devices (threaded, %lld workers), %.6f s\n", (long long)st.num_devices,
                (long long)gs_runtime_num_workers(rt), st.seconds);
@@ -1154,6 +1319,12 @@ static bool partition_module(gs_ctx *ctx, const options *o, gs_graph **entry, gs
             return false;
         }
     }
+    if (o->chip && gs_chip_lookup(ctx, o->chip, &desc.chip) != GS_OK) {
+        fprintf(stderr, "gshard: --chip: %s\n", user_msg(gs_ctx_error_msg(ctx)));
+        return false;
+    }
+    desc.n_strategies = o->n_strategies;
+    desc.strategies = o->strategies;
     if (gs_graph_set_num_partitions(*entry, o->devices) != GS_OK || gs_partition(*entry, &desc, spmd) != GS_OK) {
         fprintf(stderr, "%s: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
         return false;
@@ -1264,6 +1435,9 @@ static int cmd_run(gs_ctx *ctx, const options *o) {
     for (i = 0; i < no; i++) {
         out_shapes[i] = gs_graph_output_shape(entry, i);
         out_sh[i] = gs_partition_output_sharding(spmd, i);
+#if defined(GSHARD_MPI)
+        if (mpi_rank != 0) continue;   /* gathered on rank 0 only */
+#endif
         outputs[i] = malloc(gs_shape_bytes(&out_shapes[i]) ? gs_shape_bytes(&out_shapes[i]) : 1);
         if (!outputs[i]) {
             fprintf(stderr, "gshard: out of memory for output %d\n", i);
@@ -1275,6 +1449,10 @@ static int cmd_run(gs_ctx *ctx, const options *o) {
     desc.mode = o->lockstep ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_MODE_DEFAULT;
     desc.workers = o->workers;
     desc.watchdog_ms = watchdog_ms(o);
+#if defined(GSHARD_MPI)
+    mpi_desc(o, &desc);
+    desc.check_replicas = o->check;   /* --check: every copy of a replicated tile is compared while gathering */
+#endif
     if (gs_runtime_create(ctx, &desc, &rt) != GS_OK || (o->trace && gs_runtime_set_trace(rt, true) != GS_OK)) {
         fprintf(stderr, "gshard: %s\n", user_msg(gs_ctx_error_msg(ctx)));
         goto done;
@@ -1282,9 +1460,19 @@ static int cmd_run(gs_ctx *ctx, const options *o) {
     if (gs_runtime_run_global(rt, spmd, in_shapes, in_sh, (const void *const *)inputs, out_shapes, out_sh,
                               (void *const *)outputs) != GS_OK) {
         fprintf(stderr, "%s: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
+#if defined(GSHARD_MPI)
+        mpi_failed_run = true;
+#endif
         goto done;
     }
     if (o->trace && !write_text_file(ctx, o->trace, gs_runtime_trace_json(rt), "--trace")) goto done;
+#if defined(GSHARD_MPI)
+    rc = EXIT_OK;
+    if (mpi_rank == 0 && !write_outputs(ctx, o, entry, outputs)) rc = EXIT_ERROR;
+    if (rc == EXIT_OK && mpi_rank == 0 && o->stats) print_stats(rt);
+    if (rc == EXIT_OK && mpi_rank == 0 && o->check) rc = mpi_check(ctx, o, entry, inputs, outputs);
+    goto done;
+#endif
     if (!write_outputs(ctx, o, entry, outputs)) goto done;
     if (o->stats) print_stats(rt);
     rc = EXIT_OK;
@@ -1355,6 +1543,9 @@ static int cmd_run_spmd(gs_ctx *ctx, const options *o) {
     if (!load_inputs(ctx, o, entry, inputs, from_npy)) goto done;
     for (d = 0; d < D; d++) {
         for (i = 0; i < np; i++) dev_in[d * np + i] = inputs[i];   /* the same inputs on every device */
+#if defined(GSHARD_MPI)
+        if (mpi_rank != 0 && d / (D / mpi_ranks) != mpi_rank) continue;   /* rank 0 collects every device's */
+#endif
         for (i = 0; i < no; i++) {
             gs_shape s = gs_graph_output_shape(entry, i);
             outputs[d * no + i] = malloc(gs_shape_bytes(&s) ? gs_shape_bytes(&s) : 1);
@@ -1369,14 +1560,30 @@ static int cmd_run_spmd(gs_ctx *ctx, const options *o) {
     desc.mode = o->lockstep ? GS_RUNTIME_LOCKSTEP : GS_RUNTIME_MODE_DEFAULT;
     desc.workers = o->workers;
     desc.watchdog_ms = watchdog_ms(o);
+#if defined(GSHARD_MPI)
+    mpi_desc(o, &desc);
+#endif
     if (gs_runtime_create(ctx, &desc, &rt) != GS_OK) {
         fprintf(stderr, "gshard: %s\n", user_msg(gs_ctx_error_msg(ctx)));
         goto done;
     }
     if (gs_runtime_run(rt, entry, dev_in, outputs) != GS_OK) {
         fprintf(stderr, "%s: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
+#if defined(GSHARD_MPI)
+        mpi_failed_run = true;
+#endif
         goto done;
     }
+#if defined(GSHARD_MPI)
+    if (!mpi_collect(entry, D, outputs)) {
+        fprintf(stderr, "gshard-mpi: collecting the outputs on rank 0 failed\n");
+        goto done;
+    }
+    if (mpi_rank != 0) {
+        rc = EXIT_OK;
+        goto done;
+    }
+#endif
     if (o->output_dir) {
         if (GSHARD_MKDIR(o->output_dir) != 0 && errno != EEXIST) {
             fprintf(stderr, "gshard: cannot create directory %s: %s\n", o->output_dir, strerror(errno));
@@ -1477,18 +1684,25 @@ static const char model_usage_text[] =
     "                                      bytes per element (defaults 2, 2, 2, 0, 8)\n"
     "  --math bf16|int8|fp8  --efficiency F (fraction of peak FLOPs)  --no-attention-flops\n"
     "  --remat none|block|matmuls|N (N D-vectors per token and layer)  --microbatches M  --price DOLLARS\n"
+    "  --causal                            halve training/prefill attention FLOPs for the causal mask (the\n"
+    "                                      book counts the full T*S)\n"
+    "  --grad-accum A                      train in A micro-steps of batch/A (plan: tried by itself when a\n"
+    "                                      batch does not fit)\n"
     "plan: --devices N; --top K rows (default 10); --sweep devices=A..B[,chips=C1,C2] prints the best layout\n"
-    "  for each power of two from A to B on each chip; --emit-hlo FILE writes the best layout as an annotated\n"
-    "  HLO module of the model at reduced size (2 layers, dims / d_model/64, at most 16 devices) that\n"
-    "  'gshard run FILE --devices D --check --rtol 1e-3 --atol 1e-3' proves (f32 sums in another order)\n";
+    "  for each power of two from A to B on each chip; --emit-hlo FILE writes the best layout (or the one\n"
+    "  ranked --emit-rank R) as an annotated HLO module of the model's forward pass at reduced size\n"
+    "  (--emit-layers L, default 2; dims / --emit-scale K, default d_model/64; --emit-dtype f32|bf16,\n"
+    "  default f32; at most --emit-devices N devices, default 16) that 'gshard run FILE --devices D\n"
+    "  --check' proves\n";
 
 typedef struct model_options {
     gs_model_desc m;
     gs_run_desc run;
     gs_chip chip_file;
     bool have_model, have_chip, json;
-    int64_t devices, top;
+    int64_t devices, top, emit_rank;
     const char *mesh, *sweep, *emit;
+    gs_emit_desc emit_desc;
 } model_options;
 
 static bool parse_i64_arg(const char *s, int64_t lo, int64_t hi, int64_t *out) {
@@ -1579,8 +1793,13 @@ static int parse_model_options(gs_ctx *ctx, bool plan, int argc, char **argv, mo
         MODEL_I64("--batch", o->run.batch, 1, 1000000000000LL)
         MODEL_I64("--seq", o->run.seq, 1, 1000000000000LL)
         MODEL_I64("--microbatches", o->run.microbatches, 1, 1000000)
+        MODEL_I64("--grad-accum", o->run.grad_accum, 1, 1000000)
         MODEL_I64("--devices", o->devices, 1, 1000000)
         MODEL_I64("--top", o->top, 1, 1000000)
+        MODEL_I64("--emit-rank", o->emit_rank, 1, 1000000)
+        MODEL_I64("--emit-layers", o->emit_desc.layers, 1, 256)
+        MODEL_I64("--emit-scale", o->emit_desc.scale, 1, 100000000)
+        MODEL_I64("--emit-devices", o->emit_desc.max_devices, 1, 4096)
         MODEL_F64("--param-bytes", o->run.param_bytes)
         MODEL_F64("--kv-bytes", o->run.kv_bytes)
         MODEL_F64("--act-bytes", o->run.act_bytes)
@@ -1592,6 +1811,7 @@ static int parse_model_options(gs_ctx *ctx, bool plan, int argc, char **argv, mo
         else if (strcmp(a, "--plain-mlp") == 0) o->m.mlp = GS_MLP_PLAIN;
         else if (strcmp(a, "--tied") == 0) o->m.tied_embeddings = true;
         else if (strcmp(a, "--no-attention-flops") == 0) o->run.no_attention_flops = true;
+        else if (strcmp(a, "--causal") == 0) o->run.causal = true;
         else if (strcmp(a, "--train") == 0) o->run.phase = GS_PHASE_TRAIN;
         else if (strcmp(a, "--prefill") == 0) o->run.phase = GS_PHASE_PREFILL;
         else if (strcmp(a, "--decode") == 0) o->run.phase = GS_PHASE_DECODE;
@@ -1631,6 +1851,11 @@ static int parse_model_options(gs_ctx *ctx, bool plan, int argc, char **argv, mo
             i++;
         } else if (strcmp(a, "--emit-hlo") == 0 && v && plan) {
             o->emit = v;
+            i++;
+        } else if (strcmp(a, "--emit-dtype") == 0 && v && plan) {
+            o->emit_desc.dtype = gs_dtype_from_name(v);
+            if (o->emit_desc.dtype != GS_F32 && o->emit_desc.dtype != GS_BF16)
+                return usage_error("--emit-dtype '%s' is not f32 or bf16", v);
             i++;
         } else {
             const char *const *known = cli_options(plan ? "plan" : "model");
@@ -1798,16 +2023,25 @@ static int cmd_plan(int argc, char **argv) {
     fputs(text, stdout);
     rc = gs_plan_fits(plan) ? EXIT_OK : EXIT_MISMATCH;
     if (o.emit) {
-        int64_t dev = 0, scale = 0;
-        const char *hlo = gs_plan_emit_hlo(plan, 0, &dev, &scale);
+        int64_t dev = 0, scale = 0, rank = o.emit_rank ? o.emit_rank : 1;
+        const char *hlo = rank <= gs_plan_num_candidates(plan) ? gs_plan_emit_hlo_ex(plan, (int)rank - 1, &o.emit_desc, &dev, &scale)
+                                                               : NULL;
         FILE *f = hlo ? fopen(o.emit, "w") : NULL;
-        if (!f || fputs(hlo, f) < 0 || fclose(f) != 0) {
+        bool bad = !f;
+        if (f) {
+            bad = fputs(hlo, f) < 0;
+            bad = fclose(f) != 0 || bad;
+        }
+        if (!hlo && rank > gs_plan_num_candidates(plan)) {
+            fprintf(stderr, "gshard plan: --emit-rank %lld but only %d candidates\n", (long long)rank, gs_plan_num_candidates(plan));
+            rc = EXIT_ERROR;
+        } else if (bad) {
             fprintf(stderr, "gshard plan: cannot write %s%s%s\n", o.emit, hlo ? "" : ": ", hlo ? "" : gs_ctx_error_msg(ctx));
-            if (f) fclose(f);
             rc = EXIT_ERROR;
         } else {
-            fprintf(stderr, "gshard plan: wrote %s (dims / %lld); check it with: gshard run %s --devices %lld --check "
-                            "--rtol 1e-3 --atol 1e-3\n", o.emit, (long long)scale, o.emit, (long long)dev);
+            fprintf(stderr, "gshard plan: wrote %s (dims / %lld); check it with: gshard run %s --devices %lld --check%s\n", o.emit,
+                    (long long)scale, o.emit, (long long)dev,
+                    o.emit_desc.dtype == GS_BF16 ? " --rtol 2e-2 --atol 2e-2" : "");
         }
     }
 done:
@@ -1974,7 +2208,7 @@ static int cmd_exercise(int argc, char **argv) {
 }
 #endif
 
-int main(int argc, char **argv) {
+static int gshard_main(int argc, char **argv) {
     const char *cmd;
     options o;
     gs_ctx *ctx = NULL;
@@ -2022,6 +2256,15 @@ int main(int argc, char **argv) {
         free((void *)o.show);
         return rc;
     }
+#if defined(GSHARD_MPI)
+    if (strcmp(cmd, "run") == 0 && !o.shapes_only && o.devices % mpi_ranks != 0) {
+        if (mpi_rank == 0)
+            fprintf(stderr, "gshard-mpi run: --devices %lld is not a multiple of the %d ranks\n", o.devices, mpi_ranks);
+        free(o.inputs);
+        free((void *)o.show);
+        return EXIT_ERROR;
+    }
+#endif
     if (gs_ctx_create(NULL, &ctx) != GS_OK) {
         fprintf(stderr, "gshard: cannot create a context\n");
         free(o.inputs);
@@ -2043,4 +2286,28 @@ int main(int argc, char **argv) {
         return EXIT_ERROR;
     }
     return rc;
+}
+
+int main(int argc, char **argv) {
+#if defined(GSHARD_MPI)
+    int level = 0;
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &level) != MPI_SUCCESS) {
+        fprintf(stderr, "gshard-mpi: MPI_Init_thread failed\n");
+        return EXIT_ERROR;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &mpi_ranks);
+    /* rank 0 prints; the others' standard output goes nowhere (their errors still reach standard error) */
+    if (mpi_rank != 0 && !freopen("/dev/null", "w", stdout)) {
+        fprintf(stderr, "gshard-mpi: rank %d cannot silence its standard output\n", mpi_rank);
+        MPI_Abort(MPI_COMM_WORLD, EXIT_ERROR);
+    }
+    if (level < MPI_THREAD_SERIALIZED) {
+        fprintf(stderr, "gshard-mpi: this MPI library does not offer MPI_THREAD_SERIALIZED\n");
+        MPI_Abort(MPI_COMM_WORLD, EXIT_ERROR);
+    }
+    return mpi_finish(gshard_main(argc, argv));
+#else
+    return gshard_main(argc, argv);
+#endif
 }
