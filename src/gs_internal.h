@@ -391,6 +391,8 @@ GS__FN gs_result gs__groups_expand(gs_ctx *ctx, const gs_replica_groups *rg, int
                                    int64_t *n_groups, int64_t *group_size, const int64_t **ids);
 
 GS__FN void gs__sh_print(gs__sb *sb, const gs_sharding *s);
+/* gs_sharding_validate, with the rule that a tiled sharding names every device only when cover (gs_sharding.c) */
+GS__FN gs_result gs__sharding_validate(gs_ctx *ctx, const gs_sharding *s, gs_shape shape, int64_t num_devices, bool cover);
 /* a mesh sharding from per-dim axis lists (gs_sharding.c; who names the caller in errors) */
 GS__FN const gs_sharding *gs__mesh_build(gs_ctx *ctx, const gs_mesh *m, int rank, const int *n_of,
                                          int (*axes)[GS_MAX_IOTA_RANK], const char *who);

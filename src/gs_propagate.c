@@ -923,7 +923,7 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
                 for (k = 0; k < n; k++) {
                     const gs_sharding *e = s->kind == GS_SHARDING_TUPLE ? s->elems[k] : s;
                     if (nd > 0 && e->kind == GS_SHARDING_TILED &&
-                        gs_sharding_validate(P.ctx, e, s->kind == GS_SHARDING_TUPLE ? v->tuple[k] : v->shape, nd) != GS_OK) {
+                        gs__sharding_validate(P.ctx, e, s->kind == GS_SHARDING_TUPLE ? v->tuple[k] : v->shape, nd, false) != GS_OK) {
                         r = gs__err_prefix(P.ctx, "gs_propagate: %s: ", v->name);
                         goto out;
                     }

@@ -541,6 +541,12 @@ GS__FN void gs__tile_range(int64_t S, int64_t k, int64_t i, int64_t *off, int64_
 }
 
 GS_API gs_result gs_sharding_validate(gs_ctx *ctx, const gs_sharding *s, gs_shape shape, int64_t num_devices) {
+    return gs__sharding_validate(ctx, s, shape, num_devices, true);
+}
+
+/* gs_sharding_validate; cover: a tiled sharding must name every device (the partitioner's and the runtime's
+   rule). Propagation alone does not need it: XLA propagates shardings over a subset of the devices. */
+GS__FN gs_result gs__sharding_validate(gs_ctx *ctx, const gs_sharding *s, gs_shape shape, int64_t num_devices, bool cover) {
     if (!ctx) return GS_ERR_INVALID_ARG;
     if (!s) return gs__err(ctx, GS_ERR_SHARDING, "sharding is NULL");
     switch (s->kind) {
@@ -568,7 +574,7 @@ GS_API gs_result gs_sharding_validate(gs_ctx *ctx, const gs_sharding *s, gs_shap
                                        (long long)s->ta.list[L], (long long)num_devices);
             }
             /* as XLA: a tiled sharding names every device once; the rest would hold no part of the value */
-            if (s->ta.total < num_devices)
+            if (cover && s->ta.total < num_devices)
                 return gs__err(ctx, GS_ERR_SHARDING, "sharding covers %lld of the %lld devices (a tiled sharding must "
                                "name every device once)", (long long)s->ta.total, (long long)num_devices);
         }

@@ -174,6 +174,24 @@ GS_API gs_result gs_partition(gs_graph *g, const gs_partition_desc *desc, gs_gra
     return gs__partition_ex(g, desc, false, out);
 }
 
+/* Every tiled sharding of g's values names each of the D devices once, as XLA's partitioner requires (a device
+   outside a subset would hold no part of the value; propagation alone allows subsets). */
+GS__FN gs_result gs__sp_check_cover(gs_ctx *ctx, const gs_graph *g, int64_t D) {
+    int i, k, n = (int)stbds_arrlen(g->values);
+    for (i = 0; i < n; i++) {
+        const gs_value *v = g->values[i];
+        const gs_sharding *s = v->sharding;
+        int m = s && s->kind == GS_SHARDING_TUPLE ? s->n_elems : 1;
+        for (k = 0; s && k < m; k++) {
+            const gs_sharding *e = s->kind == GS_SHARDING_TUPLE ? s->elems[k] : s;
+            if (e->kind == GS_SHARDING_TILED &&
+                gs_sharding_validate(ctx, e, s->kind == GS_SHARDING_TUPLE ? v->tuple[k] : v->shape, D) != GS_OK)
+                return gs__err_prefix(ctx, "gs_partition: %s: ", v->name);
+        }
+    }
+    return GS_OK;
+}
+
 GS__FN gs_result gs__partition_ex(gs_graph *g, const gs_partition_desc *desc, bool reference, gs_graph **out) {
     gs_ctx *ctx;
     gs__sp sp;
@@ -207,6 +225,7 @@ GS__FN gs_result gs__partition_ex(gs_graph *g, const gs_partition_desc *desc, bo
     sp.reference = reference;
     if (!reference && sp.desc.xla_compat && (res = gs__sp_xla_entry_policy(&sp, g)) != GS_OK) return res;
     if (!reference && (res = gs_propagate(g, &pd)) != GS_OK) return res;
+    if ((res = gs__sp_check_cover(ctx, g, sp.D)) != GS_OK) return res;
     n = (int)stbds_arrlen(g->values);
     gs__sb_init(&sp.ex, ctx);
     memset(&G, 0, sizeof G);

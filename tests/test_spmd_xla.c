@@ -183,8 +183,8 @@ static void test_xla_check_bf16_tolerance(void) {
 }
 
 /* A tiled sharding must name every device once (XLA's rule): 4 ids when the module has 8 partitions is an
-   error when the text is read; a graph annotated for 4 devices partitioned for 8 is an error of
-   gs_partition; the same graph for 4 devices partitions and runs. */
+   error when the text is read; a graph annotated for 4 devices propagates for 8 (as XLA's propagation does)
+   but partitioning it for 8 is an error of gs_partition; the same graph for 4 devices partitions and runs. */
 static void test_xla_sharding_device_subset(void) {
     static const char *const text =
         "HloModule m, num_partitions=8\nENTRY e {\n"
@@ -207,6 +207,13 @@ static void test_xla_sharding_device_subset(void) {
         gs_value *p = gs_parameter(g, -1, gs_shape_make(GS_F32, 2, d), "p");
         CHECK_OK(gs_value_set_sharding_text(p, "{devices=[2,2]<=[4]}"));
         CHECK_OK(gs_graph_set_root(g, gs_add(g, p, p)));
+    }
+    {   /* propagation alone allows a subset (XLA's propagation tests use them): r takes p's tiling */
+        gs_propagate_desc prd;
+        memset(&prd, 0, sizeof prd);
+        prd.num_devices = 8;
+        CHECK_OK(gs_propagate(g, &prd));
+        CHECK(gs_sharding_equal(gs_value_sharding(gs_graph_root(g)), gs_value_sharding(gs_graph_param(g, 0))));
     }
     memset(&pd, 0, sizeof pd);
     pd.num_devices = 8;
