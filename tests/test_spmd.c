@@ -520,7 +520,7 @@ static void test_spmd_dot_forced_strategies(void) {
         gs_ctx_destroy(ctx);
         for (k = 0; k < n; k++) {
             gs_partition_strategy fs;
-            char want[48];
+            char want[160];
             ctx = gst_ctx();
             g = make(ctx, seed, D);
             memset(&pd, 0, sizeof pd);
