@@ -245,7 +245,8 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(CHOLESKY, "cholesky", 1) \
     X(TRIANGULAR_SOLVE, "triangular-solve", 2) \
     X(FFT, "fft", 1) \
-    X(SELECT_AND_SCATTER, "select-and-scatter", 3)
+    X(SELECT_AND_SCATTER, "select-and-scatter", 3) \
+    X(CONDITIONAL, "conditional", -1)
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,
@@ -598,6 +599,13 @@ GS_API gs_value *gs_get_tuple_element(gs_graph *g, gs_value *t, int64_t index);
 /* XLA while: cond(state) -> pred[], body(state) -> state; state is the shape of init (array or flat tuple).
    cond and body each have exactly one parameter of that shape. */
 GS_API gs_value *gs_while(gs_graph *g, gs_graph *cond, gs_graph *body, gs_value *init);
+/* XLA conditional: runs branches[k](args[k]) for one k and returns its result. selector is pred[] (then
+   n_branches is 2: branches[0] runs when it is true, branches[1] when false) or s32[] (any n_branches >= 1:
+   branch selector, an index outside [0, n_branches) runs the last one). Each branch has exactly one parameter,
+   of args[k]'s shape, and every branch returns the same shape (an array or a tuple). Only the taken branch
+   runs. */
+GS_API gs_value *gs_conditional(gs_graph *g, gs_value *selector, int n_branches, gs_graph *const *branches,
+                                gs_value *const *args);
 
 /* ---------------------------------------------------------------------------------------------------------
    HLO text
