@@ -391,6 +391,10 @@ GS_API gs_result gs_value_set_name(gs_value *v, const char *name);   /* must sta
 GS_API gs_shape gs_value_shape(const gs_value *v);   /* dtype GS_TUPLE for tuples */
 GS_API int gs_value_num_operands(const gs_value *v);
 GS_API gs_value *gs_value_operand(const gs_value *v, int i);
+/* The computations v runs: a while's condition (0) and body (1), a conditional's branches in order; 0 and
+   NULL for any other op or k out of range. */
+GS_API int gs_value_num_called(const gs_value *v);
+GS_API gs_graph *gs_value_called(const gs_value *v, int k);
 /* Tuples. A tuple value holds its leaves (the arrays of the tuple, nested tuples flattened in order): the
    parameter buffers, gs_eval's inputs and outputs and the runtime's buffers are one per leaf, and a tuple
    sharding lists one sharding per leaf, as XLA's does. gs_value_tuple_size is the number of leaves and

@@ -207,6 +207,8 @@ GS_API gs_shape gs_graph_output_shape(const gs_graph *g, int i) {
    ------------------------------------------------------------------------------------------------------- */
 GS_API gs_op gs_value_op(const gs_value *v) { return v ? v->op : GS_OP_INVALID; }
 GS_API const char *gs_value_name(const gs_value *v) { return v ? v->name : NULL; }
+GS_API int gs_value_num_called(const gs_value *v) { return v ? gs__n_subgraphs(v) : 0; }
+GS_API gs_graph *gs_value_called(const gs_value *v, int k) { return v ? gs__subgraph(v, k) : NULL; }
 GS_API gs_shape gs_value_shape(const gs_value *v) {
     gs_shape s;
     if (v) return v->shape;
