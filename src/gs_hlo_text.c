@@ -1572,6 +1572,12 @@ GS__FN bool gs__parse_attrs(gs__parser *P, gs__cur *c, int *first, int *count) {
     X("collective-permute-done", gs__bl_async_done) \
     X("copy-done", gs__bl_async_done) \
     X("all-to-all-done", gs__bl_async_done) \
+    X("async-start", gs__bl_async_call) \
+    X("call-start", gs__bl_async_call) \
+    X("async-update", gs__bl_identity) \
+    X("call-update", gs__bl_identity) \
+    X("async-done", gs__bl_async_done) \
+    X("call-done", gs__bl_async_done) \
     X("after-all", gs__bl_opaque) \
     X("infeed", gs__bl_opaque) \
     X("outfeed", gs__bl_opaque) \
@@ -4153,6 +4159,43 @@ GS__FN bool gs__bl_async_start(gs__bi *b) {
     for (k = n; k < want; k++) {
         const gs_shape *e = &P->elems[b->in->type.first + k];
         if (e->rank != 0) return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "%s '%s': a context element must be a scalar", b->in->opcode, b->in->name);
+        parts[n++] = gs_scalar(b->g, e->dtype, 0);
+    }
+    b->v = gs_tuple(b->g, n, parts);
+    return true;
+}
+
+/* async-start(operands), calls=C, and XLA's short form call-start(operands), to_apply=C: C inlined on the
+   operands, the value XLA's tuple ((operands), result, contexts...) with zeros for the scalar contexts;
+   async-update passes it on and async-done (call-done) takes the result. The wrapped computation runs where
+   the start is reached (gshard.h overlaps nothing), so the three are one op, as the collective pairs are. */
+GS__FN bool gs__bl_async_call(gs__bi *b) {
+    gs__parser *P = b->P;
+    bool sugar = strcmp(b->in->opcode, "call-start") == 0;
+    gs__pattr *a = gs__need_attr(P, b->in, sugar ? "to_apply" : "calls");
+    gs_value **args, *parts[64], *r = NULL;
+    int k, n = 2, leaves, before = (int)stbds_arrlen(b->g->values);
+    if (!a) return false;
+    if (!b->in->type.tuple || b->in->shape_omitted)
+        return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "%s '%s' needs its shape written: ((operands), result, contexts...)",
+                        b->in->opcode, b->in->name);
+    args = (gs_value **)gs__arena_dup(P->ctx, b->xs, sizeof(gs_value *) * (size_t)(b->n > 0 ? b->n : 1));
+    if (!args) return false;
+    P->ctx->next_name = NULL;
+    if (!gs__inline_comp(P, a, b->g, b->name, args, b->n, &r)) return false;
+    if (r && r->id < before) r = gs__identity(b->g, r);   /* the computation returns a parameter */
+    if (!(parts[0] = gs_tuple(b->g, b->n, args)) || !(parts[1] = r)) return gs__builder_failed(P, &b->in->at);
+    /* the contexts: the declared leaves after the operands' and the result's */
+    leaves = b->in->type.n - (parts[0]->shape.dtype == GS_TUPLE ? parts[0]->n_tuple : 1) -
+             (r->shape.dtype == GS_TUPLE ? r->n_tuple : 1);
+    if (leaves < 0 || leaves > 62)
+        return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "%s '%s': expected the shape ((operands), result, contexts...)",
+                        b->in->opcode, b->in->name);
+    for (k = b->in->type.n - leaves; k < b->in->type.n; k++) {
+        const gs_shape *e = &P->elems[b->in->type.first + k];
+        if (e->rank != 0 || e->dtype == GS_TUPLE)
+            return gs__perr(P, &b->in->type.at, GS_ERR_UNSUPPORTED, "%s '%s': a context element that is not a scalar",
+                            b->in->opcode, b->in->name);
         parts[n++] = gs_scalar(b->g, e->dtype, 0);
     }
     b->v = gs_tuple(b->g, n, parts);

@@ -18,6 +18,14 @@ typedef struct gs__prop {
 GS__FN bool gs__is_array(const gs_value *v) { return v->shape.dtype != GS_TUPLE; }
 GS__FN bool gs__is_tiled(const gs_sharding *s) { return s && s->kind == GS_SHARDING_TILED; }
 GS__FN bool gs__is_manual(const gs_sharding *s) { return s && s->kind == GS_SHARDING_MANUAL; }
+/* a tuple sharding whose every element is manual (a tuple of manual values: an async-start's operands) */
+GS__FN bool gs__all_manual(const gs_sharding *s) {
+    int k;
+    if (!s || s->kind != GS_SHARDING_TUPLE || s->n_elems == 0) return false;
+    for (k = 0; k < s->n_elems; k++)
+        if (!gs__is_manual(s->elems[k])) return false;
+    return true;
+}
 /* sharding usable as a source for array rules (not unknown, not maximal, not a tuple) */
 GS__FN const gs_sharding *gs__arr_sh(const gs_value *v) {
     const gs_sharding *s = v->sharding;
@@ -640,8 +648,10 @@ GS__FN void gs__fwd_value(gs__prop *P, gs_value *v) {
     if (v->op == GS_OP_ANNOTATE) rule = "sharding";
     if (v->n_operands == 0 || v->op == GS_OP_TO_FULL || v->op == GS_OP_TO_MANUAL) return;
     for (k = 0; k < v->n_operands; k++)
-        if (gs__is_manual(v->operands[k]->sharding)) {
-            if (gs__is_array(v)) gs__offer(P, v, -1, v->operands[k]->sharding, GS_ORIGIN_FORWARD, v->operands[k], "manual region");
+        if (gs__is_manual(v->operands[k]->sharding) || gs__all_manual(v->operands[k]->sharding)) {
+            if (gs__is_array(v))
+                gs__offer(P, v, -1, gs__is_manual(v->operands[k]->sharding) ? v->operands[k]->sharding : gs_sharding_manual(P->ctx),
+                          GS_ORIGIN_FORWARD, v->operands[k], "manual region");
             else
                 for (k = 0; k < v->n_tuple; k++)
                     gs__offer(P, v, k, gs_sharding_manual(P->ctx), GS_ORIGIN_FORWARD, v->operands[0], "manual region");

@@ -2,7 +2,8 @@
    values, only the taken branch running (a branch that cannot run is never reached), printing back as written,
    the C builder and its errors, propagation through branch parameters and roots, the partitioned program
    against the reference interpreter on shapes that do not divide, the cost of the longest branch, and a
-   catalogue of bad input with line:column. */
+   catalogue of bad input with line:column. Also the other computation wrappers of HLO text: async-start /
+   async-update / async-done and call-start / call-done. */
 #if !defined(_POSIX_C_SOURCE)
 #  define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #endif
@@ -357,6 +358,66 @@ static void test_cond_bad_input(void) {
     }
 }
 
+/* async-start(calls=C) / async-update / async-done and call-start(to_apply=C) / call-done: the wrapped
+   computation's value (hand-computed), XLA's start tuple ((operands), result, context) read back, the start
+   shape checked, and a manual start's every leaf manual after propagation */
+static void test_async_wrappers(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx,
+                                "HloModule m\n"
+                                "body {\n  p0 = s32[4] parameter(0)\n  p1 = s32[4] parameter(1)\n  a = s32[4] add(p0, p1)\n"
+                                "  m = s32[4] multiply(p0, p1)\n  ROOT r = (s32[4], s32[4]) tuple(a, m)\n}, execution_thread=\"t1\"\n"
+                                "dbl {\n  q = s32[4] parameter(0)\n  ROOT d = s32[4] add(q, q)\n}\n"
+                                "ENTRY e {\n  x = s32[4] parameter(0)\n  y = s32[4] parameter(1)\n"
+                                "  s = ((s32[4], s32[4]), (s32[4], s32[4]), u32[]) async-start(x, y), calls=body, async_execution_thread=\"t1\"\n"
+                                "  u = ((s32[4], s32[4]), (s32[4], s32[4]), u32[]) async-update(s)\n"
+                                "  d = (s32[4], s32[4]) async-done(u)\n"
+                                "  cs = ((s32[4]), s32[4], u32[]) call-start(x), to_apply=dbl, async_execution_thread=\"t1\"\n"
+                                "  cd = s32[4] call-done(cs)\n"
+                                "  d0 = s32[4] get-tuple-element(d), index=0\n  d1 = s32[4] get-tuple-element(d), index=1\n"
+                                "  ROOT t = (s32[4], s32[4], s32[4]) tuple(d0, d1, cd)\n}\n");
+    const int32_t x[4] = {1, -2, 3, 40}, y[4] = {5, 6, -7, 2};
+    int32_t o[3][4];
+    const void *ins[2];
+    void *outs[3];
+    int i;
+    if (g) {
+        gst_hlo_roundtrip(g);
+        ins[0] = x;
+        ins[1] = y;
+        for (i = 0; i < 3; i++) outs[i] = o[i];
+        CHECK_OK(gs_eval(g, ins, outs));
+        for (i = 0; i < 4; i++) {
+            CHECK_EQ_INT(o[0][i], x[i] + y[i]);
+            CHECK_EQ_INT(o[1][i], x[i] * y[i]);
+            CHECK_EQ_INT(o[2][i], 2 * x[i]);
+        }
+    }
+    gs_ctx_destroy(ctx);
+    ctx = gst_ctx();
+    g = gst_hlo_parse(ctx, "HloModule m\nc {\n  p0 = f32[8] parameter(0)\n  ROOT n = f32[8] negate(p0)\n}\n"
+                           "ENTRY e {\n  p = f32[8] parameter(0), sharding={manual}\n"
+                           "  s = ((f32[8]), f32[8], u32[]) call-start(p), to_apply=c\n  ROOT d = f32[8] call-done(s)\n}\n");
+    if (g) {
+        gs_propagate_desc pd;
+        memset(&pd, 0, sizeof pd);
+        pd.num_devices = 2;
+        CHECK_OK(gs_propagate(g, &pd));
+        CHECK(strcmp(gs_value_sharding_text(gs_graph_find(g, "s")), "{{manual}, {manual}, {manual}}") == 0);
+        CHECK(strcmp(gs_value_sharding_text(gs_graph_find(g, "d")), "{manual}") == 0);
+    }
+    gs_ctx_destroy(ctx);
+    gst_hlo_error_at("HloModule m\nc {\n  p0 = f32[8] parameter(0)\n  ROOT n = f32[8] negate(p0)\n}\n"
+                     "ENTRY e {\n  p = f32[8] parameter(0)\n  ROOT s = f32[8] async-start(p), calls=c\n}\n",
+                     GS_ERR_PARSE, 8, 12, "async-start 's' needs its shape written: ((operands), result, contexts...)");
+    gst_hlo_error_at("HloModule m\nc {\n  p0 = f32[8] parameter(0)\n  ROOT n = f32[8] negate(p0)\n}\n"
+                     "ENTRY e {\n  p = f32[8] parameter(0)\n  ROOT s = ((f32[8]), f32[8], u32[]) async-start(p), to_apply=c\n}\n",
+                     GS_ERR_PARSE, 8, 38, "async-start 's' needs the attribute calls=");
+    gst_hlo_error_at("HloModule m\nc {\n  p0 = f32[8] parameter(0)\n  ROOT n = f32[8] negate(p0)\n}\n"
+                     "ENTRY e {\n  p = f32[8] parameter(0)\n  ROOT s = ((f32[8]), f32[4], u32[]) call-start(p), to_apply=c\n}\n",
+                     GS_ERR_PARSE, 8, 12, "call-start 's' is declared ((f32[8]), f32[4], u32[]) but is ((f32[8]), f32[8], u32[])");
+}
+
 void suite_conditional(void) {
     RUN(test_cond_values_and_print);
     RUN(test_cond_only_taken_branch);
@@ -365,4 +426,5 @@ void suite_conditional(void) {
     RUN(test_cond_partitioned_vs_reference);
     RUN(test_cond_cost);
     RUN(test_cond_bad_input);
+    RUN(test_async_wrappers);
 }
