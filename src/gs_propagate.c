@@ -627,6 +627,45 @@ GS__FN void gs__collect_graphs(gs__prop *P, gs_graph *g) {
 }
 
 /* forward for tuple-producing ops, element by element; manual operands make users manual */
+
+/* batch-norm-training/-inference/-grad: x[.., F, ..] (and grad's grad_output, the same shape) and the [F] vectors.
+   The partitioner keeps only the feature dim split (it gathers the others, gs__sp_batch_norm), so the rule passes
+   the feature dim's tiles: between x-shaped values as they are, to and from the vectors' dim 0. */
+GS__FN bool gs__bn_xlike(const gs_value *v, int i) { return i == 0 || (v->op == GS_OP_BATCH_NORM_GRAD && i == 4); }
+GS__FN const gs_sharding *gs__bn_to_vec(gs__prop *P, const gs_value *v, const gs_sharding *xs) {
+    int d, dest[GS_MAX_RANK];
+    for (d = 0; d < v->operands[0]->shape.rank; d++) dest[d] = d == (int)v->dim ? 0 : GS__DEST_REP;
+    return xs ? gs__sh_map(P->ctx, xs, 1, dest) : NULL;
+}
+GS__FN const gs_sharding *gs__bn_to_x(gs__prop *P, const gs_value *v, const gs_sharding *vs) {
+    int dest[1];
+    if (!gs__is_tiled(vs)) return vs;
+    dest[0] = (int)v->dim;
+    return gs__sh_map(P->ctx, vs, v->operands[0]->shape.rank, dest);
+}
+/* x's dims other than the feature dim */
+GS__FN uint32_t gs__bn_others(const gs_value *v) {
+    int d;
+    uint32_t m = 0;
+    for (d = 0; d < v->operands[0]->shape.rank; d++)
+        if (d != (int)v->dim) m |= 1u << d;
+    return m;
+}
+/* the x-shaped sharding the operands give (x first, then grad_output, then a vector's) */
+GS__FN const gs_sharding *gs__bn_fwd(gs__prop *P, const gs_value *v) {
+    int i;
+    uint32_t others = gs__bn_others(v);
+    for (i = 0; i < v->n_operands; i++) {
+        const gs_sharding *s = gs__arr_sh(v->operands[i]);
+        if (s && gs__bn_xlike(v, i)) return gs__is_tiled(s) ? gs__sh_replicate_dims(P->ctx, s, others) : s;
+    }
+    for (i = 0; i < v->n_operands; i++) {
+        const gs_sharding *s = gs__arr_sh(v->operands[i]);
+        if (s && !gs__bn_xlike(v, i)) return gs__bn_to_x(P, v, s);
+    }
+    return NULL;
+}
+
 GS__FN void gs__fwd_value(gs__prop *P, gs_value *v) {
     int k;
     const char *rule = gs_op_name(v->op);
@@ -675,6 +714,14 @@ GS__FN void gs__fwd_value(gs__prop *P, gs_value *v) {
         } else {
             gs__offer(P, v, -1, t, GS_ORIGIN_FORWARD, v->operands[0], rule);
         }
+        return;
+    }
+    if (v->op >= GS_OP_BATCH_NORM_TRAINING && v->op <= GS_OP_BATCH_NORM_GRAD) {
+        const gs_sharding *xs = gs__bn_fwd(P, v);
+        if (!xs) return;
+        if (gs__is_array(v)) gs__offer(P, v, -1, xs, GS_ORIGIN_FORWARD, v->operands[0], rule);
+        else
+            for (k = 0; k < v->n_tuple; k++) gs__offer(P, v, k, k == 0 ? xs : gs__bn_to_vec(P, v, xs), GS_ORIGIN_FORWARD, v->operands[0], rule);
         return;
     }
     if (!gs__is_array(v)) {
@@ -739,6 +786,14 @@ GS__FN void gs__bwd_value(gs__prop *P, gs_value *u) {
             for (j = 0; j < o->n_tuple; j++, leaf++)
                 if (leaf < s->n_elems) gs__offer(P, o, j, s->elems[leaf], GS_ORIGIN_BACKWARD, u, rule);
         }
+        return;
+    }
+    if (u->op >= GS_OP_BATCH_NORM_TRAINING && u->op <= GS_OP_BATCH_NORM_GRAD) {   /* from the x-shaped result */
+        const gs_sharding *xs = s->kind == GS_SHARDING_TUPLE ? (s->n_elems ? s->elems[0] : NULL) : s;
+        if (!xs || xs->kind == GS_SHARDING_UNKNOWN || xs->kind == GS_SHARDING_MAXIMAL) return;
+        if (gs__is_tiled(xs)) xs = gs__sh_replicate_dims(P->ctx, xs, gs__bn_others(u));
+        for (i = 0; i < u->n_operands; i++)
+            gs__offer(P, u->operands[i], -1, gs__bn_xlike(u, i) ? xs : gs__bn_to_vec(P, u, xs), GS_ORIGIN_BACKWARD, u, rule);
         return;
     }
     for (i = 0; i < u->n_operands; i++) {
