@@ -1036,10 +1036,14 @@ typedef struct gs__cur {
 
 /* an array's layout as written: minor_to_major (n = 0: none written, the default), and whether anything
    follows the ':' (tiles T(..), memory space S(..), ...) */
+#define GS__MAX_TILINGS 4     /* tiling levels T(..)(..) of one layout */
+#define GS__MAX_TILE_RANK 8   /* dims of one tile (a tile may have more dims than the array) */
 typedef struct gs__layout {
     int n;
     int64_t m2m[GS_MAX_RANK];
     bool tiled;
+    int8_t n_tilings, tile_n[GS__MAX_TILINGS];   /* T(8,128)(2,1): 2 tilings of 2 dims each */
+    int32_t tile[GS__MAX_TILINGS][GS__MAX_TILE_RANK];
 } gs__layout;
 
 /* a declared shape: an array, or a tuple whose leaves are P->elems[first .. first + n) (nested: its structure
@@ -1344,6 +1348,35 @@ GS__FN bool gs__skip_balanced(gs__parser *P, gs__cur *c) {
 }
 
 /* ---- shapes ---- */
+/* the tiles of a layout, "T(8,128)(2,1)" (at the 'T'); positive sizes only (XLA's combined dims '*' are not read) */
+GS__FN bool gs__parse_tiles(gs__parser *P, gs__cur *c, gs__layout *l) {
+    gs__cur_adv(c);
+    while (gs__cur_peek(c) == '(') {
+        gs__cur at = *c;
+        int k = l->n_tilings, n = 0;
+        bool ok = true;
+        if (k == GS__MAX_TILINGS) return gs__perr(P, &at, GS_ERR_UNSUPPORTED, "more than %d tilings in one layout", GS__MAX_TILINGS);
+        gs__cur_adv(c);
+        for (;;) {
+            int64_t t;
+            gs__cur tat;
+            if (!gs__skip_ws(P, c)) return false;
+            tat = *c;
+            if (gs__cur_peek(c) == '*')
+                return gs__perr(P, &tat, GS_ERR_UNSUPPORTED, "combined tile dimensions ('*') are not supported");
+            if (!gs__read_int(P, c, &t, "a tile size")) return false;
+            if (t < 1 || t > INT32_MAX) return gs__pexpect(P, &tat, "a tile size >= 1");
+            if (n == GS__MAX_TILE_RANK) return gs__perr(P, &tat, GS_ERR_UNSUPPORTED, "a tile of more than %d dimensions", GS__MAX_TILE_RANK);
+            l->tile[k][n++] = (int32_t)t;
+            if (gs__accept(P, c, ')', &ok)) break;
+            if (!ok || !gs__expect_ch(P, c, ',')) return false;
+        }
+        l->tile_n[k] = (int8_t)n;
+        l->n_tilings = (int8_t)(k + 1);
+    }
+    return true;
+}
+
 /* "{1,0}" or "{1,0:T(8,128)S(1)}" after an array shape; lay may be NULL */
 GS__FN bool gs__parse_layout(gs__parser *P, gs__cur *c, const gs_shape *s, gs__layout *lay) {
     gs__layout l;
@@ -1360,7 +1393,9 @@ GS__FN bool gs__parse_layout(gs__parser *P, gs__cur *c, const gs_shape *s, gs__l
                 gs__cur_adv(c);
                 l.tiled = true;
                 while (!gs__cur_eof(c) && gs__cur_peek(c) != '}') {
-                    if (gs__cur_peek(c) == '(' || gs__cur_peek(c) == '[' || gs__cur_peek(c) == '{') {
+                    if (gs__cur_peek(c) == 'T' && c->p + 1 < c->end && c->p[1] == '(') {
+                        if (!gs__parse_tiles(P, c, &l)) return false;
+                    } else if (gs__cur_peek(c) == '(' || gs__cur_peek(c) == '[' || gs__cur_peek(c) == '{') {
                         if (!gs__skip_balanced(P, c)) return false;
                     } else {
                         gs__cur_adv(c);
@@ -3955,6 +3990,64 @@ GS__FN void gs__layout_major(const gs__layout *l, int rank, int64_t *order) {
     for (i = 0; i < rank; i++) order[i] = l->n ? l->m2m[rank - 1 - i] : i;
 }
 
+/* The tiled layout's memory position of the element at physical index idx (the shape's dims in major-to-minor
+   order, pdims): XLA's tiled layout, each tiling applied in turn to the most minor dims of the previous shape
+   (a tile with more dims than the shape pads it with leading dims of 1): index (.., e) in (.., d) becomes
+   (.., e / t, e % t) in (.., ceil(d / t), t), the tile dims moved after all the others. */
+GS__FN int64_t gs__tiled_offset(const gs__layout *l, int rank, const int64_t *pdims, const int64_t *idx) {
+    int64_t d[GS__MAX_TILINGS * GS__MAX_TILE_RANK + GS_MAX_RANK], e[GS__MAX_TILINGS * GS__MAX_TILE_RANK + GS_MAX_RANK];
+    int64_t nd[GS__MAX_TILINGS * GS__MAX_TILE_RANK + GS_MAX_RANK], ne[GS__MAX_TILINGS * GS__MAX_TILE_RANK + GS_MAX_RANK];
+    int n = rank, k, i, m, lead;
+    int64_t off = 0;
+    for (i = 0; i < rank; i++) {
+        d[i] = pdims[i];
+        e[i] = idx[i];
+    }
+    for (k = 0; k < l->n_tilings; k++) {
+        m = l->tile_n[k];
+        if (m > n) {   /* pad with leading dims of 1 */
+            memmove(d + (m - n), d, (size_t)n * sizeof d[0]);
+            memmove(e + (m - n), e, (size_t)n * sizeof e[0]);
+            for (i = 0; i < m - n; i++) d[i] = 1, e[i] = 0;
+            n = m;
+        }
+        lead = n - m;
+        for (i = 0; i < lead; i++) nd[i] = d[i], ne[i] = e[i];
+        for (i = 0; i < m; i++) {
+            int64_t t = l->tile[k][i];
+            nd[lead + i] = (d[lead + i] + t - 1) / t;
+            ne[lead + i] = e[lead + i] / t;
+            nd[n + i] = t;
+            ne[n + i] = e[lead + i] % t;
+        }
+        n += m;
+        memcpy(d, nd, (size_t)n * sizeof d[0]);
+        memcpy(e, ne, (size_t)n * sizeof e[0]);
+    }
+    for (i = 0; i < n; i++) off = off * d[i] + e[i];
+    return off;
+}
+
+/* bitcast between layouts with tiles: exact when every element keeps its memory position as if neither layout
+   were tiled (both walked in their physical order), which makes it the minor_to_major bitcast below; any
+   other tiled bitcast moves elements within tiles (or reads padding) and is refused. */
+GS__FN bool gs__tiled_bitcast_plain(const gs_shape *xs, const gs__layout *xl, const gs_shape *ys, const gs__layout *yl) {
+    int64_t xo[GS_MAX_RANK], yo[GS_MAX_RANK], xd[GS_MAX_RANK], yd[GS_MAX_RANK], xi[GS_MAX_RANK], yi[GS_MAX_RANK];
+    int64_t n = gs_shape_numel(xs), k;
+    int i;
+    if (n != gs_shape_numel(ys)) return false;
+    gs__layout_major(xl, xs->rank, xo);
+    gs__layout_major(yl, ys->rank, yo);
+    for (i = 0; i < xs->rank; i++) xd[i] = xs->dims[xo[i]], xi[i] = 0;
+    for (i = 0; i < ys->rank; i++) yd[i] = ys->dims[yo[i]], yi[i] = 0;
+    for (k = 0; k < n; k++) {
+        if (gs__tiled_offset(xl, xs->rank, xd, xi) != gs__tiled_offset(yl, ys->rank, yd, yi)) return false;
+        for (i = xs->rank - 1; i >= 0 && ++xi[i] == xd[i]; i--) xi[i] = 0;
+        for (i = ys->rank - 1; i >= 0 && ++yi[i] == yd[i]; i--) yi[i] = 0;
+    }
+    return true;
+}
+
 /* bitcast(x): the same bytes seen with another shape and layout. Element i of the result in its layout's
    physical order is element i of x in x's physical order: transpose x to its physical order, reshape, and
    transpose back from the result's physical order. */
@@ -3972,9 +4065,11 @@ GS__FN bool gs__bl_bitcast(gs__bi *b) {
     if (b->x->shape.dtype != b->ds->dtype)
         return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "bitcast '%s' changes the element type (%s to %s): that is bitcast-convert",
                         b->in->name, gs_dtype_name(b->x->shape.dtype), gs_dtype_name(b->ds->dtype));
-    if (src->type.lay.tiled || b->in->type.lay.tiled)
+    if ((src->type.lay.n_tilings || b->in->type.lay.n_tilings) &&
+        !gs__tiled_bitcast_plain(&b->x->shape, &src->type.lay, b->ds, &b->in->type.lay))
         return gs__perr(P, &b->in->op_at, GS_ERR_UNSUPPORTED,
-                        "bitcast '%s' between tiled layouts is not supported (only minor_to_major layouts)", b->in->name);
+                        "bitcast '%s' between tiled layouts moves elements within their tiles (or onto padding); only a "
+                        "bitcast that keeps every element where the untiled layouts put it is supported", b->in->name);
     P->ctx->next_name = NULL;
     v = b->x;
     gs__layout_major(&src->type.lay, v->shape.rank, in_order);
