@@ -185,6 +185,7 @@ GS__FN void gs__pr_collect(gs__printer *pr, const gs_graph *g) {
     stbds_arrput(pr->comps, c);
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
         const gs_value *v = g->values[i];
+        if (v->reducer) gs__pr_collect(pr, v->reducer);
         if (v->op != GS_OP_WHILE && v->op != GS_OP_SORT && v->op != GS_OP_SELECT_AND_SCATTER) continue;
         if (v->cond) gs__pr_collect(pr, v->cond);
         if (v->body) gs__pr_collect(pr, v->body);
@@ -231,6 +232,12 @@ GS__FN const char *gs__pr_reducer(gs__printer *pr, gs_reduce_kind kind, gs_dtype
     if (!r.name) return "?";
     stbds_arrput(pr->reds, r);
     return r.name;
+}
+
+/* the to_apply= of v: its reducer computation, or the one the printer writes for its kind */
+GS__FN const char *gs__pr_vreducer(gs__printer *pr, const gs_value *v) {
+    if (v->reduce == GS_REDUCE_CUSTOM && v->reducer) return gs__pr_comp_name(pr, v->reducer);
+    return gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0));
 }
 
 GS__FN bool gs__pr_same_comparator(const gs_value *a, const gs_value *b) {
@@ -486,7 +493,7 @@ GS__FN void gs__pr_attrs_compute(gs__printer *pr, const gs_value *v) {
     case GS_OP_REDUCE:
         gs__sb_puts(sb, ", dimensions=");
         gs__pr_ints(sb, v->dims, v->n_dims);
-        gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+        gs__sb_printf(sb, ", to_apply=%s", gs__pr_vreducer(pr, v));
         break;
     case GS_OP_DOT: {
         const gs_dot_dims *d = v->dot;
@@ -524,7 +531,7 @@ GS__FN void gs__pr_attrs_compute(gs__printer *pr, const gs_value *v) {
         gs__sb_puts(sb, ", window=");
         if (v->window) gs__pr_window(sb, v->window, rank);
         else gs__sb_puts(sb, "{}");
-        gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+        gs__sb_printf(sb, ", to_apply=%s", gs__pr_vreducer(pr, v));
         break;
     default: break;
     }
@@ -578,7 +585,7 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
             gs__pr_ints(sb, d->scatter_indices_batching_dims, d->n_input_batching_dims);
         }
         gs__sb_printf(sb, ", index_vector_dim=%lld", (long long)d->index_vector_dim);
-        gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+        gs__sb_printf(sb, ", to_apply=%s", gs__pr_vreducer(pr, v));
         break;
     }
     case GS_OP_SORT:
@@ -607,7 +614,7 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
         gs__sb_puts(sb, ", window=");
         if (v->window) gs__pr_window(sb, v->window, rank);
         gs__sb_printf(sb, ", select=%s, scatter=%s", gs__pr_comp_name(pr, v->cond),
-                      gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+                      gs__pr_vreducer(pr, v));
         break;
     case GS_OP_FFT: {
         static const char *const tnames[] = {"?", "FFT", "IFFT", "RFFT", "IRFFT"};
@@ -625,14 +632,14 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
         break;
     case GS_OP_ALL_REDUCE:
         gs__pr_coll(pr, v, true);
-        gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+        gs__sb_printf(sb, ", to_apply=%s", gs__pr_vreducer(pr, v));
         break;
     case GS_OP_ALL_GATHER:
     case GS_OP_REDUCE_SCATTER:
         gs__pr_coll(pr, v, true);
         gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->dim);
         if (v->op == GS_OP_REDUCE_SCATTER)
-            gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+            gs__sb_printf(sb, ", to_apply=%s", gs__pr_vreducer(pr, v));
         break;
     case GS_OP_ALL_TO_ALL:   /* split != concat is printed as four instructions (gs__pr_all_to_all) */
         gs__pr_coll(pr, v, true);
@@ -894,7 +901,7 @@ GS__FN void gs__pr_scan_called(gs__printer *pr) {
         for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
             const gs_value *v = g->values[i];
             if (v->op >= GS_OP_CUMSUM && v->op <= GS_OP_CUMMIN) gs__pr_reducer(pr, gs__hlo_scan_kind(v->op), gs__pr_operand_dtype(v, 0));
-            else if (gs__hlo_uses_reducer(v->op)) gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0));
+            else if (gs__hlo_uses_reducer(v->op)) gs__pr_vreducer(pr, v);
             else if (v->op == GS_OP_SORT && !v->cond) gs__pr_comparator(pr, v);
             else if ((v->op == GS_OP_ARGMAX || v->op == GS_OP_ARGMIN) && !pr->ext)
                 gs__pr_reducer(pr, v->op == GS_OP_ARGMAX ? GS__PR_ARGMAX : GS__PR_ARGMIN, gs__pr_operand_dtype(v, 0));
@@ -1125,6 +1132,9 @@ typedef struct gs__parser {
     const gs_mesh *mesh;      /* mesh={X=4,Y=2} in the header: sharding={X, _} reads over it */
     int depth;
     int red_k, red_n;   /* building component red_k of a variadic reduce/scatter over red_n operands (red_n 0: not) */
+    const gs__pinst *red_in;   /* an instruction whose to_apply= gs__reducer_attr found to be a reducer computation
+                                  (kind custom): gs__set_reducer builds it once the value is (operands are then
+                                  read; building another computation reuses P->vals) */
 } gs__parser;
 
 #define GS__HLO_MAX_NESTING 200   /* bracket nesting inside one value */
@@ -2592,6 +2602,17 @@ GS__FN bool gs__tuple_reducer(gs__parser *P, const gs__pattr *a, const gs__pcomp
 }
 
 GS__FN bool gs__reducer_attr(gs__parser *P, const gs__pinst *in, const char *attr, gs_dtype dt, gs_reduce_kind *kind);
+GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *attr, gs_graph **out);
+/* v, just built from kind gs__reducer gave: with the reducer computation it found instead (NULL, the error set, on
+   failure) */
+GS__FN gs_value *gs__set_reducer(gs__parser *P, gs_value *v) {
+    const gs__pinst *in = P->red_in;
+    gs_graph *r = NULL;
+    P->red_in = NULL;
+    if (!v || !in) return v;
+    if (!gs__called_graph(P, in, "to_apply", &r)) return NULL;
+    return gs_value_set_reducer(v, r) == GS_OK ? v : NULL;
+}
 GS__FN bool gs__reducer(gs__parser *P, const gs__pinst *in, gs_dtype dt, gs_reduce_kind *kind) {
     return gs__reducer_attr(P, in, "to_apply", dt, kind);
 }
@@ -2601,6 +2622,7 @@ GS__FN bool gs__reducer_attr(gs__parser *P, const gs__pinst *in, const char *att
     gs__pattr *a = gs__need_attr(P, in, attr);
     gs__pcomp *comp;
     int ci;
+    P->red_in = NULL;
     if (!a || (ci = gs__called(P, a)) < 0) return false;
     comp = &P->comps[ci];
     if (P->red_n > 0) {
@@ -2610,11 +2632,16 @@ GS__FN bool gs__reducer_attr(gs__parser *P, const gs__pinst *in, const char *att
         return true;
     }
     if (comp->red_state == 0) gs__analyse_reducer(P, comp);
-    if (comp->red_state != 1)
-        return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED,
-                        "unsupported reducer computation '%s' (expected two scalar parameters and ROOT "
-                        "add/multiply/maximum/minimum/and/or of them, or ROOT parameter(1))",
-                        comp->name);
+    if (comp->red_state != 1) {
+        /* any other reducer is built as a computation and evaluated per combination (gs_value_set_reducer); the
+           kind the builder sees until then is one valid for every reducible type */
+        if (in->op == GS_OP_SELECT_AND_SCATTER)
+            return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "select-and-scatter with the reducer computation '%s' (only "
+                            "ROOT add/multiply/maximum/minimum/and/or of the two parameters)", comp->name);
+        P->red_in = in;
+        *kind = GS_REDUCE_SUM;
+        return true;
+    }
     /* XLA accepts a float reducer over another float type (an f32 add on bf16 data): the same reduction */
     if (comp->red_dtype != dt && !(gs__is_float(comp->red_dtype) && gs__is_float(dt)))
         return gs__perr(P, &a->val, GS_ERR_PARSE, "reducer '%s' works on %s, but %s '%s' reduces %s", comp->name,
@@ -3231,7 +3258,7 @@ GS__FN bool gs__bi_math(gs__bi *b) {
     case GS_OP_REDUCE:
         if (!(a = gs__need_attr(P, in, "dimensions")) || !gs__attr_ints(P, a, dims, GS_MAX_RANK, &cnt)) return false;
         if (!gs__reducer(P, in, x->shape.dtype, &kind)) return false;
-        v = gs_reduce(g, x, xs[1], kind, cnt, dims);
+        v = gs__set_reducer(P, gs_reduce(g, x, xs[1], kind, cnt, dims));
         break;
     case GS_OP_ARGMAX:
     case GS_OP_ARGMIN:
@@ -3291,7 +3318,7 @@ GS__FN bool gs__bi_math(gs__bi *b) {
         gs_window_dim w[GS_MAX_RANK];
         if (!(a = gs__need_attr(P, in, "window")) || !gs__attr_window(P, a, w, x->shape.rank, NULL)) return false;
         if (!gs__reducer(P, in, x->shape.dtype, &kind)) return false;
-        v = gs_reduce_window(g, x, xs[1], kind, w);
+        v = gs__set_reducer(P, gs_reduce_window(g, x, xs[1], kind, w));
         break;
     }
     default: return gs__bi_unsupported(b);
@@ -3353,7 +3380,7 @@ GS__FN bool gs__bi_index(gs__bi *b) {
                             sd.n_input_batching_dims, nb2);
         if (!(a = gs__need_attr(P, in, "index_vector_dim")) || !gs__attr_int(P, a, &sd.index_vector_dim)) return false;
         if (!gs__reducer(P, in, x->shape.dtype, &kind)) return false;
-        v = gs_scatter(g, xs[0], xs[1], xs[2], &sd, kind);
+        v = gs__set_reducer(P, gs_scatter(g, xs[0], xs[1], xs[2], &sd, kind));
         break;
     }
     case GS_OP_SORT: {
@@ -3616,7 +3643,7 @@ GS__FN bool gs__bi_collective(gs__bi *b, gs_value *x, gs_value **out) {
         if (!gs__reducer(P, in, x->shape.dtype, &kind)) return false;
     }
     if (op == GS_OP_ALL_REDUCE) {
-        v = gs_all_reduce(g, x, kind, &cd);
+        v = gs__set_reducer(P, gs_all_reduce(g, x, kind, &cd));
     } else if (op == GS_OP_ALL_TO_ALL) {
         int64_t split, concat;
         gs__pattr *sa = gs__attr(P, in, "split_dimension"), *ca = gs__attr(P, in, "concat_dimension");
@@ -3637,7 +3664,7 @@ GS__FN bool gs__bi_collective(gs__bi *b, gs_value *x, gs_value **out) {
         if (x->shape.rank == 0 && cd.groups.group_size == 1)   /* a scalar in a variadic form, groups of one */
             v = gs_copy(g, x);
         else
-            v = op == GS_OP_ALL_GATHER ? gs_all_gather(g, x, d, &cd) : gs_reduce_scatter(g, x, kind, d, &cd);
+            v = op == GS_OP_ALL_GATHER ? gs_all_gather(g, x, d, &cd) : gs__set_reducer(P, gs_reduce_scatter(g, x, kind, d, &cd));
     }
     *out = v;
     return true;
@@ -3646,14 +3673,17 @@ GS__FN bool gs__bi_collective(gs__bi *b, gs_value *x, gs_value **out) {
 /* the variadic form (n operands, a tuple of n results) is n collectives and a tuple, the same as XLA's
    combined collectives compute */
 GS__FN bool gs__bi_collectives(gs__bi *b) {
-    gs_value **parts;
+    gs_value **parts, **xs;
     int k;
     if (b->n == 1) return gs__bi_collective(b, b->x, &b->v);
-    parts = (gs_value **)gs__arena_alloc(b->P->ctx, sizeof(gs_value *) * (size_t)b->n);
+    /* the operands kept aside: a reducer computation built for the first component reuses P->vals */
+    parts = (gs_value **)gs__arena_alloc(b->P->ctx, 2 * sizeof(gs_value *) * (size_t)b->n);
     if (!parts) return false;
+    xs = parts + b->n;
+    memcpy(xs, b->xs, sizeof(gs_value *) * (size_t)b->n);
     for (k = 0; k < b->n; k++) {
         if (!(b->P->ctx->next_name = gs__arena_printf(b->P->ctx, "%s.%d", b->name, k))) return false;
-        if (!gs__bi_collective(b, b->xs[k], &parts[k])) return false;
+        if (!gs__bi_collective(b, xs[k], &parts[k])) return false;
         if (!parts[k]) return gs__builder_failed(b->P, &b->in->at);
         parts[k]->auto_name = true;   /* made up here: a later instruction of the text may take the name */
     }

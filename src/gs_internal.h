@@ -222,6 +222,7 @@ struct gs_value {
     int64_t *sizes;           /* DYNAMIC_SLICE sizes */
     int64_t *lo, *hi, *interior;      /* PAD */
     gs_reduce_kind reduce;    /* REDUCE, REDUCE_WINDOW, ALL_REDUCE, REDUCE_SCATTER, SCATTER, CUM* (implied) */
+    gs_graph *reducer;        /* reduce == GS_REDUCE_CUSTOM: the reducer computation (two scalars -> one) */
     gs_cmp cmp;               /* COMPARE */
     gs_cmp_type cmp_type;     /* COMPARE; stored resolved (never DEFAULT) */
     bool flag;                /* SORT descending, TOPK largest, CUM* reverse */
@@ -515,6 +516,17 @@ GS__FN int gs__ev_loops(const gs__ev *ev, const gs_value **whiles, int64_t *iter
 /* The instruction the evaluation is at (the paused collective when paused), or NULL when done. */
 GS__FN const gs_value *gs__ev_current(const gs__ev *ev);
 GS__FN void gs__ev_free(gs__ev *ev);   /* frees everything the evaluation still holds */
+
+/* A reducer computation (gs_value_set_reducer) set up for repeated calls on one thread (gs_interp.c):
+   d[di] = reducer(a[ai], b[bi]) on compute-format elements of type t (d may be a or b). The runtime folds its
+   custom all-reduce and reduce-scatter with one per worker, made from a device's gs__exec. */
+typedef struct gs__ip_fn gs__ip_fn;
+GS__FN gs_result gs__reducer_new(gs__exec *ex, gs_graph *reducer, gs__ip_fn **out);
+GS__FN void gs__reducer_free(gs_ctx *ctx, gs__ip_fn *f);
+GS__FN gs_result gs__reducer_apply(gs__ip_fn *f, gs_dtype t, void *d, int64_t di, const void *a, int64_t ai,
+                                   const void *b, int64_t bi);
+/* y[iy] = reducer(y[iy], a[ia]) */
+GS__FN gs_result gs__reducer_fold(gs__ip_fn *f, gs_dtype t, void *y, int64_t iy, const void *a, int64_t ia);
 
 /* Windowed kernels (gs_interp_window.c), called by the evaluator with `out` already allocated (v->shape).
    in/kernel/init are compute-format buffers of v's operands. */

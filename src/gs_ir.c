@@ -377,6 +377,7 @@ GS__FN bool gs__reduce_kind_ok(gs_reduce_kind k, gs_dtype t, bool allow_replace)
     case GS_REDUCE_MAX: case GS_REDUCE_MIN: return (gs__is_numeric(t) && !gs__is_complex(t)) || t == GS_PRED;
     case GS_REDUCE_AND: case GS_REDUCE_OR: return t == GS_PRED || gs__is_int(t);
     case GS_REDUCE_REPLACE: return allow_replace;
+    case GS_REDUCE_CUSTOM: return true;   /* its computation is checked by gs_value_set_reducer */
     default: return false;
     }
 }
@@ -1584,6 +1585,8 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     int arity = gs_op_arity(v->op);
     if (arity >= 0 && v->n_operands != arity)
         GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: takes %d operands, got %d", GS__WHO, arity, v->n_operands);
+    if (v->reduce == GS_REDUCE_CUSTOM && !v->reducer)
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: reduction 'custom' needs its computation (gs_value_set_reducer)", GS__WHO);
     /* operands are arrays except for tuple, get-tuple-element and while */
     if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE && v->op != GS_OP_OPAQUE)
         for (i = 0; i < v->n_operands; i++)
@@ -2434,6 +2437,26 @@ GS_API gs_value *gs_sort_custom(gs_graph *g, int n, gs_value *const *xs, int64_t
         v->cond = comparator;
         return gs__finish(v);
     }
+}
+
+GS_API gs_result gs_value_set_reducer(gs_value *v, gs_graph *reducer) {
+    gs_ctx *ctx;
+    gs_dtype dt[2];
+    if (!v) return GS_ERR_INVALID_ARG;
+    ctx = v->graph->ctx;
+    if (v->op != GS_OP_REDUCE && v->op != GS_OP_REDUCE_WINDOW && v->op != GS_OP_SCATTER && v->op != GS_OP_ALL_REDUCE &&
+        v->op != GS_OP_REDUCE_SCATTER)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_value_set_reducer: %s %s takes no reducer", gs_op_name(v->op), v->name);
+    if (v->n_operands < 1 || v->shape.dtype == GS_TUPLE || v->operands[0]->shape.dtype == GS_TUPLE ||
+        (v->op == GS_OP_REDUCE ? v->n_operands != 2 : v->op == GS_OP_SCATTER ? v->n_operands != 3 :
+         v->op == GS_OP_REDUCE_WINDOW ? v->n_operands != 2 : v->n_operands != 1))
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "gs_value_set_reducer: %s %s: a reducer computation needs one array operand",
+                       gs_op_name(v->op), v->name);
+    dt[0] = dt[1] = v->operands[0]->shape.dtype;
+    if (!gs__check_scalar_comp(ctx, "reducer", reducer, 2, dt, 1, dt)) return ctx->err;
+    v->reduce = GS_REDUCE_CUSTOM;
+    v->reducer = reducer;
+    return GS_OK;
 }
 
 GS_API gs_value *gs_sort_with_indices(gs_graph *g, gs_value *x, int64_t dim, bool descending) {

@@ -801,8 +801,12 @@ GS__FN gs_value *gs__sp_reduce(gs__sp *sp, const gs_value *v, const gs_sharding 
     j = 0;
     for (i = 0; i < rx; i++)
         if (!((red >> i) & 1u)) back[j++] = i;
-    /* the operand split along reduced dims: reduce locally, then combine the devices' partial results */
-    cross = v->op == GS_OP_REDUCE && (gs__sp_split_mask(xs, rx) & red);
+    /* the operand split along reduced dims: reduce locally, then combine the devices' partial results (not with a
+       reducer computation: its partial results have no identity to pad with, and XLA's order would change; the
+       reduced dims are gathered instead) */
+    cross = v->op == GS_OP_REDUCE && (gs__sp_split_mask(xs, rx) & red) && v->reduce != GS_REDUCE_CUSTOM;
+    if (v->op == GS_OP_REDUCE && (gs__sp_split_mask(xs, rx) & red) && !cross)
+        gs__sp_note(sp, "reduce with the reducer computation '%s': the reduced dims gathered first", v->reducer->name);
     is = cross ? xs : gs__sh_map(sp->ctx, t, rx, back);   /* else the output's split, reduced dims whole */
     if (!is) return NULL;
     x = gs__sp_get(sp, X, is);
@@ -1086,7 +1090,10 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_RESHAPE:              return gs__sp_reshape(sp, v, t, osh);
     case GS_OP_SLICE:                return gs__sp_windowed(sp, v, t, osh);
     case GS_OP_PAD:                  return gs__sp_windowed(sp, v, t, osh);
-    case GS_OP_REDUCE_WINDOW:        return gs__sp_windowed(sp, v, t, osh);
+    case GS_OP_REDUCE_WINDOW:
+        if (v->reduce == GS_REDUCE_CUSTOM)   /* halo padding needs the reduction's identity */
+            return gs__sp_replicated(sp, v, "reduce-window with a reducer computation", osh);
+        return gs__sp_windowed(sp, v, t, osh);
     case GS_OP_REVERSE:              return gs__sp_reverse(sp, v, t, osh);
     case GS_OP_CONVOLUTION:          return gs__sp_conv(sp, v, t, osh);
     case GS_OP_CONCATENATE:          return gs__sp_whole_dims(sp, v, t, osh);
