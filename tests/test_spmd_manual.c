@@ -1,0 +1,131 @@
+/* Manual and partly manual regions against hand-computed values: collectives the source program writes inside
+   a partly manual region, reshards of a partly manual value, and the reference interpreter on to-manual and
+   to-full. Inputs are small integer ramps so every expected element is written out by formula; shapes the
+   devices do not divide, so the runtime's poisoned padding (NaN, INT32_MIN) reaches the rules. */
+#include "test.h"
+
+/* Parses text, partitions it for D devices, runs it on D emulated devices (lockstep, poisoned padding) with
+   inputs in[] and writes output 0 (global, n floats or ints as its type says) to out. The error message of
+   the first failing step is in *msg (static), NULL when everything ran. */
+static const char *man_run(const char *text, int64_t D, const void *const *in, void *out, char **spmd_text) {
+    static char msg[512];
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = NULL, *spmd = NULL;
+    gs_partition_desc pd;
+    gs_runtime_desc rd;
+    gs_runtime *rt = NULL;
+    gs_shape in_shapes[4], os;
+    const gs_sharding *in_sh[4], *osh;
+    int k, n;
+    gs_result r;
+    msg[0] = 0;
+    if (spmd_text) *spmd_text = NULL;
+    r = gs_hlo_parse(ctx, text, strlen(text), &g);
+    memset(&pd, 0, sizeof pd);
+    pd.num_devices = D;
+    if (r == GS_OK) r = gs_partition(g, &pd, &spmd);
+    if (r == GS_OK && spmd_text) {
+        const char *t = gs_hlo_print(spmd);
+        if (t && (*spmd_text = (char *)malloc(strlen(t) + 1)) != NULL) memcpy(*spmd_text, t, strlen(t) + 1);
+    }
+    n = r == GS_OK ? gs_graph_num_params(g) : 0;
+    for (k = 0; k < n && k < 4; k++) {
+        in_shapes[k] = gs_value_shape(gs_graph_param(g, k));
+        in_sh[k] = gs_partition_param_sharding(spmd, k);
+    }
+    if (r == GS_OK) {
+        os = gs_graph_output_shape(g, 0);
+        osh = gs_partition_output_sharding(spmd, 0);
+        memset(&rd, 0, sizeof rd);
+        rd.num_devices = D;
+        rd.mode = GS_RUNTIME_LOCKSTEP;
+        r = gs_runtime_create(ctx, &rd, &rt);
+        if (r == GS_OK) r = gs_runtime_run_global(rt, spmd, in_shapes, in_sh, in, &os, &osh, &out);
+        gs_runtime_destroy(rt);
+    }
+    if (r != GS_OK) snprintf(msg, sizeof msg, "%s", gs_ctx_error_msg(ctx));
+    gs_ctx_destroy(ctx);
+    return r == GS_OK ? NULL : msg;
+}
+
+/* A collective-permute inside a region manual over 4 groups of 2 devices (each group's s32[3] split 2 ways, so
+   the second device of a group holds one element and a poisoned pad): every group takes the next group's
+   squares, as the pairs say. out[3m + i] = x[3 ((m + 1) mod 4) + i]^2. */
+static void test_manual_partial_collective_permute(void) {
+    static const char *const text =
+        "HloModule m, num_partitions=8\nENTRY e {\n"
+        "  x = s32[12] parameter(0), sharding={devices=[4,2]<=[8] last_tile_dim_replicate}\n"
+        "  m = s32[3] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", "
+        "sharding={devices=[1,4,2]<=[8] last_tile_dims={manual, replicated}}\n"
+        "  c = s32[3] copy(m), sharding={devices=[2,4]<=[4,2]T(1,0) last_tile_dims={manual}}\n"
+        "  sq = s32[3] multiply(c, c), sharding={devices=[2,4]<=[4,2]T(1,0) last_tile_dims={manual}}\n"
+        "  p = s32[3] collective-permute(sq), channel_id=1, "
+        "source_target_pairs={{0,6},{2,0},{4,2},{6,4},{1,7},{3,1},{5,3},{7,5}}, "
+        "sharding={devices=[2,4]<=[4,2]T(1,0) last_tile_dims={manual}}\n"
+        "  ROOT r = s32[12] custom-call(p), custom_call_target=\"SPMDShardToFullShape\", "
+        "sharding={devices=[4,2]<=[8] last_tile_dim_replicate}\n}\n";
+    int32_t x[12], got[12];
+    const void *in[1];
+    char *prog = NULL;
+    const char *err;
+    int i;
+    for (i = 0; i < 12; i++) x[i] = i + 1;
+    in[0] = x;
+    err = man_run(text, 8, in, got, &prog);
+    CHECK_MSG(err == NULL, "%s", err ? err : "");
+    if (!err)
+        for (i = 0; i < 12; i++) {
+            int m = i / 3, j = i % 3, src = 3 * ((m + 1) % 4) + j;
+            CHECK_MSG(got[i] == x[src] * x[src], "element %d: got %d, want %d", i, got[i], x[src] * x[src]);
+        }
+    CHECK_MSG(prog && strstr(prog, "collective-permute") && strstr(prog, "s32[2]"), "%s", prog ? prog : "");
+    free(prog);
+}
+
+/* An all-reduce inside a region manual over 2 groups (the data split 2 ways within each): its groups join the
+   devices that hold the same tile in the two groups, so each tile becomes the sum of the groups' tiles.
+   x: f32[5,2], group g's block is rows [3g, 3g+3) (the last block padded with poison); out[r] = x[r] +
+   x[r + 3] for the rows both groups hold. The same all-reduce over devices holding different tiles is an
+   error naming the group (XLA rejects it too). */
+static void test_manual_partial_all_reduce(void) {
+    static const char *const fmt =
+        "HloModule m, num_partitions=4\n"
+        "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+        "ENTRY e {\n"
+        "  x = f32[6,2] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n"
+        "  m = f32[3,2] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", "
+        "sharding={devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}\n"
+        "  c = f32[3,2] copy(m), sharding={devices=[2,1,2]<=[2,2]T(1,0) last_tile_dims={manual}}\n"
+        "  s = f32[3,2] all-reduce(c), to_apply=sum, replica_groups=%s%s, "
+        "sharding={devices=[2,1,2]<=[2,2]T(1,0) last_tile_dims={manual}}\n"
+        "  ROOT r = f32[6,2] custom-call(s), custom_call_target=\"SPMDShardToFullShape\", "
+        "sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n}\n";
+    char text[2048];
+    float x[12], got[12];
+    const void *in[1];
+    const char *err;
+    int i;
+    for (i = 0; i < 12; i++) x[i] = (float)(i + 1);
+    in[0] = x;
+    /* [2,1,2]<=[2,2]T(1,0): device d holds data tile d % 2 of manual group d / 2 */
+    snprintf(text, sizeof text, fmt, "{{0,2},{1,3}}", ", use_global_device_ids=true, channel_id=1");
+    err = man_run(text, 4, in, got, NULL);
+    CHECK_MSG(err == NULL, "%s", err ? err : "");
+    if (!err)
+        for (i = 0; i < 12; i++) {
+            int row = i / 2, col = i % 2, r3 = row % 3;
+            float want = x[r3 * 2 + col] + x[(r3 + 3) * 2 + col];
+            CHECK_MSG(got[i] == want, "element %d: got %g, want %g", i, got[i], want);
+        }
+    snprintf(text, sizeof text, fmt, "{{0,1},{2,3}}", ", use_global_device_ids=true, channel_id=1");
+    err = man_run(text, 4, in, got, NULL);
+    CHECK_MSG(err && strstr(err, "across manual subgroups") && strstr(err, "devices 0 and 1"), "%s", err ? err : "(ran)");
+    snprintf(text, sizeof text, fmt, "{{0,2},{1,3}}", "");
+    err = man_run(text, 4, in, got, NULL);
+    CHECK_MSG(err && strstr(err, "needs channel_id"), "%s", err ? err : "(ran)");
+}
+
+void suite_spmd_manual(void) {
+    RUN(test_manual_partial_collective_permute);
+    RUN(test_manual_partial_all_reduce);
+}
