@@ -2,7 +2,13 @@
    a partly manual region, reshards of a partly manual value, and the reference interpreter on to-manual and
    to-full. Inputs are small integer ramps so every expected element is written out by formula; shapes the
    devices do not divide, so the runtime's poisoned padding (NaN, INT32_MIN) reaches the rules. */
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#  define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#endif
 #include "test.h"
+
+#include <stdlib.h>
+#include <unistd.h>
 
 /* Parses text, partitions it for D devices, runs it on D emulated devices (lockstep, poisoned padding) with
    inputs in[] and writes output 0 (global, n floats or ints as its type says) to out. The error message of
@@ -125,7 +131,113 @@ static void test_manual_partial_all_reduce(void) {
     CHECK_MSG(err && strstr(err, "needs channel_id"), "%s", err ? err : "(ran)");
 }
 
+/* ---- tuple entry parameters in the CLI: one .npy file per leaf, NAME[I] (nested tuples flattened in order) ---- */
+static char man_tmp[256];
+
+static void man_write(const char *name, const char *text) {
+    char p[512];
+    FILE *f;
+    snprintf(p, sizeof p, "%s/%s", man_tmp, name);
+    f = fopen(p, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    fwrite(text, 1, strlen(text), f);
+    fclose(f);
+}
+
+/* out0.npy of DIR in man_tmp against out[r][c] = a[r][c] * b[c] + i[r] */
+static void man_check_out(gs_ctx *ctx, const char *dir, const float *a, const int32_t *iv, const float *b) {
+    char p[512];
+    gs_shape s;
+    void *d = NULL;
+    int r, c;
+    snprintf(p, sizeof p, "%s/%s/out0.npy", man_tmp, dir);
+    CHECK_OK(gs_npy_read(ctx, p, GS_F32, &s, &d));
+    CHECK(s.rank == 2 && s.dims[0] == 5 && s.dims[1] == 3);
+    for (r = 0; d && r < 5; r++)
+        for (c = 0; c < 3; c++)
+            CHECK_MSG(((float *)d)[r * 3 + c] == a[r * 3 + c] * b[c] + (float)iv[r], "%s: out[%d][%d] = %g, want %g", dir,
+                      r, c, ((float *)d)[r * 3 + c], a[r * 3 + c] * b[c] + (float)iv[r]);
+    gs_free_data(ctx, d);
+}
+
+static void test_manual_cli_tuple_parameters(void) {
+    static const char *const nested =
+        "HloModule nested\nENTRY e {\n"
+        "  t = (f32[5,3], (s32[5], f32[3])) parameter(0)\n"
+        "  a = f32[5,3] get-tuple-element(t), index=0\n"
+        "  n = (s32[5], f32[3]) get-tuple-element(t), index=1\n"
+        "  i = s32[5] get-tuple-element(n), index=0\n"
+        "  b = f32[3] get-tuple-element(n), index=1\n"
+        "  bb = f32[5,3] broadcast(b), dimensions={1}\n"
+        "  fi = f32[5] convert(i)\n"
+        "  bi = f32[5,3] broadcast(fi), dimensions={0}\n"
+        "  m = f32[5,3] multiply(a, bb)\n"
+        "  ROOT r = f32[5,3] add(m, bi)\n}\n";
+    static const char *const flat =
+        "HloModule flat\nENTRY e {\n"
+        "  t = (f32[5,3], s32[5], f32[3]) parameter(0), "
+        "sharding={{devices=[2,1]<=[2]}, {devices=[2]<=[2]}, {replicated}}\n"
+        "  a = f32[5,3] get-tuple-element(t), index=0\n"
+        "  i = s32[5] get-tuple-element(t), index=1\n"
+        "  b = f32[3] get-tuple-element(t), index=2\n"
+        "  bb = f32[5,3] broadcast(b), dimensions={1}\n"
+        "  fi = f32[5] convert(i)\n"
+        "  bi = f32[5,3] broadcast(fi), dimensions={0}\n"
+        "  m = f32[5,3] multiply(a, bb)\n"
+        "  ROOT r = f32[5,3] add(m, bi), sharding={devices=[2,1]<=[2]}\n}\n";
+    float a[15], b[3] = {0.5f, -2, 3};
+    int32_t iv[5] = {7, -1, 0, 4, 100};
+    int64_t ad[2] = {5, 3}, idim = 5, bdim = 3;
+    char p[512];
+    gs_ctx *ctx;
+    int k;
+    if (access(gst_gshard_bin(), X_OK) != 0) {
+        CHECK_MSG(0, "%s not found: build it first (make test builds it)", gst_gshard_bin());
+        return;
+    }
+    snprintf(man_tmp, sizeof man_tmp, "%s/gshard_manual_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(man_tmp)) {
+        CHECK_MSG(0, "mkdtemp failed");
+        return;
+    }
+    ctx = gst_ctx();
+    for (k = 0; k < 15; k++) a[k] = (float)k * 0.25f - 1;
+    man_write("nested.hlo", nested);
+    man_write("flat.hlo", flat);
+    snprintf(p, sizeof p, "%s/a.npy", man_tmp);
+    CHECK_OK(gs_npy_write(ctx, p, gs_shape_make(GS_F32, 2, ad), a));
+    snprintf(p, sizeof p, "%s/i.npy", man_tmp);
+    CHECK_OK(gs_npy_write(ctx, p, gs_shape_make(GS_S32, 1, &idim), iv));
+    snprintf(p, sizeof p, "%s/b.npy", man_tmp);
+    CHECK_OK(gs_npy_write(ctx, p, gs_shape_make(GS_F32, 1, &bdim), b));
+    /* a nested tuple: its three leaves by name and by parameter number */
+    CHECK_EQ_INT(gst_cli(man_tmp, "eval %s/nested.hlo --input 't[0]=%s/a.npy' --input '0[1]=%s/i.npy' "
+                         "--input 't[2]=%s/b.npy' --output-dir %s/ev", man_tmp, man_tmp, man_tmp, man_tmp, man_tmp), 0);
+    CHECK_MSG(gst_cli_err[0] == 0, "stderr: %s", gst_cli_err);
+    man_check_out(ctx, "ev", a, iv, b);
+    /* a flat tuple split over 2 devices (5 rows: the second device's block is padded), checked and written */
+    CHECK_EQ_INT(gst_cli(man_tmp, "run %s/flat.hlo --devices 2 --check --input 't[0]=%s/a.npy' --input 't[1]=%s/i.npy' "
+                         "--input 't[2]=%s/b.npy' --output-dir %s/run", man_tmp, man_tmp, man_tmp, man_tmp, man_tmp), 0);
+    CHECK_MSG(strstr(gst_cli_out, "check: ok") != NULL, "%s%s", gst_cli_out, gst_cli_err);
+    man_check_out(ctx, "run", a, iv, b);
+    /* leaves without --input come from the generator; the check still runs */
+    CHECK_EQ_INT(gst_cli(man_tmp, "run %s/flat.hlo --devices 2 --check --seed 3", man_tmp), 0);
+    CHECK_MSG(strstr(gst_cli_out, "check: ok, 15 elements") != NULL, "%s%s", gst_cli_out, gst_cli_err);
+    /* a tuple given whole, a leaf out of range, an index on an array: exit 2, naming the leaves */
+    CHECK_EQ_INT(gst_cli(man_tmp, "eval %s/nested.hlo --input t=%s/a.npy", man_tmp, man_tmp), 2);
+    CHECK_MSG(strstr(gst_cli_err, "is a tuple of 3 arrays") && strstr(gst_cli_err, "t[2]  f32[3]"), "%s", gst_cli_err);
+    CHECK_EQ_INT(gst_cli(man_tmp, "eval %s/nested.hlo --input 't[3]=%s/a.npy'", man_tmp, man_tmp), 2);
+    CHECK_MSG(strstr(gst_cli_err, "I = 0..2") != NULL, "%s", gst_cli_err);
+    CHECK_EQ_INT(gst_cli(man_tmp, "eval %s/nested.hlo --input 't[0]=%s/b.npy'", man_tmp, man_tmp), 2);
+    CHECK_MSG(strstr(gst_cli_err, "holds f32[3] but input t[0] is f32[5,3]") != NULL, "%s", gst_cli_err);
+    CHECK_EQ_INT(gst_cli(man_tmp, "eval %s/nested.hlo --input 't[1]=%s/a.npy'", man_tmp, man_tmp), 2);
+    CHECK_MSG(strstr(gst_cli_err, "s32 was expected") != NULL, "%s", gst_cli_err);
+    gs_ctx_destroy(ctx);
+}
+
 void suite_spmd_manual(void) {
     RUN(test_manual_partial_collective_permute);
     RUN(test_manual_partial_all_reduce);
+    RUN(test_manual_cli_tuple_parameters);
 }
