@@ -656,6 +656,13 @@ GS__FN gs_value *gs__sp_reshard_raw(gs__sp *sp, gs_value *x, const gs_sharding *
     s_rep = gs__sp_is_rep(s);
     t_rep = gs__sp_is_rep(t);
     if (s_rep && t_rep) return x;
+    if (t_rep && s->kind == GS_SHARDING_TILED && gs_sharding_manual_group(s) > 1) {
+        /* {replicated} for a partly manual value: each group's array on each of its devices (XLA reads the
+           target within the value's manual groups too; the groups' arrays differ, so nothing else is meant) */
+        t = gs__sh_replicate_dims(sp->ctx, s, ~0u);
+        if (!t) return NULL;
+        if (gs_sharding_equal(s, t)) return x;
+    }
     if (gs__sp_manual_alike(sp, s, t)) return gs__sp_reshard_in_groups(sp, x, s, t, full);
     if (s->kind == GS_SHARDING_MANUAL || t->kind == GS_SHARDING_MANUAL || gs_sharding_manual_group(s) > 1 ||
         gs_sharding_manual_group(t) > 1) {

@@ -1132,9 +1132,20 @@ GS__FN gs_value *gs__sp_opaque(gs__sp *sp, const gs_value *v, const gs_sharding 
    ========================================================================================================= */
 /* Partitions v: returns its per-device value and, in *osh, the sharding it is in (the caller reshards it to t,
    the sharding propagation gave v). */
+/* t is {manual}, or a tuple sharding whose every element is (XLA reads such a tuple as manual too) */
+GS__FN bool gs__sp_all_manual(const gs_sharding *t) {
+    int i;
+    if (!t) return false;
+    if (t->kind != GS_SHARDING_TUPLE) return t->kind == GS_SHARDING_MANUAL;
+    for (i = 0; i < t->n_elems; i++)
+        if (!t->elems[i] || t->elems[i]->kind != GS_SHARDING_MANUAL) return false;
+    return t->n_elems > 0;
+}
+
 GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     *osh = t;
-    if (t && t->kind == GS_SHARDING_MANUAL && v->op != GS_OP_TO_MANUAL) return gs__sp_manual(sp, v, t, osh);
+    if (gs__sp_all_manual(t) && v->op != GS_OP_TO_MANUAL && v->op != GS_OP_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT)
+        return gs__sp_manual(sp, v, t, osh);
     if (gs__sp_is_elementwise(v->op)) return gs__sp_elementwise(sp, v, t, osh);
     switch (v->op) {
     case GS_OP_CONSTANT:             return gs__sp_constant(sp, v, t, osh);
@@ -1233,6 +1244,24 @@ GS__FN void gs__sp_group_step(gs__sp *sp, int i, int first) {
     for (j = (int)stbds_arrlen(sp->group); j < n; j++) stbds_arrput(sp->group, j >= first ? i : -1);
 }
 
+/* {replicated} on an array computed from a partly manual value means each manual group's array on each of its
+   devices (the groups' values differ, so nothing else can be meant; XLA reads it so too): that sharding, at
+   v's rank with the operand's manual subgroup, is what v is given; else t */
+GS__FN const gs_sharding *gs__sp_rep_in_groups(gs__sp *sp, const gs_value *v, const gs_sharding *t) {
+    int k, d, dest[GS_MAX_RANK];
+    if (!t || !gs__sp_is_rep(t) || v->shape.dtype == GS_TUPLE ||
+        v->op == GS_OP_TO_FULL || v->op == GS_OP_TO_MANUAL)
+        return t;
+    for (k = 0; k < v->n_operands; k++) {
+        const gs_sharding *s = sp->G->vals[v->operands[k]->id].sh;
+        if (!s || s->kind != GS_SHARDING_TILED || gs_sharding_manual_group(s) < 2) continue;
+        for (d = 0; d < s->rank; d++) dest[d] = GS__DEST_REP;
+        s = gs__sh_map(sp->ctx, s, v->shape.rank, dest);
+        return s ? s : t;
+    }
+    return t;
+}
+
 /* Writes the per-device form of src (its parameter 0 sharded by param_sh and its root resharded to root_sh
    when they are given, else the shardings propagation gave them). The entry's state stays in sp->G. */
 GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sharding *param_sh,
@@ -1261,6 +1290,7 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
             x = gs__sp_param(sp, v, t);
             osh = t;
         } else {
+            t = osh = gs__sp_rep_in_groups(sp, v, t);
             x = gs__sp_op(sp, v, t, &osh);
             mid = (int)stbds_arrlen(G->g->values);
             x = gs__sp_reshard_val(sp, x, osh, t, v);

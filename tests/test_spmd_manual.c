@@ -131,6 +131,76 @@ static void test_manual_partial_all_reduce(void) {
     CHECK_MSG(err && strstr(err, "needs channel_id"), "%s", err ? err : "(ran)");
 }
 
+/* {replicated} on a value computed inside a region manual over 2 groups (each group's f32[3,5] split 2 ways
+   along the 5 columns, so one block carries 1 poisoned column) means each group's whole array on each of its
+   devices: an all-gather within the group, never across groups. out = -x. */
+static void test_manual_partial_to_replicated(void) {
+    static const char *const text =
+        "HloModule m, num_partitions=4\nENTRY e {\n"
+        "  x = f32[6,5] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n"
+        "  m = f32[3,5] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", "
+        "sharding={devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}\n"
+        "  c = f32[3,5] copy(m), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={manual}}\n"
+        "  n = f32[3,5] negate(c), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={manual}}\n"
+        "  r = f32[3,5] copy(n), sharding={replicated}\n"
+        "  ROOT o = f32[6,5] custom-call(r), custom_call_target=\"SPMDShardToFullShape\", "
+        "sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n}\n";
+    float x[30], got[30];
+    const void *in[1];
+    char *prog = NULL;
+    const char *err;
+    int i;
+    for (i = 0; i < 30; i++) x[i] = (float)i - 7.5f;
+    in[0] = x;
+    err = man_run(text, 4, in, got, &prog);
+    CHECK_MSG(err == NULL, "%s", err ? err : "");
+    if (!err)
+        for (i = 0; i < 30; i++) CHECK_MSG(got[i] == -x[i], "element %d: got %g, want %g", i, got[i], -x[i]);
+    /* device d holds column block d % 2 of group d / 2: the gather joins {0,1} and {2,3} */
+    CHECK_MSG(prog && strstr(prog, "all-gather") && strstr(prog, "replica_groups=[2,2]<=[4]"), "%s", prog ? prog : "");
+    free(prog);
+}
+
+/* An op whose tuple sharding is {manual} in every element runs as written on each device's block, as XLA reads
+   such a tuple (before, rng-bit-generator's rule asked for its state replicated and the partition failed).
+   Each device's bits are those the interpreter draws from that device's half of the state. */
+static void test_manual_tuple_sharding(void) {
+    static const char *const text =
+        "HloModule m, num_partitions=2\nENTRY e {\n"
+        "  st = u64[4] parameter(0), sharding={devices=[2]<=[2]}\n"
+        "  ms = u64[2] custom-call(st), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n"
+        "  g = (u64[2], u32[2,3]) rng-bit-generator(ms), algorithm=rng_three_fry, sharding={{manual}, {manual}}\n"
+        "  b = u32[2,3] get-tuple-element(g), index=1, sharding={manual}\n"
+        "  ROOT r = u32[4,3] custom-call(b), custom_call_target=\"SPMDShardToFullShape\", "
+        "sharding={devices=[2,1]<=[2]}\n}\n";
+    static const char *const one =
+        "HloModule one\nENTRY e {\n  s = u64[2] parameter(0)\n"
+        "  g = (u64[2], u32[2,3]) rng-bit-generator(s), algorithm=rng_three_fry\n"
+        "  ROOT b = u32[2,3] get-tuple-element(g), index=1\n}\n";
+    static const uint64_t st[4] = {1, 2, 0x123456789abcdefULL, 42};
+    uint32_t got[12], want[12];
+    const void *in[1];
+    const char *err;
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = NULL;
+    int d, i;
+    CHECK_OK(gs_hlo_parse(ctx, one, strlen(one), &g));
+    for (d = 0; d < 2 && g; d++) {
+        const void *sin[1];
+        void *sout[1];
+        sin[0] = st + 2 * d;
+        sout[0] = want + 6 * d;
+        CHECK_OK(gs_eval(g, sin, sout));
+    }
+    gs_ctx_destroy(ctx);
+    in[0] = st;
+    err = man_run(text, 2, in, got, NULL);
+    CHECK_MSG(err == NULL, "%s", err ? err : "");
+    if (!err)
+        for (i = 0; i < 12; i++) CHECK_MSG(got[i] == want[i], "element %d: got %u, want %u", i, got[i], want[i]);
+    CHECK(want[0] != want[6]);   /* the two halves of the state draw different bits */
+}
+
 /* ---- tuple entry parameters in the CLI: one .npy file per leaf, NAME[I] (nested tuples flattened in order) ---- */
 static char man_tmp[256];
 
@@ -239,5 +309,7 @@ static void test_manual_cli_tuple_parameters(void) {
 void suite_spmd_manual(void) {
     RUN(test_manual_partial_collective_permute);
     RUN(test_manual_partial_all_reduce);
+    RUN(test_manual_partial_to_replicated);
+    RUN(test_manual_tuple_sharding);
     RUN(test_manual_cli_tuple_parameters);
 }
