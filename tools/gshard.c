@@ -933,7 +933,12 @@ static bool load_inputs(gs_ctx *ctx, const options *o, gs_graph *entry, void **i
         if (!gs_shape_equal(&got, &want)) {
             format_shape(&got, sa, sizeof sa);
             format_shape(&want, sb, sizeof sb);
-            fprintf(stderr, "gshard: %s holds %s but input %.*s is %s\n", in->path, sa, (int)keylen, in->key, sb);
+            if (param_leaves(entry, p) > 1 || gs_value_shape(gs_graph_param(entry, p)).dtype == GS_TUPLE)
+                fprintf(stderr, "gshard: %s holds %s but leaf %d of parameter %d (%s) is %s\n", in->path, sa,
+                        b - first_buffer(entry, p), p, gs_value_name(gs_graph_param(entry, p)), sb);
+            else
+                fprintf(stderr, "gshard: %s holds %s but parameter %d (%s) is %s\n", in->path, sa, p,
+                        gs_value_name(gs_graph_param(entry, p)), sb);
             return false;
         }
     }
