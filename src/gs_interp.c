@@ -976,18 +976,6 @@ GS__FN gs_result gs__ip_reverse(gs_ctx *ctx, const gs_value *v, const gs__buf *x
     return GS_OK;
 }
 
-/* to_manual (the block at offset 0) and to_full (the operand at offset 0 of zeros) */
-GS__FN void gs__ip_corner_copy(const gs__buf *x, gs__buf *out) {
-    int64_t ist[GS_MAX_RANK], ost[GS_MAX_RANK], cnt[GS_MAX_RANK];
-    int d, r = out->shape.rank;
-    size_t es = gs__compute_size(out->shape.dtype);
-    memset(out->data, 0, (size_t)gs__numel(&out->shape) * es);
-    gs__strides(&x->shape, ist);
-    gs__strides(&out->shape, ost);
-    for (d = 0; d < r; d++) cnt[d] = GS__MIN(x->shape.dims[d], out->shape.dims[d]);
-    gs__ip_xcopy(es, r, cnt, out->data, 0, ost, x->data, 0, ist);
-}
-
 /* ---------------------------------------------------------------------------------------------------------
    Elementwise
    ------------------------------------------------------------------------------------------------------- */
@@ -2960,10 +2948,19 @@ GS__FN gs_result gs__ip_eval_array(gs__ip_st *st, gs_value *v, gs__buf *out) {
     case GS_OP_SELECT_AND_SCATTER: return gs__ip_select_and_scatter(st, v, out);
     case GS_OP_TRIANGULAR_SOLVE: return gs__ip_linalg(ctx, v, GS__IN(0), GS__IN(1), out);
     case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: {
+        /* one device holds the whole array: its block is all of it. A smaller block is one device's part of a
+           region that runs on every device, which one evaluation cannot stand for (taking device 0's block
+           and zeros elsewhere gave wrong values) */
         const gs__buf *x = GS__IN(0);
-        if (x->shape.dtype != out->shape.dtype || x->shape.rank != out->shape.rank)
-            return gs__err(ctx, GS_ERR_SHAPE, "%s %s: rank or dtype differs", gs_op_name(v->op), v->name);
-        gs__ip_corner_copy(x, out);
+        char a[96], b[96];
+        if (!gs_shape_equal(&x->shape, &out->shape))
+            return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: the manual region's per-device block is %s of %s; the "
+                           "interpreter runs one device, and the region runs on every device with its own block (run "
+                           "the program on devices: gshard run --devices D, whose --check reference runs each manual "
+                           "region once per device)", gs_op_name(v->op), v->name,
+                           gs__shape_str(v->op == GS_OP_TO_MANUAL ? &out->shape : &x->shape, a, sizeof a),
+                           gs__shape_str(v->op == GS_OP_TO_MANUAL ? &x->shape : &out->shape, b, sizeof b));
+        memcpy(out->data, x->data, (size_t)gs__numel(&out->shape) * gs__compute_size(out->shape.dtype));
         return GS_OK;
     }
     default:

@@ -131,6 +131,8 @@ GS__FN double gs__sp_coll_secs(const gs__sp *sp, gs_collective_kind kind, double
 /* x[..,Sd/k,..] -> x[..,Sd,..]: dim d gathered over the devices along axis ax of the view t */
 GS__FN gs_value *gs__sp_all_gather(gs__sp *sp, gs_value *x, int d, const gs__ta *t, int ax);
 /* ---- the reshard planner ---- */
+/* x[local]{s} -> x[local]{t} for an array of shape full (inside a partly manual region: within its groups) */
+GS__FN gs_value *gs__sp_reshard_raw(gs__sp *sp, gs_value *x, const gs_sharding *s, const gs_sharding *t, gs_shape full);
 /* x[local]{from} -> x[local]{want} for source value u (tuples element by element) */
 GS__FN gs_value *gs__sp_reshard_val(gs__sp *sp, gs_value *x, const gs_sharding *from, const gs_sharding *want,
                                     const gs_value *u);
@@ -230,7 +232,9 @@ GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding 
 /* scatter: operand[V,E]{E split} x indices[B,1]{rep} x updates[B,E]{E split} -> out[V,E]{E split}, local;
    indices and updates{B split} -> local scatters into the identity + all-reduce; else replicated */
 GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-/* a collective outside a manual region: an error (collectives belong to SPMD programs) */
+/* all-reduce or collective-permute in a partly manual region: x[local]{t} -> out[local]{t} as written when its
+   groups or pairs stay within devices holding the same tile of t; any other collective outside a manual region
+   is an error (collectives belong to SPMD programs) */
 GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* any other op: operands{rep} -> out{rep} at full size (gs__sp_replicated) */
 GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);

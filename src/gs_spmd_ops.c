@@ -898,12 +898,19 @@ GS__FN gs_value *gs__sp_to_manual(gs__sp *sp, const gs_value *v, const gs_shardi
 
 /* leave a manual region: x[local]{manual} -> out[S..]{t}, the value as it is */
 GS__FN gs_value *gs__sp_to_full(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
-    gs_value *x = gs__sp_get(sp, v->operands[0], sp->G->vals[v->operands[0]->id].sh);
+    const gs_sharding *xs = sp->G->vals[v->operands[0]->id].sh;
+    gs_value *x = gs__sp_get(sp, v->operands[0], xs);
     gs_shape want;
     if (sp->reference) t = gs__sp_orig(sp, v);   /* the blocks are laid out by v's own sharding, then gathered */
     want = gs__sp_local(t, v->shape);
     *osh = t;
     if (!x) return NULL;
+    if (!gs_shape_equal(&want, &x->shape) && xs && xs->kind == GS_SHARDING_TILED && gs_sharding_manual_group(xs) > 1) {
+        /* a partly manual value split within its group whose tiles are not t's: each group's whole array first */
+        x = gs__sp_get(sp, v->operands[0], gs__sh_replicate_dims(sp->ctx, xs, ~0u));
+        if (!x) return NULL;
+        gs__sp_note(sp, "each manual group's array gathered within the group");
+    }
     if (!gs_shape_equal(&want, &x->shape)) {
         gs__err(sp->ctx, GS_ERR_SHAPE, "%s: the manual value's shape is not the shard shape of %s", v->name,
                 gs_sharding_to_text(sp->ctx, t));
@@ -964,13 +971,75 @@ GS__FN gs_value *gs__sp_while(gs__sp *sp, const gs_value *v, const gs_sharding *
     return gs_while(sp->G->g, cond, body, init);
 }
 
-/* a collective outside a manual region: an error (collectives belong to SPMD programs) */
+/* the coordinates of device d in t other than its manual one (its data tile and replica) */
+GS__FN bool gs__sp_tile_key(const gs_sharding *t, int64_t d, int64_t *key) {
+    int64_t idx[GS_MAX_TILE_RANK];
+    int i, n = 0;
+    if (!gs_sharding_device_index(t, d, idx)) return false;
+    for (i = 0; i < t->ta.n; i++)
+        if (i != t->rank) key[n++] = idx[i];   /* sub[0] is the manual subgroup (gs__sp_partly_manual) */
+    return true;
+}
+GS__FN bool gs__sp_same_tile(const gs_sharding *t, int64_t a, int64_t b) {
+    int64_t ka[GS_MAX_TILE_RANK], kb[GS_MAX_TILE_RANK];
+    int i;
+    if (!gs__sp_tile_key(t, a, ka) || !gs__sp_tile_key(t, b, kb)) return false;
+    for (i = 0; i + 1 < t->ta.n; i++)
+        if (ka[i] != kb[i]) return false;
+    return true;
+}
+/* the pair or group of collective v that joins devices holding different tiles of t, as text, or NULL */
+GS__FN const char *gs__sp_collective_cross(gs__sp *sp, const gs_value *v, const gs_sharding *t) {
+    int64_t i, j, ng = 0, gsz = 0;
+    const int64_t *ids = NULL;
+    const char *bad = NULL;
+    if (v->op == GS_OP_COLLECTIVE_PERMUTE) {
+        for (i = 0; i < v->n_pairs && !bad; i++)
+            if (!gs__sp_same_tile(t, v->pairs[2 * i], v->pairs[2 * i + 1]))
+                bad = gs__arena_printf(sp->ctx, "pair {%lld,%lld}", (long long)v->pairs[2 * i], (long long)v->pairs[2 * i + 1]);
+        return bad;
+    }
+    if (gs__groups_expand(sp->ctx, &v->coll.groups, sp->D, &ng, &gsz, &ids) != GS_OK) return "its replica groups";
+    for (i = 0; i < ng && !bad; i++)
+        for (j = 1; j < gsz && !bad; j++)
+            if (!gs__sp_same_tile(t, ids[i * gsz], ids[i * gsz + j]))
+                bad = gs__arena_printf(sp->ctx, "the group of devices %lld and %lld", (long long)ids[i * gsz],
+                                       (long long)ids[i * gsz + j]);
+    gs__free(sp->ctx, (void *)ids);
+    return bad;
+}
+
+/* A collective the source program wrote. In a partly manual region (t with a manual subgroup) an all-reduce
+   (channel_id, use_global_device_ids) or a collective-permute (channel_id) whose groups or pairs join only
+   devices holding the same tile of t: x[local]{t} -> out[local]{t} as written, the operand resharded within
+   its manual group first (XLA's rule). Anything else is an error (collectives belong to SPMD programs). */
 GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
-    (void)t;
+    const char *bad;
+    gs_value *x;
+    gs_shape ls;
     (void)osh;
-    gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region (collectives belong to SPMD programs)",
-            v->name, gs_op_name(v->op));
-    return NULL;
+    if (!t || t->kind != GS_SHARDING_TILED || gs_sharding_manual_group(t) < 2 ||
+        (v->op != GS_OP_ALL_REDUCE && v->op != GS_OP_COLLECTIVE_PERMUTE) || v->n_operands != 1 ||
+        v->shape.dtype == GS_TUPLE) {
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region (collectives belong to SPMD programs; in a "
+                "partly manual region only all-reduce and collective-permute of one array are kept)",
+                v->name, gs_op_name(v->op));
+        return NULL;
+    }
+    if (v->coll.channel_id == 0 || (v->op == GS_OP_ALL_REDUCE && !v->coll.use_global_device_ids)) {
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: a %s in a partly manual region needs channel_id%s", v->name,
+                gs_op_name(v->op), v->op == GS_OP_ALL_REDUCE ? " and use_global_device_ids=true" : "");
+        return NULL;
+    }
+    if ((bad = gs__sp_collective_cross(sp, v, t)) != NULL) {
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s across manual subgroups: %s joins devices holding different tiles "
+                "of %s", v->name, gs_op_name(v->op), bad, gs_sharding_to_text(sp->ctx, t));
+        return NULL;
+    }
+    x = gs__sp_get(sp, v->operands[0], t);
+    ls = gs__sp_local(t, v->shape);
+    gs__sp_note(sp, "%s in the partly manual region, as written", gs_op_name(v->op));
+    return gs__sp_clone(sp, v, &x, &ls);
 }
 
 /* rng-bit-generator: state{rep} -> (state, bits){rep}: every element's bits depend on its position in the whole
@@ -1067,9 +1136,20 @@ GS__FN gs_value *gs__sp_opaque(gs__sp *sp, const gs_value *v, const gs_sharding 
    ========================================================================================================= */
 /* Partitions v: returns its per-device value and, in *osh, the sharding it is in (the caller reshards it to t,
    the sharding propagation gave v). */
+/* t is {manual}, or a tuple sharding whose every element is (XLA reads such a tuple as manual too) */
+GS__FN bool gs__sp_all_manual(const gs_sharding *t) {
+    int i;
+    if (!t) return false;
+    if (t->kind != GS_SHARDING_TUPLE) return t->kind == GS_SHARDING_MANUAL;
+    for (i = 0; i < t->n_elems; i++)
+        if (!t->elems[i] || t->elems[i]->kind != GS_SHARDING_MANUAL) return false;
+    return t->n_elems > 0;
+}
+
 GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     *osh = t;
-    if (t && t->kind == GS_SHARDING_MANUAL && v->op != GS_OP_TO_MANUAL) return gs__sp_manual(sp, v, t, osh);
+    if (gs__sp_all_manual(t) && v->op != GS_OP_TO_MANUAL && v->op != GS_OP_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT)
+        return gs__sp_manual(sp, v, t, osh);
     if (gs__sp_is_elementwise(v->op)) return gs__sp_elementwise(sp, v, t, osh);
     switch (v->op) {
     case GS_OP_CONSTANT:             return gs__sp_constant(sp, v, t, osh);
@@ -1171,6 +1251,24 @@ GS__FN void gs__sp_group_step(gs__sp *sp, int i, int first) {
     for (j = (int)stbds_arrlen(sp->group); j < n; j++) stbds_arrput(sp->group, j >= first ? i : -1);
 }
 
+/* {replicated} on an array computed from a partly manual value means each manual group's array on each of its
+   devices (the groups' values differ, so nothing else can be meant; XLA reads it so too): that sharding, at
+   v's rank with the operand's manual subgroup, is what v is given; else t */
+GS__FN const gs_sharding *gs__sp_rep_in_groups(gs__sp *sp, const gs_value *v, const gs_sharding *t) {
+    int k, d, dest[GS_MAX_RANK];
+    if (!t || !gs__sp_is_rep(t) || v->shape.dtype == GS_TUPLE ||
+        v->op == GS_OP_TO_FULL || v->op == GS_OP_TO_MANUAL)
+        return t;
+    for (k = 0; k < v->n_operands; k++) {
+        const gs_sharding *s = sp->G->vals[v->operands[k]->id].sh;
+        if (!s || s->kind != GS_SHARDING_TILED || gs_sharding_manual_group(s) < 2) continue;
+        for (d = 0; d < s->rank; d++) dest[d] = GS__DEST_REP;
+        s = gs__sh_map(sp->ctx, s, v->shape.rank, dest);
+        return s ? s : t;
+    }
+    return t;
+}
+
 /* Writes the per-device form of src (its parameter 0 sharded by param_sh and its root resharded to root_sh
    when they are given, else the shardings propagation gave them). The entry's state stays in sp->G. */
 GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sharding *param_sh,
@@ -1199,6 +1297,7 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
             x = gs__sp_param(sp, v, t);
             osh = t;
         } else {
+            t = osh = gs__sp_rep_in_groups(sp, v, t);
             x = gs__sp_op(sp, v, t, &osh);
             mid = (int)stbds_arrlen(G->g->values);
             x = gs__sp_reshard_val(sp, x, osh, t, v);

@@ -132,6 +132,7 @@ int main(int argc, char **argv) {
     suite_spmd_halo();
     suite_spmd_gather();
     suite_spmd_xla();
+    suite_spmd_manual();
     suite_rng();
     suite_types();
     suite_numeric();

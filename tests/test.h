@@ -82,6 +82,7 @@ void suite_spmd(void);
 void suite_spmd_halo(void);
 void suite_spmd_gather(void);
 void suite_spmd_xla(void);
+void suite_spmd_manual(void);
 void suite_rng(void);
 void suite_types(void);
 void suite_numeric(void);
