@@ -174,7 +174,8 @@ GS__FN const char *gs__pr_unique(gs__printer *pr, const char *base) {
     return name;
 }
 
-/* while conditions and bodies, depth first, so every computation is printed before its users */
+/* while conditions and bodies, conditional branches, comparators and select/scatter computations, depth first,
+   so every computation is printed before its users */
 GS__FN void gs__pr_collect(gs__printer *pr, const gs_graph *g) {
     gs__pr_comp c;
     int i;
@@ -185,7 +186,10 @@ GS__FN void gs__pr_collect(gs__printer *pr, const gs_graph *g) {
     stbds_arrput(pr->comps, c);
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
         const gs_value *v = g->values[i];
+        int k;
         if (v->reducer) gs__pr_collect(pr, v->reducer);
+        if (v->op == GS_OP_CONDITIONAL)
+            for (k = 0; k < v->n_branches; k++) gs__pr_collect(pr, v->branches[k]);
         if (v->op != GS_OP_WHILE && v->op != GS_OP_SORT && v->op != GS_OP_SELECT_AND_SCATTER) continue;
         if (v->cond) gs__pr_collect(pr, v->cond);
         if (v->body) gs__pr_collect(pr, v->body);
@@ -661,6 +665,18 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
     case GS_OP_WHILE:
         gs__sb_printf(sb, ", condition=%s, body=%s", gs__pr_comp_name(pr, v->cond), gs__pr_comp_name(pr, v->body));
         break;
+    case GS_OP_CONDITIONAL: {
+        int k;
+        if (v->operands[0]->shape.dtype == GS_PRED) {
+            gs__sb_printf(sb, ", true_computation=%s", gs__pr_comp_name(pr, v->branches[0]));
+            gs__sb_printf(sb, ", false_computation=%s", gs__pr_comp_name(pr, v->branches[1]));
+            break;
+        }
+        gs__sb_puts(sb, ", branch_computations={");
+        for (k = 0; k < v->n_branches; k++) gs__sb_printf(sb, "%s%s", k ? ", " : "", gs__pr_comp_name(pr, v->branches[k]));
+        gs__sb_puts(sb, "}");
+        break;
+    }
     default: break;
     }
 }
@@ -1590,7 +1606,6 @@ GS__FN bool gs__parse_attrs(gs__parser *P, gs__cur *c, int *first, int *count) {
     X("call", gs__bl_call) \
     X("bitcast", gs__bl_bitcast) \
     X("opt-barrier", gs__bl_identity) \
-    X("conditional", gs__bl_conditional) \
     X("collective-broadcast", gs__bl_collective_broadcast) \
     X("all-reduce-start", gs__bl_async_start) \
     X("all-gather-start", gs__bl_async_start) \
@@ -1602,6 +1617,12 @@ GS__FN bool gs__parse_attrs(gs__parser *P, gs__cur *c, int *first, int *count) {
     X("collective-permute-done", gs__bl_async_done) \
     X("copy-done", gs__bl_async_done) \
     X("all-to-all-done", gs__bl_async_done) \
+    X("async-start", gs__bl_async_call) \
+    X("call-start", gs__bl_async_call) \
+    X("async-update", gs__bl_identity) \
+    X("call-update", gs__bl_identity) \
+    X("async-done", gs__bl_async_done) \
+    X("call-done", gs__bl_async_done) \
     X("after-all", gs__bl_opaque) \
     X("infeed", gs__bl_opaque) \
     X("outfeed", gs__bl_opaque) \
@@ -2743,11 +2764,10 @@ GS__FN bool gs__build_comp(gs__parser *P, int ci);
 GS__FN bool gs__inline_comp(gs__parser *P, const gs__pattr *a, gs_graph *g, const char *prefix, gs_value **args,
                             int n_args, gs_value **out);
 
-GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *attr, gs_graph **out) {
-    gs__pattr *a = gs__need_attr(P, in, attr);
+GS__FN bool gs__called_comp(gs__parser *P, const gs__pattr *a, gs_graph **out) {
     int ci;
     bool ok;
-    if (!a || (ci = gs__called(P, a)) < 0) return false;
+    if ((ci = gs__called(P, a)) < 0) return false;
     if (P->comps[ci].state == 1)
         return gs__perr(P, &a->val, GS_ERR_PARSE, "computation '%s' calls itself", P->comps[ci].name);
     if (P->comps[ci].entry)
@@ -2759,6 +2779,11 @@ GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *att
     P->depth--;
     *out = P->comps[ci].graph;
     return ok;
+}
+
+GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *attr, gs_graph **out) {
+    gs__pattr *a = gs__need_attr(P, in, attr);
+    return a && gs__called_comp(P, a, out);
 }
 
 /* ---- instructions ---- */
@@ -3795,6 +3820,68 @@ GS__FN bool gs__bi_comm(gs__bi *b) {
     return true;
 }
 
+/* conditional(pred, t_arg, f_arg), true_computation=T, false_computation=F, or
+   conditional(index, arg0, .., argN-1), branch_computations={B0, .., BN-1}: the op itself, each branch its own
+   graph (only the taken one runs) */
+GS__FN bool gs__bi_conditional(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pattr *ta = gs__attr(P, b->in, "true_computation"), *fa = gs__attr(P, b->in, "false_computation");
+    gs__pattr *ba = gs__attr(P, b->in, "branch_computations");
+    gs__pattr *one = NULL;
+    gs_graph **branches;
+    gs_value **xs;
+    int n = 0, k;
+    bool ok = true;
+    if (b->n < 1) return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional needs a predicate or branch index");
+    if (ta || fa) {
+        if (!ta || !fa || ba) return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional needs true_computation= and false_computation= (or branch_computations=)");
+        stbds_arrput(one, *ta);
+        stbds_arrput(one, *fa);
+        n = 2;
+    } else if (ba) {   /* {B0, B1, ...}: each name becomes a one-name attribute value */
+        gs__cur c = ba->val;
+        if (!gs__expect_ch(P, &c, '{')) return false;
+        for (;;) {
+            gs__pattr a1 = *ba;
+            const char *nm;
+            gs__cur at;
+            if (!gs__read_name(P, &c, "a computation name", &nm, &at)) { ok = false; break; }
+            a1.val = at;
+            a1.val.end = c.p;
+            stbds_arrput(one, a1);
+            n++;
+            if (gs__accept(P, &c, '}', &ok)) break;
+            if (!ok || !gs__expect_ch(P, &c, ',')) { ok = false; break; }
+        }
+        if (!ok || !gs__val_end(P, &c)) {
+            stbds_arrfree(one);
+            return false;
+        }
+    } else {
+        return gs__need_attr(P, b->in, "branch_computations") != NULL;
+    }
+    if (b->n != n + 1) {
+        stbds_arrfree(one);
+        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional with %d branch%s takes %d operands, found %d", n,
+                        n == 1 ? "" : "es", n + 1, b->n);
+    }
+    if (b->x->shape.rank != 0 || (ta ? b->x->shape.dtype != GS_PRED : b->x->shape.dtype != GS_S32)) {
+        stbds_arrfree(one);
+        return gs__perr(P, &P->ops[b->in->first_op].at, GS_ERR_PARSE, "conditional '%s' needs a %s scalar first operand, found %s",
+                        b->in->name, ta ? "pred[]" : "s32[]", b->x->shape.dtype == GS_TUPLE ? "a tuple" : gs_dtype_name(b->x->shape.dtype));
+    }
+    branches = (gs_graph **)gs__arena_alloc(P->ctx, sizeof(gs_graph *) * (size_t)n);
+    xs = (gs_value **)gs__arena_alloc(P->ctx, sizeof(gs_value *) * (size_t)(n + 1));
+    for (k = 0; ok && branches && xs && k < n; k++) ok = gs__called_comp(P, &one[k], &branches[k]);
+    stbds_arrfree(one);
+    if (!ok || !branches || !xs) return false;
+    /* building the branches may have grown P->vals: re-read the operands */
+    for (k = 0; k <= n; k++) xs[k] = P->insts[P->ops[b->in->first_op + k].inst].value;
+    P->ctx->next_name = b->name;   /* building the branches used it up */
+    b->v = gs_conditional(b->g, xs[0], n, branches, xs + 1);
+    return true;
+}
+
 /* the family builder of an op (GS_OP_LIST order: the families are contiguous ranges) */
 GS__FN bool gs__bi_family(gs__bi *b) {
     gs_op op = b->in->op;
@@ -3804,6 +3891,7 @@ GS__FN bool gs__bi_family(gs__bi *b) {
     if (op <= GS_OP_WHILE) return gs__bi_comm(b);
     /* the numeric ops of XLA's full set, with the leaves (their cases live in gs__bi_layout) */
     if (op >= GS_OP_SINE && op <= GS_OP_SELECT_AND_SCATTER) return gs__bi_layout(b);
+    if (op == GS_OP_CONDITIONAL) return gs__bi_conditional(b);
     return gs__bi_unsupported(b);
 }
 
@@ -4121,79 +4209,6 @@ GS__FN bool gs__bl_bitcast(gs__bi *b) {
     return true;
 }
 
-/* select(p, a, b) with a scalar pred p, element by element through tuples */
-GS__FN gs_value *gs__select_tree(gs_graph *g, gs_value *p, gs_value *a, gs_value *b) {
-    gs_value *parts[64];
-    int i;
-    if (!a || !b || a->shape.dtype != GS_TUPLE) return gs_select(g, p, a, b);
-    if (a->n_tuple > 64 || b->shape.dtype != GS_TUPLE || b->n_tuple != a->n_tuple) {
-        gs__err(g->ctx, GS_ERR_SHAPE, "conditional: the branches return different shapes");
-        return NULL;
-    }
-    for (i = 0; i < a->n_tuple; i++)
-        parts[i] = gs__select_tree(g, p, gs_get_tuple_element(g, a, i), gs_get_tuple_element(g, b, i));
-    return gs_tuple(g, a->n_tuple, parts);
-}
-
-/* conditional(pred, t_arg, f_arg), true_computation=T, false_computation=F, or
-   conditional(index, arg0, .., argN-1), branch_computations={B0, .., BN-1}: every branch is inlined
-   ("<name>.b<k>.<inner>") and the result selected, branch N-1 for an index outside [0, N) as in XLA.
-   This is the conditional's value for branches without side effects (every op here); both branches are
-   computed, so the cost model counts both. */
-GS__FN bool gs__bl_conditional(gs__bi *b) {
-    gs__parser *P = b->P;
-    gs__pattr *ta = gs__attr(P, b->in, "true_computation"), *fa = gs__attr(P, b->in, "false_computation");
-    gs__pattr *ba = gs__attr(P, b->in, "branch_computations");
-    gs__pattr one[64];
-    gs_value **args, *sel, *res[64];
-    int n = 0, k, before = (int)stbds_arrlen(b->g->values);
-    if (b->n < 1) return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional needs a predicate or branch index");
-    if (ta || fa) {
-        if (!ta || !fa || ba) return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional needs true_computation= and false_computation= (or branch_computations=)");
-        one[0] = *ta;
-        one[1] = *fa;
-        n = 2;
-    } else if (ba) {   /* {B0, B1, ...}: each name becomes a one-name attribute value */
-        gs__cur c = ba->val;
-        bool ok = true;
-        if (!gs__expect_ch(P, &c, '{')) return false;
-        for (;;) {
-            const char *nm;
-            gs__cur at;
-            if (n == 64) return gs__perr(P, &ba->val, GS_ERR_UNSUPPORTED, "a conditional with more than 64 branches");
-            if (!gs__read_name(P, &c, "a computation name", &nm, &at)) return false;
-            one[n] = *ba;
-            one[n].val = at;
-            one[n].val.end = c.p;
-            n++;
-            if (gs__accept(P, &c, '}', &ok)) break;
-            if (!ok || !gs__expect_ch(P, &c, ',')) return false;
-        }
-    } else {
-        return gs__need_attr(P, b->in, "branch_computations") != NULL;
-    }
-    if (b->n != n + 1)
-        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional with %d branches takes %d operands, found %d", n, n + 1, b->n);
-    if (b->x->shape.rank != 0 || (ta ? b->x->shape.dtype != GS_PRED : b->x->shape.dtype != GS_S32))
-        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional '%s' needs a %s scalar first operand", b->in->name, ta ? "pred" : "s32");
-    args = (gs_value **)gs__arena_dup(P->ctx, b->xs, sizeof(gs_value *) * (size_t)b->n);
-    if (!args) return false;
-    P->ctx->next_name = NULL;
-    for (k = 0; k < n; k++) {
-        const char *prefix = gs__arena_printf(P->ctx, "%s.b%d", b->name, k);
-        if (!prefix || !gs__inline_comp(P, &one[k], b->g, prefix, args + 1 + k, 1, &res[k])) return false;
-    }
-    if (ta) {
-        sel = gs__select_tree(b->g, args[0], res[0], res[1]);
-    } else {
-        sel = res[n - 1];
-        for (k = n - 2; k >= 0; k--)
-            sel = gs__select_tree(b->g, gs_compare(b->g, args[0], gs_scalar(b->g, GS_S32, k), GS_CMP_EQ), res[k], sel);
-    }
-    b->v = sel && sel->id < before ? gs__identity(b->g, sel) : sel;   /* a branch that returns its operand */
-    return true;
-}
-
 /* collective-broadcast(x), replica_groups=G: every member of a group gets the operand of the group's first
    member (XLA's root). Read as: x as a block of one along a new leading dim, all-gathered over the group,
    and the first block kept (exact for every value). */
@@ -4269,6 +4284,43 @@ GS__FN bool gs__bl_async_start(gs__bi *b) {
     for (k = n; k < want; k++) {
         const gs_shape *e = &P->elems[b->in->type.first + k];
         if (e->rank != 0) return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "%s '%s': a context element must be a scalar", b->in->opcode, b->in->name);
+        parts[n++] = gs_scalar(b->g, e->dtype, 0);
+    }
+    b->v = gs_tuple(b->g, n, parts);
+    return true;
+}
+
+/* async-start(operands), calls=C, and XLA's short form call-start(operands), to_apply=C: C inlined on the
+   operands, the value XLA's tuple ((operands), result, contexts...) with zeros for the scalar contexts;
+   async-update passes it on and async-done (call-done) takes the result. The wrapped computation runs where
+   the start is reached (gshard.h overlaps nothing), so the three are one op, as the collective pairs are. */
+GS__FN bool gs__bl_async_call(gs__bi *b) {
+    gs__parser *P = b->P;
+    bool sugar = strcmp(b->in->opcode, "call-start") == 0;
+    gs__pattr *a = gs__need_attr(P, b->in, sugar ? "to_apply" : "calls");
+    gs_value **args, *parts[64], *r = NULL;
+    int k, n = 2, leaves, before = (int)stbds_arrlen(b->g->values);
+    if (!a) return false;
+    if (!b->in->type.tuple || b->in->shape_omitted)
+        return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "%s '%s' needs its shape written: ((operands), result, contexts...)",
+                        b->in->opcode, b->in->name);
+    args = (gs_value **)gs__arena_dup(P->ctx, b->xs, sizeof(gs_value *) * (size_t)(b->n > 0 ? b->n : 1));
+    if (!args) return false;
+    P->ctx->next_name = NULL;
+    if (!gs__inline_comp(P, a, b->g, b->name, args, b->n, &r)) return false;
+    if (r && r->id < before) r = gs__identity(b->g, r);   /* the computation returns a parameter */
+    if (!(parts[0] = gs_tuple(b->g, b->n, args)) || !(parts[1] = r)) return gs__builder_failed(P, &b->in->at);
+    /* the contexts: the declared leaves after the operands' and the result's */
+    leaves = b->in->type.n - (parts[0]->shape.dtype == GS_TUPLE ? parts[0]->n_tuple : 1) -
+             (r->shape.dtype == GS_TUPLE ? r->n_tuple : 1);
+    if (leaves < 0 || leaves > 62)
+        return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "%s '%s': expected the shape ((operands), result, contexts...)",
+                        b->in->opcode, b->in->name);
+    for (k = b->in->type.n - leaves; k < b->in->type.n; k++) {
+        const gs_shape *e = &P->elems[b->in->type.first + k];
+        if (e->rank != 0 || e->dtype == GS_TUPLE)
+            return gs__perr(P, &b->in->type.at, GS_ERR_UNSUPPORTED, "%s '%s': a context element that is not a scalar",
+                            b->in->opcode, b->in->name);
         parts[n++] = gs_scalar(b->g, e->dtype, 0);
     }
     b->v = gs_tuple(b->g, n, parts);

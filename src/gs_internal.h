@@ -249,6 +249,8 @@ struct gs_value {
     int64_t n_pairs;
     int64_t *pairs;           /* COLLECTIVE_PERMUTE, 2 * n_pairs */
     gs_graph *cond, *body;    /* WHILE; SORT: cond is a comparator computation (NULL: ordered by operand 0) */
+    int n_branches;           /* CONDITIONAL: its branches (operand k + 1 is branch k's argument) */
+    gs_graph **branches;
     const char *text_attrs;   /* attributes the HLO text gave that change nothing (", metadata={...}"), printed back;
                                  OPAQUE: every attribute but sharding, as written */
     const char *opaque;       /* OPAQUE: the opcode as written ("custom-call", "infeed", "after-all", ...) */
@@ -381,6 +383,9 @@ GS__FN int gs__tuple_arity(const gs_value *v);
 GS__FN bool gs__tuple_child(const gs_value *v, int64_t i, int *first_leaf, int *n_leaves, int *node);
 /* the same element type and shape, tuples compared leaf by leaf and by structure */
 GS__FN bool gs__vshape_equal(const gs_value *a, const gs_value *b);
+/* The computations v runs (while: condition then body; conditional: its branches in order), and the k-th */
+GS__FN int gs__n_subgraphs(const gs_value *v);
+GS__FN gs_graph *gs__subgraph(const gs_value *v, int k);
 /* gs_graph_verify unless the graph is unchanged since it last passed */
 GS__FN gs_result gs__verify_once(gs_graph *g);
 /* row-major strides in elements */

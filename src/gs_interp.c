@@ -2979,7 +2979,8 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
     for (k = 0; k < v->n_operands; k++) {
         const gs_value *o = v->operands[k];
         if (!o) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s %s: missing operand %d", gs_op_name(v->op), v->name, k);
-        if (o->shape.dtype == GS_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE)
+        if (o->shape.dtype == GS_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE &&
+            v->op != GS_OP_CONDITIONAL)
             return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand %d is a tuple", gs_op_name(v->op), v->name, k);
     }
     switch (v->op) {
@@ -2987,8 +2988,8 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
     case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE:
         return gs__ip_eval_collective(st, v);
-    case GS_OP_WHILE:   /* the stepper runs loops (gs__ev_loop_start) */
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: evaluated outside the stepper", v->name);
+    case GS_OP_WHILE: case GS_OP_CONDITIONAL:   /* the stepper runs them (gs__ev_loop_start, gs__ev_branch_start) */
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s %s: evaluated outside the stepper", gs_op_name(v->op), v->name);
     case GS_OP_OPAQUE:
         if (v->target)
             return gs__err(ctx, GS_ERR_UNSUPPORTED, "custom-call %s: target \"%s\" is opaque to gshard.h (read and printed, never evaluated)",
@@ -3390,16 +3391,18 @@ GS__FN gs_result gs__ip_custom_reduction(gs__ip_st *st, gs_value *v, gs__buf *ou
    results) and the condition's predicate.
    ------------------------------------------------------------------------------------------------------- */
 
-enum { GS__EV_LOOP_NONE = 0, GS__EV_LOOP_COND, GS__EV_LOOP_BODY };
+enum { GS__EV_LOOP_NONE = 0, GS__EV_LOOP_COND, GS__EV_LOOP_BODY, GS__EV_BRANCH };
 
 typedef struct gs__ev_frame {
     gs__ip_st st;
     int pc;                   /* the current instruction */
     bool paused;              /* pc is a collective waiting for its result */
     gs__buf *results;         /* where this graph's results go */
-    int loop;                 /* GS__EV_LOOP_*: pc is a while loop whose condition or body runs above */
+    int loop;                 /* GS__EV_LOOP_*: pc is a while loop whose condition or body runs above;
+                                 GS__EV_BRANCH: pc is a conditional whose taken branch runs above */
     int n_state;              /* loop state buffers */
-    gs__buf *state;           /* 2 * n_state + 1: current state, next state, predicate */
+    gs__buf *state;           /* 2 * n_state + 1: current state, next state, predicate; a conditional: the branch's
+                                 argument buffers (borrowed), then its n_state results */
     bool owned;               /* the current state buffers belong to the loop (else: the init operand's) */
     int64_t iter;             /* completed body iterations */
 } gs__ev_frame;
@@ -3516,6 +3519,56 @@ GS__FN gs_result gs__ev_loop_start(gs__ev *ev, gs__ev_frame *f, const gs_value *
     return gs__ev_push(ev, v->cond, f->state, f->state + 2 * n);
 }
 
+/* Starts the conditional v at the top frame: reads its selector and runs the taken branch alone (pred true:
+   branch 0; an s32 index outside [0, n) takes the last branch, as XLA does). */
+GS__FN gs_result gs__ev_branch_start(gs__ev *ev, gs__ev_frame *f, const gs_value *v) {
+    gs_ctx *ctx = ev->ex->ctx;
+    const gs__buf *sel;
+    const gs_value *arg;
+    int j, k, na, n = gs__ip_nslots(v);
+    int64_t idx;
+    if (v->n_branches < 1 || v->n_operands != v->n_branches + 1)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "conditional %s: needs a selector and one argument per branch", v->name);
+    sel = &f->st.slots[f->st.first[v->operands[0]->id]].buf;
+    if (sel->shape.dtype == GS_PRED && gs__numel(&sel->shape) == 1) idx = ((const uint8_t *)sel->data)[0] ? 0 : 1;
+    else if (sel->shape.dtype == GS_S32 && gs__numel(&sel->shape) == 1) idx = ((const int32_t *)sel->data)[0];
+    else return gs__err(ctx, GS_ERR_SHAPE, "conditional %s: the selector must be pred[] or s32[]", v->name);
+    k = idx < 0 || idx >= v->n_branches ? v->n_branches - 1 : (int)idx;
+    arg = v->operands[k + 1];
+    na = gs__ip_nslots(arg);
+    if (!v->branches[k] || stbds_arrlen(v->branches[k]->params) != 1)
+        return gs__err(ctx, GS_ERR_SHAPE, "conditional %s: branch %d takes exactly one parameter", v->name, k);
+    f->state = (gs__buf *)gs__malloc(ctx, (size_t)(na + n + 1) * sizeof(gs__buf));
+    if (!f->state) return GS_ERR_OUT_OF_MEMORY;
+    memset(f->state, 0, (size_t)(na + n + 1) * sizeof(gs__buf));
+    for (j = 0; j < na; j++) f->state[j] = f->st.slots[f->st.first[arg->id] + j].buf;
+    f->n_state = na;   /* borrowed: gs__ev_free_state frees none of them (owned stays false) */
+    f->owned = false;
+    f->iter = 0;
+    f->loop = GS__EV_BRANCH;
+    return gs__ev_push(ev, v->branches[k], f->state, f->state + na);
+}
+
+/* The taken branch of the conditional at frame f has finished: its results are the conditional's. */
+GS__FN gs_result gs__ev_branch_done(gs__ev *ev, gs__ev_frame *f) {
+    const gs_value *v = f->st.g->values[f->pc];
+    int j, n = gs__ip_nslots(v);
+    gs__buf *res = f->state + f->n_state;
+    for (j = 0; j < n; j++) {
+        if (!gs_shape_equal(&res[j].shape, gs__ip_slot_shape(v, j))) {
+            for (j = 0; j < n; j++) {
+                gs__ip_count(ev->ex, &res[j].shape, -1);
+                gs__free(ev->ex->ctx, res[j].data);
+                res[j].data = NULL;
+            }
+            return gs__err(ev->ex->ctx, GS_ERR_SHAPE, "conditional %s: a branch returns another shape", v->name);
+        }
+    }
+    for (j = 0; j < n; j++) gs__ip_adopt(&f->st, v, j, res[j].data);
+    gs__ev_free_state(ev->ex, f);
+    return gs__ev_next(ev, f);
+}
+
 /* The condition or body of the loop at frame fi has finished: decide what runs next. */
 GS__FN gs_result gs__ev_loop_next(gs__ev *ev, int fi) {
     gs__ev_frame *f = &ev->frames[fi];
@@ -3524,6 +3577,7 @@ GS__FN gs_result gs__ev_loop_next(gs__ev *ev, int fi) {
     const gs_value *v = f->st.g->values[f->pc];
     int j, n = f->n_state;
     gs__buf *cur = f->state, *next = f->state + n, *pred = f->state + 2 * n;
+    if (f->loop == GS__EV_BRANCH) return gs__ev_branch_done(ev, f);
     if (f->loop == GS__EV_LOOP_COND) {
         uint8_t go = (pred->shape.dtype == GS_PRED && gs__numel(&pred->shape) == 1) ? ((uint8_t *)pred->data)[0] : 2;
         gs__ip_count(ex, &pred->shape, -1);
@@ -3603,6 +3657,8 @@ GS__FN gs_result gs__ev_step(gs__ev *ev, int *status) {
         if (v->n_operands != 1 || !v->operands[0])
             return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: needs one operand", v->name);
         r = gs__ev_loop_start(ev, f, v);
+    } else if (v->op == GS_OP_CONDITIONAL) {
+        r = gs__ev_branch_start(ev, f, v);
     } else {
         r = gs__ip_eval_value(st, v);
         if (r == GS__PENDING) {
@@ -3620,7 +3676,7 @@ GS__FN int gs__ev_loops(const gs__ev *ev, const gs_value **whiles, int64_t *iter
     int i, n = 0;
     for (i = 0; i < ev->depth; i++) {
         const gs__ev_frame *f = &ev->frames[i];
-        if (f->loop == GS__EV_LOOP_NONE) continue;
+        if (f->loop == GS__EV_LOOP_NONE || f->loop == GS__EV_BRANCH) continue;
         if (n < cap) {
             whiles[n] = f->st.g->values[f->pc];
             iters[n] = f->iter;

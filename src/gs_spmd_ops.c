@@ -971,6 +971,33 @@ GS__FN gs_value *gs__sp_while(gs__sp *sp, const gs_value *v, const gs_sharding *
     return gs_while(sp->G->g, cond, body, init);
 }
 
+/* conditional: selector{rep}, arg_k{p_k} -> out{t}; each branch partitioned with its parameter in p_k and its root
+   in t, so every branch gives the same per-device shape; only the taken branch runs on each device, and every
+   device takes the same one (the selector is replicated) */
+GS__FN gs_value *gs__sp_conditional(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    gs__sp_g *saved = sp->G;
+    const gs_value *at = sp->at;
+    gs_value **xs;
+    gs_graph **br;
+    int k, n = v->n_branches;
+    (void)osh;
+    xs = (gs_value **)gs__arena_alloc(sp->ctx, sizeof(gs_value *) * (size_t)(n + 1));
+    br = (gs_graph **)gs__arena_alloc(sp->ctx, sizeof(gs_graph *) * (size_t)n);
+    if (!xs || !br) return NULL;
+    if (!(xs[0] = gs__sp_get(sp, v->operands[0], gs__sp_rep(sp)))) return NULL;
+    for (k = 0; k < n; k++) {
+        const gs_sharding *pk = gs__sp_sh(sp, v->branches[k]->params[0]);
+        if (!(xs[k + 1] = gs__sp_get(sp, v->operands[k + 1], pk))) return NULL;
+        br[k] = gs__sp_graph(sp, v->branches[k], pk, t);
+        sp->G = saved;
+        sp->at = at;
+        if (!br[k]) return NULL;
+    }
+    gs__sp_note(sp, "conditional: the selector replicated; each branch partitioned with its parameter's sharding and "
+                "its root in the conditional's");
+    return gs_conditional(sp->G->g, xs[0], n, br, xs + 1);
+}
+
 /* the coordinates of device d in t other than its manual one (its data tile and replica) */
 GS__FN bool gs__sp_tile_key(const gs_sharding *t, int64_t d, int64_t *key) {
     int64_t idx[GS_MAX_TILE_RANK];
@@ -1196,6 +1223,7 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_TUPLE:                return gs__sp_tuple(sp, v, t, osh);
     case GS_OP_GET_TUPLE_ELEMENT:    return gs__sp_get_tuple_element(sp, v, t, osh);
     case GS_OP_WHILE:                return gs__sp_while(sp, v, t, osh);
+    case GS_OP_CONDITIONAL:          return gs__sp_conditional(sp, v, t, osh);
     case GS_OP_ALL_REDUCE:           return gs__sp_collective(sp, v, t, osh);
     case GS_OP_ALL_GATHER:           return gs__sp_collective(sp, v, t, osh);
     case GS_OP_REDUCE_SCATTER:       return gs__sp_collective(sp, v, t, osh);
