@@ -142,6 +142,17 @@ static void test_reshape_rules(void) {
         {"f32[8,6]", "{devices=[4,1]<=[4]}", "f32[48,1]", "{devices=[4,1]<=[4]}"},
         /* a split minor dim cannot survive a merge */
         {"f32[8,6]", "{devices=[1,4]<=[4]}", "f32[48]", "{replicated}"},
+        /* partial matches keep gcd(tiles, target dim) tiles: 12 = 2 x 6 rows of 8 are 4 rows of 12 each */
+        {"f32[12,8]", "{devices=[2,4]<=[8]}", "f32[8,12]", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"},
+        {"f32[12,8]", "{devices=[4,1]<=[4]}", "f32[8,12]", "{devices=[4,1]<=[4]}"},
+        {"f32[12,8]", "{devices=[3,1]<=[3]}", "f32[8,12]", "{replicated}"},
+        /* a run that loses its split does not take the next run's split with it */
+        {"f32[6,4,8]", "{devices=[2,1,2]<=[4]}", "f32[4,6,8]", "{devices=[2,1,2]<=[4]}"},
+        {"f32[6,4,8]", "{devices=[3,1,2]<=[6]}", "f32[4,6,8]", "{devices=[1,1,2,3]<=[3,2]T(1,0) last_tile_dim_replicate}"},
+        /* a split size-1 dim lines up with a size-1 target dim; 8 split 4 -> 2 x 4 */
+        {"f32[1,8]", "{devices=[2,4]<=[8]}", "f32[1,2,4]", "{devices=[2,2,2]<=[8]}"},
+        /* a split dim that does not divide evenly keeps nothing in a changed run */
+        {"f32[6,4]", "{devices=[4,1]<=[4]}", "f32[4,6]", "{replicated}"},
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
