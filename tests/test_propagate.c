@@ -182,6 +182,24 @@ static void test_reshape_rules(void) {
     CHECK(has("x", "{devices=[2,3,2]<=[12]}"));
 }
 
+/* XLA's AllReduce rule: an all-reduce passes its operand's sharding on, forward and backward */
+static void test_all_reduce_pass_through(void) {
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  a = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                   "  r = f32[8,6] all-reduce(a), replica_groups={}, to_apply=add.f32\n"
+                   "  q = f32[8,6] all-reduce(a), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, "
+                   "to_apply=add.f32\n"
+                   "  ROOT t = (f32[8,6], f32[8,6]) tuple(r, q)\n}\n"));
+    CHECK(has("r", "{devices=[4,1]<=[4]}") && has("q", "{devices=[4,1]<=[4]}"));
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  a = f32[8,6] parameter(0)\n"
+                   "  r = f32[8,6] all-reduce(a), replica_groups={}, to_apply=add.f32\n"
+                   "  ROOT c = f32[8,6] custom-call(r), custom_call_target=\"Sharding\", sharding={devices=[1,2,2]<=[4] "
+                   "last_tile_dim_replicate}\n}\n"));
+    CHECK(has("a", "{devices=[1,2,2]<=[4] last_tile_dim_replicate}") &&
+          has("r", "{devices=[1,2,2]<=[4] last_tile_dim_replicate}"));
+}
+
 static void test_dot_rules(void) {
     /* XLA test Dot: the larger operand (rhs, 2 MB) wins */
     CHECK(prop("HloModule m, num_partitions=4\nENTRY e {\n"
@@ -761,6 +779,7 @@ void suite_propagate(void) {
     RUN(test_broadcast_levels);
     RUN(test_reduce_transpose);
     RUN(test_reshape_rules);
+    RUN(test_all_reduce_pass_through);
     RUN(test_dot_rules);
     RUN(test_convolution_rules);
     RUN(test_data_movement_rules);
