@@ -685,7 +685,8 @@ static void test_conflicts(void) {
     CHECK_EQ_INT(gs_propagate_num_conflicts(pg), 0);
 }
 
-/* Ops with no rule (collectives in an SPMD program, rng) end replicated; nothing crashes. */
+/* Ops with no rule (rng and its scalar bounds) end replicated; an all-reduce passes its operand's sharding on
+   (XLA's rule); nothing crashes. */
 static void test_fallbacks(void) {
     CHECK(prop(HDR "ENTRY e {\n"
                    "  x = f32[8] parameter(0), sharding={devices=[4]<=[4]}\n"
@@ -694,8 +695,8 @@ static void test_fallbacks(void) {
                    "  hi = f32[] constant(1)\n"
                    "  g = f32[8] rng(lo, hi), distribution=rng_uniform, seed=3\n"
                    "  ROOT s = f32[8] add(r, g)\n}\n"));
-    CHECK(has("r", "{replicated}") && has("lo", "{replicated}"));
-    CHECK(origin_of("r") == GS_ORIGIN_DEFAULT);
+    CHECK(has("r", "{devices=[4]<=[4]}") && has("lo", "{replicated}"));
+    CHECK(origin_of("r") == GS_ORIGIN_FORWARD && origin_of("lo") == GS_ORIGIN_DEFAULT);
 }
 
 /* Propagating again changes nothing; every value has a sharding and an origin. */
