@@ -1,5 +1,5 @@
-/* test_spmd_reshape.c - reshapes whose split only partly lines up (gcd factors), and partial sums that
-   reduce-scatter straight into the split their only user wants. Every case is partitioned, run on lockstep
+/* test_spmd_reshape.c - reshapes whose split only partly lines up (gcd factors), partial sums that
+   reduce-scatter straight into the split their only user wants, and an all-reduce kept in a manual region. Every case is partitioned, run on lockstep
    devices with NaN-poisoned padding and compared with the reference interpreter (spmd_case.h); the collective
    counts asserted are worked out by hand in the comments. */
 #include "spmd_case.h"
@@ -164,8 +164,27 @@ static void test_reduce_scatter_formed(void) {
     gs_ctx_destroy(h.ctx);
 }
 
+/* an all-reduce inside a manual region: propagation passes {manual} through it to the negate, and the SPMD
+   program keeps it as written (one all-reduce over the 4 devices; each block of y is -(sum of x's 4 blocks)) */
+static void test_all_reduce_in_manual_region(void) {
+    gst_case h;
+    if (gst_case_run(&h, ADD_F32, "  x = f32[8,4] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                                  "  m = f32[2,4] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n"
+                                  "  r = f32[2,4] all-reduce(m), channel_id=1, replica_groups={{0,1,2,3}}, "
+                                  "use_global_device_ids=true, to_apply=add\n"
+                                  "  n = f32[2,4] negate(r)\n"
+                                  "  ROOT y = f32[8,4] custom-call(n), custom_call_target=\"SPMDShardToFullShape\", "
+                                  "sharding={devices=[4,1]<=[4]}\n", 4, 1e-6, 30)) {
+        gs_value *n = gst_case_named(h.src, "n");
+        CHECK_EQ_INT(h.ar, 1);
+        CHECK(n && gs_sharding_get_kind(gs_value_sharding(n)) == GS_SHARDING_MANUAL);
+    }
+    gs_ctx_destroy(h.ctx);
+}
+
 void suite_spmd_reshape(void) {
     RUN(test_reshape_partial_gcd);
     RUN(test_reshape_partial_random);
     RUN(test_reduce_scatter_formed);
+    RUN(test_all_reduce_in_manual_region);
 }
