@@ -415,6 +415,10 @@ GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
             if (v->window[d].base_dilation != 1 || v->window[d].window_dilation != 1) return NULL;
         return s0;
     case GS_OP_REVERSE: return s0 ? gs__sh_reverse(P->ctx, s0, gs__mask_of(v->n_dims, v->dims)) : NULL;
+    case GS_OP_ALL_REDUCE:
+        /* XLA passes an all-reduce's operand sharding through (its AllReduce test): each element is reduced
+           with the same element of the other participants, so the layout of the result is the operand's */
+        return v->n_operands == 1 && gs__is_array(v) ? s0 : NULL;
     case GS_OP_CONCATENATE: {
         const gs_sharding *best = gs__fwd_elementwise(P, v, 0, v->n_operands);
         if (P->level == 0 && best) {
@@ -587,6 +591,7 @@ GS__FN const gs_sharding *gs__bwd_sh(gs__prop *P, const gs_value *u, const gs_sh
     case GS_OP_REDUCE_WINDOW:
         return i == 0 ? s : NULL;
     case GS_OP_REVERSE: return gs__sh_reverse(P->ctx, s, gs__mask_of(u->n_dims, u->dims));
+    case GS_OP_ALL_REDUCE: return u->n_operands == 1 && gs__is_array(u) ? s : NULL;  /* as forward */
     case GS_OP_CONCATENATE: return s;
     case GS_OP_DYNAMIC_SLICE:
         if (i != 0) return NULL;

@@ -532,13 +532,19 @@ GS__FN gs_value *gs__sp_reshard_slice(gs__sp *sp, gs_value *x, const gs_sharding
     const gs_sharding *nxt;
     if (!gs__sp_view(sp, *cur, rank, &A)) return NULL;
     C = A;
-    for (d = 0; d < rank; d++) {
-        int64_t f = B->dims[d] / C.dims[d];
-        if (f <= 1) continue;
-        any = true;
-        gs__sp_split_axis(&C, C.n - 1, C.dims[C.n - 1] / f);   /* R -> (f, R/f) */
-        if (!gs__sp_move_axis(sp, &C, C.n - 2, d + 1)) return NULL;
-        gs__sp_merge_axes(&C, d, 2);
+    if (gs__sp_is_rep(*cur)) {
+        /* every device holds the whole value: each slices its own tile of B, on the devices B puts it */
+        C = *B;
+        for (d = 0; d < rank; d++) any = any || B->dims[d] > 1;
+    } else {
+        for (d = 0; d < rank; d++) {
+            int64_t f = B->dims[d] / C.dims[d];
+            if (f <= 1) continue;
+            any = true;
+            gs__sp_split_axis(&C, C.n - 1, C.dims[C.n - 1] / f);   /* R -> (f, R/f) */
+            if (!gs__sp_move_axis(sp, &C, C.n - 2, d + 1)) return NULL;
+            gs__sp_merge_axes(&C, d, 2);
+        }
     }
     if (any) {
         gs_value *st[GS_MAX_RANK];

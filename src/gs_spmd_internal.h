@@ -153,6 +153,9 @@ GS__FN gs_value *gs__sp_replicated(gs__sp *sp, const gs_value *v, const char *wh
    The rules, by file (gs__sp_op in gs_spmd_ops.c picks one per op). Each has the signature of gs__sp_rule_fn.
    ========================================================================================================= */
 /* ---- gs_spmd_dot.c ---- */
+/* x[full]{s} -> x{t}: a rough count of the bytes a device sends by the reshard planner's steps; *secs their
+   estimated time on sp->chip */
+GS__FN double gs__sp_est(gs__sp *sp, const gs_sharding *s, const gs_sharding *t, const gs_shape *full, double *secs);
 /* dot: lhs[B,M,K] x rhs[B,K,N] -> out[B,M,N], any of B, M, N, K split (K split: partial sums combined); the
    strategy is the cheapest in bytes resharded, a windowed einsum loop when an operand is too big to gather */
 GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);

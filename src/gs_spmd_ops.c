@@ -1297,12 +1297,74 @@ GS__FN const gs_sharding *gs__sp_rep_in_groups(gs__sp *sp, const gs_value *v, co
     return t;
 }
 
+/* out[S]{t} -> the sharding to hold v in instead of t, or NULL: the one v's only user u (u is not the root and
+   reads v nowhere else) wants of it, when reaching it from t is a slice (no data moves) and v is a dot, reduce or
+   convolution, whose partial sums then reduce-scatter into it (gs__sp_combine) instead of an all-reduce and the
+   user's dynamic-slice. Users whose wish is known: elementwise ops of v's dims, transpose, and a reshape whose
+   split maps back whole. */
+GS__FN const gs_sharding *gs__sp_user_hint(gs__sp *sp, const gs_value *v, const gs_value *u, const gs_sharding *t) {
+    const gs_sharding *tu, *h = NULL;
+    int d, dest[GS_MAX_RANK];
+    double secs;
+    if (sp->reference || !u || v->shape.dtype == GS_TUPLE || u->shape.dtype == GS_TUPLE) return NULL;
+    if (v->op != GS_OP_DOT && v->op != GS_OP_REDUCE && v->op != GS_OP_CONVOLUTION) return NULL;
+    tu = gs__sp_sh(sp, u);
+    if (!tu || tu->kind != GS_SHARDING_TILED || gs_sharding_manual_group(tu) > 1) return NULL;
+    if (!t || (t->kind != GS_SHARDING_TILED && t->kind != GS_SHARDING_REPLICATED) || gs_sharding_manual_group(t) > 1)
+        return NULL;
+    if (gs__sp_is_elementwise(u->op)) {
+        if (u->shape.rank != v->shape.rank) return NULL;
+        for (d = 0; d < v->shape.rank; d++)
+            if (u->shape.dims[d] != v->shape.dims[d]) return NULL;
+        h = tu;
+    } else if (u->op == GS_OP_TRANSPOSE) {
+        for (d = 0; d < u->shape.rank; d++) dest[d] = (int)u->dims[d];
+        h = gs__sh_map(sp->ctx, tu, v->shape.rank, dest);
+    } else if (u->op == GS_OP_RESHAPE) {
+        const gs_sharding *back;
+        h = gs__sh_reshape(sp->ctx, tu, &u->shape, &v->shape);
+        back = h ? gs__sh_reshape(sp->ctx, h, &v->shape, &u->shape) : NULL;
+        if (!back || !gs_sharding_equal(back, tu)) return NULL;
+    }
+    if (!h || gs__sp_is_rep(h) || gs_sharding_equal(h, t) || gs__sp_est(sp, t, h, &v->shape, &secs) > 0) return NULL;
+    return h;
+}
+
+/* the only user of each value of src (NULL: none, or more than one, or the root) */
+GS__FN const gs_value **gs__sp_only_users(gs__sp *sp, const gs_graph *src) {
+    int n = (int)stbds_arrlen(src->values), i, k;
+    const gs_value **only = (const gs_value **)gs__malloc(sp->ctx, sizeof(gs_value *) * (size_t)(n ? n : 1));
+    unsigned char *many = (unsigned char *)gs__malloc(sp->ctx, (size_t)(n ? n : 1));
+    if (!only || !many) {
+        gs__free(sp->ctx, only);
+        gs__free(sp->ctx, many);
+        return NULL;
+    }
+    memset(only, 0, sizeof(gs_value *) * (size_t)(n ? n : 1));
+    memset(many, 0, (size_t)(n ? n : 1));
+    if (src->root && src->root->id < n) many[src->root->id] = 1;
+    for (i = 0; i < n; i++) {
+        const gs_value *u = src->values[i];
+        for (k = 0; k < u->n_operands; k++) {
+            int x = u->operands[k]->id;
+            if (x < 0 || x >= n || only[x] == u) continue;
+            if (only[x]) many[x] = 1;
+            only[x] = u;
+        }
+    }
+    for (i = 0; i < n; i++)
+        if (many[i]) only[i] = NULL;
+    gs__free(sp->ctx, many);
+    return only;
+}
+
 /* Writes the per-device form of src (its parameter 0 sharded by param_sh and its root resharded to root_sh
    when they are given, else the shardings propagation gave them). The entry's state stays in sp->G. */
 GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sharding *param_sh,
                             const gs_sharding *root_sh) {
     int i, n = (int)stbds_arrlen(src->values);
     gs_value *root;
+    const gs_value **only;
     const char **explain = sp->explain;
     sp->explain = NULL;   /* sub-graphs partitioned on the way keep no explanations */
     sp->G = G;
@@ -1313,9 +1375,11 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
     if (G->vals) memset(G->vals, 0, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
     if (!G->g || !G->vals) return NULL;
     if (explain) sp->why_g = G->g;
+    only = gs__sp_only_users(sp, src);
+    if (!only) return NULL;
     for (i = 0; i < n; i++) {
         const gs_value *v = src->values[i];
-        const gs_sharding *t = gs__sp_sh(sp, v), *osh = t;
+        const gs_sharding *t = gs__sp_sh(sp, v), *osh = t, *hint;
         gs_value *x;
         int first = (int)stbds_arrlen(G->g->values), mid = first;
         sp->at = v;
@@ -1326,6 +1390,11 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
             osh = t;
         } else {
             t = osh = gs__sp_rep_in_groups(sp, v, t);
+            if ((hint = gs__sp_user_hint(sp, v, only[i], t)) != NULL) {
+                gs__sp_note(sp, "held as %s, the sharding its only user %s wants of it", gs_sharding_to_text(sp->ctx, hint),
+                            only[i]->name);
+                t = osh = hint;
+            }
             x = gs__sp_op(sp, v, t, &osh);
             mid = (int)stbds_arrlen(G->g->values);
             x = gs__sp_reshard_val(sp, x, osh, t, v);
@@ -1339,6 +1408,7 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
         if (!x || sp->ctx->err) {
             if (!sp->ctx->err) gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "could not partition");
             gs__err_prefix(sp->ctx, "gs_partition: %s (%s): ", v->name, gs_op_name(v->op));
+            gs__free(sp->ctx, (void *)only);
             return NULL;
         }
         if (explain) {
@@ -1355,6 +1425,7 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
         if (explain && sp->ex.len) explain[i] = gs__arena_strdup(sp->ctx, sp->ex.buf);
         sp->G = G;
     }
+    gs__free(sp->ctx, (void *)only);
     root = src->root ? gs__sp_get(sp, src->root, root_sh ? root_sh : G->vals[src->root->id].sh) : NULL;
     if (!root || gs_graph_set_root(G->g, root) != GS_OK) {
         if (!sp->ctx->err) gs__err(sp->ctx, GS_ERR_INVALID_ARG, "gs_partition: graph %s has no root", src->name);

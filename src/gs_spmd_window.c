@@ -1020,16 +1020,48 @@ GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sha
     return x;
 }
 
+/* The operand and result shardings of a reshape done tile by tile when t does not map back whole: the cheapest
+   (operand reshard plus result reshard to t, gs__sp_est) of (a) t's factors that survive the reshape back
+   (x[12,8]{2,4} -> out[8,12]{8,1}: x resharded to {4,1 rep 2}, reshaped, sliced to {8,1}), (b) the factors of
+   the operand's own sharding that survive the reshape (x{2,4} reshapes as {2,1 rep 4}) and (c) the operand
+   with the dims the reshape changes gathered. *in = NULL when none keeps a split. */
+GS__FN void gs__sp_reshape_pick(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **in,
+                                const gs_sharding **out) {
+    const gs_shape *S = &v->shape, *X = &v->operands[0]->shape;
+    const gs_sharding *cur = sp->G->vals[v->operands[0]->id].sh, *ci[3], *co[3];
+    uint32_t ch_in, ch_out;
+    double best = 0;
+    int c;
+    ci[0] = gs__sh_reshape(sp->ctx, t, S, X);
+    ci[1] = gs__sh_reshape(sp->ctx, gs__sh_reshape(sp->ctx, cur, X, S), S, X);
+    ch_in = gs__sp_reshape_changed(X, S, &ch_out);
+    ci[2] = gs__sp_unsplit(sp, cur, ch_in);
+    *in = *out = NULL;
+    for (c = 0; c < 3; c++) {
+        double s1, s2, secs;
+        co[c] = ci[c] ? gs__sh_reshape(sp->ctx, ci[c], X, S) : NULL;
+        if (!co[c] || gs__sp_is_rep(co[c]) || (c == 2 && gs__sp_split_mask(co[c], S->rank) & ch_out) ||
+            !gs__sp_reshape_local_ok(X, ci[c], S, co[c]))
+            continue;
+        gs__sp_est(sp, cur, ci[c], X, &s1);
+        gs__sp_est(sp, co[c], t, S, &s2);
+        secs = s1 + s2;
+        if (!*in || secs < best * (1 - 1e-9)) {
+            best = secs;
+            *in = ci[c];
+            *out = co[c];
+        }
+    }
+}
+
 /* reshape: x[A,B]{t mapped back} -> out[A*B]{t} as a local reshape of every tile when the tiles line up;
-   x[3,2]{dim 0 split} -> out[6]{split} realigned by the engine (gs__sp_reshape_halo); otherwise the dims the
-   reshape changes are gathered and the others keep the operand's split */
+   x[3,2]{dim 0 split} -> out[6]{split} realigned by the engine (gs__sp_reshape_halo); otherwise a sharding that
+   keeps part of the split on both sides (gs__sp_reshape_pick), and only when none does, both gathered */
 GS__FN gs_value *gs__sp_reshape(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const gs_shape *S = &v->shape;
     gs_value *ops[1];
-    int rank = S->rank;
     const gs_shape *X = &v->operands[0]->shape;
     const gs_sharding *is = gs__sh_reshape(sp->ctx, t, S, X), *back;
-    uint32_t ch_in, ch_out;
     gs_shape ls;
     if (is && !gs__sp_is_rep(is) && (back = gs__sh_reshape(sp->ctx, is, X, S)) && gs_sharding_equal(back, t) &&
         gs__sp_reshape_local_ok(X, is, S, t)) {
@@ -1046,15 +1078,14 @@ GS__FN gs_value *gs__sp_reshape(gs__sp *sp, const gs_value *v, const gs_sharding
         gs_value *r = gs__sp_reshape_halo(sp, v, t, osh, &fits);
         if (r || fits) return r;
     }
-    /* keep the dims the reshape leaves alone split as the operand has them; gather the others */
-    ch_in = gs__sp_reshape_changed(X, S, &ch_out);
-    is = gs__sp_unsplit(sp, sp->G->vals[v->operands[0]->id].sh, ch_in);
-    back = is ? gs__sh_reshape(sp->ctx, is, X, S) : NULL;
-    if (!back || gs__sp_split_mask(back, rank) & ch_out || !gs__sp_reshape_local_ok(X, is, S, back)) {
-        is = gs__sp_rep(sp);
-        back = is;
+    gs__sp_reshape_pick(sp, v, t, &is, &back);
+    if (!is) {
+        is = back = gs__sp_rep(sp);
+        gs__sp_note(sp, "reshape gathered: no split lines up on both sides");
+    } else {
+        gs__sp_note(sp, "reshape through the split both sides keep (operand %s, result %s)",
+                    gs_sharding_to_text(sp->ctx, is), gs_sharding_to_text(sp->ctx, back));
     }
-    gs__sp_note(sp, "reshape with the changed dims gathered");
     ls = gs__sp_local(back, *S);
     ops[0] = gs__sp_get(sp, v->operands[0], is);
     *osh = back;
