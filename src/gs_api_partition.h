@@ -50,6 +50,9 @@ typedef struct gs_partition_desc {
     bool windowed_einsum_unroll;
     /* XLA's bidirectional_windowed_einsum: blocks travel both ways round the ring, two per iteration */
     bool windowed_einsum_bidirectional;
+    /* XLA's enable_windowed_einsum_for_reduce_scatter=false: a dot whose partial sums would be reduce-scattered
+       is never windowed (by default it is when the partial result per device reaches the thresholds above) */
+    bool windowed_einsum_no_reduce_scatter;
     /* XLA's option names set with gs_partition_xla_option that have no effect on gshard.h's program (each
        listed in docs/xla_differences.md), as a bit mask by their index in that function's table */
     uint32_t xla_inert;

@@ -79,6 +79,122 @@ static void test_xla_option_windowed_thresholds(void) {
     gs_ctx_destroy(h.ctx);
 }
 
+/* the distinct source_target_pairs lists of the collective-permutes in an SPMD program's text */
+static int distinct_permute_rings(const char *text) {
+    const char *seen[8], *p = text;
+    size_t len[8];
+    int n = 0, i;
+    while ((p = strstr(p, "source_target_pairs={")) != NULL) {
+        const char *e = strstr(p, "}}");
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        for (i = 0; i < n; i++)
+            if (len[i] == l && strncmp(seen[i], p, l) == 0) break;
+        if (i == n && n < 8) { seen[n] = p; len[n++] = l; }
+        p += l;
+    }
+    return n;
+}
+
+/* template with @M, @K, @N replaced by sz[0..2] and @D by D */
+static void fill_template(char *out, size_t cap, const char *tpl, const int64_t *sz, int64_t D) {
+    size_t n = 0;
+    for (; *tpl && n + 24 < cap; tpl++) {
+        const char *at = tpl[0] == '@' ? strchr("MKND", tpl[1]) : NULL;
+        if (at && tpl[1]) {
+            n += (size_t)snprintf(out + n, cap - n, "%lld", (long long)(tpl[1] == 'D' ? D : sz[at - "MKND"]));
+            tpl++;
+        } else {
+            out[n++] = *tpl;
+        }
+    }
+    out[n] = 0;
+}
+
+/* The windowed einsum in its four loop forms (one block per step one way round the ring, unrolled two steps per
+   iteration, bidirectional, both) for the all-gather form (lhs windowed along a contracted dim, rhs along a free
+   dim, lhs along a batch dim) and the reduce-scatter form (result split along a free or a batch dim), on 2 to 7
+   devices with sizes drawn at random so that most do not divide: every program matches the reference with
+   poisoned padding and gathers nothing; the explanation names the form; a bidirectional loop permutes both ways. */
+static void test_xla_windowed_einsum_forms(void) {
+    static const char *const kinds[5] = {
+        /* lhs[M,K]{K split} x rhs[K,N]{N split} -> {N split}: lhs windowed along contracted K */
+        "  l = f32[@M,@K] parameter(0), sharding={devices=[1,@D]<=[@D]}\n"
+        "  q = f32[@K,@N] parameter(1), sharding={devices=[1,@D]<=[@D]}\n"
+        "  ROOT r = f32[@M,@N] dot(l, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[1,@D]<=[@D]}\n",
+        /* lhs{M split} x rhs{N split} -> {M split}: rhs windowed along free N */
+        "  l = f32[@M,@K] parameter(0), sharding={devices=[@D,1]<=[@D]}\n"
+        "  q = f32[@K,@N] parameter(1), sharding={devices=[1,@D]<=[@D]}\n"
+        "  ROOT r = f32[@M,@N] dot(l, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[@D,1]<=[@D]}\n",
+        /* lhs[B,M,K]{B split} x rhs[B,K,N]{N split} -> {N split}: lhs windowed along batch B, rhs sliced with it */
+        "  l = f32[@M,3,@K] parameter(0), sharding={devices=[@D,1,1]<=[@D]}\n"
+        "  q = f32[@M,@K,@N] parameter(1), sharding={devices=[1,1,@D]<=[@D]}\n"
+        "  ROOT r = f32[@M,3,@N] dot(l, q), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, sharding={devices=[1,1,@D]<=[@D]}\n",
+        /* lhs{K split} x rhs{K split} -> {M split}: partial sums reduce-scattered round the ring */
+        "  l = f32[@M,@K] parameter(0), sharding={devices=[1,@D]<=[@D]}\n"
+        "  q = f32[@K,@N] parameter(1), sharding={devices=[@D,1]<=[@D]}\n"
+        "  ROOT r = f32[@M,@N] dot(l, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[@D,1]<=[@D]}\n",
+        /* lhs[B,M,K]{K split} x rhs[B,K,N]{K split} -> {B split}: both operands sliced along B per block */
+        "  l = f32[@M,3,@K] parameter(0), sharding={devices=[1,1,@D]<=[@D]}\n"
+        "  q = f32[@M,@K,@N] parameter(1), sharding={devices=[1,@D,1]<=[@D]}\n"
+        "  ROOT r = f32[@M,3,@N] dot(l, q), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, sharding={devices=[@D,1,1]<=[@D]}\n"};
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    int64_t D;
+    int kind, form;
+    for (D = 2; D <= 7; D++)
+        for (kind = 0; kind < 5; kind++)
+            for (form = 0; form < 4; form++) {
+                char body[2048];
+                int64_t sz[3];
+                int i;
+                gst_case h;
+                gs_partition_desc pd;
+                for (i = 0; i < 3; i++) {
+                    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+                    sz[i] = D + 1 + (int64_t)((rng >> 33) % (uint64_t)(2 * D + 1));   /* D+1 .. 3D+1 */
+                }
+                fill_template(body, sizeof body, kinds[kind], sz, D);
+                memset(&pd, 0, sizeof pd);
+                pd.windowed_einsum_bytes = 1;
+                pd.windowed_einsum_unroll = (form & 1) != 0;
+                pd.windowed_einsum_bidirectional = (form & 2) != 0;
+                if (gst_case_run_desc(&h, "", body, D, 1e-5, 40 + (uint64_t)(D * 8 + kind), &pd)) {
+                    CHECK_MSG(h.ag + h.rs + h.ar == 0 && h.cp + count_in(h.spmd, GS_OP_WHILE) > 0, "D %lld kind %d form %d:\n%s",
+                              (long long)D, kind, form, h.text);
+                    CHECK_MSG(strstr(h.explain, kind < 3 ? "all-gather form" : "reduce-scatter form") != NULL,
+                              "D %lld kind %d form %d: %s", (long long)D, kind, form, h.explain);
+                    CHECK(((strstr(h.explain, "bidirectional") != NULL) == ((form & 2) && D > 2)));
+                    CHECK((strstr(h.explain, "unrolled") != NULL) == ((form & 1) != 0));
+                    CHECK_MSG(distinct_permute_rings(h.text) == ((form & 2) && D > 2 ? 2 : 1), "D %lld kind %d form %d: %d rings",
+                              (long long)D, kind, form, distinct_permute_rings(h.text));
+                    if (!(form & 2) && D - 1 >= (form & 1 ? 2 : 1)) CHECK_EQ_INT(count_in(h.spmd, GS_OP_WHILE), 1);
+                }
+                gs_ctx_destroy(h.ctx);
+            }
+}
+
+/* enable_windowed_einsum_for_reduce_scatter=false: the partial sums are reduce-scattered in one collective */
+static void test_xla_windowed_reduce_scatter_off(void) {
+    static const char *const body =
+        "  l = f32[9,7] parameter(0), sharding={devices=[1,4]<=[4]}\n"
+        "  q = f32[7,10] parameter(1), sharding={devices=[4,1]<=[4]}\n"
+        "  ROOT r = f32[9,10] dot(l, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[4,1]<=[4]}\n";
+    gst_case h;
+    gs_partition_desc pd;
+    int on;
+    for (on = 0; on < 2; on++) {
+        gs_ctx *ctx = gst_ctx();
+        memset(&pd, 0, sizeof pd);
+        CHECK_EQ_INT(gs_partition_xla_option(ctx, &pd, "threshold_for_windowed_einsum_mib", "0"), GS_OK);
+        CHECK_EQ_INT(gs_partition_xla_option(ctx, &pd, "enable_windowed_einsum_for_reduce_scatter", on ? "true" : "false"), GS_OK);
+        gs_ctx_destroy(ctx);
+        if (gst_case_run_desc(&h, "", body, 4, 1e-5, 51, &pd)) {
+            CHECK_EQ_INT(h.rs, on ? 0 : 1);
+            CHECK_EQ_INT(count_in(h.spmd, GS_OP_WHILE), on ? 1 : 0);
+        }
+        gs_ctx_destroy(h.ctx);
+    }
+}
+
 /* XLA's entry policy: the unannotated parameter and root are replicated; by default propagation splits them
    like the annotated operand */
 static void test_xla_compat_entry_policy(void) {
@@ -272,5 +388,7 @@ void suite_spmd_xla(void) {
     RUN(test_xla_nested_manual_reference);
     RUN(test_xla_option_names);
     RUN(test_xla_option_windowed_thresholds);
+    RUN(test_xla_windowed_einsum_forms);
+    RUN(test_xla_windowed_reduce_scatter_off);
     RUN(test_xla_compat_entry_policy);
 }
