@@ -116,7 +116,9 @@ GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int 
    mantissa bits of any float value the output depends on (bf16 7, f16 10, f32 23), rtol = atol = 1e-5 when
    p >= 23, else 2^-(p-1), two units in the last place (bf16: 2^-6 = 0.015625; f16: 2^-9); and atol grows by
    rtol times the root-mean-square of the reference output, because a sum split across devices adds in
-   another order and errs by a fraction of its terms' size, not of its own. A source with manual regions
+   another order and errs by a fraction of its terms' size, not of its own; when p < 23 and the SPMD program
+   sums G partial results in that narrow type (an all-reduce or reduce-scatter over G devices), by rtol times
+   that RMS times sqrt(G), each of the G - 1 additions rounding once. A source with manual regions
    (to-manual/to-full) is checked against a reference program on rt that runs each region once per device
    on that device's block and gathers the blocks where it ends.
    With locate, a mismatch is traced back to the first instruction of the source's entry graph (in program

@@ -298,6 +298,48 @@ static void test_xla_check_bf16_tolerance(void) {
     gs_ctx_destroy(h.ctx);
 }
 
+/* A bf16 contraction split 16 ways: the SPMD program rounds each device's partial product to bf16 and sums the 16
+   in bf16 (as XLA's does), the reference rounds once. The default tolerance (2^-6, its absolute part grown by
+   sqrt(16) for the 16 terms) accepts it; a strict one sees the rounding. (XLA's PartiallyReplicateRHS, a
+   16384-long contraction with 524288 outputs, errs by 2 on an output RMS of 44: three times the absolute
+   tolerance without the sqrt(16).) */
+static void test_xla_check_bf16_partial_sums(void) {
+    static const char *const body =
+        "  a = bf16[64,1024] parameter(0), sharding={devices=[1,16]<=[16]}\n"
+        "  b = bf16[1024,64] parameter(1), sharding={devices=[16,1]<=[16]}\n"
+        "  ROOT r = bf16[64,64] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={replicated}\n";
+    gst_case h;
+    if (gst_case_run(&h, "", body, 16, 0, 61)) {
+        gs_runtime_desc rd;
+        gs_runtime *rt = NULL;
+        gs_check_desc cd;
+        gs_check_report rep;
+        gs_shape s0 = gs_value_shape(gs_graph_param(h.src, 0)), s1 = gs_value_shape(gs_graph_param(h.src, 1));
+        void *in[2];
+        CHECK(h.ar + h.rs >= 1);
+        in[0] = malloc(gs_shape_bytes(&s0));
+        in[1] = malloc(gs_shape_bytes(&s1));
+        gs_fill_random(s0, 61, 0, in[0]);
+        gs_fill_random(s1, 62, 1, in[1]);
+        memset(&rd, 0, sizeof rd);
+        rd.num_devices = 16;
+        rd.mode = GS_RUNTIME_LOCKSTEP;
+        CHECK_OK(gs_runtime_create(h.ctx, &rd, &rt));
+        memset(&cd, 0, sizeof cd);
+        if (rt) {
+            CHECK_OK(gs_partition_check(h.spmd, rt, &cd, (const void *const *)in, &rep));
+            CHECK_MSG(rep.ok, "%s", rep.message);
+            cd.rtol = cd.atol = 1e-5;
+            CHECK_OK(gs_partition_check(h.spmd, rt, &cd, (const void *const *)in, &rep));
+            CHECK_MSG(!rep.ok && rep.max_abs_err > 0.01, "strict: ok %d, max err %g", rep.ok, rep.max_abs_err);
+        }
+        gs_runtime_destroy(rt);
+        free(in[0]);
+        free(in[1]);
+    }
+    gs_ctx_destroy(h.ctx);
+}
+
 /* A tiled sharding must name every device once (XLA's rule): 4 ids when the module has 8 partitions is an
    error when the text is read; a graph annotated for 4 devices propagates for 8 (as XLA's propagation does)
    but partitioning it for 8 is an error of gs_partition; the same graph for 4 devices partitions and runs. */
@@ -384,6 +426,7 @@ void suite_spmd_xla(void) {
     RUN(test_xla_manual_parameter_and_output);
     RUN(test_xla_sharding_device_subset);
     RUN(test_xla_check_bf16_tolerance);
+    RUN(test_xla_check_bf16_partial_sums);
     RUN(test_xla_manual_region_reference);
     RUN(test_xla_nested_manual_reference);
     RUN(test_xla_option_names);
