@@ -195,6 +195,78 @@ static void test_xla_windowed_reduce_scatter_off(void) {
     }
 }
 
+/* XLA's partitioner-internal custom-calls read as the ops they stand for: values against hand-computed ones
+   (x = 0..9 rotated right by 6 is 4..9,0..3; rotated by -1, 0, +1; slices [2,7) moved by 0, 1, 2; wrapped
+   by 2 left and 1 right), then partitioned over 2 to 4 devices (10 does not divide by 3 or 4) and checked;
+   a declared shape that the attributes contradict is an error naming both shapes. */
+static void test_xla_spmd_internal_custom_calls(void) {
+    static const char *const ops[4] = {
+        "  ROOT r = f32[10] custom-call(x), custom_call_target=\"_SPMDInternalOp_RotateRight\", "
+        "backend_config=\"dimension=0,amount=6\", sharding={devices=[@D]<=[@D]}\n",
+        "  ROOT r = (f32[10], f32[10], f32[10]) custom-call(x), custom_call_target=\"_SPMDInternalOp_MultiRotate\", "
+        "backend_config=\"dimension=0,left_amount=1,right_amount=1,bufferize=0\", "
+        "sharding={{devices=[@D]<=[@D]}, {devices=[@D]<=[@D]}, {devices=[@D]<=[@D]}}\n",
+        "  ROOT r = (f32[5], f32[5], f32[5]) custom-call(x), custom_call_target=\"_SPMDInternalOp_MultiSlice\", "
+        "backend_config=\"dimension=0,amount=2,start_indices=[2],limit_indices=[7],strides=[1],bufferize=0\", "
+        "sharding={{devices=[@D]<=[@D]}, {devices=[@D]<=[@D]}, {devices=[@D]<=[@D]}}\n",
+        "  ROOT r = f32[13] custom-call(x), custom_call_target=\"_SPMDInternalOp_Wrap\", "
+        "backend_config=\"dimension=0,left_amount=2,right_amount=1\", sharding={devices=[@D]<=[@D]}\n"};
+    static const float want[4][30] = {
+        {4, 5, 6, 7, 8, 9, 0, 1, 2, 3},
+        {1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8},
+        {2, 3, 4, 5, 6, 3, 4, 5, 6, 7, 4, 5, 6, 7, 8},
+        {8, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0}};
+    static const int nwant[4] = {10, 30, 15, 13};
+    int op;
+    for (op = 0; op < 4; op++) {
+        char body[1024], text[1200];
+        int64_t D, sz[3] = {0, 0, 0};
+        for (D = 1; D <= 4; D++) {
+            /* (D = 1: the values; the shardings, for 2 devices, are not read by the interpreter) */
+            fill_template(body, sizeof body, "  x = f32[10] parameter(0), sharding={devices=[@D]<=[@D]}\n", sz, D > 1 ? D : 2);
+            fill_template(body + strlen(body), sizeof body - strlen(body), ops[op], sz, D > 1 ? D : 2);
+            if (D == 1) {   /* the values, by the reference interpreter */
+                gs_ctx *ctx = gst_ctx();
+                gs_graph *g = NULL;
+                float x[10], out[3][10];
+                void *outs[3];
+                const void *ins[1];
+                int i;
+                snprintf(text, sizeof text, "HloModule m\nENTRY e {\n%s}\n", body);
+                for (i = 0; i < 10; i++) x[i] = (float)i;
+                for (i = 0; i < 3; i++) outs[i] = out[i];
+                ins[0] = x;
+                CHECK_OK(gs_hlo_parse(ctx, text, strlen(text), &g));
+                if (g) {
+                    CHECK_OK(gs_eval(g, ins, outs));
+                    for (i = 0; i < nwant[op]; i++) {
+                        int per = op == 1 ? 10 : op == 2 ? 5 : nwant[op];
+                        CHECK_MSG(out[i / per][i % per] == want[op][i], "op %d element %d: %g, want %g", op, i,
+                                  (double)out[i / per][i % per], (double)want[op][i]);
+                    }
+                }
+                gs_ctx_destroy(ctx);
+                continue;
+            }
+            {
+                gst_case h;
+                (void)gst_case_run(&h, "", body, D, 0, 70 + (uint64_t)D);
+                gs_ctx_destroy(h.ctx);
+            }
+        }
+    }
+    {   /* XLA's test declares Wrap's f32[12] -> f32[20] with one element each side: 14 elements */
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *g = NULL;
+        static const char *const bad = "HloModule m\nENTRY e {\n  x = f32[12] parameter(0)\n"
+            "  ROOT r = f32[20] custom-call(x), custom_call_target=\"_SPMDInternalOp_Wrap\", "
+            "backend_config=\"dimension=0,left_amount=1,right_amount=1\"\n}\n";
+        CHECK(gs_hlo_parse(ctx, bad, strlen(bad), &g) != GS_OK);
+        CHECK_MSG(strstr(gs_ctx_error_msg(ctx), "declared f32[20] but is f32[14]") != NULL, "%s", gs_ctx_error_msg(ctx));
+        gs_ctx_destroy(ctx);
+    }
+}
+
 /* XLA's entry policy: the unannotated parameter and root are replicated; by default propagation splits them
    like the annotated operand */
 static void test_xla_compat_entry_policy(void) {
@@ -433,5 +505,6 @@ void suite_spmd_xla(void) {
     RUN(test_xla_option_windowed_thresholds);
     RUN(test_xla_windowed_einsum_forms);
     RUN(test_xla_windowed_reduce_scatter_off);
+    RUN(test_xla_spmd_internal_custom_calls);
     RUN(test_xla_compat_entry_policy);
 }
