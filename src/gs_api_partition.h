@@ -34,7 +34,8 @@ typedef struct gs_partition_desc {
     bool all_gather_as_all_reduce;
     /* A dot that would all-gather an operand split D ways on one dim becomes a windowed einsum loop (D local
        dots while the operand's blocks travel round a ring of collective-permutes) when that operand has at
-       least this many bytes per device: 0 = 256 MiB (XLA's default), < 0 = never. */
+       least this many bytes per device, and one that would reduce-scatter its result over D devices when the
+       whole result has that many: 0 = 256 MiB (XLA's default), < 0 = never. */
     int64_t windowed_einsum_bytes;
     /* The chip whose estimated times choose among a dot's (or convolution's) strategies and price the
        collectives --explain describes: NULL = v5e. Not copied: it must outlive gs_partition. */
@@ -46,9 +47,10 @@ typedef struct gs_partition_desc {
     /* XLA's total_bytes_windowed_einsum_threshold: when > 0 it replaces windowed_einsum_bytes, and a dot is
        windowed when its two operands together (global, unsharded) have at least this many bytes */
     int64_t windowed_einsum_total_bytes;
-    /* XLA's unroll_windowed_einsum: two blocks per loop iteration (D/2 iterations when D is even) */
+    /* XLA's unroll_windowed_einsum: two steps of the windowed einsum loop per iteration (docs/partition.md) */
     bool windowed_einsum_unroll;
-    /* XLA's bidirectional_windowed_einsum: blocks travel both ways round the ring, two per iteration */
+    /* XLA's bidirectional_windowed_einsum: blocks (or partial sums) travel both ways round the ring, two dots per
+       step, about half the steps */
     bool windowed_einsum_bidirectional;
     /* XLA's enable_windowed_einsum_for_reduce_scatter=false: a dot whose partial sums would be reduce-scattered
        is never windowed (by default it is when the partial result per device reaches the thresholds above) */
