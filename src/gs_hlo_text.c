@@ -3632,11 +3632,144 @@ GS__FN bool gs__bi_topk_call(gs__bi *b, const gs__pattr *ta) {
     return true;
 }
 
+/* "key=12" in backend_config text [s, e) as one integer (false: absent or not an integer) */
+GS__FN bool gs__bi_kv_int(const char *s, const char *e, const char *key, int64_t *out) {
+    size_t n = strlen(key);
+    const char *p;
+    for (p = s; p + n < e; p++) {
+        if ((p == s || p[-1] == ',' || p[-1] == '"') && memcmp(p, key, n) == 0 && p[n] == '=') {
+            int64_t x = 0, sg = 1;
+            p += n + 1;
+            if (p < e && *p == '-') { sg = -1; p++; }
+            if (p >= e || *p < '0' || *p > '9') return false;
+            while (p < e && *p >= '0' && *p <= '9' && x < ((int64_t)1 << 50)) x = x * 10 + (*p++ - '0');
+            *out = sg * x;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* "key=[1,2]" in backend_config text as up to max integers (false: absent or malformed) */
+GS__FN bool gs__bi_kv_ints(const char *s, const char *e, const char *key, int64_t *out, int max, int *n_out) {
+    size_t n = strlen(key);
+    const char *p;
+    for (p = s; p + n + 1 < e; p++) {
+        if ((p == s || p[-1] == ',' || p[-1] == '"') && memcmp(p, key, n) == 0 && p[n] == '=' && p[n + 1] == '[') {
+            int k = 0;
+            p += n + 2;
+            while (p < e && *p != ']') {
+                int64_t x = 0, sg = 1;
+                if (*p == '-') { sg = -1; p++; }
+                if (k >= max || p >= e || *p < '0' || *p > '9') return false;
+                while (p < e && *p >= '0' && *p <= '9' && x < ((int64_t)1 << 50)) x = x * 10 + (*p++ - '0');
+                out[k++] = sg * x;
+                if (p < e && *p == ',') p++;
+            }
+            *n_out = k;
+            return p < e;
+        }
+    }
+    return false;
+}
+
+/* x rotated right by a along dim (out[i] = x[(i - a) mod n]) */
+GS__FN gs_value *gs__bi_rotate(gs_graph *g, gs_value *x, int dim, int64_t a) {
+    int64_t n = x->shape.dims[dim], st[GS_MAX_RANK] = {0}, lim[GS_MAX_RANK];
+    gs_value *parts[2];
+    int d;
+    a = ((a % n) + n) % n;
+    if (a == 0) return gs_copy(g, x);
+    for (d = 0; d < x->shape.rank; d++) lim[d] = x->shape.dims[d];
+    st[dim] = n - a;
+    parts[0] = gs_slice(g, x, st, lim, NULL);
+    st[dim] = 0;
+    lim[dim] = n - a;
+    parts[1] = gs_slice(g, x, st, lim, NULL);
+    return gs_concatenate(g, 2, parts, dim);
+}
+
+/* XLA's partitioner-internal ops, as the standard ops they stand for (backend_config "dimension=D,..."):
+   _SPMDInternalOp_RotateRight (amount=A): out[i] = x[(i - A) mod n] along D;
+   _SPMDInternalOp_MultiRotate (left_amount=L, right_amount=R): a tuple of L + R + 1 arrays, element k
+     x rotated right by k - L (left by L first, unrotated at k = L);
+   _SPMDInternalOp_MultiSlice (amount=A, start_indices, limit_indices, strides): a tuple of A + 1 slices,
+     slice k moved k elements along D;
+   _SPMDInternalOp_Wrap (left_amount=L, right_amount=R): x[n-L:] ++ x ++ x[:R] along D.
+   Returns false (with the parse error set) when not one of them, or its attributes do not fit. */
+GS__FN bool gs__bi_spmd_internal(gs__bi *b, const char *target, bool *handled) {
+    static const char *const names[4] = {"_SPMDInternalOp_RotateRight", "_SPMDInternalOp_MultiRotate",
+                                         "_SPMDInternalOp_MultiSlice", "_SPMDInternalOp_Wrap"};
+    gs__parser *P = b->P;
+    gs__pattr *bc;
+    gs_value *parts[64];
+    int64_t dim = -1, a = 0, l = 0, r = 0;
+    int k = 0, op;
+    const char *s, *e;
+    *handled = false;
+    for (op = 0; op < 4 && strcmp(target, names[op]) != 0; op++) {}
+    if (op == 4) return true;
+    *handled = true;
+    if (!(bc = gs__need_attr(P, b->in, "backend_config"))) return false;
+    s = bc->val.p;
+    e = bc->val.end;
+    if (b->n != 1 || !gs__bi_kv_int(s, e, "dimension", &dim) || dim < 0 || dim >= b->x->shape.rank ||
+        (op == 0 && (!gs__bi_kv_int(s, e, "amount", &a) || a < 0)) ||
+        ((op == 1 || op == 3) && (!gs__bi_kv_int(s, e, "left_amount", &l) || !gs__bi_kv_int(s, e, "right_amount", &r) ||
+                                  l < 0 || r < 0 || l + r + 1 > 64)) ||
+        (op == 2 && (!gs__bi_kv_int(s, e, "amount", &a) || a < 0 || a + 1 > 64)))
+        return gs__perr(P, &bc->val, GS_ERR_PARSE, "%s: expected one operand and backend_config with dimension=D (< rank)%s",
+                        target, op == 0 ? ", amount=A >= 0" : op == 2 ? ", amount=A (0..63), start_indices, limit_indices, strides"
+                                                                      : ", left_amount=L, right_amount=R >= 0");
+    P->ctx->next_name = NULL;
+    if (op == 0) {
+        b->v = gs__bi_rotate(b->g, b->x, (int)dim, a);
+        return true;
+    }
+    if (op == 3) {
+        int64_t n = b->x->shape.dims[dim], st[GS_MAX_RANK] = {0}, lim[GS_MAX_RANK];
+        int d;
+        if (l > n || r > n) return gs__perr(P, &bc->val, GS_ERR_PARSE, "%s: wraps %lld and %lld elements of a dim of %lld",
+                                            target, (long long)l, (long long)r, (long long)n);
+        for (d = 0; d < b->x->shape.rank; d++) lim[d] = b->x->shape.dims[d];
+        st[dim] = n - l;
+        if (l) parts[k++] = gs_slice(b->g, b->x, st, lim, NULL);
+        parts[k++] = b->x;
+        st[dim] = 0;
+        lim[dim] = r;
+        if (r) parts[k++] = gs_slice(b->g, b->x, st, lim, NULL);
+        b->v = k == 1 ? gs_copy(b->g, b->x) : gs_concatenate(b->g, k, parts, dim);
+        return true;
+    }
+    if (op == 1) {
+        for (k = 0; k <= l + r; k++) parts[k] = gs__bi_rotate(b->g, b->x, (int)dim, k - l);
+    } else {
+        int64_t st[GS_MAX_RANK], lim[GS_MAX_RANK], str[GS_MAX_RANK];
+        int n1, n2, n3;
+        if (!gs__bi_kv_ints(s, e, "start_indices", st, GS_MAX_RANK, &n1) ||
+            !gs__bi_kv_ints(s, e, "limit_indices", lim, GS_MAX_RANK, &n2) ||
+            !gs__bi_kv_ints(s, e, "strides", str, GS_MAX_RANK, &n3) || n1 != b->x->shape.rank || n2 != n1 || n3 != n1)
+            return gs__perr(P, &bc->val, GS_ERR_PARSE, "%s: start_indices, limit_indices and strides need %d entries each",
+                            target, b->x->shape.rank);
+        for (k = 0; k <= a; k++) {
+            parts[k] = gs_slice(b->g, b->x, st, lim, str);
+            st[dim]++;
+            lim[dim]++;
+        }
+    }
+    b->v = gs_tuple(b->g, k, parts);
+    return true;
+}
+
 /* a custom-call target other than the sharding ones */
 GS__FN bool gs__bi_custom(gs__bi *b, const char *target, const gs__pattr *ta) {
     int i;
     if (strcmp(target, "__cublas$gemm") == 0) return gs__bi_gemm(b, ta);
     if (strcmp(target, "TopK") == 0) return gs__bi_topk_call(b, ta);
+    {
+        bool handled, ok = gs__bi_spmd_internal(b, target, &handled);
+        if (handled) return ok;
+    }
     for (i = 0; i < GS__COUNTOF(gs__identity_targets); i++) {
         if (strcmp(target, gs__identity_targets[i]) != 0) continue;
         b->P->ctx->next_name = NULL;
@@ -4887,7 +5020,9 @@ GS__FN void gs__stat_line(gs__stats *st, const char *p, const char *e) {
                 bool k = false;
                 const char *t = v[0] == '"' ? v + 1 : v;
                 size_t tn = (size_t)(w - t) - (v[0] == '"' ? 1 : 0);
-                static const char *const own[] = {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "__cublas$gemm", "TopK"};
+                static const char *const own[] = {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "__cublas$gemm", "TopK",
+                                                  "_SPMDInternalOp_RotateRight", "_SPMDInternalOp_MultiRotate",
+                                                  "_SPMDInternalOp_MultiSlice", "_SPMDInternalOp_Wrap"};
                 k = gs__stat_word_in(t, tn, own, GS__COUNTOF(own));
                 for (i = 0; i < GS__COUNTOF(gs__identity_targets); i++)
                     if (strlen(gs__identity_targets[i]) == tn && memcmp(gs__identity_targets[i], t, tn) == 0) k = true;
