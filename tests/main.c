@@ -129,6 +129,7 @@ int main(int argc, char **argv) {
     suite_runtime();
     suite_spmd();
     suite_spmd_halo();
+    suite_spmd_conv();
     suite_spmd_gather();
     suite_spmd_xla();
     suite_rng();
