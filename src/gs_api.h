@@ -315,6 +315,8 @@ typedef struct gs_conv_config {
     gs_window_dim window[GS_MAX_RANK];   /* one per spatial dim, in the order of dims.*_spatial */
     int64_t feature_group_count;         /* 0 means 1 */
     int64_t batch_group_count;           /* 0 means 1 */
+    bool reversal[GS_MAX_RANK];          /* XLA window_reversal (rhs_reversal) per spatial dim: kernel tap k is
+                                            applied at window position size-1-k; false (zeroed) reads it forwards */
 } gs_conv_config;
 
 /* XLA GatherDimensionNumbers; slice_sizes has operand-rank entries. */

@@ -349,14 +349,16 @@ GS__FN void gs__pr_dense(gs__sb *sb, const gs_shape *s, const void *data, int d,
     gs__sb_put(sb, "}", 1);
 }
 
-GS__FN void gs__pr_window(gs__sb *sb, const gs_window_dim *w, int n) {
+/* rev: n reversal flags (a convolution's rhs_reversal) or NULL */
+GS__FN void gs__pr_window(gs__sb *sb, const gs_window_dim *w, int n, const bool *rev) {
     int i;
-    bool stride = false, pad = false, lhs = false, rhs = false;
+    bool stride = false, pad = false, lhs = false, rhs = false, rv = false;
     for (i = 0; i < n; i++) {
         if (w[i].stride != 1) stride = true;
         if (w[i].pad_lo != 0 || w[i].pad_hi != 0) pad = true;
         if (w[i].base_dilation != 1) lhs = true;
         if (w[i].window_dilation != 1) rhs = true;
+        if (rev && rev[i]) rv = true;
     }
     gs__sb_puts(sb, "{");
     if (n > 0) {
@@ -379,6 +381,10 @@ GS__FN void gs__pr_window(gs__sb *sb, const gs_window_dim *w, int n) {
     if (rhs) {
         gs__sb_puts(sb, " rhs_dilate=");
         for (i = 0; i < n; i++) gs__sb_printf(sb, i ? "x%lld" : "%lld", (long long)w[i].window_dilation);
+    }
+    if (rv) {
+        gs__sb_puts(sb, " rhs_reversal=");
+        for (i = 0; i < n; i++) gs__sb_printf(sb, i ? "x%d" : "%d", rev[i] ? 1 : 0);
     }
     gs__sb_puts(sb, "}");
 }
@@ -522,7 +528,7 @@ GS__FN void gs__pr_attrs_compute(gs__printer *pr, const gs_value *v) {
         if (!c) break;
         if (c->dims.n_spatial > 0) {
             gs__sb_puts(sb, ", window=");
-            gs__pr_window(sb, c->window, c->dims.n_spatial);
+            gs__pr_window(sb, c->window, c->dims.n_spatial, c->reversal);
         }
         if (gs_conv_dims_to_labels(&c->dims, labels, sizeof labels) < 0) strcpy(labels, "?");
         gs__sb_printf(sb, ", dim_labels=%s", labels);
@@ -533,7 +539,7 @@ GS__FN void gs__pr_attrs_compute(gs__printer *pr, const gs_value *v) {
     }
     case GS_OP_REDUCE_WINDOW:
         gs__sb_puts(sb, ", window=");
-        if (v->window) gs__pr_window(sb, v->window, rank);
+        if (v->window) gs__pr_window(sb, v->window, rank, NULL);
         else gs__sb_puts(sb, "{}");
         gs__sb_printf(sb, ", to_apply=%s", gs__pr_vreducer(pr, v));
         break;
@@ -616,7 +622,7 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
     case GS_OP_CHOLESKY: gs__sb_printf(sb, ", lower=%s", v->la_lower ? "true" : "false"); break;
     case GS_OP_SELECT_AND_SCATTER:
         gs__sb_puts(sb, ", window=");
-        if (v->window) gs__pr_window(sb, v->window, rank);
+        if (v->window) gs__pr_window(sb, v->window, rank, NULL);
         gs__sb_printf(sb, ", select=%s, scatter=%s", gs__pr_comp_name(pr, v->cond),
                       gs__pr_vreducer(pr, v));
         break;
@@ -863,7 +869,7 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
         if (v->flag) w[v->dim].pad_hi = n - 1;
         else w[v->dim].pad_lo = n - 1;
         gs__sb_printf(sb, "reduce-window(%s, %s.init), window=", v->operands[0]->name, v->name);
-        gs__pr_window(sb, w, v->shape.rank);
+        gs__pr_window(sb, w, v->shape.rank, NULL);
         gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, gs__hlo_scan_kind(v->op), v->shape.dtype));
     } else {
         gs__sb_puts(sb, v->op == GS_OP_OPAQUE && v->opaque ? v->opaque : v->barrier && v->op == GS_OP_COPY ? "custom-call" : gs_op_name(v->op));
@@ -3310,8 +3316,7 @@ GS__FN bool gs__bi_math(gs__bi *b) {
         gs_conv_config cfg;
         char labels[128];
         bool rev[GS_MAX_RANK];
-        int64_t flip[GS_MAX_RANK];
-        int i, nflip = 0;
+        int i;
         memset(&cfg, 0, sizeof cfg);
         if (!(a = gs__need_attr(P, in, "dim_labels")) || !gs__attr_word(P, a, labels, sizeof labels)) return false;
         if (gs_conv_dims_from_labels(labels, &cfg.dims) != GS_OK)
@@ -3326,17 +3331,8 @@ GS__FN bool gs__bi_math(gs__bi *b) {
             return false;
         if ((a = gs__attr(P, in, "batch_group_count")) != NULL && !gs__attr_int(P, a, &cfg.batch_group_count))
             return false;
-        for (i = 0; i < cfg.dims.n_spatial; i++)   /* rhs_reversal: the kernel reversed along those dims */
-            if (rev[i]) flip[nflip++] = cfg.dims.kernel_spatial[i];
-        if (nflip) {
-            gs_value *k2;
-            P->ctx->next_name = NULL;
-            k2 = gs_reverse(g, xs[1], nflip, flip);
-            P->ctx->next_name = b->name;
-            v = gs_convolution(g, xs[0], k2, &cfg);
-        } else {
-            v = gs_convolution(g, xs[0], xs[1], &cfg);
-        }
+        for (i = 0; i < cfg.dims.n_spatial; i++) cfg.reversal[i] = rev[i];
+        v = gs_convolution(g, xs[0], xs[1], &cfg);
         break;
     }
     case GS_OP_REDUCE_WINDOW: {

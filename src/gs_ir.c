@@ -855,6 +855,58 @@ GS__FN gs_result gs__infer_conv(gs_ctx *ctx, gs_value *v) {
     return gs__check_window_out(ctx, v, r, v->shape.dims);
 }
 
+/* XLA's dot-as-convolution classification (see gs_internal.h); a spatial dim that fits several kinds takes the
+   first of batch, contracting, lhs-free, rhs-free */
+GS__FN int gs__conv_dot_kinds(const gs_value *v, gs__cdk *kind) {
+    const gs_conv_config *c = v->conv;
+    int i, n = 0;
+    for (i = 0; i < c->dims.n_spatial; i++) {
+        const gs_window_dim *w = &c->window[i];
+        int64_t L = v->operands[0]->shape.dims[c->dims.input_spatial[i]];
+        int64_t R = v->operands[1]->shape.dims[c->dims.kernel_spatial[i]];
+        bool rev = c->reversal[i], nopad = w->pad_lo == 0 && w->pad_hi == 0, plain = w->stride == 1 &&
+             w->window_dilation == 1 && w->base_dilation == 1;
+        int64_t m1 = L - 1 > 1 ? L - 1 : 1;
+        if ((w->size == L && w->base_dilation == L && nopad && !rev &&
+             ((w->stride == m1 && w->window_dilation == 1) || (w->window_dilation == m1 && w->stride == 1))) ||
+            (w->size == L && w->pad_lo == L - 1 && w->pad_hi == L - 1 && rev && w->window_dilation == 1 &&
+             w->stride == L && w->base_dilation == L - 1))
+            kind[i] = GS__CDK_BATCH;
+        else if (w->size == L && w->base_dilation == 1 && w->window_dilation == 1 && nopad && !rev)
+            kind[i] = GS__CDK_CONTRACT;
+        else if (plain && R == 1 && w->size == 1 && nopad && !rev)
+            kind[i] = GS__CDK_LHS_FREE;
+        else if (plain && L == 1 && w->size == R && w->pad_lo == R - 1 && w->pad_hi == R - 1 && rev)
+            kind[i] = GS__CDK_RHS_FREE;
+        else
+            kind[i] = GS__CDK_CONV, n++;
+    }
+    return n;
+}
+
+GS__FN gs_window_dim gs__conv_dot_window(const gs_window_dim *w, bool *rev, gs__cdk k, int64_t n, int64_t m) {
+    gs_window_dim r = gs_window_default();
+    switch (k) {
+    case GS__CDK_BATCH:   /* out[j] = lhs[j] * rhs[j]: window n, lhs_dilate n, stride n - 1 (at least 1) */
+        r.size = n;
+        r.base_dilation = n;
+        r.stride = n - 1 > 1 ? n - 1 : 1;
+        *rev = false;
+        return r;
+    case GS__CDK_CONTRACT:   /* one window over the whole input */
+        r.size = n;
+        r.stride = w->stride;
+        *rev = false;
+        return r;
+    case GS__CDK_RHS_FREE:   /* out[j] = lhs[0] * rhs[j] */
+        r.size = m;
+        r.pad_lo = r.pad_hi = m - 1;
+        *rev = true;
+        return r;
+    default: return *w;
+    }
+}
+
 /* parameter, constant, iota, partition-id, replica-id */
 GS__FN gs_result gs__infer_leaf(gs_ctx *ctx, gs_value *v, gs_shape *s) {
     int i;

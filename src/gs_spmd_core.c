@@ -774,6 +774,22 @@ GS__FN const gs_sharding *gs__sp_sh(gs__sp *sp, const gs_value *u) {
 }
 GS__FN const gs_sharding *gs__sp_orig(gs__sp *sp, const gs_value *u) { return gs__sp_norm(sp, u->sharding); }
 
+/* A convolution partitioned as a dot, over local operands: the windows of its batch, contracting and rhs-free
+   spatial dims rewritten for the local extents (XLA CreateShardedConvForDotGeneralConvolution) */
+GS__FN gs_conv_config *gs__sp_conv_local(gs__sp *sp, const gs_value *v, gs_value *const *ops) {
+    const gs_conv_config *c = v->conv;
+    gs_conv_config *lc = (gs_conv_config *)gs__arena_dup(sp->ctx, c, sizeof *c);
+    gs__cdk kind[GS_MAX_RANK];
+    int i;
+    if (!lc) return NULL;
+    gs__conv_dot_kinds(v, kind);
+    for (i = 0; i < c->dims.n_spatial; i++)
+        lc->window[i] = gs__conv_dot_window(&c->window[i], &lc->reversal[i], kind[i],
+                                            ops[0]->shape.dims[c->dims.input_spatial[i]],
+                                            ops[1]->shape.dims[c->dims.kernel_spatial[i]]);
+    return lc;
+}
+
 /* v's op over new operands with a local result shape; every attribute copied (builders re-check it all) */
 GS__FN gs_value *gs__sp_clone(gs__sp *sp, const gs_value *v, gs_value *const *ops, const gs_shape *shape) {
     gs_value *n = gs__value_new(sp->G->g, v->op, v->n_operands, ops);
@@ -781,6 +797,7 @@ GS__FN gs_value *gs__sp_clone(gs__sp *sp, const gs_value *v, gs_value *const *op
     if (!n) return NULL;
     memcpy((char *)n + at, (const char *)v + at, sizeof(gs_value) - at);
     if (shape) n->shape = *shape;
+    else if (v->op == GS_OP_CONVOLUTION && !(n->conv = gs__sp_conv_local(sp, v, ops))) return NULL;
     return gs__finish(n);
 }
 

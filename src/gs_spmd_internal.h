@@ -141,6 +141,8 @@ GS__FN gs_value *gs__sp_get(gs__sp *sp, const gs_value *u, const gs_sharding *wa
 /* ---- what every rule shares ---- */
 /* v's op over per-device operands, result shape `shape` (NULL: the builder's), every attribute copied */
 GS__FN gs_value *gs__sp_clone(gs__sp *sp, const gs_value *v, gs_value *const *ops, const gs_shape *shape);
+/* a convolution read as a dot over local operands ops: its config with the windows fitted to their extents */
+GS__FN gs_conv_config *gs__sp_conv_local(gs__sp *sp, const gs_value *v, gs_value *const *ops);
 /* y[iteration dims]{I, partial along the dims dest maps to GS__DEST_REP} -> out[..]{*out_sh}: reduce-scatter when
    t splits an output dim over exactly the reducing devices, else all-reduce */
 GS__FN gs_value *gs__sp_combine(gs__sp *sp, gs_value *x, const gs_sharding *I, int ri, const int *dest,

@@ -382,9 +382,10 @@ typedef struct gs__wp {
 } gs__wp;
 
 /* Plans a dim of extent S split k ways: device c keeps cnt windows of `size` taps (w's stride, low padding and
-   dilations) whose first starts at c * step; devices with c * ustep >= ulim have no window of their own. */
+   dilations) whose first starts at g0 + c * step (step < 0: the last device's first); devices with
+   c * ustep >= ulim have no window of their own. */
 GS__FN bool gs__sp_wplan(gs__sp *sp, gs__wp *p, int64_t S, int64_t k, const gs_window_dim *w, int64_t size,
-                         int64_t cnt, int64_t step, int64_t ustep, int64_t ulim) {
+                         int64_t cnt, int64_t g0, int64_t step, int64_t ustep, int64_t ulim) {
     const int64_t lim = (int64_t)1 << 30;
     int64_t c, Wd, *elo, *ehi, *cand, att, best_n = -1, best_r = 0, best_lc = 0;
     GS__ZERO(*p);
@@ -405,9 +406,11 @@ GS__FN bool gs__sp_wplan(gs__sp *sp, gs__wp *p, int64_t S, int64_t k, const gs_w
     p->a = cand + k;
     p->r = p->a + k;
     p->G = p->r + k;
-    if (S <= 0 || S > lim || cnt <= 0 || Wd > lim || p->T > lim || p->B > lim || k * step > lim) return false;
+    if (S <= 0 || S > lim || cnt <= 0 || Wd > lim || p->T > lim || p->B > lim || k * (step < 0 ? -step : step) > lim ||
+        g0 > lim || g0 < -lim)
+        return false;
     for (c = 0; c < k; c++) {
-        p->G[c] = c * step;
+        p->G[c] = g0 + c * step;
         p->used[c] = c * ustep < ulim;
         if (!p->used[c]) continue;
         elo[c] = gs__sp_cdiv(p->G[c] - p->L, p->B);
@@ -498,7 +501,7 @@ GS__FN gs_value *gs__sp_win_input(gs__sp *sp, const gs_value *X, const gs_shardi
             continue;
         }
         o = gs__shard_size(O[d], k);
-        if (O[d] > 0 && gs__sp_wplan(sp, &P[d], X->shape.dims[d], k, w, w->size, o, o * w->stride, o, O[d]))
+        if (O[d] > 0 && gs__sp_wplan(sp, &P[d], X->shape.dims[d], k, w, w->size, o, 0, o * w->stride, o, O[d]))
             planned |= 1u << d;
         else *failed |= 1u << d;
     }
@@ -746,9 +749,12 @@ GS__FN gs_value *gs__sp_conv_taps(gs__sp *sp, const gs_value *v, const gs_shardi
             int64_t k = gs__sp_k(ls, dl), W = K->shape.dims[cd->kernel_spatial[i]], ws = gs__shard_size(W, k);
             sdim[i] = -1;
             if (!((lmask >> dl) & 1u)) continue;
-            /* every device adds a partial sum, those without real taps a zero one (no garbage) */
+            /* every device adds a partial sum, those without real taps a zero one (no garbage). Device c holds
+               kernel taps [c*ws, (c+1)*ws); reversed, they are window positions [W-(c+1)*ws, W-c*ws): the
+               mirrored side, so its input region starts there (and the local window stays reversed) */
             if (!gs__sp_wplan(sp, &P[i], X->shape.dims[dl], k, w, ws, v->shape.dims[cd->output_spatial[i]],
-                              ws * w->window_dilation, 0, 1))
+                              c->reversal[i] ? (W - ws) * w->window_dilation : 0,
+                              (c->reversal[i] ? -ws : ws) * w->window_dilation, 0, 1))
                 return NULL;
             sdim[i] = dl;
         }
@@ -808,9 +814,13 @@ GS__FN gs_value *gs__sp_conv(gs__sp *sp, const gs_value *v, const gs_sharding *t
     gs_value *x, *kern, *y;
     bool tried;
     {
-        /* nothing split spatially: the dot strategies (contracting input features included) */
+        /* no real spatial dim split (dims that are a dot's batch, free or contracting dims may be): the dot
+           strategies (contracting input features included) */
         uint32_t sl = 0, sk = 0, so = 0;
+        gs__cdk kind[GS_MAX_RANK];
+        gs__conv_dot_kinds(v, kind);
         for (i = 0; i < cd->n_spatial; i++) {
+            if (kind[i] != GS__CDK_CONV) continue;
             sl |= 1u << cd->input_spatial[i];
             sk |= 1u << cd->kernel_spatial[i];
             so |= 1u << cd->output_spatial[i];

@@ -132,6 +132,7 @@ int main(int argc, char **argv) {
     suite_spmd();
     suite_spmd_halo();
     suite_spmd_reshape();
+    suite_spmd_conv();
     suite_spmd_gather();
     suite_spmd_xla();
     suite_spmd_manual();

@@ -82,6 +82,7 @@ void suite_runtime(void);
 void suite_spmd(void);
 void suite_spmd_halo(void);
 void suite_spmd_reshape(void);
+void suite_spmd_conv(void);
 void suite_spmd_gather(void);
 void suite_spmd_xla(void);
 void suite_spmd_manual(void);
