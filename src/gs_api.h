@@ -265,6 +265,7 @@ typedef enum gs_reduce_kind {
     GS_REDUCE_INVALID = 0,
     GS_REDUCE_SUM, GS_REDUCE_PROD, GS_REDUCE_MAX, GS_REDUCE_MIN, GS_REDUCE_AND, GS_REDUCE_OR,
     GS_REDUCE_REPLACE,
+    GS_REDUCE_CUSTOM,         /* a reducer computation (gs_value_set_reducer): any form XLA accepts */
     GS_REDUCE_COUNT
 } gs_reduce_kind;
 GS_API const char *gs_reduce_kind_name(gs_reduce_kind k);   /* "sum", "prod", "max", ... */
@@ -314,6 +315,8 @@ typedef struct gs_conv_config {
     gs_window_dim window[GS_MAX_RANK];   /* one per spatial dim, in the order of dims.*_spatial */
     int64_t feature_group_count;         /* 0 means 1 */
     int64_t batch_group_count;           /* 0 means 1 */
+    bool reversal[GS_MAX_RANK];          /* XLA window_reversal (rhs_reversal) per spatial dim: kernel tap k is
+                                            applied at window position size-1-k; false (zeroed) reads it forwards */
 } gs_conv_config;
 
 /* XLA GatherDimensionNumbers; slice_sizes has operand-rank entries. */
@@ -556,6 +559,13 @@ GS_API gs_value *gs_sort(gs_graph *g, int n, gs_value *const *xs, int64_t dim, b
    true when the first element goes before the second; the sort is stable. The comparator is evaluated as a
    computation (any ops the interpreter evaluates, except while loops and collectives). */
 GS_API gs_value *gs_sort_custom(gs_graph *g, int n, gs_value *const *xs, int64_t dim, gs_graph *comparator);
+/* Gives v (a reduce, reduce-window, scatter, all-reduce or reduce-scatter of one operand, built with any kind valid
+   for its type) a reducer computation instead, as XLA's to_apply=: two rank-0 parameters of v's element type
+   (the accumulated value first, then the element), a rank-0 root of that type, and only instructions a scalar
+   computation can run (no collectives, loops, sorts). XLA leaves the order of application to the backend;
+   gshard.h's order is in docs/hlo_text.md. Partitioned without cross-device combining (the reduced dims are
+   gathered first; reduce-window replicated). */
+GS_API gs_result gs_value_set_reducer(gs_value *v, gs_graph *reducer);
 /* sort (x, iota) along dim: tuple (values, s32 indices) */
 GS_API gs_value *gs_sort_with_indices(gs_graph *g, gs_value *x, int64_t dim, bool descending);
 /* top-k along the last dim: tuple (values[..., k], s32 indices[..., k]); largest first (or smallest first when

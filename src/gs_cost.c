@@ -1258,6 +1258,16 @@ GS__FN double gs__cm_ceil_log2(double x) {
 GS__FN const char *gs__cm_vname(const gs_value *v) { return v && v->name ? v->name : "_"; }
 
 /* FLOPs and HBM bytes read and written by a non-collective, non-while instruction */
+/* operations per application of a reducer computation: its instructions that compute (at least 1) */
+GS__FN double gs__cm_reducer_ops(const gs_graph *r) {
+    int i, n = 0;
+    for (i = 0; i < (int)stbds_arrlen(r->values); i++) {
+        gs_op op = r->values[i]->op;
+        n += op != GS_OP_PARAMETER && op != GS_OP_CONSTANT && op != GS_OP_TUPLE && op != GS_OP_GET_TUPLE_ELEMENT;
+    }
+    return n > 0 ? (double)n : 1.0;
+}
+
 GS__FN void gs__cm_op_work(const gs_value *v, double *flops, double *rd, double *wr) {
     double out = gs__cm_vbytes(v), in = 0.0, n = gs__cm_vnumel(v);
     int i;
@@ -1365,6 +1375,7 @@ GS__FN void gs__cm_op_work(const gs_value *v, double *flops, double *rd, double 
         *flops = n;
         break;
     }
+    if (v->reduce == GS_REDUCE_CUSTOM && v->reducer) *flops *= gs__cm_reducer_ops(v->reducer);   /* per combination */
 }
 
 /* the sticky error of a failed call, its message prefixed with the instruction */

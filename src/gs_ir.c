@@ -379,6 +379,7 @@ GS__FN bool gs__reduce_kind_ok(gs_reduce_kind k, gs_dtype t, bool allow_replace)
     case GS_REDUCE_MAX: case GS_REDUCE_MIN: return (gs__is_numeric(t) && !gs__is_complex(t)) || t == GS_PRED;
     case GS_REDUCE_AND: case GS_REDUCE_OR: return t == GS_PRED || gs__is_int(t);
     case GS_REDUCE_REPLACE: return allow_replace;
+    case GS_REDUCE_CUSTOM: return true;   /* its computation is checked by gs_value_set_reducer */
     default: return false;
     }
 }
@@ -852,6 +853,58 @@ GS__FN gs_result gs__infer_conv(gs_ctx *ctx, gs_value *v) {
     v->shape.dims[d->output_feature] = ke->dims[d->kernel_output_feature];
     for (i = 0; i < ns; i++) v->shape.dims[d->output_spatial[i]] = gs__window_out(&c->window[i], in->dims[d->input_spatial[i]]);
     return gs__check_window_out(ctx, v, r, v->shape.dims);
+}
+
+/* XLA's dot-as-convolution classification (see gs_internal.h); a spatial dim that fits several kinds takes the
+   first of batch, contracting, lhs-free, rhs-free */
+GS__FN int gs__conv_dot_kinds(const gs_value *v, gs__cdk *kind) {
+    const gs_conv_config *c = v->conv;
+    int i, n = 0;
+    for (i = 0; i < c->dims.n_spatial; i++) {
+        const gs_window_dim *w = &c->window[i];
+        int64_t L = v->operands[0]->shape.dims[c->dims.input_spatial[i]];
+        int64_t R = v->operands[1]->shape.dims[c->dims.kernel_spatial[i]];
+        bool rev = c->reversal[i], nopad = w->pad_lo == 0 && w->pad_hi == 0, plain = w->stride == 1 &&
+             w->window_dilation == 1 && w->base_dilation == 1;
+        int64_t m1 = L - 1 > 1 ? L - 1 : 1;
+        if ((w->size == L && w->base_dilation == L && nopad && !rev &&
+             ((w->stride == m1 && w->window_dilation == 1) || (w->window_dilation == m1 && w->stride == 1))) ||
+            (w->size == L && w->pad_lo == L - 1 && w->pad_hi == L - 1 && rev && w->window_dilation == 1 &&
+             w->stride == L && w->base_dilation == L - 1))
+            kind[i] = GS__CDK_BATCH;
+        else if (w->size == L && w->base_dilation == 1 && w->window_dilation == 1 && nopad && !rev)
+            kind[i] = GS__CDK_CONTRACT;
+        else if (plain && R == 1 && w->size == 1 && nopad && !rev)
+            kind[i] = GS__CDK_LHS_FREE;
+        else if (plain && L == 1 && w->size == R && w->pad_lo == R - 1 && w->pad_hi == R - 1 && rev)
+            kind[i] = GS__CDK_RHS_FREE;
+        else
+            kind[i] = GS__CDK_CONV, n++;
+    }
+    return n;
+}
+
+GS__FN gs_window_dim gs__conv_dot_window(const gs_window_dim *w, bool *rev, gs__cdk k, int64_t n, int64_t m) {
+    gs_window_dim r = gs_window_default();
+    switch (k) {
+    case GS__CDK_BATCH:   /* out[j] = lhs[j] * rhs[j]: window n, lhs_dilate n, stride n - 1 (at least 1) */
+        r.size = n;
+        r.base_dilation = n;
+        r.stride = n - 1 > 1 ? n - 1 : 1;
+        *rev = false;
+        return r;
+    case GS__CDK_CONTRACT:   /* one window over the whole input */
+        r.size = n;
+        r.stride = w->stride;
+        *rev = false;
+        return r;
+    case GS__CDK_RHS_FREE:   /* out[j] = lhs[0] * rhs[j] */
+        r.size = m;
+        r.pad_lo = r.pad_hi = m - 1;
+        *rev = true;
+        return r;
+    default: return *w;
+    }
 }
 
 /* parameter, constant, iota, partition-id, replica-id */
@@ -1636,6 +1689,8 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     int arity = gs_op_arity(v->op);
     if (arity >= 0 && v->n_operands != arity)
         GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: takes %d operands, got %d", GS__WHO, arity, v->n_operands);
+    if (v->reduce == GS_REDUCE_CUSTOM && !v->reducer)
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: reduction 'custom' needs its computation (gs_value_set_reducer)", GS__WHO);
     /* operands are arrays except for tuple, get-tuple-element and while */
     if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE && v->op != GS_OP_OPAQUE &&
         v->op != GS_OP_CONDITIONAL)
@@ -2488,6 +2543,26 @@ GS_API gs_value *gs_sort_custom(gs_graph *g, int n, gs_value *const *xs, int64_t
         v->cond = comparator;
         return gs__finish(v);
     }
+}
+
+GS_API gs_result gs_value_set_reducer(gs_value *v, gs_graph *reducer) {
+    gs_ctx *ctx;
+    gs_dtype dt[2];
+    if (!v) return GS_ERR_INVALID_ARG;
+    ctx = v->graph->ctx;
+    if (v->op != GS_OP_REDUCE && v->op != GS_OP_REDUCE_WINDOW && v->op != GS_OP_SCATTER && v->op != GS_OP_ALL_REDUCE &&
+        v->op != GS_OP_REDUCE_SCATTER)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_value_set_reducer: %s %s takes no reducer", gs_op_name(v->op), v->name);
+    if (v->n_operands < 1 || v->shape.dtype == GS_TUPLE || v->operands[0]->shape.dtype == GS_TUPLE ||
+        (v->op == GS_OP_REDUCE ? v->n_operands != 2 : v->op == GS_OP_SCATTER ? v->n_operands != 3 :
+         v->op == GS_OP_REDUCE_WINDOW ? v->n_operands != 2 : v->n_operands != 1))
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "gs_value_set_reducer: %s %s: a reducer computation needs one array operand",
+                       gs_op_name(v->op), v->name);
+    dt[0] = dt[1] = v->operands[0]->shape.dtype;
+    if (!gs__check_scalar_comp(ctx, "reducer", reducer, 2, dt, 1, dt)) return ctx->err;
+    v->reduce = GS_REDUCE_CUSTOM;
+    v->reducer = reducer;
+    return GS_OK;
 }
 
 GS_API gs_value *gs_sort_with_indices(gs_graph *g, gs_value *x, int64_t dim, bool descending) {
