@@ -80,7 +80,36 @@ static void test_unreduced_module(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* the runtime cannot lay a global array out by an unreduced sharding (which devices' values would sum to it is
+   not determined): an error naming it */
+static void test_unreduced_runtime_layout(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m\n\nENTRY e {\n  a = s32[4] parameter(0)\n  ROOT c = s32[4] add(a, a)\n}\n");
+    gs_runtime_desc rd;
+    gs_runtime *rt = NULL;
+    gs_shape s4 = gs_shape_make(GS_S32, 1, (const int64_t[]){4});
+    const gs_sharding *sh[1];
+    int32_t in[4] = {1, 2, 3, 4}, out[4];
+    const void *ins[1];
+    void *outs[1];
+    memset(&rd, 0, sizeof rd);
+    rd.num_devices = 2;
+    rd.mode = GS_RUNTIME_LOCKSTEP;
+    CHECK_OK(gs_runtime_create(ctx, &rd, &rt));
+    sh[0] = gs_sharding_parse(ctx, "{devices=[1,2]<=[2] last_tile_dims={unreduced}}");   /* = {unreduced} */
+    CHECK(sh[0] && gs_sharding_get_kind(sh[0]) == GS_SHARDING_UNREDUCED);
+    ins[0] = in;
+    outs[0] = out;
+    if (g && rt && sh[0]) {
+        CHECK(gs_runtime_run_global(rt, g, &s4, sh, ins, &s4, NULL, outs) == GS_ERR_UNSUPPORTED);
+        CHECK(strstr(gs_ctx_error_msg(ctx), "an unreduced sharding ({unreduced}) cannot lay out an array"));
+    }
+    gs_runtime_destroy(rt);
+    gs_ctx_destroy(ctx);
+}
+
 void suite_unreduced(void) {
     RUN(test_unreduced_forms);
     RUN(test_unreduced_module);
+    RUN(test_unreduced_runtime_layout);
 }
