@@ -245,7 +245,8 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(CHOLESKY, "cholesky", 1) \
     X(TRIANGULAR_SOLVE, "triangular-solve", 2) \
     X(FFT, "fft", 1) \
-    X(SELECT_AND_SCATTER, "select-and-scatter", 3)
+    X(SELECT_AND_SCATTER, "select-and-scatter", 3) \
+    X(CONDITIONAL, "conditional", -1)
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,
@@ -314,6 +315,8 @@ typedef struct gs_conv_config {
     gs_window_dim window[GS_MAX_RANK];   /* one per spatial dim, in the order of dims.*_spatial */
     int64_t feature_group_count;         /* 0 means 1 */
     int64_t batch_group_count;           /* 0 means 1 */
+    bool reversal[GS_MAX_RANK];          /* XLA window_reversal (rhs_reversal) per spatial dim: kernel tap k is
+                                            applied at window position size-1-k; false (zeroed) reads it forwards */
 } gs_conv_config;
 
 /* XLA GatherDimensionNumbers; slice_sizes has operand-rank entries. */
@@ -391,6 +394,10 @@ GS_API gs_result gs_value_set_name(gs_value *v, const char *name);   /* must sta
 GS_API gs_shape gs_value_shape(const gs_value *v);   /* dtype GS_TUPLE for tuples */
 GS_API int gs_value_num_operands(const gs_value *v);
 GS_API gs_value *gs_value_operand(const gs_value *v, int i);
+/* The computations v runs: a while's condition (0) and body (1), a conditional's branches in order; 0 and
+   NULL for any other op or k out of range. */
+GS_API int gs_value_num_called(const gs_value *v);
+GS_API gs_graph *gs_value_called(const gs_value *v, int k);
 /* Tuples. A tuple value holds its leaves (the arrays of the tuple, nested tuples flattened in order): the
    parameter buffers, gs_eval's inputs and outputs and the runtime's buffers are one per leaf, and a tuple
    sharding lists one sharding per leaf, as XLA's does. gs_value_tuple_size is the number of leaves and
@@ -606,6 +613,13 @@ GS_API gs_value *gs_get_tuple_element(gs_graph *g, gs_value *t, int64_t index);
 /* XLA while: cond(state) -> pred[], body(state) -> state; state is the shape of init (array or flat tuple).
    cond and body each have exactly one parameter of that shape. */
 GS_API gs_value *gs_while(gs_graph *g, gs_graph *cond, gs_graph *body, gs_value *init);
+/* XLA conditional: runs branches[k](args[k]) for one k and returns its result. selector is pred[] (then
+   n_branches is 2: branches[0] runs when it is true, branches[1] when false) or s32[] (any n_branches >= 1:
+   branch selector, an index outside [0, n_branches) runs the last one). Each branch has exactly one parameter,
+   of args[k]'s shape, and every branch returns the same shape (an array or a tuple). Only the taken branch
+   runs. */
+GS_API gs_value *gs_conditional(gs_graph *g, gs_value *selector, int n_branches, gs_graph *const *branches,
+                                gs_value *const *args);
 
 /* ---------------------------------------------------------------------------------------------------------
    HLO text

@@ -174,7 +174,8 @@ GS__FN const char *gs__pr_unique(gs__printer *pr, const char *base) {
     return name;
 }
 
-/* while conditions and bodies, depth first, so every computation is printed before its users */
+/* while conditions and bodies, conditional branches, comparators and select/scatter computations, depth first,
+   so every computation is printed before its users */
 GS__FN void gs__pr_collect(gs__printer *pr, const gs_graph *g) {
     gs__pr_comp c;
     int i;
@@ -185,7 +186,10 @@ GS__FN void gs__pr_collect(gs__printer *pr, const gs_graph *g) {
     stbds_arrput(pr->comps, c);
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
         const gs_value *v = g->values[i];
+        int k;
         if (v->reducer) gs__pr_collect(pr, v->reducer);
+        if (v->op == GS_OP_CONDITIONAL)
+            for (k = 0; k < v->n_branches; k++) gs__pr_collect(pr, v->branches[k]);
         if (v->op != GS_OP_WHILE && v->op != GS_OP_SORT && v->op != GS_OP_SELECT_AND_SCATTER) continue;
         if (v->cond) gs__pr_collect(pr, v->cond);
         if (v->body) gs__pr_collect(pr, v->body);
@@ -345,14 +349,16 @@ GS__FN void gs__pr_dense(gs__sb *sb, const gs_shape *s, const void *data, int d,
     gs__sb_put(sb, "}", 1);
 }
 
-GS__FN void gs__pr_window(gs__sb *sb, const gs_window_dim *w, int n) {
+/* rev: n reversal flags (a convolution's rhs_reversal) or NULL */
+GS__FN void gs__pr_window(gs__sb *sb, const gs_window_dim *w, int n, const bool *rev) {
     int i;
-    bool stride = false, pad = false, lhs = false, rhs = false;
+    bool stride = false, pad = false, lhs = false, rhs = false, rv = false;
     for (i = 0; i < n; i++) {
         if (w[i].stride != 1) stride = true;
         if (w[i].pad_lo != 0 || w[i].pad_hi != 0) pad = true;
         if (w[i].base_dilation != 1) lhs = true;
         if (w[i].window_dilation != 1) rhs = true;
+        if (rev && rev[i]) rv = true;
     }
     gs__sb_puts(sb, "{");
     if (n > 0) {
@@ -375,6 +381,10 @@ GS__FN void gs__pr_window(gs__sb *sb, const gs_window_dim *w, int n) {
     if (rhs) {
         gs__sb_puts(sb, " rhs_dilate=");
         for (i = 0; i < n; i++) gs__sb_printf(sb, i ? "x%lld" : "%lld", (long long)w[i].window_dilation);
+    }
+    if (rv) {
+        gs__sb_puts(sb, " rhs_reversal=");
+        for (i = 0; i < n; i++) gs__sb_printf(sb, i ? "x%d" : "%d", rev[i] ? 1 : 0);
     }
     gs__sb_puts(sb, "}");
 }
@@ -518,7 +528,7 @@ GS__FN void gs__pr_attrs_compute(gs__printer *pr, const gs_value *v) {
         if (!c) break;
         if (c->dims.n_spatial > 0) {
             gs__sb_puts(sb, ", window=");
-            gs__pr_window(sb, c->window, c->dims.n_spatial);
+            gs__pr_window(sb, c->window, c->dims.n_spatial, c->reversal);
         }
         if (gs_conv_dims_to_labels(&c->dims, labels, sizeof labels) < 0) strcpy(labels, "?");
         gs__sb_printf(sb, ", dim_labels=%s", labels);
@@ -529,7 +539,7 @@ GS__FN void gs__pr_attrs_compute(gs__printer *pr, const gs_value *v) {
     }
     case GS_OP_REDUCE_WINDOW:
         gs__sb_puts(sb, ", window=");
-        if (v->window) gs__pr_window(sb, v->window, rank);
+        if (v->window) gs__pr_window(sb, v->window, rank, NULL);
         else gs__sb_puts(sb, "{}");
         gs__sb_printf(sb, ", to_apply=%s", gs__pr_vreducer(pr, v));
         break;
@@ -612,7 +622,7 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
     case GS_OP_CHOLESKY: gs__sb_printf(sb, ", lower=%s", v->la_lower ? "true" : "false"); break;
     case GS_OP_SELECT_AND_SCATTER:
         gs__sb_puts(sb, ", window=");
-        if (v->window) gs__pr_window(sb, v->window, rank);
+        if (v->window) gs__pr_window(sb, v->window, rank, NULL);
         gs__sb_printf(sb, ", select=%s, scatter=%s", gs__pr_comp_name(pr, v->cond),
                       gs__pr_vreducer(pr, v));
         break;
@@ -661,6 +671,18 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
     case GS_OP_WHILE:
         gs__sb_printf(sb, ", condition=%s, body=%s", gs__pr_comp_name(pr, v->cond), gs__pr_comp_name(pr, v->body));
         break;
+    case GS_OP_CONDITIONAL: {
+        int k;
+        if (v->operands[0]->shape.dtype == GS_PRED) {
+            gs__sb_printf(sb, ", true_computation=%s", gs__pr_comp_name(pr, v->branches[0]));
+            gs__sb_printf(sb, ", false_computation=%s", gs__pr_comp_name(pr, v->branches[1]));
+            break;
+        }
+        gs__sb_puts(sb, ", branch_computations={");
+        for (k = 0; k < v->n_branches; k++) gs__sb_printf(sb, "%s%s", k ? ", " : "", gs__pr_comp_name(pr, v->branches[k]));
+        gs__sb_puts(sb, "}");
+        break;
+    }
     default: break;
     }
 }
@@ -847,7 +869,7 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
         if (v->flag) w[v->dim].pad_hi = n - 1;
         else w[v->dim].pad_lo = n - 1;
         gs__sb_printf(sb, "reduce-window(%s, %s.init), window=", v->operands[0]->name, v->name);
-        gs__pr_window(sb, w, v->shape.rank);
+        gs__pr_window(sb, w, v->shape.rank, NULL);
         gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, gs__hlo_scan_kind(v->op), v->shape.dtype));
     } else {
         gs__sb_puts(sb, v->op == GS_OP_OPAQUE && v->opaque ? v->opaque : v->barrier && v->op == GS_OP_COPY ? "custom-call" : gs_op_name(v->op));
@@ -1590,7 +1612,6 @@ GS__FN bool gs__parse_attrs(gs__parser *P, gs__cur *c, int *first, int *count) {
     X("call", gs__bl_call) \
     X("bitcast", gs__bl_bitcast) \
     X("opt-barrier", gs__bl_identity) \
-    X("conditional", gs__bl_conditional) \
     X("collective-broadcast", gs__bl_collective_broadcast) \
     X("all-reduce-start", gs__bl_async_start) \
     X("all-gather-start", gs__bl_async_start) \
@@ -1602,6 +1623,12 @@ GS__FN bool gs__parse_attrs(gs__parser *P, gs__cur *c, int *first, int *count) {
     X("collective-permute-done", gs__bl_async_done) \
     X("copy-done", gs__bl_async_done) \
     X("all-to-all-done", gs__bl_async_done) \
+    X("async-start", gs__bl_async_call) \
+    X("call-start", gs__bl_async_call) \
+    X("async-update", gs__bl_identity) \
+    X("call-update", gs__bl_identity) \
+    X("async-done", gs__bl_async_done) \
+    X("call-done", gs__bl_async_done) \
     X("after-all", gs__bl_opaque) \
     X("infeed", gs__bl_opaque) \
     X("outfeed", gs__bl_opaque) \
@@ -2743,11 +2770,10 @@ GS__FN bool gs__build_comp(gs__parser *P, int ci);
 GS__FN bool gs__inline_comp(gs__parser *P, const gs__pattr *a, gs_graph *g, const char *prefix, gs_value **args,
                             int n_args, gs_value **out);
 
-GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *attr, gs_graph **out) {
-    gs__pattr *a = gs__need_attr(P, in, attr);
+GS__FN bool gs__called_comp(gs__parser *P, const gs__pattr *a, gs_graph **out) {
     int ci;
     bool ok;
-    if (!a || (ci = gs__called(P, a)) < 0) return false;
+    if ((ci = gs__called(P, a)) < 0) return false;
     if (P->comps[ci].state == 1)
         return gs__perr(P, &a->val, GS_ERR_PARSE, "computation '%s' calls itself", P->comps[ci].name);
     if (P->comps[ci].entry)
@@ -2759,6 +2785,11 @@ GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *att
     P->depth--;
     *out = P->comps[ci].graph;
     return ok;
+}
+
+GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *attr, gs_graph **out) {
+    gs__pattr *a = gs__need_attr(P, in, attr);
+    return a && gs__called_comp(P, a, out);
 }
 
 /* ---- instructions ---- */
@@ -3287,8 +3318,7 @@ GS__FN bool gs__bi_math(gs__bi *b) {
         gs_conv_config cfg;
         char labels[128];
         bool rev[GS_MAX_RANK];
-        int64_t flip[GS_MAX_RANK];
-        int i, nflip = 0;
+        int i;
         memset(&cfg, 0, sizeof cfg);
         if (!(a = gs__need_attr(P, in, "dim_labels")) || !gs__attr_word(P, a, labels, sizeof labels)) return false;
         if (gs_conv_dims_from_labels(labels, &cfg.dims) != GS_OK)
@@ -3303,17 +3333,8 @@ GS__FN bool gs__bi_math(gs__bi *b) {
             return false;
         if ((a = gs__attr(P, in, "batch_group_count")) != NULL && !gs__attr_int(P, a, &cfg.batch_group_count))
             return false;
-        for (i = 0; i < cfg.dims.n_spatial; i++)   /* rhs_reversal: the kernel reversed along those dims */
-            if (rev[i]) flip[nflip++] = cfg.dims.kernel_spatial[i];
-        if (nflip) {
-            gs_value *k2;
-            P->ctx->next_name = NULL;
-            k2 = gs_reverse(g, xs[1], nflip, flip);
-            P->ctx->next_name = b->name;
-            v = gs_convolution(g, xs[0], k2, &cfg);
-        } else {
-            v = gs_convolution(g, xs[0], xs[1], &cfg);
-        }
+        for (i = 0; i < cfg.dims.n_spatial; i++) cfg.reversal[i] = rev[i];
+        v = gs_convolution(g, xs[0], xs[1], &cfg);
         break;
     }
     case GS_OP_REDUCE_WINDOW: {
@@ -3609,11 +3630,144 @@ GS__FN bool gs__bi_topk_call(gs__bi *b, const gs__pattr *ta) {
     return true;
 }
 
+/* "key=12" in backend_config text [s, e) as one integer (false: absent or not an integer) */
+GS__FN bool gs__bi_kv_int(const char *s, const char *e, const char *key, int64_t *out) {
+    size_t n = strlen(key);
+    const char *p;
+    for (p = s; p + n < e; p++) {
+        if ((p == s || p[-1] == ',' || p[-1] == '"') && memcmp(p, key, n) == 0 && p[n] == '=') {
+            int64_t x = 0, sg = 1;
+            p += n + 1;
+            if (p < e && *p == '-') { sg = -1; p++; }
+            if (p >= e || *p < '0' || *p > '9') return false;
+            while (p < e && *p >= '0' && *p <= '9' && x < ((int64_t)1 << 50)) x = x * 10 + (*p++ - '0');
+            *out = sg * x;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* "key=[1,2]" in backend_config text as up to max integers (false: absent or malformed) */
+GS__FN bool gs__bi_kv_ints(const char *s, const char *e, const char *key, int64_t *out, int max, int *n_out) {
+    size_t n = strlen(key);
+    const char *p;
+    for (p = s; p + n + 1 < e; p++) {
+        if ((p == s || p[-1] == ',' || p[-1] == '"') && memcmp(p, key, n) == 0 && p[n] == '=' && p[n + 1] == '[') {
+            int k = 0;
+            p += n + 2;
+            while (p < e && *p != ']') {
+                int64_t x = 0, sg = 1;
+                if (*p == '-') { sg = -1; p++; }
+                if (k >= max || p >= e || *p < '0' || *p > '9') return false;
+                while (p < e && *p >= '0' && *p <= '9' && x < ((int64_t)1 << 50)) x = x * 10 + (*p++ - '0');
+                out[k++] = sg * x;
+                if (p < e && *p == ',') p++;
+            }
+            *n_out = k;
+            return p < e;
+        }
+    }
+    return false;
+}
+
+/* x rotated right by a along dim (out[i] = x[(i - a) mod n]) */
+GS__FN gs_value *gs__bi_rotate(gs_graph *g, gs_value *x, int dim, int64_t a) {
+    int64_t n = x->shape.dims[dim], st[GS_MAX_RANK] = {0}, lim[GS_MAX_RANK];
+    gs_value *parts[2];
+    int d;
+    a = ((a % n) + n) % n;
+    if (a == 0) return gs_copy(g, x);
+    for (d = 0; d < x->shape.rank; d++) lim[d] = x->shape.dims[d];
+    st[dim] = n - a;
+    parts[0] = gs_slice(g, x, st, lim, NULL);
+    st[dim] = 0;
+    lim[dim] = n - a;
+    parts[1] = gs_slice(g, x, st, lim, NULL);
+    return gs_concatenate(g, 2, parts, dim);
+}
+
+/* XLA's partitioner-internal ops, as the standard ops they stand for (backend_config "dimension=D,..."):
+   _SPMDInternalOp_RotateRight (amount=A): out[i] = x[(i - A) mod n] along D;
+   _SPMDInternalOp_MultiRotate (left_amount=L, right_amount=R): a tuple of L + R + 1 arrays, element k
+     x rotated right by k - L (left by L first, unrotated at k = L);
+   _SPMDInternalOp_MultiSlice (amount=A, start_indices, limit_indices, strides): a tuple of A + 1 slices,
+     slice k moved k elements along D;
+   _SPMDInternalOp_Wrap (left_amount=L, right_amount=R): x[n-L:] ++ x ++ x[:R] along D.
+   Returns false (with the parse error set) when not one of them, or its attributes do not fit. */
+GS__FN bool gs__bi_spmd_internal(gs__bi *b, const char *target, bool *handled) {
+    static const char *const names[4] = {"_SPMDInternalOp_RotateRight", "_SPMDInternalOp_MultiRotate",
+                                         "_SPMDInternalOp_MultiSlice", "_SPMDInternalOp_Wrap"};
+    gs__parser *P = b->P;
+    gs__pattr *bc;
+    gs_value *parts[64];
+    int64_t dim = -1, a = 0, l = 0, r = 0;
+    int k = 0, op;
+    const char *s, *e;
+    *handled = false;
+    for (op = 0; op < 4 && strcmp(target, names[op]) != 0; op++) {}
+    if (op == 4) return true;
+    *handled = true;
+    if (!(bc = gs__need_attr(P, b->in, "backend_config"))) return false;
+    s = bc->val.p;
+    e = bc->val.end;
+    if (b->n != 1 || !gs__bi_kv_int(s, e, "dimension", &dim) || dim < 0 || dim >= b->x->shape.rank ||
+        (op == 0 && (!gs__bi_kv_int(s, e, "amount", &a) || a < 0)) ||
+        ((op == 1 || op == 3) && (!gs__bi_kv_int(s, e, "left_amount", &l) || !gs__bi_kv_int(s, e, "right_amount", &r) ||
+                                  l < 0 || r < 0 || l + r + 1 > 64)) ||
+        (op == 2 && (!gs__bi_kv_int(s, e, "amount", &a) || a < 0 || a + 1 > 64)))
+        return gs__perr(P, &bc->val, GS_ERR_PARSE, "%s: expected one operand and backend_config with dimension=D (< rank)%s",
+                        target, op == 0 ? ", amount=A >= 0" : op == 2 ? ", amount=A (0..63), start_indices, limit_indices, strides"
+                                                                      : ", left_amount=L, right_amount=R >= 0");
+    P->ctx->next_name = NULL;
+    if (op == 0) {
+        b->v = gs__bi_rotate(b->g, b->x, (int)dim, a);
+        return true;
+    }
+    if (op == 3) {
+        int64_t n = b->x->shape.dims[dim], st[GS_MAX_RANK] = {0}, lim[GS_MAX_RANK];
+        int d;
+        if (l > n || r > n) return gs__perr(P, &bc->val, GS_ERR_PARSE, "%s: wraps %lld and %lld elements of a dim of %lld",
+                                            target, (long long)l, (long long)r, (long long)n);
+        for (d = 0; d < b->x->shape.rank; d++) lim[d] = b->x->shape.dims[d];
+        st[dim] = n - l;
+        if (l) parts[k++] = gs_slice(b->g, b->x, st, lim, NULL);
+        parts[k++] = b->x;
+        st[dim] = 0;
+        lim[dim] = r;
+        if (r) parts[k++] = gs_slice(b->g, b->x, st, lim, NULL);
+        b->v = k == 1 ? gs_copy(b->g, b->x) : gs_concatenate(b->g, k, parts, dim);
+        return true;
+    }
+    if (op == 1) {
+        for (k = 0; k <= l + r; k++) parts[k] = gs__bi_rotate(b->g, b->x, (int)dim, k - l);
+    } else {
+        int64_t st[GS_MAX_RANK], lim[GS_MAX_RANK], str[GS_MAX_RANK];
+        int n1, n2, n3;
+        if (!gs__bi_kv_ints(s, e, "start_indices", st, GS_MAX_RANK, &n1) ||
+            !gs__bi_kv_ints(s, e, "limit_indices", lim, GS_MAX_RANK, &n2) ||
+            !gs__bi_kv_ints(s, e, "strides", str, GS_MAX_RANK, &n3) || n1 != b->x->shape.rank || n2 != n1 || n3 != n1)
+            return gs__perr(P, &bc->val, GS_ERR_PARSE, "%s: start_indices, limit_indices and strides need %d entries each",
+                            target, b->x->shape.rank);
+        for (k = 0; k <= a; k++) {
+            parts[k] = gs_slice(b->g, b->x, st, lim, str);
+            st[dim]++;
+            lim[dim]++;
+        }
+    }
+    b->v = gs_tuple(b->g, k, parts);
+    return true;
+}
+
 /* a custom-call target other than the sharding ones */
 GS__FN bool gs__bi_custom(gs__bi *b, const char *target, const gs__pattr *ta) {
     int i;
     if (strcmp(target, "__cublas$gemm") == 0) return gs__bi_gemm(b, ta);
     if (strcmp(target, "TopK") == 0) return gs__bi_topk_call(b, ta);
+    {
+        bool handled, ok = gs__bi_spmd_internal(b, target, &handled);
+        if (handled) return ok;
+    }
     for (i = 0; i < GS__COUNTOF(gs__identity_targets); i++) {
         if (strcmp(target, gs__identity_targets[i]) != 0) continue;
         b->P->ctx->next_name = NULL;
@@ -3797,6 +3951,68 @@ GS__FN bool gs__bi_comm(gs__bi *b) {
     return true;
 }
 
+/* conditional(pred, t_arg, f_arg), true_computation=T, false_computation=F, or
+   conditional(index, arg0, .., argN-1), branch_computations={B0, .., BN-1}: the op itself, each branch its own
+   graph (only the taken one runs) */
+GS__FN bool gs__bi_conditional(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pattr *ta = gs__attr(P, b->in, "true_computation"), *fa = gs__attr(P, b->in, "false_computation");
+    gs__pattr *ba = gs__attr(P, b->in, "branch_computations");
+    gs__pattr *one = NULL;
+    gs_graph **branches;
+    gs_value **xs;
+    int n = 0, k;
+    bool ok = true;
+    if (b->n < 1) return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional needs a predicate or branch index");
+    if (ta || fa) {
+        if (!ta || !fa || ba) return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional needs true_computation= and false_computation= (or branch_computations=)");
+        stbds_arrput(one, *ta);
+        stbds_arrput(one, *fa);
+        n = 2;
+    } else if (ba) {   /* {B0, B1, ...}: each name becomes a one-name attribute value */
+        gs__cur c = ba->val;
+        if (!gs__expect_ch(P, &c, '{')) return false;
+        for (;;) {
+            gs__pattr a1 = *ba;
+            const char *nm;
+            gs__cur at;
+            if (!gs__read_name(P, &c, "a computation name", &nm, &at)) { ok = false; break; }
+            a1.val = at;
+            a1.val.end = c.p;
+            stbds_arrput(one, a1);
+            n++;
+            if (gs__accept(P, &c, '}', &ok)) break;
+            if (!ok || !gs__expect_ch(P, &c, ',')) { ok = false; break; }
+        }
+        if (!ok || !gs__val_end(P, &c)) {
+            stbds_arrfree(one);
+            return false;
+        }
+    } else {
+        return gs__need_attr(P, b->in, "branch_computations") != NULL;
+    }
+    if (b->n != n + 1) {
+        stbds_arrfree(one);
+        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional with %d branch%s takes %d operands, found %d", n,
+                        n == 1 ? "" : "es", n + 1, b->n);
+    }
+    if (b->x->shape.rank != 0 || (ta ? b->x->shape.dtype != GS_PRED : b->x->shape.dtype != GS_S32)) {
+        stbds_arrfree(one);
+        return gs__perr(P, &P->ops[b->in->first_op].at, GS_ERR_PARSE, "conditional '%s' needs a %s scalar first operand, found %s",
+                        b->in->name, ta ? "pred[]" : "s32[]", b->x->shape.dtype == GS_TUPLE ? "a tuple" : gs_dtype_name(b->x->shape.dtype));
+    }
+    branches = (gs_graph **)gs__arena_alloc(P->ctx, sizeof(gs_graph *) * (size_t)n);
+    xs = (gs_value **)gs__arena_alloc(P->ctx, sizeof(gs_value *) * (size_t)(n + 1));
+    for (k = 0; ok && branches && xs && k < n; k++) ok = gs__called_comp(P, &one[k], &branches[k]);
+    stbds_arrfree(one);
+    if (!ok || !branches || !xs) return false;
+    /* building the branches may have grown P->vals: re-read the operands */
+    for (k = 0; k <= n; k++) xs[k] = P->insts[P->ops[b->in->first_op + k].inst].value;
+    P->ctx->next_name = b->name;   /* building the branches used it up */
+    b->v = gs_conditional(b->g, xs[0], n, branches, xs + 1);
+    return true;
+}
+
 /* the family builder of an op (GS_OP_LIST order: the families are contiguous ranges) */
 GS__FN bool gs__bi_family(gs__bi *b) {
     gs_op op = b->in->op;
@@ -3806,6 +4022,7 @@ GS__FN bool gs__bi_family(gs__bi *b) {
     if (op <= GS_OP_WHILE) return gs__bi_comm(b);
     /* the numeric ops of XLA's full set, with the leaves (their cases live in gs__bi_layout) */
     if (op >= GS_OP_SINE && op <= GS_OP_SELECT_AND_SCATTER) return gs__bi_layout(b);
+    if (op == GS_OP_CONDITIONAL) return gs__bi_conditional(b);
     return gs__bi_unsupported(b);
 }
 
@@ -4123,79 +4340,6 @@ GS__FN bool gs__bl_bitcast(gs__bi *b) {
     return true;
 }
 
-/* select(p, a, b) with a scalar pred p, element by element through tuples */
-GS__FN gs_value *gs__select_tree(gs_graph *g, gs_value *p, gs_value *a, gs_value *b) {
-    gs_value *parts[64];
-    int i;
-    if (!a || !b || a->shape.dtype != GS_TUPLE) return gs_select(g, p, a, b);
-    if (a->n_tuple > 64 || b->shape.dtype != GS_TUPLE || b->n_tuple != a->n_tuple) {
-        gs__err(g->ctx, GS_ERR_SHAPE, "conditional: the branches return different shapes");
-        return NULL;
-    }
-    for (i = 0; i < a->n_tuple; i++)
-        parts[i] = gs__select_tree(g, p, gs_get_tuple_element(g, a, i), gs_get_tuple_element(g, b, i));
-    return gs_tuple(g, a->n_tuple, parts);
-}
-
-/* conditional(pred, t_arg, f_arg), true_computation=T, false_computation=F, or
-   conditional(index, arg0, .., argN-1), branch_computations={B0, .., BN-1}: every branch is inlined
-   ("<name>.b<k>.<inner>") and the result selected, branch N-1 for an index outside [0, N) as in XLA.
-   This is the conditional's value for branches without side effects (every op here); both branches are
-   computed, so the cost model counts both. */
-GS__FN bool gs__bl_conditional(gs__bi *b) {
-    gs__parser *P = b->P;
-    gs__pattr *ta = gs__attr(P, b->in, "true_computation"), *fa = gs__attr(P, b->in, "false_computation");
-    gs__pattr *ba = gs__attr(P, b->in, "branch_computations");
-    gs__pattr one[64];
-    gs_value **args, *sel, *res[64];
-    int n = 0, k, before = (int)stbds_arrlen(b->g->values);
-    if (b->n < 1) return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional needs a predicate or branch index");
-    if (ta || fa) {
-        if (!ta || !fa || ba) return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional needs true_computation= and false_computation= (or branch_computations=)");
-        one[0] = *ta;
-        one[1] = *fa;
-        n = 2;
-    } else if (ba) {   /* {B0, B1, ...}: each name becomes a one-name attribute value */
-        gs__cur c = ba->val;
-        bool ok = true;
-        if (!gs__expect_ch(P, &c, '{')) return false;
-        for (;;) {
-            const char *nm;
-            gs__cur at;
-            if (n == 64) return gs__perr(P, &ba->val, GS_ERR_UNSUPPORTED, "a conditional with more than 64 branches");
-            if (!gs__read_name(P, &c, "a computation name", &nm, &at)) return false;
-            one[n] = *ba;
-            one[n].val = at;
-            one[n].val.end = c.p;
-            n++;
-            if (gs__accept(P, &c, '}', &ok)) break;
-            if (!ok || !gs__expect_ch(P, &c, ',')) return false;
-        }
-    } else {
-        return gs__need_attr(P, b->in, "branch_computations") != NULL;
-    }
-    if (b->n != n + 1)
-        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional with %d branches takes %d operands, found %d", n, n + 1, b->n);
-    if (b->x->shape.rank != 0 || (ta ? b->x->shape.dtype != GS_PRED : b->x->shape.dtype != GS_S32))
-        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional '%s' needs a %s scalar first operand", b->in->name, ta ? "pred" : "s32");
-    args = (gs_value **)gs__arena_dup(P->ctx, b->xs, sizeof(gs_value *) * (size_t)b->n);
-    if (!args) return false;
-    P->ctx->next_name = NULL;
-    for (k = 0; k < n; k++) {
-        const char *prefix = gs__arena_printf(P->ctx, "%s.b%d", b->name, k);
-        if (!prefix || !gs__inline_comp(P, &one[k], b->g, prefix, args + 1 + k, 1, &res[k])) return false;
-    }
-    if (ta) {
-        sel = gs__select_tree(b->g, args[0], res[0], res[1]);
-    } else {
-        sel = res[n - 1];
-        for (k = n - 2; k >= 0; k--)
-            sel = gs__select_tree(b->g, gs_compare(b->g, args[0], gs_scalar(b->g, GS_S32, k), GS_CMP_EQ), res[k], sel);
-    }
-    b->v = sel && sel->id < before ? gs__identity(b->g, sel) : sel;   /* a branch that returns its operand */
-    return true;
-}
-
 /* collective-broadcast(x), replica_groups=G: every member of a group gets the operand of the group's first
    member (XLA's root). Read as: x as a block of one along a new leading dim, all-gathered over the group,
    and the first block kept (exact for every value). */
@@ -4271,6 +4415,43 @@ GS__FN bool gs__bl_async_start(gs__bi *b) {
     for (k = n; k < want; k++) {
         const gs_shape *e = &P->elems[b->in->type.first + k];
         if (e->rank != 0) return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "%s '%s': a context element must be a scalar", b->in->opcode, b->in->name);
+        parts[n++] = gs_scalar(b->g, e->dtype, 0);
+    }
+    b->v = gs_tuple(b->g, n, parts);
+    return true;
+}
+
+/* async-start(operands), calls=C, and XLA's short form call-start(operands), to_apply=C: C inlined on the
+   operands, the value XLA's tuple ((operands), result, contexts...) with zeros for the scalar contexts;
+   async-update passes it on and async-done (call-done) takes the result. The wrapped computation runs where
+   the start is reached (gshard.h overlaps nothing), so the three are one op, as the collective pairs are. */
+GS__FN bool gs__bl_async_call(gs__bi *b) {
+    gs__parser *P = b->P;
+    bool sugar = strcmp(b->in->opcode, "call-start") == 0;
+    gs__pattr *a = gs__need_attr(P, b->in, sugar ? "to_apply" : "calls");
+    gs_value **args, *parts[64], *r = NULL;
+    int k, n = 2, leaves, before = (int)stbds_arrlen(b->g->values);
+    if (!a) return false;
+    if (!b->in->type.tuple || b->in->shape_omitted)
+        return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "%s '%s' needs its shape written: ((operands), result, contexts...)",
+                        b->in->opcode, b->in->name);
+    args = (gs_value **)gs__arena_dup(P->ctx, b->xs, sizeof(gs_value *) * (size_t)(b->n > 0 ? b->n : 1));
+    if (!args) return false;
+    P->ctx->next_name = NULL;
+    if (!gs__inline_comp(P, a, b->g, b->name, args, b->n, &r)) return false;
+    if (r && r->id < before) r = gs__identity(b->g, r);   /* the computation returns a parameter */
+    if (!(parts[0] = gs_tuple(b->g, b->n, args)) || !(parts[1] = r)) return gs__builder_failed(P, &b->in->at);
+    /* the contexts: the declared leaves after the operands' and the result's */
+    leaves = b->in->type.n - (parts[0]->shape.dtype == GS_TUPLE ? parts[0]->n_tuple : 1) -
+             (r->shape.dtype == GS_TUPLE ? r->n_tuple : 1);
+    if (leaves < 0 || leaves > 62)
+        return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "%s '%s': expected the shape ((operands), result, contexts...)",
+                        b->in->opcode, b->in->name);
+    for (k = b->in->type.n - leaves; k < b->in->type.n; k++) {
+        const gs_shape *e = &P->elems[b->in->type.first + k];
+        if (e->rank != 0 || e->dtype == GS_TUPLE)
+            return gs__perr(P, &b->in->type.at, GS_ERR_UNSUPPORTED, "%s '%s': a context element that is not a scalar",
+                            b->in->opcode, b->in->name);
         parts[n++] = gs_scalar(b->g, e->dtype, 0);
     }
     b->v = gs_tuple(b->g, n, parts);
@@ -4837,7 +5018,9 @@ GS__FN void gs__stat_line(gs__stats *st, const char *p, const char *e) {
                 bool k = false;
                 const char *t = v[0] == '"' ? v + 1 : v;
                 size_t tn = (size_t)(w - t) - (v[0] == '"' ? 1 : 0);
-                static const char *const own[] = {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "__cublas$gemm", "TopK"};
+                static const char *const own[] = {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "__cublas$gemm", "TopK",
+                                                  "_SPMDInternalOp_RotateRight", "_SPMDInternalOp_MultiRotate",
+                                                  "_SPMDInternalOp_MultiSlice", "_SPMDInternalOp_Wrap"};
                 k = gs__stat_word_in(t, tn, own, GS__COUNTOF(own));
                 for (i = 0; i < GS__COUNTOF(gs__identity_targets); i++)
                     if (strlen(gs__identity_targets[i]) == tn && memcmp(gs__identity_targets[i], t, tn) == 0) k = true;

@@ -976,18 +976,6 @@ GS__FN gs_result gs__ip_reverse(gs_ctx *ctx, const gs_value *v, const gs__buf *x
     return GS_OK;
 }
 
-/* to_manual (the block at offset 0) and to_full (the operand at offset 0 of zeros) */
-GS__FN void gs__ip_corner_copy(const gs__buf *x, gs__buf *out) {
-    int64_t ist[GS_MAX_RANK], ost[GS_MAX_RANK], cnt[GS_MAX_RANK];
-    int d, r = out->shape.rank;
-    size_t es = gs__compute_size(out->shape.dtype);
-    memset(out->data, 0, (size_t)gs__numel(&out->shape) * es);
-    gs__strides(&x->shape, ist);
-    gs__strides(&out->shape, ost);
-    for (d = 0; d < r; d++) cnt[d] = GS__MIN(x->shape.dims[d], out->shape.dims[d]);
-    gs__ip_xcopy(es, r, cnt, out->data, 0, ost, x->data, 0, ist);
-}
-
 /* ---------------------------------------------------------------------------------------------------------
    Elementwise
    ------------------------------------------------------------------------------------------------------- */
@@ -2960,10 +2948,19 @@ GS__FN gs_result gs__ip_eval_array(gs__ip_st *st, gs_value *v, gs__buf *out) {
     case GS_OP_SELECT_AND_SCATTER: return gs__ip_select_and_scatter(st, v, out);
     case GS_OP_TRIANGULAR_SOLVE: return gs__ip_linalg(ctx, v, GS__IN(0), GS__IN(1), out);
     case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: {
+        /* one device holds the whole array: its block is all of it. A smaller block is one device's part of a
+           region that runs on every device, which one evaluation cannot stand for (taking device 0's block
+           and zeros elsewhere gave wrong values) */
         const gs__buf *x = GS__IN(0);
-        if (x->shape.dtype != out->shape.dtype || x->shape.rank != out->shape.rank)
-            return gs__err(ctx, GS_ERR_SHAPE, "%s %s: rank or dtype differs", gs_op_name(v->op), v->name);
-        gs__ip_corner_copy(x, out);
+        char a[96], b[96];
+        if (!gs_shape_equal(&x->shape, &out->shape))
+            return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: the manual region's per-device block is %s of %s; the "
+                           "interpreter runs one device, and the region runs on every device with its own block (run "
+                           "the program on devices: gshard run --devices D, whose --check reference runs each manual "
+                           "region once per device)", gs_op_name(v->op), v->name,
+                           gs__shape_str(v->op == GS_OP_TO_MANUAL ? &out->shape : &x->shape, a, sizeof a),
+                           gs__shape_str(v->op == GS_OP_TO_MANUAL ? &x->shape : &out->shape, b, sizeof b));
+        memcpy(out->data, x->data, (size_t)gs__numel(&out->shape) * gs__compute_size(out->shape.dtype));
         return GS_OK;
     }
     default:
@@ -2982,7 +2979,8 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
     for (k = 0; k < v->n_operands; k++) {
         const gs_value *o = v->operands[k];
         if (!o) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s %s: missing operand %d", gs_op_name(v->op), v->name, k);
-        if (o->shape.dtype == GS_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE)
+        if (o->shape.dtype == GS_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE &&
+            v->op != GS_OP_CONDITIONAL)
             return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand %d is a tuple", gs_op_name(v->op), v->name, k);
     }
     switch (v->op) {
@@ -2990,8 +2988,8 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
     case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE:
         return gs__ip_eval_collective(st, v);
-    case GS_OP_WHILE:   /* the stepper runs loops (gs__ev_loop_start) */
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: evaluated outside the stepper", v->name);
+    case GS_OP_WHILE: case GS_OP_CONDITIONAL:   /* the stepper runs them (gs__ev_loop_start, gs__ev_branch_start) */
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s %s: evaluated outside the stepper", gs_op_name(v->op), v->name);
     case GS_OP_OPAQUE:
         if (v->target)
             return gs__err(ctx, GS_ERR_UNSUPPORTED, "custom-call %s: target \"%s\" is opaque to gshard.h (read and printed, never evaluated)",
@@ -3393,16 +3391,18 @@ GS__FN gs_result gs__ip_custom_reduction(gs__ip_st *st, gs_value *v, gs__buf *ou
    results) and the condition's predicate.
    ------------------------------------------------------------------------------------------------------- */
 
-enum { GS__EV_LOOP_NONE = 0, GS__EV_LOOP_COND, GS__EV_LOOP_BODY };
+enum { GS__EV_LOOP_NONE = 0, GS__EV_LOOP_COND, GS__EV_LOOP_BODY, GS__EV_BRANCH };
 
 typedef struct gs__ev_frame {
     gs__ip_st st;
     int pc;                   /* the current instruction */
     bool paused;              /* pc is a collective waiting for its result */
     gs__buf *results;         /* where this graph's results go */
-    int loop;                 /* GS__EV_LOOP_*: pc is a while loop whose condition or body runs above */
+    int loop;                 /* GS__EV_LOOP_*: pc is a while loop whose condition or body runs above;
+                                 GS__EV_BRANCH: pc is a conditional whose taken branch runs above */
     int n_state;              /* loop state buffers */
-    gs__buf *state;           /* 2 * n_state + 1: current state, next state, predicate */
+    gs__buf *state;           /* 2 * n_state + 1: current state, next state, predicate; a conditional: the branch's
+                                 argument buffers (borrowed), then its n_state results */
     bool owned;               /* the current state buffers belong to the loop (else: the init operand's) */
     int64_t iter;             /* completed body iterations */
 } gs__ev_frame;
@@ -3519,6 +3519,56 @@ GS__FN gs_result gs__ev_loop_start(gs__ev *ev, gs__ev_frame *f, const gs_value *
     return gs__ev_push(ev, v->cond, f->state, f->state + 2 * n);
 }
 
+/* Starts the conditional v at the top frame: reads its selector and runs the taken branch alone (pred true:
+   branch 0; an s32 index outside [0, n) takes the last branch, as XLA does). */
+GS__FN gs_result gs__ev_branch_start(gs__ev *ev, gs__ev_frame *f, const gs_value *v) {
+    gs_ctx *ctx = ev->ex->ctx;
+    const gs__buf *sel;
+    const gs_value *arg;
+    int j, k, na, n = gs__ip_nslots(v);
+    int64_t idx;
+    if (v->n_branches < 1 || v->n_operands != v->n_branches + 1)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "conditional %s: needs a selector and one argument per branch", v->name);
+    sel = &f->st.slots[f->st.first[v->operands[0]->id]].buf;
+    if (sel->shape.dtype == GS_PRED && gs__numel(&sel->shape) == 1) idx = ((const uint8_t *)sel->data)[0] ? 0 : 1;
+    else if (sel->shape.dtype == GS_S32 && gs__numel(&sel->shape) == 1) idx = ((const int32_t *)sel->data)[0];
+    else return gs__err(ctx, GS_ERR_SHAPE, "conditional %s: the selector must be pred[] or s32[]", v->name);
+    k = idx < 0 || idx >= v->n_branches ? v->n_branches - 1 : (int)idx;
+    arg = v->operands[k + 1];
+    na = gs__ip_nslots(arg);
+    if (!v->branches[k] || stbds_arrlen(v->branches[k]->params) != 1)
+        return gs__err(ctx, GS_ERR_SHAPE, "conditional %s: branch %d takes exactly one parameter", v->name, k);
+    f->state = (gs__buf *)gs__malloc(ctx, (size_t)(na + n + 1) * sizeof(gs__buf));
+    if (!f->state) return GS_ERR_OUT_OF_MEMORY;
+    memset(f->state, 0, (size_t)(na + n + 1) * sizeof(gs__buf));
+    for (j = 0; j < na; j++) f->state[j] = f->st.slots[f->st.first[arg->id] + j].buf;
+    f->n_state = na;   /* borrowed: gs__ev_free_state frees none of them (owned stays false) */
+    f->owned = false;
+    f->iter = 0;
+    f->loop = GS__EV_BRANCH;
+    return gs__ev_push(ev, v->branches[k], f->state, f->state + na);
+}
+
+/* The taken branch of the conditional at frame f has finished: its results are the conditional's. */
+GS__FN gs_result gs__ev_branch_done(gs__ev *ev, gs__ev_frame *f) {
+    const gs_value *v = f->st.g->values[f->pc];
+    int j, n = gs__ip_nslots(v);
+    gs__buf *res = f->state + f->n_state;
+    for (j = 0; j < n; j++) {
+        if (!gs_shape_equal(&res[j].shape, gs__ip_slot_shape(v, j))) {
+            for (j = 0; j < n; j++) {
+                gs__ip_count(ev->ex, &res[j].shape, -1);
+                gs__free(ev->ex->ctx, res[j].data);
+                res[j].data = NULL;
+            }
+            return gs__err(ev->ex->ctx, GS_ERR_SHAPE, "conditional %s: a branch returns another shape", v->name);
+        }
+    }
+    for (j = 0; j < n; j++) gs__ip_adopt(&f->st, v, j, res[j].data);
+    gs__ev_free_state(ev->ex, f);
+    return gs__ev_next(ev, f);
+}
+
 /* The condition or body of the loop at frame fi has finished: decide what runs next. */
 GS__FN gs_result gs__ev_loop_next(gs__ev *ev, int fi) {
     gs__ev_frame *f = &ev->frames[fi];
@@ -3527,6 +3577,7 @@ GS__FN gs_result gs__ev_loop_next(gs__ev *ev, int fi) {
     const gs_value *v = f->st.g->values[f->pc];
     int j, n = f->n_state;
     gs__buf *cur = f->state, *next = f->state + n, *pred = f->state + 2 * n;
+    if (f->loop == GS__EV_BRANCH) return gs__ev_branch_done(ev, f);
     if (f->loop == GS__EV_LOOP_COND) {
         uint8_t go = (pred->shape.dtype == GS_PRED && gs__numel(&pred->shape) == 1) ? ((uint8_t *)pred->data)[0] : 2;
         gs__ip_count(ex, &pred->shape, -1);
@@ -3606,6 +3657,8 @@ GS__FN gs_result gs__ev_step(gs__ev *ev, int *status) {
         if (v->n_operands != 1 || !v->operands[0])
             return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: needs one operand", v->name);
         r = gs__ev_loop_start(ev, f, v);
+    } else if (v->op == GS_OP_CONDITIONAL) {
+        r = gs__ev_branch_start(ev, f, v);
     } else {
         r = gs__ip_eval_value(st, v);
         if (r == GS__PENDING) {
@@ -3623,7 +3676,7 @@ GS__FN int gs__ev_loops(const gs__ev *ev, const gs_value **whiles, int64_t *iter
     int i, n = 0;
     for (i = 0; i < ev->depth; i++) {
         const gs__ev_frame *f = &ev->frames[i];
-        if (f->loop == GS__EV_LOOP_NONE) continue;
+        if (f->loop == GS__EV_LOOP_NONE || f->loop == GS__EV_BRANCH) continue;
         if (n < cap) {
             whiles[n] = f->st.g->values[f->pc];
             iters[n] = f->iter;

@@ -1669,7 +1669,7 @@ GS__FN void gs__rt_job(void *arg, int worker) {
 /* ---------------------------------------------------------------------------------------------------------
    A run
    ------------------------------------------------------------------------------------------------------- */
-/* Plans for every collective instruction of g and of the loops it contains (each graph once). */
+/* Plans for every collective instruction of g and of the loops and conditionals it contains (each graph once). */
 GS__FN gs_result gs__rt_collect(gs_runtime *rt, gs_graph *g, gs_graph ***seen, int *n_seen, int *cap_seen,
                                 int *cap_plans, int depth) {
     int i, k;
@@ -1689,11 +1689,13 @@ GS__FN gs_result gs__rt_collect(gs_runtime *rt, gs_graph *g, gs_graph ***seen, i
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
         gs_value *v = g->values[i];
         gs_result r;
-        if (v->op == GS_OP_WHILE) {
-            if (!v->cond || !v->body) return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "while %s: missing condition or body", v->name);
-            r = gs__rt_collect(rt, v->cond, seen, n_seen, cap_seen, cap_plans, depth + 1);
-            if (!r) r = gs__rt_collect(rt, v->body, seen, n_seen, cap_seen, cap_plans, depth + 1);
-            if (r) return r;
+        if (gs__n_subgraphs(v)) {   /* a while's condition and body, a conditional's branches */
+            int j;
+            for (j = 0; j < gs__n_subgraphs(v); j++) {
+                if (!gs__subgraph(v, j))
+                    return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "%s %s: a called computation is missing", gs_op_name(v->op), v->name);
+                if ((r = gs__rt_collect(rt, gs__subgraph(v, j), seen, n_seen, cap_seen, cap_plans, depth + 1)) != GS_OK) return r;
+            }
             continue;
         }
         if (v->op != GS_OP_ALL_REDUCE && v->op != GS_OP_ALL_GATHER && v->op != GS_OP_REDUCE_SCATTER &&
