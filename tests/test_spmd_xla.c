@@ -228,7 +228,7 @@ static void test_xla_spmd_internal_custom_calls(void) {
             if (D == 1) {   /* the values, by the reference interpreter */
                 gs_ctx *ctx = gst_ctx();
                 gs_graph *g = NULL;
-                float x[10], out[3][10];
+                float x[10], out[3][16];
                 void *outs[3];
                 const void *ins[1];
                 int i;
