@@ -66,8 +66,10 @@ GS__FN double gs__sp_est(gs__sp *sp, const gs_sharding *s, const gs_sharding *t,
 
 /* ---- dot: choose an iteration-space sharding ---- */
 /* The iteration space: batch, lhs-free, rhs-free dims (the result's, in order nb, nlf, nrf), then contracting
-   dims. A convolution without split spatial dims uses it too: input batch and spatial dims are lhs-free, output
-   features rhs-free, input features and kernel spatial dims (no lhs dim) contracting. */
+   dims. A convolution without split real spatial dims uses it too (read as a dot, gs__conv_dot_kinds): its
+   batch-like spatial dims are batch, input batch, lhs-free and real spatial dims lhs-free, output features and
+   rhs-free spatial dims rhs-free, input features, contracting spatial dims and real kernel spatial dims (no lhs
+   dim) contracting. */
 typedef struct gs__sp_dotdims {
     int nb, nlf, nrf, nc, ri, nout;
     int lhs_of[GS_MAX_RANK * 2], rhs_of[GS_MAX_RANK * 2];   /* iteration dim -> operand dim or -1 */
@@ -75,6 +77,8 @@ typedef struct gs__sp_dotdims {
     int it_of_lhs[GS_MAX_RANK], it_of_rhs[GS_MAX_RANK];     /* operand dim -> iteration dim */
     int it_of_out[GS_MAX_RANK];                             /* result dim -> iteration dim */
     int64_t size[GS_MAX_RANK * 2];
+    uint32_t zero_rhs;   /* rhs dims besides contracting ones whose padding must read 0: a convolution's batch and
+                            rhs-free spatial dims, whose windows also meet base-dilation holes or edge padding */
 } gs__sp_dotdims;
 
 /* the inverse maps */
@@ -87,35 +91,50 @@ GS__FN void gs__sp_dot_index(gs__sp_dotdims *D) {
     }
 }
 
+/* one iteration dim: lhs, rhs and result dims (-1 where absent) and its extent */
+GS__FN void gs__sp_it_add(gs__sp_dotdims *D, int64_t l, int64_t r, int64_t o, int64_t size) {
+    D->lhs_of[D->ri] = (int)l;
+    D->rhs_of[D->ri] = (int)r;
+    D->out_of[D->ri] = (int)o;
+    D->size[D->ri++] = size;
+}
+
 GS__FN bool gs__sp_conv_dims(const gs_value *v, gs__sp_dotdims *D) {
     const gs_conv_dims *cd = &v->conv->dims;
-    int i, a = 0;
+    const gs_shape *L = &v->operands[0]->shape, *R = &v->operands[1]->shape;
+    gs__cdk kind[GS_MAX_RANK];
+    int i, n_conv = gs__conv_dot_kinds(v, kind);
     memset(D, 0, sizeof *D);
-    if (2 + 2 * cd->n_spatial + 1 > GS_MAX_RANK) return false;
+    if (3 + cd->n_spatial + n_conv > GS_MAX_RANK) return false;   /* iteration shardings are rank-ri shardings */
     for (i = 0; i < GS_MAX_RANK * 2; i++) D->lhs_of[i] = D->rhs_of[i] = D->out_of[i] = -1;
-    D->lhs_of[a] = (int)cd->input_batch;
-    D->out_of[a] = (int)cd->output_batch;
-    D->size[a++] = v->shape.dims[cd->output_batch];
+    for (i = 0; i < cd->n_spatial; i++)
+        if (kind[i] == GS__CDK_BATCH) {
+            gs__sp_it_add(D, cd->input_spatial[i], cd->kernel_spatial[i], cd->output_spatial[i],
+                          v->shape.dims[cd->output_spatial[i]]);
+            D->zero_rhs |= 1u << cd->kernel_spatial[i];
+        }
+    D->nb = D->ri;
+    gs__sp_it_add(D, cd->input_batch, -1, cd->output_batch, v->shape.dims[cd->output_batch]);
+    for (i = 0; i < cd->n_spatial; i++)
+        if (kind[i] == GS__CDK_LHS_FREE || kind[i] == GS__CDK_CONV)
+            gs__sp_it_add(D, cd->input_spatial[i], -1, cd->output_spatial[i], v->shape.dims[cd->output_spatial[i]]);
+    D->nlf = D->ri - D->nb;
+    gs__sp_it_add(D, -1, cd->kernel_output_feature, cd->output_feature, v->shape.dims[cd->output_feature]);
+    for (i = 0; i < cd->n_spatial; i++)
+        if (kind[i] == GS__CDK_RHS_FREE) {
+            gs__sp_it_add(D, -1, cd->kernel_spatial[i], cd->output_spatial[i], v->shape.dims[cd->output_spatial[i]]);
+            D->zero_rhs |= 1u << cd->kernel_spatial[i];
+        }
+    D->nout = D->ri;
+    D->nrf = D->nout - D->nb - D->nlf;
+    gs__sp_it_add(D, cd->input_feature, cd->kernel_input_feature, -1, R->dims[cd->kernel_input_feature]);
     for (i = 0; i < cd->n_spatial; i++) {
-        D->lhs_of[a] = (int)cd->input_spatial[i];
-        D->out_of[a] = (int)cd->output_spatial[i];
-        D->size[a++] = v->shape.dims[cd->output_spatial[i]];
+        if (kind[i] == GS__CDK_CONTRACT)
+            gs__sp_it_add(D, cd->input_spatial[i], cd->kernel_spatial[i], -1, L->dims[cd->input_spatial[i]]);
+        else if (kind[i] == GS__CDK_CONV)
+            gs__sp_it_add(D, -1, cd->kernel_spatial[i], -1, R->dims[cd->kernel_spatial[i]]);
     }
-    D->nlf = a;
-    D->rhs_of[a] = (int)cd->kernel_output_feature;
-    D->out_of[a] = (int)cd->output_feature;
-    D->size[a++] = v->shape.dims[cd->output_feature];
-    D->nrf = 1;
-    D->nout = a;
-    D->lhs_of[a] = (int)cd->input_feature;
-    D->rhs_of[a] = (int)cd->kernel_input_feature;
-    D->size[a++] = v->operands[1]->shape.dims[cd->kernel_input_feature];
-    for (i = 0; i < cd->n_spatial; i++) {
-        D->rhs_of[a] = (int)cd->kernel_spatial[i];
-        D->size[a++] = v->operands[1]->shape.dims[cd->kernel_spatial[i]];
-    }
-    D->nc = a - D->nout;
-    D->ri = a;
+    D->nc = D->ri - D->nout;
     gs__sp_dot_index(D);
     return true;
 }
@@ -470,7 +489,7 @@ GS__FN gs_value *gs__sp_dot_apply(gs__sp *sp, const gs_value *v, const gs__sp_do
         gs_value *ops[2];
         const gs_sharding *pl = gs__sp_proj(sp, best, &D, 0, Lv->shape.rank);
         const gs_sharding *pr = gs__sp_proj(sp, best, &D, 1, Rv->shape.rank);
-        uint32_t cl = 0, cr = 0;
+        uint32_t cl = 0, cr = D.zero_rhs;
         gs_value *x;
         for (a = D.nout; a < D.ri; a++) {
             if (D.lhs_of[a] >= 0) cl |= 1u << D.lhs_of[a];
