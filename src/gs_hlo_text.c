@@ -3642,7 +3642,7 @@ GS__FN bool gs__bi_kv_int(const char *s, const char *e, const char *key, int64_t
             if (p >= e || *p < '0' || *p > '9') return false;
             while (p < e && *p >= '0' && *p <= '9' && x < ((int64_t)1 << 50)) x = x * 10 + (*p++ - '0');
             *out = sg * x;
-            return true;
+            return p >= e || *p < '0' || *p > '9';   /* false: too many digits */
         }
     }
     return false;
@@ -3661,6 +3661,7 @@ GS__FN bool gs__bi_kv_ints(const char *s, const char *e, const char *key, int64_
                 if (*p == '-') { sg = -1; p++; }
                 if (k >= max || p >= e || *p < '0' || *p > '9') return false;
                 while (p < e && *p >= '0' && *p <= '9' && x < ((int64_t)1 << 50)) x = x * 10 + (*p++ - '0');
+                if (p < e && *p >= '0' && *p <= '9') return false;   /* too many digits */
                 out[k++] = sg * x;
                 if (p < e && *p == ',') p++;
             }
