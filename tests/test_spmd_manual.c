@@ -161,6 +161,43 @@ static void test_manual_partial_to_replicated(void) {
     free(prog);
 }
 
+/* A reduce inside a region manual over 2 groups, over the dim split within each group (5 columns over 2
+   devices: the second block's poisoned column must not reach the sum): partial sums combined by an all-reduce
+   within the group, never across groups. out[3g + i] = sum_j x[3g + i][j] (+ the init 10 once). */
+static void test_manual_partial_reduce(void) {
+    static const char *const text =
+        "HloModule m, num_partitions=4\n"
+        "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+        "ENTRY e {\n"
+        "  x = f32[6,5] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n"
+        "  m = f32[3,5] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", "
+        "sharding={devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}\n"
+        "  c = f32[3,5] copy(m), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={manual}}\n"
+        "  z = f32[] constant(10), sharding={devices=[2,2]<=[4] last_tile_dims={manual, replicated}}\n"
+        "  r = f32[3] reduce(c, z), dimensions={1}, to_apply=sum, "
+        "sharding={devices=[1,2,2]<=[4] last_tile_dims={manual, replicated}}\n"
+        "  ROOT o = f32[6] custom-call(r), custom_call_target=\"SPMDShardToFullShape\", "
+        "sharding={devices=[2,2]<=[4] last_tile_dim_replicate}\n}\n";
+    float x[30], got[6];
+    const void *in[1];
+    char *prog = NULL;
+    const char *err;
+    int i, j;
+    for (i = 0; i < 30; i++) x[i] = (float)(i % 7) - 2.5f;
+    in[0] = x;
+    err = man_run(text, 4, in, got, &prog);
+    CHECK_MSG(err == NULL, "%s", err ? err : "");
+    for (i = 0; !err && i < 6; i++) {
+        float want = 10;
+        for (j = 0; j < 5; j++) want += x[i * 5 + j];
+        CHECK_MSG(got[i] == want, "element %d: got %g, want %g", i, got[i], want);
+    }
+    /* device d holds column block d % 2 of group d / 2: the partial sums meet over {0,1} and {2,3} */
+    CHECK_MSG(prog && strstr(prog, "all-reduce") && (strstr(prog, "replica_groups={{0,1},{2,3}}") ||
+                                                     strstr(prog, "replica_groups=[2,2]<=[4]")), "%s", prog ? prog : "");
+    free(prog);
+}
+
 /* An op whose tuple sharding is {manual} in every element runs as written on each device's block, as XLA reads
    such a tuple (before, rng-bit-generator's rule asked for its state replicated and the partition failed).
    Each device's bits are those the interpreter draws from that device's half of the state. */
@@ -310,6 +347,7 @@ void suite_spmd_manual(void) {
     RUN(test_manual_partial_collective_permute);
     RUN(test_manual_partial_all_reduce);
     RUN(test_manual_partial_to_replicated);
+    RUN(test_manual_partial_reduce);
     RUN(test_manual_tuple_sharding);
     RUN(test_manual_cli_tuple_parameters);
 }
