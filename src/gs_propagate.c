@@ -5,8 +5,9 @@
 typedef struct gs__prop {
     gs_ctx *ctx;
     gs_graph *entry;
-    gs_graph **graphs;     /* stb_ds: the entry and every while condition/body reachable from it */
+    gs_graph **graphs;     /* stb_ds: the entry and every while condition/body and conditional branch reachable from it */
     gs_value **whiles;     /* stb_ds: while instructions */
+    gs_value **conds;      /* stb_ds: conditional instructions */
     gs_value **members;    /* stb_ds: shard group members, in graph order */
     int level;
     bool changed;
@@ -17,6 +18,14 @@ typedef struct gs__prop {
 GS__FN bool gs__is_array(const gs_value *v) { return v->shape.dtype != GS_TUPLE; }
 GS__FN bool gs__is_tiled(const gs_sharding *s) { return s && s->kind == GS_SHARDING_TILED; }
 GS__FN bool gs__is_manual(const gs_sharding *s) { return s && s->kind == GS_SHARDING_MANUAL; }
+/* a tuple sharding whose every element is manual (a tuple of manual values: an async-start's operands) */
+GS__FN bool gs__all_manual(const gs_sharding *s) {
+    int k;
+    if (!s || s->kind != GS_SHARDING_TUPLE || s->n_elems == 0) return false;
+    for (k = 0; k < s->n_elems; k++)
+        if (!gs__is_manual(s->elems[k])) return false;
+    return true;
+}
 /* sharding usable as a source for array rules (not unknown, not maximal, not a tuple) */
 GS__FN const gs_sharding *gs__arr_sh(const gs_value *v) {
     const gs_sharding *s = v->sharding;
@@ -68,6 +77,7 @@ GS__FN bool gs__receive_allowed(gs_op op, int level, gs_origin_kind dir) {
     return gs__fwd_allowed(op, level);
 }
 static const char gs__rule_while[] = "while";
+static const char gs__rule_cond[] = "conditional";
 static const char gs__rule_group[] = "shard group";
 
 GS__FN bool gs__bwd_allowed(gs_op op, int level) {
@@ -192,7 +202,8 @@ GS__FN bool gs__offer(gs__prop *P, gs_value *v, int elem, const gs_sharding *can
     bool merged = false;
     if (cand && cand->group_kind) cand = gs__sh_ungrouped(P->ctx, cand);
     if (!cand) return false;
-    if (rule != gs__rule_while && rule != gs__rule_group && !gs__receive_allowed(v->op, P->level, dir)) return false;
+    if (rule != gs__rule_while && rule != gs__rule_cond && rule != gs__rule_group && !gs__receive_allowed(v->op, P->level, dir))
+        return false;
     if (elem >= 0) {
         /* tuple element */
         const gs_sharding **elems;
@@ -619,6 +630,10 @@ GS__FN void gs__collect_graphs(gs__prop *P, gs_graph *g) {
     stbds_arrput(P->graphs, g);
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
         gs_value *v = g->values[i];
+        if (v->op == GS_OP_CONDITIONAL) {
+            stbds_arrput(P->conds, v);
+            for (k = 0; k < v->n_branches; k++) gs__collect_graphs(P, v->branches[k]);
+        }
         if (v->op != GS_OP_WHILE) continue;
         stbds_arrput(P->whiles, v);
         gs__collect_graphs(P, v->cond);
@@ -627,20 +642,61 @@ GS__FN void gs__collect_graphs(gs__prop *P, gs_graph *g) {
 }
 
 /* forward for tuple-producing ops, element by element; manual operands make users manual */
+
+/* batch-norm-training/-inference/-grad: x[.., F, ..] (and grad's grad_output, the same shape) and the [F] vectors.
+   The partitioner keeps only the feature dim split (it gathers the others, gs__sp_batch_norm), so the rule passes
+   the feature dim's tiles: between x-shaped values as they are, to and from the vectors' dim 0. */
+GS__FN bool gs__bn_xlike(const gs_value *v, int i) { return i == 0 || (v->op == GS_OP_BATCH_NORM_GRAD && i == 4); }
+GS__FN const gs_sharding *gs__bn_to_vec(gs__prop *P, const gs_value *v, const gs_sharding *xs) {
+    int d, dest[GS_MAX_RANK];
+    for (d = 0; d < v->operands[0]->shape.rank; d++) dest[d] = d == (int)v->dim ? 0 : GS__DEST_REP;
+    return xs ? gs__sh_map(P->ctx, xs, 1, dest) : NULL;
+}
+GS__FN const gs_sharding *gs__bn_to_x(gs__prop *P, const gs_value *v, const gs_sharding *vs) {
+    int dest[1];
+    if (!gs__is_tiled(vs)) return vs;
+    dest[0] = (int)v->dim;
+    return gs__sh_map(P->ctx, vs, v->operands[0]->shape.rank, dest);
+}
+/* x's dims other than the feature dim */
+GS__FN uint32_t gs__bn_others(const gs_value *v) {
+    int d;
+    uint32_t m = 0;
+    for (d = 0; d < v->operands[0]->shape.rank; d++)
+        if (d != (int)v->dim) m |= 1u << d;
+    return m;
+}
+/* the x-shaped sharding the operands give (x first, then grad_output, then a vector's) */
+GS__FN const gs_sharding *gs__bn_fwd(gs__prop *P, const gs_value *v) {
+    int i;
+    uint32_t others = gs__bn_others(v);
+    for (i = 0; i < v->n_operands; i++) {
+        const gs_sharding *s = gs__arr_sh(v->operands[i]);
+        if (s && gs__bn_xlike(v, i)) return gs__is_tiled(s) ? gs__sh_replicate_dims(P->ctx, s, others) : s;
+    }
+    for (i = 0; i < v->n_operands; i++) {
+        const gs_sharding *s = gs__arr_sh(v->operands[i]);
+        if (s && !gs__bn_xlike(v, i)) return gs__bn_to_x(P, v, s);
+    }
+    return NULL;
+}
+
 GS__FN void gs__fwd_value(gs__prop *P, gs_value *v) {
     int k;
     const char *rule = gs_op_name(v->op);
     if (v->op == GS_OP_ANNOTATE) rule = "sharding";
     if (v->n_operands == 0 || v->op == GS_OP_TO_FULL || v->op == GS_OP_TO_MANUAL) return;
     for (k = 0; k < v->n_operands; k++)
-        if (gs__is_manual(v->operands[k]->sharding)) {
-            if (gs__is_array(v)) gs__offer(P, v, -1, v->operands[k]->sharding, GS_ORIGIN_FORWARD, v->operands[k], "manual region");
+        if (gs__is_manual(v->operands[k]->sharding) || gs__all_manual(v->operands[k]->sharding)) {
+            if (gs__is_array(v))
+                gs__offer(P, v, -1, gs__is_manual(v->operands[k]->sharding) ? v->operands[k]->sharding : gs_sharding_manual(P->ctx),
+                          GS_ORIGIN_FORWARD, v->operands[k], "manual region");
             else
                 for (k = 0; k < v->n_tuple; k++)
                     gs__offer(P, v, k, gs_sharding_manual(P->ctx), GS_ORIGIN_FORWARD, v->operands[0], "manual region");
             return;
         }
-    if (!gs__fwd_allowed(v->op, P->level) || v->barrier == 1) return;
+    if (!gs__fwd_allowed(v->op, P->level) || v->barrier == 1 || v->op == GS_OP_CONDITIONAL) return;   /* gs__sync_cond */
     if (v->op == GS_OP_TUPLE) {   /* leaf by leaf: an element that is a tuple gives each of its leaves */
         int leaf = 0, j;
         for (k = 0; k < v->n_operands; k++) {
@@ -677,6 +733,14 @@ GS__FN void gs__fwd_value(gs__prop *P, gs_value *v) {
         }
         return;
     }
+    if (v->op >= GS_OP_BATCH_NORM_TRAINING && v->op <= GS_OP_BATCH_NORM_GRAD) {
+        const gs_sharding *xs = gs__bn_fwd(P, v);
+        if (!xs) return;
+        if (gs__is_array(v)) gs__offer(P, v, -1, xs, GS_ORIGIN_FORWARD, v->operands[0], rule);
+        else
+            for (k = 0; k < v->n_tuple; k++) gs__offer(P, v, k, k == 0 ? xs : gs__bn_to_vec(P, v, xs), GS_ORIGIN_FORWARD, v->operands[0], rule);
+        return;
+    }
     if (!gs__is_array(v)) {
         /* sort with several operands and top-k: the same sharding for every element */
         const gs_sharding *s = gs__fwd(P, v);
@@ -708,7 +772,7 @@ GS__FN void gs__bwd_value(gs__prop *P, gs_value *u) {
             if (gs__is_array(u->operands[i])) gs__offer(P, u->operands[i], -1, s, GS_ORIGIN_BACKWARD, u, "manual region");
         return;
     }
-    if (u->op == GS_OP_TO_MANUAL || u->op == GS_OP_TO_FULL) return;
+    if (u->op == GS_OP_TO_MANUAL || u->op == GS_OP_TO_FULL || u->op == GS_OP_CONDITIONAL) return;   /* gs__sync_cond */
     if (!gs__bwd_allowed(u->op, P->level) || u->barrier == 2) return;
     if (u->op == GS_OP_GET_TUPLE_ELEMENT) {   /* into the element's leaves of the tuple */
         gs_value *t = u->operands[0];
@@ -739,6 +803,14 @@ GS__FN void gs__bwd_value(gs__prop *P, gs_value *u) {
             for (j = 0; j < o->n_tuple; j++, leaf++)
                 if (leaf < s->n_elems) gs__offer(P, o, j, s->elems[leaf], GS_ORIGIN_BACKWARD, u, rule);
         }
+        return;
+    }
+    if (u->op >= GS_OP_BATCH_NORM_TRAINING && u->op <= GS_OP_BATCH_NORM_GRAD) {   /* from the x-shaped result */
+        const gs_sharding *xs = s->kind == GS_SHARDING_TUPLE ? (s->n_elems ? s->elems[0] : NULL) : s;
+        if (!xs || xs->kind == GS_SHARDING_UNKNOWN || xs->kind == GS_SHARDING_MAXIMAL) return;
+        if (gs__is_tiled(xs)) xs = gs__sh_replicate_dims(P->ctx, xs, gs__bn_others(u));
+        for (i = 0; i < u->n_operands; i++)
+            gs__offer(P, u->operands[i], -1, gs__bn_xlike(u, i) ? xs : gs__bn_to_vec(P, u, xs), GS_ORIGIN_BACKWARD, u, rule);
         return;
     }
     for (i = 0; i < u->n_operands; i++) {
@@ -813,27 +885,44 @@ GS__FN void gs__settle_groups(gs__prop *P) {
     }
 }
 
+/* src's sharding offered to dst, which has src's shape (leaf by leaf for a tuple) */
+GS__FN void gs__offer_same(gs__prop *P, gs_value *dst, const gs_value *src, gs_origin_kind dir, const char *rule) {
+    const gs_sharding *s = src->sharding;
+    int k;
+    if (!s || dst->shape.dtype != src->shape.dtype) return;
+    if (s->kind == GS_SHARDING_TUPLE) {
+        if (!gs__is_array(dst))
+            for (k = 0; k < s->n_elems && k < dst->n_tuple; k++) gs__offer(P, dst, k, s->elems[k], dir, src, rule);
+    } else if (gs__is_array(dst)) {
+        gs__offer(P, dst, -1, s, dir, src, rule);
+    }
+}
+
 /* a while loop's output, its body's parameter and root and its condition's parameter hold one state */
 GS__FN void gs__sync_while(gs__prop *P, gs_value *w) {
     gs_value *m[4];
-    int a, b, k;
+    int a, b;
     m[0] = w;
     m[1] = w->body->params[0];
     m[2] = w->body->root;
     m[3] = w->cond->params[0];
-    for (a = 0; a < 4; a++)
-        for (b = 0; b < 4; b++) {
-            const gs_sharding *s = m[b]->sharding;
-            if (a == b || !s || m[a]->shape.dtype != m[b]->shape.dtype) continue;
-            /* (the loop state members are one tensor: no level restriction) */
-            if (s->kind == GS_SHARDING_TUPLE) {
-                if (!gs__is_array(m[a]))
-                    for (k = 0; k < s->n_elems && k < m[a]->n_tuple; k++)
-                        gs__offer(P, m[a], k, s->elems[k], a == 0 ? GS_ORIGIN_FORWARD : GS_ORIGIN_BACKWARD, m[b], gs__rule_while);
-            } else if (gs__is_array(m[a])) {
-                gs__offer(P, m[a], -1, s, a == 0 ? GS_ORIGIN_FORWARD : GS_ORIGIN_BACKWARD, m[b], gs__rule_while);
-            }
-        }
+    for (a = 0; a < 4; a++)   /* (the loop state members are one tensor: no level restriction) */
+        for (b = 0; b < 4; b++)
+            if (a != b) gs__offer_same(P, m[a], m[b], a == 0 ? GS_ORIGIN_FORWARD : GS_ORIGIN_BACKWARD, gs__rule_while);
+}
+
+/* XLA's conditional: branch k's parameter and argument k + 1 hold one value, and so do every branch's root
+   and the conditional (the branches' roots agree through it); the selector is left to its producer (the
+   partitioner replicates it) */
+GS__FN void gs__sync_cond(gs__prop *P, gs_value *c) {
+    int k;
+    for (k = 0; k < c->n_branches; k++) {
+        gs_graph *b = c->branches[k];
+        gs__offer_same(P, b->params[0], c->operands[k + 1], GS_ORIGIN_FORWARD, gs__rule_cond);
+        gs__offer_same(P, c->operands[k + 1], b->params[0], GS_ORIGIN_BACKWARD, gs__rule_cond);
+        gs__offer_same(P, c, b->root, GS_ORIGIN_FORWARD, gs__rule_cond);
+    }
+    for (k = 0; k < c->n_branches; k++) gs__offer_same(P, c->branches[k]->root, c, GS_ORIGIN_BACKWARD, gs__rule_cond);
 }
 
 GS__FN void gs__add_conflict(gs__prop *P, const gs_value *a, const gs_value *b, const char *why) {
@@ -953,6 +1042,7 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
                 for (i = (int)stbds_arrlen(h->values) - 1; i >= 0; i--) gs__bwd_value(&P, h->values[i]);
             }
             for (i = 0; i < (int)stbds_arrlen(P.whiles); i++) gs__sync_while(&P, P.whiles[i]);
+            for (i = 0; i < (int)stbds_arrlen(P.conds); i++) gs__sync_cond(&P, P.conds[i]);
             gs__sync_groups(&P);
             if (P.ctx->err) {
                 r = P.ctx->err;
@@ -1005,6 +1095,7 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
 out:
     stbds_arrfree(P.graphs);
     stbds_arrfree(P.whiles);
+    stbds_arrfree(P.conds);
     stbds_arrfree(P.members);
     return r;
 }

@@ -801,8 +801,12 @@ GS__FN gs_value *gs__sp_reduce(gs__sp *sp, const gs_value *v, const gs_sharding 
     j = 0;
     for (i = 0; i < rx; i++)
         if (!((red >> i) & 1u)) back[j++] = i;
-    /* the operand split along reduced dims: reduce locally, then combine the devices' partial results */
-    cross = v->op == GS_OP_REDUCE && (gs__sp_split_mask(xs, rx) & red);
+    /* the operand split along reduced dims: reduce locally, then combine the devices' partial results (not with a
+       reducer computation: its partial results have no identity to pad with, and XLA's order would change; the
+       reduced dims are gathered instead) */
+    cross = v->op == GS_OP_REDUCE && (gs__sp_split_mask(xs, rx) & red) && v->reduce != GS_REDUCE_CUSTOM;
+    if (v->op == GS_OP_REDUCE && (gs__sp_split_mask(xs, rx) & red) && !cross)
+        gs__sp_note(sp, "reduce with the reducer computation '%s': the reduced dims gathered first", v->reducer->name);
     is = cross ? xs : gs__sh_map(sp->ctx, t, rx, back);   /* else the output's split, reduced dims whole */
     if (!is) return NULL;
     x = gs__sp_get(sp, X, is);
@@ -965,6 +969,33 @@ GS__FN gs_value *gs__sp_while(gs__sp *sp, const gs_value *v, const gs_sharding *
     if (!body) return NULL;
     gs__sp_note(sp, "loop: body and condition partitioned with the loop state's sharding");
     return gs_while(sp->G->g, cond, body, init);
+}
+
+/* conditional: selector{rep}, arg_k{p_k} -> out{t}; each branch partitioned with its parameter in p_k and its root
+   in t, so every branch gives the same per-device shape; only the taken branch runs on each device, and every
+   device takes the same one (the selector is replicated) */
+GS__FN gs_value *gs__sp_conditional(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    gs__sp_g *saved = sp->G;
+    const gs_value *at = sp->at;
+    gs_value **xs;
+    gs_graph **br;
+    int k, n = v->n_branches;
+    (void)osh;
+    xs = (gs_value **)gs__arena_alloc(sp->ctx, sizeof(gs_value *) * (size_t)(n + 1));
+    br = (gs_graph **)gs__arena_alloc(sp->ctx, sizeof(gs_graph *) * (size_t)n);
+    if (!xs || !br) return NULL;
+    if (!(xs[0] = gs__sp_get(sp, v->operands[0], gs__sp_rep(sp)))) return NULL;
+    for (k = 0; k < n; k++) {
+        const gs_sharding *pk = gs__sp_sh(sp, v->branches[k]->params[0]);
+        if (!(xs[k + 1] = gs__sp_get(sp, v->operands[k + 1], pk))) return NULL;
+        br[k] = gs__sp_graph(sp, v->branches[k], pk, t);
+        sp->G = saved;
+        sp->at = at;
+        if (!br[k]) return NULL;
+    }
+    gs__sp_note(sp, "conditional: the selector replicated; each branch partitioned with its parameter's sharding and "
+                "its root in the conditional's");
+    return gs_conditional(sp->G->g, xs[0], n, br, xs + 1);
 }
 
 /* the coordinates of device d in t other than its manual one (its data tile and replica) */
@@ -1177,7 +1208,10 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_RESHAPE:              return gs__sp_reshape(sp, v, t, osh);
     case GS_OP_SLICE:                return gs__sp_windowed(sp, v, t, osh);
     case GS_OP_PAD:                  return gs__sp_windowed(sp, v, t, osh);
-    case GS_OP_REDUCE_WINDOW:        return gs__sp_windowed(sp, v, t, osh);
+    case GS_OP_REDUCE_WINDOW:
+        if (v->reduce == GS_REDUCE_CUSTOM)   /* halo padding needs the reduction's identity */
+            return gs__sp_replicated(sp, v, "reduce-window with a reducer computation", osh);
+        return gs__sp_windowed(sp, v, t, osh);
     case GS_OP_REVERSE:              return gs__sp_reverse(sp, v, t, osh);
     case GS_OP_CONVOLUTION:          return gs__sp_conv(sp, v, t, osh);
     case GS_OP_CONCATENATE:          return gs__sp_whole_dims(sp, v, t, osh);
@@ -1200,6 +1234,7 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_TUPLE:                return gs__sp_tuple(sp, v, t, osh);
     case GS_OP_GET_TUPLE_ELEMENT:    return gs__sp_get_tuple_element(sp, v, t, osh);
     case GS_OP_WHILE:                return gs__sp_while(sp, v, t, osh);
+    case GS_OP_CONDITIONAL:          return gs__sp_conditional(sp, v, t, osh);
     case GS_OP_ALL_REDUCE:           return gs__sp_collective(sp, v, t, osh);
     case GS_OP_ALL_GATHER:           return gs__sp_collective(sp, v, t, osh);
     case GS_OP_REDUCE_SCATTER:       return gs__sp_collective(sp, v, t, osh);

@@ -117,6 +117,8 @@ int main(int argc, char **argv) {
     suite_ir();
     suite_text();
     suite_text_structure();
+    suite_reducers();
+    suite_conditional();
     suite_interp();
     suite_window();
     suite_errors();

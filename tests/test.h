@@ -62,6 +62,8 @@ void suite_base(void);
 void suite_ir(void);
 void suite_text(void);
 void suite_text_structure(void);
+void suite_reducers(void);
+void suite_conditional(void);
 /* test_text.c's helpers: parse (a failure is a test failure), print(parse(print(g))) == print(g) (returns the
    print), and "parse fails with code at line:column with a message containing part" */
 gs_graph *gst_hlo_parse(gs_ctx *ctx, const char *text);

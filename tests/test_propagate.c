@@ -539,6 +539,35 @@ static void test_rng_bit_generator_state(void) {
     CHECK(has("q", "{devices=[2,2]<=[4] last_tile_dim_replicate}"));
 }
 
+/* batch norm: only the feature dim's split passes, between x-shaped values and to and from the [F] vectors (the
+   partitioner gathers x's other dims, so they are not propagated) */
+static void test_batch_norm_feature_dim(void) {
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  x = f32[8,6,4] parameter(0), sharding={devices=[2,1,2]<=[4]}\n"
+                   "  sc = f32[4] parameter(1)\n"
+                   "  of = f32[4] parameter(2)\n"
+                   "  bn = (f32[8,6,4], f32[4], f32[4]) batch-norm-training(x, sc, of), epsilon=0.001, feature_index=2\n"
+                   "  ROOT m = f32[4] get-tuple-element(bn), index=1\n}\n"));
+    CHECK(has("bn", "{{devices=[1,1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}, "
+                    "{devices=[2,2]<=[2,2]T(1,0) last_tile_dim_replicate}, {devices=[2,2]<=[2,2]T(1,0) last_tile_dim_replicate}}"));
+    CHECK(has("sc", "{devices=[2,2]<=[2,2]T(1,0) last_tile_dim_replicate}") && has("m", "{devices=[2,2]<=[2,2]T(1,0) last_tile_dim_replicate}"));
+    /* from a vector to x-shaped values (inference), and backward from the result into x and grad_output */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  x = f32[8,4] parameter(0)\n"
+                   "  v = f32[4] parameter(1), sharding={devices=[4]<=[4]}\n"
+                   "  ROOT y = f32[8,4] batch-norm-inference(x, v, v, v, v), epsilon=0.001, feature_index=1\n}\n"));
+    CHECK(has("y", "{devices=[1,4]<=[4]}") && has("x", "{devices=[1,4]<=[4]}"));
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  x = f32[8,4] parameter(0)\n"
+                   "  v = f32[4] parameter(1)\n"
+                   "  g = f32[8,4] parameter(2)\n"
+                   "  bg = (f32[8,4], f32[4], f32[4]) batch-norm-grad(x, v, v, v, g), epsilon=0.001, feature_index=1\n"
+                   "  ROOT d = f32[8,4] get-tuple-element(bg), index=0, sharding={devices=[2,2]<=[4]}\n}\n"));
+    CHECK(has("x", "{devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}") &&
+          has("g", "{devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}") &&
+          has("v", "{devices=[2,2]<=[2,2]T(1,0) last_tile_dim_replicate}"));
+}
+
 static void test_topk_and_tuples(void) {
     CHECK(prop(HDR "ENTRY e {\n"
                    "  y = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
@@ -759,6 +788,7 @@ void suite_propagate(void) {
     RUN(test_shard_barriers);
     RUN(test_shard_groups_and_unknown);
     RUN(test_rng_bit_generator_state);
+    RUN(test_batch_norm_feature_dim);
     RUN(test_topk_and_tuples);
     RUN(test_while_loop);
     RUN(test_manual_region);
