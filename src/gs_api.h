@@ -650,7 +650,9 @@ GS_API int gs_hlo_stats(gs_ctx *ctx, const char *text, size_t len, const char **
    inputs[k] points at the data of parameter buffer k (storage format, row-major): parameters in number order,
    a tuple-shaped parameter taking one buffer per element (flattened). outputs[i] points at
    gs_shape_bytes(gs_graph_output_shape(g, i)) bytes owned by the caller. The graph is verified first (once,
-   until it changes); a pending context error is returned as is.
+   until it changes); a pending context error is returned as is. A manual region (to-manual/to-full) whose
+   block is smaller than the array runs on several devices and is refused (GS_ERR_UNSUPPORTED naming the op):
+   gs_partition_check runs it once per device.
    ------------------------------------------------------------------------------------------------------- */
 GS_API gs_result gs_eval(gs_graph *g, const void *const *inputs, void *const *outputs);
 
