@@ -55,7 +55,7 @@ static const char usage_text[] =
     "  stats FILE               what an HLO file uses (opcodes, element types, attributes, custom-call\n"
     "                           targets, sharding forms) with counts, '!' marking what gshard.h does not\n"
     "                           understand; reads files that do not parse; exit 0 all understood, 1 not,\n"
-    "                           2 not HLO text"
+    "                           2 not HLO text\n"
     "  eval FILE [io options]   run the ENTRY computation with the reference interpreter (one device)\n"
     "  propagate FILE --devices D [--explain] [--show NAME [--svg FILE.svg]]\n"
     "                           give every instruction a sharding (XLA's propagation) and print the module\n"
