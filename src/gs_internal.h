@@ -551,9 +551,9 @@ GS__FN int gs__gemm_isa_available(int isa);
 GS__FN const char *gs__gemm_isa_name(int isa);
 GS__FN int gs__gemm_isa_warning(char *buf, size_t cap);
 
-/* ---- elementwise and reduction kernels, one instance per instruction set (gs_simd.c; codes in gs_simd.h);
+/* ---- elementwise and reduction kernels, one instance per instruction set (gs_simd.c; codes in gs_isa.h);
    isa = gs__gemm_isa() for the process's path; every path gives the scalar path's bits ---- */
-#include "gs_simd.h"
+#include "gs_isa.h"
 GS__FN bool gs__ip_isnan(float x);
 GS__FN float gs__ip_fmax(float a, float b); /* XLA's max: a NaN wins, +0 above -0 */
 GS__FN float gs__ip_fmin(float a, float b);

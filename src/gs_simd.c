@@ -20,15 +20,17 @@
  * and the width the compiler's flags allow (GSHARD_NO_ISA_DISPATCH, other compilers and architectures).
  *
  * Every path gives the same bits as the scalar path, for every input: elementwise kernels do one IEEE operation
- * per element either way, and max/min/bf16 rounding spell out the scalar rules lane by lane. A reduction fixes
- * its order independently of the width: a row of L >= 32 elements is summed in GS__VK_LANES = 16 interleaved
- * partial results (lane j takes elements j, j+16, ... of the whole blocks of 16), which are combined pairwise
- * (j with j+8, then j+4, j+2, j+1), then combined into init, then the remaining L mod 16 elements follow in
+ * per element either way, and max/min/bf16 rounding spell out the scalar rules lane by lane; when both operands
+ * of an add or a multiply are NaN the result is the first one's, quieted, on every path (the hardware keeps its
+ * first operand's NaN, but a compiler may swap the operands of a commutative operation). A reduction fixes
+ * its order independently of the width: a row of L >= 64 elements is combined in GS__VK_LANES = 32 interleaved
+ * partial results (partial j takes elements j, j+32, ... of the whole blocks of 32), which are combined pairwise
+ * (j with j+16, then j+8, j+4, j+2, j+1), then combined into init, then the remaining L mod 32 elements follow in
  * order; shorter rows, and every column of reduce_cols, combine in order from init. So a result depends neither
  * on the CPU nor on GSHARD_ISA, only on the shape.
  * ========================================================================================== */
 
-#include "gs_simd.h"
+#include "gs_isa.h"
 
 #if GS__GEMM_DISPATCH && (defined(__clang__) || __GNUC__ >= 9) /* __builtin_convertvector */
 #  define GS__VK_DISPATCH 1
@@ -71,10 +73,23 @@ GS__FN float gs__vk_rbf(float x) {
     return x;
 }
 
+/* a + b and a * b with the NaN of a (quieted) when both are NaN: the hardware returns the NaN of its first
+   operand, and a compiler may swap the operands of a commutative operation */
+GS__FN float gs__vk_nan2(float r, float a, float b) {
+    uint32_t u;
+    if (!(a != a && b != b)) return r;
+    memcpy(&u, &a, 4);
+    u |= 0x00400000u;
+    memcpy(&r, &u, 4);
+    return r;
+}
+GS__FN float gs__vk_add(float a, float b) { return gs__vk_nan2(a + b, a, b); }
+GS__FN float gs__vk_mul(float a, float b) { return gs__vk_nan2(a * b, a, b); }
+
 GS__FN float gs__vk_comb(int kind, int bf, float a, float b) {
     switch (kind) {
-    case GS__VK_RSUM: return bf ? gs__vk_rbf(a + b) : a + b;
-    case GS__VK_RPROD: return bf ? gs__vk_rbf(a * b) : a * b;
+    case GS__VK_RSUM: return bf ? gs__vk_rbf(gs__vk_add(a, b)) : gs__vk_add(a, b);
+    case GS__VK_RPROD: return bf ? gs__vk_rbf(gs__vk_mul(a, b)) : gs__vk_mul(a, b);
     case GS__VK_RMAX: return gs__ip_fmax(a, b);
     default: return gs__ip_fmin(a, b);
     }
@@ -87,11 +102,12 @@ GS__FN float gs__vk_fold(int kind, int bf, float acc, const float *p, int64_t n)
     return acc;
 }
 
-/* A row's result from its 16 partial results: pairwise, into init, then the elements after the whole blocks. */
-GS__FN float gs__vk_row_finish(int kind, int bf, float init, float *lane, const float *p, int64_t L) {
+/* A row's result from its first `width` partial results (the pairwise steps for w >= width done): the pairwise
+   steps w = width/2, ..., 1, then into init, then the elements after the whole blocks. */
+GS__FN float gs__vk_row_finish(int kind, int bf, float init, float *lane, int width, const float *p, int64_t L) {
     int w, j;
     int64_t whole = L / GS__VK_LANES * GS__VK_LANES;
-    for (w = GS__VK_LANES / 2; w >= 1; w /= 2)
+    for (w = width / 2; w >= 1; w /= 2)
         for (j = 0; j < w; j++) lane[j] = gs__vk_comb(kind, bf, lane[j], lane[j + w]);
     return gs__vk_fold(kind, bf, gs__vk_comb(kind, bf, init, lane[0]), p + whole, L - whole);
 }
@@ -99,9 +115,9 @@ GS__FN float gs__vk_row_finish(int kind, int bf, float init, float *lane, const 
 GS__FN void gs__vk_binary_scalar(int op, const float *a, const float *b, float *y, int64_t n) {
     int64_t i;
     switch (op) {
-    case GS__VK_ADD: for (i = 0; i < n; i++) y[i] = a[i] + b[i]; break;
+    case GS__VK_ADD: for (i = 0; i < n; i++) y[i] = gs__vk_add(a[i], b[i]); break;
     case GS__VK_SUB: for (i = 0; i < n; i++) y[i] = a[i] - b[i]; break;
-    case GS__VK_MUL: for (i = 0; i < n; i++) y[i] = a[i] * b[i]; break;
+    case GS__VK_MUL: for (i = 0; i < n; i++) y[i] = gs__vk_mul(a[i], b[i]); break;
     case GS__VK_DIV: for (i = 0; i < n; i++) y[i] = a[i] / b[i]; break;
     case GS__VK_MAX: for (i = 0; i < n; i++) y[i] = gs__ip_fmax(a[i], b[i]); break;
     default: for (i = 0; i < n; i++) y[i] = gs__ip_fmin(a[i], b[i]); break;
@@ -145,7 +161,7 @@ GS__FN void gs__vk_reduce_rows_scalar(int kind, int bf, const float *x, int64_t 
         for (j = 0; j < GS__VK_LANES; j++) lane[j] = p[j];
         for (l = GS__VK_LANES; l + GS__VK_LANES <= L; l += GS__VK_LANES)
             for (j = 0; j < GS__VK_LANES; j++) lane[j] = gs__vk_comb(kind, bf, lane[j], p[l + j]);
-        y[r] = gs__vk_row_finish(kind, bf, init, lane, p, L);
+        y[r] = gs__vk_row_finish(kind, bf, init, lane, GS__VK_LANES, p, L);
     }
 }
 
@@ -160,20 +176,49 @@ GS__FN void gs__vk_reduce_cols_scalar(int kind, int bf, const float *x, int64_t 
 
 /* ---------------------------------------------------------------- the vector instances */
 
+/* the loop over a row's partial-result vectors, unrolled so they stay in registers (GCC -O2 would not) */
+#if defined(__clang__)
+#define GS__VK_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__) && __GNUC__ >= 8
+#define GS__VK_UNROLL _Pragma("GCC unroll 16")
+#else
+#define GS__VK_UNROLL
+#endif
+
+/* a kernel's inner loop, inlined into each caller with its operation a constant */
+#if defined(__GNUC__)
+#define GS__VK_INLINE static inline __attribute__((always_inline))
+#else
+#define GS__VK_INLINE static
+#endif
+
 #if GS__VK_DISPATCH
 #define GS__VK_W 4
 #define GS__VK_SFX sse2
 #define GS__VK_TARGET __attribute__((target("sse2")))
+#define GS__VK_WIDEN8(m, p)                                                                                     \
+    do {                                                                                                       \
+        int32_t w_;                                                                                            \
+        __m128i z_ = _mm_setzero_si128();                                                                      \
+        memcpy(&w_, p, 4);                                                                                     \
+        m = (gs__vk_vi_sse2)_mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(w_), z_), z_);              \
+    } while (0)
 #include "gs_simd_kernel.inc"
 
 #define GS__VK_W 8
 #define GS__VK_SFX avx2
 #define GS__VK_TARGET __attribute__((target("avx2,fma")))
+#define GS__VK_WIDEN8(m, p)                                                                                     \
+    m = (gs__vk_vi_avx2)_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(p)))
 #include "gs_simd_kernel.inc"
 
 #define GS__VK_W 16
 #define GS__VK_SFX avx512
 #define GS__VK_TARGET __attribute__((target("avx512f,avx2,fma")))
+/* the masked form: the unmasked one trips g++ 12's -Wmaybe-uninitialized inside the intrinsic */
+#define GS__VK_WIDEN8(m, p)                                                                                     \
+    m = (gs__vk_vi_avx512)_mm512_maskz_cvtepu8_epi32((__mmask16)0xffff,                                        \
+                                                     _mm_loadu_si128((const __m128i *)(const void *)(p)))
 #include "gs_simd_kernel.inc"
 
 /* call name_<path>(args...) for the path isa (scalar for any path without a vector instance) */
@@ -196,6 +241,13 @@ GS__FN void gs__vk_reduce_cols_scalar(int kind, int bf, const float *x, int64_t 
 #endif
 #define GS__VK_SFX native
 #define GS__VK_TARGET
+#define GS__VK_WIDEN8(m, p)                                                                                     \
+    do {                                                                                                       \
+        int32_t t_[GS__VK_W];                                                                                  \
+        int j_;                                                                                                \
+        for (j_ = 0; j_ < GS__VK_W; j_++) t_[j_] = (p)[j_];                                                    \
+        memcpy(&m, t_, sizeof m);                                                                              \
+    } while (0)
 #include "gs_simd_kernel.inc"
 
 #define GS__VK_RUN(isa, name, args)                                                                             \
