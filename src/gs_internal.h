@@ -168,7 +168,7 @@ struct gs_sharding {
     int64_t device;           /* MAXIMAL */
     int rank;                 /* TILED: data dims; ta.n = rank + n_sub */
     int n_sub;
-    gs_subgroup sub[2];       /* MANUAL before REPLICATED, each at most once */
+    gs_subgroup sub[3];       /* MANUAL, UNREDUCED, REPLICATED in that order, each at most once */
     gs__ta ta;
     int n_elems;              /* TUPLE */
     const gs_sharding **elems;

@@ -1103,6 +1103,12 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
                 int k, n = s->kind == GS_SHARDING_TUPLE ? s->n_elems : 1;
                 for (k = 0; k < n; k++) {
                     const gs_sharding *e = s->kind == GS_SHARDING_TUPLE ? s->elems[k] : s;
+                    if (e->kind == GS_SHARDING_UNREDUCED || gs_sharding_unreduced_group(e) > 1) {
+                        r = gs__err(P.ctx, GS_ERR_UNSUPPORTED, "gs_propagate: %s: the unreduced sharding %s (partial values "
+                                    "whose sum is the value) is read and printed, but not propagated or partitioned",
+                                    v->name, gs_sharding_to_text(P.ctx, e));
+                        goto out;
+                    }
                     if (nd > 0 && e->kind == GS_SHARDING_TILED &&
                         gs__sharding_validate(P.ctx, e, s->kind == GS_SHARDING_TUPLE ? v->tuple[k] : v->shape, nd, false) != GS_OK) {
                         r = gs__err_prefix(P.ctx, "gs_propagate: %s: ", v->name);

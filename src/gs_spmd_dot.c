@@ -194,6 +194,9 @@ GS__FN const gs_sharding *gs__sp_proj(gs__sp *sp, const gs_sharding *I, const gs
 GS__FN const gs_sharding *gs__sp_lift(gs__sp *sp, const gs_sharding *s, const int *it_of, int rank, int ri) {
     int dest[GS_MAX_RANK], d;
     if (gs__sp_is_rep(s)) return gs__sp_rep(sp);
+    /* a sharding of another rank (a convolution's output seen as a dot of fewer dims) has no lifting here: no
+       candidate, rather than a map that reads dest past rank */
+    if (s && s->kind == GS_SHARDING_TILED && s->rank != rank) return NULL;
     for (d = 0; d < rank; d++) dest[d] = it_of[d];
     return gs__sh_map(sp->ctx, s, ri, dest);
 }

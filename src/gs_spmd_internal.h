@@ -231,8 +231,8 @@ GS__FN gs_value *gs__sp_get_tuple_element(gs__sp *sp, const gs_value *v, const g
                                           const gs_sharding **osh);
 /* while: state{t} -> state{t}; condition and body partitioned with the state in t */
 GS__FN gs_value *gs__sp_while(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-/* conditional: selector{rep}, arg_k{p_k} -> out{t}; branch k partitioned with its parameter in p_k (the
-   sharding propagation gave it) and its root resharded to t */
+/* conditional: selector{rep} (partly manual: replicated in its manual groups), arg_k{p_k} -> out{t}; branch k
+   partitioned with its parameter in p_k (the sharding propagation gave it) and its root resharded to t */
 GS__FN gs_value *gs__sp_conditional(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* gather: operand[V,E] x indices[B,1] -> out[B,E]: operand{E split} -> out{E split}, indices{B split} ->
    out{B split}, operand{V split} (vocab-parallel) -> masked local gathers + all-reduce; else replicated */

@@ -973,10 +973,11 @@ GS__FN gs_value *gs__sp_while(gs__sp *sp, const gs_value *v, const gs_sharding *
 
 /* conditional: selector{rep}, arg_k{p_k} -> out{t}; each branch partitioned with its parameter in p_k and its root
    in t, so every branch gives the same per-device shape; only the taken branch runs on each device, and every
-   device takes the same one (the selector is replicated) */
+   device takes the same one (the selector is replicated; in a partly manual region, within each manual group) */
 GS__FN gs_value *gs__sp_conditional(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     gs__sp_g *saved = sp->G;
     const gs_value *at = sp->at;
+    const gs_sharding *ss;
     gs_value **xs;
     gs_graph **br;
     int k, n = v->n_branches;
@@ -984,7 +985,10 @@ GS__FN gs_value *gs__sp_conditional(gs__sp *sp, const gs_value *v, const gs_shar
     xs = (gs_value **)gs__arena_alloc(sp->ctx, sizeof(gs_value *) * (size_t)(n + 1));
     br = (gs_graph **)gs__arena_alloc(sp->ctx, sizeof(gs_graph *) * (size_t)n);
     if (!xs || !br) return NULL;
-    if (!(xs[0] = gs__sp_get(sp, v->operands[0], gs__sp_rep(sp)))) return NULL;
+    ss = gs__sp_sh(sp, v->operands[0]);   /* a scalar in a partly manual region stays in its manual groups */
+    if (!ss || ss->kind != GS_SHARDING_TILED || ss->rank != 0 || ss->n_sub < 1 || ss->sub[0] != GS_SUBGROUP_MANUAL)
+        ss = gs__sp_rep(sp);
+    if (!(xs[0] = gs__sp_get(sp, v->operands[0], ss))) return NULL;
     for (k = 0; k < n; k++) {
         const gs_sharding *pk = gs__sp_sh(sp, v->branches[k]->params[0]);
         if (!(xs[k + 1] = gs__sp_get(sp, v->operands[k + 1], pk))) return NULL;
