@@ -578,6 +578,22 @@ GS__FN int gs__gemm_isa_available(int isa);
 GS__FN const char *gs__gemm_isa_name(int isa);
 GS__FN int gs__gemm_isa_warning(char *buf, size_t cap);
 
+/* ---- elementwise and reduction kernels, one instance per instruction set (gs_simd.c; codes in gs_isa.h);
+   isa = gs__gemm_isa() for the process's path; every path gives the scalar path's bits ---- */
+#include "gs_isa.h"
+GS__FN bool gs__ip_isnan(float x);
+GS__FN float gs__ip_fmax(float a, float b); /* XLA's max: a NaN wins, +0 above -0 */
+GS__FN float gs__ip_fmin(float a, float b);
+GS__FN float gs__vk_rbf(float x);            /* rounded to bf16, as an f32 */
+GS__FN void gs__vk_binary(int isa, int op, const float *a, const float *b, float *y, int64_t n);
+GS__FN void gs__vk_compare(int isa, int cmp, const float *a, const float *b, uint8_t *y, int64_t n);
+GS__FN void gs__vk_select(int isa, const uint8_t *p, const float *a, const float *b, float *y, int64_t n);
+GS__FN void gs__vk_round_bf16(int isa, const float *x, float *y, int64_t n);
+GS__FN void gs__vk_reduce_rows(int isa, int kind, int bf, const float *x, int64_t rows, int64_t L, float init,
+                               float *y);
+GS__FN void gs__vk_reduce_cols(int isa, int kind, int bf, const float *x, int64_t outer, int64_t L, int64_t inner,
+                               float *y);
+
 /* ---- cost model helpers shared with the whole-model accounting (gs_cost.c) ---- */
 GS__FN double gs__cm_chip_flops(const gs_chip *c, gs_math m);
 GS__FN gs_result gs__cm_need_math(gs_ctx *ctx, const char *who, const gs_chip *c, gs_math m);

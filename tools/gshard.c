@@ -2297,6 +2297,14 @@ static int gshard_main(int argc, char **argv) {
         printf("gshard %s\n", gs_version());
         return EXIT_OK;
     }
+    { /* GSHARD_ISA (the kernels' instruction set): no such set is an error, one this CPU lacks a warning */
+        char why[160];
+        if (gs_isa_path(NULL, why, sizeof why) != GS_OK) {
+            fprintf(stderr, "gshard: %s\n", why);
+            return EXIT_ERROR;
+        }
+        if (why[0]) fprintf(stderr, "gshard: warning: %s\n", why);
+    }
     if (strcmp(cmd, "cost") == 0) return cmd_cost(argc, argv);
     if (strcmp(cmd, "stats") == 0) return cmd_stats(argc, argv);
     if (strcmp(cmd, "model") == 0) return cmd_model(argc, argv);
