@@ -900,7 +900,8 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
 /* sharding, kept attributes and the end of the line */
 GS__FN void gs__pr_value_tail(gs__printer *pr, const gs_value *v) {
     gs__sb *sb = &pr->sb;
-    if (v->sharding && !gs__pr_argmax_helper(pr, v)) {
+    if (v->sharding && !gs__pr_argmax_helper(pr, v) && !(v->op == GS_OP_OPAQUE && v->text_attrs &&
+                                                         strstr(v->text_attrs, ", sharding="))) {   /* kept as written */
         gs__sb_puts(sb, ", sharding=");
         gs__nt_print_sharding(sb, pr->ctx, v->sharding, v);
     }
@@ -4699,6 +4700,7 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
             if (v->op != GS_OP_OPAQUE) return gs__builder_failed(P, &a->at);
             gs_ctx_clear_error(P->ctx);
             if (!(v->text_attrs = gs__arena_printf(P->ctx, "%s, sharding=%s", v->text_attrs ? v->text_attrs : "", sh))) return false;
+            if (!(v->kept_sharding = gs_sharding_parse(P->ctx, sh))) gs_ctx_clear_error(P->ctx);
         }
         /* a variadic op built as one op per component and their tuple: each component keeps its element */
         if (op != GS_OP_TUPLE && v->op == GS_OP_TUPLE && v->sharding && v->sharding->kind == GS_SHARDING_TUPLE) {

@@ -253,6 +253,8 @@ struct gs_value {
     gs_graph **branches;
     const char *text_attrs;   /* attributes the HLO text gave that change nothing (", metadata={...}"), printed back;
                                  OPAQUE: every attribute but sharding, as written */
+    const gs_sharding *kept_sharding; /* OPAQUE: a sharding attribute that does not fit the op's shape (outfeed's:
+                                 one element per data leaf, then the token's), printed as written from text_attrs */
     const char *opaque;       /* OPAQUE: the opcode as written ("custom-call", "infeed", "after-all", ...) */
     const char *target;       /* OPAQUE custom-call: its custom_call_target (else NULL) */
     gs_shape opaque_shape;    /* OPAQUE: the declared shape (dtype GS_TUPLE: opaque_n elements in opaque_tuple) */

@@ -853,11 +853,36 @@ GS__FN void gs__fwd_value(gs__prop *P, gs_value *v) {
     }
 }
 
+/* outfeed(data, token) with sharding={s_0, .., s_n-1, s_token} as written: leaf j of the data takes s_j, as XLA
+   reads an outfeed's sharding (the shardings of what it sends, then its token's); maximal and manual elements are
+   not offered (a device placement, and a manual region the program must enter itself) */
+GS__FN bool gs__outfeed_offers(const gs_sharding *e) {
+    return e->kind == GS_SHARDING_REPLICATED || (e->kind == GS_SHARDING_TILED && !gs__is_manual(e));
+}
+GS__FN void gs__bwd_outfeed(gs__prop *P, gs_value *u) {
+    const gs_sharding *k = u->kept_sharding;
+    gs_value *x = u->n_operands ? u->operands[0] : NULL;
+    int j;
+    if (!k || k->kind != GS_SHARDING_TUPLE || !x) return;
+    if (gs__is_array(x)) {
+        if (k->n_elems == 2 && gs__outfeed_offers(k->elems[0]))
+            gs__offer(P, x, -1, k->elems[0], GS_ORIGIN_BACKWARD, u, "outfeed");
+        return;
+    }
+    if (k->n_elems != x->n_tuple + 1) return;
+    for (j = 0; j < x->n_tuple; j++)
+        if (gs__outfeed_offers(k->elems[j])) gs__offer(P, x, j, k->elems[j], GS_ORIGIN_BACKWARD, u, "outfeed");
+}
+
 /* backward: u's sharding into each operand */
 GS__FN void gs__bwd_value(gs__prop *P, gs_value *u) {
     int i, k;
     const gs_sharding *s = u->sharding;
     const char *rule = u->op == GS_OP_ANNOTATE ? "sharding" : gs_op_name(u->op);
+    if (u->op == GS_OP_OPAQUE && u->opaque && strcmp(u->opaque, "outfeed") == 0) {
+        gs__bwd_outfeed(P, u);
+        return;
+    }
     if (!s || s->kind == GS_SHARDING_UNKNOWN) return;
     if (gs__is_manual(s) && u->op != GS_OP_TO_MANUAL) {
         for (i = 0; i < u->n_operands; i++)
