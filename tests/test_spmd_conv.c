@@ -62,6 +62,13 @@ static void test_conv_einsum_batch_propagation(void) {
              "  c = f32[6,4,10] convolution(l, rc), dim_labels=0bf_0oi->0bf, "
              "window={size=6 stride=6 pad=5_5 lhs_dilate=5 rhs_reversal=1}\n  ROOT o = f32[6,4,10] copy(c)\n}\n");
     CHECK(cprop(text) && csh("c", "{devices=[2,1,1]0,1}") && csh("rc", "{devices=[2,1,1]0,1}"));
+    /* next to a real convolution dim (unsplit): the kernel's split of the batch-like dim reaches the result */
+    snprintf(text, sizeof text,
+             "HloModule m, num_partitions=2\nENTRY e {\n  l = f32[2,6,8,4] parameter(0)\n  lc = f32[2,6,8,4] copy(l)\n"
+             "  r = f32[6,3,4,5] parameter(1), sharding={devices=[2,1,1,1]0,1}\n"
+             "  c = f32[2,6,6,5] convolution(lc, r), dim_labels=b01f_01io->b01f, window={size=6x3 stride=5x1 lhs_dilate=6x1}\n"
+             "  ROOT o = f32[2,6,6,5] copy(c)\n}\n");
+    CHECK(cprop(text) && csh("c", "{devices=[1,2,1,1]0,1}"));
     cdone();
 }
 
