@@ -170,14 +170,15 @@ GS__FN bool gs__conv_kernel_small(const gs_value *v) {
 }
 
 /* For operand `side` of a dot (or a convolution read as one): out_pos[d] = the result dim of operand dim d
-   (a batch dim or one of the operand's free dims), or -1. A convolution with real spatial dims (used backward
-   only): input batch, kernel output features, and the spatial dims when the kernel is small. */
-GS__FN void gs__dotlike_map(const gs_value *v, int side, int *out_pos) {
+   (a batch dim or one of the operand's free dims), or -1 (a real convolution dim too). With conv_rule, a
+   convolution with real spatial dims maps (backward) input batch, kernel output features, and the spatial dims
+   when the kernel is small. */
+GS__FN void gs__dotlike_map(const gs_value *v, int side, int *out_pos, bool conv_rule) {
     gs__dotinfo I;
     int d, e;
     gs__dotinfo_of(v, &I);
     for (d = 0; d < v->operands[side]->shape.rank; d++) out_pos[d] = -1;
-    if (I.n_conv) {
+    if (I.n_conv && conv_rule) {
         const gs_conv_config *c = v->conv;
         bool grouped = c->feature_group_count > 1 || c->batch_group_count > 1;
         if (side == 0) out_pos[c->dims.input_batch] = (int)c->dims.output_batch;
@@ -197,7 +198,7 @@ GS__FN const gs_sharding *gs__dotlike_from_operand(gs__prop *P, const gs_value *
     const gs_sharding *s = gs__arr_sh(v->operands[side]);
     int pos[GS_MAX_RANK], d;
     if (!s) return NULL;
-    gs__dotlike_map(v, side, pos);
+    gs__dotlike_map(v, side, pos, false);
     for (d = 0; d < v->operands[side]->shape.rank; d++)
         if (pos[d] < 0) pos[d] = GS__DEST_REP;
     return gs__sh_map(P->ctx, s, v->shape.rank, pos);
@@ -208,7 +209,7 @@ GS__FN const gs_sharding *gs__dotlike_to_operand(gs__prop *P, const gs_value *v,
     int pos[GS_MAX_RANK], dest[GS_MAX_RANK], d;
     const gs_value *x = v->operands[side];
     if (!gs__is_tiled(out)) return out;
-    gs__dotlike_map(v, side, pos);
+    gs__dotlike_map(v, side, pos, true);
     for (d = 0; d < v->shape.rank; d++) dest[d] = GS__DEST_REP;
     for (d = 0; d < x->shape.rank; d++)
         if (pos[d] >= 0) dest[pos[d]] = d;
