@@ -474,6 +474,20 @@ GS__FN const gs_sharding *gs__fwd_sort(gs__prop *P, gs_value *v) {
 
 GS__FN const gs_sharding *gs__fwd_gather_scatter(gs__prop *P, gs_value *v);
 
+/* custom-calls whose sharding XLA's propagation passes through unchanged, both ways (its IsPassthroughCustomOps in
+   sharding_propagation.cc): X64Combine (two halves into one 64-bit value, element by element), and the resize ops
+   of one operand of the result's rank. Operand x of v qualifies when it is an array of v's rank. */
+GS__FN bool gs__passthrough_custom(const gs_value *v, const gs_value *x) {
+    static const char *const one[] = {"ResizeNearest", "ResizeBilinear", "ResizeNearestGrad", "ResizeBilinearGrad"};
+    int k;
+    if (v->op != GS_OP_OPAQUE || !v->target || !gs__is_array(v) || !x || !gs__is_array(x) || x->shape.rank != v->shape.rank)
+        return false;
+    if (strcmp(v->target, "X64Combine") == 0) return true;
+    for (k = 0; k < GS__COUNTOF(one); k++)
+        if (v->n_operands == 1 && strcmp(v->target, one[k]) == 0) return true;
+    return false;
+}
+
 GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
     const gs_sharding *s0 = v->n_operands ? gs__arr_sh(v->operands[0]) : NULL;
     int d, k, dest[GS_MAX_RANK];
@@ -535,6 +549,7 @@ GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
     }
     case GS_OP_DOT: return gs__fwd_dotlike(P, v);
     case GS_OP_CONVOLUTION: return gs__fwd_conv(P, v);
+    case GS_OP_OPAQUE: return gs__passthrough_custom(v, v->operands[0]) ? s0 : NULL;
     case GS_OP_GATHER: case GS_OP_SCATTER: return gs__fwd_gather_scatter(P, v);
     case GS_OP_SORT: return gs__fwd_sort(P, v);
     case GS_OP_TOPK:
@@ -678,6 +693,7 @@ GS__FN const gs_sharding *gs__bwd_sh(gs__prop *P, const gs_value *u, const gs_sh
         return i == 0 ? s : NULL;
     case GS_OP_REVERSE: return gs__sh_reverse(P->ctx, s, gs__mask_of(u->n_dims, u->dims));
     case GS_OP_ALL_REDUCE: return u->n_operands == 1 && gs__is_array(u) ? s : NULL;  /* as forward */
+    case GS_OP_OPAQUE: return gs__passthrough_custom(u, x) ? s : NULL;
     case GS_OP_CONCATENATE: return s;
     case GS_OP_DYNAMIC_SLICE:
         if (i != 0) return NULL;

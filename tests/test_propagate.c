@@ -756,6 +756,23 @@ static void test_outfeed_sharding(void) {
     CHECK(has("c", "{replicated}"));
 }
 
+/* XLA's pass-through custom-calls (X64Combine, the resize ops of one operand) carry a sharding both ways; any
+   other target carries none. */
+static void test_passthrough_custom_calls(void) {
+    CHECK(prop("HloModule m, num_partitions=4\n\nENTRY e {\n"
+               "  p0 = f32[8,6] parameter(0), sharding={devices=[2,2]<=[4]}\n"
+               "  p1 = f32[8,6] parameter(1)\n"
+               "  c = f64[8,6] custom-call(p0, p1), custom_call_target=\"X64Combine\"\n"
+               "  q = f32[4,6] parameter(2)\n"
+               "  r = f32[8,12] custom-call(q), custom_call_target=\"ResizeBilinear\"\n"
+               "  s = f32[8,12] copy(r), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n"
+               "  o = f32[8,6] custom-call(p0), custom_call_target=\"SomethingElse\"\n"
+               "  ROOT t = (f64[8,6], f32[8,12], f32[8,6]) tuple(c, s, o)\n}\n"));
+    CHECK(has("c", "{devices=[2,2]<=[4]}"));
+    CHECK(has("q", "{devices=[2,1,2]<=[4] last_tile_dim_replicate}"));
+    CHECK(has("o", "{replicated}"));
+}
+
 /* Propagating again changes nothing; every value has a sharding and an origin. */
 static void test_fixpoint_idempotent(void) {
     FILE *f = fopen("examples/moe_layer.hlo", "rb");
@@ -856,6 +873,7 @@ void suite_propagate(void) {
     RUN(test_conflicts);
     RUN(test_fallbacks);
     RUN(test_outfeed_sharding);
+    RUN(test_passthrough_custom_calls);
     RUN(test_fixpoint_idempotent);
     RUN(test_propagate_errors);
     if (pctx) gs_ctx_destroy(pctx);
