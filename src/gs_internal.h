@@ -174,6 +174,8 @@ struct gs_sharding {
     const gs_sharding **elems;
     int group_kind;           /* 0, or XLA's shard_group: 1 "shard_as N", 2 "shard_like N" */
     int64_t group_id;
+    bool cse_prevention;      /* metadata={op_name="_sharding_propagation_cse_prevention"}: a sharding an earlier
+                                 propagation pinned only to keep CSE apart; propagation drops it as XLA's does */
 };
 
 /* Shardings are interned per context (equal non-tuple shardings share one object): propagation computes the

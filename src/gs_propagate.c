@@ -1137,7 +1137,8 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
                 v->operands[0]->sharding = gs_sharding_replicated(P.ctx);
                 v->operands[0]->sharding_user = true;
             }
-            if (v->sharding_user && v->sharding->kind == GS_SHARDING_UNKNOWN) gs__open_unknown(&P, v);
+            if (v->sharding_user && (v->sharding->kind == GS_SHARDING_UNKNOWN || v->sharding->cse_prevention))
+                gs__open_unknown(&P, v);
             else if (v->group_kind && !v->sharding_user) gs__join_group(&P, v, v->group_kind, v->group_id);
             if (v->sharding_user) {
                 const gs_sharding *s = v->sharding;

@@ -643,7 +643,9 @@ GS_API bool gs_sharding_equal(const gs_sharding *a, const gs_sharding *b) {
     int i;
     if (a == b) return true;
     if (!a || !b) return false;
-    if (a->kind != b->kind || a->group_kind != b->group_kind || a->group_id != b->group_id) return false;
+    if (a->kind != b->kind || a->group_kind != b->group_kind || a->group_id != b->group_id ||
+        a->cse_prevention != b->cse_prevention)
+        return false;
     switch (a->kind) {
     case GS_SHARDING_MAXIMAL: return a->device == b->device;
     case GS_SHARDING_TUPLE:
@@ -683,6 +685,8 @@ GS_API bool gs_sharding_equal(const gs_sharding *a, const gs_sharding *b) {
 /* =========================================================================================================
    Text
    ========================================================================================================= */
+/* the op_name of XLA's CSE-prevention sharding metadata (gs__is_cse_prevention) */
+static const char gs__cse_prevention_name[] = "_sharding_propagation_cse_prevention";
 GS__FN void gs__sh_print(gs__sb *sb, const gs_sharding *s) {
     int i;
     if (!s) {
@@ -739,6 +743,7 @@ GS__FN void gs__sh_print(gs__sb *sb, const gs_sharding *s) {
     }
     }
     if (s->group_kind) gs__sb_printf(sb, " %s %lld", s->group_kind == 1 ? "shard_as" : "shard_like", (long long)s->group_id);
+    if (s->cse_prevention) gs__sb_printf(sb, " metadata={op_name=\"%s\"}", gs__cse_prevention_name);
     gs__sb_puts(sb, "}");
 }
 
@@ -844,6 +849,20 @@ GS__FN int64_t gs__shp_count_ids(const char *p) {
 
 GS__FN const gs_sharding *gs__shp_one(gs__shp *P);
 
+/* XLA marks a sharding its propagation added only to keep common-subexpression elimination from merging two
+   values with this metadata and nothing else (sharding_propagation.cc); [from, to) is the braces */
+GS__FN bool gs__is_cse_prevention(const char *from, const char *to) {
+    static const char want[] = "{op_name=\"_sharding_propagation_cse_prevention\"}";
+    size_t n = 0;
+    const char *p;
+    for (p = from; p < to; p++) {   /* compare without blanks */
+        if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') continue;
+        if (n >= sizeof want - 1 || *p != want[n]) return false;
+        n++;
+    }
+    return n == sizeof want - 1;
+}
+
 GS__FN bool gs__shp_trailer(gs__shp *P, gs_sharding *s) {
     for (;;) {
         int kind = gs__shp_word(P, "shard_as") ? 1 : gs__shp_word(P, "shard_like") ? 2 : 0;
@@ -852,8 +871,13 @@ GS__FN bool gs__shp_trailer(gs__shp *P, gs_sharding *s) {
             if (s->group_id < 0) return gs__shp_fail(P, "shard group id is negative");
             s->group_kind = kind;
         } else if (gs__shp_word(P, "metadata")) {
+            const char *from, *to;
             if (!gs__shp_ch(P, '=')) return gs__shp_fail(P, "expected '=' after metadata");
+            gs__shp_ws(P);
+            from = P->p;
             if (!gs__shp_skip_braces(P)) return false;
+            to = P->p;
+            s->cse_prevention = gs__is_cse_prevention(from, to);
         } else {
             return true;
         }
@@ -1325,7 +1349,7 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
         /* shard_as / shard_like make a different sharding: change a copy */
         gs_sharding t = *s;
         if (!gs__shp_trailer(P, &t)) return NULL;
-        if (t.group_kind && !(s = gs__sh_intern(P->ctx, &t))) {
+        if ((t.group_kind || t.cse_prevention) && !(s = gs__sh_intern(P->ctx, &t))) {
             P->failed = true;
             return NULL;
         }

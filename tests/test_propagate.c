@@ -773,6 +773,30 @@ static void test_passthrough_custom_calls(void) {
     CHECK(has("o", "{replicated}"));
 }
 
+/* A sharding whose only metadata is op_name="_sharding_propagation_cse_prevention" was pinned by an earlier
+   propagation to keep CSE apart: propagation drops it and decides the value again (XLA's RemoveCSEPrevention);
+   it prints back as written and is not equal to the same sharding without the mark. */
+static void test_cse_prevention_dropped(void) {
+    const gs_sharding *a, *b;
+    CHECK(prop("HloModule m, num_partitions=4\n\nENTRY e {\n"
+               "  p = f32[] parameter(0), sharding={replicated}\n"
+               "  br = f32[4] broadcast(p), dimensions={}, "
+               "sharding={devices=[4]0,1,2,3 metadata={op_name=\"_sharding_propagation_cse_prevention\"}}\n"
+               "  x = f32[4] broadcast(p), dimensions={}, sharding={devices=[4]0,1,2,3 metadata={op_name=\"other\"}}\n"
+               "  s = f32[4] add(br, br)\n"
+               "  c = f32[4] copy(s), sharding={devices=[4]3,2,1,0}\n"
+               "  y = f32[4] copy(x), sharding={devices=[4]3,2,1,0}\n"
+               "  ROOT t = (f32[4], f32[4]) tuple(c, y)\n}\n"));
+    CHECK(has("br", "{devices=[4]3,2,1,0}"));
+    CHECK(has("x", "{devices=[4]0,1,2,3}"));
+    a = gs_sharding_parse(pctx, "{devices=[4]0,1,2,3 metadata={ op_name=\"_sharding_propagation_cse_prevention\" }}");
+    b = gs_sharding_parse(pctx, "{devices=[4]0,1,2,3}");
+    CHECK(a && b && !gs_sharding_equal(a, b));
+    CHECK(a && strcmp(gs_sharding_to_text(pctx, a),
+                      "{devices=[4]0,1,2,3 metadata={op_name=\"_sharding_propagation_cse_prevention\"}}") == 0);
+    CHECK(b && strcmp(gs_sharding_to_text(pctx, b), "{devices=[4]0,1,2,3}") == 0);
+}
+
 /* Propagating again changes nothing; every value has a sharding and an origin. */
 static void test_fixpoint_idempotent(void) {
     FILE *f = fopen("examples/moe_layer.hlo", "rb");
@@ -874,6 +898,7 @@ void suite_propagate(void) {
     RUN(test_fallbacks);
     RUN(test_outfeed_sharding);
     RUN(test_passthrough_custom_calls);
+    RUN(test_cse_prevention_dropped);
     RUN(test_fixpoint_idempotent);
     RUN(test_propagate_errors);
     if (pctx) gs_ctx_destroy(pctx);
