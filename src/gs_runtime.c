@@ -2155,7 +2155,7 @@ GS__FN gs_result gs__rt_go(gs_runtime *rt, const void *const *st_in, const gs__b
     }
     memset(cstat_all, 0, sizeof(int64_t) * (per * (size_t)rt->D + 1));
     gs__rt_lanes(rt, rt->workers);
-    if (!gs__barrier_init(&rt->bar, (int)rt->lanes, &rt->abort)) {
+    if (!gs__barrier_init(&rt->bar, (int)rt->lanes, &rt->abort, rt->cpus)) {
         gs__free(ctx, cstat_all);
         return gs__err(ctx, GS_ERR_THREAD, "gs_runtime_run: cannot create a barrier");
     }
@@ -2628,7 +2628,7 @@ GS__FN gs_result gs__rt_net_collective(gs_runtime *rt, const gs__cplan *p, const
     for (d = rt->d_lo; d < rt->d_hi; d++)
         if ((!in[d] && n_in > 0) || (!out[d] && n_out > 0))
             return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_collective: the buffer of device %lld is NULL", (long long)d);
-    if (!gs__barrier_init(&rt->bar, 1, &rt->abort)) return gs__err(ctx, GS_ERR_THREAD, "gs_runtime_collective: cannot create a barrier");
+    if (!gs__barrier_init(&rt->bar, 1, &rt->abort, rt->cpus)) return gs__err(ctx, GS_ERR_THREAD, "gs_runtime_collective: cannot create a barrier");
     rt->abort = 0;
     rt->failure = GS__FAIL_NONE;
     for (d = rt->d_lo; d < rt->d_hi; d++) {
@@ -2714,7 +2714,7 @@ GS_API gs_result gs_runtime_collective(gs_runtime *rt, const gs_collective_spec 
             /* no program runs here: no more workers than processors, each taking an equal run of pieces, so
                that the barrier can spin */
             gs__rt_lanes(rt, GS__MIN(rt->workers, (int64_t)rt->cpus));
-            if (!gs__barrier_init(&rt->bar, (int)rt->lanes, &rt->abort)) {
+            if (!gs__barrier_init(&rt->bar, (int)rt->lanes, &rt->abort, rt->cpus)) {
                 r = gs__err(ctx, GS_ERR_THREAD, "gs_runtime_collective: cannot create a barrier");
             } else {
                 rt->abort = 0;
