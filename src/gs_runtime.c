@@ -823,14 +823,15 @@ struct gs_runtime {
     bool own;                 /* ranks: a device's pieces of a collective write its own result only */
 #if defined(GSHARD_MPI)
     gs__net *net;             /* the link between ranks, or NULL */
-    bool fast_reduce, fast_done;
+    bool fast_reduce, fast_done;   /* fast_done: the results were made in the rank-level step */
     int net_code;             /* GS__FAIL_NET / _REMOTE: the code and the message */
     char net_msg[1024];
     uint8_t *rbuf;            /* staging: operands and pieces received from other ranks, pieces packed for them */
     size_t rbuf_cap;
     gs__net_xfer *xs;         /* the transfers of the current rendezvous */
     int n_xs, cap_xs;
-    uint8_t *need;            /* D + R: scratch of a rendezvous */
+    uint8_t *need;            /* D + 2R: scratch of a rendezvous (devices, late ranks, the ranks of a group) */
+    bool ar_net;              /* the current all-reduce has groups across ranks (gs__rt_net_ar) */
     const void **nsrc;        /* reduce-scatter, all-to-all: L * G, where local device t's piece of member j is */
     uint8_t *nkind;           /* L * G: 0 member j's operand (ins), 1 nsrc (received, packed), 2 received in place */
     size_t nsrc_cap;
@@ -983,7 +984,7 @@ GS_API gs_result gs_runtime_create(gs_ctx *ctx, const gs_runtime_desc *desc, gs_
         }
         rt->d_lo = D / R * gs__net_rank(rt->net);
         rt->d_hi = rt->d_lo + D / R;
-        rt->need = (uint8_t *)gs__malloc(ctx, (size_t)(D + R));
+        rt->need = (uint8_t *)gs__malloc(ctx, (size_t)(D + 2 * R));
         if (!rt->need) {
             gs_runtime_destroy(rt);
             return GS_ERR_OUT_OF_MEMORY;
@@ -1380,6 +1381,38 @@ GS__FN void gs__rt_pack(const gs__cplan *p, const gs__rt_pieces *x, int64_t r, c
     gs__ip_xcopy(x->es, p->in.rank, x->piece, dst, 0, x->pst, in, r * x->piece[p->split_dim] * x->ist[p->split_dim], x->ist);
 }
 
+/* All-reduce between ranks: the ranks holding members of group g split [0, n) into slices, in rank order at
+   16-element lines; rank's slice into lo, hi (empty when it holds none). rt->need + D + R marks those ranks. */
+GS__FN void gs__rt_ar_slice(const gs_runtime *rt, const gs__cplan *p, int64_t g, int64_t rank, int64_t *lo, int64_t *hi) {
+    int64_t R = gs__net_size(rt->net), L = rt->D / R, j, r, Q = 0, idx = 0;
+    uint8_t *mark = rt->need + rt->D + R;
+    memset(mark, 0, (size_t)R);
+    for (j = 0; j < p->G; j++) mark[p->ids[g * p->G + j] / L] = 1;
+    for (r = 0; r < R; r++) {
+        if (r == rank) idx = Q;
+        Q += mark[r];
+    }
+    *lo = *hi = 0;
+    if (mark[rank]) gs__rt_split(gs__numel(&p->in), idx, Q, 16, lo, hi);
+}
+
+/* dst[0, n) = the fold over the G members of src[j][0, n), left to right in group order (the engine's fold,
+   gs__rt_reduce_run), a block at a time. */
+GS__FN void gs__rt_fold_srcs(const gs__cplan *p, const void *const *src, void *dst, int64_t n) {
+    size_t es = gs__compute_size(p->dtype);
+    int64_t blk = GS__RT_BLOCK * 4 / (int64_t)es, a, j;
+    for (a = 0; a < n; a += blk) {
+        int64_t m = GS__MIN(blk, n - a);
+        char *d = (char *)dst + a * (int64_t)es;
+        if (p->G == 1) {
+            memcpy(d, (const char *)src[0] + a * (int64_t)es, (size_t)m * es);
+            continue;
+        }
+        gs__rt_fold(p->dtype, p->kind, d, (const char *)src[0] + a * (int64_t)es, (const char *)src[1] + a * (int64_t)es, m);
+        for (j = 2; j < p->G; j++) gs__rt_fold(p->dtype, p->kind, d, d, (const char *)src[j] + a * (int64_t)es, m);
+    }
+}
+
 /* The sends of plan p from the local devices (the filling pass packs the pieces that are not contiguous, into
    rbuf at *at). Reduce-scatter and all-to-all send each remote member t its block / piece alone, in group
    order (the receiver expects them in that order: MPI keeps messages of one source and tag in order). */
@@ -1387,6 +1420,17 @@ GS__FN bool gs__rt_net_sends(gs_runtime *rt, const gs__cplan *p, const gs__rt_pi
     int64_t D = rt->D, R = gs__net_size(rt->net), L = D / R, me = gs__net_rank(rt->net), d, s, j;
     size_t bytes = (size_t)gs__numel(&p->in) * x->es, pb = (size_t)x->n * x->es;
     for (d = rt->d_lo; d < rt->d_hi; d++) {
+        if (p->op == GS_OP_ALL_REDUCE) {   /* to each other rank of the group, its slice */
+            int64_t lo, hi;
+            for (s = 0; s < R; s++) {
+                gs__rt_ar_slice(rt, p, p->group_of[d], s, &lo, &hi);
+                if (s != me && rt->need[D + R + s] &&
+                    !gs__rt_xs_push(rt, fill, s, GS__NET_TAG_DATA + d, gs__rt_at(rt->ins[d], lo * (int64_t)x->es),
+                                    (hi - lo) * (int64_t)x->es))
+                    return false;
+            }
+            continue;
+        }
         if (p->op != GS_OP_REDUCE_SCATTER && p->op != GS_OP_ALL_TO_ALL) {
             for (s = 0; s < R; s++)
                 if (s != me && gs__rt_rank_needs(rt, p, s, d) &&
@@ -1450,6 +1494,15 @@ GS__FN bool gs__rt_net_recvs(gs_runtime *rt, const gs__cplan *p, const gs__rt_pi
             }
             continue;
         }
+        if (p->op == GS_OP_ALL_REDUCE) {   /* this rank's slice of m's operand */
+            int64_t lo, hi;
+            gs__rt_ar_slice(rt, p, p->group_of[m], me, &lo, &hi);
+            buf = fill ? (char *)rt->rbuf + *at : NULL;
+            *at += (size_t)(hi - lo) * x->es;
+            if (fill) rt->ins[m] = buf;
+            if (!gs__rt_xs_push(rt, fill, m / L, GS__NET_TAG_DATA + m, buf, (hi - lo) * (int64_t)x->es)) return false;
+            continue;
+        }
         if (p->op == GS_OP_COLLECTIVE_PERMUTE) {
             buf = rt->outs[p->dst_of[m]];   /* straight into its target's result (each source has one target) */
         } else if (p->op == GS_OP_ALL_GATHER && x->outer <= 1) {
@@ -1485,6 +1538,7 @@ GS__FN bool gs__rt_net_data(gs_runtime *rt, const gs__cplan *p, const char *at) 
         x.outer = x.c ? gs__numel(&p->in) / x.c : 0;
     }
     rt->n_xs = 0;
+    rt->ar_net = false;
     /* pass 1 sizes the staging, pass 2 fills the transfers */
     if (!gs__rt_net_sends(rt, p, &x, false, &staging) || !gs__rt_net_recvs(rt, p, &x, false, &staging)) goto oom;
     if (staging > rt->rbuf_cap) {
@@ -1493,7 +1547,7 @@ GS__FN bool gs__rt_net_data(gs_runtime *rt, const gs__cplan *p, const char *at) 
         if (!(rt->rbuf = (uint8_t *)gs__malloc(rt->ctx, staging))) goto oom;
         rt->rbuf_cap = staging;
     }
-    if ((p->op == GS_OP_REDUCE_SCATTER || p->op == GS_OP_ALL_TO_ALL) && n_nsrc > rt->nsrc_cap) {
+    if (p->op != GS_OP_ALL_GATHER && p->op != GS_OP_COLLECTIVE_PERMUTE && n_nsrc > rt->nsrc_cap) {
         gs__free(rt->ctx, (void *)rt->nsrc);
         gs__free(rt->ctx, rt->nkind);
         rt->nsrc_cap = 0;
@@ -1508,6 +1562,7 @@ GS__FN bool gs__rt_net_data(gs_runtime *rt, const gs__cplan *p, const char *at) 
     if (!gs__rt_net_sends(rt, p, &x, true, &staging)) goto oom;
     n_send = rt->n_xs;
     if (!gs__rt_net_recvs(rt, p, &x, true, &staging)) goto oom;
+    rt->ar_net = p->op == GS_OP_ALL_REDUCE && rt->n_xs > 0;
     rc = gs__net_start(rt->net, rt->xs, n_send, false, &code, msg, sizeof msg);
     if (rc == GS__NET_OK) rc = gs__net_start(rt->net, rt->xs + n_send, rt->n_xs - n_send, true, &code, msg, sizeof msg);
     if (rc != GS__NET_OK) gs__rt_net_failed(rt, rc, code, msg, NULL, at);
@@ -1524,6 +1579,63 @@ GS__FN bool gs__rt_net_wait_all(gs_runtime *rt, const char *at) {
     rc = gs__net_finish(rt->net, -1, rt->watchdog_us, &rt->abort, rt->need + rt->D, &code, msg, sizeof msg);
     if (rc != GS__NET_OK) gs__rt_net_failed(rt, rc, code, msg, rt->need + rt->D, at);
     return rc == GS__NET_OK;
+}
+
+/* The first local member of group g (in group order), or -1. */
+GS__FN int64_t gs__rt_first_local(const gs_runtime *rt, const gs__cplan *p, int64_t g) {
+    int64_t j;
+    for (j = 0; j < p->G; j++)
+        if (p->ids[g * p->G + j] >= rt->d_lo && p->ids[g * p->G + j] < rt->d_hi) return p->ids[g * p->G + j];
+    return -1;
+}
+
+/* All-reduce between ranks (rt->ar_net), after this rank's slice of every remote member's operand has come
+   (gs__rt_net_data): for each group with members here, this rank folds its slice over every member, in group
+   order, into the first local member's result, sends it to the group's other ranks and receives theirs into the
+   same result, which the other local members copy. Each rank folds 1/Q of the elements (Q ranks in the group)
+   and receives (Q - 1)/Q of an operand twice; every element is still one left fold in group order. The results
+   are made here (fast_done). false after recording a failure. */
+GS__FN bool gs__rt_net_ar(gs_runtime *rt, const gs__cplan *p, const char *at) {
+    int64_t R = gs__net_size(rt->net), L = rt->D / R, me = gs__net_rank(rt->net), G = p->G, t, t0, j, s, lo, hi, a, b;
+    size_t es = gs__compute_size(p->dtype), bytes = (size_t)gs__numel(&p->in) * es;
+    int code = 0, rc = GS__NET_OK, n_send, pass;
+    char msg[1024];
+    rt->n_xs = 0;
+    for (pass = 0; pass < 2; pass++) {   /* 0: fold and send, 1: receive */
+        if (pass == 1) n_send = rt->n_xs;
+        for (t = rt->d_lo; t < rt->d_hi; t++) {
+            int64_t g = p->group_of[t];
+            const int64_t *mem = p->ids + g * G;
+            if (gs__rt_first_local(rt, p, g) != t) continue;
+            gs__rt_ar_slice(rt, p, g, me, &lo, &hi);
+            if (pass == 0) {
+                for (j = 0; j < G; j++)
+                    rt->nsrc[j] = mem[j] / L == me ? gs__rt_at(rt->ins[mem[j]], lo * (int64_t)es) : rt->ins[mem[j]];
+                gs__rt_fold_srcs(p, rt->nsrc, gs__rt_at(rt->outs[t], lo * (int64_t)es), hi - lo);
+            }
+            for (s = 0; s < R; s++) {
+                gs__rt_ar_slice(rt, p, g, s, &a, &b);
+                if (s == me || !rt->need[rt->D + R + s]) continue;
+                if (pass == 1) lo = a, hi = b;
+                if (!gs__rt_xs_push(rt, true, s, GS__NET_TAG_DATA + rt->D + g, gs__rt_at(rt->outs[t], lo * (int64_t)es),
+                                    (hi - lo) * (int64_t)es)) {
+                    gs__rt_net_fail(rt, GS__FAIL_NET, GS_ERR_OUT_OF_MEMORY, "out of memory for the transfers between ranks");
+                    return false;
+                }
+            }
+        }
+    }
+    rc = gs__net_start(rt->net, rt->xs, n_send, false, &code, msg, sizeof msg);
+    if (rc == GS__NET_OK) rc = gs__net_start(rt->net, rt->xs + n_send, rt->n_xs - n_send, true, &code, msg, sizeof msg);
+    if (rc == GS__NET_OK) rc = gs__net_finish(rt->net, -1, rt->watchdog_us, &rt->abort, rt->need + rt->D, &code, msg, sizeof msg);
+    if (rc != GS__NET_OK) {
+        gs__rt_net_failed(rt, rc, code, msg, rt->need + rt->D, at);
+        return false;
+    }
+    for (t = rt->d_lo; t < rt->d_hi; t++)
+        if ((t0 = gs__rt_first_local(rt, p, p->group_of[t])) != t) memcpy(rt->outs[t], rt->outs[t0], bytes);
+    rt->fast_done = true;
+    return true;
 }
 
 /* The rank-level step of a rendezvous (the first worker; the others wait). The posts (what each rank is at)
@@ -1573,7 +1685,7 @@ GS__FN bool gs__rt_net_step(gs_runtime *rt, const gs__post *me, const gs__cplan 
             gs__rt_net_fail(rt, GS__FAIL_NET, GS_ERR_INVALID_ARG, msg);
             goto done;
         }
-    ok = gs__rt_net_wait_all(rt, a) && (!fast || gs__rt_net_fast(rt, p, a));
+    ok = gs__rt_net_wait_all(rt, a) && (!fast || gs__rt_net_fast(rt, p, a)) && (fast || !p || !rt->ar_net || gs__rt_net_ar(rt, p, a));
     if (GS__LOAD(&rt->abort)) ok = false;
 done:
     gs__free(rt->ctx, all);
@@ -2644,7 +2756,8 @@ GS__FN gs_result gs__rt_net_collective(gs_runtime *rt, const gs__cplan *p, const
         const char *at = "gs_runtime_collective";
         rt->fast_done = false;
         if (gs__rt_net_fast_ok(rt, p) ? !gs__rt_net_fast(rt, p, at)
-                                      : !gs__rt_net_data(rt, p, at) || !gs__rt_net_wait_all(rt, at))
+                                      : !gs__rt_net_data(rt, p, at) || !gs__rt_net_wait_all(rt, at) ||
+                                            (rt->ar_net && !gs__rt_net_ar(rt, p, at)))
             break;
         if (rt->failure) break;
         if (!rt->fast_done)
