@@ -128,7 +128,7 @@ $(BUILD)/obj/test_moe.o $(BUILD)/asan/gshard_tests $(BUILD)/tsan/gshard_tests: e
 $(BUILD)/obj/test_spmd_fuzz.o $(BUILD)/obj/test_spmd_window.o $(BUILD)/asan/gshard_tests $(BUILD)/tsan/gshard_tests: \
     tests/fuzz_common.h
 # the halo and gather cases share their case runner
-$(BUILD)/obj/test_spmd_halo.o $(BUILD)/obj/test_spmd_gather.o $(BUILD)/obj/test_spmd_xla.o $(BUILD)/asan/gshard_tests $(BUILD)/tsan/gshard_tests: \
+$(BUILD)/obj/test_spmd_halo.o $(BUILD)/obj/test_spmd_gather.o $(BUILD)/obj/test_spmd_xla.o $(BUILD)/obj/test_spmd_reshape.o $(BUILD)/obj/test_spmd_conv.o $(BUILD)/asan/gshard_tests $(BUILD)/tsan/gshard_tests: \
     tests/spmd_case.h
 
 $(BUILD)/gshard_tests: $(TEST_OBJS) $(IMPL_OBJ)

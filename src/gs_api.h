@@ -245,7 +245,8 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(CHOLESKY, "cholesky", 1) \
     X(TRIANGULAR_SOLVE, "triangular-solve", 2) \
     X(FFT, "fft", 1) \
-    X(SELECT_AND_SCATTER, "select-and-scatter", 3)
+    X(SELECT_AND_SCATTER, "select-and-scatter", 3) \
+    X(CONDITIONAL, "conditional", -1)
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,
@@ -264,6 +265,7 @@ typedef enum gs_reduce_kind {
     GS_REDUCE_INVALID = 0,
     GS_REDUCE_SUM, GS_REDUCE_PROD, GS_REDUCE_MAX, GS_REDUCE_MIN, GS_REDUCE_AND, GS_REDUCE_OR,
     GS_REDUCE_REPLACE,
+    GS_REDUCE_CUSTOM,         /* a reducer computation (gs_value_set_reducer): any form XLA accepts */
     GS_REDUCE_COUNT
 } gs_reduce_kind;
 GS_API const char *gs_reduce_kind_name(gs_reduce_kind k);   /* "sum", "prod", "max", ... */
@@ -313,6 +315,8 @@ typedef struct gs_conv_config {
     gs_window_dim window[GS_MAX_RANK];   /* one per spatial dim, in the order of dims.*_spatial */
     int64_t feature_group_count;         /* 0 means 1 */
     int64_t batch_group_count;           /* 0 means 1 */
+    bool reversal[GS_MAX_RANK];          /* XLA window_reversal (rhs_reversal) per spatial dim: kernel tap k is
+                                            applied at window position size-1-k; false (zeroed) reads it forwards */
 } gs_conv_config;
 
 /* XLA GatherDimensionNumbers; slice_sizes has operand-rank entries. */
@@ -390,6 +394,10 @@ GS_API gs_result gs_value_set_name(gs_value *v, const char *name);   /* must sta
 GS_API gs_shape gs_value_shape(const gs_value *v);   /* dtype GS_TUPLE for tuples */
 GS_API int gs_value_num_operands(const gs_value *v);
 GS_API gs_value *gs_value_operand(const gs_value *v, int i);
+/* The computations v runs: a while's condition (0) and body (1), a conditional's branches in order; 0 and
+   NULL for any other op or k out of range. */
+GS_API int gs_value_num_called(const gs_value *v);
+GS_API gs_graph *gs_value_called(const gs_value *v, int k);
 /* Tuples. A tuple value holds its leaves (the arrays of the tuple, nested tuples flattened in order): the
    parameter buffers, gs_eval's inputs and outputs and the runtime's buffers are one per leaf, and a tuple
    sharding lists one sharding per leaf, as XLA's does. gs_value_tuple_size is the number of leaves and
@@ -551,6 +559,13 @@ GS_API gs_value *gs_sort(gs_graph *g, int n, gs_value *const *xs, int64_t dim, b
    true when the first element goes before the second; the sort is stable. The comparator is evaluated as a
    computation (any ops the interpreter evaluates, except while loops and collectives). */
 GS_API gs_value *gs_sort_custom(gs_graph *g, int n, gs_value *const *xs, int64_t dim, gs_graph *comparator);
+/* Gives v (a reduce, reduce-window, scatter, all-reduce or reduce-scatter of one operand, built with any kind valid
+   for its type) a reducer computation instead, as XLA's to_apply=: two rank-0 parameters of v's element type
+   (the accumulated value first, then the element), a rank-0 root of that type, and only instructions a scalar
+   computation can run (no collectives, loops, sorts). XLA leaves the order of application to the backend;
+   gshard.h's order is in docs/hlo_text.md. Partitioned without cross-device combining (the reduced dims are
+   gathered first; reduce-window replicated). */
+GS_API gs_result gs_value_set_reducer(gs_value *v, gs_graph *reducer);
 /* sort (x, iota) along dim: tuple (values, s32 indices) */
 GS_API gs_value *gs_sort_with_indices(gs_graph *g, gs_value *x, int64_t dim, bool descending);
 /* top-k along the last dim: tuple (values[..., k], s32 indices[..., k]); largest first (or smallest first when
@@ -598,6 +613,13 @@ GS_API gs_value *gs_get_tuple_element(gs_graph *g, gs_value *t, int64_t index);
 /* XLA while: cond(state) -> pred[], body(state) -> state; state is the shape of init (array or flat tuple).
    cond and body each have exactly one parameter of that shape. */
 GS_API gs_value *gs_while(gs_graph *g, gs_graph *cond, gs_graph *body, gs_value *init);
+/* XLA conditional: runs branches[k](args[k]) for one k and returns its result. selector is pred[] (then
+   n_branches is 2: branches[0] runs when it is true, branches[1] when false) or s32[] (any n_branches >= 1:
+   branch selector, an index outside [0, n_branches) runs the last one). Each branch has exactly one parameter,
+   of args[k]'s shape, and every branch returns the same shape (an array or a tuple). Only the taken branch
+   runs. */
+GS_API gs_value *gs_conditional(gs_graph *g, gs_value *selector, int n_branches, gs_graph *const *branches,
+                                gs_value *const *args);
 
 /* ---------------------------------------------------------------------------------------------------------
    HLO text

@@ -295,12 +295,14 @@ GS_API gs_result gs_cost_parse_dims(gs_ctx *ctx, const char *text, int *rank, in
      seconds    max(T_math, T_hbm, T_ici); the bound names the largest (LATENCY when T_ici is set by T_min).
    A while loop counts its condition and body times an iteration count read from the usual counter pattern
    (a constant start in the init tuple, `compare(counter, constant)` in the condition, `counter + constant`
-   in the body); when it cannot be read the body is counted once and the report says so.
+   in the body); when it cannot be read the body is counted once and the report says so. A conditional
+   counts the branch that takes longest (only one runs, and which is known at run time only): its row holds
+   that branch's sums and trips holds the branch's number; every branch's rows follow it (role 3).
    ------------------------------------------------------------------------------------------------------- */
 typedef struct gs_cost_row {
     const gs_value *value;
-    int parent;              /* -1 for the entry computation; else the row of the while that runs it */
-    int role;                /* 0 entry, 1 loop body, 2 loop condition */
+    int parent;              /* -1 for the entry computation; else the row of the while or conditional that runs it */
+    int role;                /* 0 entry, 1 loop body, 2 loop condition, 3 conditional branch */
     double flops, hbm_bytes, ici_bytes;
     double hbm_read, hbm_written;   /* hbm_bytes = hbm_read + hbm_written */
     double t_math, t_hbm, t_ici;
@@ -309,7 +311,7 @@ typedef struct gs_cost_row {
     /* collectives: the group layout (n_axes 0 when every group has one device) */
     int64_t group_size;
     gs_topology_group group;
-    /* while loops */
+    /* while loops; a conditional: trips is the branch counted */
     int64_t trips;
     bool trips_known;
 } gs_cost_row;
@@ -334,7 +336,9 @@ GS_API gs_result gs_cost_program(gs_graph *entry, const gs_topology *topo, gs_co
 GS_API int gs_cost_report_num_rows(const gs_cost_report *r);
 GS_API const gs_cost_row *gs_cost_report_row(const gs_cost_report *r, int i);   /* pre-order: a while's
                                                                                  condition and body rows
-                                                                                 follow its own row */
+                                                                                 follow its own row, a
+                                                                                 conditional's branches'
+                                                                                 rows follow its own */
 GS_API gs_cost_totals gs_cost_report_totals(const gs_cost_report *r);
 GS_API int gs_cost_report_num_warnings(const gs_cost_report *r);
 GS_API const char *gs_cost_report_warning(const gs_cost_report *r, int i);

@@ -34,7 +34,8 @@ typedef struct gs_partition_desc {
     bool all_gather_as_all_reduce;
     /* A dot that would all-gather an operand split D ways on one dim becomes a windowed einsum loop (D local
        dots while the operand's blocks travel round a ring of collective-permutes) when that operand has at
-       least this many bytes per device: 0 = 256 MiB (XLA's default), < 0 = never. */
+       least this many bytes per device, and one that would reduce-scatter its result over D devices when the
+       whole result has that many: 0 = 256 MiB (XLA's default), < 0 = never. */
     int64_t windowed_einsum_bytes;
     /* The chip whose estimated times choose among a dot's (or convolution's) strategies and price the
        collectives --explain describes: NULL = v5e. Not copied: it must outlive gs_partition. */
@@ -46,10 +47,14 @@ typedef struct gs_partition_desc {
     /* XLA's total_bytes_windowed_einsum_threshold: when > 0 it replaces windowed_einsum_bytes, and a dot is
        windowed when its two operands together (global, unsharded) have at least this many bytes */
     int64_t windowed_einsum_total_bytes;
-    /* XLA's unroll_windowed_einsum: two blocks per loop iteration (D/2 iterations when D is even) */
+    /* XLA's unroll_windowed_einsum: two steps of the windowed einsum loop per iteration (docs/partition.md) */
     bool windowed_einsum_unroll;
-    /* XLA's bidirectional_windowed_einsum: blocks travel both ways round the ring, two per iteration */
+    /* XLA's bidirectional_windowed_einsum: blocks (or partial sums) travel both ways round the ring, two dots per
+       step, about half the steps */
     bool windowed_einsum_bidirectional;
+    /* XLA's enable_windowed_einsum_for_reduce_scatter=false: a dot whose partial sums would be reduce-scattered
+       is never windowed (by default it is when the partial result per device reaches the thresholds above) */
+    bool windowed_einsum_no_reduce_scatter;
     /* XLA's option names set with gs_partition_xla_option that have no effect on gshard.h's program (each
        listed in docs/xla_differences.md), as a bit mask by their index in that function's table */
     uint32_t xla_inert;
@@ -113,7 +118,9 @@ GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int 
    mantissa bits of any float value the output depends on (bf16 7, f16 10, f32 23), rtol = atol = 1e-5 when
    p >= 23, else 2^-(p-1), two units in the last place (bf16: 2^-6 = 0.015625; f16: 2^-9); and atol grows by
    rtol times the root-mean-square of the reference output, because a sum split across devices adds in
-   another order and errs by a fraction of its terms' size, not of its own. A source with manual regions
+   another order and errs by a fraction of its terms' size, not of its own; when p < 23 and the SPMD program
+   sums G partial results in that narrow type (an all-reduce or reduce-scatter over G devices), by rtol times
+   that RMS times sqrt(G), each of the G - 1 additions rounding once. A source with manual regions
    (to-manual/to-full) is checked against a reference program on rt that runs each region once per device
    on that device's block and gathers the blocks where it ends.
    With locate, a mismatch is traced back to the first instruction of the source's entry graph (in program

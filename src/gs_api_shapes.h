@@ -13,7 +13,8 @@
    Every device runs the same program (uneven shards are padded), so every device has the same peak; the
    bytes each device sends differ where it is outside a collective's groups or pairs. A while loop needs a
    static trip count: the counter pattern gs_cost_program reads (constant start, compare with a constant,
-   constant step), or one given by name in the desc; otherwise GS_ERR_UNSUPPORTED naming the loop. */
+   constant step), or one given by name in the desc; otherwise GS_ERR_UNSUPPORTED naming the loop. A
+   conditional is GS_ERR_UNSUPPORTED (the branch it runs depends on the data). */
 #define GS_SHAPES_MAX_DEVICES 1048576
 
 typedef struct gs_shapes_desc {

@@ -616,6 +616,7 @@ GS_API const char *gs_reduce_kind_name(gs_reduce_kind k) {
     case GS_REDUCE_AND: return "and";
     case GS_REDUCE_OR: return "or";
     case GS_REDUCE_REPLACE: return "replace";
+    case GS_REDUCE_CUSTOM: return "custom";
     default: return "invalid";
     }
 }

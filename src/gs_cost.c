@@ -1258,6 +1258,16 @@ GS__FN double gs__cm_ceil_log2(double x) {
 GS__FN const char *gs__cm_vname(const gs_value *v) { return v && v->name ? v->name : "_"; }
 
 /* FLOPs and HBM bytes read and written by a non-collective, non-while instruction */
+/* operations per application of a reducer computation: its instructions that compute (at least 1) */
+GS__FN double gs__cm_reducer_ops(const gs_graph *r) {
+    int i, n = 0;
+    for (i = 0; i < (int)stbds_arrlen(r->values); i++) {
+        gs_op op = r->values[i]->op;
+        n += op != GS_OP_PARAMETER && op != GS_OP_CONSTANT && op != GS_OP_TUPLE && op != GS_OP_GET_TUPLE_ELEMENT;
+    }
+    return n > 0 ? (double)n : 1.0;
+}
+
 GS__FN void gs__cm_op_work(const gs_value *v, double *flops, double *rd, double *wr) {
     double out = gs__cm_vbytes(v), in = 0.0, n = gs__cm_vnumel(v);
     int i;
@@ -1365,6 +1375,7 @@ GS__FN void gs__cm_op_work(const gs_value *v, double *flops, double *rd, double 
         *flops = n;
         break;
     }
+    if (v->reduce == GS_REDUCE_CUSTOM && v->reducer) *flops *= gs__cm_reducer_ops(v->reducer);   /* per combination */
 }
 
 /* the sticky error of a failed call, its message prefixed with the instruction */
@@ -1595,6 +1606,52 @@ GS__FN gs_result gs__cm_graph_peak(gs_ctx *ctx, const gs_graph *g, const double 
     return GS_OK;
 }
 
+/* a row that stands for computations it runs (a while, a conditional): their sums, bound by where the time goes */
+GS__FN void gs__cm_row_from_sum(gs_cost_row *rp, const gs__cm_csum *one) {
+    int b;
+    double best = 0.0;
+    rp->flops = one->flops;
+    rp->hbm_bytes = one->hbm;
+    rp->hbm_read = one->hbm_read;
+    rp->hbm_written = one->hbm - one->hbm_read;
+    rp->ici_bytes = one->ici;
+    rp->t_math = one->t_math;
+    rp->t_hbm = one->t_hbm;
+    rp->t_ici = one->t_ici;
+    rp->seconds = one->seconds;
+    rp->bound = GS_BOUND_NONE;
+    for (b = 1; b < 5; b++)
+        if (one->by_bound[b] > best) {
+            best = one->by_bound[b];
+            rp->bound = (gs_bound)b;
+        }
+}
+
+GS__FN gs_result gs__cm_graph(gs__cm_coster *K, gs_graph *g, int parent, int role, gs__cm_csum *sum, double *peak);
+
+/* A conditional runs one branch, and which one is known only at run time: its row counts the branch that takes
+   longest (the worst case), each branch's rows follow it (role 3), and its peak is the largest branch's. */
+GS__FN gs_result gs__cm_cond_row(gs__cm_coster *K, const gs_value *v, int idx, gs__cm_csum *one, double *extra) {
+    int k, worst = -1;
+    gs_result r = GS_OK;
+    for (k = 0; k < v->n_branches && r == GS_OK; k++) {
+        gs__cm_csum bs;
+        double bpk = 0.0;
+        r = gs__cm_graph(K, v->branches[k], idx, 3, &bs, &bpk);
+        if (r != GS_OK) break;
+        *extra = GS__MAX(*extra, bpk);
+        if (worst < 0 || bs.seconds > one->seconds) {
+            *one = bs;
+            worst = k;
+        }
+    }
+    if (r == GS_OK) {
+        K->rows[idx].trips = worst;   /* the branch counted */
+        gs__cm_row_from_sum(&K->rows[idx], one);
+    }
+    return r;
+}
+
 GS__FN gs_result gs__cm_graph(gs__cm_coster *K, gs_graph *g, int parent, int role, gs__cm_csum *sum, double *peak) {
     int n = (int)stbds_arrlen(g->values), i;
     double *extra;
@@ -1618,7 +1675,10 @@ GS__FN gs_result gs__cm_graph(gs__cm_coster *K, gs_graph *g, int parent, int rol
         row.trips = 1;
         row.trips_known = true;
         stbds_arrput(K->rows, row);
-        if (v->op == GS_OP_WHILE) {
+        if (v->op == GS_OP_CONDITIONAL) {
+            r = gs__cm_cond_row(K, v, idx, &one, &extra[i]);
+            if (r != GS_OK) break;
+        } else if (v->op == GS_OP_WHILE) {
             gs__cm_csum cs, bs;
             double cpk = 0.0, bpk = 0.0, tb, tc;
             int64_t trips = 1;
@@ -1641,25 +1701,7 @@ GS__FN gs_result gs__cm_graph(gs__cm_coster *K, gs_graph *g, int parent, int rol
             rp = &K->rows[idx];
             rp->trips = trips;
             rp->trips_known = known;
-            rp->flops = one.flops;
-            rp->hbm_bytes = one.hbm;
-            rp->hbm_read = one.hbm_read;
-            rp->hbm_written = one.hbm - one.hbm_read;
-            rp->ici_bytes = one.ici;
-            rp->t_math = one.t_math;
-            rp->t_hbm = one.t_hbm;
-            rp->t_ici = one.t_ici;
-            rp->seconds = one.seconds;
-            rp->bound = GS_BOUND_NONE;
-            {   /* where the loop's time goes */
-                int b;
-                double best = 0.0;
-                for (b = 1; b < 5; b++)
-                    if (one.by_bound[b] > best) {
-                        best = one.by_bound[b];
-                        rp->bound = (gs_bound)b;
-                    }
-            }
+            gs__cm_row_from_sum(rp, &one);
         } else {
             rp = &K->rows[idx];
             if (gs__cm_is_collective(v->op)) {
@@ -1697,8 +1739,9 @@ GS__FN bool gs__cm_graph_has(const gs_graph *g, bool (*pred)(const gs_value *v),
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
         const gs_value *v = g->values[i];
         if (pred(v)) return true;
-        if (v->op == GS_OP_WHILE && (gs__cm_graph_has(v->cond, pred, depth + 1) || gs__cm_graph_has(v->body, pred, depth + 1)))
-            return true;
+        int k;
+        for (k = 0; k < gs__n_subgraphs(v); k++)
+            if (gs__cm_graph_has(gs__subgraph(v, k), pred, depth + 1)) return true;
     }
     return false;
 }
@@ -1711,9 +1754,10 @@ GS__FN const gs_value *gs__cm_first_sharded(const gs_graph *g, int depth) {
     if (!g || depth > 64) return NULL;
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
         const gs_value *v = g->values[i], *w;
+        int k;
         if (v->sharding) return v;
-        if (v->op == GS_OP_WHILE && ((w = gs__cm_first_sharded(v->cond, depth + 1)) || (w = gs__cm_first_sharded(v->body, depth + 1))))
-            return w;
+        for (k = 0; k < gs__n_subgraphs(v); k++)
+            if ((w = gs__cm_first_sharded(gs__subgraph(v, k), depth + 1)) != NULL) return w;
     }
     return NULL;
 }
@@ -1885,6 +1929,7 @@ GS__FN void gs__cm_row_comment(gs__sb *sb, const gs_cost_row *row) {
         else gs__sb_puts(sb, "iteration count unknown: counted once");
         gs__sb_puts(sb, "; ");
     }
+    if (row->value->op == GS_OP_CONDITIONAL) gs__sb_printf(sb, "the longest branch (%lld); ", (long long)row->trips);
     if (row->bound == GS_BOUND_NONE && row->seconds == 0.0) {
         gs__sb_puts(sb, "none");
     } else {
@@ -1906,6 +1951,7 @@ GS__FN void gs__cm_row_comment(gs__sb *sb, const gs_cost_row *row) {
     }
     if (row->role == 1) gs__sb_puts(sb, " (per iteration)");
     else if (row->role == 2) gs__sb_puts(sb, " (per loop test)");
+    else if (row->role == 3) gs__sb_puts(sb, " (when its branch runs)");
     gs__sb_puts(sb, "\n");
 }
 
@@ -2032,6 +2078,11 @@ GS__FN void gs__cm_json_row(gs__sb *sb, const gs_cost_report *rep, int i, int de
         gs__cm_json_rows(sb, rep, i, 2, depth + 1);
         gs__sb_printf(sb, "%*s ],\n%*s \"body\": [\n", 2 * depth, "", 2 * depth, "");
         gs__cm_json_rows(sb, rep, i, 1, depth + 1);
+        gs__sb_printf(sb, "%*s ]", 2 * depth, "");
+    }
+    if (row->value->op == GS_OP_CONDITIONAL) {
+        gs__sb_printf(sb, ", \"branch_counted\": %lld,\n%*s \"branches\": [\n", (long long)row->trips, 2 * depth, "");
+        gs__cm_json_rows(sb, rep, i, 3, depth + 1);
         gs__sb_printf(sb, "%*s ]", 2 * depth, "");
     }
     gs__sb_puts(sb, "}");

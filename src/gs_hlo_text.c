@@ -174,7 +174,8 @@ GS__FN const char *gs__pr_unique(gs__printer *pr, const char *base) {
     return name;
 }
 
-/* while conditions and bodies, depth first, so every computation is printed before its users */
+/* while conditions and bodies, conditional branches, comparators and select/scatter computations, depth first,
+   so every computation is printed before its users */
 GS__FN void gs__pr_collect(gs__printer *pr, const gs_graph *g) {
     gs__pr_comp c;
     int i;
@@ -185,6 +186,10 @@ GS__FN void gs__pr_collect(gs__printer *pr, const gs_graph *g) {
     stbds_arrput(pr->comps, c);
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
         const gs_value *v = g->values[i];
+        int k;
+        if (v->reducer) gs__pr_collect(pr, v->reducer);
+        if (v->op == GS_OP_CONDITIONAL)
+            for (k = 0; k < v->n_branches; k++) gs__pr_collect(pr, v->branches[k]);
         if (v->op != GS_OP_WHILE && v->op != GS_OP_SORT && v->op != GS_OP_SELECT_AND_SCATTER) continue;
         if (v->cond) gs__pr_collect(pr, v->cond);
         if (v->body) gs__pr_collect(pr, v->body);
@@ -231,6 +236,12 @@ GS__FN const char *gs__pr_reducer(gs__printer *pr, gs_reduce_kind kind, gs_dtype
     if (!r.name) return "?";
     stbds_arrput(pr->reds, r);
     return r.name;
+}
+
+/* the to_apply= of v: its reducer computation, or the one the printer writes for its kind */
+GS__FN const char *gs__pr_vreducer(gs__printer *pr, const gs_value *v) {
+    if (v->reduce == GS_REDUCE_CUSTOM && v->reducer) return gs__pr_comp_name(pr, v->reducer);
+    return gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0));
 }
 
 GS__FN bool gs__pr_same_comparator(const gs_value *a, const gs_value *b) {
@@ -338,14 +349,16 @@ GS__FN void gs__pr_dense(gs__sb *sb, const gs_shape *s, const void *data, int d,
     gs__sb_put(sb, "}", 1);
 }
 
-GS__FN void gs__pr_window(gs__sb *sb, const gs_window_dim *w, int n) {
+/* rev: n reversal flags (a convolution's rhs_reversal) or NULL */
+GS__FN void gs__pr_window(gs__sb *sb, const gs_window_dim *w, int n, const bool *rev) {
     int i;
-    bool stride = false, pad = false, lhs = false, rhs = false;
+    bool stride = false, pad = false, lhs = false, rhs = false, rv = false;
     for (i = 0; i < n; i++) {
         if (w[i].stride != 1) stride = true;
         if (w[i].pad_lo != 0 || w[i].pad_hi != 0) pad = true;
         if (w[i].base_dilation != 1) lhs = true;
         if (w[i].window_dilation != 1) rhs = true;
+        if (rev && rev[i]) rv = true;
     }
     gs__sb_puts(sb, "{");
     if (n > 0) {
@@ -368,6 +381,10 @@ GS__FN void gs__pr_window(gs__sb *sb, const gs_window_dim *w, int n) {
     if (rhs) {
         gs__sb_puts(sb, " rhs_dilate=");
         for (i = 0; i < n; i++) gs__sb_printf(sb, i ? "x%lld" : "%lld", (long long)w[i].window_dilation);
+    }
+    if (rv) {
+        gs__sb_puts(sb, " rhs_reversal=");
+        for (i = 0; i < n; i++) gs__sb_printf(sb, i ? "x%d" : "%d", rev[i] ? 1 : 0);
     }
     gs__sb_puts(sb, "}");
 }
@@ -486,7 +503,7 @@ GS__FN void gs__pr_attrs_compute(gs__printer *pr, const gs_value *v) {
     case GS_OP_REDUCE:
         gs__sb_puts(sb, ", dimensions=");
         gs__pr_ints(sb, v->dims, v->n_dims);
-        gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+        gs__sb_printf(sb, ", to_apply=%s", gs__pr_vreducer(pr, v));
         break;
     case GS_OP_DOT: {
         const gs_dot_dims *d = v->dot;
@@ -511,7 +528,7 @@ GS__FN void gs__pr_attrs_compute(gs__printer *pr, const gs_value *v) {
         if (!c) break;
         if (c->dims.n_spatial > 0) {
             gs__sb_puts(sb, ", window=");
-            gs__pr_window(sb, c->window, c->dims.n_spatial);
+            gs__pr_window(sb, c->window, c->dims.n_spatial, c->reversal);
         }
         if (gs_conv_dims_to_labels(&c->dims, labels, sizeof labels) < 0) strcpy(labels, "?");
         gs__sb_printf(sb, ", dim_labels=%s", labels);
@@ -522,9 +539,9 @@ GS__FN void gs__pr_attrs_compute(gs__printer *pr, const gs_value *v) {
     }
     case GS_OP_REDUCE_WINDOW:
         gs__sb_puts(sb, ", window=");
-        if (v->window) gs__pr_window(sb, v->window, rank);
+        if (v->window) gs__pr_window(sb, v->window, rank, NULL);
         else gs__sb_puts(sb, "{}");
-        gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+        gs__sb_printf(sb, ", to_apply=%s", gs__pr_vreducer(pr, v));
         break;
     default: break;
     }
@@ -578,7 +595,7 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
             gs__pr_ints(sb, d->scatter_indices_batching_dims, d->n_input_batching_dims);
         }
         gs__sb_printf(sb, ", index_vector_dim=%lld", (long long)d->index_vector_dim);
-        gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+        gs__sb_printf(sb, ", to_apply=%s", gs__pr_vreducer(pr, v));
         break;
     }
     case GS_OP_SORT:
@@ -605,9 +622,9 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
     case GS_OP_CHOLESKY: gs__sb_printf(sb, ", lower=%s", v->la_lower ? "true" : "false"); break;
     case GS_OP_SELECT_AND_SCATTER:
         gs__sb_puts(sb, ", window=");
-        if (v->window) gs__pr_window(sb, v->window, rank);
+        if (v->window) gs__pr_window(sb, v->window, rank, NULL);
         gs__sb_printf(sb, ", select=%s, scatter=%s", gs__pr_comp_name(pr, v->cond),
-                      gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+                      gs__pr_vreducer(pr, v));
         break;
     case GS_OP_FFT: {
         static const char *const tnames[] = {"?", "FFT", "IFFT", "RFFT", "IRFFT"};
@@ -625,14 +642,14 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
         break;
     case GS_OP_ALL_REDUCE:
         gs__pr_coll(pr, v, true);
-        gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+        gs__sb_printf(sb, ", to_apply=%s", gs__pr_vreducer(pr, v));
         break;
     case GS_OP_ALL_GATHER:
     case GS_OP_REDUCE_SCATTER:
         gs__pr_coll(pr, v, true);
         gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->dim);
         if (v->op == GS_OP_REDUCE_SCATTER)
-            gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0)));
+            gs__sb_printf(sb, ", to_apply=%s", gs__pr_vreducer(pr, v));
         break;
     case GS_OP_ALL_TO_ALL:   /* split != concat is printed as four instructions (gs__pr_all_to_all) */
         gs__pr_coll(pr, v, true);
@@ -654,6 +671,18 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
     case GS_OP_WHILE:
         gs__sb_printf(sb, ", condition=%s, body=%s", gs__pr_comp_name(pr, v->cond), gs__pr_comp_name(pr, v->body));
         break;
+    case GS_OP_CONDITIONAL: {
+        int k;
+        if (v->operands[0]->shape.dtype == GS_PRED) {
+            gs__sb_printf(sb, ", true_computation=%s", gs__pr_comp_name(pr, v->branches[0]));
+            gs__sb_printf(sb, ", false_computation=%s", gs__pr_comp_name(pr, v->branches[1]));
+            break;
+        }
+        gs__sb_puts(sb, ", branch_computations={");
+        for (k = 0; k < v->n_branches; k++) gs__sb_printf(sb, "%s%s", k ? ", " : "", gs__pr_comp_name(pr, v->branches[k]));
+        gs__sb_puts(sb, "}");
+        break;
+    }
     default: break;
     }
 }
@@ -840,7 +869,7 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
         if (v->flag) w[v->dim].pad_hi = n - 1;
         else w[v->dim].pad_lo = n - 1;
         gs__sb_printf(sb, "reduce-window(%s, %s.init), window=", v->operands[0]->name, v->name);
-        gs__pr_window(sb, w, v->shape.rank);
+        gs__pr_window(sb, w, v->shape.rank, NULL);
         gs__sb_printf(sb, ", to_apply=%s", gs__pr_reducer(pr, gs__hlo_scan_kind(v->op), v->shape.dtype));
     } else {
         gs__sb_puts(sb, v->op == GS_OP_OPAQUE && v->opaque ? v->opaque : v->barrier && v->op == GS_OP_COPY ? "custom-call" : gs_op_name(v->op));
@@ -894,7 +923,7 @@ GS__FN void gs__pr_scan_called(gs__printer *pr) {
         for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
             const gs_value *v = g->values[i];
             if (v->op >= GS_OP_CUMSUM && v->op <= GS_OP_CUMMIN) gs__pr_reducer(pr, gs__hlo_scan_kind(v->op), gs__pr_operand_dtype(v, 0));
-            else if (gs__hlo_uses_reducer(v->op)) gs__pr_reducer(pr, v->reduce, gs__pr_operand_dtype(v, 0));
+            else if (gs__hlo_uses_reducer(v->op)) gs__pr_vreducer(pr, v);
             else if (v->op == GS_OP_SORT && !v->cond) gs__pr_comparator(pr, v);
             else if ((v->op == GS_OP_ARGMAX || v->op == GS_OP_ARGMIN) && !pr->ext)
                 gs__pr_reducer(pr, v->op == GS_OP_ARGMAX ? GS__PR_ARGMAX : GS__PR_ARGMIN, gs__pr_operand_dtype(v, 0));
@@ -1036,10 +1065,14 @@ typedef struct gs__cur {
 
 /* an array's layout as written: minor_to_major (n = 0: none written, the default), and whether anything
    follows the ':' (tiles T(..), memory space S(..), ...) */
+#define GS__MAX_TILINGS 4     /* tiling levels T(..)(..) of one layout */
+#define GS__MAX_TILE_RANK 8   /* dims of one tile (a tile may have more dims than the array) */
 typedef struct gs__layout {
     int n;
     int64_t m2m[GS_MAX_RANK];
     bool tiled;
+    int8_t n_tilings, tile_n[GS__MAX_TILINGS];   /* T(8,128)(2,1): 2 tilings of 2 dims each */
+    int32_t tile[GS__MAX_TILINGS][GS__MAX_TILE_RANK];
 } gs__layout;
 
 /* a declared shape: an array, or a tuple whose leaves are P->elems[first .. first + n) (nested: its structure
@@ -1121,6 +1154,9 @@ typedef struct gs__parser {
     const gs_mesh *mesh;      /* mesh={X=4,Y=2} in the header: sharding={X, _} reads over it */
     int depth;
     int red_k, red_n;   /* building component red_k of a variadic reduce/scatter over red_n operands (red_n 0: not) */
+    const gs__pinst *red_in;   /* an instruction whose to_apply= gs__reducer_attr found to be a reducer computation
+                                  (kind custom): gs__set_reducer builds it once the value is (operands are then
+                                  read; building another computation reuses P->vals) */
 } gs__parser;
 
 #define GS__HLO_MAX_NESTING 200   /* bracket nesting inside one value */
@@ -1344,6 +1380,35 @@ GS__FN bool gs__skip_balanced(gs__parser *P, gs__cur *c) {
 }
 
 /* ---- shapes ---- */
+/* the tiles of a layout, "T(8,128)(2,1)" (at the 'T'); positive sizes only (XLA's combined dims '*' are not read) */
+GS__FN bool gs__parse_tiles(gs__parser *P, gs__cur *c, gs__layout *l) {
+    gs__cur_adv(c);
+    while (gs__cur_peek(c) == '(') {
+        gs__cur at = *c;
+        int k = l->n_tilings, n = 0;
+        bool ok = true;
+        if (k == GS__MAX_TILINGS) return gs__perr(P, &at, GS_ERR_UNSUPPORTED, "more than %d tilings in one layout", GS__MAX_TILINGS);
+        gs__cur_adv(c);
+        for (;;) {
+            int64_t t;
+            gs__cur tat;
+            if (!gs__skip_ws(P, c)) return false;
+            tat = *c;
+            if (gs__cur_peek(c) == '*')
+                return gs__perr(P, &tat, GS_ERR_UNSUPPORTED, "combined tile dimensions ('*') are not supported");
+            if (!gs__read_int(P, c, &t, "a tile size")) return false;
+            if (t < 1 || t > INT32_MAX) return gs__pexpect(P, &tat, "a tile size >= 1");
+            if (n == GS__MAX_TILE_RANK) return gs__perr(P, &tat, GS_ERR_UNSUPPORTED, "a tile of more than %d dimensions", GS__MAX_TILE_RANK);
+            l->tile[k][n++] = (int32_t)t;
+            if (gs__accept(P, c, ')', &ok)) break;
+            if (!ok || !gs__expect_ch(P, c, ',')) return false;
+        }
+        l->tile_n[k] = (int8_t)n;
+        l->n_tilings = (int8_t)(k + 1);
+    }
+    return true;
+}
+
 /* "{1,0}" or "{1,0:T(8,128)S(1)}" after an array shape; lay may be NULL */
 GS__FN bool gs__parse_layout(gs__parser *P, gs__cur *c, const gs_shape *s, gs__layout *lay) {
     gs__layout l;
@@ -1360,7 +1425,9 @@ GS__FN bool gs__parse_layout(gs__parser *P, gs__cur *c, const gs_shape *s, gs__l
                 gs__cur_adv(c);
                 l.tiled = true;
                 while (!gs__cur_eof(c) && gs__cur_peek(c) != '}') {
-                    if (gs__cur_peek(c) == '(' || gs__cur_peek(c) == '[' || gs__cur_peek(c) == '{') {
+                    if (gs__cur_peek(c) == 'T' && c->p + 1 < c->end && c->p[1] == '(') {
+                        if (!gs__parse_tiles(P, c, &l)) return false;
+                    } else if (gs__cur_peek(c) == '(' || gs__cur_peek(c) == '[' || gs__cur_peek(c) == '{') {
                         if (!gs__skip_balanced(P, c)) return false;
                     } else {
                         gs__cur_adv(c);
@@ -1545,7 +1612,6 @@ GS__FN bool gs__parse_attrs(gs__parser *P, gs__cur *c, int *first, int *count) {
     X("call", gs__bl_call) \
     X("bitcast", gs__bl_bitcast) \
     X("opt-barrier", gs__bl_identity) \
-    X("conditional", gs__bl_conditional) \
     X("collective-broadcast", gs__bl_collective_broadcast) \
     X("all-reduce-start", gs__bl_async_start) \
     X("all-gather-start", gs__bl_async_start) \
@@ -1557,6 +1623,12 @@ GS__FN bool gs__parse_attrs(gs__parser *P, gs__cur *c, int *first, int *count) {
     X("collective-permute-done", gs__bl_async_done) \
     X("copy-done", gs__bl_async_done) \
     X("all-to-all-done", gs__bl_async_done) \
+    X("async-start", gs__bl_async_call) \
+    X("call-start", gs__bl_async_call) \
+    X("async-update", gs__bl_identity) \
+    X("call-update", gs__bl_identity) \
+    X("async-done", gs__bl_async_done) \
+    X("call-done", gs__bl_async_done) \
     X("after-all", gs__bl_opaque) \
     X("infeed", gs__bl_opaque) \
     X("outfeed", gs__bl_opaque) \
@@ -2557,6 +2629,17 @@ GS__FN bool gs__tuple_reducer(gs__parser *P, const gs__pattr *a, const gs__pcomp
 }
 
 GS__FN bool gs__reducer_attr(gs__parser *P, const gs__pinst *in, const char *attr, gs_dtype dt, gs_reduce_kind *kind);
+GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *attr, gs_graph **out);
+/* v, just built from kind gs__reducer gave: with the reducer computation it found instead (NULL, the error set, on
+   failure) */
+GS__FN gs_value *gs__set_reducer(gs__parser *P, gs_value *v) {
+    const gs__pinst *in = P->red_in;
+    gs_graph *r = NULL;
+    P->red_in = NULL;
+    if (!v || !in) return v;
+    if (!gs__called_graph(P, in, "to_apply", &r)) return NULL;
+    return gs_value_set_reducer(v, r) == GS_OK ? v : NULL;
+}
 GS__FN bool gs__reducer(gs__parser *P, const gs__pinst *in, gs_dtype dt, gs_reduce_kind *kind) {
     return gs__reducer_attr(P, in, "to_apply", dt, kind);
 }
@@ -2566,6 +2649,7 @@ GS__FN bool gs__reducer_attr(gs__parser *P, const gs__pinst *in, const char *att
     gs__pattr *a = gs__need_attr(P, in, attr);
     gs__pcomp *comp;
     int ci;
+    P->red_in = NULL;
     if (!a || (ci = gs__called(P, a)) < 0) return false;
     comp = &P->comps[ci];
     if (P->red_n > 0) {
@@ -2575,11 +2659,16 @@ GS__FN bool gs__reducer_attr(gs__parser *P, const gs__pinst *in, const char *att
         return true;
     }
     if (comp->red_state == 0) gs__analyse_reducer(P, comp);
-    if (comp->red_state != 1)
-        return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED,
-                        "unsupported reducer computation '%s' (expected two scalar parameters and ROOT "
-                        "add/multiply/maximum/minimum/and/or of them, or ROOT parameter(1))",
-                        comp->name);
+    if (comp->red_state != 1) {
+        /* any other reducer is built as a computation and evaluated per combination (gs_value_set_reducer); the
+           kind the builder sees until then is one valid for every reducible type */
+        if (in->op == GS_OP_SELECT_AND_SCATTER)
+            return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "select-and-scatter with the reducer computation '%s' (only "
+                            "ROOT add/multiply/maximum/minimum/and/or of the two parameters)", comp->name);
+        P->red_in = in;
+        *kind = GS_REDUCE_SUM;
+        return true;
+    }
     /* XLA accepts a float reducer over another float type (an f32 add on bf16 data): the same reduction */
     if (comp->red_dtype != dt && !(gs__is_float(comp->red_dtype) && gs__is_float(dt)))
         return gs__perr(P, &a->val, GS_ERR_PARSE, "reducer '%s' works on %s, but %s '%s' reduces %s", comp->name,
@@ -2681,11 +2770,10 @@ GS__FN bool gs__build_comp(gs__parser *P, int ci);
 GS__FN bool gs__inline_comp(gs__parser *P, const gs__pattr *a, gs_graph *g, const char *prefix, gs_value **args,
                             int n_args, gs_value **out);
 
-GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *attr, gs_graph **out) {
-    gs__pattr *a = gs__need_attr(P, in, attr);
+GS__FN bool gs__called_comp(gs__parser *P, const gs__pattr *a, gs_graph **out) {
     int ci;
     bool ok;
-    if (!a || (ci = gs__called(P, a)) < 0) return false;
+    if ((ci = gs__called(P, a)) < 0) return false;
     if (P->comps[ci].state == 1)
         return gs__perr(P, &a->val, GS_ERR_PARSE, "computation '%s' calls itself", P->comps[ci].name);
     if (P->comps[ci].entry)
@@ -2697,6 +2785,11 @@ GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *att
     P->depth--;
     *out = P->comps[ci].graph;
     return ok;
+}
+
+GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *attr, gs_graph **out) {
+    gs__pattr *a = gs__need_attr(P, in, attr);
+    return a && gs__called_comp(P, a, out);
 }
 
 /* ---- instructions ---- */
@@ -3196,7 +3289,7 @@ GS__FN bool gs__bi_math(gs__bi *b) {
     case GS_OP_REDUCE:
         if (!(a = gs__need_attr(P, in, "dimensions")) || !gs__attr_ints(P, a, dims, GS_MAX_RANK, &cnt)) return false;
         if (!gs__reducer(P, in, x->shape.dtype, &kind)) return false;
-        v = gs_reduce(g, x, xs[1], kind, cnt, dims);
+        v = gs__set_reducer(P, gs_reduce(g, x, xs[1], kind, cnt, dims));
         break;
     case GS_OP_ARGMAX:
     case GS_OP_ARGMIN:
@@ -3223,8 +3316,7 @@ GS__FN bool gs__bi_math(gs__bi *b) {
         gs_conv_config cfg;
         char labels[128];
         bool rev[GS_MAX_RANK];
-        int64_t flip[GS_MAX_RANK];
-        int i, nflip = 0;
+        int i;
         memset(&cfg, 0, sizeof cfg);
         if (!(a = gs__need_attr(P, in, "dim_labels")) || !gs__attr_word(P, a, labels, sizeof labels)) return false;
         if (gs_conv_dims_from_labels(labels, &cfg.dims) != GS_OK)
@@ -3239,24 +3331,15 @@ GS__FN bool gs__bi_math(gs__bi *b) {
             return false;
         if ((a = gs__attr(P, in, "batch_group_count")) != NULL && !gs__attr_int(P, a, &cfg.batch_group_count))
             return false;
-        for (i = 0; i < cfg.dims.n_spatial; i++)   /* rhs_reversal: the kernel reversed along those dims */
-            if (rev[i]) flip[nflip++] = cfg.dims.kernel_spatial[i];
-        if (nflip) {
-            gs_value *k2;
-            P->ctx->next_name = NULL;
-            k2 = gs_reverse(g, xs[1], nflip, flip);
-            P->ctx->next_name = b->name;
-            v = gs_convolution(g, xs[0], k2, &cfg);
-        } else {
-            v = gs_convolution(g, xs[0], xs[1], &cfg);
-        }
+        for (i = 0; i < cfg.dims.n_spatial; i++) cfg.reversal[i] = rev[i];
+        v = gs_convolution(g, xs[0], xs[1], &cfg);
         break;
     }
     case GS_OP_REDUCE_WINDOW: {
         gs_window_dim w[GS_MAX_RANK];
         if (!(a = gs__need_attr(P, in, "window")) || !gs__attr_window(P, a, w, x->shape.rank, NULL)) return false;
         if (!gs__reducer(P, in, x->shape.dtype, &kind)) return false;
-        v = gs_reduce_window(g, x, xs[1], kind, w);
+        v = gs__set_reducer(P, gs_reduce_window(g, x, xs[1], kind, w));
         break;
     }
     default: return gs__bi_unsupported(b);
@@ -3318,7 +3401,7 @@ GS__FN bool gs__bi_index(gs__bi *b) {
                             sd.n_input_batching_dims, nb2);
         if (!(a = gs__need_attr(P, in, "index_vector_dim")) || !gs__attr_int(P, a, &sd.index_vector_dim)) return false;
         if (!gs__reducer(P, in, x->shape.dtype, &kind)) return false;
-        v = gs_scatter(g, xs[0], xs[1], xs[2], &sd, kind);
+        v = gs__set_reducer(P, gs_scatter(g, xs[0], xs[1], xs[2], &sd, kind));
         break;
     }
     case GS_OP_SORT: {
@@ -3545,11 +3628,144 @@ GS__FN bool gs__bi_topk_call(gs__bi *b, const gs__pattr *ta) {
     return true;
 }
 
+/* "key=12" in backend_config text [s, e) as one integer (false: absent or not an integer) */
+GS__FN bool gs__bi_kv_int(const char *s, const char *e, const char *key, int64_t *out) {
+    size_t n = strlen(key);
+    const char *p;
+    for (p = s; p + n < e; p++) {
+        if ((p == s || p[-1] == ',' || p[-1] == '"') && memcmp(p, key, n) == 0 && p[n] == '=') {
+            int64_t x = 0, sg = 1;
+            p += n + 1;
+            if (p < e && *p == '-') { sg = -1; p++; }
+            if (p >= e || *p < '0' || *p > '9') return false;
+            while (p < e && *p >= '0' && *p <= '9' && x < ((int64_t)1 << 50)) x = x * 10 + (*p++ - '0');
+            *out = sg * x;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* "key=[1,2]" in backend_config text as up to max integers (false: absent or malformed) */
+GS__FN bool gs__bi_kv_ints(const char *s, const char *e, const char *key, int64_t *out, int max, int *n_out) {
+    size_t n = strlen(key);
+    const char *p;
+    for (p = s; p + n + 1 < e; p++) {
+        if ((p == s || p[-1] == ',' || p[-1] == '"') && memcmp(p, key, n) == 0 && p[n] == '=' && p[n + 1] == '[') {
+            int k = 0;
+            p += n + 2;
+            while (p < e && *p != ']') {
+                int64_t x = 0, sg = 1;
+                if (*p == '-') { sg = -1; p++; }
+                if (k >= max || p >= e || *p < '0' || *p > '9') return false;
+                while (p < e && *p >= '0' && *p <= '9' && x < ((int64_t)1 << 50)) x = x * 10 + (*p++ - '0');
+                out[k++] = sg * x;
+                if (p < e && *p == ',') p++;
+            }
+            *n_out = k;
+            return p < e;
+        }
+    }
+    return false;
+}
+
+/* x rotated right by a along dim (out[i] = x[(i - a) mod n]) */
+GS__FN gs_value *gs__bi_rotate(gs_graph *g, gs_value *x, int dim, int64_t a) {
+    int64_t n = x->shape.dims[dim], st[GS_MAX_RANK] = {0}, lim[GS_MAX_RANK];
+    gs_value *parts[2];
+    int d;
+    a = ((a % n) + n) % n;
+    if (a == 0) return gs_copy(g, x);
+    for (d = 0; d < x->shape.rank; d++) lim[d] = x->shape.dims[d];
+    st[dim] = n - a;
+    parts[0] = gs_slice(g, x, st, lim, NULL);
+    st[dim] = 0;
+    lim[dim] = n - a;
+    parts[1] = gs_slice(g, x, st, lim, NULL);
+    return gs_concatenate(g, 2, parts, dim);
+}
+
+/* XLA's partitioner-internal ops, as the standard ops they stand for (backend_config "dimension=D,..."):
+   _SPMDInternalOp_RotateRight (amount=A): out[i] = x[(i - A) mod n] along D;
+   _SPMDInternalOp_MultiRotate (left_amount=L, right_amount=R): a tuple of L + R + 1 arrays, element k
+     x rotated right by k - L (left by L first, unrotated at k = L);
+   _SPMDInternalOp_MultiSlice (amount=A, start_indices, limit_indices, strides): a tuple of A + 1 slices,
+     slice k moved k elements along D;
+   _SPMDInternalOp_Wrap (left_amount=L, right_amount=R): x[n-L:] ++ x ++ x[:R] along D.
+   Returns false (with the parse error set) when not one of them, or its attributes do not fit. */
+GS__FN bool gs__bi_spmd_internal(gs__bi *b, const char *target, bool *handled) {
+    static const char *const names[4] = {"_SPMDInternalOp_RotateRight", "_SPMDInternalOp_MultiRotate",
+                                         "_SPMDInternalOp_MultiSlice", "_SPMDInternalOp_Wrap"};
+    gs__parser *P = b->P;
+    gs__pattr *bc;
+    gs_value *parts[64];
+    int64_t dim = -1, a = 0, l = 0, r = 0;
+    int k = 0, op;
+    const char *s, *e;
+    *handled = false;
+    for (op = 0; op < 4 && strcmp(target, names[op]) != 0; op++) {}
+    if (op == 4) return true;
+    *handled = true;
+    if (!(bc = gs__need_attr(P, b->in, "backend_config"))) return false;
+    s = bc->val.p;
+    e = bc->val.end;
+    if (b->n != 1 || !gs__bi_kv_int(s, e, "dimension", &dim) || dim < 0 || dim >= b->x->shape.rank ||
+        (op == 0 && (!gs__bi_kv_int(s, e, "amount", &a) || a < 0)) ||
+        ((op == 1 || op == 3) && (!gs__bi_kv_int(s, e, "left_amount", &l) || !gs__bi_kv_int(s, e, "right_amount", &r) ||
+                                  l < 0 || r < 0 || l + r + 1 > 64)) ||
+        (op == 2 && (!gs__bi_kv_int(s, e, "amount", &a) || a < 0 || a + 1 > 64)))
+        return gs__perr(P, &bc->val, GS_ERR_PARSE, "%s: expected one operand and backend_config with dimension=D (< rank)%s",
+                        target, op == 0 ? ", amount=A >= 0" : op == 2 ? ", amount=A (0..63), start_indices, limit_indices, strides"
+                                                                      : ", left_amount=L, right_amount=R >= 0");
+    P->ctx->next_name = NULL;
+    if (op == 0) {
+        b->v = gs__bi_rotate(b->g, b->x, (int)dim, a);
+        return true;
+    }
+    if (op == 3) {
+        int64_t n = b->x->shape.dims[dim], st[GS_MAX_RANK] = {0}, lim[GS_MAX_RANK];
+        int d;
+        if (l > n || r > n) return gs__perr(P, &bc->val, GS_ERR_PARSE, "%s: wraps %lld and %lld elements of a dim of %lld",
+                                            target, (long long)l, (long long)r, (long long)n);
+        for (d = 0; d < b->x->shape.rank; d++) lim[d] = b->x->shape.dims[d];
+        st[dim] = n - l;
+        if (l) parts[k++] = gs_slice(b->g, b->x, st, lim, NULL);
+        parts[k++] = b->x;
+        st[dim] = 0;
+        lim[dim] = r;
+        if (r) parts[k++] = gs_slice(b->g, b->x, st, lim, NULL);
+        b->v = k == 1 ? gs_copy(b->g, b->x) : gs_concatenate(b->g, k, parts, dim);
+        return true;
+    }
+    if (op == 1) {
+        for (k = 0; k <= l + r; k++) parts[k] = gs__bi_rotate(b->g, b->x, (int)dim, k - l);
+    } else {
+        int64_t st[GS_MAX_RANK], lim[GS_MAX_RANK], str[GS_MAX_RANK];
+        int n1, n2, n3;
+        if (!gs__bi_kv_ints(s, e, "start_indices", st, GS_MAX_RANK, &n1) ||
+            !gs__bi_kv_ints(s, e, "limit_indices", lim, GS_MAX_RANK, &n2) ||
+            !gs__bi_kv_ints(s, e, "strides", str, GS_MAX_RANK, &n3) || n1 != b->x->shape.rank || n2 != n1 || n3 != n1)
+            return gs__perr(P, &bc->val, GS_ERR_PARSE, "%s: start_indices, limit_indices and strides need %d entries each",
+                            target, b->x->shape.rank);
+        for (k = 0; k <= a; k++) {
+            parts[k] = gs_slice(b->g, b->x, st, lim, str);
+            st[dim]++;
+            lim[dim]++;
+        }
+    }
+    b->v = gs_tuple(b->g, k, parts);
+    return true;
+}
+
 /* a custom-call target other than the sharding ones */
 GS__FN bool gs__bi_custom(gs__bi *b, const char *target, const gs__pattr *ta) {
     int i;
     if (strcmp(target, "__cublas$gemm") == 0) return gs__bi_gemm(b, ta);
     if (strcmp(target, "TopK") == 0) return gs__bi_topk_call(b, ta);
+    {
+        bool handled, ok = gs__bi_spmd_internal(b, target, &handled);
+        if (handled) return ok;
+    }
     for (i = 0; i < GS__COUNTOF(gs__identity_targets); i++) {
         if (strcmp(target, gs__identity_targets[i]) != 0) continue;
         b->P->ctx->next_name = NULL;
@@ -3581,7 +3797,7 @@ GS__FN bool gs__bi_collective(gs__bi *b, gs_value *x, gs_value **out) {
         if (!gs__reducer(P, in, x->shape.dtype, &kind)) return false;
     }
     if (op == GS_OP_ALL_REDUCE) {
-        v = gs_all_reduce(g, x, kind, &cd);
+        v = gs__set_reducer(P, gs_all_reduce(g, x, kind, &cd));
     } else if (op == GS_OP_ALL_TO_ALL) {
         int64_t split, concat;
         gs__pattr *sa = gs__attr(P, in, "split_dimension"), *ca = gs__attr(P, in, "concat_dimension");
@@ -3602,7 +3818,7 @@ GS__FN bool gs__bi_collective(gs__bi *b, gs_value *x, gs_value **out) {
         if (x->shape.rank == 0 && cd.groups.group_size == 1)   /* a scalar in a variadic form, groups of one */
             v = gs_copy(g, x);
         else
-            v = op == GS_OP_ALL_GATHER ? gs_all_gather(g, x, d, &cd) : gs_reduce_scatter(g, x, kind, d, &cd);
+            v = op == GS_OP_ALL_GATHER ? gs_all_gather(g, x, d, &cd) : gs__set_reducer(P, gs_reduce_scatter(g, x, kind, d, &cd));
     }
     *out = v;
     return true;
@@ -3611,14 +3827,17 @@ GS__FN bool gs__bi_collective(gs__bi *b, gs_value *x, gs_value **out) {
 /* the variadic form (n operands, a tuple of n results) is n collectives and a tuple, the same as XLA's
    combined collectives compute */
 GS__FN bool gs__bi_collectives(gs__bi *b) {
-    gs_value **parts;
+    gs_value **parts, **xs;
     int k;
     if (b->n == 1) return gs__bi_collective(b, b->x, &b->v);
-    parts = (gs_value **)gs__arena_alloc(b->P->ctx, sizeof(gs_value *) * (size_t)b->n);
+    /* the operands kept aside: a reducer computation built for the first component reuses P->vals */
+    parts = (gs_value **)gs__arena_alloc(b->P->ctx, 2 * sizeof(gs_value *) * (size_t)b->n);
     if (!parts) return false;
+    xs = parts + b->n;
+    memcpy(xs, b->xs, sizeof(gs_value *) * (size_t)b->n);
     for (k = 0; k < b->n; k++) {
         if (!(b->P->ctx->next_name = gs__arena_printf(b->P->ctx, "%s.%d", b->name, k))) return false;
-        if (!gs__bi_collective(b, b->xs[k], &parts[k])) return false;
+        if (!gs__bi_collective(b, xs[k], &parts[k])) return false;
         if (!parts[k]) return gs__builder_failed(b->P, &b->in->at);
         parts[k]->auto_name = true;   /* made up here: a later instruction of the text may take the name */
     }
@@ -3730,6 +3949,68 @@ GS__FN bool gs__bi_comm(gs__bi *b) {
     return true;
 }
 
+/* conditional(pred, t_arg, f_arg), true_computation=T, false_computation=F, or
+   conditional(index, arg0, .., argN-1), branch_computations={B0, .., BN-1}: the op itself, each branch its own
+   graph (only the taken one runs) */
+GS__FN bool gs__bi_conditional(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pattr *ta = gs__attr(P, b->in, "true_computation"), *fa = gs__attr(P, b->in, "false_computation");
+    gs__pattr *ba = gs__attr(P, b->in, "branch_computations");
+    gs__pattr *one = NULL;
+    gs_graph **branches;
+    gs_value **xs;
+    int n = 0, k;
+    bool ok = true;
+    if (b->n < 1) return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional needs a predicate or branch index");
+    if (ta || fa) {
+        if (!ta || !fa || ba) return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional needs true_computation= and false_computation= (or branch_computations=)");
+        stbds_arrput(one, *ta);
+        stbds_arrput(one, *fa);
+        n = 2;
+    } else if (ba) {   /* {B0, B1, ...}: each name becomes a one-name attribute value */
+        gs__cur c = ba->val;
+        if (!gs__expect_ch(P, &c, '{')) return false;
+        for (;;) {
+            gs__pattr a1 = *ba;
+            const char *nm;
+            gs__cur at;
+            if (!gs__read_name(P, &c, "a computation name", &nm, &at)) { ok = false; break; }
+            a1.val = at;
+            a1.val.end = c.p;
+            stbds_arrput(one, a1);
+            n++;
+            if (gs__accept(P, &c, '}', &ok)) break;
+            if (!ok || !gs__expect_ch(P, &c, ',')) { ok = false; break; }
+        }
+        if (!ok || !gs__val_end(P, &c)) {
+            stbds_arrfree(one);
+            return false;
+        }
+    } else {
+        return gs__need_attr(P, b->in, "branch_computations") != NULL;
+    }
+    if (b->n != n + 1) {
+        stbds_arrfree(one);
+        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional with %d branch%s takes %d operands, found %d", n,
+                        n == 1 ? "" : "es", n + 1, b->n);
+    }
+    if (b->x->shape.rank != 0 || (ta ? b->x->shape.dtype != GS_PRED : b->x->shape.dtype != GS_S32)) {
+        stbds_arrfree(one);
+        return gs__perr(P, &P->ops[b->in->first_op].at, GS_ERR_PARSE, "conditional '%s' needs a %s scalar first operand, found %s",
+                        b->in->name, ta ? "pred[]" : "s32[]", b->x->shape.dtype == GS_TUPLE ? "a tuple" : gs_dtype_name(b->x->shape.dtype));
+    }
+    branches = (gs_graph **)gs__arena_alloc(P->ctx, sizeof(gs_graph *) * (size_t)n);
+    xs = (gs_value **)gs__arena_alloc(P->ctx, sizeof(gs_value *) * (size_t)(n + 1));
+    for (k = 0; ok && branches && xs && k < n; k++) ok = gs__called_comp(P, &one[k], &branches[k]);
+    stbds_arrfree(one);
+    if (!ok || !branches || !xs) return false;
+    /* building the branches may have grown P->vals: re-read the operands */
+    for (k = 0; k <= n; k++) xs[k] = P->insts[P->ops[b->in->first_op + k].inst].value;
+    P->ctx->next_name = b->name;   /* building the branches used it up */
+    b->v = gs_conditional(b->g, xs[0], n, branches, xs + 1);
+    return true;
+}
+
 /* the family builder of an op (GS_OP_LIST order: the families are contiguous ranges) */
 GS__FN bool gs__bi_family(gs__bi *b) {
     gs_op op = b->in->op;
@@ -3739,6 +4020,7 @@ GS__FN bool gs__bi_family(gs__bi *b) {
     if (op <= GS_OP_WHILE) return gs__bi_comm(b);
     /* the numeric ops of XLA's full set, with the leaves (their cases live in gs__bi_layout) */
     if (op >= GS_OP_SINE && op <= GS_OP_SELECT_AND_SCATTER) return gs__bi_layout(b);
+    if (op == GS_OP_CONDITIONAL) return gs__bi_conditional(b);
     return gs__bi_unsupported(b);
 }
 
@@ -3955,6 +4237,64 @@ GS__FN void gs__layout_major(const gs__layout *l, int rank, int64_t *order) {
     for (i = 0; i < rank; i++) order[i] = l->n ? l->m2m[rank - 1 - i] : i;
 }
 
+/* The tiled layout's memory position of the element at physical index idx (the shape's dims in major-to-minor
+   order, pdims): XLA's tiled layout, each tiling applied in turn to the most minor dims of the previous shape
+   (a tile with more dims than the shape pads it with leading dims of 1): index (.., e) in (.., d) becomes
+   (.., e / t, e % t) in (.., ceil(d / t), t), the tile dims moved after all the others. */
+GS__FN int64_t gs__tiled_offset(const gs__layout *l, int rank, const int64_t *pdims, const int64_t *idx) {
+    int64_t d[GS__MAX_TILINGS * GS__MAX_TILE_RANK + GS_MAX_RANK], e[GS__MAX_TILINGS * GS__MAX_TILE_RANK + GS_MAX_RANK];
+    int64_t nd[GS__MAX_TILINGS * GS__MAX_TILE_RANK + GS_MAX_RANK], ne[GS__MAX_TILINGS * GS__MAX_TILE_RANK + GS_MAX_RANK];
+    int n = rank, k, i, m, lead;
+    int64_t off = 0;
+    for (i = 0; i < rank; i++) {
+        d[i] = pdims[i];
+        e[i] = idx[i];
+    }
+    for (k = 0; k < l->n_tilings; k++) {
+        m = l->tile_n[k];
+        if (m > n) {   /* pad with leading dims of 1 */
+            memmove(d + (m - n), d, (size_t)n * sizeof d[0]);
+            memmove(e + (m - n), e, (size_t)n * sizeof e[0]);
+            for (i = 0; i < m - n; i++) d[i] = 1, e[i] = 0;
+            n = m;
+        }
+        lead = n - m;
+        for (i = 0; i < lead; i++) nd[i] = d[i], ne[i] = e[i];
+        for (i = 0; i < m; i++) {
+            int64_t t = l->tile[k][i];
+            nd[lead + i] = (d[lead + i] + t - 1) / t;
+            ne[lead + i] = e[lead + i] / t;
+            nd[n + i] = t;
+            ne[n + i] = e[lead + i] % t;
+        }
+        n += m;
+        memcpy(d, nd, (size_t)n * sizeof d[0]);
+        memcpy(e, ne, (size_t)n * sizeof e[0]);
+    }
+    for (i = 0; i < n; i++) off = off * d[i] + e[i];
+    return off;
+}
+
+/* bitcast between layouts with tiles: exact when every element keeps its memory position as if neither layout
+   were tiled (both walked in their physical order), which makes it the minor_to_major bitcast below; any
+   other tiled bitcast moves elements within tiles (or reads padding) and is refused. */
+GS__FN bool gs__tiled_bitcast_plain(const gs_shape *xs, const gs__layout *xl, const gs_shape *ys, const gs__layout *yl) {
+    int64_t xo[GS_MAX_RANK], yo[GS_MAX_RANK], xd[GS_MAX_RANK], yd[GS_MAX_RANK], xi[GS_MAX_RANK], yi[GS_MAX_RANK];
+    int64_t n = gs_shape_numel(xs), k;
+    int i;
+    if (n != gs_shape_numel(ys)) return false;
+    gs__layout_major(xl, xs->rank, xo);
+    gs__layout_major(yl, ys->rank, yo);
+    for (i = 0; i < xs->rank; i++) xd[i] = xs->dims[xo[i]], xi[i] = 0;
+    for (i = 0; i < ys->rank; i++) yd[i] = ys->dims[yo[i]], yi[i] = 0;
+    for (k = 0; k < n; k++) {
+        if (gs__tiled_offset(xl, xs->rank, xd, xi) != gs__tiled_offset(yl, ys->rank, yd, yi)) return false;
+        for (i = xs->rank - 1; i >= 0 && ++xi[i] == xd[i]; i--) xi[i] = 0;
+        for (i = ys->rank - 1; i >= 0 && ++yi[i] == yd[i]; i--) yi[i] = 0;
+    }
+    return true;
+}
+
 /* bitcast(x): the same bytes seen with another shape and layout. Element i of the result in its layout's
    physical order is element i of x in x's physical order: transpose x to its physical order, reshape, and
    transpose back from the result's physical order. */
@@ -3972,9 +4312,11 @@ GS__FN bool gs__bl_bitcast(gs__bi *b) {
     if (b->x->shape.dtype != b->ds->dtype)
         return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "bitcast '%s' changes the element type (%s to %s): that is bitcast-convert",
                         b->in->name, gs_dtype_name(b->x->shape.dtype), gs_dtype_name(b->ds->dtype));
-    if (src->type.lay.tiled || b->in->type.lay.tiled)
+    if ((src->type.lay.n_tilings || b->in->type.lay.n_tilings) &&
+        !gs__tiled_bitcast_plain(&b->x->shape, &src->type.lay, b->ds, &b->in->type.lay))
         return gs__perr(P, &b->in->op_at, GS_ERR_UNSUPPORTED,
-                        "bitcast '%s' between tiled layouts is not supported (only minor_to_major layouts)", b->in->name);
+                        "bitcast '%s' between tiled layouts moves elements within their tiles (or onto padding); only a "
+                        "bitcast that keeps every element where the untiled layouts put it is supported", b->in->name);
     P->ctx->next_name = NULL;
     v = b->x;
     gs__layout_major(&src->type.lay, v->shape.rank, in_order);
@@ -3993,79 +4335,6 @@ GS__FN bool gs__bl_bitcast(gs__bi *b) {
     if (!same) v = gs_reshape(b->g, v, r, phys);
     if (!ident) v = gs_transpose(b->g, v, back);
     b->v = v == b->x ? gs_copy(b->g, v) : v;   /* the instruction needs a value of its own */
-    return true;
-}
-
-/* select(p, a, b) with a scalar pred p, element by element through tuples */
-GS__FN gs_value *gs__select_tree(gs_graph *g, gs_value *p, gs_value *a, gs_value *b) {
-    gs_value *parts[64];
-    int i;
-    if (!a || !b || a->shape.dtype != GS_TUPLE) return gs_select(g, p, a, b);
-    if (a->n_tuple > 64 || b->shape.dtype != GS_TUPLE || b->n_tuple != a->n_tuple) {
-        gs__err(g->ctx, GS_ERR_SHAPE, "conditional: the branches return different shapes");
-        return NULL;
-    }
-    for (i = 0; i < a->n_tuple; i++)
-        parts[i] = gs__select_tree(g, p, gs_get_tuple_element(g, a, i), gs_get_tuple_element(g, b, i));
-    return gs_tuple(g, a->n_tuple, parts);
-}
-
-/* conditional(pred, t_arg, f_arg), true_computation=T, false_computation=F, or
-   conditional(index, arg0, .., argN-1), branch_computations={B0, .., BN-1}: every branch is inlined
-   ("<name>.b<k>.<inner>") and the result selected, branch N-1 for an index outside [0, N) as in XLA.
-   This is the conditional's value for branches without side effects (every op here); both branches are
-   computed, so the cost model counts both. */
-GS__FN bool gs__bl_conditional(gs__bi *b) {
-    gs__parser *P = b->P;
-    gs__pattr *ta = gs__attr(P, b->in, "true_computation"), *fa = gs__attr(P, b->in, "false_computation");
-    gs__pattr *ba = gs__attr(P, b->in, "branch_computations");
-    gs__pattr one[64];
-    gs_value **args, *sel, *res[64];
-    int n = 0, k, before = (int)stbds_arrlen(b->g->values);
-    if (b->n < 1) return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional needs a predicate or branch index");
-    if (ta || fa) {
-        if (!ta || !fa || ba) return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional needs true_computation= and false_computation= (or branch_computations=)");
-        one[0] = *ta;
-        one[1] = *fa;
-        n = 2;
-    } else if (ba) {   /* {B0, B1, ...}: each name becomes a one-name attribute value */
-        gs__cur c = ba->val;
-        bool ok = true;
-        if (!gs__expect_ch(P, &c, '{')) return false;
-        for (;;) {
-            const char *nm;
-            gs__cur at;
-            if (n == 64) return gs__perr(P, &ba->val, GS_ERR_UNSUPPORTED, "a conditional with more than 64 branches");
-            if (!gs__read_name(P, &c, "a computation name", &nm, &at)) return false;
-            one[n] = *ba;
-            one[n].val = at;
-            one[n].val.end = c.p;
-            n++;
-            if (gs__accept(P, &c, '}', &ok)) break;
-            if (!ok || !gs__expect_ch(P, &c, ',')) return false;
-        }
-    } else {
-        return gs__need_attr(P, b->in, "branch_computations") != NULL;
-    }
-    if (b->n != n + 1)
-        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional with %d branches takes %d operands, found %d", n, n + 1, b->n);
-    if (b->x->shape.rank != 0 || (ta ? b->x->shape.dtype != GS_PRED : b->x->shape.dtype != GS_S32))
-        return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "conditional '%s' needs a %s scalar first operand", b->in->name, ta ? "pred" : "s32");
-    args = (gs_value **)gs__arena_dup(P->ctx, b->xs, sizeof(gs_value *) * (size_t)b->n);
-    if (!args) return false;
-    P->ctx->next_name = NULL;
-    for (k = 0; k < n; k++) {
-        const char *prefix = gs__arena_printf(P->ctx, "%s.b%d", b->name, k);
-        if (!prefix || !gs__inline_comp(P, &one[k], b->g, prefix, args + 1 + k, 1, &res[k])) return false;
-    }
-    if (ta) {
-        sel = gs__select_tree(b->g, args[0], res[0], res[1]);
-    } else {
-        sel = res[n - 1];
-        for (k = n - 2; k >= 0; k--)
-            sel = gs__select_tree(b->g, gs_compare(b->g, args[0], gs_scalar(b->g, GS_S32, k), GS_CMP_EQ), res[k], sel);
-    }
-    b->v = sel && sel->id < before ? gs__identity(b->g, sel) : sel;   /* a branch that returns its operand */
     return true;
 }
 
@@ -4144,6 +4413,43 @@ GS__FN bool gs__bl_async_start(gs__bi *b) {
     for (k = n; k < want; k++) {
         const gs_shape *e = &P->elems[b->in->type.first + k];
         if (e->rank != 0) return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "%s '%s': a context element must be a scalar", b->in->opcode, b->in->name);
+        parts[n++] = gs_scalar(b->g, e->dtype, 0);
+    }
+    b->v = gs_tuple(b->g, n, parts);
+    return true;
+}
+
+/* async-start(operands), calls=C, and XLA's short form call-start(operands), to_apply=C: C inlined on the
+   operands, the value XLA's tuple ((operands), result, contexts...) with zeros for the scalar contexts;
+   async-update passes it on and async-done (call-done) takes the result. The wrapped computation runs where
+   the start is reached (gshard.h overlaps nothing), so the three are one op, as the collective pairs are. */
+GS__FN bool gs__bl_async_call(gs__bi *b) {
+    gs__parser *P = b->P;
+    bool sugar = strcmp(b->in->opcode, "call-start") == 0;
+    gs__pattr *a = gs__need_attr(P, b->in, sugar ? "to_apply" : "calls");
+    gs_value **args, *parts[64], *r = NULL;
+    int k, n = 2, leaves, before = (int)stbds_arrlen(b->g->values);
+    if (!a) return false;
+    if (!b->in->type.tuple || b->in->shape_omitted)
+        return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "%s '%s' needs its shape written: ((operands), result, contexts...)",
+                        b->in->opcode, b->in->name);
+    args = (gs_value **)gs__arena_dup(P->ctx, b->xs, sizeof(gs_value *) * (size_t)(b->n > 0 ? b->n : 1));
+    if (!args) return false;
+    P->ctx->next_name = NULL;
+    if (!gs__inline_comp(P, a, b->g, b->name, args, b->n, &r)) return false;
+    if (r && r->id < before) r = gs__identity(b->g, r);   /* the computation returns a parameter */
+    if (!(parts[0] = gs_tuple(b->g, b->n, args)) || !(parts[1] = r)) return gs__builder_failed(P, &b->in->at);
+    /* the contexts: the declared leaves after the operands' and the result's */
+    leaves = b->in->type.n - (parts[0]->shape.dtype == GS_TUPLE ? parts[0]->n_tuple : 1) -
+             (r->shape.dtype == GS_TUPLE ? r->n_tuple : 1);
+    if (leaves < 0 || leaves > 62)
+        return gs__perr(P, &b->in->type.at, GS_ERR_PARSE, "%s '%s': expected the shape ((operands), result, contexts...)",
+                        b->in->opcode, b->in->name);
+    for (k = b->in->type.n - leaves; k < b->in->type.n; k++) {
+        const gs_shape *e = &P->elems[b->in->type.first + k];
+        if (e->rank != 0 || e->dtype == GS_TUPLE)
+            return gs__perr(P, &b->in->type.at, GS_ERR_UNSUPPORTED, "%s '%s': a context element that is not a scalar",
+                            b->in->opcode, b->in->name);
         parts[n++] = gs_scalar(b->g, e->dtype, 0);
     }
     b->v = gs_tuple(b->g, n, parts);
@@ -4710,7 +5016,9 @@ GS__FN void gs__stat_line(gs__stats *st, const char *p, const char *e) {
                 bool k = false;
                 const char *t = v[0] == '"' ? v + 1 : v;
                 size_t tn = (size_t)(w - t) - (v[0] == '"' ? 1 : 0);
-                static const char *const own[] = {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "__cublas$gemm", "TopK"};
+                static const char *const own[] = {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "__cublas$gemm", "TopK",
+                                                  "_SPMDInternalOp_RotateRight", "_SPMDInternalOp_MultiRotate",
+                                                  "_SPMDInternalOp_MultiSlice", "_SPMDInternalOp_Wrap"};
                 k = gs__stat_word_in(t, tn, own, GS__COUNTOF(own));
                 for (i = 0; i < GS__COUNTOF(gs__identity_targets); i++)
                     if (strlen(gs__identity_targets[i]) == tn && memcmp(gs__identity_targets[i], t, tn) == 0) k = true;

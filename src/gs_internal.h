@@ -222,6 +222,7 @@ struct gs_value {
     int64_t *sizes;           /* DYNAMIC_SLICE sizes */
     int64_t *lo, *hi, *interior;      /* PAD */
     gs_reduce_kind reduce;    /* REDUCE, REDUCE_WINDOW, ALL_REDUCE, REDUCE_SCATTER, SCATTER, CUM* (implied) */
+    gs_graph *reducer;        /* reduce == GS_REDUCE_CUSTOM: the reducer computation (two scalars -> one) */
     gs_cmp cmp;               /* COMPARE */
     gs_cmp_type cmp_type;     /* COMPARE; stored resolved (never DEFAULT) */
     bool flag;                /* SORT descending, TOPK largest, CUM* reverse */
@@ -248,6 +249,8 @@ struct gs_value {
     int64_t n_pairs;
     int64_t *pairs;           /* COLLECTIVE_PERMUTE, 2 * n_pairs */
     gs_graph *cond, *body;    /* WHILE; SORT: cond is a comparator computation (NULL: ordered by operand 0) */
+    int n_branches;           /* CONDITIONAL: its branches (operand k + 1 is branch k's argument) */
+    gs_graph **branches;
     const char *text_attrs;   /* attributes the HLO text gave that change nothing (", metadata={...}"), printed back;
                                  OPAQUE: every attribute but sharding, as written */
     const char *opaque;       /* OPAQUE: the opcode as written ("custom-call", "infeed", "after-all", ...) */
@@ -380,6 +383,9 @@ GS__FN int gs__tuple_arity(const gs_value *v);
 GS__FN bool gs__tuple_child(const gs_value *v, int64_t i, int *first_leaf, int *n_leaves, int *node);
 /* the same element type and shape, tuples compared leaf by leaf and by structure */
 GS__FN bool gs__vshape_equal(const gs_value *a, const gs_value *b);
+/* The computations v runs (while: condition then body; conditional: its branches in order), and the k-th */
+GS__FN int gs__n_subgraphs(const gs_value *v);
+GS__FN gs_graph *gs__subgraph(const gs_value *v, int k);
 /* gs_graph_verify unless the graph is unchanged since it last passed */
 GS__FN gs_result gs__verify_once(gs_graph *g);
 /* row-major strides in elements */
@@ -424,6 +430,16 @@ GS__FN const char *gs__shape_str(const gs_shape *s, char *buf, size_t cap);   /*
 /* one window dim's output size (0 when the window does not fit) */
 GS__FN int64_t gs__window_out(const gs_window_dim *w, int64_t in);
 GS__FN gs_op gs__hlo_reduce_op(gs_reduce_kind k);         /* the binary op of reduction k (gs_hlo_text.c) */
+/* A convolution read as a dot (XLA's dot-as-convolution rule), per spatial dim i of convolution v: a batch dim
+   (lhs, rhs and output dims index one element each: window = input size, lhs_dilate = input size, stride or
+   rhs_dilate = size - 1; or its padded, reversed form), contracting (one window over the whole input), lhs-free
+   (a size-1 window), rhs-free (a size-1 input padded by kernel size - 1 each side, kernel reversed) or a real
+   convolution dim. Returns the count of real convolution dims. */
+typedef enum gs__cdk { GS__CDK_CONV = 0, GS__CDK_BATCH, GS__CDK_CONTRACT, GS__CDK_LHS_FREE, GS__CDK_RHS_FREE } gs__cdk;
+GS__FN int gs__conv_dot_kinds(const gs_value *v, gs__cdk *kind);
+/* the window of spatial dim i of kind k rewritten for an lhs extent n and a kernel extent m (the local blocks of a
+   convolution partitioned as a dot); a real convolution dim or an lhs-free one keeps w */
+GS__FN gs_window_dim gs__conv_dot_window(const gs_window_dim *w, bool *rev, gs__cdk k, int64_t n, int64_t m);
 
 /* ---- tile arrays and the sharding algebra (gs_sharding.c), shared by propagation and the partitioner ---- */
 #define GS__DEST_REP (-1)       /* a dim map's "this dim's tiles go to replication" */
@@ -515,6 +531,17 @@ GS__FN int gs__ev_loops(const gs__ev *ev, const gs_value **whiles, int64_t *iter
 /* The instruction the evaluation is at (the paused collective when paused), or NULL when done. */
 GS__FN const gs_value *gs__ev_current(const gs__ev *ev);
 GS__FN void gs__ev_free(gs__ev *ev);   /* frees everything the evaluation still holds */
+
+/* A reducer computation (gs_value_set_reducer) set up for repeated calls on one thread (gs_interp.c):
+   d[di] = reducer(a[ai], b[bi]) on compute-format elements of type t (d may be a or b). The runtime folds its
+   custom all-reduce and reduce-scatter with one per worker, made from a device's gs__exec. */
+typedef struct gs__ip_fn gs__ip_fn;
+GS__FN gs_result gs__reducer_new(gs__exec *ex, gs_graph *reducer, gs__ip_fn **out);
+GS__FN void gs__reducer_free(gs_ctx *ctx, gs__ip_fn *f);
+GS__FN gs_result gs__reducer_apply(gs__ip_fn *f, gs_dtype t, void *d, int64_t di, const void *a, int64_t ai,
+                                   const void *b, int64_t bi);
+/* y[iy] = reducer(y[iy], a[ia]) */
+GS__FN gs_result gs__reducer_fold(gs__ip_fn *f, gs_dtype t, void *y, int64_t iy, const void *a, int64_t ia);
 
 /* Windowed kernels (gs_interp_window.c), called by the evaluator with `out` already allocated (v->shape).
    in/kernel/init are compute-format buffers of v's operands. */

@@ -976,18 +976,6 @@ GS__FN gs_result gs__ip_reverse(gs_ctx *ctx, const gs_value *v, const gs__buf *x
     return GS_OK;
 }
 
-/* to_manual (the block at offset 0) and to_full (the operand at offset 0 of zeros) */
-GS__FN void gs__ip_corner_copy(const gs__buf *x, gs__buf *out) {
-    int64_t ist[GS_MAX_RANK], ost[GS_MAX_RANK], cnt[GS_MAX_RANK];
-    int d, r = out->shape.rank;
-    size_t es = gs__compute_size(out->shape.dtype);
-    memset(out->data, 0, (size_t)gs__numel(&out->shape) * es);
-    gs__strides(&x->shape, ist);
-    gs__strides(&out->shape, ost);
-    for (d = 0; d < r; d++) cnt[d] = GS__MIN(x->shape.dims[d], out->shape.dims[d]);
-    gs__ip_xcopy(es, r, cnt, out->data, 0, ost, x->data, 0, ist);
-}
-
 /* ---------------------------------------------------------------------------------------------------------
    Elementwise
    ------------------------------------------------------------------------------------------------------- */
@@ -1767,7 +1755,8 @@ GS__FN gs_result gs__ip_linalg(gs_ctx *ctx, const gs_value *v, const gs__buf *a,
 /* ---------------------------------------------------------------------------------------------------------
    Reductions and scans
    ------------------------------------------------------------------------------------------------------- */
-GS__FN gs_result gs__ip_reduce(gs_ctx *ctx, const gs_value *v, const gs__buf *x, const gs__buf *init, gs__buf *out) {
+GS__FN gs_result gs__ip_reduce(gs_ctx *ctx, const gs_value *v, const gs__buf *x, const gs__buf *init, gs__buf *out,
+                              gs__ip_fn *fn) {
     int64_t ost[GS_MAX_RANK], sst[GS_MAX_RANK];
     bool red[GS_MAX_RANK];
     gs__ip_odo o;
@@ -1775,7 +1764,7 @@ GS__FN gs_result gs__ip_reduce(gs_ctx *ctx, const gs_value *v, const gs__buf *x,
     int64_t i, n = gs__numel(&x->shape), no = gs__numel(&out->shape);
     gs_dtype t = x->shape.dtype;
     gs_reduce_kind kind = v->reduce;
-    gs_result res = gs__ip_check_kind(ctx, v, t, kind, false);
+    gs_result res = fn ? GS_OK : gs__ip_check_kind(ctx, v, t, kind, false);
     if (res) return res;
     if (init->shape.dtype != t || gs__numel(&init->shape) != 1 || out->shape.dtype != t)
         return gs__err(ctx, GS_ERR_SHAPE, "reduce %s: init must be a scalar of the operand dtype", v->name);
@@ -1799,6 +1788,10 @@ GS__FN gs_result gs__ip_reduce(gs_ctx *ctx, const gs_value *v, const gs__buf *x,
     if (n == 0) return GS_OK;
     /* row-major traversal of x visits each output's reduced elements in increasing linear order */
     gs__ip_odo_init(&o, r, x->shape.dims, sst);
+    if (fn) {   /* a reducer computation: acc = reducer(acc, x[i]) from init, the reduced elements in that order */
+        for (i = 0; i < n && res == GS_OK; i++, gs__ip_odo_next(&o)) res = gs__reducer_fold(fn, t, out->data, o.pos, x->data, i);
+        return res;
+    }
     switch (t) {
     case GS_F32: case GS_BF16: {
         const float *a = (const float *)x->data;
@@ -2102,11 +2095,11 @@ GS__FN gs_result gs__ip_fft(gs_ctx *ctx, const gs_value *v, const gs__buf *x, gs
 /* ---------------------------------------------------------------------------------------------------------
    Sort and top-k: a stable merge sort of positions along one line
    ------------------------------------------------------------------------------------------------------- */
-typedef struct gs__ip_fn {
+struct gs__ip_fn {
     gs__ip_st st;             /* every slot's buffer is a cell */
     double *cells;            /* 16 bytes per slot */
     gs__buf *pbufs;           /* the parameters' shapes (gs__ip_st_init wants them) */
-} gs__ip_fn;
+};
 GS__FN gs_result gs__ip_fn_init(gs__ip_fn *f, gs__exec *ex, gs_graph *g);
 GS__FN gs_result gs__ip_fn_call(gs__ip_fn *f, const void *const *args, void *const *outs);
 GS__FN void gs__ip_fn_free(gs__ip_fn *f);
@@ -2594,7 +2587,7 @@ GS__FN void gs__ip_combine_at(gs_dtype t, gs_reduce_kind k, void *dst, int64_t d
 }
 
 GS__FN gs_result gs__ip_scatter(gs_ctx *ctx, const gs_value *v, const gs__buf *op, const gs__buf *ix,
-                               const gs__buf *up, gs__buf *out) {
+                               const gs__buf *up, gs__buf *out, gs__ip_fn *fn) {
     const gs_scatter_dims *sd = v->scatter;
     int64_t ost[GS_MAX_RANK], ist[GS_MAX_RANK], ust[GS_MAX_RANK];
     int64_t wsz[GS_MAX_RANK], gdims[GS_MAX_RANK], wdims[GS_MAX_RANK], wost[GS_MAX_RANK], wust[GS_MAX_RANK];
@@ -2608,7 +2601,7 @@ GS__FN gs_result gs__ip_scatter(gs_ctx *ctx, const gs_value *v, const gs__buf *o
     gs__ip_odo it;
     gs_result res;
     if (!sd) return gs__err(ctx, GS_ERR_SHAPE, "scatter %s: no dimension numbers", v->name);
-    res = gs__ip_check_kind(ctx, v, t, kind, true);
+    res = fn ? GS_OK : gs__ip_check_kind(ctx, v, t, kind, true);
     if (res) return res;
     ivd = sd->index_vector_dim;
     if (!gs__is_int(ix->shape.dtype) || ivd < 0 || ivd > irank ||
@@ -2689,10 +2682,11 @@ GS__FN gs_result gs__ip_scatter(gs_ctx *ctx, const gs_value *v, const gs__buf *o
         do {
             int64_t upos = ubase;
             for (k = 0; k < nwin; k++) upos += w.idx[k] * wust[k];
-            gs__ip_combine_at(t, kind, out->data, obase + w.pos, up->data, upos);
-        } while (gs__ip_odo_next(&w));
-    } while (gs__ip_odo_next(&it));
-    return GS_OK;
+            if (fn) res = gs__reducer_fold(fn, t, out->data, obase + w.pos, up->data, upos);
+            else gs__ip_combine_at(t, kind, out->data, obase + w.pos, up->data, upos);
+        } while (res == GS_OK && gs__ip_odo_next(&w));
+    } while (res == GS_OK && gs__ip_odo_next(&it));
+    return res;
 }
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -2876,10 +2870,13 @@ GS__FN gs_result gs__ip_eval_sort(gs__ip_st *st, gs_value *v) {
 }
 
 /* An array-valued op into its freshly allocated result buffer. */
+GS__FN gs_result gs__ip_custom_reduction(gs__ip_st *st, gs_value *v, gs__buf *out);
 GS__FN gs_result gs__ip_eval_array(gs__ip_st *st, gs_value *v, gs__buf *out) {
     gs_ctx *ctx = st->ctx;
     int k;
 #define GS__IN(k) gs__ip_opbuf(st, v, k)
+    if (v->reduce == GS_REDUCE_CUSTOM && (v->op == GS_OP_REDUCE || v->op == GS_OP_REDUCE_WINDOW || v->op == GS_OP_SCATTER))
+        return gs__ip_custom_reduction(st, v, out);
     switch (v->op) {
     case GS_OP_CONSTANT: return gs__ip_constant(ctx, v, out);
     case GS_OP_IOTA: return gs__ip_iota(ctx, v, out);
@@ -2906,7 +2903,7 @@ GS__FN gs_result gs__ip_eval_array(gs__ip_st *st, gs_value *v, gs__buf *out) {
     case GS_OP_COMPARE: return gs__ip_compare(ctx, v, GS__IN(0), GS__IN(1), out);
     case GS_OP_SELECT: return gs__ip_select(ctx, v, GS__IN(0), GS__IN(1), GS__IN(2), out);
     case GS_OP_CLAMP: return gs__ip_clamp(ctx, v, GS__IN(0), GS__IN(1), GS__IN(2), out);
-    case GS_OP_REDUCE: return gs__ip_reduce(ctx, v, GS__IN(0), GS__IN(1), out);
+    case GS_OP_REDUCE: return gs__ip_reduce(ctx, v, GS__IN(0), GS__IN(1), out, NULL);
     case GS_OP_ARGMAX: case GS_OP_ARGMIN: return gs__ip_argminmax(ctx, v, GS__IN(0), out);
     case GS_OP_DOT: return gs__ip_dot(ctx, v, GS__IN(0), GS__IN(1), out);
     case GS_OP_CONVOLUTION:
@@ -2916,7 +2913,7 @@ GS__FN gs_result gs__ip_eval_array(gs__ip_st *st, gs_value *v, gs__buf *out) {
         if (!v->window) return gs__err(ctx, GS_ERR_SHAPE, "reduce-window %s: no window", v->name);
         return gs__k_reduce_window(ctx, v, GS__IN(0), GS__IN(1), out);
     case GS_OP_GATHER: return gs__ip_gather(ctx, v, GS__IN(0), GS__IN(1), out);
-    case GS_OP_SCATTER: return gs__ip_scatter(ctx, v, GS__IN(0), GS__IN(1), GS__IN(2), out);
+    case GS_OP_SCATTER: return gs__ip_scatter(ctx, v, GS__IN(0), GS__IN(1), GS__IN(2), out, NULL);
     case GS_OP_CUMSUM: case GS_OP_CUMPROD: case GS_OP_CUMMAX: case GS_OP_CUMMIN:
         return gs__ip_cumulative(ctx, v, GS__IN(0), out);
     case GS_OP_RNG: {
@@ -2951,10 +2948,19 @@ GS__FN gs_result gs__ip_eval_array(gs__ip_st *st, gs_value *v, gs__buf *out) {
     case GS_OP_SELECT_AND_SCATTER: return gs__ip_select_and_scatter(st, v, out);
     case GS_OP_TRIANGULAR_SOLVE: return gs__ip_linalg(ctx, v, GS__IN(0), GS__IN(1), out);
     case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: {
+        /* one device holds the whole array: its block is all of it. A smaller block is one device's part of a
+           region that runs on every device, which one evaluation cannot stand for (taking device 0's block
+           and zeros elsewhere gave wrong values) */
         const gs__buf *x = GS__IN(0);
-        if (x->shape.dtype != out->shape.dtype || x->shape.rank != out->shape.rank)
-            return gs__err(ctx, GS_ERR_SHAPE, "%s %s: rank or dtype differs", gs_op_name(v->op), v->name);
-        gs__ip_corner_copy(x, out);
+        char a[96], b[96];
+        if (!gs_shape_equal(&x->shape, &out->shape))
+            return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s %s: the manual region's per-device block is %s of %s; the "
+                           "interpreter runs one device, and the region runs on every device with its own block (run "
+                           "the program on devices: gshard run --devices D, whose --check reference runs each manual "
+                           "region once per device)", gs_op_name(v->op), v->name,
+                           gs__shape_str(v->op == GS_OP_TO_MANUAL ? &out->shape : &x->shape, a, sizeof a),
+                           gs__shape_str(v->op == GS_OP_TO_MANUAL ? &x->shape : &out->shape, b, sizeof b));
+        memcpy(out->data, x->data, (size_t)gs__numel(&out->shape) * gs__compute_size(out->shape.dtype));
         return GS_OK;
     }
     default:
@@ -2973,7 +2979,8 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
     for (k = 0; k < v->n_operands; k++) {
         const gs_value *o = v->operands[k];
         if (!o) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s %s: missing operand %d", gs_op_name(v->op), v->name, k);
-        if (o->shape.dtype == GS_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE)
+        if (o->shape.dtype == GS_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE &&
+            v->op != GS_OP_CONDITIONAL)
             return gs__err(ctx, GS_ERR_SHAPE, "%s %s: operand %d is a tuple", gs_op_name(v->op), v->name, k);
     }
     switch (v->op) {
@@ -2981,8 +2988,8 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
     case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE:
         return gs__ip_eval_collective(st, v);
-    case GS_OP_WHILE:   /* the stepper runs loops (gs__ev_loop_start) */
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: evaluated outside the stepper", v->name);
+    case GS_OP_WHILE: case GS_OP_CONDITIONAL:   /* the stepper runs them (gs__ev_loop_start, gs__ev_branch_start) */
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s %s: evaluated outside the stepper", gs_op_name(v->op), v->name);
     case GS_OP_OPAQUE:
         if (v->target)
             return gs__err(ctx, GS_ERR_UNSUPPORTED, "custom-call %s: target \"%s\" is opaque to gshard.h (read and printed, never evaluated)",
@@ -3289,6 +3296,94 @@ GS__FN gs_result gs__ip_fn_call(gs__ip_fn *f, const void *const *args, void *con
     return r;
 }
 
+GS__FN gs_result gs__reducer_new(gs__exec *ex, gs_graph *reducer, gs__ip_fn **out) {
+    gs__ip_fn *f = (gs__ip_fn *)gs__malloc(ex->ctx, sizeof *f);
+    gs_result r;
+    *out = NULL;
+    if (!f) return gs__err(ex->ctx, GS_ERR_OUT_OF_MEMORY, "reducer '%s': out of memory", reducer->name);
+    if ((r = gs__ip_fn_init(f, ex, reducer)) != GS_OK) {
+        gs__free(ex->ctx, f);
+        return r;
+    }
+    *out = f;
+    return GS_OK;
+}
+
+GS__FN void gs__reducer_free(gs_ctx *ctx, gs__ip_fn *f) {
+    if (!f) return;
+    gs__ip_fn_free(f);
+    gs__free(ctx, f);
+}
+
+GS__FN gs_result gs__reducer_apply(gs__ip_fn *f, gs_dtype t, void *d, int64_t di, const void *a, int64_t ai,
+                                   const void *b, int64_t bi) {
+    int64_t es = (int64_t)gs__compute_size(t);
+    const void *args[2];
+    void *outs[1];
+    args[0] = (const char *)a + ai * es;
+    args[1] = (const char *)b + bi * es;
+    outs[0] = (char *)d + di * es;   /* written after both arguments are read */
+    return gs__ip_fn_call(f, args, outs);
+}
+
+GS__FN gs_result gs__reducer_fold(gs__ip_fn *f, gs_dtype t, void *y, int64_t iy, const void *a, int64_t ia) {
+    return gs__reducer_apply(f, t, y, iy, y, iy, a, ia);
+}
+
+/* reduce-window with a reducer computation: out = init everywhere, then per output element its window positions
+   in row-major order, each that lands on an input element (not padding, not a base-dilation hole) folded in:
+   the order of gs__k_reduce_window */
+GS__FN gs_result gs__ip_reduce_window_fn(gs_ctx *ctx, const gs_value *v, const gs__buf *x, const gs__buf *init,
+                                         gs__buf *out, gs__ip_fn *fn) {
+    int r = x->shape.rank, d;
+    int64_t xst[GS_MAX_RANK], wdims[GS_MAX_RANK], at = 0;
+    gs__ip_odo o, w;
+    gs_dtype t = x->shape.dtype;
+    gs_result res = GS_OK;
+    if (!v->window || out->shape.rank != r || out->shape.dtype != t || init->shape.dtype != t)
+        return gs__err(ctx, GS_ERR_SHAPE, "reduce-window %s: operand, init and result shapes do not fit", v->name);
+    for (d = 0; d < r; d++) {
+        const gs_window_dim *wd = &v->window[d];
+        if (wd->size < 1 || wd->stride < 1 || wd->base_dilation < 1 || wd->window_dilation < 1 ||
+            gs__window_out(wd, x->shape.dims[d]) != out->shape.dims[d])
+            return gs__err(ctx, GS_ERR_SHAPE, "reduce-window %s: the window does not give the result's dim %d", v->name, d);
+        wdims[d] = v->window[d].size;
+    }
+    gs__ip_fill(out->data, gs__compute_size(t), gs__numel(&out->shape), init->data);
+    if (gs__numel(&out->shape) == 0 || gs__numel(&x->shape) == 0) return GS_OK;
+    gs__strides(&x->shape, xst);
+    gs__ip_odo_init(&o, r, out->shape.dims, NULL);
+    do {
+        gs__ip_odo_init(&w, r, wdims, NULL);
+        do {
+            int64_t pos = 0;
+            for (d = 0; d < r; d++) {
+                const gs_window_dim *wd = &v->window[d];
+                int64_t p = o.idx[d] * wd->stride + w.idx[d] * wd->window_dilation - wd->pad_lo;
+                if (p < 0 || p % wd->base_dilation != 0 || p / wd->base_dilation >= x->shape.dims[d]) break;
+                pos += p / wd->base_dilation * xst[d];
+            }
+            if (d == r) res = gs__reducer_fold(fn, t, out->data, at, x->data, pos);
+        } while (res == GS_OK && gs__ip_odo_next(&w));
+        at++;
+    } while (res == GS_OK && gs__ip_odo_next(&o));
+    return res;
+}
+
+/* reduce, reduce-window and scatter with a reducer computation (all-reduce and reduce-scatter: the runtime) */
+GS__FN gs_result gs__ip_custom_reduction(gs__ip_st *st, gs_value *v, gs__buf *out) {
+    gs__ip_fn *fn;
+    gs_result r = gs__reducer_new(st->ex, v->reducer, &fn);
+    if (r) return gs__err_prefix(st->ctx, "%s %s: reducer '%s': ", gs_op_name(v->op), v->name, v->reducer->name);
+    if (v->op == GS_OP_REDUCE) r = gs__ip_reduce(st->ctx, v, gs__ip_opbuf(st, v, 0), gs__ip_opbuf(st, v, 1), out, fn);
+    else if (v->op == GS_OP_SCATTER)
+        r = gs__ip_scatter(st->ctx, v, gs__ip_opbuf(st, v, 0), gs__ip_opbuf(st, v, 1), gs__ip_opbuf(st, v, 2), out, fn);
+    else r = gs__ip_reduce_window_fn(st->ctx, v, gs__ip_opbuf(st, v, 0), gs__ip_opbuf(st, v, 1), out, fn);
+    gs__reducer_free(st->ctx, fn);
+    if (r) return gs__err_prefix(st->ctx, "%s %s: reducer '%s': ", gs_op_name(v->op), v->name, v->reducer->name);
+    return GS_OK;
+}
+
 /* ---------------------------------------------------------------------------------------------------------
    The stepper. A stack of frames, one per graph being evaluated: the entry graph at the bottom, then the
    condition or body of the while loop its current instruction runs, and so on. A frame whose current
@@ -3296,16 +3391,18 @@ GS__FN gs_result gs__ip_fn_call(gs__ip_fn *f, const void *const *args, void *con
    results) and the condition's predicate.
    ------------------------------------------------------------------------------------------------------- */
 
-enum { GS__EV_LOOP_NONE = 0, GS__EV_LOOP_COND, GS__EV_LOOP_BODY };
+enum { GS__EV_LOOP_NONE = 0, GS__EV_LOOP_COND, GS__EV_LOOP_BODY, GS__EV_BRANCH };
 
 typedef struct gs__ev_frame {
     gs__ip_st st;
     int pc;                   /* the current instruction */
     bool paused;              /* pc is a collective waiting for its result */
     gs__buf *results;         /* where this graph's results go */
-    int loop;                 /* GS__EV_LOOP_*: pc is a while loop whose condition or body runs above */
+    int loop;                 /* GS__EV_LOOP_*: pc is a while loop whose condition or body runs above;
+                                 GS__EV_BRANCH: pc is a conditional whose taken branch runs above */
     int n_state;              /* loop state buffers */
-    gs__buf *state;           /* 2 * n_state + 1: current state, next state, predicate */
+    gs__buf *state;           /* 2 * n_state + 1: current state, next state, predicate; a conditional: the branch's
+                                 argument buffers (borrowed), then its n_state results */
     bool owned;               /* the current state buffers belong to the loop (else: the init operand's) */
     int64_t iter;             /* completed body iterations */
 } gs__ev_frame;
@@ -3422,6 +3519,56 @@ GS__FN gs_result gs__ev_loop_start(gs__ev *ev, gs__ev_frame *f, const gs_value *
     return gs__ev_push(ev, v->cond, f->state, f->state + 2 * n);
 }
 
+/* Starts the conditional v at the top frame: reads its selector and runs the taken branch alone (pred true:
+   branch 0; an s32 index outside [0, n) takes the last branch, as XLA does). */
+GS__FN gs_result gs__ev_branch_start(gs__ev *ev, gs__ev_frame *f, const gs_value *v) {
+    gs_ctx *ctx = ev->ex->ctx;
+    const gs__buf *sel;
+    const gs_value *arg;
+    int j, k, na, n = gs__ip_nslots(v);
+    int64_t idx;
+    if (v->n_branches < 1 || v->n_operands != v->n_branches + 1)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "conditional %s: needs a selector and one argument per branch", v->name);
+    sel = &f->st.slots[f->st.first[v->operands[0]->id]].buf;
+    if (sel->shape.dtype == GS_PRED && gs__numel(&sel->shape) == 1) idx = ((const uint8_t *)sel->data)[0] ? 0 : 1;
+    else if (sel->shape.dtype == GS_S32 && gs__numel(&sel->shape) == 1) idx = ((const int32_t *)sel->data)[0];
+    else return gs__err(ctx, GS_ERR_SHAPE, "conditional %s: the selector must be pred[] or s32[]", v->name);
+    k = idx < 0 || idx >= v->n_branches ? v->n_branches - 1 : (int)idx;
+    arg = v->operands[k + 1];
+    na = gs__ip_nslots(arg);
+    if (!v->branches[k] || stbds_arrlen(v->branches[k]->params) != 1)
+        return gs__err(ctx, GS_ERR_SHAPE, "conditional %s: branch %d takes exactly one parameter", v->name, k);
+    f->state = (gs__buf *)gs__malloc(ctx, (size_t)(na + n + 1) * sizeof(gs__buf));
+    if (!f->state) return GS_ERR_OUT_OF_MEMORY;
+    memset(f->state, 0, (size_t)(na + n + 1) * sizeof(gs__buf));
+    for (j = 0; j < na; j++) f->state[j] = f->st.slots[f->st.first[arg->id] + j].buf;
+    f->n_state = na;   /* borrowed: gs__ev_free_state frees none of them (owned stays false) */
+    f->owned = false;
+    f->iter = 0;
+    f->loop = GS__EV_BRANCH;
+    return gs__ev_push(ev, v->branches[k], f->state, f->state + na);
+}
+
+/* The taken branch of the conditional at frame f has finished: its results are the conditional's. */
+GS__FN gs_result gs__ev_branch_done(gs__ev *ev, gs__ev_frame *f) {
+    const gs_value *v = f->st.g->values[f->pc];
+    int j, n = gs__ip_nslots(v);
+    gs__buf *res = f->state + f->n_state;
+    for (j = 0; j < n; j++) {
+        if (!gs_shape_equal(&res[j].shape, gs__ip_slot_shape(v, j))) {
+            for (j = 0; j < n; j++) {
+                gs__ip_count(ev->ex, &res[j].shape, -1);
+                gs__free(ev->ex->ctx, res[j].data);
+                res[j].data = NULL;
+            }
+            return gs__err(ev->ex->ctx, GS_ERR_SHAPE, "conditional %s: a branch returns another shape", v->name);
+        }
+    }
+    for (j = 0; j < n; j++) gs__ip_adopt(&f->st, v, j, res[j].data);
+    gs__ev_free_state(ev->ex, f);
+    return gs__ev_next(ev, f);
+}
+
 /* The condition or body of the loop at frame fi has finished: decide what runs next. */
 GS__FN gs_result gs__ev_loop_next(gs__ev *ev, int fi) {
     gs__ev_frame *f = &ev->frames[fi];
@@ -3430,6 +3577,7 @@ GS__FN gs_result gs__ev_loop_next(gs__ev *ev, int fi) {
     const gs_value *v = f->st.g->values[f->pc];
     int j, n = f->n_state;
     gs__buf *cur = f->state, *next = f->state + n, *pred = f->state + 2 * n;
+    if (f->loop == GS__EV_BRANCH) return gs__ev_branch_done(ev, f);
     if (f->loop == GS__EV_LOOP_COND) {
         uint8_t go = (pred->shape.dtype == GS_PRED && gs__numel(&pred->shape) == 1) ? ((uint8_t *)pred->data)[0] : 2;
         gs__ip_count(ex, &pred->shape, -1);
@@ -3509,6 +3657,8 @@ GS__FN gs_result gs__ev_step(gs__ev *ev, int *status) {
         if (v->n_operands != 1 || !v->operands[0])
             return gs__err(ctx, GS_ERR_INVALID_ARG, "while %s: needs one operand", v->name);
         r = gs__ev_loop_start(ev, f, v);
+    } else if (v->op == GS_OP_CONDITIONAL) {
+        r = gs__ev_branch_start(ev, f, v);
     } else {
         r = gs__ip_eval_value(st, v);
         if (r == GS__PENDING) {
@@ -3526,7 +3676,7 @@ GS__FN int gs__ev_loops(const gs__ev *ev, const gs_value **whiles, int64_t *iter
     int i, n = 0;
     for (i = 0; i < ev->depth; i++) {
         const gs__ev_frame *f = &ev->frames[i];
-        if (f->loop == GS__EV_LOOP_NONE) continue;
+        if (f->loop == GS__EV_LOOP_NONE || f->loop == GS__EV_BRANCH) continue;
         if (n < cap) {
             whiles[n] = f->st.g->values[f->pc];
             iters[n] = f->iter;

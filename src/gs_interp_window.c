@@ -216,6 +216,15 @@ GS__FN gs_result gs__conv_tables(gs_ctx *ctx, const gs_value *v, gs__conv_plan *
     for (i = 0; i < p->d; i++) {
         p->tab[i] = mem;
         gs__window_table(&v->conv->window[i], p->S[i], p->O[i], mem);
+        if (v->conv->reversal[i]) {   /* window_reversal: kernel tap k reads window position K-1-k */
+            int64_t k, o;
+            for (k = 0; k < p->K[i] / 2; k++)
+                for (o = 0; o < p->O[i]; o++) {
+                    int64_t *a = mem + k * p->O[i] + o, *b = mem + (p->K[i] - 1 - k) * p->O[i] + o, tmp = *a;
+                    *a = *b;
+                    *b = tmp;
+                }
+        }
         mem += p->K[i] * p->O[i];
     }
     for (t = 0; t < p->T; t++) {

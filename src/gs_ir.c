@@ -207,6 +207,8 @@ GS_API gs_shape gs_graph_output_shape(const gs_graph *g, int i) {
    ------------------------------------------------------------------------------------------------------- */
 GS_API gs_op gs_value_op(const gs_value *v) { return v ? v->op : GS_OP_INVALID; }
 GS_API const char *gs_value_name(const gs_value *v) { return v ? v->name : NULL; }
+GS_API int gs_value_num_called(const gs_value *v) { return v ? gs__n_subgraphs(v) : 0; }
+GS_API gs_graph *gs_value_called(const gs_value *v, int k) { return v ? gs__subgraph(v, k) : NULL; }
 GS_API gs_shape gs_value_shape(const gs_value *v) {
     gs_shape s;
     if (v) return v->shape;
@@ -377,6 +379,7 @@ GS__FN bool gs__reduce_kind_ok(gs_reduce_kind k, gs_dtype t, bool allow_replace)
     case GS_REDUCE_MAX: case GS_REDUCE_MIN: return (gs__is_numeric(t) && !gs__is_complex(t)) || t == GS_PRED;
     case GS_REDUCE_AND: case GS_REDUCE_OR: return t == GS_PRED || gs__is_int(t);
     case GS_REDUCE_REPLACE: return allow_replace;
+    case GS_REDUCE_CUSTOM: return true;   /* its computation is checked by gs_value_set_reducer */
     default: return false;
     }
 }
@@ -850,6 +853,58 @@ GS__FN gs_result gs__infer_conv(gs_ctx *ctx, gs_value *v) {
     v->shape.dims[d->output_feature] = ke->dims[d->kernel_output_feature];
     for (i = 0; i < ns; i++) v->shape.dims[d->output_spatial[i]] = gs__window_out(&c->window[i], in->dims[d->input_spatial[i]]);
     return gs__check_window_out(ctx, v, r, v->shape.dims);
+}
+
+/* XLA's dot-as-convolution classification (see gs_internal.h); a spatial dim that fits several kinds takes the
+   first of batch, contracting, lhs-free, rhs-free */
+GS__FN int gs__conv_dot_kinds(const gs_value *v, gs__cdk *kind) {
+    const gs_conv_config *c = v->conv;
+    int i, n = 0;
+    for (i = 0; i < c->dims.n_spatial; i++) {
+        const gs_window_dim *w = &c->window[i];
+        int64_t L = v->operands[0]->shape.dims[c->dims.input_spatial[i]];
+        int64_t R = v->operands[1]->shape.dims[c->dims.kernel_spatial[i]];
+        bool rev = c->reversal[i], nopad = w->pad_lo == 0 && w->pad_hi == 0, plain = w->stride == 1 &&
+             w->window_dilation == 1 && w->base_dilation == 1;
+        int64_t m1 = L - 1 > 1 ? L - 1 : 1;
+        if ((w->size == L && w->base_dilation == L && nopad && !rev &&
+             ((w->stride == m1 && w->window_dilation == 1) || (w->window_dilation == m1 && w->stride == 1))) ||
+            (w->size == L && w->pad_lo == L - 1 && w->pad_hi == L - 1 && rev && w->window_dilation == 1 &&
+             w->stride == L && w->base_dilation == L - 1))
+            kind[i] = GS__CDK_BATCH;
+        else if (w->size == L && w->base_dilation == 1 && w->window_dilation == 1 && nopad && !rev)
+            kind[i] = GS__CDK_CONTRACT;
+        else if (plain && R == 1 && w->size == 1 && nopad && !rev)
+            kind[i] = GS__CDK_LHS_FREE;
+        else if (plain && L == 1 && w->size == R && w->pad_lo == R - 1 && w->pad_hi == R - 1 && rev)
+            kind[i] = GS__CDK_RHS_FREE;
+        else
+            kind[i] = GS__CDK_CONV, n++;
+    }
+    return n;
+}
+
+GS__FN gs_window_dim gs__conv_dot_window(const gs_window_dim *w, bool *rev, gs__cdk k, int64_t n, int64_t m) {
+    gs_window_dim r = gs_window_default();
+    switch (k) {
+    case GS__CDK_BATCH:   /* out[j] = lhs[j] * rhs[j]: window n, lhs_dilate n, stride n - 1 (at least 1) */
+        r.size = n;
+        r.base_dilation = n;
+        r.stride = n - 1 > 1 ? n - 1 : 1;
+        *rev = false;
+        return r;
+    case GS__CDK_CONTRACT:   /* one window over the whole input */
+        r.size = n;
+        r.stride = w->stride;
+        *rev = false;
+        return r;
+    case GS__CDK_RHS_FREE:   /* out[j] = lhs[0] * rhs[j] */
+        r.size = m;
+        r.pad_lo = r.pad_hi = m - 1;
+        *rev = true;
+        return r;
+    default: return *w;
+    }
 }
 
 /* parameter, constant, iota, partition-id, replica-id */
@@ -1446,6 +1501,56 @@ GS__FN gs_result gs__infer_reduce(gs_ctx *ctx, gs_value *v, gs_shape *s, const g
 }
 
 /* rng, collectives, manual-region boundaries, tuples, while */
+GS__FN int gs__n_subgraphs(const gs_value *v) {
+    if (v->op == GS_OP_WHILE) return 2;
+    if (v->op == GS_OP_CONDITIONAL) return v->n_branches;
+    return 0;
+}
+
+GS__FN gs_graph *gs__subgraph(const gs_value *v, int k) {
+    if (v->op == GS_OP_WHILE) return k == 0 ? v->cond : k == 1 ? v->body : NULL;
+    if (v->op == GS_OP_CONDITIONAL) return k >= 0 && k < v->n_branches ? v->branches[k] : NULL;
+    return NULL;
+}
+
+/* conditional(selector, arg0, .., argN-1): selector pred[] with 2 branches or s32[] with N >= 1; branch k takes
+   one parameter of arg k's shape; every branch returns the same shape, the conditional's */
+GS__FN gs_result gs__infer_conditional(gs_ctx *ctx, gs_value *v) {
+    const gs_value *sel = v->n_operands ? v->operands[0] : NULL, *root0 = NULL;
+    int k, n = v->n_branches;
+    if (n < 1 || !v->branches) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: needs at least one branch", GS__WHO);
+    if (v->n_operands != n + 1)
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: %d branches take %d operands (the selector and one argument each), got %d",
+                 GS__WHO, n, n + 1, v->n_operands);
+    if (sel->shape.rank != 0 || (sel->shape.dtype != GS_PRED && sel->shape.dtype != GS_S32))
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: the selector must be pred[] or s32[]", GS__WHO);
+    if (sel->shape.dtype == GS_PRED && n != 2)
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: a pred selector takes 2 branches (true, false), got %d", GS__WHO, n);
+    for (k = 0; k < n; k++) {
+        const gs_graph *b = v->branches[k];
+        const gs_value *p, *root;
+        if (!b || b->ctx != ctx) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: branch %d is missing or from another context", GS__WHO, k);
+        if (b == v->graph) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: branch %d is the enclosing graph", GS__WHO, k);
+        if (stbds_arrlen(b->params) != 1 || !b->params[0])
+            GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: branch %s must have exactly one parameter", GS__WHO, b->name);
+        p = b->params[0];
+        if (!gs__vshape_equal(p, v->operands[k + 1]))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: branch %s's parameter shape differs from its argument %s", GS__WHO, b->name,
+                     v->operands[k + 1]->name);
+        if (!(root = b->root)) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: branch %s has no root", GS__WHO, b->name);
+        if (root0 && !gs__vshape_equal(root, root0))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: branch %s returns a different shape than branch %s", GS__WHO, b->name,
+                     v->branches[0]->name);
+        if (!root0) root0 = root;
+    }
+    v->shape = root0->shape;
+    v->n_tuple = root0->n_tuple;
+    v->tuple = root0->tuple;
+    v->tree = root0->tree;
+    v->n_tree = root0->n_tree;
+    return GS_OK;
+}
+
 GS__FN gs_result gs__infer_other(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs_shape *x) {
     char b1[96], b2[96];
     int i;
@@ -1584,8 +1689,11 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     int arity = gs_op_arity(v->op);
     if (arity >= 0 && v->n_operands != arity)
         GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: takes %d operands, got %d", GS__WHO, arity, v->n_operands);
+    if (v->reduce == GS_REDUCE_CUSTOM && !v->reducer)
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: reduction 'custom' needs its computation (gs_value_set_reducer)", GS__WHO);
     /* operands are arrays except for tuple, get-tuple-element and while */
-    if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE && v->op != GS_OP_OPAQUE)
+    if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE && v->op != GS_OP_OPAQUE &&
+        v->op != GS_OP_CONDITIONAL)
         for (i = 0; i < v->n_operands; i++)
             if (gs__need_array(ctx, v, i)) return ctx->err;
     switch (v->op) {
@@ -1605,6 +1713,7 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     case GS_OP_CHOLESKY: case GS_OP_TRIANGULAR_SOLVE: return gs__infer_linalg(ctx, v);
     case GS_OP_FFT: return gs__infer_fft(ctx, v);
     case GS_OP_SELECT_AND_SCATTER: return gs__infer_select_scatter(ctx, v);
+    case GS_OP_CONDITIONAL: return gs__infer_conditional(ctx, v);
     case GS_OP_RNG: case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE: case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT:
     case GS_OP_WHILE:
@@ -2396,7 +2505,7 @@ GS__FN bool gs__check_scalar_comp(gs_ctx *ctx, const char *who, const gs_graph *
     }
     for (i = 0; i < (int)stbds_arrlen(c->values); i++) {
         const gs_value *v = c->values[i];
-        if (v->op == GS_OP_WHILE || (v->op >= GS_OP_ALL_REDUCE && v->op <= GS_OP_COLLECTIVE_PERMUTE) ||
+        if (v->op == GS_OP_WHILE || v->op == GS_OP_CONDITIONAL || (v->op >= GS_OP_ALL_REDUCE && v->op <= GS_OP_COLLECTIVE_PERMUTE) ||
             v->op == GS_OP_OPAQUE || v->op == GS_OP_PARTITION_ID || v->op == GS_OP_REPLICA_ID || v->op == GS_OP_RNG ||
             v->op == GS_OP_SORT || v->op == GS_OP_TOPK)
             GS__CSC_FAIL(GS_ERR_UNSUPPORTED, "%s: computation '%s' uses %s %s, which a called scalar computation cannot run",
@@ -2434,6 +2543,26 @@ GS_API gs_value *gs_sort_custom(gs_graph *g, int n, gs_value *const *xs, int64_t
         v->cond = comparator;
         return gs__finish(v);
     }
+}
+
+GS_API gs_result gs_value_set_reducer(gs_value *v, gs_graph *reducer) {
+    gs_ctx *ctx;
+    gs_dtype dt[2];
+    if (!v) return GS_ERR_INVALID_ARG;
+    ctx = v->graph->ctx;
+    if (v->op != GS_OP_REDUCE && v->op != GS_OP_REDUCE_WINDOW && v->op != GS_OP_SCATTER && v->op != GS_OP_ALL_REDUCE &&
+        v->op != GS_OP_REDUCE_SCATTER)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_value_set_reducer: %s %s takes no reducer", gs_op_name(v->op), v->name);
+    if (v->n_operands < 1 || v->shape.dtype == GS_TUPLE || v->operands[0]->shape.dtype == GS_TUPLE ||
+        (v->op == GS_OP_REDUCE ? v->n_operands != 2 : v->op == GS_OP_SCATTER ? v->n_operands != 3 :
+         v->op == GS_OP_REDUCE_WINDOW ? v->n_operands != 2 : v->n_operands != 1))
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "gs_value_set_reducer: %s %s: a reducer computation needs one array operand",
+                       gs_op_name(v->op), v->name);
+    dt[0] = dt[1] = v->operands[0]->shape.dtype;
+    if (!gs__check_scalar_comp(ctx, "reducer", reducer, 2, dt, 1, dt)) return ctx->err;
+    v->reduce = GS_REDUCE_CUSTOM;
+    v->reducer = reducer;
+    return GS_OK;
 }
 
 GS_API gs_value *gs_sort_with_indices(gs_graph *g, gs_value *x, int64_t dim, bool descending) {
@@ -2605,6 +2734,28 @@ GS_API gs_value *gs_while(gs_graph *g, gs_graph *cond, gs_graph *body, gs_value 
     return gs__finish(v);
 }
 
+GS_API gs_value *gs_conditional(gs_graph *g, gs_value *selector, int n_branches, gs_graph *const *branches,
+                                gs_value *const *args) {
+    gs_value *ops[65], **xs = ops, *v;
+    int k;
+    if (!g || g->ctx->err) return NULL;
+    if (n_branches < 1 || !branches || !args) {
+        gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_conditional: needs at least one branch, and the branches and arguments");
+        return NULL;
+    }
+    if (n_branches >= 64) {
+        xs = (gs_value **)gs__arena_alloc(g->ctx, sizeof(gs_value *) * (size_t)(n_branches + 1));
+        if (!xs) return NULL;
+    }
+    xs[0] = selector;
+    for (k = 0; k < n_branches; k++) xs[k + 1] = args[k];
+    if (!(v = gs__value_new(g, GS_OP_CONDITIONAL, n_branches + 1, xs))) return NULL;
+    v->n_branches = n_branches;
+    v->branches = (gs_graph **)gs__arena_dup(g->ctx, branches, sizeof(gs_graph *) * (size_t)n_branches);
+    if (!v->branches) return NULL;
+    return gs__finish(v);
+}
+
 /* ---------------------------------------------------------------------------------------------------------
    convolution dim labels ("b01f_01io->b01f")
    ------------------------------------------------------------------------------------------------------- */
@@ -2721,9 +2872,8 @@ GS_API gs_result gs_graph_verify(gs_graph *g) {
         if (gs__infer(ctx, &copy) != GS_OK) return ctx->err;
         if (!gs__vshape_equal(&copy, v))
             return gs__err(ctx, GS_ERR_SHAPE, "graph %s: %s has a shape that its operands do not give", g->name, v->name);
-        if (v->op == GS_OP_WHILE) {
-            if (gs_graph_verify(v->cond) != GS_OK || gs_graph_verify(v->body) != GS_OK) return ctx->err;
-        }
+        for (j = 0; j < gs__n_subgraphs(v); j++)
+            if (gs_graph_verify(gs__subgraph(v, j)) != GS_OK) return ctx->err;
     }
     return GS_OK;
 }

@@ -5,8 +5,9 @@
 typedef struct gs__prop {
     gs_ctx *ctx;
     gs_graph *entry;
-    gs_graph **graphs;     /* stb_ds: the entry and every while condition/body reachable from it */
+    gs_graph **graphs;     /* stb_ds: the entry and every while condition/body and conditional branch reachable from it */
     gs_value **whiles;     /* stb_ds: while instructions */
+    gs_value **conds;      /* stb_ds: conditional instructions */
     gs_value **members;    /* stb_ds: shard group members, in graph order */
     int level;
     bool changed;
@@ -17,6 +18,14 @@ typedef struct gs__prop {
 GS__FN bool gs__is_array(const gs_value *v) { return v->shape.dtype != GS_TUPLE; }
 GS__FN bool gs__is_tiled(const gs_sharding *s) { return s && s->kind == GS_SHARDING_TILED; }
 GS__FN bool gs__is_manual(const gs_sharding *s) { return s && s->kind == GS_SHARDING_MANUAL; }
+/* a tuple sharding whose every element is manual (a tuple of manual values: an async-start's operands) */
+GS__FN bool gs__all_manual(const gs_sharding *s) {
+    int k;
+    if (!s || s->kind != GS_SHARDING_TUPLE || s->n_elems == 0) return false;
+    for (k = 0; k < s->n_elems; k++)
+        if (!gs__is_manual(s->elems[k])) return false;
+    return true;
+}
 /* sharding usable as a source for array rules (not unknown, not maximal, not a tuple) */
 GS__FN const gs_sharding *gs__arr_sh(const gs_value *v) {
     const gs_sharding *s = v->sharding;
@@ -68,6 +77,7 @@ GS__FN bool gs__receive_allowed(gs_op op, int level, gs_origin_kind dir) {
     return gs__fwd_allowed(op, level);
 }
 static const char gs__rule_while[] = "while";
+static const char gs__rule_cond[] = "conditional";
 static const char gs__rule_group[] = "shard group";
 
 GS__FN bool gs__bwd_allowed(gs_op op, int level) {
@@ -101,29 +111,85 @@ GS__FN void gs__dot_map(const gs_value *v, int side, int *out_pos) {
     }
 }
 
-/* Convolution as a dot: input batch/spatial and kernel output feature map to the output; features and kernel
-   spatial dims are contracted. Spatial dims pass through only with a small kernel (XLA IsConvolutionKernelSmall). */
-GS__FN void gs__conv_map(const gs_value *v, int side, int *out_pos) {
-    const gs_conv_dims *cd = &v->conv->dims;
+/* A dot, or a convolution read as one (XLA's DotConvolutionDimsInfo): entries (lhs, rhs, out) of each class, -1
+   where an operand or the result has no such dim. A convolution's real spatial dims are class GS__DC_CONV. */
+enum { GS__DC_BATCH, GS__DC_CONTRACT, GS__DC_LHS, GS__DC_RHS, GS__DC_CONV };
+typedef struct gs__dotinfo {
+    int n, n_conv;
+    int cls[2 * GS_MAX_RANK + 2], lhs[2 * GS_MAX_RANK + 2], rhs[2 * GS_MAX_RANK + 2], out[2 * GS_MAX_RANK + 2];
+} gs__dotinfo;
+
+GS__FN void gs__di_add(gs__dotinfo *I, int cls, int64_t l, int64_t r, int64_t o) {
+    I->cls[I->n] = cls;
+    I->lhs[I->n] = (int)l;
+    I->rhs[I->n] = (int)r;
+    I->out[I->n++] = (int)o;
+    if (cls == GS__DC_CONV) I->n_conv++;
+}
+
+GS__FN void gs__dotinfo_of(const gs_value *v, gs__dotinfo *I) {
     int d, k;
-    const gs_shape *in = &v->operands[0]->shape, *ker = &v->operands[1]->shape;
-    bool small = true;
-    for (k = 0; k < cd->n_spatial; k++)
-        if (ker->dims[cd->kernel_spatial[k]] >= in->dims[cd->input_spatial[k]]) small = false;
-    for (d = 0; d < (side ? ker->rank : in->rank); d++) out_pos[d] = -1;
-    if (side == 0) {
-        out_pos[cd->input_batch] = (int)cd->output_batch;
-        if (small && v->conv->batch_group_count <= 1)
-            for (k = 0; k < cd->n_spatial; k++) out_pos[cd->input_spatial[k]] = (int)cd->output_spatial[k];
-    } else if (v->conv->batch_group_count <= 1 && v->conv->feature_group_count <= 1) {
-        out_pos[cd->kernel_output_feature] = (int)cd->output_feature;
+    memset(I, 0, sizeof *I);
+    if (v->op == GS_OP_DOT) {
+        int pos[GS_MAX_RANK];
+        for (k = 0; k < v->dot->n_batch; k++) gs__di_add(I, GS__DC_BATCH, v->dot->lhs_batch[k], v->dot->rhs_batch[k], k);
+        for (k = 0; k < v->dot->n_contract; k++)
+            gs__di_add(I, GS__DC_CONTRACT, v->dot->lhs_contract[k], v->dot->rhs_contract[k], -1);
+        gs__dot_map(v, 0, pos);
+        for (d = 0; d < v->operands[0]->shape.rank; d++)
+            if (pos[d] >= v->dot->n_batch) gs__di_add(I, GS__DC_LHS, d, -1, pos[d]);
+        gs__dot_map(v, 1, pos);
+        for (d = 0; d < v->operands[1]->shape.rank; d++)
+            if (pos[d] >= v->dot->n_batch) gs__di_add(I, GS__DC_RHS, -1, d, pos[d]);
+    } else {
+        const gs_conv_dims *cd = &v->conv->dims;
+        gs__cdk kind[GS_MAX_RANK];
+        static const int cls_of[5] = {GS__DC_CONV, GS__DC_BATCH, GS__DC_CONTRACT, GS__DC_LHS, GS__DC_RHS};
+        gs__conv_dot_kinds(v, kind);
+        gs__di_add(I, GS__DC_LHS, cd->input_batch, -1, cd->output_batch);
+        gs__di_add(I, GS__DC_RHS, -1, cd->kernel_output_feature, cd->output_feature);
+        gs__di_add(I, GS__DC_CONTRACT, cd->input_feature, cd->kernel_input_feature, -1);
+        for (k = 0; k < cd->n_spatial; k++)
+            gs__di_add(I, cls_of[kind[k]], cd->input_spatial[k], cd->kernel_spatial[k], cd->output_spatial[k]);
     }
 }
 
-/* operand dim -> output dim map for the dot-like ops */
+/* XLA's IsConvolutionKernelSmall: the kernel is smaller than the output along every spatial dim (a third and
+   later dim may tie when its kernel is at most 3 and the kernel is smaller in product so far) */
+GS__FN bool gs__conv_kernel_small(const gs_value *v) {
+    const gs_conv_dims *cd = &v->conv->dims;
+    int64_t kp = 1, op = 1;
+    int i;
+    for (i = 0; i < cd->n_spatial; i++) {
+        int64_t k = v->operands[1]->shape.dims[cd->kernel_spatial[i]], o = v->shape.dims[cd->output_spatial[i]];
+        kp *= k;
+        op *= o;
+        if (k >= o && (i < 2 || k > 3 || kp >= op)) return false;
+    }
+    return true;
+}
+
+/* For operand `side` of a dot (or a convolution read as one): out_pos[d] = the result dim of operand dim d
+   (a batch dim or one of the operand's free dims), or -1. A convolution with real spatial dims (used backward
+   only): input batch, kernel output features, and the spatial dims when the kernel is small. */
 GS__FN void gs__dotlike_map(const gs_value *v, int side, int *out_pos) {
-    if (v->op == GS_OP_DOT) gs__dot_map(v, side, out_pos);
-    else gs__conv_map(v, side, out_pos);
+    gs__dotinfo I;
+    int d, e;
+    gs__dotinfo_of(v, &I);
+    for (d = 0; d < v->operands[side]->shape.rank; d++) out_pos[d] = -1;
+    if (I.n_conv) {
+        const gs_conv_config *c = v->conv;
+        bool grouped = c->feature_group_count > 1 || c->batch_group_count > 1;
+        if (side == 0) out_pos[c->dims.input_batch] = (int)c->dims.output_batch;
+        else if (!grouped) out_pos[c->dims.kernel_output_feature] = (int)c->dims.output_feature;
+        if (side == 0 && c->batch_group_count <= 1 && gs__conv_kernel_small(v))
+            for (d = 0; d < c->dims.n_spatial; d++) out_pos[c->dims.input_spatial[d]] = (int)c->dims.output_spatial[d];
+        return;
+    }
+    for (e = 0; e < I.n; e++) {
+        int x = side ? I.rhs[e] : I.lhs[e];
+        if (x >= 0 && (I.cls[e] == GS__DC_BATCH || I.cls[e] == (side ? GS__DC_RHS : GS__DC_LHS))) out_pos[x] = I.out[e];
+    }
 }
 
 /* candidate output sharding implied by one operand of a dot/convolution */
@@ -149,18 +215,19 @@ GS__FN const gs_sharding *gs__dotlike_to_operand(gs__prop *P, const gs_value *v,
     return gs__sh_map(P->ctx, out, x->shape.rank, dest);
 }
 
-/* For a dot: the sharding of operand `side` implied by the other operand's batch and contracting dims. */
+/* For a dot (or a convolution read as one): the sharding of operand `side` implied by the other operand's batch
+   and contracting dims. */
 GS__FN const gs_sharding *gs__dot_from_other(gs__prop *P, const gs_value *v, int side) {
-    const gs_dot_dims *dd = v->dot;
     const gs_value *o = v->operands[1 - side];
     const gs_sharding *s = gs__arr_sh(o);
-    int dest[GS_MAX_RANK], d, k;
-    const int64_t *ob = side ? dd->lhs_batch : dd->rhs_batch, *oc = side ? dd->lhs_contract : dd->rhs_contract;
-    const int64_t *mb = side ? dd->rhs_batch : dd->lhs_batch, *mc = side ? dd->rhs_contract : dd->lhs_contract;
+    gs__dotinfo I;
+    int dest[GS_MAX_RANK], d, e;
     if (!gs__is_tiled(s)) return NULL;
+    gs__dotinfo_of(v, &I);
     for (d = 0; d < o->shape.rank; d++) dest[d] = GS__DEST_REP;
-    for (k = 0; k < dd->n_batch; k++) dest[ob[k]] = (int)mb[k];
-    for (k = 0; k < dd->n_contract; k++) dest[oc[k]] = (int)mc[k];
+    for (e = 0; e < I.n; e++)
+        if ((I.cls[e] == GS__DC_BATCH || I.cls[e] == GS__DC_CONTRACT) && I.lhs[e] >= 0 && I.rhs[e] >= 0)
+            dest[side ? I.lhs[e] : I.rhs[e]] = side ? I.rhs[e] : I.lhs[e];
     return gs__sh_map(P->ctx, s, v->operands[side]->shape.rank, dest);
 }
 
@@ -192,7 +259,8 @@ GS__FN bool gs__offer(gs__prop *P, gs_value *v, int elem, const gs_sharding *can
     bool merged = false;
     if (cand && cand->group_kind) cand = gs__sh_ungrouped(P->ctx, cand);
     if (!cand) return false;
-    if (rule != gs__rule_while && rule != gs__rule_group && !gs__receive_allowed(v->op, P->level, dir)) return false;
+    if (rule != gs__rule_while && rule != gs__rule_cond && rule != gs__rule_group && !gs__receive_allowed(v->op, P->level, dir))
+        return false;
     if (elem >= 0) {
         /* tuple element */
         const gs_sharding **elems;
@@ -315,11 +383,13 @@ GS__FN const gs_sharding *gs__fwd_dotlike(gs__prop *P, gs_value *v) {
             oth = s0 ? c1 : c0;
         } else {
             bool b0 = false, b1 = false;
-            int k;
-            if (v->op == GS_OP_DOT)
-                for (k = 0; k < v->dot->n_batch; k++) {
-                    if (gs_sharding_tiles(c0, k) > 1) b0 = true;
-                    if (gs_sharding_tiles(c1, k) > 1) b1 = true;
+            gs__dotinfo I;
+            int e;
+            gs__dotinfo_of(v, &I);
+            for (e = 0; e < I.n; e++)
+                if (I.cls[e] == GS__DC_BATCH) {
+                    if (gs_sharding_tiles(c0, I.out[e]) > 1) b0 = true;
+                    if (gs_sharding_tiles(c1, I.out[e]) > 1) b1 = true;
                 }
             if (b0 != b1) {
                 win = b0 ? c0 : c1;
@@ -333,6 +403,31 @@ GS__FN const gs_sharding *gs__fwd_dotlike(gs__prop *P, gs_value *v) {
     }
     m = gs__sh_merge(P->ctx, win, oth);
     return m ? m : win;
+}
+
+/* A convolution: read as a dot (XLA InferDotShardingFromOperands) when it has no real spatial dim, or none split
+   in either operand and no feature or batch groups; else from the input alone (XLA
+   InferConvolutionShardingFromOperands): with a small kernel the input's split carries over (none when the input
+   features are split), with a large one only the batch split does. */
+GS__FN const gs_sharding *gs__fwd_conv(gs__prop *P, gs_value *v) {
+    const gs_conv_config *c = v->conv;
+    const gs_sharding *ls = gs__arr_sh(v->operands[0]), *ks = gs__arr_sh(v->operands[1]);
+    int dest[GS_MAX_RANK], d, e;
+    bool split = false;
+    gs__dotinfo I;
+    gs__dotinfo_of(v, &I);
+    for (e = 0; e < I.n; e++)
+        if (I.cls[e] == GS__DC_CONV && ((ls && gs_sharding_tiles(ls, I.lhs[e]) > 1) || (ks && gs_sharding_tiles(ks, I.rhs[e]) > 1)))
+            split = true;
+    if (I.n_conv == 0 || (!split && c->feature_group_count <= 1 && c->batch_group_count <= 1)) return gs__fwd_dotlike(P, v);
+    if (!ls || !gs__is_tiled(ls)) return ls;
+    for (d = 0; d < v->shape.rank; d++) dest[d] = GS__DEST_REP;
+    dest[c->dims.input_batch] = (int)c->dims.output_batch;
+    if (gs__conv_kernel_small(v)) {
+        if (gs_sharding_tiles(ls, (int)c->dims.input_feature) > 1) return NULL;
+        for (d = 0; d < c->dims.n_spatial; d++) dest[c->dims.input_spatial[d]] = (int)c->dims.output_spatial[d];
+    }
+    return gs__sh_map(P->ctx, ls, v->shape.rank, dest);
 }
 
 /* the most specific (then merged, at level > 0) sharding among operands of the same shape as v */
@@ -404,6 +499,10 @@ GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
             if (v->window[d].base_dilation != 1 || v->window[d].window_dilation != 1) return NULL;
         return s0;
     case GS_OP_REVERSE: return s0 ? gs__sh_reverse(P->ctx, s0, gs__mask_of(v->n_dims, v->dims)) : NULL;
+    case GS_OP_ALL_REDUCE:
+        /* XLA passes an all-reduce's operand sharding through (its AllReduce test): each element is reduced
+           with the same element of the other participants, so the layout of the result is the operand's */
+        return v->n_operands == 1 && gs__is_array(v) ? s0 : NULL;
     case GS_OP_CONCATENATE: {
         const gs_sharding *best = gs__fwd_elementwise(P, v, 0, v->n_operands);
         if (P->level == 0 && best) {
@@ -433,7 +532,8 @@ GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
         for (d = 0, k = 0; d < v->operands[0]->shape.rank; d++) dest[d] = (red >> d) & 1u ? GS__DEST_REP : k++;
         return gs__sh_map(P->ctx, s0, v->shape.rank, dest);
     }
-    case GS_OP_DOT: case GS_OP_CONVOLUTION: return gs__fwd_dotlike(P, v);
+    case GS_OP_DOT: return gs__fwd_dotlike(P, v);
+    case GS_OP_CONVOLUTION: return gs__fwd_conv(P, v);
     case GS_OP_GATHER: case GS_OP_SCATTER: return gs__fwd_gather_scatter(P, v);
     case GS_OP_SORT: return gs__fwd_sort(P, v);
     case GS_OP_TOPK:
@@ -576,6 +676,7 @@ GS__FN const gs_sharding *gs__bwd_sh(gs__prop *P, const gs_value *u, const gs_sh
     case GS_OP_REDUCE_WINDOW:
         return i == 0 ? s : NULL;
     case GS_OP_REVERSE: return gs__sh_reverse(P->ctx, s, gs__mask_of(u->n_dims, u->dims));
+    case GS_OP_ALL_REDUCE: return u->n_operands == 1 && gs__is_array(u) ? s : NULL;  /* as forward */
     case GS_OP_CONCATENATE: return s;
     case GS_OP_DYNAMIC_SLICE:
         if (i != 0) return NULL;
@@ -593,7 +694,9 @@ GS__FN const gs_sharding *gs__bwd_sh(gs__prop *P, const gs_value *u, const gs_sh
     }
     case GS_OP_DOT: case GS_OP_CONVOLUTION: {
         const gs_sharding *c = gs__dotlike_to_operand(P, u, s, i), *o, *m;
-        if (u->op != GS_OP_DOT || P->level == 0) return c;
+        gs__dotinfo I;
+        gs__dotinfo_of(u, &I);
+        if (I.n_conv || P->level == 0) return c;
         o = gs__dot_from_other(P, u, i);
         /* an unsplit output says nothing; the other operand's batch/contracting split is then a guess, made
            last (level 3) so that anything the operand's own producers imply comes first */
@@ -619,6 +722,10 @@ GS__FN void gs__collect_graphs(gs__prop *P, gs_graph *g) {
     stbds_arrput(P->graphs, g);
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
         gs_value *v = g->values[i];
+        if (v->op == GS_OP_CONDITIONAL) {
+            stbds_arrput(P->conds, v);
+            for (k = 0; k < v->n_branches; k++) gs__collect_graphs(P, v->branches[k]);
+        }
         if (v->op != GS_OP_WHILE) continue;
         stbds_arrput(P->whiles, v);
         gs__collect_graphs(P, v->cond);
@@ -627,20 +734,61 @@ GS__FN void gs__collect_graphs(gs__prop *P, gs_graph *g) {
 }
 
 /* forward for tuple-producing ops, element by element; manual operands make users manual */
+
+/* batch-norm-training/-inference/-grad: x[.., F, ..] (and grad's grad_output, the same shape) and the [F] vectors.
+   The partitioner keeps only the feature dim split (it gathers the others, gs__sp_batch_norm), so the rule passes
+   the feature dim's tiles: between x-shaped values as they are, to and from the vectors' dim 0. */
+GS__FN bool gs__bn_xlike(const gs_value *v, int i) { return i == 0 || (v->op == GS_OP_BATCH_NORM_GRAD && i == 4); }
+GS__FN const gs_sharding *gs__bn_to_vec(gs__prop *P, const gs_value *v, const gs_sharding *xs) {
+    int d, dest[GS_MAX_RANK];
+    for (d = 0; d < v->operands[0]->shape.rank; d++) dest[d] = d == (int)v->dim ? 0 : GS__DEST_REP;
+    return xs ? gs__sh_map(P->ctx, xs, 1, dest) : NULL;
+}
+GS__FN const gs_sharding *gs__bn_to_x(gs__prop *P, const gs_value *v, const gs_sharding *vs) {
+    int dest[1];
+    if (!gs__is_tiled(vs)) return vs;
+    dest[0] = (int)v->dim;
+    return gs__sh_map(P->ctx, vs, v->operands[0]->shape.rank, dest);
+}
+/* x's dims other than the feature dim */
+GS__FN uint32_t gs__bn_others(const gs_value *v) {
+    int d;
+    uint32_t m = 0;
+    for (d = 0; d < v->operands[0]->shape.rank; d++)
+        if (d != (int)v->dim) m |= 1u << d;
+    return m;
+}
+/* the x-shaped sharding the operands give (x first, then grad_output, then a vector's) */
+GS__FN const gs_sharding *gs__bn_fwd(gs__prop *P, const gs_value *v) {
+    int i;
+    uint32_t others = gs__bn_others(v);
+    for (i = 0; i < v->n_operands; i++) {
+        const gs_sharding *s = gs__arr_sh(v->operands[i]);
+        if (s && gs__bn_xlike(v, i)) return gs__is_tiled(s) ? gs__sh_replicate_dims(P->ctx, s, others) : s;
+    }
+    for (i = 0; i < v->n_operands; i++) {
+        const gs_sharding *s = gs__arr_sh(v->operands[i]);
+        if (s && !gs__bn_xlike(v, i)) return gs__bn_to_x(P, v, s);
+    }
+    return NULL;
+}
+
 GS__FN void gs__fwd_value(gs__prop *P, gs_value *v) {
     int k;
     const char *rule = gs_op_name(v->op);
     if (v->op == GS_OP_ANNOTATE) rule = "sharding";
     if (v->n_operands == 0 || v->op == GS_OP_TO_FULL || v->op == GS_OP_TO_MANUAL) return;
     for (k = 0; k < v->n_operands; k++)
-        if (gs__is_manual(v->operands[k]->sharding)) {
-            if (gs__is_array(v)) gs__offer(P, v, -1, v->operands[k]->sharding, GS_ORIGIN_FORWARD, v->operands[k], "manual region");
+        if (gs__is_manual(v->operands[k]->sharding) || gs__all_manual(v->operands[k]->sharding)) {
+            if (gs__is_array(v))
+                gs__offer(P, v, -1, gs__is_manual(v->operands[k]->sharding) ? v->operands[k]->sharding : gs_sharding_manual(P->ctx),
+                          GS_ORIGIN_FORWARD, v->operands[k], "manual region");
             else
                 for (k = 0; k < v->n_tuple; k++)
                     gs__offer(P, v, k, gs_sharding_manual(P->ctx), GS_ORIGIN_FORWARD, v->operands[0], "manual region");
             return;
         }
-    if (!gs__fwd_allowed(v->op, P->level) || v->barrier == 1) return;
+    if (!gs__fwd_allowed(v->op, P->level) || v->barrier == 1 || v->op == GS_OP_CONDITIONAL) return;   /* gs__sync_cond */
     if (v->op == GS_OP_TUPLE) {   /* leaf by leaf: an element that is a tuple gives each of its leaves */
         int leaf = 0, j;
         for (k = 0; k < v->n_operands; k++) {
@@ -677,6 +825,14 @@ GS__FN void gs__fwd_value(gs__prop *P, gs_value *v) {
         }
         return;
     }
+    if (v->op >= GS_OP_BATCH_NORM_TRAINING && v->op <= GS_OP_BATCH_NORM_GRAD) {
+        const gs_sharding *xs = gs__bn_fwd(P, v);
+        if (!xs) return;
+        if (gs__is_array(v)) gs__offer(P, v, -1, xs, GS_ORIGIN_FORWARD, v->operands[0], rule);
+        else
+            for (k = 0; k < v->n_tuple; k++) gs__offer(P, v, k, k == 0 ? xs : gs__bn_to_vec(P, v, xs), GS_ORIGIN_FORWARD, v->operands[0], rule);
+        return;
+    }
     if (!gs__is_array(v)) {
         /* sort with several operands and top-k: the same sharding for every element */
         const gs_sharding *s = gs__fwd(P, v);
@@ -708,7 +864,7 @@ GS__FN void gs__bwd_value(gs__prop *P, gs_value *u) {
             if (gs__is_array(u->operands[i])) gs__offer(P, u->operands[i], -1, s, GS_ORIGIN_BACKWARD, u, "manual region");
         return;
     }
-    if (u->op == GS_OP_TO_MANUAL || u->op == GS_OP_TO_FULL) return;
+    if (u->op == GS_OP_TO_MANUAL || u->op == GS_OP_TO_FULL || u->op == GS_OP_CONDITIONAL) return;   /* gs__sync_cond */
     if (!gs__bwd_allowed(u->op, P->level) || u->barrier == 2) return;
     if (u->op == GS_OP_GET_TUPLE_ELEMENT) {   /* into the element's leaves of the tuple */
         gs_value *t = u->operands[0];
@@ -739,6 +895,14 @@ GS__FN void gs__bwd_value(gs__prop *P, gs_value *u) {
             for (j = 0; j < o->n_tuple; j++, leaf++)
                 if (leaf < s->n_elems) gs__offer(P, o, j, s->elems[leaf], GS_ORIGIN_BACKWARD, u, rule);
         }
+        return;
+    }
+    if (u->op >= GS_OP_BATCH_NORM_TRAINING && u->op <= GS_OP_BATCH_NORM_GRAD) {   /* from the x-shaped result */
+        const gs_sharding *xs = s->kind == GS_SHARDING_TUPLE ? (s->n_elems ? s->elems[0] : NULL) : s;
+        if (!xs || xs->kind == GS_SHARDING_UNKNOWN || xs->kind == GS_SHARDING_MAXIMAL) return;
+        if (gs__is_tiled(xs)) xs = gs__sh_replicate_dims(P->ctx, xs, gs__bn_others(u));
+        for (i = 0; i < u->n_operands; i++)
+            gs__offer(P, u->operands[i], -1, gs__bn_xlike(u, i) ? xs : gs__bn_to_vec(P, u, xs), GS_ORIGIN_BACKWARD, u, rule);
         return;
     }
     for (i = 0; i < u->n_operands; i++) {
@@ -813,27 +977,44 @@ GS__FN void gs__settle_groups(gs__prop *P) {
     }
 }
 
+/* src's sharding offered to dst, which has src's shape (leaf by leaf for a tuple) */
+GS__FN void gs__offer_same(gs__prop *P, gs_value *dst, const gs_value *src, gs_origin_kind dir, const char *rule) {
+    const gs_sharding *s = src->sharding;
+    int k;
+    if (!s || dst->shape.dtype != src->shape.dtype) return;
+    if (s->kind == GS_SHARDING_TUPLE) {
+        if (!gs__is_array(dst))
+            for (k = 0; k < s->n_elems && k < dst->n_tuple; k++) gs__offer(P, dst, k, s->elems[k], dir, src, rule);
+    } else if (gs__is_array(dst)) {
+        gs__offer(P, dst, -1, s, dir, src, rule);
+    }
+}
+
 /* a while loop's output, its body's parameter and root and its condition's parameter hold one state */
 GS__FN void gs__sync_while(gs__prop *P, gs_value *w) {
     gs_value *m[4];
-    int a, b, k;
+    int a, b;
     m[0] = w;
     m[1] = w->body->params[0];
     m[2] = w->body->root;
     m[3] = w->cond->params[0];
-    for (a = 0; a < 4; a++)
-        for (b = 0; b < 4; b++) {
-            const gs_sharding *s = m[b]->sharding;
-            if (a == b || !s || m[a]->shape.dtype != m[b]->shape.dtype) continue;
-            /* (the loop state members are one tensor: no level restriction) */
-            if (s->kind == GS_SHARDING_TUPLE) {
-                if (!gs__is_array(m[a]))
-                    for (k = 0; k < s->n_elems && k < m[a]->n_tuple; k++)
-                        gs__offer(P, m[a], k, s->elems[k], a == 0 ? GS_ORIGIN_FORWARD : GS_ORIGIN_BACKWARD, m[b], gs__rule_while);
-            } else if (gs__is_array(m[a])) {
-                gs__offer(P, m[a], -1, s, a == 0 ? GS_ORIGIN_FORWARD : GS_ORIGIN_BACKWARD, m[b], gs__rule_while);
-            }
-        }
+    for (a = 0; a < 4; a++)   /* (the loop state members are one tensor: no level restriction) */
+        for (b = 0; b < 4; b++)
+            if (a != b) gs__offer_same(P, m[a], m[b], a == 0 ? GS_ORIGIN_FORWARD : GS_ORIGIN_BACKWARD, gs__rule_while);
+}
+
+/* XLA's conditional: branch k's parameter and argument k + 1 hold one value, and so do every branch's root
+   and the conditional (the branches' roots agree through it); the selector is left to its producer (the
+   partitioner replicates it) */
+GS__FN void gs__sync_cond(gs__prop *P, gs_value *c) {
+    int k;
+    for (k = 0; k < c->n_branches; k++) {
+        gs_graph *b = c->branches[k];
+        gs__offer_same(P, b->params[0], c->operands[k + 1], GS_ORIGIN_FORWARD, gs__rule_cond);
+        gs__offer_same(P, c->operands[k + 1], b->params[0], GS_ORIGIN_BACKWARD, gs__rule_cond);
+        gs__offer_same(P, c, b->root, GS_ORIGIN_FORWARD, gs__rule_cond);
+    }
+    for (k = 0; k < c->n_branches; k++) gs__offer_same(P, c->branches[k]->root, c, GS_ORIGIN_BACKWARD, gs__rule_cond);
 }
 
 GS__FN void gs__add_conflict(gs__prop *P, const gs_value *a, const gs_value *b, const char *why) {
@@ -953,6 +1134,7 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
                 for (i = (int)stbds_arrlen(h->values) - 1; i >= 0; i--) gs__bwd_value(&P, h->values[i]);
             }
             for (i = 0; i < (int)stbds_arrlen(P.whiles); i++) gs__sync_while(&P, P.whiles[i]);
+            for (i = 0; i < (int)stbds_arrlen(P.conds); i++) gs__sync_cond(&P, P.conds[i]);
             gs__sync_groups(&P);
             if (P.ctx->err) {
                 r = P.ctx->err;
@@ -1005,6 +1187,7 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
 out:
     stbds_arrfree(P.graphs);
     stbds_arrfree(P.whiles);
+    stbds_arrfree(P.conds);
     stbds_arrfree(P.members);
     return r;
 }

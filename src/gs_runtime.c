@@ -283,6 +283,7 @@ GS__FN gs_result gs__cplan_init(gs_ctx *ctx, int64_t D, const gs_collective_spec
             if (ok && gs__is_complex(x->dtype) && (spec->reduce == GS_REDUCE_MAX || spec->reduce == GS_REDUCE_MIN))
                 ok = false;
             if (!gs__is_numeric(x->dtype) && x->dtype != GS_PRED) ok = false;
+            if (spec->reduce == GS_REDUCE_CUSTOM) ok = v && v->reducer;   /* an instruction's reducer computation */
             if (!ok) {
                 gs__cplan_free(ctx, p);
                 return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: reduction '%s' is not defined on %s", who,
@@ -396,9 +397,16 @@ GS__FN void gs__rt_add32(bool f32, void *d, const void *a, const void *b, int64_
         for (; i < n; i++) ((uint32_t *)d)[i] = ((const uint32_t *)a)[i] + ((const uint32_t *)b)[i];
 }
 
-/* d[i] = a[i] (k) b[i]; d may be a (not b). */
-GS__FN void gs__rt_fold(gs_dtype t, gs_reduce_kind k, void *d, const void *a, const void *b, int64_t n) {
+/* d[i] = a[i] (k) b[i]; d may be a (not b). fn: the reducer computation of kind custom (one per worker); its
+   first failure is kept in *err and the rest of the fold is skipped. */
+GS__FN void gs__rt_fold(gs_dtype t, gs_reduce_kind k, void *d, const void *a, const void *b, int64_t n, gs__ip_fn *fn,
+                        gs_result *err) {
     int64_t i;
+    if (k == GS_REDUCE_CUSTOM) {
+        for (i = 0; i < n && fn && *err == GS_OK; i++) *err = gs__reducer_apply(fn, t, d, i, a, i, b, i);
+        if (!fn && *err == GS_OK) *err = GS_ERR_INVALID_ARG;
+        return;
+    }
     switch (t) {
     case GS_F32: case GS_BF16: {
         float *D = (float *)d;
@@ -480,7 +488,7 @@ GS__FN void gs__rt_stream_fence(bool stream) {
 
 /* dst[0, n) = reduction over the members of elements [off, off + n) of their inputs. */
 GS__FN void gs__rt_reduce_run(const gs__cplan *p, const int64_t *mem, const void *const *in, int64_t off, void *dst,
-                              int64_t n) {
+                              int64_t n, gs__ip_fn *fn, gs_result *err) {
     size_t es = gs__compute_size(p->dtype);
     int64_t j;
     const char *x0 = (const char *)in[mem[0]] + off * (int64_t)es;
@@ -488,8 +496,9 @@ GS__FN void gs__rt_reduce_run(const gs__cplan *p, const int64_t *mem, const void
         memcpy(dst, x0, (size_t)n * es);
         return;
     }
-    gs__rt_fold(p->dtype, p->kind, dst, x0, (const char *)in[mem[1]] + off * (int64_t)es, n);
-    for (j = 2; j < p->G; j++) gs__rt_fold(p->dtype, p->kind, dst, dst, (const char *)in[mem[j]] + off * (int64_t)es, n);
+    gs__rt_fold(p->dtype, p->kind, dst, x0, (const char *)in[mem[1]] + off * (int64_t)es, n, fn, err);
+    for (j = 2; j < p->G; j++)
+        gs__rt_fold(p->dtype, p->kind, dst, dst, (const char *)in[mem[j]] + off * (int64_t)es, n, fn, err);
 }
 
 #if defined(GS__RT_HAVE_STREAM)
@@ -571,7 +580,8 @@ GS__FN void gs__rt_sum_lines(const gs__cplan *p, const int64_t *mem, const void 
 /* The reduction over the members `mem` of elements [off, off + n) of their inputs, written to out[dst[j]] at
    element doff for j < n_dst (all-reduce: every member at the same offset; reduce-scatter: one result). */
 GS__FN void gs__rt_reduce_to(const gs__cplan *p, const int64_t *mem, const void *const *in, int64_t off,
-                             void *const *out, const int64_t *dst, int64_t n_dst, int64_t doff, int64_t n, bool stream) {
+                             void *const *out, const int64_t *dst, int64_t n_dst, int64_t doff, int64_t n, bool stream,
+                             gs__ip_fn *fn, gs_result *err) {
     size_t es = gs__compute_size(p->dtype);
     int64_t a, j, blk = GS__RT_BLOCK * 4 / (int64_t)es;   /* elements per block */
     uint64_t acc[GS__RT_BLOCK / 2];   /* one block (GS__RT_BLOCK * 4 bytes), kept in L1 while the members are added */
@@ -588,7 +598,7 @@ GS__FN void gs__rt_reduce_to(const gs__cplan *p, const int64_t *mem, const void 
         int64_t m = GS__MIN(blk, n - a);
         /* without streaming the first destination is the accumulator (one copy less) */
         char *first = (char *)out[dst[0]] + (doff + a) * (int64_t)es, *sum = stream ? (char *)acc : first;
-        gs__rt_reduce_run(p, mem, in, off + a, sum, m);
+        gs__rt_reduce_run(p, mem, in, off + a, sum, m, fn, err);
         for (j = stream ? 0 : 1; j < n_dst; j++)
             gs__rt_put((char *)out[dst[j]] + (doff + a) * (int64_t)es, sum, (size_t)m * es, stream);
     }
@@ -676,7 +686,7 @@ GS__FN void gs__rt_a2a_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S
    processes) device t's pieces write t's result only, all of it: all-reduce folds every element of its
    members' inputs (the same fold in group order), all-gather copies every block from its members. */
 GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, const void *const *in,
-                           void *const *out, bool own) {
+                           void *const *out, bool own, gs__ip_fn *fn, gs_result *err) {
     size_t es = gs__compute_size(p->dtype);
     int64_t G = p->G, j, lo, hi, q, run;
     bool stream = ((int64_t)gs_shape_bytes(&p->in) + (int64_t)gs_shape_bytes(&p->out)) * p->D >= GS__RT_STREAM_BYTES;
@@ -688,12 +698,12 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
         int64_t a, b;
         if (own) {
             gs__rt_split(gs__numel(&p->in), k, S, 16, &lo, &hi);
-            if (hi > lo) gs__rt_reduce_to(p, mem, in, lo, out, &t, 1, lo, hi - lo, stream);
+            if (hi > lo) gs__rt_reduce_to(p, mem, in, lo, out, &t, 1, lo, hi - lo, stream, fn, err);
             break;
         }
         gs__rt_split(gs__numel(&p->in), p->rank_of[t], G, 16, &a, &b);
         gs__rt_split(b - a, k, S, 16, &lo, &hi);
-        if (hi > lo) gs__rt_reduce_to(p, mem, in, a + lo, out, mem, G, a + lo, hi - lo, stream);
+        if (hi > lo) gs__rt_reduce_to(p, mem, in, a + lo, out, mem, G, a + lo, hi - lo, stream, fn, err);
         break;
     }
     case GS_OP_REDUCE_SCATTER: {
@@ -710,7 +720,7 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
         a = lo % c;
         for (q = lo; q < hi; q += run, o++, a = 0) {
             run = GS__MIN(c - a, hi - q);
-            gs__rt_reduce_to(p, mem, in, (o * G + r) * c + a, out, &t, 1, q, run, stream);
+            gs__rt_reduce_to(p, mem, in, (o * G + r) * c + a, out, &t, 1, q, run, stream, fn, err);
         }
         break;
     }
@@ -1295,8 +1305,9 @@ GS__FN bool gs__rt_net_fast(gs_runtime *rt, const gs__cplan *p, const char *at) 
     void *acc = rt->outs[rt->d_lo];
     int code = 0, rc;
     char msg[1024];
+    gs_result folded = GS_OK;   /* the kinds taken here cannot fail */
     memcpy(acc, rt->ins[rt->d_lo], bytes);
-    for (d = rt->d_lo + 1; d < rt->d_hi; d++) gs__rt_fold(p->dtype, p->kind, acc, acc, rt->ins[d], n);
+    for (d = rt->d_lo + 1; d < rt->d_hi; d++) gs__rt_fold(p->dtype, p->kind, acc, acc, rt->ins[d], n, NULL, &folded);
     rc = gs__net_allreduce(rt->net, p->dtype, p->kind, acc, n, rt->watchdog_us, &rt->abort, &code, msg, sizeof msg);
     if (rc != GS__NET_OK) {
         gs__rt_net_failed(rt, rc, code, msg, NULL, at);
@@ -1398,7 +1409,8 @@ GS__FN void gs__rt_ar_slice(const gs_runtime *rt, const gs__cplan *p, int64_t g,
 
 /* dst[0, n) = the fold over the G members of src[j][0, n), left to right in group order (the engine's fold,
    gs__rt_reduce_run), a block at a time. */
-GS__FN void gs__rt_fold_srcs(const gs__cplan *p, const void *const *src, void *dst, int64_t n) {
+GS__FN void gs__rt_fold_srcs(const gs__cplan *p, const void *const *src, void *dst, int64_t n, gs__ip_fn *fn,
+                             gs_result *err) {
     size_t es = gs__compute_size(p->dtype);
     int64_t blk = GS__RT_BLOCK * 4 / (int64_t)es, a, j;
     for (a = 0; a < n; a += blk) {
@@ -1408,8 +1420,9 @@ GS__FN void gs__rt_fold_srcs(const gs__cplan *p, const void *const *src, void *d
             memcpy(d, (const char *)src[0] + a * (int64_t)es, (size_t)m * es);
             continue;
         }
-        gs__rt_fold(p->dtype, p->kind, d, (const char *)src[0] + a * (int64_t)es, (const char *)src[1] + a * (int64_t)es, m);
-        for (j = 2; j < p->G; j++) gs__rt_fold(p->dtype, p->kind, d, d, (const char *)src[j] + a * (int64_t)es, m);
+        gs__rt_fold(p->dtype, p->kind, d, (const char *)src[0] + a * (int64_t)es, (const char *)src[1] + a * (int64_t)es, m,
+                    fn, err);
+        for (j = 2; j < p->G; j++) gs__rt_fold(p->dtype, p->kind, d, d, (const char *)src[j] + a * (int64_t)es, m, fn, err);
     }
 }
 
@@ -1598,10 +1611,13 @@ GS__FN int64_t gs__rt_first_local(const gs_runtime *rt, const gs__cplan *p, int6
 GS__FN bool gs__rt_net_ar(gs_runtime *rt, const gs__cplan *p, const char *at) {
     int64_t R = gs__net_size(rt->net), L = rt->D / R, me = gs__net_rank(rt->net), G = p->G, t, t0, j, s, lo, hi, a, b;
     size_t es = gs__compute_size(p->dtype), bytes = (size_t)gs__numel(&p->in) * es;
-    int code = 0, rc = GS__NET_OK, n_send, pass;
+    int code = 0, rc = GS__NET_OK, n_send = 0, pass;
     char msg[1024];
+    gs__ip_fn *fn = NULL;   /* a reducer computation's instance, made with the first local device's evaluator */
+    gs_result err = GS_OK;
+    if (p->kind == GS_REDUCE_CUSTOM) err = gs__reducer_new(&rt->devs[rt->d_lo].ex, p->v->reducer, &fn);
     rt->n_xs = 0;
-    for (pass = 0; pass < 2; pass++) {   /* 0: fold and send, 1: receive */
+    for (pass = 0; pass < 2 && err == GS_OK; pass++) {   /* 0: fold and send, 1: receive */
         if (pass == 1) n_send = rt->n_xs;
         for (t = rt->d_lo; t < rt->d_hi; t++) {
             int64_t g = p->group_of[t];
@@ -1611,7 +1627,7 @@ GS__FN bool gs__rt_net_ar(gs_runtime *rt, const gs__cplan *p, const char *at) {
             if (pass == 0) {
                 for (j = 0; j < G; j++)
                     rt->nsrc[j] = mem[j] / L == me ? gs__rt_at(rt->ins[mem[j]], lo * (int64_t)es) : rt->ins[mem[j]];
-                gs__rt_fold_srcs(p, rt->nsrc, gs__rt_at(rt->outs[t], lo * (int64_t)es), hi - lo);
+                gs__rt_fold_srcs(p, rt->nsrc, gs__rt_at(rt->outs[t], lo * (int64_t)es), hi - lo, fn, &err);
             }
             for (s = 0; s < R; s++) {
                 gs__rt_ar_slice(rt, p, g, s, &a, &b);
@@ -1619,11 +1635,17 @@ GS__FN bool gs__rt_net_ar(gs_runtime *rt, const gs__cplan *p, const char *at) {
                 if (pass == 1) lo = a, hi = b;
                 if (!gs__rt_xs_push(rt, true, s, GS__NET_TAG_DATA + rt->D + g, gs__rt_at(rt->outs[t], lo * (int64_t)es),
                                     (hi - lo) * (int64_t)es)) {
-                    gs__rt_net_fail(rt, GS__FAIL_NET, GS_ERR_OUT_OF_MEMORY, "out of memory for the transfers between ranks");
-                    return false;
+                    err = GS_ERR_OUT_OF_MEMORY;
+                    break;
                 }
             }
         }
+    }
+    gs__reducer_free(&rt->devs[rt->d_lo].ctx, fn);
+    if (err) {
+        gs__rt_net_fail(rt, GS__FAIL_NET, err, err == GS_ERR_OUT_OF_MEMORY ? "out of memory for the transfers between ranks"
+                                                                       : rt->devs[rt->d_lo].ctx.errmsg);
+        return false;
     }
     rc = gs__net_start(rt->net, rt->xs, n_send, false, &code, msg, sizeof msg);
     if (rc == GS__NET_OK) rc = gs__net_start(rt->net, rt->xs + n_send, rt->n_xs - n_send, true, &code, msg, sizeof msg);
@@ -1694,14 +1716,15 @@ done:
 
 /* A piece of local device t's share of plan p on ranks. Reduce-scatter and all-to-all read the pieces of
    remote members where gs__rt_net_data put them (nsrc / nkind); the rest is the engine's own mode. */
-GS__FN void gs__rt_net_piece(gs_runtime *rt, const gs__cplan *p, int64_t t, int64_t k, int64_t S) {
+GS__FN void gs__rt_net_piece(gs_runtime *rt, const gs__cplan *p, int64_t t, int64_t k, int64_t S, gs__ip_fn *fn,
+                             gs_result *err) {
     const void *const *src;
     const uint8_t *kind;
     gs__rt_pieces x;
     int64_t G = p->G, r, blk, lo, hi, q, run, o, a, b, j;
     const int64_t *mem;
     if (p->op != GS_OP_REDUCE_SCATTER && p->op != GS_OP_ALL_TO_ALL) {
-        gs__coll_piece(p, t, k, S, rt->ins, rt->outs, true);
+        gs__coll_piece(p, t, k, S, rt->ins, rt->outs, true, fn, err);
         return;
     }
     src = rt->nsrc + (t - rt->d_lo) * G;
@@ -1730,7 +1753,7 @@ GS__FN void gs__rt_net_piece(gs_runtime *rt, const gs__cplan *p, int64_t t, int6
                                         : (const char *)rt->ins[mem[j]] + ((o * G + r) * x.c + a + b) * (int64_t)x.es;
                 if (G == 1) memcpy(dst, y, (size_t)m * x.es);
                 else if (j == 0) x0 = y;
-                else gs__rt_fold(p->dtype, p->kind, dst, j == 1 ? x0 : dst, y, m);
+                else gs__rt_fold(p->dtype, p->kind, dst, j == 1 ? x0 : dst, y, m, fn, err);
             }
         }
     }
@@ -1891,14 +1914,27 @@ GS__FN bool gs__rt_rendezvous(gs_runtime *rt, int64_t w, int64_t d0, int64_t d1)
 #if defined(GSHARD_MPI)
     if (rt->fast_done) U = 0;   /* MPI did it */
 #endif
-    for (u = U * w / W; u < U * (w + 1) / W; u++) {
+    {
+        /* a reducer computation: one instance for this worker's pieces, made with its first device's evaluator */
+        gs__ip_fn *fn = NULL;
+        gs_result err = GS_OK;
+        if (p->kind == GS_REDUCE_CUSTOM && U * (w + 1) / W > U * w / W)
+            err = gs__reducer_new(&rt->devs[d0].ex, p->v->reducer, &fn);
+        for (u = U * w / W; err == GS_OK && u < U * (w + 1) / W; u++) {
 #if defined(GSHARD_MPI)
-        if (rt->net) {
-            gs__rt_net_piece(rt, p, rt->d_lo + u / S, u % S, S);
-            continue;
-        }
+            if (rt->net) {
+                gs__rt_net_piece(rt, p, rt->d_lo + u / S, u % S, S, fn, &err);
+                continue;
+            }
 #endif
-        gs__coll_piece(p, rt->d_lo + u / S, u % S, S, rt->ins, rt->outs, rt->own);
+            gs__coll_piece(p, rt->d_lo + u / S, u % S, S, rt->ins, rt->outs, rt->own, fn, &err);
+        }
+        gs__reducer_free(&rt->devs[d0].ctx, fn);
+        if (err) {
+            gs__rt_dev_failed(rt, &rt->devs[d0], gs__err_prefix(&rt->devs[d0].ctx, "%s %s: reducer '%s': ", gs_op_name(p->v->op),
+                                                                  p->v->name, p->v->reducer->name));
+            return false;
+        }
     }
     if (!gs__rt_barrier(rt, &rt->devs[d0])) return false;
     for (d = d0; d < d1; d++) {
@@ -1985,6 +2021,7 @@ GS__FN void gs__rt_job(void *arg, int worker) {
     gs_runtime *rt = (gs_runtime *)arg;
     int64_t i, u, S = rt->pieces, U = rt->D * rt->pieces;
     int64_t u0 = U * worker / rt->lanes, u1 = U * (worker + 1) / rt->lanes;
+    gs_result err = GS_OK;   /* direct collectives have no reducer computation */
     if (!rt->direct) {
         gs__rt_drive(rt, worker);
         return;
@@ -1994,7 +2031,7 @@ GS__FN void gs__rt_job(void *arg, int worker) {
        the last one */
     for (i = 0; i < rt->repeat; i++) {
         if (i > 0 && !gs__rt_barrier(rt, &rt->devs[0])) return;
-        for (u = u0; u < u1; u++) gs__coll_piece(rt->direct, u / S, u % S, S, rt->ins, rt->outs, false);
+        for (u = u0; u < u1; u++) gs__coll_piece(rt->direct, u / S, u % S, S, rt->ins, rt->outs, false, NULL, &err);
     }
 }
 #endif
@@ -2002,7 +2039,7 @@ GS__FN void gs__rt_job(void *arg, int worker) {
 /* ---------------------------------------------------------------------------------------------------------
    A run
    ------------------------------------------------------------------------------------------------------- */
-/* Plans for every collective instruction of g and of the loops it contains (each graph once). */
+/* Plans for every collective instruction of g and of the loops and conditionals it contains (each graph once). */
 GS__FN gs_result gs__rt_collect(gs_runtime *rt, gs_graph *g, gs_graph ***seen, int *n_seen, int *cap_seen,
                                 int *cap_plans, int depth) {
     int i, k;
@@ -2022,11 +2059,13 @@ GS__FN gs_result gs__rt_collect(gs_runtime *rt, gs_graph *g, gs_graph ***seen, i
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
         gs_value *v = g->values[i];
         gs_result r;
-        if (v->op == GS_OP_WHILE) {
-            if (!v->cond || !v->body) return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "while %s: missing condition or body", v->name);
-            r = gs__rt_collect(rt, v->cond, seen, n_seen, cap_seen, cap_plans, depth + 1);
-            if (!r) r = gs__rt_collect(rt, v->body, seen, n_seen, cap_seen, cap_plans, depth + 1);
-            if (r) return r;
+        if (gs__n_subgraphs(v)) {   /* a while's condition and body, a conditional's branches */
+            int j;
+            for (j = 0; j < gs__n_subgraphs(v); j++) {
+                if (!gs__subgraph(v, j))
+                    return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "%s %s: a called computation is missing", gs_op_name(v->op), v->name);
+                if ((r = gs__rt_collect(rt, gs__subgraph(v, j), seen, n_seen, cap_seen, cap_plans, depth + 1)) != GS_OK) return r;
+            }
             continue;
         }
         if (v->op != GS_OP_ALL_REDUCE && v->op != GS_OP_ALL_GATHER && v->op != GS_OP_REDUCE_SCATTER &&
@@ -2761,7 +2800,7 @@ GS__FN gs_result gs__rt_net_collective(gs_runtime *rt, const gs__cplan *p, const
             break;
         if (rt->failure) break;
         if (!rt->fast_done)
-            for (d = rt->d_lo; d < rt->d_hi; d++) gs__rt_net_piece(rt, p, d, 0, 1);
+            for (d = rt->d_lo; d < rt->d_hi; d++) gs__rt_net_piece(rt, p, d, 0, 1, NULL, &r);
     }
     if (r == GS_OK && rt->failure) {
         r = gs__rt_report(rt);
@@ -2844,7 +2883,7 @@ GS_API gs_result gs_runtime_collective(gs_runtime *rt, const gs_collective_spec 
 #endif
         {
             for (i = 0; i < repeat; i++)
-                for (d = 0; d < D; d++) gs__coll_piece(&p, d, 0, 1, rt->ins, rt->outs, false);
+                for (d = 0; d < D; d++) gs__coll_piece(&p, d, 0, 1, rt->ins, rt->outs, false, NULL, &r);
         }
     }
     if (convert) {

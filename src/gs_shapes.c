@@ -280,6 +280,10 @@ GS__FN gs_result gs__so_graph(gs__so *S, gs_graph *g, const int64_t *param_bytes
         case GS_OP_WHILE:
             r = gs__so_while(S, &f, v);
             break;
+        case GS_OP_CONDITIONAL:   /* which branch runs is known only with the data */
+            r = gs__err(S->ctx, GS_ERR_UNSUPPORTED, "shapes-only: conditional %s: the branch it runs depends on the data "
+                        "(run it with data: gs_runtime_run)", v->name ? v->name : "?");
+            break;
         default:
             if (gs__cm_is_collective(v->op)) {
                 gs__so_coll c;

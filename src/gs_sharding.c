@@ -1953,11 +1953,14 @@ GS__FN const gs_sharding *gs__sh_reverse(gs_ctx *ctx, const gs_sharding *s, uint
 }
 
 /* XLA's reshape rule (ReshapeSharding), written as a factor walk. Source and target dims are grouped into
-   the smallest runs with equal products. Inside a run, going major to minor, a source dim's tiles go to the
-   target dims it covers: a target dim equal to the remaining source extent takes all of them; a smaller
-   target dim takes as many as divide both; a larger one (a merge) takes them when it is a multiple of the
-   remaining extent, and then the minor source dims it absorbs must not be split. Otherwise gcd(target size,
-   tiles) go to the target dim and the rest of the run is replicated. Manual and replication groups stay. */
+   the smallest runs with equal products; a run never decides another's factors, so a run that cannot keep its
+   split does not cost the next one its split. Inside a run, going major to minor with E the source extent left,
+   p its tiles left and T the target extent left: E == T moves all p tiles; otherwise g = gcd(p, T) tiles go to
+   the target dim (E, p and T all divide by g), which covers splitting a dim (12 -> 4,3), merging a split major
+   dim with unsplit minor ones (4,2 -> 8) and the partial matches between (12,8 -> 8,12 keeps gcd(2, 8) = 2 of a
+   2-way split). Unsplit source extent is consumed by target dims that divide it, or merged with the next
+   unsplit source dim. A split that does not divide its dim, a gcd of 1 or an unsplit remainder ahead of a split
+   dim stops the run: its remaining tiles are replicated. Manual and replication groups stay. */
 GS__FN int64_t gs__gcd(int64_t a, int64_t b) {
     while (b) {
         int64_t t = a % b;
@@ -1965,6 +1968,48 @@ GS__FN int64_t gs__gcd(int64_t a, int64_t b) {
         b = t;
     }
     return a;
+}
+
+/* the run src[i0..i1) -> dst[j0..j1) of gs__sh_reshape: its factors appended to f; false when f is full */
+GS__FN bool gs__sh_reshape_run(gs__fac *f, const gs_sharding *s, const gs_shape *src, const gs_shape *dst, int i0,
+                               int i1, int j0, int j1) {
+    int si = i0, tj = j0;
+    int64_t E = src->dims[i0], p = s->ta.dims[i0], T = dst->dims[j0], g;
+    bool stopped = false;
+#define GS__RS_NEXT_SRC() do { if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; } } while (0)
+#define GS__RS_NEXT_DST() do { if (++tj < j1) T = dst->dims[tj]; } while (0)
+    while (si < i1) {
+        if (stopped || tj >= j1 || E == 1) {
+            /* the run's rest, or a size-1 dim inside it: its tiles cannot stay */
+            if (!gs__fac_add(f, p, GS__DEST_REP)) return false;
+            GS__RS_NEXT_SRC();
+        } else if (T == 1) {
+            GS__RS_NEXT_DST();
+        } else if (E == T) {
+            if (!gs__fac_add(f, p, tj)) return false;
+            GS__RS_NEXT_SRC();
+            GS__RS_NEXT_DST();
+        } else if (p == 1) {
+            if (E % T == 0) {
+                E /= T;
+                GS__RS_NEXT_DST();
+            } else if (si + 1 < i1 && s->ta.dims[si + 1] == 1) {
+                E *= src->dims[++si];
+            } else {
+                stopped = true;
+            }
+        } else if (E % p != 0 || (g = gs__gcd(p, T)) == 1) {
+            stopped = true;
+        } else {
+            if (!gs__fac_add(f, g, tj)) return false;
+            E /= g;
+            p /= g;
+            T /= g;
+        }
+    }
+#undef GS__RS_NEXT_SRC
+#undef GS__RS_NEXT_DST
+    return true;
 }
 
 GS__FN const gs_sharding *gs__sh_reshape(gs_ctx *ctx, const gs_sharding *s, const gs_shape *src, const gs_shape *dst) {
@@ -1976,12 +2021,14 @@ GS__FN const gs_sharding *gs__sh_reshape(gs_ctx *ctx, const gs_sharding *s, cons
     f.n = 0;
     /* walk runs of equal product */
     while (i < src->rank || j < dst->rank) {
-        int i0 = i, j0 = j, i1, j1;
+        int i0 = i, j0 = j;
         int64_t ps = 1, pt = 1;
-        /* size-1 dims on their own */
+        /* size-1 dims on their own: a split one lines up with a size-1 target dim at the same place, as in XLA */
         if (i < src->rank && src->dims[i] == 1) {
-            if (!gs__fac_add(&f, s->ta.dims[i], GS__DEST_REP)) return NULL;
+            bool pair = j < dst->rank && dst->dims[j] == 1;
+            if (!gs__fac_add(&f, s->ta.dims[i], pair ? j : GS__DEST_REP)) return NULL;
             i++;
+            j += pair;
             continue;
         }
         if (j < dst->rank && dst->dims[j] == 1) { j++; continue; }
@@ -2001,80 +2048,7 @@ GS__FN const gs_sharding *gs__sh_reshape(gs_ctx *ctx, const gs_sharding *s, cons
                 pt *= dst->dims[j++];
             }
         }
-        i1 = i;
-        j1 = j;
-        /* the run src[i0..i1) -> dst[j0..j1) */
-        {
-            int si = i0, tj = j0;
-            int64_t E = src->dims[i0], p = s->ta.dims[i0], T = dst->dims[j0];
-            bool stopped = false;
-            while (si < i1) {
-                if (stopped || tj >= j1) {
-                    if (!gs__fac_add(&f, p, GS__DEST_REP)) return NULL;
-                    if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
-                    continue;
-                }
-                if (T == 1) {
-                    if (++tj < j1) T = dst->dims[tj];
-                    continue;
-                }
-                if (p == 1 && E == T) {
-                    if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
-                    if (++tj < j1) T = dst->dims[tj];
-                    continue;
-                }
-                if (E == T) {
-                    if (!gs__fac_add(&f, p, tj)) return NULL;
-                    if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
-                    if (++tj < j1) T = dst->dims[tj];
-                } else if (E % p != 0) {
-                    /* an uneven split does not line up with any other dim layout */
-                    stopped = true;
-                    continue;
-                } else if (T < E) {
-                    /* source dim split into several target dims */
-                    if (E % T != 0) {
-                        stopped = true;
-                        continue;
-                    }
-                    if (T % p == 0) {
-                        if (!gs__fac_add(&f, p, tj)) return NULL;
-                        p = 1;
-                    } else if (p % T == 0) {
-                        if (!gs__fac_add(&f, T, tj)) return NULL;
-                        p /= T;
-                    } else {
-                        int64_t g = gs__gcd(T, p);
-                        if (!gs__fac_add(&f, g, tj) || !gs__fac_add(&f, p / g, GS__DEST_REP)) return NULL;
-                        stopped = true;
-                        if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
-                        continue;
-                    }
-                    E /= T;
-                    if (++tj < j1) T = dst->dims[tj];
-                } else {
-                    /* target dim merges this source dim with minor ones */
-                    if (T % E == 0) {
-                        if (!gs__fac_add(&f, p, tj)) return NULL;
-                        T /= E;
-                        if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
-                        /* the absorbed minor source dims: their tiles cannot stay */
-                        while (si < i1 && T > 1 && T % E == 0) {
-                            if (!gs__fac_add(&f, p, GS__DEST_REP)) return NULL;
-                            T /= E;
-                            if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
-                        }
-                        if (T > 1) stopped = true;
-                        else if (++tj < j1) T = dst->dims[tj];
-                    } else {
-                        int64_t g = gs__gcd(T, p);
-                        if (!gs__fac_add(&f, g, tj) || !gs__fac_add(&f, p / g, GS__DEST_REP)) return NULL;
-                        stopped = true;
-                        if (++si < i1) { E = src->dims[si]; p = s->ta.dims[si]; }
-                    }
-                }
-            }
-        }
+        if (!gs__sh_reshape_run(&f, s, src, dst, i0, i, j0, j)) return NULL;
     }
     for (d = 0; d < s->n_sub; d++)
         if (!gs__fac_add(&f, s->ta.dims[s->rank + d], s->sub[d] == GS_SUBGROUP_MANUAL ? GS__DEST_MANUAL : GS__DEST_REP))

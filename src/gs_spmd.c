@@ -58,8 +58,7 @@ GS__FN bool gs__sp_record_why(gs__sp *sp, gs_graph *r, gs__spmd_info *I) {
 static const char *const gs__sp_xla_inert[] = {
     "partial_windowed_einsum", "choose_faster_windowed_einsum_over_mem", "conv_halo_exchange_always_on_lhs",
     "enable_enzyme_opt", "skip_checking_windowed_einsum_users", "cache_all_gather",
-    "bidirectional_decomposed_all_gather", "enable_windowed_einsum_for_reduce_scatter",
-    "disable_ag_rewrite_for_multiple_consumers", "allow_module_signature_change", "report_instruction_count"};
+    "bidirectional_decomposed_all_gather", "disable_ag_rewrite_for_multiple_consumers", "allow_module_signature_change", "report_instruction_count"};
 
 /* "123" -> 123 (0 .. 2^62); false for anything else */
 GS__FN bool gs__sp_parse_count(const char *s, int64_t *out) {
@@ -91,14 +90,15 @@ GS_API gs_result gs_partition_xla_option(gs_ctx *ctx, gs_partition_desc *desc, c
     if (strcmp(name, "report_instruction_count") == 0) {
         if (!gs__sp_parse_count(value, &n))
             return gs__err(ctx, GS_ERR_INVALID_ARG, "XLA option %s wants a non-negative integer, not '%s'", name, value);
-        desc->xla_inert |= 1u << 10;
+        desc->xla_inert |= 1u << (sizeof gs__sp_xla_inert / sizeof gs__sp_xla_inert[0] - 1);
         return GS_OK;
     }
     if (!yes && !no) {
         for (i = 0; i < sizeof gs__sp_xla_inert / sizeof gs__sp_xla_inert[0]; i++)
             if (strcmp(name, gs__sp_xla_inert[i]) == 0) break;
         if (i < sizeof gs__sp_xla_inert / sizeof gs__sp_xla_inert[0] || strcmp(name, "unroll_windowed_einsum") == 0 ||
-            strcmp(name, "bidirectional_windowed_einsum") == 0 || strcmp(name, "enable_windowed_einsum_for_all_gather") == 0)
+            strcmp(name, "bidirectional_windowed_einsum") == 0 || strcmp(name, "enable_windowed_einsum_for_all_gather") == 0 ||
+            strcmp(name, "enable_windowed_einsum_for_reduce_scatter") == 0)
             return gs__err(ctx, GS_ERR_INVALID_ARG, "XLA option %s wants true or false, not '%s'", name, value);
     }
     if (strcmp(name, "unroll_windowed_einsum") == 0) {
@@ -107,6 +107,10 @@ GS_API gs_result gs_partition_xla_option(gs_ctx *ctx, gs_partition_desc *desc, c
     }
     if (strcmp(name, "bidirectional_windowed_einsum") == 0) {
         desc->windowed_einsum_bidirectional = yes;
+        return GS_OK;
+    }
+    if (strcmp(name, "enable_windowed_einsum_for_reduce_scatter") == 0) {
+        desc->windowed_einsum_no_reduce_scatter = no;
         return GS_OK;
     }
     if (strcmp(name, "enable_windowed_einsum_for_all_gather") == 0) {

@@ -492,11 +492,34 @@ GS__FN int gs__chk_cone_mbits(gs__chk *c, int k) {
     return best;
 }
 
+/* The most partial sums that one all-reduce or reduce-scatter of g (and the loops in it) combines in a float
+   type narrower than f32 (1 when none): each such sum rounds to that type once per term added. */
+GS__FN int64_t gs__chk_narrow_terms(const gs_graph *g, int64_t D, int depth) {
+    int64_t most = 1, i, n = g ? (int64_t)stbds_arrlen(g->values) : 0;
+    for (i = 0; i < n && depth < 8; i++) {
+        const gs_value *v = g->values[i];
+        if ((v->op == GS_OP_ALL_REDUCE || v->op == GS_OP_REDUCE_SCATTER) && gs__is_float(v->shape.dtype) &&
+            gs__dt(v->shape.dtype)->mbits > 0 && gs__dt(v->shape.dtype)->mbits < 23) {
+            int64_t gsz = v->coll.groups.group_size > 0 ? v->coll.groups.group_size : D;
+            if (gsz > most) most = gsz;
+        }
+        if (v->op == GS_OP_WHILE) {
+            int64_t a = gs__chk_narrow_terms(v->body, D, depth + 1);
+            if (a > most) most = a;
+        }
+    }
+    return most;
+}
+
 /* Sets c->rtol and c->atol for output k. Given by the caller: those, as they are. By default, with p the
    fewest mantissa bits in the output's cone (gs__chk_cone_mbits): rtol = atol = 1e-5 when p >= 23 (f32, f64),
    else 2^-(p-1), two units in the last place (bf16 2^-6 = 0.015625, f16 2^-9, f8e4m3 2^-2); and atol grows by
    rtol times the root-mean-square of the reference output, since a sum taken in another order (split
-   across devices) errs by a fraction of its terms' size, not of its own, which cancellation can make small. */
+   across devices) errs by a fraction of its terms' size, not of its own, which cancellation can make small.
+   When p < 23 and the SPMD program combines G partial sums in that narrow type (an all-reduce or
+   reduce-scatter over G devices, gs__chk_narrow_terms), that term is multiplied by sqrt(G): each of the G - 1
+   additions rounds to p bits (at most half a unit, 2^-(p+1), of the running sum), and independent roundings
+   add up like a random walk, so rtol = 4 half-units times sqrt(G) is about four standard deviations. */
 GS__FN void gs__chk_tol(gs__chk *c, int k) {
     const gs_shape *os = &c->out_shapes[k];
     int64_t n = gs__numel(os), e, m = 0;
@@ -517,7 +540,7 @@ GS__FN void gs__chk_tol(gs__chk *c, int k) {
             m++;
         }
     }
-    if (m > 0) c->atol += c->rtol * sqrt(sum / (double)m);
+    if (m > 0) c->atol += c->rtol * sqrt(sum / (double)m) * (p >= 23 ? 1.0 : sqrt((double)gs__chk_narrow_terms(c->spmd, c->D, 0)));
 }
 
 /* A {manual} output (each device its own array): every device's copy against the reference program's copy on

@@ -532,13 +532,19 @@ GS__FN gs_value *gs__sp_reshard_slice(gs__sp *sp, gs_value *x, const gs_sharding
     const gs_sharding *nxt;
     if (!gs__sp_view(sp, *cur, rank, &A)) return NULL;
     C = A;
-    for (d = 0; d < rank; d++) {
-        int64_t f = B->dims[d] / C.dims[d];
-        if (f <= 1) continue;
-        any = true;
-        gs__sp_split_axis(&C, C.n - 1, C.dims[C.n - 1] / f);   /* R -> (f, R/f) */
-        if (!gs__sp_move_axis(sp, &C, C.n - 2, d + 1)) return NULL;
-        gs__sp_merge_axes(&C, d, 2);
+    if (gs__sp_is_rep(*cur)) {
+        /* every device holds the whole value: each slices its own tile of B, on the devices B puts it */
+        C = *B;
+        for (d = 0; d < rank; d++) any = any || B->dims[d] > 1;
+    } else {
+        for (d = 0; d < rank; d++) {
+            int64_t f = B->dims[d] / C.dims[d];
+            if (f <= 1) continue;
+            any = true;
+            gs__sp_split_axis(&C, C.n - 1, C.dims[C.n - 1] / f);   /* R -> (f, R/f) */
+            if (!gs__sp_move_axis(sp, &C, C.n - 2, d + 1)) return NULL;
+            gs__sp_merge_axes(&C, d, 2);
+        }
     }
     if (any) {
         gs_value *st[GS_MAX_RANK];
@@ -585,25 +591,59 @@ GS__FN gs_value *gs__sp_reshard_permute(gs__sp *sp, gs_value *x, const gs_shardi
 }
 
 /* A reshard inside a partly manual region, x{s} -> x{t}: s replicated (a constant or a broadcast in the
-   region) or in the same manual groups as t (every device's manual coordinate the same in both). Each manual
-   group then holds its own copy of the value and reshards it within itself, which is the reshard with the
-   manual subgroup read as replication (*s2, *t2): the planner's collectives run over devices that differ
-   only in the data dims' coordinates, so they never cross a manual group. */
-GS__FN bool gs__sp_manual_alike(gs__sp *sp, const gs_sharding *s, const gs_sharding *t, const gs_sharding **s2,
-                                const gs_sharding **t2) {
-    static const gs_subgroup rr[2] = {GS_SUBGROUP_REPLICATED, GS_SUBGROUP_REPLICATED};
+   region) or in the same manual groups as t (every device's manual coordinate the same in both). */
+GS__FN bool gs__sp_manual_alike(gs__sp *sp, const gs_sharding *s, const gs_sharding *t) {
     int64_t d, is[GS_MAX_TILE_RANK], it[GS_MAX_TILE_RANK];
     if (t->kind != GS_SHARDING_TILED || gs_sharding_manual_group(t) < 2) return false;
-    if (!gs__sp_is_rep(s)) {
-        if (s->kind != GS_SHARDING_TILED || gs_sharding_manual_group(s) != gs_sharding_manual_group(t)) return false;
-        for (d = 0; d < sp->D; d++) {
-            if (!gs_sharding_device_index(s, d, is) || !gs_sharding_device_index(t, d, it) || is[s->rank] != it[t->rank])
-                return false;
-        }
-        if (!(*s2 = gs__sh_from_ta(sp->ctx, s->rank, s->n_sub, rr, &s->ta))) return false;
+    if (gs__sp_is_rep(s)) return true;
+    if (s->kind != GS_SHARDING_TILED || gs_sharding_manual_group(s) != gs_sharding_manual_group(t)) return false;
+    for (d = 0; d < sp->D; d++)
+        if (!gs_sharding_device_index(s, d, is) || !gs_sharding_device_index(t, d, it) || is[s->rank] != it[t->rank])
+            return false;
+    return true;
+}
+
+/* s (a partly manual sharding of rank r) read as a sharding of rank r + 1 whose new leading dim is the manual
+   subgroup: [M, dims..] split M ways along dim 0 as the manual groups are, the data dims as in s */
+GS__FN const gs_sharding *gs__sp_manual_as_dim(gs__sp *sp, const gs_sharding *s) {
+    static const gs_subgroup rep[1] = {GS_SUBGROUP_REPLICATED};
+    int perm[GS_MAX_IOTA_RANK], k;
+    gs__ta ta;
+    perm[0] = s->rank;   /* sub[0] is MANUAL (manual before replicated) */
+    for (k = 0; k < s->rank; k++) perm[k + 1] = k;
+    for (k = s->rank + 1; k < s->ta.n; k++) perm[k] = k;
+    if (gs__ta_transpose(sp->ctx, &s->ta, perm, &ta) != GS_OK) return NULL;
+    return gs__sh_from_ta(sp->ctx, s->rank + 1, s->n_sub - 1, rep, &ta);
+}
+
+/* x{s} -> x{t} within the manual groups of t (gs__sp_manual_alike): each group holds its own copy of the
+   value, so the value is read as one of shape [M, full..] whose dim 0 is split by the groups, and the planner
+   reshards that. Dim 0 is split the same way in both, so no collective moves data from one group to another
+   (reading the manual subgroup as replication instead would let the planner take a tile from any group). */
+GS__FN gs_value *gs__sp_reshard_in_groups(gs__sp *sp, gs_value *x, const gs_sharding *s, const gs_sharding *t,
+                                          gs_shape full) {
+    const gs_sharding *s2, *t2 = gs__sp_manual_as_dim(sp, t);
+    gs_shape f2, xs, ls;
+    int k;
+    if (!t2 || full.rank + 1 > GS_MAX_RANK) {
+        if (t2) gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: a partly manual value of rank %d is resharded only up to rank %d",
+                        sp->at ? sp->at->name : "?", full.rank, GS_MAX_RANK - 1);
+        return NULL;
     }
-    *t2 = gs__sh_from_ta(sp->ctx, t->rank, t->n_sub, rr, &t->ta);
-    return *t2 != NULL;
+    s2 = gs__sp_is_rep(s) ? gs__sh_replicate_dims(sp->ctx, t2, ((1u << full.rank) - 1u) << 1) : gs__sp_manual_as_dim(sp, s);
+    if (!s2) return NULL;
+    f2 = full;
+    xs = x->shape;
+    f2.rank = xs.rank = full.rank + 1;
+    f2.dims[0] = gs_sharding_manual_group(t);
+    xs.dims[0] = 1;
+    for (k = 0; k < full.rank; k++) {
+        f2.dims[k + 1] = full.dims[k];
+        xs.dims[k + 1] = x->shape.dims[k];
+    }
+    x = gs__sp_reshard_raw(sp, gs_reshape(sp->G->g, x, xs.rank, xs.dims), s2, t2, f2);
+    ls = gs__sp_local(t, full);
+    return x ? gs_reshape(sp->G->g, x, ls.rank, ls.dims) : NULL;
 }
 
 /* The reshard planner: x[local]{s} -> x[local]{t} for an array of shape full, in four steps, each doing nothing
@@ -622,7 +662,14 @@ GS__FN gs_value *gs__sp_reshard_raw(gs__sp *sp, gs_value *x, const gs_sharding *
     s_rep = gs__sp_is_rep(s);
     t_rep = gs__sp_is_rep(t);
     if (s_rep && t_rep) return x;
-    if (gs__sp_manual_alike(sp, s, t, &s, &t)) return gs__sp_reshard_raw(sp, x, s, t, full);
+    if (t_rep && s->kind == GS_SHARDING_TILED && gs_sharding_manual_group(s) > 1) {
+        /* {replicated} for a partly manual value: each group's array on each of its devices (XLA reads the
+           target within the value's manual groups too; the groups' arrays differ, so nothing else is meant) */
+        t = gs__sh_replicate_dims(sp->ctx, s, ~0u);
+        if (!t) return NULL;
+        if (gs_sharding_equal(s, t)) return x;
+    }
+    if (gs__sp_manual_alike(sp, s, t)) return gs__sp_reshard_in_groups(sp, x, s, t, full);
     if (s->kind == GS_SHARDING_MANUAL || t->kind == GS_SHARDING_MANUAL || gs_sharding_manual_group(s) > 1 ||
         gs_sharding_manual_group(t) > 1) {
         gs__err(sp->ctx, GS_ERR_SHARDING, "%s: cannot reshard a manual value (%s -> %s); leave manual regions through "
@@ -727,6 +774,22 @@ GS__FN const gs_sharding *gs__sp_sh(gs__sp *sp, const gs_value *u) {
 }
 GS__FN const gs_sharding *gs__sp_orig(gs__sp *sp, const gs_value *u) { return gs__sp_norm(sp, u->sharding); }
 
+/* A convolution partitioned as a dot, over local operands: the windows of its batch, contracting and rhs-free
+   spatial dims rewritten for the local extents (XLA CreateShardedConvForDotGeneralConvolution) */
+GS__FN gs_conv_config *gs__sp_conv_local(gs__sp *sp, const gs_value *v, gs_value *const *ops) {
+    const gs_conv_config *c = v->conv;
+    gs_conv_config *lc = (gs_conv_config *)gs__arena_dup(sp->ctx, c, sizeof *c);
+    gs__cdk kind[GS_MAX_RANK];
+    int i;
+    if (!lc) return NULL;
+    gs__conv_dot_kinds(v, kind);
+    for (i = 0; i < c->dims.n_spatial; i++)
+        lc->window[i] = gs__conv_dot_window(&c->window[i], &lc->reversal[i], kind[i],
+                                            ops[0]->shape.dims[c->dims.input_spatial[i]],
+                                            ops[1]->shape.dims[c->dims.kernel_spatial[i]]);
+    return lc;
+}
+
 /* v's op over new operands with a local result shape; every attribute copied (builders re-check it all) */
 GS__FN gs_value *gs__sp_clone(gs__sp *sp, const gs_value *v, gs_value *const *ops, const gs_shape *shape) {
     gs_value *n = gs__value_new(sp->G->g, v->op, v->n_operands, ops);
@@ -734,6 +797,7 @@ GS__FN gs_value *gs__sp_clone(gs__sp *sp, const gs_value *v, gs_value *const *op
     if (!n) return NULL;
     memcpy((char *)n + at, (const char *)v + at, sizeof(gs_value) - at);
     if (shape) n->shape = *shape;
+    else if (v->op == GS_OP_CONVOLUTION && !(n->conv = gs__sp_conv_local(sp, v, ops))) return NULL;
     return gs__finish(n);
 }
 

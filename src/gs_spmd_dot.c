@@ -66,8 +66,10 @@ GS__FN double gs__sp_est(gs__sp *sp, const gs_sharding *s, const gs_sharding *t,
 
 /* ---- dot: choose an iteration-space sharding ---- */
 /* The iteration space: batch, lhs-free, rhs-free dims (the result's, in order nb, nlf, nrf), then contracting
-   dims. A convolution without split spatial dims uses it too: input batch and spatial dims are lhs-free, output
-   features rhs-free, input features and kernel spatial dims (no lhs dim) contracting. */
+   dims. A convolution without split real spatial dims uses it too (read as a dot, gs__conv_dot_kinds): its
+   batch-like spatial dims are batch, input batch, lhs-free and real spatial dims lhs-free, output features and
+   rhs-free spatial dims rhs-free, input features, contracting spatial dims and real kernel spatial dims (no lhs
+   dim) contracting. */
 typedef struct gs__sp_dotdims {
     int nb, nlf, nrf, nc, ri, nout;
     int lhs_of[GS_MAX_RANK * 2], rhs_of[GS_MAX_RANK * 2];   /* iteration dim -> operand dim or -1 */
@@ -75,6 +77,8 @@ typedef struct gs__sp_dotdims {
     int it_of_lhs[GS_MAX_RANK], it_of_rhs[GS_MAX_RANK];     /* operand dim -> iteration dim */
     int it_of_out[GS_MAX_RANK];                             /* result dim -> iteration dim */
     int64_t size[GS_MAX_RANK * 2];
+    uint32_t zero_rhs;   /* rhs dims besides contracting ones whose padding must read 0: a convolution's batch and
+                            rhs-free spatial dims, whose windows also meet base-dilation holes or edge padding */
 } gs__sp_dotdims;
 
 /* the inverse maps */
@@ -87,35 +91,50 @@ GS__FN void gs__sp_dot_index(gs__sp_dotdims *D) {
     }
 }
 
+/* one iteration dim: lhs, rhs and result dims (-1 where absent) and its extent */
+GS__FN void gs__sp_it_add(gs__sp_dotdims *D, int64_t l, int64_t r, int64_t o, int64_t size) {
+    D->lhs_of[D->ri] = (int)l;
+    D->rhs_of[D->ri] = (int)r;
+    D->out_of[D->ri] = (int)o;
+    D->size[D->ri++] = size;
+}
+
 GS__FN bool gs__sp_conv_dims(const gs_value *v, gs__sp_dotdims *D) {
     const gs_conv_dims *cd = &v->conv->dims;
-    int i, a = 0;
+    const gs_shape *L = &v->operands[0]->shape, *R = &v->operands[1]->shape;
+    gs__cdk kind[GS_MAX_RANK];
+    int i, n_conv = gs__conv_dot_kinds(v, kind);
     memset(D, 0, sizeof *D);
-    if (2 + 2 * cd->n_spatial + 1 > GS_MAX_RANK) return false;
+    if (3 + cd->n_spatial + n_conv > GS_MAX_RANK) return false;   /* iteration shardings are rank-ri shardings */
     for (i = 0; i < GS_MAX_RANK * 2; i++) D->lhs_of[i] = D->rhs_of[i] = D->out_of[i] = -1;
-    D->lhs_of[a] = (int)cd->input_batch;
-    D->out_of[a] = (int)cd->output_batch;
-    D->size[a++] = v->shape.dims[cd->output_batch];
+    for (i = 0; i < cd->n_spatial; i++)
+        if (kind[i] == GS__CDK_BATCH) {
+            gs__sp_it_add(D, cd->input_spatial[i], cd->kernel_spatial[i], cd->output_spatial[i],
+                          v->shape.dims[cd->output_spatial[i]]);
+            D->zero_rhs |= 1u << cd->kernel_spatial[i];
+        }
+    D->nb = D->ri;
+    gs__sp_it_add(D, cd->input_batch, -1, cd->output_batch, v->shape.dims[cd->output_batch]);
+    for (i = 0; i < cd->n_spatial; i++)
+        if (kind[i] == GS__CDK_LHS_FREE || kind[i] == GS__CDK_CONV)
+            gs__sp_it_add(D, cd->input_spatial[i], -1, cd->output_spatial[i], v->shape.dims[cd->output_spatial[i]]);
+    D->nlf = D->ri - D->nb;
+    gs__sp_it_add(D, -1, cd->kernel_output_feature, cd->output_feature, v->shape.dims[cd->output_feature]);
+    for (i = 0; i < cd->n_spatial; i++)
+        if (kind[i] == GS__CDK_RHS_FREE) {
+            gs__sp_it_add(D, -1, cd->kernel_spatial[i], cd->output_spatial[i], v->shape.dims[cd->output_spatial[i]]);
+            D->zero_rhs |= 1u << cd->kernel_spatial[i];
+        }
+    D->nout = D->ri;
+    D->nrf = D->nout - D->nb - D->nlf;
+    gs__sp_it_add(D, cd->input_feature, cd->kernel_input_feature, -1, R->dims[cd->kernel_input_feature]);
     for (i = 0; i < cd->n_spatial; i++) {
-        D->lhs_of[a] = (int)cd->input_spatial[i];
-        D->out_of[a] = (int)cd->output_spatial[i];
-        D->size[a++] = v->shape.dims[cd->output_spatial[i]];
+        if (kind[i] == GS__CDK_CONTRACT)
+            gs__sp_it_add(D, cd->input_spatial[i], cd->kernel_spatial[i], -1, L->dims[cd->input_spatial[i]]);
+        else if (kind[i] == GS__CDK_CONV)
+            gs__sp_it_add(D, -1, cd->kernel_spatial[i], -1, R->dims[cd->kernel_spatial[i]]);
     }
-    D->nlf = a;
-    D->rhs_of[a] = (int)cd->kernel_output_feature;
-    D->out_of[a] = (int)cd->output_feature;
-    D->size[a++] = v->shape.dims[cd->output_feature];
-    D->nrf = 1;
-    D->nout = a;
-    D->lhs_of[a] = (int)cd->input_feature;
-    D->rhs_of[a] = (int)cd->kernel_input_feature;
-    D->size[a++] = v->operands[1]->shape.dims[cd->kernel_input_feature];
-    for (i = 0; i < cd->n_spatial; i++) {
-        D->rhs_of[a] = (int)cd->kernel_spatial[i];
-        D->size[a++] = v->operands[1]->shape.dims[cd->kernel_spatial[i]];
-    }
-    D->nc = a - D->nout;
-    D->ri = a;
+    D->nc = D->ri - D->nout;
     gs__sp_dot_index(D);
     return true;
 }
@@ -181,6 +200,10 @@ GS__FN const gs_sharding *gs__sp_lift(gs__sp *sp, const gs_sharding *s, const in
 
 GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
                                      int wop, int wdim, const gs_sharding **osh);
+GS__FN int gs__we_rs_dim(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *best,
+                         const gs_sharding *t);
+GS__FN gs_value *gs__sp_windowed_rs(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, gs_value *l, gs_value *r,
+                                    const gs_sharding *t, int od, const gs_sharding **osh);
 
 /* ---- dot strategies: iteration shardings priced by estimated time on sp->chip ---- */
 #define GS__SP_NSTRAT 7
@@ -466,7 +489,7 @@ GS__FN gs_value *gs__sp_dot_apply(gs__sp *sp, const gs_value *v, const gs__sp_do
         gs_value *ops[2];
         const gs_sharding *pl = gs__sp_proj(sp, best, &D, 0, Lv->shape.rank);
         const gs_sharding *pr = gs__sp_proj(sp, best, &D, 1, Rv->shape.rank);
-        uint32_t cl = 0, cr = 0;
+        uint32_t cl = 0, cr = D.zero_rhs;
         gs_value *x;
         for (a = D.nout; a < D.ri; a++) {
             if (D.lhs_of[a] >= 0) cl |= 1u << D.lhs_of[a];
@@ -474,130 +497,337 @@ GS__FN gs_value *gs__sp_dot_apply(gs__sp *sp, const gs_value *v, const gs__sp_do
         }
         ops[0] = gs__sp_mask(sp, gs__sp_get(sp, Lv, pl), pl, &Lv->shape, cl, 0);
         ops[1] = gs__sp_mask(sp, gs__sp_get(sp, Rv, pr), pr, &Rv->shape, cr, 0);
+        if (sp->we_bytes >= 0 && v->op == GS_OP_DOT && !sp->desc.windowed_einsum_no_reduce_scatter) {
+            /* the reduce-scatter form: the partial result, at least the threshold, is summed round a ring */
+            int od = gs__we_rs_dim(sp, v, &D, best, t);
+            int64_t big = sp->desc.windowed_einsum_total_bytes > 0
+                              ? (int64_t)(gs_shape_bytes(&Lv->shape) + gs_shape_bytes(&Rv->shape)) - sp->desc.windowed_einsum_total_bytes
+                              : (int64_t)gs_shape_bytes(&v->shape) - sp->we_bytes;
+            if (od >= 0 && big >= 0) return gs__sp_windowed_rs(sp, v, &D, ops[0], ops[1], t, od, osh);
+        }
         x = gs__sp_clone(sp, v, ops, NULL);
         return gs__sp_combine(sp, x, best, D.ri, dest, GS_REDUCE_SUM, &v->shape, t, osh);
     }
 }
 
-/* windowed einsum: x[.., W/D, ..] (operand wop, split D ways along W) x y -> out in I's projection, with no
-   all-gather of x. AG-style windowed einsum: operand wop is split D ways along its dim wdim (iteration dim aw) and would be
-   all-gathered; instead a loop of D local dots passes each device's block round a ring (collective-permute to
-   the previous tile), device p working on block (coord(p) + i) mod D in iteration i. */
+/* ---- the windowed einsum loop: a dot's operand blocks (all-gather form) or its result's partial sums
+   (reduce-scatter form) travel round a ring of the D devices by collective-permute, one block per step ---- */
+typedef struct gs__we {
+    const gs_value *v;
+    const gs__sp_dotdims *D;
+    bool ag;                      /* all-gather form; else reduce-scatter form */
+    int wop, wdim, odim, aw;      /* ag: the windowed operand, its split dim, the other operand's dim for it, the iteration dim */
+    bool contract;                /* ag: the windowed dim is contracted */
+    int od, sl[2];                /* rs: the result's split dim; the lhs and rhs dims sliced with it (-1: none) */
+    int64_t Dn, cw, S;            /* ring size, block size, the split dim's global size */
+    const gs_sharding *ring;      /* the ring: devices in order of their tile coordinate along rdim */
+    int rdim;
+    int64_t *pairs[2];            /* [0]: each device sends to coordinate - 1, [1]: to coordinate + 1 */
+    int64_t nd[2], off[2];        /* per direction: its steps, the block offset at step 0 */
+    int sign[2], send[2];         /* per direction: the block index moves by sign per step; the permute used */
+    int ns, tr[2], acc;           /* the loop state's size (without the counter), travelers' and ag accumulator's slots */
+    bool both;                    /* bidirectional */
+    int loops;                    /* while loops built (for --explain) */
+    const gs_value *part;         /* the first local dot (for --explain) */
+} gs__we;
+
+/* the block index direction dir works on at step j (an s32 scalar of the graph being written) */
+GS__FN gs_value *gs__we_block(gs__sp *sp, const gs__we *we, int dir, gs_value *j) {
+    gs_graph *g = sp->G->g;
+    gs_value *c = gs_add(g, gs__sp_coord(sp, we->ring, we->rdim), gs_scalar(g, GS_S32, (double)(we->off[dir] + 2 * we->Dn)));
+    c = we->sign[dir] > 0 ? gs_add(g, c, j) : gs_sub(g, c, j);
+    return gs_binary(g, GS_OP_REMAINDER, c, gs_scalar(g, GS_S32, (double)we->Dn));
+}
+
+/* x with dim d sliced to [c*cw, (c+1)*cw) (x padded to D*cw along d beforehand) */
+GS__FN gs_value *gs__we_slice(gs__sp *sp, const gs__we *we, gs_value *x, int d, gs_value *c) {
+    gs_graph *g = sp->G->g;
+    gs_value *sts[GS_MAX_RANK];
+    int64_t sz[GS_MAX_RANK];
+    int e;
+    for (e = 0; e < x->shape.rank; e++) {
+        sz[e] = x->shape.dims[e];
+        sts[e] = gs_scalar(g, GS_S32, 0);
+    }
+    sz[d] = we->cw;
+    sts[d] = gs_mul(g, c, gs_scalar(g, GS_S32, (double)we->cw));
+    return gs_dynamic_slice(g, x, sts, sz);
+}
+
+/* all-gather form: the result so far (NULL: none yet) with block c's local dot added: w is block c of the
+   windowed operand (its padding past S masked to 0 when contracted), the other operand sliced to it */
+GS__FN gs_value *gs__we_ag_add(gs__sp *sp, gs__we *we, gs_value *acc, gs_value *oth, gs_value *w, gs_value *c) {
+    gs_graph *g = sp->G->g;
+    gs_value *ops[2], *part;
+    if (we->contract && we->cw * we->Dn != we->S) {
+        gs_shape ps = w->shape;
+        gs_value *pos, *ok;
+        ps.dtype = GS_S32;
+        pos = gs_add(g, gs_iota(g, ps, we->wdim), gs_broadcast(g, gs_mul(g, c, gs_scalar(g, GS_S32, (double)we->cw)), ps, NULL));
+        ok = gs_compare(g, pos, gs_constant_splat(g, ps, (double)we->S), GS_CMP_LT);
+        w = gs_select(g, ok, w, gs_constant_splat(g, w->shape, 0));
+    }
+    ops[we->wop] = w;
+    ops[1 - we->wop] = we->odim >= 0 ? gs__we_slice(sp, we, oth, we->odim, c) : oth;
+    if (!ops[0] || !ops[1]) return NULL;
+    part = gs__sp_clone(sp, we->v, ops, NULL);
+    if (!we->part) we->part = part;
+    if (!part || (!acc && we->contract)) return part;
+    if (we->contract) return gs_add(g, acc, part);
+    {
+        gs_value *sts[GS_MAX_RANK];
+        int d;
+        if (!acc) {
+            gs_shape s = part->shape;
+            s.dims[we->aw] = we->Dn * we->cw;
+            acc = gs__sp_splat(sp, s.dtype, 0, s);
+        }
+        for (d = 0; d < we->v->shape.rank; d++) sts[d] = gs_scalar(g, GS_S32, 0);
+        sts[we->aw] = gs_mul(g, c, gs_scalar(g, GS_S32, (double)we->cw));
+        return gs_dynamic_update_slice(g, acc, part, sts);
+    }
+}
+
+/* reduce-scatter form: this device's partial product for block c of the result (lhs, rhs sliced to it) */
+GS__FN gs_value *gs__we_rs_part(gs__sp *sp, gs__we *we, gs_value *const *st, gs_value *c) {
+    gs_value *ops[2], *part;
+    int k;
+    if (!c) return NULL;
+    for (k = 0; k < 2; k++) ops[k] = we->sl[k] >= 0 ? gs__we_slice(sp, we, st[k], we->sl[k], c) : st[k];
+    if (!ops[0] || !ops[1]) return NULL;
+    part = gs__sp_clone(sp, we->v, ops, NULL);
+    if (!we->part) we->part = part;
+    return part;
+}
+
+/* one step j >= 1 of direction dir on the state st: the traveler moves one place round the ring and is used */
+GS__FN void gs__we_step(gs__sp *sp, gs__we *we, gs_value **st, int dir, gs_value *j) {
+    gs_graph *g = sp->G->g;
+    gs_value *c = gs__we_block(sp, we, dir, j);
+    gs_value *t = gs_collective_permute(g, st[we->tr[dir]], we->Dn, we->pairs[we->send[dir]], 0);
+    if (!t || !c) { st[we->tr[dir]] = NULL; return; }
+    st[we->tr[dir]] = t;
+    if (we->ag) st[we->acc] = gs__we_ag_add(sp, we, st[we->acc], st[0], t, c);
+    else st[we->tr[dir]] = gs_add(g, t, gs__we_rs_part(sp, we, st, c));
+}
+
+/* steps j0 .. j0+L-1, of both directions or the first only: a while loop of L/U iterations of U steps each (U = 2
+   when unrolled), the remaining steps after it; loop false: every step written out in the current graph */
+GS__FN bool gs__we_steps(gs__sp *sp, gs__we *we, gs_value **st, int64_t j0, int64_t L, bool both, bool loop) {
+    int64_t U = sp->desc.windowed_einsum_unroll ? 2 : 1, K = loop ? L / U : 0, r;
+    int k, n = we->ns;
+    if (K > 0) {
+        gs_graph *g = sp->G->g, *cond = gs_graph_new(sp->ctx, "windowed_einsum_cond");
+        gs_graph *body = gs_graph_new(sp->ctx, "windowed_einsum_body");
+        gs__sp_g sub, *saved = sp->G;
+        gs_shape ts[8];
+        gs_value *pb, *cur[8], *it, *w;
+        bool ok;
+        int64_t u;
+        if (!cond || !body) return false;
+        st[n] = gs__sp_s32(sp, 0);
+        for (k = 0; k <= n; k++) {
+            if (!st[k]) return false;
+            ts[k] = st[k]->shape;
+        }
+        pb = gs_parameter_tuple(cond, 0, n + 1, ts, "state");
+        if (gs_graph_set_root(cond, gs_compare(cond, gs_get_tuple_element(cond, pb, n), gs_scalar(cond, GS_S32, (double)K), GS_CMP_LT)))
+            return false;
+        memset(&sub, 0, sizeof sub);
+        sub.g = body;
+        sp->G = &sub;
+        pb = gs_parameter_tuple(body, 0, n + 1, ts, "state");
+        for (k = 0; k <= n; k++) cur[k] = gs_get_tuple_element(body, pb, k);
+        it = cur[n];
+        for (u = 0; u < U; u++) {
+            gs_value *j = gs_add(body, gs_mul(body, it, gs_scalar(body, GS_S32, (double)U)), gs_scalar(body, GS_S32, (double)(j0 + u)));
+            gs__we_step(sp, we, cur, 0, j);
+            if (both) gs__we_step(sp, we, cur, 1, j);
+        }
+        cur[n] = gs_add(body, it, gs_scalar(body, GS_S32, 1));
+        ok = true;
+        for (k = 0; k <= n; k++) ok = ok && cur[k];
+        ok = ok && gs_graph_set_root(body, gs_tuple(body, n + 1, cur)) == GS_OK;
+        sp->G = saved;
+        stbds_arrfree(sub.tabs);
+        if (!ok) return false;
+        w = gs_while(g, cond, body, gs_tuple(g, n + 1, st));
+        for (k = 0; k < n; k++) st[k] = gs_get_tuple_element(g, w, k);
+        we->loops++;
+    }
+    for (r = K * U; r < L; r++) {
+        gs__we_step(sp, we, st, 0, gs__sp_s32(sp, j0 + r));
+        if (both) gs__we_step(sp, we, st, 1, gs__sp_s32(sp, j0 + r));
+    }
+    for (k = 0; k < n; k++)
+        if (!st[k]) return false;
+    return true;
+}
+
+/* the ring along dim rdim of s (split D ways there, nothing else), both permutes, and the steps per direction:
+   D - 1 one way, or ceil((D-1)/2) one way and floor((D-1)/2) the other when bidirectional */
+GS__FN bool gs__we_ring(gs__sp *sp, gs__we *we, const gs_sharding *s, int rdim) {
+    int64_t p, q, idx[GS_MAX_TILE_RANK];
+    int k;
+    we->Dn = sp->D;
+    we->ring = s;
+    we->rdim = rdim;
+    we->both = sp->desc.windowed_einsum_bidirectional && we->Dn > 2;
+    we->nd[0] = we->both ? we->Dn / 2 : we->Dn - 1;
+    we->nd[1] = we->both ? (we->Dn - 1) / 2 : 0;
+    for (k = 0; k < 2; k++) {
+        we->pairs[k] = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * 2 * (size_t)we->Dn);
+        if (!we->pairs[k]) return false;
+        for (p = 0; p < we->Dn; p++) {
+            if (!gs_sharding_device_index(s, p, idx)) return false;
+            q = idx[rdim];
+            idx[rdim] = (q + (k ? 1 : we->Dn - 1)) % we->Dn;
+            we->pairs[k][2 * p] = p;
+            we->pairs[k][2 * p + 1] = gs_sharding_device_at(s, idx);
+        }
+    }
+    return true;
+}
+
+/* --explain: the loop built and its estimated time: each step one local dot (part is one) per direction and one
+   block permuted each way, a permute hidden behind the step's dots when it is shorter */
+GS__FN void gs__we_note(gs__sp *sp, const gs__we *we, const gs_value *part, const gs_value *block) {
+    int64_t kc = 1;
+    int a;
+    double t_dot, t_cp, secs;
+    char tb[24], lp[48];
+    for (a = we->D->nout; a < we->D->ri; a++) kc *= part->operands[0]->shape.dims[we->D->lhs_of[a]];
+    t_dot = 2.0 * (double)gs__numel(&part->shape) * (double)kc / sp->chip->flops_bf16;
+    t_cp = gs__sp_coll_secs(sp, GS_COLLECTIVE_PERMUTE, (double)gs_shape_bytes(&block->shape), 2);
+    secs = t_dot * (we->ag ? 1 : 1 + (double)we->both) + (double)we->nd[1] * GS__MAX(2 * t_dot, t_cp) +
+           (double)(we->nd[0] - we->nd[1]) * GS__MAX(t_dot, t_cp);
+    gs__cm_fmt_time(tb, sizeof tb, secs);
+    snprintf(lp, sizeof lp, we->loops ? "in %d while loop%s" : "written out (too few steps for a loop)", we->loops,
+             we->loops == 1 ? "" : "s");
+    gs__sp_note(sp, "windowed einsum (%s form%s%s): %lld local dots, %s passed %s a ring of collective-permutes %s; "
+                "about %s on %s", we->ag ? "all-gather" : "reduce-scatter", we->both ? ", bidirectional" : "",
+                sp->desc.windowed_einsum_unroll ? ", unrolled" : "", (long long)we->Dn,
+                we->ag ? (we->wop == 0 ? "lhs's blocks" : "rhs's blocks") : "the result's partial sums",
+                we->both ? "both ways round" : "round", lp, tb, sp->chip->name);
+}
+
+/* windowed einsum, all-gather form: x[.., W/D, ..] (operand wop, split D ways along wdim) x y -> out in I's
+   projection with no all-gather of x: step 0 multiplies the device's own block; at step j each device holds
+   block (coord + j) mod D (received from coordinate + 1), and when bidirectional also block (coord - j) mod D
+   (received from coordinate - 1), until all D blocks are used. Free dims fill the result by
+   dynamic-update-slice, contracted ones accumulate. */
 GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
                                      int wop, int wdim, const gs_sharding **osh) {
     const gs_value *W = v->operands[wop], *O = v->operands[1 - wop];
     const gs_sharding *ws = sp->G->vals[W->id].sh;
     const gs_sharding *po = gs__sp_proj(sp, I, D, 2, v->shape.rank);
-    const gs_sharding *oproj = gs__sp_proj(sp, I, D, 1 - wop, O->shape.rank);
-    int aw = wop == 0 ? D->it_of_lhs[wdim] : D->it_of_rhs[wdim];
-    int odim = wop == 0 ? D->rhs_of[aw] : D->lhs_of[aw];    /* the other operand's dim for aw, or -1 */
-    int64_t Dn = sp->D, cw = gs__shard_size(W->shape.dims[wdim], Dn), p, idx[GS_MAX_TILE_RANK];
-    gs_graph *g = sp->G->g, *cond, *body;
-    gs_value *win, *oth, *acc, *st[4], *init, *res;
-    gs_shape accs, lo;
-    int64_t *pairs;
-    bool contract = aw >= D->nout;
-    oth = gs__sp_get(sp, O, oproj);
+    gs__we we;
+    gs_value *st[8], *win;
+    gs_shape lo;
+    memset(&we, 0, sizeof we);
+    we.v = v;
+    we.D = D;
+    we.ag = true;
+    we.wop = wop;
+    we.wdim = wdim;
+    we.aw = wop == 0 ? D->it_of_lhs[wdim] : D->it_of_rhs[wdim];
+    we.odim = wop == 0 ? D->rhs_of[we.aw] : D->lhs_of[we.aw];   /* the other operand's dim for aw, or -1 */
+    we.contract = we.aw >= D->nout;
+    we.S = W->shape.dims[wdim];
+    if (!po || !gs__we_ring(sp, &we, ws, wdim)) return NULL;
+    we.cw = gs__shard_size(we.S, we.Dn);
+    we.sign[0] = 1;
+    we.sign[1] = -1;
+    we.send[1] = 1;
+    st[0] = gs__sp_get(sp, O, gs__sp_proj(sp, I, D, 1 - wop, O->shape.rank));
     win = gs__sp_get(sp, W, ws);
-    if (!oth || !win) return NULL;
-    if (odim >= 0) oth = gs__sp_pad_dim(sp, oth, odim, Dn * cw);
+    if (!st[0] || !win) return NULL;
+    if (we.odim >= 0) st[0] = gs__sp_pad_dim(sp, st[0], we.odim, we.Dn * we.cw);
+    /* state: the other operand, the block(s) held now, the result so far */
+    we.tr[0] = 1;
+    we.tr[1] = 2;
+    we.acc = we.both ? 3 : 2;
+    we.ns = we.acc + 1;
+    st[1] = st[2] = win;
+    st[we.acc] = gs__we_ag_add(sp, &we, NULL, st[0], win, gs__sp_coord(sp, ws, wdim));
+    if (!st[0] || !st[we.acc] || !gs__we_steps(sp, &we, st, 1, we.nd[1], true, true) ||
+        !gs__we_steps(sp, &we, st, 1 + we.nd[1], we.nd[0] - we.nd[1], false, !we.both))
+        return NULL;
+    gs__we_note(sp, &we, we.part, win);
     lo = gs__sp_local(po, v->shape);
-    accs = lo;
-    if (!contract) accs.dims[aw] = Dn * cw;
-    acc = gs__sp_splat(sp, v->shape.dtype, 0, accs);
-    st[0] = oth; st[1] = win; st[2] = acc; st[3] = gs__sp_s32(sp, 0);
-    if (!oth || !acc || !st[3]) return NULL;   /* a builder failed (out of memory): the error is set */
-    pairs = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * 2 * (size_t)Dn);
-    if (!pairs) return NULL;
-    for (p = 0; p < Dn; p++) {
-        int64_t c;
-        if (!gs_sharding_device_index(ws, p, idx)) return NULL;
-        c = idx[wdim];
-        idx[wdim] = (c + Dn - 1) % Dn;
-        pairs[2 * p] = p;
-        pairs[2 * p + 1] = gs_sharding_device_at(ws, idx);
-    }
-    {
-        gs_shape ts[4];
-        int k;
-        for (k = 0; k < 4; k++) ts[k] = st[k]->shape;
-        /* state: (other operand, the block held now, the result, iteration i); cond: i < D */
-        cond = gs_graph_new(sp->ctx, "windowed_einsum_cond");
-        body = gs_graph_new(sp->ctx, "windowed_einsum_body");
-        if (!cond || !body) return NULL;
-        {
-            gs_value *pc = gs_parameter_tuple(cond, 0, 4, ts, "state");
-            gs_value *it = gs_get_tuple_element(cond, pc, 3);
-            if (gs_graph_set_root(cond, gs_compare(cond, it, gs_scalar(cond, GS_S32, (double)Dn), GS_CMP_LT)))
-                return NULL;
-        }
-        {
-            gs__sp_g sub, *saved = sp->G;
-            gs_value *pb, *o2, *w2, *a2, *it, *c, *part, *ops[2], *outs[4];
-            memset(&sub, 0, sizeof sub);
-            sub.g = body;
-            sp->G = &sub;
-            pb = gs_parameter_tuple(body, 0, 4, ts, "state");
-            o2 = gs_get_tuple_element(body, pb, 0);
-            w2 = gs_get_tuple_element(body, pb, 1);
-            a2 = gs_get_tuple_element(body, pb, 2);
-            it = gs_get_tuple_element(body, pb, 3);
-            /* block index held now: (coord + i) mod D */
-            c = gs_binary(body, GS_OP_REMAINDER, gs_add(body, gs__sp_coord(sp, ws, wdim), it), gs_scalar(body, GS_S32, (double)Dn));
-            {
-                /* mask the block's padding (its global rows c*cw + l >= S) when it is contracted */
-                gs_value *wm = w2;
-                if (contract && cw * Dn != W->shape.dims[wdim]) {
-                    gs_shape ps = w2->shape;
-                    gs_value *pos, *ok;
-                    ps.dtype = GS_S32;
-                    pos = gs_add(body, gs_iota(body, ps, wdim),
-                                 gs_broadcast(body, gs_mul(body, c, gs_scalar(body, GS_S32, (double)cw)), ps, NULL));
-                    ok = gs_compare(body, pos, gs_constant_splat(body, ps, (double)W->shape.dims[wdim]), GS_CMP_LT);
-                    wm = gs_select(body, ok, w2, gs_constant_splat(body, w2->shape, 0));
-                }
-                ops[wop] = wm;
-            }
-            if (odim >= 0) {
-                gs_value *sts[GS_MAX_RANK];
-                int64_t sz[GS_MAX_RANK];
-                int d;
-                for (d = 0; d < O->shape.rank; d++) {
-                    sz[d] = o2->shape.dims[d];
-                    sts[d] = gs_scalar(body, GS_S32, 0);
-                }
-                sz[odim] = cw;
-                sts[odim] = gs_mul(body, c, gs_scalar(body, GS_S32, (double)cw));
-                ops[1 - wop] = gs_dynamic_slice(body, o2, sts, sz);
-            } else {
-                ops[1 - wop] = o2;
-            }
-            part = gs__sp_clone(sp, v, ops, NULL);
-            if (contract) {
-                outs[2] = gs_add(body, a2, part);
-            } else {
-                gs_value *sts[GS_MAX_RANK];
-                int d;
-                for (d = 0; d < v->shape.rank; d++) sts[d] = gs_scalar(body, GS_S32, 0);
-                sts[aw] = gs_mul(body, c, gs_scalar(body, GS_S32, (double)cw));
-                outs[2] = gs_dynamic_update_slice(body, a2, part, sts);
-            }
-            outs[0] = o2;
-            outs[1] = gs_collective_permute(body, w2, Dn, pairs, 0);
-            outs[3] = gs_add(body, it, gs_scalar(body, GS_S32, 1));
-            if (!outs[0] || !outs[1] || !outs[2] || !outs[3] || gs_graph_set_root(body, gs_tuple(body, 4, outs))) {
-                sp->G = saved;
-                stbds_arrfree(sub.tabs);
-                return NULL;
-            }
-            sp->G = saved;
-            stbds_arrfree(sub.tabs);
-        }
-    }
-    init = gs_tuple(g, 4, st);
-    res = gs_get_tuple_element(g, gs_while(g, cond, body, init), 2);
-    gs__sp_note(sp, "windowed einsum: %lld local dots, %s's blocks passed round a ring of collective-permutes",
-                (long long)Dn, wop == 0 ? "lhs" : "rhs");
     *osh = po;
+    return gs__sp_prefix(sp, st[we.acc], &lo);
+}
+
+/* The result dim a reduce-scatter-form windowed einsum splits, or -1: the iteration sharding best splits only
+   contracting dims, over all D devices with no replication, and t splits one result dim D ways (nothing else) */
+GS__FN int gs__we_rs_dim(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *best,
+                         const gs_sharding *t) {
+    gs__ta A;
+    int a, od = -1, d;
+    int64_t G = 1;
+    if (!gs__sp_view(sp, best, D->ri, &A) || A.dims[D->ri] != 1 || !t || t->kind != GS_SHARDING_TILED ||
+        t->rank != v->shape.rank || gs_sharding_replication(t) != 1 || gs_sharding_manual_group(t) > 1)
+        return -1;
+    for (a = 0; a < D->ri; a++) {
+        if (a < D->nout && A.dims[a] != 1) return -1;
+        if (a >= D->nout) G *= A.dims[a];
+    }
+    for (d = 0; d < v->shape.rank; d++)
+        if (gs__sp_k(t, d) > 1) {
+            if (od >= 0) return -1;
+            od = d;
+        }
+    return G == sp->D && od >= 0 && gs__sp_k(t, od) == sp->D ? od : -1;
+}
+
+/* windowed einsum, reduce-scatter form: lhs, rhs (this device's blocks, split only along contracting dims,
+   padding masked) -> out{t split D ways along od} with no reduce-scatter: a partial sum of one result block
+   travels round the ring, each device adding its partial product for that block before passing it on (to
+   coordinate + 1; when bidirectional a second partial sum goes the other way), and after D - 1 moves each
+   device holds its own block, summed over all D. */
+GS__FN gs_value *gs__sp_windowed_rs(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, gs_value *l, gs_value *r,
+                                    const gs_sharding *t, int od, const gs_sharding **osh) {
+    gs__we we;
+    gs_value *st[8], *res;
+    gs_shape lo;
+    int k, a = D->it_of_out[od];
+    memset(&we, 0, sizeof we);
+    we.v = v;
+    we.D = D;
+    we.sl[0] = D->lhs_of[a];
+    we.sl[1] = D->rhs_of[a];
+    we.S = v->shape.dims[od];
+    if (!l || !r || !gs__we_ring(sp, &we, t, od)) return NULL;
+    we.cw = gs__shard_size(we.S, we.Dn);
+    st[0] = l;
+    st[1] = r;
+    for (k = 0; k < 2; k++)
+        if (we.sl[k] >= 0) st[k] = gs__sp_pad_dim(sp, st[k], we.sl[k], we.Dn * we.cw);
+    /* state: lhs, rhs, the partial sum(s) travelling; forward one at step j is block (coord + n0 - j), sent to
+       coordinate + 1, so that at step n0 it is the device's own block; backward one block (coord - n1 + j) */
+    we.tr[0] = 2;
+    we.tr[1] = 3;
+    we.ns = we.both ? 4 : 3;
+    we.off[0] = we.nd[0];
+    we.sign[0] = -1;
+    we.send[0] = 1;
+    we.off[1] = -we.nd[1];
+    we.sign[1] = 1;
+    for (k = 0; k < (we.both ? 2 : 1); k++) st[2 + k] = gs__we_rs_part(sp, &we, st, gs__we_block(sp, &we, k, gs__sp_s32(sp, 0)));
+    if (!st[0] || !st[1] || !st[2] || (we.both && !st[3])) return NULL;
+    if (we.both) {
+        /* both ways for steps 1 .. n1 - 1, then forward to step n0, and the backward sum's last move */
+        if (!gs__we_steps(sp, &we, st, 1, we.nd[1] - 1, true, true) ||
+            !gs__we_steps(sp, &we, st, we.nd[1], we.nd[0] - we.nd[1] + 1, false, false))
+            return NULL;
+        res = gs_add(sp->G->g, st[2], gs_collective_permute(sp->G->g, st[3], we.Dn, we.pairs[we.send[1]], 0));
+    } else {
+        if (!gs__we_steps(sp, &we, st, 1, we.nd[0], false, true)) return NULL;
+        res = st[2];
+    }
+    gs__we_note(sp, &we, we.part, st[2]);
+    lo = gs__sp_local(t, v->shape);
+    *osh = t;
     return gs__sp_prefix(sp, res, &lo);
 }

@@ -131,6 +131,8 @@ GS__FN double gs__sp_coll_secs(const gs__sp *sp, gs_collective_kind kind, double
 /* x[..,Sd/k,..] -> x[..,Sd,..]: dim d gathered over the devices along axis ax of the view t */
 GS__FN gs_value *gs__sp_all_gather(gs__sp *sp, gs_value *x, int d, const gs__ta *t, int ax);
 /* ---- the reshard planner ---- */
+/* x[local]{s} -> x[local]{t} for an array of shape full (inside a partly manual region: within its groups) */
+GS__FN gs_value *gs__sp_reshard_raw(gs__sp *sp, gs_value *x, const gs_sharding *s, const gs_sharding *t, gs_shape full);
 /* x[local]{from} -> x[local]{want} for source value u (tuples element by element) */
 GS__FN gs_value *gs__sp_reshard_val(gs__sp *sp, gs_value *x, const gs_sharding *from, const gs_sharding *want,
                                     const gs_value *u);
@@ -139,6 +141,8 @@ GS__FN gs_value *gs__sp_get(gs__sp *sp, const gs_value *u, const gs_sharding *wa
 /* ---- what every rule shares ---- */
 /* v's op over per-device operands, result shape `shape` (NULL: the builder's), every attribute copied */
 GS__FN gs_value *gs__sp_clone(gs__sp *sp, const gs_value *v, gs_value *const *ops, const gs_shape *shape);
+/* a convolution read as a dot over local operands ops: its config with the windows fitted to their extents */
+GS__FN gs_conv_config *gs__sp_conv_local(gs__sp *sp, const gs_value *v, gs_value *const *ops);
 /* y[iteration dims]{I, partial along the dims dest maps to GS__DEST_REP} -> out[..]{*out_sh}: reduce-scatter when
    t splits an output dim over exactly the reducing devices, else all-reduce */
 GS__FN gs_value *gs__sp_combine(gs__sp *sp, gs_value *x, const gs_sharding *I, int ri, const int *dest,
@@ -151,6 +155,9 @@ GS__FN gs_value *gs__sp_replicated(gs__sp *sp, const gs_value *v, const char *wh
    The rules, by file (gs__sp_op in gs_spmd_ops.c picks one per op). Each has the signature of gs__sp_rule_fn.
    ========================================================================================================= */
 /* ---- gs_spmd_dot.c ---- */
+/* x[full]{s} -> x{t}: a rough count of the bytes a device sends by the reshard planner's steps; *secs their
+   estimated time on sp->chip */
+GS__FN double gs__sp_est(gs__sp *sp, const gs_sharding *s, const gs_sharding *t, const gs_shape *full, double *secs);
 /* dot: lhs[B,M,K] x rhs[B,K,N] -> out[B,M,N], any of B, M, N, K split (K split: partial sums combined); the
    strategy is the cheapest in bytes resharded, a windowed einsum loop when an operand is too big to gather */
 GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
@@ -224,13 +231,18 @@ GS__FN gs_value *gs__sp_get_tuple_element(gs__sp *sp, const gs_value *v, const g
                                           const gs_sharding **osh);
 /* while: state{t} -> state{t}; condition and body partitioned with the state in t */
 GS__FN gs_value *gs__sp_while(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* conditional: selector{rep} (partly manual: replicated in its manual groups), arg_k{p_k} -> out{t}; branch k
+   partitioned with its parameter in p_k (the sharding propagation gave it) and its root resharded to t */
+GS__FN gs_value *gs__sp_conditional(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* gather: operand[V,E] x indices[B,1] -> out[B,E]: operand{E split} -> out{E split}, indices{B split} ->
    out{B split}, operand{V split} (vocab-parallel) -> masked local gathers + all-reduce; else replicated */
 GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* scatter: operand[V,E]{E split} x indices[B,1]{rep} x updates[B,E]{E split} -> out[V,E]{E split}, local;
    indices and updates{B split} -> local scatters into the identity + all-reduce; else replicated */
 GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-/* a collective outside a manual region: an error (collectives belong to SPMD programs) */
+/* all-reduce or collective-permute in a partly manual region: x[local]{t} -> out[local]{t} as written when its
+   groups or pairs stay within devices holding the same tile of t; any other collective outside a manual region
+   is an error (collectives belong to SPMD programs) */
 GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* any other op: operands{rep} -> out{rep} at full size (gs__sp_replicated) */
 GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);

@@ -801,8 +801,12 @@ GS__FN gs_value *gs__sp_reduce(gs__sp *sp, const gs_value *v, const gs_sharding 
     j = 0;
     for (i = 0; i < rx; i++)
         if (!((red >> i) & 1u)) back[j++] = i;
-    /* the operand split along reduced dims: reduce locally, then combine the devices' partial results */
-    cross = v->op == GS_OP_REDUCE && (gs__sp_split_mask(xs, rx) & red);
+    /* the operand split along reduced dims: reduce locally, then combine the devices' partial results (not with a
+       reducer computation: its partial results have no identity to pad with, and XLA's order would change; the
+       reduced dims are gathered instead) */
+    cross = v->op == GS_OP_REDUCE && (gs__sp_split_mask(xs, rx) & red) && v->reduce != GS_REDUCE_CUSTOM;
+    if (v->op == GS_OP_REDUCE && (gs__sp_split_mask(xs, rx) & red) && !cross)
+        gs__sp_note(sp, "reduce with the reducer computation '%s': the reduced dims gathered first", v->reducer->name);
     is = cross ? xs : gs__sh_map(sp->ctx, t, rx, back);   /* else the output's split, reduced dims whole */
     if (!is) return NULL;
     x = gs__sp_get(sp, X, is);
@@ -894,12 +898,19 @@ GS__FN gs_value *gs__sp_to_manual(gs__sp *sp, const gs_value *v, const gs_shardi
 
 /* leave a manual region: x[local]{manual} -> out[S..]{t}, the value as it is */
 GS__FN gs_value *gs__sp_to_full(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
-    gs_value *x = gs__sp_get(sp, v->operands[0], sp->G->vals[v->operands[0]->id].sh);
+    const gs_sharding *xs = sp->G->vals[v->operands[0]->id].sh;
+    gs_value *x = gs__sp_get(sp, v->operands[0], xs);
     gs_shape want;
     if (sp->reference) t = gs__sp_orig(sp, v);   /* the blocks are laid out by v's own sharding, then gathered */
     want = gs__sp_local(t, v->shape);
     *osh = t;
     if (!x) return NULL;
+    if (!gs_shape_equal(&want, &x->shape) && xs && xs->kind == GS_SHARDING_TILED && gs_sharding_manual_group(xs) > 1) {
+        /* a partly manual value split within its group whose tiles are not t's: each group's whole array first */
+        x = gs__sp_get(sp, v->operands[0], gs__sh_replicate_dims(sp->ctx, xs, ~0u));
+        if (!x) return NULL;
+        gs__sp_note(sp, "each manual group's array gathered within the group");
+    }
     if (!gs_shape_equal(&want, &x->shape)) {
         gs__err(sp->ctx, GS_ERR_SHAPE, "%s: the manual value's shape is not the shard shape of %s", v->name,
                 gs_sharding_to_text(sp->ctx, t));
@@ -960,13 +971,106 @@ GS__FN gs_value *gs__sp_while(gs__sp *sp, const gs_value *v, const gs_sharding *
     return gs_while(sp->G->g, cond, body, init);
 }
 
-/* a collective outside a manual region: an error (collectives belong to SPMD programs) */
-GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
-    (void)t;
+/* conditional: selector{rep}, arg_k{p_k} -> out{t}; each branch partitioned with its parameter in p_k and its root
+   in t, so every branch gives the same per-device shape; only the taken branch runs on each device, and every
+   device takes the same one (the selector is replicated; in a partly manual region, within each manual group) */
+GS__FN gs_value *gs__sp_conditional(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    gs__sp_g *saved = sp->G;
+    const gs_value *at = sp->at;
+    const gs_sharding *ss;
+    gs_value **xs;
+    gs_graph **br;
+    int k, n = v->n_branches;
     (void)osh;
-    gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region (collectives belong to SPMD programs)",
-            v->name, gs_op_name(v->op));
-    return NULL;
+    xs = (gs_value **)gs__arena_alloc(sp->ctx, sizeof(gs_value *) * (size_t)(n + 1));
+    br = (gs_graph **)gs__arena_alloc(sp->ctx, sizeof(gs_graph *) * (size_t)n);
+    if (!xs || !br) return NULL;
+    ss = gs__sp_sh(sp, v->operands[0]);   /* a scalar in a partly manual region stays in its manual groups */
+    if (!ss || ss->kind != GS_SHARDING_TILED || ss->rank != 0 || ss->n_sub < 1 || ss->sub[0] != GS_SUBGROUP_MANUAL)
+        ss = gs__sp_rep(sp);
+    if (!(xs[0] = gs__sp_get(sp, v->operands[0], ss))) return NULL;
+    for (k = 0; k < n; k++) {
+        const gs_sharding *pk = gs__sp_sh(sp, v->branches[k]->params[0]);
+        if (!(xs[k + 1] = gs__sp_get(sp, v->operands[k + 1], pk))) return NULL;
+        br[k] = gs__sp_graph(sp, v->branches[k], pk, t);
+        sp->G = saved;
+        sp->at = at;
+        if (!br[k]) return NULL;
+    }
+    gs__sp_note(sp, "conditional: the selector replicated; each branch partitioned with its parameter's sharding and "
+                "its root in the conditional's");
+    return gs_conditional(sp->G->g, xs[0], n, br, xs + 1);
+}
+
+/* the coordinates of device d in t other than its manual one (its data tile and replica) */
+GS__FN bool gs__sp_tile_key(const gs_sharding *t, int64_t d, int64_t *key) {
+    int64_t idx[GS_MAX_TILE_RANK];
+    int i, n = 0;
+    if (!gs_sharding_device_index(t, d, idx)) return false;
+    for (i = 0; i < t->ta.n; i++)
+        if (i != t->rank) key[n++] = idx[i];   /* sub[0] is the manual subgroup (gs__sp_partly_manual) */
+    return true;
+}
+GS__FN bool gs__sp_same_tile(const gs_sharding *t, int64_t a, int64_t b) {
+    int64_t ka[GS_MAX_TILE_RANK], kb[GS_MAX_TILE_RANK];
+    int i;
+    if (!gs__sp_tile_key(t, a, ka) || !gs__sp_tile_key(t, b, kb)) return false;
+    for (i = 0; i + 1 < t->ta.n; i++)
+        if (ka[i] != kb[i]) return false;
+    return true;
+}
+/* the pair or group of collective v that joins devices holding different tiles of t, as text, or NULL */
+GS__FN const char *gs__sp_collective_cross(gs__sp *sp, const gs_value *v, const gs_sharding *t) {
+    int64_t i, j, ng = 0, gsz = 0;
+    const int64_t *ids = NULL;
+    const char *bad = NULL;
+    if (v->op == GS_OP_COLLECTIVE_PERMUTE) {
+        for (i = 0; i < v->n_pairs && !bad; i++)
+            if (!gs__sp_same_tile(t, v->pairs[2 * i], v->pairs[2 * i + 1]))
+                bad = gs__arena_printf(sp->ctx, "pair {%lld,%lld}", (long long)v->pairs[2 * i], (long long)v->pairs[2 * i + 1]);
+        return bad;
+    }
+    if (gs__groups_expand(sp->ctx, &v->coll.groups, sp->D, &ng, &gsz, &ids) != GS_OK) return "its replica groups";
+    for (i = 0; i < ng && !bad; i++)
+        for (j = 1; j < gsz && !bad; j++)
+            if (!gs__sp_same_tile(t, ids[i * gsz], ids[i * gsz + j]))
+                bad = gs__arena_printf(sp->ctx, "the group of devices %lld and %lld", (long long)ids[i * gsz],
+                                       (long long)ids[i * gsz + j]);
+    gs__free(sp->ctx, (void *)ids);
+    return bad;
+}
+
+/* A collective the source program wrote. In a partly manual region (t with a manual subgroup) an all-reduce
+   (channel_id, use_global_device_ids) or a collective-permute (channel_id) whose groups or pairs join only
+   devices holding the same tile of t: x[local]{t} -> out[local]{t} as written, the operand resharded within
+   its manual group first (XLA's rule). Anything else is an error (collectives belong to SPMD programs). */
+GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const char *bad;
+    gs_value *x;
+    gs_shape ls;
+    (void)osh;
+    if (!t || t->kind != GS_SHARDING_TILED || gs_sharding_manual_group(t) < 2 ||
+        (v->op != GS_OP_ALL_REDUCE && v->op != GS_OP_COLLECTIVE_PERMUTE) || v->n_operands != 1 ||
+        v->shape.dtype == GS_TUPLE) {
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region (collectives belong to SPMD programs; in a "
+                "partly manual region only all-reduce and collective-permute of one array are kept)",
+                v->name, gs_op_name(v->op));
+        return NULL;
+    }
+    if (v->coll.channel_id == 0 || (v->op == GS_OP_ALL_REDUCE && !v->coll.use_global_device_ids)) {
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: a %s in a partly manual region needs channel_id%s", v->name,
+                gs_op_name(v->op), v->op == GS_OP_ALL_REDUCE ? " and use_global_device_ids=true" : "");
+        return NULL;
+    }
+    if ((bad = gs__sp_collective_cross(sp, v, t)) != NULL) {
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s across manual subgroups: %s joins devices holding different tiles "
+                "of %s", v->name, gs_op_name(v->op), bad, gs_sharding_to_text(sp->ctx, t));
+        return NULL;
+    }
+    x = gs__sp_get(sp, v->operands[0], t);
+    ls = gs__sp_local(t, v->shape);
+    gs__sp_note(sp, "%s in the partly manual region, as written", gs_op_name(v->op));
+    return gs__sp_clone(sp, v, &x, &ls);
 }
 
 /* rng-bit-generator: state{rep} -> (state, bits){rep}: every element's bits depend on its position in the whole
@@ -1063,9 +1167,20 @@ GS__FN gs_value *gs__sp_opaque(gs__sp *sp, const gs_value *v, const gs_sharding 
    ========================================================================================================= */
 /* Partitions v: returns its per-device value and, in *osh, the sharding it is in (the caller reshards it to t,
    the sharding propagation gave v). */
+/* t is {manual}, or a tuple sharding whose every element is (XLA reads such a tuple as manual too) */
+GS__FN bool gs__sp_all_manual(const gs_sharding *t) {
+    int i;
+    if (!t) return false;
+    if (t->kind != GS_SHARDING_TUPLE) return t->kind == GS_SHARDING_MANUAL;
+    for (i = 0; i < t->n_elems; i++)
+        if (!t->elems[i] || t->elems[i]->kind != GS_SHARDING_MANUAL) return false;
+    return t->n_elems > 0;
+}
+
 GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     *osh = t;
-    if (t && t->kind == GS_SHARDING_MANUAL && v->op != GS_OP_TO_MANUAL) return gs__sp_manual(sp, v, t, osh);
+    if (gs__sp_all_manual(t) && v->op != GS_OP_TO_MANUAL && v->op != GS_OP_TUPLE && v->op != GS_OP_GET_TUPLE_ELEMENT)
+        return gs__sp_manual(sp, v, t, osh);
     if (gs__sp_is_elementwise(v->op)) return gs__sp_elementwise(sp, v, t, osh);
     switch (v->op) {
     case GS_OP_CONSTANT:             return gs__sp_constant(sp, v, t, osh);
@@ -1086,7 +1201,10 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_RESHAPE:              return gs__sp_reshape(sp, v, t, osh);
     case GS_OP_SLICE:                return gs__sp_windowed(sp, v, t, osh);
     case GS_OP_PAD:                  return gs__sp_windowed(sp, v, t, osh);
-    case GS_OP_REDUCE_WINDOW:        return gs__sp_windowed(sp, v, t, osh);
+    case GS_OP_REDUCE_WINDOW:
+        if (v->reduce == GS_REDUCE_CUSTOM)   /* halo padding needs the reduction's identity */
+            return gs__sp_replicated(sp, v, "reduce-window with a reducer computation", osh);
+        return gs__sp_windowed(sp, v, t, osh);
     case GS_OP_REVERSE:              return gs__sp_reverse(sp, v, t, osh);
     case GS_OP_CONVOLUTION:          return gs__sp_conv(sp, v, t, osh);
     case GS_OP_CONCATENATE:          return gs__sp_whole_dims(sp, v, t, osh);
@@ -1109,6 +1227,7 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_TUPLE:                return gs__sp_tuple(sp, v, t, osh);
     case GS_OP_GET_TUPLE_ELEMENT:    return gs__sp_get_tuple_element(sp, v, t, osh);
     case GS_OP_WHILE:                return gs__sp_while(sp, v, t, osh);
+    case GS_OP_CONDITIONAL:          return gs__sp_conditional(sp, v, t, osh);
     case GS_OP_ALL_REDUCE:           return gs__sp_collective(sp, v, t, osh);
     case GS_OP_ALL_GATHER:           return gs__sp_collective(sp, v, t, osh);
     case GS_OP_REDUCE_SCATTER:       return gs__sp_collective(sp, v, t, osh);
@@ -1164,12 +1283,92 @@ GS__FN void gs__sp_group_step(gs__sp *sp, int i, int first) {
     for (j = (int)stbds_arrlen(sp->group); j < n; j++) stbds_arrput(sp->group, j >= first ? i : -1);
 }
 
+/* {replicated} on an array computed from a partly manual value means each manual group's array on each of its
+   devices (the groups' values differ, so nothing else can be meant; XLA reads it so too): that sharding, at
+   v's rank with the operand's manual subgroup, is what v is given; else t */
+GS__FN const gs_sharding *gs__sp_rep_in_groups(gs__sp *sp, const gs_value *v, const gs_sharding *t) {
+    int k, d, dest[GS_MAX_RANK];
+    if (!t || !gs__sp_is_rep(t) || v->shape.dtype == GS_TUPLE ||
+        v->op == GS_OP_TO_FULL || v->op == GS_OP_TO_MANUAL)
+        return t;
+    for (k = 0; k < v->n_operands; k++) {
+        const gs_sharding *s = sp->G->vals[v->operands[k]->id].sh;
+        if (!s || s->kind != GS_SHARDING_TILED || gs_sharding_manual_group(s) < 2) continue;
+        for (d = 0; d < s->rank; d++) dest[d] = GS__DEST_REP;
+        s = gs__sh_map(sp->ctx, s, v->shape.rank, dest);
+        return s ? s : t;
+    }
+    return t;
+}
+
+/* out[S]{t} -> the sharding to hold v in instead of t, or NULL: the one v's only user u (u is not the root and
+   reads v nowhere else) wants of it, when reaching it from t is a slice (no data moves) and v is a dot, reduce or
+   convolution, whose partial sums then reduce-scatter into it (gs__sp_combine) instead of an all-reduce and the
+   user's dynamic-slice. Users whose wish is known: elementwise ops of v's dims, transpose, and a reshape whose
+   split maps back whole. */
+GS__FN const gs_sharding *gs__sp_user_hint(gs__sp *sp, const gs_value *v, const gs_value *u, const gs_sharding *t) {
+    const gs_sharding *tu, *h = NULL;
+    int d, dest[GS_MAX_RANK];
+    double secs;
+    if (sp->reference || !u || v->shape.dtype == GS_TUPLE || u->shape.dtype == GS_TUPLE) return NULL;
+    if (v->op != GS_OP_DOT && v->op != GS_OP_REDUCE && v->op != GS_OP_CONVOLUTION) return NULL;
+    tu = gs__sp_sh(sp, u);
+    if (!tu || tu->kind != GS_SHARDING_TILED || gs_sharding_manual_group(tu) > 1) return NULL;
+    if (!t || (t->kind != GS_SHARDING_TILED && t->kind != GS_SHARDING_REPLICATED) || gs_sharding_manual_group(t) > 1)
+        return NULL;
+    if (gs__sp_is_elementwise(u->op)) {
+        if (u->shape.rank != v->shape.rank) return NULL;
+        for (d = 0; d < v->shape.rank; d++)
+            if (u->shape.dims[d] != v->shape.dims[d]) return NULL;
+        h = tu;
+    } else if (u->op == GS_OP_TRANSPOSE) {
+        for (d = 0; d < u->shape.rank; d++) dest[d] = (int)u->dims[d];
+        h = gs__sh_map(sp->ctx, tu, v->shape.rank, dest);
+    } else if (u->op == GS_OP_RESHAPE) {
+        const gs_sharding *back;
+        h = gs__sh_reshape(sp->ctx, tu, &u->shape, &v->shape);
+        back = h ? gs__sh_reshape(sp->ctx, h, &v->shape, &u->shape) : NULL;
+        if (!back || !gs_sharding_equal(back, tu)) return NULL;
+    }
+    if (!h || gs__sp_is_rep(h) || gs_sharding_equal(h, t) || gs__sp_est(sp, t, h, &v->shape, &secs) > 0) return NULL;
+    return h;
+}
+
+/* the only user of each value of src (NULL: none, or more than one, or the root) */
+GS__FN const gs_value **gs__sp_only_users(gs__sp *sp, const gs_graph *src) {
+    int n = (int)stbds_arrlen(src->values), i, k;
+    const gs_value **only = (const gs_value **)gs__malloc(sp->ctx, sizeof(gs_value *) * (size_t)(n ? n : 1));
+    unsigned char *many = (unsigned char *)gs__malloc(sp->ctx, (size_t)(n ? n : 1));
+    if (!only || !many) {
+        gs__free(sp->ctx, only);
+        gs__free(sp->ctx, many);
+        return NULL;
+    }
+    memset(only, 0, sizeof(gs_value *) * (size_t)(n ? n : 1));
+    memset(many, 0, (size_t)(n ? n : 1));
+    if (src->root && src->root->id < n) many[src->root->id] = 1;
+    for (i = 0; i < n; i++) {
+        const gs_value *u = src->values[i];
+        for (k = 0; k < u->n_operands; k++) {
+            int x = u->operands[k]->id;
+            if (x < 0 || x >= n || only[x] == u) continue;
+            if (only[x]) many[x] = 1;
+            only[x] = u;
+        }
+    }
+    for (i = 0; i < n; i++)
+        if (many[i]) only[i] = NULL;
+    gs__free(sp->ctx, many);
+    return only;
+}
+
 /* Writes the per-device form of src (its parameter 0 sharded by param_sh and its root resharded to root_sh
    when they are given, else the shardings propagation gave them). The entry's state stays in sp->G. */
 GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sharding *param_sh,
                             const gs_sharding *root_sh) {
     int i, n = (int)stbds_arrlen(src->values);
     gs_value *root;
+    const gs_value **only;
     const char **explain = sp->explain;
     sp->explain = NULL;   /* sub-graphs partitioned on the way keep no explanations */
     sp->G = G;
@@ -1180,9 +1379,11 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
     if (G->vals) memset(G->vals, 0, sizeof(gs__sp_val) * (size_t)(n ? n : 1));
     if (!G->g || !G->vals) return NULL;
     if (explain) sp->why_g = G->g;
+    only = gs__sp_only_users(sp, src);
+    if (!only) return NULL;
     for (i = 0; i < n; i++) {
         const gs_value *v = src->values[i];
-        const gs_sharding *t = gs__sp_sh(sp, v), *osh = t;
+        const gs_sharding *t = gs__sp_sh(sp, v), *osh = t, *hint;
         gs_value *x;
         int first = (int)stbds_arrlen(G->g->values), mid = first;
         sp->at = v;
@@ -1192,6 +1393,12 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
             x = gs__sp_param(sp, v, t);
             osh = t;
         } else {
+            t = osh = gs__sp_rep_in_groups(sp, v, t);
+            if ((hint = gs__sp_user_hint(sp, v, only[i], t)) != NULL) {
+                gs__sp_note(sp, "held as %s, the sharding its only user %s wants of it", gs_sharding_to_text(sp->ctx, hint),
+                            only[i]->name);
+                t = osh = hint;
+            }
             x = gs__sp_op(sp, v, t, &osh);
             mid = (int)stbds_arrlen(G->g->values);
             x = gs__sp_reshard_val(sp, x, osh, t, v);
@@ -1205,6 +1412,7 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
         if (!x || sp->ctx->err) {
             if (!sp->ctx->err) gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "could not partition");
             gs__err_prefix(sp->ctx, "gs_partition: %s (%s): ", v->name, gs_op_name(v->op));
+            gs__free(sp->ctx, (void *)only);
             return NULL;
         }
         if (explain) {
@@ -1221,6 +1429,7 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
         if (explain && sp->ex.len) explain[i] = gs__arena_strdup(sp->ctx, sp->ex.buf);
         sp->G = G;
     }
+    gs__free(sp->ctx, (void *)only);
     root = src->root ? gs__sp_get(sp, src->root, root_sh ? root_sh : G->vals[src->root->id].sh) : NULL;
     if (!root || gs_graph_set_root(G->g, root) != GS_OK) {
         if (!sp->ctx->err) gs__err(sp->ctx, GS_ERR_INVALID_ARG, "gs_partition: graph %s has no root", src->name);

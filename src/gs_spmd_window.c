@@ -382,9 +382,10 @@ typedef struct gs__wp {
 } gs__wp;
 
 /* Plans a dim of extent S split k ways: device c keeps cnt windows of `size` taps (w's stride, low padding and
-   dilations) whose first starts at c * step; devices with c * ustep >= ulim have no window of their own. */
+   dilations) whose first starts at g0 + c * step (step < 0: the last device's first); devices with
+   c * ustep >= ulim have no window of their own. */
 GS__FN bool gs__sp_wplan(gs__sp *sp, gs__wp *p, int64_t S, int64_t k, const gs_window_dim *w, int64_t size,
-                         int64_t cnt, int64_t step, int64_t ustep, int64_t ulim) {
+                         int64_t cnt, int64_t g0, int64_t step, int64_t ustep, int64_t ulim) {
     const int64_t lim = (int64_t)1 << 30;
     int64_t c, Wd, *elo, *ehi, *cand, att, best_n = -1, best_r = 0, best_lc = 0;
     GS__ZERO(*p);
@@ -405,9 +406,11 @@ GS__FN bool gs__sp_wplan(gs__sp *sp, gs__wp *p, int64_t S, int64_t k, const gs_w
     p->a = cand + k;
     p->r = p->a + k;
     p->G = p->r + k;
-    if (S <= 0 || S > lim || cnt <= 0 || Wd > lim || p->T > lim || p->B > lim || k * step > lim) return false;
+    if (S <= 0 || S > lim || cnt <= 0 || Wd > lim || p->T > lim || p->B > lim || k * (step < 0 ? -step : step) > lim ||
+        g0 > lim || g0 < -lim)
+        return false;
     for (c = 0; c < k; c++) {
-        p->G[c] = c * step;
+        p->G[c] = g0 + c * step;
         p->used[c] = c * ustep < ulim;
         if (!p->used[c]) continue;
         elo[c] = gs__sp_cdiv(p->G[c] - p->L, p->B);
@@ -498,7 +501,7 @@ GS__FN gs_value *gs__sp_win_input(gs__sp *sp, const gs_value *X, const gs_shardi
             continue;
         }
         o = gs__shard_size(O[d], k);
-        if (O[d] > 0 && gs__sp_wplan(sp, &P[d], X->shape.dims[d], k, w, w->size, o, o * w->stride, o, O[d]))
+        if (O[d] > 0 && gs__sp_wplan(sp, &P[d], X->shape.dims[d], k, w, w->size, o, 0, o * w->stride, o, O[d]))
             planned |= 1u << d;
         else *failed |= 1u << d;
     }
@@ -746,9 +749,12 @@ GS__FN gs_value *gs__sp_conv_taps(gs__sp *sp, const gs_value *v, const gs_shardi
             int64_t k = gs__sp_k(ls, dl), W = K->shape.dims[cd->kernel_spatial[i]], ws = gs__shard_size(W, k);
             sdim[i] = -1;
             if (!((lmask >> dl) & 1u)) continue;
-            /* every device adds a partial sum, those without real taps a zero one (no garbage) */
+            /* every device adds a partial sum, those without real taps a zero one (no garbage). Device c holds
+               kernel taps [c*ws, (c+1)*ws); reversed, they are window positions [W-(c+1)*ws, W-c*ws): the
+               mirrored side, so its input region starts there (and the local window stays reversed) */
             if (!gs__sp_wplan(sp, &P[i], X->shape.dims[dl], k, w, ws, v->shape.dims[cd->output_spatial[i]],
-                              ws * w->window_dilation, 0, 1))
+                              c->reversal[i] ? (W - ws) * w->window_dilation : 0,
+                              (c->reversal[i] ? -ws : ws) * w->window_dilation, 0, 1))
                 return NULL;
             sdim[i] = dl;
         }
@@ -808,9 +814,13 @@ GS__FN gs_value *gs__sp_conv(gs__sp *sp, const gs_value *v, const gs_sharding *t
     gs_value *x, *kern, *y;
     bool tried;
     {
-        /* nothing split spatially: the dot strategies (contracting input features included) */
+        /* no real spatial dim split (dims that are a dot's batch, free or contracting dims may be): the dot
+           strategies (contracting input features included) */
         uint32_t sl = 0, sk = 0, so = 0;
+        gs__cdk kind[GS_MAX_RANK];
+        gs__conv_dot_kinds(v, kind);
         for (i = 0; i < cd->n_spatial; i++) {
+            if (kind[i] != GS__CDK_CONV) continue;
             sl |= 1u << cd->input_spatial[i];
             sk |= 1u << cd->kernel_spatial[i];
             so |= 1u << cd->output_spatial[i];
@@ -1020,16 +1030,48 @@ GS__FN gs_value *gs__sp_reshape_halo(gs__sp *sp, const gs_value *v, const gs_sha
     return x;
 }
 
+/* The operand and result shardings of a reshape done tile by tile when t does not map back whole: the cheapest
+   (operand reshard plus result reshard to t, gs__sp_est) of (a) t's factors that survive the reshape back
+   (x[12,8]{2,4} -> out[8,12]{8,1}: x resharded to {4,1 rep 2}, reshaped, sliced to {8,1}), (b) the factors of
+   the operand's own sharding that survive the reshape (x{2,4} reshapes as {2,1 rep 4}) and (c) the operand
+   with the dims the reshape changes gathered. *in = NULL when none keeps a split. */
+GS__FN void gs__sp_reshape_pick(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **in,
+                                const gs_sharding **out) {
+    const gs_shape *S = &v->shape, *X = &v->operands[0]->shape;
+    const gs_sharding *cur = sp->G->vals[v->operands[0]->id].sh, *ci[3], *co[3];
+    uint32_t ch_in, ch_out;
+    double best = 0;
+    int c;
+    ci[0] = gs__sh_reshape(sp->ctx, t, S, X);
+    ci[1] = gs__sh_reshape(sp->ctx, gs__sh_reshape(sp->ctx, cur, X, S), S, X);
+    ch_in = gs__sp_reshape_changed(X, S, &ch_out);
+    ci[2] = gs__sp_unsplit(sp, cur, ch_in);
+    *in = *out = NULL;
+    for (c = 0; c < 3; c++) {
+        double s1, s2, secs;
+        co[c] = ci[c] ? gs__sh_reshape(sp->ctx, ci[c], X, S) : NULL;
+        if (!co[c] || gs__sp_is_rep(co[c]) || (c == 2 && gs__sp_split_mask(co[c], S->rank) & ch_out) ||
+            !gs__sp_reshape_local_ok(X, ci[c], S, co[c]))
+            continue;
+        gs__sp_est(sp, cur, ci[c], X, &s1);
+        gs__sp_est(sp, co[c], t, S, &s2);
+        secs = s1 + s2;
+        if (!*in || secs < best * (1 - 1e-9)) {
+            best = secs;
+            *in = ci[c];
+            *out = co[c];
+        }
+    }
+}
+
 /* reshape: x[A,B]{t mapped back} -> out[A*B]{t} as a local reshape of every tile when the tiles line up;
-   x[3,2]{dim 0 split} -> out[6]{split} realigned by the engine (gs__sp_reshape_halo); otherwise the dims the
-   reshape changes are gathered and the others keep the operand's split */
+   x[3,2]{dim 0 split} -> out[6]{split} realigned by the engine (gs__sp_reshape_halo); otherwise a sharding that
+   keeps part of the split on both sides (gs__sp_reshape_pick), and only when none does, both gathered */
 GS__FN gs_value *gs__sp_reshape(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const gs_shape *S = &v->shape;
     gs_value *ops[1];
-    int rank = S->rank;
     const gs_shape *X = &v->operands[0]->shape;
     const gs_sharding *is = gs__sh_reshape(sp->ctx, t, S, X), *back;
-    uint32_t ch_in, ch_out;
     gs_shape ls;
     if (is && !gs__sp_is_rep(is) && (back = gs__sh_reshape(sp->ctx, is, X, S)) && gs_sharding_equal(back, t) &&
         gs__sp_reshape_local_ok(X, is, S, t)) {
@@ -1046,15 +1088,14 @@ GS__FN gs_value *gs__sp_reshape(gs__sp *sp, const gs_value *v, const gs_sharding
         gs_value *r = gs__sp_reshape_halo(sp, v, t, osh, &fits);
         if (r || fits) return r;
     }
-    /* keep the dims the reshape leaves alone split as the operand has them; gather the others */
-    ch_in = gs__sp_reshape_changed(X, S, &ch_out);
-    is = gs__sp_unsplit(sp, sp->G->vals[v->operands[0]->id].sh, ch_in);
-    back = is ? gs__sh_reshape(sp->ctx, is, X, S) : NULL;
-    if (!back || gs__sp_split_mask(back, rank) & ch_out || !gs__sp_reshape_local_ok(X, is, S, back)) {
-        is = gs__sp_rep(sp);
-        back = is;
+    gs__sp_reshape_pick(sp, v, t, &is, &back);
+    if (!is) {
+        is = back = gs__sp_rep(sp);
+        gs__sp_note(sp, "reshape gathered: no split lines up on both sides");
+    } else {
+        gs__sp_note(sp, "reshape through the split both sides keep (operand %s, result %s)",
+                    gs_sharding_to_text(sp->ctx, is), gs_sharding_to_text(sp->ctx, back));
     }
-    gs__sp_note(sp, "reshape with the changed dims gathered");
     ls = gs__sp_local(back, *S);
     ops[0] = gs__sp_get(sp, v->operands[0], is);
     *osh = back;

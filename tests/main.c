@@ -117,6 +117,8 @@ int main(int argc, char **argv) {
     suite_ir();
     suite_text();
     suite_text_structure();
+    suite_reducers();
+    suite_conditional();
     suite_interp();
     suite_window();
     suite_errors();
@@ -129,8 +131,11 @@ int main(int argc, char **argv) {
     suite_runtime();
     suite_spmd();
     suite_spmd_halo();
+    suite_spmd_reshape();
+    suite_spmd_conv();
     suite_spmd_gather();
     suite_spmd_xla();
+    suite_spmd_manual();
     suite_rng();
     suite_types();
     suite_numeric();

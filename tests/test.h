@@ -62,6 +62,8 @@ void suite_base(void);
 void suite_ir(void);
 void suite_text(void);
 void suite_text_structure(void);
+void suite_reducers(void);
+void suite_conditional(void);
 /* test_text.c's helpers: parse (a failure is a test failure), print(parse(print(g))) == print(g) (returns the
    print), and "parse fails with code at line:column with a message containing part" */
 gs_graph *gst_hlo_parse(gs_ctx *ctx, const char *text);
@@ -79,8 +81,11 @@ void suite_model(void);
 void suite_runtime(void);
 void suite_spmd(void);
 void suite_spmd_halo(void);
+void suite_spmd_reshape(void);
+void suite_spmd_conv(void);
 void suite_spmd_gather(void);
 void suite_spmd_xla(void);
+void suite_spmd_manual(void);
 void suite_rng(void);
 void suite_types(void);
 void suite_numeric(void);

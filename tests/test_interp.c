@@ -498,27 +498,39 @@ static void test_copy_and_annotate(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* The interpreter runs one device: a manual region whose block is the whole array is a copy in and out; a
+   smaller block is one device's part of a region that runs on every device, and evaluating it is an error
+   naming the op (it used to take device 0's block and return zeros for the rest of the full array) */
 static void test_to_manual_to_full(void) {
     gs_ctx *ctx = gst_ctx();
     gs_graph *g = gs_graph_new(ctx, "g");
-    int32_t x[5 * 4], m[3 * 2], f[5 * 4];
+    int32_t x[5 * 4], m[5 * 4], f[5 * 4];
     gs_value *p = gs_parameter(g, 0, S2(GS_S32, 5, 4), "x");
-    gs_value *man = gs_to_manual(g, p, S2(GS_S32, 3, 2), "{devices=[2,2]0,1,2,3}");
+    gs_value *man = gs_to_manual(g, p, S2(GS_S32, 5, 4), "{manual}");
     gs_value *outs[2];
     const void *in[1];
     void *out[2];
-    int i, j;
+    int i;
     for (i = 0; i < 20; i++) x[i] = i + 1;
-    outs[0] = man;
-    outs[1] = gs_to_full(g, man, S2(GS_S32, 5, 4), "{devices=[2,2]0,1,2,3}");
+    outs[0] = gs_neg(g, man);
+    outs[1] = gs_to_full(g, outs[0], S2(GS_S32, 5, 4), "{replicated}");
     CHECK_OK(gs_graph_set_outputs(g, 2, outs));
     in[0] = x;
     out[0] = m; out[1] = f;
     CHECK_OK(gs_eval(g, in, out));
-    for (i = 0; i < 3; i++)
-        for (j = 0; j < 2; j++) CHECK_EQ_INT(m[i * 2 + j], x[i * 4 + j]);
-    for (i = 0; i < 5; i++)
-        for (j = 0; j < 4; j++) CHECK_EQ_INT(f[i * 4 + j], (i < 3 && j < 2) ? x[i * 4 + j] : 0);
+    for (i = 0; i < 20; i++) {
+        CHECK_EQ_INT(m[i], -x[i]);
+        CHECK_EQ_INT(f[i], -x[i]);
+    }
+    gs_ctx_destroy(ctx);
+    ctx = gst_ctx();
+    g = gs_graph_new(ctx, "g");
+    p = gs_parameter(g, 0, S2(GS_S32, 5, 4), "x");
+    man = gs_to_manual(g, p, S2(GS_S32, 3, 2), "{devices=[2,2]0,1,2,3}");
+    CHECK_OK(gs_graph_set_root(g, gs_to_full(g, man, S2(GS_S32, 5, 4), "{devices=[2,2]0,1,2,3}")));
+    out[0] = f;
+    CHECK(gs_eval(g, in, out) == GS_ERR_UNSUPPORTED);
+    CHECK_MSG(strstr(gs_ctx_error_msg(ctx), "per-device block is s32[3,2] of s32[5,4]") != NULL, "%s", gs_ctx_error_msg(ctx));
     gs_ctx_destroy(ctx);
 }
 

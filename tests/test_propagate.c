@@ -142,6 +142,17 @@ static void test_reshape_rules(void) {
         {"f32[8,6]", "{devices=[4,1]<=[4]}", "f32[48,1]", "{devices=[4,1]<=[4]}"},
         /* a split minor dim cannot survive a merge */
         {"f32[8,6]", "{devices=[1,4]<=[4]}", "f32[48]", "{replicated}"},
+        /* partial matches keep gcd(tiles, target dim) tiles: 12 = 2 x 6 rows of 8 are 4 rows of 12 each */
+        {"f32[12,8]", "{devices=[2,4]<=[8]}", "f32[8,12]", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"},
+        {"f32[12,8]", "{devices=[4,1]<=[4]}", "f32[8,12]", "{devices=[4,1]<=[4]}"},
+        {"f32[12,8]", "{devices=[3,1]<=[3]}", "f32[8,12]", "{replicated}"},
+        /* a run that loses its split does not take the next run's split with it */
+        {"f32[6,4,8]", "{devices=[2,1,2]<=[4]}", "f32[4,6,8]", "{devices=[2,1,2]<=[4]}"},
+        {"f32[6,4,8]", "{devices=[3,1,2]<=[6]}", "f32[4,6,8]", "{devices=[1,1,2,3]<=[3,2]T(1,0) last_tile_dim_replicate}"},
+        /* a split size-1 dim lines up with a size-1 target dim; 8 split 4 -> 2 x 4 */
+        {"f32[1,8]", "{devices=[2,4]<=[8]}", "f32[1,2,4]", "{devices=[2,2,2]<=[8]}"},
+        /* a split dim that does not divide evenly keeps nothing in a changed run */
+        {"f32[6,4]", "{devices=[4,1]<=[4]}", "f32[4,6]", "{replicated}"},
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -169,6 +180,24 @@ static void test_reshape_rules(void) {
                "  y = f32[6,4,5] reshape(x)\n"
                "  ROOT z = f32[6,4,5] custom-call(y), custom_call_target=\"Sharding\", sharding={devices=[6,2,1]<=[12]}\n}\n"));
     CHECK(has("x", "{devices=[2,3,2]<=[12]}"));
+}
+
+/* XLA's AllReduce rule: an all-reduce passes its operand's sharding on, forward and backward */
+static void test_all_reduce_pass_through(void) {
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  a = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                   "  r = f32[8,6] all-reduce(a), replica_groups={}, to_apply=add.f32\n"
+                   "  q = f32[8,6] all-reduce(a), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, "
+                   "to_apply=add.f32\n"
+                   "  ROOT t = (f32[8,6], f32[8,6]) tuple(r, q)\n}\n"));
+    CHECK(has("r", "{devices=[4,1]<=[4]}") && has("q", "{devices=[4,1]<=[4]}"));
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  a = f32[8,6] parameter(0)\n"
+                   "  r = f32[8,6] all-reduce(a), replica_groups={}, to_apply=add.f32\n"
+                   "  ROOT c = f32[8,6] custom-call(r), custom_call_target=\"Sharding\", sharding={devices=[1,2,2]<=[4] "
+                   "last_tile_dim_replicate}\n}\n"));
+    CHECK(has("a", "{devices=[1,2,2]<=[4] last_tile_dim_replicate}") &&
+          has("r", "{devices=[1,2,2]<=[4] last_tile_dim_replicate}"));
 }
 
 static void test_dot_rules(void) {
@@ -539,6 +568,35 @@ static void test_rng_bit_generator_state(void) {
     CHECK(has("q", "{devices=[2,2]<=[4] last_tile_dim_replicate}"));
 }
 
+/* batch norm: only the feature dim's split passes, between x-shaped values and to and from the [F] vectors (the
+   partitioner gathers x's other dims, so they are not propagated) */
+static void test_batch_norm_feature_dim(void) {
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  x = f32[8,6,4] parameter(0), sharding={devices=[2,1,2]<=[4]}\n"
+                   "  sc = f32[4] parameter(1)\n"
+                   "  of = f32[4] parameter(2)\n"
+                   "  bn = (f32[8,6,4], f32[4], f32[4]) batch-norm-training(x, sc, of), epsilon=0.001, feature_index=2\n"
+                   "  ROOT m = f32[4] get-tuple-element(bn), index=1\n}\n"));
+    CHECK(has("bn", "{{devices=[1,1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}, "
+                    "{devices=[2,2]<=[2,2]T(1,0) last_tile_dim_replicate}, {devices=[2,2]<=[2,2]T(1,0) last_tile_dim_replicate}}"));
+    CHECK(has("sc", "{devices=[2,2]<=[2,2]T(1,0) last_tile_dim_replicate}") && has("m", "{devices=[2,2]<=[2,2]T(1,0) last_tile_dim_replicate}"));
+    /* from a vector to x-shaped values (inference), and backward from the result into x and grad_output */
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  x = f32[8,4] parameter(0)\n"
+                   "  v = f32[4] parameter(1), sharding={devices=[4]<=[4]}\n"
+                   "  ROOT y = f32[8,4] batch-norm-inference(x, v, v, v, v), epsilon=0.001, feature_index=1\n}\n"));
+    CHECK(has("y", "{devices=[1,4]<=[4]}") && has("x", "{devices=[1,4]<=[4]}"));
+    CHECK(prop(HDR "ENTRY e {\n"
+                   "  x = f32[8,4] parameter(0)\n"
+                   "  v = f32[4] parameter(1)\n"
+                   "  g = f32[8,4] parameter(2)\n"
+                   "  bg = (f32[8,4], f32[4], f32[4]) batch-norm-grad(x, v, v, v, g), epsilon=0.001, feature_index=1\n"
+                   "  ROOT d = f32[8,4] get-tuple-element(bg), index=0, sharding={devices=[2,2]<=[4]}\n}\n"));
+    CHECK(has("x", "{devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}") &&
+          has("g", "{devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}") &&
+          has("v", "{devices=[2,2]<=[2,2]T(1,0) last_tile_dim_replicate}"));
+}
+
 static void test_topk_and_tuples(void) {
     CHECK(prop(HDR "ENTRY e {\n"
                    "  y = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
@@ -656,7 +714,8 @@ static void test_conflicts(void) {
     CHECK_EQ_INT(gs_propagate_num_conflicts(pg), 0);
 }
 
-/* Ops with no rule (collectives in an SPMD program, rng) end replicated; nothing crashes. */
+/* Ops with no rule (rng and its scalar bounds) end replicated; an all-reduce passes its operand's sharding on
+   (XLA's rule); nothing crashes. */
 static void test_fallbacks(void) {
     CHECK(prop(HDR "ENTRY e {\n"
                    "  x = f32[8] parameter(0), sharding={devices=[4]<=[4]}\n"
@@ -665,8 +724,8 @@ static void test_fallbacks(void) {
                    "  hi = f32[] constant(1)\n"
                    "  g = f32[8] rng(lo, hi), distribution=rng_uniform, seed=3\n"
                    "  ROOT s = f32[8] add(r, g)\n}\n"));
-    CHECK(has("r", "{replicated}") && has("lo", "{replicated}"));
-    CHECK(origin_of("r") == GS_ORIGIN_DEFAULT);
+    CHECK(has("r", "{devices=[4]<=[4]}") && has("lo", "{replicated}"));
+    CHECK(origin_of("r") == GS_ORIGIN_FORWARD && origin_of("lo") == GS_ORIGIN_DEFAULT);
 }
 
 /* Propagating again changes nothing; every value has a sharding and an origin. */
@@ -750,6 +809,7 @@ void suite_propagate(void) {
     RUN(test_broadcast_levels);
     RUN(test_reduce_transpose);
     RUN(test_reshape_rules);
+    RUN(test_all_reduce_pass_through);
     RUN(test_dot_rules);
     RUN(test_convolution_rules);
     RUN(test_data_movement_rules);
@@ -759,6 +819,7 @@ void suite_propagate(void) {
     RUN(test_shard_barriers);
     RUN(test_shard_groups_and_unknown);
     RUN(test_rng_bit_generator_state);
+    RUN(test_batch_norm_feature_dim);
     RUN(test_topk_and_tuples);
     RUN(test_while_loop);
     RUN(test_manual_region);

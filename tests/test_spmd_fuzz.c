@@ -1306,8 +1306,14 @@ static bool fz_build(gs_ctx *ctx, uint64_t seed, unsigned ops, int64_t only_D, i
     out->pd.windowed_einsum_bytes = fc_one_in(&z.rng, 2) ? 1 : 0;   /* 1: every eligible dot becomes a loop */
     out->pd.all_gather_as_all_reduce = fc_one_in(&z.rng, 4);
     out->threaded = fc_one_in(&z.rng, 16);
-    snprintf(out->desc, sizeof out->desc, "%lld devices%s, windowed_einsum_bytes %lld%s", (long long)z.D,
+    {   /* the loop's form, from bits of the seed apart from the program's draws */
+        uint64_t lf = (seed ^ 0x5bd1e995u) * 0x9e3779b97f4a7c15ull;
+        out->pd.windowed_einsum_unroll = ((lf >> 40) & 1u) != 0;
+        out->pd.windowed_einsum_bidirectional = ((lf >> 41) & 1u) != 0;
+    }
+    snprintf(out->desc, sizeof out->desc, "%lld devices%s, windowed_einsum_bytes %lld%s%s%s", (long long)z.D,
              out->threaded ? " (threaded)" : "", (long long)out->pd.windowed_einsum_bytes,
+             out->pd.windowed_einsum_unroll ? " unrolled" : "", out->pd.windowed_einsum_bidirectional ? " bidirectional" : "",
              out->pd.all_gather_as_all_reduce ? ", all_gather_as_all_reduce" : "");
     in_rng = fc_next(&z.rng);
     /* most programs have a few annotations; one in eight has one on every value (many reshards) */

@@ -79,6 +79,194 @@ static void test_xla_option_windowed_thresholds(void) {
     gs_ctx_destroy(h.ctx);
 }
 
+/* the distinct source_target_pairs lists of the collective-permutes in an SPMD program's text */
+static int distinct_permute_rings(const char *text) {
+    const char *seen[8], *p = text;
+    size_t len[8];
+    int n = 0, i;
+    while ((p = strstr(p, "source_target_pairs={")) != NULL) {
+        const char *e = strstr(p, "}}");
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        for (i = 0; i < n; i++)
+            if (len[i] == l && strncmp(seen[i], p, l) == 0) break;
+        if (i == n && n < 8) { seen[n] = p; len[n++] = l; }
+        p += l;
+    }
+    return n;
+}
+
+/* template with @M, @K, @N replaced by sz[0..2] and @D by D */
+static void fill_template(char *out, size_t cap, const char *tpl, const int64_t *sz, int64_t D) {
+    size_t n = 0;
+    for (; *tpl && n + 24 < cap; tpl++) {
+        const char *at = tpl[0] == '@' ? strchr("MKND", tpl[1]) : NULL;
+        if (at && tpl[1]) {
+            n += (size_t)snprintf(out + n, cap - n, "%lld", (long long)(tpl[1] == 'D' ? D : sz[at - "MKND"]));
+            tpl++;
+        } else {
+            out[n++] = *tpl;
+        }
+    }
+    out[n] = 0;
+}
+
+/* The windowed einsum in its four loop forms (one block per step one way round the ring, unrolled two steps per
+   iteration, bidirectional, both) for the all-gather form (lhs windowed along a contracted dim, rhs along a free
+   dim, lhs along a batch dim) and the reduce-scatter form (result split along a free or a batch dim), on 2 to 7
+   devices with sizes drawn at random so that most do not divide: every program matches the reference with
+   poisoned padding and gathers nothing; the explanation names the form; a bidirectional loop permutes both ways. */
+static void test_xla_windowed_einsum_forms(void) {
+    static const char *const kinds[5] = {
+        /* lhs[M,K]{K split} x rhs[K,N]{N split} -> {N split}: lhs windowed along contracted K */
+        "  l = f32[@M,@K] parameter(0), sharding={devices=[1,@D]<=[@D]}\n"
+        "  q = f32[@K,@N] parameter(1), sharding={devices=[1,@D]<=[@D]}\n"
+        "  ROOT r = f32[@M,@N] dot(l, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[1,@D]<=[@D]}\n",
+        /* lhs{M split} x rhs{N split} -> {M split}: rhs windowed along free N */
+        "  l = f32[@M,@K] parameter(0), sharding={devices=[@D,1]<=[@D]}\n"
+        "  q = f32[@K,@N] parameter(1), sharding={devices=[1,@D]<=[@D]}\n"
+        "  ROOT r = f32[@M,@N] dot(l, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[@D,1]<=[@D]}\n",
+        /* lhs[B,M,K]{B split} x rhs[B,K,N]{N split} -> {N split}: lhs windowed along batch B, rhs sliced with it */
+        "  l = f32[@M,3,@K] parameter(0), sharding={devices=[@D,1,1]<=[@D]}\n"
+        "  q = f32[@M,@K,@N] parameter(1), sharding={devices=[1,1,@D]<=[@D]}\n"
+        "  ROOT r = f32[@M,3,@N] dot(l, q), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, sharding={devices=[1,1,@D]<=[@D]}\n",
+        /* lhs{K split} x rhs{K split} -> {M split}: partial sums reduce-scattered round the ring */
+        "  l = f32[@M,@K] parameter(0), sharding={devices=[1,@D]<=[@D]}\n"
+        "  q = f32[@K,@N] parameter(1), sharding={devices=[@D,1]<=[@D]}\n"
+        "  ROOT r = f32[@M,@N] dot(l, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[@D,1]<=[@D]}\n",
+        /* lhs[B,M,K]{K split} x rhs[B,K,N]{K split} -> {B split}: both operands sliced along B per block */
+        "  l = f32[@M,3,@K] parameter(0), sharding={devices=[1,1,@D]<=[@D]}\n"
+        "  q = f32[@M,@K,@N] parameter(1), sharding={devices=[1,@D,1]<=[@D]}\n"
+        "  ROOT r = f32[@M,3,@N] dot(l, q), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, sharding={devices=[@D,1,1]<=[@D]}\n"};
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    int64_t D;
+    int kind, form;
+    for (D = 2; D <= 7; D++)
+        for (kind = 0; kind < 5; kind++)
+            for (form = 0; form < 4; form++) {
+                char body[2048];
+                int64_t sz[3];
+                int i;
+                gst_case h;
+                gs_partition_desc pd;
+                for (i = 0; i < 3; i++) {
+                    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+                    sz[i] = D + 1 + (int64_t)((rng >> 33) % (uint64_t)(2 * D + 1));   /* D+1 .. 3D+1 */
+                }
+                fill_template(body, sizeof body, kinds[kind], sz, D);
+                memset(&pd, 0, sizeof pd);
+                pd.windowed_einsum_bytes = 1;
+                pd.windowed_einsum_unroll = (form & 1) != 0;
+                pd.windowed_einsum_bidirectional = (form & 2) != 0;
+                if (gst_case_run_desc(&h, "", body, D, 1e-5, 40 + (uint64_t)(D * 8 + kind), &pd)) {
+                    CHECK_MSG(h.ag + h.rs + h.ar == 0 && h.cp + count_in(h.spmd, GS_OP_WHILE) > 0, "D %lld kind %d form %d:\n%s",
+                              (long long)D, kind, form, h.text);
+                    CHECK_MSG(strstr(h.explain, kind < 3 ? "all-gather form" : "reduce-scatter form") != NULL,
+                              "D %lld kind %d form %d: %s", (long long)D, kind, form, h.explain);
+                    CHECK(((strstr(h.explain, "bidirectional") != NULL) == ((form & 2) && D > 2)));
+                    CHECK((strstr(h.explain, "unrolled") != NULL) == ((form & 1) != 0));
+                    CHECK_MSG(distinct_permute_rings(h.text) == ((form & 2) && D > 2 ? 2 : 1), "D %lld kind %d form %d: %d rings",
+                              (long long)D, kind, form, distinct_permute_rings(h.text));
+                    if (!(form & 2) && D - 1 >= (form & 1 ? 2 : 1)) CHECK_EQ_INT(count_in(h.spmd, GS_OP_WHILE), 1);
+                }
+                gs_ctx_destroy(h.ctx);
+            }
+}
+
+/* enable_windowed_einsum_for_reduce_scatter=false: the partial sums are reduce-scattered in one collective */
+static void test_xla_windowed_reduce_scatter_off(void) {
+    static const char *const body =
+        "  l = f32[9,7] parameter(0), sharding={devices=[1,4]<=[4]}\n"
+        "  q = f32[7,10] parameter(1), sharding={devices=[4,1]<=[4]}\n"
+        "  ROOT r = f32[9,10] dot(l, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[4,1]<=[4]}\n";
+    gst_case h;
+    gs_partition_desc pd;
+    int on;
+    for (on = 0; on < 2; on++) {
+        gs_ctx *ctx = gst_ctx();
+        memset(&pd, 0, sizeof pd);
+        CHECK_EQ_INT(gs_partition_xla_option(ctx, &pd, "threshold_for_windowed_einsum_mib", "0"), GS_OK);
+        CHECK_EQ_INT(gs_partition_xla_option(ctx, &pd, "enable_windowed_einsum_for_reduce_scatter", on ? "true" : "false"), GS_OK);
+        gs_ctx_destroy(ctx);
+        if (gst_case_run_desc(&h, "", body, 4, 1e-5, 51, &pd)) {
+            CHECK_EQ_INT(h.rs, on ? 0 : 1);
+            CHECK_EQ_INT(count_in(h.spmd, GS_OP_WHILE), on ? 1 : 0);
+        }
+        gs_ctx_destroy(h.ctx);
+    }
+}
+
+/* XLA's partitioner-internal custom-calls read as the ops they stand for: values against hand-computed ones
+   (x = 0..9 rotated right by 6 is 4..9,0..3; rotated by -1, 0, +1; slices [2,7) moved by 0, 1, 2; wrapped
+   by 2 left and 1 right), then partitioned over 2 to 4 devices (10 does not divide by 3 or 4) and checked;
+   a declared shape that the attributes contradict is an error naming both shapes. */
+static void test_xla_spmd_internal_custom_calls(void) {
+    static const char *const ops[4] = {
+        "  ROOT r = f32[10] custom-call(x), custom_call_target=\"_SPMDInternalOp_RotateRight\", "
+        "backend_config=\"dimension=0,amount=6\", sharding={devices=[@D]<=[@D]}\n",
+        "  ROOT r = (f32[10], f32[10], f32[10]) custom-call(x), custom_call_target=\"_SPMDInternalOp_MultiRotate\", "
+        "backend_config=\"dimension=0,left_amount=1,right_amount=1,bufferize=0\", "
+        "sharding={{devices=[@D]<=[@D]}, {devices=[@D]<=[@D]}, {devices=[@D]<=[@D]}}\n",
+        "  ROOT r = (f32[5], f32[5], f32[5]) custom-call(x), custom_call_target=\"_SPMDInternalOp_MultiSlice\", "
+        "backend_config=\"dimension=0,amount=2,start_indices=[2],limit_indices=[7],strides=[1],bufferize=0\", "
+        "sharding={{devices=[@D]<=[@D]}, {devices=[@D]<=[@D]}, {devices=[@D]<=[@D]}}\n",
+        "  ROOT r = f32[13] custom-call(x), custom_call_target=\"_SPMDInternalOp_Wrap\", "
+        "backend_config=\"dimension=0,left_amount=2,right_amount=1\", sharding={devices=[@D]<=[@D]}\n"};
+    static const float want[4][30] = {
+        {4, 5, 6, 7, 8, 9, 0, 1, 2, 3},
+        {1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8},
+        {2, 3, 4, 5, 6, 3, 4, 5, 6, 7, 4, 5, 6, 7, 8},
+        {8, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0}};
+    static const int nwant[4] = {10, 30, 15, 13};
+    int op;
+    for (op = 0; op < 4; op++) {
+        char body[1024], text[1200];
+        int64_t D, sz[3] = {0, 0, 0};
+        for (D = 1; D <= 4; D++) {
+            /* (D = 1: the values; the shardings, for 2 devices, are not read by the interpreter) */
+            fill_template(body, sizeof body, "  x = f32[10] parameter(0), sharding={devices=[@D]<=[@D]}\n", sz, D > 1 ? D : 2);
+            fill_template(body + strlen(body), sizeof body - strlen(body), ops[op], sz, D > 1 ? D : 2);
+            if (D == 1) {   /* the values, by the reference interpreter */
+                gs_ctx *ctx = gst_ctx();
+                gs_graph *g = NULL;
+                float x[10], out[3][10];
+                void *outs[3];
+                const void *ins[1];
+                int i;
+                snprintf(text, sizeof text, "HloModule m\nENTRY e {\n%s}\n", body);
+                for (i = 0; i < 10; i++) x[i] = (float)i;
+                for (i = 0; i < 3; i++) outs[i] = out[i];
+                ins[0] = x;
+                CHECK_OK(gs_hlo_parse(ctx, text, strlen(text), &g));
+                if (g) {
+                    CHECK_OK(gs_eval(g, ins, outs));
+                    for (i = 0; i < nwant[op]; i++) {
+                        int per = op == 1 ? 10 : op == 2 ? 5 : nwant[op];
+                        CHECK_MSG(out[i / per][i % per] == want[op][i], "op %d element %d: %g, want %g", op, i,
+                                  (double)out[i / per][i % per], (double)want[op][i]);
+                    }
+                }
+                gs_ctx_destroy(ctx);
+                continue;
+            }
+            {
+                gst_case h;
+                (void)gst_case_run(&h, "", body, D, 0, 70 + (uint64_t)D);
+                gs_ctx_destroy(h.ctx);
+            }
+        }
+    }
+    {   /* XLA's test declares Wrap's f32[12] -> f32[20] with one element each side: 14 elements */
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *g = NULL;
+        static const char *const bad = "HloModule m\nENTRY e {\n  x = f32[12] parameter(0)\n"
+            "  ROOT r = f32[20] custom-call(x), custom_call_target=\"_SPMDInternalOp_Wrap\", "
+            "backend_config=\"dimension=0,left_amount=1,right_amount=1\"\n}\n";
+        CHECK(gs_hlo_parse(ctx, bad, strlen(bad), &g) != GS_OK);
+        CHECK_MSG(strstr(gs_ctx_error_msg(ctx), "declared f32[20] but is f32[14]") != NULL, "%s", gs_ctx_error_msg(ctx));
+        gs_ctx_destroy(ctx);
+    }
+}
+
 /* XLA's entry policy: the unannotated parameter and root are replicated; by default propagation splits them
    like the annotated operand */
 static void test_xla_compat_entry_policy(void) {
@@ -182,6 +370,48 @@ static void test_xla_check_bf16_tolerance(void) {
     gs_ctx_destroy(h.ctx);
 }
 
+/* A bf16 contraction split 16 ways: the SPMD program rounds each device's partial product to bf16 and sums the 16
+   in bf16 (as XLA's does), the reference rounds once. The default tolerance (2^-6, its absolute part grown by
+   sqrt(16) for the 16 terms) accepts it; a strict one sees the rounding. (XLA's PartiallyReplicateRHS, a
+   16384-long contraction with 524288 outputs, errs by 2 on an output RMS of 44: three times the absolute
+   tolerance without the sqrt(16).) */
+static void test_xla_check_bf16_partial_sums(void) {
+    static const char *const body =
+        "  a = bf16[64,1024] parameter(0), sharding={devices=[1,16]<=[16]}\n"
+        "  b = bf16[1024,64] parameter(1), sharding={devices=[16,1]<=[16]}\n"
+        "  ROOT r = bf16[64,64] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={replicated}\n";
+    gst_case h;
+    if (gst_case_run(&h, "", body, 16, 0, 61)) {
+        gs_runtime_desc rd;
+        gs_runtime *rt = NULL;
+        gs_check_desc cd;
+        gs_check_report rep;
+        gs_shape s0 = gs_value_shape(gs_graph_param(h.src, 0)), s1 = gs_value_shape(gs_graph_param(h.src, 1));
+        void *in[2];
+        CHECK(h.ar + h.rs >= 1);
+        in[0] = malloc(gs_shape_bytes(&s0));
+        in[1] = malloc(gs_shape_bytes(&s1));
+        gs_fill_random(s0, 61, 0, in[0]);
+        gs_fill_random(s1, 62, 1, in[1]);
+        memset(&rd, 0, sizeof rd);
+        rd.num_devices = 16;
+        rd.mode = GS_RUNTIME_LOCKSTEP;
+        CHECK_OK(gs_runtime_create(h.ctx, &rd, &rt));
+        memset(&cd, 0, sizeof cd);
+        if (rt) {
+            CHECK_OK(gs_partition_check(h.spmd, rt, &cd, (const void *const *)in, &rep));
+            CHECK_MSG(rep.ok, "%s", rep.message);
+            cd.rtol = cd.atol = 1e-5;
+            CHECK_OK(gs_partition_check(h.spmd, rt, &cd, (const void *const *)in, &rep));
+            CHECK_MSG(!rep.ok && rep.max_abs_err > 0.01, "strict: ok %d, max err %g", rep.ok, rep.max_abs_err);
+        }
+        gs_runtime_destroy(rt);
+        free(in[0]);
+        free(in[1]);
+    }
+    gs_ctx_destroy(h.ctx);
+}
+
 /* A tiled sharding must name every device once (XLA's rule): 4 ids when the module has 8 partitions is an
    error when the text is read; a graph annotated for 4 devices propagates for 8 (as XLA's propagation does)
    but partitioning it for 8 is an error of gs_partition; the same graph for 4 devices partitions and runs. */
@@ -268,9 +498,13 @@ void suite_spmd_xla(void) {
     RUN(test_xla_manual_parameter_and_output);
     RUN(test_xla_sharding_device_subset);
     RUN(test_xla_check_bf16_tolerance);
+    RUN(test_xla_check_bf16_partial_sums);
     RUN(test_xla_manual_region_reference);
     RUN(test_xla_nested_manual_reference);
     RUN(test_xla_option_names);
     RUN(test_xla_option_windowed_thresholds);
+    RUN(test_xla_windowed_einsum_forms);
+    RUN(test_xla_windowed_reduce_scatter_off);
+    RUN(test_xla_spmd_internal_custom_calls);
     RUN(test_xla_compat_entry_policy);
 }

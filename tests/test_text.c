@@ -871,8 +871,11 @@ static void test_text_errors(void) {
     check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=nowhere\n}\n",
                    P, 5, 57, "unknown computation 'nowhere'");
     check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=s\n}\n"
-                   "s {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] subtract(a, b)\n}\n",
-                   U, 5, 57, "unsupported reducer computation 's'");
+                   "s {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = f32[] parameter(2)\n  ROOT d = f32[] subtract(a, b)\n}\n",
+                   P, 5, 8, "reducer: computation 's' has 3 parameters, expected 2");
+    check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=s\n}\n"
+                   "s {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT d = s32[] subtract(a, b)\n}\n",
+                   P, 5, 8, "reducer: parameter 0 of computation 's' must be f32[]");
     check_error_at("HloModule m\nENTRY e {\n  x = s32[4] parameter(0)\n  z = s32[] constant(0)\n  ROOT r = s32[] reduce(x, z), dimensions={0}, to_apply=s\n}\n"
                    "s {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n",
                    P, 5, 57, "reducer 's' works on f32, but reduce 'r' reduces s32");

@@ -149,8 +149,36 @@ static void test_text_bitcast_layouts(void) {
         }
     }
     gs_ctx_destroy(ctx);
-    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[8,128]{1,0:T(8,128)} parameter(0)\n  ROOT b = f32[1024]{0} bitcast(x)\n}\n",
-             GS_ERR_UNSUPPORTED, 4, 25, "bitcast 'b' between tiled layouts is not supported");
+    /* tiled layouts (XLA's tiled_layout.md): [3,4]{1,0:T(2,4)} puts (i, j) at (i/2)*8 + (i%2)*4 + j = 4i + j, the
+       padding row at the end, so reading it as [12] is the row-major reshape; T(128) on s32[1] and s32[] puts the
+       one element at 0 */
+    ctx = gst_ctx();
+    g = gst_hlo_parse(ctx, "HloModule m\nENTRY e {\n  x = f32[3,4]{1,0:T(2,4)} parameter(0)\n"
+                           "  a = f32[12]{0} bitcast(x)\n  s = s32[1]{0:T(128)} constant({7})\n"
+                           "  t = s32[]{:T(128)} bitcast(s)\n  ct = f32[] convert(t)\n  bc = f32[12] broadcast(ct), dimensions={}\n"
+                           "  ROOT r = f32[12] add(a, bc)\n}\n");
+    if (g) {
+        float x12[12], r12[12];
+        for (i = 0; i < 12; i++) x12[i] = (float)(i * i);
+        ins[0] = x12;
+        outs[0] = r12;
+        CHECK_OK(gs_eval(g, ins, outs));
+        for (i = 0; i < 12; i++) CHECK_NEAR(r12[i], (float)(i * i + 7), 0);
+    }
+    gs_ctx_destroy(ctx);
+    /* one [8,128] tile: the row-major [1024] */
+    ctx = gst_ctx();
+    g = gst_hlo_parse(ctx, "HloModule m\nENTRY e {\n  x = f32[8,128]{1,0:T(8,128)} parameter(0)\n  ROOT b = f32[1024]{0} bitcast(x)\n}\n");
+    CHECK(g && gs_value_op(gs_graph_root(g)) == GS_OP_RESHAPE);
+    gs_ctx_destroy(ctx);
+    /* 2x2 tiles put (0, 2) at memory position 4: not where the untiled layouts put it (a transpose of [2,2,2,2]) */
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4,4]{1,0:T(2,2)} parameter(0)\n  ROOT b = f32[16]{0} bitcast(x)\n}\n",
+             GS_ERR_UNSUPPORTED, 4, 23, "bitcast 'b' between tiled layouts moves elements within their tiles");
+    /* padding in the middle: [3,3] in 1x4 tiles puts (1, 0) at 4 */
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[3,3]{1,0:T(1,4)} parameter(0)\n  ROOT b = f32[9]{0} bitcast(x)\n}\n",
+             GS_ERR_UNSUPPORTED, 4, 22, "moves elements within their tiles");
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[3,3]{1,0:T(*,4)} parameter(0)\n  ROOT b = f32[9]{0} bitcast(x)\n}\n",
+             GS_ERR_UNSUPPORTED, 3, 22, "combined tile dimensions");
     gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT b = s32[4] bitcast(x)\n}\n", GS_ERR_PARSE, 4, 12,
              "that is bitcast-convert");
     gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[2,3]{1,2} parameter(0)\n}\n", GS_ERR_PARSE, 3, 15, "not a permutation");

@@ -133,9 +133,12 @@ static const char usage_text2[] =
 static const char usage_text3[] =
     "io options (eval, run):\n"
     "  --input NAME_OR_INDEX=PATH.npy\n"
-    "                           value of a parameter, by name or number (repeatable)\n"
-    "  --seed N                 parameters without --input are filled by the deterministic generator\n"
-    "                           gs_fill_random(shape, N, parameter number) (default N = 0)\n"
+    "                           value of a parameter, by name or number (repeatable); a tuple parameter\n"
+    "                           takes one file per leaf, NAME_OR_INDEX[I]=PATH.npy (nested tuples\n"
+    "                           flattened in order)\n"
+    "  --seed N                 inputs without --input are filled by the deterministic generator\n"
+    "                           gs_fill_random(shape, N, k) for input buffer k: the parameter number,\n"
+    "                           or counting each leaf of a tuple parameter (default N = 0)\n"
     "  --output-dir DIR         write the outputs as DIR/out0.npy, DIR/out1.npy, ... (DIR is created);\n"
     "                           run --spmd writes DIR/dev<d>_out<k>.npy; without it a summary of each\n"
     "                           output is printed\n"
@@ -811,23 +814,93 @@ static int find_param(gs_graph *g, const char *key, size_t keylen) {
     return -1;
 }
 
+/* Input buffers: one per array parameter and one per leaf of a tuple parameter (nested tuples flattened in
+   order), in parameter order, as gs_eval and the runtime take them. */
+static int param_leaves(gs_graph *g, int p) {
+    gs_value *v = gs_graph_param(g, p);
+    return v && gs_value_shape(v).dtype == GS_TUPLE ? gs_value_tuple_size(v) : 1;
+}
+static int num_buffers(gs_graph *g) {
+    int np = gs_graph_num_params(g), i, n = 0;
+    for (i = 0; i < np; i++) n += param_leaves(g, i);
+    return n;
+}
+static int first_buffer(gs_graph *g, int p) {
+    int i, n = 0;
+    for (i = 0; i < p; i++) n += param_leaves(g, i);
+    return n;
+}
+static gs_shape buffer_shape(gs_graph *g, int p, int leaf) {
+    gs_value *v = gs_graph_param(g, p);
+    return gs_value_shape(v).dtype == GS_TUPLE ? gs_value_tuple_shape(v, leaf) : gs_value_shape(v);
+}
+
 static void list_params(gs_graph *g) {
-    int np = gs_graph_num_params(g), i;
+    int np = gs_graph_num_params(g), i, j;
     char sh[256];
     fprintf(stderr, "parameters of the entry computation:\n");
     for (i = 0; i < np; i++) {
         gs_value *p = gs_graph_param(g, i);
         gs_shape s = gs_value_shape(p);
-        format_shape(&s, sh, sizeof sh);
-        fprintf(stderr, "  %d  %s  %s\n", i, gs_value_name(p), sh);
+        if (s.dtype != GS_TUPLE) {
+            format_shape(&s, sh, sizeof sh);
+            fprintf(stderr, "  %d  %s  %s\n", i, gs_value_name(p), sh);
+            continue;
+        }
+        fprintf(stderr, "  %d  %s  a tuple of %d arrays:\n", i, gs_value_name(p), param_leaves(g, i));
+        for (j = 0; j < param_leaves(g, i); j++) {
+            s = gs_value_tuple_shape(p, j);
+            format_shape(&s, sh, sizeof sh);
+            fprintf(stderr, "       %s[%d]  %s\n", gs_value_name(p), j, sh);
+        }
     }
 }
 
-/* Fills inputs[i] for every parameter of entry: from --input files (from_npy[i] set; free with gs_free_data),
-   the others from the generator (malloc). Prints the problem and returns false on failure; what was filled
+/* The buffer an --input key names: NAME_OR_INDEX for an array parameter, NAME_OR_INDEX[I] for leaf I of a
+   tuple parameter. Prints the problem and returns -1 when it names none. */
+static int find_buffer(gs_graph *entry, const char *key, size_t keylen) {
+    size_t plen = keylen;
+    long leaf = -1;
+    int p;
+    if (keylen > 2 && key[keylen - 1] == ']') {
+        const char *lb = key + keylen - 2;
+        while (lb > key && *lb >= '0' && *lb <= '9') lb--;
+        if (*lb == '[' && lb + 1 < key + keylen - 1) {
+            plen = (size_t)(lb - key);
+            leaf = strtol(lb + 1, NULL, 10);
+        }
+    }
+    if ((p = find_param(entry, key, keylen)) >= 0) leaf = -1;   /* a name that itself ends in [..] */
+    else p = find_param(entry, key, plen);
+    if (p < 0) {
+        fprintf(stderr, "gshard: --input %.*s: no parameter has that name or number\n", (int)keylen, key);
+        list_params(entry);
+        return -1;
+    }
+    if (gs_value_shape(gs_graph_param(entry, p)).dtype == GS_TUPLE) {
+        if (leaf < 0 || leaf >= param_leaves(entry, p)) {
+            fprintf(stderr, "gshard: --input %.*s: parameter %d (%s) is a tuple of %d arrays: give each as %s[I]=FILE, "
+                    "I = 0..%d (nested tuples flattened in order)\n", (int)keylen, key, p,
+                    gs_value_name(gs_graph_param(entry, p)), param_leaves(entry, p), gs_value_name(gs_graph_param(entry, p)),
+                    param_leaves(entry, p) - 1);
+            list_params(entry);
+            return -1;
+        }
+        return first_buffer(entry, p) + (int)leaf;
+    }
+    if (leaf >= 0) {
+        fprintf(stderr, "gshard: --input %.*s: parameter %d is an array, not a tuple\n", (int)keylen, key, p);
+        return -1;
+    }
+    return first_buffer(entry, p);
+}
+
+/* Fills inputs[k] for every input buffer of entry (num_buffers): from --input files (from_npy[k] set; free
+   with gs_free_data), the others from the generator (malloc; buffer k from stream k, which is the parameter
+   number when no parameter is a tuple). Prints the problem and returns false on failure; what was filled
    stays for the caller to free. */
 static bool load_inputs(gs_ctx *ctx, const options *o, gs_graph *entry, void **inputs, bool *from_npy) {
-    int np = gs_graph_num_params(entry), i;
+    int np = gs_graph_num_params(entry), i, j, k;
     gs_result r;
     for (i = 0; i < np; i++) {
         if (!gs_graph_param(entry, i)) {
@@ -839,55 +912,49 @@ static bool load_inputs(gs_ctx *ctx, const options *o, gs_graph *entry, void **i
     for (i = 0; i < o->n_inputs; i++) {
         const input_spec *in = &o->inputs[i];
         size_t keylen = (size_t)(strchr(in->key, '=') - in->key);
-        int p = find_param(entry, in->key, keylen);
+        int b = find_buffer(entry, in->key, keylen), p;
         gs_shape want, got;
         void *data = NULL;
-        char a[256], b[256];
-        if (p < 0) {
-            fprintf(stderr, "gshard: --input %.*s: no parameter has that name or number\n", (int)keylen, in->key);
-            list_params(entry);
+        char sa[256], sb[256];
+        if (b < 0) return false;
+        for (p = 0; first_buffer(entry, p + 1) <= b; p++) {}
+        if (inputs[b]) {
+            fprintf(stderr, "gshard: --input %.*s: that input is given twice\n", (int)keylen, in->key);
             return false;
         }
-        if (inputs[p]) {
-            fprintf(stderr, "gshard: --input %.*s: parameter %d is given twice\n", (int)keylen, in->key, p);
-            return false;
-        }
-        want = gs_value_shape(gs_graph_param(entry, p));
-        if (want.dtype == GS_TUPLE) {
-            fprintf(stderr, "gshard: parameter %d is a tuple; eval takes array parameters only\n", p);
-            return false;
-        }
+        want = buffer_shape(entry, p, b - first_buffer(entry, p));
         r = gs_npy_read(ctx, in->path, want.dtype, &got, &data);
         if (r != GS_OK) {
             fprintf(stderr, "gshard: %s\n", user_msg(gs_ctx_error_msg(ctx)));
             return false;
         }
-        inputs[p] = data;
-        from_npy[p] = true;
+        inputs[b] = data;
+        from_npy[b] = true;
         if (!gs_shape_equal(&got, &want)) {
-            format_shape(&got, a, sizeof a);
-            format_shape(&want, b, sizeof b);
-            fprintf(stderr, "gshard: %s holds %s but parameter %d (%s) is %s\n", in->path, a, p,
-                    gs_value_name(gs_graph_param(entry, p)), b);
+            format_shape(&got, sa, sizeof sa);
+            format_shape(&want, sb, sizeof sb);
+            if (param_leaves(entry, p) > 1 || gs_value_shape(gs_graph_param(entry, p)).dtype == GS_TUPLE)
+                fprintf(stderr, "gshard: %s holds %s but leaf %d of parameter %d (%s) is %s\n", in->path, sa,
+                        b - first_buffer(entry, p), p, gs_value_name(gs_graph_param(entry, p)), sb);
+            else
+                fprintf(stderr, "gshard: %s holds %s but parameter %d (%s) is %s\n", in->path, sa, p,
+                        gs_value_name(gs_graph_param(entry, p)), sb);
             return false;
         }
     }
     /* the rest from the generator */
-    for (i = 0; i < np; i++) {
-        gs_shape s;
-        if (inputs[i]) continue;
-        s = gs_value_shape(gs_graph_param(entry, i));
-        if (s.dtype == GS_TUPLE) {
-            fprintf(stderr, "gshard: parameter %d is a tuple; eval takes array parameters only\n", i);
-            return false;
+    for (i = 0, k = 0; i < np; i++)
+        for (j = 0; j < param_leaves(entry, i); j++, k++) {
+            gs_shape s;
+            if (inputs[k]) continue;
+            s = buffer_shape(entry, i, j);
+            inputs[k] = malloc(gs_shape_bytes(&s) ? gs_shape_bytes(&s) : 1);
+            if (!inputs[k]) {
+                fprintf(stderr, "gshard: out of memory for parameter %d\n", i);
+                return false;
+            }
+            gs_fill_random(s, (uint64_t)o->seed, k, inputs[k]);
         }
-        inputs[i] = malloc(gs_shape_bytes(&s) ? gs_shape_bytes(&s) : 1);
-        if (!inputs[i]) {
-            fprintf(stderr, "gshard: out of memory for parameter %d\n", i);
-            return false;
-        }
-        gs_fill_random(s, (uint64_t)o->seed, i, inputs[i]);
-    }
     return true;
 }
 
@@ -930,7 +997,7 @@ static int cmd_eval(gs_ctx *ctx, const options *o) {
     gs_result r;
 
     if (!load_module(ctx, o->file, &entry)) return EXIT_ERROR;
-    np = gs_graph_num_params(entry);
+    np = num_buffers(entry);
     no = gs_graph_num_outputs(entry);
     inputs = (void **)calloc((size_t)np + 1, sizeof(void *));
     from_npy = (bool *)calloc((size_t)np + 1, sizeof(bool));
@@ -1413,7 +1480,7 @@ static int cmd_run(gs_ctx *ctx, const options *o) {
         return EXIT_ERROR;
     }
     if (!partition_module(ctx, o, &entry, &spmd)) return EXIT_ERROR;
-    np = gs_graph_num_params(entry);
+    np = num_buffers(entry);
     no = gs_graph_num_outputs(entry);
     inputs = (void **)calloc((size_t)np + 1, sizeof(void *));
     from_npy = (bool *)calloc((size_t)np + 1, sizeof(bool));
@@ -1427,9 +1494,13 @@ static int cmd_run(gs_ctx *ctx, const options *o) {
         goto done;
     }
     if (!load_inputs(ctx, o, entry, inputs, from_npy)) goto done;
-    for (i = 0; i < np; i++) {
-        in_shapes[i] = gs_value_shape(gs_graph_param(entry, i));
-        in_sh[i] = gs_partition_param_sharding(spmd, i);   /* load_inputs took array parameters only */
+    {
+        int p, j, k = 0;
+        for (p = 0; p < gs_graph_num_params(entry); p++)
+            for (j = 0; j < param_leaves(entry, p); j++, k++) {
+                in_shapes[k] = buffer_shape(entry, p, j);
+                in_sh[k] = gs_partition_param_sharding(spmd, k);
+            }
     }
     for (i = 0; i < no; i++) {
         out_shapes[i] = gs_graph_output_shape(entry, i);
@@ -1529,7 +1600,7 @@ static int cmd_run_spmd(gs_ctx *ctx, const options *o) {
         return EXIT_ERROR;
     }
     if (!load_module(ctx, o->file, &entry)) return EXIT_ERROR;
-    np = gs_graph_num_params(entry);
+    np = num_buffers(entry);
     no = gs_graph_num_outputs(entry);
     inputs = (void **)calloc((size_t)np + 1, sizeof(void *));
     from_npy = (bool *)calloc((size_t)np + 1, sizeof(bool));

@@ -1,0 +1,315 @@
+/* Manual and partly manual regions against hand-computed values: collectives the source program writes inside
+   a partly manual region, reshards of a partly manual value, and the reference interpreter on to-manual and
+   to-full. Inputs are small integer ramps so every expected element is written out by formula; shapes the
+   devices do not divide, so the runtime's poisoned padding (NaN, INT32_MIN) reaches the rules. */
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#  define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#endif
+#include "test.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+/* Parses text, partitions it for D devices, runs it on D emulated devices (lockstep, poisoned padding) with
+   inputs in[] and writes output 0 (global, n floats or ints as its type says) to out. The error message of
+   the first failing step is in *msg (static), NULL when everything ran. */
+static const char *man_run(const char *text, int64_t D, const void *const *in, void *out, char **spmd_text) {
+    static char msg[512];
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = NULL, *spmd = NULL;
+    gs_partition_desc pd;
+    gs_runtime_desc rd;
+    gs_runtime *rt = NULL;
+    gs_shape in_shapes[4], os;
+    const gs_sharding *in_sh[4], *osh;
+    int k, n;
+    gs_result r;
+    msg[0] = 0;
+    if (spmd_text) *spmd_text = NULL;
+    r = gs_hlo_parse(ctx, text, strlen(text), &g);
+    memset(&pd, 0, sizeof pd);
+    pd.num_devices = D;
+    if (r == GS_OK) r = gs_partition(g, &pd, &spmd);
+    if (r == GS_OK && spmd_text) {
+        const char *t = gs_hlo_print(spmd);
+        if (t && (*spmd_text = (char *)malloc(strlen(t) + 1)) != NULL) memcpy(*spmd_text, t, strlen(t) + 1);
+    }
+    n = r == GS_OK ? gs_graph_num_params(g) : 0;
+    for (k = 0; k < n && k < 4; k++) {
+        in_shapes[k] = gs_value_shape(gs_graph_param(g, k));
+        in_sh[k] = gs_partition_param_sharding(spmd, k);
+    }
+    if (r == GS_OK) {
+        os = gs_graph_output_shape(g, 0);
+        osh = gs_partition_output_sharding(spmd, 0);
+        memset(&rd, 0, sizeof rd);
+        rd.num_devices = D;
+        rd.mode = GS_RUNTIME_LOCKSTEP;
+        r = gs_runtime_create(ctx, &rd, &rt);
+        if (r == GS_OK) r = gs_runtime_run_global(rt, spmd, in_shapes, in_sh, in, &os, &osh, &out);
+        gs_runtime_destroy(rt);
+    }
+    if (r != GS_OK) snprintf(msg, sizeof msg, "%s", gs_ctx_error_msg(ctx));
+    gs_ctx_destroy(ctx);
+    return r == GS_OK ? NULL : msg;
+}
+
+/* A collective-permute inside a region manual over 4 groups of 2 devices (each group's s32[3] split 2 ways, so
+   the second device of a group holds one element and a poisoned pad): every group takes the next group's
+   squares, as the pairs say. out[3m + i] = x[3 ((m + 1) mod 4) + i]^2. */
+static void test_manual_partial_collective_permute(void) {
+    static const char *const text =
+        "HloModule m, num_partitions=8\nENTRY e {\n"
+        "  x = s32[12] parameter(0), sharding={devices=[4,2]<=[8] last_tile_dim_replicate}\n"
+        "  m = s32[3] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", "
+        "sharding={devices=[1,4,2]<=[8] last_tile_dims={manual, replicated}}\n"
+        "  c = s32[3] copy(m), sharding={devices=[2,4]<=[4,2]T(1,0) last_tile_dims={manual}}\n"
+        "  sq = s32[3] multiply(c, c), sharding={devices=[2,4]<=[4,2]T(1,0) last_tile_dims={manual}}\n"
+        "  p = s32[3] collective-permute(sq), channel_id=1, "
+        "source_target_pairs={{0,6},{2,0},{4,2},{6,4},{1,7},{3,1},{5,3},{7,5}}, "
+        "sharding={devices=[2,4]<=[4,2]T(1,0) last_tile_dims={manual}}\n"
+        "  ROOT r = s32[12] custom-call(p), custom_call_target=\"SPMDShardToFullShape\", "
+        "sharding={devices=[4,2]<=[8] last_tile_dim_replicate}\n}\n";
+    int32_t x[12], got[12];
+    const void *in[1];
+    char *prog = NULL;
+    const char *err;
+    int i;
+    for (i = 0; i < 12; i++) x[i] = i + 1;
+    in[0] = x;
+    err = man_run(text, 8, in, got, &prog);
+    CHECK_MSG(err == NULL, "%s", err ? err : "");
+    if (!err)
+        for (i = 0; i < 12; i++) {
+            int m = i / 3, j = i % 3, src = 3 * ((m + 1) % 4) + j;
+            CHECK_MSG(got[i] == x[src] * x[src], "element %d: got %d, want %d", i, got[i], x[src] * x[src]);
+        }
+    CHECK_MSG(prog && strstr(prog, "collective-permute") && strstr(prog, "s32[2]"), "%s", prog ? prog : "");
+    free(prog);
+}
+
+/* An all-reduce inside a region manual over 2 groups (the data split 2 ways within each): its groups join the
+   devices that hold the same tile in the two groups, so each tile becomes the sum of the groups' tiles.
+   x: f32[5,2], group g's block is rows [3g, 3g+3) (the last block padded with poison); out[r] = x[r] +
+   x[r + 3] for the rows both groups hold. The same all-reduce over devices holding different tiles is an
+   error naming the group (XLA rejects it too). */
+static void test_manual_partial_all_reduce(void) {
+    static const char *const fmt =
+        "HloModule m, num_partitions=4\n"
+        "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+        "ENTRY e {\n"
+        "  x = f32[6,2] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n"
+        "  m = f32[3,2] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", "
+        "sharding={devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}\n"
+        "  c = f32[3,2] copy(m), sharding={devices=[2,1,2]<=[2,2]T(1,0) last_tile_dims={manual}}\n"
+        "  s = f32[3,2] all-reduce(c), to_apply=sum, replica_groups=%s%s, "
+        "sharding={devices=[2,1,2]<=[2,2]T(1,0) last_tile_dims={manual}}\n"
+        "  ROOT r = f32[6,2] custom-call(s), custom_call_target=\"SPMDShardToFullShape\", "
+        "sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n}\n";
+    char text[2048];
+    float x[12], got[12];
+    const void *in[1];
+    const char *err;
+    int i;
+    for (i = 0; i < 12; i++) x[i] = (float)(i + 1);
+    in[0] = x;
+    /* [2,1,2]<=[2,2]T(1,0): device d holds data tile d % 2 of manual group d / 2 */
+    snprintf(text, sizeof text, fmt, "{{0,2},{1,3}}", ", use_global_device_ids=true, channel_id=1");
+    err = man_run(text, 4, in, got, NULL);
+    CHECK_MSG(err == NULL, "%s", err ? err : "");
+    if (!err)
+        for (i = 0; i < 12; i++) {
+            int row = i / 2, col = i % 2, r3 = row % 3;
+            float want = x[r3 * 2 + col] + x[(r3 + 3) * 2 + col];
+            CHECK_MSG(got[i] == want, "element %d: got %g, want %g", i, got[i], want);
+        }
+    snprintf(text, sizeof text, fmt, "{{0,1},{2,3}}", ", use_global_device_ids=true, channel_id=1");
+    err = man_run(text, 4, in, got, NULL);
+    CHECK_MSG(err && strstr(err, "across manual subgroups") && strstr(err, "devices 0 and 1"), "%s", err ? err : "(ran)");
+    snprintf(text, sizeof text, fmt, "{{0,2},{1,3}}", "");
+    err = man_run(text, 4, in, got, NULL);
+    CHECK_MSG(err && strstr(err, "needs channel_id"), "%s", err ? err : "(ran)");
+}
+
+/* {replicated} on a value computed inside a region manual over 2 groups (each group's f32[3,5] split 2 ways
+   along the 5 columns, so one block carries 1 poisoned column) means each group's whole array on each of its
+   devices: an all-gather within the group, never across groups. out = -x. */
+static void test_manual_partial_to_replicated(void) {
+    static const char *const text =
+        "HloModule m, num_partitions=4\nENTRY e {\n"
+        "  x = f32[6,5] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n"
+        "  m = f32[3,5] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", "
+        "sharding={devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}\n"
+        "  c = f32[3,5] copy(m), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={manual}}\n"
+        "  n = f32[3,5] negate(c), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={manual}}\n"
+        "  r = f32[3,5] copy(n), sharding={replicated}\n"
+        "  ROOT o = f32[6,5] custom-call(r), custom_call_target=\"SPMDShardToFullShape\", "
+        "sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n}\n";
+    float x[30], got[30];
+    const void *in[1];
+    char *prog = NULL;
+    const char *err;
+    int i;
+    for (i = 0; i < 30; i++) x[i] = (float)i - 7.5f;
+    in[0] = x;
+    err = man_run(text, 4, in, got, &prog);
+    CHECK_MSG(err == NULL, "%s", err ? err : "");
+    if (!err)
+        for (i = 0; i < 30; i++) CHECK_MSG(got[i] == -x[i], "element %d: got %g, want %g", i, got[i], -x[i]);
+    /* device d holds column block d % 2 of group d / 2: the gather joins {0,1} and {2,3} */
+    CHECK_MSG(prog && strstr(prog, "all-gather") && strstr(prog, "replica_groups=[2,2]<=[4]"), "%s", prog ? prog : "");
+    free(prog);
+}
+
+/* An op whose tuple sharding is {manual} in every element runs as written on each device's block, as XLA reads
+   such a tuple (before, rng-bit-generator's rule asked for its state replicated and the partition failed).
+   Each device's bits are those the interpreter draws from that device's half of the state. */
+static void test_manual_tuple_sharding(void) {
+    static const char *const text =
+        "HloModule m, num_partitions=2\nENTRY e {\n"
+        "  st = u64[4] parameter(0), sharding={devices=[2]<=[2]}\n"
+        "  ms = u64[2] custom-call(st), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n"
+        "  g = (u64[2], u32[2,3]) rng-bit-generator(ms), algorithm=rng_three_fry, sharding={{manual}, {manual}}\n"
+        "  b = u32[2,3] get-tuple-element(g), index=1, sharding={manual}\n"
+        "  ROOT r = u32[4,3] custom-call(b), custom_call_target=\"SPMDShardToFullShape\", "
+        "sharding={devices=[2,1]<=[2]}\n}\n";
+    static const char *const one =
+        "HloModule one\nENTRY e {\n  s = u64[2] parameter(0)\n"
+        "  g = (u64[2], u32[2,3]) rng-bit-generator(s), algorithm=rng_three_fry\n"
+        "  ROOT b = u32[2,3] get-tuple-element(g), index=1\n}\n";
+    static const uint64_t st[4] = {1, 2, 0x123456789abcdefULL, 42};
+    uint32_t got[12], want[12];
+    const void *in[1];
+    const char *err;
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = NULL;
+    int d, i;
+    CHECK_OK(gs_hlo_parse(ctx, one, strlen(one), &g));
+    for (d = 0; d < 2 && g; d++) {
+        const void *sin[1];
+        void *sout[1];
+        sin[0] = st + 2 * d;
+        sout[0] = want + 6 * d;
+        CHECK_OK(gs_eval(g, sin, sout));
+    }
+    gs_ctx_destroy(ctx);
+    in[0] = st;
+    err = man_run(text, 2, in, got, NULL);
+    CHECK_MSG(err == NULL, "%s", err ? err : "");
+    if (!err)
+        for (i = 0; i < 12; i++) CHECK_MSG(got[i] == want[i], "element %d: got %u, want %u", i, got[i], want[i]);
+    CHECK(want[0] != want[6]);   /* the two halves of the state draw different bits */
+}
+
+/* ---- tuple entry parameters in the CLI: one .npy file per leaf, NAME[I] (nested tuples flattened in order) ---- */
+static char man_tmp[256];
+
+static void man_write(const char *name, const char *text) {
+    char p[512];
+    FILE *f;
+    snprintf(p, sizeof p, "%s/%s", man_tmp, name);
+    f = fopen(p, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    fwrite(text, 1, strlen(text), f);
+    fclose(f);
+}
+
+/* out0.npy of DIR in man_tmp against out[r][c] = a[r][c] * b[c] + i[r] */
+static void man_check_out(gs_ctx *ctx, const char *dir, const float *a, const int32_t *iv, const float *b) {
+    char p[512];
+    gs_shape s;
+    void *d = NULL;
+    int r, c;
+    snprintf(p, sizeof p, "%s/%s/out0.npy", man_tmp, dir);
+    CHECK_OK(gs_npy_read(ctx, p, GS_F32, &s, &d));
+    CHECK(s.rank == 2 && s.dims[0] == 5 && s.dims[1] == 3);
+    for (r = 0; d && r < 5; r++)
+        for (c = 0; c < 3; c++)
+            CHECK_MSG(((float *)d)[r * 3 + c] == a[r * 3 + c] * b[c] + (float)iv[r], "%s: out[%d][%d] = %g, want %g", dir,
+                      r, c, ((float *)d)[r * 3 + c], a[r * 3 + c] * b[c] + (float)iv[r]);
+    gs_free_data(ctx, d);
+}
+
+static void test_manual_cli_tuple_parameters(void) {
+    static const char *const nested =
+        "HloModule nested\nENTRY e {\n"
+        "  t = (f32[5,3], (s32[5], f32[3])) parameter(0)\n"
+        "  a = f32[5,3] get-tuple-element(t), index=0\n"
+        "  n = (s32[5], f32[3]) get-tuple-element(t), index=1\n"
+        "  i = s32[5] get-tuple-element(n), index=0\n"
+        "  b = f32[3] get-tuple-element(n), index=1\n"
+        "  bb = f32[5,3] broadcast(b), dimensions={1}\n"
+        "  fi = f32[5] convert(i)\n"
+        "  bi = f32[5,3] broadcast(fi), dimensions={0}\n"
+        "  m = f32[5,3] multiply(a, bb)\n"
+        "  ROOT r = f32[5,3] add(m, bi)\n}\n";
+    static const char *const flat =
+        "HloModule flat\nENTRY e {\n"
+        "  t = (f32[5,3], s32[5], f32[3]) parameter(0), "
+        "sharding={{devices=[2,1]<=[2]}, {devices=[2]<=[2]}, {replicated}}\n"
+        "  a = f32[5,3] get-tuple-element(t), index=0\n"
+        "  i = s32[5] get-tuple-element(t), index=1\n"
+        "  b = f32[3] get-tuple-element(t), index=2\n"
+        "  bb = f32[5,3] broadcast(b), dimensions={1}\n"
+        "  fi = f32[5] convert(i)\n"
+        "  bi = f32[5,3] broadcast(fi), dimensions={0}\n"
+        "  m = f32[5,3] multiply(a, bb)\n"
+        "  ROOT r = f32[5,3] add(m, bi), sharding={devices=[2,1]<=[2]}\n}\n";
+    float a[15], b[3] = {0.5f, -2, 3};
+    int32_t iv[5] = {7, -1, 0, 4, 100};
+    int64_t ad[2] = {5, 3}, idim = 5, bdim = 3;
+    char p[512];
+    gs_ctx *ctx;
+    int k;
+    if (access(gst_gshard_bin(), X_OK) != 0) {
+        CHECK_MSG(0, "%s not found: build it first (make test builds it)", gst_gshard_bin());
+        return;
+    }
+    snprintf(man_tmp, sizeof man_tmp, "%s/gshard_manual_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(man_tmp)) {
+        CHECK_MSG(0, "mkdtemp failed");
+        return;
+    }
+    ctx = gst_ctx();
+    for (k = 0; k < 15; k++) a[k] = (float)k * 0.25f - 1;
+    man_write("nested.hlo", nested);
+    man_write("flat.hlo", flat);
+    snprintf(p, sizeof p, "%s/a.npy", man_tmp);
+    CHECK_OK(gs_npy_write(ctx, p, gs_shape_make(GS_F32, 2, ad), a));
+    snprintf(p, sizeof p, "%s/i.npy", man_tmp);
+    CHECK_OK(gs_npy_write(ctx, p, gs_shape_make(GS_S32, 1, &idim), iv));
+    snprintf(p, sizeof p, "%s/b.npy", man_tmp);
+    CHECK_OK(gs_npy_write(ctx, p, gs_shape_make(GS_F32, 1, &bdim), b));
+    /* a nested tuple: its three leaves by name and by parameter number */
+    CHECK_EQ_INT(gst_cli(man_tmp, "eval %s/nested.hlo --input 't[0]=%s/a.npy' --input '0[1]=%s/i.npy' "
+                         "--input 't[2]=%s/b.npy' --output-dir %s/ev", man_tmp, man_tmp, man_tmp, man_tmp, man_tmp), 0);
+    CHECK_MSG(gst_cli_err[0] == 0, "stderr: %s", gst_cli_err);
+    man_check_out(ctx, "ev", a, iv, b);
+    /* a flat tuple split over 2 devices (5 rows: the second device's block is padded), checked and written */
+    CHECK_EQ_INT(gst_cli(man_tmp, "run %s/flat.hlo --devices 2 --check --input 't[0]=%s/a.npy' --input 't[1]=%s/i.npy' "
+                         "--input 't[2]=%s/b.npy' --output-dir %s/run", man_tmp, man_tmp, man_tmp, man_tmp, man_tmp), 0);
+    CHECK_MSG(strstr(gst_cli_out, "check: ok") != NULL, "%s%s", gst_cli_out, gst_cli_err);
+    man_check_out(ctx, "run", a, iv, b);
+    /* leaves without --input come from the generator; the check still runs */
+    CHECK_EQ_INT(gst_cli(man_tmp, "run %s/flat.hlo --devices 2 --check --seed 3", man_tmp), 0);
+    CHECK_MSG(strstr(gst_cli_out, "check: ok, 15 elements") != NULL, "%s%s", gst_cli_out, gst_cli_err);
+    /* a tuple given whole, a leaf out of range, an index on an array: exit 2, naming the leaves */
+    CHECK_EQ_INT(gst_cli(man_tmp, "eval %s/nested.hlo --input t=%s/a.npy", man_tmp, man_tmp), 2);
+    CHECK_MSG(strstr(gst_cli_err, "is a tuple of 3 arrays") && strstr(gst_cli_err, "t[2]  f32[3]"), "%s", gst_cli_err);
+    CHECK_EQ_INT(gst_cli(man_tmp, "eval %s/nested.hlo --input 't[3]=%s/a.npy'", man_tmp, man_tmp), 2);
+    CHECK_MSG(strstr(gst_cli_err, "I = 0..2") != NULL, "%s", gst_cli_err);
+    CHECK_EQ_INT(gst_cli(man_tmp, "eval %s/nested.hlo --input 't[0]=%s/b.npy'", man_tmp, man_tmp), 2);
+    CHECK_MSG(strstr(gst_cli_err, "holds f32[3] but leaf 0 of parameter 0 (t) is f32[5,3]") != NULL, "%s", gst_cli_err);
+    CHECK_EQ_INT(gst_cli(man_tmp, "eval %s/nested.hlo --input 't[1]=%s/a.npy'", man_tmp, man_tmp), 2);
+    CHECK_MSG(strstr(gst_cli_err, "s32 was expected") != NULL, "%s", gst_cli_err);
+    gs_ctx_destroy(ctx);
+}
+
+void suite_spmd_manual(void) {
+    RUN(test_manual_partial_collective_permute);
+    RUN(test_manual_partial_all_reduce);
+    RUN(test_manual_partial_to_replicated);
+    RUN(test_manual_tuple_sharding);
+    RUN(test_manual_cli_tuple_parameters);
+}
