@@ -10,8 +10,11 @@
  * worker during a run, the caller otherwise): the process needs MPI_THREAD_SERIALIZED.
  *
  * Tags: 1 failure notices, 2 posts (what each rank is at), 3 gathered results, 16 + d the operand of device d
- * (one message per (device, receiving rank) and collective; MPI keeps messages of one tag and source in order,
- * so successive collectives never mix). Messages above 1 GiB go in 1 GiB pieces (MPI counts are int).
+ * or its pieces (in an order both sides follow), 16 + D + g an all-reduce's folded slices of group g; MPI keeps
+ * messages of one tag and source in order, so successive collectives never mix. Transfers are started
+ * (gs__net_start) and waited for (gs__net_finish) separately, so that a rendezvous starts its posts and its
+ * operands together and waits for the posts first. Messages above 1 GiB go in 1 GiB pieces (MPI counts are
+ * int).
  */
 #include "gs_thread.h"
 
