@@ -53,7 +53,7 @@ OPENBLAS   := $(firstword $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenb
 CBLAS_FLAGS := $(if $(and $(CBLAS_H),$(OPENBLAS)),-DHAVE_CBLAS -lopenblas)
 
 .PHONY: all test demo demo-mlp sanitize valgrind tsan fault fuzz fuzz-window fuzz-libfuzzer bench examples compile-tests \
-        test-gemm exercises mpi test-mpi clean amalgamate check-amalgamation stbds check-src install uninstall doctest warnings FORCE
+        test-gemm test-simd exercises mpi test-mpi clean amalgamate check-amalgamation stbds check-src install uninstall doctest warnings FORCE
 
 all: $(BUILD)/gshard $(BUILD)/gshard_tests
 
@@ -160,7 +160,8 @@ exercises: $(BUILD)/gshard
 	@bash tests/exercises.sh $(BUILD)/gshard
 
 # The compile tests run first so that the runner's "N passed, N failed" stays the last line.
-test: $(BUILD)/gshard_tests $(BUILD)/gshard $(COMPILE_STAMP) $(README_STAMP) $(BUILD)/test_gemm.stamp $(EXERCISES_STAMP)
+test: $(BUILD)/gshard_tests $(BUILD)/gshard $(COMPILE_STAMP) $(README_STAMP) $(BUILD)/test_gemm.stamp $(BUILD)/test_simd.stamp \
+      $(EXERCISES_STAMP)
 	./$(BUILD)/gshard_tests
 
 # ---- sanitizers and valgrind (the suite runs the CLI it was built with: GST_GSHARD, GST_CLI_WRAPPER) ----
@@ -237,6 +238,18 @@ $(BUILD)/test_gemm.stamp: $(BUILD)/test_gemm
 test-gemm: $(BUILD)/test_gemm
 	$(GEMM_RUNS)
 
+test-simd: $(BUILD)/test_simd
+	./$(BUILD)/test_simd
+
+# the vector kernels (src/gs_simd.c): every path this machine runs against the scalar path, bit for bit
+$(BUILD)/test_simd: tests/standalone/test_simd.c gshard.h | stbds
+	@mkdir -p $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) -DTEST_USE_GSHARD_H -I. -o $@ tests/standalone/test_simd.c $(LDLIBS)
+
+$(BUILD)/test_simd.stamp: $(BUILD)/test_simd
+	./$(BUILD)/test_simd
+	@touch $@
+
 # ---- the devices on MPI ranks: build/gshard-mpi (mpicc, -DGSHARD_MPI) and its tests (docs/distributed.md) ----
 MPICC ?= mpicc
 MPI_HINT := needs mpicc: install Open MPI (Debian: apt-get install openmpi-bin libopenmpi-dev) or set MPICC
@@ -283,7 +296,7 @@ $(BUILD)/bench/bench_shapes: examples/moe_model.h
 
 # bench_dot: plain -O2 (the kernel picks its instruction set at run time) linked with the same kernel built
 # -O3 -march=native (bench/dot_native.c), so one run prints the ratio of the two
-GEMM_SRC := src/gs_gemm.c src/gs_gemm_kernel.inc
+GEMM_SRC := src/gs_gemm.c src/gs_gemm_kernel.inc src/gs_isa.h src/gs_simd.c src/gs_simd_kernel.inc
 $(BUILD)/bench/dot_native.o: bench/dot_native.c bench/dot_native.h $(GEMM_SRC)
 	@mkdir -p $(BUILD)/bench
 	$(CC) $(BENCH_FLAGS) -c -o $@ bench/dot_native.c

@@ -8,6 +8,15 @@
  *   cc -std=c99 -O2 -I. -DBENCH_NATIVE bench/bench_dot.c build/dot_native.o -o build/bench_dot -lm
  *   (add -DHAVE_CBLAS -lopenblas to compare with OpenBLAS)
  *
+ * It also times the interpreter's elementwise and reduction kernels (src/gs_simd.c) the same way: plain -O2
+ * (the run-time path) against -march=native, and against the scalar path (what the interpreter's plain C loops
+ * were: GCC -O2 does not vectorise a loop of unknown length).
+ *
+ * OpenBLAS reads OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE when it is loaded; an environment that sets them (e.g. a
+ * CI image pinning Haswell kernels) would hand it kernels that are not its own choice for this CPU. So the
+ * bench removes both and runs itself again (Linux), says so, and prints the core OpenBLAS chose
+ * (openblas_get_corename). "keep-env" as an argument keeps them.
+ *
  * Options: -DBENCH_USE_GSHARD_H  take the kernel from the amalgamated gshard.h instead of src/gs_gemm.c
  *          argv[1] = "quick"     fewer repetitions
  *
@@ -15,9 +24,10 @@
  * the naive loop (max relative error, scaled by sum |a*b|); exit status is 1 only if a result is wrong,
  * never because of speed. */
 #if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
-#define _POSIX_C_SOURCE 199309L
+#define _POSIX_C_SOURCE 200112L
 #endif
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -41,6 +51,10 @@
 #endif
 #endif
 #include "../src/gs_gemm.c"
+#include "../src/gs_simd.c"
+#endif
+#if defined(HAVE_CBLAS) && defined(__linux__)
+#include <unistd.h> /* execv: a fair OpenBLAS row (see openblas_own_choice) */
 #endif
 
 #ifdef HAVE_CBLAS
@@ -143,6 +157,11 @@ static double time_impl(int impl, int64_t M, int64_t N, int64_t K, const float *
 
 static int n_wrong = 0;
 
+/* the summary: worst ratios (plain / native, plain / OpenBLAS) over the square products with n >= 256, and the
+   range of plain / native over the elementwise and reduction kernels */
+static double g_dot_nat_min = 1e30, g_dot_blas_min = 1e30, g_vk_min = 1e30, g_vk_max = 0.0, g_vk_logsum = 0.0;
+static int g_vk_count = 0;
+
 static void bench_shape(const char *label, int64_t M, int64_t N, int64_t K)
 {
     const double flops = 2.0 * (double)M * (double)N * (double)K;
@@ -207,12 +226,14 @@ static void bench_shape(const char *label, int64_t M, int64_t N, int64_t K)
     printf("%-16s %-16s %9.2f %9.2f%s", label, shape, flops / t_k * 1e-9, flops / t_n * 1e-9, naive_sub ? "*" : " ");
 #ifdef HAVE_CBLAS
     printf(" %9.2f %8.1f%%", flops / t_b * 1e-9, 100.0 * t_b / t_k);
+    if (M == N && N == K && N >= 256 && t_b / t_k < g_dot_blas_min) g_dot_blas_min = t_b / t_k;
 #else
     printf(" %9s %9s", "-", "-");
     (void)t_b;
 #endif
 #ifdef BENCH_NATIVE
     printf(" %9.2f %9.2f", flops / t_nat * 1e-9, t_nat / t_k);
+    if (M == N && N == K && N >= 256 && t_nat / t_k < g_dot_nat_min) g_dot_nat_min = t_nat / t_k;
 #else
     printf(" %9s %9s", "-", "-");
     (void)t_nat;
@@ -273,11 +294,201 @@ static void bench_paths(void)
     }
 }
 
+
+/* ---------------------------------------------------------------- elementwise and reduction kernels */
+
+enum { VK_BINARY, VK_COMPARE, VK_SELECT, VK_RBF, VK_ROWS, VK_COLS };
+typedef struct vk_case {
+    const char *name;
+    int what, code, bf;
+} vk_case;
+
+typedef struct vk_bufs {
+    float *a, *b, *y;
+    uint8_t *p, *c;
+    int64_t n;
+} vk_bufs;
+
+/* one call of case k on path isa (-1: the -march=native build) */
+static void vk_call(int isa, const vk_case *k, vk_bufs *m)
+{
+    const int64_t L = 1024; /* reduced extent: rows of 1024, or 1024 kept columns */
+#ifdef BENCH_NATIVE
+#define VK_NATIVE(call) if (isa < 0) call; else
+#else
+#define VK_NATIVE(call) /* isa >= 0 */
+#endif
+    switch (k->what) {
+    case VK_BINARY:
+        VK_NATIVE(bench_native_binary(k->code, m->a, m->b, m->y, m->n))
+        gs__vk_binary(isa, k->code, m->a, m->b, m->y, m->n);
+        break;
+    case VK_COMPARE:
+        VK_NATIVE(bench_native_compare(k->code, m->a, m->b, m->c, m->n))
+        gs__vk_compare(isa, k->code, m->a, m->b, m->c, m->n);
+        break;
+    case VK_SELECT:
+        VK_NATIVE(bench_native_select(m->p, m->a, m->b, m->y, m->n))
+        gs__vk_select(isa, m->p, m->a, m->b, m->y, m->n);
+        break;
+    case VK_RBF:
+        VK_NATIVE(bench_native_round_bf16(m->a, m->y, m->n))
+        gs__vk_round_bf16(isa, m->a, m->y, m->n);
+        break;
+    case VK_ROWS:
+        VK_NATIVE(bench_native_reduce_rows(k->code, k->bf, m->a, m->n / L, L, 0.0f, m->y))
+        gs__vk_reduce_rows(isa, k->code, k->bf, m->a, m->n / L, L, 0.0f, m->y);
+        break;
+    default:
+        memset(m->y, 0, (size_t)L * sizeof(float));
+        VK_NATIVE(bench_native_reduce_cols(k->code, k->bf, m->a, 1, m->n / L, L, m->y))
+        gs__vk_reduce_cols(isa, k->code, k->bf, m->a, 1, m->n / L, L, m->y);
+        break;
+    }
+#undef VK_NATIVE
+}
+
+static double vk_time(int isa, const vk_case *k, vk_bufs *m)
+{
+    double best = 1e30, total = 0.0;
+    int r;
+    for (r = 0; r < 200; r++) {
+        double t0 = now_sec(), dt;
+        vk_call(isa, k, m);
+        dt = now_sec() - t0;
+        if (dt < best) best = dt;
+        total += dt;
+        if (r >= 2 && total > (g_quick ? 0.03 : 0.15)) break;
+    }
+    return best;
+}
+
+/* output bytes of case k (to compare paths: every path must give the same bits) */
+static size_t vk_out_bytes(const vk_case *k, const vk_bufs *m)
+{
+    if (k->what == VK_COMPARE) return (size_t)m->n;
+    if (k->what == VK_ROWS) return (size_t)(m->n / 1024) * sizeof(float);
+    if (k->what == VK_COLS) return 1024 * sizeof(float);
+    return (size_t)m->n * sizeof(float);
+}
+
+static void bench_vk(void)
+{
+    static const vk_case cases[] = {
+        {"add f32", VK_BINARY, GS__VK_ADD, 0},      {"multiply f32", VK_BINARY, GS__VK_MUL, 0},
+        {"divide f32", VK_BINARY, GS__VK_DIV, 0},   {"maximum f32", VK_BINARY, GS__VK_MAX, 0},
+        {"compare LT f32", VK_COMPARE, GS__VK_LT, 0}, {"select 32-bit", VK_SELECT, 0, 0},
+        {"convert f32->bf16", VK_RBF, 0, 0},        {"reduce-sum rows f32", VK_ROWS, GS__VK_RSUM, 0},
+        {"reduce-sum rows bf16", VK_ROWS, GS__VK_RSUM, 1}, {"reduce-max rows f32", VK_ROWS, GS__VK_RMAX, 0},
+        {"reduce-sum cols f32", VK_COLS, GS__VK_RSUM, 0}, {"reduce-max cols bf16", VK_COLS, GS__VK_RMAX, 1}};
+    static const int64_t sizes[] = {(int64_t)1 << 16, (int64_t)1 << 22};
+    size_t s, k;
+    printf("\nElementwise and reduction kernels (src/gs_simd.c), G elements/s of the input, best of several runs;\n"
+           "plain = this -O2 build (%s path chosen at run time), native = -O3 -march=native build (%s path),\n"
+           "scalar = the scalar path forced; reductions: rows of 1024 (minor dim reduced) or 1024 kept columns\n",
+           gs__gemm_isa_name(gs__gemm_isa()),
+#ifdef BENCH_NATIVE
+           bench_native_isa()
+#else
+           "not linked"
+#endif
+    );
+    printf("%-22s %9s %9s %9s %9s %10s %9s\n", "kernel", "elements", "plain", "native", "scalar", "plain/nat",
+           "vs scalar");
+    for (s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        vk_bufs m;
+        uint8_t *ref;
+        int64_t i;
+        m.n = sizes[s];
+        m.a = (float *)malloc((size_t)m.n * sizeof(float));
+        m.b = (float *)malloc((size_t)m.n * sizeof(float));
+        m.y = (float *)malloc((size_t)m.n * sizeof(float));
+        m.p = (uint8_t *)malloc((size_t)m.n);
+        m.c = (uint8_t *)malloc((size_t)m.n);
+        ref = (uint8_t *)malloc((size_t)m.n * sizeof(float));
+        if (!m.a || !m.b || !m.y || !m.p || !m.c || !ref) {
+            printf("out of memory\n");
+            n_wrong++;
+            return;
+        }
+        for (i = 0; i < m.n; i++) {
+            m.a[i] = gs__vk_rbf(rng_f());
+            m.b[i] = rng_f() + 1.5f;
+            m.p[i] = (uint8_t)(m.a[i] > 0.0f);
+        }
+        for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            const vk_case *c = &cases[k];
+            double t_plain, t_nat = 0.0, t_sc;
+            const size_t nb = vk_out_bytes(c, &m);
+            const void *out = c->what == VK_COMPARE ? (const void *)m.c : (const void *)m.y;
+            int same = 1;
+            vk_call(GS__ISA_SCALAR, c, &m);
+            memcpy(ref, out, nb);
+            t_sc = vk_time(GS__ISA_SCALAR, c, &m);
+            t_plain = vk_time(gs__gemm_isa(), c, &m);
+            same &= memcmp(ref, out, nb) == 0;
+#ifdef BENCH_NATIVE
+            t_nat = vk_time(-1, c, &m);
+            same &= memcmp(ref, out, nb) == 0;
+            printf("%-22s %9lld %9.2f %9.2f %9.2f %10.2f %8.1fx%s\n", c->name, (long long)m.n, m.n / t_plain * 1e-9,
+                   m.n / t_nat * 1e-9, m.n / t_sc * 1e-9, t_nat / t_plain, t_sc / t_plain, same ? "" : "  WRONG");
+            if (t_nat / t_plain < g_vk_min) g_vk_min = t_nat / t_plain;
+            if (t_nat / t_plain > g_vk_max) g_vk_max = t_nat / t_plain;
+            g_vk_logsum += log(t_nat / t_plain);
+            g_vk_count++;
+#else
+            (void)t_nat;
+            printf("%-22s %9lld %9.2f %9s %9.2f %10s %8.1fx%s\n", c->name, (long long)m.n, m.n / t_plain * 1e-9, "-",
+                   m.n / t_sc * 1e-9, "-", t_sc / t_plain, same ? "" : "  WRONG");
+#endif
+            if (!same) n_wrong++;
+            fflush(stdout);
+        }
+        free(m.a);
+        free(m.b);
+        free(m.y);
+        free(m.p);
+        free(m.c);
+        free(ref);
+    }
+}
+
+#if defined(HAVE_CBLAS) && defined(__linux__)
+/* OpenBLAS reads OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE when it is loaded, before main: remove them and run this
+   program again, so that OpenBLAS picks its own kernels for this CPU. Returns only if nothing was set (or exec
+   failed); BENCH_DOT_UNSET tells the second run what was removed. */
+static void openblas_own_choice(char **argv)
+{
+    const char *ct = getenv("OPENBLAS_CORETYPE"), *l2 = getenv("OPENBLAS_L2_SIZE");
+    char note[256];
+    if (!ct && !l2) return;
+    snprintf(note, sizeof note, "%s%s%s%s%s", ct ? "OPENBLAS_CORETYPE=" : "", ct ? ct : "", ct && l2 ? " " : "",
+             l2 ? "OPENBLAS_L2_SIZE=" : "", l2 ? l2 : "");
+    if (setenv("BENCH_DOT_UNSET", note, 1) != 0 || unsetenv("OPENBLAS_CORETYPE") != 0 ||
+        unsetenv("OPENBLAS_L2_SIZE") != 0)
+        return;
+    fflush(stdout);
+    execv("/proc/self/exe", argv);
+    printf("note: could not run again without %s (OpenBLAS keeps them)\n", note);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     static const int64_t sq[] = {128, 256, 512, 1024};
     size_t s;
-    if (argc > 1 && strcmp(argv[1], "quick") == 0) g_quick = 1;
+    int a;
+    for (a = 1; a < argc; a++) {
+        if (strcmp(argv[a], "quick") == 0) g_quick = 1;
+        else if (strcmp(argv[a], "keep-env") != 0) {
+            fprintf(stderr, "bench_dot: unknown argument '%s' (quick, keep-env)\n", argv[a]);
+            return 2;
+        }
+    }
+#if defined(HAVE_CBLAS) && defined(__linux__)
+    for (a = 1; a < argc && strcmp(argv[a], "keep-env") != 0; a++) {}
+    if (a == argc) openblas_own_choice(argv);
+#endif
 
 #ifdef HAVE_CBLAS
     openblas_set_num_threads(1);
@@ -291,9 +502,15 @@ int main(int argc, char **argv)
     printf("; native: not linked (see the top of bench/dot_native.c)\n");
 #endif
 #ifdef HAVE_CBLAS
-    printf("OpenBLAS: %s, threads=%d\n", openblas_get_config(), openblas_get_num_threads());
+    printf("OpenBLAS: core %s (its own choice for this CPU%s%s), %s, threads=%d\n", openblas_get_corename(),
+           getenv("BENCH_DOT_UNSET") ? "; removed from the environment: " : "",
+           getenv("BENCH_DOT_UNSET") ? getenv("BENCH_DOT_UNSET") : "", openblas_get_config(),
+           openblas_get_num_threads());
+    if (getenv("OPENBLAS_CORETYPE") || getenv("OPENBLAS_L2_SIZE"))
+        printf("note: OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE are set and kept: OpenBLAS did not choose its own core\n");
 #else
-    printf("OpenBLAS: not compiled in (build with -DHAVE_CBLAS -lopenblas)\n");
+    printf("OpenBLAS: not compiled in (libopenblas-dev absent, or build with -DHAVE_CBLAS -lopenblas): "
+           "its columns are skipped\n");
 #endif
     printf("GFLOP/s, best of several runs; naive = i-k-j triple loop (* = single run, too slow to repeat)\n\n");
     printf("%-16s %-16s %9s %10s %9s %9s %9s %9s %9s  %9s\n", "case", "MxNxK", "kernel", "naive", "openblas",
@@ -309,6 +526,27 @@ int main(int argc, char **argv)
     bench_shape("inner-large", 64, 64, 4096);
 
     bench_paths();
+    bench_vk();
+    printf("\nSummary (speed ratios, higher is better for this -O2 build; targets >= 0.9):\n");
+#ifdef BENCH_NATIVE
+    printf("  dot, square n >= 256: plain -O2 / -march=native, worst %.2f\n", g_dot_nat_min);
+    printf("  elementwise and reductions: plain -O2 / -march=native, geometric mean %.2f (from %.2f to %.2f)\n",
+           g_vk_count ? exp(g_vk_logsum / g_vk_count) : 0.0, g_vk_min, g_vk_max);
+#else
+    printf("  -march=native: not linked\n");
+    (void)g_dot_nat_min;
+    (void)g_vk_min;
+    (void)g_vk_max;
+    (void)g_vk_logsum;
+    (void)g_vk_count;
+#endif
+#ifdef HAVE_CBLAS
+    printf("  dot, square n >= 256: plain -O2 / OpenBLAS (core %s), worst %.2f\n", openblas_get_corename(),
+           g_dot_blas_min);
+#else
+    printf("  OpenBLAS: skipped (not installed)\n");
+    (void)g_dot_blas_min;
+#endif
     printf("\n%s\n", n_wrong ? "RESULT: WRONG RESULTS" : "RESULT: all results correct");
     return n_wrong ? 1 : 0;
 }

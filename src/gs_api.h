@@ -78,6 +78,13 @@ typedef struct gs_ctx_desc {
 /* desc may be NULL (all defaults). On success *out is a new context. */
 GS_API gs_result gs_ctx_create(const gs_ctx_desc *desc, gs_ctx **out);
 GS_API void gs_ctx_destroy(gs_ctx *ctx);
+/* The instruction-set path of the interpreter's kernels (matrix products and convolution, elementwise ops,
+   reductions): "scalar", "sse2", "avx2" or "avx512" ("avx", "vec4" in builds without a run-time choice), chosen
+   once per process: the widest this CPU runs, or the one the environment variable GSHARD_ISA names. *path (if
+   path) gets its name; msg (if cap > 0) gets why GSHARD_ISA is not honoured, or "". Returns GS_ERR_INVALID_ARG
+   when GSHARD_ISA names no instruction set (gs_ctx_create then fails the same way), else GS_OK (a path this CPU
+   cannot run falls back to the widest, with a message). */
+GS_API gs_result gs_isa_path(const char **path, char *msg, size_t cap);
 /* The sticky error: the first failure's code and message ("gs_dot: lhs dim 1 (128) != rhs dim 0 (64)").
    Builders return NULL after an error, and a builder given a NULL operand returns NULL silently. */
 GS_API gs_result gs_ctx_error(const gs_ctx *ctx);
@@ -650,7 +657,9 @@ GS_API int gs_hlo_stats(gs_ctx *ctx, const char *text, size_t len, const char **
    inputs[k] points at the data of parameter buffer k (storage format, row-major): parameters in number order,
    a tuple-shaped parameter taking one buffer per element (flattened). outputs[i] points at
    gs_shape_bytes(gs_graph_output_shape(g, i)) bytes owned by the caller. The graph is verified first (once,
-   until it changes); a pending context error is returned as is.
+   until it changes); a pending context error is returned as is. A manual region (to-manual/to-full) whose
+   block is smaller than the array runs on several devices and is refused (GS_ERR_UNSUPPORTED naming the op):
+   gs_partition_check runs it once per device.
    ------------------------------------------------------------------------------------------------------- */
 GS_API gs_result gs_eval(gs_graph *g, const void *const *inputs, void *const *outputs);
 

@@ -26,17 +26,27 @@ typedef enum gs_sharding_kind {
     GS_SHARDING_MAXIMAL,
     GS_SHARDING_TILED,
     GS_SHARDING_MANUAL,
-    GS_SHARDING_TUPLE
+    GS_SHARDING_TUPLE,
+    GS_SHARDING_UNREDUCED      /* "{unreduced}": every device holds a partial value; the value is their sum */
 } gs_sharding_kind;
 
 typedef enum gs_subgroup {
     GS_SUBGROUP_INVALID = 0,
     GS_SUBGROUP_MANUAL,       /* printed "manual"; always ordered before REPLICATED */
-    GS_SUBGROUP_REPLICATED    /* printed "replicated" (alone: last_tile_dim_replicate) */
+    GS_SUBGROUP_REPLICATED,   /* printed "replicated" (alone: last_tile_dim_replicate) */
+    GS_SUBGROUP_UNREDUCED     /* printed "unreduced": the devices along it hold partial values of the tile, whose
+                                 sum is the tile (XLA's OpSharding UNREDUCED, Shardy's unreduced axes); ordered
+                                 after MANUAL and before REPLICATED */
 } gs_subgroup;
 
-/* Tile-assignment dims: the data rank plus at most two subgroup dims. */
-#define GS_MAX_TILE_RANK (GS_MAX_RANK + 2)
+/* Tiled: the devices along an unreduced subgroup dim (1 when none). Unreduced shardings ({unreduced},
+   last_tile_dims={unreduced, ..}, a named mesh's unreduced={'x'}) are read, validated and printed; propagation
+   and partitioning refuse them by name (docs/sharding.md). */
+GS_API int64_t gs_sharding_unreduced_group(const gs_sharding *s);
+GS_API const gs_sharding *gs_sharding_unreduced(gs_ctx *ctx);
+
+/* Tile-assignment dims: the data rank plus at most three subgroup dims. */
+#define GS_MAX_TILE_RANK (GS_MAX_RANK + 3)
 /* The iota form's reshape may have more dims than the tile assignment. */
 #define GS_MAX_IOTA_RANK 16
 

@@ -105,12 +105,26 @@ GS_API gs_result gs_ctx_create(const gs_ctx_desc *desc, gs_ctx **out) {
     memset(ctx, 0, sizeof *ctx);
     ctx->allocator = a;
     if (desc) ctx->logger = desc->logger;
-    if (ctx->logger.fn) { /* a GSHARD_ISA the matrix kernel cannot honour (gs_gemm.c) */
+    { /* a GSHARD_ISA the kernels cannot honour (gs_gemm.c): a path they lack is a warning, no path an error */
         char msg[160];
-        if (gs__gemm_isa_warning(msg, sizeof msg)) gs__log(ctx, GS_LOG_WARN, GS_OK, "%s", msg);
+        int w = gs__gemm_isa_warning(msg, sizeof msg);
+        if (w && ctx->logger.fn)
+            gs__log(ctx, w == 2 ? GS_LOG_ERROR : GS_LOG_WARN, w == 2 ? GS_ERR_INVALID_ARG : GS_OK, "%s", msg);
+        if (w == 2) {
+            gs__raw_free(&a, ctx);
+            return GS_ERR_INVALID_ARG;
+        }
     }
     *out = ctx;
     return GS_OK;
+}
+
+GS_API gs_result gs_isa_path(const char **path, char *msg, size_t cap) {
+    char buf[160];
+    int w = gs__gemm_isa_warning(buf, sizeof buf);
+    if (path) *path = gs__gemm_isa_name(gs__gemm_isa());
+    if (msg && cap > 0) snprintf(msg, cap, "%s", w ? buf : "");
+    return w == 2 ? GS_ERR_INVALID_ARG : GS_OK;
 }
 
 GS_API void gs_ctx_destroy(gs_ctx *ctx) {

@@ -21,9 +21,10 @@
  *   scalar : 4 x 16   plain-C loops (the compiler may auto-vectorise them for the build's own flags)
  * Run-time choice: with GCC or Clang on x86-64 the header compiles all four (function target attributes, so a
  * plain `cc -O2` build carries the AVX2 and AVX-512 kernels) and picks once, at the first call, the widest the
- * CPU runs (__builtin_cpu_supports). The environment variable GSHARD_ISA=scalar|sse2|avx2|avx512 forces a path;
- * a path this build or this CPU cannot run falls back to the best available one, and gs_ctx_create logs a
- * GS_LOG_WARN saying so (as it does for an unknown name). The choice is cached with relaxed atomics (any two
+ * CPU runs (__builtin_cpu_supports). The environment variable GSHARD_ISA=scalar|sse2|avx2|avx512 forces a path
+ * (for these kernels and the vector kernels of gs_simd.c); a path this build or this CPU cannot run falls back to
+ * the best available one, and gs_ctx_create logs a GS_LOG_WARN saying so; a name that is no instruction set
+ * makes gs_ctx_create fail (GS_ERR_INVALID_ARG, logged as an error) and gs_isa_path report it. The choice is cached with relaxed atomics (any two
  * threads that race to set it compute the same value).
  * GSHARD_NO_ISA_DISPATCH (or another compiler or architecture) compiles two instances: scalar and the one the
  * compiler's flags allow (as before: -march=native picks avx2/avx512). GS_GEMM_PORTABLE keeps only scalar.
@@ -40,38 +41,7 @@
  * as much as the math); N <= NR/4 -> dot products against packed columns of B (no padding waste).
  * ========================================================================================== */
 
-/* instruction-set paths (usable in #if); GS__ISA_AVX and GS__ISA_VEC4 exist only as the compiler-flag instance */
-#define GS__ISA_SCALAR 0
-#define GS__ISA_SSE2 1
-#define GS__ISA_AVX2 2
-#define GS__ISA_AVX512 3
-#define GS__ISA_AVX 4  /* 8-wide AVX without FMA */
-#define GS__ISA_VEC4 5 /* 4-wide GNUC vectors on a target other than x86 SSE2 (NEON, ...) */
-#define GS__ISA_COUNT 6
-
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__amd64__)) && !defined(GSHARD_NO_ISA_DISPATCH) &&       \
-    !defined(GS_GEMM_PORTABLE)
-#  define GS__GEMM_DISPATCH 1
-#  include <immintrin.h>
-#else
-#  define GS__GEMM_DISPATCH 0
-#  if !defined(__GNUC__) || defined(GS_GEMM_PORTABLE)
-#    define GS__GEMM_NATIVE GS__ISA_SCALAR
-#  elif defined(__AVX512F__)
-#    define GS__GEMM_NATIVE GS__ISA_AVX512
-#  elif defined(__AVX__) && defined(__FMA__)
-#    define GS__GEMM_NATIVE GS__ISA_AVX2
-#  elif defined(__AVX__)
-#    define GS__GEMM_NATIVE GS__ISA_AVX
-#  elif defined(__SSE2__)
-#    define GS__GEMM_NATIVE GS__ISA_SSE2
-#  else
-#    define GS__GEMM_NATIVE GS__ISA_VEC4
-#  endif
-#  if GS__GEMM_NATIVE == GS__ISA_AVX512 || GS__GEMM_NATIVE == GS__ISA_AVX2
-#    include <immintrin.h>
-#  endif
-#endif
+#include "gs_isa.h"
 
 static int64_t gs__gemm_min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t gs__gemm_rup(int64_t a, int64_t m) { return (a + m - 1) / m * m; }
@@ -179,15 +149,15 @@ GS__FN int gs__gemm_isa(void)
 #endif
 }
 
-/* Writes the warning for a GSHARD_ISA that cannot be honoured into buf; returns 0 when there is none. */
+/* Writes why a GSHARD_ISA cannot be honoured into buf; returns 0 when it is (or is not set), 1 when it names a
+   path this build or CPU does not run, 2 when it names no instruction set (the kernels use the widest path). */
 GS__FN int gs__gemm_isa_warning(char *buf, size_t cap)
 {
     const char *why;
     int isa = gs__gemm_isa_request(&why);
     if (!why) return 0;
-    snprintf(buf, cap, "GSHARD_ISA=%s: %s; the matrix products use %s", getenv("GSHARD_ISA"), why,
-             gs__gemm_isa_name(isa));
-    return 1;
+    snprintf(buf, cap, "GSHARD_ISA=%s: %s; the kernels use %s", getenv("GSHARD_ISA"), why, gs__gemm_isa_name(isa));
+    return why[0] == 'u' ? 2 : 1; /* "unknown instruction set ..." */
 }
 
 /* ---------------------------------------------------------------- entry points */

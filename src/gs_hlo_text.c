@@ -900,7 +900,8 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
 /* sharding, kept attributes and the end of the line */
 GS__FN void gs__pr_value_tail(gs__printer *pr, const gs_value *v) {
     gs__sb *sb = &pr->sb;
-    if (v->sharding && !gs__pr_argmax_helper(pr, v)) {
+    if (v->sharding && !gs__pr_argmax_helper(pr, v) && !(v->op == GS_OP_OPAQUE && v->text_attrs &&
+                                                         strstr(v->text_attrs, ", sharding="))) {   /* kept as written */
         gs__sb_puts(sb, ", sharding=");
         gs__nt_print_sharding(sb, pr->ctx, v->sharding, v);
     }
@@ -2799,6 +2800,8 @@ GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *att
 GS__FN bool gs__builder_failed(gs__parser *P, const gs__cur *at) {
     char msg[GS__ERRMSG_CAP];
     gs_result code = gs_ctx_error(P->ctx);
+    /* already positioned (a computation the instruction calls, built on the way, failed) */
+    if (code != GS_OK && strncmp(gs_ctx_error_msg(P->ctx), "line ", 5) == 0) return false;
     snprintf(msg, sizeof msg, "%s", code != GS_OK ? gs_ctx_error_msg(P->ctx) : "the builder failed");
     gs_ctx_clear_error(P->ctx);
     return gs__perr(P, at, code == GS_ERR_OUT_OF_MEMORY ? code : GS_ERR_PARSE, "%s", msg);
@@ -3640,7 +3643,7 @@ GS__FN bool gs__bi_kv_int(const char *s, const char *e, const char *key, int64_t
             if (p >= e || *p < '0' || *p > '9') return false;
             while (p < e && *p >= '0' && *p <= '9' && x < ((int64_t)1 << 50)) x = x * 10 + (*p++ - '0');
             *out = sg * x;
-            return true;
+            return p >= e || *p < '0' || *p > '9';   /* false: too many digits */
         }
     }
     return false;
@@ -3659,6 +3662,7 @@ GS__FN bool gs__bi_kv_ints(const char *s, const char *e, const char *key, int64_
                 if (*p == '-') { sg = -1; p++; }
                 if (k >= max || p >= e || *p < '0' || *p > '9') return false;
                 while (p < e && *p >= '0' && *p <= '9' && x < ((int64_t)1 << 50)) x = x * 10 + (*p++ - '0');
+                if (p < e && *p >= '0' && *p <= '9') return false;   /* too many digits */
                 out[k++] = sg * x;
                 if (p < e && *p == ',') p++;
             }
@@ -4696,6 +4700,7 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
             if (v->op != GS_OP_OPAQUE) return gs__builder_failed(P, &a->at);
             gs_ctx_clear_error(P->ctx);
             if (!(v->text_attrs = gs__arena_printf(P->ctx, "%s, sharding=%s", v->text_attrs ? v->text_attrs : "", sh))) return false;
+            if (!(v->kept_sharding = gs_sharding_parse(P->ctx, sh))) gs_ctx_clear_error(P->ctx);
         }
         /* a variadic op built as one op per component and their tuple: each component keeps its element */
         if (op != GS_OP_TUPLE && v->op == GS_OP_TUPLE && v->sharding && v->sharding->kind == GS_SHARDING_TUPLE) {
@@ -4931,7 +4936,7 @@ GS__FN const char *gs__stat_skip(const char *p, const char *e) {
 GS__FN void gs__stat_sharding(gs__stats *st, const char *p, const char *e) {
     static const char *const forms[] = {"replicated", "maximal", "manual", "tiled", "tiled, partly replicated",
                                         "tiled, last_tile_dims", "tuple", "named mesh", "unreduced", "other"};
-    static const bool known[] = {true, true, true, true, true, true, true, true, false, false};
+    static const bool known[] = {true, true, true, true, true, true, true, true, true, false};   /* unreduced: read, not partitioned */
     int f = 9;
     size_t n = (size_t)(e - p);
 #define GS__HAS(w) (gs__memmem(p, n, w) != NULL)

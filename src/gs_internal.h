@@ -168,7 +168,7 @@ struct gs_sharding {
     int64_t device;           /* MAXIMAL */
     int rank;                 /* TILED: data dims; ta.n = rank + n_sub */
     int n_sub;
-    gs_subgroup sub[2];       /* MANUAL before REPLICATED, each at most once */
+    gs_subgroup sub[3];       /* MANUAL, UNREDUCED, REPLICATED in that order, each at most once */
     gs__ta ta;
     int n_elems;              /* TUPLE */
     const gs_sharding **elems;
@@ -253,6 +253,8 @@ struct gs_value {
     gs_graph **branches;
     const char *text_attrs;   /* attributes the HLO text gave that change nothing (", metadata={...}"), printed back;
                                  OPAQUE: every attribute but sharding, as written */
+    const gs_sharding *kept_sharding; /* OPAQUE: a sharding attribute that does not fit the op's shape (outfeed's:
+                                 one element per data leaf, then the token's), printed as written from text_attrs */
     const char *opaque;       /* OPAQUE: the opcode as written ("custom-call", "infeed", "after-all", ...) */
     const char *target;       /* OPAQUE custom-call: its custom_call_target (else NULL) */
     gs_shape opaque_shape;    /* OPAQUE: the declared shape (dtype GS_TUPLE: opaque_n elements in opaque_tuple) */
@@ -577,6 +579,22 @@ GS__FN int gs__gemm_isa(void);
 GS__FN int gs__gemm_isa_available(int isa);
 GS__FN const char *gs__gemm_isa_name(int isa);
 GS__FN int gs__gemm_isa_warning(char *buf, size_t cap);
+
+/* ---- elementwise and reduction kernels, one instance per instruction set (gs_simd.c; codes in gs_isa.h);
+   isa = gs__gemm_isa() for the process's path; every path gives the scalar path's bits ---- */
+#include "gs_isa.h"
+GS__FN bool gs__ip_isnan(float x);
+GS__FN float gs__ip_fmax(float a, float b); /* XLA's max: a NaN wins, +0 above -0 */
+GS__FN float gs__ip_fmin(float a, float b);
+GS__FN float gs__vk_rbf(float x);            /* rounded to bf16, as an f32 */
+GS__FN void gs__vk_binary(int isa, int op, const float *a, const float *b, float *y, int64_t n);
+GS__FN void gs__vk_compare(int isa, int cmp, const float *a, const float *b, uint8_t *y, int64_t n);
+GS__FN void gs__vk_select(int isa, const uint8_t *p, const float *a, const float *b, float *y, int64_t n);
+GS__FN void gs__vk_round_bf16(int isa, const float *x, float *y, int64_t n);
+GS__FN void gs__vk_reduce_rows(int isa, int kind, int bf, const float *x, int64_t rows, int64_t L, float init,
+                               float *y);
+GS__FN void gs__vk_reduce_cols(int isa, int kind, int bf, const float *x, int64_t outer, int64_t L, int64_t inner,
+                               float *y);
 
 /* ---- cost model helpers shared with the whole-model accounting (gs_cost.c) ---- */
 GS__FN double gs__cm_chip_flops(const gs_chip *c, gs_math m);

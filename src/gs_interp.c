@@ -62,7 +62,7 @@
    Utilities: shapes, strided copies, scalar semantics
    ------------------------------------------------------------------------------------------------------- */
 
-GS__FN float gs__ip_rbf(float x) { return gs_bf16_to_f32(gs_f32_to_bf16(x)); }
+GS__FN float gs__ip_rbf(float x) { return gs__vk_rbf(x); }
 
 /* A transposed 2-D slab of 4-byte elements, in 16 x 16 tiles: D[a * dsa + b] = S[a + b * ssb]. Row by row the
    reads would stride through a new cache line per element; within a tile the 16 lines read are reused. */
@@ -194,22 +194,6 @@ GS__FN int64_t gs__ip_get_index(const gs__buf *b, int64_t i) {
 GS__FN int64_t gs__ip_clamp64(int64_t x, int64_t lo, int64_t hi) {
     if (hi < lo) hi = lo;
     return x < lo ? lo : (x > hi ? hi : x);
-}
-
-GS__FN bool gs__ip_isnan(float x) { return x != x; }
-
-GS__FN float gs__ip_fmax(float a, float b) {
-    if (gs__ip_isnan(a)) return a;
-    if (gs__ip_isnan(b)) return b;
-    if (a == b) return signbit(a) ? b : a;
-    return a > b ? a : b;
-}
-
-GS__FN float gs__ip_fmin(float a, float b) {
-    if (gs__ip_isnan(a)) return a;
-    if (gs__ip_isnan(b)) return b;
-    if (a == b) return signbit(a) ? a : b;
-    return a < b ? a : b;
 }
 
 GS__FN int32_t gs__ip_s32(uint32_t u) { return (int32_t)u; }   /* two's complement wrap */
@@ -1122,13 +1106,13 @@ GS__FN gs_result gs__ip_binary(gs_ctx *ctx, const gs_value *v, const gs__buf *x,
         float *y = (float *)out->data;
         if (logical) goto unsupported;
         /* the common ops in loops of their own, without a switch per element (the same expressions: the same bits) */
-        switch (op) {
-        case GS_OP_ADD: for (i = 0; i < n; i++) y[i] = a[i] + b[i]; break;
-        case GS_OP_SUBTRACT: for (i = 0; i < n; i++) y[i] = a[i] - b[i]; break;
-        case GS_OP_MULTIPLY: for (i = 0; i < n; i++) y[i] = a[i] * b[i]; break;
-        case GS_OP_DIVIDE: for (i = 0; i < n; i++) y[i] = a[i] / b[i]; break;
-        case GS_OP_MAXIMUM: for (i = 0; i < n; i++) y[i] = gs__ip_fmax(a[i], b[i]); break;
-        case GS_OP_MINIMUM: for (i = 0; i < n; i++) y[i] = gs__ip_fmin(a[i], b[i]); break;
+        switch (op) { /* the common ops on the vector kernels (gs_simd.c: the same bits on every path) */
+        case GS_OP_ADD: gs__vk_binary(gs__gemm_isa(), GS__VK_ADD, a, b, y, n); break;
+        case GS_OP_SUBTRACT: gs__vk_binary(gs__gemm_isa(), GS__VK_SUB, a, b, y, n); break;
+        case GS_OP_MULTIPLY: gs__vk_binary(gs__gemm_isa(), GS__VK_MUL, a, b, y, n); break;
+        case GS_OP_DIVIDE: gs__vk_binary(gs__gemm_isa(), GS__VK_DIV, a, b, y, n); break;
+        case GS_OP_MAXIMUM: gs__vk_binary(gs__gemm_isa(), GS__VK_MAX, a, b, y, n); break;
+        case GS_OP_MINIMUM: gs__vk_binary(gs__gemm_isa(), GS__VK_MIN, a, b, y, n); break;
         default: for (i = 0; i < n; i++) y[i] = gs__ip_binary_f(op, a[i], b[i]); break;
         }
         gs__round_dt(t, y, n);
@@ -1199,8 +1183,9 @@ GS__FN gs_result gs__ip_compare(gs_ctx *ctx, const gs_value *v, const gs__buf *x
         default: for (i = 0; i < n; i++) y[i] = (uint8_t)(A[i] >= B[i]); break;                               \
         }                                                                                                     \
     } while (0)
-    if (gs__is_fc(t) && v->cmp_type != GS_CMP_TYPE_TOTALORDER) {
-        GS__CMP_LOOPS(float);
+    if (gs__is_fc(t) && v->cmp_type != GS_CMP_TYPE_TOTALORDER) { /* the vector kernels: the same bits */
+        static const int code[GS_CMP_COUNT] = {0, GS__VK_EQ, GS__VK_NE, GS__VK_LT, GS__VK_LE, GS__VK_GT, GS__VK_GE};
+        gs__vk_compare(gs__gemm_isa(), code[c], (const float *)x->data, (const float *)z->data, y, n);
         return GS_OK;
     }
     if (t == GS_S32 || t == GS_U32) {
@@ -1261,18 +1246,18 @@ GS__FN gs_result gs__ip_select(gs_ctx *ctx, const gs_value *v, const gs__buf *p,
     if (p->shape.dtype != GS_PRED || (np != n && np != 1) || !gs_shape_equal(&a->shape, &out->shape) ||
         !gs_shape_equal(&b->shape, &out->shape))
         return gs__err(ctx, GS_ERR_SHAPE, "select %s: operand shapes do not fit", v->name);
-    if (gs__compute_size(out->shape.dtype) == 4) {
-        const uint32_t *A = (const uint32_t *)a->data, *B = (const uint32_t *)b->data;
-        uint32_t *Y = (uint32_t *)out->data;
-        for (i = 0; i < n; i++) Y[i] = pp[np == 1 ? 0 : i] ? A[i] : B[i];
+    if (np == 1 && n > 0) { /* one predicate: one operand, whole */
+        memmove(out->data, (pp[0] ? a : b)->data, (size_t)n * gs__compute_size(out->shape.dtype));
+    } else if (gs__compute_size(out->shape.dtype) == 4) { /* any 4-byte bits, on the vector kernels */
+        gs__vk_select(gs__gemm_isa(), pp, (const float *)a->data, (const float *)b->data, (float *)out->data, n);
     } else if (gs__compute_size(out->shape.dtype) == 1) {
         const uint8_t *A = (const uint8_t *)a->data, *B = (const uint8_t *)b->data;
         uint8_t *Y = (uint8_t *)out->data;
-        for (i = 0; i < n; i++) Y[i] = pp[np == 1 ? 0 : i] ? A[i] : B[i];
+        for (i = 0; i < n; i++) Y[i] = pp[i] ? A[i] : B[i];
     } else {
         size_t es = gs__compute_size(out->shape.dtype);
         for (i = 0; i < n; i++)
-            memcpy((char *)out->data + (size_t)i * es, (const char *)(pp[np == 1 ? 0 : i] ? a : b)->data + (size_t)i * es, es);
+            memcpy((char *)out->data + (size_t)i * es, (const char *)(pp[i] ? a : b)->data + (size_t)i * es, es);
     }
     return GS_OK;
 }
@@ -1379,6 +1364,14 @@ GS__FN gs_result gs__ip_convert(gs_ctx *ctx, const gs_value *v, const gs__buf *x
     gs_dtype from = x->shape.dtype, to = out->shape.dtype;
     if (gs__numel(&x->shape) != n) return gs__err(ctx, GS_ERR_SHAPE, "convert %s: shape mismatch", v->name);
     if (!gs__ip_fast(from) || !gs__ip_fast(to)) return gs__ip_convert_gen(ctx, v, x, out);
+    if ((from == GS_F32 || from == GS_BF16) && to == GS_BF16) { /* the vector kernels: the same bits */
+        gs__vk_round_bf16(gs__gemm_isa(), (const float *)x->data, (float *)out->data, n);
+        return GS_OK;
+    }
+    if ((from == GS_F32 || from == GS_BF16) && to == GS_F32) { /* bf16 values are f32 values */
+        if (n > 0) memmove(out->data, x->data, (size_t)n * sizeof(float));
+        return GS_OK;
+    }
     for (i = 0; i < n; i++) {
         double d = 0.0;     /* integer and pred sources, exactly */
         float f = 0.0f;
@@ -1755,6 +1748,36 @@ GS__FN gs_result gs__ip_linalg(gs_ctx *ctx, const gs_value *v, const gs__buf *a,
 /* ---------------------------------------------------------------------------------------------------------
    Reductions and scans
    ------------------------------------------------------------------------------------------------------- */
+/* An f32 or bf16 reduction whose reduced dims form one block, on the vector kernels (gs_simd.c): x as
+   [outer, L] with the minor dims reduced, or [outer, L, inner] with minor dims kept (dims of size 1 belong to
+   either side). y holds init. Returns false (and does nothing) for other kinds and layouts. */
+GS__FN bool gs__ip_reduce_vk(const gs__buf *x, const bool *red, gs_reduce_kind kind, float *y) {
+    int64_t size[3] = {1, 1, 1}; /* the groups of consecutive dims: kept, reduced, kept */
+    int d, g = 0, vk;
+    switch (kind) {
+    case GS_REDUCE_SUM: vk = GS__VK_RSUM; break;
+    case GS_REDUCE_PROD: vk = GS__VK_RPROD; break;
+    case GS_REDUCE_MAX: vk = GS__VK_RMAX; break;
+    case GS_REDUCE_MIN: vk = GS__VK_RMIN; break;
+    default: return false;
+    }
+    for (d = 0; d < x->shape.rank; d++) {
+        int64_t e = x->shape.dims[d];
+        if (e == 1) continue;
+        if (g == 0 && red[d]) g = 1;
+        else if (g == 1 && !red[d]) g = 2;
+        else if (g == 2 && red[d]) return false;
+        size[g] *= e;
+    }
+    if (size[2] == 1)
+        gs__vk_reduce_rows(gs__gemm_isa(), vk, x->shape.dtype == GS_BF16, (const float *)x->data, size[0], size[1],
+                           y[0], y);
+    else
+        gs__vk_reduce_cols(gs__gemm_isa(), vk, x->shape.dtype == GS_BF16, (const float *)x->data, size[0], size[1],
+                           size[2], y);
+    return true;
+}
+
 GS__FN gs_result gs__ip_reduce(gs_ctx *ctx, const gs_value *v, const gs__buf *x, const gs__buf *init, gs__buf *out,
                               gs__ip_fn *fn) {
     int64_t ost[GS_MAX_RANK], sst[GS_MAX_RANK];
@@ -1786,6 +1809,7 @@ GS__FN gs_result gs__ip_reduce(gs_ctx *ctx, const gs_value *v, const gs__buf *x,
     if (k != out->shape.rank) return gs__err(ctx, GS_ERR_SHAPE, "reduce %s: result shape does not match", v->name);
     gs__ip_fill(out->data, gs__compute_size(t), no, init->data);
     if (n == 0) return GS_OK;
+    if (!fn && gs__is_fc(t) && gs__ip_reduce_vk(x, red, kind, (float *)out->data)) return GS_OK;
     /* row-major traversal of x visits each output's reduced elements in increasing linear order */
     gs__ip_odo_init(&o, r, x->shape.dims, sst);
     if (fn) {   /* a reducer computation: acc = reducer(acc, x[i]) from init, the reduced elements in that order */

@@ -106,10 +106,7 @@ GS__FN bool gs__perm_is_identity(int rank, const int *perm) {
     return true;
 }
 
-GS__FN void gs__round_bf16(float *x, int64_t n) {
-    int64_t i;
-    for (i = 0; i < n; i++) x[i] = gs_bf16_to_f32(gs_f32_to_bf16(x[i]));
-}
+GS__FN void gs__round_bf16(float *x, int64_t n) { gs__vk_round_bf16(gs__gemm_isa(), x, x, n); }
 
 /* ---------------------------------------------------------------------------------------------------------
    Convolution

@@ -170,14 +170,15 @@ GS__FN bool gs__conv_kernel_small(const gs_value *v) {
 }
 
 /* For operand `side` of a dot (or a convolution read as one): out_pos[d] = the result dim of operand dim d
-   (a batch dim or one of the operand's free dims), or -1. A convolution with real spatial dims (used backward
-   only): input batch, kernel output features, and the spatial dims when the kernel is small. */
-GS__FN void gs__dotlike_map(const gs_value *v, int side, int *out_pos) {
+   (a batch dim or one of the operand's free dims), or -1 (a real convolution dim too). With conv_rule, a
+   convolution with real spatial dims maps (backward) input batch, kernel output features, and the spatial dims
+   when the kernel is small. */
+GS__FN void gs__dotlike_map(const gs_value *v, int side, int *out_pos, bool conv_rule) {
     gs__dotinfo I;
     int d, e;
     gs__dotinfo_of(v, &I);
     for (d = 0; d < v->operands[side]->shape.rank; d++) out_pos[d] = -1;
-    if (I.n_conv) {
+    if (I.n_conv && conv_rule) {
         const gs_conv_config *c = v->conv;
         bool grouped = c->feature_group_count > 1 || c->batch_group_count > 1;
         if (side == 0) out_pos[c->dims.input_batch] = (int)c->dims.output_batch;
@@ -197,7 +198,7 @@ GS__FN const gs_sharding *gs__dotlike_from_operand(gs__prop *P, const gs_value *
     const gs_sharding *s = gs__arr_sh(v->operands[side]);
     int pos[GS_MAX_RANK], d;
     if (!s) return NULL;
-    gs__dotlike_map(v, side, pos);
+    gs__dotlike_map(v, side, pos, false);
     for (d = 0; d < v->operands[side]->shape.rank; d++)
         if (pos[d] < 0) pos[d] = GS__DEST_REP;
     return gs__sh_map(P->ctx, s, v->shape.rank, pos);
@@ -208,7 +209,7 @@ GS__FN const gs_sharding *gs__dotlike_to_operand(gs__prop *P, const gs_value *v,
     int pos[GS_MAX_RANK], dest[GS_MAX_RANK], d;
     const gs_value *x = v->operands[side];
     if (!gs__is_tiled(out)) return out;
-    gs__dotlike_map(v, side, pos);
+    gs__dotlike_map(v, side, pos, true);
     for (d = 0; d < v->shape.rank; d++) dest[d] = GS__DEST_REP;
     for (d = 0; d < x->shape.rank; d++)
         if (pos[d] >= 0) dest[pos[d]] = d;
@@ -853,11 +854,36 @@ GS__FN void gs__fwd_value(gs__prop *P, gs_value *v) {
     }
 }
 
+/* outfeed(data, token) with sharding={s_0, .., s_n-1, s_token} as written: leaf j of the data takes s_j, as XLA
+   reads an outfeed's sharding (the shardings of what it sends, then its token's); maximal and manual elements are
+   not offered (a device placement, and a manual region the program must enter itself) */
+GS__FN bool gs__outfeed_offers(const gs_sharding *e) {
+    return e->kind == GS_SHARDING_REPLICATED || (e->kind == GS_SHARDING_TILED && !gs__is_manual(e));
+}
+GS__FN void gs__bwd_outfeed(gs__prop *P, gs_value *u) {
+    const gs_sharding *k = u->kept_sharding;
+    gs_value *x = u->n_operands ? u->operands[0] : NULL;
+    int j;
+    if (!k || k->kind != GS_SHARDING_TUPLE || !x) return;
+    if (gs__is_array(x)) {
+        if (k->n_elems == 2 && gs__outfeed_offers(k->elems[0]))
+            gs__offer(P, x, -1, k->elems[0], GS_ORIGIN_BACKWARD, u, "outfeed");
+        return;
+    }
+    if (k->n_elems != x->n_tuple + 1) return;
+    for (j = 0; j < x->n_tuple; j++)
+        if (gs__outfeed_offers(k->elems[j])) gs__offer(P, x, j, k->elems[j], GS_ORIGIN_BACKWARD, u, "outfeed");
+}
+
 /* backward: u's sharding into each operand */
 GS__FN void gs__bwd_value(gs__prop *P, gs_value *u) {
     int i, k;
     const gs_sharding *s = u->sharding;
     const char *rule = u->op == GS_OP_ANNOTATE ? "sharding" : gs_op_name(u->op);
+    if (u->op == GS_OP_OPAQUE && u->opaque && strcmp(u->opaque, "outfeed") == 0) {
+        gs__bwd_outfeed(P, u);
+        return;
+    }
     if (!s || s->kind == GS_SHARDING_UNKNOWN) return;
     if (gs__is_manual(s) && u->op != GS_OP_TO_MANUAL) {
         for (i = 0; i < u->n_operands; i++)
@@ -1103,6 +1129,12 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
                 int k, n = s->kind == GS_SHARDING_TUPLE ? s->n_elems : 1;
                 for (k = 0; k < n; k++) {
                     const gs_sharding *e = s->kind == GS_SHARDING_TUPLE ? s->elems[k] : s;
+                    if (e->kind == GS_SHARDING_UNREDUCED || gs_sharding_unreduced_group(e) > 1) {
+                        r = gs__err(P.ctx, GS_ERR_UNSUPPORTED, "gs_propagate: %s: the unreduced sharding %s (partial values "
+                                    "whose sum is the value) is read and printed, but not propagated or partitioned",
+                                    v->name, gs_sharding_to_text(P.ctx, e));
+                        goto out;
+                    }
                     if (nd > 0 && e->kind == GS_SHARDING_TILED &&
                         gs__sharding_validate(P.ctx, e, s->kind == GS_SHARDING_TUPLE ? v->tuple[k] : v->shape, nd, false) != GS_OK) {
                         r = gs__err_prefix(P.ctx, "gs_propagate: %s: ", v->name);

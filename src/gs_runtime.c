@@ -2417,6 +2417,9 @@ GS__FN gs_result gs__rt_layout(gs_runtime *rt, const gs_sharding *s, gs_shape gl
     if (k == GS_SHARDING_TUPLE || k == GS_SHARDING_UNKNOWN || k == GS_SHARDING_MANUAL)
         return gs__err(ctx, GS_ERR_SHARDING, "%s: a %s sharding cannot lay out an array", who,
                        k == GS_SHARDING_TUPLE ? "tuple" : k == GS_SHARDING_UNKNOWN ? "unknown" : "manual");
+    if (k == GS_SHARDING_UNREDUCED || gs_sharding_unreduced_group(s) > 1)   /* a sum of the devices' values */
+        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s: an unreduced sharding (%s) cannot lay out an array here", who,
+                       gs_sharding_to_text(ctx, s));
     if (gs_sharding_validate(ctx, s, global, rt->D) != GS_OK) return ctx->err;
     return gs_sharding_shard_shape(ctx, s, global, shard);
 }

@@ -254,6 +254,7 @@ GS__FN const gs_sharding *gs__sh_simple(gs_ctx *ctx, gs_sharding_kind kind, int6
 
 GS_API const gs_sharding *gs_sharding_replicated(gs_ctx *ctx) { return gs__sh_simple(ctx, GS_SHARDING_REPLICATED, -1); }
 GS_API const gs_sharding *gs_sharding_manual(gs_ctx *ctx) { return gs__sh_simple(ctx, GS_SHARDING_MANUAL, -1); }
+GS_API const gs_sharding *gs_sharding_unreduced(gs_ctx *ctx) { return gs__sh_simple(ctx, GS_SHARDING_UNREDUCED, -1); }
 GS_API const gs_sharding *gs_sharding_unknown(gs_ctx *ctx) { return gs__sh_simple(ctx, GS_SHARDING_UNKNOWN, -1); }
 GS_API const gs_sharding *gs_sharding_maximal(gs_ctx *ctx, int64_t device) {
     if (!ctx) return NULL;
@@ -270,20 +271,22 @@ GS__FN const gs_sharding *gs__sh_from_ta(gs_ctx *ctx, int rank, int n_sub, const
     gs__ta ta = *ta_in, tb;
     gs_sharding s;
     int i, k, perm[GS_MAX_IOTA_RANK];
-    int64_t man = 1, rep = 1;
+    int64_t man = 1, rep = 1, unr = 1;
     bool needs_transpose = false;
+    static const gs_subgroup order[3] = {GS_SUBGROUP_MANUAL, GS_SUBGROUP_UNREDUCED, GS_SUBGROUP_REPLICATED};
+    int o;
     GSHARD_ASSERT(rank + n_sub == ta.n);
     for (i = 0; i < n_sub; i++) {
         if (sub[i] == GS_SUBGROUP_MANUAL) man *= ta.dims[rank + i];
+        else if (sub[i] == GS_SUBGROUP_UNREDUCED) unr *= ta.dims[rank + i];
         else rep *= ta.dims[rank + i];
     }
-    /* order: data dims, manual dims, replicated dims (stable); size-1 subgroup dims go anywhere */
+    /* order: data dims, manual dims, unreduced dims, replicated dims (stable); size-1 subgroup dims go anywhere */
     for (i = 0; i < rank; i++) perm[i] = i;
     k = rank;
-    for (i = 0; i < n_sub; i++)
-        if (sub[i] == GS_SUBGROUP_MANUAL) perm[k++] = rank + i;
-    for (i = 0; i < n_sub; i++)
-        if (sub[i] != GS_SUBGROUP_MANUAL) perm[k++] = rank + i;
+    for (o = 0; o < 3; o++)
+        for (i = 0; i < n_sub; i++)
+            if (sub[i] == order[o]) perm[k++] = rank + i;
     for (i = 0; i < ta.n; i++)
         if (perm[i] != i && ta.dims[perm[i]] > 1) needs_transpose = true;
     if (needs_transpose) {
@@ -293,17 +296,20 @@ GS__FN const gs_sharding *gs__sh_from_ta(gs_ctx *ctx, int rank, int n_sub, const
     /* reshape: data dims, then [man] if > 1, then [rep] if > 1 */
     ta.n = rank;
     if (man > 1) ta.dims[ta.n++] = man;
+    if (unr > 1) ta.dims[ta.n++] = unr;
     if (rep > 1) ta.dims[ta.n++] = rep;
     if (gs__prod64(rank, ta.dims) == 1) {
-        /* nothing split: replicated or manual (both subgroup kinds stay tiled) */
-        if (man > 1 && rep == 1) return gs_sharding_manual(ctx);
-        if (man == 1) return gs_sharding_replicated(ctx);
+        /* nothing split: replicated, manual or unreduced (one subgroup kind alone; mixed kinds stay tiled) */
+        if (man > 1 && rep == 1 && unr == 1) return gs_sharding_manual(ctx);
+        if (unr > 1 && rep == 1 && man == 1) return gs_sharding_unreduced(ctx);
+        if (man == 1 && unr == 1) return gs_sharding_replicated(ctx);
     }
     GS__ZERO(s);
     s.kind = GS_SHARDING_TILED;
     s.device = -1;
     s.rank = rank;
     if (man > 1) s.sub[s.n_sub++] = GS_SUBGROUP_MANUAL;
+    if (unr > 1) s.sub[s.n_sub++] = GS_SUBGROUP_UNREDUCED;
     if (rep > 1) s.sub[s.n_sub++] = GS_SUBGROUP_REPLICATED;
     /* partial replication with a list: sort ids inside every replication group (XLA PartialTile) */
     if (rep > 1 && ta.list) {
@@ -365,7 +371,7 @@ GS__FN bool gs__check_tile_dims(gs_ctx *ctx, const char *who, int n_dims, const 
         return false;
     }
     for (i = 0; i < n_sub; i++)
-        if (sub[i] != GS_SUBGROUP_MANUAL && sub[i] != GS_SUBGROUP_REPLICATED) {
+        if (sub[i] != GS_SUBGROUP_MANUAL && sub[i] != GS_SUBGROUP_REPLICATED && sub[i] != GS_SUBGROUP_UNREDUCED) {
             gs__err(ctx, GS_ERR_SHARDING, "%s: subgroup %d has an invalid type", who, i);
             return false;
         }
@@ -485,6 +491,7 @@ GS__FN int64_t gs__sh_sub_size(const gs_sharding *s, gs_subgroup type) {
 }
 GS_API int64_t gs_sharding_replication(const gs_sharding *s) { return gs__sh_sub_size(s, GS_SUBGROUP_REPLICATED); }
 GS_API int64_t gs_sharding_manual_group(const gs_sharding *s) { return gs__sh_sub_size(s, GS_SUBGROUP_MANUAL); }
+GS_API int64_t gs_sharding_unreduced_group(const gs_sharding *s) { return gs__sh_sub_size(s, GS_SUBGROUP_UNREDUCED); }
 GS_API int64_t gs_sharding_num_devices(const gs_sharding *s) {
     if (!s) return 0;
     if (s->kind == GS_SHARDING_TILED) return s->ta.total;
@@ -686,6 +693,7 @@ GS__FN void gs__sh_print(gs__sb *sb, const gs_sharding *s) {
     case GS_SHARDING_UNKNOWN: gs__sb_puts(sb, "{unknown"); break;
     case GS_SHARDING_REPLICATED: gs__sb_puts(sb, "{replicated"); break;
     case GS_SHARDING_MANUAL: gs__sb_puts(sb, "{manual"); break;
+    case GS_SHARDING_UNREDUCED: gs__sb_puts(sb, "{unreduced"); break;
     case GS_SHARDING_MAXIMAL: gs__sb_printf(sb, "{maximal device=%lld", (long long)s->device); break;
     case GS_SHARDING_TUPLE:
         gs__sb_puts(sb, "{");
@@ -723,7 +731,8 @@ GS__FN void gs__sh_print(gs__sb *sb, const gs_sharding *s) {
         } else if (s->n_sub > 0) {
             gs__sb_puts(sb, " last_tile_dims={");
             for (i = 0; i < s->n_sub; i++)
-                gs__sb_printf(sb, "%s%s", i ? ", " : "", s->sub[i] == GS_SUBGROUP_MANUAL ? "manual" : "replicated");
+                gs__sb_printf(sb, "%s%s", i ? ", " : "", s->sub[i] == GS_SUBGROUP_MANUAL ? "manual"
+                                                         : s->sub[i] == GS_SUBGROUP_UNREDUCED ? "unreduced" : "replicated");
             gs__sb_puts(sb, "}");
         }
         break;
@@ -1015,19 +1024,26 @@ GS__FN int64_t *gs__shp_mesh_ids(gs__shp *P, int64_t total) {
     return ids;
 }
 
-/* the tile assignment: dims tiles (nd of them, then the replicated size), the fine axes in `order`; ids
-   (may be NULL: the iota order) maps a mesh position to a device */
+/* the tile assignment: dims tiles (nd of them, then the unreduced and the replicated sizes), the fine axes in
+   `order`; ids (may be NULL: the iota order) maps a mesh position to a device */
 GS__FN const gs_sharding *gs__mesh_sharding(gs__shp *P, const gs__mesh *m, int nd, int64_t *tiles, const int *order,
-                                            int n_order, int64_t total, int64_t rep_size, const int64_t *ids) {
-    gs_subgroup sub[1];
+                                            int n_order, int64_t total, int64_t unr_size, int64_t rep_size,
+                                            const int64_t *ids) {
+    gs_subgroup sub[2];
     const gs_sharding *s;
-    int i, f;
-    sub[0] = GS_SUBGROUP_REPLICATED;
-    if (rep_size > 1) tiles[nd] = rep_size;
+    int i, f, n_sub = 0;
+    if (unr_size > 1) {
+        tiles[nd + n_sub] = unr_size;
+        sub[n_sub++] = GS_SUBGROUP_UNREDUCED;
+    }
+    if (rep_size > 1) {
+        tiles[nd + n_sub] = rep_size;
+        sub[n_sub++] = GS_SUBGROUP_REPLICATED;
+    }
     if (!ids) {
         int perm[GS__MESH_AXES];
         for (i = 0; i < n_order; i++) perm[i] = order[i];
-        s = gs_sharding_iota(P->ctx, nd + (rep_size > 1), tiles, m->n_fine, m->fine, perm, rep_size > 1, sub);
+        s = gs_sharding_iota(P->ctx, nd + n_sub, tiles, m->n_fine, m->fine, perm, n_sub, sub);
     } else {
         /* position k of the tile assignment (row-major over the fine axes in `order`) -> mesh index */
         int64_t k, *dev = (int64_t *)gs__malloc(P->ctx, sizeof(int64_t) * (size_t)total);
@@ -1044,7 +1060,7 @@ GS__FN const gs_sharding *gs__mesh_sharding(gs__shp *P, const gs__mesh *m, int n
             for (f = 0; f < m->n_fine; f++) lin = lin * m->fine[f] + digit[f];
             dev[k] = ids[lin];
         }
-        s = gs_sharding_tiled(P->ctx, nd + (rep_size > 1), tiles, dev, rep_size > 1, sub);
+        s = gs_sharding_tiled(P->ctx, nd + n_sub, tiles, dev, n_sub, sub);
         gs__free(P->ctx, dev);
     }
     if (!s) P->failed = true;
@@ -1053,9 +1069,9 @@ GS__FN const gs_sharding *gs__mesh_sharding(gs__shp *P, const gs__mesh *m, int n
 
 GS__FN const gs_sharding *gs__shp_mesh(gs__shp *P) {
     gs__mesh m;
-    gs__mesh_ref refs[GS_MAX_TILE_RANK * GS__MESH_AXES], rep[GS__MESH_AXES];
-    int dim_first[GS_MAX_TILE_RANK + 1], nd = 0, nr = 0, n_refs = 0, order[GS__MESH_AXES], n_order = 0, i, f;
-    int64_t tiles[GS_MAX_TILE_RANK], total = 1, rep_size = 1, *ids = NULL;
+    gs__mesh_ref refs[GS_MAX_TILE_RANK * GS__MESH_AXES + 2 * GS__MESH_AXES], rep[GS__MESH_AXES], unr[GS__MESH_AXES];
+    int dim_first[GS_MAX_TILE_RANK + 1], nd = 0, nr = 0, nu = 0, n_refs = 0, order[GS__MESH_AXES], n_order = 0, i, f;
+    int64_t tiles[GS_MAX_TILE_RANK], total = 1, rep_size = 1, unr_size = 1, *ids = NULL;
     const gs_sharding *s;
     memset(&m, 0, sizeof m);
     if (!gs__shp_ch(P, '[')) {
@@ -1115,20 +1131,16 @@ GS__FN const gs_sharding *gs__shp_mesh(gs__shp *P) {
             gs__shp_fail(P, "expected replicated={...} or unreduced={...}");
             return NULL;
         }
-        if (!gs__shp_ch(P, '=') || !gs__shp_mesh_refs(P, &m, rep, GS__COUNTOF(rep), &nr)) {
+        if (!gs__shp_ch(P, '=') || !gs__shp_mesh_refs(P, &m, unreduced ? unr : rep, GS__MESH_AXES, unreduced ? &nu : &nr)) {
             gs__free(P->ctx, ids);
             if (!P->failed) gs__shp_fail(P, "expected '={'");
             return NULL;
         }
-        if (unreduced && nr > 0) {
-            gs__free(P->ctx, ids);
-            gs__shp_fail(P, "unreduced mesh axes are not supported");
-            return NULL;
-        }
     }
-    /* split the axes, then order the fine axes: each dim's, then the rest (replicated) */
+    /* split the axes, then order the fine axes: each dim's, the unreduced ones, then the rest (replicated) */
     memcpy(refs + n_refs, rep, sizeof(gs__mesh_ref) * (size_t)nr);
-    if (!gs__mesh_cut(P, &m, refs, n_refs + nr)) {
+    memcpy(refs + n_refs + nr, unr, sizeof(gs__mesh_ref) * (size_t)nu);
+    if (!gs__mesh_cut(P, &m, refs, n_refs + nr + nu)) {
         gs__free(P->ctx, ids);
         return NULL;
     }
@@ -1141,6 +1153,11 @@ GS__FN const gs_sharding *gs__shp_mesh(gs__shp *P) {
                 return NULL;
             }
     }
+    for (i = 0; i < nu; i++)
+        if (!gs__mesh_take(P, &m, &refs[n_refs + nr + i], order, &n_order, &unr_size)) {
+            gs__free(P->ctx, ids);
+            return NULL;
+        }
     for (f = 0; f < m.n_fine; f++) {
         if (m.used[f]) continue;
         order[n_order++] = f;
@@ -1150,7 +1167,7 @@ GS__FN const gs_sharding *gs__shp_mesh(gs__shp *P) {
         gs__free(P->ctx, ids);
         return gs_sharding_replicated(P->ctx);
     }
-    s = gs__mesh_sharding(P, &m, nd, tiles, order, n_order, total, rep_size, ids);
+    s = gs__mesh_sharding(P, &m, nd, tiles, order, n_order, total, unr_size, rep_size, ids);
     gs__free(P->ctx, ids);
     return s;
 }
@@ -1195,6 +1212,7 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
     }
     if (gs__shp_word(P, "replicated")) s = gs_sharding_replicated(P->ctx);
     else if (gs__shp_word(P, "manual")) s = gs_sharding_manual(P->ctx);
+    else if (gs__shp_word(P, "unreduced")) s = gs_sharding_unreduced(P->ctx);
     else if (gs__shp_word(P, "unknown")) s = gs_sharding_unknown(P->ctx);
     else if (gs__shp_word(P, "mesh")) s = gs__shp_mesh(P);
     else if (gs__shp_word(P, "maximal")) {
@@ -1285,7 +1303,8 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
                 if (n_sub >= nd) { gs__free(P->ctx, ids); gs__shp_fail(P, "more subgroup types than tile dims"); return NULL; }
                 if (gs__shp_word(P, "manual")) sub[n_sub++] = GS_SUBGROUP_MANUAL;
                 else if (gs__shp_word(P, "replicated")) sub[n_sub++] = GS_SUBGROUP_REPLICATED;
-                else { gs__free(P->ctx, ids); gs__shp_fail(P, "expected 'manual' or 'replicated'"); return NULL; }
+                else if (gs__shp_word(P, "unreduced")) sub[n_sub++] = GS_SUBGROUP_UNREDUCED;
+                else { gs__free(P->ctx, ids); gs__shp_fail(P, "expected 'manual', 'unreduced' or 'replicated'"); return NULL; }
                 if (gs__shp_ch(P, '}')) break;
                 if (!gs__shp_ch(P, ',')) { gs__free(P->ctx, ids); gs__shp_fail(P, "expected ',' or '}'"); return NULL; }
             }
@@ -1295,7 +1314,7 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
                  : gs_sharding_tiled(P->ctx, nd, dims, ids, n_sub, sub);
         gs__free(P->ctx, ids);
     } else {
-        gs__shp_fail(P, "expected replicated, manual, unknown, maximal, devices= or mesh[...]");
+        gs__shp_fail(P, "expected replicated, manual, unreduced, unknown, maximal, devices= or mesh[...]");
         return NULL;
     }
     if (!s) {
@@ -1719,6 +1738,7 @@ GS_API const char *gs_sharding_visualize(gs_ctx *ctx, const gs_sharding *s, gs_s
         switch (s->kind) {
         case GS_SHARDING_REPLICATED: gs__sb_puts(&sb, "every device holds the whole tensor\n"); break;
         case GS_SHARDING_MANUAL: gs__sb_puts(&sb, "manually partitioned: each device holds its own piece\n"); break;
+        case GS_SHARDING_UNREDUCED: gs__sb_puts(&sb, "unreduced: every device holds a partial value of the whole tensor (their sum is the tensor)\n"); break;
         case GS_SHARDING_MAXIMAL:
             gs__sb_printf(&sb, "device %lld holds the whole tensor; no other device holds any of it\n", (long long)s->device);
             break;

@@ -672,10 +672,12 @@ GS__FN gs_result gs__chk_explain(gs__chk *c, const gs_check_desc *desc, const vo
     return report->message ? GS_OK : GS_ERR_OUT_OF_MEMORY;
 }
 
-/* The reference outputs (storage format) into c->want. A source with manual regions (to-manual/to-full)
-   runs as the reference program of gs__partition_ex on the runtime: everything outside a manual region
-   replicated, each manual region once per device on that device's block, the blocks gathered where it
-   ends (the interpreter alone would see only device 0's block); any other source runs on the interpreter. */
+/* The reference outputs (storage format) into c->want. A source with manual regions (to-manual/to-full), or
+   with collectives across partitions written in it (channel_id), runs as the reference program of
+   gs__partition_ex on the runtime: everything outside a manual region replicated, each manual region once per
+   device on that device's block, the blocks gathered where it ends, the written collectives across the
+   devices (the interpreter alone would see only device 0's block, one partition); any other source runs on
+   the interpreter. */
 GS__FN gs_result gs__chk_reference(gs__chk *c, const void *const *inputs) {
     gs_graph *ref = NULL;
     const gs_sharding **in_sh, **out_sh;
@@ -687,7 +689,8 @@ GS__FN gs_result gs__chk_reference(gs__chk *c, const void *const *inputs) {
         const gs_value *v = c->src->values[k];
         const gs_sharding *vs = v->sharding;
         manual = v->op == GS_OP_TO_MANUAL || v->op == GS_OP_TO_FULL ||
-                 (vs && (vs->kind == GS_SHARDING_MANUAL || (vs->kind == GS_SHARDING_TILED && gs_sharding_manual_group(vs) > 1)));
+                 (vs && (vs->kind == GS_SHARDING_MANUAL || (vs->kind == GS_SHARDING_TILED && gs_sharding_manual_group(vs) > 1))) ||
+                 ((v->op == GS_OP_ALL_REDUCE || v->op == GS_OP_COLLECTIVE_PERMUTE) && v->coll.channel_id != 0);
     }
     if (!manual) return gs_eval(c->src, inputs, c->want);
     memset(&pd, 0, sizeof pd);

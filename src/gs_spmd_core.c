@@ -916,11 +916,63 @@ GS__FN gs_value *gs__sp_combine_raw(gs__sp *sp, gs_value *x, const gs_sharding *
     }
 }
 
+/* the inverse of gs__sp_manual_as_dim: a sharding of rank r + 1 whose dim 0 is split by the manual groups, read
+   back as the partly manual sharding of rank r */
+GS__FN const gs_sharding *gs__sp_dim_as_manual(gs__sp *sp, const gs_sharding *s) {
+    static const gs_subgroup mr[2] = {GS_SUBGROUP_MANUAL, GS_SUBGROUP_REPLICATED};
+    int perm[GS_MAX_IOTA_RANK], k, r = s->rank - 1;
+    gs__ta ta = s->ta;
+    if (s->kind != GS_SHARDING_TILED || s->rank < 1) return NULL;
+    if (s->n_sub == 0) {   /* room for the replicated subgroup, of size 1 */
+        ta.n++;
+        ta.dims[ta.n - 1] = 1;
+    }
+    for (k = 0; k < r; k++) perm[k] = k + 1;
+    perm[r] = 0;
+    perm[r + 1] = r + 1;
+    if (gs__ta_transpose(sp->ctx, &ta, perm, &ta) != GS_OK) return NULL;
+    return gs__sh_from_ta(sp->ctx, r, 2, mr, &ta);
+}
+
+/* gs__sp_combine for partial results in a partly manual region (I with a manual subgroup): each group combines
+   its own, so the value is read as [M, ..] with dim 0 split by the groups (gs__sp_reshard_in_groups) and the
+   combine's collectives run along the other dims only */
+GS__FN gs_value *gs__sp_combine_in_groups(gs__sp *sp, gs_value *x, const gs_sharding *I, int ri, const int *dest,
+                                          gs_reduce_kind kind, const gs_shape *full_out, const gs_sharding *t,
+                                          const gs_sharding **out_sh) {
+    const gs_sharding *I2 = gs__sp_manual_as_dim(sp, I), *t2 = NULL, *P2 = NULL;
+    int dest2[GS_MAX_RANK + 1], a;
+    gs_shape f2 = *full_out, xs;
+    gs_value *r;
+    if (!x || !I2) return NULL;
+    if (ri + 1 > GS_MAX_RANK || full_out->rank + 1 > GS_MAX_RANK) {
+        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: partial results of rank %d in a partly manual region are combined "
+                "only up to rank %d", sp->at ? sp->at->name : "?", ri, GS_MAX_RANK - 1);
+        return NULL;
+    }
+    dest2[0] = 0;
+    for (a = 0; a < ri; a++) dest2[a + 1] = dest[a] == GS__DEST_REP ? GS__DEST_REP : dest[a] + 1;
+    f2.rank = full_out->rank + 1;
+    f2.dims[0] = gs_sharding_manual_group(I);
+    for (a = 0; a < full_out->rank; a++) f2.dims[a + 1] = full_out->dims[a];
+    if (t && gs__sp_manual_alike(sp, I, t) && !gs__sp_is_rep(I)) t2 = gs__sp_manual_as_dim(sp, t);
+    xs = x->shape;
+    xs.rank = x->shape.rank + 1;
+    xs.dims[0] = 1;
+    for (a = 0; a < x->shape.rank; a++) xs.dims[a + 1] = x->shape.dims[a];
+    r = gs__sp_combine_raw(sp, gs_reshape(sp->G->g, x, xs.rank, xs.dims), I2, ri + 1, dest2, kind, &f2, t2, &P2);
+    if (!r || !P2 || !(*out_sh = gs__sp_dim_as_manual(sp, P2))) return NULL;
+    xs = gs__sp_local(*out_sh, *full_out);
+    return gs_reshape(sp->G->g, r, xs.rank, xs.dims);
+}
+
 GS__FN gs_value *gs__sp_combine(gs__sp *sp, gs_value *x, const gs_sharding *I, int ri, const int *dest,
                                 gs_reduce_kind kind, const gs_shape *full_out, const gs_sharding *t,
                                 const gs_sharding **out_sh) {
     int from = (int)stbds_arrlen(sp->G->g->values);
-    gs_value *r = gs__sp_combine_raw(sp, x, I, ri, dest, kind, full_out, t, out_sh);
+    gs_value *r = I && I->kind == GS_SHARDING_TILED && gs_sharding_manual_group(I) > 1
+                      ? gs__sp_combine_in_groups(sp, x, I, ri, dest, kind, full_out, t, out_sh)
+                      : gs__sp_combine_raw(sp, x, I, ri, dest, kind, full_out, t, out_sh);
     if (r && sp->at && sp->G->g == sp->why_g)
         gs__sp_why(sp, from, "combines the partial results of %s (%s), whose operands are split along the dims it "
                    "reduces; operands unsplit along those dims would remove it (and be gathered instead)",

@@ -103,9 +103,10 @@ GS__FN bool gs__sp_conv_dims(const gs_value *v, gs__sp_dotdims *D) {
     const gs_conv_dims *cd = &v->conv->dims;
     const gs_shape *L = &v->operands[0]->shape, *R = &v->operands[1]->shape;
     gs__cdk kind[GS_MAX_RANK];
-    int i, n_conv = gs__conv_dot_kinds(v, kind);
+    int i, n_conv = gs__conv_dot_kinds(v, kind), n_contract = 0;
     memset(D, 0, sizeof *D);
-    if (3 + cd->n_spatial + n_conv > GS_MAX_RANK) return false;   /* iteration shardings are rank-ri shardings */
+    for (i = 0; i < cd->n_spatial; i++) n_contract += kind[i] == GS__CDK_CONTRACT;
+    if (3 + cd->n_spatial + n_conv + n_contract > GS_MAX_RANK) return false;   /* iteration shardings: rank ri */
     for (i = 0; i < GS_MAX_RANK * 2; i++) D->lhs_of[i] = D->rhs_of[i] = D->out_of[i] = -1;
     for (i = 0; i < cd->n_spatial; i++)
         if (kind[i] == GS__CDK_BATCH) {
@@ -118,6 +119,8 @@ GS__FN bool gs__sp_conv_dims(const gs_value *v, gs__sp_dotdims *D) {
     for (i = 0; i < cd->n_spatial; i++)
         if (kind[i] == GS__CDK_LHS_FREE || kind[i] == GS__CDK_CONV)
             gs__sp_it_add(D, cd->input_spatial[i], -1, cd->output_spatial[i], v->shape.dims[cd->output_spatial[i]]);
+        else if (kind[i] == GS__CDK_CONTRACT)   /* the result's extent-1 dim: every result dim is an iteration dim */
+            gs__sp_it_add(D, -1, -1, cd->output_spatial[i], 1);
     D->nlf = D->ri - D->nb;
     gs__sp_it_add(D, -1, cd->kernel_output_feature, cd->output_feature, v->shape.dims[cd->output_feature]);
     for (i = 0; i < cd->n_spatial; i++)
@@ -135,6 +138,9 @@ GS__FN bool gs__sp_conv_dims(const gs_value *v, gs__sp_dotdims *D) {
             gs__sp_it_add(D, -1, cd->kernel_spatial[i], -1, R->dims[cd->kernel_spatial[i]]);
     }
     D->nc = D->ri - D->nout;
+    /* the extent-1 operand dims of free spatial dims (the kernel's of an lhs-free dim, the input's of an rhs-free
+       one) are in no iteration dim: a split of them is dropped */
+    for (i = 0; i < GS_MAX_RANK; i++) D->it_of_lhs[i] = D->it_of_rhs[i] = GS__DEST_REP;
     gs__sp_dot_index(D);
     return true;
 }
@@ -194,6 +200,9 @@ GS__FN const gs_sharding *gs__sp_proj(gs__sp *sp, const gs_sharding *I, const gs
 GS__FN const gs_sharding *gs__sp_lift(gs__sp *sp, const gs_sharding *s, const int *it_of, int rank, int ri) {
     int dest[GS_MAX_RANK], d;
     if (gs__sp_is_rep(s)) return gs__sp_rep(sp);
+    /* a sharding of another rank (a convolution's output seen as a dot of fewer dims) has no lifting here: no
+       candidate, rather than a map that reads dest past rank */
+    if (s && s->kind == GS_SHARDING_TILED && s->rank != rank) return NULL;
     for (d = 0; d < rank; d++) dest[d] = it_of[d];
     return gs__sh_map(sp->ctx, s, ri, dest);
 }

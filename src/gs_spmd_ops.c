@@ -1040,36 +1040,47 @@ GS__FN const char *gs__sp_collective_cross(gs__sp *sp, const gs_value *v, const 
     return bad;
 }
 
-/* A collective the source program wrote. In a partly manual region (t with a manual subgroup) an all-reduce
-   (channel_id, use_global_device_ids) or a collective-permute (channel_id) whose groups or pairs join only
-   devices holding the same tile of t: x[local]{t} -> out[local]{t} as written, the operand resharded within
-   its manual group first (XLA's rule). Anything else is an error (collectives belong to SPMD programs). */
+/* A collective the source program wrote, as XLA's partitioner reads it (the operand resharded to the op's
+   sharding t first): on a replicated value, all-reduce with channel_id (use_global_device_ids=true, or groups
+   {}) and collective-permute with channel_id as written, across the devices; in a partly manual region (t
+   with a manual subgroup), all-reduce with channel_id and use_global_device_ids and collective-permute with
+   channel_id as written, when every group or pair joins devices holding the same tile of t. Anything else is
+   an error: the other collectives belong to SPMD programs, and an all-reduce without channel_id, which XLA
+   reads across replicas (one replica: each block as it is), is what gshard.h's runtime runs across
+   partitions, so either reading would surprise someone (docs/xla_differences.md). */
 GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const char *bad;
     gs_value *x;
     gs_shape ls;
+    bool partly = t && t->kind == GS_SHARDING_TILED && gs_sharding_manual_group(t) > 1, ar = v->op == GS_OP_ALL_REDUCE;
     (void)osh;
-    if (!t || t->kind != GS_SHARDING_TILED || gs_sharding_manual_group(t) < 2 ||
-        (v->op != GS_OP_ALL_REDUCE && v->op != GS_OP_COLLECTIVE_PERMUTE) || v->n_operands != 1 ||
-        v->shape.dtype == GS_TUPLE) {
-        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region (collectives belong to SPMD programs; in a "
-                "partly manual region only all-reduce and collective-permute of one array are kept)",
-                v->name, gs_op_name(v->op));
+    if ((!ar && v->op != GS_OP_COLLECTIVE_PERMUTE) || v->n_operands != 1 || v->shape.dtype == GS_TUPLE ||
+        (!partly && !gs__sp_is_rep(t))) {
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region (collectives belong to SPMD programs; "
+                "kept are all-reduce and collective-permute of one array with channel_id, on a replicated value or "
+                "in a partly manual region)", v->name, gs_op_name(v->op));
         return NULL;
     }
-    if (v->coll.channel_id == 0 || (v->op == GS_OP_ALL_REDUCE && !v->coll.use_global_device_ids)) {
-        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: a %s in a partly manual region needs channel_id%s", v->name,
-                gs_op_name(v->op), v->op == GS_OP_ALL_REDUCE ? " and use_global_device_ids=true" : "");
+    if (v->coll.channel_id == 0) {
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region without channel_id: XLA reads it across "
+                "replicas (one replica: each block as it is), gshard.h's runtime across partitions (as run --spmd "
+                "runs it); write channel_id=1%s for the one across partitions", v->name, gs_op_name(v->op),
+                ar ? " and use_global_device_ids=true" : "");
         return NULL;
     }
-    if ((bad = gs__sp_collective_cross(sp, v, t)) != NULL) {
+    if (ar && !v->coll.use_global_device_ids && (partly || v->coll.groups.n_groups > 0)) {
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: an all-reduce with replica groups written in the program needs "
+                "use_global_device_ids=true (its groups are then device ids)", v->name);
+        return NULL;
+    }
+    if (partly && (bad = gs__sp_collective_cross(sp, v, t)) != NULL) {
         gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s across manual subgroups: %s joins devices holding different tiles "
                 "of %s", v->name, gs_op_name(v->op), bad, gs_sharding_to_text(sp->ctx, t));
         return NULL;
     }
     x = gs__sp_get(sp, v->operands[0], t);
     ls = gs__sp_local(t, v->shape);
-    gs__sp_note(sp, "%s in the partly manual region, as written", gs_op_name(v->op));
+    gs__sp_note(sp, "%s as written", gs_op_name(v->op));
     return gs__sp_clone(sp, v, &x, &ls);
 }
 

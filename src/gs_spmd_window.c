@@ -818,14 +818,16 @@ GS__FN gs_value *gs__sp_conv(gs__sp *sp, const gs_value *v, const gs_sharding *t
            strategies (contracting input features included) */
         uint32_t sl = 0, sk = 0, so = 0;
         gs__cdk kind[GS_MAX_RANK];
-        gs__conv_dot_kinds(v, kind);
+        int ri = 3 + cd->n_spatial + gs__conv_dot_kinds(v, kind);   /* the iteration rank (gs__sp_conv_dims) */
         for (i = 0; i < cd->n_spatial; i++) {
+            ri += kind[i] == GS__CDK_CONTRACT;
             if (kind[i] != GS__CDK_CONV) continue;
             sl |= 1u << cd->input_spatial[i];
             sk |= 1u << cd->kernel_spatial[i];
             so |= 1u << cd->output_spatial[i];
         }
-        if (c->feature_group_count <= 1 && c->batch_group_count <= 1 && !(gs__sp_split_mask(t, rank) & so) &&
+        if (c->feature_group_count <= 1 && c->batch_group_count <= 1 && ri <= GS_MAX_RANK &&
+            !(gs__sp_split_mask(t, rank) & so) &&
             !(gs__sp_split_mask(sp->G->vals[X->id].sh, rank) & sl) &&
             !(gs__sp_split_mask(sp->G->vals[K->id].sh, rank) & sk))
             return gs__sp_dot(sp, v, t, osh);

@@ -118,6 +118,7 @@ int main(int argc, char **argv) {
     suite_text();
     suite_text_structure();
     suite_reducers();
+    suite_unreduced();
     suite_conditional();
     suite_interp();
     suite_window();

@@ -63,6 +63,7 @@ void suite_ir(void);
 void suite_text(void);
 void suite_text_structure(void);
 void suite_reducers(void);
+void suite_unreduced(void);
 void suite_conditional(void);
 /* test_text.c's helpers: parse (a failure is a test failure), print(parse(print(g))) == print(g) (returns the
    print), and "parse fails with code at line:column with a message containing part" */

@@ -73,38 +73,58 @@ static char warn_msg[256];
 static void warn_logger(gs_log_level level, gs_result code, const char *msg, void *user) {
     (void)code;
     (void)user;
-    if (level == GS_LOG_WARN) {
+    if (level == GS_LOG_WARN || level == GS_LOG_ERROR) {
         warn_calls++;
         snprintf(warn_msg, sizeof warn_msg, "%s", msg);
     }
 }
 
-/* a GSHARD_ISA the matrix kernel cannot honour is reported through the logger when a context is created; a
-   path every machine runs (scalar) is silent */
+/* a GSHARD_ISA that names no instruction set makes gs_ctx_create fail with the reason logged, and gs_isa_path
+   says why; a path every machine runs (scalar) is silent */
 static void test_isa_request_warning(void) {
 #if defined(_WIN32)
     CHECK(1); /* no setenv */
 #else
     gs_ctx_desc d;
     gs_ctx *ctx = NULL;
-    const char *old = getenv("GSHARD_ISA");
-    char saved[64];
+    const char *old = getenv("GSHARD_ISA"), *path = NULL;
+    char saved[64], why[160];
     snprintf(saved, sizeof saved, "%s", old ? old : "");
     memset(&d, 0, sizeof d);
     d.logger.fn = warn_logger;
 
+    /* no such instruction set: an error, from gs_ctx_create (logged) and from gs_isa_path */
     CHECK(setenv("GSHARD_ISA", "quantum", 1) == 0);
+    warn_calls = 0;
+    CHECK_EQ_INT(gs_ctx_create(&d, &ctx), GS_ERR_INVALID_ARG);
+    CHECK(ctx == NULL);
+    CHECK_EQ_INT(warn_calls, 1);
+    CHECK_MSG(strstr(warn_msg, "GSHARD_ISA=quantum: unknown instruction set") != NULL, "error: %s", warn_msg);
+    CHECK_EQ_INT(gs_isa_path(&path, why, sizeof why), GS_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(why, "GSHARD_ISA=quantum: unknown instruction set (expected scalar, sse2, avx2 or avx512)") != NULL,
+              "gs_isa_path: %s", why);
+    CHECK(path != NULL && strcmp(path, "unknown") != 0);
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GSHARD_NO_ISA_DISPATCH)
+    /* a path this build does not run on x86-64 (4-wide vectors of other architectures): a warning, not an error */
+    CHECK(setenv("GSHARD_ISA", "vec4", 1) == 0);
     warn_calls = 0;
     CHECK_OK(gs_ctx_create(&d, &ctx));
     gs_ctx_destroy(ctx);
     CHECK_EQ_INT(warn_calls, 1);
-    CHECK_MSG(strstr(warn_msg, "GSHARD_ISA=quantum: unknown instruction set") != NULL, "warning: %s", warn_msg);
+    CHECK_MSG(strstr(warn_msg, "GSHARD_ISA=vec4: this CPU cannot run it; the kernels use ") != NULL, "warning: %s",
+              warn_msg);
+    CHECK_OK(gs_isa_path(NULL, why, sizeof why));
+    CHECK_MSG(strcmp(why, warn_msg) == 0, "gs_isa_path: %s", why);
+#endif
 
     CHECK(setenv("GSHARD_ISA", "scalar", 1) == 0);
     warn_calls = 0;
     CHECK_OK(gs_ctx_create(&d, &ctx));
     gs_ctx_destroy(ctx);
     CHECK_EQ_INT(warn_calls, 0);
+    CHECK_OK(gs_isa_path(NULL, why, sizeof why));
+    CHECK_MSG(why[0] == 0, "gs_isa_path: %s", why);
 
     if (old) CHECK(setenv("GSHARD_ISA", saved, 1) == 0);
     else CHECK(unsetenv("GSHARD_ISA") == 0);

@@ -102,6 +102,15 @@ static gs_value *b_select_shape(gs_graph *g) {
 static gs_value *b_reduce_dim(gs_graph *g) { int64_t d[1] = {2}; return gs_reduce(g, P(g, "a", GS_F32, 2, 4, 4, 0), gs_scalar(g, GS_F32, 0), GS_REDUCE_SUM, 1, d); }
 static gs_value *b_reduce_init(gs_graph *g) { int64_t d[1] = {0}; return gs_reduce(g, P(g, "a", GS_F32, 2, 4, 4, 0), P(g, "i", GS_F32, 1, 1, 0, 0), GS_REDUCE_SUM, 1, d); }
 static gs_value *b_reduce_and_float(gs_graph *g) { int64_t d[1] = {0}; return gs_reduce(g, P(g, "a", GS_F32, 1, 4, 0, 0), gs_scalar(g, GS_F32, 0), GS_REDUCE_AND, 1, d); }
+static gs_value *b_reduce_custom_no_fn(gs_graph *g) { int64_t d[1] = {0}; return gs_reduce(g, P(g, "a", GS_F32, 1, 4, 0, 0), gs_scalar(g, GS_F32, 0), GS_REDUCE_CUSTOM, 1, d); }
+/* a reducer computation on an op that takes none: the error is set and the value is not changed (NULL returned here) */
+static gs_value *b_set_reducer_on_add(gs_graph *g) {
+    gs_graph *r = gs_graph_new(gs_graph_ctx(g), "r");
+    gs_value *x = P(g, "a", GS_F32, 0, 0, 0, 0);
+    gs_value *a = gs_add(g, x, x);
+    gs_graph_set_root(r, gs_add(r, gs_parameter(r, 0, gs_shape_scalar(GS_F32), "p"), gs_parameter(r, 1, gs_shape_scalar(GS_F32), "q")));
+    return gs_value_set_reducer(a, r) == GS_OK ? a : NULL;
+}
 static gs_value *b_reduce_replace(gs_graph *g) { int64_t d[1] = {0}; return gs_reduce(g, P(g, "a", GS_F32, 1, 4, 0, 0), gs_scalar(g, GS_F32, 0), GS_REDUCE_REPLACE, 1, d); }
 static gs_value *b_dot_contract(gs_graph *g) {
     gs_dot_dims d;
@@ -427,6 +436,8 @@ static const bad_case builder_cases[] = {
     {"constant without data", GS_ERR_INVALID_ARG, "data is NULL", b_constant_null},
     {"argmax dim out of range", GS_ERR_INVALID_ARG, "dim 1 is out of range", b_argmax_dim},
     {"compare with a bad direction", GS_ERR_INVALID_ARG, "direction", b_compare_dir},
+    {"kind custom without its computation", GS_ERR_INVALID_ARG, "needs its computation (gs_value_set_reducer)", b_reduce_custom_no_fn},
+    {"reducer computation on an add", GS_ERR_INVALID_ARG, "add.", b_set_reducer_on_add},
 };
 
 static void test_builder_catalogue(void) {
@@ -495,6 +506,23 @@ static const bad_text text_cases[] = {
      "  ROOT r = f32[4] rng(a, a), distribution=rng_uniform, seed=-1\n}\n",
      "expected a seed (0 to 2^64-1)"},
     {"duplicate names", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  p = f32[4] parameter(1)\n  ROOT r = f32[4] add(p, p)\n}\n", "line 4"},
+    {"reducer computation with a collective", "HloModule m\nr {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+     "  s = f32[] all-reduce(a), replica_groups={}, to_apply=r\n  ROOT c = f32[] subtract(s, b)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n"
+     "  z = f32[] constant(0)\n  ROOT y = f32[] reduce(x, z), dimensions={0}, to_apply=r\n}\n", "line 5, column 56: computation 'r' calls itself"},
+    {"reducer computation returning a tuple", "HloModule m\nr {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+     "  ROOT t = (f32[], f32[]) tuple(b, a)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n"
+     "  z = f32[] constant(0)\n  ROOT y = f32[] reduce(x, z), dimensions={0}, to_apply=r\n}\n", "line 10, column 8: reducer: computation 'r' must return f32[]"},
+    {"reducer computation of the wrong type", "HloModule m\nr {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"
+     "  ROOT c = s32[] subtract(a, b)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n"
+     "  ROOT y = f32[4] all-reduce(x), replica_groups={}, to_apply=r\n}\n", "line 9, column 8: reducer: parameter 0 of computation 'r' must be f32[]"},
+    {"tiled bitcast that moves elements", "HloModule m\nENTRY e {\n  x = f32[4,4]{1,0:T(2,2)} parameter(0)\n  ROOT b = f32[16]{0} bitcast(x)\n}\n",
+     "line 4, column 23: bitcast 'b' between tiled layouts moves elements"},
+    {"tile size 0", "HloModule m\nENTRY e {\n  x = f32[4]{0:T(0)} parameter(0)\n  ROOT b = f32[4]{0} bitcast(x)\n}\n",
+     "line 3, column 18: expected a tile size >= 1"},
+    {"unknown subgroup type", "HloModule m\nENTRY e {\n  x = f32[4] parameter(0), sharding={devices=[2,2]<=[4] last_tile_dims={unreduce}}\n}\n",
+     "line 3, column"},
+    {"unreduced mesh axis that also shards a dim", "HloModule m\nENTRY e {\n  x = f32[4] parameter(0), sharding={mesh['x'=2] [{'x'}], unreduced={'x'}}\n}\n",
+     "shards two dims"},
 };
 
 static void test_text_catalogue(void) {

@@ -728,6 +728,34 @@ static void test_fallbacks(void) {
     CHECK(origin_of("r") == GS_ORIGIN_FORWARD && origin_of("lo") == GS_ORIGIN_DEFAULT);
 }
 
+/* An outfeed's sharding {data leaves..., token} gives each data leaf its element (XLA's OutfeedUser); maximal
+   and manual elements are not offered; the printed outfeed keeps its sharding as written, once. */
+static void test_outfeed_sharding(void) {
+    const char *text, *at;
+    CHECK(prop("HloModule m, num_partitions=2\n\nENTRY e {\n"
+               "  p = f32[10,128] parameter(0)\n"
+               "  q = f32[6] parameter(1)\n"
+               "  c = f32[10,128] copy(p)\n"
+               "  d = f32[6] copy(q)\n"
+               "  t = (f32[10,128], f32[6]) tuple(c, d)\n"
+               "  a = token[] after-all()\n"
+               "  ROOT of = token[] outfeed(t, a), outfeed_shape=(f32[10,128], f32[6]), "
+               "sharding={{devices=[2,1]0,1}, {maximal device=1}, {maximal device=0}}\n}\n"));
+    CHECK(has("c", "{devices=[2,1]0,1}") && has("p", "{devices=[2,1]0,1}"));
+    CHECK(has("d", "{replicated}"));
+    text = gs_hlo_print(pg);
+    CHECK(text != NULL);
+    at = text ? strstr(text, "outfeed(t, a)") : NULL;
+    CHECK(at && strstr(at, ", sharding=") && !strstr(strstr(at, ", sharding=") + 1, ", sharding="));
+    CHECK(prop("HloModule m, num_partitions=2\n\nENTRY e {\n"
+               "  p = f32[8] parameter(0)\n"
+               "  c = f32[8] copy(p)\n"
+               "  t = (f32[8]) tuple(c)\n"
+               "  a = token[] after-all()\n"
+               "  ROOT of = token[] outfeed(t, a), outfeed_shape=(f32[8]), sharding={{manual}, {manual}}\n}\n"));
+    CHECK(has("c", "{replicated}"));
+}
+
 /* Propagating again changes nothing; every value has a sharding and an origin. */
 static void test_fixpoint_idempotent(void) {
     FILE *f = fopen("examples/moe_layer.hlo", "rb");
@@ -827,6 +855,7 @@ void suite_propagate(void) {
     RUN(test_no_equal_replacement);
     RUN(test_conflicts);
     RUN(test_fallbacks);
+    RUN(test_outfeed_sharding);
     RUN(test_fixpoint_idempotent);
     RUN(test_propagate_errors);
     if (pctx) gs_ctx_destroy(pctx);

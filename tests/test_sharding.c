@@ -302,7 +302,7 @@ static void test_bad_input(void) {
         {"{devices=[4]<=[3]}", "reshape dims hold 3 devices"},
         {"{devices=[4]<=[2,2]T(0,0)}", "not a permutation"},
         {"{devices=[4]<=[2,2]T(1)}", "one entry per reshape dim"},
-        {"{devices=[2,2]<=[4] last_tile_dims={bogus}}", "expected 'manual' or 'replicated'"},
+        {"{devices=[2,2]<=[4] last_tile_dims={bogus}}", "expected 'manual', 'unreduced' or 'replicated'"},
         {"{maximal device=-1}", "negative"},
         {"{maximal}", "device="},
         {"{tiled}", "expected replicated"},

@@ -92,7 +92,7 @@ static void test_manual_partial_collective_permute(void) {
    devices that hold the same tile in the two groups, so each tile becomes the sum of the groups' tiles.
    x: f32[5,2], group g's block is rows [3g, 3g+3) (the last block padded with poison); out[r] = x[r] +
    x[r + 3] for the rows both groups hold. The same all-reduce over devices holding different tiles is an
-   error naming the group (XLA rejects it too). */
+   error naming the group (XLA rejects it too), and so is one without use_global_device_ids. */
 static void test_manual_partial_all_reduce(void) {
     static const char *const fmt =
         "HloModule m, num_partitions=4\n"
@@ -128,7 +128,10 @@ static void test_manual_partial_all_reduce(void) {
     CHECK_MSG(err && strstr(err, "across manual subgroups") && strstr(err, "devices 0 and 1"), "%s", err ? err : "(ran)");
     snprintf(text, sizeof text, fmt, "{{0,2},{1,3}}", "");
     err = man_run(text, 4, in, got, NULL);
-    CHECK_MSG(err && strstr(err, "needs channel_id"), "%s", err ? err : "(ran)");
+    CHECK_MSG(err && strstr(err, "without channel_id"), "%s", err ? err : "(ran)");
+    snprintf(text, sizeof text, fmt, "{{0,2},{1,3}}", ", channel_id=1");
+    err = man_run(text, 4, in, got, NULL);
+    CHECK_MSG(err && strstr(err, "needs use_global_device_ids=true"), "%s", err ? err : "(ran)");
 }
 
 /* {replicated} on a value computed inside a region manual over 2 groups (each group's f32[3,5] split 2 ways
@@ -158,6 +161,43 @@ static void test_manual_partial_to_replicated(void) {
         for (i = 0; i < 30; i++) CHECK_MSG(got[i] == -x[i], "element %d: got %g, want %g", i, got[i], -x[i]);
     /* device d holds column block d % 2 of group d / 2: the gather joins {0,1} and {2,3} */
     CHECK_MSG(prog && strstr(prog, "all-gather") && strstr(prog, "replica_groups=[2,2]<=[4]"), "%s", prog ? prog : "");
+    free(prog);
+}
+
+/* A reduce inside a region manual over 2 groups, over the dim split within each group (5 columns over 2
+   devices: the second block's poisoned column must not reach the sum): partial sums combined by an all-reduce
+   within the group, never across groups. out[3g + i] = sum_j x[3g + i][j] (+ the init 10 once). */
+static void test_manual_partial_reduce(void) {
+    static const char *const text =
+        "HloModule m, num_partitions=4\n"
+        "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+        "ENTRY e {\n"
+        "  x = f32[6,5] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n"
+        "  m = f32[3,5] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", "
+        "sharding={devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}\n"
+        "  c = f32[3,5] copy(m), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={manual}}\n"
+        "  z = f32[] constant(10), sharding={devices=[2,2]<=[4] last_tile_dims={manual, replicated}}\n"
+        "  r = f32[3] reduce(c, z), dimensions={1}, to_apply=sum, "
+        "sharding={devices=[1,2,2]<=[4] last_tile_dims={manual, replicated}}\n"
+        "  ROOT o = f32[6] custom-call(r), custom_call_target=\"SPMDShardToFullShape\", "
+        "sharding={devices=[2,2]<=[4] last_tile_dim_replicate}\n}\n";
+    float x[30], got[6];
+    const void *in[1];
+    char *prog = NULL;
+    const char *err;
+    int i, j;
+    for (i = 0; i < 30; i++) x[i] = (float)(i % 7) - 2.5f;
+    in[0] = x;
+    err = man_run(text, 4, in, got, &prog);
+    CHECK_MSG(err == NULL, "%s", err ? err : "");
+    for (i = 0; !err && i < 6; i++) {
+        float want = 10;
+        for (j = 0; j < 5; j++) want += x[i * 5 + j];
+        CHECK_MSG(got[i] == want, "element %d: got %g, want %g", i, got[i], want);
+    }
+    /* device d holds column block d % 2 of group d / 2: the partial sums meet over {0,1} and {2,3} */
+    CHECK_MSG(prog && strstr(prog, "all-reduce") && (strstr(prog, "replica_groups={{0,1},{2,3}}") ||
+                                                     strstr(prog, "replica_groups=[2,2]<=[4]")), "%s", prog ? prog : "");
     free(prog);
 }
 
@@ -199,6 +239,39 @@ static void test_manual_tuple_sharding(void) {
     if (!err)
         for (i = 0; i < 12; i++) CHECK_MSG(got[i] == want[i], "element %d: got %u, want %u", i, got[i], want[i]);
     CHECK(want[0] != want[6]);   /* the two halves of the state draw different bits */
+}
+
+/* Collectives written outside manual regions: an all-reduce with channel_id over 3 devices on a replicated
+   value sums the 3 copies, 3 x, as XLA partitions it. Without channel_id XLA reads it across replicas (one
+   replica: x as it is) while the runtime reads it across partitions: an error naming both readings. On a value
+   split over the devices: an error (XLA has no meaning for it outside manual regions either). */
+static void test_manual_collectives_outside(void) {
+    static const char *const fmt =
+        "HloModule m, num_partitions=%d\n"
+        "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+        "ENTRY e {\n"
+        "  x = f32[5,3] parameter(0), sharding=%s\n"
+        "  ROOT r = f32[5,3] all-reduce(x), to_apply=sum, replica_groups=%s, sharding=%s\n}\n";
+    char text[1024];
+    float x[15], got[15];
+    const void *in[1];
+    const char *err;
+    int i;
+    for (i = 0; i < 15; i++) x[i] = (float)i * 0.5f - 3;
+    in[0] = x;
+    snprintf(text, sizeof text, fmt, 2, "{replicated}", "{}", "{replicated}");
+    err = man_run(text, 2, in, got, NULL);
+    CHECK_MSG(err && strstr(err, "across replicas") && strstr(err, "across partitions"), "%s", err ? err : "(ran)");
+    snprintf(text, sizeof text, fmt, 3, "{replicated}", "{{0,1,2}}, use_global_device_ids=true, channel_id=1",
+             "{replicated}");
+    err = man_run(text, 3, in, got, NULL);
+    CHECK_MSG(err == NULL, "%s", err ? err : "");
+    for (i = 0; !err && i < 15; i++) CHECK_MSG(got[i] == 3 * x[i], "element %d: got %g, want %g", i, got[i], 3 * x[i]);
+    /* split over the devices, an all-reduce with channel_id has no meaning XLA gives it outside manual regions */
+    snprintf(text, sizeof text, fmt, 2, "{devices=[2,1]<=[2]}", "{{0,1}}, use_global_device_ids=true, channel_id=1",
+             "{devices=[2,1]<=[2]}");
+    err = man_run(text, 2, in, got, NULL);
+    CHECK_MSG(err && strstr(err, "outside a manual region"), "%s", err ? err : "(ran)");
 }
 
 /* ---- tuple entry parameters in the CLI: one .npy file per leaf, NAME[I] (nested tuples flattened in order) ---- */
@@ -310,6 +383,8 @@ void suite_spmd_manual(void) {
     RUN(test_manual_partial_collective_permute);
     RUN(test_manual_partial_all_reduce);
     RUN(test_manual_partial_to_replicated);
+    RUN(test_manual_partial_reduce);
+    RUN(test_manual_collectives_outside);
     RUN(test_manual_tuple_sharding);
     RUN(test_manual_cli_tuple_parameters);
 }

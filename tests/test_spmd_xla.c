@@ -228,7 +228,7 @@ static void test_xla_spmd_internal_custom_calls(void) {
             if (D == 1) {   /* the values, by the reference interpreter */
                 gs_ctx *ctx = gst_ctx();
                 gs_graph *g = NULL;
-                float x[10], out[3][10];
+                float x[10], out[3][16];
                 void *outs[3];
                 const void *ins[1];
                 int i;
@@ -264,6 +264,22 @@ static void test_xla_spmd_internal_custom_calls(void) {
         CHECK(gs_hlo_parse(ctx, bad, strlen(bad), &g) != GS_OK);
         CHECK_MSG(strstr(gs_ctx_error_msg(ctx), "declared f32[20] but is f32[14]") != NULL, "%s", gs_ctx_error_msg(ctx));
         gs_ctx_destroy(ctx);
+    }
+    {   /* attributes that do not fit: a dim past the rank, an amount too long to read, a negative one */
+        static const char *const cfgs[3] = {"dimension=1,amount=2", "dimension=0,amount=99999999999999999999",
+                                            "dimension=0,amount=-1"};
+        int i;
+        for (i = 0; i < 3; i++) {
+            gs_ctx *ctx = gst_ctx();
+            gs_graph *g = NULL;
+            char t[400];
+            snprintf(t, sizeof t, "HloModule m\nENTRY e {\n  x = f32[10] parameter(0)\n  ROOT r = f32[10] custom-call(x), "
+                     "custom_call_target=\"_SPMDInternalOp_RotateRight\", backend_config=\"%s\"\n}\n", cfgs[i]);
+            CHECK(gs_hlo_parse(ctx, t, strlen(t), &g) != GS_OK);
+            CHECK_MSG(strstr(gs_ctx_error_msg(ctx), "backend_config with dimension=D (< rank), amount=A >= 0") != NULL, "%s",
+                      gs_ctx_error_msg(ctx));
+            gs_ctx_destroy(ctx);
+        }
     }
 }
 

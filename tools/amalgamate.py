@@ -23,6 +23,7 @@ SECTIONS = [
     ("gs_spmd_ops.c", "partitioner - rules", "every other rule, the dispatcher gs__sp_op, the walk over a computation"),
     ("gs_spmd.c", "partitioner - driver", "gs_partition, what it records on the SPMD program, printing"),
     ("gs_gemm.c", "interpreter - gemm", "the f32 matrix-multiply kernel"),
+    ("gs_simd.c", "interpreter - vector kernels", "elementwise and reduction kernels per instruction set"),
     ("gs_interp_window.c", "interpreter - windowed kernels", "matmul, convolution and reduce-window kernels"),
     ("gs_interp.c", "interpreter", "the reference interpreter: one device, global arrays, XLA semantics"),
     ("gs_npy.c", "interpreter - npy", "NumPy .npy files and the deterministic input generator"),

@@ -55,7 +55,7 @@ static const char usage_text[] =
     "  stats FILE               what an HLO file uses (opcodes, element types, attributes, custom-call\n"
     "                           targets, sharding forms) with counts, '!' marking what gshard.h does not\n"
     "                           understand; reads files that do not parse; exit 0 all understood, 1 not,\n"
-    "                           2 not HLO text"
+    "                           2 not HLO text\n"
     "  eval FILE [io options]   run the ENTRY computation with the reference interpreter (one device)\n"
     "  propagate FILE --devices D [--explain] [--show NAME [--svg FILE.svg]]\n"
     "                           give every instruction a sharding (XLA's propagation) and print the module\n"
@@ -2296,6 +2296,14 @@ static int gshard_main(int argc, char **argv) {
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
         printf("gshard %s\n", gs_version());
         return EXIT_OK;
+    }
+    { /* GSHARD_ISA (the kernels' instruction set): no such set is an error, one this CPU lacks a warning */
+        char why[160];
+        if (gs_isa_path(NULL, why, sizeof why) != GS_OK) {
+            fprintf(stderr, "gshard: %s\n", why);
+            return EXIT_ERROR;
+        }
+        if (why[0]) fprintf(stderr, "gshard: warning: %s\n", why);
     }
     if (strcmp(cmd, "cost") == 0) return cmd_cost(argc, argv);
     if (strcmp(cmd, "stats") == 0) return cmd_stats(argc, argv);
