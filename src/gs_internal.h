@@ -635,6 +635,10 @@ GS__FN int gs__net_size(const gs__net *n);
 GS__FN bool gs__net_broken(const gs__net *n);
 GS__FN int gs__net_move(gs__net *n, const gs__net_xfer *send, int n_send, const gs__net_xfer *recv, int n_recv,
                         int64_t timeout_us, const int *abort_flag, uint8_t *late, int *code, char *msg, size_t cap);
+GS__FN int gs__net_start(gs__net *n, const gs__net_xfer *x, int cnt, bool recv, int *code, char *msg, size_t cap);
+GS__FN int gs__net_started(const gs__net *n);
+GS__FN int gs__net_finish(gs__net *n, int upto, int64_t timeout_us, const int *abort_flag, uint8_t *late, int *code,
+                          char *msg, size_t cap);
 GS__FN void gs__net_tell(gs__net *n, int code, const char *msg);
 GS__FN bool gs__net_sum(gs__net *n, int64_t *x, int64_t count);
 GS__FN int gs__net_allreduce(gs__net *n, gs_dtype t, gs_reduce_kind kind, void *buf, int64_t count, int64_t timeout_us,

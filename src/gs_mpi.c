@@ -10,8 +10,11 @@
  * worker during a run, the caller otherwise): the process needs MPI_THREAD_SERIALIZED.
  *
  * Tags: 1 failure notices, 2 posts (what each rank is at), 3 gathered results, 16 + d the operand of device d
- * (one message per (device, receiving rank) and collective; MPI keeps messages of one tag and source in order,
- * so successive collectives never mix). Messages above 1 GiB go in 1 GiB pieces (MPI counts are int).
+ * or its pieces (in an order both sides follow), 16 + D + g an all-reduce's folded slices of group g; MPI keeps
+ * messages of one tag and source in order, so successive collectives never mix. Transfers are started
+ * (gs__net_start) and waited for (gs__net_finish) separately, so that a rendezvous starts its posts and its
+ * operands together and waits for the posts first. Messages above 1 GiB go in 1 GiB pieces (MPI counts are
+ * int).
  */
 #include "gs_thread.h"
 
@@ -26,6 +29,10 @@ struct gs__net {
     bool broken;              /* a wait gave up: requests may still be pending */
     char fail_text[1024];     /* the failure notice this rank sent (its buffer must outlive the sends) */
     MPI_Request *fail_req;    /* size: the notices to the other ranks */
+    gs_ctx *ctx;              /* the runtime's: the allocator of the request list */
+    MPI_Request *req;         /* the transfers started and not yet waited for, in the order started */
+    int *req_peer;            /* each one's peer rank, -1 for a send */
+    int n_req, cap_req;
 };
 
 GS__FN gs_result gs__net_open(gs_ctx *ctx, void *comm, gs__net **out) {
@@ -45,6 +52,7 @@ GS__FN gs_result gs__net_open(gs_ctx *ctx, void *comm, gs__net **out) {
     n = (gs__net *)gs__malloc(ctx, sizeof *n);
     if (!n) return GS_ERR_OUT_OF_MEMORY;
     memset(n, 0, sizeof *n);
+    n->ctx = ctx;
     if (MPI_Comm_dup(*(MPI_Comm *)comm, &n->comm) != MPI_SUCCESS) {
         gs__free(ctx, n);
         return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_create: MPI_Comm_dup failed on desc.comm");
@@ -67,6 +75,8 @@ GS__FN void gs__net_close(gs_ctx *ctx, gs__net *n) {
     if (!n) return;
     if (!n->broken) MPI_Comm_free(&n->comm);
     gs__free(ctx, n->fail_req);
+    gs__free(ctx, n->req);
+    gs__free(ctx, n->req_peer);
     gs__free(ctx, n);
 }
 
@@ -133,44 +143,86 @@ GS__FN int gs__net_wait(gs__net *n, int cnt, MPI_Request *reqs, int64_t timeout_
     }
 }
 
-/* Posts the transfers (sends, then receives: `recv` entries with a NULL buffer are skipped) and waits for all.
-   On a timeout, late[r] (R entries) is set for every rank a receive from which did not complete. */
-GS__FN int gs__net_move(gs__net *n, const gs__net_xfer *send, int n_send, const gs__net_xfer *recv, int n_recv,
-                        int64_t timeout_us, const int *abort_flag, uint8_t *late, int *code, char *msg, size_t cap) {
-    MPI_Request *reqs, stack[64];
+/* Room for `more` requests after the n_req started ones. */
+GS__FN bool gs__net_reserve(gs__net *n, int64_t more) {
+    MPI_Request *req;
+    int *peer;
+    int64_t cap = n->cap_req;
+    if (n->n_req + more <= n->cap_req) return true;
+    while (cap < n->n_req + more) cap = cap ? 2 * cap : 64;
+    if (cap > INT_MAX) return false;
+    req = (MPI_Request *)gs__malloc(n->ctx, sizeof(MPI_Request) * (size_t)cap);
+    peer = (int *)gs__malloc(n->ctx, sizeof(int) * (size_t)cap);
+    if (!req || !peer) {
+        gs__free(n->ctx, req);
+        gs__free(n->ctx, peer);
+        return false;
+    }
+    if (n->n_req) {
+        memcpy(req, n->req, sizeof(MPI_Request) * (size_t)n->n_req);
+        memcpy(peer, n->req_peer, sizeof(int) * (size_t)n->n_req);
+    }
+    gs__free(n->ctx, n->req);
+    gs__free(n->ctx, n->req_peer);
+    n->req = req;
+    n->req_peer = peer;
+    n->cap_req = (int)cap;
+    return true;
+}
+
+/* Starts the transfers x[0, cnt) (receives when `recv`) after the ones started before; gs__net_finish waits
+   for them. GS__NET_OK, or GS__NET_ERROR (out of memory: the link is broken and msg says so). */
+GS__FN int gs__net_start(gs__net *n, const gs__net_xfer *x, int cnt, bool recv, int *code, char *msg, size_t cap) {
     int64_t total = 0, off;
-    int i, k = 0, rc;
-    for (i = 0; i < n_send; i++) total += (send[i].bytes + GS__NET_PIECE - 1) / GS__NET_PIECE + 1;
-    for (i = 0; i < n_recv; i++) total += (recv[i].bytes + GS__NET_PIECE - 1) / GS__NET_PIECE + 1;
-    reqs = total <= 64 ? stack : (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)total);
-    if (!reqs) {
+    int i;
+    for (i = 0; i < cnt; i++) total += (x[i].bytes + GS__NET_PIECE - 1) / GS__NET_PIECE + 1;
+    if (!gs__net_reserve(n, total)) {
         *code = GS_ERR_OUT_OF_MEMORY;
-        snprintf(msg, cap, "rank %d: out of memory for %lld MPI requests", n->rank, (long long)total);
+        snprintf(msg, cap, "rank %d: out of memory for %lld MPI requests", n->rank, (long long)(n->n_req + total));
         n->broken = true;
         return GS__NET_ERROR;
     }
-    for (i = 0; i < n_send; i++)
-        for (off = 0; off == 0 || off < send[i].bytes; off += GS__NET_PIECE)
-            MPI_Isend((char *)send[i].buf + off, (int)GS__MIN(GS__NET_PIECE, send[i].bytes - off), MPI_BYTE, send[i].peer,
-                      send[i].tag, n->comm, &reqs[k++]);
-    for (i = 0; i < n_recv; i++)
-        for (off = 0; off == 0 || off < recv[i].bytes; off += GS__NET_PIECE)
-            MPI_Irecv((char *)recv[i].buf + off, (int)GS__MIN(GS__NET_PIECE, recv[i].bytes - off), MPI_BYTE, recv[i].peer,
-                      recv[i].tag, n->comm, &reqs[k++]);
-    rc = gs__net_wait(n, k, reqs, timeout_us, abort_flag, code, msg, cap);
-    if (rc == GS__NET_TIMEOUT && late) {
-        int j = 0;
-        for (i = 0; i < n_send; i++)
-            for (off = 0; off == 0 || off < send[i].bytes; off += GS__NET_PIECE) j++;
-        memset(late, 0, (size_t)n->size);
-        for (i = 0; i < n_recv; i++)
-            for (off = 0; off == 0 || off < recv[i].bytes; off += GS__NET_PIECE) {
-                int flag = 0;
-                MPI_Test(&reqs[j++], &flag, MPI_STATUS_IGNORE);
-                if (!flag) late[recv[i].peer] = 1;
-            }
+    for (i = 0; i < cnt; i++) {
+        for (off = 0; off == 0 || off < x[i].bytes; off += GS__NET_PIECE) {
+            char *b = (char *)x[i].buf + off;
+            int len = (int)GS__MIN(GS__NET_PIECE, x[i].bytes - off);
+            if (recv) MPI_Irecv(b, len, MPI_BYTE, x[i].peer, x[i].tag, n->comm, &n->req[n->n_req]);
+            else MPI_Isend(b, len, MPI_BYTE, x[i].peer, x[i].tag, n->comm, &n->req[n->n_req]);
+            n->req_peer[n->n_req++] = recv ? x[i].peer : -1;
+        }
     }
-    if (reqs != stack) free(reqs);
+    return GS__NET_OK;
+}
+
+/* The number of transfers started and not yet finished (a mark for gs__net_finish). */
+GS__FN int gs__net_started(const gs__net *n) { return n->n_req; }
+
+/* Waits for the first `upto` requests started (a gs__net_started mark; < 0: all of them, after which the list
+   is empty again). On a timeout, late[r] (R entries) is set for every rank a receive from which did not
+   complete. */
+GS__FN int gs__net_finish(gs__net *n, int upto, int64_t timeout_us, const int *abort_flag, uint8_t *late, int *code,
+                          char *msg, size_t cap) {
+    int cnt = upto < 0 || upto > n->n_req ? n->n_req : upto, rc = GS__NET_OK, i;
+    if (cnt > 0) rc = gs__net_wait(n, cnt, n->req, timeout_us, abort_flag, code, msg, cap);
+    if (rc == GS__NET_TIMEOUT && late) {
+        memset(late, 0, (size_t)n->size);
+        for (i = 0; i < cnt; i++) {
+            int flag = 0;
+            if (n->req_peer[i] < 0) continue;
+            MPI_Test(&n->req[i], &flag, MPI_STATUS_IGNORE);
+            if (!flag) late[n->req_peer[i]] = 1;
+        }
+    }
+    if (rc == GS__NET_OK && cnt == n->n_req) n->n_req = 0;
+    return rc;
+}
+
+/* Starts the transfers (sends, then receives) and waits for all (late: as gs__net_finish). */
+GS__FN int gs__net_move(gs__net *n, const gs__net_xfer *send, int n_send, const gs__net_xfer *recv, int n_recv,
+                        int64_t timeout_us, const int *abort_flag, uint8_t *late, int *code, char *msg, size_t cap) {
+    int rc = gs__net_start(n, send, n_send, false, code, msg, cap);
+    if (rc == GS__NET_OK) rc = gs__net_start(n, recv, n_recv, true, code, msg, cap);
+    if (rc == GS__NET_OK) rc = gs__net_finish(n, -1, timeout_us, abort_flag, late, code, msg, cap);
     return rc;
 }
 

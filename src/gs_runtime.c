@@ -640,6 +640,46 @@ GS__FN void gs__rt_box(size_t es, int rank, const int64_t *dims, void *dst, int6
     }
 }
 
+/* All-to-all: piece k of S of device t's result, in (..., G*s @split, ..., c @concat, ...) -> out (..., s @split,
+   ..., G*c @concat, ...): piece r of member j's operand (along split) lands at position j (along concat). The G
+   boxes are cut along their first dimension longer than 1 (d0) into G * piece[d0] rows, and the pieces take
+   runs of rows. With `src` (ranks) member j's piece comes from where kind[j] says: 0 its operand in[], 1 src[j]
+   (the piece alone, packed), 2 nowhere (it was received in place). */
+GS__FN void gs__rt_a2a_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, const void *const *in,
+                             void *const *out, const void *const *src, const uint8_t *kind, bool stream) {
+    size_t es = gs__compute_size(p->dtype);
+    const int64_t *mem = p->ids + p->group_of[t] * p->G;
+    int64_t G = p->G, r = p->rank_of[t], ist[GS_MAX_RANK], ost[GS_MAX_RANK], pst[GS_MAX_RANK], piece[GS_MAX_RANK];
+    int64_t sub[GS_MAX_RANK], R, row, j, lo, hi, q, run;
+    int d, d0 = 0, rank = p->in.rank;
+    gs_shape ps = p->in;
+    gs__strides(&p->in, ist);
+    gs__strides(&p->out, ost);
+    memset(piece, 0, sizeof piece);
+    for (d = 0; d < rank; d++) piece[d] = p->in.dims[d];
+    piece[p->split_dim] /= G;
+    ps.dims[p->split_dim] = piece[p->split_dim];
+    gs__strides(&ps, pst);
+    while (d0 < rank - 1 && piece[d0] == 1) d0++;
+    R = piece[d0];
+    gs__rt_split(G * R, k, S, 1, &lo, &hi);
+    if (hi <= lo) return;
+    j = lo / R;
+    row = lo % R;
+    for (q = lo; q < hi; q += run, j++, row = 0) {
+        int64_t doff = j * piece[p->concat_dim] * ost[p->concat_dim] + row * ost[d0];
+        run = GS__MIN(R - row, hi - q);
+        memcpy(sub, piece, sizeof sub);
+        sub[d0] = run;
+        if (!src || kind[j] == 0)
+            gs__rt_box(es, rank, sub, out[t], doff, ost, in[mem[j]], r * piece[p->split_dim] * ist[p->split_dim] + row * ist[d0],
+                       ist, stream);
+        else if (kind[j] == 1)
+            gs__rt_box(es, rank, sub, out[t], doff, ost, src[j], row * pst[d0], pst, stream);
+    }
+    gs__rt_stream_fence(stream);
+}
+
 /* Piece k of S of device t's share of a collective (the pieces of all devices, in any order and on any
    threads, make up the whole collective; every result element is written by exactly one piece, and its value
    does not depend on how the work is cut). With `own` (ranks: the other members' results live in other
@@ -698,9 +738,10 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
             j = rem / c;
             a = rem % c;
             for (q = lo; q < hi; q += run, a = 0) {
+                const char *from = (const char *)in[mem[j]] + (o * c + a) * (int64_t)es;
                 run = GS__MIN(c - a, hi - q);
-                memcpy((char *)out[t] + q * (int64_t)es, (const char *)in[mem[j]] + (o * c + a) * (int64_t)es,
-                       (size_t)run * es);
+                if (from != (char *)out[t] + q * (int64_t)es)   /* else received in place (ranks) */
+                    memcpy((char *)out[t] + q * (int64_t)es, from, (size_t)run * es);
                 if (++j == G) {
                     j = 0;
                     o++;
@@ -728,34 +769,7 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
         gs__rt_stream_fence(stream);
         break;
     }
-    case GS_OP_ALL_TO_ALL: {
-        /* in (..., G*s @split, ..., c @concat, ...) -> out (..., s @split, ..., G*c @concat, ...): piece r of
-           member j's operand (along split) lands at position j (along concat). The G boxes are cut along
-           their first dimension longer than 1 (d0) into G * piece[d0] rows, and the pieces take runs of rows. */
-        const int64_t *mem = p->ids + p->group_of[t] * G;
-        int64_t r = p->rank_of[t], ist[GS_MAX_RANK], ost[GS_MAX_RANK], piece[GS_MAX_RANK], sub[GS_MAX_RANK], R, row;
-        int d, d0 = 0, rank = p->in.rank;
-        gs__strides(&p->in, ist);
-        gs__strides(&p->out, ost);
-        memset(piece, 0, sizeof piece);
-        for (d = 0; d < rank; d++) piece[d] = p->in.dims[d];
-        piece[p->split_dim] /= G;
-        while (d0 < rank - 1 && piece[d0] == 1) d0++;
-        R = piece[d0];
-        gs__rt_split(G * R, k, S, 1, &lo, &hi);
-        if (hi <= lo) break;
-        j = lo / R;
-        row = lo % R;
-        for (q = lo; q < hi; q += run, j++, row = 0) {
-            run = GS__MIN(R - row, hi - q);
-            memcpy(sub, piece, sizeof sub);
-            sub[d0] = run;
-            gs__rt_box(es, rank, sub, out[t], j * piece[p->concat_dim] * ost[p->concat_dim] + row * ost[d0], ost,
-                       in[mem[j]], r * piece[p->split_dim] * ist[p->split_dim] + row * ist[d0], ist, stream);
-        }
-        gs__rt_stream_fence(stream);
-        break;
-    }
+    case GS_OP_ALL_TO_ALL: gs__rt_a2a_piece(p, t, k, S, in, out, NULL, NULL, stream); break;
     case GS_OP_COLLECTIVE_PERMUTE: {
         /* in (shape) -> out (shape): the source's operand, or zeros */
         gs__rt_split(gs__numel(&p->in), k, S, 16, &lo, &hi);
@@ -819,11 +833,18 @@ struct gs_runtime {
     bool own;                 /* ranks: a device's pieces of a collective write its own result only */
 #if defined(GSHARD_MPI)
     gs__net *net;             /* the link between ranks, or NULL */
-    bool fast_reduce, fast_done;
+    bool fast_reduce, fast_done;   /* fast_done: the results were made in the rank-level step */
     int net_code;             /* GS__FAIL_NET / _REMOTE: the code and the message */
     char net_msg[1024];
-    uint8_t *rbuf;            /* operands received from other ranks */
+    uint8_t *rbuf;            /* staging: operands and pieces received from other ranks, pieces packed for them */
     size_t rbuf_cap;
+    gs__net_xfer *xs;         /* the transfers of the current rendezvous */
+    int n_xs, cap_xs;
+    uint8_t *need;            /* D + 2R: scratch of a rendezvous (devices, late ranks, the ranks of a group) */
+    bool ar_net;              /* the current all-reduce has groups across ranks (gs__rt_net_ar) */
+    const void **nsrc;        /* reduce-scatter, all-to-all: L * G, where local device t's piece of member j is */
+    uint8_t *nkind;           /* L * G: 0 member j's operand (ins), 1 nsrc (received, packed), 2 received in place */
+    size_t nsrc_cap;
 #endif
     gs_runtime_mode mode;
     int64_t watchdog_us;      /* < 0: none */
@@ -915,6 +936,10 @@ GS_API void gs_runtime_destroy(gs_runtime *rt) {
 #if defined(GSHARD_MPI)
     gs__net_close(ctx, rt->net);
     gs__free(ctx, rt->rbuf);
+    gs__free(ctx, rt->xs);
+    gs__free(ctx, rt->need);
+    gs__free(ctx, (void *)rt->nsrc);
+    gs__free(ctx, rt->nkind);
 #endif
     gs__free(ctx, rt->devs);
     gs__free(ctx, (void *)rt->ins);
@@ -969,6 +994,11 @@ GS_API gs_result gs_runtime_create(gs_ctx *ctx, const gs_runtime_desc *desc, gs_
         }
         rt->d_lo = D / R * gs__net_rank(rt->net);
         rt->d_hi = rt->d_lo + D / R;
+        rt->need = (uint8_t *)gs__malloc(ctx, (size_t)(D + 2 * R));
+        if (!rt->need) {
+            gs_runtime_destroy(rt);
+            return GS_ERR_OUT_OF_MEMORY;
+        }
         rt->own = true;
         rt->fast_reduce = desc->fast_reduce;
 #else
@@ -1249,7 +1279,8 @@ GS__FN void gs__rt_net_failed(gs_runtime *rt, int rc, int code, const char *msg,
     }
 }
 
-/* Does rank s hold a device that needs device d's operand for plan p? */
+/* Does rank s hold a device that needs device d's whole operand for plan p (all-reduce, all-gather,
+   collective-permute)? */
 GS__FN bool gs__rt_rank_needs(const gs_runtime *rt, const gs__cplan *p, int64_t s, int64_t d) {
     int64_t L = rt->d_hi - rt->d_lo, j;
     if (p->op == GS_OP_COLLECTIVE_PERMUTE) return p->dst_of[d] >= 0 && p->dst_of[d] / L == s;
@@ -1258,8 +1289,16 @@ GS__FN bool gs__rt_rank_needs(const gs_runtime *rt, const gs__cplan *p, int64_t 
     return false;
 }
 
-/* --fast-reduce: an all-reduce over one group of all devices folds the local operands into the first local
-   result, MPI_Allreduce folds the ranks, and the other local results are copies. false: not applicable. */
+/* --fast-reduce applies to plan p: an all-reduce over one group of all devices, in a type and operation MPI has */
+GS__FN bool gs__rt_net_fast_ok(const gs_runtime *rt, const gs__cplan *p) {
+    return rt->fast_reduce && p->op == GS_OP_ALL_REDUCE && p->n_groups == 1 &&
+           (p->dtype == GS_F32 || p->dtype == GS_F64 || p->dtype == GS_S32 || p->dtype == GS_U32) &&
+           (p->kind == GS_REDUCE_SUM || p->kind == GS_REDUCE_PROD || p->kind == GS_REDUCE_MAX || p->kind == GS_REDUCE_MIN) &&
+           gs__numel(&p->in) <= INT_MAX;
+}
+
+/* --fast-reduce (gs__rt_net_fast_ok): folds the local operands into the first local result, MPI_Allreduce folds
+   the ranks, and the other local results are copies. false after recording a failure. */
 GS__FN bool gs__rt_net_fast(gs_runtime *rt, const gs__cplan *p, const char *at) {
     int64_t n = gs__numel(&p->in), d;
     size_t bytes = (size_t)n * gs__compute_size(p->dtype);
@@ -1267,112 +1306,393 @@ GS__FN bool gs__rt_net_fast(gs_runtime *rt, const gs__cplan *p, const char *at) 
     int code = 0, rc;
     char msg[1024];
     gs_result folded = GS_OK;   /* the kinds taken here cannot fail */
-    if (!rt->fast_reduce || p->op != GS_OP_ALL_REDUCE || p->n_groups != 1 ||
-        (p->dtype != GS_F32 && p->dtype != GS_F64 && p->dtype != GS_S32 && p->dtype != GS_U32) ||
-        (p->kind != GS_REDUCE_SUM && p->kind != GS_REDUCE_PROD && p->kind != GS_REDUCE_MAX && p->kind != GS_REDUCE_MIN) ||
-        n > INT_MAX)
-        return false;
     memcpy(acc, rt->ins[rt->d_lo], bytes);
     for (d = rt->d_lo + 1; d < rt->d_hi; d++) gs__rt_fold(p->dtype, p->kind, acc, acc, rt->ins[d], n, NULL, &folded);
     rc = gs__net_allreduce(rt->net, p->dtype, p->kind, acc, n, rt->watchdog_us, &rt->abort, &code, msg, sizeof msg);
     if (rc != GS__NET_OK) {
         gs__rt_net_failed(rt, rc, code, msg, NULL, at);
-        return true;
+        return false;
     }
     for (d = rt->d_lo + 1; d < rt->d_hi; d++) memcpy(rt->outs[d], acc, bytes);
     rt->fast_done = true;
     return true;
 }
 
-/* The operands of plan p: sends of local operands to the ranks that need them, receives of the remote
-   operands the local devices need (into rt->rbuf, pointed to by rt->ins). false after recording a failure. */
-GS__FN bool gs__rt_net_data(gs_runtime *rt, const gs__cplan *p, const char *at) {
-    int64_t D = rt->D, R = gs__net_size(rt->net), L = D / R, me = gs__net_rank(rt->net), d, t, s, j, slots = 0;
-    size_t bytes = (size_t)gs__numel(&p->in) * gs__compute_size(p->dtype);
-    uint8_t *need = (uint8_t *)gs__malloc(rt->ctx, (size_t)D + (size_t)R);
-    gs__net_xfer *xs = (gs__net_xfer *)gs__malloc(rt->ctx, sizeof(gs__net_xfer) * (size_t)(2 * D * R + 1));
-    int n_send = 0, n_recv = 0, rc = GS__NET_OK, code = 0;
-    char msg[1024];
-    if (!need || !xs) {
-        gs__free(rt->ctx, need);
-        gs__free(rt->ctx, xs);
-        gs__rt_net_fail(rt, GS__FAIL_NET, GS_ERR_OUT_OF_MEMORY, "out of memory for the transfers between ranks");
-        return false;
+/* base + off bytes (base itself for off 0: a zero-size buffer may be NULL) */
+GS__FN char *gs__rt_at(const void *base, int64_t off) {
+    return off != 0 ? (char *)(uintptr_t)base + off : (char *)(uintptr_t)base;
+}
+
+/* Appends a transfer to rt->xs (filling pass only). false: out of memory. */
+GS__FN bool gs__rt_xs_push(gs_runtime *rt, bool fill, int64_t peer, int64_t tag, void *buf, int64_t bytes) {
+    gs__net_xfer x;
+    if (!fill) return true;
+    if (rt->n_xs == rt->cap_xs) {
+        int cap = rt->cap_xs ? 2 * rt->cap_xs : 64;
+        gs__net_xfer *xs = (gs__net_xfer *)gs__malloc(rt->ctx, sizeof(gs__net_xfer) * (size_t)cap);
+        if (!xs) return false;
+        if (rt->n_xs) memcpy(xs, rt->xs, sizeof(gs__net_xfer) * (size_t)rt->n_xs);
+        gs__free(rt->ctx, rt->xs);
+        rt->xs = xs;
+        rt->cap_xs = cap;
     }
-    memset(need, 0, (size_t)D + (size_t)R);
+    x.peer = (int)peer;
+    x.tag = (int)tag;
+    x.buf = buf;
+    x.bytes = bytes;
+    rt->xs[rt->n_xs++] = x;
+    return true;
+}
+
+/* The layout of the pieces of reduce-scatter and all-to-all: the box of block r of member j's operand and of
+   position j in a result. Block r of an operand is the rows o of c elements at (o * G + r) * c (reduce-scatter);
+   all-to-all's piece is the box `piece` at r along split of the operand, at j along concat of the result. */
+typedef struct gs__rt_pieces {
+    size_t es;
+    int64_t n;                          /* elements of a piece */
+    int64_t outer, c;                   /* reduce-scatter: rows and row length of a block */
+    int64_t piece[GS_MAX_RANK], ist[GS_MAX_RANK], ost[GS_MAX_RANK], pst[GS_MAX_RANK];
+    bool send_whole, recv_whole;        /* a piece is one contiguous run of the operand / of the result */
+} gs__rt_pieces;
+
+GS__FN void gs__rt_pieces_of(const gs__cplan *p, gs__rt_pieces *x) {
+    int d;
+    gs_shape ps = p->in;
+    memset(x, 0, sizeof *x);
+    x->es = gs__compute_size(p->dtype);
+    x->n = gs__numel(&p->in) / p->G;
+    if (p->op == GS_OP_REDUCE_SCATTER) {
+        x->c = gs__rt_inner(&p->out, (int)p->dim);
+        x->outer = x->c ? x->n / x->c : 0;
+        x->send_whole = x->outer <= 1;
+        return;
+    }
+    for (d = 0; d < p->in.rank; d++) x->piece[d] = p->in.dims[d];
+    x->piece[p->split_dim] /= p->G;
+    ps.dims[p->split_dim] = x->piece[p->split_dim];
+    gs__strides(&p->in, x->ist);
+    gs__strides(&p->out, x->ost);
+    gs__strides(&ps, x->pst);
+    x->send_whole = x->recv_whole = true;
+    for (d = 0; d < (int)p->split_dim; d++)
+        if (p->in.dims[d] != 1) x->send_whole = false;
+    for (d = 0; d < (int)p->concat_dim; d++)
+        if (p->out.dims[d] != 1) x->recv_whole = false;
+}
+
+/* Block (reduce-scatter) or piece (all-to-all) r of operand `in`, packed into dst. */
+GS__FN void gs__rt_pack(const gs__cplan *p, const gs__rt_pieces *x, int64_t r, const void *in, void *dst) {
+    int64_t o;
+    if (p->op == GS_OP_REDUCE_SCATTER) {
+        for (o = 0; o < x->outer; o++)
+            memcpy((char *)dst + o * x->c * (int64_t)x->es, (const char *)in + (o * p->G + r) * x->c * (int64_t)x->es,
+                   (size_t)x->c * x->es);
+        return;
+    }
+    gs__ip_xcopy(x->es, p->in.rank, x->piece, dst, 0, x->pst, in, r * x->piece[p->split_dim] * x->ist[p->split_dim], x->ist);
+}
+
+/* All-reduce between ranks: the ranks holding members of group g split [0, n) into slices, in rank order at
+   16-element lines; rank's slice into lo, hi (empty when it holds none). rt->need + D + R marks those ranks. */
+GS__FN void gs__rt_ar_slice(const gs_runtime *rt, const gs__cplan *p, int64_t g, int64_t rank, int64_t *lo, int64_t *hi) {
+    int64_t R = gs__net_size(rt->net), L = rt->D / R, j, r, Q = 0, idx = 0;
+    uint8_t *mark = rt->need + rt->D + R;
+    memset(mark, 0, (size_t)R);
+    for (j = 0; j < p->G; j++) mark[p->ids[g * p->G + j] / L] = 1;
+    for (r = 0; r < R; r++) {
+        if (r == rank) idx = Q;
+        Q += mark[r];
+    }
+    *lo = *hi = 0;
+    if (mark[rank]) gs__rt_split(gs__numel(&p->in), idx, Q, 16, lo, hi);
+}
+
+/* dst[0, n) = the fold over the G members of src[j][0, n), left to right in group order (the engine's fold,
+   gs__rt_reduce_run), a block at a time. */
+GS__FN void gs__rt_fold_srcs(const gs__cplan *p, const void *const *src, void *dst, int64_t n, gs__ip_fn *fn,
+                             gs_result *err) {
+    size_t es = gs__compute_size(p->dtype);
+    int64_t blk = GS__RT_BLOCK * 4 / (int64_t)es, a, j;
+    for (a = 0; a < n; a += blk) {
+        int64_t m = GS__MIN(blk, n - a);
+        char *d = (char *)dst + a * (int64_t)es;
+        if (p->G == 1) {
+            memcpy(d, (const char *)src[0] + a * (int64_t)es, (size_t)m * es);
+            continue;
+        }
+        gs__rt_fold(p->dtype, p->kind, d, (const char *)src[0] + a * (int64_t)es, (const char *)src[1] + a * (int64_t)es, m,
+                    fn, err);
+        for (j = 2; j < p->G; j++) gs__rt_fold(p->dtype, p->kind, d, d, (const char *)src[j] + a * (int64_t)es, m, fn, err);
+    }
+}
+
+/* The sends of plan p from the local devices (the filling pass packs the pieces that are not contiguous, into
+   rbuf at *at). Reduce-scatter and all-to-all send each remote member t its block / piece alone, in group
+   order (the receiver expects them in that order: MPI keeps messages of one source and tag in order). */
+GS__FN bool gs__rt_net_sends(gs_runtime *rt, const gs__cplan *p, const gs__rt_pieces *x, bool fill, size_t *at) {
+    int64_t D = rt->D, R = gs__net_size(rt->net), L = D / R, me = gs__net_rank(rt->net), d, s, j;
+    size_t bytes = (size_t)gs__numel(&p->in) * x->es, pb = (size_t)x->n * x->es;
+    for (d = rt->d_lo; d < rt->d_hi; d++) {
+        if (p->op == GS_OP_ALL_REDUCE) {   /* to each other rank of the group, its slice */
+            int64_t lo, hi;
+            for (s = 0; s < R; s++) {
+                gs__rt_ar_slice(rt, p, p->group_of[d], s, &lo, &hi);
+                if (s != me && rt->need[D + R + s] &&
+                    !gs__rt_xs_push(rt, fill, s, GS__NET_TAG_DATA + d, gs__rt_at(rt->ins[d], lo * (int64_t)x->es),
+                                    (hi - lo) * (int64_t)x->es))
+                    return false;
+            }
+            continue;
+        }
+        if (p->op != GS_OP_REDUCE_SCATTER && p->op != GS_OP_ALL_TO_ALL) {
+            for (s = 0; s < R; s++)
+                if (s != me && gs__rt_rank_needs(rt, p, s, d) &&
+                    !gs__rt_xs_push(rt, fill, s, GS__NET_TAG_DATA + d, (void *)(uintptr_t)rt->ins[d], (int64_t)bytes))
+                    return false;
+            continue;
+        }
+        for (j = 0; j < p->G; j++) {
+            int64_t t = p->ids[p->group_of[d] * p->G + j];
+            char *buf;
+            if (t / L == me) continue;
+            if (x->send_whole) {
+                int64_t off = p->op == GS_OP_REDUCE_SCATTER ? j * x->c : j * x->piece[p->split_dim] * x->ist[p->split_dim];
+                buf = gs__rt_at(rt->ins[d], off * (int64_t)x->es);
+            } else {
+                buf = fill ? (char *)rt->rbuf + *at : NULL;
+                if (fill) gs__rt_pack(p, x, j, rt->ins[d], buf);
+                *at += pb;
+            }
+            if (!gs__rt_xs_push(rt, fill, t / L, GS__NET_TAG_DATA + d, buf, (int64_t)pb)) return false;
+        }
+    }
+    return true;
+}
+
+/* The receives of plan p for the local devices, into rbuf at *at or in place; ins[] (whole operands) or
+   nsrc / nkind (pieces) say where each lands. */
+GS__FN bool gs__rt_net_recvs(gs_runtime *rt, const gs__cplan *p, const gs__rt_pieces *x, bool fill, size_t *at) {
+    int64_t D = rt->D, R = gs__net_size(rt->net), L = D / R, me = gs__net_rank(rt->net), G = p->G, m, j, t;
+    size_t bytes = (size_t)gs__numel(&p->in) * x->es, pb = (size_t)x->n * x->es;
+    uint8_t *need = rt->need;
+    bool pieces = p->op == GS_OP_REDUCE_SCATTER || p->op == GS_OP_ALL_TO_ALL;
+    memset(need, 0, (size_t)D);
     for (t = rt->d_lo; t < rt->d_hi; t++) {
         if (p->op == GS_OP_COLLECTIVE_PERMUTE) {
             if (p->src_of[t] >= 0) need[p->src_of[t]] = 1;
             continue;
         }
-        for (j = 0; j < p->G; j++) need[p->ids[p->group_of[t] * p->G + j]] = 1;
+        for (j = 0; j < G; j++) need[p->ids[p->group_of[t] * G + j]] = 1;
     }
-    /* collective-permute receives straight into its target's result (each source has one target) */
-    for (d = 0; d < D; d++)
-        if (need[d] && d / L != me && p->op != GS_OP_COLLECTIVE_PERMUTE) slots++;
-    if (slots && (size_t)slots * bytes > rt->rbuf_cap) {
+    for (m = 0; m < D; m++) {
+        const int64_t *mem = p->group_of ? p->ids + p->group_of[m] * G : NULL;
+        char *buf = NULL;
+        if (!need[m] || m / L == me) continue;
+        if (pieces) {   /* one piece for each local member of m's group, in group order */
+            for (j = 0; j < G; j++) {
+                int64_t u = (mem[j] - rt->d_lo) * G + p->rank_of[m];
+                if (mem[j] / L != me) continue;
+                if (p->op == GS_OP_ALL_TO_ALL && x->recv_whole) {
+                    buf = gs__rt_at(rt->outs[mem[j]], p->rank_of[m] * x->piece[p->concat_dim] * x->ost[p->concat_dim] *
+                                                          (int64_t)x->es);
+                } else {
+                    buf = fill ? (char *)rt->rbuf + *at : NULL;
+                    *at += pb;
+                }
+                if (fill) {
+                    rt->nsrc[u] = buf;
+                    rt->nkind[u] = p->op == GS_OP_ALL_TO_ALL && x->recv_whole ? 2 : 1;
+                }
+                if (!gs__rt_xs_push(rt, fill, m / L, GS__NET_TAG_DATA + m, buf, (int64_t)pb)) return false;
+            }
+            continue;
+        }
+        if (p->op == GS_OP_ALL_REDUCE) {   /* this rank's slice of m's operand */
+            int64_t lo, hi;
+            gs__rt_ar_slice(rt, p, p->group_of[m], me, &lo, &hi);
+            buf = fill ? (char *)rt->rbuf + *at : NULL;
+            *at += (size_t)(hi - lo) * x->es;
+            if (fill) rt->ins[m] = buf;
+            if (!gs__rt_xs_push(rt, fill, m / L, GS__NET_TAG_DATA + m, buf, (hi - lo) * (int64_t)x->es)) return false;
+            continue;
+        }
+        if (p->op == GS_OP_COLLECTIVE_PERMUTE) {
+            buf = rt->outs[p->dst_of[m]];   /* straight into its target's result (each source has one target) */
+        } else if (p->op == GS_OP_ALL_GATHER && x->outer <= 1) {
+            for (j = 0; mem[j] / L != me; j++) {}   /* into block rank_of[m] of the first local member's result */
+            buf = gs__rt_at(rt->outs[mem[j]], p->rank_of[m] * (int64_t)bytes);
+        } else {
+            buf = fill ? (char *)rt->rbuf + *at : NULL;
+            *at += bytes;
+        }
+        if (fill) rt->ins[m] = buf;
+        if (!gs__rt_xs_push(rt, fill, m / L, GS__NET_TAG_DATA + m, buf, (int64_t)bytes)) return false;
+    }
+    return true;
+}
+
+/* Starts the transfers of plan p's operands (after the posts already started): sends of what other ranks need
+   from the local devices, receives of what the local devices need from other ranks. Whole operands for
+   all-reduce and all-gather (one copy per rank, however many local devices need it; all-gather's lands in
+   place in a local result when the block is contiguous there), the source's into the target's result for
+   collective-permute, and for reduce-scatter and all-to-all only the 1/G block each device needs. false after
+   recording a failure. */
+GS__FN bool gs__rt_net_data(gs_runtime *rt, const gs__cplan *p, const char *at) {
+    int64_t L = rt->d_hi - rt->d_lo, G = p->G;
+    gs__rt_pieces x;
+    size_t staging = 0, n_nsrc = (size_t)(L * G), i;
+    int code = 0, rc, n_send;
+    char msg[1024];
+    memset(&x, 0, sizeof x);
+    x.es = gs__compute_size(p->dtype);
+    if (p->op == GS_OP_REDUCE_SCATTER || p->op == GS_OP_ALL_TO_ALL) gs__rt_pieces_of(p, &x);
+    if (p->op == GS_OP_ALL_GATHER) {
+        x.c = gs__rt_inner(&p->in, (int)p->dim);
+        x.outer = x.c ? gs__numel(&p->in) / x.c : 0;
+    }
+    rt->n_xs = 0;
+    rt->ar_net = false;
+    /* pass 1 sizes the staging, pass 2 fills the transfers */
+    if (!gs__rt_net_sends(rt, p, &x, false, &staging) || !gs__rt_net_recvs(rt, p, &x, false, &staging)) goto oom;
+    if (staging > rt->rbuf_cap) {
         gs__free(rt->ctx, rt->rbuf);
         rt->rbuf_cap = 0;
-        rt->rbuf = (uint8_t *)gs__malloc(rt->ctx, (size_t)slots * bytes);
-        if (!rt->rbuf) {
-            gs__free(rt->ctx, need);
-            gs__free(rt->ctx, xs);
-            gs__rt_net_fail(rt, GS__FAIL_NET, GS_ERR_OUT_OF_MEMORY, "out of memory for the operands of other ranks");
-            return false;
-        }
-        rt->rbuf_cap = (size_t)slots * bytes;
+        if (!(rt->rbuf = (uint8_t *)gs__malloc(rt->ctx, staging))) goto oom;
+        rt->rbuf_cap = staging;
     }
-    for (d = rt->d_lo; d < rt->d_hi; d++)
-        for (s = 0; s < R; s++)
-            if (s != me && gs__rt_rank_needs(rt, p, s, d)) {
-                gs__net_xfer x = {(int)s, (int)(GS__NET_TAG_DATA + d), (void *)(uintptr_t)rt->ins[d], (int64_t)bytes};
-                xs[n_send++] = x;
-            }
-    for (d = 0, slots = 0; d < D; d++)
-        if (need[d] && d / L != me) {
-            gs__net_xfer x = {(int)(d / L), (int)(GS__NET_TAG_DATA + d), NULL, (int64_t)bytes};
-            if (p->op == GS_OP_COLLECTIVE_PERMUTE) x.buf = rt->outs[p->dst_of[d]];
-            else x.buf = rt->rbuf + (size_t)slots++ * bytes;
-            rt->ins[d] = x.buf;
-            xs[n_send + n_recv++] = x;
-        }
-    if (n_send + n_recv > 0)
-        rc = gs__net_move(rt->net, xs, n_send, xs + n_send, n_recv, rt->watchdog_us, &rt->abort, need + D, &code, msg,
-                          sizeof msg);
-    if (rc != GS__NET_OK) gs__rt_net_failed(rt, rc, code, msg, need + D, at);
-    gs__free(rt->ctx, need);
-    gs__free(rt->ctx, xs);
+    if (p->op != GS_OP_ALL_GATHER && p->op != GS_OP_COLLECTIVE_PERMUTE && n_nsrc > rt->nsrc_cap) {
+        gs__free(rt->ctx, (void *)rt->nsrc);
+        gs__free(rt->ctx, rt->nkind);
+        rt->nsrc_cap = 0;
+        rt->nsrc = (const void **)gs__malloc(rt->ctx, sizeof(void *) * n_nsrc);
+        rt->nkind = (uint8_t *)gs__malloc(rt->ctx, n_nsrc);
+        if (!rt->nsrc || !rt->nkind) goto oom;
+        rt->nsrc_cap = n_nsrc;
+    }
+    if (p->op == GS_OP_REDUCE_SCATTER || p->op == GS_OP_ALL_TO_ALL)
+        for (i = 0; i < n_nsrc; i++) rt->nkind[i] = 0;
+    staging = 0;
+    if (!gs__rt_net_sends(rt, p, &x, true, &staging)) goto oom;
+    n_send = rt->n_xs;
+    if (!gs__rt_net_recvs(rt, p, &x, true, &staging)) goto oom;
+    rt->ar_net = p->op == GS_OP_ALL_REDUCE && rt->n_xs > 0;
+    rc = gs__net_start(rt->net, rt->xs, n_send, false, &code, msg, sizeof msg);
+    if (rc == GS__NET_OK) rc = gs__net_start(rt->net, rt->xs + n_send, rt->n_xs - n_send, true, &code, msg, sizeof msg);
+    if (rc != GS__NET_OK) gs__rt_net_failed(rt, rc, code, msg, NULL, at);
+    return rc == GS__NET_OK;
+oom:
+    gs__rt_net_fail(rt, GS__FAIL_NET, GS_ERR_OUT_OF_MEMORY, "out of memory for the transfers between ranks");
+    return false;
+}
+
+/* Waits for every transfer started (posts and operands). false after recording a failure. */
+GS__FN bool gs__rt_net_wait_all(gs_runtime *rt, const char *at) {
+    int code = 0, rc;
+    char msg[1024];
+    rc = gs__net_finish(rt->net, -1, rt->watchdog_us, &rt->abort, rt->need + rt->D, &code, msg, sizeof msg);
+    if (rc != GS__NET_OK) gs__rt_net_failed(rt, rc, code, msg, rt->need + rt->D, at);
     return rc == GS__NET_OK;
 }
 
-/* The rank-level step of a rendezvous (the first worker; the others wait): posts compared across ranks, then
-   the collective's operands moved (or the whole all-reduce done by MPI with fast_reduce). */
+/* The first local member of group g (in group order), or -1. */
+GS__FN int64_t gs__rt_first_local(const gs_runtime *rt, const gs__cplan *p, int64_t g) {
+    int64_t j;
+    for (j = 0; j < p->G; j++)
+        if (p->ids[g * p->G + j] >= rt->d_lo && p->ids[g * p->G + j] < rt->d_hi) return p->ids[g * p->G + j];
+    return -1;
+}
+
+/* All-reduce between ranks (rt->ar_net), after this rank's slice of every remote member's operand has come
+   (gs__rt_net_data): for each group with members here, this rank folds its slice over every member, in group
+   order, into the first local member's result, sends it to the group's other ranks and receives theirs into the
+   same result, which the other local members copy. Each rank folds 1/Q of the elements (Q ranks in the group)
+   and receives (Q - 1)/Q of an operand twice; every element is still one left fold in group order. The results
+   are made here (fast_done). false after recording a failure. */
+GS__FN bool gs__rt_net_ar(gs_runtime *rt, const gs__cplan *p, const char *at) {
+    int64_t R = gs__net_size(rt->net), L = rt->D / R, me = gs__net_rank(rt->net), G = p->G, t, t0, j, s, lo, hi, a, b;
+    size_t es = gs__compute_size(p->dtype), bytes = (size_t)gs__numel(&p->in) * es;
+    int code = 0, rc = GS__NET_OK, n_send = 0, pass;
+    char msg[1024];
+    gs__ip_fn *fn = NULL;   /* a reducer computation's instance, made with the first local device's evaluator */
+    gs_result err = GS_OK;
+    if (p->kind == GS_REDUCE_CUSTOM) err = gs__reducer_new(&rt->devs[rt->d_lo].ex, p->v->reducer, &fn);
+    rt->n_xs = 0;
+    for (pass = 0; pass < 2 && err == GS_OK; pass++) {   /* 0: fold and send, 1: receive */
+        if (pass == 1) n_send = rt->n_xs;
+        for (t = rt->d_lo; t < rt->d_hi; t++) {
+            int64_t g = p->group_of[t];
+            const int64_t *mem = p->ids + g * G;
+            if (gs__rt_first_local(rt, p, g) != t) continue;
+            gs__rt_ar_slice(rt, p, g, me, &lo, &hi);
+            if (pass == 0) {
+                for (j = 0; j < G; j++)
+                    rt->nsrc[j] = mem[j] / L == me ? gs__rt_at(rt->ins[mem[j]], lo * (int64_t)es) : rt->ins[mem[j]];
+                gs__rt_fold_srcs(p, rt->nsrc, gs__rt_at(rt->outs[t], lo * (int64_t)es), hi - lo, fn, &err);
+            }
+            for (s = 0; s < R; s++) {
+                gs__rt_ar_slice(rt, p, g, s, &a, &b);
+                if (s == me || !rt->need[rt->D + R + s]) continue;
+                if (pass == 1) lo = a, hi = b;
+                if (!gs__rt_xs_push(rt, true, s, GS__NET_TAG_DATA + rt->D + g, gs__rt_at(rt->outs[t], lo * (int64_t)es),
+                                    (hi - lo) * (int64_t)es)) {
+                    err = GS_ERR_OUT_OF_MEMORY;
+                    break;
+                }
+            }
+        }
+    }
+    gs__reducer_free(&rt->devs[rt->d_lo].ctx, fn);
+    if (err) {
+        gs__rt_net_fail(rt, GS__FAIL_NET, err, err == GS_ERR_OUT_OF_MEMORY ? "out of memory for the transfers between ranks"
+                                                                       : rt->devs[rt->d_lo].ctx.errmsg);
+        return false;
+    }
+    rc = gs__net_start(rt->net, rt->xs, n_send, false, &code, msg, sizeof msg);
+    if (rc == GS__NET_OK) rc = gs__net_start(rt->net, rt->xs + n_send, rt->n_xs - n_send, true, &code, msg, sizeof msg);
+    if (rc == GS__NET_OK) rc = gs__net_finish(rt->net, -1, rt->watchdog_us, &rt->abort, rt->need + rt->D, &code, msg, sizeof msg);
+    if (rc != GS__NET_OK) {
+        gs__rt_net_failed(rt, rc, code, msg, rt->need + rt->D, at);
+        return false;
+    }
+    for (t = rt->d_lo; t < rt->d_hi; t++)
+        if ((t0 = gs__rt_first_local(rt, p, p->group_of[t])) != t) memcpy(rt->outs[t], rt->outs[t0], bytes);
+    rt->fast_done = true;
+    return true;
+}
+
+/* The rank-level step of a rendezvous (the first worker; the others wait). The posts (what each rank is at)
+   and the collective's operands travel in one round: both are started, the posts are waited for and compared
+   (ranks at different collectives fail here, before their operands are used), then the operands are waited
+   for. With fast_reduce an applicable all-reduce is done by MPI after the posts. */
 GS__FN bool gs__rt_net_step(gs_runtime *rt, const gs__post *me, const gs__cplan *p) {
     int64_t R = gs__net_size(rt->net), L = rt->D / R, my = gs__net_rank(rt->net), r;
     int64_t mine[GS__RT_SIGN], *all = (int64_t *)gs__malloc(rt->ctx, sizeof(int64_t) * GS__RT_SIGN * (size_t)R + 1);
-    gs__net_xfer *xs = (gs__net_xfer *)gs__malloc(rt->ctx, sizeof(gs__net_xfer) * (size_t)(2 * R));
-    uint8_t *late = (uint8_t *)gs__malloc(rt->ctx, (size_t)R);
-    int n = 0, rc = GS__NET_OK, code = 0;
+    uint8_t *late = rt->need + rt->D;
+    int rc = GS__NET_OK, code = 0, mark;
     char msg[1024], a[384], b[384];
-    bool ok = false;
+    bool ok = false, fast = p && gs__rt_net_fast_ok(rt, p);
     rt->fast_done = false;
     gs__rt_sign(rt, me, mine);
     gs__rt_sign_text(rt, mine, a, sizeof a);
-    if (!all || !xs || !late) {
+    if (!all) {
         gs__rt_net_fail(rt, GS__FAIL_NET, GS_ERR_OUT_OF_MEMORY, "out of memory at a rendezvous between ranks");
-        goto done;
+        return false;
     }
-    for (r = 0; r < R; r++)
-        if (r != my) {
-            gs__net_xfer x = {(int)r, GS__NET_TAG_POST, mine, (int64_t)sizeof mine};
-            xs[n++] = x;
-        }
-    for (r = 0; r < R; r++)
+    rt->n_xs = 0;
+    for (r = 0; r < R && rc == GS__NET_OK; r++)
         if (r != my) {
             gs__net_xfer x = {(int)r, GS__NET_TAG_POST, all + r * GS__RT_SIGN, (int64_t)sizeof mine};
-            xs[n++] = x;
+            gs__net_xfer y = {(int)r, GS__NET_TAG_POST, mine, (int64_t)sizeof mine};
+            rc = gs__net_start(rt->net, &x, 1, true, &code, msg, sizeof msg);
+            if (rc == GS__NET_OK) rc = gs__net_start(rt->net, &y, 1, false, &code, msg, sizeof msg);
         }
-    if (R > 1) rc = gs__net_move(rt->net, xs, n / 2, xs + n / 2, n / 2, rt->watchdog_us, &rt->abort, late, &code, msg, sizeof msg);
+    if (rc != GS__NET_OK) {
+        gs__rt_net_failed(rt, rc, code, msg, NULL, a);
+        goto done;
+    }
+    mark = gs__net_started(rt->net);
+    if (p && !fast && !gs__rt_net_data(rt, p, a)) goto done;
+    rc = gs__net_finish(rt->net, mark, rt->watchdog_us, &rt->abort, late, &code, msg, sizeof msg);
     if (rc != GS__NET_OK) {
         gs__rt_net_failed(rt, rc, code, msg, late, a);
         goto done;
@@ -1387,13 +1707,56 @@ GS__FN bool gs__rt_net_step(gs_runtime *rt, const gs__post *me, const gs__cplan 
             gs__rt_net_fail(rt, GS__FAIL_NET, GS_ERR_INVALID_ARG, msg);
             goto done;
         }
-    ok = !p || gs__rt_net_fast(rt, p, a) || gs__rt_net_data(rt, p, a);
+    ok = gs__rt_net_wait_all(rt, a) && (!fast || gs__rt_net_fast(rt, p, a)) && (fast || !p || !rt->ar_net || gs__rt_net_ar(rt, p, a));
     if (GS__LOAD(&rt->abort)) ok = false;
 done:
     gs__free(rt->ctx, all);
-    gs__free(rt->ctx, xs);
-    gs__free(rt->ctx, late);
     return ok;
+}
+
+/* A piece of local device t's share of plan p on ranks. Reduce-scatter and all-to-all read the pieces of
+   remote members where gs__rt_net_data put them (nsrc / nkind); the rest is the engine's own mode. */
+GS__FN void gs__rt_net_piece(gs_runtime *rt, const gs__cplan *p, int64_t t, int64_t k, int64_t S, gs__ip_fn *fn,
+                             gs_result *err) {
+    const void *const *src;
+    const uint8_t *kind;
+    gs__rt_pieces x;
+    int64_t G = p->G, r, blk, lo, hi, q, run, o, a, b, j;
+    const int64_t *mem;
+    if (p->op != GS_OP_REDUCE_SCATTER && p->op != GS_OP_ALL_TO_ALL) {
+        gs__coll_piece(p, t, k, S, rt->ins, rt->outs, true, fn, err);
+        return;
+    }
+    src = rt->nsrc + (t - rt->d_lo) * G;
+    kind = rt->nkind + (t - rt->d_lo) * G;
+    if (p->op == GS_OP_ALL_TO_ALL) {
+        gs__rt_a2a_piece(p, t, k, S, rt->ins, rt->outs, src, kind, false);
+        return;
+    }
+    r = p->rank_of[t];
+    /* reduce-scatter: element i of row o of t's result folds element i of row o of block r of every member, in
+       group order, as the engine does (the local members' from their operands, rows of G * c; the remote
+       members' as received, rows of c), a block of elements at a time */
+    gs__rt_pieces_of(p, &x);
+    if (x.n == 0) return;
+    mem = p->ids + p->group_of[t] * G;
+    blk = GS__RT_BLOCK * 4 / (int64_t)x.es;
+    gs__rt_split(x.n, k, S, 16, &lo, &hi);
+    for (q = lo, o = lo / x.c, a = lo % x.c; q < hi; q += run, o++, a = 0) {
+        run = GS__MIN(x.c - a, hi - q);
+        for (b = 0; b < run; b += blk) {
+            int64_t m = GS__MIN(blk, run - b);
+            char *dst = (char *)rt->outs[t] + (q + b) * (int64_t)x.es;
+            const char *x0 = NULL;
+            for (j = 0; j < G; j++) {
+                const char *y = kind[j] ? (const char *)src[j] + (o * x.c + a + b) * (int64_t)x.es
+                                        : (const char *)rt->ins[mem[j]] + ((o * G + r) * x.c + a + b) * (int64_t)x.es;
+                if (G == 1) memcpy(dst, y, (size_t)m * x.es);
+                else if (j == 0) x0 = y;
+                else gs__rt_fold(p->dtype, p->kind, dst, j == 1 ? x0 : dst, y, m, fn, err);
+            }
+        }
+    }
 }
 #endif /* GSHARD_MPI */
 
@@ -1557,8 +1920,15 @@ GS__FN bool gs__rt_rendezvous(gs_runtime *rt, int64_t w, int64_t d0, int64_t d1)
         gs_result err = GS_OK;
         if (p->kind == GS_REDUCE_CUSTOM && U * (w + 1) / W > U * w / W)
             err = gs__reducer_new(&rt->devs[d0].ex, p->v->reducer, &fn);
-        for (u = U * w / W; err == GS_OK && u < U * (w + 1) / W; u++)
+        for (u = U * w / W; err == GS_OK && u < U * (w + 1) / W; u++) {
+#if defined(GSHARD_MPI)
+            if (rt->net) {
+                gs__rt_net_piece(rt, p, rt->d_lo + u / S, u % S, S, fn, &err);
+                continue;
+            }
+#endif
             gs__coll_piece(p, rt->d_lo + u / S, u % S, S, rt->ins, rt->outs, rt->own, fn, &err);
+        }
         gs__reducer_free(&rt->devs[d0].ctx, fn);
         if (err) {
             gs__rt_dev_failed(rt, &rt->devs[d0], gs__err_prefix(&rt->devs[d0].ctx, "%s %s: reducer '%s': ", gs_op_name(p->v->op),
@@ -1936,7 +2306,7 @@ GS__FN gs_result gs__rt_go(gs_runtime *rt, const void *const *st_in, const gs__b
     }
     memset(cstat_all, 0, sizeof(int64_t) * (per * (size_t)rt->D + 1));
     gs__rt_lanes(rt, rt->workers);
-    if (!gs__barrier_init(&rt->bar, (int)rt->lanes, &rt->abort)) {
+    if (!gs__barrier_init(&rt->bar, (int)rt->lanes, &rt->abort, rt->cpus)) {
         gs__free(ctx, cstat_all);
         return gs__err(ctx, GS_ERR_THREAD, "gs_runtime_run: cannot create a barrier");
     }
@@ -2412,7 +2782,7 @@ GS__FN gs_result gs__rt_net_collective(gs_runtime *rt, const gs__cplan *p, const
     for (d = rt->d_lo; d < rt->d_hi; d++)
         if ((!in[d] && n_in > 0) || (!out[d] && n_out > 0))
             return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_collective: the buffer of device %lld is NULL", (long long)d);
-    if (!gs__barrier_init(&rt->bar, 1, &rt->abort)) return gs__err(ctx, GS_ERR_THREAD, "gs_runtime_collective: cannot create a barrier");
+    if (!gs__barrier_init(&rt->bar, 1, &rt->abort, rt->cpus)) return gs__err(ctx, GS_ERR_THREAD, "gs_runtime_collective: cannot create a barrier");
     rt->abort = 0;
     rt->failure = GS__FAIL_NONE;
     for (d = rt->d_lo; d < rt->d_hi; d++) {
@@ -2425,11 +2795,15 @@ GS__FN gs_result gs__rt_net_collective(gs_runtime *rt, const gs__cplan *p, const
         else gs__rt_convert(p->dtype, (void *)(uintptr_t)rt->ins[d], GS__FMT_COMPUTE, in[d], GS__FMT_STORAGE, n_in);
     }
     for (i = 0; r == GS_OK && i < repeat; i++) {
+        const char *at = "gs_runtime_collective";
         rt->fast_done = false;
-        if (!gs__rt_net_fast(rt, p, "gs_runtime_collective") && !gs__rt_net_data(rt, p, "gs_runtime_collective")) break;
+        if (gs__rt_net_fast_ok(rt, p) ? !gs__rt_net_fast(rt, p, at)
+                                      : !gs__rt_net_data(rt, p, at) || !gs__rt_net_wait_all(rt, at) ||
+                                            (rt->ar_net && !gs__rt_net_ar(rt, p, at)))
+            break;
         if (rt->failure) break;
         if (!rt->fast_done)
-            for (d = rt->d_lo; d < rt->d_hi; d++) gs__coll_piece(p, d, 0, 1, rt->ins, rt->outs, true, NULL, &r);
+            for (d = rt->d_lo; d < rt->d_hi; d++) gs__rt_net_piece(rt, p, d, 0, 1, NULL, &r);
     }
     if (r == GS_OK && rt->failure) {
         r = gs__rt_report(rt);
@@ -2495,7 +2869,7 @@ GS_API gs_result gs_runtime_collective(gs_runtime *rt, const gs_collective_spec 
             /* no program runs here: no more workers than processors, each taking an equal run of pieces, so
                that the barrier can spin */
             gs__rt_lanes(rt, GS__MIN(rt->workers, (int64_t)rt->cpus));
-            if (!gs__barrier_init(&rt->bar, (int)rt->lanes, &rt->abort)) {
+            if (!gs__barrier_init(&rt->bar, (int)rt->lanes, &rt->abort, rt->cpus)) {
                 r = gs__err(ctx, GS_ERR_THREAD, "gs_runtime_collective: cannot create a barrier");
             } else {
                 rt->abort = 0;

@@ -175,8 +175,7 @@ GS__FN void gs__pool_run_n(gs__pool *p, void (*fn)(void *arg, int worker), void 
 GS__FN void gs__pool_run(gs__pool *p, void (*fn)(void *arg, int worker), void *arg) { gs__pool_run_n(p, fn, arg, p->n); }
 #endif /* !GSHARD_NO_THREADS */
 
-GS__FN bool gs__barrier_init(gs__barrier *b, int n, int *abort_flag) {
-    int cpus = gs__cpu_count();
+GS__FN bool gs__barrier_init(gs__barrier *b, int n, int *abort_flag, int cpus) {
     memset(b, 0, sizeof *b);
     b->n = n;
     b->abort = abort_flag;

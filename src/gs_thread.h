@@ -130,7 +130,8 @@ typedef struct gs__barrier {
 #endif
 } gs__barrier;
 
-GS__FN bool gs__barrier_init(gs__barrier *b, int n, int *abort_flag);
+/* cpus: the processors online (gs__cpu_count, counted once by the caller: counting is a system call) */
+GS__FN bool gs__barrier_init(gs__barrier *b, int n, int *abort_flag, int cpus);
 GS__FN void gs__barrier_destroy(gs__barrier *b);
 GS__FN void gs__barrier_abort(gs__barrier *b);
 #if !defined(GSHARD_NO_THREADS)

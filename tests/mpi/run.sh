@@ -73,10 +73,9 @@ else
     bad "the issue's moe_layer command"; head -20 "$T/must.log" >&2
 fi
 
-# a --check mismatch (tolerances below the reorder error of the partitioned sums): status 1 on every rank, as
-# on threads
+# --check with tolerances of nothing: the same status on every rank as on threads (the partitioned sums of this
+# example now match the reference bit for bit, so this no longer shows a status-1 mismatch on ranks)
 same examples/moe_layer.hlo 8 2 --seed 7 --check --atol 1e-30 --rtol 1e-30
-[ "$r1" = 1 ] && ok || bad "the tight --check did not find the difference (status $r1)"
 
 # --stats: rank 0 prints the accounting summed over the ranks (the same bytes as on threads)
 "$G" run examples/moe_layer.hlo --devices 8 --stats | grep "bytes sent" >"$T/s1"
