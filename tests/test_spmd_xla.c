@@ -348,6 +348,32 @@ static void test_xla_nested_manual_reference(void) {
     gs_ctx_destroy(h.ctx);
 }
 
+/* Checks h's SPMD program on `devices` lockstep devices against the reference, inputs from seed, seed + 1, first
+   with the default tolerance (rep_default, unless NULL), then with rtol = atol = 1e-5 (rep_strict). */
+static void bf16_check(gst_case *h, int devices, uint64_t seed, gs_check_report *rep_default, gs_check_report *rep_strict) {
+    gs_runtime_desc rd;
+    gs_runtime *rt = NULL;
+    gs_check_desc cd;
+    gs_shape s0 = gs_value_shape(gs_graph_param(h->src, 0)), s1 = gs_value_shape(gs_graph_param(h->src, 1));
+    void *in[2];
+    CHECK(h->ar + h->rs >= 1);
+    in[0] = malloc(gs_shape_bytes(&s0));
+    in[1] = malloc(gs_shape_bytes(&s1));
+    gs_fill_random(s0, seed, 0, in[0]);
+    gs_fill_random(s1, seed + 1, 1, in[1]);
+    memset(&rd, 0, sizeof rd);
+    rd.num_devices = devices;
+    rd.mode = GS_RUNTIME_LOCKSTEP;
+    CHECK_OK(gs_runtime_create(h->ctx, &rd, &rt));
+    memset(&cd, 0, sizeof cd);
+    if (rt && rep_default) CHECK_OK(gs_partition_check(h->spmd, rt, &cd, (const void *const *)in, rep_default));
+    cd.rtol = cd.atol = 1e-5;
+    if (rt) CHECK_OK(gs_partition_check(h->spmd, rt, &cd, (const void *const *)in, rep_strict));
+    gs_runtime_destroy(rt);
+    free(in[0]);
+    free(in[1]);
+}
+
 /* bf16 partial products summed across devices: each partial rounds to bf16 before the all-reduce, as in XLA,
    so the result differs from the reference by about one bf16 unit. The default tolerance (two units, 2^-6)
    accepts it; f32's 1e-5 given explicitly does not, so the difference is real. */
@@ -358,30 +384,12 @@ static void test_xla_check_bf16_tolerance(void) {
         "  ROOT r = bf16[6,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={replicated}\n";
     gst_case h;
     if (gst_case_run(&h, "", body, 4, 0, 51)) {
-        gs_runtime_desc rd;
-        gs_runtime *rt = NULL;
-        gs_check_desc cd;
-        gs_check_report rep;
-        gs_shape s0 = gs_value_shape(gs_graph_param(h.src, 0)), s1 = gs_value_shape(gs_graph_param(h.src, 1));
-        void *in[2];
-        CHECK(h.ar + h.rs >= 1);
-        in[0] = malloc(gs_shape_bytes(&s0));
-        in[1] = malloc(gs_shape_bytes(&s1));
-        gs_fill_random(s0, 51, 0, in[0]);
-        gs_fill_random(s1, 52, 1, in[1]);
-        memset(&rd, 0, sizeof rd);
-        rd.num_devices = 4;
-        rd.mode = GS_RUNTIME_LOCKSTEP;
-        CHECK_OK(gs_runtime_create(h.ctx, &rd, &rt));
-        memset(&cd, 0, sizeof cd);
-        cd.rtol = cd.atol = 1e-5;
-        if (rt) {
-            CHECK_OK(gs_partition_check(h.spmd, rt, &cd, (const void *const *)in, &rep));
-            CHECK_MSG(!rep.ok && rep.max_abs_err < 0.05, "strict bf16 check: ok %d, max err %g", rep.ok, rep.max_abs_err);
-        }
-        gs_runtime_destroy(rt);
-        free(in[0]);
-        free(in[1]);
+        gs_check_report strict;
+        memset(&strict, 0, sizeof strict);
+        strict.ok = true;
+        bf16_check(&h, 4, 51, NULL, &strict);
+        CHECK_MSG(!strict.ok && strict.max_abs_err < 0.05, "strict bf16 check: ok %d, max err %g", strict.ok,
+                  strict.max_abs_err);
     }
     gs_ctx_destroy(h.ctx);
 }
@@ -398,32 +406,14 @@ static void test_xla_check_bf16_partial_sums(void) {
         "  ROOT r = bf16[64,64] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={replicated}\n";
     gst_case h;
     if (gst_case_run(&h, "", body, 16, 0, 61)) {
-        gs_runtime_desc rd;
-        gs_runtime *rt = NULL;
-        gs_check_desc cd;
-        gs_check_report rep;
-        gs_shape s0 = gs_value_shape(gs_graph_param(h.src, 0)), s1 = gs_value_shape(gs_graph_param(h.src, 1));
-        void *in[2];
-        CHECK(h.ar + h.rs >= 1);
-        in[0] = malloc(gs_shape_bytes(&s0));
-        in[1] = malloc(gs_shape_bytes(&s1));
-        gs_fill_random(s0, 61, 0, in[0]);
-        gs_fill_random(s1, 62, 1, in[1]);
-        memset(&rd, 0, sizeof rd);
-        rd.num_devices = 16;
-        rd.mode = GS_RUNTIME_LOCKSTEP;
-        CHECK_OK(gs_runtime_create(h.ctx, &rd, &rt));
-        memset(&cd, 0, sizeof cd);
-        if (rt) {
-            CHECK_OK(gs_partition_check(h.spmd, rt, &cd, (const void *const *)in, &rep));
-            CHECK_MSG(rep.ok, "%s", rep.message);
-            cd.rtol = cd.atol = 1e-5;
-            CHECK_OK(gs_partition_check(h.spmd, rt, &cd, (const void *const *)in, &rep));
-            CHECK_MSG(!rep.ok && rep.max_abs_err > 0.01, "strict: ok %d, max err %g", rep.ok, rep.max_abs_err);
-        }
-        gs_runtime_destroy(rt);
-        free(in[0]);
-        free(in[1]);
+        gs_check_report def, strict;
+        memset(&def, 0, sizeof def);
+        def.message = "";
+        memset(&strict, 0, sizeof strict);
+        strict.ok = true;
+        bf16_check(&h, 16, 61, &def, &strict);
+        CHECK_MSG(def.ok, "%s", def.message);
+        CHECK_MSG(!strict.ok && strict.max_abs_err > 0.01, "strict: ok %d, max err %g", strict.ok, strict.max_abs_err);
     }
     gs_ctx_destroy(h.ctx);
 }
