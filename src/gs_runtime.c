@@ -1517,7 +1517,7 @@ GS__FN bool gs__rt_net_recvs(gs_runtime *rt, const gs__cplan *p, const gs__rt_pi
             continue;
         }
         if (p->op == GS_OP_COLLECTIVE_PERMUTE) {
-            buf = rt->outs[p->dst_of[m]];   /* straight into its target's result (each source has one target) */
+            buf = (char *)rt->outs[p->dst_of[m]];   /* straight into its target's result (each source has one target) */
         } else if (p->op == GS_OP_ALL_GATHER && x->outer <= 1) {
             for (j = 0; mem[j] / L != me; j++) {}   /* into block rank_of[m] of the first local member's result */
             buf = gs__rt_at(rt->outs[mem[j]], p->rank_of[m] * (int64_t)bytes);
