@@ -76,6 +76,12 @@ fi
 # --check with tolerances of nothing: the same status on every rank as on threads (the partitioned sums of this
 # example now match the reference bit for bit, so this no longer shows a status-1 mismatch on ranks)
 same examples/moe_layer.hlo 8 2 --seed 7 --check --atol 1e-30 --rtol 1e-30
+# a real --check mismatch (bf16 partial sums rounded on each device, tolerances of nothing): status 1 on every
+# rank, as on threads
+for np in 2 4; do
+    same tests/mpi/bf16_sums.hlo 4 "$np" --seed 3 --check --atol 1e-30 --rtol 1e-30
+    [ "$r1" = 1 ] && ok || bad "the bf16 --check on $np ranks did not find the difference (status $r1)"
+done
 
 # --stats: rank 0 prints the accounting summed over the ranks (the same bytes as on threads)
 "$G" run examples/moe_layer.hlo --devices 8 --stats | grep "bytes sent" >"$T/s1"
