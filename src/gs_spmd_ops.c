@@ -531,6 +531,19 @@ GS__FN bool gs__sp_scatter_indexed(gs__sp *sp, const gs_value *v, const gs_shard
     return true;
 }
 
+/* a variadic reducer's operands (gs__red_base(v) on) as v's own: the inputs in xs (input k is ops[0]), the inits
+   or updates in is (k's is ops[base - 1]); ops has room for v->n_operands */
+GS__FN bool gs__sp_variadic_ops(gs__sp *sp, const gs_value *v, gs_value **ops, const gs_sharding *xs,
+                                const gs_sharding *is) {
+    int n = v->red_n, b = gs__red_base(v), j;
+    for (j = 0; j < n; j++) {
+        ops[b + j] = j == v->red_k ? ops[0] : gs__sp_get(sp, v->operands[b + j], xs);
+        ops[b + n + j] = j == v->red_k ? ops[b - 1] : gs__sp_get(sp, v->operands[b + n + j], is);
+        if (!ops[b + j] || !ops[b + n + j]) return false;
+    }
+    return true;
+}
+
 /* scatter: operand[V,E]{E split} x indices[B,1]{rep} x updates[B,E]{E split} -> out[V,E]{E split}: the window
    pass-through, local scatters; with a combiner that has an identity, indices and updates{B split} -> local
    scatters into the identity + one all-reduce; anything else replicated */
@@ -540,7 +553,7 @@ GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding
     int pop[GS_MAX_RANK], pix[GS_MAX_RANK], comp[GS_MAX_RANK];
     uint32_t pass = 0, lost, op_par = 0, m;
     const gs_sharding *xs = sp->G->vals[X->id].sh, *T, *us, *ixs;
-    gs_value *ops[3];
+    gs_value *ops[3 + 2 * GS__MAX_VARIADIC];
     gs_shape ls;
     char buf[64];
     if (!v->scatter || rank > 31 || irank > 31 || gs_sharding_manual_group(t) > 1 || gs_sharding_manual_group(xs) > 1)
@@ -581,7 +594,7 @@ GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding
     ops[0] = gs__sp_get(sp, X, T);
     ops[1] = gs__sp_get(sp, I, ixs);
     ops[2] = gs__sp_get(sp, U, us);
-    if (!ops[0] || !ops[1] || !ops[2]) return NULL;
+    if (!ops[0] || !ops[1] || !ops[2] || !gs__sp_variadic_ops(sp, v, ops, T, us)) return NULL;
     /* along a split parallel dim the iota-built indices count from the shard's start */
     for (d = 0; d < rank; d++)
         if (((op_par >> d) & 1u) && gs__sp_k(T, d) > 1 &&
@@ -787,6 +800,7 @@ GS__FN gs_value *gs__sp_reduce(gs__sp *sp, const gs_value *v, const gs_sharding 
     int rank = S->rank, i;
     const gs_value *X = v->operands[0];
     int rx = X->shape.rank, dest[GS_MAX_RANK], back[GS_MAX_RANK], j = 0;
+    gs_value *vops[2 + 2 * GS__MAX_VARIADIC];
     uint32_t red = 0;
     const gs_sharding *xs = sp->G->vals[X->id].sh, *is;
     gs_value *x, *r;
@@ -827,6 +841,14 @@ GS__FN gs_value *gs__sp_reduce(gs__sp *sp, const gs_value *v, const gs_sharding 
         r = gs__sp_combine(sp, gs__sp_clone(sp, v, ops, &ls), is, rx, dest, v->reduce, S, t, osh);
         gs__sp_note(sp, "local reduce from the identity, the init value applied after combining");
         return r ? gs_binary(g, gs__hlo_reduce_op(v->reduce), r, gs_broadcast(g, init, r->shape, NULL)) : NULL;
+    }
+    if (v->red_n > 0) {   /* a variadic reducer: no partial results are combined (cross is false) */
+        vops[0] = ops[0];
+        vops[1] = ops[1];
+        if (!gs__sp_variadic_ops(sp, v, vops, is, gs__sp_rep(sp))) return NULL;
+        *osh = gs__sh_map(sp->ctx, is, rank, dest);
+        gs__sp_note(sp, "local reduce");
+        return gs__sp_clone(sp, v, vops, &ls);
     }
     r = gs__sp_clone(sp, v, ops, &ls);
     gs__sp_note(sp, "local reduce");

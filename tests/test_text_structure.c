@@ -263,11 +263,13 @@ static void test_text_variadic_reduce_scatter(void) {
         }
     }
     gs_ctx_destroy(ctx);
-    gst_hlo_error_at("HloModule m\nmm {\n  a0 = f32[] parameter(0)\n  a1 = f32[] parameter(1)\n  b0 = f32[] parameter(2)\n  b1 = f32[] parameter(3)\n"
+    /* an all-reduce applies its reducer to each operand alone (XLA's all-reduce combiner joins all-reduces of
+       one binary reducer): a reducer over several operands is refused (a reduce runs it: test_reducers.c) */
+    gst_hlo_error_at("HloModule m, num_partitions=2\nmm {\n  a0 = f32[] parameter(0)\n  a1 = f32[] parameter(1)\n  b0 = f32[] parameter(2)\n  b1 = f32[] parameter(3)\n"
              "  s = f32[] add(a0, b1)\n  t = f32[] add(a1, b0)\n  ROOT r = (f32[], f32[]) tuple(s, t)\n}\n"
-             "ENTRY e {\n  x = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
-             "  ROOT r = (f32[], f32[]) reduce(x, x, z, z), dimensions={0}, to_apply=mm\n}\n",
-             GS_ERR_UNSUPPORTED, 14, 72, "unsupported reducer computation 'mm' for 2 operands");
+             "ENTRY e {\n  x = f32[4] parameter(0)\n  y = f32[4] parameter(1)\n"
+             "  ROOT r = (f32[4], f32[4]) all-reduce(x, y), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=mm\n}\n",
+             GS_ERR_PARSE, 14, 8, "computation 'mm' has 4 parameters, expected 2");
 }
 
 /* ---- JAX's argmax and XLA's minmax reducer: (best value, index operand at its first position) ---- */
