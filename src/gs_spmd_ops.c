@@ -791,6 +791,85 @@ GS__FN gs_value *gs__sp_whole_dims(gs__sp *sp, const gs_value *v, const gs_shard
     return gs__sp_clone(sp, v, ops, &ls);
 }
 
+/* results of one variadic reduce: the same reducer, operands and dims */
+GS__FN bool gs__same_variadic(const gs_value *a, const gs_value *b) {
+    int i;
+    if (a->op != b->op || a->reducer != b->reducer || a->red_n != b->red_n || a->n_dims != b->n_dims ||
+        a->n_operands != b->n_operands)
+        return false;
+    for (i = gs__red_base(a); i < a->n_operands; i++)
+        if (a->operands[i] != b->operands[i]) return false;
+    for (i = 0; i < a->n_dims; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
+/* result k reduced again from the partial results ops[2..2+n) and the inits ops[2+n..2+2n) */
+GS__FN bool gs__sp_reduce_variadic_end(gs__sp *sp, const gs_value *v, gs_value **ops, const gs_sharding *I,
+                                       const gs_sharding *Ig, const int *dest, gs_value **out, const gs_sharding **osh) {
+    gs_shape ls = gs__sp_local(gs__sh_map(sp->ctx, I, v->shape.rank, dest), v->shape);
+    ops[0] = ops[2 + v->red_k];
+    ops[1] = ops[2 + v->red_n + v->red_k];
+    *out = gs__sp_clone(sp, v, ops, &ls);
+    *osh = gs__sh_map(sp->ctx, Ig, v->shape.rank, dest);
+    gs__sp_note(sp, "variadic reduce with the reducer computation '%s': local reduces, partial results all-gathered "
+                "along the reduced dims and reduced again (XLA's order)", v->reducer->name);
+    return true;
+}
+
+/* A variadic reduce whose reducer mixes the components, its inputs split along reduced dims R, as XLA partitions it
+   (HandleReduce, tuple case): every input in input 0's sharding I, padding set to its init; each device reduces
+   its block (every component), the partial results (R of 1 each) are all-gathered along R and reduced again from
+   the inits. This treats the reducer as associative with the inits as identities, as XLA does; the order of
+   combination is: each device's block in row-major order, then the devices' partials in the order of their
+   blocks. */
+GS__FN bool gs__sp_reduce_variadic(gs__sp *sp, const gs_value *v, const int *dest, gs_value **out, const gs_sharding **osh) {
+    int n = v->red_n, b = gs__red_base(v), rx = v->operands[0]->shape.rank, c, j, d;
+    const gs_value *X0 = v->operands[b];
+    const gs_sharding *I = sp->G->vals[X0->id].sh, *Ig;
+    gs_value *ops[2 + 2 * GS__MAX_VARIADIC], *parts[GS__MAX_VARIADIC];
+    uint32_t red = gs__mask_of(v->n_dims, v->dims);
+    gs_shape ps = X0->shape, pl;
+    gs_value tmp;
+    *out = NULL;
+    if (v->op != GS_OP_REDUCE || !I || I->kind != GS_SHARDING_TILED || gs_sharding_manual_group(I) > 1 ||
+        !(gs__sp_split_mask(I, rx) & red))
+        return false;
+    Ig = gs__sp_unsplit(sp, I, red);
+    if (!Ig) return true;
+    if (sp->var_src && sp->var_G == sp->G && gs__same_variadic(sp->var_src, v)) {   /* another result of that op */
+        for (j = 0; j < n; j++) ops[2 + j] = sp->var_parts[j];
+        for (j = 0; j < n; j++)
+            if (!(ops[2 + n + j] = gs__sp_get(sp, v->operands[b + n + j], gs__sp_rep(sp)))) return true;
+        return gs__sp_reduce_variadic_end(sp, v, ops, I, Ig, dest, out, osh);
+    }
+    for (j = 0; j < n; j++) {   /* ops[2 + j]: input j in I with its padding its init; ops[2 + n + j]: init j */
+        ops[2 + n + j] = gs__sp_get(sp, v->operands[b + n + j], gs__sp_rep(sp));
+        ops[2 + j] = gs__sp_mask_with(sp, gs__sp_get(sp, v->operands[b + j], I), I, &X0->shape, red, ops[2 + n + j], 0);
+        if (!ops[2 + j] || !ops[2 + n + j]) return true;
+    }
+    for (d = 0; d < rx; d++)   /* the partials: one element per tile along R */
+        if ((red >> d) & 1u) ps.dims[d] = gs__sp_k(I, d);
+    tmp = *v;
+    for (c = 0; c < n; c++) {   /* each device's partial of component c, R kept at 1, gathered along R */
+        tmp.red_k = c;
+        ops[0] = ops[2 + c];
+        ops[1] = ops[2 + n + c];
+        pl = ops[2 + c]->shape;
+        for (d = 0; d < rx; d++)
+            if ((red >> d) & 1u) pl.dims[d] = 1;
+        pl.dtype = v->operands[b + c]->shape.dtype;
+        ps.dtype = pl.dtype;
+        parts[c] = gs__sp_clone(sp, &tmp, ops, NULL);
+        parts[c] = parts[c] ? gs_reshape(sp->G->g, parts[c], pl.rank, pl.dims) : NULL;
+        if (!(parts[c] = gs__sp_reshard_raw(sp, parts[c], I, Ig, ps))) return true;
+    }
+    for (j = 0; j < n; j++) ops[2 + j] = sp->var_parts[j] = parts[j];
+    sp->var_src = v;
+    sp->var_G = sp->G;
+    return gs__sp_reduce_variadic_end(sp, v, ops, I, Ig, dest, out, osh);
+}
+
 /* reduce over R, argmax/argmin along R: x[A,R]{A split} -> out[A]{A split}, no collective;
    x[A,R]{R split} -> partial out[A] per device, combined by all-reduce or reduce-scatter (gs__sp_combine) */
 GS__FN gs_value *gs__sp_reduce(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
@@ -815,6 +894,7 @@ GS__FN gs_value *gs__sp_reduce(gs__sp *sp, const gs_value *v, const gs_sharding 
     j = 0;
     for (i = 0; i < rx; i++)
         if (!((red >> i) & 1u)) back[j++] = i;
+    if (v->red_n > 0 && gs__sp_reduce_variadic(sp, v, dest, &r, osh)) return r;
     /* the operand split along reduced dims: reduce locally, then combine the devices' partial results (not with a
        reducer computation: its partial results have no identity to pad with, and XLA's order would change; the
        reduced dims are gathered instead) */

@@ -291,6 +291,71 @@ static void test_reducer_variadic_mixing(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* partitioned: the arg-max over a dim split unevenly (7 over 2, with the rows split too) reduces each block, gathers
+   the two partial (value, index) pairs and reduces them again, as XLA does: 2 all-gathers (one per component,
+   shared by both results); the add_min_max scatter keeps its window dim split (no collective). Checked against the
+   unpartitioned module on 4 devices, ties included. */
+static void test_reducer_variadic_partition(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m, num_partitions=4\n\n" ARGMAX_GE ADD_MIN_MAX "ENTRY e {\n"
+        "  x = f32[6,7] parameter(0), sharding={devices=[2,2]<=[4]}\n  io = s32[6,7] iota(), iota_dimension=1\n"
+        "  ninf = f32[] constant(-inf)\n  m1 = s32[] constant(-1)\n"
+        "  am = (f32[6], s32[6]) reduce(x, io, ninf, m1), dimensions={1}, to_apply=amax\n"
+        "  o0 = f32[2,8] parameter(1), sharding={devices=[1,4]<=[4]}\n  o1 = f32[2,8] parameter(2), sharding={devices=[1,4]<=[4]}\n"
+        "  ix = s32[3] parameter(3), sharding={replicated}\n"
+        "  u0 = f32[3,8] parameter(4), sharding={devices=[1,4]<=[4]}\n  u1 = f32[3,8] parameter(5), sharding={devices=[1,4]<=[4]}\n"
+        "  sc = (f32[2,8], f32[2,8]) scatter(o0, o1, ix, u0, u1), update_window_dims={1}, inserted_window_dims={0},"
+        " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_min_max,"
+        " sharding={{devices=[1,4]<=[4]}, {devices=[1,4]<=[4]}}\n"
+        "  am0 = f32[6] get-tuple-element(am), index=0\n  am1 = s32[6] get-tuple-element(am), index=1\n"
+        "  sc0 = f32[2,8] get-tuple-element(sc), index=0\n  sc1 = f32[2,8] get-tuple-element(sc), index=1\n"
+        "  ROOT t = (f32[6], s32[6], f32[2,8], f32[2,8]) tuple(am0, am1, sc0, sc1)\n}\n");
+    gs_graph *spmd = NULL;
+    gs_partition_desc pd;
+    gs_runtime_desc rd;
+    gs_runtime *rt = NULL;
+    gs_check_desc cd;
+    gs_check_report rep;
+    float x[42], o0[16], o1[16], u0[24], u1[24];
+    int32_t ix[3] = {1, 0, 1};
+    const void *ins[6];
+    int k, n_ag = 0, n_coll = 0;
+    if (!g) {
+        gs_ctx_destroy(ctx);
+        return;
+    }
+    for (k = 0; k < 42; k++) x[k] = (float)((k * 5 + 1) % 6);   /* each row holds ties across the split */
+    for (k = 0; k < 16; k++) o0[k] = o1[k] = (float)(k % 5);
+    for (k = 0; k < 24; k++) {
+        u0[k] = (float)(k % 7) - 3.0f;
+        u1[k] = (float)(k % 4);
+    }
+    memset(&pd, 0, sizeof pd);
+    pd.num_devices = 4;
+    CHECK_OK(gs_partition(g, &pd, &spmd));
+    if (spmd) {
+        for (k = 0; k < gs_graph_num_values(spmd); k++) {
+            gs_op op = gs_value_op(gs_graph_value(spmd, k));
+            n_ag += op == GS_OP_ALL_GATHER;
+            n_coll += op >= GS_OP_ALL_REDUCE && op <= GS_OP_COLLECTIVE_PERMUTE;
+        }
+        CHECK_EQ_INT(n_ag, 2);
+        CHECK_EQ_INT(n_coll, 2);
+        memset(&rd, 0, sizeof rd);
+        rd.num_devices = 4;
+        rd.mode = GS_RUNTIME_LOCKSTEP;
+        CHECK_OK(gs_runtime_create(ctx, &rd, &rt));
+        ins[0] = x; ins[1] = o0; ins[2] = o1; ins[3] = ix; ins[4] = u0; ins[5] = u1;
+        memset(&cd, 0, sizeof cd);
+        if (rt) {
+            CHECK_OK(gs_partition_check(spmd, rt, &cd, ins, &rep));
+            CHECK_MSG(rep.ok, "%s", rep.message ? rep.message : "");
+            gs_runtime_destroy(rt);
+        }
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* the C API: components of one variadic op built one by one, and what it refuses */
 static void test_reducer_variadic_api(void) {
     gs_ctx *ctx = gst_ctx();
@@ -351,4 +416,5 @@ void suite_reducers(void) {
     RUN(test_reducer_cost);
     RUN(test_reducer_variadic_mixing);
     RUN(test_reducer_variadic_api);
+    RUN(test_reducer_variadic_partition);
 }
