@@ -248,6 +248,8 @@ GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding 
 /* scatter: operand[V,E]{E split} x indices[B,1]{rep} x updates[B,E]{E split} -> out[V,E]{E split}, local;
    indices and updates{B split} -> local scatters into the identity + all-reduce; else replicated */
 GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* infeed (data leaves.., token){per leaf} -> each device's tiles of the leaves (uneven: a conditional per shape) */
+GS__FN gs_value *gs__sp_infeed(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* a collective the source wrote: all-reduce or collective-permute with channel_id on a replicated value, or in a
    partly manual region when its groups or pairs stay within devices holding the same tile: x[local]{t} ->
    out[local]{t} as written; else an error */

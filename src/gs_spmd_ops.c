@@ -1044,10 +1044,24 @@ GS__FN gs_value *gs__sp_tuple(gs__sp *sp, const gs_value *v, const gs_sharding *
 GS__FN gs_value *gs__sp_get_tuple_element(gs__sp *sp, const gs_value *v, const gs_sharding *t,
                                           const gs_sharding **osh) {
     const gs_sharding *ts = sp->G->vals[v->operands[0]->id].sh;
+    const gs_value *x = v->operands[0];
     (void)t;
-    if (v->operands[0]->tree) {
-        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: nested tuples are not partitioned (flatten the tuple)", v->name);
-        return NULL;
+    if (x->tree) {   /* of a nested tuple: element index is leaf `first`, or a tuple of leaves first.. */
+        int first, nl, node, j;
+        const gs_sharding **el;
+        if (!gs__tuple_child(x, v->index, &first, &nl, &node)) {
+            gs__err(sp->ctx, GS_ERR_SHAPE, "%s: index %lld is out of range", v->name, (long long)v->index);
+            return NULL;
+        }
+        if (x->tree[node] < 0) {
+            *osh = gs__sp_elem(ts, first);
+        } else {
+            if (!(el = (const gs_sharding **)gs__arena_alloc(sp->ctx, sizeof(gs_sharding *) * (size_t)(nl > 0 ? nl : 1))))
+                return NULL;
+            for (j = 0; j < nl; j++) el[j] = gs__sp_elem(ts, first + j);
+            if (!(*osh = gs_sharding_tuple(sp->ctx, nl, el))) return NULL;
+        }
+        return gs_get_tuple_element(sp->G->g, sp->G->vals[x->id].v, v->index);
     }
     *osh = gs__sp_elem(ts, (int)v->index);
     return gs_get_tuple_element(sp->G->g, sp->G->vals[v->operands[0]->id].v, v->index);
@@ -1261,9 +1275,114 @@ GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding
     return gs__sp_replicated(sp, v, "no partitioned rule", osh);
 }
 
+/* The leaves of infeed v's result (data leaves, then the token) on device p, or with p < 0 their shard shapes
+   (XLA's MakePartitionedShape / MakeNonPaddedShapeForGivenPartition): a data leaf's tile under its element of t
+   (on device p its real part, the padding cut off); other leaves and the token whole. The partitioner holds a
+   maximal leaf as replicated (docs/xla_differences.md): every device infeeds it, where XLA's other devices read
+   an empty tuple and make zeros. */
+GS__FN void gs__sp_infeed_leaves(const gs_value *v, const gs_sharding *t, int64_t p, gs_shape *out) {
+    int i, d;
+    int64_t idx[GS_MAX_TILE_RANK];
+    for (i = 0; i < v->n_tuple; i++) {
+        const gs_sharding *e = t && t->kind == GS_SHARDING_TUPLE ? (i < t->n_elems ? t->elems[i] : NULL) : t;
+        out[i] = v->tuple[i];
+        if (v->tuple[i].dtype == GS_TOKEN || !e || e->kind != GS_SHARDING_TILED) continue;
+        out[i] = gs__sp_local(e, v->tuple[i]);
+        if (p < 0 || !gs_sharding_device_index(e, p, idx)) continue;
+        for (d = 0; d < out[i].rank && d < e->rank; d++) {
+            int64_t left = v->tuple[i].dims[d] - idx[d] * out[i].dims[d];
+            out[i].dims[d] = left < 0 ? 0 : left < out[i].dims[d] ? left : out[i].dims[d];
+        }
+    }
+}
+
+/* infeed v's op in graph g reading token tok, its result's leaves `leaves` */
+GS__FN gs_value *gs__sp_infeed_op(gs__sp *sp, gs_graph *g, const gs_value *v, gs_value *tok, const gs_shape *leaves) {
+    gs_value *n;
+    size_t at = offsetof(gs_value, index);
+    sp->ctx->next_name = v->name;
+    n = gs__value_new(g, GS_OP_OPAQUE, 1, &tok);
+    sp->ctx->next_name = NULL;
+    if (!n) return NULL;
+    memcpy((char *)n + at, (const char *)v + at, sizeof(gs_value) - at);
+    if (!(n->opaque_tuple = (const gs_shape *)gs__arena_dup(sp->ctx, leaves, sizeof(gs_shape) * (size_t)v->n_tuple)))
+        return NULL;
+    return gs__finish(n);
+}
+
+/* element k of x (k < 0: x; node *node of v's result, leaves from *leaf on) with every array leaf padded on the
+   high side up to want's (XLA's PadToShape: zeros) */
+GS__FN gs_value *gs__sp_pad_tree(gs__sp *sp, gs_graph *g, gs_value *x, int64_t k, const gs_value *v, int *node,
+                                 int *leaf, const gs_shape *want) {
+    int kids = v->tree ? v->tree[*node] : *node == 0 ? v->n_tuple : -1, c, d;
+    gs_value **el, *e = k < 0 ? x : gs_get_tuple_element(g, x, k);
+    (*node)++;
+    if (!e) return NULL;
+    if (kids < 0) {
+        int64_t lo[GS_MAX_RANK] = {0}, hi[GS_MAX_RANK] = {0};
+        const gs_shape *w = &want[(*leaf)++];
+        if (e->shape.dtype == GS_TOKEN || gs_shape_equal(&e->shape, w)) return e;
+        for (d = 0; d < w->rank; d++) hi[d] = w->dims[d] - e->shape.dims[d];
+        return gs_pad(g, e, gs_scalar(g, e->shape.dtype, 0), lo, hi, NULL);
+    }
+    if (!(el = (gs_value **)gs__arena_alloc(sp->ctx, sizeof(gs_value *) * (size_t)(kids > 0 ? kids : 1)))) return NULL;
+    for (c = 0; c < kids; c++)
+        if (!(el[c] = gs__sp_pad_tree(sp, g, e, c, v, node, leaf, want))) return NULL;
+    return gs_tuple(g, kids, el);
+}
+
+/* infeed: (data.., token){per-leaf sharding} -> each device infeeds its own tile of every data leaf (XLA's
+   HandleInfeed): one infeed of the shard shapes when the tiles are even; else a conditional with a branch per
+   distinct per-device shape (selected by partition-id, or a table of it), each infeeding its real tiles and
+   padding them to the shard shapes */
+GS__FN gs_value *gs__sp_infeed(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    gs_graph *g = sp->G->g, **br;
+    gs_shape *shard, *all;
+    gs_value *tok, *sel, **args;
+    int32_t *pick;
+    int nb = 0, b, node, leaf;
+    int64_t p, q;
+    size_t L = (size_t)v->n_tuple, B = sizeof(gs_shape) * L;
+    tok = gs__sp_get(sp, v->operands[0], sp->G->vals[v->operands[0]->id].sh);
+    shard = (gs_shape *)gs__arena_alloc(sp->ctx, B * (size_t)(sp->D + 1));
+    pick = (int32_t *)gs__arena_alloc(sp->ctx, sizeof(int32_t) * (size_t)sp->D);
+    if (!tok || !shard || !pick) return NULL;
+    all = shard + L;   /* the distinct per-device leaves, nb of them */
+    gs__sp_infeed_leaves(v, t, -1, shard);
+    for (p = 0; p < sp->D; p++) {
+        gs__sp_infeed_leaves(v, t, p, all + (size_t)nb * L);
+        for (q = 0; q < nb && memcmp(all + (size_t)q * L, all + (size_t)nb * L, B); q++) {}
+        pick[p] = (int32_t)q;
+        if (q == nb) nb++;
+    }
+    *osh = t;
+    if (nb == 1 && !memcmp(all, shard, B)) {
+        gs__sp_note(sp, "infeed: each device reads its tiles");
+        return gs__sp_infeed_op(sp, g, v, tok, shard);
+    }
+    br = (gs_graph **)gs__arena_alloc(sp->ctx, sizeof(gs_graph *) * (size_t)nb);
+    args = (gs_value **)gs__arena_alloc(sp->ctx, sizeof(gs_value *) * (size_t)nb);
+    if (!br || !args) return NULL;
+    for (b = 0; b < nb; b++) {
+        const gs_shape *lb = all + (size_t)b * L;
+        gs_value *r;
+        const char *name = gs__arena_printf(sp->ctx, "%s_branch_%d", v->name, b);
+        if (!name || !(br[b] = gs_graph_new(sp->ctx, name))) return NULL;
+        r = gs__sp_infeed_op(sp, br[b], v, gs_parameter(br[b], 0, tok->shape, "infeed_token_param"), lb);
+        node = leaf = 0;
+        if (r && memcmp(lb, shard, B)) r = gs__sp_pad_tree(sp, br[b], r, -1, v, &node, &leaf, shard);
+        if (!r || gs_graph_set_root(br[b], r) != GS_OK) return NULL;
+        args[b] = tok;
+    }
+    sel = nb == sp->D ? gs__sp_pid(sp) : gs__sp_tab_make(sp, NULL, NULL, 0, 0, 0, pick);
+    gs__sp_note(sp, "infeed: a conditional of %d branches (one per per-device shape), each padded to the shard shape", nb);
+    return gs_conditional(g, sel, nb, br, args);
+}
+
 /* an op gshard.h reads but cannot run (GS_OP_OPAQUE): computed replicated, with a warning naming it */
 GS__FN gs_value *gs__sp_opaque(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
-    (void)t;
+    if (v->opaque && strcmp(v->opaque, "infeed") == 0 && v->n_operands == 1 && v->shape.dtype == GS_TUPLE && v->n_tuple > 0)
+        return gs__sp_infeed(sp, v, t, osh);
     if (v->tree) {
         gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: %s with a nested tuple result is not partitioned", v->name,
                 v->opaque ? v->opaque : "op");
