@@ -4939,7 +4939,7 @@ GS__FN const char *gs__stat_skip(const char *p, const char *e) {
 GS__FN void gs__stat_sharding(gs__stats *st, const char *p, const char *e) {
     static const char *const forms[] = {"replicated", "maximal", "manual", "tiled", "tiled, partly replicated",
                                         "tiled, last_tile_dims", "tuple", "named mesh", "unreduced", "other"};
-    static const bool known[] = {true, true, true, true, true, true, true, true, true, false};   /* unreduced: read, not partitioned */
+    static const bool known[] = {true, true, true, true, true, true, true, true, true, false};
     int f = 9;
     size_t n = (size_t)(e - p);
 #define GS__HAS(w) (gs__memmem(p, n, w) != NULL)
