@@ -230,7 +230,9 @@ static void test_unreduced_reshard(void) {
         CHECK_MSG(h.ar == 1, "ar %d\n%s", h.ar, h.text);
     gs_ctx_destroy(h.ctx);
     /* a tuple of unreduced values, each summed where a copy wants it whole */
-    if (ur_case(&h, "  a = (f32[8], f32[8]) parameter(0), sharding={{mesh['x'=2] [], unreduced={'x'}}, {mesh['x'=2] [], unreduced={'x'}}}\n"
+    if (ur_case(&h, "  a0 = f32[8] parameter(0), sharding={mesh['x'=2] [{}], unreduced={'x'}}\n"
+                    "  a1 = f32[8] parameter(1), sharding={unreduced}\n"
+                    "  a = (f32[8], f32[8]) tuple(a0, a1), sharding={{mesh['x'=2] [{}], unreduced={'x'}}, {unreduced}}\n"
                     "  g0 = f32[8] get-tuple-element(a), index=0\n"
                     "  g1 = f32[8] get-tuple-element(a), index=1\n"
                     "  c0 = f32[8] copy(g0), sharding={mesh['x'=2] []}\n"
