@@ -265,6 +265,27 @@ static void test_unreduced_to(void) {
     gs_ctx_destroy(h.ctx);
 }
 
+/* a convolution whose input features are split keeps its partial sums as its unreduced sharding asks; a while
+   loop carrying an unreduced parameter sums it where the loop needs the whole value */
+static void test_unreduced_conv_while(void) {
+    gst_case h;
+    if (ur_case(&h, "  x = f32[2,9,8] parameter(0), sharding={devices=[1,1,2]0,1}\n"
+                    "  k = f32[3,8,5] parameter(1), sharding={devices=[1,2,1]0,1}\n"
+                    "  ROOT r = f32[2,7,5] convolution(x, k), window={size=3}, dim_labels=b0f_0io->b0f, sharding={unreduced}\n", 2))
+        CHECK_MSG(h.ar == 0 && h.rs == 0 && h.ag == 0, "ar %d rs %d ag %d\n%s", h.ar, h.rs, h.ag, h.text);
+    gs_ctx_destroy(h.ctx);
+    if (gst_case_run(&h, "cond {\n  s = (s32[], f32[4,6]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+                         "  n = s32[] constant(3)\n  ROOT lt = pred[] compare(i, n), direction=LT\n}\n"
+                         "body {\n  s = (s32[], f32[4,6]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+                         "  x = f32[4,6] get-tuple-element(s), index=1\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n"
+                         "  y = f32[4,6] add(x, x)\n  ROOT t = (s32[], f32[4,6]) tuple(j, y)\n}\n",
+                     "  p = f32[4,6] parameter(0), sharding={unreduced}\n  z = s32[] constant(0)\n"
+                     "  t = (s32[], f32[4,6]) tuple(z, p)\n  w = (s32[], f32[4,6]) while(t), condition=cond, body=body\n"
+                     "  ROOT r = f32[4,6] get-tuple-element(w), index=1\n", 2, 1e-5, 5))
+        CHECK_MSG(h.ar >= 1, "ar %d\n%s", h.ar, h.text);
+    gs_ctx_destroy(h.ctx);
+}
+
 void suite_unreduced(void) {
     RUN(test_unreduced_forms);
     RUN(test_unreduced_module);
@@ -274,4 +295,5 @@ void suite_unreduced(void) {
     RUN(test_unreduced_subgroup_dot);
     RUN(test_unreduced_reshard);
     RUN(test_unreduced_to);
+    RUN(test_unreduced_conv_while);
 }
