@@ -4692,6 +4692,70 @@ GS__FN const char *gs__spread_sharding(gs__parser *P, const char *sh, int n) {
     return gs__sb_finish(&sb, "gs_hlo_parse");
 }
 
+/* Opcodes whose declared type must be the one they compute even under XLA's mixed precision (they only move or
+   reinterpret data: the HLO verifier's list) */
+static const char *const gs__exact_type_ops[] = {
+    "bitcast", "call", "conditional", "constant", "copy-done", "copy-start", "custom-call", "get-tuple-element",
+    "infeed", "outfeed", "opt-barrier", "parameter", "recv", "recv-done", "send", "send-done", "tuple", "while"};
+
+/* v, built for instruction in, is not of its declared shape. XLA's mixed precision (its verifier with
+   allow_mixed_precision, as the TPU pipeline runs it after BFloat16Propagation and BFloat16ConversionFolding) lets
+   an array instruction declare another floating-point type than it computes: the value is the op's, converted to
+   the declared type (FloatNormalization rewrites it so: the op in the computed type, then a convert). Returns the
+   convert (v keeps the name "<name>.wide"), or NULL with the shape error. */
+GS__FN gs_value *gs__mixed_precision(gs__parser *P, gs__pcomp *comp, const gs__pinst *in, gs_value *v, const char *name) {
+    const gs_shape *ds = &in->type.s;
+    gs_value *c;
+    size_t i;
+    bool exact = false;
+    for (i = 0; i < GS__COUNTOF(gs__exact_type_ops); i++) exact = exact || strcmp(in->opcode, gs__exact_type_ops[i]) == 0;
+    if (exact || in->type.tuple || v->shape.dtype == GS_TUPLE || !gs__is_float(ds->dtype) || !gs__is_float(v->shape.dtype) ||
+        ds->rank != v->shape.rank || memcmp(ds->dims, v->shape.dims, sizeof(int64_t) * (size_t)ds->rank) != 0) {
+        gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
+        return NULL;
+    }
+    name = gs__arena_printf(P->ctx, "%s.wide", name);
+    if (!name || !gs__free_name(P, comp->graph, v, name) || gs_value_set_name(v, name) != GS_OK) return NULL;
+    v->auto_name = true;   /* made up here: a later instruction of the text may take the name */
+    if (!(c = gs_convert(comp->graph, v, ds->dtype))) gs__builder_failed(P, &in->at);
+    return c;
+}
+
+/* XLA's mixed precision in the operands: the floating-point operands of one op in several floating-point types
+   (an f32 and a bf16) are computed in the widest of them (FloatNormalization converts the others so), each other
+   one converted to it. Not for ops that only move data (gs__exact_type_ops), those whose operands may have types
+   of their own (sort, collectives, variadic reduce, reduce-window and scatter), nor dot and convolution, which
+   read operand types that widen exactly to their result themselves. */
+GS__FN bool gs__mixed_inputs(gs__parser *P, gs__pcomp *comp, const gs__pinst *in, gs_value **xs, int n) {
+    gs_op op = in->op;
+    gs_dtype w = GS_DTYPE_INVALID;
+    bool mixed = false;
+    size_t i;
+    int k;
+    if (n < 2 || in->lowered || op == GS_OP_SORT || op == GS_OP_DOT || op == GS_OP_CONVOLUTION ||
+        (op >= GS_OP_ALL_REDUCE && op <= GS_OP_COLLECTIVE_PERMUTE) ||
+        ((op == GS_OP_REDUCE || op == GS_OP_REDUCE_WINDOW) && n > 2) || (op == GS_OP_SCATTER && n > 3))
+        return true;
+    for (i = 0; i < GS__COUNTOF(gs__exact_type_ops); i++)
+        if (strcmp(in->opcode, gs__exact_type_ops[i]) == 0) return true;
+    for (k = 0; k < n; k++) {
+        gs_dtype t = xs[k] ? xs[k]->shape.dtype : GS_DTYPE_INVALID;
+        if (!xs[k] || t == GS_TUPLE || !gs__is_float(t) || t == w) continue;
+        if (w != GS_DTYPE_INVALID) {
+            mixed = true;
+            if (gs_dtype_size(t) == gs_dtype_size(w)) t = GS_F32;   /* bf16 and f16: f32 holds both */
+            else if (gs_dtype_size(t) < gs_dtype_size(w)) t = w;
+        }
+        w = t;
+    }
+    for (k = 0; mixed && k < n; k++)
+        if (xs[k] && xs[k]->shape.dtype != GS_TUPLE && gs__is_float(xs[k]->shape.dtype) && xs[k]->shape.dtype != w) {
+            P->ctx->next_name = NULL;
+            if (!(xs[k] = gs_convert(comp->graph, xs[k], w))) return gs__builder_failed(P, &in->at);
+        }
+    return true;
+}
+
 GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
     gs_value *v, **xs;
     gs__pattr *a;
@@ -4736,6 +4800,7 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
                             arity < 0 ? "at least " : "", arity < 0 ? least : arity,
                             (arity < 0 ? least : arity) == 1 ? "" : "s", n);
     }
+    if (!gs__mixed_inputs(P, comp, in, xs, n)) return false;
     if (in->shape_omitted && (op == GS_OP_PARAMETER || op == GS_OP_CONSTANT || op == GS_OP_IOTA || op == GS_OP_BROADCAST ||
                               op == GS_OP_RESHAPE || op == GS_OP_CONVERT || op == GS_OP_RNG || op == GS_OP_ANNOTATE ||
                               op == GS_OP_BITCAST_CONVERT || op == GS_OP_RNG_BIT_GENERATOR ||
@@ -4767,8 +4832,9 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
     v = b.v;
     P->ctx->next_name = NULL; /* unused when the builder failed before making a value */
     if (!v) return gs__builder_failed(P, &in->at);
-    if (!in->shape_omitted && !b.collapsed && !gs__pshape_matches(P, &in->type, v))
-        return gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
+    if (!in->shape_omitted && !b.collapsed && !gs__pshape_matches(P, &in->type, v) &&
+        !(v = gs__mixed_precision(P, comp, in, v, b.name)))
+        return false;
     if (op != GS_OP_PARAMETER && (!gs__free_name(P, comp->graph, v, b.name) || gs_value_set_name(v, b.name) != GS_OK))
         return gs__builder_failed(P, &in->at);
     if (op != GS_OP_PARAMETER && comp->prefix) v->auto_name = true;   /* "<caller>.<name>" is made up too */

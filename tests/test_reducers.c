@@ -356,6 +356,40 @@ static void test_reducer_variadic_partition(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* cost: the results of one variadic reduce share its one fold: 24 combinations of add_min_max's 4 computing
+   instructions (minimum, maximum, two adds) = 96 FLOPs in all, half on each result, and each input read once */
+static void test_reducer_variadic_cost(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m\n\n" ADD_MIN_MAX "ENTRY e {\n  a = f32[4,6] parameter(0)\n"
+                                     "  b = f32[4,6] parameter(1)\n  z = f32[] constant(0)\n"
+                                     "  ROOT r = (f32[4], f32[4]) reduce(a, b, z, z), dimensions={1}, to_apply=add_min_max\n}\n");
+    gs_topology_desc d;
+    gs_topology *t = NULL;
+    gs_cost_report *rep = NULL;
+    int i, found = 0;
+    double flops = 0, rd = 0;
+    memset(&d, 0, sizeof d);
+    d.chip = gs_chip_find("v6e");
+    d.mesh_rank = 1;
+    d.mesh[0] = 1;
+    if (g && d.chip) {
+        CHECK_OK(gs_topology_create(ctx, &d, &t));
+        if (t) CHECK_OK(gs_cost_program(g, t, &rep));
+        for (i = 0; rep && i < gs_cost_report_num_rows(rep); i++) {
+            const gs_cost_row *r = gs_cost_report_row(rep, i);
+            if (gs_value_op(r->value) != GS_OP_REDUCE) continue;
+            CHECK_NEAR(r->flops, 48.0, 0.0);
+            flops += r->flops;
+            rd += r->hbm_read;
+            found++;
+        }
+        CHECK_EQ_INT(found, 2);
+        CHECK_NEAR(flops, 96.0, 0.0);
+        CHECK_NEAR(rd, 2 * 96.0 + 2 * 4.0, 0.0);   /* a and b (96 bytes each) and the two inits, once */
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* the C API: components of one variadic op built one by one, and what it refuses */
 static void test_reducer_variadic_api(void) {
     gs_ctx *ctx = gst_ctx();
@@ -417,4 +451,5 @@ void suite_reducers(void) {
     RUN(test_reducer_variadic_mixing);
     RUN(test_reducer_variadic_api);
     RUN(test_reducer_variadic_partition);
+    RUN(test_reducer_variadic_cost);
 }
