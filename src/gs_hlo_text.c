@@ -4724,15 +4724,15 @@ GS__FN gs_value *gs__mixed_precision(gs__parser *P, gs__pcomp *comp, const gs__p
 /* XLA's mixed precision in the operands: the floating-point operands of one op in several floating-point types
    (an f32 and a bf16) are computed in the widest of them (FloatNormalization converts the others so), each other
    one converted to it. Not for ops that only move data (gs__exact_type_ops), those whose operands may have types
-   of their own (sort, collectives, variadic reduce, reduce-window and scatter), nor dot and convolution, which
-   read operand types that widen exactly to their result themselves. */
+   of their own (sort, collectives, variadic reduce, reduce-window and scatter), nor dot, which reads operand
+   types that widen exactly to its result itself. */
 GS__FN bool gs__mixed_inputs(gs__parser *P, gs__pcomp *comp, const gs__pinst *in, gs_value **xs, int n) {
     gs_op op = in->op;
     gs_dtype w = GS_DTYPE_INVALID;
     bool mixed = false;
     size_t i;
     int k;
-    if (n < 2 || in->lowered || op == GS_OP_SORT || op == GS_OP_DOT || op == GS_OP_CONVOLUTION ||
+    if (n < 2 || in->lowered || op == GS_OP_SORT || op == GS_OP_DOT ||
         (op >= GS_OP_ALL_REDUCE && op <= GS_OP_COLLECTIVE_PERMUTE) ||
         ((op == GS_OP_REDUCE || op == GS_OP_REDUCE_WINDOW) && n > 2) || (op == GS_OP_SCATTER && n > 3))
         return true;
