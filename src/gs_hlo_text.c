@@ -3044,7 +3044,7 @@ GS__FN bool gs__bi_ragged_dot(gs__bi *b) {
                         dd->n_contract != nc2 ? "Must specify the same number of contracting dimensions for lhs and rhs."
                                               : "Must the same number of batch dimensions for lhs and rhs.");
     b->v = gs__dot_as(P, b, NULL, &rd);
-    return b->v != NULL;
+    return true;
 }
 
 GS__FN bool gs__bi_unsupported(gs__bi *b) {
@@ -4634,6 +4634,25 @@ GS__FN bool gs__check_attrs(gs__parser *P, const gs__pinst *in, gs_value *v, boo
     return true;
 }
 
+/* An attribute XLA's parser does not know is an error before anything the builder found (a misspelt
+   lhs_ragged_dims= reads as a typo, not as a ragged dot without ragged dims); false with it reported. */
+GS__FN bool gs__unknown_attr(gs__parser *P, const gs__pinst *in) {
+    int k;
+    for (k = in->first_attr; k < in->first_attr + in->n_attrs; k++) {
+        const gs__pattr *a = &P->attrs[k];
+        const char *near;
+        if (gs__in_list(a->name, gs__xla_attrs, GS__COUNTOF(gs__xla_attrs)) ||
+            gs__in_list(a->name, gs__harmless_attrs, GS__COUNTOF(gs__harmless_attrs)) ||
+            gs__in_list(a->name, gs__kept_attrs, GS__COUNTOF(gs__kept_attrs)))
+            continue;
+        gs_ctx_clear_error(P->ctx);
+        near = gs__closest(a->name, gs__xla_attrs, GS__COUNTOF(gs__xla_attrs));
+        if (near) return gs__perr(P, &a->at, GS_ERR_PARSE, "unknown attribute '%s' (did you mean '%s'?)", a->name, near);
+        return gs__perr(P, &a->at, GS_ERR_PARSE, "unknown attribute '%s'", a->name);
+    }
+    return true;
+}
+
 /* true if a sharding's text is the tuple form "{{...}, {...}}" */
 GS__FN bool gs__tuple_sharding_text(const char *s) {
     while (*s == ' ') s++;
@@ -4727,7 +4746,7 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         return false;
     v = b.v;
     P->ctx->next_name = NULL; /* unused when the builder failed before making a value */
-    if (!v) return gs__builder_failed(P, &in->at);
+    if (!v) return gs__unknown_attr(P, in) && gs__builder_failed(P, &in->at);
     if (!in->shape_omitted && !b.collapsed && !gs__pshape_matches(P, &in->type, v))
         return gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
     if (op != GS_OP_PARAMETER && (!gs__free_name(P, comp->graph, v, b.name) || gs_value_set_name(v, b.name) != GS_OK))
