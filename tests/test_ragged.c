@@ -307,7 +307,226 @@ static void test_ragged_naive(void) {
     }
 }
 
+/* ---- partitioned vs reference ---- */
+/* "{devices=[..]<=[D] ...}": dims of x split per k[] (product dividing D; the rest replicated) */
+static void rd_sharding(char *buf, size_t cap, int rank, const int64_t *k, int64_t D) {
+    int64_t prod = 1;
+    int d, len;
+    for (d = 0; d < rank; d++) prod *= k[d];
+    if (prod == 1) { snprintf(buf, cap, "{replicated}"); return; }
+    len = snprintf(buf, cap, "{devices=[");
+    for (d = 0; d < rank; d++) len += snprintf(buf + len, cap - (size_t)len, "%s%lld", d ? "," : "", (long long)k[d]);
+    if (prod < D) len += snprintf(buf + len, cap - (size_t)len, ",%lld", (long long)(D / prod));
+    snprintf(buf + len, cap - (size_t)len, "]<=[%lld]%s}", (long long)D, prod < D ? " last_tile_dim_replicate" : "");
+}
+
+/* up to two dims of a rank-r array split 2-way each (within D) */
+static void rd_pick(uint64_t *s, int rank, int64_t D, int64_t *k) {
+    int d, n = (int)gst_randint(s, 0, D >= 4 ? 2 : 1);
+    for (d = 0; d < rank; d++) k[d] = 1;
+    while (n-- > 0 && rank > 0) k[gst_randint(s, 0, rank - 1)] = 2;
+}
+
+/* the case partitioned for D devices with the given shardings (NULL: none), run on lockstep devices with
+   poisoned padding and compared with the reference interpreter; *n_ag / *n_ar count the SPMD program's
+   all-gathers and all-reduces */
+static bool rd_partition(const rd_case *c, const char *const *sh, int64_t D, uint64_t seed, int *n_ag, int *n_ar) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g, *spmd = NULL;
+    gs_value *r = rd_build(ctx, c, GS_F32, GS_S32, &g), *ps[3];
+    gs_partition_desc pd;
+    gs_runtime_desc rdsc;
+    gs_runtime *rt = NULL;
+    gs_check_desc cd;
+    gs_check_report rep;
+    void *in[3];
+    bool ok = true;
+    int k, i;
+    if (!r) { gs_ctx_destroy(ctx); return false; }
+    for (k = 0; k < 3; k++) ps[k] = gs_graph_param(g, k);
+    for (k = 0; k < 4; k++)
+        if (sh[k]) CHECK_OK(gs_value_set_sharding_text(k < 3 ? ps[k] : r, sh[k]));
+    memset(&pd, 0, sizeof pd);
+    pd.num_devices = D;
+    if (gs_partition(g, &pd, &spmd) != GS_OK) {
+        gst_failf(__FILE__, __LINE__, "partition: %s\n%s", gs_ctx_error_msg(ctx), gs_hlo_print(g));
+        gs_ctx_destroy(ctx);
+        return false;
+    }
+    for (k = 0; k < 3; k++) {
+        gs_shape s = gs_value_shape(ps[k]);
+        in[k] = malloc(gs_shape_bytes(&s) + 1);
+        gs_fill_random(s, seed + (uint64_t)k, k, in[k]);
+    }
+    memset(&rdsc, 0, sizeof rdsc);
+    rdsc.num_devices = D;
+    rdsc.mode = GS_RUNTIME_LOCKSTEP;
+    memset(&cd, 0, sizeof cd);
+    CHECK_OK(gs_runtime_create(ctx, &rdsc, &rt));
+    if (rt) {
+        gs_result res = gs_partition_check(spmd, rt, &cd, (const void *const *)in, &rep);
+        ok = res == GS_OK && rep.ok && rep.n_compared > 0;
+        CHECK_MSG(ok, "%s\n%s\n%s", res == GS_OK ? rep.message : gs_ctx_error_msg(ctx), gs_hlo_print(g),
+                  gs_partition_print(spmd, true));
+    }
+    *n_ag = *n_ar = 0;
+    for (i = 0; i < gs_graph_num_values(spmd); i++) {
+        gs_op op = gs_value_op(gs_graph_value(spmd, i));
+        *n_ag += op == GS_OP_ALL_GATHER;
+        *n_ar += op == GS_OP_ALL_REDUCE;
+    }
+    gs_runtime_destroy(rt);
+    for (k = 0; k < 3; k++) free(in[k]);
+    gs_ctx_destroy(ctx);
+    return ok;
+}
+
+/* MoE's expert layer: tokens[T,d] sorted by expert x experts[E,d,f] -> [T,f]. The token dim (the ragged one) and
+   the model dim split: each device runs its rows with its tile's offset taken off the first group, and the
+   partial sums over d are all-reduced; nothing is gathered */
+static void test_ragged_partition_moe(void) {
+    rd_case c;
+    int64_t l[2] = {13, 8}, w[3] = {4, 8, 6}, gz[1] = {4};
+    const char *sh[4] = {"{devices=[2,2]<=[4]}", "{devices=[1,2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}", "{replicated}",
+                         "{devices=[2,1,2]<=[4] last_tile_dim_replicate}"};
+    int ag, ar;
+    memset(&c, 0, sizeof c);
+    c.d.dot.n_contract = 1;
+    c.d.dot.lhs_contract[0] = 1;
+    c.d.dot.rhs_contract[0] = 1;
+    c.d.n_lhs_ragged = 1;
+    c.d.lhs_ragged[0] = 0;
+    c.d.n_rhs_group = 1;
+    c.d.rhs_group[0] = 0;
+    c.L = rd_shape(2, l);
+    c.R = rd_shape(3, w);
+    c.Gs = rd_shape(1, gz);
+    if (rd_partition(&c, sh, 4, 7, &ag, &ar)) {
+        CHECK_EQ_INT(ag, 0);
+        CHECK_EQ_INT(ar, 1);
+    }
+    /* contracting mode (the experts' weight gradient): x[d,T] x dy[T,f] -> [E,d,f], T split: partial sums */
+    c.d.dot.lhs_contract[0] = 1;
+    c.d.dot.rhs_contract[0] = 0;
+    c.d.lhs_ragged[0] = 1;
+    c.d.n_rhs_group = 0;
+    l[0] = 8; l[1] = 13;
+    w[0] = 13; w[1] = 6;
+    c.L = rd_shape(2, l);
+    c.R = rd_shape(2, w);
+    sh[0] = "{devices=[1,4]<=[4]}";
+    sh[1] = "{devices=[4,1]<=[4]}";
+    sh[3] = "{replicated}";
+    if (rd_partition(&c, sh, 4, 9, &ag, &ar)) {
+        CHECK_EQ_INT(ag, 0);
+        CHECK_EQ_INT(ar, 1);
+    }
+}
+
+/* random shapes of the three modes, random shardings (uneven splits, dims of 1 split), D of 2, 4 and 8 */
+static void test_ragged_partition_random(void) {
+    uint64_t s = 0xabc;
+    int it;
+    for (it = 0; it < 90 && !gst_checks_failed_in_test; it++) {
+        rd_case c;
+        int64_t gsv[1024], k[GS_MAX_RANK], D = (int64_t)1 << gst_randint(&s, 1, 3);
+        char b[4][160];
+        const char *sh[4];
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *g;
+        gs_value *r;
+        int j, ag, ar;
+        rd_random(&s, it % 3, &c, gsv);
+        r = rd_build(ctx, &c, GS_F32, GS_S32, &g);
+        for (j = 0; j < 4; j++) {
+            gs_shape sj = j == 0 ? c.L : j == 1 ? c.R : j == 2 ? c.Gs : gs_value_shape(r);
+            rd_pick(&s, sj.rank, D, k);
+            rd_sharding(b[j], sizeof b[j], sj.rank, k, D);
+            sh[j] = gst_randint(&s, 0, 3) == 0 ? NULL : b[j];
+        }
+        gs_ctx_destroy(ctx);
+        rd_partition(&c, sh, D, (uint64_t)it, &ag, &ar);
+    }
+}
+
+/* propagation: the operands' splits reach the result (the rhs group dim's does not), and back */
+static void test_ragged_propagate(void) {
+    gs_ctx *ctx = gst_ctx();
+    const char *text =
+        "HloModule m\nENTRY e {\n"
+        "  a = f32[16,32,64] parameter(0), sharding={devices=[2,2,1]<=[4]}\n"
+        "  b = f32[4,16,64,8] parameter(1), sharding={devices=[2,1,1,1,2]<=[4] last_tile_dim_replicate}\n"
+        "  c = u32[16,4] parameter(2)\n"
+        "  ROOT r = f32[16,32,8] ragged-dot(a, b, c), lhs_batch_dims={0}, rhs_batch_dims={1}, lhs_contracting_dims={2}, "
+        "rhs_contracting_dims={2}, lhs_ragged_dims={1}, rhs_group_dims={0}\n}\n";
+    const char *text2 =
+        "HloModule m\nENTRY e {\n"
+        "  a = f32[16,32,64] parameter(0)\n  b = f32[16,64,8] parameter(1)\n  c = s32[16,4] parameter(2)\n"
+        "  ROOT r = f32[4,16,32,8] ragged-dot(a, b, c), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, "
+        "rhs_contracting_dims={1}, lhs_ragged_dims={2}, sharding={devices=[2,2,1,1]<=[4]}\n}\n";
+    gs_graph *g = NULL;
+    gs_propagate_desc pd;
+    memset(&pd, 0, sizeof pd);
+    pd.num_devices = 4;
+    CHECK_OK(gs_hlo_parse(ctx, text, strlen(text), &g));
+    if (g) {
+        CHECK_OK(gs_propagate(g, &pd));
+        /* a's batch and ragged splits pass; b's group split says nothing */
+        CHECK(strstr(gs_hlo_print(g), "lhs_ragged_dims={1}, rhs_group_dims={0}, sharding={devices=[2,2,1]<=[4]}") != NULL);
+        /* group_sizes[16,4] follows the batch split, its group dim whole */
+        CHECK(strstr(gs_hlo_print(g), "c = u32[16,4] parameter(2), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}") != NULL);
+    }
+    g = NULL;
+    CHECK_OK(gs_hlo_parse(ctx, text2, strlen(text2), &g));
+    if (g) {
+        const char *p;
+        CHECK_OK(gs_propagate(g, &pd));
+        p = gs_hlo_print(g);
+        /* the result's group dim split is not passed back; its batch split is, to a, b and group_sizes */
+        CHECK_MSG(strstr(p, "a = f32[16,32,64] parameter(0), sharding={devices=[2,1,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}") != NULL, "%s", p);
+        CHECK_MSG(strstr(p, "c = s32[16,4] parameter(2), sharding={devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}") != NULL, "%s", p);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* cost: a dot's FLOPs, 2 * outputs * contracted extent; the contracting mode's group dim does not multiply it */
+static void test_ragged_cost(void) {
+    gs_ctx *ctx = gst_ctx();
+    const char *text =
+        "HloModule m\nENTRY e {\n  a = f32[16,32,64] parameter(0)\n  b = f32[4,16,64,8] parameter(1)\n"
+        "  c = u32[16,4] parameter(2)\n"
+        "  r = f32[16,32,8] ragged-dot(a, b, c), lhs_batch_dims={0}, rhs_batch_dims={1}, lhs_contracting_dims={2}, "
+        "rhs_contracting_dims={2}, lhs_ragged_dims={1}, rhs_group_dims={0}\n"
+        "  x = f32[16,64,8] parameter(3)\n"
+        "  ROOT k = f32[4,16,32,8] ragged-dot(a, x, c), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, "
+        "rhs_contracting_dims={1}, lhs_ragged_dims={2}\n}\n";
+    gs_graph *g = NULL;
+    gs_topology_desc td;
+    gs_topology *t = NULL;
+    gs_cost_report *rep = NULL;
+    int i, seen = 0;
+    memset(&td, 0, sizeof td);
+    td.chip = gs_chip_find("v5e");
+    td.mesh_rank = 1;
+    td.mesh[0] = 1;
+    CHECK_OK(gs_hlo_parse(ctx, text, strlen(text), &g));
+    CHECK_OK(gs_topology_create(ctx, &td, &t));
+    if (g && t) CHECK_OK(gs_cost_program(g, t, &rep));
+    for (i = 0; rep && i < gs_cost_report_num_rows(rep); i++) {
+        const gs_cost_row *row = gs_cost_report_row(rep, i);
+        if (gs_value_op(row->value) != GS_OP_RAGGED_DOT) continue;
+        CHECK_NEAR(row->flops, 2.0 * 16 * 32 * 8 * 64, 0);
+        seen++;
+    }
+    CHECK_EQ_INT(seen, 2);
+    gs_ctx_destroy(ctx);
+}
+
 void suite_ragged(void) {
     RUN(test_ragged_hand);
     RUN(test_ragged_naive);
+    RUN(test_ragged_propagate);
+    RUN(test_ragged_cost);
+    RUN(test_ragged_partition_moe);
+    RUN(test_ragged_partition_random);
 }
