@@ -55,14 +55,16 @@ typedef struct gs_partition_desc {
     /* XLA's enable_windowed_einsum_for_reduce_scatter=false: a dot whose partial sums would be reduce-scattered
        is never windowed (by default it is when the partial result per device reaches the thresholds above) */
     bool windowed_einsum_no_reduce_scatter;
-    /* XLA's partial_windowed_einsum: a dot whose operand would be all-gathered along one free dim within groups
-       of devices (split there k < D ways, its other splits kept) runs the windowed einsum on a ring of those k
-       devices per group instead; with it XLA's pattern (lhs split on two free dims, one kept by the result, the
-       result split over all D) takes the result's strategy, as XLA tries that loop first (docs/partition.md) */
+    /* XLA's partial_windowed_einsum: a dot whose strategy would all-gather an operand along one free dim inside
+       groups of devices (split k < D ways there, its other splits free dims the strategy keeps) runs the
+       windowed einsum on one ring of k devices per group instead; and XLA's pattern for it (an operand split
+       over all D devices on two free dims, one kept by the result, the result split over all D devices) takes
+       the result's strategy before the weighing, as XLA tries that loop first (docs/partition.md) */
     bool windowed_einsum_partial;
-    /* XLA's choose_faster_windowed_einsum_over_mem: the strategy weighing prices a strategy whose all-gather
-       becomes a windowed loop at the loop's time (its permutes hidden behind its dots) rather than at the
-       all-gather's, and when both operands could be windowed the loop hides the longer all-gather */
+    /* XLA's choose_faster_windowed_einsum_over_mem: the weighing prices a strategy whose all-gather becomes a
+       windowed loop at the loop's time (its permutes hidden behind its dots), and any one-dim all-gather inside
+       device groups becomes a subgroup ring, also where the groups split contracting dims (the loop's partial
+       sums combined after it: more memory, less waiting) */
     bool windowed_einsum_prefer_speed;
     /* XLA's conv_halo_exchange_always_on_lhs=false: a convolution whose input and kernel are both split along a
        spatial dim the output keeps whole (the filter gradient) exchanges its halo on the kernel, each device
