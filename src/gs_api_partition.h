@@ -55,6 +55,21 @@ typedef struct gs_partition_desc {
     /* XLA's enable_windowed_einsum_for_reduce_scatter=false: a dot whose partial sums would be reduce-scattered
        is never windowed (by default it is when the partial result per device reaches the thresholds above) */
     bool windowed_einsum_no_reduce_scatter;
+    /* XLA's partial_windowed_einsum: a dot whose strategy would all-gather an operand along one free dim inside
+       groups of devices (split k < D ways there, its other splits free dims the strategy keeps) runs the
+       windowed einsum on one ring of k devices per group instead; and XLA's pattern for it (an operand split
+       over all D devices on two free dims, one kept by the result, the result split over all D devices) takes
+       the result's strategy before the weighing, as XLA tries that loop first (docs/partition.md) */
+    bool windowed_einsum_partial;
+    /* XLA's choose_faster_windowed_einsum_over_mem: the weighing prices a strategy whose all-gather becomes a
+       windowed loop at the loop's time (its permutes hidden behind its dots), and any one-dim all-gather inside
+       device groups becomes a subgroup ring, also where the groups split contracting dims (the loop's partial
+       sums combined after it: more memory, less waiting) */
+    bool windowed_einsum_prefer_speed;
+    /* XLA's conv_halo_exchange_always_on_lhs=false: a convolution whose input and kernel are both split along a
+       spatial dim the output keeps whole (the filter gradient) exchanges its halo on the kernel, each device
+       keeping its input block; by default (XLA's true) the halo is on the input */
+    bool conv_halo_on_rhs;
     /* XLA's option names set with gs_partition_xla_option that have no effect on gshard.h's program (each
        listed in docs/xla_differences.md), as a bit mask by their index in that function's table */
     uint32_t xla_inert;
@@ -66,9 +81,9 @@ typedef struct gs_partition_desc {
 /* Sets one of XLA's SpmdPartitionerOptions by its field name, value as text: "true"/"false" for the switches,
    a non-negative integer for threshold_for_windowed_einsum_mib (0: window whenever possible) and
    total_bytes_windowed_einsum_threshold. Known: threshold_for_windowed_einsum_mib,
-   total_bytes_windowed_einsum_threshold, unroll_windowed_einsum, bidirectional_windowed_einsum (these change
-   the program), and partial_windowed_einsum, choose_faster_windowed_einsum_over_mem,
-   conv_halo_exchange_always_on_lhs, enable_enzyme_opt, skip_checking_windowed_einsum_users, cache_all_gather,
+   total_bytes_windowed_einsum_threshold, unroll_windowed_einsum, bidirectional_windowed_einsum,
+   partial_windowed_einsum, choose_faster_windowed_einsum_over_mem, conv_halo_exchange_always_on_lhs (these
+   change the program; the desc fields above say how), and enable_enzyme_opt, skip_checking_windowed_einsum_users, cache_all_gather,
    bidirectional_decomposed_all_gather, enable_windowed_einsum_for_all_gather (false: no windowed einsum),
    enable_windowed_einsum_for_reduce_scatter, disable_ag_rewrite_for_multiple_consumers,
    allow_module_signature_change, report_instruction_count (accepted; docs/xla_differences.md says what each
