@@ -243,6 +243,7 @@ struct gs_value {
     int fft_type, fft_n;      /* FFT: gs_fft_type and the lengths of the last fft_n dims */
     int64_t fft_len[3];
     gs_dot_dims *dot;
+    gs_ragged_dot_dims *ragged;   /* RAGGED_DOT */
     gs_conv_config *conv;
     gs_window_dim *window;    /* REDUCE_WINDOW: rank entries */
     gs_gather_dims *gather;
@@ -431,6 +432,11 @@ GS__FN bool gs__check_scalar_comp(gs_ctx *ctx, const char *who, const gs_graph *
 GS__FN bool gs__is_float(gs_dtype t);
 GS__FN bool gs__is_int(gs_dtype t);
 GS__FN const char *gs__shape_str(const gs_shape *s, char *buf, size_t cap);   /* "f32[4,8]" into buf */
+/* a ragged dot's mode (XLA's three), its ragged lhs dim and that dim's place in the batch or contracting list, and
+   the lhs dims group_sizes' prefix dims stand for, in order (gs_ragged_dot_dims) */
+enum { GS__RD_NONCONTRACT, GS__RD_CONTRACT, GS__RD_BATCH };
+typedef struct gs__rdinfo { int mode, ragged, pos, n_pre; int64_t pre[GS_MAX_RANK]; } gs__rdinfo;
+GS__FN int gs__ragged_info(const gs_ragged_dot_dims *d, int lhs_rank, gs__rdinfo *I);   /* the mode, -1: invalid */
 /* one window dim's output size (0 when the window does not fit) */
 GS__FN int64_t gs__window_out(const gs_window_dim *w, int64_t in);
 GS__FN gs_op gs__hlo_reduce_op(gs_reduce_kind k);         /* the binary op of reduction k (gs_hlo_text.c) */
@@ -465,6 +471,14 @@ GS__FN const gs_sharding *gs__sh_map(gs_ctx *ctx, const gs_sharding *s, int out_
 GS__FN const gs_sharding *gs__sh_merge(gs_ctx *ctx, const gs_sharding *a, const gs_sharding *b);
 GS__FN bool gs__sh_more_specific(const gs_sharding *a, const gs_sharding *b);
 GS__FN const gs_sharding *gs__sh_replicate_dims(gs_ctx *ctx, const gs_sharding *s, uint32_t mask);
+/* unreduced shardings: s with its unreduced part replicated (the summed value's sharding); whether s (or an element)
+   has one; device d's coordinate along its unreduced devices (0 when none, -1 when s does not name d) */
+/* gs_sharding_parse, and the open dims ({?}) of a named-mesh sharding of an array in *open (may be NULL) */
+GS__FN const gs_sharding *gs__sharding_parse_open(gs_ctx *ctx, const char *text, uint32_t *open);
+GS__FN const gs_sharding *gs__sh_reduced(gs_ctx *ctx, const gs_sharding *s);
+GS__FN bool gs__sh_has_unreduced(const gs_sharding *s);
+GS__FN int64_t gs__sh_unreduced_coord(const gs_sharding *s, int64_t d);
+GS__FN bool gs__sh_same_sum(const gs_sharding *s, int64_t d, int64_t e);   /* d, e: summands of one part */
 GS__FN const gs_sharding *gs__sh_reshape(gs_ctx *ctx, const gs_sharding *s, const gs_shape *src, const gs_shape *dst);
 GS__FN const gs_sharding *gs__sh_reverse(gs_ctx *ctx, const gs_sharding *s, uint32_t mask);
 GS__FN bool gs__sh_subtiling_or_equal(gs_ctx *ctx, const gs_shape *shape, const gs_sharding *sub, const gs_sharding *s);
