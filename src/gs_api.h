@@ -704,6 +704,14 @@ GS_API gs_result gs_npy_write(gs_ctx *ctx, const char *path, gs_shape shape, con
    such a file back as bits when asked for that type. */
 #define GS_NPY_RAW 1u
 GS_API gs_result gs_npy_write_ex(gs_ctx *ctx, const char *path, gs_shape shape, const void *data, unsigned flags);
+/* Reads only a region of a .npy file: the file must hold an array of shape's dims, of a type gs_npy_read
+   accepts for shape.dtype; data (caller-owned, storage format, gs_dtype_size(shape.dtype) bytes per element)
+   receives the box of count[d] elements from offset[d] in every dim d, dense and row-major. Each row of the
+   box is read from its place in the file (fseek), so a process holding a shard of an array never reads or
+   holds the rest of it. The values are those gs_npy_read gives at the same places. Errors as gs_npy_read's,
+   plus GS_ERR_SHAPE when the file's shape is not shape's and GS_ERR_INVALID_ARG for a region outside it. */
+GS_API gs_result gs_npy_read_region(gs_ctx *ctx, const char *path, gs_shape shape, const int64_t *offset,
+                                    const int64_t *count, void *data);
 GS_API void gs_free_data(gs_ctx *ctx, void *data);   /* ctx: the context that allocated data */
 /* The documented deterministic input generator (used by `gshard eval/run --seed N` for inputs not given):
    element i of parameter p is derived from splitmix64(seed, p, i): f32/bf16 uniform in [-1, 1) (24-bit
@@ -711,6 +719,13 @@ GS_API void gs_free_data(gs_ctx *ctx, void *data);   /* ctx: the context that al
    value rounded to the type; integers [0, 8), fewer for s2/u2). data is storage format, gs_shape_bytes(shape)
    bytes. */
 GS_API void gs_fill_random(gs_shape shape, uint64_t seed, int64_t param_index, void *data);
+/* The same values for a region only: data receives the elements gs_fill_random(shape, seed, param_index, .)
+   writes at the box of count[d] elements from offset[d] in every dim d, dense and row-major (storage format),
+   computing none of the others (element i of the whole array depends on (seed, param_index, i) alone).
+   GS_ERR_INVALID_ARG (nothing written) for a region outside shape, a type without values (tuple, token) or
+   NULL data with a non-empty region. */
+GS_API gs_result gs_fill_random_region(gs_shape shape, uint64_t seed, int64_t param_index, const int64_t *offset,
+                                       const int64_t *count, void *data);
 
 #include "gs_api_cost.h"
 #include "gs_api_model.h"
