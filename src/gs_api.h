@@ -595,6 +595,17 @@ GS_API gs_value *gs_sort_custom(gs_graph *g, int n, gs_value *const *xs, int64_t
    gshard.h's order is in docs/hlo_text.md. Partitioned without cross-device combining (the reduced dims are
    gathered first; reduce-window replicated). */
 GS_API gs_result gs_value_set_reducer(gs_value *v, gs_graph *reducer);
+/* Makes v result k of a variadic reduce, reduce-window or scatter over n operands (2 <= n <= 32) whose reducer
+   mixes them, as XLA's to_apply= on such an op: v is built (with any kind valid for its type) from operand k and
+   init k (scatter: operand k, the indices and update k); xs are the n operands and inits the n initial values
+   (scatter: the n updates), each of the dims of v's own and xs[k], inits[k] v's own. reducer has 2n scalar
+   parameters (the n accumulated values, then the n elements, of the operands' element types) and returns a tuple
+   of n scalars of those types. Every result k of one variadic op is a value of its own: each evaluates the whole
+   fold (the order of gs_value_set_reducer) and keeps its component. The interpreter and the runtime run it; the
+   partitioner splits it only where no partial results are combined, or combines them as XLA does
+   (docs/hlo_text.md). */
+GS_API gs_result gs_value_set_variadic_reducer(gs_value *v, gs_graph *reducer, int n, int k, gs_value *const *xs,
+                                               gs_value *const *inits);
 /* sort (x, iota) along dim: tuple (values, s32 indices) */
 GS_API gs_value *gs_sort_with_indices(gs_graph *g, gs_value *x, int64_t dim, bool descending);
 /* top-k along the last dim: tuple (values[..., k], s32 indices[..., k]); largest first (or smallest first when
