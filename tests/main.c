@@ -136,6 +136,7 @@ int main(int argc, char **argv) {
     suite_spmd_conv();
     suite_spmd_gather();
     suite_spmd_xla();
+    suite_spmd_xopts();
     suite_spmd_manual();
     suite_rng();
     suite_types();
@@ -148,6 +149,7 @@ int main(int argc, char **argv) {
     suite_fault();
     suite_notation();
     suite_course();
+    suite_ragged();
     printf("%d passed, %d failed\n", gst_passed, gst_failed);
     return gst_failed ? 1 : 0;
 }
