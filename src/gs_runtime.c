@@ -2327,7 +2327,8 @@ GS__FN gs_result gs__rt_stats(gs_runtime *rt, int64_t *cstat_all, double seconds
         c->instruction = p->v;
         c->op = p->op;
         c->group_size = p->G;
-        c->operand_bytes = (int64_t)gs_shape_bytes(&p->in);
+        /* ragged-all-to-all: its input (p->in is the packed rows and metadata a device posts) */
+        c->operand_bytes = (int64_t)gs_shape_bytes(p->op == GS_OP_RAGGED_ALL_TO_ALL ? &p->v->operands[0]->shape : &p->in);
         c->result_bytes = (int64_t)gs_shape_bytes(&p->out);
         c->count = cstat_all[3 * i];
         for (d = 0; d < rt->D; d++) {
