@@ -189,6 +189,60 @@ GS__FN void gs__rt_scratch_ctx(const gs_ctx *parent, gs_ctx *c) {
     c->allocator = parent->allocator;
 }
 
+/* The checks and result shape of a grouped collective once its groups are known (p->G): reductions defined on the
+   type, dims in range and divisible by the group size. */
+GS__FN gs_result gs__cplan_check_op(gs_ctx *ctx, const char *who, const gs_collective_spec *spec, const gs_value *v,
+                                    gs__cplan *p) {
+    const gs_shape *x = &spec->shape;
+    if (spec->op == GS_OP_ALL_REDUCE || spec->op == GS_OP_REDUCE_SCATTER) {
+        bool ok = spec->reduce >= GS_REDUCE_SUM && spec->reduce <= GS_REDUCE_OR;
+        if (ok && (spec->reduce == GS_REDUCE_AND || spec->reduce == GS_REDUCE_OR) &&
+            (gs__is_float(x->dtype) || gs__is_complex(x->dtype)))
+            ok = false;
+        if (ok && gs__is_complex(x->dtype) && (spec->reduce == GS_REDUCE_MAX || spec->reduce == GS_REDUCE_MIN))
+            ok = false;
+        if (!gs__is_numeric(x->dtype) && x->dtype != GS_PRED) ok = false;
+        if (spec->reduce == GS_REDUCE_CUSTOM) ok = v && v->reducer;   /* an instruction's reducer computation */
+        if (!ok) {
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: reduction '%s' is not defined on %s", who,
+                           gs_reduce_kind_name(spec->reduce), gs_dtype_name(x->dtype));
+        }
+    }
+    if (spec->op == GS_OP_ALL_GATHER || spec->op == GS_OP_REDUCE_SCATTER) {
+        if (x->rank == 0 || spec->dim < 0 || spec->dim >= x->rank) {
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: dimension %lld is out of range for rank %d", who,
+                           (long long)spec->dim, x->rank);
+        }
+        if (spec->op == GS_OP_ALL_GATHER) {
+            p->out.dims[spec->dim] *= p->G;
+        } else {
+            if (x->dims[spec->dim] % p->G != 0) {
+                return gs__err(ctx, GS_ERR_SHAPE, "%s: dim %lld (%lld) does not divide into groups of %lld", who,
+                               (long long)spec->dim, (long long)x->dims[spec->dim], (long long)p->G);
+            }
+            p->out.dims[spec->dim] /= p->G;
+        }
+    }
+    if (spec->op == GS_OP_ALL_TO_ALL) {
+        if (x->rank == 0 || spec->split_dim < 0 || spec->split_dim >= x->rank || spec->concat_dim < 0 ||
+            spec->concat_dim >= x->rank) {
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: split/concat dims %lld/%lld are out of range for rank %d",
+                           who, (long long)spec->split_dim, (long long)spec->concat_dim, x->rank);
+        }
+        if (x->dims[spec->split_dim] % p->G != 0) {
+            return gs__err(ctx, GS_ERR_SHAPE, "%s: split dim %lld (%lld) does not divide into groups of %lld", who,
+                           (long long)spec->split_dim, (long long)x->dims[spec->split_dim], (long long)p->G);
+        }
+        p->out.dims[spec->split_dim] /= p->G;
+        p->out.dims[spec->concat_dim] *= p->G;
+    }
+    if (spec->op == GS_OP_RAGGED_ALL_TO_ALL && p->ra.K % p->G != 0) {
+        return gs__err(ctx, GS_ERR_SHAPE, "%s: %lld offsets/sizes do not divide into groups of %lld", who, (long long)p->ra.K,
+                       (long long)p->G);
+    }
+    return GS_OK;
+}
+
 /* Builds and checks the plan of collective `spec` on D devices. v (may be NULL) names it in messages and
    gives the declared result shape to check. Errors go to ctx. */
 GS__FN gs_result gs__cplan_init(gs_ctx *ctx, int64_t D, const gs_collective_spec *spec, const gs_value *v,
@@ -290,58 +344,9 @@ GS__FN gs_result gs__cplan_init(gs_ctx *ctx, int64_t D, const gs_collective_spec
                 p->group_of[p->ids[g * p->G + i]] = g;
                 p->rank_of[p->ids[g * p->G + i]] = i;
             }
-        if (spec->op == GS_OP_ALL_REDUCE || spec->op == GS_OP_REDUCE_SCATTER) {
-            bool ok = spec->reduce >= GS_REDUCE_SUM && spec->reduce <= GS_REDUCE_OR;
-            if (ok && (spec->reduce == GS_REDUCE_AND || spec->reduce == GS_REDUCE_OR) &&
-                (gs__is_float(x->dtype) || gs__is_complex(x->dtype)))
-                ok = false;
-            if (ok && gs__is_complex(x->dtype) && (spec->reduce == GS_REDUCE_MAX || spec->reduce == GS_REDUCE_MIN))
-                ok = false;
-            if (!gs__is_numeric(x->dtype) && x->dtype != GS_PRED) ok = false;
-            if (spec->reduce == GS_REDUCE_CUSTOM) ok = v && v->reducer;   /* an instruction's reducer computation */
-            if (!ok) {
-                gs__cplan_free(ctx, p);
-                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: reduction '%s' is not defined on %s", who,
-                               gs_reduce_kind_name(spec->reduce), gs_dtype_name(x->dtype));
-            }
-        }
-        if (spec->op == GS_OP_ALL_GATHER || spec->op == GS_OP_REDUCE_SCATTER) {
-            if (x->rank == 0 || spec->dim < 0 || spec->dim >= x->rank) {
-                gs__cplan_free(ctx, p);
-                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: dimension %lld is out of range for rank %d", who,
-                               (long long)spec->dim, x->rank);
-            }
-            if (spec->op == GS_OP_ALL_GATHER) {
-                p->out.dims[spec->dim] *= p->G;
-            } else {
-                if (x->dims[spec->dim] % p->G != 0) {
-                    gs__cplan_free(ctx, p);
-                    return gs__err(ctx, GS_ERR_SHAPE, "%s: dim %lld (%lld) does not divide into groups of %lld", who,
-                                   (long long)spec->dim, (long long)x->dims[spec->dim], (long long)p->G);
-                }
-                p->out.dims[spec->dim] /= p->G;
-            }
-        }
-        if (spec->op == GS_OP_ALL_TO_ALL) {
-            if (x->rank == 0 || spec->split_dim < 0 || spec->split_dim >= x->rank || spec->concat_dim < 0 ||
-                spec->concat_dim >= x->rank) {
-                gs__cplan_free(ctx, p);
-                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: split/concat dims %lld/%lld are out of range for rank %d",
-                               who, (long long)spec->split_dim, (long long)spec->concat_dim, x->rank);
-            }
-            if (x->dims[spec->split_dim] % p->G != 0) {
-                gs__cplan_free(ctx, p);
-                return gs__err(ctx, GS_ERR_SHAPE, "%s: split dim %lld (%lld) does not divide into groups of %lld", who,
-                               (long long)spec->split_dim, (long long)x->dims[spec->split_dim], (long long)p->G);
-            }
-            p->out.dims[spec->split_dim] /= p->G;
-            p->out.dims[spec->concat_dim] *= p->G;
-        }
-        if (spec->op == GS_OP_RAGGED_ALL_TO_ALL && p->ra.K % p->G != 0) {
-            n = p->ra.K;
+        if ((r = gs__cplan_check_op(ctx, who, spec, v, p)) != GS_OK) {
             gs__cplan_free(ctx, p);
-            return gs__err(ctx, GS_ERR_SHAPE, "%s: %lld offsets/sizes do not divide into groups of %lld", who, (long long)n,
-                           (long long)p->G);
+            return r;
         }
     }
     if (v && !gs_shape_equal(&p->out, &v->shape)) {
