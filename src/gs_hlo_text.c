@@ -4708,7 +4708,10 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
     if (op != GS_OP_PARAMETER && (!gs__free_name(P, comp->graph, v, b.name) || gs_value_set_name(v, b.name) != GS_OK))
         return gs__builder_failed(P, &in->at);
     if (op != GS_OP_PARAMETER && comp->prefix) v->auto_name = true;   /* "<caller>.<name>" is made up too */
-    if (!inlined_param && op != GS_OP_ANNOTATE && op != GS_OP_TO_MANUAL && op != GS_OP_TO_FULL &&
+    /* a LayoutConstraint custom-call (read as a copy) keeps its sharding, as XLA's partitioner honours it */
+    if (!inlined_param &&
+        ((op != GS_OP_ANNOTATE && op != GS_OP_TO_MANUAL && op != GS_OP_TO_FULL) ||
+         (v->op == GS_OP_COPY && gs__attr_is(P, in, "custom_call_target", "LayoutConstraint"))) &&
         (a = gs__attr(P, in, "sharding")) != NULL) {
         const char *sh = gs__pstr(P, a->val.p, (size_t)(a->val.end - a->val.p));
         if (!sh) return false;
@@ -4962,7 +4965,7 @@ GS__FN const char *gs__stat_skip(const char *p, const char *e) {
 GS__FN void gs__stat_sharding(gs__stats *st, const char *p, const char *e) {
     static const char *const forms[] = {"replicated", "maximal", "manual", "tiled", "tiled, partly replicated",
                                         "tiled, last_tile_dims", "tuple", "named mesh", "unreduced", "other"};
-    static const bool known[] = {true, true, true, true, true, true, true, true, true, false};   /* unreduced: read, not partitioned */
+    static const bool known[] = {true, true, true, true, true, true, true, true, true, false};
     int f = 9;
     size_t n = (size_t)(e - p);
 #define GS__HAS(w) (gs__memmem(p, n, w) != NULL)

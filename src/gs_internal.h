@@ -465,6 +465,14 @@ GS__FN const gs_sharding *gs__sh_map(gs_ctx *ctx, const gs_sharding *s, int out_
 GS__FN const gs_sharding *gs__sh_merge(gs_ctx *ctx, const gs_sharding *a, const gs_sharding *b);
 GS__FN bool gs__sh_more_specific(const gs_sharding *a, const gs_sharding *b);
 GS__FN const gs_sharding *gs__sh_replicate_dims(gs_ctx *ctx, const gs_sharding *s, uint32_t mask);
+/* unreduced shardings: s with its unreduced part replicated (the summed value's sharding); whether s (or an element)
+   has one; device d's coordinate along its unreduced devices (0 when none, -1 when s does not name d) */
+/* gs_sharding_parse, and the open dims ({?}) of a named-mesh sharding of an array in *open (may be NULL) */
+GS__FN const gs_sharding *gs__sharding_parse_open(gs_ctx *ctx, const char *text, uint32_t *open);
+GS__FN const gs_sharding *gs__sh_reduced(gs_ctx *ctx, const gs_sharding *s);
+GS__FN bool gs__sh_has_unreduced(const gs_sharding *s);
+GS__FN int64_t gs__sh_unreduced_coord(const gs_sharding *s, int64_t d);
+GS__FN bool gs__sh_same_sum(const gs_sharding *s, int64_t d, int64_t e);   /* d, e: summands of one part */
 GS__FN const gs_sharding *gs__sh_reshape(gs_ctx *ctx, const gs_sharding *s, const gs_shape *src, const gs_shape *dst);
 GS__FN const gs_sharding *gs__sh_reverse(gs_ctx *ctx, const gs_sharding *s, uint32_t mask);
 GS__FN bool gs__sh_subtiling_or_equal(gs_ctx *ctx, const gs_shape *shape, const gs_sharding *sub, const gs_sharding *s);

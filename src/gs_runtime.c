@@ -2532,11 +2532,32 @@ GS__FN gs_result gs__rt_layout(gs_runtime *rt, const gs_sharding *s, gs_shape gl
     if (k == GS_SHARDING_TUPLE || k == GS_SHARDING_UNKNOWN || k == GS_SHARDING_MANUAL)
         return gs__err(ctx, GS_ERR_SHARDING, "%s: a %s sharding cannot lay out an array", who,
                        k == GS_SHARDING_TUPLE ? "tuple" : k == GS_SHARDING_UNKNOWN ? "unknown" : "manual");
-    if (k == GS_SHARDING_UNREDUCED || gs_sharding_unreduced_group(s) > 1)   /* a sum of the devices' values */
-        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s: an unreduced sharding (%s) cannot lay out an array here", who,
-                       gs_sharding_to_text(ctx, s));
+    if (k == GS_SHARDING_UNREDUCED) return GS_OK;   /* every device a whole-size summand */
     if (gs_sharding_validate(ctx, s, global, rt->D) != GS_OK) return ctx->err;
     return gs_sharding_shard_shape(ctx, s, global, shard);
+}
+
+/* Zeroes the box cnt at offset 0 of dst (shape dims, format fmt); zero bytes are 0 in every type. */
+GS__FN void gs__rt_zero_box(gs_dtype t, int fmt, int rank, const int64_t *cnt, void *dst, const int64_t *dims) {
+    int64_t idx[GS_MAX_RANK], p;
+    size_t es = gs__rt_esize(t, fmt);
+    int d;
+    for (d = 0; d < rank; d++)
+        if (cnt[d] <= 0) return;
+    if (rank == 0) {
+        memset(dst, 0, es);
+        return;
+    }
+    memset(idx, 0, sizeof idx);
+    for (;;) {
+        for (p = 0, d = 0; d < rank; d++) p = p * dims[d] + idx[d];
+        memset((char *)dst + (size_t)p * es, 0, (size_t)cnt[rank - 1] * es);
+        for (d = rank - 2; d >= 0; d--) {
+            if (++idx[d] < cnt[d]) break;
+            idx[d] = 0;
+        }
+        if (d < 0) return;
+    }
 }
 
 /* Device d's shard of the global array src (format sfmt) into dst (format dfmt, shape shard). */
@@ -2556,6 +2577,12 @@ GS__FN void gs__rt_shard_one(gs_runtime *rt, const gs_sharding *s, gs_shape glob
         if (cnt[i] != shard.dims[i]) full = false;
     }
     if (!has || !full) gs__rt_poison(shard.dtype, dst, dfmt, gs__numel(&shard), !rt->no_poison);
+    if (has && gs__sh_unreduced_coord(s, d) > 0) {
+        /* unreduced: the first device of each unreduced group holds the value, the others zero (the sum is
+           the value exactly); the zeros cover the device's region, its padding keeps the poison */
+        gs__rt_zero_box(global.dtype, dfmt, global.rank, cnt, dst, shard.dims);
+        return;
+    }
     if (has) gs__rt_copy_box(global.dtype, global.rank, cnt, dst, dfmt, shard.dims, zero, src, sfmt, global.dims, off);
 }
 
@@ -2624,11 +2651,40 @@ GS__FN bool gs__rt_gather_needs(gs_runtime *rt, const gs_sharding *s, gs_shape g
     for (d = 0; d < rt->D; d++) {
         need[d] = 0;
         if (!gs__rt_tile_of(s, global, d, off, cnt, &tile)) continue;
-        need[d] = !seen[tile] || rt->check_replicas;
+        need[d] = !seen[tile] || rt->check_replicas || gs__sh_has_unreduced(s);   /* unreduced: every summand */
         seen[tile] = 1;
     }
     gs__free(rt->ctx, seen);
     return true;
+}
+
+/* dst (the global array, storage format) += the box cnt at offset 0 of shard src (format sfmt), placed at off: an
+   unreduced output's next summand, added in device order */
+GS__FN gs_result gs__rt_add_box(gs_runtime *rt, gs_shape global, gs_shape shard, const int64_t *cnt, const int64_t *off,
+                                const void *src, int sfmt, void *dst) {
+    int64_t n = 1, i, zero[GS_MAX_RANK];
+    size_t cs = gs__compute_size(global.dtype);
+    char *a, *b;
+    int d;
+    for (d = 0; d < global.rank; d++) {
+        n *= cnt[d];
+        zero[d] = 0;
+    }
+    a = (char *)gs__malloc(rt->ctx, cs * (size_t)(n + 1));
+    b = (char *)gs__malloc(rt->ctx, cs * (size_t)(n + 1));
+    if (!a || !b) {
+        gs__free(rt->ctx, a);
+        gs__free(rt->ctx, b);
+        return GS_ERR_OUT_OF_MEMORY;
+    }
+    /* both boxes in compute format, summed, and written back */
+    gs__rt_copy_box(global.dtype, global.rank, cnt, a, GS__FMT_COMPUTE, cnt, zero, dst, GS__FMT_STORAGE, global.dims, off);
+    gs__rt_copy_box(global.dtype, global.rank, cnt, b, GS__FMT_COMPUTE, cnt, zero, src, sfmt, shard.dims, zero);
+    for (i = 0; i < n; i++) gs__ip_gcomb(global.dtype, GS_REDUCE_SUM, a, i, b, i);
+    gs__rt_copy_box(global.dtype, global.rank, cnt, dst, GS__FMT_STORAGE, global.dims, off, a, GS__FMT_COMPUTE, cnt, zero);
+    gs__free(rt->ctx, a);
+    gs__free(rt->ctx, b);
+    return GS_OK;
 }
 
 /* Gathers the global array dst (storage format) from every device's shard srcs[d] (format sfmt). */
@@ -2654,6 +2710,16 @@ GS__FN gs_result gs__rt_gather_one(gs_runtime *rt, const gs_sharding *s, gs_shap
                 return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: the shard of device %lld is NULL", who, (long long)d);
             }
             gs__rt_copy_box(global.dtype, rank, cnt, dst, GS__FMT_STORAGE, global.dims, off, srcs[d], sfmt, shard.dims, zero);
+        } else if (gs__sh_has_unreduced(s)) {
+            if (!gs__sh_same_sum(s, owner[tile], d)) continue;   /* a replica of the owner's group's summands */
+            if (!srcs[d]) {
+                gs__free(ctx, owner);
+                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: the shard of device %lld is NULL", who, (long long)d);
+            }
+            if (gs__rt_add_box(rt, global, shard, cnt, off, srcs[d], sfmt, dst) != GS_OK) {
+                gs__free(ctx, owner);
+                return GS_ERR_OUT_OF_MEMORY;
+            }
         } else if (rt->check_replicas) {
             int64_t at;
             if (!srcs[d]) {

@@ -62,6 +62,8 @@ typedef struct gs__sp {
     const gs_graph *why_g;      /* the entry program (the only graph whose collectives are explained) */
     unsigned char *tagged;      /* stb_ds, by entry program value id: its collective has a reason in why */
     int *group;                 /* stb_ds: the source value whose partitioning wrote each entry program value */
+    const gs_sharding *unreduced_t; /* the unreduced sharding the current instruction has: its rule's partial sums
+                                   stay as they are when they are partial over exactly its unreduced devices */
     bool reference;             /* the check's reference program (gs__partition_ex): every value outside a
                                    manual region replicated, each manual region run per device on its block */
 } gs__sp;

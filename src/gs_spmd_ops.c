@@ -1267,6 +1267,35 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     }
 }
 
+/* v{t}, t unreduced (each device of an unreduced group holds a partial value, the value their sum): a dot,
+   convolution or add-reduce whose partial sums are partial over exactly t's unreduced devices keeps them (no
+   all-reduce); add, subtract, negate and copy of operands already in t stay in t, being linear in each partial
+   value; any other op is computed on the summed value (t read as replicated along its unreduced devices) and the
+   walk reshards its result to t */
+GS__FN gs_value *gs__sp_unreduced_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_sharding *r = gs__sh_reduced(sp->ctx, t);
+    gs_value *ops[2], *x;
+    int i;
+    bool linear = v->n_operands <= 2 && (v->op == GS_OP_ADD || v->op == GS_OP_SUBTRACT || v->op == GS_OP_NEGATE ||
+                                         v->op == GS_OP_COPY);
+    if (!r) return NULL;
+    for (i = 0; linear && i < v->n_operands; i++)
+        if (!gs_sharding_equal(sp->G->vals[v->operands[i]->id].sh, t)) linear = false;
+    if (linear) {
+        gs_shape ls = gs__sp_local(t, v->shape);
+        for (i = 0; i < v->n_operands; i++) ops[i] = sp->G->vals[v->operands[i]->id].v;
+        gs__sp_note(sp, "linear in its unreduced operands: the partial values stay partial");
+        *osh = t;
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    *osh = r;
+    if (v->op != GS_OP_DOT && v->op != GS_OP_CONVOLUTION && v->op != GS_OP_REDUCE) return gs__sp_op(sp, v, r, osh);
+    sp->unreduced_t = t;
+    x = gs__sp_op(sp, v, r, osh);
+    sp->unreduced_t = NULL;
+    return x;
+}
+
 /* =========================================================================================================
    The driver
    ========================================================================================================= */
@@ -1341,7 +1370,8 @@ GS__FN const gs_sharding *gs__sp_user_hint(gs__sp *sp, const gs_value *v, const 
     if (v->op != GS_OP_DOT && v->op != GS_OP_REDUCE && v->op != GS_OP_CONVOLUTION) return NULL;
     tu = gs__sp_sh(sp, u);
     if (!tu || tu->kind != GS_SHARDING_TILED || gs_sharding_manual_group(tu) > 1) return NULL;
-    if (!t || (t->kind != GS_SHARDING_TILED && t->kind != GS_SHARDING_REPLICATED) || gs_sharding_manual_group(t) > 1)
+    if (!t || (t->kind != GS_SHARDING_TILED && t->kind != GS_SHARDING_REPLICATED) || gs_sharding_manual_group(t) > 1 ||
+        gs__sh_has_unreduced(t) || gs__sh_has_unreduced(tu))
         return NULL;
     if (gs__sp_is_elementwise(u->op)) {
         if (u->shape.rank != v->shape.rank) return NULL;
@@ -1426,7 +1456,8 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
                             only[i]->name);
                 t = osh = hint;
             }
-            x = gs__sp_op(sp, v, t, &osh);
+            x = v->shape.dtype != GS_TUPLE && gs__sh_has_unreduced(t) ? gs__sp_unreduced_op(sp, v, t, &osh)
+                                                                        : gs__sp_op(sp, v, t, &osh);
             mid = (int)stbds_arrlen(G->g->values);
             x = gs__sp_reshard_val(sp, x, osh, t, v);
             if (x && explain && osh)
