@@ -3,6 +3,9 @@
    (uneven and zero sizes, several updates per member, rank-2 and s64 metadata, rows of several elements, bf16),
    data-dependent bounds errors naming the device and the operand, propagation, the partitioner (a manual region
    run against its reference; refused outside one) and the cost bound. */
+#if !defined(_POSIX_C_SOURCE)
+#  define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#endif
 #include "test.h"
 
 #define RG_VARIANTS 5
@@ -391,34 +394,37 @@ static void test_ragged_runtime_bounds(void) {
 /* ---- propagation, partitioner, cost ---- */
 
 /* a manual region (shard_map): each device's block of x is its input; the metadata comes from partition-id
+   tables; each device sends the rows it is told to (see test_ragged_partition) */
+static const char *rg_region =
+    "HloModule sm, num_partitions=2\n"
+    "\n"
+    "ENTRY e {\n"
+    "  x = f32[6] parameter(0), sharding={devices=[2]0,1}\n"
+    "  a = f32[3] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n"
+    "  p = u32[] partition-id()\n"
+    "  i = s32[] convert(p)\n"
+    "  z = s32[] constant(0)\n"
+    "  c = f32[] constant(-1)\n"
+    "  b = f32[4] broadcast(c), dimensions={}\n"
+    "  t = s32[2,4,2] constant({{{0,1},{1,2},{0,0},{1,1}}, {{0,1},{1,1},{1,2},{2,1}}})\n"
+    "  m2 = s32[1,4,2] dynamic-slice(t, i, z, z), dynamic_slice_sizes={1,4,2}\n"
+    "  m = s32[4,2] reshape(m2)\n"
+    "  io2 = s32[1,2] slice(m), slice={[0:1], [0:2]}\n"
+    "  ss2 = s32[1,2] slice(m), slice={[1:2], [0:2]}\n"
+    "  oo2 = s32[1,2] slice(m), slice={[2:3], [0:2]}\n"
+    "  rs2 = s32[1,2] slice(m), slice={[3:4], [0:2]}\n"
+    "  io = s32[2] reshape(io2)\n"
+    "  ss = s32[2] reshape(ss2)\n"
+    "  oo = s32[2] reshape(oo2)\n"
+    "  rs = s32[2] reshape(rs2)\n"
+    "  r = f32[4] ragged-all-to-all(a, b, io, ss, oo, rs), replica_groups={{0,1}}, channel_id=1, sharding={manual}\n"
+    "  ROOT y = f32[8] custom-call(r), custom_call_target=\"SPMDShardToFullShape\", sharding={devices=[2]0,1}\n"
+    "}\n";
+
+/* a manual region (shard_map): each device's block of x is its input; the metadata comes from partition-id
    tables; the program is partitioned, run on 2 devices and compared with the reference (each manual region run
    once per device); outside a manual region, and without channel_id, the partitioner refuses it by name */
 static void test_ragged_partition(void) {
-    static const char *region =
-        "HloModule sm, num_partitions=2\n"
-        "\n"
-        "ENTRY e {\n"
-        "  x = f32[6] parameter(0), sharding={devices=[2]0,1}\n"
-        "  a = f32[3] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n"
-        "  p = u32[] partition-id()\n"
-        "  i = s32[] convert(p)\n"
-        "  z = s32[] constant(0)\n"
-        "  c = f32[] constant(-1)\n"
-        "  b = f32[4] broadcast(c), dimensions={}\n"
-        "  t = s32[2,4,2] constant({{{0,1},{1,2},{0,0},{1,1}}, {{0,1},{1,1},{1,2},{2,1}}})\n"
-        "  m2 = s32[1,4,2] dynamic-slice(t, i, z, z), dynamic_slice_sizes={1,4,2}\n"
-        "  m = s32[4,2] reshape(m2)\n"
-        "  io2 = s32[1,2] slice(m), slice={[0:1], [0:2]}\n"
-        "  ss2 = s32[1,2] slice(m), slice={[1:2], [0:2]}\n"
-        "  oo2 = s32[1,2] slice(m), slice={[2:3], [0:2]}\n"
-        "  rs2 = s32[1,2] slice(m), slice={[3:4], [0:2]}\n"
-        "  io = s32[2] reshape(io2)\n"
-        "  ss = s32[2] reshape(ss2)\n"
-        "  oo = s32[2] reshape(oo2)\n"
-        "  rs = s32[2] reshape(rs2)\n"
-        "  r = f32[4] ragged-all-to-all(a, b, io, ss, oo, rs), replica_groups={{0,1}}, channel_id=1, sharding={manual}\n"
-        "  ROOT y = f32[8] custom-call(r), custom_call_target=\"SPMDShardToFullShape\", sharding={devices=[2]0,1}\n"
-        "}\n";
     static const char *outside =
         "HloModule out, num_partitions=2\n"
         "\n"
@@ -429,7 +435,7 @@ static void test_ragged_partition(void) {
         "  ROOT r = f32[4] ragged-all-to-all(a, b, m, m, m, m), replica_groups={{0,1}}\n"
         "}\n";
     gs_ctx *ctx = gst_ctx();
-    gs_graph *g = gst_hlo_parse(ctx, region), *g2 = gst_hlo_parse(ctx, outside), *spmd = NULL;
+    gs_graph *g = gst_hlo_parse(ctx, rg_region), *g2 = gst_hlo_parse(ctx, outside), *spmd = NULL;
     gs_partition_desc pd;
     gs_runtime *rt = rg_runtime(ctx, 2, 0);
     gs_propagate_desc pr;
@@ -504,6 +510,67 @@ static void test_ragged_cost(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* the command line: run --check of the manual region (its reference runs the region once per device), run --spmd
+   of the JAX docstring example, and a verifier error with exit 2 and line:column */
+static void test_ragged_cli(void) {
+    static const char *jax =
+        "HloModule jax, num_partitions=2\n"
+        "ENTRY e {\n"
+        "  p = u32[] partition-id()\n"
+        "  i = s32[] convert(p)\n"
+        "  z = s32[] constant(0)\n"
+        "  t = f32[2,3] constant({{1,2,2},{3,4,0}})\n"
+        "  a2 = f32[1,3] dynamic-slice(t, i, z), dynamic_slice_sizes={1,3}\n"
+        "  a = f32[3] reshape(a2)\n"
+        "  c = f32[] constant(0)\n"
+        "  b = f32[4] broadcast(c), dimensions={}\n"
+        "  tm = s32[2,4,2] constant({{{0,1},{1,2},{0,0},{1,1}}, {{0,1},{1,1},{1,2},{2,1}}})\n"
+        "  m2 = s32[1,4,2] dynamic-slice(tm, i, z, z), dynamic_slice_sizes={1,4,2}\n"
+        "  m = s32[4,2] reshape(m2)\n"
+        "  io2 = s32[1,2] slice(m), slice={[0:1], [0:2]}\n"
+        "  ss2 = s32[1,2] slice(m), slice={[1:2], [0:2]}\n"
+        "  oo2 = s32[1,2] slice(m), slice={[2:3], [0:2]}\n"
+        "  rs2 = s32[1,2] slice(m), slice={[3:4], [0:2]}\n"
+        "  io = s32[2] reshape(io2)\n"
+        "  ss = s32[2] reshape(ss2)\n"
+        "  oo = s32[2] reshape(oo2)\n"
+        "  rs = s32[2] reshape(rs2)\n"
+        "  ROOT r = f32[4] ragged-all-to-all(a, b, io, ss, oo, rs), channel_id=1, replica_groups={{0,1}}\n"
+        "}\n";
+    static const char *const files[3] = {"region.hlo", "jax.hlo", "bad.hlo"};
+    char dir[] = "/tmp/gst_raggedXXXXXX", path[256];
+    const char *texts[3];
+    int k;
+    if (!mkdtemp(dir)) {
+        CHECK_MSG(0, "mkdtemp failed");
+        return;
+    }
+    texts[0] = rg_region;
+    texts[1] = jax;
+    texts[2] = "HloModule bad\nENTRY e {\n  a = f32[4] parameter(0)\n  m = s32[2,2,2] parameter(1)\n"
+               "  ROOT r = f32[4] ragged-all-to-all(a, a, m, m, m, m)\n}\n";
+    for (k = 0; k < 3; k++) {
+        FILE *f;
+        snprintf(path, sizeof path, "%s/%s", dir, files[k]);
+        if (!(f = fopen(path, "w"))) continue;
+        fputs(texts[k], f);
+        fclose(f);
+    }
+    CHECK_EQ_INT(gst_cli(dir, "run %s/region.hlo --devices 2 --check --seed 5", dir), 0);
+    CHECK_MSG(strstr(gst_cli_out, "check: ok, 8 elements match the reference") != NULL, "%s", gst_cli_out);
+    CHECK_EQ_INT(gst_cli(dir, "run --spmd %s/jax.hlo --devices 2 --lockstep", dir), 0);
+    CHECK_MSG(strstr(gst_cli_out, "dev0_out0: f32[4]\n  [1, 3, 0, 0]") && strstr(gst_cli_out, "dev1_out0: f32[4]\n  [2, 2, 4, 0]"),
+              "%s", gst_cli_out);
+    CHECK_EQ_INT(gst_cli(dir, "print %s/bad.hlo", dir), 2);
+    CHECK_MSG(strstr(gst_cli_err, "line 5, column 8: ragged-all-to-all r: operand 2 (input_offsets, m) must be rank 1 or 2") != NULL,
+              "%s", gst_cli_err);
+    {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        CHECK(system(cmd) == 0);
+    }
+}
+
 void suite_ragged(void) {
     RUN(test_ragged_text);
     RUN(test_ragged_text_errors);
@@ -514,4 +581,5 @@ void suite_ragged(void) {
     RUN(test_ragged_runtime_bounds);
     RUN(test_ragged_partition);
     RUN(test_ragged_cost);
+    RUN(test_ragged_cli);
 }
