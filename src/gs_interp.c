@@ -2891,7 +2891,7 @@ GS__FN gs_result gs__ip_eval_ragged(gs__ip_st *st, const gs_value *v) {
     }
     if ((r = gs__ip_collective_local(st, v, &identity)) != GS_OK) return r;
     gs__ra2a_geom_of(v, &g);
-    memcpy(out->data, ops[1].data, (size_t)(g.M * g.row_bytes));
+    if (g.M * g.row_bytes > 0) memcpy(out->data, ops[1].data, (size_t)(g.M * g.row_bytes));
     if (!(meta = (int64_t *)gs__malloc(st->ctx, sizeof(int64_t) * (size_t)(4 * g.K + 1)))) return GS_ERR_OUT_OF_MEMORY;
     gs__ra2a_meta(ops, g.K, meta);
     src.in = (const char *)ops[0].data;

@@ -1214,8 +1214,6 @@ GS__FN bool gs__rt_barrier(gs_runtime *rt, const gs__dev *dev) {
 #endif
 }
 
-/* The interpreter's collective hook: publish the post and the buffers, and pause (the worker runs the
-   rendezvous once all its devices have arrived; the next step completes the instruction). */
 /* ragged-all-to-all at the hook (ops: its six operands): the result starts as the output operand; the device posts
    its input rows and metadata packed in one buffer (the plan's operand, which other ranks receive whole) */
 GS__FN gs_result gs__rt_ragged_post(gs__dev *dev, const gs_value *v, const gs__buf *ops, gs__buf *out) {
@@ -1232,9 +1230,9 @@ GS__FN gs_result gs__rt_ragged_post(gs__dev *dev, const gs_value *v, const gs__b
         if (!(dev->ra_buf = (char *)gs__malloc(&dev->ctx, need + 8))) return GS_ERR_OUT_OF_MEMORY;
         dev->ra_cap = need;
     }
-    memcpy(dev->ra_buf, ops[0].data, (size_t)(p->ra.N * p->ra.row_bytes));
+    if (p->ra.N * p->ra.row_bytes > 0) memcpy(dev->ra_buf, ops[0].data, (size_t)(p->ra.N * p->ra.row_bytes));
     gs__ra2a_meta(ops, p->ra.K, (int64_t *)(void *)(dev->ra_buf + p->ra_meta));
-    memcpy(out->data, ops[1].data, (size_t)(p->ra.M * p->ra.row_bytes));
+    if (p->ra.M * p->ra.row_bytes > 0) memcpy(out->data, ops[1].data, (size_t)(p->ra.M * p->ra.row_bytes));
     packed.shape = p->in;
     packed.data = dev->ra_buf;
     gs__rt_post(dev, GS__POST_COLL, v, &packed);
@@ -1244,6 +1242,8 @@ GS__FN gs_result gs__rt_ragged_post(gs__dev *dev, const gs_value *v, const gs__b
     return GS__PENDING;
 }
 
+/* The interpreter's collective hook: publish the post and the buffers, and pause (the worker runs the
+   rendezvous once all its devices have arrived; the next step completes the instruction). */
 GS__FN gs_result gs__rt_hook(gs__exec *ex, const gs_value *v, const gs__buf *in, gs__buf *out) {
     gs__dev *dev = (gs__dev *)ex->user;
     gs_runtime *rt = dev->rt;

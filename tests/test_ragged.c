@@ -146,6 +146,20 @@ static void test_ragged_interp(void) {
     CHECK_ERR(gs_eval(g, in, outs), GS_ERR_INVALID_ARG, "device 0's recv_sizes[2] = 1, but device 0 sends it send_sizes[2] = 2 rows");
     ss[2] = -1;
     CHECK_ERR(gs_eval(g, in, outs), GS_ERR_INVALID_ARG, "device 0's send_sizes[2] = -1 is negative");
+    /* an empty input and updates of no rows: the output operand as it is */
+    {
+        gs_graph *ge = gst_hlo_parse(ctx, "HloModule empty\nENTRY e {\n  a = f32[0,3] parameter(0)\n  b = f32[2,3] parameter(1)\n"
+                                          "  m = s64[2] parameter(2)\n  ROOT r = f32[2,3] ragged-all-to-all(a, b, m, m, m, m)\n}\n");
+        static const float eb[6] = {1, 2, 3, 4, 5, 6};
+        static const int64_t zero[2] = {0, 0};
+        float eo[6];
+        const void *ein[3] = {NULL, eb, zero};
+        void *eout[1] = {eo};
+        if (ge) {
+            CHECK_OK(gs_eval(ge, ein, eout));
+            CHECK(memcmp(eo, eb, sizeof eb) == 0);
+        }
+    }
     /* a group of two partitions cannot run on the interpreter's one (gs_eval runs partition 0 of 1) */
     {
         gs_result r = gs_eval(g2, in, outs);
