@@ -838,9 +838,13 @@ GS__FN gs_value *gs__sp_conv_taps(gs__sp *sp, const gs_value *v, const gs_shardi
             if (((lmask >> cd->input_spatial[i]) & 1u) && il[cd->input_spatial[i]] != ik[cd->kernel_spatial[i]])
                 return NULL;
     }
-    if (sp->desc.conv_halo_on_rhs && !(want_l & 1u << cd->input_batch)) {
-        y = gs__sp_conv_rhs_halo(sp, v, t, osh, lmask, tried);
-        if (y || *tried) return y;
+    if (sp->desc.conv_halo_on_rhs) {
+        if (!(want_l & 1u << cd->input_batch)) {
+            y = gs__sp_conv_rhs_halo(sp, v, t, osh, lmask, tried);
+            if (y || *tried) return y;
+        }
+        gs__sp_note(sp, "halo on the input although conv_halo_exchange_always_on_lhs=false: XLA's kernel-side form "
+                    "needs the input batch whole and no base dilation or reversal along a split dim");
     }
     /* plan every split spatial dim first: any failure leaves the convolution to the output-split rule */
     {
