@@ -248,11 +248,73 @@ static void test_xopts_faster_pricing(void) {
     }
 }
 
+/* "[t0,t1,t2]" tiles for a rank-3 value on an a x b mesh: axis a on dim p, axis b on dim q (p != q) */
+static void tiles3(char *out, size_t cap, int p, int q, int64_t a, int64_t b) {
+    int64_t t[3] = {1, 1, 1};
+    t[p] = a;
+    t[q] = b;
+    snprintf(out, cap, "[%lld,%lld,%lld]", (long long)t[0], (long long)t[1], (long long)t[2]);
+}
+
+/* Random batched dots lhs[B,M,K] x rhs[B,K,N] -> out[B,M,N] on 4, 6 and 8 devices (2-D meshes), each value
+   split over both mesh axes on two of its dims, sizes that mostly do not divide, with both subgroup options on
+   and every operand windowable (threshold 1 byte): every program matches the reference with NaN-poisoned
+   padding, and a good share of them run subgroup rings (batch, free or contracting ring dims). */
+static void test_xopts_subgroup_rings_random(void) {
+    static const int64_t mesh[][2] = {{2, 2}, {2, 3}, {3, 2}, {2, 4}, {4, 2}};
+    uint64_t rng = 0x2545f4914f6cdd1dull;
+    int it, rings = 0, ran = 0;
+    for (it = 0; it < 40; it++) {
+        int64_t a, b, D, sz[4];
+        int m, i, pq[3][2];
+        char tl[32], tr[32], to[32], body[1024];
+        gst_case h;
+        gs_partition_desc pd;
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        m = (int)((rng >> 33) % 5);
+        a = mesh[m][0];
+        b = mesh[m][1];
+        D = a * b;
+        for (i = 0; i < 4; i++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            sz[i] = (a > b ? a : b) + 1 + (int64_t)((rng >> 33) % (uint64_t)(2 * D));
+        }
+        for (i = 0; i < 3; i++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            pq[i][0] = (int)((rng >> 33) % 3);
+            pq[i][1] = (pq[i][0] + 1 + (int)((rng >> 40) % 2)) % 3;
+        }
+        tiles3(tl, sizeof tl, pq[0][0], pq[0][1], a, b);
+        tiles3(tr, sizeof tr, pq[1][0], pq[1][1], a, b);
+        tiles3(to, sizeof to, pq[2][0], pq[2][1], a, b);
+        snprintf(body, sizeof body,
+                 "  l = f32[%lld,%lld,%lld] parameter(0), sharding={devices=%s<=[%lld]}\n"
+                 "  q = f32[%lld,%lld,%lld] parameter(1), sharding={devices=%s<=[%lld]}\n"
+                 "  ROOT r = f32[%lld,%lld,%lld] dot(l, q), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+                 "lhs_contracting_dims={2}, rhs_contracting_dims={1}, sharding={devices=%s<=[%lld]}\n",
+                 (long long)sz[0], (long long)sz[1], (long long)sz[2], tl, (long long)D, (long long)sz[0],
+                 (long long)sz[2], (long long)sz[3], tr, (long long)D, (long long)sz[0], (long long)sz[1],
+                 (long long)sz[3], to, (long long)D);
+        memset(&pd, 0, sizeof pd);
+        pd.windowed_einsum_bytes = 1;
+        pd.windowed_einsum_partial = true;
+        pd.windowed_einsum_prefer_speed = true;
+        if (gst_case_run_desc(&h, "", body, D, 1e-4, 200 + (uint64_t)it, &pd)) {
+            ran++;
+            if (strstr(h.explain, "within each group of") != NULL) rings++;
+        }
+        gs_ctx_destroy(h.ctx);
+    }
+    CHECK_EQ_INT(ran, 40);
+    CHECK_MSG(rings >= 5, "only %d of %d programs ran a subgroup ring", rings, ran);
+}
+
 void suite_spmd_xopts(void) {
     RUN(test_xopts_names);
     RUN(test_xopts_partial_windowed);
     RUN(test_xopts_faster_contracting_groups);
     RUN(test_xopts_faster_pricing);
+    RUN(test_xopts_subgroup_rings_random);
     RUN(test_xopts_conv_halo_on_rhs);
     RUN(test_xopts_conv_halo_on_rhs_2d);
     RUN(test_xopts_conv_halo_on_rhs_fallback);
