@@ -253,7 +253,8 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(TRIANGULAR_SOLVE, "triangular-solve", 2) \
     X(FFT, "fft", 1) \
     X(SELECT_AND_SCATTER, "select-and-scatter", 3) \
-    X(CONDITIONAL, "conditional", -1)
+    X(CONDITIONAL, "conditional", -1) \
+    X(RAGGED_DOT, "ragged-dot", 3)
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,
@@ -297,6 +298,22 @@ typedef struct gs_dot_dims {
     int n_contract;
     int64_t lhs_contract[GS_MAX_RANK], rhs_contract[GS_MAX_RANK];
 } gs_dot_dims;
+
+/* ragged-dot dimension numbers (XLA RaggedDotDimensionNumbers): a dot_general whose lhs has one ragged dim,
+   cut into g groups by group_sizes (its last dim has g entries). Three modes, by the kind of the ragged dim:
+   non-contracting [b,m,k] x [g,b,k,n] -> [b,m,n] (rows of group i use rhs group i; rows past the groups are 0;
+   one rhs group dim), contracting [b,m,k] x [b,k,n] -> [g,b,m,n] (group i sums its range of k), batch
+   [b,m,k] x [b,k,n] -> [b,m,n] (batches past the groups' total are 0). group_sizes is [b..,x..,g] or [g]
+   (broadcast): b.. the lhs batch dims (in batch mode those before the ragged one), x.. the lhs non-contracting
+   dims before the ragged dim (non-contracting mode) or the contracting dims listed before it (contracting mode).
+   Lists as XLA's proto holds them; the builder accepts exactly one ragged dim and one or no group dim. */
+typedef struct gs_ragged_dot_dims {
+    gs_dot_dims dot;
+    int n_lhs_ragged;
+    int64_t lhs_ragged[GS_MAX_RANK];
+    int n_rhs_group;
+    int64_t rhs_group[GS_MAX_RANK];
+} gs_ragged_dot_dims;
 
 /* One dim of a window (convolution, reduce-window). A zeroed struct is not valid: size, stride and both
    dilations are >= 1 (gs_window_default gives size 1, stride 1, no padding, dilations 1). */
@@ -542,6 +559,11 @@ GS_API gs_value *gs_argmin(gs_graph *g, gs_value *x, int64_t dim);
 
 /* Contractions */
 GS_API gs_value *gs_dot(gs_graph *g, gs_value *lhs, gs_value *rhs, const gs_dot_dims *dims);
+/* ragged-dot(lhs, rhs, group_sizes): see gs_ragged_dot_dims. lhs and rhs of one numeric dtype (the result's),
+   group_sizes of an integer type; negative sizes as XLA's evaluator reads them (a row belongs to the first
+   group whose running total exceeds it; contracting ranges clamped to the dim). */
+GS_API gs_value *gs_ragged_dot(gs_graph *g, gs_value *lhs, gs_value *rhs, gs_value *group_sizes,
+                               const gs_ragged_dot_dims *dims);
 /* einsum "GSM,ME->GSE": letters name dims; letters in both inputs and the output are batch dims, letters in
    both inputs only are contracted, others are free. Lowered to dot (+ transpose when the output order
    differs from dot's). Each letter appears at most once per operand. */

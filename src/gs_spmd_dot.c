@@ -184,6 +184,46 @@ GS__FN bool gs__sp_dot_dims(const gs_value *v, gs__sp_dotdims *D) {
     return true;
 }
 
+/* ragged dot read as a dot (its three modes alike): batch, lhs-free, rhs-free and contracting dims as a dot's;
+   the rhs group dim (non-contracting mode) and the result's group dim (contracting mode) are in no iteration dim,
+   so they stay whole. The ragged dim may be split: each device's group sizes then lose its tile's offset from
+   the first group (gs__sp_ragged_apply). */
+GS__FN bool gs__sp_ragged_dims(const gs_value *v, gs__sp_dotdims *D) {
+    const gs_ragged_dot_dims *rd = v->ragged;
+    const gs_dot_dims *dd = &rd->dot;
+    const gs_shape *L = &v->operands[0]->shape, *R = &v->operands[1]->shape;
+    gs__rdinfo I;
+    int mode = gs__ragged_info(rd, L->rank, &I), off = mode == GS__RD_CONTRACT, i, k, side, o;
+    memset(D, 0, sizeof *D);
+    if (mode < 0) return false;
+    for (i = 0; i < GS_MAX_RANK * 2; i++) D->lhs_of[i] = D->rhs_of[i] = D->out_of[i] = -1;
+    for (i = 0; i < dd->n_batch; i++) gs__sp_it_add(D, dd->lhs_batch[i], dd->rhs_batch[i], off + i, L->dims[dd->lhs_batch[i]]);
+    D->nb = D->ri;
+    o = off + dd->n_batch;
+    for (side = 0; side < 2; side++) {
+        const gs_shape *X = side ? R : L;
+        for (i = 0; i < X->rank; i++) {
+            bool used = side == 1 && mode == GS__RD_NONCONTRACT && rd->rhs_group[0] == i;
+            for (k = 0; k < dd->n_batch; k++) used = used || (side ? dd->rhs_batch[k] : dd->lhs_batch[k]) == i;
+            for (k = 0; k < dd->n_contract; k++) used = used || (side ? dd->rhs_contract[k] : dd->lhs_contract[k]) == i;
+            if (used) continue;
+            if (D->ri >= GS_MAX_RANK) return false;
+            gs__sp_it_add(D, side ? -1 : i, side ? i : -1, o++, X->dims[i]);
+        }
+        if (side == 0) D->nlf = D->ri - D->nb;
+    }
+    D->nout = D->ri;
+    D->nrf = D->nout - D->nb - D->nlf;
+    for (i = 0; i < dd->n_contract; i++) {
+        if (D->ri >= GS_MAX_RANK) return false;   /* iteration shardings are shardings of a rank-ri array */
+        gs__sp_it_add(D, dd->lhs_contract[i], dd->rhs_contract[i], -1, L->dims[dd->lhs_contract[i]]);
+    }
+    D->nc = D->ri - D->nout;
+    for (i = 0; i < GS_MAX_RANK; i++) D->it_of_lhs[i] = D->it_of_rhs[i] = D->it_of_out[i] = GS__DEST_REP;
+    gs__sp_dot_index(D);
+    return true;
+}
+
 /* projections of an iteration sharding */
 GS__FN const gs_sharding *gs__sp_proj(gs__sp *sp, const gs_sharding *I, const gs__sp_dotdims *D, int which,
                                       int out_rank) {
@@ -232,7 +272,7 @@ typedef struct gs__sp_price {
 GS__FN void gs__sp_dot_cands(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *t,
                              const gs_sharding **cand) {
     const gs_value *Lv = v->operands[0], *Rv = v->operands[1];
-    const gs_sharding *IT = gs__sp_lift(sp, t, D->it_of_out, D->nout, D->ri);
+    const gs_sharding *IT = gs__sp_lift(sp, t, D->it_of_out, v->shape.rank, D->ri);
     const gs_sharding *IL = gs__sp_lift(sp, sp->G->vals[Lv->id].sh, D->it_of_lhs, Lv->shape.rank, D->ri);
     const gs_sharding *IR = gs__sp_lift(sp, sp->G->vals[Rv->id].sh, D->it_of_rhs, Rv->shape.rank, D->ri);
     cand[0] = IT;
@@ -432,6 +472,8 @@ GS__FN int gs__sp_dot_choose(gs__sp *sp, const gs_value *v, const gs__sp_dotdims
 
 GS__FN gs_value *gs__sp_dot_apply(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *best,
                                   const gs_sharding *t, const gs_sharding **osh);
+GS__FN gs_value *gs__sp_ragged_apply(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *best,
+                                     const gs_sharding *t, const gs_sharding **osh);
 
 /* the dot and convolution names of g, ", "-separated, for an error message */
 GS__FN void gs__sp_dot_names(const gs_graph *g, char *buf, size_t cap) {
@@ -439,7 +481,7 @@ GS__FN void gs__sp_dot_names(const gs_graph *g, char *buf, size_t cap) {
     buf[0] = 0;
     for (i = 0; i < (int)stbds_arrlen(g->values) && len + 40 < (int)cap; i++) {
         const gs_value *v = g->values[i];
-        if (v->op == GS_OP_DOT || v->op == GS_OP_CONVOLUTION)
+        if (v->op == GS_OP_DOT || v->op == GS_OP_CONVOLUTION || v->op == GS_OP_RAGGED_DOT)
             len += snprintf(buf + len, cap - (size_t)len, "%s%s", len ? ", " : "", v->name);
     }
     if (!len) snprintf(buf, cap, "none");
@@ -463,7 +505,7 @@ GS__FN bool gs__sp_force_init(gs__sp *sp, gs_graph *g) {
         const gs_value *v = in ? gs_graph_find(g, in) : NULL;
         sp->forced_used[i] = false;
         sp->force[i] = v;
-        if (!v || (v->op != GS_OP_DOT && v->op != GS_OP_CONVOLUTION)) {
+        if (!v || (v->op != GS_OP_DOT && v->op != GS_OP_CONVOLUTION && v->op != GS_OP_RAGGED_DOT)) {
             gs__sp_dot_names(g, names, sizeof names);
             gs__err(sp->ctx, GS_ERR_INVALID_ARG, "gs_partition: strategy for '%s': %s; the dots and convolutions of %s: %s",
                     in ? in : "(null)", v ? "not a dot or convolution" : "no such instruction", g->name, names);
@@ -511,8 +553,9 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
     const char *why = "";
     char buf[256];
     int bi;
-    if (!(v->op == GS_OP_DOT ? gs__sp_dot_dims(v, &D) : gs__sp_conv_dims(v, &D)))
-        return gs__sp_replicated(sp, v, "dot of too many dims", osh);
+    bool ok = v->op == GS_OP_DOT ? gs__sp_dot_dims(v, &D)
+              : v->op == GS_OP_RAGGED_DOT ? gs__sp_ragged_dims(v, &D) : gs__sp_conv_dims(v, &D);
+    if (!ok) return gs__sp_replicated(sp, v, "dot of too many dims", osh);
     gs__sb_init(&list, sp->ctx);
     bi = gs__sp_dot_choose(sp, v, &D, t, cand, &list, &why);
     if (bi < 0) {
@@ -520,9 +563,11 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
         return sp->ctx->err ? NULL : gs__sp_replicated(sp, v, "no dot strategy", osh);
     }
     gs__sp_dot_describe(sp, &D, cand[bi], buf, sizeof buf);
-    gs__sp_note(sp, "%s strategy %s (%s): %s", v->op == GS_OP_DOT ? "dot" : "convolution as a dot",
+    gs__sp_note(sp, "%s strategy %s (%s): %s",
+                v->op == GS_OP_DOT ? "dot" : v->op == GS_OP_RAGGED_DOT ? "ragged dot" : "convolution as a dot",
                 gs__sp_strat_names[bi], why, buf);
-    r = gs__sp_dot_apply(sp, v, &D, cand[bi], t, osh);
+    r = v->op == GS_OP_RAGGED_DOT ? gs__sp_ragged_apply(sp, v, &D, cand[bi], t, osh)
+                                  : gs__sp_dot_apply(sp, v, &D, cand[bi], t, osh);
     if (list.len && !list.oom) gs__sb_puts(&sp->ex, list.buf);
     gs__sb_free(&list);
     return r;
@@ -643,6 +688,65 @@ GS__FN gs_value *gs__sp_dot_apply(gs__sp *sp, const gs_value *v, const gs__sp_do
         x = gs__sp_clone(sp, v, ops, NULL);
         return gs__sp_combine(sp, x, best, D.ri, dest, GS_REDUCE_SUM, &v->shape, t, osh);
     }
+}
+
+/* group_sizes[P..,g]{its prefix dims split as the lhs dims they stand for} -> the device's s64 group sizes when
+   the ragged dim R is split: tile c of R starts at row c * ceil(R / k), so that offset comes off the first group
+   (every running total moves by it: rows, ranges and totals are then those of the tile) */
+GS__FN gs_value *gs__sp_ragged_sizes(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *best,
+                                     const gs_sharding *pl) {
+    const gs_value *Gv = v->operands[2];
+    gs_graph *g = sp->G->g;
+    gs__rdinfo I;
+    int dest[GS_MAX_RANK * 2], a, k;
+    const gs_sharding *pg;
+    gs_value *x, *off, *first;
+    int64_t S, kk;
+    gs_shape ls;
+    gs__ragged_info(v->ragged, v->operands[0]->shape.rank, &I);
+    for (a = 0; a < D->ri; a++) {
+        dest[a] = GS__DEST_REP;
+        for (k = 0; Gv->shape.rank > 1 && k < I.n_pre; k++)
+            if (D->lhs_of[a] == (int)I.pre[k]) dest[a] = k;
+    }
+    pg = gs__sh_map(sp->ctx, best, Gv->shape.rank, dest);
+    x = pg ? gs__sp_get(sp, Gv, pg) : NULL;
+    kk = gs__sp_k(pl, I.ragged);
+    if (!x || kk == 1) return x;
+    S = v->operands[0]->shape.dims[I.ragged];
+    off = gs_convert(g, gs__sp_offset(sp, pl, I.ragged, gs__shard_size(S, kk)), GS_S64);
+    x = gs_convert(g, x, GS_S64);
+    ls = x ? x->shape : gs_shape_make(GS_S64, 0, NULL);
+    first = gs_compare(g, gs_iota(g, gs_shape_make(GS_S32, ls.rank, ls.dims), ls.rank - 1), gs__sp_splat(sp, GS_S32, 0, ls),
+                       GS_CMP_EQ);
+    return gs_sub(g, x, gs_select(g, first, gs_broadcast(g, off, ls, NULL), gs__sp_splat(sp, GS_S64, 0, ls)));
+}
+
+/* ragged dot under iteration sharding best: lhs[B,M,K] and rhs[(G),B,K,N] resharded to best's projections with
+   the padding of split contracting dims read as 0, group_sizes split along the lhs dims its prefix stands for
+   (less the tile's offset when the ragged dim is split), the local ragged dot, and its partial sums (K split)
+   combined into t. E.g. lhs[B,M,K]{B, K split} x rhs[G,B,K,N]{B, K split} -> out[B,M,N]{B split}: local ragged
+   dots, all-reduce over K's devices. */
+GS__FN gs_value *gs__sp_ragged_apply(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *best,
+                                     const gs_sharding *t, const gs_sharding **osh) {
+    const gs_value *Lv = v->operands[0], *Rv = v->operands[1];
+    const gs_sharding *pl = gs__sp_proj(sp, best, D, 0, Lv->shape.rank), *pr = gs__sp_proj(sp, best, D, 1, Rv->shape.rank);
+    gs_value *ops[3], *x;
+    int a, dest[GS_MAX_RANK * 2];
+    uint32_t cl = 0, cr = 0;
+    if (!pl || !pr) return NULL;
+    for (a = 0; a < D->ri; a++) {
+        dest[a] = D->out_of[a] >= 0 ? D->out_of[a] : GS__DEST_REP;
+        if (a < D->nout) continue;
+        cl |= 1u << D->lhs_of[a];
+        cr |= 1u << D->rhs_of[a];
+    }
+    ops[0] = gs__sp_mask(sp, gs__sp_get(sp, Lv, pl), pl, &Lv->shape, cl, 0);
+    ops[1] = gs__sp_mask(sp, gs__sp_get(sp, Rv, pr), pr, &Rv->shape, cr, 0);
+    ops[2] = gs__sp_ragged_sizes(sp, v, D, best, pl);
+    if (!ops[0] || !ops[1] || !ops[2]) return NULL;
+    x = gs__sp_clone(sp, v, ops, NULL);
+    return gs__sp_combine(sp, x, best, D->ri, dest, GS_REDUCE_SUM, &v->shape, t, osh);
 }
 
 /* ---- the windowed einsum loop: a dot's operand blocks (all-gather form) or its result's partial sums

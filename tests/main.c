@@ -149,6 +149,7 @@ int main(int argc, char **argv) {
     suite_fault();
     suite_notation();
     suite_course();
+    suite_ragged();
     printf("%d passed, %d failed\n", gst_passed, gst_failed);
     return gst_failed ? 1 : 0;
 }

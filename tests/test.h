@@ -99,5 +99,6 @@ void suite_reliability(void);
 void suite_fault(void);
 void suite_notation(void);
 void suite_course(void);
+void suite_ragged(void);
 
 #endif
