@@ -217,6 +217,23 @@ static void test_xopts_faster_contracting_groups(void) {
         }
 }
 
+/* Partitions HLO text (no run) and checks that the explanation of instruction `name` contains `want` and, when
+   `absent` is given, does not contain it. */
+static void explain_check(const char *text, const gs_partition_desc *pd, const char *name, const char *want,
+                          const char *absent) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = NULL, *spmd = NULL;
+    CHECK_OK(gs_hlo_parse(ctx, text, strlen(text), &g));
+    if (g && gs_partition(g, pd, &spmd) == GS_OK) {
+        const char *ex = gs_partition_explain(spmd, gst_case_named(g, name));
+        CHECK_MSG(ex && strstr(ex, want) != NULL && (!absent || !strstr(ex, absent)), "want '%s'%s%s: %s", want,
+                  absent ? ", not " : "", absent ? absent : "", ex ? ex : "(none)");
+    } else {
+        CHECK_MSG(false, "partition: %s", gs_ctx_error_msg(ctx));
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* choose_faster_windowed_einsum_over_mem in the weighing: lhs[M,K]{K split 8} x rhs[K,N]{K split 8} -> out{M
    split 8} at sizes where the rhs's all-gather is long but hides behind the local dots: by default the partial
    sums' strategy wins on estimated time; with the option the result's strategy, its all-gather priced as the
@@ -228,24 +245,13 @@ static void test_xopts_faster_pricing(void) {
         "  r = bf16[16384,65536] parameter(1), sharding={devices=[8,1]<=[8]}\n"
         "  ROOT d = bf16[16384,65536] dot(l, r), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
         "sharding={devices=[8,1]<=[8]}\n}\n";
-    int on;
-    for (on = 0; on < 2; on++) {
-        gs_ctx *ctx = gst_ctx();
-        gs_graph *g = NULL, *spmd = NULL;
-        gs_partition_desc pd;
-        memset(&pd, 0, sizeof pd);
-        pd.num_devices = 8;
-        pd.windowed_einsum_prefer_speed = on != 0;
-        CHECK_OK(gs_hlo_parse(ctx, text, strlen(text), &g));
-        if (g && gs_partition(g, &pd, &spmd) == GS_OK) {
-            const char *ex = gs_partition_explain(spmd, gst_case_named(g, "d"));
-            CHECK_MSG(ex && strstr(ex, on ? "dot strategy output" : "dot strategy lhs") != NULL, "on %d: %s", on, ex);
-            CHECK_MSG(ex && (strstr(ex, "as a windowed loop") != NULL) == (on != 0), "on %d: %s", on, ex);
-        } else {
-            CHECK_MSG(false, "partition: %s", gs_ctx_error_msg(ctx));
-        }
-        gs_ctx_destroy(ctx);
-    }
+    gs_partition_desc pd;
+    memset(&pd, 0, sizeof pd);
+    pd.num_devices = 8;
+    explain_check(text, &pd, "d", "dot strategy lhs", "as a windowed loop");
+    pd.windowed_einsum_prefer_speed = true;
+    explain_check(text, &pd, "d", "dot strategy output", NULL);
+    explain_check(text, &pd, "d", "as a windowed loop", NULL);
 }
 
 /* "[t0,t1,t2]" tiles for a rank-3 value on an a x b mesh: axis a on dim p, axis b on dim q (p != q) */
@@ -319,26 +325,15 @@ static void test_xopts_faster_which_operand(void) {
         "  q = f32[16384,256] parameter(1), sharding={devices=[1,4]<=[4]}\n"
         "  ROOT r = f32[512,256] dot(l, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={replicated}\n}\n";
     static const gs_partition_strategy force = {"r", "replicated"};
-    int on;
-    for (on = 0; on < 2; on++) {
-        gs_ctx *ctx = gst_ctx();
-        gs_graph *g = NULL, *spmd = NULL;
-        gs_partition_desc pd;
-        memset(&pd, 0, sizeof pd);
-        pd.num_devices = 4;
-        pd.windowed_einsum_bytes = 1;
-        pd.windowed_einsum_prefer_speed = on != 0;
-        pd.n_strategies = 1;
-        pd.strategies = &force;
-        CHECK_OK(gs_hlo_parse(ctx, text, strlen(text), &g));
-        if (g && gs_partition(g, &pd, &spmd) == GS_OK) {
-            const char *ex = gs_partition_explain(spmd, gst_case_named(g, "r"));
-            CHECK_MSG(ex && strstr(ex, on ? "rhs's blocks" : "lhs's blocks") != NULL, "on %d: %s", on, ex);
-        } else {
-            CHECK_MSG(false, "partition: %s", gs_ctx_error_msg(ctx));
-        }
-        gs_ctx_destroy(ctx);
-    }
+    gs_partition_desc pd;
+    memset(&pd, 0, sizeof pd);
+    pd.num_devices = 4;
+    pd.windowed_einsum_bytes = 1;
+    pd.n_strategies = 1;
+    pd.strategies = &force;
+    explain_check(text, &pd, "r", "lhs's blocks", NULL);
+    pd.windowed_einsum_prefer_speed = true;
+    explain_check(text, &pd, "r", "rhs's blocks", NULL);
 }
 
 void suite_spmd_xopts(void) {
