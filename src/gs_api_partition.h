@@ -129,7 +129,8 @@ GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int 
    output; an element that no device holds (or that the gather leaves unwritten) is a difference, reported
    with device -1, never "ok". Floating-point values match when
    |got - want| <= atol + rtol * |want| (NaN matches NaN, an infinity only itself); integers and pred exactly.
-   Tolerances the caller gives apply as they are. By default each output gets its own: with p the fewest
+   Tolerances the caller gives apply as they are (rtol = atol = 0 means the defaults below unless
+   desc->tolerances_given, which asks for exact comparison). By default each output gets its own: with p the fewest
    mantissa bits of any float value the output depends on (bf16 7, f16 10, f32 23), rtol = atol = 1e-5 when
    p >= 23, else 2^-(p-1), two units in the last place (bf16: 2^-6 = 0.015625; f16: 2^-9); and atol grows by
    rtol times the root-mean-square of the reference output, because a sum split across devices adds in
@@ -147,8 +148,11 @@ GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int 
    (gs_runtime_desc.no_poison). */
 typedef struct gs_check_desc {
     double rtol, atol;                /* both 0: per output, by the narrowest float it is computed through (see
-                                         gs_partition_check) */
+                                         gs_partition_check), unless tolerances_given */
     bool locate;
+    /* appended (code built against the layout above still compiles; false keeps its meaning) */
+    bool tolerances_given;            /* rtol and atol apply as they are, also when both are 0: floats then match
+                                         only when equal (NaN still matches NaN; 0 and -0 are equal) */
 } gs_check_desc;
 
 typedef struct gs_check_report {

@@ -703,8 +703,16 @@ GS__FN const gs_sharding *gs__bwd_gather_scatter(gs__prop *P, const gs_value *u,
 }
 
 /* ---- backward rules: the sharding of operand i implied by user u having sharding s ---- */
+/* operand i's role in u: a variadic reducer's operands as u's own (inputs as operand 0, inits or updates as the
+   last of u's own; each has the dims of the one it stands for) */
+GS__FN int gs__bwd_role(const gs_value *u, int i) {
+    int b = gs__red_base(u);
+    if (u->red_n <= 0 || i < b) return i;
+    return i - b < u->red_n ? 0 : b - 1;
+}
+
 GS__FN const gs_sharding *gs__bwd_sh(gs__prop *P, const gs_value *u, const gs_sharding *s, int i) {
-    const gs_value *x = u->operands[i];
+    const gs_value *x = u->operands[i = gs__bwd_role(u, i)];
     int d, k, dest[GS_MAX_RANK];
     if (!s || s->kind == GS_SHARDING_UNKNOWN || s->kind == GS_SHARDING_MAXIMAL) return NULL;
     if (u->op == GS_OP_GET_TUPLE_ELEMENT || u->op == GS_OP_TUPLE || u->op == GS_OP_WHILE) return NULL; /* by the caller */
