@@ -2,7 +2,12 @@
    hand-computed values and a naive loop written here from the definition (all three modes, group_sizes of rank 1
    and of full rank, negative sizes, several element types), propagation, and the partitioned program against the
    reference on random shapes and shardings, uneven splits included, with NaN-poisoned padding. */
+#if !defined(_POSIX_C_SOURCE)
+#  define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#endif
 #include "test.h"
+#include <stdlib.h>
+#include <unistd.h>
 
 /* ---- a naive ragged dot, straight from the definition (XLA's evaluator's index loops) ---- */
 typedef struct rd_case {
@@ -602,6 +607,36 @@ static void test_ragged_cost(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* the command line: stats understands every construct, eval runs it, run --check partitions and checks it */
+static void test_ragged_cli(void) {
+    char dir[256], path[300];
+    FILE *f;
+    snprintf(dir, sizeof dir, "%s/gshard_ragged_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir)) {
+        CHECK_MSG(0, "cannot create a temporary directory");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/moe.hlo", dir);
+    f = fopen(path, "w");
+    if (!f) {
+        CHECK_MSG(0, "cannot write %s", path);
+        return;
+    }
+    fputs("HloModule moe\nENTRY e {\n  x = bf16[2,9,8] parameter(0), sharding={devices=[2,2,1]<=[4]}\n"
+          "  w = bf16[3,2,8,5] parameter(1)\n  g = s32[2,3] parameter(2)\n"
+          "  ROOT y = f32[2,9,5] ragged-dot(x, w, g), lhs_batch_dims={0}, rhs_batch_dims={1}, lhs_contracting_dims={2}, "
+          "rhs_contracting_dims={2}, lhs_ragged_dims={1}, rhs_group_dims={0}, operand_precision={default,default}\n}\n", f);
+    fclose(f);
+    CHECK_EQ_INT(gst_cli(dir, "stats %s", path), 0);
+    CHECK_MSG(strstr(gst_cli_out, "ragged-dot 1") != NULL && strstr(gst_cli_out, "!") == strstr(gst_cli_out, "! marks"),
+              "%s", gst_cli_out);
+    CHECK_EQ_INT(gst_cli(dir, "eval %s --seed 3", path), 0);
+    CHECK_EQ_INT(gst_cli(dir, "run %s --devices 4 --seed 3 --check", path), 0);
+    CHECK_MSG(strstr(gst_cli_out, "check: ok") != NULL, "%s%s", gst_cli_out, gst_cli_err);
+    remove(path);
+    rmdir(dir);
+}
+
 void suite_ragged(void) {
     RUN(test_ragged_hand);
     RUN(test_ragged_naive);
@@ -610,4 +645,5 @@ void suite_ragged(void) {
     RUN(test_ragged_cost);
     RUN(test_ragged_partition_moe);
     RUN(test_ragged_partition_random);
+    RUN(test_ragged_cli);
 }
