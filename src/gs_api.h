@@ -595,6 +595,17 @@ GS_API gs_value *gs_sort_custom(gs_graph *g, int n, gs_value *const *xs, int64_t
    gshard.h's order is in docs/hlo_text.md. Partitioned without cross-device combining (the reduced dims are
    gathered first; reduce-window replicated). */
 GS_API gs_result gs_value_set_reducer(gs_value *v, gs_graph *reducer);
+/* Makes v result k of a variadic reduce, reduce-window or scatter over n operands (2 <= n <= 32) whose reducer
+   mixes them, as XLA's to_apply= on such an op: v is built (with any kind valid for its type) from operand k and
+   init k (scatter: operand k, the indices and update k); xs are the n operands and inits the n initial values
+   (scatter: the n updates), each of the dims of v's own and xs[k], inits[k] v's own. reducer has 2n scalar
+   parameters (the n accumulated values, then the n elements, of the operands' element types) and returns a tuple
+   of n scalars of those types. Every result k of one variadic op is a value of its own: each evaluates the whole
+   fold (the order of gs_value_set_reducer) and keeps its component. The interpreter and the runtime run it; the
+   partitioner splits it only where no partial results are combined, or combines them as XLA does
+   (docs/hlo_text.md). */
+GS_API gs_result gs_value_set_variadic_reducer(gs_value *v, gs_graph *reducer, int n, int k, gs_value *const *xs,
+                                               gs_value *const *inits);
 /* sort (x, iota) along dim: tuple (values, s32 indices) */
 GS_API gs_value *gs_sort_with_indices(gs_graph *g, gs_value *x, int64_t dim, bool descending);
 /* top-k along the last dim: tuple (values[..., k], s32 indices[..., k]); largest first (or smallest first when
@@ -704,6 +715,14 @@ GS_API gs_result gs_npy_write(gs_ctx *ctx, const char *path, gs_shape shape, con
    such a file back as bits when asked for that type. */
 #define GS_NPY_RAW 1u
 GS_API gs_result gs_npy_write_ex(gs_ctx *ctx, const char *path, gs_shape shape, const void *data, unsigned flags);
+/* Reads only a region of a .npy file: the file must hold an array of shape's dims, of a type gs_npy_read
+   accepts for shape.dtype; data (caller-owned, storage format, gs_dtype_size(shape.dtype) bytes per element)
+   receives the box of count[d] elements from offset[d] in every dim d, dense and row-major. Each row of the
+   box is read from its place in the file (fseek), so a process holding a shard of an array never reads or
+   holds the rest of it. The values are those gs_npy_read gives at the same places. Errors as gs_npy_read's,
+   plus GS_ERR_SHAPE when the file's shape is not shape's and GS_ERR_INVALID_ARG for a region outside it. */
+GS_API gs_result gs_npy_read_region(gs_ctx *ctx, const char *path, gs_shape shape, const int64_t *offset,
+                                    const int64_t *count, void *data);
 GS_API void gs_free_data(gs_ctx *ctx, void *data);   /* ctx: the context that allocated data */
 /* The documented deterministic input generator (used by `gshard eval/run --seed N` for inputs not given):
    element i of parameter p is derived from splitmix64(seed, p, i): f32/bf16 uniform in [-1, 1) (24-bit
@@ -711,6 +730,13 @@ GS_API void gs_free_data(gs_ctx *ctx, void *data);   /* ctx: the context that al
    value rounded to the type; integers [0, 8), fewer for s2/u2). data is storage format, gs_shape_bytes(shape)
    bytes. */
 GS_API void gs_fill_random(gs_shape shape, uint64_t seed, int64_t param_index, void *data);
+/* The same values for a region only: data receives the elements gs_fill_random(shape, seed, param_index, .)
+   writes at the box of count[d] elements from offset[d] in every dim d, dense and row-major (storage format),
+   computing none of the others (element i of the whole array depends on (seed, param_index, i) alone).
+   GS_ERR_INVALID_ARG (nothing written) for a region outside shape, a type without values (tuple, token) or
+   NULL data with a non-empty region. */
+GS_API gs_result gs_fill_random_region(gs_shape shape, uint64_t seed, int64_t param_index, const int64_t *offset,
+                                       const int64_t *count, void *data);
 
 #include "gs_api_cost.h"
 #include "gs_api_model.h"

@@ -1387,6 +1387,14 @@ GS__FN void gs__cm_op_work(const gs_value *v, double *flops, double *rd, double 
         break;
     }
     if (v->reduce == GS_REDUCE_CUSTOM && v->reducer) *flops *= gs__cm_reducer_ops(v->reducer);   /* per combination */
+    if (v->red_n > 0) {   /* one result of a variadic op: its share of the one fold over every operand, read once */
+        int b = gs__red_base(v);
+        double all = v->op == GS_OP_SCATTER ? gs__cm_vbytes(v->operands[1]) : 0.0;
+        for (i = b; i < v->n_operands; i++)   /* scatter: the updates, read, and the touched region read */
+            if (v->op != GS_OP_SCATTER || i >= b + v->red_n) all += (v->op == GS_OP_SCATTER ? 2.0 : 1.0) * gs__cm_vbytes(v->operands[i]);
+        *flops /= v->red_n;
+        *rd = all / v->red_n;
+    }
 }
 
 /* the sticky error of a failed call, its message prefixed with the instruction */

@@ -840,6 +840,32 @@ GS__FN void gs__pr_rng_std(gs__printer *pr, const gs_value *v, bool root) {
     gs__sb_puts(sb, "}");
 }
 
+/* Result k of a variadic reduce, reduce-window or scatter whose reducer mixes the components: the variadic op
+   as "<v>.v" (XLA's operand order; no sharding: its users are the get-tuple-elements), then element k of it. Read
+   back, the op's one get-tuple-element user makes it result k alone again (gs__bi_variadic). */
+GS__FN void gs__pr_variadic_std(gs__printer *pr, const gs_value *v, bool root) {
+    gs__sb *sb = &pr->sb;
+    int n = v->red_n, b = gs__red_base(v), j;
+    gs__sb_printf(sb, "  %s.v = (", v->name);
+    for (j = 0; j < n; j++) {
+        gs_shape s = v->shape;
+        s.dtype = v->operands[b + j]->shape.dtype;
+        if (j) gs__sb_puts(sb, ", ");
+        gs__pr_shape(sb, &s);
+    }
+    gs__sb_printf(sb, ") %s(", gs_op_name(v->op));
+    for (j = 0; j < 2 * n; j++) {
+        if (j == n && v->op == GS_OP_SCATTER) gs__sb_printf(sb, ", %s", v->operands[1]->name);
+        gs__sb_printf(sb, "%s%s", j ? ", " : "", v->operands[b + j]->name);
+    }
+    gs__sb_put(sb, ")", 1);
+    gs__pr_attrs(pr, v);
+    gs__sb_puts(sb, root ? "\n  ROOT " : "\n  ");
+    gs__sb_printf(sb, "%s = ", v->name);
+    gs__pr_shape(sb, &v->shape);
+    gs__sb_printf(sb, " get-tuple-element(%s.v), index=%d", v->name, v->red_k);
+}
+
 GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
     gs__sb *sb = &pr->sb;
     int i;
@@ -865,9 +891,10 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
         gs__pr_elem(sb, v->shape.dtype, v->data, 0);
         gs__sb_puts(sb, v->sharding ? "), sharding={replicated}\n" : ")\n");
     }
-    if (std_arg || std_rng) {
+    if (std_arg || std_rng || v->red_n > 0) {
         if (std_arg) gs__pr_argmax_std(pr, v, root);
-        else gs__pr_rng_std(pr, v, root);
+        else if (std_rng) gs__pr_rng_std(pr, v, root);
+        else gs__pr_variadic_std(pr, v, root);
         gs__pr_value_tail(pr, v);
         return;
     }
@@ -1174,6 +1201,9 @@ typedef struct gs__parser {
     const gs_mesh *mesh;      /* mesh={X=4,Y=2} in the header: sharding={X, _} reads over it */
     int depth;
     int red_k, red_n;   /* building component red_k of a variadic reduce/scatter over red_n operands (red_n 0: not) */
+    gs_value **red_xs;  /* then: the variadic op's operands (reduce: n inputs, n inits; scatter: n operands, the
+                           indices, n updates) */
+    bool red_var;       /* gs__reducer_attr found the variadic reducer to mix its components (gs__set_reducer) */
     const gs__pinst *red_in;   /* an instruction whose to_apply= gs__reducer_attr found to be a reducer computation
                                   (kind custom): gs__set_reducer builds it once the value is (operands are then
                                   read; building another computation reuses P->vals) */
@@ -2612,7 +2642,7 @@ GS__FN void gs__analyse_reducer(gs__parser *P, gs__pcomp *comp) {
 /* Component k of a variadic reducer over n operands: 2n scalar parameters and ROOT tuple(e_0, ..,
    e_n-1) with e_k = op(parameter(k), parameter(n+k)) (either order; op add, multiply, maximum, minimum, and,
    or) or e_k = parameter(n+k) (replace). Such a reducer combines every component on its own, so the
-   variadic op is n ops of one operand each. */
+   variadic op is n ops of one operand each. *kind stays GS_REDUCE_INVALID (no error) for any other form. */
 GS__FN bool gs__tuple_reducer(gs__parser *P, const gs__pattr *a, const gs__pcomp *comp, gs_dtype dt, gs_reduce_kind *kind) {
     const gs__pinst *root = &P->insts[comp->root], *e;
     int n = P->red_n, k = P->red_k, ie = -1, lhs = -1, rhs = -1, r;
@@ -2633,11 +2663,7 @@ GS__FN bool gs__tuple_reducer(gs__parser *P, const gs__pattr *a, const gs__pcomp
                     *kind = (gs_reduce_kind)r;
         }
     }
-    if (*kind == GS_REDUCE_INVALID)
-        return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED,
-                        "unsupported reducer computation '%s' for %d operands (expected ROOT tuple(e_0, .., e_%d), e_k = "
-                        "add/multiply/maximum/minimum/and/or of parameter(k) and parameter(%d+k), or parameter(%d+k))",
-                        comp->name, n, n - 1, n, n);
+    if (*kind == GS_REDUCE_INVALID) return true;   /* a reducer that mixes the components (gs__reducer_attr) */
     {   /* the component's element type */
         gs_dtype pt = P->insts[ie].type.s.dtype;
         if (*kind != GS_REDUCE_REPLACE) pt = P->insts[lhs].type.s.dtype;
@@ -2655,9 +2681,15 @@ GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *att
 GS__FN gs_value *gs__set_reducer(gs__parser *P, gs_value *v) {
     const gs__pinst *in = P->red_in;
     gs_graph *r = NULL;
+    bool var = P->red_var;
+    int n = P->red_n;
     P->red_in = NULL;
+    P->red_var = false;
     if (!v || !in) return v;
     if (!gs__called_graph(P, in, "to_apply", &r)) return NULL;
+    if (var)   /* component red_k of a reducer that mixes the components: the whole variadic op's operands too */
+        return gs_value_set_variadic_reducer(v, r, n, P->red_k, P->red_xs,
+                                             P->red_xs + (v->op == GS_OP_SCATTER ? n + 1 : n)) == GS_OK ? v : NULL;
     return gs_value_set_reducer(v, r) == GS_OK ? v : NULL;
 }
 GS__FN bool gs__reducer(gs__parser *P, const gs__pinst *in, gs_dtype dt, gs_reduce_kind *kind) {
@@ -2670,10 +2702,24 @@ GS__FN bool gs__reducer_attr(gs__parser *P, const gs__pinst *in, const char *att
     gs__pcomp *comp;
     int ci;
     P->red_in = NULL;
+    P->red_var = false;
     if (!a || (ci = gs__called(P, a)) < 0) return false;
     comp = &P->comps[ci];
     if (P->red_n > 0) {
         if (!gs__tuple_reducer(P, a, comp, dt, kind)) return false;
+        if (*kind == GS_REDUCE_INVALID) {   /* mixes the components: evaluated as a computation (gs__set_reducer) */
+            if (in->op != GS_OP_REDUCE && in->op != GS_OP_REDUCE_WINDOW && in->op != GS_OP_SCATTER)
+                return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "%s '%s' over %d operands: reducer '%s' is not one per "
+                                "operand (ROOT tuple(e_0, .., e_%d), e_k of parameter(k) and parameter(%d+k) only)",
+                                in->opcode, in->name, P->red_n, comp->name, P->red_n - 1, P->red_n);
+            if (P->red_n > GS__MAX_VARIADIC)
+                return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "%s '%s' over %d operands with the reducer '%s' that mixes "
+                                "them (at most %d operands)", in->opcode, in->name, P->red_n, comp->name, GS__MAX_VARIADIC);
+            P->red_in = in;
+            P->red_var = true;
+            *kind = GS_REDUCE_SUM;
+            return true;
+        }
         if (*kind == GS_REDUCE_REPLACE && in->op != GS_OP_SCATTER)
             return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "reducer '%s' replaces: only valid for scatter", comp->name);
         return true;
@@ -3900,6 +3946,7 @@ GS__FN bool gs__bi_collectives(gs__bi *b) {
     return true;
 }
 
+GS__FN bool gs__collapsed_variadic(const gs__pinst *in);
 GS__FN bool gs__bi_comm(gs__bi *b) {
     gs__parser *P = b->P;
     gs__pinst *in = b->in;
@@ -3984,6 +4031,11 @@ GS__FN bool gs__bi_comm(gs__bi *b) {
         if ((x->op == GS_OP_ARGMAX || x->op == GS_OP_ARGMIN) && P->insts[P->ops[in->first_op].inst].op == GS_OP_REDUCE && d == 1) {
             P->ctx->next_name = NULL;
             v = x;   /* element 1 of argmax's standard form (gs__argmax_std_form): the argmax itself, renamed */
+            break;
+        }
+        if (x->shape.dtype != GS_TUPLE && gs__collapsed_variadic(&P->insts[P->ops[in->first_op].inst])) {
+            P->ctx->next_name = NULL;
+            v = x;   /* the one result of a variadic op its one get-tuple-element uses (gs__bi_variadic) */
             break;
         }
         v = gs_get_tuple_element(g, x, d);
@@ -4218,22 +4270,55 @@ GS__FN int gs__bi_argmax_reduce(gs__bi *b) {
 /* reduce(x_0..x_n-1, init_0..init_n-1), reduce-window likewise, scatter(op_0..op_n-1, indices,
    upd_0..upd_n-1) with a reducer whose components are independent (gs__tuple_reducer): one op per
    component ("<name>.k") and their tuple */
+/* a variadic reduce, reduce-window or scatter built as the one result its one get-tuple-element uses */
+GS__FN bool gs__collapsed_variadic(const gs__pinst *in) {
+    return ((in->op == GS_OP_REDUCE || in->op == GS_OP_REDUCE_WINDOW) && in->n_ops > 2) ||
+           (in->op == GS_OP_SCATTER && in->n_ops > 3);
+}
+
+/* the index of b's one user when that is a get-tuple-element (b not the root), else -1 */
+GS__FN int gs__single_gte_user(gs__bi *b) {
+    gs__parser *P = b->P;
+    int self = (int)(b->in - P->insts), users = 0, i, k, last = -1;
+    int64_t idx = -1;
+    gs__pattr *a;
+    if (b->in->root) return -1;
+    for (i = b->comp->first_inst; i < b->comp->first_inst + b->comp->n_inst; i++)
+        for (k = 0; k < P->insts[i].n_ops; k++)
+            if (P->ops[P->insts[i].first_op + k].inst == self) {
+                users++;
+                last = i;
+            }
+    if (users != 1 || P->insts[last].op != GS_OP_GET_TUPLE_ELEMENT || !(a = gs__attr(P, &P->insts[last], "index")))
+        return -1;
+    if (!gs__attr_int(P, a, &idx) || idx < 0 || idx > INT32_MAX) {
+        gs_ctx_clear_error(P->ctx);
+        return -1;
+    }
+    return (int)idx;
+}
+
 GS__FN bool gs__bi_variadic(gs__bi *b) {
     gs__parser *P = b->P;
     bool scatter = b->in->op == GS_OP_SCATTER;
-    int n = scatter ? (b->n - 1) / 2 : b->n / 2, k;
+    int n = scatter ? (b->n - 1) / 2 : b->n / 2, k, only;
     gs_value **parts, *args[3];
     if (b->in->op == GS_OP_REDUCE && b->n == 4 && (k = gs__bi_argmax_reduce(b)) != 0) return k > 0;
     if ((scatter ? 2 * n + 1 : 2 * n) != b->n || n < 1)
         return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "%s takes %s, found %d operands", b->in->opcode,
                         scatter ? "n operands, the indices and n updates" : "n operands and n initial values", b->n);
     parts = (gs_value **)gs__arena_alloc(P->ctx, sizeof(gs_value *) * (size_t)n);
-    if (!parts) return false;
+    /* b->xs lives in P->vals, which building the reducer computation reuses */
+    P->red_xs = (gs_value **)gs__arena_dup(P->ctx, b->xs, sizeof(gs_value *) * (size_t)b->n);
+    if (!parts || !P->red_xs) return false;
+    /* used only through one get-tuple-element: that result alone (gs__pr_variadic_std's form read back) */
+    if ((only = gs__single_gte_user(b)) >= n) only = -1;
     for (k = 0; k < n; k++) {
+        if (only >= 0 && k != only) continue;
         gs__bi c = *b;
-        args[0] = b->xs[k];
-        args[1] = scatter ? b->xs[n] : b->xs[n + k];
-        args[2] = scatter ? b->xs[n + 1 + k] : NULL;
+        args[0] = P->red_xs[k];
+        args[1] = scatter ? P->red_xs[n] : P->red_xs[n + k];
+        args[2] = scatter ? P->red_xs[n + 1 + k] : NULL;
         c.xs = args;
         c.x = args[0];
         c.n = scatter ? 3 : 2;
@@ -4246,6 +4331,11 @@ GS__FN bool gs__bi_variadic(gs__bi *b) {
         parts[k]->auto_name = true;   /* made up here: a later instruction of the text may take the name */
     }
     P->ctx->next_name = NULL;
+    if (only >= 0) {   /* the get-tuple-element renames it */
+        b->v = parts[only];
+        b->collapsed = true;
+        return true;
+    }
     b->v = gs_tuple(b->g, n, parts);
     return true;
 }
@@ -4672,6 +4762,70 @@ GS__FN const char *gs__spread_sharding(gs__parser *P, const char *sh, int n) {
     return gs__sb_finish(&sb, "gs_hlo_parse");
 }
 
+/* Opcodes whose declared type must be the one they compute even under XLA's mixed precision (they only move or
+   reinterpret data: the HLO verifier's list) */
+static const char *const gs__exact_type_ops[] = {
+    "bitcast", "call", "conditional", "constant", "copy-done", "copy-start", "custom-call", "get-tuple-element",
+    "infeed", "outfeed", "opt-barrier", "parameter", "recv", "recv-done", "send", "send-done", "tuple", "while"};
+
+/* v, built for instruction in, is not of its declared shape. XLA's mixed precision (its verifier with
+   allow_mixed_precision, as the TPU pipeline runs it after BFloat16Propagation and BFloat16ConversionFolding) lets
+   an array instruction declare another floating-point type than it computes: the value is the op's, converted to
+   the declared type (FloatNormalization rewrites it so: the op in the computed type, then a convert). Returns the
+   convert (v keeps the name "<name>.wide"), or NULL with the shape error. */
+GS__FN gs_value *gs__mixed_precision(gs__parser *P, gs__pcomp *comp, const gs__pinst *in, gs_value *v, const char *name) {
+    const gs_shape *ds = &in->type.s;
+    gs_value *c;
+    size_t i;
+    bool exact = false;
+    for (i = 0; i < GS__COUNTOF(gs__exact_type_ops); i++) exact = exact || strcmp(in->opcode, gs__exact_type_ops[i]) == 0;
+    if (exact || in->type.tuple || v->shape.dtype == GS_TUPLE || !gs__is_float(ds->dtype) || !gs__is_float(v->shape.dtype) ||
+        ds->rank != v->shape.rank || memcmp(ds->dims, v->shape.dims, sizeof(int64_t) * (size_t)ds->rank) != 0) {
+        gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
+        return NULL;
+    }
+    name = gs__arena_printf(P->ctx, "%s.wide", name);
+    if (!name || !gs__free_name(P, comp->graph, v, name) || gs_value_set_name(v, name) != GS_OK) return NULL;
+    v->auto_name = true;   /* made up here: a later instruction of the text may take the name */
+    if (!(c = gs_convert(comp->graph, v, ds->dtype))) gs__builder_failed(P, &in->at);
+    return c;
+}
+
+/* XLA's mixed precision in the operands: the floating-point operands of one op in several floating-point types
+   (an f32 and a bf16) are computed in the widest of them (FloatNormalization converts the others so), each other
+   one converted to it. Not for ops that only move data (gs__exact_type_ops), those whose operands may have types
+   of their own (sort, collectives, variadic reduce, reduce-window and scatter), nor dot and convolution, which
+   read operand types that widen exactly to their result themselves. */
+GS__FN bool gs__mixed_inputs(gs__parser *P, gs__pcomp *comp, const gs__pinst *in, gs_value **xs, int n) {
+    gs_op op = in->op;
+    gs_dtype w = GS_DTYPE_INVALID;
+    bool mixed = false;
+    size_t i;
+    int k;
+    if (n < 2 || in->lowered || op == GS_OP_SORT || op == GS_OP_DOT || op == GS_OP_CONVOLUTION ||
+        (op >= GS_OP_ALL_REDUCE && op <= GS_OP_COLLECTIVE_PERMUTE) ||
+        ((op == GS_OP_REDUCE || op == GS_OP_REDUCE_WINDOW) && n > 2) || (op == GS_OP_SCATTER && n > 3))
+        return true;
+    for (i = 0; i < GS__COUNTOF(gs__exact_type_ops); i++)
+        if (strcmp(in->opcode, gs__exact_type_ops[i]) == 0) return true;
+    for (k = 0; k < n; k++) {
+        gs_dtype t = xs[k] ? xs[k]->shape.dtype : GS_DTYPE_INVALID;
+        if (!xs[k] || t == GS_TUPLE || !gs__is_float(t) || t == w) continue;
+        if (w != GS_DTYPE_INVALID) {
+            mixed = true;
+            if (gs_dtype_size(t) == gs_dtype_size(w)) t = GS_F32;   /* bf16 and f16: f32 holds both */
+            else if (gs_dtype_size(t) < gs_dtype_size(w)) t = w;
+        }
+        w = t;
+    }
+    for (k = 0; mixed && k < n; k++)
+        if (xs[k] && xs[k]->shape.dtype != GS_TUPLE && gs__is_float(xs[k]->shape.dtype) && xs[k]->shape.dtype != w) {
+            P->ctx->next_name = NULL;
+            if (!(xs[k] = gs_convert(comp->graph, xs[k], w))) return gs__builder_failed(P, &in->at);
+        }
+    return true;
+}
+
 GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
     gs_value *v, **xs;
     gs__pattr *a;
@@ -4716,6 +4870,7 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
                             arity < 0 ? "at least " : "", arity < 0 ? least : arity,
                             (arity < 0 ? least : arity) == 1 ? "" : "s", n);
     }
+    if (!gs__mixed_inputs(P, comp, in, xs, n)) return false;
     if (in->shape_omitted && (op == GS_OP_PARAMETER || op == GS_OP_CONSTANT || op == GS_OP_IOTA || op == GS_OP_BROADCAST ||
                               op == GS_OP_RESHAPE || op == GS_OP_CONVERT || op == GS_OP_RNG || op == GS_OP_ANNOTATE ||
                               op == GS_OP_BITCAST_CONVERT || op == GS_OP_RNG_BIT_GENERATOR ||
@@ -4747,12 +4902,16 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
     v = b.v;
     P->ctx->next_name = NULL; /* unused when the builder failed before making a value */
     if (!v) return gs__unknown_attr(P, in) && gs__builder_failed(P, &in->at);
-    if (!in->shape_omitted && !b.collapsed && !gs__pshape_matches(P, &in->type, v))
-        return gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
+    if (!in->shape_omitted && !b.collapsed && !gs__pshape_matches(P, &in->type, v) &&
+        !(v = gs__mixed_precision(P, comp, in, v, b.name)))
+        return false;
     if (op != GS_OP_PARAMETER && (!gs__free_name(P, comp->graph, v, b.name) || gs_value_set_name(v, b.name) != GS_OK))
         return gs__builder_failed(P, &in->at);
     if (op != GS_OP_PARAMETER && comp->prefix) v->auto_name = true;   /* "<caller>.<name>" is made up too */
-    if (!inlined_param && op != GS_OP_ANNOTATE && op != GS_OP_TO_MANUAL && op != GS_OP_TO_FULL &&
+    /* a LayoutConstraint custom-call (read as a copy) keeps its sharding, as XLA's partitioner honours it */
+    if (!inlined_param &&
+        ((op != GS_OP_ANNOTATE && op != GS_OP_TO_MANUAL && op != GS_OP_TO_FULL) ||
+         (v->op == GS_OP_COPY && gs__attr_is(P, in, "custom_call_target", "LayoutConstraint"))) &&
         (a = gs__attr(P, in, "sharding")) != NULL) {
         const char *sh = gs__pstr(P, a->val.p, (size_t)(a->val.end - a->val.p));
         if (!sh) return false;
@@ -5006,7 +5165,7 @@ GS__FN const char *gs__stat_skip(const char *p, const char *e) {
 GS__FN void gs__stat_sharding(gs__stats *st, const char *p, const char *e) {
     static const char *const forms[] = {"replicated", "maximal", "manual", "tiled", "tiled, partly replicated",
                                         "tiled, last_tile_dims", "tuple", "named mesh", "unreduced", "other"};
-    static const bool known[] = {true, true, true, true, true, true, true, true, true, false};   /* unreduced: read, not partitioned */
+    static const bool known[] = {true, true, true, true, true, true, true, true, true, false};
     int f = 9;
     size_t n = (size_t)(e - p);
 #define GS__HAS(w) (gs__memmem(p, n, w) != NULL)

@@ -65,6 +65,7 @@
 #define GS__MIN(a, b) ((a) < (b) ? (a) : (b))
 #define GS__MAX(a, b) ((a) > (b) ? (a) : (b))
 #define GS__COUNTOF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define GS__MAX_VARIADIC 32   /* operands of a variadic reduce, reduce-window or scatter whose reducer mixes them */
 
 /* ---- stb_ds (see the top of this file for how it is found) ---- */
 /* gcc in strict ISO modes turns typeof off, and stb_ds's hash maps use it. */
@@ -224,7 +225,11 @@ struct gs_value {
     int64_t *sizes;           /* DYNAMIC_SLICE sizes */
     int64_t *lo, *hi, *interior;      /* PAD */
     gs_reduce_kind reduce;    /* REDUCE, REDUCE_WINDOW, ALL_REDUCE, REDUCE_SCATTER, SCATTER, CUM* (implied) */
-    gs_graph *reducer;        /* reduce == GS_REDUCE_CUSTOM: the reducer computation (two scalars -> one) */
+    gs_graph *reducer;        /* reduce == GS_REDUCE_CUSTOM: the reducer computation (two scalars -> one; 2 red_n
+                                 scalars -> a tuple of red_n when red_n > 0) */
+    int red_n, red_k;         /* REDUCE, REDUCE_WINDOW, SCATTER with a variadic reducer (red_n >= 2): the value is
+                                 result red_k of the variadic op over red_n operands, whose operands follow the op's
+                                 own (gs__red_base of them): the n inputs, then the n inits (scatter: n updates) */
     gs_cmp cmp;               /* COMPARE */
     gs_cmp_type cmp_type;     /* COMPARE; stored resolved (never DEFAULT) */
     bool flag;                /* SORT descending, TOPK largest, CUM* reverse */
@@ -385,6 +390,8 @@ GS__FN int64_t gs__numel(const gs_shape *s);
    top-level elements, and top-level element i's first leaf and leaf count (*node: its preorder position in
    v->tree, or -1 when the tuple is flat). */
 GS__FN int gs__tuple_arity(const gs_value *v);
+/* the op's own operand count before a variadic reducer's operands (reduce, reduce-window: 2; scatter: 3) */
+GS__FN int gs__red_base(const gs_value *v);
 GS__FN bool gs__tuple_child(const gs_value *v, int64_t i, int *first_leaf, int *n_leaves, int *node);
 /* the same element type and shape, tuples compared leaf by leaf and by structure */
 GS__FN bool gs__vshape_equal(const gs_value *a, const gs_value *b);
@@ -471,6 +478,14 @@ GS__FN const gs_sharding *gs__sh_map(gs_ctx *ctx, const gs_sharding *s, int out_
 GS__FN const gs_sharding *gs__sh_merge(gs_ctx *ctx, const gs_sharding *a, const gs_sharding *b);
 GS__FN bool gs__sh_more_specific(const gs_sharding *a, const gs_sharding *b);
 GS__FN const gs_sharding *gs__sh_replicate_dims(gs_ctx *ctx, const gs_sharding *s, uint32_t mask);
+/* unreduced shardings: s with its unreduced part replicated (the summed value's sharding); whether s (or an element)
+   has one; device d's coordinate along its unreduced devices (0 when none, -1 when s does not name d) */
+/* gs_sharding_parse, and the open dims ({?}) of a named-mesh sharding of an array in *open (may be NULL) */
+GS__FN const gs_sharding *gs__sharding_parse_open(gs_ctx *ctx, const char *text, uint32_t *open);
+GS__FN const gs_sharding *gs__sh_reduced(gs_ctx *ctx, const gs_sharding *s);
+GS__FN bool gs__sh_has_unreduced(const gs_sharding *s);
+GS__FN int64_t gs__sh_unreduced_coord(const gs_sharding *s, int64_t d);
+GS__FN bool gs__sh_same_sum(const gs_sharding *s, int64_t d, int64_t e);   /* d, e: summands of one part */
 GS__FN const gs_sharding *gs__sh_reshape(gs_ctx *ctx, const gs_sharding *s, const gs_shape *src, const gs_shape *dst);
 GS__FN const gs_sharding *gs__sh_reverse(gs_ctx *ctx, const gs_sharding *s, uint32_t mask);
 GS__FN bool gs__sh_subtiling_or_equal(gs_ctx *ctx, const gs_shape *shape, const gs_sharding *sub, const gs_sharding *s);

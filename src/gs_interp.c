@@ -2123,7 +2123,19 @@ struct gs__ip_fn {
     gs__ip_st st;             /* every slot's buffer is a cell */
     double *cells;            /* 16 bytes per slot */
     gs__buf *pbufs;           /* the parameters' shapes (gs__ip_st_init wants them) */
+    struct gs__ip_var *var;   /* a variadic reducer's state (gs__ip_custom_reduction), or NULL */
 };
+/* A variadic reducer folded by a one-operand kernel: the kernel folds element ia of its input into element iy of
+   its result (component k's accumulator); every other component j keeps its accumulator acc[j] (the result's
+   shape) and its input in[j] at the same positions, and the reducer combines all n at once. */
+typedef struct gs__ip_var {
+    int n, k;
+    void **acc;               /* n; acc[k] unused (the kernel's result) */
+    const void **in;          /* n: the inputs (scatter: the updates) in compute format */
+    const void **args;        /* 2n */
+    void **outs;              /* n */
+    size_t *es;               /* n: compute-format element sizes */
+} gs__ip_var;
 GS__FN gs_result gs__ip_fn_init(gs__ip_fn *f, gs__exec *ex, gs_graph *g);
 GS__FN gs_result gs__ip_fn_call(gs__ip_fn *f, const void *const *args, void *const *outs);
 GS__FN void gs__ip_fn_free(gs__ip_fn *f);
@@ -3503,7 +3515,7 @@ GS__FN gs_result gs__ip_fn_call(gs__ip_fn *f, const void *const *args, void *con
         switch (v->op) {
         case GS_OP_PARAMETER: memcpy(out->data, args[v->index], gs__compute_size(v->shape.dtype)); break;
         case GS_OP_TUPLE:
-            for (k = 0; k < v->n_operands; k++) memcpy(out[k].data, gs__ip_opbuf(st, v, k)->data, 16);
+            for (k = 0; k < v->n_operands; k++) memcpy(st->slots[st->first[i] + k].buf.data, gs__ip_opbuf(st, v, k)->data, 16);
             break;
         case GS_OP_RESHAPE: case GS_OP_COPY: case GS_OP_ANNOTATE: memcpy(out->data, gs__ip_opbuf(st, v, 0)->data, 16); break;
         default: r = gs__ip_eval_array(st, v, out); break;
@@ -3547,7 +3559,15 @@ GS__FN gs_result gs__reducer_apply(gs__ip_fn *f, gs_dtype t, void *d, int64_t di
 }
 
 GS__FN gs_result gs__reducer_fold(gs__ip_fn *f, gs_dtype t, void *y, int64_t iy, const void *a, int64_t ia) {
-    return gs__reducer_apply(f, t, y, iy, y, iy, a, ia);
+    gs__ip_var *w = f->var;
+    int j;
+    if (!w) return gs__reducer_apply(f, t, y, iy, y, iy, a, ia);
+    for (j = 0; j < w->n; j++) {
+        char *acc = j == w->k ? (char *)y : (char *)w->acc[j];
+        w->args[j] = w->outs[j] = acc + (size_t)iy * w->es[j];   /* written after every argument is read */
+        w->args[w->n + j] = (const char *)w->in[j] + (size_t)ia * w->es[j];
+    }
+    return gs__ip_fn_call(f, w->args, w->outs);
 }
 
 /* reduce-window with a reducer computation: out = init everywhere, then per output element its window positions
@@ -3590,15 +3610,66 @@ GS__FN gs_result gs__ip_reduce_window_fn(gs_ctx *ctx, const gs_value *v, const g
     return res;
 }
 
+GS__FN void gs__ip_var_free(gs_ctx *ctx, gs__ip_var *w) {
+    int j;
+    if (!w) return;
+    for (j = 0; w->acc && j < w->n; j++) gs__free(ctx, w->acc[j]);
+    gs__free(ctx, w->acc);
+    gs__free(ctx, (void *)w->in);
+    gs__free(ctx, (void *)w->args);
+    gs__free(ctx, w->outs);
+    gs__free(ctx, w->es);
+    gs__free(ctx, w);
+}
+
+/* the state of v's variadic reducer: every other component's accumulator starts as its init everywhere (scatter:
+   its operand), and its input is its operand (scatter: its updates) */
+GS__FN gs_result gs__ip_var_new(gs__ip_st *st, const gs_value *v, const gs__buf *out, gs__ip_var **res) {
+    gs_ctx *ctx = st->ctx;
+    int n = v->red_n, b = gs__red_base(v), j;
+    int64_t no = gs__numel(&out->shape);
+    gs__ip_var *w = (gs__ip_var *)gs__malloc(ctx, sizeof *w);
+    *res = w;
+    if (!w) return gs__err(ctx, GS_ERR_OUT_OF_MEMORY, "%s: out of memory", v->name);
+    memset(w, 0, sizeof *w);
+    w->n = n;
+    w->k = v->red_k;
+    w->acc = (void **)gs__malloc(ctx, sizeof(void *) * (size_t)n);
+    w->in = (const void **)gs__malloc(ctx, sizeof(void *) * (size_t)n);
+    w->args = (const void **)gs__malloc(ctx, sizeof(void *) * (size_t)(2 * n));
+    w->outs = (void **)gs__malloc(ctx, sizeof(void *) * (size_t)n);
+    w->es = (size_t *)gs__malloc(ctx, sizeof(size_t) * (size_t)n);
+    if (!w->acc || !w->in || !w->args || !w->outs || !w->es) return gs__err(ctx, GS_ERR_OUT_OF_MEMORY, "%s: out of memory", v->name);
+    memset(w->acc, 0, sizeof(void *) * (size_t)n);
+    for (j = 0; j < n; j++) {
+        const gs__buf *x = gs__ip_opbuf(st, v, b + j), *i = gs__ip_opbuf(st, v, b + n + j);
+        w->es[j] = gs__compute_size(x->shape.dtype);
+        w->in[j] = v->op == GS_OP_SCATTER ? i->data : x->data;
+        if (j == v->red_k) continue;
+        if (!(w->acc[j] = gs__malloc(ctx, w->es[j] * (size_t)(no > 0 ? no : 1))))
+            return gs__err(ctx, GS_ERR_OUT_OF_MEMORY, "%s: out of memory", v->name);
+        if (v->op == GS_OP_SCATTER) memcpy(w->acc[j], x->data, w->es[j] * (size_t)no);
+        else gs__ip_fill(w->acc[j], w->es[j], no, i->data);
+    }
+    return GS_OK;
+}
+
 /* reduce, reduce-window and scatter with a reducer computation (all-reduce and reduce-scatter: the runtime) */
 GS__FN gs_result gs__ip_custom_reduction(gs__ip_st *st, gs_value *v, gs__buf *out) {
     gs__ip_fn *fn;
     gs_result r = gs__reducer_new(st->ex, v->reducer, &fn);
     if (r) return gs__err_prefix(st->ctx, "%s %s: reducer '%s': ", gs_op_name(v->op), v->name, v->reducer->name);
+    if (v->red_n > 0 && (r = gs__ip_var_new(st, v, out, &fn->var)) != GS_OK) {
+        gs__ip_var_free(st->ctx, fn->var);
+        gs__reducer_free(st->ctx, fn);
+        return r;
+    }
     if (v->op == GS_OP_REDUCE) r = gs__ip_reduce(st->ctx, v, gs__ip_opbuf(st, v, 0), gs__ip_opbuf(st, v, 1), out, fn);
     else if (v->op == GS_OP_SCATTER)
         r = gs__ip_scatter(st->ctx, v, gs__ip_opbuf(st, v, 0), gs__ip_opbuf(st, v, 1), gs__ip_opbuf(st, v, 2), out, fn);
     else r = gs__ip_reduce_window_fn(st->ctx, v, gs__ip_opbuf(st, v, 0), gs__ip_opbuf(st, v, 1), out, fn);
+    gs__ip_var_free(st->ctx, fn->var);
+    fn->var = NULL;
     gs__reducer_free(st->ctx, fn);
     if (r) return gs__err_prefix(st->ctx, "%s %s: reducer '%s': ", gs_op_name(v->op), v->name, v->reducer->name);
     return GS_OK;

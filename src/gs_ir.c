@@ -1817,15 +1817,17 @@ GS__FN gs_result gs__infer_other(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs
     GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
 }
 
+GS__FN gs_result gs__check_variadic(gs_ctx *ctx, const gs_value *v, const char *who);
 GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     gs_shape *s = &v->shape;
     const gs_shape *x = v->n_operands ? &v->operands[0]->shape : NULL;
     int i;
     int arity = gs_op_arity(v->op);
-    if (arity >= 0 && v->n_operands != arity)
+    if (arity >= 0 && v->n_operands != arity + (v->red_n > 0 ? 2 * v->red_n : 0))
         GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: takes %d operands, got %d", GS__WHO, arity, v->n_operands);
     if (v->reduce == GS_REDUCE_CUSTOM && !v->reducer)
         GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: reduction 'custom' needs its computation (gs_value_set_reducer)", GS__WHO);
+    if (v->red_n > 0 && gs__check_variadic(ctx, v, "variadic reducer") != GS_OK) return ctx->err;
     /* operands are arrays except for tuple, get-tuple-element and while */
     if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE && v->op != GS_OP_OPAQUE &&
         v->op != GS_OP_CONDITIONAL)
@@ -2713,6 +2715,85 @@ GS_API gs_result gs_value_set_reducer(gs_value *v, gs_graph *reducer) {
                        gs_op_name(v->op), v->name);
     dt[0] = dt[1] = v->operands[0]->shape.dtype;
     if (!gs__check_scalar_comp(ctx, "reducer", reducer, 2, dt, 1, dt)) return ctx->err;
+    v->reduce = GS_REDUCE_CUSTOM;
+    v->reducer = reducer;
+    return GS_OK;
+}
+
+GS__FN int gs__red_base(const gs_value *v) { return v->op == GS_OP_SCATTER ? 3 : 2; }
+
+/* v's variadic operands against its own: input j has the dims of input k (v's operand 0), init or update j
+   those of operand 1 (scatter: 2); the reducer takes them and returns them as the variadic op's element types */
+GS__FN gs_result gs__check_variadic(gs_ctx *ctx, const gs_value *v, const char *who) {
+    gs_dtype pdt[2 * GS__MAX_VARIADIC];
+    int n = v->red_n, k = v->red_k, b = gs__red_base(v), j, h;
+    char b1[96], b2[96];
+    if (n < 2 || n > GS__MAX_VARIADIC || k < 0 || k >= n || v->n_operands != b + 2 * n)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: %s %s: component %d of %d operands (2 to %d)", who, gs_op_name(v->op),
+                       v->name, k, n, GS__MAX_VARIADIC);
+    if (v->operands[b + k] != v->operands[0] || v->operands[b + n + k] != v->operands[b - 1])
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: %s %s: variadic operand %d is not the op's own operand", who,
+                       gs_op_name(v->op), v->name, k);
+    for (h = 0; h < 2; h++)
+        for (j = 0; j < n; j++) {
+            const gs_shape *a = &v->operands[b + h * n + j]->shape, *own = &v->operands[h ? b - 1 : 0]->shape;
+            if (a->rank != own->rank || memcmp(a->dims, own->dims, sizeof(int64_t) * (size_t)a->rank) != 0)
+                return gs__err(ctx, GS_ERR_SHAPE, "%s: %s %s: %s %d %s has other dims than %s %d %s", who, gs_op_name(v->op),
+                               v->name, h ? (v->op == GS_OP_SCATTER ? "update" : "init") : "operand", j,
+                               gs__shape_str(a, b1, sizeof b1), h ? (v->op == GS_OP_SCATTER ? "update" : "init") : "operand", k,
+                               gs__shape_str(own, b2, sizeof b2));
+            if (v->operands[b + n + j]->shape.dtype != v->operands[b + j]->shape.dtype)
+                return gs__err(ctx, GS_ERR_SHAPE, "%s: %s %s: %s %d is %s, operand %d %s", who, gs_op_name(v->op), v->name,
+                               v->op == GS_OP_SCATTER ? "update" : "init", j,
+                               gs_dtype_name(v->operands[b + n + j]->shape.dtype), j,
+                               gs_dtype_name(v->operands[b + j]->shape.dtype));
+            pdt[j] = pdt[n + j] = v->operands[b + j]->shape.dtype;
+        }
+    if (!gs__check_scalar_comp(ctx, "reducer", v->reducer, 2 * n, pdt, n, pdt))
+        return gs__err_prefix(ctx, "%s: %s %s: ", who, gs_op_name(v->op), v->name);
+    return GS_OK;
+}
+
+GS_API gs_result gs_value_set_variadic_reducer(gs_value *v, gs_graph *reducer, int n, int k, gs_value *const *xs,
+                                               gs_value *const *inits) {
+    gs_ctx *ctx;
+    gs_value **ops;
+    int b, j;
+    gs_result r;
+    if (!v) return GS_ERR_INVALID_ARG;
+    ctx = v->graph->ctx;
+    if (v->op != GS_OP_REDUCE && v->op != GS_OP_REDUCE_WINDOW && v->op != GS_OP_SCATTER)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_value_set_variadic_reducer: %s %s takes no variadic reducer",
+                       gs_op_name(v->op), v->name);
+    if (v->red_n > 0)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_value_set_variadic_reducer: %s %s has one already", gs_op_name(v->op), v->name);
+    if (n < 2 || n > GS__MAX_VARIADIC || k < 0 || k >= n || !xs || !inits || !reducer)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_value_set_variadic_reducer: %s %s: component %d of %d operands (2 to %d, "
+                       "with the operands, inits or updates and the reducer)", gs_op_name(v->op), v->name, k, n, GS__MAX_VARIADIC);
+    b = gs__red_base(v);
+    for (j = 0; j < n; j++)
+        if (!xs[j] || !inits[j] || xs[j]->graph != v->graph || inits[j]->graph != v->graph || xs[j]->id >= v->id ||
+            inits[j]->id >= v->id)
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_value_set_variadic_reducer: %s %s: operand %d is missing or not an "
+                           "earlier value of its graph", gs_op_name(v->op), v->name, j);
+    if (!(ops = (gs_value **)gs__arena_alloc(ctx, sizeof(gs_value *) * (size_t)(b + 2 * n)))) return ctx->err;
+    memcpy(ops, v->operands, sizeof(gs_value *) * (size_t)b);
+    memcpy(ops + b, xs, sizeof(gs_value *) * (size_t)n);
+    memcpy(ops + b + n, inits, sizeof(gs_value *) * (size_t)n);
+    {
+        gs_value t = *v;   /* checked on a copy: v is unchanged on failure */
+        t.operands = ops;
+        t.n_operands = b + 2 * n;
+        t.red_n = n;
+        t.red_k = k;
+        t.reduce = GS_REDUCE_CUSTOM;
+        t.reducer = reducer;
+        if ((r = gs__check_variadic(ctx, &t, "gs_value_set_variadic_reducer")) != GS_OK) return r;
+    }
+    v->operands = ops;
+    v->n_operands = b + 2 * n;
+    v->red_n = n;
+    v->red_k = k;
     v->reduce = GS_REDUCE_CUSTOM;
     v->reducer = reducer;
     return GS_OK;

@@ -301,6 +301,10 @@ GS__FN bool gs__offer(gs__prop *P, gs_value *v, int elem, const gs_sharding *can
     const gs_sharding *cur = v->sharding, *nw;
     bool merged = false;
     if (cand && cand->group_kind) cand = gs__sh_ungrouped(P->ctx, cand);
+    /* unreduced (partial values): kept where the user put it, never changed, and spread only as the summed value's
+       sharding (its unreduced devices read as replicated), since a neighbour's own values are whole */
+    if (gs__sh_has_unreduced(cur)) return false;
+    if (cand && gs__sh_has_unreduced(cand)) cand = gs__sh_reduced(P->ctx, cand);
     if (!cand) return false;
     if (rule != gs__rule_while && rule != gs__rule_cond && rule != gs__rule_group && !gs__receive_allowed(v->op, P->level, dir))
         return false;
@@ -699,8 +703,16 @@ GS__FN const gs_sharding *gs__bwd_gather_scatter(gs__prop *P, const gs_value *u,
 }
 
 /* ---- backward rules: the sharding of operand i implied by user u having sharding s ---- */
+/* operand i's role in u: a variadic reducer's operands as u's own (inputs as operand 0, inits or updates as the
+   last of u's own; each has the dims of the one it stands for) */
+GS__FN int gs__bwd_role(const gs_value *u, int i) {
+    int b = gs__red_base(u);
+    if (u->red_n <= 0 || i < b) return i;
+    return i - b < u->red_n ? 0 : b - 1;
+}
+
 GS__FN const gs_sharding *gs__bwd_sh(gs__prop *P, const gs_value *u, const gs_sharding *s, int i) {
-    const gs_value *x = u->operands[i];
+    const gs_value *x = u->operands[i = gs__bwd_role(u, i)];
     int d, k, dest[GS_MAX_RANK];
     if (!s || s->kind == GS_SHARDING_UNKNOWN || s->kind == GS_SHARDING_MAXIMAL) return NULL;
     if (u->op == GS_OP_GET_TUPLE_ELEMENT || u->op == GS_OP_TUPLE || u->op == GS_OP_WHILE) return NULL; /* by the caller */
@@ -1190,12 +1202,6 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
                 int k, n = s->kind == GS_SHARDING_TUPLE ? s->n_elems : 1;
                 for (k = 0; k < n; k++) {
                     const gs_sharding *e = s->kind == GS_SHARDING_TUPLE ? s->elems[k] : s;
-                    if (e->kind == GS_SHARDING_UNREDUCED || gs_sharding_unreduced_group(e) > 1) {
-                        r = gs__err(P.ctx, GS_ERR_UNSUPPORTED, "gs_propagate: %s: the unreduced sharding %s (partial values "
-                                    "whose sum is the value) is read and printed, but not propagated or partitioned",
-                                    v->name, gs_sharding_to_text(P.ctx, e));
-                        goto out;
-                    }
                     if (nd > 0 && e->kind == GS_SHARDING_TILED &&
                         gs__sharding_validate(P.ctx, e, s->kind == GS_SHARDING_TUPLE ? v->tuple[k] : v->shape, nd, false) != GS_OK) {
                         r = gs__err_prefix(P.ctx, "gs_propagate: %s: ", v->name);

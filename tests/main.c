@@ -136,6 +136,7 @@ int main(int argc, char **argv) {
     suite_spmd_conv();
     suite_spmd_gather();
     suite_spmd_xla();
+    suite_spmd_xopts();
     suite_spmd_manual();
     suite_rng();
     suite_types();

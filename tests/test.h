@@ -86,6 +86,7 @@ void suite_spmd_reshape(void);
 void suite_spmd_conv(void);
 void suite_spmd_gather(void);
 void suite_spmd_xla(void);
+void suite_spmd_xopts(void);
 void suite_spmd_manual(void);
 void suite_rng(void);
 void suite_types(void);
