@@ -254,7 +254,8 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(FFT, "fft", 1) \
     X(SELECT_AND_SCATTER, "select-and-scatter", 3) \
     X(CONDITIONAL, "conditional", -1) \
-    X(RAGGED_DOT, "ragged-dot", 3)
+    X(RAGGED_DOT, "ragged-dot", 3) \
+    X(RAGGED_ALL_TO_ALL, "ragged-all-to-all", 6)
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,
@@ -641,6 +642,18 @@ GS_API gs_value *gs_all_to_all(gs_graph *g, gs_value *x, int64_t split_dim, int6
 /* pairs: n_pairs (source, target) entries, flat; a partition that is nobody's target receives zeros. */
 GS_API gs_value *gs_collective_permute(gs_graph *g, gs_value *x, int64_t n_pairs, const int64_t *pairs,
                                        int64_t channel_id);
+
+/* XLA's ragged-all-to-all: operands (input, output, input_offsets, send_sizes, output_offsets, recv_sizes), result
+   the shape of `output`. input[N, rest...] and output[M, rest...] share their element type and the dims after the
+   first (the ragged one); the four metadata operands share one integer shape of rank 1 or 2 ([K], or [A,B] read in
+   row-major order as K = A*B updates) with K a multiple of the group size G. Update i of the sender (member
+   i / (K/G) of its group receives it) sends the send_sizes[i] rows of its input starting at input_offsets[i]; they
+   are written at output_offsets[i] of the receiver's result (the sender gives the receiver's offset), where the
+   receiver's recv_sizes[(sender's position) * K/G + i % (K/G)] must say the same size. Rows nothing writes keep
+   the `output` operand's values. Offsets and sizes are data: the interpreter and the runtime check each update's
+   rows against the buffers and fail naming the device and the operand rather than read or write outside them.
+   channel_id 0: across replicas as XLA reads it (gshard.h has one replica per partition, so both read alike). */
+GS_API gs_value *gs_ragged_all_to_all(gs_graph *g, gs_value *const operands[6], const gs_collective_desc *cd);
 
 /* Sharding annotation (an identity carrying a sharding for propagation) and manual-region boundaries. */
 GS_API gs_value *gs_annotate(gs_graph *g, gs_value *x, const char *sharding_text);

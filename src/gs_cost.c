@@ -1237,7 +1237,7 @@ GS__FN double gs__cm_vnumel(const gs_value *v) { return v && v->shape.dtype != G
 
 GS__FN bool gs__cm_is_collective(gs_op op) {
     return op == GS_OP_ALL_REDUCE || op == GS_OP_ALL_GATHER || op == GS_OP_REDUCE_SCATTER || op == GS_OP_ALL_TO_ALL ||
-           op == GS_OP_COLLECTIVE_PERMUTE;
+           op == GS_OP_COLLECTIVE_PERMUTE || op == GS_OP_RAGGED_ALL_TO_ALL;
 }
 
 /* ops whose result is (a view of) an operand's buffer: no data moves and no new buffer */
@@ -1425,6 +1425,9 @@ GS__FN gs_result gs__cm_row_collective(gs__cm_coster *K, const gs_value *v, gs_c
         case GS_OP_ALL_GATHER: kind = GS_COLLECTIVE_ALL_GATHER; V = out; break;
         case GS_OP_REDUCE_SCATTER: kind = GS_COLLECTIVE_REDUCE_SCATTER; V = in; break;
         case GS_OP_ALL_REDUCE: kind = GS_COLLECTIVE_ALL_REDUCE; V = in; break;
+        /* ragged-all-to-all: the rows sent are data (send_sizes); the bound is an all-to-all whose every device
+           receives its whole output buffer */
+        case GS_OP_RAGGED_ALL_TO_ALL: kind = GS_COLLECTIVE_ALL_TO_ALL; V = (double)gsz * out; break;
         default: kind = GS_COLLECTIVE_ALL_TO_ALL; V = (double)gsz * in; break;
         }
         r = gs__cm_topo_collective(K->ctx, who, K->topo, kind, V, ng, gsz, ids, &c, &row->group);

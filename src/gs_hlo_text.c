@@ -445,7 +445,7 @@ GS__FN void gs__pr_coll(gs__printer *pr, const gs_value *v, bool groups) {
         for (i = 0; i < n; i++) gs__sb_printf(sb, i ? ",%lld" : "%lld", (long long)i);
         gs__sb_puts(sb, "}}");
     }
-    if (v->op != GS_OP_ALL_TO_ALL) gs__sb_puts(sb, ", use_global_device_ids=true");
+    if (v->op != GS_OP_ALL_TO_ALL && v->op != GS_OP_RAGGED_ALL_TO_ALL) gs__sb_puts(sb, ", use_global_device_ids=true");
 }
 
 /* the attributes of data movement, elementwise, reduction and windowed ops */
@@ -673,6 +673,10 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
     case GS_OP_ALL_TO_ALL:   /* split != concat is printed as four instructions (gs__pr_all_to_all) */
         gs__pr_coll(pr, v, true);
         gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->split_dim);
+        break;
+    case GS_OP_RAGGED_ALL_TO_ALL:
+        gs__pr_coll(pr, v, true);
+        if (v->flag) gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->dim);
         break;
     case GS_OP_COLLECTIVE_PERMUTE: {
         int64_t k;
@@ -4117,6 +4121,27 @@ GS__FN bool gs__bi_conditional(gs__bi *b) {
     return true;
 }
 
+/* ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes) with replica_groups= and
+   channel_id= (XLA's parser reads no use_global_device_ids for it). dimensions={d}, one entry, is taken and not
+   used by XLA's parser; it is kept here and printed back. */
+GS__FN bool gs__bi_ragged_a2a(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pattr *a;
+    gs_collective_desc cd;
+    int64_t d = 0;
+    bool dims = gs__attr(P, b->in, "dimensions") != NULL;
+    memset(&cd, 0, sizeof cd);
+    if ((a = gs__attr(P, b->in, "replica_groups")) != NULL && !gs__attr_groups(P, a, &cd.groups)) return false;
+    if ((a = gs__attr(P, b->in, "channel_id")) != NULL && !gs__attr_int(P, a, &cd.channel_id)) return false;
+    if (dims && !gs__attr_one_dim(P, b->in, "dimensions", &d)) return false;
+    b->v = gs_ragged_all_to_all(b->g, b->xs, &cd);
+    if (b->v && dims) {
+        b->v->flag = true;
+        b->v->dim = d;
+    }
+    return true;
+}
+
 /* the family builder of an op (GS_OP_LIST order: the families are contiguous ranges) */
 GS__FN bool gs__bi_family(gs__bi *b) {
     gs_op op = b->in->op;
@@ -4128,6 +4153,7 @@ GS__FN bool gs__bi_family(gs__bi *b) {
     if (op >= GS_OP_SINE && op <= GS_OP_SELECT_AND_SCATTER) return gs__bi_layout(b);
     if (op == GS_OP_CONDITIONAL) return gs__bi_conditional(b);
     if (op == GS_OP_RAGGED_DOT) return gs__bi_ragged_dot(b);
+    if (op == GS_OP_RAGGED_ALL_TO_ALL) return gs__bi_ragged_a2a(b);
     return gs__bi_unsupported(b);
 }
 
@@ -4794,15 +4820,15 @@ GS__FN gs_value *gs__mixed_precision(gs__parser *P, gs__pcomp *comp, const gs__p
 /* XLA's mixed precision in the operands: the floating-point operands of one op in several floating-point types
    (an f32 and a bf16) are computed in the widest of them (FloatNormalization converts the others so), each other
    one converted to it. Not for ops that only move data (gs__exact_type_ops), those whose operands may have types
-   of their own (sort, collectives, variadic reduce, reduce-window and scatter), nor dot and convolution, which
-   read operand types that widen exactly to their result themselves. */
+   of their own (sort, collectives, variadic reduce, reduce-window and scatter), nor dot, which reads operand
+   types that widen exactly to its result itself. */
 GS__FN bool gs__mixed_inputs(gs__parser *P, gs__pcomp *comp, const gs__pinst *in, gs_value **xs, int n) {
     gs_op op = in->op;
     gs_dtype w = GS_DTYPE_INVALID;
     bool mixed = false;
     size_t i;
     int k;
-    if (n < 2 || in->lowered || op == GS_OP_SORT || op == GS_OP_DOT || op == GS_OP_CONVOLUTION ||
+    if (n < 2 || in->lowered || op == GS_OP_SORT || op == GS_OP_DOT ||
         (op >= GS_OP_ALL_REDUCE && op <= GS_OP_COLLECTIVE_PERMUTE) ||
         ((op == GS_OP_REDUCE || op == GS_OP_REDUCE_WINDOW) && n > 2) || (op == GS_OP_SCATTER && n > 3))
         return true;

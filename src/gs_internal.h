@@ -533,6 +533,19 @@ struct gs__exec {
    threaded mode it is called from the device threads, each with its own ex (ex->partition_id is the device). */
 GS__FN void gs__runtime_observe(gs_runtime *rt, gs_result (*fn)(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf),
                                 void *user);
+/* ragged-all-to-all (gs_interp.c; the runtime uses them too). The hook above gets its six operands as in[0..6). */
+typedef struct gs__ra2a_geom {
+    int64_t K, N, M, row_bytes;   /* updates, input rows, output rows, bytes of a row (compute format) */
+} gs__ra2a_geom;
+typedef struct gs__ra2a_src {
+    const char *in;               /* a member's input rows */
+    const int64_t *meta;          /* its input_offsets, send_sizes, output_offsets, recv_sizes: K each */
+} gs__ra2a_src;
+GS__FN void gs__ra2a_geom_of(const gs_value *v, gs__ra2a_geom *g);
+GS__FN void gs__ra2a_meta(const gs__buf *ops, int64_t K, int64_t *meta);
+GS__FN bool gs__ra2a_receive(const gs_value *v, const gs__ra2a_geom *g, int64_t G, int64_t r,
+                             gs__ra2a_src (*src)(const void *at, int64_t j), const void *at, const int64_t *ids, char *out,
+                             char *msg, size_t cap);
 /* A collective hook's answer: "the result will be filled in before the evaluation resumes". */
 #define GS__PENDING ((gs_result)1)
 /* Evaluates g: params[i] are parameter i's buffers (compute format, not modified); results receives

@@ -2989,6 +2989,125 @@ GS__FN gs_result gs__ip_eval_collective(gs__ip_st *st, const gs_value *v) {
     return GS_OK;
 }
 
+/* ragged-all-to-all v: its K updates (the metadata's elements, row-major), rows of row_bytes (compute format),
+   N input rows and M output rows */
+GS__FN void gs__ra2a_geom_of(const gs_value *v, gs__ra2a_geom *g) {
+    const gs_shape *in = &v->operands[0]->shape;
+    int d;
+    memset(g, 0, sizeof *g);
+    g->K = gs__numel(&v->operands[2]->shape);
+    g->N = in->dims[0];
+    g->M = v->shape.dims[0];
+    g->row_bytes = (int64_t)gs__compute_size(in->dtype);
+    for (d = 1; d < in->rank; d++) g->row_bytes *= in->dims[d];
+}
+
+/* Operands 2..5 of a ragged-all-to-all (ops[0..6)) as int64, K each, into meta[4 * K]. */
+GS__FN void gs__ra2a_meta(const gs__buf *ops, int64_t K, int64_t *meta) {
+    int k;
+    int64_t i;
+    for (k = 0; k < 4; k++)
+        for (i = 0; i < K; i++) meta[k * K + i] = gs__ip_get_index(&ops[2 + k], i);
+}
+
+/* the one source of the interpreter's ragged-all-to-all */
+GS__FN gs__ra2a_src gs__ip_ra2a_self(const void *at, int64_t j) {
+    (void)j;
+    return *(const gs__ra2a_src *)at;
+}
+
+/* Receiver r of a group of G (member j: device ids[j], its input rows and metadata src(at, j)) takes the rows every
+   member sends it: update u (of U = K/G) of member j is entry r*U + u of j's metadata, written at that entry's
+   output offset; the receiver's recv_sizes[j*U + u] must say the same size. Every update is checked before any
+   is written (out NULL: check only); false, with a message naming the device and the operand in msg, when one
+   reads outside the sender's input, writes outside the receiver's output or disagrees in size. */
+GS__FN bool gs__ra2a_receive(const gs_value *v, const gs__ra2a_geom *g, int64_t G, int64_t r,
+                             gs__ra2a_src (*src)(const void *at, int64_t j), const void *at, const int64_t *ids, char *out,
+                             char *msg, size_t cap) {
+    static const char *const names[4] = {"input_offsets", "send_sizes", "output_offsets", "recv_sizes"};
+    int64_t U = G > 0 ? g->K / G : 0, j, u, pass;
+    const int64_t *mine = src(at, r).meta;
+    for (pass = 0; pass < 2; pass++)
+        for (j = 0; j < G; j++)
+            for (u = 0; u < U; u++) {
+                const gs__ra2a_src sj = src(at, j);
+                const int64_t *m = sj.meta, i = r * U + u, want = mine[3 * g->K + j * U + u];
+                int64_t io = m[i], n = m[g->K + i], oo = m[2 * g->K + i];
+                const char *bad = NULL;
+                int which = 0;
+                int64_t val = 0;
+                if (pass == 1) {
+                    if (out && n > 0)
+                        memcpy(out + oo * g->row_bytes, sj.in + io * g->row_bytes, (size_t)(n * g->row_bytes));
+                    continue;
+                }
+                if (io < 0) bad = "is negative", which = 0, val = io;
+                else if (n < 0) bad = "is negative", which = 1, val = n;
+                else if (oo < 0) bad = "is negative", which = 2, val = oo;
+                if (bad) {
+                    if (msg)
+                        snprintf(msg, cap, "ragged-all-to-all %s: device %lld's %s[%lld] = %lld %s", v->name,
+                                 (long long)ids[j], names[which], (long long)i, (long long)val, bad);
+                    return false;
+                }
+                if (n > g->N - io) {
+                    if (msg)
+                        snprintf(msg, cap, "ragged-all-to-all %s: device %lld sends device %lld rows [%lld, %lld) of its input "
+                                 "(input_offsets[%lld] = %lld, send_sizes[%lld] = %lld), which has %lld rows", v->name,
+                                 (long long)ids[j], (long long)ids[r], (long long)io, (long long)(io + n), (long long)i,
+                                 (long long)io, (long long)i, (long long)n, (long long)g->N);
+                    return false;
+                }
+                if (n > g->M - oo) {
+                    if (msg)
+                        snprintf(msg, cap, "ragged-all-to-all %s: device %lld writes rows [%lld, %lld) of device %lld's output "
+                                 "(output_offsets[%lld] = %lld, send_sizes[%lld] = %lld), which has %lld rows", v->name,
+                                 (long long)ids[j], (long long)oo, (long long)(oo + n), (long long)ids[r], (long long)i,
+                                 (long long)oo, (long long)i, (long long)n, (long long)g->M);
+                    return false;
+                }
+                if (n != want) {
+                    if (msg)
+                        snprintf(msg, cap, "ragged-all-to-all %s: device %lld's recv_sizes[%lld] = %lld, but device %lld sends it "
+                                 "send_sizes[%lld] = %lld rows", v->name, (long long)ids[r], (long long)(j * U + u),
+                                 (long long)want, (long long)ids[j], (long long)i, (long long)n);
+                    return false;
+                }
+            }
+    return true;
+}
+
+/* ragged-all-to-all: with a runtime, the hook gets the six operands (ops[0..6)); alone, every group must be this
+   partition only (a group of one: the updates are this device's own, XLA's degenerate case) */
+GS__FN gs_result gs__ip_eval_ragged(gs__ip_st *st, const gs_value *v) {
+    gs__buf ops[6], *out;
+    gs__ra2a_geom g;
+    gs__ra2a_src src;
+    int64_t *meta, id = st->ex->partition_id;
+    int k, identity;
+    char msg[512];
+    gs_result r;
+    bool ok;
+    for (k = 0; k < 6; k++) ops[k] = *gs__ip_opbuf(st, v, k);
+    if (!(out = gs__ip_new_out(st, v, 0))) return GS_ERR_OUT_OF_MEMORY;
+    if (st->ex->collective) {
+        r = st->ex->collective(st->ex, v, ops, out);
+        if (r && r != GS__PENDING && st->ctx->err == GS_OK)
+            gs__err(st->ctx, r, "%s %s: the collective failed", gs_op_name(v->op), v->name);
+        return r;
+    }
+    if ((r = gs__ip_collective_local(st, v, &identity)) != GS_OK) return r;
+    gs__ra2a_geom_of(v, &g);
+    if (g.M * g.row_bytes > 0) memcpy(out->data, ops[1].data, (size_t)(g.M * g.row_bytes));
+    if (!(meta = (int64_t *)gs__malloc(st->ctx, sizeof(int64_t) * (size_t)(4 * g.K + 1)))) return GS_ERR_OUT_OF_MEMORY;
+    gs__ra2a_meta(ops, g.K, meta);
+    src.in = (const char *)ops[0].data;
+    src.meta = meta;
+    ok = gs__ra2a_receive(v, &g, 1, 0, gs__ip_ra2a_self, &src, &id, (char *)out->data, msg, sizeof msg);
+    gs__free(st->ctx, meta);
+    return ok ? GS_OK : gs__err(st->ctx, GS_ERR_INVALID_ARG, "%s", msg);
+}
+
 /* ---------------------------------------------------------------------------------------------------------
    One instruction
    ------------------------------------------------------------------------------------------------------- */
@@ -3220,6 +3339,7 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
     case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE:
         return gs__ip_eval_collective(st, v);
+    case GS_OP_RAGGED_ALL_TO_ALL: return gs__ip_eval_ragged(st, v);
     case GS_OP_WHILE: case GS_OP_CONDITIONAL:   /* the stepper runs them (gs__ev_loop_start, gs__ev_branch_start) */
         return gs__err(ctx, GS_ERR_INVALID_ARG, "%s %s: evaluated outside the stepper", gs_op_name(v->op), v->name);
     case GS_OP_OPAQUE:

@@ -1650,6 +1650,49 @@ GS__FN gs_result gs__infer_ragged_dot(gs_ctx *ctx, gs_value *v, gs_shape *s) {
 
 /* conditional(selector, arg0, .., argN-1): selector pred[] with 2 branches or s32[] with N >= 1; branch k takes
    one parameter of arg k's shape; every branch returns the same shape, the conditional's */
+/* ragged-all-to-all(input[N, rest], output[M, rest], input_offsets, send_sizes, output_offsets, recv_sizes) ->
+   output's shape. XLA's verifier: the four metadata operands have one shape, of rank 1 or 2; the result is the
+   output operand's shape. Beyond it (XLA's runtimes copy rows of the output's row length from the input): input and
+   output share the element type and the dims after the first, and the metadata is integer; K (the metadata's
+   element count) is a multiple of the group size when the group is known. */
+GS__FN gs_result gs__infer_ragged_a2a(gs_ctx *ctx, gs_value *v, gs_shape *s) {
+    static const char *const what[6] = {"input", "output", "input_offsets", "send_sizes", "output_offsets", "recv_sizes"};
+    const gs_shape *in = &v->operands[0]->shape, *out = &v->operands[1]->shape, *m = &v->operands[2]->shape;
+    char b1[96], b2[96];
+    int i;
+    int64_t K, gsz;
+    if (gs__check_groups(ctx, v, &v->coll.groups)) return ctx->err;
+    if (in->rank < 1 || out->rank < 1)
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: the %s (%s) needs a ragged dim 0 (rank >= 1)", GS__WHO, in->rank < 1 ? what[0] : what[1],
+                 gs__shape_str(in->rank < 1 ? in : out, b1, sizeof b1));
+    if (in->dtype != out->dtype || in->rank != out->rank)
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: input %s and output %s differ in %s", GS__WHO, gs__shape_str(in, b1, sizeof b1),
+                 gs__shape_str(out, b2, sizeof b2), in->dtype != out->dtype ? "element type" : "rank");
+    for (i = 1; i < in->rank; i++)
+        if (in->dims[i] != out->dims[i])
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: input %s and output %s differ in dim %d (only dim 0 is ragged)", GS__WHO,
+                     gs__shape_str(in, b1, sizeof b1), gs__shape_str(out, b2, sizeof b2), i);
+    for (i = 2; i < 6; i++) {
+        const gs_shape *o = &v->operands[i]->shape;
+        if (o->rank != 1 && o->rank != 2)
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: operand %d (%s, %s) must be rank 1 or 2, not %s", GS__WHO, i, what[i],
+                     v->operands[i]->name, gs__shape_str(o, b1, sizeof b1));
+        if (!gs__is_int(o->dtype))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: operand %d (%s, %s) must be integer, not %s", GS__WHO, i, what[i],
+                     v->operands[i]->name, gs__shape_str(o, b1, sizeof b1));
+        if (!gs_shape_equal(o, m))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: operands 2 (input_offsets, %s) and %d (%s, %s) have different shapes", GS__WHO,
+                     gs__shape_str(m, b1, sizeof b1), i, what[i], gs__shape_str(o, b2, sizeof b2));
+    }
+    K = gs__numel(m);
+    gsz = gs__group_size(v);
+    if (gsz > 0 && K % gsz != 0)
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: %lld offsets/sizes do not divide into the %lld members of a group", GS__WHO,
+                 (long long)K, (long long)gsz);
+    *s = *out;
+    return GS_OK;
+}
+
 GS__FN gs_result gs__infer_conditional(gs_ctx *ctx, gs_value *v) {
     const gs_value *sel = v->n_operands ? v->operands[0] : NULL, *root0 = NULL;
     int k, n = v->n_branches;
@@ -1852,6 +1895,7 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     case GS_OP_SELECT_AND_SCATTER: return gs__infer_select_scatter(ctx, v);
     case GS_OP_CONDITIONAL: return gs__infer_conditional(ctx, v);
     case GS_OP_RAGGED_DOT: return gs__infer_ragged_dot(ctx, v, s);
+    case GS_OP_RAGGED_ALL_TO_ALL: return gs__infer_ragged_a2a(ctx, v, s);
     case GS_OP_RNG: case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE: case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT:
     case GS_OP_WHILE:
@@ -2661,6 +2705,7 @@ GS__FN bool gs__check_scalar_comp(gs_ctx *ctx, const char *who, const gs_graph *
     for (i = 0; i < (int)stbds_arrlen(c->values); i++) {
         const gs_value *v = c->values[i];
         if (v->op == GS_OP_WHILE || v->op == GS_OP_CONDITIONAL || (v->op >= GS_OP_ALL_REDUCE && v->op <= GS_OP_COLLECTIVE_PERMUTE) ||
+            v->op == GS_OP_RAGGED_ALL_TO_ALL ||
             v->op == GS_OP_OPAQUE || v->op == GS_OP_PARTITION_ID || v->op == GS_OP_REPLICA_ID || v->op == GS_OP_RNG ||
             v->op == GS_OP_SORT || v->op == GS_OP_TOPK)
             GS__CSC_FAIL(GS_ERR_UNSUPPORTED, "%s: computation '%s' uses %s %s, which a called scalar computation cannot run",
@@ -2883,8 +2928,9 @@ GS_API gs_value *gs_rng_uniform_shard(gs_graph *g, gs_value *lo, gs_value *hi, g
     return gs__finish(v);
 }
 
-GS__FN gs_value *gs__collective(gs_graph *g, gs_op op, gs_value *x, const gs_collective_desc *cd) {
-    gs_value *v = gs__value_new(g, op, 1, &x);
+/* a collective of n operands with its groups (copied into the arena) */
+GS__FN gs_value *gs__collective_n(gs_graph *g, gs_op op, int n, gs_value *const *xs, const gs_collective_desc *cd) {
+    gs_value *v = gs__value_new(g, op, n, xs);
     if (!v) return NULL;
     if (cd) {
         v->coll = *cd;
@@ -2904,6 +2950,10 @@ GS__FN gs_value *gs__collective(gs_graph *g, gs_op op, gs_value *x, const gs_col
         }
     }
     return v;
+}
+
+GS__FN gs_value *gs__collective(gs_graph *g, gs_op op, gs_value *x, const gs_collective_desc *cd) {
+    return gs__collective_n(g, op, 1, &x, cd);
 }
 
 GS_API gs_value *gs_all_reduce(gs_graph *g, gs_value *x, gs_reduce_kind kind, const gs_collective_desc *cd) {
@@ -2934,6 +2984,10 @@ GS_API gs_value *gs_all_to_all(gs_graph *g, gs_value *x, int64_t split_dim, int6
     v->split_dim = split_dim;
     v->concat_dim = concat_dim;
     return gs__finish(v);
+}
+
+GS_API gs_value *gs_ragged_all_to_all(gs_graph *g, gs_value *const operands[6], const gs_collective_desc *cd) {
+    return gs__finish(gs__collective_n(g, GS_OP_RAGGED_ALL_TO_ALL, 6, operands, cd));
 }
 
 GS_API gs_value *gs_collective_permute(gs_graph *g, gs_value *x, int64_t n_pairs, const int64_t *pairs, int64_t channel_id) {

@@ -606,6 +606,14 @@ GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
         return s0 ? gs__sh_replicate_dims(P->ctx, s0, gs__whole_minor_mask(v)) : NULL;
     }
     case GS_OP_WHILE: return v->operands[0]->sharding;
+    case GS_OP_RAGGED_ALL_TO_ALL:
+        /* XLA's SupportSpatialPartitioning leaves it out: no tiled sharding is inferred for it; an operand that is
+           replicated makes it replicated (manual operands are handled before any rule: a manual region) */
+        for (k = 0; k < v->n_operands; k++) {
+            const gs_sharding *s = gs__arr_sh(v->operands[k]);
+            if (s && s->kind == GS_SHARDING_REPLICATED) return s;
+        }
+        return NULL;
     default: return NULL;
     }
 }

@@ -170,6 +170,8 @@ typedef struct gs__cplan {
     int64_t *rank_of;         /* D: its position in the group */
     int64_t *src_of;          /* collective-permute, D: the device it receives from, or -1 */
     int64_t *dst_of;          /* collective-permute, D: the device it sends to, or -1 */
+    gs__ra2a_geom ra;         /* ragged-all-to-all: its operand `in` is u8[ra_meta + 32 K], a device's input rows */
+    int64_t ra_meta;          /* (padded to 8 bytes) then its metadata as int64 (gs__rt_ragged_post) */
 } gs__cplan;
 
 GS__FN void gs__cplan_free(gs_ctx *ctx, gs__cplan *p) {
@@ -187,6 +189,60 @@ GS__FN void gs__rt_scratch_ctx(const gs_ctx *parent, gs_ctx *c) {
     c->allocator = parent->allocator;
 }
 
+/* The checks and result shape of a grouped collective once its groups are known (p->G): reductions defined on the
+   type, dims in range and divisible by the group size. */
+GS__FN gs_result gs__cplan_check_op(gs_ctx *ctx, const char *who, const gs_collective_spec *spec, const gs_value *v,
+                                    gs__cplan *p) {
+    const gs_shape *x = &spec->shape;
+    if (spec->op == GS_OP_ALL_REDUCE || spec->op == GS_OP_REDUCE_SCATTER) {
+        bool ok = spec->reduce >= GS_REDUCE_SUM && spec->reduce <= GS_REDUCE_OR;
+        if (ok && (spec->reduce == GS_REDUCE_AND || spec->reduce == GS_REDUCE_OR) &&
+            (gs__is_float(x->dtype) || gs__is_complex(x->dtype)))
+            ok = false;
+        if (ok && gs__is_complex(x->dtype) && (spec->reduce == GS_REDUCE_MAX || spec->reduce == GS_REDUCE_MIN))
+            ok = false;
+        if (!gs__is_numeric(x->dtype) && x->dtype != GS_PRED) ok = false;
+        if (spec->reduce == GS_REDUCE_CUSTOM) ok = v && v->reducer;   /* an instruction's reducer computation */
+        if (!ok) {
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: reduction '%s' is not defined on %s", who,
+                           gs_reduce_kind_name(spec->reduce), gs_dtype_name(x->dtype));
+        }
+    }
+    if (spec->op == GS_OP_ALL_GATHER || spec->op == GS_OP_REDUCE_SCATTER) {
+        if (x->rank == 0 || spec->dim < 0 || spec->dim >= x->rank) {
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: dimension %lld is out of range for rank %d", who,
+                           (long long)spec->dim, x->rank);
+        }
+        if (spec->op == GS_OP_ALL_GATHER) {
+            p->out.dims[spec->dim] *= p->G;
+        } else {
+            if (x->dims[spec->dim] % p->G != 0) {
+                return gs__err(ctx, GS_ERR_SHAPE, "%s: dim %lld (%lld) does not divide into groups of %lld", who,
+                               (long long)spec->dim, (long long)x->dims[spec->dim], (long long)p->G);
+            }
+            p->out.dims[spec->dim] /= p->G;
+        }
+    }
+    if (spec->op == GS_OP_ALL_TO_ALL) {
+        if (x->rank == 0 || spec->split_dim < 0 || spec->split_dim >= x->rank || spec->concat_dim < 0 ||
+            spec->concat_dim >= x->rank) {
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: split/concat dims %lld/%lld are out of range for rank %d",
+                           who, (long long)spec->split_dim, (long long)spec->concat_dim, x->rank);
+        }
+        if (x->dims[spec->split_dim] % p->G != 0) {
+            return gs__err(ctx, GS_ERR_SHAPE, "%s: split dim %lld (%lld) does not divide into groups of %lld", who,
+                           (long long)spec->split_dim, (long long)x->dims[spec->split_dim], (long long)p->G);
+        }
+        p->out.dims[spec->split_dim] /= p->G;
+        p->out.dims[spec->concat_dim] *= p->G;
+    }
+    if (spec->op == GS_OP_RAGGED_ALL_TO_ALL && p->ra.K % p->G != 0) {
+        return gs__err(ctx, GS_ERR_SHAPE, "%s: %lld offsets/sizes do not divide into groups of %lld", who, (long long)p->ra.K,
+                       (long long)p->G);
+    }
+    return GS_OK;
+}
+
 /* Builds and checks the plan of collective `spec` on D devices. v (may be NULL) names it in messages and
    gives the declared result shape to check. Errors go to ctx. */
 GS__FN gs_result gs__cplan_init(gs_ctx *ctx, int64_t D, const gs_collective_spec *spec, const gs_value *v,
@@ -200,8 +256,11 @@ GS__FN gs_result gs__cplan_init(gs_ctx *ctx, int64_t D, const gs_collective_spec
     memset(p, 0, sizeof *p);
     if (v) snprintf(who, sizeof who, "%s %s", gs_op_name(spec->op), v->name);
     else snprintf(who, sizeof who, "gs_runtime_collective (%s)", gs_op_name(spec->op));
+    if (spec->op == GS_OP_RAGGED_ALL_TO_ALL && !v)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_collective: ragged-all-to-all runs only as an instruction "
+                       "(its six operands do not fit a gs_collective_spec)");
     if (spec->op != GS_OP_ALL_REDUCE && spec->op != GS_OP_ALL_GATHER && spec->op != GS_OP_REDUCE_SCATTER &&
-        spec->op != GS_OP_ALL_TO_ALL && spec->op != GS_OP_COLLECTIVE_PERMUTE)
+        spec->op != GS_OP_ALL_TO_ALL && spec->op != GS_OP_COLLECTIVE_PERMUTE && spec->op != GS_OP_RAGGED_ALL_TO_ALL)
         return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_collective: op %d is not a collective", (int)spec->op);
     if (x->rank < 0 || x->rank > GS_MAX_RANK || gs_dtype_size(x->dtype) == 0 || x->dtype == GS_TUPLE)
         return gs__err(ctx, GS_ERR_SHAPE, "%s: the operand is not an array", who);
@@ -217,6 +276,16 @@ GS__FN gs_result gs__cplan_init(gs_ctx *ctx, int64_t D, const gs_collective_spec
     p->dim = spec->dim;
     p->split_dim = spec->split_dim;
     p->concat_dim = spec->concat_dim;
+    if (spec->op == GS_OP_RAGGED_ALL_TO_ALL) {
+        /* the operand a device posts: its input rows and metadata packed (what another rank receives) */
+        gs__ra2a_geom_of(v, &p->ra);
+        p->ra_meta = (p->ra.N * p->ra.row_bytes + 7) / 8 * 8;
+        memset(&p->in, 0, sizeof p->in);
+        p->in.dtype = p->dtype = GS_U8;
+        p->in.rank = 1;
+        p->in.dims[0] = p->ra_meta + 32 * p->ra.K;
+        p->out = v->shape;
+    }
     if (spec->op == GS_OP_COLLECTIVE_PERMUTE) {
         p->n_groups = D;
         p->G = 1;
@@ -275,52 +344,9 @@ GS__FN gs_result gs__cplan_init(gs_ctx *ctx, int64_t D, const gs_collective_spec
                 p->group_of[p->ids[g * p->G + i]] = g;
                 p->rank_of[p->ids[g * p->G + i]] = i;
             }
-        if (spec->op == GS_OP_ALL_REDUCE || spec->op == GS_OP_REDUCE_SCATTER) {
-            bool ok = spec->reduce >= GS_REDUCE_SUM && spec->reduce <= GS_REDUCE_OR;
-            if (ok && (spec->reduce == GS_REDUCE_AND || spec->reduce == GS_REDUCE_OR) &&
-                (gs__is_float(x->dtype) || gs__is_complex(x->dtype)))
-                ok = false;
-            if (ok && gs__is_complex(x->dtype) && (spec->reduce == GS_REDUCE_MAX || spec->reduce == GS_REDUCE_MIN))
-                ok = false;
-            if (!gs__is_numeric(x->dtype) && x->dtype != GS_PRED) ok = false;
-            if (spec->reduce == GS_REDUCE_CUSTOM) ok = v && v->reducer;   /* an instruction's reducer computation */
-            if (!ok) {
-                gs__cplan_free(ctx, p);
-                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: reduction '%s' is not defined on %s", who,
-                               gs_reduce_kind_name(spec->reduce), gs_dtype_name(x->dtype));
-            }
-        }
-        if (spec->op == GS_OP_ALL_GATHER || spec->op == GS_OP_REDUCE_SCATTER) {
-            if (x->rank == 0 || spec->dim < 0 || spec->dim >= x->rank) {
-                gs__cplan_free(ctx, p);
-                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: dimension %lld is out of range for rank %d", who,
-                               (long long)spec->dim, x->rank);
-            }
-            if (spec->op == GS_OP_ALL_GATHER) {
-                p->out.dims[spec->dim] *= p->G;
-            } else {
-                if (x->dims[spec->dim] % p->G != 0) {
-                    gs__cplan_free(ctx, p);
-                    return gs__err(ctx, GS_ERR_SHAPE, "%s: dim %lld (%lld) does not divide into groups of %lld", who,
-                                   (long long)spec->dim, (long long)x->dims[spec->dim], (long long)p->G);
-                }
-                p->out.dims[spec->dim] /= p->G;
-            }
-        }
-        if (spec->op == GS_OP_ALL_TO_ALL) {
-            if (x->rank == 0 || spec->split_dim < 0 || spec->split_dim >= x->rank || spec->concat_dim < 0 ||
-                spec->concat_dim >= x->rank) {
-                gs__cplan_free(ctx, p);
-                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: split/concat dims %lld/%lld are out of range for rank %d",
-                               who, (long long)spec->split_dim, (long long)spec->concat_dim, x->rank);
-            }
-            if (x->dims[spec->split_dim] % p->G != 0) {
-                gs__cplan_free(ctx, p);
-                return gs__err(ctx, GS_ERR_SHAPE, "%s: split dim %lld (%lld) does not divide into groups of %lld", who,
-                               (long long)spec->split_dim, (long long)x->dims[spec->split_dim], (long long)p->G);
-            }
-            p->out.dims[spec->split_dim] /= p->G;
-            p->out.dims[spec->concat_dim] *= p->G;
+        if ((r = gs__cplan_check_op(ctx, who, spec, v, p)) != GS_OK) {
+            gs__cplan_free(ctx, p);
+            return r;
         }
     }
     if (v && !gs_shape_equal(&p->out, &v->shape)) {
@@ -680,6 +706,30 @@ GS__FN void gs__rt_a2a_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S
     gs__rt_stream_fence(stream);
 }
 
+/* ragged-all-to-all: where member j of a group finds its posted operand (gs__rt_ragged_post: input rows, then the
+   metadata at ra_meta) */
+typedef struct gs__rt_ra2a_at {
+    const gs__cplan *p;
+    const int64_t *mem;
+    const void *const *in;
+} gs__rt_ra2a_at;
+GS__FN gs__ra2a_src gs__rt_ra2a_src(const void *at, int64_t j) {
+    const gs__rt_ra2a_at *a = (const gs__rt_ra2a_at *)at;
+    gs__ra2a_src s;
+    s.in = (const char *)a->in[a->mem[j]];
+    s.meta = (const int64_t *)(const void *)(s.in + a->p->ra_meta);
+    return s;
+}
+
+/* Checks (out NULL) or makes device t's ragged-all-to-all result; msg as gs__ra2a_receive. */
+GS__FN bool gs__rt_ragged_recv(const gs__cplan *p, int64_t t, const void *const *in, void *out, char *msg, size_t cap) {
+    gs__rt_ra2a_at at;
+    at.p = p;
+    at.mem = p->ids + p->group_of[t] * p->G;
+    at.in = in;
+    return gs__ra2a_receive(p->v, &p->ra, p->G, p->rank_of[t], gs__rt_ra2a_src, &at, at.mem, (char *)out, msg, cap);
+}
+
 /* Piece k of S of device t's share of a collective (the pieces of all devices, in any order and on any
    threads, make up the whole collective; every result element is written by exactly one piece, and its value
    does not depend on how the work is cut). With `own` (ranks: the other members' results live in other
@@ -770,6 +820,11 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
         break;
     }
     case GS_OP_ALL_TO_ALL: gs__rt_a2a_piece(p, t, k, S, in, out, NULL, NULL, stream); break;
+    case GS_OP_RAGGED_ALL_TO_ALL:
+        /* device t's result (holding its output operand) takes the rows its members send it: piece 0 does it all (the
+           updates are data; each was checked at the rendezvous, and is checked again here before anything is written) */
+        if (k == 0) (void)gs__rt_ragged_recv(p, t, in, out[t], NULL, 0);
+        break;
     case GS_OP_COLLECTIVE_PERMUTE: {
         /* in (shape) -> out (shape): the source's operand, or zeros */
         gs__rt_split(gs__numel(&p->in), k, S, 16, &lo, &hi);
@@ -824,6 +879,8 @@ typedef struct gs__dev {
     int64_t param_bytes, peak;
     int64_t tr_last, tr_coll;  /* tracing: when its current instruction began, when it reached the collective
                                   it waits at (-1: none), microseconds since the run began */
+    char *ra_buf;             /* ragged-all-to-all: the operand it posts (input rows and metadata packed) */
+    size_t ra_cap;
 } gs__dev;
 
 struct gs_runtime {
@@ -1120,9 +1177,24 @@ GS__FN const gs__cplan *gs__rt_plan_of(const gs_runtime *rt, const gs_value *v, 
     return NULL;
 }
 
+/* The bytes device d's ragged-all-to-all sent to and received from the other members: its send_sizes of updates for
+   them and its recv_sizes of theirs, in rows (its own posted metadata, `packed`). */
+GS__FN void gs__rt_ragged_bytes(const gs__cplan *p, int64_t d, const char *packed, int64_t *sent, int64_t *recv) {
+    const int64_t *m = (const int64_t *)(const void *)(packed + p->ra_meta);
+    int64_t K = p->ra.K, U = K / p->G, r = p->rank_of[d], i, rows_s = 0, rows_r = 0;
+    for (i = 0; i < K; i++) {
+        if (i / U == r) continue;
+        rows_s += m[K + i];
+        rows_r += m[3 * K + i];
+    }
+    *sent = rows_s * p->ra.row_bytes;
+    *recv = rows_r * p->ra.row_bytes;
+}
+
 GS__FN void gs__rt_count(gs__dev *dev, const gs__cplan *p, int index) {
     int64_t s, r;
-    gs__cplan_bytes(p, dev->id, &s, &r);
+    if (p->op == GS_OP_RAGGED_ALL_TO_ALL) gs__rt_ragged_bytes(p, dev->id, dev->ra_buf, &s, &r);
+    else gs__cplan_bytes(p, dev->id, &s, &r);
     dev->cstat[3 * index] += 1;
     dev->cstat[3 * index + 1] += s;
     dev->cstat[3 * index + 2] += r;
@@ -1146,11 +1218,40 @@ GS__FN bool gs__rt_barrier(gs_runtime *rt, const gs__dev *dev) {
 #endif
 }
 
+/* ragged-all-to-all at the hook (ops: its six operands): the result starts as the output operand; the device posts
+   its input rows and metadata packed in one buffer (the plan's operand, which other ranks receive whole) */
+GS__FN gs_result gs__rt_ragged_post(gs__dev *dev, const gs_value *v, const gs__buf *ops, gs__buf *out) {
+    gs_runtime *rt = dev->rt;
+    int index = 0;
+    const gs__cplan *p = gs__rt_plan_of(rt, v, &index);
+    gs__buf packed;
+    size_t need;
+    if (!p) return gs__err(&dev->ctx, GS_ERR_INVALID_ARG, "%s %s: no plan for this collective", gs_op_name(v->op), v->name);
+    need = (size_t)p->in.dims[0];
+    if (need > dev->ra_cap) {
+        gs__free(rt->ctx, dev->ra_buf);
+        dev->ra_cap = 0;
+        if (!(dev->ra_buf = (char *)gs__malloc(&dev->ctx, need + 8))) return GS_ERR_OUT_OF_MEMORY;
+        dev->ra_cap = need;
+    }
+    if (p->ra.N * p->ra.row_bytes > 0) memcpy(dev->ra_buf, ops[0].data, (size_t)(p->ra.N * p->ra.row_bytes));
+    gs__ra2a_meta(ops, p->ra.K, (int64_t *)(void *)(dev->ra_buf + p->ra_meta));
+    if (p->ra.M * p->ra.row_bytes > 0) memcpy(out->data, ops[1].data, (size_t)(p->ra.M * p->ra.row_bytes));
+    packed.shape = p->in;
+    packed.data = dev->ra_buf;
+    gs__rt_post(dev, GS__POST_COLL, v, &packed);
+    if (rt->tr) dev->tr_coll = gs__now_us() - rt->tr_t0;
+    rt->ins[dev->id] = dev->ra_buf;
+    rt->outs[dev->id] = out->data;
+    return GS__PENDING;
+}
+
 /* The interpreter's collective hook: publish the post and the buffers, and pause (the worker runs the
    rendezvous once all its devices have arrived; the next step completes the instruction). */
 GS__FN gs_result gs__rt_hook(gs__exec *ex, const gs_value *v, const gs__buf *in, gs__buf *out) {
     gs__dev *dev = (gs__dev *)ex->user;
     gs_runtime *rt = dev->rt;
+    if (v->op == GS_OP_RAGGED_ALL_TO_ALL) return gs__rt_ragged_post(dev, v, in, out);
     gs__rt_post(dev, GS__POST_COLL, v, in);
     if (rt->tr) dev->tr_coll = gs__now_us() - rt->tr_t0;
     rt->ins[dev->id] = in->data;
@@ -1777,8 +1878,11 @@ GS__FN void gs__rt_dev_release(gs__dev *dev) {
             if (dev->owned[k]) gs__free(rt->ctx, dev->params[k].data);
     gs__free(rt->ctx, dev->params);
     gs__free(rt->ctx, dev->owned);
+    gs__free(rt->ctx, dev->ra_buf);
     dev->params = NULL;
     dev->owned = NULL;
+    dev->ra_buf = NULL;
+    dev->ra_cap = 0;
 }
 
 /* Frees the results (after they were copied out, or when the run failed). */
@@ -1914,6 +2018,16 @@ GS__FN bool gs__rt_rendezvous(gs_runtime *rt, int64_t w, int64_t d0, int64_t d1)
         gs__rt_dev_failed(rt, &rt->devs[d0], gs__err(&rt->devs[d0].ctx, GS_ERR_INVALID_ARG, "%s %s: no plan for this collective",
                                                        gs_op_name(me->v->op), me->v->name));
         return false;
+    }
+    if (p->op == GS_OP_RAGGED_ALL_TO_ALL) {
+        /* the updates are data: each of this worker's devices checks what it receives before anyone writes (a
+           piece that would not fit writes nothing either) */
+        char msg[768];
+        for (d = d0; d < d1; d++)
+            if (!gs__rt_ragged_recv(p, d, rt->ins, NULL, msg, sizeof msg)) {
+                gs__rt_dev_failed(rt, &rt->devs[d], gs__err(&rt->devs[d].ctx, GS_ERR_INVALID_ARG, "%s", msg));
+                return false;
+            }
     }
 #if defined(GSHARD_MPI)
     if (rt->fast_done) U = 0;   /* MPI did it */
@@ -2073,9 +2187,9 @@ GS__FN gs_result gs__rt_collect(gs_runtime *rt, gs_graph *g, gs_graph ***seen, i
             continue;
         }
         if (v->op != GS_OP_ALL_REDUCE && v->op != GS_OP_ALL_GATHER && v->op != GS_OP_REDUCE_SCATTER &&
-            v->op != GS_OP_ALL_TO_ALL && v->op != GS_OP_COLLECTIVE_PERMUTE)
+            v->op != GS_OP_ALL_TO_ALL && v->op != GS_OP_COLLECTIVE_PERMUTE && v->op != GS_OP_RAGGED_ALL_TO_ALL)
             continue;
-        if (v->n_operands != 1 || !v->operands[0])
+        if ((v->n_operands != 1 && v->op != GS_OP_RAGGED_ALL_TO_ALL) || !v->operands[0])
             return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "%s %s: needs one operand", gs_op_name(v->op), v->name);
         if (rt->n_plans == *cap_plans) {
             int cap = *cap_plans ? 2 * *cap_plans : 8;
@@ -2222,7 +2336,8 @@ GS__FN gs_result gs__rt_stats(gs_runtime *rt, int64_t *cstat_all, double seconds
         c->instruction = p->v;
         c->op = p->op;
         c->group_size = p->G;
-        c->operand_bytes = (int64_t)gs_shape_bytes(&p->in);
+        /* ragged-all-to-all: its input (p->in is the packed rows and metadata a device posts) */
+        c->operand_bytes = (int64_t)gs_shape_bytes(p->op == GS_OP_RAGGED_ALL_TO_ALL ? &p->v->operands[0]->shape : &p->in);
         c->result_bytes = (int64_t)gs_shape_bytes(&p->out);
         c->count = cstat_all[3 * i];
         for (d = 0; d < rt->D; d++) {

@@ -702,7 +702,8 @@ GS__FN gs_result gs__chk_reference(gs__chk *c, const void *const *inputs) {
         const gs_sharding *vs = v->sharding;
         manual = v->op == GS_OP_TO_MANUAL || v->op == GS_OP_TO_FULL ||
                  (vs && (vs->kind == GS_SHARDING_MANUAL || (vs->kind == GS_SHARDING_TILED && gs_sharding_manual_group(vs) > 1))) ||
-                 ((v->op == GS_OP_ALL_REDUCE || v->op == GS_OP_COLLECTIVE_PERMUTE) && v->coll.channel_id != 0);
+                 ((v->op == GS_OP_ALL_REDUCE || v->op == GS_OP_COLLECTIVE_PERMUTE || v->op == GS_OP_RAGGED_ALL_TO_ALL) &&
+                  v->coll.channel_id != 0);
     }
     if (!manual) return gs_eval(c->src, inputs, c->want);
     memset(&pd, 0, sizeof pd);

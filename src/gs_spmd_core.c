@@ -39,6 +39,7 @@ GS__FN void gs__sp_coll_cost(const gs__sp *sp, const gs_value *x, double *bytes,
     else if (x->op == GS_OP_REDUCE_SCATTER) k = GS_COLLECTIVE_REDUCE_SCATTER;
     else if (x->op == GS_OP_ALL_REDUCE) k = GS_COLLECTIVE_ALL_REDUCE;
     else if (x->op == GS_OP_ALL_TO_ALL) { k = GS_COLLECTIVE_ALL_TO_ALL; V = in * (double)n; }
+    else if (x->op == GS_OP_RAGGED_ALL_TO_ALL) { k = GS_COLLECTIVE_ALL_TO_ALL; V = (double)gs_shape_bytes(&x->shape) * (double)n; }
     else n = 2;
     *bytes = *secs = 0;
     if (n <= 1 || V <= 0) return;

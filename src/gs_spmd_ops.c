@@ -1163,18 +1163,28 @@ GS__FN const char *gs__sp_collective_cross(gs__sp *sp, const gs_value *v, const 
    channel_id as written, when every group or pair joins devices holding the same tile of t. Anything else is
    an error: the other collectives belong to SPMD programs, and an all-reduce without channel_id, which XLA
    reads across replicas (one replica: each block as it is), is what gshard.h's runtime runs across
-   partitions, so either reading would surprise someone (docs/xla_differences.md). */
+   partitions, so either reading would surprise someone (docs/xla_differences.md). ragged-all-to-all is kept
+   like all-reduce (XLA's partitioner replicates its operands and clones it: a collective of an SPMD program
+   written as such), its six operands each whole (per manual group in a partly manual region, whose data dims
+   must then be unsplit). */
 GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const char *bad;
-    gs_value *x;
+    gs_value *x[6];
     gs_shape ls;
     bool partly = t && t->kind == GS_SHARDING_TILED && gs_sharding_manual_group(t) > 1, ar = v->op == GS_OP_ALL_REDUCE;
+    bool ragged = v->op == GS_OP_RAGGED_ALL_TO_ALL;
+    int k;
     (void)osh;
-    if ((!ar && v->op != GS_OP_COLLECTIVE_PERMUTE) || v->n_operands != 1 || v->shape.dtype == GS_TUPLE ||
-        (!partly && !gs__sp_is_rep(t))) {
+    if ((!ar && !ragged && v->op != GS_OP_COLLECTIVE_PERMUTE) || v->n_operands != (ragged ? 6 : 1) ||
+        v->shape.dtype == GS_TUPLE || (!partly && !gs__sp_is_rep(t))) {
         gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region (collectives belong to SPMD programs; "
-                "kept are all-reduce and collective-permute of one array with channel_id, on a replicated value or "
-                "in a partly manual region)", v->name, gs_op_name(v->op));
+                "kept are all-reduce, collective-permute and ragged-all-to-all with channel_id, on a replicated value "
+                "or in a partly manual region)", v->name, gs_op_name(v->op));
+        return NULL;
+    }
+    if (ragged && partly && gs__sh_tiles(t) != gs_sharding_manual_group(t)) {
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: ragged-all-to-all in a partly manual region with its data dims split "
+                "(%s): its rows move whole, so each manual group must hold all of them", v->name, gs_sharding_to_text(sp->ctx, t));
         return NULL;
     }
     if (v->coll.channel_id == 0) {
@@ -1194,10 +1204,15 @@ GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_shard
                 "of %s", v->name, gs_op_name(v->op), bad, gs_sharding_to_text(sp->ctx, t));
         return NULL;
     }
-    x = gs__sp_get(sp, v->operands[0], t);
+    if (ragged) {   /* each operand whole (within its manual group: a partly manual value read as replicated) */
+        for (k = 0; k < 6; k++)
+            if (!(x[k] = gs__sp_get(sp, v->operands[k], k == 0 || k == 1 ? t : sp->rep))) return NULL;
+    } else if (!(x[0] = gs__sp_get(sp, v->operands[0], t))) {
+        return NULL;
+    }
     ls = gs__sp_local(t, v->shape);
     gs__sp_note(sp, "%s as written", gs_op_name(v->op));
-    return gs__sp_clone(sp, v, &x, &ls);
+    return gs__sp_clone(sp, v, x, &ls);
 }
 
 /* rng-bit-generator: state{rep} -> (state, bits){rep}: every element's bits depend on its position in the whole
@@ -1466,6 +1481,7 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_REDUCE_SCATTER:       return gs__sp_collective(sp, v, t, osh);
     case GS_OP_ALL_TO_ALL:           return gs__sp_collective(sp, v, t, osh);
     case GS_OP_COLLECTIVE_PERMUTE:   return gs__sp_collective(sp, v, t, osh);
+    case GS_OP_RAGGED_ALL_TO_ALL:    return gs__sp_collective(sp, v, t, osh);
     case GS_OP_GATHER:               return gs__sp_gather(sp, v, t, osh);
     case GS_OP_SCATTER:              return gs__sp_scatter(sp, v, t, osh);
     case GS_OP_OPAQUE:               return gs__sp_opaque(sp, v, t, osh);

@@ -1085,11 +1085,13 @@ static void test_text_mixed_precision_operands(void) {
                                      "ENTRY e {\n  x = f32[2] parameter(0)\n  y = bf16[2] parameter(1)\n"
                                      "  c = bf16[4] concatenate(x, y), dimensions={0}\n  s = f32[2] add(x, y)\n"
                                      "  o = (f32[2], bf16[2]) sort(x, y), dimensions={0}, to_apply=lt\n"
-                                     "  ROOT r = (bf16[4], f32[2], (f32[2], bf16[2])) tuple(c, s, o)\n}\n");
-    float x[2] = {1.00390625f, 1.0f}, s[2], o0[2];
+                                     "  yb = bf16[1,2] reshape(y)\n  xk = f32[2,1] reshape(x)\n"
+                                     "  cv = f32[1,1] convolution(yb, xk), dim_labels=bf_io->bf\n"
+                                     "  ROOT r = (bf16[4], f32[2], (f32[2], bf16[2]), f32[1,1]) tuple(c, s, o, cv)\n}\n");
+    float x[2] = {1.00390625f, 1.0f}, s[2], o0[2], cv;
     uint16_t y[2] = {0x3F80, 0x4000}, c[4], o1[2];   /* bf16 1.0 and 2.0 */
     const void *ins[2] = {x, y};
-    void *outs[4] = {c, s, o0, o1};
+    void *outs[5] = {c, s, o0, o1, &cv};
     if (g) {
         const char *text = gst_hlo_roundtrip(g);
         CHECK(text && strstr(text, "c.wide = f32[4] concatenate(") && strstr(text, "c = bf16[4] convert(c.wide)") &&
@@ -1099,6 +1101,7 @@ static void test_text_mixed_precision_operands(void) {
         CHECK(c[0] == 0x3F80 && c[1] == 0x3F80 && c[2] == 0x3F80 && c[3] == 0x4000);
         CHECK(s[0] == 2.00390625f && s[1] == 3.0f);
         CHECK(o0[0] == 1.0f && o0[1] == 1.00390625f && o1[0] == 0x4000 && o1[1] == 0x3F80);
+        CHECK(cv == 1.0f * 1.00390625f + 2.0f * 1.0f);   /* in f32: 3.00390625 */
     }
     gs_ctx_destroy(ctx);
 }
