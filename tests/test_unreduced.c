@@ -88,6 +88,7 @@ static void test_unreduced_module(void) {
         CHECK(text && strstr(text, "sharding={devices=[1,2,2]<=[4] last_tile_dims={unreduced}}") &&
               strstr(text, "sharding={unreduced}"));
         CHECK(gs_value_open_dims(q) == 1u && gs_value_open_dims(a) == 0u);
+        CHECK(text && strstr(text, "q = s32[2,4] parameter(2), sharding={mesh['x'=2,'y'=2] [{?},{'x'}], unreduced={'y'}}\n"));
         CHECK_OK(gs_propagate(g, NULL));
         CHECK(gs_sharding_equal(gs_value_sharding(a), gs_sharding_parse(ctx, "{devices=[1,2,2]<=[4] last_tile_dims={unreduced}}")));
         CHECK(gs_sharding_get_kind(gs_value_sharding(b)) == GS_SHARDING_UNREDUCED);
