@@ -235,6 +235,19 @@ static void test_unreduced_reshard(void) {
                   "  ROOT r = (f32[8], f32[8]) tuple(c0, c1)\n", 2, 2, -1, -1, -1);
 }
 
+/* add, subtract, negate, copy of operands in one unreduced sharding run on the partial values, summed once where
+   the whole value is wanted: one all-reduce for a + b, one reduce-scatter for (a - b) split over the unreduced
+   devices */
+static void test_unreduced_linear(void) {
+    ur_case(NULL, "  a = f32[5,6] parameter(0), sharding={unreduced}\n"
+                  "  b = f32[5,6] parameter(1), sharding={unreduced}\n"
+                  "  ROOT r = f32[5,6] add(a, b), sharding={replicated}\n", 2, 1, 0, 0, 0);
+    ur_case(NULL, "  a = f32[5,6] parameter(0), sharding={devices=[1,2,2]<=[4] last_tile_dims={unreduced}}\n"
+                  "  b = f32[5,6] parameter(1), sharding={devices=[1,2,2]<=[4] last_tile_dims={unreduced}}\n"
+                  "  d = f32[5,6] subtract(a, b)\n"
+                  "  ROOT r = f32[5,6] negate(d), sharding={devices=[2,2]<=[2,2]T(1,0)}\n", 4, 0, 1, 0, -1);
+}
+
 /* to unreduced from whole values: the value on the first device of each group, zero on the others; an op that is
    not linear in partial values (multiply, max-reduce) is computed on summed operands first */
 static void test_unreduced_to(void) {
@@ -277,6 +290,7 @@ void suite_unreduced(void) {
     RUN(test_unreduced_dot);
     RUN(test_unreduced_subgroup_dot);
     RUN(test_unreduced_reshard);
+    RUN(test_unreduced_linear);
     RUN(test_unreduced_to);
     RUN(test_unreduced_conv_while);
 }
