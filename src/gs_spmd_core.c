@@ -39,6 +39,7 @@ GS__FN void gs__sp_coll_cost(const gs__sp *sp, const gs_value *x, double *bytes,
     else if (x->op == GS_OP_REDUCE_SCATTER) k = GS_COLLECTIVE_REDUCE_SCATTER;
     else if (x->op == GS_OP_ALL_REDUCE) k = GS_COLLECTIVE_ALL_REDUCE;
     else if (x->op == GS_OP_ALL_TO_ALL) { k = GS_COLLECTIVE_ALL_TO_ALL; V = in * (double)n; }
+    else if (x->op == GS_OP_RAGGED_ALL_TO_ALL) { k = GS_COLLECTIVE_ALL_TO_ALL; V = (double)gs_shape_bytes(&x->shape) * (double)n; }
     else n = 2;
     *bytes = *secs = 0;
     if (n <= 1 || V <= 0) return;
@@ -216,6 +217,12 @@ GS__FN gs_value *gs__sp_prefix(gs__sp *sp, gs_value *x, const gs_shape *n) {
    is real when offset(d) + i < S[d]. x is in sharding s of full shape `full`. */
 GS__FN gs_value *gs__sp_mask(gs__sp *sp, gs_value *x, const gs_sharding *s, const gs_shape *full, uint32_t mask,
                              double fill) {
+    return gs__sp_mask_with(sp, x, s, full, mask, NULL, fill);
+}
+
+/* gs__sp_mask with the fill a scalar value (fillv; NULL: the constant fill) */
+GS__FN gs_value *gs__sp_mask_with(gs__sp *sp, gs_value *x, const gs_sharding *s, const gs_shape *full, uint32_t mask,
+                                  gs_value *fillv, double fill) {
     gs_graph *g = sp->G->g;
     gs_value *ok = NULL;
     int d;
@@ -233,7 +240,7 @@ GS__FN gs_value *gs__sp_mask(gs__sp *sp, gs_value *x, const gs_sharding *s, cons
         ok = ok ? gs_binary(g, GS_OP_AND, ok, m) : m;
     }
     if (!ok) return x;
-    return gs_select(g, ok, x, gs__sp_splat(sp, x->shape.dtype, fill, x->shape));
+    return gs_select(g, ok, x, fillv ? gs_broadcast(g, fillv, x->shape, NULL) : gs__sp_splat(sp, x->shape.dtype, fill, x->shape));
 }
 
 /* the identity of a reduction on dtype t */
