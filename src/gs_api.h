@@ -438,6 +438,8 @@ GS_API const int *gs_value_tuple_tree(const gs_value *v, int *n);
 GS_API int gs_value_id(const gs_value *v);            /* position in its graph */
 /* The sharding attribute text exactly as written (without "sharding="), or NULL. */
 GS_API const char *gs_value_sharding_text(const gs_value *v);
+/* Parses text and attaches it as gs_value_set_sharding does; a named-mesh sharding's open dims ({?}) become the
+   value's open dims (gs_value_open_dims) and the text is printed back as written while the value keeps it. */
 GS_API gs_result gs_value_set_sharding_text(gs_value *v, const char *text);
 
 /* Leaves: parameters are numbered in the order they are created unless index >= 0 is given. */

@@ -953,9 +953,10 @@ GS__FN void gs__pr_value_tail(gs__printer *pr, const gs_value *v) {
     if (v->sharding && !gs__pr_argmax_helper(pr, v) && !(v->op == GS_OP_OPAQUE && v->text_attrs &&
                                                          strstr(v->text_attrs, ", sharding="))) {   /* kept as written */
         gs__sb_puts(sb, ", sharding=");
-        gs__nt_print_sharding(sb, pr->ctx, v->sharding, v);
+        if (v->open_text && v->sharding == v->open_sh) gs__sb_puts(sb, v->open_text);   /* {?} as written */
+        else gs__nt_print_sharding(sb, pr->ctx, v->sharding, v);
     }
-    if (v->op == GS_OP_ANNOTATE && v->open_dims) {
+    if (v->op == GS_OP_ANNOTATE && v->open_dims && !(v->open_text && v->sharding == v->open_sh)) {
         int d, k = 0;
         gs__sb_puts(sb, ", backend_config=\"unspecified_dims=[");
         for (d = 0; d < 32; d++)
@@ -2095,6 +2096,7 @@ GS__FN bool gs__unspecified_dims(gs__parser *P, const gs__pattr *a, gs_value *v)
     }
     if (*p != ']') return gs__perr(P, &a->val, GS_ERR_PARSE, "unspecified_dims: expected ']'");
     v->open_dims = open;
+    v->open_text = NULL;   /* printed as unspecified_dims, with the sharding's tile assignment */
     return true;
 }
 

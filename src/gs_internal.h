@@ -206,6 +206,9 @@ struct gs_value {
     const gs_sharding *sharding;  /* NULL: none (yet) */
     bool sharding_user;       /* a user annotation: propagation keeps it (except open_dims) */
     uint32_t open_dims;       /* dims of a user sharding that propagation may refine */
+    const char *open_text;    /* a named-mesh sharding with open dims ({?}) as written: printed back while the
+                                 value's sharding is still open_sh (the one read from it) */
+    const gs_sharding *open_sh;
     gs_origin origin;         /* where the sharding came from */
     int n_users;              /* propagation's user count (capped at 2) and the first user */
     gs_value *first_user;

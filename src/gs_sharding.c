@@ -1681,6 +1681,8 @@ GS_API gs_result gs_value_set_sharding(gs_value *v, const gs_sharding *s) {
     v->sharding = s;
     v->sharding_user = s != NULL;
     v->open_dims = 0;
+    v->open_text = NULL;
+    v->open_sh = NULL;
     GS__ZERO(v->origin);
     if (s) {
         v->origin.kind = GS_ORIGIN_USER;
@@ -1696,13 +1698,17 @@ GS_API const char *gs_value_sharding_text(const gs_value *v) {
 
 GS_API gs_result gs_value_set_sharding_text(gs_value *v, const char *text) {
     const gs_sharding *s;
-    if (!v) return GS_ERR_INVALID_ARG;
-    if (!text) return gs_value_set_sharding(v, NULL);
     uint32_t open;
     gs_result r;
+    if (!v) return GS_ERR_INVALID_ARG;
+    if (!text) return gs_value_set_sharding(v, NULL);
     s = gs__sharding_parse_open(v->graph->ctx, text, &open);
     if (!s) return gs__err_prefix(v->graph->ctx, "%s: ", v->name);
-    if ((r = gs_value_set_sharding(v, s)) == GS_OK) v->open_dims = open;   /* a named mesh's {?} dims */
+    if ((r = gs_value_set_sharding(v, s)) == GS_OK && open) {   /* a named mesh's {?} dims, and its text */
+        v->open_dims = open;
+        v->open_sh = s;
+        if (!(v->open_text = gs__arena_strdup(v->graph->ctx, text))) return v->graph->ctx->err;
+    }
     return r;
 }
 

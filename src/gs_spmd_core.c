@@ -950,6 +950,21 @@ GS__FN const gs_sharding *gs__sp_partial_sh(gs__sp *sp, const gs__ta *A, int ri,
     return gs__sh_from_ta(sp->ctx, Q->rank, Q->n_sub, sub, &Q->ta);
 }
 
+/* The partial sums of iteration sharding I (rank ri; dest as gs__sp_combine's) are partial over exactly the
+   unreduced devices of sp->unreduced_t (the instruction's sharding), so they stay as they are; *U their sharding */
+GS__FN bool gs__sp_keeps_partial(gs__sp *sp, const gs_sharding *I, int ri, const int *dest, int out_rank,
+                                 const gs_sharding **U) {
+    gs__ta A;
+    uint32_t red = 0;
+    int a;
+    if (!sp->unreduced_t || !gs__sp_view(sp, I, ri, &A)) return false;
+    for (a = 0; a < ri; a++)
+        if (dest[a] == GS__DEST_REP && A.dims[a] > 1) red |= 1u << a;
+    if (!red) return false;
+    *U = gs__sp_partial_sh(sp, &A, ri, red, dest, out_rank);
+    return *U && gs_sharding_equal(*U, sp->unreduced_t);
+}
+
 /* Finishes a local partial result x (output dims of an iteration space): I is the iteration sharding (rank ri),
    dest[a] the output dim of iteration dim a or GS__DEST_REP for a reduced dim whose partial results must be
    combined with `kind`. Chooses reduce-scatter when t wants an output dim split over exactly the reducing
@@ -970,10 +985,10 @@ GS__FN gs_value *gs__sp_combine_raw(gs__sp *sp, gs_value *x, const gs_sharding *
         }
     *out_sh = P;
     if (!red) return x;
-    if (sp->unreduced_t && kind == GS_REDUCE_SUM) {
+    if (kind == GS_REDUCE_SUM) {
         /* the sharding wanted is unreduced over exactly the devices holding partial sums: they stay partial */
-        const gs_sharding *U = gs__sp_partial_sh(sp, &A, ri, red, dest, full_out->rank);
-        if (U && gs_sharding_equal(U, sp->unreduced_t)) {
+        const gs_sharding *U = NULL;
+        if (gs__sp_keeps_partial(sp, I, ri, dest, full_out->rank, &U)) {
             gs__sp_note(sp, "partial sums of %lld devices kept unreduced (no all-reduce)", (long long)G);
             *out_sh = U;
             return x;

@@ -312,6 +312,15 @@ GS__FN bool gs__sp_dot_price(gs__sp *sp, const gs_value *v, const gs__sp_dotdims
     lr = gs__sp_local(pr, Rv->shape);
     lo = gs__sp_local(po, v->shape);
     V = (double)gs_shape_bytes(&lo);
+    if (P->G > 1 && sp->unreduced_t) {   /* partial sums an unreduced sharding keeps: no combine, no reshard */
+        int dest[GS_MAX_RANK * 2];
+        const gs_sharding *U;
+        for (a = 0; a < D->ri; a++) dest[a] = D->out_of[a] >= 0 ? D->out_of[a] : GS__DEST_REP;
+        if (gs__sp_keeps_partial(sp, I, D->ri, dest, v->shape.rank, &U)) {
+            bo = so = 0;
+            P->G = 1;
+        }
+    }
     if (P->G > 1 && gs__sh_tiles(t) >= gs__sh_tiles(po) * P->G) {
         /* reduce-scatter straight into t's split (what is left of the reshard to t is not counted) */
         P->bytes += V * (double)(P->G - 1) / (double)P->G;
@@ -677,7 +686,7 @@ GS__FN gs_value *gs__sp_dot_apply(gs__sp *sp, const gs_value *v, const gs__sp_do
         }
         ops[0] = gs__sp_mask(sp, gs__sp_get(sp, Lv, pl), pl, &Lv->shape, cl, 0);
         ops[1] = gs__sp_mask(sp, gs__sp_get(sp, Rv, pr), pr, &Rv->shape, cr, 0);
-        if (sp->we_bytes >= 0 && v->op == GS_OP_DOT && !sp->desc.windowed_einsum_no_reduce_scatter) {
+        if (sp->we_bytes >= 0 && v->op == GS_OP_DOT && !sp->desc.windowed_einsum_no_reduce_scatter && !sp->unreduced_t) {
             /* the reduce-scatter form: the partial result, at least the threshold, is summed round a ring */
             int od = gs__we_rs_dim(sp, v, &D, best, t);
             int64_t big = sp->desc.windowed_einsum_total_bytes > 0

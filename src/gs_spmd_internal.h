@@ -155,6 +155,10 @@ GS__FN gs_conv_config *gs__sp_conv_local(gs__sp *sp, const gs_value *v, gs_value
 GS__FN gs_value *gs__sp_combine(gs__sp *sp, gs_value *x, const gs_sharding *I, int ri, const int *dest,
                                 gs_reduce_kind kind, const gs_shape *full_out, const gs_sharding *t,
                                 const gs_sharding **out_sh);
+/* y{I, partial along the dims dest maps to GS__DEST_REP} is what the instruction's unreduced sharding
+   (sp->unreduced_t) asks for: partial over exactly its unreduced devices (*U: that sharding) */
+GS__FN bool gs__sp_keeps_partial(gs__sp *sp, const gs_sharding *I, int ri, const int *dest, int out_rank,
+                                 const gs_sharding **U);
 /* any op: operands{rep} -> out{rep} at full size (warns when an operand was split); the fallback rule */
 GS__FN gs_value *gs__sp_replicated(gs__sp *sp, const gs_value *v, const char *why, const gs_sharding **osh);
 

@@ -1489,27 +1489,38 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     }
 }
 
-/* v{t}, t unreduced (each device of an unreduced group holds a partial value, the value their sum): a dot,
-   convolution or add-reduce whose partial sums are partial over exactly t's unreduced devices keeps them (no
-   all-reduce); add, subtract, negate and copy of operands already in t stay in t, being linear in each partial
-   value; any other op is computed on the summed value (t read as replicated along its unreduced devices) and the
-   walk reshards its result to t */
+/* add, subtract, negate or copy whose operands all hold the same unreduced sharding: that sharding (the op is
+   linear in each partial value, so it runs on them and its result is partial alike), else NULL */
+GS__FN const gs_sharding *gs__sp_linear_unreduced(gs__sp *sp, const gs_value *v) {
+    const gs_sharding *u;
+    int i;
+    if (v->shape.dtype == GS_TUPLE || v->n_operands < 1 || v->n_operands > 2 ||
+        (v->op != GS_OP_ADD && v->op != GS_OP_SUBTRACT && v->op != GS_OP_NEGATE && v->op != GS_OP_COPY))
+        return NULL;
+    u = sp->G->vals[v->operands[0]->id].sh;
+    if (!u || u->kind == GS_SHARDING_TUPLE || !gs__sh_has_unreduced(u)) return NULL;
+    for (i = 1; i < v->n_operands; i++)
+        if (!gs_sharding_equal(sp->G->vals[v->operands[i]->id].sh, u)) return NULL;
+    return u;
+}
+
+/* v{t} with t unreduced (each device of an unreduced group holds a partial value, the value their sum), or v
+   linear in unreduced operands: a linear op of operands in one unreduced sharding runs on the partial values
+   (the walk then sums them once, if t wants the whole value); a dot, convolution or add-reduce whose partial
+   sums are partial over exactly t's unreduced devices keeps them (no all-reduce); any other op is computed on
+   the summed value (t read as replicated along its unreduced devices) and the walk reshards its result to t */
 GS__FN gs_value *gs__sp_unreduced_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
-    const gs_sharding *r = gs__sh_reduced(sp->ctx, t);
+    const gs_sharding *r, *u = gs__sp_linear_unreduced(sp, v);
     gs_value *ops[2], *x;
     int i;
-    bool linear = v->n_operands <= 2 && (v->op == GS_OP_ADD || v->op == GS_OP_SUBTRACT || v->op == GS_OP_NEGATE ||
-                                         v->op == GS_OP_COPY);
-    if (!r) return NULL;
-    for (i = 0; linear && i < v->n_operands; i++)
-        if (!gs_sharding_equal(sp->G->vals[v->operands[i]->id].sh, t)) linear = false;
-    if (linear) {
-        gs_shape ls = gs__sp_local(t, v->shape);
+    if (u) {
+        gs_shape ls = gs__sp_local(u, v->shape);
         for (i = 0; i < v->n_operands; i++) ops[i] = sp->G->vals[v->operands[i]->id].v;
-        gs__sp_note(sp, "linear in its unreduced operands: the partial values stay partial");
-        *osh = t;
+        gs__sp_note(sp, "linear in its unreduced operands: computed on the partial values");
+        *osh = u;
         return gs__sp_clone(sp, v, ops, &ls);
     }
+    if (!(r = gs__sh_reduced(sp->ctx, t))) return NULL;
     *osh = r;
     if (v->op != GS_OP_DOT && v->op != GS_OP_CONVOLUTION && v->op != GS_OP_REDUCE) return gs__sp_op(sp, v, r, osh);
     sp->unreduced_t = t;
@@ -1678,8 +1689,9 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
                             only[i]->name);
                 t = osh = hint;
             }
-            x = v->shape.dtype != GS_TUPLE && gs__sh_has_unreduced(t) ? gs__sp_unreduced_op(sp, v, t, &osh)
-                                                                        : gs__sp_op(sp, v, t, &osh);
+            x = v->shape.dtype != GS_TUPLE && (gs__sh_has_unreduced(t) || gs__sp_linear_unreduced(sp, v))
+                    ? gs__sp_unreduced_op(sp, v, t, &osh)
+                    : gs__sp_op(sp, v, t, &osh);
             mid = (int)stbds_arrlen(G->g->values);
             x = gs__sp_reshard_val(sp, x, osh, t, v);
             if (x && explain && osh)

@@ -88,6 +88,7 @@ static void test_unreduced_module(void) {
         CHECK(text && strstr(text, "sharding={devices=[1,2,2]<=[4] last_tile_dims={unreduced}}") &&
               strstr(text, "sharding={unreduced}"));
         CHECK(gs_value_open_dims(q) == 1u && gs_value_open_dims(a) == 0u);
+        CHECK(text && strstr(text, "q = s32[2,4] parameter(2), sharding={mesh['x'=2,'y'=2] [{?},{'x'}], unreduced={'y'}}\n"));
         CHECK_OK(gs_propagate(g, NULL));
         CHECK(gs_sharding_equal(gs_value_sharding(a), gs_sharding_parse(ctx, "{devices=[1,2,2]<=[4] last_tile_dims={unreduced}}")));
         CHECK(gs_sharding_get_kind(gs_value_sharding(b)) == GS_SHARDING_UNREDUCED);
@@ -168,122 +169,117 @@ static void test_unreduced_summands(void) {
 static const char *ur_red = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
                             "max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] maximum(a, b)\n}\n";
 
-/* partitioned vs the reference (lockstep devices, padding poisoned with NaN), collectives counted */
-static bool ur_case(gst_case *h, const char *body, int64_t D) { return gst_case_run(h, ur_red, body, D, 1e-5, 31); }
+/* body (after reductions red, NULL: add and max) partitioned for D devices and checked against the reference
+   (lockstep devices, padding poisoned with NaN); then the SPMD program's all-reduces, reduce-scatters, all-gathers
+   and other collectives (all-to-all, collective-permute) counted against ar, rs, ag, other (-1: any) */
+static void ur_case(const char *red, const char *body, int64_t D, int ar, int rs, int ag, int other) {
+    gst_case h;
+    if (gst_case_run(&h, red ? red : ur_red, body, D, 1e-5, 31))
+        CHECK_MSG((ar < 0 || h.ar == ar) && (rs < 0 || h.rs == rs) && (ag < 0 || h.ag == ag) &&
+                      (other < 0 || h.a2a + h.cp == other),
+                  "all-reduce %d (want %d), reduce-scatter %d (%d), all-gather %d (%d), other %d (%d)\n%s", h.ar, ar, h.rs,
+                  rs, h.ag, ag, h.a2a + h.cp, other, h.text);
+    gs_ctx_destroy(h.ctx);
+}
 
 /* a dot whose sharding is unreduced over the devices splitting its contracted dim keeps its partial sums: no
    collective; its user needing the whole value sums them (one all-reduce); uneven dims (5 rows, 7 contracted) */
 static void test_unreduced_dot(void) {
-    gst_case h;
-    if (ur_case(&h, "  a = f32[5,7] parameter(0), sharding={devices=[1,2]0,1}\n"
-                    "  b = f32[7,3] parameter(1), sharding={devices=[2,1]0,1}\n"
-                    "  ROOT r = f32[5,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={unreduced}\n", 2))
-        CHECK_MSG(h.ar == 0 && h.rs == 0 && h.ag == 0, "ar %d rs %d ag %d\n%s", h.ar, h.rs, h.ag, h.text);
-    gs_ctx_destroy(h.ctx);
-    if (ur_case(&h, "  a = f32[5,7] parameter(0), sharding={devices=[1,2]0,1}\n"
-                    "  b = f32[7,3] parameter(1), sharding={devices=[2,1]0,1}\n"
-                    "  d = f32[5,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={unreduced}\n"
-                    "  n = f32[5,3] negate(d), sharding={unreduced}\n"
-                    "  ROOT r = f32[5,3] exponential(n), sharding={replicated}\n", 2))
-        CHECK_MSG(h.ar == 1 && h.ag == 0, "ar %d ag %d\n%s", h.ar, h.ag, h.text);
-    gs_ctx_destroy(h.ctx);
+    ur_case(NULL, "  a = f32[5,7] parameter(0), sharding={devices=[1,2]0,1}\n"
+                  "  b = f32[7,3] parameter(1), sharding={devices=[2,1]0,1}\n"
+                  "  ROOT r = f32[5,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={unreduced}\n",
+                  2, 0, 0, 0, -1);
+    ur_case(NULL, "  a = f32[5,7] parameter(0), sharding={devices=[1,2]0,1}\n"
+                  "  b = f32[7,3] parameter(1), sharding={devices=[2,1]0,1}\n"
+                  "  d = f32[5,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={unreduced}\n"
+                  "  n = f32[5,3] negate(d), sharding={unreduced}\n"
+                  "  ROOT r = f32[5,3] exponential(n), sharding={replicated}\n", 2, 1, -1, 0, -1);
 }
 
 /* a subgroup unreduced with tiled dims on 4 devices (mesh x=2, y=2): a[M,K]{M by x, K by y}, b[K,N]{K by y},
    out{M by x, unreduced over y}; M = 5 and K = 9 uneven. The partial sums stay; a subtract of two of them too. */
 static void test_unreduced_subgroup_dot(void) {
-    gst_case h;
-    if (ur_case(&h, "  a = f32[5,9] parameter(0), sharding={devices=[2,2]<=[4]}\n"
-                    "  b = f32[9,6] parameter(1), sharding={devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}\n"
-                    "  c = f32[5,9] parameter(2), sharding={devices=[2,2]<=[4]}\n"
-                    "  d = f32[5,6] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
-                    "sharding={devices=[2,1,2]<=[4] last_tile_dims={unreduced}}\n"
-                    "  e = f32[5,6] dot(c, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
-                    "sharding={devices=[2,1,2]<=[4] last_tile_dims={unreduced}}\n"
-                    "  ROOT r = f32[5,6] subtract(d, e), sharding={devices=[2,1,2]<=[4] last_tile_dims={unreduced}}\n", 4))
-        CHECK_MSG(h.ar == 0 && h.rs == 0 && h.ag == 0 && h.a2a == 0 && h.cp == 0, "ar %d rs %d ag %d\n%s", h.ar, h.rs,
-                  h.ag, h.text);
-    gs_ctx_destroy(h.ctx);
+    ur_case(NULL, "  a = f32[5,9] parameter(0), sharding={devices=[2,2]<=[4]}\n"
+                  "  b = f32[9,6] parameter(1), sharding={devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}\n"
+                  "  c = f32[5,9] parameter(2), sharding={devices=[2,2]<=[4]}\n"
+                  "  d = f32[5,6] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+                  "sharding={devices=[2,1,2]<=[4] last_tile_dims={unreduced}}\n"
+                  "  e = f32[5,6] dot(c, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+                  "sharding={devices=[2,1,2]<=[4] last_tile_dims={unreduced}}\n"
+                  "  ROOT r = f32[5,6] subtract(d, e), sharding={devices=[2,1,2]<=[4] last_tile_dims={unreduced}}\n",
+                  4, 0, 0, 0, 0);
     /* unreduced and replicated subgroups (8 devices: M by 2, unreduced 2, replicated 2) */
-    if (ur_case(&h, "  a = f32[6,8] parameter(0), sharding={devices=[2,2,2]<=[8] last_tile_dim_replicate}\n"
-                    "  b = f32[8,4] parameter(1), sharding={devices=[2,1,4]<=[2,2,2]T(1,0,2) last_tile_dim_replicate}\n"
-                    "  ROOT r = f32[6,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
-                    "sharding={devices=[2,1,2,2]<=[8] last_tile_dims={unreduced, replicated}}\n", 8))
-        CHECK_MSG(h.ar == 0 && h.ag == 0, "ar %d ag %d\n%s", h.ar, h.ag, h.text);
-    gs_ctx_destroy(h.ctx);
+    ur_case(NULL, "  a = f32[6,8] parameter(0), sharding={devices=[2,2,2]<=[8] last_tile_dim_replicate}\n"
+                  "  b = f32[8,4] parameter(1), sharding={devices=[2,1,4]<=[2,2,2]T(1,0,2) last_tile_dim_replicate}\n"
+                  "  ROOT r = f32[6,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+                  "sharding={devices=[2,1,2,2]<=[8] last_tile_dims={unreduced, replicated}}\n", 8, 0, -1, 0, -1);
 }
 
 /* reshards from unreduced: to a split over exactly the unreduced devices a reduce-scatter; to replicated an
    all-reduce; an uneven split still sums right */
 static void test_unreduced_reshard(void) {
-    gst_case h;
-    if (ur_case(&h, "  p = f32[6,4] parameter(0), sharding={unreduced}\n"
-                    "  ROOT r = f32[6,4] copy(p), sharding={devices=[2,1]0,1}\n", 2))
-        CHECK_MSG(h.rs == 1 && h.ar == 0, "rs %d ar %d\n%s", h.rs, h.ar, h.text);
-    gs_ctx_destroy(h.ctx);
-    if (ur_case(&h, "  p = f32[5,3] parameter(0), sharding={devices=[1,1,4]<=[4] last_tile_dims={unreduced}}\n"
-                    "  ROOT r = f32[5,3] copy(p), sharding={devices=[4,1]<=[4]}\n", 4))
-        CHECK_MSG(h.rs + h.ar == 1, "rs %d ar %d\n%s", h.rs, h.ar, h.text);
-    gs_ctx_destroy(h.ctx);
-    if (ur_case(&h, "  p = f32[5,3] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dims={unreduced}}\n"
-                    "  ROOT r = f32[5,3] copy(p), sharding={replicated}\n", 4))
-        CHECK_MSG(h.ar == 1, "ar %d\n%s", h.ar, h.text);
-    gs_ctx_destroy(h.ctx);
+    ur_case(NULL, "  p = f32[6,4] parameter(0), sharding={unreduced}\n"
+                  "  ROOT r = f32[6,4] copy(p), sharding={devices=[2,1]0,1}\n", 2, 0, 1, -1, -1);
+    ur_case(NULL, "  p = f32[5,3] parameter(0), sharding={devices=[1,1,4]<=[4] last_tile_dims={unreduced}}\n"
+                  "  ROOT r = f32[5,3] copy(p), sharding={devices=[4,1]<=[4]}\n", 4, 0, 1, -1, -1);
+    ur_case(NULL, "  p = f32[5,3] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dims={unreduced}}\n"
+                  "  ROOT r = f32[5,3] copy(p), sharding={replicated}\n", 4, 1, -1, -1, -1);
     /* a tuple of unreduced values, each summed where a copy wants it whole */
-    if (ur_case(&h, "  a0 = f32[8] parameter(0), sharding={mesh['x'=2] [{}], unreduced={'x'}}\n"
-                    "  a1 = f32[8] parameter(1), sharding={unreduced}\n"
-                    "  a = (f32[8], f32[8]) tuple(a0, a1), sharding={{mesh['x'=2] [{}], unreduced={'x'}}, {unreduced}}\n"
-                    "  g0 = f32[8] get-tuple-element(a), index=0\n"
-                    "  g1 = f32[8] get-tuple-element(a), index=1\n"
-                    "  c0 = f32[8] copy(g0), sharding={mesh['x'=2] []}\n"
-                    "  c1 = f32[8] copy(g1), sharding={mesh['x'=2] []}\n"
-                    "  ROOT r = (f32[8], f32[8]) tuple(c0, c1)\n", 2))
-        CHECK_MSG(h.ar == 2, "ar %d\n%s", h.ar, h.text);
-    gs_ctx_destroy(h.ctx);
+    ur_case(NULL, "  a0 = f32[8] parameter(0), sharding={mesh['x'=2] [{}], unreduced={'x'}}\n"
+                  "  a1 = f32[8] parameter(1), sharding={unreduced}\n"
+                  "  a = (f32[8], f32[8]) tuple(a0, a1), sharding={{mesh['x'=2] [{}], unreduced={'x'}}, {unreduced}}\n"
+                  "  g0 = f32[8] get-tuple-element(a), index=0\n"
+                  "  g1 = f32[8] get-tuple-element(a), index=1\n"
+                  "  c0 = f32[8] copy(g0), sharding={mesh['x'=2] []}\n"
+                  "  c1 = f32[8] copy(g1), sharding={mesh['x'=2] []}\n"
+                  "  ROOT r = (f32[8], f32[8]) tuple(c0, c1)\n", 2, 2, -1, -1, -1);
+}
+
+/* add, subtract, negate, copy of operands in one unreduced sharding run on the partial values, summed once where
+   the whole value is wanted: one all-reduce for a + b, one reduce-scatter for (a - b) split over the unreduced
+   devices */
+static void test_unreduced_linear(void) {
+    ur_case(NULL, "  a = f32[5,6] parameter(0), sharding={unreduced}\n"
+                  "  b = f32[5,6] parameter(1), sharding={unreduced}\n"
+                  "  ROOT r = f32[5,6] add(a, b), sharding={replicated}\n", 2, 1, 0, 0, 0);
+    ur_case(NULL, "  a = f32[5,6] parameter(0), sharding={devices=[1,2,2]<=[4] last_tile_dims={unreduced}}\n"
+                  "  b = f32[5,6] parameter(1), sharding={devices=[1,2,2]<=[4] last_tile_dims={unreduced}}\n"
+                  "  d = f32[5,6] subtract(a, b)\n"
+                  "  ROOT r = f32[5,6] negate(d), sharding={devices=[2,2]<=[2,2]T(1,0)}\n", 4, 0, 1, 0, -1);
 }
 
 /* to unreduced from whole values: the value on the first device of each group, zero on the others; an op that is
    not linear in partial values (multiply, max-reduce) is computed on summed operands first */
 static void test_unreduced_to(void) {
-    gst_case h;
-    if (ur_case(&h, "  p = f32[5,3] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n"
-                    "  ROOT r = f32[5,3] copy(p), sharding={devices=[2,1,2]<=[2,2]T(1,0) last_tile_dims={unreduced}}\n", 4))
-        CHECK_MSG(h.ar == 0 && h.rs == 0, "ar %d rs %d\n%s", h.ar, h.rs, h.text);
-    gs_ctx_destroy(h.ctx);
-    if (ur_case(&h, "  a = f32[4,6] parameter(0), sharding={unreduced}\n"
-                    "  b = f32[4,6] parameter(1), sharding={unreduced}\n"
-                    "  ROOT r = f32[4,6] multiply(a, b), sharding={unreduced}\n", 2))
-        CHECK_MSG(h.ar == 2, "ar %d\n%s", h.ar, h.text);
-    gs_ctx_destroy(h.ctx);
-    if (ur_case(&h, "  x = f32[8,7] parameter(0), sharding={devices=[1,2]0,1}\n"
-                    "  z = f32[] constant(0)\n"
-                    "  m = f32[] constant(-inf)\n"
-                    "  s = f32[8] reduce(x, z), dimensions={1}, to_apply=add, sharding={unreduced}\n"
-                    "  t = f32[8] reduce(x, m), dimensions={1}, to_apply=max, sharding={unreduced}\n"
-                    "  ROOT r = (f32[8], f32[8]) tuple(s, t), sharding={{unreduced}, {unreduced}}\n", 2))
-        CHECK_MSG(h.ar == 1, "ar %d (the max-reduce's only)\n%s", h.ar, h.text);
-    gs_ctx_destroy(h.ctx);
+    ur_case(NULL, "  p = f32[5,3] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n"
+                  "  ROOT r = f32[5,3] copy(p), sharding={devices=[2,1,2]<=[2,2]T(1,0) last_tile_dims={unreduced}}\n",
+                  4, 0, 0, -1, -1);
+    ur_case(NULL, "  a = f32[4,6] parameter(0), sharding={unreduced}\n"
+                  "  b = f32[4,6] parameter(1), sharding={unreduced}\n"
+                  "  ROOT r = f32[4,6] multiply(a, b), sharding={unreduced}\n", 2, 2, -1, -1, -1);
+    ur_case(NULL, "  x = f32[8,7] parameter(0), sharding={devices=[1,2]0,1}\n"
+                  "  z = f32[] constant(0)\n"
+                  "  m = f32[] constant(-inf)\n"
+                  "  s = f32[8] reduce(x, z), dimensions={1}, to_apply=add, sharding={unreduced}\n"
+                  "  t = f32[8] reduce(x, m), dimensions={1}, to_apply=max, sharding={unreduced}\n"
+                  "  ROOT r = (f32[8], f32[8]) tuple(s, t), sharding={{unreduced}, {unreduced}}\n", 2, 1, -1, -1, -1);
 }
 
 /* a convolution whose input features are split keeps its partial sums as its unreduced sharding asks; a while
    loop carrying an unreduced parameter sums it where the loop needs the whole value */
 static void test_unreduced_conv_while(void) {
-    gst_case h;
-    if (ur_case(&h, "  x = f32[2,9,8] parameter(0), sharding={devices=[1,1,2]0,1}\n"
-                    "  k = f32[3,8,5] parameter(1), sharding={devices=[1,2,1]0,1}\n"
-                    "  ROOT r = f32[2,7,5] convolution(x, k), window={size=3}, dim_labels=b0f_0io->b0f, sharding={unreduced}\n", 2))
-        CHECK_MSG(h.ar == 0 && h.rs == 0 && h.ag == 0, "ar %d rs %d ag %d\n%s", h.ar, h.rs, h.ag, h.text);
-    gs_ctx_destroy(h.ctx);
-    if (gst_case_run(&h, "cond {\n  s = (s32[], f32[4,6]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
-                         "  n = s32[] constant(3)\n  ROOT lt = pred[] compare(i, n), direction=LT\n}\n"
-                         "body {\n  s = (s32[], f32[4,6]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
-                         "  x = f32[4,6] get-tuple-element(s), index=1\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n"
-                         "  y = f32[4,6] add(x, x)\n  ROOT t = (s32[], f32[4,6]) tuple(j, y)\n}\n",
-                     "  p = f32[4,6] parameter(0), sharding={unreduced}\n  z = s32[] constant(0)\n"
-                     "  t = (s32[], f32[4,6]) tuple(z, p)\n  w = (s32[], f32[4,6]) while(t), condition=cond, body=body\n"
-                     "  ROOT r = f32[4,6] get-tuple-element(w), index=1\n", 2, 1e-5, 5))
-        CHECK_MSG(h.ar >= 1, "ar %d\n%s", h.ar, h.text);
-    gs_ctx_destroy(h.ctx);
+    ur_case(NULL, "  x = f32[2,9,8] parameter(0), sharding={devices=[1,1,2]0,1}\n"
+                  "  k = f32[3,8,5] parameter(1), sharding={devices=[1,2,1]0,1}\n"
+                  "  ROOT r = f32[2,7,5] convolution(x, k), window={size=3}, dim_labels=b0f_0io->b0f, sharding={unreduced}\n",
+                  2, 0, 0, 0, -1);
+    ur_case("cond {\n  s = (s32[], f32[4,6]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+            "  n = s32[] constant(3)\n  ROOT lt = pred[] compare(i, n), direction=LT\n}\n"
+            "body {\n  s = (s32[], f32[4,6]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+            "  x = f32[4,6] get-tuple-element(s), index=1\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n"
+            "  y = f32[4,6] add(x, x)\n  ROOT t = (s32[], f32[4,6]) tuple(j, y)\n}\n",
+            "  p = f32[4,6] parameter(0), sharding={unreduced}\n  z = s32[] constant(0)\n"
+            "  t = (s32[], f32[4,6]) tuple(z, p)\n  w = (s32[], f32[4,6]) while(t), condition=cond, body=body\n"
+            "  ROOT r = f32[4,6] get-tuple-element(w), index=1\n", 2, -1, -1, -1, -1);
 }
 
 void suite_unreduced(void) {
@@ -294,6 +290,7 @@ void suite_unreduced(void) {
     RUN(test_unreduced_dot);
     RUN(test_unreduced_subgroup_dot);
     RUN(test_unreduced_reshard);
+    RUN(test_unreduced_linear);
     RUN(test_unreduced_to);
     RUN(test_unreduced_conv_while);
 }
