@@ -254,6 +254,7 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(FFT, "fft", 1) \
     X(SELECT_AND_SCATTER, "select-and-scatter", 3) \
     X(CONDITIONAL, "conditional", -1) \
+    X(RAGGED_DOT, "ragged-dot", 3) \
     X(RAGGED_ALL_TO_ALL, "ragged-all-to-all", 6)
 
 typedef enum gs_op {
@@ -298,6 +299,22 @@ typedef struct gs_dot_dims {
     int n_contract;
     int64_t lhs_contract[GS_MAX_RANK], rhs_contract[GS_MAX_RANK];
 } gs_dot_dims;
+
+/* ragged-dot dimension numbers (XLA RaggedDotDimensionNumbers): a dot_general whose lhs has one ragged dim,
+   cut into g groups by group_sizes (its last dim has g entries). Three modes, by the kind of the ragged dim:
+   non-contracting [b,m,k] x [g,b,k,n] -> [b,m,n] (rows of group i use rhs group i; rows past the groups are 0;
+   one rhs group dim), contracting [b,m,k] x [b,k,n] -> [g,b,m,n] (group i sums its range of k), batch
+   [b,m,k] x [b,k,n] -> [b,m,n] (batches past the groups' total are 0). group_sizes is [b..,x..,g] or [g]
+   (broadcast): b.. the lhs batch dims (in batch mode those before the ragged one), x.. the lhs non-contracting
+   dims before the ragged dim (non-contracting mode) or the contracting dims listed before it (contracting mode).
+   Lists as XLA's proto holds them; the builder accepts exactly one ragged dim and one or no group dim. */
+typedef struct gs_ragged_dot_dims {
+    gs_dot_dims dot;
+    int n_lhs_ragged;
+    int64_t lhs_ragged[GS_MAX_RANK];
+    int n_rhs_group;
+    int64_t rhs_group[GS_MAX_RANK];
+} gs_ragged_dot_dims;
 
 /* One dim of a window (convolution, reduce-window). A zeroed struct is not valid: size, stride and both
    dilations are >= 1 (gs_window_default gives size 1, stride 1, no padding, dilations 1). */
@@ -543,6 +560,11 @@ GS_API gs_value *gs_argmin(gs_graph *g, gs_value *x, int64_t dim);
 
 /* Contractions */
 GS_API gs_value *gs_dot(gs_graph *g, gs_value *lhs, gs_value *rhs, const gs_dot_dims *dims);
+/* ragged-dot(lhs, rhs, group_sizes): see gs_ragged_dot_dims. lhs and rhs of one numeric dtype (the result's),
+   group_sizes of an integer type; negative sizes as XLA's evaluator reads them (a row belongs to the first
+   group whose running total exceeds it; contracting ranges clamped to the dim). */
+GS_API gs_value *gs_ragged_dot(gs_graph *g, gs_value *lhs, gs_value *rhs, gs_value *group_sizes,
+                               const gs_ragged_dot_dims *dims);
 /* einsum "GSM,ME->GSE": letters name dims; letters in both inputs and the output are batch dims, letters in
    both inputs only are contracted, others are free. Lowered to dot (+ transpose when the output order
    differs from dot's). Each letter appears at most once per operand. */
@@ -695,6 +717,14 @@ GS_API gs_result gs_npy_write(gs_ctx *ctx, const char *path, gs_shape shape, con
    such a file back as bits when asked for that type. */
 #define GS_NPY_RAW 1u
 GS_API gs_result gs_npy_write_ex(gs_ctx *ctx, const char *path, gs_shape shape, const void *data, unsigned flags);
+/* Reads only a region of a .npy file: the file must hold an array of shape's dims, of a type gs_npy_read
+   accepts for shape.dtype; data (caller-owned, storage format, gs_dtype_size(shape.dtype) bytes per element)
+   receives the box of count[d] elements from offset[d] in every dim d, dense and row-major. Each row of the
+   box is read from its place in the file (fseek), so a process holding a shard of an array never reads or
+   holds the rest of it. The values are those gs_npy_read gives at the same places. Errors as gs_npy_read's,
+   plus GS_ERR_SHAPE when the file's shape is not shape's and GS_ERR_INVALID_ARG for a region outside it. */
+GS_API gs_result gs_npy_read_region(gs_ctx *ctx, const char *path, gs_shape shape, const int64_t *offset,
+                                    const int64_t *count, void *data);
 GS_API void gs_free_data(gs_ctx *ctx, void *data);   /* ctx: the context that allocated data */
 /* The documented deterministic input generator (used by `gshard eval/run --seed N` for inputs not given):
    element i of parameter p is derived from splitmix64(seed, p, i): f32/bf16 uniform in [-1, 1) (24-bit
@@ -702,6 +732,13 @@ GS_API void gs_free_data(gs_ctx *ctx, void *data);   /* ctx: the context that al
    value rounded to the type; integers [0, 8), fewer for s2/u2). data is storage format, gs_shape_bytes(shape)
    bytes. */
 GS_API void gs_fill_random(gs_shape shape, uint64_t seed, int64_t param_index, void *data);
+/* The same values for a region only: data receives the elements gs_fill_random(shape, seed, param_index, .)
+   writes at the box of count[d] elements from offset[d] in every dim d, dense and row-major (storage format),
+   computing none of the others (element i of the whole array depends on (seed, param_index, i) alone).
+   GS_ERR_INVALID_ARG (nothing written) for a region outside shape, a type without values (tuple, token) or
+   NULL data with a non-empty region. */
+GS_API gs_result gs_fill_random_region(gs_shape shape, uint64_t seed, int64_t param_index, const int64_t *offset,
+                                       const int64_t *count, void *data);
 
 #include "gs_api_cost.h"
 #include "gs_api_model.h"

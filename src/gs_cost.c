@@ -1320,6 +1320,17 @@ GS__FN void gs__cm_op_work(const gs_value *v, double *flops, double *rd, double 
         *flops = 2.0 * n * k;
         break;
     }
+    case GS_OP_RAGGED_DOT: {   /* a dot's 2 * outputs * contracted extent; in contracting mode each k falls in one
+                                  group, so the result's group dim does not multiply the work */
+        const gs_ragged_dot_dims *rdd = v->ragged;
+        gs__rdinfo I;
+        double k = 1.0;
+        for (i = 0; i < rdd->dot.n_contract; i++) k *= (double)v->operands[0]->shape.dims[rdd->dot.lhs_contract[i]];
+        if (gs__ragged_info(rdd, v->operands[0]->shape.rank, &I) == GS__RD_CONTRACT && v->shape.dims[0] > 0)
+            k /= (double)v->shape.dims[0];
+        *flops = 2.0 * n * k;
+        break;
+    }
     case GS_OP_CONVOLUTION: { /* 2 * outputs * window * input features per group (the kernel's input-feature dim) */
         const gs_conv_dims *cd = &v->conv->dims;
         const gs_shape *ks = &v->operands[1]->shape;

@@ -449,6 +449,36 @@ GS__FN void gs__pr_coll(gs__printer *pr, const gs_value *v, bool groups) {
 }
 
 /* the attributes of data movement, elementwise, reduction and windowed ops */
+/* a dot's dimension numbers as XLA prints them (batch dims only when there are some) */
+GS__FN void gs__pr_dot_dims(gs__sb *sb, const gs_dot_dims *d) {
+    if (d->n_batch > 0) {
+        gs__sb_puts(sb, ", lhs_batch_dims=");
+        gs__pr_ints(sb, d->lhs_batch, d->n_batch);
+    }
+    gs__sb_puts(sb, ", lhs_contracting_dims=");
+    gs__pr_ints(sb, d->lhs_contract, d->n_contract);
+    if (d->n_batch > 0) {
+        gs__sb_puts(sb, ", rhs_batch_dims=");
+        gs__pr_ints(sb, d->rhs_batch, d->n_batch);
+    }
+    gs__sb_puts(sb, ", rhs_contracting_dims=");
+    gs__pr_ints(sb, d->rhs_contract, d->n_contract);
+}
+
+/* ragged-dot: the dot's dims, then lhs_ragged_dims and rhs_group_dims when not empty (XLA's
+   RaggedDotDimensionNumbersToString) */
+GS__FN void gs__pr_ragged_dims(gs__sb *sb, const gs_ragged_dot_dims *d) {
+    gs__pr_dot_dims(sb, &d->dot);
+    if (d->n_lhs_ragged > 0) {
+        gs__sb_puts(sb, ", lhs_ragged_dims=");
+        gs__pr_ints(sb, d->lhs_ragged, d->n_lhs_ragged);
+    }
+    if (d->n_rhs_group > 0) {
+        gs__sb_puts(sb, ", rhs_group_dims=");
+        gs__pr_ints(sb, d->rhs_group, d->n_rhs_group);
+    }
+}
+
 GS__FN void gs__pr_attrs_compute(gs__printer *pr, const gs_value *v) {
     gs__sb *sb = &pr->sb;
     int i, rank = v->n_operands > 0 && v->operands[0] ? v->operands[0]->shape.rank : v->shape.rank;
@@ -505,23 +535,9 @@ GS__FN void gs__pr_attrs_compute(gs__printer *pr, const gs_value *v) {
         gs__pr_ints(sb, v->dims, v->n_dims);
         gs__sb_printf(sb, ", to_apply=%s", gs__pr_vreducer(pr, v));
         break;
-    case GS_OP_DOT: {
-        const gs_dot_dims *d = v->dot;
-        if (!d) break;
-        if (d->n_batch > 0) {
-            gs__sb_puts(sb, ", lhs_batch_dims=");
-            gs__pr_ints(sb, d->lhs_batch, d->n_batch);
-        }
-        gs__sb_puts(sb, ", lhs_contracting_dims=");
-        gs__pr_ints(sb, d->lhs_contract, d->n_contract);
-        if (d->n_batch > 0) {
-            gs__sb_puts(sb, ", rhs_batch_dims=");
-            gs__pr_ints(sb, d->rhs_batch, d->n_batch);
-        }
-        gs__sb_puts(sb, ", rhs_contracting_dims=");
-        gs__pr_ints(sb, d->rhs_contract, d->n_contract);
+    case GS_OP_DOT:
+        if (v->dot) gs__pr_dot_dims(sb, v->dot);
         break;
-    }
     case GS_OP_CONVOLUTION: {
         const gs_conv_config *c = v->conv;
         char labels[3 * (GS_MAX_RANK + 2) + 8];
@@ -620,6 +636,9 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
         break;
     }
     case GS_OP_CHOLESKY: gs__sb_printf(sb, ", lower=%s", v->la_lower ? "true" : "false"); break;
+    case GS_OP_RAGGED_DOT:
+        if (v->ragged) gs__pr_ragged_dims(sb, v->ragged);
+        break;
     case GS_OP_SELECT_AND_SCATTER:
         gs__sb_puts(sb, ", window=");
         if (v->window) gs__pr_window(sb, v->window, rank, NULL);
@@ -2975,30 +2994,61 @@ GS__FN bool gs__hlo_widens(gs_dtype from, gs_dtype to) {
     return false;
 }
 
-/* dot whose declared element type differs from its operands' (XLA's preferred element type, e.g. f8 x f8 ->
-   bf16): operands that widen exactly to it are converted first, so the products and sums are those of the
-   declared type; otherwise the dot runs in the operands' type and its result is converted. */
-GS__FN gs_value *gs__dot_as(gs__parser *P, gs__bi *b, const gs_dot_dims *dd) {
+/* dot (ragged dot when rd is given) of l and r */
+GS__FN gs_value *gs__dot_of(gs__bi *b, gs_value *l, gs_value *r, const gs_dot_dims *dd, const gs_ragged_dot_dims *rd) {
+    return rd ? gs_ragged_dot(b->g, l, r, b->xs[2], rd) : gs_dot(b->g, l, r, dd);
+}
+
+/* dot or ragged dot whose declared element type differs from its operands' (XLA's preferred element type, e.g.
+   f8 x f8 -> bf16): operands that widen exactly to it are converted first, so the products and sums are those of
+   the declared type; otherwise the dot runs in the operands' type and its result is converted. */
+GS__FN gs_value *gs__dot_as(gs__parser *P, gs__bi *b, const gs_dot_dims *dd, const gs_ragged_dot_dims *rd) {
     gs_value *l = b->xs[0], *r = b->xs[1];
     gs_dtype rt = b->in->shape_omitted || b->in->type.tuple ? l->shape.dtype : b->ds->dtype;
     const char *name = P->ctx->next_name;
-    if ((l->shape.dtype == rt && r->shape.dtype == rt) || !gs__is_numeric(rt)) return gs_dot(b->g, l, r, dd);
+    if ((l->shape.dtype == rt && r->shape.dtype == rt) || !gs__is_numeric(rt)) return gs__dot_of(b, l, r, dd, rd);
     P->ctx->next_name = NULL;
     if (gs__hlo_widens(l->shape.dtype, rt) && gs__hlo_widens(r->shape.dtype, rt)) {
         if (l->shape.dtype != rt) l = gs_convert(b->g, l, rt);
         if (r->shape.dtype != rt) r = gs_convert(b->g, r, rt);
         P->ctx->next_name = name;
-        return gs_dot(b->g, l, r, dd);
+        return gs__dot_of(b, l, r, dd, rd);
     }
     if (l->shape.dtype != r->shape.dtype) {
-        gs__err(P->ctx, GS_ERR_UNSUPPORTED, "dot %s: %s x %s -> %s (the operands do not widen exactly to the result "
-                "type) is not supported", b->in->name, gs_dtype_name(l->shape.dtype), gs_dtype_name(r->shape.dtype),
-                gs_dtype_name(rt));
+        gs__err(P->ctx, GS_ERR_UNSUPPORTED, "%s %s: %s x %s -> %s (the operands do not widen exactly to the result "
+                "type) is not supported", rd ? "ragged-dot" : "dot", b->in->name, gs_dtype_name(l->shape.dtype),
+                gs_dtype_name(r->shape.dtype), gs_dtype_name(rt));
         return NULL;
     }
-    l = gs_dot(b->g, l, r, dd);
+    l = gs__dot_of(b, l, r, dd, rd);
     P->ctx->next_name = name;
     return gs_convert(b->g, l, rt);
+}
+
+/* ragged-dot(lhs, rhs, group_sizes), lhs_batch_dims=, rhs_batch_dims=, lhs_contracting_dims=,
+   rhs_contracting_dims=, lhs_ragged_dims=, rhs_group_dims= (each optional, as XLA's parser has them) */
+GS__FN bool gs__bi_ragged_dot(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pinst *in = b->in;
+    gs_ragged_dot_dims rd;
+    gs_dot_dims *dd = &rd.dot;
+    int nb2, nc2;
+    char bl[96], br[96];
+    memset(&rd, 0, sizeof rd);
+    if (!gs__opt_ints(P, in, "lhs_batch_dims", dd->lhs_batch, &dd->n_batch) ||
+        !gs__opt_ints(P, in, "rhs_batch_dims", dd->rhs_batch, &nb2) ||
+        !gs__opt_ints(P, in, "lhs_contracting_dims", dd->lhs_contract, &dd->n_contract) ||
+        !gs__opt_ints(P, in, "rhs_contracting_dims", dd->rhs_contract, &nc2) ||
+        !gs__opt_ints(P, in, "lhs_ragged_dims", rd.lhs_ragged, &rd.n_lhs_ragged) ||
+        !gs__opt_ints(P, in, "rhs_group_dims", rd.rhs_group, &rd.n_rhs_group))
+        return false;
+    if (dd->n_contract != nc2 || dd->n_batch != nb2)
+        return gs__perr(P, &in->op_at, GS_ERR_SHAPE, "ragged-dot %s: Cannot infer shape for dot operation: %s <dot> %s. %s",
+                        in->name, gs__shape_str(&b->xs[0]->shape, bl, sizeof bl), gs__shape_str(&b->xs[1]->shape, br, sizeof br),
+                        dd->n_contract != nc2 ? "Must specify the same number of contracting dimensions for lhs and rhs."
+                                              : "Must the same number of batch dimensions for lhs and rhs.");
+    b->v = gs__dot_as(P, b, NULL, &rd);
+    return true;
 }
 
 GS__FN bool gs__bi_unsupported(gs__bi *b) {
@@ -3316,7 +3366,7 @@ GS__FN bool gs__bi_math(gs__bi *b) {
             return gs__perr(P, &in->op_at, GS_ERR_PARSE,
                             "dot needs as many lhs as rhs batch dims (%d, %d) and contracting dims (%d, %d)",
                             dd.n_batch, nb2, dd.n_contract, nc2);
-        v = gs__dot_as(P, b, &dd);
+        v = gs__dot_as(P, b, &dd, NULL);
         break;
     }
     case GS_OP_CONVOLUTION: {
@@ -4050,6 +4100,7 @@ GS__FN bool gs__bi_family(gs__bi *b) {
     /* the numeric ops of XLA's full set, with the leaves (their cases live in gs__bi_layout) */
     if (op >= GS_OP_SINE && op <= GS_OP_SELECT_AND_SCATTER) return gs__bi_layout(b);
     if (op == GS_OP_CONDITIONAL) return gs__bi_conditional(b);
+    if (op == GS_OP_RAGGED_DOT) return gs__bi_ragged_dot(b);
     if (op == GS_OP_RAGGED_ALL_TO_ALL) return gs__bi_ragged_a2a(b);
     return gs__bi_unsupported(b);
 }
@@ -4609,6 +4660,25 @@ GS__FN bool gs__check_attrs(gs__parser *P, const gs__pinst *in, gs_value *v, boo
     return true;
 }
 
+/* An attribute XLA's parser does not know is an error before anything the builder found (a misspelt
+   lhs_ragged_dims= reads as a typo, not as a ragged dot without ragged dims); false with it reported. */
+GS__FN bool gs__unknown_attr(gs__parser *P, const gs__pinst *in) {
+    int k;
+    for (k = in->first_attr; k < in->first_attr + in->n_attrs; k++) {
+        const gs__pattr *a = &P->attrs[k];
+        const char *near;
+        if (gs__in_list(a->name, gs__xla_attrs, GS__COUNTOF(gs__xla_attrs)) ||
+            gs__in_list(a->name, gs__harmless_attrs, GS__COUNTOF(gs__harmless_attrs)) ||
+            gs__in_list(a->name, gs__kept_attrs, GS__COUNTOF(gs__kept_attrs)))
+            continue;
+        gs_ctx_clear_error(P->ctx);
+        near = gs__closest(a->name, gs__xla_attrs, GS__COUNTOF(gs__xla_attrs));
+        if (near) return gs__perr(P, &a->at, GS_ERR_PARSE, "unknown attribute '%s' (did you mean '%s'?)", a->name, near);
+        return gs__perr(P, &a->at, GS_ERR_PARSE, "unknown attribute '%s'", a->name);
+    }
+    return true;
+}
+
 /* true if a sharding's text is the tuple form "{{...}, {...}}" */
 GS__FN bool gs__tuple_sharding_text(const char *s) {
     while (*s == ' ') s++;
@@ -4702,7 +4772,7 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         return false;
     v = b.v;
     P->ctx->next_name = NULL; /* unused when the builder failed before making a value */
-    if (!v) return gs__builder_failed(P, &in->at);
+    if (!v) return gs__unknown_attr(P, in) && gs__builder_failed(P, &in->at);
     if (!in->shape_omitted && !b.collapsed && !gs__pshape_matches(P, &in->type, v))
         return gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
     if (op != GS_OP_PARAMETER && (!gs__free_name(P, comp->graph, v, b.name) || gs_value_set_name(v, b.name) != GS_OK))

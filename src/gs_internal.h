@@ -243,6 +243,7 @@ struct gs_value {
     int fft_type, fft_n;      /* FFT: gs_fft_type and the lengths of the last fft_n dims */
     int64_t fft_len[3];
     gs_dot_dims *dot;
+    gs_ragged_dot_dims *ragged;   /* RAGGED_DOT */
     gs_conv_config *conv;
     gs_window_dim *window;    /* REDUCE_WINDOW: rank entries */
     gs_gather_dims *gather;
@@ -431,6 +432,11 @@ GS__FN bool gs__check_scalar_comp(gs_ctx *ctx, const char *who, const gs_graph *
 GS__FN bool gs__is_float(gs_dtype t);
 GS__FN bool gs__is_int(gs_dtype t);
 GS__FN const char *gs__shape_str(const gs_shape *s, char *buf, size_t cap);   /* "f32[4,8]" into buf */
+/* a ragged dot's mode (XLA's three), its ragged lhs dim and that dim's place in the batch or contracting list, and
+   the lhs dims group_sizes' prefix dims stand for, in order (gs_ragged_dot_dims) */
+enum { GS__RD_NONCONTRACT, GS__RD_CONTRACT, GS__RD_BATCH };
+typedef struct gs__rdinfo { int mode, ragged, pos, n_pre; int64_t pre[GS_MAX_RANK]; } gs__rdinfo;
+GS__FN int gs__ragged_info(const gs_ragged_dot_dims *d, int lhs_rank, gs__rdinfo *I);   /* the mode, -1: invalid */
 /* one window dim's output size (0 when the window does not fit) */
 GS__FN int64_t gs__window_out(const gs_window_dim *w, int64_t in);
 GS__FN gs_op gs__hlo_reduce_op(gs_reduce_kind k);         /* the binary op of reduction k (gs_hlo_text.c) */

@@ -2493,6 +2493,201 @@ done:
 }
 
 /* ---------------------------------------------------------------------------------------------------------
+   Ragged dot (XLA's HloEvaluator semantics, group sizes read as s64): operands transposed to lhs [B, M, K] and
+   rhs [G, B, K, N] (non-contracting mode) or [B, K, N], then per group the dot's own kernels, so the products
+   and sums are exactly a dot's
+   ------------------------------------------------------------------------------------------------------- */
+/* the s64 group size i of group_sizes row `row` (a [g] operand is the same row for every prefix) */
+GS__FN int64_t gs__ip_gsz(const gs__buf *gz, int64_t row, int64_t i) {
+    int64_t G = gz->shape.dims[gz->shape.rank - 1];
+    return (int64_t)gs__ld_i(gz->shape.dtype, gz->data, (gz->shape.rank > 1 ? row * G : 0) + i);
+}
+
+/* C[M,N] = A[M,K] x B[K,N] in t (the dot's kernels), element offsets into the compute-format buffers */
+GS__FN gs_result gs__ip_gemm_at(gs_ctx *ctx, gs_dtype t, int64_t M, int64_t N, int64_t K, const void *A, int64_t ia,
+                                const void *Bm, int64_t ib, void *C, int64_t ic) {
+    size_t es = gs__compute_size(t);
+    const char *a = (const char *)A + (size_t)ia * es, *b = (const char *)Bm + (size_t)ib * es;
+    char *c = (char *)C + (size_t)ic * es;
+    if (M <= 0 || N <= 0) return GS_OK;
+    if (gs__is_fc(t)) return gs__k_matmul(ctx, 1, M, N, K, (const float *)a, (const float *)b, (float *)c, 0);
+    gs__ip_dot_gen(t, t, 1, M, N, K, a, b, c);
+    return GS_OK;
+}
+
+/* operand x's dims in the order lists[0..n) then the dims in none of them, increasing (perm), and the extents
+   of the n lists and the rest (ext[0..n]) */
+GS__FN void gs__ip_rd_perm(const gs_shape *x, int n, const int64_t *const *lists, const int *counts, int *perm,
+                           int64_t *ext) {
+    bool used[GS_MAX_RANK];
+    int d, l, k = 0, i;
+    for (d = 0; d < x->rank; d++) used[d] = false;
+    for (l = 0; l <= n; l++) ext[l] = 1;
+    for (l = 0; l < n; l++)
+        for (i = 0; i < counts[l]; i++) {
+            perm[k++] = (int)lists[l][i];
+            used[lists[l][i]] = true;
+            ext[l] *= x->dims[lists[l][i]];
+        }
+    for (d = 0; d < x->rank; d++)
+        if (!used[d]) {
+            perm[k++] = d;
+            ext[n] *= x->dims[d];
+        }
+}
+
+/* non-contracting mode: row r of lhs row block (b, x) belongs to the first group whose running total exceeds r,
+   i.e. group i holds rows [max(0, totals before i), total through i); rows in no group stay 0 */
+GS__FN gs_result gs__ip_rd_rows(gs_ctx *ctx, const gs_value *v, const gs__rdinfo *I, const void *A, const void *Bm,
+                                const gs__buf *a, const gs__buf *gz, gs__buf *out, int64_t B, int64_t M, int64_t N,
+                                int64_t K) {
+    int64_t X = 1, Mr = a->shape.dims[I->ragged], Y, G = gz->shape.dims[gz->shape.rank - 1], bb, xx, i;
+    int k;
+    gs_dtype t = a->shape.dtype;
+    gs_result res = GS_OK;
+    for (k = v->ragged->dot.n_batch; k < I->n_pre; k++) X *= a->shape.dims[I->pre[k]];
+    Y = X * Mr != 0 ? M / (X * Mr) : 0;
+    for (bb = 0; bb < B; bb++)
+        for (xx = 0; xx < X; xx++) {
+            uint64_t run = 0;
+            int64_t lo = 0, row0 = (bb * X + xx) * Mr;
+            for (i = 0; i < G && res == GS_OK; i++) {
+                int64_t hi;
+                run += (uint64_t)gs__ip_gsz(gz, bb * X + xx, i);
+                hi = (int64_t)run;
+                if (hi > Mr) hi = Mr;
+                if (hi > lo) {
+                    res = gs__ip_gemm_at(ctx, t, (hi - lo) * Y, N, K, A, (row0 + lo) * Y * K, Bm, (i * B + bb) * K * N,
+                                         out->data, (row0 + lo) * Y * N);
+                    lo = hi;
+                }
+            }
+        }
+    return res;
+}
+
+/* contracting mode: group i of batch b sums the ragged dim over [total before i, total through i), clamped to
+   the dim; the rest of K is zeroed in copies of both operands (so no inf or NaN outside the range reaches the
+   sum) and the batched dot runs once per group into out[i] */
+GS__FN gs_result gs__ip_rd_cols(gs_ctx *ctx, const gs_value *v, const gs__rdinfo *I, const void *A, const void *Bm,
+                                const gs__buf *a, const gs__buf *gz, gs__buf *out, int64_t B, int64_t M, int64_t N,
+                                int64_t K) {
+    const gs_dot_dims *dd = &v->ragged->dot;
+    int64_t Kx = 1, Kr = a->shape.dims[I->ragged], Ky = 1, G = gz->shape.dims[gz->shape.rank - 1], i, bb, kx, kr, j;
+    size_t es = gs__compute_size(a->shape.dtype);
+    char *Am = (char *)gs__malloc(ctx, (size_t)(B * M * K) * es), *Bz = (char *)gs__malloc(ctx, (size_t)(B * K * N) * es);
+    gs_result res = GS_OK;
+    int k;
+    if (!Am || !Bz) res = GS_ERR_OUT_OF_MEMORY;
+    for (k = 0; k < I->pos; k++) Kx *= a->shape.dims[dd->lhs_contract[k]];
+    Ky = Kx * Kr != 0 ? K / (Kx * Kr) : 0;
+    for (i = 0; i < G && res == GS_OK; i++) {
+        memcpy(Am, A, (size_t)(B * M * K) * es);
+        memcpy(Bz, Bm, (size_t)(B * K * N) * es);
+        for (bb = 0; bb < B; bb++)
+            for (kx = 0; kx < Kx; kx++) {
+                uint64_t run = 0;
+                int64_t lo, hi;
+                for (j = 0; j < i; j++) run += (uint64_t)gs__ip_gsz(gz, bb * Kx + kx, j);
+                lo = (int64_t)run;
+                hi = (int64_t)(run + (uint64_t)gs__ip_gsz(gz, bb * Kx + kx, i));
+                lo = GS__MAX(0, GS__MIN(lo, Kr));
+                hi = GS__MAX(0, GS__MIN(hi, Kr));
+                for (kr = 0; kr < Kr; kr++) {
+                    int64_t m, kk = (kx * Kr + kr) * Ky;
+                    if (kr >= lo && kr < hi) continue;
+                    for (m = 0; m < M; m++) memset(Am + (size_t)((bb * M + m) * K + kk) * es, 0, (size_t)Ky * es);
+                    memset(Bz + (size_t)((bb * K + kk) * N) * es, 0, (size_t)(Ky * N) * es);
+                }
+            }
+        for (bb = 0; bb < B && res == GS_OK; bb++)
+            res = gs__ip_gemm_at(ctx, a->shape.dtype, M, N, K, Am, bb * M * K, Bz, bb * K * N, out->data, (i * B + bb) * M * N);
+    }
+    gs__free(ctx, Am);
+    gs__free(ctx, Bz);
+    return res;
+}
+
+/* batch mode: the dot, then the batches at or past the groups' total zeroed */
+GS__FN gs_result gs__ip_rd_batch(gs_ctx *ctx, const gs_value *v, const gs__rdinfo *I, const gs__buf *a, const gs__buf *b,
+                                 const gs__buf *gz, gs__buf *out) {
+    const gs_dot_dims *dd = &v->ragged->dot;
+    gs_value dv = *v;
+    int64_t Bx = 1, Br = a->shape.dims[I->ragged], By = 1, rest, G = gz->shape.dims[gz->shape.rank - 1], bx, br, i;
+    size_t es = gs__compute_size(out->shape.dtype);
+    int k;
+    gs_result res;
+    dv.dot = (gs_dot_dims *)dd;
+    if ((res = gs__ip_dot(ctx, &dv, a, b, out)) != GS_OK) return res;
+    for (k = 0; k < dd->n_batch; k++)
+        if (k < I->pos) Bx *= a->shape.dims[dd->lhs_batch[k]];
+        else if (k > I->pos) By *= a->shape.dims[dd->lhs_batch[k]];
+    rest = Bx * Br * By != 0 ? gs__numel(&out->shape) / (Bx * Br * By) : 0;
+    for (bx = 0; bx < Bx; bx++) {
+        uint64_t run = 0;
+        int64_t total;
+        for (i = 0; i < G; i++) run += (uint64_t)gs__ip_gsz(gz, bx, i);
+        total = GS__MAX(0, (int64_t)run);
+        for (br = total; br < Br; br++)
+            memset((char *)out->data + (size_t)((bx * Br + br) * By * rest) * es, 0, (size_t)(By * rest) * es);
+    }
+    return GS_OK;
+}
+
+GS__FN gs_result gs__ip_ragged_dot(gs_ctx *ctx, const gs_value *v, const gs__buf *a, const gs__buf *b, const gs__buf *gz,
+                                   gs__buf *out) {
+    const gs_ragged_dot_dims *rd = v->ragged;
+    const gs_dot_dims *dd = &rd->dot;
+    const int64_t *ll[2], *rl[3];
+    int lc[2], rc[3], pa[GS_MAX_RANK], pb[GS_MAX_RANK];
+    int64_t le[3], re[4], B, M, N, K;
+    gs__rdinfo I;
+    bool oa = false, ob = false, nc;
+    void *A = NULL, *Bm = NULL;
+    gs_result res = GS_OK;
+    int mode = rd ? gs__ragged_info(rd, a->shape.rank, &I) : -1;
+    if (mode < 0 || !gs__is_numeric(a->shape.dtype) || out->shape.dtype != a->shape.dtype || !gs__is_int(gz->shape.dtype))
+        return gs__err(ctx, GS_ERR_SHAPE, "ragged-dot %s: bad dimension numbers or types", v->name);
+    if (mode == GS__RD_BATCH) return gs__ip_rd_batch(ctx, v, &I, a, b, gz, out);
+    nc = mode == GS__RD_NONCONTRACT;
+    ll[0] = dd->lhs_batch;
+    lc[0] = dd->n_batch;
+    ll[1] = dd->lhs_contract;
+    lc[1] = dd->n_contract;
+    /* lhs: batch, contracting, free -> rotated below to batch, free, contracting */
+    gs__ip_rd_perm(&a->shape, 2, ll, lc, pa, le);
+    {
+        int tmp[GS_MAX_RANK], k, n = 0, nfree = a->shape.rank - dd->n_batch - dd->n_contract;
+        for (k = 0; k < dd->n_batch; k++) tmp[n++] = pa[k];
+        for (k = 0; k < nfree; k++) tmp[n++] = pa[dd->n_batch + dd->n_contract + k];
+        for (k = 0; k < dd->n_contract; k++) tmp[n++] = pa[dd->n_batch + k];
+        memcpy(pa, tmp, sizeof(int) * (size_t)a->shape.rank);
+    }
+    rl[0] = rd->rhs_group;
+    rc[0] = nc ? 1 : 0;
+    rl[1] = dd->rhs_batch;
+    rc[1] = dd->n_batch;
+    rl[2] = dd->rhs_contract;
+    rc[2] = dd->n_contract;
+    gs__ip_rd_perm(&b->shape, 3, rl, rc, pb, re);
+    B = le[0];
+    K = le[1];
+    M = le[2];
+    N = re[3];
+    memset(out->data, 0, (size_t)gs__numel(&out->shape) * gs__compute_size(out->shape.dtype));
+    if (B * M * N == 0) return GS_OK;
+    A = gs__ip_permuted(ctx, a, pa, &oa);
+    Bm = A ? gs__ip_permuted(ctx, b, pb, &ob) : NULL;
+    if (!A || !Bm) res = GS_ERR_OUT_OF_MEMORY;
+    else if (nc) res = gs__ip_rd_rows(ctx, v, &I, A, Bm, a, gz, out, B, M, N, K);
+    else res = gs__ip_rd_cols(ctx, v, &I, A, Bm, a, gz, out, B, M, N, K);
+    if (res == GS_OK && gs__is_fc(out->shape.dtype)) gs__round_dt(out->shape.dtype, (float *)out->data, gs__numel(&out->shape));
+    if (oa) gs__free(ctx, A);
+    if (ob) gs__free(ctx, Bm);
+    return res;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
    Gather and scatter (XLA dimension numbers, with batching dims)
    ------------------------------------------------------------------------------------------------------- */
 GS__FN bool gs__ip_in_list(int64_t x, int n, const int64_t *list) {
@@ -3049,6 +3244,7 @@ GS__FN gs_result gs__ip_eval_array(gs__ip_st *st, gs_value *v, gs__buf *out) {
     case GS_OP_REDUCE: return gs__ip_reduce(ctx, v, GS__IN(0), GS__IN(1), out, NULL);
     case GS_OP_ARGMAX: case GS_OP_ARGMIN: return gs__ip_argminmax(ctx, v, GS__IN(0), out);
     case GS_OP_DOT: return gs__ip_dot(ctx, v, GS__IN(0), GS__IN(1), out);
+    case GS_OP_RAGGED_DOT: return gs__ip_ragged_dot(ctx, v, GS__IN(0), GS__IN(1), GS__IN(2), out);
     case GS_OP_CONVOLUTION:
         if (!v->conv) return gs__err(ctx, GS_ERR_SHAPE, "convolution %s: no configuration", v->name);
         return gs__k_convolution(ctx, v, GS__IN(0), GS__IN(1), out);

@@ -1513,6 +1513,141 @@ GS__FN gs_graph *gs__subgraph(const gs_value *v, int k) {
     return NULL;
 }
 
+/* ---- ragged-dot ---- */
+/* The mode of ragged dot d over an lhs of rank lr and the lhs dims group_sizes' prefix dims stand for (XLA's
+   InferRaggedDotOpShape): -1 when d has not exactly one ragged dim in range. */
+GS__FN int gs__ragged_info(const gs_ragged_dot_dims *d, int lr, gs__rdinfo *I) {
+    const gs_dot_dims *dd = &d->dot;
+    int i;
+    memset(I, 0, sizeof *I);
+    if (d->n_lhs_ragged != 1 || d->lhs_ragged[0] < 0 || d->lhs_ragged[0] >= lr) return -1;
+    I->ragged = (int)d->lhs_ragged[0];
+    I->mode = GS__RD_NONCONTRACT;
+    for (i = 0; i < dd->n_batch; i++)
+        if (dd->lhs_batch[i] == I->ragged) { I->mode = GS__RD_BATCH; I->pos = i; }
+    for (i = 0; i < dd->n_contract; i++)
+        if (dd->lhs_contract[i] == I->ragged) { I->mode = GS__RD_CONTRACT; I->pos = i; }
+    if (I->mode == GS__RD_BATCH) {
+        for (i = 0; i < I->pos; i++) I->pre[I->n_pre++] = dd->lhs_batch[i];
+        return I->mode;
+    }
+    for (i = 0; i < dd->n_batch; i++) I->pre[I->n_pre++] = dd->lhs_batch[i];
+    if (I->mode == GS__RD_CONTRACT) {
+        for (i = 0; i < I->pos; i++) I->pre[I->n_pre++] = dd->lhs_contract[i];
+        return I->mode;
+    }
+    for (i = 0; i < I->ragged; i++) {
+        int k;
+        bool used = false;
+        for (k = 0; k < dd->n_batch; k++) used = used || dd->lhs_batch[k] == i;
+        for (k = 0; k < dd->n_contract; k++) used = used || dd->lhs_contract[k] == i;
+        if (!used) I->pre[I->n_pre++] = i;
+    }
+    return I->mode;
+}
+
+/* the "dims out of range / not unique" checks of XLA's ValidateDotDimensionNumbers */
+GS__FN bool gs__ragged_dims_ok(const gs_dot_dims *d, int lr, int rr, bool *unique) {
+    int i, j;
+    int64_t l[2 * GS_MAX_RANK], r[2 * GS_MAX_RANK];
+    int n = d->n_contract + d->n_batch;
+    *unique = true;
+    for (i = 0; i < d->n_contract; i++) { l[i] = d->lhs_contract[i]; r[i] = d->rhs_contract[i]; }
+    for (i = 0; i < d->n_batch; i++) { l[d->n_contract + i] = d->lhs_batch[i]; r[d->n_contract + i] = d->rhs_batch[i]; }
+    for (i = 0; i < n; i++)
+        if (l[i] < 0 || l[i] >= lr || r[i] < 0 || r[i] >= rr) return false;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < i; j++)
+            if (l[i] == l[j] || r[i] == r[j]) *unique = false;
+    return true;
+}
+
+/* ragged-dot(lhs, rhs, group_sizes): XLA's checks and messages (shape_inference.cc InferRaggedDotOpShape), then
+   the result [g (contracting mode)] + batch dims + lhs free dims + rhs free dims but the group dim */
+GS__FN gs_result gs__infer_ragged_dot(gs_ctx *ctx, gs_value *v, gs_shape *s) {
+    const gs_shape *x = &v->operands[0]->shape, *y = &v->operands[1]->shape, *gz = &v->operands[2]->shape;
+    const gs_ragged_dot_dims *rd = v->ragged;
+    const gs_dot_dims *d = &rd->dot;
+    char bl[96], br[96], head[300];
+    gs__rdinfo I;
+    int i, j, mode;
+    int64_t g;
+    bool unique;
+    if (x->dtype != y->dtype || !gs__is_numeric(x->dtype))
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: lhs and rhs need one numeric dtype (%s vs %s)", GS__WHO, gs_dtype_name(x->dtype),
+                 gs_dtype_name(y->dtype));
+    if (!gs__is_int(gz->dtype) || gz->rank < 1)
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: group_sizes must be an integer array of rank >= 1, not %s", GS__WHO,
+                 gs__shape_str(gz, bl, sizeof bl));
+    if (d->n_batch < 0 || d->n_contract < 0 || d->n_batch + d->n_contract > GS_MAX_RANK || rd->n_lhs_ragged < 0 ||
+        rd->n_lhs_ragged > GS_MAX_RANK || rd->n_rhs_group < 0 || rd->n_rhs_group > GS_MAX_RANK)
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: bad dimension number counts", GS__WHO);
+    if (!gs__ragged_dims_ok(d, x->rank, y->rank, &unique))
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: A dimension number is out of range in Dot", GS__WHO);
+    if (!unique) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: A dimension number is not unique in Dot", GS__WHO);
+    snprintf(head, sizeof head, "%s %s: Cannot infer shape for dot operation: %s <dot> %s.", GS__WHO,
+             gs__shape_str(x, bl, sizeof bl), gs__shape_str(y, br, sizeof br));
+    for (i = 0; i < d->n_contract; i++)
+        if (x->dims[d->lhs_contract[i]] != y->dims[d->rhs_contract[i]])
+            GS__FAIL(GS_ERR_SHAPE, "%s Contracting dimension sizes are not compatible.", head);
+    for (i = 0; i < d->n_batch; i++)
+        if (x->dims[d->lhs_batch[i]] != y->dims[d->rhs_batch[i]])
+            GS__FAIL(GS_ERR_SHAPE, "%s Batch dimension sizes are not compatible.", head);
+    snprintf(head, sizeof head, "%s %s: Cannot infer shape for ragged dot operation: %s <ragged_dot> %s.", GS__WHO, bl, br);
+    if (rd->n_lhs_ragged != 1) GS__FAIL(GS_ERR_SHAPE, "%s There must be exactly one ragged dimension in the lhs.", head);
+    mode = gs__ragged_info(rd, x->rank, &I);
+    if (mode < 0)
+        GS__FAIL(GS_ERR_SHAPE, "%s lhs ragged dimension %lld is out of range [0, %d)", head, (long long)rd->lhs_ragged[0], x->rank);
+    if (gz->rank != 1) {
+        if (gz->rank != I.n_pre + 1)
+            GS__FAIL(GS_ERR_SHAPE, "%s expected group_sizes to have rank %d, got %d", head, I.n_pre + 1, gz->rank);
+        for (i = 0; i < I.n_pre; i++)
+            if (gz->dims[i] != x->dims[I.pre[i]]) {
+                gs__sb sb;
+                gs__sb_init(&sb, ctx);
+                for (j = 0; j < I.n_pre; j++) gs__sb_printf(&sb, "%s%lld", j ? ", " : "", (long long)x->dims[I.pre[j]]);
+                gs__sb_printf(&sb, ", %lld], got [", (long long)gz->dims[gz->rank - 1]);
+                for (j = 0; j < gz->rank; j++) gs__sb_printf(&sb, "%s%lld", j ? ", " : "", (long long)gz->dims[j]);
+                gs__err(ctx, GS_ERR_SHAPE, "%s group_sizes is expected to have shape [%s]", head, sb.oom ? "?" : sb.buf);
+                gs__sb_free(&sb);
+                return ctx->err;
+            }
+    }
+    g = gz->dims[gz->rank - 1];
+    for (i = 0; i < rd->n_rhs_group; i++) {
+        int64_t r = rd->rhs_group[i];
+        if (r < 0 || r >= y->rank) GS__FAIL(GS_ERR_SHAPE, "%s rhs group dimension %lld is out of range [0, %d)", head, (long long)r, y->rank);
+        for (j = 0; j < d->n_batch; j++)
+            if (d->rhs_batch[j] == r) GS__FAIL(GS_ERR_SHAPE, "%s rhs group dimension cannot be a batch or contracting dimension", head);
+        for (j = 0; j < d->n_contract; j++)
+            if (d->rhs_contract[j] == r) GS__FAIL(GS_ERR_SHAPE, "%s rhs group dimension cannot be a batch or contracting dimension", head);
+    }
+    if (mode != GS__RD_NONCONTRACT && rd->n_rhs_group != 0)
+        GS__FAIL(GS_ERR_SHAPE, "%s There must be zero group dimensions in the rhs when the ragged dimension is batch or contracting.", head);
+    if (mode == GS__RD_NONCONTRACT && rd->n_rhs_group != 1)
+        GS__FAIL(GS_ERR_SHAPE, "%s There must be exactly one group dimension in the rhs when the lhs ragged dimension is non-contracting.", head);
+    if (mode == GS__RD_NONCONTRACT && y->dims[rd->rhs_group[0]] != g)
+        GS__FAIL(GS_ERR_SHAPE, "%s rhs group dimension is expected to have size=%lld, got %lld", head, (long long)g,
+                 (long long)y->dims[rd->rhs_group[0]]);
+    s->dtype = x->dtype;
+    s->rank = 0;
+    if (mode == GS__RD_CONTRACT) s->dims[s->rank++] = g;
+    for (i = 0; i < d->n_batch; i++) s->dims[s->rank++] = x->dims[d->lhs_batch[i]];
+    for (j = 0; j < 2; j++) {
+        const gs_shape *o = j ? y : x;
+        for (i = 0; i < o->rank; i++) {
+            int k;
+            bool used = j && mode == GS__RD_NONCONTRACT && rd->rhs_group[0] == i;
+            for (k = 0; k < d->n_batch; k++) used = used || (j ? d->rhs_batch[k] : d->lhs_batch[k]) == i;
+            for (k = 0; k < d->n_contract; k++) used = used || (j ? d->rhs_contract[k] : d->lhs_contract[k]) == i;
+            if (used) continue;
+            if (s->rank >= GS_MAX_RANK) GS__FAIL(GS_ERR_SHAPE, "%s %s: result rank exceeds GS_MAX_RANK", GS__WHO);
+            s->dims[s->rank++] = o->dims[i];
+        }
+    }
+    return GS_OK;
+}
+
 /* conditional(selector, arg0, .., argN-1): selector pred[] with 2 branches or s32[] with N >= 1; branch k takes
    one parameter of arg k's shape; every branch returns the same shape, the conditional's */
 /* ragged-all-to-all(input[N, rest], output[M, rest], input_offsets, send_sizes, output_offsets, recv_sizes) ->
@@ -1757,6 +1892,7 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     case GS_OP_FFT: return gs__infer_fft(ctx, v);
     case GS_OP_SELECT_AND_SCATTER: return gs__infer_select_scatter(ctx, v);
     case GS_OP_CONDITIONAL: return gs__infer_conditional(ctx, v);
+    case GS_OP_RAGGED_DOT: return gs__infer_ragged_dot(ctx, v, s);
     case GS_OP_RAGGED_ALL_TO_ALL: return gs__infer_ragged_a2a(ctx, v, s);
     case GS_OP_RNG: case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE: case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT:
@@ -2314,6 +2450,23 @@ GS_API gs_value *gs_dot(gs_graph *g, gs_value *lhs, gs_value *rhs, const gs_dot_
     }
     v->dot = (gs_dot_dims *)gs__arena_dup(g->ctx, dims, sizeof *dims);
     if (!v->dot) return NULL;
+    return gs__finish(v);
+}
+
+GS_API gs_value *gs_ragged_dot(gs_graph *g, gs_value *lhs, gs_value *rhs, gs_value *group_sizes,
+                               const gs_ragged_dot_dims *dims) {
+    gs_value *ops[3], *v;
+    ops[0] = lhs;
+    ops[1] = rhs;
+    ops[2] = group_sizes;
+    v = gs__value_new(g, GS_OP_RAGGED_DOT, 3, ops);
+    if (!v) return NULL;
+    if (!dims) {
+        gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_ragged_dot: dimension numbers are NULL");
+        return NULL;
+    }
+    v->ragged = (gs_ragged_dot_dims *)gs__arena_dup(g->ctx, dims, sizeof *dims);
+    if (!v->ragged) return NULL;
     return gs__finish(v);
 }
 

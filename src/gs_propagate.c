@@ -127,10 +127,52 @@ GS__FN void gs__di_add(gs__dotinfo *I, int cls, int64_t l, int64_t r, int64_t o)
     if (cls == GS__DC_CONV) I->n_conv++;
 }
 
+/* A ragged dot read as a dot: batch, contracting and free dims as a dot's, without the rhs group dim
+   (non-contracting mode) and the result's group dim (contracting mode), which stay whole; the ragged dim itself
+   is an ordinary dim of its class (the partitioner splits it with each tile's offset taken off the first group) */
+GS__FN void gs__ragged_dotinfo(const gs_value *v, gs__dotinfo *I) {
+    const gs_ragged_dot_dims *rd = v->ragged;
+    const gs_dot_dims *dd = &rd->dot;
+    gs__rdinfo R;
+    int mode = gs__ragged_info(rd, v->operands[0]->shape.rank, &R), off = mode == GS__RD_CONTRACT, pos, d, k, side;
+    if (mode < 0) return;
+    for (k = 0; k < dd->n_batch; k++) gs__di_add(I, GS__DC_BATCH, dd->lhs_batch[k], dd->rhs_batch[k], off + k);
+    for (k = 0; k < dd->n_contract; k++) gs__di_add(I, GS__DC_CONTRACT, dd->lhs_contract[k], dd->rhs_contract[k], -1);
+    pos = off + dd->n_batch;
+    for (side = 0; side < 2; side++)
+        for (d = 0; d < v->operands[side]->shape.rank; d++) {
+            bool used = side == 1 && mode == GS__RD_NONCONTRACT && rd->rhs_group[0] == d;
+            for (k = 0; k < dd->n_batch; k++) used = used || (side ? dd->rhs_batch[k] : dd->lhs_batch[k]) == d;
+            for (k = 0; k < dd->n_contract; k++) used = used || (side ? dd->rhs_contract[k] : dd->lhs_contract[k]) == d;
+            if (!used) gs__di_add(I, side ? GS__DC_RHS : GS__DC_LHS, side ? -1 : d, side ? d : -1, pos++);
+        }
+}
+
+GS__FN void gs__dotinfo_of(const gs_value *v, gs__dotinfo *I);
+
+/* group_sizes' sharding implied by a ragged dot's result sharding: its prefix dims split as the result dims of
+   the lhs dims they stand for (batch dims, and lhs free dims before the ragged one), the group dim whole */
+GS__FN const gs_sharding *gs__ragged_to_sizes(gs__prop *P, const gs_value *v, const gs_sharding *out) {
+    const gs_value *gz = v->operands[2];
+    gs__dotinfo I;
+    gs__rdinfo R;
+    int dest[GS_MAX_RANK], d, e, k;
+    if (!gs__is_tiled(out) || gz->shape.rank == 1 || gs__ragged_info(v->ragged, v->operands[0]->shape.rank, &R) < 0)
+        return NULL;
+    gs__dotinfo_of(v, &I);
+    for (d = 0; d < v->shape.rank; d++) dest[d] = GS__DEST_REP;
+    for (k = 0; k < R.n_pre; k++)
+        for (e = 0; e < I.n; e++)
+            if (I.lhs[e] == R.pre[k] && I.out[e] >= 0) dest[I.out[e]] = k;
+    return gs__sh_map(P->ctx, out, gz->shape.rank, dest);
+}
+
 GS__FN void gs__dotinfo_of(const gs_value *v, gs__dotinfo *I) {
     int d, k;
     memset(I, 0, sizeof *I);
-    if (v->op == GS_OP_DOT) {
+    if (v->op == GS_OP_RAGGED_DOT) {
+        gs__ragged_dotinfo(v, I);
+    } else if (v->op == GS_OP_DOT) {
         int pos[GS_MAX_RANK];
         for (k = 0; k < v->dot->n_batch; k++) gs__di_add(I, GS__DC_BATCH, v->dot->lhs_batch[k], v->dot->rhs_batch[k], k);
         for (k = 0; k < v->dot->n_contract; k++)
@@ -551,7 +593,7 @@ GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
         for (d = 0, k = 0; d < v->operands[0]->shape.rank; d++) dest[d] = (red >> d) & 1u ? GS__DEST_REP : k++;
         return gs__sh_map(P->ctx, s0, v->shape.rank, dest);
     }
-    case GS_OP_DOT: return gs__fwd_dotlike(P, v);
+    case GS_OP_DOT: case GS_OP_RAGGED_DOT: return gs__fwd_dotlike(P, v);
     case GS_OP_CONVOLUTION: return gs__fwd_conv(P, v);
     case GS_OP_OPAQUE: return gs__passthrough_custom(v, v->operands[0]) ? s0 : NULL;
     case GS_OP_GATHER: case GS_OP_SCATTER: return gs__fwd_gather_scatter(P, v);
@@ -721,9 +763,11 @@ GS__FN const gs_sharding *gs__bwd_sh(gs__prop *P, const gs_value *u, const gs_sh
             if (!((red >> d) & 1u)) dest[k++] = d;
         return gs__sh_map(P->ctx, s, x->shape.rank, dest);
     }
-    case GS_OP_DOT: case GS_OP_CONVOLUTION: {
-        const gs_sharding *c = gs__dotlike_to_operand(P, u, s, i), *o, *m;
+    case GS_OP_DOT: case GS_OP_CONVOLUTION: case GS_OP_RAGGED_DOT: {
+        const gs_sharding *c, *o, *m;
         gs__dotinfo I;
+        if (u->op == GS_OP_RAGGED_DOT && i == 2) return gs__ragged_to_sizes(P, u, s);
+        c = gs__dotlike_to_operand(P, u, s, i);
         gs__dotinfo_of(u, &I);
         if (I.n_conv || P->level == 0) return c;
         o = gs__dot_from_other(P, u, i);

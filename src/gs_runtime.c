@@ -959,6 +959,10 @@ GS_API int gs_runtime_rank(const gs_runtime *rt) {
     (void)rt;
     return 0;
 }
+GS_API void gs_runtime_local_devices(const gs_runtime *rt, int64_t *first, int64_t *end) {
+    if (first) *first = rt ? rt->d_lo : 0;
+    if (end) *end = rt ? rt->d_hi : 0;
+}
 GS_API int gs_runtime_num_ranks(const gs_runtime *rt) {
 #if defined(GSHARD_MPI)
     if (rt && rt->net) return gs__net_size(rt->net);
@@ -2823,115 +2827,207 @@ GS_API gs_result gs_runtime_gather(gs_runtime *rt, const gs_sharding *s, gs_shap
     return gs__rt_gather_one(rt, s, global, shard, shards, GS__FMT_STORAGE, data, "gs_runtime_gather");
 }
 
-GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_shape *in_shapes,
-                                       const gs_sharding *const *in_shardings, const void *const *inputs,
-                                       const gs_shape *out_shapes, const gs_sharding *const *out_shardings,
-                                       void *const *outputs) {
-    gs_ctx *ctx;
-    gs__buf *c_in = NULL;
-    uint8_t *shared = NULL;
+/* The sharding that lays out input or output i of a global run: NULL for replicated and {manual} (every
+   device's whole array; an output is device 0's). */
+GS__FN const gs_sharding *gs__rt_global_sharding(const gs_sharding *const *shardings, int i) {
+    const gs_sharding *s = shardings ? shardings[i] : NULL;
+    return s && gs_sharding_get_kind(s) == GS_SHARDING_MANUAL ? NULL : s;
+}
+
+/* Checks the arrays of run_global (in_data: global inputs) or run_tiles (tiles: in_data holds D * n_in
+   tiles) against the prepared program: every global shape splits into the program's shards, and the data
+   pointers are there (tiles: those of this process's devices that hold a non-empty tile; outputs: rank 0's). */
+GS__FN gs_result gs__rt_global_check(gs_runtime *rt, gs_graph *g, const gs_shape *in_shapes,
+                                     const gs_sharding *const *in_shardings, const void *const *in_data,
+                                     bool tiles, const gs_shape *out_shapes,
+                                     const gs_sharding *const *out_shardings, void *const *outputs, const char *fn) {
+    gs_ctx *ctx = rt->ctx;
     gs_shape shard;
-    char who[64], a[128], b[128];
-    int64_t d, D;
-    int k, n_in = 0;
-    gs_result r;
-    if (!rt) return GS_ERR_INVALID_ARG;
-    ctx = rt->ctx;
-    D = rt->D;
-    rt->have_stats = false;
-    if (!g) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_run_global: graph is NULL");
-    r = gs__rt_prepare(rt, g);
-    if (r) return r;
-    n_in = rt->n_in;
-    if ((n_in > 0 && (!in_shapes || !inputs)) || (rt->n_out > 0 && (!out_shapes || !outputs))) {
-        gs__rt_free_plans(rt);
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_run_global: %s needs %d input and %d output arrays (shapes and data)",
-                       g->name, n_in, rt->n_out);
-    }
-    for (k = 0; k < n_in + rt->n_out; k++) {
+    char who[96], a[128], b[128], c[128];
+    int k, n_in = rt->n_in;
+    gs_result r = GS_OK;
+    if ((n_in > 0 && (!in_shapes || !in_data)) || (rt->n_out > 0 && (!out_shapes || !outputs)))
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: %s needs %d input and %d output arrays (shapes and data)", fn, g->name,
+                       n_in, rt->n_out);
+    for (k = 0; !r && k < n_in + rt->n_out; k++) {
         bool in = k < n_in;
         int i = in ? k : k - n_in;
-        const gs_sharding *s = in ? (in_shardings ? in_shardings[i] : NULL) : (out_shardings ? out_shardings[i] : NULL);
+        const gs_sharding *s = gs__rt_global_sharding(in ? in_shardings : out_shardings, i);
         gs_shape gl = in ? in_shapes[i] : out_shapes[i];
-        if (s && gs_sharding_get_kind(s) == GS_SHARDING_MANUAL) s = NULL;   /* every device's array (output: device 0's) */
         const gs_shape *want = in ? &rt->in_shapes[i] : &rt->out_shapes[i];
-        snprintf(who, sizeof who, "gs_runtime_run_global: %s %d", in ? "input" : "output", i);
+        int64_t d, off[GS_MAX_RANK], cnt[GS_MAX_RANK], tile;
+        snprintf(who, sizeof who, "%s: %s %d", fn, in ? "input" : "output", i);
         r = gs__rt_layout(rt, s, gl, &shard, who);
         if (!r && !gs_shape_equal(&shard, want)) {
-            char c[128];
             gs__shape_str(&gl, a, sizeof a);
             gs__shape_str(&shard, b, sizeof b);
             gs__shape_str(want, c, sizeof c);
             r = gs__err(ctx, GS_ERR_SHAPE, "%s: %s is split into %s shards, but the program's %s %d is %s", who, a, b,
                         in ? "parameter buffer" : "output", i, c);
         }
-        if (!r && (in ? !inputs[i] : !outputs[i] && gs_runtime_rank(rt) == 0) && gs__numel(&gl) > 0)
-            r = gs__err(ctx, GS_ERR_INVALID_ARG, "%s: the data pointer is NULL", who);
-        if (r) {
-            gs__rt_free_plans(rt);
-            return r;
+        if (r || gs__numel(&gl) == 0) continue;
+        if (!in && !outputs[i] && gs_runtime_rank(rt) == 0) r = gs__err(ctx, GS_ERR_INVALID_ARG, "%s: the data pointer is NULL", who);
+        if (in && !tiles && !in_data[i]) r = gs__err(ctx, GS_ERR_INVALID_ARG, "%s: the data pointer is NULL", who);
+        for (d = rt->d_lo; in && tiles && !r && d < rt->d_hi; d++)
+            if (!in_data[d * n_in + i] && gs__rt_tile_of(s, gl, d, off, cnt, &tile))
+                r = gs__err(ctx, GS_ERR_INVALID_ARG, "%s: the tile of device %lld is NULL", who, (long long)d);
+    }
+    return r;
+}
+
+/* Device d's parameter buffer k in compute format (c_in[d * n_in + k]; owned[] set when allocated here) from
+   the global array in_data[k], or with tiles from the device's tile in_data[d * n_in + k] (its region of the
+   global array, dense). A buffer that another local device already has (a replicated input, or the same tile pointer for
+   the same region) is shared; a tile that is the whole shard, already in compute format, is used as it is. */
+GS__FN gs_result gs__rt_global_param(gs_runtime *rt, const gs_shape *in_shapes, const gs_sharding *const *in_shardings,
+                                     const void *const *in_data, bool tiles, int k, int64_t d, gs__buf *c_in,
+                                     uint8_t *owned) {
+    int n_in = rt->n_in, i, rank = in_shapes[k].rank;
+    const gs_sharding *s = gs__rt_global_sharding(in_shardings, k);
+    const gs_shape *shard = &rt->in_shapes[k];
+    int64_t off[GS_MAX_RANK], cnt[GS_MAX_RANK], e, zero[GS_MAX_RANK];
+    bool has = true, full = true;
+    const void *src;
+    gs__buf *cb = &c_in[d * n_in + k];
+    cb->shape = *shard;
+    if (!tiles) {
+        if (!s || gs_sharding_get_kind(s) == GS_SHARDING_REPLICATED) {
+            if (d > rt->d_lo) {   /* converted once and shared: parameters are never written */
+                cb->data = c_in[rt->d_lo * n_in + k].data;
+                return GS_OK;
+            }
+        }
+        cb->data = gs__malloc(rt->ctx, (size_t)gs__numel(shard) * gs__compute_size(shard->dtype) + 1);
+        if (!cb->data) return GS_ERR_OUT_OF_MEMORY;
+        owned[d * n_in + k] = 1;
+        gs__rt_shard_one(rt, s, in_shapes[k], *shard, in_data[k], GS__FMT_STORAGE, cb->data, GS__FMT_COMPUTE, d);
+        return GS_OK;
+    }
+    for (i = 0; i < rank; i++) {
+        off[i] = 0;
+        cnt[i] = in_shapes[k].dims[i];
+        zero[i] = 0;
+    }
+    if (s) has = gs_sharding_device_region(s, in_shapes[k], d, off, cnt);
+    for (i = 0; i < rank; i++) {
+        cnt[i] = has ? cnt[i] - off[i] : 0;
+        if (cnt[i] != shard->dims[i]) full = false;
+    }
+    src = in_data[d * n_in + k];
+    for (e = rt->d_lo; e < d; e++) {   /* another local device with the same tile */
+        int64_t eo[GS_MAX_RANK], el[GS_MAX_RANK];
+        bool same = in_data[e * n_in + k] == src;
+        if (same && s) {
+            bool eh = gs_sharding_device_region(s, in_shapes[k], e, eo, el);
+            same = eh == has;
+            for (i = 0; same && has && i < rank; i++) same = eo[i] == off[i] && el[i] - eo[i] == cnt[i];
+        }
+        if (same) {
+            cb->data = c_in[e * n_in + k].data;
+            return GS_OK;
         }
     }
-    /* scatter (a replicated input is converted once and shared: parameters are never written) */
-    c_in = (gs__buf *)gs__malloc(ctx, sizeof(gs__buf) * ((size_t)D * (size_t)n_in + 1));
-    shared = (uint8_t *)gs__malloc(ctx, (size_t)n_in + 1);
-    if (!c_in || !shared) {
+    if (full && has && !gs__fmt_differs(shard->dtype)) {
+        cb->data = (void *)(uintptr_t)src;
+        return GS_OK;
+    }
+    cb->data = gs__malloc(rt->ctx, (size_t)gs__numel(shard) * gs__compute_size(shard->dtype) + 1);
+    if (!cb->data) return GS_ERR_OUT_OF_MEMORY;
+    owned[d * n_in + k] = 1;
+    if (!has || !full) gs__rt_poison(shard->dtype, cb->data, GS__FMT_COMPUTE, gs__numel(shard), !rt->no_poison);
+    if (has) gs__rt_copy_box(shard->dtype, rank, cnt, cb->data, GS__FMT_COMPUTE, shard->dims, zero, src, GS__FMT_STORAGE, cnt, zero);
+    return GS_OK;
+}
+
+/* Gathers every output of the last run (its results still held by the devices) into outputs (rank 0 only on
+   ranks), then frees the results. */
+GS__FN gs_result gs__rt_global_outputs(gs_runtime *rt, const gs_shape *out_shapes, const gs_sharding *const *out_shardings,
+                                       void *const *outputs, const char *fn) {
+    gs_ctx *ctx = rt->ctx;
+    const void **srcs = (const void **)gs__malloc(ctx, sizeof(void *) * (size_t)rt->D);
+    gs_result r = srcs ? GS_OK : GS_ERR_OUT_OF_MEMORY;
+    char who[96];
+    int64_t d;
+    int k;
+    for (k = 0; r == GS_OK && k < rt->n_out; k++) {
+        const gs_sharding *s = gs__rt_global_sharding(out_shardings, k);
+        snprintf(who, sizeof who, "%s: output %d", fn, k);
+#if defined(GSHARD_MPI)
+        if (rt->net) {
+            r = gs__rt_net_gather(rt, s, out_shapes[k], k, outputs[k], who);
+            continue;
+        }
+#endif
+        for (d = 0; d < rt->D; d++) srcs[d] = rt->devs[d].results[k].data;
+        r = gs__rt_gather_one(rt, s, out_shapes[k], rt->out_shapes[k], srcs, GS__FMT_COMPUTE, outputs[k], who);
+    }
+    gs__free(ctx, (void *)srcs);
+    gs__rt_free_results(rt);
+    if (r) rt->have_stats = false;
+    return r;
+}
+
+/* run_global (in_data: the global inputs) and run_tiles (tiles: in_data holds the devices' tiles) */
+GS__FN gs_result gs__rt_run_arrays(gs_runtime *rt, gs_graph *g, const gs_shape *in_shapes,
+                                   const gs_sharding *const *in_shardings, const void *const *in_data, bool tiles,
+                                   const gs_shape *out_shapes,
+                                   const gs_sharding *const *out_shardings, void *const *outputs, const char *fn) {
+    gs_ctx *ctx;
+    gs__buf *c_in = NULL;
+    uint8_t *owned = NULL;
+    size_t n_bufs;
+    int64_t d;
+    int k;
+    gs_result r;
+    if (!rt) return GS_ERR_INVALID_ARG;
+    ctx = rt->ctx;
+    rt->have_stats = false;
+    if (!g) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: graph is NULL", fn);
+    r = gs__rt_prepare(rt, g);
+    if (r) return r;
+    r = gs__rt_global_check(rt, g, in_shapes, in_shardings, in_data, tiles, out_shapes, out_shardings, outputs, fn);
+    if (r) {
+        gs__rt_free_plans(rt);
+        return r;
+    }
+    n_bufs = (size_t)rt->D * (size_t)rt->n_in + 1;
+    c_in = (gs__buf *)gs__malloc(ctx, sizeof(gs__buf) * n_bufs);
+    owned = (uint8_t *)gs__malloc(ctx, n_bufs);
+    if (!c_in || !owned) {
         r = GS_ERR_OUT_OF_MEMORY;
         goto done;
     }
     /* zeroed before anything can fail, so the cleanup below frees only buffers this call allocated */
-    memset(c_in, 0, sizeof(gs__buf) * ((size_t)D * (size_t)n_in + 1));
-    memset(shared, 0, (size_t)n_in + 1);
-    for (k = 0; k < n_in; k++) {
-        const gs_sharding *s = in_shardings ? in_shardings[k] : NULL;
-        size_t bytes = (size_t)gs__numel(&rt->in_shapes[k]) * gs__compute_size(rt->in_shapes[k].dtype) + 1;
-        if (s && gs_sharding_get_kind(s) == GS_SHARDING_MANUAL) s = NULL;
-        shared[k] = !s || gs_sharding_get_kind(s) == GS_SHARDING_REPLICATED;
-        for (d = rt->d_lo; d < rt->d_hi; d++) {   /* this process's devices */
-            gs__buf *cb = &c_in[d * n_in + k];
-            cb->shape = rt->in_shapes[k];
-            if (shared[k] && d > rt->d_lo) {
-                cb->data = c_in[rt->d_lo * n_in + k].data;
-                continue;
-            }
-            cb->data = gs__malloc(ctx, bytes);
-            if (!cb->data) {
-                r = GS_ERR_OUT_OF_MEMORY;
-                goto done;
-            }
-            gs__rt_shard_one(rt, s, in_shapes[k], rt->in_shapes[k], inputs[k], GS__FMT_STORAGE, cb->data, GS__FMT_COMPUTE, d);
-        }
-    }
-    r = gs__rt_go(rt, NULL, c_in, NULL);
-    if (r == GS_OK) {
-        const void **srcs = (const void **)gs__malloc(ctx, sizeof(void *) * (size_t)D);
-        if (!srcs) r = GS_ERR_OUT_OF_MEMORY;
-        for (k = 0; r == GS_OK && k < rt->n_out; k++) {
-            const gs_sharding *s = out_shardings ? out_shardings[k] : NULL;
-            if (s && gs_sharding_get_kind(s) == GS_SHARDING_MANUAL) s = NULL;   /* device 0's array */
-            snprintf(who, sizeof who, "gs_runtime_run_global: output %d", k);
-#if defined(GSHARD_MPI)
-            if (rt->net) {
-                r = gs__rt_net_gather(rt, s, out_shapes[k], k, outputs[k], who);
-                continue;
-            }
-#endif
-            for (d = 0; d < D; d++) srcs[d] = rt->devs[d].results[k].data;
-            r = gs__rt_gather_one(rt, s, out_shapes[k], rt->out_shapes[k], srcs, GS__FMT_COMPUTE, outputs[k], who);
-        }
-        gs__free(ctx, (void *)srcs);
-        gs__rt_free_results(rt);
-        if (r) rt->have_stats = false;
-    }
+    memset(c_in, 0, sizeof(gs__buf) * n_bufs);
+    memset(owned, 0, n_bufs);
+    for (k = 0; !r && k < rt->n_in; k++)
+        for (d = rt->d_lo; !r && d < rt->d_hi; d++)   /* this process's devices */
+            r = gs__rt_global_param(rt, in_shapes, in_shardings, in_data, tiles, k, d, c_in, owned);
+    if (!r) r = gs__rt_go(rt, NULL, c_in, NULL);
+    if (!r) r = gs__rt_global_outputs(rt, out_shapes, out_shardings, outputs, fn);
 done:
-    if (c_in && shared)
-        for (k = 0; k < n_in; k++)
-            for (d = 0; d < D; d++)
-                if (!(shared && shared[k] && d > rt->d_lo)) gs__free(ctx, c_in[d * n_in + k].data);
+    for (d = 0; owned && d < (int64_t)n_bufs - 1; d++)
+        if (owned[d]) gs__free(ctx, c_in[d].data);
     gs__free(ctx, c_in);
-    gs__free(ctx, shared);
+    gs__free(ctx, owned);
     if (r && rt->plans) gs__rt_free_plans(rt);
     return r;
+}
+
+GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_shape *in_shapes,
+                                       const gs_sharding *const *in_shardings, const void *const *inputs,
+                                       const gs_shape *out_shapes, const gs_sharding *const *out_shardings,
+                                       void *const *outputs) {
+    return gs__rt_run_arrays(rt, g, in_shapes, in_shardings, inputs, false, out_shapes, out_shardings, outputs,
+                             "gs_runtime_run_global");
+}
+
+GS_API gs_result gs_runtime_run_tiles(gs_runtime *rt, gs_graph *g, const gs_shape *in_shapes,
+                                      const gs_sharding *const *in_shardings, const void *const *tiles,
+                                      const gs_shape *out_shapes, const gs_sharding *const *out_shardings,
+                                      void *const *outputs) {
+    return gs__rt_run_arrays(rt, g, in_shapes, in_shardings, tiles, true, out_shapes, out_shardings, outputs,
+                             "gs_runtime_run_tiles");
 }
 
 /* ---------------------------------------------------------------------------------------------------------

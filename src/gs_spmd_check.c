@@ -77,7 +77,8 @@ typedef struct gs__chk {
     gs_runtime *rt;
     int64_t D;
     double rtol, atol;        /* the tolerance in force (gs__chk_tol: per output) */
-    double user_rtol, user_atol;  /* the caller's (both 0: each output's default) */
+    double user_rtol, user_atol;  /* the caller's (both 0 and not user_given: each output's default) */
+    bool user_given;          /* gs_check_desc.tolerances_given: the caller's apply even when both are 0 */
     int n_in, n_out;
     gs_shape *in_shapes, *out_shapes;
     const gs_sharding **in_sh, **out_sh;
@@ -398,6 +399,7 @@ GS__FN gs_result gs__chk_begin(gs__chk *c, gs_graph *spmd, gs_runtime *rt, const
     c->D = gs_runtime_num_devices(rt);
     c->user_rtol = c->rtol = desc ? desc->rtol : 0.0;
     c->user_atol = c->atol = desc ? desc->atol : 0.0;
+    c->user_given = desc && desc->tolerances_given;
     if (!(c->rtol >= 0.0) || !(c->atol >= 0.0))
         return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: tolerances must be >= 0 (rtol %g, atol %g)", c->rtol,
                        c->atol);
@@ -521,7 +523,7 @@ GS__FN int64_t gs__chk_narrow_terms(const gs_graph *g, int64_t D, int depth) {
     return most;
 }
 
-/* Sets c->rtol and c->atol for output k. Given by the caller: those, as they are. By default, with p the
+/* Sets c->rtol and c->atol for output k. Given by the caller (nonzero, or tolerances_given): those, as they are. By default, with p the
    fewest mantissa bits in the output's cone (gs__chk_cone_mbits): rtol = atol = 1e-5 when p >= 23 (f32, f64),
    else 2^-(p-1), two units in the last place (bf16 2^-6 = 0.015625, f16 2^-9, f8e4m3 2^-2); and atol grows by
    rtol times the root-mean-square of the reference output, since a sum taken in another order (split
@@ -535,7 +537,7 @@ GS__FN void gs__chk_tol(gs__chk *c, int k) {
     int64_t n = gs__numel(os), e, m = 0;
     double sum = 0.0;
     int p;
-    if (c->user_rtol > 0.0 || c->user_atol > 0.0) {
+    if (c->user_given || c->user_rtol > 0.0 || c->user_atol > 0.0) {
         c->rtol = c->user_rtol;
         c->atol = c->user_atol;
         return;

@@ -161,7 +161,9 @@ GS__FN gs_value *gs__sp_replicated(gs__sp *sp, const gs_value *v, const char *wh
    estimated time on sp->chip */
 GS__FN double gs__sp_est(gs__sp *sp, const gs_sharding *s, const gs_sharding *t, const gs_shape *full, double *secs);
 /* dot: lhs[B,M,K] x rhs[B,K,N] -> out[B,M,N], any of B, M, N, K split (K split: partial sums combined); the
-   strategy is the cheapest in bytes resharded, a windowed einsum loop when an operand is too big to gather */
+   strategy is the cheapest in bytes resharded, a windowed einsum loop when an operand is too big to gather.
+   ragged-dot too: lhs[B,M,K] x rhs[G,B,K,N] x sizes[B,..,G] -> out[B,M,N] (or [G,B,M,N] contracting), the group
+   dims whole, any other dim split (the ragged one with each tile's offset taken off its first group) */
 GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* desc.strategies resolved against the entry graph g (unknown instruction or strategy: the error, false); after
    the walk, whether every one reached a dot rule */

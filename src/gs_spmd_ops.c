@@ -1246,6 +1246,7 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_CUMMAX:               return gs__sp_cumulative(sp, v, t, osh);
     case GS_OP_CUMMIN:               return gs__sp_cumulative(sp, v, t, osh);
     case GS_OP_DOT:                  return gs__sp_dot(sp, v, t, osh);
+    case GS_OP_RAGGED_DOT:           return gs__sp_dot(sp, v, t, osh);
     case GS_OP_RNG:                  return gs__sp_rng(sp, v, t, osh);
     case GS_OP_ANNOTATE:             return gs__sp_annotate(sp, v, t, osh);
     case GS_OP_TO_MANUAL:            return gs__sp_to_manual(sp, v, t, osh);

@@ -1197,8 +1197,8 @@ static void test_text_attributes(void) {
     gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0), sharding={tiles=[2]}\n}\n", GS_ERR_PARSE, 3, 28, "sharding");
     gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negte(x)\n}\n", GS_ERR_PARSE, 4, 19,
              "unknown opcode 'negte' (did you mean 'negate'?)");
-    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] ragged-dot(x)\n}\n", GS_ERR_UNSUPPORTED, 4, 19,
-             "opcode 'ragged-dot' is not supported");
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] stochastic-convert(x)\n}\n", GS_ERR_UNSUPPORTED, 4, 19,
+             "opcode 'stochastic-convert' is not supported");
     {   /* hints are accepted; metadata, frontend_attributes, backend_config and statistics print back */
         gs_ctx *ctx = gst_ctx();
         gs_graph *g = gst_hlo_parse(ctx, "HloModule m, is_scheduled=true, entry_computation_layout={(f32[4]{0})->f32[4]{0}}\n"

@@ -67,6 +67,25 @@ same tests/mpi/ragged.hlo 4 2 --spmd --seed 2
 same tests/mpi/ragged.hlo 4 4 --spmd --seed 2
 same tests/mpi/ragged.hlo 4 2 --spmd --seed 3 --lockstep
 
+# --input on ranks: each rank reads its devices' tiles of each file by offset (padding, a replicated bf16 input
+# rounded from an f32 file, tiles shared by two devices), with and without --check; a file of the wrong shape
+# ends every rank with status 2, as on threads
+mkdir -p "$T/in"
+printf 'HloModule gen\nENTRY main {\n  a = f32[10,6] parameter(0)\n  b = f32[6,4] parameter(1)\n  c = s32[8,3] parameter(2)\n  ROOT t = (f32[10,6], f32[6,4], s32[8,3]) tuple(a, b, c)\n}\n' >"$T/gen.hlo"
+if "$G" eval "$T/gen.hlo" --seed 5 --output-dir "$T/in" >/dev/null 2>&1; then
+    IN="--input x=$T/in/out0.npy --input w=$T/in/out1.npy --input z=$T/in/out2.npy"
+    for np in 2 4; do
+        same tests/mpi/inputs.hlo 4 "$np" $IN
+        same tests/mpi/inputs.hlo 4 "$np" $IN --check
+        grep -q "^check: ok, 48 elements" "$T/b.log" && ok || bad "--input --check on $np ranks"
+    done
+    same tests/mpi/inputs.hlo 4 2 --input "x=$T/in/out1.npy"
+    [ "$r2" = 2 ] && grep -q "rank 1: parameter 0 (x): .* holds f32\[6,4\] but f32\[10,6\] was expected" "$T/b.log" && ok ||
+        bad "--input of the wrong shape on ranks (status $r2)"
+else
+    bad "gshard eval could not write the input files"
+fi
+
 # the issue's command, exactly as written, against build/gshard run
 rm -rf "$T/DIR" "$T/DIR2"
 if (cd "$T" && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 4 "$OLDPWD/$M" run \
