@@ -3096,7 +3096,10 @@ GS__FN gs_result gs__ip_eval_ragged(gs__ip_st *st, const gs_value *v) {
             gs__err(st->ctx, r, "%s %s: the collective failed", gs_op_name(v->op), v->name);
         return r;
     }
-    if ((r = gs__ip_collective_local(st, v, &identity)) != GS_OK) return r;
+    if ((r = gs__ip_collective_local(st, v, &identity)) != GS_OK)
+        return gs__err_prefix(st->ctx, "ragged-all-to-all %s: the interpreter runs one partition (partition %lld of %lld), "
+                              "so only groups of one run here (run it on devices: gshard run --spmd): ", v->name,
+                              (long long)st->ex->partition_id, (long long)st->ex->num_partitions);
     gs__ra2a_geom_of(v, &g);
     if (g.M * g.row_bytes > 0) memcpy(out->data, ops[1].data, (size_t)(g.M * g.row_bytes));
     if (!(meta = (int64_t *)gs__malloc(st->ctx, sizeof(int64_t) * (size_t)(4 * g.K + 1)))) return GS_ERR_OUT_OF_MEMORY;

@@ -1,4 +1,4 @@
-/* test_ragged.c - ragged-all-to-all: text (round trip, the verifier's errors with line:column), the reference
+/* test_ragged_a2a.c - ragged-all-to-all: text (round trip, the verifier's errors with line:column), the reference
    interpreter (groups of one), the runtime on 2 and 4 devices in every runtime mode against hand-computed results
    (uneven and zero sizes, several updates per member, rank-2 and s64 metadata, rows of several elements, bf16),
    data-dependent bounds errors naming the device and the operand, propagation, the partitioner (a manual region
@@ -163,7 +163,10 @@ static void test_ragged_interp(void) {
     /* a group of two partitions cannot run on the interpreter's one (gs_eval runs partition 0 of 1) */
     {
         gs_result r = gs_eval(g2, in, outs);
-        CHECK_MSG(r == GS_ERR_INVALID_ARG && strstr(gs_ctx_error_msg(ctx), "partition 1 is out of range for 1 partitions"),
+        CHECK_MSG(r == GS_ERR_INVALID_ARG &&
+                      strstr(gs_ctx_error_msg(ctx), "ragged-all-to-all r: the interpreter runs one partition (partition 0 of 1), "
+                                                    "so only groups of one run here") &&
+                      strstr(gs_ctx_error_msg(ctx), "partition 1 is out of range for 1 partitions"),
                   "%s: %s", gs_result_str(r), gs_ctx_error_msg(ctx));
     }
     gs_ctx_destroy(ctx);
@@ -171,20 +174,22 @@ static void test_ragged_interp(void) {
 
 /* ---- the runtime ---- */
 
+/* two devices, each with a 3-row input and a 4-row output, two updates (one per member), s32 metadata */
+static const char *rg_two =
+    "HloModule two, num_partitions=2\n"
+    "\n"
+    "ENTRY e {\n"
+    "  a = f32[3] parameter(0)\n"
+    "  b = f32[4] parameter(1)\n"
+    "  io = s32[2] parameter(2)\n"
+    "  ss = s32[2] parameter(3)\n"
+    "  oo = s32[2] parameter(4)\n"
+    "  rs = s32[2] parameter(5)\n"
+    "  ROOT r = f32[4] ragged-all-to-all(a, b, io, ss, oo, rs), channel_id=1, replica_groups={{0,1}}\n"
+    "}\n";
+
 /* jax.lax.ragged_all_to_all's docstring example (2 devices): results [1, 3, 0, 0] and [2, 2, 4, 0] */
 static void test_ragged_runtime_two(void) {
-    static const char *text =
-        "HloModule jax, num_partitions=2\n"
-        "\n"
-        "ENTRY e {\n"
-        "  a = f32[3] parameter(0)\n"
-        "  b = f32[4] parameter(1)\n"
-        "  io = s32[2] parameter(2)\n"
-        "  ss = s32[2] parameter(3)\n"
-        "  oo = s32[2] parameter(4)\n"
-        "  rs = s32[2] parameter(5)\n"
-        "  ROOT r = f32[4] ragged-all-to-all(a, b, io, ss, oo, rs), channel_id=1, replica_groups={{0,1}}\n"
-        "}\n";
     static const float a0[3] = {1, 2, 2}, a1[3] = {3, 4, 0}, zeros[4] = {0, 0, 0, 0};
     static const int32_t io0[2] = {0, 1}, ss0[2] = {1, 2}, oo0[2] = {0, 0}, rs0[2] = {1, 1};
     static const int32_t io1[2] = {0, 1}, ss1[2] = {1, 1}, oo1[2] = {1, 2}, rs1[2] = {2, 1};
@@ -192,7 +197,7 @@ static void test_ragged_runtime_two(void) {
     int variant;
     for (variant = 0; variant < RG_VARIANTS; variant++) {
         gs_ctx *ctx = gst_ctx();
-        gs_graph *g = gst_hlo_parse(ctx, text);
+        gs_graph *g = gst_hlo_parse(ctx, rg_two);
         gs_runtime *rt = rg_runtime(ctx, 2, variant);
         float o0[4], o1[4];
         const void *in[12] = {a0, zeros, io0, ss0, oo0, rs0, a1, zeros, io1, ss1, oo1, rs1};
@@ -361,18 +366,6 @@ static void test_ragged_runtime_groups(void) {
 /* an update outside a buffer fails the run naming the device and the operand, in every mode (and nothing is
    written outside a buffer: the sanitizer builds run this too) */
 static void test_ragged_runtime_bounds(void) {
-    static const char *text =
-        "HloModule oob, num_partitions=2\n"
-        "\n"
-        "ENTRY e {\n"
-        "  a = f32[3] parameter(0)\n"
-        "  b = f32[4] parameter(1)\n"
-        "  io = s32[2] parameter(2)\n"
-        "  ss = s32[2] parameter(3)\n"
-        "  oo = s32[2] parameter(4)\n"
-        "  rs = s32[2] parameter(5)\n"
-        "  ROOT r = f32[4] ragged-all-to-all(a, b, io, ss, oo, rs), channel_id=1, replica_groups={{0,1}}\n"
-        "}\n";
     static const float a[3] = {1, 2, 3}, zeros[4] = {0, 0, 0, 0};
     static const int32_t io0[2] = {0, 1}, ss0[2] = {1, 2}, oo0[2] = {0, 0}, rs0[2] = {1, 1};
     static const int32_t io1_bad[2] = {0, 2}, io1[2] = {0, 1}, ss1[2] = {1, 2}, oo1_bad[2] = {1, 3}, oo1[2] = {1, 2};
@@ -389,7 +382,7 @@ static void test_ragged_runtime_bounds(void) {
     for (c = 0; c < 3; c++)
         for (variant = 0; variant < RG_VARIANTS; variant++) {
             gs_ctx *ctx = gst_ctx();
-            gs_graph *g = gst_hlo_parse(ctx, text);
+            gs_graph *g = gst_hlo_parse(ctx, rg_two);
             gs_runtime *rt = rg_runtime(ctx, 2, variant);
             float o0[4], o1[4];
             const void *in[12] = {a, zeros, io0, ss0, oo0, rs0, a, zeros, cases[c].io1, ss1, cases[c].oo1, cases[c].rs1};
@@ -407,6 +400,21 @@ static void test_ragged_runtime_bounds(void) {
 
 /* ---- propagation, partitioner, cost ---- */
 
+/* the metadata of JAX's docstring example on 2 devices, each device's own from a table by its partition-id i (and
+   z = 0): device 0 sends 1 row to itself and 2 to device 1, device 1 one row to each, written after those of device 0 */
+#define RG_META_TABLE \
+    "  t = s32[2,4,2] constant({{{0,1},{1,2},{0,0},{1,1}}, {{0,1},{1,1},{1,2},{2,1}}})\n" \
+    "  m2 = s32[1,4,2] dynamic-slice(t, i, z, z), dynamic_slice_sizes={1,4,2}\n" \
+    "  m = s32[4,2] reshape(m2)\n" \
+    "  io2 = s32[1,2] slice(m), slice={[0:1], [0:2]}\n" \
+    "  ss2 = s32[1,2] slice(m), slice={[1:2], [0:2]}\n" \
+    "  oo2 = s32[1,2] slice(m), slice={[2:3], [0:2]}\n" \
+    "  rs2 = s32[1,2] slice(m), slice={[3:4], [0:2]}\n" \
+    "  io = s32[2] reshape(io2)\n" \
+    "  ss = s32[2] reshape(ss2)\n" \
+    "  oo = s32[2] reshape(oo2)\n" \
+    "  rs = s32[2] reshape(rs2)\n"
+
 /* a manual region (shard_map): each device's block of x is its input; the metadata comes from partition-id
    tables; each device sends the rows it is told to (see test_ragged_partition) */
 static const char *rg_region =
@@ -420,17 +428,7 @@ static const char *rg_region =
     "  z = s32[] constant(0)\n"
     "  c = f32[] constant(-1)\n"
     "  b = f32[4] broadcast(c), dimensions={}\n"
-    "  t = s32[2,4,2] constant({{{0,1},{1,2},{0,0},{1,1}}, {{0,1},{1,1},{1,2},{2,1}}})\n"
-    "  m2 = s32[1,4,2] dynamic-slice(t, i, z, z), dynamic_slice_sizes={1,4,2}\n"
-    "  m = s32[4,2] reshape(m2)\n"
-    "  io2 = s32[1,2] slice(m), slice={[0:1], [0:2]}\n"
-    "  ss2 = s32[1,2] slice(m), slice={[1:2], [0:2]}\n"
-    "  oo2 = s32[1,2] slice(m), slice={[2:3], [0:2]}\n"
-    "  rs2 = s32[1,2] slice(m), slice={[3:4], [0:2]}\n"
-    "  io = s32[2] reshape(io2)\n"
-    "  ss = s32[2] reshape(ss2)\n"
-    "  oo = s32[2] reshape(oo2)\n"
-    "  rs = s32[2] reshape(rs2)\n"
+    RG_META_TABLE
     "  r = f32[4] ragged-all-to-all(a, b, io, ss, oo, rs), replica_groups={{0,1}}, channel_id=1, sharding={manual}\n"
     "  ROOT y = f32[8] custom-call(r), custom_call_target=\"SPMDShardToFullShape\", sharding={devices=[2]0,1}\n"
     "}\n";
@@ -533,22 +531,12 @@ static void test_ragged_cli(void) {
         "  p = u32[] partition-id()\n"
         "  i = s32[] convert(p)\n"
         "  z = s32[] constant(0)\n"
-        "  t = f32[2,3] constant({{1,2,2},{3,4,0}})\n"
-        "  a2 = f32[1,3] dynamic-slice(t, i, z), dynamic_slice_sizes={1,3}\n"
+        "  ta = f32[2,3] constant({{1,2,2},{3,4,0}})\n"
+        "  a2 = f32[1,3] dynamic-slice(ta, i, z), dynamic_slice_sizes={1,3}\n"
         "  a = f32[3] reshape(a2)\n"
         "  c = f32[] constant(0)\n"
         "  b = f32[4] broadcast(c), dimensions={}\n"
-        "  tm = s32[2,4,2] constant({{{0,1},{1,2},{0,0},{1,1}}, {{0,1},{1,1},{1,2},{2,1}}})\n"
-        "  m2 = s32[1,4,2] dynamic-slice(tm, i, z, z), dynamic_slice_sizes={1,4,2}\n"
-        "  m = s32[4,2] reshape(m2)\n"
-        "  io2 = s32[1,2] slice(m), slice={[0:1], [0:2]}\n"
-        "  ss2 = s32[1,2] slice(m), slice={[1:2], [0:2]}\n"
-        "  oo2 = s32[1,2] slice(m), slice={[2:3], [0:2]}\n"
-        "  rs2 = s32[1,2] slice(m), slice={[3:4], [0:2]}\n"
-        "  io = s32[2] reshape(io2)\n"
-        "  ss = s32[2] reshape(ss2)\n"
-        "  oo = s32[2] reshape(oo2)\n"
-        "  rs = s32[2] reshape(rs2)\n"
+        RG_META_TABLE
         "  ROOT r = f32[4] ragged-all-to-all(a, b, io, ss, oo, rs), channel_id=1, replica_groups={{0,1}}\n"
         "}\n";
     static const char *const files[3] = {"region.hlo", "jax.hlo", "bad.hlo"};
