@@ -120,7 +120,7 @@ int main(int argc, char **argv) {
     suite_reducers();
     suite_unreduced();
     suite_conditional();
-    suite_ragged_a2a();
+    suite_ragged();
     suite_interp();
     suite_window();
     suite_errors();

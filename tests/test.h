@@ -65,7 +65,7 @@ void suite_text_structure(void);
 void suite_reducers(void);
 void suite_unreduced(void);
 void suite_conditional(void);
-void suite_ragged_a2a(void);
+void suite_ragged(void);
 /* test_text.c's helpers: parse (a failure is a test failure), print(parse(print(g))) == print(g) (returns the
    print), and "parse fails with code at line:column with a message containing part" */
 gs_graph *gst_hlo_parse(gs_ctx *ctx, const char *text);
