@@ -288,8 +288,8 @@ GS__FN bool gs__offer(gs__prop *P, gs_value *v, int elem, const gs_sharding *can
         /* fixed, except the dims the user left open: merge the candidate's tiling on those dims only */
         uint32_t keep;
         const gs_sharding *c2, *m;
-        if (!v->open_dims || P->level == 0 || !gs__is_tiled(cand) || gs__conversion_after(v) || v->op == GS_OP_TO_MANUAL ||
-            v->op == GS_OP_TO_FULL)
+        if (!v->open_dims || P->level == 0 || !gs__is_tiled(cand) || gs__conversion_after(v) ||
+            v->op == GS_OP_TO_MANUAL || v->op == GS_OP_TO_FULL)
             return false;
         keep = v->open_dims;
         c2 = gs__sh_replicate_dims(P->ctx, cand, ~keep & ((1u << v->shape.rank) - 1u));
@@ -1048,8 +1048,8 @@ GS__FN void gs__refine_pair(gs__prop *P, gs_graph *h, gs_value *v) {
     gs_value *c = gs__conversion_after(v);
     bool to_manual;
     int i, k;
-    if (!c || !v->open_dims || c->open_dims != v->open_dims || P->level == 0 || !v->sharding_user || !c->sharding_user ||
-        c->shape.rank != v->shape.rank)
+    if (!c || !v->open_dims || c->open_dims != v->open_dims || P->level == 0 || !v->sharding_user ||
+        !c->sharding_user || c->shape.rank != v->shape.rank)
         return;
     to_manual = c->op == GS_OP_TO_MANUAL;
     gs__pair_apply(P, v, c, gs__arr_sh(v->operands[0]), to_manual, v->operands[0]);
@@ -1291,7 +1291,8 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
                 for (i = 0; i < (int)stbds_arrlen(h->values); i++) gs__fwd_value(&P, h->values[i]);
                 for (i = (int)stbds_arrlen(h->values) - 1; i >= 0; i--) gs__bwd_value(&P, h->values[i]);
                 for (i = 0; i < (int)stbds_arrlen(h->values); i++)
-                    if (h->values[i]->op == GS_OP_ANNOTATE && h->values[i]->open_dims) gs__refine_pair(&P, h, h->values[i]);
+                    if (h->values[i]->op == GS_OP_ANNOTATE && h->values[i]->open_dims)
+                        gs__refine_pair(&P, h, h->values[i]);
             }
             for (i = 0; i < (int)stbds_arrlen(P.whiles); i++) gs__sync_while(&P, P.whiles[i]);
             for (i = 0; i < (int)stbds_arrlen(P.conds); i++) gs__sync_cond(&P, P.conds[i]);

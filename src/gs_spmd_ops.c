@@ -1105,8 +1105,9 @@ GS__FN gs_value *gs__sp_collective_whole(gs__sp *sp, const gs_value *v, const gs
         return NULL;
     }
     if (v->coll.channel_id == 0) {
-        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s without channel_id outside a fully manual region: XLA reads it across "
-                "replicas (there is one); write channel_id=1 for the one across the devices", v->name, gs_op_name(v->op));
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s without channel_id outside a fully manual region: XLA reads it "
+                "across replicas (there is one); write channel_id=1 for the one across the devices", v->name,
+                gs_op_name(v->op));
         return NULL;
     }
     if ((bad = gs__sp_groups_uniform(sp, v, t, v->op != GS_OP_ALL_GATHER)) != NULL) {
@@ -1192,8 +1193,8 @@ GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_shard
    (XLA refuses it on a split one); given a split sharding by propagation rather than by the program, it is held
    replicated, as XLA's partitioner holds an instruction nobody annotated */
 GS__FN const gs_sharding *gs__sp_all_reduce_held(gs__sp *sp, const gs_value *v, const gs_sharding *t) {
-    if (v->op != GS_OP_ALL_REDUCE || v->coll.channel_id == 0 || v->sharding_user || !t || t->kind != GS_SHARDING_TILED ||
-        gs_sharding_manual_group(t) > 1 || gs__sp_is_rep(t))
+    if (v->op != GS_OP_ALL_REDUCE || v->coll.channel_id == 0 || v->sharding_user || !t ||
+        t->kind != GS_SHARDING_TILED || gs_sharding_manual_group(t) > 1 || gs__sp_is_rep(t))
         return t;
     gs__sp_note(sp, "a cross-partition all-reduce is held replicated (it sums the devices' copies)");
     return gs__sp_rep(sp);

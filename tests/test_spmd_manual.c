@@ -354,11 +354,11 @@ static void test_manual_partial_whole_collectives(void) {
         "  m = f32[%d,5] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", "
         "sharding={devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}\n"
         "  c = f32[%d,5] copy(m), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={manual}}\n"
-        "  g = %s%s, replica_groups=%s, use_global_device_ids=true, "
-        "sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={manual}}\n"
+        "  g = %s%s, replica_groups=%s, use_global_device_ids=true%s\n"
         "  ROOT r = %s custom-call(g), custom_call_target=\"SPMDShardToFullShape\", "
         "sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n}\n";
     static const char *const ch = ", channel_id=1", *across = "{{0,2},{1,3}}";
+    static const char *const sh = ", sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={manual}}";
     char text[2048];
     float x[40], got[60];
     const void *in[1];
@@ -366,17 +366,22 @@ static void test_manual_partial_whole_collectives(void) {
     int i;
     for (i = 0; i < 40; i++) x[i] = (float)i * 0.5f - 6;
     in[0] = x;
-    snprintf(text, sizeof text, fmt, 6, 3, 3, "f32[6,5] all-gather(c), dimensions={0}", ch, across, "f32[12,5]");
+    snprintf(text, sizeof text, fmt, 6, 3, 3, "f32[6,5] all-gather(c), dimensions={0}", ch, across, sh, "f32[12,5]");
     err = man_run(text, 4, in, got, NULL);
     CHECK_MSG(err == NULL, "all-gather: %s", err ? err : "");
     for (i = 0; !err && i < 60; i++) CHECK_MSG(got[i] == x[i % 30], "element %d: got %g, want %g", i, got[i], x[i % 30]);
-    snprintf(text, sizeof text, fmt, 8, 4, 4, "f32[2,5] reduce-scatter(c), dimensions={0}, to_apply=sum", ch, across,
-             "f32[4,5]");
+    /* the all-gather not annotated: propagation leaves it {replicated}, which after a partly manual value means
+       each group's whole value (docs/sharding.md) */
+    snprintf(text, sizeof text, fmt, 6, 3, 3, "f32[6,5] all-gather(c), dimensions={0}", ch, across, "", "f32[12,5]");
+    err = man_run(text, 4, in, got, NULL);
+    CHECK_MSG(err == NULL, "all-gather, not annotated: %s", err ? err : "");
+    for (i = 0; !err && i < 60; i++) CHECK_MSG(got[i] == x[i % 30], "element %d: got %g, want %g", i, got[i], x[i % 30]);
+    snprintf(text, sizeof text, fmt, 8, 4, 4, "f32[2,5] reduce-scatter(c), dimensions={0}, to_apply=sum", ch, across, sh, "f32[4,5]");
     err = man_run(text, 4, in, got, NULL);
     CHECK_MSG(err == NULL, "reduce-scatter: %s", err ? err : "");
     for (i = 0; !err && i < 20; i++) CHECK_MSG(got[i] == x[i] + x[i + 20], "element %d: got %g, want %g", i, got[i], x[i] + x[i + 20]);
     snprintf(text, sizeof text, fmt, 8, 4, 4, "f32[2,10] all-to-all(c), split_dimension=0, concat_dimension=1", ch,
-             across, "f32[4,10]");
+             across, sh, "f32[4,10]");
     err = man_run(text, 4, in, got, NULL);
     CHECK_MSG(err == NULL, "all-to-all: %s", err ? err : "");
     for (i = 0; !err && i < 40; i++) {
@@ -385,13 +390,13 @@ static void test_manual_partial_whole_collectives(void) {
         CHECK_MSG(got[i] == want, "element %d: got %g, want %g", i, got[i], want);
     }
     /* device 0 would hold [A_0; A_1] and device 1 (the same manual group) [A_1; A_0] */
-    snprintf(text, sizeof text, fmt, 6, 3, 3, "f32[6,5] all-gather(c), dimensions={0}", ch, "{{0,2},{3,1}}", "f32[12,5]");
+    snprintf(text, sizeof text, fmt, 6, 3, 3, "f32[6,5] all-gather(c), dimensions={0}", ch, "{{0,2},{3,1}}", sh, "f32[12,5]");
     err = man_run(text, 4, in, got, NULL);
     CHECK_MSG(err && strstr(err, "devices 0 and 1 hold one manual group's value but their groups join different manual groups"),
               "%s", err ? err : "(ran)");
     /* within each group: the all-gather gives both devices [A_g; A_g]; the reduce-scatter would give them
        different halves of 2 A_g */
-    snprintf(text, sizeof text, fmt, 6, 3, 3, "f32[6,5] all-gather(c), dimensions={0}", ch, "{{0,1},{2,3}}", "f32[12,5]");
+    snprintf(text, sizeof text, fmt, 6, 3, 3, "f32[6,5] all-gather(c), dimensions={0}", ch, "{{0,1},{2,3}}", sh, "f32[12,5]");
     err = man_run(text, 4, in, got, NULL);
     CHECK_MSG(err == NULL, "all-gather within groups: %s", err ? err : "");
     for (i = 0; !err && i < 60; i++) {
@@ -399,10 +404,10 @@ static void test_manual_partial_whole_collectives(void) {
         CHECK_MSG(got[i] == x[(3 * g + rr) * 5 + i % 5], "element %d: got %g, want %g", i, got[i], x[(3 * g + rr) * 5 + i % 5]);
     }
     snprintf(text, sizeof text, fmt, 8, 4, 4, "f32[2,5] reduce-scatter(c), dimensions={0}, to_apply=sum", ch,
-             "{{0,1},{2,3}}", "f32[4,5]");
+             "{{0,1},{2,3}}", sh, "f32[4,5]");
     err = man_run(text, 4, in, got, NULL);
     CHECK_MSG(err && strstr(err, "their groups place them differently"), "%s", err ? err : "(ran)");
-    snprintf(text, sizeof text, fmt, 6, 3, 3, "f32[6,5] all-gather(c), dimensions={0}", "", across, "f32[12,5]");
+    snprintf(text, sizeof text, fmt, 6, 3, 3, "f32[6,5] all-gather(c), dimensions={0}", "", across, sh, "f32[12,5]");
     err = man_run(text, 4, in, got, NULL);
     CHECK_MSG(err && strstr(err, "without channel_id"), "%s", err ? err : "(ran)");
 }
