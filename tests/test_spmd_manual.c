@@ -206,6 +206,59 @@ static void test_manual_partial_reduce(void) {
     free(prog);
 }
 
+/* Random cases of the rule above: D devices in M manual groups of K (device m K + k holds column block k of
+   group m; K does not always divide the columns, so padding is poisoned), group m's value A_m = x rows
+   [m n, (m + 1) n), and the collectives across the groups {k, K + k, ..}. all-gather: every group holds x, so
+   out = M copies of x; reduce-scatter: group m holds rows [m q, (m + 1) q) of sum_h A_h (n = M q). */
+static void test_manual_partial_collectives_random(void) {
+    static const char *const fmt =
+        "HloModule m, num_partitions=%d\n"
+        "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+        "ENTRY e {\n"
+        "  x = f32[%d,%d] parameter(0), sharding={devices=[%d,1,%d]<=[%d] last_tile_dim_replicate}\n"
+        "  m = f32[%d,%d] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", "
+        "sharding={devices=[1,1,%d,%d]<=[%d] last_tile_dims={manual, replicated}}\n"
+        "  c = f32[%d,%d] copy(m), sharding={devices=[1,%d,%d]<=[%d,%d]T(1,0) last_tile_dims={manual}}\n"
+        "  g = f32[%d,%d] %s(c), dimensions={0}%s, channel_id=1, replica_groups=[%d,%d]<=[%d,%d]T(1,0), "
+        "use_global_device_ids=true, sharding={devices=[1,%d,%d]<=[%d,%d]T(1,0) last_tile_dims={manual}}\n"
+        "  ROOT r = f32[%d,%d] custom-call(g), custom_call_target=\"SPMDShardToFullShape\", "
+        "sharding={devices=[%d,1,%d]<=[%d] last_tile_dim_replicate}\n}\n";
+    static const int Ds[] = {4, 6, 8};
+    uint64_t st = 0x5eed1234u;
+    char text[4096];
+    static float x[8 * 24 * 7], got[8 * 8 * 24 * 7];   /* M <= 8, n = M q <= 24, c <= 7 */
+    const void *in[1];
+    int it;
+    in[0] = x;
+    for (it = 0; it < 12; it++) {
+        int D = Ds[gst_randint(&st, 0, 2)], M, K, q = (int)gst_randint(&st, 1, 3), n, c = (int)gst_randint(&st, 1, 7);
+        int i, j, h, rs = (int)gst_randint(&st, 0, 1), out_rows;
+        const char *err;
+        do M = (int)gst_randint(&st, 2, D); while (D % M);
+        K = D / M;
+        n = M * q;
+        for (i = 0; i < M * n * c; i++) x[i] = (float)gst_randint(&st, -50, 50);
+        out_rows = rs ? M * q : M * M * n;
+        snprintf(text, sizeof text, fmt, D, M * n, c, M, K, D, n, c, M, K, D, n, c, K, M, M, K, rs ? q : M * n, c,
+                 rs ? "reduce-scatter" : "all-gather", rs ? ", to_apply=sum" : "", K, M, M, K, K, M, M, K, out_rows, c,
+                 M, K, D);
+        err = man_run(text, D, in, got, NULL);
+        CHECK_MSG(err == NULL, "case %d (D=%d M=%d n=%d c=%d %s): %s", it, D, M, n, c, rs ? "reduce-scatter" : "all-gather",
+                  err ? err : "");
+        for (i = 0; !err && i < out_rows; i++)
+            for (j = 0; j < c; j++) {
+                float want = 0;
+                if (!rs) {
+                    want = x[(i % (M * n)) * c + j];
+                } else {
+                    for (h = 0; h < M; h++) want += x[(h * n + i) * c + j];
+                }
+                CHECK_MSG(got[i * c + j] == want, "case %d (D=%d M=%d): [%d,%d] got %g, want %g", it, D, M, i, j,
+                          got[i * c + j], want);
+            }
+    }
+}
+
 /* Open dims refined across both conversions (propagation): the split of the 5 columns over {0,1} | {2,3} given on
    the input reaches the partly manual region, so each device enters it with its own 4 x 3 block (one poisoned
    column on the second) and leaves it without a collective. out[i][j] = x[i][j] + k[i mod 4][j]. */
@@ -524,6 +577,7 @@ void suite_spmd_manual(void) {
     RUN(test_manual_partial_reduce);
     RUN(test_manual_collectives_outside);
     RUN(test_manual_partial_whole_collectives);
+    RUN(test_manual_partial_collectives_random);
     RUN(test_manual_open_dims_refined);
     RUN(test_manual_tuple_sharding);
     RUN(test_manual_cli_tuple_parameters);
