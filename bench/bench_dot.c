@@ -19,6 +19,7 @@
  *
  * Options: -DBENCH_USE_GSHARD_H  take the kernel from the amalgamated gshard.h instead of src/gs_gemm.c
  *          argv[1] = "quick"     fewer repetitions
+ *          "kernels"             only the elementwise and reduction kernels
  *
  * All timings are single-threaded, best of several repetitions. Every kernel result is checked against
  * the naive loop (max relative error, scaled by sum |a*b|); exit status is 1 only if a result is wrong,
@@ -477,13 +478,18 @@ int main(int argc, char **argv)
 {
     static const int64_t sq[] = {128, 256, 512, 1024};
     size_t s;
-    int a;
+    int a, only_kernels = 0;
     for (a = 1; a < argc; a++) {
         if (strcmp(argv[a], "quick") == 0) g_quick = 1;
+        else if (strcmp(argv[a], "kernels") == 0) only_kernels = 1;
         else if (strcmp(argv[a], "keep-env") != 0) {
-            fprintf(stderr, "bench_dot: unknown argument '%s' (quick, keep-env)\n", argv[a]);
+            fprintf(stderr, "bench_dot: unknown argument '%s' (quick, kernels, keep-env)\n", argv[a]);
             return 2;
         }
+    }
+    if (only_kernels) {
+        bench_vk();
+        return n_wrong ? 1 : 0;
     }
 #if defined(HAVE_CBLAS) && defined(__linux__)
     for (a = 1; a < argc && strcmp(argv[a], "keep-env") != 0; a++) {}

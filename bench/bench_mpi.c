@@ -2,7 +2,8 @@
  * collective and size, in one run on 2 ranks (one device per rank).
  *
  *   mpicc -std=c99 -O2 -DGSHARD_MPI -I. bench/bench_mpi.c -o build/bench/bench_mpi -lpthread -lm
- *   mpirun --oversubscribe -np 2 build/bench/bench_mpi [--quick]
+ *   mpirun --oversubscribe -np 2 build/bench/bench_mpi [--quick] [--op NAME] [--size KIB]
+ *   (--op: one collective, e.g. all-to-all; --size: one size in KiB, e.g. 16384: to repeat a single cell)
  *
  * Built and run by bench/run_bench_mpi.sh (which also times the MoE example on 1, 2 and 4 ranks). For each
  * collective and size (nccl-tests' size per device, as bench_collectives: the all-reduce / all-to-all /
@@ -140,7 +141,7 @@ static double time_job(job *j, double budget) {
 }
 
 int main(int argc, char **argv) {
-    int level, op, i, wrong = 0;
+    int level, op, i, wrong = 0, only_op = -1;
     long size, min_size = 64L << 10, max_size = 16L << 20;
     double budget = 0.3;
     gs_ctx *ctx = NULL;
@@ -154,6 +155,20 @@ int main(int argc, char **argv) {
         if (strcmp(argv[i], "--quick") == 0) {
             budget = 0.05;
             max_size = 4L << 20;
+        } else if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) {
+            for (only_op = 0; only_op < N_OPS && strcmp(names[only_op], argv[i + 1]) != 0; only_op++) {}
+            if (only_op == N_OPS) {
+                if (rank == 0) fprintf(stderr, "bench_mpi: --op %s: no such collective\n", argv[i + 1]);
+                MPI_Finalize();
+                return 2;
+            }
+            i++;
+        } else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc && atol(argv[i + 1]) > 0) {
+            min_size = max_size = atol(argv[++i]) << 10;
+        } else {
+            if (rank == 0) fprintf(stderr, "bench_mpi: unknown argument '%s' (--quick, --op NAME, --size KIB)\n", argv[i]);
+            MPI_Finalize();
+            return 2;
         }
     if (R != 2) {
         if (rank == 0) fprintf(stderr, "bench_mpi: run it on 2 ranks (mpirun -np 2)\n");
@@ -187,6 +202,7 @@ int main(int argc, char **argv) {
         }
         for (op = 0; op < N_OPS; op++) {
             job j;
+            if (only_op >= 0 && op != only_op) continue;
             const void *in2[2];
             void *out2[2];
             double t_mpi, t_net, t_thr = 0;

@@ -3,6 +3,9 @@
 # plain Open MPI calls and against the thread runtime at 2 ranks (bench/bench_mpi.c), then the MoE example
 # (examples/moe_layer.hlo, or FILE) end to end at D = 8 on 1, 2 and 4 ranks against the thread runtime.
 #   bash bench/run_bench_mpi.sh [--quick]
+#   bash bench/run_bench_mpi.sh --rss     only the peak resident memory of each rank (GNU time's %M) on the MoE
+#                                         example and bench/mpi_inputs.hlo (2 x 128 MiB of inputs) at D = 8 on
+#                                         4 ranks, without and with --check (GSHARD_MPI_BIN: another gshard-mpi)
 # The MoE times are the runtime's own (gs_runtime_stats.seconds, printed by --stats: scatter, run and gather
 # on rank 0, without the launch, parsing and partitioning), best of RUNS launches (default 5). Never part of
 # CI: benchmarks print numbers and ratios, they do not pass or fail on speed.
@@ -10,6 +13,28 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 QUICK=""
 [ "${1:-}" = "--quick" ] && QUICK="--quick"
+if [ "${1:-}" = "--rss" ]; then
+    [ -x /usr/bin/time ] || { echo "run_bench_mpi --rss: needs GNU time (/usr/bin/time; Debian: apt-get install time)" >&2; exit 2; }
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    make -s build/gshard-mpi
+    BIN=${GSHARD_MPI_BIN:-build/gshard-mpi}
+    out=$(mktemp -d)
+    trap 'rm -rf "$out"' EXIT
+    echo "== peak resident memory per rank (MiB), D = 8 on 4 ranks, $BIN"
+    printf "%-24s %-8s %8s %8s %8s %8s\n" program check rank0 rank1 rank2 rank3
+    for f in examples/moe_layer.hlo bench/mpi_inputs.hlo; do
+        for c in "" --check; do
+            rm -rf "$out/o"
+            mpirun --oversubscribe --bind-to none -np 4 sh -c \
+                '/usr/bin/time -f "rss $OMPI_COMM_WORLD_RANK %M" -o "$0/rss.$OMPI_COMM_WORLD_RANK" "$@"' "$out" \
+                "$BIN" run "$f" --devices 8 --seed 7 $c --output-dir "$out/o" >/dev/null
+            printf "%-24s %-8s" "$(basename "$f")" "${c:-no}"
+            for r in 0 1 2 3; do printf " %8.1f" "$(awk '{print $3 / 1024}' "$out/rss.$r")"; done
+            echo
+        done
+    done
+    exit 0
+fi
 RUNS=${RUNS:-5}
 FILE=${FILE:-examples/moe_layer.hlo}
 command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1 ||

@@ -253,7 +253,9 @@ GS_API float gs_bf16_to_f32(uint16_t b);
     X(TRIANGULAR_SOLVE, "triangular-solve", 2) \
     X(FFT, "fft", 1) \
     X(SELECT_AND_SCATTER, "select-and-scatter", 3) \
-    X(CONDITIONAL, "conditional", -1)
+    X(CONDITIONAL, "conditional", -1) \
+    X(RAGGED_DOT, "ragged-dot", 3) \
+    X(RAGGED_ALL_TO_ALL, "ragged-all-to-all", 6)
 
 typedef enum gs_op {
     GS_OP_INVALID = 0,
@@ -297,6 +299,22 @@ typedef struct gs_dot_dims {
     int n_contract;
     int64_t lhs_contract[GS_MAX_RANK], rhs_contract[GS_MAX_RANK];
 } gs_dot_dims;
+
+/* ragged-dot dimension numbers (XLA RaggedDotDimensionNumbers): a dot_general whose lhs has one ragged dim,
+   cut into g groups by group_sizes (its last dim has g entries). Three modes, by the kind of the ragged dim:
+   non-contracting [b,m,k] x [g,b,k,n] -> [b,m,n] (rows of group i use rhs group i; rows past the groups are 0;
+   one rhs group dim), contracting [b,m,k] x [b,k,n] -> [g,b,m,n] (group i sums its range of k), batch
+   [b,m,k] x [b,k,n] -> [b,m,n] (batches past the groups' total are 0). group_sizes is [b..,x..,g] or [g]
+   (broadcast): b.. the lhs batch dims (in batch mode those before the ragged one), x.. the lhs non-contracting
+   dims before the ragged dim (non-contracting mode) or the contracting dims listed before it (contracting mode).
+   Lists as XLA's proto holds them; the builder accepts exactly one ragged dim and one or no group dim. */
+typedef struct gs_ragged_dot_dims {
+    gs_dot_dims dot;
+    int n_lhs_ragged;
+    int64_t lhs_ragged[GS_MAX_RANK];
+    int n_rhs_group;
+    int64_t rhs_group[GS_MAX_RANK];
+} gs_ragged_dot_dims;
 
 /* One dim of a window (convolution, reduce-window). A zeroed struct is not valid: size, stride and both
    dilations are >= 1 (gs_window_default gives size 1, stride 1, no padding, dilations 1). */
@@ -542,6 +560,11 @@ GS_API gs_value *gs_argmin(gs_graph *g, gs_value *x, int64_t dim);
 
 /* Contractions */
 GS_API gs_value *gs_dot(gs_graph *g, gs_value *lhs, gs_value *rhs, const gs_dot_dims *dims);
+/* ragged-dot(lhs, rhs, group_sizes): see gs_ragged_dot_dims. lhs and rhs of one numeric dtype (the result's),
+   group_sizes of an integer type; negative sizes as XLA's evaluator reads them (a row belongs to the first
+   group whose running total exceeds it; contracting ranges clamped to the dim). */
+GS_API gs_value *gs_ragged_dot(gs_graph *g, gs_value *lhs, gs_value *rhs, gs_value *group_sizes,
+                               const gs_ragged_dot_dims *dims);
 /* einsum "GSM,ME->GSE": letters name dims; letters in both inputs and the output are batch dims, letters in
    both inputs only are contracted, others are free. Lowered to dot (+ transpose when the output order
    differs from dot's). Each letter appears at most once per operand. */
@@ -573,6 +596,17 @@ GS_API gs_value *gs_sort_custom(gs_graph *g, int n, gs_value *const *xs, int64_t
    gshard.h's order is in docs/hlo_text.md. Partitioned without cross-device combining (the reduced dims are
    gathered first; reduce-window replicated). */
 GS_API gs_result gs_value_set_reducer(gs_value *v, gs_graph *reducer);
+/* Makes v result k of a variadic reduce, reduce-window or scatter over n operands (2 <= n <= 32) whose reducer
+   mixes them, as XLA's to_apply= on such an op: v is built (with any kind valid for its type) from operand k and
+   init k (scatter: operand k, the indices and update k); xs are the n operands and inits the n initial values
+   (scatter: the n updates), each of the dims of v's own and xs[k], inits[k] v's own. reducer has 2n scalar
+   parameters (the n accumulated values, then the n elements, of the operands' element types) and returns a tuple
+   of n scalars of those types. Every result k of one variadic op is a value of its own: each evaluates the whole
+   fold (the order of gs_value_set_reducer) and keeps its component. The interpreter and the runtime run it; the
+   partitioner splits it only where no partial results are combined, or combines them as XLA does
+   (docs/hlo_text.md). */
+GS_API gs_result gs_value_set_variadic_reducer(gs_value *v, gs_graph *reducer, int n, int k, gs_value *const *xs,
+                                               gs_value *const *inits);
 /* sort (x, iota) along dim: tuple (values, s32 indices) */
 GS_API gs_value *gs_sort_with_indices(gs_graph *g, gs_value *x, int64_t dim, bool descending);
 /* top-k along the last dim: tuple (values[..., k], s32 indices[..., k]); largest first (or smallest first when
@@ -608,6 +642,18 @@ GS_API gs_value *gs_all_to_all(gs_graph *g, gs_value *x, int64_t split_dim, int6
 /* pairs: n_pairs (source, target) entries, flat; a partition that is nobody's target receives zeros. */
 GS_API gs_value *gs_collective_permute(gs_graph *g, gs_value *x, int64_t n_pairs, const int64_t *pairs,
                                        int64_t channel_id);
+
+/* XLA's ragged-all-to-all: operands (input, output, input_offsets, send_sizes, output_offsets, recv_sizes), result
+   the shape of `output`. input[N, rest...] and output[M, rest...] share their element type and the dims after the
+   first (the ragged one); the four metadata operands share one integer shape of rank 1 or 2 ([K], or [A,B] read in
+   row-major order as K = A*B updates) with K a multiple of the group size G. Update i of the sender (member
+   i / (K/G) of its group receives it) sends the send_sizes[i] rows of its input starting at input_offsets[i]; they
+   are written at output_offsets[i] of the receiver's result (the sender gives the receiver's offset), where the
+   receiver's recv_sizes[(sender's position) * K/G + i % (K/G)] must say the same size. Rows nothing writes keep
+   the `output` operand's values. Offsets and sizes are data: the interpreter and the runtime check each update's
+   rows against the buffers and fail naming the device and the operand rather than read or write outside them.
+   channel_id 0: across replicas as XLA reads it (gshard.h has one replica per partition, so both read alike). */
+GS_API gs_value *gs_ragged_all_to_all(gs_graph *g, gs_value *const operands[6], const gs_collective_desc *cd);
 
 /* Sharding annotation (an identity carrying a sharding for propagation) and manual-region boundaries. */
 GS_API gs_value *gs_annotate(gs_graph *g, gs_value *x, const char *sharding_text);
@@ -682,6 +728,14 @@ GS_API gs_result gs_npy_write(gs_ctx *ctx, const char *path, gs_shape shape, con
    such a file back as bits when asked for that type. */
 #define GS_NPY_RAW 1u
 GS_API gs_result gs_npy_write_ex(gs_ctx *ctx, const char *path, gs_shape shape, const void *data, unsigned flags);
+/* Reads only a region of a .npy file: the file must hold an array of shape's dims, of a type gs_npy_read
+   accepts for shape.dtype; data (caller-owned, storage format, gs_dtype_size(shape.dtype) bytes per element)
+   receives the box of count[d] elements from offset[d] in every dim d, dense and row-major. Each row of the
+   box is read from its place in the file (fseek), so a process holding a shard of an array never reads or
+   holds the rest of it. The values are those gs_npy_read gives at the same places. Errors as gs_npy_read's,
+   plus GS_ERR_SHAPE when the file's shape is not shape's and GS_ERR_INVALID_ARG for a region outside it. */
+GS_API gs_result gs_npy_read_region(gs_ctx *ctx, const char *path, gs_shape shape, const int64_t *offset,
+                                    const int64_t *count, void *data);
 GS_API void gs_free_data(gs_ctx *ctx, void *data);   /* ctx: the context that allocated data */
 /* The documented deterministic input generator (used by `gshard eval/run --seed N` for inputs not given):
    element i of parameter p is derived from splitmix64(seed, p, i): f32/bf16 uniform in [-1, 1) (24-bit
@@ -689,6 +743,13 @@ GS_API void gs_free_data(gs_ctx *ctx, void *data);   /* ctx: the context that al
    value rounded to the type; integers [0, 8), fewer for s2/u2). data is storage format, gs_shape_bytes(shape)
    bytes. */
 GS_API void gs_fill_random(gs_shape shape, uint64_t seed, int64_t param_index, void *data);
+/* The same values for a region only: data receives the elements gs_fill_random(shape, seed, param_index, .)
+   writes at the box of count[d] elements from offset[d] in every dim d, dense and row-major (storage format),
+   computing none of the others (element i of the whole array depends on (seed, param_index, i) alone).
+   GS_ERR_INVALID_ARG (nothing written) for a region outside shape, a type without values (tuple, token) or
+   NULL data with a non-empty region. */
+GS_API gs_result gs_fill_random_region(gs_shape shape, uint64_t seed, int64_t param_index, const int64_t *offset,
+                                       const int64_t *count, void *data);
 
 #include "gs_api_cost.h"
 #include "gs_api_model.h"

@@ -55,6 +55,21 @@ typedef struct gs_partition_desc {
     /* XLA's enable_windowed_einsum_for_reduce_scatter=false: a dot whose partial sums would be reduce-scattered
        is never windowed (by default it is when the partial result per device reaches the thresholds above) */
     bool windowed_einsum_no_reduce_scatter;
+    /* XLA's partial_windowed_einsum: a dot whose strategy would all-gather an operand along one free dim inside
+       groups of devices (split k < D ways there, its other splits free dims the strategy keeps) runs the
+       windowed einsum on one ring of k devices per group instead; and XLA's pattern for it (an operand split
+       over all D devices on two free dims, one kept by the result, the result split over all D devices) takes
+       the result's strategy before the weighing, as XLA tries that loop first (docs/partition.md) */
+    bool windowed_einsum_partial;
+    /* XLA's choose_faster_windowed_einsum_over_mem: the weighing prices a strategy whose all-gather becomes a
+       windowed loop at the loop's time (its permutes hidden behind its dots), and any one-dim all-gather inside
+       device groups becomes a subgroup ring, also where the groups split contracting dims (the loop's partial
+       sums combined after it: more memory, less waiting) */
+    bool windowed_einsum_prefer_speed;
+    /* XLA's conv_halo_exchange_always_on_lhs=false: a convolution whose input and kernel are both split along a
+       spatial dim the output keeps whole (the filter gradient) exchanges its halo on the kernel, each device
+       keeping its input block; by default (XLA's true) the halo is on the input */
+    bool conv_halo_on_rhs;
     /* XLA's option names set with gs_partition_xla_option that have no effect on gshard.h's program (each
        listed in docs/xla_differences.md), as a bit mask by their index in that function's table */
     uint32_t xla_inert;
@@ -66,9 +81,9 @@ typedef struct gs_partition_desc {
 /* Sets one of XLA's SpmdPartitionerOptions by its field name, value as text: "true"/"false" for the switches,
    a non-negative integer for threshold_for_windowed_einsum_mib (0: window whenever possible) and
    total_bytes_windowed_einsum_threshold. Known: threshold_for_windowed_einsum_mib,
-   total_bytes_windowed_einsum_threshold, unroll_windowed_einsum, bidirectional_windowed_einsum (these change
-   the program), and partial_windowed_einsum, choose_faster_windowed_einsum_over_mem,
-   conv_halo_exchange_always_on_lhs, enable_enzyme_opt, skip_checking_windowed_einsum_users, cache_all_gather,
+   total_bytes_windowed_einsum_threshold, unroll_windowed_einsum, bidirectional_windowed_einsum,
+   partial_windowed_einsum, choose_faster_windowed_einsum_over_mem, conv_halo_exchange_always_on_lhs (these
+   change the program; the desc fields above say how), and enable_enzyme_opt, skip_checking_windowed_einsum_users, cache_all_gather,
    bidirectional_decomposed_all_gather, enable_windowed_einsum_for_all_gather (false: no windowed einsum),
    enable_windowed_einsum_for_reduce_scatter, disable_ag_rewrite_for_multiple_consumers,
    allow_module_signature_change, report_instruction_count (accepted; docs/xla_differences.md says what each
@@ -114,7 +129,8 @@ GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int 
    output; an element that no device holds (or that the gather leaves unwritten) is a difference, reported
    with device -1, never "ok". Floating-point values match when
    |got - want| <= atol + rtol * |want| (NaN matches NaN, an infinity only itself); integers and pred exactly.
-   Tolerances the caller gives apply as they are. By default each output gets its own: with p the fewest
+   Tolerances the caller gives apply as they are (rtol = atol = 0 means the defaults below unless
+   desc->tolerances_given, which asks for exact comparison). By default each output gets its own: with p the fewest
    mantissa bits of any float value the output depends on (bf16 7, f16 10, f32 23), rtol = atol = 1e-5 when
    p >= 23, else 2^-(p-1), two units in the last place (bf16: 2^-6 = 0.015625; f16: 2^-9); and atol grows by
    rtol times the root-mean-square of the reference output, because a sum split across devices adds in
@@ -132,8 +148,11 @@ GS_API const gs_sharding *gs_partition_param_sharding(const gs_graph *spmd, int 
    (gs_runtime_desc.no_poison). */
 typedef struct gs_check_desc {
     double rtol, atol;                /* both 0: per output, by the narrowest float it is computed through (see
-                                         gs_partition_check) */
+                                         gs_partition_check), unless tolerances_given */
     bool locate;
+    /* appended (code built against the layout above still compiles; false keeps its meaning) */
+    bool tolerances_given;            /* rtol and atol apply as they are, also when both are 0: floats then match
+                                         only when equal (NaN still matches NaN; 0 and -0 are equal) */
 } gs_check_desc;
 
 typedef struct gs_check_report {

@@ -127,6 +127,23 @@ GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_sha
                                        const gs_shape *out_shapes, const gs_sharding *const *out_shardings,
                                        void *const *outputs);
 
+/* run_global with each device's part of the inputs instead of the whole arrays, so that no process needs to
+   hold (or read, or generate) more of an input than its own devices' parts: tiles[d * n_in + k] is device d's
+   tile of input k, the region gs_sharding_device_region(in_shardings[k], in_shapes[k], d, ...) gives (the
+   whole array for a replicated or {manual} input), dense and row-major in storage format, without padding;
+   the runtime pads it into the shard as run_global's scatter does (poisoned unless no_poison). Only the
+   entries of this process's devices are read (gs_runtime_local_devices; on one process, all D), and may be
+   NULL for a device whose tile is empty; the same pointer may be given to several devices with the same tile
+   (a replicated input: one copy per process), and then is converted once. A tile that is the whole shard in
+   a type whose storage and compute formats agree (everything but bf16 and the narrow types) is read in
+   place, never copied. Shapes, shardings and outputs as run_global; the results are the same bits. */
+GS_API gs_result gs_runtime_run_tiles(gs_runtime *rt, gs_graph *g, const gs_shape *in_shapes,
+                                      const gs_sharding *const *in_shardings, const void *const *tiles,
+                                      const gs_shape *out_shapes, const gs_sharding *const *out_shardings,
+                                      void *const *outputs);
+/* The devices this process runs: [*first, *end) (without a communicator 0 and D; on ranks r*D/R, (r+1)*D/R). */
+GS_API void gs_runtime_local_devices(const gs_runtime *rt, int64_t *first, int64_t *end);
+
 /* The two halves of run_global. scatter: shards[d] (D buffers of the shard shape, storage format) receive
    device d's part of the global array, padding poisoned unless no_poison. gather: the inverse (padding
    dropped; check_replicas compares copies). */

@@ -40,8 +40,11 @@ typedef enum gs_subgroup {
 } gs_subgroup;
 
 /* Tiled: the devices along an unreduced subgroup dim (1 when none). Unreduced shardings ({unreduced},
-   last_tile_dims={unreduced, ..}, a named mesh's unreduced={'x'}) are read, validated and printed; propagation
-   and partitioning refuse them by name (docs/sharding.md). */
+   last_tile_dims={unreduced, ..}, a named mesh's unreduced={'x'}): the devices of each unreduced group hold
+   partial values whose sum is the value. Propagation keeps them where written and spreads only the summed value's
+   sharding; the partitioner keeps partial sums that match them and sums where whole values are needed; the
+   runtime lays a global array out as the value on each group's first device and zeros on the others, and gathers
+   by summing (docs/sharding.md). */
 GS_API int64_t gs_sharding_unreduced_group(const gs_sharding *s);
 GS_API const gs_sharding *gs_sharding_unreduced(gs_ctx *ctx);
 

@@ -1237,7 +1237,7 @@ GS__FN double gs__cm_vnumel(const gs_value *v) { return v && v->shape.dtype != G
 
 GS__FN bool gs__cm_is_collective(gs_op op) {
     return op == GS_OP_ALL_REDUCE || op == GS_OP_ALL_GATHER || op == GS_OP_REDUCE_SCATTER || op == GS_OP_ALL_TO_ALL ||
-           op == GS_OP_COLLECTIVE_PERMUTE;
+           op == GS_OP_COLLECTIVE_PERMUTE || op == GS_OP_RAGGED_ALL_TO_ALL;
 }
 
 /* ops whose result is (a view of) an operand's buffer: no data moves and no new buffer */
@@ -1320,6 +1320,17 @@ GS__FN void gs__cm_op_work(const gs_value *v, double *flops, double *rd, double 
         *flops = 2.0 * n * k;
         break;
     }
+    case GS_OP_RAGGED_DOT: {   /* a dot's 2 * outputs * contracted extent; in contracting mode each k falls in one
+                                  group, so the result's group dim does not multiply the work */
+        const gs_ragged_dot_dims *rdd = v->ragged;
+        gs__rdinfo I;
+        double k = 1.0;
+        for (i = 0; i < rdd->dot.n_contract; i++) k *= (double)v->operands[0]->shape.dims[rdd->dot.lhs_contract[i]];
+        if (gs__ragged_info(rdd, v->operands[0]->shape.rank, &I) == GS__RD_CONTRACT && v->shape.dims[0] > 0)
+            k /= (double)v->shape.dims[0];
+        *flops = 2.0 * n * k;
+        break;
+    }
     case GS_OP_CONVOLUTION: { /* 2 * outputs * window * input features per group (the kernel's input-feature dim) */
         const gs_conv_dims *cd = &v->conv->dims;
         const gs_shape *ks = &v->operands[1]->shape;
@@ -1376,6 +1387,14 @@ GS__FN void gs__cm_op_work(const gs_value *v, double *flops, double *rd, double 
         break;
     }
     if (v->reduce == GS_REDUCE_CUSTOM && v->reducer) *flops *= gs__cm_reducer_ops(v->reducer);   /* per combination */
+    if (v->red_n > 0) {   /* one result of a variadic op: its share of the one fold over every operand, read once */
+        int b = gs__red_base(v);
+        double all = v->op == GS_OP_SCATTER ? gs__cm_vbytes(v->operands[1]) : 0.0;
+        for (i = b; i < v->n_operands; i++)   /* scatter: the updates, read, and the touched region read */
+            if (v->op != GS_OP_SCATTER || i >= b + v->red_n) all += (v->op == GS_OP_SCATTER ? 2.0 : 1.0) * gs__cm_vbytes(v->operands[i]);
+        *flops /= v->red_n;
+        *rd = all / v->red_n;
+    }
 }
 
 /* the sticky error of a failed call, its message prefixed with the instruction */
@@ -1406,6 +1425,9 @@ GS__FN gs_result gs__cm_row_collective(gs__cm_coster *K, const gs_value *v, gs_c
         case GS_OP_ALL_GATHER: kind = GS_COLLECTIVE_ALL_GATHER; V = out; break;
         case GS_OP_REDUCE_SCATTER: kind = GS_COLLECTIVE_REDUCE_SCATTER; V = in; break;
         case GS_OP_ALL_REDUCE: kind = GS_COLLECTIVE_ALL_REDUCE; V = in; break;
+        /* ragged-all-to-all: the rows sent are data (send_sizes); the bound is an all-to-all whose every device
+           receives its whole output buffer */
+        case GS_OP_RAGGED_ALL_TO_ALL: kind = GS_COLLECTIVE_ALL_TO_ALL; V = (double)gsz * out; break;
         default: kind = GS_COLLECTIVE_ALL_TO_ALL; V = (double)gsz * in; break;
         }
         r = gs__cm_topo_collective(K->ctx, who, K->topo, kind, V, ng, gsz, ids, &c, &row->group);

@@ -445,10 +445,40 @@ GS__FN void gs__pr_coll(gs__printer *pr, const gs_value *v, bool groups) {
         for (i = 0; i < n; i++) gs__sb_printf(sb, i ? ",%lld" : "%lld", (long long)i);
         gs__sb_puts(sb, "}}");
     }
-    if (v->op != GS_OP_ALL_TO_ALL) gs__sb_puts(sb, ", use_global_device_ids=true");
+    if (v->op != GS_OP_ALL_TO_ALL && v->op != GS_OP_RAGGED_ALL_TO_ALL) gs__sb_puts(sb, ", use_global_device_ids=true");
 }
 
 /* the attributes of data movement, elementwise, reduction and windowed ops */
+/* a dot's dimension numbers as XLA prints them (batch dims only when there are some) */
+GS__FN void gs__pr_dot_dims(gs__sb *sb, const gs_dot_dims *d) {
+    if (d->n_batch > 0) {
+        gs__sb_puts(sb, ", lhs_batch_dims=");
+        gs__pr_ints(sb, d->lhs_batch, d->n_batch);
+    }
+    gs__sb_puts(sb, ", lhs_contracting_dims=");
+    gs__pr_ints(sb, d->lhs_contract, d->n_contract);
+    if (d->n_batch > 0) {
+        gs__sb_puts(sb, ", rhs_batch_dims=");
+        gs__pr_ints(sb, d->rhs_batch, d->n_batch);
+    }
+    gs__sb_puts(sb, ", rhs_contracting_dims=");
+    gs__pr_ints(sb, d->rhs_contract, d->n_contract);
+}
+
+/* ragged-dot: the dot's dims, then lhs_ragged_dims and rhs_group_dims when not empty (XLA's
+   RaggedDotDimensionNumbersToString) */
+GS__FN void gs__pr_ragged_dims(gs__sb *sb, const gs_ragged_dot_dims *d) {
+    gs__pr_dot_dims(sb, &d->dot);
+    if (d->n_lhs_ragged > 0) {
+        gs__sb_puts(sb, ", lhs_ragged_dims=");
+        gs__pr_ints(sb, d->lhs_ragged, d->n_lhs_ragged);
+    }
+    if (d->n_rhs_group > 0) {
+        gs__sb_puts(sb, ", rhs_group_dims=");
+        gs__pr_ints(sb, d->rhs_group, d->n_rhs_group);
+    }
+}
+
 GS__FN void gs__pr_attrs_compute(gs__printer *pr, const gs_value *v) {
     gs__sb *sb = &pr->sb;
     int i, rank = v->n_operands > 0 && v->operands[0] ? v->operands[0]->shape.rank : v->shape.rank;
@@ -505,23 +535,9 @@ GS__FN void gs__pr_attrs_compute(gs__printer *pr, const gs_value *v) {
         gs__pr_ints(sb, v->dims, v->n_dims);
         gs__sb_printf(sb, ", to_apply=%s", gs__pr_vreducer(pr, v));
         break;
-    case GS_OP_DOT: {
-        const gs_dot_dims *d = v->dot;
-        if (!d) break;
-        if (d->n_batch > 0) {
-            gs__sb_puts(sb, ", lhs_batch_dims=");
-            gs__pr_ints(sb, d->lhs_batch, d->n_batch);
-        }
-        gs__sb_puts(sb, ", lhs_contracting_dims=");
-        gs__pr_ints(sb, d->lhs_contract, d->n_contract);
-        if (d->n_batch > 0) {
-            gs__sb_puts(sb, ", rhs_batch_dims=");
-            gs__pr_ints(sb, d->rhs_batch, d->n_batch);
-        }
-        gs__sb_puts(sb, ", rhs_contracting_dims=");
-        gs__pr_ints(sb, d->rhs_contract, d->n_contract);
+    case GS_OP_DOT:
+        if (v->dot) gs__pr_dot_dims(sb, v->dot);
         break;
-    }
     case GS_OP_CONVOLUTION: {
         const gs_conv_config *c = v->conv;
         char labels[3 * (GS_MAX_RANK + 2) + 8];
@@ -620,6 +636,9 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
         break;
     }
     case GS_OP_CHOLESKY: gs__sb_printf(sb, ", lower=%s", v->la_lower ? "true" : "false"); break;
+    case GS_OP_RAGGED_DOT:
+        if (v->ragged) gs__pr_ragged_dims(sb, v->ragged);
+        break;
     case GS_OP_SELECT_AND_SCATTER:
         gs__sb_puts(sb, ", window=");
         if (v->window) gs__pr_window(sb, v->window, rank, NULL);
@@ -654,6 +673,10 @@ GS__FN void gs__pr_attrs(gs__printer *pr, const gs_value *v) {
     case GS_OP_ALL_TO_ALL:   /* split != concat is printed as four instructions (gs__pr_all_to_all) */
         gs__pr_coll(pr, v, true);
         gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->split_dim);
+        break;
+    case GS_OP_RAGGED_ALL_TO_ALL:
+        gs__pr_coll(pr, v, true);
+        if (v->flag) gs__sb_printf(sb, ", dimensions={%lld}", (long long)v->dim);
         break;
     case GS_OP_COLLECTIVE_PERMUTE: {
         int64_t k;
@@ -821,6 +844,32 @@ GS__FN void gs__pr_rng_std(gs__printer *pr, const gs_value *v, bool root) {
     gs__sb_puts(sb, "}");
 }
 
+/* Result k of a variadic reduce, reduce-window or scatter whose reducer mixes the components: the variadic op
+   as "<v>.v" (XLA's operand order; no sharding: its users are the get-tuple-elements), then element k of it. Read
+   back, the op's one get-tuple-element user makes it result k alone again (gs__bi_variadic). */
+GS__FN void gs__pr_variadic_std(gs__printer *pr, const gs_value *v, bool root) {
+    gs__sb *sb = &pr->sb;
+    int n = v->red_n, b = gs__red_base(v), j;
+    gs__sb_printf(sb, "  %s.v = (", v->name);
+    for (j = 0; j < n; j++) {
+        gs_shape s = v->shape;
+        s.dtype = v->operands[b + j]->shape.dtype;
+        if (j) gs__sb_puts(sb, ", ");
+        gs__pr_shape(sb, &s);
+    }
+    gs__sb_printf(sb, ") %s(", gs_op_name(v->op));
+    for (j = 0; j < 2 * n; j++) {
+        if (j == n && v->op == GS_OP_SCATTER) gs__sb_printf(sb, ", %s", v->operands[1]->name);
+        gs__sb_printf(sb, "%s%s", j ? ", " : "", v->operands[b + j]->name);
+    }
+    gs__sb_put(sb, ")", 1);
+    gs__pr_attrs(pr, v);
+    gs__sb_puts(sb, root ? "\n  ROOT " : "\n  ");
+    gs__sb_printf(sb, "%s = ", v->name);
+    gs__pr_shape(sb, &v->shape);
+    gs__sb_printf(sb, " get-tuple-element(%s.v), index=%d", v->name, v->red_k);
+}
+
 GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
     gs__sb *sb = &pr->sb;
     int i;
@@ -846,9 +895,10 @@ GS__FN void gs__pr_value(gs__printer *pr, const gs_value *v, bool root) {
         gs__pr_elem(sb, v->shape.dtype, v->data, 0);
         gs__sb_puts(sb, v->sharding ? "), sharding={replicated}\n" : ")\n");
     }
-    if (std_arg || std_rng) {
+    if (std_arg || std_rng || v->red_n > 0) {
         if (std_arg) gs__pr_argmax_std(pr, v, root);
-        else gs__pr_rng_std(pr, v, root);
+        else if (std_rng) gs__pr_rng_std(pr, v, root);
+        else gs__pr_variadic_std(pr, v, root);
         gs__pr_value_tail(pr, v);
         return;
     }
@@ -1155,6 +1205,9 @@ typedef struct gs__parser {
     const gs_mesh *mesh;      /* mesh={X=4,Y=2} in the header: sharding={X, _} reads over it */
     int depth;
     int red_k, red_n;   /* building component red_k of a variadic reduce/scatter over red_n operands (red_n 0: not) */
+    gs_value **red_xs;  /* then: the variadic op's operands (reduce: n inputs, n inits; scatter: n operands, the
+                           indices, n updates) */
+    bool red_var;       /* gs__reducer_attr found the variadic reducer to mix its components (gs__set_reducer) */
     const gs__pinst *red_in;   /* an instruction whose to_apply= gs__reducer_attr found to be a reducer computation
                                   (kind custom): gs__set_reducer builds it once the value is (operands are then
                                   read; building another computation reuses P->vals) */
@@ -2594,7 +2647,7 @@ GS__FN void gs__analyse_reducer(gs__parser *P, gs__pcomp *comp) {
 /* Component k of a variadic reducer over n operands: 2n scalar parameters and ROOT tuple(e_0, ..,
    e_n-1) with e_k = op(parameter(k), parameter(n+k)) (either order; op add, multiply, maximum, minimum, and,
    or) or e_k = parameter(n+k) (replace). Such a reducer combines every component on its own, so the
-   variadic op is n ops of one operand each. */
+   variadic op is n ops of one operand each. *kind stays GS_REDUCE_INVALID (no error) for any other form. */
 GS__FN bool gs__tuple_reducer(gs__parser *P, const gs__pattr *a, const gs__pcomp *comp, gs_dtype dt, gs_reduce_kind *kind) {
     const gs__pinst *root = &P->insts[comp->root], *e;
     int n = P->red_n, k = P->red_k, ie = -1, lhs = -1, rhs = -1, r;
@@ -2615,11 +2668,7 @@ GS__FN bool gs__tuple_reducer(gs__parser *P, const gs__pattr *a, const gs__pcomp
                     *kind = (gs_reduce_kind)r;
         }
     }
-    if (*kind == GS_REDUCE_INVALID)
-        return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED,
-                        "unsupported reducer computation '%s' for %d operands (expected ROOT tuple(e_0, .., e_%d), e_k = "
-                        "add/multiply/maximum/minimum/and/or of parameter(k) and parameter(%d+k), or parameter(%d+k))",
-                        comp->name, n, n - 1, n, n);
+    if (*kind == GS_REDUCE_INVALID) return true;   /* a reducer that mixes the components (gs__reducer_attr) */
     {   /* the component's element type */
         gs_dtype pt = P->insts[ie].type.s.dtype;
         if (*kind != GS_REDUCE_REPLACE) pt = P->insts[lhs].type.s.dtype;
@@ -2637,9 +2686,15 @@ GS__FN bool gs__called_graph(gs__parser *P, const gs__pinst *in, const char *att
 GS__FN gs_value *gs__set_reducer(gs__parser *P, gs_value *v) {
     const gs__pinst *in = P->red_in;
     gs_graph *r = NULL;
+    bool var = P->red_var;
+    int n = P->red_n;
     P->red_in = NULL;
+    P->red_var = false;
     if (!v || !in) return v;
     if (!gs__called_graph(P, in, "to_apply", &r)) return NULL;
+    if (var)   /* component red_k of a reducer that mixes the components: the whole variadic op's operands too */
+        return gs_value_set_variadic_reducer(v, r, n, P->red_k, P->red_xs,
+                                             P->red_xs + (v->op == GS_OP_SCATTER ? n + 1 : n)) == GS_OK ? v : NULL;
     return gs_value_set_reducer(v, r) == GS_OK ? v : NULL;
 }
 GS__FN bool gs__reducer(gs__parser *P, const gs__pinst *in, gs_dtype dt, gs_reduce_kind *kind) {
@@ -2652,10 +2707,24 @@ GS__FN bool gs__reducer_attr(gs__parser *P, const gs__pinst *in, const char *att
     gs__pcomp *comp;
     int ci;
     P->red_in = NULL;
+    P->red_var = false;
     if (!a || (ci = gs__called(P, a)) < 0) return false;
     comp = &P->comps[ci];
     if (P->red_n > 0) {
         if (!gs__tuple_reducer(P, a, comp, dt, kind)) return false;
+        if (*kind == GS_REDUCE_INVALID) {   /* mixes the components: evaluated as a computation (gs__set_reducer) */
+            if (in->op != GS_OP_REDUCE && in->op != GS_OP_REDUCE_WINDOW && in->op != GS_OP_SCATTER)
+                return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "%s '%s' over %d operands: reducer '%s' is not one per "
+                                "operand (ROOT tuple(e_0, .., e_%d), e_k of parameter(k) and parameter(%d+k) only)",
+                                in->opcode, in->name, P->red_n, comp->name, P->red_n - 1, P->red_n);
+            if (P->red_n > GS__MAX_VARIADIC)
+                return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "%s '%s' over %d operands with the reducer '%s' that mixes "
+                                "them (at most %d operands)", in->opcode, in->name, P->red_n, comp->name, GS__MAX_VARIADIC);
+            P->red_in = in;
+            P->red_var = true;
+            *kind = GS_REDUCE_SUM;
+            return true;
+        }
         if (*kind == GS_REDUCE_REPLACE && in->op != GS_OP_SCATTER)
             return gs__perr(P, &a->val, GS_ERR_UNSUPPORTED, "reducer '%s' replaces: only valid for scatter", comp->name);
         return true;
@@ -2972,30 +3041,61 @@ GS__FN bool gs__hlo_widens(gs_dtype from, gs_dtype to) {
     return false;
 }
 
-/* dot whose declared element type differs from its operands' (XLA's preferred element type, e.g. f8 x f8 ->
-   bf16): operands that widen exactly to it are converted first, so the products and sums are those of the
-   declared type; otherwise the dot runs in the operands' type and its result is converted. */
-GS__FN gs_value *gs__dot_as(gs__parser *P, gs__bi *b, const gs_dot_dims *dd) {
+/* dot (ragged dot when rd is given) of l and r */
+GS__FN gs_value *gs__dot_of(gs__bi *b, gs_value *l, gs_value *r, const gs_dot_dims *dd, const gs_ragged_dot_dims *rd) {
+    return rd ? gs_ragged_dot(b->g, l, r, b->xs[2], rd) : gs_dot(b->g, l, r, dd);
+}
+
+/* dot or ragged dot whose declared element type differs from its operands' (XLA's preferred element type, e.g.
+   f8 x f8 -> bf16): operands that widen exactly to it are converted first, so the products and sums are those of
+   the declared type; otherwise the dot runs in the operands' type and its result is converted. */
+GS__FN gs_value *gs__dot_as(gs__parser *P, gs__bi *b, const gs_dot_dims *dd, const gs_ragged_dot_dims *rd) {
     gs_value *l = b->xs[0], *r = b->xs[1];
     gs_dtype rt = b->in->shape_omitted || b->in->type.tuple ? l->shape.dtype : b->ds->dtype;
     const char *name = P->ctx->next_name;
-    if ((l->shape.dtype == rt && r->shape.dtype == rt) || !gs__is_numeric(rt)) return gs_dot(b->g, l, r, dd);
+    if ((l->shape.dtype == rt && r->shape.dtype == rt) || !gs__is_numeric(rt)) return gs__dot_of(b, l, r, dd, rd);
     P->ctx->next_name = NULL;
     if (gs__hlo_widens(l->shape.dtype, rt) && gs__hlo_widens(r->shape.dtype, rt)) {
         if (l->shape.dtype != rt) l = gs_convert(b->g, l, rt);
         if (r->shape.dtype != rt) r = gs_convert(b->g, r, rt);
         P->ctx->next_name = name;
-        return gs_dot(b->g, l, r, dd);
+        return gs__dot_of(b, l, r, dd, rd);
     }
     if (l->shape.dtype != r->shape.dtype) {
-        gs__err(P->ctx, GS_ERR_UNSUPPORTED, "dot %s: %s x %s -> %s (the operands do not widen exactly to the result "
-                "type) is not supported", b->in->name, gs_dtype_name(l->shape.dtype), gs_dtype_name(r->shape.dtype),
-                gs_dtype_name(rt));
+        gs__err(P->ctx, GS_ERR_UNSUPPORTED, "%s %s: %s x %s -> %s (the operands do not widen exactly to the result "
+                "type) is not supported", rd ? "ragged-dot" : "dot", b->in->name, gs_dtype_name(l->shape.dtype),
+                gs_dtype_name(r->shape.dtype), gs_dtype_name(rt));
         return NULL;
     }
-    l = gs_dot(b->g, l, r, dd);
+    l = gs__dot_of(b, l, r, dd, rd);
     P->ctx->next_name = name;
     return gs_convert(b->g, l, rt);
+}
+
+/* ragged-dot(lhs, rhs, group_sizes), lhs_batch_dims=, rhs_batch_dims=, lhs_contracting_dims=,
+   rhs_contracting_dims=, lhs_ragged_dims=, rhs_group_dims= (each optional, as XLA's parser has them) */
+GS__FN bool gs__bi_ragged_dot(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pinst *in = b->in;
+    gs_ragged_dot_dims rd;
+    gs_dot_dims *dd = &rd.dot;
+    int nb2, nc2;
+    char bl[96], br[96];
+    memset(&rd, 0, sizeof rd);
+    if (!gs__opt_ints(P, in, "lhs_batch_dims", dd->lhs_batch, &dd->n_batch) ||
+        !gs__opt_ints(P, in, "rhs_batch_dims", dd->rhs_batch, &nb2) ||
+        !gs__opt_ints(P, in, "lhs_contracting_dims", dd->lhs_contract, &dd->n_contract) ||
+        !gs__opt_ints(P, in, "rhs_contracting_dims", dd->rhs_contract, &nc2) ||
+        !gs__opt_ints(P, in, "lhs_ragged_dims", rd.lhs_ragged, &rd.n_lhs_ragged) ||
+        !gs__opt_ints(P, in, "rhs_group_dims", rd.rhs_group, &rd.n_rhs_group))
+        return false;
+    if (dd->n_contract != nc2 || dd->n_batch != nb2)
+        return gs__perr(P, &in->op_at, GS_ERR_SHAPE, "ragged-dot %s: Cannot infer shape for dot operation: %s <dot> %s. %s",
+                        in->name, gs__shape_str(&b->xs[0]->shape, bl, sizeof bl), gs__shape_str(&b->xs[1]->shape, br, sizeof br),
+                        dd->n_contract != nc2 ? "Must specify the same number of contracting dimensions for lhs and rhs."
+                                              : "Must the same number of batch dimensions for lhs and rhs.");
+    b->v = gs__dot_as(P, b, NULL, &rd);
+    return true;
 }
 
 GS__FN bool gs__bi_unsupported(gs__bi *b) {
@@ -3313,7 +3413,7 @@ GS__FN bool gs__bi_math(gs__bi *b) {
             return gs__perr(P, &in->op_at, GS_ERR_PARSE,
                             "dot needs as many lhs as rhs batch dims (%d, %d) and contracting dims (%d, %d)",
                             dd.n_batch, nb2, dd.n_contract, nc2);
-        v = gs__dot_as(P, b, &dd);
+        v = gs__dot_as(P, b, &dd, NULL);
         break;
     }
     case GS_OP_CONVOLUTION: {
@@ -3851,6 +3951,7 @@ GS__FN bool gs__bi_collectives(gs__bi *b) {
     return true;
 }
 
+GS__FN bool gs__collapsed_variadic(const gs__pinst *in);
 GS__FN bool gs__bi_comm(gs__bi *b) {
     gs__parser *P = b->P;
     gs__pinst *in = b->in;
@@ -3939,6 +4040,11 @@ GS__FN bool gs__bi_comm(gs__bi *b) {
             v = x;   /* element 1 of argmax's standard form (gs__argmax_std_form): the argmax itself, renamed */
             break;
         }
+        if (x->shape.dtype != GS_TUPLE && gs__collapsed_variadic(&P->insts[P->ops[in->first_op].inst])) {
+            P->ctx->next_name = NULL;
+            v = x;   /* the one result of a variadic op its one get-tuple-element uses (gs__bi_variadic) */
+            break;
+        }
         v = gs_get_tuple_element(g, x, d);
         break;
     case GS_OP_WHILE: {
@@ -4018,6 +4124,27 @@ GS__FN bool gs__bi_conditional(gs__bi *b) {
     return true;
 }
 
+/* ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes) with replica_groups= and
+   channel_id= (XLA's parser reads no use_global_device_ids for it). dimensions={d}, one entry, is taken and not
+   used by XLA's parser; it is kept here and printed back. */
+GS__FN bool gs__bi_ragged_a2a(gs__bi *b) {
+    gs__parser *P = b->P;
+    gs__pattr *a;
+    gs_collective_desc cd;
+    int64_t d = 0;
+    bool dims = gs__attr(P, b->in, "dimensions") != NULL;
+    memset(&cd, 0, sizeof cd);
+    if ((a = gs__attr(P, b->in, "replica_groups")) != NULL && !gs__attr_groups(P, a, &cd.groups)) return false;
+    if ((a = gs__attr(P, b->in, "channel_id")) != NULL && !gs__attr_int(P, a, &cd.channel_id)) return false;
+    if (dims && !gs__attr_one_dim(P, b->in, "dimensions", &d)) return false;
+    b->v = gs_ragged_all_to_all(b->g, b->xs, &cd);
+    if (b->v && dims) {
+        b->v->flag = true;
+        b->v->dim = d;
+    }
+    return true;
+}
+
 /* the family builder of an op (GS_OP_LIST order: the families are contiguous ranges) */
 GS__FN bool gs__bi_family(gs__bi *b) {
     gs_op op = b->in->op;
@@ -4028,6 +4155,8 @@ GS__FN bool gs__bi_family(gs__bi *b) {
     /* the numeric ops of XLA's full set, with the leaves (their cases live in gs__bi_layout) */
     if (op >= GS_OP_SINE && op <= GS_OP_SELECT_AND_SCATTER) return gs__bi_layout(b);
     if (op == GS_OP_CONDITIONAL) return gs__bi_conditional(b);
+    if (op == GS_OP_RAGGED_DOT) return gs__bi_ragged_dot(b);
+    if (op == GS_OP_RAGGED_ALL_TO_ALL) return gs__bi_ragged_a2a(b);
     return gs__bi_unsupported(b);
 }
 
@@ -4170,22 +4299,55 @@ GS__FN int gs__bi_argmax_reduce(gs__bi *b) {
 /* reduce(x_0..x_n-1, init_0..init_n-1), reduce-window likewise, scatter(op_0..op_n-1, indices,
    upd_0..upd_n-1) with a reducer whose components are independent (gs__tuple_reducer): one op per
    component ("<name>.k") and their tuple */
+/* a variadic reduce, reduce-window or scatter built as the one result its one get-tuple-element uses */
+GS__FN bool gs__collapsed_variadic(const gs__pinst *in) {
+    return ((in->op == GS_OP_REDUCE || in->op == GS_OP_REDUCE_WINDOW) && in->n_ops > 2) ||
+           (in->op == GS_OP_SCATTER && in->n_ops > 3);
+}
+
+/* the index of b's one user when that is a get-tuple-element (b not the root), else -1 */
+GS__FN int gs__single_gte_user(gs__bi *b) {
+    gs__parser *P = b->P;
+    int self = (int)(b->in - P->insts), users = 0, i, k, last = -1;
+    int64_t idx = -1;
+    gs__pattr *a;
+    if (b->in->root) return -1;
+    for (i = b->comp->first_inst; i < b->comp->first_inst + b->comp->n_inst; i++)
+        for (k = 0; k < P->insts[i].n_ops; k++)
+            if (P->ops[P->insts[i].first_op + k].inst == self) {
+                users++;
+                last = i;
+            }
+    if (users != 1 || P->insts[last].op != GS_OP_GET_TUPLE_ELEMENT || !(a = gs__attr(P, &P->insts[last], "index")))
+        return -1;
+    if (!gs__attr_int(P, a, &idx) || idx < 0 || idx > INT32_MAX) {
+        gs_ctx_clear_error(P->ctx);
+        return -1;
+    }
+    return (int)idx;
+}
+
 GS__FN bool gs__bi_variadic(gs__bi *b) {
     gs__parser *P = b->P;
     bool scatter = b->in->op == GS_OP_SCATTER;
-    int n = scatter ? (b->n - 1) / 2 : b->n / 2, k;
+    int n = scatter ? (b->n - 1) / 2 : b->n / 2, k, only;
     gs_value **parts, *args[3];
     if (b->in->op == GS_OP_REDUCE && b->n == 4 && (k = gs__bi_argmax_reduce(b)) != 0) return k > 0;
     if ((scatter ? 2 * n + 1 : 2 * n) != b->n || n < 1)
         return gs__perr(P, &b->in->op_at, GS_ERR_PARSE, "%s takes %s, found %d operands", b->in->opcode,
                         scatter ? "n operands, the indices and n updates" : "n operands and n initial values", b->n);
     parts = (gs_value **)gs__arena_alloc(P->ctx, sizeof(gs_value *) * (size_t)n);
-    if (!parts) return false;
+    /* b->xs lives in P->vals, which building the reducer computation reuses */
+    P->red_xs = (gs_value **)gs__arena_dup(P->ctx, b->xs, sizeof(gs_value *) * (size_t)b->n);
+    if (!parts || !P->red_xs) return false;
+    /* used only through one get-tuple-element: that result alone (gs__pr_variadic_std's form read back) */
+    if ((only = gs__single_gte_user(b)) >= n) only = -1;
     for (k = 0; k < n; k++) {
+        if (only >= 0 && k != only) continue;
         gs__bi c = *b;
-        args[0] = b->xs[k];
-        args[1] = scatter ? b->xs[n] : b->xs[n + k];
-        args[2] = scatter ? b->xs[n + 1 + k] : NULL;
+        args[0] = P->red_xs[k];
+        args[1] = scatter ? P->red_xs[n] : P->red_xs[n + k];
+        args[2] = scatter ? P->red_xs[n + 1 + k] : NULL;
         c.xs = args;
         c.x = args[0];
         c.n = scatter ? 3 : 2;
@@ -4198,6 +4360,11 @@ GS__FN bool gs__bi_variadic(gs__bi *b) {
         parts[k]->auto_name = true;   /* made up here: a later instruction of the text may take the name */
     }
     P->ctx->next_name = NULL;
+    if (only >= 0) {   /* the get-tuple-element renames it */
+        b->v = parts[only];
+        b->collapsed = true;
+        return true;
+    }
     b->v = gs_tuple(b->g, n, parts);
     return true;
 }
@@ -4586,6 +4753,25 @@ GS__FN bool gs__check_attrs(gs__parser *P, const gs__pinst *in, gs_value *v, boo
     return true;
 }
 
+/* An attribute XLA's parser does not know is an error before anything the builder found (a misspelt
+   lhs_ragged_dims= reads as a typo, not as a ragged dot without ragged dims); false with it reported. */
+GS__FN bool gs__unknown_attr(gs__parser *P, const gs__pinst *in) {
+    int k;
+    for (k = in->first_attr; k < in->first_attr + in->n_attrs; k++) {
+        const gs__pattr *a = &P->attrs[k];
+        const char *near;
+        if (gs__in_list(a->name, gs__xla_attrs, GS__COUNTOF(gs__xla_attrs)) ||
+            gs__in_list(a->name, gs__harmless_attrs, GS__COUNTOF(gs__harmless_attrs)) ||
+            gs__in_list(a->name, gs__kept_attrs, GS__COUNTOF(gs__kept_attrs)))
+            continue;
+        gs_ctx_clear_error(P->ctx);
+        near = gs__closest(a->name, gs__xla_attrs, GS__COUNTOF(gs__xla_attrs));
+        if (near) return gs__perr(P, &a->at, GS_ERR_PARSE, "unknown attribute '%s' (did you mean '%s'?)", a->name, near);
+        return gs__perr(P, &a->at, GS_ERR_PARSE, "unknown attribute '%s'", a->name);
+    }
+    return true;
+}
+
 /* true if a sharding's text is the tuple form "{{...}, {...}}" */
 GS__FN bool gs__tuple_sharding_text(const char *s) {
     while (*s == ' ') s++;
@@ -4603,6 +4789,70 @@ GS__FN const char *gs__spread_sharding(gs__parser *P, const char *sh, int n) {
     for (i = 0; i < n; i++) gs__sb_printf(&sb, "%s%s", i ? ", " : "", sh);
     gs__sb_puts(&sb, "}");
     return gs__sb_finish(&sb, "gs_hlo_parse");
+}
+
+/* Opcodes whose declared type must be the one they compute even under XLA's mixed precision (they only move or
+   reinterpret data: the HLO verifier's list) */
+static const char *const gs__exact_type_ops[] = {
+    "bitcast", "call", "conditional", "constant", "copy-done", "copy-start", "custom-call", "get-tuple-element",
+    "infeed", "outfeed", "opt-barrier", "parameter", "recv", "recv-done", "send", "send-done", "tuple", "while"};
+
+/* v, built for instruction in, is not of its declared shape. XLA's mixed precision (its verifier with
+   allow_mixed_precision, as the TPU pipeline runs it after BFloat16Propagation and BFloat16ConversionFolding) lets
+   an array instruction declare another floating-point type than it computes: the value is the op's, converted to
+   the declared type (FloatNormalization rewrites it so: the op in the computed type, then a convert). Returns the
+   convert (v keeps the name "<name>.wide"), or NULL with the shape error. */
+GS__FN gs_value *gs__mixed_precision(gs__parser *P, gs__pcomp *comp, const gs__pinst *in, gs_value *v, const char *name) {
+    const gs_shape *ds = &in->type.s;
+    gs_value *c;
+    size_t i;
+    bool exact = false;
+    for (i = 0; i < GS__COUNTOF(gs__exact_type_ops); i++) exact = exact || strcmp(in->opcode, gs__exact_type_ops[i]) == 0;
+    if (exact || in->type.tuple || v->shape.dtype == GS_TUPLE || !gs__is_float(ds->dtype) || !gs__is_float(v->shape.dtype) ||
+        ds->rank != v->shape.rank || memcmp(ds->dims, v->shape.dims, sizeof(int64_t) * (size_t)ds->rank) != 0) {
+        gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
+        return NULL;
+    }
+    name = gs__arena_printf(P->ctx, "%s.wide", name);
+    if (!name || !gs__free_name(P, comp->graph, v, name) || gs_value_set_name(v, name) != GS_OK) return NULL;
+    v->auto_name = true;   /* made up here: a later instruction of the text may take the name */
+    if (!(c = gs_convert(comp->graph, v, ds->dtype))) gs__builder_failed(P, &in->at);
+    return c;
+}
+
+/* XLA's mixed precision in the operands: the floating-point operands of one op in several floating-point types
+   (an f32 and a bf16) are computed in the widest of them (FloatNormalization converts the others so), each other
+   one converted to it. Not for ops that only move data (gs__exact_type_ops), those whose operands may have types
+   of their own (sort, collectives, variadic reduce, reduce-window and scatter), nor dot, which reads operand
+   types that widen exactly to its result itself. */
+GS__FN bool gs__mixed_inputs(gs__parser *P, gs__pcomp *comp, const gs__pinst *in, gs_value **xs, int n) {
+    gs_op op = in->op;
+    gs_dtype w = GS_DTYPE_INVALID;
+    bool mixed = false;
+    size_t i;
+    int k;
+    if (n < 2 || in->lowered || op == GS_OP_SORT || op == GS_OP_DOT ||
+        (op >= GS_OP_ALL_REDUCE && op <= GS_OP_COLLECTIVE_PERMUTE) ||
+        ((op == GS_OP_REDUCE || op == GS_OP_REDUCE_WINDOW) && n > 2) || (op == GS_OP_SCATTER && n > 3))
+        return true;
+    for (i = 0; i < GS__COUNTOF(gs__exact_type_ops); i++)
+        if (strcmp(in->opcode, gs__exact_type_ops[i]) == 0) return true;
+    for (k = 0; k < n; k++) {
+        gs_dtype t = xs[k] ? xs[k]->shape.dtype : GS_DTYPE_INVALID;
+        if (!xs[k] || t == GS_TUPLE || !gs__is_float(t) || t == w) continue;
+        if (w != GS_DTYPE_INVALID) {
+            mixed = true;
+            if (gs_dtype_size(t) == gs_dtype_size(w)) t = GS_F32;   /* bf16 and f16: f32 holds both */
+            else if (gs_dtype_size(t) < gs_dtype_size(w)) t = w;
+        }
+        w = t;
+    }
+    for (k = 0; mixed && k < n; k++)
+        if (xs[k] && xs[k]->shape.dtype != GS_TUPLE && gs__is_float(xs[k]->shape.dtype) && xs[k]->shape.dtype != w) {
+            P->ctx->next_name = NULL;
+            if (!(xs[k] = gs_convert(comp->graph, xs[k], w))) return gs__builder_failed(P, &in->at);
+        }
+    return true;
 }
 
 GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
@@ -4649,6 +4899,7 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
                             arity < 0 ? "at least " : "", arity < 0 ? least : arity,
                             (arity < 0 ? least : arity) == 1 ? "" : "s", n);
     }
+    if (!gs__mixed_inputs(P, comp, in, xs, n)) return false;
     if (in->shape_omitted && (op == GS_OP_PARAMETER || op == GS_OP_CONSTANT || op == GS_OP_IOTA || op == GS_OP_BROADCAST ||
                               op == GS_OP_RESHAPE || op == GS_OP_CONVERT || op == GS_OP_RNG || op == GS_OP_ANNOTATE ||
                               op == GS_OP_BITCAST_CONVERT || op == GS_OP_RNG_BIT_GENERATOR ||
@@ -4679,13 +4930,17 @@ GS__FN bool gs__build_inst(gs__parser *P, gs__pcomp *comp, gs__pinst *in) {
         return false;
     v = b.v;
     P->ctx->next_name = NULL; /* unused when the builder failed before making a value */
-    if (!v) return gs__builder_failed(P, &in->at);
-    if (!in->shape_omitted && !b.collapsed && !gs__pshape_matches(P, &in->type, v))
-        return gs__shape_mismatch(P, &in->type.at, in->opcode, in->name, &in->type, v);
+    if (!v) return gs__unknown_attr(P, in) && gs__builder_failed(P, &in->at);
+    if (!in->shape_omitted && !b.collapsed && !gs__pshape_matches(P, &in->type, v) &&
+        !(v = gs__mixed_precision(P, comp, in, v, b.name)))
+        return false;
     if (op != GS_OP_PARAMETER && (!gs__free_name(P, comp->graph, v, b.name) || gs_value_set_name(v, b.name) != GS_OK))
         return gs__builder_failed(P, &in->at);
     if (op != GS_OP_PARAMETER && comp->prefix) v->auto_name = true;   /* "<caller>.<name>" is made up too */
-    if (!inlined_param && op != GS_OP_ANNOTATE && op != GS_OP_TO_MANUAL && op != GS_OP_TO_FULL &&
+    /* a LayoutConstraint custom-call (read as a copy) keeps its sharding, as XLA's partitioner honours it */
+    if (!inlined_param &&
+        ((op != GS_OP_ANNOTATE && op != GS_OP_TO_MANUAL && op != GS_OP_TO_FULL) ||
+         (v->op == GS_OP_COPY && gs__attr_is(P, in, "custom_call_target", "LayoutConstraint"))) &&
         (a = gs__attr(P, in, "sharding")) != NULL) {
         const char *sh = gs__pstr(P, a->val.p, (size_t)(a->val.end - a->val.p));
         if (!sh) return false;
@@ -4939,7 +5194,7 @@ GS__FN const char *gs__stat_skip(const char *p, const char *e) {
 GS__FN void gs__stat_sharding(gs__stats *st, const char *p, const char *e) {
     static const char *const forms[] = {"replicated", "maximal", "manual", "tiled", "tiled, partly replicated",
                                         "tiled, last_tile_dims", "tuple", "named mesh", "unreduced", "other"};
-    static const bool known[] = {true, true, true, true, true, true, true, true, true, false};   /* unreduced: read, not partitioned */
+    static const bool known[] = {true, true, true, true, true, true, true, true, true, false};
     int f = 9;
     size_t n = (size_t)(e - p);
 #define GS__HAS(w) (gs__memmem(p, n, w) != NULL)

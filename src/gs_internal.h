@@ -65,6 +65,7 @@
 #define GS__MIN(a, b) ((a) < (b) ? (a) : (b))
 #define GS__MAX(a, b) ((a) > (b) ? (a) : (b))
 #define GS__COUNTOF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define GS__MAX_VARIADIC 32   /* operands of a variadic reduce, reduce-window or scatter whose reducer mixes them */
 
 /* ---- stb_ds (see the top of this file for how it is found) ---- */
 /* gcc in strict ISO modes turns typeof off, and stb_ds's hash maps use it. */
@@ -224,7 +225,11 @@ struct gs_value {
     int64_t *sizes;           /* DYNAMIC_SLICE sizes */
     int64_t *lo, *hi, *interior;      /* PAD */
     gs_reduce_kind reduce;    /* REDUCE, REDUCE_WINDOW, ALL_REDUCE, REDUCE_SCATTER, SCATTER, CUM* (implied) */
-    gs_graph *reducer;        /* reduce == GS_REDUCE_CUSTOM: the reducer computation (two scalars -> one) */
+    gs_graph *reducer;        /* reduce == GS_REDUCE_CUSTOM: the reducer computation (two scalars -> one; 2 red_n
+                                 scalars -> a tuple of red_n when red_n > 0) */
+    int red_n, red_k;         /* REDUCE, REDUCE_WINDOW, SCATTER with a variadic reducer (red_n >= 2): the value is
+                                 result red_k of the variadic op over red_n operands, whose operands follow the op's
+                                 own (gs__red_base of them): the n inputs, then the n inits (scatter: n updates) */
     gs_cmp cmp;               /* COMPARE */
     gs_cmp_type cmp_type;     /* COMPARE; stored resolved (never DEFAULT) */
     bool flag;                /* SORT descending, TOPK largest, CUM* reverse */
@@ -243,6 +248,7 @@ struct gs_value {
     int fft_type, fft_n;      /* FFT: gs_fft_type and the lengths of the last fft_n dims */
     int64_t fft_len[3];
     gs_dot_dims *dot;
+    gs_ragged_dot_dims *ragged;   /* RAGGED_DOT */
     gs_conv_config *conv;
     gs_window_dim *window;    /* REDUCE_WINDOW: rank entries */
     gs_gather_dims *gather;
@@ -384,6 +390,8 @@ GS__FN int64_t gs__numel(const gs_shape *s);
    top-level elements, and top-level element i's first leaf and leaf count (*node: its preorder position in
    v->tree, or -1 when the tuple is flat). */
 GS__FN int gs__tuple_arity(const gs_value *v);
+/* the op's own operand count before a variadic reducer's operands (reduce, reduce-window: 2; scatter: 3) */
+GS__FN int gs__red_base(const gs_value *v);
 GS__FN bool gs__tuple_child(const gs_value *v, int64_t i, int *first_leaf, int *n_leaves, int *node);
 /* the same element type and shape, tuples compared leaf by leaf and by structure */
 GS__FN bool gs__vshape_equal(const gs_value *a, const gs_value *b);
@@ -431,6 +439,11 @@ GS__FN bool gs__check_scalar_comp(gs_ctx *ctx, const char *who, const gs_graph *
 GS__FN bool gs__is_float(gs_dtype t);
 GS__FN bool gs__is_int(gs_dtype t);
 GS__FN const char *gs__shape_str(const gs_shape *s, char *buf, size_t cap);   /* "f32[4,8]" into buf */
+/* a ragged dot's mode (XLA's three), its ragged lhs dim and that dim's place in the batch or contracting list, and
+   the lhs dims group_sizes' prefix dims stand for, in order (gs_ragged_dot_dims) */
+enum { GS__RD_NONCONTRACT, GS__RD_CONTRACT, GS__RD_BATCH };
+typedef struct gs__rdinfo { int mode, ragged, pos, n_pre; int64_t pre[GS_MAX_RANK]; } gs__rdinfo;
+GS__FN int gs__ragged_info(const gs_ragged_dot_dims *d, int lhs_rank, gs__rdinfo *I);   /* the mode, -1: invalid */
 /* one window dim's output size (0 when the window does not fit) */
 GS__FN int64_t gs__window_out(const gs_window_dim *w, int64_t in);
 GS__FN gs_op gs__hlo_reduce_op(gs_reduce_kind k);         /* the binary op of reduction k (gs_hlo_text.c) */
@@ -468,6 +481,14 @@ GS__FN const gs_sharding *gs__sh_map_man(gs_ctx *ctx, const gs_sharding *s, int 
 GS__FN const gs_sharding *gs__sh_merge(gs_ctx *ctx, const gs_sharding *a, const gs_sharding *b);
 GS__FN bool gs__sh_more_specific(const gs_sharding *a, const gs_sharding *b);
 GS__FN const gs_sharding *gs__sh_replicate_dims(gs_ctx *ctx, const gs_sharding *s, uint32_t mask);
+/* unreduced shardings: s with its unreduced part replicated (the summed value's sharding); whether s (or an element)
+   has one; device d's coordinate along its unreduced devices (0 when none, -1 when s does not name d) */
+/* gs_sharding_parse, and the open dims ({?}) of a named-mesh sharding of an array in *open (may be NULL) */
+GS__FN const gs_sharding *gs__sharding_parse_open(gs_ctx *ctx, const char *text, uint32_t *open);
+GS__FN const gs_sharding *gs__sh_reduced(gs_ctx *ctx, const gs_sharding *s);
+GS__FN bool gs__sh_has_unreduced(const gs_sharding *s);
+GS__FN int64_t gs__sh_unreduced_coord(const gs_sharding *s, int64_t d);
+GS__FN bool gs__sh_same_sum(const gs_sharding *s, int64_t d, int64_t e);   /* d, e: summands of one part */
 GS__FN const gs_sharding *gs__sh_reshape(gs_ctx *ctx, const gs_sharding *s, const gs_shape *src, const gs_shape *dst);
 GS__FN const gs_sharding *gs__sh_reverse(gs_ctx *ctx, const gs_sharding *s, uint32_t mask);
 GS__FN bool gs__sh_subtiling_or_equal(gs_ctx *ctx, const gs_shape *shape, const gs_sharding *sub, const gs_sharding *s);
@@ -515,6 +536,19 @@ struct gs__exec {
    threaded mode it is called from the device threads, each with its own ex (ex->partition_id is the device). */
 GS__FN void gs__runtime_observe(gs_runtime *rt, gs_result (*fn)(gs__exec *ex, const gs_value *v, int j, const gs__buf *buf),
                                 void *user);
+/* ragged-all-to-all (gs_interp.c; the runtime uses them too). The hook above gets its six operands as in[0..6). */
+typedef struct gs__ra2a_geom {
+    int64_t K, N, M, row_bytes;   /* updates, input rows, output rows, bytes of a row (compute format) */
+} gs__ra2a_geom;
+typedef struct gs__ra2a_src {
+    const char *in;               /* a member's input rows */
+    const int64_t *meta;          /* its input_offsets, send_sizes, output_offsets, recv_sizes: K each */
+} gs__ra2a_src;
+GS__FN void gs__ra2a_geom_of(const gs_value *v, gs__ra2a_geom *g);
+GS__FN void gs__ra2a_meta(const gs__buf *ops, int64_t K, int64_t *meta);
+GS__FN bool gs__ra2a_receive(const gs_value *v, const gs__ra2a_geom *g, int64_t G, int64_t r,
+                             gs__ra2a_src (*src)(const void *at, int64_t j), const void *at, const int64_t *ids, char *out,
+                             char *msg, size_t cap);
 /* A collective hook's answer: "the result will be filled in before the evaluation resumes". */
 #define GS__PENDING ((gs_result)1)
 /* Evaluates g: params[i] are parameter i's buffers (compute format, not modified); results receives

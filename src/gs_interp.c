@@ -2123,7 +2123,19 @@ struct gs__ip_fn {
     gs__ip_st st;             /* every slot's buffer is a cell */
     double *cells;            /* 16 bytes per slot */
     gs__buf *pbufs;           /* the parameters' shapes (gs__ip_st_init wants them) */
+    struct gs__ip_var *var;   /* a variadic reducer's state (gs__ip_custom_reduction), or NULL */
 };
+/* A variadic reducer folded by a one-operand kernel: the kernel folds element ia of its input into element iy of
+   its result (component k's accumulator); every other component j keeps its accumulator acc[j] (the result's
+   shape) and its input in[j] at the same positions, and the reducer combines all n at once. */
+typedef struct gs__ip_var {
+    int n, k;
+    void **acc;               /* n; acc[k] unused (the kernel's result) */
+    const void **in;          /* n: the inputs (scatter: the updates) in compute format */
+    const void **args;        /* 2n */
+    void **outs;              /* n */
+    size_t *es;               /* n: compute-format element sizes */
+} gs__ip_var;
 GS__FN gs_result gs__ip_fn_init(gs__ip_fn *f, gs__exec *ex, gs_graph *g);
 GS__FN gs_result gs__ip_fn_call(gs__ip_fn *f, const void *const *args, void *const *outs);
 GS__FN void gs__ip_fn_free(gs__ip_fn *f);
@@ -2493,6 +2505,201 @@ done:
 }
 
 /* ---------------------------------------------------------------------------------------------------------
+   Ragged dot (XLA's HloEvaluator semantics, group sizes read as s64): operands transposed to lhs [B, M, K] and
+   rhs [G, B, K, N] (non-contracting mode) or [B, K, N], then per group the dot's own kernels, so the products
+   and sums are exactly a dot's
+   ------------------------------------------------------------------------------------------------------- */
+/* the s64 group size i of group_sizes row `row` (a [g] operand is the same row for every prefix) */
+GS__FN int64_t gs__ip_gsz(const gs__buf *gz, int64_t row, int64_t i) {
+    int64_t G = gz->shape.dims[gz->shape.rank - 1];
+    return (int64_t)gs__ld_i(gz->shape.dtype, gz->data, (gz->shape.rank > 1 ? row * G : 0) + i);
+}
+
+/* C[M,N] = A[M,K] x B[K,N] in t (the dot's kernels), element offsets into the compute-format buffers */
+GS__FN gs_result gs__ip_gemm_at(gs_ctx *ctx, gs_dtype t, int64_t M, int64_t N, int64_t K, const void *A, int64_t ia,
+                                const void *Bm, int64_t ib, void *C, int64_t ic) {
+    size_t es = gs__compute_size(t);
+    const char *a = (const char *)A + (size_t)ia * es, *b = (const char *)Bm + (size_t)ib * es;
+    char *c = (char *)C + (size_t)ic * es;
+    if (M <= 0 || N <= 0) return GS_OK;
+    if (gs__is_fc(t)) return gs__k_matmul(ctx, 1, M, N, K, (const float *)a, (const float *)b, (float *)c, 0);
+    gs__ip_dot_gen(t, t, 1, M, N, K, a, b, c);
+    return GS_OK;
+}
+
+/* operand x's dims in the order lists[0..n) then the dims in none of them, increasing (perm), and the extents
+   of the n lists and the rest (ext[0..n]) */
+GS__FN void gs__ip_rd_perm(const gs_shape *x, int n, const int64_t *const *lists, const int *counts, int *perm,
+                           int64_t *ext) {
+    bool used[GS_MAX_RANK];
+    int d, l, k = 0, i;
+    for (d = 0; d < x->rank; d++) used[d] = false;
+    for (l = 0; l <= n; l++) ext[l] = 1;
+    for (l = 0; l < n; l++)
+        for (i = 0; i < counts[l]; i++) {
+            perm[k++] = (int)lists[l][i];
+            used[lists[l][i]] = true;
+            ext[l] *= x->dims[lists[l][i]];
+        }
+    for (d = 0; d < x->rank; d++)
+        if (!used[d]) {
+            perm[k++] = d;
+            ext[n] *= x->dims[d];
+        }
+}
+
+/* non-contracting mode: row r of lhs row block (b, x) belongs to the first group whose running total exceeds r,
+   i.e. group i holds rows [max(0, totals before i), total through i); rows in no group stay 0 */
+GS__FN gs_result gs__ip_rd_rows(gs_ctx *ctx, const gs_value *v, const gs__rdinfo *I, const void *A, const void *Bm,
+                                const gs__buf *a, const gs__buf *gz, gs__buf *out, int64_t B, int64_t M, int64_t N,
+                                int64_t K) {
+    int64_t X = 1, Mr = a->shape.dims[I->ragged], Y, G = gz->shape.dims[gz->shape.rank - 1], bb, xx, i;
+    int k;
+    gs_dtype t = a->shape.dtype;
+    gs_result res = GS_OK;
+    for (k = v->ragged->dot.n_batch; k < I->n_pre; k++) X *= a->shape.dims[I->pre[k]];
+    Y = X * Mr != 0 ? M / (X * Mr) : 0;
+    for (bb = 0; bb < B; bb++)
+        for (xx = 0; xx < X; xx++) {
+            uint64_t run = 0;
+            int64_t lo = 0, row0 = (bb * X + xx) * Mr;
+            for (i = 0; i < G && res == GS_OK; i++) {
+                int64_t hi;
+                run += (uint64_t)gs__ip_gsz(gz, bb * X + xx, i);
+                hi = (int64_t)run;
+                if (hi > Mr) hi = Mr;
+                if (hi > lo) {
+                    res = gs__ip_gemm_at(ctx, t, (hi - lo) * Y, N, K, A, (row0 + lo) * Y * K, Bm, (i * B + bb) * K * N,
+                                         out->data, (row0 + lo) * Y * N);
+                    lo = hi;
+                }
+            }
+        }
+    return res;
+}
+
+/* contracting mode: group i of batch b sums the ragged dim over [total before i, total through i), clamped to
+   the dim; the rest of K is zeroed in copies of both operands (so no inf or NaN outside the range reaches the
+   sum) and the batched dot runs once per group into out[i] */
+GS__FN gs_result gs__ip_rd_cols(gs_ctx *ctx, const gs_value *v, const gs__rdinfo *I, const void *A, const void *Bm,
+                                const gs__buf *a, const gs__buf *gz, gs__buf *out, int64_t B, int64_t M, int64_t N,
+                                int64_t K) {
+    const gs_dot_dims *dd = &v->ragged->dot;
+    int64_t Kx = 1, Kr = a->shape.dims[I->ragged], Ky = 1, G = gz->shape.dims[gz->shape.rank - 1], i, bb, kx, kr, j;
+    size_t es = gs__compute_size(a->shape.dtype);
+    char *Am = (char *)gs__malloc(ctx, (size_t)(B * M * K) * es), *Bz = (char *)gs__malloc(ctx, (size_t)(B * K * N) * es);
+    gs_result res = GS_OK;
+    int k;
+    if (!Am || !Bz) res = GS_ERR_OUT_OF_MEMORY;
+    for (k = 0; k < I->pos; k++) Kx *= a->shape.dims[dd->lhs_contract[k]];
+    Ky = Kx * Kr != 0 ? K / (Kx * Kr) : 0;
+    for (i = 0; i < G && res == GS_OK; i++) {
+        memcpy(Am, A, (size_t)(B * M * K) * es);
+        memcpy(Bz, Bm, (size_t)(B * K * N) * es);
+        for (bb = 0; bb < B; bb++)
+            for (kx = 0; kx < Kx; kx++) {
+                uint64_t run = 0;
+                int64_t lo, hi;
+                for (j = 0; j < i; j++) run += (uint64_t)gs__ip_gsz(gz, bb * Kx + kx, j);
+                lo = (int64_t)run;
+                hi = (int64_t)(run + (uint64_t)gs__ip_gsz(gz, bb * Kx + kx, i));
+                lo = GS__MAX(0, GS__MIN(lo, Kr));
+                hi = GS__MAX(0, GS__MIN(hi, Kr));
+                for (kr = 0; kr < Kr; kr++) {
+                    int64_t m, kk = (kx * Kr + kr) * Ky;
+                    if (kr >= lo && kr < hi) continue;
+                    for (m = 0; m < M; m++) memset(Am + (size_t)((bb * M + m) * K + kk) * es, 0, (size_t)Ky * es);
+                    memset(Bz + (size_t)((bb * K + kk) * N) * es, 0, (size_t)(Ky * N) * es);
+                }
+            }
+        for (bb = 0; bb < B && res == GS_OK; bb++)
+            res = gs__ip_gemm_at(ctx, a->shape.dtype, M, N, K, Am, bb * M * K, Bz, bb * K * N, out->data, (i * B + bb) * M * N);
+    }
+    gs__free(ctx, Am);
+    gs__free(ctx, Bz);
+    return res;
+}
+
+/* batch mode: the dot, then the batches at or past the groups' total zeroed */
+GS__FN gs_result gs__ip_rd_batch(gs_ctx *ctx, const gs_value *v, const gs__rdinfo *I, const gs__buf *a, const gs__buf *b,
+                                 const gs__buf *gz, gs__buf *out) {
+    const gs_dot_dims *dd = &v->ragged->dot;
+    gs_value dv = *v;
+    int64_t Bx = 1, Br = a->shape.dims[I->ragged], By = 1, rest, G = gz->shape.dims[gz->shape.rank - 1], bx, br, i;
+    size_t es = gs__compute_size(out->shape.dtype);
+    int k;
+    gs_result res;
+    dv.dot = (gs_dot_dims *)dd;
+    if ((res = gs__ip_dot(ctx, &dv, a, b, out)) != GS_OK) return res;
+    for (k = 0; k < dd->n_batch; k++)
+        if (k < I->pos) Bx *= a->shape.dims[dd->lhs_batch[k]];
+        else if (k > I->pos) By *= a->shape.dims[dd->lhs_batch[k]];
+    rest = Bx * Br * By != 0 ? gs__numel(&out->shape) / (Bx * Br * By) : 0;
+    for (bx = 0; bx < Bx; bx++) {
+        uint64_t run = 0;
+        int64_t total;
+        for (i = 0; i < G; i++) run += (uint64_t)gs__ip_gsz(gz, bx, i);
+        total = GS__MAX(0, (int64_t)run);
+        for (br = total; br < Br; br++)
+            memset((char *)out->data + (size_t)((bx * Br + br) * By * rest) * es, 0, (size_t)(By * rest) * es);
+    }
+    return GS_OK;
+}
+
+GS__FN gs_result gs__ip_ragged_dot(gs_ctx *ctx, const gs_value *v, const gs__buf *a, const gs__buf *b, const gs__buf *gz,
+                                   gs__buf *out) {
+    const gs_ragged_dot_dims *rd = v->ragged;
+    const gs_dot_dims *dd = &rd->dot;
+    const int64_t *ll[2], *rl[3];
+    int lc[2], rc[3], pa[GS_MAX_RANK], pb[GS_MAX_RANK];
+    int64_t le[3], re[4], B, M, N, K;
+    gs__rdinfo I;
+    bool oa = false, ob = false, nc;
+    void *A = NULL, *Bm = NULL;
+    gs_result res = GS_OK;
+    int mode = rd ? gs__ragged_info(rd, a->shape.rank, &I) : -1;
+    if (mode < 0 || !gs__is_numeric(a->shape.dtype) || out->shape.dtype != a->shape.dtype || !gs__is_int(gz->shape.dtype))
+        return gs__err(ctx, GS_ERR_SHAPE, "ragged-dot %s: bad dimension numbers or types", v->name);
+    if (mode == GS__RD_BATCH) return gs__ip_rd_batch(ctx, v, &I, a, b, gz, out);
+    nc = mode == GS__RD_NONCONTRACT;
+    ll[0] = dd->lhs_batch;
+    lc[0] = dd->n_batch;
+    ll[1] = dd->lhs_contract;
+    lc[1] = dd->n_contract;
+    /* lhs: batch, contracting, free -> rotated below to batch, free, contracting */
+    gs__ip_rd_perm(&a->shape, 2, ll, lc, pa, le);
+    {
+        int tmp[GS_MAX_RANK], k, n = 0, nfree = a->shape.rank - dd->n_batch - dd->n_contract;
+        for (k = 0; k < dd->n_batch; k++) tmp[n++] = pa[k];
+        for (k = 0; k < nfree; k++) tmp[n++] = pa[dd->n_batch + dd->n_contract + k];
+        for (k = 0; k < dd->n_contract; k++) tmp[n++] = pa[dd->n_batch + k];
+        memcpy(pa, tmp, sizeof(int) * (size_t)a->shape.rank);
+    }
+    rl[0] = rd->rhs_group;
+    rc[0] = nc ? 1 : 0;
+    rl[1] = dd->rhs_batch;
+    rc[1] = dd->n_batch;
+    rl[2] = dd->rhs_contract;
+    rc[2] = dd->n_contract;
+    gs__ip_rd_perm(&b->shape, 3, rl, rc, pb, re);
+    B = le[0];
+    K = le[1];
+    M = le[2];
+    N = re[3];
+    memset(out->data, 0, (size_t)gs__numel(&out->shape) * gs__compute_size(out->shape.dtype));
+    if (B * M * N == 0) return GS_OK;
+    A = gs__ip_permuted(ctx, a, pa, &oa);
+    Bm = A ? gs__ip_permuted(ctx, b, pb, &ob) : NULL;
+    if (!A || !Bm) res = GS_ERR_OUT_OF_MEMORY;
+    else if (nc) res = gs__ip_rd_rows(ctx, v, &I, A, Bm, a, gz, out, B, M, N, K);
+    else res = gs__ip_rd_cols(ctx, v, &I, A, Bm, a, gz, out, B, M, N, K);
+    if (res == GS_OK && gs__is_fc(out->shape.dtype)) gs__round_dt(out->shape.dtype, (float *)out->data, gs__numel(&out->shape));
+    if (oa) gs__free(ctx, A);
+    if (ob) gs__free(ctx, Bm);
+    return res;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
    Gather and scatter (XLA dimension numbers, with batching dims)
    ------------------------------------------------------------------------------------------------------- */
 GS__FN bool gs__ip_in_list(int64_t x, int n, const int64_t *list) {
@@ -2782,6 +2989,125 @@ GS__FN gs_result gs__ip_eval_collective(gs__ip_st *st, const gs_value *v) {
     return GS_OK;
 }
 
+/* ragged-all-to-all v: its K updates (the metadata's elements, row-major), rows of row_bytes (compute format),
+   N input rows and M output rows */
+GS__FN void gs__ra2a_geom_of(const gs_value *v, gs__ra2a_geom *g) {
+    const gs_shape *in = &v->operands[0]->shape;
+    int d;
+    memset(g, 0, sizeof *g);
+    g->K = gs__numel(&v->operands[2]->shape);
+    g->N = in->dims[0];
+    g->M = v->shape.dims[0];
+    g->row_bytes = (int64_t)gs__compute_size(in->dtype);
+    for (d = 1; d < in->rank; d++) g->row_bytes *= in->dims[d];
+}
+
+/* Operands 2..5 of a ragged-all-to-all (ops[0..6)) as int64, K each, into meta[4 * K]. */
+GS__FN void gs__ra2a_meta(const gs__buf *ops, int64_t K, int64_t *meta) {
+    int k;
+    int64_t i;
+    for (k = 0; k < 4; k++)
+        for (i = 0; i < K; i++) meta[k * K + i] = gs__ip_get_index(&ops[2 + k], i);
+}
+
+/* the one source of the interpreter's ragged-all-to-all */
+GS__FN gs__ra2a_src gs__ip_ra2a_self(const void *at, int64_t j) {
+    (void)j;
+    return *(const gs__ra2a_src *)at;
+}
+
+/* Receiver r of a group of G (member j: device ids[j], its input rows and metadata src(at, j)) takes the rows every
+   member sends it: update u (of U = K/G) of member j is entry r*U + u of j's metadata, written at that entry's
+   output offset; the receiver's recv_sizes[j*U + u] must say the same size. Every update is checked before any
+   is written (out NULL: check only); false, with a message naming the device and the operand in msg, when one
+   reads outside the sender's input, writes outside the receiver's output or disagrees in size. */
+GS__FN bool gs__ra2a_receive(const gs_value *v, const gs__ra2a_geom *g, int64_t G, int64_t r,
+                             gs__ra2a_src (*src)(const void *at, int64_t j), const void *at, const int64_t *ids, char *out,
+                             char *msg, size_t cap) {
+    static const char *const names[4] = {"input_offsets", "send_sizes", "output_offsets", "recv_sizes"};
+    int64_t U = G > 0 ? g->K / G : 0, j, u, pass;
+    const int64_t *mine = src(at, r).meta;
+    for (pass = 0; pass < 2; pass++)
+        for (j = 0; j < G; j++)
+            for (u = 0; u < U; u++) {
+                const gs__ra2a_src sj = src(at, j);
+                const int64_t *m = sj.meta, i = r * U + u, want = mine[3 * g->K + j * U + u];
+                int64_t io = m[i], n = m[g->K + i], oo = m[2 * g->K + i];
+                const char *bad = NULL;
+                int which = 0;
+                int64_t val = 0;
+                if (pass == 1) {
+                    if (out && n > 0)
+                        memcpy(out + oo * g->row_bytes, sj.in + io * g->row_bytes, (size_t)(n * g->row_bytes));
+                    continue;
+                }
+                if (io < 0) bad = "is negative", which = 0, val = io;
+                else if (n < 0) bad = "is negative", which = 1, val = n;
+                else if (oo < 0) bad = "is negative", which = 2, val = oo;
+                if (bad) {
+                    if (msg)
+                        snprintf(msg, cap, "ragged-all-to-all %s: device %lld's %s[%lld] = %lld %s", v->name,
+                                 (long long)ids[j], names[which], (long long)i, (long long)val, bad);
+                    return false;
+                }
+                if (n > g->N - io) {
+                    if (msg)
+                        snprintf(msg, cap, "ragged-all-to-all %s: device %lld sends device %lld rows [%lld, %lld) of its input "
+                                 "(input_offsets[%lld] = %lld, send_sizes[%lld] = %lld), which has %lld rows", v->name,
+                                 (long long)ids[j], (long long)ids[r], (long long)io, (long long)(io + n), (long long)i,
+                                 (long long)io, (long long)i, (long long)n, (long long)g->N);
+                    return false;
+                }
+                if (n > g->M - oo) {
+                    if (msg)
+                        snprintf(msg, cap, "ragged-all-to-all %s: device %lld writes rows [%lld, %lld) of device %lld's output "
+                                 "(output_offsets[%lld] = %lld, send_sizes[%lld] = %lld), which has %lld rows", v->name,
+                                 (long long)ids[j], (long long)oo, (long long)(oo + n), (long long)ids[r], (long long)i,
+                                 (long long)oo, (long long)i, (long long)n, (long long)g->M);
+                    return false;
+                }
+                if (n != want) {
+                    if (msg)
+                        snprintf(msg, cap, "ragged-all-to-all %s: device %lld's recv_sizes[%lld] = %lld, but device %lld sends it "
+                                 "send_sizes[%lld] = %lld rows", v->name, (long long)ids[r], (long long)(j * U + u),
+                                 (long long)want, (long long)ids[j], (long long)i, (long long)n);
+                    return false;
+                }
+            }
+    return true;
+}
+
+/* ragged-all-to-all: with a runtime, the hook gets the six operands (ops[0..6)); alone, every group must be this
+   partition only (a group of one: the updates are this device's own, XLA's degenerate case) */
+GS__FN gs_result gs__ip_eval_ragged(gs__ip_st *st, const gs_value *v) {
+    gs__buf ops[6], *out;
+    gs__ra2a_geom g;
+    gs__ra2a_src src;
+    int64_t *meta, id = st->ex->partition_id;
+    int k, identity;
+    char msg[512];
+    gs_result r;
+    bool ok;
+    for (k = 0; k < 6; k++) ops[k] = *gs__ip_opbuf(st, v, k);
+    if (!(out = gs__ip_new_out(st, v, 0))) return GS_ERR_OUT_OF_MEMORY;
+    if (st->ex->collective) {
+        r = st->ex->collective(st->ex, v, ops, out);
+        if (r && r != GS__PENDING && st->ctx->err == GS_OK)
+            gs__err(st->ctx, r, "%s %s: the collective failed", gs_op_name(v->op), v->name);
+        return r;
+    }
+    if ((r = gs__ip_collective_local(st, v, &identity)) != GS_OK) return r;
+    gs__ra2a_geom_of(v, &g);
+    if (g.M * g.row_bytes > 0) memcpy(out->data, ops[1].data, (size_t)(g.M * g.row_bytes));
+    if (!(meta = (int64_t *)gs__malloc(st->ctx, sizeof(int64_t) * (size_t)(4 * g.K + 1)))) return GS_ERR_OUT_OF_MEMORY;
+    gs__ra2a_meta(ops, g.K, meta);
+    src.in = (const char *)ops[0].data;
+    src.meta = meta;
+    ok = gs__ra2a_receive(v, &g, 1, 0, gs__ip_ra2a_self, &src, &id, (char *)out->data, msg, sizeof msg);
+    gs__free(st->ctx, meta);
+    return ok ? GS_OK : gs__err(st->ctx, GS_ERR_INVALID_ARG, "%s", msg);
+}
+
 /* ---------------------------------------------------------------------------------------------------------
    One instruction
    ------------------------------------------------------------------------------------------------------- */
@@ -2930,6 +3256,7 @@ GS__FN gs_result gs__ip_eval_array(gs__ip_st *st, gs_value *v, gs__buf *out) {
     case GS_OP_REDUCE: return gs__ip_reduce(ctx, v, GS__IN(0), GS__IN(1), out, NULL);
     case GS_OP_ARGMAX: case GS_OP_ARGMIN: return gs__ip_argminmax(ctx, v, GS__IN(0), out);
     case GS_OP_DOT: return gs__ip_dot(ctx, v, GS__IN(0), GS__IN(1), out);
+    case GS_OP_RAGGED_DOT: return gs__ip_ragged_dot(ctx, v, GS__IN(0), GS__IN(1), GS__IN(2), out);
     case GS_OP_CONVOLUTION:
         if (!v->conv) return gs__err(ctx, GS_ERR_SHAPE, "convolution %s: no configuration", v->name);
         return gs__k_convolution(ctx, v, GS__IN(0), GS__IN(1), out);
@@ -3012,6 +3339,7 @@ GS__FN gs_result gs__ip_eval_value(gs__ip_st *st, gs_value *v) {
     case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE:
         return gs__ip_eval_collective(st, v);
+    case GS_OP_RAGGED_ALL_TO_ALL: return gs__ip_eval_ragged(st, v);
     case GS_OP_WHILE: case GS_OP_CONDITIONAL:   /* the stepper runs them (gs__ev_loop_start, gs__ev_branch_start) */
         return gs__err(ctx, GS_ERR_INVALID_ARG, "%s %s: evaluated outside the stepper", gs_op_name(v->op), v->name);
     case GS_OP_OPAQUE:
@@ -3307,7 +3635,7 @@ GS__FN gs_result gs__ip_fn_call(gs__ip_fn *f, const void *const *args, void *con
         switch (v->op) {
         case GS_OP_PARAMETER: memcpy(out->data, args[v->index], gs__compute_size(v->shape.dtype)); break;
         case GS_OP_TUPLE:
-            for (k = 0; k < v->n_operands; k++) memcpy(out[k].data, gs__ip_opbuf(st, v, k)->data, 16);
+            for (k = 0; k < v->n_operands; k++) memcpy(st->slots[st->first[i] + k].buf.data, gs__ip_opbuf(st, v, k)->data, 16);
             break;
         case GS_OP_RESHAPE: case GS_OP_COPY: case GS_OP_ANNOTATE: memcpy(out->data, gs__ip_opbuf(st, v, 0)->data, 16); break;
         default: r = gs__ip_eval_array(st, v, out); break;
@@ -3351,7 +3679,15 @@ GS__FN gs_result gs__reducer_apply(gs__ip_fn *f, gs_dtype t, void *d, int64_t di
 }
 
 GS__FN gs_result gs__reducer_fold(gs__ip_fn *f, gs_dtype t, void *y, int64_t iy, const void *a, int64_t ia) {
-    return gs__reducer_apply(f, t, y, iy, y, iy, a, ia);
+    gs__ip_var *w = f->var;
+    int j;
+    if (!w) return gs__reducer_apply(f, t, y, iy, y, iy, a, ia);
+    for (j = 0; j < w->n; j++) {
+        char *acc = j == w->k ? (char *)y : (char *)w->acc[j];
+        w->args[j] = w->outs[j] = acc + (size_t)iy * w->es[j];   /* written after every argument is read */
+        w->args[w->n + j] = (const char *)w->in[j] + (size_t)ia * w->es[j];
+    }
+    return gs__ip_fn_call(f, w->args, w->outs);
 }
 
 /* reduce-window with a reducer computation: out = init everywhere, then per output element its window positions
@@ -3394,15 +3730,66 @@ GS__FN gs_result gs__ip_reduce_window_fn(gs_ctx *ctx, const gs_value *v, const g
     return res;
 }
 
+GS__FN void gs__ip_var_free(gs_ctx *ctx, gs__ip_var *w) {
+    int j;
+    if (!w) return;
+    for (j = 0; w->acc && j < w->n; j++) gs__free(ctx, w->acc[j]);
+    gs__free(ctx, w->acc);
+    gs__free(ctx, (void *)w->in);
+    gs__free(ctx, (void *)w->args);
+    gs__free(ctx, w->outs);
+    gs__free(ctx, w->es);
+    gs__free(ctx, w);
+}
+
+/* the state of v's variadic reducer: every other component's accumulator starts as its init everywhere (scatter:
+   its operand), and its input is its operand (scatter: its updates) */
+GS__FN gs_result gs__ip_var_new(gs__ip_st *st, const gs_value *v, const gs__buf *out, gs__ip_var **res) {
+    gs_ctx *ctx = st->ctx;
+    int n = v->red_n, b = gs__red_base(v), j;
+    int64_t no = gs__numel(&out->shape);
+    gs__ip_var *w = (gs__ip_var *)gs__malloc(ctx, sizeof *w);
+    *res = w;
+    if (!w) return gs__err(ctx, GS_ERR_OUT_OF_MEMORY, "%s: out of memory", v->name);
+    memset(w, 0, sizeof *w);
+    w->n = n;
+    w->k = v->red_k;
+    w->acc = (void **)gs__malloc(ctx, sizeof(void *) * (size_t)n);
+    w->in = (const void **)gs__malloc(ctx, sizeof(void *) * (size_t)n);
+    w->args = (const void **)gs__malloc(ctx, sizeof(void *) * (size_t)(2 * n));
+    w->outs = (void **)gs__malloc(ctx, sizeof(void *) * (size_t)n);
+    w->es = (size_t *)gs__malloc(ctx, sizeof(size_t) * (size_t)n);
+    if (!w->acc || !w->in || !w->args || !w->outs || !w->es) return gs__err(ctx, GS_ERR_OUT_OF_MEMORY, "%s: out of memory", v->name);
+    memset(w->acc, 0, sizeof(void *) * (size_t)n);
+    for (j = 0; j < n; j++) {
+        const gs__buf *x = gs__ip_opbuf(st, v, b + j), *i = gs__ip_opbuf(st, v, b + n + j);
+        w->es[j] = gs__compute_size(x->shape.dtype);
+        w->in[j] = v->op == GS_OP_SCATTER ? i->data : x->data;
+        if (j == v->red_k) continue;
+        if (!(w->acc[j] = gs__malloc(ctx, w->es[j] * (size_t)(no > 0 ? no : 1))))
+            return gs__err(ctx, GS_ERR_OUT_OF_MEMORY, "%s: out of memory", v->name);
+        if (v->op == GS_OP_SCATTER) memcpy(w->acc[j], x->data, w->es[j] * (size_t)no);
+        else gs__ip_fill(w->acc[j], w->es[j], no, i->data);
+    }
+    return GS_OK;
+}
+
 /* reduce, reduce-window and scatter with a reducer computation (all-reduce and reduce-scatter: the runtime) */
 GS__FN gs_result gs__ip_custom_reduction(gs__ip_st *st, gs_value *v, gs__buf *out) {
     gs__ip_fn *fn;
     gs_result r = gs__reducer_new(st->ex, v->reducer, &fn);
     if (r) return gs__err_prefix(st->ctx, "%s %s: reducer '%s': ", gs_op_name(v->op), v->name, v->reducer->name);
+    if (v->red_n > 0 && (r = gs__ip_var_new(st, v, out, &fn->var)) != GS_OK) {
+        gs__ip_var_free(st->ctx, fn->var);
+        gs__reducer_free(st->ctx, fn);
+        return r;
+    }
     if (v->op == GS_OP_REDUCE) r = gs__ip_reduce(st->ctx, v, gs__ip_opbuf(st, v, 0), gs__ip_opbuf(st, v, 1), out, fn);
     else if (v->op == GS_OP_SCATTER)
         r = gs__ip_scatter(st->ctx, v, gs__ip_opbuf(st, v, 0), gs__ip_opbuf(st, v, 1), gs__ip_opbuf(st, v, 2), out, fn);
     else r = gs__ip_reduce_window_fn(st->ctx, v, gs__ip_opbuf(st, v, 0), gs__ip_opbuf(st, v, 1), out, fn);
+    gs__ip_var_free(st->ctx, fn->var);
+    fn->var = NULL;
     gs__reducer_free(st->ctx, fn);
     if (r) return gs__err_prefix(st->ctx, "%s %s: reducer '%s': ", gs_op_name(v->op), v->name, v->reducer->name);
     return GS_OK;

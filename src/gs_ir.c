@@ -1513,8 +1513,186 @@ GS__FN gs_graph *gs__subgraph(const gs_value *v, int k) {
     return NULL;
 }
 
+/* ---- ragged-dot ---- */
+/* The mode of ragged dot d over an lhs of rank lr and the lhs dims group_sizes' prefix dims stand for (XLA's
+   InferRaggedDotOpShape): -1 when d has not exactly one ragged dim in range. */
+GS__FN int gs__ragged_info(const gs_ragged_dot_dims *d, int lr, gs__rdinfo *I) {
+    const gs_dot_dims *dd = &d->dot;
+    int i;
+    memset(I, 0, sizeof *I);
+    if (d->n_lhs_ragged != 1 || d->lhs_ragged[0] < 0 || d->lhs_ragged[0] >= lr) return -1;
+    I->ragged = (int)d->lhs_ragged[0];
+    I->mode = GS__RD_NONCONTRACT;
+    for (i = 0; i < dd->n_batch; i++)
+        if (dd->lhs_batch[i] == I->ragged) { I->mode = GS__RD_BATCH; I->pos = i; }
+    for (i = 0; i < dd->n_contract; i++)
+        if (dd->lhs_contract[i] == I->ragged) { I->mode = GS__RD_CONTRACT; I->pos = i; }
+    if (I->mode == GS__RD_BATCH) {
+        for (i = 0; i < I->pos; i++) I->pre[I->n_pre++] = dd->lhs_batch[i];
+        return I->mode;
+    }
+    for (i = 0; i < dd->n_batch; i++) I->pre[I->n_pre++] = dd->lhs_batch[i];
+    if (I->mode == GS__RD_CONTRACT) {
+        for (i = 0; i < I->pos; i++) I->pre[I->n_pre++] = dd->lhs_contract[i];
+        return I->mode;
+    }
+    for (i = 0; i < I->ragged; i++) {
+        int k;
+        bool used = false;
+        for (k = 0; k < dd->n_batch; k++) used = used || dd->lhs_batch[k] == i;
+        for (k = 0; k < dd->n_contract; k++) used = used || dd->lhs_contract[k] == i;
+        if (!used) I->pre[I->n_pre++] = i;
+    }
+    return I->mode;
+}
+
+/* the "dims out of range / not unique" checks of XLA's ValidateDotDimensionNumbers */
+GS__FN bool gs__ragged_dims_ok(const gs_dot_dims *d, int lr, int rr, bool *unique) {
+    int i, j;
+    int64_t l[2 * GS_MAX_RANK], r[2 * GS_MAX_RANK];
+    int n = d->n_contract + d->n_batch;
+    *unique = true;
+    for (i = 0; i < d->n_contract; i++) { l[i] = d->lhs_contract[i]; r[i] = d->rhs_contract[i]; }
+    for (i = 0; i < d->n_batch; i++) { l[d->n_contract + i] = d->lhs_batch[i]; r[d->n_contract + i] = d->rhs_batch[i]; }
+    for (i = 0; i < n; i++)
+        if (l[i] < 0 || l[i] >= lr || r[i] < 0 || r[i] >= rr) return false;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < i; j++)
+            if (l[i] == l[j] || r[i] == r[j]) *unique = false;
+    return true;
+}
+
+/* ragged-dot(lhs, rhs, group_sizes): XLA's checks and messages (shape_inference.cc InferRaggedDotOpShape), then
+   the result [g (contracting mode)] + batch dims + lhs free dims + rhs free dims but the group dim */
+GS__FN gs_result gs__infer_ragged_dot(gs_ctx *ctx, gs_value *v, gs_shape *s) {
+    const gs_shape *x = &v->operands[0]->shape, *y = &v->operands[1]->shape, *gz = &v->operands[2]->shape;
+    const gs_ragged_dot_dims *rd = v->ragged;
+    const gs_dot_dims *d = &rd->dot;
+    char bl[96], br[96], head[300];
+    gs__rdinfo I;
+    int i, j, mode;
+    int64_t g;
+    bool unique;
+    if (x->dtype != y->dtype || !gs__is_numeric(x->dtype))
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: lhs and rhs need one numeric dtype (%s vs %s)", GS__WHO, gs_dtype_name(x->dtype),
+                 gs_dtype_name(y->dtype));
+    if (!gs__is_int(gz->dtype) || gz->rank < 1)
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: group_sizes must be an integer array of rank >= 1, not %s", GS__WHO,
+                 gs__shape_str(gz, bl, sizeof bl));
+    if (d->n_batch < 0 || d->n_contract < 0 || d->n_batch + d->n_contract > GS_MAX_RANK || rd->n_lhs_ragged < 0 ||
+        rd->n_lhs_ragged > GS_MAX_RANK || rd->n_rhs_group < 0 || rd->n_rhs_group > GS_MAX_RANK)
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: bad dimension number counts", GS__WHO);
+    if (!gs__ragged_dims_ok(d, x->rank, y->rank, &unique))
+        GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: A dimension number is out of range in Dot", GS__WHO);
+    if (!unique) GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: A dimension number is not unique in Dot", GS__WHO);
+    snprintf(head, sizeof head, "%s %s: Cannot infer shape for dot operation: %s <dot> %s.", GS__WHO,
+             gs__shape_str(x, bl, sizeof bl), gs__shape_str(y, br, sizeof br));
+    for (i = 0; i < d->n_contract; i++)
+        if (x->dims[d->lhs_contract[i]] != y->dims[d->rhs_contract[i]])
+            GS__FAIL(GS_ERR_SHAPE, "%s Contracting dimension sizes are not compatible.", head);
+    for (i = 0; i < d->n_batch; i++)
+        if (x->dims[d->lhs_batch[i]] != y->dims[d->rhs_batch[i]])
+            GS__FAIL(GS_ERR_SHAPE, "%s Batch dimension sizes are not compatible.", head);
+    snprintf(head, sizeof head, "%s %s: Cannot infer shape for ragged dot operation: %s <ragged_dot> %s.", GS__WHO, bl, br);
+    if (rd->n_lhs_ragged != 1) GS__FAIL(GS_ERR_SHAPE, "%s There must be exactly one ragged dimension in the lhs.", head);
+    mode = gs__ragged_info(rd, x->rank, &I);
+    if (mode < 0)
+        GS__FAIL(GS_ERR_SHAPE, "%s lhs ragged dimension %lld is out of range [0, %d)", head, (long long)rd->lhs_ragged[0], x->rank);
+    if (gz->rank != 1) {
+        if (gz->rank != I.n_pre + 1)
+            GS__FAIL(GS_ERR_SHAPE, "%s expected group_sizes to have rank %d, got %d", head, I.n_pre + 1, gz->rank);
+        for (i = 0; i < I.n_pre; i++)
+            if (gz->dims[i] != x->dims[I.pre[i]]) {
+                gs__sb sb;
+                gs__sb_init(&sb, ctx);
+                for (j = 0; j < I.n_pre; j++) gs__sb_printf(&sb, "%s%lld", j ? ", " : "", (long long)x->dims[I.pre[j]]);
+                gs__sb_printf(&sb, ", %lld], got [", (long long)gz->dims[gz->rank - 1]);
+                for (j = 0; j < gz->rank; j++) gs__sb_printf(&sb, "%s%lld", j ? ", " : "", (long long)gz->dims[j]);
+                gs__err(ctx, GS_ERR_SHAPE, "%s group_sizes is expected to have shape [%s]", head, sb.oom ? "?" : sb.buf);
+                gs__sb_free(&sb);
+                return ctx->err;
+            }
+    }
+    g = gz->dims[gz->rank - 1];
+    for (i = 0; i < rd->n_rhs_group; i++) {
+        int64_t r = rd->rhs_group[i];
+        if (r < 0 || r >= y->rank) GS__FAIL(GS_ERR_SHAPE, "%s rhs group dimension %lld is out of range [0, %d)", head, (long long)r, y->rank);
+        for (j = 0; j < d->n_batch; j++)
+            if (d->rhs_batch[j] == r) GS__FAIL(GS_ERR_SHAPE, "%s rhs group dimension cannot be a batch or contracting dimension", head);
+        for (j = 0; j < d->n_contract; j++)
+            if (d->rhs_contract[j] == r) GS__FAIL(GS_ERR_SHAPE, "%s rhs group dimension cannot be a batch or contracting dimension", head);
+    }
+    if (mode != GS__RD_NONCONTRACT && rd->n_rhs_group != 0)
+        GS__FAIL(GS_ERR_SHAPE, "%s There must be zero group dimensions in the rhs when the ragged dimension is batch or contracting.", head);
+    if (mode == GS__RD_NONCONTRACT && rd->n_rhs_group != 1)
+        GS__FAIL(GS_ERR_SHAPE, "%s There must be exactly one group dimension in the rhs when the lhs ragged dimension is non-contracting.", head);
+    if (mode == GS__RD_NONCONTRACT && y->dims[rd->rhs_group[0]] != g)
+        GS__FAIL(GS_ERR_SHAPE, "%s rhs group dimension is expected to have size=%lld, got %lld", head, (long long)g,
+                 (long long)y->dims[rd->rhs_group[0]]);
+    s->dtype = x->dtype;
+    s->rank = 0;
+    if (mode == GS__RD_CONTRACT) s->dims[s->rank++] = g;
+    for (i = 0; i < d->n_batch; i++) s->dims[s->rank++] = x->dims[d->lhs_batch[i]];
+    for (j = 0; j < 2; j++) {
+        const gs_shape *o = j ? y : x;
+        for (i = 0; i < o->rank; i++) {
+            int k;
+            bool used = j && mode == GS__RD_NONCONTRACT && rd->rhs_group[0] == i;
+            for (k = 0; k < d->n_batch; k++) used = used || (j ? d->rhs_batch[k] : d->lhs_batch[k]) == i;
+            for (k = 0; k < d->n_contract; k++) used = used || (j ? d->rhs_contract[k] : d->lhs_contract[k]) == i;
+            if (used) continue;
+            if (s->rank >= GS_MAX_RANK) GS__FAIL(GS_ERR_SHAPE, "%s %s: result rank exceeds GS_MAX_RANK", GS__WHO);
+            s->dims[s->rank++] = o->dims[i];
+        }
+    }
+    return GS_OK;
+}
+
 /* conditional(selector, arg0, .., argN-1): selector pred[] with 2 branches or s32[] with N >= 1; branch k takes
    one parameter of arg k's shape; every branch returns the same shape, the conditional's */
+/* ragged-all-to-all(input[N, rest], output[M, rest], input_offsets, send_sizes, output_offsets, recv_sizes) ->
+   output's shape. XLA's verifier: the four metadata operands have one shape, of rank 1 or 2; the result is the
+   output operand's shape. Beyond it (XLA's runtimes copy rows of the output's row length from the input): input and
+   output share the element type and the dims after the first, and the metadata is integer; K (the metadata's
+   element count) is a multiple of the group size when the group is known. */
+GS__FN gs_result gs__infer_ragged_a2a(gs_ctx *ctx, gs_value *v, gs_shape *s) {
+    static const char *const what[6] = {"input", "output", "input_offsets", "send_sizes", "output_offsets", "recv_sizes"};
+    const gs_shape *in = &v->operands[0]->shape, *out = &v->operands[1]->shape, *m = &v->operands[2]->shape;
+    char b1[96], b2[96];
+    int i;
+    int64_t K, gsz;
+    if (gs__check_groups(ctx, v, &v->coll.groups)) return ctx->err;
+    if (in->rank < 1 || out->rank < 1)
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: the %s (%s) needs a ragged dim 0 (rank >= 1)", GS__WHO, in->rank < 1 ? what[0] : what[1],
+                 gs__shape_str(in->rank < 1 ? in : out, b1, sizeof b1));
+    if (in->dtype != out->dtype || in->rank != out->rank)
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: input %s and output %s differ in %s", GS__WHO, gs__shape_str(in, b1, sizeof b1),
+                 gs__shape_str(out, b2, sizeof b2), in->dtype != out->dtype ? "element type" : "rank");
+    for (i = 1; i < in->rank; i++)
+        if (in->dims[i] != out->dims[i])
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: input %s and output %s differ in dim %d (only dim 0 is ragged)", GS__WHO,
+                     gs__shape_str(in, b1, sizeof b1), gs__shape_str(out, b2, sizeof b2), i);
+    for (i = 2; i < 6; i++) {
+        const gs_shape *o = &v->operands[i]->shape;
+        if (o->rank != 1 && o->rank != 2)
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: operand %d (%s, %s) must be rank 1 or 2, not %s", GS__WHO, i, what[i],
+                     v->operands[i]->name, gs__shape_str(o, b1, sizeof b1));
+        if (!gs__is_int(o->dtype))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: operand %d (%s, %s) must be integer, not %s", GS__WHO, i, what[i],
+                     v->operands[i]->name, gs__shape_str(o, b1, sizeof b1));
+        if (!gs_shape_equal(o, m))
+            GS__FAIL(GS_ERR_SHAPE, "%s %s: operands 2 (input_offsets, %s) and %d (%s, %s) have different shapes", GS__WHO,
+                     gs__shape_str(m, b1, sizeof b1), i, what[i], gs__shape_str(o, b2, sizeof b2));
+    }
+    K = gs__numel(m);
+    gsz = gs__group_size(v);
+    if (gsz > 0 && K % gsz != 0)
+        GS__FAIL(GS_ERR_SHAPE, "%s %s: %lld offsets/sizes do not divide into the %lld members of a group", GS__WHO,
+                 (long long)K, (long long)gsz);
+    *s = *out;
+    return GS_OK;
+}
+
 GS__FN gs_result gs__infer_conditional(gs_ctx *ctx, gs_value *v) {
     const gs_value *sel = v->n_operands ? v->operands[0] : NULL, *root0 = NULL;
     int k, n = v->n_branches;
@@ -1682,15 +1860,17 @@ GS__FN gs_result gs__infer_other(gs_ctx *ctx, gs_value *v, gs_shape *s, const gs
     GS__FAIL(GS_ERR_INVALID_ARG, "invalid op %d", (int)v->op);
 }
 
+GS__FN gs_result gs__check_variadic(gs_ctx *ctx, const gs_value *v, const char *who);
 GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     gs_shape *s = &v->shape;
     const gs_shape *x = v->n_operands ? &v->operands[0]->shape : NULL;
     int i;
     int arity = gs_op_arity(v->op);
-    if (arity >= 0 && v->n_operands != arity)
+    if (arity >= 0 && v->n_operands != arity + (v->red_n > 0 ? 2 * v->red_n : 0))
         GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: takes %d operands, got %d", GS__WHO, arity, v->n_operands);
     if (v->reduce == GS_REDUCE_CUSTOM && !v->reducer)
         GS__FAIL(GS_ERR_INVALID_ARG, "%s %s: reduction 'custom' needs its computation (gs_value_set_reducer)", GS__WHO);
+    if (v->red_n > 0 && gs__check_variadic(ctx, v, "variadic reducer") != GS_OK) return ctx->err;
     /* operands are arrays except for tuple, get-tuple-element and while */
     if (v->op != GS_OP_GET_TUPLE_ELEMENT && v->op != GS_OP_WHILE && v->op != GS_OP_TUPLE && v->op != GS_OP_OPAQUE &&
         v->op != GS_OP_CONDITIONAL)
@@ -1714,6 +1894,8 @@ GS__FN gs_result gs__infer(gs_ctx *ctx, gs_value *v) {
     case GS_OP_FFT: return gs__infer_fft(ctx, v);
     case GS_OP_SELECT_AND_SCATTER: return gs__infer_select_scatter(ctx, v);
     case GS_OP_CONDITIONAL: return gs__infer_conditional(ctx, v);
+    case GS_OP_RAGGED_DOT: return gs__infer_ragged_dot(ctx, v, s);
+    case GS_OP_RAGGED_ALL_TO_ALL: return gs__infer_ragged_a2a(ctx, v, s);
     case GS_OP_RNG: case GS_OP_ALL_REDUCE: case GS_OP_ALL_GATHER: case GS_OP_REDUCE_SCATTER: case GS_OP_ALL_TO_ALL:
     case GS_OP_COLLECTIVE_PERMUTE: case GS_OP_TO_MANUAL: case GS_OP_TO_FULL: case GS_OP_TUPLE: case GS_OP_GET_TUPLE_ELEMENT:
     case GS_OP_WHILE:
@@ -2273,6 +2455,23 @@ GS_API gs_value *gs_dot(gs_graph *g, gs_value *lhs, gs_value *rhs, const gs_dot_
     return gs__finish(v);
 }
 
+GS_API gs_value *gs_ragged_dot(gs_graph *g, gs_value *lhs, gs_value *rhs, gs_value *group_sizes,
+                               const gs_ragged_dot_dims *dims) {
+    gs_value *ops[3], *v;
+    ops[0] = lhs;
+    ops[1] = rhs;
+    ops[2] = group_sizes;
+    v = gs__value_new(g, GS_OP_RAGGED_DOT, 3, ops);
+    if (!v) return NULL;
+    if (!dims) {
+        gs__err(g->ctx, GS_ERR_INVALID_ARG, "gs_ragged_dot: dimension numbers are NULL");
+        return NULL;
+    }
+    v->ragged = (gs_ragged_dot_dims *)gs__arena_dup(g->ctx, dims, sizeof *dims);
+    if (!v->ragged) return NULL;
+    return gs__finish(v);
+}
+
 GS_API gs_value *gs_einsum(gs_graph *g, const char *spec, gs_value *lhs, gs_value *rhs) {
     const char *arrow, *comma, *p;
     char in[2][GS_MAX_RANK + 1], out[2 * GS_MAX_RANK + 1], dotorder[2 * GS_MAX_RANK + 1];
@@ -2506,6 +2705,7 @@ GS__FN bool gs__check_scalar_comp(gs_ctx *ctx, const char *who, const gs_graph *
     for (i = 0; i < (int)stbds_arrlen(c->values); i++) {
         const gs_value *v = c->values[i];
         if (v->op == GS_OP_WHILE || v->op == GS_OP_CONDITIONAL || (v->op >= GS_OP_ALL_REDUCE && v->op <= GS_OP_COLLECTIVE_PERMUTE) ||
+            v->op == GS_OP_RAGGED_ALL_TO_ALL ||
             v->op == GS_OP_OPAQUE || v->op == GS_OP_PARTITION_ID || v->op == GS_OP_REPLICA_ID || v->op == GS_OP_RNG ||
             v->op == GS_OP_SORT || v->op == GS_OP_TOPK)
             GS__CSC_FAIL(GS_ERR_UNSUPPORTED, "%s: computation '%s' uses %s %s, which a called scalar computation cannot run",
@@ -2560,6 +2760,85 @@ GS_API gs_result gs_value_set_reducer(gs_value *v, gs_graph *reducer) {
                        gs_op_name(v->op), v->name);
     dt[0] = dt[1] = v->operands[0]->shape.dtype;
     if (!gs__check_scalar_comp(ctx, "reducer", reducer, 2, dt, 1, dt)) return ctx->err;
+    v->reduce = GS_REDUCE_CUSTOM;
+    v->reducer = reducer;
+    return GS_OK;
+}
+
+GS__FN int gs__red_base(const gs_value *v) { return v->op == GS_OP_SCATTER ? 3 : 2; }
+
+/* v's variadic operands against its own: input j has the dims of input k (v's operand 0), init or update j
+   those of operand 1 (scatter: 2); the reducer takes them and returns them as the variadic op's element types */
+GS__FN gs_result gs__check_variadic(gs_ctx *ctx, const gs_value *v, const char *who) {
+    gs_dtype pdt[2 * GS__MAX_VARIADIC];
+    int n = v->red_n, k = v->red_k, b = gs__red_base(v), j, h;
+    char b1[96], b2[96];
+    if (n < 2 || n > GS__MAX_VARIADIC || k < 0 || k >= n || v->n_operands != b + 2 * n)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: %s %s: component %d of %d operands (2 to %d)", who, gs_op_name(v->op),
+                       v->name, k, n, GS__MAX_VARIADIC);
+    if (v->operands[b + k] != v->operands[0] || v->operands[b + n + k] != v->operands[b - 1])
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: %s %s: variadic operand %d is not the op's own operand", who,
+                       gs_op_name(v->op), v->name, k);
+    for (h = 0; h < 2; h++)
+        for (j = 0; j < n; j++) {
+            const gs_shape *a = &v->operands[b + h * n + j]->shape, *own = &v->operands[h ? b - 1 : 0]->shape;
+            if (a->rank != own->rank || memcmp(a->dims, own->dims, sizeof(int64_t) * (size_t)a->rank) != 0)
+                return gs__err(ctx, GS_ERR_SHAPE, "%s: %s %s: %s %d %s has other dims than %s %d %s", who, gs_op_name(v->op),
+                               v->name, h ? (v->op == GS_OP_SCATTER ? "update" : "init") : "operand", j,
+                               gs__shape_str(a, b1, sizeof b1), h ? (v->op == GS_OP_SCATTER ? "update" : "init") : "operand", k,
+                               gs__shape_str(own, b2, sizeof b2));
+            if (v->operands[b + n + j]->shape.dtype != v->operands[b + j]->shape.dtype)
+                return gs__err(ctx, GS_ERR_SHAPE, "%s: %s %s: %s %d is %s, operand %d %s", who, gs_op_name(v->op), v->name,
+                               v->op == GS_OP_SCATTER ? "update" : "init", j,
+                               gs_dtype_name(v->operands[b + n + j]->shape.dtype), j,
+                               gs_dtype_name(v->operands[b + j]->shape.dtype));
+            pdt[j] = pdt[n + j] = v->operands[b + j]->shape.dtype;
+        }
+    if (!gs__check_scalar_comp(ctx, "reducer", v->reducer, 2 * n, pdt, n, pdt))
+        return gs__err_prefix(ctx, "%s: %s %s: ", who, gs_op_name(v->op), v->name);
+    return GS_OK;
+}
+
+GS_API gs_result gs_value_set_variadic_reducer(gs_value *v, gs_graph *reducer, int n, int k, gs_value *const *xs,
+                                               gs_value *const *inits) {
+    gs_ctx *ctx;
+    gs_value **ops;
+    int b, j;
+    gs_result r;
+    if (!v) return GS_ERR_INVALID_ARG;
+    ctx = v->graph->ctx;
+    if (v->op != GS_OP_REDUCE && v->op != GS_OP_REDUCE_WINDOW && v->op != GS_OP_SCATTER)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_value_set_variadic_reducer: %s %s takes no variadic reducer",
+                       gs_op_name(v->op), v->name);
+    if (v->red_n > 0)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_value_set_variadic_reducer: %s %s has one already", gs_op_name(v->op), v->name);
+    if (n < 2 || n > GS__MAX_VARIADIC || k < 0 || k >= n || !xs || !inits || !reducer)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_value_set_variadic_reducer: %s %s: component %d of %d operands (2 to %d, "
+                       "with the operands, inits or updates and the reducer)", gs_op_name(v->op), v->name, k, n, GS__MAX_VARIADIC);
+    b = gs__red_base(v);
+    for (j = 0; j < n; j++)
+        if (!xs[j] || !inits[j] || xs[j]->graph != v->graph || inits[j]->graph != v->graph || xs[j]->id >= v->id ||
+            inits[j]->id >= v->id)
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_value_set_variadic_reducer: %s %s: operand %d is missing or not an "
+                           "earlier value of its graph", gs_op_name(v->op), v->name, j);
+    if (!(ops = (gs_value **)gs__arena_alloc(ctx, sizeof(gs_value *) * (size_t)(b + 2 * n)))) return ctx->err;
+    memcpy(ops, v->operands, sizeof(gs_value *) * (size_t)b);
+    memcpy(ops + b, xs, sizeof(gs_value *) * (size_t)n);
+    memcpy(ops + b + n, inits, sizeof(gs_value *) * (size_t)n);
+    {
+        gs_value t = *v;   /* checked on a copy: v is unchanged on failure */
+        t.operands = ops;
+        t.n_operands = b + 2 * n;
+        t.red_n = n;
+        t.red_k = k;
+        t.reduce = GS_REDUCE_CUSTOM;
+        t.reducer = reducer;
+        if ((r = gs__check_variadic(ctx, &t, "gs_value_set_variadic_reducer")) != GS_OK) return r;
+    }
+    v->operands = ops;
+    v->n_operands = b + 2 * n;
+    v->red_n = n;
+    v->red_k = k;
     v->reduce = GS_REDUCE_CUSTOM;
     v->reducer = reducer;
     return GS_OK;
@@ -2649,8 +2928,9 @@ GS_API gs_value *gs_rng_uniform_shard(gs_graph *g, gs_value *lo, gs_value *hi, g
     return gs__finish(v);
 }
 
-GS__FN gs_value *gs__collective(gs_graph *g, gs_op op, gs_value *x, const gs_collective_desc *cd) {
-    gs_value *v = gs__value_new(g, op, 1, &x);
+/* a collective of n operands with its groups (copied into the arena) */
+GS__FN gs_value *gs__collective_n(gs_graph *g, gs_op op, int n, gs_value *const *xs, const gs_collective_desc *cd) {
+    gs_value *v = gs__value_new(g, op, n, xs);
     if (!v) return NULL;
     if (cd) {
         v->coll = *cd;
@@ -2670,6 +2950,10 @@ GS__FN gs_value *gs__collective(gs_graph *g, gs_op op, gs_value *x, const gs_col
         }
     }
     return v;
+}
+
+GS__FN gs_value *gs__collective(gs_graph *g, gs_op op, gs_value *x, const gs_collective_desc *cd) {
+    return gs__collective_n(g, op, 1, &x, cd);
 }
 
 GS_API gs_value *gs_all_reduce(gs_graph *g, gs_value *x, gs_reduce_kind kind, const gs_collective_desc *cd) {
@@ -2700,6 +2984,10 @@ GS_API gs_value *gs_all_to_all(gs_graph *g, gs_value *x, int64_t split_dim, int6
     v->split_dim = split_dim;
     v->concat_dim = concat_dim;
     return gs__finish(v);
+}
+
+GS_API gs_value *gs_ragged_all_to_all(gs_graph *g, gs_value *const operands[6], const gs_collective_desc *cd) {
+    return gs__finish(gs__collective_n(g, GS_OP_RAGGED_ALL_TO_ALL, 6, operands, cd));
 }
 
 GS_API gs_value *gs_collective_permute(gs_graph *g, gs_value *x, int64_t n_pairs, const int64_t *pairs, int64_t channel_id) {

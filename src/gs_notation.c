@@ -879,6 +879,7 @@ GS__FN gs_result gs__nt_comm_row(gs_notation *N, const gs_cost_row *row, gs_nota
         case GS_OP_ALL_GATHER: c->kind = GS_COLLECTIVE_ALL_GATHER; c->bytes = out; break;
         case GS_OP_REDUCE_SCATTER: c->kind = GS_COLLECTIVE_REDUCE_SCATTER; c->bytes = in; break;
         case GS_OP_ALL_REDUCE: c->kind = GS_COLLECTIVE_ALL_REDUCE; c->bytes = in; break;
+        case GS_OP_RAGGED_ALL_TO_ALL: c->kind = GS_COLLECTIVE_ALL_TO_ALL; c->bytes = (double)gsz * out; break;   /* bound */
         default: c->kind = GS_COLLECTIVE_ALL_TO_ALL; c->bytes = (double)gsz * in; break;
         }
     }

@@ -302,117 +302,240 @@ GS__FN gs_result gs__npy_read_header(gs_ctx *ctx, FILE *f, const char *path, gs_
     return GS_OK;
 }
 
-GS_API gs_result gs_npy_read(gs_ctx *ctx, const char *path, gs_dtype want, gs_shape *shape, void **data) {
+/* An open .npy file positioned at its data, with what its header says. */
+typedef struct gs__npy_in {
     FILE *f;
     gs__npy_hdr h;
-    char *hbuf = NULL;
-    unsigned char *buf = NULL;
-    gs_dtype file_dt, dt;
-    gs_shape s;
-    size_t fsize, numel, nbytes, got, i;
+    char *hbuf;
+    gs_dtype file_dt, dt;     /* the file's type; the type read (want, or the file's) */
+    size_t fsize, numel, nbytes;
+    long data_at;             /* offset of the data in the file (-1: the stream cannot seek) */
+} gs__npy_in;
+
+GS__FN void gs__npy_close(gs_ctx *ctx, gs__npy_in *in) {
+    gs__free(ctx, in->hbuf);
+    in->hbuf = NULL;
+    if (in->f) fclose(in->f);
+    in->f = NULL;
+}
+
+/* Opens path and checks its header against want (gs_npy_read's rules) and that the file holds no fewer data
+   bytes than the shape needs. On failure the file is closed and the error recorded. */
+GS__FN gs_result gs__npy_open(gs_ctx *ctx, const char *path, gs_dtype want, gs__npy_in *in) {
     int big = 0;
+    gs_result r;
+    memset(in, 0, sizeof *in);
+    if (want == GS_TUPLE || (int)want < 0 || want >= GS_DTYPE_COUNT)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_read %s: invalid dtype %d", path, (int)want);
+    in->f = fopen(path, "rb");
+    if (!in->f) return gs__err(ctx, GS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    r = gs__npy_read_header(ctx, in->f, path, &in->h, &in->hbuf);
+    if (r != GS_OK) goto fail;
+    in->file_dt = gs__npy_descr_dtype(in->h.descr, &big);
+    if (big) {
+        r = gs__err(ctx, GS_ERR_PARSE, "%s: big-endian data ('%s') is not supported; save it little-endian "
+                    "(arr.astype('<%s'))", path, in->h.descr, in->h.descr + 1);
+        goto fail;
+    }
+    if (in->file_dt == GS_DTYPE_INVALID) {
+        r = gs__err(ctx, GS_ERR_PARSE, "%s: dtype '%s' is not supported (use a bool, integer, float or complex "
+                    "type, little-endian; in NumPy: arr.astype(numpy.float32))",
+                    path, in->h.descr);
+        goto fail;
+    }
+    if (in->h.fortran) {
+        r = gs__err(ctx, GS_ERR_PARSE, "%s: Fortran-order arrays are not supported; save a C-order array "
+                    "(numpy.ascontiguousarray)", path);
+        goto fail;
+    }
+    if (in->h.too_many_dims) {
+        r = gs__err(ctx, GS_ERR_SHAPE, "%s: the array has %d dims, more than GS_MAX_RANK (%d)", path, in->h.rank,
+                    GS_MAX_RANK);
+        goto fail;
+    }
+    in->dt = in->file_dt;
+    if (want != GS_DTYPE_INVALID && want != in->file_dt) {
+        if (!gs__npy_convertible(in->file_dt, want) || want == GS_TOKEN) {
+            char d1[8];
+            gs__npy_descr_full(gs__npy_file_dtype(want, false), d1, sizeof d1);
+            r = gs__err(ctx, GS_ERR_SHAPE, "%s: the file holds '%s' data but %s was expected (%s)", path, in->h.descr,
+                        gs_dtype_name(want), d1[0] ? d1 : "no NumPy type");
+            goto fail;
+        }
+        in->dt = want;
+    }
+    in->fsize = gs_dtype_size(in->file_dt);
+    {
+        int64_t n = gs__prod64(in->h.rank, in->h.dims), nb;
+        if (n < 0 || !gs__mul64(n, (int64_t)in->fsize, &nb) || (uint64_t)nb > (uint64_t)SIZE_MAX) {
+            r = gs__err(ctx, GS_ERR_SHAPE, "%s: the array is too large for this machine", path);
+            goto fail;
+        }
+        in->numel = (size_t)n;
+        in->nbytes = (size_t)nb;
+    }
+    {
+        /* the data is bounded by the file's length: a short file with a huge header shape is "truncated",
+           never a huge allocation (files that cannot seek are read and checked as they come) */
+        long at = ftell(in->f), end;
+        in->data_at = -1;
+        if (at >= 0 && fseek(in->f, 0, SEEK_END) == 0 && (end = ftell(in->f)) >= 0 && fseek(in->f, at, SEEK_SET) == 0) {
+            in->data_at = at;
+            if ((uint64_t)(end - at) < (uint64_t)in->nbytes) {
+                r = gs__err(ctx, GS_ERR_PARSE, "%s: truncated .npy file: the shape needs %llu data bytes, found %llu",
+                            path, (unsigned long long)in->nbytes, (unsigned long long)(end - at));
+                goto fail;
+            }
+            if ((uint64_t)(end - at) > (uint64_t)in->nbytes) {
+                r = gs__err(ctx, GS_ERR_PARSE, "%s: the file is longer than its header's shape says (%lu data bytes)",
+                            path, (unsigned long)in->nbytes);
+                goto fail;
+            }
+        }
+    }
+    return GS_OK;
+fail:
+    gs__npy_close(ctx, in);
+    return r;
+}
+
+/* n file elements at src (already byte-swapped) into `in->dt` storage at dst; first: the index of src[0] in
+   the file (for the message). */
+GS__FN gs_result gs__npy_convert_in(gs_ctx *ctx, const char *path, const gs__npy_in *in, unsigned char *src,
+                                    unsigned char *dst, size_t n, size_t first) {
+    size_t i;
+    if (in->dt == in->file_dt && in->dt != GS_PRED) {
+        if (src != dst) memcpy(dst, src, n * in->fsize);
+        return GS_OK;
+    }
+    /* in place when src == dst: the target is never wider than the file's type, so element i moves from byte
+       i * fsize to byte i * (its size), never over an unread element */
+    for (i = 0; i < n; i++)
+        if (!gs__npy_elem_in(in->file_dt, src, in->dt, dst, i))
+            return gs__err(ctx, GS_ERR_SHAPE, "%s: element %lu does not fit %s", path, (unsigned long)(first + i),
+                           gs_dtype_name(in->dt));
+    return GS_OK;
+}
+
+GS_API gs_result gs_npy_read(gs_ctx *ctx, const char *path, gs_dtype want, gs_shape *shape, void **data) {
+    gs__npy_in in;
+    unsigned char *buf = NULL;
+    size_t got;
     gs_result r;
 
     if (data) *data = NULL;
     if (!ctx) return GS_ERR_INVALID_ARG;
     if (!path || !shape || !data) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_read: NULL argument");
-    if (want == GS_TUPLE || (int)want < 0 || want >= GS_DTYPE_COUNT)
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_read %s: invalid dtype %d", path, (int)want);
-    f = fopen(path, "rb");
-    if (!f) return gs__err(ctx, GS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-
-    r = gs__npy_read_header(ctx, f, path, &h, &hbuf);
-    if (r != GS_OK) goto done;
-    file_dt = gs__npy_descr_dtype(h.descr, &big);
-    if (big) {
-        r = gs__err(ctx, GS_ERR_PARSE, "%s: big-endian data ('%s') is not supported; save it little-endian "
-                    "(arr.astype('<%s'))", path, h.descr, h.descr + 1);
-        goto done;
-    }
-    if (file_dt == GS_DTYPE_INVALID) {
-        r = gs__err(ctx, GS_ERR_PARSE, "%s: dtype '%s' is not supported (use a bool, integer, float or complex "
-                    "type, little-endian; in NumPy: arr.astype(numpy.float32))",
-                    path, h.descr);
-        goto done;
-    }
-    if (h.fortran) {
-        r = gs__err(ctx, GS_ERR_PARSE, "%s: Fortran-order arrays are not supported; save a C-order array "
-                    "(numpy.ascontiguousarray)", path);
-        goto done;
-    }
-    if (h.too_many_dims) {
-        r = gs__err(ctx, GS_ERR_SHAPE, "%s: the array has %d dims, more than GS_MAX_RANK (%d)", path, h.rank,
-                    GS_MAX_RANK);
-        goto done;
-    }
-    dt = file_dt;
-    if (want != GS_DTYPE_INVALID && want != file_dt) {
-        if (!gs__npy_convertible(file_dt, want) || want == GS_TOKEN) {
-            char d1[8];
-            gs__npy_descr_full(gs__npy_file_dtype(want, false), d1, sizeof d1);
-            r = gs__err(ctx, GS_ERR_SHAPE, "%s: the file holds '%s' data but %s was expected (%s)", path, h.descr,
-                        gs_dtype_name(want), d1[0] ? d1 : "no NumPy type");
-            goto done;
-        }
-        dt = want;
-    }
-    fsize = gs_dtype_size(file_dt);
-    {
-        int64_t n = gs__prod64(h.rank, h.dims), nb;
-        if (n < 0 || !gs__mul64(n, (int64_t)fsize, &nb) || (uint64_t)nb > (uint64_t)SIZE_MAX) {
-            r = gs__err(ctx, GS_ERR_SHAPE, "%s: the array is too large for this machine", path);
-            goto done;
-        }
-        numel = (size_t)n;
-        nbytes = (size_t)nb;
-    }
-    {
-        /* the buffer is bounded by the file's length: a short file with a huge header shape is "truncated",
-           never a huge allocation (files that cannot seek are read and checked as they come) */
-        long at = ftell(f), end;
-        if (at >= 0 && fseek(f, 0, SEEK_END) == 0 && (end = ftell(f)) >= 0 && fseek(f, at, SEEK_SET) == 0 &&
-            (uint64_t)(end - at) < (uint64_t)nbytes) {
-            r = gs__err(ctx, GS_ERR_PARSE, "%s: truncated .npy file: the shape needs %llu data bytes, found %llu",
-                        path, (unsigned long long)nbytes, (unsigned long long)(end - at));
-            goto done;
-        }
-    }
-    buf = (unsigned char *)gs__malloc(ctx, nbytes);
+    r = gs__npy_open(ctx, path, want, &in);
+    if (r != GS_OK) return r;
+    buf = (unsigned char *)gs__malloc(ctx, in.nbytes);
     if (!buf) {
         r = GS_ERR_OUT_OF_MEMORY;
         goto done;
     }
-    got = nbytes ? fread(buf, 1, nbytes, f) : 0;
-    if (got != nbytes) {
-        if (ferror(f)) r = gs__err(ctx, GS_ERR_IO, "%s: read error: %s", path, strerror(errno));
+    got = in.nbytes ? fread(buf, 1, in.nbytes, in.f) : 0;
+    if (got != in.nbytes) {
+        if (ferror(in.f)) r = gs__err(ctx, GS_ERR_IO, "%s: read error: %s", path, strerror(errno));
         else r = gs__err(ctx, GS_ERR_PARSE, "%s: truncated .npy file: the shape needs %lu data bytes, found %lu",
-                         path, (unsigned long)nbytes, (unsigned long)got);
+                         path, (unsigned long)in.nbytes, (unsigned long)got);
         goto done;
     }
-    if (fgetc(f) != EOF) {
+    if (fgetc(in.f) != EOF) {
         r = gs__err(ctx, GS_ERR_PARSE, "%s: the file is longer than its header's shape says (%lu data bytes)", path,
-                    (unsigned long)nbytes);
+                    (unsigned long)in.nbytes);
         goto done;
     }
-    gs__npy_swap(buf, numel, fsize, gs__is_complex(file_dt));
-    if (dt != file_dt || dt == GS_PRED) {
-        /* in place: the target is never wider than the file's type, so element i moves from byte i * fsize to
-           byte i * (its size), never over an unread element */
-        for (i = 0; i < numel; i++)
-            if (!gs__npy_elem_in(file_dt, buf, dt, buf, i)) {
-                r = gs__err(ctx, GS_ERR_SHAPE, "%s: element %lu does not fit %s", path, (unsigned long)i, gs_dtype_name(dt));
-                goto done;
-            }
-    }
-    s = gs_shape_make(dt, h.rank, h.dims);
-    *shape = s;
+    gs__npy_swap(buf, in.numel, in.fsize, gs__is_complex(in.file_dt));
+    r = gs__npy_convert_in(ctx, path, &in, buf, buf, in.numel, 0);
+    if (r != GS_OK) goto done;
+    *shape = gs_shape_make(in.dt, in.h.rank, in.h.dims);
     *data = buf;
     buf = NULL;
-    r = GS_OK;
 done:
     gs__free(ctx, buf);
-    gs__free(ctx, hbuf);
-    fclose(f);
+    gs__npy_close(ctx, &in);
+    return r;
+}
+
+/* Checks the region's arguments against shape; returns a message or NULL. */
+GS__FN const char *gs__npy_region_problem(gs_shape shape, const int64_t *offset, const int64_t *count) {
+    int d;
+    if (shape.rank < 0 || shape.rank > GS_MAX_RANK) return "the shape's rank is out of range";
+    if (shape.rank > 0 && (!offset || !count)) return "offset or count is NULL";
+    for (d = 0; d < shape.rank; d++)
+        if (count[d] < 0 || offset[d] < 0 || offset[d] > shape.dims[d] || count[d] > shape.dims[d] - offset[d])
+            return "the region does not lie inside the shape";
+    return NULL;
+}
+
+GS_API gs_result gs_npy_read_region(gs_ctx *ctx, const char *path, gs_shape shape, const int64_t *offset,
+                                    const int64_t *count, void *data) {
+    gs__npy_in in;
+    unsigned char *row = NULL;
+    int64_t idx[GS_MAX_RANK], n_row = 1, base, j = 0;
+    size_t es;
+    const char *problem;
+    gs_result r;
+    int d, rank = shape.rank;
+    if (!ctx) return GS_ERR_INVALID_ARG;
+    if (!path) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_read_region: path is NULL");
+    if ((problem = gs__npy_region_problem(shape, offset, count)))
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_read_region %s: %s", path, problem);
+    r = gs__npy_open(ctx, path, shape.dtype, &in);
+    if (r != GS_OK) return r;
+    if (in.h.rank != rank || memcmp(in.h.dims, shape.dims, sizeof(int64_t) * (size_t)rank) != 0) {
+        char a[128], b[128];
+        gs_shape got = gs_shape_make(in.dt, in.h.rank, in.h.dims);
+        gs__shape_str(&got, a, sizeof a);
+        gs__shape_str(&shape, b, sizeof b);
+        r = gs__err(ctx, GS_ERR_SHAPE, "%s holds %s but %s was expected", path, a, b);
+        goto done;
+    }
+    for (d = 0; d < rank; d++) {
+        if (count[d] == 0) goto done;   /* an empty region: nothing to read */
+        idx[d] = 0;
+    }
+    if (!data) {
+        r = gs__err(ctx, GS_ERR_INVALID_ARG, "gs_npy_read_region %s: data is NULL", path);
+        goto done;
+    }
+    if (in.data_at < 0) {
+        r = gs__err(ctx, GS_ERR_IO, "%s: the file cannot seek, so a region of it cannot be read", path);
+        goto done;
+    }
+    if (rank > 0) n_row = count[rank - 1];
+    es = gs_dtype_size(in.dt);
+    row = (unsigned char *)gs__malloc(ctx, (size_t)n_row * in.fsize + 1);
+    if (!row) {
+        r = GS_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    for (;;) {   /* one row of the region (its last dim) at a time, straight from its place in the file */
+        for (base = 0, d = 0; d < rank; d++) base = base * shape.dims[d] + offset[d] + (d < rank - 1 ? idx[d] : 0);
+        if ((uint64_t)base * in.fsize > (uint64_t)(LONG_MAX - in.data_at)) {
+            r = gs__err(ctx, GS_ERR_IO, "%s: element %lld lies beyond the offsets this system's fseek takes", path,
+                        (long long)base);
+            goto done;
+        }
+        if (fseek(in.f, in.data_at + (long)((size_t)base * in.fsize), SEEK_SET) != 0 ||
+            fread(row, in.fsize, (size_t)n_row, in.f) != (size_t)n_row) {
+            r = gs__err(ctx, GS_ERR_IO, "%s: read error at element %lld: %s", path, (long long)base,
+                        ferror(in.f) ? strerror(errno) : "the file ended");
+            goto done;
+        }
+        gs__npy_swap(row, (size_t)n_row, in.fsize, gs__is_complex(in.file_dt));
+        r = gs__npy_convert_in(ctx, path, &in, row, (unsigned char *)data + (size_t)j * es, (size_t)n_row, (size_t)base);
+        if (r != GS_OK) goto done;
+        j += n_row;
+        for (d = rank - 2; d >= 0; d--) {
+            if (++idx[d] < count[d]) break;
+            idx[d] = 0;
+        }
+        if (d < 0) break;
+    }
+done:
+    gs__free(ctx, row);
+    gs__npy_close(ctx, &in);
     return r;
 }
 
@@ -536,52 +659,82 @@ GS__FN uint64_t gs__splitmix_mix(uint64_t z) {
     return z ^ (z >> 31);
 }
 
+/* Element i of the generator's stream `key` into element j of data (storage format of t). */
+GS__FN void gs__fill_one(gs_dtype t, uint64_t key, int64_t i, unsigned char *out, int64_t j) {
+    uint64_t r = gs__splitmix_mix(key + GS__SPLITMIX_G * ((uint64_t)i + 1));
+    float x = (float)((double)(r >> 40) / 8388608.0 - 1.0);
+    switch (t) {
+    case GS_F32: memcpy(out + 4 * j, &x, 4); break;
+    case GS_BF16: {
+        uint16_t b = gs_f32_to_bf16(x);
+        memcpy(out + 2 * j, &b, 2);
+        break;
+    }
+    case GS_S32: {
+        int32_t v = (int32_t)(r >> 61);
+        memcpy(out + 4 * j, &v, 4);
+        break;
+    }
+    case GS_U32: {
+        uint32_t v = (uint32_t)(r >> 61);
+        memcpy(out + 4 * j, &v, 4);
+        break;
+    }
+    case GS_PRED: out[j] = (unsigned char)(r >> 63); break;
+    default: {
+        unsigned char one[16];
+        memset(one, 0, sizeof one);
+        if (gs__is_float(t) || gs__is_complex(t)) {
+            gs__set_elem(t, one, 0, (double)x);
+            if (t == GS_C64) ((float *)one)[1] = (float)((double)(r & 0xFFFFFFu) / 8388608.0 - 1.0);
+            if (t == GS_C128) ((double *)one)[1] = (double)(r & 0xFFFFFFu) / 8388608.0 - 1.0;
+        } else {   /* an integer type (the callers checked) */
+            int b = gs__dt(t)->bits - (gs__is_signed(t) ? 1 : 0);
+            gs__st_i(t, one, 0, r >> (64 - (b < 3 ? b : 3)));
+        }
+        gs__to_storage(t, out + (size_t)j * gs_dtype_size(t), one, 1);
+        break;
+    }
+    }
+}
+
+/* Whether the generator has values for t (every array type but token). */
+GS__FN bool gs__fill_type_ok(gs_dtype t) {
+    return t != GS_TUPLE && t != GS_DTYPE_INVALID && t != GS_TOKEN && (int)t >= 0 && t < GS_DTYPE_COUNT &&
+           (gs__is_float(t) || gs__is_complex(t) || gs__is_int(t) || t == GS_PRED);
+}
+
 GS_API void gs_fill_random(gs_shape shape, uint64_t seed, int64_t param_index, void *data) {
     uint64_t key = gs__splitmix_mix(seed + GS__SPLITMIX_G * ((uint64_t)param_index + 1));
     int64_t n, i;
-    unsigned char *out = (unsigned char *)data;
-    if (!data || shape.dtype == GS_TUPLE || shape.dtype == GS_DTYPE_INVALID || shape.rank < 0 ||
-        shape.rank > GS_MAX_RANK)
-        return;
+    if (!data || !gs__fill_type_ok(shape.dtype) || shape.rank < 0 || shape.rank > GS_MAX_RANK) return;
     n = gs_shape_numel(&shape);
-    for (i = 0; i < n; i++) {
-        uint64_t r = gs__splitmix_mix(key + GS__SPLITMIX_G * ((uint64_t)i + 1));
-        float x = (float)((double)(r >> 40) / 8388608.0 - 1.0);
-        switch (shape.dtype) {
-        case GS_F32: memcpy(out + 4 * i, &x, 4); break;
-        case GS_BF16: {
-            uint16_t b = gs_f32_to_bf16(x);
-            memcpy(out + 2 * i, &b, 2);
-            break;
+    for (i = 0; i < n; i++) gs__fill_one(shape.dtype, key, i, (unsigned char *)data, i);
+}
+
+GS_API gs_result gs_fill_random_region(gs_shape shape, uint64_t seed, int64_t param_index, const int64_t *offset,
+                                       const int64_t *count, void *data) {
+    uint64_t key = gs__splitmix_mix(seed + GS__SPLITMIX_G * ((uint64_t)param_index + 1));
+    int64_t idx[GS_MAX_RANK], j = 0, row, base, i;
+    int d, rank = shape.rank;
+    if (!gs__fill_type_ok(shape.dtype) || rank < 0 || rank > GS_MAX_RANK || (rank > 0 && (!offset || !count)))
+        return GS_ERR_INVALID_ARG;
+    for (d = 0; d < rank; d++) {
+        if (shape.dims[d] < 0 || count[d] < 0 || offset[d] < 0 || offset[d] > shape.dims[d] ||
+            count[d] > shape.dims[d] - offset[d])
+            return GS_ERR_INVALID_ARG;
+        if (count[d] == 0) return GS_OK;   /* an empty box: nothing to write */
+        idx[d] = 0;
+    }
+    if (!data) return GS_ERR_INVALID_ARG;
+    row = rank ? count[rank - 1] : 1;
+    for (;;) {   /* one row of the box (its last dim) at a time */
+        for (base = 0, d = 0; d < rank; d++) base = base * shape.dims[d] + offset[d] + (d < rank - 1 ? idx[d] : 0);
+        for (i = 0; i < row; i++) gs__fill_one(shape.dtype, key, base + i, (unsigned char *)data, j++);
+        for (d = rank - 2; d >= 0; d--) {
+            if (++idx[d] < count[d]) break;
+            idx[d] = 0;
         }
-        case GS_S32: {
-            int32_t v = (int32_t)(r >> 61);
-            memcpy(out + 4 * i, &v, 4);
-            break;
-        }
-        case GS_U32: {
-            uint32_t v = (uint32_t)(r >> 61);
-            memcpy(out + 4 * i, &v, 4);
-            break;
-        }
-        case GS_PRED: out[i] = (unsigned char)(r >> 63); break;
-        default: {
-            unsigned char one[16];
-            gs_dtype t = shape.dtype;
-            memset(one, 0, sizeof one);
-            if (gs__is_float(t) || gs__is_complex(t)) {
-                gs__set_elem(t, one, 0, (double)x);
-                if (t == GS_C64) ((float *)one)[1] = (float)((double)(r & 0xFFFFFFu) / 8388608.0 - 1.0);
-                if (t == GS_C128) ((double *)one)[1] = (double)(r & 0xFFFFFFu) / 8388608.0 - 1.0;
-            } else if (gs__is_int(t)) {
-                int b = gs__dt(t)->bits - (gs__is_signed(t) ? 1 : 0);
-                gs__st_i(t, one, 0, r >> (64 - (b < 3 ? b : 3)));
-            } else {
-                return;
-            }
-            gs__to_storage(t, out + (size_t)i * gs_dtype_size(t), one, 1);
-            break;
-        }
-        }
+        if (d < 0) return GS_OK;
     }
 }

@@ -127,10 +127,52 @@ GS__FN void gs__di_add(gs__dotinfo *I, int cls, int64_t l, int64_t r, int64_t o)
     if (cls == GS__DC_CONV) I->n_conv++;
 }
 
+/* A ragged dot read as a dot: batch, contracting and free dims as a dot's, without the rhs group dim
+   (non-contracting mode) and the result's group dim (contracting mode), which stay whole; the ragged dim itself
+   is an ordinary dim of its class (the partitioner splits it with each tile's offset taken off the first group) */
+GS__FN void gs__ragged_dotinfo(const gs_value *v, gs__dotinfo *I) {
+    const gs_ragged_dot_dims *rd = v->ragged;
+    const gs_dot_dims *dd = &rd->dot;
+    gs__rdinfo R;
+    int mode = gs__ragged_info(rd, v->operands[0]->shape.rank, &R), off = mode == GS__RD_CONTRACT, pos, d, k, side;
+    if (mode < 0) return;
+    for (k = 0; k < dd->n_batch; k++) gs__di_add(I, GS__DC_BATCH, dd->lhs_batch[k], dd->rhs_batch[k], off + k);
+    for (k = 0; k < dd->n_contract; k++) gs__di_add(I, GS__DC_CONTRACT, dd->lhs_contract[k], dd->rhs_contract[k], -1);
+    pos = off + dd->n_batch;
+    for (side = 0; side < 2; side++)
+        for (d = 0; d < v->operands[side]->shape.rank; d++) {
+            bool used = side == 1 && mode == GS__RD_NONCONTRACT && rd->rhs_group[0] == d;
+            for (k = 0; k < dd->n_batch; k++) used = used || (side ? dd->rhs_batch[k] : dd->lhs_batch[k]) == d;
+            for (k = 0; k < dd->n_contract; k++) used = used || (side ? dd->rhs_contract[k] : dd->lhs_contract[k]) == d;
+            if (!used) gs__di_add(I, side ? GS__DC_RHS : GS__DC_LHS, side ? -1 : d, side ? d : -1, pos++);
+        }
+}
+
+GS__FN void gs__dotinfo_of(const gs_value *v, gs__dotinfo *I);
+
+/* group_sizes' sharding implied by a ragged dot's result sharding: its prefix dims split as the result dims of
+   the lhs dims they stand for (batch dims, and lhs free dims before the ragged one), the group dim whole */
+GS__FN const gs_sharding *gs__ragged_to_sizes(gs__prop *P, const gs_value *v, const gs_sharding *out) {
+    const gs_value *gz = v->operands[2];
+    gs__dotinfo I;
+    gs__rdinfo R;
+    int dest[GS_MAX_RANK], d, e, k;
+    if (!gs__is_tiled(out) || gz->shape.rank == 1 || gs__ragged_info(v->ragged, v->operands[0]->shape.rank, &R) < 0)
+        return NULL;
+    gs__dotinfo_of(v, &I);
+    for (d = 0; d < v->shape.rank; d++) dest[d] = GS__DEST_REP;
+    for (k = 0; k < R.n_pre; k++)
+        for (e = 0; e < I.n; e++)
+            if (I.lhs[e] == R.pre[k] && I.out[e] >= 0) dest[I.out[e]] = k;
+    return gs__sh_map(P->ctx, out, gz->shape.rank, dest);
+}
+
 GS__FN void gs__dotinfo_of(const gs_value *v, gs__dotinfo *I) {
     int d, k;
     memset(I, 0, sizeof *I);
-    if (v->op == GS_OP_DOT) {
+    if (v->op == GS_OP_RAGGED_DOT) {
+        gs__ragged_dotinfo(v, I);
+    } else if (v->op == GS_OP_DOT) {
         int pos[GS_MAX_RANK];
         for (k = 0; k < v->dot->n_batch; k++) gs__di_add(I, GS__DC_BATCH, v->dot->lhs_batch[k], v->dot->rhs_batch[k], k);
         for (k = 0; k < v->dot->n_contract; k++)
@@ -267,6 +309,10 @@ GS__FN bool gs__offer(gs__prop *P, gs_value *v, int elem, const gs_sharding *can
     const gs_sharding *cur = v->sharding, *nw;
     bool merged = false;
     if (cand && cand->group_kind) cand = gs__sh_ungrouped(P->ctx, cand);
+    /* unreduced (partial values): kept where the user put it, never changed, and spread only as the summed value's
+       sharding (its unreduced devices read as replicated), since a neighbour's own values are whole */
+    if (gs__sh_has_unreduced(cur)) return false;
+    if (cand && gs__sh_has_unreduced(cand)) cand = gs__sh_reduced(P->ctx, cand);
     if (!cand) return false;
     if (rule != gs__rule_while && rule != gs__rule_cond && rule != gs__rule_group && !gs__receive_allowed(v->op, P->level, dir))
         return false;
@@ -557,7 +603,7 @@ GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
         for (d = 0, k = 0; d < v->operands[0]->shape.rank; d++) dest[d] = (red >> d) & 1u ? GS__DEST_REP : k++;
         return gs__sh_map(P->ctx, s0, v->shape.rank, dest);
     }
-    case GS_OP_DOT: return gs__fwd_dotlike(P, v);
+    case GS_OP_DOT: case GS_OP_RAGGED_DOT: return gs__fwd_dotlike(P, v);
     case GS_OP_CONVOLUTION: return gs__fwd_conv(P, v);
     case GS_OP_OPAQUE: return gs__passthrough_custom(v, v->operands[0]) ? s0 : NULL;
     case GS_OP_GATHER: case GS_OP_SCATTER: return gs__fwd_gather_scatter(P, v);
@@ -570,6 +616,14 @@ GS__FN const gs_sharding *gs__fwd(gs__prop *P, gs_value *v) {
         return s0 ? gs__sh_replicate_dims(P->ctx, s0, gs__whole_minor_mask(v)) : NULL;
     }
     case GS_OP_WHILE: return v->operands[0]->sharding;
+    case GS_OP_RAGGED_ALL_TO_ALL:
+        /* XLA's SupportSpatialPartitioning leaves it out: no tiled sharding is inferred for it; an operand that is
+           replicated makes it replicated (manual operands are handled before any rule: a manual region) */
+        for (k = 0; k < v->n_operands; k++) {
+            const gs_sharding *s = gs__arr_sh(v->operands[k]);
+            if (s && s->kind == GS_SHARDING_REPLICATED) return s;
+        }
+        return NULL;
     default: return NULL;
     }
 }
@@ -667,8 +721,16 @@ GS__FN const gs_sharding *gs__bwd_gather_scatter(gs__prop *P, const gs_value *u,
 }
 
 /* ---- backward rules: the sharding of operand i implied by user u having sharding s ---- */
+/* operand i's role in u: a variadic reducer's operands as u's own (inputs as operand 0, inits or updates as the
+   last of u's own; each has the dims of the one it stands for) */
+GS__FN int gs__bwd_role(const gs_value *u, int i) {
+    int b = gs__red_base(u);
+    if (u->red_n <= 0 || i < b) return i;
+    return i - b < u->red_n ? 0 : b - 1;
+}
+
 GS__FN const gs_sharding *gs__bwd_sh(gs__prop *P, const gs_value *u, const gs_sharding *s, int i) {
-    const gs_value *x = u->operands[i];
+    const gs_value *x = u->operands[i = gs__bwd_role(u, i)];
     int d, k, dest[GS_MAX_RANK];
     if (!s || s->kind == GS_SHARDING_UNKNOWN || s->kind == GS_SHARDING_MAXIMAL) return NULL;
     if (u->op == GS_OP_GET_TUPLE_ELEMENT || u->op == GS_OP_TUPLE || u->op == GS_OP_WHILE) return NULL; /* by the caller */
@@ -719,9 +781,11 @@ GS__FN const gs_sharding *gs__bwd_sh(gs__prop *P, const gs_value *u, const gs_sh
             if (!((red >> d) & 1u)) dest[k++] = d;
         return gs__sh_map(P->ctx, s, x->shape.rank, dest);
     }
-    case GS_OP_DOT: case GS_OP_CONVOLUTION: {
-        const gs_sharding *c = gs__dotlike_to_operand(P, u, s, i), *o, *m;
+    case GS_OP_DOT: case GS_OP_CONVOLUTION: case GS_OP_RAGGED_DOT: {
+        const gs_sharding *c, *o, *m;
         gs__dotinfo I;
+        if (u->op == GS_OP_RAGGED_DOT && i == 2) return gs__ragged_to_sizes(P, u, s);
+        c = gs__dotlike_to_operand(P, u, s, i);
         gs__dotinfo_of(u, &I);
         if (I.n_conv || P->level == 0) return c;
         o = gs__dot_from_other(P, u, i);
@@ -1255,12 +1319,6 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
                 int k, n = s->kind == GS_SHARDING_TUPLE ? s->n_elems : 1;
                 for (k = 0; k < n; k++) {
                     const gs_sharding *e = s->kind == GS_SHARDING_TUPLE ? s->elems[k] : s;
-                    if (e->kind == GS_SHARDING_UNREDUCED || gs_sharding_unreduced_group(e) > 1) {
-                        r = gs__err(P.ctx, GS_ERR_UNSUPPORTED, "gs_propagate: %s: the unreduced sharding %s (partial values "
-                                    "whose sum is the value) is read and printed, but not propagated or partitioned",
-                                    v->name, gs_sharding_to_text(P.ctx, e));
-                        goto out;
-                    }
                     if (nd > 0 && e->kind == GS_SHARDING_TILED &&
                         gs__sharding_validate(P.ctx, e, s->kind == GS_SHARDING_TUPLE ? v->tuple[k] : v->shape, nd, false) != GS_OK) {
                         r = gs__err_prefix(P.ctx, "gs_propagate: %s: ", v->name);

@@ -170,6 +170,8 @@ typedef struct gs__cplan {
     int64_t *rank_of;         /* D: its position in the group */
     int64_t *src_of;          /* collective-permute, D: the device it receives from, or -1 */
     int64_t *dst_of;          /* collective-permute, D: the device it sends to, or -1 */
+    gs__ra2a_geom ra;         /* ragged-all-to-all: its operand `in` is u8[ra_meta + 32 K], a device's input rows */
+    int64_t ra_meta;          /* (padded to 8 bytes) then its metadata as int64 (gs__rt_ragged_post) */
 } gs__cplan;
 
 GS__FN void gs__cplan_free(gs_ctx *ctx, gs__cplan *p) {
@@ -187,6 +189,60 @@ GS__FN void gs__rt_scratch_ctx(const gs_ctx *parent, gs_ctx *c) {
     c->allocator = parent->allocator;
 }
 
+/* The checks and result shape of a grouped collective once its groups are known (p->G): reductions defined on the
+   type, dims in range and divisible by the group size. */
+GS__FN gs_result gs__cplan_check_op(gs_ctx *ctx, const char *who, const gs_collective_spec *spec, const gs_value *v,
+                                    gs__cplan *p) {
+    const gs_shape *x = &spec->shape;
+    if (spec->op == GS_OP_ALL_REDUCE || spec->op == GS_OP_REDUCE_SCATTER) {
+        bool ok = spec->reduce >= GS_REDUCE_SUM && spec->reduce <= GS_REDUCE_OR;
+        if (ok && (spec->reduce == GS_REDUCE_AND || spec->reduce == GS_REDUCE_OR) &&
+            (gs__is_float(x->dtype) || gs__is_complex(x->dtype)))
+            ok = false;
+        if (ok && gs__is_complex(x->dtype) && (spec->reduce == GS_REDUCE_MAX || spec->reduce == GS_REDUCE_MIN))
+            ok = false;
+        if (!gs__is_numeric(x->dtype) && x->dtype != GS_PRED) ok = false;
+        if (spec->reduce == GS_REDUCE_CUSTOM) ok = v && v->reducer;   /* an instruction's reducer computation */
+        if (!ok) {
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: reduction '%s' is not defined on %s", who,
+                           gs_reduce_kind_name(spec->reduce), gs_dtype_name(x->dtype));
+        }
+    }
+    if (spec->op == GS_OP_ALL_GATHER || spec->op == GS_OP_REDUCE_SCATTER) {
+        if (x->rank == 0 || spec->dim < 0 || spec->dim >= x->rank) {
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: dimension %lld is out of range for rank %d", who,
+                           (long long)spec->dim, x->rank);
+        }
+        if (spec->op == GS_OP_ALL_GATHER) {
+            p->out.dims[spec->dim] *= p->G;
+        } else {
+            if (x->dims[spec->dim] % p->G != 0) {
+                return gs__err(ctx, GS_ERR_SHAPE, "%s: dim %lld (%lld) does not divide into groups of %lld", who,
+                               (long long)spec->dim, (long long)x->dims[spec->dim], (long long)p->G);
+            }
+            p->out.dims[spec->dim] /= p->G;
+        }
+    }
+    if (spec->op == GS_OP_ALL_TO_ALL) {
+        if (x->rank == 0 || spec->split_dim < 0 || spec->split_dim >= x->rank || spec->concat_dim < 0 ||
+            spec->concat_dim >= x->rank) {
+            return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: split/concat dims %lld/%lld are out of range for rank %d",
+                           who, (long long)spec->split_dim, (long long)spec->concat_dim, x->rank);
+        }
+        if (x->dims[spec->split_dim] % p->G != 0) {
+            return gs__err(ctx, GS_ERR_SHAPE, "%s: split dim %lld (%lld) does not divide into groups of %lld", who,
+                           (long long)spec->split_dim, (long long)x->dims[spec->split_dim], (long long)p->G);
+        }
+        p->out.dims[spec->split_dim] /= p->G;
+        p->out.dims[spec->concat_dim] *= p->G;
+    }
+    if (spec->op == GS_OP_RAGGED_ALL_TO_ALL && p->ra.K % p->G != 0) {
+        return gs__err(ctx, GS_ERR_SHAPE, "%s: %lld offsets/sizes do not divide into groups of %lld", who, (long long)p->ra.K,
+                       (long long)p->G);
+    }
+    return GS_OK;
+}
+
 /* Builds and checks the plan of collective `spec` on D devices. v (may be NULL) names it in messages and
    gives the declared result shape to check. Errors go to ctx. */
 GS__FN gs_result gs__cplan_init(gs_ctx *ctx, int64_t D, const gs_collective_spec *spec, const gs_value *v,
@@ -200,8 +256,11 @@ GS__FN gs_result gs__cplan_init(gs_ctx *ctx, int64_t D, const gs_collective_spec
     memset(p, 0, sizeof *p);
     if (v) snprintf(who, sizeof who, "%s %s", gs_op_name(spec->op), v->name);
     else snprintf(who, sizeof who, "gs_runtime_collective (%s)", gs_op_name(spec->op));
+    if (spec->op == GS_OP_RAGGED_ALL_TO_ALL && !v)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_collective: ragged-all-to-all runs only as an instruction "
+                       "(its six operands do not fit a gs_collective_spec)");
     if (spec->op != GS_OP_ALL_REDUCE && spec->op != GS_OP_ALL_GATHER && spec->op != GS_OP_REDUCE_SCATTER &&
-        spec->op != GS_OP_ALL_TO_ALL && spec->op != GS_OP_COLLECTIVE_PERMUTE)
+        spec->op != GS_OP_ALL_TO_ALL && spec->op != GS_OP_COLLECTIVE_PERMUTE && spec->op != GS_OP_RAGGED_ALL_TO_ALL)
         return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_collective: op %d is not a collective", (int)spec->op);
     if (x->rank < 0 || x->rank > GS_MAX_RANK || gs_dtype_size(x->dtype) == 0 || x->dtype == GS_TUPLE)
         return gs__err(ctx, GS_ERR_SHAPE, "%s: the operand is not an array", who);
@@ -217,6 +276,16 @@ GS__FN gs_result gs__cplan_init(gs_ctx *ctx, int64_t D, const gs_collective_spec
     p->dim = spec->dim;
     p->split_dim = spec->split_dim;
     p->concat_dim = spec->concat_dim;
+    if (spec->op == GS_OP_RAGGED_ALL_TO_ALL) {
+        /* the operand a device posts: its input rows and metadata packed (what another rank receives) */
+        gs__ra2a_geom_of(v, &p->ra);
+        p->ra_meta = (p->ra.N * p->ra.row_bytes + 7) / 8 * 8;
+        memset(&p->in, 0, sizeof p->in);
+        p->in.dtype = p->dtype = GS_U8;
+        p->in.rank = 1;
+        p->in.dims[0] = p->ra_meta + 32 * p->ra.K;
+        p->out = v->shape;
+    }
     if (spec->op == GS_OP_COLLECTIVE_PERMUTE) {
         p->n_groups = D;
         p->G = 1;
@@ -275,52 +344,9 @@ GS__FN gs_result gs__cplan_init(gs_ctx *ctx, int64_t D, const gs_collective_spec
                 p->group_of[p->ids[g * p->G + i]] = g;
                 p->rank_of[p->ids[g * p->G + i]] = i;
             }
-        if (spec->op == GS_OP_ALL_REDUCE || spec->op == GS_OP_REDUCE_SCATTER) {
-            bool ok = spec->reduce >= GS_REDUCE_SUM && spec->reduce <= GS_REDUCE_OR;
-            if (ok && (spec->reduce == GS_REDUCE_AND || spec->reduce == GS_REDUCE_OR) &&
-                (gs__is_float(x->dtype) || gs__is_complex(x->dtype)))
-                ok = false;
-            if (ok && gs__is_complex(x->dtype) && (spec->reduce == GS_REDUCE_MAX || spec->reduce == GS_REDUCE_MIN))
-                ok = false;
-            if (!gs__is_numeric(x->dtype) && x->dtype != GS_PRED) ok = false;
-            if (spec->reduce == GS_REDUCE_CUSTOM) ok = v && v->reducer;   /* an instruction's reducer computation */
-            if (!ok) {
-                gs__cplan_free(ctx, p);
-                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: reduction '%s' is not defined on %s", who,
-                               gs_reduce_kind_name(spec->reduce), gs_dtype_name(x->dtype));
-            }
-        }
-        if (spec->op == GS_OP_ALL_GATHER || spec->op == GS_OP_REDUCE_SCATTER) {
-            if (x->rank == 0 || spec->dim < 0 || spec->dim >= x->rank) {
-                gs__cplan_free(ctx, p);
-                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: dimension %lld is out of range for rank %d", who,
-                               (long long)spec->dim, x->rank);
-            }
-            if (spec->op == GS_OP_ALL_GATHER) {
-                p->out.dims[spec->dim] *= p->G;
-            } else {
-                if (x->dims[spec->dim] % p->G != 0) {
-                    gs__cplan_free(ctx, p);
-                    return gs__err(ctx, GS_ERR_SHAPE, "%s: dim %lld (%lld) does not divide into groups of %lld", who,
-                                   (long long)spec->dim, (long long)x->dims[spec->dim], (long long)p->G);
-                }
-                p->out.dims[spec->dim] /= p->G;
-            }
-        }
-        if (spec->op == GS_OP_ALL_TO_ALL) {
-            if (x->rank == 0 || spec->split_dim < 0 || spec->split_dim >= x->rank || spec->concat_dim < 0 ||
-                spec->concat_dim >= x->rank) {
-                gs__cplan_free(ctx, p);
-                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: split/concat dims %lld/%lld are out of range for rank %d",
-                               who, (long long)spec->split_dim, (long long)spec->concat_dim, x->rank);
-            }
-            if (x->dims[spec->split_dim] % p->G != 0) {
-                gs__cplan_free(ctx, p);
-                return gs__err(ctx, GS_ERR_SHAPE, "%s: split dim %lld (%lld) does not divide into groups of %lld", who,
-                               (long long)spec->split_dim, (long long)x->dims[spec->split_dim], (long long)p->G);
-            }
-            p->out.dims[spec->split_dim] /= p->G;
-            p->out.dims[spec->concat_dim] *= p->G;
+        if ((r = gs__cplan_check_op(ctx, who, spec, v, p)) != GS_OK) {
+            gs__cplan_free(ctx, p);
+            return r;
         }
     }
     if (v && !gs_shape_equal(&p->out, &v->shape)) {
@@ -680,6 +706,30 @@ GS__FN void gs__rt_a2a_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S
     gs__rt_stream_fence(stream);
 }
 
+/* ragged-all-to-all: where member j of a group finds its posted operand (gs__rt_ragged_post: input rows, then the
+   metadata at ra_meta) */
+typedef struct gs__rt_ra2a_at {
+    const gs__cplan *p;
+    const int64_t *mem;
+    const void *const *in;
+} gs__rt_ra2a_at;
+GS__FN gs__ra2a_src gs__rt_ra2a_src(const void *at, int64_t j) {
+    const gs__rt_ra2a_at *a = (const gs__rt_ra2a_at *)at;
+    gs__ra2a_src s;
+    s.in = (const char *)a->in[a->mem[j]];
+    s.meta = (const int64_t *)(const void *)(s.in + a->p->ra_meta);
+    return s;
+}
+
+/* Checks (out NULL) or makes device t's ragged-all-to-all result; msg as gs__ra2a_receive. */
+GS__FN bool gs__rt_ragged_recv(const gs__cplan *p, int64_t t, const void *const *in, void *out, char *msg, size_t cap) {
+    gs__rt_ra2a_at at;
+    at.p = p;
+    at.mem = p->ids + p->group_of[t] * p->G;
+    at.in = in;
+    return gs__ra2a_receive(p->v, &p->ra, p->G, p->rank_of[t], gs__rt_ra2a_src, &at, at.mem, (char *)out, msg, cap);
+}
+
 /* Piece k of S of device t's share of a collective (the pieces of all devices, in any order and on any
    threads, make up the whole collective; every result element is written by exactly one piece, and its value
    does not depend on how the work is cut). With `own` (ranks: the other members' results live in other
@@ -770,6 +820,11 @@ GS__FN void gs__coll_piece(const gs__cplan *p, int64_t t, int64_t k, int64_t S, 
         break;
     }
     case GS_OP_ALL_TO_ALL: gs__rt_a2a_piece(p, t, k, S, in, out, NULL, NULL, stream); break;
+    case GS_OP_RAGGED_ALL_TO_ALL:
+        /* device t's result (holding its output operand) takes the rows its members send it: piece 0 does it all (the
+           updates are data; each was checked at the rendezvous, and is checked again here before anything is written) */
+        if (k == 0) (void)gs__rt_ragged_recv(p, t, in, out[t], NULL, 0);
+        break;
     case GS_OP_COLLECTIVE_PERMUTE: {
         /* in (shape) -> out (shape): the source's operand, or zeros */
         gs__rt_split(gs__numel(&p->in), k, S, 16, &lo, &hi);
@@ -824,6 +879,8 @@ typedef struct gs__dev {
     int64_t param_bytes, peak;
     int64_t tr_last, tr_coll;  /* tracing: when its current instruction began, when it reached the collective
                                   it waits at (-1: none), microseconds since the run began */
+    char *ra_buf;             /* ragged-all-to-all: the operand it posts (input rows and metadata packed) */
+    size_t ra_cap;
 } gs__dev;
 
 struct gs_runtime {
@@ -901,6 +958,10 @@ GS_API int gs_runtime_rank(const gs_runtime *rt) {
 #endif
     (void)rt;
     return 0;
+}
+GS_API void gs_runtime_local_devices(const gs_runtime *rt, int64_t *first, int64_t *end) {
+    if (first) *first = rt ? rt->d_lo : 0;
+    if (end) *end = rt ? rt->d_hi : 0;
 }
 GS_API int gs_runtime_num_ranks(const gs_runtime *rt) {
 #if defined(GSHARD_MPI)
@@ -1116,9 +1177,24 @@ GS__FN const gs__cplan *gs__rt_plan_of(const gs_runtime *rt, const gs_value *v, 
     return NULL;
 }
 
+/* The bytes device d's ragged-all-to-all sent to and received from the other members: its send_sizes of updates for
+   them and its recv_sizes of theirs, in rows (its own posted metadata, `packed`). */
+GS__FN void gs__rt_ragged_bytes(const gs__cplan *p, int64_t d, const char *packed, int64_t *sent, int64_t *recv) {
+    const int64_t *m = (const int64_t *)(const void *)(packed + p->ra_meta);
+    int64_t K = p->ra.K, U = K / p->G, r = p->rank_of[d], i, rows_s = 0, rows_r = 0;
+    for (i = 0; i < K; i++) {
+        if (i / U == r) continue;
+        rows_s += m[K + i];
+        rows_r += m[3 * K + i];
+    }
+    *sent = rows_s * p->ra.row_bytes;
+    *recv = rows_r * p->ra.row_bytes;
+}
+
 GS__FN void gs__rt_count(gs__dev *dev, const gs__cplan *p, int index) {
     int64_t s, r;
-    gs__cplan_bytes(p, dev->id, &s, &r);
+    if (p->op == GS_OP_RAGGED_ALL_TO_ALL) gs__rt_ragged_bytes(p, dev->id, dev->ra_buf, &s, &r);
+    else gs__cplan_bytes(p, dev->id, &s, &r);
     dev->cstat[3 * index] += 1;
     dev->cstat[3 * index + 1] += s;
     dev->cstat[3 * index + 2] += r;
@@ -1142,11 +1218,40 @@ GS__FN bool gs__rt_barrier(gs_runtime *rt, const gs__dev *dev) {
 #endif
 }
 
+/* ragged-all-to-all at the hook (ops: its six operands): the result starts as the output operand; the device posts
+   its input rows and metadata packed in one buffer (the plan's operand, which other ranks receive whole) */
+GS__FN gs_result gs__rt_ragged_post(gs__dev *dev, const gs_value *v, const gs__buf *ops, gs__buf *out) {
+    gs_runtime *rt = dev->rt;
+    int index = 0;
+    const gs__cplan *p = gs__rt_plan_of(rt, v, &index);
+    gs__buf packed;
+    size_t need;
+    if (!p) return gs__err(&dev->ctx, GS_ERR_INVALID_ARG, "%s %s: no plan for this collective", gs_op_name(v->op), v->name);
+    need = (size_t)p->in.dims[0];
+    if (need > dev->ra_cap) {
+        gs__free(rt->ctx, dev->ra_buf);
+        dev->ra_cap = 0;
+        if (!(dev->ra_buf = (char *)gs__malloc(&dev->ctx, need + 8))) return GS_ERR_OUT_OF_MEMORY;
+        dev->ra_cap = need;
+    }
+    if (p->ra.N * p->ra.row_bytes > 0) memcpy(dev->ra_buf, ops[0].data, (size_t)(p->ra.N * p->ra.row_bytes));
+    gs__ra2a_meta(ops, p->ra.K, (int64_t *)(void *)(dev->ra_buf + p->ra_meta));
+    if (p->ra.M * p->ra.row_bytes > 0) memcpy(out->data, ops[1].data, (size_t)(p->ra.M * p->ra.row_bytes));
+    packed.shape = p->in;
+    packed.data = dev->ra_buf;
+    gs__rt_post(dev, GS__POST_COLL, v, &packed);
+    if (rt->tr) dev->tr_coll = gs__now_us() - rt->tr_t0;
+    rt->ins[dev->id] = dev->ra_buf;
+    rt->outs[dev->id] = out->data;
+    return GS__PENDING;
+}
+
 /* The interpreter's collective hook: publish the post and the buffers, and pause (the worker runs the
    rendezvous once all its devices have arrived; the next step completes the instruction). */
 GS__FN gs_result gs__rt_hook(gs__exec *ex, const gs_value *v, const gs__buf *in, gs__buf *out) {
     gs__dev *dev = (gs__dev *)ex->user;
     gs_runtime *rt = dev->rt;
+    if (v->op == GS_OP_RAGGED_ALL_TO_ALL) return gs__rt_ragged_post(dev, v, in, out);
     gs__rt_post(dev, GS__POST_COLL, v, in);
     if (rt->tr) dev->tr_coll = gs__now_us() - rt->tr_t0;
     rt->ins[dev->id] = in->data;
@@ -1773,8 +1878,11 @@ GS__FN void gs__rt_dev_release(gs__dev *dev) {
             if (dev->owned[k]) gs__free(rt->ctx, dev->params[k].data);
     gs__free(rt->ctx, dev->params);
     gs__free(rt->ctx, dev->owned);
+    gs__free(rt->ctx, dev->ra_buf);
     dev->params = NULL;
     dev->owned = NULL;
+    dev->ra_buf = NULL;
+    dev->ra_cap = 0;
 }
 
 /* Frees the results (after they were copied out, or when the run failed). */
@@ -1910,6 +2018,16 @@ GS__FN bool gs__rt_rendezvous(gs_runtime *rt, int64_t w, int64_t d0, int64_t d1)
         gs__rt_dev_failed(rt, &rt->devs[d0], gs__err(&rt->devs[d0].ctx, GS_ERR_INVALID_ARG, "%s %s: no plan for this collective",
                                                        gs_op_name(me->v->op), me->v->name));
         return false;
+    }
+    if (p->op == GS_OP_RAGGED_ALL_TO_ALL) {
+        /* the updates are data: each of this worker's devices checks what it receives before anyone writes (a
+           piece that would not fit writes nothing either) */
+        char msg[768];
+        for (d = d0; d < d1; d++)
+            if (!gs__rt_ragged_recv(p, d, rt->ins, NULL, msg, sizeof msg)) {
+                gs__rt_dev_failed(rt, &rt->devs[d], gs__err(&rt->devs[d].ctx, GS_ERR_INVALID_ARG, "%s", msg));
+                return false;
+            }
     }
 #if defined(GSHARD_MPI)
     if (rt->fast_done) U = 0;   /* MPI did it */
@@ -2069,9 +2187,9 @@ GS__FN gs_result gs__rt_collect(gs_runtime *rt, gs_graph *g, gs_graph ***seen, i
             continue;
         }
         if (v->op != GS_OP_ALL_REDUCE && v->op != GS_OP_ALL_GATHER && v->op != GS_OP_REDUCE_SCATTER &&
-            v->op != GS_OP_ALL_TO_ALL && v->op != GS_OP_COLLECTIVE_PERMUTE)
+            v->op != GS_OP_ALL_TO_ALL && v->op != GS_OP_COLLECTIVE_PERMUTE && v->op != GS_OP_RAGGED_ALL_TO_ALL)
             continue;
-        if (v->n_operands != 1 || !v->operands[0])
+        if ((v->n_operands != 1 && v->op != GS_OP_RAGGED_ALL_TO_ALL) || !v->operands[0])
             return gs__err(rt->ctx, GS_ERR_INVALID_ARG, "%s %s: needs one operand", gs_op_name(v->op), v->name);
         if (rt->n_plans == *cap_plans) {
             int cap = *cap_plans ? 2 * *cap_plans : 8;
@@ -2218,7 +2336,8 @@ GS__FN gs_result gs__rt_stats(gs_runtime *rt, int64_t *cstat_all, double seconds
         c->instruction = p->v;
         c->op = p->op;
         c->group_size = p->G;
-        c->operand_bytes = (int64_t)gs_shape_bytes(&p->in);
+        /* ragged-all-to-all: its input (p->in is the packed rows and metadata a device posts) */
+        c->operand_bytes = (int64_t)gs_shape_bytes(p->op == GS_OP_RAGGED_ALL_TO_ALL ? &p->v->operands[0]->shape : &p->in);
         c->result_bytes = (int64_t)gs_shape_bytes(&p->out);
         c->count = cstat_all[3 * i];
         for (d = 0; d < rt->D; d++) {
@@ -2417,11 +2536,32 @@ GS__FN gs_result gs__rt_layout(gs_runtime *rt, const gs_sharding *s, gs_shape gl
     if (k == GS_SHARDING_TUPLE || k == GS_SHARDING_UNKNOWN || k == GS_SHARDING_MANUAL)
         return gs__err(ctx, GS_ERR_SHARDING, "%s: a %s sharding cannot lay out an array", who,
                        k == GS_SHARDING_TUPLE ? "tuple" : k == GS_SHARDING_UNKNOWN ? "unknown" : "manual");
-    if (k == GS_SHARDING_UNREDUCED || gs_sharding_unreduced_group(s) > 1)   /* a sum of the devices' values */
-        return gs__err(ctx, GS_ERR_UNSUPPORTED, "%s: an unreduced sharding (%s) cannot lay out an array here", who,
-                       gs_sharding_to_text(ctx, s));
+    if (k == GS_SHARDING_UNREDUCED) return GS_OK;   /* every device a whole-size summand */
     if (gs_sharding_validate(ctx, s, global, rt->D) != GS_OK) return ctx->err;
     return gs_sharding_shard_shape(ctx, s, global, shard);
+}
+
+/* Zeroes the box cnt at offset 0 of dst (shape dims, format fmt); zero bytes are 0 in every type. */
+GS__FN void gs__rt_zero_box(gs_dtype t, int fmt, int rank, const int64_t *cnt, void *dst, const int64_t *dims) {
+    int64_t idx[GS_MAX_RANK], p;
+    size_t es = gs__rt_esize(t, fmt);
+    int d;
+    for (d = 0; d < rank; d++)
+        if (cnt[d] <= 0) return;
+    if (rank == 0) {
+        memset(dst, 0, es);
+        return;
+    }
+    memset(idx, 0, sizeof idx);
+    for (;;) {
+        for (p = 0, d = 0; d < rank; d++) p = p * dims[d] + idx[d];
+        memset((char *)dst + (size_t)p * es, 0, (size_t)cnt[rank - 1] * es);
+        for (d = rank - 2; d >= 0; d--) {
+            if (++idx[d] < cnt[d]) break;
+            idx[d] = 0;
+        }
+        if (d < 0) return;
+    }
 }
 
 /* Device d's shard of the global array src (format sfmt) into dst (format dfmt, shape shard). */
@@ -2441,6 +2581,12 @@ GS__FN void gs__rt_shard_one(gs_runtime *rt, const gs_sharding *s, gs_shape glob
         if (cnt[i] != shard.dims[i]) full = false;
     }
     if (!has || !full) gs__rt_poison(shard.dtype, dst, dfmt, gs__numel(&shard), !rt->no_poison);
+    if (has && gs__sh_unreduced_coord(s, d) > 0) {
+        /* unreduced: the first device of each unreduced group holds the value, the others zero (the sum is
+           the value exactly); the zeros cover the device's region, its padding keeps the poison */
+        gs__rt_zero_box(global.dtype, dfmt, global.rank, cnt, dst, shard.dims);
+        return;
+    }
     if (has) gs__rt_copy_box(global.dtype, global.rank, cnt, dst, dfmt, shard.dims, zero, src, sfmt, global.dims, off);
 }
 
@@ -2509,11 +2655,40 @@ GS__FN bool gs__rt_gather_needs(gs_runtime *rt, const gs_sharding *s, gs_shape g
     for (d = 0; d < rt->D; d++) {
         need[d] = 0;
         if (!gs__rt_tile_of(s, global, d, off, cnt, &tile)) continue;
-        need[d] = !seen[tile] || rt->check_replicas;
+        need[d] = !seen[tile] || rt->check_replicas || gs__sh_has_unreduced(s);   /* unreduced: every summand */
         seen[tile] = 1;
     }
     gs__free(rt->ctx, seen);
     return true;
+}
+
+/* dst (the global array, storage format) += the box cnt at offset 0 of shard src (format sfmt), placed at off: an
+   unreduced output's next summand, added in device order */
+GS__FN gs_result gs__rt_add_box(gs_runtime *rt, gs_shape global, gs_shape shard, const int64_t *cnt, const int64_t *off,
+                                const void *src, int sfmt, void *dst) {
+    int64_t n = 1, i, zero[GS_MAX_RANK];
+    size_t cs = gs__compute_size(global.dtype);
+    char *a, *b;
+    int d;
+    for (d = 0; d < global.rank; d++) {
+        n *= cnt[d];
+        zero[d] = 0;
+    }
+    a = (char *)gs__malloc(rt->ctx, cs * (size_t)(n + 1));
+    b = (char *)gs__malloc(rt->ctx, cs * (size_t)(n + 1));
+    if (!a || !b) {
+        gs__free(rt->ctx, a);
+        gs__free(rt->ctx, b);
+        return GS_ERR_OUT_OF_MEMORY;
+    }
+    /* both boxes in compute format, summed, and written back */
+    gs__rt_copy_box(global.dtype, global.rank, cnt, a, GS__FMT_COMPUTE, cnt, zero, dst, GS__FMT_STORAGE, global.dims, off);
+    gs__rt_copy_box(global.dtype, global.rank, cnt, b, GS__FMT_COMPUTE, cnt, zero, src, sfmt, shard.dims, zero);
+    for (i = 0; i < n; i++) gs__ip_gcomb(global.dtype, GS_REDUCE_SUM, a, i, b, i);
+    gs__rt_copy_box(global.dtype, global.rank, cnt, dst, GS__FMT_STORAGE, global.dims, off, a, GS__FMT_COMPUTE, cnt, zero);
+    gs__free(rt->ctx, a);
+    gs__free(rt->ctx, b);
+    return GS_OK;
 }
 
 /* Gathers the global array dst (storage format) from every device's shard srcs[d] (format sfmt). */
@@ -2539,6 +2714,16 @@ GS__FN gs_result gs__rt_gather_one(gs_runtime *rt, const gs_sharding *s, gs_shap
                 return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: the shard of device %lld is NULL", who, (long long)d);
             }
             gs__rt_copy_box(global.dtype, rank, cnt, dst, GS__FMT_STORAGE, global.dims, off, srcs[d], sfmt, shard.dims, zero);
+        } else if (gs__sh_has_unreduced(s)) {
+            if (!gs__sh_same_sum(s, owner[tile], d)) continue;   /* a replica of the owner's group's summands */
+            if (!srcs[d]) {
+                gs__free(ctx, owner);
+                return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: the shard of device %lld is NULL", who, (long long)d);
+            }
+            if (gs__rt_add_box(rt, global, shard, cnt, off, srcs[d], sfmt, dst) != GS_OK) {
+                gs__free(ctx, owner);
+                return GS_ERR_OUT_OF_MEMORY;
+            }
         } else if (rt->check_replicas) {
             int64_t at;
             if (!srcs[d]) {
@@ -2642,115 +2827,207 @@ GS_API gs_result gs_runtime_gather(gs_runtime *rt, const gs_sharding *s, gs_shap
     return gs__rt_gather_one(rt, s, global, shard, shards, GS__FMT_STORAGE, data, "gs_runtime_gather");
 }
 
-GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_shape *in_shapes,
-                                       const gs_sharding *const *in_shardings, const void *const *inputs,
-                                       const gs_shape *out_shapes, const gs_sharding *const *out_shardings,
-                                       void *const *outputs) {
-    gs_ctx *ctx;
-    gs__buf *c_in = NULL;
-    uint8_t *shared = NULL;
+/* The sharding that lays out input or output i of a global run: NULL for replicated and {manual} (every
+   device's whole array; an output is device 0's). */
+GS__FN const gs_sharding *gs__rt_global_sharding(const gs_sharding *const *shardings, int i) {
+    const gs_sharding *s = shardings ? shardings[i] : NULL;
+    return s && gs_sharding_get_kind(s) == GS_SHARDING_MANUAL ? NULL : s;
+}
+
+/* Checks the arrays of run_global (in_data: global inputs) or run_tiles (tiles: in_data holds D * n_in
+   tiles) against the prepared program: every global shape splits into the program's shards, and the data
+   pointers are there (tiles: those of this process's devices that hold a non-empty tile; outputs: rank 0's). */
+GS__FN gs_result gs__rt_global_check(gs_runtime *rt, gs_graph *g, const gs_shape *in_shapes,
+                                     const gs_sharding *const *in_shardings, const void *const *in_data,
+                                     bool tiles, const gs_shape *out_shapes,
+                                     const gs_sharding *const *out_shardings, void *const *outputs, const char *fn) {
+    gs_ctx *ctx = rt->ctx;
     gs_shape shard;
-    char who[64], a[128], b[128];
-    int64_t d, D;
-    int k, n_in = 0;
-    gs_result r;
-    if (!rt) return GS_ERR_INVALID_ARG;
-    ctx = rt->ctx;
-    D = rt->D;
-    rt->have_stats = false;
-    if (!g) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_run_global: graph is NULL");
-    r = gs__rt_prepare(rt, g);
-    if (r) return r;
-    n_in = rt->n_in;
-    if ((n_in > 0 && (!in_shapes || !inputs)) || (rt->n_out > 0 && (!out_shapes || !outputs))) {
-        gs__rt_free_plans(rt);
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_run_global: %s needs %d input and %d output arrays (shapes and data)",
-                       g->name, n_in, rt->n_out);
-    }
-    for (k = 0; k < n_in + rt->n_out; k++) {
+    char who[96], a[128], b[128], c[128];
+    int k, n_in = rt->n_in;
+    gs_result r = GS_OK;
+    if ((n_in > 0 && (!in_shapes || !in_data)) || (rt->n_out > 0 && (!out_shapes || !outputs)))
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: %s needs %d input and %d output arrays (shapes and data)", fn, g->name,
+                       n_in, rt->n_out);
+    for (k = 0; !r && k < n_in + rt->n_out; k++) {
         bool in = k < n_in;
         int i = in ? k : k - n_in;
-        const gs_sharding *s = in ? (in_shardings ? in_shardings[i] : NULL) : (out_shardings ? out_shardings[i] : NULL);
+        const gs_sharding *s = gs__rt_global_sharding(in ? in_shardings : out_shardings, i);
         gs_shape gl = in ? in_shapes[i] : out_shapes[i];
-        if (s && gs_sharding_get_kind(s) == GS_SHARDING_MANUAL) s = NULL;   /* every device's array (output: device 0's) */
         const gs_shape *want = in ? &rt->in_shapes[i] : &rt->out_shapes[i];
-        snprintf(who, sizeof who, "gs_runtime_run_global: %s %d", in ? "input" : "output", i);
+        int64_t d, off[GS_MAX_RANK], cnt[GS_MAX_RANK], tile;
+        snprintf(who, sizeof who, "%s: %s %d", fn, in ? "input" : "output", i);
         r = gs__rt_layout(rt, s, gl, &shard, who);
         if (!r && !gs_shape_equal(&shard, want)) {
-            char c[128];
             gs__shape_str(&gl, a, sizeof a);
             gs__shape_str(&shard, b, sizeof b);
             gs__shape_str(want, c, sizeof c);
             r = gs__err(ctx, GS_ERR_SHAPE, "%s: %s is split into %s shards, but the program's %s %d is %s", who, a, b,
                         in ? "parameter buffer" : "output", i, c);
         }
-        if (!r && (in ? !inputs[i] : !outputs[i] && gs_runtime_rank(rt) == 0) && gs__numel(&gl) > 0)
-            r = gs__err(ctx, GS_ERR_INVALID_ARG, "%s: the data pointer is NULL", who);
-        if (r) {
-            gs__rt_free_plans(rt);
-            return r;
+        if (r || gs__numel(&gl) == 0) continue;
+        if (!in && !outputs[i] && gs_runtime_rank(rt) == 0) r = gs__err(ctx, GS_ERR_INVALID_ARG, "%s: the data pointer is NULL", who);
+        if (in && !tiles && !in_data[i]) r = gs__err(ctx, GS_ERR_INVALID_ARG, "%s: the data pointer is NULL", who);
+        for (d = rt->d_lo; in && tiles && !r && d < rt->d_hi; d++)
+            if (!in_data[d * n_in + i] && gs__rt_tile_of(s, gl, d, off, cnt, &tile))
+                r = gs__err(ctx, GS_ERR_INVALID_ARG, "%s: the tile of device %lld is NULL", who, (long long)d);
+    }
+    return r;
+}
+
+/* Device d's parameter buffer k in compute format (c_in[d * n_in + k]; owned[] set when allocated here) from
+   the global array in_data[k], or with tiles from the device's tile in_data[d * n_in + k] (its region of the
+   global array, dense). A buffer that another local device already has (a replicated input, or the same tile pointer for
+   the same region) is shared; a tile that is the whole shard, already in compute format, is used as it is. */
+GS__FN gs_result gs__rt_global_param(gs_runtime *rt, const gs_shape *in_shapes, const gs_sharding *const *in_shardings,
+                                     const void *const *in_data, bool tiles, int k, int64_t d, gs__buf *c_in,
+                                     uint8_t *owned) {
+    int n_in = rt->n_in, i, rank = in_shapes[k].rank;
+    const gs_sharding *s = gs__rt_global_sharding(in_shardings, k);
+    const gs_shape *shard = &rt->in_shapes[k];
+    int64_t off[GS_MAX_RANK], cnt[GS_MAX_RANK], e, zero[GS_MAX_RANK];
+    bool has = true, full = true;
+    const void *src;
+    gs__buf *cb = &c_in[d * n_in + k];
+    cb->shape = *shard;
+    if (!tiles) {
+        if (!s || gs_sharding_get_kind(s) == GS_SHARDING_REPLICATED) {
+            if (d > rt->d_lo) {   /* converted once and shared: parameters are never written */
+                cb->data = c_in[rt->d_lo * n_in + k].data;
+                return GS_OK;
+            }
+        }
+        cb->data = gs__malloc(rt->ctx, (size_t)gs__numel(shard) * gs__compute_size(shard->dtype) + 1);
+        if (!cb->data) return GS_ERR_OUT_OF_MEMORY;
+        owned[d * n_in + k] = 1;
+        gs__rt_shard_one(rt, s, in_shapes[k], *shard, in_data[k], GS__FMT_STORAGE, cb->data, GS__FMT_COMPUTE, d);
+        return GS_OK;
+    }
+    for (i = 0; i < rank; i++) {
+        off[i] = 0;
+        cnt[i] = in_shapes[k].dims[i];
+        zero[i] = 0;
+    }
+    if (s) has = gs_sharding_device_region(s, in_shapes[k], d, off, cnt);
+    for (i = 0; i < rank; i++) {
+        cnt[i] = has ? cnt[i] - off[i] : 0;
+        if (cnt[i] != shard->dims[i]) full = false;
+    }
+    src = in_data[d * n_in + k];
+    for (e = rt->d_lo; e < d; e++) {   /* another local device with the same tile */
+        int64_t eo[GS_MAX_RANK], el[GS_MAX_RANK];
+        bool same = in_data[e * n_in + k] == src;
+        if (same && s) {
+            bool eh = gs_sharding_device_region(s, in_shapes[k], e, eo, el);
+            same = eh == has;
+            for (i = 0; same && has && i < rank; i++) same = eo[i] == off[i] && el[i] - eo[i] == cnt[i];
+        }
+        if (same) {
+            cb->data = c_in[e * n_in + k].data;
+            return GS_OK;
         }
     }
-    /* scatter (a replicated input is converted once and shared: parameters are never written) */
-    c_in = (gs__buf *)gs__malloc(ctx, sizeof(gs__buf) * ((size_t)D * (size_t)n_in + 1));
-    shared = (uint8_t *)gs__malloc(ctx, (size_t)n_in + 1);
-    if (!c_in || !shared) {
+    if (full && has && !gs__fmt_differs(shard->dtype)) {
+        cb->data = (void *)(uintptr_t)src;
+        return GS_OK;
+    }
+    cb->data = gs__malloc(rt->ctx, (size_t)gs__numel(shard) * gs__compute_size(shard->dtype) + 1);
+    if (!cb->data) return GS_ERR_OUT_OF_MEMORY;
+    owned[d * n_in + k] = 1;
+    if (!has || !full) gs__rt_poison(shard->dtype, cb->data, GS__FMT_COMPUTE, gs__numel(shard), !rt->no_poison);
+    if (has) gs__rt_copy_box(shard->dtype, rank, cnt, cb->data, GS__FMT_COMPUTE, shard->dims, zero, src, GS__FMT_STORAGE, cnt, zero);
+    return GS_OK;
+}
+
+/* Gathers every output of the last run (its results still held by the devices) into outputs (rank 0 only on
+   ranks), then frees the results. */
+GS__FN gs_result gs__rt_global_outputs(gs_runtime *rt, const gs_shape *out_shapes, const gs_sharding *const *out_shardings,
+                                       void *const *outputs, const char *fn) {
+    gs_ctx *ctx = rt->ctx;
+    const void **srcs = (const void **)gs__malloc(ctx, sizeof(void *) * (size_t)rt->D);
+    gs_result r = srcs ? GS_OK : GS_ERR_OUT_OF_MEMORY;
+    char who[96];
+    int64_t d;
+    int k;
+    for (k = 0; r == GS_OK && k < rt->n_out; k++) {
+        const gs_sharding *s = gs__rt_global_sharding(out_shardings, k);
+        snprintf(who, sizeof who, "%s: output %d", fn, k);
+#if defined(GSHARD_MPI)
+        if (rt->net) {
+            r = gs__rt_net_gather(rt, s, out_shapes[k], k, outputs[k], who);
+            continue;
+        }
+#endif
+        for (d = 0; d < rt->D; d++) srcs[d] = rt->devs[d].results[k].data;
+        r = gs__rt_gather_one(rt, s, out_shapes[k], rt->out_shapes[k], srcs, GS__FMT_COMPUTE, outputs[k], who);
+    }
+    gs__free(ctx, (void *)srcs);
+    gs__rt_free_results(rt);
+    if (r) rt->have_stats = false;
+    return r;
+}
+
+/* run_global (in_data: the global inputs) and run_tiles (tiles: in_data holds the devices' tiles) */
+GS__FN gs_result gs__rt_run_arrays(gs_runtime *rt, gs_graph *g, const gs_shape *in_shapes,
+                                   const gs_sharding *const *in_shardings, const void *const *in_data, bool tiles,
+                                   const gs_shape *out_shapes,
+                                   const gs_sharding *const *out_shardings, void *const *outputs, const char *fn) {
+    gs_ctx *ctx;
+    gs__buf *c_in = NULL;
+    uint8_t *owned = NULL;
+    size_t n_bufs;
+    int64_t d;
+    int k;
+    gs_result r;
+    if (!rt) return GS_ERR_INVALID_ARG;
+    ctx = rt->ctx;
+    rt->have_stats = false;
+    if (!g) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: graph is NULL", fn);
+    r = gs__rt_prepare(rt, g);
+    if (r) return r;
+    r = gs__rt_global_check(rt, g, in_shapes, in_shardings, in_data, tiles, out_shapes, out_shardings, outputs, fn);
+    if (r) {
+        gs__rt_free_plans(rt);
+        return r;
+    }
+    n_bufs = (size_t)rt->D * (size_t)rt->n_in + 1;
+    c_in = (gs__buf *)gs__malloc(ctx, sizeof(gs__buf) * n_bufs);
+    owned = (uint8_t *)gs__malloc(ctx, n_bufs);
+    if (!c_in || !owned) {
         r = GS_ERR_OUT_OF_MEMORY;
         goto done;
     }
     /* zeroed before anything can fail, so the cleanup below frees only buffers this call allocated */
-    memset(c_in, 0, sizeof(gs__buf) * ((size_t)D * (size_t)n_in + 1));
-    memset(shared, 0, (size_t)n_in + 1);
-    for (k = 0; k < n_in; k++) {
-        const gs_sharding *s = in_shardings ? in_shardings[k] : NULL;
-        size_t bytes = (size_t)gs__numel(&rt->in_shapes[k]) * gs__compute_size(rt->in_shapes[k].dtype) + 1;
-        if (s && gs_sharding_get_kind(s) == GS_SHARDING_MANUAL) s = NULL;
-        shared[k] = !s || gs_sharding_get_kind(s) == GS_SHARDING_REPLICATED;
-        for (d = rt->d_lo; d < rt->d_hi; d++) {   /* this process's devices */
-            gs__buf *cb = &c_in[d * n_in + k];
-            cb->shape = rt->in_shapes[k];
-            if (shared[k] && d > rt->d_lo) {
-                cb->data = c_in[rt->d_lo * n_in + k].data;
-                continue;
-            }
-            cb->data = gs__malloc(ctx, bytes);
-            if (!cb->data) {
-                r = GS_ERR_OUT_OF_MEMORY;
-                goto done;
-            }
-            gs__rt_shard_one(rt, s, in_shapes[k], rt->in_shapes[k], inputs[k], GS__FMT_STORAGE, cb->data, GS__FMT_COMPUTE, d);
-        }
-    }
-    r = gs__rt_go(rt, NULL, c_in, NULL);
-    if (r == GS_OK) {
-        const void **srcs = (const void **)gs__malloc(ctx, sizeof(void *) * (size_t)D);
-        if (!srcs) r = GS_ERR_OUT_OF_MEMORY;
-        for (k = 0; r == GS_OK && k < rt->n_out; k++) {
-            const gs_sharding *s = out_shardings ? out_shardings[k] : NULL;
-            if (s && gs_sharding_get_kind(s) == GS_SHARDING_MANUAL) s = NULL;   /* device 0's array */
-            snprintf(who, sizeof who, "gs_runtime_run_global: output %d", k);
-#if defined(GSHARD_MPI)
-            if (rt->net) {
-                r = gs__rt_net_gather(rt, s, out_shapes[k], k, outputs[k], who);
-                continue;
-            }
-#endif
-            for (d = 0; d < D; d++) srcs[d] = rt->devs[d].results[k].data;
-            r = gs__rt_gather_one(rt, s, out_shapes[k], rt->out_shapes[k], srcs, GS__FMT_COMPUTE, outputs[k], who);
-        }
-        gs__free(ctx, (void *)srcs);
-        gs__rt_free_results(rt);
-        if (r) rt->have_stats = false;
-    }
+    memset(c_in, 0, sizeof(gs__buf) * n_bufs);
+    memset(owned, 0, n_bufs);
+    for (k = 0; !r && k < rt->n_in; k++)
+        for (d = rt->d_lo; !r && d < rt->d_hi; d++)   /* this process's devices */
+            r = gs__rt_global_param(rt, in_shapes, in_shardings, in_data, tiles, k, d, c_in, owned);
+    if (!r) r = gs__rt_go(rt, NULL, c_in, NULL);
+    if (!r) r = gs__rt_global_outputs(rt, out_shapes, out_shardings, outputs, fn);
 done:
-    if (c_in && shared)
-        for (k = 0; k < n_in; k++)
-            for (d = 0; d < D; d++)
-                if (!(shared && shared[k] && d > rt->d_lo)) gs__free(ctx, c_in[d * n_in + k].data);
+    for (d = 0; owned && d < (int64_t)n_bufs - 1; d++)
+        if (owned[d]) gs__free(ctx, c_in[d].data);
     gs__free(ctx, c_in);
-    gs__free(ctx, shared);
+    gs__free(ctx, owned);
     if (r && rt->plans) gs__rt_free_plans(rt);
     return r;
+}
+
+GS_API gs_result gs_runtime_run_global(gs_runtime *rt, gs_graph *g, const gs_shape *in_shapes,
+                                       const gs_sharding *const *in_shardings, const void *const *inputs,
+                                       const gs_shape *out_shapes, const gs_sharding *const *out_shardings,
+                                       void *const *outputs) {
+    return gs__rt_run_arrays(rt, g, in_shapes, in_shardings, inputs, false, out_shapes, out_shardings, outputs,
+                             "gs_runtime_run_global");
+}
+
+GS_API gs_result gs_runtime_run_tiles(gs_runtime *rt, gs_graph *g, const gs_shape *in_shapes,
+                                      const gs_sharding *const *in_shardings, const void *const *tiles,
+                                      const gs_shape *out_shapes, const gs_sharding *const *out_shardings,
+                                      void *const *outputs) {
+    return gs__rt_run_arrays(rt, g, in_shapes, in_shardings, tiles, true, out_shapes, out_shardings, outputs,
+                             "gs_runtime_run_tiles");
 }
 
 /* ---------------------------------------------------------------------------------------------------------

@@ -401,6 +401,7 @@ GS__FN gs_result gs__so_traffic(gs__so *S, gs_shapes_report *rep) {
                 return gs__err_prefix(S->ctx, "%s %s: ", gs_op_name(v->op), v->name);
             }
             c->group_size = gsz;
+            if (v->op == GS_OP_RAGGED_ALL_TO_ALL) nb = (double)gs_shape_bytes(&v->shape);   /* bound: the whole output */
             per = v->op == GS_OP_ALL_REDUCE || v->op == GS_OP_ALL_GATHER ? (double)(gsz - 1) * nb
                                                                           : (double)(gsz - 1) * nb / (double)gsz;
             for (g = 0; g < ng; g++) {

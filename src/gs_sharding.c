@@ -492,6 +492,65 @@ GS__FN int64_t gs__sh_sub_size(const gs_sharding *s, gs_subgroup type) {
 GS_API int64_t gs_sharding_replication(const gs_sharding *s) { return gs__sh_sub_size(s, GS_SUBGROUP_REPLICATED); }
 GS_API int64_t gs_sharding_manual_group(const gs_sharding *s) { return gs__sh_sub_size(s, GS_SUBGROUP_MANUAL); }
 GS_API int64_t gs_sharding_unreduced_group(const gs_sharding *s) { return gs__sh_sub_size(s, GS_SUBGROUP_UNREDUCED); }
+/* s with its unreduced part read as replicated (the sharding of the summed value: every device of an unreduced
+   group then holds the group's sum); tuples element by element; anything else as it is */
+GS__FN const gs_sharding *gs__sh_reduced(gs_ctx *ctx, const gs_sharding *s) {
+    gs_subgroup sub[3];
+    int i;
+    if (!s) return s;
+    if (s->kind == GS_SHARDING_UNREDUCED) return gs_sharding_replicated(ctx);
+    if (s->kind == GS_SHARDING_TUPLE) {
+        const gs_sharding **el;
+        bool same = true;
+        if (s->n_elems == 0) return s;
+        el = (const gs_sharding **)gs__arena_alloc(ctx, sizeof(gs_sharding *) * (size_t)s->n_elems);
+        if (!el) return NULL;
+        for (i = 0; i < s->n_elems; i++) {
+            if (!(el[i] = gs__sh_reduced(ctx, s->elems[i]))) return NULL;
+            if (el[i] != s->elems[i]) same = false;
+        }
+        return same ? s : gs_sharding_tuple(ctx, s->n_elems, el);
+    }
+    if (s->kind != GS_SHARDING_TILED || gs_sharding_unreduced_group(s) == 1) return s;
+    for (i = 0; i < s->n_sub; i++) sub[i] = s->sub[i] == GS_SUBGROUP_UNREDUCED ? GS_SUBGROUP_REPLICATED : s->sub[i];
+    return gs__sh_from_ta(ctx, s->rank, s->n_sub, sub, &s->ta);
+}
+/* an array sharding with an unreduced part ({unreduced}, or an unreduced subgroup); tuples: any element */
+GS__FN bool gs__sh_has_unreduced(const gs_sharding *s) {
+    int i;
+    if (!s) return false;
+    if (s->kind == GS_SHARDING_TUPLE) {
+        for (i = 0; i < s->n_elems; i++)
+            if (gs__sh_has_unreduced(s->elems[i])) return true;
+        return false;
+    }
+    return s->kind == GS_SHARDING_UNREDUCED || gs_sharding_unreduced_group(s) > 1;
+}
+/* device d's coordinate along the unreduced devices of s (its rank among the devices whose values are summed):
+   {unreduced} d itself, an unreduced subgroup its index along it, else 0; -1 when s does not name d */
+GS__FN int64_t gs__sh_unreduced_coord(const gs_sharding *s, int64_t d) {
+    int64_t idx[GS_MAX_TILE_RANK];
+    int i;
+    if (!s) return 0;
+    if (s->kind == GS_SHARDING_UNREDUCED) return d;
+    if (s->kind != GS_SHARDING_TILED || gs_sharding_unreduced_group(s) == 1) return 0;
+    if (!gs_sharding_device_index(s, d, idx)) return -1;
+    for (i = 0; i < s->n_sub; i++)
+        if (s->sub[i] == GS_SUBGROUP_UNREDUCED) return idx[s->rank + i];
+    return 0;
+}
+/* devices d and e hold summands of the same part of an unreduced value (s unreduced: they differ only along its
+   unreduced devices) */
+GS__FN bool gs__sh_same_sum(const gs_sharding *s, int64_t d, int64_t e) {
+    int64_t a[GS_MAX_TILE_RANK], b[GS_MAX_TILE_RANK];
+    int i;
+    if (!s || s->kind == GS_SHARDING_UNREDUCED) return true;
+    if (s->kind != GS_SHARDING_TILED) return d == e;
+    if (!gs_sharding_device_index(s, d, a) || !gs_sharding_device_index(s, e, b)) return false;
+    for (i = 0; i < s->ta.n; i++)
+        if (a[i] != b[i] && !(i >= s->rank && s->sub[i - s->rank] == GS_SUBGROUP_UNREDUCED)) return false;
+    return true;
+}
 GS_API int64_t gs_sharding_num_devices(const gs_sharding *s) {
     if (!s) return 0;
     if (s->kind == GS_SHARDING_TILED) return s->ta.total;
@@ -761,6 +820,7 @@ typedef struct gs__shp {
     const char *text, *p;
     bool failed;
     bool in_tuple;  /* tuple shardings are flat: '{' inside a tuple's element list is an error, not recursion */
+    uint32_t open;  /* a named mesh's open dims ({?}, {'x', ?}: propagation may refine them) */
 } gs__shp;
 
 GS__FN void gs__shp_ws(gs__shp *P) {
@@ -945,11 +1005,15 @@ GS__FN bool gs__shp_mesh_ref(gs__shp *P, gs__mesh *m, gs__mesh_ref *r) {
     return true;
 }
 
-/* "{ref, ref, ...}" into refs[*n ..) */
-GS__FN bool gs__shp_mesh_refs(gs__shp *P, gs__mesh *m, gs__mesh_ref *refs, int cap, int *n) {
+/* "{ref, ref, ...}" into refs[*n ..); with open (a dim's axes) a last '?' marks the dim open: "{?}", "{'x', ?}" */
+GS__FN bool gs__shp_mesh_refs(gs__shp *P, gs__mesh *m, gs__mesh_ref *refs, int cap, int *n, bool *open) {
     if (!gs__shp_ch(P, '{')) return gs__shp_fail(P, "expected '{' and mesh axes");
     if (gs__shp_ch(P, '}')) return true;
     for (;;) {
+        if (open && gs__shp_ch(P, '?')) {
+            *open = true;
+            return gs__shp_ch(P, '}') || gs__shp_fail(P, "expected '}' after '?' (an open dim ends its axes)");
+        }
         if (*n == cap) return gs__shp_fail(P, "too many mesh axes");
         if (!gs__shp_mesh_ref(P, m, &refs[(*n)++])) return false;
         if (gs__shp_ch(P, '}')) return true;
@@ -1134,11 +1198,13 @@ GS__FN const gs_sharding *gs__shp_mesh(gs__shp *P) {
                 gs__shp_fail(P, "more dims than GS_MAX_RANK");
                 return NULL;
             }
+            bool open = false;
             dim_first[nd++] = n_refs;
-            if (!gs__shp_mesh_refs(P, &m, refs, GS__COUNTOF(refs), &n_refs)) {
+            if (!gs__shp_mesh_refs(P, &m, refs, GS__COUNTOF(refs), &n_refs, &open)) {
                 gs__free(P->ctx, ids);
                 return NULL;
             }
+            if (open) P->open |= 1u << (nd - 1);
             if (gs__shp_ch(P, ']')) break;
             if (!gs__shp_ch(P, ',')) {
                 gs__free(P->ctx, ids);
@@ -1155,7 +1221,7 @@ GS__FN const gs_sharding *gs__shp_mesh(gs__shp *P) {
             gs__shp_fail(P, "expected replicated={...} or unreduced={...}");
             return NULL;
         }
-        if (!gs__shp_ch(P, '=') || !gs__shp_mesh_refs(P, &m, unreduced ? unr : rep, GS__MESH_AXES, unreduced ? &nu : &nr)) {
+        if (!gs__shp_ch(P, '=') || !gs__shp_mesh_refs(P, &m, unreduced ? unr : rep, GS__MESH_AXES, unreduced ? &nu : &nr, NULL)) {
             gs__free(P->ctx, ids);
             if (!P->failed) gs__shp_fail(P, "expected '={'");
             return NULL;
@@ -1361,9 +1427,12 @@ GS__FN const gs_sharding *gs__shp_one(gs__shp *P) {
     return s;
 }
 
-GS_API const gs_sharding *gs_sharding_parse(gs_ctx *ctx, const char *text) {
+GS_API const gs_sharding *gs_sharding_parse(gs_ctx *ctx, const char *text) { return gs__sharding_parse_open(ctx, text, NULL); }
+
+GS__FN const gs_sharding *gs__sharding_parse_open(gs_ctx *ctx, const char *text, uint32_t *open) {
     gs__shp P;
     const gs_sharding *s;
+    if (open) *open = 0;
     if (!ctx || ctx->err) return NULL;
     if (!text) {
         gs__err(ctx, GS_ERR_SHARDING, "gs_sharding_parse: text is NULL");
@@ -1374,6 +1443,7 @@ GS_API const gs_sharding *gs_sharding_parse(gs_ctx *ctx, const char *text) {
     P.p = text;
     P.failed = false;
     P.in_tuple = false;
+    P.open = 0;
     s = gs__shp_one(&P);
     if (!s) {
         if (!ctx->err) gs__err(ctx, GS_ERR_SHARDING, "sharding \"%s\": invalid", text);
@@ -1384,6 +1454,8 @@ GS_API const gs_sharding *gs_sharding_parse(gs_ctx *ctx, const char *text) {
         gs__shp_fail(&P, "unexpected text after the sharding");
         return NULL;
     }
+    /* open dims of an array's sharding (a tuple element's are not kept: its dims stay as given) */
+    if (open && s->kind != GS_SHARDING_TUPLE) *open = P.open;
     return s;
 }
 
@@ -1626,9 +1698,12 @@ GS_API gs_result gs_value_set_sharding_text(gs_value *v, const char *text) {
     const gs_sharding *s;
     if (!v) return GS_ERR_INVALID_ARG;
     if (!text) return gs_value_set_sharding(v, NULL);
-    s = gs_sharding_parse(v->graph->ctx, text);
+    uint32_t open;
+    gs_result r;
+    s = gs__sharding_parse_open(v->graph->ctx, text, &open);
     if (!s) return gs__err_prefix(v->graph->ctx, "%s: ", v->name);
-    return gs_value_set_sharding(v, s);
+    if ((r = gs_value_set_sharding(v, s)) == GS_OK) v->open_dims = open;   /* a named mesh's {?} dims */
+    return r;
 }
 
 /* the custom-calls that carry a sharding as text: annotate, to-manual (full -> shard), to-full (shard -> full) */

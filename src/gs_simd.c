@@ -44,6 +44,14 @@
 #  define GS__VK_NATIVE 0
 #endif
 
+/* a kernel's inner loop, and the combiner of a reduction, inlined into each caller with its operation a
+   constant (a call per element, or a switch per vector, costs more than the operation) */
+#if defined(__GNUC__)
+#define GS__VK_INLINE static inline __attribute__((always_inline))
+#else
+#define GS__VK_INLINE static
+#endif
+
 /* ---------------------------------------------------------------- the scalar rules */
 
 GS__FN bool gs__ip_isnan(float x) { return x != x; }
@@ -86,7 +94,7 @@ GS__FN float gs__vk_nan2(float r, float a, float b) {
 GS__FN float gs__vk_add(float a, float b) { return gs__vk_nan2(a + b, a, b); }
 GS__FN float gs__vk_mul(float a, float b) { return gs__vk_nan2(a * b, a, b); }
 
-GS__FN float gs__vk_comb(int kind, int bf, float a, float b) {
+GS__VK_INLINE float gs__vk_comb(int kind, int bf, float a, float b) {
     switch (kind) {
     case GS__VK_RSUM: return bf ? gs__vk_rbf(gs__vk_add(a, b)) : gs__vk_add(a, b);
     case GS__VK_RPROD: return bf ? gs__vk_rbf(gs__vk_mul(a, b)) : gs__vk_mul(a, b);
@@ -96,7 +104,7 @@ GS__FN float gs__vk_comb(int kind, int bf, float a, float b) {
 }
 
 /* acc combined with p[0..n) in order */
-GS__FN float gs__vk_fold(int kind, int bf, float acc, const float *p, int64_t n) {
+GS__VK_INLINE float gs__vk_fold(int kind, int bf, float acc, const float *p, int64_t n) {
     int64_t i;
     for (i = 0; i < n; i++) acc = gs__vk_comb(kind, bf, acc, p[i]);
     return acc;
@@ -104,7 +112,7 @@ GS__FN float gs__vk_fold(int kind, int bf, float acc, const float *p, int64_t n)
 
 /* A row's result from its first `width` partial results (the pairwise steps for w >= width done): the pairwise
    steps w = width/2, ..., 1, then into init, then the elements after the whole blocks. */
-GS__FN float gs__vk_row_finish(int kind, int bf, float init, float *lane, int width, const float *p, int64_t L) {
+GS__VK_INLINE float gs__vk_row_finish(int kind, int bf, float init, float *lane, int width, const float *p, int64_t L) {
     int w, j;
     int64_t whole = L / GS__VK_LANES * GS__VK_LANES;
     for (w = width / 2; w >= 1; w /= 2)
@@ -176,6 +184,12 @@ GS__FN void gs__vk_reduce_cols_scalar(int kind, int bf, const float *x, int64_t 
 
 /* ---------------------------------------------------------------- the vector instances */
 
+/* 0, 1, ..., 31: lane indices for rotating a vector (GS__VK_ROTATE) */
+GS__FN const int32_t gs__vk_iota[2 * GS__VK_LANES] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
+                                                      16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+                                                      32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
+                                                      48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63};
+
 /* the loop over a row's partial-result vectors, unrolled so they stay in registers (GCC -O2 would not) */
 #if defined(__clang__)
 #define GS__VK_UNROLL _Pragma("unroll")
@@ -183,13 +197,6 @@ GS__FN void gs__vk_reduce_cols_scalar(int kind, int bf, const float *x, int64_t 
 #define GS__VK_UNROLL _Pragma("GCC unroll 16")
 #else
 #define GS__VK_UNROLL
-#endif
-
-/* a kernel's inner loop, inlined into each caller with its operation a constant */
-#if defined(__GNUC__)
-#define GS__VK_INLINE static inline __attribute__((always_inline))
-#else
-#define GS__VK_INLINE static
 #endif
 
 #if GS__VK_DISPATCH

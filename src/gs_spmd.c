@@ -56,7 +56,6 @@ GS__FN bool gs__sp_record_why(gs__sp *sp, gs_graph *r, gs__spmd_info *I) {
 /* ---- XLA's partitioner options by name ---- */
 /* the switches that do not change gshard.h's program, by bit in gs_partition_desc.xla_inert */
 static const char *const gs__sp_xla_inert[] = {
-    "partial_windowed_einsum", "choose_faster_windowed_einsum_over_mem", "conv_halo_exchange_always_on_lhs",
     "enable_enzyme_opt", "skip_checking_windowed_einsum_users", "cache_all_gather",
     "bidirectional_decomposed_all_gather", "disable_ag_rewrite_for_multiple_consumers", "allow_module_signature_change", "report_instruction_count"};
 
@@ -98,7 +97,8 @@ GS_API gs_result gs_partition_xla_option(gs_ctx *ctx, gs_partition_desc *desc, c
             if (strcmp(name, gs__sp_xla_inert[i]) == 0) break;
         if (i < sizeof gs__sp_xla_inert / sizeof gs__sp_xla_inert[0] || strcmp(name, "unroll_windowed_einsum") == 0 ||
             strcmp(name, "bidirectional_windowed_einsum") == 0 || strcmp(name, "enable_windowed_einsum_for_all_gather") == 0 ||
-            strcmp(name, "enable_windowed_einsum_for_reduce_scatter") == 0)
+            strcmp(name, "enable_windowed_einsum_for_reduce_scatter") == 0 || strcmp(name, "partial_windowed_einsum") == 0 ||
+            strcmp(name, "choose_faster_windowed_einsum_over_mem") == 0 || strcmp(name, "conv_halo_exchange_always_on_lhs") == 0)
             return gs__err(ctx, GS_ERR_INVALID_ARG, "XLA option %s wants true or false, not '%s'", name, value);
     }
     if (strcmp(name, "unroll_windowed_einsum") == 0) {
@@ -111,6 +111,18 @@ GS_API gs_result gs_partition_xla_option(gs_ctx *ctx, gs_partition_desc *desc, c
     }
     if (strcmp(name, "enable_windowed_einsum_for_reduce_scatter") == 0) {
         desc->windowed_einsum_no_reduce_scatter = no;
+        return GS_OK;
+    }
+    if (strcmp(name, "partial_windowed_einsum") == 0) {
+        desc->windowed_einsum_partial = yes;
+        return GS_OK;
+    }
+    if (strcmp(name, "choose_faster_windowed_einsum_over_mem") == 0) {
+        desc->windowed_einsum_prefer_speed = yes;
+        return GS_OK;
+    }
+    if (strcmp(name, "conv_halo_exchange_always_on_lhs") == 0) {
+        desc->conv_halo_on_rhs = no;
         return GS_OK;
     }
     if (strcmp(name, "enable_windowed_einsum_for_all_gather") == 0) {

@@ -77,7 +77,8 @@ typedef struct gs__chk {
     gs_runtime *rt;
     int64_t D;
     double rtol, atol;        /* the tolerance in force (gs__chk_tol: per output) */
-    double user_rtol, user_atol;  /* the caller's (both 0: each output's default) */
+    double user_rtol, user_atol;  /* the caller's (both 0 and not user_given: each output's default) */
+    bool user_given;          /* gs_check_desc.tolerances_given: the caller's apply even when both are 0 */
     int n_in, n_out;
     gs_shape *in_shapes, *out_shapes;
     const gs_sharding **in_sh, **out_sh;
@@ -132,8 +133,18 @@ GS__FN bool gs__chk_plain_sharding(const gs_sharding *s) {
     gs_sharding_kind k;
     if (!s) return true;
     k = gs_sharding_get_kind(s);
-    if (k == GS_SHARDING_REPLICATED || k == GS_SHARDING_MAXIMAL) return true;
+    if (k == GS_SHARDING_REPLICATED || k == GS_SHARDING_MAXIMAL || k == GS_SHARDING_UNREDUCED) return true;
     return k == GS_SHARDING_TILED && gs_sharding_manual_group(s) == 1;
+}
+
+/* element li of device d's shard; for an unreduced s, the sum of the summands of d's group (in device order) */
+GS__FN double gs__chk_held(const gs__chk *c, const gs_sharding *s, gs_dtype t, int64_t d, int64_t li) {
+    double a = 0;
+    int64_t e;
+    if (!gs__sh_has_unreduced(s)) return gs__chk_get(t, false, c->shards[d], li);
+    for (e = 0; e < c->D; e++)
+        if (c->shards[e] && gs__sh_same_sum(s, d, e)) a += gs__chk_get(t, false, c->shards[e], li);
+    return a;
 }
 
 /* The source value v, the per-device value p it maps to (with sharding s), is worth comparing. */
@@ -185,7 +196,7 @@ GS__FN void gs__chk_diff_shards(const gs__chk *c, const gs_shape *gsh, const voi
     for (d = 0; d < c->D; d++) {
         const void *shard = c->shards[d];
         bool empty = false;
-        if (!shard) continue;
+        if (!shard || gs__sh_unreduced_coord(s, d) != 0) continue;   /* unreduced: each group's sum once */
         if (s) {
             if (!gs_sharding_device_region(s, *gsh, d, off, lim)) continue;
         } else {
@@ -208,7 +219,7 @@ GS__FN void gs__chk_diff_shards(const gs__chk *c, const gs_shape *gsh, const voi
             }
             /* a box is walked in increasing global order: nothing later here can come first */
             if (!bad && out->found && gi >= out->index) break;
-            a = gs__chk_get(gsh->dtype, false, shard, li);
+            a = gs__chk_held(c, s, gsh->dtype, d, li);
             b = gs__chk_get(gsh->dtype, want_storage, want, gi);
             if (bad) bad[gi] |= 2;
             if (!gs__chk_close(gsh->dtype, a, b, c->rtol, c->atol, &err)) {
@@ -388,6 +399,7 @@ GS__FN gs_result gs__chk_begin(gs__chk *c, gs_graph *spmd, gs_runtime *rt, const
     c->D = gs_runtime_num_devices(rt);
     c->user_rtol = c->rtol = desc ? desc->rtol : 0.0;
     c->user_atol = c->atol = desc ? desc->atol : 0.0;
+    c->user_given = desc && desc->tolerances_given;
     if (!(c->rtol >= 0.0) || !(c->atol >= 0.0))
         return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: tolerances must be >= 0 (rtol %g, atol %g)", c->rtol,
                        c->atol);
@@ -511,7 +523,7 @@ GS__FN int64_t gs__chk_narrow_terms(const gs_graph *g, int64_t D, int depth) {
     return most;
 }
 
-/* Sets c->rtol and c->atol for output k. Given by the caller: those, as they are. By default, with p the
+/* Sets c->rtol and c->atol for output k. Given by the caller (nonzero, or tolerances_given): those, as they are. By default, with p the
    fewest mantissa bits in the output's cone (gs__chk_cone_mbits): rtol = atol = 1e-5 when p >= 23 (f32, f64),
    else 2^-(p-1), two units in the last place (bf16 2^-6 = 0.015625, f16 2^-9, f8e4m3 2^-2); and atol grows by
    rtol times the root-mean-square of the reference output, since a sum taken in another order (split
@@ -525,7 +537,7 @@ GS__FN void gs__chk_tol(gs__chk *c, int k) {
     int64_t n = gs__numel(os), e, m = 0;
     double sum = 0.0;
     int p;
-    if (c->user_rtol > 0.0 || c->user_atol > 0.0) {
+    if (c->user_given || c->user_rtol > 0.0 || c->user_atol > 0.0) {
         c->rtol = c->user_rtol;
         c->atol = c->user_atol;
         return;
@@ -690,7 +702,8 @@ GS__FN gs_result gs__chk_reference(gs__chk *c, const void *const *inputs) {
         const gs_sharding *vs = v->sharding;
         manual = v->op == GS_OP_TO_MANUAL || v->op == GS_OP_TO_FULL ||
                  (vs && (vs->kind == GS_SHARDING_MANUAL || (vs->kind == GS_SHARDING_TILED && gs_sharding_manual_group(vs) > 1))) ||
-                 ((v->op == GS_OP_ALL_REDUCE || v->op == GS_OP_COLLECTIVE_PERMUTE) && v->coll.channel_id != 0);
+                 ((v->op == GS_OP_ALL_REDUCE || v->op == GS_OP_COLLECTIVE_PERMUTE || v->op == GS_OP_RAGGED_ALL_TO_ALL) &&
+                  v->coll.channel_id != 0);
     }
     if (!manual) return gs_eval(c->src, inputs, c->want);
     memset(&pd, 0, sizeof pd);

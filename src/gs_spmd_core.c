@@ -39,6 +39,7 @@ GS__FN void gs__sp_coll_cost(const gs__sp *sp, const gs_value *x, double *bytes,
     else if (x->op == GS_OP_REDUCE_SCATTER) k = GS_COLLECTIVE_REDUCE_SCATTER;
     else if (x->op == GS_OP_ALL_REDUCE) k = GS_COLLECTIVE_ALL_REDUCE;
     else if (x->op == GS_OP_ALL_TO_ALL) { k = GS_COLLECTIVE_ALL_TO_ALL; V = in * (double)n; }
+    else if (x->op == GS_OP_RAGGED_ALL_TO_ALL) { k = GS_COLLECTIVE_ALL_TO_ALL; V = (double)gs_shape_bytes(&x->shape) * (double)n; }
     else n = 2;
     *bytes = *secs = 0;
     if (n <= 1 || V <= 0) return;
@@ -106,7 +107,8 @@ GS__FN const gs_sharding *gs__sp_rep(gs__sp *sp) { return sp->rep; }
 /* shardings the partitioner treats as "every device holds the whole value" */
 GS__FN bool gs__sp_is_rep(const gs_sharding *s) {
     return !s || s->kind == GS_SHARDING_REPLICATED || s->kind == GS_SHARDING_MAXIMAL ||
-           (s->kind == GS_SHARDING_TILED && gs__sh_tiles(s) == 1 && gs_sharding_manual_group(s) == 1);
+           (s->kind == GS_SHARDING_TILED && gs__sh_tiles(s) == 1 && gs_sharding_manual_group(s) == 1 &&
+            gs_sharding_unreduced_group(s) == 1);
 }
 
 GS__FN int64_t gs__sp_k(const gs_sharding *s, int d) {
@@ -215,6 +217,12 @@ GS__FN gs_value *gs__sp_prefix(gs__sp *sp, gs_value *x, const gs_shape *n) {
    is real when offset(d) + i < S[d]. x is in sharding s of full shape `full`. */
 GS__FN gs_value *gs__sp_mask(gs__sp *sp, gs_value *x, const gs_sharding *s, const gs_shape *full, uint32_t mask,
                              double fill) {
+    return gs__sp_mask_with(sp, x, s, full, mask, NULL, fill);
+}
+
+/* gs__sp_mask with the fill a scalar value (fillv; NULL: the constant fill) */
+GS__FN gs_value *gs__sp_mask_with(gs__sp *sp, gs_value *x, const gs_sharding *s, const gs_shape *full, uint32_t mask,
+                                  gs_value *fillv, double fill) {
     gs_graph *g = sp->G->g;
     gs_value *ok = NULL;
     int d;
@@ -232,7 +240,7 @@ GS__FN gs_value *gs__sp_mask(gs__sp *sp, gs_value *x, const gs_sharding *s, cons
         ok = ok ? gs_binary(g, GS_OP_AND, ok, m) : m;
     }
     if (!ok) return x;
-    return gs_select(g, ok, x, gs__sp_splat(sp, x->shape.dtype, fill, x->shape));
+    return gs_select(g, ok, x, fillv ? gs_broadcast(g, fillv, x->shape, NULL) : gs__sp_splat(sp, x->shape.dtype, fill, x->shape));
 }
 
 /* the identity of a reduction on dtype t */
@@ -262,6 +270,8 @@ GS__FN double gs__sp_identity(gs_reduce_kind k, gs_dtype t) {
 GS__FN bool gs__sp_view(gs__sp *sp, const gs_sharding *s, int rank, gs__ta *out) {
     int d;
     GS__ZERO(*out);
+    /* partial values are laid out as their sum is (the reshard planner sums them first: gs__sp_reshard_unreduced) */
+    if (gs__sh_has_unreduced(s) && !(s = gs__sh_reduced(sp->ctx, s))) return false;
     if (gs__sp_is_rep(s) && !(s && s->kind == GS_SHARDING_TILED)) {
         out->n = rank + 1;
         for (d = 0; d < rank; d++) out->dims[d] = 1;
@@ -646,6 +656,84 @@ GS__FN gs_value *gs__sp_reshard_in_groups(gs__sp *sp, gs_value *x, const gs_shar
     return x ? gs_reshape(sp->G->g, x, ls.rank, ls.dims) : NULL;
 }
 
+/* The devices of s whose partial values are summed, as replica groups: all of them for {unreduced}, else the
+   devices along the unreduced subgroup dim (each group holds one tile's summands). */
+GS__FN bool gs__sp_unreduced_groups(gs__sp *sp, const gs_sharding *s, gs_replica_groups *rg) {
+    int i;
+    GS__ZERO(*rg);
+    if (s->kind == GS_SHARDING_UNREDUCED) {
+        rg->n_groups = 1;
+        rg->group_size = sp->D;
+        rg->iota_rank = 1;
+        rg->iota_dims[0] = sp->D;
+        return true;
+    }
+    for (i = 0; i < s->n_sub; i++)
+        if (s->sub[i] == GS_SUBGROUP_UNREDUCED) return gs__sp_groups(sp, &s->ta, s->rank + i, rg);
+    return false;
+}
+
+GS__FN gs_value *gs__sp_combine_raw(gs__sp *sp, gs_value *x, const gs_sharding *I, int ri, const int *dest,
+                                    gs_reduce_kind kind, const gs_shape *full_out, const gs_sharding *t,
+                                    const gs_sharding **out_sh);
+
+/* x[local]{s} -> x[local]{t} when s or t has an unreduced part (each device of an unreduced group holds a partial
+   value; the value is their sum): s's partials summed over its unreduced groups by an all-reduce, then the planner
+   from s read as replicated along them; a target with an unreduced part gets the value on the first device of each
+   of its unreduced groups and zero on the others (x + 0 + .. + 0 is x exactly, in every type). */
+GS__FN gs_value *gs__sp_reshard_unreduced(gs__sp *sp, gs_value *x, const gs_sharding *s, const gs_sharding *t,
+                                          gs_shape full) {
+    gs_graph *g = sp->G->g;
+    const gs_sharding *r;
+    int32_t *vals;
+    int64_t d;
+    gs_value *first;
+    gs_shape ps;
+    if (gs_sharding_manual_group(s) > 1 || gs_sharding_manual_group(t) > 1 || s->kind == GS_SHARDING_MANUAL ||
+        t->kind == GS_SHARDING_MANUAL) {
+        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: an unreduced value in a manual region (%s -> %s) is not partitioned",
+                sp->at ? sp->at->name : "?", gs_sharding_to_text(sp->ctx, s), gs_sharding_to_text(sp->ctx, t));
+        return NULL;
+    }
+    if (gs__sh_has_unreduced(s)) {
+        /* read as a partial result over an iteration space of one more dim, split over the unreduced devices and
+           summed away: the combine then reduce-scatters when t splits a dim over exactly them, else all-reduces */
+        static const gs_subgroup rep[1] = {GS_SUBGROUP_REPLICATED};
+        const gs_sharding *keep = sp->unreduced_t, *I, *o = NULL;
+        int dest[GS_MAX_RANK + 1], k;
+        gs__ta A;
+        if (full.rank + 1 > GS_MAX_RANK) {
+            gs_replica_groups rg;
+            if (!(r = gs__sh_reduced(sp->ctx, s)) || !gs__sp_unreduced_groups(sp, s, &rg)) return NULL;
+            return gs__sp_reshard_raw(sp, gs__sp_all_reduce(sp, x, GS_REDUCE_SUM, &rg), r, t, full);
+        }
+        if (s->kind == GS_SHARDING_UNREDUCED) {
+            if (!gs__sp_view(sp, sp->rep, full.rank, &A)) return NULL;
+            I = gs__sh_from_ta(sp->ctx, full.rank + 1, 0, NULL, &A);
+        } else {   /* data dims, then the unreduced subgroup (sub[0]: no manual one), then any replicated one */
+            I = gs__sh_from_ta(sp->ctx, full.rank + 1, s->n_sub - 1, rep, &s->ta);
+        }
+        if (!I) return NULL;
+        for (k = 0; k < full.rank; k++) dest[k] = k;
+        dest[full.rank] = GS__DEST_REP;
+        sp->unreduced_t = NULL;   /* these partial values are to be summed, whatever the instruction wants */
+        x = gs__sp_combine_raw(sp, x, I, full.rank + 1, dest, GS_REDUCE_SUM, &full, t, &o);
+        sp->unreduced_t = keep;
+        return x && o ? gs__sp_reshard_raw(sp, x, o, t, full) : NULL;
+    }
+    if (!(r = gs__sh_reduced(sp->ctx, t)) || !(x = gs__sp_reshard_raw(sp, x, s, r, full))) return NULL;
+    vals = (int32_t *)gs__malloc(sp->ctx, sizeof(int32_t) * (size_t)sp->D);
+    if (!vals) return NULL;
+    for (d = 0; d < sp->D; d++) vals[d] = gs__sh_unreduced_coord(t, d) == 0;
+    first = gs__sp_tab_make(sp, t, NULL, -2, 0, 0, vals);
+    gs__free(sp->ctx, vals);
+    gs__sp_note(sp, "the value kept on the first device of each unreduced group, zero on the others");
+    ps = x->shape;
+    ps.dtype = GS_PRED;
+    first = gs_compare(g, first, gs__sp_s32(sp, 0), GS_CMP_NE);
+    return gs_select(g, gs_broadcast(g, first, ps, NULL), x, gs__sp_splat(sp, x->shape.dtype, 0, x->shape));
+}
+
 /* The reshard planner: x[local]{s} -> x[local]{t} for an array of shape full, in four steps, each doing nothing
    when there is nothing for it: 1. all-to-all moves tiles between dims, 2. all-gather undoes splits the target
    does not have, 3. dynamic-slice makes the splits it adds, 4. collective-permute puts tiles on their devices. */
@@ -659,6 +747,7 @@ GS__FN gs_value *gs__sp_reshard_raw(gs__sp *sp, gs_value *x, const gs_sharding *
     if (!s) s = gs__sp_rep(sp);
     if (!t) t = gs__sp_rep(sp);
     if (s == t || gs_sharding_equal(s, t)) return x;
+    if (gs__sh_has_unreduced(s) || gs__sh_has_unreduced(t)) return gs__sp_reshard_unreduced(sp, x, s, t, full);
     s_rep = gs__sp_is_rep(s);
     t_rep = gs__sp_is_rep(t);
     if (s_rep && t_rep) return x;
@@ -829,6 +918,38 @@ GS__FN bool gs__sp_groups_multi(gs__sp *sp, const gs__ta *I, uint32_t axes, gs_r
     return gs__sp_groups(sp, &u, u.n - 1, rg);
 }
 
+/* The sharding a partial result is in before its combine, as an unreduced sharding: view A of the iteration space
+   (rank ri, then its replication), the axes in red summed, dest[a] the output dim of iteration dim a. The summed
+   axes are read as a manual subgroup through the mapping (which keeps a manual subgroup apart) and relabelled. */
+GS__FN const gs_sharding *gs__sp_partial_sh(gs__sp *sp, const gs__ta *A, int ri, uint32_t red, const int *dest,
+                                            int out_rank) {
+    static const gs_subgroup mr[2] = {GS_SUBGROUP_MANUAL, GS_SUBGROUP_REPLICATED};
+    gs_subgroup sub[3];
+    int perm[GS_MAX_IOTA_RANK], qdest[GS_MAX_IOTA_RANK], a, k = 0, n_red = 0, i;
+    gs__ta r;
+    const gs_sharding *Q;
+    for (a = 0; a < ri; a++)
+        if (!((red >> a) & 1u)) {
+            qdest[k] = dest[a];
+            perm[k++] = a;
+        }
+    for (a = 0; a < ri; a++)
+        if ((red >> a) & 1u) perm[k + n_red++] = a;
+    perm[k + n_red] = ri;
+    if (gs__ta_transpose(sp->ctx, A, perm, &r) != GS_OK) return NULL;
+    if (n_red > 1) gs__sp_merge_axes(&r, k, n_red);
+    if (n_red == 0) {   /* nothing summed: a manual subgroup of size 1 */
+        for (i = r.n; i > k; i--) r.dims[i] = r.dims[i - 1];
+        r.dims[k] = 1;
+        r.n++;
+    }
+    if (!(Q = gs__sh_from_ta(sp->ctx, k, 2, mr, &r)) || !(Q = gs__sh_map(sp->ctx, Q, out_rank, qdest))) return NULL;
+    if (Q->kind == GS_SHARDING_MANUAL) return gs_sharding_unreduced(sp->ctx);
+    if (Q->kind != GS_SHARDING_TILED) return Q;
+    for (i = 0; i < Q->n_sub; i++) sub[i] = Q->sub[i] == GS_SUBGROUP_MANUAL ? GS_SUBGROUP_UNREDUCED : Q->sub[i];
+    return gs__sh_from_ta(sp->ctx, Q->rank, Q->n_sub, sub, &Q->ta);
+}
+
 /* Finishes a local partial result x (output dims of an iteration space): I is the iteration sharding (rank ri),
    dest[a] the output dim of iteration dim a or GS__DEST_REP for a reduced dim whose partial results must be
    combined with `kind`. Chooses reduce-scatter when t wants an output dim split over exactly the reducing
@@ -849,6 +970,15 @@ GS__FN gs_value *gs__sp_combine_raw(gs__sp *sp, gs_value *x, const gs_sharding *
         }
     *out_sh = P;
     if (!red) return x;
+    if (sp->unreduced_t && kind == GS_REDUCE_SUM) {
+        /* the sharding wanted is unreduced over exactly the devices holding partial sums: they stay partial */
+        const gs_sharding *U = gs__sp_partial_sh(sp, &A, ri, red, dest, full_out->rank);
+        if (U && gs_sharding_equal(U, sp->unreduced_t)) {
+            gs__sp_note(sp, "partial sums of %lld devices kept unreduced (no all-reduce)", (long long)G);
+            *out_sh = U;
+            return x;
+        }
+    }
     /* reduce-scatter: the reduced axes become the minor factor of an output dim j, and that is what t wants */
     for (j = 0; j < full_out->rank && t && !gs__sp_is_rep(t); j++) {
         int aj = -1, i, moved = 0;

@@ -184,6 +184,46 @@ GS__FN bool gs__sp_dot_dims(const gs_value *v, gs__sp_dotdims *D) {
     return true;
 }
 
+/* ragged dot read as a dot (its three modes alike): batch, lhs-free, rhs-free and contracting dims as a dot's;
+   the rhs group dim (non-contracting mode) and the result's group dim (contracting mode) are in no iteration dim,
+   so they stay whole. The ragged dim may be split: each device's group sizes then lose its tile's offset from
+   the first group (gs__sp_ragged_apply). */
+GS__FN bool gs__sp_ragged_dims(const gs_value *v, gs__sp_dotdims *D) {
+    const gs_ragged_dot_dims *rd = v->ragged;
+    const gs_dot_dims *dd = &rd->dot;
+    const gs_shape *L = &v->operands[0]->shape, *R = &v->operands[1]->shape;
+    gs__rdinfo I;
+    int mode = gs__ragged_info(rd, L->rank, &I), off = mode == GS__RD_CONTRACT, i, k, side, o;
+    memset(D, 0, sizeof *D);
+    if (mode < 0) return false;
+    for (i = 0; i < GS_MAX_RANK * 2; i++) D->lhs_of[i] = D->rhs_of[i] = D->out_of[i] = -1;
+    for (i = 0; i < dd->n_batch; i++) gs__sp_it_add(D, dd->lhs_batch[i], dd->rhs_batch[i], off + i, L->dims[dd->lhs_batch[i]]);
+    D->nb = D->ri;
+    o = off + dd->n_batch;
+    for (side = 0; side < 2; side++) {
+        const gs_shape *X = side ? R : L;
+        for (i = 0; i < X->rank; i++) {
+            bool used = side == 1 && mode == GS__RD_NONCONTRACT && rd->rhs_group[0] == i;
+            for (k = 0; k < dd->n_batch; k++) used = used || (side ? dd->rhs_batch[k] : dd->lhs_batch[k]) == i;
+            for (k = 0; k < dd->n_contract; k++) used = used || (side ? dd->rhs_contract[k] : dd->lhs_contract[k]) == i;
+            if (used) continue;
+            if (D->ri >= GS_MAX_RANK) return false;
+            gs__sp_it_add(D, side ? -1 : i, side ? i : -1, o++, X->dims[i]);
+        }
+        if (side == 0) D->nlf = D->ri - D->nb;
+    }
+    D->nout = D->ri;
+    D->nrf = D->nout - D->nb - D->nlf;
+    for (i = 0; i < dd->n_contract; i++) {
+        if (D->ri >= GS_MAX_RANK) return false;   /* iteration shardings are shardings of a rank-ri array */
+        gs__sp_it_add(D, dd->lhs_contract[i], dd->rhs_contract[i], -1, L->dims[dd->lhs_contract[i]]);
+    }
+    D->nc = D->ri - D->nout;
+    for (i = 0; i < GS_MAX_RANK; i++) D->it_of_lhs[i] = D->it_of_rhs[i] = D->it_of_out[i] = GS__DEST_REP;
+    gs__sp_dot_index(D);
+    return true;
+}
+
 /* projections of an iteration sharding */
 GS__FN const gs_sharding *gs__sp_proj(gs__sp *sp, const gs_sharding *I, const gs__sp_dotdims *D, int which,
                                       int out_rank) {
@@ -232,7 +272,7 @@ typedef struct gs__sp_price {
 GS__FN void gs__sp_dot_cands(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *t,
                              const gs_sharding **cand) {
     const gs_value *Lv = v->operands[0], *Rv = v->operands[1];
-    const gs_sharding *IT = gs__sp_lift(sp, t, D->it_of_out, D->nout, D->ri);
+    const gs_sharding *IT = gs__sp_lift(sp, t, D->it_of_out, v->shape.rank, D->ri);
     const gs_sharding *IL = gs__sp_lift(sp, sp->G->vals[Lv->id].sh, D->it_of_lhs, Lv->shape.rank, D->ri);
     const gs_sharding *IR = gs__sp_lift(sp, sp->G->vals[Rv->id].sh, D->it_of_rhs, Rv->shape.rank, D->ri);
     cand[0] = IT;
@@ -316,21 +356,79 @@ GS__FN const char *gs__sp_forced(gs__sp *sp, const gs_value *v) {
     return NULL;
 }
 
+GS__FN bool gs__sp_we_pick(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I, int *w_out,
+                           int *wdim_out);
+
+/* choose_faster_windowed_einsum_over_mem: *P re-priced for iteration sharding I when its all-gather becomes a
+   windowed loop: the loop (its steps' local dots, each step's block permute hidden behind them when shorter)
+   replaces the local dot and that all-gather. True when re-priced. */
+GS__FN bool gs__sp_we_price(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I,
+                            gs__sp_price *P) {
+    const gs_value *O;
+    const gs_sharding *os;
+    double t_ag, t_step, t_cp;
+    int64_t n, steps;
+    int w, wd;
+    bool both;
+    gs_shape lo;
+    if (!sp->desc.windowed_einsum_prefer_speed || !gs__sp_we_pick(sp, v, D, I, &w, &wd)) return false;
+    O = v->operands[w];
+    os = sp->G->vals[O->id].sh;
+    gs__sp_est(sp, os, gs__sp_proj(sp, I, D, w, O->shape.rank), &O->shape, &t_ag);
+    n = gs__sp_k(os, wd);
+    both = sp->desc.windowed_einsum_bidirectional && n > 2 && n == sp->D;
+    steps = both ? n / 2 : n - 1;
+    lo = gs__sp_local(os, O->shape);
+    t_step = GS__MAX(P->t_math, P->t_hbm) / (double)n;
+    t_cp = gs__sp_coll_secs(sp, GS_COLLECTIVE_PERMUTE, (double)gs_shape_bytes(&lo), 2);
+    P->t_ici = GS__MAX(0, P->t_ici - t_ag);
+    P->seconds = t_step + (double)steps * GS__MAX(t_step * (both ? 2 : 1), t_cp) + P->t_ici;
+    return true;
+}
+
+/* partial_windowed_einsum: whether v has the pattern XLA partitions by a partial windowed einsum before weighing
+   anything else: the result t split over all D devices with no replication; an operand split over all D
+   devices along free dims only, its loop applying under IT (the result's strategy) over subgroups; the other
+   operand already split as IT wants it */
+GS__FN bool gs__sp_partial_first(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *t,
+                                 const gs_sharding *IT) {
+    const gs_value *W, *O;
+    const gs_sharding *ws;
+    double secs;
+    int w, wd, d;
+    if (!sp->desc.windowed_einsum_partial || !IT || !t || t->kind != GS_SHARDING_TILED || t->rank != v->shape.rank ||
+        gs_sharding_replication(t) > 1 || gs__sh_tiles(t) != sp->D || !gs__sp_we_pick(sp, v, D, IT, &w, &wd))
+        return false;
+    W = v->operands[w];
+    O = v->operands[1 - w];
+    ws = sp->G->vals[W->id].sh;
+    if (gs__sp_k(ws, wd) == sp->D || gs__sh_tiles(ws) != sp->D) return false;
+    for (d = 0; d < W->shape.rank; d++) {
+        int a = w == 0 ? D->it_of_lhs[d] : D->it_of_rhs[d];
+        if (gs__sp_k(ws, d) > 1 && (a < D->nb || a >= D->nout)) return false;
+    }
+    return gs__sp_est(sp, sp->G->vals[O->id].sh, gs__sp_proj(sp, IT, D, 1 - w, O->shape.rank), &O->shape, &secs) == 0;
+}
+
 /* Picks v's iteration sharding: the forced strategy, else the least estimated time (then the fewest bytes,
-   then the first). Writes the weighing into *list (one line per strategy, for --explain). -1 with the error
-   set when a forced name is not one of v's strategies. */
+   then the first), or with partial_windowed_einsum the result's strategy when XLA's partial windowed einsum
+   pattern holds (*why says which). Writes the weighing into *list (one line per strategy, for --explain). -1
+   with the error set when a forced name is not one of v's strategies. */
 GS__FN int gs__sp_dot_choose(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *t,
-                             const gs_sharding **cand, gs__sb *list) {
+                             const gs_sharding **cand, gs__sb *list, const char **why) {
     gs__sp_price P[GS__SP_NSTRAT];
     int same[GS__SP_NSTRAT], i, j, best = -1;
     const char *forced = gs__sp_forced(sp, v);
+    bool looped[GS__SP_NSTRAT];
     gs__sp_dot_cands(sp, v, D, t, cand);
     for (i = 0; i < GS__SP_NSTRAT; i++) {
         same[i] = -1;
         for (j = 0; j < i && cand[i]; j++)
             if (same[j] < 0 && cand[j] && gs_sharding_equal(cand[j], cand[i])) { same[i] = j; break; }
+        looped[i] = false;
         if (same[i] >= 0) P[i] = P[same[i]];
         else if (cand[i] && !gs__sp_dot_price(sp, v, D, cand[i], t, &P[i])) cand[i] = NULL;
+        else if (cand[i]) looped[i] = gs__sp_we_price(sp, v, D, cand[i], &P[i]);
         if (!cand[i]) continue;
         if (forced ? strcmp(forced, gs__sp_strat_names[i]) == 0
                    : best < 0 || P[i].seconds < P[best].seconds * (1 - 1e-9) ||
@@ -344,6 +442,11 @@ GS__FN int gs__sp_dot_choose(gs__sp *sp, const gs_value *v, const gs__sp_dotdims
             if (cand[i]) len += snprintf(names + len, sizeof names - (size_t)len, "%s%s", len ? ", " : "", gs__sp_strat_names[i]);
         gs__err(sp->ctx, GS_ERR_INVALID_ARG, "no strategy '%s' for %s; its strategies: %s", forced, v->name, names);
         return -1;
+    }
+    *why = forced ? "forced" : "least estimated time";
+    if (!forced && cand[0] && gs__sp_partial_first(sp, v, D, t, cand[0])) {
+        best = 0;
+        *why = "XLA's partial windowed einsum pattern, tried before the others as XLA does";
     }
     gs__sb_printf(list, "\nstrategies weighed on %s (--strategy %s=NAME; time = max(compute, HBM) + ICI):",
                   sp->chip->name, v->name);
@@ -360,14 +463,17 @@ GS__FN int gs__sp_dot_choose(gs__sp *sp, const gs_value *v, const gs__sp_dotdims
         gs__cm_fmt_time(tb[1], sizeof tb[1], P[i].t_math);
         gs__cm_fmt_time(tb[2], sizeof tb[2], P[i].t_hbm);
         gs__cm_fmt_time(tb[3], sizeof tb[3], P[i].t_ici);
-        gs__sb_printf(list, "\n%c %-10s %s: sends %s, %s (compute %s, HBM %s, ICI %s)", i == best ? '*' : ' ',
-                      gs__sp_strat_names[i], how, by, tb[0], tb[1], tb[2], tb[3]);
+        gs__sb_printf(list, "\n%c %-10s %s: sends %s, %s (compute %s, HBM %s, ICI %s%s)", i == best ? '*' : ' ',
+                      gs__sp_strat_names[i], how, by, tb[0], tb[1], tb[2], tb[3],
+                      looped[i] ? "; its all-gather as a windowed loop, the permutes behind the dots" : "");
     }
     return best;
 }
 
 GS__FN gs_value *gs__sp_dot_apply(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *best,
                                   const gs_sharding *t, const gs_sharding **osh);
+GS__FN gs_value *gs__sp_ragged_apply(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *best,
+                                     const gs_sharding *t, const gs_sharding **osh);
 
 /* the dot and convolution names of g, ", "-separated, for an error message */
 GS__FN void gs__sp_dot_names(const gs_graph *g, char *buf, size_t cap) {
@@ -375,7 +481,7 @@ GS__FN void gs__sp_dot_names(const gs_graph *g, char *buf, size_t cap) {
     buf[0] = 0;
     for (i = 0; i < (int)stbds_arrlen(g->values) && len + 40 < (int)cap; i++) {
         const gs_value *v = g->values[i];
-        if (v->op == GS_OP_DOT || v->op == GS_OP_CONVOLUTION)
+        if (v->op == GS_OP_DOT || v->op == GS_OP_CONVOLUTION || v->op == GS_OP_RAGGED_DOT)
             len += snprintf(buf + len, cap - (size_t)len, "%s%s", len ? ", " : "", v->name);
     }
     if (!len) snprintf(buf, cap, "none");
@@ -399,7 +505,7 @@ GS__FN bool gs__sp_force_init(gs__sp *sp, gs_graph *g) {
         const gs_value *v = in ? gs_graph_find(g, in) : NULL;
         sp->forced_used[i] = false;
         sp->force[i] = v;
-        if (!v || (v->op != GS_OP_DOT && v->op != GS_OP_CONVOLUTION)) {
+        if (!v || (v->op != GS_OP_DOT && v->op != GS_OP_CONVOLUTION && v->op != GS_OP_RAGGED_DOT)) {
             gs__sp_dot_names(g, names, sizeof names);
             gs__err(sp->ctx, GS_ERR_INVALID_ARG, "gs_partition: strategy for '%s': %s; the dots and convolutions of %s: %s",
                     in ? in : "(null)", v ? "not a dot or convolution" : "no such instruction", g->name, names);
@@ -444,23 +550,97 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
     gs__sp_dotdims D;
     gs__sb list;
     gs_value *r;
+    const char *why = "";
     char buf[256];
     int bi;
-    if (!(v->op == GS_OP_DOT ? gs__sp_dot_dims(v, &D) : gs__sp_conv_dims(v, &D)))
-        return gs__sp_replicated(sp, v, "dot of too many dims", osh);
+    bool ok = v->op == GS_OP_DOT ? gs__sp_dot_dims(v, &D)
+              : v->op == GS_OP_RAGGED_DOT ? gs__sp_ragged_dims(v, &D) : gs__sp_conv_dims(v, &D);
+    if (!ok) return gs__sp_replicated(sp, v, "dot of too many dims", osh);
     gs__sb_init(&list, sp->ctx);
-    bi = gs__sp_dot_choose(sp, v, &D, t, cand, &list);
+    bi = gs__sp_dot_choose(sp, v, &D, t, cand, &list, &why);
     if (bi < 0) {
         gs__sb_free(&list);
         return sp->ctx->err ? NULL : gs__sp_replicated(sp, v, "no dot strategy", osh);
     }
     gs__sp_dot_describe(sp, &D, cand[bi], buf, sizeof buf);
-    gs__sp_note(sp, "%s strategy %s (%s): %s", v->op == GS_OP_DOT ? "dot" : "convolution as a dot",
-                gs__sp_strat_names[bi], gs__sp_forced(sp, v) ? "forced" : "least estimated time", buf);
-    r = gs__sp_dot_apply(sp, v, &D, cand[bi], t, osh);
+    gs__sp_note(sp, "%s strategy %s (%s): %s",
+                v->op == GS_OP_DOT ? "dot" : v->op == GS_OP_RAGGED_DOT ? "ragged dot" : "convolution as a dot",
+                gs__sp_strat_names[bi], why, buf);
+    r = v->op == GS_OP_RAGGED_DOT ? gs__sp_ragged_apply(sp, v, &D, cand[bi], t, osh)
+                                  : gs__sp_dot_apply(sp, v, &D, cand[bi], t, osh);
     if (list.len && !list.oom) gs__sb_puts(&sp->ex, list.buf);
     gs__sb_free(&list);
     return r;
+}
+
+/* whether operand w (sharding os, wanted as want: os without the dims in gone, iteration dim a) may be windowed
+   over subgroups (gs__sp_we_pick) */
+GS__FN bool gs__sp_we_subgroup(gs__sp *sp, const gs__sp_dotdims *D, const gs_sharding *os, const gs_sharding *want,
+                               int w, uint32_t gone, int a) {
+    int d;
+    bool contracted = false;
+    if (!gs_sharding_equal(want, gs__sp_unsplit(sp, os, gone))) return false;
+    if (sp->desc.windowed_einsum_prefer_speed) return true;
+    for (d = 0; d < os->rank; d++) {
+        int b = w == 0 ? D->it_of_lhs[d] : D->it_of_rhs[d];
+        if (gs__sp_k(os, d) > 1 && (b < D->nb || b >= D->nout)) contracted = true;
+    }
+    return sp->desc.windowed_einsum_partial && !contracted && a >= D->nb && a < D->nout;
+}
+
+/* The operand (*w) and its dim (*wdim) whose all-gather, under iteration sharding I, a windowed einsum of the
+   all-gather form replaces: the operand, split k >= 2 ways along wdim with no replication, is wanted by I with
+   wdim whole and its other splits kept, and holds at least the threshold's bytes. By default it must have no
+   other split (k = D: one ring of all devices). With partial_windowed_einsum a free dim may be windowed over
+   each group of k devices sharing the other splits when those are free dims too (XLA's partial windowed
+   einsum); with choose_faster_windowed_einsum_over_mem any dim, whatever the other splits (XLA's windowed loops
+   inside device groups; where the groups split contracting dims the loop's partial sums are then combined over
+   them, holding the whole unreduced result per group). With
+   choose_faster_windowed_einsum_over_mem and two candidates, XLA's rule picks the one to hide: the shorter
+   all-gather when the local dot is shorter than both, else the longer; otherwise the lhs first. */
+GS__FN bool gs__sp_we_pick(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *I, int *w_out,
+                           int *wdim_out) {
+    const gs_value *Lv = v->operands[0], *Rv = v->operands[1];
+    double t_ag[2] = {0, 0};
+    int w, n = 0, wd[2] = {-1, -1};
+    if (sp->we_bytes < 0 || v->op != GS_OP_DOT) return false;
+    for (w = 0; w < 2; w++) {
+        const gs_value *O = w == 0 ? Lv : Rv;
+        const gs_sharding *os = sp->G->vals[O->id].sh, *want = gs__sp_proj(sp, I, D, w, O->shape.rank);
+        int rank = O->shape.rank, d, a;
+        uint32_t gone;
+        gs_shape lo;
+        int64_t big;
+        if (!want || !os || gs__sp_is_rep(os) || os->kind != GS_SHARDING_TILED || gs_sharding_replication(os) > 1 ||
+            gs_sharding_manual_group(os) > 1)
+            continue;
+        gone = gs__sp_split_mask(os, rank) & ~gs__sp_split_mask(want, rank);
+        if (!gone || (gone & (gone - 1))) continue;   /* exactly one dim gathered */
+        for (d = 0; !((gone >> d) & 1u); d++) {}
+        a = w == 0 ? D->it_of_lhs[d] : D->it_of_rhs[d];
+        if (gs__sp_k(os, d) == sp->D ? !gs__sp_is_rep(want) : !gs__sp_we_subgroup(sp, D, os, want, w, gone, a))
+            continue;
+        lo = gs__sp_local(os, O->shape);
+        big = sp->desc.windowed_einsum_total_bytes > 0
+                  ? (int64_t)(gs_shape_bytes(&Lv->shape) + gs_shape_bytes(&Rv->shape)) - sp->desc.windowed_einsum_total_bytes
+                  : (int64_t)gs_shape_bytes(&lo) - sp->we_bytes;
+        if (big < 0) continue;
+        wd[w] = d;
+        n++;
+        gs__sp_est(sp, os, want, &O->shape, &t_ag[w]);
+    }
+    if (!n) return false;
+    w = wd[0] >= 0 ? 0 : 1;
+    if (n == 2 && sp->desc.windowed_einsum_prefer_speed) {
+        gs__sp_price P;
+        const gs_sharding *po = gs__sp_proj(sp, I, D, 2, v->shape.rank);
+        double t_dot = po && gs__sp_dot_price(sp, v, D, I, po, &P) ? GS__MAX(P.t_math, P.t_hbm) : 0;
+        bool shorter = t_dot <= t_ag[0] && t_dot <= t_ag[1];
+        w = (shorter ? t_ag[1] < t_ag[0] : t_ag[1] > t_ag[0]) ? 1 : 0;
+    }
+    *w_out = w;
+    *wdim_out = wd[w];
+    return true;
 }
 
 /* v under iteration sharding best: a windowed einsum when an operand would be all-gathered whole and holds at
@@ -470,28 +650,19 @@ GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t,
 GS__FN gs_value *gs__sp_dot_apply(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *Dp, const gs_sharding *best,
                                   const gs_sharding *t, const gs_sharding **osh) {
     const gs_value *Lv = v->operands[0], *Rv = v->operands[1];
-    const gs_sharding *Ls = sp->G->vals[Lv->id].sh, *Rs = sp->G->vals[Rv->id].sh;
     gs__sp_dotdims D = *Dp;
     int a, dest[GS_MAX_RANK * 2];
     for (a = 0; a < D.ri; a++) dest[a] = D.out_of[a] >= 0 ? D.out_of[a] : GS__DEST_REP;
-    /* the windowed einsum: an operand that would be all-gathered in full is instead passed round a ring */
-    if (sp->we_bytes >= 0 && v->op == GS_OP_DOT) {
-        int w;
-        for (w = 0; w < 2; w++) {
-            const gs_value *O = w == 0 ? Lv : Rv;
-            const gs_sharding *os = w == 0 ? Ls : Rs, *want = gs__sp_proj(sp, best, &D, w, O->shape.rank);
-            gs_shape lo = gs__sp_local(os, O->shape);
-            int d, split = -1, nsplit = 0;
-            for (d = 0; d < O->shape.rank; d++)
-                if (gs__sp_k(os, d) > 1) { split = d; nsplit++; }
-            int64_t big = sp->desc.windowed_einsum_total_bytes > 0
-                              ? (int64_t)(gs_shape_bytes(&Lv->shape) + gs_shape_bytes(&Rv->shape)) - sp->desc.windowed_einsum_total_bytes
-                              : (int64_t)gs_shape_bytes(&lo) - sp->we_bytes;
-            if (nsplit != 1 || !gs__sp_is_rep(want) || big < 0 ||
-                gs__sp_split_mask(os, O->shape.rank) != (1u << split) || gs_sharding_replication(os) > 1 ||
-                gs__sp_k(os, split) != sp->D)
-                continue;
-            return gs__sp_windowed_dot(sp, v, &D, best, w, split, osh);
+    /* the windowed einsum: an operand that would be all-gathered along one dim is passed round rings instead */
+    {
+        int w, wdim;
+        if (gs__sp_we_pick(sp, v, &D, best, &w, &wdim)) {
+            gs_value *x = gs__sp_windowed_dot(sp, v, &D, best, w, wdim, osh);
+            gs__ta A;
+            bool partial = false;
+            if (!x || !gs__sp_view(sp, best, D.ri, &A)) return NULL;
+            for (a = D.nout; a < D.ri; a++) partial = partial || A.dims[a] > 1;
+            return partial ? gs__sp_combine(sp, x, best, D.ri, dest, GS_REDUCE_SUM, &v->shape, t, osh) : x;
         }
     }
     {
@@ -519,6 +690,65 @@ GS__FN gs_value *gs__sp_dot_apply(gs__sp *sp, const gs_value *v, const gs__sp_do
     }
 }
 
+/* group_sizes[P..,g]{its prefix dims split as the lhs dims they stand for} -> the device's s64 group sizes when
+   the ragged dim R is split: tile c of R starts at row c * ceil(R / k), so that offset comes off the first group
+   (every running total moves by it: rows, ranges and totals are then those of the tile) */
+GS__FN gs_value *gs__sp_ragged_sizes(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *best,
+                                     const gs_sharding *pl) {
+    const gs_value *Gv = v->operands[2];
+    gs_graph *g = sp->G->g;
+    gs__rdinfo I;
+    int dest[GS_MAX_RANK * 2], a, k;
+    const gs_sharding *pg;
+    gs_value *x, *off, *first;
+    int64_t S, kk;
+    gs_shape ls;
+    gs__ragged_info(v->ragged, v->operands[0]->shape.rank, &I);
+    for (a = 0; a < D->ri; a++) {
+        dest[a] = GS__DEST_REP;
+        for (k = 0; Gv->shape.rank > 1 && k < I.n_pre; k++)
+            if (D->lhs_of[a] == (int)I.pre[k]) dest[a] = k;
+    }
+    pg = gs__sh_map(sp->ctx, best, Gv->shape.rank, dest);
+    x = pg ? gs__sp_get(sp, Gv, pg) : NULL;
+    kk = gs__sp_k(pl, I.ragged);
+    if (!x || kk == 1) return x;
+    S = v->operands[0]->shape.dims[I.ragged];
+    off = gs_convert(g, gs__sp_offset(sp, pl, I.ragged, gs__shard_size(S, kk)), GS_S64);
+    x = gs_convert(g, x, GS_S64);
+    ls = x ? x->shape : gs_shape_make(GS_S64, 0, NULL);
+    first = gs_compare(g, gs_iota(g, gs_shape_make(GS_S32, ls.rank, ls.dims), ls.rank - 1), gs__sp_splat(sp, GS_S32, 0, ls),
+                       GS_CMP_EQ);
+    return gs_sub(g, x, gs_select(g, first, gs_broadcast(g, off, ls, NULL), gs__sp_splat(sp, GS_S64, 0, ls)));
+}
+
+/* ragged dot under iteration sharding best: lhs[B,M,K] and rhs[(G),B,K,N] resharded to best's projections with
+   the padding of split contracting dims read as 0, group_sizes split along the lhs dims its prefix stands for
+   (less the tile's offset when the ragged dim is split), the local ragged dot, and its partial sums (K split)
+   combined into t. E.g. lhs[B,M,K]{B, K split} x rhs[G,B,K,N]{B, K split} -> out[B,M,N]{B split}: local ragged
+   dots, all-reduce over K's devices. */
+GS__FN gs_value *gs__sp_ragged_apply(gs__sp *sp, const gs_value *v, const gs__sp_dotdims *D, const gs_sharding *best,
+                                     const gs_sharding *t, const gs_sharding **osh) {
+    const gs_value *Lv = v->operands[0], *Rv = v->operands[1];
+    const gs_sharding *pl = gs__sp_proj(sp, best, D, 0, Lv->shape.rank), *pr = gs__sp_proj(sp, best, D, 1, Rv->shape.rank);
+    gs_value *ops[3], *x;
+    int a, dest[GS_MAX_RANK * 2];
+    uint32_t cl = 0, cr = 0;
+    if (!pl || !pr) return NULL;
+    for (a = 0; a < D->ri; a++) {
+        dest[a] = D->out_of[a] >= 0 ? D->out_of[a] : GS__DEST_REP;
+        if (a < D->nout) continue;
+        cl |= 1u << D->lhs_of[a];
+        cr |= 1u << D->rhs_of[a];
+    }
+    ops[0] = gs__sp_mask(sp, gs__sp_get(sp, Lv, pl), pl, &Lv->shape, cl, 0);
+    ops[1] = gs__sp_mask(sp, gs__sp_get(sp, Rv, pr), pr, &Rv->shape, cr, 0);
+    ops[2] = gs__sp_ragged_sizes(sp, v, D, best, pl);
+    if (!ops[0] || !ops[1] || !ops[2]) return NULL;
+    x = gs__sp_clone(sp, v, ops, NULL);
+    return gs__sp_combine(sp, x, best, D->ri, dest, GS_REDUCE_SUM, &v->shape, t, osh);
+}
+
 /* ---- the windowed einsum loop: a dot's operand blocks (all-gather form) or its result's partial sums
    (reduce-scatter form) travel round a ring of the D devices by collective-permute, one block per step ---- */
 typedef struct gs__we {
@@ -529,6 +759,7 @@ typedef struct gs__we {
     bool contract;                /* ag: the windowed dim is contracted */
     int od, sl[2];                /* rs: the result's split dim; the lhs and rhs dims sliced with it (-1: none) */
     int64_t Dn, cw, S;            /* ring size, block size, the split dim's global size */
+    bool unroll;                  /* two steps per loop iteration (the whole-D ring only, as XLA) */
     const gs_sharding *ring;      /* the ring: devices in order of their tile coordinate along rdim */
     int rdim;
     int64_t *pairs[2];            /* [0]: each device sends to coordinate - 1, [1]: to coordinate + 1 */
@@ -613,7 +844,7 @@ GS__FN gs_value *gs__we_rs_part(gs__sp *sp, gs__we *we, gs_value *const *st, gs_
 GS__FN void gs__we_step(gs__sp *sp, gs__we *we, gs_value **st, int dir, gs_value *j) {
     gs_graph *g = sp->G->g;
     gs_value *c = gs__we_block(sp, we, dir, j);
-    gs_value *t = gs_collective_permute(g, st[we->tr[dir]], we->Dn, we->pairs[we->send[dir]], 0);
+    gs_value *t = gs_collective_permute(g, st[we->tr[dir]], sp->D, we->pairs[we->send[dir]], 0);
     if (!t || !c) { st[we->tr[dir]] = NULL; return; }
     st[we->tr[dir]] = t;
     if (we->ag) st[we->acc] = gs__we_ag_add(sp, we, st[we->acc], st[0], t, c);
@@ -623,7 +854,7 @@ GS__FN void gs__we_step(gs__sp *sp, gs__we *we, gs_value **st, int dir, gs_value
 /* steps j0 .. j0+L-1, of both directions or the first only: a while loop of L/U iterations of U steps each (U = 2
    when unrolled), the remaining steps after it; loop false: every step written out in the current graph */
 GS__FN bool gs__we_steps(gs__sp *sp, gs__we *we, gs_value **st, int64_t j0, int64_t L, bool both, bool loop) {
-    int64_t U = sp->desc.windowed_einsum_unroll ? 2 : 1, K = loop ? L / U : 0, r;
+    int64_t U = we->unroll ? 2 : 1, K = loop ? L / U : 0, r;
     int k, n = we->ns;
     if (K > 0) {
         gs_graph *g = sp->G->g, *cond = gs_graph_new(sp->ctx, "windowed_einsum_cond");
@@ -673,21 +904,24 @@ GS__FN bool gs__we_steps(gs__sp *sp, gs__we *we, gs_value **st, int64_t j0, int6
     return true;
 }
 
-/* the ring along dim rdim of s (split D ways there, nothing else), both permutes, and the steps per direction:
-   D - 1 one way, or ceil((D-1)/2) one way and floor((D-1)/2) the other when bidirectional */
+/* the rings along dim rdim of s (split Dn ways there: one ring of all D devices, or with partial_windowed_einsum
+   one per group of devices sharing s's other tile coordinates), both permutes, and the steps per direction:
+   Dn - 1 one way, or ceil((Dn-1)/2) one way and floor((Dn-1)/2) the other when bidirectional. A subgroup ring
+   is neither unrolled nor bidirectional (XLA builds those forms only over all the partitions). */
 GS__FN bool gs__we_ring(gs__sp *sp, gs__we *we, const gs_sharding *s, int rdim) {
     int64_t p, q, idx[GS_MAX_TILE_RANK];
     int k;
-    we->Dn = sp->D;
+    we->Dn = gs__sp_k(s, rdim);
     we->ring = s;
     we->rdim = rdim;
-    we->both = sp->desc.windowed_einsum_bidirectional && we->Dn > 2;
+    we->unroll = sp->desc.windowed_einsum_unroll && we->Dn == sp->D;
+    we->both = sp->desc.windowed_einsum_bidirectional && we->Dn > 2 && we->Dn == sp->D;
     we->nd[0] = we->both ? we->Dn / 2 : we->Dn - 1;
     we->nd[1] = we->both ? (we->Dn - 1) / 2 : 0;
     for (k = 0; k < 2; k++) {
-        we->pairs[k] = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * 2 * (size_t)we->Dn);
+        we->pairs[k] = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * 2 * (size_t)sp->D);
         if (!we->pairs[k]) return false;
-        for (p = 0; p < we->Dn; p++) {
+        for (p = 0; p < sp->D; p++) {
             if (!gs_sharding_device_index(s, p, idx)) return false;
             q = idx[rdim];
             idx[rdim] = (q + (k ? 1 : we->Dn - 1)) % we->Dn;
@@ -704,7 +938,7 @@ GS__FN void gs__we_note(gs__sp *sp, const gs__we *we, const gs_value *part, cons
     int64_t kc = 1;
     int a;
     double t_dot, t_cp, secs;
-    char tb[24], lp[48];
+    char tb[24], lp[48], grp[160] = "";
     for (a = we->D->nout; a < we->D->ri; a++) kc *= part->operands[0]->shape.dims[we->D->lhs_of[a]];
     t_dot = 2.0 * (double)gs__numel(&part->shape) * (double)kc / sp->chip->flops_bf16;
     t_cp = gs__sp_coll_secs(sp, GS_COLLECTIVE_PERMUTE, (double)gs_shape_bytes(&block->shape), 2);
@@ -713,11 +947,14 @@ GS__FN void gs__we_note(gs__sp *sp, const gs__we *we, const gs_value *part, cons
     gs__cm_fmt_time(tb, sizeof tb, secs);
     snprintf(lp, sizeof lp, we->loops ? "in %d while loop%s" : "written out (too few steps for a loop)", we->loops,
              we->loops == 1 ? "" : "s");
-    gs__sp_note(sp, "windowed einsum (%s form%s%s): %lld local dots, %s passed %s a ring of collective-permutes %s; "
+    if (we->Dn < sp->D)
+        snprintf(grp, sizeof grp, " within each group of %lld devices (a subgroup ring: not unrolled or "
+                 "bidirectional, as XLA)", (long long)we->Dn);
+    gs__sp_note(sp, "windowed einsum (%s form%s%s): %lld local dots, %s passed %s a ring of collective-permutes%s %s; "
                 "about %s on %s", we->ag ? "all-gather" : "reduce-scatter", we->both ? ", bidirectional" : "",
-                sp->desc.windowed_einsum_unroll ? ", unrolled" : "", (long long)we->Dn,
+                we->unroll ? ", unrolled" : "", (long long)we->Dn,
                 we->ag ? (we->wop == 0 ? "lhs's blocks" : "rhs's blocks") : "the result's partial sums",
-                we->both ? "both ways round" : "round", lp, tb, sp->chip->name);
+                we->both ? "both ways round" : "round", grp, lp, tb, sp->chip->name);
 }
 
 /* windowed einsum, all-gather form: x[.., W/D, ..] (operand wop, split D ways along wdim) x y -> out in I's
@@ -748,8 +985,18 @@ GS__FN gs_value *gs__sp_windowed_dot(gs__sp *sp, const gs_value *v, const gs__sp
     we.sign[0] = 1;
     we.sign[1] = -1;
     we.send[1] = 1;
-    st[0] = gs__sp_get(sp, O, gs__sp_proj(sp, I, D, 1 - wop, O->shape.rank));
-    win = gs__sp_get(sp, W, ws);
+    {
+        /* padding along contracted dims split by I (other than the windowed one, masked per block) reads 0 */
+        const gs_sharding *os = gs__sp_proj(sp, I, D, 1 - wop, O->shape.rank);
+        uint32_t cm[2] = {0, 0};
+        int a;
+        for (a = D->nout; a < D->ri; a++) {
+            if (D->lhs_of[a] >= 0) cm[0] |= 1u << D->lhs_of[a];
+            if (D->rhs_of[a] >= 0) cm[1] |= 1u << D->rhs_of[a];
+        }
+        st[0] = gs__sp_mask(sp, gs__sp_get(sp, O, os), os, &O->shape, cm[1 - wop], 0);
+        win = gs__sp_mask(sp, gs__sp_get(sp, W, ws), ws, &W->shape, cm[wop] & ~(1u << wdim), 0);
+    }
     if (!st[0] || !win) return NULL;
     if (we.odim >= 0) st[0] = gs__sp_pad_dim(sp, st[0], we.odim, we.Dn * we.cw);
     /* state: the other operand, the block(s) held now, the result so far */
@@ -830,7 +1077,7 @@ GS__FN gs_value *gs__sp_windowed_rs(gs__sp *sp, const gs_value *v, const gs__sp_
         if (!gs__we_steps(sp, &we, st, 1, we.nd[1] - 1, true, true) ||
             !gs__we_steps(sp, &we, st, we.nd[1], we.nd[0] - we.nd[1] + 1, false, false))
             return NULL;
-        res = gs_add(sp->G->g, st[2], gs_collective_permute(sp->G->g, st[3], we.Dn, we.pairs[we.send[1]], 0));
+        res = gs_add(sp->G->g, st[2], gs_collective_permute(sp->G->g, st[3], sp->D, we.pairs[we.send[1]], 0));
     } else {
         if (!gs__we_steps(sp, &we, st, 1, we.nd[0], false, true)) return NULL;
         res = st[2];

@@ -62,8 +62,13 @@ typedef struct gs__sp {
     const gs_graph *why_g;      /* the entry program (the only graph whose collectives are explained) */
     unsigned char *tagged;      /* stb_ds, by entry program value id: its collective has a reason in why */
     int *group;                 /* stb_ds: the source value whose partitioning wrote each entry program value */
+    const gs_sharding *unreduced_t; /* the unreduced sharding the current instruction has: its rule's partial sums
+                                   stay as they are when they are partial over exactly its unreduced devices */
     bool reference;             /* the check's reference program (gs__partition_ex): every value outside a
                                    manual region replicated, each manual region run per device on its block */
+    const gs_value *var_src;    /* the variadic reduce whose gathered partial results var_parts are (the other */
+    const gs__sp_g *var_G;      /* results of that op reuse them: gs__sp_reduce_variadic), in graph var_G */
+    gs_value *var_parts[GS__MAX_VARIADIC];
 } gs__sp;
 
 /* a rule: v's per-device value; *osh = the sharding it is in (t is what propagation gave v) */
@@ -119,6 +124,8 @@ GS__FN gs_value *gs__sp_prefix(gs__sp *sp, gs_value *x, const gs_shape *n);   /*
 /* x[local]{s} of full shape: the elements past the end of the dims in mask (an uneven tile's padding) set to fill */
 GS__FN gs_value *gs__sp_mask(gs__sp *sp, gs_value *x, const gs_sharding *s, const gs_shape *full, uint32_t mask,
                              double fill);
+GS__FN gs_value *gs__sp_mask_with(gs__sp *sp, gs_value *x, const gs_sharding *s, const gs_shape *full, uint32_t mask,
+                                  gs_value *fillv, double fill);   /* fill a scalar value fillv (NULL: fill) */
 GS__FN double gs__sp_identity(gs_reduce_kind k, gs_dtype t);          /* the identity of reduction k in t */
 /* ---- tile views: a sharding as an array of devices with one axis per split dim ---- */
 GS__FN bool gs__sp_view(gs__sp *sp, const gs_sharding *s, int rank, gs__ta *out);
@@ -159,7 +166,9 @@ GS__FN gs_value *gs__sp_replicated(gs__sp *sp, const gs_value *v, const char *wh
    estimated time on sp->chip */
 GS__FN double gs__sp_est(gs__sp *sp, const gs_sharding *s, const gs_sharding *t, const gs_shape *full, double *secs);
 /* dot: lhs[B,M,K] x rhs[B,K,N] -> out[B,M,N], any of B, M, N, K split (K split: partial sums combined); the
-   strategy is the cheapest in bytes resharded, a windowed einsum loop when an operand is too big to gather */
+   strategy is the cheapest in bytes resharded, a windowed einsum loop when an operand is too big to gather.
+   ragged-dot too: lhs[B,M,K] x rhs[G,B,K,N] x sizes[B,..,G] -> out[B,M,N] (or [G,B,M,N] contracting), the group
+   dims whole, any other dim split (the ragged one with each tile's offset taken off its first group) */
 GS__FN gs_value *gs__sp_dot(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* desc.strategies resolved against the entry graph g (unknown instruction or strategy: the error, false); after
    the walk, whether every one reached a dot rule */
@@ -211,6 +220,9 @@ GS__FN gs_value *gs__sp_whole_dims(gs__sp *sp, const gs_value *v, const gs_shard
 /* reduce over R, argmax/argmin along R: x[A,R]{A split} -> out[A]{A split}; x[A,R]{R split} -> out[A] partial
    per device, combined by all-reduce or reduce-scatter */
 GS__FN gs_value *gs__sp_reduce(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* variadic reduce (reducer mixing the components) x_j[A,R]{R split} -> out_k[A]: local reduces, partials all-gathered
+   along R, reduced again (XLA's HandleReduce); false when R is not split */
+GS__FN bool gs__sp_reduce_variadic(gs__sp *sp, const gs_value *v, const int *dest, gs_value **out, const gs_sharding **osh);
 /* sort along D, top-k: x[A,D]{D split} -> out[A,D]{D's tiles moved to A, or replicated}; whole rows per device */
 GS__FN gs_value *gs__sp_sort(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* cumsum, cumprod, cummax, cummin along D: x[A,D]{D split} -> out[A,D]{D split}; a local scan plus the exclusive
@@ -240,10 +252,13 @@ GS__FN gs_value *gs__sp_gather(gs__sp *sp, const gs_value *v, const gs_sharding 
 /* scatter: operand[V,E]{E split} x indices[B,1]{rep} x updates[B,E]{E split} -> out[V,E]{E split}, local;
    indices and updates{B split} -> local scatters into the identity + all-reduce; else replicated */
 GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
-/* a collective the source wrote: all-reduce or collective-permute with channel_id on a replicated value, or in a
-   partly manual region when its groups or pairs stay within devices holding the same tile: x[local]{t} ->
-   out[local]{t} as written; all-gather, reduce-scatter, all-to-all: x{whole in each manual group} -> out{the same}
-   as written; all-reduce without channel_id (one replica): x{t} -> x{t}; else an error */
+/* infeed (data leaves.., token){per leaf} -> each device's tiles of the leaves (uneven: a conditional per shape) */
+GS__FN gs_value *gs__sp_infeed(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
+/* a collective the source wrote: all-reduce, collective-permute or ragged-all-to-all (its six operands whole) with
+   channel_id on a replicated value, or in a partly manual region when its groups or pairs stay within devices
+   holding the same tile: x[local]{t} -> out[local]{t} as written; all-gather, reduce-scatter, all-to-all:
+   x{whole in each manual group} -> out{the same} as written; all-reduce without channel_id (one replica):
+   x{t} -> x{t}; else an error */
 GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* any other op: operands{rep} -> out{rep} at full size (gs__sp_replicated) */
 GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);

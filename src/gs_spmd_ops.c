@@ -531,6 +531,19 @@ GS__FN bool gs__sp_scatter_indexed(gs__sp *sp, const gs_value *v, const gs_shard
     return true;
 }
 
+/* a variadic reducer's operands (gs__red_base(v) on) as v's own: the inputs in xs (input k is ops[0]), the inits
+   or updates in is (k's is ops[base - 1]); ops has room for v->n_operands */
+GS__FN bool gs__sp_variadic_ops(gs__sp *sp, const gs_value *v, gs_value **ops, const gs_sharding *xs,
+                                const gs_sharding *is) {
+    int n = v->red_n, b = gs__red_base(v), j;
+    for (j = 0; j < n; j++) {
+        ops[b + j] = j == v->red_k ? ops[0] : gs__sp_get(sp, v->operands[b + j], xs);
+        ops[b + n + j] = j == v->red_k ? ops[b - 1] : gs__sp_get(sp, v->operands[b + n + j], is);
+        if (!ops[b + j] || !ops[b + n + j]) return false;
+    }
+    return true;
+}
+
 /* scatter: operand[V,E]{E split} x indices[B,1]{rep} x updates[B,E]{E split} -> out[V,E]{E split}: the window
    pass-through, local scatters; with a combiner that has an identity, indices and updates{B split} -> local
    scatters into the identity + one all-reduce; anything else replicated */
@@ -540,7 +553,7 @@ GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding
     int pop[GS_MAX_RANK], pix[GS_MAX_RANK], comp[GS_MAX_RANK];
     uint32_t pass = 0, lost, op_par = 0, m;
     const gs_sharding *xs = sp->G->vals[X->id].sh, *T, *us, *ixs;
-    gs_value *ops[3];
+    gs_value *ops[3 + 2 * GS__MAX_VARIADIC];
     gs_shape ls;
     char buf[64];
     if (!v->scatter || rank > 31 || irank > 31 || gs_sharding_manual_group(t) > 1 || gs_sharding_manual_group(xs) > 1)
@@ -581,7 +594,7 @@ GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding
     ops[0] = gs__sp_get(sp, X, T);
     ops[1] = gs__sp_get(sp, I, ixs);
     ops[2] = gs__sp_get(sp, U, us);
-    if (!ops[0] || !ops[1] || !ops[2]) return NULL;
+    if (!ops[0] || !ops[1] || !ops[2] || !gs__sp_variadic_ops(sp, v, ops, T, us)) return NULL;
     /* along a split parallel dim the iota-built indices count from the shard's start */
     for (d = 0; d < rank; d++)
         if (((op_par >> d) & 1u) && gs__sp_k(T, d) > 1 &&
@@ -778,6 +791,85 @@ GS__FN gs_value *gs__sp_whole_dims(gs__sp *sp, const gs_value *v, const gs_shard
     return gs__sp_clone(sp, v, ops, &ls);
 }
 
+/* results of one variadic reduce: the same reducer, operands and dims */
+GS__FN bool gs__same_variadic(const gs_value *a, const gs_value *b) {
+    int i;
+    if (a->op != b->op || a->reducer != b->reducer || a->red_n != b->red_n || a->n_dims != b->n_dims ||
+        a->n_operands != b->n_operands)
+        return false;
+    for (i = gs__red_base(a); i < a->n_operands; i++)
+        if (a->operands[i] != b->operands[i]) return false;
+    for (i = 0; i < a->n_dims; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
+/* result k reduced again from the partial results ops[2..2+n) and the inits ops[2+n..2+2n) */
+GS__FN bool gs__sp_reduce_variadic_end(gs__sp *sp, const gs_value *v, gs_value **ops, const gs_sharding *I,
+                                       const gs_sharding *Ig, const int *dest, gs_value **out, const gs_sharding **osh) {
+    gs_shape ls = gs__sp_local(gs__sh_map(sp->ctx, I, v->shape.rank, dest), v->shape);
+    ops[0] = ops[2 + v->red_k];
+    ops[1] = ops[2 + v->red_n + v->red_k];
+    *out = gs__sp_clone(sp, v, ops, &ls);
+    *osh = gs__sh_map(sp->ctx, Ig, v->shape.rank, dest);
+    gs__sp_note(sp, "variadic reduce with the reducer computation '%s': local reduces, partial results all-gathered "
+                "along the reduced dims and reduced again (XLA's order)", v->reducer->name);
+    return true;
+}
+
+/* A variadic reduce whose reducer mixes the components, its inputs split along reduced dims R, as XLA partitions it
+   (HandleReduce, tuple case): every input in input 0's sharding I, padding set to its init; each device reduces
+   its block (every component), the partial results (R of 1 each) are all-gathered along R and reduced again from
+   the inits. This treats the reducer as associative with the inits as identities, as XLA does; the order of
+   combination is: each device's block in row-major order, then the devices' partials in the order of their
+   blocks. */
+GS__FN bool gs__sp_reduce_variadic(gs__sp *sp, const gs_value *v, const int *dest, gs_value **out, const gs_sharding **osh) {
+    int n = v->red_n, b = gs__red_base(v), rx = v->operands[0]->shape.rank, c, j, d;
+    const gs_value *X0 = v->operands[b];
+    const gs_sharding *I = sp->G->vals[X0->id].sh, *Ig;
+    gs_value *ops[2 + 2 * GS__MAX_VARIADIC], *parts[GS__MAX_VARIADIC];
+    uint32_t red = gs__mask_of(v->n_dims, v->dims);
+    gs_shape ps = X0->shape, pl;
+    gs_value tmp;
+    *out = NULL;
+    if (v->op != GS_OP_REDUCE || !I || I->kind != GS_SHARDING_TILED || gs_sharding_manual_group(I) > 1 ||
+        !(gs__sp_split_mask(I, rx) & red))
+        return false;
+    Ig = gs__sp_unsplit(sp, I, red);
+    if (!Ig) return true;
+    if (sp->var_src && sp->var_G == sp->G && gs__same_variadic(sp->var_src, v)) {   /* another result of that op */
+        for (j = 0; j < n; j++) ops[2 + j] = sp->var_parts[j];
+        for (j = 0; j < n; j++)
+            if (!(ops[2 + n + j] = gs__sp_get(sp, v->operands[b + n + j], gs__sp_rep(sp)))) return true;
+        return gs__sp_reduce_variadic_end(sp, v, ops, I, Ig, dest, out, osh);
+    }
+    for (j = 0; j < n; j++) {   /* ops[2 + j]: input j in I with its padding its init; ops[2 + n + j]: init j */
+        ops[2 + n + j] = gs__sp_get(sp, v->operands[b + n + j], gs__sp_rep(sp));
+        ops[2 + j] = gs__sp_mask_with(sp, gs__sp_get(sp, v->operands[b + j], I), I, &X0->shape, red, ops[2 + n + j], 0);
+        if (!ops[2 + j] || !ops[2 + n + j]) return true;
+    }
+    for (d = 0; d < rx; d++)   /* the partials: one element per tile along R */
+        if ((red >> d) & 1u) ps.dims[d] = gs__sp_k(I, d);
+    tmp = *v;
+    for (c = 0; c < n; c++) {   /* each device's partial of component c, R kept at 1, gathered along R */
+        tmp.red_k = c;
+        ops[0] = ops[2 + c];
+        ops[1] = ops[2 + n + c];
+        pl = ops[2 + c]->shape;
+        for (d = 0; d < rx; d++)
+            if ((red >> d) & 1u) pl.dims[d] = 1;
+        pl.dtype = v->operands[b + c]->shape.dtype;
+        ps.dtype = pl.dtype;
+        parts[c] = gs__sp_clone(sp, &tmp, ops, NULL);
+        parts[c] = parts[c] ? gs_reshape(sp->G->g, parts[c], pl.rank, pl.dims) : NULL;
+        if (!(parts[c] = gs__sp_reshard_raw(sp, parts[c], I, Ig, ps))) return true;
+    }
+    for (j = 0; j < n; j++) ops[2 + j] = sp->var_parts[j] = parts[j];
+    sp->var_src = v;
+    sp->var_G = sp->G;
+    return gs__sp_reduce_variadic_end(sp, v, ops, I, Ig, dest, out, osh);
+}
+
 /* reduce over R, argmax/argmin along R: x[A,R]{A split} -> out[A]{A split}, no collective;
    x[A,R]{R split} -> partial out[A] per device, combined by all-reduce or reduce-scatter (gs__sp_combine) */
 GS__FN gs_value *gs__sp_reduce(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
@@ -787,6 +879,7 @@ GS__FN gs_value *gs__sp_reduce(gs__sp *sp, const gs_value *v, const gs_sharding 
     int rank = S->rank, i;
     const gs_value *X = v->operands[0];
     int rx = X->shape.rank, dest[GS_MAX_RANK], back[GS_MAX_RANK], j = 0;
+    gs_value *vops[2 + 2 * GS__MAX_VARIADIC];
     uint32_t red = 0;
     const gs_sharding *xs = sp->G->vals[X->id].sh, *is;
     gs_value *x, *r;
@@ -801,6 +894,7 @@ GS__FN gs_value *gs__sp_reduce(gs__sp *sp, const gs_value *v, const gs_sharding 
     j = 0;
     for (i = 0; i < rx; i++)
         if (!((red >> i) & 1u)) back[j++] = i;
+    if (v->red_n > 0 && gs__sp_reduce_variadic(sp, v, dest, &r, osh)) return r;
     /* the operand split along reduced dims: reduce locally, then combine the devices' partial results (not with a
        reducer computation: its partial results have no identity to pad with, and XLA's order would change; the
        reduced dims are gathered instead) */
@@ -827,6 +921,14 @@ GS__FN gs_value *gs__sp_reduce(gs__sp *sp, const gs_value *v, const gs_sharding 
         r = gs__sp_combine(sp, gs__sp_clone(sp, v, ops, &ls), is, rx, dest, v->reduce, S, t, osh);
         gs__sp_note(sp, "local reduce from the identity, the init value applied after combining");
         return r ? gs_binary(g, gs__hlo_reduce_op(v->reduce), r, gs_broadcast(g, init, r->shape, NULL)) : NULL;
+    }
+    if (v->red_n > 0) {   /* a variadic reducer: no partial results are combined (cross is false) */
+        vops[0] = ops[0];
+        vops[1] = ops[1];
+        if (!gs__sp_variadic_ops(sp, v, vops, is, gs__sp_rep(sp))) return NULL;
+        *osh = gs__sh_map(sp->ctx, is, rank, dest);
+        gs__sp_note(sp, "local reduce");
+        return gs__sp_clone(sp, v, vops, &ls);
     }
     r = gs__sp_clone(sp, v, ops, &ls);
     gs__sp_note(sp, "local reduce");
@@ -943,10 +1045,24 @@ GS__FN gs_value *gs__sp_tuple(gs__sp *sp, const gs_value *v, const gs_sharding *
 GS__FN gs_value *gs__sp_get_tuple_element(gs__sp *sp, const gs_value *v, const gs_sharding *t,
                                           const gs_sharding **osh) {
     const gs_sharding *ts = sp->G->vals[v->operands[0]->id].sh;
+    const gs_value *x = v->operands[0];
     (void)t;
-    if (v->operands[0]->tree) {
-        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: nested tuples are not partitioned (flatten the tuple)", v->name);
-        return NULL;
+    if (x->tree) {   /* of a nested tuple: element index is leaf `first`, or a tuple of leaves first.. */
+        int first, nl, node, j;
+        const gs_sharding **el;
+        if (!gs__tuple_child(x, v->index, &first, &nl, &node)) {
+            gs__err(sp->ctx, GS_ERR_SHAPE, "%s: index %lld is out of range", v->name, (long long)v->index);
+            return NULL;
+        }
+        if (x->tree[node] < 0) {
+            *osh = gs__sp_elem(ts, first);
+        } else {
+            if (!(el = (const gs_sharding **)gs__arena_alloc(sp->ctx, sizeof(gs_sharding *) * (size_t)(nl > 0 ? nl : 1))))
+                return NULL;
+            for (j = 0; j < nl; j++) el[j] = gs__sp_elem(ts, first + j);
+            if (!(*osh = gs_sharding_tuple(sp->ctx, nl, el))) return NULL;
+        }
+        return gs_get_tuple_element(sp->G->g, sp->G->vals[x->id].v, v->index);
     }
     *osh = gs__sp_elem(ts, (int)v->index);
     return gs_get_tuple_element(sp->G->g, sp->G->vals[v->operands[0]->id].v, v->index);
@@ -1151,20 +1267,30 @@ GS__FN gs_value *gs__sp_cross_replica(gs__sp *sp, const gs_value *v, const gs_sh
    (use_global_device_ids=true, or groups {}) and collective-permute with channel_id: on a replicated value the op
    as written, across the devices; in a partly manual region (t with a manual subgroup), the operand resharded to
    t, the op as written on each tile when every group or pair joins devices holding the same tile of t (an
-   all-reduce there also needs use_global_device_ids). Anything else is an error (docs/xla_differences.md). */
+   all-reduce there also needs use_global_device_ids). ragged-all-to-all is kept like all-reduce (XLA's
+   partitioner replicates its operands and clones it: a collective of an SPMD program written as such), its six
+   operands each whole (per manual group in a partly manual region, whose data dims must then be unsplit).
+   Anything else is an error (docs/xla_differences.md). */
 GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const char *bad;
-    gs_value *x;
+    gs_value *x[6];
     gs_shape ls;
     bool partly = t && t->kind == GS_SHARDING_TILED && gs_sharding_manual_group(t) > 1, ar = v->op == GS_OP_ALL_REDUCE;
+    bool ragged = v->op == GS_OP_RAGGED_ALL_TO_ALL;
+    int k;
     if (v->op == GS_OP_ALL_GATHER || v->op == GS_OP_REDUCE_SCATTER || v->op == GS_OP_ALL_TO_ALL)
         return gs__sp_collective_whole(sp, v, t, osh);
     if (ar && v->coll.channel_id == 0) return gs__sp_cross_replica(sp, v, t, osh);
-    if ((!ar && v->op != GS_OP_COLLECTIVE_PERMUTE) || v->n_operands != 1 || v->shape.dtype == GS_TUPLE ||
-        (!partly && !gs__sp_is_rep(t))) {
+    if ((!ar && !ragged && v->op != GS_OP_COLLECTIVE_PERMUTE) || v->n_operands != (ragged ? 6 : 1) ||
+        v->shape.dtype == GS_TUPLE || (!partly && !gs__sp_is_rep(t))) {
         gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region (collectives belong to SPMD programs; "
-                "kept are all-reduce and collective-permute of one array with channel_id, on a replicated value or "
-                "in a partly manual region)", v->name, gs_op_name(v->op));
+                "kept are all-reduce, collective-permute and ragged-all-to-all with channel_id, on a replicated value "
+                "or in a partly manual region)", v->name, gs_op_name(v->op));
+        return NULL;
+    }
+    if (ragged && partly && gs__sh_tiles(t) != gs_sharding_manual_group(t)) {
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: ragged-all-to-all in a partly manual region with its data dims split "
+                "(%s): its rows move whole, so each manual group must hold all of them", v->name, gs_sharding_to_text(sp->ctx, t));
         return NULL;
     }
     if (v->coll.channel_id == 0) {
@@ -1183,10 +1309,15 @@ GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_shard
                 "of %s", v->name, gs_op_name(v->op), bad, gs_sharding_to_text(sp->ctx, t));
         return NULL;
     }
-    x = gs__sp_get(sp, v->operands[0], t);
+    if (ragged) {   /* each operand whole (within its manual group: a partly manual value read as replicated) */
+        for (k = 0; k < 6; k++)
+            if (!(x[k] = gs__sp_get(sp, v->operands[k], k == 0 || k == 1 ? t : sp->rep))) return NULL;
+    } else if (!(x[0] = gs__sp_get(sp, v->operands[0], t))) {
+        return NULL;
+    }
     ls = gs__sp_local(t, v->shape);
     gs__sp_note(sp, "%s as written", gs_op_name(v->op));
-    return gs__sp_clone(sp, v, &x, &ls);
+    return gs__sp_clone(sp, v, x, &ls);
 }
 
 /* A cross-partition all-reduce (channel_id) outside manual regions means something only on a replicated value
@@ -1275,9 +1406,114 @@ GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding
     return gs__sp_replicated(sp, v, "no partitioned rule", osh);
 }
 
+/* The leaves of infeed v's result (data leaves, then the token) on device p, or with p < 0 their shard shapes
+   (XLA's MakePartitionedShape / MakeNonPaddedShapeForGivenPartition): a data leaf's tile under its element of t
+   (on device p its real part, the padding cut off); other leaves and the token whole. The partitioner holds a
+   maximal leaf as replicated (docs/xla_differences.md): every device infeeds it, where XLA's other devices read
+   an empty tuple and make zeros. */
+GS__FN void gs__sp_infeed_leaves(const gs_value *v, const gs_sharding *t, int64_t p, gs_shape *out) {
+    int i, d;
+    int64_t idx[GS_MAX_TILE_RANK];
+    for (i = 0; i < v->n_tuple; i++) {
+        const gs_sharding *e = t && t->kind == GS_SHARDING_TUPLE ? (i < t->n_elems ? t->elems[i] : NULL) : t;
+        out[i] = v->tuple[i];
+        if (v->tuple[i].dtype == GS_TOKEN || !e || e->kind != GS_SHARDING_TILED) continue;
+        out[i] = gs__sp_local(e, v->tuple[i]);
+        if (p < 0 || !gs_sharding_device_index(e, p, idx)) continue;
+        for (d = 0; d < out[i].rank && d < e->rank; d++) {
+            int64_t left = v->tuple[i].dims[d] - idx[d] * out[i].dims[d];
+            out[i].dims[d] = left < 0 ? 0 : left < out[i].dims[d] ? left : out[i].dims[d];
+        }
+    }
+}
+
+/* infeed v's op in graph g reading token tok, its result's leaves `leaves` */
+GS__FN gs_value *gs__sp_infeed_op(gs__sp *sp, gs_graph *g, const gs_value *v, gs_value *tok, const gs_shape *leaves) {
+    gs_value *n;
+    size_t at = offsetof(gs_value, index);
+    sp->ctx->next_name = v->name;
+    n = gs__value_new(g, GS_OP_OPAQUE, 1, &tok);
+    sp->ctx->next_name = NULL;
+    if (!n) return NULL;
+    memcpy((char *)n + at, (const char *)v + at, sizeof(gs_value) - at);
+    if (!(n->opaque_tuple = (const gs_shape *)gs__arena_dup(sp->ctx, leaves, sizeof(gs_shape) * (size_t)v->n_tuple)))
+        return NULL;
+    return gs__finish(n);
+}
+
+/* element k of x (k < 0: x; node *node of v's result, leaves from *leaf on) with every array leaf padded on the
+   high side up to want's (XLA's PadToShape: zeros) */
+GS__FN gs_value *gs__sp_pad_tree(gs__sp *sp, gs_graph *g, gs_value *x, int64_t k, const gs_value *v, int *node,
+                                 int *leaf, const gs_shape *want) {
+    int kids = v->tree ? v->tree[*node] : *node == 0 ? v->n_tuple : -1, c, d;
+    gs_value **el, *e = k < 0 ? x : gs_get_tuple_element(g, x, k);
+    (*node)++;
+    if (!e) return NULL;
+    if (kids < 0) {
+        int64_t lo[GS_MAX_RANK] = {0}, hi[GS_MAX_RANK] = {0};
+        const gs_shape *w = &want[(*leaf)++];
+        if (e->shape.dtype == GS_TOKEN || gs_shape_equal(&e->shape, w)) return e;
+        for (d = 0; d < w->rank; d++) hi[d] = w->dims[d] - e->shape.dims[d];
+        return gs_pad(g, e, gs_scalar(g, e->shape.dtype, 0), lo, hi, NULL);
+    }
+    if (!(el = (gs_value **)gs__arena_alloc(sp->ctx, sizeof(gs_value *) * (size_t)(kids > 0 ? kids : 1)))) return NULL;
+    for (c = 0; c < kids; c++)
+        if (!(el[c] = gs__sp_pad_tree(sp, g, e, c, v, node, leaf, want))) return NULL;
+    return gs_tuple(g, kids, el);
+}
+
+/* infeed: (data.., token){per-leaf sharding} -> each device infeeds its own tile of every data leaf (XLA's
+   HandleInfeed): one infeed of the shard shapes when the tiles are even; else a conditional with a branch per
+   distinct per-device shape (selected by partition-id, or a table of it), each infeeding its real tiles and
+   padding them to the shard shapes */
+GS__FN gs_value *gs__sp_infeed(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    gs_graph *g = sp->G->g, **br;
+    gs_shape *shard, *all;
+    gs_value *tok, *sel, **args;
+    int32_t *pick;
+    int nb = 0, b, node, leaf;
+    int64_t p, q;
+    size_t L = (size_t)v->n_tuple, B = sizeof(gs_shape) * L;
+    tok = gs__sp_get(sp, v->operands[0], sp->G->vals[v->operands[0]->id].sh);
+    shard = (gs_shape *)gs__arena_alloc(sp->ctx, B * (size_t)(sp->D + 1));
+    pick = (int32_t *)gs__arena_alloc(sp->ctx, sizeof(int32_t) * (size_t)sp->D);
+    if (!tok || !shard || !pick) return NULL;
+    all = shard + L;   /* the distinct per-device leaves, nb of them */
+    gs__sp_infeed_leaves(v, t, -1, shard);
+    for (p = 0; p < sp->D; p++) {
+        gs__sp_infeed_leaves(v, t, p, all + (size_t)nb * L);
+        for (q = 0; q < nb && memcmp(all + (size_t)q * L, all + (size_t)nb * L, B); q++) {}
+        pick[p] = (int32_t)q;
+        if (q == nb) nb++;
+    }
+    *osh = t;
+    if (nb == 1 && !memcmp(all, shard, B)) {
+        gs__sp_note(sp, "infeed: each device reads its tiles");
+        return gs__sp_infeed_op(sp, g, v, tok, shard);
+    }
+    br = (gs_graph **)gs__arena_alloc(sp->ctx, sizeof(gs_graph *) * (size_t)nb);
+    args = (gs_value **)gs__arena_alloc(sp->ctx, sizeof(gs_value *) * (size_t)nb);
+    if (!br || !args) return NULL;
+    for (b = 0; b < nb; b++) {
+        const gs_shape *lb = all + (size_t)b * L;
+        gs_value *r;
+        const char *name = gs__arena_printf(sp->ctx, "%s_branch_%d", v->name, b);
+        if (!name || !(br[b] = gs_graph_new(sp->ctx, name))) return NULL;
+        r = gs__sp_infeed_op(sp, br[b], v, gs_parameter(br[b], 0, tok->shape, "infeed_token_param"), lb);
+        node = leaf = 0;
+        if (r && memcmp(lb, shard, B)) r = gs__sp_pad_tree(sp, br[b], r, -1, v, &node, &leaf, shard);
+        if (!r || gs_graph_set_root(br[b], r) != GS_OK) return NULL;
+        args[b] = tok;
+    }
+    sel = nb == sp->D ? gs__sp_pid(sp) : gs__sp_tab_make(sp, NULL, NULL, 0, 0, 0, pick);
+    gs__sp_note(sp, "infeed: a conditional of %d branches (one per per-device shape), each padded to the shard shape", nb);
+    return gs_conditional(g, sel, nb, br, args);
+}
+
 /* an op gshard.h reads but cannot run (GS_OP_OPAQUE): computed replicated, with a warning naming it */
 GS__FN gs_value *gs__sp_opaque(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
-    (void)t;
+    if (v->opaque && strcmp(v->opaque, "infeed") == 0 && v->n_operands == 1 && v->shape.dtype == GS_TUPLE && v->n_tuple > 0)
+        return gs__sp_infeed(sp, v, t, osh);
     if (v->tree) {
         gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: %s with a nested tuple result is not partitioned", v->name,
                 v->opaque ? v->opaque : "op");
@@ -1347,6 +1583,7 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_CUMMAX:               return gs__sp_cumulative(sp, v, t, osh);
     case GS_OP_CUMMIN:               return gs__sp_cumulative(sp, v, t, osh);
     case GS_OP_DOT:                  return gs__sp_dot(sp, v, t, osh);
+    case GS_OP_RAGGED_DOT:           return gs__sp_dot(sp, v, t, osh);
     case GS_OP_RNG:                  return gs__sp_rng(sp, v, t, osh);
     case GS_OP_ANNOTATE:             return gs__sp_annotate(sp, v, t, osh);
     case GS_OP_TO_MANUAL:            return gs__sp_to_manual(sp, v, t, osh);
@@ -1360,11 +1597,41 @@ GS__FN gs_value *gs__sp_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, 
     case GS_OP_REDUCE_SCATTER:       return gs__sp_collective(sp, v, t, osh);
     case GS_OP_ALL_TO_ALL:           return gs__sp_collective(sp, v, t, osh);
     case GS_OP_COLLECTIVE_PERMUTE:   return gs__sp_collective(sp, v, t, osh);
+    case GS_OP_RAGGED_ALL_TO_ALL:    return gs__sp_collective(sp, v, t, osh);
     case GS_OP_GATHER:               return gs__sp_gather(sp, v, t, osh);
     case GS_OP_SCATTER:              return gs__sp_scatter(sp, v, t, osh);
     case GS_OP_OPAQUE:               return gs__sp_opaque(sp, v, t, osh);
     default:                         return gs__sp_no_rule(sp, v, t, osh);
     }
+}
+
+/* v{t}, t unreduced (each device of an unreduced group holds a partial value, the value their sum): a dot,
+   convolution or add-reduce whose partial sums are partial over exactly t's unreduced devices keeps them (no
+   all-reduce); add, subtract, negate and copy of operands already in t stay in t, being linear in each partial
+   value; any other op is computed on the summed value (t read as replicated along its unreduced devices) and the
+   walk reshards its result to t */
+GS__FN gs_value *gs__sp_unreduced_op(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_sharding *r = gs__sh_reduced(sp->ctx, t);
+    gs_value *ops[2], *x;
+    int i;
+    bool linear = v->n_operands <= 2 && (v->op == GS_OP_ADD || v->op == GS_OP_SUBTRACT || v->op == GS_OP_NEGATE ||
+                                         v->op == GS_OP_COPY);
+    if (!r) return NULL;
+    for (i = 0; linear && i < v->n_operands; i++)
+        if (!gs_sharding_equal(sp->G->vals[v->operands[i]->id].sh, t)) linear = false;
+    if (linear) {
+        gs_shape ls = gs__sp_local(t, v->shape);
+        for (i = 0; i < v->n_operands; i++) ops[i] = sp->G->vals[v->operands[i]->id].v;
+        gs__sp_note(sp, "linear in its unreduced operands: the partial values stay partial");
+        *osh = t;
+        return gs__sp_clone(sp, v, ops, &ls);
+    }
+    *osh = r;
+    if (v->op != GS_OP_DOT && v->op != GS_OP_CONVOLUTION && v->op != GS_OP_REDUCE) return gs__sp_op(sp, v, r, osh);
+    sp->unreduced_t = t;
+    x = gs__sp_op(sp, v, r, osh);
+    sp->unreduced_t = NULL;
+    return x;
 }
 
 /* =========================================================================================================
@@ -1441,7 +1708,8 @@ GS__FN const gs_sharding *gs__sp_user_hint(gs__sp *sp, const gs_value *v, const 
     if (v->op != GS_OP_DOT && v->op != GS_OP_REDUCE && v->op != GS_OP_CONVOLUTION) return NULL;
     tu = gs__sp_sh(sp, u);
     if (!tu || tu->kind != GS_SHARDING_TILED || gs_sharding_manual_group(tu) > 1) return NULL;
-    if (!t || (t->kind != GS_SHARDING_TILED && t->kind != GS_SHARDING_REPLICATED) || gs_sharding_manual_group(t) > 1)
+    if (!t || (t->kind != GS_SHARDING_TILED && t->kind != GS_SHARDING_REPLICATED) || gs_sharding_manual_group(t) > 1 ||
+        gs__sh_has_unreduced(t) || gs__sh_has_unreduced(tu))
         return NULL;
     if (gs__sp_is_elementwise(u->op)) {
         if (u->shape.rank != v->shape.rank) return NULL;
@@ -1526,7 +1794,8 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
                             only[i]->name);
                 t = osh = hint;
             }
-            x = gs__sp_op(sp, v, t, &osh);
+            x = v->shape.dtype != GS_TUPLE && gs__sh_has_unreduced(t) ? gs__sp_unreduced_op(sp, v, t, &osh)
+                                                                        : gs__sp_op(sp, v, t, &osh);
             mid = (int)stbds_arrlen(G->g->values);
             x = gs__sp_reshard_val(sp, x, osh, t, v);
             if (x && explain && osh)

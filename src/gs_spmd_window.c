@@ -703,6 +703,105 @@ GS__FN gs_value *gs__sp_reverse(gs__sp *sp, const gs_value *v, const gs_sharding
     return x ? gs__sp_clone(sp, v, &x, &x->shape) : NULL;
 }
 
+/* The kernel taps device q needs when it keeps input [q*s, min((q+1)*s, S)) of a dim with window w and O output
+   windows: the taps t with o*T + t*R - L in that block for some o in [0, O), from a[q] (clip: within [0, W)); n the
+   most any device needs; P the local low padding and z[q] the zeros device q puts before its block so that P fits
+   all. Returns the largest z. */
+GS__FN int64_t gs__sp_rhs_taps(const gs_window_dim *w, int64_t k, int64_t s, int64_t S, int64_t W, int64_t O,
+                               bool clip, int64_t *a, int64_t *z, int64_t *n, int64_t *P) {
+    int64_t q, zmax = 0;
+    *n = 1;
+    *P = INT64_MAX;
+    for (q = 0; q < k; q++) {
+        int64_t end = GS__MIN((q + 1) * s, S);
+        int64_t lo = gs__sp_cdiv(q * s + w->pad_lo - (O - 1) * w->stride, w->window_dilation);
+        int64_t hi = gs__sp_fdiv(end - 1 + w->pad_lo, w->window_dilation);
+        if (clip) {
+            lo = GS__MAX(lo, 0);
+            hi = GS__MIN(hi, W - 1);
+        }
+        a[q] = end > q * s && lo <= hi ? lo : 0;
+        if (end > q * s && lo <= hi) *n = GS__MAX(*n, hi - lo + 1);
+        z[q] = w->pad_lo + q * s - a[q] * w->window_dilation;   /* the local low padding without a shift */
+        *P = GS__MIN(*P, z[q]);
+    }
+    for (q = 0; q < k; q++) {
+        z[q] -= *P;
+        zmax = GS__MAX(zmax, z[q]);
+    }
+    return zmax;
+}
+
+/* convolution, the filter-gradient shape with the halo on the kernel (XLA's conv_halo_exchange_always_on_lhs=
+   false): in[N,S,C]{S split k} x kernel[W,C,F]{W split k} -> out[..]{S whole}, partial sums added. Device c keeps
+   its input block [c*s, (c+1)*s) as it is and gathers the kernel taps that meet that block in some output window
+   (a halo on the kernel); taps read against input outside the block meet zeros, so every input element enters
+   once. The local padding differs per device when the taps' start does not move with the block: the input is
+   then shifted right by z(c) zeros (pad + dynamic-slice) so that one config fits all. lmask: the input's split
+   spatial dims. Returns NULL with *tried false when a split dim has base dilation or a reversed window (XLA
+   does not build this form for them either). */
+GS__FN gs_value *gs__sp_conv_rhs_halo(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh,
+                                      uint32_t lmask, bool *tried) {
+    const gs_conv_config *c = v->conv;
+    const gs_conv_dims *cd = &c->dims;
+    const gs_value *X = v->operands[0], *K = v->operands[1];
+    const gs_sharding *ls = sp->G->vals[X->id].sh, *ks = sp->G->vals[K->id].sh;
+    int rank = v->shape.rank, i, dest[GS_MAX_RANK];
+    gs_conv_config lc = *c;
+    gs_value *x, *kern;
+    *tried = false;
+    for (i = 0; i < cd->n_spatial; i++)
+        if (((lmask >> cd->input_spatial[i]) & 1u) && (c->window[i].base_dilation != 1 || c->reversal[i])) return NULL;
+    *tried = true;
+    x = gs__sp_mask(sp, gs__sp_get(sp, X, ls), ls, &X->shape, lmask, 0);
+    kern = gs__sp_get(sp, K, ks);
+    for (i = 0; i < cd->n_spatial && x && kern; i++) {
+        int dl = (int)cd->input_spatial[i], dk = (int)cd->kernel_spatial[i];
+        const gs_window_dim *w = &c->window[i];
+        int64_t k = gs__sp_k(ls, dl), S = X->shape.dims[dl], s = gs__shard_size(S, k), W = K->shape.dims[dk];
+        int64_t O = v->shape.dims[cd->output_spatial[i]], n, P, zmax, q, *a, *z;
+        bool *used;
+        if (!((lmask >> dl) & 1u)) continue;
+        a = (int64_t *)gs__arena_alloc(sp->ctx, sizeof(int64_t) * (size_t)(4 * k));
+        used = (bool *)gs__arena_alloc(sp->ctx, sizeof(bool) * (size_t)k);
+        if (!a || !used) return NULL;
+        z = a + k;
+        for (q = 0; q < k; q++) used[q] = true;
+        /* XLA's form (taps past the kernel's ends kept, as zeros) when one padding then fits every device and it
+           costs at most two more taps; else only the kernel's own taps, the input shifted */
+        zmax = gs__sp_rhs_taps(w, k, s, S, W, O, false, a, z, &n, &P);
+        {
+            int64_t n2, P2, z2 = gs__sp_rhs_taps(w, k, s, S, W, O, true, a + 2 * k, z + 2 * k, &n2, &P2);
+            if (zmax || n > n2 + 2) {
+                a += 2 * k;
+                z += 2 * k;
+                n = n2;
+                P = P2;
+                zmax = z2;
+            }
+        }
+        kern = gs__sp_region(sp, kern, ks, dk, W, a, used, n, gs__sp_zero(sp, K->shape.dtype),
+                             "kernel halo for the device's input block (conv_halo_exchange_always_on_lhs=false)");
+        if (zmax) {
+            for (q = 0; q < k; q++) z[q] = zmax - z[q];
+            x = gs__sp_dcut(sp, gs__sp_zpad(sp, x, dl, zmax, zmax), dl, gs__sp_ctab(sp, ls, dl, z), s + zmax);
+            gs__sp_note(sp, "dim %d: the input block shifted right by up to %lld zeros so one local padding fits every "
+                        "device", dl, (long long)zmax);
+        }
+        lc.window[i].size = n;
+        lc.window[i].pad_lo = P;
+        lc.window[i].pad_hi = (O - 1) * w->stride + (n - 1) * w->window_dilation + 1 - P - (s + zmax);
+    }
+    if (!x || !kern) return NULL;
+    /* the partial sums: lhs dims map to output dims, the split spatial dims are summed over */
+    for (i = 0; i < rank; i++) dest[i] = GS__DEST_REP;
+    dest[cd->input_batch] = (int)cd->output_batch;
+    for (i = 0; i < cd->n_spatial; i++)
+        if (!((lmask >> cd->input_spatial[i]) & 1u)) dest[cd->input_spatial[i]] = (int)cd->output_spatial[i];
+    gs__sp_note(sp, "convolution: input and kernel split along spatial dims; halo on the kernel, partial sums added");
+    return gs__sp_combine(sp, gs_convolution(sp->G->g, x, kern, &lc), ls, rank, dest, GS_REDUCE_SUM, &v->shape, t, osh);
+}
+
 /* convolution, the filter-gradient shape: in[N,S,C]{S split} x kernel[W,C,F]{W split} -> out[..]{S whole}, partial
    sums added (all-reduce or reduce-scatter). Both operands split along spatial dims the output keeps whole (the
    filter-gradient shape): every device convolves its input region with its kernel taps (a halo on the input),
@@ -738,6 +837,10 @@ GS__FN gs_value *gs__sp_conv_taps(gs__sp *sp, const gs_value *v, const gs_shardi
         for (i = 0; i < cd->n_spatial; i++)
             if (((lmask >> cd->input_spatial[i]) & 1u) && il[cd->input_spatial[i]] != ik[cd->kernel_spatial[i]])
                 return NULL;
+    }
+    if (sp->desc.conv_halo_on_rhs && !(want_l & 1u << cd->input_batch)) {
+        y = gs__sp_conv_rhs_halo(sp, v, t, osh, lmask, tried);
+        if (y || *tried) return y;
     }
     /* plan every split spatial dim first: any failure leaves the convolution to the output-split rule */
     {

@@ -120,6 +120,7 @@ int main(int argc, char **argv) {
     suite_reducers();
     suite_unreduced();
     suite_conditional();
+    suite_ragged();
     suite_interp();
     suite_window();
     suite_errors();
@@ -136,6 +137,7 @@ int main(int argc, char **argv) {
     suite_spmd_conv();
     suite_spmd_gather();
     suite_spmd_xla();
+    suite_spmd_xopts();
     suite_spmd_manual();
     suite_rng();
     suite_types();
@@ -148,6 +150,7 @@ int main(int argc, char **argv) {
     suite_fault();
     suite_notation();
     suite_course();
+    suite_ragged_a2a();
     printf("%d passed, %d failed\n", gst_passed, gst_failed);
     return gst_failed ? 1 : 0;
 }

@@ -65,6 +65,7 @@ void suite_text_structure(void);
 void suite_reducers(void);
 void suite_unreduced(void);
 void suite_conditional(void);
+void suite_ragged(void);
 /* test_text.c's helpers: parse (a failure is a test failure), print(parse(print(g))) == print(g) (returns the
    print), and "parse fails with code at line:column with a message containing part" */
 gs_graph *gst_hlo_parse(gs_ctx *ctx, const char *text);
@@ -86,6 +87,7 @@ void suite_spmd_reshape(void);
 void suite_spmd_conv(void);
 void suite_spmd_gather(void);
 void suite_spmd_xla(void);
+void suite_spmd_xopts(void);
 void suite_spmd_manual(void);
 void suite_rng(void);
 void suite_types(void);
@@ -98,5 +100,6 @@ void suite_reliability(void);
 void suite_fault(void);
 void suite_notation(void);
 void suite_course(void);
+void suite_ragged_a2a(void);
 
 #endif

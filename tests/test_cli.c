@@ -91,6 +91,60 @@ static void test_fill_random_formula(void) {
     }
 }
 
+/* The box (off, cnt) of a row-major array of dims (element size es), by a naive element loop. */
+static void box_of(int rank, const int64_t *dims, const int64_t *off, const int64_t *cnt, size_t es, const void *src,
+                   void *dst) {
+    int64_t n = 1, e, idx[GS_MAX_RANK];
+    int i;
+    for (i = 0; i < rank; i++) n *= cnt[i];
+    for (e = 0; e < n; e++) {
+        int64_t rest = e, at = 0;
+        for (i = rank - 1; i >= 0; i--) {
+            idx[i] = off[i] + rest % cnt[i];
+            rest /= cnt[i];
+        }
+        for (i = 0; i < rank; i++) at = at * dims[i] + idx[i];
+        memcpy((char *)dst + e * (int64_t)es, (const char *)src + at * (int64_t)es, es);
+    }
+}
+
+/* gs_fill_random_region: the same values as gs_fill_random at the region's places (every type the CLI
+   generates, a 3-d box, a scalar), nothing written for a region outside the shape */
+static void test_fill_random_region(void) {
+    gs_dtype types[6] = {GS_F32, GS_BF16, GS_S32, GS_U32, GS_PRED, GS_S4};
+    int64_t dims[3] = {4, 5, 6}, off[3] = {1, 2, 3}, cnt[3] = {2, 3, 2}, bad[3] = {3, 2, 3};
+    static unsigned char whole[4 * 5 * 6 * 4], want[12 * 4], got[12 * 4 + 4];
+    int t;
+    for (t = 0; t < 6; t++) {
+        gs_shape s = gs_shape_make(types[t], 3, dims);
+        size_t es = gs_dtype_size(types[t]);
+        gs_fill_random(s, 5, 2, whole);
+        box_of(3, dims, off, cnt, es, whole, want);
+        memset(got, 0xEE, sizeof got);
+        CHECK_OK(gs_fill_random_region(s, 5, 2, off, cnt, got));
+        CHECK_MSG(memcmp(got, want, 12 * es) == 0, "type %s", gs_dtype_name(types[t]));
+        CHECK(got[12 * es] == 0xEE);   /* nothing past the box */
+    }
+    {   /* element (1,2,3) against the documented formula */
+        float f;
+        uint64_t r = ref_random_bits(5, 2, 1 * 30 + 2 * 6 + 3);
+        CHECK_OK(gs_fill_random_region(gs_shape_make(GS_F32, 3, dims), 5, 2, off, (int64_t[]){1, 1, 1}, &f));
+        CHECK_NEAR(f, (double)(r >> 40) / 8388608.0 - 1.0, 0.0);
+    }
+    {
+        float sc = 3.0f, one;
+        gs_fill_random(gs_shape_make(GS_F32, 0, NULL), 9, 0, &one);
+        CHECK_OK(gs_fill_random_region(gs_shape_make(GS_F32, 0, NULL), 9, 0, NULL, NULL, &sc));
+        CHECK_NEAR(sc, one, 0.0);
+    }
+    memset(got, 0xEE, sizeof got);
+    CHECK(gs_fill_random_region(gs_shape_make(GS_F32, 3, dims), 5, 2, bad, cnt, got) == GS_ERR_INVALID_ARG);
+    CHECK(gs_fill_random_region(gs_shape_make(GS_F32, 3, dims), 5, 2, off, cnt, NULL) == GS_ERR_INVALID_ARG);
+    CHECK(gs_fill_random_region(gs_shape_make(GS_TOKEN, 0, NULL), 5, 2, NULL, NULL, got) == GS_ERR_INVALID_ARG);
+    CHECK(got[0] == 0xEE);
+    CHECK_OK(gs_fill_random_region(gs_shape_make(GS_F32, 3, dims), 5, 2, off, (int64_t[]){2, 0, 2}, NULL));   /* empty */
+}
+
 /* ---- .npy ---- */
 static void test_npy_round_trip(void) {
     gs_ctx *ctx = gst_ctx();
@@ -318,6 +372,64 @@ static void test_npy_malformed(void) {
     make_npy("f4.npy", 1, ok_hdr, f, sizeof f);
     expect_npy_error("f4.npy", GS_S32, GS_ERR_SHAPE, "s32");
     expect_npy_error("f4.npy", GS_PRED, GS_ERR_SHAPE, "pred");
+}
+
+/* gs_npy_read_region: the region's values as gs_npy_read gives them (f32, bf16 rounded from an f32 file, s32),
+   and the errors: another shape, a region outside, a file longer than its header says */
+static void test_npy_read_region(void) {
+    gs_ctx *ctx = gst_ctx();
+    int64_t dims[3] = {3, 4, 5}, off[3] = {1, 1, 2}, cnt[3] = {2, 2, 3}, bad[3] = {2, 3, 2};
+    static float f[60];
+    static int32_t si[60];
+    unsigned char want[12 * 4], got[12 * 4];
+    void *whole = NULL;
+    gs_shape s, back;
+    char p[512], q[512];
+    int i;
+    FILE *fp;
+    uint64_t rs = 3;
+    for (i = 0; i < 60; i++) {
+        f[i] = gst_randf(&rs) * 100.0f;
+        si[i] = (int32_t)gst_randint(&rs, -1000, 1000);
+    }
+    s = gs_shape_make(GS_F32, 3, dims);
+    snprintf(p, sizeof p, "%s/region_f32.npy", tmpdir);
+    CHECK_OK(gs_npy_write(ctx, p, s, f));
+    box_of(3, dims, off, cnt, 4, f, want);
+    CHECK_OK(gs_npy_read_region(ctx, p, s, off, cnt, got));
+    CHECK(memcmp(got, want, 12 * 4) == 0);
+    /* bf16 from the f32 file: what gs_npy_read rounds to, at the same places */
+    CHECK_OK(gs_npy_read(ctx, p, GS_BF16, &back, &whole));
+    box_of(3, dims, off, cnt, 2, whole, want);
+    gs_free_data(ctx, whole);
+    CHECK_OK(gs_npy_read_region(ctx, p, gs_shape_make(GS_BF16, 3, dims), off, cnt, got));
+    CHECK(memcmp(got, want, 12 * 2) == 0);
+    snprintf(q, sizeof q, "%s/region_s32.npy", tmpdir);
+    CHECK_OK(gs_npy_write(ctx, q, gs_shape_make(GS_S32, 3, dims), si));
+    box_of(3, dims, off, cnt, 4, si, want);
+    CHECK_OK(gs_npy_read_region(ctx, q, gs_shape_make(GS_S32, 3, dims), off, cnt, got));
+    CHECK(memcmp(got, want, 12 * 4) == 0);
+    /* the whole array as a region is gs_npy_read's array */
+    {
+        static float all[60];
+        int64_t zero[3] = {0, 0, 0};
+        CHECK_OK(gs_npy_read_region(ctx, p, s, zero, dims, all));
+        CHECK(memcmp(all, f, sizeof f) == 0);
+    }
+    CHECK_ERR(gs_npy_read_region(ctx, p, gs_shape_make(GS_F32, 2, dims), off, cnt, got), GS_ERR_SHAPE,
+              "holds f32[3,4,5] but f32[3,4] was expected");
+    CHECK_ERR(gs_npy_read_region(ctx, p, s, bad, cnt, got), GS_ERR_INVALID_ARG, "does not lie inside the shape");
+    CHECK_ERR(gs_npy_read_region(ctx, q, gs_shape_make(GS_F32, 3, dims), off, cnt, got), GS_ERR_SHAPE,
+              "but f32 was expected");
+    fp = fopen(p, "ab");
+    CHECK(fp != NULL);
+    if (fp) {
+        fputc(0, fp);
+        fclose(fp);
+    }
+    CHECK_ERR(gs_npy_read_region(ctx, p, s, off, cnt, got), GS_ERR_PARSE, "longer than its header's shape says");
+    CHECK_ERR(gs_npy_read(ctx, p, GS_F32, &back, &whole), GS_ERR_PARSE, "longer than its header's shape says");
+    gs_ctx_destroy(ctx);
 }
 
 static void test_npy_write_errors(void) {
@@ -748,6 +860,20 @@ static void test_cli_run_check(void) {
     /* a tolerance that covers it: |0 - 2| <= 3 */
     CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --input x=%s/big.npy --check --atol 3 --lockstep", tmpdir, tmpdir), 0);
     CHECK_MSG(strstr(gst_cli_out, "check: ok, 1 elements match the reference") != NULL, "%s%s", gst_cli_out, gst_cli_err);
+    /* a difference far below the default tolerance (the reference's 2e-8 against the partitioned 0): ok by
+       default; an explicit --atol 0 (rtol 1e-5) or --rtol 0 --atol 0 (exact) finds it */
+    {
+        float tiny[4] = {1, 1e-8f, -1, 1e-8f};
+        path_in_tmp(p, sizeof p, "tiny.npy");
+        CHECK_OK(gs_npy_write(ctx, p, gs_shape_make(GS_F32, 1, d4), tiny));
+        CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --input x=%s/tiny.npy --check", tmpdir, tmpdir), 0);
+        CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --input x=%s/tiny.npy --check --atol 0", tmpdir, tmpdir), 1);
+        CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --input x=%s/tiny.npy --check --rtol 0 --atol 0", tmpdir,
+                             tmpdir), 1);
+        CHECK_MSG(strstr(gst_cli_err, "tolerance 0 + 0 * |want|") != NULL, "stderr: %s", gst_cli_err);
+        CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --input x=%s/tiny.npy --check --rtol 0 --atol 1e-7", tmpdir,
+                             tmpdir), 0);
+    }
     /* generated inputs add up without trouble; --stats; an uneven split over 4 devices */
     CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --seed 4 --check --stats", tmpdir), 0);
     CHECK_MSG(strstr(gst_cli_out, "check: ok") != NULL && strstr(gst_cli_out, "stats: 2 devices (threaded, ") != NULL &&
@@ -777,6 +903,8 @@ static void test_cli_run_check(void) {
     CHECK(strstr(gst_cli_err, "give the unpartitioned FILE without --spmd") != NULL);
     CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --atol 1", tmpdir), 2);
     CHECK(strstr(gst_cli_err, "only apply with --check") != NULL);
+    CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --rtol 0", tmpdir), 2);   /* given, even as 0 */
+    CHECK(strstr(gst_cli_err, "only apply with --check") != NULL);
     CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --fast-reduce", tmpdir), 2);   /* gshard-mpi only */
     CHECK(strstr(gst_cli_err, "--fast-reduce applies to gshard-mpi") != NULL);
     CHECK_EQ_INT(gst_cli(tmpdir, "run %s/sum.hlo --devices 2 --check --rtol x", tmpdir), 2);
@@ -794,11 +922,13 @@ void suite_cli(void) {
         snprintf(tmpdir, sizeof tmpdir, ".");
     }
     RUN(test_fill_random_formula);
+    RUN(test_fill_random_region);
     RUN(test_npy_round_trip);
     RUN(test_npy_header_layout);
     RUN(test_npy_foreign_files);
     RUN(test_npy_malformed);
     RUN(test_npy_write_errors);
+    RUN(test_npy_read_region);
     RUN(test_cli_print_round_trip);
     RUN(test_cli_eval_files);
     RUN(test_cli_eval_example);

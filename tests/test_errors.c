@@ -458,6 +458,10 @@ static void test_builder_catalogue(void) {
 
 /* malformed HLO text: code and the line:column the message must name */
 typedef struct bad_text { const char *name; const char *text; const char *msg; } bad_text;
+/* a ragged dot over lhs f32[2,6,4] (batch 0, contracting 2) and rhs RHS with group_sizes GS and attributes ATTRS */
+#define RAGGED(RHS, GS, OUT, ATTRS) "HloModule m\nENTRY e {\n  a = f32[2,6,4] parameter(0)\n  b = " RHS " parameter(1)\n" \
+    "  c = " GS " parameter(2)\n  ROOT r = " OUT " ragged-dot(a, b, c), lhs_batch_dims={0}, rhs_batch_dims={1}, " ATTRS "\n}\n"
+#define RAGGED_NC "lhs_contracting_dims={2}, rhs_contracting_dims={2}"
 static const bad_text text_cases[] = {
     {"empty input", "", "ENTRY"},
     {"fft_length that does not fit", "HloModule m\nENTRY e {\n  x = c64[4,6] parameter(0)\n"
@@ -521,6 +525,53 @@ static const bad_text text_cases[] = {
      "line 3, column 18: expected a tile size >= 1"},
     {"unknown subgroup type", "HloModule m\nENTRY e {\n  x = f32[4] parameter(0), sharding={devices=[2,2]<=[4] last_tile_dims={unreduce}}\n}\n",
      "line 3, column"},
+    /* ragged-dot: XLA's shape inference messages (InferRaggedDotOpShape), each at the instruction */
+    {"ragged-dot without a ragged dim", RAGGED("f32[3,2,4,5]", "s32[2,3]", "f32[2,6,5]", RAGGED_NC ", rhs_group_dims={0}"),
+     "line 6, column 8: ragged-dot r: Cannot infer shape for ragged dot operation: f32[2,6,4] <ragged_dot> f32[3,2,4,5]. "
+     "There must be exactly one ragged dimension in the lhs."},
+    {"ragged-dot with two ragged dims", RAGGED("f32[3,2,4,5]", "s32[2,3]", "f32[2,6,5]", RAGGED_NC ", lhs_ragged_dims={1,0}, rhs_group_dims={0}"),
+     "line 6, column 8: ragged-dot r: Cannot infer shape for ragged dot operation: f32[2,6,4] <ragged_dot> f32[3,2,4,5]. "
+     "There must be exactly one ragged dimension in the lhs."},
+    {"ragged-dot ragged dim out of range", RAGGED("f32[3,2,4,5]", "s32[2,3]", "f32[2,6,5]", RAGGED_NC ", lhs_ragged_dims={3}, rhs_group_dims={0}"),
+     "line 6, column 8: ragged-dot r: Cannot infer shape for ragged dot operation: f32[2,6,4] <ragged_dot> f32[3,2,4,5]. "
+     "lhs ragged dimension 3 is out of range [0, 3)"},
+    {"ragged-dot group_sizes of the wrong rank", RAGGED("f32[3,2,4,5]", "s32[2,6,3]", "f32[2,6,5]", RAGGED_NC ", lhs_ragged_dims={1}, rhs_group_dims={0}"),
+     "line 6, column 8: ragged-dot r: Cannot infer shape for ragged dot operation: f32[2,6,4] <ragged_dot> f32[3,2,4,5]. "
+     "expected group_sizes to have rank 2, got 3"},
+    {"ragged-dot group_sizes of the wrong shape", RAGGED("f32[3,2,4,5]", "s32[5,3]", "f32[2,6,5]", RAGGED_NC ", lhs_ragged_dims={1}, rhs_group_dims={0}"),
+     "line 6, column 8: ragged-dot r: Cannot infer shape for ragged dot operation: f32[2,6,4] <ragged_dot> f32[3,2,4,5]. "
+     "group_sizes is expected to have shape [2, 3], got [5, 3]"},
+    {"ragged-dot rhs group dim out of range", RAGGED("f32[3,2,4,5]", "s32[3]", "f32[2,6,5]", RAGGED_NC ", lhs_ragged_dims={1}, rhs_group_dims={4}"),
+     "line 6, column 8: ragged-dot r: Cannot infer shape for ragged dot operation: f32[2,6,4] <ragged_dot> f32[3,2,4,5]. "
+     "rhs group dimension 4 is out of range [0, 4)"},
+    {"ragged-dot rhs group dim that is contracted", RAGGED("f32[3,2,4,5]", "s32[3]", "f32[2,6,5]", RAGGED_NC ", lhs_ragged_dims={1}, rhs_group_dims={2}"),
+     "line 6, column 8: ragged-dot r: Cannot infer shape for ragged dot operation: f32[2,6,4] <ragged_dot> f32[3,2,4,5]. "
+     "rhs group dimension cannot be a batch or contracting dimension"},
+    {"ragged-dot non-contracting without a group dim", RAGGED("f32[3,2,4,5]", "s32[3]", "f32[2,6,3,5]", RAGGED_NC ", lhs_ragged_dims={1}"),
+     "line 6, column 8: ragged-dot r: Cannot infer shape for ragged dot operation: f32[2,6,4] <ragged_dot> f32[3,2,4,5]. "
+     "There must be exactly one group dimension in the rhs when the lhs ragged dimension is non-contracting."},
+    {"ragged-dot contracting with a group dim", RAGGED("f32[3,2,4,5]", "s32[2,3]", "f32[3,2,6,5]", RAGGED_NC ", lhs_ragged_dims={2}, rhs_group_dims={0}"),
+     "line 6, column 8: ragged-dot r: Cannot infer shape for ragged dot operation: f32[2,6,4] <ragged_dot> f32[3,2,4,5]. "
+     "There must be zero group dimensions in the rhs when the ragged dimension is batch or contracting."},
+    {"ragged-dot group count differs from the rhs group dim", RAGGED("f32[3,2,4,5]", "s32[2,4]", "f32[2,6,5]", RAGGED_NC ", lhs_ragged_dims={1}, rhs_group_dims={0}"),
+     "line 6, column 8: ragged-dot r: Cannot infer shape for ragged dot operation: f32[2,6,4] <ragged_dot> f32[3,2,4,5]. "
+     "rhs group dimension is expected to have size=4, got 3"},
+    {"ragged-dot contracting dims of different sizes", RAGGED("f32[3,2,5,5]", "s32[3]", "f32[2,6,5]", RAGGED_NC ", lhs_ragged_dims={1}, rhs_group_dims={0}"),
+     "line 6, column 8: ragged-dot r: Cannot infer shape for dot operation: f32[2,6,4] <dot> f32[3,2,5,5]. "
+     "Contracting dimension sizes are not compatible."},
+    {"ragged-dot with more lhs than rhs contracting dims", RAGGED("f32[3,2,4,5]", "s32[3]", "f32[2,6,5]",
+     "lhs_contracting_dims={2,1}, rhs_contracting_dims={2}, lhs_ragged_dims={1}, rhs_group_dims={0}"),
+     "line 6, column 23: ragged-dot r: Cannot infer shape for dot operation: f32[2,6,4] <dot> f32[3,2,4,5]. "
+     "Must specify the same number of contracting dimensions for lhs and rhs."},
+    {"ragged-dot float group_sizes", RAGGED("f32[3,2,4,5]", "f32[3]", "f32[2,6,5]", RAGGED_NC ", lhs_ragged_dims={1}, rhs_group_dims={0}"),
+     "line 6, column 8: ragged-dot r: group_sizes must be an integer array of rank >= 1, not f32[3]"},
+    {"ragged-dot declared shape that differs", RAGGED("f32[3,2,4,5]", "s32[3]", "f32[2,6,4]", RAGGED_NC ", lhs_ragged_dims={1}, rhs_group_dims={0}"),
+     "line 6, column"},
+    {"ragged-dot misspelt attribute", RAGGED("f32[3,2,4,5]", "s32[3]", "f32[2,6,5]", RAGGED_NC ", lhs_raged_dims={1}, rhs_group_dims={0}"),
+     "unknown attribute 'lhs_raged_dims' (did you mean 'lhs_ragged_dims'?)"},
+    {"ragged-dot with two operands", "HloModule m\nENTRY e {\n  a = f32[6,4] parameter(0)\n  b = f32[3,4,5] parameter(1)\n"
+     "  ROOT r = f32[6,5] ragged-dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}\n}\n",
+     "line 5, column 21: ragged-dot takes 3 operands, found 2"},
     {"unreduced mesh axis that also shards a dim", "HloModule m\nENTRY e {\n  x = f32[4] parameter(0), sharding={mesh['x'=2] [{'x'}], unreduced={'x'}}\n}\n",
      "shards two dims"},
 };

@@ -925,6 +925,113 @@ static void test_runtime_offset_tables(void) {
     }
 }
 
+/* Device d's tile of the global array g (shape gl, sharding s): a naive element loop over the region
+   gs_sharding_device_region gives. Returns the element count (0: the device holds nothing). */
+static int64_t rt_tile_of(const gs_sharding *s, gs_shape gl, int64_t d, const void *g, void *tile) {
+    int64_t off[GS_MAX_RANK], lim[GS_MAX_RANK], n = 1, e, idx[GS_MAX_RANK];
+    size_t es = gs_dtype_size(gl.dtype);
+    int i;
+    if (!gs_sharding_device_region(s, gl, d, off, lim)) return 0;
+    for (i = 0; i < gl.rank; i++) n *= lim[i] - off[i];
+    for (e = 0; e < n; e++) {   /* element e of the tile: its index in the region, then in the global array */
+        int64_t rest = e, at = 0;
+        for (i = gl.rank - 1; i >= 0; i--) {
+            idx[i] = off[i] + rest % (lim[i] - off[i]);
+            rest /= lim[i] - off[i];
+        }
+        for (i = 0; i < gl.rank; i++) at = at * gl.dims[i] + idx[i];
+        memcpy((char *)tile + e * (int64_t)es, (const char *)g + at * (int64_t)es, es);
+    }
+    return n;
+}
+
+/* run_tiles gives the same bits as run_global: a padded split (x: 10 over 4, its shards output whole so the
+   poisoned padding shows), a replicated bf16 input (one pointer for every device, converted), a partially
+   replicated s32 input (each device its own copy of the tile) and an input two devices hold nothing of (NULL
+   tiles there); a missing tile of a device that holds one is an error. */
+static void test_runtime_run_tiles(void) {
+    static const char *spmd =
+        "HloModule tiles, num_partitions=4\n"
+        "ENTRY main {\n"
+        "  x = f32[3] parameter(0)\n"
+        "  w = bf16[2,3] parameter(1)\n"
+        "  z = s32[2,2] parameter(2)\n"
+        "  e = f32[1] parameter(3)\n"
+        "  xc = f32[3] copy(x)\n"
+        "  wf = f32[2,3] convert(w)\n"
+        "  zc = s32[2,2] copy(z)\n"
+        "  ec = f32[1] copy(e)\n"
+        "  ROOT t = (f32[3], f32[2,3], s32[2,2], f32[1]) tuple(xc, wf, zc, ec)\n"
+        "}\n";
+    int mode;
+    for (mode = 0; mode < RT_VARIANTS; mode++) {
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *g = rt_parse(ctx, spmd);
+        gs_runtime *rt = rt_make_v(ctx, 4, mode);
+        static float x[10], ex[2], tx[4][10], te[4][2], a0[12], a1[6], a3[4], b0[12], b1[6], b3[4];
+        static uint16_t w[6];
+        static int32_t z[8], tz[4][8], a2[8], b2[8];
+        const gs_sharding *in_sh[4], *out_sh[4];
+        gs_shape in_shapes[4], out_shapes[4];
+        const void *glob[4] = {x, w, z, ex}, *tiles[16];
+        void *oa[4] = {a0, a1, a2, a3}, *ob[4] = {b0, b1, b2, b3};
+        int64_t d;
+        int i;
+        if (!g || !rt) return;
+        for (i = 0; i < 10; i++) x[i] = (float)i + 0.25f;
+        for (i = 0; i < 6; i++) w[i] = gs_f32_to_bf16((float)i * 1.5f - 2.0f);
+        for (i = 0; i < 8; i++) z[i] = 100 + i;
+        ex[0] = 7.0f;
+        ex[1] = 8.0f;
+        in_shapes[0] = gs_shape_make(GS_F32, 1, (int64_t[]){10});
+        in_shapes[1] = gs_shape_make(GS_BF16, 2, (int64_t[]){2, 3});
+        in_shapes[2] = gs_shape_make(GS_S32, 2, (int64_t[]){4, 2});
+        in_shapes[3] = gs_shape_make(GS_F32, 1, (int64_t[]){2});   /* e: 2 over 4, devices 2 and 3 hold nothing */
+        in_sh[0] = gs_sharding_parse(ctx, "{devices=[4]0,1,2,3}");
+        in_sh[1] = NULL;
+        in_sh[2] = gs_sharding_parse(ctx, "{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}");
+        in_sh[3] = gs_sharding_parse(ctx, "{devices=[4]0,1,2,3}");
+        out_shapes[0] = gs_shape_make(GS_F32, 1, (int64_t[]){12});   /* every shard whole, padding included */
+        out_shapes[1] = gs_shape_make(GS_F32, 2, (int64_t[]){2, 3});
+        out_shapes[2] = in_shapes[2];
+        out_shapes[3] = gs_shape_make(GS_F32, 1, (int64_t[]){4});
+        out_sh[0] = in_sh[0];
+        out_sh[1] = NULL;
+        out_sh[2] = in_sh[2];
+        out_sh[3] = in_sh[0];
+        for (d = 0; d < 4; d++) {
+            tiles[d * 4 + 0] = rt_tile_of(in_sh[0], in_shapes[0], d, x, tx[d]) ? tx[d] : NULL;
+            tiles[d * 4 + 1] = w;
+            tiles[d * 4 + 2] = rt_tile_of(in_sh[2], in_shapes[2], d, z, tz[d]) ? tz[d] : NULL;
+            tiles[d * 4 + 3] = rt_tile_of(in_sh[3], in_shapes[3], d, ex, te[d]) ? te[d] : NULL;
+        }
+        CHECK(tiles[2 * 4 + 3] == NULL && tiles[3 * 4 + 3] == NULL && tiles[1 * 4 + 3] != NULL);
+        CHECK_OK(gs_runtime_run_global(rt, g, in_shapes, in_sh, glob, out_shapes, out_sh, oa));
+        CHECK_OK(gs_runtime_run_tiles(rt, g, in_shapes, in_sh, tiles, out_shapes, out_sh, ob));
+        CHECK(memcmp(a0, b0, sizeof a0) == 0 && memcmp(a1, b1, sizeof a1) == 0);
+        CHECK(memcmp(a2, b2, sizeof a2) == 0 && memcmp(a3, b3, sizeof a3) == 0);
+        /* hand-checked: device 3 holds x[9] then two poisoned elements; z comes back whole */
+        CHECK_NEAR(b0[9], 9.25, 0.0);
+        CHECK(b0[10] != b0[10] && b0[11] != b0[11]);
+        CHECK(memcmp(b2, z, sizeof z) == 0);
+        CHECK_NEAR(b1[5], 5.5, 0.0);
+        CHECK_NEAR(b3[1], 8.0, 0.0);
+        CHECK(b3[2] != b3[2]);
+        tiles[1 * 4 + 2] = NULL;
+        CHECK_ERR(gs_runtime_run_tiles(rt, g, in_shapes, in_sh, tiles, out_shapes, out_sh, ob), GS_ERR_INVALID_ARG,
+                  "input 2: the tile of device 1 is NULL");
+        CHECK_ERR(gs_runtime_run_tiles(rt, g, in_shapes, in_sh, NULL, out_shapes, out_sh, ob), GS_ERR_INVALID_ARG,
+                  "needs 4 input and 4 output arrays");
+        {
+            int64_t lo = -1, hi = -1;
+            gs_runtime_local_devices(rt, &lo, &hi);
+            CHECK(lo == 0 && hi == 4);
+        }
+        gs_runtime_destroy(rt);
+        gs_ctx_destroy(ctx);
+    }
+}
+
 /* ---------------------------------------------------------------------------------------------------------
    Mismatches, failures, the watchdog: errors within a second, never a hang
    ------------------------------------------------------------------------------------------------------- */
@@ -1967,6 +2074,7 @@ void suite_runtime(void) {
     RUN(test_runtime_permute_ring);
     RUN(test_runtime_alltoall_transpose);
     RUN(test_runtime_offset_tables);
+    RUN(test_runtime_run_tiles);
     RUN(test_runtime_mismatch_divergent_loop);
     RUN(test_runtime_mismatch_nested_iterations);
     RUN(test_runtime_watchdog);

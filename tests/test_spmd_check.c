@@ -109,6 +109,24 @@ static void test_check_mismatch_unlocated_and_tolerance(void) {
     cd.rtol = 0.49;
     CHECK_OK(gs_partition_check(spmd, rt, &cd, in, &rep));
     CHECK(!rep.ok);
+    /* a difference below the defaults (reference 2e-8, partitioned 0: 1 + 1e-8 rounds to 1 on each device):
+       0, 0 means the defaults, and exact comparison with tolerances_given */
+    x[0] = 1;
+    x[1] = 1e-8f;
+    x[2] = -1;
+    x[3] = 1e-8f;
+    memset(&cd, 0, sizeof cd);
+    CHECK_OK(gs_partition_check(spmd, rt, &cd, in, &rep));
+    CHECK_MSG(rep.ok, "%s", rep.message);
+    CHECK(rep.max_abs_err > 1e-8 && rep.max_abs_err < 3e-8);
+    cd.tolerances_given = true;
+    CHECK_OK(gs_partition_check(spmd, rt, &cd, in, &rep));
+    CHECK(!rep.ok);
+    CHECK_NEAR(rep.got, 0.0, 0.0);
+    CHECK_MSG(strstr(rep.message, "tolerance 0 + 0 * |want|") != NULL, "message: %s", rep.message);
+    cd.atol = 3e-8;   /* given tolerances that cover it */
+    CHECK_OK(gs_partition_check(spmd, rt, &cd, in, &rep));
+    CHECK(rep.ok);
     gs_runtime_destroy(rt);
     gs_ctx_destroy(ctx);
 }
@@ -133,8 +151,7 @@ static void test_check_agrees(void) {
     for (i = 0; i < 30; i++) xv[i] = (float)(i % 7) * 0.25f - 0.75f;
     in[0] = xv;
     memset(&cd, 0, sizeof cd);
-    cd.atol = 1e-30;
-    cd.rtol = 1e-30;
+    cd.tolerances_given = true;   /* exact: every sum of these values is exact in any order */
     cd.locate = true;
     CHECK_OK(gs_partition_check(spmd, rt, &cd, in, &rep));
     CHECK_MSG(rep.ok, "%s", rep.message);

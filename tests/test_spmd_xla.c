@@ -499,12 +499,61 @@ static void test_xla_partial_manual_reshard(void) {
     gs_ctx_destroy(h.ctx);
 }
 
+/* partitions text on D devices; the program's text, which must read back */
+static const char *infeed_partition(gs_ctx *ctx, const char *text, int64_t D) {
+    gs_graph *g = gst_hlo_parse(ctx, text), *spmd = NULL, *back = NULL;
+    gs_partition_desc pd;
+    const char *out;
+    memset(&pd, 0, sizeof pd);
+    pd.num_devices = D;
+    if (!g) return NULL;
+    CHECK_OK(gs_partition(g, &pd, &spmd));
+    if (!spmd) return NULL;
+    out = gs_hlo_print(spmd);
+    CHECK(out != NULL);
+    if (out) CHECK_MSG(gs_hlo_parse(ctx, out, strlen(out), &back) == GS_OK, "%s\n%s", gs_ctx_error_msg(ctx), out);
+    return out;
+}
+
+/* infeed as XLA's HandleInfeed partitions it: every device infeeds its own tiles, per leaf of a nested tuple;
+   uneven tiles (10 rows over 3 devices: 4, 4, 2; 9 over 4: 3, 3, 3, 0) through a conditional with one branch per
+   distinct per-device shape, chosen by a table of partition-id, padding to the shard shape; in a manual region
+   the shape as written */
+static void test_xla_infeed(void) {
+    gs_ctx *ctx = gst_ctx();
+    const char *t;
+    t = infeed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n"
+        "  in = (f32[8,2], token[]) infeed(tk), sharding={{devices=[2,1]<=[2]}, {maximal device=0}}\n"
+        "  ROOT d = f32[8,2] get-tuple-element(in), index=0, sharding={devices=[2,1]<=[2]}\n}\n", 2);
+    CHECK(t && strstr(t, "in = (f32[4,2], token[]) infeed(tk)") && !strstr(t, "conditional") &&
+          strstr(t, "ROOT d = f32[4,2] get-tuple-element(in), index=0"));
+    t = infeed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n"
+        "  in = ((f32[10,2], f32[2]), token[]) infeed(tk), sharding={{devices=[3,1]<=[3]}, {replicated}, {maximal device=0}}\n"
+        "  ROOT d = (f32[10,2], f32[2]) get-tuple-element(in), index=0, sharding={{devices=[3,1]<=[3]}, {replicated}}\n}\n", 3);
+    CHECK(t && strstr(t, "ROOT in = ((f32[4,2], f32[2]), token[]) infeed(infeed_token_param)") &&
+          strstr(t, "in = ((f32[2,2], f32[2]), token[]) infeed(infeed_token_param)") &&
+          strstr(t, "f32[4,2] pad(") && strstr(t, "padding=0_2x0_0") && strstr(t, "s32[3] constant({0, 0, 1})") &&
+          strstr(t, "conditional(") && strstr(t, "branch_computations={in_branch_0, in_branch_1}") &&
+          strstr(t, "ROOT d = (f32[4,2], f32[2]) get-tuple-element(in), index=0"));
+    t = infeed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n"
+        "  in = (s32[9,2], token[]) infeed(tk), sharding={{devices=[4,1]<=[4]}, {maximal device=0}}\n"
+        "  ROOT d = s32[9,2] get-tuple-element(in), index=0, sharding={devices=[4,1]<=[4]}\n}\n", 4);
+    CHECK(t && strstr(t, "(s32[0,2], token[]) infeed(infeed_token_param)") && strstr(t, "padding=0_3x0_0") &&
+          strstr(t, "s32[4] constant({0, 0, 0, 1})") && strstr(t, "ROOT d = s32[3,2] get-tuple-element(in)"));
+    t = infeed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n"
+        "  in = (f32[32], token[]) infeed(tk), sharding={{manual}, {maximal device=0}}\n"
+        "  ROOT d = f32[32] get-tuple-element(in), index=0, sharding={manual}\n}\n", 2);
+    CHECK(t && strstr(t, "in = (f32[32], token[]) infeed(tk)") && strstr(t, "ROOT d = f32[32] get-tuple-element(in)"));
+    gs_ctx_destroy(ctx);
+}
+
 void suite_spmd_xla(void) {
     RUN(test_xla_partial_manual_reshard);
     RUN(test_xla_manual_parameter_and_output);
     RUN(test_xla_sharding_device_subset);
     RUN(test_xla_check_bf16_tolerance);
     RUN(test_xla_check_bf16_partial_sums);
+    RUN(test_xla_infeed);
     RUN(test_xla_manual_region_reference);
     RUN(test_xla_nested_manual_reference);
     RUN(test_xla_option_names);

@@ -263,11 +263,13 @@ static void test_text_variadic_reduce_scatter(void) {
         }
     }
     gs_ctx_destroy(ctx);
-    gst_hlo_error_at("HloModule m\nmm {\n  a0 = f32[] parameter(0)\n  a1 = f32[] parameter(1)\n  b0 = f32[] parameter(2)\n  b1 = f32[] parameter(3)\n"
+    /* an all-reduce applies its reducer to each operand alone (XLA's all-reduce combiner joins all-reduces of
+       one binary reducer): a reducer over several operands is refused (a reduce runs it: test_reducers.c) */
+    gst_hlo_error_at("HloModule m, num_partitions=2\nmm {\n  a0 = f32[] parameter(0)\n  a1 = f32[] parameter(1)\n  b0 = f32[] parameter(2)\n  b1 = f32[] parameter(3)\n"
              "  s = f32[] add(a0, b1)\n  t = f32[] add(a1, b0)\n  ROOT r = (f32[], f32[]) tuple(s, t)\n}\n"
-             "ENTRY e {\n  x = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
-             "  ROOT r = (f32[], f32[]) reduce(x, x, z, z), dimensions={0}, to_apply=mm\n}\n",
-             GS_ERR_UNSUPPORTED, 14, 72, "unsupported reducer computation 'mm' for 2 operands");
+             "ENTRY e {\n  x = f32[4] parameter(0)\n  y = f32[4] parameter(1)\n"
+             "  ROOT r = (f32[4], f32[4]) all-reduce(x, y), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=mm\n}\n",
+             GS_ERR_PARSE, 14, 8, "computation 'mm' has 4 parameters, expected 2");
 }
 
 /* ---- JAX's argmax and XLA's minmax reducer: (best value, index operand at its first position) ---- */
@@ -1048,6 +1050,62 @@ static void test_text_copy_nested_tuple(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* a copy that changes only the floating-point type (XLA's mixed precision, as TPU dumps after BFloat16 folding
+   hold it) is the copy, then the convert: f32 -> bf16 rounds to nearest even (1 + 2^-8 -> 1, 1 + 3 * 2^-8 -> 1 + 2^-6); a copy
+   that changes an integer type stays an error */
+static void test_text_copy_mixed_precision(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n"
+                                     "  ROOT c = bf16[4]{0:T(128)(2,1)} copy(f32[4]{0:T(128)} x), metadata={op_name=\"r\"}\n}\n");
+    float x[4] = {1.0f, 1.00390625f, 1.01171875f, 3.0f};
+    uint16_t c[4];
+    const void *ins[1] = {x};
+    void *outs[1] = {c};
+    if (g) {
+        const char *text = gst_hlo_roundtrip(g);
+        CHECK(text && strstr(text, "c.wide = f32[4] copy(x)") && strstr(text, "ROOT c = bf16[4] convert(c.wide)"));
+        CHECK_OK(gs_eval(g, ins, outs));
+        CHECK(c[0] == 0x3F80 && c[1] == 0x3F80 && c[2] == 0x3F82 && c[3] == 0x4040);
+    }
+    gs_ctx_destroy(ctx);
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT c = s32[4] copy(x)\n}\n", GS_ERR_PARSE, 4, 12,
+                     "copy 'c' is declared s32[4] but is f32[4]");
+    /* a get-tuple-element only moves data: its declared type must be its element's */
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  t = (f32[4]) tuple(x)\n"
+                     "  ROOT c = bf16[4] get-tuple-element(t), index=0\n}\n", GS_ERR_PARSE, 5, 12, "declared bf16[4] but is f32[4]");
+}
+
+/* mixed-precision operands (an f32 and a bf16 into one op, as TPU dumps after BFloat16 propagation hold them) are
+   computed in the wider type, then the result converted to the declared one; a tuple and a sort keep their
+   operands' types */
+static void test_text_mixed_precision_operands(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m\nlt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                                     "  c = bf16[] parameter(2)\n  d = bf16[] parameter(3)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\n"
+                                     "ENTRY e {\n  x = f32[2] parameter(0)\n  y = bf16[2] parameter(1)\n"
+                                     "  c = bf16[4] concatenate(x, y), dimensions={0}\n  s = f32[2] add(x, y)\n"
+                                     "  o = (f32[2], bf16[2]) sort(x, y), dimensions={0}, to_apply=lt\n"
+                                     "  yb = bf16[1,2] reshape(y)\n  xk = f32[2,1] reshape(x)\n"
+                                     "  cv = f32[1,1] convolution(yb, xk), dim_labels=bf_io->bf\n"
+                                     "  ROOT r = (bf16[4], f32[2], (f32[2], bf16[2]), f32[1,1]) tuple(c, s, o, cv)\n}\n");
+    float x[2] = {1.00390625f, 1.0f}, s[2], o0[2], cv;
+    uint16_t y[2] = {0x3F80, 0x4000}, c[4], o1[2];   /* bf16 1.0 and 2.0 */
+    const void *ins[2] = {x, y};
+    void *outs[5] = {c, s, o0, o1, &cv};
+    if (g) {
+        const char *text = gst_hlo_roundtrip(g);
+        CHECK(text && strstr(text, "c.wide = f32[4] concatenate(") && strstr(text, "c = bf16[4] convert(c.wide)") &&
+              strstr(text, "f32[2] convert(y)") && strstr(text, "(f32[2], bf16[2]) sort(x, y)"));
+        CHECK_OK(gs_eval(g, ins, outs));
+        /* 1 + 2^-8 rounds to even (1.0) in bf16 */
+        CHECK(c[0] == 0x3F80 && c[1] == 0x3F80 && c[2] == 0x3F80 && c[3] == 0x4000);
+        CHECK(s[0] == 2.00390625f && s[1] == 3.0f);
+        CHECK(o0[0] == 1.0f && o0[1] == 1.00390625f && o1[0] == 0x4000 && o1[1] == 0x3F80);
+        CHECK(cv == 1.0f * 1.00390625f + 2.0f * 1.0f);   /* in f32: 3.00390625 */
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* a reducer whose ROOT leaves its shape out (it is the parameters'): or over rows, by hand [[1,2,4],[8,0,1]] -> [7,9] */
 static void test_text_reducer_shape_omitted(void) {
     gs_ctx *ctx = gst_ctx();
@@ -1197,8 +1255,8 @@ static void test_text_attributes(void) {
     gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0), sharding={tiles=[2]}\n}\n", GS_ERR_PARSE, 3, 28, "sharding");
     gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negte(x)\n}\n", GS_ERR_PARSE, 4, 19,
              "unknown opcode 'negte' (did you mean 'negate'?)");
-    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] ragged-dot(x)\n}\n", GS_ERR_UNSUPPORTED, 4, 19,
-             "opcode 'ragged-dot' is not supported");
+    gst_hlo_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] stochastic-convert(x)\n}\n", GS_ERR_UNSUPPORTED, 4, 19,
+             "opcode 'stochastic-convert' is not supported");
     {   /* hints are accepted; metadata, frontend_attributes, backend_config and statistics print back */
         gs_ctx *ctx = gst_ctx();
         gs_graph *g = gst_hlo_parse(ctx, "HloModule m, is_scheduled=true, entry_computation_layout={(f32[4]{0})->f32[4]{0}}\n"
@@ -1334,6 +1392,8 @@ void suite_text_structure(void) {
     RUN(test_text_all_to_all_two_dims);
     RUN(test_text_custom_calls);
     RUN(test_text_copy_nested_tuple);
+    RUN(test_text_copy_mixed_precision);
+    RUN(test_text_mixed_precision_operands);
     RUN(test_text_reducer_shape_omitted);
     RUN(test_text_topk_custom_call);
     RUN(test_text_opaque);

@@ -91,7 +91,9 @@ static const char usage_text_run[] =
     "                           (|got - want| <= atol + rtol * |want|; default per output: 1e-5 and 1e-5 plus\n"
     "                           1e-5 * its root-mean-square for f32, 2^-6 for anything computed through bf16,\n"
     "                           2^-9 through f16; integers and pred exactly; a manual region runs once per\n"
-    "                           device); on a mismatch it names the first instruction that differs,\n"
+    "                           device; --rtol/--atol replace both defaults, the one not given being\n"
+    "                           1e-5; --rtol 0 --atol 0: exact equality, NaN matching NaN); on a mismatch\n"
+    "                           it names the first instruction that differs,\n"
     "                           the device, the element, and both values, and exits with status 1.\n"
     "                           (--stats: per-device peak memory and per-collective traffic; --watchdog:\n"
     "                           how long a device may wait at a collective before the run fails naming\n"
@@ -125,7 +127,9 @@ static const char usage_text2[] =
     "\n"
     "partitioner options (partition, run):\n"
     "  --xla-option NAME=VALUE  one of XLA's SpmdPartitionerOptions by its field name (repeatable), e.g.\n"
-    "                           threshold_for_windowed_einsum_mib=0, bidirectional_windowed_einsum=true;\n"
+    "                           threshold_for_windowed_einsum_mib=0, bidirectional_windowed_einsum=true,\n"
+    "                           partial_windowed_einsum=true, choose_faster_windowed_einsum_over_mem=true,\n"
+    "                           conv_halo_exchange_always_on_lhs=false (--explain says which form was built);\n"
     "                           an unknown name is an error (docs/xla_differences.md lists each one)\n"
     "  --xla-compat             XLA's policy for the entry computation: unannotated parameters and root\n"
     "                           are replicated instead of chosen by propagation\n"
@@ -457,7 +461,8 @@ typedef struct options {
     bool spmd, lockstep, stats;   /* run */
     long long workers;        /* run --workers; 0 = the runtime's default */
     bool check;               /* run --check */
-    double rtol, atol;        /* run --check tolerances (0: the defaults) */
+    double rtol, atol;        /* run --check tolerances (as given; see check_tolerances) */
+    bool rtol_given, atol_given;
     double watchdog;          /* run --watchdog SECONDS (0 disables it); < 0: not given (the runtime's 60 s) */
     bool shapes_only, json;   /* run --shapes-only [--json] */
     bool fast_reduce;         /* run --fast-reduce (gshard-mpi) */
@@ -632,8 +637,13 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
                     return EXIT_ERROR;
                 }
                 if (wd) o->watchdog = x;
-                else if (name[2] == 'r') o->rtol = x;
-                else o->atol = x;
+                else if (name[2] == 'r') {
+                    o->rtol = x;
+                    o->rtol_given = true;
+                } else {
+                    o->atol = x;
+                    o->atol_given = true;
+                }
             } else {
                 return unknown_word(cmd, "option", a, cli_options(cmd));
             }
@@ -656,7 +666,7 @@ static int parse_options(const char *cmd, bool io, int argc, char **argv, option
     if (run && o->spmd && (o->n_xla_opts || o->xla_compat))
         return usage_error("run: %s apply when FILE is partitioned here (not with --spmd)",
                            "--xla-option and --xla-compat");
-    if (run && !o->check && (o->rtol > 0 || o->atol > 0)) return usage_error("run: %s only apply with --check", "--rtol/--atol");
+    if (run && !o->check && (o->rtol_given || o->atol_given)) return usage_error("run: %s only apply with --check", "--rtol/--atol");
     if (run && o->lockstep && o->workers) return usage_error("run: %s runs every device in one thread; --workers does not apply",
                                                              "--lockstep");
     if (run && !o->shapes_only && (o->json || o->shapes_mesh || o->n_trip))
@@ -895,55 +905,74 @@ static int find_buffer(gs_graph *entry, const char *key, size_t keylen) {
     return first_buffer(entry, p);
 }
 
-/* Fills inputs[k] for every input buffer of entry (num_buffers): from --input files (from_npy[k] set; free
-   with gs_free_data), the others from the generator (malloc; buffer k from stream k, which is the parameter
-   number when no parameter is a tuple). Prints the problem and returns false on failure; what was filled
-   stays for the caller to free. */
-static bool load_inputs(gs_ctx *ctx, const options *o, gs_graph *entry, void **inputs, bool *from_npy) {
-    int np = gs_graph_num_params(entry), i, j, k;
-    gs_result r;
+/* The --input file of every input buffer of entry (paths[b], NULL for the generator's). Prints the problem and
+   returns false when a key names no buffer, or one twice. */
+static bool input_paths(const options *o, gs_graph *entry, const char **paths) {
+    int np = gs_graph_num_params(entry), i;
     for (i = 0; i < np; i++) {
         if (!gs_graph_param(entry, i)) {
             fprintf(stderr, "%s: the entry computation has no parameter %d\n", shown_name(o->file), i);
             return false;
         }
     }
-    /* inputs given as files */
     for (i = 0; i < o->n_inputs; i++) {
         const input_spec *in = &o->inputs[i];
         size_t keylen = (size_t)(strchr(in->key, '=') - in->key);
-        int b = find_buffer(entry, in->key, keylen), p;
-        gs_shape want, got;
-        void *data = NULL;
-        char sa[256], sb[256];
+        int b = find_buffer(entry, in->key, keylen);
         if (b < 0) return false;
-        for (p = 0; first_buffer(entry, p + 1) <= b; p++) {}
-        if (inputs[b]) {
+        if (paths[b]) {
             fprintf(stderr, "gshard: --input %.*s: that input is given twice\n", (int)keylen, in->key);
             return false;
         }
-        want = buffer_shape(entry, p, b - first_buffer(entry, p));
-        r = gs_npy_read(ctx, in->path, want.dtype, &got, &data);
-        if (r != GS_OK) {
+        paths[b] = in->path;
+    }
+    return true;
+}
+
+/* The parameter of input buffer b. */
+static int param_of_buffer(gs_graph *entry, int b) {
+    int p;
+    for (p = 0; first_buffer(entry, p + 1) <= b; p++) {}
+    return p;
+}
+
+/* Fills inputs[k] for every input buffer of entry (num_buffers): from --input files (from_npy[k] set; free
+   with gs_free_data), the others from the generator (malloc; buffer k from stream k, which is the parameter
+   number when no parameter is a tuple). Prints the problem and returns false on failure; what was filled
+   stays for the caller to free. */
+static bool load_inputs(gs_ctx *ctx, const options *o, gs_graph *entry, void **inputs, bool *from_npy) {
+    int nb = num_buffers(entry), i, j, k;
+    const char **paths = (const char **)calloc((size_t)nb + 1, sizeof(char *));
+    bool ok = paths && input_paths(o, entry, paths);
+    if (!paths) fprintf(stderr, "gshard: out of memory\n");
+    /* inputs given as files */
+    for (k = 0; ok && k < nb; k++) {
+        int p = param_of_buffer(entry, k);
+        gs_shape want, got;
+        char sa[256], sb[256];
+        if (!paths[k]) continue;
+        want = buffer_shape(entry, p, k - first_buffer(entry, p));
+        if (gs_npy_read(ctx, paths[k], want.dtype, &got, &inputs[k]) != GS_OK) {
             fprintf(stderr, "gshard: %s\n", user_msg(gs_ctx_error_msg(ctx)));
-            return false;
+            ok = false;
+            break;
         }
-        inputs[b] = data;
-        from_npy[b] = true;
+        from_npy[k] = true;
         if (!gs_shape_equal(&got, &want)) {
             format_shape(&got, sa, sizeof sa);
             format_shape(&want, sb, sizeof sb);
             if (param_leaves(entry, p) > 1 || gs_value_shape(gs_graph_param(entry, p)).dtype == GS_TUPLE)
-                fprintf(stderr, "gshard: %s holds %s but leaf %d of parameter %d (%s) is %s\n", in->path, sa,
-                        b - first_buffer(entry, p), p, gs_value_name(gs_graph_param(entry, p)), sb);
+                fprintf(stderr, "gshard: %s holds %s but leaf %d of parameter %d (%s) is %s\n", paths[k], sa,
+                        k - first_buffer(entry, p), p, gs_value_name(gs_graph_param(entry, p)), sb);
             else
-                fprintf(stderr, "gshard: %s holds %s but parameter %d (%s) is %s\n", in->path, sa, p,
+                fprintf(stderr, "gshard: %s holds %s but parameter %d (%s) is %s\n", paths[k], sa, p,
                         gs_value_name(gs_graph_param(entry, p)), sb);
-            return false;
+            ok = false;
         }
     }
+    free((void *)paths);
     /* the rest from the generator */
-    for (i = 0, k = 0; i < np; i++)
+    for (i = 0, k = 0; ok && i < gs_graph_num_params(entry); i++)
         for (j = 0; j < param_leaves(entry, i); j++, k++) {
             gs_shape s;
             if (inputs[k]) continue;
@@ -955,7 +984,7 @@ static bool load_inputs(gs_ctx *ctx, const options *o, gs_graph *entry, void **i
             }
             gs_fill_random(s, (uint64_t)o->seed, k, inputs[k]);
         }
-    return true;
+    return ok;
 }
 
 /* The global outputs of entry: DIR/out<k>.npy with --output-dir, else a summary of each on stdout. */
@@ -1227,6 +1256,14 @@ done:
     return rc;
 }
 
+/* run --check's tolerances: with --rtol or --atol given, those (the other 1e-5), *given set: they apply as
+   they are, both 0 meaning exact equality; neither given: 0, 0 and *given false (each output's default). */
+static void check_tolerances(const options *o, double *rtol, double *atol, bool *given) {
+    *given = o->rtol_given || o->atol_given;
+    *rtol = o->rtol_given ? o->rtol : *given ? 1e-5 : 0.0;
+    *atol = o->atol_given ? o->atol : *given ? 1e-5 : 0.0;
+}
+
 /* ---- gshard-mpi: the devices on MPI ranks (docs/distributed.md) ---- */
 #if defined(GSHARD_MPI)
 static int mpi_rank = 0, mpi_ranks = 1;
@@ -1246,11 +1283,11 @@ static void mpi_desc(const options *o, gs_runtime_desc *desc) {
 static int mpi_check(gs_ctx *ctx, const options *o, gs_graph *entry, void *const *inputs, void *const *outputs) {
     int no = gs_graph_num_outputs(entry), i, rc = EXIT_OK;
     void **want = (void **)calloc((size_t)no + 1, sizeof(void *));
-    double rtol = o->rtol, atol = o->atol, worst = 0;
+    double rtol, atol, worst = 0;
     long long n = 0;
-    if (rtol == 0 && atol == 0) rtol = atol = 1e-5;
-    if (rtol == 0) rtol = 1e-5;
-    if (atol == 0) atol = 1e-5;
+    bool given;
+    check_tolerances(o, &rtol, &atol, &given);
+    if (!given) rtol = atol = 1e-5;
     for (i = 0; want && i < no; i++) {
         gs_shape s = gs_graph_output_shape(entry, i);
         if (!(want[i] = malloc(gs_shape_bytes(&s) ? gs_shape_bytes(&s) : 1))) break;
@@ -1283,6 +1320,61 @@ static int mpi_check(gs_ctx *ctx, const options *o, gs_graph *entry, void *const
     for (i = 0; want && i < no; i++) free(want[i]);
     free(want);
     return rc;
+}
+
+/* run on ranks: the tiles of every input this rank's devices hold (gs_runtime_run_tiles), tiles[d * nb + k],
+   each read from its --input file by offset (gs_npy_read_region) or generated (gs_fill_random_region, the
+   same values as the whole array's): a rank never holds more of an input than its devices' parts, once per
+   distinct part (a replicated input once per rank). owned[d * nb + k] marks the buffers to free. Every rank
+   then learns whether all of them succeeded (the failing rank printed why), so that no rank goes on into the
+   run alone. */
+static bool mpi_load_tiles(gs_ctx *ctx, const options *o, gs_graph *entry, gs_runtime *rt, const gs_shape *in_shapes,
+                           const gs_sharding *const *in_sh, void **tiles, bool *owned) {
+    int nb = num_buffers(entry), k, ok, all = 0;
+    int64_t lo, hi, d, e, i;
+    const char **paths = (const char **)calloc((size_t)nb + 1, sizeof(char *));
+    ok = paths && input_paths(o, entry, paths);
+    if (!paths) fprintf(stderr, "gshard: out of memory\n");
+    gs_runtime_local_devices(rt, &lo, &hi);
+    for (k = 0; ok && k < nb; k++)
+        for (d = lo; ok && d < hi; d++) {
+            const gs_sharding *s = in_sh[k] && gs_sharding_get_kind(in_sh[k]) != GS_SHARDING_MANUAL ? in_sh[k] : NULL;
+            int64_t off[GS_MAX_RANK], lim[GS_MAX_RANK], cnt[GS_MAX_RANK], n = 1, eo[GS_MAX_RANK], el[GS_MAX_RANK];
+            gs_shape gl = in_shapes[k];
+            size_t bytes;
+            for (i = 0; i < gl.rank; i++) {
+                off[i] = 0;
+                lim[i] = gl.dims[i];
+            }
+            if (s && !gs_sharding_device_region(s, gl, d, off, lim)) continue;   /* holds nothing */
+            for (i = 0; i < gl.rank; i++) n *= (cnt[i] = lim[i] - off[i]);
+            if (n <= 0) continue;
+            for (e = lo; e < d && !tiles[d * nb + k]; e++) {   /* the same part on an earlier device of this rank */
+                bool same = tiles[e * nb + k] != NULL && (!s || gs_sharding_device_region(s, gl, e, eo, el));
+                for (i = 0; same && s && i < gl.rank; i++) same = eo[i] == off[i] && el[i] == lim[i];
+                if (same) tiles[d * nb + k] = tiles[e * nb + k];
+            }
+            if (tiles[d * nb + k]) continue;
+            bytes = (size_t)n * gs_dtype_size(gl.dtype);
+            if (!(tiles[d * nb + k] = malloc(bytes))) {
+                fprintf(stderr, "gshard: rank %d: out of memory for the tile of input %d of device %lld\n", mpi_rank, k,
+                        (long long)d);
+                ok = false;
+                break;
+            }
+            owned[d * nb + k] = true;
+            if (!paths[k]) {
+                gs_fill_random_region(gl, (uint64_t)o->seed, k, off, cnt, tiles[d * nb + k]);
+            } else if (gs_npy_read_region(ctx, paths[k], gl, off, cnt, tiles[d * nb + k]) != GS_OK) {
+                int p = param_of_buffer(entry, k);
+                fprintf(stderr, "gshard: rank %d: parameter %d (%s): %s\n", mpi_rank, p,
+                        gs_value_name(gs_graph_param(entry, p)), user_msg(gs_ctx_error_msg(ctx)));
+                ok = false;
+            }
+        }
+    free((void *)paths);
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all != 0;
 }
 
 /* run --spmd on ranks: rank 0 receives every other rank's device outputs (storage format) into outputs. */
@@ -1465,6 +1557,56 @@ static int cmd_run_shapes(gs_ctx *ctx, const options *o) {
     return EXIT_OK;
 }
 
+#if defined(GSHARD_MPI)
+/* run on ranks, after gs_runtime_create: each rank's input tiles (mpi_load_tiles), the run, and on rank 0 the
+   outputs, --stats and --check (the one place that reads or generates the whole inputs: the reference
+   interpreter runs the source program on them). */
+static int mpi_run(gs_ctx *ctx, const options *o, gs_graph *entry, gs_graph *spmd, gs_runtime *rt,
+                   const gs_shape *in_shapes, const gs_sharding *const *in_sh, const gs_shape *out_shapes,
+                   const gs_sharding *const *out_sh, void **outputs) {
+    int nb = num_buffers(entry), k, rc = EXIT_ERROR;
+    size_t n = (size_t)o->devices * (size_t)nb + 1;
+    void **tiles = (void **)calloc(n, sizeof(void *)), **inputs = NULL;
+    bool *owned = (bool *)calloc(n, sizeof(bool)), *from_npy = NULL;
+    size_t i;
+    if (!tiles || !owned) fprintf(stderr, "gshard: out of memory\n");
+    if (!mpi_load_tiles(ctx, o, entry, rt, in_shapes, in_sh, tiles, owned)) goto done;
+    if (gs_runtime_run_tiles(rt, spmd, in_shapes, in_sh, (const void *const *)tiles, out_shapes, out_sh,
+                             (void *const *)outputs) != GS_OK) {
+        fprintf(stderr, "%s: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
+        mpi_failed_run = true;
+        goto done;
+    }
+    for (i = 0; i < n; i++)   /* the tiles are done with before the reference needs the whole inputs */
+        if (owned[i]) free(tiles[i]);
+    memset(owned, 0, n * sizeof(bool));
+    if (o->trace && !write_text_file(ctx, o->trace, gs_runtime_trace_json(rt), "--trace")) goto done;
+    rc = EXIT_OK;
+    if (mpi_rank != 0) goto done;
+    if (!write_outputs(ctx, o, entry, outputs)) rc = EXIT_ERROR;
+    if (rc == EXIT_OK && o->stats) print_stats(rt);
+    if (rc == EXIT_OK && o->check) {
+        inputs = (void **)calloc((size_t)nb + 1, sizeof(void *));
+        from_npy = (bool *)calloc((size_t)nb + 1, sizeof(bool));
+        if (!inputs || !from_npy) fprintf(stderr, "gshard: out of memory\n");
+        if (!inputs || !from_npy || !load_inputs(ctx, o, entry, inputs, from_npy)) rc = EXIT_ERROR;
+        else rc = mpi_check(ctx, o, entry, inputs, outputs);
+    }
+done:
+    for (i = 0; owned && i < n; i++)
+        if (owned[i]) free(tiles[i]);
+    for (k = 0; inputs && from_npy && k < nb; k++) {
+        if (from_npy[k]) gs_free_data(ctx, inputs[k]);
+        else free(inputs[k]);
+    }
+    free(tiles);
+    free(owned);
+    free(inputs);
+    free(from_npy);
+    return rc;
+}
+#endif
+
 static int cmd_run(gs_ctx *ctx, const options *o) {
     gs_graph *entry = NULL, *spmd = NULL;
     gs_runtime *rt = NULL;
@@ -1493,7 +1635,9 @@ static int cmd_run(gs_ctx *ctx, const options *o) {
         fprintf(stderr, "gshard: out of memory\n");
         goto done;
     }
+#if !defined(GSHARD_MPI)   /* on ranks each rank reads or generates only its devices' tiles (mpi_run) */
     if (!load_inputs(ctx, o, entry, inputs, from_npy)) goto done;
+#endif
     {
         int p, j, k = 0;
         for (p = 0; p < gs_graph_num_params(entry); p++)
@@ -1527,22 +1671,16 @@ static int cmd_run(gs_ctx *ctx, const options *o) {
         fprintf(stderr, "gshard: %s\n", user_msg(gs_ctx_error_msg(ctx)));
         goto done;
     }
+#if defined(GSHARD_MPI)
+    rc = mpi_run(ctx, o, entry, spmd, rt, in_shapes, in_sh, out_shapes, out_sh, outputs);
+    goto done;
+#endif
     if (gs_runtime_run_global(rt, spmd, in_shapes, in_sh, (const void *const *)inputs, out_shapes, out_sh,
                               (void *const *)outputs) != GS_OK) {
         fprintf(stderr, "%s: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
-#if defined(GSHARD_MPI)
-        mpi_failed_run = true;
-#endif
         goto done;
     }
     if (o->trace && !write_text_file(ctx, o->trace, gs_runtime_trace_json(rt), "--trace")) goto done;
-#if defined(GSHARD_MPI)
-    rc = EXIT_OK;
-    if (mpi_rank == 0 && !write_outputs(ctx, o, entry, outputs)) rc = EXIT_ERROR;
-    if (rc == EXIT_OK && mpi_rank == 0 && o->stats) print_stats(rt);
-    if (rc == EXIT_OK && mpi_rank == 0 && o->check) rc = mpi_check(ctx, o, entry, inputs, outputs);
-    goto done;
-#endif
     if (!write_outputs(ctx, o, entry, outputs)) goto done;
     if (o->stats) print_stats(rt);
     rc = EXIT_OK;
@@ -1550,10 +1688,7 @@ static int cmd_run(gs_ctx *ctx, const options *o) {
         gs_check_desc cd;
         gs_check_report rep;
         memset(&cd, 0, sizeof cd);
-        cd.rtol = o->rtol;
-        cd.atol = o->atol;
-        if (cd.rtol == 0 && cd.atol > 0) cd.rtol = 1e-5;   /* one given: the other keeps its default */
-        if (cd.atol == 0 && cd.rtol > 0) cd.atol = 1e-5;
+        check_tolerances(o, &cd.rtol, &cd.atol, &cd.tolerances_given);
         cd.locate = true;
         if (gs_partition_check(spmd, rt, &cd, (const void *const *)inputs, &rep) != GS_OK) {
             fprintf(stderr, "%s: check: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));

@@ -2,12 +2,13 @@
 # tests/mpi/run.sh - make test-mpi: build/gshard-mpi on 2 and 4 MPI ranks against build/gshard (the thread
 # runtime), and the ways a distributed run must fail.
 #   1. every examples/*.hlo (the *spmd* ones with --spmd), tests/mpi/collectives.hlo (every collective kind, with
-#      groups inside and across ranks) and programs of both differential fuzzers
+#      groups inside and across ranks), tests/mpi/ragged.hlo (ragged-all-to-all) and programs of both differential fuzzers
 #      (GST_FUZZ_DUMP, GST_WFUZZ_DUMP): the same exit status and --output-dir files with the same bytes;
 #      the issue's command (moe_layer, 4 ranks, --check) exactly as written; --lockstep, --workers 1,
 #      --stats and --fast-reduce (its --check within tolerance)
 #   2. D not a multiple of R: exit 2; a rank stuck before a collective: the others' watchdog names it and the
-#      job ends; a rank that fails (out of memory under ulimit -v): every rank reports its message, exit 2;
+#      job ends; a rank that fails (out of memory under ulimit -v; a ragged-all-to-all out of bounds): every rank
+#      reports its message, exit 2;
 #      ranks that disagree on the next collective: a mismatch on every rank; a killed rank: mpirun exits non-zero
 # Variables: MPI_FUZZ_COUNT (fuzzer programs, default 24), MPIRUN (default mpirun). Needs mpirun; runs as root
 # with Open MPI's consent variables set below. The last line is "N passed, N failed".
@@ -61,6 +62,29 @@ same examples/mlp.hlo 4 4 --seed 1 --spmd
 same tests/mpi/collectives.hlo 4 2 --spmd --seed 2
 same tests/mpi/collectives.hlo 4 4 --spmd --seed 2
 same tests/mpi/collectives.hlo 4 2 --spmd --seed 5 --lockstep
+# ragged-all-to-all: one group of all devices, and groups across the ranks with rank-2 s64 metadata
+same tests/mpi/ragged.hlo 4 2 --spmd --seed 2
+same tests/mpi/ragged.hlo 4 4 --spmd --seed 2
+same tests/mpi/ragged.hlo 4 2 --spmd --seed 3 --lockstep
+
+# --input on ranks: each rank reads its devices' tiles of each file by offset (padding, a replicated bf16 input
+# rounded from an f32 file, tiles shared by two devices), with and without --check; a file of the wrong shape
+# ends every rank with status 2, as on threads
+mkdir -p "$T/in"
+printf 'HloModule gen\nENTRY main {\n  a = f32[10,6] parameter(0)\n  b = f32[6,4] parameter(1)\n  c = s32[8,3] parameter(2)\n  ROOT t = (f32[10,6], f32[6,4], s32[8,3]) tuple(a, b, c)\n}\n' >"$T/gen.hlo"
+if "$G" eval "$T/gen.hlo" --seed 5 --output-dir "$T/in" >/dev/null 2>&1; then
+    IN="--input x=$T/in/out0.npy --input w=$T/in/out1.npy --input z=$T/in/out2.npy"
+    for np in 2 4; do
+        same tests/mpi/inputs.hlo 4 "$np" $IN
+        same tests/mpi/inputs.hlo 4 "$np" $IN --check
+        grep -q "^check: ok, 48 elements" "$T/b.log" && ok || bad "--input --check on $np ranks"
+    done
+    same tests/mpi/inputs.hlo 4 2 --input "x=$T/in/out1.npy"
+    [ "$r2" = 2 ] && grep -q "rank 1: parameter 0 (x): .* holds f32\[6,4\] but f32\[10,6\] was expected" "$T/b.log" && ok ||
+        bad "--input of the wrong shape on ranks (status $r2)"
+else
+    bad "gshard eval could not write the input files"
+fi
 
 # the issue's command, exactly as written, against build/gshard run
 rm -rf "$T/DIR" "$T/DIR2"
@@ -138,6 +162,12 @@ if [ "$r" = 2 ] && [ "$(grep -c 'rank 1: device 1, at broadcast big: out of memo
 else
     bad "failing rank: exit $r"; head -5 "$T/oom.log" >&2
 fi
+
+# ragged-all-to-all whose offsets and sizes reach outside a buffer: every rank reports the device and the operand
+$RUN -np 2 "$M" run --spmd tests/mpi/ragged_oob.hlo --devices 4 >/dev/null 2>"$T/ro.log"
+r=$?
+if [ "$r" = 2 ] && [ "$(grep -c 'rank 0: device 0: ragged-all-to-all r: device 3 sends device 0 rows \[0, 3) of its input (input_offsets\[0\] = 0, send_sizes\[0\] = 3), which has 2 rows' "$T/ro.log")" = 2 ]
+then ok; else bad "ragged-all-to-all out of bounds on ranks: exit $r"; head -5 "$T/ro.log" >&2; fi
 
 # ranks at different collectives: a mismatch on every rank, exit 2
 $RUN -np 4 "$M" run --spmd tests/mpi/divergent.hlo --devices 4 >/dev/null 2>"$T/dv.log"
