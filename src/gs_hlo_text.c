@@ -5141,9 +5141,9 @@ static const char *const gs__read_attrs[] = {
     "backend_config", "batch_group_count", "body", "calls", "channel_id", "collapsed_slice_dims", "concat_dimension",
     "condition", "custom_call_target", "dim_labels", "dimensions", "direction", "distribution", "dynamic_slice_sizes",
     "feature_group_count", "full_shape", "index", "index_vector_dim", "input_batching_dims", "inserted_window_dims",
-    "iota_dimension", "k", "kind", "largest", "lhs_batch_dims", "lhs_contracting_dims", "offset_dims",
+    "iota_dimension", "k", "kind", "largest", "lhs_batch_dims", "lhs_contracting_dims", "lhs_ragged_dims", "offset_dims",
     "operand_batching_dims", "padding", "replica_groups", "reverse", "rhs_batch_dims", "rhs_contracting_dims",
-    "scatter_dims_to_operand_dims", "scatter_indices_batching_dims", "seed", "sharding", "slice", "slice_sizes",
+    "rhs_group_dims", "scatter_dims_to_operand_dims", "scatter_indices_batching_dims", "seed", "sharding", "slice", "slice_sizes",
     "source_target_pairs", "split_dimension", "start_index_map", "start_indices_batching_dims", "to_apply", "type",
     "update_window_dims", "use_global_device_ids", "window"};
 

@@ -59,6 +59,12 @@ static const char *const gs__sp_xla_inert[] = {
     "enable_enzyme_opt", "skip_checking_windowed_einsum_users", "cache_all_gather",
     "bidirectional_decomposed_all_gather", "disable_ag_rewrite_for_multiple_consumers", "allow_module_signature_change", "report_instruction_count"};
 
+/* the switches that change the program (true/false), in the order gs_partition_xla_option's switch reads them */
+static const char *const gs__sp_xla_switch[] = {
+    "unroll_windowed_einsum", "bidirectional_windowed_einsum", "enable_windowed_einsum_for_reduce_scatter",
+    "partial_windowed_einsum", "choose_faster_windowed_einsum_over_mem", "conv_halo_exchange_always_on_lhs",
+    "enable_windowed_einsum_for_all_gather"};
+
 /* "123" -> 123 (0 .. 2^62); false for anything else */
 GS__FN bool gs__sp_parse_count(const char *s, int64_t *out) {
     int64_t x = 0;
@@ -92,43 +98,27 @@ GS_API gs_result gs_partition_xla_option(gs_ctx *ctx, gs_partition_desc *desc, c
         desc->xla_inert |= 1u << (sizeof gs__sp_xla_inert / sizeof gs__sp_xla_inert[0] - 1);
         return GS_OK;
     }
+    for (i = 0; i < sizeof gs__sp_xla_switch / sizeof gs__sp_xla_switch[0]; i++)
+        if (strcmp(name, gs__sp_xla_switch[i]) == 0) break;
     if (!yes && !no) {
-        for (i = 0; i < sizeof gs__sp_xla_inert / sizeof gs__sp_xla_inert[0]; i++)
-            if (strcmp(name, gs__sp_xla_inert[i]) == 0) break;
-        if (i < sizeof gs__sp_xla_inert / sizeof gs__sp_xla_inert[0] || strcmp(name, "unroll_windowed_einsum") == 0 ||
-            strcmp(name, "bidirectional_windowed_einsum") == 0 || strcmp(name, "enable_windowed_einsum_for_all_gather") == 0 ||
-            strcmp(name, "enable_windowed_einsum_for_reduce_scatter") == 0 || strcmp(name, "partial_windowed_einsum") == 0 ||
-            strcmp(name, "choose_faster_windowed_einsum_over_mem") == 0 || strcmp(name, "conv_halo_exchange_always_on_lhs") == 0)
+        size_t j;
+        for (j = 0; j < sizeof gs__sp_xla_inert / sizeof gs__sp_xla_inert[0]; j++)
+            if (strcmp(name, gs__sp_xla_inert[j]) == 0) break;
+        if (i < sizeof gs__sp_xla_switch / sizeof gs__sp_xla_switch[0] || j < sizeof gs__sp_xla_inert / sizeof gs__sp_xla_inert[0])
             return gs__err(ctx, GS_ERR_INVALID_ARG, "XLA option %s wants true or false, not '%s'", name, value);
     }
-    if (strcmp(name, "unroll_windowed_einsum") == 0) {
-        desc->windowed_einsum_unroll = yes;
-        return GS_OK;
-    }
-    if (strcmp(name, "bidirectional_windowed_einsum") == 0) {
-        desc->windowed_einsum_bidirectional = yes;
-        return GS_OK;
-    }
-    if (strcmp(name, "enable_windowed_einsum_for_reduce_scatter") == 0) {
-        desc->windowed_einsum_no_reduce_scatter = no;
-        return GS_OK;
-    }
-    if (strcmp(name, "partial_windowed_einsum") == 0) {
-        desc->windowed_einsum_partial = yes;
-        return GS_OK;
-    }
-    if (strcmp(name, "choose_faster_windowed_einsum_over_mem") == 0) {
-        desc->windowed_einsum_prefer_speed = yes;
-        return GS_OK;
-    }
-    if (strcmp(name, "conv_halo_exchange_always_on_lhs") == 0) {
-        desc->conv_halo_on_rhs = no;
-        return GS_OK;
-    }
-    if (strcmp(name, "enable_windowed_einsum_for_all_gather") == 0) {
+    switch (i) {   /* gs__sp_xla_switch's order */
+    case 0: desc->windowed_einsum_unroll = yes; return GS_OK;
+    case 1: desc->windowed_einsum_bidirectional = yes; return GS_OK;
+    case 2: desc->windowed_einsum_no_reduce_scatter = no; return GS_OK;
+    case 3: desc->windowed_einsum_partial = yes; return GS_OK;
+    case 4: desc->windowed_einsum_prefer_speed = yes; return GS_OK;
+    case 5: desc->conv_halo_on_rhs = no; return GS_OK;
+    case 6:
         if (no) desc->windowed_einsum_bytes = -1;
         else if (desc->windowed_einsum_bytes < 0) desc->windowed_einsum_bytes = 0;
         return GS_OK;
+    default: break;
     }
     for (i = 0; i + 1 < sizeof gs__sp_xla_inert / sizeof gs__sp_xla_inert[0]; i++)
         if (strcmp(name, gs__sp_xla_inert[i]) == 0) {

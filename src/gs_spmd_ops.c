@@ -1705,7 +1705,7 @@ GS__FN const gs_sharding *gs__sp_user_hint(gs__sp *sp, const gs_value *v, const 
     int d, dest[GS_MAX_RANK];
     double secs;
     if (sp->reference || !u || v->shape.dtype == GS_TUPLE || u->shape.dtype == GS_TUPLE) return NULL;
-    if (v->op != GS_OP_DOT && v->op != GS_OP_REDUCE && v->op != GS_OP_CONVOLUTION) return NULL;
+    if (v->op != GS_OP_DOT && v->op != GS_OP_REDUCE && v->op != GS_OP_CONVOLUTION && v->op != GS_OP_RAGGED_DOT) return NULL;
     tu = gs__sp_sh(sp, u);
     if (!tu || tu->kind != GS_SHARDING_TILED || gs_sharding_manual_group(tu) > 1) return NULL;
     if (!t || (t->kind != GS_SHARDING_TILED && t->kind != GS_SHARDING_REPLICATED) || gs_sharding_manual_group(t) > 1 ||

@@ -749,9 +749,16 @@ GS__FN gs_value *gs__sp_conv_rhs_halo(gs__sp *sp, const gs_value *v, const gs_sh
     int rank = v->shape.rank, i, dest[GS_MAX_RANK];
     gs_conv_config lc = *c;
     gs_value *x, *kern;
+    const int64_t lim = (int64_t)1 << 30;   /* the tap arithmetic stays far from overflow */
     *tried = false;
-    for (i = 0; i < cd->n_spatial; i++)
-        if (((lmask >> cd->input_spatial[i]) & 1u) && (c->window[i].base_dilation != 1 || c->reversal[i])) return NULL;
+    for (i = 0; i < cd->n_spatial; i++) {
+        const gs_window_dim *w = &c->window[i];
+        if (!((lmask >> cd->input_spatial[i]) & 1u)) continue;
+        if (w->base_dilation != 1 || c->reversal[i] || w->stride < 1 || w->window_dilation < 1 || w->stride > lim ||
+            w->window_dilation > lim || w->pad_lo > lim || w->pad_lo < -lim || v->shape.dims[cd->output_spatial[i]] > lim ||
+            X->shape.dims[cd->input_spatial[i]] > lim || K->shape.dims[cd->kernel_spatial[i]] > lim)
+            return NULL;
+    }
     *tried = true;
     x = gs__sp_mask(sp, gs__sp_get(sp, X, ls), ls, &X->shape, lmask, 0);
     kern = gs__sp_get(sp, K, ks);
@@ -838,9 +845,13 @@ GS__FN gs_value *gs__sp_conv_taps(gs__sp *sp, const gs_value *v, const gs_shardi
             if (((lmask >> cd->input_spatial[i]) & 1u) && il[cd->input_spatial[i]] != ik[cd->kernel_spatial[i]])
                 return NULL;
     }
-    if (sp->desc.conv_halo_on_rhs && !(want_l & 1u << cd->input_batch)) {
-        y = gs__sp_conv_rhs_halo(sp, v, t, osh, lmask, tried);
-        if (y || *tried) return y;
+    if (sp->desc.conv_halo_on_rhs) {
+        if (!(want_l & 1u << cd->input_batch)) {
+            y = gs__sp_conv_rhs_halo(sp, v, t, osh, lmask, tried);
+            if (y || *tried) return y;
+        }
+        gs__sp_note(sp, "halo on the input although conv_halo_exchange_always_on_lhs=false: XLA's kernel-side form "
+                    "needs the input batch whole and no base dilation or reversal along a split dim");
     }
     /* plan every split spatial dim first: any failure leaves the convolution to the output-split rule */
     {

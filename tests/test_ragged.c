@@ -2,7 +2,12 @@
    hand-computed values and a naive loop written here from the definition (all three modes, group_sizes of rank 1
    and of full rank, negative sizes, several element types), propagation, and the partitioned program against the
    reference on random shapes and shardings, uneven splits included, with NaN-poisoned padding. */
+#if !defined(_POSIX_C_SOURCE)
+#  define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#endif
 #include "test.h"
+#include <stdlib.h>
+#include <unistd.h>
 
 /* ---- a naive ragged dot, straight from the definition (XLA's evaluator's index loops) ---- */
 typedef struct rd_case {
@@ -307,6 +312,86 @@ static void test_ragged_naive(void) {
     }
 }
 
+/* every element type a dot takes: a ragged dot whose one group covers everything is that dot, bit for bit, in
+   each mode (the same products and sums, accumulated as the dot accumulates them) */
+static void test_ragged_types(void) {
+    int t, tested = 0;
+    for (t = GS_F32; t < GS_DTYPE_COUNT; t++) {
+        gs_ctx *ctx;
+        gs_graph *g;
+        gs_value *o[6], *l, *r, *l3, *r3, *gz, *gk, *gb;
+        gs_ragged_dot_dims rd;
+        gs_dot_dims *dd = &rd.dot;
+        int64_t ld[2] = {5, 3}, rdm[3] = {1, 3, 4}, rd2[2] = {3, 4}, l3d[3] = {2, 5, 3}, r3d[3] = {2, 3, 4}, one[1] = {1}, od[2] = {5, 4};
+        int32_t n5 = 5, n3 = 3, n2 = 2;
+        void *in[7], *out[6];
+        int k;
+        if (t == GS_PRED || t == GS_TUPLE || t == GS_TOKEN) continue;
+        ctx = gst_ctx();
+        g = gs_graph_new(ctx, "types");
+        l = gs_parameter(g, 0, gs_shape_make((gs_dtype)t, 2, ld), "l");
+        r = gs_parameter(g, 1, gs_shape_make((gs_dtype)t, 3, rdm), "r");
+        l3 = gs_parameter(g, 2, gs_shape_make((gs_dtype)t, 3, l3d), "l3");
+        r3 = gs_parameter(g, 3, gs_shape_make((gs_dtype)t, 3, r3d), "r3");
+        gz = gs_parameter(g, 4, gs_shape_make(GS_S32, 1, one), "g5");
+        gk = gs_parameter(g, 5, gs_shape_make(GS_S32, 1, one), "g3");
+        gb = gs_parameter(g, 6, gs_shape_make(GS_S32, 1, one), "g2");
+        memset(&rd, 0, sizeof rd);
+        dd->n_contract = 1;
+        dd->lhs_contract[0] = 1;
+        dd->rhs_contract[0] = 1;
+        rd.n_lhs_ragged = 1;
+        rd.n_rhs_group = 1;
+        o[0] = gs_ragged_dot(g, l, r, gz, &rd);                                 /* rows: [5,3] x [1,3,4] */
+        dd->rhs_contract[0] = 0;
+        o[1] = gs_dot(g, l, gs_reshape(g, r, 2, rd2), dd);
+        rd.lhs_ragged[0] = 1;
+        rd.n_rhs_group = 0;
+        o[2] = gs_reshape(g, gs_ragged_dot(g, l, gs_reshape(g, r, 2, rd2), gk, &rd), 2, od);   /* k */
+        o[3] = o[1];
+        dd->n_batch = 1;
+        dd->lhs_batch[0] = dd->rhs_batch[0] = 0;
+        dd->lhs_contract[0] = 2;
+        dd->rhs_contract[0] = 1;
+        rd.lhs_ragged[0] = 0;
+        o[4] = gs_ragged_dot(g, l3, r3, gb, &rd);                               /* batch */
+        o[5] = gs_dot(g, l3, r3, dd);
+        if (!o[0] || !o[2] || !o[4]) {   /* the dot refuses this type too */
+            CHECK_MSG(!o[1] || !o[5], "%s: ragged-dot refused a type dot takes: %s", gs_dtype_name((gs_dtype)t), gs_ctx_error_msg(ctx));
+            gs_ctx_destroy(ctx);
+            continue;
+        }
+        CHECK_OK(gs_graph_set_outputs(g, 6, o));
+        for (k = 0; k < 4; k++) {
+            gs_shape s = gs_value_shape(gs_graph_param(g, k));
+            in[k] = malloc(gs_shape_bytes(&s) + 1);
+            gs_fill_random(s, 3, k, in[k]);
+        }
+        in[4] = &n5;
+        in[5] = &n3;
+        in[6] = &n2;
+        for (k = 0; k < 6; k++) {
+            gs_shape s = gs_value_shape(o[k]);
+            out[k] = calloc(1, gs_shape_bytes(&s) + 1);
+        }
+        if (gs_eval(g, (const void *const *)in, out) == GS_OK) {
+            gs_shape s = gs_value_shape(o[1]);
+            size_t nb = gs_shape_bytes(&s);
+            CHECK_MSG(memcmp(out[0], out[1], nb) == 0, "%s: rows mode differs from the dot", gs_dtype_name((gs_dtype)t));
+            CHECK_MSG(memcmp(out[2], out[3], nb) == 0, "%s: contracting mode differs from the dot", gs_dtype_name((gs_dtype)t));
+            s = gs_value_shape(o[5]);
+            CHECK_MSG(memcmp(out[4], out[5], gs_shape_bytes(&s)) == 0, "%s: batch mode differs from the dot", gs_dtype_name((gs_dtype)t));
+            tested++;
+        } else {
+            CHECK_MSG(strstr(gs_ctx_error_msg(ctx), "ragged-dot") == NULL, "%s: %s", gs_dtype_name((gs_dtype)t), gs_ctx_error_msg(ctx));
+        }
+        for (k = 0; k < 4; k++) free(in[k]);
+        for (k = 0; k < 6; k++) free(out[k]);
+        gs_ctx_destroy(ctx);
+    }
+    CHECK(tested >= 20);
+}
+
 /* ---- partitioned vs reference ---- */
 /* "{devices=[..]<=[D] ...}": dims of x split per k[] (product dividing D; the rest replicated) */
 static void rd_sharding(char *buf, size_t cap, int rank, const int64_t *k, int64_t D) {
@@ -522,11 +607,43 @@ static void test_ragged_cost(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* the command line: stats understands every construct, eval runs it, run --check partitions and checks it */
+static void test_ragged_cli(void) {
+    char dir[256], path[300];
+    FILE *f;
+    snprintf(dir, sizeof dir, "%s/gshard_ragged_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir)) {
+        CHECK_MSG(0, "cannot create a temporary directory");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/moe.hlo", dir);
+    f = fopen(path, "w");
+    if (!f) {
+        CHECK_MSG(0, "cannot write %s", path);
+        return;
+    }
+    fputs("HloModule moe\nENTRY e {\n  x = bf16[2,9,8] parameter(0), sharding={devices=[2,2,1]<=[4]}\n"
+          "  w = bf16[3,2,8,5] parameter(1)\n  g = s32[2,3] parameter(2)\n"
+          "  ROOT y = f32[2,9,5] ragged-dot(x, w, g), lhs_batch_dims={0}, rhs_batch_dims={1}, lhs_contracting_dims={2}, "
+          "rhs_contracting_dims={2}, lhs_ragged_dims={1}, rhs_group_dims={0}, operand_precision={default,default}\n}\n", f);
+    fclose(f);
+    CHECK_EQ_INT(gst_cli(dir, "stats %s", path), 0);
+    CHECK_MSG(strstr(gst_cli_out, "ragged-dot 1") != NULL && strstr(gst_cli_out, "!") == strstr(gst_cli_out, "! marks"),
+              "%s", gst_cli_out);
+    CHECK_EQ_INT(gst_cli(dir, "eval %s --seed 3", path), 0);
+    CHECK_EQ_INT(gst_cli(dir, "run %s --devices 4 --seed 3 --check", path), 0);
+    CHECK_MSG(strstr(gst_cli_out, "check: ok") != NULL, "%s%s", gst_cli_out, gst_cli_err);
+    remove(path);
+    rmdir(dir);
+}
+
 void suite_ragged(void) {
     RUN(test_ragged_hand);
     RUN(test_ragged_naive);
+    RUN(test_ragged_types);
     RUN(test_ragged_propagate);
     RUN(test_ragged_cost);
     RUN(test_ragged_partition_moe);
     RUN(test_ragged_partition_random);
+    RUN(test_ragged_cli);
 }
