@@ -956,7 +956,8 @@ GS__FN void gs__pr_value_tail(gs__printer *pr, const gs_value *v) {
         if (v->open_text && v->sharding == v->open_sh) gs__sb_puts(sb, v->open_text);   /* {?} as written */
         else gs__nt_print_sharding(sb, pr->ctx, v->sharding, v);
     }
-    if (v->op == GS_OP_ANNOTATE && v->open_dims && !(v->open_text && v->sharding == v->open_sh)) {
+    if ((v->op == GS_OP_ANNOTATE || v->op == GS_OP_TO_MANUAL || v->op == GS_OP_TO_FULL) && v->open_dims &&
+        !(v->open_text && v->sharding == v->open_sh)) {
         int d, k = 0;
         gs__sb_puts(sb, ", backend_config=\"unspecified_dims=[");
         for (d = 0; d < 32; d++)
@@ -2074,7 +2075,8 @@ GS__FN bool gs__attr_word(gs__parser *P, const gs__pattr *a, char *buf, size_t c
     return true;
 }
 
-/* backend_config="unspecified_dims=[0,2]" on a Sharding custom-call: the dims propagation may refine */
+/* backend_config="unspecified_dims=[0,2]" on a Sharding custom-call (the dims propagation may refine), or on the
+   SPMDFullToShardShape / SPMDShardToFullShape after one (refined with it when both name the same dims) */
 GS__FN bool gs__unspecified_dims(gs__parser *P, const gs__pattr *a, gs_value *v) {
     char buf[256];
     const char *p;
@@ -4025,7 +4027,9 @@ GS__FN bool gs__bi_comm(gs__bi *b) {
             if (in->type.tuple)
                 return gs__perr(P, &in->type.at, GS_ERR_PARSE, "%s '%s' needs an array shape, not a tuple",
                                 in->opcode, in->name);
+            gs__pattr *bc = gs__attr(P, in, "backend_config");
             v = target[4] == 'F' ? gs_to_manual(g, x, *ds, sh) : gs_to_full(g, x, *ds, sh);
+            if (v && bc && !gs__unspecified_dims(P, bc, v)) return false;
         } else {
             return gs__bi_custom(b, target, a);
         }

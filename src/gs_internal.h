@@ -477,6 +477,9 @@ GS__FN int64_t gs__shard_size(int64_t S, int64_t k);       /* XLA's tile math: c
 GS__FN const gs_sharding *gs__sh_from_ta(gs_ctx *ctx, int rank, int n_sub, const gs_subgroup *sub, const gs__ta *ta_in);
 /* data dim d's tiles moved to dest_of_dim[d] (a dim of the rank-out_rank result, or GS__DEST_REP) */
 GS__FN const gs_sharding *gs__sh_map(gs_ctx *ctx, const gs_sharding *s, int out_rank, const int *dest_of_dim);
+/* the same with the manual group's tiles sent to man_dest (GS__DEST_MANUAL, GS__DEST_REP or a data dim) */
+GS__FN const gs_sharding *gs__sh_map_man(gs_ctx *ctx, const gs_sharding *s, int out_rank, const int *dest_of_dim,
+                                         int man_dest);
 /* a sharding that refines both a and b, or NULL (no error) when there is none */
 GS__FN const gs_sharding *gs__sh_merge(gs_ctx *ctx, const gs_sharding *a, const gs_sharding *b);
 GS__FN bool gs__sh_more_specific(const gs_sharding *a, const gs_sharding *b);

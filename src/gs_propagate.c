@@ -295,6 +295,14 @@ GS__FN const gs_sharding *gs__improved(gs__prop *P, const gs_sharding *cur, cons
     return gs__sh_more_specific(cand, cur) ? cand : NULL;
 }
 
+/* the manual conversion (to-manual or to-full) that is annotation v's one user, or NULL: XLA refines such a pair's
+   open dims together (gs__refine_pair), never the annotation alone */
+GS__FN gs_value *gs__conversion_after(const gs_value *v) {
+    gs_value *u = v->first_user;
+    if (v->op != GS_OP_ANNOTATE || v->n_users != 1 || !u) return NULL;
+    return u->op == GS_OP_TO_MANUAL || u->op == GS_OP_TO_FULL ? u : NULL;
+}
+
 /* Applies a candidate to an array value or one element of a tuple value; returns true if it changed. */
 GS__FN bool gs__offer(gs__prop *P, gs_value *v, int elem, const gs_sharding *cand, gs_origin_kind dir,
                       const gs_value *from, const char *rule) {
@@ -326,7 +334,9 @@ GS__FN bool gs__offer(gs__prop *P, gs_value *v, int elem, const gs_sharding *can
         /* fixed, except the dims the user left open: merge the candidate's tiling on those dims only */
         uint32_t keep;
         const gs_sharding *c2, *m;
-        if (!v->open_dims || P->level == 0 || !gs__is_tiled(cand)) return false;
+        if (!v->open_dims || P->level == 0 || !gs__is_tiled(cand) || gs__conversion_after(v) ||
+            v->op == GS_OP_TO_MANUAL || v->op == GS_OP_TO_FULL)
+            return false;
         keep = v->open_dims;
         c2 = gs__sh_replicate_dims(P->ctx, cand, ~keep & ((1u << v->shape.rank) - 1u));
         if (!gs__is_tiled(c2)) return false;
@@ -1018,6 +1028,105 @@ GS__FN void gs__bwd_value(gs__prop *P, gs_value *u) {
     }
 }
 
+/* ---- open dims across a manual conversion (XLA's RefineManualAutoShardingFromAuto / ...FromManual): an
+   annotation with open dims whose one user is to-manual or to-full with the same open dims is refined together with
+   it. The auto side (the annotation before to-manual, or the to-full) and the manual side (the to-manual, or the
+   annotation before to-full) take the same split on the open dims; the manual subgroup stays as written. ---- */
+
+/* *dst refined by cand when they are compatible and the result has more tiles (XLA MergeShardingIfCompatible: a
+   replicated dst takes cand, a tiled one must have replication to give) */
+GS__FN bool gs__merge_more(gs__prop *P, const gs_sharding *cand, const gs_sharding **dst) {
+    const gs_sharding *m;
+    if (!gs__is_tiled(cand) || !*dst) return false;
+    if ((*dst)->kind == GS_SHARDING_REPLICATED) {
+        *dst = cand;
+        return true;
+    }
+    if (!gs__is_tiled(*dst) || gs_sharding_replication(*dst) <= 1) return false;
+    m = gs__sh_merge(P->ctx, cand, *dst);
+    if (!m || gs__sh_tiles(m) <= gs__sh_tiles(*dst)) return false;
+    *dst = m;
+    return true;
+}
+
+/* the pair's shardings can be refined: the manual side has a manual subgroup and replication (nothing nested),
+   the auto side no manual subgroup */
+GS__FN bool gs__pair_ok(const gs_sharding *au, const gs_sharding *man) {
+    return au && man && gs__is_tiled(man) && man->n_sub == 2 && gs_sharding_manual_group(man) > 1 &&
+           gs_sharding_replication(man) > 1 && gs_sharding_manual_group(au) <= 1;
+}
+
+/* from an auto sharding `src` (rank r): its split on the open dims into the auto side, and into the manual side with
+   the manual dim read as one more data dim (auto: [.., 1]; manual: [.., m]) */
+GS__FN bool gs__pair_from_auto(gs__prop *P, const gs_sharding *src, uint32_t open, int r, const gs_sharding **au,
+                               const gs_sharding **man) {
+    const gs_sharding *pr, *a = *au, *m;
+    int dest[GS_MAX_RANK + 1], d;
+    if (!gs__pair_ok(a, *man) || !gs__is_tiled(src) || gs_sharding_manual_group(src) > 1) return false;
+    pr = gs__sh_replicate_dims(P->ctx, src, ~open & ((1u << r) - 1u));
+    if (!gs__merge_more(P, pr, &a) || !gs__is_tiled(pr)) return false;
+    for (d = 0; d <= r; d++) dest[d] = d;
+    m = gs__sh_map_man(P->ctx, *man, r + 1, dest, r);
+    if (!m || !gs__merge_more(P, gs__sh_map(P->ctx, pr, r + 1, dest), &m)) return false;
+    dest[r] = GS__DEST_MANUAL;
+    if (!(m = gs__sh_map(P->ctx, m, r, dest))) return false;
+    *au = a;
+    *man = m;
+    return true;
+}
+
+/* from a partly manual sharding `src` (rank r): its split on the open dims into the manual side, and into the auto
+   side with the manual subgroup read as replication */
+GS__FN bool gs__pair_from_manual(gs__prop *P, const gs_sharding *src, uint32_t open, int r, const gs_sharding **au,
+                                 const gs_sharding **man) {
+    const gs_sharding *pr, *a = *au, *m = *man;
+    int dest[GS_MAX_RANK], d;
+    if (!gs__pair_ok(a, m) || !gs__is_tiled(src) || gs_sharding_manual_group(src) <= 1) return false;
+    pr = gs__sh_replicate_dims(P->ctx, src, ~open & ((1u << r) - 1u));
+    if (!gs__merge_more(P, pr, &m)) return false;
+    for (d = 0; d < r; d++) dest[d] = d;
+    if (!gs__merge_more(P, gs__sh_map_man(P->ctx, pr, r, dest, GS__DEST_REP), &a)) return false;
+    *au = a;
+    *man = m;
+    return true;
+}
+
+/* one refinement of the pair (annotation v, conversion c) from `src`, which is on the auto side when from_auto */
+GS__FN void gs__pair_apply(gs__prop *P, gs_value *v, gs_value *c, const gs_sharding *src, bool from_auto,
+                           const gs_value *from) {
+    bool to_manual = c->op == GS_OP_TO_MANUAL, ok;
+    const gs_sharding *au = to_manual ? v->sharding : c->sharding, *man = to_manual ? c->sharding : v->sharding;
+    ok = from_auto ? gs__pair_from_auto(P, src, v->open_dims, v->shape.rank, &au, &man)
+                   : gs__pair_from_manual(P, src, v->open_dims, v->shape.rank, &au, &man);
+    if (!ok) return;
+    v->sharding = to_manual ? au : man;
+    c->sharding = to_manual ? man : au;
+    v->origin.rule = c->origin.rule = gs__arena_printf(P->ctx, "open dims refined across %s from %s",
+                                                       to_manual ? "to-manual" : "to-full", from->name);
+    P->changed = true;
+}
+
+/* XLA's InferUnspecifiedDimsFromOperand and ...FromUsers for a pair: from v's operand, then from each user of c
+   (the sharding that user implies for c) */
+GS__FN void gs__refine_pair(gs__prop *P, gs_graph *h, gs_value *v) {
+    gs_value *c = gs__conversion_after(v);
+    bool to_manual;
+    int i, k;
+    if (!c || !v->open_dims || c->open_dims != v->open_dims || P->level == 0 || !v->sharding_user ||
+        !c->sharding_user || c->shape.rank != v->shape.rank)
+        return;
+    to_manual = c->op == GS_OP_TO_MANUAL;
+    gs__pair_apply(P, v, c, gs__arr_sh(v->operands[0]), to_manual, v->operands[0]);
+    for (i = 0; i < (int)stbds_arrlen(h->values); i++) {
+        gs_value *w = h->values[i];
+        for (k = 0; k < w->n_operands; k++)
+            if (w->operands[k] == c && gs__is_tiled(w->sharding)) {
+                gs__pair_apply(P, v, c, gs__bwd_sh(P, w, w->sharding, k), !to_manual, w);
+                break;
+            }
+    }
+}
+
 /* ---- shard groups (XLA's shard_as / shard_like): an annotation "{unknown shard_as N}" leaves its value open and
    puts it (and, on a Sharding custom-call, the annotated operand) in group N. Members of a group offer each other
    their shardings while propagation runs; at the end every open member of a shard_as group takes the group's one
@@ -1239,6 +1348,9 @@ GS_API gs_result gs_propagate(gs_graph *g, const gs_propagate_desc *desc) {
                 gs_graph *h = P.graphs[gi];
                 for (i = 0; i < (int)stbds_arrlen(h->values); i++) gs__fwd_value(&P, h->values[i]);
                 for (i = (int)stbds_arrlen(h->values) - 1; i >= 0; i--) gs__bwd_value(&P, h->values[i]);
+                for (i = 0; i < (int)stbds_arrlen(h->values); i++)
+                    if (h->values[i]->op == GS_OP_ANNOTATE && h->values[i]->open_dims)
+                        gs__refine_pair(&P, h, h->values[i]);
             }
             for (i = 0; i < (int)stbds_arrlen(P.whiles); i++) gs__sync_while(&P, P.whiles[i]);
             for (i = 0; i < (int)stbds_arrlen(P.conds); i++) gs__sync_cond(&P, P.conds[i]);

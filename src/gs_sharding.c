@@ -2023,6 +2023,13 @@ GS__FN const gs_sharding *gs__sh_from_factors(gs_ctx *ctx, const gs__ta *ta, con
    them); result dims nobody targets get one tile. Covers transpose, partial replication, dropping and
    inserting dims, and mapping dot/broadcast/reduce dims. */
 GS__FN const gs_sharding *gs__sh_map(gs_ctx *ctx, const gs_sharding *s, int out_rank, const int *dest_of_dim) {
+    return gs__sh_map_man(ctx, s, out_rank, dest_of_dim, GS__DEST_MANUAL);
+}
+
+/* gs__sh_map with the manual group's tiles sent to man_dest: GS__DEST_MANUAL (kept manual), GS__DEST_REP (read
+   as replication) or a data dim of the result (the manual dim treated as a data dim) */
+GS__FN const gs_sharding *gs__sh_map_man(gs_ctx *ctx, const gs_sharding *s, int out_rank, const int *dest_of_dim,
+                                         int man_dest) {
     gs__fac f;
     int d;
     if (!s || s->kind != GS_SHARDING_TILED) return s;
@@ -2030,7 +2037,7 @@ GS__FN const gs_sharding *gs__sh_map(gs_ctx *ctx, const gs_sharding *s, int out_
     for (d = 0; d < s->rank; d++)
         if (!gs__fac_add(&f, s->ta.dims[d], dest_of_dim[d])) return NULL;
     for (d = 0; d < s->n_sub; d++)
-        if (!gs__fac_add(&f, s->ta.dims[s->rank + d], s->sub[d] == GS_SUBGROUP_MANUAL ? GS__DEST_MANUAL : GS__DEST_REP))
+        if (!gs__fac_add(&f, s->ta.dims[s->rank + d], s->sub[d] == GS_SUBGROUP_MANUAL ? man_dest : GS__DEST_REP))
             return NULL;
     /* size-1 factors were skipped: src dims must still match the refinement, so rebuild with them dropped */
     {

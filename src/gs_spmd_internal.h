@@ -260,7 +260,9 @@ GS__FN gs_value *gs__sp_scatter(gs__sp *sp, const gs_value *v, const gs_sharding
 GS__FN gs_value *gs__sp_infeed(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* a collective the source wrote: all-reduce, collective-permute or ragged-all-to-all (its six operands whole) with
    channel_id on a replicated value, or in a partly manual region when its groups or pairs stay within devices
-   holding the same tile: x[local]{t} -> out[local]{t} as written; else an error */
+   holding the same tile: x[local]{t} -> out[local]{t} as written; all-gather, reduce-scatter, all-to-all:
+   x{whole in each manual group} -> out{the same} as written; all-reduce without channel_id (one replica):
+   x{t} -> x{t}; else an error */
 GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);
 /* any other op: operands{rep} -> out{rep} at full size (gs__sp_replicated) */
 GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh);

@@ -981,14 +981,15 @@ GS__FN gs_value *gs__sp_annotate(gs__sp *sp, const gs_value *v, const gs_shardin
     return gs__sp_get(sp, v->operands[0], t);
 }
 
-/* enter a manual region: x[S..]{s} -> x[local]{manual}, the tile's padding zeroed */
+/* enter a manual region: x[S..]{s} -> x[local]{manual}, the tile's padding zeroed. A partly manual t may split
+   the manual shard further within each group (XLA: the operand's tile is the manual shard's tile under t). */
 GS__FN gs_value *gs__sp_to_manual(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     /* in reference mode the operand is replicated: its own sharding says which block each device takes */
     const gs_sharding *xs = sp->reference ? gs__sp_orig(sp, v->operands[0]) : sp->G->vals[v->operands[0]->id].sh;
-    gs_shape want = gs__sp_local(xs, v->operands[0]->shape);
+    gs_shape want = gs__sp_local(xs, v->operands[0]->shape), have = gs__sp_local(t, v->shape);
     gs_value *x = gs__sp_get(sp, v->operands[0], xs);
     if (!x) return NULL;
-    if (!gs_shape_equal(&want, &v->shape)) {
+    if (!gs_shape_equal(&want, &have)) {
         gs__err(sp->ctx, GS_ERR_SHAPE, "%s: the manual shard shape must be the operand's shard shape under %s",
                 v->name, gs_sharding_to_text(sp->ctx, xs));
         return NULL;
@@ -1156,17 +1157,120 @@ GS__FN const char *gs__sp_collective_cross(gs__sp *sp, const gs_value *v, const 
     return bad;
 }
 
-/* A collective the source program wrote, as XLA's partitioner reads it (the operand resharded to the op's
-   sharding t first): on a replicated value, all-reduce with channel_id (use_global_device_ids=true, or groups
-   {}) and collective-permute with channel_id as written, across the devices; in a partly manual region (t
-   with a manual subgroup), all-reduce with channel_id and use_global_device_ids and collective-permute with
-   channel_id as written, when every group or pair joins devices holding the same tile of t. Anything else is
-   an error: the other collectives belong to SPMD programs, and an all-reduce without channel_id, which XLA
-   reads across replicas (one replica: each block as it is), is what gshard.h's runtime runs across
-   partitions, so either reading would surprise someone (docs/xla_differences.md). ragged-all-to-all is kept
-   like all-reduce (XLA's partitioner replicates its operands and clones it: a collective of an SPMD program
-   written as such), its six operands each whole (per manual group in a partly manual region, whose data dims
-   must then be unsplit). */
+/* the manual group of device d under s (0 when s has no manual subgroup) */
+GS__FN int64_t gs__sp_manual_index(const gs_sharding *s, int64_t d) {
+    int64_t idx[GS_MAX_TILE_RANK];
+    if (!s || s->kind != GS_SHARDING_TILED || gs_sharding_manual_group(s) < 2 || !gs_sharding_device_index(s, d, idx))
+        return 0;
+    return idx[s->rank];   /* sub[0] is the manual subgroup */
+}
+
+/* Collective v run on each manual group's whole value (the groups of t; one group when t has none): every device
+   must be in one replica group, and the devices of one manual group must meet the same manual groups in the same
+   order and, when `place` (reduce-scatter, all-to-all: the result depends on it), at the same place in their
+   group, so that they all receive the same value. NULL when they do, else what breaks it, as text. */
+GS__FN const char *gs__sp_groups_uniform(gs__sp *sp, const gs_value *v, const gs_sharding *t, bool place) {
+    int64_t ng = 0, gsz = 0, i, j, D = sp->D, *grp, *pos, *rep;
+    const int64_t *ids = NULL;
+    const char *bad = NULL;
+    if (gs__groups_expand(sp->ctx, &v->coll.groups, D, &ng, &gsz, &ids) != GS_OK) return "its replica groups";
+    grp = (int64_t *)gs__malloc(sp->ctx, sizeof(int64_t) * (size_t)(3 * D));
+    if (!grp) {
+        gs__free(sp->ctx, (void *)ids);
+        return "its replica groups (out of memory)";
+    }
+    pos = grp + D;
+    rep = pos + D;   /* rep[m]: the first device of manual group m seen, or -1 */
+    for (i = 0; i < D; i++) grp[i] = rep[i] = -1;
+    for (i = 0; i < ng * gsz; i++) {
+        grp[ids[i]] = i / gsz;
+        pos[ids[i]] = i % gsz;
+    }
+    for (i = 0; i < D && !bad; i++) {
+        int64_t m = gs__sp_manual_index(t, i), r;
+        if (grp[i] < 0) {
+            bad = gs__arena_printf(sp->ctx, "device %lld is in none of its groups", (long long)i);
+            break;
+        }
+        if ((r = rep[m]) < 0) {
+            rep[m] = i;
+            continue;
+        }
+        for (j = 0; j < gsz; j++)
+            if (gs__sp_manual_index(t, ids[grp[i] * gsz + j]) != gs__sp_manual_index(t, ids[grp[r] * gsz + j])) break;
+        if (j < gsz || (place && pos[i] != pos[r]))
+            bad = gs__arena_printf(sp->ctx, "devices %lld and %lld hold one manual group's value but their groups %s",
+                                   (long long)r, (long long)i, j < gsz ? "join different manual groups" :
+                                   "place them differently");
+    }
+    gs__free(sp->ctx, grp);
+    gs__free(sp->ctx, (void *)ids);
+    return bad;
+}
+
+/* all-gather, reduce-scatter, all-to-all written in the program (XLA's DefaultAction, within each manual group):
+   x{t} -> x{whole in each manual group of t} -> op as written (its groups are device ids) -> out{whole in each
+   group}; the walk then splits out to t. Its groups must give every device of a manual group the same value. */
+GS__FN gs_value *gs__sp_collective_whole(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    const gs_sharding *w = t && t->kind == GS_SHARDING_TILED ? gs__sh_replicate_dims(sp->ctx, t, ~0u) : gs__sp_rep(sp);
+    const char *bad;
+    gs_value *x;
+    if (v->n_operands != 1 || v->shape.dtype == GS_TUPLE) {
+        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: %s of %d operands written in the program is partitioned only with "
+                "one array operand (outside fully manual regions)", v->name, gs_op_name(v->op), v->n_operands);
+        return NULL;
+    }
+    if (v->coll.channel_id == 0) {
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s without channel_id outside a fully manual region: XLA reads it "
+                "across replicas (there is one); write channel_id=1 for the one across the devices", v->name,
+                gs_op_name(v->op));
+        return NULL;
+    }
+    if ((bad = gs__sp_groups_uniform(sp, v, t, v->op != GS_OP_ALL_GATHER)) != NULL) {
+        gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s on %s: %s", v->name, gs_op_name(v->op),
+                gs_sharding_to_text(sp->ctx, t ? t : gs__sp_rep(sp)), bad);
+        return NULL;
+    }
+    if (!w || !(x = gs__sp_get(sp, v->operands[0], w))) return NULL;
+    *osh = w;
+    gs__sp_note(sp, "%s as written on each manual group's whole value", gs_op_name(v->op));
+    return gs__sp_clone(sp, v, &x, &v->shape);
+}
+
+/* all-reduce without channel_id (XLA: across replicas, handled like an elementwise op): x{t} -> x{t}; there is one
+   replica, so each device's block is the result, as the reference interpreter reads it (groups over one device) */
+GS__FN gs_value *gs__sp_cross_replica(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
+    int64_t ng = 0, gsz = 0;
+    const int64_t *ids = NULL;
+    if (v->n_operands != 1 || v->shape.dtype == GS_TUPLE) {
+        gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: all-reduce without channel_id of %d operands is partitioned only "
+                "with one array operand", v->name, v->n_operands);
+        return NULL;
+    }
+    if (gs__groups_expand(sp->ctx, &v->coll.groups, 1, &ng, &gsz, &ids) != GS_OK) {
+        gs__err_prefix(sp->ctx, "%s: all-reduce without channel_id reads its groups as replicas, and there is one: ",
+                       v->name);
+        return NULL;
+    }
+    gs__free(sp->ctx, (void *)ids);
+    *osh = t;
+    gs__sp_note(sp, "all-reduce across replicas: one replica, each block as it is");
+    if (!sp->reference)
+        gs__sp_warnf(sp, "all-reduce %s has no channel_id: read across replicas as XLA reads it (there is one, so each "
+                     "device keeps its value); an all-reduce across the devices takes channel_id=1, and a program "
+                     "already written per device runs with run --spmd", v->name);
+    return gs__sp_get(sp, v->operands[0], t);
+}
+
+/* A collective the source program wrote, as XLA's partitioner reads it. All-gather, reduce-scatter and all-to-all:
+   gs__sp_collective_whole. All-reduce without channel_id: gs__sp_cross_replica. All-reduce with channel_id
+   (use_global_device_ids=true, or groups {}) and collective-permute with channel_id: on a replicated value the op
+   as written, across the devices; in a partly manual region (t with a manual subgroup), the operand resharded to
+   t, the op as written on each tile when every group or pair joins devices holding the same tile of t (an
+   all-reduce there also needs use_global_device_ids). ragged-all-to-all is kept like all-reduce (XLA's
+   partitioner replicates its operands and clones it: a collective of an SPMD program written as such), its six
+   operands each whole (per manual group in a partly manual region, whose data dims must then be unsplit).
+   Anything else is an error (docs/xla_differences.md). */
 GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     const char *bad;
     gs_value *x[6];
@@ -1174,7 +1278,9 @@ GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_shard
     bool partly = t && t->kind == GS_SHARDING_TILED && gs_sharding_manual_group(t) > 1, ar = v->op == GS_OP_ALL_REDUCE;
     bool ragged = v->op == GS_OP_RAGGED_ALL_TO_ALL;
     int k;
-    (void)osh;
+    if (v->op == GS_OP_ALL_GATHER || v->op == GS_OP_REDUCE_SCATTER || v->op == GS_OP_ALL_TO_ALL)
+        return gs__sp_collective_whole(sp, v, t, osh);
+    if (ar && v->coll.channel_id == 0) return gs__sp_cross_replica(sp, v, t, osh);
     if ((!ar && !ragged && v->op != GS_OP_COLLECTIVE_PERMUTE) || v->n_operands != (ragged ? 6 : 1) ||
         v->shape.dtype == GS_TUPLE || (!partly && !gs__sp_is_rep(t))) {
         gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region (collectives belong to SPMD programs; "
@@ -1190,8 +1296,7 @@ GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_shard
     if (v->coll.channel_id == 0) {
         gs__err(sp->ctx, GS_ERR_SHARDING, "%s: %s outside a manual region without channel_id: XLA reads it across "
                 "replicas (one replica: each block as it is), gshard.h's runtime across partitions (as run --spmd "
-                "runs it); write channel_id=1%s for the one across partitions", v->name, gs_op_name(v->op),
-                ar ? " and use_global_device_ids=true" : "");
+                "runs it); write channel_id=1 for the one across partitions", v->name, gs_op_name(v->op));
         return NULL;
     }
     if (ar && !v->coll.use_global_device_ids && (partly || v->coll.groups.n_groups > 0)) {
@@ -1213,6 +1318,17 @@ GS__FN gs_value *gs__sp_collective(gs__sp *sp, const gs_value *v, const gs_shard
     ls = gs__sp_local(t, v->shape);
     gs__sp_note(sp, "%s as written", gs_op_name(v->op));
     return gs__sp_clone(sp, v, x, &ls);
+}
+
+/* A cross-partition all-reduce (channel_id) outside manual regions means something only on a replicated value
+   (XLA refuses it on a split one); given a split sharding by propagation rather than by the program, it is held
+   replicated, as XLA's partitioner holds an instruction nobody annotated */
+GS__FN const gs_sharding *gs__sp_all_reduce_held(gs__sp *sp, const gs_value *v, const gs_sharding *t) {
+    if (v->op != GS_OP_ALL_REDUCE || v->coll.channel_id == 0 || v->sharding_user || !t ||
+        t->kind != GS_SHARDING_TILED || gs_sharding_manual_group(t) > 1 || gs__sp_is_rep(t))
+        return t;
+    gs__sp_note(sp, "a cross-partition all-reduce is held replicated (it sums the devices' copies)");
+    return gs__sp_rep(sp);
 }
 
 /* rng-bit-generator: state{rep} -> (state, bits){rep}: every element's bits depend on its position in the whole
@@ -1683,7 +1799,7 @@ GS__FN gs_graph *gs__sp_run(gs__sp *sp, gs__sp_g *G, gs_graph *src, const gs_sha
             x = gs__sp_param(sp, v, t);
             osh = t;
         } else {
-            t = osh = gs__sp_rep_in_groups(sp, v, t);
+            t = osh = gs__sp_rep_in_groups(sp, v, gs__sp_all_reduce_held(sp, v, t));
             if ((hint = gs__sp_user_hint(sp, v, only[i], t)) != NULL) {
                 gs__sp_note(sp, "held as %s, the sharding its only user %s wants of it", gs_sharding_to_text(sp->ctx, hint),
                             only[i]->name);

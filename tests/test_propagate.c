@@ -683,6 +683,44 @@ static void test_partial_merge_and_open_dims(void) {
     CHECK(gs_value_sharding_origin(gs_graph_find(pg, "o")).kind == GS_ORIGIN_USER);
 }
 
+/* Open dims across a manual conversion (XLA's RefineManualAutoSharding rules): an annotation with open dims whose
+   one user is to-manual / to-full with the same open dims is refined with it. 4 devices, manual over 2 groups
+   ({0,2} and {1,3}); the split of dim 1 ({0,1} | {2,3}) comes from the full side and reaches both sides of both
+   conversions, the manual group kept. Expected tile arrays worked out by intersecting the device groups. */
+#define CONV_PROG(PSH, TO_MANUAL_BC, ROOTSH) \
+    HDR "ENTRY e {\n" \
+        "  p = f32[8,6] parameter(0)" PSH "\n" \
+        "  a = f32[8,6] custom-call(p), custom_call_target=\"Sharding\", sharding={devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}, backend_config=\"unspecified_dims=[1]\"\n" \
+        "  m = f32[4,6] custom-call(a), custom_call_target=\"SPMDFullToShardShape\", sharding={devices=[1,1,2,2]0,2,1,3 last_tile_dims={manual, replicated}}" TO_MANUAL_BC "\n" \
+        "  n = f32[4,6] add(m, m)\n" \
+        "  b = f32[4,6] custom-call(n), custom_call_target=\"Sharding\", sharding={devices=[1,1,2,2]0,2,1,3 last_tile_dims={manual, replicated}}, backend_config=\"unspecified_dims=[1]\"\n" \
+        "  f = f32[8,6] custom-call(b), custom_call_target=\"SPMDShardToFullShape\", sharding={devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}, backend_config=\"unspecified_dims=[1]\"\n" \
+        "  ROOT r = f32[8,6] copy(f)" ROOTSH "\n}\n"
+static void test_open_dims_across_manual_conversion(void) {
+    const char *full = "{devices=[2,2]0,2,1,3}", *man = "{devices=[1,2,2]<=[4] last_tile_dims={manual}}";
+    /* from the operand of the first annotation, forward through both conversions */
+    CHECK(prop(CONV_PROG(", sharding={devices=[1,2,2]<=[4] last_tile_dim_replicate}",
+                         ", backend_config=\"unspecified_dims=[1]\"", "")));
+    CHECK(has("a", full) && has("m", man) && has("n", man) && has("b", man) && has("f", full) && has("r", full));
+    CHECK(strstr(gs_value_sharding_origin(gs_graph_find(pg, "m")).rule, "across to-manual") != NULL);
+    /* from the user of the last conversion, backward through both */
+    CHECK(prop(CONV_PROG("", ", backend_config=\"unspecified_dims=[1]\"",
+                         ", sharding={devices=[1,2,2]<=[4] last_tile_dim_replicate}")));
+    CHECK(has("f", full) && has("b", man) && has("n", man) && has("m", man) && has("a", full) && has("p", full));
+    /* the to-manual names no open dims: neither it nor the annotation before it is refined (as XLA), while the
+       pair after it still is */
+    CHECK(prop(CONV_PROG(", sharding={devices=[1,2,2]<=[4] last_tile_dim_replicate}", "", "")));
+    CHECK(has("a", "{devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}"));
+    CHECK(has("m", "{devices=[1,1,2,2]0,2,1,3 last_tile_dims={manual, replicated}}"));
+    CHECK(has("f", "{devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}"));
+    /* the open dims print back on the conversions */
+    {
+        const char *t = gs_hlo_print(pg);
+        CHECK(t && strstr(t, "custom_call_target=\"SPMDShardToFullShape\", sharding={devices=[2,1,2]0,2,1,3 "
+                               "last_tile_dim_replicate}, backend_config=\"unspecified_dims=[1]\"") != NULL);
+    }
+}
+
 /* an equally fine but unrelated sharding does not replace a tiled one */
 static void test_no_equal_replacement(void) {
     CHECK(prop(HDR "ENTRY e {\n"
@@ -893,6 +931,7 @@ void suite_propagate(void) {
     RUN(test_while_loop);
     RUN(test_manual_region);
     RUN(test_partial_merge_and_open_dims);
+    RUN(test_open_dims_across_manual_conversion);
     RUN(test_no_equal_replacement);
     RUN(test_conflicts);
     RUN(test_fallbacks);

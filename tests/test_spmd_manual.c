@@ -128,7 +128,12 @@ static void test_manual_partial_all_reduce(void) {
     CHECK_MSG(err && strstr(err, "across manual subgroups") && strstr(err, "devices 0 and 1"), "%s", err ? err : "(ran)");
     snprintf(text, sizeof text, fmt, "{{0,2},{1,3}}", "");
     err = man_run(text, 4, in, got, NULL);
-    CHECK_MSG(err && strstr(err, "without channel_id"), "%s", err ? err : "(ran)");
+    CHECK_MSG(err && strstr(err, "without channel_id reads its groups as replicas"), "%s", err ? err : "(ran)");
+    /* without channel_id, across the one replica: each device's tile as it is */
+    snprintf(text, sizeof text, fmt, "{}", "");
+    err = man_run(text, 4, in, got, NULL);
+    CHECK_MSG(err == NULL, "%s", err ? err : "");
+    for (i = 0; !err && i < 12; i++) CHECK_MSG(got[i] == x[i], "element %d: got %g, want %g", i, got[i], x[i]);
     snprintf(text, sizeof text, fmt, "{{0,2},{1,3}}", ", channel_id=1");
     err = man_run(text, 4, in, got, NULL);
     CHECK_MSG(err && strstr(err, "needs use_global_device_ids=true"), "%s", err ? err : "(ran)");
@@ -201,6 +206,95 @@ static void test_manual_partial_reduce(void) {
     free(prog);
 }
 
+/* Random cases of the rule above: D devices in M manual groups of K (device m K + k holds column block k of
+   group m; K does not always divide the columns, so padding is poisoned), group m's value A_m = x rows
+   [m n, (m + 1) n), and the collectives across the groups {k, K + k, ..}. all-gather: every group holds x, so
+   out = M copies of x; reduce-scatter: group m holds rows [m q, (m + 1) q) of sum_h A_h (n = M q). */
+static void test_manual_partial_collectives_random(void) {
+    static const char *const fmt =
+        "HloModule m, num_partitions=%d\n"
+        "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+        "ENTRY e {\n"
+        "  x = f32[%d,%d] parameter(0), sharding={devices=[%d,1,%d]<=[%d] last_tile_dim_replicate}\n"
+        "  m = f32[%d,%d] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", "
+        "sharding={devices=[1,1,%d,%d]<=[%d] last_tile_dims={manual, replicated}}\n"
+        "  c = f32[%d,%d] copy(m), sharding={devices=[1,%d,%d]<=[%d,%d]T(1,0) last_tile_dims={manual}}\n"
+        "  g = f32[%d,%d] %s(c), dimensions={0}%s, channel_id=1, replica_groups=[%d,%d]<=[%d,%d]T(1,0), "
+        "use_global_device_ids=true, sharding={devices=[1,%d,%d]<=[%d,%d]T(1,0) last_tile_dims={manual}}\n"
+        "  ROOT r = f32[%d,%d] custom-call(g), custom_call_target=\"SPMDShardToFullShape\", "
+        "sharding={devices=[%d,1,%d]<=[%d] last_tile_dim_replicate}\n}\n";
+    static const int Ds[] = {4, 6, 8};
+    uint64_t st = 0x5eed1234u;
+    char text[4096];
+    static float x[8 * 24 * 7], got[8 * 8 * 24 * 7];   /* M <= 8, n = M q <= 24, c <= 7 */
+    const void *in[1];
+    int it;
+    in[0] = x;
+    for (it = 0; it < 12; it++) {
+        int D = Ds[gst_randint(&st, 0, 2)], M, K, q = (int)gst_randint(&st, 1, 3), n, c = (int)gst_randint(&st, 1, 7);
+        int i, j, h, rs = (int)gst_randint(&st, 0, 1), out_rows;
+        const char *err;
+        do M = (int)gst_randint(&st, 2, D); while (D % M);
+        K = D / M;
+        n = M * q;
+        for (i = 0; i < M * n * c; i++) x[i] = (float)gst_randint(&st, -50, 50);
+        out_rows = rs ? M * q : M * M * n;
+        snprintf(text, sizeof text, fmt, D, M * n, c, M, K, D, n, c, M, K, D, n, c, K, M, M, K, rs ? q : M * n, c,
+                 rs ? "reduce-scatter" : "all-gather", rs ? ", to_apply=sum" : "", K, M, M, K, K, M, M, K, out_rows, c,
+                 M, K, D);
+        err = man_run(text, D, in, got, NULL);
+        CHECK_MSG(err == NULL, "case %d (D=%d M=%d n=%d c=%d %s): %s", it, D, M, n, c, rs ? "reduce-scatter" : "all-gather",
+                  err ? err : "");
+        for (i = 0; !err && i < out_rows; i++)
+            for (j = 0; j < c; j++) {
+                float want = 0;
+                if (!rs) {
+                    want = x[(i % (M * n)) * c + j];
+                } else {
+                    for (h = 0; h < M; h++) want += x[(h * n + i) * c + j];
+                }
+                CHECK_MSG(got[i * c + j] == want, "case %d (D=%d M=%d): [%d,%d] got %g, want %g", it, D, M, i, j,
+                          got[i * c + j], want);
+            }
+    }
+}
+
+/* Open dims refined across both conversions (propagation): the split of the 5 columns over {0,1} | {2,3} given on
+   the input reaches the partly manual region, so each device enters it with its own 4 x 3 block (one poisoned
+   column on the second) and leaves it without a collective. out[i][j] = x[i][j] + k[i mod 4][j]. */
+static void test_manual_open_dims_refined(void) {
+    static const char *const text =
+        "HloModule m, num_partitions=4\nENTRY e {\n"
+        "  p = f32[8,5] parameter(0), sharding={devices=[1,2,2]<=[4] last_tile_dim_replicate}\n"
+        "  a = f32[8,5] custom-call(p), custom_call_target=\"Sharding\", "
+        "sharding={devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}, backend_config=\"unspecified_dims=[1]\"\n"
+        "  m = f32[4,5] custom-call(a), custom_call_target=\"SPMDFullToShardShape\", "
+        "sharding={devices=[1,1,2,2]0,2,1,3 last_tile_dims={manual, replicated}}, backend_config=\"unspecified_dims=[1]\"\n"
+        "  k = f32[4,5] constant({{0,1,2,3,4},{10,11,12,13,14},{20,21,22,23,24},{30,31,32,33,34}})\n"
+        "  n = f32[4,5] add(m, k)\n"
+        "  b = f32[4,5] custom-call(n), custom_call_target=\"Sharding\", "
+        "sharding={devices=[1,1,2,2]0,2,1,3 last_tile_dims={manual, replicated}}, backend_config=\"unspecified_dims=[1]\"\n"
+        "  f = f32[8,5] custom-call(b), custom_call_target=\"SPMDShardToFullShape\", "
+        "sharding={devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}, backend_config=\"unspecified_dims=[1]\"\n"
+        "  ROOT r = f32[8,5] copy(f)\n}\n";
+    float x[40], got[40];
+    const void *in[1];
+    char *prog = NULL;
+    const char *err;
+    int i;
+    for (i = 0; i < 40; i++) x[i] = (float)i * 0.25f - 4;
+    in[0] = x;
+    err = man_run(text, 4, in, got, &prog);
+    CHECK_MSG(err == NULL, "%s", err ? err : "");
+    for (i = 0; !err && i < 40; i++) {
+        float want = x[i] + (float)(10 * ((i / 5) % 4) + i % 5);
+        CHECK_MSG(got[i] == want, "element %d: got %g, want %g", i, got[i], want);
+    }
+    CHECK_MSG(prog && strstr(prog, "n = f32[4,3] add(") && !strstr(prog, "all-gather") && !strstr(prog, "all-to-all") &&
+              !strstr(prog, "collective-permute"), "%s", prog ? prog : "");
+    free(prog);
+}
+
 /* An op whose tuple sharding is {manual} in every element runs as written on each device's block, as XLA reads
    such a tuple (before, rng-bit-generator's rule asked for its state replicated and the partition failed).
    Each device's bits are those the interpreter draws from that device's half of the state. */
@@ -242,9 +336,11 @@ static void test_manual_tuple_sharding(void) {
 }
 
 /* Collectives written outside manual regions: an all-reduce with channel_id over 3 devices on a replicated
-   value sums the 3 copies, 3 x, as XLA partitions it. Without channel_id XLA reads it across replicas (one
-   replica: x as it is) while the runtime reads it across partitions: an error naming both readings. On a value
-   split over the devices: an error (XLA has no meaning for it outside manual regions either). */
+   value sums the 3 copies, 3 x, as XLA partitions it. Without channel_id it is across replicas (XLA), and there
+   is one: x as it is, on a replicated or a split value alike. With channel_id on a value the program splits
+   over the devices: an error (XLA has no meaning for it outside manual regions either); on one propagation split
+   (nothing annotates the all-reduce) it is held replicated, as XLA's partitioner holds an unannotated
+   instruction: 4 devices sum their copies, 4 x, each device holding the whole result. */
 static void test_manual_collectives_outside(void) {
     static const char *const fmt =
         "HloModule m, num_partitions=%d\n"
@@ -261,7 +357,15 @@ static void test_manual_collectives_outside(void) {
     in[0] = x;
     snprintf(text, sizeof text, fmt, 2, "{replicated}", "{}", "{replicated}");
     err = man_run(text, 2, in, got, NULL);
-    CHECK_MSG(err && strstr(err, "across replicas") && strstr(err, "across partitions"), "%s", err ? err : "(ran)");
+    CHECK_MSG(err == NULL, "%s", err ? err : "");
+    for (i = 0; !err && i < 15; i++) CHECK_MSG(got[i] == x[i], "element %d: got %g, want %g", i, got[i], x[i]);
+    snprintf(text, sizeof text, fmt, 3, "{devices=[3,1]<=[3]}", "{{0}}", "{devices=[3,1]<=[3]}");
+    err = man_run(text, 3, in, got, NULL);
+    CHECK_MSG(err == NULL, "%s", err ? err : "");
+    for (i = 0; !err && i < 15; i++) CHECK_MSG(got[i] == x[i], "element %d: got %g, want %g", i, got[i], x[i]);
+    snprintf(text, sizeof text, fmt, 2, "{devices=[2,1]<=[2]}", "{{0,1}}", "{devices=[2,1]<=[2]}");
+    err = man_run(text, 2, in, got, NULL);
+    CHECK_MSG(err && strstr(err, "reads its groups as replicas, and there is one"), "%s", err ? err : "(ran)");
     snprintf(text, sizeof text, fmt, 3, "{replicated}", "{{0,1,2}}, use_global_device_ids=true, channel_id=1",
              "{replicated}");
     err = man_run(text, 3, in, got, NULL);
@@ -272,6 +376,93 @@ static void test_manual_collectives_outside(void) {
              "{devices=[2,1]<=[2]}");
     err = man_run(text, 2, in, got, NULL);
     CHECK_MSG(err && strstr(err, "outside a manual region"), "%s", err ? err : "(ran)");
+    {
+        static const char *const held =
+            "HloModule m, num_partitions=4\n"
+            "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+            "ENTRY e {\n  x = f32[5,3] parameter(0), sharding={devices=[2,2]<=[4]}\n"
+            "  ROOT r = f32[5,3] all-reduce(x), to_apply=sum, replica_groups={{0,1,2,3}}, use_global_device_ids=true, "
+            "channel_id=1\n}\n";
+        char *prog = NULL;
+        err = man_run(held, 4, in, got, &prog);
+        CHECK_MSG(err == NULL, "%s", err ? err : "");
+        for (i = 0; !err && i < 15; i++) CHECK_MSG(got[i] == 4 * x[i], "element %d: got %g, want %g", i, got[i], 4 * x[i]);
+        CHECK_MSG(prog && strstr(prog, "ROOT r = f32[5,3] all-reduce("), "%s", prog ? prog : "");
+        free(prog);
+    }
+}
+
+/* All-gather, reduce-scatter and all-to-all written in a region manual over 2 groups ({0,1} and {2,3}, each
+   group's rows A_0 = x[0:n], A_1 = x[n:2n], split 2 ways along its 5 columns, so one block has a poisoned column):
+   each runs as written on its group's whole value, across the groups {0,2} and {1,3}. all-gather: both groups
+   hold [A_0; A_1]; reduce-scatter: group g gets rows 2g..2g+1 of A_0 + A_1; all-to-all (split rows, concat
+   columns): group g gets [A_0 rows 2g..2g+1 | A_1 rows 2g..2g+1]. Groups that would give two devices of one
+   manual group different values are errors. */
+static void test_manual_partial_whole_collectives(void) {
+    static const char *const fmt =
+        "HloModule m, num_partitions=4\n"
+        "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+        "ENTRY e {\n"
+        "  x = f32[%d,5] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n"
+        "  m = f32[%d,5] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", "
+        "sharding={devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}\n"
+        "  c = f32[%d,5] copy(m), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={manual}}\n"
+        "  g = %s%s, replica_groups=%s, use_global_device_ids=true%s\n"
+        "  ROOT r = %s custom-call(g), custom_call_target=\"SPMDShardToFullShape\", "
+        "sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n}\n";
+    static const char *const ch = ", channel_id=1", *across = "{{0,2},{1,3}}";
+    static const char *const sh = ", sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={manual}}";
+    char text[2048];
+    float x[40], got[60];
+    const void *in[1];
+    const char *err;
+    int i;
+    for (i = 0; i < 40; i++) x[i] = (float)i * 0.5f - 6;
+    in[0] = x;
+    snprintf(text, sizeof text, fmt, 6, 3, 3, "f32[6,5] all-gather(c), dimensions={0}", ch, across, sh, "f32[12,5]");
+    err = man_run(text, 4, in, got, NULL);
+    CHECK_MSG(err == NULL, "all-gather: %s", err ? err : "");
+    for (i = 0; !err && i < 60; i++) CHECK_MSG(got[i] == x[i % 30], "element %d: got %g, want %g", i, got[i], x[i % 30]);
+    /* the all-gather not annotated: propagation leaves it {replicated}, which after a partly manual value means
+       each group's whole value (docs/sharding.md) */
+    snprintf(text, sizeof text, fmt, 6, 3, 3, "f32[6,5] all-gather(c), dimensions={0}", ch, across, "", "f32[12,5]");
+    err = man_run(text, 4, in, got, NULL);
+    CHECK_MSG(err == NULL, "all-gather, not annotated: %s", err ? err : "");
+    for (i = 0; !err && i < 60; i++) CHECK_MSG(got[i] == x[i % 30], "element %d: got %g, want %g", i, got[i], x[i % 30]);
+    snprintf(text, sizeof text, fmt, 8, 4, 4, "f32[2,5] reduce-scatter(c), dimensions={0}, to_apply=sum", ch, across, sh, "f32[4,5]");
+    err = man_run(text, 4, in, got, NULL);
+    CHECK_MSG(err == NULL, "reduce-scatter: %s", err ? err : "");
+    for (i = 0; !err && i < 20; i++) CHECK_MSG(got[i] == x[i] + x[i + 20], "element %d: got %g, want %g", i, got[i], x[i] + x[i + 20]);
+    snprintf(text, sizeof text, fmt, 8, 4, 4, "f32[2,10] all-to-all(c), split_dimension=0, concat_dimension=1", ch,
+             across, sh, "f32[4,10]");
+    err = man_run(text, 4, in, got, NULL);
+    CHECK_MSG(err == NULL, "all-to-all: %s", err ? err : "");
+    for (i = 0; !err && i < 40; i++) {
+        int r = i / 10, c = i % 10;
+        float want = c < 5 ? x[r * 5 + c] : x[(4 + r) * 5 + c - 5];
+        CHECK_MSG(got[i] == want, "element %d: got %g, want %g", i, got[i], want);
+    }
+    /* device 0 would hold [A_0; A_1] and device 1 (the same manual group) [A_1; A_0] */
+    snprintf(text, sizeof text, fmt, 6, 3, 3, "f32[6,5] all-gather(c), dimensions={0}", ch, "{{0,2},{3,1}}", sh, "f32[12,5]");
+    err = man_run(text, 4, in, got, NULL);
+    CHECK_MSG(err && strstr(err, "devices 0 and 1 hold one manual group's value but their groups join different manual groups"),
+              "%s", err ? err : "(ran)");
+    /* within each group: the all-gather gives both devices [A_g; A_g]; the reduce-scatter would give them
+       different halves of 2 A_g */
+    snprintf(text, sizeof text, fmt, 6, 3, 3, "f32[6,5] all-gather(c), dimensions={0}", ch, "{{0,1},{2,3}}", sh, "f32[12,5]");
+    err = man_run(text, 4, in, got, NULL);
+    CHECK_MSG(err == NULL, "all-gather within groups: %s", err ? err : "");
+    for (i = 0; !err && i < 60; i++) {
+        int r = i / 5, g = r / 6, rr = r % 3;
+        CHECK_MSG(got[i] == x[(3 * g + rr) * 5 + i % 5], "element %d: got %g, want %g", i, got[i], x[(3 * g + rr) * 5 + i % 5]);
+    }
+    snprintf(text, sizeof text, fmt, 8, 4, 4, "f32[2,5] reduce-scatter(c), dimensions={0}, to_apply=sum", ch,
+             "{{0,1},{2,3}}", sh, "f32[4,5]");
+    err = man_run(text, 4, in, got, NULL);
+    CHECK_MSG(err && strstr(err, "their groups place them differently"), "%s", err ? err : "(ran)");
+    snprintf(text, sizeof text, fmt, 6, 3, 3, "f32[6,5] all-gather(c), dimensions={0}", "", across, sh, "f32[12,5]");
+    err = man_run(text, 4, in, got, NULL);
+    CHECK_MSG(err && strstr(err, "without channel_id"), "%s", err ? err : "(ran)");
 }
 
 /* ---- tuple entry parameters in the CLI: one .npy file per leaf, NAME[I] (nested tuples flattened in order) ---- */
@@ -385,6 +576,9 @@ void suite_spmd_manual(void) {
     RUN(test_manual_partial_to_replicated);
     RUN(test_manual_partial_reduce);
     RUN(test_manual_collectives_outside);
+    RUN(test_manual_partial_whole_collectives);
+    RUN(test_manual_partial_collectives_random);
+    RUN(test_manual_open_dims_refined);
     RUN(test_manual_tuple_sharding);
     RUN(test_manual_cli_tuple_parameters);
 }
