@@ -710,6 +710,11 @@ GS_API int gs_hlo_stats(gs_ctx *ctx, const char *text, size_t len, const char **
    gs_partition_check runs it once per device.
    ------------------------------------------------------------------------------------------------------- */
 GS_API gs_result gs_eval(gs_graph *g, const void *const *inputs, void *const *outputs);
+/* gs_eval for a program that needs devices: each manual region runs once per device on that device's block,
+   and collectives written with channel_id act across the devices (on a thread runtime of num_devices made and
+   stopped here), as the reference of gs_partition_check does; outputs are the global arrays (a {manual} output is
+   device 0's). A program without manual regions or written collectives is gs_eval. */
+GS_API gs_result gs_eval_devices(gs_graph *g, int64_t num_devices, const void *const *inputs, void *const *outputs);
 
 /* ---------------------------------------------------------------------------------------------------------
    Tensor files and inputs

@@ -684,6 +684,22 @@ GS__FN gs_result gs__chk_explain(gs__chk *c, const gs_check_desc *desc, const vo
     return report->message ? GS_OK : GS_ERR_OUT_OF_MEMORY;
 }
 
+/* true if g's reference needs the devices: a manual region (each device runs it on its own block) or a
+   collective written with channel_id, which only a run on the devices gives a meaning */
+GS__FN bool gs__chk_needs_devices(const gs_graph *g) {
+    int k;
+    for (k = 0; k < (int)stbds_arrlen(g->values); k++) {
+        const gs_value *v = g->values[k];
+        const gs_sharding *vs = v->sharding;
+        if (v->op == GS_OP_TO_MANUAL || v->op == GS_OP_TO_FULL ||
+            (vs && (vs->kind == GS_SHARDING_MANUAL || (vs->kind == GS_SHARDING_TILED && gs_sharding_manual_group(vs) > 1))) ||
+            ((v->op == GS_OP_ALL_REDUCE || v->op == GS_OP_COLLECTIVE_PERMUTE || v->op == GS_OP_RAGGED_ALL_TO_ALL) &&
+             v->coll.channel_id != 0))
+            return true;
+    }
+    return false;
+}
+
 /* The reference outputs (storage format) into c->want. A source with manual regions (to-manual/to-full), or
    with collectives across partitions written in it (channel_id), runs as the reference program of
    gs__partition_ex on the runtime: everything outside a manual region replicated, each manual region once per
@@ -696,16 +712,7 @@ GS__FN gs_result gs__chk_reference(gs__chk *c, const void *const *inputs) {
     gs_partition_desc pd;
     gs_result r;
     int k;
-    bool manual = false;
-    for (k = 0; k < (int)stbds_arrlen(c->src->values) && !manual; k++) {
-        const gs_value *v = c->src->values[k];
-        const gs_sharding *vs = v->sharding;
-        manual = v->op == GS_OP_TO_MANUAL || v->op == GS_OP_TO_FULL ||
-                 (vs && (vs->kind == GS_SHARDING_MANUAL || (vs->kind == GS_SHARDING_TILED && gs_sharding_manual_group(vs) > 1))) ||
-                 ((v->op == GS_OP_ALL_REDUCE || v->op == GS_OP_COLLECTIVE_PERMUTE || v->op == GS_OP_RAGGED_ALL_TO_ALL) &&
-                  v->coll.channel_id != 0);
-    }
-    if (!manual) return gs_eval(c->src, inputs, c->want);
+    if (!gs__chk_needs_devices(c->src)) return gs_eval(c->src, inputs, c->want);
     memset(&pd, 0, sizeof pd);
     pd.num_devices = c->D;
     if ((r = gs__partition_ex(c->src, &pd, true, &ref)) != GS_OK)
@@ -805,5 +812,57 @@ GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_che
         report->ok = false;
         report->message = m ? m : gs_result_str(r);
     }
+    return r;
+}
+
+GS_API gs_result gs_eval_devices(gs_graph *g, int64_t num_devices, const void *const *inputs, void *const *outputs) {
+    gs_ctx *ctx;
+    gs_graph *ref = NULL;
+    gs_runtime *rt = NULL;
+    gs_runtime_desc rd;
+    gs_partition_desc pd;
+    gs_shape *shapes;
+    const gs_sharding **sh;
+    int np, n_in = 0, n_out, k, j, i;
+    gs_result r;
+    if (!g) return GS_ERR_INVALID_ARG;
+    ctx = g->ctx;
+    if (num_devices < 1 || num_devices > GS_RUNTIME_MAX_DEVICES)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_eval_devices: num_devices %lld is not in 1..%d", (long long)num_devices,
+                       (int)GS_RUNTIME_MAX_DEVICES);
+    if (!gs__chk_needs_devices(g)) return gs_eval(g, inputs, outputs);
+    np = gs_graph_num_params(g);
+    for (k = 0; k < np; k++) n_in += g->params[k] && g->params[k]->shape.dtype == GS_TUPLE ? g->params[k]->n_tuple : 1;
+    n_out = gs_graph_num_outputs(g);
+    memset(&pd, 0, sizeof pd);
+    pd.num_devices = num_devices;
+    if (gs__partition_ex(g, &pd, true, &ref) != GS_OK)
+        return gs__err_prefix(ctx, "gs_eval_devices: the reference program for the manual regions: ");
+    shapes = (gs_shape *)gs__malloc(ctx, sizeof(gs_shape) * (size_t)(n_in + n_out + 1));
+    sh = (const gs_sharding **)gs__malloc(ctx, sizeof(gs_sharding *) * (size_t)(n_in + n_out + 1));
+    if (!shapes || !sh) {
+        gs__free(ctx, shapes);
+        gs__free(ctx, (void *)sh);
+        return GS_ERR_OUT_OF_MEMORY;
+    }
+    for (k = 0, i = 0; k < np; k++) {
+        const gs_value *p = g->params[k];
+        for (j = 0; j < (p->shape.dtype == GS_TUPLE ? p->n_tuple : 1); j++, i++) {
+            shapes[i] = p->shape.dtype == GS_TUPLE ? p->tuple[j] : p->shape;
+            sh[i] = gs_partition_param_sharding(ref, i);
+        }
+    }
+    for (k = 0; k < n_out; k++) {
+        shapes[n_in + k] = gs_graph_output_shape(g, k);
+        sh[n_in + k] = gs_partition_output_sharding(ref, k);
+    }
+    memset(&rd, 0, sizeof rd);
+    rd.num_devices = num_devices;
+    rd.mode = GS_RUNTIME_THREADED;
+    r = gs_runtime_create(ctx, &rd, &rt);
+    if (r == GS_OK) r = gs_runtime_run_global(rt, ref, shapes, sh, inputs, shapes + n_in, sh + n_in, outputs);
+    gs_runtime_destroy(rt);
+    gs__free(ctx, shapes);
+    gs__free(ctx, (void *)sh);
     return r;
 }

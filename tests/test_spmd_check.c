@@ -201,7 +201,65 @@ static void test_check_errors(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* gs_eval_devices: a manual region whose blocks are summed by a written all-reduce, against the values worked
+   out here (device d holds rows 2d, 2d+1; every device gets the sum of the four blocks, times 1 + its own
+   block); a program without manual regions is gs_eval's; bad device counts are errors. */
+static void test_eval_devices(void) {
+    static const char *text =
+        "HloModule m, num_partitions=4\n"
+        "add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }\n"
+        "ENTRY e {\n"
+        "  p = f32[8,3] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+        "  m = f32[2,3] custom-call(p), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n"
+        "  s = f32[2,3] all-reduce(m), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, "
+        "to_apply=add, sharding={manual}\n"
+        "  one = f32[] constant(1), sharding={manual}\n"
+        "  b = f32[2,3] broadcast(one), dimensions={}, sharding={manual}\n"
+        "  x = f32[2,3] add(m, b), sharding={manual}\n"
+        "  y = f32[2,3] multiply(s, x), sharding={manual}\n"
+        "  ROOT f = f32[8,3] custom-call(y), custom_call_target=\"SPMDShardToFullShape\", sharding={devices=[4,1]<=[4]}\n"
+        "}\n";
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, text), *plain;
+    float in[24], out[24], sum[6], plain_out[24], want_plain[24];
+    const void *ins[1];
+    void *outs[1];
+    int i, d;
+    gs_value *p, *e;
+    int64_t dims[1] = {24};
+    for (i = 0; i < 24; i++) in[i] = (float)(i % 5) - 1.5f;
+    for (i = 0; i < 6; i++) sum[i] = in[i] + in[6 + i] + in[12 + i] + in[18 + i];
+    ins[0] = in;
+    outs[0] = out;
+    CHECK(g != NULL);
+    if (g) {
+        CHECK(gs_eval(g, ins, outs) == GS_ERR_UNSUPPORTED);   /* the region's block is not the array */
+        gs_ctx_clear_error(ctx);
+        CHECK_OK(gs_eval_devices(g, 4, ins, outs));
+        for (d = 0; d < 4; d++)
+            for (i = 0; i < 6; i++) CHECK_NEAR(out[6 * d + i], sum[i] * (in[6 * d + i] + 1.0f), 0.0);
+        CHECK(gs_eval_devices(g, 0, ins, outs) == GS_ERR_INVALID_ARG);
+        CHECK(strstr(gs_ctx_error_msg(ctx), "num_devices 0") != NULL);
+        gs_ctx_clear_error(ctx);
+        CHECK(gs_eval_devices(g, 3, ins, outs) != GS_OK);   /* 8 rows cannot be the blocks of 3 devices as written */
+        gs_ctx_clear_error(ctx);
+    }
+    CHECK(gs_eval_devices(NULL, 4, ins, outs) == GS_ERR_INVALID_ARG);
+    /* no manual region: exactly gs_eval */
+    plain = gs_graph_new(ctx, "plain");
+    p = gs_parameter(plain, 0, gs_shape_make(GS_F32, 1, dims), "p");
+    e = gs_unary(plain, GS_OP_EXP, p);
+    gs_graph_set_root(plain, e);
+    outs[0] = plain_out;
+    CHECK_OK(gs_eval_devices(plain, 4, ins, outs));
+    outs[0] = want_plain;
+    CHECK_OK(gs_eval(plain, ins, outs));
+    CHECK(memcmp(plain_out, want_plain, sizeof plain_out) == 0);
+    gs_ctx_destroy(ctx);
+}
+
 void suite_spmd_check(void) {
+    RUN(test_eval_devices);
     RUN(test_check_agrees);
     RUN(test_check_mismatch_located);
     RUN(test_check_runtime_threaded);

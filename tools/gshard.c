@@ -1295,7 +1295,7 @@ static int mpi_check(gs_ctx *ctx, const options *o, gs_graph *entry, void *const
     if (!want || i < no) {
         fprintf(stderr, "gshard: out of memory for the reference outputs\n");
         rc = EXIT_ERROR;
-    } else if (gs_eval(entry, (const void *const *)inputs, (void *const *)want) != GS_OK) {
+    } else if (gs_eval_devices(entry, o->devices, (const void *const *)inputs, (void *const *)want) != GS_OK) {
         fprintf(stderr, "%s: check: the reference interpreter: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
         rc = EXIT_ERROR;
     }
