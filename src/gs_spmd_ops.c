@@ -1159,7 +1159,7 @@ GS__FN const char *gs__sp_collective_cross(gs__sp *sp, const gs_value *v, const 
 
 /* the manual group of device d under s (0 when s has no manual subgroup) */
 GS__FN int64_t gs__sp_manual_index(const gs_sharding *s, int64_t d) {
-    int64_t idx[GS_MAX_TILE_RANK];
+    int64_t idx[GS_MAX_TILE_RANK] = {0};
     if (!s || s->kind != GS_SHARDING_TILED || gs_sharding_manual_group(s) < 2 || !gs_sharding_device_index(s, d, idx))
         return 0;
     return idx[s->rank];   /* sub[0] is the manual subgroup */
