@@ -4333,7 +4333,7 @@ GS__FN int gs__single_gte_user(gs__bi *b) {
 GS__FN bool gs__bi_variadic(gs__bi *b) {
     gs__parser *P = b->P;
     bool scatter = b->in->op == GS_OP_SCATTER;
-    int n = scatter ? (b->n - 1) / 2 : b->n / 2, k, only;
+    int n = scatter ? (b->n - 1) / 2 : b->n / 2, k, i, only;
     gs_value **parts, *args[3];
     if (b->in->op == GS_OP_REDUCE && b->n == 4 && (k = gs__bi_argmax_reduce(b)) != 0) return k > 0;
     if ((scatter ? 2 * n + 1 : 2 * n) != b->n || n < 1)
@@ -4343,11 +4343,12 @@ GS__FN bool gs__bi_variadic(gs__bi *b) {
     /* b->xs lives in P->vals, which building the reducer computation reuses */
     P->red_xs = (gs_value **)gs__arena_dup(P->ctx, b->xs, sizeof(gs_value *) * (size_t)b->n);
     if (!parts || !P->red_xs) return false;
-    /* used only through one get-tuple-element: that result alone (gs__pr_variadic_std's form read back) */
+    /* used only through one get-tuple-element, with a reducer that mixes the components: that result alone
+       (gs__pr_variadic_std's form read back). The used result is built first to see which. */
     if ((only = gs__single_gte_user(b)) >= n) only = -1;
-    for (k = 0; k < n; k++) {
-        if (only >= 0 && k != only) continue;
+    for (i = 0; i < n; i++) {
         gs__bi c = *b;
+        k = only >= 0 ? (only + i) % n : i;
         args[0] = P->red_xs[k];
         args[1] = scatter ? P->red_xs[n] : P->red_xs[n + k];
         args[2] = scatter ? P->red_xs[n + 1 + k] : NULL;
@@ -4361,13 +4362,14 @@ GS__FN bool gs__bi_variadic(gs__bi *b) {
         P->red_n = 0;
         if (!(parts[k] = c.v)) return gs__builder_failed(P, &b->in->at);
         parts[k]->auto_name = true;   /* made up here: a later instruction of the text may take the name */
+        if (only >= 0 && parts[k]->red_n > 0) {   /* the get-tuple-element renames it */
+            P->ctx->next_name = NULL;
+            b->v = parts[k];
+            b->collapsed = true;
+            return true;
+        }
     }
     P->ctx->next_name = NULL;
-    if (only >= 0) {   /* the get-tuple-element renames it */
-        b->v = parts[only];
-        b->collapsed = true;
-        return true;
-    }
     b->v = gs_tuple(b->g, n, parts);
     return true;
 }

@@ -442,7 +442,49 @@ static void test_reducer_variadic_api(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* a variadic reduce whose reducer is per component (XLA's parameter order interleaved: or(p0, p2), or(p1, p3)) and
+   that one get-tuple-element reads stays the tuple the text wrote, with its tuple sharding; a mixing reducer read
+   through one get-tuple-element is that result alone */
+static void test_reducer_variadic_one_user(void) {
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, "HloModule m\n\n"
+        "orc {\n  a0 = u32[] parameter(0)\n  b0 = u32[] parameter(2)\n  o0 = u32[] or(a0, b0)\n"
+        "  a1 = u32[] parameter(1)\n  b1 = u32[] parameter(3)\n  o1 = u32[] or(a1, b1)\n"
+        "  ROOT t = (u32[], u32[]) tuple(o0, o1)\n}\n\n"
+        "ENTRY e {\n  x = u32[2,3] parameter(0), sharding={manual}\n  y = u32[2,3] parameter(1), sharding={manual}\n"
+        "  z = u32[] constant(0), sharding={manual}\n"
+        "  r = (u32[2], u32[2]) reduce(x, y, z, z), dimensions={1}, sharding={{manual},{manual}}, to_apply=orc\n"
+        "  ROOT g0 = u32[2] get-tuple-element(r), index=0, sharding={manual}\n}\n");
+    uint32_t x[6] = {1, 2, 4, 8, 16, 32}, y[6] = {0, 0, 0, 0, 0, 0}, out[2];
+    const void *ins[2];
+    void *outs[1];
+    if (g) {
+        const char *text = gst_hlo_roundtrip(g);
+        CHECK(text && strstr(text, "r = (u32[2], u32[2]) tuple(r.0, r.1), sharding={{manual}, {manual}}") &&
+              strstr(text, "ROOT g0 = u32[2] get-tuple-element(r), index=0"));
+        ins[0] = x;
+        ins[1] = y;
+        outs[0] = out;
+        CHECK_OK(gs_eval(g, ins, outs));
+        CHECK(out[0] == 7 && out[1] == 56);
+    }
+    gs_ctx_destroy(ctx);
+    ctx = gst_ctx();
+    g = gst_hlo_parse(ctx, "HloModule m\n\n" ARGMAX_GE "ENTRY e {\n"
+        "  x = f32[5,7] parameter(0)\n  io = s32[5,7] iota(), iota_dimension=1\n"
+        "  ninf = f32[] constant(-inf)\n  m1 = s32[] constant(-1)\n"
+        "  am = (f32[5], s32[5]) reduce(x, io, ninf, m1), dimensions={1}, to_apply=amax\n"
+        "  ROOT am1 = s32[5] get-tuple-element(am), index=1\n}\n");
+    if (g) {
+        const char *text = gst_hlo_roundtrip(g);
+        CHECK(text && strstr(text, "am1.v = (f32[5], s32[5]) reduce(x, io, ninf, m1)") &&
+              strstr(text, "ROOT am1 = s32[5] get-tuple-element(am1.v), index=1"));
+    }
+    gs_ctx_destroy(ctx);
+}
+
 void suite_reducers(void) {
+    RUN(test_reducer_variadic_one_user);
     RUN(test_reducer_reduce_and_window);
     RUN(test_reducer_scatter);
     RUN(test_reducer_collectives);
