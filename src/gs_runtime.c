@@ -2886,7 +2886,7 @@ GS__FN gs_result gs__rt_global_param(gs_runtime *rt, const gs_shape *in_shapes, 
     const gs_sharding *s = gs__rt_global_sharding(in_shardings, k);
     const gs_shape *shard = &rt->in_shapes[k];
     int64_t off[GS_MAX_RANK], cnt[GS_MAX_RANK], e, zero[GS_MAX_RANK];
-    bool has = true, full = true;
+    bool has = true, full = true, zeroed;
     const void *src;
     gs__buf *cb = &c_in[d * n_in + k];
     cb->shape = *shard;
@@ -2914,7 +2914,9 @@ GS__FN gs_result gs__rt_global_param(gs_runtime *rt, const gs_shape *in_shapes, 
         if (cnt[i] != shard->dims[i]) full = false;
     }
     src = in_data[d * n_in + k];
-    for (e = rt->d_lo; e < d; e++) {   /* another local device with the same tile */
+    /* unreduced: as run_global, the first device of each unreduced group holds the value, the others zero */
+    zeroed = has && gs__sh_unreduced_coord(s, d) > 0;
+    for (e = rt->d_lo; e < d && !zeroed; e++) {   /* another local device with the same tile */
         int64_t eo[GS_MAX_RANK], el[GS_MAX_RANK];
         bool same = in_data[e * n_in + k] == src;
         if (same && s) {
@@ -2927,7 +2929,7 @@ GS__FN gs_result gs__rt_global_param(gs_runtime *rt, const gs_shape *in_shapes, 
             return GS_OK;
         }
     }
-    if (full && has && !gs__fmt_differs(shard->dtype)) {
+    if (full && has && !zeroed && !gs__fmt_differs(shard->dtype)) {
         cb->data = (void *)(uintptr_t)src;
         return GS_OK;
     }
@@ -2935,7 +2937,8 @@ GS__FN gs_result gs__rt_global_param(gs_runtime *rt, const gs_shape *in_shapes, 
     if (!cb->data) return GS_ERR_OUT_OF_MEMORY;
     owned[d * n_in + k] = 1;
     if (!has || !full) gs__rt_poison(shard->dtype, cb->data, GS__FMT_COMPUTE, gs__numel(shard), !rt->no_poison);
-    if (has) gs__rt_copy_box(shard->dtype, rank, cnt, cb->data, GS__FMT_COMPUTE, shard->dims, zero, src, GS__FMT_STORAGE, cnt, zero);
+    if (zeroed) gs__rt_zero_box(shard->dtype, GS__FMT_COMPUTE, rank, cnt, cb->data, shard->dims);
+    else if (has) gs__rt_copy_box(shard->dtype, rank, cnt, cb->data, GS__FMT_COMPUTE, shard->dims, zero, src, GS__FMT_STORAGE, cnt, zero);
     return GS_OK;
 }
 

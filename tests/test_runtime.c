@@ -1032,6 +1032,41 @@ static void test_runtime_run_tiles(void) {
     }
 }
 
+/* run_tiles of an unreduced input, as run_global: each device is given the whole value as its tile, the first
+   device of each unreduced group keeps it and the others take zero, so the gathered sum is the value (not G
+   times it); with a tiled unreduced subgroup, along the tiles too. */
+static void test_runtime_run_tiles_unreduced(void) {
+    static const char *spmd =
+        "HloModule u, num_partitions=4\nENTRY main {\n  x = f32[3] parameter(0)\n  ROOT y = f32[3] copy(x)\n}\n";
+    static const char *spmd2 =
+        "HloModule u2, num_partitions=4\nENTRY main {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] copy(x)\n}\n";
+    int mode;
+    for (mode = 0; mode < RT_VARIANTS; mode++) {
+        gs_ctx *ctx = gst_ctx();
+        gs_graph *g = rt_parse(ctx, spmd), *g2 = rt_parse(ctx, spmd2);
+        gs_runtime *rt = rt_make_v(ctx, 4, mode);
+        float x[3] = {1.5f, -2.0f, 4.0f}, a[3], b[3], x4[4] = {1, 2, 3, 4}, t4[4][2], a4[4], b4[4];
+        const gs_sharding *sh, *sh2;
+        gs_shape s3 = gs_shape_make(GS_F32, 1, (int64_t[]){3}), s4 = gs_shape_make(GS_F32, 1, (int64_t[]){4});
+        const void *glob[1] = {x}, *tiles[4] = {x, x, x, x}, *glob4[1] = {x4}, *tiles4[4];
+        void *oa[1] = {a}, *ob[1] = {b}, *oa4[1] = {a4}, *ob4[1] = {b4};
+        int64_t d;
+        if (!g || !g2 || !rt) return;
+        sh = gs_sharding_parse(ctx, "{unreduced}");
+        sh2 = gs_sharding_parse(ctx, "{devices=[2,2]<=[4] last_tile_dims={unreduced}}");
+        CHECK(sh && sh2);
+        CHECK_OK(gs_runtime_run_global(rt, g, &s3, &sh, glob, &s3, &sh, oa));
+        CHECK_OK(gs_runtime_run_tiles(rt, g, &s3, &sh, tiles, &s3, &sh, ob));
+        CHECK(memcmp(a, x, sizeof x) == 0 && memcmp(b, x, sizeof x) == 0);
+        for (d = 0; d < 4; d++) tiles4[d] = rt_tile_of(sh2, s4, d, x4, t4[d]) ? t4[d] : NULL;
+        CHECK_OK(gs_runtime_run_global(rt, g2, &s4, &sh2, glob4, &s4, &sh2, oa4));
+        CHECK_OK(gs_runtime_run_tiles(rt, g2, &s4, &sh2, tiles4, &s4, &sh2, ob4));
+        CHECK(memcmp(a4, x4, sizeof x4) == 0 && memcmp(b4, x4, sizeof x4) == 0);
+        gs_runtime_destroy(rt);
+        gs_ctx_destroy(ctx);
+    }
+}
+
 /* ---------------------------------------------------------------------------------------------------------
    Mismatches, failures, the watchdog: errors within a second, never a hang
    ------------------------------------------------------------------------------------------------------- */
@@ -2075,6 +2110,7 @@ void suite_runtime(void) {
     RUN(test_runtime_alltoall_transpose);
     RUN(test_runtime_offset_tables);
     RUN(test_runtime_run_tiles);
+    RUN(test_runtime_run_tiles_unreduced);
     RUN(test_runtime_mismatch_divergent_loop);
     RUN(test_runtime_mismatch_nested_iterations);
     RUN(test_runtime_watchdog);

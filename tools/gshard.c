@@ -1333,7 +1333,7 @@ static bool mpi_load_tiles(gs_ctx *ctx, const options *o, gs_graph *entry, gs_ru
     int nb = num_buffers(entry), k, ok, all = 0;
     int64_t lo, hi, d, e, i;
     const char **paths = (const char **)calloc((size_t)nb + 1, sizeof(char *));
-    ok = paths && input_paths(o, entry, paths);
+    ok = tiles && owned && paths && input_paths(o, entry, paths);   /* a failure still joins the vote below */
     if (!paths) fprintf(stderr, "gshard: out of memory\n");
     gs_runtime_local_devices(rt, &lo, &hi);
     for (k = 0; ok && k < nb; k++)

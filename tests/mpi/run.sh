@@ -69,6 +69,9 @@ same tests/mpi/ragged.hlo 4 2 --spmd --seed 3 --lockstep
 # a manual region with a written all-reduce, --check: rank 0's reference runs the region once per device
 same tests/mpi/manual.hlo 4 2 --seed 2 --check
 same tests/mpi/manual.hlo 4 4 --seed 2 --check
+# unreduced inputs (whole and a subgroup): the summand devices take zero, on ranks as on threads
+same tests/mpi/unreduced.hlo 4 2 --seed 3 --check
+same tests/mpi/unreduced.hlo 4 4 --seed 3 --check
 
 # --input on ranks: each rank reads its devices' tiles of each file by offset (padding, a replicated bf16 input
 # rounded from an f32 file, tiles shared by two devices), with and without --check; a file of the wrong shape
