@@ -10,6 +10,24 @@
 #define ORBITS "or_bits {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  bx = u32[] bitcast-convert(x)\n" \
                "  by = u32[] bitcast-convert(y)\n  o = u32[] or(bx, by)\n  ROOT r = f32[] bitcast-convert(o)\n}\n\n"
 
+/* spmd, partitioned for D devices, agrees with its source on a lockstep runtime (default tolerances) */
+static void check_agrees(gs_ctx *ctx, gs_graph *spmd, int64_t D, const void *const *ins) {
+    gs_runtime_desc rd;
+    gs_runtime *rt = NULL;
+    gs_check_desc cd;
+    gs_check_report rep;
+    memset(&rd, 0, sizeof rd);
+    rd.num_devices = D;
+    rd.mode = GS_RUNTIME_LOCKSTEP;
+    CHECK_OK(gs_runtime_create(ctx, &rd, &rt));
+    memset(&cd, 0, sizeof cd);
+    if (rt) {
+        CHECK_OK(gs_partition_check(spmd, rt, &cd, ins, &rep));
+        CHECK_MSG(rep.ok, "%s", rep.message ? rep.message : "");
+        gs_runtime_destroy(rt);
+    }
+}
+
 static uint32_t bits_of(float f) {
     uint32_t u;
     memcpy(&u, &f, 4);
@@ -143,10 +161,6 @@ static void test_reducer_partition(void) {
                                      "  ROOT t = (s32[4], s32[4,5], s32[4,6]) tuple(r, w, s)\n}\n");
     gs_graph *spmd = NULL;
     gs_partition_desc pd;
-    gs_runtime_desc rd;
-    gs_runtime *rt = NULL;
-    gs_check_desc cd;
-    gs_check_report rep;
     int32_t p[24], ix[2] = {3, 3}, u[12];
     const void *ins[3];
     int k, n_ar = 0;
@@ -164,19 +178,10 @@ static void test_reducer_partition(void) {
         for (k = 0; k < gs_graph_num_values(spmd); k++) n_ar += gs_value_op(gs_graph_value(spmd, k)) == GS_OP_ALL_REDUCE;
         CHECK_EQ_INT(n_ar, 0);
         CHECK(text && strstr(text, "to_apply=sub2"));
-        memset(&rd, 0, sizeof rd);
-        rd.num_devices = 2;
-        rd.mode = GS_RUNTIME_LOCKSTEP;
-        CHECK_OK(gs_runtime_create(ctx, &rd, &rt));
         ins[0] = p;
         ins[1] = ix;
         ins[2] = u;
-        memset(&cd, 0, sizeof cd);
-        if (rt) {
-            CHECK_OK(gs_partition_check(spmd, rt, &cd, ins, &rep));
-            CHECK_MSG(rep.ok, "%s", rep.message ? rep.message : "");
-            gs_runtime_destroy(rt);
-        }
+        check_agrees(ctx, spmd, 2, ins);
     }
     gs_ctx_destroy(ctx);
 }
@@ -312,10 +317,6 @@ static void test_reducer_variadic_partition(void) {
         "  ROOT t = (f32[6], s32[6], f32[2,8], f32[2,8]) tuple(am0, am1, sc0, sc1)\n}\n");
     gs_graph *spmd = NULL;
     gs_partition_desc pd;
-    gs_runtime_desc rd;
-    gs_runtime *rt = NULL;
-    gs_check_desc cd;
-    gs_check_report rep;
     float x[42], o0[16], o1[16], u0[24], u1[24];
     int32_t ix[3] = {1, 0, 1};
     const void *ins[6];
@@ -341,17 +342,8 @@ static void test_reducer_variadic_partition(void) {
         }
         CHECK_EQ_INT(n_ag, 2);
         CHECK_EQ_INT(n_coll, 2);
-        memset(&rd, 0, sizeof rd);
-        rd.num_devices = 4;
-        rd.mode = GS_RUNTIME_LOCKSTEP;
-        CHECK_OK(gs_runtime_create(ctx, &rd, &rt));
         ins[0] = x; ins[1] = o0; ins[2] = o1; ins[3] = ix; ins[4] = u0; ins[5] = u1;
-        memset(&cd, 0, sizeof cd);
-        if (rt) {
-            CHECK_OK(gs_partition_check(spmd, rt, &cd, ins, &rep));
-            CHECK_MSG(rep.ok, "%s", rep.message ? rep.message : "");
-            gs_runtime_destroy(rt);
-        }
+        check_agrees(ctx, spmd, 4, ins);
     }
     gs_ctx_destroy(ctx);
 }
