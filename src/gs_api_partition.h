@@ -174,3 +174,14 @@ typedef struct gs_check_report {
 
 GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_check_desc *desc,
                                     const void *const *inputs, gs_check_report *report);
+/* The check of outputs gathered elsewhere, for runs whose devices are not all in this process (MPI ranks, where
+   gs_partition_check refuses): outputs[i] is output i of spmd as the run gathered it (the global array, storage
+   format, as gs_runtime_run_global and gs_runtime_run_tiles return it), inputs the global inputs it ran on (as
+   gs_partition_check takes them). The reference is the source's outputs by gs_eval_devices (the interpreter, or
+   a thread runtime of spmd's D devices for manual regions and written collectives), compared element by element
+   by the rules and with the default tolerances of gs_partition_check (the same per-output defaults, so a run
+   on ranks and a run on threads pass or fail alike). Only the gathered arrays are compared (not each device's
+   copy of a replicated tile), and no instruction is located (desc->locate is ignored): on a mismatch the report
+   names the output and its first differing element, device -1. */
+GS_API gs_result gs_partition_check_gathered(gs_graph *spmd, const gs_check_desc *desc, const void *const *inputs,
+                                             const void *const *outputs, gs_check_report *report);

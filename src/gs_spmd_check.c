@@ -384,51 +384,56 @@ GS__FN const gs_value *gs__chk_output_value(const gs_graph *g, int i) {
 }
 
 /* Step 1: checks the arguments and fills c's counts (nothing allocated yet). */
-GS__FN gs_result gs__chk_begin(gs__chk *c, gs_graph *spmd, gs_runtime *rt, const gs_check_desc *desc,
-                               const void *const *inputs) {
+/* What every check needs of spmd and desc: the source, D, the caller's tolerances, the buffer counts (fn names
+   the API function in the errors). */
+GS__FN gs_result gs__chk_setup(gs__chk *c, gs_graph *spmd, const gs_check_desc *desc, const char *fn) {
     gs_ctx *ctx = spmd->ctx;
     int np, k;
     if (!spmd->spmd || !spmd->spmd->src)
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: %s is not a program made by gs_partition", spmd->name);
-    if (!rt) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: the runtime is NULL");
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: %s is not a program made by gs_partition", fn, spmd->name);
     c->ctx = ctx;
     c->spmd = spmd;
     c->I = spmd->spmd;
     c->src = c->I->src;
-    c->rt = rt;
-    c->D = gs_runtime_num_devices(rt);
+    c->D = c->I->num_devices;
     c->user_rtol = c->rtol = desc ? desc->rtol : 0.0;
     c->user_atol = c->atol = desc ? desc->atol : 0.0;
     c->user_given = desc && desc->tolerances_given;
     if (!(c->rtol >= 0.0) || !(c->atol >= 0.0))
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: tolerances must be >= 0 (rtol %g, atol %g)", c->rtol,
-                       c->atol);
-    if (c->I->num_devices != c->D)
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: %s was partitioned for %lld devices but the runtime has %lld",
-                       spmd->name, (long long)c->I->num_devices, (long long)c->D);
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: tolerances must be >= 0 (rtol %g, atol %g)", fn, c->rtol, c->atol);
     /* the global inputs: the source parameters' buffers, laid out as the partitioner says */
     np = gs_graph_num_params(c->src);
     if (np != gs_graph_num_params(spmd))
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: the source has %d parameters but %s has %d", np,
-                       spmd->name, gs_graph_num_params(spmd));
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: the source has %d parameters but %s has %d", fn, np, spmd->name,
+                       gs_graph_num_params(spmd));
     for (k = 0; k < np; k++) {
         const gs_value *p = c->src->params[k];
-        if (!p || !spmd->params[k])
-            return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: parameter %d is missing", k);
+        if (!p || !spmd->params[k]) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: parameter %d is missing", fn, k);
         c->n_in += p->shape.dtype == GS_TUPLE ? p->n_tuple : 1;
     }
     c->n_out = gs_graph_num_outputs(c->src);
     if (c->n_out != gs_graph_num_outputs(spmd))
-        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: the source has %d outputs but %s has %d", c->n_out,
-                       spmd->name, gs_graph_num_outputs(spmd));
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: the source has %d outputs but %s has %d", fn, c->n_out, spmd->name,
+                       gs_graph_num_outputs(spmd));
+    return GS_OK;
+}
+
+GS__FN gs_result gs__chk_begin(gs__chk *c, gs_graph *spmd, gs_runtime *rt, const gs_check_desc *desc,
+                               const void *const *inputs) {
+    gs_ctx *ctx = spmd->ctx;
+    gs_result r = gs__chk_setup(c, spmd, desc, "gs_partition_check");
+    if (r) return r;
+    if (!rt) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: the runtime is NULL");
+    c->rt = rt;
+    if (gs_runtime_num_devices(rt) != c->D)
+        return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: %s was partitioned for %lld devices but the runtime has %lld",
+                       spmd->name, (long long)c->D, (long long)gs_runtime_num_devices(rt));
     if (c->n_in > 0 && !inputs)
         return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: inputs is NULL but %s has %d parameter buffers",
                        c->src->name, c->n_in);
     return GS_OK;
 }
 
-/* Step 2: the shapes and shardings of the global inputs and outputs, and the buffers of the two runs: want
-   (the reference outputs), scratch (the gathered outputs) and bad (one byte per element of the largest). */
 GS__FN gs_result gs__chk_alloc(gs__chk *c) {
     gs_ctx *ctx = c->ctx;
     int k, j, i, np = gs_graph_num_params(c->src);
@@ -805,6 +810,90 @@ GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_che
         bad_out = gs__chk_compare(&c, report, &first, &n_bad, &n_unheld);
         report->ok = bad_out < 0;
         if (!report->ok) r = gs__chk_explain(&c, desc, inputs, report, bad_out, &first, n_bad, n_unheld);
+    }
+    gs__chk_end(&c);
+    if (r) {
+        const char *m = ctx->err ? gs__arena_strdup(ctx, ctx->errmsg) : NULL;
+        report->ok = false;
+        report->message = m ? m : gs_result_str(r);
+    }
+    return r;
+}
+
+/* Every element of the gathered outputs got[] (storage format) against c->want, each output with its tolerance
+   (gs__chk_tol). Returns the first output that differs, or -1. */
+GS__FN int gs__chk_compare_gathered(gs__chk *c, const void *const *got, gs_check_report *report, gs__chk_diff *first,
+                                    int64_t *n_bad) {
+    int k, bad_out = -1;
+    int64_t e;
+    for (k = 0; k < c->n_out; k++) {
+        const gs_shape *os = &c->out_shapes[k];
+        int64_t n = gs__numel(os);
+        gs__chk_tol(c, k);
+        for (e = 0; e < n; e++) {
+            double a = gs__chk_get(os->dtype, true, got[k], e), b = gs__chk_get(os->dtype, true, c->want[k], e), err;
+            bool ok = gs__chk_close(os->dtype, a, b, c->rtol, c->atol, &err);
+            if (err > report->max_abs_err) report->max_abs_err = err;
+            if (ok) continue;
+            (*n_bad)++;
+            if (bad_out < 0) {
+                bad_out = k;
+                first->found = true;
+                first->index = e;
+                first->device = -1;
+                first->got = a;
+                first->want = b;
+            }
+        }
+        report->n_compared += n;
+    }
+    return bad_out;
+}
+
+GS_API gs_result gs_partition_check_gathered(gs_graph *spmd, const gs_check_desc *desc, const void *const *inputs,
+                                             const void *const *outputs, gs_check_report *report) {
+    gs__chk c;
+    gs_ctx *ctx;
+    gs_check_desc no_locate;
+    int64_t n_bad = 0;
+    gs_result r;
+    int k, bad_out;
+    gs__chk_diff first;
+    if (report) {
+        memset(report, 0, sizeof *report);
+        report->output = -1;
+        report->device = -1;
+        report->message = "";
+    }
+    if (!spmd) return GS_ERR_INVALID_ARG;
+    ctx = spmd->ctx;
+    if (!report) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check_gathered: report is NULL");
+    memset(&c, 0, sizeof c);
+    memset(&first, 0, sizeof first);
+    memset(&no_locate, 0, sizeof no_locate);
+    if (desc) no_locate = *desc;
+    no_locate.locate = false;
+    r = gs__chk_setup(&c, spmd, desc, "gs_partition_check_gathered");
+    if (r == GS_OK && ((c.n_in > 0 && !inputs) || (c.n_out > 0 && !outputs)))
+        r = gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check_gathered: %s is NULL but %s has %d %s",
+                    !outputs && c.n_out > 0 ? "outputs" : "inputs", c.src->name, !outputs && c.n_out > 0 ? c.n_out : c.n_in,
+                    !outputs && c.n_out > 0 ? "outputs" : "parameter buffers");
+    if (r == GS_OK) {
+        c.out_shapes = (gs_shape *)gs__malloc(ctx, sizeof(gs_shape) * (size_t)(c.n_out + 1));
+        c.want = (void **)gs__malloc(ctx, sizeof(void *) * (size_t)(c.n_out + 1));
+        if (c.want) memset(c.want, 0, sizeof(void *) * (size_t)(c.n_out + 1));
+        if (!c.out_shapes || !c.want) r = GS_ERR_OUT_OF_MEMORY;
+    }
+    for (k = 0; r == GS_OK && k < c.n_out; k++) {
+        c.out_shapes[k] = gs_graph_output_shape(c.src, k);
+        if (!(c.want[k] = gs__malloc(ctx, gs_shape_bytes(&c.out_shapes[k]) + 1))) r = GS_ERR_OUT_OF_MEMORY;
+    }
+    /* the reference: the interpreter, or for manual regions and written collectives a thread runtime of D devices */
+    if (r == GS_OK) r = gs_eval_devices(c.src, c.D, inputs, c.want);
+    if (r == GS_OK) {
+        bad_out = gs__chk_compare_gathered(&c, outputs, report, &first, &n_bad);
+        report->ok = bad_out < 0;
+        if (!report->ok) r = gs__chk_explain(&c, &no_locate, inputs, report, bad_out, &first, n_bad, 0);
     }
     gs__chk_end(&c);
     if (r) {

@@ -1,5 +1,6 @@
 /* test_spmd_check.c - gs_partition_check: agreement, a mismatch traced to its first instruction and device,
-   tolerances, tuple outputs, threaded runtimes, and bad arguments.
+   tolerances, tuple outputs, threaded runtimes, and bad arguments; gs_partition_check_gathered (outputs gathered
+   elsewhere) against it; gs_eval_devices.
 
    The mismatch is real, not staged: a sum over a dim split across two devices adds in another order than the
    reference. With x = [1e8, 1, -1e8, 1] the reference adds left to right, ((1e8 + 1) - 1e8) + 1 = 1 in f32
@@ -258,6 +259,143 @@ static void test_eval_devices(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* spmd's global outputs from a thread runtime (what an MPI run gathers on rank 0) */
+static void run_gathered(gs_graph *src, gs_graph *spmd, int64_t D, const gs_shape *in_shapes, int n_in,
+                         const void *const *ins, void *const *outs) {
+    gs_runtime *rt = make_rt(gs_graph_ctx(spmd), D, GS_RUNTIME_THREADED);
+    const gs_sharding *in_sh[4], *out_sh[1];
+    gs_shape out_shape = gs_graph_output_shape(src, 0);
+    int k;
+    for (k = 0; k < n_in; k++) in_sh[k] = gs_partition_param_sharding(spmd, k);
+    out_sh[0] = gs_partition_output_sharding(spmd, 0);
+    CHECK_OK(gs_runtime_run_global(rt, spmd, in_shapes, in_sh, ins, &out_shape, out_sh, outs));
+    gs_runtime_destroy(rt);
+}
+
+/* gs_partition_check_gathered: a bf16 contraction split 4 ways (each device rounds its partial sum to bf16 before
+   the all-reduce) passes with the defaults exactly when gs_partition_check passes, with the same worst difference
+   (which 1e-5 would not cover); exact tolerances find the difference "as gathered" (device -1); one planted wrong
+   element is named with the reference's value; a manual region's reference runs on the devices; bad arguments. */
+static void test_check_gathered(void) {
+    static const char *text =
+        "HloModule bf16_sums, num_partitions=4\n"
+        "ENTRY e {\n"
+        "  a = bf16[8,256] parameter(0), sharding={devices=[1,4]<=[4]}\n"
+        "  b = bf16[256,8] parameter(1), sharding={devices=[4,1]<=[4]}\n"
+        "  ROOT r = bf16[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={replicated}\n"
+        "}\n";
+    static const char *manual_text =
+        "HloModule m, num_partitions=4\n"
+        "add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }\n"
+        "ENTRY e {\n"
+        "  p = f32[8,3] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+        "  m = f32[2,3] custom-call(p), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n"
+        "  s = f32[2,3] all-reduce(m), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, "
+        "to_apply=add, sharding={manual}\n"
+        "  ROOT f = f32[8,3] custom-call(s), custom_call_target=\"SPMDShardToFullShape\", sharding={devices=[4,1]<=[4]}\n"
+        "}\n";
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gst_hlo_parse(ctx, text), *spmd, *mg, *mspmd;
+    gs_shape shapes[2];
+    uint16_t a[8 * 256], b[256 * 8], out[64], ref[64];
+    float mp[24], mout[24];
+    const void *ins[2];
+    void *outs[1];
+    gs_runtime *rt;
+    gs_check_desc cd;
+    gs_check_report rep, trep;
+    CHECK(g != NULL);
+    if (!g) {
+        gs_ctx_destroy(ctx);
+        return;
+    }
+    shapes[0] = gs_value_shape(gs_graph_param(g, 0));
+    shapes[1] = gs_value_shape(gs_graph_param(g, 1));
+    gs_fill_random(shapes[0], 3, 0, a);
+    gs_fill_random(shapes[1], 3, 1, b);
+    ins[0] = a;
+    ins[1] = b;
+    spmd = partition(g, 4);
+    outs[0] = out;
+    run_gathered(g, spmd, 4, shapes, 2, ins, outs);
+    outs[0] = ref;
+    CHECK_OK(gs_eval(g, ins, outs));
+    /* the defaults: the same verdict and worst difference as the check on the devices */
+    memset(&cd, 0, sizeof cd);
+    rt = make_rt(ctx, 4, GS_RUNTIME_THREADED);
+    CHECK_OK(gs_partition_check(spmd, rt, &cd, ins, &trep));
+    outs[0] = out;
+    CHECK_OK(gs_partition_check_gathered(spmd, &cd, ins, (const void *const *)outs, &rep));
+    gs_runtime_destroy(rt);
+    CHECK_MSG(trep.ok && rep.ok, "%s / %s", trep.message, rep.message);
+    CHECK_EQ_INT(rep.n_compared, 64);
+    CHECK(rep.max_abs_err > 1e-3);   /* bf16 partial sums: a 1e-5 tolerance would fail */
+    CHECK_NEAR(rep.max_abs_err, trep.max_abs_err, 0.0);
+    CHECK(rep.output == -1 && rep.first_bad == NULL && rep.message[0] == 0);
+    /* exact: the difference, as gathered */
+    cd.tolerances_given = true;
+    CHECK_OK(gs_partition_check_gathered(spmd, &cd, ins, (const void *const *)outs, &rep));
+    CHECK(!rep.ok);
+    CHECK_EQ_INT(rep.output, 0);
+    CHECK_EQ_INT(rep.device, -1);
+    CHECK(rep.first_bad == gs_graph_root(g));
+    CHECK(rep.got != rep.want);
+    CHECK_NEAR(rep.want, gs_dtype_get(GS_BF16, ref, rep.index), 0.0);
+    CHECK_NEAR(rep.got, gs_dtype_get(GS_BF16, out, rep.index), 0.0);
+    CHECK_MSG(strstr(rep.message, "as gathered") && strstr(rep.message, "tolerance 0 + 0 * |want|"), "message: %s",
+              rep.message);
+    /* one planted wrong element under the defaults: named, with the reference's value */
+    memset(&cd, 0, sizeof cd);
+    out[13] = 0x4480;   /* bf16 1024 */
+    CHECK_OK(gs_partition_check_gathered(spmd, &cd, ins, (const void *const *)outs, &rep));
+    CHECK(!rep.ok);
+    CHECK_EQ_INT(rep.index, 13);
+    CHECK_NEAR(rep.got, 1024.0, 0.0);
+    CHECK_NEAR(rep.want, gs_dtype_get(GS_BF16, ref, 13), 0.0);
+    CHECK_MSG(strstr(rep.message, "element [1,5] as gathered") && strstr(rep.message, "1 of 64"), "message: %s",
+              rep.message);
+    /* bad arguments */
+    CHECK(gs_partition_check_gathered(g, &cd, ins, (const void *const *)outs, &rep) == GS_ERR_INVALID_ARG);
+    CHECK(strstr(gs_ctx_error_msg(ctx), "gs_partition_check_gathered: ") && strstr(gs_ctx_error_msg(ctx), "not a program made by gs_partition"));
+    CHECK(!rep.ok);
+    gs_ctx_clear_error(ctx);
+    CHECK(gs_partition_check_gathered(spmd, &cd, ins, NULL, &rep) == GS_ERR_INVALID_ARG);
+    CHECK(strstr(gs_ctx_error_msg(ctx), "outputs is NULL") != NULL);
+    gs_ctx_clear_error(ctx);
+    CHECK(gs_partition_check_gathered(spmd, &cd, NULL, (const void *const *)outs, &rep) == GS_ERR_INVALID_ARG);
+    CHECK(strstr(gs_ctx_error_msg(ctx), "inputs is NULL") != NULL);
+    gs_ctx_clear_error(ctx);
+    cd.atol = -1;
+    CHECK(gs_partition_check_gathered(spmd, &cd, ins, (const void *const *)outs, &rep) == GS_ERR_INVALID_ARG);
+    CHECK(strstr(gs_ctx_error_msg(ctx), "tolerances must be >= 0") != NULL);
+    gs_ctx_clear_error(ctx);
+    CHECK(gs_partition_check_gathered(spmd, NULL, ins, (const void *const *)outs, NULL) == GS_ERR_INVALID_ARG);
+    gs_ctx_clear_error(ctx);
+    CHECK(gs_partition_check_gathered(NULL, NULL, ins, (const void *const *)outs, &rep) == GS_ERR_INVALID_ARG);
+    /* a manual region with a written all-reduce: the reference runs on the devices (every block the sum of the
+       four), and a wrong block is found */
+    mg = gst_hlo_parse(ctx, manual_text);
+    CHECK(mg != NULL);
+    if (mg) {
+        int i;
+        shapes[0] = gs_value_shape(gs_graph_param(mg, 0));
+        for (i = 0; i < 24; i++) mp[i] = (float)(i % 5) - 1.5f;
+        ins[0] = mp;
+        mspmd = partition(mg, 4);
+        outs[0] = mout;
+        run_gathered(mg, mspmd, 4, shapes, 1, ins, outs);
+        for (i = 0; i < 24; i++) CHECK_NEAR(mout[i], mp[i % 6] + mp[6 + i % 6] + mp[12 + i % 6] + mp[18 + i % 6], 0.0);
+        cd.atol = 0;
+        cd.tolerances_given = true;
+        CHECK_OK(gs_partition_check_gathered(mspmd, &cd, ins, (const void *const *)outs, &rep));
+        CHECK_MSG(rep.ok && rep.n_compared == 24, "%s", rep.message);
+        mout[20] += 1.0f;
+        CHECK_OK(gs_partition_check_gathered(mspmd, &cd, ins, (const void *const *)outs, &rep));
+        CHECK(!rep.ok && rep.index == 20);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 void suite_spmd_check(void) {
     RUN(test_eval_devices);
     RUN(test_check_agrees);
@@ -265,4 +403,5 @@ void suite_spmd_check(void) {
     RUN(test_check_runtime_threaded);
     RUN(test_check_mismatch_unlocated_and_tolerance);
     RUN(test_check_errors);
+    RUN(test_check_gathered);
 }

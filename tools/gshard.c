@@ -1277,49 +1277,26 @@ static void mpi_desc(const options *o, gs_runtime_desc *desc) {
     desc->fast_reduce = o->fast_reduce;
 }
 
-/* run --check on ranks: rank 0 evaluates the source program on the reference interpreter and compares every
-   element of the gathered outputs (|got - want| <= atol + rtol * |want|, NaN matches NaN; integers and pred
-   exactly). The copies of replicated tiles were compared bit for bit while gathering (check_replicas). */
-static int mpi_check(gs_ctx *ctx, const options *o, gs_graph *entry, void *const *inputs, void *const *outputs) {
-    int no = gs_graph_num_outputs(entry), i, rc = EXIT_OK;
-    void **want = (void **)calloc((size_t)no + 1, sizeof(void *));
-    double rtol, atol, worst = 0;
-    long long n = 0;
-    bool given;
-    check_tolerances(o, &rtol, &atol, &given);
-    if (!given) rtol = atol = 1e-5;
-    for (i = 0; want && i < no; i++) {
-        gs_shape s = gs_graph_output_shape(entry, i);
-        if (!(want[i] = malloc(gs_shape_bytes(&s) ? gs_shape_bytes(&s) : 1))) break;
+/* run --check on ranks: rank 0 compares the gathered outputs with the source's reference, by the rules and default
+   tolerances of gs_partition_check (gs_partition_check_gathered). The copies of replicated tiles were compared
+   bit for bit while gathering (check_replicas). */
+static int mpi_check(gs_ctx *ctx, const options *o, gs_graph *spmd, void *const *inputs, void *const *outputs) {
+    gs_check_desc cd;
+    gs_check_report rep;
+    memset(&cd, 0, sizeof cd);
+    check_tolerances(o, &cd.rtol, &cd.atol, &cd.tolerances_given);
+    if (gs_partition_check_gathered(spmd, &cd, (const void *const *)inputs, (const void *const *)outputs, &rep) != GS_OK) {
+        fprintf(stderr, "%s: check: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
+        return EXIT_ERROR;
     }
-    if (!want || i < no) {
-        fprintf(stderr, "gshard: out of memory for the reference outputs\n");
-        rc = EXIT_ERROR;
-    } else if (gs_eval_devices(entry, o->devices, (const void *const *)inputs, (void *const *)want) != GS_OK) {
-        fprintf(stderr, "%s: check: the reference interpreter: %s\n", shown_name(o->file), user_msg(gs_ctx_error_msg(ctx)));
-        rc = EXIT_ERROR;
+    if (!rep.ok) {
+        fprintf(stderr, "%s: check: %s (run build/gshard run --check on one machine to find the first instruction "
+                "that differs)\n", shown_name(o->file), user_msg(rep.message));
+        return EXIT_MISMATCH;
     }
-    for (i = 0; rc == EXIT_OK && i < no; i++) {
-        gs_shape s = gs_graph_output_shape(entry, i);
-        bool fl = s.dtype == GS_F32 || s.dtype == GS_F64 || s.dtype == GS_BF16 || s.dtype == GS_F16;
-        int64_t e, ne = gs_shape_numel(&s);
-        for (e = 0; e < ne; e++, n++) {
-            double g = gs_dtype_get(s.dtype, outputs[i], e), w = gs_dtype_get(s.dtype, want[i], e), d = fabs(g - w);
-            bool ok = fl ? ((g != g && w != w) || g == w || d <= atol + rtol * fabs(w)) : g == w;
-            if (!ok) {
-                fprintf(stderr, "%s: check: output %d element %lld: got %.9g, want %.9g (run build/gshard run --check "
-                        "on one machine to find the first instruction that differs)\n", shown_name(o->file), i,
-                        (long long)e, g, w);
-                rc = EXIT_MISMATCH;
-                break;
-            }
-            if (d == d && d > worst) worst = d;
-        }
-    }
-    if (rc == EXIT_OK) printf("check: ok, %lld elements match the reference (max |got - want| %.3g)\n", n, worst);
-    for (i = 0; want && i < no; i++) free(want[i]);
-    free(want);
-    return rc;
+    printf("check: ok, %lld elements match the reference (max |got - want| %.3g)\n", (long long)rep.n_compared,
+           rep.max_abs_err);
+    return EXIT_OK;
 }
 
 /* run on ranks: the tiles of every input this rank's devices hold (gs_runtime_run_tiles), tiles[d * nb + k],
@@ -1590,7 +1567,7 @@ static int mpi_run(gs_ctx *ctx, const options *o, gs_graph *entry, gs_graph *spm
         from_npy = (bool *)calloc((size_t)nb + 1, sizeof(bool));
         if (!inputs || !from_npy) fprintf(stderr, "gshard: out of memory\n");
         if (!inputs || !from_npy || !load_inputs(ctx, o, entry, inputs, from_npy)) rc = EXIT_ERROR;
-        else rc = mpi_check(ctx, o, entry, inputs, outputs);
+        else rc = mpi_check(ctx, o, spmd, inputs, outputs);
     }
 done:
     for (i = 0; owned && i < n; i++)

@@ -4,8 +4,9 @@
 #   1. every examples/*.hlo (the *spmd* ones with --spmd), tests/mpi/collectives.hlo (every collective kind, with
 #      groups inside and across ranks), tests/mpi/ragged.hlo (ragged-all-to-all) and programs of both differential fuzzers
 #      (GST_FUZZ_DUMP, GST_WFUZZ_DUMP): the same exit status and --output-dir files with the same bytes;
-#      the issue's command (moe_layer, 4 ranks, --check) exactly as written; --lockstep, --workers 1,
-#      --stats and --fast-reduce (its --check within tolerance)
+#      docs/distributed.md's command (moe_layer, 4 ranks, --check) as written; --lockstep, --workers 1,
+#      --stats and --fast-reduce (its --check within tolerance); --check with the library's default tolerances
+#      (a bf16 program that passes on threads passes on ranks)
 #   2. D not a multiple of R: exit 2; a rank stuck before a collective: the others' watchdog names it and the
 #      job ends; a rank that fails (out of memory under ulimit -v; a ragged-all-to-all out of bounds): every rank
 #      reports its message, exit 2;
@@ -92,7 +93,7 @@ else
     bad "gshard eval could not write the input files"
 fi
 
-# the issue's command, exactly as written, against build/gshard run
+# docs/distributed.md's command, as written (with Open MPI's root consent), against build/gshard run
 rm -rf "$T/DIR" "$T/DIR2"
 if (cd "$T" && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 4 "$OLDPWD/$M" run \
         "$OLDPWD/examples/moe_layer.hlo" --devices 8 --seed 7 --check --output-dir DIR) >"$T/must.log" 2>&1 &&
@@ -100,7 +101,7 @@ if (cd "$T" && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun 
    grep -q "^check: ok" "$T/must.log" && diff -r "$T/DIR" "$T/DIR2" >/dev/null; then
     ok
 else
-    bad "the issue's moe_layer command"; head -20 "$T/must.log" >&2
+    bad "docs/distributed.md's moe_layer command"; head -20 "$T/must.log" >&2
 fi
 
 # --check with tolerances of nothing: the same status on every rank as on threads (the partitioned sums of this
@@ -111,6 +112,13 @@ same examples/moe_layer.hlo 8 2 --seed 7 --check --atol 1e-30 --rtol 1e-30
 for np in 2 4; do
     same tests/mpi/bf16_sums.hlo 4 "$np" --seed 3 --check --atol 1e-30 --rtol 1e-30
     [ "$r1" = 1 ] && ok || bad "the bf16 --check on $np ranks did not find the difference (status $r1)"
+done
+# the same program with the default tolerances: rank 0 compares with the library's per-output default (bf16
+# cone, sqrt(G) for the narrow all-reduce), so it passes on ranks exactly when it passes on threads
+for np in 2 4; do
+    same tests/mpi/bf16_sums.hlo 4 "$np" --seed 3 --check
+    [ "$r2" = 0 ] && grep -q "^check: ok, 64 elements" "$T/b.log" && ok ||
+        bad "the bf16 --check with default tolerances on $np ranks (status $r2)"
 done
 
 # --stats: rank 0 prints the accounting summed over the ranks (the same bytes as on threads)
