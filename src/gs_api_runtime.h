@@ -185,6 +185,10 @@ typedef struct gs_runtime_collective_stats {
     int64_t bytes_received;
     int64_t max_device_sent;  /* the busiest device's total over the run */
     int64_t max_device_received;
+    /* appended: what really crossed between MPI ranks for this collective (its operands, pieces, metadata and
+       folded slices as docs/distributed.md lists them, not the posts), bytes summed over the ranks and
+       executions; 0 when every device is in one process, and for an all-reduce MPI folds (--fast-reduce) */
+    int64_t rank_bytes_sent;
 } gs_runtime_collective_stats;
 
 typedef struct gs_runtime_stats {

@@ -672,6 +672,7 @@ GS__FN gs_result gs__net_open(gs_ctx *ctx, void *comm, gs__net **out);
 GS__FN void gs__net_close(gs_ctx *ctx, gs__net *n);
 GS__FN int gs__net_rank(const gs__net *n);
 GS__FN int gs__net_size(const gs__net *n);
+GS__FN int64_t gs__net_sent(const gs__net *n);
 GS__FN bool gs__net_broken(const gs__net *n);
 GS__FN int gs__net_move(gs__net *n, const gs__net_xfer *send, int n_send, const gs__net_xfer *recv, int n_recv,
                         int64_t timeout_us, const int *abort_flag, uint8_t *late, int *code, char *msg, size_t cap);

@@ -33,6 +33,7 @@ struct gs__net {
     MPI_Request *req;         /* the transfers started and not yet waited for, in the order started */
     int *req_peer;            /* each one's peer rank, -1 for a send */
     int n_req, cap_req;
+    int64_t sent;             /* bytes of every send started (gs__net_sent) */
 };
 
 GS__FN gs_result gs__net_open(gs_ctx *ctx, void *comm, gs__net **out) {
@@ -183,6 +184,7 @@ GS__FN int gs__net_start(gs__net *n, const gs__net_xfer *x, int cnt, bool recv, 
         return GS__NET_ERROR;
     }
     for (i = 0; i < cnt; i++) {
+        if (!recv) n->sent += x[i].bytes;
         for (off = 0; off == 0 || off < x[i].bytes; off += GS__NET_PIECE) {
             char *b = (char *)x[i].buf + off;
             int len = (int)GS__MIN(GS__NET_PIECE, x[i].bytes - off);
@@ -193,6 +195,9 @@ GS__FN int gs__net_start(gs__net *n, const gs__net_xfer *x, int cnt, bool recv, 
     }
     return GS__NET_OK;
 }
+
+/* The bytes this rank has started sending since the link opened. */
+GS__FN int64_t gs__net_sent(const gs__net *n) { return n->sent; }
 
 /* The number of transfers started and not yet finished (a mark for gs__net_finish). */
 GS__FN int gs__net_started(const gs__net *n) { return n->n_req; }

@@ -899,6 +899,7 @@ struct gs_runtime {
     int n_xs, cap_xs;
     uint8_t *need;            /* D + 2R: scratch of a rendezvous (devices, late ranks, the ranks of a group) */
     bool ar_net;              /* the current all-reduce has groups across ranks (gs__rt_net_ar) */
+    bool ra_net;              /* the current ragged-all-to-all has members on other ranks (gs__rt_net_ragged) */
     const void **nsrc;        /* reduce-scatter, all-to-all: L * G, where local device t's piece of member j is */
     uint8_t *nkind;           /* L * G: 0 member j's operand (ins), 1 nsrc (received, packed), 2 received in place */
     size_t nsrc_cap;
@@ -946,6 +947,7 @@ struct gs_runtime {
     gs_runtime_collective_stats *cstats;
     int n_cstats;
     int64_t coll_count, bytes_sent;
+    int64_t *net_cstat;       /* per plan: bytes this rank sent other ranks for it (rank_bytes_sent), during a run */
     double seconds;
 };
 
@@ -1549,6 +1551,14 @@ GS__FN bool gs__rt_net_sends(gs_runtime *rt, const gs__cplan *p, const gs__rt_pi
             }
             continue;
         }
+        if (p->op == GS_OP_RAGGED_ALL_TO_ALL) {   /* its metadata; the rows it sends follow (gs__rt_net_ragged) */
+            for (s = 0; s < R; s++)
+                if (s != me && gs__rt_rank_needs(rt, p, s, d) &&
+                    !gs__rt_xs_push(rt, fill, s, GS__NET_TAG_DATA + d, gs__rt_at(rt->ins[d], p->ra_meta),
+                                    (int64_t)bytes - p->ra_meta))
+                    return false;
+            continue;
+        }
         if (p->op != GS_OP_REDUCE_SCATTER && p->op != GS_OP_ALL_TO_ALL) {
             for (s = 0; s < R; s++)
                 if (s != me && gs__rt_rank_needs(rt, p, s, d) &&
@@ -1631,6 +1641,12 @@ GS__FN bool gs__rt_net_recvs(gs_runtime *rt, const gs__cplan *p, const gs__rt_pi
             *at += bytes;
         }
         if (fill) rt->ins[m] = buf;
+        if (p->op == GS_OP_RAGGED_ALL_TO_ALL) {   /* room for m's whole input; its metadata now, rows later */
+            if (!gs__rt_xs_push(rt, fill, m / L, GS__NET_TAG_DATA + m, fill ? buf + p->ra_meta : NULL,
+                                (int64_t)bytes - p->ra_meta))
+                return false;
+            continue;
+        }
         if (!gs__rt_xs_push(rt, fill, m / L, GS__NET_TAG_DATA + m, buf, (int64_t)bytes)) return false;
     }
     return true;
@@ -1656,7 +1672,7 @@ GS__FN bool gs__rt_net_data(gs_runtime *rt, const gs__cplan *p, const char *at) 
         x.outer = x.c ? gs__numel(&p->in) / x.c : 0;
     }
     rt->n_xs = 0;
-    rt->ar_net = false;
+    rt->ar_net = rt->ra_net = false;
     /* pass 1 sizes the staging, pass 2 fills the transfers */
     if (!gs__rt_net_sends(rt, p, &x, false, &staging) || !gs__rt_net_recvs(rt, p, &x, false, &staging)) goto oom;
     if (staging > rt->rbuf_cap) {
@@ -1681,6 +1697,7 @@ GS__FN bool gs__rt_net_data(gs_runtime *rt, const gs__cplan *p, const char *at) 
     n_send = rt->n_xs;
     if (!gs__rt_net_recvs(rt, p, &x, true, &staging)) goto oom;
     rt->ar_net = p->op == GS_OP_ALL_REDUCE && rt->n_xs > 0;
+    rt->ra_net = p->op == GS_OP_RAGGED_ALL_TO_ALL && rt->n_xs > 0;
     rc = gs__net_start(rt->net, rt->xs, n_send, false, &code, msg, sizeof msg);
     if (rc == GS__NET_OK) rc = gs__net_start(rt->net, rt->xs + n_send, rt->n_xs - n_send, true, &code, msg, sizeof msg);
     if (rc != GS__NET_OK) gs__rt_net_failed(rt, rc, code, msg, NULL, at);
@@ -1765,6 +1782,86 @@ GS__FN bool gs__rt_net_ar(gs_runtime *rt, const gs__cplan *p, const char *at) {
     return true;
 }
 
+/* The rows of sender m's input (of N) that the members of its group on rank s read: its updates to each of them
+   (update i goes to member i / U), clamped to the input (an update out of range fails in gs__ra2a_receive on every
+   rank alike, before any row is read), merged into disjoint runs in increasing order, iv[2k] to iv[2k + 1].
+   meta: m's input_offsets and send_sizes (K each). iv has room for 2 K. Returns the number of runs. Sender and
+   receiver compute the same runs from the same metadata. */
+GS__FN int64_t gs__rt_ragged_runs(const gs_runtime *rt, const gs__cplan *p, int64_t m, const int64_t *meta, int64_t s,
+                                  int64_t *iv) {
+    int64_t L = rt->d_hi - rt->d_lo, K = p->ra.K, U = K / p->G, N = p->ra.N, n = 0, j, i, a, b, k, q;
+    const int64_t *mem = p->ids + p->group_of[m] * p->G;
+    for (j = 0; j < p->G; j++) {
+        if (mem[j] / L != s) continue;
+        for (i = j * U; i < (j + 1) * U; i++) {
+            if (meta[K + i] <= 0) continue;
+            a = GS__MAX(0, GS__MIN(meta[i], N));
+            b = meta[K + i] > N - a ? N : a + meta[K + i];
+            if (b <= a) continue;
+            for (k = n; k > 0 && iv[2 * (k - 1)] > a; k--) {   /* insertion by start */
+                iv[2 * k] = iv[2 * (k - 1)];
+                iv[2 * k + 1] = iv[2 * (k - 1) + 1];
+            }
+            iv[2 * k] = a;
+            iv[2 * k + 1] = b;
+            n++;
+        }
+    }
+    for (k = 0, q = 0; k < n; k++) {   /* merge overlapping and touching runs */
+        if (q > 0 && iv[2 * k] <= iv[2 * (q - 1) + 1]) {
+            iv[2 * (q - 1) + 1] = GS__MAX(iv[2 * (q - 1) + 1], iv[2 * k + 1]);
+            continue;
+        }
+        iv[2 * q] = iv[2 * k];
+        iv[2 * q + 1] = iv[2 * k + 1];
+        q++;
+    }
+    return q;
+}
+
+/* Ragged-all-to-all between ranks (rt->ra_net), after every remote member's metadata has come (gs__rt_net_data
+   put it into room for the member's whole input): each local device sends each other rank only the rows its
+   members there read (gs__rt_ragged_runs on its own metadata), straight from its input; each remote member's runs
+   for this rank land at their offsets in that room, where gs__ra2a_receive reads them. false after recording a
+   failure. */
+GS__FN bool gs__rt_net_ragged(gs_runtime *rt, const gs__cplan *p, const char *at) {
+    int64_t R = gs__net_size(rt->net), L = rt->D / R, me = gs__net_rank(rt->net), rb = p->ra.row_bytes, d, s, k, n;
+    int64_t *iv = (int64_t *)gs__malloc(rt->ctx, sizeof(int64_t) * (size_t)(2 * p->ra.K + 2));
+    int code = 0, rc, n_send;
+    char msg[1024];
+    bool ok = iv != NULL;
+    rt->n_xs = 0;
+    for (d = rt->d_lo; ok && d < rt->d_hi; d++)
+        for (s = 0; ok && s < R; s++) {
+            if (s == me) continue;
+            n = gs__rt_ragged_runs(rt, p, d, (const int64_t *)(const void *)gs__rt_at(rt->ins[d], p->ra_meta), s, iv);
+            for (k = 0; ok && k < n; k++)
+                ok = gs__rt_xs_push(rt, true, s, GS__NET_TAG_DATA + d, gs__rt_at(rt->ins[d], iv[2 * k] * rb),
+                                    (iv[2 * k + 1] - iv[2 * k]) * rb);
+        }
+    n_send = rt->n_xs;
+    for (d = 0; ok && d < rt->D; d++) {
+        if (d / L == me || gs__rt_first_local(rt, p, p->group_of[d]) < 0) continue;
+        n = gs__rt_ragged_runs(rt, p, d, (const int64_t *)(const void *)gs__rt_at(rt->ins[d], p->ra_meta), me, iv);
+        for (k = 0; ok && k < n; k++)
+            ok = gs__rt_xs_push(rt, true, d / L, GS__NET_TAG_DATA + d, gs__rt_at(rt->ins[d], iv[2 * k] * rb),
+                                (iv[2 * k + 1] - iv[2 * k]) * rb);
+    }
+    gs__free(rt->ctx, iv);
+    if (!ok) {
+        gs__rt_net_fail(rt, GS__FAIL_NET, GS_ERR_OUT_OF_MEMORY, "out of memory for the transfers between ranks");
+        return false;
+    }
+    rc = gs__net_start(rt->net, rt->xs, n_send, false, &code, msg, sizeof msg);
+    if (rc == GS__NET_OK) rc = gs__net_start(rt->net, rt->xs + n_send, rt->n_xs - n_send, true, &code, msg, sizeof msg);
+    if (rc == GS__NET_OK) rc = gs__net_finish(rt->net, -1, rt->watchdog_us, &rt->abort, rt->need + rt->D, &code, msg, sizeof msg);
+    if (rc != GS__NET_OK) {
+        gs__rt_net_failed(rt, rc, code, msg, rt->need + rt->D, at);
+        return false;
+    }
+    return true;
+}
+
 /* The rank-level step of a rendezvous (the first worker; the others wait). The posts (what each rank is at)
    and the collective's operands travel in one round: both are started, the posts are waited for and compared
    (ranks at different collectives fail here, before their operands are used), then the operands are waited
@@ -1774,6 +1871,7 @@ GS__FN bool gs__rt_net_step(gs_runtime *rt, const gs__post *me, const gs__cplan 
     int64_t mine[GS__RT_SIGN], *all = (int64_t *)gs__malloc(rt->ctx, sizeof(int64_t) * GS__RT_SIGN * (size_t)R + 1);
     uint8_t *late = rt->need + rt->D;
     int rc = GS__NET_OK, code = 0, mark;
+    int64_t sent0 = 0;
     char msg[1024], a[384], b[384];
     bool ok = false, fast = p && gs__rt_net_fast_ok(rt, p);
     rt->fast_done = false;
@@ -1796,6 +1894,7 @@ GS__FN bool gs__rt_net_step(gs_runtime *rt, const gs__post *me, const gs__cplan 
         goto done;
     }
     mark = gs__net_started(rt->net);
+    sent0 = gs__net_sent(rt->net);
     if (p && !fast && !gs__rt_net_data(rt, p, a)) goto done;
     rc = gs__net_finish(rt->net, mark, rt->watchdog_us, &rt->abort, late, &code, msg, sizeof msg);
     if (rc != GS__NET_OK) {
@@ -1812,8 +1911,11 @@ GS__FN bool gs__rt_net_step(gs_runtime *rt, const gs__post *me, const gs__cplan 
             gs__rt_net_fail(rt, GS__FAIL_NET, GS_ERR_INVALID_ARG, msg);
             goto done;
         }
-    ok = gs__rt_net_wait_all(rt, a) && (!fast || gs__rt_net_fast(rt, p, a)) && (fast || !p || !rt->ar_net || gs__rt_net_ar(rt, p, a));
+    ok = gs__rt_net_wait_all(rt, a) && (!fast || gs__rt_net_fast(rt, p, a)) && (fast || !p || !rt->ar_net || gs__rt_net_ar(rt, p, a)) &&
+         (!p || !rt->ra_net || gs__rt_net_ragged(rt, p, a));
     if (GS__LOAD(&rt->abort)) ok = false;
+    if (p && rt->net_cstat && p >= rt->plans && p < rt->plans + rt->n_plans)
+        rt->net_cstat[p - rt->plans] += gs__net_sent(rt->net) - sent0;
 done:
     gs__free(rt->ctx, all);
     return ok;
@@ -2340,6 +2442,7 @@ GS__FN gs_result gs__rt_stats(gs_runtime *rt, int64_t *cstat_all, double seconds
         c->operand_bytes = (int64_t)gs_shape_bytes(p->op == GS_OP_RAGGED_ALL_TO_ALL ? &p->v->operands[0]->shape : &p->in);
         c->result_bytes = (int64_t)gs_shape_bytes(&p->out);
         c->count = cstat_all[3 * i];
+        c->rank_bytes_sent = cstat_all[3 * (size_t)rt->n_plans * (size_t)rt->D + (size_t)i];
         for (d = 0; d < rt->D; d++) {
             const int64_t *cs = cstat_all + 3 * ((size_t)d * (size_t)rt->n_plans + (size_t)i);
             c->bytes_sent += cs[1];
@@ -2418,12 +2521,14 @@ GS__FN gs_result gs__rt_go(gs_runtime *rt, const void *const *st_in, const gs__b
         return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_runtime_run: an earlier run failed between the ranks; the runtime "
                        "cannot run again (end the job)");
 #endif
-    cstat_all = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (per * (size_t)rt->D + 1));
+    /* every device's counters, then this rank's bytes between ranks per plan */
+    cstat_all = (int64_t *)gs__malloc(ctx, sizeof(int64_t) * (per * (size_t)rt->D + (size_t)rt->n_plans + 1));
     if (!cstat_all || gs__rt_trace_begin(rt) != GS_OK) {
         gs__free(ctx, cstat_all);
         return gs__err(ctx, GS_ERR_OUT_OF_MEMORY, "gs_runtime_run: out of memory");
     }
-    memset(cstat_all, 0, sizeof(int64_t) * (per * (size_t)rt->D + 1));
+    memset(cstat_all, 0, sizeof(int64_t) * (per * (size_t)rt->D + (size_t)rt->n_plans + 1));
+    rt->net_cstat = cstat_all + per * (size_t)rt->D;
     gs__rt_lanes(rt, rt->workers);
     if (!gs__barrier_init(&rt->bar, (int)rt->lanes, &rt->abort, rt->cpus)) {
         gs__free(ctx, cstat_all);
@@ -2470,7 +2575,7 @@ GS__FN gs_result gs__rt_go(gs_runtime *rt, const void *const *st_in, const gs__b
         gs__rt_free_results(rt);
     } else {
 #if defined(GSHARD_MPI)
-        if (rt->net) r = gs__rt_net_totals(rt, cstat_all, per * (size_t)rt->D);
+        if (rt->net) r = gs__rt_net_totals(rt, cstat_all, per * (size_t)rt->D + (size_t)rt->n_plans);
         if (!r)
 #endif
         r = gs__rt_stats(rt, cstat_all, (double)(gs__now_us() - t0) * 1e-6);
@@ -2478,6 +2583,7 @@ GS__FN gs_result gs__rt_go(gs_runtime *rt, const void *const *st_in, const gs__b
         else if (st_out) gs__rt_free_results(rt);
     }
     for (d = 0; d < rt->D; d++) rt->devs[d].cstat = NULL;
+    rt->net_cstat = NULL;
     gs__free(ctx, cstat_all);
     gs__rt_free_plans(rt);
     return r;

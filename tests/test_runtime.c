@@ -823,6 +823,7 @@ static void test_runtime_permute_ring(void) {
             CHECK_EQ_INT(st.collectives[0].bytes_sent, 3 * 4 * 40);
             CHECK_EQ_INT(st.collectives[0].bytes_received, 3 * 4 * 40);
             CHECK_EQ_INT(st.collectives[0].max_device_sent, 3 * 40);
+            CHECK_EQ_INT(st.collectives[0].rank_bytes_sent, 0);   /* one process: nothing between ranks */
         }
         gs_runtime_destroy(rt);
         gs_ctx_destroy(ctx);

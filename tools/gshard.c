@@ -1421,10 +1421,12 @@ static void print_stats(const gs_runtime *rt) {
         char ran[48];
         if (c->count == 1) snprintf(ran, sizeof ran, "once");
         else snprintf(ran, sizeof ran, "%lld times", (long long)c->count);
+        char net[64] = "";
+        if (gs_runtime_num_ranks(rt) > 1) snprintf(net, sizeof net, "; %lld between ranks", (long long)c->rank_bytes_sent);
         printf("  %s %s: groups of %lld, ran %s per device, %lld bytes sent and %lld received in all "
-               "(at most %lld sent by one device)\n",
+               "(at most %lld sent by one device%s)\n",
                gs_op_name(c->op), gs_value_name(c->instruction), (long long)c->group_size, ran,
-               (long long)c->bytes_sent, (long long)c->bytes_received, (long long)c->max_device_sent);
+               (long long)c->bytes_sent, (long long)c->bytes_received, (long long)c->max_device_sent, net);
     }
 }
 

@@ -2,7 +2,8 @@
 # tests/mpi/run.sh - make test-mpi: build/gshard-mpi on 2 and 4 MPI ranks against build/gshard (the thread
 # runtime), and the ways a distributed run must fail.
 #   1. every examples/*.hlo (the *spmd* ones with --spmd), tests/mpi/collectives.hlo (every collective kind, with
-#      groups inside and across ranks), tests/mpi/ragged.hlo (ragged-all-to-all) and programs of both differential fuzzers
+#      groups inside and across ranks), tests/mpi/ragged.hlo and ragged_rows.hlo (ragged-all-to-all; only the rows
+#      sent cross the ranks) and programs of both differential fuzzers
 #      (GST_FUZZ_DUMP, GST_WFUZZ_DUMP): the same exit status and --output-dir files with the same bytes;
 #      docs/distributed.md's command (moe_layer, 4 ranks, --check) as written; --lockstep, --workers 1,
 #      --stats and --fast-reduce (its --check within tolerance); --check with the library's default tolerances
@@ -67,6 +68,14 @@ same tests/mpi/collectives.hlo 4 2 --spmd --seed 5 --lockstep
 same tests/mpi/ragged.hlo 4 2 --spmd --seed 2
 same tests/mpi/ragged.hlo 4 4 --spmd --seed 2
 same tests/mpi/ragged.hlo 4 2 --spmd --seed 3 --lockstep
+# ...and only the rows a member sends cross the ranks, not its whole input (--stats: bytes between ranks, the
+# counts worked out in the file)
+for np in 2 4; do
+    same tests/mpi/ragged_rows.hlo 4 "$np" --spmd --seed 2
+    want=$([ "$np" = 2 ] && echo 1536 || echo 3072)
+    $RUN -np "$np" "$M" run tests/mpi/ragged_rows.hlo --spmd --devices 4 --seed 2 --stats >"$T/rr.log" 2>&1
+    grep -q "; $want between ranks)" "$T/rr.log" && ok || { bad "ragged rows between $np ranks (want $want bytes)"; grep ragged "$T/rr.log" >&2; }
+done
 # a manual region with a written all-reduce, --check: rank 0's reference runs the region once per device
 same tests/mpi/manual.hlo 4 2 --seed 2 --check
 same tests/mpi/manual.hlo 4 4 --seed 2 --check
@@ -121,9 +130,12 @@ for np in 2 4; do
         bad "the bf16 --check with default tolerances on $np ranks (status $r2)"
 done
 
-# --stats: rank 0 prints the accounting summed over the ranks (the same bytes as on threads)
+# --stats: rank 0 prints the accounting summed over the ranks (the same bytes as on threads, and what crossed
+# between the ranks)
 "$G" run examples/moe_layer.hlo --devices 8 --stats | grep "bytes sent" >"$T/s1"
 $RUN -np 2 "$M" run examples/moe_layer.hlo --devices 8 --stats 2>/dev/null | grep "bytes sent" >"$T/s2"
+grep -q "between ranks)" "$T/s2" && ok || bad "--stats on ranks does not give the bytes between ranks"
+sed -i 's/; [0-9]* between ranks)/)/' "$T/s2"
 if [ -s "$T/s1" ] && diff "$T/s1" "$T/s2" >/dev/null; then ok; else bad "--stats traffic differs"; fi
 
 # --fast-reduce: MPI's reductions, checked against the reference within the default tolerance
