@@ -436,7 +436,10 @@ GS_API int gs_value_tuple_arity(const gs_value *v);   /* top-level elements; 0 f
 GS_API int gs_value_tuple_element_leaves(const gs_value *v, int i, int *first_leaf);
 GS_API const int *gs_value_tuple_tree(const gs_value *v, int *n);
 GS_API int gs_value_id(const gs_value *v);            /* position in its graph */
-/* The sharding attribute text exactly as written (without "sharding="), or NULL. */
+/* The value's sharding as HLO attribute text (without "sharding="), as gs_sharding_to_text prints it: the same
+   sharding, not necessarily the characters written (spaces dropped, "last_tile_dims={replicated}" as
+   "last_tile_dim_replicate", a tiling whose every tile is the whole array as "{replicated}"); the device list
+   keeps the form it was given in (iota or explicit). NULL when the value has none. */
 GS_API const char *gs_value_sharding_text(const gs_value *v);
 /* Parses text and attaches it as gs_value_set_sharding does; a named-mesh sharding's open dims ({?}) become the
    value's open dims (gs_value_open_dims) and the text is printed back as written while the value keeps it. */
