@@ -178,6 +178,13 @@ GS_API const gs_sharding *gs_value_sharding(const gs_value *v);
 GS_API gs_result gs_value_set_sharding(gs_value *v, const gs_sharding *s);
 /* Dims of a value's user sharding that propagation may still refine (bit per dim). */
 GS_API uint32_t gs_value_open_dims(const gs_value *v);
+/* Sets them, as HLO text's backend_config="unspecified_dims=[...]" does: on a sharding annotation (gs_annotate)
+   or a manual conversion (gs_to_manual, gs_to_full), the places XLA keeps them; propagation refines those dims
+   of the sharding and, across a conversion, XLA's rules for the manual subgroup apply. Printed back as
+   unspecified_dims. 0 closes every dim. Errors (GS_ERR_SHARDING): another op (a named-mesh sharding with "?"
+   dims, gs_value_set_sharding_text, opens dims of any value), a value without a sharding, a tuple, a dim past the
+   value's rank. */
+GS_API gs_result gs_value_set_open_dims(gs_value *v, uint32_t open_dims);
 
 /* Where a sharding came from. */
 typedef enum gs_origin_kind {

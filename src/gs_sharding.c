@@ -1712,6 +1712,23 @@ GS_API gs_result gs_value_set_sharding_text(gs_value *v, const char *text) {
     return r;
 }
 
+GS_API gs_result gs_value_set_open_dims(gs_value *v, uint32_t open_dims) {
+    gs_ctx *ctx;
+    if (!v) return GS_ERR_INVALID_ARG;
+    ctx = v->graph->ctx;
+    if (v->op != GS_OP_ANNOTATE && v->op != GS_OP_TO_MANUAL && v->op != GS_OP_TO_FULL)
+        return gs__err(ctx, GS_ERR_SHARDING, "%s: open dims belong on a sharding annotation or a manual conversion, not "
+                       "on %s (a named-mesh sharding with '?' dims opens dims of any value)", v->name, gs_op_name(v->op));
+    if (!v->sharding) return gs__err(ctx, GS_ERR_SHARDING, "%s: open dims need a sharding to refine", v->name);
+    if (v->shape.dtype == GS_TUPLE || (open_dims && (v->shape.rank >= 32 ? 0 : open_dims >> v->shape.rank) != 0))
+        return gs__err(ctx, GS_ERR_SHARDING, "%s: open dims 0x%x outside rank %d", v->name, (unsigned)open_dims,
+                       v->shape.dtype == GS_TUPLE ? 0 : v->shape.rank);
+    v->open_dims = open_dims;
+    v->open_text = NULL;   /* printed as unspecified_dims */
+    v->open_sh = NULL;
+    return GS_OK;
+}
+
 /* the custom-calls that carry a sharding as text: annotate, to-manual (full -> shard), to-full (shard -> full) */
 GS__FN gs_value *gs__custom(gs_graph *g, gs_op op, gs_value *x, const gs_shape *shape, const char *sharding) {
     gs_value *v = gs__value_new(g, op, 1, &x);

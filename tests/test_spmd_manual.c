@@ -295,6 +295,70 @@ static void test_manual_open_dims_refined(void) {
     free(prog);
 }
 
+/* The same program built with the C API, its open dims given by gs_value_set_open_dims: printed with
+   unspecified_dims on the four custom-calls, it partitions and runs as the text does; the setter's errors. */
+static void test_manual_open_dims_api(void) {
+    static const float kv[20] = {0, 1, 2, 3, 4, 10, 11, 12, 13, 14, 20, 21, 22, 23, 24, 30, 31, 32, 33, 34};
+    static const char *const split = "{devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}";
+    static const char *const manual = "{devices=[1,1,2,2]0,2,1,3 last_tile_dims={manual, replicated}}";
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = gs_graph_new(ctx, "m");
+    int64_t full[2] = {8, 5}, blk[2] = {4, 5};
+    gs_shape fs = gs_shape_make(GS_F32, 2, full), bs = gs_shape_make(GS_F32, 2, blk);
+    gs_value *p = gs_parameter(g, 0, fs, "p"), *a, *m, *n, *b, *f;
+    float x[40], got[40];
+    const void *in[1];
+    const char *text, *err, *at;
+    char *prog = NULL, *copy = NULL;
+    int i, count = 0;
+    CHECK_OK(gs_value_set_sharding_text(p, "{devices=[1,2,2]<=[4] last_tile_dim_replicate}"));
+    a = gs_annotate(g, p, split);
+    m = gs_to_manual(g, a, bs, manual);
+    n = gs_add(g, m, gs_constant(g, bs, kv));
+    b = gs_annotate(g, n, manual);
+    f = gs_to_full(g, b, fs, split);
+    gs_graph_set_root(g, gs_copy(g, f));
+    gs_graph_set_num_partitions(g, 4);
+    CHECK(a && m && n && b && f);
+    if (!a || !m || !n || !b || !f) {
+        gs_ctx_destroy(ctx);
+        return;
+    }
+    CHECK_OK(gs_value_set_open_dims(a, 2));
+    CHECK_OK(gs_value_set_open_dims(m, 2));
+    CHECK_OK(gs_value_set_open_dims(b, 2));
+    CHECK_OK(gs_value_set_open_dims(f, 2));
+    CHECK(gs_value_open_dims(m) == 2);
+    /* the errors: not an annotation or conversion, a dim past the rank, NULL */
+    CHECK(gs_value_set_open_dims(n, 2) == GS_ERR_SHARDING);
+    CHECK(strstr(gs_ctx_error_msg(ctx), "not on add") != NULL);
+    gs_ctx_clear_error(ctx);
+    CHECK(gs_value_set_open_dims(a, 4) == GS_ERR_SHARDING);
+    CHECK(strstr(gs_ctx_error_msg(ctx), "outside rank 2") != NULL);
+    gs_ctx_clear_error(ctx);
+    CHECK(gs_value_open_dims(a) == 2);   /* a refused call changes nothing */
+    CHECK(gs_value_set_open_dims(NULL, 1) == GS_ERR_INVALID_ARG);
+    text = gs_hlo_print(g);
+    CHECK(text != NULL);
+    for (at = text; at && (at = strstr(at, "backend_config=\"unspecified_dims=[1]\"")) != NULL; at++) count++;
+    CHECK_MSG(count == 4, "%s", text ? text : "");
+    if (text && (copy = (char *)malloc(strlen(text) + 1)) != NULL) memcpy(copy, text, strlen(text) + 1);
+    gs_ctx_destroy(ctx);
+    if (!copy) return;
+    for (i = 0; i < 40; i++) x[i] = (float)i * 0.25f - 4;
+    in[0] = x;
+    err = man_run(copy, 4, in, got, &prog);
+    CHECK_MSG(err == NULL, "%s", err ? err : "");
+    for (i = 0; !err && i < 40; i++) {
+        float want = x[i] + (float)(10 * ((i / 5) % 4) + i % 5);
+        CHECK_MSG(got[i] == want, "element %d: got %g, want %g", i, got[i], want);
+    }
+    CHECK_MSG(prog && strstr(prog, "f32[4,3] add(") && !strstr(prog, "all-gather") && !strstr(prog, "all-to-all") &&
+              !strstr(prog, "collective-permute"), "%s", prog ? prog : "");
+    free(prog);
+    free(copy);
+}
+
 /* An op whose tuple sharding is {manual} in every element runs as written on each device's block, as XLA reads
    such a tuple (before, rng-bit-generator's rule asked for its state replicated and the partition failed).
    Each device's bits are those the interpreter draws from that device's half of the state. */
@@ -579,6 +643,7 @@ void suite_spmd_manual(void) {
     RUN(test_manual_partial_whole_collectives);
     RUN(test_manual_partial_collectives_random);
     RUN(test_manual_open_dims_refined);
+    RUN(test_manual_open_dims_api);
     RUN(test_manual_tuple_sharding);
     RUN(test_manual_cli_tuple_parameters);
 }
