@@ -1406,25 +1406,47 @@ GS__FN gs_value *gs__sp_no_rule(gs__sp *sp, const gs_value *v, const gs_sharding
     return gs__sp_replicated(sp, v, "no partitioned rule", osh);
 }
 
-/* The leaves of infeed v's result (data leaves, then the token) on device p, or with p < 0 their shard shapes
-   (XLA's MakePartitionedShape / MakeNonPaddedShapeForGivenPartition): a data leaf's tile under its element of t
-   (on device p its real part, the padding cut off); other leaves and the token whole. The partitioner holds a
-   maximal leaf as replicated (docs/xla_differences.md): every device infeeds it, where XLA's other devices read
-   an empty tuple and make zeros. */
-GS__FN void gs__sp_infeed_leaves(const gs_value *v, const gs_sharding *t, int64_t p, gs_shape *out) {
+/* The n leaves `full` (an infeed's result leaves, data then token; an outfeed's data leaves) on device p, or with
+   p < 0 their shard shapes (XLA's MakePartitionedShape / MakeNonPaddedShapeForGivenPartition): leaf i's tile under
+   element i of t (t itself when it is not a tuple; on device p its real part, the padding cut off); other leaves
+   and tokens whole. The partitioner holds a maximal leaf as replicated (docs/xla_differences.md): every device
+   infeeds it, where XLA's other devices read an empty tuple and make zeros. */
+GS__FN void gs__sp_feed_leaves(int n, const gs_shape *full, const gs_sharding *t, int64_t p, gs_shape *out) {
     int i, d;
     int64_t idx[GS_MAX_TILE_RANK];
-    for (i = 0; i < v->n_tuple; i++) {
+    for (i = 0; i < n; i++) {
         const gs_sharding *e = t && t->kind == GS_SHARDING_TUPLE ? (i < t->n_elems ? t->elems[i] : NULL) : t;
-        out[i] = v->tuple[i];
-        if (v->tuple[i].dtype == GS_TOKEN || !e || e->kind != GS_SHARDING_TILED) continue;
-        out[i] = gs__sp_local(e, v->tuple[i]);
+        out[i] = full[i];
+        if (full[i].dtype == GS_TOKEN || !e || e->kind != GS_SHARDING_TILED) continue;
+        out[i] = gs__sp_local(e, full[i]);
         if (p < 0 || !gs_sharding_device_index(e, p, idx)) continue;
         for (d = 0; d < out[i].rank && d < e->rank; d++) {
-            int64_t left = v->tuple[i].dims[d] - idx[d] * out[i].dims[d];
+            int64_t left = full[i].dims[d] - idx[d] * out[i].dims[d];
             out[i].dims[d] = left < 0 ? 0 : left < out[i].dims[d] ? left : out[i].dims[d];
         }
     }
+}
+
+/* The distinct per-device leaf lists of n leaves `full` under t: shard[0, n) their shard shapes, then nb lists
+   of n at shard + n (nb returned), pick[p] device p's list. Arena memory; -1 when out of memory. */
+GS__FN int gs__sp_feed_branches(gs__sp *sp, int n, const gs_shape *full, const gs_sharding *t, gs_shape **shard,
+                                int32_t **pick) {
+    size_t L = (size_t)n, B = sizeof(gs_shape) * L;
+    gs_shape *all;
+    int nb = 0;
+    int64_t p, q;
+    *shard = (gs_shape *)gs__arena_alloc(sp->ctx, B * (size_t)(sp->D + 1) + 1);
+    *pick = (int32_t *)gs__arena_alloc(sp->ctx, sizeof(int32_t) * (size_t)sp->D);
+    if (!*shard || !*pick) return -1;
+    all = *shard + L;
+    gs__sp_feed_leaves(n, full, t, -1, *shard);
+    for (p = 0; p < sp->D; p++) {
+        gs__sp_feed_leaves(n, full, t, p, all + (size_t)nb * L);
+        for (q = 0; q < nb && memcmp(all + (size_t)q * L, all + (size_t)nb * L, B); q++) {}
+        (*pick)[p] = (int32_t)q;
+        if (q == nb) nb++;
+    }
+    return nb;
 }
 
 /* infeed v's op in graph g reading token tok, its result's leaves `leaves` */
@@ -1471,21 +1493,12 @@ GS__FN gs_value *gs__sp_infeed(gs__sp *sp, const gs_value *v, const gs_sharding 
     gs_shape *shard, *all;
     gs_value *tok, *sel, **args;
     int32_t *pick;
-    int nb = 0, b, node, leaf;
-    int64_t p, q;
+    int nb, b, node, leaf;
     size_t L = (size_t)v->n_tuple, B = sizeof(gs_shape) * L;
     tok = gs__sp_get(sp, v->operands[0], sp->G->vals[v->operands[0]->id].sh);
-    shard = (gs_shape *)gs__arena_alloc(sp->ctx, B * (size_t)(sp->D + 1));
-    pick = (int32_t *)gs__arena_alloc(sp->ctx, sizeof(int32_t) * (size_t)sp->D);
-    if (!tok || !shard || !pick) return NULL;
+    nb = gs__sp_feed_branches(sp, v->n_tuple, v->tuple, t, &shard, &pick);
+    if (!tok || nb < 0) return NULL;
     all = shard + L;   /* the distinct per-device leaves, nb of them */
-    gs__sp_infeed_leaves(v, t, -1, shard);
-    for (p = 0; p < sp->D; p++) {
-        gs__sp_infeed_leaves(v, t, p, all + (size_t)nb * L);
-        for (q = 0; q < nb && memcmp(all + (size_t)q * L, all + (size_t)nb * L, B); q++) {}
-        pick[p] = (int32_t)q;
-        if (q == nb) nb++;
-    }
     *osh = t;
     if (nb == 1 && !memcmp(all, shard, B)) {
         gs__sp_note(sp, "infeed: each device reads its tiles");
@@ -1510,10 +1523,221 @@ GS__FN gs_value *gs__sp_infeed(gs__sp *sp, const gs_value *v, const gs_sharding 
     return gs_conditional(g, sel, nb, br, args);
 }
 
+/* outfeed v's data sharding as XLA's HandleOutfeed reads the attribute: the sharding written on the outfeed (kept
+   aside when it does not fit the token result, else its user sharding), a trailing element for the token dropped;
+   for a tuple of data leaves the tuple of their shardings. NULL: none written, a nested tuple, or a manual
+   element (the op is then computed as before: replicated, or in its manual region). *err on a sharding that does
+   not fit its leaf. */
+GS__FN const gs_sharding *gs__sp_outfeed_sharding(gs__sp *sp, const gs_value *v, const gs_value *data, bool *err) {
+    const gs_sharding *k = v->kept_sharding ? v->kept_sharding : v->sharding_user ? v->sharding : NULL;
+    bool tuple = data->shape.dtype == GS_TUPLE;
+    int n = tuple ? data->n_tuple : 1, i;
+    *err = false;
+    if (!k || (tuple && data->tree)) return NULL;
+    if (k->kind == GS_SHARDING_TUPLE) {
+        if (k->n_elems != n && k->n_elems != n + 1) return NULL;
+        if (!tuple) k = k->elems[0];
+        else if (k->n_elems == n + 1 && !(k = gs_sharding_tuple(sp->ctx, n, k->elems))) return NULL;
+    } else if (tuple) {
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        const gs_sharding *e = tuple ? k->elems[i] : k;
+        if (!e || e->kind == GS_SHARDING_MANUAL || e->kind == GS_SHARDING_UNKNOWN || gs_sharding_manual_group(e) > 1)
+            return NULL;
+        if (gs_sharding_validate(sp->ctx, e, tuple ? data->tuple[i] : data->shape, sp->D) != GS_OK) {
+            gs__err_prefix(sp->ctx, "%s: the sharding of what it sends%s: ", v->name,
+                           tuple ? gs__arena_printf(sp->ctx, " (element %d)", i) : "");
+            *err = true;
+            return NULL;
+        }
+    }
+    return k;
+}
+
+/* v's attribute text with the array dims of its outfeed_shape replaced by leaves[0, n), in order, the layouts kept
+   (XLA gives the partitioned outfeed the operand's shape with outfeed_shape's layout); the outfeed_shape dropped
+   (XLA then takes the operand's shape) when its arrays are not n. NULL only when out of memory. */
+GS__FN const char *gs__sp_outfeed_attrs(gs__sp *sp, const char *attrs, const gs_shape *leaves, int n) {
+    static const char key[] = "outfeed_shape=";
+    const char *at = attrs ? strstr(attrs, key) : NULL, *val, *end, *q;
+    char *out, *o;
+    int j = 0, depth = 0, d;
+    if (!at) return attrs;
+    val = at + sizeof key - 1;
+    for (end = val; *end && !(depth == 0 && *end == ','); end++)   /* the value ends at a comma outside () {} [] */
+        depth += (*end == '(' || *end == '{' || *end == '[') ? 1 : (*end == ')' || *end == '}' || *end == ']') ? -1 : 0;
+    if (!(out = (char *)gs__arena_alloc(sp->ctx, strlen(attrs) + (size_t)n * (GS_MAX_RANK * 21 + 2) + 1))) return NULL;
+    memcpy(out, attrs, (size_t)(val - attrs));
+    o = out + (val - attrs);
+    for (q = val, depth = 0; q < end; q++) {
+        if (*q == '[' && depth == 0) {   /* an array's dims (not inside a layout's braces): the next leaf's */
+            const char *close = strchr(q, ']');
+            if (j >= n || !close || close >= end) break;
+            *o++ = '[';
+            for (d = 0; d < leaves[j].rank; d++) o += sprintf(o, "%s%lld", d ? "," : "", (long long)leaves[j].dims[d]);
+            *o++ = ']';
+            j++;
+            q = close;
+            continue;
+        }
+        depth += *q == '{' ? 1 : *q == '}' ? -1 : 0;
+        *o++ = *q;
+    }
+    if (q < end || j != n) {   /* not the operand's arrays: drop the attribute (and the ", " before it) */
+        size_t head = (size_t)(at - attrs);
+        if (head >= 2 && attrs[head - 2] == ',' && attrs[head - 1] == ' ') head -= 2;
+        return gs__arena_printf(sp->ctx, "%.*s%s", (int)head, attrs, end);
+    }
+    strcpy(o, end);
+    return out;
+}
+
+/* outfeed v's op in graph g sending data (its n leaves `leaves`) after token tok */
+GS__FN gs_value *gs__sp_outfeed_op(gs__sp *sp, gs_graph *g, const gs_value *v, gs_value *data, gs_value *tok,
+                                   const gs_shape *leaves, int n) {
+    gs_value *ops[2], *o;
+    size_t at = offsetof(gs_value, index);
+    ops[0] = data;
+    ops[1] = tok;
+    if (!data || !tok) return NULL;
+    sp->ctx->next_name = v->name;
+    o = gs__value_new(g, GS_OP_OPAQUE, 2, ops);
+    sp->ctx->next_name = NULL;
+    if (!o) return NULL;
+    memcpy((char *)o + at, (const char *)v + at, sizeof(gs_value) - at);
+    if (v->text_attrs && !(o->text_attrs = gs__sp_outfeed_attrs(sp, v->text_attrs, leaves, n))) return NULL;
+    return gs__finish(o);
+}
+
+/* A branch of an outfeed's conditional: its parameter is (data, token) for data of shape `shard` (n leaves; an
+   array when !tuple); it sends the data cut to `real` (each leaf's first real.dims elements), or with after_all
+   sends nothing and returns a new token. */
+GS__FN gs_graph *gs__sp_outfeed_branch(gs__sp *sp, const gs_value *v, int b, bool tuple, int n, const gs_shape *shard,
+                                       const gs_shape *real, bool after_all) {
+    const char *name = gs__arena_printf(sp->ctx, "outfeed_branch_%d", b);
+    gs_graph *br = name ? gs_graph_new(sp->ctx, name) : NULL;
+    gs_shape *ps = (gs_shape *)gs__arena_alloc(sp->ctx, sizeof(gs_shape) * (size_t)(n + 1));
+    int *tree = (int *)gs__arena_alloc(sp->ctx, sizeof(int) * (size_t)(n + 3));
+    gs_value *prm, *d, *tk, *r, **el;
+    int i;
+    if (!br || !ps || !tree) return NULL;
+    memcpy(ps, shard, sizeof(gs_shape) * (size_t)n);
+    memset(&ps[n], 0, sizeof ps[n]);
+    ps[n].dtype = GS_TOKEN;
+    tree[0] = 2;
+    tree[1] = n;
+    for (i = 0; i < n + 1; i++) tree[2 + i] = -1;
+    prm = tuple ? gs_parameter_tuple_nested(br, 0, n + 1, ps, n + 3, tree, "outfeed_token_param")
+                : gs_parameter_tuple(br, 0, 2, ps, "outfeed_token_param");
+    d = gs_get_tuple_element(br, prm, 0);
+    tk = gs_get_tuple_element(br, prm, 1);
+    if (!d || !tk) return NULL;
+    if (after_all) {
+        sp->ctx->next_name = "after-all";
+        r = gs__value_new(br, GS_OP_OPAQUE, 0, NULL);
+        sp->ctx->next_name = NULL;
+        if (!r) return NULL;
+        r->opaque = "after-all";
+        memset(&r->opaque_shape, 0, sizeof r->opaque_shape);
+        r->opaque_shape.dtype = GS_TOKEN;
+        r = gs__finish(r);
+    } else {
+        if (memcmp(shard, real, sizeof(gs_shape) * (size_t)n)) {   /* the padding cut off */
+            int64_t zero[GS_MAX_RANK] = {0};
+            if (!(el = (gs_value **)gs__arena_alloc(sp->ctx, sizeof(gs_value *) * (size_t)n))) return NULL;
+            for (i = 0; i < n; i++) {
+                gs_value *e = tuple ? gs_get_tuple_element(br, d, i) : d;
+                el[i] = gs_shape_equal(&shard[i], &real[i]) ? e : gs_slice(br, e, zero, real[i].dims, NULL);
+            }
+            d = tuple ? gs_tuple(br, n, el) : el[0];
+        }
+        r = gs__sp_outfeed_op(sp, br, v, d, tk, real, n);
+    }
+    return r && gs_graph_set_root(br, r) == GS_OK ? br : NULL;
+}
+
+/* outfeed(data, token){s: what it sends} (XLA's HandleOutfeed): each device outfeeds its own tile of every data
+   leaf (a maximal leaf held as replicated: docs/xla_differences.md): one outfeed of the shard shapes when the
+   tiles are even; else a conditional with a branch per distinct per-device shape (selected by partition-id, or a
+   table of it), each cutting the padding off and outfeeding the real tiles. Data all on one device (maximal):
+   a conditional on partition-id == that device, the other devices' branch sending nothing (XLA's
+   HandleSingleDevice). NULL with *handled false: no sharding this rule reads (the caller's default). */
+GS__FN gs_value *gs__sp_outfeed(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh,
+                                bool *handled) {
+    gs_graph *g = sp->G->g, *br[2], **brs;
+    const gs_value *data = v->operands[0];
+    bool tuple = data->shape.dtype == GS_TUPLE, err;
+    int n = tuple ? data->n_tuple : 1, nb, b, i;
+    const gs_sharding *k = gs__sp_outfeed_sharding(sp, v, data, &err), *e;
+    gs_shape *shard, *all;
+    int32_t *pick;
+    int64_t dev = -1;
+    gs_value *x, *tok, *arg, *sel, **args;
+    *handled = k != NULL || err;
+    if (!k) return NULL;
+    *osh = t;
+    tok = gs__sp_get(sp, v->operands[1], sp->G->vals[v->operands[1]->id].sh);
+    for (i = 0; i < n; i++) {   /* every leaf on one device: that device's */
+        e = tuple ? k->elems[i] : k;
+        if (e->kind != GS_SHARDING_MAXIMAL || (dev >= 0 && e->device != dev)) break;
+        dev = e->device;
+    }
+    if (i == n && dev >= 0) {
+        gs_value *pid = gs_partition_id(g), *two[2];
+        x = gs__sp_get(sp, data, gs__sp_rep(sp));
+        two[0] = x;
+        two[1] = tok;
+        arg = x && tok ? gs_tuple(g, 2, two) : NULL;
+        nb = gs__sp_feed_branches(sp, n, tuple ? data->tuple : &data->shape, NULL, &shard, &pick);
+        if (!arg || !pid || nb < 0 || !(br[0] = gs__sp_outfeed_branch(sp, v, 0, tuple, n, shard, shard, false)) ||
+            !(br[1] = gs__sp_outfeed_branch(sp, v, 1, tuple, n, shard, shard, true)))
+            return NULL;
+        args = (gs_value **)gs__arena_alloc(sp->ctx, sizeof(gs_value *) * 2);
+        if (!args) return NULL;
+        args[0] = args[1] = arg;
+        gs__sp_note(sp, "outfeed: data on device %lld: a conditional sends it there, the other devices send nothing",
+                    (long long)dev);
+        return gs_conditional(g, gs_compare(g, pid, gs_scalar(g, GS_U32, (double)dev), GS_CMP_EQ), 2, br, args);
+    }
+    k = gs__sp_norm(sp, k);   /* maximal leaves held as replicated */
+    x = gs__sp_get(sp, data, k);
+    nb = gs__sp_feed_branches(sp, n, tuple ? data->tuple : &data->shape, k, &shard, &pick);
+    if (!x || !tok || nb < 0) return NULL;
+    all = shard + n;
+    if (nb == 1 && !memcmp(all, shard, sizeof(gs_shape) * (size_t)n)) {
+        gs__sp_note(sp, "outfeed: each device sends its tiles");
+        return gs__sp_outfeed_op(sp, g, v, x, tok, shard, n);
+    }
+    brs = (gs_graph **)gs__arena_alloc(sp->ctx, sizeof(gs_graph *) * (size_t)nb);
+    args = (gs_value **)gs__arena_alloc(sp->ctx, sizeof(gs_value *) * (size_t)nb);
+    if (!brs || !args) return NULL;
+    {
+        gs_value *two[2];
+        two[0] = x;
+        two[1] = tok;
+        if (!(arg = gs_tuple(g, 2, two))) return NULL;
+    }
+    for (b = 0; b < nb; b++) {
+        if (!(brs[b] = gs__sp_outfeed_branch(sp, v, b, tuple, n, shard, all + (size_t)b * (size_t)n, false))) return NULL;
+        args[b] = arg;
+    }
+    sel = nb == sp->D ? gs__sp_pid(sp) : gs__sp_tab_make(sp, NULL, NULL, 0, 0, 0, pick);
+    gs__sp_note(sp, "outfeed: a conditional of %d branches (one per per-device shape), each sending its real tiles", nb);
+    return gs_conditional(g, sel, nb, brs, args);
+}
+
 /* an op gshard.h reads but cannot run (GS_OP_OPAQUE): computed replicated, with a warning naming it */
 GS__FN gs_value *gs__sp_opaque(gs__sp *sp, const gs_value *v, const gs_sharding *t, const gs_sharding **osh) {
     if (v->opaque && strcmp(v->opaque, "infeed") == 0 && v->n_operands == 1 && v->shape.dtype == GS_TUPLE && v->n_tuple > 0)
         return gs__sp_infeed(sp, v, t, osh);
+    if (v->opaque && strcmp(v->opaque, "outfeed") == 0 && v->n_operands == 2 && v->operands[1]->shape.dtype == GS_TOKEN) {
+        bool handled;
+        gs_value *r = gs__sp_outfeed(sp, v, t, osh, &handled);
+        if (handled) return r;
+    }
+    if (v->opaque && strcmp(v->opaque, "after-all") == 0)   /* a token: nothing to split */
+        return gs__sp_replicated(sp, v, "a token", osh);
     if (v->tree) {
         gs__err(sp->ctx, GS_ERR_UNSUPPORTED, "%s: %s with a nested tuple result is not partitioned", v->name,
                 v->opaque ? v->opaque : "op");

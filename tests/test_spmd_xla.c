@@ -500,7 +500,7 @@ static void test_xla_partial_manual_reshard(void) {
 }
 
 /* partitions text on D devices; the program's text, which must read back */
-static const char *infeed_partition(gs_ctx *ctx, const char *text, int64_t D) {
+static const char *feed_partition(gs_ctx *ctx, const char *text, int64_t D) {
     gs_graph *g = gst_hlo_parse(ctx, text), *spmd = NULL, *back = NULL;
     gs_partition_desc pd;
     const char *out;
@@ -522,12 +522,12 @@ static const char *infeed_partition(gs_ctx *ctx, const char *text, int64_t D) {
 static void test_xla_infeed(void) {
     gs_ctx *ctx = gst_ctx();
     const char *t;
-    t = infeed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n"
+    t = feed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n"
         "  in = (f32[8,2], token[]) infeed(tk), sharding={{devices=[2,1]<=[2]}, {maximal device=0}}\n"
         "  ROOT d = f32[8,2] get-tuple-element(in), index=0, sharding={devices=[2,1]<=[2]}\n}\n", 2);
     CHECK(t && strstr(t, "in = (f32[4,2], token[]) infeed(tk)") && !strstr(t, "conditional") &&
           strstr(t, "ROOT d = f32[4,2] get-tuple-element(in), index=0"));
-    t = infeed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n"
+    t = feed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n"
         "  in = ((f32[10,2], f32[2]), token[]) infeed(tk), sharding={{devices=[3,1]<=[3]}, {replicated}, {maximal device=0}}\n"
         "  ROOT d = (f32[10,2], f32[2]) get-tuple-element(in), index=0, sharding={{devices=[3,1]<=[3]}, {replicated}}\n}\n", 3);
     CHECK(t && strstr(t, "ROOT in = ((f32[4,2], f32[2]), token[]) infeed(infeed_token_param)") &&
@@ -535,15 +535,61 @@ static void test_xla_infeed(void) {
           strstr(t, "f32[4,2] pad(") && strstr(t, "padding=0_2x0_0") && strstr(t, "s32[3] constant({0, 0, 1})") &&
           strstr(t, "conditional(") && strstr(t, "branch_computations={in_branch_0, in_branch_1}") &&
           strstr(t, "ROOT d = (f32[4,2], f32[2]) get-tuple-element(in), index=0"));
-    t = infeed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n"
+    t = feed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n"
         "  in = (s32[9,2], token[]) infeed(tk), sharding={{devices=[4,1]<=[4]}, {maximal device=0}}\n"
         "  ROOT d = s32[9,2] get-tuple-element(in), index=0, sharding={devices=[4,1]<=[4]}\n}\n", 4);
     CHECK(t && strstr(t, "(s32[0,2], token[]) infeed(infeed_token_param)") && strstr(t, "padding=0_3x0_0") &&
           strstr(t, "s32[4] constant({0, 0, 0, 1})") && strstr(t, "ROOT d = s32[3,2] get-tuple-element(in)"));
-    t = infeed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n"
+    t = feed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n"
         "  in = (f32[32], token[]) infeed(tk), sharding={{manual}, {maximal device=0}}\n"
         "  ROOT d = f32[32] get-tuple-element(in), index=0, sharding={manual}\n}\n", 2);
     CHECK(t && strstr(t, "in = (f32[32], token[]) infeed(tk)") && strstr(t, "ROOT d = f32[32] get-tuple-element(in)"));
+    gs_ctx_destroy(ctx);
+}
+
+/* outfeed as XLA's HandleOutfeed partitions it: each device sends its own tiles (outfeed_shape's dims made the
+   tile's, its layout kept); uneven tiles (10 rows over 4 devices: 3, 3, 3, 1; 5 elements: 2, 2, 1, 0) through
+   a conditional with a branch per distinct per-device shape, chosen by a table of partition-id, each cutting the
+   padding off; data on one device: a conditional on partition-id == that device, the others sending nothing;
+   a maximal leaf among tiled ones held as replicated; an outfeed_shape that is not the operand's dropped; a
+   sharding that does not fit what it sends is an error naming the element */
+static void test_xla_outfeed(void) {
+    gs_ctx *ctx = gst_ctx();
+    const char *t;
+    gs_graph *g, *spmd = NULL;
+    gs_partition_desc pd;
+    t = feed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n"
+        "  x = f32[6,4] parameter(0), sharding={devices=[3,1]<=[3]}\n"
+        "  ROOT o = token[] outfeed(x, tk), outfeed_shape=f32[6,4]{0,1}, sharding={devices=[3,1]<=[3]}\n}\n", 3);
+    CHECK_MSG(t && strstr(t, "x = f32[2,4] parameter(0)") && strstr(t, "ROOT o = token[] outfeed(x, tk), outfeed_shape=f32[2,4]{0,1}") &&
+              !strstr(t, "conditional") && !strstr(t, "all-gather"), "%s", t ? t : "");
+    t = feed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n"
+        "  x = (f32[10,3], s32[5]) parameter(0), sharding={{devices=[4,1]<=[4]}, {devices=[4]<=[4]}}\n"
+        "  ROOT o = token[] outfeed(x, tk), outfeed_shape=(f32[10,3]{1,0}, s32[5]{0}), "
+        "sharding={{devices=[4,1]<=[4]}, {devices=[4]<=[4]}, {maximal device=0}}\n}\n", 4);
+    CHECK_MSG(t && strstr(t, "s32[4] constant({0, 0, 1, 2})") && strstr(t, "branch_computations={outfeed_branch_0, outfeed_branch_1, outfeed_branch_2}") &&
+              strstr(t, "= ((f32[3,3], s32[2]), token[]) parameter(0)") &&
+              strstr(t, "outfeed_shape=(f32[3,3]{1,0}, s32[2]{0})") && strstr(t, "outfeed_shape=(f32[3,3]{1,0}, s32[1]{0})") &&
+              strstr(t, "outfeed_shape=(f32[1,3]{1,0}, s32[0]{0})") && strstr(t, "f32[1,3] slice(") &&
+              strstr(t, "s32[0] slice(") && strstr(t, "tuple(x, tk)"), "%s", t ? t : "");
+    t = feed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n"
+        "  x = f32[8] parameter(0), sharding={maximal device=1}\n"
+        "  ROOT o = token[] outfeed(x, tk), sharding={maximal device=1}\n}\n", 2);
+    CHECK_MSG(t && strstr(t, "u32[] constant(1)") && strstr(t, "direction=EQ") && strstr(t, "ROOT after-all = token[] after-all()") &&
+              strstr(t, "outfeed(get-tuple-element") && strstr(t, "true_computation=outfeed_branch_0, false_computation=outfeed_branch_1"),
+              "%s", t ? t : "");
+    t = feed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n"
+        "  x = (f32[8], f32[3]) parameter(0), sharding={{devices=[2]<=[2]}, {maximal device=0}}\n"
+        "  ROOT o = token[] outfeed(x, tk), outfeed_shape=(f32[8]{0}, f32[3]{0}, f32[1]{0}), "
+        "sharding={{devices=[2]<=[2]}, {maximal device=0}, {maximal device=0}}\n}\n", 2);
+    CHECK_MSG(t && strstr(t, "outfeed(x, tk), sharding=") && !strstr(t, "outfeed_shape") && !strstr(t, "conditional"),
+              "%s", t ? t : "");
+    g = gst_hlo_parse(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n  x = (f32[8], f32[3]) parameter(0)\n"
+        "  ROOT o = token[] outfeed(x, tk), sharding={{replicated}, {devices=[2,2]<=[4]}}\n}\n");
+    memset(&pd, 0, sizeof pd);
+    pd.num_devices = 4;
+    CHECK(g && gs_partition(g, &pd, &spmd) != GS_OK);
+    CHECK_MSG(strstr(gs_ctx_error_msg(ctx), "o: the sharding of what it sends (element 1)") != NULL, "%s", gs_ctx_error_msg(ctx));
     gs_ctx_destroy(ctx);
 }
 
@@ -554,6 +600,7 @@ void suite_spmd_xla(void) {
     RUN(test_xla_check_bf16_tolerance);
     RUN(test_xla_check_bf16_partial_sums);
     RUN(test_xla_infeed);
+    RUN(test_xla_outfeed);
     RUN(test_xla_manual_region_reference);
     RUN(test_xla_nested_manual_reference);
     RUN(test_xla_option_names);
