@@ -650,7 +650,7 @@ GS__FN gs_result gs__chk_explain(gs__chk *c, const gs_check_desc *desc, const vo
     const gs_value *ov = gs__chk_output_value(c->src, bad_out), *fb = NULL;
     const gs_shape *os = &c->out_shapes[bad_out];
     gs__chk_diff loc;
-    char head[1024], where[64], ibuf[256], gbuf[64], wbuf[64];
+    char head[1024], where[64], ibuf[256], gbuf[64], wbuf[64], unheld[48];
     gs_result r = GS_OK;
     memset(&loc, 0, sizeof loc);
     gs__chk_tol(c, bad_out);
@@ -665,9 +665,10 @@ GS__FN gs_result gs__chk_explain(gs__chk *c, const gs_check_desc *desc, const vo
     gs__chk_num_text(os->dtype, first->want, wbuf, sizeof wbuf);
     if (first->device >= 0) snprintf(where, sizeof where, "on device %lld", (long long)first->device);
     else snprintf(where, sizeof where, "%s", n_unheld ? "held by no device" : "as gathered");
-    snprintf(head, sizeof head, "output %d (%s) element %s %s: got %s, want %s (%lld of %lld output elements differ, %lld held by no device, max |got - want| %.3g, tolerance %g + %g * |want|)",
+    snprintf(unheld, sizeof unheld, ", %lld held by no device", (long long)n_unheld);
+    snprintf(head, sizeof head, "output %d (%s) element %s %s: got %s, want %s (%lld of %lld output elements differ%s, max |got - want| %.3g, tolerance %g + %g * |want|)",
              bad_out, ov ? ov->name : "?", ibuf, where, gbuf, wbuf, (long long)n_bad, (long long)report->n_compared,
-             (long long)n_unheld, report->max_abs_err, c->atol, c->rtol);
+             n_unheld ? unheld : "", report->max_abs_err, c->atol, c->rtol);
     if (desc && desc->locate && !n_unheld) {
         r = gs__chk_locate(c, inputs, c->scratch, &fb, &loc);
         if (r) return r;
