@@ -1782,11 +1782,18 @@ GS__FN bool gs__rt_net_ar(gs_runtime *rt, const gs__cplan *p, const char *at) {
     return true;
 }
 
+/* runs [a, b) by their start */
+GS__FN int gs__rt_run_cmp(const void *x, const void *y) {
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
 /* The rows of sender m's input (of N) that the members of its group on rank s read: its updates to each of them
-   (update i goes to member i / U), clamped to the input (an update out of range fails in gs__ra2a_receive on every
-   rank alike, before any row is read), merged into disjoint runs in increasing order, iv[2k] to iv[2k + 1].
-   meta: m's input_offsets and send_sizes (K each). iv has room for 2 K. Returns the number of runs. Sender and
-   receiver compute the same runs from the same metadata. */
+   (update i goes to member i / U), clamped to the input (an update out of range fails in gs__ra2a_receive on the
+   rank of the device receiving it, before any row is read, and the others stop on its notice), merged into
+   disjoint runs in increasing order, iv[2k] to iv[2k + 1]. meta: m's input_offsets and send_sizes (K each). iv
+   has room for 2 K. Returns the number of runs. Sender and receiver compute the same runs from the same
+   metadata. */
 GS__FN int64_t gs__rt_ragged_runs(const gs_runtime *rt, const gs__cplan *p, int64_t m, const int64_t *meta, int64_t s,
                                   int64_t *iv) {
     int64_t L = rt->d_hi - rt->d_lo, K = p->ra.K, U = K / p->G, N = p->ra.N, n = 0, j, i, a, b, k, q;
@@ -1798,15 +1805,12 @@ GS__FN int64_t gs__rt_ragged_runs(const gs_runtime *rt, const gs__cplan *p, int6
             a = GS__MAX(0, GS__MIN(meta[i], N));
             b = meta[K + i] > N - a ? N : a + meta[K + i];
             if (b <= a) continue;
-            for (k = n; k > 0 && iv[2 * (k - 1)] > a; k--) {   /* insertion by start */
-                iv[2 * k] = iv[2 * (k - 1)];
-                iv[2 * k + 1] = iv[2 * (k - 1) + 1];
-            }
-            iv[2 * k] = a;
-            iv[2 * k + 1] = b;
+            iv[2 * n] = a;
+            iv[2 * n + 1] = b;
             n++;
         }
     }
+    qsort(iv, (size_t)n, 2 * sizeof(int64_t), gs__rt_run_cmp);
     for (k = 0, q = 0; k < n; k++) {   /* merge overlapping and touching runs */
         if (q > 0 && iv[2 * k] <= iv[2 * (q - 1) + 1]) {
             iv[2 * (q - 1) + 1] = GS__MAX(iv[2 * (q - 1) + 1], iv[2 * k + 1]);
@@ -2528,12 +2532,12 @@ GS__FN gs_result gs__rt_go(gs_runtime *rt, const void *const *st_in, const gs__b
         return gs__err(ctx, GS_ERR_OUT_OF_MEMORY, "gs_runtime_run: out of memory");
     }
     memset(cstat_all, 0, sizeof(int64_t) * (per * (size_t)rt->D + (size_t)rt->n_plans + 1));
-    rt->net_cstat = cstat_all + per * (size_t)rt->D;
     gs__rt_lanes(rt, rt->workers);
     if (!gs__barrier_init(&rt->bar, (int)rt->lanes, &rt->abort, rt->cpus)) {
         gs__free(ctx, cstat_all);
         return gs__err(ctx, GS_ERR_THREAD, "gs_runtime_run: cannot create a barrier");
     }
+    rt->net_cstat = cstat_all + per * (size_t)rt->D;
     rt->abort = 0;
     rt->failure = GS__FAIL_NONE;
     rt->fail_dev = 0;

@@ -1716,13 +1716,15 @@ GS_API gs_result gs_value_set_open_dims(gs_value *v, uint32_t open_dims) {
     gs_ctx *ctx;
     if (!v) return GS_ERR_INVALID_ARG;
     ctx = v->graph->ctx;
+    if (ctx->err) return ctx->err;
     if (v->op != GS_OP_ANNOTATE && v->op != GS_OP_TO_MANUAL && v->op != GS_OP_TO_FULL)
         return gs__err(ctx, GS_ERR_SHARDING, "%s: open dims belong on a sharding annotation or a manual conversion, not "
                        "on %s (a named-mesh sharding with '?' dims opens dims of any value)", v->name, gs_op_name(v->op));
     if (!v->sharding) return gs__err(ctx, GS_ERR_SHARDING, "%s: open dims need a sharding to refine", v->name);
-    if (v->shape.dtype == GS_TUPLE || (open_dims && (v->shape.rank >= 32 ? 0 : open_dims >> v->shape.rank) != 0))
+    if (v->shape.dtype == GS_TUPLE) return gs__err(ctx, GS_ERR_SHARDING, "%s: open dims of a tuple value", v->name);
+    if (open_dims && (v->shape.rank >= 32 ? 0 : open_dims >> v->shape.rank) != 0)
         return gs__err(ctx, GS_ERR_SHARDING, "%s: open dims 0x%x outside rank %d", v->name, (unsigned)open_dims,
-                       v->shape.dtype == GS_TUPLE ? 0 : v->shape.rank);
+                       v->shape.rank);
     v->open_dims = open_dims;
     v->open_text = NULL;   /* printed as unspecified_dims */
     v->open_sh = NULL;

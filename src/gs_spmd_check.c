@@ -389,9 +389,9 @@ GS__FN const gs_value *gs__chk_output_value(const gs_graph *g, int i) {
 GS__FN gs_result gs__chk_setup(gs__chk *c, gs_graph *spmd, const gs_check_desc *desc, const char *fn) {
     gs_ctx *ctx = spmd->ctx;
     int np, k;
+    c->ctx = ctx;   /* first: gs__chk_end frees through it after any failure here */
     if (!spmd->spmd || !spmd->spmd->src)
         return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: %s is not a program made by gs_partition", fn, spmd->name);
-    c->ctx = ctx;
     c->spmd = spmd;
     c->I = spmd->spmd;
     c->src = c->I->src;

@@ -1538,8 +1538,11 @@ GS__FN const gs_sharding *gs__sp_outfeed_sharding(gs__sp *sp, const gs_value *v,
         if (k->n_elems != n && k->n_elems != n + 1) return NULL;
         if (!tuple) k = k->elems[0];
         else if (k->n_elems == n + 1 && !(k = gs_sharding_tuple(sp->ctx, n, k->elems))) return NULL;
-    } else if (tuple) {
-        return NULL;
+    } else if (tuple) {   /* one sharding for the whole tuple ({maximal device=1}, {replicated}): every leaf's */
+        const gs_sharding **el = (const gs_sharding **)gs__arena_alloc(sp->ctx, sizeof(gs_sharding *) * (size_t)n);
+        if (!el) return NULL;
+        for (i = 0; i < n; i++) el[i] = k;
+        if (!(k = gs_sharding_tuple(sp->ctx, n, el))) return NULL;
     }
     for (i = 0; i < n; i++) {
         const gs_sharding *e = tuple ? k->elems[i] : k;
@@ -1555,25 +1558,60 @@ GS__FN const gs_sharding *gs__sp_outfeed_sharding(gs__sp *sp, const gs_value *v,
     return k;
 }
 
+/* In kept attribute text (", name=value" ...): where attribute `key` (with its "=") begins and its value ends,
+   looking only outside quoted strings and brackets. false when it is not there. */
+GS__FN bool gs__sp_attr_span(const char *attrs, const char *key, const char **at, const char **end) {
+    size_t kl = strlen(key);
+    int depth = 0;
+    bool quoted = false, found = false;
+    const char *p;
+    for (p = attrs; *p; p++) {
+        if (quoted) {
+            if (*p == '\\' && p[1]) p++;
+            else if (*p == '"') quoted = false;
+            continue;
+        }
+        if (*p == '"') {
+            quoted = true;
+            continue;
+        }
+        if (found && depth == 0 && *p == ',') break;
+        if (*p == '(' || *p == '{' || *p == '[') depth++;
+        else if (*p == ')' || *p == '}' || *p == ']') depth--;
+        if (!found && depth == 0 && (p == attrs || p[-1] == ' ' || p[-1] == ',') && strncmp(p, key, kl) == 0) {
+            found = true;
+            *at = p;
+            p += kl - 1;
+        }
+    }
+    *end = p;
+    return found;
+}
+
 /* v's attribute text with the array dims of its outfeed_shape replaced by leaves[0, n), in order, the layouts kept
    (XLA gives the partitioned outfeed the operand's shape with outfeed_shape's layout); the outfeed_shape dropped
-   (XLA then takes the operand's shape) when its arrays are not n. NULL only when out of memory. */
+   (XLA then takes the operand's shape) when its arrays are not the operand's n leaves (count, element type,
+   rank). NULL only when out of memory. */
 GS__FN const char *gs__sp_outfeed_attrs(gs__sp *sp, const char *attrs, const gs_shape *leaves, int n) {
-    static const char key[] = "outfeed_shape=";
-    const char *at = attrs ? strstr(attrs, key) : NULL, *val, *end, *q;
+    const char *at = NULL, *end = NULL, *q, *val;
     char *out, *o;
-    int j = 0, depth = 0, d;
-    if (!at) return attrs;
-    val = at + sizeof key - 1;
-    for (end = val; *end && !(depth == 0 && *end == ','); end++)   /* the value ends at a comma outside () {} [] */
-        depth += (*end == '(' || *end == '{' || *end == '[') ? 1 : (*end == ')' || *end == '}' || *end == ']') ? -1 : 0;
+    int j = 0, brace = 0, d;
+    if (!attrs || !gs__sp_attr_span(attrs, "outfeed_shape=", &at, &end)) return attrs;
+    val = at + strlen("outfeed_shape=");
     if (!(out = (char *)gs__arena_alloc(sp->ctx, strlen(attrs) + (size_t)n * (GS_MAX_RANK * 21 + 2) + 1))) return NULL;
     memcpy(out, attrs, (size_t)(val - attrs));
     o = out + (val - attrs);
-    for (q = val, depth = 0; q < end; q++) {
-        if (*q == '[' && depth == 0) {   /* an array's dims (not inside a layout's braces): the next leaf's */
-            const char *close = strchr(q, ']');
-            if (j >= n || !close || close >= end) break;
+    for (q = val; q < end; q++) {
+        if (*q == '[' && brace == 0) {   /* an array's dims (not inside a layout's braces): the next leaf's */
+            const char *close = memchr(q, ']', (size_t)(end - q)), *ty = q, *e;
+            const char *name = j < n ? gs_dtype_name(leaves[j].dtype) : NULL;
+            int rank = 0;
+            while (ty > val && ((ty[-1] >= 'a' && ty[-1] <= 'z') || (ty[-1] >= '0' && ty[-1] <= '9'))) ty--;   /* f32, f8e4m3fn */
+            for (e = q + 1; close && e < close; e++) rank += *e == ',';
+            if (close && close > q + 1) rank++;
+            if (!close || !name || (size_t)(q - ty) != strlen(name) || strncmp(ty, name, strlen(name)) != 0 ||
+                rank != leaves[j].rank)
+                break;
             *o++ = '[';
             for (d = 0; d < leaves[j].rank; d++) o += sprintf(o, "%s%lld", d ? "," : "", (long long)leaves[j].dims[d]);
             *o++ = ']';
@@ -1581,7 +1619,7 @@ GS__FN const char *gs__sp_outfeed_attrs(gs__sp *sp, const char *attrs, const gs_
             q = close;
             continue;
         }
-        depth += *q == '{' ? 1 : *q == '}' ? -1 : 0;
+        brace += *q == '{' ? 1 : *q == '}' ? -1 : 0;
         *o++ = *q;
     }
     if (q < end || j != n) {   /* not the operand's arrays: drop the attribute (and the ", " before it) */

@@ -584,6 +584,22 @@ static void test_xla_outfeed(void) {
         "sharding={{devices=[2]<=[2]}, {maximal device=0}, {maximal device=0}}\n}\n", 2);
     CHECK_MSG(t && strstr(t, "outfeed(x, tk), sharding=") && !strstr(t, "outfeed_shape") && !strstr(t, "conditional"),
               "%s", t ? t : "");
+    /* only the attribute itself is rewritten (not text inside a quoted config), a tiled layout kept; an
+       outfeed_shape of another element type is dropped; one maximal sharding for a whole tuple sends it from
+       that device */
+    t = feed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n"
+        "  x = f32[8,4] parameter(0), sharding={devices=[2,1]<=[2]}\n"
+        "  ROOT o = token[] outfeed(x, tk), outfeed_config=\"outfeed_shape=f32[8,4]\", outfeed_shape=f32[8,4]{1,0:T(8,128)}, "
+        "sharding={{devices=[2,1]<=[2]}, {maximal device=0}}\n}\n", 2);
+    CHECK_MSG(t && strstr(t, "outfeed_config=\"outfeed_shape=f32[8,4]\", outfeed_shape=f32[4,4]{1,0:T(8,128)}"), "%s", t ? t : "");
+    t = feed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n"
+        "  x = f32[8,4] parameter(0), sharding={devices=[2,1]<=[2]}\n"
+        "  ROOT o = token[] outfeed(x, tk), outfeed_shape=s32[8,4]{1,0}, sharding={{devices=[2,1]<=[2]}, {maximal device=0}}\n}\n", 2);
+    CHECK_MSG(t && strstr(t, "outfeed(x, tk), sharding=") && !strstr(t, "outfeed_shape"), "%s", t ? t : "");
+    t = feed_partition(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n  x = (f32[8], s32[3]) parameter(0)\n"
+        "  ROOT o = token[] outfeed(x, tk), sharding={maximal device=1}\n}\n", 2);
+    CHECK_MSG(t && strstr(t, "u32[] constant(1)") && strstr(t, "direction=EQ") && strstr(t, "((f32[8], s32[3]), token[]) parameter(0)") &&
+              strstr(t, "ROOT after-all = token[] after-all()"), "%s", t ? t : "");
     g = gst_hlo_parse(ctx, "HloModule m\nENTRY e {\n  tk = token[] after-all()\n  x = (f32[8], f32[3]) parameter(0)\n"
         "  ROOT o = token[] outfeed(x, tk), sharding={{replicated}, {devices=[2,2]<=[4]}}\n}\n");
     memset(&pd, 0, sizeof pd);
