@@ -5095,6 +5095,17 @@ GS_API gs_result gs_hlo_parse(gs_ctx *ctx, const char *text, size_t len, gs_grap
     if (ctx->err != GS_OK) return ctx->err;
     if (!entry || (!text && len > 0))
         return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_hlo_parse: %s is NULL", entry ? "text" : "entry");
+    while (len > 0 && text[len - 1] == '\0') len--;   /* a C string's terminator passed in len */
+    {   /* a NUL inside the text: kept attribute text is printed as a C string, so it could not be read back */
+        const char *nul = len ? (const char *)memchr(text, 0, len) : NULL;
+        if (nul) {
+            int line = 1, col = 1;
+            const char *q;
+            for (q = text; q < nul; q++, col++)
+                if (*q == '\n') line++, col = 0;
+            return gs__err(ctx, GS_ERR_PARSE, "line %d, column %d: a NUL byte in the text", line, col);
+        }
+    }
     memset(&P, 0, sizeof P);
     P.ctx = ctx;
     P.c.p = text ? text : "";

@@ -590,6 +590,22 @@ static void test_text_catalogue(void) {
     }
 }
 
+/* A NUL byte inside the text (here within a kept metadata={...} value, which is printed back as a C string and
+   so would lose everything after it) is an error naming its line and column; NULs that only end the buffer (a C
+   string's terminator counted in len) are not. */
+static void test_text_nul_byte(void) {
+    static const char text[] = "HloModule m\nENTRY e {\n  ROOT p = f32[2] parameter(0), metadata={op_name=\"a\0b\"}\n}\n";
+    gs_ctx *ctx = gst_ctx();
+    gs_graph *g = NULL;
+    CHECK(gs_hlo_parse(ctx, text, sizeof text - 1, &g) == GS_ERR_PARSE);
+    CHECK_MSG(strstr(gs_ctx_error_msg(ctx), "line 3, column 53: a NUL byte in the text") != NULL, "%s", gs_ctx_error_msg(ctx));
+    CHECK(g == NULL);
+    gs_ctx_clear_error(ctx);
+    CHECK_OK(gs_hlo_parse(ctx, "HloModule m\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n\0", 56, &g));
+    CHECK(g != NULL);
+    gs_ctx_destroy(ctx);
+}
+
 static void test_eval_bad_calls(void) {
     gs_ctx *ctx = gst_ctx();
     gs_graph *g = gs_graph_new(ctx, "g"), *noroot = gs_graph_new(ctx, "noroot");
@@ -625,6 +641,7 @@ static void test_ctx_null_safety(void) {
 void suite_errors(void) {
     RUN(test_builder_catalogue);
     RUN(test_text_catalogue);
+    RUN(test_text_nul_byte);
     RUN(test_eval_bad_calls);
     RUN(test_ctx_null_safety);
 }
