@@ -1190,8 +1190,9 @@ static int fz_step_gather(fz *z) {
     nidx = gs_shape_numel(&is);
     {
         /* indices: a parameter (s32 inputs are in [-8, 8]) or a constant table */
-        int32_t tab[36];
+        int32_t tab[256];
         fc_val ii;
+        if (nidx > (int64_t)(sizeof tab / sizeof tab[0])) return -2;   /* (a parallel gather's m is x's dim 0) */
         memset(&ii, 0, sizeof ii);
         ii.repro = true;
         ii.mag = 8;

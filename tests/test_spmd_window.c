@@ -188,7 +188,11 @@ static const wz_mesh *wz_mesh_for(wz *z, wz_mesh *tmp) {
 /* Gives value i a user sharding: as the attribute of the value itself (when it has none yet and attr_ok) or
    through an annotation instruction, which then replaces value i. The map is remembered for the result. */
 static void wz_annotate_map(wz *z, int i, const wz_mesh *m, const int *map, bool attr_ok) {
-    const gs_sharding *s = wz_sharding_map(z, m, wz_shape(z, i).rank, map);
+    int rank = wz_shape(z, i).rank, mm[2], ax;
+    const gs_sharding *s;
+    for (ax = 0; ax < 2; ax++) mm[ax] = map[ax] < rank ? map[ax] : -1;   /* a remembered map of a value of higher rank */
+    map = mm;
+    s = wz_sharding_map(z, m, rank, map);
     if (!s) return;
     z->last_map[0] = map[0];
     z->last_map[1] = map[1];
