@@ -169,10 +169,14 @@ FC_FN fc_val fc_prod(gs_dtype t, fc_val a, fc_val b) {
 
 /* A sum of n terms like `term`, in an order partitioning may change: exact when the terms are exact and the sum
    fits the precision (s32 sums always: modulo 2^32 in any order), else the classical worst case of a reordered
-   sum, 2 gamma(n) sum |terms| with gamma(n) = n u / (1 - n u), plus the terms' own bounds and one rounding. */
+   sum, 2 gamma(n) sum |terms| with gamma(n) = n u / (1 - n u), plus the terms' own bounds and one rounding.
+   gamma holds only while n u < 1 (not for a bf16 sum of 256 terms or more); there, and wherever it is smaller,
+   the magnitude bound: a rounded running sum of n terms of at most m stays within n m (1 + u)^n, so the two
+   sides differ by at most twice that. */
 FC_FN fc_val fc_sum(gs_dtype t, int64_t n, fc_val term) {
     fc_val r;
-    double u = t == GS_BF16 ? 1.0 / 256 : 1.0 / 16777216, gamma = (double)n * u / (1 - (double)n * u);
+    double u = t == GS_BF16 ? 1.0 / 256 : 1.0 / 16777216, grow = pow(1 + u, (double)n),
+           gamma = (double)n * u < 1 ? FC_MIND((double)n * u / (1 - (double)n * u), grow) : grow;
     memset(&r, 0, sizeof r);
     r.mag = (double)n * term.mag;
     r.e = FC_MAXI(term.e + fc_log2ceil(n), fc_e_of(r.mag));
