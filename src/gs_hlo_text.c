@@ -1546,6 +1546,7 @@ GS__FN bool gs__parse_array_shape(gs__parser *P, gs__cur *c, gs_shape *s, gs__la
             if (!gs__expect_ch(P, c, ',')) return false;
         }
     }
+    if (s->dtype == GS_TOKEN && s->rank != 0) return gs__perr(P, &at, GS_ERR_PARSE, "a token has no dims: token[]");
     /* a layout ({1,0} or {1,0:T(8,128)}) follows the ']' directly; only bitcast reads it */
     if (lay) memset(lay, 0, sizeof *lay);
     if (gs__cur_peek(c) == '{') return gs__parse_layout(P, c, s, lay);

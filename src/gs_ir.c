@@ -110,6 +110,8 @@ GS__FN gs_result gs__check_shape(gs_ctx *ctx, const char *who, const gs_shape *s
     if (!gs__is_array_dtype(s->dtype)) return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: invalid dtype %d", who, (int)s->dtype);
     if (s->rank < 0 || s->rank > GS_MAX_RANK)
         return gs__err(ctx, GS_ERR_INVALID_ARG, "%s: rank %d is outside [0, %d] (GS_MAX_RANK)", who, s->rank, GS_MAX_RANK);
+    if (s->dtype == GS_TOKEN && s->rank != 0)
+        return gs__err(ctx, GS_ERR_SHAPE, "%s: a token has no dims (token[]), not rank %d", who, s->rank);
     for (i = 0; i < s->rank; i++) {
         if (s->dims[i] < 0) return gs__err(ctx, GS_ERR_SHAPE, "%s: dim %d is negative (%lld)", who, i, (long long)s->dims[i]);
         if (!gs__mul64(n, s->dims[i], &n) || n > ((int64_t)1 << 50))

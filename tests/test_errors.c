@@ -21,6 +21,7 @@ static gs_value *b_exp_int(gs_graph *g) { return gs_exp(g, P(g, "a", GS_S32, 1, 
 static gs_value *b_and_float(gs_graph *g) { return gs_binary(g, GS_OP_AND, P(g, "a", GS_F32, 0, 0, 0, 0), P(g, "b", GS_F32, 0, 0, 0, 0)); }
 static gs_value *b_binary_bad_op(gs_graph *g) { return gs_binary(g, GS_OP_TANH, P(g, "a", GS_F32, 0, 0, 0, 0), P(g, "b", GS_F32, 0, 0, 0, 0)); }
 static gs_value *b_neg_dim(gs_graph *g) { return P(g, "a", GS_F32, 2, 3, -1, 0); }
+static gs_value *b_token_dims(gs_graph *g) { return P(g, "t", GS_TOKEN, 1, 2, 0, 0); }
 static gs_value *b_bad_rank(gs_graph *g) { int64_t d[1] = {1}; return gs_parameter(g, -1, gs_shape_make(GS_F32, GS_MAX_RANK + 1, d), "a"); }
 static gs_value *b_bad_dtype(gs_graph *g) { return P(g, "a", (gs_dtype)42, 1, 3, 0, 0); }
 static gs_value *b_dup_param(gs_graph *g) {
@@ -349,6 +350,7 @@ static gs_value *b_argmax_dim(gs_graph *g) { return gs_argmax(g, P(g, "a", GS_F3
 static gs_value *b_compare_dir(gs_graph *g) { gs_value *a = P(g, "a", GS_F32, 0, 0, 0, 0); return gs_compare(g, a, a, (gs_cmp)77); }
 
 static const bad_case builder_cases[] = {
+    {"token with dims", GS_ERR_SHAPE, "t: a token has no dims (token[]), not rank 1", b_token_dims},
     {"add of different shapes", GS_ERR_SHAPE, "operand shapes differ", b_add_mismatch},
     {"add of different dtypes", GS_ERR_SHAPE, "f32[4] vs s32[4]", b_add_dtype},
     {"exp of an integer", GS_ERR_SHAPE, "floating-point", b_exp_int},
@@ -464,6 +466,9 @@ typedef struct bad_text { const char *name; const char *text; const char *msg; }
 #define RAGGED_NC "lhs_contracting_dims={2}, rhs_contracting_dims={2}"
 static const bad_text text_cases[] = {
     {"empty input", "", "ENTRY"},
+    {"a token with dims", "ENTRY e {\n  x = token[2] parameter(0)\n}\n", "line 2, column 7: a token has no dims: token[]"},
+    {"a token with dims in a tuple", "ENTRY e {\n  x = (f32[2], token[1,1]) parameter(0)\n}\n",
+     "line 2, column 16: a token has no dims: token[]"},
     {"fft_length that does not fit", "HloModule m\nENTRY e {\n  x = c64[4,6] parameter(0)\n"
      "  ROOT f = c64[4,6] fft(x), fft_type=FFT, fft_length={5}\n}\n", "line 4, column 8: fft f: operand dim 1 is 6, fft_length asks for 5"},
     {"rfft of complex", "HloModule m\nENTRY e {\n  x = c64[6] parameter(0)\n"
