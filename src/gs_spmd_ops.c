@@ -1721,15 +1721,14 @@ GS__FN gs_value *gs__sp_outfeed(gs__sp *sp, const gs_value *v, const gs_sharding
         if (e->kind != GS_SHARDING_MAXIMAL || (dev >= 0 && e->device != dev)) break;
         dev = e->device;
     }
-    if (i == n && dev >= 0) {
+    if (i == n && dev >= 0) {   /* the whole data, from device dev */
+        const gs_shape *whole = tuple ? data->tuple : &data->shape;
         gs_value *pid = gs_partition_id(g), *two[2];
-        x = gs__sp_get(sp, data, gs__sp_rep(sp));
-        two[0] = x;
+        two[0] = x = gs__sp_get(sp, data, gs__sp_rep(sp));
         two[1] = tok;
         arg = x && tok ? gs_tuple(g, 2, two) : NULL;
-        nb = gs__sp_feed_branches(sp, n, tuple ? data->tuple : &data->shape, NULL, &shard, &pick);
-        if (!arg || !pid || nb < 0 || !(br[0] = gs__sp_outfeed_branch(sp, v, 0, tuple, n, shard, shard, false)) ||
-            !(br[1] = gs__sp_outfeed_branch(sp, v, 1, tuple, n, shard, shard, true)))
+        if (!arg || !pid || !(br[0] = gs__sp_outfeed_branch(sp, v, 0, tuple, n, whole, whole, false)) ||
+            !(br[1] = gs__sp_outfeed_branch(sp, v, 1, tuple, n, whole, whole, true)))
             return NULL;
         args = (gs_value **)gs__arena_alloc(sp->ctx, sizeof(gs_value *) * 2);
         if (!args) return NULL;
@@ -1754,7 +1753,7 @@ GS__FN gs_value *gs__sp_outfeed(gs__sp *sp, const gs_value *v, const gs_sharding
         gs_value *two[2];
         two[0] = x;
         two[1] = tok;
-        if (!(arg = gs_tuple(g, 2, two))) return NULL;
+        if (!(arg = gs_tuple(g, 2, two))) return NULL;   /* every branch's parameter: (data, token) */
     }
     for (b = 0; b < nb; b++) {
         if (!(brs[b] = gs__sp_outfeed_branch(sp, v, b, tuple, n, shard, all + (size_t)b * (size_t)n, false))) return NULL;
