@@ -3161,8 +3161,10 @@ GS__FN bool gs__bi_layout(gs__bi *b) {
     case GS_OP_PARAMETER: {
         gs__cur c = in->args;
         int64_t num;
+        while (!gs__cur_eof(&c) && gs__hlo_space(gs__cur_peek(&c))) gs__cur_adv(&c);
+        if (!gs__hlo_digit(gs__cur_peek(&c)))   /* digits only: "-0" is not a parameter number */
+            return gs__pexpect(P, &c, "a parameter number >= 0");
         if (!gs__read_int(P, &c, &num, "a parameter number") || !gs__val_end(P, &c)) return false;
-        if (num < 0) return gs__pexpect(P, &in->args, "a parameter number >= 0");
         if (b->comp->prefix) {   /* inlined: the caller's operand */
             if (num >= b->comp->n_args)
                 return gs__perr(P, &in->args, GS_ERR_PARSE, "parameter(%lld) of '%s', which is called with %d operand%s",

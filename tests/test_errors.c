@@ -466,6 +466,8 @@ typedef struct bad_text { const char *name; const char *text; const char *msg; }
 #define RAGGED_NC "lhs_contracting_dims={2}, rhs_contracting_dims={2}"
 static const bad_text text_cases[] = {
     {"empty input", "", "ENTRY"},
+    {"a signed parameter number", "ENTRY e {\n  x = f32[2] parameter(-0)\n}\n",
+     "line 2, column 24: expected a parameter number >= 0, found '-0'"},
     {"a token with dims", "ENTRY e {\n  x = token[2] parameter(0)\n}\n", "line 2, column 7: a token has no dims: token[]"},
     {"a token with dims in a tuple", "ENTRY e {\n  x = (f32[2], token[1,1]) parameter(0)\n}\n",
      "line 2, column 16: a token has no dims: token[]"},

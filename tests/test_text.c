@@ -809,7 +809,7 @@ static void test_text_errors(void) {
     check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n}\n}\n", P, 5, 1, "expected a computation name, found '}'");
     check_error_at("HloModule m\n/* open\nENTRY e {\n}\n", P, 2, 1, "unterminated comment");
     check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0), metadata={op_name=\"x}\n}\n", P, 3, 46, "unterminated string");
-    check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(x)\n}\n", P, 3, 24, "expected a parameter number, found 'x'");
+    check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(x)\n}\n", P, 3, 24, "expected a parameter number >= 0, found 'x'");
     /* names and structure */
     check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  x = f32[4] negate(x)\n}\n", P, 4, 3, "duplicate instruction name 'x'");
     check_error_at("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negate(z)\n}\n", P, 4, 26, "unknown operand 'z'");
