@@ -1716,6 +1716,18 @@ GS__FN bool gs__rt_net_wait_all(gs_runtime *rt, const char *at) {
     return rc == GS__NET_OK;
 }
 
+/* Starts rt->xs[0, n_send) (sends) and the rest (receives) and waits for all of them. false after recording a
+   failure. */
+GS__FN bool gs__rt_net_exchange(gs_runtime *rt, int n_send, const char *at) {
+    int code = 0, rc;
+    char msg[1024];
+    rc = gs__net_start(rt->net, rt->xs, n_send, false, &code, msg, sizeof msg);
+    if (rc == GS__NET_OK) rc = gs__net_start(rt->net, rt->xs + n_send, rt->n_xs - n_send, true, &code, msg, sizeof msg);
+    if (rc == GS__NET_OK) rc = gs__net_finish(rt->net, -1, rt->watchdog_us, &rt->abort, rt->need + rt->D, &code, msg, sizeof msg);
+    if (rc != GS__NET_OK) gs__rt_net_failed(rt, rc, code, msg, rt->need + rt->D, at);
+    return rc == GS__NET_OK;
+}
+
 /* The first local member of group g (in group order), or -1. */
 GS__FN int64_t gs__rt_first_local(const gs_runtime *rt, const gs__cplan *p, int64_t g) {
     int64_t j;
@@ -1733,8 +1745,7 @@ GS__FN int64_t gs__rt_first_local(const gs_runtime *rt, const gs__cplan *p, int6
 GS__FN bool gs__rt_net_ar(gs_runtime *rt, const gs__cplan *p, const char *at) {
     int64_t R = gs__net_size(rt->net), L = rt->D / R, me = gs__net_rank(rt->net), G = p->G, t, t0, j, s, lo, hi, a, b;
     size_t es = gs__compute_size(p->dtype), bytes = (size_t)gs__numel(&p->in) * es;
-    int code = 0, rc = GS__NET_OK, n_send = 0, pass;
-    char msg[1024];
+    int n_send = 0, pass;
     gs__ip_fn *fn = NULL;   /* a reducer computation's instance, made with the first local device's evaluator */
     gs_result err = GS_OK;
     if (p->kind == GS_REDUCE_CUSTOM) err = gs__reducer_new(&rt->devs[rt->d_lo].ex, p->v->reducer, &fn);
@@ -1769,13 +1780,7 @@ GS__FN bool gs__rt_net_ar(gs_runtime *rt, const gs__cplan *p, const char *at) {
                                                                        : rt->devs[rt->d_lo].ctx.errmsg);
         return false;
     }
-    rc = gs__net_start(rt->net, rt->xs, n_send, false, &code, msg, sizeof msg);
-    if (rc == GS__NET_OK) rc = gs__net_start(rt->net, rt->xs + n_send, rt->n_xs - n_send, true, &code, msg, sizeof msg);
-    if (rc == GS__NET_OK) rc = gs__net_finish(rt->net, -1, rt->watchdog_us, &rt->abort, rt->need + rt->D, &code, msg, sizeof msg);
-    if (rc != GS__NET_OK) {
-        gs__rt_net_failed(rt, rc, code, msg, rt->need + rt->D, at);
-        return false;
-    }
+    if (!gs__rt_net_exchange(rt, n_send, at)) return false;
     for (t = rt->d_lo; t < rt->d_hi; t++)
         if ((t0 = gs__rt_first_local(rt, p, p->group_of[t])) != t) memcpy(rt->outs[t], rt->outs[t0], bytes);
     rt->fast_done = true;
@@ -1831,8 +1836,7 @@ GS__FN int64_t gs__rt_ragged_runs(const gs_runtime *rt, const gs__cplan *p, int6
 GS__FN bool gs__rt_net_ragged(gs_runtime *rt, const gs__cplan *p, const char *at) {
     int64_t R = gs__net_size(rt->net), L = rt->D / R, me = gs__net_rank(rt->net), rb = p->ra.row_bytes, d, s, k, n;
     int64_t *iv = (int64_t *)gs__malloc(rt->ctx, sizeof(int64_t) * (size_t)(2 * p->ra.K + 2));
-    int code = 0, rc, n_send;
-    char msg[1024];
+    int n_send;
     bool ok = iv != NULL;
     rt->n_xs = 0;
     for (d = rt->d_lo; ok && d < rt->d_hi; d++)
@@ -1856,13 +1860,7 @@ GS__FN bool gs__rt_net_ragged(gs_runtime *rt, const gs__cplan *p, const char *at
         gs__rt_net_fail(rt, GS__FAIL_NET, GS_ERR_OUT_OF_MEMORY, "out of memory for the transfers between ranks");
         return false;
     }
-    rc = gs__net_start(rt->net, rt->xs, n_send, false, &code, msg, sizeof msg);
-    if (rc == GS__NET_OK) rc = gs__net_start(rt->net, rt->xs + n_send, rt->n_xs - n_send, true, &code, msg, sizeof msg);
-    if (rc == GS__NET_OK) rc = gs__net_finish(rt->net, -1, rt->watchdog_us, &rt->abort, rt->need + rt->D, &code, msg, sizeof msg);
-    if (rc != GS__NET_OK) {
-        gs__rt_net_failed(rt, rc, code, msg, rt->need + rt->D, at);
-        return false;
-    }
+    if (!gs__rt_net_exchange(rt, n_send, at)) return false;
     return true;
 }
 

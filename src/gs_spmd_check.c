@@ -778,6 +778,25 @@ GS__FN void gs__chk_end(gs__chk *c) {
     gs__free(ctx, (void *)c->out_sh);
 }
 
+/* A report before anything is compared: not ok, nothing found, message "" */
+GS__FN void gs__chk_report_start(gs_check_report *report) {
+    if (!report) return;
+    memset(report, 0, sizeof *report);
+    report->output = -1;
+    report->device = -1;
+    report->message = "";
+}
+
+/* r, with a failed check's message (the context's error) in the report */
+GS__FN gs_result gs__chk_report_end(gs_ctx *ctx, gs_check_report *report, gs_result r) {
+    if (r) {
+        const char *m = ctx->err ? gs__arena_strdup(ctx, ctx->errmsg) : NULL;
+        report->ok = false;
+        report->message = m ? m : gs_result_str(r);
+    }
+    return r;
+}
+
 GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_check_desc *desc,
                                     const void *const *inputs, gs_check_report *report) {
     gs__chk c;
@@ -786,12 +805,7 @@ GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_che
     gs_result r;
     int bad_out;
     gs__chk_diff first;
-    if (report) {
-        memset(report, 0, sizeof *report);
-        report->output = -1;
-        report->device = -1;
-        report->message = "";
-    }
+    gs__chk_report_start(report);
     if (!spmd) return GS_ERR_INVALID_ARG;
     ctx = spmd->ctx;
     if (!report) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check: report is NULL");
@@ -813,12 +827,7 @@ GS_API gs_result gs_partition_check(gs_graph *spmd, gs_runtime *rt, const gs_che
         if (!report->ok) r = gs__chk_explain(&c, desc, inputs, report, bad_out, &first, n_bad, n_unheld);
     }
     gs__chk_end(&c);
-    if (r) {
-        const char *m = ctx->err ? gs__arena_strdup(ctx, ctx->errmsg) : NULL;
-        report->ok = false;
-        report->message = m ? m : gs_result_str(r);
-    }
-    return r;
+    return gs__chk_report_end(ctx, report, r);
 }
 
 /* Every element of the gathered outputs got[] (storage format) against c->want, each output with its tolerance
@@ -860,12 +869,7 @@ GS_API gs_result gs_partition_check_gathered(gs_graph *spmd, const gs_check_desc
     gs_result r;
     int k, bad_out;
     gs__chk_diff first;
-    if (report) {
-        memset(report, 0, sizeof *report);
-        report->output = -1;
-        report->device = -1;
-        report->message = "";
-    }
+    gs__chk_report_start(report);
     if (!spmd) return GS_ERR_INVALID_ARG;
     ctx = spmd->ctx;
     if (!report) return gs__err(ctx, GS_ERR_INVALID_ARG, "gs_partition_check_gathered: report is NULL");
@@ -897,12 +901,7 @@ GS_API gs_result gs_partition_check_gathered(gs_graph *spmd, const gs_check_desc
         if (!report->ok) r = gs__chk_explain(&c, &no_locate, inputs, report, bad_out, &first, n_bad, 0);
     }
     gs__chk_end(&c);
-    if (r) {
-        const char *m = ctx->err ? gs__arena_strdup(ctx, ctx->errmsg) : NULL;
-        report->ok = false;
-        report->message = m ? m : gs_result_str(r);
-    }
-    return r;
+    return gs__chk_report_end(ctx, report, r);
 }
 
 GS_API gs_result gs_eval_devices(gs_graph *g, int64_t num_devices, const void *const *inputs, void *const *outputs) {

@@ -1603,7 +1603,7 @@ GS__FN const char *gs__sp_outfeed_attrs(gs__sp *sp, const char *attrs, const gs_
     o = out + (val - attrs);
     for (q = val; q < end; q++) {
         if (*q == '[' && brace == 0) {   /* an array's dims (not inside a layout's braces): the next leaf's */
-            const char *close = memchr(q, ']', (size_t)(end - q)), *ty = q, *e;
+            const char *close = (const char *)memchr(q, ']', (size_t)(end - q)), *ty = q, *e;
             const char *name = j < n ? gs_dtype_name(leaves[j].dtype) : NULL;
             int rank = 0;
             while (ty > val && ((ty[-1] >= 'a' && ty[-1] <= 'z') || (ty[-1] >= '0' && ty[-1] <= '9'))) ty--;   /* f32, f8e4m3fn */

@@ -202,18 +202,22 @@ static void test_check_errors(void) {
     gs_ctx_destroy(ctx);
 }
 
+/* the start of a 4-device program whose manual region s sums the four 2-row blocks of p with a written all-reduce */
+#define MANUAL_SUM_HEAD \
+    "HloModule m, num_partitions=4\n" \
+    "add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }\n" \
+    "ENTRY e {\n" \
+    "  p = f32[8,3] parameter(0), sharding={devices=[4,1]<=[4]}\n" \
+    "  m = f32[2,3] custom-call(p), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n" \
+    "  s = f32[2,3] all-reduce(m), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, " \
+    "to_apply=add, sharding={manual}\n"
+
 /* gs_eval_devices: a manual region whose blocks are summed by a written all-reduce, against the values worked
    out here (device d holds rows 2d, 2d+1; every device gets the sum of the four blocks, times 1 + its own
    block); a program without manual regions is gs_eval's; bad device counts are errors. */
 static void test_eval_devices(void) {
     static const char *text =
-        "HloModule m, num_partitions=4\n"
-        "add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }\n"
-        "ENTRY e {\n"
-        "  p = f32[8,3] parameter(0), sharding={devices=[4,1]<=[4]}\n"
-        "  m = f32[2,3] custom-call(p), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n"
-        "  s = f32[2,3] all-reduce(m), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, "
-        "to_apply=add, sharding={manual}\n"
+        MANUAL_SUM_HEAD
         "  one = f32[] constant(1), sharding={manual}\n"
         "  b = f32[2,3] broadcast(one), dimensions={}, sharding={manual}\n"
         "  x = f32[2,3] add(m, b), sharding={manual}\n"
@@ -285,13 +289,7 @@ static void test_check_gathered(void) {
         "  ROOT r = bf16[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={replicated}\n"
         "}\n";
     static const char *manual_text =
-        "HloModule m, num_partitions=4\n"
-        "add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }\n"
-        "ENTRY e {\n"
-        "  p = f32[8,3] parameter(0), sharding={devices=[4,1]<=[4]}\n"
-        "  m = f32[2,3] custom-call(p), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n"
-        "  s = f32[2,3] all-reduce(m), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, "
-        "to_apply=add, sharding={manual}\n"
+        MANUAL_SUM_HEAD
         "  ROOT f = f32[8,3] custom-call(s), custom_call_target=\"SPMDShardToFullShape\", sharding={devices=[4,1]<=[4]}\n"
         "}\n";
     gs_ctx *ctx = gst_ctx();
