@@ -104,6 +104,7 @@ GS__FN int64_t gs__sp_k(const gs_sharding *s, int d);                  /* tiles 
 GS__FN gs_shape gs__sp_local(const gs_sharding *s, gs_shape full);     /* x[S0..]{s} -> the tile shape */
 GS__FN const gs_sharding *gs__sp_elem(const gs_sharding *s, int i);    /* a tuple sharding's element i */
 GS__FN const gs_sharding *gs__sp_sh(gs__sp *sp, const gs_value *u);    /* u's sharding, unknown/maximal -> {rep} */
+GS__FN const gs_sharding *gs__sp_norm(gs__sp *sp, const gs_sharding *s); /* s, unknown/maximal -> {rep}, per element */
 GS__FN const gs_sharding *gs__sp_orig(gs__sp *sp, const gs_value *u);  /* gs__sp_sh, even in reference mode */
 GS__FN uint32_t gs__sp_split_mask(const gs_sharding *s, int rank);     /* the dims s splits, as a bit mask */
 GS__FN const gs_sharding *gs__sp_unsplit(gs__sp *sp, const gs_sharding *t, uint32_t mask); /* t, mask dims whole */
