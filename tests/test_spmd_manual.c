@@ -259,6 +259,28 @@ static void test_manual_partial_collectives_random(void) {
     }
 }
 
+/* Runs the open-dims program (x f32[8,5] in, out[i][j] = x[i][j] + k[i mod 4][j]) on 4 devices: the values, and
+   each device entering and leaving the region with its own 4 x 3 block (`add`: the add the program must show; no
+   collective). */
+static void open_dims_run(const char *text, const char *add) {
+    float x[40], got[40];
+    const void *in[1];
+    char *prog = NULL;
+    const char *err;
+    int i;
+    for (i = 0; i < 40; i++) x[i] = (float)i * 0.25f - 4;
+    in[0] = x;
+    err = man_run(text, 4, in, got, &prog);
+    CHECK_MSG(err == NULL, "%s", err ? err : "");
+    for (i = 0; !err && i < 40; i++) {
+        float want = x[i] + (float)(10 * ((i / 5) % 4) + i % 5);
+        CHECK_MSG(got[i] == want, "element %d: got %g, want %g", i, got[i], want);
+    }
+    CHECK_MSG(prog && strstr(prog, add) && !strstr(prog, "all-gather") && !strstr(prog, "all-to-all") &&
+              !strstr(prog, "collective-permute"), "%s", prog ? prog : "");
+    free(prog);
+}
+
 /* Open dims refined across both conversions (propagation): the split of the 5 columns over {0,1} | {2,3} given on
    the input reaches the partly manual region, so each device enters it with its own 4 x 3 block (one poisoned
    column on the second) and leaves it without a collective. out[i][j] = x[i][j] + k[i mod 4][j]. */
@@ -277,22 +299,7 @@ static void test_manual_open_dims_refined(void) {
         "  f = f32[8,5] custom-call(b), custom_call_target=\"SPMDShardToFullShape\", "
         "sharding={devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}, backend_config=\"unspecified_dims=[1]\"\n"
         "  ROOT r = f32[8,5] copy(f)\n}\n";
-    float x[40], got[40];
-    const void *in[1];
-    char *prog = NULL;
-    const char *err;
-    int i;
-    for (i = 0; i < 40; i++) x[i] = (float)i * 0.25f - 4;
-    in[0] = x;
-    err = man_run(text, 4, in, got, &prog);
-    CHECK_MSG(err == NULL, "%s", err ? err : "");
-    for (i = 0; !err && i < 40; i++) {
-        float want = x[i] + (float)(10 * ((i / 5) % 4) + i % 5);
-        CHECK_MSG(got[i] == want, "element %d: got %g, want %g", i, got[i], want);
-    }
-    CHECK_MSG(prog && strstr(prog, "n = f32[4,3] add(") && !strstr(prog, "all-gather") && !strstr(prog, "all-to-all") &&
-              !strstr(prog, "collective-permute"), "%s", prog ? prog : "");
-    free(prog);
+    open_dims_run(text, "n = f32[4,3] add(");
 }
 
 /* The same program built with the C API, its open dims given by gs_value_set_open_dims: printed with
@@ -306,11 +313,9 @@ static void test_manual_open_dims_api(void) {
     int64_t full[2] = {8, 5}, blk[2] = {4, 5};
     gs_shape fs = gs_shape_make(GS_F32, 2, full), bs = gs_shape_make(GS_F32, 2, blk);
     gs_value *p = gs_parameter(g, 0, fs, "p"), *a, *m, *n, *b, *f;
-    float x[40], got[40];
-    const void *in[1];
-    const char *text, *err, *at;
-    char *prog = NULL, *copy = NULL;
-    int i, count = 0;
+    const char *text, *at;
+    char *copy = NULL;
+    int count = 0;
     CHECK_OK(gs_value_set_sharding_text(p, "{devices=[1,2,2]<=[4] last_tile_dim_replicate}"));
     a = gs_annotate(g, p, split);
     m = gs_to_manual(g, a, bs, manual);
@@ -345,17 +350,7 @@ static void test_manual_open_dims_api(void) {
     if (text && (copy = (char *)malloc(strlen(text) + 1)) != NULL) memcpy(copy, text, strlen(text) + 1);
     gs_ctx_destroy(ctx);
     if (!copy) return;
-    for (i = 0; i < 40; i++) x[i] = (float)i * 0.25f - 4;
-    in[0] = x;
-    err = man_run(copy, 4, in, got, &prog);
-    CHECK_MSG(err == NULL, "%s", err ? err : "");
-    for (i = 0; !err && i < 40; i++) {
-        float want = x[i] + (float)(10 * ((i / 5) % 4) + i % 5);
-        CHECK_MSG(got[i] == want, "element %d: got %g, want %g", i, got[i], want);
-    }
-    CHECK_MSG(prog && strstr(prog, "f32[4,3] add(") && !strstr(prog, "all-gather") && !strstr(prog, "all-to-all") &&
-              !strstr(prog, "collective-permute"), "%s", prog ? prog : "");
-    free(prog);
+    open_dims_run(copy, "f32[4,3] add(");
     free(copy);
 }
 
